@@ -1,0 +1,37 @@
+# Everything runs from a virtualenv in .venv, created on first use from the clone itself.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: try test lint typecheck unit generate bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+try: $(STAMP)  ## show qctl working on the embedded default database
+	$(BIN)/python -m qctl.tryit
+
+test: lint typecheck unit  ## the whole test suite: ruff, mypy, pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest
+
+generate: $(STAMP)  ## regenerate completions/ and man/ from the command tree
+	$(BIN)/python scripts/generate_docs.py
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,91 @@
+"""Store configuration and the identifier rules azync applies to it."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+
+from qctl_store.errors import InvalidInput
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
+MAX_IDENT_BYTES = 63
+
+DEFAULT_NOTIFY_CHANNEL = "azync"
+CHANGES_CHANNEL = "azync_changes"
+DEFAULT_MIGRATIONS_TABLE = "azync_migrations"
+STATS_SLOTS = 8
+MAINTENANCE_BATCH = 1000
+BULK_HINT_CAP = 50
+WAKE_BUFFER = 64
+CHANGE_BUFFER = 256
+REPLAY_LIMIT = 1_000_000
+STALLED_LIMIT = 100
+OPERATION_MAX_ATTEMPTS = 25
+WORKFLOW_TASK_QUEUE = "default"
+
+
+def is_identifier(name: str) -> bool:
+    return bool(_IDENT.match(name)) and len(name.encode()) <= MAX_IDENT_BYTES
+
+
+def validate_identifier(what: str, name: str) -> str:
+    if not is_identifier(name):
+        raise InvalidInput(
+            f"{what} {name!r} is not a plain identifier "
+            f"([A-Za-z_][A-Za-z0-9_$]*, at most {MAX_IDENT_BYTES} bytes)"
+        )
+    return name
+
+
+def default_notify_channel(schema: str) -> str:
+    """``azync`` or ``azync_<schema>`` when that is still a valid identifier."""
+    if not schema:
+        return DEFAULT_NOTIFY_CHANNEL
+    candidate = f"{DEFAULT_NOTIFY_CHANNEL}_{schema}"
+    return candidate if is_identifier(candidate) else DEFAULT_NOTIFY_CHANNEL
+
+
+@dataclass
+class Config:
+    """Mirrors azync's ``driver.Config``, plus a few qctl knobs.
+
+    ``schema``: the namespace of azync's tables (PostgreSQL schema; ignored by SQLite,
+    where the file is the namespace). ``notify_channel``/``migrations_table``: empty
+    means azync's defaults. ``poll_only``: no push wakeups or change hints.
+    ``read_only``: every write is refused, and the database session itself is opened
+    read-only. ``pooled``: PostgreSQL only; False uses one connection, for one-shot
+    commands that should not pay for a pool.
+    """
+
+    schema: str = ""
+    notify_channel: str = ""
+    migrations_table: str = ""
+    poll_only: bool = False
+    read_only: bool = False
+    pooled: bool = True
+    pool_max_size: int = 10
+    stats_slots: int = STATS_SLOTS
+    maintenance_batch: int = MAINTENANCE_BATCH
+    application_name: str = "qctl"
+    logger: logging.Logger = field(default_factory=lambda: logging.getLogger("qctl_store"))
+
+    def __post_init__(self) -> None:
+        if self.schema:
+            validate_identifier("schema", self.schema)
+        if self.notify_channel:
+            validate_identifier("notify channel", self.notify_channel)
+        if self.migrations_table:
+            validate_identifier("migrations table", self.migrations_table)
+        if self.stats_slots <= 0:
+            self.stats_slots = STATS_SLOTS
+        if self.maintenance_batch <= 0:
+            self.maintenance_batch = MAINTENANCE_BATCH
+
+    @property
+    def channel(self) -> str:
+        return self.notify_channel or default_notify_channel(self.schema)
+
+    @property
+    def version_table(self) -> str:
+        return self.migrations_table or DEFAULT_MIGRATIONS_TABLE

@@ -1,0 +1,45 @@
+"""The error hierarchy of qctl_store.
+
+``NotFound`` is raised exactly where the Go contract returns its not-found error
+(``driver.IsNotFound``); its message matches azync's: ``azync: <op>: job not found in
+expected state``. Everything else a caller can act on has its own class.
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class of every error qctl_store raises on purpose."""
+
+
+class NotFound(StoreError):
+    """The target row is missing or not in the state the operation expects."""
+
+    def __init__(self, op: str, detail: str = "") -> None:
+        self.op = op
+        msg = f"azync: {op}: job not found in expected state"
+        super().__init__(f"{msg} ({detail})" if detail else msg)
+
+
+class InvalidInput(StoreError, ValueError):
+    """A parameter is rejected at the API edge; nothing was written."""
+
+
+class Unavailable(StoreError):
+    """The backend cannot be reached or the connection was lost."""
+
+
+class SchemaNotMigrated(StoreError):
+    """The database has no azync schema (or an older one): run ``qctl db migrate``."""
+
+
+class SchemaTooNew(StoreError):
+    """The database was migrated past the versions this release knows."""
+
+
+class ReadOnly(StoreError):
+    """A write was attempted on a store opened read-only."""
+
+
+class Conflict(StoreError):
+    """A concurrent writer won; the operation may be retried."""

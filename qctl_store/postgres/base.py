@@ -1,0 +1,208 @@
+"""Connections, transactions, error mapping and wake notifies for the PostgreSQL backend.
+
+Every capability module (jobs, events, admin, maintenance, dags, workflows, changes,
+leader, migrate) is a mixin over ``PgBase``: it runs its SQL through ``tx()`` (one
+transaction on a pooled connection) or ``read()`` and never touches psycopg's error
+classes itself, because ``mapped_errors`` translates them into qctl_store's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg import errors as pgerr
+from psycopg.rows import dict_row
+
+from qctl_store import errors
+from qctl_store.config import Config
+from qctl_store.dsn import redact
+from qctl_store.sqlfile import Queries, load
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+Row = dict[str, Any]
+Cursor = psycopg.Cursor[Row]
+Connection = psycopg.Connection[Row]
+
+
+def queries(filename: str) -> Queries:
+    return load("qctl_store.postgres.queries", filename)
+
+
+@contextlib.contextmanager
+def mapped_errors(dsn: str) -> Iterator[None]:
+    """Translate psycopg failures into qctl_store errors, never leaking the DSN."""
+    try:
+        yield
+    except pgerr.UndefinedTable as exc:
+        raise errors.SchemaNotMigrated(
+            f"azync tables are missing ({exc.diag.message_primary}); run `qctl db migrate`"
+        ) from None
+    except pgerr.ReadOnlySqlTransaction:
+        raise errors.ReadOnly("the store is read-only") from None
+    except (pgerr.SerializationFailure, pgerr.DeadlockDetected, pgerr.LockNotAvailable) as exc:
+        raise errors.Conflict(str(exc.diag.message_primary or exc)) from None
+    except pgerr.InvalidTextRepresentation as exc:
+        raise errors.InvalidInput(str(exc.diag.message_primary or exc)) from None
+    except psycopg.OperationalError as exc:
+        raise errors.Unavailable(
+            f"PostgreSQL at {redact(dsn)} is unavailable: {_first_line(redact(str(exc)))}"
+        ) from None
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "connection failed"
+
+
+class _SingleConnection:
+    """One lazily (re)opened connection, for one-shot commands that should not pay for
+    a pool (and its import). Serialised by a lock so threads can still share it."""
+
+    def __init__(self, conninfo: str, kwargs: dict[str, Any]) -> None:
+        self._conninfo = conninfo
+        self._kwargs = kwargs
+        self._conn: Connection | None = None
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[Connection]:
+        with self._lock:
+            if self._conn is None or self._conn.closed or self._conn.broken:
+                self._conn = psycopg.connect(self._conninfo, **self._kwargs)
+            yield self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+class PgBase:
+    backend = "postgres"
+
+    def __init__(self, dsn: str, config: Config | None = None) -> None:
+        self.dsn = dsn
+        self.config = config or Config()
+        self.schema = self.config.schema
+        self._closed = False
+        self._provider: ConnectionPool[Connection] | _SingleConnection
+        kwargs = {"autocommit": True, "row_factory": dict_row, **self.connect_kwargs()}
+        with mapped_errors(dsn):
+            if self.config.pooled:
+                from psycopg_pool import ConnectionPool
+
+                self._provider = ConnectionPool(
+                    dsn,
+                    kwargs=kwargs,
+                    min_size=1,
+                    max_size=max(1, self.config.pool_max_size),
+                    open=False,
+                    check=ConnectionPool.check_connection,
+                    name="qctl",
+                )
+                try:
+                    self._provider.open(wait=True, timeout=5.0)
+                except Exception as exc:  # PoolTimeout: report it as unreachable
+                    self._provider.close()
+                    raise errors.Unavailable(
+                        f"PostgreSQL at {redact(dsn)} is unavailable: {type(exc).__name__}"
+                    ) from None
+            else:
+                self._provider = _SingleConnection(dsn, kwargs)
+                with self._provider.connection() as conn:
+                    conn.execute("SELECT 1")
+
+    # --- connections ----------------------------------------------------------------
+
+    def connect_kwargs(self) -> dict[str, Any]:
+        """Session settings every connection of this store uses, the dedicated
+        listener and leader connections included: the schema's search_path, the
+        application name and, when read-only, a read-only session."""
+        options = []
+        if self.schema:
+            options.append(f"-c search_path={self.schema}")
+        if self.config.read_only:
+            options.append("-c default_transaction_read_only=on")
+        kw: dict[str, Any] = {"application_name": self.config.application_name}
+        if options:
+            kw["options"] = " ".join(options)
+        return kw
+
+    def connect(self, **extra: Any) -> Connection:
+        """A dedicated connection outside the pool (listeners, leadership locks)."""
+        with mapped_errors(self.dsn):
+            return psycopg.connect(
+                self.dsn, autocommit=True, row_factory=dict_row, **self.connect_kwargs(), **extra
+            )
+
+    @contextlib.contextmanager
+    def tx(self) -> Iterator[Cursor]:
+        """A cursor inside one transaction; commits on success, rolls back on error."""
+        self._check_writable()
+        with mapped_errors(self.dsn), self._provider.connection() as conn:
+            with conn.transaction(), conn.cursor() as cur:
+                yield cur
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[Cursor]:
+        """A cursor for reads (autocommit: each statement is its own snapshot)."""
+        with mapped_errors(self.dsn), self._provider.connection() as conn, conn.cursor() as cur:
+            yield cur
+
+    def _check_writable(self) -> None:
+        if self.config.read_only:
+            raise errors.ReadOnly("the store is read-only; the write was refused")
+
+    # --- wakes (Part 2.2) -----------------------------------------------------------
+
+    def notify_in_tx(self, cur: Cursor, source: str, kinds: list[str] | set[str]) -> None:
+        """pg_notify inside the caller's transaction: delivered on commit."""
+        for kind in sorted(set(kinds)):
+            cur.execute("SELECT pg_notify(%s, %s)", (self.config.channel, f"{source}:{kind}"))
+
+    def notify_after_commit(self, source: str, kinds: list[str] | set[str]) -> None:
+        """Best-effort wake after a commit; a failure is logged, never raised."""
+        if not kinds:
+            return
+        try:
+            with self._provider.connection() as conn:
+                for kind in sorted(set(kinds)):
+                    conn.execute(
+                        "SELECT pg_notify(%s, %s)", (self.config.channel, f"{source}:{kind}")
+                    )
+        except Exception as exc:
+            self.config.logger.warning("wake notify failed: %s", redact(str(exc)))
+
+    # --- daily stats (Part 2.5) -----------------------------------------------------
+
+    def bump_stat(self, cur: Cursor, source: str, kind: str, column: str, n: int = 1) -> None:
+        """Add ``n`` to today's ``column`` counter of (source, kind) on a random slot."""
+        if n <= 0:
+            return
+        assert column in ("enqueued", "processed", "failed", "reaped")
+        cur.execute(
+            f"INSERT INTO azync_stats_daily (source, kind, day, slot, {column}) "
+            f"VALUES (%s, %s, CURRENT_DATE, %s, %s) "
+            f"ON CONFLICT (source, kind, day, slot) DO UPDATE "
+            f"SET {column} = azync_stats_daily.{column} + EXCLUDED.{column}",
+            (source, kind, random.randrange(self.config.stats_slots), n),
+        )
+
+    # --- lifecycle ------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._close_listeners()
+        self._provider.close()
+
+    def _close_listeners(self) -> None:
+        """Overridden by the listener mixins to stop their threads."""

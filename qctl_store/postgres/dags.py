@@ -1,0 +1,7 @@
+"""PLACEHOLDER: replaced by the capability's implementation."""
+
+from qctl_store.postgres.base import PgBase
+
+
+class DAGMixin(PgBase):
+    pass

@@ -1,0 +1,7 @@
+"""PLACEHOLDER: replaced by the capability's implementation."""
+
+from qctl_store.sqlite.base import SqliteBase
+
+
+class LeaderMixin(SqliteBase):
+    pass

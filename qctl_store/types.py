@@ -1,0 +1,487 @@
+"""Row and parameter types of the azync driver contract, in Python form.
+
+Names follow the Go contract (seed 000) in snake_case. Go zero values map to Python as:
+zero ``time.Time`` -> ``None``, ``uuid.Nil`` -> ``None``, zero ``time.Duration`` ->
+``timedelta(0)``, nil ``json.RawMessage`` -> ``None`` (a decoded JSON value otherwise),
+nil map -> ``{}``. Instants are timezone-aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+JSON = Any
+"""A decoded JSON value (dict, list, str, int, float, bool or None)."""
+
+KIND_SLEEP = "$sleep"
+KIND_SIGNAL = "$signal"
+TASK_KEY_COMPENSATION_PREFIX = "comp:"
+WORKFLOW_TASK_KIND_PREFIX = "$wf:"
+
+
+class Source(StrEnum):
+    QUEUE = "queue"
+    EVENT = "event"
+    DAG = "dag"
+    WORKFLOW = "workflow"
+
+
+class JobState(StrEnum):
+    PENDING = "pending"
+    SCHEDULED = "scheduled"
+    ACTIVE = "active"
+    DEAD = "dead"
+    PAUSED = "paused"
+    SUCCEEDED = "succeeded"
+    BLOCKED = "blocked"
+    WAITING = "waiting"
+    CANCELLED = "cancelled"
+    UNCERTAIN = "uncertain"
+    SKIPPED = "skipped"
+
+
+class DAGState(StrEnum):
+    RUNNING = "running"
+    SUSPENDED = "suspended"
+    COMPENSATING = "compensating"
+    PAUSED = "paused"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+DAG_TERMINAL_STATES = frozenset({DAGState.SUCCEEDED, DAGState.FAILED, DAGState.CANCELLED})
+
+
+class OnFailurePolicy(StrEnum):
+    CANCEL = "cancel"
+    SUSPEND = "suspend"
+
+
+class WorkflowState(StrEnum):
+    RUNNING = "running"
+    SUSPENDED = "suspended"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+WORKFLOW_TERMINAL_STATES = frozenset(
+    {WorkflowState.SUCCEEDED, WorkflowState.FAILED, WorkflowState.CANCELLED}
+)
+
+
+class OperationState(StrEnum):
+    SCHEDULED = "scheduled"
+    ACTIVE = "active"
+    RETRY_WAIT = "retry_wait"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    UNCERTAIN = "uncertain"
+
+
+class UncertainDecision(StrEnum):
+    COMPLETE = "complete"
+    FAIL = "fail"
+    RETRY = "retry"
+
+
+class ChangeEntity(StrEnum):
+    JOB = "job"
+    DAG = "dag"
+    EVENT = "event"
+    RESET = "reset"
+
+
+# --- parameters -------------------------------------------------------------------------
+
+
+@dataclass
+class EnqueueParams:
+    kind: str
+    payload: JSON = field(default_factory=dict)
+    id: uuid.UUID = field(default_factory=uuid.uuid4)
+    meta: dict[str, str] = field(default_factory=dict)
+    run_at: datetime | None = None
+    delay: timedelta = timedelta(0)
+    max_attempts: int = 0
+    max_attempts_explicit: bool = False
+    idempotency_key: str = ""
+    idempotency_ttl: timedelta = timedelta(0)
+
+
+@dataclass
+class DequeueParams:
+    kind: str
+    limit: int = 1
+    lease: timedelta = timedelta(seconds=30)
+    default_max_attempts: int = 0
+    override_default: bool = False
+
+
+@dataclass
+class PublishParams:
+    type: str
+    payload: JSON = field(default_factory=dict)
+    id: uuid.UUID = field(default_factory=uuid.uuid4)
+    aggregate_type: str = ""
+    aggregate_id: str = ""
+    version: int = 0
+    occurred_at: datetime | None = None
+    """Domain time of the event; None means the backend's now."""
+    meta: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Subscriber:
+    name: str
+    event_type: str
+    max_attempts: int = 25
+
+
+@dataclass
+class JobFilter:
+    kind: str = ""
+    state: JobState | None = None
+
+
+@dataclass
+class EventFilter:
+    type: str = ""
+    undispatched: bool | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+@dataclass
+class ReplayFilter:
+    subscriber: str = ""
+    event_type: str = ""
+    event_id: uuid.UUID | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int = 0
+
+
+@dataclass
+class DAGTask:
+    key: str
+    kind: str
+    payload: JSON = field(default_factory=dict)
+    max_attempts: int = 0
+    compensation_kind: str = ""
+    compensation_payload: JSON = None
+    signal_name: str = ""
+    sleep_for: timedelta = timedelta(0)
+    ignore_dead_deps: bool = False
+    deadline: timedelta = timedelta(0)
+
+
+@dataclass
+class DAGDep:
+    task_key: str
+    depends_on_key: str
+
+
+@dataclass
+class DAGParams:
+    name: str
+    tasks: list[DAGTask] = field(default_factory=list)
+    deps: list[DAGDep] = field(default_factory=list)
+    id: uuid.UUID = field(default_factory=uuid.uuid4)
+    on_failure: OnFailurePolicy | str = OnFailurePolicy.CANCEL
+    idempotency_key: str = ""
+    meta: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class DAGFilter:
+    name: str = ""
+    state: DAGState | None = None
+
+
+@dataclass
+class DAGSignalParams:
+    dag_id: uuid.UUID
+    name: str
+    message_id: str = ""
+    payload: JSON = None
+
+
+@dataclass
+class WorkflowStartParams:
+    name: str
+    id: uuid.UUID = field(default_factory=uuid.uuid4)
+    version: str = ""
+    input: JSON = None
+    business_idempotency_key: str = ""
+    task_queue: str = ""
+    meta: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SignalParams:
+    workflow_id: uuid.UUID
+    name: str
+    message_id: str = ""
+    payload: JSON = None
+
+
+@dataclass
+class ScheduleOperationParams:
+    workflow_id: uuid.UUID
+    kind: str
+    payload: JSON = None
+    meta: dict[str, str] = field(default_factory=dict)
+    execution_key: str = ""
+    run_at: datetime | None = None
+    max_attempts: int = 0
+
+
+# --- rows -------------------------------------------------------------------------------
+
+
+@dataclass
+class EventRecord:
+    id: uuid.UUID
+    type: str
+    aggregate_type: str
+    aggregate_id: str
+    version: int
+    occurred_at: datetime
+    payload: JSON
+    meta: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Job:
+    id: uuid.UUID
+    source: Source
+    kind: str
+    state: JobState
+    attempt: int = 0
+    max_attempts: int = 0
+    reap_count: int = 0
+    payload: JSON = None
+    meta: dict[str, str] = field(default_factory=dict)
+    run_at: datetime | None = None
+    lease_until: datetime | None = None
+    lease_token: uuid.UUID | None = None
+    last_error: str = ""
+    event_id: uuid.UUID | None = None
+    replay: bool = False
+    event: EventRecord | None = None
+    dag_id: uuid.UUID | None = None
+    run_id: uuid.UUID | None = None
+    task_key: str = ""
+    result: JSON = None
+    signal_name: str = ""
+    compensation_kind: str = ""
+    ignore_dead_deps: bool = False
+    snooze_budget: timedelta = timedelta(0)
+    deadline_at: datetime | None = None
+    enqueued_at: datetime | None = None
+    failed_at: datetime | None = None
+    completed_at: datetime | None = None
+    started_at: datetime | None = None
+    idempotency_key: str = ""
+    """Extension: the live dedupe key, shown by the console (not in the Go row)."""
+    max_attempts_explicit: bool = False
+    """Extension: whether the budget is pinned (not in the Go row)."""
+    updated_at: datetime | None = None
+    """Extension: last write to the row (not in the Go row)."""
+
+
+@dataclass
+class AttemptError:
+    attempt: int
+    error: str
+    at: datetime
+
+
+@dataclass
+class Depths:
+    pending: int = 0
+    scheduled: int = 0
+    active: int = 0
+    dead: int = 0
+    paused: int = 0
+    succeeded: int = 0
+    oldest_pending_age: timedelta = timedelta(0)
+
+
+@dataclass
+class DailyCount:
+    date: datetime
+    enqueued: int = 0
+    processed: int = 0
+    failed: int = 0
+    reaped: int = 0
+
+
+@dataclass
+class NukeReport:
+    jobs: int = 0
+    stats: int = 0
+    keys: int = 0
+
+
+@dataclass
+class EventAdminRow:
+    id: uuid.UUID
+    type: str
+    aggregate_type: str
+    aggregate_id: str
+    version: int
+    occurred_at: datetime
+    dispatched_at: datetime | None
+    meta: dict[str, str]
+    payload: JSON
+    deliveries: int = 0
+
+
+@dataclass
+class SubscriberView:
+    event_type: str
+    subscriber: str
+    max_attempts: int
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass
+class OpsStats:
+    undispatched: int = 0
+    total_24h: int = 0
+    types_24h: int = 0
+    subscribers: int = 0
+
+
+@dataclass
+class DAGView:
+    id: uuid.UUID
+    name: str
+    state: DAGState
+    on_failure: OnFailurePolicy
+    idempotency_key: str = ""
+    failure_reason: str = ""
+    meta: dict[str, str] = field(default_factory=dict)
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    completed_at: datetime | None = None
+
+
+@dataclass
+class DAGFailure:
+    dag_id: uuid.UUID
+    policy: OnFailurePolicy
+    dead_tasks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TaskResult:
+    result: JSON = None
+    skipped: bool = False
+
+
+@dataclass
+class WorkflowExecutionView:
+    id: uuid.UUID
+    name: str
+    version: str
+    state: WorkflowState
+    business_idempotency_key: str = ""
+    task_queue: str = "default"
+    input: JSON = None
+    result: JSON = None
+    failure_reason: str = ""
+    meta: dict[str, str] = field(default_factory=dict)
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    completed_at: datetime | None = None
+
+
+@dataclass
+class WorkflowFilter:
+    """Extension: filter for listing workflow executions (the Go contract has none)."""
+
+    name: str = ""
+    state: WorkflowState | None = None
+
+
+@dataclass
+class HistoryEvent:
+    workflow_id: uuid.UUID
+    seq: int
+    type: str
+    payload: JSON
+    created_at: datetime
+
+
+@dataclass
+class StalledWorkflow:
+    id: uuid.UUID
+    name: str
+
+
+@dataclass
+class Wake:
+    source: Source
+    kind: str
+
+
+@dataclass
+class Change:
+    entity: ChangeEntity
+    source: Source | None = None
+    id: uuid.UUID | None = None
+    dag_id: uuid.UUID | None = None
+    kind: str = ""
+    task_key: str = ""
+    state: str = ""
+    at: datetime | None = None
+    bulk: bool = False
+    count: int = 0
+
+
+@dataclass
+class JobSearch:
+    """Extension: the console's job filter (any source, meta and error-text filters)."""
+
+    source: Source | None = None
+    kind: str = ""
+    state: JobState | None = None
+    meta: dict[str, str] = field(default_factory=dict)
+    error: str = ""
+    """Case-insensitive substring of ``last_error``."""
+
+
+@dataclass
+class JobPageCursor:
+    """Extension: keyset position for deep listings (see ``list_jobs_after``).
+
+    ``sort_key`` is the value of the state's ordering column on the last row of the
+    previous page (None where the row has none), ``id`` its id.
+    """
+
+    sort_key: datetime | None
+    id: uuid.UUID
+
+
+@dataclass
+class SchemaStatus:
+    """Extension: what ``qctl db status`` reports."""
+
+    backend: str
+    schema: str
+    applied_version: int
+    expected_version: int
+    pending_versions: list[int] = field(default_factory=list)
+    change_triggers: bool = False
+    push: bool = False
+    location: str = ""

@@ -1,0 +1,88 @@
+"""Checks at the API edge, shared by both backends: bad input raises ``InvalidInput``
+before anything is written."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from qctl_store.errors import InvalidInput
+from qctl_store.types import JobState, Source
+
+def kind(value: str, what: str = "kind") -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{what} must be a non-empty string")
+    return value
+
+
+def source(value: Source | str) -> Source:
+    try:
+        return Source(value)
+    except ValueError:
+        raise InvalidInput(
+            f"unknown source {value!r} (one of {', '.join(s.value for s in Source)})"
+        ) from None
+
+
+def job_state(value: JobState | str) -> JobState:
+    try:
+        return JobState(value)
+    except ValueError:
+        raise InvalidInput(
+            f"unknown job state {value!r} (one of {', '.join(s.value for s in JobState)})"
+        ) from None
+
+
+def duration(value: timedelta, what: str, *, allow_negative: bool = False) -> timedelta:
+    if not isinstance(value, timedelta):
+        raise InvalidInput(f"{what} must be a timedelta, not {type(value).__name__}")
+    if not allow_negative and value < timedelta(0):
+        raise InvalidInput(f"{what} must not be negative")
+    return value
+
+
+def instant(value: datetime | None, what: str) -> datetime | None:
+    """Aware datetimes only (a naive one is ambiguous); returned in UTC."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise InvalidInput(f"{what} must be a datetime, not {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidInput(f"{what} must be timezone-aware (got a naive datetime)")
+    return value.astimezone(UTC)
+
+
+def limit(value: int, what: str = "limit", *, maximum: int = 1_000_000) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidInput(f"{what} must be an integer")
+    if value > maximum:
+        raise InvalidInput(f"{what} {value} is out of range (at most {maximum})")
+    return value
+
+
+def non_negative(value: int, what: str) -> int:
+    limit(value, what, maximum=2**31 - 1)
+    if value < 0:
+        raise InvalidInput(f"{what} must not be negative")
+    return value
+
+
+def meta(value: dict[str, str] | None) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise InvalidInput("meta must map strings to strings")
+    return value
+
+
+def json_text(value: Any, what: str = "payload") -> str:
+    """Encode a JSON value compactly; reject what JSON cannot carry."""
+    try:
+        return json.dumps(
+            value, separators=(",", ":"), ensure_ascii=False, allow_nan=False, sort_keys=False
+        )
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{what} is not JSON-serialisable: {exc}") from None

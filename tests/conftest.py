@@ -1,0 +1,127 @@
+"""Shared fixtures: stores on both backends, each test module in its own fresh
+PostgreSQL schema (dropped afterwards) or its own SQLite file.
+
+PostgreSQL comes from ``QCTL_TEST_PG_DSN`` (default the local ``test`` database). When
+it is unreachable the PostgreSQL tests skip, unless ``QCTL_REQUIRE_PG=1`` (CI), which
+fails the run instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from qctl_store import Config
+from qctl_store.postgres import PostgresStore
+from qctl_store.sqlite import SqliteStore
+
+PG_DSN = os.environ.get("QCTL_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+BACKENDS = ["sqlite", "postgres"]
+
+_pg_state: dict[str, str | None] = {}
+
+
+def pg_unreachable_reason() -> str | None:
+    if "reason" not in _pg_state:
+        try:
+            with psycopg.connect(PG_DSN, connect_timeout=3) as conn:
+                conn.execute("SELECT 1")
+            _pg_state["reason"] = None
+        except psycopg.Error as exc:
+            _pg_state["reason"] = f"PostgreSQL unreachable at {PG_DSN}: {exc}".splitlines()[0]
+    return _pg_state["reason"]
+
+
+def require_pg() -> None:
+    reason = pg_unreachable_reason()
+    if reason is None:
+        return
+    if os.environ.get("QCTL_REQUIRE_PG") == "1":
+        pytest.fail(f"QCTL_REQUIRE_PG=1 but {reason}")
+    pytest.skip(reason)
+
+
+def _schema_name(request: pytest.FixtureRequest) -> str:
+    mod = re.sub(r"[^a-z0-9]+", "_", request.module.__name__.rsplit(".", 1)[-1].lower())
+    return f"qt_{mod[:30]}_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+def pg_schema(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh, empty schema for this test module; dropped with CASCADE afterwards."""
+    require_pg()
+    schema = _schema_name(request)
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    yield schema
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.fixture
+def fresh_pg_schema(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh schema for one test (migration and isolation tests)."""
+    require_pg()
+    schema = _schema_name(request)
+    yield schema
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+StoreFactory = Callable[..., PostgresStore | SqliteStore]
+
+
+def _open(backend: str, schema: str, sqlite_path: Path, **config: object) -> PostgresStore | SqliteStore:
+    if backend == "postgres":
+        return PostgresStore(PG_DSN, Config(schema=schema, **config))  # type: ignore[arg-type]
+    return SqliteStore(str(sqlite_path), Config(**config))  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def module_db(
+    backend: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str, Path]]:
+    """(backend, schema, sqlite path) of this module's database, migrated."""
+    if backend == "postgres":
+        schema = request.getfixturevalue("pg_schema")
+    else:
+        schema = ""
+    path = tmp_path_factory.mktemp("sqlite") / "qctl.db"
+    s = _open(backend, schema, path)
+    s.migrate()
+    s.close()
+    yield backend, schema, path
+
+
+@pytest.fixture(scope="module")
+def store_factory(module_db: tuple[str, str, Path]) -> Iterator[StoreFactory]:
+    """Opens more stores on this module's database (other sessions, other configs)."""
+    backend, schema, path = module_db
+    opened: list[PostgresStore | SqliteStore] = []
+
+    def factory(**config: object) -> PostgresStore | SqliteStore:
+        s = _open(backend, schema, path, **config)
+        opened.append(s)
+        return s
+
+    yield factory
+    for s in opened:
+        s.close()
+
+
+@pytest.fixture(scope="module")
+def store(store_factory: StoreFactory) -> PostgresStore | SqliteStore:
+    """One store shared by every test of the module, as azync's suites share one
+    (notes Part 0): tests stay apart by unique kinds and names."""
+    return store_factory()
