@@ -41,6 +41,12 @@ class Subscription(Generic[T]):
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def buffered(self) -> int:
+        """How many items wait to be received (never more than the buffer size)."""
+        with self._cond:
+            return len(self._items)
+
     def offer(self, item: T) -> None:
         """Deliver without blocking. A full buffer drops the item; for a stream with a
         reset, the subscriber's next delivery is then preceded by a reset."""

@@ -1,7 +1,180 @@
-"""PLACEHOLDER: replaced by the capability's implementation."""
+"""The event ledger on PostgreSQL: publish with atomic fan-out, subscribers, replay,
+retention and the admin reads (notes 1.A Publish/Replay/Retain, 2.10 Events)."""
 
-from qctl_store.postgres.base import PgBase
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from qctl_store import validate
+from qctl_store.config import REPLAY_LIMIT
+from qctl_store.errors import InvalidInput, NotFound
+from qctl_store.postgres.base import Cursor, PgBase
+from qctl_store.postgres.jobs import arg_id, caller_tx
+from qctl_store.postgres.rows import (
+    event_admin_from_row,
+    job_queries,
+    subscriber_from_row,
+    subscriber_view_from_row,
+)
+from qctl_store.types import (
+    EventAdminRow,
+    EventFilter,
+    OpsStats,
+    PublishParams,
+    ReplayFilter,
+    Source,
+    Subscriber,
+    SubscriberView,
+)
+
+Q = job_queries("events.sql")
+
+
+def page(offset: int, limit: int) -> dict[str, int | None]:
+    """azync's paging rules: offset < 0 is 0, limit <= 0 is no limit (LIMIT NULL)."""
+    validate.limit(offset, "offset", maximum=2**62)
+    validate.limit(limit, "limit", maximum=2**62)
+    return {"offset": max(offset, 0), "limit": limit if limit > 0 else None}
 
 
 class EventsMixin(PgBase):
-    pass
+    # --- publish --------------------------------------------------------------------
+
+    def _publish_args(self, p: PublishParams) -> dict[str, Any]:
+        validate.kind(p.type, "event type")
+        if not isinstance(p.version, int) or isinstance(p.version, bool):
+            raise InvalidInput("version must be an integer")
+        return {
+            "id": arg_id(p.id),
+            "type": p.type,
+            "aggregate_type": str(p.aggregate_type),
+            "aggregate_id": str(p.aggregate_id),
+            "version": p.version,
+            "occurred_at": validate.instant(p.occurred_at, "occurred_at"),
+            "payload": validate.json_text(p.payload),
+            "meta": validate.json_text(validate.meta(p.meta), "meta"),
+        }
+
+    @staticmethod
+    def _publish_in(cur: Cursor, args: dict[str, Any]) -> list[str]:
+        """Append the event and fan out; the subscriber kinds delivered to."""
+        cur.execute(Q.insert_event, args)
+        cur.execute(Q.fan_out, args)
+        return [r["kind"] for r in cur.fetchall()]
+
+    def publish(self, p: PublishParams) -> int:
+        args = self._publish_args(p)
+        with self.tx() as cur:
+            kinds = self._publish_in(cur, args)
+        self.notify_after_commit(Source.EVENT, kinds)
+        return len(kinds)
+
+    def publish_tx(self, tx: psycopg.Connection[Any], p: PublishParams) -> int:
+        """Publish inside the caller's open transaction (transactional outbox): the
+        wakes are part of that transaction and are delivered only on commit."""
+        args = self._publish_args(p)
+        with caller_tx(self, tx) as cur:
+            kinds = self._publish_in(cur, args)
+            self.notify_in_tx(cur, Source.EVENT, kinds)
+        return len(kinds)
+
+    # --- subscribers ----------------------------------------------------------------
+
+    def register_subscriber(self, sub: Subscriber) -> None:
+        validate.kind(sub.name, "subscriber name")
+        validate.kind(sub.event_type, "event type")
+        if validate.non_negative(sub.max_attempts, "max_attempts") == 0:
+            raise InvalidInput("max_attempts must be positive")
+        with self.tx() as cur:
+            cur.execute(
+                Q.register_subscriber,
+                {"name": sub.name, "event_type": sub.event_type, "max_attempts": sub.max_attempts},
+            )
+
+    def subscribers(self, event_type: str) -> list[Subscriber]:
+        with self.read() as cur:
+            cur.execute(Q.subscribers, {"event_type": str(event_type)})
+            return [subscriber_from_row(r) for r in cur.fetchall()]
+
+    def delete_subscriber(self, name: str, event_type: str = "") -> int:
+        validate.kind(name, "subscriber name")
+        with self.tx() as cur:
+            cur.execute(Q.delete_subscriber, {"name": name, "event_type": str(event_type)})
+            return cur.rowcount
+
+    # --- replay and retention -------------------------------------------------------
+
+    def replay(self, filter: ReplayFilter) -> int:
+        limit = validate.limit(filter.limit, "limit", maximum=2**62)
+        args = {
+            "subscriber": str(filter.subscriber),
+            "event_type": str(filter.event_type),
+            "event_id": None if filter.event_id is None else arg_id(filter.event_id, "event_id"),
+            "since": validate.instant(filter.since, "since"),
+            "until": validate.instant(filter.until, "until"),
+            "limit": limit if limit > 0 else REPLAY_LIMIT,
+        }
+        with self.tx() as cur:
+            cur.execute(Q.replay, args)
+            kinds = [r["kind"] for r in cur.fetchall()]
+        self.notify_after_commit(Source.EVENT, kinds)
+        return len(kinds)
+
+    def retain(self, before: datetime, limit: int) -> int:
+        cutoff = validate.instant(before, "before")
+        if cutoff is None:
+            raise InvalidInput("before is required")
+        if validate.limit(limit) <= 0:
+            return 0
+        with self.tx() as cur:
+            cur.execute(Q.retain, {"before": cutoff, "limit": limit})
+            return cur.rowcount
+
+    # --- admin reads ----------------------------------------------------------------
+
+    def list_events(
+        self, filter: EventFilter, offset: int = 0, limit: int = 0
+    ) -> tuple[list[EventAdminRow], int]:
+        args: dict[str, Any] = {
+            "type": str(filter.type),
+            "since": validate.instant(filter.since, "since"),
+            "until": validate.instant(filter.until, "until"),
+            "undispatched": filter.undispatched,
+            **page(offset, limit),
+        }
+        with self.read() as cur:
+            cur.execute(Q.count_events, args)
+            total_row = cur.fetchone()
+            cur.execute(Q.list_events, args)
+            rows = cur.fetchall()
+        total = int(total_row["n"]) if total_row else 0
+        return [event_admin_from_row(r) for r in rows], total
+
+    def get_event(self, id: uuid.UUID) -> EventAdminRow:
+        with self.read() as cur:
+            cur.execute(Q.get_event, {"id": arg_id(id)})
+            row = cur.fetchone()
+        if row is None:
+            raise NotFound("get event")
+        return event_admin_from_row(row)
+
+    def list_subscriber_views(self, event_type: str = "") -> list[SubscriberView]:
+        with self.read() as cur:
+            cur.execute(Q.list_subscriber_views, {"event_type": str(event_type)})
+            return [subscriber_view_from_row(r) for r in cur.fetchall()]
+
+    def ops_stats(self) -> OpsStats:
+        with self.read() as cur:
+            cur.execute(Q.ops_stats)
+            row = cur.fetchone()
+        assert row is not None
+        return OpsStats(
+            undispatched=row["undispatched"],
+            total_24h=row["total_24h"],
+            types_24h=row["types_24h"],
+            subscribers=row["subscribers"],
+        )

@@ -1,7 +1,123 @@
-"""PLACEHOLDER: replaced by the capability's implementation."""
+"""Maintenance passes on PostgreSQL: promotion, reaping, vacuums and the dev reset
+(notes 1.A ReapExpired/PromoteDue/Vacuums/NukeAll, 2.5, 2.9, 2.10 ReapExpired).
 
+Bulk work runs in batches of ``config.maintenance_batch`` rows, each batch its own
+transaction, repeated until a batch comes back short: no statement or transaction ever
+holds millions of rows, and concurrent maintainers split the work (SKIP LOCKED).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from datetime import timedelta
+from typing import Any
+
+from qctl_store import validate
 from qctl_store.postgres.base import PgBase
+from qctl_store.postgres.jobs import seconds
+from qctl_store.postgres.rows import job_queries
+from qctl_store.types import NukeReport, Source
+
+Q = job_queries("maintenance.sql")
+
+
+def run_batches(store: PgBase, sql: str, args: dict[str, Any]) -> int:
+    """Repeat one ``LIMIT %(batch)s`` statement, each run its own transaction, until a
+    run affects fewer rows than the batch; the total affected."""
+    batch = store.config.maintenance_batch
+    total = 0
+    while True:
+        with store.tx() as cur:
+            cur.execute(sql, {**args, "batch": batch})
+            n = cur.rowcount
+        total += n
+        if n < batch:
+            return total
+
+
+def kind_clause(source: Source, kind: str) -> tuple[str, dict[str, Any]]:
+    """``source = ..`` plus ``kind = ..`` unless kind is empty (all kinds): a plain
+    equality keeps the (source, kind, ...) indexes usable, where ``(kind = '' OR ..)``
+    would not."""
+    args: dict[str, Any] = {"source": validate.source(source).value}
+    if not kind:
+        return "source = %(source)s", args
+    args["kind"] = str(kind)
+    return "source = %(source)s AND kind = %(kind)s", args
+
+
+def _kinds(kinds: list[str]) -> list[str]:
+    return [validate.kind(k) for k in kinds]
 
 
 class MaintenanceMixin(PgBase):
-    pass
+    def promote_due(self, source: Source, kinds: list[str]) -> int:
+        if not kinds:
+            return 0
+        args = {"source": validate.source(source).value, "kinds": _kinds(kinds)}
+        return run_batches(self, Q.promote_due, args)
+
+    def reap_expired(self, source: Source, kinds: list[str], max_reaps: int) -> tuple[int, int]:
+        if not kinds:
+            return 0, 0
+        source = validate.source(source)
+        args = {
+            "source": source.value,
+            "kinds": _kinds(kinds),
+            "max_reaps": validate.non_negative(max_reaps, "max_reaps"),
+            "batch": self.config.maintenance_batch,
+        }
+        reaped = killed = 0
+        while True:
+            with self.tx() as cur:
+                cur.execute(Q.reap_expired, args)
+                rows = cur.fetchall()
+                per_kind = Counter(r["kind"] for r in rows)
+                # Sorted kinds: two reapers bumping the same stat rows in opposite
+                # orders could deadlock.
+                for kind in sorted(per_kind):
+                    self.bump_stat(cur, source, kind, "reaped", per_kind[kind])
+            reaped += len(rows)
+            killed += sum(1 for r in rows if r["died"])
+            if len(rows) < self.config.maintenance_batch:
+                return reaped, killed
+
+    def vacuum_stats(self, source: Source, retention: timedelta) -> int:
+        source = validate.source(source)
+        if validate.duration(retention, "retention") == timedelta(0):
+            return 0
+        # Whole days, rounded up, so a day still inside the retention is never trimmed.
+        days = math.ceil(retention / timedelta(days=1))
+        with self.tx() as cur:
+            cur.execute(Q.vacuum_stats, {"source": source.value, "days": days})
+            return cur.rowcount
+
+    def vacuum_idempotency(self, source: Source) -> int:
+        with self.tx() as cur:
+            cur.execute(Q.vacuum_idempotency, {"source": validate.source(source).value})
+            return cur.rowcount
+
+    def vacuum_completed(self, source: Source, retention: timedelta) -> int:
+        source = validate.source(source)
+        if validate.duration(retention, "retention") == timedelta(0):
+            return 0  # zero retention keeps everything (azync's rule)
+        args = {"source": source.value, "retention": retention.total_seconds()}
+        return run_batches(self, Q.vacuum_completed, args)
+
+    def vacuum_dead(self, source: Source, kind: str, older_than: timedelta) -> int:
+        where, args = kind_clause(source, kind)
+        args["older_than"] = seconds(older_than, "older_than")
+        return run_batches(self, Q.vacuum_dead.replace("{where}", where), args)
+
+    def nuke_all(self, source: Source) -> NukeReport:
+        args = {"source": validate.source(source).value}
+        # Jobs go in batches (deleting them cascades to their attempt rows); the ledger
+        # is left intact.
+        jobs = run_batches(self, Q.nuke_jobs, args)
+        with self.tx() as cur:
+            cur.execute(Q.nuke_stats, args)
+            stats = cur.rowcount
+            cur.execute(Q.nuke_keys, args)
+            keys = cur.rowcount
+        return NukeReport(jobs=jobs, stats=stats, keys=keys)

@@ -1,7 +1,259 @@
-"""PLACEHOLDER: replaced by the capability's implementation."""
+"""Migrations for the PostgreSQL backend, sharing goose's bookkeeping with azync.
 
-from qctl_store.postgres.base import PgBase
+qctl's files in ``migrations/`` are numbered and named like azync's (00001 to 00011)
+and leave exactly azync's schema behind. They are applied the way azync's goose v3
+applies its own, so either tool sees a database migrated by the other as current:
+
+- goose's version table (``Config.version_table``, default ``azync_migrations``) in the
+  target schema, created together with its version-0 row;
+- goose's session advisory lock (key 4097083626) around the whole run, so concurrent
+  migrators (Go or Python) take turns;
+- each file and its version row in one transaction, except files whose header says
+  ``-- qctl: no-transaction`` (the ``CREATE INDEX CONCURRENTLY`` ones): their
+  statements run one by one in autocommit, then the version row is written.
+
+Files 5 to 11 are re-runnable, so deleting their version rows makes a drifted database
+converge on the next run.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import psycopg
+from psycopg import sql
+
+from qctl_store import errors
+from qctl_store.dsn import redact
+from qctl_store.postgres.base import Connection, Cursor, PgBase, mapped_errors, queries
+from qctl_store.types import SchemaStatus
+
+GOOSE_LOCK_KEY = 4097083626
+"""goose's Postgres session-locker id; azync's Migrate takes the same lock."""
+
+LOCK_RETRY_INTERVAL = 0.2
+LOCK_WAIT_LIMIT = 300.0
+"""goose waits 60 x 5 s for the lock; qctl polls faster for the same five minutes."""
+
+_FILENAME = re.compile(r"^(\d+)_[A-Za-z0-9_]+\.sql$")
+_NO_TRANSACTION = re.compile(r"^--\s*qctl:\s*no-transaction\s*$", re.MULTILINE)
+_DOLLAR_TAG = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$")
+_COMMENT_LINE = re.compile(r"^\s*--.*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    filename: str
+    statements: tuple[str, ...]
+    no_transaction: bool
+
+
+def split_statements(text: str) -> list[str]:
+    """Split SQL on top-level semicolons, respecting comments, quoted strings and
+    identifiers, and dollar-quoted bodies. Comment-only fragments are dropped."""
+    parts: list[str] = []
+    start = i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if text.startswith("--", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end + 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        elif ch in "'\"":
+            i += 1
+            while i < n:
+                if text[i] == ch:
+                    if text.startswith(ch * 2, i):  # doubled quote: an escaped quote
+                        i += 2
+                        continue
+                    break
+                i += 1
+            i += 1
+        elif ch == "$" and (tag := _DOLLAR_TAG.match(text, i)):
+            end = text.find(tag.group(0), tag.end())
+            i = n if end < 0 else end + len(tag.group(0))
+        elif ch == ";":
+            parts.append(text[start:i])
+            i += 1
+            start = i
+        else:
+            i += 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if _COMMENT_LINE.sub("", p).strip()]
+
+
+@cache
+def load_migrations() -> tuple[Migration, ...]:
+    """The packaged migration files, in version order."""
+    found: list[Migration] = []
+    for entry in resources.files("qctl_store.postgres").joinpath("migrations").iterdir():
+        match = _FILENAME.match(entry.name)
+        if not match:
+            continue
+        text = entry.read_text(encoding="utf-8")
+        found.append(
+            Migration(
+                version=int(match.group(1)),
+                filename=entry.name,
+                statements=tuple(split_statements(text)),
+                no_transaction=bool(_NO_TRANSACTION.search(text)),
+            )
+        )
+    found.sort(key=lambda m: m.version)
+    versions = [m.version for m in found]
+    if versions != list(range(1, len(found) + 1)):
+        raise RuntimeError(f"qctl_store.postgres migrations are not numbered 1..n: {versions}")
+    return tuple(found)
+
+
+def latest_version() -> int:
+    return load_migrations()[-1].version
 
 
 class MigrateMixin(PgBase):
-    pass
+    def migrate(self) -> list[int]:
+        """Apply the pending migrations on a dedicated connection, under goose's lock.
+
+        Returns the versions applied by this call (empty when already current).
+        Raises ``SchemaTooNew`` without touching anything when the database is past
+        this release."""
+        self._check_writable()
+        migrations = load_migrations()
+        conn = self.connect()
+        try:
+            with mapped_errors(self.dsn):
+                self._take_migration_lock(conn)
+                try:
+                    return self._migrate_locked(conn, migrations)
+                finally:
+                    self._release_migration_lock(conn)
+        finally:
+            conn.close()
+
+    def schema_status(self) -> SchemaStatus:
+        """Works read-only and on a database that was never migrated (version 0)."""
+        q = queries("migrate.sql")
+        expected = latest_version()
+        with self.read() as cur:
+            cur.execute(q.current_schema)
+            row = cur.fetchone()
+            current = (row or {}).get("schema") or ""
+            applied = self._applied_versions(cur) or set()
+            cur.execute(q.change_triggers)
+            row = cur.fetchone()
+            triggers = int((row or {}).get("present") or 0)
+        applied.discard(0)
+        return SchemaStatus(
+            backend=self.backend,
+            schema=self.schema or current,
+            applied_version=max(applied, default=0),
+            expected_version=expected,
+            pending_versions=[v for v in range(1, expected + 1) if v not in applied],
+            change_triggers=triggers == 5,
+            push=not self.config.poll_only,
+            location=redact(self.dsn),
+        )
+
+    def check_schema(self) -> SchemaStatus:
+        """The schema status, or ``SchemaNotMigrated``/``SchemaTooNew`` when this release
+        cannot work on the database as it is."""
+        status = self.schema_status()
+        where = f'schema "{status.schema}"' if status.schema else "the database"
+        if status.applied_version > status.expected_version:
+            raise errors.SchemaTooNew(
+                f"{where} is at azync schema version {status.applied_version}, newer than "
+                f"this release knows ({status.expected_version}); upgrade qctl"
+            )
+        if status.pending_versions:
+            if status.applied_version == 0:
+                state = f"has no azync schema (no {self.config.version_table} versions)"
+            else:
+                pending = ", ".join(str(v) for v in status.pending_versions)
+                state = f"is missing azync schema versions {pending}"
+            raise errors.SchemaNotMigrated(f"{where} {state}; run `qctl db migrate`")
+        return status
+
+    # --- internals ------------------------------------------------------------------
+
+    def _sql(self, text: str) -> sql.Composed:
+        """A version-table statement with the configured table name filled in."""
+        return sql.SQL(text).format(table=sql.Identifier(self.config.version_table))
+
+    def _applied_versions(self, cur: Cursor) -> set[int] | None:
+        """The applied versions (0 included), or None when there is no version table."""
+        q = queries("migrate.sql")
+        cur.execute(q.version_table_exists, {"table": self.config.version_table})
+        row = cur.fetchone()
+        if not row or not row["present"]:
+            return None
+        cur.execute(self._sql(q.applied_versions))
+        return {int(r["version_id"]) for r in cur.fetchall()}
+
+    def _take_migration_lock(self, conn: Connection) -> None:
+        q = queries("migrate.sql")
+        deadline = time.monotonic() + LOCK_WAIT_LIMIT
+        while True:
+            row = conn.execute(q.try_lock, {"key": GOOSE_LOCK_KEY}).fetchone()
+            if row and row["acquired"]:
+                return
+            if time.monotonic() >= deadline:
+                raise errors.Conflict(
+                    f"another migration has held the migration lock for {LOCK_WAIT_LIMIT:.0f}s"
+                )
+            time.sleep(LOCK_RETRY_INTERVAL)
+
+    def _release_migration_lock(self, conn: Connection) -> None:
+        if conn.broken or conn.closed:
+            return  # the session is gone, and its lock with it
+        conn.execute(queries("migrate.sql").unlock, {"key": GOOSE_LOCK_KEY})
+
+    def _migrate_locked(self, conn: Connection, migrations: tuple[Migration, ...]) -> list[int]:
+        q = queries("migrate.sql")
+        latest = migrations[-1].version
+        with conn.cursor() as cur:
+            applied = self._applied_versions(cur)
+        if applied and max(applied) > latest:
+            raise errors.SchemaTooNew(
+                f"the database is at azync schema version {max(applied)}, newer than this "
+                f"release knows ({latest}); upgrade qctl"
+            )
+        if self.schema:
+            conn.execute(sql.SQL(q.create_schema).format(schema=sql.Identifier(self.schema)))
+        if applied is None:
+            with conn.transaction():
+                conn.execute(self._sql(q.create_version_table))
+                conn.execute(self._sql(q.insert_version), {"version": 0})
+            applied = {0}
+        done: list[int] = []
+        for migration in migrations:
+            if migration.version in applied:
+                continue
+            self._apply(conn, migration)
+            done.append(migration.version)
+        return done
+
+    def _apply(self, conn: Connection, migration: Migration) -> None:
+        insert = self._sql(queries("migrate.sql").insert_version)
+        try:
+            if migration.no_transaction:
+                for statement in migration.statements:
+                    conn.execute(statement)
+                conn.execute(insert, {"version": migration.version})
+            else:
+                with conn.transaction():
+                    for statement in migration.statements:
+                        conn.execute(statement)
+                    conn.execute(insert, {"version": migration.version})
+        except psycopg.OperationalError:
+            raise  # connection trouble: mapped to Unavailable by the caller
+        except psycopg.Error as exc:
+            detail = (exc.diag.message_primary or str(exc)).strip()
+            raise errors.StoreError(f"migration {migration.filename} failed: {detail}") from exc

@@ -1,7 +1,337 @@
-"""PLACEHOLDER: replaced by the capability's implementation."""
+"""Workflow-as-code executions (``driver.WorkflowStore``) on PostgreSQL.
 
-from qctl_store.postgres.base import PgBase
+Semantics follow azync's ``azyncpgx/workflow_store.go`` (notes Part 1.D and 2.10):
+start, signal and schedule calls insert their ``$wf:<name>`` task in the same
+transaction as their own effect, and wake workers after commit. Complete and fail have
+no state guard; cancel and suspend refuse terminal executions; resume needs suspended.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from psycopg import errors as pgerr
+
+from qctl_store import errors, validate
+from qctl_store.config import OPERATION_MAX_ATTEMPTS, STALLED_LIMIT, WORKFLOW_TASK_QUEUE
+from qctl_store.postgres.base import Cursor, PgBase, Row, queries
+from qctl_store.types import (
+    JSON,
+    WORKFLOW_TERMINAL_STATES,
+    HistoryEvent,
+    ScheduleOperationParams,
+    SignalParams,
+    Source,
+    StalledWorkflow,
+    UncertainDecision,
+    WorkflowExecutionView,
+    WorkflowFilter,
+    WorkflowStartParams,
+    WorkflowState,
+)
+from qctl_store.wac import decision as parse_decision
+from qctl_store.wac import execution_key, json_or_null, signal_history_payload, task_kind
+
+Q = queries("workflows.sql")
+
+_RESOLVE = {
+    UncertainDecision.COMPLETE: Q.resolve_complete,
+    UncertainDecision.FAIL: Q.resolve_fail,
+    UncertainDecision.RETRY: Q.resolve_retry,
+}
+
+
+def _value(cur: Cursor, sql: str, params: dict[str, Any]) -> Any:
+    """The first column of a statement that always returns one row."""
+    row = cur.execute(sql, params).fetchone()
+    assert row is not None
+    return next(iter(row.values()))
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return None if value is None else value.astimezone(UTC)
+
+
+def _execution(row: Row) -> WorkflowExecutionView:
+    return WorkflowExecutionView(
+        id=row["id"],
+        name=row["name"],
+        version=row["version"],
+        state=WorkflowState(row["state"]),
+        business_idempotency_key=row["business_idempotency_key"] or "",
+        task_queue=row["task_queue"],
+        input=row["input"],
+        result=row["result"],
+        failure_reason=row["failure_reason"] or "",
+        meta=dict(row["meta"] or {}),
+        created_at=_utc(row["created_at"]),
+        updated_at=_utc(row["updated_at"]),
+        completed_at=_utc(row["completed_at"]),
+    )
 
 
 class WorkflowMixin(PgBase):
-    pass
+    # --- start / get / list ---------------------------------------------------------
+
+    def start_workflow(self, p: WorkflowStartParams) -> tuple[bool, uuid.UUID | None]:
+        validate.kind(p.name, "workflow name")
+        params = {
+            "id": p.id,
+            "name": p.name,
+            "version": p.version,
+            "biz_key": p.business_idempotency_key,
+            "task_queue": p.task_queue or WORKFLOW_TASK_QUEUE,
+            "input": json_or_null(p.input, "input"),
+            "meta": validate.json_text(validate.meta(p.meta), "meta"),
+        }
+        kind = task_kind(p.name)
+        with self.tx() as cur:
+            if cur.execute(Q.insert_execution, params).fetchone() is None:
+                # Only a non-empty key can conflict, so the live holder exists.
+                row = cur.execute(Q.find_live_execution, params).fetchone()
+                return False, row["id"] if row else None
+            cur.execute(Q.insert_started_history, params)
+            self._insert_task(cur, p.id, kind, None)
+        self.notify_after_commit(Source.WORKFLOW, [kind])
+        return True, None
+
+    def get_workflow_execution(self, id: uuid.UUID) -> WorkflowExecutionView:
+        with self.read() as cur:
+            row = cur.execute(Q.get_execution, {"id": id}).fetchone()
+        if row is None:
+            raise errors.NotFound("get workflow execution")
+        return _execution(row)
+
+    def list_workflow_executions(
+        self, filter: WorkflowFilter, offset: int = 0, limit: int = 0
+    ) -> tuple[list[WorkflowExecutionView], int]:
+        params = {
+            "name": filter.name or None,
+            "state": WorkflowState(filter.state).value if filter.state else None,
+            "offset": max(validate.limit(offset, "offset"), 0),
+            "limit": validate.limit(limit) if limit > 0 else None,
+        }
+        with self.read() as cur:
+            rows = cur.execute(Q.list_executions, params).fetchall()
+            # An offset past the end still reports the total.
+            total = rows[0]["total"] if rows else _value(cur, Q.count_executions, params)
+        return [_execution(r) for r in rows], int(total)
+
+    # --- history --------------------------------------------------------------------
+
+    def append_history(self, workflow_id: uuid.UUID, type: str, payload: JSON) -> int:
+        validate.kind(type, "history event type")
+        params: dict[str, Any] = {
+            "id": workflow_id,
+            "type": type,
+            "payload": json_or_null(payload, "payload"),
+        }
+        with self.tx() as cur:
+            if cur.execute(Q.lock_execution, params).fetchone() is None:
+                raise errors.NotFound("append history")
+            params["seq"] = _value(cur, Q.next_history_seq, params)
+            if cur.execute(Q.insert_history, params).rowcount == 1:
+                return int(params["seq"])
+            # Only an operation result with an execution_key conflicts: the retried
+            # append returns the seq already recorded.
+            row = cur.execute(
+                Q.find_history_by_exec_key,
+                {**params, "execution_key": execution_key(type, payload)},
+            ).fetchone()
+            if row is None:
+                raise errors.Conflict(f"append history: {type} conflicted without an execution_key")
+            return int(row["seq"])
+
+    def list_history(self, workflow_id: uuid.UUID) -> list[HistoryEvent]:
+        with self.read() as cur:
+            found = cur.execute(Q.execution_exists, {"id": workflow_id}).fetchone()
+            if not found or not found["found"]:
+                raise errors.NotFound("list history")
+            rows = cur.execute(Q.list_history, {"id": workflow_id}).fetchall()
+        return [
+            HistoryEvent(
+                workflow_id=r["workflow_id"],
+                seq=int(r["event_seq"]),
+                type=r["event_type"],
+                payload=r["payload"],
+                created_at=r["created_at"].astimezone(UTC),
+            )
+            for r in rows
+        ]
+
+    # --- signals --------------------------------------------------------------------
+
+    def signal_workflow(self, p: SignalParams) -> bool:
+        validate.kind(p.name, "signal name")
+        signal = {
+            "id": uuid.uuid4(),
+            "workflow_id": p.workflow_id,
+            "name": p.name,
+            "message_id": p.message_id,
+            "payload": json_or_null(p.payload, "payload"),
+        }
+        history_payload = validate.json_text(signal_history_payload(p.name, p.payload))
+        wake_kind = ""
+        with self.tx() as cur:
+            header = cur.execute(Q.lock_execution, {"id": p.workflow_id}).fetchone()
+            if header is None:
+                raise errors.NotFound("signal workflow")
+            if cur.execute(Q.insert_signal, signal).fetchone() is None:
+                return False  # a repeated message id
+            history: dict[str, Any] = {
+                "id": p.workflow_id,
+                "type": "SignalReceived",
+                "payload": history_payload,
+            }
+            history["seq"] = _value(cur, Q.next_history_seq, history)
+            cur.execute(Q.insert_history, history)
+            if WorkflowState(header["state"]) not in WORKFLOW_TERMINAL_STATES:
+                wake_kind = task_kind(header["name"])
+                self._insert_task(cur, p.workflow_id, wake_kind, None)
+        if wake_kind:
+            self.notify_after_commit(Source.WORKFLOW, [wake_kind])
+        return True
+
+    # --- state transitions ----------------------------------------------------------
+
+    def _settle(self, sql: str, op: str, params: dict[str, Any]) -> None:
+        with self.tx() as cur:
+            if cur.execute(sql, params).fetchone() is None:
+                raise errors.NotFound(op)
+
+    def complete_workflow(self, id: uuid.UUID, result: JSON) -> None:
+        self._settle(
+            Q.complete_execution,
+            "complete workflow",
+            {"id": id, "result": json_or_null(result, "result")},
+        )
+
+    def fail_workflow(self, id: uuid.UUID, reason: str) -> None:
+        self._settle(Q.fail_execution, "fail workflow", {"id": id, "reason": reason})
+
+    def cancel_workflow_execution(self, id: uuid.UUID) -> None:
+        self._settle(Q.cancel_execution, "cancel workflow execution", {"id": id})
+
+    def suspend_workflow(self, id: uuid.UUID, reason: str) -> None:
+        self._settle(Q.suspend_execution, "suspend workflow", {"id": id, "reason": reason})
+
+    def resume_workflow(self, id: uuid.UUID) -> None:
+        self._settle(Q.resume_execution, "resume workflow", {"id": id})
+
+    # --- operations -----------------------------------------------------------------
+
+    def schedule_operation(self, p: ScheduleOperationParams) -> uuid.UUID:
+        validate.kind(p.kind)
+        run_at = validate.instant(p.run_at, "run_at")
+        meta = dict(validate.meta(p.meta))
+        if p.execution_key:
+            meta["execution_key"] = p.execution_key
+        lookup = {"workflow_id": p.workflow_id, "execution_key": p.execution_key}
+        with self.read() as cur:
+            found = cur.execute(Q.execution_exists, {"id": p.workflow_id}).fetchone()
+            if not found or not found["found"]:
+                raise errors.NotFound("schedule operation")
+            if p.execution_key:
+                # Fast path only; the unique index is the real guarantee (below).
+                row = cur.execute(Q.find_live_operation, lookup).fetchone()
+                if row is not None:
+                    return uuid.UUID(str(row["id"]))
+        params = {
+            "id": uuid.uuid4(),
+            "kind": p.kind,
+            "payload": json_or_null(p.payload, "payload"),
+            "meta": validate.json_text(meta, "meta"),
+            "max_attempts": p.max_attempts if p.max_attempts > 0 else OPERATION_MAX_ATTEMPTS,
+            "workflow_id": p.workflow_id,
+            "run_at": run_at,
+        }
+        try:
+            with self.tx() as cur:
+                job_id = _value(cur, Q.insert_operation, params)
+                self.bump_stat(cur, Source.WORKFLOW, p.kind, "enqueued")
+        except pgerr.UniqueViolation:
+            # A concurrent scheduler of the same execution key won: return its job.
+            row = None
+            if p.execution_key:
+                with self.read() as cur:
+                    row = cur.execute(Q.find_live_operation, lookup).fetchone()
+            if row is None:
+                # The exec-key index is global: another workflow's live job holds it.
+                raise errors.Conflict(
+                    f"schedule operation: execution key {p.execution_key!r} is held by a "
+                    "live job of another workflow"
+                ) from None
+            return uuid.UUID(str(row["id"]))
+        if run_at is None or run_at <= datetime.now(UTC):
+            self.notify_after_commit(Source.WORKFLOW, [p.kind])
+        return uuid.UUID(str(job_id))
+
+    def mark_uncertain(
+        self, operation_job_id: uuid.UUID, lease_token: uuid.UUID, reason: str
+    ) -> None:
+        self._settle(
+            Q.mark_uncertain,
+            "mark uncertain",
+            {"id": operation_job_id, "lease_token": lease_token, "reason": reason},
+        )
+
+    def resolve_uncertain(
+        self, operation_job_id: uuid.UUID, decision: str, result: JSON = None
+    ) -> tuple[uuid.UUID, str]:
+        d = parse_decision(decision)
+        params = {"id": operation_job_id, "result": json_or_null(result, "result")}
+        with self.tx() as cur:
+            row = cur.execute(_RESOLVE[d], params).fetchone()
+            if row is None:
+                raise errors.NotFound("resolve uncertain")
+            cur.execute(Q.resume_after_resolve, {"id": row["run_id"]})
+        if d == UncertainDecision.RETRY:
+            self.notify_after_commit(Source.WORKFLOW, [row["kind"]])
+        return row["run_id"], row["workflow_name"]
+
+    # --- tasks and maintenance ------------------------------------------------------
+
+    def _insert_task(
+        self, cur: Cursor, workflow_id: uuid.UUID, kind: str, run_at: datetime | None
+    ) -> None:
+        cur.execute(
+            Q.insert_task,
+            {"id": uuid.uuid4(), "kind": kind, "workflow_id": workflow_id, "run_at": run_at},
+        )
+        self.bump_stat(cur, Source.WORKFLOW, kind, "enqueued")
+
+    def schedule_task(
+        self, workflow_id: uuid.UUID, kind: str, run_at: datetime | None = None
+    ) -> None:
+        validate.kind(kind)
+        run_at = validate.instant(run_at, "run_at")
+        with self.tx() as cur:
+            found = cur.execute(Q.execution_exists, {"id": workflow_id}).fetchone()
+            if not found or not found["found"]:
+                raise errors.NotFound("schedule workflow task")
+            self._insert_task(cur, workflow_id, kind, run_at)
+        if run_at is None or run_at <= datetime.now(UTC):
+            self.notify_after_commit(Source.WORKFLOW, [kind])
+
+    def vacuum_workflows(self, retention: timedelta) -> int:
+        validate.duration(retention, "retention", allow_negative=True)
+        if retention <= timedelta(0):
+            return 0
+        with self.tx() as cur:
+            return cur.execute(
+                Q.vacuum_executions, {"retention": retention.total_seconds()}
+            ).rowcount
+
+    def list_stalled_workflows(
+        self, older_than: timedelta, limit: int = 0
+    ) -> list[StalledWorkflow]:
+        validate.duration(older_than, "older_than", allow_negative=True)
+        params = {
+            "older_than": older_than.total_seconds(),
+            "limit": validate.limit(limit) if limit > 0 else STALLED_LIMIT,
+        }
+        with self.read() as cur:
+            rows = cur.execute(Q.list_stalled, params).fetchall()
+        return [StalledWorkflow(id=r["id"], name=r["name"]) for r in rows]

@@ -1,7 +1,404 @@
-"""PLACEHOLDER: replaced by the capability's implementation."""
+"""Declared DAG workflows on SQLite (``contract.DAGStore`` and ``TxDAGStore``).
 
-from qctl_store.sqlite.base import SqliteBase
+The semantics are the PostgreSQL backend's (azync's ``driver/azyncpgx``, notes Part
+2.10). Every write runs in one ``BEGIN IMMEDIATE`` transaction, which already
+serialises writers across threads and processes: reading the DAG header inside it is
+the equivalent of PostgreSQL's ``FOR UPDATE`` header lock, and a verb always sees the
+committed result of the verb it raced. The few steps PostgreSQL does with
+``DISTINCT ON`` or an ordered ``string_agg`` are done row by row here, inside the
+same transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from qctl_store import errors, validate
+from qctl_store.dagcheck import PreparedDAG, prepare_dag
+from qctl_store.sqlite.base import SqliteBase, Tx, from_us, mapped_errors, now_us, queries, td_us
+from qctl_store.sqlite.rows import JOB_COLUMNS, Row, jobs_from_rows, json_value, meta
+from qctl_store.types import (
+    DAG_TERMINAL_STATES,
+    JSON,
+    TASK_KEY_COMPENSATION_PREFIX,
+    DAGDep,
+    DAGFailure,
+    DAGFilter,
+    DAGParams,
+    DAGSignalParams,
+    DAGState,
+    DAGView,
+    Job,
+    JobState,
+    OnFailurePolicy,
+    Source,
+    TaskResult,
+)
+
+Q = queries("dags.sql")
+_DAG = Source.DAG.value
+_DAG_TASKS = (
+    f"SELECT {JOB_COLUMNS} FROM azync_jobs WHERE dag_id = ? AND source = 'dag' "
+    "ORDER BY created_at, id"
+)
 
 
 class DAGMixin(SqliteBase):
-    pass
+    # --- creation -------------------------------------------------------------------
+
+    def create_dag(self, p: DAGParams) -> tuple[bool, uuid.UUID | None]:
+        dag = prepare_dag(p)
+        with self.tx() as t:
+            return self._create_dag(t, dag)
+
+    def create_dag_tx(self, tx: sqlite3.Connection, p: DAGParams) -> tuple[bool, uuid.UUID | None]:
+        """CreateDAG inside the caller's open transaction on their own connection to the
+        same database file; it commits or rolls back with the caller's work."""
+        dag = prepare_dag(p)
+        with mapped_errors():
+            return self._create_dag(Tx(tx, now_us()), dag)
+
+    def _create_dag(self, t: Tx, dag: PreparedDAG) -> tuple[bool, uuid.UUID | None]:
+        dag_id = str(dag.id)
+        row = t.one(
+            Q.insert_dag,
+            {
+                "id": dag_id,
+                "name": dag.name,
+                "on_failure": dag.on_failure.value,
+                "idempotency_key": dag.idempotency_key,
+                "meta": dag.meta_json,
+                "now": t.now,
+            },
+        )
+        if row is None:
+            # Only a live holder of (name, key) makes the insert do nothing.
+            live = t.one(Q.live_dag_by_key, {"name": dag.name, "key": dag.idempotency_key})
+            assert live is not None
+            return False, uuid.UUID(live["id"])
+
+        t.conn.executemany(
+            Q.insert_task,
+            [
+                {
+                    "id": str(uuid.uuid4()),
+                    "kind": tk.kind,
+                    "state": tk.state.value,
+                    "now": t.now,
+                    "offset": tk.run_at_offset_us,
+                    "max_attempts": tk.max_attempts,
+                    "explicit": int(tk.max_attempts_explicit),
+                    "payload": tk.payload,
+                    "meta": dag.meta_json,
+                    "dag_id": dag_id,
+                    "task_key": tk.key,
+                    "compensation_kind": tk.compensation_kind,
+                    "compensation_payload": tk.compensation_payload,
+                    "signal_name": tk.signal_name,
+                    "ignore_dead_deps": int(tk.ignore_dead_deps),
+                    "snooze_budget": tk.snooze_budget,
+                }
+                for tk in dag.tasks
+            ],
+        )
+        if dag.deps:
+            t.executemany(Q.insert_dep, [(dag_id, task, dep) for task, dep in dag.deps])
+        per_kind: dict[str, int] = {}
+        for tk in dag.tasks:
+            per_kind[tk.kind] = per_kind.get(tk.kind, 0) + 1
+        for kind in sorted(per_kind):
+            self.bump_stat(t, _DAG, kind, "enqueued", per_kind[kind])
+        return True, None
+
+    # --- signals --------------------------------------------------------------------
+
+    def signal(self, p: DAGSignalParams) -> tuple[int, bool]:
+        if not isinstance(p.name, str) or not p.name:
+            raise errors.InvalidInput("signal name must be a non-empty string")
+        payload = None if p.payload is None else validate.json_text(p.payload, "signal payload")
+        with self.tx() as t:
+            dag_id = str(p.dag_id)
+            state = self._dag_state(t, dag_id)
+            if state is None or state in DAG_TERMINAL_STATES:
+                raise errors.NotFound("signal dag")
+            inbox = t.one(
+                Q.insert_signal,
+                {
+                    "id": str(uuid.uuid4()),
+                    "dag_id": dag_id,
+                    "name": p.name,
+                    "message_id": p.message_id or None,
+                    "payload": payload,
+                    "now": t.now,
+                },
+            )
+            if inbox is None:
+                return 0, True  # same message id already accepted: dropped, no effect
+            delivered = t.execute(
+                Q.deliver_signal_now,
+                {"dag_id": dag_id, "name": p.name, "payload": payload, "now": t.now},
+            ).rowcount
+            if delivered > 0:
+                t.execute(Q.consume_signal, (inbox["id"],))
+            return delivered, False
+
+    def deliver_buffered_signals(self) -> int:
+        with self.tx() as t:
+            consumed: set[str] = set()
+            for r in t.all(Q.buffered_deliveries):
+                t.execute(
+                    Q.hand_signal, {"task_id": r["task_id"], "payload": r["payload"], "now": t.now}
+                )
+                consumed.add(r["signal_id"])
+            t.executemany(Q.consume_signal, [(sid,) for sid in sorted(consumed)])
+            # Counted per inbox row, as PostgreSQL counts the consumed signals.
+            return len(consumed)
+
+    # --- scheduler passes -----------------------------------------------------------
+
+    def promote_unblocked(self) -> int:
+        with self.tx() as t:
+            return len(t.all(Q.promote_unblocked, {"now": t.now}))
+
+    def complete_due_sleeps(self) -> int:
+        with self.tx() as t:
+            return t.execute(Q.complete_due_sleeps, {"now": t.now}).rowcount
+
+    def apply_failure_policy(self) -> list[DAGFailure]:
+        with self.tx() as t:
+            acting: dict[str, tuple[OnFailurePolicy, list[str]]] = {}
+            for r in t.all(Q.triggering_dead_tasks):
+                policy = OnFailurePolicy(r["on_failure"])
+                acting.setdefault(r["id"], (policy, []))[1].append(r["task_key"])
+            out: list[DAGFailure] = []
+            for dag_id in sorted(acting):
+                policy, dead = acting[dag_id]
+                dead.sort()
+                reason = "dead tasks: " + ", ".join(dead)
+                if policy == OnFailurePolicy.SUSPEND:
+                    t.execute(Q.suspend_running_dag, {"id": dag_id, "reason": reason, "now": t.now})
+                else:
+                    self._start_compensation(t, dag_id, reason)
+                out.append(DAGFailure(dag_id=uuid.UUID(dag_id), policy=policy, dead_tasks=dead))
+            return out
+
+    def complete_dags(self) -> int:
+        with self.tx() as t:
+            now = {"now": t.now}
+            settled = t.execute(Q.complete_running_succeeded, now).rowcount
+            for r in t.all(Q.tolerated_dead_dags):
+                keys = [k["task_key"] for k in t.all(Q.dead_task_keys, (r["id"],))]
+                reason = "dead tasks: " + ", ".join(keys)
+                settled += t.execute(
+                    Q.fail_dag, {"id": r["id"], "reason": reason, "now": t.now}
+                ).rowcount
+            settled += t.execute(Q.complete_compensating_suspend, now).rowcount
+            settled += t.execute(Q.complete_compensating_settle, now).rowcount
+            return settled
+
+    # --- compensation ---------------------------------------------------------------
+
+    def _start_compensation(self, t: Tx, dag_id: str, reason: str | None) -> None:
+        """Cancel the remaining tasks, insert the chain, and move the header to
+        compensating, or to failed when there is nothing to compensate."""
+        t.execute(Q.cancel_remaining_tasks, {"id": dag_id, "now": t.now})
+        comps = self._insert_compensations(t, dag_id)
+        t.execute(
+            Q.settle_after_compensation_start,
+            {"id": dag_id, "comps": int(comps), "reason": reason, "now": t.now},
+        )
+
+    def _insert_compensations(self, t: Tx, dag_id: str) -> bool:
+        """The comp:<key> chain, newest completion first: the first pending, each next
+        one blocked on its predecessor. A DAG that already has a chain keeps it.
+        Returns whether the DAG now has a chain."""
+        if self._has_compensations(t, dag_id):
+            return True
+        candidates = t.all(Q.compensation_candidates, (dag_id,))
+        prev = ""
+        for i, c in enumerate(candidates):
+            comp_key = TASK_KEY_COMPENSATION_PREFIX + c["task_key"]
+            t.execute(
+                Q.insert_compensation,
+                {
+                    "id": str(uuid.uuid4()),
+                    "state": (JobState.PENDING if i == 0 else JobState.BLOCKED).value,
+                    "now": t.now,
+                    "comp_key": comp_key,
+                    "dag_id": dag_id,
+                    "task_key": c["task_key"],
+                },
+            )
+            if prev:
+                t.execute(Q.insert_dep, (dag_id, comp_key, prev))
+            self.bump_stat(t, _DAG, c["compensation_kind"], "enqueued")
+            prev = comp_key
+        return bool(candidates)
+
+    def _has_compensations(self, t: Tx, dag_id: str) -> bool:
+        row = t.one(Q.has_compensations, (dag_id,))
+        return bool(row and row["present"])
+
+    def _dag_state(self, t: Tx, dag_id: str) -> DAGState | None:
+        row = t.one(Q.dag_state, {"id": dag_id})
+        return None if row is None else DAGState(row["state"])
+
+    # --- results --------------------------------------------------------------------
+
+    def task_results(
+        self, dag_id: uuid.UUID, keys: list[str] | None = None
+    ) -> dict[str, TaskResult]:
+        with self.read() as t:
+            rows = t.all(
+                Q.task_results,
+                {"dag_id": str(dag_id), "all": int(not keys), "keys": json.dumps(keys or [])},
+            )
+        return {
+            r["task_key"]: TaskResult(
+                result=None if r["skipped"] else json_value(r["result"]),
+                skipped=bool(r["skipped"]),
+            )
+            for r in rows
+        }
+
+    def ack_task_result(self, id: uuid.UUID, lease_token: uuid.UUID, result: JSON) -> None:
+        text = None if result is None else validate.json_text(result, "result")
+        with self.tx() as t:
+            row = t.one(
+                Q.ack_task_result,
+                {"id": str(id), "token": str(lease_token), "result": text, "now": t.now},
+            )
+            if row is None:
+                raise errors.NotFound("ack task result")
+            self.bump_stat(t, row["source"], row["kind"], "processed")
+
+    # --- reads ----------------------------------------------------------------------
+
+    def get_dag(self, id: uuid.UUID) -> DAGView:
+        with self.read() as t:
+            row = t.one(Q.get_dag, (str(id),))
+        if row is None:
+            raise errors.NotFound("get dag")
+        return _dag_view(row)
+
+    def list_dags(
+        self, filter: DAGFilter, offset: int = 0, limit: int = 0
+    ) -> tuple[list[DAGView], int]:
+        validate.limit(limit)
+        validate.limit(offset, "offset")
+        args: dict[str, Any] = {
+            "name": filter.name or "",
+            "state": DAGState(filter.state).value if filter.state else None,
+            "limit": limit if limit > 0 else -1,
+            "offset": max(offset, 0),
+        }
+        with self.read() as t:
+            total = t.one(Q.count_dags, args)
+            rows = t.all(Q.list_dags, args)
+        return [_dag_view(r) for r in rows], int(total["n"] if total else 0)
+
+    def dag_tasks(self, id: uuid.UUID) -> list[Job]:
+        with self.read() as t:
+            if not self._dag_exists(t, str(id)):
+                raise errors.NotFound("dag tasks")
+            return jobs_from_rows(t.all(_DAG_TASKS, (str(id),)))
+
+    def _dag_exists(self, t: Tx, dag_id: str) -> bool:
+        row = t.one(Q.dag_exists, (dag_id,))
+        return bool(row and row["present"])
+
+    def dag_deps(self, id: uuid.UUID) -> list[DAGDep]:
+        with self.read() as t:
+            rows = t.all(Q.dag_deps, (str(id),))
+        return [DAGDep(task_key=r["task_key"], depends_on_key=r["depends_on_key"]) for r in rows]
+
+    def dag_name_state_counts(self) -> dict[str, dict[DAGState, int]]:
+        out: dict[str, dict[DAGState, int]] = {}
+        with self.read() as t:
+            for r in t.all(Q.dag_name_state_counts):
+                out.setdefault(r["name"], {})[DAGState(r["state"])] = r["n"]
+        return out
+
+    def dag_task_counts(self, ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[JobState, int]]:
+        out: dict[uuid.UUID, dict[JobState, int]] = {}
+        if not ids:
+            return out
+        with self.read() as t:
+            for r in t.all(Q.dag_task_counts, (json.dumps([str(i) for i in ids]),)):
+                out.setdefault(uuid.UUID(r["dag_id"]), {})[JobState(r["state"])] = r["n"]
+        return out
+
+    def find_dag_by_key(self, name: str, idempotency_key: str) -> uuid.UUID:
+        with self.read() as t:
+            row = t.one(Q.live_dag_by_key, {"name": name, "key": idempotency_key})
+        if row is None:
+            raise errors.NotFound("find dag by key")
+        return uuid.UUID(row["id"])
+
+    # --- manager verbs --------------------------------------------------------------
+
+    def retry_dag(self, id: uuid.UUID) -> None:
+        with self.tx() as t:
+            dag_id = str(id)
+            state = self._dag_state(t, dag_id)
+            if state is None or state in DAG_TERMINAL_STATES:
+                raise errors.NotFound("retry dag")
+            args = {"id": dag_id, "comps": int(self._has_compensations(t, dag_id)), "now": t.now}
+            t.execute(Q.reset_dead_tasks, args)
+            t.execute(Q.unpause_tasks, args)
+            t.execute(Q.resume_dag, args)
+
+    def pause_dag(self, id: uuid.UUID, reason: str) -> None:
+        with self.tx() as t:
+            dag_id = str(id)
+            if self._dag_state(t, dag_id) != DAGState.RUNNING:
+                raise errors.NotFound("pause dag")
+            t.execute(Q.pause_dag, {"id": dag_id, "reason": reason, "now": t.now})
+            t.execute(Q.pause_tasks, {"id": dag_id, "now": t.now})
+
+    def compensate_dag(self, id: uuid.UUID) -> None:
+        with self.tx() as t:
+            dag_id = str(id)
+            # azync also accepts a paused DAG here, beyond the seed's running/suspended.
+            if self._dag_state(t, dag_id) not in (
+                DAGState.RUNNING,
+                DAGState.SUSPENDED,
+                DAGState.PAUSED,
+            ):
+                raise errors.NotFound("compensate dag")
+            self._start_compensation(t, dag_id, None)
+
+    def cancel_dag(self, id: uuid.UUID) -> None:
+        with self.tx() as t:
+            dag_id = str(id)
+            state = self._dag_state(t, dag_id)
+            if state is None or state in DAG_TERMINAL_STATES:
+                raise errors.NotFound("cancel dag")
+            t.execute(Q.cancel_dag, {"id": dag_id, "now": t.now})
+            t.execute(Q.cancel_remaining_tasks, {"id": dag_id, "now": t.now})
+
+    def vacuum_dags(self, retention: timedelta) -> int:
+        validate.duration(retention, "retention")
+        if retention <= timedelta(0):
+            return 0
+        with self.tx() as t:
+            return t.execute(Q.vacuum_dags, {"now": t.now, "retention": td_us(retention)}).rowcount
+
+
+def _dag_view(row: Row) -> DAGView:
+    return DAGView(
+        id=uuid.UUID(row["id"]),
+        name=row["name"],
+        state=DAGState(row["state"]),
+        on_failure=OnFailurePolicy(row["on_failure"]),
+        idempotency_key=row["idempotency_key"] or "",
+        failure_reason=row["failure_reason"] or "",
+        meta=meta(row["meta"]),
+        created_at=from_us(row["created_at"]),
+        updated_at=from_us(row["updated_at"]),
+        completed_at=from_us(row["completed_at"]),
+    )

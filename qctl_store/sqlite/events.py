@@ -1,7 +1,132 @@
-"""PLACEHOLDER: replaced by the capability's implementation."""
+"""The event ledger on SQLite: publish with subscriber fan-out, replay, retention.
 
-from qctl_store.sqlite.base import SqliteBase
+A publish inserts the event and one ``pending`` delivery job per subscriber registered
+at that moment, in one transaction. Deliveries have no payload; the lease rehydrates
+``Job.event`` from the ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from datetime import datetime
+from typing import Any
+
+from qctl_store import errors, validate
+from qctl_store.config import REPLAY_LIMIT
+from qctl_store.sqlite.base import SqliteBase, Tx, queries, to_us
+from qctl_store.sqlite.rows import arg_id, caller_tx, subscriber_from_row
+from qctl_store.types import PublishParams, ReplayFilter, Subscriber
+
+Q = queries("events.sql")
 
 
 class EventsMixin(SqliteBase):
-    pass
+    def publish(self, p: PublishParams) -> int:
+        args = self._publish_args(p)
+        with self.tx() as t:
+            return self._publish(t, args)
+
+    def publish_tx(self, tx: sqlite3.Connection, p: PublishParams) -> int:
+        """Publish inside the caller's open transaction on their own connection to the
+        same database file."""
+        args = self._publish_args(p)
+        with caller_tx(self, tx) as t:
+            return self._publish(t, args)
+
+    def _publish_args(self, p: PublishParams) -> dict[str, Any]:
+        validate.kind(p.type, "event type")
+        validate.limit(p.version, "version", maximum=2**63 - 1)
+        return {
+            "id": arg_id(p.id),
+            "type": p.type,
+            "aggregate_type": p.aggregate_type,
+            "aggregate_id": p.aggregate_id,
+            "version": p.version,
+            "occurred_at": to_us(validate.instant(p.occurred_at, "occurred_at")),
+            "payload": validate.json_text(p.payload),
+            "meta": json.dumps(validate.meta(p.meta), separators=(",", ":")),
+        }
+
+    def _publish(self, t: Tx, args: dict[str, Any]) -> int:
+        occurred = args["occurred_at"] if args["occurred_at"] is not None else t.now
+        t.execute(Q.insert_event, {**args, "occurred_at": occurred, "now": t.now})
+        subs = t.all(Q.subscribers_of, {"event_type": args["type"]})
+        self._insert_deliveries(
+            t, [(args["id"], s["name"], s["max_attempts"]) for s in subs], replay=False
+        )
+        return len(subs)
+
+    def _insert_deliveries(
+        self, t: Tx, targets: list[tuple[str, str, int]], *, replay: bool
+    ) -> None:
+        t.conn.executemany(
+            Q.insert_delivery,
+            [
+                {
+                    "id": str(uuid.uuid4()),
+                    "kind": kind,
+                    "max_attempts": max_attempts,
+                    "event_id": event_id,
+                    "replay": int(replay),
+                    "now": t.now,
+                }
+                for event_id, kind, max_attempts in targets
+            ],
+        )
+
+    def register_subscriber(self, sub: Subscriber) -> None:
+        validate.kind(sub.name, "subscriber name")
+        validate.kind(sub.event_type, "event type")
+        if validate.non_negative(sub.max_attempts, "max_attempts") == 0:
+            raise errors.InvalidInput("max_attempts must be positive")
+        with self.tx() as t:
+            t.execute(
+                Q.register_subscriber,
+                {
+                    "name": sub.name,
+                    "event_type": sub.event_type,
+                    "max_attempts": sub.max_attempts,
+                    "now": t.now,
+                },
+            )
+
+    def subscribers(self, event_type: str) -> list[Subscriber]:
+        with self.read() as t:
+            rows = t.all(Q.subscribers_of, {"event_type": event_type})
+        return [subscriber_from_row(r) for r in rows]
+
+    def delete_subscriber(self, name: str, event_type: str = "") -> int:
+        validate.kind(name, "subscriber name")
+        with self.tx() as t:
+            return t.execute(Q.delete_subscriber, {"name": name, "event_type": event_type}).rowcount
+
+    def replay(self, filter: ReplayFilter) -> int:
+        validate.limit(filter.limit)
+        params = {
+            "subscriber": filter.subscriber,
+            "event_type": filter.event_type,
+            "event_id": None if filter.event_id is None else arg_id(filter.event_id, "event_id"),
+            "since": to_us(validate.instant(filter.since, "since")),
+            "until": to_us(validate.instant(filter.until, "until")),
+            "limit": filter.limit if filter.limit > 0 else REPLAY_LIMIT,
+        }
+        with self.tx() as t:
+            # Read every target before inserting, so the SELECT never sees its own writes.
+            targets = [
+                (r["event_id"], r["kind"], r["max_attempts"])
+                for r in t.all(Q.replay_targets, params)
+            ]
+            self._insert_deliveries(t, targets, replay=True)
+        return len(targets)
+
+    def retain(self, before: datetime, limit: int) -> int:
+        cutoff = to_us(validate.instant(before, "before"))
+        if cutoff is None:
+            raise errors.InvalidInput("before is required")
+        validate.limit(limit)
+        if limit <= 0:
+            return 0
+        with self.tx() as t:
+            return t.execute(Q.retain, {"before": cutoff, "limit": limit}).rowcount

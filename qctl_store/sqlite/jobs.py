@@ -1,7 +1,220 @@
-"""PLACEHOLDER: replaced by the capability's implementation."""
+"""Queue jobs on SQLite: enqueue (live and TTL idempotency), lease, fenced settlement.
 
-from qctl_store.sqlite.base import SqliteBase
+Writers serialise on the database lock (``BEGIN IMMEDIATE``), so the lease needs no
+``SKIP LOCKED``: the due ids are picked and leased inside one write transaction, and no
+other writer can pick them in between. Every settlement is fenced on
+``state = 'active' AND lease_token = ?`` and raises ``NotFound(op)`` on a miss, like
+azync's PostgreSQL driver; the stats bump rides in the same transaction, so a fencing
+miss bumps nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from qctl_store import errors, validate
+from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us
+from qctl_store.sqlite.rows import arg_id, caller_tx, event_columns, job_columns, jobs_from_rows
+from qctl_store.types import DequeueParams, EnqueueParams, Job, Source
+
+Q = queries("jobs.sql")
+_LEASED_JOBS = Q.leased_jobs.format(job_columns=job_columns("j"), event_columns=event_columns())
 
 
 class JobsMixin(SqliteBase):
-    pass
+    # --- enqueue ----------------------------------------------------------------------
+
+    def enqueue(self, p: EnqueueParams) -> bool:
+        args = self._enqueue_args(p)
+        with self.tx() as t:
+            return self._enqueue(t, p, args)
+
+    def enqueue_tx(self, tx: sqlite3.Connection, p: EnqueueParams) -> bool:
+        """Enqueue inside the caller's open transaction on their own connection to the
+        same database file; it commits or rolls back with the caller's work."""
+        args = self._enqueue_args(p)
+        with caller_tx(self, tx) as t:
+            return self._enqueue(t, p, args)
+
+    def _enqueue_args(self, p: EnqueueParams) -> dict[str, Any]:
+        validate.kind(p.kind)
+        run_at = validate.instant(p.run_at, "run_at")
+        validate.duration(p.delay, "delay")
+        validate.duration(p.idempotency_ttl, "idempotency_ttl")
+        validate.non_negative(p.max_attempts, "max_attempts")
+        return {
+            "id": arg_id(p.id),
+            "kind": p.kind,
+            "payload": validate.json_text(p.payload),
+            "meta": json.dumps(validate.meta(p.meta), separators=(",", ":")),
+            "key": p.idempotency_key or None,
+            "max_attempts": p.max_attempts,
+            "explicit": int(p.max_attempts_explicit),
+            "run_at_abs": to_us(run_at),
+        }
+
+    def _enqueue(self, t: Tx, p: EnqueueParams, args: dict[str, Any]) -> bool:
+        if p.idempotency_key and p.idempotency_ttl > timedelta(0):
+            claimed = t.one(
+                Q.claim_idempotency_key,
+                {
+                    "kind": p.kind,
+                    "key": p.idempotency_key,
+                    "expires_at": t.now + td_us(p.idempotency_ttl),
+                    "now": t.now,
+                },
+            )
+            if claimed is None:
+                return False  # deduplicated by the time window
+        run_at = args["run_at_abs"]
+        if run_at is None:
+            run_at = t.now + td_us(p.delay)
+        params = {k: v for k, v in args.items() if k != "run_at_abs"}
+        if t.one(Q.insert_job, {**params, "run_at": run_at, "now": t.now}) is None:
+            return False  # deduplicated by the live key
+        self.bump_stat(t, Source.QUEUE, p.kind, "enqueued")
+        return True
+
+    # --- lease ------------------------------------------------------------------------
+
+    def dequeue_batch(self, source: Source, p: DequeueParams) -> list[Job]:
+        source = validate.source(source)
+        validate.kind(p.kind)
+        validate.limit(p.limit)
+        validate.non_negative(p.default_max_attempts, "default_max_attempts")
+        validate.duration(p.lease, "lease")
+        if p.limit <= 0:
+            return []
+        with self.tx() as t:
+            ids = [
+                r["id"]
+                for r in t.all(
+                    Q.pick_due,
+                    {"source": source.value, "kind": p.kind, "now": t.now, "limit": p.limit},
+                )
+            ]
+            if not ids:
+                return []
+            for id in ids:
+                t.execute(
+                    Q.lease_job,
+                    {
+                        "id": id,
+                        "now": t.now,
+                        "lease": td_us(p.lease),
+                        "token": str(uuid.uuid4()),
+                        "override": int(p.override_default),
+                        "default_max": p.default_max_attempts,
+                    },
+                )
+            return jobs_from_rows(t.all(_LEASED_JOBS, {"ids": json.dumps(ids)}))
+
+    # --- fenced settlement --------------------------------------------------------------
+
+    def _fenced(self, t: Tx, op: str, sql: str, **params: Any) -> sqlite3.Row:
+        row = t.one(sql, {"now": t.now, **params})
+        if row is None:
+            raise errors.NotFound(op)
+        return row
+
+    def _fail(self, t: Tx, row: sqlite3.Row, error: str) -> None:
+        """The attempt history row and the failed counter of a failing transition."""
+        t.execute(
+            Q.insert_attempt,
+            {"id": row["id"], "attempt": row["attempt"], "error": error, "now": t.now},
+        )
+        self.bump_stat(t, row["source"], row["kind"], "failed")
+
+    def ack(self, id: uuid.UUID, lease_token: uuid.UUID) -> None:
+        with self.tx() as t:
+            row = self._fenced(
+                t, "ack", Q.ack, id=arg_id(id), token=arg_id(lease_token, "lease_token")
+            )
+            self.bump_stat(t, row["source"], row["kind"], "processed")
+
+    def reschedule(
+        self, id: uuid.UUID, lease_token: uuid.UUID, delay: timedelta, last_error: str
+    ) -> None:
+        validate.duration(delay, "delay")
+        with self.tx() as t:
+            row = self._fenced(
+                t,
+                "reschedule",
+                Q.reschedule,
+                id=arg_id(id),
+                token=arg_id(lease_token, "lease_token"),
+                delay=td_us(delay),
+                error=last_error,
+            )
+            self._fail(t, row, last_error)
+
+    def dead(self, id: uuid.UUID, lease_token: uuid.UUID, last_error: str) -> None:
+        with self.tx() as t:
+            row = self._fenced(
+                t,
+                "dead",
+                Q.dead,
+                id=arg_id(id),
+                token=arg_id(lease_token, "lease_token"),
+                error=last_error,
+            )
+            self._fail(t, row, last_error)
+
+    def skip(self, id: uuid.UUID, lease_token: uuid.UUID, reason: str) -> None:
+        with self.tx() as t:
+            row = self._fenced(
+                t,
+                "skip",
+                Q.skip,
+                id=arg_id(id),
+                token=arg_id(lease_token, "lease_token"),
+                error=reason,
+            )
+            self.bump_stat(t, row["source"], row["kind"], "processed")
+
+    def release(self, id: uuid.UUID, lease_token: uuid.UUID) -> None:
+        with self.tx() as t:
+            cur = t.execute(
+                Q.release,
+                {"id": arg_id(id), "token": arg_id(lease_token, "lease_token"), "now": t.now},
+            )
+            if cur.rowcount == 0:
+                raise errors.NotFound("release")
+
+    def snooze(
+        self, id: uuid.UUID, lease_token: uuid.UUID, delay: timedelta, deadline_error: str
+    ) -> bool:
+        validate.duration(delay, "delay")
+        with self.tx() as t:
+            row = self._fenced(
+                t,
+                "snooze",
+                Q.snooze,
+                id=arg_id(id),
+                token=arg_id(lease_token, "lease_token"),
+                delay=td_us(delay),
+                error=deadline_error,
+            )
+            deadlined = bool(row["deadlined"])
+            if deadlined:
+                self._fail(t, row, deadline_error)
+            return deadlined
+
+    def extend_lease(self, id: uuid.UUID, lease_token: uuid.UUID, lease: timedelta) -> None:
+        validate.duration(lease, "lease")
+        with self.tx() as t:
+            cur = t.execute(
+                Q.extend_lease,
+                {
+                    "id": arg_id(id),
+                    "token": arg_id(lease_token, "lease_token"),
+                    "now": t.now,
+                    "lease": td_us(lease),
+                },
+            )
+            if cur.rowcount == 0:
+                raise errors.NotFound("extend lease")

@@ -1,7 +1,115 @@
-"""PLACEHOLDER: replaced by the capability's implementation."""
+"""Maintenance sweeps on SQLite: promote due jobs, reap expired leases, vacuums.
 
-from qctl_store.sqlite.base import SqliteBase
+Bulk work runs in batches of ``config.maintenance_batch`` rows, each batch its own
+short write transaction, so other processes sharing the file interleave between
+batches instead of waiting for one long lock.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from qctl_store import validate
+from qctl_store.sqlite.base import US, SqliteBase, Tx, queries, td_us, utc_day
+from qctl_store.types import Source
+
+Q = queries("maintenance.sql")
+JOBS = queries("jobs.sql")
+
+
+def batched(store: SqliteBase, sql: str, params: dict[str, Any]) -> int:
+    """Run a ``LIMIT :batch`` statement until a batch affects fewer rows than the
+    batch size; returns the rows affected in total."""
+    batch = store.config.maintenance_batch
+    total = 0
+    while True:
+        with store.tx() as t:
+            n = t.execute(sql, {**params, "now": t.now, "batch": batch}).rowcount
+        total += n
+        if n < batch:
+            return total
+
+
+def batched_tx(store: SqliteBase, step: Callable[[Tx, int], int]) -> int:
+    """Like ``batched`` for a batch that needs several statements: ``step(t, batch)``
+    returns how many rows its batch took."""
+    batch = store.config.maintenance_batch
+    total = 0
+    while True:
+        with store.tx() as t:
+            n = step(t, batch)
+        total += n
+        if n < batch:
+            return total
+
+
+def _kinds(kinds: list[str]) -> str:
+    for k in kinds:
+        validate.kind(k)
+    return json.dumps(list(kinds))
 
 
 class MaintenanceMixin(SqliteBase):
-    pass
+    def promote_due(self, source: Source, kinds: list[str]) -> int:
+        source = validate.source(source)
+        if not kinds:
+            return 0
+        return batched(self, Q.promote_due, {"source": source.value, "kinds": _kinds(kinds)})
+
+    def reap_expired(self, source: Source, kinds: list[str], max_reaps: int) -> tuple[int, int]:
+        source = validate.source(source)
+        validate.non_negative(max_reaps, "max_reaps")
+        if not kinds:
+            return 0, 0
+        params = {"source": source.value, "kinds": _kinds(kinds), "max_reaps": max_reaps}
+        killed = 0
+
+        def step(t: Tx, batch: int) -> int:
+            nonlocal killed
+            rows = t.all(Q.reap_expired, {**params, "now": t.now, "batch": batch})
+            for r in rows:
+                if r["died"]:
+                    killed += 1
+                    self._record_attempt(t, r["id"], r["attempt"], r["last_error"])
+            per_kind = Counter(r["kind"] for r in rows)
+            for kind in sorted(per_kind):
+                self.bump_stat(t, source.value, kind, "reaped", per_kind[kind])
+            return len(rows)
+
+        reaped = batched_tx(self, step)
+        return reaped, killed
+
+    def _record_attempt(self, t: Tx, job_id: str, attempt: int, error: str) -> None:
+        t.execute(
+            JOBS.insert_attempt, {"id": job_id, "attempt": attempt, "error": error, "now": t.now}
+        )
+
+    def vacuum_stats(self, source: Source, retention: timedelta) -> int:
+        source = validate.source(source)
+        validate.duration(retention, "retention")
+        if retention <= timedelta(0):
+            return 0
+        days = -(-retention // timedelta(days=1))  # whole days, rounded up
+        with self.tx() as t:
+            cutoff = utc_day(t.now - days * 86_400 * US)
+            return t.execute(
+                Q.vacuum_stats, {"source": source.value, "cutoff_day": cutoff}
+            ).rowcount
+
+    def vacuum_idempotency(self, source: Source) -> int:
+        source = validate.source(source)
+        with self.tx() as t:
+            return t.execute(Q.vacuum_idempotency, {"source": source.value, "now": t.now}).rowcount
+
+    def vacuum_completed(self, source: Source, retention: timedelta) -> int:
+        source = validate.source(source)
+        validate.duration(retention, "retention")
+        if retention <= timedelta(0):
+            return 0
+        return batched(
+            self, Q.vacuum_completed, {"source": source.value, "retention": td_us(retention)}
+        )

@@ -1,7 +1,147 @@
-"""PLACEHOLDER: replaced by the capability's implementation."""
+"""qctl's own numbered migrations for the embedded SQLite backend.
 
-from qctl_store.sqlite.base import SqliteBase
+Files ``migrations/NNNN_name.sql`` of this package are discovered at run time, so a new
+file is picked up without code changes. Applied versions are recorded in a goose-like
+version table (``config.version_table``: id, version_id, is_applied, tstamp, with the
+version-0 row). Each file and its version row commit together in one ``BEGIN IMMEDIATE``
+transaction that first re-reads the applied version, so processes migrating one file at
+the same time queue on the write lock and never apply a version twice.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from functools import cache
+from importlib import resources
+
+from qctl_store import errors
+from qctl_store.sqlite.base import SqliteBase, Tx
+from qctl_store.types import SchemaStatus
+
+_FILE = re.compile(r"^(\d{4})_[A-Za-z0-9_]+\.sql$")
+
+
+@cache
+def migrations() -> tuple[tuple[int, str], ...]:
+    """(version, SQL text) of every migration shipped with this release, ascending."""
+    found = []
+    for entry in resources.files("qctl_store.sqlite").joinpath("migrations").iterdir():
+        m = _FILE.match(entry.name)
+        if m:
+            found.append((int(m.group(1)), entry.read_text(encoding="utf-8")))
+    found.sort()
+    versions = [v for v, _ in found]
+    if len(set(versions)) != len(versions):
+        raise RuntimeError(f"duplicate SQLite migration versions: {versions}")
+    return tuple(found)
+
+
+def latest_version() -> int:
+    return migrations()[-1][0] if migrations() else 0
+
+
+def statements(script: str) -> list[str]:
+    """Split a script into complete statements (trigger bodies keep their semicolons),
+    so they can run inside an open transaction, which ``executescript`` cannot."""
+    out: list[str] = []
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            if pending.strip() and not _only_comments(pending):
+                out.append(pending.strip())
+            pending = ""
+    if pending.strip() and not _only_comments(pending):
+        raise ValueError(f"incomplete SQL statement at the end of a migration: {pending!r}")
+    return out
+
+
+def _only_comments(text: str) -> bool:
+    return all(not ln.strip() or ln.strip().startswith("--") for ln in text.splitlines())
 
 
 class MigrateMixin(SqliteBase):
-    pass
+    def _version_table(self) -> str:
+        return self.config.version_table  # validated as an identifier by Config
+
+    def _applied_version(self, t: Tx) -> int | None:
+        """The highest applied version, or None when there is no version table."""
+        exists = t.one(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+            (self._version_table(),),
+        )
+        if exists is None:
+            return None
+        row = t.one(
+            f"SELECT MAX(version_id) AS v FROM {self._version_table()} WHERE is_applied = 1"
+        )
+        return int(row["v"]) if row is not None and row["v"] is not None else 0
+
+    def migrate(self) -> list[int]:
+        known = latest_version()
+        with self.tx() as t:
+            t.execute(
+                f"CREATE TABLE IF NOT EXISTS {self._version_table()} ("
+                "id INTEGER PRIMARY KEY AUTOINCREMENT, version_id INTEGER NOT NULL, "
+                "is_applied INTEGER NOT NULL, tstamp TIMESTAMP DEFAULT (datetime('now')))"
+            )
+            if t.one(f"SELECT 1 FROM {self._version_table()} LIMIT 1") is None:
+                t.execute(
+                    f"INSERT INTO {self._version_table()} (version_id, is_applied) VALUES (0, 1)"
+                )
+        applied: list[int] = []
+        for version, script in migrations():
+            with self.tx() as t:
+                current = self._applied_version(t) or 0
+                if current > known:
+                    raise errors.SchemaTooNew(
+                        f"{self.path} is at schema version {current}; this release knows "
+                        f"up to {known}: upgrade qctl"
+                    )
+                if version <= current:
+                    continue  # applied earlier, or by a concurrent migrator
+                for stmt in statements(script):
+                    t.execute(stmt)
+                t.execute(
+                    f"INSERT INTO {self._version_table()} (version_id, is_applied) VALUES (?, 1)",
+                    (version,),
+                )
+            applied.append(version)
+        return applied
+
+    def schema_status(self) -> SchemaStatus:
+        expected = latest_version()
+        with self.read() as t:
+            applied = self._applied_version(t) or 0
+            triggers = t.one(
+                "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'azync_jobs'"
+            )
+        return SchemaStatus(
+            backend="sqlite",
+            schema="",
+            applied_version=applied,
+            expected_version=expected,
+            pending_versions=[v for v, _ in migrations() if v > applied],
+            change_triggers=triggers is not None,
+            push=self._change_push(),
+            location=self.path,
+        )
+
+    def _change_push(self) -> bool:
+        """Whether ``changes()`` pushes hints; the change-log capability overrides it."""
+        return False
+
+    def check_schema(self) -> None:
+        """Raise ``SchemaNotMigrated`` or ``SchemaTooNew`` unless the file is current."""
+        status = self.schema_status()
+        if status.applied_version > status.expected_version:
+            raise errors.SchemaTooNew(
+                f"{self.path} is at schema version {status.applied_version}; this release "
+                f"knows up to {status.expected_version}: upgrade qctl"
+            )
+        if status.applied_version < status.expected_version:
+            raise errors.SchemaNotMigrated(
+                f"{self.path} is at schema version {status.applied_version} of "
+                f"{status.expected_version}; run `qctl db migrate`"
+            )

@@ -1,7 +1,340 @@
-"""PLACEHOLDER: replaced by the capability's implementation."""
+"""Workflow-as-code executions (``driver.WorkflowStore``) on SQLite.
 
-from qctl_store.sqlite.base import SqliteBase
+The same semantics as the PostgreSQL backend (azync's ``workflow_store.go``, notes
+Part 1.D and 2.10). ``BEGIN IMMEDIATE`` serialises writers, which takes the place of
+PostgreSQL's header row locks when history sequence numbers are assigned.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+from qctl_store import errors, validate
+from qctl_store.config import OPERATION_MAX_ATTEMPTS, STALLED_LIMIT, WORKFLOW_TASK_QUEUE
+from qctl_store.sqlite import rows
+from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us, uid
+from qctl_store.types import (
+    JSON,
+    WORKFLOW_TERMINAL_STATES,
+    HistoryEvent,
+    ScheduleOperationParams,
+    SignalParams,
+    Source,
+    StalledWorkflow,
+    UncertainDecision,
+    WorkflowExecutionView,
+    WorkflowFilter,
+    WorkflowStartParams,
+    WorkflowState,
+)
+from qctl_store.wac import decision as parse_decision
+from qctl_store.wac import execution_key, json_or_null, signal_history_payload, task_kind
+
+Q = queries("workflows.sql")
+
+_RESOLVE = {
+    UncertainDecision.COMPLETE: Q.resolve_complete,
+    UncertainDecision.FAIL: Q.resolve_fail,
+    UncertainDecision.RETRY: Q.resolve_retry,
+}
+
+
+def _execution(row: rows.Row) -> WorkflowExecutionView:
+    return WorkflowExecutionView(
+        id=uuid.UUID(row["id"]),
+        name=row["name"],
+        version=row["version"],
+        state=WorkflowState(row["state"]),
+        business_idempotency_key=row["business_idempotency_key"] or "",
+        task_queue=row["task_queue"],
+        input=rows.json_value(row["input"]),
+        result=rows.json_value(row["result"]),
+        failure_reason=row["failure_reason"] or "",
+        meta=rows.meta(row["meta"]),
+        created_at=rows.dt(row["created_at"]),
+        updated_at=rows.dt(row["updated_at"]),
+        completed_at=rows.dt(row["completed_at"]),
+    )
+
+
+def _exists(t: Tx, workflow_id: uuid.UUID) -> bool:
+    return t.one(Q.get_header, {"id": str(workflow_id)}) is not None
 
 
 class WorkflowMixin(SqliteBase):
-    pass
+    # --- start / get / list ---------------------------------------------------------
+
+    def start_workflow(self, p: WorkflowStartParams) -> tuple[bool, uuid.UUID | None]:
+        validate.kind(p.name, "workflow name")
+        params: dict[str, Any] = {
+            "id": str(p.id),
+            "name": p.name,
+            "version": p.version,
+            "biz_key": p.business_idempotency_key,
+            "task_queue": p.task_queue or WORKFLOW_TASK_QUEUE,
+            "input": json_or_null(p.input, "input"),
+            "meta": validate.json_text(validate.meta(p.meta), "meta"),
+        }
+        kind = task_kind(p.name)
+        with self.tx() as t:
+            params["now"] = t.now
+            if t.one(Q.insert_execution, params) is None:
+                # Only a non-empty key can conflict, so the live holder exists.
+                row = t.one(Q.find_live_execution, params)
+                return False, uuid.UUID(row["id"]) if row else None
+            t.execute(Q.insert_started_history, params)
+            self._insert_task(t, p.id, kind, None)
+        return True, None
+
+    def get_workflow_execution(self, id: uuid.UUID) -> WorkflowExecutionView:
+        with self.read() as t:
+            row = t.one(Q.get_execution, {"id": str(id)})
+        if row is None:
+            raise errors.NotFound("get workflow execution")
+        return _execution(row)
+
+    def list_workflow_executions(
+        self, filter: WorkflowFilter, offset: int = 0, limit: int = 0
+    ) -> tuple[list[WorkflowExecutionView], int]:
+        params = {
+            "name": filter.name or None,
+            "state": WorkflowState(filter.state).value if filter.state else None,
+            "offset": max(validate.limit(offset, "offset"), 0),
+            "limit": validate.limit(limit) if limit > 0 else -1,
+        }
+        with self.read() as t:
+            found = t.all(Q.list_executions, params)
+            total = t.one(Q.count_executions, params)
+        return [_execution(r) for r in found], int(total["total"]) if total else 0
+
+    # --- history --------------------------------------------------------------------
+
+    def append_history(self, workflow_id: uuid.UUID, type: str, payload: JSON) -> int:
+        validate.kind(type, "history event type")
+        params: dict[str, Any] = {
+            "id": str(workflow_id),
+            "type": type,
+            "payload": json_or_null(payload, "payload"),
+        }
+        with self.tx() as t:
+            if not _exists(t, workflow_id):
+                raise errors.NotFound("append history")
+            params["now"] = t.now
+            params["seq"] = self._next_seq(t, workflow_id)
+            if t.execute(Q.insert_history, params).rowcount == 1:
+                return int(params["seq"])
+            # Only an operation result with an execution_key conflicts: the retried
+            # append returns the seq already recorded.
+            row = t.one(
+                Q.find_history_by_exec_key,
+                {**params, "execution_key": execution_key(type, payload)},
+            )
+            if row is None:
+                raise errors.Conflict(f"append history: {type} conflicted without an execution_key")
+            return int(row["seq"])
+
+    def _next_seq(self, t: Tx, workflow_id: uuid.UUID) -> int:
+        row = t.one(Q.next_history_seq, {"id": str(workflow_id)})
+        assert row is not None
+        return int(row["seq"])
+
+    def list_history(self, workflow_id: uuid.UUID) -> list[HistoryEvent]:
+        with self.read() as t:
+            if not _exists(t, workflow_id):
+                raise errors.NotFound("list history")
+            found = t.all(Q.list_history, {"id": str(workflow_id)})
+        return [
+            HistoryEvent(
+                workflow_id=uuid.UUID(r["workflow_id"]),
+                seq=int(r["event_seq"]),
+                type=r["event_type"],
+                payload=rows.json_value(r["payload"]),
+                created_at=rows.dt(r["created_at"]),  # type: ignore[arg-type]
+            )
+            for r in found
+        ]
+
+    # --- signals --------------------------------------------------------------------
+
+    def signal_workflow(self, p: SignalParams) -> bool:
+        validate.kind(p.name, "signal name")
+        signal = {
+            "id": str(uuid.uuid4()),
+            "workflow_id": str(p.workflow_id),
+            "name": p.name,
+            "message_id": p.message_id,
+            "payload": json_or_null(p.payload, "payload"),
+        }
+        history_payload = validate.json_text(signal_history_payload(p.name, p.payload))
+        with self.tx() as t:
+            header = t.one(Q.get_header, {"id": str(p.workflow_id)})
+            if header is None:
+                raise errors.NotFound("signal workflow")
+            if t.one(Q.insert_signal, {**signal, "now": t.now}) is None:
+                return False  # a repeated message id
+            t.execute(
+                Q.insert_history,
+                {
+                    "id": str(p.workflow_id),
+                    "seq": self._next_seq(t, p.workflow_id),
+                    "type": "SignalReceived",
+                    "payload": history_payload,
+                    "now": t.now,
+                },
+            )
+            if WorkflowState(header["state"]) not in WORKFLOW_TERMINAL_STATES:
+                self._insert_task(t, p.workflow_id, task_kind(header["name"]), None)
+        return True
+
+    # --- state transitions ----------------------------------------------------------
+
+    def _settle(self, sql: str, op: str, params: dict[str, Any]) -> None:
+        with self.tx() as t:
+            if t.execute(sql, {**params, "now": t.now}).rowcount == 0:
+                raise errors.NotFound(op)
+
+    def complete_workflow(self, id: uuid.UUID, result: JSON) -> None:
+        self._settle(
+            Q.complete_execution,
+            "complete workflow",
+            {"id": str(id), "result": json_or_null(result, "result")},
+        )
+
+    def fail_workflow(self, id: uuid.UUID, reason: str) -> None:
+        self._settle(Q.fail_execution, "fail workflow", {"id": str(id), "reason": reason})
+
+    def cancel_workflow_execution(self, id: uuid.UUID) -> None:
+        self._settle(Q.cancel_execution, "cancel workflow execution", {"id": str(id)})
+
+    def suspend_workflow(self, id: uuid.UUID, reason: str) -> None:
+        self._settle(Q.suspend_execution, "suspend workflow", {"id": str(id), "reason": reason})
+
+    def resume_workflow(self, id: uuid.UUID) -> None:
+        self._settle(Q.resume_execution, "resume workflow", {"id": str(id)})
+
+    # --- operations -----------------------------------------------------------------
+
+    def schedule_operation(self, p: ScheduleOperationParams) -> uuid.UUID:
+        validate.kind(p.kind)
+        run_at = validate.instant(p.run_at, "run_at")
+        meta = dict(validate.meta(p.meta))
+        if p.execution_key:
+            meta["execution_key"] = p.execution_key
+        job_id = uuid.uuid4()
+        params = {
+            "id": str(job_id),
+            "kind": p.kind,
+            "payload": json_or_null(p.payload, "payload"),
+            "meta": validate.json_text(meta, "meta"),
+            "max_attempts": p.max_attempts if p.max_attempts > 0 else OPERATION_MAX_ATTEMPTS,
+            "workflow_id": str(p.workflow_id),
+            "execution_key": p.execution_key,
+            "run_at": to_us(run_at),
+        }
+        # One write transaction: the dedupe lookup and the insert cannot interleave with
+        # another writer, so no unique-violation fallback is needed.
+        with self.tx() as t:
+            if not _exists(t, p.workflow_id):
+                raise errors.NotFound("schedule operation")
+            if p.execution_key:
+                row = t.one(Q.find_live_operation, params)
+                if row is not None:
+                    return uuid.UUID(row["id"])
+            try:
+                t.execute(Q.insert_operation, {**params, "now": t.now})
+            except sqlite3.IntegrityError:
+                # The exec-key index is global: another workflow's live job holds the key.
+                raise errors.Conflict(
+                    f"schedule operation: execution key {p.execution_key!r} is held by a "
+                    "live job of another workflow"
+                ) from None
+            self.bump_stat(t, Source.WORKFLOW, p.kind, "enqueued")
+        return job_id
+
+    def mark_uncertain(
+        self, operation_job_id: uuid.UUID, lease_token: uuid.UUID, reason: str
+    ) -> None:
+        # Like azync's single CTE statement, the job update stands even when the
+        # execution is no longer running or suspended; only then is it not-found.
+        suspended = False
+        with self.tx() as t:
+            params = {
+                "id": str(operation_job_id),
+                "lease_token": str(lease_token),
+                "reason": reason,
+                "now": t.now,
+            }
+            job = t.one(Q.mark_job_uncertain, params)
+            if job is not None and job["run_id"] is not None:
+                suspended = (
+                    t.execute(Q.suspend_for_uncertain, {**params, "run_id": job["run_id"]}).rowcount
+                    == 1
+                )
+        if not suspended:
+            raise errors.NotFound("mark uncertain")
+
+    def resolve_uncertain(
+        self, operation_job_id: uuid.UUID, decision: str, result: JSON = None
+    ) -> tuple[uuid.UUID, str]:
+        d = parse_decision(decision)
+        params = {"id": str(operation_job_id), "result": json_or_null(result, "result")}
+        with self.tx() as t:
+            row = t.one(_RESOLVE[d], {**params, "now": t.now})
+            if row is None:
+                raise errors.NotFound("resolve uncertain")
+            t.execute(Q.resume_after_resolve, {"id": row["run_id"], "now": t.now})
+        return uuid.UUID(row["run_id"]), row["workflow_name"]
+
+    # --- tasks and maintenance ------------------------------------------------------
+
+    def _insert_task(
+        self, t: Tx, workflow_id: uuid.UUID, kind: str, run_at: datetime | None
+    ) -> None:
+        t.execute(
+            Q.insert_task,
+            {
+                "id": str(uuid.uuid4()),
+                "kind": kind,
+                "workflow_id": uid(workflow_id),
+                "run_at": to_us(run_at),
+                "now": t.now,
+            },
+        )
+        self.bump_stat(t, Source.WORKFLOW, kind, "enqueued")
+
+    def schedule_task(
+        self, workflow_id: uuid.UUID, kind: str, run_at: datetime | None = None
+    ) -> None:
+        validate.kind(kind)
+        run_at = validate.instant(run_at, "run_at")
+        with self.tx() as t:
+            if not _exists(t, workflow_id):
+                raise errors.NotFound("schedule workflow task")
+            self._insert_task(t, workflow_id, kind, run_at)
+
+    def vacuum_workflows(self, retention: timedelta) -> int:
+        validate.duration(retention, "retention")
+        if retention <= timedelta(0):
+            return 0
+        with self.tx() as t:
+            return t.execute(
+                Q.vacuum_executions, {"now": t.now, "retention": td_us(retention)}
+            ).rowcount
+
+    def list_stalled_workflows(
+        self, older_than: timedelta, limit: int = 0
+    ) -> list[StalledWorkflow]:
+        validate.duration(older_than, "older_than")
+        with self.read() as t:
+            found = t.all(
+                Q.list_stalled,
+                {
+                    "now": t.now,
+                    "older_than": td_us(older_than),
+                    "limit": validate.limit(limit) if limit > 0 else STALLED_LIMIT,
+                },
+            )
+        return [StalledWorkflow(id=uuid.UUID(r["id"]), name=r["name"]) for r in found]

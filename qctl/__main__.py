@@ -1,0 +1,5 @@
+"""``python -m qctl``: the command line."""
+
+from qctl.cli.main import run
+
+run()

@@ -1,0 +1,165 @@
+"""The connection context of one ``qctl`` invocation, put in ``ctx.obj`` by the root
+callback and shared by the command line and the dashboard.
+
+Where the settings come from, first match wins:
+
+- DSN: ``--dsn``; the named context's ``dsn`` (``--context NAME`` or ``QCTL_CONTEXT``);
+  ``QCTL_DSN``; the config file's ``default_context``; else the embedded default database.
+- schema: ``--schema``; the named context; ``QCTL_SCHEMA``; the default context.
+- read-only: ``--read-only``, ``QCTL_READ_ONLY=1`` or ``read_only = true`` in the
+  context in effect (any of them turns it on; nothing turns it off).
+
+The config file is ``$XDG_CONFIG_HOME/qctl/config.toml`` (``~/.config/qctl/config.toml``)::
+
+    default_context = "local"
+
+    [contexts.prod]
+    dsn = "postgresql://ops@db.internal/app"
+    schema = "azync"
+    read_only = true
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from qctl_store.errors import InvalidInput, ReadOnly
+
+if TYPE_CHECKING:
+    from qctl_store.postgres import PostgresStore
+    from qctl_store.sqlite import SqliteStore
+
+    AnyStore = PostgresStore | SqliteStore
+
+
+class ConfigFileError(InvalidInput):
+    """The config file is unreadable or names an unknown context (a usage error)."""
+
+
+def config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(Path.home(), ".config")
+    return Path(base) / "qctl" / "config.toml"
+
+
+def load_config_file(path: Path | None = None) -> dict[str, Any]:
+    """The parsed config file, or ``{}`` when there is none."""
+    path = path or config_path()
+    if not path.exists():
+        return {}
+    import tomllib
+
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigFileError(f"cannot read {path}: {exc}") from None
+
+
+def _context_entry(data: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
+    contexts = data.get("contexts") or {}
+    entry = contexts.get(name) if isinstance(contexts, dict) else None
+    if not isinstance(entry, dict):
+        known = ", ".join(sorted(contexts)) if isinstance(contexts, dict) else ""
+        raise ConfigFileError(
+            f"no context {name!r} in {path}" + (f" (known: {known})" if known else "")
+        )
+    for key in ("dsn", "schema"):
+        if key in entry and not isinstance(entry[key], str):
+            raise ConfigFileError(f"context {name!r} in {path}: {key} must be a string")
+    if "read_only" in entry and not isinstance(entry["read_only"], bool):
+        raise ConfigFileError(f"context {name!r} in {path}: read_only must be true or false")
+    return entry
+
+
+@dataclass
+class CliContext:
+    """Resolved connection settings; ``open_store`` opens (and caches) the store."""
+
+    dsn: str | None = None
+    schema: str = ""
+    context_name: str | None = None
+    read_only: bool = False
+    no_color: bool = False
+    _stores: list[AnyStore] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def resolve(
+        cls,
+        dsn: str | None = None,
+        schema: str | None = None,
+        context: str | None = None,
+        read_only: bool = False,
+        no_color: bool = False,
+        environ: dict[str, str] | None = None,
+        config_file: Path | None = None,
+    ) -> CliContext:
+        """Combine flags, environment and the config file (see the module doc)."""
+        env = os.environ if environ is None else environ
+        path = config_file or config_path()
+        data = load_config_file(path)
+        explicit = context or env.get("QCTL_CONTEXT") or None
+        named = _context_entry(data, explicit, path) if explicit else {}
+        default_name = data.get("default_context") if not explicit else None
+        default = (
+            _context_entry(data, default_name, path)
+            if isinstance(default_name, str) and default_name
+            else {}
+        )
+        return cls(
+            dsn=dsn or named.get("dsn") or env.get("QCTL_DSN") or default.get("dsn") or None,
+            schema=schema
+            or named.get("schema")
+            or env.get("QCTL_SCHEMA")
+            or default.get("schema")
+            or "",
+            context_name=explicit or (default_name if default else None),
+            read_only=bool(
+                read_only
+                or env.get("QCTL_READ_ONLY", "").lower() in ("1", "true", "yes")
+                or (named or default).get("read_only", False)
+            ),
+            no_color=no_color or bool(env.get("NO_COLOR")),
+        )
+
+    @property
+    def is_postgres(self) -> bool:
+        from qctl_store.dsn import is_postgres
+
+        return bool(self.dsn) and is_postgres(self.dsn or "")
+
+    def describe(self) -> str:
+        """Where this context points, safe to print (passwords redacted)."""
+        from qctl_store.dsn import default_database_path, redact
+
+        where = redact(self.dsn) if self.dsn else f"{default_database_path()} (embedded default)"
+        if self.schema and self.is_postgres:
+            where += f" schema={self.schema}"
+        return where + (" [read-only]" if self.read_only else "")
+
+    def require_writable(self, action: str) -> None:
+        """Refuse a write before anything reaches the database."""
+        if self.read_only:
+            raise ReadOnly(f"{action}: refused, qctl is in read-only mode")
+
+    def open_store(self, pooled: bool = False) -> AnyStore:
+        """Open the store this context points at (the one-shot CLI uses ``pooled=False``;
+        the dashboard passes ``pooled=True``). Stores are closed by ``close()``.
+
+        With no DSN the embedded default database is created and migrated on first use
+        (unless read-only). PostgreSQL is never migrated implicitly: a call on an
+        unmigrated database raises ``SchemaNotMigrated`` ("run `qctl db migrate`").
+        """
+        from qctl_store import Config, open_store
+
+        config = Config(schema=self.schema, read_only=self.read_only, pooled=pooled)
+        store = open_store(self.dsn, config)
+        self._stores.append(store)
+        return store
+
+    def close(self) -> None:
+        stores, self._stores = self._stores, []
+        for store in stores:
+            store.close()

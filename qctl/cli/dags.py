@@ -1,0 +1,216 @@
+"""``qctl dags``: declared DAG runs, their tasks and graph, and the operator's actions."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import Output, Yes
+from qctl.cli.jobs import job_record
+from qctl.cli.output import OutputFormat, as_dict, emit_object, emit_result, emit_rows, note
+from qctl_store.types import DAGFilter, DAGSignalParams, DAGState, DAGView, Job, JobState
+
+if TYPE_CHECKING:
+    from qctl.cli.context import AnyStore
+
+app = common.app("dags", "Declared DAG runs: list, show the graph, signal, retry, compensate.")
+
+IdArg = Annotated[str, typer.Argument(help="DAG id or unique prefix (>= 8 hex chars).")]
+DAG_COLUMNS = ["id", "name", "state", "on_failure", "tasks", "created_at", "failure_reason"]
+TASK_COLUMNS = ["task_key", "kind", "state", "attempt", "max_attempts", "id", "last_error"]
+
+
+def counts_text(counts: dict[JobState, int]) -> str:
+    return " ".join(f"{state}:{n}" for state, n in sorted(counts.items()) if n)
+
+
+def dag_record(dag: DAGView, counts: dict[JobState, int] | None = None) -> dict[str, Any]:
+    record = as_dict(dag)
+    if counts is not None:
+        record["tasks"] = counts
+    return record
+
+
+def graph_text(tasks: list[Job], deps: list[tuple[str, str]]) -> str:
+    """The task graph drawn as text, each task labelled with its state."""
+    from qctl.tui.layout import layout, render
+
+    labels = {t.task_key: f"{t.task_key} [{t.state}]" for t in tasks}
+    return render(layout([t.task_key for t in tasks], deps), labels).text
+
+
+@app.command("list")
+def list_dags(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Option("--name", help="Only runs of this DAG name.")] = "",
+    state: Annotated[DAGState | None, typer.Option("--state", help="Run state.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Rows per page.")] = 50,
+    offset: Annotated[int, typer.Option("--offset", min=0, help="Skip this many.")] = 0,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """DAG runs, newest first, with per-run task-state counts."""
+    store = common.store(ctx)
+    dags, total = store.list_dags(DAGFilter(name=name, state=state), offset, limit)
+    counts = store.dag_task_counts([d.id for d in dags]) if dags else {}
+    records = [dag_record(d, counts.get(d.id, {})) for d in dags]
+    table = [{**r, "tasks": counts_text(r["tasks"])} for r in records]
+    emit_rows(table, DAG_COLUMNS, output, full=records)
+    if output == OutputFormat.TABLE:
+        note(f"{len(dags)} shown of {total} (offset {offset})")
+
+
+@app.command("counts")
+def counts(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
+    """How many runs of each DAG name are in each state."""
+    by_name = common.store(ctx).dag_name_state_counts()
+    rows: list[dict[str, Any]] = [
+        {"name": name, **{s.value: per.get(s, 0) for s in DAGState}}
+        for name, per in sorted(by_name.items())
+    ]
+    emit_rows(rows, ["name", *(s.value for s in DAGState)], output)
+
+
+@app.command("show")
+def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """One run: header, tasks, and its graph with task states."""
+    store = common.store(ctx)
+    dag_id = common.resolve(ctx, "dag", id)
+    dag = store.get_dag(dag_id)
+    tasks = store.dag_tasks(dag_id)
+    deps = store.dag_deps(dag_id)
+    if output != OutputFormat.TABLE:
+        emit_object(
+            {"dag": dag_record(dag), "tasks": [job_record(t) for t in tasks], "deps": deps},
+            output,
+        )
+        return
+    emit_object(dag_record(dag), output)
+    typer.echo("")
+    emit_rows([job_record(t) for t in tasks], TASK_COLUMNS, output)
+    if tasks:
+        typer.echo("")
+        typer.echo(graph_text(tasks, [(d.task_key, d.depends_on_key) for d in deps]))
+
+
+@app.command("find")
+def find(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="DAG name.")],
+    key: Annotated[str, typer.Argument(help="Idempotency key of the run.")],
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """The live run of NAME with idempotency KEY."""
+    dag_id = common.store(ctx).find_dag_by_key(name, key)
+    emit_result({"id": dag_id, "name": name, "idempotency_key": key}, str(dag_id), output)
+
+
+@app.command("signal")
+def signal(
+    ctx: typer.Context,
+    id: IdArg,
+    name: Annotated[str, typer.Argument(help="Signal name.")],
+    payload: Annotated[str | None, typer.Option("--payload", "-p", help="JSON payload.")] = None,
+    message_id: Annotated[str, typer.Option("--message-id", help="Dedupe id.")] = "",
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Send a signal to a run's waiting tasks (buffered when none waits yet)."""
+    store = common.writable(ctx, "dags signal")
+    dag_id = common.resolve(ctx, "dag", id)
+    delivered, dedup = store.signal(
+        DAGSignalParams(
+            dag_id=dag_id,
+            name=name,
+            message_id=message_id,
+            payload=common.json_value(payload, "--payload"),
+        )
+    )
+    if dedup:
+        message = f"signal {name!r} to DAG {dag_id} was a duplicate (message id {message_id!r})"
+    else:
+        message = f"signal {name!r} to DAG {dag_id}: delivered to {delivered} task(s)" + (
+            "" if delivered else " (buffered)"
+        )
+    emit_result(
+        {"id": dag_id, "signal": name, "delivered": delivered, "deduplicated": dedup},
+        message,
+        output,
+    )
+
+
+def _action(
+    ctx: typer.Context,
+    id: str,
+    action: str,
+    done: str,
+    output: OutputFormat,
+    call: Callable[[AnyStore, uuid.UUID], None],
+    *,
+    destructive: bool = False,
+    yes: bool = False,
+) -> None:
+    store = common.writable(ctx, f"dags {action}")
+    dag_id = common.resolve(ctx, "dag", id)
+    if destructive:
+        dag = store.get_dag(dag_id)
+        common.confirm(f"{action.capitalize()} DAG {dag.name} {dag_id} ({dag.state})?", yes)
+    call(store, dag_id)
+    emit_result({"id": dag_id, "action": action}, f"{done} DAG {dag_id}", output)
+
+
+@app.command("pause")
+def pause(
+    ctx: typer.Context,
+    id: IdArg,
+    reason: Annotated[str, typer.Option("--reason", help="Why (shown on the run).")],
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Pause a run: its tasks stay where they are until retry."""
+    _action(ctx, id, "pause", "paused", output, lambda s, i: s.pause_dag(i, reason))
+
+
+@app.command("retry")
+def retry(
+    ctx: typer.Context, id: IdArg, yes: Yes = False, output: Output = OutputFormat.TABLE
+) -> None:
+    """Resume a suspended or paused run: dead tasks get a fresh budget."""
+    _action(ctx, id, "retry", "retried", output, lambda s, i: s.retry_dag(i))
+
+
+@app.command("compensate")
+def compensate(
+    ctx: typer.Context, id: IdArg, yes: Yes = False, output: Output = OutputFormat.TABLE
+) -> None:
+    """Run the compensation chain of a run (saga rollback)."""
+    _action(
+        ctx,
+        id,
+        "compensate",
+        "compensating",
+        output,
+        lambda s, i: s.compensate_dag(i),
+        destructive=True,
+        yes=yes,
+    )
+
+
+@app.command("cancel")
+def cancel(
+    ctx: typer.Context, id: IdArg, yes: Yes = False, output: Output = OutputFormat.TABLE
+) -> None:
+    """Cancel a run without compensation."""
+    _action(
+        ctx,
+        id,
+        "cancel",
+        "cancelled",
+        output,
+        lambda s, i: s.cancel_dag(i),
+        destructive=True,
+        yes=yes,
+    )

@@ -1,0 +1,57 @@
+"""``qctl db``: schema migrations and status."""
+
+from __future__ import annotations
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.output import as_dict, emit_object, emit_result, note
+
+app = common.app("db", "Database schema: migrate and status.")
+
+
+@app.command("migrate")
+def migrate(
+    ctx: typer.Context,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = common.OutputFormat.TABLE,
+) -> None:
+    """Bring azync's schema up to date (goose-compatible version table)."""
+    if dry_run:
+        status = common.store(ctx).schema_status()
+        emit_result(
+            {
+                "dry_run": True,
+                "pending_versions": status.pending_versions,
+                "applied_version": status.applied_version,
+            },
+            f"would apply {len(status.pending_versions)} migration(s): "
+            f"{', '.join(map(str, status.pending_versions)) or 'none'} "
+            f"(at version {status.applied_version})",
+            output,
+        )
+        return
+    store = common.writable(ctx, "db migrate")
+    applied = store.migrate()
+    status = store.schema_status()
+    emit_result(
+        {"applied": applied, "version": status.applied_version},
+        f"applied {len(applied)} migration(s)"
+        + (f": {', '.join(map(str, applied))}" if applied else " (already up to date)")
+        + f"; schema at version {status.applied_version}",
+        output,
+    )
+
+
+@app.command("status")
+def status(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> None:
+    """Applied and expected schema versions, change triggers, push or poll."""
+    cli = common.cli(ctx)
+    result = common.store(ctx).schema_status()
+    record = as_dict(result)
+    record["location"] = record.get("location") or cli.describe()
+    emit_object(record, output)
+    if result.pending_versions:
+        note(f"{len(result.pending_versions)} migration(s) pending: run `qctl db migrate`")

@@ -1,0 +1,94 @@
+"""``qctl demo``: a realistic live workload, watched in ``qctl top`` (or headless)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from qctl.cli.common import cli
+
+
+def demo_database_path() -> Path:
+    """The demo's own embedded database: ``$XDG_DATA_HOME/qctl/demo.db``."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
+    return Path(base) / "qctl" / "demo.db"
+
+
+def demo(
+    ctx: typer.Context,
+    no_tui: Annotated[
+        bool, typer.Option("--no-tui", help="Run headless and print a summary at the end.")
+    ] = False,
+    duration: Annotated[
+        str | None,
+        typer.Option(
+            "--duration",
+            metavar="D",
+            help="Stop after this long (90s, 15m, ...); default: until the dashboard "
+            "quits, or 60s with --no-tui.",
+        ),
+    ] = None,
+    speed: Annotated[
+        float, typer.Option("--speed", min=0.1, max=20.0, help="Workload rate multiplier.")
+    ] = 1.0,
+    reset: Annotated[
+        bool,
+        typer.Option("--reset", help="Start from an empty demo database (embedded only)."),
+    ] = False,
+    seed: Annotated[int | None, typer.Option("--seed", help="Random seed.")] = None,
+) -> None:
+    """Run a workload (jobs, retries, dead jobs, crashed workers, events, DAG runs with
+    fan-out, signals and sagas, workflows with uncertain operations) on the embedded demo
+    database ($XDG_DATA_HOME/qctl/demo.db), or on --dsn (PostgreSQL must be migrated),
+    and watch it in qctl top."""
+    from qctl.cli import parse
+    from qctl.demo import Demo
+    from qctl_store import Config, open_store
+
+    c = cli(ctx)
+    c.require_writable("demo")
+    seconds = parse.parse_duration(duration).total_seconds() if duration else None
+    if seconds is None and no_tui:
+        seconds = 60.0
+    if c.dsn:
+        store = c.open_store(pooled=True)
+        location = c.describe()
+        if c.is_postgres:
+            store.check_schema()  # never migrate someone's PostgreSQL implicitly
+        else:
+            store.migrate()
+    else:
+        path = demo_database_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if reset:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+        store = open_store(f"sqlite:///{path}", Config())
+        c._stores.append(store)
+        store.migrate()
+        location = f"{path} (demo)"
+    workload = Demo(store, speed=speed, duration=seconds, seed=seed)
+    if no_tui:
+        sys.stderr.write(f"qctl demo: running on {location} for {seconds:g}s\n")
+        workload.start()
+        try:
+            workload.wait()
+        except KeyboardInterrupt:
+            workload.stop()
+            workload.join()
+        json.dump(workload.summary(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    from qctl.tui.app import run
+
+    # The dashboard's first frame comes first; the workload starts right after it.
+    try:
+        run(store, location=location, on_ready=workload.start)
+    finally:
+        workload.stop()
+        workload.join()

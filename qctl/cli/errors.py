@@ -1,0 +1,78 @@
+"""Exit codes, and the one place where failures become one line on stderr and a code."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from qctl_store import errors as store_errors
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FAILURE = 1
+    USAGE = 2
+    NOT_FOUND = 3
+    REFUSED = 4
+    SCHEMA = 5
+    UNAVAILABLE = 6
+    INTERRUPTED = 130
+
+
+EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
+    (ExitCode.OK, "success"),
+    (ExitCode.FAILURE, "runtime failure"),
+    (ExitCode.USAGE, "usage error: unknown option, bad value, ambiguous or too short id prefix"),
+    (
+        ExitCode.NOT_FOUND,
+        "not found: the job, DAG, event or workflow does not exist or is not "
+        "in the state the action needs",
+    ),
+    (
+        ExitCode.REFUSED,
+        "refused: read-only mode, confirmation declined or missing --yes, "
+        "or a conflicting concurrent change",
+    ),
+    (
+        ExitCode.SCHEMA,
+        "the database is not migrated (run `qctl db migrate`) or is newer than this release",
+    ),
+    (ExitCode.UNAVAILABLE, "the database is unavailable"),
+    (ExitCode.INTERRUPTED, "interrupted by Ctrl-C (qctl watch and qctl maintain exit 0)"),
+]
+
+
+class Refused(store_errors.StoreError):
+    """The operator declined, or confirmation was impossible without --yes."""
+
+
+class Failed(store_errors.StoreError):
+    """A command-level failure with a message (exit 1)."""
+
+
+def exit_code_for(exc: BaseException) -> ExitCode:
+    """The documented exit code of a failure."""
+    from qctl.cli.parse import IdNotFound
+
+    if isinstance(exc, store_errors.InvalidInput):
+        return ExitCode.USAGE
+    if isinstance(exc, store_errors.NotFound | IdNotFound):
+        return ExitCode.NOT_FOUND
+    if isinstance(exc, store_errors.ReadOnly | store_errors.Conflict | Refused):
+        return ExitCode.REFUSED
+    if isinstance(exc, store_errors.SchemaNotMigrated | store_errors.SchemaTooNew):
+        return ExitCode.SCHEMA
+    if isinstance(exc, store_errors.Unavailable):
+        return ExitCode.UNAVAILABLE
+    return ExitCode.FAILURE
+
+
+def message_for(exc: BaseException) -> str:
+    """One line, never a DSN password."""
+    from qctl_store.dsn import redact
+
+    text = str(exc).strip() or type(exc).__name__
+    if isinstance(exc, store_errors.SchemaNotMigrated) and "qctl db migrate" not in text:
+        text += "; run `qctl db migrate`"
+    if not isinstance(exc, store_errors.StoreError):
+        text = f"{type(exc).__name__}: {text}"
+    return redact(" ".join(text.split()))

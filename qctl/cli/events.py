@@ -1,0 +1,140 @@
+"""``qctl events``: the event ledger."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, MetaOpt, Output, Yes
+from qctl.cli.output import OutputFormat, as_dict, emit_object, emit_result, emit_rows, note
+from qctl_store.types import EventAdminRow, EventFilter, PublishParams
+
+app = common.app("events", "The event ledger: list, show, publish, stats, retain.")
+
+EVENT_COLUMNS = [
+    "id",
+    "type",
+    "aggregate_type",
+    "aggregate_id",
+    "version",
+    "occurred_at",
+    "dispatched_at",
+    "deliveries",
+]
+PayloadFlag = Annotated[bool, typer.Option("--payload", help="Include the payload.")]
+
+
+def event_record(row: EventAdminRow, with_payload: bool) -> dict[str, Any]:
+    record = as_dict(row)
+    if not with_payload:
+        record.pop("payload")
+    return record
+
+
+@app.command("list")
+def list_events(
+    ctx: typer.Context,
+    type: Annotated[str, typer.Option("--type", "-t", help="Only this event type.")] = "",
+    undispatched: Annotated[
+        bool, typer.Option("--undispatched", help="Only events not yet fanned out.")
+    ] = False,
+    since: Annotated[
+        str | None, typer.Option("--since", metavar="INSTANT", help="Occurred at or after.")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", metavar="INSTANT", help="Occurred before.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Rows per page.")] = 50,
+    offset: Annotated[int, typer.Option("--offset", min=0, help="Skip this many.")] = 0,
+    payload: PayloadFlag = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Ledger events, newest first."""
+    flt = EventFilter(
+        type=type,
+        undispatched=True if undispatched else None,
+        since=common.instant(since, "--since"),
+        until=common.instant(until, "--until"),
+    )
+    rows, total = common.store(ctx).list_events(flt, offset, limit)
+    emit_rows([event_record(r, payload) for r in rows], EVENT_COLUMNS, output)
+    if output == OutputFormat.TABLE:
+        note(f"{len(rows)} shown of {total} (offset {offset})")
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    id: Annotated[str, typer.Argument(help="Event id or unique prefix (>= 8 hex chars).")],
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """One event, payload included."""
+    row = common.store(ctx).get_event(common.resolve(ctx, "event", id))
+    emit_object(event_record(row, True), output)
+
+
+@app.command("publish")
+def publish(
+    ctx: typer.Context,
+    type: Annotated[str, typer.Argument(help="Event type.")],
+    payload: Annotated[str, typer.Option("--payload", "-p", help="Payload (JSON).")] = "{}",
+    aggregate_type: Annotated[str, typer.Option("--aggregate-type")] = "",
+    aggregate_id: Annotated[str, typer.Option("--aggregate-id")] = "",
+    version: Annotated[int, typer.Option("--version", help="Aggregate version.")] = 0,
+    meta: MetaOpt = None,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Append an event and fan it out to its subscribers."""
+    params = PublishParams(
+        type=type,
+        payload=common.json_value(payload, "--payload"),
+        aggregate_type=aggregate_type,
+        aggregate_id=aggregate_id,
+        version=version,
+        meta=common.meta(meta),
+    )
+    deliveries = common.writable(ctx, "events publish").publish(params)
+    emit_result(
+        {"id": params.id, "type": type, "deliveries": deliveries},
+        f"published {type} event {params.id} to {deliveries} subscriber(s)",
+        output,
+    )
+
+
+@app.command("stats")
+def stats(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
+    """Undispatched events, last-24h volume and types, subscribers."""
+    emit_object(as_dict(common.store(ctx).ops_stats()), output)
+
+
+@app.command("retain")
+def retain(
+    ctx: typer.Context,
+    before: Annotated[
+        str, typer.Option("--before", metavar="INSTANT", help="Drop events that occurred before.")
+    ],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many.")] = 1000,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete old events whose deliveries have all settled (pending ones block)."""
+    cutoff = common.instant(before, "--before")
+    assert cutoff is not None
+    if dry_run:
+        _, total = common.store(ctx).list_events(EventFilter(until=cutoff), 0, 1)
+        matched = min(total, limit)
+        emit_result(
+            {"dry_run": True, "action": "retain", "matched": matched},
+            f"would consider {matched} event(s) before {cutoff.isoformat()} "
+            "(events with unsettled deliveries are kept)",
+            output,
+        )
+        return
+    store = common.writable(ctx, "events retain")
+    common.confirm(f"Delete up to {limit} settled event(s) before {cutoff.isoformat()}?", yes)
+    removed = store.retain(cutoff, limit)
+    emit_result({"action": "retain", "removed": removed}, f"removed {removed} event(s)", output)

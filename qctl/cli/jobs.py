@@ -1,0 +1,400 @@
+"""``qctl jobs``: list, inspect, enqueue and act on jobs of every source."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, KindOpt, MetaOpt, Output, SourceOpt, StateOpt, Yes
+from qctl.cli.output import OutputFormat, as_dict, emit_object, emit_result, emit_rows, note, plain
+from qctl.cli.parse import ParseError
+from qctl_store.errors import NotFound
+from qctl_store.types import EnqueueParams, Job, JobPageCursor, JobSearch, JobState, Source
+
+if TYPE_CHECKING:
+    from qctl.cli.context import AnyStore
+
+app = common.app("jobs", "Jobs of every source: list, show, enqueue, retry, pause, delete.")
+
+JOB_COLUMNS = [
+    "id",
+    "source",
+    "kind",
+    "state",
+    "attempt",
+    "max_attempts",
+    "run_at",
+    "enqueued_at",
+    "last_error",
+]
+PAGE = 500
+BATCH = 100
+
+ErrorOpt = Annotated[
+    str, typer.Option("--error", help="Only jobs whose last error contains TEXT (any case).")
+]
+LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="Rows per page.")]
+
+
+def job_record(job: Job, with_payload: bool = False) -> dict[str, Any]:
+    """A job for output; the payload and result only when asked for (they may be large
+    or sensitive), the nested event row never (``qctl events show`` has it)."""
+    record = as_dict(job)
+    record.pop("event", None)
+    if not with_payload:
+        record.pop("payload", None)
+        record.pop("result", None)
+    return record
+
+
+def encode_cursor(cursor: JobPageCursor) -> str:
+    key = plain(cursor.sort_key) if cursor.sort_key else "-"
+    return base64.urlsafe_b64encode(f"{key}|{cursor.id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(text: str) -> JobPageCursor:
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
+        key, _, ident = raw.partition("|")
+        sort_key = None if key == "-" else datetime.fromisoformat(key).astimezone(UTC)
+        return JobPageCursor(sort_key=sort_key, id=uuid.UUID(ident))
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ParseError(f"--after: {text!r} is not a cursor printed by `qctl jobs list`") from None
+
+
+def make_search(
+    source: Source | None, kind: str, state: JobState | None, meta: list[str] | None, error: str
+) -> JobSearch:
+    return JobSearch(source=source, kind=kind, state=state, meta=common.meta(meta), error=error)
+
+
+def iter_jobs(store: AnyStore, search: JobSearch) -> Iterator[Job]:
+    """Every matching job, page by page (keyset, so concurrent writes do not repeat rows)."""
+    after: JobPageCursor | None = None
+    while True:
+        page = store.search_jobs(search, limit=PAGE, after=after)
+        yield from page
+        if len(page) < PAGE:
+            return
+        after = store.job_cursor(page[-1], search.state)
+
+
+def find(ctx: typer.Context, text: str) -> Job:
+    return common.store(ctx).find_job(common.resolve(ctx, "job", text))
+
+
+@app.command("list")
+def list_jobs(
+    ctx: typer.Context,
+    source: SourceOpt = None,
+    kind: KindOpt = "",
+    state: StateOpt = None,
+    meta: MetaOpt = None,
+    error: ErrorOpt = "",
+    limit: LimitOpt = 50,
+    after: Annotated[
+        str | None, typer.Option("--after", metavar="CURSOR", help="Continue after this cursor.")
+    ] = None,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """List jobs, in the store's per-state order, one page at a time."""
+    search = make_search(source, kind, state, meta, error)
+    cursor = decode_cursor(after) if after else None
+    store = common.store(ctx)
+    jobs = store.search_jobs(search, limit=limit, after=cursor)
+    rows = [job_record(j) for j in jobs]
+    emit_rows(rows, JOB_COLUMNS, output)
+    if output == OutputFormat.TABLE:
+        total, estimated = store.count_jobs(search)
+        note(f"{len(jobs)} shown of {'~' if estimated else ''}{total} matching")
+    if len(jobs) == limit:
+        note(f"next page: --after {encode_cursor(store.job_cursor(jobs[-1], state))}")
+
+
+def _timings(job: Job, now: datetime) -> dict[str, timedelta | None]:
+    """How long the job waited to start and how long its current attempt ran."""
+    queued_for = None
+    if job.enqueued_at:
+        if job.started_at:
+            queued_for = job.started_at - job.enqueued_at
+        elif job.state in (JobState.PENDING, JobState.SCHEDULED):
+            queued_for = now - job.enqueued_at
+    ran_for = None
+    if job.started_at:
+        end = job.completed_at or job.failed_at
+        if end is None and job.state == JobState.ACTIVE:
+            end = now
+        if end is not None and end >= job.started_at:
+            ran_for = end - job.started_at
+    return {"queued_for": queued_for, "ran_for": ran_for}
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    id: Annotated[str, typer.Argument(help="Job id or unique prefix (>= 8 hex chars).")],
+    payload: Annotated[bool, typer.Option("--payload", help="Include payload and result.")] = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """One job: its row, timings and attempt history."""
+    job = find(ctx, id)
+    attempts = common.store(ctx).job_attempts(job.source, job.id)
+    record = job_record(job, payload)
+    timings = _timings(job, datetime.now(UTC))
+    if output == OutputFormat.TABLE:
+        emit_object({**record, **timings}, output)
+        if attempts:
+            typer.echo("")
+            emit_rows([as_dict(a) for a in attempts], ["attempt", "at", "error"], output)
+        return
+    emit_object({"job": record, "timings": timings, "attempts": attempts}, output)
+
+
+@app.command("attempts")
+def attempts(
+    ctx: typer.Context,
+    id: Annotated[str, typer.Argument(help="Job id or unique prefix.")],
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """The error history of a job, one row per failed attempt."""
+    job = find(ctx, id)
+    rows = [as_dict(a) for a in common.store(ctx).job_attempts(job.source, job.id)]
+    emit_rows(rows, ["attempt", "at", "error"], output)
+
+
+@app.command("enqueue")
+def enqueue(
+    ctx: typer.Context,
+    kind: Annotated[str, typer.Argument(help="Job kind.")],
+    payload: Annotated[str, typer.Option("--payload", "-p", help="Payload (JSON).")] = "{}",
+    delay: Annotated[
+        str | None, typer.Option("--delay", metavar="DURATION", help="Run after this delay.")
+    ] = None,
+    at: Annotated[
+        str | None, typer.Option("--at", metavar="INSTANT", help="Run at (RFC 3339 or -2h/+2h).")
+    ] = None,
+    max_attempts: Annotated[
+        int | None, typer.Option("--max-attempts", min=1, help="Attempt budget (pinned).")
+    ] = None,
+    idempotency_key: Annotated[str, typer.Option("--idempotency-key", help="Dedupe key.")] = "",
+    ttl: Annotated[
+        str | None,
+        typer.Option("--ttl", metavar="DURATION", help="Keep the dedupe key this long."),
+    ] = None,
+    meta: MetaOpt = None,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Enqueue a queue job."""
+    if delay is not None and at is not None:
+        raise ParseError("--delay and --at exclude each other")
+    params = EnqueueParams(
+        kind=kind,
+        payload=common.json_value(payload, "--payload"),
+        meta=common.meta(meta),
+        run_at=common.instant(at, "--at"),
+        delay=common.duration(delay, "--delay") or timedelta(0),
+        max_attempts=max_attempts or 0,
+        max_attempts_explicit=max_attempts is not None,
+        idempotency_key=idempotency_key,
+        idempotency_ttl=common.duration(ttl, "--ttl") or timedelta(0),
+    )
+    inserted = common.writable(ctx, "jobs enqueue").enqueue(params)
+    emit_result(
+        {"id": params.id, "kind": kind, "inserted": inserted},
+        f"enqueued {kind} job {params.id}"
+        if inserted
+        else f"not enqueued: idempotency key {idempotency_key!r} is taken (deduplicated)",
+        output,
+    )
+
+
+def _act(
+    ctx: typer.Context,
+    ids: list[str],
+    action: str,
+    verb: str,
+    output: OutputFormat,
+    call: Callable[[AnyStore, Job], None],
+) -> None:
+    store = common.writable(ctx, f"jobs {action}")
+    results = []
+    for text in ids:
+        job = find(ctx, text)
+        call(store, job)
+        results.append({"id": job.id, "source": job.source, "kind": job.kind, "action": action})
+        if output == OutputFormat.TABLE:
+            typer.echo(f"{verb} {job.source} job {job.id} ({job.kind})")
+    if output != OutputFormat.TABLE:
+        emit_rows(results, ["id", "source", "kind", "action"], output)
+
+
+@app.command("retry")
+def retry(
+    ctx: typer.Context,
+    ids: Annotated[list[str] | None, typer.Argument(help="Dead job ids or prefixes.")] = None,
+    all_dead: Annotated[bool, typer.Option("--all-dead", help="Retry every dead job.")] = False,
+    source: SourceOpt = None,
+    kind: KindOpt = "",
+    meta: MetaOpt = None,
+    error: ErrorOpt = "",
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Retry dead jobs: by id, or --all-dead (narrowed by the list filters)."""
+    if bool(ids) == all_dead:
+        raise ParseError("give job ids or --all-dead (not both)")
+    if ids:
+        if dry_run:
+            raise ParseError("--dry-run goes with --all-dead")
+        _act(ctx, ids, "retry", "retried", output, lambda s, j: s.retry_job(j.source, j.id))
+        return
+    if not dry_run:
+        common.cli(ctx).require_writable("jobs retry --all-dead")
+    search = make_search(source, kind, JobState.DEAD, meta, error)
+    store = common.store(ctx)
+    by_id = bool(search.meta or search.error)
+    count = (
+        sum(1 for _ in iter_jobs(store, search))
+        if by_id
+        else store.count_jobs(search, exact=True)[0]
+    )
+    if dry_run:
+        emit_result(
+            {"dry_run": True, "action": "retry", "matched": count},
+            f"would retry {count} dead job(s)",
+            output,
+        )
+        return
+    common.confirm(f"Retry {count} dead job(s)?", yes)
+    if by_id:
+        # Filters the store's RetryAllDead cannot express: retry the matches by id,
+        # collected first so retried rows cannot shift the pages being read.
+        retried = 0
+        matches = [(j.source, j.id) for j in iter_jobs(store, search)]
+        for start in range(0, len(matches), BATCH):
+            for src, ident in matches[start : start + BATCH]:
+                try:
+                    store.retry_job(src, ident)
+                    retried += 1
+                except NotFound:
+                    continue  # retried or deleted meanwhile
+    else:
+        retried = sum(store.retry_all_dead(s, kind) for s in common.sources(source))
+    emit_result({"action": "retry", "retried": retried}, f"retried {retried} dead job(s)", output)
+
+
+def _one(action: str, verb: str, method: str, doc: str) -> None:
+    def command(
+        ctx: typer.Context,
+        ids: Annotated[list[str], typer.Argument(help="Job ids or unique prefixes.")],
+        yes: Yes = False,
+        output: Output = OutputFormat.TABLE,
+    ) -> None:
+        _act(ctx, ids, action, verb, output, lambda s, j: getattr(s, method)(j.source, j.id))
+
+    command.__doc__ = doc
+    app.command(action)(command)
+
+
+_one("run-now", "expedited", "run_now", "Run scheduled jobs now.")
+_one("archive", "archived", "archive_job", "Force pending or scheduled jobs to dead (no further attempts).")
+_one("pause", "paused", "pause_job", "Pause pending or scheduled jobs.")
+_one("resume", "resumed", "resume_job", "Resume paused jobs.")
+
+
+@app.command("delete")
+def delete(
+    ctx: typer.Context,
+    state: Annotated[
+        JobState, typer.Option("--state", help="Delete only in this state (required).")
+    ],
+    ids: Annotated[list[str] | None, typer.Argument(help="Job ids or prefixes.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every job in --state.")] = False,
+    source: SourceOpt = None,
+    kind: KindOpt = "",
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete jobs in a given state: by id, or --all (per --source and --kind)."""
+    if bool(ids) == all_:
+        raise ParseError("give job ids or --all (not both)")
+    if not dry_run:
+        common.cli(ctx).require_writable("jobs delete")
+    store = common.store(ctx)
+    if ids:
+        jobs = [find(ctx, text) for text in ids]
+        if dry_run:
+            would = [j for j in jobs if j.state == state]
+            emit_result(
+                {"dry_run": True, "action": "delete", "matched": len(would)},
+                f"would delete {len(would)} job(s)",
+                output,
+            )
+            return
+        common.confirm(f"Delete {len(jobs)} {state} job(s)?", yes)
+        _act(
+            ctx, ids, "delete", "deleted", output, lambda s, j: s.delete_job(j.source, j.id, state)
+        )
+        return
+    search = JobSearch(source=source, kind=kind, state=state)
+    count = store.count_jobs(search, exact=True)[0]
+    if dry_run:
+        emit_result(
+            {"dry_run": True, "action": "delete", "matched": count},
+            f"would delete {count} {state} job(s)",
+            output,
+        )
+        return
+    common.confirm(f"Delete {count} {state} job(s)?", yes)
+    deleted = sum(store.delete_all(s, kind, state) for s in common.sources(source))
+    emit_result(
+        {"action": "delete", "deleted": deleted}, f"deleted {deleted} {state} job(s)", output
+    )
+
+
+@app.command("vacuum-dead")
+def vacuum_dead(
+    ctx: typer.Context,
+    older_than: Annotated[
+        str, typer.Option("--older-than", metavar="DURATION", help="Enqueued longer ago than.")
+    ],
+    source: SourceOpt = None,
+    kind: KindOpt = "",
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete dead jobs enqueued longer ago than --older-than."""
+    age = common.duration(older_than, "--older-than") or timedelta(0)
+    if not dry_run:
+        common.cli(ctx).require_writable("jobs vacuum-dead")
+    store = common.store(ctx)
+    if dry_run:
+        cutoff = datetime.now(UTC) - age
+        search = JobSearch(source=source, kind=kind, state=JobState.DEAD)
+        count = sum(
+            1
+            for j in iter_jobs(store, search)
+            if j.enqueued_at is not None and j.enqueued_at < cutoff
+        )
+        emit_result(
+            {"dry_run": True, "action": "vacuum-dead", "matched": count},
+            f"would delete {count} dead job(s)",
+            output,
+        )
+        return
+    common.confirm(f"Delete dead jobs enqueued more than {older_than} ago?", yes)
+    deleted = sum(store.vacuum_dead(s, kind, age) for s in common.sources(source))
+    emit_result(
+        {"action": "vacuum-dead", "deleted": deleted}, f"deleted {deleted} dead job(s)", output
+    )

@@ -1,0 +1,163 @@
+"""Rendering results: ``-o table|json|jsonl|csv``.
+
+The JSON forms are stable and documented (docs/cli.md): dataclasses become objects with
+their field names, instants are RFC 3339 UTC strings (``2026-01-02T03:04:05.123456Z``),
+durations are seconds (a number), ids are strings, enums their string values. Tables are
+for people: shortened instants and durations, JSON cells cut to fit.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import sys
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from enum import Enum, StrEnum
+from typing import Any, TextIO
+
+import typer
+
+from qctl.cli.parse import format_duration
+
+
+class OutputFormat(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+    JSONL = "jsonl"
+    CSV = "csv"
+
+
+OUTPUT_HELP = "Output format: table, json, jsonl or csv."
+
+TABLE_CELL_WIDTH = 60
+
+
+def iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def plain(value: Any) -> Any:
+    """A JSON-ready form of a store value (see the module doc)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, datetime):
+        return iso(value)
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(plain(k)): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [plain(v) for v in value]
+    return value
+
+
+def cell(value: Any) -> str:
+    """A table cell: short instants and durations, compact JSON, cut to fit."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(value, timedelta):
+        return format_duration(value)
+    if isinstance(value, Enum):
+        return str(value.value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, uuid.UUID | str | int | float):
+        text = str(value)
+    else:
+        text = json.dumps(plain(value), separators=(",", ":"), ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= TABLE_CELL_WIDTH else text[: TABLE_CELL_WIDTH - 1] + "…"
+
+
+def _csv_cell(value: Any) -> str:
+    value = plain(value)
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _dumps(value: Any, indent: int | None) -> str:
+    return json.dumps(plain(value), indent=indent, ensure_ascii=False)
+
+
+def emit_rows(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str],
+    fmt: OutputFormat,
+    *,
+    out: TextIO | None = None,
+    full: Sequence[Mapping[str, Any]] | None = None,
+) -> None:
+    """Print rows. Tables and CSV show ``columns``; JSON forms print ``full`` (every
+    field) when given, else the rows themselves."""
+    out = out or sys.stdout
+    records = list(full) if full is not None else list(rows)
+    if fmt == OutputFormat.JSON:
+        out.write(_dumps(records, 2) + "\n")
+    elif fmt == OutputFormat.JSONL:
+        for record in records:
+            out.write(_dumps(record, None) + "\n")
+    elif fmt == OutputFormat.CSV:
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([_csv_cell(row.get(c)) for c in columns])
+    else:
+        if not rows:
+            return
+        from tabulate import tabulate
+
+        table = [[cell(row.get(c)) for c in columns] for row in rows]
+        out.write(tabulate(table, headers=[c.upper() for c in columns], disable_numparse=True))
+        out.write("\n")
+
+
+def emit_object(record: Mapping[str, Any], fmt: OutputFormat, *, out: TextIO | None = None) -> None:
+    """Print one record: a two-column table, or one JSON object."""
+    out = out or sys.stdout
+    if fmt == OutputFormat.JSON:
+        out.write(_dumps(record, 2) + "\n")
+    elif fmt == OutputFormat.JSONL:
+        out.write(_dumps(record, None) + "\n")
+    elif fmt == OutputFormat.CSV:
+        emit_rows([record], list(record), fmt, out=out)
+    else:
+        from tabulate import tabulate
+
+        table = [[key, cell(value)] for key, value in record.items()]
+        out.write(tabulate(table, tablefmt="plain", disable_numparse=True) + "\n")
+
+
+def emit_result(result: Mapping[str, Any], message: str, fmt: OutputFormat) -> None:
+    """Print what a writing verb did: a sentence for people, the record for machines."""
+    if fmt == OutputFormat.TABLE:
+        sys.stdout.write(message + "\n")
+    else:
+        emit_object(result, fmt)
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """The fields of a dataclass, unconverted (tables format them; ``plain`` for JSON)."""
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+
+
+def note(message: str) -> None:
+    """A diagnostic for people: stderr, never mixed into the data."""
+    typer.echo(message, err=True)
+
+
+def rows_of(values: Iterable[Any]) -> list[dict[str, Any]]:
+    return [as_dict(v) for v in values]

@@ -1,0 +1,168 @@
+"""Parsers for what operators type: durations, instants, JSON, ``key=value`` and ids.
+
+Every parser returns a value or raises ``ParseError`` (an ``InvalidInput``, so the CLI
+reports it as a usage error, exit 2); nothing else escapes. The dashboard uses the same
+functions for its prompts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from qctl_store.errors import InvalidInput, StoreError
+
+MIN_PREFIX = 8
+"""Hex characters an id prefix needs before it is looked up."""
+
+
+class ParseError(InvalidInput):
+    """Input that does not parse; the message says what was expected."""
+
+
+class AmbiguousId(InvalidInput):
+    """An id prefix matches more than one row; the message lists candidates."""
+
+
+class IdNotFound(StoreError):
+    """No row's id matches (exit code 3, like the store's ``NotFound``)."""
+
+
+_UNITS = {
+    "ms": timedelta(milliseconds=1),
+    "s": timedelta(seconds=1),
+    "m": timedelta(minutes=1),
+    "h": timedelta(hours=1),
+    "d": timedelta(days=1),
+    "w": timedelta(weeks=1),
+}
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w))+")
+DURATION_HELP = "a duration such as 90s, 15m, 36h, 7d or 1h30m"
+
+
+def parse_duration(text: str) -> timedelta:
+    """``90s``, ``15m``, ``36h``, ``7d``, ``2w``, ``500ms`` and combinations (``1h30m``);
+    a bare ``0`` is zero."""
+    value = text.strip().lower()
+    if value == "0":
+        return timedelta(0)
+    if not _DURATION.fullmatch(value):
+        raise ParseError(f"invalid duration {text!r}: expected {DURATION_HELP}")
+    try:
+        total = timedelta(0)
+        for number, unit in _PART.findall(value):
+            total += float(number) * _UNITS[unit]
+    except (OverflowError, ValueError):
+        raise ParseError(f"duration {text!r} is out of range") from None
+    return total
+
+
+def format_duration(value: timedelta) -> str:
+    """A compact human form (``1d2h``, ``45s``, ``350ms``) for tables."""
+    us = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds
+    sign = "-" if us < 0 else ""
+    us = abs(us)
+    if us < 1_000_000:
+        return f"{sign}{us // 1000}ms"
+    seconds = us // 1_000_000
+    parts = []
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60), ("s", 1)):
+        if seconds >= size:
+            parts.append(f"{seconds // size}{unit}")
+            seconds %= size
+    return sign + "".join(parts[:2])
+
+
+def parse_instant(text: str, now: datetime | None = None) -> datetime:
+    """RFC 3339 / ISO 8601 (``2026-01-02T03:04:05Z``; a value without an offset is UTC;
+    a date alone is its midnight UTC), ``now``, or relative to now: ``-2h``, ``+15m``."""
+    value = text.strip()
+    base = now or datetime.now(UTC)
+    if value.lower() == "now":
+        return base
+    if value[:1] in ("-", "+"):
+        delta = parse_duration(value[1:])
+        try:
+            return base - delta if value[0] == "-" else base + delta
+        except OverflowError:
+            raise ParseError(f"instant {text!r} is out of range") from None
+    try:
+        parsed = datetime.fromisoformat(value)
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise ParseError(
+            f"invalid instant {text!r}: expected RFC 3339 (2026-01-02T03:04:05Z), "
+            "'now' or relative like -2h"
+        ) from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json(text: str, what: str = "JSON") -> Any:
+    """A JSON document; NaN and Infinity are rejected (they are not JSON)."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        raise ParseError(f"invalid {what}: {exc}") from None
+
+
+def parse_key_value(text: str) -> tuple[str, str]:
+    """``key=value`` (the value may contain ``=`` and be empty; the key may not)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ParseError(f"invalid {text!r}: expected key=value")
+    return key.strip(), value
+
+
+def parse_meta(items: Iterable[str] | None) -> dict[str, str]:
+    """Repeated ``--meta k=v`` options as a dict (a later key wins)."""
+    return dict(parse_key_value(item) for item in items or ())
+
+
+_HEX = re.compile(r"[0-9a-f]+")
+
+
+def parse_id_text(text: str) -> uuid.UUID | str:
+    """A whole UUID, or a lower-case hex prefix (dashes ignored) of at least 8 chars."""
+    value = text.strip().lower()
+    compact = value.replace("-", "")
+    if not compact or not _HEX.fullmatch(compact):
+        raise ParseError(f"invalid id {text!r}: expected a UUID or a hex prefix of it")
+    if len(compact) == 32:
+        return uuid.UUID(hex=compact)
+    if len(compact) > 32:
+        raise ParseError(f"invalid id {text!r}: longer than a UUID")
+    if len(compact) < MIN_PREFIX:
+        raise ParseError(
+            f"id prefix {text!r} is too short: give at least {MIN_PREFIX} hex characters"
+        )
+    return compact
+
+
+class PrefixFinder(Protocol):
+    def find_ids_by_prefix(self, entity: str, prefix: str, limit: int = 10) -> list[uuid.UUID]: ...
+
+
+def resolve_id(store: PrefixFinder, entity: str, text: str) -> uuid.UUID:
+    """The id ``text`` names: a whole UUID as is, or the single id starting with the
+    prefix. No match raises ``IdNotFound``; several raise ``AmbiguousId`` listing them."""
+    parsed = parse_id_text(text)
+    if isinstance(parsed, uuid.UUID):
+        return parsed
+    found = store.find_ids_by_prefix(entity, parsed, limit=6)
+    if not found:
+        raise IdNotFound(f"no {entity} id starts with {text!r}")
+    if len(found) > 1:
+        shown = ", ".join(str(i) for i in found[:5])
+        more = ", ..." if len(found) > 5 else ""
+        raise AmbiguousId(f"{entity} id prefix {text!r} is ambiguous: {shown}{more}")
+    return found[0]

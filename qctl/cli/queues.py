@@ -1,0 +1,71 @@
+"""``qctl queues``: per-kind depths and daily throughput."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import Output, SourceOpt
+from qctl.cli.output import OutputFormat, as_dict, emit_object, emit_rows, rows_of
+from qctl_store.types import Source
+
+app = common.app("queues", "Per-kind depths and daily throughput.")
+
+DEPTH_COLUMNS = [
+    "pending",
+    "scheduled",
+    "active",
+    "dead",
+    "paused",
+    "succeeded",
+    "oldest_pending_age",
+]
+DAILY_COLUMNS = ["date", "enqueued", "processed", "failed", "reaped"]
+
+
+@app.command("list")
+def list_queues(
+    ctx: typer.Context, source: SourceOpt = None, output: Output = OutputFormat.TABLE
+) -> None:
+    """Depths of every (source, kind): pending, scheduled, active, dead, paused,
+    succeeded and the age of the oldest pending job."""
+    store = common.store(ctx)
+    rows: list[dict[str, Any]] = []
+    for src in common.sources(source):
+        for kind, depths in sorted(store.kind_depths(src).items()):
+            rows.append({"source": src, "kind": kind, **as_dict(depths)})
+    emit_rows(rows, ["source", "kind", *DEPTH_COLUMNS], output)
+
+
+@app.command("stats")
+def stats(
+    ctx: typer.Context,
+    kind: Annotated[str, typer.Argument(help="Job kind.")],
+    source: Annotated[Source, typer.Option("--source", "-s", help="Job source.")] = Source.QUEUE,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Depths of one kind and its daily series."""
+    depths, daily = common.store(ctx).stats(source, kind)
+    if output == OutputFormat.TABLE:
+        emit_object({"source": source, "kind": kind, **as_dict(depths)}, output)
+        if daily:
+            typer.echo("")
+            emit_rows(rows_of(daily), DAILY_COLUMNS, output)
+        return
+    emit_object({"source": source, "kind": kind, "depths": depths, "daily": daily}, output)
+
+
+@app.command("daily")
+def daily(
+    ctx: typer.Context, source: SourceOpt = None, output: Output = OutputFormat.TABLE
+) -> None:
+    """Daily enqueued / processed / failed / reaped totals per source."""
+    store = common.store(ctx)
+    rows = [
+        {"source": src, **as_dict(day)}
+        for src in common.sources(source)
+        for day in store.all_daily(src)
+    ]
+    emit_rows(rows, ["source", *DAILY_COLUMNS], output)

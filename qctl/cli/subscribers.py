@@ -1,0 +1,116 @@
+"""``qctl subscribers``: who receives which event types."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.output import OutputFormat, emit_result, emit_rows, rows_of
+from qctl.cli.parse import ParseError
+from qctl_store.types import JobSearch, JobState, Source, Subscriber
+
+app = common.app("subscribers", "Event subscribers: list, register, delete.")
+
+DRAINED_STATES = (JobState.PENDING, JobState.SCHEDULED)
+"""A subscriber's deliveries that have not run yet (waiting, or waiting to retry)."""
+
+
+@app.command("list")
+def list_subscribers(
+    ctx: typer.Context,
+    event_type: Annotated[str, typer.Option("--event-type", "-t", help="Only this type.")] = "",
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Subscriptions: event type, subscriber, attempt budget."""
+    views = common.store(ctx).list_subscriber_views(event_type)
+    emit_rows(
+        rows_of(views),
+        ["event_type", "subscriber", "max_attempts", "created_at", "updated_at"],
+        output,
+    )
+
+
+@app.command("register")
+def register(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Subscriber name (the delivery job kind).")],
+    event_type: Annotated[str, typer.Argument(help="Event type to receive.")],
+    max_attempts: Annotated[int, typer.Option("--max-attempts", min=1)] = 25,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Subscribe NAME to EVENT_TYPE (updates the budget when already subscribed)."""
+    common.writable(ctx, "subscribers register").register_subscriber(
+        Subscriber(name=name, event_type=event_type, max_attempts=max_attempts)
+    )
+    emit_result(
+        {"subscriber": name, "event_type": event_type, "max_attempts": max_attempts},
+        f"registered {name} for {event_type} (max attempts {max_attempts})",
+        output,
+    )
+
+
+@app.command("delete")
+def delete(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Subscriber name.")],
+    event_type: Annotated[
+        str | None, typer.Argument(help="Only this subscription (default: all of NAME's).")
+    ] = None,
+    drain: Annotated[
+        bool,
+        typer.Option("--drain", help="Also delete NAME's deliveries that have not run yet."),
+    ] = False,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Unsubscribe NAME (from EVENT_TYPE, or from everything)."""
+    if drain and event_type:
+        raise ParseError(
+            "--drain deletes every undelivered delivery of NAME; it cannot be narrowed "
+            "to one event type (delete the subscription, then use qctl jobs delete)"
+        )
+    if not dry_run:
+        common.cli(ctx).require_writable("subscribers delete")
+    store = common.store(ctx)
+    subs = [v for v in store.list_subscriber_views(event_type or "") if v.subscriber == name]
+    pending = (
+        sum(
+            store.count_jobs(JobSearch(source=Source.EVENT, kind=name, state=s), exact=True)[0]
+            for s in DRAINED_STATES
+        )
+        if drain
+        else 0
+    )
+    if dry_run:
+        emit_result(
+            {"dry_run": True, "subscriptions": len(subs), "deliveries": pending},
+            f"would delete {len(subs)} subscription(s)"
+            + (f" and {pending} undelivered deliveries" if drain else ""),
+            output,
+        )
+        return
+    what = f"{name}" + (f" from {event_type}" if event_type else " from every event type")
+    common.confirm(
+        f"Unsubscribe {what}"
+        + (f" and delete {pending} undelivered deliveries" if drain else "")
+        + "?",
+        yes,
+    )
+    removed = store.delete_subscriber(name, event_type or "")
+    drained = sum(store.delete_all(Source.EVENT, name, s) for s in DRAINED_STATES) if drain else 0
+    emit_result(
+        {
+            "subscriber": name,
+            "event_type": event_type or "",
+            "removed": removed,
+            "drained": drained,
+        },
+        f"removed {removed} subscription(s) of {name}"
+        + (f", deleted {drained} undelivered deliveries" if drain else ""),
+        output,
+    )

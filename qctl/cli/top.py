@@ -1,0 +1,32 @@
+"""``qctl top``: the live dashboard. Textual is imported only when the command runs."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from qctl.cli.common import cli
+
+
+def top(
+    ctx: typer.Context,
+    refresh: Annotated[
+        float,
+        typer.Option(
+            "--refresh",
+            metavar="SECONDS",
+            min=0.2,
+            help="Polling interval when the backend cannot push change hints (or the "
+            "stream fails); with hints the screen updates as changes happen.",
+        ),
+    ] = 2.0,
+) -> None:
+    """Live dashboard: queues, jobs, DAG graphs, events and workflows, with actions
+    (hidden by --read-only). Press ? in it for the keys."""
+    c = cli(ctx)
+    store = c.open_store(pooled=True)
+    store.ops_stats()  # an unreachable or unmigrated database fails here, in one line
+    from qctl.tui.app import run
+
+    run(store, location=c.describe(), read_only=c.read_only, poll_interval=refresh)

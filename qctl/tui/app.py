@@ -1,0 +1,295 @@
+"""``qctl top``: the Textual dashboard over an azync store.
+
+Every store call runs in a worker thread (``Loader.reload`` and ``QctlTop.act``); the event
+loop only formats results. A ``LiveFeed`` thread turns change hints (or a polling timer)
+into at most a few ``RefreshRequested`` messages per second, and the visible screen
+reloads. Store failures switch the status bar to ``disconnected`` until a load succeeds
+again, so a database that comes back is picked up without a restart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from qctl.tui.live import DISCONNECTED, PAUSED, LiveFeed
+from qctl.tui.widgets import ConfirmDialog, HelpScreen, Loader, StatusBar
+from qctl_store import errors
+
+TABS = ["overview", "jobs", "dags", "events", "workflows"]
+
+DESTRUCTIVE = {
+    "job_retry",
+    "job_run_now",
+    "job_pause",
+    "job_resume",
+    "job_archive",
+    "job_delete",
+    "dag_retry",
+    "dag_compensate",
+    "dag_cancel",
+    "dag_pause",
+    "dag_signal",
+    "event_replay",
+    "wf_resolve",
+    "wf_cancel",
+}
+"""Actions that write; hidden and refused with ``--read-only``."""
+
+
+@dataclass
+class RefreshRequested(Message):
+    """From the live feed thread: the data may have changed."""
+
+
+@dataclass
+class ModeChanged(Message):
+    mode: str
+
+
+class Guarded:
+    """Hides write actions from the footer (and refuses them) in read-only mode."""
+
+    app: Any
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (action in DESTRUCTIVE and self.app.read_only)
+
+
+class TopScreen(Guarded, Screen[None]):
+    """A screen with the status bar; ``loaders`` are what a refresh reloads."""
+
+    def compose_status(self) -> ComposeResult:
+        yield StatusBar(id="status")
+
+    def loaders(self) -> list[Loader[Any]]:
+        return list(self.query(Loader))
+
+    def on_screen_resume(self) -> None:
+        app: QctlTop = self.app
+        app.render_status()
+        for loader in self.loaders():
+            loader.reload()
+
+
+class MainScreen(TopScreen):
+    BINDINGS = [
+        Binding("q", "app.quit", "Quit"),
+        *(
+            Binding(str(i + 1), f"show_tab('{name}')", name.title(), show=False)
+            for i, name in enumerate(TABS)
+        ),
+    ]
+
+    def compose(self) -> ComposeResult:
+        from qctl.tui.screens import DagsPane, EventsPane, JobsPane, OverviewPane, WorkflowsPane
+
+        yield from self.compose_status()
+        with TabbedContent(id="tabs", initial="overview"):
+            with TabPane("1 Overview", id="overview"):
+                yield OverviewPane(id="overview-pane")
+            with TabPane("2 Jobs", id="jobs"):
+                yield JobsPane(id="jobs-pane")
+            with TabPane("3 DAGs", id="dags"):
+                yield DagsPane(id="dags-pane")
+            with TabPane("4 Events", id="events"):
+                yield EventsPane(id="events-pane")
+            with TabPane("5 Workflows", id="workflows"):
+                yield WorkflowsPane(id="workflows-pane")
+        yield Footer()
+
+    def loaders(self) -> list[Loader[Any]]:
+        active = self.query_one("#tabs", TabbedContent).active or "overview"
+        pane = self.query_one(f"#{active}-pane", Loader)
+        return [pane, *pane.query(Loader)]
+
+    def action_show_tab(self, name: str) -> None:
+        self.query_one("#tabs", TabbedContent).active = name
+        pane = self.query_one(f"#{name}-pane", Loader)
+        pane.reload()
+        pane.focus_first()  # type: ignore[attr-defined]
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        for loader in self.loaders():
+            loader.reload()
+
+
+class QctlTop(App[None]):
+    CSS_PATH = "qctl.tcss"
+    TITLE = "qctl top"
+    BINDINGS = [
+        Binding("question_mark", "help", "Help"),
+        Binding("r", "refresh", "Refresh"),
+        Binding("p", "toggle_pause", "Pause"),
+    ]
+
+    def __init__(
+        self,
+        store: Any,
+        *,
+        location: str = "",
+        read_only: bool = False,
+        poll_interval: float = 2.0,
+        min_interval: float = 0.3,
+        live: bool = True,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        super().__init__()
+        self.store = store
+        self.location = location
+        self.read_only = read_only
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.paused = False
+        self.feed_mode = ""
+        self.connection_error = ""
+        self.refresh_count = 0
+        self.feed: LiveFeed | None = None
+        if live:
+            self.feed = LiveFeed(
+                store,
+                on_refresh=self._hint,
+                on_mode=self._mode,
+                min_interval=min_interval,
+                poll_interval=poll_interval,
+            )
+
+    def _hint(self) -> None:
+        self.post_message(RefreshRequested())  # thread-safe; called by the feed thread
+
+    def _mode(self, mode: str) -> None:
+        self.post_message(ModeChanged(mode))
+
+    def get_default_screen(self) -> Screen[Any]:
+        return MainScreen()
+
+    def on_mount(self) -> None:
+        if self.feed is not None:
+            self.feed.start()
+
+    def on_unmount(self) -> None:
+        if self.feed is not None:
+            self.feed.stop()
+
+    # --- status -------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> str:
+        if self.connection_error:
+            return DISCONNECTED
+        if self.paused:
+            return PAUSED
+        return self.feed_mode
+
+    def render_status(self) -> None:
+        for bar in self.screen.query(StatusBar):
+            detail = self.connection_error
+            if not detail:
+                detail = f"updated {self.clock():%H:%M:%S}" if self.refresh_count else ""
+            bar.show(self.mode, self.location, detail, self.read_only)
+
+    def connection_ok(self) -> None:
+        self.refresh_count += 1
+        if self.connection_error:
+            self.connection_error = ""
+            self.notify("database connection restored")
+        self.render_status()
+
+    def connection_failed(self, error: Exception) -> None:
+        if isinstance(error, errors.NotFound):
+            self.notify(str(error), severity="warning")
+            return
+        self.connection_error = " ".join(str(error).split())[:200] or type(error).__name__
+        self.render_status()
+
+    def on_mode_changed(self, message: ModeChanged) -> None:
+        self.feed_mode = message.mode
+        self.render_status()
+
+    def on_refresh_requested(self, message: RefreshRequested) -> None:
+        if not self.paused:
+            self.reload_screen()
+
+    def reload_screen(self) -> None:
+        screen = self.screen
+        if isinstance(screen, TopScreen):
+            for loader in screen.loaders():
+                loader.reload()
+
+    # --- actions ------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_refresh(self) -> None:
+        self.reload_screen()
+
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+        self.render_status()
+        if not self.paused:
+            self.reload_screen()
+
+    def act(
+        self, question: str, fn: Callable[[Any], object], done: str, confirm: bool = True
+    ) -> None:
+        """Ask ``question``; on yes run ``fn(store)`` in a thread, then say ``done`` and
+        refresh. Refused outright in read-only mode."""
+        if self.read_only:
+            self.notify("read-only: actions are disabled", severity="error")
+            return
+
+        def run() -> None:
+            try:
+                result = fn(self.store)
+            except Exception as exc:
+                self.call_from_thread(self._action_failed, exc)
+                return
+            self.call_from_thread(self._action_done, done, result)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(run, thread=True, group="action", exit_on_error=False)
+            else:
+                self.notify("cancelled")
+
+        if confirm:
+            self.push_screen(ConfirmDialog(question), answered)
+        else:
+            answered(True)
+
+    def _action_done(self, done: str, result: object) -> None:
+        if isinstance(result, int) and not isinstance(result, bool) and "{n}" in done:
+            done = done.format(n=result)
+        self.notify(done)
+        self.reload_screen()
+
+    def _action_failed(self, error: Exception) -> None:
+        if isinstance(error, errors.NotFound):
+            self.notify("not possible in the current state (the row moved on)", severity="error")
+        else:
+            self.notify(f"failed: {error}", severity="error")
+        self.reload_screen()
+
+
+def run(
+    store: Any,
+    *,
+    location: str = "",
+    read_only: bool = False,
+    poll_interval: float = 2.0,
+    on_ready: Callable[[], object] | None = None,
+) -> None:
+    """Run the dashboard in this terminal until the operator quits."""
+    app = QctlTop(store, location=location, read_only=read_only, poll_interval=poll_interval)
+    if on_ready is not None:
+        app.call_later(on_ready)
+    app.run()

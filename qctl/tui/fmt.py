@@ -1,0 +1,105 @@
+"""Small text formatters shared by the dashboard's screens (pure)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
+
+STATE_STYLES = {
+    "pending": "cyan",
+    "scheduled": "blue",
+    "active": "bold yellow",
+    "dead": "bold red",
+    "paused": "magenta",
+    "succeeded": "green",
+    "blocked": "grey50",
+    "waiting": "bright_blue",
+    "cancelled": "grey42",
+    "uncertain": "bold bright_red",
+    "skipped": "grey62",
+    "running": "yellow",
+    "suspended": "bold magenta",
+    "compensating": "bold bright_red",
+    "failed": "bold red",
+}
+
+
+def state_style(state: str) -> str:
+    return STATE_STYLES.get(str(state), "")
+
+
+def short_id(value: uuid.UUID | None) -> str:
+    return "" if value is None else str(value)[:8]
+
+
+def duration(td: timedelta | float | None) -> str:
+    """``3d4h``, ``2h05m``, ``4m12s``, ``9s``, ``0.25s``: two units at most."""
+    if td is None:
+        return ""
+    secs = td.total_seconds() if isinstance(td, timedelta) else float(td)
+    sign = "-" if secs < 0 else ""
+    secs = abs(secs)
+    if secs < 10 and secs != int(secs):
+        return f"{sign}{secs:.2f}s"
+    s = int(secs)
+    d, s = divmod(s, 86_400)
+    h, s = divmod(s, 3_600)
+    m, s = divmod(s, 60)
+    if d:
+        return f"{sign}{d}d{h}h"
+    if h:
+        return f"{sign}{h}h{m:02d}m"
+    if m:
+        return f"{sign}{m}m{s:02d}s"
+    return f"{sign}{s}s"
+
+
+def when(at: datetime | None, now: datetime | None = None) -> str:
+    """An instant as ``HH:MM:SS`` today (UTC), else ``MM-DD HH:MM``."""
+    if at is None:
+        return ""
+    now = now or datetime.now(UTC)
+    at = at.astimezone(UTC)
+    if at.date() == now.date():
+        return at.strftime("%H:%M:%S")
+    return at.strftime("%m-%d %H:%M")
+
+
+def ago(at: datetime | None, now: datetime | None = None) -> str:
+    if at is None:
+        return ""
+    now = now or datetime.now(UTC)
+    delta = now - at
+    return f"{duration(delta)} ago" if delta >= timedelta(0) else f"in {duration(-delta)}"
+
+
+def sparkline(values: Sequence[int | float], width: int = 0) -> str:
+    vals = list(values)[-width:] if width else list(values)
+    if not vals:
+        return ""
+    top = max(vals)
+    if top <= 0:
+        return BLOCKS[1] * len(vals)
+    return "".join(BLOCKS[max(1, round(v / top * (len(BLOCKS) - 1)))] if v else " " for v in vals)
+
+
+def bar(value: int, total: int, width: int = 12) -> str:
+    if total <= 0 or value <= 0:
+        return ""
+    n = max(1, round(value / total * width))
+    return "█" * n
+
+
+def json_text(value: Any, limit: int = 0) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if not limit or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def one_line(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,381 @@
+"""DAGs: name navigator with state tabs, runs with task counts, and the run graph."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Static
+
+from qctl.tui import fmt
+from qctl.tui.layout import Rendering, layout, render
+from qctl.tui.screens.base import DetailScreen, Pane
+from qctl.tui.screens.overview import counts_summary
+from qctl.tui.widgets import Loader, PromptDialog, refill, selected_key, table
+from qctl_store.types import (
+    TASK_KEY_COMPENSATION_PREFIX,
+    DAGDep,
+    DAGFilter,
+    DAGSignalParams,
+    DAGState,
+    DAGView,
+    Job,
+    JobState,
+)
+
+RUNS = 100
+STATES: list[DAGState | None] = [None, *DAGState]
+
+DAG_BINDINGS = [
+    Binding("R", "dag_retry", "Retry"),
+    Binding("C", "dag_compensate", "Compensate"),
+    Binding("X", "dag_cancel", "Cancel"),
+    Binding("P", "dag_pause", "Pause"),
+    Binding("S", "dag_signal", "Signal"),
+]
+
+
+class DagActions:
+    app: Any
+
+    def current_dag(self) -> uuid.UUID | None:
+        raise NotImplementedError
+
+    def _dag_act(self, verb: str, call: str) -> None:
+        dag_id = self.current_dag()
+        if dag_id is None:
+            self.app.notify("no DAG run selected", severity="warning")
+            return
+        self.app.act(
+            f"{verb} DAG run {dag_id}?", lambda s: getattr(s, call)(dag_id), f"{verb}: {dag_id}"
+        )
+
+    def action_dag_retry(self) -> None:
+        self._dag_act("retry", "retry_dag")
+
+    def action_dag_compensate(self) -> None:
+        self._dag_act("compensate", "compensate_dag")
+
+    def action_dag_cancel(self) -> None:
+        self._dag_act("cancel", "cancel_dag")
+
+    def action_dag_pause(self) -> None:
+        dag_id = self.current_dag()
+        if dag_id is None:
+            return
+
+        def got(values: dict[str, str] | None) -> None:
+            if values is not None:
+                reason = values["reason"]
+                self.app.act(
+                    f"pause DAG run {dag_id} ({reason})?",
+                    lambda s: s.pause_dag(dag_id, reason),
+                    f"paused: {dag_id}",
+                )
+
+        self.app.push_screen(
+            PromptDialog(f"pause DAG run {dag_id}", [("reason", "reason", "paused from qctl top")]),
+            got,
+        )
+
+    def action_dag_signal(self) -> None:
+        dag_id = self.current_dag()
+        if dag_id is None:
+            return
+
+        def got(values: dict[str, str] | None) -> None:
+            if values is None or not values["name"]:
+                return
+            try:
+                payload = json.loads(values["payload"]) if values["payload"] else None
+            except ValueError as exc:
+                self.app.notify(f"payload is not JSON: {exc}", severity="error")
+                return
+            p = DAGSignalParams(dag_id, values["name"], values["message_id"], payload)
+            self.app.act(
+                f"signal {p.name!r} to DAG run {dag_id}?",
+                lambda s: s.signal(p)[0],
+                f"signal {p.name}: delivered to {{n}} task(s)",
+            )
+
+        self.app.push_screen(
+            PromptDialog(
+                f"signal DAG run {dag_id}",
+                [
+                    ("name", "signal name", ""),
+                    ("payload", "payload (JSON)", ""),
+                    ("message_id", "message id (dedupe, optional)", ""),
+                ],
+            ),
+            got,
+        )
+
+
+@dataclass
+class DagsData:
+    counts: dict[str, dict[DAGState, int]]
+    runs: list[DAGView]
+    total: int
+    task_counts: dict[uuid.UUID, dict[JobState, int]] = field(default_factory=dict)
+
+
+class DagsPane(DagActions, Pane[DagsData]):
+    BINDINGS = [Binding("t", "cycle_state", "State"), *DAG_BINDINGS]
+    filter_hint = "DAG name (substring for the navigator)"
+    dag_name = ""
+    state: DAGState | None = None
+    data: DagsData | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="dags-filter", classes="bar")
+        yield from self.compose_filter()
+        with Horizontal():
+            yield table("dag-names", "name", "live", "done")
+            yield table("dag-runs", "id", "name", "state", "tasks", "created", "reason")
+
+    def open_with(self, name: str) -> None:
+        self.dag_name = name
+        self.reload()
+
+    def fetch(self, store: Any) -> DagsData:
+        counts = store.dag_name_state_counts()
+        runs, total = store.list_dags(DAGFilter(self.dag_name, self.state), 0, RUNS)
+        task_counts = store.dag_task_counts([r.id for r in runs]) if runs else {}
+        return DagsData(counts, runs, total, task_counts)
+
+    def show(self, data: DagsData) -> None:
+        self.data = data
+        now = self.top.clock()
+        needle = self.filter_text.lower()
+        names = []
+        for name, counts in sorted(data.counts.items()):
+            if needle not in name.lower():
+                continue
+            live = {s: n for s, n in counts.items() if s not in _DONE}
+            done = {s: n for s, n in counts.items() if s in _DONE}
+            names.append((name, [name, counts_summary(live), counts_summary(done)]))
+        refill(self.query_one("#dag-names", DataTable), names)
+        runs = [
+            (
+                str(r.id),
+                [
+                    fmt.short_id(r.id),
+                    r.name,
+                    Text(r.state.value, fmt.state_style(r.state)),
+                    counts_summary(data.task_counts.get(r.id, {})),
+                    fmt.ago(r.created_at, now),
+                    fmt.one_line(r.failure_reason, 40),
+                ],
+            )
+            for r in data.runs
+        ]
+        refill(self.query_one("#dag-runs", DataTable), runs)
+        self.query_one("#dags-filter", Static).update(
+            Text.assemble(
+                ("name ", "dim"),
+                (self.dag_name or "all", "bold"),
+                ("  state ", "dim"),
+                (self.state.value if self.state else "all", "bold"),
+                (f"   {len(data.runs)} of {data.total} runs", ""),
+                ("   enter on a name filters runs, on a run opens its graph", "dim"),
+            )
+        )
+
+    def filter_changed(self) -> None:
+        if self.data is not None:
+            self.show(self.data)
+
+    def current_dag(self) -> uuid.UUID | None:
+        key = selected_key(self.query_one("#dag-runs", DataTable))
+        return uuid.UUID(key) if key else None
+
+    def action_cycle_state(self) -> None:
+        self.state = STATES[(STATES.index(self.state) + 1) % len(STATES)]
+        self.reload()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        key = str(event.row_key.value)
+        if event.data_table.id == "dag-names":
+            self.dag_name = "" if self.dag_name == key else key
+            self.reload()
+            self.query_one("#dag-runs", DataTable).focus()
+        else:
+            self.app.push_screen(DagGraphScreen(uuid.UUID(key)))
+
+
+_DONE = {DAGState.SUCCEEDED, DAGState.FAILED, DAGState.CANCELLED}
+
+
+@dataclass
+class DagRun:
+    dag: DAGView
+    tasks: list[Job]
+    deps: list[DAGDep]
+
+
+def draw_run(run: DagRun, selected: str = "") -> tuple[Text, Rendering]:
+    """The run's graph, each task coloured by its state; ``selected`` reversed."""
+    states = {t.task_key: t.state for t in run.tasks}
+    keys = [t.task_key for t in run.tasks]
+    # Compensations last, so the saga's undo chain is drawn below the forward graph.
+    keys.sort(key=lambda k: k.startswith(TASK_KEY_COMPENSATION_PREFIX))
+    labels = {k: f"{k} [{_mark(states.get(k))}]" for k in keys}
+    rendering = render(layout(keys, [(d.task_key, d.depends_on_key) for d in run.deps]), labels)
+    text = Text()
+    for i, line in enumerate(rendering.lines):
+        row = Text(line)
+        for key, box in rendering.boxes.items():
+            if box.line == i:
+                style = fmt.state_style(states.get(key, ""))
+                if key == selected:
+                    style = f"{style} reverse".strip()
+                row.stylize(style, box.x, box.x + box.width)
+        text.append_text(row)
+        text.append("\n")
+    return text, rendering
+
+
+def _mark(state: JobState | None) -> str:
+    return "?" if state is None else state.value
+
+
+def dag_header(dag: DAGView, now: datetime) -> Text:
+    t = Text()
+    t.append(f"{dag.name} ", "bold")
+    t.append(f"{dag.id}  ", "dim")
+    t.append(dag.state.value, fmt.state_style(dag.state))
+    t.append(f"  on failure: {dag.on_failure}")
+    if dag.idempotency_key:
+        t.append(f"  key: {dag.idempotency_key}")
+    t.append(f"  created {fmt.ago(dag.created_at, now)}")
+    if dag.completed_at:
+        t.append(f"  completed {fmt.ago(dag.completed_at, now)}")
+    if dag.failure_reason:
+        t.append(f"\nreason: {dag.failure_reason}", "red")
+    return t
+
+
+class DagRunView(Loader[DagRun]):
+    def __init__(self, dag_id: uuid.UUID) -> None:
+        super().__init__()
+        self.dag_id = dag_id
+        self.dag_run: DagRun | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="dag-header")
+        with VerticalScroll(id="graph-box"):
+            yield Static(id="graph")
+        with Horizontal(id="dag-bottom"):
+            yield table("dag-tasks", "task", "kind", "state", "attempt", "error")
+            with VerticalScroll(id="task-box"):
+                yield Static(id="task-detail")
+
+    def fetch(self, store: Any) -> DagRun:
+        return DagRun(
+            store.get_dag(self.dag_id), store.dag_tasks(self.dag_id), store.dag_deps(self.dag_id)
+        )
+
+    def show(self, data: DagRun) -> None:
+        self.dag_run = data
+        self.query_one("#dag-header", Static).update(dag_header(data.dag, self.top.clock()))
+        _, rendering = draw_run(data)
+        order = layout_order(rendering, data)
+        by_key = {t.task_key: t for t in data.tasks}
+        rows = []
+        for key in order:
+            t = by_key[key]
+            rows.append(
+                (
+                    key,
+                    [
+                        key,
+                        t.kind,
+                        Text(t.state.value, fmt.state_style(t.state)),
+                        f"{t.attempt}/{t.max_attempts}",
+                        fmt.one_line(t.last_error, 40),
+                    ],
+                )
+            )
+        refill(self.query_one("#dag-tasks", DataTable), rows)
+        self.render_selection()
+
+    def selected_task(self) -> Job | None:
+        key = selected_key(self.query_one("#dag-tasks", DataTable))
+        if self.dag_run is None or key is None:
+            return None
+        return next((t for t in self.dag_run.tasks if t.task_key == key), None)
+
+    def render_selection(self) -> None:
+        if self.dag_run is None:
+            return
+        task = self.selected_task()
+        text, _ = draw_run(self.dag_run, task.task_key if task else "")
+        self.query_one("#graph", Static).update(text)
+        detail = Text()
+        if task is not None:
+            needs = [d.depends_on_key for d in self.dag_run.deps if d.task_key == task.task_key]
+            feeds = [d.task_key for d in self.dag_run.deps if d.depends_on_key == task.task_key]
+            detail.append(f"{task.task_key}\n", "bold")
+            detail.append(f"job {task.id}\nkind {task.kind}\n")
+            detail.append(f"state {task.state.value}\n", fmt.state_style(task.state))
+            detail.append(f"depends on: {', '.join(needs) or '-'}\n")
+            detail.append(f"needed by: {', '.join(feeds) or '-'}\n")
+            if task.signal_name:
+                detail.append(f"waits for signal {task.signal_name}\n")
+            if task.compensation_kind:
+                detail.append(f"compensation {task.compensation_kind}\n")
+            if task.last_error:
+                detail.append(f"error: {task.last_error}\n", "red")
+            if task.result is not None:
+                detail.append(f"result: {fmt.json_text(task.result, 200)}\n")
+            detail.append("enter: job detail", "dim")
+        self.query_one("#task-detail", Static).update(detail)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.render_selection()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        from qctl.tui.screens.jobs import JobDetailScreen
+
+        event.stop()
+        task = self.selected_task()
+        if task is not None:
+            self.app.push_screen(JobDetailScreen(task.id))
+
+
+def layout_order(rendering: Rendering, run: DagRun) -> list[str]:
+    """Tasks in reading order of the drawing (top to bottom, then left to right)."""
+    keys = {t.task_key for t in run.tasks}
+    boxes = sorted(
+        ((b.line, b.x, k) for k, b in rendering.boxes.items() if k in keys),
+    )
+    drawn = [k for *_, k in boxes]
+    return drawn + sorted(keys - set(drawn))
+
+
+class DagGraphScreen(DagActions, DetailScreen):
+    BINDINGS = [*DAG_BINDINGS]
+
+    def __init__(self, dag_id: uuid.UUID) -> None:
+        super().__init__()
+        self.dag_id = dag_id
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_status()
+        with Vertical():
+            yield DagRunView(self.dag_id)
+        yield from self.compose_footer()
+
+    def current_dag(self) -> uuid.UUID | None:
+        return self.dag_id
+
+    def on_mount(self) -> None:
+        self.query_one("#dag-tasks", DataTable).focus()

@@ -1,0 +1,322 @@
+"""Jobs: a keyset-paginated browser by source/kind/state, detail, and the job actions."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Static
+
+from qctl.tui import fmt
+from qctl.tui.screens.base import DetailScreen, Pane
+from qctl.tui.widgets import Loader, refill, table
+from qctl_store.types import AttemptError, Job, JobPageCursor, JobSearch, JobState, Source
+
+PAGE = 50
+STATES: list[JobState | None] = [None, *JobState]
+SOURCES: list[Source | None] = [None, *Source]
+
+JOB_BINDINGS = [
+    Binding("R", "job_retry", "Retry"),
+    Binding("N", "job_run_now", "Run now"),
+    Binding("P", "job_pause", "Pause"),
+    Binding("U", "job_resume", "Resume"),
+    Binding("A", "job_archive", "Archive"),
+    Binding("D", "job_delete", "Delete"),
+]
+
+
+class JobActions:
+    """The job verbs, on whatever job ``current_job`` names (list row or detail)."""
+
+    app: Any
+
+    def current_job(self) -> Job | None:
+        raise NotImplementedError
+
+    def _job_act(self, verb: str, call: str, with_state: bool = False) -> None:
+        job = self.current_job()
+        if job is None:
+            self.app.notify("no job selected", severity="warning")
+            return
+        source, id, state = job.source, job.id, job.state
+
+        def fn(store: Any) -> object:
+            if with_state:
+                return getattr(store, call)(source, id, state)
+            return getattr(store, call)(source, id)
+
+        self.app.act(f"{verb} {state} {source} job {id} ({job.kind})?", fn, f"{verb}: {id}")
+
+    def action_job_retry(self) -> None:
+        self._job_act("retry", "retry_job")
+
+    def action_job_run_now(self) -> None:
+        self._job_act("run now", "run_now")
+
+    def action_job_pause(self) -> None:
+        self._job_act("pause", "pause_job")
+
+    def action_job_resume(self) -> None:
+        self._job_act("resume", "resume_job")
+
+    def action_job_archive(self) -> None:
+        self._job_act("archive", "archive_job")
+
+    def action_job_delete(self) -> None:
+        self._job_act("delete", "delete_job", with_state=True)
+
+
+@dataclass
+class JobPage:
+    jobs: list[Job]
+    count: int
+    estimated: bool
+    next_cursor: JobPageCursor | None
+
+
+def parse_search(source: Source | None, state: JobState | None, text: str) -> JobSearch:
+    """``/`` filter text: a kind, plus ``key=value`` meta pairs and ``error:TEXT``."""
+    search = JobSearch(source=source, state=state)
+    words = text.split()
+    for i, word in enumerate(words):
+        if word.startswith("error:"):
+            search.error = " ".join([word[len("error:") :], *words[i + 1 :]]).strip()
+            break
+        if "=" in word:
+            k, v = word.split("=", 1)
+            search.meta[k] = v
+        else:
+            search.kind = word
+    return search
+
+
+def job_when(job: Job, now: datetime) -> str:
+    if job.state in (JobState.SCHEDULED, JobState.PAUSED) and job.run_at:
+        return fmt.ago(job.run_at, now)
+    if job.state == JobState.ACTIVE and job.lease_until:
+        return "lease " + fmt.ago(job.lease_until, now)
+    if job.completed_at:
+        return fmt.ago(job.completed_at, now)
+    return fmt.ago(job.enqueued_at, now)
+
+
+class JobsPane(JobActions, Pane[JobPage]):
+    BINDINGS = [
+        Binding("s", "cycle_source", "Source"),
+        Binding("t", "cycle_state", "State"),
+        Binding("n", "next_page", "Next"),
+        Binding("b", "prev_page", "Prev"),
+        *JOB_BINDINGS,
+    ]
+    filter_hint = "kind [key=value ...] [error:text]"
+    source: Source | None = None
+    state: JobState | None = None
+    page: JobPage | None = None
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cursors: list[JobPageCursor | None] = [None]
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="jobs-filter", classes="bar")
+        yield from self.compose_filter()
+        yield table("jobs-table", "id", "source", "kind", "state", "attempt", "when", "error")
+
+    def search(self) -> JobSearch:
+        return parse_search(self.source, self.state, self.filter_text)
+
+    def open_with(self, source: Source | None, kind: str, state: JobState | None = None) -> None:
+        self.source, self.state, self.filter_text = source, state, kind
+        self.restart()
+
+    def restart(self) -> None:
+        self.cursors = [None]
+        self.reload()
+
+    def filter_changed(self) -> None:
+        self.restart()
+
+    def fetch(self, store: Any) -> JobPage:
+        search = self.search()
+        jobs = store.search_jobs(search, limit=PAGE, after=self.cursors[-1])
+        count, estimated = store.count_jobs(search)
+        nxt = store.job_cursor(jobs[-1], search.state) if len(jobs) == PAGE else None
+        return JobPage(jobs, count, estimated, nxt)
+
+    def show(self, data: JobPage) -> None:
+        self.page = data
+        now = self.top.clock()
+        rows: list[tuple[str, list[Any]]] = [
+            (
+                str(j.id),
+                [
+                    fmt.short_id(j.id),
+                    j.source.value,
+                    j.kind,
+                    Text(j.state.value, fmt.state_style(j.state)),
+                    f"{j.attempt}/{j.max_attempts}",
+                    job_when(j, now),
+                    fmt.one_line(j.last_error, 50),
+                ],
+            )
+            for j in data.jobs
+        ]
+        refill(self.query_one("#jobs-table", DataTable), rows)
+        first = (len(self.cursors) - 1) * PAGE
+        shown = f"{first + 1}-{first + len(data.jobs)}" if data.jobs else "0"
+        about = "≈" if data.estimated else ""
+        self.query_one("#jobs-filter", Static).update(
+            Text.assemble(
+                ("source ", "dim"),
+                (self.source.value if self.source else "all", "bold"),
+                ("  state ", "dim"),
+                (self.state.value if self.state else "all", "bold"),
+                ("  filter ", "dim"),
+                (self.filter_text or "-", "bold"),
+                (f"   {shown} of {about}{data.count}", ""),
+                ("   page " + str(len(self.cursors)), "dim"),
+            )
+        )
+
+    def current_job(self) -> Job | None:
+        t = self.query_one("#jobs-table", DataTable)
+        if self.page is None or t.row_count == 0:
+            return None
+        return self.page.jobs[t.cursor_row] if t.cursor_row < len(self.page.jobs) else None
+
+    def action_cycle_source(self) -> None:
+        self.source = SOURCES[(SOURCES.index(self.source) + 1) % len(SOURCES)]
+        self.restart()
+
+    def action_cycle_state(self) -> None:
+        self.state = STATES[(STATES.index(self.state) + 1) % len(STATES)]
+        self.restart()
+
+    def action_next_page(self) -> None:
+        if self.page is not None and self.page.next_cursor is not None:
+            self.cursors.append(self.page.next_cursor)
+            self.reload()
+
+    def action_prev_page(self) -> None:
+        if len(self.cursors) > 1:
+            self.cursors.pop()
+            self.reload()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.app.push_screen(JobDetailScreen(uuid.UUID(str(event.row_key.value))))
+
+
+@dataclass
+class JobDetail:
+    job: Job
+    attempts: list[AttemptError] = field(default_factory=list)
+
+
+def job_text(job: Job, now: datetime, payload: bool) -> Text:
+    t = Text()
+
+    def line(label: str, value: object, style: str = "") -> None:
+        if value in (None, "", {}):
+            return
+        t.append(f"{label:>14} ", "bold")
+        t.append(f"{value}\n", style)
+
+    line("id", job.id)
+    line("source/kind", f"{job.source.value} / {job.kind}")
+    line("state", job.state.value, fmt.state_style(job.state))
+    line("attempt", f"{job.attempt} of {job.max_attempts}, reaped {job.reap_count}")
+    line("last error", job.last_error, "red")
+    line("meta", ", ".join(f"{k}={v}" for k, v in sorted(job.meta.items())))
+    line("idempotency", job.idempotency_key)
+    line("dag", f"{job.dag_id} task {job.task_key}" if job.dag_id else "")
+    line("event", job.event_id)
+    line("signal", job.signal_name)
+    line("compensation", job.compensation_kind)
+    for label, at in [
+        ("enqueued", job.enqueued_at),
+        ("run at", job.run_at),
+        ("started", job.started_at),
+        ("lease until", job.lease_until),
+        ("deadline", job.deadline_at),
+        ("failed", job.failed_at),
+        ("completed", job.completed_at),
+    ]:
+        if at is not None:
+            line(label, f"{at:%Y-%m-%d %H:%M:%S} UTC ({fmt.ago(at, now)})")
+    if job.enqueued_at and job.started_at:
+        line("queued for", fmt.duration(job.started_at - job.enqueued_at))
+    if job.started_at and (job.completed_at or job.failed_at):
+        end = job.completed_at or job.failed_at
+        assert end is not None
+        line("ran for", fmt.duration(end - job.started_at))
+    if job.result is not None:
+        line("result", fmt.json_text(job.result, 400))
+    if payload:
+        line("payload", fmt.json_text(job.payload))
+    else:
+        line("payload", "hidden (press v to show)", "dim")
+    return t
+
+
+class JobView(Loader[JobDetail]):
+    def __init__(self, job_id: uuid.UUID) -> None:
+        super().__init__()
+        self.job_id = job_id
+        self.detail: JobDetail | None = None
+        self.payload = False
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(id="job-text")
+            yield table("attempts", "attempt", "at", "error")
+
+    def fetch(self, store: Any) -> JobDetail:
+        job = store.find_job(self.job_id)
+        return JobDetail(job, store.job_attempts(job.source, job.id))
+
+    def show(self, data: JobDetail) -> None:
+        self.detail = data
+        self.render_detail()
+
+    def render_detail(self) -> None:
+        if self.detail is None:
+            return
+        now = self.top.clock()
+        self.query_one("#job-text", Static).update(job_text(self.detail.job, now, self.payload))
+        rows = [
+            (str(a.attempt), [a.attempt, fmt.when(a.at, now), fmt.one_line(a.error, 90)])
+            for a in self.detail.attempts
+        ]
+        refill(self.query_one("#attempts", DataTable), rows)
+
+
+class JobDetailScreen(JobActions, DetailScreen):
+    BINDINGS = [Binding("v", "toggle_payload", "Payload"), *JOB_BINDINGS]
+
+    def __init__(self, job_id: uuid.UUID) -> None:
+        super().__init__()
+        self.job_id = job_id
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_status()
+        view = JobView(self.job_id)
+        view.border_title = f"job {self.job_id}"
+        yield view
+        yield from self.compose_footer()
+
+    def current_job(self) -> Job | None:
+        detail = self.query_one(JobView).detail
+        return None if detail is None else detail.job
+
+    def action_toggle_payload(self) -> None:
+        view = self.query_one(JobView)
+        view.payload = not view.payload
+        view.render_detail()

@@ -1,0 +1,200 @@
+"""Overview: per-(source, kind) depths, daily throughput, DAG states, event ledger."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Static
+
+from qctl.tui import fmt
+from qctl.tui.screens.base import Pane
+from qctl.tui.widgets import refill, table
+from qctl_store.types import DAGState, DailyCount, Depths, OpsStats, Source
+
+QUEUE_COLUMNS = [
+    "source",
+    "kind",
+    "pending",
+    "scheduled",
+    "active",
+    "dead",
+    "paused",
+    "succeeded",
+    "oldest",
+    "backlog",
+]
+SORTS = ["source", "pending", "scheduled", "active", "dead", "paused", "succeeded", "oldest"]
+SERIES = ["enqueued", "processed", "failed", "reaped"]
+
+
+@dataclass
+class OverviewData:
+    depths: list[tuple[Source, str, Depths]]
+    daily: list[DailyCount]
+    dag_counts: dict[str, dict[DAGState, int]] = field(default_factory=dict)
+    ops: OpsStats = field(default_factory=OpsStats)
+
+
+def fetch_overview(store: Any) -> OverviewData:
+    depths: list[tuple[Source, str, Depths]] = []
+    per_day: dict[datetime, DailyCount] = {}
+    for source in Source:
+        for kind, d in sorted(store.kind_depths(source).items()):
+            depths.append((source, kind, d))
+        for c in store.all_daily(source):
+            acc = per_day.setdefault(c.date, DailyCount(date=c.date))
+            acc.enqueued += c.enqueued
+            acc.processed += c.processed
+            acc.failed += c.failed
+            acc.reaped += c.reaped
+    dag_counts = store.dag_name_state_counts() if hasattr(store, "dag_name_state_counts") else {}
+    daily = [per_day[d] for d in sorted(per_day)]
+    return OverviewData(depths, daily, dag_counts, store.ops_stats())
+
+
+def sort_key(column: str, row: tuple[Source, str, Depths]) -> Any:
+    source, kind, d = row
+    if column == "source":
+        return (source.value, kind)
+    if column == "oldest":
+        return -d.oldest_pending_age.total_seconds()
+    return -getattr(d, column)
+
+
+def throughput_text(daily: list[DailyCount], width: int = 30) -> Text:
+    text = Text()
+    if not daily:
+        text.append("no daily stats yet", "dim")
+        return text
+    styles = {"enqueued": "cyan", "processed": "green", "failed": "red", "reaped": "yellow"}
+    last = daily[-1]
+    text.append(f"daily throughput, {len(daily)} day(s), today {last.date:%Y-%m-%d}\n", "bold")
+    for name in SERIES:
+        values = [getattr(c, name) for c in daily]
+        text.append(f"{name:>9} ", "bold")
+        text.append(f"{fmt.sparkline(values, width):<{min(width, len(values))}}", styles[name])
+        text.append(f"  today {getattr(last, name):>7}  total {sum(values):>8}\n")
+    return text
+
+
+def ledger_text(ops: OpsStats) -> Text:
+    text = Text()
+    text.append("event ledger\n", "bold")
+    text.append(f"  undispatched {ops.undispatched}\n", "bold red" if ops.undispatched else "")
+    text.append(f"  events 24h   {ops.total_24h}\n")
+    text.append(f"  types 24h    {ops.types_24h}\n")
+    text.append(f"  subscribers  {ops.subscribers}")
+    return text
+
+
+class OverviewPane(Pane[OverviewData]):
+    BINDINGS = [Binding("o", "sort", "Sort")]
+    filter_hint = "filter source or kind (substring)"
+    sort_column = "source"
+    data: OverviewData | None = None
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_filter()
+        yield table("queues", *QUEUE_COLUMNS)
+        with Horizontal(id="overview-bottom"):
+            yield Static(id="throughput")
+            with Vertical(id="overview-side"):
+                yield table("dag-states", "dag", *[s.value for s in DAGState])
+                yield Static(id="ledger")
+
+    def fetch(self, store: Any) -> OverviewData:
+        return fetch_overview(store)
+
+    def show(self, data: OverviewData) -> None:
+        self.data = data
+        self.render_data()
+
+    def filter_changed(self) -> None:
+        self.render_data()
+
+    def render_data(self) -> None:
+        data = self.data
+        if data is None:
+            return
+        needle = self.filter_text.lower()
+        rows = [r for r in data.depths if needle in f"{r[0].value} {r[1]}".lower()]
+        rows.sort(key=lambda r: sort_key(self.sort_column, r))
+        total = max([d.pending + d.scheduled + d.active + d.dead for *_, d in rows] + [0])
+        cells: list[tuple[str, list[Any]]] = []
+        for source, kind, d in rows:
+            backlog = Text(fmt.bar(d.pending, total), "cyan")
+            backlog.append(fmt.bar(d.dead, total), "red")
+            cells.append(
+                (
+                    f"{source.value}\x1f{kind}",
+                    [
+                        source.value,
+                        kind,
+                        d.pending,
+                        d.scheduled,
+                        d.active,
+                        Text(str(d.dead), "bold red" if d.dead else ""),
+                        d.paused,
+                        d.succeeded,
+                        fmt.duration(d.oldest_pending_age) if d.pending else "",
+                        backlog,
+                    ],
+                )
+            )
+        queues = self.query_one("#queues", DataTable)
+        refill(queues, cells)
+        queues.border_title = f"queues (sorted by {self.sort_column})" + (
+            f"  filter: {self.filter_text}" if self.filter_text else ""
+        )
+        dag_rows = [
+            (name, [name, *[counts.get(s, 0) or "" for s in DAGState]])
+            for name, counts in sorted(data.dag_counts.items())
+            if needle in name.lower()
+        ]
+        refill(self.query_one("#dag-states", DataTable), dag_rows)
+        self.query_one("#throughput", Static).update(throughput_text(data.daily))
+        self.query_one("#ledger", Static).update(ledger_text(data.ops))
+
+    def action_sort(self) -> None:
+        self.sort_column = SORTS[(SORTS.index(self.sort_column) + 1) % len(SORTS)]
+        self.render_data()
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        column = str(event.column_key.value)
+        if column in SORTS:
+            self.sort_column = column
+            self.render_data()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        from qctl.tui.screens.dags import DagsPane
+        from qctl.tui.screens.jobs import JobsPane
+
+        event.stop()
+        key = str(event.row_key.value)
+        if event.data_table.id == "queues":
+            source, kind = key.split("\x1f", 1)
+            self.screen.query_one(JobsPane).open_with(Source(source), kind)
+            self.screen.action_show_tab("jobs")  # type: ignore[attr-defined]
+        else:
+            self.screen.query_one(DagsPane).open_with(key)
+            self.screen.action_show_tab("dags")  # type: ignore[attr-defined]
+
+
+def counts_summary(counts: dict[Any, int]) -> Text:
+    """``succeeded 3 · pending 1`` coloured per state, most advanced states first."""
+    text = Text()
+    grouped: dict[str, int] = defaultdict(int)
+    for state, n in counts.items():
+        grouped[str(state)] += n
+    for i, (state, n) in enumerate(sorted(grouped.items())):
+        if i:
+            text.append(" · ", "dim")
+        text.append(f"{state} {n}", fmt.state_style(state))
+    return text

@@ -1,0 +1,277 @@
+"""Shared widgets of the dashboard: status bar, dialogs, help, and the loading base."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Button, DataTable, Input, Label, Static
+
+from qctl.tui.live import DISCONNECTED, LIVE, PAUSED, POLLING
+
+if TYPE_CHECKING:
+    from qctl.tui.app import QctlTop
+
+T = TypeVar("T")
+
+MODE_STYLES = {
+    LIVE: "bold green",
+    POLLING: "bold yellow",
+    DISCONNECTED: "bold white on red",
+    PAUSED: "bold black on yellow",
+}
+
+
+class StatusBar(Static):
+    """One line: connection mode (live / polling / disconnected / paused), target, error."""
+
+    def show(self, mode: str, location: str, detail: str, read_only: bool) -> None:
+        text = Text()
+        text.append(f" ● {mode or 'connecting'} ", MODE_STYLES.get(mode, "bold"))
+        text.append(f" {location}")
+        if read_only:
+            text.append("  read-only", "bold cyan")
+        if detail:
+            text.append(f"  {detail}", "red" if mode == DISCONNECTED else "dim")
+        self.update(text)
+
+
+@dataclass
+class Loaded(Message, Generic[T]):
+    """A worker thread's result for ``loader``, delivered on the event loop."""
+
+    loader: Loader[Any]
+    data: T
+    generation: int
+
+
+@dataclass
+class LoadFailed(Message):
+    loader: Loader[Any]
+    error: Exception
+
+
+class Loader(Widget, Generic[T]):
+    """A widget whose content comes from store calls run in a worker thread.
+
+    ``fetch`` runs in the thread and must only touch the store; ``show`` runs on the
+    event loop with its result. At most one fetch is in flight per widget: a reload
+    requested meanwhile runs once the current one ends, so a burst of refreshes never
+    queues a burst of queries.
+    """
+
+    _busy = False
+    _again = False
+    _generation = 0
+
+    @property
+    def top(self) -> QctlTop:
+        return self.app  # type: ignore[return-value]
+
+    def fetch(self, store: Any) -> T:
+        raise NotImplementedError
+
+    def show(self, data: T) -> None:
+        raise NotImplementedError
+
+    def reload(self) -> None:
+        if self._busy:
+            self._again = True
+            return
+        self._busy = True
+        self._generation += 1
+        generation = self._generation
+        store = self.top.store
+
+        def work() -> None:
+            try:
+                data = self.fetch(store)
+            except Exception as exc:
+                self.post_message(LoadFailed(self, exc))
+                return
+            self.post_message(Loaded(self, data, generation))
+
+        self.run_worker(work, thread=True, group=f"load-{id(self)}", exit_on_error=False)
+
+    def _done(self) -> None:
+        self._busy = False
+        if self._again:
+            self._again = False
+            self.reload()
+
+    def on_loaded(self, message: Loaded[T]) -> None:
+        if message.loader is not self:
+            return
+        message.stop()
+        self._done()
+        self.top.connection_ok()
+        self.show(message.data)
+
+    def on_load_failed(self, message: LoadFailed) -> None:
+        if message.loader is not self:
+            return
+        message.stop()
+        self._done()
+        self.top.connection_failed(message.error)
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    """Yes/no for a destructive action; ``y``/``enter`` confirm, ``n``/``esc`` decline."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.question, id="question")
+            with Horizontal(id="buttons"):
+                yield Button("Yes (y)", variant="error", id="yes")
+                yield Button("No (n)", variant="primary", id="no")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class PromptDialog(ModalScreen[dict[str, str] | None]):
+    """A few text fields (e.g. a signal's name and payload); enter submits, esc cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, fields: list[tuple[str, str, str]]) -> None:
+        """``fields``: (name, label, default)."""
+        super().__init__()
+        self.title_text = title
+        self.fields = fields
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.title_text, id="question")
+            for name, label, default in self.fields:
+                yield Label(label)
+                yield Input(value=default, id=f"field-{name}")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        inputs = list(self.query(Input))
+        if event.input is not inputs[-1]:
+            inputs[inputs.index(event.input) + 1].focus()
+            return
+        values = {name: self.query_one(f"#field-{name}", Input).value for name, *_ in self.fields}
+        self.dismiss(values)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ChoiceDialog(ModalScreen[str | None]):
+    """Pick one of a few choices by its first letter (e.g. complete / fail / retry)."""
+
+    def __init__(self, question: str, choices: list[str]) -> None:
+        super().__init__()
+        self.question = question
+        self.choices = choices
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.question, id="question")
+            with Horizontal(id="buttons"):
+                for c in self.choices:
+                    yield Button(f"{c} ({c[0]})", id=f"choice-{c}")
+                yield Button("cancel (esc)", variant="primary", id="choice-")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss((event.button.id or "").removeprefix("choice-") or None)
+
+    def on_key(self, event: Any) -> None:
+        if event.key == "escape":
+            self.dismiss(None)
+            return
+        for c in self.choices:
+            if event.key == c[0]:
+                self.dismiss(c)
+                return
+
+
+HELP = """\
+qctl top: live view of an azync store
+
+  1-5        switch screen: Overview, Jobs, DAGs, Events, Workflows
+  enter      drill in (row detail, DAG graph)        esc   back
+  /          filter the current list                 r     refresh now
+  p          pause / resume automatic refresh        q     quit (top level)
+  tab        move between tables                     ?     this help
+
+Jobs:      s source, t state, n/b next/previous page, v payload (detail)
+DAGs:      t state tab; graph: arrows select a task, enter its job
+Events:    t undispatched only
+Overview:  o sort column, enter jobs of the row
+
+Actions (confirmed; hidden with --read-only):
+  R retry / replay   N run now   P pause   U resume   A archive   D delete
+  C compensate       X cancel    S signal  Z resolve an uncertain operation
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(HELP, id="help")
+
+
+def table(widget_id: str, *columns: str) -> DataTable[Any]:
+    t: DataTable[Any] = DataTable(id=widget_id, cursor_type="row", zebra_stripes=True)
+    for c in columns:
+        t.add_column(c, key=c)
+    return t
+
+
+def selected_key(t: DataTable[Any]) -> str | None:
+    if t.row_count == 0:
+        return None
+    try:
+        key = t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value
+    except Exception:
+        return None
+    return key
+
+
+def refill(t: DataTable[Any], rows: list[tuple[str, list[Any]]]) -> None:
+    """Replace a table's rows, keeping the cursor on the same key when it survives."""
+    keep = selected_key(t)
+    row_index = t.cursor_row
+    t.clear()
+    for key, cells in rows:
+        t.add_row(*cells, key=key)
+    keys = [k for k, _ in rows]
+    if keep in keys:
+        t.move_cursor(row=keys.index(keep), animate=False)
+    elif rows:
+        t.move_cursor(row=min(row_index, len(rows) - 1), animate=False)
+
+
+def styled(value: object, style: str = "") -> Text:
+    return Text(str(value), style=style)
+
+
+Action = Callable[[Any], object]

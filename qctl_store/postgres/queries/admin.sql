@@ -1,0 +1,121 @@
+-- Admin reads and actions over jobs (notes 1.A Admin/ListJobs, 2.10 Admin actions),
+-- plus the console's extensions (prefix lookup, keyset search, estimated counts).
+-- {where} and {order} are filled from fixed fragments in admin.py; {table} from a
+-- fixed entity map.
+
+-- name: list_kinds
+SELECT kind FROM (
+    SELECT DISTINCT kind FROM azync_jobs WHERE source = %(source)s
+    UNION
+    SELECT DISTINCT kind FROM azync_stats_daily WHERE source = %(source)s
+) k ORDER BY kind
+
+-- name: kind_depths
+-- Age of the oldest pending job on the backend clock.
+SELECT kind, state, COUNT(*) AS n,
+       CASE WHEN state = 'pending'
+            THEN EXTRACT(EPOCH FROM (now() - MIN(run_at))) END AS pending_age
+FROM azync_jobs WHERE source = %(source)s
+GROUP BY kind, state
+
+-- name: stats_depths
+SELECT state, COUNT(*) AS n,
+       CASE WHEN state = 'pending'
+            THEN EXTRACT(EPOCH FROM (now() - MIN(run_at))) END AS pending_age
+FROM azync_jobs WHERE source = %(source)s AND kind = %(kind)s
+GROUP BY state
+
+-- name: stats_daily
+-- The daily window, zero-filled, oldest first, summed over the stats slots.
+SELECT w.day::date AS day,
+       COALESCE(SUM(s.enqueued), 0) AS enqueued, COALESCE(SUM(s.processed), 0) AS processed,
+       COALESCE(SUM(s.failed), 0) AS failed, COALESCE(SUM(s.reaped), 0) AS reaped
+FROM generate_series((CURRENT_DATE - %(days)s::int + 1)::timestamp,
+                     CURRENT_DATE::timestamp, interval '1 day') AS w(day)
+LEFT JOIN azync_stats_daily s
+       ON s.day = w.day::date AND s.source = %(source)s AND s.kind = %(kind)s
+GROUP BY w.day ORDER BY w.day
+
+-- name: all_daily
+SELECT w.day::date AS day,
+       COALESCE(SUM(s.enqueued), 0) AS enqueued, COALESCE(SUM(s.processed), 0) AS processed,
+       COALESCE(SUM(s.failed), 0) AS failed, COALESCE(SUM(s.reaped), 0) AS reaped
+FROM generate_series((CURRENT_DATE - %(days)s::int + 1)::timestamp,
+                     CURRENT_DATE::timestamp, interval '1 day') AS w(day)
+LEFT JOIN azync_stats_daily s ON s.day = w.day::date AND s.source = %(source)s
+GROUP BY w.day ORDER BY w.day
+
+-- name: count_jobs
+SELECT COUNT(*) AS n FROM azync_jobs WHERE {where}
+
+-- name: estimate_jobs
+EXPLAIN (FORMAT JSON) SELECT 1 FROM azync_jobs WHERE {where}
+
+-- name: list_jobs
+SELECT {jobs} FROM azync_jobs WHERE {where}
+ORDER BY {order}
+LIMIT %(limit)s OFFSET %(offset)s
+
+-- name: get_job
+SELECT {jobs} FROM azync_jobs WHERE id = %(id)s AND source = %(source)s
+
+-- name: find_job
+SELECT {jobs} FROM azync_jobs WHERE id = %(id)s
+
+-- name: find_ids_by_prefix
+-- A range on the uuid primary key, so the lookup is an index range scan.
+SELECT id FROM {table} WHERE id BETWEEN %(lo)s::uuid AND %(hi)s::uuid
+ORDER BY id LIMIT %(limit)s
+
+-- name: job_attempts
+SELECT a.attempt, a.error, a.failed_at
+FROM azync_job_attempts a JOIN azync_jobs j ON j.id = a.job_id
+WHERE a.job_id = %(id)s AND j.source = %(source)s
+ORDER BY a.attempt, a.id
+
+-- name: retry_job
+UPDATE azync_jobs SET
+    state = 'pending', run_at = now(), attempt = 0, reap_count = 0,
+    last_error = NULL, failed_at = NULL, deadline_at = NULL, started_at = NULL,
+    updated_at = now()
+WHERE id = %(id)s AND source = %(source)s AND state = 'dead'
+
+-- name: retry_all_dead
+-- One batch; the caller repeats it until a batch comes back short.
+UPDATE azync_jobs SET
+    state = 'pending', run_at = now(), attempt = 0, reap_count = 0,
+    last_error = NULL, failed_at = NULL, deadline_at = NULL, started_at = NULL,
+    updated_at = now()
+WHERE id IN (
+    SELECT id FROM azync_jobs WHERE {where} AND state = 'dead'
+    LIMIT %(batch)s
+)
+
+-- name: run_now
+UPDATE azync_jobs SET state = 'pending', run_at = now(), updated_at = now()
+WHERE id = %(id)s AND source = %(source)s AND state = 'scheduled'
+RETURNING kind
+
+-- name: archive_job
+UPDATE azync_jobs SET state = 'dead', lease_until = NULL, updated_at = now()
+WHERE id = %(id)s AND source = %(source)s AND state IN ('pending', 'scheduled')
+
+-- name: pause_job
+UPDATE azync_jobs SET state = 'paused', updated_at = now()
+WHERE id = %(id)s AND source = %(source)s AND state IN ('pending', 'scheduled')
+
+-- name: resume_job
+UPDATE azync_jobs SET
+    state = CASE WHEN run_at <= now() THEN 'pending' ELSE 'scheduled' END,
+    updated_at = now()
+WHERE id = %(id)s AND source = %(source)s AND state = 'paused'
+
+-- name: delete_job
+DELETE FROM azync_jobs WHERE id = %(id)s AND source = %(source)s AND state = %(state)s
+
+-- name: delete_all
+-- One batch; the caller repeats it until a batch comes back short.
+DELETE FROM azync_jobs WHERE id IN (
+    SELECT id FROM azync_jobs WHERE {where} AND state = %(state)s
+    LIMIT %(batch)s
+)

@@ -1,0 +1,114 @@
+-- Event ledger: publish with fan-out, subscribers, replay, retention, admin reads.
+
+-- name: insert_event
+INSERT INTO azync_events
+    (id, type, aggregate_type, aggregate_id, version, occurred_at, payload, meta)
+VALUES (%(id)s, %(type)s, %(aggregate_type)s, %(aggregate_id)s, %(version)s,
+        COALESCE(%(occurred_at)s::timestamptz, now()), %(payload)s::jsonb, %(meta)s::jsonb)
+
+-- name: fan_out
+-- One pending delivery per subscriber registered now; the body stays in the ledger
+-- (payload NULL) and the subscriber's budget is pinned (explicit).
+INSERT INTO azync_jobs
+    (id, source, kind, state, run_at, max_attempts, max_attempts_explicit, event_id, replay,
+     attempt, enqueued_at, meta, payload)
+SELECT gen_random_uuid(), 'event', s.name, 'pending', now(), s.max_attempts, true,
+       %(id)s, false, 0, now(), '{}', NULL
+FROM azync_subscribers s WHERE s.event_type = %(type)s
+RETURNING kind
+
+-- name: register_subscriber
+INSERT INTO azync_subscribers (name, event_type, max_attempts, updated_at)
+VALUES (%(name)s, %(event_type)s, %(max_attempts)s, now())
+ON CONFLICT (name, event_type)
+DO UPDATE SET max_attempts = EXCLUDED.max_attempts, updated_at = now()
+
+-- name: subscribers
+SELECT name, event_type, max_attempts FROM azync_subscribers
+WHERE event_type = %(event_type)s ORDER BY name
+
+-- name: delete_subscriber
+DELETE FROM azync_subscribers
+WHERE name = %(name)s AND (%(event_type)s = '' OR event_type = %(event_type)s)
+
+-- name: replay
+-- The limit caps ledger events (picked by id), which then fan out to every matching
+-- subscriber as fresh replay deliveries.
+INSERT INTO azync_jobs
+    (id, source, kind, state, run_at, max_attempts, max_attempts_explicit, event_id, replay,
+     attempt, enqueued_at, meta, payload)
+SELECT gen_random_uuid(), 'event', sub.name, 'pending', now(), sub.max_attempts, true,
+       e.id, true, 0, now(), '{}', NULL
+FROM (
+    SELECT ev.id, ev.type FROM azync_events ev
+    WHERE (%(event_type)s = '' OR ev.type = %(event_type)s)
+      AND (%(event_id)s::uuid IS NULL OR ev.id = %(event_id)s::uuid)
+      AND (%(since)s::timestamptz IS NULL OR ev.occurred_at >= %(since)s::timestamptz)
+      AND (%(until)s::timestamptz IS NULL OR ev.occurred_at <= %(until)s::timestamptz)
+    ORDER BY ev.id
+    LIMIT %(limit)s
+) e
+JOIN azync_subscribers sub ON sub.event_type = e.type
+WHERE (%(subscriber)s = '' OR sub.name = %(subscriber)s)
+RETURNING kind
+
+-- name: retain
+-- Only events whose deliveries are all terminal (succeeded/dead); the FK cascade then
+-- removes those deliveries. Oldest first.
+DELETE FROM azync_events WHERE id IN (
+    SELECT e.id FROM azync_events e
+    WHERE e.occurred_at < %(before)s
+      AND NOT EXISTS (
+          SELECT 1 FROM azync_jobs j
+          WHERE j.event_id = e.id AND j.state <> ALL (ARRAY['succeeded'::text, 'dead'::text])
+      )
+    ORDER BY e.occurred_at, e.id
+    LIMIT %(limit)s
+)
+
+-- name: count_events
+SELECT COUNT(*) AS n FROM azync_events e
+WHERE (%(type)s = '' OR e.type = %(type)s)
+  AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)
+  AND (%(until)s::timestamptz IS NULL OR e.occurred_at <= %(until)s::timestamptz)
+  AND (%(undispatched)s::boolean IS NULL
+       OR %(undispatched)s::boolean = NOT EXISTS (
+           SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event'))
+
+-- name: list_events
+SELECT e.id, e.type, e.aggregate_type, e.aggregate_id, e.version, e.occurred_at,
+       e.meta, e.payload,
+       (SELECT COUNT(*) FROM azync_jobs j
+        WHERE j.event_id = e.id AND j.source = 'event') AS deliveries
+FROM azync_events e
+WHERE (%(type)s = '' OR e.type = %(type)s)
+  AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)
+  AND (%(until)s::timestamptz IS NULL OR e.occurred_at <= %(until)s::timestamptz)
+  AND (%(undispatched)s::boolean IS NULL
+       OR %(undispatched)s::boolean = NOT EXISTS (
+           SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event'))
+ORDER BY e.occurred_at DESC, e.id DESC
+LIMIT %(limit)s OFFSET %(offset)s
+
+-- name: get_event
+SELECT e.id, e.type, e.aggregate_type, e.aggregate_id, e.version, e.occurred_at,
+       e.meta, e.payload,
+       (SELECT COUNT(*) FROM azync_jobs j
+        WHERE j.event_id = e.id AND j.source = 'event') AS deliveries
+FROM azync_events e WHERE e.id = %(id)s
+
+-- name: list_subscriber_views
+SELECT event_type, name, max_attempts, created_at, updated_at FROM azync_subscribers
+WHERE (%(event_type)s = '' OR event_type = %(event_type)s)
+ORDER BY event_type, name
+
+-- name: ops_stats
+SELECT
+    (SELECT COUNT(*) FROM azync_events e
+     WHERE NOT EXISTS (SELECT 1 FROM azync_jobs j
+                       WHERE j.event_id = e.id AND j.source = 'event')) AS undispatched,
+    (SELECT COUNT(*) FROM azync_events
+     WHERE occurred_at >= now() - interval '24 hours') AS total_24h,
+    (SELECT COUNT(DISTINCT type) FROM azync_events
+     WHERE occurred_at >= now() - interval '24 hours') AS types_24h,
+    (SELECT COUNT(*) FROM azync_subscribers) AS subscribers

@@ -1,0 +1,180 @@
+-- Queue producer, lease and settlement statements (PostgreSQL).
+-- {jobs} / {jobs_j} / {event_e} are column lists substituted from rows.py.
+
+-- name: enqueue_claim
+-- TTL dedupe window: claim the key unless an unexpired claim holds it.
+INSERT INTO azync_idempotency_keys (source, kind, key, expires_at)
+VALUES ('queue', %(kind)s, %(key)s, now() + make_interval(secs => %(ttl)s))
+ON CONFLICT (source, kind, key) DO UPDATE SET expires_at = EXCLUDED.expires_at
+WHERE azync_idempotency_keys.expires_at < now()
+RETURNING kind
+
+-- name: enqueue_insert
+-- run_at and pending/scheduled resolve on the backend clock; the ON CONFLICT
+-- predicate matches azync_jobs_idempotency_idx (live-key dedupe).
+INSERT INTO azync_jobs
+    (id, source, kind, state, run_at, max_attempts, max_attempts_explicit, payload, meta,
+     idempotency_key, enqueued_at)
+SELECT %(id)s, 'queue', %(kind)s,
+       CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'pending' END,
+       t.run_at, %(max_attempts)s, %(explicit)s, %(payload)s::jsonb, %(meta)s::jsonb,
+       %(key)s, now()
+FROM (SELECT COALESCE(%(run_at)s::timestamptz,
+                      now() + make_interval(secs => %(delay)s)) AS run_at) t
+ON CONFLICT (source, kind, idempotency_key)
+    WHERE idempotency_key IS NOT NULL AND state <> ALL (ARRAY['dead'::text, 'succeeded'::text])
+DO NOTHING
+RETURNING id
+
+-- name: dequeue
+-- The first lease pins the retry budget (max_attempts_explicit = true).
+UPDATE azync_jobs j SET
+    state = 'active',
+    lease_until = now() + make_interval(secs => %(lease)s),
+    lease_token = gen_random_uuid(),
+    max_attempts = CASE WHEN j.max_attempts_explicit OR NOT %(override)s
+                        THEN j.max_attempts ELSE %(default_max)s END,
+    max_attempts_explicit = true,
+    attempt = j.attempt + 1,
+    started_at = now(),
+    updated_at = now()
+FROM (
+    SELECT id FROM azync_jobs
+    WHERE source = %(source)s AND kind = %(kind)s AND state = 'pending' AND run_at <= now()
+    ORDER BY run_at, id
+    FOR UPDATE SKIP LOCKED
+    LIMIT %(limit)s
+) picked
+WHERE j.id = picked.id
+RETURNING {jobs_j}
+
+-- name: dequeue_event
+-- Same claim for event deliveries, rehydrating the ledger event in one statement.
+UPDATE azync_jobs j SET
+    state = 'active',
+    lease_until = now() + make_interval(secs => %(lease)s),
+    lease_token = gen_random_uuid(),
+    max_attempts = CASE WHEN j.max_attempts_explicit OR NOT %(override)s
+                        THEN j.max_attempts ELSE %(default_max)s END,
+    max_attempts_explicit = true,
+    attempt = j.attempt + 1,
+    started_at = now(),
+    updated_at = now()
+FROM (
+    SELECT id FROM azync_jobs
+    WHERE source = 'event' AND kind = %(kind)s AND state = 'pending' AND run_at <= now()
+    ORDER BY run_at, id
+    FOR UPDATE SKIP LOCKED
+    LIMIT %(limit)s
+) picked, azync_events e
+WHERE j.id = picked.id AND e.id = j.event_id
+RETURNING {jobs_j}, {event_e}
+
+-- name: ack
+-- Fused: the stats bump only runs for a row the fenced update produced.
+WITH upd AS (
+    UPDATE azync_jobs
+    SET state = 'succeeded', lease_until = NULL, lease_token = NULL,
+        completed_at = now(), updated_at = now()
+    WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
+    RETURNING source, kind
+), bump AS (
+    INSERT INTO azync_stats_daily (source, kind, day, slot, processed)
+    SELECT source, kind, CURRENT_DATE, %(slot)s, 1 FROM upd
+    ON CONFLICT (source, kind, day, slot)
+    DO UPDATE SET processed = azync_stats_daily.processed + 1
+)
+SELECT source, kind FROM upd
+
+-- name: reschedule
+WITH upd AS (
+    UPDATE azync_jobs SET
+        state = 'scheduled', run_at = now() + make_interval(secs => %(delay)s),
+        lease_until = NULL, lease_token = NULL,
+        last_error = %(error)s, failed_at = now(), updated_at = now()
+    WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
+    RETURNING id, source, kind, attempt
+), attempt_row AS (
+    INSERT INTO azync_job_attempts (job_id, attempt, error)
+    SELECT id, attempt, %(error)s FROM upd
+), bump AS (
+    INSERT INTO azync_stats_daily (source, kind, day, slot, failed)
+    SELECT source, kind, CURRENT_DATE, %(slot)s, 1 FROM upd
+    ON CONFLICT (source, kind, day, slot)
+    DO UPDATE SET failed = azync_stats_daily.failed + 1
+)
+SELECT source, kind FROM upd
+
+-- name: dead
+WITH upd AS (
+    UPDATE azync_jobs SET
+        state = 'dead', lease_until = NULL, lease_token = NULL,
+        last_error = %(error)s, failed_at = now(), updated_at = now()
+    WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
+    RETURNING id, source, kind, attempt
+), attempt_row AS (
+    INSERT INTO azync_job_attempts (job_id, attempt, error)
+    SELECT id, attempt, %(error)s FROM upd
+), bump AS (
+    INSERT INTO azync_stats_daily (source, kind, day, slot, failed)
+    SELECT source, kind, CURRENT_DATE, %(slot)s, 1 FROM upd
+    ON CONFLICT (source, kind, day, slot)
+    DO UPDATE SET failed = azync_stats_daily.failed + 1
+)
+SELECT source, kind FROM upd
+
+-- name: skip
+-- Terminal no-op: counted as processed, reason kept in last_error, no attempt row.
+WITH upd AS (
+    UPDATE azync_jobs SET
+        state = 'skipped', lease_until = NULL, lease_token = NULL,
+        last_error = %(error)s, completed_at = now(), updated_at = now()
+    WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
+    RETURNING source, kind
+), bump AS (
+    INSERT INTO azync_stats_daily (source, kind, day, slot, processed)
+    SELECT source, kind, CURRENT_DATE, %(slot)s, 1 FROM upd
+    ON CONFLICT (source, kind, day, slot)
+    DO UPDATE SET processed = azync_stats_daily.processed + 1
+)
+SELECT source, kind FROM upd
+
+-- name: release
+UPDATE azync_jobs SET
+    state = 'pending', attempt = GREATEST(attempt - 1, 0),
+    lease_until = NULL, lease_token = NULL, run_at = now(), updated_at = now()
+WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
+
+-- name: snooze
+-- SET clauses read the pre-update row, so the snooze that stamps deadline_at
+-- never escalates; past a stamped deadline the job dead-letters (fused).
+WITH upd AS (
+    UPDATE azync_jobs SET
+        state = CASE WHEN deadline_at IS NOT NULL AND now() >= deadline_at
+                     THEN 'dead' ELSE 'scheduled' END,
+        run_at = CASE WHEN deadline_at IS NOT NULL AND now() >= deadline_at
+                      THEN run_at ELSE now() + make_interval(secs => %(delay)s) END,
+        attempt = CASE WHEN deadline_at IS NOT NULL AND now() >= deadline_at
+                       THEN attempt ELSE GREATEST(attempt - 1, 0) END,
+        last_error = CASE WHEN deadline_at IS NOT NULL AND now() >= deadline_at
+                          THEN %(error)s ELSE last_error END,
+        failed_at = CASE WHEN deadline_at IS NOT NULL AND now() >= deadline_at
+                         THEN now() ELSE failed_at END,
+        deadline_at = COALESCE(deadline_at, now() + make_interval(secs => snooze_budget)),
+        lease_until = NULL, lease_token = NULL, updated_at = now()
+    WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
+    RETURNING id, source, kind, attempt, state = 'dead' AS deadlined
+), attempt_row AS (
+    INSERT INTO azync_job_attempts (job_id, attempt, error)
+    SELECT id, attempt, %(error)s FROM upd WHERE deadlined
+), bump AS (
+    INSERT INTO azync_stats_daily (source, kind, day, slot, failed)
+    SELECT source, kind, CURRENT_DATE, %(slot)s, 1 FROM upd WHERE deadlined
+    ON CONFLICT (source, kind, day, slot)
+    DO UPDATE SET failed = azync_stats_daily.failed + 1
+)
+SELECT deadlined FROM upd
+
+-- name: extend_lease
+UPDATE azync_jobs SET lease_until = now() + make_interval(secs => %(lease)s), updated_at = now()
+WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s

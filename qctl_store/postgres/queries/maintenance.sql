@@ -1,0 +1,84 @@
+-- Maintenance passes (notes 2.5, 2.9, 2.10): each bulk statement handles one batch of
+-- at most %(batch)s rows and the caller repeats it until a batch comes back short.
+-- {where} is a fixed source/kind fragment from maintenance.py.
+
+-- name: promote_due
+-- SKIP LOCKED: concurrent promoters split disjoint batches.
+UPDATE azync_jobs j SET state = 'pending', updated_at = now()
+FROM (
+    SELECT id FROM azync_jobs
+    WHERE source = %(source)s AND kind = ANY(%(kinds)s::text[])
+      AND state = 'scheduled' AND run_at <= now()
+    ORDER BY run_at, id
+    FOR UPDATE SKIP LOCKED
+    LIMIT %(batch)s
+) picked
+WHERE j.id = picked.id
+
+-- name: reap_expired
+-- The update re-checks the state and the same lease token, so a job re-leased
+-- between the pick and the update is left alone. Crossing the reap budget kills the
+-- job and records an attempt in the same statement.
+WITH expired AS (
+    SELECT id, lease_token FROM azync_jobs
+    WHERE source = %(source)s AND kind = ANY(%(kinds)s::text[])
+      AND state = 'active' AND lease_until < now()
+    ORDER BY lease_until
+    FOR UPDATE SKIP LOCKED
+    LIMIT %(batch)s
+), upd AS (
+    UPDATE azync_jobs j SET
+        state = CASE WHEN j.reap_count + 1 >= %(max_reaps)s THEN 'dead' ELSE 'pending' END,
+        reap_count = j.reap_count + 1,
+        lease_until = NULL,
+        lease_token = NULL,
+        last_error = CASE WHEN j.reap_count + 1 >= %(max_reaps)s
+                          THEN 'lease expired ' || (j.reap_count + 1) || ' times'
+                          ELSE j.last_error END,
+        failed_at = CASE WHEN j.reap_count + 1 >= %(max_reaps)s THEN now() ELSE j.failed_at END,
+        updated_at = now()
+    FROM expired
+    WHERE j.id = expired.id AND j.state = 'active'
+      AND j.lease_token IS NOT DISTINCT FROM expired.lease_token
+    RETURNING j.id, j.kind, j.attempt, j.last_error, j.state = 'dead' AS died
+), attempt_row AS (
+    INSERT INTO azync_job_attempts (job_id, attempt, error)
+    SELECT id, attempt, last_error FROM upd WHERE died
+)
+SELECT kind, died FROM upd
+
+-- name: vacuum_stats
+DELETE FROM azync_stats_daily WHERE source = %(source)s AND day < CURRENT_DATE - %(days)s::int
+
+-- name: vacuum_idempotency
+DELETE FROM azync_idempotency_keys WHERE source = %(source)s AND expires_at < now()
+
+-- name: vacuum_completed
+-- DAG and workflow jobs are exempt (their owners vacuum them); the predicate matches
+-- azync_jobs_succeeded_vacuum_idx so each batch is an index scan.
+DELETE FROM azync_jobs WHERE id IN (
+    SELECT id FROM azync_jobs
+    WHERE source = %(source)s AND state = 'succeeded'
+      AND dag_id IS NULL AND run_id IS NULL
+      AND completed_at < now() - make_interval(secs => %(retention)s)
+    LIMIT %(batch)s
+)
+
+-- name: vacuum_dead
+DELETE FROM azync_jobs WHERE id IN (
+    SELECT id FROM azync_jobs
+    WHERE {where} AND state = 'dead'
+      AND enqueued_at < now() - make_interval(secs => %(older_than)s)
+    LIMIT %(batch)s
+)
+
+-- name: nuke_jobs
+DELETE FROM azync_jobs WHERE id IN (
+    SELECT id FROM azync_jobs WHERE source = %(source)s LIMIT %(batch)s
+)
+
+-- name: nuke_stats
+DELETE FROM azync_stats_daily WHERE source = %(source)s
+
+-- name: nuke_keys
+DELETE FROM azync_idempotency_keys WHERE source = %(source)s

@@ -1,0 +1,205 @@
+-- Workflow-as-code executions (driver.WorkflowStore) on azync's PostgreSQL schema.
+-- Parameters are psycopg's %(name)s; JSON goes in as text and is cast to jsonb.
+
+-- name: insert_execution
+-- Dedupes against a live (running or suspended) execution holding the same business
+-- key; the ON CONFLICT target infers azync_workflow_executions_live_biz_idx.
+INSERT INTO azync_workflow_executions
+    (id, name, version, business_idempotency_key, task_queue, input, meta)
+VALUES (%(id)s, %(name)s, %(version)s, NULLIF(%(biz_key)s, ''), %(task_queue)s,
+        %(input)s::jsonb, %(meta)s::jsonb)
+ON CONFLICT (name, business_idempotency_key)
+    WHERE business_idempotency_key IS NOT NULL AND state IN ('running', 'suspended')
+DO NOTHING
+RETURNING id
+
+-- name: find_live_execution
+SELECT id FROM azync_workflow_executions
+WHERE name = %(name)s AND business_idempotency_key = %(biz_key)s
+  AND state IN ('running', 'suspended')
+
+-- name: insert_started_history
+INSERT INTO azync_workflow_history (workflow_id, event_seq, event_type, payload)
+VALUES (%(id)s, 1, 'WorkflowStarted', %(input)s::jsonb)
+
+-- name: insert_task
+-- A workflow-task job: pending when due by the database clock, scheduled otherwise.
+INSERT INTO azync_jobs
+    (id, source, kind, state, run_at, max_attempts, max_attempts_explicit, meta,
+     enqueued_at, run_id)
+SELECT %(id)s, 'workflow', %(kind)s,
+       CASE WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END,
+       r.run_at, 0, false, '{}'::jsonb, now(), %(workflow_id)s
+FROM (SELECT COALESCE(%(run_at)s::timestamptz, now()) AS run_at) r
+
+-- name: get_execution
+SELECT id, name, version, state, business_idempotency_key, task_queue, input, result,
+       failure_reason, meta, created_at, updated_at, completed_at
+FROM azync_workflow_executions
+WHERE id = %(id)s
+
+-- name: list_executions
+-- %(name)s / %(state)s of NULL match everything; LIMIT NULL is no limit.
+SELECT id, name, version, state, business_idempotency_key, task_queue, input, result,
+       failure_reason, meta, created_at, updated_at, completed_at,
+       count(*) OVER () AS total
+FROM azync_workflow_executions
+WHERE (%(name)s::text IS NULL OR name = %(name)s)
+  AND (%(state)s::text IS NULL OR state = %(state)s)
+ORDER BY created_at DESC, id DESC
+LIMIT %(limit)s OFFSET %(offset)s
+
+-- name: count_executions
+SELECT count(*) AS total
+FROM azync_workflow_executions
+WHERE (%(name)s::text IS NULL OR name = %(name)s)
+  AND (%(state)s::text IS NULL OR state = %(state)s)
+
+-- name: execution_exists
+SELECT EXISTS (SELECT 1 FROM azync_workflow_executions WHERE id = %(id)s) AS found
+
+-- name: lock_execution
+-- Serialises history sequence numbers of one execution on its header row.
+SELECT name, state FROM azync_workflow_executions WHERE id = %(id)s FOR UPDATE
+
+-- name: next_history_seq
+SELECT COALESCE(max(event_seq), 0) + 1 AS seq
+FROM azync_workflow_history WHERE workflow_id = %(id)s
+
+-- name: insert_history
+-- The conflict target is azync_workflow_history_exec_key_idx: only an operation result
+-- carrying an execution_key can conflict; everything else is a plain insert.
+INSERT INTO azync_workflow_history (workflow_id, event_seq, event_type, payload)
+VALUES (%(id)s, %(seq)s, %(type)s, %(payload)s::jsonb)
+ON CONFLICT (workflow_id, event_type, (payload ->> 'execution_key'))
+    WHERE payload ->> 'execution_key' IS NOT NULL
+      AND event_type IN ('OperationCompleted', 'OperationFailed')
+DO NOTHING
+
+-- name: find_history_by_exec_key
+SELECT event_seq AS seq FROM azync_workflow_history
+WHERE workflow_id = %(id)s AND event_type = %(type)s
+  AND payload ->> 'execution_key' = %(execution_key)s
+
+-- name: list_history
+SELECT workflow_id, event_seq, event_type, payload, created_at
+FROM azync_workflow_history
+WHERE workflow_id = %(id)s
+ORDER BY event_seq
+
+-- name: insert_signal
+INSERT INTO azync_workflow_signals (id, workflow_id, name, message_id, payload)
+VALUES (%(id)s, %(workflow_id)s, %(name)s, NULLIF(%(message_id)s, ''), %(payload)s::jsonb)
+ON CONFLICT (workflow_id, name, message_id) WHERE message_id IS NOT NULL DO NOTHING
+RETURNING id
+
+-- name: complete_execution
+-- No state guard (azync's CompleteWorkflow settles from any state).
+UPDATE azync_workflow_executions
+SET state = 'succeeded', result = %(result)s::jsonb, completed_at = now(), updated_at = now()
+WHERE id = %(id)s
+RETURNING id
+
+-- name: fail_execution
+UPDATE azync_workflow_executions
+SET state = 'failed', failure_reason = %(reason)s, completed_at = now(), updated_at = now()
+WHERE id = %(id)s
+RETURNING id
+
+-- name: cancel_execution
+UPDATE azync_workflow_executions
+SET state = 'cancelled', completed_at = now(), updated_at = now()
+WHERE id = %(id)s AND state NOT IN ('succeeded', 'failed', 'cancelled')
+RETURNING id
+
+-- name: suspend_execution
+UPDATE azync_workflow_executions
+SET state = 'suspended', failure_reason = %(reason)s, updated_at = now()
+WHERE id = %(id)s AND state NOT IN ('succeeded', 'failed', 'cancelled')
+RETURNING id
+
+-- name: resume_execution
+UPDATE azync_workflow_executions
+SET state = 'running', failure_reason = NULL, updated_at = now()
+WHERE id = %(id)s AND state = 'suspended'
+RETURNING id
+
+-- name: find_live_operation
+-- Live means pending, scheduled, active or uncertain (azync_jobs_workflow_exec_key_idx).
+SELECT id FROM azync_jobs
+WHERE source = 'workflow' AND run_id = %(workflow_id)s
+  AND meta ->> 'execution_key' = %(execution_key)s
+  AND state IN ('pending', 'scheduled', 'active', 'uncertain')
+LIMIT 1
+
+-- name: insert_operation
+INSERT INTO azync_jobs
+    (id, source, kind, state, payload, meta, run_at, max_attempts, max_attempts_explicit,
+     enqueued_at, run_id)
+SELECT %(id)s, 'workflow', %(kind)s,
+       CASE WHEN r.run_at > now() THEN 'scheduled' ELSE 'pending' END,
+       %(payload)s::jsonb, %(meta)s::jsonb, r.run_at, %(max_attempts)s, true, now(),
+       %(workflow_id)s
+FROM (SELECT COALESCE(%(run_at)s::timestamptz, now()) AS run_at) r
+RETURNING id
+
+-- name: mark_uncertain
+-- Fenced on the lease; returns a row only when the job moved AND its execution was
+-- suspended, which is what azync requires for success.
+WITH job AS (
+    UPDATE azync_jobs
+    SET state = 'uncertain', lease_until = NULL, lease_token = NULL,
+        last_error = %(reason)s, failed_at = now(), updated_at = now()
+    WHERE id = %(id)s AND state = 'active' AND lease_token = %(lease_token)s
+      AND source = 'workflow'
+    RETURNING id, run_id
+)
+UPDATE azync_workflow_executions e
+SET state = 'suspended', failure_reason = %(reason)s, updated_at = now()
+FROM job
+WHERE e.id = job.run_id AND e.state IN ('running', 'suspended')
+RETURNING job.id
+
+-- name: resolve_complete
+UPDATE azync_jobs
+SET state = 'succeeded', completed_at = now(), updated_at = now(),
+    result = %(result)s::jsonb, last_error = NULL
+WHERE id = %(id)s AND source = 'workflow' AND state = 'uncertain'
+RETURNING run_id, kind, COALESCE(meta ->> 'workflow_name', '') AS workflow_name
+
+-- name: resolve_fail
+UPDATE azync_jobs
+SET state = 'dead', failed_at = now(), updated_at = now(), last_error = 'uncertain: fail'
+WHERE id = %(id)s AND source = 'workflow' AND state = 'uncertain'
+RETURNING run_id, kind, COALESCE(meta ->> 'workflow_name', '') AS workflow_name
+
+-- name: resolve_retry
+UPDATE azync_jobs
+SET state = 'pending', run_at = now(), updated_at = now(), last_error = NULL,
+    failed_at = NULL
+WHERE id = %(id)s AND source = 'workflow' AND state = 'uncertain'
+RETURNING run_id, kind, COALESCE(meta ->> 'workflow_name', '') AS workflow_name
+
+-- name: resume_after_resolve
+UPDATE azync_workflow_executions
+SET state = 'running', failure_reason = NULL, updated_at = now()
+WHERE id = %(id)s AND state = 'suspended'
+
+-- name: vacuum_executions
+-- Foreign keys cascade to history, signals, timers and the run's jobs.
+DELETE FROM azync_workflow_executions
+WHERE state IN ('succeeded', 'failed', 'cancelled')
+  AND completed_at IS NOT NULL
+  AND completed_at < now() - make_interval(secs => %(retention)s)
+
+-- name: list_stalled
+-- Inclusive: olderThan 0 finds an execution updated in this very clock tick.
+SELECT e.id, e.name FROM azync_workflow_executions e
+WHERE e.state = 'running'
+  AND e.updated_at <= now() - make_interval(secs => %(older_than)s)
+  AND NOT EXISTS (
+      SELECT 1 FROM azync_jobs j
+      WHERE j.run_id = e.id AND j.source = 'workflow'
+        AND j.state IN ('pending', 'scheduled', 'active', 'uncertain'))
+ORDER BY e.updated_at
+LIMIT %(limit)s

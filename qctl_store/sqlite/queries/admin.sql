@@ -1,0 +1,170 @@
+-- Admin reads and operator actions (SQLite). Optional filters are static
+-- "(:x IS NULL OR col = :x)" clauses; the per-state ORDER BY ({order}) and the keyset
+-- clause ({after}) are fragments chosen in Python from a fixed table.
+
+-- name: list_kinds
+SELECT kind FROM azync_jobs WHERE source = :source
+UNION
+SELECT kind FROM azync_stats_daily WHERE source = :source
+ORDER BY kind
+
+-- name: kind_depths
+SELECT kind, state, COUNT(*) AS n,
+       CASE WHEN state = 'pending' THEN :now - MIN(run_at) END AS pending_age
+FROM azync_jobs WHERE source = :source
+GROUP BY kind, state
+
+-- name: depths
+SELECT state, COUNT(*) AS n,
+       CASE WHEN state = 'pending' THEN :now - MIN(run_at) END AS pending_age
+FROM azync_jobs WHERE source = :source AND kind = :kind
+GROUP BY state
+
+-- name: daily
+-- azync's admin window (queue/manager.go statsWindowDays): the last :days UTC days up to
+-- :today, zero-filled, oldest first, slots summed; a NULL :kind means every kind.
+WITH RECURSIVE w(day, n) AS (
+    SELECT :today, 1
+    UNION ALL
+    SELECT date(day, '-1 day'), n + 1 FROM w WHERE n < :days
+)
+SELECT w.day AS day,
+       COALESCE(SUM(s.enqueued), 0) AS enqueued, COALESCE(SUM(s.processed), 0) AS processed,
+       COALESCE(SUM(s.failed), 0) AS failed, COALESCE(SUM(s.reaped), 0) AS reaped
+FROM w LEFT JOIN azync_stats_daily s
+    ON s.day = w.day AND s.source = :source AND (:kind IS NULL OR s.kind = :kind)
+GROUP BY w.day ORDER BY w.day
+
+-- name: count_jobs
+SELECT COUNT(*) AS n FROM azync_jobs WHERE {where}
+
+-- name: list_jobs
+-- The WHERE is built from fixed fragments (see admin.py); a state filter is inlined as a
+-- literal of the enum so SQLite can use the per-state partial indexes.
+SELECT {columns} FROM azync_jobs
+WHERE {where}
+ORDER BY {order}
+LIMIT :limit OFFSET :offset
+
+-- name: meta_filter
+-- Every requested meta pair is present with the same value.
+NOT EXISTS (
+    SELECT 1 FROM json_each(:meta) f
+    WHERE f.value IS NOT (SELECT m.value FROM json_each(azync_jobs.meta) m WHERE m.key = f.key))
+
+-- name: error_filter
+instr(lower(COALESCE(last_error, '')), lower(:error)) > 0
+
+-- name: get_job
+SELECT {columns} FROM azync_jobs WHERE id = :id AND source = :source
+
+-- name: find_job
+SELECT {columns} FROM azync_jobs WHERE id = :id
+
+-- name: job_attempts
+SELECT a.attempt, a.error, a.failed_at
+FROM azync_job_attempts a JOIN azync_jobs j ON j.id = a.job_id
+WHERE a.job_id = :id AND j.source = :source
+ORDER BY a.attempt, a.id
+
+-- name: retry_job
+UPDATE azync_jobs SET
+    state = 'pending', run_at = :now, attempt = 0, reap_count = 0,
+    last_error = NULL, failed_at = NULL, deadline_at = NULL, started_at = NULL, updated_at = :now
+WHERE id = :id AND source = :source AND state = 'dead'
+
+-- name: retry_all_dead
+UPDATE azync_jobs SET
+    state = 'pending', run_at = :now, attempt = 0, reap_count = 0,
+    last_error = NULL, failed_at = NULL, deadline_at = NULL, started_at = NULL, updated_at = :now
+WHERE id IN (
+    SELECT id FROM azync_jobs
+    WHERE source = :source AND (:kind = '' OR kind = :kind) AND state = 'dead'
+    LIMIT :batch
+)
+
+-- name: run_now
+UPDATE azync_jobs SET state = 'pending', run_at = :now, updated_at = :now
+WHERE id = :id AND source = :source AND state = 'scheduled'
+
+-- name: archive_job
+UPDATE azync_jobs SET state = 'dead', lease_until = NULL, updated_at = :now
+WHERE id = :id AND source = :source AND state IN ('pending', 'scheduled')
+
+-- name: pause_job
+UPDATE azync_jobs SET state = 'paused', updated_at = :now
+WHERE id = :id AND source = :source AND state IN ('pending', 'scheduled')
+
+-- name: resume_job
+UPDATE azync_jobs SET
+    state = CASE WHEN run_at <= :now THEN 'pending' ELSE 'scheduled' END, updated_at = :now
+WHERE id = :id AND source = :source AND state = 'paused'
+
+-- name: delete_job
+DELETE FROM azync_jobs WHERE id = :id AND source = :source AND state = :state
+
+-- name: delete_all
+DELETE FROM azync_jobs WHERE id IN (
+    SELECT id FROM azync_jobs
+    WHERE source = :source AND (:kind = '' OR kind = :kind) AND state = :state
+    LIMIT :batch
+)
+
+-- name: vacuum_dead
+DELETE FROM azync_jobs WHERE id IN (
+    SELECT id FROM azync_jobs
+    WHERE source = :source AND (:kind = '' OR kind = :kind) AND state = 'dead'
+      AND enqueued_at < :now - :older_than
+    LIMIT :batch
+)
+
+-- name: nuke_jobs
+DELETE FROM azync_jobs WHERE source = :source
+
+-- name: nuke_stats
+DELETE FROM azync_stats_daily WHERE source = :source
+
+-- name: nuke_keys
+DELETE FROM azync_idempotency_keys WHERE source = :source
+
+-- name: event_where
+(:type = '' OR e.type = :type)
+AND (:since IS NULL OR e.occurred_at >= :since)
+AND (:until IS NULL OR e.occurred_at <= :until)
+AND (:undispatched IS NULL OR :undispatched = NOT EXISTS (
+    SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event'))
+
+-- name: count_events
+SELECT COUNT(*) AS n FROM azync_events e WHERE {where}
+
+-- name: list_events
+SELECT {columns},
+       (SELECT COUNT(*) FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event')
+           AS deliveries
+FROM azync_events e WHERE {where}
+ORDER BY e.occurred_at DESC, e.id DESC
+LIMIT :limit OFFSET :offset
+
+-- name: get_event
+SELECT {columns},
+       (SELECT COUNT(*) FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event')
+           AS deliveries
+FROM azync_events e WHERE e.id = :id
+
+-- name: subscriber_views
+SELECT event_type, name, max_attempts, created_at, updated_at FROM azync_subscribers
+WHERE (:event_type = '' OR event_type = :event_type)
+ORDER BY event_type, name
+
+-- name: ops_stats
+SELECT
+    (SELECT COUNT(*) FROM azync_events e WHERE NOT EXISTS (
+        SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event'))
+        AS undispatched,
+    (SELECT COUNT(*) FROM azync_events WHERE occurred_at >= :since) AS total_24h,
+    (SELECT COUNT(DISTINCT type) FROM azync_events WHERE occurred_at >= :since) AS types_24h,
+    (SELECT COUNT(*) FROM azync_subscribers) AS subscribers
+
+-- name: ids_by_prefix
+-- A range scan on the canonical text id: every character of an id sorts below 'g'.
+SELECT id FROM {table} WHERE id >= :prefix AND id < :prefix || 'g' ORDER BY id LIMIT :limit

@@ -1,0 +1,331 @@
+-- Declared DAG workflows (DAGStore) on SQLite: the same tables and semantics as the
+-- PostgreSQL backend (notes Part 2.10 "DAG internals"). Writers are serialised by
+-- BEGIN IMMEDIATE, so the header "lock" is simply reading it inside the write
+-- transaction. :now is the transaction clock (µs since the epoch). Compensation keys
+-- are matched with GLOB 'comp:*' because LIKE is case-insensitive here.
+
+-- name: dag_state
+SELECT state FROM azync_dags WHERE id = :id
+
+-- name: insert_dag
+INSERT INTO azync_dags (id, name, state, on_failure, idempotency_key, meta, created_at, updated_at)
+VALUES (:id, :name, 'running', :on_failure, :idempotency_key, :meta, :now, :now)
+ON CONFLICT (name, idempotency_key)
+    WHERE idempotency_key IS NOT NULL
+      AND state IN ('running', 'suspended', 'compensating', 'paused')
+DO NOTHING
+RETURNING id
+
+-- name: live_dag_by_key
+SELECT id FROM azync_dags
+WHERE name = :name AND idempotency_key = :key
+  AND state IN ('running', 'suspended', 'compensating', 'paused')
+
+-- name: insert_task
+INSERT INTO azync_jobs
+    (id, source, kind, state, run_at, max_attempts, max_attempts_explicit, payload, meta,
+     enqueued_at, created_at, updated_at, dag_id, task_key, compensation_kind,
+     compensation_payload, signal_name, ignore_dead_deps, snooze_budget)
+VALUES (:id, 'dag', :kind, :state, :now + :offset, :max_attempts, :explicit, :payload, :meta,
+        :now, :now, :now, :dag_id, :task_key, :compensation_kind,
+        :compensation_payload, :signal_name, :ignore_dead_deps, :snooze_budget)
+
+-- name: insert_dep
+INSERT INTO azync_dag_deps (dag_id, task_key, depends_on_key) VALUES (?, ?, ?)
+
+-- name: insert_signal
+INSERT INTO azync_dag_signals (id, dag_id, name, message_id, payload, created_at)
+VALUES (:id, :dag_id, :name, :message_id, :payload, :now)
+ON CONFLICT (dag_id, name, message_id) WHERE message_id IS NOT NULL DO NOTHING
+RETURNING id
+
+-- name: deliver_signal_now
+-- A waiting $signal task completes with the payload as its result; a scheduled
+-- $sleep is woken (due now). Both match the task's signal_name, not its key.
+UPDATE azync_jobs SET
+    state = CASE kind WHEN '$signal' THEN 'succeeded' ELSE state END,
+    result = CASE kind WHEN '$signal' THEN :payload ELSE result END,
+    completed_at = CASE kind WHEN '$signal' THEN :now ELSE completed_at END,
+    run_at = CASE kind WHEN '$sleep' THEN :now ELSE run_at END,
+    updated_at = :now
+WHERE source = 'dag' AND dag_id = :dag_id AND signal_name = :name
+  AND ((kind = '$signal' AND state = 'waiting') OR (kind = '$sleep' AND state = 'scheduled'))
+
+-- name: consume_signal
+UPDATE azync_dag_signals SET consumed = 1 WHERE id = ?
+
+-- name: buffered_deliveries
+-- Per deliverable task of a running or compensating DAG, its oldest unconsumed
+-- inbox signal.
+SELECT task_id, kind, signal_id, payload FROM (
+    SELECT t.id AS task_id, t.kind, s.id AS signal_id, s.payload,
+           row_number() OVER (PARTITION BY t.id ORDER BY s.created_at, s.id) AS rn
+    FROM azync_jobs t
+    JOIN azync_dags d ON d.id = t.dag_id AND d.state IN ('running', 'compensating')
+    JOIN azync_dag_signals s
+      ON s.dag_id = t.dag_id AND s.name = t.signal_name AND NOT s.consumed
+    WHERE t.source = 'dag'
+      AND ((t.kind = '$signal' AND t.state = 'waiting')
+        OR (t.kind = '$sleep' AND t.state = 'scheduled'))
+)
+WHERE rn = 1
+
+-- name: hand_signal
+UPDATE azync_jobs SET
+    state = CASE kind WHEN '$signal' THEN 'succeeded' ELSE state END,
+    result = CASE kind WHEN '$signal' THEN :payload ELSE result END,
+    completed_at = CASE kind WHEN '$signal' THEN :now ELSE completed_at END,
+    run_at = CASE kind WHEN '$sleep' THEN :now ELSE run_at END,
+    updated_at = :now
+WHERE id = :task_id
+
+-- name: promote_unblocked
+-- A blocked task of a running or compensating DAG is released once none of its
+-- edges lacks a satisfying dependency row (succeeded or skipped; dead or cancelled
+-- too for an ignore_dead_deps task). An edge to a missing task never satisfies.
+UPDATE azync_jobs AS t SET
+    state = CASE t.kind WHEN '$signal' THEN 'waiting' WHEN '$sleep' THEN 'scheduled'
+                        ELSE 'pending' END,
+    run_at = CASE t.kind
+        WHEN '$signal' THEN t.run_at
+        WHEN '$sleep' THEN :now + CAST(round(
+            COALESCE(json_extract(t.payload, '$.sleepSeconds'), 0) * 1000000) AS INTEGER)
+        ELSE :now END,
+    updated_at = :now
+WHERE t.source = 'dag' AND t.state = 'blocked'
+  AND EXISTS (SELECT 1 FROM azync_dags d
+              WHERE d.id = t.dag_id AND d.state IN ('running', 'compensating'))
+  AND NOT EXISTS (
+      SELECT 1 FROM azync_dag_deps e
+      WHERE e.dag_id = t.dag_id AND e.task_key = t.task_key
+        AND NOT EXISTS (
+            SELECT 1 FROM azync_jobs up
+            WHERE up.dag_id = e.dag_id AND up.task_key = e.depends_on_key AND up.source = 'dag'
+              AND (up.state IN ('succeeded', 'skipped')
+                   OR (t.ignore_dead_deps AND up.state IN ('dead', 'cancelled')))))
+RETURNING kind
+
+-- name: complete_due_sleeps
+UPDATE azync_jobs AS t SET state = 'succeeded', completed_at = :now, updated_at = :now
+WHERE t.source = 'dag' AND t.kind = '$sleep' AND t.state = 'scheduled' AND t.run_at <= :now
+  AND EXISTS (SELECT 1 FROM azync_dags d WHERE d.id = t.dag_id AND d.state = 'running')
+
+-- name: triggering_dead_tasks
+-- Dead tasks of running DAGs that trigger the failure policy: a dead task is
+-- exempt only when it has dependents and every one of them ignores dead deps.
+SELECT d.id, d.on_failure, t.task_key
+FROM azync_dags d
+JOIN azync_jobs t ON t.dag_id = d.id AND t.source = 'dag' AND t.state = 'dead'
+WHERE d.state = 'running'
+  AND (NOT EXISTS (SELECT 1 FROM azync_dag_deps e
+                   WHERE e.dag_id = d.id AND e.depends_on_key = t.task_key)
+       OR EXISTS (SELECT 1 FROM azync_dag_deps e
+                  WHERE e.dag_id = d.id AND e.depends_on_key = t.task_key
+                    AND NOT EXISTS (SELECT 1 FROM azync_jobs down
+                                    WHERE down.dag_id = e.dag_id AND down.task_key = e.task_key
+                                      AND down.source = 'dag' AND down.ignore_dead_deps)))
+ORDER BY d.id, t.task_key
+
+-- name: suspend_running_dag
+UPDATE azync_dags SET state = 'suspended', failure_reason = :reason, updated_at = :now
+WHERE id = :id AND state = 'running'
+
+-- name: cancel_remaining_tasks
+-- Active tasks keep their lease and settle on their own.
+UPDATE azync_jobs SET state = 'cancelled', completed_at = :now, updated_at = :now
+WHERE dag_id = :id AND source = 'dag'
+  AND state IN ('pending', 'scheduled', 'blocked', 'waiting', 'paused')
+
+-- name: has_compensations
+SELECT EXISTS (SELECT 1 FROM azync_jobs
+               WHERE dag_id = ? AND source = 'dag' AND task_key GLOB 'comp:*') AS present
+
+-- name: compensation_candidates
+-- Succeeded (never skipped) original tasks that declared a compensation, newest
+-- completion first: the chain undoes work in reverse order.
+SELECT task_key, compensation_kind
+FROM azync_jobs
+WHERE dag_id = ? AND source = 'dag' AND state = 'succeeded'
+  AND compensation_kind IS NOT NULL AND compensation_kind <> ''
+  AND task_key NOT GLOB 'comp:*'
+ORDER BY completed_at DESC, created_at DESC, id DESC
+
+-- name: insert_compensation
+-- comp:<key> copies meta and the budget of the original; it has no compensation,
+-- signal, tolerance or snooze budget of its own.
+INSERT INTO azync_jobs
+    (id, source, kind, state, run_at, max_attempts, max_attempts_explicit, payload, meta,
+     enqueued_at, created_at, updated_at, dag_id, task_key)
+SELECT :id, 'dag', o.compensation_kind, :state, :now, o.max_attempts,
+       o.max_attempts_explicit, o.compensation_payload, o.meta, :now, :now, :now, o.dag_id,
+       :comp_key
+FROM azync_jobs o
+WHERE o.dag_id = :dag_id AND o.source = 'dag' AND o.task_key = :task_key
+
+-- name: settle_after_compensation_start
+-- With nothing to compensate the DAG fails at once; otherwise it compensates.
+-- A NULL reason keeps the recorded one (the manual verb leaves it unchanged).
+UPDATE azync_dags SET
+    state = CASE WHEN :comps THEN 'compensating' ELSE 'failed' END,
+    failure_reason = COALESCE(:reason, failure_reason),
+    completed_at = CASE WHEN :comps THEN completed_at ELSE :now END,
+    updated_at = :now
+WHERE id = :id
+
+-- name: complete_running_succeeded
+UPDATE azync_dags AS d SET state = 'succeeded', completed_at = :now, updated_at = :now
+WHERE d.state = 'running'
+  AND EXISTS (SELECT 1 FROM azync_jobs j WHERE j.dag_id = d.id AND j.source = 'dag')
+  AND NOT EXISTS (SELECT 1 FROM azync_jobs j
+                  WHERE j.dag_id = d.id AND j.source = 'dag'
+                    AND j.state NOT IN ('succeeded', 'skipped'))
+
+-- name: tolerated_dead_dags
+-- Running DAGs whose tasks all settled with at least one dead, every dead task
+-- tolerated (it has dependents and all of them ignore dead deps). A non-tolerated
+-- death is left for the failure policy, so its compensations are never skipped.
+SELECT d.id FROM azync_dags d
+WHERE d.state = 'running'
+  AND EXISTS (SELECT 1 FROM azync_jobs j
+              WHERE j.dag_id = d.id AND j.source = 'dag' AND j.state = 'dead')
+  AND NOT EXISTS (SELECT 1 FROM azync_jobs j
+                  WHERE j.dag_id = d.id AND j.source = 'dag'
+                    AND j.state NOT IN ('succeeded', 'skipped', 'dead'))
+  AND NOT EXISTS (
+      SELECT 1 FROM azync_jobs x
+      WHERE x.dag_id = d.id AND x.source = 'dag' AND x.state = 'dead'
+        AND (NOT EXISTS (SELECT 1 FROM azync_dag_deps e
+                         WHERE e.dag_id = d.id AND e.depends_on_key = x.task_key)
+             OR EXISTS (SELECT 1 FROM azync_dag_deps e
+                        WHERE e.dag_id = d.id AND e.depends_on_key = x.task_key
+                          AND NOT EXISTS (SELECT 1 FROM azync_jobs down
+                                          WHERE down.dag_id = e.dag_id
+                                            AND down.task_key = e.task_key
+                                            AND down.source = 'dag'
+                                            AND down.ignore_dead_deps))))
+
+-- name: dead_task_keys
+SELECT task_key FROM azync_jobs
+WHERE dag_id = ? AND source = 'dag' AND state = 'dead' ORDER BY task_key
+
+-- name: fail_dag
+UPDATE azync_dags SET state = 'failed', failure_reason = :reason, completed_at = :now,
+                      updated_at = :now
+WHERE id = :id
+
+-- name: complete_compensating_suspend
+-- A dead compensation parks the DAG for an operator, unless a cancel asked for it.
+UPDATE azync_dags AS d SET state = 'suspended', updated_at = :now
+WHERE d.state = 'compensating' AND NOT d.cancel_requested
+  AND EXISTS (SELECT 1 FROM azync_jobs j
+              WHERE j.dag_id = d.id AND j.source = 'dag'
+                AND j.task_key GLOB 'comp:*' AND j.state = 'dead')
+
+-- name: complete_compensating_settle
+UPDATE azync_dags AS d SET
+    state = CASE WHEN d.cancel_requested THEN 'cancelled' ELSE 'failed' END,
+    completed_at = :now, updated_at = :now
+WHERE d.state = 'compensating'
+  AND EXISTS (SELECT 1 FROM azync_jobs j
+              WHERE j.dag_id = d.id AND j.source = 'dag' AND j.task_key GLOB 'comp:*')
+  AND NOT EXISTS (SELECT 1 FROM azync_jobs j
+                  WHERE j.dag_id = d.id AND j.source = 'dag' AND j.task_key GLOB 'comp:*'
+                    AND j.state NOT IN ('succeeded', 'cancelled', 'dead'))
+
+-- name: task_results
+SELECT task_key, result, state = 'skipped' AS skipped
+FROM azync_jobs
+WHERE dag_id = :dag_id AND source = 'dag' AND state IN ('succeeded', 'skipped')
+  AND (:all OR task_key IN (SELECT value FROM json_each(:keys)))
+
+-- name: ack_task_result
+UPDATE azync_jobs SET
+    state = 'succeeded', result = :result, lease_until = NULL, lease_token = NULL,
+    completed_at = :now, updated_at = :now
+WHERE id = :id AND state = 'active' AND lease_token = :token
+RETURNING source, kind
+
+-- name: get_dag
+SELECT id, name, state, on_failure, idempotency_key, failure_reason, meta,
+       created_at, updated_at, completed_at
+FROM azync_dags WHERE id = ?
+
+-- name: count_dags
+SELECT count(*) AS n FROM azync_dags
+WHERE (:name = '' OR name = :name) AND (:state IS NULL OR state = :state)
+
+-- name: list_dags
+-- A negative limit is no limit.
+SELECT id, name, state, on_failure, idempotency_key, failure_reason, meta,
+       created_at, updated_at, completed_at
+FROM azync_dags
+WHERE (:name = '' OR name = :name) AND (:state IS NULL OR state = :state)
+ORDER BY created_at DESC, id DESC
+LIMIT :limit OFFSET :offset
+
+-- name: dag_exists
+SELECT EXISTS (SELECT 1 FROM azync_dags WHERE id = ?) AS present
+
+-- name: dag_deps
+SELECT task_key, depends_on_key FROM azync_dag_deps
+WHERE dag_id = ? ORDER BY task_key, depends_on_key
+
+-- name: dag_name_state_counts
+SELECT name, state, count(*) AS n FROM azync_dags GROUP BY name, state
+
+-- name: dag_task_counts
+SELECT dag_id, state, count(*) AS n FROM azync_jobs
+WHERE source = 'dag' AND dag_id IN (SELECT value FROM json_each(?))
+GROUP BY dag_id, state
+
+-- name: reset_dead_tasks
+-- Once a compensation chain exists only its dead links reset: original tasks never
+-- rerun after compensation started. The stamped deadline goes too, so a retried
+-- wait gets a fresh snooze budget.
+UPDATE azync_jobs SET
+    state = 'pending', run_at = :now, attempt = 0, reap_count = 0, last_error = NULL,
+    failed_at = NULL, deadline_at = NULL, started_at = NULL, updated_at = :now
+WHERE dag_id = :id AND source = 'dag' AND state = 'dead'
+  AND (NOT :comps OR task_key GLOB 'comp:*')
+
+-- name: unpause_tasks
+-- Time spent paused never burns a snooze budget: the deadline re-stamps later.
+UPDATE azync_jobs SET
+    state = CASE WHEN run_at <= :now THEN 'pending' ELSE 'scheduled' END,
+    deadline_at = NULL, updated_at = :now
+WHERE dag_id = :id AND source = 'dag' AND state = 'paused'
+
+-- name: resume_dag
+UPDATE azync_dags SET
+    state = CASE WHEN state IN ('suspended', 'paused')
+                 THEN CASE WHEN :comps THEN 'compensating' ELSE 'running' END
+                 ELSE state END,
+    failure_reason = CASE WHEN state IN ('suspended', 'paused') AND NOT :comps
+                          THEN NULL ELSE failure_reason END,
+    updated_at = :now
+WHERE id = :id
+
+-- name: pause_dag
+UPDATE azync_dags SET state = 'paused', failure_reason = :reason, updated_at = :now
+WHERE id = :id AND state = 'running'
+
+-- name: pause_tasks
+UPDATE azync_jobs SET state = 'paused', updated_at = :now
+WHERE dag_id = :id AND source = 'dag' AND state IN ('pending', 'scheduled')
+
+-- name: cancel_dag
+-- A compensating DAG keeps compensating; cancel_requested makes CompleteDAGs land
+-- it on cancelled instead of failed. The CASEs read the pre-update state.
+UPDATE azync_dags SET
+    cancel_requested = 1,
+    state = CASE WHEN state = 'compensating' THEN state ELSE 'cancelled' END,
+    completed_at = CASE WHEN state = 'compensating' THEN completed_at ELSE :now END,
+    updated_at = :now
+WHERE id = :id
+
+-- name: vacuum_dags
+-- Jobs, edges and inbox rows cascade through their foreign keys.
+DELETE FROM azync_dags
+WHERE state IN ('succeeded', 'failed', 'cancelled')
+  AND completed_at IS NOT NULL
+  AND completed_at < :now - :retention

@@ -1,0 +1,57 @@
+-- Event ledger, subscribers and fan-out (SQLite).
+
+-- name: insert_event
+INSERT INTO azync_events
+    (id, type, aggregate_type, aggregate_id, version, occurred_at, payload, meta, created_at)
+VALUES (:id, :type, :aggregate_type, :aggregate_id, :version, :occurred_at, :payload, :meta, :now)
+
+-- name: subscribers_of
+SELECT name, event_type, max_attempts FROM azync_subscribers
+WHERE event_type = :event_type ORDER BY name
+
+-- name: insert_delivery
+-- A delivery carries no payload (the worker reads the event) and pins the subscriber's
+-- attempt budget.
+INSERT INTO azync_jobs
+    (id, source, kind, state, run_at, max_attempts, max_attempts_explicit, event_id, replay,
+     attempt, enqueued_at, meta, payload, created_at, updated_at)
+VALUES (:id, 'event', :kind, 'pending', :now, :max_attempts, 1, :event_id, :replay,
+        0, :now, '{}', NULL, :now, :now)
+
+-- name: register_subscriber
+INSERT INTO azync_subscribers (name, event_type, max_attempts, created_at, updated_at)
+VALUES (:name, :event_type, :max_attempts, :now, :now)
+ON CONFLICT (name, event_type) DO UPDATE SET
+    max_attempts = excluded.max_attempts, updated_at = excluded.updated_at
+
+-- name: delete_subscriber
+DELETE FROM azync_subscribers
+WHERE name = :name AND (:event_type = '' OR event_type = :event_type)
+
+-- name: replay_targets
+-- Limit caps ledger events (picked by id, as azync does), which then fan out to every
+-- matching subscriber registered now.
+SELECT e.id AS event_id, sub.name AS kind, sub.max_attempts AS max_attempts
+FROM (
+    SELECT ev.id, ev.type FROM azync_events ev
+    WHERE (:event_type = '' OR ev.type = :event_type)
+      AND (:event_id IS NULL OR ev.id = :event_id)
+      AND (:since IS NULL OR ev.occurred_at >= :since)
+      AND (:until IS NULL OR ev.occurred_at <= :until)
+    ORDER BY ev.id
+    LIMIT :limit
+) e
+JOIN azync_subscribers sub ON sub.event_type = e.type
+WHERE (:subscriber = '' OR sub.name = :subscriber)
+
+-- name: retain
+-- Oldest events first whose deliveries (if any) are all terminal.
+DELETE FROM azync_events WHERE id IN (
+    SELECT e.id FROM azync_events e
+    WHERE e.occurred_at < :before
+      AND NOT EXISTS (
+          SELECT 1 FROM azync_jobs j
+          WHERE j.event_id = e.id AND j.state NOT IN ('succeeded', 'dead'))
+    ORDER BY e.occurred_at, e.id
+    LIMIT :limit
+)

@@ -1,0 +1,111 @@
+-- Queue jobs: enqueue, lease and the fenced settlements (SQLite). Instants are µs
+-- integers bound from the transaction clock (:now); durations are µs integers.
+
+-- name: claim_idempotency_key
+-- The TTL window: claim the key, or take it over once expired; no row = deduplicated.
+INSERT INTO azync_idempotency_keys (source, kind, key, expires_at)
+VALUES ('queue', :kind, :key, :expires_at)
+ON CONFLICT (source, kind, key) DO UPDATE SET expires_at = excluded.expires_at
+WHERE azync_idempotency_keys.expires_at < :now
+RETURNING kind
+
+-- name: insert_job
+-- The live key: a non-terminal job holding the same key deduplicates (no row returned).
+INSERT INTO azync_jobs
+    (id, source, kind, state, run_at, max_attempts, max_attempts_explicit, payload, meta,
+     idempotency_key, enqueued_at, created_at, updated_at)
+VALUES (:id, 'queue', :kind, CASE WHEN :run_at > :now THEN 'scheduled' ELSE 'pending' END,
+        :run_at, :max_attempts, :explicit, :payload, :meta, :key, :now, :now, :now)
+ON CONFLICT (source, kind, idempotency_key)
+    WHERE idempotency_key IS NOT NULL AND state NOT IN ('dead', 'succeeded')
+DO NOTHING
+RETURNING id
+
+-- name: pick_due
+SELECT id FROM azync_jobs
+WHERE source = :source AND kind = :kind AND state = 'pending' AND run_at <= :now
+ORDER BY run_at, id
+LIMIT :limit
+
+-- name: lease_job
+-- The first lease pins the attempt budget (max_attempts_explicit = 1 afterwards).
+UPDATE azync_jobs SET
+    state = 'active',
+    lease_until = :now + :lease,
+    lease_token = :token,
+    max_attempts = CASE WHEN max_attempts_explicit OR NOT :override THEN max_attempts
+                        ELSE :default_max END,
+    max_attempts_explicit = 1,
+    attempt = attempt + 1,
+    started_at = :now,
+    updated_at = :now
+WHERE id = :id
+
+-- name: leased_jobs
+SELECT {job_columns}, {event_columns}
+FROM azync_jobs j LEFT JOIN azync_events e ON e.id = j.event_id
+WHERE j.id IN (SELECT value FROM json_each(:ids))
+ORDER BY j.run_at, j.id
+
+-- name: ack
+UPDATE azync_jobs SET
+    state = 'succeeded', lease_until = NULL, lease_token = NULL,
+    completed_at = :now, updated_at = :now
+WHERE id = :id AND state = 'active' AND lease_token = :token
+RETURNING source, kind
+
+-- name: reschedule
+UPDATE azync_jobs SET
+    state = 'scheduled', run_at = :now + :delay, lease_until = NULL, lease_token = NULL,
+    last_error = :error, failed_at = :now, updated_at = :now
+WHERE id = :id AND state = 'active' AND lease_token = :token
+RETURNING id, source, kind, attempt
+
+-- name: dead
+UPDATE azync_jobs SET
+    state = 'dead', lease_until = NULL, lease_token = NULL,
+    last_error = :error, failed_at = :now, updated_at = :now
+WHERE id = :id AND state = 'active' AND lease_token = :token
+RETURNING id, source, kind, attempt
+
+-- name: skip
+UPDATE azync_jobs SET
+    state = 'skipped', lease_until = NULL, lease_token = NULL,
+    last_error = :error, completed_at = :now, updated_at = :now
+WHERE id = :id AND state = 'active' AND lease_token = :token
+RETURNING source, kind
+
+-- name: release
+UPDATE azync_jobs SET
+    state = 'pending', attempt = max(attempt - 1, 0),
+    lease_until = NULL, lease_token = NULL, run_at = :now, updated_at = :now
+WHERE id = :id AND state = 'active' AND lease_token = :token
+
+-- name: snooze
+-- Past its deadline the job dead-letters; otherwise it waits without spending the
+-- attempt. SET expressions read the old row, so the snooze that stamps the deadline
+-- (from the budget) never escalates.
+UPDATE azync_jobs SET
+    state = CASE WHEN deadline_at IS NOT NULL AND :now >= deadline_at
+                 THEN 'dead' ELSE 'scheduled' END,
+    run_at = CASE WHEN deadline_at IS NOT NULL AND :now >= deadline_at
+                  THEN run_at ELSE :now + :delay END,
+    attempt = CASE WHEN deadline_at IS NOT NULL AND :now >= deadline_at
+                   THEN attempt ELSE max(attempt - 1, 0) END,
+    last_error = CASE WHEN deadline_at IS NOT NULL AND :now >= deadline_at
+                      THEN :error ELSE last_error END,
+    failed_at = CASE WHEN deadline_at IS NOT NULL AND :now >= deadline_at
+                     THEN :now ELSE failed_at END,
+    deadline_at = COALESCE(deadline_at, CASE WHEN snooze_budget IS NOT NULL
+                  THEN :now + CAST(round(snooze_budget * 1000000) AS INTEGER) END),
+    lease_until = NULL, lease_token = NULL, updated_at = :now
+WHERE id = :id AND state = 'active' AND lease_token = :token
+RETURNING id, source, kind, attempt, state = 'dead' AS deadlined
+
+-- name: extend_lease
+UPDATE azync_jobs SET lease_until = :now + :lease, updated_at = :now
+WHERE id = :id AND state = 'active' AND lease_token = :token
+
+-- name: insert_attempt
+INSERT INTO azync_job_attempts (job_id, attempt, error, failed_at)
+VALUES (:id, :attempt, :error, :now)

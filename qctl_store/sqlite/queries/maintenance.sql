@@ -1,0 +1,49 @@
+-- Maintenance sweeps (SQLite). Bulk statements act on at most :batch rows; the caller
+-- repeats them, one short transaction per batch, until a batch comes back short.
+-- Kind lists arrive as a JSON array (:kinds) so the statements stay static.
+
+-- name: promote_due
+UPDATE azync_jobs SET state = 'pending', updated_at = :now
+WHERE id IN (
+    SELECT id FROM azync_jobs
+    WHERE source = :source AND kind IN (SELECT value FROM json_each(:kinds))
+      AND state = 'scheduled' AND run_at <= :now
+    ORDER BY run_at, id
+    LIMIT :batch
+)
+
+-- name: reap_expired
+-- An expired lease goes back to pending, or to dead once it expired max_reaps times.
+UPDATE azync_jobs SET
+    state = CASE WHEN reap_count + 1 >= :max_reaps THEN 'dead' ELSE 'pending' END,
+    reap_count = reap_count + 1,
+    lease_until = NULL,
+    lease_token = NULL,
+    last_error = CASE WHEN reap_count + 1 >= :max_reaps
+                      THEN 'lease expired ' || (reap_count + 1) || ' times'
+                      ELSE last_error END,
+    failed_at = CASE WHEN reap_count + 1 >= :max_reaps THEN :now ELSE failed_at END,
+    updated_at = :now
+WHERE id IN (
+    SELECT id FROM azync_jobs
+    WHERE source = :source AND kind IN (SELECT value FROM json_each(:kinds))
+      AND state = 'active' AND lease_until < :now
+    ORDER BY lease_until
+    LIMIT :batch
+)
+RETURNING id, kind, attempt, last_error, state = 'dead' AS died
+
+-- name: vacuum_stats
+DELETE FROM azync_stats_daily WHERE source = :source AND day < :cutoff_day
+
+-- name: vacuum_idempotency
+DELETE FROM azync_idempotency_keys WHERE source = :source AND expires_at < :now
+
+-- name: vacuum_completed
+-- DAG tasks and workflow jobs are exempt: their engines vacuum them with the header.
+DELETE FROM azync_jobs WHERE id IN (
+    SELECT id FROM azync_jobs
+    WHERE source = :source AND state = 'succeeded' AND dag_id IS NULL AND run_id IS NULL
+      AND completed_at < :now - :retention
+    LIMIT :batch
+)

@@ -1,0 +1,322 @@
+"""The other command groups on both backends: db, queues, events, subscribers, dags,
+workflows, vacuum, maintain, replay, nuke, watch."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from qctl_store.errors import NotFound
+from qctl_store.streams import Subscription
+from qctl_store.types import (
+    DAGDep,
+    DAGParams,
+    DAGState,
+    DAGTask,
+    DequeueParams,
+    JobState,
+    PublishParams,
+    ScheduleOperationParams,
+    Source,
+    Subscriber,
+    WorkflowStartParams,
+    WorkflowState,
+)
+from tests.cli.conftest import Run, enqueue, make_dead, out_json
+
+
+def test_db(run: Run) -> None:
+    status = out_json(run("db", "status", "-o", "json"))
+    assert status["applied_version"] == status["expected_version"] > 0
+    assert status["pending_versions"] == []
+    again = out_json(run("db", "migrate", "-o", "json"))
+    assert again["applied"] == []
+    dry = out_json(run("db", "migrate", "--dry-run", "-o", "json"))
+    assert dry["pending_versions"] == []
+    assert run("db", "migrate", root=["--read-only"]).exit_code == 4
+
+
+def test_unmigrated_database_exit_5(tmp_path: Any, backend: str, fresh_pg_schema: Any) -> None:
+    from typer.testing import CliRunner
+
+    from qctl.cli.main import app
+    from tests.conftest import PG_DSN
+
+    if backend == "postgres":
+        with __import__("psycopg").connect(PG_DSN, autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{fresh_pg_schema}"')
+        root = ["--dsn", PG_DSN, "--schema", fresh_pg_schema]
+    else:
+        root = ["--dsn", f"sqlite:///{tmp_path}/empty.db"]
+    res = CliRunner().invoke(app, [*root, "jobs", "list"])
+    assert res.exit_code == 5, res.stderr
+    assert "qctl db migrate" in res.stderr and res.stderr.count("\n") == 1
+
+
+def test_queues(run: Run, st: Any, kind: str) -> None:
+    enqueue(st, kind, 2)
+    enqueue(st, kind, 1, delay=timedelta(hours=1))
+    rows = out_json(run("queues", "list", "--source", "queue", "-o", "json"))
+    (row,) = [r for r in rows if r["kind"] == kind]
+    assert (row["pending"], row["scheduled"], row["source"]) == (2, 1, "queue")
+    assert isinstance(row["oldest_pending_age"], float)
+    stats = out_json(run("queues", "stats", kind, "-o", "json"))
+    assert stats["depths"]["pending"] == 2
+    assert sum(d["enqueued"] for d in stats["daily"]) == 3
+    assert run("queues", "stats", kind).exit_code == 0
+    daily = out_json(run("queues", "daily", "--source", "queue", "-o", "json"))
+    assert daily and daily[0]["source"] == "queue"
+    assert kind in run("queue", "list").stdout
+
+
+def test_events_and_subscribers(run: Run, st: Any, kind: str, tty: None) -> None:
+    etype = f"ev.{kind}"
+    sub = f"sub_{kind}"
+    reg = run("subscribers", "register", sub, etype, "--max-attempts", "4")
+    assert reg.exit_code == 0 and "registered" in reg.stdout
+    views = out_json(run("subscribers", "list", "--event-type", etype, "-o", "json"))
+    assert [(v["subscriber"], v["max_attempts"]) for v in views] == [(sub, 4)]
+
+    pub = out_json(run("events", "publish", etype, "--payload", '{"x": 1}',
+                       "--aggregate-type", "order", "--aggregate-id", "o1", "--meta", "m=1",
+                       "-o", "json"))
+    assert pub["deliveries"] == 1
+    events = out_json(run("events", "list", "--type", etype, "-o", "json"))
+    assert [e["id"] for e in events] == [pub["id"]] and "payload" not in events[0]
+    shown = out_json(run("events", "show", pub["id"][:9], "-o", "json"))
+    assert shown["payload"] == {"x": 1} and shown["aggregate_id"] == "o1"
+    assert run("events", "list", "--since", "-1h", "--until", "+1h").exit_code == 0
+    assert run("events", "list", "--since", "yesterday").exit_code == 2
+    stats = out_json(run("events", "stats", "-o", "json"))
+    assert stats["total_24h"] >= 1 and stats["subscribers"] >= 1
+
+    dry = out_json(run("subscribers", "delete", sub, "--drain", "--dry-run", "-o", "json"))
+    assert dry == {"dry_run": True, "subscriptions": 1, "deliveries": 1}
+    assert run("subscribers", "delete", sub, etype, "--drain").exit_code == 2
+    assert run("subscribers", "delete", sub, "--drain", input="n\n").exit_code == 4
+    done = out_json(run("subscribers", "delete", sub, "--drain", "--yes", "-o", "json"))
+    assert (done["removed"], done["drained"]) == (1, 1)
+    assert st.kind_depths(Source.EVENT).get(sub) is None or (
+        st.kind_depths(Source.EVENT)[sub].pending == 0
+    )
+
+
+def test_replay_and_retain(run: Run, st: Any, kind: str) -> None:
+    etype = f"ev.{kind}"
+    sub = f"sub_{kind}"
+    st.register_subscriber(Subscriber(name=sub, event_type=etype))
+    p = PublishParams(type=etype, payload={"n": 1})
+    st.publish(p)
+    (delivery,) = st.dequeue_batch(Source.EVENT, DequeueParams(kind=sub, limit=1))
+    st.ack(delivery.id, delivery.lease_token)
+
+    dry = out_json(run("replay", "--event-type", etype, "--dry-run", "-o", "json"))
+    assert dry == {"dry_run": True, "events": 1, "subscribers": 1}
+    assert run("replay", "--event-type", etype).exit_code == 4  # no terminal, no --yes
+    done = out_json(run("replay", "--event-id", str(p.id), "--yes", "-o", "json"))
+    assert done["deliveries"] == 1
+    assert run("replay", "--event-id", str(uuid.uuid4()), "--yes").exit_code == 3
+
+    (again,) = st.dequeue_batch(Source.EVENT, DequeueParams(kind=sub, limit=1))
+    st.ack(again.id, again.lease_token)
+    assert run("events", "retain", "--before", "+1m", "--dry-run").exit_code == 0
+    kept = run("events", "retain", "--before", "-1h", "--yes", "-o", "json")
+    assert out_json(kept)["removed"] == 0
+    gone = out_json(run("events", "retain", "--before", "+1m", "--yes", "--limit", "100000",
+                        "-o", "json"))
+    assert gone["removed"] >= 1
+    with pytest.raises(NotFound):
+        st.get_event(p.id)
+
+
+def _dag(st: Any, name: str) -> uuid.UUID:
+    p = DAGParams(
+        name=name,
+        tasks=[DAGTask(key="fetch", kind=f"{name}.fetch"), DAGTask(key="parse", kind=f"{name}.parse"),
+               DAGTask(key="store", kind=f"{name}.store")],
+        deps=[DAGDep("parse", "fetch"), DAGDep("store", "parse"), DAGDep("store", "fetch")],
+        idempotency_key=f"key-{name}",
+    )
+    inserted, _ = st.create_dag(p)
+    assert inserted
+    return p.id
+
+
+def test_dags(run: Run, st: Any, kind: str, tty: None) -> None:
+    dag_id = _dag(st, kind)
+    rows = out_json(run("dags", "list", "--name", kind, "-o", "json"))
+    assert [r["id"] for r in rows] == [str(dag_id)]
+    assert rows[0]["tasks"] == {"pending": 1, "blocked": 2}
+    table = run("dags", "list", "--name", kind)
+    assert "blocked:2 pending:1" in table.stdout
+    counts = out_json(run("dags", "counts", "-o", "json"))
+    assert {"name": kind, "running": 1} == {k: v for k, v in
+                                             next(c for c in counts if c["name"] == kind).items()
+                                             if k in ("name", "running")}
+    shown = run("dags", "show", str(dag_id)[:8])
+    assert shown.exit_code == 0
+    assert "fetch [pending]" in shown.stdout and "store [blocked]" in shown.stdout
+    detail = out_json(run("dags", "show", str(dag_id), "-o", "json"))
+    assert detail["dag"]["state"] == "running" and len(detail["tasks"]) == 3
+    assert {"task_key": "parse", "depends_on_key": "fetch"} in detail["deps"]
+    found = out_json(run("dags", "find", kind, f"key-{kind}", "-o", "json"))
+    assert found["id"] == str(dag_id)
+    assert run("dags", "find", kind, "nope").exit_code == 3
+
+    sig = out_json(run("dags", "signal", str(dag_id), "go", "--payload", "{}", "-o", "json"))
+    assert sig["delivered"] == 0 and sig["deduplicated"] is False
+
+    assert run("dags", "pause", str(dag_id), "--reason", "look").exit_code == 0
+    assert st.get_dag(dag_id).state == DAGState.PAUSED
+    assert run("dag", "retry", str(dag_id)).exit_code == 0
+    assert st.get_dag(dag_id).state == DAGState.RUNNING
+    assert run("dags", "cancel", str(dag_id), input="n\n").exit_code == 4
+    assert st.get_dag(dag_id).state == DAGState.RUNNING
+    assert run("dags", "cancel", str(dag_id), input="y\n").exit_code == 0
+    assert st.get_dag(dag_id).state == DAGState.CANCELLED
+    assert run("dags", "cancel", str(dag_id), "--yes").exit_code == 3
+
+    other = _dag(st, kind + "_c")
+    assert run("dags", "compensate", str(other)).exit_code == 4  # no tty here? tty fixture: asks
+    assert run("dags", "compensate", str(other), "--yes").exit_code == 0
+    assert st.get_dag(other).state in (DAGState.COMPENSATING, DAGState.FAILED)
+    assert run("dags", "compensate", str(other), root=["--read-only"]).exit_code == 4
+
+
+def test_workflows(run: Run, st: Any, kind: str, tty: None) -> None:
+    p = WorkflowStartParams(name=kind, version="v1", input={"a": 1})
+    st.start_workflow(p)
+    rows = out_json(run("workflows", "list", "--name", kind, "-o", "json"))
+    assert [r["id"] for r in rows] == [str(p.id)]
+    assert out_json(run("workflows", "show", str(p.id), "-o", "json"))["workflow"]["state"] == (
+        "running"
+    )
+    sig = out_json(run("workflows", "signal", str(p.id), "ping", "--message-id", "m1",
+                       "-o", "json"))
+    assert sig["recorded"] is True
+    dup = out_json(run("workflows", "signal", str(p.id), "ping", "--message-id", "m1",
+                       "-o", "json"))
+    assert dup["recorded"] is False
+    assert run("workflows", "suspend", str(p.id), "--reason", "hold").exit_code == 0
+    assert st.get_workflow_execution(p.id).state == WorkflowState.SUSPENDED
+    assert run("workflows", "resume", str(p.id)).exit_code == 0
+    assert st.get_workflow_execution(p.id).state == WorkflowState.RUNNING
+    task_kind = f"$wf:{kind}"
+    assert any(j.kind == task_kind for j in st.search_jobs(
+        __import__("qctl_store.types", fromlist=["JobSearch"]).JobSearch(
+            source=Source.WORKFLOW, kind=task_kind)))
+
+    # An uncertain operation resolved as complete: history gets the outcome.
+    op_kind = f"op_{kind}"
+    op_id = st.schedule_operation(ScheduleOperationParams(
+        workflow_id=p.id, kind=op_kind, meta={"op_name": "charge", "op_version": "1",
+                                              "execution_key": "ek1", "workflow_name": kind}))
+    (op,) = st.dequeue_batch(Source.WORKFLOW, DequeueParams(kind=op_kind, limit=1))
+    assert op.id == op_id
+    st.mark_uncertain(op.id, op.lease_token, "timeout")
+    res = out_json(run("workflows", "resolve", str(op_id), "complete", "--result", '{"ok": 1}',
+                       "-o", "json"))
+    assert res["workflow_id"] == str(p.id)
+    history = st.list_history(p.id)
+    completed = [h for h in history if h.type == "OperationCompleted"]
+    assert completed and completed[-1].payload == {
+        "name": "charge", "version": "1", "execution_key": "ek1", "result": {"ok": 1}}
+    assert run("workflows", "resolve", str(op_id), "complete").exit_code == 3
+    assert run("workflows", "resolve", str(op_id), "maybe").exit_code == 2
+
+    assert run("workflows", "stalled", "--older-than", "1h", "-o", "json").exit_code == 0
+    assert run("workflows", "cancel", str(p.id), input="y\n").exit_code == 0
+    assert st.get_workflow_execution(p.id).state == WorkflowState.CANCELLED
+
+
+def test_vacuum(run: Run, st: Any, kind: str) -> None:
+    make_dead(st, kind, 2)
+    dry = out_json(run("vacuum", "dead", "--older-than", "0", "--kind", kind, "--dry-run",
+                       "-o", "json"))
+    assert all(r["dry_run"] for r in dry)
+    assert run("vacuum", "dead", "--older-than", "0", "--kind", kind).exit_code == 4
+    rows = out_json(run("vacuum", "dead", "--older-than", "0", "--kind", kind,
+                        "--source", "queue", "--yes", "-o", "json"))
+    assert rows == [{"target": "dead", "source": "queue", "removed": 2}]
+    for args in (["completed", "--retention", "30d"], ["stats", "--retention", "90d"],
+                 ["idempotency"], ["dags", "--retention", "30d"],
+                 ["workflows", "--retention", "30d"]):
+        r = run("vacuum", *args, "--yes", "-o", "json")
+        assert r.exit_code == 0, (args, r.stderr)
+        assert all(isinstance(row["removed"], int) for row in json.loads(r.stdout))
+    every = out_json(run("vacuum", "all", "--completed", "30d", "--dags", "30d", "--yes",
+                         "-o", "json"))
+    assert {r["target"] for r in every} == {"completed", "idempotency", "dags"}
+    assert run("vacuum", "all", "--yes").exit_code == 2
+    assert run("vacuum", "completed", "--retention", "1x", "--yes").exit_code == 2
+    assert run("vacuum", "idempotency", "--yes", root=["--read-only"]).exit_code == 4
+
+
+def test_maintain_once(run: Run, st: Any, kind: str) -> None:
+    from qctl_store.types import EnqueueParams
+
+    p = EnqueueParams(kind=kind, delay=timedelta(milliseconds=1))
+    st.enqueue(p)
+    __import__("time").sleep(0.05)
+    rows = out_json(run("maintain", "--once", "-o", "json"))
+    steps = [r["step"] for r in rows]
+    assert steps[-5:] == ["promote_unblocked", "deliver_buffered_signals",
+                          "complete_due_sleeps", "apply_failure_policy", "complete_dags"]
+    assert "promote_due" in steps and "reap_expired" in steps
+    assert st.get_job(Source.QUEUE, p.id).state == JobState.PENDING
+    assert run("maintain", "--once", root=["--read-only"]).exit_code == 4
+    assert run("maintain", "--interval", "0").exit_code == 2
+
+
+def test_maintain_skips_without_leadership(run: Run, st: Any) -> None:
+    lease, acquired = st.acquire_leadership_lease("maintain")
+    assert acquired
+    try:
+        res = run("maintain", "--once", "-o", "json")
+        assert res.exit_code == 0 and res.stdout == ""
+        assert "another maintainer" in res.stderr
+    finally:
+        lease.release()
+
+
+def test_nuke(run: Run, st: Any, kind: str, tty: None) -> None:
+    from qctl_store.types import JobSearch
+
+    enqueue(st, kind, 2)
+    dry = out_json(run("nuke", "--source", "queue", "--dry-run", "-o", "json"))
+    assert dry["jobs"] >= 2
+    assert run("nuke", "--source", "queue", input="n\n").exit_code == 4
+    assert st.count_jobs(JobSearch(source=Source.QUEUE, kind=kind), exact=True)[0] == 2
+    assert run("nuke").exit_code == 2
+    done = out_json(run("nuke", "--source", "queue", "--yes", "-o", "json"))
+    assert done["jobs"] >= 2 and done["source"] == "queue"
+    assert st.count_jobs(JobSearch(source=Source.QUEUE, kind=kind), exact=True)[0] == 0
+
+
+def test_watch(run: Run, st: Any, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hints arrive as JSON lines (a reset first); Ctrl-C ends the command with exit 0."""
+    original = Subscription.get
+    calls = {"n": 0, "got_job": False}
+
+    def get(self: Subscription[Any], timeout: float | None = None) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            enqueue(st, kind, 1)
+        if calls["got_job"] or calls["n"] > 80:
+            raise KeyboardInterrupt
+        item = original(self, 0.1)
+        if item is not None and getattr(item, "kind", "") == kind:
+            calls["got_job"] = True
+        return item
+
+    monkeypatch.setattr(Subscription, "get", get)
+    res = run("watch", "--entity", "job")
+    assert res.exit_code == 0, res.stderr
+    lines = [json.loads(line) for line in res.stdout.splitlines()]
+    assert lines and lines[0]["entity"] == "reset"
+    assert any(c["entity"] == "job" and c["kind"] == kind for c in lines)
+    assert "Traceback" not in res.stderr

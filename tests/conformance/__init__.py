@@ -1,0 +1,1 @@
+"""One conformance suite, parametrized over both backends (tests/conftest.py)."""

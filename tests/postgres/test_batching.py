@@ -1,0 +1,123 @@
+"""Maintenance batching on PostgreSQL (notes 2.9, Part 3 maintenance_batch_test.go):
+with ``maintenance_batch=2`` every bulk pass must loop past one batch and still
+handle all five jobs."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+
+from qctl_store.postgres import PostgresStore
+from qctl_store.types import DequeueParams, EnqueueParams, Job, JobFilter, JobState, Source
+from tests.conftest import StoreFactory
+
+Q = Source.QUEUE
+N = 5
+
+
+@pytest.fixture(scope="module")
+def backend() -> str:
+    return "postgres"
+
+
+@pytest.fixture(scope="module")
+def store(store_factory: StoreFactory) -> PostgresStore:
+    s = store_factory(maintenance_batch=2)
+    assert isinstance(s, PostgresStore)
+    return s
+
+
+def kind(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+def enqueue(store: PostgresStore, k: str, n: int = N, **params: object) -> None:
+    for _ in range(n):
+        assert store.enqueue(EnqueueParams(kind=k, **params))  # type: ignore[arg-type]
+
+
+def lease(store: PostgresStore, k: str, lease: timedelta = timedelta(minutes=1)) -> list[Job]:
+    jobs = store.dequeue_batch(Q, DequeueParams(kind=k, limit=N, lease=lease))
+    assert len(jobs) == N
+    return jobs
+
+
+def pending(store: PostgresStore, k: str) -> int:
+    return store.kind_depths(Q)[k].pending
+
+
+def kill_all(store: PostgresStore, k: str) -> None:
+    for job in lease(store, k):
+        assert job.lease_token is not None
+        store.dead(job.id, job.lease_token, "boom")
+
+
+def test_promote_due_processes_more_than_one_batch(store: PostgresStore) -> None:
+    k = kind("bt_promote")
+    enqueue(store, k, delay=timedelta(milliseconds=10))
+    time.sleep(0.03)
+    assert store.promote_due(Q, [k]) == N
+    assert pending(store, k) == N
+
+
+def test_reap_expired_processes_more_than_one_batch(store: PostgresStore) -> None:
+    k = kind("bt_reap")
+    enqueue(store, k)
+    lease(store, k, timedelta(milliseconds=10))
+    time.sleep(0.03)
+    assert store.reap_expired(Q, [k], 5) == (N, 0)
+    assert pending(store, k) == N
+    _, daily = store.stats(Q, k)
+    assert daily[-1].reaped == N
+
+
+def test_reap_expired_kills_past_one_batch_with_history(store: PostgresStore) -> None:
+    k = kind("bt_reap_kill")
+    enqueue(store, k)
+    jobs = lease(store, k, timedelta(milliseconds=10))
+    time.sleep(0.03)
+    assert store.reap_expired(Q, [k], 1) == (N, N)
+    assert store.kind_depths(Q)[k].dead == N
+    for job in jobs:
+        (attempt,) = store.job_attempts(Q, job.id)
+        assert attempt.error == "lease expired 1 times"
+
+
+def test_retry_all_dead_processes_more_than_one_batch(store: PostgresStore) -> None:
+    k = kind("bt_retry")
+    enqueue(store, k)
+    kill_all(store, k)
+    assert store.retry_all_dead(Q, k) == N
+    assert pending(store, k) == N
+    jobs, total = store.list_jobs(Q, JobFilter(kind=k, state=JobState.PENDING))
+    assert total == N and all(j.attempt == 0 and j.last_error == "" for j in jobs)
+
+
+def test_delete_all_processes_more_than_one_batch(store: PostgresStore) -> None:
+    k = kind("bt_delete")
+    enqueue(store, k)
+    assert store.delete_all(Q, k, JobState.PENDING) == N
+    assert store.list_jobs(Q, JobFilter(kind=k))[1] == 0
+
+
+def test_vacuum_dead_processes_more_than_one_batch(store: PostgresStore) -> None:
+    k = kind("bt_vacuum_dead")
+    enqueue(store, k)
+    kill_all(store, k)
+    time.sleep(0.01)
+    assert store.vacuum_dead(Q, k, timedelta(milliseconds=1)) == N
+    assert store.list_jobs(Q, JobFilter(kind=k))[1] == 0
+
+
+def test_vacuum_completed_processes_more_than_one_batch(store: PostgresStore) -> None:
+    k = kind("bt_vacuum_done")
+    enqueue(store, k)
+    for job in lease(store, k):
+        assert job.lease_token is not None
+        store.ack(job.id, job.lease_token)
+    time.sleep(0.01)
+    assert store.vacuum_completed(Q, timedelta(milliseconds=1)) >= N
+    assert store.list_jobs(Q, JobFilter(kind=k))[1] == 0

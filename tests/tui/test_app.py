@@ -1,0 +1,533 @@
+"""Pilot tests of ``qctl top`` on both backends: every screen, every action's effect in
+the store, declined confirmations, read-only mode, disconnection and recovery."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from qctl.tui.app import QctlTop
+from qctl.tui.live import DISCONNECTED
+from qctl.tui.screens import (
+    DagGraphScreen,
+    DagsPane,
+    EventDetailScreen,
+    JobDetailScreen,
+    JobsPane,
+    WorkflowDetailScreen,
+)
+from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog
+from qctl_store import errors
+from qctl_store.types import (
+    KIND_SIGNAL,
+    DAGDep,
+    DAGParams,
+    DAGState,
+    DAGTask,
+    DequeueParams,
+    EnqueueParams,
+    JobState,
+    OnFailurePolicy,
+    PublishParams,
+    ScheduleOperationParams,
+    Source,
+    Subscriber,
+    WorkflowStartParams,
+    WorkflowState,
+)
+from tests.tui.helpers import SIZE, cells, footer_keys, row_keys, screen_text, table, until
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def kind() -> str:
+    return f"tui_{uuid.uuid4().hex[:10]}"
+
+
+def app_for(store: Any, **kw: Any) -> QctlTop:
+    kw.setdefault("live", False)
+    return QctlTop(store, location="test", **kw)
+
+
+def dead_job(store: Any, k: str) -> uuid.UUID:
+    store.enqueue(EnqueueParams(kind=k, payload={"secret": "s3"}, max_attempts=1))
+    [job] = store.dequeue_batch(Source.QUEUE, DequeueParams(kind=k))
+    store.dead(job.id, job.lease_token, "boom")
+    return job.id
+
+
+async def open_jobs(pilot: Any, app: QctlTop, k: str, state: JobState | None = None) -> None:
+    await pilot.press("2")
+    app.screen.query_one(JobsPane).open_with(Source.QUEUE, k, state)
+    await until(pilot, lambda: len(row_keys(app, "#jobs-table")) >= 1)
+    table(app, "#jobs-table").focus()
+
+
+async def confirm(pilot: Any, app: QctlTop, key: str, answer: str) -> None:
+    await pilot.press(key)
+    await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+    await pilot.press(answer)
+    await until(pilot, lambda: not isinstance(app.screen, ConfirmDialog))
+
+
+# --- screens ----------------------------------------------------------------------------
+
+
+async def test_overview_shows_depths_dag_states_and_ledger(store: Any) -> None:
+    k = kind()
+    for _ in range(3):
+        store.enqueue(EnqueueParams(kind=k))
+    dead_job(store, k)
+    name = kind()
+    store.create_dag(DAGParams(name=name, tasks=[DAGTask("a", kind())]))
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        key = f"queue\x1f{k}"
+        await until(pilot, lambda: key in row_keys(app, "#queues"))
+        row = cells(app, "#queues", key)
+        assert row[:4] == ["queue", k, "3", "0"] and row[5] == "1"
+        assert name in row_keys(app, "#dag-states")
+        text = screen_text(app)
+        assert "event ledger" in text and "daily throughput" in text
+        # sortable: o cycles the column, / filters rows
+        await pilot.press("o")
+        assert "sorted by pending" in str(table(app, "#queues").border_title)
+        await pilot.press("slash", *k, "enter")
+        await until(pilot, lambda: row_keys(app, "#queues") == [key])
+        # enter drills into the jobs of that row
+        table(app, "#queues").focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: set(cells(app, "#jobs-table", r)[2] for r in row_keys(app, "#jobs-table")) == {k})
+
+
+async def test_help_screen_and_quit(store: Any) -> None:
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert "drill in" in screen_text(app)
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+        await pilot.press("q")
+        await until(pilot, lambda: not app.is_running)
+
+
+async def test_jobs_browser_filters_and_keyset_pages(store: Any) -> None:
+    k = kind()
+    for i in range(120):
+        store.enqueue(EnqueueParams(kind=k, meta={"n": str(i % 2)}))
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_jobs(pilot, app, k)
+        first = row_keys(app, "#jobs-table")
+        assert len(first) == 50
+        await pilot.press("n")
+        await until(pilot, lambda: row_keys(app, "#jobs-table")[0] not in first)
+        second = row_keys(app, "#jobs-table")
+        assert len(second) == 50 and not set(first) & set(second)
+        await pilot.press("n")
+        await until(pilot, lambda: len(row_keys(app, "#jobs-table")) == 20)
+        await pilot.press("b", "b")
+        await until(pilot, lambda: row_keys(app, "#jobs-table") == first)
+        assert "of 120" in screen_text(app)
+        # meta filter through the / bar
+        await pilot.press("slash")
+        await pilot.press("ctrl+a", *f"{k} n=1", "enter")
+        await until(pilot, lambda: "of 60" in screen_text(app))
+        # state cycling: all -> pending
+        await pilot.press("t")
+        await until(pilot, lambda: "state pending" in screen_text(app))
+
+
+async def test_job_detail_hides_payload_until_asked_and_lists_attempts(store: Any) -> None:
+    k = kind()
+    job_id = dead_job(store, k)
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_jobs(pilot, app, k)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, JobDetailScreen))
+        await until(pilot, lambda: str(job_id) in screen_text(app))
+        text = screen_text(app)
+        assert "hidden (press v" in text and "s3" not in text
+        assert "boom" in text
+        await until(pilot, lambda: len(row_keys(app, "#attempts")) == 1)
+        await pilot.press("v")
+        await until(pilot, lambda: '"secret": "s3"' in screen_text(app))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, JobDetailScreen))
+
+
+async def test_retry_confirmed_and_declined(store: Any) -> None:
+    k = kind()
+    job_id = dead_job(store, k)
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_jobs(pilot, app, k)
+        await confirm(pilot, app, "R", "n")
+        await pilot.pause(0.3)
+        assert store.get_job(Source.QUEUE, job_id).state == JobState.DEAD
+        await confirm(pilot, app, "R", "y")
+        await until(pilot, lambda: store.get_job(Source.QUEUE, job_id).state == JobState.PENDING)
+        await until(pilot, lambda: "pending" in cells(app, "#jobs-table", str(job_id))[3])
+
+
+async def test_run_now_pause_resume_archive_delete(store: Any) -> None:
+    k = kind()
+    store.enqueue(EnqueueParams(kind=k, delay=timedelta(hours=1)))
+    [job] = store.list_jobs(Source.QUEUE, _filter(k))[0]
+    app = app_for(store)
+
+    def state() -> JobState:
+        return store.get_job(Source.QUEUE, job.id).state
+
+    async with app.run_test(size=SIZE) as pilot:
+        await open_jobs(pilot, app, k)
+        await confirm(pilot, app, "P", "y")
+        await until(pilot, lambda: state() == JobState.PAUSED)
+        await until(pilot, lambda: "paused" in cells(app, "#jobs-table", str(job.id))[3])
+        await confirm(pilot, app, "U", "y")
+        await until(pilot, lambda: state() == JobState.SCHEDULED)
+        await until(pilot, lambda: "scheduled" in cells(app, "#jobs-table", str(job.id))[3])
+        await confirm(pilot, app, "N", "y")
+        await until(pilot, lambda: state() == JobState.PENDING)
+        await until(pilot, lambda: "pending" in cells(app, "#jobs-table", str(job.id))[3])
+        await confirm(pilot, app, "A", "y")
+        await until(pilot, lambda: state() == JobState.DEAD)
+        await until(pilot, lambda: "dead" in cells(app, "#jobs-table", str(job.id))[3])
+        await confirm(pilot, app, "D", "y")
+        await until(pilot, lambda: _gone(store, job.id))
+        await until(pilot, lambda: row_keys(app, "#jobs-table") == [])
+
+
+def _filter(k: str) -> Any:
+    from qctl_store.types import JobFilter
+
+    return JobFilter(kind=k)
+
+
+def _gone(store: Any, job_id: uuid.UUID) -> bool:
+    try:
+        store.find_job(job_id)
+    except errors.NotFound:
+        return True
+    return False
+
+
+async def test_action_on_a_job_that_moved_on_says_so(store: Any) -> None:
+    k = kind()
+    job_id = dead_job(store, k)
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_jobs(pilot, app, k)
+        store.retry_job(Source.QUEUE, job_id)  # someone else was faster
+        await confirm(pilot, app, "A", "y")  # archive needs pending/scheduled: it is pending
+        await until(pilot, lambda: store.get_job(Source.QUEUE, job_id).state == JobState.DEAD)
+        await confirm(pilot, app, "P", "y")  # dead is not pausable: NotFound, shown
+        await until(pilot, lambda: any("not possible" in str(n.message) for n in app._notifications))
+
+
+async def test_read_only_hides_and_refuses_actions(store: Any) -> None:
+    k = kind()
+    job_id = dead_job(store, k)
+    app = app_for(store, read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_jobs(pilot, app, k)
+        keys = footer_keys(app)
+        assert {"s", "t", "slash"} <= keys
+        assert not keys & {"R", "N", "P", "U", "A", "D"}
+        await pilot.press("R", "D")
+        await pilot.pause(0.3)
+        assert not isinstance(app.screen, ConfirmDialog)
+        assert store.get_job(Source.QUEUE, job_id).state == JobState.DEAD
+        assert "read-only" in screen_text(app)
+        # the store-level guard too: act() refuses outright
+        app.act("retry?", lambda s: s.retry_job(Source.QUEUE, job_id), "done")
+        await pilot.pause(0.2)
+        assert store.get_job(Source.QUEUE, job_id).state == JobState.DEAD
+
+
+# --- DAGs -------------------------------------------------------------------------------
+
+
+def diamond(name: str, policy: OnFailurePolicy = OnFailurePolicy.SUSPEND) -> DAGParams:
+    k = kind()
+    return DAGParams(
+        name=name,
+        tasks=[
+            DAGTask("root", k, compensation_kind=f"{k}_undo"),
+            DAGTask("fan_a", k),
+            DAGTask("fan_b", k),
+            DAGTask("sink", k, max_attempts=1),
+        ],
+        deps=[
+            DAGDep("fan_a", "root"),
+            DAGDep("fan_b", "root"),
+            DAGDep("sink", "fan_a"),
+            DAGDep("sink", "fan_b"),
+        ],
+        on_failure=policy,
+    )
+
+
+async def open_graph(pilot: Any, app: QctlTop, name: str, dag_id: uuid.UUID) -> None:
+    await pilot.press("3")
+    app.screen.query_one(DagsPane).open_with(name)
+    await until(pilot, lambda: row_keys(app, "#dag-runs") == [str(dag_id)])
+    assert name in row_keys(app, "#dag-names")
+    table(app, "#dag-runs").focus()
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, DagGraphScreen))
+    await until(pilot, lambda: len(row_keys(app, "#dag-tasks")) >= 4)
+
+
+def dag_state(store: Any, dag_id: uuid.UUID) -> DAGState:
+    return store.get_dag(dag_id).state  # type: ignore[no-any-return]
+
+
+async def test_dag_graph_draws_the_run_and_selects_tasks(store: Any) -> None:
+    name = kind()
+    p = diamond(name)
+    store.create_dag(p)
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_graph(pilot, app, name, p.id)
+        text = screen_text(app)
+        assert "root [pending]─┬─▶fan_a [blocked]─┬─▶sink [blocked]" in text
+        assert "└─▶fan_b [blocked]─┘" in text
+        assert row_keys(app, "#dag-tasks") == ["root", "fan_a", "sink", "fan_b"]
+        await pilot.press("down")
+        await until(pilot, lambda: "needed by: sink" in screen_text(app))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, JobDetailScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, DagGraphScreen))
+
+
+async def test_dag_pause_retry_cancel_from_the_graph(store: Any) -> None:
+    name = kind()
+    p = diamond(name)
+    store.create_dag(p)
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_graph(pilot, app, name, p.id)
+        await pilot.press("P")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        await pilot.press("enter")  # default reason
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await until(pilot, lambda: dag_state(store, p.id) == DAGState.PAUSED)
+        await until(pilot, lambda: "paused from qctl top" in screen_text(app))
+        await confirm(pilot, app, "R", "y")
+        await until(pilot, lambda: dag_state(store, p.id) == DAGState.RUNNING)
+        await confirm(pilot, app, "X", "n")
+        assert dag_state(store, p.id) == DAGState.RUNNING
+        await confirm(pilot, app, "X", "y")
+        await until(pilot, lambda: dag_state(store, p.id) == DAGState.CANCELLED)
+
+
+async def test_dag_compensate_draws_the_compensation(store: Any) -> None:
+    name = kind()
+    p = diamond(name)
+    store.create_dag(p)
+    root_kind = p.tasks[0].kind
+    [job] = store.dequeue_batch(Source.DAG, DequeueParams(kind=root_kind))
+    store.ack_task_result(job.id, job.lease_token, {"ok": 1})
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_graph(pilot, app, name, p.id)
+        await confirm(pilot, app, "C", "y")
+        await until(pilot, lambda: dag_state(store, p.id) == DAGState.COMPENSATING)
+        await until(pilot, lambda: "comp:root [pending]" in screen_text(app))
+        assert "comp:root" in row_keys(app, "#dag-tasks")
+
+
+async def test_dag_signal_from_the_list(store: Any) -> None:
+    name = kind()
+    p = DAGParams(name=name, tasks=[DAGTask("gate", KIND_SIGNAL, signal_name="go")])
+    store.create_dag(p)
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        app.screen.query_one(DagsPane).open_with(name)
+        await until(pilot, lambda: row_keys(app, "#dag-runs") == [str(p.id)])
+        table(app, "#dag-runs").focus()
+        await pilot.press("t")  # state tab: running
+        await until(pilot, lambda: "state running" in screen_text(app))
+        await pilot.press("S")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        await pilot.press(*"go", "enter", *'{"ok":1}', "enter", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await until(pilot, lambda: store.task_results(p.id)["gate"].result == {"ok": 1})
+
+
+# --- events and workflows ---------------------------------------------------------------
+
+
+async def test_events_ledger_deliveries_and_replay(store: Any) -> None:
+    event_type, sub = kind(), kind()
+    store.register_subscriber(Subscriber(sub, event_type))
+    pub = PublishParams(type=event_type, payload={"hidden": "p1"})
+    store.publish(pub)
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("4")
+        await until(pilot, lambda: f"{event_type}\x1f{sub}" in row_keys(app, "#subscribers"))
+        await pilot.press("slash", *event_type, "enter")
+        await until(pilot, lambda: row_keys(app, "#events-table") == [str(pub.id)])
+        table(app, "#events-table").focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, EventDetailScreen))
+        await until(pilot, lambda: len(row_keys(app, "#deliveries")) == 1)
+        assert "p1" not in screen_text(app)
+        await confirm(pilot, app, "R", "y")
+        await until(pilot, lambda: len(row_keys(app, "#deliveries")) == 2)
+        total = store.list_jobs(Source.EVENT, _filter(sub))[1]
+        assert total == 2
+
+
+def uncertain_op(store: Any) -> tuple[uuid.UUID, uuid.UUID]:
+    name = kind()
+    wf = WorkflowStartParams(name=name, input={"n": 1})
+    store.start_workflow(wf)
+    op_kind = f"$op:{kind()}@1"
+    op = store.schedule_operation(
+        ScheduleOperationParams(
+            workflow_id=wf.id,
+            kind=op_kind,
+            execution_key=f"{wf.id}:1",
+            meta={"workflow_name": name},
+            max_attempts=3,
+        )
+    )
+    [job] = store.dequeue_batch(Source.WORKFLOW, DequeueParams(kind=op_kind))
+    store.mark_uncertain(op, job.lease_token, "ambiguous")
+    return wf.id, op
+
+
+async def test_workflow_uncertain_resolve_and_cancel(store: Any) -> None:
+    wf_id, op = uncertain_op(store)
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("5")
+        await until(pilot, lambda: str(op) in row_keys(app, "#uncertain"))
+        await until(pilot, lambda: str(wf_id) in row_keys(app, "#executions"))
+        ut = table(app, "#uncertain")
+        ut.focus()
+        ut.move_cursor(row=row_keys(app, "#uncertain").index(str(op)))
+        await pilot.press("Z")
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await until(pilot, lambda: store.find_job(op).state == JobState.SUCCEEDED)
+        await until(
+            pilot, lambda: store.get_workflow_execution(wf_id).state == WorkflowState.RUNNING
+        )
+        et = table(app, "#executions")
+        et.focus()
+        et.move_cursor(row=row_keys(app, "#executions").index(str(wf_id)))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, WorkflowDetailScreen))
+        await until(pilot, lambda: "WorkflowStarted" in screen_text(app))
+        await confirm(pilot, app, "X", "y")
+        await until(
+            pilot, lambda: store.get_workflow_execution(wf_id).state == WorkflowState.CANCELLED
+        )
+
+
+# --- live behaviour ---------------------------------------------------------------------
+
+
+class Flaky:
+    """A store whose calls fail while ``down`` is set, like a database that went away."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.down = False
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._store, name)
+        if not callable(attr) or name == "changes":
+            return attr
+
+        def call(*args: Any, **kw: Any) -> Any:
+            if self.down:
+                raise errors.Unavailable("connection refused (database down)")
+            return attr(*args, **kw)
+
+        return call
+
+
+async def test_lost_database_shows_disconnected_and_recovers(store: Any) -> None:
+    flaky = Flaky(store)
+    app = app_for(flaky)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.refresh_count >= 1)
+        flaky.down = True
+        await pilot.press("r")
+        await until(pilot, lambda: app.mode == DISCONNECTED)
+        assert "database down" in screen_text(app)
+        flaky.down = False
+        await pilot.press("r")
+        await until(pilot, lambda: app.mode != DISCONNECTED)
+        assert "database down" not in screen_text(app)
+
+
+async def test_change_hints_refresh_the_screen(store: Any) -> None:
+    k = kind()
+    app = app_for(store, live=True, poll_interval=0.3, min_interval=0.1)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.feed_mode in ("live", "polling"))
+        store.enqueue(EnqueueParams(kind=k))
+        await until(pilot, lambda: f"queue\x1f{k}" in row_keys(app, "#queues"), timeout=10)
+        await pilot.press("p")
+        assert app.mode == "paused"
+        store.enqueue(EnqueueParams(kind=k))
+        await pilot.pause(1.0)
+        assert cells(app, "#queues", f"queue\x1f{k}")[2] == "1"
+        await pilot.press("p")
+        await until(pilot, lambda: cells(app, "#queues", f"queue\x1f{k}")[2] == "2")
+
+
+async def test_hint_storm_keeps_the_app_responsive_and_capped(store: Any) -> None:
+    from qctl_store.streams import Hub
+    from qctl_store.types import Change, ChangeEntity
+
+    hub: Hub[Change] = Hub(256, lambda: Change(entity=ChangeEntity.RESET))
+    hub.set_live()
+
+    class Stormy(Flaky):
+        def changes(self) -> Any:
+            return hub.subscribe()
+
+    app = app_for(Stormy(store), live=True, min_interval=0.25)
+    stop = threading.Event()
+
+    def storm() -> None:
+        while not stop.is_set():
+            for _ in range(100):
+                hub.publish(Change(entity=ChangeEntity.JOB, kind="storm"))
+            stop.wait(0.001)
+
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.feed_mode == "live")
+        t = threading.Thread(target=storm)
+        t.start()
+        try:
+            await pilot.pause(0.5)
+            before = app.feed.refreshes if app.feed else 0
+            await pilot.press("2")  # a key press is handled during the storm
+            await until(pilot, lambda: "jobs-table" in str(app.screen.focused), timeout=5)
+            await pilot.pause(1.0)
+            after = app.feed.refreshes if app.feed else 0
+        finally:
+            stop.set()
+            t.join()
+        assert app.feed is not None and app.feed.hints > 500
+        # about 1.5 s at one refresh per 0.25 s, however many hints arrived
+        assert after - before <= 10

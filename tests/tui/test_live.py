@@ -1,0 +1,115 @@
+"""The refresh driver: debounced hints, polling fallback, stream failure (no Textual)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+
+from qctl.tui.live import LIVE, POLLING, LiveFeed
+from qctl_store.streams import Hub, Subscription
+from qctl_store.types import Change, ChangeEntity
+
+
+def reset() -> Change:
+    return Change(entity=ChangeEntity.RESET, at=datetime.now(UTC))
+
+
+class HintStore:
+    """Just ``changes()``: a hub the test publishes into, or None (poll-only)."""
+
+    def __init__(self, push: bool = True) -> None:
+        self.hub: Hub[Change] = Hub(256, reset)
+        self.hub.set_live()
+        self.push = push
+        self.opened = 0
+
+    def changes(self) -> Subscription[Change] | None:
+        self.opened += 1
+        return self.hub.subscribe() if self.push else None
+
+
+def feed_for(store: HintStore, **kw: float) -> tuple[LiveFeed, list[float], list[str]]:
+    refreshes: list[float] = []
+    modes: list[str] = []
+    feed = LiveFeed(store, lambda: refreshes.append(time.monotonic()), modes.append, **kw)
+    return feed, refreshes, modes
+
+
+def test_poll_only_backend_polls() -> None:
+    store = HintStore(push=False)
+    feed, refreshes, modes = feed_for(store, poll_interval=0.05)
+    feed.start()
+    time.sleep(0.4)
+    feed.stop()
+    assert modes == [POLLING]
+    assert len(refreshes) >= 3
+
+
+def test_hint_storm_is_debounced_to_the_cap() -> None:
+    store = HintStore()
+    feed, refreshes, modes = feed_for(store, min_interval=0.2, heartbeat=60)
+    feed.start()
+    stop = threading.Event()
+
+    def storm() -> None:
+        while not stop.is_set():
+            for _ in range(200):
+                store.hub.publish(Change(entity=ChangeEntity.JOB, kind="k"))
+            time.sleep(0.001)
+
+    t = threading.Thread(target=storm)
+    t.start()
+    time.sleep(1.2)
+    stop.set()
+    t.join()
+    time.sleep(0.3)
+    feed.stop()
+    assert modes == [LIVE]
+    assert feed.hints > 1000
+    # One refresh per 0.2 s at most, whatever the hint rate (plus the trailing one).
+    assert 2 <= len(refreshes) <= 1.5 / 0.2 + 1
+    gaps = [b - a for a, b in zip(refreshes, refreshes[1:], strict=False)]
+    assert all(g >= 0.19 for g in gaps)
+
+
+def test_quiet_stream_refreshes_on_heartbeat_only() -> None:
+    store = HintStore()
+    feed, refreshes, _ = feed_for(store, min_interval=0.05, heartbeat=0.15)
+    feed.start()
+    time.sleep(0.5)
+    feed.stop()
+    # The opening reset plus heartbeats, nothing more.
+    assert 2 <= len(refreshes) <= 5
+
+
+def test_a_failed_stream_falls_back_to_polling_then_reopens() -> None:
+    store = HintStore()
+    feed, refreshes, modes = feed_for(
+        store, poll_interval=0.05, reopen_after=0.2, heartbeat=60
+    )
+    feed.start()
+    time.sleep(0.15)
+    store.hub.close()  # the backend's listener died: every subscription ends
+    store.hub = Hub(256, reset)
+    store.hub.set_live()
+    time.sleep(0.6)
+    feed.stop()
+    assert modes[:3] == [LIVE, POLLING, LIVE]
+    assert store.opened >= 2
+    assert refreshes
+
+
+def test_changes_raising_is_treated_as_poll_only() -> None:
+    class Broken:
+        def changes(self) -> None:
+            raise RuntimeError("connection refused")
+
+    refreshes: list[float] = []
+    modes: list[str] = []
+    feed = LiveFeed(Broken(), lambda: refreshes.append(1.0), modes.append, poll_interval=0.05)
+    feed.start()
+    time.sleep(0.3)
+    feed.stop()
+    assert modes == [POLLING]
+    assert refreshes
