@@ -16,7 +16,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Generic, TypeVar
+from typing import Generic, Self, TypeVar
 
 from qctl_store.streams import Subscription
 from qctl_store.types import (
@@ -164,7 +164,7 @@ class Store(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
-    def __enter__(self) -> Store:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -111,6 +111,9 @@ class MainScreen(TopScreen):
         pane = self.query_one(f"#{active}-pane", Loader)
         return [pane, *pane.query(Loader)]
 
+    def on_mount(self) -> None:
+        self.query_one("#overview-pane", Loader).focus_first()  # type: ignore[attr-defined]
+
     def action_show_tab(self, name: str) -> None:
         self.query_one("#tabs", TabbedContent).active = name
         pane = self.query_one(f"#{name}-pane", Loader)
