@@ -199,6 +199,12 @@ class ChangeLogReader:
 _readers_lock = threading.Lock()
 
 
+def pushes(store: SqliteBase) -> bool:
+    """Whether the store can push hints: not when poll-only, nor for ``:memory:``,
+    where every thread's connection (the reader's too) is a database of its own."""
+    return not store.config.poll_only and store.path != ":memory:"
+
+
 def change_log_reader(store: SqliteBase) -> ChangeLogReader:
     """The store's reader, created on first use (shared by ``changes()`` and ``wake()``)."""
     with _readers_lock:
@@ -220,12 +226,12 @@ def change_log_reader(store: SqliteBase) -> ChangeLogReader:
 
 class ChangesMixin(SqliteBase):
     def changes(self) -> Subscription[Change] | None:
-        if self.config.poll_only:
+        if not pushes(self):
             return None
         return change_log_reader(self).changes.subscribe()
 
     def _change_push(self) -> bool:
-        return not self.config.poll_only
+        return pushes(self)
 
     def _close_listeners(self) -> None:
         with _readers_lock:

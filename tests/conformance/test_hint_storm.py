@@ -45,17 +45,17 @@ SQLITE_INSERT = """
 
 
 @contextlib.contextmanager
-def raw_writer(store: AnyStore) -> Iterator[Callable[[str], None]]:
+def raw_writer(store: AnyStore) -> Iterator[Callable[[str], object]]:
     """Runs one ROWS-row insert statement of a kind, as another session would."""
     if store.backend == "postgres":
         with psycopg.connect(
             PG_DSN, autocommit=True, options=f"-c search_path={store.schema}"
         ) as pg:
-            yield lambda kind: pg.execute(PG_INSERT, (kind, ROWS)) and None
+            yield lambda kind: pg.execute(PG_INSERT, (kind, ROWS))
     else:
         lite = sqlite3.connect(store.path, isolation_level=None, timeout=30)  # type: ignore[union-attr]
         try:
-            yield lambda kind: lite.execute(SQLITE_INSERT, (ROWS, kind)) and None
+            yield lambda kind: lite.execute(SQLITE_INSERT, (ROWS, kind))
         finally:
             lite.close()
 

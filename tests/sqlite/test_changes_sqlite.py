@@ -148,7 +148,7 @@ def test_lease_heartbeat_is_silent(store: SqliteStore, db_path: str) -> None:
 def test_trimmed_past_the_reader_announces_a_reset(store: SqliteStore, db_path: str) -> None:
     # A reader driven by hand (no thread), so it can be made to fall behind the trim.
     reader = ChangeLogReader(store)
-    reader.changes._on_first = None  # type: ignore[attr-defined]
+    reader.changes._on_first = None
     sub = reader.changes.subscribe()
     try:
         reader.poll()

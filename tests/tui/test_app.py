@@ -109,7 +109,7 @@ async def test_help_screen_and_quit(store: Any) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen))
-        assert "drill in" in screen_text(app)
+        await until(pilot, lambda: "drill in" in screen_text(app))
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, HelpScreen))
         await pilot.press("q")

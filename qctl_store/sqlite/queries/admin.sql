@@ -1,6 +1,6 @@
 -- Admin reads and operator actions (SQLite). Optional filters are static
--- "(:x IS NULL OR col = :x)" clauses; the per-state ORDER BY ({order}) and the keyset
--- clause ({after}) are fragments chosen in Python from a fixed table.
+-- "(:x = '' OR col = :x)" clauses, except in the job listings, whose WHERE, ORDER BY and
+-- keyset clause are composed in Python from fixed fragments (admin.py).
 
 -- name: list_kinds
 SELECT kind FROM azync_jobs WHERE source = :source
