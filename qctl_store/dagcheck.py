@@ -97,7 +97,7 @@ def prepare_dag(p: DAGParams) -> PreparedDAG:
 
 
 def _policy(value: OnFailurePolicy | str) -> OnFailurePolicy:
-    if value == "" or value is None:
+    if not value:
         return OnFailurePolicy.CANCEL  # azync stores an empty policy as cancel
     try:
         return OnFailurePolicy(value)
@@ -116,8 +116,6 @@ def _check_task(tk: DAGTask) -> None:
         if tk.key.startswith(prefix):
             raise InvalidInput(f"task key {tk.key!r} uses the reserved prefix {prefix!r}")
     validate.kind(tk.kind, f"task {tk.key!r} kind")
-    if not isinstance(tk.max_attempts, int) or isinstance(tk.max_attempts, bool):
-        raise InvalidInput(f"task {tk.key!r} max_attempts must be an integer")
     validate.non_negative(tk.max_attempts, f"task {tk.key!r} max_attempts")
     validate.duration(tk.sleep_for, f"task {tk.key!r} sleep_for")
     validate.duration(tk.deadline, f"task {tk.key!r} deadline")
@@ -143,7 +141,7 @@ def _check_deps(p: DAGParams, keys: set[str]) -> list[tuple[str, str]]:
         edges.append((task, dep))
     cycle = find_cycle(keys, edges)
     if cycle:
-        raise InvalidInput("dependency cycle: " + " -> ".join(cycle))
+        raise InvalidInput("dependency cycle (each task waits on the next): " + " -> ".join(cycle))
     return edges
 
 

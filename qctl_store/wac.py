@@ -11,7 +11,7 @@ from typing import Any
 
 from qctl_store import validate
 from qctl_store.errors import InvalidInput
-from qctl_store.types import JSON, WORKFLOW_TASK_KIND_PREFIX, UncertainDecision
+from qctl_store.types import JSON, WORKFLOW_TASK_KIND_PREFIX, UncertainDecision, WorkflowState
 
 OPERATION_RESULT_TYPES = frozenset({"OperationCompleted", "OperationFailed"})
 """History types deduplicated by their payload's ``execution_key``."""
@@ -49,3 +49,15 @@ def execution_key(type: str, payload: JSON) -> str:
         return ""
     key = payload.get("execution_key")
     return key if isinstance(key, str) else ""
+
+
+def state_filter(value: WorkflowState | str | None) -> str | None:
+    """A listing's state filter as text (None matches every state)."""
+    if not value:
+        return None
+    try:
+        return WorkflowState(value).value
+    except ValueError:
+        raise InvalidInput(
+            f"unknown workflow state {value!r} (one of {', '.join(s.value for s in WorkflowState)})"
+        ) from None

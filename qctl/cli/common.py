@@ -39,11 +39,14 @@ MetaOpt = Annotated[
 ]
 
 
-def app(name: str, help: str) -> typer.Typer:
-    """A command group with qctl's settings (plain help text: fast and greppable)."""
+def app(name: str) -> typer.Typer:
+    """A command group with qctl's settings (plain help text: fast and greppable); its
+    help line lives in the registry."""
+    from qctl.cli.registry import COMMANDS
+
     return typer.Typer(
         name=name,
-        help=help,
+        help=COMMANDS[name].help,
         no_args_is_help=True,
         rich_markup_mode=None,
         pretty_exceptions_enable=False,

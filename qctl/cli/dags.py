@@ -17,7 +17,7 @@ from qctl_store.types import DAGFilter, DAGSignalParams, DAGState, DAGView, Job,
 if TYPE_CHECKING:
     from qctl.cli.context import AnyStore
 
-app = common.app("dags", "Declared DAG runs: list, show the graph, signal, retry, compensate.")
+app = common.app("dags")
 
 IdArg = Annotated[str, typer.Argument(help="DAG id or unique prefix (>= 8 hex chars).")]
 DAG_COLUMNS = ["id", "name", "state", "on_failure", "tasks", "created_at", "failure_reason"]

@@ -8,7 +8,7 @@ from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import as_dict, emit_object, emit_result, note
 
-app = common.app("db", "Database schema: migrate and status.")
+app = common.app("db")
 
 
 @app.command("migrate")

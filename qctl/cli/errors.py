@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from qctl_store import errors as store_errors
-
 
 class ExitCode(IntEnum):
     OK = 0
@@ -41,17 +39,19 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
 ]
 
 
-class Refused(store_errors.StoreError):
+class Refused(Exception):
     """The operator declined, or confirmation was impossible without --yes."""
 
 
-class Failed(store_errors.StoreError):
+class Failed(Exception):
     """A command-level failure with a message (exit 1)."""
 
 
+# qctl_store is imported inside these two so that ``qctl --help`` never loads it.
 def exit_code_for(exc: BaseException) -> ExitCode:
     """The documented exit code of a failure."""
     from qctl.cli.parse import IdNotFound
+    from qctl_store import errors as store_errors
 
     if isinstance(exc, store_errors.InvalidInput):
         return ExitCode.USAGE
@@ -68,11 +68,12 @@ def exit_code_for(exc: BaseException) -> ExitCode:
 
 def message_for(exc: BaseException) -> str:
     """One line, never a DSN password."""
+    from qctl_store import errors as store_errors
     from qctl_store.dsn import redact
 
     text = str(exc).strip() or type(exc).__name__
     if isinstance(exc, store_errors.SchemaNotMigrated) and "qctl db migrate" not in text:
         text += "; run `qctl db migrate`"
-    if not isinstance(exc, store_errors.StoreError):
+    if not isinstance(exc, store_errors.StoreError | Refused | Failed):
         text = f"{type(exc).__name__}: {text}"
     return redact(" ".join(text.split()))

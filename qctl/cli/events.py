@@ -11,7 +11,7 @@ from qctl.cli.common import DryRun, MetaOpt, Output, Yes
 from qctl.cli.output import OutputFormat, as_dict, emit_object, emit_result, emit_rows, note
 from qctl_store.types import EventAdminRow, EventFilter, PublishParams
 
-app = common.app("events", "The event ledger: list, show, publish, stats, retain.")
+app = common.app("events")
 
 EVENT_COLUMNS = [
     "id",

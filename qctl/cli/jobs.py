@@ -21,7 +21,7 @@ from qctl_store.types import EnqueueParams, Job, JobPageCursor, JobSearch, JobSt
 if TYPE_CHECKING:
     from qctl.cli.context import AnyStore
 
-app = common.app("jobs", "Jobs of every source: list, show, enqueue, retry, pause, delete.")
+app = common.app("jobs")
 
 JOB_COLUMNS = [
     "id",
@@ -306,7 +306,12 @@ def _one(action: str, verb: str, method: str, doc: str) -> None:
 
 
 _one("run-now", "expedited", "run_now", "Run scheduled jobs now.")
-_one("archive", "archived", "archive_job", "Force pending or scheduled jobs to dead (no further attempts).")
+_one(
+    "archive",
+    "archived",
+    "archive_job",
+    "Force pending or scheduled jobs to dead (no further attempts).",
+)
 _one("pause", "paused", "pause_job", "Pause pending or scheduled jobs.")
 _one("resume", "resumed", "resume_job", "Resume paused jobs.")
 

@@ -9,27 +9,17 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
 from qctl import __version__
-from qctl.cli import (
-    dags,
-    db,
-    events,
-    jobs,
-    maintain,
-    queues,
-    replay,
-    subscribers,
-    vacuum,
-    watch,
-    workflows,
-)
-from qctl.cli.context import CliContext
 from qctl.cli.errors import ExitCode, exit_code_for, message_for
+from qctl.cli.registry import ALIASES, COMMANDS, Entry
+
+if TYPE_CHECKING:
+    from typer._click import Command, Context, HelpFormatter
 
 
 def _fail(message: str, code: int) -> int:
@@ -37,8 +27,46 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
+def _available(entry: Entry) -> bool:
+    return not entry.optional or importlib.util.find_spec(entry.module) is not None
+
+
+def build(name: str, entry: Entry) -> Command:
+    """The click command of a registry entry (imports its module)."""
+    target = getattr(importlib.import_module(entry.module), entry.attr)
+    if not entry.is_group:
+        holder = typer.Typer(rich_markup_mode=None, add_completion=False)
+        holder.command(name)(target)
+        target = holder
+    command = typer.main.get_command(target)
+    command.name = name
+    return command
+
+
 class QctlGroup(TyperGroup):
-    """The root group: runs the command and maps every failure to one line and a code."""
+    """The root group: builds subcommands on first use (see ``registry``), runs the
+    command and maps every failure to one line and a code."""
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        return [name for name, entry in COMMANDS.items() if _available(entry)]
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        name = ALIASES.get(cmd_name, cmd_name)
+        entry = COMMANDS.get(name)
+        if entry is None or not _available(entry):
+            return None
+        if cmd_name not in self.commands:
+            command = build(name, entry)
+            if cmd_name != name:  # the singular alias: works, never listed
+                command.name = cmd_name
+                command.hidden = True
+            self.commands[cmd_name] = command
+        return self.commands[cmd_name]
+
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+        rows = [(n, e.help) for n, e in COMMANDS.items() if _available(e)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def main(  # type: ignore[override]
         self,
@@ -116,7 +144,11 @@ def root(
     ] = None,
     schema: Annotated[
         str | None,
-        typer.Option("--schema", metavar="SCHEMA", help="PostgreSQL schema of azync's tables (env QCTL_SCHEMA)."),
+        typer.Option(
+            "--schema",
+            metavar="SCHEMA",
+            help="PostgreSQL schema of azync's tables (env QCTL_SCHEMA).",
+        ),
     ] = None,
     context: Annotated[
         str | None,
@@ -139,46 +171,13 @@ def root(
     ] = False,
 ) -> None:
     """Operator console for azync job stores."""
+    from qctl.cli.context import CliContext
+
     obj = CliContext.resolve(
         dsn=dsn, schema=schema, context=context, read_only=read_only, no_color=no_color
     )
     ctx.obj = obj
     ctx.call_on_close(obj.close)
-
-
-GROUPS: list[tuple[typer.Typer, str, str]] = [
-    (db.app, "db", ""),
-    (jobs.app, "jobs", "job"),
-    (dags.app, "dags", "dag"),
-    (events.app, "events", "event"),
-    (subscribers.app, "subscribers", "subscriber"),
-    (queues.app, "queues", "queue"),
-    (workflows.app, "workflows", "workflow"),
-    (vacuum.app, "vacuum", ""),
-]
-for group, name, alias in GROUPS:
-    app.add_typer(group, name=name)
-    if alias:
-        app.add_typer(group, name=alias, hidden=True)
-
-app.command("maintain")(maintain.maintain)
-app.command("replay")(replay.replay)
-app.command("nuke")(replay.nuke)
-app.command("watch")(watch.watch)
-
-
-def _register_optional() -> None:
-    """``top`` and ``demo`` live in modules of their own (the dashboard imports
-    textual only when ``qctl top`` runs, so those modules must import it lazily);
-    registered when present."""
-    for name in ("top", "demo"):
-        if importlib.util.find_spec(f"qctl.cli.{name}") is None:
-            continue
-        module = importlib.import_module(f"qctl.cli.{name}")
-        app.command(name)(getattr(module, name))
-
-
-_register_optional()
 
 
 def run() -> None:

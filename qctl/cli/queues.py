@@ -11,7 +11,7 @@ from qctl.cli.common import Output, SourceOpt
 from qctl.cli.output import OutputFormat, as_dict, emit_object, emit_rows, rows_of
 from qctl_store.types import Source
 
-app = common.app("queues", "Per-kind depths and daily throughput.")
+app = common.app("queues")
 
 DEPTH_COLUMNS = [
     "pending",

@@ -12,7 +12,7 @@ from qctl.cli.output import OutputFormat, emit_result, emit_rows, rows_of
 from qctl.cli.parse import ParseError
 from qctl_store.types import JobSearch, JobState, Source, Subscriber
 
-app = common.app("subscribers", "Event subscribers: list, register, delete.")
+app = common.app("subscribers")
 
 DRAINED_STATES = (JobState.PENDING, JobState.SCHEDULED)
 """A subscriber's deliveries that have not run yet (waiting, or waiting to retry)."""

@@ -18,7 +18,7 @@ from qctl_store.types import Source
 if TYPE_CHECKING:
     from qctl.cli.context import AnyStore
 
-app = common.app("vacuum", "Retention: delete old completed, dead, stats, keys, DAGs, workflows.")
+app = common.app("vacuum")
 
 Retention = Annotated[
     str, typer.Option("--retention", metavar="DURATION", help="Keep what is younger than this.")

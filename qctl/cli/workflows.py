@@ -34,7 +34,7 @@ from qctl_store.types import (
 if TYPE_CHECKING:
     from qctl.cli.context import AnyStore
 
-app = common.app("workflows", "Workflow executions: list, show history, signal, cancel, resolve.")
+app = common.app("workflows")
 
 IdArg = Annotated[str, typer.Argument(help="Workflow id or unique prefix (>= 8 hex chars).")]
 WF_COLUMNS = [

@@ -10,18 +10,16 @@ becomes pending: created, promoted, first compensation, retried or unpaused.
 
 from __future__ import annotations
 
-import contextlib
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row
 
 from qctl_store import errors, validate
 from qctl_store.dagcheck import PreparedDAG, prepare_dag
-from qctl_store.postgres.base import Cursor, PgBase, mapped_errors, queries
+from qctl_store.postgres.base import Cursor, PgBase, queries
+from qctl_store.postgres.jobs import caller_tx
 from qctl_store.postgres.rows import JOB_COLUMNS, Row, jobs_from_rows
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
@@ -65,27 +63,9 @@ class DAGMixin(PgBase):
     ) -> tuple[bool, uuid.UUID | None]:
         """CreateDAG inside the caller's open transaction on ``tx``: it commits or
         rolls back with the caller's own writes, and so do its wake notifies."""
-        self._check_writable()
         dag = prepare_dag(p)
-        with mapped_errors(self.dsn), self._in_schema(tx) as cur:
+        with caller_tx(self, tx) as cur:
             return self._create_dag(cur, dag)
-
-    @contextlib.contextmanager
-    def _in_schema(self, conn: psycopg.Connection[Any]) -> Iterator[Cursor]:
-        """A dict-row cursor on the caller's connection with this store's schema on the
-        search_path for the duration of the call only (transaction-local, restored)."""
-        with conn.cursor(row_factory=dict_row) as cur:
-            if not self.schema:
-                yield cur
-                return
-            row = cur.execute("SELECT current_setting('search_path') AS sp").fetchone()
-            assert row is not None
-            cur.execute("SELECT set_config('search_path', %s, true)", (self.schema,))
-            try:
-                yield cur
-            finally:
-                if not conn.broken and conn.info.transaction_status == 2:  # INTRANS
-                    cur.execute("SELECT set_config('search_path', %s, true)", (row["sp"],))
 
     def _create_dag(self, cur: Cursor, dag: PreparedDAG) -> tuple[bool, uuid.UUID | None]:
         row = cur.execute(

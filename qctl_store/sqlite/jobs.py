@@ -54,7 +54,7 @@ class JobsMixin(SqliteBase):
             "key": p.idempotency_key or None,
             "max_attempts": p.max_attempts,
             "explicit": int(p.max_attempts_explicit),
-            "run_at_abs": to_us(run_at),
+            "run_at": to_us(run_at),
         }
 
     def _enqueue(self, t: Tx, p: EnqueueParams, args: dict[str, Any]) -> bool:
@@ -70,11 +70,8 @@ class JobsMixin(SqliteBase):
             )
             if claimed is None:
                 return False  # deduplicated by the time window
-        run_at = args["run_at_abs"]
-        if run_at is None:
-            run_at = t.now + td_us(p.delay)
-        params = {k: v for k, v in args.items() if k != "run_at_abs"}
-        if t.one(Q.insert_job, {**params, "run_at": run_at, "now": t.now}) is None:
+        run_at = args["run_at"] if args["run_at"] is not None else t.now + td_us(p.delay)
+        if t.one(Q.insert_job, {**args, "run_at": run_at, "now": t.now}) is None:
             return False  # deduplicated by the live key
         self.bump_stat(t, Source.QUEUE, p.kind, "enqueued")
         return True

@@ -132,8 +132,9 @@ class MigrateMixin(SqliteBase):
         """Whether ``changes()`` pushes hints; the change-log capability overrides it."""
         return False
 
-    def check_schema(self) -> None:
-        """Raise ``SchemaNotMigrated`` or ``SchemaTooNew`` unless the file is current."""
+    def check_schema(self) -> SchemaStatus:
+        """The schema status, or ``SchemaNotMigrated``/``SchemaTooNew`` when this release
+        cannot work on the file as it is."""
         status = self.schema_status()
         if status.applied_version > status.expected_version:
             raise errors.SchemaTooNew(
@@ -145,3 +146,4 @@ class MigrateMixin(SqliteBase):
                 f"{self.path} is at schema version {status.applied_version} of "
                 f"{status.expected_version}; run `qctl db migrate`"
             )
+        return status

@@ -31,7 +31,13 @@ from qctl_store.types import (
     WorkflowState,
 )
 from qctl_store.wac import decision as parse_decision
-from qctl_store.wac import execution_key, json_or_null, signal_history_payload, task_kind
+from qctl_store.wac import (
+    execution_key,
+    json_or_null,
+    signal_history_payload,
+    state_filter,
+    task_kind,
+)
 
 Q = queries("workflows.sql")
 
@@ -101,7 +107,7 @@ class WorkflowMixin(SqliteBase):
     ) -> tuple[list[WorkflowExecutionView], int]:
         params = {
             "name": filter.name or None,
-            "state": WorkflowState(filter.state).value if filter.state else None,
+            "state": state_filter(filter.state),
             "offset": max(validate.limit(offset, "offset"), 0),
             "limit": validate.limit(limit) if limit > 0 else -1,
         }

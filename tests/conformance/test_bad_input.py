@@ -14,6 +14,8 @@ import pytest
 
 from qctl_store import Config
 from qctl_store.errors import InvalidInput, NotFound
+from qctl_store.postgres import PostgresStore
+from qctl_store.sqlite import SqliteStore
 from qctl_store.types import (
     JSON,
     DequeueParams,
@@ -33,6 +35,7 @@ from tests.conformance.helpers import (
     token,
     unique,
 )
+from tests.conftest import PG_DSN, require_pg
 
 NEG = timedelta(seconds=-1)
 NAIVE = datetime(2030, 1, 1, 12, 0, 0)  # no tzinfo: ambiguous, must be refused
@@ -211,17 +214,11 @@ def test_config_identifiers_must_be_plain(field: str) -> None:
 
 def test_a_bad_schema_name_never_reaches_the_database(backend: str) -> None:
     """Both backends refuse the configuration before opening anything."""
-    from tests.conftest import PG_DSN, require_pg
-
     if backend == "postgres":
         require_pg()
-        from qctl_store.postgres import PostgresStore
-
         with pytest.raises(InvalidInput, match=r"(?i)schema"):
             PostgresStore(PG_DSN, Config(schema='x"; DROP SCHEMA public; --'))
     else:
-        from qctl_store.sqlite import SqliteStore
-
         with pytest.raises(InvalidInput, match=r"(?i)schema"):
             SqliteStore(":memory:", Config(schema="x; drop"))
 

@@ -7,13 +7,18 @@ passes are asserted only through each test's own DAG (``dag_tasks``/``get_dag``)
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import time
 import uuid
 from datetime import timedelta
+from typing import Any
 
+import psycopg
 import pytest
 
 from qctl_store.errors import InvalidInput, NotFound
+from qctl_store.postgres import PostgresStore
 from qctl_store.types import (
     KIND_SIGNAL,
     KIND_SLEEP,
@@ -47,6 +52,7 @@ from tests.conformance.helpers import (
     token,
     wf_task,
 )
+from tests.conftest import PG_DSN
 
 HOUR = timedelta(hours=1)
 
@@ -1009,7 +1015,7 @@ BAD_DAGS = {
             tasks=[wf_task(k, f"wfc_bad_{k}") for k in "abc"],
             deps=edges(("b", "a"), ("c", "b"), ("a", "c")),
         ),
-        "dependency cycle: ",
+        "dependency cycle",
     ),
     "negative sleep": (
         _bad(tasks=[DAGTask(key="s", kind=KIND_SLEEP, sleep_for=-HOUR)], deps=[]),
@@ -1080,3 +1086,30 @@ def test_bad_signal_and_result_payloads_are_rejected(store: AnyStore) -> None:
     with pytest.raises(InvalidInput, match="result is not JSON"):
         store.ack_task_result(job.id, token(job), float("inf"))
     assert state_of(store, dag_id, "a") == JobState.ACTIVE
+
+
+# --- TxDAGStore: create_dag_tx rides the caller's transaction -----------------------------
+
+
+def caller_connection(store: AnyStore) -> Any:
+    """The application's own connection to the store's database (not the store's)."""
+    if isinstance(store, PostgresStore):
+        return psycopg.connect(PG_DSN)
+    return sqlite3.connect(store.path, timeout=30)
+
+
+def test_create_dag_tx_commits_and_rolls_back_with_the_caller(store: AnyStore) -> None:
+    def params() -> DAGParams:
+        return DAGParams(name="wfc_tx", tasks=[wf_task("a", "wfc_tx_a")])
+
+    rolled_back, committed = params(), params()
+    with contextlib.closing(caller_connection(store)) as conn:
+        assert store.create_dag_tx(conn, rolled_back) == (True, None)
+        conn.rollback()
+        with pytest.raises(NotFound):
+            store.get_dag(rolled_back.id)
+
+        assert store.create_dag_tx(conn, committed) == (True, None)
+        conn.commit()
+    assert dag_state(store, committed.id) == DAGState.RUNNING
+    assert state_of(store, committed.id, "a") == JobState.PENDING

@@ -360,3 +360,12 @@ def test_workflow_task_is_a_plain_job(store: AnyStore) -> None:
     assert job.run_id == id and job.source == Source.WORKFLOW
     assert job.lease_token is not None
     store.ack(job.id, job.lease_token)
+
+
+def test_bad_input_is_rejected_before_writing(store: AnyStore) -> None:
+    with pytest.raises(InvalidInput):
+        store.list_workflow_executions(WorkflowFilter(state="sleeping"))  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        store.start_workflow(WorkflowStartParams(name=""))
+    with pytest.raises(InvalidInput):
+        store.start_workflow(WorkflowStartParams(name=unique("wfc_bad"), input={1, 2}))

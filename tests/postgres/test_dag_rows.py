@@ -13,6 +13,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
+from qctl_store.errors import NotFound
 from qctl_store.postgres import PostgresStore
 from qctl_store.types import (
     KIND_SIGNAL,
@@ -251,3 +252,76 @@ def test_compensation_rows_copy_the_original(
     header = db.execute("SELECT * FROM azync_dags WHERE id = %s", (p.id,)).fetchone()
     assert header is not None
     assert (header["state"], header["failure_reason"]) == ("compensating", "dead tasks: c")
+
+
+# --- wakes (notes 2.2): NOTIFY dag:<kind> inside the transaction, for tasks born or made
+# pending; never for the internal kinds --------------------------------------------------
+
+
+@pytest.fixture
+def listener(store: PostgresStore) -> Iterator[psycopg.Connection[Any]]:
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f'LISTEN "{store.config.channel}"')
+        yield conn
+
+
+def wakes(listener: psycopg.Connection[Any], timeout: float = 0.5) -> set[str]:
+    return {n.payload for n in listener.notifies(timeout=timeout)}
+
+
+def test_wakes_follow_the_tasks_that_become_pending(
+    store: PostgresStore, listener: psycopg.Connection[Any]
+) -> None:
+    p = DAGParams(
+        name="rows_wake",
+        tasks=[
+            DAGTask(key="a", kind="wake_a", compensation_kind="wake_undo_a"),
+            DAGTask(key="b", kind="wake_b", max_attempts=1),
+            DAGTask(key="s", kind=KIND_SLEEP, sleep_for=timedelta(hours=1)),
+            DAGTask(key="g", kind=KIND_SIGNAL, signal_name="g"),
+            DAGTask(key="z", kind=KIND_SLEEP, sleep_for=timedelta(hours=1)),
+        ],
+        deps=[DAGDep("b", "a"), DAGDep("z", "a")],
+    )
+    store.create_dag(p)
+    assert wakes(listener) == {"dag:wake_a"}, "only tasks born pending wake workers"
+
+    finish_wf_task(store, "wake_a")
+    wakes(listener)
+    store.promote_unblocked()
+    assert wakes(listener) == {"dag:wake_b"}, "a promoted timer wakes nobody"
+
+    kill_wf_task(store, "wake_b")
+    store.apply_failure_policy()
+    assert wakes(listener) == {"dag:wake_undo_a"}, "the first compensation wakes its kind"
+
+    kill_wf_task(store, "wake_undo_a")
+    store.complete_dags()
+    wakes(listener)
+    store.retry_dag(p.id)
+    assert wakes(listener) == {"dag:wake_undo_a"}, "a retried dead task wakes its kind"
+
+
+def test_create_dag_tx_commits_and_rolls_back_with_the_caller(
+    store: PostgresStore, listener: psycopg.Connection[Any]
+) -> None:
+    def params() -> DAGParams:
+        return DAGParams(name="rows_tx", tasks=[DAGTask(key="a", kind="rows_tx_a")])
+
+    rolled_back = params()
+    with psycopg.connect(PG_DSN) as caller:
+        assert store.create_dag_tx(caller, rolled_back) == (True, None)
+        caller.rollback()
+    with pytest.raises(NotFound):
+        store.get_dag(rolled_back.id)
+    assert wakes(listener) == set(), "a rolled-back create wakes nobody"
+
+    committed = params()
+    with psycopg.connect(PG_DSN) as caller:
+        path = caller.execute("SHOW search_path").fetchone()
+        assert store.create_dag_tx(caller, committed) == (True, None)
+        assert caller.execute("SHOW search_path").fetchone() == path
+        assert wakes(listener, 0.3) == set(), "nothing is delivered before the commit"
+        caller.commit()
+    assert store.get_dag(committed.id).state == "running"
+    assert wakes(listener) == {"dag:rows_tx_a"}

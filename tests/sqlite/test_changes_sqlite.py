@@ -190,3 +190,12 @@ def test_unmigrated_file_is_reported(tmp_path: Path) -> None:
             s.changes()
     finally:
         s.close()
+
+
+def test_in_memory_database_is_poll_only() -> None:
+    # Each thread's ":memory:" connection is a database of its own: no reader can see it.
+    s = SqliteStore(":memory:")
+    try:
+        assert s.changes() is None and s.wake() is None
+    finally:
+        s.close()

@@ -4,6 +4,7 @@ the store, declined confirmations, read-only mode, disconnection and recovery.""
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -136,7 +137,7 @@ async def test_jobs_browser_filters_and_keyset_pages(store: Any) -> None:
         assert "of 120" in screen_text(app)
         # meta filter through the / bar
         await pilot.press("slash")
-        await pilot.press("ctrl+a", *f"{k} n=1", "enter")
+        await pilot.press("end", *" n=1", "enter")
         await until(pilot, lambda: "of 60" in screen_text(app))
         # state cycling: all -> pending
         await pilot.press("t")
@@ -520,14 +521,15 @@ async def test_hint_storm_keeps_the_app_responsive_and_capped(store: Any) -> Non
         t.start()
         try:
             await pilot.pause(0.5)
-            before = app.feed.refreshes if app.feed else 0
+            assert app.feed is not None
+            before, t0 = app.feed.refreshes, time.monotonic()
             await pilot.press("2")  # a key press is handled during the storm
             await until(pilot, lambda: "jobs-table" in str(app.screen.focused), timeout=5)
             await pilot.pause(1.0)
-            after = app.feed.refreshes if app.feed else 0
+            after, t1 = app.feed.refreshes, time.monotonic()
         finally:
             stop.set()
             t.join()
-        assert app.feed is not None and app.feed.hints > 500
-        # about 1.5 s at one refresh per 0.25 s, however many hints arrived
-        assert after - before <= 10
+        assert app.feed.hints > 500
+        # one refresh per 0.25 s at most, however many hints arrived
+        assert after - before <= (t1 - t0) / 0.25 + 1

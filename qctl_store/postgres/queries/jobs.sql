@@ -27,7 +27,9 @@ DO NOTHING
 RETURNING id
 
 -- name: dequeue
--- The first lease pins the retry budget (max_attempts_explicit = true).
+-- The first lease pins the retry budget (max_attempts_explicit = true). The ledger
+-- join rehydrates an event delivery's event in the same claim; other sources have no
+-- event_id, so their ev_ columns come back NULL.
 UPDATE azync_jobs j SET
     state = 'active',
     lease_until = now() + make_interval(secs => %(lease)s),
@@ -39,43 +41,24 @@ UPDATE azync_jobs j SET
     started_at = now(),
     updated_at = now()
 FROM (
-    SELECT id FROM azync_jobs
+    SELECT id, event_id FROM azync_jobs
     WHERE source = %(source)s AND kind = %(kind)s AND state = 'pending' AND run_at <= now()
     ORDER BY run_at, id
     FOR UPDATE SKIP LOCKED
     LIMIT %(limit)s
 ) picked
+LEFT JOIN azync_events e ON e.id = picked.event_id
 WHERE j.id = picked.id
-RETURNING {jobs_j}
-
--- name: dequeue_event
--- Same claim for event deliveries, rehydrating the ledger event in one statement.
-UPDATE azync_jobs j SET
-    state = 'active',
-    lease_until = now() + make_interval(secs => %(lease)s),
-    lease_token = gen_random_uuid(),
-    max_attempts = CASE WHEN j.max_attempts_explicit OR NOT %(override)s
-                        THEN j.max_attempts ELSE %(default_max)s END,
-    max_attempts_explicit = true,
-    attempt = j.attempt + 1,
-    started_at = now(),
-    updated_at = now()
-FROM (
-    SELECT id FROM azync_jobs
-    WHERE source = 'event' AND kind = %(kind)s AND state = 'pending' AND run_at <= now()
-    ORDER BY run_at, id
-    FOR UPDATE SKIP LOCKED
-    LIMIT %(limit)s
-) picked, azync_events e
-WHERE j.id = picked.id AND e.id = j.event_id
 RETURNING {jobs_j}, {event_e}
 
--- name: ack
--- Fused: the stats bump only runs for a row the fenced update produced.
+-- name: finish
+-- Ack (error NULL keeps last_error) and Skip (the reason goes in last_error): terminal,
+-- counted as processed, no attempt row. Fused: the stats bump only runs for a row the
+-- fenced update produced.
 WITH upd AS (
-    UPDATE azync_jobs
-    SET state = 'succeeded', lease_until = NULL, lease_token = NULL,
-        completed_at = now(), updated_at = now()
+    UPDATE azync_jobs SET
+        state = %(state)s, lease_until = NULL, lease_token = NULL,
+        last_error = COALESCE(%(error)s, last_error), completed_at = now(), updated_at = now()
     WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
     RETURNING source, kind
 ), bump AS (
@@ -86,10 +69,13 @@ WITH upd AS (
 )
 SELECT source, kind FROM upd
 
--- name: reschedule
+-- name: fail
+-- Reschedule (scheduled, run_at = now() + delay) and Dead (delay NULL keeps run_at):
+-- an attempt row and a failed bump, fused so a fencing miss writes nothing.
 WITH upd AS (
     UPDATE azync_jobs SET
-        state = 'scheduled', run_at = now() + make_interval(secs => %(delay)s),
+        state = %(state)s,
+        run_at = COALESCE(now() + make_interval(secs => %(delay)s::float8), run_at),
         lease_until = NULL, lease_token = NULL,
         last_error = %(error)s, failed_at = now(), updated_at = now()
     WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
@@ -102,40 +88,6 @@ WITH upd AS (
     SELECT source, kind, CURRENT_DATE, %(slot)s, 1 FROM upd
     ON CONFLICT (source, kind, day, slot)
     DO UPDATE SET failed = azync_stats_daily.failed + 1
-)
-SELECT source, kind FROM upd
-
--- name: dead
-WITH upd AS (
-    UPDATE azync_jobs SET
-        state = 'dead', lease_until = NULL, lease_token = NULL,
-        last_error = %(error)s, failed_at = now(), updated_at = now()
-    WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
-    RETURNING id, source, kind, attempt
-), attempt_row AS (
-    INSERT INTO azync_job_attempts (job_id, attempt, error)
-    SELECT id, attempt, %(error)s FROM upd
-), bump AS (
-    INSERT INTO azync_stats_daily (source, kind, day, slot, failed)
-    SELECT source, kind, CURRENT_DATE, %(slot)s, 1 FROM upd
-    ON CONFLICT (source, kind, day, slot)
-    DO UPDATE SET failed = azync_stats_daily.failed + 1
-)
-SELECT source, kind FROM upd
-
--- name: skip
--- Terminal no-op: counted as processed, reason kept in last_error, no attempt row.
-WITH upd AS (
-    UPDATE azync_jobs SET
-        state = 'skipped', lease_until = NULL, lease_token = NULL,
-        last_error = %(error)s, completed_at = now(), updated_at = now()
-    WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
-    RETURNING source, kind
-), bump AS (
-    INSERT INTO azync_stats_daily (source, kind, day, slot, processed)
-    SELECT source, kind, CURRENT_DATE, %(slot)s, 1 FROM upd
-    ON CONFLICT (source, kind, day, slot)
-    DO UPDATE SET processed = azync_stats_daily.processed + 1
 )
 SELECT source, kind FROM upd
 

@@ -148,7 +148,7 @@ FROM azync_jobs
 WHERE dag_id = ? AND source = 'dag' AND state = 'succeeded'
   AND compensation_kind IS NOT NULL AND compensation_kind <> ''
   AND task_key NOT GLOB 'comp:*'
-ORDER BY completed_at ASC, created_at DESC, id DESC
+ORDER BY completed_at DESC, created_at DESC, id DESC
 
 -- name: insert_compensation
 -- comp:<key> copies meta and the budget of the original; it has no compensation,

@@ -1,0 +1,172 @@
+"""Helpers shared by the benchmark scripts (qctl's venv and the peers' venv alike).
+
+Every scenario script prints its figures as it goes and, with ``--json PATH``, appends
+one JSON object per figure to PATH (``Result``), which ``bench/run.py`` turns into the
+tables of ``docs/benchmarks.md``. Only the standard library and psycopg are used here,
+so the peers' bench-only environment can import this module too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import statistics
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+DEFAULT_PG = os.environ.get("QCTL_BENCH_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+OUT_DIR = os.path.join(BENCH_DIR, "out")
+
+
+@dataclass
+class Result:
+    """One figure of one scenario, as the report tables read it."""
+
+    scenario: str
+    system: str
+    backend: str
+    metric: str
+    value: float
+    unit: str
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Recorder:
+    """Prints each figure and appends it to the JSON-lines file given by ``--json``."""
+
+    def __init__(self, path: str | None, scenario: str, system: str) -> None:
+        self.path = path
+        self.scenario = scenario
+        self.system = system
+
+    def add(
+        self,
+        backend: str,
+        metric: str,
+        value: float,
+        unit: str,
+        note: str = "",
+        **extra: Any,
+    ) -> None:
+        r = Result(self.scenario, self.system, backend, metric, value, unit, note, extra)
+        shown = f"{value:,.2f}" if isinstance(value, float) else f"{value:,}"
+        tail = f"  ({note})" if note else ""
+        print(f"  [{self.system}/{backend}] {metric}: {shown} {unit}{tail}", flush=True)
+        if self.path:
+            with open(self.path, "a") as f:
+                f.write(json.dumps(asdict(r), default=str) + "\n")
+
+
+def base_args(description: str) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--pg", default=DEFAULT_PG, help="server DSN (a maintenance database)")
+    ap.add_argument("--json", default=None, help="append JSON-lines results to this file")
+    ap.add_argument("--quick", action="store_true", help="small smoke-run parameters")
+    return ap
+
+
+# --- statistics ---------------------------------------------------------------------------
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) by nearest rank; NaN for no values."""
+    if not values:
+        return math.nan
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))]
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else math.nan
+
+
+def cv(values: list[float]) -> float:
+    """Coefficient of variation (stdev / mean), the stability figure of a rate series."""
+    if len(values) < 2 or statistics.mean(values) == 0:
+        return math.nan
+    return statistics.stdev(values) / statistics.mean(values)
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> list[float]:
+    """Wall times of ``repeat`` calls of ``fn``, in milliseconds."""
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+# --- PostgreSQL scratch databases -----------------------------------------------------------
+
+
+def dsn_for(server_dsn: str, dbname: str) -> str:
+    """The server DSN pointed at another database (URL or key=value form)."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    params = conninfo_to_dict(server_dsn)
+    params["dbname"] = dbname
+    return make_conninfo(**params)
+
+
+def create_database(server_dsn: str, dbname: str) -> str:
+    """Create a scratch database (dropping a leftover of an interrupted run first)."""
+    import psycopg
+
+    with psycopg.connect(server_dsn, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{dbname}"')
+    return dsn_for(server_dsn, dbname)
+
+
+def drop_database(server_dsn: str, dbname: str) -> None:
+    import psycopg
+
+    with psycopg.connect(server_dsn, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)')
+
+
+@contextlib.contextmanager
+def scratch_database(server_dsn: str, prefix: str) -> Iterator[str]:
+    """A fresh database for one scenario, dropped afterwards; yields its DSN."""
+    name = f"{prefix}_{uuid.uuid4().hex[:6]}"
+    dsn = create_database(server_dsn, name)
+    try:
+        yield dsn
+    finally:
+        drop_database(server_dsn, name)
+
+
+def sqlite_file(name: str) -> str:
+    """A fresh SQLite file path under bench/out/ (old copies and WAL files removed)."""
+    os.makedirs(OUT_DIR, exist_ok=True)
+    path = os.path.join(OUT_DIR, name)
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path + suffix)
+    return path
+
+
+class RateSampler:
+    """Counts completions and samples the rate every ``window`` seconds."""
+
+    def __init__(self, window: float) -> None:
+        self.window = window
+        self.count = 0
+        self.samples: list[float] = []
+        self._t = time.perf_counter()
+        self._last = 0
+
+    def tick(self) -> None:
+        now = time.perf_counter()
+        if now - self._t >= self.window:
+            self.samples.append((self.count - self._last) / (now - self._t))
+            self._t, self._last = now, self.count
