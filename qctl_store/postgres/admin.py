@@ -11,7 +11,7 @@ from typing import Any
 
 from qctl_store import validate
 from qctl_store.errors import InvalidInput, NotFound
-from qctl_store.postgres.base import PgBase
+from qctl_store.postgres.base import Cursor, PgBase
 from qctl_store.postgres.events import page
 from qctl_store.postgres.jobs import arg_id
 from qctl_store.postgres.maintenance import kind_clause, run_batches
@@ -113,18 +113,25 @@ def _day(value: date) -> datetime:
     return datetime(value.year, value.month, value.day, tzinfo=UTC)
 
 
-def _depths(rows: list[dict[str, Any]]) -> Depths:
-    d = Depths()
-    for r in rows:
+_SOURCE = "source = %(source)s"
+_SOURCE_KIND = "source = %(source)s AND kind = %(kind)s"
+
+
+def _kind_depths(cur: Cursor, where: str, args: dict[str, Any]) -> dict[str, Depths]:
+    cur.execute(Q.depths.replace("{where}", where), args)
+    out: dict[str, Depths] = {}
+    for r in cur.fetchall():
+        d = out.setdefault(r["kind"], Depths())
         field = _DEPTH_FIELDS.get(JobState(r["state"]))
         if field is not None:
             setattr(d, field, int(r["n"]))
         if r["pending_age"] is not None:
             d.oldest_pending_age = timedelta(seconds=float(r["pending_age"]))
-    return d
+    return out
 
 
-def _daily(rows: list[dict[str, Any]]) -> list[DailyCount]:
+def _daily(cur: Cursor, where: str, args: dict[str, Any]) -> list[DailyCount]:
+    cur.execute(Q.daily.replace("{where}", where), {**args, "days": DAILY_WINDOW_DAYS})
     return [
         DailyCount(
             date=_day(r["day"]),
@@ -133,7 +140,7 @@ def _daily(rows: list[dict[str, Any]]) -> list[DailyCount]:
             failed=int(r["failed"]),
             reaped=int(r["reaped"]),
         )
-        for r in rows
+        for r in cur.fetchall()
     ]
 
 
@@ -146,29 +153,20 @@ class AdminMixin(PgBase):
             return [r["kind"] for r in cur.fetchall()]
 
     def kind_depths(self, source: Source) -> dict[str, Depths]:
+        args = {"source": validate.source(source).value}
         with self.read() as cur:
-            cur.execute(Q.kind_depths, {"source": validate.source(source).value})
-            rows = cur.fetchall()
-        by_kind: dict[str, list[dict[str, Any]]] = {}
-        for r in rows:
-            by_kind.setdefault(r["kind"], []).append(r)
-        return {kind: _depths(group) for kind, group in by_kind.items()}
+            return _kind_depths(cur, _SOURCE, args)
 
     def stats(self, source: Source, kind: str) -> tuple[Depths, list[DailyCount]]:
         args = {"source": validate.source(source).value, "kind": str(kind)}
         with self.read() as cur:
-            cur.execute(Q.stats_depths, args)
-            depths = _depths(cur.fetchall())
-            cur.execute(Q.stats_daily, {**args, "days": DAILY_WINDOW_DAYS})
-            daily = _daily(cur.fetchall())
+            depths = _kind_depths(cur, _SOURCE_KIND, args).get(str(kind), Depths())
+            daily = _daily(cur, _SOURCE_KIND, args)
         return depths, daily
 
     def all_daily(self, source: Source) -> list[DailyCount]:
         with self.read() as cur:
-            cur.execute(
-                Q.all_daily, {"source": validate.source(source).value, "days": DAILY_WINDOW_DAYS}
-            )
-            return _daily(cur.fetchall())
+            return _daily(cur, _SOURCE, {"source": validate.source(source).value})
 
     # --- listing and detail ---------------------------------------------------------
 

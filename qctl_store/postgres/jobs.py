@@ -135,9 +135,8 @@ class JobsMixin(PgBase):
             "override": bool(p.override_default),
             "default_max": validate.non_negative(p.default_max_attempts, "default_max_attempts"),
         }
-        sql = Q.dequeue_event if source == Source.EVENT else Q.dequeue
         with self.tx() as cur:
-            cur.execute(sql, args)
+            cur.execute(Q.dequeue, args)
             rows = cur.fetchall()
         # RETURNING has no ORDER BY: restore the claim order (run_at, id).
         jobs = [job_from_row(r) for r in rows]
@@ -162,15 +161,16 @@ class JobsMixin(PgBase):
                 raise NotFound(op)
 
     def ack(self, id: uuid.UUID, lease_token: uuid.UUID) -> None:
-        self._fenced("ack", Q.ack, **_lease(id, lease_token))
+        self._fenced("ack", Q.finish, **_lease(id, lease_token), state="succeeded", error=None)
 
     def reschedule(
         self, id: uuid.UUID, lease_token: uuid.UUID, delay: timedelta, last_error: str
     ) -> None:
         self._fenced(
             "reschedule",
-            Q.reschedule,
+            Q.fail,
             **_lease(id, lease_token),
+            state="scheduled",
             delay=seconds(delay, "delay"),
             error=str(last_error),
         )
@@ -178,17 +178,16 @@ class JobsMixin(PgBase):
     def dead(self, id: uuid.UUID, lease_token: uuid.UUID, last_error: str) -> None:
         self._fenced(
             "dead",
-            Q.dead,
+            Q.fail,
             **_lease(id, lease_token),
+            state="dead",
+            delay=None,
             error=str(last_error),
         )
 
     def skip(self, id: uuid.UUID, lease_token: uuid.UUID, reason: str) -> None:
         self._fenced(
-            "skip",
-            Q.skip,
-            **_lease(id, lease_token),
-            error=str(reason),
+            "skip", Q.finish, **_lease(id, lease_token), state="skipped", error=str(reason)
         )
 
     def release(self, id: uuid.UUID, lease_token: uuid.UUID) -> None:

@@ -8,7 +8,8 @@ and scheduler passes until nothing changes. Whatever the shape:
 - no task is ever leased before its dependencies are satisfied;
 - a compensation runs only for a task that succeeded (never a skipped or dead one);
 - compensations run in reverse completion order of the tasks they undo;
-- a DAG whose tasks all succeeded or skipped ends succeeded.
+- a DAG whose tasks all succeeded or skipped ends succeeded;
+- a signal sent before its task waits is delivered once the task is promoted.
 """
 
 from __future__ import annotations
@@ -20,9 +21,12 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from qctl_store.types import (
+    KIND_SIGNAL,
+    KIND_SLEEP,
     TASK_KEY_COMPENSATION_PREFIX,
     DAGDep,
     DAGParams,
+    DAGSignalParams,
     DAGState,
     Job,
     JobState,
@@ -32,7 +36,11 @@ from qctl_store.types import (
 from tests.conformance.helpers import AnyStore, dequeue_n, token, wf_task
 
 # Weighted so that chains of several compensations behind a failure are common.
-OUTCOMES = ("succeed", "succeed", "skip", "dead", "dead")
+# "signal" and "sleep" tasks are the internal kinds: a $signal task whose signal is
+# sent right after creation (buffered while the task is blocked, delivered at once
+# when it already waits) and a zero-length $sleep.
+OUTCOMES = ("succeed", "succeed", "skip", "dead", "dead", "signal", "sleep")
+INTERNAL = {"signal": KIND_SIGNAL, "sleep": KIND_SLEEP}
 SETTLED_OK = {JobState.SUCCEEDED, JobState.SKIPPED}
 MAX_ROUNDS = 60
 
@@ -79,13 +87,15 @@ def create(store: AnyStore, shape: Shape) -> Run:
     tasks = [
         wf_task(
             f"t{i}",
-            f"{prefix}_t{i}",
+            INTERNAL.get(outcome, f"{prefix}_t{i}"),
+            payload=None if outcome in INTERNAL else {},
+            signal_name=f"sig_t{i}" if outcome == "signal" else "",
             max_attempts=1,
             compensation_kind=f"{prefix}_undo_t{i}" if shape.compensates[i] else "",
             compensation_payload={"undo": i} if shape.compensates[i] else None,
             ignore_dead_deps=shape.tolerant[i],
         )
-        for i in range(len(shape.outcomes))
+        for i, outcome in enumerate(shape.outcomes)
     ]
     p = DAGParams(
         name=prefix,
@@ -94,6 +104,12 @@ def create(store: AnyStore, shape: Shape) -> Run:
         on_failure=shape.policy,
     )
     assert store.create_dag(p) == (True, None)
+    for i, outcome in enumerate(shape.outcomes):
+        if outcome == "signal":
+            _, dedup = store.signal(
+                DAGSignalParams(dag_id=p.id, name=f"sig_t{i}", payload={"i": i})
+            )
+            assert dedup is False
     return Run(dag_id=p.id, shape=shape, prefix=prefix)
 
 
@@ -123,7 +139,10 @@ def work(store: AnyStore, run: Run) -> int:
     """Lease and settle every runnable task of the DAG once; returns how many ran."""
     ran = 0
     for i, outcome in enumerate(run.shape.outcomes):
-        for kind, is_comp in ((f"{run.prefix}_t{i}", False), (f"{run.prefix}_undo_t{i}", True)):
+        kinds = [(f"{run.prefix}_undo_t{i}", True)]
+        if outcome not in INTERNAL:
+            kinds.insert(0, (f"{run.prefix}_t{i}", False))
+        for kind, is_comp in kinds:
             for job in dequeue_n(store, Source.DAG, kind, 10):
                 ran += 1
                 check_lease(store, run, job)
@@ -196,6 +215,9 @@ def test_dags_always_quiesce_safely(store: AnyStore, shape: Shape) -> None:
         assert view.state == DAGState.SUCCEEDED
     if view.state == DAGState.SUCCEEDED:
         assert all(t.state in SETTLED_OK for t in tasks.values())
+    for i, outcome in enumerate(shape.outcomes):
+        if outcome == "signal" and tasks[f"t{i}"].state == JobState.SUCCEEDED:
+            assert tasks[f"t{i}"].result == {"i": i}, "the signal payload is the result"
 
     # Compensations: only for succeeded tasks that declared one, newest completion first.
     comps = [k for k in tasks if k.startswith(TASK_KEY_COMPENSATION_PREFIX)]

@@ -10,39 +10,24 @@ SELECT kind FROM (
     SELECT DISTINCT kind FROM azync_stats_daily WHERE source = %(source)s
 ) k ORDER BY kind
 
--- name: kind_depths
--- Age of the oldest pending job on the backend clock.
+-- name: depths
+-- Per kind and state, with the age of the oldest pending job on the backend clock.
+-- {where} is the source (and, for one kind's stats, kind) equality.
 SELECT kind, state, COUNT(*) AS n,
        CASE WHEN state = 'pending'
             THEN EXTRACT(EPOCH FROM (now() - MIN(run_at))) END AS pending_age
-FROM azync_jobs WHERE source = %(source)s
+FROM azync_jobs WHERE {where}
 GROUP BY kind, state
 
--- name: stats_depths
-SELECT state, COUNT(*) AS n,
-       CASE WHEN state = 'pending'
-            THEN EXTRACT(EPOCH FROM (now() - MIN(run_at))) END AS pending_age
-FROM azync_jobs WHERE source = %(source)s AND kind = %(kind)s
-GROUP BY state
-
--- name: stats_daily
--- The daily window, zero-filled, oldest first, summed over the stats slots.
+-- name: daily
+-- The daily window, zero-filled, oldest first, summed over the stats slots and, with
+-- no kind in {where}, over kinds.
 SELECT w.day::date AS day,
        COALESCE(SUM(s.enqueued), 0) AS enqueued, COALESCE(SUM(s.processed), 0) AS processed,
        COALESCE(SUM(s.failed), 0) AS failed, COALESCE(SUM(s.reaped), 0) AS reaped
 FROM generate_series((CURRENT_DATE - %(days)s::int + 1)::timestamp,
                      CURRENT_DATE::timestamp, interval '1 day') AS w(day)
-LEFT JOIN azync_stats_daily s
-       ON s.day = w.day::date AND s.source = %(source)s AND s.kind = %(kind)s
-GROUP BY w.day ORDER BY w.day
-
--- name: all_daily
-SELECT w.day::date AS day,
-       COALESCE(SUM(s.enqueued), 0) AS enqueued, COALESCE(SUM(s.processed), 0) AS processed,
-       COALESCE(SUM(s.failed), 0) AS failed, COALESCE(SUM(s.reaped), 0) AS reaped
-FROM generate_series((CURRENT_DATE - %(days)s::int + 1)::timestamp,
-                     CURRENT_DATE::timestamp, interval '1 day') AS w(day)
-LEFT JOIN azync_stats_daily s ON s.day = w.day::date AND s.source = %(source)s
+LEFT JOIN azync_stats_daily s ON s.day = w.day::date AND {where}
 GROUP BY w.day ORDER BY w.day
 
 -- name: count_jobs

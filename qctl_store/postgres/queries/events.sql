@@ -67,26 +67,15 @@ DELETE FROM azync_events WHERE id IN (
 )
 
 -- name: count_events
-SELECT COUNT(*) AS n FROM azync_events e
-WHERE (%(type)s = '' OR e.type = %(type)s)
-  AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)
-  AND (%(until)s::timestamptz IS NULL OR e.occurred_at <= %(until)s::timestamptz)
-  AND (%(undispatched)s::boolean IS NULL
-       OR %(undispatched)s::boolean = NOT EXISTS (
-           SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event'))
+-- {where} is built from fixed fragments in events.py.
+SELECT COUNT(*) AS n FROM azync_events e WHERE {where}
 
 -- name: list_events
 SELECT e.id, e.type, e.aggregate_type, e.aggregate_id, e.version, e.occurred_at,
        e.meta, e.payload,
        (SELECT COUNT(*) FROM azync_jobs j
         WHERE j.event_id = e.id AND j.source = 'event') AS deliveries
-FROM azync_events e
-WHERE (%(type)s = '' OR e.type = %(type)s)
-  AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s::timestamptz)
-  AND (%(until)s::timestamptz IS NULL OR e.occurred_at <= %(until)s::timestamptz)
-  AND (%(undispatched)s::boolean IS NULL
-       OR %(undispatched)s::boolean = NOT EXISTS (
-           SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event'))
+FROM azync_events e WHERE {where}
 ORDER BY e.occurred_at DESC, e.id DESC
 LIMIT %(limit)s OFFSET %(offset)s
 

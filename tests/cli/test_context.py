@@ -1,0 +1,114 @@
+"""Where connection settings come from: flags, environment, named contexts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from qctl.cli.context import CliContext, ConfigFileError
+from qctl.cli.main import app
+
+CONFIG = """
+default_context = "local"
+
+[contexts.local]
+dsn = "sqlite:///tmp/local.db"
+
+[contexts.prod]
+dsn = "postgresql://ops:hunter2@db.internal/app"
+schema = "azync"
+read_only = true
+"""
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(CONFIG)
+    return path
+
+
+def test_precedence(config: Path) -> None:
+    default = CliContext.resolve(environ={}, config_file=config)
+    assert (default.dsn, default.context_name, default.read_only) == (
+        "sqlite:///tmp/local.db", "local", False)
+    env = CliContext.resolve(environ={"QCTL_DSN": "sqlite:///e.db"}, config_file=config)
+    assert env.dsn == "sqlite:///e.db"
+    prod = CliContext.resolve(context="prod", environ={"QCTL_DSN": "sqlite:///e.db"},
+                              config_file=config)
+    assert (prod.dsn, prod.schema, prod.read_only) == (
+        "postgresql://ops:hunter2@db.internal/app", "azync", True)
+    assert "hunter2" not in prod.describe() and "***" in prod.describe()
+    flag = CliContext.resolve(dsn="sqlite:///f.db", schema="s", context="prod",
+                              environ={}, config_file=config)
+    assert (flag.dsn, flag.schema, flag.read_only) == ("sqlite:///f.db", "s", True)
+    by_env = CliContext.resolve(environ={"QCTL_CONTEXT": "prod", "QCTL_READ_ONLY": "0"},
+                                config_file=config)
+    assert by_env.context_name == "prod"
+    assert CliContext.resolve(environ={"QCTL_READ_ONLY": "1"}, config_file=config).read_only
+
+
+def test_no_config_file(tmp_path: Path) -> None:
+    ctx = CliContext.resolve(environ={}, config_file=tmp_path / "missing.toml")
+    assert ctx.dsn is None and ctx.context_name is None
+    assert "embedded default" in ctx.describe()
+
+
+def test_bad_config(tmp_path: Path, config: Path) -> None:
+    with pytest.raises(ConfigFileError, match="known: local, prod"):
+        CliContext.resolve(context="nope", environ={}, config_file=config)
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[contexts.x\n")
+    with pytest.raises(ConfigFileError):
+        CliContext.resolve(environ={}, config_file=broken)
+    typed = tmp_path / "typed.toml"
+    typed.write_text('[contexts.x]\nread_only = "yes"\n')
+    with pytest.raises(ConfigFileError, match="read_only"):
+        CliContext.resolve(context="x", environ={}, config_file=typed)
+
+
+def test_cli_context_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = tmp_path / "cfg" / "qctl"
+    cfg.mkdir(parents=True)
+    db = tmp_path / "ctx.db"
+    (cfg / "config.toml").write_text(
+        f'[contexts.mine]\ndsn = "sqlite:///{db}"\n[contexts.ro]\ndsn = "sqlite:///{db}"\n'
+        "read_only = true\n"
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.delenv("QCTL_DSN", raising=False)
+    runner = CliRunner()
+    assert runner.invoke(app, ["--context", "mine", "db", "migrate"]).exit_code == 0
+    assert db.exists()
+    res = runner.invoke(app, ["--context", "ro", "jobs", "enqueue", "x"])
+    assert res.exit_code == 4 and "read-only" in res.stderr
+    res = runner.invoke(app, ["--context", "nope", "jobs", "list"])
+    assert res.exit_code == 2 and res.stderr.startswith("qctl: error: no context 'nope'")
+
+
+def test_embedded_default_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.delenv("QCTL_DSN", raising=False)
+    res = CliRunner().invoke(app, ["jobs", "enqueue", "hello", "-o", "json"])
+    assert res.exit_code == 0, res.stderr
+    assert (tmp_path / "data" / "qctl" / "qctl.db").exists()
+
+
+def test_version_and_usage() -> None:
+    runner = CliRunner()
+    res = runner.invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.stdout.startswith("qctl ")
+    res = runner.invoke(app, ["jobs"])
+    assert res.exit_code == 2 and "Usage" in res.stderr and res.stdout == ""
+    res = runner.invoke(app, ["nosuch"])
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+
+
+def test_unavailable_database_never_prints_password() -> None:
+    res = CliRunner().invoke(
+        app, ["--dsn", "postgresql://u:s3cret@127.0.0.1:1/x", "jobs", "list"])
+    assert res.exit_code == 6
+    assert "s3cret" not in res.stderr and res.stderr.count("\n") == 1

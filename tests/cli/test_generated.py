@@ -1,0 +1,74 @@
+"""The committed completions and man page match the command tree, and work."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("generate_docs", ROOT / "scripts" /
+                                                  "generate_docs.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["generate_docs"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generated_files_are_current() -> None:
+    stale = _generator().stale()
+    assert not stale, f"stale generated files (run `make generate`): {stale}"
+
+
+def _bash_complete(words: list[str]) -> list[str]:
+    script = (
+        f"source {ROOT / 'completions' / 'qctl.bash'}; "
+        f"COMP_WORDS=({' '.join(repr(w) for w in words)}); COMP_CWORD={len(words) - 1}; "
+        '_qctl; printf "%s\\n" "${COMPREPLY[@]}"'
+    )
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash not installed")
+def test_bash_completion() -> None:
+    assert "jobs" in _bash_complete(["qctl", ""]) and "job" not in _bash_complete(["qctl", ""])
+    assert _bash_complete(["qctl", "jobs", "re"]) == ["retry", "resume"]
+    assert "dead" in _bash_complete(["qctl", "--dsn", "x", "jobs", "list", "--state", ""])
+    assert _bash_complete(["qctl", "jobs", "list", "-o", "js"]) == ["json", "jsonl"]
+    assert "--all-dead" in _bash_complete(["qctl", "jobs", "retry", "--"])
+
+
+@pytest.mark.parametrize("shell", ["zsh", "fish"])
+def test_other_shells_parse(shell: str) -> None:
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} not installed")
+    path = ROOT / "completions" / f"qctl.{shell}"
+    subprocess.run([shell, "-n", str(path)], check=True)
+
+
+@pytest.mark.skipif(shutil.which("groff") is None, reason="groff not installed")
+def test_man_page_renders() -> None:
+    page = ROOT / "man" / "qctl.1"
+    out = subprocess.run(["groff", "-man", "-Tutf8", "-ww", str(page)],
+                         capture_output=True, text=True, check=True)
+    assert out.stderr == "" and out.stdout.strip()
+    source = page.read_text()
+    for section in ("EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES", "COMMANDS"):
+        assert f".SH {section}" in source
+    assert ".SS qctl jobs retry" in source
+
+
+def test_check_mode_exit_code() -> None:
+    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "generate_docs.py"), "--check"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr

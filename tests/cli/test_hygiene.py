@@ -1,0 +1,53 @@
+"""Import hygiene: help and plain commands load neither textual nor psycopg_pool (and
+help does not even load the store)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROBE = """
+import json, runpy, sys
+sys.argv = ["qctl", *json.loads(sys.argv[1])]
+try:
+    runpy.run_module("qctl", run_name="__main__")
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"textual", "psycopg_pool", "qctl_store"})
+print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
+"""
+
+
+def probe(args: list[str], tmp_path: Path) -> dict[str, object]:
+    env = {"XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path), "PATH": "/usr/bin"}
+    res = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], capture_output=True,
+                         text=True, env=env, timeout=120)
+    result: dict[str, object] = json.loads(res.stderr.strip().splitlines()[-1])
+    return result
+
+
+def test_help_loads_nothing_heavy(tmp_path: Path) -> None:
+    assert probe(["--help"], tmp_path) == {"code": 0, "heavy": []}
+
+
+@pytest.mark.parametrize("args", [["jobs", "list"], ["queues", "list"], ["jobs", "--help"]])
+def test_plain_commands_skip_textual_and_pool(args: list[str], tmp_path: Path) -> None:
+    db = tmp_path / "q.db"
+    result = probe(["--dsn", f"sqlite:///{db}", "db", "migrate"], tmp_path)
+    assert result["code"] == 0
+    result = probe(["--dsn", f"sqlite:///{db}", *args], tmp_path)
+    assert result["code"] == 0
+    heavy = result["heavy"]
+    assert isinstance(heavy, list) and "textual" not in heavy and "psycopg_pool" not in heavy
+
+
+def test_postgres_command_skips_pool(tmp_path: Path, pg_schema: str) -> None:
+    from tests.conftest import PG_DSN
+
+    result = probe(["--dsn", PG_DSN, "--schema", pg_schema, "db", "status"], tmp_path)
+    heavy = result["heavy"]
+    assert isinstance(heavy, list) and "psycopg_pool" not in heavy and "textual" not in heavy
