@@ -109,12 +109,20 @@ def timed(fn: Callable[[], Any], repeat: int) -> list[float]:
 
 
 def dsn_for(server_dsn: str, dbname: str) -> str:
-    """The server DSN pointed at another database (URL or key=value form)."""
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    """The server DSN pointed at another database, as a URL (asyncpg takes only URLs)."""
+    from urllib.parse import quote, urlencode
 
-    params = conninfo_to_dict(server_dsn)
-    params["dbname"] = dbname
-    return make_conninfo(**params)
+    from psycopg.conninfo import conninfo_to_dict
+
+    params = {k: str(v) for k, v in conninfo_to_dict(server_dsn).items()}
+    user = quote(params.pop("user", ""))
+    password = params.pop("password", "")
+    auth = f"{user}:{quote(password)}@" if password else (f"{user}@" if user else "")
+    host = params.pop("host", "127.0.0.1")
+    port = params.pop("port", "5432")
+    params.pop("dbname", None)
+    query = f"?{urlencode(params)}" if params else ""
+    return f"postgresql://{auth}{host}:{port}/{quote(dbname)}{query}"
 
 
 def create_database(server_dsn: str, dbname: str) -> str:

@@ -77,24 +77,28 @@ def _node(cmd: Any, ctx: Context, path: list[str]) -> Node:
         if record and not param.is_flag:
             first = record[0].split(", ")[-1]
             metavar = first.split(" ", 1)[1] if " " in first else ""
-        options.append(Opt(
-            names=[*param.opts, *param.secondary_opts],
-            help=" ".join((param.help or "").split()),
-            flag=bool(param.is_flag),
-            metavar=GENERIC_METAVARS.get(metavar.strip("<>"), metavar.strip("<>")),
-            choices=_choices(param),
-        ))
+        options.append(
+            Opt(
+                names=[*param.opts, *param.secondary_opts],
+                help=" ".join((param.help or "").split()),
+                flag=bool(param.is_flag),
+                metavar=GENERIC_METAVARS.get(metavar.strip("<>"), metavar.strip("<>")),
+                choices=_choices(param),
+            )
+        )
     options.append(Opt(["-h", "--help"], "Show the help and exit.", True, "", []))
     pieces = " ".join(cmd.collect_usage_pieces(ctx))
-    node = Node(path, inspect.cleandoc(cmd.help or ""), f"{' '.join(path)} {pieces}",
-                options, arguments)
+    node = Node(
+        path, inspect.cleandoc(cmd.help or ""), f"{' '.join(path)} {pieces}", options, arguments
+    )
     if hasattr(cmd, "list_commands"):
         for name in cmd.list_commands(ctx):
             sub = cmd.get_command(ctx, name)
             if sub is None or sub.hidden:
                 continue
-            node.children.append(_node(sub, Context(sub, info_name=name, parent=ctx),
-                                       [*path, name]))
+            node.children.append(
+                _node(sub, Context(sub, info_name=name, parent=ctx), [*path, name])
+            )
     return node
 
 
@@ -188,8 +192,9 @@ def zsh(root: Node) -> str:
         lines.append(f"        ({pattern}) {action}; return ;;")
     lines += ["    esac", '    case "$cmdpath" in']
     for n in nodes:
-        subs = " ".join(_zsh_item(c.path[-1], c.help.splitlines()[0] if c.help else "")
-                        for c in n.children)
+        subs = " ".join(
+            _zsh_item(c.path[-1], c.help.splitlines()[0] if c.help else "") for c in n.children
+        )
         opts = " ".join(_zsh_item(name, o.help) for o in n.options for name in o.names)
         lines.append(f"        ({_sq(n.key)}) subs=({subs}); opts=({opts}) ;;")
     lines += [
@@ -245,8 +250,9 @@ def fish(root: Node) -> str:
 
 def _roff(text: str) -> str:
     out = text.replace("\\", "\\e").replace("-", "\\-")
-    return "\n".join(("\\&" + line) if line[:1] in (".", "'") else line
-                     for line in out.splitlines())
+    return "\n".join(
+        ("\\&" + line) if line[:1] in (".", "'") else line for line in out.splitlines()
+    )
 
 
 def _opt_line(o: Opt) -> str:
@@ -266,17 +272,25 @@ def _options(options: list[Opt]) -> list[str]:
 
 
 EXAMPLES = [
-    ("List dead jobs of one kind, as JSON:",
-     "qctl jobs list \\-\\-state dead \\-\\-kind email.send \\-o json"),
-    ("Retry every dead job whose error mentions a timeout (asks first):",
-     "qctl jobs retry \\-\\-all\\-dead \\-\\-error timeout"),
+    (
+        "List dead jobs of one kind, as JSON:",
+        "qctl jobs list \\-\\-state dead \\-\\-kind email.send \\-o json",
+    ),
+    (
+        "Retry every dead job whose error mentions a timeout (asks first):",
+        "qctl jobs retry \\-\\-all\\-dead \\-\\-error timeout",
+    ),
     ("Show a DAG run and its graph, by id prefix:", "qctl dags show 3f2a9c1e"),
-    ("Nightly retention from cron (no terminal, so \\-\\-yes):",
-     "qctl vacuum all \\-\\-completed 7d \\-\\-dead 30d \\-\\-stats 90d \\-\\-yes \\-o json"),
+    (
+        "Nightly retention from cron (no terminal, so \\-\\-yes):",
+        "qctl vacuum all \\-\\-completed 7d \\-\\-dead 30d \\-\\-stats 90d \\-\\-yes \\-o json",
+    ),
     ("Run housekeeping beside the workers:", "qctl maintain \\-\\-interval 5s"),
     ("Follow change hints:", "qctl watch \\-\\-entity job | jq ."),
-    ("Point at a PostgreSQL database read-only:",
-     "qctl \\-\\-dsn postgresql://ops@db/app \\-\\-schema azync \\-\\-read\\-only queues list"),
+    (
+        "Point at a PostgreSQL database read-only:",
+        "qctl \\-\\-dsn postgresql://ops@db/app \\-\\-schema azync \\-\\-read\\-only queues list",
+    ),
 ]
 
 
@@ -317,21 +331,36 @@ def man(root: Node) -> str:
     lines.pop()
     lines += [
         ".SH ENVIRONMENT",
-        ".TP", "\\fBQCTL_DSN\\fR", "Database to open, as \\fB\\-\\-dsn\\fR.",
-        ".TP", "\\fBQCTL_SCHEMA\\fR", "PostgreSQL schema, as \\fB\\-\\-schema\\fR.",
-        ".TP", "\\fBQCTL_CONTEXT\\fR", "Named context, as \\fB\\-\\-context\\fR.",
-        ".TP", "\\fBQCTL_READ_ONLY\\fR", "1 refuses every write, as \\fB\\-\\-read\\-only\\fR.",
-        ".TP", "\\fBNO_COLOR\\fR", "No colours, as \\fB\\-\\-no\\-color\\fR.",
-        ".TP", "\\fBXDG_CONFIG_HOME\\fR, \\fBXDG_DATA_HOME\\fR",
+        ".TP",
+        "\\fBQCTL_DSN\\fR",
+        "Database to open, as \\fB\\-\\-dsn\\fR.",
+        ".TP",
+        "\\fBQCTL_SCHEMA\\fR",
+        "PostgreSQL schema, as \\fB\\-\\-schema\\fR.",
+        ".TP",
+        "\\fBQCTL_CONTEXT\\fR",
+        "Named context, as \\fB\\-\\-context\\fR.",
+        ".TP",
+        "\\fBQCTL_READ_ONLY\\fR",
+        "1 refuses every write, as \\fB\\-\\-read\\-only\\fR.",
+        ".TP",
+        "\\fBNO_COLOR\\fR",
+        "No colours, as \\fB\\-\\-no\\-color\\fR.",
+        ".TP",
+        "\\fBXDG_CONFIG_HOME\\fR, \\fBXDG_DATA_HOME\\fR",
         "Where the config file and the embedded database live.",
-        ".TP", "\\fBQCTL_DEBUG\\fR", "Print a traceback on unexpected errors.",
+        ".TP",
+        "\\fBQCTL_DEBUG\\fR",
+        "Print a traceback on unexpected errors.",
         ".SH FILES",
-        ".TP", "\\fI$XDG_CONFIG_HOME/qctl/config.toml\\fR",
+        ".TP",
+        "\\fI$XDG_CONFIG_HOME/qctl/config.toml\\fR",
         "Named contexts: a \\fB[contexts.NAME]\\fR table with \\fBdsn\\fR, \\fBschema\\fR "
         "and \\fBread_only\\fR, and an optional top\\-level \\fBdefault_context\\fR. "
         "Precedence: \\fB\\-\\-dsn\\fR, then the named context, then \\fBQCTL_DSN\\fR, "
         "then the default context.",
-        ".TP", "\\fI$XDG_DATA_HOME/qctl/qctl.db\\fR",
+        ".TP",
+        "\\fI$XDG_DATA_HOME/qctl/qctl.db\\fR",
         "The embedded SQLite database used when no DSN is given; created and migrated "
         "on first use.",
         ".SH EXAMPLES",
@@ -353,8 +382,11 @@ def generate() -> dict[Path, str]:
 
 
 def stale() -> list[Path]:
-    return [p for p, text in generate().items()
-            if not p.exists() or p.read_text(encoding="utf-8") != text]
+    return [
+        p
+        for p, text in generate().items()
+        if not p.exists() or p.read_text(encoding="utf-8") != text
+    ]
 
 
 def main(argv: list[str]) -> int:

@@ -33,19 +33,28 @@ def config(tmp_path: Path) -> Path:
 def test_precedence(config: Path) -> None:
     default = CliContext.resolve(environ={}, config_file=config)
     assert (default.dsn, default.context_name, default.read_only) == (
-        "sqlite:///tmp/local.db", "local", False)
+        "sqlite:///tmp/local.db",
+        "local",
+        False,
+    )
     env = CliContext.resolve(environ={"QCTL_DSN": "sqlite:///e.db"}, config_file=config)
     assert env.dsn == "sqlite:///e.db"
-    prod = CliContext.resolve(context="prod", environ={"QCTL_DSN": "sqlite:///e.db"},
-                              config_file=config)
+    prod = CliContext.resolve(
+        context="prod", environ={"QCTL_DSN": "sqlite:///e.db"}, config_file=config
+    )
     assert (prod.dsn, prod.schema, prod.read_only) == (
-        "postgresql://ops:hunter2@db.internal/app", "azync", True)
+        "postgresql://ops:hunter2@db.internal/app",
+        "azync",
+        True,
+    )
     assert "hunter2" not in prod.describe() and "***" in prod.describe()
-    flag = CliContext.resolve(dsn="sqlite:///f.db", schema="s", context="prod",
-                              environ={}, config_file=config)
+    flag = CliContext.resolve(
+        dsn="sqlite:///f.db", schema="s", context="prod", environ={}, config_file=config
+    )
     assert (flag.dsn, flag.schema, flag.read_only) == ("sqlite:///f.db", "s", True)
-    by_env = CliContext.resolve(environ={"QCTL_CONTEXT": "prod", "QCTL_READ_ONLY": "0"},
-                                config_file=config)
+    by_env = CliContext.resolve(
+        environ={"QCTL_CONTEXT": "prod", "QCTL_READ_ONLY": "0"}, config_file=config
+    )
     assert by_env.context_name == "prod"
     assert CliContext.resolve(environ={"QCTL_READ_ONLY": "1"}, config_file=config).read_only
 
@@ -108,7 +117,6 @@ def test_version_and_usage() -> None:
 
 
 def test_unavailable_database_never_prints_password() -> None:
-    res = CliRunner().invoke(
-        app, ["--dsn", "postgresql://u:s3cret@127.0.0.1:1/x", "jobs", "list"])
+    res = CliRunner().invoke(app, ["--dsn", "postgresql://u:s3cret@127.0.0.1:1/x", "jobs", "list"])
     assert res.exit_code == 6
     assert "s3cret" not in res.stderr and res.stderr.count("\n") == 1

@@ -15,8 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("generate_docs", ROOT / "scripts" /
-                                                  "generate_docs.py")
+    spec = importlib.util.spec_from_file_location(
+        "generate_docs", ROOT / "scripts" / "generate_docs.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules["generate_docs"] = module  # dataclasses look their module up
@@ -59,8 +60,9 @@ def test_other_shells_parse(shell: str) -> None:
 @pytest.mark.skipif(shutil.which("groff") is None, reason="groff not installed")
 def test_man_page_renders() -> None:
     page = ROOT / "man" / "qctl.1"
-    out = subprocess.run(["groff", "-man", "-Tutf8", "-ww", str(page)],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["groff", "-man", "-Tutf8", "-ww", str(page)], capture_output=True, text=True, check=True
+    )
     assert out.stderr == "" and out.stdout.strip()
     source = page.read_text()
     for section in ("EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES", "COMMANDS"):
@@ -69,6 +71,9 @@ def test_man_page_renders() -> None:
 
 
 def test_check_mode_exit_code() -> None:
-    res = subprocess.run([sys.executable, str(ROOT / "scripts" / "generate_docs.py"), "--check"],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "generate_docs.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 0, res.stderr

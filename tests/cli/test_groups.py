@@ -4,12 +4,17 @@ workflows, vacuum, maintain, replay, nuke, watch."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
+from typer.testing import CliRunner
 
+from qctl.cli.main import app
 from qctl_store.errors import NotFound
 from qctl_store.streams import Subscription
 from qctl_store.types import (
@@ -18,6 +23,8 @@ from qctl_store.types import (
     DAGState,
     DAGTask,
     DequeueParams,
+    EnqueueParams,
+    JobSearch,
     JobState,
     PublishParams,
     ScheduleOperationParams,
@@ -27,6 +34,7 @@ from qctl_store.types import (
     WorkflowState,
 )
 from tests.cli.conftest import Run, enqueue, make_dead, out_json
+from tests.conftest import PG_DSN
 
 
 def test_db(run: Run) -> None:
@@ -40,14 +48,10 @@ def test_db(run: Run) -> None:
     assert run("db", "migrate", root=["--read-only"]).exit_code == 4
 
 
-def test_unmigrated_database_exit_5(tmp_path: Any, backend: str, fresh_pg_schema: Any) -> None:
-    from typer.testing import CliRunner
-
-    from qctl.cli.main import app
-    from tests.conftest import PG_DSN
-
+def test_unmigrated_database_exit_5(tmp_path: Path, backend: str, request: Any) -> None:
     if backend == "postgres":
-        with __import__("psycopg").connect(PG_DSN, autocommit=True) as conn:
+        fresh_pg_schema = request.getfixturevalue("fresh_pg_schema")
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
             conn.execute(f'CREATE SCHEMA "{fresh_pg_schema}"')
         root = ["--dsn", PG_DSN, "--schema", fresh_pg_schema]
     else:
@@ -81,9 +85,23 @@ def test_events_and_subscribers(run: Run, st: Any, kind: str, tty: None) -> None
     views = out_json(run("subscribers", "list", "--event-type", etype, "-o", "json"))
     assert [(v["subscriber"], v["max_attempts"]) for v in views] == [(sub, 4)]
 
-    pub = out_json(run("events", "publish", etype, "--payload", '{"x": 1}',
-                       "--aggregate-type", "order", "--aggregate-id", "o1", "--meta", "m=1",
-                       "-o", "json"))
+    pub = out_json(
+        run(
+            "events",
+            "publish",
+            etype,
+            "--payload",
+            '{"x": 1}',
+            "--aggregate-type",
+            "order",
+            "--aggregate-id",
+            "o1",
+            "--meta",
+            "m=1",
+            "-o",
+            "json",
+        )
+    )
     assert pub["deliveries"] == 1
     events = out_json(run("events", "list", "--type", etype, "-o", "json"))
     assert [e["id"] for e in events] == [pub["id"]] and "payload" not in events[0]
@@ -126,8 +144,9 @@ def test_replay_and_retain(run: Run, st: Any, kind: str) -> None:
     assert run("events", "retain", "--before", "+1m", "--dry-run").exit_code == 0
     kept = run("events", "retain", "--before", "-1h", "--yes", "-o", "json")
     assert out_json(kept)["removed"] == 0
-    gone = out_json(run("events", "retain", "--before", "+1m", "--yes", "--limit", "100000",
-                        "-o", "json"))
+    gone = out_json(
+        run("events", "retain", "--before", "+1m", "--yes", "--limit", "100000", "-o", "json")
+    )
     assert gone["removed"] >= 1
     with pytest.raises(NotFound):
         st.get_event(p.id)
@@ -136,8 +155,11 @@ def test_replay_and_retain(run: Run, st: Any, kind: str) -> None:
 def _dag(st: Any, name: str) -> uuid.UUID:
     p = DAGParams(
         name=name,
-        tasks=[DAGTask(key="fetch", kind=f"{name}.fetch"), DAGTask(key="parse", kind=f"{name}.parse"),
-               DAGTask(key="store", kind=f"{name}.store")],
+        tasks=[
+            DAGTask(key="fetch", kind=f"{name}.fetch"),
+            DAGTask(key="parse", kind=f"{name}.parse"),
+            DAGTask(key="store", kind=f"{name}.store"),
+        ],
         deps=[DAGDep("parse", "fetch"), DAGDep("store", "parse"), DAGDep("store", "fetch")],
         idempotency_key=f"key-{name}",
     )
@@ -154,9 +176,11 @@ def test_dags(run: Run, st: Any, kind: str, tty: None) -> None:
     table = run("dags", "list", "--name", kind)
     assert "blocked:2 pending:1" in table.stdout
     counts = out_json(run("dags", "counts", "-o", "json"))
-    assert {"name": kind, "running": 1} == {k: v for k, v in
-                                             next(c for c in counts if c["name"] == kind).items()
-                                             if k in ("name", "running")}
+    assert {"name": kind, "running": 1} == {
+        k: v
+        for k, v in next(c for c in counts if c["name"] == kind).items()
+        if k in ("name", "running")
+    }
     shown = run("dags", "show", str(dag_id)[:8])
     assert shown.exit_code == 0
     assert "fetch [pending]" in shown.stdout and "store [blocked]" in shown.stdout
@@ -181,7 +205,7 @@ def test_dags(run: Run, st: Any, kind: str, tty: None) -> None:
     assert run("dags", "cancel", str(dag_id), "--yes").exit_code == 3
 
     other = _dag(st, kind + "_c")
-    assert run("dags", "compensate", str(other)).exit_code == 4  # no tty here? tty fixture: asks
+    assert run("dags", "compensate", str(other)).exit_code == 4  # asked; no answer
     assert run("dags", "compensate", str(other), "--yes").exit_code == 0
     assert st.get_dag(other).state in (DAGState.COMPENSATING, DAGState.FAILED)
     assert run("dags", "compensate", str(other), root=["--read-only"]).exit_code == 4
@@ -195,36 +219,50 @@ def test_workflows(run: Run, st: Any, kind: str, tty: None) -> None:
     assert out_json(run("workflows", "show", str(p.id), "-o", "json"))["workflow"]["state"] == (
         "running"
     )
-    sig = out_json(run("workflows", "signal", str(p.id), "ping", "--message-id", "m1",
-                       "-o", "json"))
+    sig = out_json(
+        run("workflows", "signal", str(p.id), "ping", "--message-id", "m1", "-o", "json")
+    )
     assert sig["recorded"] is True
-    dup = out_json(run("workflows", "signal", str(p.id), "ping", "--message-id", "m1",
-                       "-o", "json"))
+    dup = out_json(
+        run("workflows", "signal", str(p.id), "ping", "--message-id", "m1", "-o", "json")
+    )
     assert dup["recorded"] is False
     assert run("workflows", "suspend", str(p.id), "--reason", "hold").exit_code == 0
     assert st.get_workflow_execution(p.id).state == WorkflowState.SUSPENDED
     assert run("workflows", "resume", str(p.id)).exit_code == 0
     assert st.get_workflow_execution(p.id).state == WorkflowState.RUNNING
     task_kind = f"$wf:{kind}"
-    assert any(j.kind == task_kind for j in st.search_jobs(
-        __import__("qctl_store.types", fromlist=["JobSearch"]).JobSearch(
-            source=Source.WORKFLOW, kind=task_kind)))
+    assert st.search_jobs(JobSearch(source=Source.WORKFLOW, kind=task_kind))
 
     # An uncertain operation resolved as complete: history gets the outcome.
     op_kind = f"op_{kind}"
-    op_id = st.schedule_operation(ScheduleOperationParams(
-        workflow_id=p.id, kind=op_kind, meta={"op_name": "charge", "op_version": "1",
-                                              "execution_key": "ek1", "workflow_name": kind}))
+    op_id = st.schedule_operation(
+        ScheduleOperationParams(
+            workflow_id=p.id,
+            kind=op_kind,
+            meta={
+                "op_name": "charge",
+                "op_version": "1",
+                "execution_key": "ek1",
+                "workflow_name": kind,
+            },
+        )
+    )
     (op,) = st.dequeue_batch(Source.WORKFLOW, DequeueParams(kind=op_kind, limit=1))
     assert op.id == op_id
     st.mark_uncertain(op.id, op.lease_token, "timeout")
-    res = out_json(run("workflows", "resolve", str(op_id), "complete", "--result", '{"ok": 1}',
-                       "-o", "json"))
+    res = out_json(
+        run("workflows", "resolve", str(op_id), "complete", "--result", '{"ok": 1}', "-o", "json")
+    )
     assert res["workflow_id"] == str(p.id)
     history = st.list_history(p.id)
     completed = [h for h in history if h.type == "OperationCompleted"]
     assert completed and completed[-1].payload == {
-        "name": "charge", "version": "1", "execution_key": "ek1", "result": {"ok": 1}}
+        "name": "charge",
+        "version": "1",
+        "execution_key": "ek1",
+        "result": {"ok": 1},
+    }
     assert run("workflows", "resolve", str(op_id), "complete").exit_code == 3
     assert run("workflows", "resolve", str(op_id), "maybe").exit_code == 2
 
@@ -235,21 +273,40 @@ def test_workflows(run: Run, st: Any, kind: str, tty: None) -> None:
 
 def test_vacuum(run: Run, st: Any, kind: str) -> None:
     make_dead(st, kind, 2)
-    dry = out_json(run("vacuum", "dead", "--older-than", "0", "--kind", kind, "--dry-run",
-                       "-o", "json"))
+    dry = out_json(
+        run("vacuum", "dead", "--older-than", "0", "--kind", kind, "--dry-run", "-o", "json")
+    )
     assert all(r["dry_run"] for r in dry)
     assert run("vacuum", "dead", "--older-than", "0", "--kind", kind).exit_code == 4
-    rows = out_json(run("vacuum", "dead", "--older-than", "0", "--kind", kind,
-                        "--source", "queue", "--yes", "-o", "json"))
+    rows = out_json(
+        run(
+            "vacuum",
+            "dead",
+            "--older-than",
+            "0",
+            "--kind",
+            kind,
+            "--source",
+            "queue",
+            "--yes",
+            "-o",
+            "json",
+        )
+    )
     assert rows == [{"target": "dead", "source": "queue", "removed": 2}]
-    for args in (["completed", "--retention", "30d"], ["stats", "--retention", "90d"],
-                 ["idempotency"], ["dags", "--retention", "30d"],
-                 ["workflows", "--retention", "30d"]):
+    for args in (
+        ["completed", "--retention", "30d"],
+        ["stats", "--retention", "90d"],
+        ["idempotency"],
+        ["dags", "--retention", "30d"],
+        ["workflows", "--retention", "30d"],
+    ):
         r = run("vacuum", *args, "--yes", "-o", "json")
         assert r.exit_code == 0, (args, r.stderr)
         assert all(isinstance(row["removed"], int) for row in json.loads(r.stdout))
-    every = out_json(run("vacuum", "all", "--completed", "30d", "--dags", "30d", "--yes",
-                         "-o", "json"))
+    every = out_json(
+        run("vacuum", "all", "--completed", "30d", "--dags", "30d", "--yes", "-o", "json")
+    )
     assert {r["target"] for r in every} == {"completed", "idempotency", "dags"}
     assert run("vacuum", "all", "--yes").exit_code == 2
     assert run("vacuum", "completed", "--retention", "1x", "--yes").exit_code == 2
@@ -257,15 +314,18 @@ def test_vacuum(run: Run, st: Any, kind: str) -> None:
 
 
 def test_maintain_once(run: Run, st: Any, kind: str) -> None:
-    from qctl_store.types import EnqueueParams
-
     p = EnqueueParams(kind=kind, delay=timedelta(milliseconds=1))
     st.enqueue(p)
-    __import__("time").sleep(0.05)
+    time.sleep(0.05)
     rows = out_json(run("maintain", "--once", "-o", "json"))
     steps = [r["step"] for r in rows]
-    assert steps[-5:] == ["promote_unblocked", "deliver_buffered_signals",
-                          "complete_due_sleeps", "apply_failure_policy", "complete_dags"]
+    assert steps[-5:] == [
+        "promote_unblocked",
+        "deliver_buffered_signals",
+        "complete_due_sleeps",
+        "apply_failure_policy",
+        "complete_dags",
+    ]
     assert "promote_due" in steps and "reap_expired" in steps
     assert st.get_job(Source.QUEUE, p.id).state == JobState.PENDING
     assert run("maintain", "--once", root=["--read-only"]).exit_code == 4
@@ -284,8 +344,6 @@ def test_maintain_skips_without_leadership(run: Run, st: Any) -> None:
 
 
 def test_nuke(run: Run, st: Any, kind: str, tty: None) -> None:
-    from qctl_store.types import JobSearch
-
     enqueue(st, kind, 2)
     dry = out_json(run("nuke", "--source", "queue", "--dry-run", "-o", "json"))
     assert dry["jobs"] >= 2

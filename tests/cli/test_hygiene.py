@@ -24,8 +24,13 @@ print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
 
 def probe(args: list[str], tmp_path: Path) -> dict[str, object]:
     env = {"XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path), "PATH": "/usr/bin"}
-    res = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], capture_output=True,
-                         text=True, env=env, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     result: dict[str, object] = json.loads(res.stderr.strip().splitlines()[-1])
     return result
 

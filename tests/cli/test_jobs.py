@@ -32,7 +32,9 @@ def test_list_formats(run: Run, st: Any, kind: str) -> None:
     lines = run("jobs", "list", "--kind", kind, "-o", "jsonl").stdout.splitlines()
     assert len(lines) == 3 and all(json.loads(line)["kind"] == kind for line in lines)
 
-    parsed = list(csv.DictReader(io.StringIO(run("jobs", "list", "--kind", kind, "-o", "csv").stdout)))
+    parsed = list(
+        csv.DictReader(io.StringIO(run("jobs", "list", "--kind", kind, "-o", "csv").stdout))
+    )
     assert len(parsed) == 3 and parsed[0]["kind"] == kind
 
 
@@ -43,8 +45,18 @@ def test_list_filters_and_pages(run: Run, st: Any, kind: str) -> None:
     red = out_json(run("jobs", "list", "--kind", kind, "--meta", "team=red", "-o", "json"))
     assert len(red) == 2
     dead = out_json(
-        run("jobs", "list", "--kind", kind + "_d", "--state", "dead", "--error", "timeout",
-            "-o", "json")
+        run(
+            "jobs",
+            "list",
+            "--kind",
+            kind + "_d",
+            "--state",
+            "dead",
+            "--error",
+            "timeout",
+            "-o",
+            "json",
+        )
     )
     assert len(dead) == 2
     assert out_json(run("jobs", "list", "--kind", kind, "--state", "dead", "-o", "json")) == []
@@ -52,8 +64,9 @@ def test_list_filters_and_pages(run: Run, st: Any, kind: str) -> None:
     first = run("jobs", "list", "--kind", kind, "--limit", "2", "-o", "json")
     assert len(json.loads(first.stdout)) == 2
     cursor = first.stderr.split("--after ")[1].split()[0]
-    rest = out_json(run("jobs", "list", "--kind", kind, "--limit", "2", "--after", cursor,
-                        "-o", "json"))
+    rest = out_json(
+        run("jobs", "list", "--kind", kind, "--limit", "2", "--after", cursor, "-o", "json")
+    )
     assert len(rest) == 1
     assert rest[0]["id"] not in {r["id"] for r in json.loads(first.stdout)}
     bad = run("jobs", "list", "--after", "not-a-cursor")
@@ -96,19 +109,41 @@ def test_prefix_resolution(run: Run, st: Any, kind: str) -> None:
 
 
 def test_enqueue(run: Run, st: Any, kind: str) -> None:
-    res = out_json(run("jobs", "enqueue", kind, "--payload", '{"n": 1}', "--delay", "1h",
-                       "--max-attempts", "3", "--meta", "a=b", "-o", "json"))
+    res = out_json(
+        run(
+            "jobs",
+            "enqueue",
+            kind,
+            "--payload",
+            '{"n": 1}',
+            "--delay",
+            "1h",
+            "--max-attempts",
+            "3",
+            "--meta",
+            "a=b",
+            "-o",
+            "json",
+        )
+    )
     job = st.get_job(Source.QUEUE, uuid.UUID(res["id"]))
     assert res["inserted"] is True
     assert job.state == JobState.SCHEDULED and job.payload == {"n": 1}
     assert job.max_attempts == 3 and job.meta == {"a": "b"}
-    again = [run("jobs", "enqueue", kind, "--idempotency-key", "k1", "--ttl", "1h", "-o", "json")
-             for _ in range(2)]
+    again = [
+        run("jobs", "enqueue", kind, "--idempotency-key", "k1", "--ttl", "1h", "-o", "json")
+        for _ in range(2)
+    ]
     assert [json.loads(r.stdout)["inserted"] for r in again] == [True, False]
     text = run("jobs", "enqueue", kind, "--at", "+2h")
     assert text.exit_code == 0 and text.stdout.startswith("enqueued")
-    for bad in (["--payload", "{"], ["--delay", "soon"], ["--delay", "1h", "--at", "+1h"],
-                ["--meta", "novalue"], ["--at", "tomorrow"]):
+    for bad in (
+        ["--payload", "{"],
+        ["--delay", "soon"],
+        ["--delay", "1h", "--at", "+1h"],
+        ["--meta", "novalue"],
+        ["--at", "tomorrow"],
+    ):
         r = run("jobs", "enqueue", kind, *bad)
         assert r.exit_code == 2, bad
         assert r.stdout == "" and r.stderr.startswith("qctl: error:")
@@ -146,8 +181,9 @@ def test_retry_all_dead_by_filter_needs_yes_off_terminal(run: Run, st: Any, kind
     make_dead(st, kind, 1, error="other")
     refused = run("jobs", "retry", "--all-dead", "--kind", kind, "--error", "disk")
     assert refused.exit_code == 4 and "--yes" in refused.stderr
-    done = out_json(run("jobs", "retry", "--all-dead", "--kind", kind, "--error", "disk",
-                        "--yes", "-o", "json"))
+    done = out_json(
+        run("jobs", "retry", "--all-dead", "--kind", kind, "--error", "disk", "--yes", "-o", "json")
+    )
     assert done["retried"] == 2
     assert st.kind_depths(Source.QUEUE)[kind].dead == 1
 
@@ -171,30 +207,59 @@ def test_delete(run: Run, st: Any, kind: str, tty: None) -> None:
     ids = enqueue(st, kind, 3)
     wrong = run("jobs", "delete", str(ids[0]), "--state", "dead", "--yes")
     assert wrong.exit_code == 3
-    dry = out_json(run("jobs", "delete", str(ids[0]), "--state", "pending", "--dry-run",
-                       "-o", "json"))
+    dry = out_json(
+        run("jobs", "delete", str(ids[0]), "--state", "pending", "--dry-run", "-o", "json")
+    )
     assert dry["matched"] == 1
     assert run("jobs", "delete", str(ids[0]), "--state", "pending", input="n\n").exit_code == 4
     assert run("jobs", "delete", str(ids[0]), "--state", "pending", "--yes").exit_code == 0
     with pytest.raises(NotFound):
         st.get_job(Source.QUEUE, ids[0])
-    dry_all = out_json(run("jobs", "delete", "--all", "--state", "pending", "--kind", kind,
-                           "--dry-run", "-o", "json"))
+    dry_all = out_json(
+        run(
+            "jobs",
+            "delete",
+            "--all",
+            "--state",
+            "pending",
+            "--kind",
+            kind,
+            "--dry-run",
+            "-o",
+            "json",
+        )
+    )
     assert dry_all["matched"] == 2
-    done = out_json(run("jobs", "delete", "--all", "--state", "pending", "--kind", kind,
-                        "--source", "queue", "--yes", "-o", "json"))
+    done = out_json(
+        run(
+            "jobs",
+            "delete",
+            "--all",
+            "--state",
+            "pending",
+            "--kind",
+            kind,
+            "--source",
+            "queue",
+            "--yes",
+            "-o",
+            "json",
+        )
+    )
     assert done["deleted"] == 2
     assert run("jobs", "delete", "--all", "--kind", kind).exit_code == 2  # --state required
 
 
 def test_vacuum_dead(run: Run, st: Any, kind: str) -> None:
     make_dead(st, kind, 2)
-    dry = out_json(run("jobs", "vacuum-dead", "--older-than", "0", "--kind", kind,
-                       "--dry-run", "-o", "json"))
+    dry = out_json(
+        run("jobs", "vacuum-dead", "--older-than", "0", "--kind", kind, "--dry-run", "-o", "json")
+    )
     assert dry["matched"] == 2
     assert run("jobs", "vacuum-dead", "--older-than", "0", "--kind", kind).exit_code == 4
-    done = out_json(run("jobs", "vacuum-dead", "--older-than", "0", "--kind", kind, "--yes",
-                        "-o", "json"))
+    done = out_json(
+        run("jobs", "vacuum-dead", "--older-than", "0", "--kind", kind, "--yes", "-o", "json")
+    )
     assert done["deleted"] == 2
 
 
@@ -223,6 +288,9 @@ def test_read_only_refuses_every_write(run: Run, st: Any, kind: str) -> None:
 def test_singular_alias_is_hidden(run: Run, st: Any, kind: str) -> None:
     (dead,) = make_dead(st, kind, 1)
     assert run("job", "retry", str(dead)).exit_code == 0
-    commands = [line.split()[0] for line in run("--help").stdout.splitlines()
-                if line.startswith("  ") and line.split()]
+    commands = [
+        line.split()[0]
+        for line in run("--help").stdout.splitlines()
+        if line.startswith("  ") and line.split()
+    ]
     assert "jobs" in commands and "job" not in commands and "dag" not in commands

@@ -34,6 +34,10 @@ Q = Source.QUEUE
 WORKERS = 4
 DEADLINE = 60.0
 """Seconds a drain may take before the test gives up (it normally takes well under 5)."""
+HANDLER_TIME = 0.002
+"""Seconds a worker "handles" each batch, outside any transaction, as real workers do.
+Without it a worker that acks in a tight loop re-takes SQLite's write lock before a
+waiter's busy handler wakes up, and one worker may drain everything alone."""
 
 
 def enqueue_many(store: AnyStore, kind: str, n: int) -> set[uuid.UUID]:
@@ -47,6 +51,7 @@ def drain(store: AnyStore, kind: str, batch: int = 3) -> list[uuid.UUID]:
         jobs = dequeue_n(store, Q, kind, batch)
         if not jobs:
             return acked
+        time.sleep(HANDLER_TIME)
         for job in jobs:
             store.ack(job.id, token(job))
             acked.append(job.id)

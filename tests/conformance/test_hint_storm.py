@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 import psycopg
 
 from qctl_store.config import CHANGE_BUFFER
+from qctl_store.types import Change
 from tests.conformance.helpers import AnyStore, enqueue_due, unique
 from tests.conformance.test_changes import await_change, is_reset
 from tests.conftest import PG_DSN

@@ -33,7 +33,9 @@ CREATE TABLE {table} (
 INSERT INTO {table} (version_id, is_applied) VALUES (%(version)s, true)
 
 -- name: applied_versions
-SELECT DISTINCT version_id FROM {table} WHERE is_applied ORDER BY version_id
+-- goose v3 counts every row as applied (a down migration deletes its row), is_applied
+-- notwithstanding.
+SELECT DISTINCT version_id FROM {table}
 
 -- name: change_triggers
 -- How many of the five change-hint triggers exist, on their tables, in this schema.

@@ -1,0 +1,362 @@
+"""Scenarios 1 to 3 for the peers, pgqueuer and procrastinate, with their own setup.
+
+Runs in the bench-only environment ``bench/.venv-peers`` (``bench/run.py`` creates it
+from PyPI); neither library is ever a dependency of qctl.
+
+    bench/.venv-peers/bin/python bench/queue_peers.py [--quick] [--pg DSN]
+        [--json out.jsonl] [--peers pgqueuer,procrastinate] [--scenarios 1,2,3]
+
+Each peer gets its own scratch database, dropped at the end. The figures mirror
+``queue_qctl.py``:
+
+1. Enqueue: one job per call (pgqueuer ``Queries.enqueue`` with scalars; procrastinate
+   ``Task.defer_async``), and batched (pgqueuer ``enqueue`` with lists: one statement;
+   procrastinate ``Task.batch_defer_async``), 500 jobs per call.
+2. Burn-down: jobs pre-inserted with the peer's own batch API (setup), then 4 workers
+   (pgqueuer: 4 ``QueueManager`` on their own connections, batch size 50;
+   procrastinate: one worker with concurrency 4) run a no-op task for a fixed time;
+   completions are counted in the task body.
+3. Continuous end to end: a producer process defers single jobs at 25/50/75% of the
+   peer's own burn-down rate with the wall clock in the payload; the task records
+   enqueue-to-start latency. Both peers wake on LISTEN/NOTIFY by default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from common import (
+    Recorder,
+    RateSampler,
+    base_args,
+    cv,
+    median,
+    pct,
+    scratch_database,
+)
+
+THREADS = 4
+BATCH = 50
+
+
+# --- pgqueuer -----------------------------------------------------------------------------
+
+
+class PgQueuerPeer:
+    name = "pgqueuer"
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+
+    async def _queries(self) -> tuple[Any, Any]:
+        import asyncpg
+        from pgqueuer import AsyncpgDriver, Queries
+
+        conn = await asyncpg.connect(self.dsn)
+        return conn, Queries(AsyncpgDriver(conn))
+
+    async def install(self) -> None:
+        conn, q = await self._queries()
+        await q.install()
+        await conn.close()
+
+    async def enqueue_single(self, n: int) -> float:
+        conn, q = await self._queries()
+        t0 = time.perf_counter()
+        for i in range(n):
+            await q.enqueue("bench", json.dumps({"i": i}).encode(), 0)
+        rate = n / (time.perf_counter() - t0)
+        await conn.close()
+        return rate
+
+    async def enqueue_batched(self, n: int, batch: int, entrypoint: str = "bench") -> float:
+        conn, q = await self._queries()
+        t0 = time.perf_counter()
+        for start in range(0, n, batch):
+            k = min(batch, n - start)
+            payloads = [json.dumps({"i": start + i}).encode() for i in range(k)]
+            async with conn.transaction():
+                await q.enqueue([entrypoint] * k, payloads, [0] * k)
+        rate = n / (time.perf_counter() - t0)
+        await conn.close()
+        return rate
+
+    async def work(
+        self, entrypoint: str, seconds: float, on_job: Callable[[dict[str, Any]], None]
+    ) -> None:
+        """``THREADS`` queue managers for ``seconds``, calling ``on_job(payload)``."""
+        from pgqueuer import QueueManager
+
+        managers = []
+        conns = []
+        for _ in range(THREADS):
+            conn, q = await self._queries()
+            conns.append(conn)
+            qm = QueueManager(q)
+
+            @qm.entrypoint(entrypoint)
+            async def task(job: Any) -> None:
+                on_job(json.loads(job.payload) if job.payload else {})
+
+            managers.append(qm)
+        runs = [asyncio.create_task(qm.run(batch_size=BATCH)) for qm in managers]
+        await asyncio.sleep(seconds)
+        for qm in managers:
+            qm.shutdown.set()
+        await asyncio.wait_for(asyncio.gather(*runs, return_exceptions=True), timeout=60)
+        for conn in conns:
+            await conn.close()
+
+    async def produce(self, entrypoint: str, payload: dict[str, Any], q: Any) -> None:
+        await q.enqueue(entrypoint, json.dumps(payload).encode(), 0)
+
+
+# --- procrastinate --------------------------------------------------------------------------
+
+
+class ProcrastinatePeer:
+    name = "procrastinate"
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+
+    def app(self, on_job: Callable[[dict[str, Any]], None] | None = None) -> tuple[Any, Any]:
+        from procrastinate import App, PsycopgConnector
+
+        app = App(connector=PsycopgConnector(conninfo=self.dsn))
+
+        @app.task(name="bench", queue="bench")
+        async def bench(**kwargs: Any) -> None:
+            if on_job is not None:
+                on_job(kwargs)
+
+        return app, bench
+
+    async def install(self) -> None:
+        app, _ = self.app()
+        async with app.open_async():
+            await app.schema_manager.apply_schema_async()
+
+    async def enqueue_single(self, n: int) -> float:
+        app, task = self.app()
+        async with app.open_async():
+            t0 = time.perf_counter()
+            for i in range(n):
+                await task.defer_async(i=i)
+            return n / (time.perf_counter() - t0)
+
+    async def enqueue_batched(self, n: int, batch: int) -> float:
+        app, task = self.app()
+        async with app.open_async():
+            t0 = time.perf_counter()
+            for start in range(0, n, batch):
+                await task.batch_defer_async(
+                    *[{"i": start + i} for i in range(min(batch, n - start))]
+                )
+            return n / (time.perf_counter() - t0)
+
+    async def work(
+        self, entrypoint: str, seconds: float, on_job: Callable[[dict[str, Any]], None]
+    ) -> None:
+        app, _ = self.app(on_job)
+        async with app.open_async():
+            run = asyncio.create_task(
+                app.run_worker_async(
+                    queues=["bench"], concurrency=THREADS, install_signal_handlers=False
+                )
+            )
+            await asyncio.sleep(seconds)
+            run.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(run, timeout=60)
+
+
+Peer = PgQueuerPeer | ProcrastinatePeer
+
+
+def make_peer(name: str, dsn: str) -> Peer:
+    return PgQueuerPeer(dsn) if name == "pgqueuer" else ProcrastinatePeer(dsn)
+
+
+# --- scenarios --------------------------------------------------------------------------------
+
+
+async def scenario_enqueue(rec: Recorder, peer: Peer, q: bool) -> None:
+    n_single = 500 if q else 4000
+    n_batch = 5000 if q else 50_000
+    rate = await peer.enqueue_single(n_single)
+    rec.add("postgres", "single enqueue", rate, "jobs/s", f"{n_single} jobs, 1 per call")
+    rate = await peer.enqueue_batched(n_batch, 500)
+    rec.add("postgres", "batched enqueue", rate, "jobs/s", f"500/call, {n_batch} jobs")
+    await clear(peer)
+
+
+async def clear(peer: Peer) -> None:
+    """Empty the peer's job tables between scenarios (as a fresh queue would be)."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(peer.dsn, autocommit=True) as conn:
+        if peer.name == "pgqueuer":
+            await conn.execute("TRUNCATE pgqueuer, pgqueuer_log")
+        else:
+            await conn.execute("TRUNCATE procrastinate_jobs CASCADE")
+        await conn.execute("VACUUM ANALYZE")
+
+
+async def scenario_burn(rec: Recorder, peer: Peer, q: bool) -> float:
+    n = 100_000 if q else 1_000_000
+    seconds = 10.0 if q else 60.0
+    window = 2.0 if q else 5.0
+    t0 = time.perf_counter()
+    await peer.enqueue_batched(n, 10_000)
+    async with await _vacuum_conn(peer) as conn:
+        await conn.execute("VACUUM ANALYZE")
+    print(f"  pre-inserted {n:,} jobs in {time.perf_counter() - t0:.1f} s", flush=True)
+    sampler = RateSampler(window)
+
+    def on_job(_: dict[str, Any]) -> None:
+        sampler.count += 1
+        sampler.tick()
+
+    t1 = time.perf_counter()
+    await peer.work("bench", seconds, on_job)
+    elapsed = time.perf_counter() - t1
+    rate = sampler.count / elapsed
+    rec.add(
+        "postgres",
+        "burn-down",
+        rate,
+        "jobs/s",
+        f"{n:,} pre-inserted, {THREADS} workers, batch {BATCH}, {elapsed:.0f} s",
+        windows=[round(s) for s in sampler.samples],
+        cv=cv(sampler.samples),
+    )
+    if sampler.samples:
+        s = sampler.samples
+        rec.add(
+            "postgres",
+            "burn-down stability (CV of windows)",
+            cv(s),
+            "",
+            f"{window:.0f} s windows, min {min(s):,.0f} max {max(s):,.0f} jobs/s",
+        )
+    await clear(peer)
+    return rate
+
+
+async def _vacuum_conn(peer: Peer) -> Any:
+    import psycopg
+
+    return await psycopg.AsyncConnection.connect(peer.dsn, autocommit=True)
+
+
+def producer_main(peer_name: str, dsn: str, rate: float, seconds: float, out: Any) -> None:
+    """Child process: single enqueues at ``rate`` per second, wall clock in the payload."""
+
+    async def run() -> tuple[int, float]:
+        peer = make_peer(peer_name, dsn)
+        n = int(rate * seconds)
+        send: Callable[[], Awaitable[Any]]
+        if isinstance(peer, PgQueuerPeer):
+            conn, q = await peer._queries()
+
+            def send() -> Awaitable[Any]:
+                return peer.produce("bench", {"t": time.time()}, q)
+
+            closer: Callable[[], Awaitable[Any]] = conn.close
+        else:
+            app, task = peer.app()
+            await app.open_async()
+
+            def send() -> Awaitable[Any]:
+                return task.defer_async(t=time.time())
+
+            closer = app.close_async
+        t0 = time.perf_counter()
+        sent = 0
+        for i in range(n):
+            delay = t0 + i / rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            await send()
+            sent += 1
+        took = time.perf_counter() - t0
+        await closer()
+        return sent, took
+
+    out.put(asyncio.run(run()))
+
+
+async def scenario_e2e(rec: Recorder, peer: Peer, q: bool, burn_rate: float) -> None:
+    seconds = 5.0 if q else 20.0
+    for frac in (0.25, 0.5, 0.75):
+        lat: list[float] = []
+        target = burn_rate * frac
+
+        def on_job(payload: dict[str, Any], lat: list[float] = lat) -> None:
+            if "t" in payload:
+                lat.append((time.time() - payload["t"]) * 1000)
+
+        ctx = mp.get_context("spawn")
+        out = ctx.Queue()
+        proc = ctx.Process(target=producer_main, args=(peer.name, peer.dsn, target, seconds, out))
+
+        async def start_producer(proc: Any = proc) -> None:
+            await asyncio.sleep(1.0)  # the workers listen before the first job
+            proc.start()
+
+        starter = asyncio.create_task(start_producer())
+        await peer.work("bench", seconds + 4.0, on_job)
+        await starter
+        sent, took = await asyncio.to_thread(out.get)
+        proc.join()
+        note = f"target {target:,.0f}/s, achieved {sent / took:,.0f}/s, {len(lat)}/{sent} jobs"
+        label = f"e2e {int(frac * 100)}% wakeups"
+        rec.add("postgres", f"{label} p50", median(lat), "ms", note)
+        rec.add("postgres", f"{label} p99", pct(lat, 0.99), "ms", note)
+        await clear(peer)
+
+
+async def run_peer(rec: Recorder, peer: Peer, scenarios: set[str], args: Any) -> None:
+    print(f"== {peer.name}", flush=True)
+    await peer.install()
+    if "1" in scenarios:
+        await scenario_enqueue(rec, peer, args.quick)
+    burn_rate = args.burn_rate
+    if "2" in scenarios:
+        burn_rate = await scenario_burn(rec, peer, args.quick)
+    if "3" in scenarios:
+        await scenario_e2e(rec, peer, args.quick, burn_rate)
+
+
+def main() -> None:
+    ap = base_args(__doc__.splitlines()[0])
+    ap.add_argument("--peers", default="pgqueuer,procrastinate")
+    ap.add_argument("--scenarios", default="1,2,3")
+    ap.add_argument("--burn-rate", type=float, default=1000.0, help="for 3 without 2")
+    args = ap.parse_args()
+    scenarios = set(args.scenarios.split(","))
+    for name in args.peers.split(","):
+        from importlib.metadata import version
+
+        rec = Recorder(args.json, "queue", name)
+        print(f"{name} {version(name)}", flush=True)
+        with scratch_database(args.pg, f"qctl_bench_{name}") as dsn:
+            asyncio.run(run_peer(rec, make_peer(name, dsn), scenarios, args))
+
+
+if __name__ == "__main__":
+    import logging
+
+    logging.basicConfig(level=logging.WARNING)  # the peers' INFO logs drown the figures
+    main()
