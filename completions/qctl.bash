@@ -178,8 +178,8 @@ _qctl() {
         'qctl dags signal') subs=''; opts='--payload -p --message-id --yes -y --output -o -h --help' ;;
         'qctl dags pause') subs=''; opts='--reason --yes -y --output -o -h --help' ;;
         'qctl dags retry') subs=''; opts='--yes -y --output -o -h --help' ;;
-        'qctl dags compensate') subs=''; opts='--yes -y --output -o -h --help' ;;
-        'qctl dags cancel') subs=''; opts='--yes -y --output -o -h --help' ;;
+        'qctl dags compensate') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl dags cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl events') subs='list show publish stats retain'; opts='-h --help' ;;
         'qctl events list') subs=''; opts='--type -t --undispatched --since --until --limit -n --offset --payload --output -o -h --help' ;;
         'qctl events show') subs=''; opts='--output -o -h --help' ;;
@@ -198,7 +198,7 @@ _qctl() {
         'qctl workflows list') subs=''; opts='--name --state --limit -n --offset --output -o -h --help' ;;
         'qctl workflows show') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows signal') subs=''; opts='--payload -p --message-id --yes -y --output -o -h --help' ;;
-        'qctl workflows cancel') subs=''; opts='--yes -y --output -o -h --help' ;;
+        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl workflows suspend') subs=''; opts='--reason --yes -y --output -o -h --help' ;;
         'qctl workflows resume') subs=''; opts='--yes -y --output -o -h --help' ;;
         'qctl workflows resolve') subs=''; opts='--result --yes -y --output -o -h --help' ;;

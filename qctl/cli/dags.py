@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import Output, Yes
+from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.jobs import job_record
 from qctl.cli.output import OutputFormat, as_dict, emit_object, emit_result, emit_rows, note
 from qctl_store.types import DAGFilter, DAGSignalParams, DAGState, DAGView, Job, JobState
@@ -152,11 +152,21 @@ def _action(
     *,
     destructive: bool = False,
     yes: bool = False,
+    dry_run: bool = False,
 ) -> None:
-    store = common.writable(ctx, f"dags {action}")
+    if not dry_run:
+        common.cli(ctx).require_writable(f"dags {action}")
+    store = common.store(ctx)
     dag_id = common.resolve(ctx, "dag", id)
     if destructive:
         dag = store.get_dag(dag_id)
+        if dry_run:
+            emit_result(
+                {"dry_run": True, "id": dag_id, "action": action, "state": dag.state},
+                f"would {action} DAG {dag.name} {dag_id} ({dag.state})",
+                output,
+            )
+            return
         common.confirm(f"{action.capitalize()} DAG {dag.name} {dag_id} ({dag.state})?", yes)
     call(store, dag_id)
     emit_result({"id": dag_id, "action": action}, f"{done} DAG {dag_id}", output)
@@ -184,7 +194,11 @@ def retry(
 
 @app.command("compensate")
 def compensate(
-    ctx: typer.Context, id: IdArg, yes: Yes = False, output: Output = OutputFormat.TABLE
+    ctx: typer.Context,
+    id: IdArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
 ) -> None:
     """Run the compensation chain of a run (saga rollback)."""
     _action(
@@ -196,12 +210,17 @@ def compensate(
         lambda s, i: s.compensate_dag(i),
         destructive=True,
         yes=yes,
+        dry_run=dry_run,
     )
 
 
 @app.command("cancel")
 def cancel(
-    ctx: typer.Context, id: IdArg, yes: Yes = False, output: Output = OutputFormat.TABLE
+    ctx: typer.Context,
+    id: IdArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
 ) -> None:
     """Cancel a run without compensation."""
     _action(
@@ -213,4 +232,5 @@ def cancel(
         lambda s, i: s.cancel_dag(i),
         destructive=True,
         yes=yes,
+        dry_run=dry_run,
     )

@@ -7,6 +7,7 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import as_dict, emit_object, emit_result, note
+from qctl_store.dsn import redact
 
 app = common.app("db")
 
@@ -51,7 +52,7 @@ def status(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> No
     cli = common.cli(ctx)
     result = common.store(ctx).schema_status()
     record = as_dict(result)
-    record["location"] = record.get("location") or cli.describe()
+    record["location"] = redact(result.location) if result.location else cli.describe()
     emit_object(record, output)
     if result.pending_versions:
         note(f"{len(result.pending_versions)} migration(s) pending: run `qctl db migrate`")

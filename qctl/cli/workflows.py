@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import Output, Yes
+from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
@@ -122,11 +122,21 @@ def _action(
     *,
     destructive: bool = False,
     yes: bool = False,
+    dry_run: bool = False,
 ) -> None:
-    store = common.writable(ctx, f"workflows {action}")
+    if not dry_run:
+        common.cli(ctx).require_writable(f"workflows {action}")
+    store = common.store(ctx)
     wf_id = common.resolve(ctx, "workflow", id)
     if destructive:
         wf = store.get_workflow_execution(wf_id)
+        if dry_run:
+            emit_result(
+                {"dry_run": True, "id": wf_id, "action": action, "state": wf.state},
+                f"would {action} workflow {wf.name} {wf_id} ({wf.state})",
+                output,
+            )
+            return
         common.confirm(f"{action.capitalize()} workflow {wf.name} {wf_id} ({wf.state})?", yes)
     call(store, wf_id)
     emit_result({"id": wf_id, "action": action}, f"{done} workflow {wf_id}", output)
@@ -134,7 +144,11 @@ def _action(
 
 @app.command("cancel")
 def cancel(
-    ctx: typer.Context, id: IdArg, yes: Yes = False, output: Output = OutputFormat.TABLE
+    ctx: typer.Context,
+    id: IdArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
 ) -> None:
     """Cancel an execution."""
     _action(
@@ -146,6 +160,7 @@ def cancel(
         lambda s, i: s.cancel_workflow_execution(i),
         destructive=True,
         yes=yes,
+        dry_run=dry_run,
     )
 
 

@@ -192,6 +192,8 @@ class QctlTop(App[None]):
         return self.feed_mode
 
     def render_status(self) -> None:
+        if not self._screen_stack:
+            return
         for bar in self.screen.query(StatusBar):
             detail = self.connection_error
             if not detail:
@@ -221,6 +223,8 @@ class QctlTop(App[None]):
             self.reload_screen()
 
     def reload_screen(self) -> None:
+        if not self._screen_stack:  # a late message while the app shuts down
+            return
         screen = self.screen
         if isinstance(screen, TopScreen):
             for loader in screen.loaders():

@@ -9,6 +9,7 @@ holds millions of rows, and concurrent maintainers split the work (SKIP LOCKED).
 from __future__ import annotations
 
 import math
+import uuid
 from collections import Counter
 from datetime import timedelta
 from typing import Any
@@ -114,7 +115,16 @@ class MaintenanceMixin(PgBase):
         args = {"source": validate.source(source).value}
         # Jobs go in batches (deleting them cascades to their attempt rows); the ledger
         # is left intact.
-        jobs = run_batches(self, Q.nuke_jobs, args)
+        batch = self.config.maintenance_batch
+        jobs, after = 0, uuid.UUID(int=0)
+        while True:
+            with self.tx() as cur:
+                cur.execute(Q.nuke_jobs, {**args, "after": after, "batch": batch})
+                ids = [r["id"] for r in cur.fetchall()]
+            jobs += len(ids)
+            if len(ids) < batch:
+                break
+            after = max(ids)
         with self.tx() as cur:
             cur.execute(Q.nuke_stats, args)
             stats = cur.rowcount

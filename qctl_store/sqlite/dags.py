@@ -19,8 +19,15 @@ from typing import Any
 
 from qctl_store import errors, validate
 from qctl_store.dagcheck import PreparedDAG, prepare_dag
-from qctl_store.sqlite.base import SqliteBase, Tx, from_us, mapped_errors, now_us, queries, td_us
-from qctl_store.sqlite.rows import JOB_COLUMNS, Row, jobs_from_rows, json_value, meta
+from qctl_store.sqlite.base import SqliteBase, Tx, from_us, queries, td_us
+from qctl_store.sqlite.rows import (
+    JOB_COLUMNS,
+    Row,
+    caller_tx,
+    jobs_from_rows,
+    json_value,
+    meta,
+)
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
     JSON,
@@ -59,8 +66,8 @@ class DAGMixin(SqliteBase):
         """CreateDAG inside the caller's open transaction on their own connection to the
         same database file; it commits or rolls back with the caller's work."""
         dag = prepare_dag(p)
-        with mapped_errors():
-            return self._create_dag(Tx(tx, now_us()), dag)
+        with caller_tx(self, tx) as t:
+            return self._create_dag(t, dag)
 
     def _create_dag(self, t: Tx, dag: PreparedDAG) -> tuple[bool, uuid.UUID | None]:
         dag_id = str(dag.id)

@@ -198,6 +198,9 @@ def test_dags(run: Run, st: Any, kind: str, tty: None) -> None:
     assert st.get_dag(dag_id).state == DAGState.PAUSED
     assert run("dag", "retry", str(dag_id)).exit_code == 0
     assert st.get_dag(dag_id).state == DAGState.RUNNING
+    dry = out_json(run("dags", "cancel", str(dag_id), "--dry-run", "-o", "json"))
+    assert (dry["dry_run"], dry["state"]) == (True, "running")
+    assert run("dags", "cancel", str(dag_id), "--dry-run", root=["--read-only"]).exit_code == 0
     assert run("dags", "cancel", str(dag_id), input="n\n").exit_code == 4
     assert st.get_dag(dag_id).state == DAGState.RUNNING
     assert run("dags", "cancel", str(dag_id), input="y\n").exit_code == 0

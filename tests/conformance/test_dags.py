@@ -1095,21 +1095,31 @@ def caller_connection(store: AnyStore) -> Any:
     """The application's own connection to the store's database (not the store's)."""
     if isinstance(store, PostgresStore):
         return psycopg.connect(PG_DSN)
-    return sqlite3.connect(store.path, timeout=30)
+    return sqlite3.connect(store.path, timeout=30, isolation_level=None)
+
+
+def begin(conn: Any) -> None:
+    if isinstance(conn, sqlite3.Connection):
+        conn.execute("BEGIN IMMEDIATE")
 
 
 def test_create_dag_tx_commits_and_rolls_back_with_the_caller(store: AnyStore) -> None:
     def params() -> DAGParams:
-        return DAGParams(name="wfc_tx", tasks=[wf_task("a", "wfc_tx_a")])
+        return DAGParams(name="wfc_tx", idempotency_key="k", tasks=[wf_task("a", "wfc_tx_a")])
 
     rolled_back, committed = params(), params()
     with contextlib.closing(caller_connection(store)) as conn:
+        begin(conn)
         assert store.create_dag_tx(conn, rolled_back) == (True, None)
         conn.rollback()
         with pytest.raises(NotFound):
             store.get_dag(rolled_back.id)
 
+        begin(conn)
         assert store.create_dag_tx(conn, committed) == (True, None)
+        assert store.create_dag_tx(conn, params()) == (False, committed.id), (
+            "the live key dedupes inside the caller's transaction too"
+        )
         conn.commit()
     assert dag_state(store, committed.id) == DAGState.RUNNING
     assert state_of(store, committed.id, "a") == JobState.PENDING

@@ -11,7 +11,16 @@ from datetime import timedelta
 import pytest
 
 from qctl_store.postgres import PostgresStore
-from qctl_store.types import DequeueParams, EnqueueParams, Job, JobFilter, JobState, Source
+from qctl_store.types import (
+    DequeueParams,
+    EnqueueParams,
+    Job,
+    JobFilter,
+    JobState,
+    PublishParams,
+    Source,
+    Subscriber,
+)
 from tests.conftest import StoreFactory
 
 Q = Source.QUEUE
@@ -121,3 +130,14 @@ def test_vacuum_completed_processes_more_than_one_batch(store: PostgresStore) ->
     time.sleep(0.01)
     assert store.vacuum_completed(Q, timedelta(milliseconds=1)) >= N
     assert store.list_jobs(Q, JobFilter(kind=k))[1] == 0
+
+
+def test_nuke_all_walks_past_one_batch_and_spares_other_sources(store: PostgresStore) -> None:
+    """Last in the module: it empties the queue source the other tests use."""
+    enqueue(store, kind("bt_nuke"), n=2 * N + 1)  # an odd count ends on a short batch
+    store.register_subscriber(Subscriber(name="bt_nuke_s", event_type="evt.bt_nuke"))
+    assert store.publish(PublishParams(type="evt.bt_nuke", payload={})) == 1
+    queued = store.list_jobs(Q, JobFilter())[1]
+    assert store.nuke_all(Q).jobs == queued
+    assert store.list_jobs(Q, JobFilter())[1] == 0
+    assert store.list_jobs(Source.EVENT, JobFilter(kind="bt_nuke_s"))[1] == 1

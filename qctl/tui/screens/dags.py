@@ -225,8 +225,9 @@ def draw_run(run: DagRun, selected: str = "") -> tuple[Text, Rendering]:
     """The run's graph, each task coloured by its state; ``selected`` reversed."""
     states = {t.task_key: t.state for t in run.tasks}
     keys = [t.task_key for t in run.tasks]
-    # Compensations last, so the saga's undo chain is drawn below the forward graph.
-    keys.sort(key=lambda k: k.startswith(TASK_KEY_COMPENSATION_PREFIX))
+    # By key for a drawing that does not depend on row order (tasks of one run share
+    # created_at); compensations last, so the undo chain is drawn below the graph.
+    keys.sort(key=lambda k: (k.startswith(TASK_KEY_COMPENSATION_PREFIX), k))
     labels = {k: f"{k} [{_mark(states.get(k))}]" for k in keys}
     rendering = render(layout(keys, [(d.task_key, d.depends_on_key) for d in run.deps]), labels)
     text = Text()

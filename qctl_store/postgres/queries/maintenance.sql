@@ -73,9 +73,13 @@ DELETE FROM azync_jobs WHERE id IN (
 )
 
 -- name: nuke_jobs
+-- One batch in id order from %(after)s: no index leads with source, so each batch
+-- walks on along the primary key instead of rescanning the rows already deleted.
 DELETE FROM azync_jobs WHERE id IN (
-    SELECT id FROM azync_jobs WHERE source = %(source)s LIMIT %(batch)s
+    SELECT id FROM azync_jobs WHERE source = %(source)s AND id > %(after)s
+    ORDER BY id LIMIT %(batch)s
 )
+RETURNING id
 
 -- name: nuke_stats
 DELETE FROM azync_stats_daily WHERE source = %(source)s

@@ -1,0 +1,258 @@
+"""Text snapshots of the main screens at 120x36 with fixed data and a fixed clock.
+
+The snapshots are the plain text an operator reads (colours aside), in
+``tests/tui/snapshots/``. After an intended change of the screens, regenerate them with
+``QCTL_UPDATE_SNAPSHOTS=1 pytest tests/tui/test_snapshots.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qctl.tui.app import QctlTop
+from qctl.tui.screens import DagGraphScreen, JobDetailScreen
+from qctl_store import errors
+from qctl_store.types import (
+    AttemptError,
+    DAGDep,
+    DAGState,
+    DAGView,
+    DailyCount,
+    Depths,
+    EventAdminRow,
+    HistoryEvent,
+    Job,
+    JobState,
+    OnFailurePolicy,
+    OpsStats,
+    Source,
+    Subscriber,
+    SubscriberView,
+    WorkflowExecutionView,
+    WorkflowState,
+)
+from tests.tui.helpers import screen_text, until
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+NOW = datetime(2026, 3, 14, 15, 9, 26, tzinfo=UTC)
+DAG_ID = uuid.UUID(int=0xDA6)
+
+
+def uid(n: int) -> uuid.UUID:
+    return uuid.UUID(int=n)
+
+
+def ago(seconds: float) -> datetime:
+    return NOW - timedelta(seconds=seconds)
+
+
+def job(n: int, kind: str, state: JobState, **kw: Any) -> Job:
+    kw.setdefault("source", Source.QUEUE)
+    kw.setdefault("enqueued_at", ago(600 - n))
+    return Job(id=uid(n), kind=kind, state=state, max_attempts=5, **kw)
+
+
+JOBS = [
+    job(1, "email.send", JobState.PENDING, meta={"tenant": "acme"}),
+    job(2, "email.send", JobState.ACTIVE, attempt=1, lease_until=NOW + timedelta(seconds=12)),
+    job(
+        3,
+        "billing.charge",
+        JobState.DEAD,
+        attempt=5,
+        last_error="card declined",
+        payload={"amount": 42},
+        started_at=ago(100),
+        failed_at=ago(99),
+    ),
+    job(4, "report.generate", JobState.SCHEDULED, run_at=NOW + timedelta(minutes=5)),
+]
+TASKS = [
+    job(10 + i, k, s, source=Source.DAG, dag_id=DAG_ID, task_key=key)
+    for i, (key, k, s) in enumerate(
+        [
+            ("extract", "etl.extract", JobState.SUCCEEDED),
+            ("transform_0", "etl.transform", JobState.SUCCEEDED),
+            ("transform_1", "etl.transform", JobState.DEAD),
+            ("transform_2", "etl.transform", JobState.SUCCEEDED),
+            ("load", "etl.load", JobState.CANCELLED),
+            ("comp:extract", "etl.cleanup", JobState.PENDING),
+        ]
+    )
+]
+DEPS = [DAGDep(f"transform_{i}", "extract") for i in range(3)] + [
+    DAGDep("load", f"transform_{i}") for i in range(3)
+]
+
+
+class FixedStore:
+    """The read surface the dashboard uses, answering fixed rows."""
+
+    def kind_depths(self, source: Source) -> dict[str, Depths]:
+        if source == Source.QUEUE:
+            return {
+                "email.send": Depths(120, 4, 2, 0, 0, 9000, timedelta(seconds=75)),
+                "billing.charge": Depths(3, 0, 1, 17, 1, 800, timedelta(minutes=12)),
+                "report.generate": Depths(0, 12, 0, 0, 0, 40),
+            }
+        if source == Source.EVENT:
+            return {"audit.log": Depths(5, 0, 0, 0, 0, 310, timedelta(seconds=2))}
+        return {}
+
+    def all_daily(self, source: Source) -> list[DailyCount]:
+        if source != Source.QUEUE:
+            return []
+        return [
+            DailyCount(datetime(2026, 3, d, tzinfo=UTC), 100 * d, 90 * d, d, d % 3)
+            for d in range(1, 15)
+        ]
+
+    def dag_name_state_counts(self) -> dict[str, dict[DAGState, int]]:
+        return {
+            "etl.nightly": {DAGState.RUNNING: 2, DAGState.SUCCEEDED: 40, DAGState.FAILED: 1},
+            "order.saga": {DAGState.COMPENSATING: 1, DAGState.SUSPENDED: 2},
+        }
+
+    def ops_stats(self) -> OpsStats:
+        return OpsStats(undispatched=3, total_24h=1234, types_24h=3, subscribers=4)
+
+    def search_jobs(self, search: Any, limit: int = 50, after: Any = None) -> list[Job]:
+        return [j for j in JOBS if search.state in (None, j.state)][:limit]
+
+    def count_jobs(self, search: Any, exact: bool = False) -> tuple[int, bool]:
+        return len(self.search_jobs(search)), False
+
+    def job_cursor(self, job: Job, state: Any) -> None:
+        return None
+
+    def find_job(self, id: uuid.UUID) -> Job:
+        for j in JOBS + TASKS:
+            if j.id == id:
+                return j
+        raise errors.NotFound("FindJob")
+
+    def job_attempts(self, source: Source, id: uuid.UUID) -> list[AttemptError]:
+        return [AttemptError(i, f"card declined (try {i})", ago(500 - 60 * i)) for i in (1, 2)]
+
+    def _dag(self) -> DAGView:
+        return DAGView(
+            DAG_ID,
+            "etl.nightly",
+            DAGState.COMPENSATING,
+            OnFailurePolicy.CANCEL,
+            failure_reason="dead tasks: transform_1",
+            created_at=ago(900),
+        )
+
+    def list_dags(self, f: Any, offset: int = 0, limit: int = 0) -> tuple[list[DAGView], int]:
+        return [self._dag()], 1
+
+    def dag_task_counts(self, ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[JobState, int]]:
+        return {DAG_ID: {JobState.SUCCEEDED: 3, JobState.DEAD: 1, JobState.CANCELLED: 1}}
+
+    def get_dag(self, id: uuid.UUID) -> DAGView:
+        return self._dag()
+
+    def dag_tasks(self, id: uuid.UUID) -> list[Job]:
+        return TASKS
+
+    def dag_deps(self, id: uuid.UUID) -> list[DAGDep]:
+        return DEPS
+
+    def list_events(self, f: Any, offset: int = 0, limit: int = 0) -> tuple[list[Any], int]:
+        e = EventAdminRow(
+            uid(99), "order.placed", "order", "o-17", 2, ago(30), ago(29), {}, {"total": 9}, 2
+        )
+        return [e], 1
+
+    def list_subscriber_views(self, event_type: str = "") -> list[SubscriberView]:
+        return [SubscriberView("order.placed", "fulfillment", 5, ago(86400), ago(3600))]
+
+    def subscribers(self, event_type: str) -> list[Subscriber]:
+        return [Subscriber("fulfillment", event_type)]
+
+    def list_workflow_executions(
+        self, f: Any, offset: int = 0, limit: int = 0
+    ) -> tuple[list[WorkflowExecutionView], int]:
+        w = WorkflowExecutionView(
+            uid(77), "checkout", "1", WorkflowState.SUSPENDED, failure_reason="charge timed out",
+            created_at=ago(120),
+        )
+        return [w], 1
+
+    def list_history(self, id: uuid.UUID) -> list[HistoryEvent]:
+        return [HistoryEvent(id, 1, "WorkflowStarted", {"cart": "c1"}, ago(120))]
+
+
+def check(name: str, text: str) -> None:
+    path = SNAPSHOTS / f"{name}.txt"
+    if os.environ.get("QCTL_UPDATE_SNAPSHOTS") == "1" or not path.exists():
+        SNAPSHOTS.mkdir(exist_ok=True)
+        path.write_text(text + "\n")
+        if os.environ.get("QCTL_UPDATE_SNAPSHOTS") != "1":
+            pytest.fail(f"snapshot {path} was missing and has been written; review it")
+    assert text + "\n" == path.read_text(), f"screen differs from {path}"
+
+
+async def snap(
+    name: str, keys: list[str], marker: str, screen: Any = None, read_only: bool = False
+) -> None:
+    app = QctlTop(FixedStore(), location="snapshot.db", live=False, clock=lambda: NOW,
+                  read_only=read_only)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: app.refresh_count >= 1)
+        for key in keys:
+            await pilot.press(key)
+        if screen is not None:
+            await app.push_screen(screen)
+        await until(pilot, lambda: marker in screen_text(app))
+        await pilot.pause(0.3)  # let every loader of the screen land
+        check(name, screen_text(app))
+
+
+@pytest.fixture(autouse=True)
+def fixed_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ages are computed from the app clock; ``fmt`` defaults use the real one."""
+    import qctl.tui.fmt as fmt
+
+    real_ago, real_when = fmt.ago, fmt.when
+    monkeypatch.setattr(fmt, "ago", lambda at, now=None: real_ago(at, NOW))
+    monkeypatch.setattr(fmt, "when", lambda at, now=None: real_when(at, NOW))
+
+
+async def test_overview_snapshot() -> None:
+    await snap("overview", [], "billing.charge")
+
+
+async def test_jobs_snapshot() -> None:
+    await snap("jobs", ["2"], "card declined")
+
+
+async def test_jobs_read_only_snapshot() -> None:
+    await snap("jobs_read_only", ["2"], "card declined", read_only=True)
+
+
+async def test_job_detail_snapshot() -> None:
+    await snap("job_detail", [], "try 2", screen=JobDetailScreen(uid(3)))
+
+
+async def test_dags_snapshot() -> None:
+    await snap("dags", ["3"], "dead tasks")
+
+
+async def test_dag_graph_snapshot() -> None:
+    await snap("dag_graph", [], "comp:extract", screen=DagGraphScreen(DAG_ID))
+
+
+async def test_events_snapshot() -> None:
+    await snap("events", ["4"], "fulfillment")
+
+
+async def test_workflows_snapshot() -> None:
+    await snap("workflows", ["5"], "checkout")
