@@ -225,4 +225,9 @@ _qctl() {
         _describe -t commands command subs
     fi
 }
-_qctl "$@"
+# Autoloaded from $fpath: complete now; sourced: register the function.
+if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
+    _qctl "$@"
+else
+    compdef _qctl qctl
+fi

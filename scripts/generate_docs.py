@@ -205,7 +205,12 @@ def zsh(root: Node) -> str:
         "        _describe -t commands command subs",
         "    fi",
         "}",
-        '_qctl "$@"',
+        "# Autoloaded from $fpath: complete now; sourced: register the function.",
+        "if [[ $zsh_eval_context[-1] == loadautofunc ]]; then",
+        '    _qctl "$@"',
+        "else",
+        "    compdef _qctl qctl",
+        "fi",
         "",
     ]
     return "\n".join(lines)

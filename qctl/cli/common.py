@@ -32,7 +32,9 @@ SourceOpt = Annotated[
     Source | None, typer.Option("--source", "-s", help="Job source (default: all).")
 ]
 StateOpt = Annotated[JobState | None, typer.Option("--state", help="Job state.")]
-KindOpt = Annotated[str, typer.Option("--kind", "-k", help="Job kind (default: all).")]
+KindOpt = Annotated[
+    str, typer.Option("--kind", "-k", metavar="KIND", help="Job kind (default: all).")
+]
 MetaOpt = Annotated[
     list[str] | None,
     typer.Option("--meta", metavar="KEY=VALUE", help="Metadata key=value (repeatable)."),

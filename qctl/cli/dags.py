@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 
 app = common.app("dags")
 
-IdArg = Annotated[str, typer.Argument(help="DAG id or unique prefix (>= 8 hex chars).")]
+IdArg = Annotated[
+    str, typer.Argument(metavar="ID", help="DAG id or unique prefix (>= 8 hex chars).")
+]
 DAG_COLUMNS = ["id", "name", "state", "on_failure", "tasks", "created_at", "failure_reason"]
 TASK_COLUMNS = ["task_key", "kind", "state", "attempt", "max_attempts", "id", "last_error"]
 
@@ -48,8 +50,12 @@ def list_dags(
     ctx: typer.Context,
     name: Annotated[str, typer.Option("--name", help="Only runs of this DAG name.")] = "",
     state: Annotated[DAGState | None, typer.Option("--state", help="Run state.")] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Rows per page.")] = 50,
-    offset: Annotated[int, typer.Option("--offset", min=0, help="Skip this many.")] = 0,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")
+    ] = 50,
+    offset: Annotated[
+        int, typer.Option("--offset", metavar="N", min=0, help="Skip this many.")
+    ] = 0,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """DAG runs, newest first, with per-run task-state counts."""
@@ -99,8 +105,8 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
 @app.command("find")
 def find(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="DAG name.")],
-    key: Annotated[str, typer.Argument(help="Idempotency key of the run.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="DAG name.")],
+    key: Annotated[str, typer.Argument(metavar="KEY", help="Idempotency key of the run.")],
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """The live run of NAME with idempotency KEY."""
@@ -112,7 +118,7 @@ def find(
 def signal(
     ctx: typer.Context,
     id: IdArg,
-    name: Annotated[str, typer.Argument(help="Signal name.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Signal name.")],
     payload: Annotated[str | None, typer.Option("--payload", "-p", help="JSON payload.")] = None,
     message_id: Annotated[str, typer.Option("--message-id", help="Dedupe id.")] = "",
     yes: Yes = False,

@@ -46,8 +46,12 @@ def list_events(
     until: Annotated[
         str | None, typer.Option("--until", metavar="INSTANT", help="Occurred before.")
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Rows per page.")] = 50,
-    offset: Annotated[int, typer.Option("--offset", min=0, help="Skip this many.")] = 0,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")
+    ] = 50,
+    offset: Annotated[
+        int, typer.Option("--offset", metavar="N", min=0, help="Skip this many.")
+    ] = 0,
     payload: PayloadFlag = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
@@ -67,7 +71,9 @@ def list_events(
 @app.command("show")
 def show(
     ctx: typer.Context,
-    id: Annotated[str, typer.Argument(help="Event id or unique prefix (>= 8 hex chars).")],
+    id: Annotated[
+        str, typer.Argument(metavar="ID", help="Event id or unique prefix (>= 8 hex chars).")
+    ],
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """One event, payload included."""
@@ -78,11 +84,11 @@ def show(
 @app.command("publish")
 def publish(
     ctx: typer.Context,
-    type: Annotated[str, typer.Argument(help="Event type.")],
+    type: Annotated[str, typer.Argument(metavar="TYPE", help="Event type.")],
     payload: Annotated[str, typer.Option("--payload", "-p", help="Payload (JSON).")] = "{}",
     aggregate_type: Annotated[str, typer.Option("--aggregate-type")] = "",
     aggregate_id: Annotated[str, typer.Option("--aggregate-id")] = "",
-    version: Annotated[int, typer.Option("--version", help="Aggregate version.")] = 0,
+    version: Annotated[int, typer.Option("--version", metavar="N", help="Aggregate version.")] = 0,
     meta: MetaOpt = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
@@ -116,7 +122,9 @@ def retain(
     before: Annotated[
         str, typer.Option("--before", metavar="INSTANT", help="Drop events that occurred before.")
     ],
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many.")] = 1000,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", metavar="N", min=1, help="At most this many.")
+    ] = 1000,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,

@@ -38,9 +38,12 @@ PAGE = 500
 BATCH = 100
 
 ErrorOpt = Annotated[
-    str, typer.Option("--error", help="Only jobs whose last error contains TEXT (any case).")
+    str,
+    typer.Option(
+        "--error", metavar="TEXT", help="Only jobs whose last error contains TEXT (any case)."
+    ),
 ]
-LimitOpt = Annotated[int, typer.Option("--limit", "-n", min=1, help="Rows per page.")]
+LimitOpt = Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")]
 
 
 def job_record(job: Job, with_payload: bool = False) -> dict[str, Any]:
@@ -139,7 +142,9 @@ def _timings(job: Job, now: datetime) -> dict[str, timedelta | None]:
 @app.command("show")
 def show(
     ctx: typer.Context,
-    id: Annotated[str, typer.Argument(help="Job id or unique prefix (>= 8 hex chars).")],
+    id: Annotated[
+        str, typer.Argument(metavar="ID", help="Job id or unique prefix (>= 8 hex chars).")
+    ],
     payload: Annotated[bool, typer.Option("--payload", help="Include payload and result.")] = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
@@ -160,7 +165,7 @@ def show(
 @app.command("attempts")
 def attempts(
     ctx: typer.Context,
-    id: Annotated[str, typer.Argument(help="Job id or unique prefix.")],
+    id: Annotated[str, typer.Argument(metavar="ID", help="Job id or unique prefix.")],
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """The error history of a job, one row per failed attempt."""
@@ -172,7 +177,7 @@ def attempts(
 @app.command("enqueue")
 def enqueue(
     ctx: typer.Context,
-    kind: Annotated[str, typer.Argument(help="Job kind.")],
+    kind: Annotated[str, typer.Argument(metavar="KIND", help="Job kind.")],
     payload: Annotated[str, typer.Option("--payload", "-p", help="Payload (JSON).")] = "{}",
     delay: Annotated[
         str | None, typer.Option("--delay", metavar="DURATION", help="Run after this delay.")
@@ -181,7 +186,8 @@ def enqueue(
         str | None, typer.Option("--at", metavar="INSTANT", help="Run at (RFC 3339 or -2h/+2h).")
     ] = None,
     max_attempts: Annotated[
-        int | None, typer.Option("--max-attempts", min=1, help="Attempt budget (pinned).")
+        int | None,
+        typer.Option("--max-attempts", metavar="N", min=1, help="Attempt budget (pinned)."),
     ] = None,
     idempotency_key: Annotated[str, typer.Option("--idempotency-key", help="Dedupe key.")] = "",
     ttl: Annotated[
@@ -239,7 +245,9 @@ def _act(
 @app.command("retry")
 def retry(
     ctx: typer.Context,
-    ids: Annotated[list[str] | None, typer.Argument(help="Dead job ids or prefixes.")] = None,
+    ids: Annotated[
+        list[str] | None, typer.Argument(metavar="ID", help="Dead job ids or prefixes.")
+    ] = None,
     all_dead: Annotated[bool, typer.Option("--all-dead", help="Retry every dead job.")] = False,
     source: SourceOpt = None,
     kind: KindOpt = "",
@@ -295,7 +303,9 @@ def retry(
 def _one(action: str, verb: str, method: str, doc: str) -> None:
     def command(
         ctx: typer.Context,
-        ids: Annotated[list[str], typer.Argument(help="Job ids or unique prefixes.")],
+        ids: Annotated[
+            list[str], typer.Argument(metavar="ID", help="Job ids or unique prefixes.")
+        ],
         yes: Yes = False,
         output: Output = OutputFormat.TABLE,
     ) -> None:
@@ -322,7 +332,9 @@ def delete(
     state: Annotated[
         JobState, typer.Option("--state", help="Delete only in this state (required).")
     ],
-    ids: Annotated[list[str] | None, typer.Argument(help="Job ids or prefixes.")] = None,
+    ids: Annotated[
+        list[str] | None, typer.Argument(metavar="ID", help="Job ids or prefixes.")
+    ] = None,
     all_: Annotated[bool, typer.Option("--all", help="Every job in --state.")] = False,
     source: SourceOpt = None,
     kind: KindOpt = "",

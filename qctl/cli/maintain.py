@@ -62,7 +62,10 @@ def maintain(
     ] = "5s",
     source: SourceOpt = None,
     max_reaps: Annotated[
-        int, typer.Option("--max-reaps", min=1, help="Lease expiries a job survives (azync: 5).")
+        int,
+        typer.Option(
+            "--max-reaps", metavar="N", min=1, help="Lease expiries a job survives (azync: 5)."
+        ),
     ] = 5,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,

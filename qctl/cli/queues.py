@@ -42,7 +42,7 @@ def list_queues(
 @app.command("stats")
 def stats(
     ctx: typer.Context,
-    kind: Annotated[str, typer.Argument(help="Job kind.")],
+    kind: Annotated[str, typer.Argument(metavar="KIND", help="Job kind.")],
     source: Annotated[Source, typer.Option("--source", "-s", help="Job source.")] = Source.QUEUE,
     output: Output = OutputFormat.TABLE,
 ) -> None:

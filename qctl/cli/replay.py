@@ -26,7 +26,10 @@ def replay(
         str | None, typer.Option("--until", metavar="INSTANT", help="Occurred before.")
     ] = None,
     limit: Annotated[
-        int, typer.Option("--limit", "-n", min=0, help="At most this many (0: azync's 1,000,000).")
+        int,
+        typer.Option(
+            "--limit", "-n", metavar="N", min=0, help="At most this many (0: azync's 1,000,000)."
+        ),
     ] = 0,
     dry_run: DryRun = False,
     yes: Yes = False,

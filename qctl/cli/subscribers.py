@@ -36,9 +36,11 @@ def list_subscribers(
 @app.command("register")
 def register(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="Subscriber name (the delivery job kind).")],
-    event_type: Annotated[str, typer.Argument(help="Event type to receive.")],
-    max_attempts: Annotated[int, typer.Option("--max-attempts", min=1)] = 25,
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="Subscriber name (the delivery job kind).")
+    ],
+    event_type: Annotated[str, typer.Argument(metavar="EVENT_TYPE", help="Event type to receive.")],
+    max_attempts: Annotated[int, typer.Option("--max-attempts", metavar="N", min=1)] = 25,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
@@ -56,9 +58,12 @@ def register(
 @app.command("delete")
 def delete(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="Subscriber name.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Subscriber name.")],
     event_type: Annotated[
-        str | None, typer.Argument(help="Only this subscription (default: all of NAME's).")
+        str | None,
+        typer.Argument(
+            metavar="EVENT_TYPE", help="Only this subscription (default: all of NAME's)."
+        ),
     ] = None,
     drain: Annotated[
         bool,

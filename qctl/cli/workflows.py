@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 
 app = common.app("workflows")
 
-IdArg = Annotated[str, typer.Argument(help="Workflow id or unique prefix (>= 8 hex chars).")]
+IdArg = Annotated[
+    str, typer.Argument(metavar="ID", help="Workflow id or unique prefix (>= 8 hex chars).")
+]
 WF_COLUMNS = [
     "id",
     "name",
@@ -54,8 +56,12 @@ def list_workflows(
     ctx: typer.Context,
     name: Annotated[str, typer.Option("--name", help="Only this workflow name.")] = "",
     state: Annotated[WorkflowState | None, typer.Option("--state")] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Rows per page.")] = 50,
-    offset: Annotated[int, typer.Option("--offset", min=0, help="Skip this many.")] = 0,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")
+    ] = 50,
+    offset: Annotated[
+        int, typer.Option("--offset", metavar="N", min=0, help="Skip this many.")
+    ] = 0,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Executions, newest first."""
@@ -87,7 +93,7 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
 def signal(
     ctx: typer.Context,
     id: IdArg,
-    name: Annotated[str, typer.Argument(help="Signal name.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Signal name.")],
     payload: Annotated[str | None, typer.Option("--payload", "-p", help="JSON payload.")] = None,
     message_id: Annotated[str, typer.Option("--message-id", help="Dedupe id.")] = "",
     yes: Yes = False,
@@ -194,8 +200,12 @@ def resume(
 @app.command("resolve")
 def resolve(
     ctx: typer.Context,
-    job_id: Annotated[str, typer.Argument(help="Uncertain operation job id or prefix.")],
-    decision: Annotated[UncertainDecision, typer.Argument(help="complete, fail or retry.")],
+    job_id: Annotated[
+        str, typer.Argument(metavar="JOB_ID", help="Uncertain operation job id or prefix.")
+    ],
+    decision: Annotated[
+        UncertainDecision, typer.Argument(metavar="DECISION", help="complete, fail or retry.")
+    ],
     result: Annotated[
         str | None, typer.Option("--result", help="JSON result (with complete).")
     ] = None,
@@ -248,7 +258,7 @@ def stalled(
     older_than: Annotated[
         str, typer.Option("--older-than", metavar="DURATION", help="Idle for longer than.")
     ] = "15m",
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 100,
+    limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1)] = 100,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Running executions with nothing scheduled and no progress for a while."""

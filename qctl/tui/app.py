@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
-from qctl.tui.live import DISCONNECTED, PAUSED, LiveFeed
+from qctl.tui.live import DISCONNECTED, MANUAL, PAUSED, LiveFeed
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, Loader, StatusBar
 from qctl_store import errors
 
@@ -155,7 +155,9 @@ class QctlTop(App[None]):
         self.connection_error = ""
         self.refresh_count = 0
         self.feed: LiveFeed | None = None
-        if live:
+        if not live:
+            self.feed_mode = MANUAL
+        else:
             self.feed = LiveFeed(
                 store,
                 on_refresh=self._hint,

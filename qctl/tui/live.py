@@ -22,6 +22,8 @@ LIVE = "live"
 POLLING = "polling"
 DISCONNECTED = "disconnected"
 PAUSED = "paused"
+MANUAL = "manual"
+"""No live feed: refreshes only on request (tests, ``r``)."""
 
 
 class LiveFeed:

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, DataTable, Input, Label, Static
 
-from qctl.tui.live import DISCONNECTED, LIVE, PAUSED, POLLING
+from qctl.tui.live import DISCONNECTED, LIVE, MANUAL, PAUSED, POLLING
 
 if TYPE_CHECKING:
     from qctl.tui.app import QctlTop
@@ -27,6 +27,7 @@ MODE_STYLES = {
     POLLING: "bold yellow",
     DISCONNECTED: "bold white on red",
     PAUSED: "bold black on yellow",
+    MANUAL: "bold",
 }
 
 

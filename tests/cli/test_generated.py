@@ -77,3 +77,20 @@ def test_check_mode_exit_code() -> None:
         text=True,
     )
     assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh not installed")
+def test_zsh_registers_completion() -> None:
+    path = ROOT / "completions" / "qctl.zsh"
+    script = f"autoload -Uz compinit; compinit -u; source {path}; print -r -- $_comps[qctl]"
+    out = subprocess.run(["zsh", "-f", "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "_qctl"
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="fish not installed")
+def test_fish_completion() -> None:
+    path = ROOT / "completions" / "qctl.fish"
+    script = f"source {path}; complete -C 'qctl jobs re'; complete -C 'qctl jobs list --state d'"
+    out = subprocess.run(["fish", "-c", script], capture_output=True, text=True, check=True)
+    words = [line.split("\t")[0] for line in out.stdout.splitlines()]
+    assert words == ["resume", "retry", "dead"]

@@ -102,7 +102,12 @@ async def test_overview_shows_depths_dag_states_and_ledger(store: Any) -> None:
         # enter drills into the jobs of that row
         table(app, "#queues").focus()
         await pilot.press("enter")
-        await until(pilot, lambda: set(cells(app, "#jobs-table", r)[2] for r in row_keys(app, "#jobs-table")) == {k})
+        await until(
+            pilot,
+            lambda: (
+                set(cells(app, "#jobs-table", r)[2] for r in row_keys(app, "#jobs-table")) == {k}
+            ),
+        )
 
 
 async def test_help_screen_and_quit(store: Any) -> None:
@@ -229,7 +234,9 @@ async def test_action_on_a_job_that_moved_on_says_so(store: Any) -> None:
         await confirm(pilot, app, "A", "y")  # archive needs pending/scheduled: it is pending
         await until(pilot, lambda: store.get_job(Source.QUEUE, job_id).state == JobState.DEAD)
         await confirm(pilot, app, "P", "y")  # dead is not pausable: NotFound, shown
-        await until(pilot, lambda: any("not possible" in str(n.message) for n in app._notifications))
+        await until(
+            pilot, lambda: any("not possible" in str(n.message) for n in app._notifications)
+        )
 
 
 async def test_read_only_hides_and_refuses_actions(store: Any) -> None:

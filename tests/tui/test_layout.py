@@ -23,11 +23,7 @@ def test_diamond_shows_fan_out_and_fan_in() -> None:
     deps = [("fan_a", "root"), ("fan_b", "root"), ("sink", "fan_a"), ("sink", "fan_b")]
     lay = layout(keys, deps)
     assert [lay.layer_of(k) for k in keys] == [0, 1, 1, 2]
-    assert draw(keys, deps) == (
-        "root─┬─▶fan_a─┬─▶sink\n"
-        "     │        │\n"
-        "     └─▶fan_b─┘"
-    )
+    assert draw(keys, deps) == ("root─┬─▶fan_a─┬─▶sink\n     │        │\n     └─▶fan_b─┘")
 
 
 def test_wide_fan_out_uses_one_bus_per_side() -> None:

@@ -85,9 +85,7 @@ def test_quiet_stream_refreshes_on_heartbeat_only() -> None:
 
 def test_a_failed_stream_falls_back_to_polling_then_reopens() -> None:
     store = HintStore()
-    feed, refreshes, modes = feed_for(
-        store, poll_interval=0.05, reopen_after=0.2, heartbeat=60
-    )
+    feed, refreshes, modes = feed_for(store, poll_interval=0.05, reopen_after=0.2, heartbeat=60)
     feed.start()
     time.sleep(0.15)
     store.hub.close()  # the backend's listener died: every subscription ends

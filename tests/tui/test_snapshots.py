@@ -181,7 +181,11 @@ class FixedStore:
         self, f: Any, offset: int = 0, limit: int = 0
     ) -> tuple[list[WorkflowExecutionView], int]:
         w = WorkflowExecutionView(
-            uid(77), "checkout", "1", WorkflowState.SUSPENDED, failure_reason="charge timed out",
+            uid(77),
+            "checkout",
+            "1",
+            WorkflowState.SUSPENDED,
+            failure_reason="charge timed out",
             created_at=ago(120),
         )
         return [w], 1
@@ -203,8 +207,9 @@ def check(name: str, text: str) -> None:
 async def snap(
     name: str, keys: list[str], marker: str, screen: Any = None, read_only: bool = False
 ) -> None:
-    app = QctlTop(FixedStore(), location="snapshot.db", live=False, clock=lambda: NOW,
-                  read_only=read_only)
+    app = QctlTop(
+        FixedStore(), location="snapshot.db", live=False, clock=lambda: NOW, read_only=read_only
+    )
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: app.refresh_count >= 1)
         for key in keys:

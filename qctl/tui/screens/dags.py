@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Static
 from qctl.tui import fmt
 from qctl.tui.layout import Rendering, layout, render
 from qctl.tui.screens.base import DetailScreen, Pane
-from qctl.tui.screens.overview import counts_summary
+from qctl.tui.screens.overview import counts_summary, split_counts
 from qctl.tui.widgets import Loader, PromptDialog, refill, selected_key, table
 from qctl_store.types import (
     TASK_KEY_COMPENSATION_PREFIX,
@@ -136,9 +136,8 @@ class DagsPane(DagActions, Pane[DagsData]):
     def compose(self) -> ComposeResult:
         yield Static(id="dags-filter", classes="bar")
         yield from self.compose_filter()
-        with Horizontal():
-            yield table("dag-names", "name", "live", "done")
-            yield table("dag-runs", "id", "name", "state", "tasks", "created", "reason")
+        yield table("dag-names", "name", "live", "done")
+        yield table("dag-runs", "id", "name", "state", "tasks", "created", "reason")
 
     def open_with(self, name: str) -> None:
         self.dag_name = name
@@ -158,9 +157,7 @@ class DagsPane(DagActions, Pane[DagsData]):
         for name, counts in sorted(data.counts.items()):
             if needle not in name.lower():
                 continue
-            live = {s: n for s, n in counts.items() if s not in _DONE}
-            done = {s: n for s, n in counts.items() if s in _DONE}
-            names.append((name, [name, counts_summary(live), counts_summary(done)]))
+            names.append((name, [name, *split_counts(counts)]))
         refill(self.query_one("#dag-names", DataTable), names)
         runs = [
             (
@@ -209,9 +206,6 @@ class DagsPane(DagActions, Pane[DagsData]):
             self.query_one("#dag-runs", DataTable).focus()
         else:
             self.app.push_screen(DagGraphScreen(uuid.UUID(key)))
-
-
-_DONE = {DAGState.SUCCEEDED, DAGState.FAILED, DAGState.CANCELLED}
 
 
 @dataclass

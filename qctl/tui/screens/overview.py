@@ -10,13 +10,13 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
 from qctl.tui import fmt
 from qctl.tui.screens.base import Pane
 from qctl.tui.widgets import refill, table
-from qctl_store.types import DAGState, DailyCount, Depths, OpsStats, Source
+from qctl_store.types import DAG_TERMINAL_STATES, DAGState, DailyCount, Depths, OpsStats, Source
 
 QUEUE_COLUMNS = [
     "source",
@@ -68,7 +68,7 @@ def sort_key(column: str, row: tuple[Source, str, Depths]) -> Any:
     return -getattr(d, column)
 
 
-def throughput_text(daily: list[DailyCount], width: int = 30) -> Text:
+def throughput_text(daily: list[DailyCount], width: int = 20) -> Text:
     text = Text()
     if not daily:
         text.append("no daily stats yet", "dim")
@@ -80,7 +80,7 @@ def throughput_text(daily: list[DailyCount], width: int = 30) -> Text:
         values = [getattr(c, name) for c in daily]
         text.append(f"{name:>9} ", "bold")
         text.append(f"{fmt.sparkline(values, width):<{min(width, len(values))}}", styles[name])
-        text.append(f"  today {getattr(last, name):>7}  total {sum(values):>8}\n")
+        text.append(f" today {getattr(last, name):>6} total {sum(values):>8}\n")
     return text
 
 
@@ -105,9 +105,8 @@ class OverviewPane(Pane[OverviewData]):
         yield table("queues", *QUEUE_COLUMNS)
         with Horizontal(id="overview-bottom"):
             yield Static(id="throughput")
-            with Vertical(id="overview-side"):
-                yield table("dag-states", "dag", *[s.value for s in DAGState])
-                yield Static(id="ledger")
+            yield table("dag-states", "dag", "live", "done")
+            yield Static(id="ledger")
 
     def fetch(self, store: Any) -> OverviewData:
         return fetch_overview(store)
@@ -154,7 +153,7 @@ class OverviewPane(Pane[OverviewData]):
             f"  filter: {self.filter_text}" if self.filter_text else ""
         )
         dag_rows = [
-            (name, [name, *[counts.get(s, 0) or "" for s in DAGState]])
+            (name, [name, *split_counts(counts)])
             for name, counts in sorted(data.dag_counts.items())
             if needle in name.lower()
         ]
@@ -185,6 +184,13 @@ class OverviewPane(Pane[OverviewData]):
         else:
             self.screen.query_one(DagsPane).open_with(key)
             self.screen.action_show_tab("dags")  # type: ignore[attr-defined]
+
+
+def split_counts(counts: dict[DAGState, int]) -> tuple[Text, Text]:
+    """A name's run counts as (live states, terminal states) summaries."""
+    live = {s: n for s, n in counts.items() if s not in DAG_TERMINAL_STATES}
+    done = {s: n for s, n in counts.items() if s in DAG_TERMINAL_STATES}
+    return counts_summary(live), counts_summary(done)
 
 
 def counts_summary(counts: dict[Any, int]) -> Text:
