@@ -36,8 +36,8 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import (
-    Recorder,
     RateSampler,
+    Recorder,
     base_args,
     cv,
     median,
@@ -47,6 +47,7 @@ from common import (
 
 THREADS = 4
 BATCH = 50
+SENDERS = 4  # concurrent producer calls: one alone cannot reach the higher rates
 
 
 # --- pgqueuer -----------------------------------------------------------------------------
@@ -92,9 +93,9 @@ class PgQueuerPeer:
         return rate
 
     async def work(
-        self, entrypoint: str, seconds: float, on_job: Callable[[dict[str, Any]], None]
+        self, entrypoint: str, until: Awaitable[Any], on_job: Callable[[dict[str, Any]], None]
     ) -> None:
-        """``THREADS`` queue managers for ``seconds``, calling ``on_job(payload)``."""
+        """``THREADS`` queue managers until ``until`` is done, calling ``on_job(payload)``."""
         from pgqueuer import QueueManager
 
         managers = []
@@ -110,7 +111,7 @@ class PgQueuerPeer:
 
             managers.append(qm)
         runs = [asyncio.create_task(qm.run(batch_size=BATCH)) for qm in managers]
-        await asyncio.sleep(seconds)
+        await until
         for qm in managers:
             qm.shutdown.set()
         await asyncio.wait_for(asyncio.gather(*runs, return_exceptions=True), timeout=60)
@@ -166,7 +167,7 @@ class ProcrastinatePeer:
             return n / (time.perf_counter() - t0)
 
     async def work(
-        self, entrypoint: str, seconds: float, on_job: Callable[[dict[str, Any]], None]
+        self, entrypoint: str, until: Awaitable[Any], on_job: Callable[[dict[str, Any]], None]
     ) -> None:
         app, _ = self.app(on_job)
         async with app.open_async():
@@ -175,7 +176,7 @@ class ProcrastinatePeer:
                     queues=["bench"], concurrency=THREADS, install_signal_handlers=False
                 )
             )
-            await asyncio.sleep(seconds)
+            await until
             run.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(run, timeout=60)
@@ -229,7 +230,7 @@ async def scenario_burn(rec: Recorder, peer: Peer, q: bool) -> float:
         sampler.tick()
 
     t1 = time.perf_counter()
-    await peer.work("bench", seconds, on_job)
+    await peer.work("bench", asyncio.sleep(seconds), on_job)
     elapsed = time.perf_counter() - t1
     rate = sampler.count / elapsed
     rec.add(
@@ -265,15 +266,18 @@ def producer_main(peer_name: str, dsn: str, rate: float, seconds: float, out: An
 
     async def run() -> tuple[int, float]:
         peer = make_peer(peer_name, dsn)
-        n = int(rate * seconds)
         send: Callable[[], Awaitable[Any]]
         if isinstance(peer, PgQueuerPeer):
-            conn, q = await peer._queries()
+            import asyncpg
+            from pgqueuer import AsyncpgPoolDriver, Queries
+
+            pool = await asyncpg.create_pool(dsn, min_size=SENDERS, max_size=SENDERS)
+            q = Queries(AsyncpgPoolDriver(pool))
 
             def send() -> Awaitable[Any]:
                 return peer.produce("bench", {"t": time.time()}, q)
 
-            closer: Callable[[], Awaitable[Any]] = conn.close
+            closer: Callable[[], Awaitable[Any]] = pool.close
         else:
             app, task = peer.app()
             await app.open_async()
@@ -283,16 +287,25 @@ def producer_main(peer_name: str, dsn: str, rate: float, seconds: float, out: An
 
             closer = app.close_async
         t0 = time.perf_counter()
-        sent = 0
-        for i in range(n):
-            delay = t0 + i / rate - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            await send()
-            sent += 1
+        sent = [0] * SENDERS
+
+        async def sender(k: int) -> None:
+            i = 0
+            while True:
+                due = t0 + (i * SENDERS + k) / rate
+                if due - t0 >= seconds:
+                    return
+                delay = due - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                await send()
+                sent[k] += 1
+                i += 1
+
+        await asyncio.gather(*(sender(k) for k in range(SENDERS)))
         took = time.perf_counter() - t0
         await closer()
-        return sent, took
+        return sum(sent), took
 
     out.put(asyncio.run(run()))
 
@@ -311,14 +324,20 @@ async def scenario_e2e(rec: Recorder, peer: Peer, q: bool, burn_rate: float) -> 
         out = ctx.Queue()
         proc = ctx.Process(target=producer_main, args=(peer.name, peer.dsn, target, seconds, out))
 
-        async def start_producer(proc: Any = proc) -> None:
+        async def produce_and_drain(
+            proc: Any = proc, out: Any = out, lat: list[float] = lat
+        ) -> tuple[int, float]:
             await asyncio.sleep(1.0)  # the workers listen before the first job
             proc.start()
+            sent, took = await asyncio.to_thread(out.get)
+            deadline = time.time() + 15
+            while len(lat) < sent and time.time() < deadline:
+                await asyncio.sleep(0.05)
+            return sent, took
 
-        starter = asyncio.create_task(start_producer())
-        await peer.work("bench", seconds + 4.0, on_job)
-        await starter
-        sent, took = await asyncio.to_thread(out.get)
+        done = asyncio.ensure_future(produce_and_drain())
+        await peer.work("bench", done, on_job)
+        sent, took = done.result()
         proc.join()
         note = f"target {target:,.0f}/s, achieved {sent / took:,.0f}/s, {len(lat)}/{sent} jobs"
         label = f"e2e {int(frac * 100)}% wakeups"
@@ -359,4 +378,5 @@ if __name__ == "__main__":
     import logging
 
     logging.basicConfig(level=logging.WARNING)  # the peers' INFO logs drown the figures
+    logging.getLogger("procrastinate.blueprints").setLevel(logging.ERROR)  # "App in __main__"
     main()

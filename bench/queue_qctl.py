@@ -37,8 +37,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import psycopg
 from common import (
-    Recorder,
     RateSampler,
+    Recorder,
     base_args,
     cv,
     median,
@@ -55,6 +55,7 @@ from qctl_store.types import DequeueParams, EnqueueParams, Source
 AnyStore = PostgresStore | SqliteStore
 SCHEMA = "qctl_bench"
 POLL_INTERVAL = 1.0  # azync's default FetchPollInterval
+SENDERS = 4  # producer threads: one alone cannot reach the higher rates
 
 
 def open_store(backend: str, target: str, **config: Any) -> AnyStore:
@@ -240,22 +241,32 @@ def scenario_burn(
 def producer_main(
     backend: str, target: str, kind: str, rate: float, seconds: float, out: Any
 ) -> None:
-    """Child process: single enqueues at ``rate`` per second, wall clock in the payload."""
-    store = open_store(backend, target, pool_max_size=2)
-    n = int(rate * seconds)
+    """Child process: single enqueues at ``rate`` per second for ``seconds``, from
+    ``SENDERS`` threads, wall clock in the payload; reports (sent, elapsed)."""
+    store = open_store(backend, target, pool_max_size=SENDERS)
+    sent = [0] * SENDERS
     t0 = time.perf_counter()
-    sent = 0
-    try:
-        for i in range(n):
-            due = t0 + i / rate
+
+    def send(k: int) -> None:
+        i = 0
+        while True:
+            due = t0 + (i * SENDERS + k) / rate
+            if due - t0 >= seconds:
+                return
             delay = due - time.perf_counter()
             if delay > 0:
                 time.sleep(delay)
             store.enqueue(EnqueueParams(kind=kind, payload={"t": time.time()}))
-            sent += 1
-    finally:
-        out.put((sent, time.perf_counter() - t0))
-        store.close()
+            sent[k] += 1
+            i += 1
+
+    threads = [threading.Thread(target=send, args=(k,)) for k in range(SENDERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out.put((sum(sent), time.perf_counter() - t0))
+    store.close()
 
 
 def e2e(
@@ -304,7 +315,7 @@ def e2e(
     proc.start()
     sent, took = out.get()
     proc.join()
-    deadline = time.time() + 2 * POLL_INTERVAL + 5
+    deadline = time.time() + 2 * POLL_INTERVAL + 10
     while time.time() < deadline:
         with lock:
             if len(lat) >= sent:

@@ -66,10 +66,7 @@ def cli(ctx: typer.Context) -> CliContext:
 
 def store(ctx: typer.Context) -> AnyStore:
     """The store of this invocation, opened once (unpooled: one-shot commands)."""
-    c = cli(ctx)
-    if c._stores:
-        return c._stores[0]
-    return c.open_store(pooled=False)
+    return cli(ctx).store()
 
 
 def writable(ctx: typer.Context, action: str) -> AnyStore:

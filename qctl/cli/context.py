@@ -159,6 +159,10 @@ class CliContext:
         self._stores.append(store)
         return store
 
+    def store(self) -> AnyStore:
+        """The store of this invocation: opened unpooled on first use, then reused."""
+        return self._stores[0] if self._stores else self.open_store(pooled=False)
+
     def close(self) -> None:
         stores, self._stores = self._stores, []
         for store in stores:

@@ -12,7 +12,7 @@ from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.jobs import job_record
 from qctl.cli.output import OutputFormat, as_dict, emit_object, emit_result, emit_rows, note
-from qctl_store.types import DAGFilter, DAGSignalParams, DAGState, DAGView, Job, JobState
+from qctl_store.types import DAGDep, DAGFilter, DAGSignalParams, DAGState, DAGView, Job, JobState
 
 if TYPE_CHECKING:
     from qctl.cli.context import AnyStore
@@ -37,12 +37,16 @@ def dag_record(dag: DAGView, counts: dict[JobState, int] | None = None) -> dict[
     return record
 
 
-def graph_text(tasks: list[Job], deps: list[tuple[str, str]]) -> str:
-    """The task graph drawn as text, each task labelled with its state."""
+def draw(tasks: list[Job], deps: list[DAGDep]) -> tuple[list[Job], str]:
+    """The tasks in graph reading order (roots first), and the graph drawn as text with
+    each task labelled by its state."""
     from qctl.tui.layout import layout, render
 
+    lay = layout([t.task_key for t in tasks], [(d.task_key, d.depends_on_key) for d in deps])
+    rank = {key: i for i, key in enumerate(lay.order())}
     labels = {t.task_key: f"{t.task_key} [{t.state}]" for t in tasks}
-    return render(layout([t.task_key for t in tasks], deps), labels).text
+    ordered = sorted(tasks, key=lambda t: rank.get(t.task_key, len(rank)))
+    return ordered, render(lay, labels).text
 
 
 @app.command("list")
@@ -95,11 +99,12 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
         )
         return
     emit_object(dag_record(dag), output)
-    typer.echo("")
-    emit_rows([job_record(t) for t in tasks], TASK_COLUMNS, output)
     if tasks:
+        ordered, graph = draw(tasks, deps)
         typer.echo("")
-        typer.echo(graph_text(tasks, [(d.task_key, d.depends_on_key) for d in deps]))
+        emit_rows([job_record(t) for t in ordered], TASK_COLUMNS, output)
+        typer.echo("")
+        typer.echo(graph)
 
 
 @app.command("find")

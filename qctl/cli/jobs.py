@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -35,7 +36,6 @@ JOB_COLUMNS = [
     "last_error",
 ]
 PAGE = 500
-BATCH = 100
 
 ErrorOpt = Annotated[
     str,
@@ -284,17 +284,13 @@ def retry(
         return
     common.confirm(f"Retry {count} dead job(s)?", yes)
     if by_id:
-        # Filters the store's RetryAllDead cannot express: retry the matches by id,
-        # collected first so retried rows cannot shift the pages being read.
+        # Filters RetryAllDead cannot express: retry the matches by id, page by page.
+        # Keyset pages stay correct while retried rows leave the dead set.
         retried = 0
-        matches = [(j.source, j.id) for j in iter_jobs(store, search)]
-        for start in range(0, len(matches), BATCH):
-            for src, ident in matches[start : start + BATCH]:
-                try:
-                    store.retry_job(src, ident)
-                    retried += 1
-                except NotFound:
-                    continue  # retried or deleted meanwhile
+        for job in iter_jobs(store, search):
+            with contextlib.suppress(NotFound):  # retried or deleted meanwhile
+                store.retry_job(job.source, job.id)
+                retried += 1
     else:
         retried = sum(store.retry_all_dead(s, kind) for s in common.sources(source))
     emit_result({"action": "retry", "retried": retried}, f"retried {retried} dead job(s)", output)
@@ -303,9 +299,7 @@ def retry(
 def _one(action: str, verb: str, method: str, doc: str) -> None:
     def command(
         ctx: typer.Context,
-        ids: Annotated[
-            list[str], typer.Argument(metavar="ID", help="Job ids or unique prefixes.")
-        ],
+        ids: Annotated[list[str], typer.Argument(metavar="ID", help="Job ids or unique prefixes.")],
         yes: Yes = False,
         output: Output = OutputFormat.TABLE,
     ) -> None:

@@ -118,7 +118,8 @@ class MainScreen(TopScreen):
         self.query_one("#tabs", TabbedContent).active = name
         pane = self.query_one(f"#{name}-pane", Loader)
         pane.reload()
-        pane.focus_first()  # type: ignore[attr-defined]
+        # The pane becomes visible on the next refresh; only then can it take focus.
+        self.call_after_refresh(pane.focus_first)  # type: ignore[attr-defined]
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         for loader in self.loaders():

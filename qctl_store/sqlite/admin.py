@@ -16,7 +16,7 @@ from typing import Any
 
 from qctl_store import errors, validate
 from qctl_store.sqlite.base import SqliteBase, queries, td_us, to_us, utc_day
-from qctl_store.sqlite.maintenance import batched
+from qctl_store.sqlite.maintenance import batched, source_kind
 from qctl_store.sqlite.rows import (
     EVENT_ADMIN_COLUMNS,
     JOB_COLUMNS,
@@ -121,8 +121,12 @@ def _job_where(search: JobSearch) -> tuple[str, dict[str, Any]]:
     return " AND ".join(clauses) or "1", params
 
 
-def _limit(limit: int) -> int:
-    return limit if limit > 0 else -1
+def _page(offset: int, limit: int) -> dict[str, int]:
+    """azync's paging rules with the PostgreSQL backend's bounds: a negative offset is 0,
+    ``limit <= 0`` is no limit (SQLite's ``LIMIT -1``)."""
+    validate.limit(offset, "offset", maximum=2**62)
+    validate.limit(limit, "limit", maximum=2**62)
+    return {"offset": max(offset, 0), "limit": limit if limit > 0 else -1}
 
 
 def _add_depth(d: Depths, state: str, n: int, pending_age: int | None) -> None:
@@ -206,13 +210,12 @@ class AdminMixin(SqliteBase):
         self, source: Source, filter: JobFilter, offset: int = 0, limit: int = 0
     ) -> tuple[list[Job], int]:
         search = JobSearch(source=validate.source(source), kind=filter.kind, state=filter.state)
-        validate.limit(offset, "offset")
-        validate.limit(limit)
         where, params = _job_where(search)
+        page = _page(offset, limit)
         sql = Q.list_jobs.format(columns=JOB_COLUMNS, where=where, order=_order_sql(search.state))
         with self.read() as t:
             total = t.one(Q.count_jobs.format(where=where), params)["n"]  # type: ignore[index]
-            rows = t.all(sql, {**params, "limit": _limit(limit), "offset": max(offset, 0)})
+            rows = t.all(sql, {**params, **page})
         return jobs_from_rows(rows), total
 
     def get_job(self, source: Source, id: uuid.UUID) -> Job:
@@ -259,42 +262,34 @@ class AdminMixin(SqliteBase):
         self._transition("delete", Q.delete_job, source, id, state=state.value)
 
     def retry_all_dead(self, source: Source, kind: str = "") -> int:
-        source = validate.source(source)
-        return batched(self, Q.retry_all_dead, {"source": source.value, "kind": kind})
+        where, params = source_kind(source, kind)
+        return batched(self, Q.retry_all_dead.format(where=where), params)
 
     def delete_all(self, source: Source, kind: str, state: JobState) -> int:
-        source = validate.source(source)
-        state = validate.job_state(state)
-        return batched(
-            self, Q.delete_all, {"source": source.value, "kind": kind, "state": state.value}
-        )
+        where, params = source_kind(source, kind)
+        params["state"] = validate.job_state(state).value
+        return batched(self, Q.delete_all.format(where=where), params)
 
     def vacuum_dead(self, source: Source, kind: str, older_than: timedelta) -> int:
-        source = validate.source(source)
-        validate.duration(older_than, "older_than")
-        return batched(
-            self,
-            Q.vacuum_dead,
-            {"source": source.value, "kind": kind, "older_than": td_us(older_than)},
-        )
+        where, params = source_kind(source, kind)
+        params["older_than"] = td_us(validate.duration(older_than, "older_than"))
+        return batched(self, Q.vacuum_dead.format(where=where), params)
 
     def nuke_all(self, source: Source) -> NukeReport:
-        source = validate.source(source)
-        params = {"source": source.value}
+        params = {"source": validate.source(source).value}
+        # Jobs go in batches (their attempt rows cascade); the event ledger stays.
+        jobs = batched(self, Q.nuke_jobs, params)
         with self.tx() as t:
-            return NukeReport(
-                jobs=t.execute(Q.nuke_jobs, params).rowcount,
-                stats=t.execute(Q.nuke_stats, params).rowcount,
-                keys=t.execute(Q.nuke_keys, params).rowcount,
-            )
+            stats = t.execute(Q.nuke_stats, params).rowcount
+            keys = t.execute(Q.nuke_keys, params).rowcount
+        return NukeReport(jobs=jobs, stats=stats, keys=keys)
 
     # --- events and subscribers --------------------------------------------------------
 
     def list_events(
         self, filter: EventFilter, offset: int = 0, limit: int = 0
     ) -> tuple[list[EventAdminRow], int]:
-        validate.limit(offset, "offset")
-        validate.limit(limit)
+        page = _page(offset, limit)
         params = {
             "type": filter.type,
             "since": to_us(validate.instant(filter.since, "since")),
@@ -303,7 +298,7 @@ class AdminMixin(SqliteBase):
         }
         with self.read() as t:
             total = t.one(_COUNT_EVENTS, params)["n"]  # type: ignore[index]
-            rows = t.all(_LIST_EVENTS, {**params, "limit": _limit(limit), "offset": max(offset, 0)})
+            rows = t.all(_LIST_EVENTS, {**params, **page})
         return [event_admin_from_row(r) for r in rows], total
 
     def get_event(self, id: uuid.UUID) -> EventAdminRow:
@@ -337,10 +332,9 @@ class AdminMixin(SqliteBase):
             raise errors.InvalidInput(
                 f"unknown entity {entity!r} (one of {', '.join(_PREFIX_TABLES)})"
             )
-        validate.limit(limit)
-        sql = Q.ids_by_prefix.format(table=table)
+        params = {"prefix": canonical_prefix(prefix), "limit": _page(0, limit)["limit"]}
         with self.read() as t:
-            rows = t.all(sql, {"prefix": canonical_prefix(prefix), "limit": _limit(limit)})
+            rows = t.all(Q.ids_by_prefix.format(table=table), params)
         return [uuid.UUID(r["id"]) for r in rows]
 
     def find_job(self, id: uuid.UUID) -> Job:
@@ -353,7 +347,7 @@ class AdminMixin(SqliteBase):
     def search_jobs(
         self, search: JobSearch, limit: int = 50, after: JobPageCursor | None = None
     ) -> list[Job]:
-        validate.limit(limit)
+        page = _page(0, limit)
         where, params = _job_where(search)
         state = None if search.state is None else JobState(search.state)
         if after is not None:
@@ -362,7 +356,7 @@ class AdminMixin(SqliteBase):
             params["after_key"] = to_us(validate.instant(after.sort_key, "after.sort_key"))
         sql = Q.list_jobs.format(columns=JOB_COLUMNS, where=where, order=_order_sql(state))
         with self.read() as t:
-            return jobs_from_rows(t.all(sql, {**params, "limit": _limit(limit), "offset": 0}))
+            return jobs_from_rows(t.all(sql, {**params, **page}))
 
     def count_jobs(self, search: JobSearch, exact: bool = False) -> tuple[int, bool]:
         # SQLite counts are exact and cheap enough at embedded scale: never estimated.

@@ -7,6 +7,17 @@ failing on a lock upgrade. The backend clock is the host clock, read once per
 transaction after the write lock is held, so transaction times are ordered like the
 commits. Instants are stored as INTEGER microseconds since the Unix epoch (UTC), ids as
 canonical lower-case UUID text, JSON as text.
+
+Writer fairness: SQLite's busy handler sleeps with growing back-off (up to 100ms) and
+hands the lock to whoever asks first once it is free, so a process committing in a
+tight loop re-takes the lock before a sleeping waiter wakes and can starve it for as
+long as it keeps writing. Writers of this package therefore pass a turnstile first: an
+``flock`` on a side file (``<db>-qctl-lock``) that a writer holds only while it waits
+for the database lock, polling for it every millisecond or so. A writer that just
+committed finds the turnstile held by the waiter and queues behind it, so the lock
+alternates between contending writers. The turnstile is only a fairness aid: where
+it cannot be used (no side file, in-memory database, no ``fcntl``) or is held past the
+busy timeout, writers fall back to SQLite's own busy handler.
 """
 
 from __future__ import annotations
@@ -18,7 +29,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,7 +37,14 @@ from qctl_store import errors
 from qctl_store.config import Config
 from qctl_store.sqlfile import Queries, load
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX
+    fcntl = None  # type: ignore[assignment]
+
 BUSY_TIMEOUT_MS = 30_000
+TURNSTILE_POLL_MS = 2
+"""SQLite's busy wait per attempt while holding the turnstile (it sleeps 1ms, then 1ms)."""
 US = 1_000_000
 
 
@@ -89,6 +107,36 @@ def mapped_errors() -> Iterator[None]:
         raise errors.Unavailable(f"SQLite: {exc}") from None
 
 
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    msg = str(exc)
+    return "locked" in msg or "busy" in msg
+
+
+def _flock(fd: int, deadline: float) -> bool:
+    """Take the turnstile, polling (a blocking flock could not time out); False once
+    the deadline passed."""
+    delay = 0.0005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+        except OSError:
+            return False
+        time.sleep(random.uniform(0, delay))
+        delay = min(delay * 2, 0.005)
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back what is still open; SQLite may already have rolled back on an error,
+    and a failing rollback must not hide the error that caused it."""
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
 class Tx:
     """One write transaction: its cursor, its clock and its after-commit hooks."""
 
@@ -100,7 +148,9 @@ class Tx:
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
         return self.conn.execute(sql, params)
 
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> sqlite3.Cursor:
+    def executemany(
+        self, sql: str, rows: Iterable[Sequence[Any] | Mapping[str, Any]]
+    ) -> sqlite3.Cursor:
         return self.conn.executemany(sql, rows)
 
     def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Row | None:
@@ -123,6 +173,7 @@ class SqliteBase:
         self.schema = ""
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
+        self._gates: list[int] = []
         self._conns_lock = threading.Lock()
         self._closed = False
         if path != ":memory:" and not path.startswith("file:"):
@@ -156,9 +207,48 @@ class SqliteBase:
             if self.config.read_only:
                 conn.execute("PRAGMA query_only = ON")
         self._local.conn = conn
+        self._local.gate = self._open_gate()
         with self._conns_lock:
             self._conns.append(conn)
+            if self._local.gate is not None:
+                self._gates.append(self._local.gate)
         return conn
+
+    def _open_gate(self) -> int | None:
+        """This thread's descriptor of the turnstile file (flock is per open file, so
+        threads of one process queue on it too), or None where there is none."""
+        if (
+            fcntl is None
+            or self.config.read_only
+            or self.path == ":memory:"
+            or self.path.startswith("file:")
+        ):
+            return None
+        try:
+            return os.open(self.path + "-qctl-lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return None
+
+    def _begin_immediate(self, conn: sqlite3.Connection) -> None:
+        gate: int | None = getattr(self._local, "gate", None)
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        if gate is None or not _flock(gate, deadline):
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {TURNSTILE_POLL_MS}")
+            try:
+                while True:
+                    try:
+                        conn.execute("BEGIN IMMEDIATE")
+                        return
+                    except sqlite3.OperationalError as exc:
+                        if not _is_busy(exc) or time.monotonic() >= deadline:
+                            raise
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        finally:
+            fcntl.flock(gate, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
     def tx(self) -> Iterator[Tx]:
@@ -168,14 +258,14 @@ class SqliteBase:
             raise errors.ReadOnly("the store is read-only; the write was refused")
         conn = self._conn()
         with mapped_errors():
-            conn.execute("BEGIN IMMEDIATE")
-            t = Tx(conn, now_us())
+            self._begin_immediate(conn)
             try:
+                t = Tx(conn, now_us())
                 yield t
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                _rollback(conn)
                 raise
-            conn.execute("COMMIT")
         for fn in t._after:
             try:
                 fn()
@@ -191,7 +281,8 @@ class SqliteBase:
             try:
                 yield Tx(conn, now_us())
             finally:
-                conn.execute("COMMIT")
+                if conn.in_transaction:  # an error may have ended it already
+                    conn.execute("COMMIT")
 
     def random_slot(self) -> int:
         return random.randrange(self.config.stats_slots)
@@ -217,9 +308,13 @@ class SqliteBase:
         self._close_listeners()
         with self._conns_lock:
             conns, self._conns = self._conns, []
+            gates, self._gates = self._gates, []
         for conn in conns:
             with contextlib.suppress(sqlite3.Error):
                 conn.close()
+        for gate in gates:
+            with contextlib.suppress(OSError):
+                os.close(gate)
 
     def _close_listeners(self) -> None:
         """Overridden by the listener mixins to stop their threads."""

@@ -5,7 +5,9 @@ header or ledger event to ``qctl_changes``, in the writer's transaction, whichev
 process wrote. One reader thread per store polls the log by position (every 50 ms, one
 primary-key range scan) and feeds two hubs: change hints (``changes()``) and wakes for
 job rows that became pending (``wake()``, see ``wake.py``). The thread starts with the
-first subscription of either stream.
+first subscription of either stream and stops once neither has had a subscriber for
+``IDLE_STOP`` seconds (a console closing its views, a worker gone), so an idle store
+costs no polling; the next subscription starts a fresh thread.
 
 Reset rules, as azync's PostgreSQL listener: the first read pins the position and
 resets every subscriber ("live"); whenever the reader cannot prove it missed nothing
@@ -21,6 +23,7 @@ contiguous in the log (SQLite has one writer at a time) and share the statement 
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -38,6 +41,9 @@ POLL_INTERVAL = 0.05
 """Seconds between two reads of the log."""
 READ_BATCH = 10_000
 """Rows per read; a full batch is followed by another read right away."""
+IDLE_STOP = 1.0
+"""Seconds without any subscriber before the reader thread stops; long enough that a
+view closing one subscription and opening the next does not restart it."""
 
 
 def reset_change() -> Change:
@@ -126,15 +132,30 @@ class ChangeLogReader:
 
     def __init__(self, store: SqliteBase) -> None:
         self._store = store
-        self.changes: Hub[Change] = Hub(CHANGE_BUFFER, reset=reset_change, on_first=self._start)
-        self.wakes: Hub[Wake] = Hub(WAKE_BUFFER, on_first=self._start)
+        self.changes: Hub[Change] = Hub(CHANGE_BUFFER, reset=reset_change)
+        self.wakes: Hub[Wake] = Hub(WAKE_BUFFER)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._position: int | None = None
         self.closed = False
 
-    def _start(self) -> None:
+    def subscribe_changes(self) -> Subscription[Change]:
+        sub = self.changes.subscribe()
+        self._ensure_running()
+        return sub
+
+    def subscribe_wakes(self) -> Subscription[Wake]:
+        sub = self.wakes.subscribe()
+        self._ensure_running()
+        return sub
+
+    @property
+    def running(self) -> bool:
+        with self._lock:
+            return self._thread is not None
+
+    def _ensure_running(self) -> None:
         with self._lock:
             if self._thread is not None or self.closed:
                 return
@@ -153,8 +174,30 @@ class ChangeLogReader:
         self.changes.close()
         self.wakes.close()
 
+    def _idle(self) -> bool:
+        return self.changes.subscriber_count == 0 and self.wakes.subscriber_count == 0
+
+    def _retire(self) -> bool:
+        """Stop this thread if still nobody listens. The position is dropped and the hub
+        marked not live, so the next thread pins a fresh position and opens with a
+        reset, exactly like the first one."""
+        with self._lock:
+            if not self._idle():
+                return False
+            self._thread = None
+            self._position = None
+            self.changes.set_live(False)
+            return True
+
     def _run(self) -> None:
+        idle_since: float | None = None
         while not self._stop.is_set():
+            if not self._idle():
+                idle_since = None
+            elif idle_since is None:
+                idle_since = time.monotonic()
+            elif time.monotonic() - idle_since >= IDLE_STOP and self._retire():
+                return
             try:
                 more = self.poll()
             except Exception as exc:  # a failed read proves nothing: reset on recovery
@@ -228,7 +271,7 @@ class ChangesMixin(SqliteBase):
     def changes(self) -> Subscription[Change] | None:
         if not pushes(self):
             return None
-        return change_log_reader(self).changes.subscribe()
+        return change_log_reader(self).subscribe_changes()
 
     def _change_push(self) -> bool:
         return pushes(self)

@@ -7,7 +7,6 @@ at that moment, in one transaction. Deliveries have no payload; the lease rehydr
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import uuid
 from datetime import datetime
@@ -46,7 +45,7 @@ class EventsMixin(SqliteBase):
             "version": p.version,
             "occurred_at": to_us(validate.instant(p.occurred_at, "occurred_at")),
             "payload": validate.json_text(p.payload),
-            "meta": json.dumps(validate.meta(p.meta), separators=(",", ":")),
+            "meta": validate.json_text(validate.meta(p.meta), "meta"),
         }
 
     def _publish(self, t: Tx, args: dict[str, Any]) -> int:
@@ -61,7 +60,7 @@ class EventsMixin(SqliteBase):
     def _insert_deliveries(
         self, t: Tx, targets: list[tuple[str, str, int]], *, replay: bool
     ) -> None:
-        t.conn.executemany(
+        t.executemany(
             Q.insert_delivery,
             [
                 {

@@ -50,7 +50,7 @@ class JobsMixin(SqliteBase):
             "id": arg_id(p.id),
             "kind": p.kind,
             "payload": validate.json_text(p.payload),
-            "meta": json.dumps(validate.meta(p.meta), separators=(",", ":")),
+            "meta": validate.json_text(validate.meta(p.meta), "meta"),
             "key": p.idempotency_key or None,
             "max_attempts": p.max_attempts,
             "explicit": int(p.max_attempts_explicit),
@@ -96,122 +96,80 @@ class JobsMixin(SqliteBase):
             ]
             if not ids:
                 return []
-            for id in ids:
-                t.execute(
-                    Q.lease_job,
+            t.executemany(
+                Q.lease_job,
+                [
                     {
                         "id": id,
                         "now": t.now,
                         "lease": td_us(p.lease),
-                        "token": str(uuid.uuid4()),
+                        "token": str(uuid.uuid4()),  # fresh per job, as gen_random_uuid()
                         "override": int(p.override_default),
                         "default_max": p.default_max_attempts,
-                    },
-                )
+                    }
+                    for id in ids
+                ],
+            )
             return jobs_from_rows(t.all(_LEASED_JOBS, {"ids": json.dumps(ids)}))
 
     # --- fenced settlement --------------------------------------------------------------
 
-    def _fenced(self, t: Tx, op: str, sql: str, **params: Any) -> sqlite3.Row:
-        row = t.one(sql, {"now": t.now, **params})
-        if row is None:
-            raise errors.NotFound(op)
-        return row
-
-    def _fail(self, t: Tx, row: sqlite3.Row, error: str) -> None:
-        """The attempt history row and the failed counter of a failing transition."""
-        t.execute(
-            Q.insert_attempt,
-            {"id": row["id"], "attempt": row["attempt"], "error": error, "now": t.now},
-        )
-        self.bump_stat(t, row["source"], row["kind"], "failed")
+    def _settle(self, op: str, sql: str, args: dict[str, Any]) -> sqlite3.Row:
+        """One fenced transition and the counter its statement reports, in one
+        transaction; no row is ``NotFound(op)`` (and then nothing was written)."""
+        with self.tx() as t:
+            row = t.one(sql, {"now": t.now, **args})
+            if row is None:
+                raise errors.NotFound(op)
+            if row["counter"] == "failed":
+                insert_attempt(t, row["id"], row["attempt"], row["last_error"])
+            if row["counter"] is not None:
+                self.bump_stat(t, row["source"], row["kind"], row["counter"])
+            return row
 
     def ack(self, id: uuid.UUID, lease_token: uuid.UUID) -> None:
-        with self.tx() as t:
-            row = self._fenced(
-                t, "ack", Q.ack, id=arg_id(id), token=arg_id(lease_token, "lease_token")
-            )
-            self.bump_stat(t, row["source"], row["kind"], "processed")
+        self._settle("ack", Q.ack, _lease(id, lease_token))
 
     def reschedule(
         self, id: uuid.UUID, lease_token: uuid.UUID, delay: timedelta, last_error: str
     ) -> None:
-        validate.duration(delay, "delay")
-        with self.tx() as t:
-            row = self._fenced(
-                t,
-                "reschedule",
-                Q.reschedule,
-                id=arg_id(id),
-                token=arg_id(lease_token, "lease_token"),
-                delay=td_us(delay),
-                error=last_error,
-            )
-            self._fail(t, row, last_error)
+        args = _lease(id, lease_token)
+        delay_us = td_us(validate.duration(delay, "delay"))
+        self._settle(
+            "reschedule",
+            Q.fail,
+            {**args, "state": "scheduled", "delay": delay_us, "error": last_error},
+        )
 
     def dead(self, id: uuid.UUID, lease_token: uuid.UUID, last_error: str) -> None:
-        with self.tx() as t:
-            row = self._fenced(
-                t,
-                "dead",
-                Q.dead,
-                id=arg_id(id),
-                token=arg_id(lease_token, "lease_token"),
-                error=last_error,
-            )
-            self._fail(t, row, last_error)
+        args = _lease(id, lease_token)
+        self._settle("dead", Q.fail, {**args, "state": "dead", "delay": None, "error": last_error})
 
     def skip(self, id: uuid.UUID, lease_token: uuid.UUID, reason: str) -> None:
-        with self.tx() as t:
-            row = self._fenced(
-                t,
-                "skip",
-                Q.skip,
-                id=arg_id(id),
-                token=arg_id(lease_token, "lease_token"),
-                error=reason,
-            )
-            self.bump_stat(t, row["source"], row["kind"], "processed")
+        self._settle("skip", Q.skip, {**_lease(id, lease_token), "error": reason})
 
     def release(self, id: uuid.UUID, lease_token: uuid.UUID) -> None:
-        with self.tx() as t:
-            cur = t.execute(
-                Q.release,
-                {"id": arg_id(id), "token": arg_id(lease_token, "lease_token"), "now": t.now},
-            )
-            if cur.rowcount == 0:
-                raise errors.NotFound("release")
+        self._settle("release", Q.release, _lease(id, lease_token))
 
     def snooze(
         self, id: uuid.UUID, lease_token: uuid.UUID, delay: timedelta, deadline_error: str
     ) -> bool:
-        validate.duration(delay, "delay")
-        with self.tx() as t:
-            row = self._fenced(
-                t,
-                "snooze",
-                Q.snooze,
-                id=arg_id(id),
-                token=arg_id(lease_token, "lease_token"),
-                delay=td_us(delay),
-                error=deadline_error,
-            )
-            deadlined = bool(row["deadlined"])
-            if deadlined:
-                self._fail(t, row, deadline_error)
-            return deadlined
+        args = _lease(id, lease_token)
+        delay_us = td_us(validate.duration(delay, "delay"))
+        row = self._settle("snooze", Q.snooze, {**args, "delay": delay_us, "error": deadline_error})
+        return row["counter"] is not None  # dead-lettered past its deadline
 
     def extend_lease(self, id: uuid.UUID, lease_token: uuid.UUID, lease: timedelta) -> None:
-        validate.duration(lease, "lease")
-        with self.tx() as t:
-            cur = t.execute(
-                Q.extend_lease,
-                {
-                    "id": arg_id(id),
-                    "token": arg_id(lease_token, "lease_token"),
-                    "now": t.now,
-                    "lease": td_us(lease),
-                },
-            )
-            if cur.rowcount == 0:
-                raise errors.NotFound("extend lease")
+        args = _lease(id, lease_token)
+        lease_us = td_us(validate.duration(lease, "lease"))
+        self._settle("extend lease", Q.extend_lease, {**args, "lease": lease_us})
+
+
+def _lease(id: uuid.UUID, lease_token: uuid.UUID) -> dict[str, str]:
+    """The fencing arguments of a settlement, checked before any transaction starts."""
+    return {"id": arg_id(id), "token": arg_id(lease_token, "lease_token")}
+
+
+def insert_attempt(t: Tx, job_id: str, attempt: int, error: str) -> None:
+    """The attempt history row of a failing transition (shared with the reaper)."""
+    t.execute(Q.insert_attempt, {"id": job_id, "attempt": attempt, "error": error, "now": t.now})

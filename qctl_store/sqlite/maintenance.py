@@ -15,10 +15,10 @@ from typing import Any
 
 from qctl_store import validate
 from qctl_store.sqlite.base import US, SqliteBase, Tx, queries, td_us, utc_day
+from qctl_store.sqlite.jobs import insert_attempt
 from qctl_store.types import Source
 
 Q = queries("maintenance.sql")
-JOBS = queries("jobs.sql")
 
 
 def batched(store: SqliteBase, sql: str, params: dict[str, Any]) -> int:
@@ -45,6 +45,17 @@ def batched_tx(store: SqliteBase, step: Callable[[Tx, int], int]) -> int:
         total += n
         if n < batch:
             return total
+
+
+def source_kind(source: Source, kind: str) -> tuple[str, dict[str, Any]]:
+    """``source = :source``, plus ``kind = :kind`` unless kind is "" (every kind): a plain
+    equality lets the (source, kind, ...) indexes seek, where ``(:kind = '' OR ...)``
+    would not."""
+    params: dict[str, Any] = {"source": validate.source(source).value}
+    if not kind:
+        return "source = :source", params
+    params["kind"] = kind
+    return "source = :source AND kind = :kind", params
 
 
 def _kinds(kinds: list[str]) -> str:
@@ -74,7 +85,7 @@ class MaintenanceMixin(SqliteBase):
             for r in rows:
                 if r["died"]:
                     killed += 1
-                    self._record_attempt(t, r["id"], r["attempt"], r["last_error"])
+                    insert_attempt(t, r["id"], r["attempt"], r["last_error"])
             per_kind = Counter(r["kind"] for r in rows)
             for kind in sorted(per_kind):
                 self.bump_stat(t, source.value, kind, "reaped", per_kind[kind])
@@ -82,11 +93,6 @@ class MaintenanceMixin(SqliteBase):
 
         reaped = batched_tx(self, step)
         return reaped, killed
-
-    def _record_attempt(self, t: Tx, job_id: str, attempt: int, error: str) -> None:
-        t.execute(
-            JOBS.insert_attempt, {"id": job_id, "attempt": attempt, "error": error, "now": t.now}
-        )
 
     def vacuum_stats(self, source: Source, retention: timedelta) -> int:
         source = validate.source(source)

@@ -21,4 +21,4 @@ class WakeMixin(SqliteBase):
     def wake(self) -> Subscription[Wake] | None:
         if not pushes(self):
             return None
-        return change_log_reader(self).wakes.subscribe()
+        return change_log_reader(self).subscribe_wakes()

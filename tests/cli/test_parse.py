@@ -6,12 +6,15 @@ from __future__ import annotations
 import contextlib
 import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from qctl.cli import parse
+from qctl.cli.main import app
 from qctl.cli.parse import ParseError
 
 
@@ -153,3 +156,23 @@ def test_key_value_never_crashes(text: str) -> None:
     except ParseError:
         return
     assert key and "=" in text and value in text
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(delay=ANY_TEXT, at=ANY_TEXT, payload=st.text(max_size=20), meta=st.text(max_size=10))
+def test_cli_edges_fail_cleanly(
+    delay: str, at: str, payload: str, meta: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the real command: a bad value is exit 2 with one line; a good one reaches
+    the read-only refusal (exit 4) without touching any database."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    runner = CliRunner()
+    for args in (["--delay", delay], ["--at", at], ["--payload", payload], ["--meta", meta]):
+        res = runner.invoke(app, ["--read-only", "jobs", "enqueue", "k", *args])
+        assert res.exit_code in (2, 4), (args, res.stderr, res.exception)
+        assert res.stdout == "" and res.stderr.count("\n") == 1
+        assert "Traceback" not in res.stderr
+    assert not (tmp_path / "qctl").exists()

@@ -87,3 +87,12 @@ def test_prefix_lookup_accepts_dashes_and_bounds_the_result(store: PostgresStore
     assert store.find_ids_by_prefix("job", text) == [jobs[0].id]
     assert len(store.find_ids_by_prefix("job", text[:1], limit=5)) <= 5
     assert store.find_ids_by_prefix("event", uuid.uuid4().hex) == []
+
+
+def test_prefix_lookup_is_a_primary_key_range_scan(store: PostgresStore) -> None:
+    sql = admin.Q.find_ids_by_prefix.replace("{table}", "azync_jobs")
+    args = {"lo": "ab" + "0" * 30, "hi": "ab" + "f" * 30, "limit": 10}
+    with store.read() as cur:
+        cur.execute("EXPLAIN " + sql, args)
+        plan = "\n".join(r["QUERY PLAN"] for r in cur.fetchall())
+    assert "azync_jobs_pkey" in plan and "Seq Scan" not in plan, plan

@@ -13,7 +13,7 @@ import pytest
 
 from qctl_store import Config
 from qctl_store.postgres import PostgresStore
-from qctl_store.postgres.changes import parse_change
+from qctl_store.postgres.changes import _schema_needle, parse_change
 from qctl_store.streams import Subscription
 from qctl_store.types import (
     Change,
@@ -189,6 +189,20 @@ def test_schema_isolation(
             seen_marker = True
     finally:
         other.close()
+
+
+def test_schema_prefilter_is_exact(store: PostgresStore, live: Subscription[Change]) -> None:
+    # The substring check that skips other schemas before parsing keys on the quoted
+    # name: a schema whose name contains ours is still parsed and dropped, ours delivered.
+    assert _schema_needle("qctl_a") == '"qctl_a"'
+    assert _schema_needle("Straße") == '"Straße"'
+    assert _schema_needle('we"ird') == ""  # JSON escapes it: filtered after parsing only
+    mine, theirs = uuid.uuid4(), uuid.uuid4()
+    for schema, id in ((f"{store.schema}_x", theirs), (store.schema, mine)):
+        payload = {"schema": schema, "entity": "job", "source": "queue", "id": str(id)}
+        store._on_change_payload(json.dumps(payload, separators=(",", ":")))
+    c = await_change(live, "the hint of this schema", lambda c: c.id in (mine, theirs))
+    assert c.id == mine
 
 
 def test_payload_carries_no_pii(store: PostgresStore, pg_schema: str) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from qctl_store.errors import SchemaNotMigrated
-from qctl_store.sqlite import SqliteStore
+from qctl_store.sqlite import SqliteStore, changes
 from qctl_store.sqlite.changes import ChangeLogReader
 from qctl_store.streams import Subscription
 from qctl_store.types import Change, ChangeEntity, JobState, Source, Wake
@@ -146,9 +146,9 @@ def test_lease_heartbeat_is_silent(store: SqliteStore, db_path: str) -> None:
 
 
 def test_trimmed_past_the_reader_announces_a_reset(store: SqliteStore, db_path: str) -> None:
-    # A reader driven by hand (no thread), so it can be made to fall behind the trim.
+    # A reader driven by hand (subscribing to its hub starts no thread), so it can be
+    # made to fall behind the trim.
     reader = ChangeLogReader(store)
-    reader.changes._on_first = None
     sub = reader.changes.subscribe()
     try:
         reader.poll()
@@ -197,5 +197,33 @@ def test_in_memory_database_is_poll_only() -> None:
     s = SqliteStore(":memory:")
     try:
         assert s.changes() is None and s.wake() is None
+    finally:
+        s.close()
+
+
+def test_reader_stops_when_nobody_listens_and_restarts(
+    store_factory: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(changes, "IDLE_STOP", 0.1)
+    s = store_factory()
+    try:
+        sub = s.changes()
+        assert sub is not None
+        await_change(sub, "the opening reset", is_reset)
+        reader = changes.change_log_reader(s)
+        sub.close()
+        deadline = time.monotonic() + 5
+        while reader.running and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not reader.running, "the reader thread kept polling with no subscriber"
+
+        # A later subscriber opens with a reset from a fresh thread, then gets hints.
+        again = s.changes()
+        assert again is not None
+        assert reader.running
+        await_change(again, "the opening reset", is_reset)
+        id = enqueue_due(s, unique("idle_restart"))
+        await_change(again, "the hint after the restart", lambda c: c.id == id)
+        again.close()
     finally:
         s.close()

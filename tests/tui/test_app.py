@@ -104,9 +104,7 @@ async def test_overview_shows_depths_dag_states_and_ledger(store: Any) -> None:
         await pilot.press("enter")
         await until(
             pilot,
-            lambda: (
-                set(cells(app, "#jobs-table", r)[2] for r in row_keys(app, "#jobs-table")) == {k}
-            ),
+            lambda: {cells(app, "#jobs-table", r)[2] for r in row_keys(app, "#jobs-table")} == {k},
         )
 
 
@@ -307,7 +305,7 @@ async def test_dag_graph_draws_the_run_and_selects_tasks(store: Any) -> None:
         text = screen_text(app)
         assert "root [pending]─┬─▶fan_a [blocked]─┬─▶sink [blocked]" in text
         assert "└─▶fan_b [blocked]─┘" in text
-        assert row_keys(app, "#dag-tasks") == ["root", "fan_a", "sink", "fan_b"]
+        assert row_keys(app, "#dag-tasks") == ["root", "fan_a", "fan_b", "sink"]
         await pilot.press("down")
         await until(pilot, lambda: "needed by: sink" in screen_text(app))
         await pilot.press("enter")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from datetime import UTC, datetime
@@ -69,7 +70,7 @@ def test_hint_storm_is_debounced_to_the_cap() -> None:
     assert feed.hints > 1000
     # One refresh per 0.2 s at most, whatever the hint rate (plus the trailing one).
     assert 2 <= len(refreshes) <= 1.5 / 0.2 + 1
-    gaps = [b - a for a, b in zip(refreshes, refreshes[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(refreshes)]
     assert all(g >= 0.19 for g in gaps)
 
 

@@ -11,11 +11,11 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, ScrollableContainer, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from qctl.tui import fmt
-from qctl.tui.layout import Rendering, layout, render
+from qctl.tui.layout import layout, render
 from qctl.tui.screens.base import DetailScreen, Pane
 from qctl.tui.screens.overview import counts_summary, split_counts
 from qctl.tui.widgets import Loader, PromptDialog, refill, selected_key, table
@@ -215,15 +215,17 @@ class DagRun:
     deps: list[DAGDep]
 
 
-def draw_run(run: DagRun, selected: str = "") -> tuple[Text, Rendering]:
-    """The run's graph, each task coloured by its state; ``selected`` reversed."""
+def draw_run(run: DagRun, selected: str = "") -> tuple[Text, list[str]]:
+    """The run's graph, each task coloured by its state (``selected`` reversed), and the
+    task keys in reading order (part by part, layer by layer)."""
     states = {t.task_key: t.state for t in run.tasks}
     keys = [t.task_key for t in run.tasks]
     # By key for a drawing that does not depend on row order (tasks of one run share
     # created_at); compensations last, so the undo chain is drawn below the graph.
     keys.sort(key=lambda k: (k.startswith(TASK_KEY_COMPENSATION_PREFIX), k))
     labels = {k: f"{k} [{_mark(states.get(k))}]" for k in keys}
-    rendering = render(layout(keys, [(d.task_key, d.depends_on_key) for d in run.deps]), labels)
+    lay = layout(keys, [(d.task_key, d.depends_on_key) for d in run.deps])
+    rendering = render(lay, labels)
     text = Text()
     for i, line in enumerate(rendering.lines):
         row = Text(line)
@@ -235,7 +237,7 @@ def draw_run(run: DagRun, selected: str = "") -> tuple[Text, Rendering]:
                 row.stylize(style, box.x, box.x + box.width)
         text.append_text(row)
         text.append("\n")
-    return text, rendering
+    return text, lay.order()
 
 
 def _mark(state: JobState | None) -> str:
@@ -266,7 +268,7 @@ class DagRunView(Loader[DagRun]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="dag-header")
-        with VerticalScroll(id="graph-box"):
+        with ScrollableContainer(id="graph-box"):
             yield Static(id="graph")
         with Horizontal(id="dag-bottom"):
             yield table("dag-tasks", "task", "kind", "state", "attempt", "error")
@@ -281,8 +283,7 @@ class DagRunView(Loader[DagRun]):
     def show(self, data: DagRun) -> None:
         self.dag_run = data
         self.query_one("#dag-header", Static).update(dag_header(data.dag, self.top.clock()))
-        _, rendering = draw_run(data)
-        order = layout_order(rendering, data)
+        _, order = draw_run(data)
         by_key = {t.task_key: t for t in data.tasks}
         rows = []
         for key in order:
@@ -344,16 +345,6 @@ class DagRunView(Loader[DagRun]):
         task = self.selected_task()
         if task is not None:
             self.app.push_screen(JobDetailScreen(task.id))
-
-
-def layout_order(rendering: Rendering, run: DagRun) -> list[str]:
-    """Tasks in reading order of the drawing (top to bottom, then left to right)."""
-    keys = {t.task_key for t in run.tasks}
-    boxes = sorted(
-        ((b.line, b.x, k) for k, b in rendering.boxes.items() if k in keys),
-    )
-    drawn = [k for *_, k in boxes]
-    return drawn + sorted(keys - set(drawn))
 
 
 class DagGraphScreen(DagActions, DetailScreen):

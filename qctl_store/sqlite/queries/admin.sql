@@ -1,6 +1,7 @@
 -- Admin reads and operator actions (SQLite). Optional filters are static
--- "(:x = '' OR col = :x)" clauses, except in the job listings, whose WHERE, ORDER BY and
--- keyset clause are composed in Python from fixed fragments (admin.py).
+-- "(:x = '' OR col = :x)" clauses, except where an index should seek on them: the job
+-- listings (WHERE, ORDER BY and keyset clause) and the bulk actions ({where}: source,
+-- plus kind unless every kind) are composed in Python from fixed fragments.
 
 -- name: list_kinds
 SELECT kind FROM azync_jobs WHERE source = :source
@@ -77,11 +78,7 @@ WHERE id = :id AND source = :source AND state = 'dead'
 UPDATE azync_jobs SET
     state = 'pending', run_at = :now, attempt = 0, reap_count = 0,
     last_error = NULL, failed_at = NULL, deadline_at = NULL, started_at = NULL, updated_at = :now
-WHERE id IN (
-    SELECT id FROM azync_jobs
-    WHERE source = :source AND (:kind = '' OR kind = :kind) AND state = 'dead'
-    LIMIT :batch
-)
+WHERE id IN (SELECT id FROM azync_jobs WHERE {where} AND state = 'dead' LIMIT :batch)
 
 -- name: run_now
 UPDATE azync_jobs SET state = 'pending', run_at = :now, updated_at = :now
@@ -104,22 +101,20 @@ WHERE id = :id AND source = :source AND state = 'paused'
 DELETE FROM azync_jobs WHERE id = :id AND source = :source AND state = :state
 
 -- name: delete_all
+-- :state is bound before the first step, so SQLite still picks that state's partial index.
 DELETE FROM azync_jobs WHERE id IN (
-    SELECT id FROM azync_jobs
-    WHERE source = :source AND (:kind = '' OR kind = :kind) AND state = :state
-    LIMIT :batch
+    SELECT id FROM azync_jobs WHERE {where} AND state = :state LIMIT :batch
 )
 
 -- name: vacuum_dead
 DELETE FROM azync_jobs WHERE id IN (
     SELECT id FROM azync_jobs
-    WHERE source = :source AND (:kind = '' OR kind = :kind) AND state = 'dead'
-      AND enqueued_at < :now - :older_than
+    WHERE {where} AND state = 'dead' AND enqueued_at < :now - :older_than
     LIMIT :batch
 )
 
 -- name: nuke_jobs
-DELETE FROM azync_jobs WHERE source = :source
+DELETE FROM azync_jobs WHERE id IN (SELECT id FROM azync_jobs WHERE source = :source LIMIT :batch)
 
 -- name: nuke_stats
 DELETE FROM azync_stats_daily WHERE source = :source

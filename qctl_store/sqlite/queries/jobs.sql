@@ -47,44 +47,44 @@ FROM azync_jobs j LEFT JOIN azync_events e ON e.id = j.event_id
 WHERE j.id IN (SELECT value FROM json_each(:ids))
 ORDER BY j.run_at, j.id
 
+-- Settlements: each fenced on (id, state 'active', lease token) and RETURNING the daily
+-- counter it moves (:counter, NULL for none), so jobs.py bumps exactly what the
+-- transition did, and records an attempt row for every 'failed'.
+
 -- name: ack
 UPDATE azync_jobs SET
     state = 'succeeded', lease_until = NULL, lease_token = NULL,
     completed_at = :now, updated_at = :now
 WHERE id = :id AND state = 'active' AND lease_token = :token
-RETURNING source, kind
+RETURNING id, source, kind, attempt, last_error, 'processed' AS counter
 
--- name: reschedule
+-- name: fail
+-- Reschedule (:delay µs later, scheduled) and Dead (:delay NULL keeps run_at).
 UPDATE azync_jobs SET
-    state = 'scheduled', run_at = :now + :delay, lease_until = NULL, lease_token = NULL,
+    state = :state, run_at = COALESCE(:now + :delay, run_at),
+    lease_until = NULL, lease_token = NULL,
     last_error = :error, failed_at = :now, updated_at = :now
 WHERE id = :id AND state = 'active' AND lease_token = :token
-RETURNING id, source, kind, attempt
-
--- name: dead
-UPDATE azync_jobs SET
-    state = 'dead', lease_until = NULL, lease_token = NULL,
-    last_error = :error, failed_at = :now, updated_at = :now
-WHERE id = :id AND state = 'active' AND lease_token = :token
-RETURNING id, source, kind, attempt
+RETURNING id, source, kind, attempt, last_error, 'failed' AS counter
 
 -- name: skip
 UPDATE azync_jobs SET
     state = 'skipped', lease_until = NULL, lease_token = NULL,
     last_error = :error, completed_at = :now, updated_at = :now
 WHERE id = :id AND state = 'active' AND lease_token = :token
-RETURNING source, kind
+RETURNING id, source, kind, attempt, last_error, 'processed' AS counter
 
 -- name: release
 UPDATE azync_jobs SET
     state = 'pending', attempt = max(attempt - 1, 0),
     lease_until = NULL, lease_token = NULL, run_at = :now, updated_at = :now
 WHERE id = :id AND state = 'active' AND lease_token = :token
+RETURNING id, source, kind, attempt, last_error, NULL AS counter
 
 -- name: snooze
--- Past its deadline the job dead-letters; otherwise it waits without spending the
--- attempt. SET expressions read the old row, so the snooze that stamps the deadline
--- (from the budget) never escalates.
+-- Past its deadline the job dead-letters (a failure); otherwise it waits without
+-- spending the attempt. SET expressions read the old row, so the snooze that stamps
+-- the deadline (from the budget) never escalates.
 UPDATE azync_jobs SET
     state = CASE WHEN deadline_at IS NOT NULL AND :now >= deadline_at
                  THEN 'dead' ELSE 'scheduled' END,
@@ -100,11 +100,13 @@ UPDATE azync_jobs SET
                   THEN :now + CAST(round(snooze_budget * 1000000) AS INTEGER) END),
     lease_until = NULL, lease_token = NULL, updated_at = :now
 WHERE id = :id AND state = 'active' AND lease_token = :token
-RETURNING id, source, kind, attempt, state = 'dead' AS deadlined
+RETURNING id, source, kind, attempt, last_error,
+          CASE WHEN state = 'dead' THEN 'failed' END AS counter
 
 -- name: extend_lease
 UPDATE azync_jobs SET lease_until = :now + :lease, updated_at = :now
 WHERE id = :id AND state = 'active' AND lease_token = :token
+RETURNING id, source, kind, attempt, last_error, NULL AS counter
 
 -- name: insert_attempt
 INSERT INTO azync_job_attempts (job_id, attempt, error, failed_at)
