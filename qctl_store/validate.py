@@ -10,6 +10,7 @@ from typing import Any
 from qctl_store.errors import InvalidInput
 from qctl_store.types import JobState, Source
 
+
 def kind(value: str, what: str = "kind") -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"{what} must be a non-empty string")

@@ -77,7 +77,9 @@ def fresh_pg_schema(request: pytest.FixtureRequest) -> Iterator[str]:
 StoreFactory = Callable[..., PostgresStore | SqliteStore]
 
 
-def _open(backend: str, schema: str, sqlite_path: Path, **config: object) -> PostgresStore | SqliteStore:
+def _open(
+    backend: str, schema: str, sqlite_path: Path, **config: object
+) -> PostgresStore | SqliteStore:
     if backend == "postgres":
         return PostgresStore(PG_DSN, Config(schema=schema, **config))  # type: ignore[arg-type]
     return SqliteStore(str(sqlite_path), Config(**config))  # type: ignore[arg-type]

@@ -146,9 +146,13 @@ class PgBase:
     def tx(self) -> Iterator[Cursor]:
         """A cursor inside one transaction; commits on success, rolls back on error."""
         self._check_writable()
-        with mapped_errors(self.dsn), self._provider.connection() as conn:
-            with conn.transaction(), conn.cursor() as cur:
-                yield cur
+        with (
+            mapped_errors(self.dsn),
+            self._provider.connection() as conn,
+            conn.transaction(),
+            conn.cursor() as cur,
+        ):
+            yield cur
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Cursor]:

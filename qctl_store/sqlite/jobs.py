@@ -114,7 +114,7 @@ class JobsMixin(SqliteBase):
 
     # --- fenced settlement --------------------------------------------------------------
 
-    def _settle(self, op: str, sql: str, args: dict[str, Any]) -> sqlite3.Row:
+    def _fenced(self, op: str, sql: str, args: dict[str, Any]) -> sqlite3.Row:
         """One fenced transition and the counter its statement reports, in one
         transaction; no row is ``NotFound(op)`` (and then nothing was written)."""
         with self.tx() as t:
@@ -128,14 +128,14 @@ class JobsMixin(SqliteBase):
             return row
 
     def ack(self, id: uuid.UUID, lease_token: uuid.UUID) -> None:
-        self._settle("ack", Q.ack, _lease(id, lease_token))
+        self._fenced("ack", Q.ack, _lease(id, lease_token))
 
     def reschedule(
         self, id: uuid.UUID, lease_token: uuid.UUID, delay: timedelta, last_error: str
     ) -> None:
         args = _lease(id, lease_token)
         delay_us = td_us(validate.duration(delay, "delay"))
-        self._settle(
+        self._fenced(
             "reschedule",
             Q.fail,
             {**args, "state": "scheduled", "delay": delay_us, "error": last_error},
@@ -143,26 +143,26 @@ class JobsMixin(SqliteBase):
 
     def dead(self, id: uuid.UUID, lease_token: uuid.UUID, last_error: str) -> None:
         args = _lease(id, lease_token)
-        self._settle("dead", Q.fail, {**args, "state": "dead", "delay": None, "error": last_error})
+        self._fenced("dead", Q.fail, {**args, "state": "dead", "delay": None, "error": last_error})
 
     def skip(self, id: uuid.UUID, lease_token: uuid.UUID, reason: str) -> None:
-        self._settle("skip", Q.skip, {**_lease(id, lease_token), "error": reason})
+        self._fenced("skip", Q.skip, {**_lease(id, lease_token), "error": reason})
 
     def release(self, id: uuid.UUID, lease_token: uuid.UUID) -> None:
-        self._settle("release", Q.release, _lease(id, lease_token))
+        self._fenced("release", Q.release, _lease(id, lease_token))
 
     def snooze(
         self, id: uuid.UUID, lease_token: uuid.UUID, delay: timedelta, deadline_error: str
     ) -> bool:
         args = _lease(id, lease_token)
         delay_us = td_us(validate.duration(delay, "delay"))
-        row = self._settle("snooze", Q.snooze, {**args, "delay": delay_us, "error": deadline_error})
+        row = self._fenced("snooze", Q.snooze, {**args, "delay": delay_us, "error": deadline_error})
         return row["counter"] is not None  # dead-lettered past its deadline
 
     def extend_lease(self, id: uuid.UUID, lease_token: uuid.UUID, lease: timedelta) -> None:
         args = _lease(id, lease_token)
         lease_us = td_us(validate.duration(lease, "lease"))
-        self._settle("extend lease", Q.extend_lease, {**args, "lease": lease_us})
+        self._fenced("extend lease", Q.extend_lease, {**args, "lease": lease_us})
 
 
 def _lease(id: uuid.UUID, lease_token: uuid.UUID) -> dict[str, str]:
