@@ -42,9 +42,3 @@ class PostgresStore(
 ):
     """Every capability of the contract over one psycopg pool (see ``PgBase``)."""
 
-    def close(self) -> None:
-        super().close()
-
-
-# TEMP(integration): lets partial backends instantiate while capabilities land.
-PostgresStore.__abstractmethods__ = frozenset()

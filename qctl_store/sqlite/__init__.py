@@ -42,9 +42,3 @@ class SqliteStore(
 ):
     """Every capability of the contract over per-thread SQLite connections (see ``SqliteBase``)."""
 
-    def close(self) -> None:
-        super().close()
-
-
-# TEMP(integration): lets partial backends instantiate while capabilities land.
-SqliteStore.__abstractmethods__ = frozenset()

@@ -1,0 +1,199 @@
+"""Dashboard benchmarks: the real ``qctl top`` / ``qctl demo`` in a pty (120x40).
+
+- first frame: spawn to the first rendered data (the overview's status line saying
+  ``updated``), repeated, median;
+- change latency: a job committed by this process -> its kind shown by the dashboard,
+  median and p95 (SQLite by default; ``--pg`` also against PostgreSQL in a scratch schema);
+- memory: RSS of ``qctl demo`` after ``--minutes`` of its workload (run it long).
+
+    .venv/bin/python bench/tui_bench.py [--runs 5] [--samples 30] [--minutes 1] [--pg]
+
+Prints a Markdown table (for docs/benchmarks.md) and, with ``--json``, the raw numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pexpect
+
+QCTL = str(Path(sys.executable).parent / "qctl")
+ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
+PG_DSN = os.environ.get("QCTL_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+class Pty:
+    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+        self.child = pexpect.spawn(
+            QCTL, args, dimensions=(40, 120), env=env, encoding="utf-8", codec_errors="replace"
+        )
+        self.text = ""
+
+    def wait_for(self, needle: str, timeout: float = 30.0, start: int | None = None) -> float:
+        """Seconds until ``needle`` is written (after offset ``start`` of the text)."""
+        t0 = time.monotonic()
+        start = len(self.text) if start is None else start
+        while needle not in self.text[start:]:
+            if time.monotonic() - t0 > timeout:
+                raise TimeoutError(needle)
+            try:
+                chunk = self.child.read_nonblocking(1_000_000, timeout=0.01)
+            except pexpect.TIMEOUT:
+                continue
+            self.text += ANSI.sub("", chunk)
+        return time.monotonic() - t0
+
+    def quit(self) -> None:
+        self.child.send("q")
+        try:
+            self.child.expect(pexpect.EOF, timeout=10)
+        except pexpect.TIMEOUT:
+            self.child.terminate(force=True)
+
+
+def env(tmp: Path) -> dict[str, str]:
+    e = dict(os.environ, TERM="xterm-256color", XDG_DATA_HOME=str(tmp / "data"))
+    e["XDG_CONFIG_HOME"] = str(tmp / "cfg")
+    e.pop("QCTL_DSN", None)
+    return e
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p * (len(ordered) - 1)))]
+
+
+def first_frame(args: list[str], tmp: Path, runs: int) -> list[float]:
+    out = []
+    for _ in range(runs):
+        t0 = time.monotonic()
+        pty = Pty(args, env(tmp))
+        pty.wait_for("updated")
+        out.append(time.monotonic() - t0)
+        pty.quit()
+    return out
+
+
+def change_latency(args: list[str], store: Any, tmp: Path, samples: int) -> list[float]:
+    from qctl_store.types import EnqueueParams
+
+    pty = Pty(args, env(tmp))
+    pty.wait_for("updated")
+    out = []
+    try:
+        for _ in range(samples):
+            kind = f"lat_{uuid.uuid4().hex[:8]}"
+            start = len(pty.text)
+            t0 = time.monotonic()
+            store.enqueue(EnqueueParams(kind=kind))
+            pty.wait_for(kind, start=start)
+            out.append(time.monotonic() - t0)
+            time.sleep(0.2)
+    finally:
+        pty.quit()
+    return out
+
+
+def demo_memory(tmp: Path, minutes: float) -> dict[str, float]:
+    pty = Pty(["demo", "--reset"], env(tmp))
+    first = pty.wait_for("updated", timeout=60)
+    samples = []
+    end = time.monotonic() + minutes * 60
+    while time.monotonic() < end:
+        try:
+            pty.wait_for("\x00never", timeout=min(10.0, max(0.1, end - time.monotonic())))
+        except TimeoutError:
+            pass
+        pty.text = pty.text[-100_000:]
+        samples.append(rss_mb(pty.child.pid))
+    pty.quit()
+    return {"first_frame_s": first, "rss_mb_end": samples[-1], "rss_mb_max": max(samples)}
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def with_pg(fn: Callable[[str, Any], list[float]]) -> list[float]:
+    import psycopg
+
+    from qctl_store import Config, open_store
+
+    schema = f"bench_tui_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    store = open_store(PG_DSN, Config(schema=schema))
+    try:
+        store.migrate()
+        return fn(schema, store)
+    finally:
+        store.close()
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--samples", type=int, default=30)
+    ap.add_argument("--minutes", type=float, default=1.0)
+    ap.add_argument("--pg", action="store_true", help="also measure against PostgreSQL")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+
+    from qctl_store import open_store
+
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        db = tmp / "bench.db"
+        store = open_store(f"sqlite:///{db}")
+        store.migrate()
+        top = ["--dsn", f"sqlite:///{db}", "top"]
+        results["first_frame_sqlite"] = first_frame(top, tmp, a.runs)
+        results["latency_sqlite"] = change_latency(top, store, tmp, a.samples)
+        store.close()
+        if a.pg:
+            results["first_frame_pg"] = with_pg(
+                lambda schema, _s: first_frame(["--dsn", PG_DSN, "--schema", schema, "top"],
+                                               tmp, a.runs)
+            )
+            results["latency_pg"] = with_pg(
+                lambda schema, s: change_latency(
+                    ["--dsn", PG_DSN, "--schema", schema, "top"], s, tmp, a.samples
+                )
+            )
+        results["demo"] = demo_memory(tmp, a.minutes)
+
+    print("| measure | median | p95 | n |")
+    print("|---|---|---|---|")
+    for name, values in results.items():
+        if isinstance(values, list):
+            med, p95 = statistics.median(values), pct(values, 0.95)
+            print(f"| {name} (s) | {med:.3f} | {p95:.3f} | {len(values)} |")
+    demo = results["demo"]
+    print(f"| demo first frame (s) | {demo['first_frame_s']:.3f} | | 1 |")
+    print(
+        f"| demo RSS after {a.minutes:g} min (MB) | {demo['rss_mb_end']:.1f} "
+        f"| max {demo['rss_mb_max']:.1f} | |"
+    )
+    if a.json:
+        print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
