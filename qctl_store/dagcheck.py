@@ -1,17 +1,22 @@
-"""DAGParams validation and normalisation, shared by both backends.
+"""The DAG decisions both backends share, made once in Python.
 
 ``prepare_dag`` rejects a bad workflow before anything is written (``InvalidInput`` with
 a message naming the offending task or edge) and resolves everything azync's
 ``createDAG`` decides in Go rather than SQL: the stored failure policy, each task's
 initial state, the ``$sleep`` payload form, the budget flags and the NULL-for-empty
-columns. The backends only have to write the result.
+columns. The backends only have to write the result. The rest are the other decisions
+azync makes in Go: signal input, which DAGs the failure policy acts on and the reason
+it records, and the shape of a compensation chain.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any, Protocol
 
 from qctl_store import validate
 from qctl_store.errors import InvalidInput
@@ -19,13 +24,21 @@ from qctl_store.types import (
     KIND_SIGNAL,
     KIND_SLEEP,
     TASK_KEY_COMPENSATION_PREFIX,
+    DAGFailure,
     DAGParams,
+    DAGSignalParams,
     DAGTask,
     JobState,
     OnFailurePolicy,
 )
 
 RESERVED_KEY_PREFIXES = ("$", TASK_KEY_COMPENSATION_PREFIX)
+
+
+class Row(Protocol):
+    """A result row read by column name: a psycopg dict row or an sqlite3.Row."""
+
+    def __getitem__(self, key: str, /) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -222,3 +235,67 @@ def seconds_text(value: timedelta) -> str:
 def _json_or_null(value: object, what: str) -> str | None:
     """None is Go's nil RawMessage: stored as SQL NULL, not JSON null."""
     return None if value is None else validate.json_text(value, what)
+
+
+def enqueued_per_kind(dag: PreparedDAG) -> list[tuple[str, int]]:
+    """The enqueued stat of a created DAG, one bump per kind with its task count, in
+    kind order so concurrent creations bump shared stat rows in the same order."""
+    return sorted(Counter(t.kind for t in dag.tasks).items())
+
+
+def signal_payload(p: DAGSignalParams) -> str | None:
+    """The signal's payload as JSON text (None for SQL NULL), after checking its name."""
+    if not isinstance(p.name, str) or not p.name:
+        raise InvalidInput("signal name must be a non-empty string")
+    return _json_or_null(p.payload, "signal payload")
+
+
+# --- failure policy and compensation ---------------------------------------------------
+
+
+def failures(rows: Iterable[Row]) -> list[DAGFailure]:
+    """Triggering dead tasks (rows of id, on_failure, task_key) grouped per DAG with
+    sorted keys, in id-string order: concurrent passes then lock DAGs in one order."""
+    grouped: dict[str, DAGFailure] = {}
+    for r in rows:
+        dag_id = str(r["id"])
+        if dag_id not in grouped:
+            grouped[dag_id] = DAGFailure(uuid.UUID(dag_id), OnFailurePolicy(r["on_failure"]))
+        grouped[dag_id].dead_tasks.append(r["task_key"])
+    for f in grouped.values():
+        f.dead_tasks.sort()
+    return [grouped[k] for k in sorted(grouped)]
+
+
+def failure_reason(dead_keys: Iterable[str]) -> str:
+    return "dead tasks: " + ", ".join(sorted(dead_keys))
+
+
+@dataclass(frozen=True)
+class CompensationLink:
+    key: str
+    """comp:<original key>."""
+    original: str
+    kind: str
+    state: JobState
+    after: str | None
+    """The link this one waits for (its predecessor in the chain), or None."""
+
+
+def compensation_chain(candidates: Iterable[Row]) -> list[CompensationLink]:
+    """The comp:<key> chain over succeeded tasks (rows of task_key, compensation_kind,
+    newest completion first): the first runs at once, each next one waits for its
+    predecessor, so work is undone in reverse completion order."""
+    chain: list[CompensationLink] = []
+    for c in candidates:
+        after = chain[-1].key if chain else None
+        chain.append(
+            CompensationLink(
+                key=TASK_KEY_COMPENSATION_PREFIX + c["task_key"],
+                original=c["task_key"],
+                kind=c["compensation_kind"],
+                state=JobState.BLOCKED if after else JobState.PENDING,
+                after=after,
+            )
+        )
+    return chain

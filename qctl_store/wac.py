@@ -2,7 +2,9 @@
 
 The ``$wf:<name>`` task kind and the ``SignalReceived`` history payload are durable
 formats of azync's workflow runtime: already-scheduled jobs and recorded histories
-depend on them, so both backends build them here, in one place.
+depend on them, so both backends build them here, in one place, together with the
+validated column values of each write (ids and instants stay with the backend, which
+encodes them its own way).
 """
 
 from __future__ import annotations
@@ -10,8 +12,18 @@ from __future__ import annotations
 from typing import Any
 
 from qctl_store import validate
+from qctl_store.config import OPERATION_MAX_ATTEMPTS, STALLED_LIMIT, WORKFLOW_TASK_QUEUE
 from qctl_store.errors import InvalidInput
-from qctl_store.types import JSON, WORKFLOW_TASK_KIND_PREFIX, UncertainDecision, WorkflowState
+from qctl_store.types import (
+    JSON,
+    WORKFLOW_TASK_KIND_PREFIX,
+    ScheduleOperationParams,
+    SignalParams,
+    UncertainDecision,
+    WorkflowFilter,
+    WorkflowStartParams,
+    WorkflowState,
+)
 
 OPERATION_RESULT_TYPES = frozenset({"OperationCompleted", "OperationFailed"})
 """History types deduplicated by their payload's ``execution_key``."""
@@ -27,6 +39,50 @@ def json_or_null(value: JSON, what: str) -> str | None:
     return None if value is None else validate.json_text(value, what)
 
 
+def start_fields(p: WorkflowStartParams) -> dict[str, Any]:
+    """The new execution's columns, the id aside."""
+    validate.kind(p.name, "workflow name")
+    return {
+        "name": p.name,
+        "version": p.version,
+        "biz_key": p.business_idempotency_key,
+        "task_queue": p.task_queue or WORKFLOW_TASK_QUEUE,
+        "input": json_or_null(p.input, "input"),
+        "meta": validate.json_text(validate.meta(p.meta), "meta"),
+    }
+
+
+def signal_fields(p: SignalParams) -> tuple[dict[str, Any], str]:
+    """The inbox row's columns (ids aside) and the ``SignalReceived`` history payload,
+    azync's ``{"name", "payload"}`` with ``payload`` omitted when empty (omitempty)."""
+    validate.kind(p.name, "signal name")
+    history = {"name": p.name} if p.payload is None else {"name": p.name, "payload": p.payload}
+    return (
+        {
+            "name": p.name,
+            "message_id": p.message_id,
+            "payload": json_or_null(p.payload, "payload"),
+        },
+        validate.json_text(history, "payload"),
+    )
+
+
+def operation_fields(p: ScheduleOperationParams) -> dict[str, Any]:
+    """The operation job's columns, ids and run_at aside: the execution key rides in
+    meta (the live-job unique index reads it there), attempts default to 25, explicit."""
+    validate.kind(p.kind)
+    meta = dict(validate.meta(p.meta))
+    if p.execution_key:
+        meta["execution_key"] = p.execution_key
+    return {
+        "kind": p.kind,
+        "payload": json_or_null(p.payload, "payload"),
+        "meta": validate.json_text(meta, "meta"),
+        "max_attempts": p.max_attempts if p.max_attempts > 0 else OPERATION_MAX_ATTEMPTS,
+        "execution_key": p.execution_key,
+    }
+
+
 def decision(value: str) -> UncertainDecision:
     """An unknown decision is bad input (a plain error in Go), never not-found."""
     try:
@@ -38,11 +94,6 @@ def decision(value: str) -> UncertainDecision:
         ) from None
 
 
-def signal_history_payload(name: str, payload: JSON) -> dict[str, Any]:
-    """azync's SignalReceived payload; ``payload`` is omitted when empty (omitempty)."""
-    return {"name": name} if payload is None else {"name": name, "payload": payload}
-
-
 def execution_key(type: str, payload: JSON) -> str:
     """The dedupe key of an operation-result history record, or ``""``."""
     if type not in OPERATION_RESULT_TYPES or not isinstance(payload, dict):
@@ -51,8 +102,16 @@ def execution_key(type: str, payload: JSON) -> str:
     return key if isinstance(key, str) else ""
 
 
-def state_filter(value: WorkflowState | str | None) -> str | None:
-    """A listing's state filter as text (None matches every state)."""
+def listing_fields(filter: WorkflowFilter, offset: int) -> dict[str, Any]:
+    """A listing's filter and offset; NULL matches every name / state."""
+    return {
+        "name": filter.name or None,
+        "state": _state_filter(filter.state),
+        "offset": max(validate.limit(offset, "offset"), 0),
+    }
+
+
+def _state_filter(value: WorkflowState | str | None) -> str | None:
     if not value:
         return None
     try:
@@ -61,3 +120,8 @@ def state_filter(value: WorkflowState | str | None) -> str | None:
         raise InvalidInput(
             f"unknown workflow state {value!r} (one of {', '.join(s.value for s in WorkflowState)})"
         ) from None
+
+
+def stalled_limit(limit: int) -> int:
+    """``limit <= 0`` is azync's default of 100, never "nothing"."""
+    return validate.limit(limit) if limit > 0 else STALLED_LIMIT

@@ -60,7 +60,9 @@ def cli(ctx: typer.Context) -> CliContext:
     obj = ctx.find_object(CliContext)
     if obj is None:  # commands invoked without the root callback (library use)
         obj = CliContext.resolve()
-        ctx.find_root().obj = obj
+        root = ctx.find_root()
+        root.obj = obj
+        root.call_on_close(obj.close)
     return obj
 
 

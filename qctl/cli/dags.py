@@ -11,7 +11,14 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.jobs import job_record
-from qctl.cli.output import OutputFormat, as_dict, emit_object, emit_result, emit_rows, note
+from qctl.cli.output import (
+    OutputFormat,
+    as_dict,
+    emit_object,
+    emit_result,
+    emit_rows,
+    page_note,
+)
 from qctl_store.types import DAGDep, DAGFilter, DAGSignalParams, DAGState, DAGView, Job, JobState
 
 if TYPE_CHECKING:
@@ -69,8 +76,7 @@ def list_dags(
     records = [dag_record(d, counts.get(d.id, {})) for d in dags]
     table = [{**r, "tasks": counts_text(r["tasks"])} for r in records]
     emit_rows(table, DAG_COLUMNS, output, full=records)
-    if output == OutputFormat.TABLE:
-        note(f"{len(dags)} shown of {total} (offset {offset})")
+    page_note(len(dags), total, offset, output)
 
 
 @app.command("counts")

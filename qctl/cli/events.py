@@ -8,7 +8,14 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import DryRun, MetaOpt, Output, Yes
-from qctl.cli.output import OutputFormat, as_dict, emit_object, emit_result, emit_rows, note
+from qctl.cli.output import (
+    OutputFormat,
+    as_dict,
+    emit_object,
+    emit_result,
+    emit_rows,
+    page_note,
+)
 from qctl_store.types import EventAdminRow, EventFilter, PublishParams
 
 app = common.app("events")
@@ -64,8 +71,7 @@ def list_events(
     )
     rows, total = common.store(ctx).list_events(flt, offset, limit)
     emit_rows([event_record(r, payload) for r in rows], EVENT_COLUMNS, output)
-    if output == OutputFormat.TABLE:
-        note(f"{len(rows)} shown of {total} (offset {offset})")
+    page_note(len(rows), total, offset, output)
 
 
 @app.command("show")

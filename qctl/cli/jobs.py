@@ -89,6 +89,13 @@ def iter_jobs(store: AnyStore, search: JobSearch) -> Iterator[Job]:
         after = store.job_cursor(page[-1], search.state)
 
 
+def count_dead(store: AnyStore, source: Source | None, kind: str, age: timedelta) -> int:
+    """How many dead jobs ``vacuum_dead`` would delete (on this host's clock)."""
+    cutoff = datetime.now(UTC) - age
+    search = JobSearch(source=source, kind=kind, state=JobState.DEAD)
+    return sum(1 for j in iter_jobs(store, search) if j.enqueued_at and j.enqueued_at < cutoff)
+
+
 def find(ctx: typer.Context, text: str) -> Job:
     return common.store(ctx).find_job(common.resolve(ctx, "job", text))
 
@@ -391,13 +398,7 @@ def vacuum_dead(
         common.cli(ctx).require_writable("jobs vacuum-dead")
     store = common.store(ctx)
     if dry_run:
-        cutoff = datetime.now(UTC) - age
-        search = JobSearch(source=source, kind=kind, state=JobState.DEAD)
-        count = sum(
-            1
-            for j in iter_jobs(store, search)
-            if j.enqueued_at is not None and j.enqueued_at < cutoff
-        )
+        count = count_dead(store, source, kind, age)
         emit_result(
             {"dry_run": True, "action": "vacuum-dead", "matched": count},
             f"would delete {count} dead job(s)",

@@ -159,5 +159,13 @@ def note(message: str) -> None:
     typer.echo(message, err=True)
 
 
+def page_note(shown: int, total: int, offset: int, fmt: OutputFormat) -> None:
+    """For offset-paginated listings: the count (tables) and the next page (always)."""
+    if fmt == OutputFormat.TABLE:
+        note(f"{shown} shown of {total} (offset {offset})")
+    if offset + shown < total:
+        note(f"next page: --offset {offset + shown}")
+
+
 def rows_of(values: Iterable[Any]) -> list[dict[str, Any]]:
     return [as_dict(v) for v in values]

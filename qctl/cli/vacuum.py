@@ -1,19 +1,31 @@
-"""``qctl vacuum``: retention, for cron. Each verb prints the rows it removed
-(``-o json`` for machines); ``vacuum all`` runs several with one retention each."""
+"""``qctl vacuum``: retention, for cron. Each verb prints the rows it removed per target
+and source (``-o json`` for machines); ``vacuum all`` runs several, one retention each.
+``--dry-run`` prints what each step would remove, counted on this host's clock (null
+where the store offers no way to count: stats rows and idempotency keys)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import timedelta
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from qctl.cli import common
 from qctl.cli.common import DryRun, KindOpt, Output, SourceOpt, Yes
+from qctl.cli.jobs import count_dead, iter_jobs
 from qctl.cli.output import OutputFormat, emit_rows
 from qctl.cli.parse import ParseError, format_duration
-from qctl_store.types import Source
+from qctl_store.types import (
+    DAG_TERMINAL_STATES,
+    WORKFLOW_TERMINAL_STATES,
+    DAGFilter,
+    JobSearch,
+    JobState,
+    Source,
+    WorkflowFilter,
+)
 
 if TYPE_CHECKING:
     from qctl.cli.context import AnyStore
@@ -23,34 +35,130 @@ app = common.app("vacuum")
 Retention = Annotated[
     str, typer.Option("--retention", metavar="DURATION", help="Keep what is younger than this.")
 ]
-
-Step = tuple[str, Source | None, Callable[["AnyStore"], int]]
-"""(target, source or None, the vacuum call)."""
+PAGE = 500
 
 
-def _run(
+@dataclass
+class Step:
+    target: str
+    source: Source | None
+    run: Callable[[AnyStore], int]
+    count: Callable[[AnyStore], int] | None = None
+    """What ``run`` would remove, for --dry-run; None when it cannot be counted."""
+
+
+def _execute(
     ctx: typer.Context, steps: list[Step], plan: str, dry_run: bool, yes: bool, output: OutputFormat
 ) -> None:
-    columns = ["target", "source", "removed"]
     if dry_run:
+        store = common.store(ctx)
         rows: list[dict[str, Any]] = [
-            {"target": t, "source": s, "removed": None, "dry_run": True} for t, s, _ in steps
+            {
+                "target": s.target,
+                "source": s.source,
+                "dry_run": True,
+                "removed": s.count(store) if s.count else None,
+            }
+            for s in steps
         ]
-        emit_rows(rows, columns, output)
-        return
-    store = common.writable(ctx, "vacuum")
-    common.confirm(f"Vacuum {plan}?", yes)
-    rows = [{"target": t, "source": s, "removed": call(store)} for t, s, call in steps]
-    emit_rows(rows, columns, output)
+    else:
+        store = common.writable(ctx, "vacuum")
+        common.confirm(f"Vacuum {plan}?", yes)
+        rows = [{"target": s.target, "source": s.source, "removed": s.run(store)} for s in steps]
+    emit_rows(rows, ["target", "source", "removed"], output)
+
+
+def _cutoff(retention: timedelta) -> datetime:
+    return datetime.now(UTC) - retention
+
+
+def _completed(source: Source | None, keep: timedelta) -> list[Step]:
+    def count(st: AnyStore, src: Source) -> int:
+        # azync: succeeded rows only, never DAG or workflow jobs; retention <= 0 keeps all.
+        if keep <= timedelta(0):
+            return 0
+        cutoff = _cutoff(keep)
+        search = JobSearch(source=src, state=JobState.SUCCEEDED)
+        return sum(
+            1
+            for j in iter_jobs(st, search)
+            if j.dag_id is None and j.run_id is None and j.completed_at and j.completed_at < cutoff
+        )
+
+    return _per_source("completed", source, lambda st, s: st.vacuum_completed(s, keep), count)
+
+
+def _dead(source: Source | None, kind: str, age: timedelta) -> list[Step]:
+    return _per_source(
+        "dead",
+        source,
+        lambda st, s: st.vacuum_dead(s, kind, age),
+        lambda st, s: count_dead(st, s, kind, age),
+    )
+
+
+def _stats(source: Source | None, keep: timedelta) -> list[Step]:
+    return _per_source("stats", source, lambda st, s: st.vacuum_stats(s, keep))
+
+
+def _idempotency(source: Source | None) -> list[Step]:
+    return _per_source("idempotency", source, lambda st, s: st.vacuum_idempotency(s))
+
+
+def _completed_before(rows: Iterator[Any], keep: timedelta) -> int:
+    if keep <= timedelta(0):
+        return 0
+    cutoff = _cutoff(keep)
+    return sum(1 for r in rows if r.completed_at and r.completed_at < cutoff)
+
+
+def _dags(keep: timedelta) -> Step:
+    def rows(st: AnyStore) -> Iterator[Any]:
+        filters = [DAGFilter(state=state) for state in DAG_TERMINAL_STATES]
+        return _pages(lambda f, off: st.list_dags(f, off, PAGE)[0], filters)
+
+    return Step(
+        "dags", None, lambda st: st.vacuum_dags(keep), lambda st: _completed_before(rows(st), keep)
+    )
+
+
+def _workflows(keep: timedelta) -> Step:
+    def rows(st: AnyStore) -> Iterator[Any]:
+        filters = [WorkflowFilter(state=state) for state in WORKFLOW_TERMINAL_STATES]
+        return _pages(lambda f, off: st.list_workflow_executions(f, off, PAGE)[0], filters)
+
+    return Step(
+        "workflows",
+        None,
+        lambda st: st.vacuum_workflows(keep),
+        lambda st: _completed_before(rows(st), keep),
+    )
+
+
+def _pages(fetch: Callable[[Any, int], list[Any]], filters: list[Any]) -> Iterator[Any]:
+    """Every row of an offset-paginated listing, for each filter."""
+    for flt in filters:
+        offset = 0
+        while True:
+            page = fetch(flt, offset)
+            yield from page
+            if len(page) < PAGE:
+                break
+            offset += PAGE
 
 
 def _per_source(
-    target: str, source: Source | None, call: Callable[[AnyStore, Source], int]
+    target: str,
+    source: Source | None,
+    run: Callable[[AnyStore, Source], int],
+    count: Callable[[AnyStore, Source], int] | None = None,
 ) -> list[Step]:
-    def bind(src: Source) -> Callable[[AnyStore], int]:
-        return lambda st: call(st, src)
+    def step(src: Source) -> Step:
+        return Step(
+            target, src, lambda st: run(st, src), (lambda st: count(st, src)) if count else None
+        )
 
-    return [(target, s, bind(s)) for s in common.sources(source)]
+    return [step(s) for s in common.sources(source)]
 
 
 def _retention(value: str, option: str) -> timedelta:
@@ -66,11 +174,17 @@ def completed(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Succeeded and skipped jobs completed before --retention ago (DAG and workflow
-    jobs go with their run)."""
+    """Succeeded jobs completed before --retention ago (DAG and workflow jobs go with
+    their run, see `vacuum dags` and `vacuum workflows`)."""
     keep = _retention(retention, "--retention")
-    steps = _per_source("completed", source, lambda st, s: st.vacuum_completed(s, keep))
-    _run(ctx, steps, f"completed jobs older than {format_duration(keep)}", dry_run, yes, output)
+    _execute(
+        ctx,
+        _completed(source, keep),
+        f"succeeded jobs older than {format_duration(keep)}",
+        dry_run,
+        yes,
+        output,
+    )
 
 
 @app.command("dead")
@@ -87,8 +201,14 @@ def dead(
 ) -> None:
     """Dead jobs enqueued before --older-than ago."""
     age = _retention(older_than, "--older-than")
-    steps = _per_source("dead", source, lambda st, s: st.vacuum_dead(s, kind, age))
-    _run(ctx, steps, f"dead jobs older than {format_duration(age)}", dry_run, yes, output)
+    _execute(
+        ctx,
+        _dead(source, kind, age),
+        f"dead jobs older than {format_duration(age)}",
+        dry_run,
+        yes,
+        output,
+    )
 
 
 @app.command("stats")
@@ -102,8 +222,14 @@ def stats(
 ) -> None:
     """Daily statistics rows older than --retention."""
     keep = _retention(retention, "--retention")
-    steps = _per_source("stats", source, lambda st, s: st.vacuum_stats(s, keep))
-    _run(ctx, steps, f"daily stats older than {format_duration(keep)}", dry_run, yes, output)
+    _execute(
+        ctx,
+        _stats(source, keep),
+        f"daily stats older than {format_duration(keep)}",
+        dry_run,
+        yes,
+        output,
+    )
 
 
 @app.command("idempotency")
@@ -115,8 +241,7 @@ def idempotency(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Expired idempotency keys."""
-    steps = _per_source("idempotency", source, lambda st, s: st.vacuum_idempotency(s))
-    _run(ctx, steps, "expired idempotency keys", dry_run, yes, output)
+    _execute(ctx, _idempotency(source), "expired idempotency keys", dry_run, yes, output)
 
 
 @app.command("dags")
@@ -129,8 +254,9 @@ def dags(
 ) -> None:
     """Terminal DAG runs completed before --retention ago, with their tasks."""
     keep = _retention(retention, "--retention")
-    steps: list[Step] = [("dags", None, lambda st: st.vacuum_dags(keep))]
-    _run(ctx, steps, f"DAG runs older than {format_duration(keep)}", dry_run, yes, output)
+    _execute(
+        ctx, [_dags(keep)], f"DAG runs older than {format_duration(keep)}", dry_run, yes, output
+    )
 
 
 @app.command("workflows")
@@ -141,11 +267,15 @@ def workflows(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Terminal workflow executions completed before --retention ago."""
+    """Terminal workflow executions completed before --retention ago, with their history."""
     keep = _retention(retention, "--retention")
-    steps: list[Step] = [("workflows", None, lambda st: st.vacuum_workflows(keep))]
-    _run(
-        ctx, steps, f"workflow executions older than {format_duration(keep)}", dry_run, yes, output
+    _execute(
+        ctx,
+        [_workflows(keep)],
+        f"workflow executions older than {format_duration(keep)}",
+        dry_run,
+        yes,
+        output,
     )
 
 
@@ -156,7 +286,7 @@ def _opt(help: str) -> Any:
 @app.command("all")
 def all_(
     ctx: typer.Context,
-    completed: Annotated[str | None, _opt("Retention of completed jobs.")] = None,
+    completed: Annotated[str | None, _opt("Retention of succeeded jobs.")] = None,
     dead: Annotated[str | None, _opt("Age of dead jobs to delete.")] = None,
     stats: Annotated[str | None, _opt("Retention of daily stats.")] = None,
     dags: Annotated[str | None, _opt("Retention of terminal DAG runs.")] = None,
@@ -166,27 +296,22 @@ def all_(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Every vacuum with a retention given here, plus expired idempotency keys."""
+    """Every vacuum given a retention here, plus expired idempotency keys."""
     if all(v is None for v in (completed, dead, stats, dags, workflows)):
         raise ParseError(
             "give at least one retention (--completed, --dead, --stats, --dags, --workflows)"
         )
     steps: list[Step] = []
     if completed is not None:
-        keep_c = _retention(completed, "--completed")
-        steps += _per_source("completed", source, lambda st, s: st.vacuum_completed(s, keep_c))
+        steps += _completed(source, _retention(completed, "--completed"))
     if dead is not None:
-        keep_d = _retention(dead, "--dead")
-        steps += _per_source("dead", source, lambda st, s: st.vacuum_dead(s, "", keep_d))
+        steps += _dead(source, "", _retention(dead, "--dead"))
     if stats is not None:
-        keep_s = _retention(stats, "--stats")
-        steps += _per_source("stats", source, lambda st, s: st.vacuum_stats(s, keep_s))
-    steps += _per_source("idempotency", source, lambda st, s: st.vacuum_idempotency(s))
+        steps += _stats(source, _retention(stats, "--stats"))
+    steps += _idempotency(source)
     if dags is not None:
-        keep_g = _retention(dags, "--dags")
-        steps.append(("dags", None, lambda st: st.vacuum_dags(keep_g)))
+        steps.append(_dags(_retention(dags, "--dags")))
     if workflows is not None:
-        keep_w = _retention(workflows, "--workflows")
-        steps.append(("workflows", None, lambda st: st.vacuum_workflows(keep_w)))
-    targets = sorted({t for t, _, _ in steps})
-    _run(ctx, steps, ", ".join(targets), dry_run, yes, output)
+        steps.append(_workflows(_retention(workflows, "--workflows")))
+    targets = ", ".join(dict.fromkeys(s.target for s in steps))
+    _execute(ctx, steps, targets, dry_run, yes, output)

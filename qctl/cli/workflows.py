@@ -17,7 +17,7 @@ from qctl.cli.output import (
     emit_object,
     emit_result,
     emit_rows,
-    note,
+    page_note,
     rows_of,
 )
 from qctl_store import wac
@@ -69,8 +69,7 @@ def list_workflows(
         WorkflowFilter(name=name, state=state), offset, limit
     )
     emit_rows(rows_of(rows), WF_COLUMNS, output)
-    if output == OutputFormat.TABLE:
-        note(f"{len(rows)} shown of {total} (offset {offset})")
+    page_note(len(rows), total, offset, output)
 
 
 @app.command("show")

@@ -126,6 +126,13 @@ class MainScreen(TopScreen):
             loader.reload()
 
 
+def is_connection_error(error: Exception) -> bool:
+    """The database is unreachable, or not (or no longer) an azync schema."""
+    return isinstance(
+        error, errors.Unavailable | errors.SchemaNotMigrated | errors.SchemaTooNew | OSError
+    ) or type(error).__module__.startswith("psycopg")
+
+
 class QctlTop(App[None]):
     CSS_PATH = "qctl.tcss"
     TITLE = "qctl top"
@@ -145,8 +152,10 @@ class QctlTop(App[None]):
         min_interval: float = 0.3,
         live: bool = True,
         clock: Callable[[], datetime] | None = None,
+        on_ready: Callable[[], object] | None = None,
     ) -> None:
         super().__init__()
+        self.on_ready = on_ready
         self.store = store
         self.location = location
         self.read_only = read_only
@@ -179,6 +188,8 @@ class QctlTop(App[None]):
     def on_mount(self) -> None:
         if self.feed is not None:
             self.feed.start()
+        if self.on_ready is not None:
+            self.call_after_refresh(self.on_ready)  # after the first frame
 
     def on_unmount(self) -> None:
         if self.feed is not None:
@@ -213,6 +224,9 @@ class QctlTop(App[None]):
     def connection_failed(self, error: Exception) -> None:
         if isinstance(error, errors.NotFound):
             self.notify(str(error), severity="warning")
+            return
+        if not is_connection_error(error):
+            self.notify(f"{type(error).__name__}: {error}", severity="error")
             return
         self.connection_error = " ".join(str(error).split())[:200] or type(error).__name__
         self.render_status()
@@ -299,7 +313,10 @@ def run(
     on_ready: Callable[[], object] | None = None,
 ) -> None:
     """Run the dashboard in this terminal until the operator quits."""
-    app = QctlTop(store, location=location, read_only=read_only, poll_interval=poll_interval)
-    if on_ready is not None:
-        app.call_later(on_ready)
-    app.run()
+    QctlTop(
+        store,
+        location=location,
+        read_only=read_only,
+        poll_interval=poll_interval,
+        on_ready=on_ready,
+    ).run()

@@ -21,6 +21,7 @@ from typing import Any
 
 from qctl_store import errors
 from qctl_store.config import CHANGE_BUFFER, CHANGES_CHANNEL
+from qctl_store.hints import reset_change
 from qctl_store.postgres.base import PgBase
 from qctl_store.postgres.listener import Listener
 from qctl_store.streams import Hub, Subscription
@@ -28,11 +29,6 @@ from qctl_store.types import Change, ChangeEntity, Source
 
 _STRING_KEYS = ("schema", "entity", "source", "id", "dagId", "kind", "taskKey", "state")
 _WIRE_ENTITIES = {ChangeEntity.JOB, ChangeEntity.DAG, ChangeEntity.EVENT}
-
-
-def reset_change() -> Change:
-    """The in-band gap signal; minted here, it never travels over the wire."""
-    return Change(entity=ChangeEntity.RESET, at=datetime.now(UTC))
 
 
 def _typed(wire: dict[str, Any]) -> dict[str, Any] | None:

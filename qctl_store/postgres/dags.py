@@ -17,7 +17,15 @@ from typing import Any
 import psycopg
 
 from qctl_store import errors, validate
-from qctl_store.dagcheck import PreparedDAG, prepare_dag
+from qctl_store.dagcheck import (
+    PreparedDAG,
+    compensation_chain,
+    enqueued_per_kind,
+    failure_reason,
+    failures,
+    prepare_dag,
+    signal_payload,
+)
 from qctl_store.postgres.base import Cursor, PgBase, queries
 from qctl_store.postgres.jobs import caller_tx
 from qctl_store.postgres.rows import JOB_COLUMNS, Row, jobs_from_rows
@@ -26,7 +34,6 @@ from qctl_store.types import (
     JSON,
     KIND_SIGNAL,
     KIND_SLEEP,
-    TASK_KEY_COMPENSATION_PREFIX,
     DAGDep,
     DAGFailure,
     DAGFilter,
@@ -111,20 +118,15 @@ class DAGMixin(PgBase):
         )
         if dag.deps:
             cur.executemany(Q.insert_dep, [(dag.id, task, dep) for task, dep in dag.deps])
-        per_kind: dict[str, int] = {}
-        for t in dag.tasks:
-            per_kind[t.kind] = per_kind.get(t.kind, 0) + 1
-        for kind in sorted(per_kind):
-            self.bump_stat(cur, _DAG, kind, "enqueued", per_kind[kind])
+        for kind, n in enqueued_per_kind(dag):
+            self.bump_stat(cur, _DAG, kind, "enqueued", n)
         self.notify_in_tx(cur, _DAG, {t.kind for t in dag.tasks if t.state == JobState.PENDING})
         return True, None
 
     # --- signals --------------------------------------------------------------------
 
     def signal(self, p: DAGSignalParams) -> tuple[int, bool]:
-        if not isinstance(p.name, str) or not p.name:
-            raise errors.InvalidInput("signal name must be a non-empty string")
-        payload = None if p.payload is None else validate.json_text(p.payload, "signal payload")
+        payload = signal_payload(p)
         with self.tx() as cur:
             state = self._lock_dag(cur, p.dag_id)
             if state is None or state in DAG_TERMINAL_STATES:
@@ -169,25 +171,18 @@ class DAGMixin(PgBase):
 
     def apply_failure_policy(self) -> list[DAGFailure]:
         with self.tx() as cur:
-            acting: dict[uuid.UUID, tuple[OnFailurePolicy, list[str]]] = {}
-            for r in cur.execute(Q.triggering_dead_tasks).fetchall():
-                policy = OnFailurePolicy(r["on_failure"])
-                acting.setdefault(r["id"], (policy, []))[1].append(r["task_key"])
             out: list[DAGFailure] = []
-            # Id-string order keeps concurrent passes locking DAGs in the same order.
-            for dag_id in sorted(acting, key=str):
-                policy, dead = acting[dag_id]
-                dead.sort()
-                reason = "dead tasks: " + ", ".join(dead)
-                if policy == OnFailurePolicy.SUSPEND:
-                    cur.execute(Q.suspend_running_dag, {"id": dag_id, "reason": reason})
+            for f in failures(cur.execute(Q.triggering_dead_tasks).fetchall()):
+                reason = failure_reason(f.dead_tasks)
+                if f.policy == OnFailurePolicy.SUSPEND:
+                    cur.execute(Q.suspend_running_dag, {"id": f.dag_id, "reason": reason})
                     if cur.rowcount == 0:
                         continue  # left running under us: nothing to report
                 else:
-                    if self._lock_dag(cur, dag_id) != DAGState.RUNNING:
+                    if self._lock_dag(cur, f.dag_id) != DAGState.RUNNING:
                         continue
-                    self._start_compensation(cur, dag_id, reason)
-                out.append(DAGFailure(dag_id=dag_id, policy=policy, dead_tasks=dead))
+                    self._start_compensation(cur, f.dag_id, reason)
+                out.append(f)
             return out
 
     def complete_dags(self) -> int:
@@ -221,27 +216,24 @@ class DAGMixin(PgBase):
         whether the DAG now has a chain."""
         if self._has_compensations(cur, dag_id):
             return True
-        candidates = cur.execute(Q.compensation_candidates, (dag_id,)).fetchall()
-        prev = ""
-        for i, c in enumerate(candidates):
-            comp_key = TASK_KEY_COMPENSATION_PREFIX + c["task_key"]
+        chain = compensation_chain(cur.execute(Q.compensation_candidates, (dag_id,)).fetchall())
+        for link in chain:
             cur.execute(
                 Q.insert_compensation,
                 {
                     "id": uuid.uuid4(),
-                    "state": (JobState.PENDING if i == 0 else JobState.BLOCKED).value,
-                    "comp_key": comp_key,
+                    "state": link.state.value,
+                    "comp_key": link.key,
                     "dag_id": dag_id,
-                    "task_key": c["task_key"],
+                    "task_key": link.original,
                 },
             )
-            if prev:
-                cur.execute(Q.insert_dep, (dag_id, comp_key, prev))
-            self.bump_stat(cur, _DAG, c["compensation_kind"], "enqueued")
-            if i == 0:
-                self.notify_in_tx(cur, _DAG, [c["compensation_kind"]])
-            prev = comp_key
-        return bool(candidates)
+            if link.after:
+                cur.execute(Q.insert_dep, (dag_id, link.key, link.after))
+            self.bump_stat(cur, _DAG, link.kind, "enqueued")
+            if link.state == JobState.PENDING:
+                self.notify_in_tx(cur, _DAG, [link.kind])
+        return bool(chain)
 
     def _has_compensations(self, cur: Cursor, dag_id: uuid.UUID) -> bool:
         row = cur.execute(Q.has_compensations, (dag_id,)).fetchone()
@@ -386,8 +378,7 @@ class DAGMixin(PgBase):
             cur.execute(Q.cancel_remaining_tasks, (id,))
 
     def vacuum_dags(self, retention: timedelta) -> int:
-        validate.duration(retention, "retention", allow_negative=True)
-        if retention <= timedelta(0):
+        if validate.duration(retention, "retention") == timedelta(0):
             return 0
         with self.tx() as cur:
             cur.execute(Q.vacuum_dags, (retention // timedelta(microseconds=1),))

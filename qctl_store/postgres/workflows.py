@@ -15,7 +15,6 @@ from typing import Any
 from psycopg import errors as pgerr
 
 from qctl_store import errors, validate
-from qctl_store.config import OPERATION_MAX_ATTEMPTS, STALLED_LIMIT, WORKFLOW_TASK_QUEUE
 from qctl_store.postgres.base import Cursor, PgBase, Row, queries
 from qctl_store.types import (
     JSON,
@@ -35,8 +34,11 @@ from qctl_store.wac import decision as parse_decision
 from qctl_store.wac import (
     execution_key,
     json_or_null,
-    signal_history_payload,
-    state_filter,
+    listing_fields,
+    operation_fields,
+    signal_fields,
+    stalled_limit,
+    start_fields,
     task_kind,
 )
 
@@ -82,16 +84,7 @@ class WorkflowMixin(PgBase):
     # --- start / get / list ---------------------------------------------------------
 
     def start_workflow(self, p: WorkflowStartParams) -> tuple[bool, uuid.UUID | None]:
-        validate.kind(p.name, "workflow name")
-        params = {
-            "id": p.id,
-            "name": p.name,
-            "version": p.version,
-            "biz_key": p.business_idempotency_key,
-            "task_queue": p.task_queue or WORKFLOW_TASK_QUEUE,
-            "input": json_or_null(p.input, "input"),
-            "meta": validate.json_text(validate.meta(p.meta), "meta"),
-        }
+        params = {**start_fields(p), "id": p.id}
         kind = task_kind(p.name)
         with self.tx() as cur:
             if cur.execute(Q.insert_execution, params).fetchone() is None:
@@ -114,10 +107,8 @@ class WorkflowMixin(PgBase):
         self, filter: WorkflowFilter, offset: int = 0, limit: int = 0
     ) -> tuple[list[WorkflowExecutionView], int]:
         params = {
-            "name": filter.name or None,
-            "state": state_filter(filter.state),
-            "offset": max(validate.limit(offset, "offset"), 0),
-            "limit": validate.limit(limit) if limit > 0 else None,
+            **listing_fields(filter, offset),
+            "limit": validate.limit(limit) if limit > 0 else None,  # LIMIT NULL: all
         }
         with self.read() as cur:
             rows = cur.execute(Q.list_executions, params).fetchall()
@@ -170,15 +161,8 @@ class WorkflowMixin(PgBase):
     # --- signals --------------------------------------------------------------------
 
     def signal_workflow(self, p: SignalParams) -> bool:
-        validate.kind(p.name, "signal name")
-        signal = {
-            "id": uuid.uuid4(),
-            "workflow_id": p.workflow_id,
-            "name": p.name,
-            "message_id": p.message_id,
-            "payload": json_or_null(p.payload, "payload"),
-        }
-        history_payload = validate.json_text(signal_history_payload(p.name, p.payload))
+        fields, history_payload = signal_fields(p)
+        signal = {**fields, "id": uuid.uuid4(), "workflow_id": p.workflow_id}
         wake_kind = ""
         with self.tx() as cur:
             header = cur.execute(Q.lock_execution, {"id": p.workflow_id}).fetchone()
@@ -203,9 +187,13 @@ class WorkflowMixin(PgBase):
     # --- state transitions ----------------------------------------------------------
 
     def _settle(self, sql: str, op: str, params: dict[str, Any]) -> None:
+        """One guarded statement; no row is not-found. The statement commits either way,
+        as azync's autocommit one does: it matters for mark_uncertain, whose job update
+        stands even when the execution was not there to suspend."""
         with self.tx() as cur:
-            if cur.execute(sql, params).fetchone() is None:
-                raise errors.NotFound(op)
+            row = cur.execute(sql, params).fetchone()
+        if row is None:
+            raise errors.NotFound(op)
 
     def complete_workflow(self, id: uuid.UUID, result: JSON) -> None:
         self._settle(
@@ -229,11 +217,8 @@ class WorkflowMixin(PgBase):
     # --- operations -----------------------------------------------------------------
 
     def schedule_operation(self, p: ScheduleOperationParams) -> uuid.UUID:
-        validate.kind(p.kind)
+        fields = operation_fields(p)
         run_at = validate.instant(p.run_at, "run_at")
-        meta = dict(validate.meta(p.meta))
-        if p.execution_key:
-            meta["execution_key"] = p.execution_key
         lookup = {"workflow_id": p.workflow_id, "execution_key": p.execution_key}
         with self.read() as cur:
             found = cur.execute(Q.execution_exists, {"id": p.workflow_id}).fetchone()
@@ -244,15 +229,7 @@ class WorkflowMixin(PgBase):
                 row = cur.execute(Q.find_live_operation, lookup).fetchone()
                 if row is not None:
                     return uuid.UUID(str(row["id"]))
-        params = {
-            "id": uuid.uuid4(),
-            "kind": p.kind,
-            "payload": json_or_null(p.payload, "payload"),
-            "meta": validate.json_text(meta, "meta"),
-            "max_attempts": p.max_attempts if p.max_attempts > 0 else OPERATION_MAX_ATTEMPTS,
-            "workflow_id": p.workflow_id,
-            "run_at": run_at,
-        }
+        params = {**fields, "id": uuid.uuid4(), "workflow_id": p.workflow_id, "run_at": run_at}
         try:
             with self.tx() as cur:
                 job_id = _value(cur, Q.insert_operation, params)
@@ -322,6 +299,7 @@ class WorkflowMixin(PgBase):
             self.notify_after_commit(Source.WORKFLOW, [kind])
 
     def vacuum_workflows(self, retention: timedelta) -> int:
+        # Negative is allowed: "a retention <= 0 removes nothing" (the contract).
         validate.duration(retention, "retention", allow_negative=True)
         if retention <= timedelta(0):
             return 0
@@ -336,7 +314,7 @@ class WorkflowMixin(PgBase):
         validate.duration(older_than, "older_than", allow_negative=True)
         params = {
             "older_than": older_than.total_seconds(),
-            "limit": validate.limit(limit) if limit > 0 else STALLED_LIMIT,
+            "limit": stalled_limit(limit),
         }
         with self.read() as cur:
             rows = cur.execute(Q.list_stalled, params).fetchall()

@@ -41,4 +41,3 @@ class SqliteStore(
     contract.AdminStore,
 ):
     """Every capability of the contract over per-thread SQLite connections (see ``SqliteBase``)."""
-

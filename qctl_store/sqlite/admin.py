@@ -8,15 +8,14 @@ offset as 0. Bulk actions run in batches (see ``maintenance.batched``).
 
 from __future__ import annotations
 
-import json
-import re
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from qctl_store import errors, validate
-from qctl_store.sqlite.base import SqliteBase, queries, td_us, to_us, utc_day
-from qctl_store.sqlite.maintenance import batched, source_kind
+from qctl_store.listing import DAILY_WINDOW_DAYS, entity_table, hex_prefix, order_for, order_sql
+from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us, utc_day
+from qctl_store.sqlite.maintenance import batched, batched_tx, source_kind
 from qctl_store.sqlite.rows import (
     EVENT_ADMIN_COLUMNS,
     JOB_COLUMNS,
@@ -46,34 +45,10 @@ from qctl_store.types import (
 
 Q = queries("admin.sql")
 
-# Listing order per state filter (azync's orderForState): column, descending. The id
-# tiebreak is always ascending.
-_ORDER: dict[JobState | None, tuple[str, bool]] = {
-    JobState.SCHEDULED: ("run_at", False),
-    JobState.PAUSED: ("run_at", False),
-    JobState.ACTIVE: ("lease_until", False),
-    JobState.SUCCEEDED: ("completed_at", True),
-    JobState.SKIPPED: ("completed_at", True),
-    JobState.PENDING: ("enqueued_at", False),
-    JobState.DEAD: ("enqueued_at", False),
-}
-_DEFAULT_ORDER = ("enqueued_at", True)  # newest first for browsing
-
-
-def _order(state: JobState | None) -> tuple[str, bool]:
-    return _ORDER.get(state, _DEFAULT_ORDER)
-
-
-def _order_sql(state: JobState | None) -> str:
-    """NULLs sort as PostgreSQL sorts them (last ascending, first descending), so both
-    backends page the same way."""
-    column, desc = _order(state)
-    return f"{column} {'DESC NULLS FIRST' if desc else 'ASC NULLS LAST'}, id"
-
 
 def _keyset_sql(state: JobState | None, after: JobPageCursor) -> str:
-    """The rows strictly after ``after`` in ``_order_sql(state)``."""
-    column, desc = _order(state)
+    """The rows strictly after ``after`` in ``order_sql(state)``."""
+    column, desc = order_for(state)
     if after.sort_key is None:
         tail = f"({column} IS NULL AND id > :after_id)"
         return f"({tail} OR {column} IS NOT NULL)" if desc else tail
@@ -86,22 +61,14 @@ def _keyset_sql(state: JobState | None, after: JobPageCursor) -> str:
 
 _GET_JOB = Q.get_job.format(columns=JOB_COLUMNS)
 _FIND_JOB = Q.find_job.format(columns=JOB_COLUMNS)
-_COUNT_EVENTS = Q.count_events.format(where=Q.event_where)
-_LIST_EVENTS = Q.list_events.format(columns=EVENT_ADMIN_COLUMNS, where=Q.event_where)
 _GET_EVENT = Q.get_event.format(columns=EVENT_ADMIN_COLUMNS)
-_PREFIX_TABLES = {
-    "job": "azync_jobs",
-    "dag": "azync_dags",
-    "event": "azync_events",
-    "workflow": "azync_workflow_executions",
-}
-_HEX = re.compile(r"^[0-9a-f]{1,32}$")
 
 
 def _job_where(search: JobSearch) -> tuple[str, dict[str, Any]]:
     """A WHERE from fixed fragments and its parameters. The state is inlined as the enum's
-    literal (never caller text) because SQLite only uses a partial index whose WHERE the
-    query states literally."""
+    literal (never caller text): SQLite matches a bound state to the per-state partial
+    indexes only by re-preparing the statement for each value; with the literal each
+    state's plan is prepared once and cached."""
     clauses: list[str] = []
     params: dict[str, Any] = {}
     if search.source is not None:
@@ -114,11 +81,30 @@ def _job_where(search: JobSearch) -> tuple[str, dict[str, Any]]:
         clauses.append(f"state = '{validate.job_state(search.state).value}'")
     if search.meta:
         clauses.append(Q.meta_filter)
-        params["meta"] = json.dumps(validate.meta(search.meta))
+        params["meta"] = validate.json_text(validate.meta(search.meta), "meta")
     if search.error:
         clauses.append(Q.error_filter)
         params["error"] = search.error
     return " AND ".join(clauses) or "1", params
+
+
+def _event_where(filter: EventFilter) -> tuple[str, dict[str, Any]]:
+    """A WHERE from fixed fragments, only the filters given, so a type filter is an index
+    seek rather than a catch-all ``(:type = '' OR ...)`` scan."""
+    clauses = ["1"]
+    params: dict[str, Any] = {}
+    if filter.type:
+        clauses.append("e.type = :type")
+        params["type"] = filter.type
+    if (since := to_us(validate.instant(filter.since, "since"))) is not None:
+        clauses.append("e.occurred_at >= :since")
+        params["since"] = since
+    if (until := to_us(validate.instant(filter.until, "until"))) is not None:
+        clauses.append("e.occurred_at <= :until")
+        params["until"] = until
+    if filter.undispatched is not None:
+        clauses.append(f"NOT {Q.delivered}" if filter.undispatched else Q.delivered)
+    return " AND ".join(clauses), params
 
 
 def _page(offset: int, limit: int) -> dict[str, int]:
@@ -134,10 +120,6 @@ def _add_depth(d: Depths, state: str, n: int, pending_age: int | None) -> None:
         setattr(d, state, n)
     if pending_age is not None:
         d.oldest_pending_age = timedelta(microseconds=pending_age)
-
-
-DAILY_WINDOW_DAYS = 30
-"""azync's admin window (``queue/manager.go`` statsWindowDays), as the PostgreSQL backend."""
 
 
 def _window(now: int) -> dict[str, Any]:
@@ -158,16 +140,10 @@ def _daily(rows: list[Any]) -> list[DailyCount]:
 
 
 def canonical_prefix(prefix: str) -> str:
-    """Lower-case hex with or without dashes -> the prefix of the canonical uuid text."""
-    digits = prefix.strip().lower().replace("-", "")
-    if not _HEX.match(digits):
-        raise errors.InvalidInput(f"{prefix!r} is not a hex id prefix")
-    out = ""
-    for i, ch in enumerate(digits):
-        if i in (8, 12, 16, 20):
-            out += "-"
-        out += ch
-    return out
+    """A typed uuid prefix as the prefix of the canonical (dashed) id text."""
+    digits = hex_prefix(prefix)
+    groups = (digits[i:j] for i, j in ((0, 8), (8, 12), (12, 16), (16, 20), (20, 32)))
+    return "-".join(g for g in groups if g)
 
 
 class AdminMixin(SqliteBase):
@@ -212,7 +188,7 @@ class AdminMixin(SqliteBase):
         search = JobSearch(source=validate.source(source), kind=filter.kind, state=filter.state)
         where, params = _job_where(search)
         page = _page(offset, limit)
-        sql = Q.list_jobs.format(columns=JOB_COLUMNS, where=where, order=_order_sql(search.state))
+        sql = Q.list_jobs.format(columns=JOB_COLUMNS, where=where, order=order_sql(search.state))
         with self.read() as t:
             total = t.one(Q.count_jobs.format(where=where), params)["n"]  # type: ignore[index]
             rows = t.all(sql, {**params, **page})
@@ -236,10 +212,10 @@ class AdminMixin(SqliteBase):
         ]
 
     def _transition(self, op: str, sql: str, source: Source, id: uuid.UUID, **extra: Any) -> None:
-        source = validate.source(source)
+        """One guarded single-row update/delete; no row is ``NotFound(op)``."""
+        args = {"id": arg_id(id), "source": validate.source(source).value, **extra}
         with self.tx() as t:
-            params = {"id": arg_id(id), "source": source.value, "now": t.now, **extra}
-            if t.execute(sql, params).rowcount == 0:
+            if t.execute(sql, {**args, "now": t.now}).rowcount == 0:
                 raise errors.NotFound(op)
 
     def retry_job(self, source: Source, id: uuid.UUID) -> None:
@@ -277,8 +253,16 @@ class AdminMixin(SqliteBase):
 
     def nuke_all(self, source: Source) -> NukeReport:
         params = {"source": validate.source(source).value}
+        after = ""  # sorts before every id
+
+        def step(t: Tx, batch: int) -> int:
+            nonlocal after
+            ids = [r["id"] for r in t.all(Q.nuke_jobs, {**params, "after": after, "batch": batch})]
+            after = max(ids, default=after)
+            return len(ids)
+
         # Jobs go in batches (their attempt rows cascade); the event ledger stays.
-        jobs = batched(self, Q.nuke_jobs, params)
+        jobs = batched_tx(self, step)
         with self.tx() as t:
             stats = t.execute(Q.nuke_stats, params).rowcount
             keys = t.execute(Q.nuke_keys, params).rowcount
@@ -290,15 +274,12 @@ class AdminMixin(SqliteBase):
         self, filter: EventFilter, offset: int = 0, limit: int = 0
     ) -> tuple[list[EventAdminRow], int]:
         page = _page(offset, limit)
-        params = {
-            "type": filter.type,
-            "since": to_us(validate.instant(filter.since, "since")),
-            "until": to_us(validate.instant(filter.until, "until")),
-            "undispatched": None if filter.undispatched is None else int(filter.undispatched),
-        }
+        where, params = _event_where(filter)
         with self.read() as t:
-            total = t.one(_COUNT_EVENTS, params)["n"]  # type: ignore[index]
-            rows = t.all(_LIST_EVENTS, {**params, **page})
+            total = t.one(Q.count_events.format(where=where), params)["n"]  # type: ignore[index]
+            rows = t.all(
+                Q.list_events.format(columns=EVENT_ADMIN_COLUMNS, where=where), {**params, **page}
+            )
         return [event_admin_from_row(r) for r in rows], total
 
     def get_event(self, id: uuid.UUID) -> EventAdminRow:
@@ -327,11 +308,7 @@ class AdminMixin(SqliteBase):
     # --- AdminStore extensions -----------------------------------------------------------
 
     def find_ids_by_prefix(self, entity: str, prefix: str, limit: int = 10) -> list[uuid.UUID]:
-        table = _PREFIX_TABLES.get(entity)
-        if table is None:
-            raise errors.InvalidInput(
-                f"unknown entity {entity!r} (one of {', '.join(_PREFIX_TABLES)})"
-            )
+        table = entity_table(entity)
         params = {"prefix": canonical_prefix(prefix), "limit": _page(0, limit)["limit"]}
         with self.read() as t:
             rows = t.all(Q.ids_by_prefix.format(table=table), params)
@@ -354,7 +331,7 @@ class AdminMixin(SqliteBase):
             where += " AND " + _keyset_sql(state, after)
             params["after_id"] = arg_id(after.id, "after.id")
             params["after_key"] = to_us(validate.instant(after.sort_key, "after.sort_key"))
-        sql = Q.list_jobs.format(columns=JOB_COLUMNS, where=where, order=_order_sql(state))
+        sql = Q.list_jobs.format(columns=JOB_COLUMNS, where=where, order=order_sql(state))
         with self.read() as t:
             return jobs_from_rows(t.all(sql, {**params, **page}))
 

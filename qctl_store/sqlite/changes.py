@@ -26,11 +26,11 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from typing import Any
 
 from qctl_store import errors
 from qctl_store.config import BULK_HINT_CAP, CHANGE_BUFFER, WAKE_BUFFER
+from qctl_store.hints import reset_change
 from qctl_store.sqlite.base import SqliteBase, from_us, queries
 from qctl_store.streams import Hub, Subscription
 from qctl_store.types import Change, ChangeEntity, JobState, Source, Wake
@@ -44,10 +44,6 @@ READ_BATCH = 10_000
 IDLE_STOP = 1.0
 """Seconds without any subscriber before the reader thread stops; long enough that a
 view closing one subscription and opening the next does not restart it."""
-
-
-def reset_change() -> Change:
-    return Change(entity=ChangeEntity.RESET, at=datetime.now(UTC))
 
 
 def _row_change(row: Any) -> Change | None:

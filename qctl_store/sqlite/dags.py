@@ -4,9 +4,9 @@ The semantics are the PostgreSQL backend's (azync's ``driver/azyncpgx``, notes P
 2.10). Every write runs in one ``BEGIN IMMEDIATE`` transaction, which already
 serialises writers across threads and processes: reading the DAG header inside it is
 the equivalent of PostgreSQL's ``FOR UPDATE`` header lock, and a verb always sees the
-committed result of the verb it raced. The few steps PostgreSQL does with
-``DISTINCT ON`` or an ordered ``string_agg`` are done row by row here, inside the
-same transaction.
+committed result of the verb it raced. The two steps PostgreSQL does in one statement
+with ``DISTINCT ON`` or an ordered ``string_agg`` are one read plus batched writes
+here, inside the same transaction.
 """
 
 from __future__ import annotations
@@ -18,7 +18,15 @@ from datetime import timedelta
 from typing import Any
 
 from qctl_store import errors, validate
-from qctl_store.dagcheck import PreparedDAG, prepare_dag
+from qctl_store.dagcheck import (
+    PreparedDAG,
+    compensation_chain,
+    enqueued_per_kind,
+    failure_reason,
+    failures,
+    prepare_dag,
+    signal_payload,
+)
 from qctl_store.sqlite.base import SqliteBase, Tx, from_us, queries, td_us
 from qctl_store.sqlite.rows import (
     JOB_COLUMNS,
@@ -31,7 +39,6 @@ from qctl_store.sqlite.rows import (
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
     JSON,
-    TASK_KEY_COMPENSATION_PREFIX,
     DAGDep,
     DAGFailure,
     DAGFilter,
@@ -88,7 +95,7 @@ class DAGMixin(SqliteBase):
             assert live is not None
             return False, uuid.UUID(live["id"])
 
-        t.conn.executemany(
+        t.executemany(
             Q.insert_task,
             [
                 {
@@ -114,19 +121,14 @@ class DAGMixin(SqliteBase):
         )
         if dag.deps:
             t.executemany(Q.insert_dep, [(dag_id, task, dep) for task, dep in dag.deps])
-        per_kind: dict[str, int] = {}
-        for tk in dag.tasks:
-            per_kind[tk.kind] = per_kind.get(tk.kind, 0) + 1
-        for kind in sorted(per_kind):
-            self.bump_stat(t, _DAG, kind, "enqueued", per_kind[kind])
+        for kind, n in enqueued_per_kind(dag):
+            self.bump_stat(t, _DAG, kind, "enqueued", n)
         return True, None
 
     # --- signals --------------------------------------------------------------------
 
     def signal(self, p: DAGSignalParams) -> tuple[int, bool]:
-        if not isinstance(p.name, str) or not p.name:
-            raise errors.InvalidInput("signal name must be a non-empty string")
-        payload = None if p.payload is None else validate.json_text(p.payload, "signal payload")
+        payload = signal_payload(p)
         with self.tx() as t:
             dag_id = str(p.dag_id)
             state = self._dag_state(t, dag_id)
@@ -155,13 +157,15 @@ class DAGMixin(SqliteBase):
 
     def deliver_buffered_signals(self) -> int:
         with self.tx() as t:
-            consumed: set[str] = set()
-            for r in t.all(Q.buffered_deliveries):
-                t.execute(
-                    Q.hand_signal, {"task_id": r["task_id"], "payload": r["payload"], "now": t.now}
-                )
-                consumed.add(r["signal_id"])
-            t.executemany(Q.consume_signal, [(sid,) for sid in sorted(consumed)])
+            # One read of the picks, then two batched writes: SQLite's UPDATE ... FROM
+            # cannot return the picked signal ids to mark them consumed.
+            picks = t.all(Q.buffered_deliveries)
+            t.executemany(
+                Q.hand_signal,
+                [{"task_id": r["task_id"], "payload": r["payload"], "now": t.now} for r in picks],
+            )
+            consumed = sorted({r["signal_id"] for r in picks})
+            t.executemany(Q.consume_signal, [(sid,) for sid in consumed])
             # Counted per inbox row, as PostgreSQL counts the consumed signals.
             return len(consumed)
 
@@ -169,7 +173,7 @@ class DAGMixin(SqliteBase):
 
     def promote_unblocked(self) -> int:
         with self.tx() as t:
-            return len(t.all(Q.promote_unblocked, {"now": t.now}))
+            return t.execute(Q.promote_unblocked, {"now": t.now}).rowcount
 
     def complete_due_sleeps(self) -> int:
         with self.tx() as t:
@@ -177,32 +181,33 @@ class DAGMixin(SqliteBase):
 
     def apply_failure_policy(self) -> list[DAGFailure]:
         with self.tx() as t:
-            acting: dict[str, tuple[OnFailurePolicy, list[str]]] = {}
-            for r in t.all(Q.triggering_dead_tasks):
-                policy = OnFailurePolicy(r["on_failure"])
-                acting.setdefault(r["id"], (policy, []))[1].append(r["task_key"])
-            out: list[DAGFailure] = []
-            for dag_id in sorted(acting):
-                policy, dead = acting[dag_id]
-                dead.sort()
-                reason = "dead tasks: " + ", ".join(dead)
-                if policy == OnFailurePolicy.SUSPEND:
+            # The candidates were read in this write transaction, so every one is
+            # still running: no re-check under a lock as on PostgreSQL.
+            out = failures(t.all(Q.triggering_dead_tasks))
+            for f in out:
+                dag_id, reason = str(f.dag_id), failure_reason(f.dead_tasks)
+                if f.policy == OnFailurePolicy.SUSPEND:
                     t.execute(Q.suspend_running_dag, {"id": dag_id, "reason": reason, "now": t.now})
                 else:
                     self._start_compensation(t, dag_id, reason)
-                out.append(DAGFailure(dag_id=uuid.UUID(dag_id), policy=policy, dead_tasks=dead))
             return out
 
     def complete_dags(self) -> int:
         with self.tx() as t:
             now = {"now": t.now}
             settled = t.execute(Q.complete_running_succeeded, now).rowcount
-            for r in t.all(Q.tolerated_dead_dags):
-                keys = [k["task_key"] for k in t.all(Q.dead_task_keys, (r["id"],))]
-                reason = "dead tasks: " + ", ".join(keys)
-                settled += t.execute(
-                    Q.fail_dag, {"id": r["id"], "reason": reason, "now": t.now}
-                ).rowcount
+            # SQLite has no ordered string_agg: the reasons are built here from one read.
+            dead: dict[str, list[str]] = {}
+            for r in t.all(Q.tolerated_dead_tasks):
+                dead.setdefault(r["dag_id"], []).append(r["task_key"])
+            t.executemany(
+                Q.fail_dag,
+                [
+                    {"id": dag_id, "reason": failure_reason(keys), "now": t.now}
+                    for dag_id, keys in dead.items()
+                ],
+            )
+            settled += len(dead)
             settled += t.execute(Q.complete_compensating_suspend, now).rowcount
             settled += t.execute(Q.complete_compensating_settle, now).rowcount
             return settled
@@ -225,26 +230,23 @@ class DAGMixin(SqliteBase):
         Returns whether the DAG now has a chain."""
         if self._has_compensations(t, dag_id):
             return True
-        candidates = t.all(Q.compensation_candidates, (dag_id,))
-        prev = ""
-        for i, c in enumerate(candidates):
-            comp_key = TASK_KEY_COMPENSATION_PREFIX + c["task_key"]
+        chain = compensation_chain(t.all(Q.compensation_candidates, (dag_id,)))
+        for link in chain:
             t.execute(
                 Q.insert_compensation,
                 {
                     "id": str(uuid.uuid4()),
-                    "state": (JobState.PENDING if i == 0 else JobState.BLOCKED).value,
+                    "state": link.state.value,
                     "now": t.now,
-                    "comp_key": comp_key,
+                    "comp_key": link.key,
                     "dag_id": dag_id,
-                    "task_key": c["task_key"],
+                    "task_key": link.original,
                 },
             )
-            if prev:
-                t.execute(Q.insert_dep, (dag_id, comp_key, prev))
-            self.bump_stat(t, _DAG, c["compensation_kind"], "enqueued")
-            prev = comp_key
-        return bool(candidates)
+            if link.after:
+                t.execute(Q.insert_dep, (dag_id, link.key, link.after))
+            self.bump_stat(t, _DAG, link.kind, "enqueued")
+        return bool(chain)
 
     def _has_compensations(self, t: Tx, dag_id: str) -> bool:
         row = t.one(Q.has_compensations, (dag_id,))

@@ -36,7 +36,8 @@ class EventsMixin(SqliteBase):
 
     def _publish_args(self, p: PublishParams) -> dict[str, Any]:
         validate.kind(p.type, "event type")
-        validate.limit(p.version, "version", maximum=2**63 - 1)
+        if validate.limit(p.version, "version", maximum=2**63 - 1) < -(2**63):
+            raise errors.InvalidInput("version is out of the int64 range")
         return {
             "id": arg_id(p.id),
             "type": p.type,
@@ -102,7 +103,7 @@ class EventsMixin(SqliteBase):
             return t.execute(Q.delete_subscriber, {"name": name, "event_type": event_type}).rowcount
 
     def replay(self, filter: ReplayFilter) -> int:
-        validate.limit(filter.limit)
+        validate.limit(filter.limit, "limit", maximum=2**62)  # the PostgreSQL backend's bound
         params = {
             "subscriber": filter.subscriber,
             "event_type": filter.event_type,

@@ -17,8 +17,9 @@ from datetime import timedelta
 from typing import Any
 
 from qctl_store import errors, validate
+from qctl_store.columns import event_columns, job_columns
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us
-from qctl_store.sqlite.rows import arg_id, caller_tx, event_columns, job_columns, jobs_from_rows
+from qctl_store.sqlite.rows import arg_id, caller_tx, jobs_from_rows
 from qctl_store.types import DequeueParams, EnqueueParams, Job, Source
 
 Q = queries("jobs.sql")
@@ -35,7 +36,9 @@ class JobsMixin(SqliteBase):
 
     def enqueue_tx(self, tx: sqlite3.Connection, p: EnqueueParams) -> bool:
         """Enqueue inside the caller's open transaction on their own connection to the
-        same database file; it commits or rolls back with the caller's work."""
+        same database file; it commits or rolls back with the caller's work. Open it with
+        ``BEGIN IMMEDIATE``: a deferred transaction that already read cannot take the
+        write lock once another process committed (SQLite then fails it as a Conflict)."""
         args = self._enqueue_args(p)
         with caller_tx(self, tx) as t:
             return self._enqueue(t, p, args)
@@ -81,11 +84,10 @@ class JobsMixin(SqliteBase):
     def dequeue_batch(self, source: Source, p: DequeueParams) -> list[Job]:
         source = validate.source(source)
         validate.kind(p.kind)
-        validate.limit(p.limit)
+        if validate.limit(p.limit) <= 0:
+            return []  # before the other checks, as the PostgreSQL backend
         validate.non_negative(p.default_max_attempts, "default_max_attempts")
         validate.duration(p.lease, "lease")
-        if p.limit <= 0:
-            return []
         with self.tx() as t:
             ids = [
                 r["id"]
@@ -138,15 +140,17 @@ class JobsMixin(SqliteBase):
         self._fenced(
             "reschedule",
             Q.fail,
-            {**args, "state": "scheduled", "delay": delay_us, "error": last_error},
+            {**args, "state": "scheduled", "delay": delay_us, "error": str(last_error)},
         )
 
     def dead(self, id: uuid.UUID, lease_token: uuid.UUID, last_error: str) -> None:
         args = _lease(id, lease_token)
-        self._fenced("dead", Q.fail, {**args, "state": "dead", "delay": None, "error": last_error})
+        self._fenced(
+            "dead", Q.fail, {**args, "state": "dead", "delay": None, "error": str(last_error)}
+        )
 
     def skip(self, id: uuid.UUID, lease_token: uuid.UUID, reason: str) -> None:
-        self._fenced("skip", Q.skip, {**_lease(id, lease_token), "error": reason})
+        self._fenced("skip", Q.skip, {**_lease(id, lease_token), "error": str(reason)})
 
     def release(self, id: uuid.UUID, lease_token: uuid.UUID) -> None:
         self._fenced("release", Q.release, _lease(id, lease_token))
@@ -156,7 +160,9 @@ class JobsMixin(SqliteBase):
     ) -> bool:
         args = _lease(id, lease_token)
         delay_us = td_us(validate.duration(delay, "delay"))
-        row = self._fenced("snooze", Q.snooze, {**args, "delay": delay_us, "error": deadline_error})
+        row = self._fenced(
+            "snooze", Q.snooze, {**args, "delay": delay_us, "error": str(deadline_error)}
+        )
         return row["counter"] is not None  # dead-lettered past its deadline
 
     def extend_lease(self, id: uuid.UUID, lease_token: uuid.UUID, lease: timedelta) -> None:

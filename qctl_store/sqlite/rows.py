@@ -1,8 +1,9 @@
 """Mapping of SQLite rows (``sqlite3.Row``) to the contract's dataclasses.
 
 One place for every capability module (jobs, events, admin, maintenance, DAGs,
-workflows): select ``JOB_COLUMNS`` (or ``job_columns("j")`` under an alias) and turn each
-row into a ``Job`` with ``job_from_row``. SQLite hands back plain values, so this module
+workflows): select ``JOB_COLUMNS`` (or ``job_columns("j")`` of the shared
+``qctl_store.columns`` under an alias) and turn each row into a ``Job`` with
+``job_from_row``. SQLite hands back plain values, so this module
 decodes what PostgreSQL's driver would: INTEGER µs instants -> aware UTC datetimes, uuid
 TEXT -> ``uuid.UUID``, JSON TEXT -> Python values, INTEGER 0/1 -> bool, REAL seconds ->
 timedelta; and applies azync's zero-value mapping (NULL text -> "", NULL meta -> {}).
@@ -19,7 +20,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from qctl_store import errors
-from qctl_store.sqlite.base import SqliteBase, Tx, from_us, mapped_errors, now_us
+from qctl_store.columns import EVENT_PREFIX, job_columns
+from qctl_store.sqlite.base import SqliteBase, Tx, from_us, mapped_errors, now_us, parse_uuid
 from qctl_store.types import (
     JSON,
     EventAdminRow,
@@ -34,80 +36,11 @@ from qctl_store.types import (
 Row = Any
 """A ``sqlite3.Row`` (indexable by column name)."""
 
-_JOB_FIELDS = (
-    "id",
-    "source",
-    "kind",
-    "state",
-    "attempt",
-    "max_attempts",
-    "max_attempts_explicit",
-    "reap_count",
-    "payload",
-    "meta",
-    "run_at",
-    "lease_until",
-    "lease_token",
-    "last_error",
-    "event_id",
-    "replay",
-    "enqueued_at",
-    "failed_at",
-    "completed_at",
-    "dag_id",
-    "run_id",
-    "task_key",
-    "result",
-    "signal_name",
-    "compensation_kind",
-    "ignore_dead_deps",
-    "snooze_budget",
-    "deadline_at",
-    "started_at",
-    "idempotency_key",
-    "updated_at",
-)
-
-
-def job_columns(alias: str = "") -> str:
-    """The job column list for a SELECT/RETURNING, optionally qualified by ``alias``.
-
-    Output names stay the bare column names, so ``job_from_row`` reads either form.
-    (SQLite's RETURNING takes no table alias: use the bare form there.)
-    """
-    if not alias:
-        return ", ".join(_JOB_FIELDS)
-    return ", ".join(f"{alias}.{name} AS {name}" for name in _JOB_FIELDS)
-
-
 JOB_COLUMNS = job_columns()
 """``SELECT {JOB_COLUMNS} FROM azync_jobs``: every column ``job_from_row`` reads."""
 
-EVENT_PREFIX = "ev_"
-_EVENT_FIELDS = (
-    "id",
-    "type",
-    "aggregate_type",
-    "aggregate_id",
-    "version",
-    "occurred_at",
-    "payload",
-    "meta",
-)
-
-
-def event_columns(alias: str = "e", prefix: str = EVENT_PREFIX) -> str:
-    """Ledger columns renamed with ``prefix`` so they can ride along a job row
-    (the event-source dequeue rehydrates ``Job.event`` this way)."""
-    return ", ".join(f"{alias}.{name} AS {prefix}{name}" for name in _EVENT_FIELDS)
-
-
-def dt(value: int | None) -> datetime | None:
-    return from_us(value)
-
-
-def uid(value: str | None) -> uuid.UUID | None:
-    return None if value is None else uuid.UUID(value)
+dt = from_us
+"""An INTEGER µs instant column as an aware UTC datetime (NULL stays None)."""
 
 
 def json_value(value: str | None) -> JSON:
@@ -141,12 +74,12 @@ def job_from_row(row: Row) -> Job:
         meta=meta(row["meta"]),
         run_at=dt(row["run_at"]),
         lease_until=dt(row["lease_until"]),
-        lease_token=uid(row["lease_token"]),
+        lease_token=parse_uuid(row["lease_token"]),
         last_error=row["last_error"] or "",
-        event_id=uid(row["event_id"]),
+        event_id=parse_uuid(row["event_id"]),
         replay=bool(row["replay"]),
-        dag_id=uid(row["dag_id"]),
-        run_id=uid(row["run_id"]),
+        dag_id=parse_uuid(row["dag_id"]),
+        run_id=parse_uuid(row["run_id"]),
         task_key=row["task_key"] or "",
         result=json_value(row["result"]),
         signal_name=row["signal_name"] or "",

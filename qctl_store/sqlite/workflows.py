@@ -13,7 +13,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from qctl_store import errors, validate
-from qctl_store.config import OPERATION_MAX_ATTEMPTS, STALLED_LIMIT, WORKFLOW_TASK_QUEUE
 from qctl_store.sqlite import rows
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us, uid
 from qctl_store.types import (
@@ -34,8 +33,11 @@ from qctl_store.wac import decision as parse_decision
 from qctl_store.wac import (
     execution_key,
     json_or_null,
-    signal_history_payload,
-    state_filter,
+    listing_fields,
+    operation_fields,
+    signal_fields,
+    stalled_limit,
+    start_fields,
     task_kind,
 )
 
@@ -74,16 +76,7 @@ class WorkflowMixin(SqliteBase):
     # --- start / get / list ---------------------------------------------------------
 
     def start_workflow(self, p: WorkflowStartParams) -> tuple[bool, uuid.UUID | None]:
-        validate.kind(p.name, "workflow name")
-        params: dict[str, Any] = {
-            "id": str(p.id),
-            "name": p.name,
-            "version": p.version,
-            "biz_key": p.business_idempotency_key,
-            "task_queue": p.task_queue or WORKFLOW_TASK_QUEUE,
-            "input": json_or_null(p.input, "input"),
-            "meta": validate.json_text(validate.meta(p.meta), "meta"),
-        }
+        params = {**start_fields(p), "id": str(p.id)}
         kind = task_kind(p.name)
         with self.tx() as t:
             params["now"] = t.now
@@ -106,10 +99,8 @@ class WorkflowMixin(SqliteBase):
         self, filter: WorkflowFilter, offset: int = 0, limit: int = 0
     ) -> tuple[list[WorkflowExecutionView], int]:
         params = {
-            "name": filter.name or None,
-            "state": state_filter(filter.state),
-            "offset": max(validate.limit(offset, "offset"), 0),
-            "limit": validate.limit(limit) if limit > 0 else -1,
+            **listing_fields(filter, offset),
+            "limit": validate.limit(limit) if limit > 0 else -1,  # LIMIT -1: all
         }
         with self.read() as t:
             found = t.all(Q.list_executions, params)
@@ -166,15 +157,8 @@ class WorkflowMixin(SqliteBase):
     # --- signals --------------------------------------------------------------------
 
     def signal_workflow(self, p: SignalParams) -> bool:
-        validate.kind(p.name, "signal name")
-        signal = {
-            "id": str(uuid.uuid4()),
-            "workflow_id": str(p.workflow_id),
-            "name": p.name,
-            "message_id": p.message_id,
-            "payload": json_or_null(p.payload, "payload"),
-        }
-        history_payload = validate.json_text(signal_history_payload(p.name, p.payload))
+        fields, history_payload = signal_fields(p)
+        signal = {**fields, "id": str(uuid.uuid4()), "workflow_id": str(p.workflow_id)}
         with self.tx() as t:
             header = t.one(Q.get_header, {"id": str(p.workflow_id)})
             if header is None:
@@ -224,20 +208,13 @@ class WorkflowMixin(SqliteBase):
     # --- operations -----------------------------------------------------------------
 
     def schedule_operation(self, p: ScheduleOperationParams) -> uuid.UUID:
-        validate.kind(p.kind)
+        fields = operation_fields(p)
         run_at = validate.instant(p.run_at, "run_at")
-        meta = dict(validate.meta(p.meta))
-        if p.execution_key:
-            meta["execution_key"] = p.execution_key
         job_id = uuid.uuid4()
         params = {
+            **fields,
             "id": str(job_id),
-            "kind": p.kind,
-            "payload": json_or_null(p.payload, "payload"),
-            "meta": validate.json_text(meta, "meta"),
-            "max_attempts": p.max_attempts if p.max_attempts > 0 else OPERATION_MAX_ATTEMPTS,
             "workflow_id": str(p.workflow_id),
-            "execution_key": p.execution_key,
             "run_at": to_us(run_at),
         }
         # One write transaction: the dedupe lookup and the insert cannot interleave with
@@ -322,7 +299,8 @@ class WorkflowMixin(SqliteBase):
             self._insert_task(t, workflow_id, kind, run_at)
 
     def vacuum_workflows(self, retention: timedelta) -> int:
-        validate.duration(retention, "retention")
+        # Negative is allowed: "a retention <= 0 removes nothing" (the contract).
+        validate.duration(retention, "retention", allow_negative=True)
         if retention <= timedelta(0):
             return 0
         with self.tx() as t:
@@ -333,14 +311,14 @@ class WorkflowMixin(SqliteBase):
     def list_stalled_workflows(
         self, older_than: timedelta, limit: int = 0
     ) -> list[StalledWorkflow]:
-        validate.duration(older_than, "older_than")
+        validate.duration(older_than, "older_than", allow_negative=True)
         with self.read() as t:
             found = t.all(
                 Q.list_stalled,
                 {
                     "now": t.now,
                     "older_than": td_us(older_than),
-                    "limit": validate.limit(limit) if limit > 0 else STALLED_LIMIT,
+                    "limit": stalled_limit(limit),
                 },
             )
         return [StalledWorkflow(id=uuid.UUID(r["id"]), name=r["name"]) for r in found]

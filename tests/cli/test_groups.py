@@ -3,6 +3,8 @@ workflows, vacuum, maintain, replay, nuke, watch."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import time
 import uuid
@@ -277,9 +279,21 @@ def test_workflows(run: Run, st: Any, kind: str, tty: None) -> None:
 def test_vacuum(run: Run, st: Any, kind: str) -> None:
     make_dead(st, kind, 2)
     dry = out_json(
-        run("vacuum", "dead", "--older-than", "0", "--kind", kind, "--dry-run", "-o", "json")
+        run(
+            "vacuum",
+            "dead",
+            "--older-than",
+            "0",
+            "--kind",
+            kind,
+            "--source",
+            "queue",
+            "--dry-run",
+            "-o",
+            "json",
+        )
     )
-    assert all(r["dry_run"] for r in dry)
+    assert dry == [{"target": "dead", "source": "queue", "removed": 2, "dry_run": True}]
     assert run("vacuum", "dead", "--older-than", "0", "--kind", kind).exit_code == 4
     rows = out_json(
         run(
@@ -297,6 +311,32 @@ def test_vacuum(run: Run, st: Any, kind: str) -> None:
         )
     )
     assert rows == [{"target": "dead", "source": "queue", "removed": 2}]
+
+    (done,) = enqueue(st, kind, 1)
+    (job,) = st.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind, limit=1))
+    st.ack(job.id, job.lease_token)
+    time.sleep(0.05)
+    plan = out_json(
+        run(
+            "vacuum",
+            "all",
+            "--completed",
+            "1ms",
+            "--dags",
+            "30d",
+            "--stats",
+            "90d",
+            "--source",
+            "queue",
+            "--dry-run",
+            "-o",
+            "json",
+        )
+    )
+    by_target = {r["target"]: r["removed"] for r in plan}
+    assert by_target["completed"] >= 1 and by_target["dags"] >= 0
+    assert by_target["stats"] is None and by_target["idempotency"] is None
+    st.get_job(Source.QUEUE, done)  # the dry run removed nothing
     for args in (
         ["completed", "--retention", "30d"],
         ["stats", "--retention", "90d"],
@@ -307,10 +347,26 @@ def test_vacuum(run: Run, st: Any, kind: str) -> None:
         r = run("vacuum", *args, "--yes", "-o", "json")
         assert r.exit_code == 0, (args, r.stderr)
         assert all(isinstance(row["removed"], int) for row in json.loads(r.stdout))
+        assert run("vacuum", *args, "--dry-run").exit_code == 0
     every = out_json(
-        run("vacuum", "all", "--completed", "30d", "--dags", "30d", "--yes", "-o", "json")
+        run(
+            "vacuum",
+            "all",
+            "--completed",
+            "1ms",
+            "--dags",
+            "30d",
+            "--source",
+            "queue",
+            "--yes",
+            "-o",
+            "json",
+        )
     )
-    assert {r["target"] for r in every} == {"completed", "idempotency", "dags"}
+    assert [r["target"] for r in every] == ["completed", "idempotency", "dags"]
+    assert every[0]["removed"] >= 1
+    with pytest.raises(NotFound):
+        st.get_job(Source.QUEUE, done)
     assert run("vacuum", "all", "--yes").exit_code == 2
     assert run("vacuum", "completed", "--retention", "1x", "--yes").exit_code == 2
     assert run("vacuum", "idempotency", "--yes", root=["--read-only"]).exit_code == 4
@@ -381,3 +437,35 @@ def test_watch(run: Run, st: Any, kind: str, monkeypatch: pytest.MonkeyPatch) ->
     assert lines and lines[0]["entity"] == "reset"
     assert any(c["entity"] == "job" and c["kind"] == kind for c in lines)
     assert "Traceback" not in res.stderr
+
+
+READ_VERBS = [
+    ["jobs", "list"],
+    ["queues", "list"],
+    ["queues", "daily"],
+    ["events", "list"],
+    ["events", "stats"],
+    ["subscribers", "list"],
+    ["dags", "list"],
+    ["dags", "counts"],
+    ["workflows", "list"],
+    ["workflows", "stalled"],
+    ["db", "status"],
+]
+
+
+@pytest.mark.parametrize("verb", READ_VERBS, ids=" ".join)
+def test_every_format(run: Run, st: Any, kind: str, verb: list[str]) -> None:
+    enqueue(st, kind, 1)
+    for fmt in ("table", "json", "jsonl", "csv"):
+        res = run(*verb, "-o", fmt)
+        assert res.exit_code == 0, (verb, fmt, res.stderr)
+        if fmt == "json":
+            json.loads(res.stdout)
+        elif fmt == "jsonl":
+            for line in res.stdout.splitlines():
+                assert isinstance(json.loads(line), dict)
+        elif fmt == "csv":
+            rows = list(csv.reader(io.StringIO(res.stdout)))
+            assert rows and len({len(r) for r in rows}) == 1
+    assert run(*verb, "-o", "yaml").exit_code == 2

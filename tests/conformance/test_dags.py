@@ -1088,6 +1088,66 @@ def test_bad_signal_and_result_payloads_are_rejected(store: AnyStore) -> None:
     assert state_of(store, dag_id, "a") == JobState.ACTIVE
 
 
+# --- daily stats (notes 2.5) -------------------------------------------------------------
+
+
+def counters(store: AnyStore, kind: str) -> tuple[int, int, int, int]:
+    """(enqueued, processed, failed, reaped) of ``dag:<kind>``, summed over the days."""
+    _, days = store.stats(Source.DAG, kind)
+    return (
+        sum(d.enqueued for d in days),
+        sum(d.processed for d in days),
+        sum(d.failed for d in days),
+        sum(d.reaped for d in days),
+    )
+
+
+def test_stats_count_tasks_compensations_and_results(store: AnyStore) -> None:
+    # CreateDAG bumps enqueued once per task, internal kinds included; each inserted
+    # compensation bumps its kind; AckTaskResult bumps processed. Completing a timer or
+    # a signal task bumps nothing. The internal kinds are shared with the other tests
+    # of this module, so they are compared as deltas.
+    sleep0, signal0 = counters(store, KIND_SLEEP), counters(store, KIND_SIGNAL)
+    dag_id = create_wf(
+        store,
+        "wfc_stats",
+        [
+            wf_task("a", "wfc_stats_a", compensation_kind="wfc_stats_undo"),
+            wf_task("a2", "wfc_stats_a"),
+            wf_task("c", "wfc_stats_c", max_attempts=1),
+            DAGTask(key="s", kind=KIND_SLEEP, payload=None, sleep_for=timedelta(milliseconds=1)),
+            DAGTask(key="g", kind=KIND_SIGNAL, payload=None, signal_name="wfc_stats_go"),
+        ],
+        on_failure=OnFailurePolicy.CANCEL,
+    )
+    assert counters(store, "wfc_stats_a") == (2, 0, 0, 0)
+    assert counters(store, KIND_SLEEP)[0] == sleep0[0] + 1
+    assert counters(store, KIND_SIGNAL)[0] == signal0[0] + 1
+
+    finish_wf_task(store, "wfc_stats_a", {"n": 1})
+    assert counters(store, "wfc_stats_a") == (2, 1, 0, 0)
+    finish_wf_task(store, "wfc_stats_a")
+    assert counters(store, "wfc_stats_a") == (2, 2, 0, 0)
+    time.sleep(0.02)
+    store.complete_due_sleeps()
+    assert signal(store, dag_id, "wfc_stats_go") == (1, False)
+    assert state_of(store, dag_id, "s") == JobState.SUCCEEDED
+    assert counters(store, KIND_SLEEP)[1:] == sleep0[1:]
+    assert counters(store, KIND_SIGNAL)[1:] == signal0[1:]
+
+    kill_wf_task(store, "wfc_stats_c")
+    assert counters(store, "wfc_stats_c") == (1, 0, 1, 0)
+    apply_policy_for(store, dag_id)
+    assert dag_state(store, dag_id) == DAGState.COMPENSATING
+    assert counters(store, "wfc_stats_undo") == (1, 0, 0, 0)
+
+
+def test_negative_vacuum_retention_is_rejected(store: AnyStore) -> None:
+    # As every other retention in qctl; azync's Go treats it as zero (deletes nothing).
+    with pytest.raises(InvalidInput, match="retention must not be negative"):
+        store.vacuum_dags(timedelta(seconds=-1))
+
+
 # --- TxDAGStore: create_dag_tx rides the caller's transaction -----------------------------
 
 

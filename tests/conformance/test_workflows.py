@@ -369,3 +369,80 @@ def test_bad_input_is_rejected_before_writing(store: AnyStore) -> None:
         store.start_workflow(WorkflowStartParams(name=""))
     with pytest.raises(InvalidInput):
         store.start_workflow(WorkflowStartParams(name=unique("wfc_bad"), input={1, 2}))
+
+
+def test_mark_uncertain_on_a_settled_execution(store: AnyStore) -> None:
+    # azync's one autocommit statement: the fenced job update stands, but with no
+    # running or suspended execution to suspend the call is not-found.
+    name = unique("wfc_uncertain_settled")
+    id = start(store, name)
+    kind = f"$op:{name}@1"
+    job_id = store.schedule_operation(ScheduleOperationParams(workflow_id=id, kind=kind))
+    _, lease_token = lease_op(store, kind)
+    store.complete_workflow(id, None)
+    with pytest.raises(NotFound) as exc:
+        store.mark_uncertain(job_id, lease_token, "late")
+    assert exc.value.op == "mark uncertain"
+    assert store.get_job(Source.WORKFLOW, job_id).state == JobState.UNCERTAIN
+    assert store.get_workflow_execution(id).state == WorkflowState.SUCCEEDED
+
+
+def test_negative_durations_are_accepted(store: AnyStore) -> None:
+    # "A retention <= 0 removes nothing"; a negative olderThan is a window in the future.
+    id = start(store, unique("wfc_negative"))
+    store.complete_workflow(id, None)
+    assert store.vacuum_workflows(-MINUTE) == 0
+    store.get_workflow_execution(id)
+    assert isinstance(store.list_stalled_workflows(-MINUTE, 1), list)
+
+
+def _enqueued(store: AnyStore, kind: str) -> int:
+    _, days = store.stats(Source.WORKFLOW, kind)
+    return sum(d.enqueued for d in days)
+
+
+def test_enqueued_stats(store: AnyStore) -> None:
+    # Notes 2.5: start, the signal wake task, operations and tasks bump enqueued;
+    # mark_uncertain and resolve_uncertain bump nothing.
+    name = unique("wfc_stats")
+    wf_kind, op_kind = f"$wf:{name}", f"$op:{name}@1"
+    id = start(store, name)
+    assert _enqueued(store, wf_kind) == 1
+    assert store.signal_workflow(SignalParams(workflow_id=id, name="go"))
+    assert _enqueued(store, wf_kind) == 2
+    store.schedule_task(id, wf_kind)
+    assert _enqueued(store, wf_kind) == 3
+    job_id = store.schedule_operation(ScheduleOperationParams(workflow_id=id, kind=op_kind))
+    assert _enqueued(store, op_kind) == 1
+    _, lease_token = lease_op(store, op_kind)
+    store.mark_uncertain(job_id, lease_token, "?")
+    store.resolve_uncertain(job_id, "retry")
+    _, days = store.stats(Source.WORKFLOW, op_kind)
+    totals = [
+        sum(getattr(d, c) for d in days) for c in ("enqueued", "processed", "failed", "reaped")
+    ]
+    assert totals == [1, 0, 0, 0]
+    # A signal to a settled execution records it but schedules no task.
+    store.complete_workflow(id, None)
+    assert store.signal_workflow(SignalParams(workflow_id=id, name="late"))
+    assert _enqueued(store, wf_kind) == 3
+
+
+def test_start_workflow_wakes_workers(store: AnyStore) -> None:
+    sub = store.wake()
+    assert sub is not None
+    name = unique("wfc_wake")
+    try:
+        # The PostgreSQL listener may not be up yet when the first start commits, and
+        # wakes carry no opening signal: start until one wake arrives.
+        for _ in range(20):
+            start(store, name)
+            wake = sub.get(timeout=0.5)
+            while wake is not None and wake.kind != f"$wf:{name}":
+                wake = sub.get(timeout=0.5)
+            if wake is not None:
+                assert wake.source == Source.WORKFLOW
+                return
+        pytest.fail("start_workflow never woke the $wf partition")
+    finally:
+        sub.close()

@@ -19,7 +19,17 @@ import pytest
 
 from qctl_store.errors import NotFound
 from qctl_store.postgres import PostgresStore
-from qctl_store.types import DAGParams, DAGState, JobState, OnFailurePolicy, Source
+from qctl_store.types import (
+    KIND_SIGNAL,
+    DAGDep,
+    DAGParams,
+    DAGSignalParams,
+    DAGState,
+    DAGTask,
+    JobState,
+    OnFailurePolicy,
+    Source,
+)
 from tests.conformance.helpers import dag_task_by_key, finish_wf_task, kill_wf_task, wf_task
 from tests.conftest import PG_DSN
 
@@ -149,3 +159,43 @@ def test_apply_failure_policy_losing_the_compensate_race_skips(
     assert all(f.dag_id != dag_id for f in result), "a losing pass must not report the DAG"
     assert store.get_dag(dag_id).state == DAGState.COMPENSATING
     assert dag_task_by_key(store, dag_id, "comp:a").source == Source.DAG
+
+
+def test_buffered_delivery_losing_the_signal_race_keeps_the_winner(
+    store: PostgresStore, competitor: psycopg.Connection[Any]
+) -> None:
+    # Not one of azync's three: the open transaction is a concurrent immediate Signal
+    # that completed the waiting task. The buffered pass, which picked the task while it
+    # still waited, must re-check its state under the row lock: it neither overwrites the
+    # winner's result nor consumes the older buffered signal.
+    dag_id = create(
+        store,
+        DAGParams(
+            name="race-deliver",
+            tasks=[
+                wf_task("gate", "race_dl_gate"),
+                DAGTask(key="approval", kind=KIND_SIGNAL, payload=None, signal_name="approval"),
+            ],
+            deps=[DAGDep("approval", "gate")],
+        ),
+    )
+    assert store.signal(DAGSignalParams(dag_id, "approval", payload={"by": "buffered"})) == (
+        0,
+        False,
+    )
+    finish_wf_task(store, "race_dl_gate")
+    store.promote_unblocked()
+    assert dag_task_by_key(store, dag_id, "approval").state == JobState.WAITING
+
+    competitor.execute(
+        "UPDATE azync_jobs SET state = 'succeeded', result = '{\"by\": \"live\"}'::jsonb,"
+        " completed_at = now(), updated_at = now() WHERE dag_id = %s AND task_key = 'approval'",
+        (dag_id,),
+    )
+    result = run_blocked(store.deliver_buffered_signals, competitor.commit)
+    assert result == 0, f"nothing is left to deliver to: {result}"
+    assert dag_task_by_key(store, dag_id, "approval").result == {"by": "live"}
+    unconsumed = competitor.execute(
+        "SELECT count(*) FROM azync_dag_signals WHERE dag_id = %s AND NOT consumed", (dag_id,)
+    ).fetchone()
+    assert unconsumed == (1,), "the buffered signal was not handed to anyone"

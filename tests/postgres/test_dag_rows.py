@@ -20,6 +20,7 @@ from qctl_store.types import (
     KIND_SLEEP,
     DAGDep,
     DAGParams,
+    DAGSignalParams,
     DAGTask,
     OnFailurePolicy,
 )
@@ -300,6 +301,25 @@ def test_wakes_follow_the_tasks_that_become_pending(
     wakes(listener)
     store.retry_dag(p.id)
     assert wakes(listener) == {"dag:wake_undo_a"}, "a retried dead task wakes its kind"
+
+
+def test_unpause_wakes_and_signals_do_not(
+    store: PostgresStore, listener: psycopg.Connection[Any]
+) -> None:
+    p = DAGParams(
+        name="rows_wake_pause",
+        tasks=[
+            DAGTask(key="w", kind="wake_p_w"),
+            DAGTask(key="g", kind=KIND_SIGNAL, signal_name="wake_p_go"),
+        ],
+    )
+    store.create_dag(p)
+    assert wakes(listener) == {"dag:wake_p_w"}
+    store.pause_dag(p.id, "outage")
+    assert store.signal(DAGSignalParams(dag_id=p.id, name="wake_p_go")) == (1, False)
+    assert wakes(listener) == set(), "pausing and signalling wake nobody (notes 2.2)"
+    store.retry_dag(p.id)
+    assert wakes(listener) == {"dag:wake_p_w"}, "an unpaused runnable task wakes its kind"
 
 
 def test_create_dag_tx_commits_and_rolls_back_with_the_caller(

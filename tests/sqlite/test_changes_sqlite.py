@@ -206,6 +206,7 @@ def test_reader_stops_when_nobody_listens_and_restarts(
 ) -> None:
     monkeypatch.setattr(changes, "IDLE_STOP", 0.1)
     s = store_factory()
+    assert isinstance(s, SqliteStore)
     try:
         sub = s.changes()
         assert sub is not None

@@ -104,3 +104,18 @@ def test_a_connection_outside_a_transaction_is_refused(
     with pytest.raises(errors.InvalidInput, match="transaction"):
         store.enqueue_tx(conn, EnqueueParams(kind="tx_autocommit"))
     assert store.list_kinds(Source.QUEUE) == []
+
+
+def test_an_error_after_sqlite_ended_the_transaction_is_not_masked(store: SqliteStore) -> None:
+    """When SQLite already rolled the transaction back (as it does on some errors), the
+    caller's error surfaces, not a "no transaction is active" from our rollback, and the
+    connection is ready for the next transaction."""
+    with pytest.raises(LookupError), store.tx() as t:
+        t.execute("INSERT INTO qctl_leases VALUES ('tx_err', 'h', 1)")
+        t.execute("ROLLBACK")
+        raise LookupError("the caller's error")
+    with store.tx() as t:
+        assert t.one("SELECT 1 FROM qctl_leases WHERE name = 'tx_err'") is None
+    with store.read() as t:  # a read ended early by SQLite is closed quietly too
+        t.execute("ROLLBACK")
+    assert store.list_jobs(Source.QUEUE, JobFilter())[1] == 0

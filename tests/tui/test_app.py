@@ -363,7 +363,8 @@ async def test_dag_signal_from_the_list(store: Any) -> None:
         await until(pilot, lambda: row_keys(app, "#dag-runs") == [str(p.id)])
         table(app, "#dag-runs").focus()
         await pilot.press("t")  # state tab: running
-        await until(pilot, lambda: "state running" in screen_text(app))
+        await until(pilot, lambda: "name " + name in screen_text(app))
+        assert app.screen.query_one(DagsPane).state == DAGState.RUNNING
         await pilot.press("S")
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
         await pilot.press(*"go", "enter", *'{"ok":1}', "enter", "enter")

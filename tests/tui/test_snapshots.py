@@ -41,11 +41,11 @@ from tests.tui.helpers import screen_text, until
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 NOW = datetime(2026, 3, 14, 15, 9, 26, tzinfo=UTC)
-DAG_ID = uuid.UUID(int=0xDA6)
+DAG_ID = uuid.UUID("da6e71a0-0000-4000-8000-000000000da6")
 
 
 def uid(n: int) -> uuid.UUID:
-    return uuid.UUID(int=n)
+    return uuid.UUID(int=(n * 0x9E3779B1 << 96) % (1 << 128) | n)
 
 
 def ago(seconds: float) -> datetime:
@@ -72,6 +72,15 @@ JOBS = [
         failed_at=ago(99),
     ),
     job(4, "report.generate", JobState.SCHEDULED, run_at=NOW + timedelta(minutes=5)),
+    job(
+        5,
+        "$op:charge@1",
+        JobState.UNCERTAIN,
+        source=Source.WORKFLOW,
+        attempt=1,
+        last_error="charge timed out: outcome unknown",
+        failed_at=ago(60),
+    ),
 ]
 TASKS = [
     job(10 + i, k, s, source=Source.DAG, dag_id=DAG_ID, task_key=key)
@@ -216,7 +225,8 @@ async def snap(
             await pilot.press(key)
         if screen is not None:
             await app.push_screen(screen)
-        await until(pilot, lambda: marker in screen_text(app))
+        # the data and the footer (it lands a frame later) are both on screen
+        await until(pilot, lambda: marker in screen_text(app) and "palette" in screen_text(app))
         await pilot.pause(0.3)  # let every loader of the screen land
         check(name, screen_text(app))
 

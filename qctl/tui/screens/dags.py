@@ -174,16 +174,24 @@ class DagsPane(DagActions, Pane[DagsData]):
             for r in data.runs
         ]
         refill(self.query_one("#dag-runs", DataTable), runs)
-        self.query_one("#dags-filter", Static).update(
-            Text.assemble(
-                ("name ", "dim"),
-                (self.dag_name or "all", "bold"),
-                ("  state ", "dim"),
-                (self.state.value if self.state else "all", "bold"),
-                (f"   {len(data.runs)} of {data.total} runs", ""),
-                ("   enter on a name filters runs, on a run opens its graph", "dim"),
-            )
-        )
+        self.query_one("#dags-filter", Static).update(self.state_tabs(data))
+
+    def state_tabs(self, data: DagsData) -> Text:
+        """``name X  [all 12] running 3  suspended 1 ...``: the state tabs (``t`` moves)
+        with the counts of the selected name (or of every name)."""
+        counts: dict[DAGState, int] = {}
+        for name, per_state in data.counts.items():
+            if self.dag_name in ("", name):
+                for s, n in per_state.items():
+                    counts[s] = counts.get(s, 0) + n
+        text = Text.assemble(("name ", "dim"), (self.dag_name or "all", "bold"), "  ")
+        for state in STATES:
+            n = sum(counts.values()) if state is None else counts.get(state, 0)
+            label = f" {state.value if state else 'all'} {n} "
+            style = "reverse bold" if state == self.state else fmt.state_style(state or "")
+            text.append(label, style if n or state == self.state else "dim")
+        text.append(f"  {len(data.runs)} of {data.total} runs", "")
+        return text
 
     def filter_changed(self) -> None:
         if self.data is not None:

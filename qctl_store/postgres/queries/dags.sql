@@ -60,7 +60,9 @@ UPDATE azync_dag_signals SET consumed = true WHERE id = %s
 
 -- name: deliver_buffered_signals
 -- Per deliverable task of a running or compensating DAG, the oldest unconsumed
--- inbox signal of its name is handed over and marked consumed.
+-- inbox signal of its name is handed over and marked consumed. The update repeats
+-- the task condition: it is re-checked under the row lock, so a task a concurrent
+-- Signal completed first keeps that result and the picked signal stays buffered.
 WITH pick AS (
     SELECT DISTINCT ON (t.id) t.id AS task_id, s.id AS signal_id, s.payload
     FROM azync_jobs t
@@ -81,6 +83,8 @@ handed AS (
         updated_at = now()
     FROM pick p
     WHERE t.id = p.task_id
+      AND ((t.kind = '$signal' AND t.state = 'waiting')
+        OR (t.kind = '$sleep' AND t.state = 'scheduled'))
     RETURNING p.signal_id
 )
 UPDATE azync_dag_signals s SET consumed = true
@@ -120,18 +124,19 @@ WHERE t.source = 'dag' AND t.kind = '$sleep' AND t.state = 'scheduled' AND t.run
 
 -- name: triggering_dead_tasks
 -- Dead tasks of running DAGs that trigger the failure policy: a dead task is
--- exempt only when it has dependents and every one of them ignores dead deps.
+-- tolerated only when it has dependents and every one of them ignores dead deps
+-- (an aggregate over no dependents is NULL, so a dead leaf always triggers). The
+-- check is one indexed probe per dead task, never a pass over every edge.
 SELECT d.id, d.on_failure, t.task_key
 FROM azync_dags d
 JOIN azync_jobs t ON t.dag_id = d.id AND t.source = 'dag' AND t.state = 'dead'
 WHERE d.state = 'running'
-  AND (NOT EXISTS (SELECT 1 FROM azync_dag_deps e
-                   WHERE e.dag_id = d.id AND e.depends_on_key = t.task_key)
-       OR EXISTS (SELECT 1 FROM azync_dag_deps e
-                  WHERE e.dag_id = d.id AND e.depends_on_key = t.task_key
-                    AND NOT EXISTS (SELECT 1 FROM azync_jobs down
-                                    WHERE down.dag_id = e.dag_id AND down.task_key = e.task_key
-                                      AND down.source = 'dag' AND down.ignore_dead_deps)))
+  AND NOT COALESCE((SELECT bool_and(COALESCE(down.ignore_dead_deps, false))
+                    FROM azync_dag_deps e
+                    LEFT JOIN azync_jobs down
+                      ON down.dag_id = e.dag_id AND down.task_key = e.task_key
+                     AND down.source = 'dag'
+                    WHERE e.dag_id = t.dag_id AND e.depends_on_key = t.task_key), false)
 ORDER BY d.id::text, t.task_key
 
 -- name: suspend_running_dag
@@ -182,12 +187,14 @@ UPDATE azync_dags SET
 WHERE id = %(id)s
 
 -- name: complete_running_succeeded
+-- At least one task and all of them succeeded or skipped (bool_and over no rows is
+-- NULL). A per-DAG aggregate is never flattened into a join, so the pass probes
+-- each running DAG's tasks through azync_jobs_dag_task_idx instead of hashing
+-- every unsettled job of the store.
 UPDATE azync_dags d SET state = 'succeeded', completed_at = now(), updated_at = now()
 WHERE d.state = 'running'
-  AND EXISTS (SELECT 1 FROM azync_jobs j WHERE j.dag_id = d.id AND j.source = 'dag')
-  AND NOT EXISTS (SELECT 1 FROM azync_jobs j
-                  WHERE j.dag_id = d.id AND j.source = 'dag'
-                    AND j.state NOT IN ('succeeded', 'skipped'))
+  AND (SELECT bool_and(j.state IN ('succeeded', 'skipped'))
+       FROM azync_jobs j WHERE j.dag_id = d.id AND j.source = 'dag')
 
 -- name: complete_running_failed
 -- All tasks settled with at least one dead, and every dead task tolerated (it has
@@ -209,15 +216,12 @@ WHERE d.id = r.dag_id AND d.state = 'running'
   AND NOT EXISTS (
       SELECT 1 FROM azync_jobs x
       WHERE x.dag_id = d.id AND x.source = 'dag' AND x.state = 'dead'
-        AND (NOT EXISTS (SELECT 1 FROM azync_dag_deps e
-                         WHERE e.dag_id = d.id AND e.depends_on_key = x.task_key)
-             OR EXISTS (SELECT 1 FROM azync_dag_deps e
-                        WHERE e.dag_id = d.id AND e.depends_on_key = x.task_key
-                          AND NOT EXISTS (SELECT 1 FROM azync_jobs down
-                                          WHERE down.dag_id = e.dag_id
-                                            AND down.task_key = e.task_key
-                                            AND down.source = 'dag'
-                                            AND down.ignore_dead_deps))))
+        AND NOT COALESCE((SELECT bool_and(COALESCE(down.ignore_dead_deps, false))
+                          FROM azync_dag_deps e
+                          LEFT JOIN azync_jobs down
+                            ON down.dag_id = e.dag_id AND down.task_key = e.task_key
+                           AND down.source = 'dag'
+                          WHERE e.dag_id = x.dag_id AND e.depends_on_key = x.task_key), false))
 
 -- name: complete_compensating_suspend
 -- A dead compensation parks the DAG for an operator, unless a cancel asked for it.

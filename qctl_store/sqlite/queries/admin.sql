@@ -1,7 +1,7 @@
 -- Admin reads and operator actions (SQLite). Optional filters are static
 -- "(:x = '' OR col = :x)" clauses, except where an index should seek on them: the job
--- listings (WHERE, ORDER BY and keyset clause) and the bulk actions ({where}: source,
--- plus kind unless every kind) are composed in Python from fixed fragments.
+-- and event listings (WHERE, ORDER BY, keyset clause) and the bulk actions ({where}:
+-- source, plus kind unless every kind) are composed in Python from fixed fragments.
 
 -- name: list_kinds
 SELECT kind FROM azync_jobs WHERE source = :source
@@ -114,7 +114,12 @@ DELETE FROM azync_jobs WHERE id IN (
 )
 
 -- name: nuke_jobs
-DELETE FROM azync_jobs WHERE id IN (SELECT id FROM azync_jobs WHERE source = :source LIMIT :batch)
+-- One batch in id order after :after: no index leads with source, so each batch walks on
+-- along the primary key instead of rescanning the other sources' rows from the start.
+DELETE FROM azync_jobs WHERE id IN (
+    SELECT id FROM azync_jobs WHERE source = :source AND id > :after ORDER BY id LIMIT :batch
+)
+RETURNING id
 
 -- name: nuke_stats
 DELETE FROM azync_stats_daily WHERE source = :source
@@ -122,12 +127,10 @@ DELETE FROM azync_stats_daily WHERE source = :source
 -- name: nuke_keys
 DELETE FROM azync_idempotency_keys WHERE source = :source
 
--- name: event_where
-(:type = '' OR e.type = :type)
-AND (:since IS NULL OR e.occurred_at >= :since)
-AND (:until IS NULL OR e.occurred_at <= :until)
-AND (:undispatched IS NULL OR :undispatched = NOT EXISTS (
-    SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event'))
+-- name: delivered
+-- An event listing's WHERE is composed in admin.py (only the filters given, so a type
+-- filter seeks the (type, occurred_at, id) index); this is its dispatched test.
+EXISTS (SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event')
 
 -- name: count_events
 SELECT COUNT(*) AS n FROM azync_events e WHERE {where}

@@ -56,15 +56,17 @@ UPDATE azync_dag_signals SET consumed = 1 WHERE id = ?
 
 -- name: buffered_deliveries
 -- Per deliverable task of a running or compensating DAG, its oldest unconsumed
--- inbox signal.
-SELECT task_id, kind, signal_id, payload FROM (
-    SELECT t.id AS task_id, t.kind, s.id AS signal_id, s.payload,
+-- inbox signal. CROSS JOIN fixes SQLite's join order to start from the inbox index:
+-- the task condition has no index of its own and would otherwise scan every job.
+SELECT task_id, signal_id, payload FROM (
+    SELECT t.id AS task_id, s.id AS signal_id, s.payload,
            row_number() OVER (PARTITION BY t.id ORDER BY s.created_at, s.id) AS rn
-    FROM azync_jobs t
-    JOIN azync_dags d ON d.id = t.dag_id AND d.state IN ('running', 'compensating')
-    JOIN azync_dag_signals s
-      ON s.dag_id = t.dag_id AND s.name = t.signal_name AND NOT s.consumed
-    WHERE t.source = 'dag'
+    FROM azync_dag_signals s
+    CROSS JOIN azync_dags d
+    CROSS JOIN azync_jobs t
+    WHERE NOT s.consumed
+      AND d.id = s.dag_id AND d.state IN ('running', 'compensating')
+      AND t.dag_id = s.dag_id AND t.signal_name = s.name AND t.source = 'dag'
       AND ((t.kind = '$signal' AND t.state = 'waiting')
         OR (t.kind = '$sleep' AND t.state = 'scheduled'))
 )
@@ -103,7 +105,6 @@ WHERE t.source = 'dag' AND t.state = 'blocked'
             WHERE up.dag_id = e.dag_id AND up.task_key = e.depends_on_key AND up.source = 'dag'
               AND (up.state IN ('succeeded', 'skipped')
                    OR (t.ignore_dead_deps AND up.state IN ('dead', 'cancelled')))))
-RETURNING kind
 
 -- name: complete_due_sleeps
 UPDATE azync_jobs AS t SET state = 'succeeded', completed_at = :now, updated_at = :now
@@ -112,18 +113,19 @@ WHERE t.source = 'dag' AND t.kind = '$sleep' AND t.state = 'scheduled' AND t.run
 
 -- name: triggering_dead_tasks
 -- Dead tasks of running DAGs that trigger the failure policy: a dead task is
--- exempt only when it has dependents and every one of them ignores dead deps.
+-- tolerated only when it has dependents and every one of them ignores dead deps
+-- (an aggregate over no dependents is NULL, so a dead leaf always triggers). The
+-- check is one indexed probe per dead task, never a pass over every edge.
 SELECT d.id, d.on_failure, t.task_key
 FROM azync_dags d
 JOIN azync_jobs t ON t.dag_id = d.id AND t.source = 'dag' AND t.state = 'dead'
 WHERE d.state = 'running'
-  AND (NOT EXISTS (SELECT 1 FROM azync_dag_deps e
-                   WHERE e.dag_id = d.id AND e.depends_on_key = t.task_key)
-       OR EXISTS (SELECT 1 FROM azync_dag_deps e
-                  WHERE e.dag_id = d.id AND e.depends_on_key = t.task_key
-                    AND NOT EXISTS (SELECT 1 FROM azync_jobs down
-                                    WHERE down.dag_id = e.dag_id AND down.task_key = e.task_key
-                                      AND down.source = 'dag' AND down.ignore_dead_deps)))
+  AND NOT COALESCE((SELECT min(COALESCE(down.ignore_dead_deps, 0))
+                    FROM azync_dag_deps e
+                    LEFT JOIN azync_jobs down
+                      ON down.dag_id = e.dag_id AND down.task_key = e.task_key
+                     AND down.source = 'dag'
+                    WHERE e.dag_id = t.dag_id AND e.depends_on_key = t.task_key), 0)
 ORDER BY d.id, t.task_key
 
 -- name: suspend_running_dag
@@ -180,33 +182,27 @@ WHERE d.state = 'running'
                   WHERE j.dag_id = d.id AND j.source = 'dag'
                     AND j.state NOT IN ('succeeded', 'skipped'))
 
--- name: tolerated_dead_dags
--- Running DAGs whose tasks all settled with at least one dead, every dead task
--- tolerated (it has dependents and all of them ignore dead deps). A non-tolerated
--- death is left for the failure policy, so its compensations are never skipped.
-SELECT d.id FROM azync_dags d
+-- name: tolerated_dead_tasks
+-- The dead tasks of running DAGs whose tasks all settled with at least one dead,
+-- every dead task tolerated (it has dependents and all of them ignore dead deps). A
+-- non-tolerated death is left for the failure policy, so its compensations are
+-- never skipped.
+SELECT d.id AS dag_id, dt.task_key
+FROM azync_dags d
+JOIN azync_jobs dt ON dt.dag_id = d.id AND dt.source = 'dag' AND dt.state = 'dead'
 WHERE d.state = 'running'
-  AND EXISTS (SELECT 1 FROM azync_jobs j
-              WHERE j.dag_id = d.id AND j.source = 'dag' AND j.state = 'dead')
   AND NOT EXISTS (SELECT 1 FROM azync_jobs j
                   WHERE j.dag_id = d.id AND j.source = 'dag'
                     AND j.state NOT IN ('succeeded', 'skipped', 'dead'))
   AND NOT EXISTS (
       SELECT 1 FROM azync_jobs x
       WHERE x.dag_id = d.id AND x.source = 'dag' AND x.state = 'dead'
-        AND (NOT EXISTS (SELECT 1 FROM azync_dag_deps e
-                         WHERE e.dag_id = d.id AND e.depends_on_key = x.task_key)
-             OR EXISTS (SELECT 1 FROM azync_dag_deps e
-                        WHERE e.dag_id = d.id AND e.depends_on_key = x.task_key
-                          AND NOT EXISTS (SELECT 1 FROM azync_jobs down
-                                          WHERE down.dag_id = e.dag_id
-                                            AND down.task_key = e.task_key
-                                            AND down.source = 'dag'
-                                            AND down.ignore_dead_deps))))
-
--- name: dead_task_keys
-SELECT task_key FROM azync_jobs
-WHERE dag_id = ? AND source = 'dag' AND state = 'dead' ORDER BY task_key
+        AND NOT COALESCE((SELECT min(COALESCE(down.ignore_dead_deps, 0))
+                          FROM azync_dag_deps e
+                          LEFT JOIN azync_jobs down
+                            ON down.dag_id = e.dag_id AND down.task_key = e.task_key
+                           AND down.source = 'dag'
+                          WHERE e.dag_id = x.dag_id AND e.depends_on_key = x.task_key), 0))
 
 -- name: fail_dag
 UPDATE azync_dags SET state = 'failed', failure_reason = :reason, completed_at = :now,

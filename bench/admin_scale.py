@@ -1,0 +1,464 @@
+"""Scenario 5: the admin surface over a big table (most of it succeeded jobs).
+
+    .venv/bin/python bench/admin_scale.py [--quick] [--pg DSN] [--json out.jsonl]
+        [--backends postgres,sqlite] [--rows N] [--sqlite-rows N]
+
+Setup (SQL, not measured): ``rows`` queue jobs over 20 kinds are bulk-inserted with
+``generate_series`` (PostgreSQL; secondary indexes and the change triggers are taken
+off during the load and put back from their own catalog definitions) or
+``executemany`` (SQLite): 100,000 dead (scaled down for small runs), 50,000 pending,
+20,000 scheduled, 1,000 paused, the rest succeeded, 2% of those completed 40 days ago.
+
+Measured through the public API: ``kind_depths``; the first page (50) of every state
+with ``list_jobs`` (which also counts the state) and with ``search_jobs`` +
+``count_jobs`` (the console's keyset/estimate path); a page 100,000 rows deep into the
+succeeded listing by offset (``list_jobs``) and by keyset (``search_jobs(after=...)``);
+``retry_all_dead`` of all dead jobs while two worker threads lease and ack a live kind
+fed by a producer (their lease latency idle and during the retry, and, on PostgreSQL,
+the longest transaction of the admin connection sampled from ``pg_stat_activity``);
+``vacuum_completed`` with a 30-day retention. On PostgreSQL each read also reports how
+many sequential scans of ``azync_jobs`` it caused (``pg_stat_user_tables``).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import psycopg
+from common import Recorder, base_args, median, pct, scratch_database, sqlite_file
+
+from qctl_store import Config
+from qctl_store.postgres import PostgresStore
+from qctl_store.sqlite import SqliteStore
+from qctl_store.types import (
+    DequeueParams,
+    EnqueueParams,
+    JobFilter,
+    JobSearch,
+    JobState,
+    Source,
+)
+
+SCHEMA = "qctl_bench"
+ADMIN_APP = "qctl_bench_admin"
+KINDS = 20
+AnyStore = PostgresStore | SqliteStore
+
+
+def layout(rows: int) -> dict[str, int]:
+    dead = min(100_000, rows // 10)
+    return {
+        "dead": dead,
+        "pending": min(50_000, rows // 20),
+        "scheduled": min(20_000, rows // 50),
+        "paused": min(1_000, rows // 100),
+        "succeeded": rows
+        - dead
+        - min(50_000, rows // 20)
+        - min(20_000, rows // 50)
+        - min(1_000, rows // 100),
+    }
+
+
+# --- setup ------------------------------------------------------------------------------------
+
+# (state, run_at, completed_at, last_error) per state, as SQL over the series index i.
+_PG_STATE_SQL = {
+    "succeeded": (
+        "now() - interval '8 days' + mod(i, 600000) * interval '1 second'",
+        "CASE WHEN mod(i, 50) = 0"
+        " THEN now() - interval '40 days' - mod(i, 1000) * interval '1 second'"
+        " ELSE now() - interval '7 days' + mod(i, 600000) * interval '1 second' END",
+        "NULL",
+    ),
+    "dead": ("now() - interval '1 day'", "NULL", "'boom: ' || i"),
+    "pending": ("now() - mod(i, 3600) * interval '1 second'", "NULL", "NULL"),
+    "scheduled": ("now() + interval '1 day' + mod(i, 3600) * interval '1 second'", "NULL", "NULL"),
+    "paused": ("now() + interval '1 day'", "NULL", "NULL"),
+}
+
+
+def pg_load(dsn: str, rows: int) -> float:
+    t0 = time.perf_counter()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"SET search_path = {SCHEMA}")
+        conn.execute("SET maintenance_work_mem = '512MB'")
+        defs = conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s"
+            " AND tablename = 'azync_jobs' AND indexname <> 'azync_jobs_pkey'",
+            (SCHEMA,),
+        ).fetchall()
+        for name, _ in defs:
+            conn.execute(f'DROP INDEX "{name}"')
+        conn.execute("ALTER TABLE azync_jobs DISABLE TRIGGER USER")
+        step = 1_000_000
+        for state, n in layout(rows).items():
+            run_at, completed, error = _PG_STATE_SQL[state]
+            for lo in range(0, n, step):
+                conn.execute(
+                    "INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,"
+                    " attempt, payload, last_error, enqueued_at, completed_at, failed_at)"
+                    f" SELECT gen_random_uuid(), 'queue', 'bench.k' || lpad(mod(i, {KINDS})::text,"
+                    f" 2, '0'), %s, {run_at}, 25, 1, jsonb_build_object('i', i), {error},"
+                    f" {run_at} - interval '1 minute', {completed},"
+                    f" CASE WHEN %s = 'dead' THEN now() - interval '1 day' END"
+                    " FROM generate_series(%s::int, %s::int) i",
+                    (state, state, lo + 1, min(n, lo + step)),
+                )
+                print(f"    {state}: {min(n, lo + step):,}/{n:,}", flush=True)
+        for _, definition in defs:
+            conn.execute(definition)
+        conn.execute("ALTER TABLE azync_jobs ENABLE TRIGGER USER")
+        conn.execute("VACUUM ANALYZE azync_jobs")
+    return time.perf_counter() - t0
+
+
+def sqlite_load(path: str, rows: int) -> float:
+    t0 = time.perf_counter()
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+    now = time.time_ns() // 1000
+    day = 86_400_000_000
+    conn.execute("BEGIN IMMEDIATE")
+    for state, n in layout(rows).items():
+
+        def gen(state: str = state, n: int = n) -> Any:
+            for i in range(n):
+                run_at = {
+                    "succeeded": now - 8 * day + (i % 600_000) * 1_000_000,
+                    "dead": now - day,
+                    "pending": now - (i % 3600) * 1_000_000,
+                    "scheduled": now + day + (i % 3600) * 1_000_000,
+                    "paused": now + day,
+                }[state]
+                completed = None
+                if state == "succeeded":
+                    completed = (
+                        now - 40 * day - i if i % 50 == 0 else now - 7 * day + (i % 600_000) * 10**6
+                    )
+                yield (
+                    str(uuid.uuid4()),
+                    f"bench.k{i % KINDS:02d}",
+                    state,
+                    run_at,
+                    f'{{"i":{i}}}',
+                    f"boom: {i}" if state == "dead" else None,
+                    run_at - 60_000_000,
+                    completed,
+                    now - day if state == "dead" else None,
+                    now,
+                    now,
+                )
+
+        conn.executemany(
+            "INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts, attempt,"
+            " payload, last_error, enqueued_at, completed_at, failed_at, created_at, updated_at)"
+            " VALUES (?, 'queue', ?, ?, ?, 25, 1, ?, ?, ?, ?, ?, ?, ?)",
+            gen(),
+        )
+    conn.execute("COMMIT")
+    conn.execute("ANALYZE")
+    conn.close()
+    return time.perf_counter() - t0
+
+
+# --- measurement helpers ---------------------------------------------------------------------
+
+
+class SeqScans:
+    """Sequential scans of azync_jobs on PostgreSQL (cumulative statistics)."""
+
+    def __init__(self, dsn: str | None) -> None:
+        self.conn = psycopg.connect(dsn, autocommit=True) if dsn else None
+
+    def read(self) -> int:
+        if self.conn is None:
+            return 0
+        self.conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = self.conn.execute(
+            "SELECT seq_scan FROM pg_stat_user_tables WHERE schemaname = %s"
+            " AND relname = 'azync_jobs'",
+            (SCHEMA,),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+
+def measure(
+    rec: Recorder,
+    backend: str,
+    scans: SeqScans,
+    metric: str,
+    fn: Callable[[], Any],
+    repeat: int,
+    note: str = "",
+) -> float:
+    fn()  # warm the cache once; the figures are steady-state reads
+    before = scans.read()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    seq = (scans.read() - before) / repeat
+    # The stats collector reports with a short delay; a second look catches stragglers.
+    if scans.conn is not None and seq == 0:
+        time.sleep(0.6)
+        seq = (scans.read() - before) / repeat
+    m = median(times)
+    full = f"median of {repeat}" + (f", {seq:g} seq scans/call" if scans.conn else "")
+    rec.add(backend, metric, m, "ms", f"{note}; {full}" if note else full)
+    return m
+
+
+class TxSampler(threading.Thread):
+    """Longest transaction age of the admin connection, sampled every 10 ms (PostgreSQL)."""
+
+    def __init__(self, dsn: str) -> None:
+        super().__init__(daemon=True)
+        self.dsn = dsn
+        self.longest = 0.0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            while not self.stop.is_set():
+                row = conn.execute(
+                    "SELECT EXTRACT(EPOCH FROM max(clock_timestamp() - xact_start))"
+                    " FROM pg_stat_activity WHERE application_name = %s"
+                    " AND xact_start IS NOT NULL",
+                    (ADMIN_APP,),
+                ).fetchone()
+                if row and row[0] is not None:
+                    self.longest = max(self.longest, float(row[0]))
+                time.sleep(0.01)
+
+
+class Workers:
+    """Two threads leasing and acking a live kind, fed by a producer thread; records
+    each ``dequeue_batch`` call's latency with a phase label."""
+
+    def __init__(self, store: AnyStore, rate: float = 50.0) -> None:
+        self.store = store
+        self.rate = rate
+        self.phase = "idle"
+        self.lat: dict[str, list[float]] = {}
+        self.stop = threading.Event()
+        self.threads = [threading.Thread(target=self.work) for _ in range(2)]
+        self.threads.append(threading.Thread(target=self.produce))
+
+    def produce(self) -> None:
+        while not self.stop.is_set():
+            self.store.enqueue(EnqueueParams(kind="bench.live", payload={}))
+            time.sleep(1 / self.rate)
+
+    def work(self) -> None:
+        p = DequeueParams(kind="bench.live", limit=10, lease=timedelta(minutes=5))
+        while not self.stop.is_set():
+            t0 = time.perf_counter()
+            jobs = self.store.dequeue_batch(Source.QUEUE, p)
+            self.lat.setdefault(self.phase, []).append((time.perf_counter() - t0) * 1000)
+            for j in jobs:
+                assert j.lease_token is not None
+                self.store.ack(j.id, j.lease_token)
+            if not jobs:
+                time.sleep(0.02)
+
+    def __enter__(self) -> Workers:
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+
+
+# --- the scenario ----------------------------------------------------------------------------
+
+
+def run(rec: Recorder, backend: str, admin: AnyStore, work: AnyStore, dsn: str | None, q: bool):
+    scans = SeqScans(dsn)
+    repeat = 3 if q else 5
+    src = Source.QUEUE
+    measure(rec, backend, scans, "kind_depths", lambda: admin.kind_depths(src), repeat)
+    for state in (JobState.DEAD, JobState.PENDING, JobState.SCHEDULED, JobState.SUCCEEDED):
+        measure(
+            rec,
+            backend,
+            scans,
+            f"list_jobs {state} first page",
+            lambda s=state: admin.list_jobs(src, JobFilter(state=s), 0, 50),  # type: ignore[misc]
+            repeat,
+            "page of 50 + exact total",
+        )
+        search = JobSearch(source=src, state=state)
+        measure(
+            rec,
+            backend,
+            scans,
+            f"search_jobs + count_jobs {state} first page",
+            lambda s=search: (admin.search_jobs(s, 50), admin.count_jobs(s)),  # type: ignore[misc]
+            repeat,
+            "page of 50 + estimated total where huge",
+        )
+    succeeded = JobSearch(source=src, state=JobState.SUCCEEDED)
+    n, est = admin.count_jobs(succeeded)
+    print(f"  count_jobs(succeeded) = {n:,} ({'estimated' if est else 'exact'})", flush=True)
+    measure(
+        rec,
+        backend,
+        scans,
+        "count_jobs succeeded exact",
+        lambda: admin.count_jobs(succeeded, exact=True),
+        1 if not q else 2,
+        "on demand only",
+    )
+    depth = 100_000 if not q else 10_000
+    first = measure(
+        rec,
+        backend,
+        scans,
+        "search_jobs succeeded page 1 (keyset)",
+        lambda: admin.search_jobs(succeeded, 50),
+        repeat,
+    )
+    deep_jobs, _ = admin.list_jobs(src, JobFilter(state=JobState.SUCCEEDED), depth - 1, 1)
+    cursor = admin.job_cursor(deep_jobs[0], JobState.SUCCEEDED)
+    keyset = measure(
+        rec,
+        backend,
+        scans,
+        f"search_jobs succeeded {depth:,} rows deep (keyset)",
+        lambda: admin.search_jobs(succeeded, 50, after=cursor),
+        repeat,
+    )
+    offset = measure(
+        rec,
+        backend,
+        scans,
+        f"list_jobs succeeded {depth:,} rows deep (offset)",
+        lambda: admin.list_jobs(src, JobFilter(state=JobState.SUCCEEDED), depth, 50),
+        repeat,
+        "page of 50 + exact total",
+    )
+    rec.add(backend, "deep keyset page / first page", keyset / first, "x", f"depth {depth:,}")
+    rec.add(backend, "deep offset page / first page", offset / first, "x", f"depth {depth:,}")
+
+    with Workers(work) as w:
+        time.sleep(3 if q else 8)
+        sampler = TxSampler(dsn) if dsn else None
+        if sampler:
+            sampler.start()
+        w.phase = "retry"
+        t0 = time.perf_counter()
+        revived = admin.retry_all_dead(src)
+        took = time.perf_counter() - t0
+        w.phase = "after"
+        if sampler:
+            sampler.stop.set()
+            sampler.join()
+    idle, during = w.lat.get("idle", []), w.lat.get("retry", [])
+    rec.add(backend, "retry_all_dead", took * 1000, "ms", f"{revived:,} jobs revived")
+    if sampler:
+        rec.add(
+            backend,
+            "retry_all_dead longest transaction",
+            sampler.longest * 1000,
+            "ms",
+            "sampled from pg_stat_activity every 10 ms",
+        )
+    rec.add(backend, "lease latency idle p50", median(idle), "ms", f"{len(idle)} calls")
+    rec.add(backend, "lease latency idle p99", pct(idle, 0.99), "ms", f"{len(idle)} calls")
+    rec.add(backend, "lease latency during retry p50", median(during), "ms", f"{len(during)} calls")
+    rec.add(
+        backend, "lease latency during retry p99", pct(during, 0.99), "ms", f"{len(during)} calls"
+    )
+    sampler = TxSampler(dsn) if dsn else None
+    if sampler:
+        sampler.start()
+    t0 = time.perf_counter()
+    deleted = admin.vacuum_completed(src, timedelta(days=30))
+    took = time.perf_counter() - t0
+    if sampler:
+        sampler.stop.set()
+        sampler.join()
+    rec.add(backend, "vacuum_completed", took * 1000, "ms", f"{deleted:,} rows deleted")
+    if sampler:
+        rec.add(
+            backend,
+            "vacuum_completed longest transaction",
+            sampler.longest * 1000,
+            "ms",
+            "sampled from pg_stat_activity every 10 ms",
+        )
+
+
+def main() -> None:
+    ap = base_args(__doc__.splitlines()[0])
+    ap.add_argument("--backends", default="postgres,sqlite")
+    ap.add_argument("--rows", type=int, default=None, help="PostgreSQL table size")
+    ap.add_argument("--sqlite-rows", type=int, default=None)
+    args = ap.parse_args()
+    rec = Recorder(args.json, "admin", "qctl")
+    backends = args.backends.split(",")
+    if "postgres" in backends:
+        rows = args.rows or (200_000 if args.quick else 10_000_000)
+        print(f"== qctl admin on postgres, {rows:,} rows", flush=True)
+        with scratch_database(args.pg, "qctl_bench_admin") as dsn:
+            PostgresStore(dsn, Config(schema=SCHEMA)).close()
+            setup = PostgresStore(dsn, Config(schema=SCHEMA))
+            setup.migrate()
+            setup.close()
+            took = pg_load(dsn, rows)
+            print(f"  loaded {rows:,} rows in {took:.0f} s (SQL, not measured)", flush=True)
+            rec.add(
+                "postgres",
+                "table size",
+                rows,
+                "rows",
+                ", ".join(f"{k} {v:,}" for k, v in layout(rows).items()),
+            )
+            admin = PostgresStore(dsn, Config(schema=SCHEMA, application_name=ADMIN_APP))
+            work = PostgresStore(dsn, Config(schema=SCHEMA))
+            try:
+                run(rec, "postgres", admin, work, dsn, args.quick)
+            finally:
+                admin.close()
+                work.close()
+    if "sqlite" in backends:
+        rows = args.sqlite_rows or (100_000 if args.quick else 1_000_000)
+        print(f"== qctl admin on sqlite, {rows:,} rows", flush=True)
+        path = sqlite_file("admin.db")
+        store = SqliteStore(path)
+        store.migrate()
+        store.close()
+        took = sqlite_load(path, rows)
+        print(f"  loaded {rows:,} rows in {took:.0f} s (SQL, not measured)", flush=True)
+        rec.add(
+            "sqlite",
+            "table size",
+            rows,
+            "rows",
+            ", ".join(f"{k} {v:,}" for k, v in layout(rows).items()),
+        )
+        admin = SqliteStore(path)
+        work = SqliteStore(path)
+        try:
+            run(rec, "sqlite", admin, work, None, args.quick)
+        finally:
+            admin.close()
+            work.close()
+
+
+if __name__ == "__main__":
+    main()

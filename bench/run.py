@@ -1,0 +1,475 @@
+"""Run every benchmark scenario and append a dated section to docs/benchmarks.md.
+
+    make bench                       # the full run (about 30 minutes on 2 cores)
+    .venv/bin/python bench/run.py --quick          # a smoke run (a few minutes)
+    .venv/bin/python bench/run.py --only queue,peers --no-doc
+
+Options: ``--pg DSN`` (a server DSN; scratch databases named ``qctl_bench_*`` are created
+on that server and dropped afterwards; default ``$QCTL_BENCH_PG_DSN`` or
+``postgresql://postgres@127.0.0.1:5432/postgres``), ``--only`` (a comma list of
+machine, queue, peers, admin, dags, hints, cli, tui), ``--no-peers``, ``--no-doc``.
+
+The peers (pgqueuer, procrastinate) are installed from PyPI into ``bench/.venv-peers``,
+an environment of their own created here on first use; they are never dependencies of
+qctl. Each scenario script runs in its own process and appends JSON lines to
+``bench/out/results-<stamp>.jsonl``; its printed output goes to the console and to
+``bench/out/run-<stamp>.log``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from common import DEFAULT_PG, OUT_DIR  # noqa: E402
+
+PEERS_VENV = os.path.join(HERE, ".venv-peers")
+PEER_PINS = [
+    "pgqueuer==1.6.0",
+    "procrastinate==3.10.0",
+    "asyncpg==0.32.0",
+    "psycopg[binary]==3.3.9",
+    "psycopg-pool==3.3.3",
+]
+DOC = os.path.join(ROOT, "docs", "benchmarks.md")
+STEPS = ["machine", "queue", "peers", "hints", "admin", "dags", "cli", "tui"]
+
+
+def peers_python() -> str:
+    """The bench-only environment with the peers, (re)built when the pins change."""
+    py = os.path.join(PEERS_VENV, "bin", "python")
+    stamp = os.path.join(PEERS_VENV, ".pins")
+    want = "\n".join(PEER_PINS)
+    if os.path.exists(py) and os.path.exists(stamp):
+        with open(stamp) as f:
+            if f.read() == want:
+                return py
+    print(f"creating {PEERS_VENV} with {', '.join(PEER_PINS)}", flush=True)
+    subprocess.run([sys.executable, "-m", "venv", "--clear", PEERS_VENV], check=True)
+    pip = subprocess.run(
+        [py, "-m", "pip", "install", "-q", *PEER_PINS], capture_output=True, text=True
+    )
+    if pip.returncode != 0:
+        sys.exit(f"installing the peers failed:\n{pip.stdout}{pip.stderr}")
+    with open(stamp, "w") as f:
+        f.write(want)
+    return py
+
+
+class Runner:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        os.makedirs(OUT_DIR, exist_ok=True)
+        self.stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+        self.results = os.path.join(OUT_DIR, f"results-{self.stamp}.jsonl")
+        self.info = os.path.join(OUT_DIR, f"machine-{self.stamp}.json")
+        self.log = open(os.path.join(OUT_DIR, f"run-{self.stamp}.log"), "w")  # noqa: SIM115
+        self.texts: dict[str, str] = {}
+        self.failures: list[str] = []
+        self.durations: dict[str, float] = {}
+
+    def script(self, step: str, python: str, name: str, *extra: str, pg: bool = True) -> str:
+        """Run one scenario script; its stdout is echoed, logged and returned."""
+        cmd = [python, os.path.join(HERE, name), *extra]
+        if pg:
+            cmd += ["--pg", self.args.pg, "--json", self.results]
+            if self.args.quick:
+                cmd.append("--quick")
+        print(f"\n### {step}: {' '.join(cmd[1:])}", flush=True)
+        self.log.write(f"\n### {step}: {' '.join(cmd)}\n")
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        assert proc.stdout is not None
+        out = []
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            self.log.write(line)
+            out.append(line)
+        rc = proc.wait()
+        self.durations[step] = self.durations.get(step, 0) + time.perf_counter() - t0
+        self.log.flush()
+        if rc != 0:
+            self.failures.append(f"{step} ({name}) exited {rc}; see the run log")
+        return "".join(out)
+
+    def run(self) -> None:
+        steps = self.args.only.split(",") if self.args.only else STEPS
+        if self.args.no_peers and "peers" in steps:
+            steps.remove("peers")
+        py = sys.executable
+        q = self.args.quick
+        if "machine" in steps:
+            self.script("machine", py, "machine.py", "--info", self.info)
+        if "queue" in steps:
+            self.script("queue", py, "queue_qctl.py")
+        if "peers" in steps:
+            self.script("peers", peers_python(), "queue_peers.py")
+        if "hints" in steps:
+            n = ["--n", "100"] if q else ["--n", "300"]
+            self.texts["hints"] = self.script("hints", py, "hint_latency.py", *n, pg=False)
+        if "admin" in steps:
+            extra = ["--rows", str(self.args.rows)] if self.args.rows else []
+            self.script("admin", py, "admin_scale.py", *extra)
+        if "dags" in steps:
+            self.script("dags", py, "dags_bench.py")
+        if "cli" in steps:
+            runs = ["--runs", "5" if q else "20"]
+            self.texts["cli"] = self.script("cli", py, "cli_startup.py", *runs, pg=False)
+        if "tui" in steps:
+            extra = ["--runs", "2", "--minutes", "0.2"] if q else ["--runs", "5", "--minutes", "1"]
+            self.texts["tui"] = self.script("tui", py, "tui_bench.py", *extra, pg=False)
+        section = report(self)
+        print("\n" + section)
+        if not self.args.no_doc:
+            append_doc(section)
+            print(f"appended to {os.path.relpath(DOC, ROOT)}")
+
+
+# --- the report -------------------------------------------------------------------------------
+
+
+def load(path: str) -> list[dict[str, Any]]:
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def fmt(value: float | None, unit: str = "") -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if unit in ("x", "") and abs(value) < 10:
+        return f"{value:.2f}"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:,.1f}"
+
+
+class Table:
+    """Results indexed by (scenario, system, backend, metric)."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+        self.by: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+        for r in rows:
+            self.by[(r["scenario"], r["system"], r["backend"], r["metric"])] = r
+
+    def get(self, scenario: str, system: str, backend: str, metric: str) -> float | None:
+        r = self.by.get((scenario, system, backend, metric))
+        return None if r is None else float(r["value"])
+
+    def metrics(self, scenario: str) -> list[str]:
+        seen: dict[str, None] = {}
+        for r in self.rows:
+            if r["scenario"] == scenario:
+                seen.setdefault(r["metric"], None)
+        return list(seen)
+
+    def notes(self, scenario: str, system: str, backend: str, metric: str) -> str:
+        r = self.by.get((scenario, system, backend, metric))
+        return "" if r is None else str(r.get("note", ""))
+
+
+PEERS = ("pgqueuer", "procrastinate")
+
+
+def best_peer(t: Table, metric: str, higher: bool) -> float | None:
+    values = [v for p in PEERS if (v := t.get("queue", p, "postgres", metric)) is not None]
+    if not values:
+        return None
+    return max(values) if higher else min(values)
+
+
+def qctl_best_batched(t: Table) -> float | None:
+    values = [
+        v
+        for m in ("batched enqueue", "batched enqueue, pipelined")
+        if (v := t.get("queue", "qctl", "postgres", m)) is not None
+    ]
+    return max(values) if values else None
+
+
+def queue_table(t: Table) -> list[str]:
+    lines = [
+        "| figure | qctl PG | pgqueuer | procrastinate | qctl / best peer | qctl PG / pgbench"
+        " simple-update (1 client) | qctl SQLite |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    pgb = t.get("calibration", "postgres", "postgres", "pgbench simple-update, 1 client")
+    metrics = [m for m in t.metrics("queue") if "watcher" not in m and "two writers" not in m]
+    for m in metrics:
+        unit = next(
+            (r["unit"] for r in t.rows if r["scenario"] == "queue" and r["metric"] == m), ""
+        )
+        q = t.get("queue", "qctl", "postgres", m)
+        higher = unit == "jobs/s"
+        peer = best_peer(t, m, higher) if unit in ("jobs/s", "ms") else None
+        if m == "batched enqueue, pipelined":
+            peer = best_peer(t, "batched enqueue", True)
+        ratio = q / peer if q is not None and peer else None
+        vs_pgb = q / pgb if q is not None and pgb and unit == "jobs/s" else None
+        cells = [
+            fmt(q, unit),
+            fmt(t.get("queue", "pgqueuer", "postgres", m), unit),
+            fmt(t.get("queue", "procrastinate", "postgres", m), unit),
+            fmt(ratio, "x") + ("x" if ratio is not None else ""),
+            fmt(vs_pgb, "x") + ("x" if vs_pgb is not None else ""),
+            fmt(t.get("queue", "qctl", "sqlite", m), unit),
+        ]
+        lines.append(f"| {m} ({unit or 'ratio'}) | " + " | ".join(cells) + " |")
+    return lines
+
+
+def simple_table(t: Table, scenario: str, backends: tuple[str, ...]) -> list[str]:
+    head = " | ".join(b for b in backends)
+    lines = [f"| figure | {head} | notes |", "|---|" + "---:|" * len(backends) + "---|"]
+    for m in t.metrics(scenario):
+        unit = next(
+            (r["unit"] for r in t.rows if r["scenario"] == scenario and r["metric"] == m), ""
+        )
+        system = "qctl" if scenario != "calibration" else "postgres"
+        cells = [fmt(t.get(scenario, system, b, m), unit) for b in backends]
+        note = next(
+            (t.notes(scenario, system, b, m) for b in backends if t.notes(scenario, system, b, m)),
+            "",
+        )
+        lines.append(f"| {m} ({unit or 'ratio'}) | " + " | ".join(cells) + f" | {note} |")
+    return lines
+
+
+def hint_table(t: Table) -> list[str]:
+    lines = [
+        "| figure | PG without | PG with watcher | PG ratio | SQLite without |"
+        " SQLite with watcher | SQLite ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for m in ("single enqueue", "batched enqueue", "batched enqueue, pipelined"):
+        cells = []
+        for b in ("postgres", "sqlite"):
+            a = t.get("queue", "qctl", b, m)
+            w = t.get("queue", "qctl", b, f"{m} + watcher")
+            cells += [fmt(a), fmt(w), fmt(w / a if a and w else None, "x")]
+        lines.append(f"| {m} (jobs/s) | " + " | ".join(cells) + " |")
+    return lines
+
+
+def verdict(ok: bool | None) -> str:
+    return "-" if ok is None else ("met" if ok else "**missed**")
+
+
+def targets(t: Table) -> list[str]:
+    rows: list[tuple[str, str, bool | None]] = []
+
+    def cmp(name: str, ours: float | None, theirs: float | None, factor: float) -> None:
+        if ours is None or theirs is None:
+            rows.append((name, "not measured", None))
+            return
+        rows.append((name, f"{ours:,.0f} vs {theirs:,.0f}", ours >= theirs * factor))
+
+    cmp(
+        "PG batched enqueue >= faster peer",
+        qctl_best_batched(t),
+        best_peer(t, "batched enqueue", True),
+        1.0,
+    )
+    cmp(
+        "PG burn-down >= faster peer",
+        t.get("queue", "qctl", "postgres", "burn-down"),
+        best_peer(t, "burn-down", True),
+        1.0,
+    )
+    cmp(
+        "PG single enqueue within 20% of faster peer",
+        t.get("queue", "qctl", "postgres", "single enqueue"),
+        best_peer(t, "single enqueue", True),
+        0.8,
+    )
+    admin = [r for r in t.rows if r["scenario"] == "admin" and r["backend"] == "postgres"]
+    reads = [
+        r
+        for r in admin
+        if r["metric"] == "kind_depths"
+        or (r["metric"].endswith("first page") and r["metric"].startswith("search_jobs"))
+    ]
+    if reads:
+        worst = max(reads, key=lambda r: r["value"])
+        rows.append(
+            (
+                "PG depths and a page of any state < 50 ms (console path)",
+                f"worst {worst['metric']}: {worst['value']:,.0f} ms",
+                all(r["value"] < 50 for r in reads),
+            )
+        )
+    deep = t.get("admin", "qctl", "postgres", "deep keyset page / first page")
+    rows.append(
+        (
+            "PG page 100,000 deep <= 1.5 x first page (keyset)",
+            "-" if deep is None else f"{deep:.2f}x",
+            None if deep is None else deep <= 1.5,
+        )
+    )
+    scans = [
+        r
+        for r in reads
+        if "seq scans/call" in r["note"] and not r["note"].split(", ")[-1].startswith("0 seq")
+    ]
+    rows.append(
+        (
+            "PG no whole-table scan on the refresh path",
+            ", ".join(r["metric"] for r in scans) or ("none seen" if reads else "not measured"),
+            None if not reads else not scans,
+        )
+    )
+    tx = t.get("admin", "qctl", "postgres", "retry_all_dead longest transaction")
+    rows.append(
+        (
+            "retry_all_dead: every transaction < 1 s",
+            "-" if tx is None else f"longest {tx:,.0f} ms",
+            None if tx is None else tx < 1000,
+        )
+    )
+    idle = t.get("admin", "qctl", "postgres", "lease latency idle p50")
+    during = t.get("admin", "qctl", "postgres", "lease latency during retry p50")
+    rows.append(
+        (
+            "retry_all_dead: worker lease latency < 2 x idle (p50)",
+            "-" if idle is None or during is None else f"{during:.1f} vs {idle:.1f} ms",
+            None if idle is None or during is None else during < 2 * idle,
+        )
+    )
+    sb = t.get("queue", "qctl", "sqlite", "batched enqueue")
+    rows.append(
+        (
+            "SQLite batched enqueue >= 20,000 jobs/s",
+            "-" if sb is None else f"{sb:,.0f} jobs/s",
+            None if sb is None else sb >= 20_000,
+        )
+    )
+    locked = t.get("queue", "qctl", "sqlite", "two writers: 'database is locked' errors")
+    rows.append(
+        (
+            "SQLite two writers: no 'database is locked'",
+            "-" if locked is None else f"{locked:.0f} errors",
+            None if locked is None else locked == 0,
+        )
+    )
+    lines = ["| target | measured | verdict |", "|---|---|---|"]
+    lines += [f"| {n} | {m} | {verdict(ok)} |" for n, m, ok in rows]
+    lines.append(
+        "| `qctl --help` < 4 x `python -c pass` | see scenario 7 output | see the analysis |"
+    )
+    return lines
+
+
+def report(r: Runner) -> str:
+    t = Table(load(r.results))
+    info: dict[str, str] = {}
+    if os.path.exists(r.info):
+        with open(r.info) as f:
+            info = json.load(f)
+    kind = "quick smoke run" if r.args.quick else "full run"
+    out = [
+        f"## Run of {info.get('date', time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()))}"
+        f" ({kind})",
+        "",
+    ]
+    if info:
+        out += [f"- **{k}**: {v}" for k, v in info.items()]
+    took = ", ".join(f"{k} {v:.0f} s" for k, v in r.durations.items())
+    out += [
+        f"- **step durations**: {took}",
+        f"- **raw results**: `bench/out/{os.path.basename(r.results)}`",
+        "",
+    ]
+    if r.failures:
+        out += ["**Failed steps:** " + "; ".join(r.failures), ""]
+    if any(x["scenario"] == "calibration" for x in t.rows):
+        out += ["### Calibration (what the server itself does)", ""]
+        out += [*simple_table(t, "calibration", ("postgres",)), ""]
+    if any(x["scenario"] == "queue" for x in t.rows):
+        out += ["### Scenarios 1-3: enqueue, burn-down, end to end (qctl beside the peers)", ""]
+        out += [*queue_table(t), ""]
+        out += ["### Scenario 4: change-hint overhead (scenario 1 with a watcher attached)", ""]
+        out += [*hint_table(t), ""]
+        w = [x for x in t.rows if x["metric"].startswith("two writers")]
+        for x in w:
+            out += [
+                f"SQLite, two writer processes: **{x['value']:.0f}** 'database is locked'"
+                f" errors ({x['note']}).",
+                "",
+            ]
+        burn = [x for x in t.rows if x["metric"] == "burn-down" and x["extra"].get("windows")]
+        if burn:
+            out += ["Burn-down rate per window (jobs/s):", ""]
+            for x in burn:
+                out.append(f"- {x['system']} {x['backend']}: {x['extra']['windows']}")
+            out.append("")
+    if "hints" in r.texts:
+        out += [
+            "Change-hint latency (`bench/hint_latency.py`, H6):",
+            "",
+            "```",
+            r.texts["hints"].strip(),
+            "```",
+            "",
+        ]
+    if any(x["scenario"] == "admin" for x in t.rows):
+        out += ["### Scenario 5: admin at scale", ""]
+        out += [*simple_table(t, "admin", ("postgres", "sqlite")), ""]
+    if any(x["scenario"] == "dags" for x in t.rows):
+        out += ["### Scenario 6: DAGs", ""]
+        out += [*simple_table(t, "dags", ("postgres", "sqlite")), ""]
+    if "cli" in r.texts or "tui" in r.texts:
+        out += ["### Scenario 7: CLI and dashboard", ""]
+        if "cli" in r.texts:
+            out += ["`bench/cli_startup.py` (H7):", "", "```", r.texts["cli"].strip(), "```", ""]
+        if "tui" in r.texts:
+            out += ["`bench/tui_bench.py` (H8):", "", r.texts["tui"].strip(), ""]
+    out += ["### Targets (computed from this run)", "", *targets(t), ""]
+    return "\n".join(out)
+
+
+def append_doc(section: str) -> None:
+    with open(DOC, "a") as f:
+        f.write("\n" + section + "\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pg", default=DEFAULT_PG)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="", help=f"comma list of {','.join(STEPS)}")
+    ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--no-doc", action="store_true", help="print the section only")
+    ap.add_argument("--rows", type=int, default=0, help="admin table size on PostgreSQL")
+    ap.add_argument("--report", default="", help="re-render a results file, run nothing")
+    args = ap.parse_args()
+    runner = Runner(args)
+    if args.report:
+        runner.results = args.report
+        runner.info = args.report.replace("results-", "machine-").replace(".jsonl", ".json")
+        print(report(runner))
+        return
+    runner.run()
+    sys.exit(1 if runner.failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""Column lists of ``azync_jobs`` and ``azync_events`` that both backends select, so the
+row mappers (``<backend>/rows.py``) read the same names on either. The tables have the
+same column names on PostgreSQL and SQLite; only the value decoding differs."""
+
+from __future__ import annotations
+
+JOB_FIELDS = (
+    "id",
+    "source",
+    "kind",
+    "state",
+    "attempt",
+    "max_attempts",
+    "max_attempts_explicit",
+    "reap_count",
+    "payload",
+    "meta",
+    "run_at",
+    "lease_until",
+    "lease_token",
+    "last_error",
+    "event_id",
+    "replay",
+    "enqueued_at",
+    "failed_at",
+    "completed_at",
+    "dag_id",
+    "run_id",
+    "task_key",
+    "result",
+    "signal_name",
+    "compensation_kind",
+    "ignore_dead_deps",
+    "snooze_budget",
+    "deadline_at",
+    "started_at",
+    "idempotency_key",
+    "updated_at",
+)
+"""Every ``azync_jobs`` column a ``types.Job`` is read from."""
+
+EVENT_FIELDS = (
+    "id",
+    "type",
+    "aggregate_type",
+    "aggregate_id",
+    "version",
+    "occurred_at",
+    "payload",
+    "meta",
+)
+"""The ``azync_events`` columns of a ``types.EventRecord``."""
+
+EVENT_PREFIX = "ev_"
+
+
+def job_columns(alias: str = "") -> str:
+    """The job column list for a SELECT/RETURNING, optionally qualified by ``alias``;
+    the output names stay the bare column names either way."""
+    if not alias:
+        return ", ".join(JOB_FIELDS)
+    return ", ".join(f"{alias}.{name} AS {name}" for name in JOB_FIELDS)
+
+
+def event_columns(alias: str = "e", prefix: str = EVENT_PREFIX) -> str:
+    """Ledger columns renamed with ``prefix`` so they can ride along a job row (the
+    event-source lease rehydrates ``Job.event`` this way)."""
+    return ", ".join(f"{alias}.{name} AS {prefix}{name}" for name in EVENT_FIELDS)

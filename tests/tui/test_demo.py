@@ -1,0 +1,102 @@
+"""The demo workload (qctl.demo) and ``qctl demo --no-tui``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qctl.demo import Demo, approval_dag, dag_kinds, etl_dag, saga_dag
+from qctl_store.types import JobState, Source
+
+pytestmark = pytest.mark.timeout(180)
+
+QCTL = Path(sys.executable).parent / "qctl"
+
+
+def test_dag_shapes_have_fan_out_fan_in_signal_sleep_and_compensation() -> None:
+    etl = etl_dag(4)
+    assert sum(d.depends_on_key == "extract" for d in etl.deps) == 4
+    assert sum(d.task_key == "load" for d in etl.deps) == 4
+    kinds = {t.kind for t in approval_dag().tasks}
+    assert {"$signal", "$sleep"} <= kinds
+    assert all(t.compensation_kind for t in saga_dag(False).tasks[:2])
+    assert "$sleep" not in dag_kinds() and "saga.refund" in dag_kinds()
+
+
+def test_workload_runs_bounded_and_stops(store: Any) -> None:
+    demo = Demo(store, speed=4.0, duration=6.0, seed=7).start()
+    demo.wait()
+    assert not any(t.is_alive() for t in demo._threads)
+    s = demo.summary()
+    for key in ("jobs.enqueued", "jobs.acked", "jobs.retried", "events.published"):
+        assert s.get(key, 0) > 0, (key, s)
+    assert any(k.startswith("dags.created") for k in s), s
+    assert s.get("workflows.started", 0) > 0, s
+    depths = store.kind_depths(Source.QUEUE)
+    assert depths["legacy.sync"].dead > 0  # a kind that piles up dead jobs
+    assert store.list_kinds(Source.DAG)
+    assert store.dag_name_state_counts()
+    # the demo's writes are visible through the console's own reads
+    assert store.count_jobs(type_search(JobState.DEAD))[0] > 0
+
+
+def type_search(state: JobState) -> Any:
+    from qctl_store.types import JobSearch
+
+    return JobSearch(state=state)
+
+
+def test_stop_event_ends_an_unbounded_run(store: Any) -> None:
+    demo = Demo(store, speed=2.0, seed=1).start()
+    time.sleep(1.0)
+    t0 = time.monotonic()
+    demo.stop()
+    demo.join()
+    assert time.monotonic() - t0 < 10
+    assert not any(t.is_alive() for t in demo._threads)
+
+
+def run_qctl(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp / "data"), XDG_CONFIG_HOME=str(tmp / "cfg"))
+    env.pop("QCTL_DSN", None)
+    return subprocess.run(
+        [str(QCTL), *args], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_cli_demo_headless_on_the_embedded_demo_database(tmp_path: Path) -> None:
+    r = run_qctl(["demo", "--no-tui", "--duration", "3s", "--speed", "3", "--seed", "3"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["jobs.enqueued"] > 0
+    assert (tmp_path / "data" / "qctl" / "demo.db").exists()
+    assert "demo.db" in r.stderr
+
+
+def test_cli_demo_refuses_an_unmigrated_postgres(tmp_path: Path, fresh_pg_schema: str) -> None:
+    import psycopg
+
+    from tests.conftest import PG_DSN
+
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{fresh_pg_schema}"')
+    r = run_qctl(
+        ["--dsn", PG_DSN, "--schema", fresh_pg_schema, "demo", "--no-tui", "--duration", "2s"],
+        tmp_path,
+    )
+    assert r.returncode == 5, (r.returncode, r.stderr)
+    assert "migrate" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_cli_demo_refuses_read_only(tmp_path: Path) -> None:
+    r = run_qctl(["--read-only", "demo", "--no-tui", "--duration", "1s"], tmp_path)
+    assert r.returncode == 4, r.stderr
+    assert not (tmp_path / "data" / "qctl" / "demo.db").exists()
