@@ -27,6 +27,7 @@ from qctl_store.types import (
     DAGFailure,
     DAGParams,
     DAGSignalParams,
+    DAGState,
     DAGTask,
     JobState,
     OnFailurePolicy,
@@ -251,6 +252,10 @@ def signal_payload(p: DAGSignalParams) -> str | None:
 
 
 # --- failure policy and compensation ---------------------------------------------------
+
+# CompensateDAG's allowed states: azync also accepts a paused DAG, beyond the seed's
+# running and suspended.
+COMPENSABLE_STATES = frozenset({DAGState.RUNNING, DAGState.SUSPENDED, DAGState.PAUSED})
 
 
 def failures(rows: Iterable[Row]) -> list[DAGFailure]:

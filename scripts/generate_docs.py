@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-import typing
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +56,8 @@ class Node:
 
 
 def _choices(param: Any) -> list[str]:
-    bare = param.type_descriptor.annotation
-    for candidate in (bare, *typing.get_args(bare)):
-        if isinstance(candidate, type) and issubclass(candidate, Enum):
-            return [str(m.value) for m in candidate]
-    return []
+    """An enum-typed option's values (click turns them into a Choice type)."""
+    return [str(getattr(c, "value", c)) for c in getattr(param.type, "choices", None) or []]
 
 
 def _node(cmd: Any, ctx: Context, path: list[str]) -> Node:

@@ -95,10 +95,7 @@ def module_db(
     backend: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, str, Path]]:
     """(backend, schema, sqlite path) of this module's database, migrated."""
-    if backend == "postgres":
-        schema = request.getfixturevalue("pg_schema")
-    else:
-        schema = ""
+    schema = request.getfixturevalue("pg_schema") if backend == "postgres" else ""
     path = tmp_path_factory.mktemp("sqlite") / "qctl.db"
     s = _open(backend, schema, path)
     s.migrate()

@@ -41,4 +41,3 @@ class PostgresStore(
     contract.AdminStore,
 ):
     """Every capability of the contract over one psycopg pool (see ``PgBase``)."""
-

@@ -18,6 +18,7 @@ import psycopg
 
 from qctl_store import errors, validate
 from qctl_store.dagcheck import (
+    COMPENSABLE_STATES,
     PreparedDAG,
     compensation_chain,
     enqueued_per_kind,
@@ -86,11 +87,15 @@ class DAGMixin(PgBase):
             },
         ).fetchone()
         if row is None:
-            # Only a live holder of (name, key) makes the insert do nothing.
+            # Only a live holder of (name, key) makes the insert do nothing; it may have
+            # settled since (Go returns an error then too).
             live = cur.execute(
                 Q.live_dag_by_key, {"name": dag.name, "key": dag.idempotency_key}
             ).fetchone()
-            assert live is not None
+            if live is None:
+                raise errors.Conflict(
+                    "create dag: the run holding the idempotency key settled meanwhile; retry"
+                )
             return False, live["id"]
 
         cur.executemany(
@@ -360,12 +365,7 @@ class DAGMixin(PgBase):
 
     def compensate_dag(self, id: uuid.UUID) -> None:
         with self.tx() as cur:
-            # azync also accepts a paused DAG here, beyond the seed's running/suspended.
-            if self._lock_dag(cur, id) not in (
-                DAGState.RUNNING,
-                DAGState.SUSPENDED,
-                DAGState.PAUSED,
-            ):
+            if self._lock_dag(cur, id) not in COMPENSABLE_STATES:
                 raise errors.NotFound("compensate dag")
             self._start_compensation(cur, id, None)
 

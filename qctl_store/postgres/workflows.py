@@ -88,9 +88,15 @@ class WorkflowMixin(PgBase):
         kind = task_kind(p.name)
         with self.tx() as cur:
             if cur.execute(Q.insert_execution, params).fetchone() is None:
-                # Only a non-empty key can conflict, so the live holder exists.
+                # Only a non-empty key can conflict, so a live holder existed; it may
+                # have settled since (Go returns an error then too).
                 row = cur.execute(Q.find_live_execution, params).fetchone()
-                return False, row["id"] if row else None
+                if row is None:
+                    raise errors.Conflict(
+                        "start workflow: the execution holding the business key settled "
+                        "meanwhile; retry"
+                    )
+                return False, row["id"]
             cur.execute(Q.insert_started_history, params)
             self._insert_task(cur, p.id, kind, None)
         self.notify_after_commit(Source.WORKFLOW, [kind])

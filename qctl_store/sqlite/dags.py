@@ -19,6 +19,7 @@ from typing import Any
 
 from qctl_store import errors, validate
 from qctl_store.dagcheck import (
+    COMPENSABLE_STATES,
     PreparedDAG,
     compensation_chain,
     enqueued_per_kind,
@@ -90,7 +91,8 @@ class DAGMixin(SqliteBase):
             },
         )
         if row is None:
-            # Only a live holder of (name, key) makes the insert do nothing.
+            # Only a live holder of (name, key) makes the insert do nothing, and BEGIN
+            # IMMEDIATE keeps it from settling meanwhile.
             live = t.one(Q.live_dag_by_key, {"name": dag.name, "key": dag.idempotency_key})
             assert live is not None
             return False, uuid.UUID(live["id"])
@@ -372,12 +374,7 @@ class DAGMixin(SqliteBase):
     def compensate_dag(self, id: uuid.UUID) -> None:
         with self.tx() as t:
             dag_id = str(id)
-            # azync also accepts a paused DAG here, beyond the seed's running/suspended.
-            if self._dag_state(t, dag_id) not in (
-                DAGState.RUNNING,
-                DAGState.SUSPENDED,
-                DAGState.PAUSED,
-            ):
+            if self._dag_state(t, dag_id) not in COMPENSABLE_STATES:
                 raise errors.NotFound("compensate dag")
             self._start_compensation(t, dag_id, None)
 

@@ -81,9 +81,11 @@ class WorkflowMixin(SqliteBase):
         with self.tx() as t:
             params["now"] = t.now
             if t.one(Q.insert_execution, params) is None:
-                # Only a non-empty key can conflict, so the live holder exists.
+                # Only a non-empty key can conflict, and BEGIN IMMEDIATE keeps the
+                # live holder from settling meanwhile.
                 row = t.one(Q.find_live_execution, params)
-                return False, uuid.UUID(row["id"]) if row else None
+                assert row is not None
+                return False, uuid.UUID(row["id"])
             t.execute(Q.insert_started_history, params)
             self._insert_task(t, p.id, kind, None)
         return True, None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -117,6 +118,11 @@ def satisfied(task: Job, dep: Job) -> bool:
     if dep.state in SETTLED_OK:
         return True
     return task.ignore_dead_deps and dep.state in (JobState.DEAD, JobState.CANCELLED)
+
+
+def completed_at(task: Job) -> datetime:
+    assert task.completed_at is not None, f"{task.task_key} is {task.state} with no completed_at"
+    return task.completed_at
 
 
 def check_lease(store: AnyStore, run: Run, job: Job) -> None:
@@ -227,8 +233,8 @@ def test_dags_always_quiesce_safely(store: AnyStore, shape: Shape) -> None:
         assert original.compensation_kind
     done = {t.task_key: t for t in originals if t.state == JobState.SUCCEEDED}
     assert set(run.comp_order) <= set(done)
-    chain = sorted((t.completed_at for t in done.values() if t.compensation_kind), reverse=True)
-    ran = [done[k].completed_at for k in run.comp_order]
+    chain = sorted((completed_at(t) for t in done.values() if t.compensation_kind), reverse=True)
+    ran = [completed_at(done[k]) for k in run.comp_order]
     event(f"comps ran {len(ran)} of {len(chain)}")
     assert ran == chain[: len(ran)], "compensations must run newest completion first"
     if comps and not shape.comp_fails:

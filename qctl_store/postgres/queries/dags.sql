@@ -137,7 +137,6 @@ WHERE d.state = 'running'
                       ON down.dag_id = e.dag_id AND down.task_key = e.task_key
                      AND down.source = 'dag'
                     WHERE e.dag_id = t.dag_id AND e.depends_on_key = t.task_key), false)
-ORDER BY d.id::text, t.task_key
 
 -- name: suspend_running_dag
 -- The state guard re-checks under the row lock: a DAG a concurrent verb moved out

@@ -126,7 +126,6 @@ WHERE d.state = 'running'
                       ON down.dag_id = e.dag_id AND down.task_key = e.task_key
                      AND down.source = 'dag'
                     WHERE e.dag_id = t.dag_id AND e.depends_on_key = t.task_key), 0)
-ORDER BY d.id, t.task_key
 
 -- name: suspend_running_dag
 UPDATE azync_dags SET state = 'suspended', failure_reason = :reason, updated_at = :now
