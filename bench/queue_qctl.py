@@ -107,7 +107,7 @@ def scenario_enqueue(
     rec: Recorder, store: AnyStore, backend: str, target: str, q: bool, label: str = ""
 ) -> None:
     n_single = 500 if q else 4000
-    n_batch = 5000 if q else 50_000
+    n_batch = 5000 if q else 20_000
     kind = f"bench.enq.{uuid.uuid4().hex[:6]}"
     rate = enqueue_single(store, n_single, kind)
     rec.add(backend, f"single enqueue{label}", rate, "jobs/s", f"{n_single} jobs, 1 per tx")
@@ -206,7 +206,7 @@ def scenario_burn(
     rec: Recorder, store: AnyStore, backend: str, target: str, q: bool, threads: int
 ) -> float:
     n = 100_000 if q else 1_000_000
-    seconds = 10.0 if q else 60.0
+    seconds = 10.0 if q else 45.0
     window = 2.0 if q else 5.0
     batch = 50
     kind = "bench.burn"
@@ -251,7 +251,7 @@ def producer_main(
         i = 0
         while True:
             due = t0 + (i * SENDERS + k) / rate
-            if due - t0 >= seconds:
+            if due - t0 >= seconds or time.perf_counter() - t0 >= seconds:
                 return
             delay = due - time.perf_counter()
             if delay > 0:
@@ -331,7 +331,7 @@ def e2e(
 def scenario_e2e(
     rec: Recorder, backend: str, target: str, q: bool, threads: int, burn_rate: float
 ) -> None:
-    seconds = 5.0 if q else 20.0
+    seconds = 5.0 if q else 15.0
     for poll_only in (False, True):
         mode = "poll-only" if poll_only else "wakeups"
         for frac in (0.25, 0.5, 0.75):
