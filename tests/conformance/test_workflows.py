@@ -446,3 +446,14 @@ def test_start_workflow_wakes_workers(store: AnyStore) -> None:
         pytest.fail("start_workflow never woke the $wf partition")
     finally:
         sub.close()
+
+
+def test_vacuum_cascades_to_the_runs_jobs(store: AnyStore) -> None:
+    name = unique("wfc_vacuum_cascade")
+    id = start(store, name)
+    store.signal_workflow(SignalParams(workflow_id=id, name="s", message_id="m"))
+    store.cancel_workflow_execution(id)
+    time.sleep(0.005)
+    assert store.vacuum_workflows(timedelta(milliseconds=1)) >= 1
+    jobs, total = store.list_jobs(Source.WORKFLOW, JobFilter(kind=f"$wf:{name}"), 0, 10)
+    assert (jobs, total) == ([], 0)
