@@ -305,8 +305,7 @@ class WorkflowMixin(PgBase):
             self.notify_after_commit(Source.WORKFLOW, [kind])
 
     def vacuum_workflows(self, retention: timedelta) -> int:
-        # Negative is allowed: "a retention <= 0 removes nothing" (the contract).
-        validate.duration(retention, "retention", allow_negative=True)
+        validate.duration(retention, "retention")
         if retention <= timedelta(0):
             return 0
         with self.tx() as cur:
@@ -317,7 +316,7 @@ class WorkflowMixin(PgBase):
     def list_stalled_workflows(
         self, older_than: timedelta, limit: int = 0
     ) -> list[StalledWorkflow]:
-        validate.duration(older_than, "older_than", allow_negative=True)
+        validate.duration(older_than, "older_than")
         params = {
             "older_than": older_than.total_seconds(),
             "limit": stalled_limit(limit),

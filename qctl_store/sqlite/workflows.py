@@ -301,8 +301,7 @@ class WorkflowMixin(SqliteBase):
             self._insert_task(t, workflow_id, kind, run_at)
 
     def vacuum_workflows(self, retention: timedelta) -> int:
-        # Negative is allowed: "a retention <= 0 removes nothing" (the contract).
-        validate.duration(retention, "retention", allow_negative=True)
+        validate.duration(retention, "retention")
         if retention <= timedelta(0):
             return 0
         with self.tx() as t:
@@ -313,7 +312,7 @@ class WorkflowMixin(SqliteBase):
     def list_stalled_workflows(
         self, older_than: timedelta, limit: int = 0
     ) -> list[StalledWorkflow]:
-        validate.duration(older_than, "older_than", allow_negative=True)
+        validate.duration(older_than, "older_than")
         with self.read() as t:
             found = t.all(
                 Q.list_stalled,
