@@ -111,8 +111,7 @@ class Hub(Generic[T]):
     With a ``reset`` factory the hub follows azync's change-stream rule: every
     subscription's first item is a reset, sent once the source is live (``set_live``),
     and a source that reconnects calls ``set_live`` again, which resets everyone.
-    ``on_first``/``on_idle`` let a backend start its listener lazily and stop it when
-    nobody listens.
+    ``on_first`` lets a backend start its listener lazily, on the first subscription.
     """
 
     def __init__(

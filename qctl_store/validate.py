@@ -35,10 +35,10 @@ def job_state(value: JobState | str) -> JobState:
         ) from None
 
 
-def duration(value: timedelta, what: str, *, allow_negative: bool = False) -> timedelta:
+def duration(value: timedelta, what: str) -> timedelta:
     if not isinstance(value, timedelta):
         raise InvalidInput(f"{what} must be a timedelta, not {type(value).__name__}")
-    if not allow_negative and value < timedelta(0):
+    if value < timedelta(0):
         raise InvalidInput(f"{what} must not be negative")
     return value
 
