@@ -9,6 +9,7 @@ again, so a database that comes back is picked up without a restart.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,6 +17,7 @@ from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
@@ -23,6 +25,9 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from qctl.tui.live import DISCONNECTED, MANUAL, PAUSED, LiveFeed
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, Loader, StatusBar
 from qctl_store import errors
+
+STALL_AFTER = 3
+"""Seconds without an answer before the status bar says the database is not answering."""
 
 TABS = ["overview", "jobs", "dags", "events", "workflows"]
 
@@ -107,8 +112,11 @@ class MainScreen(TopScreen):
         yield Footer()
 
     def loaders(self) -> list[Loader[Any]]:
-        active = self.query_one("#tabs", TabbedContent).active or "overview"
-        pane = self.query_one(f"#{active}-pane", Loader)
+        try:
+            active = self.query_one("#tabs", TabbedContent).active or "overview"
+            pane = self.query_one(f"#{active}-pane", Loader)
+        except NoMatches:  # composing or tearing down
+            return []
         return [pane, *pane.query(Loader)]
 
     def on_mount(self) -> None:
@@ -163,6 +171,8 @@ class QctlTop(App[None]):
         self.paused = False
         self.feed_mode = ""
         self.connection_error = ""
+        self.stalled = 0
+        """Seconds the oldest load in flight has waited, once past ``STALL_AFTER``."""
         self.refresh_count = 0
         self.feed: LiveFeed | None = None
         if not live:
@@ -190,6 +200,23 @@ class QctlTop(App[None]):
             self.feed.start()
         if self.on_ready is not None:
             self.call_after_refresh(self.on_ready)  # after the first frame
+        self.set_interval(1.0, self._watch_loads)
+
+    def _watch_loads(self) -> None:
+        """A database that stops answering (a pool waiting for a connection) shows up as
+        disconnected within seconds, not when the driver finally times out."""
+        screen = self.screen if self._screen_stack else None
+        now = time.monotonic()
+        waits = [
+            now - loader.busy_since
+            for loader in (screen.loaders() if isinstance(screen, TopScreen) else [])
+            if loader.busy_since is not None
+        ]
+        stalled = int(max(waits, default=0))
+        stalled = stalled if stalled >= STALL_AFTER else 0
+        if stalled != self.stalled:
+            self.stalled = stalled
+            self.render_status()
 
     def on_unmount(self) -> None:
         if self.feed is not None:
@@ -199,7 +226,7 @@ class QctlTop(App[None]):
 
     @property
     def mode(self) -> str:
-        if self.connection_error:
+        if self.connection_error or self.stalled:
             return DISCONNECTED
         if self.paused:
             return PAUSED
@@ -210,12 +237,15 @@ class QctlTop(App[None]):
             return
         for bar in self.screen.query(StatusBar):
             detail = self.connection_error
+            if not detail and self.stalled:
+                detail = f"no answer from the database for {self.stalled}s"
             if not detail:
                 detail = f"updated {self.clock():%H:%M:%S}" if self.refresh_count else ""
             bar.show(self.mode, self.location, detail, self.read_only)
 
     def connection_ok(self) -> None:
         self.refresh_count += 1
+        self.stalled = 0
         if self.connection_error:
             self.connection_error = ""
             self.notify("database connection restored")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -72,6 +73,8 @@ class Loader(Widget, Generic[T]):
     _busy = False
     _again = False
     _generation = 0
+    busy_since: float | None = None
+    """``time.monotonic()`` when the fetch in flight started; None when idle."""
 
     @property
     def top(self) -> QctlTop:
@@ -88,6 +91,7 @@ class Loader(Widget, Generic[T]):
             self._again = True
             return
         self._busy = True
+        self.busy_since = time.monotonic()
         self._generation += 1
         generation = self._generation
         store = self.top.store
@@ -104,6 +108,7 @@ class Loader(Widget, Generic[T]):
 
     def _done(self) -> None:
         self._busy = False
+        self.busy_since = None
         if self._again:
             self._again = False
             self.reload()

@@ -13,7 +13,7 @@ hands the lock to whoever asks first once it is free, so a process committing in
 tight loop re-takes the lock before a sleeping waiter wakes and can starve it for as
 long as it keeps writing. Writers of this package therefore pass a turnstile first: an
 ``flock`` on a side file (``<db>-qctl-lock``) that a writer holds only while it waits
-for the database lock, polling for it every millisecond or so. A writer that just
+for the database lock, polling for it every few hundred microseconds. A writer that just
 committed finds the turnstile held by the waiter and queues behind it, so the lock
 alternates between contending writers. The turnstile is only a fairness aid: where
 it cannot be used (no side file, in-memory database, no ``fcntl``) or is held past the
@@ -43,8 +43,11 @@ except ImportError:  # pragma: no cover - not on POSIX
     fcntl = None  # type: ignore[assignment]
 
 BUSY_TIMEOUT_MS = 30_000
-TURNSTILE_POLL_MS = 2
-"""SQLite's busy wait per attempt while holding the turnstile (it sleeps 1ms, then 1ms)."""
+TURNSTILE_SUFFIX = "-qctl-lock"
+"""The turnstile's side file is the database path plus this (like SQLite's -wal/-shm)."""
+TURNSTILE_POLL_S = 0.0002
+"""How often the writer holding the turnstile retries the database lock: short, so the
+lock is not left idle for long after its holder commits."""
 US = 1_000_000
 
 
@@ -98,7 +101,7 @@ def mapped_errors() -> Iterator[None]:
             ) from None
         if "readonly" in msg or "read-only" in msg or "query_only" in msg:
             raise errors.ReadOnly("the store is read-only") from None
-        if "locked" in msg or "busy" in msg:
+        if _is_busy(exc):
             raise errors.Conflict(f"SQLite: {msg}") from None
         raise errors.Unavailable(f"SQLite: {msg}") from None
     except sqlite3.DatabaseError as exc:
@@ -108,6 +111,7 @@ def mapped_errors() -> Iterator[None]:
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    """SQLITE_BUSY/SQLITE_LOCKED: another connection holds the lock."""
     msg = str(exc)
     return "locked" in msg or "busy" in msg
 
@@ -225,7 +229,7 @@ class SqliteBase:
         ):
             return None
         try:
-            return os.open(self.path + "-qctl-lock", os.O_RDWR | os.O_CREAT, 0o644)
+            return os.open(self.path + TURNSTILE_SUFFIX, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError:
             return None
 
@@ -236,7 +240,7 @@ class SqliteBase:
             conn.execute("BEGIN IMMEDIATE")
             return
         try:
-            conn.execute(f"PRAGMA busy_timeout = {TURNSTILE_POLL_MS}")
+            conn.execute("PRAGMA busy_timeout = 0")  # we poll instead of SQLite's back-off
             try:
                 while True:
                     try:
@@ -245,6 +249,7 @@ class SqliteBase:
                     except sqlite3.OperationalError as exc:
                         if not _is_busy(exc) or time.monotonic() >= deadline:
                             raise
+                    time.sleep(random.uniform(0, TURNSTILE_POLL_S))
             finally:
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         finally:

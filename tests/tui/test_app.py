@@ -539,3 +539,28 @@ async def test_hint_storm_keeps_the_app_responsive_and_capped(store: Any) -> Non
         assert app.feed.hints > 500
         # one refresh per 0.25 s at most, however many hints arrived
         assert after - before <= (t1 - t0) / 0.25 + 1
+
+
+async def test_read_only_hides_dag_event_and_workflow_actions(store: Any) -> None:
+    name = kind()
+    p = diamond(name)
+    store.create_dag(p)
+    event_type = kind()
+    pub = PublishParams(type=event_type)
+    store.publish(pub)
+    app = app_for(store, read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_graph(pilot, app, name, p.id)
+        assert not footer_keys(app) & {"R", "C", "X", "P", "S"}
+        await pilot.press("X", "C")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, DagGraphScreen)
+        assert dag_state(store, p.id) == DAGState.RUNNING
+        await pilot.press("escape")
+        await app.push_screen(EventDetailScreen(pub.id))
+        await until(pilot, lambda: event_type in screen_text(app))
+        assert "R" not in footer_keys(app) and "v" in footer_keys(app)
+        await pilot.press("escape")
+        await pilot.press("5")
+        await until(pilot, lambda: "executions" in screen_text(app))
+        assert not footer_keys(app) & {"X", "Z"}
