@@ -30,8 +30,8 @@ unit: $(STAMP)
 generate: $(STAMP)  ## regenerate completions/ and man/ from the command tree
 	$(BIN)/python scripts/generate_docs.py
 
-bench: $(STAMP)
-	$(BIN)/python bench/run.py
+bench: $(STAMP)  ## benchmarks into docs/benchmarks.md (BENCH_ARGS=--quick for a smoke run)
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -305,7 +305,9 @@ class Workers:
 # --- the scenario ----------------------------------------------------------------------------
 
 
-def run(rec: Recorder, backend: str, admin: AnyStore, work: AnyStore, dsn: str | None, q: bool):
+def run(
+    rec: Recorder, backend: str, admin: AnyStore, work: AnyStore, dsn: str | None, q: bool
+) -> None:
     scans = SeqScans(dsn)
     repeat = 3 if q else 5
     src = Source.QUEUE
@@ -464,7 +466,7 @@ def main() -> None:
                 admin.close()
                 work.close()
     if "sqlite" in backends:
-        rows = args.sqlite_rows or (100_000 if args.quick else 1_000_000)
+        rows = args.sqlite_rows or (100_000 if args.quick else 500_000)
         print(f"== qctl admin on sqlite, {rows:,} rows", flush=True)
         path = sqlite_file("admin.db")
         store = SqliteStore(path)
@@ -479,13 +481,13 @@ def main() -> None:
             "rows",
             ", ".join(f"{k} {v:,}" for k, v in layout(rows).items()),
         )
-        admin = SqliteStore(path)
-        work = SqliteStore(path)
+        lite_admin = SqliteStore(path)
+        lite_work = SqliteStore(path)
         try:
-            run(rec, "sqlite", admin, work, None, args.quick)
+            run(rec, "sqlite", lite_admin, lite_work, None, args.quick)
         finally:
-            admin.close()
-            work.close()
+            lite_admin.close()
+            lite_work.close()
 
 
 if __name__ == "__main__":

@@ -101,11 +101,11 @@ def main() -> None:
                 store.close()
     if "sqlite" in backends:
         print("== qctl DAGs on sqlite", flush=True)
-        store = SqliteStore(sqlite_file("dags.db"))
+        lite = SqliteStore(sqlite_file("dags.db"))
         try:
-            run(rec, store, "sqlite", args.quick)
+            run(rec, lite, "sqlite", args.quick)
         finally:
-            store.close()
+            lite.close()
 
 
 if __name__ == "__main__":

@@ -234,7 +234,7 @@ async def clear(peer: Peer) -> None:
 
 async def scenario_burn(rec: Recorder, peer: Peer, q: bool) -> float:
     n = 100_000 if q else 1_000_000
-    seconds = 10.0 if q else 45.0
+    seconds = 10.0 if q else 40.0
     window = 2.0 if q else 5.0
     t0 = time.perf_counter()
     await peer.preinsert(n)
@@ -330,7 +330,7 @@ def producer_main(peer_name: str, dsn: str, rate: float, seconds: float, out: An
 
 
 async def scenario_e2e(rec: Recorder, peer: Peer, q: bool, burn_rate: float) -> None:
-    seconds = 5.0 if q else 15.0
+    seconds = 5.0 if q else 10.0
     for frac in (0.25, 0.5, 0.75):
         lat: list[float] = []
         target = burn_rate * frac

@@ -22,6 +22,7 @@ PostgreSQL runs in a scratch database created for this script and dropped at the
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import sqlite3
@@ -79,17 +80,12 @@ def enqueue_batched(
 ) -> float:
     """``enqueue_tx`` in caller transactions of ``batch`` jobs each; jobs per second."""
     t0 = time.perf_counter()
-    if backend == "postgres":
-        with psycopg.connect(target) as conn:
+    if isinstance(store, PostgresStore):
+        with psycopg.connect(target) as pg:
             for start in range(0, n, batch):
-                with conn.transaction():
-                    if pipeline:
-                        with conn.pipeline():
-                            for i in range(start, min(n, start + batch)):
-                                store.enqueue_tx(conn, EnqueueParams(kind=kind, payload={"i": i}))
-                    else:
-                        for i in range(start, min(n, start + batch)):
-                            store.enqueue_tx(conn, EnqueueParams(kind=kind, payload={"i": i}))
+                with pg.transaction(), pg.pipeline() if pipeline else contextlib.nullcontext():
+                    for i in range(start, min(n, start + batch)):
+                        store.enqueue_tx(pg, EnqueueParams(kind=kind, payload={"i": i}))
     else:
         conn = sqlite3.connect(target, isolation_level=None, timeout=30)
         try:
@@ -104,7 +100,13 @@ def enqueue_batched(
 
 
 def scenario_enqueue(
-    rec: Recorder, store: AnyStore, backend: str, target: str, q: bool, label: str = ""
+    rec: Recorder,
+    store: AnyStore,
+    backend: str,
+    target: str,
+    q: bool,
+    label: str = "",
+    pipelined: bool = True,
 ) -> None:
     n_single = 500 if q else 4000
     n_batch = 5000 if q else 20_000
@@ -115,8 +117,9 @@ def scenario_enqueue(
     if backend == "postgres":
         plain = enqueue_batched(store, backend, target, n_batch, batch, kind, pipeline=False)
         rec.add(backend, f"batched enqueue{label}", plain, "jobs/s", f"{batch}/tx, {n_batch} jobs")
-        piped = enqueue_batched(store, backend, target, n_batch, batch, kind, pipeline=True)
-        rec.add(backend, f"batched enqueue, pipelined{label}", piped, "jobs/s", f"{batch}/tx")
+        if pipelined:
+            piped = enqueue_batched(store, backend, target, n_batch, batch, kind, pipeline=True)
+            rec.add(backend, f"batched enqueue, pipelined{label}", piped, "jobs/s", f"{batch}/tx")
     else:
         r = enqueue_batched(store, backend, target, n_batch, batch, kind, pipeline=False)
         rec.add(backend, f"batched enqueue{label}", r, "jobs/s", f"{batch}/tx, {n_batch} jobs")
@@ -129,11 +132,11 @@ def preinsert(backend: str, target: str, n: int, kind: str) -> float:
     """Bulk-insert ``n`` due pending jobs with SQL (setup, not measured); seconds taken."""
     t0 = time.perf_counter()
     if backend == "postgres":
-        with psycopg.connect(target, autocommit=True) as conn:
-            conn.execute(f"SET search_path = {SCHEMA}")
+        with psycopg.connect(target, autocommit=True) as pg:
+            pg.execute(f"SET search_path = {SCHEMA}")
             step = 250_000
             for lo in range(0, n, step):
-                conn.execute(
+                pg.execute(
                     "INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,"
                     " payload, enqueued_at)"
                     " SELECT gen_random_uuid(), 'queue', %s, 'pending',"
@@ -142,7 +145,7 @@ def preinsert(backend: str, target: str, n: int, kind: str) -> float:
                     " FROM generate_series(%s::int, %s::int) i",
                     (kind, lo + 1, min(n, lo + step)),
                 )
-            conn.execute("VACUUM ANALYZE azync_jobs")
+            pg.execute("VACUUM ANALYZE azync_jobs")
     else:
         conn = sqlite3.connect(target, isolation_level=None, timeout=30)
         now = time.time_ns() // 1000
@@ -206,7 +209,7 @@ def scenario_burn(
     rec: Recorder, store: AnyStore, backend: str, target: str, q: bool, threads: int
 ) -> float:
     n = 100_000 if q else 1_000_000
-    seconds = 10.0 if q else 45.0
+    seconds = 10.0 if q else 40.0
     window = 2.0 if q else 5.0
     batch = 50
     kind = "bench.burn"
@@ -331,7 +334,7 @@ def e2e(
 def scenario_e2e(
     rec: Recorder, backend: str, target: str, q: bool, threads: int, burn_rate: float
 ) -> None:
-    seconds = 5.0 if q else 15.0
+    seconds = 5.0 if q else 10.0
     for poll_only in (False, True):
         mode = "poll-only" if poll_only else "wakeups"
         for frac in (0.25, 0.5, 0.75):
@@ -361,7 +364,7 @@ def scenario_hints(rec: Recorder, store: AnyStore, backend: str, target: str, q:
     t = threading.Thread(target=drain, daemon=True)
     t.start()
     try:
-        scenario_enqueue(rec, store, backend, target, q, label=" + watcher")
+        scenario_enqueue(rec, store, backend, target, q, label=" + watcher", pipelined=False)
     finally:
         sub.close()
         t.join(timeout=5)
@@ -388,8 +391,11 @@ def writer_main(path: str, n_single: int, n_batches: int, batch: int, out: Any) 
             else:
                 other += 1
 
+    def one(i: int) -> None:
+        store.enqueue(EnqueueParams(kind=kind, payload={"i": i}))
+
     for i in range(n_single):
-        attempt(lambda i=i: store.enqueue(EnqueueParams(kind=kind, payload={"i": i})))  # type: ignore[misc]
+        attempt(lambda i=i: one(i))  # type: ignore[misc]
     conn = sqlite3.connect(path, isolation_level=None, timeout=30)
 
     def one_batch() -> None:

@@ -95,7 +95,7 @@ def first_frame(args: list[str], tmp: Path, runs: int) -> list[float]:
 
 
 def change_latency(args: list[str], store: Any, tmp: Path, samples: int) -> list[float]:
-    from qctl_store.types import EnqueueParams
+    from qctl_store.types import EnqueueParams, JobState, Source
 
     pty = Pty(args, env(tmp))
     pty.wait_for("updated")
@@ -105,10 +105,13 @@ def change_latency(args: list[str], store: Any, tmp: Path, samples: int) -> list
             kind = f"lat_{uuid.uuid4().hex[:8]}"
             start = len(pty.text)
             t0 = time.monotonic()
-            store.enqueue(EnqueueParams(kind=kind))
+            p = EnqueueParams(kind=kind)
+            store.enqueue(p)
             pty.wait_for(kind, start=start)
             out.append(time.monotonic() - t0)
-            time.sleep(0.2)
+            # One probe row at a time, so the next one is never below the visible rows.
+            store.delete_job(Source.QUEUE, p.id, JobState.PENDING)
+            time.sleep(0.3)
     finally:
         pty.quit()
     return out

@@ -1,11 +1,12 @@
 """Backend-independent rules of the admin listings, so both backends order, page and
-resolve ids the same way: ``list_jobs``' order per state filter, the console's entity
-tables for id-prefix lookup, and the daily stats window."""
+resolve ids the same way: ``list_jobs``' order per state filter, offset/limit paging, the
+console's entity tables for id-prefix lookup, and the daily stats window."""
 
 from __future__ import annotations
 
 import re
 
+from qctl_store import validate
 from qctl_store.errors import InvalidInput
 from qctl_store.types import JobState
 
@@ -43,6 +44,15 @@ def order_sql(state: JobState | None) -> str:
     pages identically."""
     column, desc = order_for(state)
     return f"{column} {'DESC NULLS FIRST' if desc else 'ASC NULLS LAST'}, id"
+
+
+def page(offset: int, limit: int, *, no_limit: int | None = None) -> dict[str, int | None]:
+    """azync's paging rules as ``offset``/``limit`` parameters: a negative offset is 0,
+    ``limit <= 0`` is no limit, spelled ``no_limit`` (PostgreSQL's ``LIMIT NULL``,
+    SQLite's ``LIMIT -1``)."""
+    validate.limit(offset, "offset", maximum=2**62)
+    validate.limit(limit, "limit", maximum=2**62)
+    return {"offset": max(offset, 0), "limit": limit if limit > 0 else no_limit}
 
 
 def entity_table(entity: str) -> str:

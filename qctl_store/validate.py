@@ -4,16 +4,28 @@ before anything is written."""
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from qctl_store.config import REPLAY_LIMIT
 from qctl_store.errors import InvalidInput
-from qctl_store.types import JobState, Source
+from qctl_store.types import JobState, Source, Subscriber
 
 
 def kind(value: str, what: str = "kind") -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"{what} must be a non-empty string")
+    return value
+
+
+def kinds(values: list[str]) -> list[str]:
+    return [kind(k) for k in values]
+
+
+def uuid_arg(value: uuid.UUID, what: str = "id") -> uuid.UUID:
+    if not isinstance(value, uuid.UUID):
+        raise InvalidInput(f"{what} must be a uuid.UUID, not {type(value).__name__}")
     return value
 
 
@@ -54,12 +66,25 @@ def instant(value: datetime | None, what: str) -> datetime | None:
     return value.astimezone(UTC)
 
 
+def required_instant(value: datetime | None, what: str) -> datetime:
+    out = instant(value, what)
+    if out is None:
+        raise InvalidInput(f"{what} is required")
+    return out
+
+
 def limit(value: int, what: str = "limit", *, maximum: int = 1_000_000) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise InvalidInput(f"{what} must be an integer")
     if value > maximum:
         raise InvalidInput(f"{what} {value} is out of range (at most {maximum})")
     return value
+
+
+def replay_limit(value: int) -> int:
+    """A replay's limit; ``<= 0`` is azync's default (``REPLAY_LIMIT``)."""
+    limit(value, "limit", maximum=2**62)
+    return value if value > 0 else REPLAY_LIMIT
 
 
 def non_negative(value: int, what: str) -> int:
@@ -87,3 +112,11 @@ def json_text(value: Any, what: str = "payload") -> str:
         )
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"{what} is not JSON-serialisable: {exc}") from None
+
+
+def subscriber(sub: Subscriber) -> Subscriber:
+    kind(sub.name, "subscriber name")
+    kind(sub.event_type, "event type")
+    if non_negative(sub.max_attempts, "max_attempts") == 0:
+        raise InvalidInput("max_attempts must be positive")
+    return sub

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sys
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -11,12 +14,10 @@ import typer
 from qctl.cli import parse
 from qctl.cli.context import CliContext
 from qctl.cli.errors import Refused
-from qctl.cli.output import OUTPUT_HELP, OutputFormat
+from qctl.cli.output import OUTPUT_HELP, OutputFormat, emit_result
 from qctl_store.types import JobState, Source
 
 if TYPE_CHECKING:
-    import uuid
-
     from qctl.cli.context import AnyStore
 
 Output = Annotated[
@@ -34,6 +35,12 @@ SourceOpt = Annotated[
 StateOpt = Annotated[JobState | None, typer.Option("--state", help="Job state.")]
 KindOpt = Annotated[
     str, typer.Option("--kind", "-k", metavar="KIND", help="Job kind (default: all).")
+]
+SinceOpt = Annotated[
+    str | None, typer.Option("--since", metavar="INSTANT", help="Occurred at or after.")
+]
+UntilOpt = Annotated[
+    str | None, typer.Option("--until", metavar="INSTANT", help="Occurred before.")
 ]
 MetaOpt = Annotated[
     list[str] | None,
@@ -98,38 +105,29 @@ def confirm(question: str, yes: bool) -> None:
         raise Refused("declined; nothing was changed")
 
 
-def duration(value: str | None, option: str) -> timedelta | None:
-    if value is None:
-        return None
+def _option_value(parser: Callable[[Any], Any], value: Any, option: str) -> Any:
+    """``parser(value)``, its error message prefixed by the option that carried it."""
     try:
-        return parse.parse_duration(value)
+        return parser(value)
     except parse.ParseError as exc:
         raise parse.ParseError(f"{option}: {exc}") from None
+
+
+def duration(value: str | None, option: str) -> timedelta | None:
+    return None if value is None else _option_value(parse.parse_duration, value, option)
 
 
 def instant(value: str | None, option: str) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return parse.parse_instant(value)
-    except parse.ParseError as exc:
-        raise parse.ParseError(f"{option}: {exc}") from None
+    return None if value is None else _option_value(parse.parse_instant, value, option)
 
 
 def json_value(value: str | None, option: str) -> Any:
-    if value is None:
-        return None
-    try:
-        return parse.parse_json(value)
-    except parse.ParseError as exc:
-        raise parse.ParseError(f"{option}: {exc}") from None
+    return None if value is None else _option_value(parse.parse_json, value, option)
 
 
 def meta(values: list[str] | None) -> dict[str, str]:
-    try:
-        return parse.parse_meta(values)
-    except parse.ParseError as exc:
-        raise parse.ParseError(f"--meta: {exc}") from None
+    result: dict[str, str] = _option_value(parse.parse_meta, values, "--meta")
+    return result
 
 
 def resolve(ctx: typer.Context, entity: str, text: str) -> uuid.UUID:
@@ -138,3 +136,51 @@ def resolve(ctx: typer.Context, entity: str, text: str) -> uuid.UUID:
 
 def sources(source: Source | None) -> list[Source]:
     return [source] if source else list(Source)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What ``act`` acts on: a DAG run or a workflow execution."""
+
+    group: str
+    """The command group, for the read-only refusal (``dags``)."""
+    entity: str
+    """The id-prefix entity (``dag``)."""
+    label: str
+    """The noun in messages (``DAG``)."""
+    get: Callable[[AnyStore, uuid.UUID], Any]
+    """The row (with ``name`` and ``state``) shown before a destructive act."""
+
+
+def act(
+    ctx: typer.Context,
+    target: Target,
+    id: str,
+    action: str,
+    done: str,
+    output: OutputFormat,
+    call: Callable[[AnyStore, uuid.UUID], None],
+    *,
+    destructive: bool = False,
+    yes: bool = False,
+    dry_run: bool = False,
+) -> None:
+    """Resolve ``id`` and ``call`` the store on it; destructive acts show the row and
+    confirm first, and with ``dry_run`` only say what they would do."""
+    if not dry_run:
+        cli(ctx).require_writable(f"{target.group} {action}")
+    st = store(ctx)
+    ident = resolve(ctx, target.entity, id)
+    if destructive:
+        row = target.get(st, ident)
+        what = f"{target.label} {row.name} {ident} ({row.state})"
+        if dry_run:
+            emit_result(
+                {"dry_run": True, "id": ident, "action": action, "state": row.state},
+                f"would {action} {what}",
+                output,
+            )
+            return
+        confirm(f"{action.capitalize()} {what}?", yes)
+    call(st, ident)
+    emit_result({"id": ident, "action": action}, f"{done} {target.label} {ident}", output)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -14,15 +12,12 @@ from qctl.cli.jobs import job_record
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
-    emit_object,
+    emit_detail,
     emit_result,
     emit_rows,
     page_note,
 )
 from qctl_store.types import DAGDep, DAGFilter, DAGSignalParams, DAGState, DAGView, Job, JobState
-
-if TYPE_CHECKING:
-    from qctl.cli.context import AnyStore
 
 app = common.app("dags")
 
@@ -30,6 +25,7 @@ IdArg = Annotated[
     str, typer.Argument(metavar="ID", help="DAG id or unique prefix (>= 8 hex chars).")
 ]
 DAG_COLUMNS = ["id", "name", "state", "on_failure", "tasks", "created_at", "failure_reason"]
+DAG = common.Target("dags", "dag", "DAG", lambda s, i: s.get_dag(i))
 TASK_COLUMNS = ["task_key", "kind", "state", "attempt", "max_attempts", "id", "last_error"]
 
 
@@ -98,19 +94,15 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     dag = store.get_dag(dag_id)
     tasks = store.dag_tasks(dag_id)
     deps = store.dag_deps(dag_id)
-    if output != OutputFormat.TABLE:
-        emit_object(
-            {"dag": dag_record(dag), "tasks": [job_record(t) for t in tasks], "deps": deps},
-            output,
-        )
-        return
-    emit_object(dag_record(dag), output)
-    if tasks:
-        ordered, graph = draw(tasks, deps)
-        typer.echo("")
-        emit_rows([job_record(t) for t in ordered], TASK_COLUMNS, output)
-        typer.echo("")
-        typer.echo(graph)
+    # The graph is for people only (and imports the layout code).
+    ordered, graph = draw(tasks, deps) if tasks and output == OutputFormat.TABLE else (tasks, "")
+    emit_detail(
+        output,
+        dag_record(dag),
+        {"dag": dag_record(dag), "tasks": [job_record(t) for t in tasks], "deps": deps},
+        [([job_record(t) for t in ordered], TASK_COLUMNS)],
+        graph,
+    )
 
 
 @app.command("find")
@@ -159,36 +151,6 @@ def signal(
     )
 
 
-def _action(
-    ctx: typer.Context,
-    id: str,
-    action: str,
-    done: str,
-    output: OutputFormat,
-    call: Callable[[AnyStore, uuid.UUID], None],
-    *,
-    destructive: bool = False,
-    yes: bool = False,
-    dry_run: bool = False,
-) -> None:
-    if not dry_run:
-        common.cli(ctx).require_writable(f"dags {action}")
-    store = common.store(ctx)
-    dag_id = common.resolve(ctx, "dag", id)
-    if destructive:
-        dag = store.get_dag(dag_id)
-        if dry_run:
-            emit_result(
-                {"dry_run": True, "id": dag_id, "action": action, "state": dag.state},
-                f"would {action} DAG {dag.name} {dag_id} ({dag.state})",
-                output,
-            )
-            return
-        common.confirm(f"{action.capitalize()} DAG {dag.name} {dag_id} ({dag.state})?", yes)
-    call(store, dag_id)
-    emit_result({"id": dag_id, "action": action}, f"{done} DAG {dag_id}", output)
-
-
 @app.command("pause")
 def pause(
     ctx: typer.Context,
@@ -198,7 +160,7 @@ def pause(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Pause a run: its tasks stay where they are until retry."""
-    _action(ctx, id, "pause", "paused", output, lambda s, i: s.pause_dag(i, reason))
+    common.act(ctx, DAG, id, "pause", "paused", output, lambda s, i: s.pause_dag(i, reason))
 
 
 @app.command("retry")
@@ -206,7 +168,7 @@ def retry(
     ctx: typer.Context, id: IdArg, yes: Yes = False, output: Output = OutputFormat.TABLE
 ) -> None:
     """Resume a suspended or paused run: dead tasks get a fresh budget."""
-    _action(ctx, id, "retry", "retried", output, lambda s, i: s.retry_dag(i))
+    common.act(ctx, DAG, id, "retry", "retried", output, lambda s, i: s.retry_dag(i))
 
 
 @app.command("compensate")
@@ -218,8 +180,9 @@ def compensate(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Run the compensation chain of a run (saga rollback)."""
-    _action(
+    common.act(
         ctx,
+        DAG,
         id,
         "compensate",
         "compensating",
@@ -240,8 +203,9 @@ def cancel(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Cancel a run without compensation."""
-    _action(
+    common.act(
         ctx,
+        DAG,
         id,
         "cancel",
         "cancelled",

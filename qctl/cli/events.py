@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, MetaOpt, Output, Yes
+from qctl.cli.common import DryRun, MetaOpt, Output, SinceOpt, UntilOpt, Yes
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
@@ -47,12 +47,8 @@ def list_events(
     undispatched: Annotated[
         bool, typer.Option("--undispatched", help="Only events not yet fanned out.")
     ] = False,
-    since: Annotated[
-        str | None, typer.Option("--since", metavar="INSTANT", help="Occurred at or after.")
-    ] = None,
-    until: Annotated[
-        str | None, typer.Option("--until", metavar="INSTANT", help="Occurred before.")
-    ] = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
     limit: Annotated[
         int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")
     ] = 50,

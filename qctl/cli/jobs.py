@@ -14,7 +14,16 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import DryRun, KindOpt, MetaOpt, Output, SourceOpt, StateOpt, Yes
-from qctl.cli.output import OutputFormat, as_dict, emit_object, emit_result, emit_rows, note, plain
+from qctl.cli.output import (
+    OutputFormat,
+    as_dict,
+    emit_detail,
+    emit_result,
+    emit_rows,
+    note,
+    plain,
+    rows_of,
+)
 from qctl.cli.parse import ParseError
 from qctl_store.errors import NotFound
 from qctl_store.types import EnqueueParams, Job, JobPageCursor, JobSearch, JobState, Source
@@ -35,6 +44,7 @@ JOB_COLUMNS = [
     "enqueued_at",
     "last_error",
 ]
+ATTEMPT_COLUMNS = ["attempt", "at", "error"]
 PAGE = 500
 
 ErrorOpt = Annotated[
@@ -160,13 +170,12 @@ def show(
     attempts = common.store(ctx).job_attempts(job.source, job.id)
     record = job_record(job, payload)
     timings = _timings(job, datetime.now(UTC))
-    if output == OutputFormat.TABLE:
-        emit_object({**record, **timings}, output)
-        if attempts:
-            typer.echo("")
-            emit_rows([as_dict(a) for a in attempts], ["attempt", "at", "error"], output)
-        return
-    emit_object({"job": record, "timings": timings, "attempts": attempts}, output)
+    emit_detail(
+        output,
+        {**record, **timings},
+        {"job": record, "timings": timings, "attempts": attempts},
+        [(rows_of(attempts), ATTEMPT_COLUMNS)],
+    )
 
 
 @app.command("attempts")
@@ -177,8 +186,7 @@ def attempts(
 ) -> None:
     """The error history of a job, one row per failed attempt."""
     job = find(ctx, id)
-    rows = [as_dict(a) for a in common.store(ctx).job_attempts(job.source, job.id)]
-    emit_rows(rows, ["attempt", "at", "error"], output)
+    emit_rows(rows_of(common.store(ctx).job_attempts(job.source, job.id)), ATTEMPT_COLUMNS, output)
 
 
 @app.command("enqueue")

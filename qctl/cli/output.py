@@ -141,6 +141,31 @@ def emit_object(record: Mapping[str, Any], fmt: OutputFormat, *, out: TextIO | N
         out.write(tabulate(table, tablefmt="plain", disable_numparse=True) + "\n")
 
 
+def emit_detail(
+    fmt: OutputFormat,
+    head: Mapping[str, Any],
+    document: Mapping[str, Any],
+    tables: Sequence[tuple[Sequence[Mapping[str, Any]], Sequence[str]]] = (),
+    text: str = "",
+) -> None:
+    """One item with its parts (``jobs show``, ``dags show``): JSON forms print
+    ``document`` whole; CSV prints ``head`` as one row (one table per CSV document; the
+    parts have list verbs of their own); tables print ``head`` in two columns, then each
+    non-empty table and ``text``, after blank lines."""
+    if fmt in (OutputFormat.JSON, OutputFormat.JSONL):
+        emit_object(document, fmt)
+        return
+    emit_object(head, fmt)
+    if fmt == OutputFormat.CSV:
+        return
+    for rows, columns in tables:
+        if rows:
+            sys.stdout.write("\n")
+            emit_rows(rows, columns, fmt)
+    if text:
+        sys.stdout.write(f"\n{text}\n")
+
+
 def emit_result(result: Mapping[str, Any], message: str, fmt: OutputFormat) -> None:
     """Print what a writing verb did: a sentence for people, the record for machines."""
     if fmt == OutputFormat.TABLE:

@@ -8,7 +8,7 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import Output, SourceOpt
-from qctl.cli.output import OutputFormat, as_dict, emit_object, emit_rows, rows_of
+from qctl.cli.output import OutputFormat, as_dict, emit_detail, emit_rows, rows_of
 from qctl_store.types import Source
 
 app = common.app("queues")
@@ -48,13 +48,12 @@ def stats(
 ) -> None:
     """Depths of one kind and its daily series."""
     depths, daily = common.store(ctx).stats(source, kind)
-    if output == OutputFormat.TABLE:
-        emit_object({"source": source, "kind": kind, **as_dict(depths)}, output)
-        if daily:
-            typer.echo("")
-            emit_rows(rows_of(daily), DAILY_COLUMNS, output)
-        return
-    emit_object({"source": source, "kind": kind, "depths": depths, "daily": daily}, output)
+    emit_detail(
+        output,
+        {"source": source, "kind": kind, **as_dict(depths)},
+        {"source": source, "kind": kind, "depths": depths, "daily": daily},
+        [(rows_of(daily), DAILY_COLUMNS)],
+    )
 
 
 @app.command("daily")

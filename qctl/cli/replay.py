@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.common import DryRun, Output, SinceOpt, UntilOpt, Yes
 from qctl.cli.output import OutputFormat, as_dict, emit_result
 from qctl_store.types import EventFilter, JobSearch, ReplayFilter, Source
 
@@ -19,12 +19,8 @@ def replay(
     event_id: Annotated[
         str | None, typer.Option("--event-id", help="Only this event (id or prefix).")
     ] = None,
-    since: Annotated[
-        str | None, typer.Option("--since", metavar="INSTANT", help="Occurred at or after.")
-    ] = None,
-    until: Annotated[
-        str | None, typer.Option("--until", metavar="INSTANT", help="Occurred before.")
-    ] = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
     limit: Annotated[
         int,
         typer.Option(

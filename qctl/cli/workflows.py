@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,7 +13,7 @@ from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
-    emit_object,
+    emit_detail,
     emit_result,
     emit_rows,
     page_note,
@@ -39,6 +38,9 @@ app = common.app("workflows")
 IdArg = Annotated[
     str, typer.Argument(metavar="ID", help="Workflow id or unique prefix (>= 8 hex chars).")
 ]
+WORKFLOW = common.Target(
+    "workflows", "workflow", "workflow", lambda s, i: s.get_workflow_execution(i)
+)
 WF_COLUMNS = [
     "id",
     "name",
@@ -79,13 +81,12 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     wf_id = common.resolve(ctx, "workflow", id)
     execution = store.get_workflow_execution(wf_id)
     history = store.list_history(wf_id)
-    if output != OutputFormat.TABLE:
-        emit_object({"workflow": execution, "history": history}, output)
-        return
-    emit_object(as_dict(execution), output)
-    if history:
-        typer.echo("")
-        emit_rows(rows_of(history), ["seq", "type", "created_at", "payload"], output)
+    emit_detail(
+        output,
+        as_dict(execution),
+        {"workflow": execution, "history": history},
+        [(rows_of(history), ["seq", "type", "created_at", "payload"])],
+    )
 
 
 @app.command("signal")
@@ -117,36 +118,6 @@ def signal(
     )
 
 
-def _action(
-    ctx: typer.Context,
-    id: str,
-    action: str,
-    done: str,
-    output: OutputFormat,
-    call: Callable[[AnyStore, uuid.UUID], None],
-    *,
-    destructive: bool = False,
-    yes: bool = False,
-    dry_run: bool = False,
-) -> None:
-    if not dry_run:
-        common.cli(ctx).require_writable(f"workflows {action}")
-    store = common.store(ctx)
-    wf_id = common.resolve(ctx, "workflow", id)
-    if destructive:
-        wf = store.get_workflow_execution(wf_id)
-        if dry_run:
-            emit_result(
-                {"dry_run": True, "id": wf_id, "action": action, "state": wf.state},
-                f"would {action} workflow {wf.name} {wf_id} ({wf.state})",
-                output,
-            )
-            return
-        common.confirm(f"{action.capitalize()} workflow {wf.name} {wf_id} ({wf.state})?", yes)
-    call(store, wf_id)
-    emit_result({"id": wf_id, "action": action}, f"{done} workflow {wf_id}", output)
-
-
 @app.command("cancel")
 def cancel(
     ctx: typer.Context,
@@ -156,8 +127,9 @@ def cancel(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Cancel an execution."""
-    _action(
+    common.act(
         ctx,
+        WORKFLOW,
         id,
         "cancel",
         "cancelled",
@@ -178,7 +150,15 @@ def suspend(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Suspend an execution until resumed."""
-    _action(ctx, id, "suspend", "suspended", output, lambda s, i: s.suspend_workflow(i, reason))
+    common.act(
+        ctx,
+        WORKFLOW,
+        id,
+        "suspend",
+        "suspended",
+        output,
+        lambda s, i: s.suspend_workflow(i, reason),
+    )
 
 
 @app.command("resume")
@@ -193,7 +173,7 @@ def resume(
         store.resume_workflow(wf_id)
         store.schedule_task(wf_id, wac.task_kind(name))
 
-    _action(ctx, id, "resume", "resumed", output, call)
+    common.act(ctx, WORKFLOW, id, "resume", "resumed", output, call)
 
 
 @app.command("resolve")

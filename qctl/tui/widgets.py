@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -52,7 +51,6 @@ class Loaded(Message, Generic[T]):
 
     loader: Loader[Any]
     data: T
-    generation: int
 
 
 @dataclass
@@ -72,7 +70,6 @@ class Loader(Widget, Generic[T]):
 
     _busy = False
     _again = False
-    _generation = 0
     busy_since: float | None = None
     """``time.monotonic()`` when the fetch in flight started; None when idle."""
 
@@ -92,8 +89,6 @@ class Loader(Widget, Generic[T]):
             return
         self._busy = True
         self.busy_since = time.monotonic()
-        self._generation += 1
-        generation = self._generation
         store = self.top.store
 
         def work() -> None:
@@ -102,7 +97,7 @@ class Loader(Widget, Generic[T]):
             except Exception as exc:
                 self.post_message(LoadFailed(self, exc))
                 return
-            self.post_message(Loaded(self, data, generation))
+            self.post_message(Loaded(self, data))
 
         self.run_worker(work, thread=True, group=f"load-{id(self)}", exit_on_error=False)
 
@@ -274,10 +269,3 @@ def refill(t: DataTable[Any], rows: list[tuple[str, list[Any]]]) -> None:
         t.move_cursor(row=keys.index(keep), animate=False)
     elif rows:
         t.move_cursor(row=min(row_index, len(rows) - 1), animate=False)
-
-
-def styled(value: object, style: str = "") -> Text:
-    return Text(str(value), style=style)
-
-
-Action = Callable[[Any], object]

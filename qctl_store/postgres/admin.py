@@ -6,16 +6,24 @@ from __future__ import annotations
 
 import re
 import uuid
-from datetime import UTC, date, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from qctl_store import validate
-from qctl_store.errors import InvalidInput, NotFound
+from qctl_store.actions import JobActions
+from qctl_store.errors import NotFound
+from qctl_store.listing import (
+    DAILY_WINDOW_DAYS,
+    entity_table,
+    hex_prefix,
+    order_for,
+    order_sql,
+    page,
+)
 from qctl_store.postgres.base import Cursor, PgBase
-from qctl_store.postgres.events import page
 from qctl_store.postgres.jobs import arg_id
 from qctl_store.postgres.maintenance import kind_clause, run_batches
-from qctl_store.postgres.rows import as_utc, job_from_row, job_queries
+from qctl_store.postgres.rows import ROWS, job_from_row, job_queries
 from qctl_store.types import (
     AttemptError,
     DailyCount,
@@ -30,21 +38,10 @@ from qctl_store.types import (
 
 Q = job_queries("admin.sql")
 
-DAILY_WINDOW_DAYS = 30
-"""azync's admin window (``queue/manager.go`` statsWindowDays): 30 days, zero-filled."""
-
 ESTIMATE_THRESHOLD = 100_000
 """Below this planner estimate a count is cheap enough to be exact."""
 
 _ESTIMABLE_STATES = (None, JobState.SUCCEEDED, JobState.SKIPPED)
-
-_PREFIX_TABLES = {
-    "job": "azync_jobs",
-    "dag": "azync_dags",
-    "event": "azync_events",
-    "workflow": "azync_workflow_executions",
-}
-_HEX = re.compile(r"^[0-9a-f]{1,32}$")
 
 _DEPTH_FIELDS = {
     JobState.PENDING: "pending",
@@ -56,28 +53,9 @@ _DEPTH_FIELDS = {
 }
 
 
-def order_for(state: JobState | None) -> tuple[str, bool]:
-    """(column, descending) of ``list_jobs``' order for ``state``; ``id`` ascending
-    breaks ties (the contract's ListJobs doc; skipped sorts like succeeded)."""
-    if state in (JobState.SCHEDULED, JobState.PAUSED):
-        return "run_at", False
-    if state == JobState.ACTIVE:
-        return "lease_until", False
-    if state in (JobState.SUCCEEDED, JobState.SKIPPED):
-        return "completed_at", True
-    if state in (JobState.PENDING, JobState.DEAD):
-        return "enqueued_at", False
-    return "enqueued_at", True
-
-
-def _order_sql(state: JobState | None) -> str:
-    column, desc = order_for(state)
-    return f"{column} DESC, id" if desc else f"{column}, id"
-
-
 def _keyset_sql(state: JobState | None, cursor: JobPageCursor) -> str:
-    """The rows strictly after ``cursor`` in ``order_for(state)``. PostgreSQL sorts
-    NULLs last ascending and first descending; the fragments follow that."""
+    """The rows strictly after ``cursor`` in ``order_sql(state)`` (NULLs last
+    ascending, first descending)."""
     column, desc = order_for(state)
     if cursor.sort_key is None:
         tail = f"({column} IS NULL AND id > %(after_id)s)"
@@ -109,10 +87,6 @@ def _search_where(search: JobSearch) -> tuple[str, dict[str, Any]]:
     return " AND ".join(clauses), args
 
 
-def _day(value: date) -> datetime:
-    return datetime(value.year, value.month, value.day, tzinfo=UTC)
-
-
 _SOURCE = "source = %(source)s"
 _SOURCE_KIND = "source = %(source)s AND kind = %(kind)s"
 
@@ -132,19 +106,10 @@ def _kind_depths(cur: Cursor, where: str, args: dict[str, Any]) -> dict[str, Dep
 
 def _daily(cur: Cursor, where: str, args: dict[str, Any]) -> list[DailyCount]:
     cur.execute(Q.daily.replace("{where}", where), {**args, "days": DAILY_WINDOW_DAYS})
-    return [
-        DailyCount(
-            date=_day(r["day"]),
-            enqueued=int(r["enqueued"]),
-            processed=int(r["processed"]),
-            failed=int(r["failed"]),
-            reaped=int(r["reaped"]),
-        )
-        for r in cur.fetchall()
-    ]
+    return [ROWS.daily(r) for r in cur.fetchall()]
 
 
-class AdminMixin(PgBase):
+class AdminMixin(JobActions, PgBase):
     # --- kinds, depths, throughput --------------------------------------------------
 
     def list_kinds(self, source: Source) -> list[str]:
@@ -179,7 +144,7 @@ class AdminMixin(PgBase):
         with self.read() as cur:
             cur.execute(Q.count_jobs.replace("{where}", where), args)
             total_row = cur.fetchone()
-            sql = Q.list_jobs.replace("{where}", where).replace("{order}", _order_sql(search.state))
+            sql = Q.list_jobs.replace("{where}", where).replace("{order}", order_sql(search.state))
             cur.execute(sql, args)
             rows = cur.fetchall()
         return [job_from_row(r) for r in rows], int(total_row["n"]) if total_row else 0
@@ -195,23 +160,16 @@ class AdminMixin(PgBase):
     def job_attempts(self, source: Source, id: uuid.UUID) -> list[AttemptError]:
         with self.read() as cur:
             cur.execute(Q.job_attempts, {"id": arg_id(id), "source": validate.source(source).value})
-            return [
-                AttemptError(attempt=r["attempt"], error=r["error"], at=as_utc(r["failed_at"]))
-                for r in cur.fetchall()
-            ]
+            return [ROWS.attempt(r) for r in cur.fetchall()]
 
     # --- actions --------------------------------------------------------------------
 
-    def _act(self, op: str, sql: str, source: Source, id: uuid.UUID, **extra: Any) -> None:
-        """One guarded single-row update/delete; no row means NotFound(op)."""
+    def _act(self, op: str, statement: str, source: Source, id: uuid.UUID, **extra: Any) -> None:
         args = {"id": arg_id(id), "source": validate.source(source).value, **extra}
         with self.tx() as cur:
-            cur.execute(sql, args)
+            cur.execute(Q[statement], args)
             if cur.rowcount == 0:
                 raise NotFound(op)
-
-    def retry_job(self, source: Source, id: uuid.UUID) -> None:
-        self._act("retry", Q.retry_job, source, id)
 
     def retry_all_dead(self, source: Source, kind: str = "") -> int:
         where, args = kind_clause(source, kind)
@@ -226,18 +184,6 @@ class AdminMixin(PgBase):
             raise NotFound("run now")
         self.notify_after_commit(source, [row["kind"]])
 
-    def archive_job(self, source: Source, id: uuid.UUID) -> None:
-        self._act("archive", Q.archive_job, source, id)
-
-    def pause_job(self, source: Source, id: uuid.UUID) -> None:
-        self._act("pause", Q.pause_job, source, id)
-
-    def resume_job(self, source: Source, id: uuid.UUID) -> None:
-        self._act("resume", Q.resume_job, source, id)
-
-    def delete_job(self, source: Source, id: uuid.UUID, state: JobState) -> None:
-        self._act("delete", Q.delete_job, source, id, state=validate.job_state(state).value)
-
     def delete_all(self, source: Source, kind: str, state: JobState) -> int:
         where, args = kind_clause(source, kind)
         args["state"] = validate.job_state(state).value
@@ -246,12 +192,8 @@ class AdminMixin(PgBase):
     # --- AdminStore extensions ------------------------------------------------------
 
     def find_ids_by_prefix(self, entity: str, prefix: str, limit: int = 10) -> list[uuid.UUID]:
-        table = _PREFIX_TABLES.get(entity)
-        if table is None:
-            raise InvalidInput(f"unknown entity {entity!r} (one of {', '.join(_PREFIX_TABLES)})")
-        hexits = str(prefix).strip().lower().replace("-", "")
-        if not _HEX.match(hexits):
-            raise InvalidInput(f"{prefix!r} is not a uuid prefix (hex digits, dashes optional)")
+        table = entity_table(entity)
+        hexits = hex_prefix(prefix)
         args = {
             "lo": hexits.ljust(32, "0"),
             "hi": hexits.ljust(32, "f"),
@@ -279,7 +221,7 @@ class AdminMixin(PgBase):
             args["after_id"] = arg_id(after.id, "after.id")
             args["after_key"] = validate.instant(after.sort_key, "after.sort_key")
         args.update(page(0, limit))
-        sql = Q.list_jobs.replace("{where}", where).replace("{order}", _order_sql(state))
+        sql = Q.list_jobs.replace("{where}", where).replace("{order}", order_sql(state))
         with self.read() as cur:
             cur.execute(sql, args)
             return [job_from_row(r) for r in cur.fetchall()]

@@ -10,16 +10,11 @@ from typing import Any
 import psycopg
 
 from qctl_store import validate
-from qctl_store.config import REPLAY_LIMIT
 from qctl_store.errors import InvalidInput, NotFound
+from qctl_store.listing import page
 from qctl_store.postgres.base import Cursor, PgBase
 from qctl_store.postgres.jobs import arg_id, caller_tx
-from qctl_store.postgres.rows import (
-    event_admin_from_row,
-    job_queries,
-    subscriber_from_row,
-    subscriber_view_from_row,
-)
+from qctl_store.postgres.rows import ROWS, job_queries
 from qctl_store.types import (
     EventAdminRow,
     EventFilter,
@@ -32,13 +27,6 @@ from qctl_store.types import (
 )
 
 Q = job_queries("events.sql")
-
-
-def page(offset: int, limit: int) -> dict[str, int | None]:
-    """azync's paging rules: offset < 0 is 0, limit <= 0 is no limit (LIMIT NULL)."""
-    validate.limit(offset, "offset", maximum=2**62)
-    validate.limit(limit, "limit", maximum=2**62)
-    return {"offset": max(offset, 0), "limit": limit if limit > 0 else None}
 
 
 _DELIVERED = "EXISTS (SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event')"
@@ -107,10 +95,7 @@ class EventsMixin(PgBase):
     # --- subscribers ----------------------------------------------------------------
 
     def register_subscriber(self, sub: Subscriber) -> None:
-        validate.kind(sub.name, "subscriber name")
-        validate.kind(sub.event_type, "event type")
-        if validate.non_negative(sub.max_attempts, "max_attempts") == 0:
-            raise InvalidInput("max_attempts must be positive")
+        validate.subscriber(sub)
         with self.tx() as cur:
             cur.execute(
                 Q.register_subscriber,
@@ -120,7 +105,7 @@ class EventsMixin(PgBase):
     def subscribers(self, event_type: str) -> list[Subscriber]:
         with self.read() as cur:
             cur.execute(Q.subscribers, {"event_type": str(event_type)})
-            return [subscriber_from_row(r) for r in cur.fetchall()]
+            return [ROWS.subscriber(r) for r in cur.fetchall()]
 
     def delete_subscriber(self, name: str, event_type: str = "") -> int:
         validate.kind(name, "subscriber name")
@@ -131,14 +116,14 @@ class EventsMixin(PgBase):
     # --- replay and retention -------------------------------------------------------
 
     def replay(self, filter: ReplayFilter) -> int:
-        limit = validate.limit(filter.limit, "limit", maximum=2**62)
+        limit = validate.replay_limit(filter.limit)
         args = {
             "subscriber": str(filter.subscriber),
             "event_type": str(filter.event_type),
             "event_id": None if filter.event_id is None else arg_id(filter.event_id, "event_id"),
             "since": validate.instant(filter.since, "since"),
             "until": validate.instant(filter.until, "until"),
-            "limit": limit if limit > 0 else REPLAY_LIMIT,
+            "limit": limit,
         }
         with self.tx() as cur:
             cur.execute(Q.replay, args)
@@ -147,9 +132,7 @@ class EventsMixin(PgBase):
         return len(kinds)
 
     def retain(self, before: datetime, limit: int) -> int:
-        cutoff = validate.instant(before, "before")
-        if cutoff is None:
-            raise InvalidInput("before is required")
+        cutoff = validate.required_instant(before, "before")
         if validate.limit(limit) <= 0:
             return 0
         with self.tx() as cur:
@@ -169,7 +152,7 @@ class EventsMixin(PgBase):
             cur.execute(Q.list_events.replace("{where}", where), args)
             rows = cur.fetchall()
         total = int(total_row["n"]) if total_row else 0
-        return [event_admin_from_row(r) for r in rows], total
+        return [ROWS.event_admin(r) for r in rows], total
 
     def get_event(self, id: uuid.UUID) -> EventAdminRow:
         with self.read() as cur:
@@ -177,21 +160,16 @@ class EventsMixin(PgBase):
             row = cur.fetchone()
         if row is None:
             raise NotFound("get event")
-        return event_admin_from_row(row)
+        return ROWS.event_admin(row)
 
     def list_subscriber_views(self, event_type: str = "") -> list[SubscriberView]:
         with self.read() as cur:
             cur.execute(Q.list_subscriber_views, {"event_type": str(event_type)})
-            return [subscriber_view_from_row(r) for r in cur.fetchall()]
+            return [ROWS.subscriber_view(r) for r in cur.fetchall()]
 
     def ops_stats(self) -> OpsStats:
         with self.read() as cur:
             cur.execute(Q.ops_stats)
             row = cur.fetchone()
         assert row is not None
-        return OpsStats(
-            undispatched=row["undispatched"],
-            total_24h=row["total_24h"],
-            types_24h=row["types_24h"],
-            subscribers=row["subscribers"],
-        )
+        return ROWS.ops_stats(row)

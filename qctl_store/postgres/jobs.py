@@ -27,10 +27,8 @@ from qctl_store.types import DequeueParams, EnqueueParams, Job, Source
 Q = job_queries("jobs.sql")
 
 
-def arg_id(value: uuid.UUID, what: str = "id") -> uuid.UUID:
-    if not isinstance(value, uuid.UUID):
-        raise InvalidInput(f"{what} must be a uuid.UUID, not {type(value).__name__}")
-    return value
+arg_id = validate.uuid_arg
+"""psycopg binds ``uuid.UUID`` as it is: the argument only needs checking."""
 
 
 def seconds(value: timedelta, what: str) -> float:

@@ -15,7 +15,8 @@ from datetime import timedelta
 from typing import Any
 
 from qctl_store import validate
-from qctl_store.postgres.base import PgBase
+from qctl_store.batches import batched_tx
+from qctl_store.postgres.base import Cursor, PgBase
 from qctl_store.postgres.jobs import seconds
 from qctl_store.postgres.rows import job_queries
 from qctl_store.types import NukeReport, Source
@@ -24,17 +25,13 @@ Q = job_queries("maintenance.sql")
 
 
 def run_batches(store: PgBase, sql: str, args: dict[str, Any]) -> int:
-    """Repeat one ``LIMIT %(batch)s`` statement, each run its own transaction, until a
-    run affects fewer rows than the batch; the total affected."""
-    batch = store.config.maintenance_batch
-    total = 0
-    while True:
-        with store.tx() as cur:
-            cur.execute(sql, {**args, "batch": batch})
-            n = cur.rowcount
-        total += n
-        if n < batch:
-            return total
+    """``batches.batched_tx`` of one ``LIMIT %(batch)s`` statement; the rows affected."""
+
+    def step(cur: Cursor, batch: int) -> int:
+        cur.execute(sql, {**args, "batch": batch})
+        return cur.rowcount
+
+    return batched_tx(store, step)
 
 
 def kind_clause(source: Source, kind: str) -> tuple[str, dict[str, Any]]:
@@ -48,15 +45,11 @@ def kind_clause(source: Source, kind: str) -> tuple[str, dict[str, Any]]:
     return "source = %(source)s AND kind = %(kind)s", args
 
 
-def _kinds(kinds: list[str]) -> list[str]:
-    return [validate.kind(k) for k in kinds]
-
-
 class MaintenanceMixin(PgBase):
     def promote_due(self, source: Source, kinds: list[str]) -> int:
         if not kinds:
             return 0
-        args = {"source": validate.source(source).value, "kinds": _kinds(kinds)}
+        args = {"source": validate.source(source).value, "kinds": validate.kinds(kinds)}
         return run_batches(self, Q.promote_due, args)
 
     def reap_expired(self, source: Source, kinds: list[str], max_reaps: int) -> tuple[int, int]:
@@ -65,24 +58,25 @@ class MaintenanceMixin(PgBase):
         source = validate.source(source)
         args = {
             "source": source.value,
-            "kinds": _kinds(kinds),
+            "kinds": validate.kinds(kinds),
             "max_reaps": validate.non_negative(max_reaps, "max_reaps"),
-            "batch": self.config.maintenance_batch,
         }
-        reaped = killed = 0
-        while True:
-            with self.tx() as cur:
-                cur.execute(Q.reap_expired, args)
-                rows = cur.fetchall()
-                per_kind = Counter(r["kind"] for r in rows)
-                # Sorted kinds: two reapers bumping the same stat rows in opposite
-                # orders could deadlock.
-                for kind in sorted(per_kind):
-                    self.bump_stat(cur, source, kind, "reaped", per_kind[kind])
-            reaped += len(rows)
+        killed = 0
+
+        def step(cur: Cursor, batch: int) -> int:
+            nonlocal killed
+            cur.execute(Q.reap_expired, {**args, "batch": batch})
+            rows = cur.fetchall()
+            per_kind = Counter(r["kind"] for r in rows)
+            # Sorted kinds: two reapers bumping the same stat rows in opposite
+            # orders could deadlock.
+            for kind in sorted(per_kind):
+                self.bump_stat(cur, source, kind, "reaped", per_kind[kind])
             killed += sum(1 for r in rows if r["died"])
-            if len(rows) < self.config.maintenance_batch:
-                return reaped, killed
+            return len(rows)
+
+        reaped = batched_tx(self, step)
+        return reaped, killed
 
     def vacuum_stats(self, source: Source, retention: timedelta) -> int:
         source = validate.source(source)
@@ -113,18 +107,18 @@ class MaintenanceMixin(PgBase):
 
     def nuke_all(self, source: Source) -> NukeReport:
         args = {"source": validate.source(source).value}
+        after = uuid.UUID(int=0)  # sorts before every id
+
+        def step(cur: Cursor, batch: int) -> int:
+            nonlocal after
+            cur.execute(Q.nuke_jobs, {**args, "after": after, "batch": batch})
+            ids = [r["id"] for r in cur.fetchall()]
+            after = max(ids, default=after)
+            return len(ids)
+
         # Jobs go in batches (deleting them cascades to their attempt rows); the ledger
         # is left intact.
-        batch = self.config.maintenance_batch
-        jobs, after = 0, uuid.UUID(int=0)
-        while True:
-            with self.tx() as cur:
-                cur.execute(Q.nuke_jobs, {**args, "after": after, "batch": batch})
-                ids = [r["id"] for r in cur.fetchall()]
-            jobs += len(ids)
-            if len(ids) < batch:
-                break
-            after = max(ids)
+        jobs = batched_tx(self, step)
         with self.tx() as cur:
             cur.execute(Q.nuke_stats, args)
             stats = cur.rowcount

@@ -9,22 +9,29 @@ offset as 0. Bulk actions run in batches (see ``maintenance.batched``).
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from qctl_store import errors, validate
-from qctl_store.listing import DAILY_WINDOW_DAYS, entity_table, hex_prefix, order_for, order_sql
+from qctl_store.actions import JobActions
+from qctl_store.batches import batched_tx
+from qctl_store.listing import (
+    DAILY_WINDOW_DAYS,
+    entity_table,
+    hex_prefix,
+    order_for,
+    order_sql,
+    page,
+)
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us, utc_day
-from qctl_store.sqlite.maintenance import batched, batched_tx, source_kind
+from qctl_store.sqlite.maintenance import batched, source_kind
 from qctl_store.sqlite.rows import (
     EVENT_ADMIN_COLUMNS,
     JOB_COLUMNS,
+    ROWS,
     arg_id,
-    dt_required,
-    event_admin_from_row,
     job_from_row,
     jobs_from_rows,
-    subscriber_view_from_row,
 )
 from qctl_store.types import (
     AttemptError,
@@ -107,12 +114,8 @@ def _event_where(filter: EventFilter) -> tuple[str, dict[str, Any]]:
     return " AND ".join(clauses), params
 
 
-def _page(offset: int, limit: int) -> dict[str, int]:
-    """azync's paging rules with the PostgreSQL backend's bounds: a negative offset is 0,
-    ``limit <= 0`` is no limit (SQLite's ``LIMIT -1``)."""
-    validate.limit(offset, "offset", maximum=2**62)
-    validate.limit(limit, "limit", maximum=2**62)
-    return {"offset": max(offset, 0), "limit": limit if limit > 0 else -1}
+def _page(offset: int, limit: int) -> dict[str, int | None]:
+    return page(offset, limit, no_limit=-1)  # SQLite's LIMIT -1
 
 
 def _add_depth(d: Depths, state: str, n: int, pending_age: int | None) -> None:
@@ -126,19 +129,6 @@ def _window(now: int) -> dict[str, Any]:
     return {"today": utc_day(now), "days": DAILY_WINDOW_DAYS}
 
 
-def _daily(rows: list[Any]) -> list[DailyCount]:
-    return [
-        DailyCount(
-            date=datetime.strptime(r["day"], "%Y-%m-%d").replace(tzinfo=UTC),
-            enqueued=r["enqueued"],
-            processed=r["processed"],
-            failed=r["failed"],
-            reaped=r["reaped"],
-        )
-        for r in rows
-    ]
-
-
 def canonical_prefix(prefix: str) -> str:
     """A typed uuid prefix as the prefix of the canonical (dashed) id text."""
     digits = hex_prefix(prefix)
@@ -146,7 +136,7 @@ def canonical_prefix(prefix: str) -> str:
     return "-".join(g for g in groups if g)
 
 
-class AdminMixin(SqliteBase):
+class AdminMixin(JobActions, SqliteBase):
     # --- depths and throughput ------------------------------------------------------------
 
     def list_kinds(self, source: Source) -> list[str]:
@@ -171,14 +161,14 @@ class AdminMixin(SqliteBase):
             params = {"source": source.value, "kind": kind, "now": t.now}
             for r in t.all(Q.depths, params):
                 _add_depth(depths, r["state"], r["n"], r["pending_age"])
-            daily = _daily(t.all(Q.daily, {**params, **_window(t.now)}))
+            daily = [ROWS.daily(r) for r in t.all(Q.daily, {**params, **_window(t.now)})]
         return depths, daily
 
     def all_daily(self, source: Source) -> list[DailyCount]:
         source = validate.source(source)
         with self.read() as t:
             params = {"source": source.value, "kind": None, **_window(t.now)}
-            return _daily(t.all(Q.daily, params))
+            return [ROWS.daily(r) for r in t.all(Q.daily, params)]
 
     # --- jobs -------------------------------------------------------------------------
 
@@ -187,11 +177,11 @@ class AdminMixin(SqliteBase):
     ) -> tuple[list[Job], int]:
         search = JobSearch(source=validate.source(source), kind=filter.kind, state=filter.state)
         where, params = _job_where(search)
-        page = _page(offset, limit)
+        paging = _page(offset, limit)
         sql = Q.list_jobs.format(columns=JOB_COLUMNS, where=where, order=order_sql(search.state))
         with self.read() as t:
             total = t.one(Q.count_jobs.format(where=where), params)["n"]  # type: ignore[index]
-            rows = t.all(sql, {**params, **page})
+            rows = t.all(sql, {**params, **paging})
         return jobs_from_rows(rows), total
 
     def get_job(self, source: Source, id: uuid.UUID) -> Job:
@@ -206,36 +196,16 @@ class AdminMixin(SqliteBase):
         source = validate.source(source)
         with self.read() as t:
             rows = t.all(Q.job_attempts, {"id": arg_id(id), "source": source.value})
-        return [
-            AttemptError(attempt=r["attempt"], error=r["error"], at=dt_required(r["failed_at"]))
-            for r in rows
-        ]
+        return [ROWS.attempt(r) for r in rows]
 
-    def _transition(self, op: str, sql: str, source: Source, id: uuid.UUID, **extra: Any) -> None:
-        """One guarded single-row update/delete; no row is ``NotFound(op)``."""
+    def _act(self, op: str, statement: str, source: Source, id: uuid.UUID, **extra: Any) -> None:
         args = {"id": arg_id(id), "source": validate.source(source).value, **extra}
         with self.tx() as t:
-            if t.execute(sql, {**args, "now": t.now}).rowcount == 0:
+            if t.execute(Q[statement], {**args, "now": t.now}).rowcount == 0:
                 raise errors.NotFound(op)
 
-    def retry_job(self, source: Source, id: uuid.UUID) -> None:
-        self._transition("retry", Q.retry_job, source, id)
-
     def run_now(self, source: Source, id: uuid.UUID) -> None:
-        self._transition("run now", Q.run_now, source, id)
-
-    def archive_job(self, source: Source, id: uuid.UUID) -> None:
-        self._transition("archive", Q.archive_job, source, id)
-
-    def pause_job(self, source: Source, id: uuid.UUID) -> None:
-        self._transition("pause", Q.pause_job, source, id)
-
-    def resume_job(self, source: Source, id: uuid.UUID) -> None:
-        self._transition("resume", Q.resume_job, source, id)
-
-    def delete_job(self, source: Source, id: uuid.UUID, state: JobState) -> None:
-        state = validate.job_state(state)
-        self._transition("delete", Q.delete_job, source, id, state=state.value)
+        self._act("run now", "run_now", source, id)
 
     def retry_all_dead(self, source: Source, kind: str = "") -> int:
         where, params = source_kind(source, kind)
@@ -273,37 +243,32 @@ class AdminMixin(SqliteBase):
     def list_events(
         self, filter: EventFilter, offset: int = 0, limit: int = 0
     ) -> tuple[list[EventAdminRow], int]:
-        page = _page(offset, limit)
+        paging = _page(offset, limit)
         where, params = _event_where(filter)
         with self.read() as t:
             total = t.one(Q.count_events.format(where=where), params)["n"]  # type: ignore[index]
             rows = t.all(
-                Q.list_events.format(columns=EVENT_ADMIN_COLUMNS, where=where), {**params, **page}
+                Q.list_events.format(columns=EVENT_ADMIN_COLUMNS, where=where), {**params, **paging}
             )
-        return [event_admin_from_row(r) for r in rows], total
+        return [ROWS.event_admin(r) for r in rows], total
 
     def get_event(self, id: uuid.UUID) -> EventAdminRow:
         with self.read() as t:
             row = t.one(_GET_EVENT, {"id": arg_id(id)})
         if row is None:
             raise errors.NotFound("get event")
-        return event_admin_from_row(row)
+        return ROWS.event_admin(row)
 
     def list_subscriber_views(self, event_type: str = "") -> list[SubscriberView]:
         with self.read() as t:
             rows = t.all(Q.subscriber_views, {"event_type": event_type})
-        return [subscriber_view_from_row(r) for r in rows]
+        return [ROWS.subscriber_view(r) for r in rows]
 
     def ops_stats(self) -> OpsStats:
         with self.read() as t:
             r = t.one(Q.ops_stats, {"since": t.now - td_us(timedelta(hours=24))})
         assert r is not None
-        return OpsStats(
-            undispatched=r["undispatched"],
-            total_24h=r["total_24h"],
-            types_24h=r["types_24h"],
-            subscribers=r["subscribers"],
-        )
+        return ROWS.ops_stats(r)
 
     # --- AdminStore extensions -----------------------------------------------------------
 
@@ -324,7 +289,7 @@ class AdminMixin(SqliteBase):
     def search_jobs(
         self, search: JobSearch, limit: int = 50, after: JobPageCursor | None = None
     ) -> list[Job]:
-        page = _page(0, limit)
+        paging = _page(0, limit)
         where, params = _job_where(search)
         state = None if search.state is None else JobState(search.state)
         if after is not None:
@@ -333,7 +298,7 @@ class AdminMixin(SqliteBase):
             params["after_key"] = to_us(validate.instant(after.sort_key, "after.sort_key"))
         sql = Q.list_jobs.format(columns=JOB_COLUMNS, where=where, order=order_sql(state))
         with self.read() as t:
-            return jobs_from_rows(t.all(sql, {**params, **page}))
+            return jobs_from_rows(t.all(sql, {**params, **paging}))
 
     def count_jobs(self, search: JobSearch, exact: bool = False) -> tuple[int, bool]:
         # SQLite counts are exact and cheap enough at embedded scale: never estimated.

@@ -13,9 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from qctl_store import errors, validate
-from qctl_store.config import REPLAY_LIMIT
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, to_us
-from qctl_store.sqlite.rows import arg_id, caller_tx, subscriber_from_row
+from qctl_store.sqlite.rows import ROWS, arg_id, caller_tx
 from qctl_store.types import PublishParams, ReplayFilter, Subscriber
 
 Q = queries("events.sql")
@@ -77,10 +76,7 @@ class EventsMixin(SqliteBase):
         )
 
     def register_subscriber(self, sub: Subscriber) -> None:
-        validate.kind(sub.name, "subscriber name")
-        validate.kind(sub.event_type, "event type")
-        if validate.non_negative(sub.max_attempts, "max_attempts") == 0:
-            raise errors.InvalidInput("max_attempts must be positive")
+        validate.subscriber(sub)
         with self.tx() as t:
             t.execute(
                 Q.register_subscriber,
@@ -95,7 +91,7 @@ class EventsMixin(SqliteBase):
     def subscribers(self, event_type: str) -> list[Subscriber]:
         with self.read() as t:
             rows = t.all(Q.subscribers_of, {"event_type": event_type})
-        return [subscriber_from_row(r) for r in rows]
+        return [ROWS.subscriber(r) for r in rows]
 
     def delete_subscriber(self, name: str, event_type: str = "") -> int:
         validate.kind(name, "subscriber name")
@@ -103,14 +99,14 @@ class EventsMixin(SqliteBase):
             return t.execute(Q.delete_subscriber, {"name": name, "event_type": event_type}).rowcount
 
     def replay(self, filter: ReplayFilter) -> int:
-        validate.limit(filter.limit, "limit", maximum=2**62)  # the PostgreSQL backend's bound
+        limit = validate.replay_limit(filter.limit)
         params = {
             "subscriber": filter.subscriber,
             "event_type": filter.event_type,
             "event_id": None if filter.event_id is None else arg_id(filter.event_id, "event_id"),
             "since": to_us(validate.instant(filter.since, "since")),
             "until": to_us(validate.instant(filter.until, "until")),
-            "limit": filter.limit if filter.limit > 0 else REPLAY_LIMIT,
+            "limit": limit,
         }
         with self.tx() as t:
             # Read every target before inserting, so the SELECT never sees its own writes.
@@ -122,11 +118,8 @@ class EventsMixin(SqliteBase):
         return len(targets)
 
     def retain(self, before: datetime, limit: int) -> int:
-        cutoff = to_us(validate.instant(before, "before"))
-        if cutoff is None:
-            raise errors.InvalidInput("before is required")
-        validate.limit(limit)
-        if limit <= 0:
+        cutoff = to_us(validate.required_instant(before, "before"))
+        if validate.limit(limit) <= 0:
             return 0
         with self.tx() as t:
             return t.execute(Q.retain, {"before": cutoff, "limit": limit}).rowcount

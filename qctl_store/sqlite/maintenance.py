@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from qctl_store import validate
+from qctl_store.batches import batched_tx
 from qctl_store.sqlite.base import US, SqliteBase, Tx, queries, td_us, utc_day
 from qctl_store.sqlite.jobs import insert_attempt
 from qctl_store.types import Source
@@ -22,29 +22,10 @@ Q = queries("maintenance.sql")
 
 
 def batched(store: SqliteBase, sql: str, params: dict[str, Any]) -> int:
-    """Run a ``LIMIT :batch`` statement until a batch affects fewer rows than the
-    batch size; returns the rows affected in total."""
-    batch = store.config.maintenance_batch
-    total = 0
-    while True:
-        with store.tx() as t:
-            n = t.execute(sql, {**params, "now": t.now, "batch": batch}).rowcount
-        total += n
-        if n < batch:
-            return total
-
-
-def batched_tx(store: SqliteBase, step: Callable[[Tx, int], int]) -> int:
-    """Like ``batched`` for a batch that needs several statements: ``step(t, batch)``
-    returns how many rows its batch took."""
-    batch = store.config.maintenance_batch
-    total = 0
-    while True:
-        with store.tx() as t:
-            n = step(t, batch)
-        total += n
-        if n < batch:
-            return total
+    """``batches.batched_tx`` of one ``LIMIT :batch`` statement; the rows affected."""
+    return batched_tx(
+        store, lambda t, batch: t.execute(sql, {**params, "now": t.now, "batch": batch}).rowcount
+    )
 
 
 def source_kind(source: Source, kind: str) -> tuple[str, dict[str, Any]]:
@@ -59,9 +40,7 @@ def source_kind(source: Source, kind: str) -> tuple[str, dict[str, Any]]:
 
 
 def _kinds(kinds: list[str]) -> str:
-    for k in kinds:
-        validate.kind(k)
-    return json.dumps(list(kinds))
+    return json.dumps(validate.kinds(kinds))
 
 
 class MaintenanceMixin(SqliteBase):

@@ -1,0 +1,220 @@
+"""What-if: where qctl's PostgreSQL enqueue and ack time goes, measured in one process.
+
+    .venv/bin/python bench/whatif_roundtrips.py [--quick] [--pg DSN] [--json out.jsonl]
+
+Not a qctl API figure: each pair runs the store's call, then the same database effect
+issued another way, to size the fixes proposed in docs/benchmarks.md.
+
+- enqueue: ``store.enqueue()`` (pool checkout with a liveness check, BEGIN, insert, stats
+  upsert, COMMIT, a second checkout and check for the wake NOTIFY) against one
+  autocommit statement doing the insert, the stats upsert and the NOTIFY as CTEs;
+- batched enqueue: 500 ``enqueue_tx()`` calls in one transaction against one
+  ``INSERT ... SELECT FROM unnest(...)`` statement with one stats upsert and one NOTIFY
+  per kind;
+- ack: burn-down with 4 threads as in scenario 2, as shipped; then with the pool's
+  per-checkout check off and single-statement writes in autocommit (no BEGIN/COMMIT
+  round trips); then additionally with ``synchronous_commit = off`` for the session.
+
+The table layout is qctl's (azync's); the statements below are written for this
+experiment only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import psycopg
+from common import Recorder, base_args, scratch_database
+
+from qctl_store import Config
+from qctl_store.postgres import PostgresStore
+from qctl_store.postgres.base import PgBase, mapped_errors
+from qctl_store.types import DequeueParams, EnqueueParams, Source
+
+SCHEMA = "qctl_bench"
+
+_CONFLICT = (
+    "ON CONFLICT (source, kind, idempotency_key) WHERE idempotency_key IS NOT NULL"
+    " AND state <> ALL (ARRAY['dead'::text, 'succeeded'::text]) DO NOTHING"
+)
+FUSED_ONE = f"""
+WITH ins AS (
+    INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
+                            max_attempts_explicit, payload, meta, enqueued_at)
+    VALUES (%(id)s, 'queue', %(kind)s, 'pending', now(), 0, false, %(payload)s::jsonb,
+            '{{}}'::jsonb, now())
+    {_CONFLICT}
+    RETURNING kind),
+st AS (
+    INSERT INTO azync_stats_daily (source, kind, day, slot, enqueued)
+    SELECT 'queue', kind, CURRENT_DATE, %(slot)s, 1 FROM ins
+    ON CONFLICT (source, kind, day, slot)
+    DO UPDATE SET enqueued = azync_stats_daily.enqueued + 1 RETURNING 1)
+SELECT pg_notify(%(channel)s, 'queue:' || kind) FROM ins
+"""
+FUSED_MANY = f"""
+WITH ins AS (
+    INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
+                            max_attempts_explicit, payload, meta, enqueued_at)
+    SELECT u.id, 'queue', u.kind, 'pending', now(), 0, false, u.payload, '{{}}'::jsonb, now()
+    FROM unnest(%(ids)s::uuid[], %(kinds)s::text[], %(payloads)s::jsonb[])
+         AS u(id, kind, payload)
+    {_CONFLICT}
+    RETURNING kind),
+k AS (SELECT kind, count(*) AS n FROM ins GROUP BY kind),
+st AS (
+    INSERT INTO azync_stats_daily (source, kind, day, slot, enqueued)
+    SELECT 'queue', kind, CURRENT_DATE, %(slot)s, n FROM k
+    ON CONFLICT (source, kind, day, slot)
+    DO UPDATE SET enqueued = azync_stats_daily.enqueued + EXCLUDED.enqueued RETURNING 1)
+SELECT pg_notify(%(channel)s, 'queue:' || kind) FROM k
+"""
+
+
+def burn(store: PostgresStore, seconds: float) -> float:
+    p = DequeueParams(kind="burn", limit=50, lease=timedelta(minutes=5))
+    count = [0]
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def work() -> None:
+        while not stop.is_set():
+            jobs = store.dequeue_batch(Source.QUEUE, p)
+            for j in jobs:
+                assert j.lease_token is not None
+                store.ack(j.id, j.lease_token)
+            with lock:
+                count[0] += len(jobs)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    return count[0] / (time.perf_counter() - t0)
+
+
+@contextlib.contextmanager
+def autocommit_tx(self: PgBase) -> Iterator[Any]:
+    """``PgBase.tx`` without BEGIN/COMMIT: exact for the single-statement writes that
+    dequeue_batch and ack issue (one statement is atomic on its own)."""
+    with mapped_errors(self.dsn), self._provider.connection() as conn, conn.cursor() as cur:
+        yield cur
+
+
+def main() -> None:
+    ap = base_args(__doc__.splitlines()[0])
+    args = ap.parse_args()
+    rec = Recorder(args.json, "whatif", "qctl")
+    n, batches, seconds = (300, 4, 5.0) if args.quick else (1500, 20, 15.0)
+    with scratch_database(args.pg, "qctl_bench_whatif") as dsn:
+        store = PostgresStore(dsn, Config(schema=SCHEMA))
+        store.migrate()
+        conn = psycopg.connect(dsn, autocommit=True, options=f"-c search_path={SCHEMA}")
+        channel = store.config.channel
+
+        t0 = time.perf_counter()
+        for i in range(n):
+            store.enqueue(EnqueueParams(kind="one", payload={"i": i}))
+        rec.add("postgres", "enqueue, as shipped", n / (time.perf_counter() - t0), "jobs/s")
+        t0 = time.perf_counter()
+        for i in range(n):
+            conn.execute(
+                FUSED_ONE,
+                {
+                    "id": uuid.uuid4(),
+                    "kind": "one",
+                    "payload": json.dumps({"i": i}),
+                    "slot": random.randrange(8),
+                    "channel": channel,
+                },
+            )
+        rec.add(
+            "postgres",
+            "enqueue, one fused autocommit statement",
+            n / (time.perf_counter() - t0),
+            "jobs/s",
+        )
+
+        t0 = time.perf_counter()
+        with psycopg.connect(dsn) as caller:
+            for _ in range(batches):
+                with caller.transaction():
+                    for i in range(500):
+                        store.enqueue_tx(caller, EnqueueParams(kind="many", payload={"i": i}))
+        rec.add(
+            "postgres",
+            "batched enqueue (500/tx), as shipped",
+            batches * 500 / (time.perf_counter() - t0),
+            "jobs/s",
+        )
+        t0 = time.perf_counter()
+        for _ in range(batches):
+            with conn.transaction():
+                conn.execute(
+                    FUSED_MANY,
+                    {
+                        "ids": [uuid.uuid4() for _ in range(500)],
+                        "kinds": ["many"] * 500,
+                        "payloads": [json.dumps({"i": i}) for i in range(500)],
+                        "slot": random.randrange(8),
+                        "channel": channel,
+                    },
+                )
+        rec.add(
+            "postgres",
+            "batched enqueue (500/tx), one unnest statement",
+            batches * 500 / (time.perf_counter() - t0),
+            "jobs/s",
+        )
+
+        conn.execute(
+            "INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts, payload,"
+            " enqueued_at) SELECT gen_random_uuid(), 'queue', 'burn', 'pending',"
+            " now() - interval '1 hour', 25, '{}', now() FROM generate_series(1, 300000)"
+        )
+        conn.execute("VACUUM ANALYZE azync_jobs")
+        rec.add("postgres", "burn-down 4 threads, as shipped", burn(store, seconds), "jobs/s")
+        original = PgBase.tx
+        try:
+            store._provider._check = None  # type: ignore[union-attr]
+            PgBase.tx = autocommit_tx  # type: ignore[method-assign]
+            rec.add(
+                "postgres",
+                "burn-down, no pool check, autocommit single statements",
+                burn(store, seconds),
+                "jobs/s",
+            )
+            store.close()
+            conn.execute(f"ALTER DATABASE {dsn.rsplit('/', 1)[1]} SET synchronous_commit = off")
+            store = PostgresStore(dsn, Config(schema=SCHEMA))
+            store._provider._check = None  # type: ignore[union-attr]
+            rec.add(
+                "postgres",
+                "burn-down, as above + synchronous_commit off",
+                burn(store, seconds),
+                "jobs/s",
+            )
+        finally:
+            PgBase.tx = original  # type: ignore[method-assign]
+            store.close()
+            conn.close()
+
+
+if __name__ == "__main__":
+    main()
