@@ -4,11 +4,9 @@ convergence of drifted databases (azync's migrate_test.go, notes 2.1 and Part 3)
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -22,7 +20,6 @@ from tests.conftest import PG_DSN
 from tests.postgres.catalog import (
     EXPECTED_CATALOG,
     GOOSE_VERSION_TABLE_DDL,
-    apply_goose_dir,
     catalog_diff,
     read_catalog,
 )
@@ -161,31 +158,6 @@ def test_schema_matches_azync_catalog(open_store: Any, fresh_pg_schema: str) -> 
     with psycopg.connect(PG_DSN) as conn:
         got = read_catalog(conn, fresh_pg_schema)
     assert catalog_diff(got, EXPECTED_CATALOG) == []
-
-
-@pytest.mark.skipif(
-    not os.environ.get("AZYNC_MIGRATIONS_DIR"),
-    reason="set AZYNC_MIGRATIONS_DIR to azync's driver/azyncpgx/migrations to compare live",
-)
-def test_schema_matches_azync_own_migrations(open_store: Any, fresh_pg_schema: str) -> None:
-    """Applies azync's files with a goose emulation into a second schema: the catalogs
-    must be equal, and qctl must see azync's database as current."""
-    directory = Path(os.environ["AZYNC_MIGRATIONS_DIR"])
-    theirs = f"{fresh_pg_schema}_goose"
-    try:
-        assert apply_goose_dir(PG_DSN, theirs, directory) == ALL_VERSIONS
-        open_store().migrate()
-        with psycopg.connect(PG_DSN) as conn:
-            want = read_catalog(conn, theirs)
-            got = read_catalog(conn, fresh_pg_schema)
-        assert catalog_diff(got, want) == []
-        assert catalog_diff(want, EXPECTED_CATALOG) == []
-        with contextlib.closing(PostgresStore(PG_DSN, Config(schema=theirs))) as azync_db:
-            assert azync_db.migrate() == []
-            assert azync_db.check_schema().applied_version == 11
-    finally:
-        with psycopg.connect(PG_DSN, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(theirs)))
 
 
 def test_goose_style_database_is_current(open_store: Any, fresh_pg_schema: str) -> None:
