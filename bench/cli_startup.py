@@ -47,6 +47,10 @@ def main() -> None:
             "python -c pass": base,
             "qctl --help": median_seconds([QCTL, "--help"], env, runs),
             "qctl queues list": median_seconds([QCTL, "--dsn", dsn, "queues", "list"], env, runs),
+            # The same without a table: the difference is tabulate's import.
+            "  ... -o json": median_seconds(
+                [QCTL, "--dsn", dsn, "queues", "list", "-o", "json"], env, runs
+            ),
         }
     print(f"median of {runs} runs")
     print(f"{'command':<20} {'seconds':>8} {'x python':>9}")

@@ -248,10 +248,16 @@ async def scenario_burn(rec: Recorder, peer: Peer, q: bool) -> float:
         sampler.count += 1
         sampler.tick()
 
+    snap: dict[str, float] = {}
+
+    async def until() -> None:
+        await asyncio.sleep(seconds)
+        snap["count"], snap["t"] = sampler.count, time.perf_counter()  # before the shutdown
+
     t1 = time.perf_counter()
-    await peer.work("bench", asyncio.sleep(seconds), on_job)
-    elapsed = time.perf_counter() - t1
-    rate = sampler.count / elapsed
+    await peer.work("bench", until(), on_job)
+    elapsed = snap["t"] - t1
+    rate = snap["count"] / elapsed
     rec.add(
         "postgres",
         "burn-down",

@@ -197,12 +197,14 @@ def burn(
     for t in pool:
         t.start()
     stop.wait(seconds)
+    with lock:
+        done, elapsed = sampler.count, time.perf_counter() - t0  # before the shutdown
     stop.set()
     for t in pool:
         t.join()
     if errors:
         raise errors[0]
-    return sampler.count, time.perf_counter() - t0, sampler.samples
+    return done, elapsed, sampler.samples
 
 
 def scenario_burn(

@@ -20,11 +20,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from typer._click import Context  # noqa: E402
+from typer._click.utils import make_default_short_help  # noqa: E402
 from typer.main import get_command  # noqa: E402
 
 from qctl import __version__  # noqa: E402
 from qctl.cli.errors import EXIT_CODE_DOCS  # noqa: E402
 from qctl.cli.main import app  # noqa: E402
+from qctl.cli.registry import COMMANDS  # noqa: E402
 
 GENERIC_METAVARS = {"str": "TEXT", "int": "N", "int range": "N", "float range": "N"}
 """Typer's type-name metavars, in the man page's conventional form."""
@@ -49,10 +51,17 @@ class Node:
     options: list[Opt]
     arguments: list[tuple[str, str]]
     children: list[Node] = field(default_factory=list)
+    short: str = ""
+    """The one-line help ``qctl --help`` lists (top-level commands: the registry's)."""
 
     @property
     def key(self) -> str:
         return " ".join(self.path)
+
+    @property
+    def summary(self) -> str:
+        """The line ``--help`` lists the command with."""
+        return self.short or make_default_short_help(self.help, 80)
 
 
 def _choices(param: Any) -> list[str]:
@@ -65,7 +74,7 @@ def _node(cmd: Any, ctx: Context, path: list[str]) -> Node:
     arguments: list[tuple[str, str]] = []
     for param in cmd.params:
         if param.param_type_name == "argument":
-            arguments.append((param.name.upper(), param.help or ""))
+            arguments.append((param.metavar or param.name.upper(), param.help or ""))
             continue
         record = param.get_help_record(ctx)
         metavar = ""
@@ -86,6 +95,8 @@ def _node(cmd: Any, ctx: Context, path: list[str]) -> Node:
     node = Node(
         path, inspect.cleandoc(cmd.help or ""), f"{' '.join(path)} {pieces}", options, arguments
     )
+    if len(path) == 2:
+        node.short = COMMANDS[path[1]].help
     if hasattr(cmd, "list_commands"):
         for name in cmd.list_commands(ctx):
             sub = cmd.get_command(ctx, name)
@@ -187,9 +198,7 @@ def zsh(root: Node) -> str:
         lines.append(f"        ({pattern}) {action}; return ;;")
     lines += ["    esac", '    case "$cmdpath" in']
     for n in nodes:
-        subs = " ".join(
-            _zsh_item(c.path[-1], c.help.splitlines()[0] if c.help else "") for c in n.children
-        )
+        subs = " ".join(_zsh_item(c.path[-1], c.summary) for c in n.children)
         opts = " ".join(_zsh_item(name, o.help) for o in n.options for name in o.names)
         lines.append(f"        ({_sq(n.key)}) subs=({subs}); opts=({opts}) ;;")
     lines += [
@@ -231,8 +240,7 @@ def fish(root: Node) -> str:
     for n in nodes:
         cond = f"-n {_fish_sq(f'test (__qctl_path) = {_fish_sq(n.key)}')}"
         for c in n.children:
-            desc = c.help.splitlines()[0] if c.help else ""
-            lines.append(f"complete -c qctl {cond} -a {c.path[-1]} -d {_fish_sq(desc)}")
+            lines.append(f"complete -c qctl {cond} -a {c.path[-1]} -d {_fish_sq(c.summary)}")
         for o in n.options:
             parts = []
             for name in o.names:
@@ -253,6 +261,18 @@ def _roff(text: str) -> str:
     return "\n".join(
         ("\\&" + line) if line[:1] in (".", "'") else line for line in out.splitlines()
     )
+
+
+def _roff_help(text: str) -> str:
+    """Help text as roff: paragraphs filled, except click's ``\\b`` paragraphs (the
+    examples), kept verbatim as click keeps them."""
+    paragraphs = []
+    for para in text.split("\n\n"):
+        if para.startswith("\b\n"):
+            paragraphs.append(".nf\n" + _roff(para[2:]) + "\n.fi")
+        else:
+            paragraphs.append(_roff(para))
+    return "\n.PP\n".join(paragraphs)
 
 
 def _opt_line(o: Opt) -> str:
@@ -319,9 +339,9 @@ def man(root: Node) -> str:
     ]
     for node in walk(root)[1:]:
         if node.children:
-            lines += [".SS " + _roff(f"qctl {' '.join(node.path[1:])}"), _roff(node.help)]
+            lines += [".SS " + _roff(f"qctl {' '.join(node.path[1:])}"), _roff_help(node.help)]
             continue
-        lines += [".SS " + _roff(node.usage), _roff(node.help)]
+        lines += [".SS " + _roff(node.usage), _roff_help(node.help)]
         for name, text in node.arguments:
             lines += [".TP", f"\\fI{_roff(name)}\\fR", _roff(text)]
         lines += _options([o for o in node.options if o.names != ["-h", "--help"]])

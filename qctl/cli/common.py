@@ -42,6 +42,8 @@ SinceOpt = Annotated[
 UntilOpt = Annotated[
     str | None, typer.Option("--until", metavar="INSTANT", help="Occurred before.")
 ]
+PageLimit = Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")]
+Offset = Annotated[int, typer.Option("--offset", metavar="N", min=0, help="Skip this many.")]
 MetaOpt = Annotated[
     list[str] | None,
     typer.Option("--meta", metavar="KEY=VALUE", help="Metadata key=value (repeatable)."),
@@ -113,6 +115,18 @@ def _option_value(parser: Callable[[Any], Any], value: Any, option: str) -> Any:
         raise parse.ParseError(f"{option}: {exc}") from None
 
 
+def proceed(
+    dry_run: bool, yes: bool, output: OutputFormat, record: dict[str, Any], would: str, ask: str
+) -> bool:
+    """The gate of a destructive verb: with ``dry_run`` print what it would do
+    (``record`` marked ``"dry_run": true``) and return False; else confirm with ``ask``."""
+    if dry_run:
+        emit_result({"dry_run": True, **record}, would, output)
+        return False
+    confirm(ask, yes)
+    return True
+
+
 def duration(value: str | None, option: str) -> timedelta | None:
     return None if value is None else _option_value(parse.parse_duration, value, option)
 
@@ -174,13 +188,10 @@ def act(
     if destructive:
         row = target.get(st, ident)
         what = f"{target.label} {row.name} {ident} ({row.state})"
-        if dry_run:
-            emit_result(
-                {"dry_run": True, "id": ident, "action": action, "state": row.state},
-                f"would {action} {what}",
-                output,
-            )
+        record = {"id": ident, "action": action, "state": row.state}
+        if not proceed(
+            dry_run, yes, output, record, f"would {action} {what}", f"{action.capitalize()} {what}?"
+        ):
             return
-        confirm(f"{action.capitalize()} {what}?", yes)
     call(st, ident)
     emit_result({"id": ident, "action": action}, f"{done} {target.label} {ident}", output)

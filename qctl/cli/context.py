@@ -154,6 +154,12 @@ class CliContext:
         """
         from qctl_store import Config, open_store
 
+        scheme, sep, _ = (self.dsn or "").partition("://")
+        if sep and scheme not in ("postgresql", "postgres", "sqlite"):
+            # Anything else would be taken for a SQLite file path.
+            raise InvalidInput(
+                f"unsupported DSN scheme {scheme!r}: use postgresql://... or sqlite:///path"
+            )
         config = Config(schema=self.schema, read_only=self.read_only, pooled=pooled)
         store = open_store(self.dsn, config)
         self._stores.append(store)

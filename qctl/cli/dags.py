@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.common import DryRun, Offset, Output, PageLimit, Yes
 from qctl.cli.jobs import job_record
 from qctl.cli.output import (
     OutputFormat,
@@ -57,12 +57,8 @@ def list_dags(
     ctx: typer.Context,
     name: Annotated[str, typer.Option("--name", help="Only runs of this DAG name.")] = "",
     state: Annotated[DAGState | None, typer.Option("--state", help="Run state.")] = None,
-    limit: Annotated[
-        int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")
-    ] = 50,
-    offset: Annotated[
-        int, typer.Option("--offset", metavar="N", min=0, help="Skip this many.")
-    ] = 0,
+    limit: PageLimit = 50,
+    offset: Offset = 0,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """DAG runs, newest first, with per-run task-state counts."""
@@ -88,7 +84,12 @@ def counts(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
 
 @app.command("show")
 def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
-    """One run: header, tasks, and its graph with task states."""
+    """One run: header, tasks, and its graph with task states.
+
+    \b
+    Example:
+      qctl dags show 3f2a9c1e
+    """
     store = common.store(ctx)
     dag_id = common.resolve(ctx, "dag", id)
     dag = store.get_dag(dag_id)
@@ -127,7 +128,7 @@ def signal(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Send a signal to a run's waiting tasks (buffered when none waits yet)."""
+    """Send a signal to a run's waiting tasks. Buffered when none waits yet."""
     store = common.writable(ctx, "dags signal")
     dag_id = common.resolve(ctx, "dag", id)
     delivered, dedup = store.signal(
@@ -167,7 +168,7 @@ def pause(
 def retry(
     ctx: typer.Context, id: IdArg, yes: Yes = False, output: Output = OutputFormat.TABLE
 ) -> None:
-    """Resume a suspended or paused run: dead tasks get a fresh budget."""
+    """Resume a suspended or paused run. Dead tasks get a fresh budget."""
     common.act(ctx, DAG, id, "retry", "retried", output, lambda s, i: s.retry_dag(i))
 
 

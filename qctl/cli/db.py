@@ -48,7 +48,7 @@ def migrate(
 
 @app.command("status")
 def status(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> None:
-    """Applied and expected schema versions, change triggers, push or poll."""
+    """Schema versions, change triggers, push or poll."""
     cli = common.cli(ctx)
     result = common.store(ctx).schema_status()
     record = as_dict(result)

@@ -7,13 +7,14 @@ from typing import Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, MetaOpt, Output, SinceOpt, UntilOpt, Yes
+from qctl.cli.common import DryRun, MetaOpt, Offset, Output, PageLimit, SinceOpt, UntilOpt, Yes
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
     emit_object,
     emit_result,
     emit_rows,
+    iso,
     page_note,
 )
 from qctl_store.types import EventAdminRow, EventFilter, PublishParams
@@ -49,12 +50,8 @@ def list_events(
     ] = False,
     since: SinceOpt = None,
     until: UntilOpt = None,
-    limit: Annotated[
-        int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")
-    ] = 50,
-    offset: Annotated[
-        int, typer.Option("--offset", metavar="N", min=0, help="Skip this many.")
-    ] = 0,
+    limit: PageLimit = 50,
+    offset: Offset = 0,
     payload: PayloadFlag = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
@@ -131,20 +128,28 @@ def retain(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Delete old events whose deliveries have all settled (pending ones block)."""
+    """Delete old settled events. Events with unsettled deliveries are kept.
+
+    \b
+    Example:
+      qctl events retain --before -30d --dry-run
+    """
     cutoff = common.instant(before, "--before")
     assert cutoff is not None
-    if dry_run:
-        _, total = common.store(ctx).list_events(EventFilter(until=cutoff), 0, 1)
-        matched = min(total, limit)
-        emit_result(
-            {"dry_run": True, "action": "retain", "matched": matched},
-            f"would consider {matched} event(s) before {cutoff.isoformat()} "
-            "(events with unsettled deliveries are kept)",
-            output,
-        )
+    if not dry_run:
+        common.cli(ctx).require_writable("events retain")
+    store = common.store(ctx)
+    _, total = store.list_events(EventFilter(until=cutoff), 0, 1)
+    matched = min(total, limit)
+    if not common.proceed(
+        dry_run,
+        yes,
+        output,
+        {"action": "retain", "matched": matched},
+        f"would consider {matched} event(s) before {iso(cutoff)} "
+        "(events with unsettled deliveries are kept)",
+        f"Delete up to {matched} settled event(s) before {iso(cutoff)}?",
+    ):
         return
-    store = common.writable(ctx, "events retain")
-    common.confirm(f"Delete up to {limit} settled event(s) before {cutoff.isoformat()}?", yes)
     removed = store.retain(cutoff, limit)
     emit_result({"action": "retain", "removed": removed}, f"removed {removed} event(s)", output)

@@ -53,7 +53,6 @@ ErrorOpt = Annotated[
         "--error", metavar="TEXT", help="Only jobs whose last error contains TEXT (any case)."
     ),
 ]
-LimitOpt = Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")]
 
 
 def job_record(job: Job, with_payload: bool = False) -> dict[str, Any]:
@@ -118,13 +117,19 @@ def list_jobs(
     state: StateOpt = None,
     meta: MetaOpt = None,
     error: ErrorOpt = "",
-    limit: LimitOpt = 50,
+    limit: common.PageLimit = 50,
     after: Annotated[
         str | None, typer.Option("--after", metavar="CURSOR", help="Continue after this cursor.")
     ] = None,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """List jobs, in the store's per-state order, one page at a time."""
+    """List jobs, one page at a time. In the store's per-state order; the cursor of
+    the next page is printed on stderr.
+
+    \b
+    Example:
+      qctl jobs list --state dead --kind email.send --error timeout
+    """
     search = make_search(source, kind, state, meta, error)
     cursor = decode_cursor(after) if after else None
     store = common.store(ctx)
@@ -261,7 +266,7 @@ def _act(
 def retry(
     ctx: typer.Context,
     ids: Annotated[
-        list[str] | None, typer.Argument(metavar="ID", help="Dead job ids or prefixes.")
+        list[str] | None, typer.Argument(metavar="ID...", help="Dead job ids or prefixes.")
     ] = None,
     all_dead: Annotated[bool, typer.Option("--all-dead", help="Retry every dead job.")] = False,
     source: SourceOpt = None,
@@ -272,7 +277,12 @@ def retry(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Retry dead jobs: by id, or --all-dead (narrowed by the list filters)."""
+    """Retry dead jobs. By id, or --all-dead narrowed by the list filters.
+
+    \b
+    Example:
+      qctl jobs retry --all-dead --kind email.send --error timeout --dry-run
+    """
     if bool(ids) == all_dead:
         raise ParseError("give job ids or --all-dead (not both)")
     if ids:
@@ -290,14 +300,15 @@ def retry(
         if by_id
         else store.count_jobs(search, exact=True)[0]
     )
-    if dry_run:
-        emit_result(
-            {"dry_run": True, "action": "retry", "matched": count},
-            f"would retry {count} dead job(s)",
-            output,
-        )
+    if not common.proceed(
+        dry_run,
+        yes,
+        output,
+        {"action": "retry", "matched": count},
+        f"would retry {count} dead job(s)",
+        f"Retry {count} dead job(s)?",
+    ):
         return
-    common.confirm(f"Retry {count} dead job(s)?", yes)
     if by_id:
         # Filters RetryAllDead cannot express: retry the matches by id, page by page.
         # Keyset pages stay correct while retried rows leave the dead set.
@@ -314,7 +325,9 @@ def retry(
 def _one(action: str, verb: str, method: str, doc: str) -> None:
     def command(
         ctx: typer.Context,
-        ids: Annotated[list[str], typer.Argument(metavar="ID", help="Job ids or unique prefixes.")],
+        ids: Annotated[
+            list[str], typer.Argument(metavar="ID...", help="Job ids or unique prefixes.")
+        ],
         yes: Yes = False,
         output: Output = OutputFormat.TABLE,
     ) -> None:
@@ -329,7 +342,7 @@ _one(
     "archive",
     "archived",
     "archive_job",
-    "Force pending or scheduled jobs to dead (no further attempts).",
+    "Force pending or scheduled jobs to dead. No further attempts.",
 )
 _one("pause", "paused", "pause_job", "Pause pending or scheduled jobs.")
 _one("resume", "resumed", "resume_job", "Resume paused jobs.")
@@ -342,7 +355,7 @@ def delete(
         JobState, typer.Option("--state", help="Delete only in this state (required).")
     ],
     ids: Annotated[
-        list[str] | None, typer.Argument(metavar="ID", help="Job ids or prefixes.")
+        list[str] | None, typer.Argument(metavar="ID...", help="Job ids or prefixes.")
     ] = None,
     all_: Annotated[bool, typer.Option("--all", help="Every job in --state.")] = False,
     source: SourceOpt = None,
@@ -351,7 +364,12 @@ def delete(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Delete jobs in a given state: by id, or --all (per --source and --kind)."""
+    """Delete jobs in a given state. By id, or --all per --source and --kind.
+
+    \b
+    Example:
+      qctl jobs delete --all --state dead --kind report.build --dry-run
+    """
     if bool(ids) == all_:
         raise ParseError("give job ids or --all (not both)")
     if not dry_run:
@@ -359,29 +377,35 @@ def delete(
     store = common.store(ctx)
     if ids:
         jobs = [find(ctx, text) for text in ids]
-        if dry_run:
-            would = [j for j in jobs if j.state == state]
-            emit_result(
-                {"dry_run": True, "action": "delete", "matched": len(would)},
-                f"would delete {len(would)} job(s)",
-                output,
-            )
+        matched = sum(1 for j in jobs if j.state == state)
+        if not dry_run and matched < len(jobs):
+            # Refuse before asking: deleting would stop at the first mismatch.
+            other = next(j for j in jobs if j.state != state)
+            raise NotFound("delete job", f"job {other.id} is {other.state}, not {state}")
+        if not common.proceed(
+            dry_run,
+            yes,
+            output,
+            {"action": "delete", "matched": matched},
+            f"would delete {matched} job(s)",
+            f"Delete {matched} {state} job(s)?",
+        ):
             return
-        common.confirm(f"Delete {len(jobs)} {state} job(s)?", yes)
         _act(
             ctx, ids, "delete", "deleted", output, lambda s, j: s.delete_job(j.source, j.id, state)
         )
         return
     search = JobSearch(source=source, kind=kind, state=state)
     count = store.count_jobs(search, exact=True)[0]
-    if dry_run:
-        emit_result(
-            {"dry_run": True, "action": "delete", "matched": count},
-            f"would delete {count} {state} job(s)",
-            output,
-        )
+    if not common.proceed(
+        dry_run,
+        yes,
+        output,
+        {"action": "delete", "matched": count},
+        f"would delete {count} {state} job(s)",
+        f"Delete {count} {state} job(s)?",
+    ):
         return
-    common.confirm(f"Delete {count} {state} job(s)?", yes)
     deleted = sum(store.delete_all(s, kind, state) for s in common.sources(source))
     emit_result(
         {"action": "delete", "deleted": deleted}, f"deleted {deleted} {state} job(s)", output
@@ -405,15 +429,16 @@ def vacuum_dead(
     if not dry_run:
         common.cli(ctx).require_writable("jobs vacuum-dead")
     store = common.store(ctx)
-    if dry_run:
-        count = count_dead(store, source, kind, age)
-        emit_result(
-            {"dry_run": True, "action": "vacuum-dead", "matched": count},
-            f"would delete {count} dead job(s)",
-            output,
-        )
+    count = count_dead(store, source, kind, age) if dry_run else 0  # a scan: only when asked
+    if not common.proceed(
+        dry_run,
+        yes,
+        output,
+        {"action": "vacuum-dead", "matched": count},
+        f"would delete {count} dead job(s)",
+        f"Delete dead jobs enqueued more than {older_than} ago?",
+    ):
         return
-    common.confirm(f"Delete dead jobs enqueued more than {older_than} ago?", yes)
     deleted = sum(store.vacuum_dead(s, kind, age) for s in common.sources(source))
     emit_result(
         {"action": "vacuum-dead", "deleted": deleted}, f"deleted {deleted} dead job(s)", output

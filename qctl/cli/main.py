@@ -7,7 +7,6 @@ import importlib
 import importlib.util
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -104,6 +103,8 @@ class QctlGroup(TyperGroup):
             return ExitCode.FAILURE
         except Exception as exc:
             if os.environ.get("QCTL_DEBUG"):
+                import traceback
+
                 traceback.print_exc()
             return _fail(message_for(exc), exit_code_for(exc))
         return rv if isinstance(rv, int) else ExitCode.OK

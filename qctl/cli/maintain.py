@@ -11,6 +11,7 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import Output, SourceOpt, Yes
+from qctl.cli.errors import Failed
 from qctl.cli.output import OutputFormat, emit_rows, note
 from qctl.cli.parse import ParseError
 from qctl_store.contract import DAGStore, LeadershipLease, LeaseElector
@@ -77,7 +78,7 @@ def maintain(
         raise ParseError("--interval must be positive")
     store = common.writable(ctx, "maintain")
     if not isinstance(store, LeaseElector):
-        raise ParseError("this backend has no leader election")
+        raise Failed("this backend has no leader election")
     sources = common.sources(source)
     lease: LeadershipLease | None = None
     try:

@@ -117,6 +117,7 @@ def emit_rows(
             writer.writerow([_csv_cell(row.get(c)) for c in columns])
     else:
         if not rows:
+            note("no rows")  # stderr: an empty table must not look like a hung command
             return
         from tabulate import tabulate
 

@@ -25,18 +25,24 @@ DEPTH_COLUMNS = [
 DAILY_COLUMNS = ["date", "enqueued", "processed", "failed", "reaped"]
 
 
+def shown(record: dict[str, Any]) -> dict[str, Any]:
+    """A depths record for tables and CSV: no oldest-pending age when nothing is pending
+    (the store's 0 would read as "just enqueued"); JSON keeps the store's value."""
+    return record if record["pending"] else {**record, "oldest_pending_age": None}
+
+
 @app.command("list")
 def list_queues(
     ctx: typer.Context, source: SourceOpt = None, output: Output = OutputFormat.TABLE
 ) -> None:
-    """Depths of every (source, kind): pending, scheduled, active, dead, paused,
+    """Depths of every (source, kind). Pending, scheduled, active, dead, paused,
     succeeded and the age of the oldest pending job."""
     store = common.store(ctx)
     rows: list[dict[str, Any]] = []
     for src in common.sources(source):
         for kind, depths in sorted(store.kind_depths(src).items()):
             rows.append({"source": src, "kind": kind, **as_dict(depths)})
-    emit_rows(rows, ["source", "kind", *DEPTH_COLUMNS], output)
+    emit_rows([shown(r) for r in rows], ["source", "kind", *DEPTH_COLUMNS], output, full=rows)
 
 
 @app.command("stats")
@@ -50,7 +56,7 @@ def stats(
     depths, daily = common.store(ctx).stats(source, kind)
     emit_detail(
         output,
-        {"source": source, "kind": kind, **as_dict(depths)},
+        shown({"source": source, "kind": kind, **as_dict(depths)}),
         {"source": source, "kind": kind, "depths": depths, "daily": daily},
         [(rows_of(daily), DAILY_COLUMNS)],
     )

@@ -31,7 +31,12 @@ def replay(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Re-deliver ledger events to their subscribers (as replay deliveries)."""
+    """Re-deliver ledger events to their subscribers (as replay deliveries).
+
+    \b
+    Example:
+      qctl replay --subscriber mailer --since -2h --dry-run
+    """
     if not dry_run:
         common.cli(ctx).require_writable("replay")
     store = common.store(ctx)
@@ -57,15 +62,16 @@ def replay(
         for v in store.list_subscriber_views(event_type)
         if not subscriber or v.subscriber == subscriber
     }
-    if dry_run:
-        emit_result(
-            {"dry_run": True, "events": events, "subscribers": len(subs)},
-            f"would replay up to {events} event(s) to their subscribers "
-            f"({len(subs)} subscriber(s) match)",
-            output,
-        )
+    if not common.proceed(
+        dry_run,
+        yes,
+        output,
+        {"events": events, "subscribers": len(subs)},
+        f"would replay up to {events} event(s) to their subscribers "
+        f"({len(subs)} subscriber(s) match)",
+        f"Replay up to {events} event(s) to {len(subs)} subscriber(s)?",
+    ):
         return
-    common.confirm(f"Replay up to {events} event(s) to {len(subs)} subscriber(s)?", yes)
     enqueued = store.replay(flt)
     emit_result(
         {"action": "replay", "deliveries": enqueued},
@@ -87,14 +93,15 @@ def nuke(
         common.cli(ctx).require_writable("nuke")
     store = common.store(ctx)
     jobs, _ = store.count_jobs(JobSearch(source=source), exact=True)
-    if dry_run:
-        emit_result(
-            {"dry_run": True, "source": source, "jobs": jobs},
-            f"would delete {jobs} {source} job(s) with their stats and keys",
-            output,
-        )
+    if not common.proceed(
+        dry_run,
+        yes,
+        output,
+        {"source": source, "jobs": jobs},
+        f"would delete {jobs} {source} job(s) with their stats and keys",
+        f"NUKE every {source} job ({jobs}), stats row and idempotency key?",
+    ):
         return
-    common.confirm(f"NUKE every {source} job ({jobs}), stats row and idempotency key?", yes)
     report = store.nuke_all(source)
     emit_result(
         {"source": source, **as_dict(report)},

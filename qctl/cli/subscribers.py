@@ -44,7 +44,7 @@ def register(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Subscribe NAME to EVENT_TYPE (updates the budget when already subscribed)."""
+    """Subscribe NAME to EVENT_TYPE. Updates the budget when already subscribed."""
     common.writable(ctx, "subscribers register").register_subscriber(
         Subscriber(name=name, event_type=event_type, max_attempts=max_attempts)
     )
@@ -91,21 +91,17 @@ def delete(
         if drain
         else 0
     )
-    if dry_run:
-        emit_result(
-            {"dry_run": True, "subscriptions": len(subs), "deliveries": pending},
-            f"would delete {len(subs)} subscription(s)"
-            + (f" and {pending} undelivered deliveries" if drain else ""),
-            output,
-        )
-        return
+    drained_text = f" and delete {pending} undelivered deliveries" if drain else ""
     what = f"{name}" + (f" from {event_type}" if event_type else " from every event type")
-    common.confirm(
-        f"Unsubscribe {what}"
-        + (f" and delete {pending} undelivered deliveries" if drain else "")
-        + "?",
+    if not common.proceed(
+        dry_run,
         yes,
-    )
+        output,
+        {"subscriptions": len(subs), "deliveries": pending},
+        f"would delete {len(subs)} subscription(s){drained_text}",
+        f"Unsubscribe {what}{drained_text}?",
+    ):
+        return
     removed = store.delete_subscriber(name, event_type or "")
     drained = sum(store.delete_all(Source.EVENT, name, s) for s in DRAINED_STATES) if drain else 0
     emit_result(

@@ -174,8 +174,8 @@ def completed(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Succeeded jobs completed before --retention ago (DAG and workflow jobs go with
-    their run, see `vacuum dags` and `vacuum workflows`)."""
+    """Old succeeded jobs. Completed before --retention ago; DAG and workflow jobs go
+    with their run (see `vacuum dags` and `vacuum workflows`)."""
     keep = _retention(retention, "--retention")
     _execute(
         ctx,
@@ -252,7 +252,7 @@ def dags(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Terminal DAG runs completed before --retention ago, with their tasks."""
+    """Old terminal DAG runs. Completed before --retention ago, with their tasks."""
     keep = _retention(retention, "--retention")
     _execute(
         ctx, [_dags(keep)], f"DAG runs older than {format_duration(keep)}", dry_run, yes, output
@@ -267,7 +267,8 @@ def workflows(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Terminal workflow executions completed before --retention ago, with their history."""
+    """Old terminal workflow executions. Completed before --retention ago, with their
+    history."""
     keep = _retention(retention, "--retention")
     _execute(
         ctx,
@@ -296,7 +297,13 @@ def all_(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Every vacuum given a retention here, plus expired idempotency keys."""
+    """Several vacuums at once. Each one given a retention here, plus expired
+    idempotency keys.
+
+    \b
+    Example (cron):
+      qctl vacuum all --completed 7d --dead 30d --stats 90d --yes -o json
+    """
     if all(v is None for v in (completed, dead, stats, dags, workflows)):
         raise ParseError(
             "give at least one retention (--completed, --dead, --stats, --dags, --workflows)"

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.common import DryRun, Offset, Output, PageLimit, Yes
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
@@ -58,12 +58,8 @@ def list_workflows(
     ctx: typer.Context,
     name: Annotated[str, typer.Option("--name", help="Only this workflow name.")] = "",
     state: Annotated[WorkflowState | None, typer.Option("--state")] = None,
-    limit: Annotated[
-        int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")
-    ] = 50,
-    offset: Annotated[
-        int, typer.Option("--offset", metavar="N", min=0, help="Skip this many.")
-    ] = 0,
+    limit: PageLimit = 50,
+    offset: Offset = 0,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Executions, newest first."""
@@ -165,8 +161,8 @@ def suspend(
 def resume(
     ctx: typer.Context, id: IdArg, yes: Yes = False, output: Output = OutputFormat.TABLE
 ) -> None:
-    """Resume a suspended execution and re-enqueue its workflow task (as azync's
-    workflow.Manager does: tasks that arrived while suspended were consumed)."""
+    """Resume a suspended execution. Its workflow task is re-enqueued, as azync's
+    workflow.Manager does: tasks that arrived while suspended were consumed."""
 
     def call(store: AnyStore, wf_id: uuid.UUID) -> None:
         name = store.get_workflow_execution(wf_id).name
@@ -191,9 +187,14 @@ def resolve(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Settle an operation whose outcome is uncertain, as azync's workflow.Manager does:
+    """Settle an operation whose outcome is uncertain. As azync's workflow.Manager does:
     complete/fail record the outcome in the history and wake the workflow; retry
-    re-queues the operation."""
+    re-queues the operation.
+
+    \b
+    Example:
+      qctl workflows resolve 7c1d04aa complete --result '{"charged": true}'
+    """
     store = common.writable(ctx, "workflows resolve")
     op_id = common.resolve(ctx, "job", job_id)
     job = store.find_job(op_id)
@@ -240,7 +241,7 @@ def stalled(
     limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1)] = 100,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Running executions with nothing scheduled and no progress for a while."""
+    """Stuck running executions. Nothing scheduled, no progress for --older-than."""
     age = common.duration(older_than, "--older-than") or timedelta(0)
     rows = common.store(ctx).list_stalled_workflows(age, limit)
     emit_rows(rows_of(rows), ["id", "name"], output)

@@ -9,6 +9,7 @@ again, so a database that comes back is picked up without a restart.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -343,6 +344,9 @@ def run(
     on_ready: Callable[[], object] | None = None,
 ) -> None:
     """Run the dashboard in this terminal until the operator quits."""
+    # The pool logs every failed reconnect; on a terminal owned by the app those lines
+    # would scribble over the screen, which shows the outage itself.
+    logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
     QctlTop(
         store,
         location=location,

@@ -120,3 +120,19 @@ def test_unavailable_database_never_prints_password() -> None:
     res = CliRunner().invoke(app, ["--dsn", "postgresql://u:s3cret@127.0.0.1:1/x", "jobs", "list"])
     assert res.exit_code == 6
     assert "s3cret" not in res.stderr and res.stderr.count("\n") == 1
+
+
+def test_ctrl_c_exits_130_quietly(monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(ctx: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("qctl.cli.common.store", interrupted)
+    res = CliRunner().invoke(app, ["queues", "list"])
+    assert res.exit_code == 130
+    assert res.stderr.count("\n") <= 1 and "Traceback" not in res.stderr
+
+
+def test_unknown_dsn_scheme_is_a_usage_error() -> None:
+    res = CliRunner().invoke(app, ["--dsn", "mysql://u:pw@h/db", "jobs", "list"])
+    assert res.exit_code == 2 and "unsupported DSN scheme 'mysql'" in res.stderr
+    assert "pw" not in res.stderr

@@ -68,6 +68,9 @@ def test_man_page_renders() -> None:
     for section in ("EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES", "COMMANDS"):
         assert f".SH {section}" in source
     assert ".SS qctl jobs retry" in source
+    # Examples in verb help stay one command per line (click's \b paragraphs).
+    assert ".nf\nExample:\n  qctl jobs retry \\-\\-all\\-dead" in source
+    assert "\b" not in source
 
 
 def test_check_mode_exit_code() -> None:

@@ -77,6 +77,17 @@ def test_queues(run: Run, st: Any, kind: str) -> None:
     daily = out_json(run("queues", "daily", "--source", "queue", "-o", "json"))
     assert daily and daily[0]["source"] == "queue"
     assert kind in run("queue", "list").stdout
+    # Nothing pending: tables and CSV leave the age blank, JSON keeps the store's 0.
+    idle = f"{kind}_idle"
+    enqueue(st, idle, 1, delay=timedelta(hours=1))
+    (csv_row,) = [
+        r
+        for r in csv.DictReader(io.StringIO(run("queues", "list", "-o", "csv").stdout))
+        if r["kind"] == idle
+    ]
+    assert csv_row["oldest_pending_age"] == ""
+    (json_row,) = [r for r in out_json(run("queues", "list", "-o", "json")) if r["kind"] == idle]
+    assert json_row["oldest_pending_age"] == 0
 
 
 def test_events_and_subscribers(run: Run, st: Any, kind: str, tty: None) -> None:

@@ -294,3 +294,28 @@ def test_singular_alias_is_hidden(run: Run, st: Any, kind: str) -> None:
         if line.startswith("  ") and line.split()
     ]
     assert "jobs" in commands and "job" not in commands and "dag" not in commands
+
+
+def test_delete_by_id_refuses_a_mixed_selection_before_asking(
+    run: Run, st: Any, kind: str, tty: None
+) -> None:
+    pending, other = enqueue(st, kind, 2)
+    run("jobs", "pause", str(other))
+    res = run("jobs", "delete", str(pending), str(other), "--state", "pending", input="y\n")
+    assert res.exit_code == 3 and "Delete" not in res.stderr  # nothing was asked
+    assert f"{other} is paused, not pending" in res.stderr
+    assert "job not found" not in res.stderr  # azync's wording names the wrong noun
+    assert st.get_job(Source.QUEUE, pending).state == JobState.PENDING
+
+
+def test_show_as_csv_is_one_record(run: Run, st: Any, kind: str) -> None:
+    (ident,) = make_dead(st, kind, 1)
+    rows = list(csv.reader(io.StringIO(run("jobs", "show", str(ident), "-o", "csv").stdout)))
+    assert len(rows) == 2 and len(rows[0]) == len(rows[1])
+    record = dict(zip(*rows, strict=True))
+    assert record["id"] == str(ident) and record["state"] == "dead" and "queued_for" in record
+
+
+def test_empty_table_says_so_on_stderr(run: Run, kind: str) -> None:
+    res = run("jobs", "list", "--kind", kind)
+    assert res.exit_code == 0 and res.stdout == "" and "no rows" in res.stderr
