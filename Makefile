@@ -12,8 +12,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
-try: $(STAMP)  ## show qctl working on the embedded default database
-	$(BIN)/python -m qctl.tryit
+try: $(STAMP)  ## the live demo workload in the dashboard (embedded database)
+	$(BIN)/qctl demo
 
 test: lint typecheck unit  ## the whole test suite: ruff, mypy, pytest
 

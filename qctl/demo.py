@@ -90,6 +90,9 @@ MAX_PENDING = 400
 RETENTION = timedelta(minutes=10)
 LEASE = timedelta(seconds=15)
 CRASH_LEASE = timedelta(seconds=3)
+RUNTIME_MAX_ATTEMPTS = 3
+"""The retry budget the demo's "runtime" resolves on a job's first lease, as azync's
+workers do for jobs enqueued without an explicit one (DAG tasks, workflow tasks)."""
 
 
 class Demo:
@@ -269,15 +272,21 @@ class Demo:
             busy = False
             for kind in kinds:
                 crashy = QUEUE_KINDS.get(kind, Profile(0)).crash > 0
-                jobs = self.store.dequeue_batch(
-                    source,
-                    DequeueParams(kind=kind, limit=4, lease=CRASH_LEASE if crashy else LEASE),
-                )
-                for job in jobs:
+                for job in self._lease(source, kind, CRASH_LEASE if crashy else LEASE):
                     busy = True
                     self._settle(job, self._profile(source, kind))
             if not busy and not self._sleep(0.3):
                 return
+
+    def _lease(self, source: Source, kind: str, lease: timedelta = LEASE) -> list[Job]:
+        params = DequeueParams(
+            kind=kind,
+            limit=4,
+            lease=lease,
+            default_max_attempts=RUNTIME_MAX_ATTEMPTS,
+            override_default=True,
+        )
+        return self.store.dequeue_batch(source, params)
 
     def _profile(self, source: Source, kind: str) -> Profile:
         if source == Source.EVENT:
@@ -336,7 +345,7 @@ class Demo:
         while self._sleep(0.1):
             busy = False
             for kind in kinds:
-                for job in self.store.dequeue_batch(Source.DAG, DequeueParams(kind=kind, limit=4)):
+                for job in self._lease(Source.DAG, kind):
                     busy = True
                     prof = Profile(rate=0, fail=fail.get(kind, 0.0), max_attempts=2)
                     self._settle(job, prof, {"task": job.task_key, "rows": self.rng.randrange(999)})
@@ -365,14 +374,10 @@ class Demo:
         op_kind = "$op:charge@1"
         while self._sleep(0.1):
             busy = False
-            for job in self.store.dequeue_batch(
-                Source.WORKFLOW, DequeueParams(kind=task_kind, limit=4)
-            ):
+            for job in self._lease(Source.WORKFLOW, task_kind):
                 busy = True
                 self._workflow_step(job, op_kind)
-            for job in self.store.dequeue_batch(
-                Source.WORKFLOW, DequeueParams(kind=op_kind, limit=4)
-            ):
+            for job in self._lease(Source.WORKFLOW, op_kind):
                 busy = True
                 self._operation(job)
             if not busy and not self._sleep(0.3):
