@@ -459,6 +459,10 @@ class JobSearch:
     meta: dict[str, str] = field(default_factory=dict)
     error: str = ""
     """Case-insensitive substring of ``last_error``."""
+    event_id: uuid.UUID | None = None
+    """The deliveries of one event."""
+    run_id: uuid.UUID | None = None
+    """The operation jobs of one workflow execution."""
 
 
 @dataclass

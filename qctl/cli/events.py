@@ -85,8 +85,12 @@ def publish(
     ctx: typer.Context,
     type: Annotated[str, typer.Argument(metavar="TYPE", help="Event type.")],
     payload: Annotated[str, typer.Option("--payload", "-p", help="Payload (JSON).")] = "{}",
-    aggregate_type: Annotated[str, typer.Option("--aggregate-type")] = "",
-    aggregate_id: Annotated[str, typer.Option("--aggregate-id")] = "",
+    aggregate_type: Annotated[
+        str, typer.Option("--aggregate-type", metavar="TYPE", help="Aggregate type (order).")
+    ] = "",
+    aggregate_id: Annotated[
+        str, typer.Option("--aggregate-id", metavar="ID", help="Aggregate id (order-42).")
+    ] = "",
     version: Annotated[int, typer.Option("--version", metavar="N", help="Aggregate version.")] = 0,
     meta: MetaOpt = None,
     yes: Yes = False,

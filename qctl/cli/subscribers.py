@@ -40,7 +40,10 @@ def register(
         str, typer.Argument(metavar="NAME", help="Subscriber name (the delivery job kind).")
     ],
     event_type: Annotated[str, typer.Argument(metavar="EVENT_TYPE", help="Event type to receive.")],
-    max_attempts: Annotated[int, typer.Option("--max-attempts", metavar="N", min=1)] = 25,
+    max_attempts: Annotated[
+        int,
+        typer.Option("--max-attempts", metavar="N", min=1, help="Attempt budget per delivery."),
+    ] = 25,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:

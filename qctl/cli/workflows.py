@@ -57,7 +57,7 @@ WF_COLUMNS = [
 def list_workflows(
     ctx: typer.Context,
     name: Annotated[str, typer.Option("--name", help="Only this workflow name.")] = "",
-    state: Annotated[WorkflowState | None, typer.Option("--state")] = None,
+    state: Annotated[WorkflowState | None, typer.Option("--state", help="Execution state.")] = None,
     limit: PageLimit = 50,
     offset: Offset = 0,
     output: Output = OutputFormat.TABLE,
@@ -238,7 +238,9 @@ def stalled(
     older_than: Annotated[
         str, typer.Option("--older-than", metavar="DURATION", help="Idle for longer than.")
     ] = "15m",
-    limit: Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1)] = 100,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", metavar="N", min=1, help="At most this many.")
+    ] = 100,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Stuck running executions. Nothing scheduled, no progress for --older-than."""

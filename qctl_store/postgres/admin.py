@@ -84,6 +84,12 @@ def _search_where(search: JobSearch) -> tuple[str, dict[str, Any]]:
     if search.error:
         clauses.append("last_error ILIKE %(error)s")
         args["error"] = "%" + re.sub(r"([\\%_])", r"\\\1", search.error) + "%"
+    if search.event_id is not None:
+        clauses.append("event_id = %(event_id)s")
+        args["event_id"] = arg_id(search.event_id, "event_id")
+    if search.run_id is not None:
+        clauses.append("run_id = %(run_id)s")
+        args["run_id"] = arg_id(search.run_id, "run_id")
     return " AND ".join(clauses), args
 
 

@@ -92,6 +92,12 @@ def _job_where(search: JobSearch) -> tuple[str, dict[str, Any]]:
     if search.error:
         clauses.append(Q.error_filter)
         params["error"] = search.error
+    if search.event_id is not None:
+        clauses.append("event_id = :event_id")
+        params["event_id"] = arg_id(search.event_id, "event_id")
+    if search.run_id is not None:
+        clauses.append("run_id = :run_id")
+        params["run_id"] = arg_id(search.run_id, "run_id")
     return " AND ".join(clauses) or "1", params
 
 

@@ -22,6 +22,7 @@ from qctl_store.types import (
     JobSearch,
     JobState,
     PublishParams,
+    ScheduleOperationParams,
     Source,
     WorkflowStartParams,
 )
@@ -198,6 +199,50 @@ def test_search_jobs_error_is_a_case_insensitive_literal_substring(store: AnySto
     assert search_ids(store, kind=kind, error="disk 50") == {percent, digits}
     assert search_ids(store, kind=kind, error="d_k") == {under}, "_ is literal"
     assert search_ids(store, kind=kind, error="nothing like it") == set()
+
+
+def test_search_jobs_filters_by_event_id(store: AnyStore) -> None:
+    etype = unique("evt.adx_eid")
+    names = [unique("adx_eid_s") for _ in range(2)]
+    for name in names:
+        subscribe(store, name, etype)
+    first, second = (PublishParams(type=etype, payload={}) for _ in range(2))
+    store.publish(first)
+    store.publish(second)
+    deliveries = {j.id for name in names for j in store.list_jobs(E, JobFilter(kind=name))[0]}
+    got = store.search_jobs(JobSearch(event_id=first.id), limit=1000)
+    assert {j.event_id for j in got} == {first.id}
+    assert {j.kind for j in got} == set(names)
+    assert job_ids(got) and set(job_ids(got)) < deliveries
+    assert search_ids(store, source=E, kind=names[0], event_id=second.id) == {
+        j.id for j in store.list_jobs(E, JobFilter(kind=names[0]))[0] if j.event_id == second.id
+    }
+    assert search_ids(store, source=Q, event_id=first.id) == set()
+    assert search_ids(store, event_id=uuid.uuid4()) == set()
+    assert store.count_jobs(JobSearch(event_id=first.id), exact=True) == (2, False)
+
+
+def test_search_jobs_filters_by_run_id(store: AnyStore) -> None:
+    run, other = (WorkflowStartParams(id=uuid.uuid4(), name=unique("adx_rid")) for _ in range(2))
+    for p in (run, other):
+        assert store.start_workflow(p)[0]
+    kind = unique("adx_rid_op")
+
+    def op(p: WorkflowStartParams, kind: str) -> uuid.UUID:
+        return store.schedule_operation(ScheduleOperationParams(workflow_id=p.id, kind=kind))
+
+    mine, mine_b, theirs = op(run, kind), op(run, kind + "_b"), op(other, kind)
+    enqueue_due(store, kind)
+    # Starting an execution enqueues its `$wf:<name>` decision job: one of its jobs too.
+    (decision,) = search_ids(store, kind="$wf:" + run.name)
+    assert search_ids(store, run_id=run.id) == {decision, mine, mine_b}
+    assert search_ids(store, kind=kind, run_id=run.id) == {mine}
+    assert search_ids(store, run_id=other.id) == {theirs} | search_ids(
+        store, kind="$wf:" + other.name
+    )
+    assert search_ids(store, run_id=uuid.uuid4()) == set()
+    assert {j.run_id for j in store.search_jobs(JobSearch(run_id=run.id))} == {run.id}
+    assert store.count_jobs(JobSearch(run_id=run.id), exact=True) == (3, False)
 
 
 # --- keyset pagination ---------------------------------------------------------------------
