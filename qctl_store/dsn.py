@@ -23,11 +23,11 @@ def is_postgres(dsn: str) -> bool:
 
 
 def sqlite_path(dsn: str) -> str:
-    """``sqlite:///abs/path``, ``sqlite://rel/path``, ``sqlite::memory:`` or a file path."""
-    if dsn.startswith("sqlite:///"):
-        return "/" + dsn[len("sqlite:///") :]
+    """``sqlite:///abs/path`` (``sqlite:////abs/path`` too), ``sqlite://rel/path``,
+    ``sqlite::memory:`` or a plain file path."""
     if dsn.startswith("sqlite://"):
-        return dsn[len("sqlite://") :]
+        path = dsn[len("sqlite://") :]
+        return "/" + path.lstrip("/") if path.startswith("/") else path
     if dsn.startswith("sqlite:"):
         return dsn[len("sqlite:") :]
     return dsn
