@@ -83,8 +83,8 @@ SELECT pg_notify(%(channel)s, 'queue:' || kind) FROM k
 """
 
 
-def burn(store: PostgresStore, seconds: float) -> float:
-    p = DequeueParams(kind="burn", limit=50, lease=timedelta(minutes=5))
+def burn(store: PostgresStore, kind: str, seconds: float) -> float:
+    p = DequeueParams(kind=kind, limit=50, lease=timedelta(minutes=5))
     count = [0]
     stop = threading.Event()
     lock = threading.Lock()
@@ -183,13 +183,19 @@ def main() -> None:
             "jobs/s",
         )
 
-        conn.execute(
-            "INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts, payload,"
-            " enqueued_at) SELECT gen_random_uuid(), 'queue', 'burn', 'pending',"
-            " now() - interval '1 hour', 25, '{}', now() FROM generate_series(1, 300000)"
-        )
+        # One kind per variant: acked rows leave dead entries in the pending index that
+        # slow the next lease scans of the same kind, which would favour the first variant.
+        for kind in ("burn_a", "burn_b", "burn_c"):
+            conn.execute(
+                "INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,"
+                " payload, enqueued_at) SELECT gen_random_uuid(), 'queue', %s, 'pending',"
+                " now() - interval '1 hour', 25, '{}', now() FROM generate_series(1, 150000)",
+                (kind,),
+            )
         conn.execute("VACUUM ANALYZE azync_jobs")
-        rec.add("postgres", "burn-down 4 threads, as shipped", burn(store, seconds), "jobs/s")
+        rec.add(
+            "postgres", "burn-down 4 threads, as shipped", burn(store, "burn_a", seconds), "jobs/s"
+        )
         original = PgBase.tx
         try:
             store._provider._check = None  # type: ignore[union-attr]
@@ -197,7 +203,7 @@ def main() -> None:
             rec.add(
                 "postgres",
                 "burn-down, no pool check, autocommit single statements",
-                burn(store, seconds),
+                burn(store, "burn_b", seconds),
                 "jobs/s",
             )
             store.close()
@@ -207,7 +213,7 @@ def main() -> None:
             rec.add(
                 "postgres",
                 "burn-down, as above + synchronous_commit off",
-                burn(store, seconds),
+                burn(store, "burn_c", seconds),
                 "jobs/s",
             )
         finally:

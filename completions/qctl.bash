@@ -191,7 +191,7 @@ _qctl() {
         'qctl subscribers register') subs=''; opts='--max-attempts --yes -y --output -o -h --help' ;;
         'qctl subscribers delete') subs=''; opts='--drain --dry-run --yes -y --output -o -h --help' ;;
         'qctl queues') subs='list stats daily'; opts='-h --help' ;;
-        'qctl queues list') subs=''; opts='--source -s --output -o -h --help' ;;
+        'qctl queues list') subs=''; opts='--source -s --exact --output -o -h --help' ;;
         'qctl queues stats') subs=''; opts='--source -s --output -o -h --help' ;;
         'qctl queues daily') subs=''; opts='--source -s --output -o -h --help' ;;
         'qctl workflows') subs='list show signal cancel suspend resume resolve stalled'; opts='-h --help' ;;

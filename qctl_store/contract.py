@@ -18,6 +18,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Generic, Self, TypeVar
 
+from qctl_store.errors import InvalidInput
 from qctl_store.streams import Subscription
 from qctl_store.types import (
     JSON,
@@ -321,6 +322,50 @@ class TxDAGStore(ABC, Generic[TTx]):
     def create_dag_tx(self, tx: TTx, p: DAGParams) -> tuple[bool, uuid.UUID | None]: ...
 
 
+class BatchStore(ABC, Generic[TTx]):
+    """Extension (not in the Go contract): the producer and the ack for many jobs in one
+    statement and one transaction, for throughput. Each behaves exactly as the single
+    call repeated in input order inside one transaction, so duplicates within a batch
+    dedupe against the earlier ones; bad input anywhere raises ``InvalidInput`` (a
+    repeated job id included) before anything is written."""
+
+    @abstractmethod
+    def enqueue_many(self, params: list[EnqueueParams]) -> list[bool]:
+        """``enqueue`` of every job in one transaction; the inserted flags in input
+        order. One stats bump per kind and one wake per distinct kind."""
+
+    @abstractmethod
+    def enqueue_many_tx(self, tx: TTx, params: list[EnqueueParams]) -> list[bool]:
+        """``enqueue_many`` inside the caller's open transaction (as ``enqueue_tx``)."""
+
+    @abstractmethod
+    def ack_many(self, pairs: list[tuple[uuid.UUID, uuid.UUID]]) -> list[uuid.UUID]:
+        """``ack`` of each ``(id, lease_token)``, fenced per job; the ids it settled, in
+        input order. A pair that misses its fence is left out (where ``ack`` raises
+        ``NotFound``) and does not stop the others."""
+
+
+def distinct_job_ids(ids: list[uuid.UUID]) -> list[uuid.UUID]:
+    """A batch's job ids, refused when one repeats (the second insert of an id fails
+    in the single call too, and a batch writes nothing on bad input)."""
+    if len(set(ids)) != len(ids):
+        raise InvalidInput("a job id appears more than once in the batch")
+    return ids
+
+
+def settled_in_order(
+    pairs: list[tuple[uuid.UUID, uuid.UUID]], settled: set[uuid.UUID]
+) -> list[uuid.UUID]:
+    """The ids of ``pairs`` a batched settlement reported, in input order, each once."""
+    out: list[uuid.UUID] = []
+    seen: set[uuid.UUID] = set()
+    for id, _ in pairs:
+        if id in settled and id not in seen:
+            seen.add(id)
+            out.append(id)
+    return out
+
+
 class AdminStore(ABC):
     """Console reads the Go contract lacks. Both backends implement them."""
 
@@ -344,6 +389,13 @@ class AdminStore(ABC):
     def count_jobs(self, search: JobSearch, exact: bool = False) -> tuple[int, bool]:
         """How many jobs match; ``(count, estimated)``. Without ``exact`` a backend may
         answer from statistics for huge unfiltered terminal states, and says so."""
+
+    @abstractmethod
+    def live_depths(self, source: Source) -> tuple[dict[str, Depths], bool]:
+        """``kind_depths`` for a refresh loop: ``(depths, estimated)``. Pending,
+        scheduled, active, dead and the oldest pending age are exact and read from each
+        state's index; on a huge table succeeded and paused may come from statistics,
+        and ``estimated`` says so. ``kind_depths`` stays the exact (Go) read."""
 
     def job_cursor(self, job: Job, state: JobState | None) -> JobPageCursor:
         """The keyset position of ``job`` in the listing order of ``state``."""

@@ -8,7 +8,7 @@ import re
 
 from qctl_store import validate
 from qctl_store.errors import InvalidInput
-from qctl_store.types import JobState
+from qctl_store.types import JobState, Source
 
 DAILY_WINDOW_DAYS = 30
 """azync's admin window (``queue/manager.go`` statsWindowDays): 30 days, zero-filled."""
@@ -44,6 +44,17 @@ def order_sql(state: JobState | None) -> str:
     pages identically."""
     column, desc = order_for(state)
     return f"{column} {'DESC NULLS FIRST' if desc else 'ASC NULLS LAST'}, id"
+
+
+def index_clauses(source: Source | None, state: JobState | None) -> str:
+    """Conditions a listing already implies, spelled out so the planner can use an index
+    whose predicate states them: queue and event jobs never carry a DAG's ``dag_id`` or a
+    workflow's ``run_id``, so their succeeded pages across kinds walk
+    ``azync_jobs_succeeded_vacuum_idx (source, completed_at)``, partial on both being
+    NULL, instead of sorting the whole state. Empty when nothing applies."""
+    if source in (Source.QUEUE, Source.EVENT) and state == JobState.SUCCEEDED:
+        return " AND dag_id IS NULL AND run_id IS NULL"
+    return ""
 
 
 def page(offset: int, limit: int, *, no_limit: int | None = None) -> dict[str, int | None]:

@@ -74,7 +74,7 @@ COMMANDS: dict[str, Entry] = {
     "watch": Entry("qctl.cli.watch", "watch", "Print change hints as JSON lines until Ctrl-C."),
     "top": Entry("qctl.cli.top", "top", "The live dashboard.", optional=True),
     "demo": Entry(
-        "qctl.cli.demo", "demo", "A guided tour on the embedded database.", optional=True
+        "qctl.cli.demo", "demo", "A live demo workload, watched in qctl top.", optional=True
     ),
 }
 

@@ -70,6 +70,11 @@ class Guarded:
         return not (action in DESTRUCTIVE and self.app.read_only)
 
 
+def footer() -> Footer:
+    """Compact and without the palette hint, so the longest key list (Jobs) fits 120 columns."""
+    return Footer(compact=True, show_command_palette=False)
+
+
 class TopScreen(Guarded, Screen[None]):
     """A screen with the status bar; ``loaders`` are what a refresh reloads."""
 
@@ -110,7 +115,7 @@ class MainScreen(TopScreen):
                 yield EventsPane(id="events-pane")
             with TabPane("5 Workflows", id="workflows"):
                 yield WorkflowsPane(id="workflows-pane")
-        yield Footer()
+        yield footer()
 
     def loaders(self) -> list[Loader[Any]]:
         try:
@@ -147,8 +152,10 @@ class QctlTop(App[None]):
     TITLE = "qctl top"
     BINDINGS = [
         Binding("question_mark", "help", "Help"),
-        Binding("r", "refresh", "Refresh"),
-        Binding("p", "toggle_pause", "Pause"),
+        # Off the footer (listed in help): the live feed refreshes anyway, and the Jobs
+        # footer must fit 120 columns.
+        Binding("r", "refresh", "Refresh", show=False),
+        Binding("p", "toggle_pause", "Pause refresh"),
     ]
 
     def __init__(
@@ -242,6 +249,8 @@ class QctlTop(App[None]):
                 detail = f"no answer from the database for {self.stalled}s"
             if not detail:
                 detail = f"updated {self.clock():%H:%M:%S}" if self.refresh_count else ""
+                if self.paused:
+                    detail = f"{detail}  (p resumes refresh)".strip()
             bar.show(self.mode, self.location, detail, self.read_only)
 
     def connection_ok(self) -> None:

@@ -8,6 +8,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from rich.text import Text
+
+from qctl_store.types import Job
+
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
 STATE_STYLES = {
@@ -31,6 +35,26 @@ STATE_STYLES = {
 
 def state_style(state: str) -> str:
     return STATE_STYLES.get(str(state), "")
+
+
+def state_text(state: Any) -> Text:
+    return Text(state.value, state_style(state))
+
+
+def heading(name: str, id: uuid.UUID, state: Any) -> Text:
+    """``name id state``: how a record's detail begins."""
+    return Text.assemble((f"{name} ", "bold"), (f"{id}  ", "dim"), state_text(state))
+
+
+def job_cells(job: Job, lead: list[Any], tail: Sequence[Any] = (), error: int = 50) -> list[Any]:
+    """A job's table cells: ``lead``, its state and attempt, ``tail``, its last error."""
+    return [
+        *lead,
+        state_text(job.state),
+        f"{job.attempt}/{job.max_attempts}",
+        *tail,
+        one_line(job.last_error, error),
+    ]
 
 
 def short_id(value: uuid.UUID | None) -> str:

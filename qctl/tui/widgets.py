@@ -223,7 +223,8 @@ qctl top: live view of an azync store
 
 Jobs:      s source, t state, n/b next/previous page, v payload (detail)
 DAGs:      t state tab; graph: arrows select a task, enter its job
-Events:    t undispatched only
+Events:    t undispatched only; enter an event's deliveries
+Workflows: t state; enter an execution's jobs and history
 Overview:  o sort column, enter jobs of the row
 
 Actions (confirmed; hidden with --read-only):

@@ -38,6 +38,7 @@ class PostgresStore(
     contract.Migrator,
     contract.TxStore[psycopg.Connection],
     contract.TxDAGStore[psycopg.Connection],
+    contract.BatchStore[psycopg.Connection],
     contract.AdminStore,
 ):
     """Every capability of the contract over one psycopg pool (see ``PgBase``)."""

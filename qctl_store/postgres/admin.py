@@ -16,6 +16,7 @@ from qctl_store.listing import (
     DAILY_WINDOW_DAYS,
     entity_table,
     hex_prefix,
+    index_clauses,
     order_for,
     order_sql,
     page,
@@ -61,7 +62,12 @@ def _keyset_sql(state: JobState | None, cursor: JobPageCursor) -> str:
         tail = f"({column} IS NULL AND id > %(after_id)s)"
         return f"({tail} OR {column} IS NOT NULL)" if desc else tail
     if desc:
-        return f"({column} < %(after_key)s OR ({column} = %(after_key)s AND id > %(after_id)s))"
+        # The redundant upper bound is what an index range scan can start from; the
+        # OR alone is only a filter, which walks every earlier row of a deep page.
+        return (
+            f"{column} <= %(after_key)s AND "
+            f"({column} < %(after_key)s OR ({column} = %(after_key)s AND id > %(after_id)s))"
+        )
     return f"(({column}, id) > (%(after_key)s, %(after_id)s) OR {column} IS NULL)"
 
 
@@ -95,11 +101,25 @@ def _search_where(search: JobSearch) -> tuple[str, dict[str, Any]]:
 
 _SOURCE = "source = %(source)s"
 _SOURCE_KIND = "source = %(source)s AND kind = %(kind)s"
+_KIND_STATE = "source = %(source)s AND kind = %(kind)s AND state = %(state)s"
+
+
+def _estimate(cur: Cursor, where: str, args: dict[str, Any]) -> int:
+    """The planner's row estimate for ``where``: free on a huge table, and never below
+    one row (the planner clamps it)."""
+    cur.execute(Q.estimate_jobs.replace("{where}", where), args)
+    row = cur.fetchone()
+    plan = row["QUERY PLAN"] if row else None
+    return int(plan[0]["Plan"]["Plan Rows"]) if plan else 0
 
 
 def _kind_depths(cur: Cursor, where: str, args: dict[str, Any]) -> dict[str, Depths]:
     cur.execute(Q.depths.replace("{where}", where), args)
-    out: dict[str, Depths] = {}
+    return _add_depths({}, cur)
+
+
+def _add_depths(out: dict[str, Depths], cur: Cursor) -> dict[str, Depths]:
+    """Folds (kind, state, n, pending_age) rows into ``out``."""
     for r in cur.fetchall():
         d = out.setdefault(r["kind"], Depths())
         field = _DEPTH_FIELDS.get(JobState(r["state"]))
@@ -135,6 +155,33 @@ class AdminMixin(JobActions, PgBase):
             daily = _daily(cur, _SOURCE_KIND, args)
         return depths, daily
 
+    def live_depths(self, source: Source) -> tuple[dict[str, Depths], bool]:
+        args: dict[str, Any] = {"source": validate.source(source).value}
+        with self.read() as cur:
+            if _estimate(cur, "TRUE", {}) < ESTIMATE_THRESHOLD:
+                return _kind_depths(cur, _SOURCE, args), False
+            cur.execute(Q.live_depths, args)
+            out = _add_depths({}, cur)
+            cur.execute(Q.terminal_kinds, args)
+            for r in cur.fetchall():
+                out.setdefault(r["kind"], Depths())
+            # Paused has no index: on a huge table its count is always the planner's.
+            # Succeeded is counted on its index where the estimate says that is cheap.
+            exact: list[str] = []
+            for kind, d in out.items():
+                of_kind = {**args, "kind": kind}
+                succeeded = _estimate(cur, _KIND_STATE, {**of_kind, "state": "succeeded"})
+                if succeeded >= ESTIMATE_THRESHOLD:
+                    d.succeeded = succeeded
+                else:
+                    exact.append(kind)
+                paused = _estimate(cur, _KIND_STATE, {**of_kind, "state": "paused"})
+                d.paused = paused if paused > 1 else 0  # the planner's one-row floor: none
+            if exact:
+                cur.execute(Q.succeeded_depths, {**args, "kinds": exact})
+                _add_depths(out, cur)
+        return out, True
+
     def all_daily(self, source: Source) -> list[DailyCount]:
         with self.read() as cur:
             return _daily(cur, _SOURCE, {"source": validate.source(source).value})
@@ -146,6 +193,7 @@ class AdminMixin(JobActions, PgBase):
     ) -> tuple[list[Job], int]:
         search = JobSearch(source=validate.source(source), kind=filter.kind, state=filter.state)
         where, args = _search_where(search)
+        where += index_clauses(search.source, search.state)
         args.update(page(offset, limit))
         with self.read() as cur:
             cur.execute(Q.count_jobs.replace("{where}", where), args)
@@ -222,6 +270,7 @@ class AdminMixin(JobActions, PgBase):
     ) -> list[Job]:
         where, args = _search_where(search)
         state = None if search.state is None else JobState(search.state)
+        where += index_clauses(search.source, state)
         if after is not None:
             where += " AND " + _keyset_sql(state, after)
             args["after_id"] = arg_id(after.id, "after.id")
@@ -240,14 +289,12 @@ class AdminMixin(JobActions, PgBase):
             and not search.error
             and (search.state is None or JobState(search.state) in _ESTIMABLE_STATES)
         )
+        where += index_clauses(search.source, search.state)
         with self.read() as cur:
             if estimable:
                 # The planner's row estimate costs nothing on a huge table; trust it
                 # only where an exact count would be the expensive one.
-                cur.execute(Q.estimate_jobs.replace("{where}", where), args)
-                row = cur.fetchone()
-                plan = row["QUERY PLAN"] if row else None
-                estimate = int(plan[0]["Plan"]["Plan Rows"]) if plan else 0
+                estimate = _estimate(cur, where, args)
                 if estimate >= ESTIMATE_THRESHOLD:
                     return estimate, True
             cur.execute(Q.count_jobs.replace("{where}", where), args)

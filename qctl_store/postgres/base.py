@@ -155,6 +155,21 @@ class PgBase:
             yield cur
 
     @contextlib.contextmanager
+    def write(self) -> Iterator[Cursor]:
+        """A cursor for a write of exactly one statement, sent without BEGIN/COMMIT: the
+        connections are in autocommit, so the statement is its own transaction and the
+        call saves two round trips over ``tx()``. Several statements need ``tx()``."""
+        self._check_writable()
+        with mapped_errors(self.dsn), self._provider.connection() as conn, conn.cursor() as cur:
+            yield cur
+
+    def qualified(self, sql: str) -> str:
+        """``sql`` with its ``{schema}.`` table prefixes naming this store's schema
+        (dropped when none is configured), for statements that also run on a caller's
+        connection, whose search_path is the caller's own."""
+        return sql.replace("{schema}.", f'"{self.schema}".' if self.schema else "")
+
+    @contextlib.contextmanager
     def read(self) -> Iterator[Cursor]:
         """A cursor for reads (autocommit: each statement is its own snapshot)."""
         with mapped_errors(self.dsn), self._provider.connection() as conn, conn.cursor() as cur:

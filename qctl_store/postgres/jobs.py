@@ -19,6 +19,7 @@ from psycopg import pq
 from psycopg.rows import dict_row
 
 from qctl_store import validate
+from qctl_store.contract import distinct_job_ids, settled_in_order
 from qctl_store.errors import InvalidInput, NotFound
 from qctl_store.postgres.base import Cursor, PgBase, mapped_errors
 from qctl_store.postgres.rows import job_from_row, job_queries
@@ -46,14 +47,22 @@ def stat_slot(store: PgBase) -> int:
 
 
 @contextlib.contextmanager
-def caller_tx(store: PgBase, conn: psycopg.Connection[Any]) -> Iterator[Cursor]:
-    """A dict-row cursor on the caller's connection, inside its transaction, with the
-    store's schema as search_path until the block ends; the caller's setting is then
-    restored, so its session is left as it was."""
+def caller_cursor(store: PgBase, conn: psycopg.Connection[Any]) -> Iterator[Cursor]:
+    """A dict-row cursor on the caller's connection, inside its open transaction, for
+    statements whose tables are schema-qualified (``PgBase.qualified``)."""
     store._check_writable()
     if conn.autocommit and conn.info.transaction_status == pq.TransactionStatus.IDLE:
         raise InvalidInput("the connection must be inside a transaction (BEGIN first)")
     with mapped_errors(store.dsn), conn.cursor(row_factory=dict_row) as cur:
+        yield cur
+
+
+@contextlib.contextmanager
+def caller_tx(store: PgBase, conn: psycopg.Connection[Any]) -> Iterator[Cursor]:
+    """``caller_cursor`` with the store's schema as search_path until the block ends, for
+    unqualified statements; the caller's setting is then restored, so its session is
+    left as it was."""
+    with caller_cursor(store, conn) as cur:
         if not store.schema:
             yield cur
             return
@@ -68,6 +77,21 @@ def caller_tx(store: PgBase, conn: psycopg.Connection[Any]) -> Iterator[Cursor]:
                 cur.execute("SELECT set_config('search_path', %s, true)", (row["path"],))
 
 
+_ENQUEUE_COLUMNS = {
+    "ids": "id",
+    "kinds": "kind",
+    "payloads": "payload",
+    "metas": "meta",
+    "run_ats": "run_at",
+    "delays": "delay",
+    "max_attempts": "max_attempts",
+    "explicit": "explicit",
+    "keys": "key",
+    "ttls": "ttl",
+}
+"""The array parameters of ``Q.enqueue`` and the ``_enqueue_args`` field of each."""
+
+
 class JobsMixin(PgBase):
     # --- producer -------------------------------------------------------------------
 
@@ -78,7 +102,7 @@ class JobsMixin(PgBase):
             "id": arg_id(p.id),
             "kind": p.kind,
             "payload": validate.json_text(p.payload),
-            "meta": validate.json_text(validate.meta(p.meta), "meta"),
+            "meta": validate.json_text(validate.meta(p.meta), "meta") if p.meta else "{}",
             "run_at": validate.instant(p.run_at, "run_at"),
             "delay": seconds(p.delay, "delay"),
             "max_attempts": validate.non_negative(p.max_attempts, "max_attempts"),
@@ -87,35 +111,52 @@ class JobsMixin(PgBase):
             "ttl": seconds(p.idempotency_ttl, "idempotency_ttl"),
         }
 
-    def _enqueue_in(self, cur: Cursor, args: dict[str, Any]) -> bool:
-        """Claim the TTL key (when one is asked for), insert, bump enqueued."""
-        if args["key"] is not None and args["ttl"] > 0:
-            cur.execute(Q.enqueue_claim, args)
-            if cur.fetchone() is None:
-                return False
-        cur.execute(Q.enqueue_insert, args)
-        if cur.fetchone() is None:
-            return False
-        self.bump_stat(cur, Source.QUEUE, args["kind"], "enqueued")
-        return True
+    def _enqueue_batch(self, params: list[EnqueueParams]) -> tuple[list[uuid.UUID], dict[str, Any]]:
+        """The ids in input order and the arguments of ``Q.enqueue``, validated. A job
+        whose (kind, key) TTL window an earlier job of the batch claims is left out: it
+        would find that claim unexpired, so it is not inserted and writes nothing."""
+        rows = [self._enqueue_args(p) for p in params]
+        ids = distinct_job_ids([r["id"] for r in rows])
+        claimed: set[tuple[str, str]] = set()
+        sent = []
+        for r in rows:
+            if r["key"] is not None and r["ttl"] > 0:
+                if (r["kind"], r["key"]) in claimed:
+                    continue
+                claimed.add((r["kind"], r["key"]))
+            sent.append(r)
+        args: dict[str, Any] = {
+            name: [r[field] for r in sent] for name, field in _ENQUEUE_COLUMNS.items()
+        }
+        return ids, {**args, "slot": stat_slot(self), "channel": self.config.channel}
+
+    def _enqueue_run(self, cur: Cursor, ids: list[uuid.UUID], args: dict[str, Any]) -> list[bool]:
+        if not ids:
+            return []
+        cur.execute(self.qualified(Q.enqueue), args)
+        inserted = {row["id"] for row in cur.fetchall()}
+        return [id in inserted for id in ids]
 
     def enqueue(self, p: EnqueueParams) -> bool:
-        args = self._enqueue_args(p)
-        with self.tx() as cur:
-            inserted = self._enqueue_in(cur, args)
-        if inserted:
-            self.notify_after_commit(Source.QUEUE, [p.kind])
-        return inserted
+        return self.enqueue_many([p])[0]
+
+    def enqueue_many(self, params: list[EnqueueParams]) -> list[bool]:
+        """One statement in autocommit: its wakes are delivered when it commits."""
+        ids, args = self._enqueue_batch(params)
+        with self.write() as cur:
+            return self._enqueue_run(cur, ids, args)
 
     def enqueue_tx(self, tx: psycopg.Connection[Any], p: EnqueueParams) -> bool:
         """Enqueue inside the caller's open transaction (transactional outbox): the
         wake NOTIFY is part of that transaction and is delivered only on commit."""
-        args = self._enqueue_args(p)
-        with caller_tx(self, tx) as cur:
-            inserted = self._enqueue_in(cur, args)
-            if inserted:
-                self.notify_in_tx(cur, Source.QUEUE, [p.kind])
-        return inserted
+        return self.enqueue_many_tx(tx, [p])[0]
+
+    def enqueue_many_tx(
+        self, tx: psycopg.Connection[Any], params: list[EnqueueParams]
+    ) -> list[bool]:
+        ids, args = self._enqueue_batch(params)
+        with caller_cursor(self, tx) as cur:
+            return self._enqueue_run(cur, ids, args)
 
     # --- leasing --------------------------------------------------------------------
 
@@ -133,7 +174,7 @@ class JobsMixin(PgBase):
             "override": bool(p.override_default),
             "default_max": validate.non_negative(p.default_max_attempts, "default_max_attempts"),
         }
-        with self.tx() as cur:
+        with self.write() as cur:
             cur.execute(Q.dequeue, args)
             rows = cur.fetchall()
         # RETURNING has no ORDER BY: restore the claim order (run_at, id).
@@ -145,7 +186,7 @@ class JobsMixin(PgBase):
 
     def _fenced(self, op: str, sql: str, **args: Any) -> dict[str, Any]:
         """Run one fenced statement that RETURNs a row; none means NotFound(op)."""
-        with self.tx() as cur:
+        with self.write() as cur:
             cur.execute(sql, {"slot": stat_slot(self), **args})
             row = cur.fetchone()
         if row is None:
@@ -153,13 +194,29 @@ class JobsMixin(PgBase):
         return row
 
     def _fenced_count(self, op: str, sql: str, **args: Any) -> None:
-        with self.tx() as cur:
+        with self.write() as cur:
             cur.execute(sql, args)
             if cur.rowcount == 0:
                 raise NotFound(op)
 
     def ack(self, id: uuid.UUID, lease_token: uuid.UUID) -> None:
         self._fenced("ack", Q.finish, **_lease(id, lease_token), state="succeeded", error=None)
+
+    def ack_many(self, pairs: list[tuple[uuid.UUID, uuid.UUID]]) -> list[uuid.UUID]:
+        leases = [_lease(id, token) for id, token in pairs]
+        if not leases:
+            return []
+        with self.write() as cur:
+            cur.execute(
+                Q.ack_many,
+                {
+                    "ids": [lease["id"] for lease in leases],
+                    "tokens": [lease["token"] for lease in leases],
+                    "slot": stat_slot(self),
+                },
+            )
+            settled = {row["id"] for row in cur.fetchall()}
+        return settled_in_order(pairs, settled)
 
     def reschedule(
         self, id: uuid.UUID, lease_token: uuid.UUID, delay: timedelta, last_error: str

@@ -38,6 +38,7 @@ class SqliteStore(
     contract.Migrator,
     contract.TxStore[sqlite3.Connection],
     contract.TxDAGStore[sqlite3.Connection],
+    contract.BatchStore[sqlite3.Connection],
     contract.AdminStore,
 ):
     """Every capability of the contract over per-thread SQLite connections (see ``SqliteBase``)."""

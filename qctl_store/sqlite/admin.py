@@ -19,6 +19,7 @@ from qctl_store.listing import (
     DAILY_WINDOW_DAYS,
     entity_table,
     hex_prefix,
+    index_clauses,
     order_for,
     order_sql,
     page,
@@ -60,7 +61,11 @@ def _keyset_sql(state: JobState | None, after: JobPageCursor) -> str:
         tail = f"({column} IS NULL AND id > :after_id)"
         return f"({tail} OR {column} IS NOT NULL)" if desc else tail
     if desc:
-        return f"({column} < :after_key OR ({column} = :after_key AND id > :after_id))"
+        # The redundant upper bound lets an index range scan start at the cursor.
+        return (
+            f"{column} <= :after_key AND "
+            f"({column} < :after_key OR ({column} = :after_key AND id > :after_id))"
+        )
     return (
         f"({column} > :after_key OR ({column} = :after_key AND id > :after_id) OR {column} IS NULL)"
     )
@@ -160,6 +165,10 @@ class AdminMixin(JobActions, SqliteBase):
                 )
         return out
 
+    def live_depths(self, source: Source) -> tuple[dict[str, Depths], bool]:
+        # Embedded tables stay small enough for the exact read.
+        return self.kind_depths(source), False
+
     def stats(self, source: Source, kind: str) -> tuple[Depths, list[DailyCount]]:
         source = validate.source(source)
         depths = Depths()
@@ -183,6 +192,7 @@ class AdminMixin(JobActions, SqliteBase):
     ) -> tuple[list[Job], int]:
         search = JobSearch(source=validate.source(source), kind=filter.kind, state=filter.state)
         where, params = _job_where(search)
+        where += index_clauses(search.source, search.state)
         paging = _page(offset, limit)
         sql = Q.list_jobs.format(columns=JOB_COLUMNS, where=where, order=order_sql(search.state))
         with self.read() as t:
@@ -298,6 +308,7 @@ class AdminMixin(JobActions, SqliteBase):
         paging = _page(0, limit)
         where, params = _job_where(search)
         state = None if search.state is None else JobState(search.state)
+        where += index_clauses(search.source, state)
         if after is not None:
             where += " AND " + _keyset_sql(state, after)
             params["after_id"] = arg_id(after.id, "after.id")

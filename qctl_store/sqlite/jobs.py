@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
+from collections import Counter
 from datetime import timedelta
 from typing import Any
 
 from qctl_store import errors, validate
 from qctl_store.columns import event_columns, job_columns
+from qctl_store.contract import distinct_job_ids, settled_in_order
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us
 from qctl_store.sqlite.rows import arg_id, caller_tx, jobs_from_rows
 from qctl_store.types import DequeueParams, EnqueueParams, Job, Source
@@ -30,18 +32,30 @@ class JobsMixin(SqliteBase):
     # --- enqueue ----------------------------------------------------------------------
 
     def enqueue(self, p: EnqueueParams) -> bool:
-        args = self._enqueue_args(p)
+        return self.enqueue_many([p])[0]
+
+    def enqueue_many(self, params: list[EnqueueParams]) -> list[bool]:
+        rows = self._enqueue_rows(params)
         with self.tx() as t:
-            return self._enqueue(t, p, args)
+            return self._enqueue(t, params, rows)
 
     def enqueue_tx(self, tx: sqlite3.Connection, p: EnqueueParams) -> bool:
         """Enqueue inside the caller's open transaction on their own connection to the
         same database file; it commits or rolls back with the caller's work. Open it with
         ``BEGIN IMMEDIATE``: a deferred transaction that already read cannot take the
         write lock once another process committed (SQLite then fails it as a Conflict)."""
-        args = self._enqueue_args(p)
+        return self.enqueue_many_tx(tx, [p])[0]
+
+    def enqueue_many_tx(self, tx: sqlite3.Connection, params: list[EnqueueParams]) -> list[bool]:
+        rows = self._enqueue_rows(params)
         with caller_tx(self, tx) as t:
-            return self._enqueue(t, p, args)
+            return self._enqueue(t, params, rows)
+
+    def _enqueue_rows(self, params: list[EnqueueParams]) -> list[dict[str, Any]]:
+        """Validated insert arguments, one per job; raises before anything is written."""
+        rows = [self._enqueue_args(p) for p in params]
+        distinct_job_ids([p.id for p in params])
+        return rows
 
     def _enqueue_args(self, p: EnqueueParams) -> dict[str, Any]:
         validate.kind(p.kind)
@@ -53,31 +67,48 @@ class JobsMixin(SqliteBase):
             "id": arg_id(p.id),
             "kind": p.kind,
             "payload": validate.json_text(p.payload),
-            "meta": validate.json_text(validate.meta(p.meta), "meta"),
+            "meta": validate.json_text(validate.meta(p.meta), "meta") if p.meta else "{}",
             "key": p.idempotency_key or None,
             "max_attempts": p.max_attempts,
             "explicit": int(p.max_attempts_explicit),
             "run_at": to_us(run_at),
         }
 
-    def _enqueue(self, t: Tx, p: EnqueueParams, args: dict[str, Any]) -> bool:
-        if p.idempotency_key and p.idempotency_ttl > timedelta(0):
-            claimed = t.one(
-                Q.claim_idempotency_key,
-                {
-                    "kind": p.kind,
-                    "key": p.idempotency_key,
-                    "expires_at": t.now + td_us(p.idempotency_ttl),
-                    "now": t.now,
-                },
-            )
-            if claimed is None:
-                return False  # deduplicated by the time window
-        run_at = args["run_at"] if args["run_at"] is not None else t.now + td_us(p.delay)
-        if t.one(Q.insert_job, {**args, "run_at": run_at, "now": t.now}) is None:
-            return False  # deduplicated by the live key
-        self.bump_stat(t, Source.QUEUE, p.kind, "enqueued")
-        return True
+    def _enqueue(
+        self, t: Tx, params: list[EnqueueParams], rows: list[dict[str, Any]]
+    ) -> list[bool]:
+        """TTL claims job by job (claims never depend on jobs, so taking them all first
+        decides what one-by-one enqueues would), then every job in one executemany and
+        one enqueued bump per kind."""
+        sent = []
+        for p, args in zip(params, rows, strict=True):
+            if p.idempotency_key and p.idempotency_ttl > timedelta(0):
+                claimed = t.one(
+                    Q.claim_idempotency_key,
+                    {
+                        "kind": p.kind,
+                        "key": p.idempotency_key,
+                        "expires_at": t.now + td_us(p.idempotency_ttl),
+                        "now": t.now,
+                    },
+                )
+                if claimed is None:
+                    continue  # deduplicated by the time window
+            if args["run_at"] is None:
+                args["run_at"] = t.now + td_us(p.delay)
+            args["now"] = t.now
+            sent.append(args)
+        if not sent:
+            return [False] * len(rows)
+        t.executemany(Q.insert_job, sent)
+        keyed = [a["id"] for a in sent if a["key"] is not None]
+        present = (
+            {r["id"] for r in t.all(Q.present_jobs, {"ids": json.dumps(keyed)})} if keyed else set()
+        )
+        inserted = {a["id"]: a["kind"] for a in sent if a["key"] is None or a["id"] in present}
+        for kind, n in Counter(inserted.values()).items():
+            self.bump_stat(t, Source.QUEUE, kind, "enqueued", n)
+        return [a["id"] in inserted for a in rows]
 
     # --- lease ------------------------------------------------------------------------
 
@@ -131,6 +162,17 @@ class JobsMixin(SqliteBase):
 
     def ack(self, id: uuid.UUID, lease_token: uuid.UUID) -> None:
         self._fenced("ack", Q.ack, _lease(id, lease_token))
+
+    def ack_many(self, pairs: list[tuple[uuid.UUID, uuid.UUID]]) -> list[uuid.UUID]:
+        leases = [_lease(id, token) for id, token in pairs]
+        if not leases:
+            return []
+        arg = json.dumps([[lease["id"], lease["token"]] for lease in leases])
+        with self.tx() as t:
+            rows = t.all(Q.ack_many, {"pairs": arg, "now": t.now})
+            for (source, kind), n in Counter((r["source"], r["kind"]) for r in rows).items():
+                self.bump_stat(t, source, kind, "processed", n)
+        return settled_in_order(pairs, {uuid.UUID(r["id"]) for r in rows})
 
     def reschedule(
         self, id: uuid.UUID, lease_token: uuid.UUID, delay: timedelta, last_error: str

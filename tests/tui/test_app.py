@@ -292,7 +292,7 @@ async def open_graph(pilot: Any, app: QctlTop, name: str, dag_id: uuid.UUID) -> 
 
 
 def dag_state(store: Any, dag_id: uuid.UUID) -> DAGState:
-    return store.get_dag(dag_id).state  # type: ignore[no-any-return]
+    return store.get_dag(dag_id).state
 
 
 async def test_dag_graph_draws_the_run_and_selects_tasks(store: Any) -> None:
@@ -381,21 +381,26 @@ async def test_events_ledger_deliveries_and_replay(store: Any) -> None:
     store.register_subscriber(Subscriber(sub, event_type))
     pub = PublishParams(type=event_type, payload={"hidden": "p1"})
     store.publish(pub)
+    store.publish(PublishParams(type=event_type, payload={}))  # another event's delivery
     app = app_for(store)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("4")
         await until(pilot, lambda: f"{event_type}\x1f{sub}" in row_keys(app, "#subscribers"))
         await pilot.press("slash", *event_type, "enter")
-        await until(pilot, lambda: row_keys(app, "#events-table") == [str(pub.id)])
-        table(app, "#events-table").focus()
+        await until(pilot, lambda: len(row_keys(app, "#events-table")) == 2)
+        events = table(app, "#events-table")
+        events.focus()
+        events.move_cursor(row=row_keys(app, "#events-table").index(str(pub.id)))
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, EventDetailScreen))
         await until(pilot, lambda: len(row_keys(app, "#deliveries")) == 1)
+        [delivery] = row_keys(app, "#deliveries")
+        assert store.find_job(uuid.UUID(delivery)).event_id == pub.id
         assert "p1" not in screen_text(app)
         await confirm(pilot, app, "R", "y")
         await until(pilot, lambda: len(row_keys(app, "#deliveries")) == 2)
         total = store.list_jobs(Source.EVENT, _filter(sub))[1]
-        assert total == 2
+        assert total == 3
 
 
 def uncertain_op(store: Any) -> tuple[uuid.UUID, uuid.UUID]:
@@ -445,6 +450,37 @@ async def test_workflow_uncertain_resolve_and_cancel(store: Any) -> None:
         await until(
             pilot, lambda: store.get_workflow_execution(wf_id).state == WorkflowState.CANCELLED
         )
+
+
+async def test_workflow_detail_lists_its_jobs_and_resolves_there(store: Any) -> None:
+    wf_id, op = uncertain_op(store)
+    _, other_op = uncertain_op(store)
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.push_screen(WorkflowDetailScreen(wf_id))
+        await until(pilot, lambda: str(op) in row_keys(app, "#wf-jobs"))
+        keys = row_keys(app, "#wf-jobs")
+        jobs = [store.find_job(uuid.UUID(k)) for k in keys]
+        assert str(other_op) not in keys
+        assert {j.run_id for j in jobs} == {wf_id}
+        assert sorted(j.kind.split(":")[0] for j in jobs) == ["$op", "$wf"]
+        assert "uncertain" in cells(app, "#wf-jobs", str(op))[2]
+        jt = table(app, "#wf-jobs")
+        jt.focus()
+        jt.move_cursor(row=next(i for i, j in enumerate(jobs) if j.id != op))
+        await pilot.press("Z")  # not an uncertain operation: refused without a dialog
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, WorkflowDetailScreen)
+        jt.move_cursor(row=keys.index(str(op)))
+        await pilot.press("Z", "c")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await until(pilot, lambda: store.find_job(op).state == JobState.SUCCEEDED)
+        await until(pilot, lambda: "succeeded" in cells(app, "#wf-jobs", str(op))[2])
+        jt.move_cursor(row=row_keys(app, "#wf-jobs").index(str(op)))
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, JobDetailScreen))
+        await until(pilot, lambda: f"workflow run {wf_id}" in " ".join(screen_text(app).split()))
 
 
 # --- live behaviour ---------------------------------------------------------------------

@@ -16,7 +16,12 @@ from typing import Any
 import pytest
 
 from qctl.tui.app import QctlTop
-from qctl.tui.screens import DagGraphScreen, JobDetailScreen
+from qctl.tui.screens import (
+    DagGraphScreen,
+    EventDetailScreen,
+    JobDetailScreen,
+    WorkflowDetailScreen,
+)
 from qctl_store import errors
 from qctl_store.types import (
     AttemptError,
@@ -77,10 +82,13 @@ JOBS = [
         "$op:charge@1",
         JobState.UNCERTAIN,
         source=Source.WORKFLOW,
+        run_id=uid(77),
         attempt=1,
         last_error="charge timed out: outcome unknown",
         failed_at=ago(60),
     ),
+    job(6, "$wf:checkout", JobState.SUCCEEDED, source=Source.WORKFLOW, run_id=uid(77)),
+    job(7, "fulfillment", JobState.DEAD, source=Source.EVENT, event_id=uid(99), attempt=5),
 ]
 TASKS = [
     job(10 + i, k, s, source=Source.DAG, dag_id=DAG_ID, task_key=key)
@@ -132,7 +140,13 @@ class FixedStore:
         return OpsStats(undispatched=3, total_24h=1234, types_24h=3, subscribers=4)
 
     def search_jobs(self, search: Any, limit: int = 50, after: Any = None) -> list[Job]:
-        return [j for j in JOBS if search.state in (None, j.state)][:limit]
+        return [
+            j
+            for j in JOBS
+            if search.state in (None, j.state)
+            and search.run_id in (None, j.run_id)
+            and search.event_id in (None, j.event_id)
+        ][:limit]
 
     def count_jobs(self, search: Any, exact: bool = False) -> tuple[int, bool]:
         return len(self.search_jobs(search)), False
@@ -174,11 +188,13 @@ class FixedStore:
     def dag_deps(self, id: uuid.UUID) -> list[DAGDep]:
         return DEPS
 
-    def list_events(self, f: Any, offset: int = 0, limit: int = 0) -> tuple[list[Any], int]:
-        e = EventAdminRow(
+    def get_event(self, id: uuid.UUID) -> EventAdminRow:
+        return EventAdminRow(
             uid(99), "order.placed", "order", "o-17", 2, ago(30), ago(29), {}, {"total": 9}, 2
         )
-        return [e], 1
+
+    def list_events(self, f: Any, offset: int = 0, limit: int = 0) -> tuple[list[Any], int]:
+        return [self.get_event(uid(99))], 1
 
     def list_subscriber_views(self, event_type: str = "") -> list[SubscriberView]:
         return [SubscriberView("order.placed", "fulfillment", 5, ago(86400), ago(3600))]
@@ -189,7 +205,10 @@ class FixedStore:
     def list_workflow_executions(
         self, f: Any, offset: int = 0, limit: int = 0
     ) -> tuple[list[WorkflowExecutionView], int]:
-        w = WorkflowExecutionView(
+        return [self.get_workflow_execution(uid(77))], 1
+
+    def get_workflow_execution(self, id: uuid.UUID) -> WorkflowExecutionView:
+        return WorkflowExecutionView(
             uid(77),
             "checkout",
             "1",
@@ -197,7 +216,6 @@ class FixedStore:
             failure_reason="charge timed out",
             created_at=ago(120),
         )
-        return [w], 1
 
     def list_history(self, id: uuid.UUID) -> list[HistoryEvent]:
         return [HistoryEvent(id, 1, "WorkflowStarted", {"cart": "c1"}, ago(120))]
@@ -226,7 +244,7 @@ async def snap(
         if screen is not None:
             await app.push_screen(screen)
         # the data and the footer (it lands a frame later) are both on screen
-        await until(pilot, lambda: marker in screen_text(app) and "palette" in screen_text(app))
+        await until(pilot, lambda: marker in screen_text(app) and "? Help" in screen_text(app))
         await pilot.pause(0.3)  # let every loader of the screen land
         check(name, screen_text(app))
 
@@ -271,3 +289,11 @@ async def test_events_snapshot() -> None:
 
 async def test_workflows_snapshot() -> None:
     await snap("workflows", ["5"], "checkout")
+
+
+async def test_event_detail_snapshot() -> None:
+    await snap("event_detail", [], "fulfillment", screen=EventDetailScreen(uid(99)))
+
+
+async def test_workflow_detail_snapshot() -> None:
+    await snap("workflow_detail", [], "$op:charge@1", screen=WorkflowDetailScreen(uid(77)))

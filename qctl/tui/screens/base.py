@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+import uuid
+from typing import Any, TypeVar
 
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Input
+from textual.widgets import DataTable, Input
 
-from qctl.tui.app import Guarded, TopScreen
+from qctl.tui.app import Guarded, TopScreen, footer
 from qctl.tui.widgets import Loader
 
 T = TypeVar("T")
@@ -58,13 +59,47 @@ class Pane(Guarded, Loader[T]):
         self.reload()
 
 
+class RecordView(Loader[T]):
+    """A drill-in screen's content: one record (job, event, DAG run, execution) by id.
+    ``render_detail`` draws ``detail``, the last load, again on demand (``v``)."""
+
+    payload = False
+    """Whether the record's payload is shown."""
+
+    def __init__(self, record_id: uuid.UUID) -> None:
+        super().__init__()
+        self.record_id = record_id
+        self.detail: T | None = None
+
+    def show(self, data: T) -> None:
+        self.detail = data
+        self.render_detail()
+
+    def render_detail(self) -> None:
+        raise NotImplementedError
+
+
 class DetailScreen(TopScreen):
-    """A drill-in screen: ``esc`` goes back; its loaders refresh like a tab's."""
+    """A drill-in screen over one record: ``esc`` goes back; its view refreshes like a tab."""
 
     BINDINGS = [Binding("escape", "back", "Back")]
 
-    def compose_footer(self) -> ComposeResult:
-        yield Footer()
+    def __init__(self, record_id: uuid.UUID) -> None:
+        super().__init__()
+        self.record_id = record_id
+
+    def view(self) -> RecordView[Any]:
+        raise NotImplementedError
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_status()
+        yield self.view()
+        yield footer()
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def action_toggle_payload(self) -> None:
+        view = self.query_one(RecordView)
+        view.payload = not view.payload
+        view.render_detail()

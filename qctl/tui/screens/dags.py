@@ -11,14 +11,15 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, ScrollableContainer, Vertical, VerticalScroll
+from textual.containers import Horizontal, ScrollableContainer, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from qctl.tui import fmt
 from qctl.tui.layout import layout, render
-from qctl.tui.screens.base import DetailScreen, Pane
+from qctl.tui.screens.base import DetailScreen, Pane, RecordView
+from qctl.tui.screens.jobs import JobDetailScreen
 from qctl.tui.screens.overview import counts_summary, split_counts
-from qctl.tui.widgets import Loader, PromptDialog, refill, selected_key, table
+from qctl.tui.widgets import PromptDialog, refill, selected_key, table
 from qctl_store.types import (
     TASK_KEY_COMPENSATION_PREFIX,
     DAGDep,
@@ -48,10 +49,16 @@ class DagActions:
     def current_dag(self) -> uuid.UUID | None:
         raise NotImplementedError
 
-    def _dag_act(self, verb: str, call: str) -> None:
+    def selected_dag(self) -> uuid.UUID | None:
+        """``current_dag``; when there is none, the operator is told so."""
         dag_id = self.current_dag()
         if dag_id is None:
             self.app.notify("no DAG run selected", severity="warning")
+        return dag_id
+
+    def _dag_act(self, verb: str, call: str) -> None:
+        dag_id = self.selected_dag()
+        if dag_id is None:
             return
         self.app.act(
             f"{verb} DAG run {dag_id}?", lambda s: getattr(s, call)(dag_id), f"{verb}: {dag_id}"
@@ -67,7 +74,7 @@ class DagActions:
         self._dag_act("cancel", "cancel_dag")
 
     def action_dag_pause(self) -> None:
-        dag_id = self.current_dag()
+        dag_id = self.selected_dag()
         if dag_id is None:
             return
 
@@ -86,7 +93,7 @@ class DagActions:
         )
 
     def action_dag_signal(self) -> None:
-        dag_id = self.current_dag()
+        dag_id = self.selected_dag()
         if dag_id is None:
             return
 
@@ -165,7 +172,7 @@ class DagsPane(DagActions, Pane[DagsData]):
                 [
                     fmt.short_id(r.id),
                     r.name,
-                    Text(r.state.value, fmt.state_style(r.state)),
+                    fmt.state_text(r.state),
                     counts_summary(data.task_counts.get(r.id, {})),
                     fmt.ago(r.created_at, now),
                     fmt.one_line(r.failure_reason, 40),
@@ -253,10 +260,7 @@ def _mark(state: JobState | None) -> str:
 
 
 def dag_header(dag: DAGView, now: datetime) -> Text:
-    t = Text()
-    t.append(f"{dag.name} ", "bold")
-    t.append(f"{dag.id}  ", "dim")
-    t.append(dag.state.value, fmt.state_style(dag.state))
+    t = fmt.heading(dag.name, dag.id, dag.state)
     t.append(f"  on failure: {dag.on_failure}")
     if dag.idempotency_key:
         t.append(f"  key: {dag.idempotency_key}")
@@ -268,12 +272,7 @@ def dag_header(dag: DAGView, now: datetime) -> Text:
     return t
 
 
-class DagRunView(Loader[DagRun]):
-    def __init__(self, dag_id: uuid.UUID) -> None:
-        super().__init__()
-        self.dag_id = dag_id
-        self.dag_run: DagRun | None = None
-
+class DagRunView(RecordView[DagRun]):
     def compose(self) -> ComposeResult:
         yield Static(id="dag-header")
         with ScrollableContainer(id="graph-box"):
@@ -285,48 +284,38 @@ class DagRunView(Loader[DagRun]):
 
     def fetch(self, store: Any) -> DagRun:
         return DagRun(
-            store.get_dag(self.dag_id), store.dag_tasks(self.dag_id), store.dag_deps(self.dag_id)
+            store.get_dag(self.record_id),
+            store.dag_tasks(self.record_id),
+            store.dag_deps(self.record_id),
         )
 
-    def show(self, data: DagRun) -> None:
-        self.dag_run = data
+    def render_detail(self) -> None:
+        data = self.detail
+        if data is None:
+            return
         self.query_one("#dag-header", Static).update(dag_header(data.dag, self.top.clock()))
         _, order = draw_run(data)
         by_key = {t.task_key: t for t in data.tasks}
-        rows = []
-        for key in order:
-            t = by_key[key]
-            rows.append(
-                (
-                    key,
-                    [
-                        key,
-                        t.kind,
-                        Text(t.state.value, fmt.state_style(t.state)),
-                        f"{t.attempt}/{t.max_attempts}",
-                        fmt.one_line(t.last_error, 40),
-                    ],
-                )
-            )
+        rows = [(k, fmt.job_cells(by_key[k], [k, by_key[k].kind], error=40)) for k in order]
         refill(self.query_one("#dag-tasks", DataTable), rows)
         self.render_selection()
 
     def selected_task(self) -> Job | None:
         key = selected_key(self.query_one("#dag-tasks", DataTable))
-        if self.dag_run is None or key is None:
+        if self.detail is None or key is None:
             return None
-        return next((t for t in self.dag_run.tasks if t.task_key == key), None)
+        return next((t for t in self.detail.tasks if t.task_key == key), None)
 
     def render_selection(self) -> None:
-        if self.dag_run is None:
+        if self.detail is None:
             return
         task = self.selected_task()
-        text, _ = draw_run(self.dag_run, task.task_key if task else "")
+        text, _ = draw_run(self.detail, task.task_key if task else "")
         self.query_one("#graph", Static).update(text)
         detail = Text()
         if task is not None:
-            needs = [d.depends_on_key for d in self.dag_run.deps if d.task_key == task.task_key]
-            feeds = [d.task_key for d in self.dag_run.deps if d.depends_on_key == task.task_key]
+            needs = [d.depends_on_key for d in self.detail.deps if d.task_key == task.task_key]
+            feeds = [d.task_key for d in self.detail.deps if d.depends_on_key == task.task_key]
             detail.append(f"{task.task_key}\n", "bold")
             detail.append(f"job {task.id}\nkind {task.kind}\n")
             detail.append(f"state {task.state.value}\n", fmt.state_style(task.state))
@@ -347,8 +336,6 @@ class DagRunView(Loader[DagRun]):
         self.render_selection()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        from qctl.tui.screens.jobs import JobDetailScreen
-
         event.stop()
         task = self.selected_task()
         if task is not None:
@@ -358,18 +345,11 @@ class DagRunView(Loader[DagRun]):
 class DagGraphScreen(DagActions, DetailScreen):
     BINDINGS = [*DAG_BINDINGS]
 
-    def __init__(self, dag_id: uuid.UUID) -> None:
-        super().__init__()
-        self.dag_id = dag_id
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_status()
-        with Vertical():
-            yield DagRunView(self.dag_id)
-        yield from self.compose_footer()
+    def view(self) -> DagRunView:
+        return DagRunView(self.record_id)
 
     def current_dag(self) -> uuid.UUID | None:
-        return self.dag_id
+        return self.record_id
 
     def on_mount(self) -> None:
         self.query_one("#dag-tasks", DataTable).focus()

@@ -14,9 +14,10 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from qctl.tui import fmt
-from qctl.tui.screens.base import DetailScreen, Pane
+from qctl.tui.screens.base import DetailScreen, Pane, RecordView
+from qctl.tui.screens.jobs import JobDetailScreen
 from qctl.tui.screens.overview import ledger_text
-from qctl.tui.widgets import Loader, refill, table
+from qctl.tui.widgets import refill, table
 from qctl_store.types import (
     EventAdminRow,
     EventFilter,
@@ -29,8 +30,8 @@ from qctl_store.types import (
 )
 
 EVENTS = 100
-DELIVERY_SCAN = 500
-"""Deliveries are found by scanning each subscriber's newest jobs (no event-id index)."""
+DELIVERIES = 500
+"""An event has one delivery per subscriber plus one per replay: more is not read."""
 
 
 @dataclass
@@ -111,16 +112,6 @@ class EventsPane(Pane[EventsData]):
 class EventDetail:
     event: EventAdminRow
     deliveries: list[Job]
-    subscribers: list[str]
-
-
-def find_deliveries(store: Any, event: EventAdminRow) -> tuple[list[Job], list[str]]:
-    names = [s.name for s in store.subscribers(event.type)]
-    found: list[Job] = []
-    for name in names:
-        jobs = store.search_jobs(JobSearch(source=Source.EVENT, kind=name), limit=DELIVERY_SCAN)
-        found.extend(j for j in jobs if j.event_id == event.id)
-    return found, names
 
 
 def event_text(e: EventAdminRow, now: datetime, payload: bool) -> Text:
@@ -142,51 +133,37 @@ def event_text(e: EventAdminRow, now: datetime, payload: bool) -> Text:
     return t
 
 
-class EventView(Loader[EventDetail]):
-    def __init__(self, event_id: uuid.UUID) -> None:
-        super().__init__()
-        self.event_id = event_id
-        self.detail: EventDetail | None = None
-        self.payload = False
-
+class EventView(RecordView[EventDetail]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="event-text")
             yield table("deliveries", "job", "subscriber", "state", "attempt", "replay", "error")
 
     def fetch(self, store: Any) -> EventDetail:
-        event = store.get_event(self.event_id)
-        deliveries, names = find_deliveries(store, event)
-        return EventDetail(event, deliveries, names)
+        search = JobSearch(source=Source.EVENT, event_id=self.record_id)
+        return EventDetail(
+            store.get_event(self.record_id), store.search_jobs(search, limit=DELIVERIES)
+        )
 
-    def show(self, data: EventDetail) -> None:
-        self.detail = data
-        self.render_detail()
+    def render_detail(self) -> None:
+        data = self.detail
+        if data is None:
+            return
+        self.query_one("#event-text", Static).update(
+            event_text(data.event, self.top.clock(), self.payload)
+        )
         rows = [
             (
                 str(j.id),
-                [
-                    fmt.short_id(j.id),
-                    j.kind,
-                    Text(j.state.value, fmt.state_style(j.state)),
-                    f"{j.attempt}/{j.max_attempts}",
-                    "yes" if j.replay else "",
-                    fmt.one_line(j.last_error, 50),
-                ],
+                fmt.job_cells(j, [fmt.short_id(j.id), j.kind], ["yes" if j.replay else ""]),
             )
             for j in data.deliveries
         ]
-        refill(self.query_one("#deliveries", DataTable), rows)
-
-    def render_detail(self) -> None:
-        if self.detail is not None:
-            self.query_one("#event-text", Static).update(
-                event_text(self.detail.event, self.top.clock(), self.payload)
-            )
+        deliveries = self.query_one("#deliveries", DataTable)
+        deliveries.border_title = f"deliveries: {len(rows)}"
+        refill(deliveries, rows)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        from qctl.tui.screens.jobs import JobDetailScreen
-
         event.stop()
         self.app.push_screen(JobDetailScreen(uuid.UUID(str(event.row_key.value))))
 
@@ -197,22 +174,11 @@ class EventDetailScreen(DetailScreen):
         Binding("R", "event_replay", "Replay"),
     ]
 
-    def __init__(self, event_id: uuid.UUID) -> None:
-        super().__init__()
-        self.event_id = event_id
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_status()
-        yield EventView(self.event_id)
-        yield from self.compose_footer()
-
-    def action_toggle_payload(self) -> None:
-        view = self.query_one(EventView)
-        view.payload = not view.payload
-        view.render_detail()
+    def view(self) -> EventView:
+        return EventView(self.record_id)
 
     def action_event_replay(self) -> None:
-        event_id = self.event_id
+        event_id = self.record_id
         self.app.act(
             f"replay event {event_id} to every subscriber?",
             lambda s: s.replay(ReplayFilter(event_id=event_id)),

@@ -14,8 +14,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from qctl.tui import fmt
-from qctl.tui.screens.base import DetailScreen, Pane
-from qctl.tui.widgets import Loader, refill, table
+from qctl.tui.screens.base import DetailScreen, Pane, RecordView
+from qctl.tui.widgets import refill, table
 from qctl_store.types import AttemptError, Job, JobPageCursor, JobSearch, JobState, Source
 
 PAGE = 50
@@ -111,8 +111,8 @@ class JobsPane(JobActions, Pane[JobPage]):
     BINDINGS = [
         Binding("s", "cycle_source", "Source"),
         Binding("t", "cycle_state", "State"),
-        Binding("n", "next_page", "Next"),
-        Binding("b", "prev_page", "Prev"),
+        Binding("n", "next_page", "Page", key_display="n/b"),
+        Binding("b", "prev_page", "Previous page", show=False),
         *JOB_BINDINGS,
     ]
     filter_hint = "kind [key=value ...] [error:text]"
@@ -156,15 +156,7 @@ class JobsPane(JobActions, Pane[JobPage]):
         rows: list[tuple[str, list[Any]]] = [
             (
                 str(j.id),
-                [
-                    fmt.short_id(j.id),
-                    j.source.value,
-                    j.kind,
-                    Text(j.state.value, fmt.state_style(j.state)),
-                    f"{j.attempt}/{j.max_attempts}",
-                    job_when(j, now),
-                    fmt.one_line(j.last_error, 50),
-                ],
+                fmt.job_cells(j, [fmt.short_id(j.id), j.source.value, j.kind], [job_when(j, now)]),
             )
             for j in data.jobs
         ]
@@ -238,6 +230,7 @@ def job_text(job: Job, now: datetime, payload: bool) -> Text:
     line("idempotency", job.idempotency_key)
     line("dag", f"{job.dag_id} task {job.task_key}" if job.dag_id else "")
     line("event", job.event_id)
+    line("workflow run", job.run_id)
     line("signal", job.signal_name)
     line("compensation", job.compensation_kind)
     for label, at in [
@@ -266,25 +259,15 @@ def job_text(job: Job, now: datetime, payload: bool) -> Text:
     return t
 
 
-class JobView(Loader[JobDetail]):
-    def __init__(self, job_id: uuid.UUID) -> None:
-        super().__init__()
-        self.job_id = job_id
-        self.detail: JobDetail | None = None
-        self.payload = False
-
+class JobView(RecordView[JobDetail]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="job-text")
             yield table("attempts", "attempt", "at", "error")
 
     def fetch(self, store: Any) -> JobDetail:
-        job = store.find_job(self.job_id)
+        job = store.find_job(self.record_id)
         return JobDetail(job, store.job_attempts(job.source, job.id))
-
-    def show(self, data: JobDetail) -> None:
-        self.detail = data
-        self.render_detail()
 
     def render_detail(self) -> None:
         if self.detail is None:
@@ -301,22 +284,11 @@ class JobView(Loader[JobDetail]):
 class JobDetailScreen(JobActions, DetailScreen):
     BINDINGS = [Binding("v", "toggle_payload", "Payload"), *JOB_BINDINGS]
 
-    def __init__(self, job_id: uuid.UUID) -> None:
-        super().__init__()
-        self.job_id = job_id
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_status()
-        view = JobView(self.job_id)
-        view.border_title = f"job {self.job_id}"
-        yield view
-        yield from self.compose_footer()
+    def view(self) -> JobView:
+        view = JobView(self.record_id)
+        view.border_title = f"job {self.record_id}"
+        return view
 
     def current_job(self) -> Job | None:
         detail = self.query_one(JobView).detail
         return None if detail is None else detail.job
-
-    def action_toggle_payload(self) -> None:
-        view = self.query_one(JobView)
-        view.payload = not view.payload
-        view.render_detail()

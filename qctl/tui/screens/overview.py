@@ -75,12 +75,16 @@ def throughput_text(daily: list[DailyCount], width: int = 20) -> Text:
         return text
     styles = {"enqueued": "cyan", "processed": "green", "failed": "red", "reaped": "yellow"}
     last = daily[-1]
-    text.append(f"daily throughput, {len(daily)} day(s), today {last.date:%Y-%m-%d}\n", "bold")
+    shown = min(width, len(daily))
+    # One row per series in fixed columns, 47 cells wide: fits the panel without wrapping.
+    text.append(f"daily throughput, today {last.date:%Y-%m-%d} UTC\n", "bold")
+    trend = f"last {shown} day(s)"
+    text.append(f"{'':10}{trend:<{width}} {'today':>6} {f'{len(daily)}d total':>9}\n", "dim")
     for name in SERIES:
         values = [getattr(c, name) for c in daily]
         text.append(f"{name:>9} ", "bold")
-        text.append(f"{fmt.sparkline(values, width):<{min(width, len(values))}}", styles[name])
-        text.append(f" today {getattr(last, name):>6} total {sum(values):>8}\n")
+        text.append(f"{fmt.sparkline(values, width):<{width}}", styles[name])
+        text.append(f" {getattr(last, name):>6} {sum(values):>9}\n")
     return text
 
 

@@ -15,8 +15,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from qctl.tui import fmt
-from qctl.tui.screens.base import DetailScreen, Pane
-from qctl.tui.widgets import ChoiceDialog, Loader, refill, selected_key, table
+from qctl.tui.screens.base import DetailScreen, Pane, RecordView
+from qctl.tui.screens.jobs import JobDetailScreen, job_when
+from qctl.tui.widgets import ChoiceDialog, refill, selected_key, table
 from qctl_store.types import (
     HistoryEvent,
     Job,
@@ -30,6 +31,8 @@ from qctl_store.types import (
 )
 
 EXECUTIONS = 100
+RUN_JOBS = 200
+"""An execution's newest jobs (decision tasks and operations) shown in its detail."""
 STATES: list[WorkflowState | None] = [None, *WorkflowState]
 
 
@@ -37,6 +40,10 @@ class WorkflowActions:
     app: Any
 
     def current_workflow(self) -> uuid.UUID | None:
+        raise NotImplementedError
+
+    def current_operation(self) -> Job | None:
+        """The operation job ``Z`` resolves: a selected row of an uncertain one."""
         raise NotImplementedError
 
     def action_wf_cancel(self) -> None:
@@ -48,6 +55,26 @@ class WorkflowActions:
             f"cancel workflow execution {wf}?",
             lambda s: s.cancel_workflow_execution(wf),
             f"cancelled: {wf}",
+        )
+
+    def action_wf_resolve(self) -> None:
+        job = self.current_operation()
+        if job is None or job.state != JobState.UNCERTAIN:
+            self.app.notify("select an uncertain operation", severity="warning")
+            return
+        op = job.id
+
+        def chosen(decision: str | None) -> None:
+            if decision:
+                self.app.act(
+                    f"resolve operation {op} ({job.kind}) as {decision}?",
+                    lambda s: s.resolve_uncertain(op, decision, None),
+                    f"resolved {op}: {decision}",
+                )
+
+        self.app.push_screen(
+            ChoiceDialog(f"resolve uncertain operation {op}", [d.value for d in UncertainDecision]),
+            chosen,
         )
 
 
@@ -66,12 +93,13 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
     ]
     filter_hint = "workflow name (exact)"
     state: WorkflowState | None = None
+    data: WorkflowsData | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="wf-filter", classes="bar")
         yield from self.compose_filter()
         yield table("executions", "id", "name", "version", "state", "queue", "created", "reason")
-        yield table("uncertain", "operation job", "kind", "attempt", "since", "error")
+        yield table("uncertain", "operation job", "execution", "kind", "attempt", "since", "error")
 
     def fetch(self, store: Any) -> WorkflowsData:
         execs, total = store.list_workflow_executions(
@@ -83,6 +111,7 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
         return WorkflowsData(execs, total, uncertain)
 
     def show(self, data: WorkflowsData) -> None:
+        self.data = data
         now = self.top.clock()
         refill(
             self.query_one("#executions", DataTable),
@@ -93,7 +122,7 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
                         fmt.short_id(w.id),
                         w.name,
                         w.version,
-                        Text(w.state.value, fmt.state_style(w.state)),
+                        fmt.state_text(w.state),
                         w.task_queue,
                         fmt.ago(w.created_at, now),
                         fmt.one_line(w.failure_reason, 40),
@@ -109,6 +138,7 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
                     str(j.id),
                     [
                         str(j.id),
+                        fmt.short_id(j.run_id),
                         j.kind,
                         f"{j.attempt}/{j.max_attempts}",
                         fmt.ago(j.failed_at or j.enqueued_at, now),
@@ -135,29 +165,14 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
         key = selected_key(self.query_one("#executions", DataTable))
         return uuid.UUID(key) if key else None
 
+    def current_operation(self) -> Job | None:
+        key = selected_key(self.query_one("#uncertain", DataTable))
+        jobs = self.data.uncertain if self.data else []
+        return next((j for j in jobs if str(j.id) == key), None)
+
     def action_cycle_state(self) -> None:
         self.state = STATES[(STATES.index(self.state) + 1) % len(STATES)]
         self.reload()
-
-    def action_wf_resolve(self) -> None:
-        key = selected_key(self.query_one("#uncertain", DataTable))
-        if key is None:
-            self.app.notify("no uncertain operation", severity="warning")
-            return
-        op = uuid.UUID(key)
-
-        def chosen(decision: str | None) -> None:
-            if decision:
-                self.app.act(
-                    f"resolve operation {op} as {decision}?",
-                    lambda s: s.resolve_uncertain(op, decision, None),
-                    f"resolved {op}: {decision}",
-                )
-
-        self.app.push_screen(
-            ChoiceDialog(f"resolve uncertain operation {op}", [d.value for d in UncertainDecision]),
-            chosen,
-        )
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -165,8 +180,6 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
         if event.data_table.id == "executions":
             self.app.push_screen(WorkflowDetailScreen(key))
         else:
-            from qctl.tui.screens.jobs import JobDetailScreen
-
             self.app.push_screen(JobDetailScreen(key))
 
 
@@ -174,13 +187,11 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
 class WorkflowDetail:
     execution: WorkflowExecutionView
     history: list[HistoryEvent]
+    jobs: list[Job]
 
 
 def workflow_text(w: WorkflowExecutionView, now: datetime) -> Text:
-    t = Text()
-    t.append(f"{w.name} {w.version} ", "bold")
-    t.append(f"{w.id}  ", "dim")
-    t.append(w.state.value, fmt.state_style(w.state))
+    t = fmt.heading(f"{w.name} {w.version}", w.id, w.state)
     t.append(f"  queue {w.task_queue}  created {fmt.ago(w.created_at, now)}\n")
     if w.business_idempotency_key:
         t.append(f"business key {w.business_idempotency_key}\n")
@@ -192,26 +203,39 @@ def workflow_text(w: WorkflowExecutionView, now: datetime) -> Text:
     return t
 
 
-class WorkflowView(Loader[WorkflowDetail]):
-    def __init__(self, workflow_id: uuid.UUID) -> None:
-        super().__init__()
-        self.workflow_id = workflow_id
-
+class WorkflowView(RecordView[WorkflowDetail]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="wf-text")
+            yield table("wf-jobs", "job", "kind", "state", "attempt", "when", "error")
             yield table("history", "seq", "type", "at", "payload")
 
     def fetch(self, store: Any) -> WorkflowDetail:
         return WorkflowDetail(
-            store.get_workflow_execution(self.workflow_id), store.list_history(self.workflow_id)
+            store.get_workflow_execution(self.record_id),
+            store.list_history(self.record_id),
+            store.search_jobs(JobSearch(run_id=self.record_id), limit=RUN_JOBS),
         )
 
-    def show(self, data: WorkflowDetail) -> None:
+    def render_detail(self) -> None:
+        data = self.detail
+        if data is None:
+            return
         now = self.top.clock()
         self.query_one("#wf-text", Static).update(workflow_text(data.execution, now))
+        jobs = self.query_one("#wf-jobs", DataTable)
         refill(
-            self.query_one("#history", DataTable),
+            jobs,
+            [
+                (str(j.id), fmt.job_cells(j, [fmt.short_id(j.id), j.kind], [job_when(j, now)]))
+                for j in data.jobs
+            ],
+        )
+        jobs.border_title = f"jobs: {len(data.jobs)} (enter detail, Z resolve uncertain)"
+        history = self.query_one("#history", DataTable)
+        history.border_title = f"history: {len(data.history)} event(s)"
+        refill(
+            history,
             [
                 (
                     str(h.seq),
@@ -226,18 +250,23 @@ class WorkflowView(Loader[WorkflowDetail]):
             ],
         )
 
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.data_table.id == "wf-jobs":
+            self.app.push_screen(JobDetailScreen(uuid.UUID(str(event.row_key.value))))
+
 
 class WorkflowDetailScreen(WorkflowActions, DetailScreen):
-    BINDINGS = [Binding("X", "wf_cancel", "Cancel")]
+    BINDINGS = [Binding("X", "wf_cancel", "Cancel"), Binding("Z", "wf_resolve", "Resolve")]
 
-    def __init__(self, workflow_id: uuid.UUID) -> None:
-        super().__init__()
-        self.workflow_id = workflow_id
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_status()
-        yield WorkflowView(self.workflow_id)
-        yield from self.compose_footer()
+    def view(self) -> WorkflowView:
+        return WorkflowView(self.record_id)
 
     def current_workflow(self) -> uuid.UUID | None:
-        return self.workflow_id
+        return self.record_id
+
+    def current_operation(self) -> Job | None:
+        view = self.query_one(WorkflowView)
+        key = selected_key(self.query_one("#wf-jobs", DataTable))
+        jobs = view.detail.jobs if view.detail else []
+        return next((j for j in jobs if str(j.id) == key), None)

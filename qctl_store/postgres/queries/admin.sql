@@ -19,6 +19,46 @@ SELECT kind, state, COUNT(*) AS n,
 FROM azync_jobs WHERE {where}
 GROUP BY kind, state
 
+-- name: live_depths
+-- The console's refresh read: the four live states of one source, each grouped by kind
+-- on its own partial index (an index-only scan when the visibility map allows), so the
+-- millions of succeeded rows are never visited. Columns as in depths.
+SELECT kind, 'pending' AS state, COUNT(*) AS n,
+       EXTRACT(EPOCH FROM (now() - MIN(run_at))) AS pending_age
+FROM azync_jobs WHERE source = %(source)s AND state = 'pending' GROUP BY kind
+UNION ALL
+SELECT kind, 'scheduled', COUNT(*), NULL
+FROM azync_jobs WHERE source = %(source)s AND state = 'scheduled' GROUP BY kind
+UNION ALL
+SELECT kind, 'active', COUNT(*), NULL
+FROM azync_jobs WHERE source = %(source)s AND state = 'active' GROUP BY kind
+UNION ALL
+SELECT kind, 'dead', COUNT(*), NULL
+FROM azync_jobs WHERE source = %(source)s AND state = 'dead' GROUP BY kind
+
+-- name: terminal_kinds
+-- Kinds that may hold only succeeded or paused jobs: the distinct kinds of the succeeded
+-- index by a loose index scan (one descent per kind), and the kinds of the daily stats.
+WITH RECURSIVE k(kind) AS (
+    (SELECT kind FROM azync_jobs WHERE source = %(source)s AND state = 'succeeded'
+     ORDER BY kind LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.kind FROM azync_jobs j
+            WHERE j.source = %(source)s AND j.state = 'succeeded' AND j.kind > k.kind
+            ORDER BY j.kind LIMIT 1)
+    FROM k WHERE k.kind IS NOT NULL
+)
+SELECT kind FROM k WHERE kind IS NOT NULL
+UNION
+SELECT DISTINCT kind FROM azync_stats_daily WHERE source = %(source)s
+
+-- name: succeeded_depths
+-- Exact succeeded counts of the kinds whose estimate is small, on the succeeded index.
+SELECT kind, 'succeeded' AS state, COUNT(*) AS n, NULL AS pending_age
+FROM azync_jobs
+WHERE source = %(source)s AND state = 'succeeded' AND kind = ANY(%(kinds)s)
+GROUP BY kind
+
 -- name: daily
 -- The daily window, zero-filled, oldest first, summed over the stats slots and, with
 -- no kind in {where}, over kinds.

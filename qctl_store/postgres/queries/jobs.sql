@@ -1,30 +1,55 @@
 -- Queue producer, lease and settlement statements (PostgreSQL).
 -- {jobs} / {jobs_j} / {event_e} are column lists substituted from rows.py.
 
--- name: enqueue_claim
--- TTL dedupe window: claim the key unless an unexpired claim holds it.
-INSERT INTO azync_idempotency_keys (source, kind, key, expires_at)
-VALUES ('queue', %(kind)s, %(key)s, now() + make_interval(secs => %(ttl)s))
-ON CONFLICT (source, kind, key) DO UPDATE SET expires_at = EXCLUDED.expires_at
-WHERE azync_idempotency_keys.expires_at < now()
-RETURNING kind
-
--- name: enqueue_insert
--- run_at and pending/scheduled resolve on the backend clock; the ON CONFLICT
--- predicate matches azync_jobs_idempotency_idx (live-key dedupe).
-INSERT INTO azync_jobs
-    (id, source, kind, state, run_at, max_attempts, max_attempts_explicit, payload, meta,
-     idempotency_key, enqueued_at)
-SELECT %(id)s, 'queue', %(kind)s,
-       CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'pending' END,
-       t.run_at, %(max_attempts)s, %(explicit)s, %(payload)s::jsonb, %(meta)s::jsonb,
-       %(key)s, now()
-FROM (SELECT COALESCE(%(run_at)s::timestamptz,
-                      now() + make_interval(secs => %(delay)s)) AS run_at) t
-ON CONFLICT (source, kind, idempotency_key)
-    WHERE idempotency_key IS NOT NULL AND state <> ALL (ARRAY['dead'::text, 'succeeded'::text])
-DO NOTHING
-RETURNING id
+-- name: enqueue
+-- Enqueue and enqueue_many: a batch of jobs as parallel arrays, in one statement.
+-- Tables are written {schema}.-qualified (PgBase.qualified) because the statement
+-- also runs on a caller's connection (enqueue_tx), under the caller's search_path.
+-- claim: the TTL dedupe window, for jobs with a key and a TTL; the caller passes at
+-- most one of them per (kind, key), since a later one in the batch always finds the
+-- earlier claim unexpired. ins: run_at and pending/scheduled resolve on the backend
+-- clock; the ON CONFLICT predicate matches azync_jobs_idempotency_idx (live-key
+-- dedupe), and rows go in input order, so a later duplicate within the batch is the
+-- one skipped. bump/wake: one stats upsert and one NOTIFY per inserted kind.
+WITH input AS (
+    SELECT * FROM unnest(
+        %(ids)s::uuid[], %(kinds)s::text[], %(payloads)s::text[], %(metas)s::text[],
+        %(run_ats)s::timestamptz[], %(delays)s::float8[], %(max_attempts)s::int[],
+        %(explicit)s::bool[], %(keys)s::text[], %(ttls)s::float8[]
+    ) WITH ORDINALITY
+      AS i (id, kind, payload, meta, run_at, delay, max_attempts, explicit, key, ttl, ord)
+), claim AS (
+    INSERT INTO {schema}.azync_idempotency_keys AS k (source, kind, key, expires_at)
+    SELECT 'queue', kind, key, now() + make_interval(secs => ttl) FROM input
+    WHERE key IS NOT NULL AND ttl > 0
+    ON CONFLICT (source, kind, key) DO UPDATE SET expires_at = EXCLUDED.expires_at
+    WHERE k.expires_at < now()
+    RETURNING kind, key
+), ins AS (
+    INSERT INTO {schema}.azync_jobs
+        (id, source, kind, state, run_at, max_attempts, max_attempts_explicit, payload, meta,
+         idempotency_key, enqueued_at)
+    SELECT i.id, 'queue', i.kind,
+           CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'pending' END,
+           t.run_at, i.max_attempts, i.explicit, i.payload::jsonb, i.meta::jsonb, i.key, now()
+    FROM input i
+    CROSS JOIN LATERAL (SELECT COALESCE(i.run_at, now() + make_interval(secs => i.delay))
+                        AS run_at) t
+    WHERE i.key IS NULL OR i.ttl <= 0
+       OR EXISTS (SELECT 1 FROM claim c WHERE c.kind = i.kind AND c.key = i.key)
+    ORDER BY i.ord
+    ON CONFLICT (source, kind, idempotency_key)
+        WHERE idempotency_key IS NOT NULL AND state <> ALL (ARRAY['dead'::text, 'succeeded'::text])
+    DO NOTHING
+    RETURNING id, kind
+), bump AS (
+    INSERT INTO {schema}.azync_stats_daily AS sd (source, kind, day, slot, enqueued)
+    SELECT 'queue', c.kind, CURRENT_DATE, %(slot)s, c.n
+    FROM (SELECT kind, count(*) AS n FROM ins GROUP BY kind) c
+    CROSS JOIN LATERAL pg_notify(%(channel)s, 'queue:' || c.kind) AS wake
+    ON CONFLICT (source, kind, day, slot) DO UPDATE SET enqueued = sd.enqueued + EXCLUDED.enqueued
+)
+SELECT id FROM ins
 
 -- name: dequeue
 -- The first lease pins the retry budget (max_attempts_explicit = true). The ledger
@@ -90,6 +115,24 @@ WITH upd AS (
     DO UPDATE SET failed = azync_stats_daily.failed + 1
 )
 SELECT source, kind FROM upd
+
+-- name: ack_many
+-- Ack of a batch of (id, token) pairs: each job fenced on its own token, the processed
+-- bump fused per (source, kind); only settled jobs come back.
+WITH upd AS (
+    UPDATE azync_jobs j SET
+        state = 'succeeded', lease_until = NULL, lease_token = NULL,
+        completed_at = now(), updated_at = now()
+    FROM unnest(%(ids)s::uuid[], %(tokens)s::uuid[]) AS p (id, token)
+    WHERE j.id = p.id AND j.state = 'active' AND j.lease_token = p.token
+    RETURNING j.id, j.source, j.kind
+), bump AS (
+    INSERT INTO azync_stats_daily AS sd (source, kind, day, slot, processed)
+    SELECT source, kind, CURRENT_DATE, %(slot)s, count(*) FROM upd GROUP BY source, kind
+    ON CONFLICT (source, kind, day, slot)
+    DO UPDATE SET processed = sd.processed + EXCLUDED.processed
+)
+SELECT id FROM upd
 
 -- name: release
 UPDATE azync_jobs SET

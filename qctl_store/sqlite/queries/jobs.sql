@@ -10,7 +10,9 @@ WHERE azync_idempotency_keys.expires_at < :now
 RETURNING kind
 
 -- name: insert_job
--- The live key: a non-terminal job holding the same key deduplicates (no row returned).
+-- Run with executemany over a batch, rows in input order. The live key: a non-terminal
+-- job holding the same key, an earlier one of the batch included, deduplicates (the
+-- row is skipped; present_jobs tells which keyed rows went in).
 INSERT INTO azync_jobs
     (id, source, kind, state, run_at, max_attempts, max_attempts_explicit, payload, meta,
      idempotency_key, enqueued_at, created_at, updated_at)
@@ -19,7 +21,11 @@ VALUES (:id, 'queue', :kind, CASE WHEN :run_at > :now THEN 'scheduled' ELSE 'pen
 ON CONFLICT (source, kind, idempotency_key)
     WHERE idempotency_key IS NOT NULL AND state NOT IN ('dead', 'succeeded')
 DO NOTHING
-RETURNING id
+
+-- name: present_jobs
+-- Which of the ids (a JSON array) exist: after insert_job, the keyed ones it inserted
+-- (an id already taken fails the insert on the primary key instead of being skipped).
+SELECT id FROM azync_jobs WHERE id IN (SELECT value FROM json_each(:ids))
 
 -- name: pick_due
 SELECT id FROM azync_jobs
@@ -57,6 +63,15 @@ UPDATE azync_jobs SET
     completed_at = :now, updated_at = :now
 WHERE id = :id AND state = 'active' AND lease_token = :token
 RETURNING id, source, kind, attempt, last_error, 'processed' AS counter
+
+-- name: ack_many
+-- Ack of a batch of [id, token] pairs (a JSON array), each fenced on its own token.
+UPDATE azync_jobs SET
+    state = 'succeeded', lease_until = NULL, lease_token = NULL,
+    completed_at = :now, updated_at = :now
+WHERE (id, lease_token) IN (SELECT value ->> 0, value ->> 1 FROM json_each(:pairs))
+  AND state = 'active'
+RETURNING id, source, kind
 
 -- name: fail
 -- Reschedule (:delay µs later, scheduled) and Dead (:delay NULL keeps run_at).
