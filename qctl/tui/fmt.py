@@ -6,6 +6,7 @@ import json
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 from rich.text import Text
@@ -37,11 +38,11 @@ def state_style(state: str) -> str:
     return STATE_STYLES.get(str(state), "")
 
 
-def state_text(state: Any) -> Text:
+def state_text(state: StrEnum) -> Text:
     return Text(state.value, state_style(state))
 
 
-def heading(name: str, id: uuid.UUID, state: Any) -> Text:
+def heading(name: str, id: uuid.UUID, state: StrEnum) -> Text:
     """``name id state``: how a record's detail begins."""
     return Text.assemble((f"{name} ", "bold"), (f"{id}  ", "dim"), state_text(state))
 

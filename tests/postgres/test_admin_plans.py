@@ -7,6 +7,7 @@ generate_series and analyzed. The estimate threshold is lowered so the huge-tabl
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -15,7 +16,7 @@ import psycopg
 import pytest
 
 from qctl_store.postgres import PostgresStore, admin
-from qctl_store.types import JobPageCursor, JobSearch, JobState, Source
+from qctl_store.types import JobFilter, JobPageCursor, JobSearch, JobState, Source
 from tests.conftest import PG_DSN, StoreFactory
 
 Q = Source.QUEUE
@@ -169,3 +170,34 @@ def test_succeeded_pages_across_kinds_walk_the_vacuum_index(
     if deep:
         # The cursor bounds the index scan rather than filtering the rows before it.
         assert re.search(r"Index Cond: .*completed_at <=", plan), plan
+
+
+def test_live_depths_of_an_empty_source_estimate_nothing(
+    store: PostgresStore, low_threshold: None
+) -> None:
+    assert store.live_depths(Source.WORKFLOW) == ({}, False)
+
+
+def test_dead_pages_across_kinds_merge_per_kind_index_ranges(
+    store: PostgresStore, statements: list[tuple[str, Any]]
+) -> None:
+    search = JobSearch(source=Q, state=JobState.DEAD)
+    first = store.search_jobs(search, limit=7)
+    store.search_jobs(search, limit=7, after=store.job_cursor(first[-1], JobState.DEAD))
+    for plan in plans(store, statements):
+        assert_no_table_scan(plan)
+        assert "azync_jobs_dead_idx" in plan, plan
+        assert "Sort Key: azync_jobs.enqueued_at" in plan, plan
+
+
+@pytest.mark.parametrize("state", [JobState.DEAD, JobState.SUCCEEDED])
+def test_pages_across_kinds_follow_list_jobs_order(store: PostgresStore, state: JobState) -> None:
+    search = JobSearch(source=Q, state=state)
+    walked: list[uuid.UUID] = []
+    after: JobPageCursor | None = None
+    for _ in range(6):
+        page = store.search_jobs(search, limit=7, after=after)
+        walked.extend(j.id for j in page)
+        after = store.job_cursor(page[-1], state)
+    listed, _ = store.list_jobs(Q, JobFilter(state=state), 0, 42)
+    assert walked == [j.id for j in listed]

@@ -10,6 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from textual.widgets import Input
 
 from qctl.tui.app import QctlTop
 from qctl.tui.live import DISCONNECTED
@@ -371,6 +372,23 @@ async def test_dag_signal_from_the_list(store: Any) -> None:
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
         await pilot.press("y")
         await until(pilot, lambda: store.task_results(p.id)["gate"].result == {"ok": 1})
+
+
+async def test_dag_signal_from_the_graph_offers_the_awaited_signal(store: Any) -> None:
+    name = kind()
+    p = DAGParams(name=name, tasks=[DAGTask("gate", KIND_SIGNAL, signal_name="go")])
+    store.create_dag(p)
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.push_screen(DagGraphScreen(p.id))
+        await until(pilot, lambda: "waiting" in cells(app, "#dag-tasks", "gate")[2])
+        await pilot.press("S")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        assert app.screen.query_one("#field-name", Input).value == "go"
+        await pilot.press("enter", *'{"ok":2}', "enter", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.press("y")
+        await until(pilot, lambda: store.task_results(p.id)["gate"].result == {"ok": 2})
 
 
 # --- events and workflows ---------------------------------------------------------------

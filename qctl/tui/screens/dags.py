@@ -49,6 +49,10 @@ class DagActions:
     def current_dag(self) -> uuid.UUID | None:
         raise NotImplementedError
 
+    def awaited_signal(self) -> str:
+        """A signal the run's tasks wait for, to offer in the signal dialog ("" if unknown)."""
+        return ""
+
     def selected_dag(self) -> uuid.UUID | None:
         """``current_dag``; when there is none, the operator is told so."""
         dag_id = self.current_dag()
@@ -116,7 +120,7 @@ class DagActions:
             PromptDialog(
                 f"signal DAG run {dag_id}",
                 [
-                    ("name", "signal name", ""),
+                    ("name", "signal name", self.awaited_signal()),
                     ("payload", "payload (JSON)", ""),
                     ("message_id", "message id (dedupe, optional)", ""),
                 ],
@@ -350,6 +354,11 @@ class DagGraphScreen(DagActions, DetailScreen):
 
     def current_dag(self) -> uuid.UUID | None:
         return self.record_id
+
+    def awaited_signal(self) -> str:
+        run = self.query_one(DagRunView).detail
+        tasks = run.tasks if run else []
+        return next((t.signal_name for t in tasks if t.state == JobState.WAITING), "")
 
     def on_mount(self) -> None:
         self.query_one("#dag-tasks", DataTable).focus()

@@ -81,6 +81,28 @@ SELECT {jobs} FROM azync_jobs WHERE {where}
 ORDER BY {order}
 LIMIT %(limit)s OFFSET %(offset)s
 
+-- name: dead_across_kinds
+-- A page of dead jobs of every kind. Each dead index entry leads with (source, kind), so
+-- the kinds come from a loose index scan, each kind's first rows from its own range of
+-- azync_jobs_dead_idx (a LATERAL top-N), and the page is the merge of those. {where}
+-- (source, state and filters, and the keyset) applies inside each kind.
+WITH RECURSIVE k(kind) AS (
+    (SELECT kind FROM azync_jobs WHERE source = %(source)s AND state = 'dead'
+     ORDER BY kind LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.kind FROM azync_jobs j
+            WHERE j.source = %(source)s AND j.state = 'dead' AND j.kind > k.kind
+            ORDER BY j.kind LIMIT 1)
+    FROM k WHERE k.kind IS NOT NULL
+)
+SELECT p.* FROM k CROSS JOIN LATERAL (
+    SELECT {jobs} FROM azync_jobs
+    WHERE {where} AND azync_jobs.kind = k.kind
+    ORDER BY enqueued_at, id LIMIT %(limit)s
+) p
+ORDER BY p.enqueued_at, p.id
+LIMIT %(limit)s
+
 -- name: get_job
 SELECT {jobs} FROM azync_jobs WHERE id = %(id)s AND source = %(source)s
 
