@@ -104,12 +104,15 @@ def meta(value: dict[str, str] | None) -> dict[str, str]:
     return value
 
 
+# One encoder for every call: json.dumps with options builds a new one each time, which
+# showed up in batched-enqueue profiles.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def json_text(value: Any, what: str = "payload") -> str:
     """Encode a JSON value compactly; reject what JSON cannot carry."""
     try:
-        return json.dumps(
-            value, separators=(",", ":"), ensure_ascii=False, allow_nan=False, sort_keys=False
-        )
+        return _ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"{what} is not JSON-serialisable: {exc}") from None
 

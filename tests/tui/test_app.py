@@ -64,8 +64,10 @@ def dead_job(store: Any, k: str) -> uuid.UUID:
 
 async def open_jobs(pilot: Any, app: QctlTop, k: str, state: JobState | None = None) -> None:
     await pilot.press("2")
-    app.screen.query_one(JobsPane).open_with(Source.QUEUE, k, state)
-    await until(pilot, lambda: len(row_keys(app, "#jobs-table")) >= 1)
+    pane = app.screen.query_one(JobsPane)
+    pane.open_with(Source.QUEUE, k, state)
+    # the page for this search, not one the tab's first load fetched before it
+    await until(pilot, lambda: pane.current and len(row_keys(app, "#jobs-table")) >= 1)
     table(app, "#jobs-table").focus()
 
 

@@ -79,6 +79,9 @@ class JobPage:
     count: int
     estimated: bool
     next_cursor: JobPageCursor | None
+    asked: tuple[JobSearch, JobPageCursor | None]
+    """The search and cursor this page answers: a page fetched before the operator
+    changed them is stale and never shown (the load for the new ones is queued)."""
 
 
 def parse_search(source: Source | None, state: JobState | None, text: str) -> JobSearch:
@@ -117,7 +120,9 @@ class JobsPane(JobActions, Pane[JobPage]):
     ]
     filter_hint = "kind [key=value ...] [error:text]"
     source: Source | None = None
-    state: JobState | None = None
+    # A live state by default: "all states" is ordered by enqueued_at, which no index
+    # serves, so on a huge table it sorts every row (press t to get there anyway).
+    state: JobState | None = JobState.PENDING
     page: JobPage | None = None
 
     def __init__(self, **kwargs: Any) -> None:
@@ -132,7 +137,7 @@ class JobsPane(JobActions, Pane[JobPage]):
     def search(self) -> JobSearch:
         return parse_search(self.source, self.state, self.filter_text)
 
-    def open_with(self, source: Source | None, kind: str, state: JobState | None = None) -> None:
+    def open_with(self, source: Source | None, kind: str, state: JobState | None) -> None:
         self.source, self.state, self.filter_text = source, state, kind
         self.restart()
 
@@ -143,14 +148,25 @@ class JobsPane(JobActions, Pane[JobPage]):
     def filter_changed(self) -> None:
         self.restart()
 
+    def asked(self) -> tuple[JobSearch, JobPageCursor | None]:
+        return self.search(), self.cursors[-1]
+
+    @property
+    def current(self) -> bool:
+        """Whether the page on screen answers the search and cursor now asked for."""
+        return self.page is not None and self.page.asked == self.asked()
+
     def fetch(self, store: Any) -> JobPage:
-        search = self.search()
-        jobs = store.search_jobs(search, limit=PAGE, after=self.cursors[-1])
+        asked = self.asked()
+        search, after = asked
+        jobs = store.search_jobs(search, limit=PAGE, after=after)
         count, estimated = store.count_jobs(search)
         nxt = store.job_cursor(jobs[-1], search.state) if len(jobs) == PAGE else None
-        return JobPage(jobs, count, estimated, nxt)
+        return JobPage(jobs, count, estimated, nxt, asked)
 
     def show(self, data: JobPage) -> None:
+        if data.asked != self.asked():
+            return
         self.page = data
         now = self.top.clock()
         rows: list[tuple[str, list[Any]]] = [

@@ -16,7 +16,15 @@ from textual.widgets import DataTable, Static
 from qctl.tui import fmt
 from qctl.tui.screens.base import Pane
 from qctl.tui.widgets import refill, table
-from qctl_store.types import DAG_TERMINAL_STATES, DAGState, DailyCount, Depths, OpsStats, Source
+from qctl_store.types import (
+    DAG_TERMINAL_STATES,
+    DAGState,
+    DailyCount,
+    Depths,
+    JobState,
+    OpsStats,
+    Source,
+)
 
 QUEUE_COLUMNS = [
     "source",
@@ -40,13 +48,21 @@ class OverviewData:
     daily: list[DailyCount]
     dag_counts: dict[str, dict[DAGState, int]] = field(default_factory=dict)
     ops: OpsStats = field(default_factory=OpsStats)
+    estimated: set[Source] = field(default_factory=set)
+    """Sources whose succeeded and paused counts are planner estimates (huge tables)."""
 
 
 def fetch_overview(store: Any) -> OverviewData:
     depths: list[tuple[Source, str, Depths]] = []
+    estimated: set[Source] = set()
     per_day: dict[datetime, DailyCount] = {}
     for source in Source:
-        for kind, d in sorted(store.kind_depths(source).items()):
+        # live_depths, not kind_depths: the refresh path must never count a huge
+        # succeeded state row by row (it reads the partial indexes and estimates).
+        by_kind, is_estimate = store.live_depths(source)
+        if is_estimate:
+            estimated.add(source)
+        for kind, d in sorted(by_kind.items()):
             depths.append((source, kind, d))
         for c in store.all_daily(source):
             acc = per_day.setdefault(c.date, DailyCount(date=c.date))
@@ -56,7 +72,7 @@ def fetch_overview(store: Any) -> OverviewData:
             acc.reaped += c.reaped
     dag_counts = store.dag_name_state_counts() if hasattr(store, "dag_name_state_counts") else {}
     daily = [per_day[d] for d in sorted(per_day)]
-    return OverviewData(depths, daily, dag_counts, store.ops_stats())
+    return OverviewData(depths, daily, dag_counts, store.ops_stats(), estimated)
 
 
 def sort_key(column: str, row: tuple[Source, str, Depths]) -> Any:
@@ -132,6 +148,7 @@ class OverviewPane(Pane[OverviewData]):
         total = max([d.pending + d.scheduled + d.active + d.dead for *_, d in rows] + [0])
         cells: list[tuple[str, list[Any]]] = []
         for source, kind, d in rows:
+            about = "~" if source in data.estimated else ""
             backlog = Text(fmt.bar(d.pending, total), "cyan")
             backlog.append(fmt.bar(d.dead, total), "red")
             cells.append(
@@ -144,8 +161,8 @@ class OverviewPane(Pane[OverviewData]):
                         d.scheduled,
                         d.active,
                         Text(str(d.dead), "bold red" if d.dead else ""),
-                        d.paused,
-                        d.succeeded,
+                        f"{about}{d.paused}",
+                        f"{about}{d.succeeded}",
                         fmt.duration(d.oldest_pending_age) if d.pending else "",
                         backlog,
                     ],
@@ -153,8 +170,10 @@ class OverviewPane(Pane[OverviewData]):
             )
         queues = self.query_one("#queues", DataTable)
         refill(queues, cells)
-        queues.border_title = f"queues (sorted by {self.sort_column})" + (
-            f"  filter: {self.filter_text}" if self.filter_text else ""
+        queues.border_title = (
+            f"queues (sorted by {self.sort_column})"
+            + (f"  filter: {self.filter_text}" if self.filter_text else "")
+            + ("  ~ estimated" if data.estimated else "")
         )
         dag_rows = [
             (name, [name, *split_counts(counts)])
@@ -164,6 +183,10 @@ class OverviewPane(Pane[OverviewData]):
         refill(self.query_one("#dag-states", DataTable), dag_rows)
         self.query_one("#throughput", Static).update(throughput_text(data.daily))
         self.query_one("#ledger", Static).update(ledger_text(data.ops))
+
+    def _depths(self, source: Source, kind: str) -> Depths | None:
+        rows = self.data.depths if self.data else []
+        return next((d for s, k, d in rows if (s, k) == (source, kind)), None)
 
     def action_sort(self) -> None:
         self.sort_column = SORTS[(SORTS.index(self.sort_column) + 1) % len(SORTS)]
@@ -183,7 +206,9 @@ class OverviewPane(Pane[OverviewData]):
         key = str(event.row_key.value)
         if event.data_table.id == "queues":
             source, kind = key.split("\x1f", 1)
-            self.screen.query_one(JobsPane).open_with(Source(source), kind)
+            depths = self._depths(Source(source), kind)
+            state = JobState.DEAD if depths and depths.dead else JobState.PENDING
+            self.screen.query_one(JobsPane).open_with(Source(source), kind, state)
             self.screen.action_show_tab("jobs")  # type: ignore[attr-defined]
         else:
             self.screen.query_one(DagsPane).open_with(key)
