@@ -9,7 +9,8 @@ off during the load and put back from their own catalog definitions) or
 ``executemany`` (SQLite): 100,000 dead (scaled down for small runs), 50,000 pending,
 20,000 scheduled, 1,000 paused, the rest succeeded, 2% of those completed 40 days ago.
 
-Measured through the public API: ``kind_depths``; the first page (50) of every state
+Measured through the public API: ``kind_depths`` (exact) and ``live_depths`` (the
+dashboard's refresh read, estimates marked); the first page (50) of every state
 with ``list_jobs`` (which also counts the state) and with ``search_jobs`` +
 ``count_jobs`` (the console's keyset/estimate path); a page 100,000 rows deep into the
 succeeded listing by offset (``list_jobs``) and by keyset (``search_jobs(after=...)``);
@@ -311,7 +312,26 @@ def run(
     scans = SeqScans(dsn)
     repeat = 3 if q else 5
     src = Source.QUEUE
-    measure(rec, backend, scans, "kind_depths", lambda: admin.kind_depths(src), repeat)
+    measure(
+        rec,
+        backend,
+        scans,
+        "kind_depths",
+        lambda: admin.kind_depths(src),
+        repeat,
+        "exact (the Go read)",
+    )
+    if hasattr(admin, "live_depths"):
+        _, estimated = admin.live_depths(src)
+        measure(
+            rec,
+            backend,
+            scans,
+            "live_depths",
+            lambda: admin.live_depths(src),
+            repeat,
+            "the refresh path" + (", estimates marked" if estimated else ", exact"),
+        )
     for state in (JobState.DEAD, JobState.PENDING, JobState.SCHEDULED, JobState.SUCCEEDED):
         measure(
             rec,

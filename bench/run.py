@@ -118,10 +118,11 @@ class Runner:
         q = self.args.quick
         if "machine" in steps:
             self.script("machine", py, "machine.py", "--info", self.info)
+        sc = ["--scenarios", self.args.scenarios] if self.args.scenarios else []
         if "queue" in steps:
-            self.script("queue", py, "queue_qctl.py")
+            self.script("queue", py, "queue_qctl.py", *sc)
         if "peers" in steps:
-            self.script("peers", peers_python(), "queue_peers.py")
+            self.script("peers", peers_python(), "queue_peers.py", *sc)
         if "whatif" in steps:
             self.script("whatif", py, "whatif_roundtrips.py")
         if "hints" in steps:
@@ -202,13 +203,13 @@ def best_peer(t: Table, metric: str, higher: bool) -> float | None:
     return max(values) if higher else min(values)
 
 
-def qctl_best_batched(t: Table) -> float | None:
-    values = [
-        v
-        for m in ("batched enqueue", "batched enqueue, pipelined")
-        if (v := t.get("queue", "qctl", "postgres", m)) is not None
-    ]
+def qctl_best(t: Table, metrics: tuple[str, ...], backend: str = "postgres") -> float | None:
+    values = [v for m in metrics if (v := t.get("queue", "qctl", backend, m)) is not None]
     return max(values) if values else None
+
+
+BATCHED = ("batched enqueue", "batched enqueue, pipelined", "batched enqueue, enqueue_many_tx")
+BURN = ("burn-down", "burn-down, ack_many")
 
 
 def queue_table(t: Table) -> list[str]:
@@ -226,8 +227,8 @@ def queue_table(t: Table) -> list[str]:
         q = t.get("queue", "qctl", "postgres", m)
         higher = unit == "jobs/s"
         peer = best_peer(t, m, higher) if unit in ("jobs/s", "ms") else None
-        if m == "batched enqueue, pipelined":
-            peer = best_peer(t, "batched enqueue", True)
+        if m in BATCHED or m in BURN or "stability" in m:
+            peer = best_peer(t, m.split(",")[0], unit == "jobs/s") if unit == "jobs/s" else None
         ratio = q / peer if q is not None and peer else None
         vs_pgb = q / pgb if q is not None and pgb and unit == "jobs/s" else None
         cells = [
@@ -290,13 +291,13 @@ def targets(t: Table, cli_text: str) -> list[str]:
 
     cmp(
         "PG batched enqueue >= faster peer",
-        qctl_best_batched(t),
+        qctl_best(t, BATCHED),
         best_peer(t, "batched enqueue", True),
         1.0,
     )
     cmp(
         "PG burn-down >= faster peer",
-        t.get("queue", "qctl", "postgres", "burn-down"),
+        qctl_best(t, BURN),
         best_peer(t, "burn-down", True),
         1.0,
     )
@@ -307,10 +308,11 @@ def targets(t: Table, cli_text: str) -> list[str]:
         0.8,
     )
     admin = [r for r in t.rows if r["scenario"] == "admin" and r["backend"] == "postgres"]
+    live = any(r["metric"] == "live_depths" for r in admin)
     reads = [
         r
         for r in admin
-        if r["metric"] == "kind_depths"
+        if r["metric"] == ("live_depths" if live else "kind_depths")
         or (r["metric"].endswith("first page") and r["metric"].startswith("search_jobs"))
         or (r["metric"].startswith("count_jobs") and "exact" not in r["metric"])
     ]
@@ -360,7 +362,7 @@ def targets(t: Table, cli_text: str) -> list[str]:
             None if idle is None or during is None else during < 2 * idle,
         )
     )
-    sb = t.get("queue", "qctl", "sqlite", "batched enqueue")
+    sb = qctl_best(t, BATCHED, "sqlite")
     rows.append(
         (
             "SQLite batched enqueue >= 20,000 jobs/s",
@@ -474,6 +476,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="", help=f"comma list of {','.join(STEPS)}")
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--scenarios", default="", help="queue and peers steps: e.g. 1,2 (all)")
     ap.add_argument("--no-doc", action="store_true", help="print the section only")
     ap.add_argument("--rows", type=int, default=0, help="admin table size on PostgreSQL")
     ap.add_argument("--report", default="", help="re-render a results file, run nothing")

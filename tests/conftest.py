@@ -8,11 +8,14 @@ fails the run instead.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -20,6 +23,9 @@ import pytest
 from qctl_store import Config
 from qctl_store.postgres import PostgresStore
 from qctl_store.sqlite import SqliteStore
+from qctl_store.streams import Subscription
+from qctl_store.types import Change
+from tests.conformance.helpers import await_change, is_reset
 
 PG_DSN = os.environ.get("QCTL_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test")
 BACKENDS = ["sqlite", "postgres"]
@@ -124,3 +130,33 @@ def store(store_factory: StoreFactory) -> PostgresStore | SqliteStore:
     """One store shared by every test of the module, as azync's suites share one
     (notes Part 0): tests stay apart by unique kinds and names."""
     return store_factory()
+
+
+@pytest.fixture
+def changes(store: PostgresStore | SqliteStore) -> Iterator[Subscription[Change]]:
+    sub = store.changes()
+    assert sub is not None, "both backends push change hints unless poll-only"
+    yield sub
+    sub.close()
+
+
+@pytest.fixture
+def live(changes: Subscription[Change]) -> Subscription[Change]:
+    """A subscription past its opening reset (Go's ``subscribeLive``)."""
+    await_change(changes, "the opening reset", is_reset)
+    return changes
+
+
+def raw_pg(schema: str) -> psycopg.Connection[Any]:
+    """A plain autocommit connection in ``schema``: another session, outside the store."""
+    return psycopg.connect(PG_DSN, autocommit=True, options=f"-c search_path={schema}")
+
+
+@contextlib.contextmanager
+def raw_sqlite(path: str) -> Iterator[sqlite3.Connection]:
+    """A plain autocommit connection of another writer to the SQLite file ``path``."""
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+    try:
+        yield conn
+    finally:
+        conn.close()

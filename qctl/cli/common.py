@@ -42,6 +42,10 @@ SinceOpt = Annotated[
 UntilOpt = Annotated[
     str | None, typer.Option("--until", metavar="INSTANT", help="Occurred before.")
 ]
+DeadAge = Annotated[
+    str, typer.Option("--older-than", metavar="DURATION", help="Enqueued longer ago than.")
+]
+"""How old the dead jobs to delete are (``jobs vacuum-dead`` and ``vacuum dead``)."""
 PageLimit = Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")]
 Offset = Annotated[int, typer.Option("--offset", metavar="N", min=0, help="Skip this many.")]
 MetaOpt = Annotated[

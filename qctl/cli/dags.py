@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,6 +20,9 @@ from qctl.cli.output import (
     page_note,
 )
 from qctl_store.types import DAGDep, DAGFilter, DAGSignalParams, DAGState, DAGView, Job, JobState
+
+if TYPE_CHECKING:
+    from qctl.cli.context import AnyStore
 
 app = common.app("dags")
 
@@ -172,47 +177,32 @@ def retry(
     common.act(ctx, DAG, id, "retry", "retried", output, lambda s, i: s.retry_dag(i))
 
 
-@app.command("compensate")
-def compensate(
-    ctx: typer.Context,
-    id: IdArg,
-    dry_run: DryRun = False,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+def _destructive(
+    action: str, done: str, doc: str, call: Callable[[AnyStore, uuid.UUID], None]
 ) -> None:
-    """Run the compensation chain of a run (saga rollback)."""
-    common.act(
-        ctx,
-        DAG,
-        id,
-        "compensate",
-        "compensating",
-        output,
-        lambda s, i: s.compensate_dag(i),
-        destructive=True,
-        yes=yes,
-        dry_run=dry_run,
-    )
+    """Register a verb that shows the run and confirms before it ``call``s the store."""
+
+    def command(
+        ctx: typer.Context,
+        id: IdArg,
+        dry_run: DryRun = False,
+        yes: Yes = False,
+        output: Output = OutputFormat.TABLE,
+    ) -> None:
+        common.act(
+            ctx, DAG, id, action, done, output, call, destructive=True, yes=yes, dry_run=dry_run
+        )
+
+    command.__doc__ = doc
+    app.command(action)(command)
 
 
-@app.command("cancel")
-def cancel(
-    ctx: typer.Context,
-    id: IdArg,
-    dry_run: DryRun = False,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
-    """Cancel a run without compensation."""
-    common.act(
-        ctx,
-        DAG,
-        id,
-        "cancel",
-        "cancelled",
-        output,
-        lambda s, i: s.cancel_dag(i),
-        destructive=True,
-        yes=yes,
-        dry_run=dry_run,
-    )
+_destructive(
+    "compensate",
+    "compensating",
+    "Run the compensation chain of a run (saga rollback).",
+    lambda s, i: s.compensate_dag(i),
+)
+_destructive(
+    "cancel", "cancelled", "Cancel a run without compensation.", lambda s, i: s.cancel_dag(i)
+)

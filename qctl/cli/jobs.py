@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, KindOpt, MetaOpt, Output, SourceOpt, StateOpt, Yes
+from qctl.cli.common import (
+    DeadAge,
+    DryRun,
+    KindOpt,
+    MetaOpt,
+    Output,
+    SourceOpt,
+    StateOpt,
+    Yes,
+)
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
@@ -415,9 +424,7 @@ def delete(
 @app.command("vacuum-dead")
 def vacuum_dead(
     ctx: typer.Context,
-    older_than: Annotated[
-        str, typer.Option("--older-than", metavar="DURATION", help="Enqueued longer ago than.")
-    ],
+    older_than: DeadAge,
     source: SourceOpt = None,
     kind: KindOpt = "",
     dry_run: DryRun = False,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, KindOpt, Output, SourceOpt, Yes
+from qctl.cli.common import DeadAge, DryRun, KindOpt, Output, SourceOpt, Yes
 from qctl.cli.jobs import count_dead, iter_jobs
 from qctl.cli.output import OutputFormat, emit_rows
 from qctl.cli.parse import ParseError, format_duration
@@ -190,9 +190,7 @@ def completed(
 @app.command("dead")
 def dead(
     ctx: typer.Context,
-    older_than: Annotated[
-        str, typer.Option("--older-than", metavar="DURATION", help="Enqueued longer ago than.")
-    ],
+    older_than: DeadAge,
     source: SourceOpt = None,
     kind: KindOpt = "",
     dry_run: DryRun = False,

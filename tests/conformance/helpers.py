@@ -19,8 +19,11 @@ from typing import TypeVar
 
 from qctl_store.postgres import PostgresStore
 from qctl_store.sqlite import SqliteStore
+from qctl_store.streams import Subscription
 from qctl_store.types import (
     JSON,
+    Change,
+    ChangeEntity,
     DAGFailure,
     DAGTask,
     DAGView,
@@ -60,6 +63,49 @@ def unique(prefix: str) -> str:
 def host_now() -> datetime:
     """The test process's clock (Go's ``time.Now()``), aware UTC."""
     return datetime.now(UTC)
+
+
+# --- change hints (changes_conformance.go) ------------------------------------------------
+
+
+def await_change(sub: Subscription[Change], what: str, pred: Callable[[Change], bool]) -> Change:
+    """Drain ``sub`` until ``pred`` matches (Go's ``awaitChange``)."""
+    deadline = time.monotonic() + CHANGE_WAIT
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AssertionError(f"timed out waiting for {what}")
+        change = sub.get(timeout=remaining)
+        if change is None:
+            if sub.closed:
+                raise AssertionError(f"change stream closed while waiting for {what}")
+            continue
+        if pred(change):
+            return change
+
+
+def is_reset(c: Change) -> bool:
+    return c.entity == ChangeEntity.RESET
+
+
+# One statement inserting N pending queue jobs of a kind, as another session would (the
+# bulk rule counts rows per statement). PostgreSQL takes (kind, N), SQLite (N, kind).
+PG_INSERT_QUEUE_JOBS = """
+    INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts, payload, enqueued_at)
+    SELECT gen_random_uuid(), 'queue', %s, 'pending', now(), 1, '{}'::jsonb, now()
+    FROM generate_series(1, %s)
+"""
+SQLITE_INSERT_QUEUE_JOBS = """
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+    INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts, payload,
+                            enqueued_at, created_at, updated_at)
+    SELECT lower(
+               hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' ||
+               substr(hex(randomblob(2)), 2) || '-a' || substr(hex(randomblob(2)), 2) ||
+               '-' || hex(randomblob(6))),
+           'queue', ?, 'pending', 0, 1, '{}', 0, 0, 0
+    FROM n
+"""
 
 
 # --- queue helpers (conformance.go) -------------------------------------------------------

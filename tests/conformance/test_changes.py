@@ -8,8 +8,6 @@ all allowed, a stream that ends while waiting fails.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import pytest
@@ -27,10 +25,11 @@ from qctl_store.types import (
     Source,
 )
 from tests.conformance.helpers import (
-    CHANGE_WAIT,
     AnyStore,
+    await_change,
     enqueue_due,
     host_now,
+    is_reset,
     lease_one,
     subscribe,
     token,
@@ -38,41 +37,6 @@ from tests.conformance.helpers import (
     wf_task,
 )
 from tests.conftest import StoreFactory
-
-
-def await_change(sub: Subscription[Change], what: str, pred: Callable[[Change], bool]) -> Change:
-    """Drain ``sub`` until ``pred`` matches (Go's ``awaitChange``)."""
-    deadline = time.monotonic() + CHANGE_WAIT
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise AssertionError(f"timed out waiting for {what}")
-        change = sub.get(timeout=remaining)
-        if change is None:
-            if sub.closed:
-                raise AssertionError(f"change stream closed while waiting for {what}")
-            continue
-        if pred(change):
-            return change
-
-
-def is_reset(c: Change) -> bool:
-    return c.entity == ChangeEntity.RESET
-
-
-@pytest.fixture
-def changes(store: AnyStore) -> Iterator[Subscription[Change]]:
-    sub = store.changes()
-    assert sub is not None, "both backends push change hints unless poll-only"
-    yield sub
-    sub.close()
-
-
-@pytest.fixture
-def live(changes: Subscription[Change]) -> Subscription[Change]:
-    """A subscription past its opening reset (Go's ``subscribeLive``)."""
-    await_change(changes, "the opening reset", is_reset)
-    return changes
 
 
 def test_initial_reset(changes: Subscription[Change]) -> None:

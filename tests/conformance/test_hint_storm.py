@@ -8,56 +8,38 @@ for it, and a fast subscriber on the same store keeps receiving.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 
-import psycopg
-
 from qctl_store.config import CHANGE_BUFFER
 from qctl_store.types import Change
-from tests.conformance.helpers import AnyStore, enqueue_due, unique
-from tests.conformance.test_changes import await_change, is_reset
-from tests.conftest import PG_DSN
+from tests.conformance.helpers import (
+    PG_INSERT_QUEUE_JOBS,
+    SQLITE_INSERT_QUEUE_JOBS,
+    AnyStore,
+    await_change,
+    enqueue_due,
+    is_reset,
+    unique,
+)
+from tests.conftest import raw_pg, raw_sqlite
 
 STATEMENTS = 500
 ROWS = 40
 """Rows per statement: under the bulk cap of 50, so every row is its own hint."""
-
-PG_INSERT = """
-    INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts, payload, enqueued_at)
-    SELECT gen_random_uuid(), 'queue', %s, 'pending', now(), 1, '{}'::jsonb, now()
-    FROM generate_series(1, %s)
-"""
-SQLITE_INSERT = """
-    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-    INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts, payload,
-                            enqueued_at, created_at, updated_at)
-    SELECT lower(
-               hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' ||
-               substr(hex(randomblob(2)), 2) || '-a' || substr(hex(randomblob(2)), 2) ||
-               '-' || hex(randomblob(6))),
-           'queue', ?, 'pending', 0, 1, '{}', 0, 0, 0
-    FROM n
-"""
 
 
 @contextlib.contextmanager
 def raw_writer(store: AnyStore) -> Iterator[Callable[[str], object]]:
     """Runs one ROWS-row insert statement of a kind, as another session would."""
     if store.backend == "postgres":
-        with psycopg.connect(
-            PG_DSN, autocommit=True, options=f"-c search_path={store.schema}"
-        ) as pg:
-            yield lambda kind: pg.execute(PG_INSERT, (kind, ROWS))
+        with raw_pg(store.schema) as pg:
+            yield lambda kind: pg.execute(PG_INSERT_QUEUE_JOBS, (kind, ROWS))
     else:
-        lite = sqlite3.connect(store.path, isolation_level=None, timeout=30)  # type: ignore[union-attr]
-        try:
-            yield lambda kind: lite.execute(SQLITE_INSERT, (ROWS, kind))
-        finally:
-            lite.close()
+        with raw_sqlite(store.path) as lite:  # type: ignore[union-attr]
+            yield lambda kind: lite.execute(SQLITE_INSERT_QUEUE_JOBS, (ROWS, kind))
 
 
 def test_slow_subscriber_is_bounded_and_reset(store: AnyStore) -> None:

@@ -93,7 +93,9 @@ def test_top_follows_another_process_and_retries(tmp_path: Path) -> None:
         screen.wait_for(new_kind)
         # Jobs screen, filtered to the dead job, retried and confirmed.
         child.send("2")
-        screen.wait_for("source all")
+        screen.wait_for("state pending")  # the Jobs tab opens on a live state
+        child.send("ttt")
+        screen.wait_for("state dead")
         child.send("/")
         screen.wait_for("kind [key=value")
         child.send(dead_kind + "\r")

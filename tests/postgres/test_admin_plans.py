@@ -17,7 +17,7 @@ import pytest
 
 from qctl_store.postgres import PostgresStore, admin
 from qctl_store.types import JobFilter, JobPageCursor, JobSearch, JobState, Source
-from tests.conftest import PG_DSN, StoreFactory
+from tests.conftest import PG_DSN, StoreFactory, raw_pg
 
 Q = Source.QUEUE
 KINDS = 4
@@ -34,7 +34,7 @@ def backend() -> str:
 def store(store_factory: StoreFactory) -> PostgresStore:
     s = store_factory()
     assert isinstance(s, PostgresStore)
-    with psycopg.connect(PG_DSN, autocommit=True, options=f"-c search_path={s.schema}") as c:
+    with raw_pg(s.schema) as c:
         c.execute(
             """
             INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,

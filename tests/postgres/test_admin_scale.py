@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import uuid
 
-import psycopg
 import pytest
 
 from qctl_store.postgres import PostgresStore, admin
 from qctl_store.types import Job, JobFilter, JobSearch, JobState, Source
-from tests.conftest import PG_DSN, StoreFactory
+from tests.conftest import StoreFactory, raw_pg
 
 Q = Source.QUEUE
 ROWS = 3000
@@ -30,7 +29,7 @@ def store(store_factory: StoreFactory) -> PostgresStore:
     assert isinstance(s, PostgresStore)
     # Succeeded jobs in threes sharing one completed_at, so keyset pages must break
     # ties on id.
-    with psycopg.connect(PG_DSN, autocommit=True, options=f"-c search_path={s.schema}") as c:
+    with raw_pg(s.schema) as c:
         c.execute(
             """
             INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,

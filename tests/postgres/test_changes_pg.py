@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -23,9 +22,15 @@ from qctl_store.types import (
     JobState,
     Source,
 )
-from tests.conformance.helpers import enqueue_due, unique, wait_until
-from tests.conformance.test_changes import await_change, is_reset
-from tests.conftest import PG_DSN, StoreFactory
+from tests.conformance.helpers import (
+    PG_INSERT_QUEUE_JOBS,
+    await_change,
+    enqueue_due,
+    is_reset,
+    unique,
+    wait_until,
+)
+from tests.conftest import PG_DSN, StoreFactory, raw_pg
 
 WIRE_KEYS = {
     "schema",
@@ -45,26 +50,6 @@ WIRE_KEYS = {
 @pytest.fixture(scope="module")
 def backend() -> str:
     return "postgres"
-
-
-@pytest.fixture
-def live(store: PostgresStore) -> Iterator[Subscription[Change]]:
-    sub = store.changes()
-    assert sub is not None
-    await_change(sub, "the opening reset", is_reset)
-    yield sub
-    sub.close()
-
-
-def raw(schema: str) -> psycopg.Connection[tuple[object, ...]]:
-    return psycopg.connect(PG_DSN, autocommit=True, options=f"-c search_path={schema}")
-
-
-INSERT_QUEUE_JOBS = """
-    INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts, payload, enqueued_at)
-    SELECT gen_random_uuid(), 'queue', %s, 'pending', now(), 1, '{}'::jsonb, now()
-    FROM generate_series(1, %s)
-"""
 
 
 # --- parsing (TestParseChange) ----------------------------------------------------------
@@ -150,8 +135,8 @@ def test_bulk_insert_and_update_coalesce(
     store: PostgresStore, pg_schema: str, live: Subscription[Change]
 ) -> None:
     kind = unique("bulk")
-    with raw(pg_schema) as conn:
-        conn.execute(INSERT_QUEUE_JOBS, (kind, 60))
+    with raw_pg(pg_schema) as conn:
+        conn.execute(PG_INSERT_QUEUE_JOBS, (kind, 60))
     hint = await_change(live, "the bulk insert hint", lambda c: c.bulk)
     assert (hint.entity, hint.source, hint.count, hint.id) == (
         ChangeEntity.JOB,
@@ -159,14 +144,14 @@ def test_bulk_insert_and_update_coalesce(
         60,
         None,
     )
-    with raw(pg_schema) as conn:
+    with raw_pg(pg_schema) as conn:
         conn.execute("UPDATE azync_jobs SET state = 'paused' WHERE kind = %s", (kind,))
     hint = await_change(live, "the bulk update hint", lambda c: c.bulk)
     assert (hint.source, hint.count) == (Source.QUEUE, 60)
     # No per-row hint of those rows ever came (nothing of the kind arrives).
     kind50 = unique("rows50")
-    with raw(pg_schema) as conn:
-        conn.execute(INSERT_QUEUE_JOBS, (kind50, 50))
+    with raw_pg(pg_schema) as conn:
+        conn.execute(PG_INSERT_QUEUE_JOBS, (kind50, 50))
     seen = 0
     while seen < 50:
         c = await_change(live, "a per-row hint", lambda c: c.kind in (kind, kind50) or c.bulk)

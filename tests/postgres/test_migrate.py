@@ -16,7 +16,7 @@ from psycopg import sql
 from qctl_store import Config, SchemaNotMigrated, SchemaTooNew
 from qctl_store.postgres import PostgresStore
 from qctl_store.postgres.migrate import load_migrations, split_statements
-from tests.conftest import PG_DSN
+from tests.conftest import PG_DSN, raw_pg
 from tests.postgres.catalog import (
     EXPECTED_CATALOG,
     GOOSE_VERSION_TABLE_DDL,
@@ -62,18 +62,14 @@ def open_store(fresh_pg_schema: str) -> Iterator[Any]:
         s.close()
 
 
-def admin(schema: str) -> psycopg.Connection[Any]:
-    return psycopg.connect(PG_DSN, autocommit=True, options=f"-c search_path={schema}")
-
-
 def relation_exists(schema: str, name: str) -> bool:
-    with admin(schema) as conn:
+    with raw_pg(schema) as conn:
         row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()
         return bool(row and row[0])
 
 
 def column_exists(schema: str, table: str, column: str) -> bool:
-    with admin(schema) as conn:
+    with raw_pg(schema) as conn:
         row = conn.execute(
             "SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = %s "
             "AND table_name = %s AND column_name = %s)",
@@ -83,7 +79,7 @@ def column_exists(schema: str, table: str, column: str) -> bool:
 
 
 def version_rows(schema: str, table: str = "azync_migrations") -> list[tuple[int, bool]]:
-    with admin(schema) as conn:
+    with raw_pg(schema) as conn:
         return conn.execute(
             sql.SQL("SELECT version_id, is_applied FROM {} ORDER BY id").format(
                 sql.Identifier(table)
@@ -162,7 +158,7 @@ def test_schema_matches_azync_catalog(open_store: Any, fresh_pg_schema: str) -> 
 
 def test_goose_style_database_is_current(open_store: Any, fresh_pg_schema: str) -> None:
     """A schema migrated by goose (our files replayed the way goose applies azync's)."""
-    with admin(fresh_pg_schema) as conn:
+    with raw_pg(fresh_pg_schema) as conn:
         conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(fresh_pg_schema)))
         conn.execute(sql.SQL(GOOSE_VERSION_TABLE_DDL).format(sql.Identifier("azync_migrations")))
         conn.execute("INSERT INTO azync_migrations (version_id, is_applied) VALUES (0, true)")
@@ -216,7 +212,7 @@ def test_concurrent_migrate_is_safe(open_store: Any, fresh_pg_schema: str) -> No
 def test_schema_too_new_touches_nothing(open_store: Any, fresh_pg_schema: str) -> None:
     store = open_store()
     store.migrate()
-    with admin(fresh_pg_schema) as conn:
+    with raw_pg(fresh_pg_schema) as conn:
         conn.execute("INSERT INTO azync_migrations (version_id, is_applied) VALUES (12, true)")
         conn.execute("DROP INDEX azync_dags_name_state_idx")
     with pytest.raises(SchemaTooNew):
@@ -230,7 +226,7 @@ def test_schema_too_new_touches_nothing(open_store: Any, fresh_pg_schema: str) -
 def test_converges_from_drifted_tenant_trace_schema(open_store: Any, fresh_pg_schema: str) -> None:
     store = open_store()
     store.migrate()
-    with admin(fresh_pg_schema) as conn:
+    with raw_pg(fresh_pg_schema) as conn:
         conn.execute(
             """
             ALTER TABLE azync_events
@@ -261,14 +257,14 @@ def test_rebuilds_an_invalid_leftover_index(open_store: Any, fresh_pg_schema: st
     """An interrupted CONCURRENTLY build leaves an INVALID index; a re-run replaces it."""
     store = open_store()
     store.migrate()
-    with admin(fresh_pg_schema) as conn:
+    with raw_pg(fresh_pg_schema) as conn:
         conn.execute(
             "UPDATE pg_index SET indisvalid = false "
             "WHERE indexrelid = 'azync_dags_idempotency_live_idx'::regclass"
         )
         conn.execute("DELETE FROM azync_migrations WHERE version_id >= 9")
     assert store.migrate() == [9, 10, 11]
-    with admin(fresh_pg_schema) as conn:
+    with raw_pg(fresh_pg_schema) as conn:
         row = conn.execute(
             "SELECT indisvalid FROM pg_index "
             "WHERE indexrelid = 'azync_dags_idempotency_live_idx'::regclass"
@@ -278,7 +274,7 @@ def test_rebuilds_an_invalid_leftover_index(open_store: Any, fresh_pg_schema: st
 
 def test_change_triggers_exist(open_store: Any, fresh_pg_schema: str) -> None:
     open_store().migrate()
-    with admin(fresh_pg_schema) as conn:
+    with raw_pg(fresh_pg_schema) as conn:
         for table, trigger in CHANGE_TRIGGERS:
             row = conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
@@ -309,7 +305,7 @@ def test_old_on_conflict_predicate_infers_new_live_index(
             WHERE idempotency_key IS NOT NULL AND state IN ('running', 'suspended', 'compensating')
         DO NOTHING
         RETURNING id"""
-    with admin(fresh_pg_schema) as conn:
+    with raw_pg(fresh_pg_schema) as conn:
         assert conn.execute(old_insert, (uuid.uuid4(),)).fetchone() is not None
         assert conn.execute(old_insert, (uuid.uuid4(),)).fetchone() is None
         row = conn.execute("SELECT count(*) FROM azync_dags WHERE name = 'it-rolling'").fetchone()

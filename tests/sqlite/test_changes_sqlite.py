@@ -3,13 +3,10 @@ the log's bound (``qctl_store/sqlite/migrations/0002_change_log.sql``)."""
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,24 +16,17 @@ from qctl_store.sqlite import SqliteStore, changes
 from qctl_store.sqlite.changes import ChangeLogReader
 from qctl_store.streams import Subscription
 from qctl_store.types import Change, ChangeEntity, JobState, Source, Wake
-from tests.conformance.helpers import enqueue_due, unique
-from tests.conformance.test_changes import await_change, is_reset
-from tests.conftest import StoreFactory
+from tests.conformance.helpers import (
+    SQLITE_INSERT_QUEUE_JOBS,
+    await_change,
+    enqueue_due,
+    is_reset,
+    unique,
+)
+from tests.conftest import StoreFactory, raw_sqlite
 
 LOG_BOUND = 10_500
 """At most the last 10000 rows plus one trim period of 500 (see the migration)."""
-
-INSERT_QUEUE_JOBS = """
-    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-    INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts, payload,
-                            enqueued_at, created_at, updated_at)
-    SELECT lower(
-               hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' ||
-               substr(hex(randomblob(2)), 2) || '-a' || substr(hex(randomblob(2)), 2) ||
-               '-' || hex(randomblob(6))),
-           'queue', ?, 'pending', 0, 1, '{}', 0, 0, 0
-    FROM n
-"""
 
 
 @pytest.fixture(scope="module")
@@ -47,25 +37,6 @@ def backend() -> str:
 @pytest.fixture
 def db_path(store: SqliteStore) -> str:
     return store.path
-
-
-@pytest.fixture
-def live(store: SqliteStore) -> Iterator[Subscription[Change]]:
-    sub = store.changes()
-    assert sub is not None
-    await_change(sub, "the opening reset", is_reset)
-    yield sub
-    sub.close()
-
-
-@contextlib.contextmanager
-def raw(path: str) -> Iterator[sqlite3.Connection]:
-    """A plain autocommit connection of another writer."""
-    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
-    try:
-        yield conn
-    finally:
-        conn.close()
 
 
 CHILD = """
@@ -113,8 +84,8 @@ def test_writer_in_another_process_is_seen_within_a_second(
 
 def test_bulk_rule_per_statement(db_path: str, live: Subscription[Change]) -> None:
     kind, kind50 = unique("bulk60"), unique("rows50")
-    with raw(db_path) as conn:
-        conn.execute(INSERT_QUEUE_JOBS, (60, kind))
+    with raw_sqlite(db_path) as conn:
+        conn.execute(SQLITE_INSERT_QUEUE_JOBS, (60, kind))
     hint = await_change(live, "the bulk insert hint", lambda c: c.bulk)
     assert (hint.entity, hint.source, hint.count, hint.id) == (
         ChangeEntity.JOB,
@@ -122,12 +93,12 @@ def test_bulk_rule_per_statement(db_path: str, live: Subscription[Change]) -> No
         60,
         None,
     )
-    with raw(db_path) as conn:
+    with raw_sqlite(db_path) as conn:
         conn.execute("UPDATE azync_jobs SET state = 'paused' WHERE kind = ?", (kind,))
     hint = await_change(live, "the bulk update hint", lambda c: c.bulk)
     assert (hint.source, hint.count) == (Source.QUEUE, 60)
-    with raw(db_path) as conn:
-        conn.execute(INSERT_QUEUE_JOBS, (50, kind50))
+    with raw_sqlite(db_path) as conn:
+        conn.execute(SQLITE_INSERT_QUEUE_JOBS, (50, kind50))
     for _ in range(50):
         c = await_change(live, "a per-row hint", lambda c: c.kind in (kind, kind50) or c.bulk)
         assert c.kind == kind50 and not c.bulk, "50 rows are still announced one by one"
@@ -136,7 +107,7 @@ def test_bulk_rule_per_statement(db_path: str, live: Subscription[Change]) -> No
 def test_lease_heartbeat_is_silent(store: SqliteStore, db_path: str) -> None:
     kind = unique("heartbeat")
     id = enqueue_due(store, kind)
-    with raw(db_path) as conn:
+    with raw_sqlite(db_path) as conn:
         before = conn.execute("SELECT max(seq) FROM qctl_changes").fetchone()[0]
         conn.execute(
             "UPDATE azync_jobs SET lease_until = 1, updated_at = 2 WHERE id = ?", (str(id),)
@@ -153,9 +124,9 @@ def test_trimmed_past_the_reader_announces_a_reset(store: SqliteStore, db_path: 
     try:
         reader.poll()
         assert sub.get(timeout=0) is not None and sub.get(timeout=0) is None
-        with raw(db_path) as conn:
+        with raw_sqlite(db_path) as conn:
             for _ in range(12):
-                conn.execute(INSERT_QUEUE_JOBS, (1000, unique("trim")))
+                conn.execute(SQLITE_INSERT_QUEUE_JOBS, (1000, unique("trim")))
         while reader.poll():
             pass
         first = sub.get(timeout=0)
@@ -167,10 +138,10 @@ def test_trimmed_past_the_reader_announces_a_reset(store: SqliteStore, db_path: 
 def test_log_stays_bounded_under_a_sustained_stream(
     store: SqliteStore, db_path: str, live: Subscription[Change]
 ) -> None:
-    with raw(db_path) as conn:
+    with raw_sqlite(db_path) as conn:
         for _ in range(30):  # 12000 changes in 300 statements of 40 rows
             for _ in range(10):
-                conn.execute(INSERT_QUEUE_JOBS, (40, unique("stream")))
+                conn.execute(SQLITE_INSERT_QUEUE_JOBS, (40, unique("stream")))
             count = conn.execute("SELECT count(*) FROM qctl_changes").fetchone()[0]
             assert count <= LOG_BOUND
     assert live.buffered <= 256
