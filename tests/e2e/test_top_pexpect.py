@@ -99,7 +99,7 @@ def test_top_follows_another_process_and_retries(tmp_path: Path) -> None:
         child.send("/")
         screen.wait_for("kind [key=value")
         child.send(dead_kind + "\r")
-        screen.wait_for("1 of 1")
+        screen.wait_for(f"filter {dead_kind}   1-1 of 1")  # applied: the table has focus again
         child.send("R")
         screen.wait_for("Yes (y)")
         child.send("y")
@@ -107,10 +107,10 @@ def test_top_follows_another_process_and_retries(tmp_path: Path) -> None:
         while store.get_job(Source.QUEUE, job.id).state != JobState.PENDING:
             assert time.monotonic() < end, "the retry never reached the database"
             screen.pump()
-        screen.wait_for("pending")
-        # A change made elsewhere to the job shown on screen appears too.
+        screen.wait_for(f"filter {dead_kind}   0 of 0")  # retried: it left the dead list
+        # A change made elsewhere to that job appears too: archived, it is dead again.
         other_process(db, f"s.archive_job(Source.QUEUE, uuid.UUID({str(job.id)!r}))")
-        screen.wait_for("dead")
+        screen.wait_for(f"filter {dead_kind}   1-1 of 1")
         child.send("q")
         child.expect(pexpect.EOF, timeout=15)
     finally:
