@@ -82,10 +82,10 @@ _PG_STATE_SQL = {
         " ELSE now() - interval '7 days' + mod(i, 600000) * interval '1 second' END",
         "NULL",
     ),
-    "dead": ("now() - interval '1 day'", "NULL", "'boom: ' || i"),
+    "dead": ("now() - interval '1 day' - i * interval '1 millisecond'", "NULL", "'boom: ' || i"),
     "pending": ("now() - mod(i, 3600) * interval '1 second'", "NULL", "NULL"),
     "scheduled": ("now() + interval '1 day' + mod(i, 3600) * interval '1 second'", "NULL", "NULL"),
-    "paused": ("now() + interval '1 day'", "NULL", "NULL"),
+    "paused": ("now() + interval '1 day' + i * interval '1 millisecond'", "NULL", "NULL"),
 }
 
 
@@ -152,10 +152,10 @@ def sqlite_load(path: str, rows: int) -> float:
             for i in range(n):
                 run_at = {
                     "succeeded": now - 8 * day + (i % 600_000) * 1_000_000,
-                    "dead": now - day,
+                    "dead": now - day - i * 1000,
                     "pending": now - (i % 3600) * 1_000_000,
                     "scheduled": now + day + (i % 3600) * 1_000_000,
-                    "paused": now + day,
+                    "paused": now + day + i * 1000,
                 }[state]
                 completed = None
                 if state == "succeeded":

@@ -398,6 +398,8 @@ def report(r: Runner) -> str:
         with open(r.info) as f:
             info = json.load(f)
     kind = "quick smoke run" if r.args.quick else "full run"
+    if r.args.only or r.args.scenarios:
+        kind += f", steps {r.args.only or 'all'}, scenarios {r.args.scenarios or 'all'}"
     out = [
         f"## Run of {info.get('date', time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()))}"
         f" ({kind})",
