@@ -27,7 +27,10 @@ if TYPE_CHECKING:
     from qctl_store.postgres import PostgresStore
     from qctl_store.sqlite import SqliteStore
 
+from qctl_store import types as _types
+
 __all__ = [
+    *_types.__all__,
     "Config",
     "Conflict",
     "InvalidInput",

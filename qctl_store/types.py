@@ -489,3 +489,12 @@ class SchemaStatus:
     change_triggers: bool = False
     push: bool = False
     location: str = ""
+
+
+# What ``from qctl_store import *`` exports: the contract's types and constants.
+__all__ = [
+    name
+    for name, value in list(globals().items())
+    if not name.startswith("_")
+    and (getattr(value, "__module__", None) == __name__ or name.isupper())
+]
