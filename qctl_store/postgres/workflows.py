@@ -16,6 +16,7 @@ from psycopg import errors as pgerr
 
 from qctl_store import errors, validate
 from qctl_store.postgres.base import Cursor, PgBase, Row, queries
+from qctl_store.postgres.rows import utc
 from qctl_store.types import (
     JSON,
     WORKFLOW_TERMINAL_STATES,
@@ -58,10 +59,6 @@ def _value(cur: Cursor, sql: str, params: dict[str, Any]) -> Any:
     return next(iter(row.values()))
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    return None if value is None else value.astimezone(UTC)
-
-
 def _execution(row: Row) -> WorkflowExecutionView:
     return WorkflowExecutionView(
         id=row["id"],
@@ -74,9 +71,9 @@ def _execution(row: Row) -> WorkflowExecutionView:
         result=row["result"],
         failure_reason=row["failure_reason"] or "",
         meta=dict(row["meta"] or {}),
-        created_at=_utc(row["created_at"]),
-        updated_at=_utc(row["updated_at"]),
-        completed_at=_utc(row["completed_at"]),
+        created_at=utc(row["created_at"]),
+        updated_at=utc(row["updated_at"]),
+        completed_at=utc(row["completed_at"]),
     )
 
 
