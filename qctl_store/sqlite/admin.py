@@ -3,7 +3,7 @@ the console's ``AdminStore`` extensions (prefix lookup, cross-source search with
 keyset cursor, exact counts).
 
 List calls treat ``limit <= 0`` as no limit (SQLite's ``LIMIT -1``) and a negative
-offset as 0. Bulk actions run in batches (see ``maintenance.batched``).
+offset as 0. Bulk actions run in batches (see ``maintenance.run_batches``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typing import Any
 
 from qctl_store import errors, validate
 from qctl_store.actions import JobActions
-from qctl_store.batches import batched_tx
 from qctl_store.listing import (
     DAILY_WINDOW_DAYS,
     entity_table,
@@ -24,10 +23,9 @@ from qctl_store.listing import (
     order_sql,
     page,
 )
-from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us, utc_day
-from qctl_store.sqlite.maintenance import batched, source_kind
+from qctl_store.sqlite.base import SqliteBase, queries, to_us, utc_day
+from qctl_store.sqlite.maintenance import kind_clause, run_batches
 from qctl_store.sqlite.rows import (
-    EVENT_ADMIN_COLUMNS,
     JOB_COLUMNS,
     ROWS,
     arg_id,
@@ -38,17 +36,12 @@ from qctl_store.types import (
     AttemptError,
     DailyCount,
     Depths,
-    EventAdminRow,
-    EventFilter,
     Job,
     JobFilter,
     JobPageCursor,
     JobSearch,
     JobState,
-    NukeReport,
-    OpsStats,
     Source,
-    SubscriberView,
 )
 
 Q = queries("admin.sql")
@@ -73,7 +66,6 @@ def _keyset_sql(state: JobState | None, after: JobPageCursor) -> str:
 
 _GET_JOB = Q.get_job.format(columns=JOB_COLUMNS)
 _FIND_JOB = Q.find_job.format(columns=JOB_COLUMNS)
-_GET_EVENT = Q.get_event.format(columns=EVENT_ADMIN_COLUMNS)
 
 
 def _job_where(search: JobSearch) -> tuple[str, dict[str, Any]]:
@@ -104,25 +96,6 @@ def _job_where(search: JobSearch) -> tuple[str, dict[str, Any]]:
         clauses.append("run_id = :run_id")
         params["run_id"] = arg_id(search.run_id, "run_id")
     return " AND ".join(clauses) or "1", params
-
-
-def _event_where(filter: EventFilter) -> tuple[str, dict[str, Any]]:
-    """A WHERE from fixed fragments, only the filters given, so a type filter is an index
-    seek rather than a catch-all ``(:type = '' OR ...)`` scan."""
-    clauses = ["1"]
-    params: dict[str, Any] = {}
-    if filter.type:
-        clauses.append("e.type = :type")
-        params["type"] = filter.type
-    if (since := to_us(validate.instant(filter.since, "since"))) is not None:
-        clauses.append("e.occurred_at >= :since")
-        params["since"] = since
-    if (until := to_us(validate.instant(filter.until, "until"))) is not None:
-        clauses.append("e.occurred_at <= :until")
-        params["until"] = until
-    if filter.undispatched is not None:
-        clauses.append(f"NOT {Q.delivered}" if filter.undispatched else Q.delivered)
-    return " AND ".join(clauses), params
 
 
 def _page(offset: int, limit: int) -> dict[str, int | None]:
@@ -224,67 +197,13 @@ class AdminMixin(JobActions, SqliteBase):
         self._act("run now", "run_now", source, id)
 
     def retry_all_dead(self, source: Source, kind: str = "") -> int:
-        where, params = source_kind(source, kind)
-        return batched(self, Q.retry_all_dead.format(where=where), params)
+        where, params = kind_clause(source, kind)
+        return run_batches(self, Q.retry_all_dead.format(where=where), params)
 
     def delete_all(self, source: Source, kind: str, state: JobState) -> int:
-        where, params = source_kind(source, kind)
+        where, params = kind_clause(source, kind)
         params["state"] = validate.job_state(state).value
-        return batched(self, Q.delete_all.format(where=where), params)
-
-    def vacuum_dead(self, source: Source, kind: str, older_than: timedelta) -> int:
-        where, params = source_kind(source, kind)
-        params["older_than"] = td_us(validate.duration(older_than, "older_than"))
-        return batched(self, Q.vacuum_dead.format(where=where), params)
-
-    def nuke_all(self, source: Source) -> NukeReport:
-        params = {"source": validate.source(source).value}
-        after = ""  # sorts before every id
-
-        def step(t: Tx, batch: int) -> int:
-            nonlocal after
-            ids = [r["id"] for r in t.all(Q.nuke_jobs, {**params, "after": after, "batch": batch})]
-            after = max(ids, default=after)
-            return len(ids)
-
-        # Jobs go in batches (their attempt rows cascade); the event ledger stays.
-        jobs = batched_tx(self, step)
-        with self.tx() as t:
-            stats = t.execute(Q.nuke_stats, params).rowcount
-            keys = t.execute(Q.nuke_keys, params).rowcount
-        return NukeReport(jobs=jobs, stats=stats, keys=keys)
-
-    # --- events and subscribers --------------------------------------------------------
-
-    def list_events(
-        self, filter: EventFilter, offset: int = 0, limit: int = 0
-    ) -> tuple[list[EventAdminRow], int]:
-        paging = _page(offset, limit)
-        where, params = _event_where(filter)
-        with self.read() as t:
-            total = t.one(Q.count_events.format(where=where), params)["n"]  # type: ignore[index]
-            rows = t.all(
-                Q.list_events.format(columns=EVENT_ADMIN_COLUMNS, where=where), {**params, **paging}
-            )
-        return [ROWS.event_admin(r) for r in rows], total
-
-    def get_event(self, id: uuid.UUID) -> EventAdminRow:
-        with self.read() as t:
-            row = t.one(_GET_EVENT, {"id": arg_id(id)})
-        if row is None:
-            raise errors.NotFound("get event")
-        return ROWS.event_admin(row)
-
-    def list_subscriber_views(self, event_type: str = "") -> list[SubscriberView]:
-        with self.read() as t:
-            rows = t.all(Q.subscriber_views, {"event_type": event_type})
-        return [ROWS.subscriber_view(r) for r in rows]
-
-    def ops_stats(self) -> OpsStats:
-        with self.read() as t:
-            r = t.one(Q.ops_stats, {"since": t.now - td_us(timedelta(hours=24))})
-        assert r is not None
-        return ROWS.ops_stats(r)
+        return run_batches(self, Q.delete_all.format(where=where), params)
 
     # --- AdminStore extensions -----------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""The event ledger on SQLite: publish with subscriber fan-out, replay, retention.
+"""The event ledger on SQLite: publish with subscriber fan-out, replay, retention and
+the admin reads.
 
 A publish inserts the event and one ``pending`` delivery job per subscriber registered
 at that moment, in one transaction. Deliveries have no payload; the lease rehydrates
@@ -9,15 +10,44 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from qctl_store import errors, validate
-from qctl_store.sqlite.base import SqliteBase, Tx, queries, to_us
-from qctl_store.sqlite.rows import ROWS, arg_id, caller_tx
-from qctl_store.types import PublishParams, ReplayFilter, Subscriber
+from qctl_store.listing import page
+from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us
+from qctl_store.sqlite.rows import EVENT_ADMIN_COLUMNS, ROWS, arg_id, caller_tx
+from qctl_store.types import (
+    EventAdminRow,
+    EventFilter,
+    OpsStats,
+    PublishParams,
+    ReplayFilter,
+    Subscriber,
+    SubscriberView,
+)
 
 Q = queries("events.sql")
+_GET_EVENT = Q.get_event.format(columns=EVENT_ADMIN_COLUMNS)
+
+
+def _event_where(filter: EventFilter) -> tuple[str, dict[str, Any]]:
+    """A WHERE from fixed fragments, only the filters given, so a type filter is an index
+    seek rather than a catch-all ``(:type = '' OR ...)`` scan."""
+    clauses = ["1"]
+    params: dict[str, Any] = {}
+    if filter.type:
+        clauses.append("e.type = :type")
+        params["type"] = filter.type
+    if (since := to_us(validate.instant(filter.since, "since"))) is not None:
+        clauses.append("e.occurred_at >= :since")
+        params["since"] = since
+    if (until := to_us(validate.instant(filter.until, "until"))) is not None:
+        clauses.append("e.occurred_at <= :until")
+        params["until"] = until
+    if filter.undispatched is not None:
+        clauses.append(f"NOT {Q.delivered}" if filter.undispatched else Q.delivered)
+    return " AND ".join(clauses), params
 
 
 class EventsMixin(SqliteBase):
@@ -123,3 +153,35 @@ class EventsMixin(SqliteBase):
             return 0
         with self.tx() as t:
             return t.execute(Q.retain, {"before": cutoff, "limit": limit}).rowcount
+
+    # --- admin reads --------------------------------------------------------------------
+
+    def list_events(
+        self, filter: EventFilter, offset: int = 0, limit: int = 0
+    ) -> tuple[list[EventAdminRow], int]:
+        paging = page(offset, limit, no_limit=-1)  # SQLite's LIMIT -1
+        where, params = _event_where(filter)
+        with self.read() as t:
+            total = t.one(Q.count_events.format(where=where), params)["n"]  # type: ignore[index]
+            rows = t.all(
+                Q.list_events.format(columns=EVENT_ADMIN_COLUMNS, where=where), {**params, **paging}
+            )
+        return [ROWS.event_admin(r) for r in rows], total
+
+    def get_event(self, id: uuid.UUID) -> EventAdminRow:
+        with self.read() as t:
+            row = t.one(_GET_EVENT, {"id": arg_id(id)})
+        if row is None:
+            raise errors.NotFound("get event")
+        return ROWS.event_admin(row)
+
+    def list_subscriber_views(self, event_type: str = "") -> list[SubscriberView]:
+        with self.read() as t:
+            rows = t.all(Q.subscriber_views, {"event_type": event_type})
+        return [ROWS.subscriber_view(r) for r in rows]
+
+    def ops_stats(self) -> OpsStats:
+        with self.read() as t:
+            r = t.one(Q.ops_stats, {"since": t.now - td_us(timedelta(hours=24))})
+        assert r is not None
+        return ROWS.ops_stats(r)

@@ -16,19 +16,19 @@ from qctl_store import validate
 from qctl_store.batches import batched_tx
 from qctl_store.sqlite.base import US, SqliteBase, Tx, queries, td_us, utc_day
 from qctl_store.sqlite.jobs import insert_attempt
-from qctl_store.types import Source
+from qctl_store.types import NukeReport, Source
 
 Q = queries("maintenance.sql")
 
 
-def batched(store: SqliteBase, sql: str, params: dict[str, Any]) -> int:
+def run_batches(store: SqliteBase, sql: str, params: dict[str, Any]) -> int:
     """``batches.batched_tx`` of one ``LIMIT :batch`` statement; the rows affected."""
     return batched_tx(
         store, lambda t, batch: t.execute(sql, {**params, "now": t.now, "batch": batch}).rowcount
     )
 
 
-def source_kind(source: Source, kind: str) -> tuple[str, dict[str, Any]]:
+def kind_clause(source: Source, kind: str) -> tuple[str, dict[str, Any]]:
     """``source = :source``, plus ``kind = :kind`` unless kind is "" (every kind): a plain
     equality lets the (source, kind, ...) indexes seek, where ``(:kind = '' OR ...)``
     would not."""
@@ -48,7 +48,7 @@ class MaintenanceMixin(SqliteBase):
         source = validate.source(source)
         if not kinds:
             return 0
-        return batched(self, Q.promote_due, {"source": source.value, "kinds": _kinds(kinds)})
+        return run_batches(self, Q.promote_due, {"source": source.value, "kinds": _kinds(kinds)})
 
     def reap_expired(self, source: Source, kinds: list[str], max_reaps: int) -> tuple[int, int]:
         source = validate.source(source)
@@ -95,6 +95,28 @@ class MaintenanceMixin(SqliteBase):
         validate.duration(retention, "retention")
         if retention <= timedelta(0):
             return 0
-        return batched(
+        return run_batches(
             self, Q.vacuum_completed, {"source": source.value, "retention": td_us(retention)}
         )
+
+    def vacuum_dead(self, source: Source, kind: str, older_than: timedelta) -> int:
+        where, params = kind_clause(source, kind)
+        params["older_than"] = td_us(validate.duration(older_than, "older_than"))
+        return run_batches(self, Q.vacuum_dead.format(where=where), params)
+
+    def nuke_all(self, source: Source) -> NukeReport:
+        params = {"source": validate.source(source).value}
+        after = ""  # sorts before every id
+
+        def step(t: Tx, batch: int) -> int:
+            nonlocal after
+            ids = [r["id"] for r in t.all(Q.nuke_jobs, {**params, "after": after, "batch": batch})]
+            after = max(ids, default=after)
+            return len(ids)
+
+        # Jobs go in batches (their attempt rows cascade); the event ledger stays.
+        jobs = batched_tx(self, step)
+        with self.tx() as t:
+            stats = t.execute(Q.nuke_stats, params).rowcount
+            keys = t.execute(Q.nuke_keys, params).rowcount
+        return NukeReport(jobs=jobs, stats=stats, keys=keys)

@@ -55,3 +55,39 @@ DELETE FROM azync_events WHERE id IN (
     ORDER BY e.occurred_at, e.id
     LIMIT :limit
 )
+
+-- name: delivered
+-- An event listing's WHERE is composed in events.py (only the filters given, so a type
+-- filter seeks the (type, occurred_at, id) index); this is its dispatched test.
+EXISTS (SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event')
+
+-- name: count_events
+SELECT COUNT(*) AS n FROM azync_events e WHERE {where}
+
+-- name: list_events
+SELECT {columns},
+       (SELECT COUNT(*) FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event')
+           AS deliveries
+FROM azync_events e WHERE {where}
+ORDER BY e.occurred_at DESC, e.id DESC
+LIMIT :limit OFFSET :offset
+
+-- name: get_event
+SELECT {columns},
+       (SELECT COUNT(*) FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event')
+           AS deliveries
+FROM azync_events e WHERE e.id = :id
+
+-- name: subscriber_views
+SELECT event_type, name, max_attempts, created_at, updated_at FROM azync_subscribers
+WHERE (:event_type = '' OR event_type = :event_type)
+ORDER BY event_type, name
+
+-- name: ops_stats
+SELECT
+    (SELECT COUNT(*) FROM azync_events e WHERE NOT EXISTS (
+        SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event'))
+        AS undispatched,
+    (SELECT COUNT(*) FROM azync_events WHERE occurred_at >= :since) AS total_24h,
+    (SELECT COUNT(DISTINCT type) FROM azync_events WHERE occurred_at >= :since) AS types_24h,
+    (SELECT COUNT(*) FROM azync_subscribers) AS subscribers

@@ -47,3 +47,24 @@ DELETE FROM azync_jobs WHERE id IN (
       AND completed_at < :now - :retention
     LIMIT :batch
 )
+
+-- name: vacuum_dead
+DELETE FROM azync_jobs WHERE id IN (
+    SELECT id FROM azync_jobs
+    WHERE {where} AND state = 'dead' AND enqueued_at < :now - :older_than
+    LIMIT :batch
+)
+
+-- name: nuke_jobs
+-- One batch in id order after :after: no index leads with source, so each batch walks on
+-- along the primary key instead of rescanning the other sources' rows from the start.
+DELETE FROM azync_jobs WHERE id IN (
+    SELECT id FROM azync_jobs WHERE source = :source AND id > :after ORDER BY id LIMIT :batch
+)
+RETURNING id
+
+-- name: nuke_stats
+DELETE FROM azync_stats_daily WHERE source = :source
+
+-- name: nuke_keys
+DELETE FROM azync_idempotency_keys WHERE source = :source
