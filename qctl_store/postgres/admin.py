@@ -24,9 +24,8 @@ from qctl_store.listing import (
     page,
 )
 from qctl_store.postgres.base import Cursor, PgBase
-from qctl_store.postgres.jobs import arg_id
 from qctl_store.postgres.maintenance import kind_clause, run_batches
-from qctl_store.postgres.rows import ROWS, job_from_row, job_queries
+from qctl_store.postgres.rows import ROWS, arg_id, job_from_row, job_queries
 from qctl_store.types import (
     AttemptError,
     DailyCount,

@@ -12,13 +12,14 @@ import contextlib
 import random
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg import errors as pgerr
 from psycopg.rows import dict_row
 
-from qctl_store import errors
+from qctl_store import errors, validate
 from qctl_store.config import Config
 from qctl_store.dsn import redact
 from qctl_store.sqlfile import Queries, load
@@ -33,6 +34,11 @@ Connection = psycopg.Connection[Row]
 
 def queries(filename: str) -> Queries:
     return load("qctl_store.postgres.queries", filename)
+
+
+def seconds(value: timedelta, what: str) -> float:
+    """A validated non-negative duration as float seconds (for make_interval)."""
+    return validate.duration(value, what).total_seconds()
 
 
 @contextlib.contextmanager
@@ -201,6 +207,10 @@ class PgBase:
 
     # --- daily stats (Part 2.5) -----------------------------------------------------
 
+    def random_slot(self) -> int:
+        """The random stats shard a fused statement bumps."""
+        return random.randrange(self.config.stats_slots)
+
     def bump_stat(self, cur: Cursor, source: str, kind: str, column: str, n: int = 1) -> None:
         """Add ``n`` to today's ``column`` counter of (source, kind) on a random slot."""
         if n <= 0:
@@ -211,7 +221,7 @@ class PgBase:
             f"VALUES (%s, %s, CURRENT_DATE, %s, %s) "
             f"ON CONFLICT (source, kind, day, slot) DO UPDATE "
             f"SET {column} = azync_stats_daily.{column} + EXCLUDED.{column}",
-            (source, kind, random.randrange(self.config.stats_slots), n),
+            (source, kind, self.random_slot(), n),
         )
 
     # --- lifecycle ------------------------------------------------------------------

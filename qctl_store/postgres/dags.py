@@ -28,8 +28,7 @@ from qctl_store.dagcheck import (
     signal_payload,
 )
 from qctl_store.postgres.base import Cursor, PgBase, queries
-from qctl_store.postgres.jobs import caller_tx
-from qctl_store.postgres.rows import JOB_COLUMNS, Row, jobs_from_rows
+from qctl_store.postgres.rows import JOB_COLUMNS, Row, caller_tx, jobs_from_rows
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
     JSON,

@@ -13,8 +13,7 @@ from qctl_store import validate
 from qctl_store.errors import InvalidInput, NotFound
 from qctl_store.listing import page
 from qctl_store.postgres.base import Cursor, PgBase
-from qctl_store.postgres.jobs import arg_id, caller_tx
-from qctl_store.postgres.rows import ROWS, job_queries
+from qctl_store.postgres.rows import ROWS, arg_id, caller_tx, job_queries
 from qctl_store.types import (
     EventAdminRow,
     EventFilter,

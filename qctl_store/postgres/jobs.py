@@ -7,74 +7,24 @@ fencing miss writes nothing and surfaces as ``NotFound(op)``.
 
 from __future__ import annotations
 
-import contextlib
-import random
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import psycopg
-from psycopg import pq
-from psycopg.rows import dict_row
 
 from qctl_store import validate
 from qctl_store.contract import distinct_job_ids, settled_in_order
-from qctl_store.errors import InvalidInput, NotFound
-from qctl_store.postgres.base import Cursor, PgBase, mapped_errors
-from qctl_store.postgres.rows import job_from_row, job_queries
+from qctl_store.errors import NotFound
+from qctl_store.postgres.base import Cursor, PgBase, seconds
+from qctl_store.postgres.rows import arg_id, caller_cursor, job_from_row, job_queries
 from qctl_store.types import DequeueParams, EnqueueParams, Job, Source
 
 Q = job_queries("jobs.sql")
 
 
-arg_id = validate.uuid_arg
-"""psycopg binds ``uuid.UUID`` as it is: the argument only needs checking."""
-
-
-def seconds(value: timedelta, what: str) -> float:
-    """A validated non-negative duration as float seconds (for make_interval)."""
-    return validate.duration(value, what).total_seconds()
-
-
 def _lease(id: uuid.UUID, lease_token: uuid.UUID) -> dict[str, uuid.UUID]:
     return {"id": arg_id(id), "token": arg_id(lease_token, "lease_token")}
-
-
-def stat_slot(store: PgBase) -> int:
-    """The random stats shard a fused statement bumps (notes 2.5)."""
-    return random.randrange(store.config.stats_slots)
-
-
-@contextlib.contextmanager
-def caller_cursor(store: PgBase, conn: psycopg.Connection[Any]) -> Iterator[Cursor]:
-    """A dict-row cursor on the caller's connection, inside its open transaction, for
-    statements whose tables are schema-qualified (``PgBase.qualified``)."""
-    store._check_writable()
-    if conn.autocommit and conn.info.transaction_status == pq.TransactionStatus.IDLE:
-        raise InvalidInput("the connection must be inside a transaction (BEGIN first)")
-    with mapped_errors(store.dsn), conn.cursor(row_factory=dict_row) as cur:
-        yield cur
-
-
-@contextlib.contextmanager
-def caller_tx(store: PgBase, conn: psycopg.Connection[Any]) -> Iterator[Cursor]:
-    """``caller_cursor`` with the store's schema as search_path until the block ends, for
-    unqualified statements; the caller's setting is then restored, so its session is
-    left as it was."""
-    with caller_cursor(store, conn) as cur:
-        if not store.schema:
-            yield cur
-            return
-        cur.execute("SELECT current_setting('search_path') AS path")
-        row = cur.fetchone()
-        assert row is not None
-        cur.execute("SELECT set_config('search_path', %s, true)", (store.schema,))
-        try:
-            yield cur
-        finally:
-            if conn.info.transaction_status == pq.TransactionStatus.INTRANS:
-                cur.execute("SELECT set_config('search_path', %s, true)", (row["path"],))
 
 
 _ENQUEUE_COLUMNS = {
@@ -128,7 +78,7 @@ class JobsMixin(PgBase):
         args: dict[str, Any] = {
             name: [r[field] for r in sent] for name, field in _ENQUEUE_COLUMNS.items()
         }
-        return ids, {**args, "slot": stat_slot(self), "channel": self.config.channel}
+        return ids, {**args, "slot": self.random_slot(), "channel": self.config.channel}
 
     def _enqueue_run(self, cur: Cursor, ids: list[uuid.UUID], args: dict[str, Any]) -> list[bool]:
         if not ids:
@@ -189,7 +139,7 @@ class JobsMixin(PgBase):
     def _fenced(self, op: str, sql: str, **args: Any) -> dict[str, Any]:
         """Run one fenced statement that RETURNs a row; none means NotFound(op)."""
         with self.write() as cur:
-            cur.execute(sql, {"slot": stat_slot(self), **args})
+            cur.execute(sql, {"slot": self.random_slot(), **args})
             row = cur.fetchone()
         if row is None:
             raise NotFound(op)
@@ -214,7 +164,7 @@ class JobsMixin(PgBase):
                 {
                     "ids": [lease["id"] for lease in leases],
                     "tokens": [lease["token"] for lease in leases],
-                    "slot": stat_slot(self),
+                    "slot": self.random_slot(),
                 },
                 binary=True,
             )

@@ -16,8 +16,7 @@ from typing import Any
 
 from qctl_store import validate
 from qctl_store.batches import batched_tx
-from qctl_store.postgres.base import Cursor, PgBase
-from qctl_store.postgres.jobs import seconds
+from qctl_store.postgres.base import Cursor, PgBase, seconds
 from qctl_store.postgres.rows import job_queries
 from qctl_store.types import NukeReport, Source
 

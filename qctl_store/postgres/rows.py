@@ -5,21 +5,40 @@ workflows): select ``JOB_COLUMNS`` (or ``job_columns("j")`` of the shared
 ``qctl_store.columns`` under an alias) and turn rows into dataclasses with ``ROWS``, the
 shared ``records.RowMapper``. psycopg already decodes jsonb and uuid; what is left here
 is instants normalised to UTC and stats days as midnight UTC. Queries that select jobs
-write ``{jobs}``/``{jobs_j}`` and are loaded with ``job_queries``.
+write ``{jobs}``/``{jobs_j}`` and are loaded with ``job_queries``. The arguments'
+helpers every module binds with (``arg_id``, ``caller_tx``) live here as on SQLite.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from functools import cache
 from typing import Any
 
+import psycopg
+from psycopg import pq
+from psycopg.rows import dict_row
+
+from qctl_store import validate
 from qctl_store.columns import event_columns, job_columns
-from qctl_store.postgres.base import queries
+from qctl_store.errors import InvalidInput
+from qctl_store.postgres.base import Cursor, PgBase, mapped_errors, queries
 from qctl_store.records import Row, RowMapper
 from qctl_store.sqlfile import Queries
 
-__all__ = ["JOB_COLUMNS", "ROWS", "Row", "job_from_row", "job_queries", "jobs_from_rows"]
+__all__ = [
+    "JOB_COLUMNS",
+    "ROWS",
+    "Row",
+    "arg_id",
+    "caller_cursor",
+    "caller_tx",
+    "job_from_row",
+    "job_queries",
+    "jobs_from_rows",
+]
 
 JOB_COLUMNS = job_columns()
 """``SELECT {JOB_COLUMNS} FROM azync_jobs``: every column ``job_from_row`` reads."""
@@ -64,3 +83,38 @@ def job_queries(filename: str) -> Queries:
             text = text.replace(token, columns)
         out[name] = text
     return out
+
+
+arg_id = validate.uuid_arg
+"""psycopg binds ``uuid.UUID`` as it is: the argument only needs checking."""
+
+
+@contextlib.contextmanager
+def caller_cursor(store: PgBase, conn: psycopg.Connection[Any]) -> Iterator[Cursor]:
+    """A dict-row cursor on the caller's connection, inside its open transaction, for
+    statements whose tables are schema-qualified (``PgBase.qualified``)."""
+    store._check_writable()
+    if conn.autocommit and conn.info.transaction_status == pq.TransactionStatus.IDLE:
+        raise InvalidInput("the connection must be inside a transaction (BEGIN first)")
+    with mapped_errors(store.dsn), conn.cursor(row_factory=dict_row) as cur:
+        yield cur
+
+
+@contextlib.contextmanager
+def caller_tx(store: PgBase, conn: psycopg.Connection[Any]) -> Iterator[Cursor]:
+    """``caller_cursor`` with the store's schema as search_path until the block ends, for
+    unqualified statements; the caller's setting is then restored, so its session is
+    left as it was."""
+    with caller_cursor(store, conn) as cur:
+        if not store.schema:
+            yield cur
+            return
+        cur.execute("SELECT current_setting('search_path') AS path")
+        row = cur.fetchone()
+        assert row is not None
+        cur.execute("SELECT set_config('search_path', %s, true)", (store.schema,))
+        try:
+            yield cur
+        finally:
+            if conn.info.transaction_status == pq.TransactionStatus.INTRANS:
+                cur.execute("SELECT set_config('search_path', %s, true)", (row["path"],))
