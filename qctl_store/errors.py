@@ -43,3 +43,7 @@ class ReadOnly(StoreError):
 
 class Conflict(StoreError):
     """A concurrent writer won; the operation may be retried."""
+
+
+class UniqueViolation(Conflict):
+    """A unique index refused the row: another row already holds the key."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from qctl_store import validate
 from qctl_store.config import OPERATION_MAX_ATTEMPTS, STALLED_LIMIT, WORKFLOW_TASK_QUEUE
-from qctl_store.errors import InvalidInput
+from qctl_store.errors import Conflict, InvalidInput
 from qctl_store.types import (
     JSON,
     WORKFLOW_TASK_KIND_PREFIX,
@@ -81,6 +81,14 @@ def operation_fields(p: ScheduleOperationParams) -> dict[str, Any]:
         "max_attempts": p.max_attempts if p.max_attempts > 0 else OPERATION_MAX_ATTEMPTS,
         "execution_key": p.execution_key,
     }
+
+
+def held_execution_key(key: str) -> Conflict:
+    """The error of an operation insert refused by the live-job execution-key index: the
+    index is global, so another workflow's live job holds the key."""
+    return Conflict(
+        f"schedule operation: execution key {key!r} is held by a live job of another workflow"
+    )
 
 
 def decision(value: str) -> UncertainDecision:

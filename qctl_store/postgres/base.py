@@ -50,6 +50,8 @@ def mapped_errors(dsn: str) -> Iterator[None]:
         raise errors.SchemaNotMigrated(
             f"azync tables are missing ({exc.diag.message_primary}); run `qctl db migrate`"
         ) from None
+    except pgerr.UniqueViolation as exc:
+        raise errors.UniqueViolation(str(exc.diag.message_primary or exc)) from None
     except pgerr.ReadOnlySqlTransaction:
         raise errors.ReadOnly("the store is read-only") from None
     except (pgerr.SerializationFailure, pgerr.DeadlockDetected, pgerr.LockNotAvailable) as exc:

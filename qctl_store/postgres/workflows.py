@@ -12,8 +12,6 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from psycopg import errors as pgerr
-
 from qctl_store import errors, validate
 from qctl_store.postgres.base import Cursor, PgBase, Row, queries
 from qctl_store.postgres.rows import utc
@@ -34,6 +32,7 @@ from qctl_store.types import (
 from qctl_store.wac import decision as parse_decision
 from qctl_store.wac import (
     execution_key,
+    held_execution_key,
     json_or_null,
     listing_fields,
     operation_fields,
@@ -237,18 +236,14 @@ class WorkflowMixin(PgBase):
             with self.tx() as cur:
                 job_id = _value(cur, Q.insert_operation, params)
                 self.bump_stat(cur, Source.WORKFLOW, p.kind, "enqueued")
-        except pgerr.UniqueViolation:
+        except errors.UniqueViolation:
             # A concurrent scheduler of the same execution key won: return its job.
             row = None
             if p.execution_key:
                 with self.read() as cur:
                     row = cur.execute(Q.find_live_operation, lookup).fetchone()
             if row is None:
-                # The exec-key index is global: another workflow's live job holds it.
-                raise errors.Conflict(
-                    f"schedule operation: execution key {p.execution_key!r} is held by a "
-                    "live job of another workflow"
-                ) from None
+                raise held_execution_key(p.execution_key) from None
             return uuid.UUID(str(row["id"]))
         if run_at is None or run_at <= datetime.now(UTC):
             self.notify_after_commit(Source.WORKFLOW, [p.kind])

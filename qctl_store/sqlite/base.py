@@ -106,6 +106,8 @@ def mapped_errors() -> Iterator[None]:
         raise errors.Unavailable(f"SQLite: {msg}") from None
     except sqlite3.DatabaseError as exc:
         if isinstance(exc, sqlite3.IntegrityError):
+            if str(exc).startswith("UNIQUE constraint failed"):
+                raise errors.UniqueViolation(f"SQLite: {exc}") from None
             raise
         raise errors.Unavailable(f"SQLite: {exc}") from None
 

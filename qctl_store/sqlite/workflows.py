@@ -7,7 +7,6 @@ PostgreSQL's header row locks when history sequence numbers are assigned.
 
 from __future__ import annotations
 
-import sqlite3
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
@@ -32,6 +31,7 @@ from qctl_store.types import (
 from qctl_store.wac import decision as parse_decision
 from qctl_store.wac import (
     execution_key,
+    held_execution_key,
     json_or_null,
     listing_fields,
     operation_fields,
@@ -220,23 +220,19 @@ class WorkflowMixin(SqliteBase):
             "run_at": to_us(run_at),
         }
         # One write transaction: the dedupe lookup and the insert cannot interleave with
-        # another writer, so no unique-violation fallback is needed.
-        with self.tx() as t:
-            if not _exists(t, p.workflow_id):
-                raise errors.NotFound("schedule operation")
-            if p.execution_key:
-                row = t.one(Q.find_live_operation, params)
-                if row is not None:
-                    return uuid.UUID(row["id"])
-            try:
+        # another writer, so a unique violation can only be another workflow's key.
+        try:
+            with self.tx() as t:
+                if not _exists(t, p.workflow_id):
+                    raise errors.NotFound("schedule operation")
+                if p.execution_key:
+                    row = t.one(Q.find_live_operation, params)
+                    if row is not None:
+                        return uuid.UUID(row["id"])
                 t.execute(Q.insert_operation, {**params, "now": t.now})
-            except sqlite3.IntegrityError:
-                # The exec-key index is global: another workflow's live job holds the key.
-                raise errors.Conflict(
-                    f"schedule operation: execution key {p.execution_key!r} is held by a "
-                    "live job of another workflow"
-                ) from None
-            self.bump_stat(t, Source.WORKFLOW, p.kind, "enqueued")
+                self.bump_stat(t, Source.WORKFLOW, p.kind, "enqueued")
+        except errors.UniqueViolation:
+            raise held_execution_key(p.execution_key) from None
         return job_id
 
     def mark_uncertain(
