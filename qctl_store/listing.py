@@ -1,14 +1,23 @@
-"""Backend-independent rules of the admin listings, so both backends order, page and
-resolve ids the same way: ``list_jobs``' order per state filter, offset/limit paging, the
-console's entity tables for id-prefix lookup, and the daily stats window."""
+"""Backend-independent rules and SQL builders of the admin listings, so both backends
+filter, order, page and resolve ids the same way: ``list_jobs``' order per state filter,
+the job and event WHERE builders, the keyset condition of deep pages, offset/limit paging,
+the console's entity tables for id-prefix lookup, and the daily stats window.
+
+The builders write SQL through a ``Dialect``, one per backend (``<backend>/rows.py``):
+its placeholder style and the few fragments whose SQL differs."""
 
 from __future__ import annotations
 
 import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from qctl_store import validate
 from qctl_store.errors import InvalidInput
-from qctl_store.types import JobState, Source
+from qctl_store.types import EventFilter, JobPageCursor, JobSearch, JobState, Source
 
 DAILY_WINDOW_DAYS = 30
 """azync's admin window (``queue/manager.go`` statsWindowDays): 30 days, zero-filled."""
@@ -22,6 +31,39 @@ ENTITY_TABLES = {
 """``find_ids_by_prefix`` entities and the table whose uuid ``id`` each one is."""
 
 _HEX = re.compile(r"^[0-9a-f]{1,32}$")
+
+_NOT_NULL_ORDER = ("enqueued_at", "run_at")
+"""Ascending sort columns the schema declares NOT NULL (on both backends)."""
+
+DELIVERED = "EXISTS (SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event')"
+"""An event row ``e`` has been fanned out: at least one delivery job exists."""
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What the shared SQL builders need to know of one backend."""
+
+    placeholder: str
+    """A named parameter, ``{}`` standing for its name: ``%({})s`` or ``:{}``."""
+    no_limit: int | None
+    """The LIMIT value that means no limit (PostgreSQL's NULL, SQLite's -1)."""
+    arg_id: Callable[[uuid.UUID, str], Any]
+    """A checked uuid argument as the driver binds it."""
+    instant: Callable[[datetime | None], Any]
+    """An aware UTC instant (or None) as the driver binds it."""
+    meta_filter: str
+    """A job's ``meta`` holds every pair of the JSON object bound as ``meta``."""
+    error_filter: str
+    """A job's ``last_error`` contains the text bound as ``error``, ignoring case."""
+    error_arg: Callable[[str], str]
+    """The bound ``error`` value for ``error_filter``."""
+
+    def param(self, name: str) -> str:
+        return self.placeholder.format(name)
+
+    def page(self, offset: int, limit: int) -> dict[str, int | None]:
+        """``page`` with this backend's spelling of no limit."""
+        return page(offset, limit, no_limit=self.no_limit)
 
 
 def order_for(state: JobState | None) -> tuple[str, bool]:
@@ -79,3 +121,92 @@ def hex_prefix(prefix: str) -> str:
     if not _HEX.match(digits):
         raise InvalidInput(f"{prefix!r} is not a uuid prefix (hex digits, dashes optional)")
     return digits
+
+
+def kind_clause(d: Dialect, source: Source, kind: str) -> tuple[str, dict[str, Any]]:
+    """``source = ..`` plus ``kind = ..`` unless kind is "" (every kind): a plain equality
+    keeps the (source, kind, ...) indexes usable, where ``(kind = '' OR ..)`` would not."""
+    args: dict[str, Any] = {"source": validate.source(source).value}
+    where = f"source = {d.param('source')}"
+    if not kind:
+        return where, args
+    args["kind"] = str(kind)
+    return f"{where} AND kind = {d.param('kind')}", args
+
+
+def job_where(d: Dialect, search: JobSearch) -> tuple[str, dict[str, Any]]:
+    """A WHERE from fixed fragments, only the filters given, and its arguments. The state
+    is inlined as the enum's literal (never caller text): SQLite matches a bound state to
+    the per-state partial indexes only by re-preparing the statement for each value, and
+    with the literal each state's plan is prepared once on either backend."""
+    clauses: list[str] = []
+    args: dict[str, Any] = {}
+    if search.source is not None:
+        clauses.append(f"source = {d.param('source')}")
+        args["source"] = validate.source(search.source).value
+    if search.kind:
+        clauses.append(f"kind = {d.param('kind')}")
+        args["kind"] = str(search.kind)
+    if search.state is not None:
+        clauses.append(f"state = '{validate.job_state(search.state).value}'")
+    if search.meta:
+        clauses.append(d.meta_filter)
+        args["meta"] = validate.json_text(validate.meta(search.meta), "meta")
+    if search.error:
+        clauses.append(d.error_filter)
+        args["error"] = d.error_arg(search.error)
+    if search.event_id is not None:
+        clauses.append(f"event_id = {d.param('event_id')}")
+        args["event_id"] = d.arg_id(search.event_id, "event_id")
+    if search.run_id is not None:
+        clauses.append(f"run_id = {d.param('run_id')}")
+        args["run_id"] = d.arg_id(search.run_id, "run_id")
+    return " AND ".join(clauses) or "TRUE", args
+
+
+def keyset_sql(
+    d: Dialect, state: JobState | None, after: JobPageCursor
+) -> tuple[str, dict[str, Any]]:
+    """The rows strictly after ``after`` in ``order_sql(state)`` (NULLs last ascending,
+    first descending) and the condition's arguments."""
+    column, desc = order_for(state)
+    key, id = d.param("after_key"), d.param("after_id")
+    args = {
+        "after_id": d.arg_id(after.id, "after.id"),
+        "after_key": d.instant(validate.instant(after.sort_key, "after.sort_key")),
+    }
+    if after.sort_key is None:
+        tail = f"({column} IS NULL AND id > {id})"
+        return (f"({tail} OR {column} IS NOT NULL)" if desc else tail), args
+    if not desc and column in _NOT_NULL_ORDER:
+        # Never NULL, so the bound below holds and can start an index range scan.
+        return (
+            f"{column} >= {key} AND ({column} > {key} OR ({column} = {key} AND id > {id}))"
+        ), args
+    if desc:
+        # The redundant upper bound is what an index range scan can start from; the
+        # OR alone is only a filter, which walks every earlier row of a deep page.
+        return (
+            f"{column} <= {key} AND ({column} < {key} OR ({column} = {key} AND id > {id}))"
+        ), args
+    return f"(({column}, id) > ({key}, {id}) OR {column} IS NULL)", args
+
+
+def event_where(d: Dialect, filter: EventFilter) -> tuple[str, dict[str, Any]]:
+    """A WHERE over ledger rows ``e`` from fixed fragments, only the filters given, so
+    each list is an index (or anti-join) plan rather than a catch-all
+    ``(:type = '' OR ...)`` scan."""
+    clauses: list[str] = []
+    args: dict[str, Any] = {}
+    if filter.type:
+        clauses.append(f"e.type = {d.param('type')}")
+        args["type"] = str(filter.type)
+    if (since := validate.instant(filter.since, "since")) is not None:
+        clauses.append(f"e.occurred_at >= {d.param('since')}")
+        args["since"] = d.instant(since)
+    if (until := validate.instant(filter.until, "until")) is not None:
+        clauses.append(f"e.occurred_at <= {d.param('until')}")
+        args["until"] = d.instant(until)
+    if filter.undispatched is not None:
+        clauses.append(f"NOT {DELIVERED}" if filter.undispatched else DELIVERED)
+    return " AND ".join(clauses) or "TRUE", args

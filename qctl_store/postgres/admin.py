@@ -6,7 +6,6 @@ terminal ones from the planner's statistics)."""
 
 from __future__ import annotations
 
-import re
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -19,13 +18,14 @@ from qctl_store.listing import (
     entity_table,
     hex_prefix,
     index_clauses,
-    order_for,
+    job_where,
+    keyset_sql,
+    kind_clause,
     order_sql,
-    page,
 )
 from qctl_store.postgres.base import Cursor, PgBase
-from qctl_store.postgres.maintenance import kind_clause, run_batches
-from qctl_store.postgres.rows import ROWS, arg_id, job_from_row, job_queries
+from qctl_store.postgres.maintenance import run_batches
+from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, job_from_row, job_queries
 from qctl_store.types import (
     AttemptError,
     DailyCount,
@@ -53,61 +53,6 @@ _DEPTH_FIELDS = {
     JobState.PAUSED: "paused",
     JobState.SUCCEEDED: "succeeded",
 }
-
-
-_NOT_NULL_ORDER = ("enqueued_at", "run_at")
-"""Ascending sort columns the schema declares NOT NULL."""
-
-
-def _keyset_sql(state: JobState | None, cursor: JobPageCursor) -> str:
-    """The rows strictly after ``cursor`` in ``order_sql(state)`` (NULLs last
-    ascending, first descending)."""
-    column, desc = order_for(state)
-    if cursor.sort_key is None:
-        tail = f"({column} IS NULL AND id > %(after_id)s)"
-        return f"({tail} OR {column} IS NOT NULL)" if desc else tail
-    if not desc and column in _NOT_NULL_ORDER:
-        # Never NULL, so the bound below holds and can start an index range scan.
-        return (
-            f"{column} >= %(after_key)s AND "
-            f"({column} > %(after_key)s OR ({column} = %(after_key)s AND id > %(after_id)s))"
-        )
-    if desc:
-        # The redundant upper bound is what an index range scan can start from; the
-        # OR alone is only a filter, which walks every earlier row of a deep page.
-        return (
-            f"{column} <= %(after_key)s AND "
-            f"({column} < %(after_key)s OR ({column} = %(after_key)s AND id > %(after_id)s))"
-        )
-    return f"(({column}, id) > (%(after_key)s, %(after_id)s) OR {column} IS NULL)"
-
-
-def _search_where(search: JobSearch) -> tuple[str, dict[str, Any]]:
-    """A WHERE built from fixed fragments; only bound parameters vary."""
-    clauses = ["TRUE"]
-    args: dict[str, Any] = {}
-    if search.source is not None:
-        clauses.append("source = %(source)s")
-        args["source"] = validate.source(search.source).value
-    if search.kind:
-        clauses.append("kind = %(kind)s")
-        args["kind"] = search.kind
-    if search.state is not None:
-        clauses.append("state = %(state)s")
-        args["state"] = validate.job_state(search.state).value
-    if search.meta:
-        clauses.append("meta @> %(meta)s::jsonb")
-        args["meta"] = validate.json_text(validate.meta(search.meta), "meta")
-    if search.error:
-        clauses.append("last_error ILIKE %(error)s")
-        args["error"] = "%" + re.sub(r"([\\%_])", r"\\\1", search.error) + "%"
-    if search.event_id is not None:
-        clauses.append("event_id = %(event_id)s")
-        args["event_id"] = arg_id(search.event_id, "event_id")
-    if search.run_id is not None:
-        clauses.append("run_id = %(run_id)s")
-        args["run_id"] = arg_id(search.run_id, "run_id")
-    return " AND ".join(clauses), args
 
 
 _SOURCE = "source = %(source)s"
@@ -203,9 +148,9 @@ class AdminMixin(JobActions, PgBase):
         self, source: Source, filter: JobFilter, offset: int = 0, limit: int = 0
     ) -> tuple[list[Job], int]:
         search = JobSearch(source=validate.source(source), kind=filter.kind, state=filter.state)
-        where, args = _search_where(search)
+        where, args = job_where(DIALECT, search)
         where += index_clauses(search.source, search.state)
-        args.update(page(offset, limit))
+        args.update(DIALECT.page(offset, limit))
         with self.read() as cur:
             cur.execute(Q.count_jobs.replace("{where}", where), args)
             total_row = cur.fetchone()
@@ -237,7 +182,7 @@ class AdminMixin(JobActions, PgBase):
                 raise NotFound(op)
 
     def retry_all_dead(self, source: Source, kind: str = "") -> int:
-        where, args = kind_clause(source, kind)
+        where, args = kind_clause(DIALECT, source, kind)
         return run_batches(self, Q.retry_all_dead.replace("{where}", where), args)
 
     def run_now(self, source: Source, id: uuid.UUID) -> None:
@@ -250,7 +195,7 @@ class AdminMixin(JobActions, PgBase):
         self.notify_after_commit(source, [row["kind"]])
 
     def delete_all(self, source: Source, kind: str, state: JobState) -> int:
-        where, args = kind_clause(source, kind)
+        where, args = kind_clause(DIALECT, source, kind)
         args["state"] = validate.job_state(state).value
         return run_batches(self, Q.delete_all.replace("{where}", where), args)
 
@@ -262,7 +207,7 @@ class AdminMixin(JobActions, PgBase):
         args = {
             "lo": hexits.ljust(32, "0"),
             "hi": hexits.ljust(32, "f"),
-            "limit": page(0, limit)["limit"],
+            "limit": DIALECT.page(0, limit)["limit"],
         }
         with self.read() as cur:
             cur.execute(Q.find_ids_by_prefix.replace("{table}", table), args)
@@ -279,14 +224,14 @@ class AdminMixin(JobActions, PgBase):
     def search_jobs(
         self, search: JobSearch, limit: int = 50, after: JobPageCursor | None = None
     ) -> list[Job]:
-        where, args = _search_where(search)
+        where, args = job_where(DIALECT, search)
         state = None if search.state is None else JobState(search.state)
         where += index_clauses(search.source, state)
         if after is not None:
-            where += " AND " + _keyset_sql(state, after)
-            args["after_id"] = arg_id(after.id, "after.id")
-            args["after_key"] = validate.instant(after.sort_key, "after.sort_key")
-        args.update(page(0, limit))
+            keyset, keyset_args = keyset_sql(DIALECT, state, after)
+            where += " AND " + keyset
+            args.update(keyset_args)
+        args.update(DIALECT.page(0, limit))
         if state == JobState.DEAD and search.source is not None and not search.kind:
             sql = Q.dead_across_kinds.replace("{where}", where)
         else:
@@ -296,7 +241,7 @@ class AdminMixin(JobActions, PgBase):
             return [job_from_row(r) for r in cur.fetchall()]
 
     def count_jobs(self, search: JobSearch, exact: bool = False) -> tuple[int, bool]:
-        where, args = _search_where(search)
+        where, args = job_where(DIALECT, search)
         estimable = (
             not exact
             and not search.meta

@@ -11,9 +11,9 @@ import psycopg
 
 from qctl_store import validate
 from qctl_store.errors import InvalidInput, NotFound
-from qctl_store.listing import page
+from qctl_store.listing import event_where
 from qctl_store.postgres.base import Cursor, PgBase
-from qctl_store.postgres.rows import ROWS, arg_id, caller_tx, job_queries
+from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, caller_tx, job_queries
 from qctl_store.types import (
     EventAdminRow,
     EventFilter,
@@ -26,28 +26,6 @@ from qctl_store.types import (
 )
 
 Q = job_queries("events.sql")
-
-
-_DELIVERED = "EXISTS (SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event')"
-
-
-def _event_where(filter: EventFilter) -> tuple[str, dict[str, Any]]:
-    """A WHERE from fixed fragments, only the filters given, so each list is an index
-    (or anti-join) plan rather than a catch-all ``(%s IS NULL OR ...)`` scan."""
-    clauses = ["TRUE"]
-    args: dict[str, Any] = {}
-    if filter.type:
-        clauses.append("e.type = %(type)s")
-        args["type"] = str(filter.type)
-    if (since := validate.instant(filter.since, "since")) is not None:
-        clauses.append("e.occurred_at >= %(since)s")
-        args["since"] = since
-    if (until := validate.instant(filter.until, "until")) is not None:
-        clauses.append("e.occurred_at <= %(until)s")
-        args["until"] = until
-    if filter.undispatched is not None:
-        clauses.append(f"NOT {_DELIVERED}" if filter.undispatched else _DELIVERED)
-    return " AND ".join(clauses), args
 
 
 class EventsMixin(PgBase):
@@ -143,8 +121,8 @@ class EventsMixin(PgBase):
     def list_events(
         self, filter: EventFilter, offset: int = 0, limit: int = 0
     ) -> tuple[list[EventAdminRow], int]:
-        where, args = _event_where(filter)
-        args.update(page(offset, limit))
+        where, args = event_where(DIALECT, filter)
+        args.update(DIALECT.page(offset, limit))
         with self.read() as cur:
             cur.execute(Q.count_events.replace("{where}", where), args)
             total_row = cur.fetchone()

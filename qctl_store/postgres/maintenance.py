@@ -16,8 +16,9 @@ from typing import Any
 
 from qctl_store import validate
 from qctl_store.batches import batched_tx
+from qctl_store.listing import kind_clause
 from qctl_store.postgres.base import Cursor, PgBase, seconds
-from qctl_store.postgres.rows import job_queries
+from qctl_store.postgres.rows import DIALECT, job_queries
 from qctl_store.types import NukeReport, Source
 
 Q = job_queries("maintenance.sql")
@@ -31,17 +32,6 @@ def run_batches(store: PgBase, sql: str, args: dict[str, Any]) -> int:
         return cur.rowcount
 
     return batched_tx(store, step)
-
-
-def kind_clause(source: Source, kind: str) -> tuple[str, dict[str, Any]]:
-    """``source = ..`` plus ``kind = ..`` unless kind is empty (all kinds): a plain
-    equality keeps the (source, kind, ...) indexes usable, where ``(kind = '' OR ..)``
-    would not."""
-    args: dict[str, Any] = {"source": validate.source(source).value}
-    if not kind:
-        return "source = %(source)s", args
-    args["kind"] = str(kind)
-    return "source = %(source)s AND kind = %(kind)s", args
 
 
 class MaintenanceMixin(PgBase):
@@ -100,7 +90,7 @@ class MaintenanceMixin(PgBase):
         return run_batches(self, Q.vacuum_completed, args)
 
     def vacuum_dead(self, source: Source, kind: str, older_than: timedelta) -> int:
-        where, args = kind_clause(source, kind)
+        where, args = kind_clause(DIALECT, source, kind)
         args["older_than"] = seconds(older_than, "older_than")
         return run_batches(self, Q.vacuum_dead.replace("{where}", where), args)
 

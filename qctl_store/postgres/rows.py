@@ -12,6 +12,7 @@ helpers every module binds with (``arg_id``, ``caller_tx``) live here as on SQLi
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from functools import cache
@@ -24,11 +25,13 @@ from psycopg.rows import dict_row
 from qctl_store import validate
 from qctl_store.columns import event_columns, job_columns
 from qctl_store.errors import InvalidInput
+from qctl_store.listing import Dialect
 from qctl_store.postgres.base import Cursor, PgBase, mapped_errors, queries
 from qctl_store.records import Row, RowMapper
 from qctl_store.sqlfile import Queries
 
 __all__ = [
+    "DIALECT",
     "JOB_COLUMNS",
     "ROWS",
     "Row",
@@ -118,3 +121,15 @@ def caller_tx(store: PgBase, conn: psycopg.Connection[Any]) -> Iterator[Cursor]:
         finally:
             if conn.info.transaction_status == pq.TransactionStatus.INTRANS:
                 cur.execute("SELECT set_config('search_path', %s, true)", (row["path"],))
+
+
+DIALECT = Dialect(
+    placeholder="%({})s",
+    no_limit=None,
+    arg_id=arg_id,
+    instant=_as_is,
+    meta_filter="meta @> %(meta)s::jsonb",
+    error_filter="last_error ILIKE %(error)s",
+    error_arg=lambda text: "%" + re.sub(r"([\\%_])", r"\\\1", text) + "%",
+)
+"""psycopg's pyformat parameters; jsonb containment for meta, an escaped ILIKE for errors."""

@@ -19,13 +19,15 @@ from qctl_store.listing import (
     entity_table,
     hex_prefix,
     index_clauses,
-    order_for,
+    job_where,
+    keyset_sql,
+    kind_clause,
     order_sql,
-    page,
 )
-from qctl_store.sqlite.base import SqliteBase, queries, to_us, utc_day
-from qctl_store.sqlite.maintenance import kind_clause, run_batches
+from qctl_store.sqlite.base import SqliteBase, queries, utc_day
+from qctl_store.sqlite.maintenance import run_batches
 from qctl_store.sqlite.rows import (
+    DIALECT,
     JOB_COLUMNS,
     ROWS,
     arg_id,
@@ -47,59 +49,8 @@ from qctl_store.types import (
 Q = queries("admin.sql")
 
 
-def _keyset_sql(state: JobState | None, after: JobPageCursor) -> str:
-    """The rows strictly after ``after`` in ``order_sql(state)``."""
-    column, desc = order_for(state)
-    if after.sort_key is None:
-        tail = f"({column} IS NULL AND id > :after_id)"
-        return f"({tail} OR {column} IS NOT NULL)" if desc else tail
-    if desc:
-        # The redundant upper bound lets an index range scan start at the cursor.
-        return (
-            f"{column} <= :after_key AND "
-            f"({column} < :after_key OR ({column} = :after_key AND id > :after_id))"
-        )
-    return (
-        f"({column} > :after_key OR ({column} = :after_key AND id > :after_id) OR {column} IS NULL)"
-    )
-
-
 _GET_JOB = Q.get_job.format(columns=JOB_COLUMNS)
 _FIND_JOB = Q.find_job.format(columns=JOB_COLUMNS)
-
-
-def _job_where(search: JobSearch) -> tuple[str, dict[str, Any]]:
-    """A WHERE from fixed fragments and its parameters. The state is inlined as the enum's
-    literal (never caller text): SQLite matches a bound state to the per-state partial
-    indexes only by re-preparing the statement for each value; with the literal each
-    state's plan is prepared once and cached."""
-    clauses: list[str] = []
-    params: dict[str, Any] = {}
-    if search.source is not None:
-        clauses.append("source = :source")
-        params["source"] = validate.source(search.source).value
-    if search.kind:
-        clauses.append("kind = :kind")
-        params["kind"] = search.kind
-    if search.state is not None:
-        clauses.append(f"state = '{validate.job_state(search.state).value}'")
-    if search.meta:
-        clauses.append(Q.meta_filter)
-        params["meta"] = validate.json_text(validate.meta(search.meta), "meta")
-    if search.error:
-        clauses.append(Q.error_filter)
-        params["error"] = search.error
-    if search.event_id is not None:
-        clauses.append("event_id = :event_id")
-        params["event_id"] = arg_id(search.event_id, "event_id")
-    if search.run_id is not None:
-        clauses.append("run_id = :run_id")
-        params["run_id"] = arg_id(search.run_id, "run_id")
-    return " AND ".join(clauses) or "1", params
-
-
-def _page(offset: int, limit: int) -> dict[str, int | None]:
-    return page(offset, limit, no_limit=-1)  # SQLite's LIMIT -1
 
 
 def _add_depth(d: Depths, state: str, n: int, pending_age: int | None) -> None:
@@ -164,9 +115,9 @@ class AdminMixin(JobActions, SqliteBase):
         self, source: Source, filter: JobFilter, offset: int = 0, limit: int = 0
     ) -> tuple[list[Job], int]:
         search = JobSearch(source=validate.source(source), kind=filter.kind, state=filter.state)
-        where, params = _job_where(search)
+        where, params = job_where(DIALECT, search)
         where += index_clauses(search.source, search.state)
-        paging = _page(offset, limit)
+        paging = DIALECT.page(offset, limit)
         sql = Q.list_jobs.format(columns=JOB_COLUMNS, where=where, order=order_sql(search.state))
         with self.read() as t:
             total = t.one(Q.count_jobs.format(where=where), params)["n"]  # type: ignore[index]
@@ -197,11 +148,11 @@ class AdminMixin(JobActions, SqliteBase):
         self._act("run now", "run_now", source, id)
 
     def retry_all_dead(self, source: Source, kind: str = "") -> int:
-        where, params = kind_clause(source, kind)
+        where, params = kind_clause(DIALECT, source, kind)
         return run_batches(self, Q.retry_all_dead.format(where=where), params)
 
     def delete_all(self, source: Source, kind: str, state: JobState) -> int:
-        where, params = kind_clause(source, kind)
+        where, params = kind_clause(DIALECT, source, kind)
         params["state"] = validate.job_state(state).value
         return run_batches(self, Q.delete_all.format(where=where), params)
 
@@ -209,7 +160,7 @@ class AdminMixin(JobActions, SqliteBase):
 
     def find_ids_by_prefix(self, entity: str, prefix: str, limit: int = 10) -> list[uuid.UUID]:
         table = entity_table(entity)
-        params = {"prefix": canonical_prefix(prefix), "limit": _page(0, limit)["limit"]}
+        params = {"prefix": canonical_prefix(prefix), "limit": DIALECT.page(0, limit)["limit"]}
         with self.read() as t:
             rows = t.all(Q.ids_by_prefix.format(table=table), params)
         return [uuid.UUID(r["id"]) for r in rows]
@@ -224,21 +175,21 @@ class AdminMixin(JobActions, SqliteBase):
     def search_jobs(
         self, search: JobSearch, limit: int = 50, after: JobPageCursor | None = None
     ) -> list[Job]:
-        paging = _page(0, limit)
-        where, params = _job_where(search)
+        paging = DIALECT.page(0, limit)
+        where, params = job_where(DIALECT, search)
         state = None if search.state is None else JobState(search.state)
         where += index_clauses(search.source, state)
         if after is not None:
-            where += " AND " + _keyset_sql(state, after)
-            params["after_id"] = arg_id(after.id, "after.id")
-            params["after_key"] = to_us(validate.instant(after.sort_key, "after.sort_key"))
+            keyset, keyset_params = keyset_sql(DIALECT, state, after)
+            where += " AND " + keyset
+            params.update(keyset_params)
         sql = Q.list_jobs.format(columns=JOB_COLUMNS, where=where, order=order_sql(state))
         with self.read() as t:
             return jobs_from_rows(t.all(sql, {**params, **paging}))
 
     def count_jobs(self, search: JobSearch, exact: bool = False) -> tuple[int, bool]:
         # SQLite counts are exact and cheap enough at embedded scale: never estimated.
-        where, params = _job_where(search)
+        where, params = job_where(DIALECT, search)
         with self.read() as t:
             row = t.one(Q.count_jobs.format(where=where), params)
         assert row is not None

@@ -14,9 +14,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from qctl_store import errors, validate
-from qctl_store.listing import page
+from qctl_store.listing import event_where
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us
-from qctl_store.sqlite.rows import EVENT_ADMIN_COLUMNS, ROWS, arg_id, caller_tx
+from qctl_store.sqlite.rows import DIALECT, EVENT_ADMIN_COLUMNS, ROWS, arg_id, caller_tx
 from qctl_store.types import (
     EventAdminRow,
     EventFilter,
@@ -29,25 +29,6 @@ from qctl_store.types import (
 
 Q = queries("events.sql")
 _GET_EVENT = Q.get_event.format(columns=EVENT_ADMIN_COLUMNS)
-
-
-def _event_where(filter: EventFilter) -> tuple[str, dict[str, Any]]:
-    """A WHERE from fixed fragments, only the filters given, so a type filter is an index
-    seek rather than a catch-all ``(:type = '' OR ...)`` scan."""
-    clauses = ["1"]
-    params: dict[str, Any] = {}
-    if filter.type:
-        clauses.append("e.type = :type")
-        params["type"] = filter.type
-    if (since := to_us(validate.instant(filter.since, "since"))) is not None:
-        clauses.append("e.occurred_at >= :since")
-        params["since"] = since
-    if (until := to_us(validate.instant(filter.until, "until"))) is not None:
-        clauses.append("e.occurred_at <= :until")
-        params["until"] = until
-    if filter.undispatched is not None:
-        clauses.append(f"NOT {Q.delivered}" if filter.undispatched else Q.delivered)
-    return " AND ".join(clauses), params
 
 
 class EventsMixin(SqliteBase):
@@ -159,8 +140,8 @@ class EventsMixin(SqliteBase):
     def list_events(
         self, filter: EventFilter, offset: int = 0, limit: int = 0
     ) -> tuple[list[EventAdminRow], int]:
-        paging = page(offset, limit, no_limit=-1)  # SQLite's LIMIT -1
-        where, params = _event_where(filter)
+        paging = DIALECT.page(offset, limit)
+        where, params = event_where(DIALECT, filter)
         with self.read() as t:
             total = t.one(Q.count_events.format(where=where), params)["n"]  # type: ignore[index]
             rows = t.all(

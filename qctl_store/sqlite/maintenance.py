@@ -14,8 +14,10 @@ from typing import Any
 
 from qctl_store import validate
 from qctl_store.batches import batched_tx
+from qctl_store.listing import kind_clause
 from qctl_store.sqlite.base import US, SqliteBase, Tx, queries, td_us, utc_day
 from qctl_store.sqlite.jobs import insert_attempt
+from qctl_store.sqlite.rows import DIALECT
 from qctl_store.types import NukeReport, Source
 
 Q = queries("maintenance.sql")
@@ -26,17 +28,6 @@ def run_batches(store: SqliteBase, sql: str, params: dict[str, Any]) -> int:
     return batched_tx(
         store, lambda t, batch: t.execute(sql, {**params, "now": t.now, "batch": batch}).rowcount
     )
-
-
-def kind_clause(source: Source, kind: str) -> tuple[str, dict[str, Any]]:
-    """``source = :source``, plus ``kind = :kind`` unless kind is "" (every kind): a plain
-    equality lets the (source, kind, ...) indexes seek, where ``(:kind = '' OR ...)``
-    would not."""
-    params: dict[str, Any] = {"source": validate.source(source).value}
-    if not kind:
-        return "source = :source", params
-    params["kind"] = kind
-    return "source = :source AND kind = :kind", params
 
 
 def _kinds(kinds: list[str]) -> str:
@@ -100,7 +91,7 @@ class MaintenanceMixin(SqliteBase):
         )
 
     def vacuum_dead(self, source: Source, kind: str, older_than: timedelta) -> int:
-        where, params = kind_clause(source, kind)
+        where, params = kind_clause(DIALECT, source, kind)
         params["older_than"] = td_us(validate.duration(older_than, "older_than"))
         return run_batches(self, Q.vacuum_dead.format(where=where), params)
 

@@ -19,11 +19,13 @@ from datetime import UTC, datetime
 
 from qctl_store import errors, validate
 from qctl_store.columns import job_columns
+from qctl_store.listing import Dialect
 from qctl_store.records import Row, RowMapper
-from qctl_store.sqlite.base import SqliteBase, Tx, from_us, mapped_errors, now_us, parse_uuid
+from qctl_store.sqlite.base import SqliteBase, Tx, from_us, mapped_errors, now_us, parse_uuid, to_us
 from qctl_store.types import JSON
 
 __all__ = [
+    "DIALECT",
     "EVENT_ADMIN_COLUMNS",
     "JOB_COLUMNS",
     "ROWS",
@@ -89,3 +91,19 @@ def caller_tx(store: SqliteBase, conn: sqlite3.Connection) -> Iterator[Tx]:
             yield Tx(conn, now_us())
     finally:
         conn.row_factory = saved
+
+
+DIALECT = Dialect(
+    placeholder=":{}",
+    no_limit=-1,
+    arg_id=arg_id,
+    instant=to_us,
+    # Every requested meta pair is present with the same value.
+    meta_filter=(
+        "NOT EXISTS (SELECT 1 FROM json_each(:meta) f WHERE f.value IS NOT "
+        "(SELECT m.value FROM json_each(azync_jobs.meta) m WHERE m.key = f.key))"
+    ),
+    error_filter="instr(lower(COALESCE(last_error, '')), lower(:error)) > 0",
+    error_arg=str,
+)
+"""sqlite3's named parameters; JSON TEXT columns, INTEGER µs instants."""

@@ -47,15 +47,6 @@ WHERE {where}
 ORDER BY {order}
 LIMIT :limit OFFSET :offset
 
--- name: meta_filter
--- Every requested meta pair is present with the same value.
-NOT EXISTS (
-    SELECT 1 FROM json_each(:meta) f
-    WHERE f.value IS NOT (SELECT m.value FROM json_each(azync_jobs.meta) m WHERE m.key = f.key))
-
--- name: error_filter
-instr(lower(COALESCE(last_error, '')), lower(:error)) > 0
-
 -- name: get_job
 SELECT {columns} FROM azync_jobs WHERE id = :id AND source = :source
 

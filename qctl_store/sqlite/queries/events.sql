@@ -56,11 +56,6 @@ DELETE FROM azync_events WHERE id IN (
     LIMIT :limit
 )
 
--- name: delivered
--- An event listing's WHERE is composed in events.py (only the filters given, so a type
--- filter seeks the (type, occurred_at, id) index); this is its dispatched test.
-EXISTS (SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event')
-
 -- name: count_events
 SELECT COUNT(*) AS n FROM azync_events e WHERE {where}
 
