@@ -66,3 +66,9 @@ def event_columns(alias: str = "e", prefix: str = EVENT_PREFIX) -> str:
     """Ledger columns renamed with ``prefix`` so they can ride along a job row (the
     event-source lease rehydrates ``Job.event`` this way)."""
     return ", ".join(f"{alias}.{name} AS {prefix}{name}" for name in EVENT_FIELDS)
+
+
+def event_admin_columns(alias: str = "e") -> str:
+    """The ledger columns of an admin event row (``records.RowMapper.event_admin``) under
+    ``alias``; the query adds ``deliveries``."""
+    return ", ".join(f"{alias}.{name}" for name in EVENT_FIELDS)

@@ -23,9 +23,10 @@ from qctl_store.listing import (
     kind_clause,
     order_sql,
 )
-from qctl_store.postgres.base import Cursor, PgBase
+from qctl_store.postgres.base import Cursor, PgBase, queries
 from qctl_store.postgres.maintenance import run_batches
-from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, job_from_row, job_queries
+from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, job_from_row
+from qctl_store.sqlfile import fill
 from qctl_store.types import (
     AttemptError,
     DailyCount,
@@ -38,7 +39,7 @@ from qctl_store.types import (
     Source,
 )
 
-Q = job_queries("admin.sql")
+Q = queries("admin.sql")
 
 ESTIMATE_THRESHOLD = 100_000
 """Below this planner estimate a count is cheap enough to be exact."""
@@ -63,14 +64,14 @@ _KIND_STATE = "source = %(source)s AND kind = %(kind)s AND state = %(state)s"
 def _estimate(cur: Cursor, where: str, args: dict[str, Any]) -> int:
     """The planner's row estimate for ``where``: free on a huge table, and never below
     one row (the planner clamps it)."""
-    cur.execute(Q.estimate_jobs.replace("{where}", where), args)
+    cur.execute(fill(Q.estimate_jobs, where=where), args)
     row = cur.fetchone()
     plan = row["QUERY PLAN"] if row else None
     return int(plan[0]["Plan"]["Plan Rows"]) if plan else 0
 
 
 def _kind_depths(cur: Cursor, where: str, args: dict[str, Any]) -> dict[str, Depths]:
-    cur.execute(Q.depths.replace("{where}", where), args)
+    cur.execute(fill(Q.depths, where=where), args)
     return _add_depths({}, cur)
 
 
@@ -87,7 +88,7 @@ def _add_depths(out: dict[str, Depths], cur: Cursor) -> dict[str, Depths]:
 
 
 def _daily(cur: Cursor, where: str, args: dict[str, Any]) -> list[DailyCount]:
-    cur.execute(Q.daily.replace("{where}", where), {**args, "days": DAILY_WINDOW_DAYS})
+    cur.execute(fill(Q.daily, where=where), {**args, "days": DAILY_WINDOW_DAYS})
     return [ROWS.daily(r) for r in cur.fetchall()]
 
 
@@ -152,9 +153,9 @@ class AdminMixin(JobActions, PgBase):
         where += index_clauses(search.source, search.state)
         args.update(DIALECT.page(offset, limit))
         with self.read() as cur:
-            cur.execute(Q.count_jobs.replace("{where}", where), args)
+            cur.execute(fill(Q.count_jobs, where=where), args)
             total_row = cur.fetchone()
-            sql = Q.list_jobs.replace("{where}", where).replace("{order}", order_sql(search.state))
+            sql = fill(Q.list_jobs, where=where, order=order_sql(search.state))
             cur.execute(sql, args)
             rows = cur.fetchall()
         return [job_from_row(r) for r in rows], int(total_row["n"]) if total_row else 0
@@ -183,7 +184,7 @@ class AdminMixin(JobActions, PgBase):
 
     def retry_all_dead(self, source: Source, kind: str = "") -> int:
         where, args = kind_clause(DIALECT, source, kind)
-        return run_batches(self, Q.retry_all_dead.replace("{where}", where), args)
+        return run_batches(self, fill(Q.retry_all_dead, where=where), args)
 
     def run_now(self, source: Source, id: uuid.UUID) -> None:
         source = validate.source(source)
@@ -197,7 +198,7 @@ class AdminMixin(JobActions, PgBase):
     def delete_all(self, source: Source, kind: str, state: JobState) -> int:
         where, args = kind_clause(DIALECT, source, kind)
         args["state"] = validate.job_state(state).value
-        return run_batches(self, Q.delete_all.replace("{where}", where), args)
+        return run_batches(self, fill(Q.delete_all, where=where), args)
 
     # --- AdminStore extensions ------------------------------------------------------
 
@@ -210,7 +211,7 @@ class AdminMixin(JobActions, PgBase):
             "limit": DIALECT.page(0, limit)["limit"],
         }
         with self.read() as cur:
-            cur.execute(Q.find_ids_by_prefix.replace("{table}", table), args)
+            cur.execute(fill(Q.find_ids_by_prefix, table=table), args)
             return [r["id"] for r in cur.fetchall()]
 
     def find_job(self, id: uuid.UUID) -> Job:
@@ -233,9 +234,9 @@ class AdminMixin(JobActions, PgBase):
             args.update(keyset_args)
         args.update(DIALECT.page(0, limit))
         if state == JobState.DEAD and search.source is not None and not search.kind:
-            sql = Q.dead_across_kinds.replace("{where}", where)
+            sql = fill(Q.dead_across_kinds, where=where)
         else:
-            sql = Q.list_jobs.replace("{where}", where).replace("{order}", order_sql(state))
+            sql = fill(Q.list_jobs, where=where, order=order_sql(state))
         with self.read() as cur:
             cur.execute(sql, args)
             return [job_from_row(r) for r in cur.fetchall()]
@@ -256,6 +257,6 @@ class AdminMixin(JobActions, PgBase):
                 estimate = _estimate(cur, where, args)
                 if estimate >= ESTIMATE_THRESHOLD:
                     return estimate, True
-            cur.execute(Q.count_jobs.replace("{where}", where), args)
+            cur.execute(fill(Q.count_jobs, where=where), args)
             total = cur.fetchone()
         return (int(total["n"]) if total else 0), False

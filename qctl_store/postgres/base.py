@@ -22,7 +22,7 @@ from psycopg.rows import dict_row
 from qctl_store import errors, validate
 from qctl_store.config import Config
 from qctl_store.dsn import redact
-from qctl_store.sqlfile import Queries, load
+from qctl_store.sqlfile import Queries, fill, identifier, load
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -175,7 +175,7 @@ class PgBase:
         """``sql`` with its ``{schema}.`` table prefixes naming this store's schema
         (dropped when none is configured), for statements that also run on a caller's
         connection, whose search_path is the caller's own."""
-        return sql.replace("{schema}.", f'"{self.schema}".' if self.schema else "")
+        return fill(sql, schema=identifier(self.schema) if self.schema else "")
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Cursor]:

@@ -12,8 +12,9 @@ import psycopg
 from qctl_store import validate
 from qctl_store.errors import InvalidInput, NotFound
 from qctl_store.listing import event_where
-from qctl_store.postgres.base import Cursor, PgBase
-from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, caller_tx, job_queries
+from qctl_store.postgres.base import Cursor, PgBase, queries
+from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, caller_tx
+from qctl_store.sqlfile import fill
 from qctl_store.types import (
     EventAdminRow,
     EventFilter,
@@ -25,7 +26,7 @@ from qctl_store.types import (
     SubscriberView,
 )
 
-Q = job_queries("events.sql")
+Q = queries("events.sql")
 
 
 class EventsMixin(PgBase):
@@ -124,9 +125,9 @@ class EventsMixin(PgBase):
         where, args = event_where(DIALECT, filter)
         args.update(DIALECT.page(offset, limit))
         with self.read() as cur:
-            cur.execute(Q.count_events.replace("{where}", where), args)
+            cur.execute(fill(Q.count_events, where=where), args)
             total_row = cur.fetchone()
-            cur.execute(Q.list_events.replace("{where}", where), args)
+            cur.execute(fill(Q.list_events, where=where), args)
             rows = cur.fetchall()
         total = int(total_row["n"]) if total_row else 0
         return [ROWS.event_admin(r) for r in rows], total

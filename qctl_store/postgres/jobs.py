@@ -16,11 +16,11 @@ import psycopg
 from qctl_store import validate
 from qctl_store.contract import distinct_job_ids, settled_in_order
 from qctl_store.errors import NotFound
-from qctl_store.postgres.base import Cursor, PgBase, seconds
-from qctl_store.postgres.rows import arg_id, caller_cursor, job_from_row, job_queries
+from qctl_store.postgres.base import Cursor, PgBase, queries, seconds
+from qctl_store.postgres.rows import arg_id, caller_cursor, job_from_row
 from qctl_store.types import DequeueParams, EnqueueParams, Job, Source
 
-Q = job_queries("jobs.sql")
+Q = queries("jobs.sql")
 
 
 def _lease(id: uuid.UUID, lease_token: uuid.UUID) -> dict[str, uuid.UUID]:

@@ -33,9 +33,9 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
-from psycopg import sql
 
 from qctl_store.dsn import redact
+from qctl_store.sqlfile import identifier
 
 BACKOFF_MIN = 0.5
 BACKOFF_MAX = 30.0
@@ -118,7 +118,7 @@ class Listener:
         connection fails."""
         conn = self._connect()
         try:
-            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
+            conn.execute(f"LISTEN {identifier(self.channel)}")
             self._backoff = BACKOFF_MIN
             self._live = True
             if self._on_live is not None:

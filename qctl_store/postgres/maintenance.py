@@ -17,11 +17,12 @@ from typing import Any
 from qctl_store import validate
 from qctl_store.batches import batched_tx
 from qctl_store.listing import kind_clause
-from qctl_store.postgres.base import Cursor, PgBase, seconds
-from qctl_store.postgres.rows import DIALECT, job_queries
+from qctl_store.postgres.base import Cursor, PgBase, queries, seconds
+from qctl_store.postgres.rows import DIALECT
+from qctl_store.sqlfile import fill
 from qctl_store.types import NukeReport, Source
 
-Q = job_queries("maintenance.sql")
+Q = queries("maintenance.sql")
 
 
 def run_batches(store: PgBase, sql: str, args: dict[str, Any]) -> int:
@@ -92,7 +93,7 @@ class MaintenanceMixin(PgBase):
     def vacuum_dead(self, source: Source, kind: str, older_than: timedelta) -> int:
         where, args = kind_clause(DIALECT, source, kind)
         args["older_than"] = seconds(older_than, "older_than")
-        return run_batches(self, Q.vacuum_dead.replace("{where}", where), args)
+        return run_batches(self, fill(Q.vacuum_dead, where=where), args)
 
     def nuke_all(self, source: Source) -> NukeReport:
         args = {"source": validate.source(source).value}

@@ -25,11 +25,11 @@ from functools import cache
 from importlib import resources
 
 import psycopg
-from psycopg import sql
 
 from qctl_store import errors
 from qctl_store.dsn import redact
 from qctl_store.postgres.base import Connection, Cursor, PgBase, mapped_errors, queries
+from qctl_store.sqlfile import fill, identifier
 from qctl_store.types import SchemaStatus
 
 GOOSE_LOCK_KEY = 4097083626
@@ -183,9 +183,9 @@ class MigrateMixin(PgBase):
 
     # --- internals ------------------------------------------------------------------
 
-    def _sql(self, text: str) -> sql.Composed:
+    def _sql(self, text: str) -> str:
         """A version-table statement with the configured table name filled in."""
-        return sql.SQL(text).format(table=sql.Identifier(self.config.version_table))
+        return fill(text, table=identifier(self.config.version_table))
 
     def _applied_versions(self, cur: Cursor) -> set[int] | None:
         """The applied versions (0 included), or None when there is no version table."""
@@ -226,7 +226,7 @@ class MigrateMixin(PgBase):
                 f"release knows ({latest}); upgrade qctl"
             )
         if self.schema:
-            conn.execute(sql.SQL(q.create_schema).format(schema=sql.Identifier(self.schema)))
+            conn.execute(fill(q.create_schema, schema=identifier(self.schema)))
         if applied is None:
             with conn.transaction():
                 conn.execute(self._sql(q.create_version_table))

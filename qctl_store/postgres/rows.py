@@ -4,8 +4,7 @@ One place for every capability module (jobs, events, admin, maintenance, DAGs,
 workflows): select ``JOB_COLUMNS`` (or ``job_columns("j")`` of the shared
 ``qctl_store.columns`` under an alias) and turn rows into dataclasses with ``ROWS``, the
 shared ``records.RowMapper``. psycopg already decodes jsonb and uuid; what is left here
-is instants normalised to UTC and stats days as midnight UTC. Queries that select jobs
-write ``{jobs}``/``{jobs_j}`` and are loaded with ``job_queries``. The arguments'
+is instants normalised to UTC and stats days as midnight UTC. The arguments'
 helpers every module binds with (``arg_id``, ``caller_tx``) live here as on SQLite.
 """
 
@@ -15,7 +14,6 @@ import contextlib
 import re
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
-from functools import cache
 from typing import Any
 
 import psycopg
@@ -23,12 +21,11 @@ from psycopg import pq
 from psycopg.rows import dict_row
 
 from qctl_store import validate
-from qctl_store.columns import event_columns, job_columns
+from qctl_store.columns import job_columns
 from qctl_store.errors import InvalidInput
 from qctl_store.listing import Dialect
-from qctl_store.postgres.base import Cursor, PgBase, mapped_errors, queries
+from qctl_store.postgres.base import Cursor, PgBase, mapped_errors
 from qctl_store.records import Row, RowMapper
-from qctl_store.sqlfile import Queries
 
 __all__ = [
     "DIALECT",
@@ -39,7 +36,6 @@ __all__ = [
     "caller_cursor",
     "caller_tx",
     "job_from_row",
-    "job_queries",
     "jobs_from_rows",
 ]
 
@@ -67,26 +63,6 @@ session's time zone and stats days as ``date``."""
 
 job_from_row = ROWS.job
 jobs_from_rows = ROWS.jobs
-
-_PLACEHOLDERS = {
-    "{jobs}": JOB_COLUMNS,
-    "{jobs_j}": job_columns("j"),
-    "{event_e}": event_columns("e"),
-}
-
-
-@cache
-def job_queries(filename: str) -> Queries:
-    """``queries(filename)`` with the column-list placeholders (``{jobs}`` = every job
-    column, ``{jobs_j}`` = the same under alias ``j``, ``{event_e}`` = the ``ev_``
-    ledger columns under alias ``e``) expanded, so the lists live in one place."""
-    out = Queries()
-    for name, text in queries(filename).items():
-        for token, columns in _PLACEHOLDERS.items():
-            text = text.replace(token, columns)
-        out[name] = text
-    return out
-
 
 arg_id = validate.uuid_arg
 """psycopg binds ``uuid.UUID`` as it is: the argument only needs checking."""

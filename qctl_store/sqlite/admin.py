@@ -24,11 +24,11 @@ from qctl_store.listing import (
     kind_clause,
     order_sql,
 )
+from qctl_store.sqlfile import fill
 from qctl_store.sqlite.base import SqliteBase, queries, utc_day
 from qctl_store.sqlite.maintenance import run_batches
 from qctl_store.sqlite.rows import (
     DIALECT,
-    JOB_COLUMNS,
     ROWS,
     arg_id,
     job_from_row,
@@ -47,10 +47,6 @@ from qctl_store.types import (
 )
 
 Q = queries("admin.sql")
-
-
-_GET_JOB = Q.get_job.format(columns=JOB_COLUMNS)
-_FIND_JOB = Q.find_job.format(columns=JOB_COLUMNS)
 
 
 def _add_depth(d: Depths, state: str, n: int, pending_age: int | None) -> None:
@@ -118,16 +114,16 @@ class AdminMixin(JobActions, SqliteBase):
         where, params = job_where(DIALECT, search)
         where += index_clauses(search.source, search.state)
         paging = DIALECT.page(offset, limit)
-        sql = Q.list_jobs.format(columns=JOB_COLUMNS, where=where, order=order_sql(search.state))
+        sql = fill(Q.list_jobs, where=where, order=order_sql(search.state))
         with self.read() as t:
-            total = t.one(Q.count_jobs.format(where=where), params)["n"]  # type: ignore[index]
+            total = t.one(fill(Q.count_jobs, where=where), params)["n"]  # type: ignore[index]
             rows = t.all(sql, {**params, **paging})
         return jobs_from_rows(rows), total
 
     def get_job(self, source: Source, id: uuid.UUID) -> Job:
         source = validate.source(source)
         with self.read() as t:
-            row = t.one(_GET_JOB, {"id": arg_id(id), "source": source.value})
+            row = t.one(Q.get_job, {"id": arg_id(id), "source": source.value})
         if row is None:
             raise errors.NotFound("get job")
         return job_from_row(row)
@@ -149,12 +145,12 @@ class AdminMixin(JobActions, SqliteBase):
 
     def retry_all_dead(self, source: Source, kind: str = "") -> int:
         where, params = kind_clause(DIALECT, source, kind)
-        return run_batches(self, Q.retry_all_dead.format(where=where), params)
+        return run_batches(self, fill(Q.retry_all_dead, where=where), params)
 
     def delete_all(self, source: Source, kind: str, state: JobState) -> int:
         where, params = kind_clause(DIALECT, source, kind)
         params["state"] = validate.job_state(state).value
-        return run_batches(self, Q.delete_all.format(where=where), params)
+        return run_batches(self, fill(Q.delete_all, where=where), params)
 
     # --- AdminStore extensions -----------------------------------------------------------
 
@@ -162,12 +158,12 @@ class AdminMixin(JobActions, SqliteBase):
         table = entity_table(entity)
         params = {"prefix": canonical_prefix(prefix), "limit": DIALECT.page(0, limit)["limit"]}
         with self.read() as t:
-            rows = t.all(Q.ids_by_prefix.format(table=table), params)
+            rows = t.all(fill(Q.ids_by_prefix, table=table), params)
         return [uuid.UUID(r["id"]) for r in rows]
 
     def find_job(self, id: uuid.UUID) -> Job:
         with self.read() as t:
-            row = t.one(_FIND_JOB, {"id": arg_id(id)})
+            row = t.one(Q.find_job, {"id": arg_id(id)})
         if row is None:
             raise errors.NotFound("get job")
         return job_from_row(row)
@@ -183,7 +179,7 @@ class AdminMixin(JobActions, SqliteBase):
             keyset, keyset_params = keyset_sql(DIALECT, state, after)
             where += " AND " + keyset
             params.update(keyset_params)
-        sql = Q.list_jobs.format(columns=JOB_COLUMNS, where=where, order=order_sql(state))
+        sql = fill(Q.list_jobs, where=where, order=order_sql(state))
         with self.read() as t:
             return jobs_from_rows(t.all(sql, {**params, **paging}))
 
@@ -191,6 +187,6 @@ class AdminMixin(JobActions, SqliteBase):
         # SQLite counts are exact and cheap enough at embedded scale: never estimated.
         where, params = job_where(DIALECT, search)
         with self.read() as t:
-            row = t.one(Q.count_jobs.format(where=where), params)
+            row = t.one(fill(Q.count_jobs, where=where), params)
         assert row is not None
         return int(row["n"]), False

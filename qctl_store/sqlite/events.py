@@ -15,8 +15,9 @@ from typing import Any
 
 from qctl_store import errors, validate
 from qctl_store.listing import event_where
+from qctl_store.sqlfile import fill
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us
-from qctl_store.sqlite.rows import DIALECT, EVENT_ADMIN_COLUMNS, ROWS, arg_id, caller_tx
+from qctl_store.sqlite.rows import DIALECT, ROWS, arg_id, caller_tx
 from qctl_store.types import (
     EventAdminRow,
     EventFilter,
@@ -28,7 +29,6 @@ from qctl_store.types import (
 )
 
 Q = queries("events.sql")
-_GET_EVENT = Q.get_event.format(columns=EVENT_ADMIN_COLUMNS)
 
 
 class EventsMixin(SqliteBase):
@@ -143,15 +143,13 @@ class EventsMixin(SqliteBase):
         paging = DIALECT.page(offset, limit)
         where, params = event_where(DIALECT, filter)
         with self.read() as t:
-            total = t.one(Q.count_events.format(where=where), params)["n"]  # type: ignore[index]
-            rows = t.all(
-                Q.list_events.format(columns=EVENT_ADMIN_COLUMNS, where=where), {**params, **paging}
-            )
+            total = t.one(fill(Q.count_events, where=where), params)["n"]  # type: ignore[index]
+            rows = t.all(fill(Q.list_events, where=where), {**params, **paging})
         return [ROWS.event_admin(r) for r in rows], total
 
     def get_event(self, id: uuid.UUID) -> EventAdminRow:
         with self.read() as t:
-            row = t.one(_GET_EVENT, {"id": arg_id(id)})
+            row = t.one(Q.get_event, {"id": arg_id(id)})
         if row is None:
             raise errors.NotFound("get event")
         return ROWS.event_admin(row)

@@ -18,14 +18,12 @@ from datetime import timedelta
 from typing import Any
 
 from qctl_store import errors, validate
-from qctl_store.columns import event_columns, job_columns
 from qctl_store.contract import distinct_job_ids, settled_in_order
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us
 from qctl_store.sqlite.rows import arg_id, caller_tx, jobs_from_rows
 from qctl_store.types import DequeueParams, EnqueueParams, Job, Source
 
 Q = queries("jobs.sql")
-_LEASED_JOBS = Q.leased_jobs.format(job_columns=job_columns("j"), event_columns=event_columns())
 
 
 class JobsMixin(SqliteBase):
@@ -143,7 +141,7 @@ class JobsMixin(SqliteBase):
                     for id in ids
                 ],
             )
-            return jobs_from_rows(t.all(_LEASED_JOBS, {"ids": json.dumps(ids)}))
+            return jobs_from_rows(t.all(Q.leased_jobs, {"ids": json.dumps(ids)}))
 
     # --- fenced settlement --------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from typing import Any
 from qctl_store import validate
 from qctl_store.batches import batched_tx
 from qctl_store.listing import kind_clause
+from qctl_store.sqlfile import fill
 from qctl_store.sqlite.base import US, SqliteBase, Tx, queries, td_us, utc_day
 from qctl_store.sqlite.jobs import insert_attempt
 from qctl_store.sqlite.rows import DIALECT
@@ -93,7 +94,7 @@ class MaintenanceMixin(SqliteBase):
     def vacuum_dead(self, source: Source, kind: str, older_than: timedelta) -> int:
         where, params = kind_clause(DIALECT, source, kind)
         params["older_than"] = td_us(validate.duration(older_than, "older_than"))
-        return run_batches(self, Q.vacuum_dead.format(where=where), params)
+        return run_batches(self, fill(Q.vacuum_dead, where=where), params)
 
     def nuke_all(self, source: Source) -> NukeReport:
         params = {"source": validate.source(source).value}

@@ -26,7 +26,6 @@ from qctl_store.types import JSON
 
 __all__ = [
     "DIALECT",
-    "EVENT_ADMIN_COLUMNS",
     "JOB_COLUMNS",
     "ROWS",
     "Row",
@@ -64,11 +63,6 @@ job_from_row = ROWS.job
 jobs_from_rows = ROWS.jobs
 meta = ROWS.meta
 """A JSON TEXT meta column as a string map (NULL -> {})."""
-
-EVENT_ADMIN_COLUMNS = (
-    "e.id, e.type, e.aggregate_type, e.aggregate_id, e.version, e.occurred_at, e.meta, e.payload"
-)
-"""Ledger columns of an admin row; the query adds ``deliveries``."""
 
 
 def arg_id(value: uuid.UUID, what: str = "id") -> str:

@@ -71,8 +71,7 @@ DELETE FROM azync_events WHERE id IN (
 SELECT COUNT(*) AS n FROM azync_events e WHERE {where}
 
 -- name: list_events
-SELECT e.id, e.type, e.aggregate_type, e.aggregate_id, e.version, e.occurred_at,
-       e.meta, e.payload,
+SELECT {event_admin},
        (SELECT COUNT(*) FROM azync_jobs j
         WHERE j.event_id = e.id AND j.source = 'event') AS deliveries
 FROM azync_events e WHERE {where}
@@ -80,8 +79,7 @@ ORDER BY e.occurred_at DESC, e.id DESC
 LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: get_event
-SELECT e.id, e.type, e.aggregate_type, e.aggregate_id, e.version, e.occurred_at,
-       e.meta, e.payload,
+SELECT {event_admin},
        (SELECT COUNT(*) FROM azync_jobs j
         WHERE j.event_id = e.id AND j.source = 'event') AS deliveries
 FROM azync_events e WHERE e.id = %(id)s

@@ -42,16 +42,16 @@ SELECT COUNT(*) AS n FROM azync_jobs WHERE {where}
 -- name: list_jobs
 -- The WHERE is built from fixed fragments (see admin.py); a state filter is inlined as a
 -- literal of the enum so SQLite can use the per-state partial indexes.
-SELECT {columns} FROM azync_jobs
+SELECT {jobs} FROM azync_jobs
 WHERE {where}
 ORDER BY {order}
 LIMIT :limit OFFSET :offset
 
 -- name: get_job
-SELECT {columns} FROM azync_jobs WHERE id = :id AND source = :source
+SELECT {jobs} FROM azync_jobs WHERE id = :id AND source = :source
 
 -- name: find_job
-SELECT {columns} FROM azync_jobs WHERE id = :id
+SELECT {jobs} FROM azync_jobs WHERE id = :id
 
 -- name: job_attempts
 SELECT a.attempt, a.error, a.failed_at

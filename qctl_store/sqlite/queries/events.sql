@@ -60,7 +60,7 @@ DELETE FROM azync_events WHERE id IN (
 SELECT COUNT(*) AS n FROM azync_events e WHERE {where}
 
 -- name: list_events
-SELECT {columns},
+SELECT {event_admin},
        (SELECT COUNT(*) FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event')
            AS deliveries
 FROM azync_events e WHERE {where}
@@ -68,7 +68,7 @@ ORDER BY e.occurred_at DESC, e.id DESC
 LIMIT :limit OFFSET :offset
 
 -- name: get_event
-SELECT {columns},
+SELECT {event_admin},
        (SELECT COUNT(*) FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event')
            AS deliveries
 FROM azync_events e WHERE e.id = :id

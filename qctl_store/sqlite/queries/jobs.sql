@@ -48,7 +48,7 @@ UPDATE azync_jobs SET
 WHERE id = :id
 
 -- name: leased_jobs
-SELECT {job_columns}, {event_columns}
+SELECT {jobs_j}, {event_e}
 FROM azync_jobs j LEFT JOIN azync_events e ON e.id = j.event_id
 WHERE j.id IN (SELECT value FROM json_each(:ids))
 ORDER BY j.run_at, j.id
