@@ -55,6 +55,7 @@ from qctl_store.types import (
     Subscriber,
     SubscriberView,
     TaskResult,
+    ThroughputCount,
     Wake,
     WorkflowExecutionView,
     WorkflowFilter,
@@ -396,6 +397,16 @@ class AdminStore(ABC):
         scheduled, active, dead and the oldest pending age are exact and read from each
         state's index; on a huge table succeeded and paused may come from statistics,
         and ``estimated`` says so. ``kind_depths`` stays the exact (Go) read."""
+
+    @abstractmethod
+    def throughput(
+        self, source: Source, window: timedelta, bucket: timedelta, kind: str = ""
+    ) -> list[ThroughputCount]:
+        """Per-kind counts in buckets of ``bucket`` (whole seconds, aligned on the Unix
+        epoch) covering the last ``window`` up to the database's now, zero-filled,
+        ordered by kind then time; ``kind`` "" is every kind active in the window. Read
+        from the job rows' timestamps on their indexes (see ``ThroughputCount`` for what
+        each count covers), never the whole table."""
 
     def job_cursor(self, job: Job, state: JobState | None) -> JobPageCursor:
         """The keyset position of ``job`` in the listing order of ``state``."""

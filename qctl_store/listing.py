@@ -12,7 +12,7 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from qctl_store import validate
@@ -57,6 +57,12 @@ class Dialect:
     """A job's ``last_error`` contains the text bound as ``error``, ignoring case."""
     error_arg: Callable[[str], str]
     """The bound ``error`` value for ``error_filter``."""
+    payload_filter: str
+    """A job's ``payload`` contains the JSON bound as ``payload`` (jsonb ``@>``)."""
+    older_than_filter: str
+    """A job was enqueued longer ago than the age bound as ``older_than``."""
+    older_than_arg: Callable[[timedelta], Any]
+    """The bound ``older_than`` value for ``older_than_filter``."""
 
     def param(self, name: str) -> str:
         return self.placeholder.format(name)
@@ -161,6 +167,15 @@ def job_where(d: Dialect, search: JobSearch) -> tuple[str, dict[str, Any]]:
     if search.run_id is not None:
         clauses.append(f"run_id = {d.param('run_id')}")
         args["run_id"] = d.arg_id(search.run_id, "run_id")
+    if search.dag_id is not None:
+        clauses.append(f"dag_id = {d.param('dag_id')}")
+        args["dag_id"] = d.arg_id(search.dag_id, "dag_id")
+    if search.payload is not None:
+        clauses.append(d.payload_filter)
+        args["payload"] = validate.json_text(search.payload, "payload")
+    if search.older_than is not None:
+        clauses.append(d.older_than_filter)
+        args["older_than"] = d.older_than_arg(validate.duration(search.older_than, "older_than"))
     return " AND ".join(clauses) or "TRUE", args
 
 

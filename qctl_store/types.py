@@ -463,6 +463,32 @@ class JobSearch:
     """The deliveries of one event."""
     run_id: uuid.UUID | None = None
     """The operation jobs of one workflow execution."""
+    dag_id: uuid.UUID | None = None
+    """The tasks of one DAG run."""
+    payload: Any = None
+    """JSON containment of the job's payload, PostgreSQL's jsonb ``@>`` (every key of an
+    object present with a contained value, every element of an array in the job's
+    array); None: no payload filter."""
+    older_than: timedelta | None = None
+    """Enqueued longer ago than this, on the database's clock."""
+
+
+@dataclass
+class ThroughputCount:
+    """Extension: one bucket of one kind's throughput (``AdminStore.throughput``).
+
+    ``processed`` counts succeeded jobs by ``completed_at``, ``failed`` the attempt
+    rows by ``failed_at`` (failed attempts and reaper kills), ``enqueued`` the jobs by
+    ``enqueued_at`` that are still pending, scheduled, active, dead or succeeded (the
+    states with an index to bound the read). ``reaped`` counts the reaper's kills only:
+    a reap that returns a job to pending leaves no timestamp below the daily stats."""
+
+    kind: str
+    start: datetime
+    enqueued: int = 0
+    processed: int = 0
+    failed: int = 0
+    reaped: int = 0
 
 
 @dataclass

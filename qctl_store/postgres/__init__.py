@@ -13,6 +13,7 @@ from qctl_store.postgres.jobs import JobsMixin
 from qctl_store.postgres.leader import LeaderMixin
 from qctl_store.postgres.maintenance import MaintenanceMixin
 from qctl_store.postgres.migrate import MigrateMixin
+from qctl_store.postgres.throughput import ThroughputMixin
 from qctl_store.postgres.wake import WakeMixin
 from qctl_store.postgres.workflows import WorkflowMixin
 
@@ -21,6 +22,7 @@ class PostgresStore(
     JobsMixin,
     EventsMixin,
     AdminMixin,
+    ThroughputMixin,
     MaintenanceMixin,
     DAGMixin,
     WorkflowMixin,

@@ -247,6 +247,7 @@ class AdminMixin(JobActions, PgBase):
             not exact
             and not search.meta
             and not search.error
+            and search.payload is None
             and (search.state is None or JobState(search.state) in _ESTIMABLE_STATES)
         )
         where += index_clauses(search.source, search.state)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -107,5 +107,8 @@ DIALECT = Dialect(
     meta_filter="meta @> %(meta)s::jsonb",
     error_filter="last_error ILIKE %(error)s",
     error_arg=lambda text: "%" + re.sub(r"([\\%_])", r"\\\1", text) + "%",
+    payload_filter="payload @> %(payload)s::jsonb",
+    older_than_filter="enqueued_at < now() - make_interval(secs => %(older_than)s)",
+    older_than_arg=timedelta.total_seconds,
 )
 """psycopg's pyformat parameters; jsonb containment for meta, an escaped ILIKE for errors."""

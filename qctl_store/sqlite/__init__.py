@@ -13,6 +13,7 @@ from qctl_store.sqlite.jobs import JobsMixin
 from qctl_store.sqlite.leader import LeaderMixin
 from qctl_store.sqlite.maintenance import MaintenanceMixin
 from qctl_store.sqlite.migrate import MigrateMixin
+from qctl_store.sqlite.throughput import ThroughputMixin
 from qctl_store.sqlite.wake import WakeMixin
 from qctl_store.sqlite.workflows import WorkflowMixin
 
@@ -21,6 +22,7 @@ class SqliteStore(
     JobsMixin,
     EventsMixin,
     AdminMixin,
+    ThroughputMixin,
     MaintenanceMixin,
     DAGMixin,
     WorkflowMixin,

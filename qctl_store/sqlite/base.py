@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from qctl_store import errors
+from qctl_store import errors, jsonb
 from qctl_store.config import Config
 from qctl_store.sqlfile import Queries, load
 
@@ -49,6 +49,8 @@ TURNSTILE_POLL_S = 0.0002
 """How often the writer holding the turnstile retries the database lock: short, so the
 lock is not left idle for long after its holder commits."""
 US = 1_000_000
+JSONB_CONTAINS = "qctl_jsonb_contains"
+"""The SQL function every connection registers for PostgreSQL's jsonb ``@>``."""
 
 
 def queries(filename: str) -> Queries:
@@ -205,6 +207,7 @@ class SqliteBase:
                 uri=self.path.startswith("file:"),
             )
             conn.row_factory = sqlite3.Row
+            conn.create_function(JSONB_CONTAINS, 2, jsonb.contains_text, deterministic=True)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")

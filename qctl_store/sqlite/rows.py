@@ -21,7 +21,17 @@ from qctl_store import errors, validate
 from qctl_store.columns import job_columns
 from qctl_store.listing import Dialect
 from qctl_store.records import Row, RowMapper
-from qctl_store.sqlite.base import SqliteBase, Tx, from_us, mapped_errors, now_us, parse_uuid, to_us
+from qctl_store.sqlite.base import (
+    JSONB_CONTAINS,
+    SqliteBase,
+    Tx,
+    from_us,
+    mapped_errors,
+    now_us,
+    parse_uuid,
+    td_us,
+    to_us,
+)
 from qctl_store.types import JSON
 
 __all__ = [
@@ -99,5 +109,9 @@ DIALECT = Dialect(
     ),
     error_filter="instr(lower(COALESCE(last_error, '')), lower(:error)) > 0",
     error_arg=str,
+    payload_filter=f"{JSONB_CONTAINS}(payload, :payload)",
+    # The backend clock is the host clock.
+    older_than_filter="enqueued_at < :older_than",
+    older_than_arg=lambda age: now_us() - td_us(age),
 )
 """sqlite3's named parameters; JSON TEXT columns, INTEGER µs instants."""

@@ -1,0 +1,61 @@
+-- AdminStore.throughput (see qctl_store/throughput.py): per-bucket counts read from the
+-- job rows' timestamps, each branch bounded by an index to the window.
+
+-- name: clock
+SELECT now() AS now
+
+-- name: kinds
+-- The kinds with any activity in the window: every enqueue, ack and failure bumps its
+-- kind's stats row of the day (the day in the session's time zone, hence the day before).
+SELECT DISTINCT kind FROM azync_stats_daily
+WHERE source = %(source)s AND day >= (%(since)s::timestamptz)::date - 1
+
+-- name: attempt_bounds
+SELECT min(id) AS lo, max(id) AS hi FROM azync_job_attempts
+
+-- name: attempt_probe
+SELECT id, failed_at FROM azync_job_attempts WHERE id >= %(id)s ORDER BY id LIMIT 1
+
+-- name: counts
+-- (measure, kind, bucket index, n). Enqueued counts the jobs in the states whose index
+-- bounds the read: each live state's partial index (the backlog), dead jobs on
+-- azync_jobs_dead_idx (enqueued_at is its third column) and succeeded jobs, which
+-- completed after they were enqueued, within the succeeded range.
+WITH e AS (
+    SELECT kind, enqueued_at FROM azync_jobs
+    WHERE source = %(source)s AND kind = ANY(%(kinds)s) AND state = 'pending'
+      AND enqueued_at >= %(since)s
+    UNION ALL
+    SELECT kind, enqueued_at FROM azync_jobs
+    WHERE source = %(source)s AND kind = ANY(%(kinds)s) AND state = 'scheduled'
+      AND enqueued_at >= %(since)s
+    UNION ALL
+    SELECT kind, enqueued_at FROM azync_jobs
+    WHERE source = %(source)s AND kind = ANY(%(kinds)s) AND state = 'active'
+      AND enqueued_at >= %(since)s
+    UNION ALL
+    SELECT kind, enqueued_at FROM azync_jobs
+    WHERE source = %(source)s AND kind = ANY(%(kinds)s) AND state = 'dead'
+      AND enqueued_at >= %(since)s
+    UNION ALL
+    SELECT kind, enqueued_at FROM azync_jobs
+    WHERE source = %(source)s AND kind = ANY(%(kinds)s) AND state = 'succeeded'
+      AND completed_at >= %(since)s AND enqueued_at >= %(since)s
+)
+SELECT 'enqueued' AS measure, kind,
+       floor(extract(epoch FROM enqueued_at) / %(width)s)::bigint AS bucket, count(*) AS n
+FROM e GROUP BY 2, 3
+UNION ALL
+SELECT 'processed', kind, floor(extract(epoch FROM completed_at) / %(width)s)::bigint,
+       count(*)
+FROM azync_jobs
+WHERE source = %(source)s AND kind = ANY(%(kinds)s) AND state = 'succeeded'
+  AND completed_at >= %(since)s
+GROUP BY 2, 3
+UNION ALL
+SELECT CASE WHEN a.error LIKE %(reap_kill)s THEN 'reaped' ELSE 'failed' END, j.kind,
+       floor(extract(epoch FROM a.failed_at) / %(width)s)::bigint, count(*)
+FROM azync_job_attempts a JOIN azync_jobs j ON j.id = a.job_id
+WHERE a.id >= %(first_attempt)s AND a.failed_at >= %(since)s
+  AND j.source = %(source)s AND j.kind = ANY(%(kinds)s)
+GROUP BY 1, 2, 3

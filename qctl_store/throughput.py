@@ -1,0 +1,96 @@
+"""Backend-independent rules of ``AdminStore.throughput``: the bucket grid, the search for
+the first attempt row of the window, and folding per-measure counts into rows.
+
+The daily stats table is the only per-kind record of throughput, and it is per day. A
+finer series is read from the timestamps the job rows carry, each on an index that
+bounds it to the window: ``completed_at`` of succeeded jobs on
+``azync_jobs_succeeded_idx``; ``enqueued_at`` of jobs on each live state's partial
+index, of dead jobs on ``azync_jobs_dead_idx`` and of succeeded jobs within the
+succeeded range; and ``failed_at`` of ``azync_job_attempts``, whose identity key grows
+with insertion time, so the window's rows are a primary-key range found by binary
+search (``first_id_since``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
+
+from qctl_store import validate
+from qctl_store.errors import InvalidInput
+from qctl_store.types import ThroughputCount
+
+MAX_BUCKETS = 10_000
+MEASURES = ("enqueued", "processed", "failed", "reaped")
+REAP_KILL_PATTERN = "lease expired % times"
+"""The attempt error the reaper writes when it kills a job (azync's
+``driver/azyncpgx/store_maintenance.go``), as a LIKE pattern."""
+
+
+def grid(now: datetime, window: timedelta, bucket: timedelta) -> tuple[int, int, int]:
+    """(bucket width in seconds, index of the first bucket, bucket count): whole buckets
+    of ``bucket`` aligned on the Unix epoch, the last one holding ``now``, together
+    covering at least ``window``."""
+    validate.duration(window, "window")
+    validate.duration(bucket, "bucket")
+    width = int(bucket.total_seconds())
+    if width < 1 or bucket != timedelta(seconds=width):
+        raise InvalidInput("bucket must be a whole number of seconds, at least 1")
+    if window <= timedelta(0):
+        raise InvalidInput("window must be positive")
+    count = math.ceil(window.total_seconds() / width)
+    if count > MAX_BUCKETS:
+        raise InvalidInput(f"window / bucket is {count} buckets (at most {MAX_BUCKETS})")
+    last = int(now.timestamp()) // width
+    return width, last - count + 1, count
+
+
+def bucket_start(index: int, width: int) -> datetime:
+    return datetime.fromtimestamp(index * width, UTC)
+
+
+def first_id_since(
+    probe: Callable[[int], tuple[int, datetime] | None], lo: int, hi: int, since: datetime
+) -> int:
+    """The smallest id from which every row of ``lo..hi`` was written at or after
+    ``since``, by binary search over an identity key whose timestamps grow with it;
+    ``probe(id)`` is (id, timestamp) of the first row at or after ``id``, or None."""
+    hi += 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        row = probe(mid)
+        if row is None or row[1] >= since:
+            hi = mid
+        else:
+            lo = row[0] + 1
+    return lo
+
+
+def fold(
+    rows: Iterable[tuple[str, str, int, int]],
+    kinds: Iterable[str],
+    first: int,
+    count: int,
+    width: int,
+) -> list[ThroughputCount]:
+    """(measure, kind, bucket index, n) rows as one zero-filled series per kind (every
+    kind of ``kinds`` and every kind with a count), ordered by kind, then time."""
+    series: dict[str, list[ThroughputCount]] = {}
+
+    def of(kind: str) -> list[ThroughputCount]:
+        if kind not in series:
+            series[kind] = [
+                ThroughputCount(kind=kind, start=bucket_start(first + i, width))
+                for i in range(count)
+            ]
+        return series[kind]
+
+    for kind in kinds:
+        of(kind)
+    for measure, kind, index, n in rows:
+        offset = int(index) - first
+        if measure in MEASURES and 0 <= offset < count:
+            point = of(kind)[offset]
+            setattr(point, measure, getattr(point, measure) + int(n))
+    return [point for kind in sorted(series) for point in series[kind]]

@@ -1,0 +1,197 @@
+"""``AdminStore`` search filters added for the console's bulk verbs (payload
+containment, DAG run, age) and the ``throughput`` read, on both backends."""
+
+from __future__ import annotations
+
+import itertools
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from qctl_store import jsonb
+from qctl_store.errors import InvalidInput
+from qctl_store.types import (
+    DAGDep,
+    DAGParams,
+    DAGTask,
+    EnqueueParams,
+    JobSearch,
+    JobState,
+    Source,
+)
+from tests.conformance.helpers import (
+    REAP_LEASE,
+    REAP_WAIT,
+    TICK,
+    AnyStore,
+    enqueue_due,
+    job_ids,
+    lease_one,
+    token,
+    unique,
+)
+
+Q = Source.QUEUE
+
+# (payload, needle, contained) as PostgreSQL's jsonb @> answers them.
+CONTAINMENT = [
+    ({"customer": "42", "n": 1}, {"customer": "42"}, True),
+    ({"customer": "42"}, {"customer": 42}, False),
+    ({"n": 1}, {"n": 1.0}, True),
+    ({"flag": True}, {"flag": 1}, False),
+    ({"a": {"b": {"c": 1, "d": 2}}}, {"a": {"b": {"c": 1}}}, True),
+    ({"a": ["x", "y"]}, {"a": ["y"]}, True),
+    ({"a": ["x"]}, {"a": "x"}, False),
+    (["x", "y"], "x", True),
+    ([["x"]], ["x"], False),
+    ([1, [2, 3]], [[2]], True),
+    ([{"a": 1, "b": 2}], [{"a": 1}], True),
+    ({"a": 1}, {}, True),
+    ({"a": 1}, [], False),
+    ({"a": None}, {"a": None}, True),
+    ({"a": 1}, {"b": None}, False),
+]
+
+
+def test_jsonb_contains_agrees_with_postgres_semantics() -> None:
+    for payload, needle, contained in CONTAINMENT:
+        assert jsonb.contains(payload, needle) is contained, (payload, needle)
+
+
+def test_search_jobs_payload_containment(store: AnyStore) -> None:
+    kind = unique("sx_payload")
+    ids = [_enqueue(store, kind, payload) for payload, _, _ in CONTAINMENT]
+    for i, (_, needle, contained) in enumerate(CONTAINMENT):
+        got = set(job_ids(store.search_jobs(JobSearch(kind=kind, payload=needle), limit=100)))
+        expected = {
+            ids[j]
+            for j, (payload, _, _) in enumerate(CONTAINMENT)
+            if jsonb.contains(payload, needle)
+        }
+        assert got == expected, needle
+        assert (ids[i] in got) is contained
+        assert store.count_jobs(JobSearch(kind=kind, payload=needle), exact=True) == (
+            len(expected),
+            False,
+        )
+
+
+def _enqueue(store: AnyStore, kind: str, payload: Any) -> uuid.UUID:
+    p = EnqueueParams(kind=kind, payload=payload)
+    assert store.enqueue(p)
+    return p.id
+
+
+def test_payload_filter_combines_with_kind_state_and_paging(store: AnyStore) -> None:
+    kind = unique("sx_payload_ks")
+    mine = [_enqueue(store, kind, {"customer": "42", "i": i}) for i in range(5)]
+    for i in range(3):
+        _enqueue(store, kind, {"customer": "7", "i": i})
+    _enqueue(store, unique("sx_payload_other"), {"customer": "42"})
+    search = JobSearch(source=Q, kind=kind, state=JobState.PENDING, payload={"customer": "42"})
+    first = store.search_jobs(search, limit=3)
+    rest = store.search_jobs(search, limit=3, after=store.job_cursor(first[-1], search.state))
+    paged = job_ids(first) + job_ids(rest)
+    assert len(paged) == len(set(paged)) == 5 and set(paged) == set(mine)
+    assert store.search_jobs(JobSearch(kind=kind, state=JobState.DEAD, payload={})) == []
+
+
+def test_bad_payload_filter_is_invalid_input(store: AnyStore) -> None:
+    with pytest.raises(InvalidInput):
+        store.search_jobs(JobSearch(payload={"x": float("nan")}))
+
+
+def test_search_jobs_filters_by_dag_id(store: AnyStore) -> None:
+    kind = unique("sx_dag_task")
+    dags = [DAGParams(id=uuid.uuid4(), name=unique("sx_dag")) for _ in range(2)]
+    for p in dags:
+        p.tasks = [DAGTask(key="a", kind=kind), DAGTask(key="b", kind=kind)]
+        p.deps = [DAGDep(task_key="b", depends_on_key="a")]
+        assert store.create_dag(p)[0]
+    got = store.search_jobs(JobSearch(dag_id=dags[0].id))
+    assert {j.task_key for j in got} == {"a", "b"}
+    assert {j.dag_id for j in got} == {dags[0].id}
+    blocked = store.search_jobs(JobSearch(dag_id=dags[0].id, state=JobState.BLOCKED))
+    assert [j.task_key for j in blocked] == ["b"]
+    assert store.search_jobs(JobSearch(dag_id=uuid.uuid4())) == []
+    assert store.count_jobs(JobSearch(dag_id=dags[1].id), exact=True) == (2, False)
+
+
+def test_search_jobs_older_than_is_on_enqueued_at(store: AnyStore) -> None:
+    kind = unique("sx_age")
+    ids = [enqueue_due(store, kind) for _ in range(3)]
+    time.sleep(TICK * 5)
+    assert set(job_ids(store.search_jobs(JobSearch(kind=kind, older_than=timedelta(0))))) == set(
+        ids
+    )
+    assert store.search_jobs(JobSearch(kind=kind, older_than=timedelta(hours=1))) == []
+    assert store.count_jobs(JobSearch(kind=kind, older_than=timedelta(hours=1)), exact=True) == (
+        0,
+        False,
+    )
+    with pytest.raises(InvalidInput):
+        store.search_jobs(JobSearch(kind=kind, older_than=timedelta(seconds=-1)))
+
+
+# --- throughput ----------------------------------------------------------------------------
+
+
+def _totals(rows: list[Any]) -> dict[str, int]:
+    return {
+        m: sum(getattr(r, m) for r in rows) for m in ("enqueued", "processed", "failed", "reaped")
+    }
+
+
+def test_throughput_counts_each_measure_in_its_bucket(store: AnyStore) -> None:
+    kind = unique("sx_tp")
+    for _ in range(5):
+        enqueue_due(store, kind)
+    acked = lease_one(store, Q, kind)
+    store.ack(acked.id, token(acked))
+    dead = lease_one(store, Q, kind)
+    store.dead(dead.id, token(dead), "boom")
+    retried = lease_one(store, Q, kind)
+    store.reschedule(retried.id, token(retried), timedelta(hours=1), "again")
+    lease_one(store, Q, kind, lease=REAP_LEASE)
+    time.sleep(REAP_WAIT)
+    assert store.reap_expired(Q, [kind], 1) == (1, 1)  # a reap budget of one kills it
+
+    rows = store.throughput(Q, timedelta(hours=1), timedelta(minutes=1), kind=kind)
+    assert len(rows) == 60 and {r.kind for r in rows} == {kind}
+    starts = [r.start for r in rows]
+    assert starts == sorted(starts) and all(s.second == 0 and s.tzinfo for s in starts)
+    assert all(b - a == timedelta(minutes=1) for a, b in itertools.pairwise(starts))
+    assert starts[-1] <= datetime.now(UTC) < starts[-1] + timedelta(minutes=2)
+    # The reaped job died: it is no longer counted as enqueued in a live state but in dead.
+    assert _totals(rows) == {"enqueued": 5, "processed": 1, "failed": 2, "reaped": 1}
+    assert sum(1 for r in rows if r.enqueued) in (1, 2)  # all within a minute (or two)
+
+    every = store.throughput(Q, timedelta(hours=1), timedelta(hours=1))
+    assert _totals([r for r in every if r.kind == kind]) == _totals(rows)
+    assert len([r for r in every if r.kind == kind]) == 1
+
+
+def test_throughput_of_a_quiet_kind_is_zero_filled(store: AnyStore) -> None:
+    rows = store.throughput(Q, timedelta(minutes=30), timedelta(minutes=10), kind=unique("sx_q"))
+    assert len(rows) == 3
+    assert _totals(rows) == {"enqueued": 0, "processed": 0, "failed": 0, "reaped": 0}
+
+
+@pytest.mark.parametrize(
+    ("window", "bucket"),
+    [
+        (timedelta(hours=1), timedelta(0)),
+        (timedelta(hours=1), timedelta(milliseconds=1500)),
+        (timedelta(0), timedelta(minutes=1)),
+        (timedelta(days=30), timedelta(seconds=1)),
+        (timedelta(hours=-1), timedelta(minutes=1)),
+    ],
+)
+def test_throughput_bad_window_is_invalid_input(
+    store: AnyStore, window: timedelta, bucket: timedelta
+) -> None:
+    with pytest.raises(InvalidInput):
+        store.throughput(Q, window, bucket)
