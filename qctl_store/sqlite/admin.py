@@ -158,7 +158,7 @@ class AdminMixin(JobActions, SqliteBase):
         table = entity_table(entity)
         params = {"prefix": canonical_prefix(prefix), "limit": DIALECT.page(0, limit)["limit"]}
         with self.read() as t:
-            rows = t.all(fill(Q.ids_by_prefix, table=table), params)
+            rows = t.all(fill(Q.find_ids_by_prefix, table=table), params)
         return [uuid.UUID(r["id"]) for r in rows]
 
     def find_job(self, id: uuid.UUID) -> Job:

@@ -156,7 +156,7 @@ class EventsMixin(SqliteBase):
 
     def list_subscriber_views(self, event_type: str = "") -> list[SubscriberView]:
         with self.read() as t:
-            rows = t.all(Q.subscriber_views, {"event_type": event_type})
+            rows = t.all(Q.list_subscriber_views, {"event_type": event_type})
         return [ROWS.subscriber_view(r) for r in rows]
 
     def ops_stats(self) -> OpsStats:

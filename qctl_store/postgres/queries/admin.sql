@@ -1,9 +1,10 @@
 -- Admin reads and actions over jobs (notes 1.A Admin/ListJobs, 2.10 Admin actions),
 -- plus the console's extensions (prefix lookup, keyset search, estimated counts).
--- {where} and {order} are filled from fixed fragments in admin.py; {table} from a
--- fixed entity map.
+-- {where} and {order} are filled from the fixed fragments of qctl_store/listing.py;
+-- {table} from its fixed entity map.
 
 -- name: list_kinds
+-- The kinds of one source that have jobs or daily stats, sorted.
 SELECT kind FROM (
     SELECT DISTINCT kind FROM azync_jobs WHERE source = %(source)s
     UNION
@@ -11,6 +12,7 @@ SELECT kind FROM (
 ) k ORDER BY kind
 
 -- name: depths
+-- Per (kind, state) job counts of the jobs matching {where}, with the oldest pending job's age.
 -- Per kind and state, with the age of the oldest pending job on the backend clock.
 -- {where} is the source (and, for one kind's stats, kind) equality.
 SELECT kind, state, COUNT(*) AS n,
@@ -20,6 +22,7 @@ FROM azync_jobs WHERE {where}
 GROUP BY kind, state
 
 -- name: live_depths
+-- The live states' per-kind counts of one source, each read from its own partial index.
 -- The console's refresh read: the four live states of one source, each grouped by kind
 -- on its own partial index (an index-only scan when the visibility map allows), so the
 -- millions of succeeded rows are never visited. Columns as in depths.
@@ -37,6 +40,7 @@ SELECT kind, 'dead', COUNT(*), NULL
 FROM azync_jobs WHERE source = %(source)s AND state = 'dead' GROUP BY kind
 
 -- name: terminal_kinds
+-- The kinds of one source that may hold only succeeded or paused jobs.
 -- Kinds that may hold only succeeded or paused jobs: the distinct kinds of the succeeded
 -- index by a loose index scan (one descent per kind), and the kinds of the daily stats.
 WITH RECURSIVE k(kind) AS (
@@ -60,6 +64,7 @@ WHERE source = %(source)s AND state = 'succeeded' AND kind = ANY(%(kinds)s)
 GROUP BY kind
 
 -- name: daily
+-- The daily throughput window of one source (one kind or all), zero-filled, oldest day first.
 -- The daily window, zero-filled, oldest first, summed over the stats slots and, with
 -- no kind in {where}, over kinds.
 SELECT w.day::date AS day,
@@ -71,17 +76,21 @@ LEFT JOIN azync_stats_daily s ON s.day = w.day::date AND {where}
 GROUP BY w.day ORDER BY w.day
 
 -- name: count_jobs
+-- How many jobs match {where}.
 SELECT COUNT(*) AS n FROM azync_jobs WHERE {where}
 
 -- name: estimate_jobs
+-- The planner's row estimate of the jobs matching {where}, without counting them.
 EXPLAIN (FORMAT JSON) SELECT 1 FROM azync_jobs WHERE {where}
 
 -- name: list_jobs
+-- A page of the jobs matching {where}, in {order}.
 SELECT {jobs} FROM azync_jobs WHERE {where}
 ORDER BY {order}
 LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: dead_across_kinds
+-- A page of one source's dead jobs across every kind, merged from per-kind index ranges.
 -- A page of dead jobs of every kind. Each dead index entry leads with (source, kind), so
 -- the kinds come from a loose index scan, each kind's first rows from its own range of
 -- azync_jobs_dead_idx (a LATERAL top-N), and the page is the merge of those. {where}
@@ -104,23 +113,28 @@ ORDER BY p.enqueued_at, p.id
 LIMIT %(limit)s
 
 -- name: get_job
+-- One job by id within one source.
 SELECT {jobs} FROM azync_jobs WHERE id = %(id)s AND source = %(source)s
 
 -- name: find_job
+-- One job by id, whatever its source.
 SELECT {jobs} FROM azync_jobs WHERE id = %(id)s
 
 -- name: find_ids_by_prefix
+-- Up to limit ids of {table} that start with a uuid prefix, in id order.
 -- A range on the uuid primary key, so the lookup is an index range scan.
 SELECT id FROM {table} WHERE id BETWEEN %(lo)s::uuid AND %(hi)s::uuid
 ORDER BY id LIMIT %(limit)s
 
 -- name: job_attempts
+-- The recorded failed attempts of one job of one source, oldest first.
 SELECT a.attempt, a.error, a.failed_at
 FROM azync_job_attempts a JOIN azync_jobs j ON j.id = a.job_id
 WHERE a.job_id = %(id)s AND j.source = %(source)s
 ORDER BY a.attempt, a.id
 
 -- name: retry_job
+-- A dead job back to pending now, its attempt count and failure fields reset.
 UPDATE azync_jobs SET
     state = 'pending', run_at = now(), attempt = 0, reap_count = 0,
     last_error = NULL, failed_at = NULL, deadline_at = NULL, started_at = NULL,
@@ -128,6 +142,7 @@ UPDATE azync_jobs SET
 WHERE id = %(id)s AND source = %(source)s AND state = 'dead'
 
 -- name: retry_all_dead
+-- One batch of the dead jobs matching {where} back to pending, attempts reset.
 -- One batch; the caller repeats it until a batch comes back short.
 UPDATE azync_jobs SET
     state = 'pending', run_at = now(), attempt = 0, reap_count = 0,
@@ -139,28 +154,34 @@ WHERE id IN (
 )
 
 -- name: run_now
+-- A scheduled job made due now (pending).
 UPDATE azync_jobs SET state = 'pending', run_at = now(), updated_at = now()
 WHERE id = %(id)s AND source = %(source)s AND state = 'scheduled'
 RETURNING kind
 
 -- name: archive_job
+-- A pending or scheduled job moved to dead without running it.
 UPDATE azync_jobs SET state = 'dead', lease_until = NULL, updated_at = now()
 WHERE id = %(id)s AND source = %(source)s AND state IN ('pending', 'scheduled')
 
 -- name: pause_job
+-- A pending or scheduled job paused.
 UPDATE azync_jobs SET state = 'paused', updated_at = now()
 WHERE id = %(id)s AND source = %(source)s AND state IN ('pending', 'scheduled')
 
 -- name: resume_job
+-- A paused job back to pending, or to scheduled while its run_at is in the future.
 UPDATE azync_jobs SET
     state = CASE WHEN run_at <= now() THEN 'pending' ELSE 'scheduled' END,
     updated_at = now()
 WHERE id = %(id)s AND source = %(source)s AND state = 'paused'
 
 -- name: delete_job
+-- One job of one source deleted, only while it is in the given state.
 DELETE FROM azync_jobs WHERE id = %(id)s AND source = %(source)s AND state = %(state)s
 
 -- name: delete_all
+-- One batch of the jobs matching {where} in one state deleted.
 -- One batch; the caller repeats it until a batch comes back short.
 DELETE FROM azync_jobs WHERE id IN (
     SELECT id FROM azync_jobs WHERE {where} AND state = %(state)s

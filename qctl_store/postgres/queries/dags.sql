@@ -3,11 +3,13 @@
 -- Semantics follow azync's driver/azyncpgx (notes Part 2.10 "DAG internals").
 
 -- name: lock_dag
+-- A DAG's header row locked, with its state.
 -- The header row lock every verb that changes a DAG's lifecycle takes first: it
 -- serialises policy passes, manual verbs and signals on one DAG.
 SELECT state FROM azync_dags WHERE id = %(id)s FOR UPDATE
 
 -- name: insert_dag
+-- A DAG header inserted unless a live DAG of the same name holds its idempotency key.
 -- The conflict target is only the live-key index, so a duplicate id still fails
 -- loudly on the primary key instead of being silently dropped.
 INSERT INTO azync_dags (id, name, state, on_failure, idempotency_key, meta, created_at, updated_at)
@@ -20,11 +22,13 @@ DO NOTHING
 RETURNING id
 
 -- name: live_dag_by_key
+-- The live DAG of a name holding an idempotency key.
 SELECT id FROM azync_dags
 WHERE name = %(name)s AND idempotency_key = %(key)s
   AND state IN ('running', 'suspended', 'compensating', 'paused')
 
 -- name: insert_task
+-- One task job of a DAG inserted.
 INSERT INTO azync_jobs
     (id, source, kind, state, run_at, max_attempts, max_attempts_explicit, payload, meta,
      enqueued_at, dag_id, task_key, compensation_kind, compensation_payload, signal_name,
@@ -35,15 +39,18 @@ VALUES (%(id)s, 'dag', %(kind)s, %(state)s, now() + %(offset)s * interval '1 mic
         %(signal_name)s, %(ignore_dead_deps)s, %(snooze_budget)s)
 
 -- name: insert_dep
+-- One dependency edge of a DAG task recorded.
 INSERT INTO azync_dag_deps (dag_id, task_key, depends_on_key) VALUES (%s, %s, %s)
 
 -- name: insert_signal
+-- A signal added to a DAG's inbox unless its message id was seen.
 INSERT INTO azync_dag_signals (id, dag_id, name, message_id, payload)
 VALUES (%(id)s, %(dag_id)s, %(name)s, %(message_id)s, %(payload)s::jsonb)
 ON CONFLICT (dag_id, name, message_id) WHERE message_id IS NOT NULL DO NOTHING
 RETURNING id
 
 -- name: deliver_signal_now
+-- A signal handed to the DAG's waiting $signal task or scheduled $sleep of its name.
 -- A waiting $signal task completes with the payload as its result; a scheduled
 -- $sleep is woken (due now). Both match the task's signal_name, not its key.
 UPDATE azync_jobs SET
@@ -56,9 +63,11 @@ WHERE source = 'dag' AND dag_id = %(dag_id)s AND signal_name = %(name)s
   AND ((kind = '$signal' AND state = 'waiting') OR (kind = '$sleep' AND state = 'scheduled'))
 
 -- name: consume_signal
+-- An inbox signal marked consumed.
 UPDATE azync_dag_signals SET consumed = true WHERE id = %s
 
 -- name: deliver_buffered_signals
+-- The oldest buffered signal of each deliverable task handed over and consumed.
 -- Per deliverable task of a running or compensating DAG, the oldest unconsumed
 -- inbox signal of its name is handed over and marked consumed. The update repeats
 -- the task condition: it is re-checked under the row lock, so a task a concurrent
@@ -91,6 +100,7 @@ UPDATE azync_dag_signals s SET consumed = true
 FROM handed h WHERE s.id = h.signal_id
 
 -- name: promote_unblocked
+-- The blocked tasks whose dependencies are all satisfied released.
 -- A blocked task of a running or compensating DAG is released once none of its
 -- edges lacks a satisfying dependency row (succeeded or skipped; dead or cancelled
 -- too for an ignore_dead_deps task). An edge to a missing task never satisfies.
@@ -117,12 +127,14 @@ WHERE t.source = 'dag' AND t.state = 'blocked'
 RETURNING t.kind
 
 -- name: complete_due_sleeps
+-- The due $sleep tasks of running DAGs completed.
 UPDATE azync_jobs t SET state = 'succeeded', completed_at = now(), updated_at = now()
 FROM azync_dags d
 WHERE t.source = 'dag' AND t.kind = '$sleep' AND t.state = 'scheduled' AND t.run_at <= now()
   AND d.id = t.dag_id AND d.state = 'running'
 
 -- name: triggering_dead_tasks
+-- The dead tasks of running DAGs that trigger their failure policy.
 -- Dead tasks of running DAGs that trigger the failure policy: a dead task is
 -- tolerated only when it has dependents and every one of them ignores dead deps
 -- (an aggregate over no dependents is NULL, so a dead leaf always triggers). The
@@ -139,22 +151,26 @@ WHERE d.state = 'running'
                     WHERE e.dag_id = t.dag_id AND e.depends_on_key = t.task_key), false)
 
 -- name: suspend_running_dag
+-- A running DAG suspended with a reason.
 -- The state guard re-checks under the row lock: a DAG a concurrent verb moved out
 -- of running is skipped, never overwritten.
 UPDATE azync_dags SET state = 'suspended', failure_reason = %(reason)s, updated_at = now()
 WHERE id = %(id)s AND state = 'running'
 
 -- name: cancel_remaining_tasks
+-- A DAG's unsettled tasks, active ones aside, cancelled.
 -- Active tasks keep their lease and settle on their own.
 UPDATE azync_jobs SET state = 'cancelled', completed_at = now(), updated_at = now()
 WHERE dag_id = %s AND source = 'dag'
   AND state IN ('pending', 'scheduled', 'blocked', 'waiting', 'paused')
 
 -- name: has_compensations
+-- Whether a DAG's compensation chain exists.
 SELECT EXISTS (SELECT 1 FROM azync_jobs
                WHERE dag_id = %s AND source = 'dag' AND task_key LIKE 'comp:%%') AS present
 
 -- name: compensation_candidates
+-- The succeeded tasks of a DAG that declared a compensation, newest completion first.
 -- Succeeded (never skipped) original tasks that declared a compensation, newest
 -- completion first: the chain undoes work in reverse order.
 SELECT task_key, compensation_kind
@@ -165,6 +181,7 @@ WHERE dag_id = %s AND source = 'dag' AND state = 'succeeded'
 ORDER BY completed_at DESC, created_at DESC, id DESC
 
 -- name: insert_compensation
+-- The compensation task comp:<key> of one succeeded task inserted.
 -- comp:<key> copies meta and the budget of the original; it has no compensation,
 -- signal, tolerance or snooze budget of its own.
 INSERT INTO azync_jobs
@@ -176,6 +193,7 @@ FROM azync_jobs o
 WHERE o.dag_id = %(dag_id)s AND o.source = 'dag' AND o.task_key = %(task_key)s
 
 -- name: settle_after_compensation_start
+-- A DAG whose failure policy compensates moved to compensating, or to failed with nothing to undo.
 -- With nothing to compensate the DAG fails at once; otherwise it compensates.
 -- A NULL reason keeps the recorded one (the manual verb leaves it unchanged).
 UPDATE azync_dags SET
@@ -186,6 +204,7 @@ UPDATE azync_dags SET
 WHERE id = %(id)s
 
 -- name: complete_running_succeeded
+-- The running DAGs whose tasks all succeeded or were skipped completed as succeeded.
 -- At least one task and all of them succeeded or skipped (bool_and over no rows is
 -- NULL). A per-DAG aggregate is never flattened into a join, so the pass probes
 -- each running DAG's tasks through azync_jobs_dag_task_idx instead of hashing
@@ -196,6 +215,7 @@ WHERE d.state = 'running'
        FROM azync_jobs j WHERE j.dag_id = d.id AND j.source = 'dag')
 
 -- name: complete_running_failed
+-- The running DAGs whose tasks all settled, every dead one tolerated, completed as failed.
 -- All tasks settled with at least one dead, and every dead task tolerated (it has
 -- dependents and all of them ignore dead deps). A non-tolerated death is left for
 -- the failure policy, so its compensations are never skipped.
@@ -223,6 +243,7 @@ WHERE d.id = r.dag_id AND d.state = 'running'
                           WHERE e.dag_id = x.dag_id AND e.depends_on_key = x.task_key), false))
 
 -- name: complete_compensating_suspend
+-- The compensating DAGs with a dead compensation task suspended.
 -- A dead compensation parks the DAG for an operator, unless a cancel asked for it.
 UPDATE azync_dags d SET state = 'suspended', updated_at = now()
 WHERE d.state = 'compensating' AND NOT d.cancel_requested
@@ -231,6 +252,7 @@ WHERE d.state = 'compensating' AND NOT d.cancel_requested
                 AND j.task_key LIKE 'comp:%%' AND j.state = 'dead')
 
 -- name: complete_compensating_settle
+-- The compensating DAGs whose compensation chain settled completed as failed or cancelled.
 UPDATE azync_dags d SET
     state = CASE WHEN d.cancel_requested THEN 'cancelled' ELSE 'failed' END,
     completed_at = now(), updated_at = now()
@@ -242,12 +264,14 @@ WHERE d.state = 'compensating'
                     AND j.state NOT IN ('succeeded', 'cancelled', 'dead'))
 
 -- name: task_results
+-- The results of a DAG's succeeded or skipped tasks (all, or the given keys).
 SELECT task_key, result, state = 'skipped' AS skipped
 FROM azync_jobs
 WHERE dag_id = %(dag_id)s AND source = 'dag' AND state IN ('succeeded', 'skipped')
   AND (%(all)s OR task_key = ANY(%(keys)s::text[]))
 
 -- name: ack_task_result
+-- A leased DAG task settled as succeeded with its result, fenced on its lease token.
 UPDATE azync_jobs SET
     state = 'succeeded', result = %(result)s::jsonb, lease_until = NULL, lease_token = NULL,
     completed_at = now(), updated_at = now()
@@ -255,15 +279,18 @@ WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
 RETURNING source, kind
 
 -- name: get_dag
+-- One DAG header by id.
 SELECT id, name, state, on_failure, idempotency_key, failure_reason, meta,
        created_at, updated_at, completed_at
 FROM azync_dags WHERE id = %s
 
 -- name: count_dags
+-- How many DAGs match the name and state filters.
 SELECT count(*) AS n FROM azync_dags
 WHERE (%(name)s = '' OR name = %(name)s) AND (%(state)s::text IS NULL OR state = %(state)s)
 
 -- name: list_dags
+-- A page of DAG headers (of one name and state, or all), newest first.
 -- A NULL limit is no limit.
 SELECT id, name, state, on_failure, idempotency_key, failure_reason, meta,
        created_at, updated_at, completed_at
@@ -273,21 +300,26 @@ ORDER BY created_at DESC, id DESC
 LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: dag_exists
+-- Whether a DAG exists.
 SELECT EXISTS (SELECT 1 FROM azync_dags WHERE id = %s) AS present
 
 -- name: dag_deps
+-- A DAG's dependency edges, sorted.
 SELECT task_key, depends_on_key FROM azync_dag_deps
 WHERE dag_id = %s ORDER BY task_key, depends_on_key
 
 -- name: dag_name_state_counts
+-- How many DAGs each (name, state) has.
 SELECT name, state, count(*) AS n FROM azync_dags GROUP BY name, state
 
 -- name: dag_task_counts
+-- How many tasks each of the given DAGs has per state.
 SELECT dag_id, state, count(*) AS n FROM azync_jobs
 WHERE source = 'dag' AND dag_id = ANY(%s::uuid[])
 GROUP BY dag_id, state
 
 -- name: reset_dead_tasks
+-- A DAG's dead tasks back to pending, only the compensation links once a chain exists.
 -- Once a compensation chain exists only its dead links reset: original tasks never
 -- rerun after compensation started. The stamped deadline goes too, so a retried
 -- wait gets a fresh snooze budget.
@@ -299,6 +331,7 @@ WHERE dag_id = %(id)s AND source = 'dag' AND state = 'dead'
 RETURNING kind
 
 -- name: unpause_tasks
+-- A DAG's paused tasks back to pending, or scheduled while not yet due, deadlines cleared.
 -- Time spent paused never burns a snooze budget: the deadline re-stamps later.
 UPDATE azync_jobs SET
     state = CASE WHEN run_at <= now() THEN 'pending' ELSE 'scheduled' END,
@@ -307,6 +340,7 @@ WHERE dag_id = %s AND source = 'dag' AND state = 'paused'
 RETURNING kind, run_at <= now() AS runnable
 
 -- name: resume_dag
+-- A suspended or paused DAG back to running or compensating.
 UPDATE azync_dags SET
     state = CASE WHEN state IN ('suspended', 'paused')
                  THEN CASE WHEN %(comps)s THEN 'compensating' ELSE 'running' END
@@ -317,14 +351,17 @@ UPDATE azync_dags SET
 WHERE id = %(id)s
 
 -- name: pause_dag
+-- A running DAG paused with a reason.
 UPDATE azync_dags SET state = 'paused', failure_reason = %(reason)s, updated_at = now()
 WHERE id = %(id)s AND state = 'running'
 
 -- name: pause_tasks
+-- A DAG's pending and scheduled tasks paused.
 UPDATE azync_jobs SET state = 'paused', updated_at = now()
 WHERE dag_id = %s AND source = 'dag' AND state IN ('pending', 'scheduled')
 
 -- name: cancel_dag
+-- A DAG cancelled, or marked to end cancelled once its compensation settles.
 -- A compensating DAG keeps compensating; cancel_requested makes CompleteDAGs land
 -- it on cancelled instead of failed. The CASEs read the pre-update state.
 UPDATE azync_dags SET
@@ -335,6 +372,7 @@ UPDATE azync_dags SET
 WHERE id = %s
 
 -- name: vacuum_dags
+-- The terminal DAGs completed before the cutoff deleted.
 -- Jobs, edges and inbox rows cascade through their foreign keys.
 DELETE FROM azync_dags
 WHERE state IN ('succeeded', 'failed', 'cancelled')

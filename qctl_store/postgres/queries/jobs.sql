@@ -1,5 +1,5 @@
 -- Queue producer, lease and settlement statements (PostgreSQL).
--- {jobs} / {jobs_j} / {event_e} are column lists substituted from rows.py.
+-- Tokens ({jobs}, {schema}, ...) follow the convention of qctl_store/sqlfile.py.
 
 -- name: enqueue
 -- Enqueue and enqueue_many: a batch of jobs as parallel arrays, in one statement.
@@ -52,6 +52,7 @@ WITH input AS (
 SELECT id FROM ins
 
 -- name: dequeue
+-- Up to limit due jobs of one (source, kind) leased, oldest first, skipping locked rows.
 -- The first lease pins the retry budget (max_attempts_explicit = true). The ledger
 -- join rehydrates an event delivery's event in the same claim; other sources have no
 -- event_id, so their ev_ columns come back NULL.
@@ -77,6 +78,7 @@ WHERE j.id = picked.id
 RETURNING {jobs_j}, {event_e}
 
 -- name: finish
+-- A leased job settled as succeeded or skipped, fenced on its lease token.
 -- Ack (error NULL keeps last_error) and Skip (the reason goes in last_error): terminal,
 -- counted as processed, no attempt row. Fused: the stats bump only runs for a row the
 -- fenced update produced.
@@ -95,6 +97,7 @@ WITH upd AS (
 SELECT source, kind FROM upd
 
 -- name: fail
+-- A leased job rescheduled or dead-lettered with an attempt row, fenced on its lease token.
 -- Reschedule (scheduled, run_at = now() + delay) and Dead (delay NULL keeps run_at):
 -- an attempt row and a failed bump, fused so a fencing miss writes nothing.
 WITH upd AS (
@@ -117,6 +120,7 @@ WITH upd AS (
 SELECT source, kind FROM upd
 
 -- name: ack_many
+-- A batch of leased jobs acknowledged, each fenced on its own lease token.
 -- Ack of a batch of (id, token) pairs: each job fenced on its own token, the processed
 -- bump fused per (source, kind); only settled jobs come back.
 WITH upd AS (
@@ -135,12 +139,14 @@ WITH upd AS (
 SELECT id FROM upd
 
 -- name: release
+-- A leased job handed back to pending without spending the attempt.
 UPDATE azync_jobs SET
     state = 'pending', attempt = GREATEST(attempt - 1, 0),
     lease_until = NULL, lease_token = NULL, run_at = now(), updated_at = now()
 WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
 
 -- name: snooze
+-- A leased job put back to scheduled without spending the attempt, or dead past its deadline.
 -- SET clauses read the pre-update row, so the snooze that stamps deadline_at
 -- never escalates; past a stamped deadline the job dead-letters (fused).
 WITH upd AS (
@@ -171,5 +177,6 @@ WITH upd AS (
 SELECT deadlined FROM upd
 
 -- name: extend_lease
+-- A leased job's lease pushed out, fenced on its lease token.
 UPDATE azync_jobs SET lease_until = now() + make_interval(secs => %(lease)s), updated_at = now()
 WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s

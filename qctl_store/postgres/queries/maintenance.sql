@@ -1,8 +1,9 @@
 -- Maintenance passes (notes 2.5, 2.9, 2.10): each bulk statement handles one batch of
 -- at most %(batch)s rows and the caller repeats it until a batch comes back short.
--- {where} is a fixed source/kind fragment from maintenance.py.
+-- {where} is the fixed source/kind fragment of listing.kind_clause.
 
 -- name: promote_due
+-- One batch of due scheduled jobs of the given kinds made pending.
 -- SKIP LOCKED: concurrent promoters split disjoint batches.
 UPDATE azync_jobs j SET state = 'pending', updated_at = now()
 FROM (
@@ -16,6 +17,7 @@ FROM (
 WHERE j.id = picked.id
 
 -- name: reap_expired
+-- One batch of expired leases taken back: to pending, or to dead past the reap budget.
 -- The update re-checks the state and the same lease token, so a job re-leased
 -- between the pick and the update is left alone. Crossing the reap budget kills the
 -- job and records an attempt in the same statement.
@@ -48,12 +50,15 @@ WITH expired AS (
 SELECT kind, died FROM upd
 
 -- name: vacuum_stats
+-- The daily stats rows of one source older than the retention deleted.
 DELETE FROM azync_stats_daily WHERE source = %(source)s AND day < CURRENT_DATE - %(days)s::int
 
 -- name: vacuum_idempotency
+-- The expired idempotency keys of one source deleted.
 DELETE FROM azync_idempotency_keys WHERE source = %(source)s AND expires_at < now()
 
 -- name: vacuum_completed
+-- One batch of succeeded queue and event jobs older than the retention deleted.
 -- DAG and workflow jobs are exempt (their owners vacuum them); the predicate matches
 -- azync_jobs_succeeded_vacuum_idx so each batch is an index scan.
 DELETE FROM azync_jobs WHERE id IN (
@@ -65,6 +70,7 @@ DELETE FROM azync_jobs WHERE id IN (
 )
 
 -- name: vacuum_dead
+-- One batch of the dead jobs matching {where} enqueued before the cutoff deleted.
 DELETE FROM azync_jobs WHERE id IN (
     SELECT id FROM azync_jobs
     WHERE {where} AND state = 'dead'
@@ -73,6 +79,7 @@ DELETE FROM azync_jobs WHERE id IN (
 )
 
 -- name: nuke_jobs
+-- One batch of one source's jobs deleted, in id order after the last batch.
 -- One batch in id order from %(after)s: no index leads with source, so each batch
 -- walks on along the primary key instead of rescanning the rows already deleted.
 DELETE FROM azync_jobs WHERE id IN (
@@ -82,7 +89,9 @@ DELETE FROM azync_jobs WHERE id IN (
 RETURNING id
 
 -- name: nuke_stats
+-- Every daily stats row of one source deleted.
 DELETE FROM azync_stats_daily WHERE source = %(source)s
 
 -- name: nuke_keys
+-- Every idempotency key of one source deleted.
 DELETE FROM azync_idempotency_keys WHERE source = %(source)s

@@ -5,9 +5,11 @@
 -- are matched with GLOB 'comp:*' because LIKE is case-insensitive here.
 
 -- name: dag_state
+-- A DAG's state.
 SELECT state FROM azync_dags WHERE id = :id
 
 -- name: insert_dag
+-- A DAG header inserted unless a live DAG of the same name holds its idempotency key.
 INSERT INTO azync_dags (id, name, state, on_failure, idempotency_key, meta, created_at, updated_at)
 VALUES (:id, :name, 'running', :on_failure, :idempotency_key, :meta, :now, :now)
 ON CONFLICT (name, idempotency_key)
@@ -17,11 +19,13 @@ DO NOTHING
 RETURNING id
 
 -- name: live_dag_by_key
+-- The live DAG of a name holding an idempotency key.
 SELECT id FROM azync_dags
 WHERE name = :name AND idempotency_key = :key
   AND state IN ('running', 'suspended', 'compensating', 'paused')
 
 -- name: insert_task
+-- One task job of a DAG inserted.
 INSERT INTO azync_jobs
     (id, source, kind, state, run_at, max_attempts, max_attempts_explicit, payload, meta,
      enqueued_at, created_at, updated_at, dag_id, task_key, compensation_kind,
@@ -31,15 +35,18 @@ VALUES (:id, 'dag', :kind, :state, :now + :offset, :max_attempts, :explicit, :pa
         :compensation_payload, :signal_name, :ignore_dead_deps, :snooze_budget)
 
 -- name: insert_dep
+-- One dependency edge of a DAG task recorded.
 INSERT INTO azync_dag_deps (dag_id, task_key, depends_on_key) VALUES (?, ?, ?)
 
 -- name: insert_signal
+-- A signal added to a DAG's inbox unless its message id was seen.
 INSERT INTO azync_dag_signals (id, dag_id, name, message_id, payload, created_at)
 VALUES (:id, :dag_id, :name, :message_id, :payload, :now)
 ON CONFLICT (dag_id, name, message_id) WHERE message_id IS NOT NULL DO NOTHING
 RETURNING id
 
 -- name: deliver_signal_now
+-- A signal handed to the DAG's waiting $signal task or scheduled $sleep of its name.
 -- A waiting $signal task completes with the payload as its result; a scheduled
 -- $sleep is woken (due now). Both match the task's signal_name, not its key.
 UPDATE azync_jobs SET
@@ -52,9 +59,11 @@ WHERE source = 'dag' AND dag_id = :dag_id AND signal_name = :name
   AND ((kind = '$signal' AND state = 'waiting') OR (kind = '$sleep' AND state = 'scheduled'))
 
 -- name: consume_signal
+-- An inbox signal marked consumed.
 UPDATE azync_dag_signals SET consumed = 1 WHERE id = ?
 
 -- name: buffered_deliveries
+-- Each deliverable task's oldest unconsumed inbox signal.
 -- Per deliverable task of a running or compensating DAG, its oldest unconsumed
 -- inbox signal. CROSS JOIN fixes SQLite's join order to start from the inbox index:
 -- the task condition has no index of its own and would otherwise scan every job.
@@ -73,6 +82,7 @@ SELECT task_id, signal_id, payload FROM (
 WHERE rn = 1
 
 -- name: hand_signal
+-- A buffered signal handed to one waiting $signal task or scheduled $sleep.
 UPDATE azync_jobs SET
     state = CASE kind WHEN '$signal' THEN 'succeeded' ELSE state END,
     result = CASE kind WHEN '$signal' THEN :payload ELSE result END,
@@ -82,6 +92,7 @@ UPDATE azync_jobs SET
 WHERE id = :task_id
 
 -- name: promote_unblocked
+-- The blocked tasks whose dependencies are all satisfied released.
 -- A blocked task of a running or compensating DAG is released once none of its
 -- edges lacks a satisfying dependency row (succeeded or skipped; dead or cancelled
 -- too for an ignore_dead_deps task). An edge to a missing task never satisfies.
@@ -107,11 +118,13 @@ WHERE t.source = 'dag' AND t.state = 'blocked'
                    OR (t.ignore_dead_deps AND up.state IN ('dead', 'cancelled')))))
 
 -- name: complete_due_sleeps
+-- The due $sleep tasks of running DAGs completed.
 UPDATE azync_jobs AS t SET state = 'succeeded', completed_at = :now, updated_at = :now
 WHERE t.source = 'dag' AND t.kind = '$sleep' AND t.state = 'scheduled' AND t.run_at <= :now
   AND EXISTS (SELECT 1 FROM azync_dags d WHERE d.id = t.dag_id AND d.state = 'running')
 
 -- name: triggering_dead_tasks
+-- The dead tasks of running DAGs that trigger their failure policy.
 -- Dead tasks of running DAGs that trigger the failure policy: a dead task is
 -- tolerated only when it has dependents and every one of them ignores dead deps
 -- (an aggregate over no dependents is NULL, so a dead leaf always triggers). The
@@ -128,20 +141,24 @@ WHERE d.state = 'running'
                     WHERE e.dag_id = t.dag_id AND e.depends_on_key = t.task_key), 0)
 
 -- name: suspend_running_dag
+-- A running DAG suspended with a reason.
 UPDATE azync_dags SET state = 'suspended', failure_reason = :reason, updated_at = :now
 WHERE id = :id AND state = 'running'
 
 -- name: cancel_remaining_tasks
+-- A DAG's unsettled tasks, active ones aside, cancelled.
 -- Active tasks keep their lease and settle on their own.
 UPDATE azync_jobs SET state = 'cancelled', completed_at = :now, updated_at = :now
 WHERE dag_id = :id AND source = 'dag'
   AND state IN ('pending', 'scheduled', 'blocked', 'waiting', 'paused')
 
 -- name: has_compensations
+-- Whether a DAG's compensation chain exists.
 SELECT EXISTS (SELECT 1 FROM azync_jobs
                WHERE dag_id = ? AND source = 'dag' AND task_key GLOB 'comp:*') AS present
 
 -- name: compensation_candidates
+-- The succeeded tasks of a DAG that declared a compensation, newest completion first.
 -- Succeeded (never skipped) original tasks that declared a compensation, newest
 -- completion first: the chain undoes work in reverse order.
 SELECT task_key, compensation_kind
@@ -152,6 +169,7 @@ WHERE dag_id = ? AND source = 'dag' AND state = 'succeeded'
 ORDER BY completed_at DESC, created_at DESC, id DESC
 
 -- name: insert_compensation
+-- The compensation task comp:<key> of one succeeded task inserted.
 -- comp:<key> copies meta and the budget of the original; it has no compensation,
 -- signal, tolerance or snooze budget of its own.
 INSERT INTO azync_jobs
@@ -164,6 +182,7 @@ FROM azync_jobs o
 WHERE o.dag_id = :dag_id AND o.source = 'dag' AND o.task_key = :task_key
 
 -- name: settle_after_compensation_start
+-- A DAG whose failure policy compensates moved to compensating, or to failed with nothing to undo.
 -- With nothing to compensate the DAG fails at once; otherwise it compensates.
 -- A NULL reason keeps the recorded one (the manual verb leaves it unchanged).
 UPDATE azync_dags SET
@@ -174,6 +193,7 @@ UPDATE azync_dags SET
 WHERE id = :id
 
 -- name: complete_running_succeeded
+-- The running DAGs whose tasks all succeeded or were skipped completed as succeeded.
 UPDATE azync_dags AS d SET state = 'succeeded', completed_at = :now, updated_at = :now
 WHERE d.state = 'running'
   AND EXISTS (SELECT 1 FROM azync_jobs j WHERE j.dag_id = d.id AND j.source = 'dag')
@@ -182,6 +202,7 @@ WHERE d.state = 'running'
                     AND j.state NOT IN ('succeeded', 'skipped'))
 
 -- name: tolerated_dead_tasks
+-- The dead tasks of running DAGs whose tasks all settled, every dead one tolerated.
 -- The dead tasks of running DAGs whose tasks all settled with at least one dead,
 -- every dead task tolerated (it has dependents and all of them ignore dead deps). A
 -- non-tolerated death is left for the failure policy, so its compensations are
@@ -204,11 +225,13 @@ WHERE d.state = 'running'
                           WHERE e.dag_id = x.dag_id AND e.depends_on_key = x.task_key), 0))
 
 -- name: fail_dag
+-- A DAG completed as failed with a reason.
 UPDATE azync_dags SET state = 'failed', failure_reason = :reason, completed_at = :now,
                       updated_at = :now
 WHERE id = :id
 
 -- name: complete_compensating_suspend
+-- The compensating DAGs with a dead compensation task suspended.
 -- A dead compensation parks the DAG for an operator, unless a cancel asked for it.
 UPDATE azync_dags AS d SET state = 'suspended', updated_at = :now
 WHERE d.state = 'compensating' AND NOT d.cancel_requested
@@ -217,6 +240,7 @@ WHERE d.state = 'compensating' AND NOT d.cancel_requested
                 AND j.task_key GLOB 'comp:*' AND j.state = 'dead')
 
 -- name: complete_compensating_settle
+-- The compensating DAGs whose compensation chain settled completed as failed or cancelled.
 UPDATE azync_dags AS d SET
     state = CASE WHEN d.cancel_requested THEN 'cancelled' ELSE 'failed' END,
     completed_at = :now, updated_at = :now
@@ -228,12 +252,14 @@ WHERE d.state = 'compensating'
                     AND j.state NOT IN ('succeeded', 'cancelled', 'dead'))
 
 -- name: task_results
+-- The results of a DAG's succeeded or skipped tasks (all, or the given keys).
 SELECT task_key, result, state = 'skipped' AS skipped
 FROM azync_jobs
 WHERE dag_id = :dag_id AND source = 'dag' AND state IN ('succeeded', 'skipped')
   AND (:all OR task_key IN (SELECT value FROM json_each(:keys)))
 
 -- name: ack_task_result
+-- A leased DAG task settled as succeeded with its result, fenced on its lease token.
 UPDATE azync_jobs SET
     state = 'succeeded', result = :result, lease_until = NULL, lease_token = NULL,
     completed_at = :now, updated_at = :now
@@ -241,15 +267,18 @@ WHERE id = :id AND state = 'active' AND lease_token = :token
 RETURNING source, kind
 
 -- name: get_dag
+-- One DAG header by id.
 SELECT id, name, state, on_failure, idempotency_key, failure_reason, meta,
        created_at, updated_at, completed_at
 FROM azync_dags WHERE id = ?
 
 -- name: count_dags
+-- How many DAGs match the name and state filters.
 SELECT count(*) AS n FROM azync_dags
 WHERE (:name = '' OR name = :name) AND (:state IS NULL OR state = :state)
 
 -- name: list_dags
+-- A page of DAG headers (of one name and state, or all), newest first.
 -- A negative limit is no limit.
 SELECT id, name, state, on_failure, idempotency_key, failure_reason, meta,
        created_at, updated_at, completed_at
@@ -259,21 +288,26 @@ ORDER BY created_at DESC, id DESC
 LIMIT :limit OFFSET :offset
 
 -- name: dag_exists
+-- Whether a DAG exists.
 SELECT EXISTS (SELECT 1 FROM azync_dags WHERE id = ?) AS present
 
 -- name: dag_deps
+-- A DAG's dependency edges, sorted.
 SELECT task_key, depends_on_key FROM azync_dag_deps
 WHERE dag_id = ? ORDER BY task_key, depends_on_key
 
 -- name: dag_name_state_counts
+-- How many DAGs each (name, state) has.
 SELECT name, state, count(*) AS n FROM azync_dags GROUP BY name, state
 
 -- name: dag_task_counts
+-- How many tasks each of the given DAGs has per state.
 SELECT dag_id, state, count(*) AS n FROM azync_jobs
 WHERE source = 'dag' AND dag_id IN (SELECT value FROM json_each(?))
 GROUP BY dag_id, state
 
 -- name: reset_dead_tasks
+-- A DAG's dead tasks back to pending, only the compensation links once a chain exists.
 -- Once a compensation chain exists only its dead links reset: original tasks never
 -- rerun after compensation started. The stamped deadline goes too, so a retried
 -- wait gets a fresh snooze budget.
@@ -284,6 +318,7 @@ WHERE dag_id = :id AND source = 'dag' AND state = 'dead'
   AND (NOT :comps OR task_key GLOB 'comp:*')
 
 -- name: unpause_tasks
+-- A DAG's paused tasks back to pending, or scheduled while not yet due, deadlines cleared.
 -- Time spent paused never burns a snooze budget: the deadline re-stamps later.
 UPDATE azync_jobs SET
     state = CASE WHEN run_at <= :now THEN 'pending' ELSE 'scheduled' END,
@@ -291,6 +326,7 @@ UPDATE azync_jobs SET
 WHERE dag_id = :id AND source = 'dag' AND state = 'paused'
 
 -- name: resume_dag
+-- A suspended or paused DAG back to running or compensating.
 UPDATE azync_dags SET
     state = CASE WHEN state IN ('suspended', 'paused')
                  THEN CASE WHEN :comps THEN 'compensating' ELSE 'running' END
@@ -301,14 +337,17 @@ UPDATE azync_dags SET
 WHERE id = :id
 
 -- name: pause_dag
+-- A running DAG paused with a reason.
 UPDATE azync_dags SET state = 'paused', failure_reason = :reason, updated_at = :now
 WHERE id = :id AND state = 'running'
 
 -- name: pause_tasks
+-- A DAG's pending and scheduled tasks paused.
 UPDATE azync_jobs SET state = 'paused', updated_at = :now
 WHERE dag_id = :id AND source = 'dag' AND state IN ('pending', 'scheduled')
 
 -- name: cancel_dag
+-- A DAG cancelled, or marked to end cancelled once its compensation settles.
 -- A compensating DAG keeps compensating; cancel_requested makes CompleteDAGs land
 -- it on cancelled instead of failed. The CASEs read the pre-update state.
 UPDATE azync_dags SET
@@ -319,6 +358,7 @@ UPDATE azync_dags SET
 WHERE id = :id
 
 -- name: vacuum_dags
+-- The terminal DAGs completed before the cutoff deleted.
 -- Jobs, edges and inbox rows cascade through their foreign keys.
 DELETE FROM azync_dags
 WHERE state IN ('succeeded', 'failed', 'cancelled')

@@ -10,6 +10,7 @@ WHERE azync_idempotency_keys.expires_at < :now
 RETURNING kind
 
 -- name: insert_job
+-- One queue job inserted unless a live job holds its idempotency key.
 -- Run with executemany over a batch, rows in input order. The live key: a non-terminal
 -- job holding the same key, an earlier one of the batch included, deduplicates (the
 -- row is skipped; present_jobs tells which keyed rows went in).
@@ -23,17 +24,20 @@ ON CONFLICT (source, kind, idempotency_key)
 DO NOTHING
 
 -- name: present_jobs
+-- Which of the given ids (a JSON array) exist as jobs.
 -- Which of the ids (a JSON array) exist: after insert_job, the keyed ones it inserted
 -- (an id already taken fails the insert on the primary key instead of being skipped).
 SELECT id FROM azync_jobs WHERE id IN (SELECT value FROM json_each(:ids))
 
 -- name: pick_due
+-- The ids of up to limit due pending jobs of one (source, kind), oldest first.
 SELECT id FROM azync_jobs
 WHERE source = :source AND kind = :kind AND state = 'pending' AND run_at <= :now
 ORDER BY run_at, id
 LIMIT :limit
 
 -- name: lease_job
+-- One picked job leased with a fresh token, its attempt counted.
 -- The first lease pins the attempt budget (max_attempts_explicit = 1 afterwards).
 UPDATE azync_jobs SET
     state = 'active',
@@ -48,6 +52,7 @@ UPDATE azync_jobs SET
 WHERE id = :id
 
 -- name: leased_jobs
+-- The given jobs (a JSON array of ids) with their events' ledger columns, in claim order.
 SELECT {jobs_j}, {event_e}
 FROM azync_jobs j LEFT JOIN azync_events e ON e.id = j.event_id
 WHERE j.id IN (SELECT value FROM json_each(:ids))
@@ -58,6 +63,7 @@ ORDER BY j.run_at, j.id
 -- transition did, and records an attempt row for every 'failed'.
 
 -- name: ack
+-- A leased job settled as succeeded, fenced on its lease token.
 UPDATE azync_jobs SET
     state = 'succeeded', lease_until = NULL, lease_token = NULL,
     completed_at = :now, updated_at = :now
@@ -83,6 +89,7 @@ WHERE id = :id AND state = 'active' AND lease_token = :token
 RETURNING id, source, kind, attempt, last_error, 'failed' AS counter
 
 -- name: skip
+-- A leased job settled as skipped with the reason as its last error, fenced on its lease token.
 UPDATE azync_jobs SET
     state = 'skipped', lease_until = NULL, lease_token = NULL,
     last_error = :error, completed_at = :now, updated_at = :now
@@ -90,6 +97,7 @@ WHERE id = :id AND state = 'active' AND lease_token = :token
 RETURNING id, source, kind, attempt, last_error, 'processed' AS counter
 
 -- name: release
+-- A held lease given up.
 UPDATE azync_jobs SET
     state = 'pending', attempt = max(attempt - 1, 0),
     lease_until = NULL, lease_token = NULL, run_at = :now, updated_at = :now
@@ -97,6 +105,7 @@ WHERE id = :id AND state = 'active' AND lease_token = :token
 RETURNING id, source, kind, attempt, last_error, NULL AS counter
 
 -- name: snooze
+-- A leased job put back to scheduled without spending the attempt, or dead past its deadline.
 -- Past its deadline the job dead-letters (a failure); otherwise it waits without
 -- spending the attempt. SET expressions read the old row, so the snooze that stamps
 -- the deadline (from the budget) never escalates.
@@ -119,10 +128,12 @@ RETURNING id, source, kind, attempt, last_error,
           CASE WHEN state = 'dead' THEN 'failed' END AS counter
 
 -- name: extend_lease
+-- A leased job's lease pushed out, fenced on its lease token.
 UPDATE azync_jobs SET lease_until = :now + :lease, updated_at = :now
 WHERE id = :id AND state = 'active' AND lease_token = :token
 RETURNING id, source, kind, attempt, last_error, NULL AS counter
 
 -- name: insert_attempt
+-- One failed attempt of a job recorded.
 INSERT INTO azync_job_attempts (job_id, attempt, error, failed_at)
 VALUES (:id, :attempt, :error, :now)

@@ -8,11 +8,14 @@ WHERE qctl_leases.expires_at < :now
 RETURNING holder
 
 -- name: renew
+-- A held lease extended while it has not expired.
 UPDATE qctl_leases SET expires_at = :expires_at
 WHERE name = :name AND holder = :holder AND expires_at >= :now
 
 -- name: holds
+-- Whether a holder still holds an unexpired lease.
 SELECT 1 FROM qctl_leases WHERE name = :name AND holder = :holder AND expires_at >= :now
 
 -- name: release
+-- A held lease given up.
 DELETE FROM qctl_leases WHERE name = :name AND holder = :holder

@@ -3,6 +3,7 @@
 -- Kind lists arrive as a JSON array (:kinds) so the statements stay static.
 
 -- name: promote_due
+-- One batch of due scheduled jobs of the given kinds made pending.
 UPDATE azync_jobs SET state = 'pending', updated_at = :now
 WHERE id IN (
     SELECT id FROM azync_jobs
@@ -34,12 +35,15 @@ WHERE id IN (
 RETURNING id, kind, attempt, last_error, state = 'dead' AS died
 
 -- name: vacuum_stats
+-- The daily stats rows of one source older than the retention deleted.
 DELETE FROM azync_stats_daily WHERE source = :source AND day < :cutoff_day
 
 -- name: vacuum_idempotency
+-- The expired idempotency keys of one source deleted.
 DELETE FROM azync_idempotency_keys WHERE source = :source AND expires_at < :now
 
 -- name: vacuum_completed
+-- One batch of succeeded queue and event jobs older than the retention deleted.
 -- DAG tasks and workflow jobs are exempt: their engines vacuum them with the header.
 DELETE FROM azync_jobs WHERE id IN (
     SELECT id FROM azync_jobs
@@ -49,6 +53,7 @@ DELETE FROM azync_jobs WHERE id IN (
 )
 
 -- name: vacuum_dead
+-- One batch of the dead jobs matching {where} enqueued before the cutoff deleted.
 DELETE FROM azync_jobs WHERE id IN (
     SELECT id FROM azync_jobs
     WHERE {where} AND state = 'dead' AND enqueued_at < :now - :older_than
@@ -56,6 +61,7 @@ DELETE FROM azync_jobs WHERE id IN (
 )
 
 -- name: nuke_jobs
+-- One batch of one source's jobs deleted, in id order after the last batch.
 -- One batch in id order after :after: no index leads with source, so each batch walks on
 -- along the primary key instead of rescanning the other sources' rows from the start.
 DELETE FROM azync_jobs WHERE id IN (
@@ -64,7 +70,9 @@ DELETE FROM azync_jobs WHERE id IN (
 RETURNING id
 
 -- name: nuke_stats
+-- Every daily stats row of one source deleted.
 DELETE FROM azync_stats_daily WHERE source = :source
 
 -- name: nuke_keys
+-- Every idempotency key of one source deleted.
 DELETE FROM azync_idempotency_keys WHERE source = :source

@@ -1,0 +1,171 @@
+"""The SQL-file convention (``qctl_store/sqlfile.py``): the parser, the token vocabulary,
+and that the named queries of both backends and their Python callers agree: every
+query referenced exists, every query is used, every query has its one-line description."""
+
+from __future__ import annotations
+
+import ast
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from qctl_store import sqlfile
+from qctl_store.columns import job_columns
+
+PACKAGE = Path(sqlfile.__file__).parent
+BACKENDS = ("postgres", "sqlite")
+
+
+def _files(backend: str) -> dict[str, sqlfile.Queries]:
+    package = f"qctl_store.{backend}.queries"
+    return {
+        f.name: sqlfile.load(package, f.name)
+        for f in resources.files(package).iterdir()
+        if f.name.endswith(".sql")
+    }
+
+
+# --- the parser -------------------------------------------------------------------------
+
+
+def test_parse_splits_named_blocks_with_descriptions() -> None:
+    q = sqlfile.parse(
+        "-- File header, not a query.\n\n"
+        "-- name: first\n"
+        "-- What the first one does.\n"
+        "-- Why it is written this way.\n"
+        "SELECT 1;\n\n"
+        "-- name: second\n"
+        "SELECT 2\n"
+        "  -- an indented note\n"
+        "FROM t\n"
+    )
+    assert list(q) == ["first", "second"]
+    assert q.first == "SELECT 1"  # comment lines and the trailing ';' are not sent
+    assert q["second"] == "SELECT 2\nFROM t"
+    assert q.descriptions == {"first": "What the first one does."}
+    with pytest.raises(AttributeError):
+        _ = q.third
+
+
+def test_parse_refuses_a_name_defined_twice() -> None:
+    with pytest.raises(ValueError, match="'a' defined twice"):
+        sqlfile.parse("-- name: a\nSELECT 1\n-- name: a\nSELECT 2\n", "x.sql")
+
+
+def test_parse_fills_column_tokens_and_keeps_fragment_tokens() -> None:
+    q = sqlfile.parse("-- name: a\nSELECT {jobs_j} FROM azync_jobs j WHERE {where}\n")
+    assert q.a == f"SELECT {job_columns('j')} FROM azync_jobs j WHERE {{where}}"
+
+
+def test_parse_refuses_a_token_outside_the_vocabulary() -> None:
+    with pytest.raises(ValueError, match=r"x.sql: a: unknown token \{colums\}"):
+        sqlfile.parse("-- name: a\nSELECT {colums} FROM t\n", "x.sql")
+
+
+def test_json_literals_are_not_tokens() -> None:
+    q = sqlfile.parse("-- name: a\nSELECT '{}'::jsonb, '{\"k\": 1}'\n")
+    assert q.a == "SELECT '{}'::jsonb, '{\"k\": 1}'"
+    assert sqlfile.fill(q.a) == q.a
+
+
+def test_fill_replaces_every_token_and_checks_both_ways() -> None:
+    sql = "SELECT 1 FROM t WHERE {where} ORDER BY {order}"
+    assert sqlfile.fill(sql, where="a = 1", order="id") == "SELECT 1 FROM t WHERE a = 1 ORDER BY id"
+    with pytest.raises(ValueError, match=r"no fragment for \{order\}"):
+        sqlfile.fill(sql, where="a = 1")
+    with pytest.raises(ValueError, match=r"fragments \['table'\] have no token"):
+        sqlfile.fill(sql, where="a = 1", order="id", table="t")
+
+
+def test_an_empty_fragment_takes_its_dot_along() -> None:
+    sql = "INSERT INTO {schema}.azync_jobs"
+    assert sqlfile.fill(sql, schema='"s"') == 'INSERT INTO "s".azync_jobs'
+    assert sqlfile.fill(sql, schema="") == "INSERT INTO azync_jobs"
+
+
+def test_identifier_quotes_like_postgres() -> None:
+    assert sqlfile.identifier("azync_migrations") == '"azync_migrations"'
+    assert sqlfile.identifier('we"ird') == '"we""ird"'
+
+
+# --- the files of both backends ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_named_query_has_a_one_line_description(backend: str) -> None:
+    missing = [
+        f"{backend}/queries/{name}: {query}"
+        for name, queries in _files(backend).items()
+        for query in queries
+        if not queries.descriptions.get(query, "").endswith(".")
+    ]
+    assert not missing, "queries without a one-line description:\n" + "\n".join(missing)
+
+
+def _file_of(node: ast.expr, bound: dict[str, str]) -> str | None:
+    """The .sql file ``node`` stands for: a name bound to ``queries("<file>")``, or
+    such a call itself."""
+    if isinstance(node, ast.Name):
+        return bound.get(node.id)
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "queries"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    ):
+        return str(node.args[0].value)
+    return None
+
+
+def _references(backend: str) -> tuple[set[tuple[str, str]], set[str]]:
+    """(file, query) pairs the backend's modules name, and the statement names given to
+    ``_act`` (run from the backend's ``admin.sql``)."""
+    refs: set[tuple[str, str]] = set()
+    acted: set[str] = set()
+    modules = [*sorted((PACKAGE / backend).glob("*.py")), PACKAGE / "actions.py"]
+    for path in modules:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        bound: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                if isinstance(target, ast.Name) and (f := _file_of(node.value, bound)):
+                    bound[target.id] = f
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and (f := _file_of(node.value, bound)):
+                refs.add((f, node.attr))
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "_act"
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+            ):
+                acted.add(str(node.args[1].value))
+    return refs, acted
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_referenced_query_exists(backend: str) -> None:
+    files = _files(backend)
+    refs, acted = _references(backend)
+    assert refs, "the reference scan found nothing: it no longer matches the code"
+    missing = [f"{f}: {q}" for f, q in sorted(refs) if q not in files.get(f, {})]
+    missing += [f"admin.sql: {q} (via _act)" for q in sorted(acted) if q not in files["admin.sql"]]
+    assert not missing, "referenced queries that do not exist:\n" + "\n".join(missing)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_named_query_is_used(backend: str) -> None:
+    refs, acted = _references(backend)
+    refs |= {("admin.sql", q) for q in acted}
+    unused = [
+        f"{name}: {query}"
+        for name, queries in sorted(_files(backend).items())
+        for query in queries
+        if (name, query) not in refs
+    ]
+    assert not unused, "named queries nothing runs:\n" + "\n".join(unused)
