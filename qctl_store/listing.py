@@ -179,6 +179,19 @@ def job_where(d: Dialect, search: JobSearch) -> tuple[str, dict[str, Any]]:
     return " AND ".join(clauses) or "TRUE", args
 
 
+def seeks_index(search: JobSearch) -> bool:
+    """Whether an index bounds the rows ``search`` reads before its other filters: a
+    kind within a state (the per-state ``(source, kind, ...)`` indexes), an event, a
+    DAG run or a workflow execution. Otherwise payload, meta and error filters read
+    every job of the source."""
+    return bool(
+        (search.kind and search.state is not None)
+        or search.event_id is not None
+        or search.dag_id is not None
+        or search.run_id is not None
+    )
+
+
 def keyset_sql(
     d: Dialect, state: JobState | None, after: JobPageCursor
 ) -> tuple[str, dict[str, Any]]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from qctl.cli import common
+from qctl.cli import common, filters
 from qctl.cli.common import (
     DeadAge,
     DryRun,
@@ -56,12 +56,7 @@ JOB_COLUMNS = [
 ATTEMPT_COLUMNS = ["attempt", "at", "error"]
 PAGE = 500
 
-ErrorOpt = Annotated[
-    str,
-    typer.Option(
-        "--error", metavar="TEXT", help="Only jobs whose last error contains TEXT (any case)."
-    ),
-]
+ErrorOpt = filters.ErrorOpt
 
 
 def job_record(job: Job, with_payload: bool = False) -> dict[str, Any]:
@@ -125,23 +120,34 @@ def list_jobs(
     kind: KindOpt = "",
     state: StateOpt = None,
     meta: MetaOpt = None,
-    error: ErrorOpt = "",
+    error: filters.ErrorOpt = "",
+    payload: filters.PayloadOpt = None,
+    older_than: filters.AgeOpt = None,
+    event: filters.EventOpt = None,
+    dag: filters.DagOpt = None,
+    run: filters.RunOpt = None,
     limit: common.PageLimit = 50,
     after: Annotated[
         str | None, typer.Option("--after", metavar="CURSOR", help="Continue after this cursor.")
     ] = None,
+    yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """List jobs, one page at a time. In the store's per-state order; the cursor of
-    the next page is printed on stderr.
+    the next page is printed on stderr. A --payload-contains search without --kind and
+    --state (or --event, --dag, --run) scans the jobs and asks first on a large table.
 
     \b
     Example:
       qctl jobs list --state dead --kind email.send --error timeout
+      qctl jobs list --kind invoice.send --state pending --payload-contains '{"customer":"42"}'
     """
-    search = make_search(source, kind, state, meta, error)
+    search = filters.search(
+        ctx, source, kind, state, meta, error, payload, older_than, event, dag, run
+    )
     cursor = decode_cursor(after) if after else None
     store = common.store(ctx)
+    filters.confirm_scan(store, search, yes)
     jobs = store.search_jobs(search, limit=limit, after=cursor)
     rows = [job_record(j) for j in jobs]
     emit_rows(rows, JOB_COLUMNS, output)

@@ -1,0 +1,126 @@
+"""The shared job filter on ``jobs list`` (payload containment, age, event, DAG run and
+workflow execution, with the scan confirmation) and ``queues throughput`` / ``queues
+daily``, on both backends."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import date, timedelta
+from typing import Any
+
+import pytest
+
+from qctl_store.types import (
+    DAGParams,
+    DAGTask,
+    DequeueParams,
+    PublishParams,
+    Source,
+    Subscriber,
+    WorkflowStartParams,
+)
+from tests.cli.conftest import Run, enqueue, make_dead, out_json
+
+
+def ids_of(result: Any) -> set[str]:
+    return {row["id"] for row in out_json(result)}
+
+
+def test_list_payload_contains(run: Run, st: Any, kind: str) -> None:
+    (mine,) = enqueue(st, kind, payload={"customer": "42", "lines": [1, 2]})
+    enqueue(st, kind, payload={"customer": "43"})
+    enqueue(st, kind, payload={"customer": 42})
+    got = run(
+        "jobs", "list", "--kind", kind, "--payload-contains", '{"customer":"42"}', "-o", "json"
+    )
+    assert ids_of(got) == {str(mine)}
+    nested = run(
+        "jobs", "list", "--kind", kind, "--payload-contains", '{"lines":[2]}', "-o", "json"
+    )
+    assert ids_of(nested) == {str(mine)}
+    bad = run("jobs", "list", "--payload-contains", "{nope")
+    assert bad.exit_code == 2 and "--payload-contains" in bad.stderr and bad.stdout == ""
+
+
+def test_payload_scan_asks_on_a_large_table(
+    run: Run, st: Any, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("qctl.cli.filters.SCAN_ASK", 0)
+    (mine,) = enqueue(st, kind, payload={"x": 1})
+    needle = ["--payload-contains", '{"x":1}']
+    refused = run("jobs", "list", *needle)
+    assert refused.exit_code == 4 and "scans" in refused.stderr and "--yes" in refused.stderr
+    assert refused.stdout == ""
+    assert str(mine) in ids_of(run("jobs", "list", *needle, "--yes", "-o", "json"))
+    # A kind within a state is an index range: no question.
+    narrowed = run("jobs", "list", *needle, "--kind", kind, "--state", "pending", "-o", "json")
+    assert ids_of(narrowed) == {str(mine)}
+
+
+def test_list_older_than(run: Run, st: Any, kind: str) -> None:
+    enqueue(st, kind, 2)
+    time.sleep(0.01)
+    assert len(ids_of(run("jobs", "list", "--kind", kind, "--older-than", "0s", "-o", "json"))) == 2
+    assert ids_of(run("jobs", "list", "--kind", kind, "--older-than", "1h", "-o", "json")) == set()
+    bad = run("jobs", "list", "--older-than", "soon")
+    assert bad.exit_code == 2 and "--older-than" in bad.stderr
+
+
+def test_list_by_event_dag_and_run(run: Run, st: Any, kind: str) -> None:
+    etype = f"evt.{kind}"
+    st.register_subscriber(Subscriber(name=kind, event_type=etype, max_attempts=3))
+    event = PublishParams(type=etype, payload={})
+    st.publish(event)
+    by_event = out_json(run("jobs", "list", "--event", str(event.id)[:13], "-o", "json"))
+    assert [(r["source"], r["kind"]) for r in by_event] == [("event", kind)]
+
+    dag = DAGParams(name=f"dag_{kind}", tasks=[DAGTask(key="a", kind=kind)])
+    st.create_dag(dag)
+    by_dag = out_json(run("jobs", "list", "--dag", str(dag.id), "-o", "json"))
+    assert [(r["source"], r["dag_id"]) for r in by_dag] == [("dag", str(dag.id))]
+
+    wf = WorkflowStartParams(id=uuid.uuid4(), name=f"wf_{kind}")
+    st.start_workflow(wf)
+    by_run = out_json(run("jobs", "list", "--run", str(wf.id)[:8], "-o", "json"))
+    assert {r["run_id"] for r in by_run} == {str(wf.id)} and by_run
+
+    missing = run("jobs", "list", "--dag", str(uuid.uuid4())[:8])
+    assert missing.exit_code == 3
+
+
+def test_queues_throughput(run: Run, st: Any, kind: str) -> None:
+    enqueue(st, kind, 4)
+    acked, dead, _ = st.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind, limit=3))
+    st.ack(acked.id, acked.lease_token)
+    st.dead(dead.id, dead.lease_token, "boom")
+    rows = out_json(run("queues", "throughput", "--last", "1h", "--kind", kind, "-o", "json"))
+    assert len(rows) == 60
+    assert rows[-1]["start"].endswith(":00Z")
+    totals = {m: sum(r[m] for r in rows) for m in ("enqueued", "processed", "failed", "reaped")}
+    assert totals == {"enqueued": 4, "processed": 1, "failed": 1, "reaped": 0}
+
+    hourly = out_json(
+        run("queues", "throughput", "--last", "2h", "--by", "hour", "--per-kind", "-o", "json")
+    )
+    mine = [r for r in hourly if r["kind"] == kind]
+    assert len(mine) == 2 and sum(r["enqueued"] for r in mine) == 4
+
+    table = run("queues", "throughput", "--last", "5m", "--kind", kind)
+    assert table.exit_code == 0 and "ENQUEUED" in table.stdout.upper()
+    for bad in (["--by", "day"], ["--last", "0s"], ["--last", "30d"]):
+        result = run("queues", "throughput", *bad)
+        assert result.exit_code == 2 and result.stdout == "", bad
+
+
+def test_queues_daily_prints_dates(run: Run, st: Any, kind: str) -> None:
+    make_dead(st, kind)
+    rows = out_json(run("queues", "daily", "--days", "2", "-s", "queue", "-o", "json"))
+    assert len(rows) == 2
+    assert [date.fromisoformat(r["date"]) for r in rows][1] - date.fromisoformat(
+        rows[0]["date"]
+    ) == timedelta(days=1)
+    table = run("queues", "daily", "--days", "1", "-s", "queue").stdout
+    assert "00:00:00" not in table and rows[-1]["date"] in table
+    stats = out_json(run("queues", "stats", kind, "-o", "json"))
+    assert "T" not in stats["daily"][-1]["date"] and stats["daily"][-1]["failed"] == 1
