@@ -4,7 +4,7 @@ _qctl() {
     local cmdpath="qctl" i subs="" opts=""
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "$cmdpath ${COMP_WORDS[i]}" in
-            'qctl db' | 'qctl db migrate' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl top' | 'qctl demo') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
+            'qctl db' | 'qctl db migrate' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl top' | 'qctl demo') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
         esac
     done
     case "$cmdpath $prev" in
@@ -18,6 +18,11 @@ _qctl() {
         'qctl jobs list --state') COMPREPLY=($(compgen -W 'pending scheduled active dead paused succeeded blocked waiting cancelled uncertain skipped' -- "$cur")); return ;;
         'qctl jobs list --meta') COMPREPLY=(); return ;;
         'qctl jobs list --error') COMPREPLY=(); return ;;
+        'qctl jobs list --payload-contains') COMPREPLY=(); return ;;
+        'qctl jobs list --older-than') COMPREPLY=(); return ;;
+        'qctl jobs list --event') COMPREPLY=(); return ;;
+        'qctl jobs list --dag') COMPREPLY=(); return ;;
+        'qctl jobs list --run') COMPREPLY=(); return ;;
         'qctl jobs list --limit' | 'qctl jobs list -n') COMPREPLY=(); return ;;
         'qctl jobs list --after') COMPREPLY=(); return ;;
         'qctl jobs list --output' | 'qctl jobs list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -91,7 +96,13 @@ _qctl() {
         'qctl queues stats --source' | 'qctl queues stats -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl queues stats --output' | 'qctl queues stats -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl queues daily --source' | 'qctl queues daily -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
+        'qctl queues daily --days') COMPREPLY=(); return ;;
         'qctl queues daily --output' | 'qctl queues daily -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl queues throughput --last') COMPREPLY=(); return ;;
+        'qctl queues throughput --by') COMPREPLY=(); return ;;
+        'qctl queues throughput --kind' | 'qctl queues throughput -k') COMPREPLY=(); return ;;
+        'qctl queues throughput --source' | 'qctl queues throughput -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
+        'qctl queues throughput --output' | 'qctl queues throughput -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows list --name') COMPREPLY=(); return ;;
         'qctl workflows list --state') COMPREPLY=($(compgen -W 'running suspended succeeded failed cancelled' -- "$cur")); return ;;
         'qctl workflows list --limit' | 'qctl workflows list -n') COMPREPLY=(); return ;;
@@ -159,7 +170,7 @@ _qctl() {
         'qctl db migrate') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl db status') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs') subs='list show attempts enqueue retry run-now archive pause resume delete vacuum-dead'; opts='-h --help' ;;
-        'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --limit -n --after --output -o -h --help' ;;
+        'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --limit -n --after --yes -y --output -o -h --help' ;;
         'qctl jobs show') subs=''; opts='--payload --output -o -h --help' ;;
         'qctl jobs attempts') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs enqueue') subs=''; opts='--payload -p --delay --at --max-attempts --idempotency-key --ttl --meta --yes -y --output -o -h --help' ;;
@@ -190,10 +201,11 @@ _qctl() {
         'qctl subscribers list') subs=''; opts='--event-type -t --output -o -h --help' ;;
         'qctl subscribers register') subs=''; opts='--max-attempts --yes -y --output -o -h --help' ;;
         'qctl subscribers delete') subs=''; opts='--drain --dry-run --yes -y --output -o -h --help' ;;
-        'qctl queues') subs='list stats daily'; opts='-h --help' ;;
+        'qctl queues') subs='list stats daily throughput'; opts='-h --help' ;;
         'qctl queues list') subs=''; opts='--source -s --exact --output -o -h --help' ;;
         'qctl queues stats') subs=''; opts='--source -s --output -o -h --help' ;;
-        'qctl queues daily') subs=''; opts='--source -s --output -o -h --help' ;;
+        'qctl queues daily') subs=''; opts='--source -s --days --output -o -h --help' ;;
+        'qctl queues throughput') subs=''; opts='--last --by --kind -k --source -s --per-kind --output -o -h --help' ;;
         'qctl workflows') subs='list show signal cancel suspend resume resolve stalled'; opts='-h --help' ;;
         'qctl workflows list') subs=''; opts='--name --state --limit -n --offset --output -o -h --help' ;;
         'qctl workflows show') subs=''; opts='--output -o -h --help' ;;

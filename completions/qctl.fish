@@ -3,7 +3,7 @@ function __qctl_path
     set -l cmdpath qctl
     for w in (commandline -opc)[2..-1]
         switch "$cmdpath $w"
-            case 'qctl db' 'qctl db migrate' 'qctl db status' 'qctl jobs' 'qctl jobs list' 'qctl jobs show' 'qctl jobs attempts' 'qctl jobs enqueue' 'qctl jobs retry' 'qctl jobs run-now' 'qctl jobs archive' 'qctl jobs pause' 'qctl jobs resume' 'qctl jobs delete' 'qctl jobs vacuum-dead' 'qctl dags' 'qctl dags list' 'qctl dags counts' 'qctl dags show' 'qctl dags find' 'qctl dags signal' 'qctl dags pause' 'qctl dags retry' 'qctl dags compensate' 'qctl dags cancel' 'qctl events' 'qctl events list' 'qctl events show' 'qctl events publish' 'qctl events stats' 'qctl events retain' 'qctl subscribers' 'qctl subscribers list' 'qctl subscribers register' 'qctl subscribers delete' 'qctl queues' 'qctl queues list' 'qctl queues stats' 'qctl queues daily' 'qctl workflows' 'qctl workflows list' 'qctl workflows show' 'qctl workflows signal' 'qctl workflows cancel' 'qctl workflows suspend' 'qctl workflows resume' 'qctl workflows resolve' 'qctl workflows stalled' 'qctl vacuum' 'qctl vacuum completed' 'qctl vacuum dead' 'qctl vacuum stats' 'qctl vacuum idempotency' 'qctl vacuum dags' 'qctl vacuum workflows' 'qctl vacuum all' 'qctl maintain' 'qctl replay' 'qctl nuke' 'qctl watch' 'qctl top' 'qctl demo'
+            case 'qctl db' 'qctl db migrate' 'qctl db status' 'qctl jobs' 'qctl jobs list' 'qctl jobs show' 'qctl jobs attempts' 'qctl jobs enqueue' 'qctl jobs retry' 'qctl jobs run-now' 'qctl jobs archive' 'qctl jobs pause' 'qctl jobs resume' 'qctl jobs delete' 'qctl jobs vacuum-dead' 'qctl dags' 'qctl dags list' 'qctl dags counts' 'qctl dags show' 'qctl dags find' 'qctl dags signal' 'qctl dags pause' 'qctl dags retry' 'qctl dags compensate' 'qctl dags cancel' 'qctl events' 'qctl events list' 'qctl events show' 'qctl events publish' 'qctl events stats' 'qctl events retain' 'qctl subscribers' 'qctl subscribers list' 'qctl subscribers register' 'qctl subscribers delete' 'qctl queues' 'qctl queues list' 'qctl queues stats' 'qctl queues daily' 'qctl queues throughput' 'qctl workflows' 'qctl workflows list' 'qctl workflows show' 'qctl workflows signal' 'qctl workflows cancel' 'qctl workflows suspend' 'qctl workflows resume' 'qctl workflows resolve' 'qctl workflows stalled' 'qctl vacuum' 'qctl vacuum completed' 'qctl vacuum dead' 'qctl vacuum stats' 'qctl vacuum idempotency' 'qctl vacuum dags' 'qctl vacuum workflows' 'qctl vacuum all' 'qctl maintain' 'qctl replay' 'qctl nuke' 'qctl watch' 'qctl top' 'qctl demo'
                 set cmdpath "$cmdpath $w"
         end
     end
@@ -57,8 +57,14 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l kind -s k -x -d
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l state -x -a 'pending scheduled active dead paused succeeded blocked waiting cancelled uncertain skipped' -d 'Job state.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l meta -x -d 'Metadata key=value (repeatable).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l error -x -d 'Only jobs whose last error contains TEXT (any case).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l payload-contains -x -d 'Only jobs whose payload contains this JSON (e.g. \'{"customer":"42"}\').'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l older-than -x -d 'Enqueued longer ago than.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l event -x -d 'The deliveries of one event.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l dag -x -d 'The tasks of one DAG run.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l run -x -d 'The jobs of one workflow execution.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l limit -s n -x -d 'Rows per page.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l after -x -d 'Continue after this cursor.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l yes -s y -d 'Answer yes to the confirmation (needed off a terminal).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs show\'' -l payload -d 'Include payload and result.'
@@ -205,7 +211,8 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl subscribers delete\'' -l output
 complete -c qctl -n 'test (__qctl_path) = \'qctl subscribers delete\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl queues\'' -a list -d 'Depths of every (source, kind).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl queues\'' -a stats -d 'Depths of one kind and its daily series.'
-complete -c qctl -n 'test (__qctl_path) = \'qctl queues\'' -a daily -d 'Daily enqueued / processed / failed / reaped totals per source.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl queues\'' -a daily -d 'Daily enqueued / processed / failed / reaped totals per source (UTC days).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl queues\'' -a throughput -d 'Enqueued, processed, failed and reaped jobs per minute or hour.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl queues\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl queues list\'' -l source -s s -x -a 'queue event dag workflow' -d 'Job source (default: all).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl queues list\'' -l exact -d 'Count every state exactly (scans huge tables).'
@@ -215,8 +222,16 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl queues stats\'' -l source -s s 
 complete -c qctl -n 'test (__qctl_path) = \'qctl queues stats\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl queues stats\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl queues daily\'' -l source -s s -x -a 'queue event dag workflow' -d 'Job source (default: all).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl queues daily\'' -l days -x -d 'The last N days (at most 30).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl queues daily\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl queues daily\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl queues throughput\'' -l last -x -d 'How far back (default 1h).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl queues throughput\'' -l by -x -d 'Bucket size (default minute).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl queues throughput\'' -l kind -s k -x -d 'Job kind (default: all).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl queues throughput\'' -l source -s s -x -a 'queue event dag workflow' -d 'Job source (default: all).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl queues throughput\'' -l per-kind -d 'One row per kind and bucket.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl queues throughput\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl queues throughput\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl workflows\'' -a list -d 'Executions, newest first.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl workflows\'' -a show -d 'One execution and its history.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl workflows\'' -a signal -d 'Send a signal to an execution.'

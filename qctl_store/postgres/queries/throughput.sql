@@ -2,21 +2,26 @@
 -- job rows' timestamps, each branch bounded by an index to the window.
 
 -- name: clock
+-- The database's clock.
 SELECT now() AS now
 
 -- name: kinds
+-- The kinds of one source with daily stats in the window.
 -- The kinds with any activity in the window: every enqueue, ack and failure bumps its
 -- kind's stats row of the day (the day in the session's time zone, hence the day before).
 SELECT DISTINCT kind FROM azync_stats_daily
 WHERE source = %(source)s AND day >= (%(since)s::timestamptz)::date - 1
 
 -- name: attempt_bounds
+-- The lowest and highest attempt row ids.
 SELECT min(id) AS lo, max(id) AS hi FROM azync_job_attempts
 
 -- name: attempt_probe
+-- The first attempt row at or after an id, and when it was written.
 SELECT id, failed_at FROM azync_job_attempts WHERE id >= %(id)s ORDER BY id LIMIT 1
 
 -- name: counts
+-- Per (measure, kind, bucket) counts of the window.
 -- (measure, kind, bucket index, n). Enqueued counts the jobs in the states whose index
 -- bounds the read: each live state's partial index (the backlog), dead jobs on
 -- azync_jobs_dead_idx (enqueued_at is its third column) and succeeded jobs, which

@@ -2,17 +2,21 @@
 -- job rows' timestamps (µs), each branch bounded by an index to the window.
 
 -- name: kinds
+-- The kinds of one source with daily stats in the window.
 -- The kinds with any activity in the window: every enqueue, ack and failure bumps its
 -- kind's stats row of the (UTC) day.
 SELECT DISTINCT kind FROM azync_stats_daily WHERE source = :source AND day >= :since_day
 
 -- name: attempt_bounds
+-- The lowest and highest attempt row ids.
 SELECT min(id) AS lo, max(id) AS hi FROM azync_job_attempts
 
 -- name: attempt_probe
+-- The first attempt row at or after an id, and when it was written.
 SELECT id, failed_at FROM azync_job_attempts WHERE id >= :id ORDER BY id LIMIT 1
 
 -- name: counts
+-- Per (measure, kind, bucket) counts of the window.
 -- (measure, kind, bucket index, n); enqueued over the states whose index bounds the
 -- read, as on PostgreSQL.
 WITH k(kind) AS (SELECT value FROM json_each(:kinds)),
