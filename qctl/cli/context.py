@@ -8,6 +8,8 @@ Where the settings come from, first match wins:
 - schema: ``--schema``; the named context; ``QCTL_SCHEMA``; the default context.
 - read-only: ``--read-only``, ``QCTL_READ_ONLY=1`` or ``read_only = true`` in the
   context in effect (any of them turns it on; nothing turns it off).
+- system: ``--system``; the named context; ``QCTL_SYSTEM``; the default context; else
+  detected from the database's tables (``qctl.systems.detect``).
 
 The config file is ``$XDG_CONFIG_HOME/qctl/config.toml`` (``~/.config/qctl/config.toml``)::
 
@@ -17,6 +19,10 @@ The config file is ``$XDG_CONFIG_HOME/qctl/config.toml`` (``~/.config/qctl/confi
     dsn = "postgresql://ops@db.internal/app"
     schema = "azync"
     read_only = true
+
+    [contexts.payments]
+    dsn = "postgresql://ops@db.internal/payments"
+    system = "dbos"
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from qctl_store.errors import InvalidInput, ReadOnly
 
 if TYPE_CHECKING:
+    from qctl.systems import System
     from qctl_store.postgres import PostgresStore
     from qctl_store.sqlite import SqliteStore
 
@@ -66,7 +73,7 @@ def _context_entry(data: dict[str, Any], name: str, path: Path) -> dict[str, Any
         raise ConfigFileError(
             f"no context {name!r} in {path}" + (f" (known: {known})" if known else "")
         )
-    for key in ("dsn", "schema"):
+    for key in ("dsn", "schema", "system"):
         if key in entry and not isinstance(entry[key], str):
             raise ConfigFileError(f"context {name!r} in {path}: {key} must be a string")
     if "read_only" in entry and not isinstance(entry["read_only"], bool):
@@ -83,7 +90,10 @@ class CliContext:
     context_name: str | None = None
     read_only: bool = False
     no_color: bool = False
+    system_name: str = ""
+    """``--system`` or the context's ``system``; empty: detect it."""
     _stores: list[AnyStore] = field(default_factory=list, repr=False)
+    _system: System | None = field(default=None, repr=False)
 
     @classmethod
     def resolve(
@@ -93,6 +103,7 @@ class CliContext:
         context: str | None = None,
         read_only: bool = False,
         no_color: bool = False,
+        system: str | None = None,
         environ: dict[str, str] | None = None,
         config_file: Path | None = None,
     ) -> CliContext:
@@ -122,7 +133,24 @@ class CliContext:
                 or (named or default).get("read_only", False)
             ),
             no_color=no_color or bool(env.get("NO_COLOR")),
+            system_name=system
+            or named.get("system")
+            or env.get("QCTL_SYSTEM")
+            or default.get("system")
+            or "",
         )
+
+    def system(self) -> System:
+        """The system this context's database holds (named, else detected once)."""
+        if self._system is None:
+            from qctl import systems
+
+            self._system = (
+                systems.get(self.system_name)
+                if self.system_name
+                else systems.detect(self.dsn, self.schema)
+            )
+        return self._system
 
     @property
     def is_postgres(self) -> bool:

@@ -15,7 +15,7 @@ from typer.core import TyperGroup
 
 from qctl import __version__
 from qctl.cli.errors import ExitCode, exit_code_for, message_for
-from qctl.cli.registry import ALIASES, COMMANDS, Entry
+from qctl.cli.registry import Entry
 
 if TYPE_CHECKING:
     from typer._click import Command, Context, HelpFormatter
@@ -33,7 +33,7 @@ def _available(entry: Entry) -> bool:
 def build(name: str, entry: Entry) -> Command:
     """The click command of a registry entry (imports its module)."""
     target = getattr(importlib.import_module(entry.module), entry.attr)
-    if not entry.is_group:
+    if not isinstance(target, typer.Typer):
         holder = typer.Typer(rich_markup_mode=None, add_completion=False)
         holder.command(name)(target)
         target = holder
@@ -42,16 +42,63 @@ def build(name: str, entry: Entry) -> Command:
     return command
 
 
+def _nouns() -> dict[str, Entry]:
+    """Every top-level noun of every system (azync's registry first)."""
+    from qctl.systems import all_nouns
+
+    return all_nouns()
+
+
+def cli_context(ctx: Context) -> Any:
+    """The invocation's ``CliContext``, made once from the root options (the root group
+    needs it before its callback runs: the system decides which commands exist)."""
+    from qctl.cli.context import CliContext
+
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliContext):
+        p = root.params
+        root.obj = CliContext.resolve(
+            dsn=p.get("dsn"),
+            schema=p.get("schema"),
+            context=p.get("context"),
+            read_only=bool(p.get("read_only")),
+            no_color=bool(p.get("no_color")),
+            system=p.get("system"),
+        )
+        root.call_on_close(root.obj.close)
+    return root.obj
+
+
+def _system_entry(ctx: Context, name: str) -> Entry | None:
+    """The system's implementation of noun ``name``; a noun it lacks is a usage error
+    saying what to use instead. Completion (resilient parsing) never opens a database."""
+    from typer._click.exceptions import UsageError
+
+    from qctl import systems
+
+    if ctx.resilient_parsing:
+        return _nouns()[name]
+    system = cli_context(ctx).system()
+    entry = system.commands.get(name)
+    if entry is None:
+        raise UsageError(systems.lacking(system, name), ctx=None)
+    return entry
+
+
 class QctlGroup(TyperGroup):
     """The root group: builds subcommands on first use (see ``registry``), runs the
     command and maps every failure to one line and a code."""
 
     def list_commands(self, ctx: Context) -> list[str]:
-        return [name for name, entry in COMMANDS.items() if _available(entry)]
+        return [name for name, entry in _nouns().items() if _available(entry)]
 
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
-        name = ALIASES.get(cmd_name, cmd_name)
-        entry = COMMANDS.get(name)
+        from qctl.systems import all_aliases
+
+        name = all_aliases().get(cmd_name, cmd_name)
+        if name not in _nouns():
+            return None
+        entry = _system_entry(ctx, name)
         if entry is None or not _available(entry):
             return None
         if cmd_name not in self.commands:
@@ -63,7 +110,7 @@ class QctlGroup(TyperGroup):
         return self.commands[cmd_name]
 
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
-        rows = [(n, e.help) for n, e in COMMANDS.items() if _available(e)]
+        rows = [(n, e.help) for n, e in _nouns().items() if _available(e)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -113,7 +160,7 @@ class QctlGroup(TyperGroup):
 app = typer.Typer(
     name="qctl",
     cls=QctlGroup,
-    help="Operator console for azync job stores (PostgreSQL or the embedded SQLite database).",
+    help="Operator console for azync job stores and DBOS system databases (PostgreSQL or SQLite).",
     epilog="Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 refused, "
     "5 not migrated / too new, 6 unavailable. See qctl(1).",
     no_args_is_help=True,
@@ -163,6 +210,15 @@ def root(
         bool,
         typer.Option("--read-only", help="Refuse every write (env QCTL_READ_ONLY=1)."),
     ] = False,
+    system: Annotated[
+        str | None,
+        typer.Option(
+            "--system",
+            metavar="azync|dbos",
+            help="The system the database holds, when it holds several (env QCTL_SYSTEM; "
+            "default: detected from its tables).",
+        ),
+    ] = None,
     no_color: Annotated[
         bool, typer.Option("--no-color", help="No colours (env NO_COLOR).")
     ] = False,
@@ -171,14 +227,8 @@ def root(
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
     ] = False,
 ) -> None:
-    """Operator console for azync job stores."""
-    from qctl.cli.context import CliContext
-
-    obj = CliContext.resolve(
-        dsn=dsn, schema=schema, context=context, read_only=read_only, no_color=no_color
-    )
-    ctx.obj = obj
-    ctx.call_on_close(obj.close)
+    """Operator console for azync job stores and DBOS system databases."""
+    cli_context(ctx)
 
 
 def run() -> None:

@@ -1,5 +1,6 @@
 """Import hygiene: help and plain commands load neither textual nor psycopg_pool (and
-help does not even load the store)."""
+help does not even load the store); nothing of DBOS (nor SQLAlchemy, which it brings)
+is imported until a DBOS database is written to."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ try:
     runpy.run_module("qctl", run_name="__main__")
 except SystemExit as exc:
     code = exc.code
-heavy = sorted({m.split(".")[0] for m in sys.modules} & {"textual", "psycopg_pool", "qctl_store"})
+heavy = sorted(
+    {m.split(".")[0] for m in sys.modules}
+    & {"textual", "psycopg_pool", "qctl_store", "dbos", "sqlalchemy"}
+)
 print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
 """
 
@@ -48,6 +52,7 @@ def test_plain_commands_skip_textual_and_pool(args: list[str], tmp_path: Path) -
     assert result["code"] == 0
     heavy = result["heavy"]
     assert isinstance(heavy, list) and "textual" not in heavy and "psycopg_pool" not in heavy
+    assert "dbos" not in heavy and "sqlalchemy" not in heavy
 
 
 def test_postgres_command_skips_pool(tmp_path: Path, pg_schema: str) -> None:
@@ -56,3 +61,16 @@ def test_postgres_command_skips_pool(tmp_path: Path, pg_schema: str) -> None:
     result = probe(["--dsn", PG_DSN, "--schema", pg_schema, "db", "status"], tmp_path)
     heavy = result["heavy"]
     assert isinstance(heavy, list) and "psycopg_pool" not in heavy and "textual" not in heavy
+
+
+def test_dbos_reads_skip_dbos(tmp_path: Path) -> None:
+    """Reading a DBOS system database is qctl's own SQL: DBOS (and SQLAlchemy) load only
+    for an action, through DBOSClient."""
+    from tests.dbos.fixtures import make_sqlite_system_db
+
+    db = make_sqlite_system_db(tmp_path / "dbos.sqlite")
+    for args in (["workflows", "list"], ["queues", "list"], ["db", "status"], ["--help"]):
+        result = probe(["--dsn", f"sqlite:///{db}", *args], tmp_path)
+        assert result == {"code": 0, "heavy": ["qctl_store"]} or (
+            args == ["--help"] and result == {"code": 0, "heavy": []}
+        ), (args, result)

@@ -1,0 +1,825 @@
+"""The command groups of a DBOS system database (``qctl.systems.dbos``): the root
+command picks these instead of azync's when the database holds DBOS's tables.
+
+Shared nouns keep azync's names and flags where they mean the same (``--name``,
+``--state`` for ``--status``, ``--limit``, ``--after``, ``--retention`` for
+``--older-than``, ``-o``, ``--dry-run``, ``--yes``). Field names are DBOS's own
+(``WorkflowStatus``/``StepInfo`` of ``dbos/_sys_db.py``); in JSON, instants are epoch
+milliseconds as DBOS stores them and payloads are their symbolic decoding
+(``qctl.systems.dbos.payload``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.output import OutputFormat, emit_detail, emit_object, emit_result, emit_rows, note
+from qctl.systems.dbos import SYSTEM, actions, reads
+from qctl_store.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from qctl.systems.dbos.database import Database
+    from qctl.systems.dbos.payload import Decoded
+
+MAX_TARGETS = 10_000
+"""Default cap on the workflows one bulk action takes from a filter."""
+
+
+def _app(noun: str) -> typer.Typer:
+    app = typer.Typer(
+        name=noun,
+        help=SYSTEM.commands[noun].help,
+        no_args_is_help=True,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+    # A callback keeps a one-verb group a group (``qctl versions list``).
+    app.callback()(lambda: None)
+    return app
+
+
+workflows_app = _app("workflows")
+queues_app = _app("queues")
+db_app = _app("db")
+schedules_app = _app("schedules")
+versions_app = _app("versions")
+vacuum_app = _app("vacuum")
+
+
+def database(ctx: typer.Context) -> Database:
+    """The DBOS system database of this invocation, opened once (version checked)."""
+    root = ctx.find_root()
+    db: Database | None = root.meta.get("qctl.dbos.database")
+    if db is None:
+        from qctl.systems.dbos.database import Database
+
+        cli = common.cli(ctx)
+        if not cli.dsn:
+            raise InvalidInput(
+                "a DBOS system database needs --dsn (postgresql://... or sqlite:///)"
+            )
+        db = Database(cli.dsn, cli.schema, cli.read_only)
+        root.meta["qctl.dbos.database"] = db
+        root.call_on_close(db.close)
+    return db
+
+
+def writable(ctx: typer.Context, action: str) -> Database:
+    common.cli(ctx).require_writable(action)
+    return database(ctx)
+
+
+# --- rendering -----------------------------------------------------------------------
+
+MS_FIELDS = {
+    "created_at",
+    "updated_at",
+    "dequeued_at",
+    "completed_at",
+    "workflow_deadline_epoch_ms",
+    "delay_until_epoch_ms",
+    "started_at_epoch_ms",
+    "completed_at_epoch_ms",
+    "created_at_epoch_ms",
+    "oldest_enqueued_at",
+    "version_timestamp",
+}
+
+
+def _instant(ms: Any) -> datetime | None:
+    return None if ms is None else datetime.fromtimestamp(int(ms) / 1000, UTC)
+
+
+def _ms(value: datetime | None) -> int | None:
+    return None if value is None else int(value.timestamp() * 1000)
+
+
+def _is_decoded(value: Any) -> bool:
+    from qctl.systems.dbos.payload import Decoded
+
+    return isinstance(value, Decoded)
+
+
+def for_table(row: dict[str, Any]) -> dict[str, Any]:
+    """Instants as datetimes, payloads as their text (``RuntimeError('declined')``)."""
+    out = {}
+    for key, value in row.items():
+        if key in MS_FIELDS and isinstance(value, int):
+            out[key] = _instant(value)
+        elif _is_decoded(value):
+            out[key] = value.text()
+        else:
+            out[key] = value
+    return out
+
+
+def for_json(row: dict[str, Any]) -> dict[str, Any]:
+    """Payloads as ``{"serialization": ..., "value": ...}``; everything else exact."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if _is_decoded(value):
+            decoded: Decoded = value
+            out[key] = {"serialization": decoded.serialization, "value": decoded.json()}
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            out[key] = [for_json(v) for v in value]
+        else:
+            out[key] = value
+    return out
+
+
+def _emit_list(rows: list[dict[str, Any]], columns: list[str], output: OutputFormat) -> None:
+    emit_rows([for_table(r) for r in rows], columns, output, full=[for_json(r) for r in rows])
+
+
+# --- filters -------------------------------------------------------------------------
+
+Many = list[str] | None
+StatusOpt = Annotated[
+    Many,
+    typer.Option(
+        "--status",
+        "--state",
+        metavar="STATUS",
+        help="DBOS status (repeatable): " + ", ".join(reads.STATUSES) + ".",
+    ),
+]
+NameOpt = Annotated[
+    Many, typer.Option("--name", metavar="NAME", help="Workflow name (repeatable).")
+]
+QueueOpt = Annotated[
+    Many, typer.Option("--queue", metavar="QUEUE", help="Queue name (repeatable).")
+]
+VersionOpt = Annotated[
+    Many, typer.Option("--app-version", metavar="VERSION", help="Application version.")
+]
+ExecutorOpt = Annotated[Many, typer.Option("--executor", metavar="ID", help="Executor id.")]
+ParentOpt = Annotated[Many, typer.Option("--parent", metavar="ID", help="Parent workflow id.")]
+ForkedOpt = Annotated[
+    bool | None,
+    typer.Option("--forked/--not-forked", help="Only forks (or no forks).", show_default=False),
+]
+CreatedAfter = Annotated[
+    str | None, typer.Option("--created-after", metavar="INSTANT", help="Created at or after.")
+]
+CreatedBefore = Annotated[
+    str | None, typer.Option("--created-before", metavar="INSTANT", help="Created before.")
+]
+CompletedAfter = Annotated[
+    str | None,
+    typer.Option("--completed-after", metavar="INSTANT", help="Completed at or after."),
+]
+CompletedBefore = Annotated[
+    str | None, typer.Option("--completed-before", metavar="INSTANT", help="Completed before.")
+]
+PrefixOpt = Annotated[str, typer.Option("--prefix", metavar="TEXT", help="Workflow id prefix.")]
+AttrOpt = Annotated[
+    Many,
+    typer.Option(
+        "--attribute", metavar="KEY=VALUE", help="Attribute equals (VALUE as JSON or text)."
+    ),
+]
+
+
+def _attributes(items: list[str] | None) -> dict[str, Any]:
+    import json
+
+    from qctl.cli.parse import ParseError, parse_key_value
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        try:
+            key, value = parse_key_value(item)
+        except ParseError as exc:
+            raise ParseError(f"--attribute: {exc}") from None
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def workflow_filter(
+    status: Many = None,
+    name: Many = None,
+    queue: Many = None,
+    app_version: Many = None,
+    executor: Many = None,
+    parent: Many = None,
+    forked: bool | None = None,
+    created_after: str | None = None,
+    created_before: str | None = None,
+    completed_after: str | None = None,
+    completed_before: str | None = None,
+    prefix: str = "",
+    attribute: Many = None,
+) -> reads.WorkflowFilter:
+    return reads.WorkflowFilter(
+        status=tuple(s.upper() for s in status or ()),
+        name=tuple(name or ()),
+        queue_name=tuple(queue or ()),
+        app_version=tuple(app_version or ()),
+        executor_id=tuple(executor or ()),
+        parent_workflow_id=tuple(parent or ()),
+        is_fork=forked,
+        start_time=_ms(common.instant(created_after, "--created-after")),
+        end_time=_ms(common.instant(created_before, "--created-before")),
+        completed_after=_ms(common.instant(completed_after, "--completed-after")),
+        completed_before=_ms(common.instant(completed_before, "--completed-before")),
+        workflow_id_prefix=prefix,
+        attributes=_attributes(attribute),
+    )
+
+
+# --- workflows -----------------------------------------------------------------------
+
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="Workflow id or unique prefix.")]
+IdsArg = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="[ID]...", help="Workflow ids (or prefixes); or select by filter."),
+]
+MaxOpt = Annotated[
+    int,
+    typer.Option("--max", metavar="N", min=1, help="Refuse when more workflows match."),
+]
+
+
+@workflows_app.command("list")
+def list_workflows(
+    ctx: typer.Context,
+    status: StatusOpt = None,
+    name: NameOpt = None,
+    queue: QueueOpt = None,
+    app_version: VersionOpt = None,
+    executor: ExecutorOpt = None,
+    parent: ParentOpt = None,
+    forked: ForkedOpt = None,
+    created_after: CreatedAfter = None,
+    created_before: CreatedBefore = None,
+    completed_after: CompletedAfter = None,
+    completed_before: CompletedBefore = None,
+    prefix: PrefixOpt = "",
+    attribute: AttrOpt = None,
+    limit: common.PageLimit = 50,
+    after: Annotated[
+        str | None, typer.Option("--after", metavar="CURSOR", help="Continue after this cursor.")
+    ] = None,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Workflows, newest first, one page at a time (keyset: ``--after`` the cursor the
+    previous page printed)."""
+    f = workflow_filter(
+        status,
+        name,
+        queue,
+        app_version,
+        executor,
+        parent,
+        forked,
+        created_after,
+        created_before,
+        completed_after,
+        completed_before,
+        prefix,
+        attribute,
+    )
+    cursor = reads.Cursor.decode(after) if after else None
+    db = database(ctx)
+    rows = reads.list_workflows(db, f, limit, cursor)
+    _emit_list(rows, reads.LIST_COLUMNS, output)
+    if len(rows) == limit:
+        note(f"next page: --after {reads.cursor_of(rows[-1]).encode()}")
+
+
+STEP_COLUMNS = [
+    "function_id",
+    "function_name",
+    "started_at_epoch_ms",
+    "completed_at_epoch_ms",
+    "output",
+    "error",
+    "child_workflow_id",
+]
+
+
+@workflows_app.command("show")
+def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """One workflow: status, timings, queue, recovery attempts, timeout and deadline,
+    parent, children, fork origin, input, output and error; then its steps."""
+    db = database(ctx)
+    wf = reads.get_workflow(db, reads.resolve_id(db, id))
+    steps = reads.list_steps(db, wf["workflow_id"])
+    children = reads.related(db, "parent_workflow_id", wf["workflow_id"])
+    forks = reads.related(db, "forked_from", wf["workflow_id"])
+    events = reads.list_events(db, wf["workflow_id"])
+    document = {**wf, "steps": steps, "children": children, "forks": forks, "events": events}
+    emit_detail(
+        output,
+        for_table(wf),
+        for_json(document),
+        [
+            ([for_table(s) for s in steps], STEP_COLUMNS),
+            ([for_table(c) for c in children], ["workflow_id", "name", "status", "created_at"]),
+            ([for_table(e) for e in events], ["key", "value"]),
+        ],
+    )
+
+
+@workflows_app.command("steps")
+def steps(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """Each recorded step: function, timing, output or error, child workflow."""
+    db = database(ctx)
+    _emit_list(reads.list_steps(db, reads.resolve_id(db, id)), STEP_COLUMNS, output)
+
+
+@workflows_app.command("events")
+def events(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """The events the workflow set (``DBOS.set_event``), latest value per key."""
+    db = database(ctx)
+    _emit_list(reads.list_events(db, reads.resolve_id(db, id)), ["key", "value"], output)
+
+
+@workflows_app.command("messages")
+def messages(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """Messages sent to the workflow (``DBOS.send``), oldest first."""
+    db = database(ctx)
+    _emit_list(
+        reads.list_messages(db, reads.resolve_id(db, id)),
+        ["message_uuid", "topic", "created_at_epoch_ms", "consumed", "message"],
+        output,
+    )
+
+
+def _single(outcome: actions.WorkflowOutcome, done: str, output: OutputFormat) -> None:
+    extra = f" as {outcome.new_workflow_id}" if outcome.new_workflow_id else ""
+    prefix = "would " if outcome.dry_run else ""
+    verb = outcome.action if outcome.dry_run else done
+    emit_result(
+        outcome.__dict__,
+        f"{prefix}{verb} DBOS workflow {outcome.name} {outcome.workflow_id}"
+        f" ({outcome.status}){extra}",
+        output,
+    )
+
+
+def _bulk(
+    ctx: typer.Context,
+    action: str,
+    done: str,
+    ids: list[str] | None,
+    f: reads.WorkflowFilter,
+    max_targets: int,
+    dry_run: bool,
+    yes: bool,
+    output: OutputFormat,
+    **options: Any,
+) -> None:
+    """A verb on several ids, or on everything ``f`` matches (newest first)."""
+    if not dry_run:
+        common.cli(ctx).require_writable(f"workflows {action}")
+    db = database(ctx)
+    if ids:
+        if not f.empty():
+            raise InvalidInput("give workflow ids or filter options, not both")
+        targets = actions.ids_targets(db, ids)
+    else:
+        if f.empty():
+            raise InvalidInput(
+                f"workflows {action}: give workflow ids or at least one filter option"
+            )
+        targets = actions.filter_targets(db, f, max_targets + 1)
+        if len(targets) > max_targets:
+            raise InvalidInput(
+                f"more than {max_targets} workflows match: narrow the filter or raise --max"
+            )
+    verb = actions.VERBS[action]
+    runnable = sum(1 for t in targets if t["status"] in verb.needs)
+    if not dry_run and runnable:
+        common.confirm(f"{action.capitalize()} {runnable} DBOS workflow(s)?", yes)
+    result = actions.bulk(db, action, targets, dry_run=dry_run, **options)
+    record = {
+        "action": action,
+        "count": result.count,
+        "dry_run": result.dry_run,
+        "workflow_ids": [o.workflow_id for o in result.acted],
+        "skipped": result.skipped,
+    }
+    word = f"would {action}" if dry_run else done
+    skipped = f"; skipped {len(result.skipped)} in another status" if result.skipped else ""
+    emit_result(record, f"{word} {result.count} DBOS workflow(s){skipped}", output)
+
+
+@workflows_app.command("cancel")
+def cancel(
+    ctx: typer.Context,
+    ids: IdsArg = None,
+    status: StatusOpt = None,
+    name: NameOpt = None,
+    queue: QueueOpt = None,
+    app_version: VersionOpt = None,
+    executor: ExecutorOpt = None,
+    created_after: CreatedAfter = None,
+    created_before: CreatedBefore = None,
+    prefix: PrefixOpt = "",
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Cancel workflows: DBOS marks them CANCELLED and takes them off their queue; a
+    running one stops when it next starts a step."""
+    f = workflow_filter(
+        status,
+        name,
+        queue,
+        app_version,
+        executor,
+        None,
+        None,
+        created_after,
+        created_before,
+        prefix=prefix,
+    )
+    _bulk(ctx, "cancel", "cancelled", ids, f, max_targets, dry_run, yes, output)
+
+
+@workflows_app.command("resume")
+def resume(
+    ctx: typer.Context,
+    ids: IdsArg = None,
+    on_queue: Annotated[
+        str | None,
+        typer.Option(
+            "--on-queue",
+            metavar="QUEUE",
+            help="Enqueue on this queue (default: DBOS's internal queue).",
+        ),
+    ] = None,
+    status: StatusOpt = None,
+    name: NameOpt = None,
+    queue: QueueOpt = None,
+    app_version: VersionOpt = None,
+    executor: ExecutorOpt = None,
+    created_after: CreatedAfter = None,
+    created_before: CreatedBefore = None,
+    prefix: PrefixOpt = "",
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Resume workflows from their last completed step: re-enqueued for an executor."""
+    f = workflow_filter(
+        status,
+        name,
+        queue,
+        app_version,
+        executor,
+        None,
+        None,
+        created_after,
+        created_before,
+        prefix=prefix,
+    )
+    _bulk(ctx, "resume", "resumed", ids, f, max_targets, dry_run, yes, output, queue_name=on_queue)
+
+
+@workflows_app.command("delete")
+def delete(
+    ctx: typer.Context,
+    ids: IdsArg = None,
+    status: StatusOpt = None,
+    name: NameOpt = None,
+    queue: QueueOpt = None,
+    app_version: VersionOpt = None,
+    executor: ExecutorOpt = None,
+    created_after: CreatedAfter = None,
+    created_before: CreatedBefore = None,
+    prefix: PrefixOpt = "",
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete workflows with their steps, inputs, outputs, events, messages and streams
+    (DBOS's delete_workflows)."""
+    f = workflow_filter(
+        status,
+        name,
+        queue,
+        app_version,
+        executor,
+        None,
+        None,
+        created_after,
+        created_before,
+        prefix=prefix,
+    )
+    _bulk(ctx, "delete", "deleted", ids, f, max_targets, dry_run, yes, output)
+
+
+FromStep = Annotated[
+    int, typer.Option("--from-step", metavar="N", help="First step to run again (1-based).")
+]
+AppVersion = Annotated[
+    str | None,
+    typer.Option("--application-version", metavar="V", help="Run on this application version."),
+]
+OnQueue = Annotated[
+    str | None, typer.Option("--on-queue", metavar="QUEUE", help="Enqueue on this queue.")
+]
+
+
+@workflows_app.command("fork")
+def fork(
+    ctx: typer.Context,
+    id: IdArg,
+    from_step: FromStep = 1,
+    application_version: AppVersion = None,
+    on_queue: OnQueue = None,
+    dry_run: DryRun = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Start a new workflow with this one's inputs: the steps before --from-step are
+    copied, the rest run again."""
+    if not dry_run:
+        common.cli(ctx).require_writable("workflows fork")
+    db = database(ctx)
+    outcome = actions.fork(
+        db, reads.resolve_id(db, id), from_step, application_version, on_queue, dry_run
+    )
+    _single(outcome, "forked", output)
+
+
+@workflows_app.command("rewind")
+def rewind(
+    ctx: typer.Context,
+    id: IdArg,
+    from_step: FromStep = 1,
+    application_version: AppVersion = None,
+    on_queue: OnQueue = None,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Rewind a finished workflow to --from-step under the same id: its history from
+    that step on is discarded and it runs again."""
+    if not dry_run:
+        common.cli(ctx).require_writable("workflows rewind")
+    db = database(ctx)
+    wf_id = reads.resolve_id(db, id)
+    if not dry_run:
+        actions.rewind(db, wf_id, from_step, application_version, on_queue, dry_run=True)
+        common.confirm(f"Rewind DBOS workflow {wf_id} to step {from_step}?", yes)
+    outcome = actions.rewind(db, wf_id, from_step, application_version, on_queue, dry_run)
+    _single(outcome, "rewound", output)
+
+
+@workflows_app.command("set-delay")
+def set_delay(
+    ctx: typer.Context,
+    id: IdArg,
+    delay: Annotated[
+        str | None, typer.Option("--delay", metavar="DURATION", help="Start after this long.")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", metavar="INSTANT", help="Start at this instant.")
+    ] = None,
+    dry_run: DryRun = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Move the start of a DELAYED workflow."""
+    if (delay is None) == (until is None):
+        raise InvalidInput("give exactly one of --delay and --until")
+    at = (
+        datetime.now(UTC) + (common.duration(delay, "--delay") or timedelta(0))
+        if delay is not None
+        else common.instant(until, "--until")
+    )
+    if not dry_run:
+        common.cli(ctx).require_writable("workflows set-delay")
+    db = database(ctx)
+    outcome = actions.set_delay(db, reads.resolve_id(db, id), _ms(at) or 0, dry_run)
+    _single(outcome, "delayed", output)
+
+
+# --- queues --------------------------------------------------------------------------
+
+QUEUE_COLUMNS = [
+    "queue_name",
+    "enqueued",
+    "pending",
+    "delayed",
+    "oldest_enqueued_age",
+    "concurrency",
+    "worker_concurrency",
+    "rate_limit_max",
+    "rate_limit_period_sec",
+]
+
+
+def _with_age(row: dict[str, Any]) -> dict[str, Any]:
+    oldest = row["oldest_enqueued_at"]
+    age = None if oldest is None else datetime.now(UTC) - _instant(oldest)  # type: ignore[operator]
+    return {**row, "oldest_enqueued_age": age}
+
+
+@queues_app.command("list")
+def queues_list(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
+    """Per queue: enqueued, running (pending) and delayed workflows, the oldest
+    enqueued one's age, and the queue's concurrency and rate limits."""
+    rows = reads.queue_stats(database(ctx))
+    emit_rows([for_table(_with_age(r)) for r in rows], QUEUE_COLUMNS, output, full=rows)
+
+
+@queues_app.command("show")
+def queues_show(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="QUEUE", help="Queue name.")],
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """One queue, and its enqueued and running workflows (oldest first)."""
+    from qctl.systems.dbos.errors import NoSuchName
+
+    db = database(ctx)
+    row = next((r for r in reads.queue_stats(db) if r["queue_name"] == name), None)
+    if row is None:
+        raise NoSuchName("queues show", f"no DBOS queue named {name!r}")
+    waiting = reads.list_workflows(
+        db, reads.WorkflowFilter(status=["ENQUEUED", "PENDING"], queue_name=[name]), 50
+    )
+    emit_detail(
+        output,
+        for_table(_with_age(row)),
+        {**row, "workflows": [for_json(w) for w in waiting]},
+        [([for_table(w) for w in waiting], reads.LIST_COLUMNS)],
+    )
+
+
+# --- schedules and application versions ---------------------------------------------
+
+SCHEDULE_COLUMNS = [
+    "schedule_name",
+    "workflow_name",
+    "schedule",
+    "status",
+    "last_fired_at",
+    "queue_name",
+    "cron_timezone",
+]
+ScheduleArg = Annotated[str, typer.Argument(metavar="NAME", help="Schedule name.")]
+
+
+@schedules_app.command("list")
+def schedules_list(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
+    """Every schedule (``workflow_schedules``)."""
+    _emit_list(reads.list_schedules(database(ctx)), SCHEDULE_COLUMNS, output)
+
+
+@schedules_app.command("show")
+def schedules_show(
+    ctx: typer.Context, name: ScheduleArg, output: Output = OutputFormat.TABLE
+) -> None:
+    """One schedule, its context decoded."""
+    row = reads.get_schedule(database(ctx), name)
+    emit_object(for_table(row) if output == OutputFormat.TABLE else for_json(row), output)
+
+
+def _schedule_act(
+    ctx: typer.Context, name: str, action: str, dry_run: bool, output: OutputFormat
+) -> None:
+    if not dry_run:
+        common.cli(ctx).require_writable(f"schedules {action}")
+    db = database(ctx)
+    call = actions.pause_schedule if action == "pause" else actions.resume_schedule
+    outcome = call(db, name, dry_run)
+    word = f"would {action}" if dry_run else f"{action}d"
+    emit_result(outcome.__dict__, f"{word} DBOS schedule {name} (was {outcome.status})", output)
+
+
+@schedules_app.command("pause")
+def schedules_pause(
+    ctx: typer.Context,
+    name: ScheduleArg,
+    dry_run: DryRun = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Pause a schedule: it stops firing until resumed."""
+    _schedule_act(ctx, name, "pause", dry_run, output)
+
+
+@schedules_app.command("resume")
+def schedules_resume(
+    ctx: typer.Context,
+    name: ScheduleArg,
+    dry_run: DryRun = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Resume a paused schedule."""
+    _schedule_act(ctx, name, "resume", dry_run, output)
+
+
+@versions_app.command("list")
+def versions_list(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
+    """Application versions, latest first."""
+    _emit_list(
+        reads.list_application_versions(database(ctx)),
+        ["version_name", "version_timestamp", "created_at", "application_name"],
+        output,
+    )
+
+
+# --- db ------------------------------------------------------------------------------
+
+
+@db_app.command("status")
+def db_status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
+    """The system, backend, schema and DBOS migration version."""
+    from qctl.systems.dbos.database import MAX_VERSION, MIN_VERSION
+
+    db = database(ctx)
+    emit_object(
+        {
+            "system": "dbos",
+            "backend": db.backend,
+            "location": db.location,
+            "schema": db.schema or None,
+            "migration_version": db.version,
+            "supported_versions": f"{MIN_VERSION}-{MAX_VERSION}",
+            "read_only": db.read_only,
+            "change_hints": False,
+        },
+        output,
+    )
+
+
+@db_app.command("migrate")
+def db_migrate(ctx: typer.Context) -> None:
+    """Refused: a DBOS system database is migrated by its applications, never by qctl."""
+    raise InvalidInput(
+        "qctl never migrates a DBOS system database: DBOS applications migrate it on launch "
+        "(or `dbos migrate`)"
+    )
+
+
+# --- vacuum --------------------------------------------------------------------------
+
+
+@vacuum_app.command("workflows")
+def vacuum_workflows(
+    ctx: typer.Context,
+    older_than: Annotated[
+        str,
+        typer.Option(
+            "--older-than",
+            "--retention",
+            metavar="DURATION",
+            help="Delete workflows that finished longer ago than this.",
+        ),
+    ],
+    status: Annotated[
+        Many,
+        typer.Option(
+            "--status",
+            "--state",
+            metavar="STATUS",
+            help="Only these finished statuses (default: " + ", ".join(reads.FINISHED) + ").",
+        ),
+    ] = None,
+    batch: Annotated[
+        int, typer.Option("--batch", metavar="N", min=1, help="Workflows per transaction.")
+    ] = actions.VACUUM_BATCH,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete old finished workflows with their steps, inputs, outputs, events, messages
+    and streams, in short transactions. PENDING, ENQUEUED and DELAYED workflows are never
+    touched. (Open-source DBOS has no garbage collection of its own.)"""
+    keep = common.duration(older_than, "--older-than") or timedelta(0)
+    statuses = [s.upper() for s in status or []] or list(reads.FINISHED)
+    ms = int(keep.total_seconds() * 1000)
+    if not dry_run:
+        common.cli(ctx).require_writable("vacuum workflows")
+    db = database(ctx)
+    if not dry_run:
+        # Validate (and count) before asking.
+        planned = actions.vacuum_workflows(db, ms, statuses, batch, dry_run=True)
+        if planned.count:
+            common.confirm(
+                f"Delete {planned.count} DBOS workflow(s) finished more than {older_than} ago?",
+                yes,
+            )
+    result = actions.vacuum_workflows(db, ms, statuses, batch, dry_run)
+    word = "would delete" if dry_run else "deleted"
+    emit_result(
+        result.__dict__,
+        f"{word} {result.count} DBOS workflow(s) ({', '.join(result.status)}) finished more"
+        f" than {older_than} ago" + ("" if dry_run else f" in {result.batches} batch(es)"),
+        output,
+    )

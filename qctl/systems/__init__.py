@@ -1,0 +1,159 @@
+"""The systems qctl operates, and which one a database holds.
+
+Each system is a package here (``qctl.systems.azync``, ``qctl.systems.dbos``) whose
+``SYSTEM`` says how to recognise its tables, what it can do and which top-level nouns
+(command groups) it has. Adding a system is a new package and one line in
+``SYSTEM_PACKAGES``: the root command, ``--system`` and detection read this table.
+
+Nothing here imports a driver, the store or a system's implementation: the root command
+consults it on every invocation, ``qctl --help`` included.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qctl.cli.registry import Entry
+
+SYSTEM_PACKAGES = ("qctl.systems.azync", "qctl.systems.dbos")
+"""Detection order; the first is the default (an empty or new database is azync's)."""
+
+
+@dataclass(frozen=True)
+class System:
+    name: str
+    """What ``--system`` and a context's ``system`` say."""
+    label: str
+    """How messages name it ("DBOS databases have no jobs")."""
+    tables: tuple[str, ...]
+    """Tables that together mark the system's schema (all of them must exist)."""
+    default_schema: str | None
+    """PostgreSQL schema of those tables when ``--schema`` names none (``None``: the
+    connection's ``current_schema()``)."""
+    commands: Mapping[str, Entry]
+    """The top-level nouns it has, with the module implementing each."""
+    instead: Mapping[str, str] = field(default_factory=dict)
+    """For a noun it lacks: what to do instead (``jobs``: "see `qctl workflows`")."""
+    capabilities: frozenset[str] = frozenset()
+    """What differs between systems (``change_hints``: push notifications of changes;
+    ``migrate``: qctl migrates the schema)."""
+
+    def schema(self, option: str) -> str | None:
+        return option or self.default_schema
+
+
+@cache
+def systems() -> tuple[System, ...]:
+    return tuple(importlib.import_module(p).SYSTEM for p in SYSTEM_PACKAGES)
+
+
+def get(name: str) -> System:
+    for system in systems():
+        if system.name == name:
+            return system
+    from qctl_store.errors import InvalidInput
+
+    known = ", ".join(s.name for s in systems())
+    raise InvalidInput(f"unknown system {name!r} (known: {known})")
+
+
+def all_nouns() -> dict[str, Entry]:
+    """Every top-level noun of any system, first system's entry first."""
+    nouns: dict[str, Entry] = {}
+    for system in systems():
+        for name, entry in system.commands.items():
+            nouns.setdefault(name, entry)
+    return nouns
+
+
+def all_aliases() -> dict[str, str]:
+    """Singular alias -> noun, over every system."""
+    return {e.alias: name for name, e in all_nouns().items() if e.alias}
+
+
+def lacking(system: System, noun: str) -> str:
+    """The usage error for a noun ``system`` does not have."""
+    hint = system.instead.get(noun)
+    return f"{system.label} databases have no {noun}" + (f"; {hint}" if hint else "")
+
+
+def detect(dsn: str | None, schema: str = "") -> System:
+    """The system whose tables the database holds, with one catalog query.
+
+    No DSN (qctl's embedded database) and a SQLite file that does not exist yet are
+    azync's. A database holding no system's tables is also azync's (its commands say
+    "run `qctl db migrate`"). One holding several is ambiguous: ``--system`` settles it.
+    """
+    from qctl_store.dsn import is_postgres, sqlite_path
+
+    candidates = systems()
+    if not dsn:
+        return candidates[0]
+    if is_postgres(dsn):
+        found = _postgres_tables(dsn, schema, candidates)
+    else:
+        found = _sqlite_tables(sqlite_path(dsn), candidates)
+    present = [
+        s
+        for s in candidates
+        if all(((s.schema(schema) if is_postgres(dsn) else None), t) in found for t in s.tables)
+    ]
+    if len(present) > 1:
+        from qctl_store.errors import InvalidInput
+
+        names = " and ".join(s.label for s in present)
+        raise InvalidInput(
+            f"the database holds both {names} tables: pass --system "
+            + "|".join(s.name for s in present)
+        )
+    return present[0] if present else candidates[0]
+
+
+def _postgres_tables(
+    dsn: str, schema: str, candidates: tuple[System, ...]
+) -> set[tuple[str | None, str]]:
+    import psycopg
+
+    from qctl_store.postgres.base import mapped_errors
+
+    pairs = [(s.schema(schema), t) for s in candidates for t in s.tables]
+    values = ", ".join(["(%s::text, %s::text)"] * len(pairs))
+    # A NULL schema stands for the connection's current_schema() (azync's default).
+    sql = (
+        f"SELECT w.s, c.relname FROM (VALUES {values}) AS w(s, t)"
+        " JOIN pg_namespace n ON n.nspname = coalesce(w.s, current_schema())"
+        " JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = w.t"
+        " AND c.relkind IN ('r', 'p')"
+    )
+    params = [v for pair in pairs for v in pair]
+    with mapped_errors(dsn), psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
+        return {(s, t) for s, t in conn.execute(sql, params).fetchall()}
+
+
+def _sqlite_tables(path: str, candidates: tuple[System, ...]) -> set[tuple[str | None, str]]:
+    import os
+    import sqlite3
+    from urllib.parse import quote
+
+    if path == ":memory:" or not os.path.exists(path):
+        return set()
+    tables = sorted({t for s in candidates for t in s.tables})
+    marks = ", ".join("?" * len(tables))
+    try:
+        # Read-only and never creating the file: detection must not write.
+        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True)
+        try:
+            rows = conn.execute(
+                f"SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({marks})",
+                tables,
+            ).fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return set()  # not a SQLite database: the store says so when it opens it
+    return {(None, name) for (name,) in rows}

@@ -1,0 +1,50 @@
+"""DBOS: the system database that DBOS applications (every SDK: Python, TypeScript, Go,
+Java) share, on PostgreSQL (schema ``dbos``) or in a SQLite file.
+
+``database`` opens it and checks DBOS's migration version, ``reads`` holds qctl's SQL,
+``payload`` decodes stored values without unpickling, ``actions`` writes through
+``dbos.DBOSClient``. The command groups are ``qctl.cli.dbos``. Importing this package
+imports none of them (nor DBOS).
+"""
+
+from __future__ import annotations
+
+from qctl.cli.registry import Entry
+from qctl.systems import System
+
+_CLI = "qctl.cli.dbos"
+
+SYSTEM = System(
+    name="dbos",
+    label="DBOS",
+    tables=("workflow_status", "dbos_migrations"),
+    default_schema="dbos",
+    commands={
+        "db": Entry(_CLI, "db_app", "The DBOS system database: status (never migrated)."),
+        "workflows": Entry(
+            _CLI,
+            "workflows_app",
+            "Workflows: list, show, steps; cancel, resume, fork, rewind, delete.",
+            alias="workflow",
+        ),
+        "queues": Entry(_CLI, "queues_app", "Queues: depths, oldest age, limits.", alias="queue"),
+        "schedules": Entry(
+            _CLI, "schedules_app", "DBOS schedules: list, show, pause, resume.", alias="schedule"
+        ),
+        "versions": Entry(_CLI, "versions_app", "DBOS application versions.", alias="version"),
+        "vacuum": Entry(_CLI, "vacuum_app", "Retention: delete old finished workflows."),
+    },
+    instead={
+        "jobs": "see `qctl workflows`",
+        "dags": "see `qctl workflows`",
+        "events": "see `qctl workflows events ID`",
+        "subscribers": "see `qctl workflows`",
+        "replay": "see `qctl workflows fork`",
+        "nuke": "see `qctl vacuum workflows`",
+        "maintain": "DBOS applications run their own queues and recovery",
+        "watch": "see `qctl workflows list` (live views of DBOS are not built yet)",
+        "top": "see `qctl workflows list` (live views of DBOS are not built yet)",
+        "demo": "run `qctl demo` without --dsn",
+    },
+    capabilities=frozenset(),
+)

@@ -1,0 +1,443 @@
+"""Operator actions on a DBOS system database, once for the command line and the
+dashboard.
+
+Every workflow action goes through DBOS's own client library (``dbos.DBOSClient``,
+``dbos/_client.py``), so its effect on the database is exactly DBOS's: cancel, resume
+(optionally onto a queue), fork from a step (optionally on another application version),
+rewind, delete, set a delay, and pause/resume of schedules. qctl adds what an operator
+needs around them: the target is looked up first (DBOS silently ignores an unknown id
+or a state its statement skips, which would read as success), the verb's accepted
+statuses are checked, and bulk forms skip and count what a verb does not apply to.
+
+The one action DBOS lacks is garbage collection (``vacuum_workflows``): open-source DBOS
+has no function that deletes old workflows, so it is qctl's SQL, deleting exactly the
+rows ``SystemDatabase.delete_workflows`` deletes (``dbos/_sys_db.py``), in short batches
+and only for finished workflows.
+
+The client is given a serializer that refuses to deserialize: none of these calls needs
+a decoded value, and one that tried would otherwise unpickle database content.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from qctl.systems.dbos import reads
+from qctl.systems.dbos.database import Database
+from qctl.systems.dbos.errors import WrongState
+from qctl_store.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from dbos import DBOSClient
+
+BULK_CHUNK = 100
+"""Ids per client call in a bulk action."""
+VACUUM_BATCH = 500
+"""Workflows deleted per vacuum transaction: keeps each transaction short."""
+
+
+@dataclass(frozen=True)
+class WorkflowOutcome:
+    """One workflow acted on."""
+
+    workflow_id: str
+    name: str
+    action: str
+    status: str
+    """The status when the action was decided."""
+    dry_run: bool = False
+    new_workflow_id: str | None = None
+    """``fork``: the id of the new workflow."""
+
+
+@dataclass(frozen=True)
+class BulkOutcome:
+    """A bulk action: what it acted on (or would), and what it skipped and why."""
+
+    action: str
+    acted: list[WorkflowOutcome]
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    dry_run: bool = False
+
+    @property
+    def count(self) -> int:
+        return len(self.acted)
+
+
+@dataclass(frozen=True)
+class Verb:
+    action: str
+    needs: tuple[str, ...]
+    """Statuses it acts on (DBOS's statement skips the others)."""
+
+
+ANY = reads.STATUSES
+VERBS = {
+    v.action: v
+    for v in [
+        # DBOS's cancel_workflows leaves SUCCESS and ERROR alone; CANCELLED is already so.
+        Verb("cancel", ("PENDING", "ENQUEUED", "DELAYED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")),
+        # resume_workflows re-enqueues anything but SUCCESS and ERROR.
+        Verb(
+            "resume",
+            ("CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED", "PENDING", "ENQUEUED", "DELAYED"),
+        ),
+        # rewind_workflow: "Only a workflow in a terminal state can be rewound."
+        Verb("rewind", reads.FINISHED),
+        Verb("fork", ANY),
+        Verb("delete", ANY),
+        # set_workflow_delay: "Only affects DELAYED workflows."
+        Verb("set-delay", ("DELAYED",)),
+    ]
+}
+
+
+def _refusing_serializer() -> Any:
+    from dbos import Serializer
+
+    class RefusingSerializer(Serializer):
+        """Never decodes (that would unpickle database content) nor encodes."""
+
+        def serialize(self, data: Any) -> str:
+            raise InvalidInput("qctl writes no DBOS values")
+
+        @classmethod
+        def deserialize(cls, serialized_data: str) -> Any:
+            raise InvalidInput("qctl does not unpickle DBOS values")
+
+        def name(self) -> str:
+            return "py_pickle"
+
+    return RefusingSerializer()
+
+
+@contextlib.contextmanager
+def client(db: Database) -> Iterator[DBOSClient]:
+    """A ``DBOSClient`` on the same database (it never migrates), closed afterwards."""
+    db.execute("SELECT 1")  # the read-only refusal comes before any DBOS import
+    import logging
+
+    from dbos import DBOSClient
+
+    logging.getLogger("dbos").setLevel(logging.WARNING)
+    c = DBOSClient(
+        system_database_url=db.client_url,
+        dbos_system_schema=db.schema or "dbos",
+        serializer=_refusing_serializer(),
+        system_database_pool_size=2,
+        retry_connection_errors=False,
+    )
+    try:
+        yield c
+    finally:
+        c.destroy()
+
+
+def _check(verb: Verb, row: dict[str, Any]) -> None:
+    if row["status"] not in verb.needs:
+        raise WrongState(
+            verb.action,
+            f"workflow {row['workflow_id']} is {row['status']}; {verb.action} needs "
+            + " or ".join(verb.needs),
+        )
+
+
+def _target(db: Database, workflow_id: str) -> dict[str, Any]:
+    return reads.get_workflow(db, workflow_id, payloads=False)
+
+
+def _one(
+    db: Database,
+    action: str,
+    workflow_id: str,
+    call: Callable[[DBOSClient, str], str | None],
+    dry_run: bool,
+) -> WorkflowOutcome:
+    verb = VERBS[action]
+    row = _target(db, workflow_id)
+    _check(verb, row)
+    outcome = WorkflowOutcome(row["workflow_id"], row["name"] or "", action, row["status"], dry_run)
+    if dry_run:
+        return outcome
+    with client(db) as c:
+        new_id = call(c, row["workflow_id"])
+    if new_id:
+        outcome = WorkflowOutcome(**{**outcome.__dict__, "new_workflow_id": new_id})
+    return outcome
+
+
+def cancel(db: Database, workflow_id: str, dry_run: bool = False) -> WorkflowOutcome:
+    """Cancel: DBOS marks it CANCELLED and takes it off its queue; a running workflow
+    stops when it next starts a step."""
+    return _one(db, "cancel", workflow_id, lambda c, i: c.cancel_workflow(i), dry_run)
+
+
+def resume(
+    db: Database, workflow_id: str, queue_name: str | None = None, dry_run: bool = False
+) -> WorkflowOutcome:
+    """Resume: re-enqueued (on ``queue_name``, else DBOS's internal queue) for an
+    executor to run from its last completed step."""
+    return _one(
+        db,
+        "resume",
+        workflow_id,
+        lambda c, i: c.resume_workflow(i, queue_name=queue_name).get_workflow_id() and None,
+        dry_run,
+    )
+
+
+def fork(
+    db: Database,
+    workflow_id: str,
+    start_step: int,
+    application_version: str | None = None,
+    queue_name: str | None = None,
+    dry_run: bool = False,
+) -> WorkflowOutcome:
+    """Fork: a new workflow with the original's inputs and the steps before
+    ``start_step`` copied; the rest runs again."""
+    if start_step < 1:
+        raise InvalidInput(f"--from-step: {start_step} is not a step number (1 or more)")
+    return _one(
+        db,
+        "fork",
+        workflow_id,
+        lambda c, i: c.fork_workflow(
+            i, start_step, application_version=application_version, queue_name=queue_name
+        ).get_workflow_id(),
+        dry_run,
+    )
+
+
+def rewind(
+    db: Database,
+    workflow_id: str,
+    start_step: int = 1,
+    application_version: str | None = None,
+    queue_name: str | None = None,
+    dry_run: bool = False,
+) -> WorkflowOutcome:
+    """Rewind a finished workflow to ``start_step`` under the same id: its history from
+    that step on is dropped and it is re-enqueued."""
+    if start_step < 1:
+        raise InvalidInput(f"--from-step: {start_step} is not a step number (1 or more)")
+    return _one(
+        db,
+        "rewind",
+        workflow_id,
+        lambda c, i: (
+            c.rewind_workflow(
+                i,
+                start_step=start_step,
+                application_version=application_version,
+                queue_name=queue_name,
+            ).get_workflow_id()
+            and None
+        ),
+        dry_run,
+    )
+
+
+def delete(
+    db: Database, workflow_id: str, delete_children: bool = False, dry_run: bool = False
+) -> WorkflowOutcome:
+    """Delete with its steps, inputs, outputs, events, messages and streams."""
+    return _one(
+        db,
+        "delete",
+        workflow_id,
+        lambda c, i: c.delete_workflow(i, delete_children=delete_children),
+        dry_run,
+    )
+
+
+def set_delay(
+    db: Database, workflow_id: str, delay_until_epoch_ms: int, dry_run: bool = False
+) -> WorkflowOutcome:
+    """Move a DELAYED workflow's start to ``delay_until_epoch_ms``."""
+    return _one(
+        db,
+        "set-delay",
+        workflow_id,
+        lambda c, i: c.set_workflow_delay(i, delay_until_epoch_ms=delay_until_epoch_ms),
+        dry_run,
+    )
+
+
+BULK_CALLS: dict[str, Callable[..., None]] = {
+    "cancel": lambda c, ids, **kw: c.cancel_workflows(ids),
+    "resume": lambda c, ids, queue_name=None, **kw: c.resume_workflows(ids, queue_name=queue_name),
+    "delete": lambda c, ids, **kw: c.delete_workflows(ids),
+}
+"""The verbs with a bulk form in DBOSClient (one statement per chunk of ids)."""
+
+
+def bulk(
+    db: Database,
+    action: str,
+    targets: Sequence[dict[str, Any]],
+    dry_run: bool = False,
+    **options: Any,
+) -> BulkOutcome:
+    """``action`` on each of ``targets`` (rows with ``workflow_id``, ``name``,
+    ``status``): those whose status the verb does not accept are skipped and listed."""
+    verb = VERBS[action]
+    acted: list[WorkflowOutcome] = []
+    skipped: list[dict[str, str]] = []
+    for row in targets:
+        if row["status"] in verb.needs:
+            acted.append(
+                WorkflowOutcome(
+                    row["workflow_id"], row["name"] or "", action, row["status"], dry_run
+                )
+            )
+        else:
+            skipped.append(
+                {"workflow_id": row["workflow_id"], "status": row["status"], "reason": "status"}
+            )
+    if acted and not dry_run:
+        call = BULK_CALLS[action]
+        with client(db) as c:
+            for i in range(0, len(acted), BULK_CHUNK):
+                call(c, [o.workflow_id for o in acted[i : i + BULK_CHUNK]], **options)
+    return BulkOutcome(action, acted, skipped, dry_run)
+
+
+def ids_targets(db: Database, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of several ids typed by the operator (each must exist)."""
+    rows = []
+    for text in ids:
+        row = _target(db, reads.resolve_id(db, text))
+        rows.append(
+            {"workflow_id": row["workflow_id"], "name": row["name"], "status": row["status"]}
+        )
+    return rows
+
+
+def filter_targets(db: Database, f: reads.WorkflowFilter, limit: int) -> list[dict[str, Any]]:
+    """Every workflow matching ``f`` (newest first), at most ``limit``."""
+    return reads.matching_ids(db, f, limit)
+
+
+# --- schedules (DBOSClient) ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScheduleOutcome:
+    schedule_name: str
+    action: str
+    status: str
+    dry_run: bool = False
+
+
+def pause_schedule(db: Database, name: str, dry_run: bool = False) -> ScheduleOutcome:
+    row = reads.get_schedule(db, name)
+    if row["status"] != "ACTIVE":
+        raise WrongState("pause", f"schedule {name} is {row['status']}; pause needs ACTIVE")
+    if not dry_run:
+        with client(db) as c:
+            c.pause_schedule(name)
+    return ScheduleOutcome(name, "pause", row["status"], dry_run)
+
+
+def resume_schedule(db: Database, name: str, dry_run: bool = False) -> ScheduleOutcome:
+    row = reads.get_schedule(db, name)
+    if row["status"] == "ACTIVE":
+        raise WrongState("resume", f"schedule {name} is ACTIVE; resume needs PAUSED")
+    if not dry_run:
+        with client(db) as c:
+            c.resume_schedule(name)
+    return ScheduleOutcome(name, "resume", row["status"], dry_run)
+
+
+# --- garbage collection (qctl's SQL: DBOS has none) ----------------------------------
+
+
+@dataclass(frozen=True)
+class VacuumOutcome:
+    action: str
+    count: int
+    """Workflows deleted (or, with ``dry_run``, that would be)."""
+    batches: int
+    older_than_ms: int
+    status: list[str]
+    dry_run: bool = False
+    max_batch_seconds: float = 0.0
+
+
+def vacuum_workflows(
+    db: Database,
+    older_than_ms: int,
+    status: Sequence[str] = reads.FINISHED,
+    batch: int = VACUUM_BATCH,
+    dry_run: bool = False,
+    now_ms: int | None = None,
+) -> VacuumOutcome:
+    """Delete finished workflows that completed (or, for rows DBOS wrote without
+    ``completed_at``, were last updated) more than ``older_than_ms`` ago, with their
+    steps, inputs, outputs, events, messages and streams, ``batch`` per transaction.
+
+    Only ``reads.FINISHED`` statuses may be named: a PENDING, ENQUEUED or DELAYED
+    workflow is never deleted, and the status is re-checked inside each delete so a
+    workflow resumed meanwhile survives."""
+    bad = [s for s in status if s not in reads.FINISHED]
+    if bad:
+        raise InvalidInput(
+            f"--status: {bad[0]} workflows are not finished; vacuum deletes only "
+            + ", ".join(reads.FINISHED)
+        )
+    if older_than_ms <= 0:
+        raise InvalidInput("--older-than: must be positive")
+    cutoff = (now_ms if now_ms is not None else int(time.time() * 1000)) - older_than_ms
+    statuses = list(status) or list(reads.FINISHED)
+    marks = ", ".join(["%s"] * len(statuses))
+    # completed_at is indexed (idx_workflow_status_completed_at); updated_at covers rows
+    # finished before DBOS recorded completed_at.
+    old = (
+        f"status IN ({marks}) AND (completed_at < %s OR (completed_at IS NULL AND updated_at < %s))"
+    )
+    params: list[Any] = [*statuses, cutoff, cutoff]
+    if dry_run:
+        row = db.one(f"SELECT count(*) AS n FROM {{t}}workflow_status WHERE {old}", params)
+        return VacuumOutcome(
+            "vacuum", int(row["n"]) if row else 0, 0, older_than_ms, statuses, True
+        )
+    total = batches = 0
+    slowest = 0.0
+    while True:
+        started = time.monotonic()
+        with db.transaction():
+            # Locked as selected: a resume racing the batch waits for it (and then
+            # finds nothing), and a row being changed right now is left for a later
+            # run. SQLite's BEGIN IMMEDIATE already excludes every other writer.
+            lock = " FOR UPDATE SKIP LOCKED" if db.postgres else ""
+            ids = [
+                r["workflow_uuid"]
+                for r in db.all(
+                    f"SELECT workflow_uuid FROM {{t}}workflow_status WHERE {old} LIMIT %s{lock}",
+                    [*params, batch],
+                )
+            ]
+            if ids:
+                _delete_rows(db, ids)
+        slowest = max(slowest, time.monotonic() - started)
+        if not ids:
+            break
+        total += len(ids)
+        batches += 1
+        if len(ids) < batch:
+            break
+    return VacuumOutcome("vacuum", total, batches, older_than_ms, statuses, False, slowest)
+
+
+def _delete_rows(db: Database, ids: list[str]) -> None:
+    """The rows ``SystemDatabase._delete_workflows`` deletes: the payload tables (no
+    foreign key), then the status rows, whose delete cascades to notifications,
+    workflow_events, workflow_events_history and streams."""
+    marks = ", ".join(["%s"] * len(ids))
+    for table in ("workflow_input", "workflow_output", "operation_outputs", "workflow_status"):
+        db.execute(f"DELETE FROM {{t}}{table} WHERE workflow_uuid IN ({marks})", ids)

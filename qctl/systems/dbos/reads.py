@@ -1,0 +1,394 @@
+"""Reads of a DBOS system database, with qctl's own SQL on both backends.
+
+Rows carry DBOS's own field names (those of ``WorkflowStatus`` and ``StepInfo`` in
+``dbos/_sys_db.py``) and its values: instants are epoch milliseconds as DBOS stores them.
+Payloads come back as ``payload.Decoded`` (nothing is unpickled).
+
+Listings page newest first by keyset over ``(created_at, workflow_uuid)``: the cursor
+predicate starts with ``created_at <= ?`` so both backends walk DBOS's
+``workflow_status_created_at_index`` backwards from the cursor instead of counting an
+offset, and a page 100,000 deep costs what the first does.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from qctl.systems.dbos import payload
+from qctl.systems.dbos.database import Database
+from qctl.systems.dbos.errors import NoSuchName
+from qctl_store.errors import InvalidInput
+
+STATUSES = (
+    "PENDING",
+    "ENQUEUED",
+    "DELAYED",
+    "SUCCESS",
+    "ERROR",
+    "CANCELLED",
+    "MAX_RECOVERY_ATTEMPTS_EXCEEDED",
+)
+"""``WorkflowStatusString`` of ``dbos/_sys_db.py``."""
+FINISHED = ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
+"""Statuses no executor will move on its own: what vacuum may delete."""
+INTERNAL_QUEUE = "_dbos_internal_queue"
+"""The queue DBOS resumes and forks onto when none is named (``dbos/_utils.py``)."""
+
+# Column list of a workflow row, aliased to WorkflowStatus's field names.
+STATUS_COLUMNS = """
+    ws.workflow_uuid AS workflow_id, ws.status, ws.name, ws.class_name, ws.config_name,
+    ws.queue_name, ws.executor_id, ws.application_version AS app_version,
+    ws.application_id AS app_id, ws.recovery_attempts, ws.created_at, ws.updated_at,
+    ws.started_at_epoch_ms AS dequeued_at, ws.completed_at, ws.workflow_timeout_ms,
+    ws.workflow_deadline_epoch_ms, ws.delay_until_epoch_ms, ws.deduplication_id,
+    ws.priority, ws.queue_partition_key, ws.forked_from, ws.was_forked_from,
+    ws.parent_workflow_id, ws.authenticated_user, ws.assumed_role, ws.authenticated_roles,
+    ws.attributes, ws.schedule_name, ws.application_name
+"""
+LIST_COLUMNS = [
+    "workflow_id",
+    "status",
+    "name",
+    "queue_name",
+    "app_version",
+    "executor_id",
+    "created_at",
+    "completed_at",
+    "recovery_attempts",
+]
+
+
+@dataclass(frozen=True)
+class WorkflowFilter:
+    """The filters of ``DBOSClient.list_workflows``, by its parameter names."""
+
+    status: Sequence[str] = ()
+    name: Sequence[str] = ()
+    queue_name: Sequence[str] = ()
+    app_version: Sequence[str] = ()
+    executor_id: Sequence[str] = ()
+    parent_workflow_id: Sequence[str] = ()
+    forked_from: Sequence[str] = ()
+    is_fork: bool | None = None
+    """True: forks only (``forked_from`` set); False: no forks."""
+    was_forked_from: bool | None = None
+    start_time: int | None = None
+    """created_at at or after (epoch ms)."""
+    end_time: int | None = None
+    """created_at before."""
+    completed_after: int | None = None
+    completed_before: int | None = None
+    workflow_id_prefix: str = ""
+    schedule_name: Sequence[str] = ()
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+    def empty(self) -> bool:
+        return self == WorkflowFilter()
+
+    def __post_init__(self) -> None:
+        bad = [s for s in self.status if s not in STATUSES]
+        if bad:
+            raise InvalidInput(
+                f"--status: unknown DBOS status {bad[0]!r} (one of {', '.join(STATUSES)})"
+            )
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where a newest-first page ends: the last row's ``created_at`` and id."""
+
+    created_at: int
+    workflow_id: str
+
+    def encode(self) -> str:
+        raw = json.dumps([self.created_at, self.workflow_id], separators=(",", ":"))
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, text: str) -> Cursor:
+        try:
+            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+            created_at, workflow_id = json.loads(raw)
+            return cls(int(created_at), str(workflow_id))
+        except (ValueError, TypeError):
+            raise InvalidInput(
+                f"--after: {text!r} is not a cursor printed by `qctl workflows list`"
+            ) from None
+
+
+def _in(column: str, values: Sequence[Any], where: list[str], params: list[Any]) -> None:
+    if values:
+        where.append(f"{column} IN ({', '.join(['%s'] * len(values))})")
+        params.extend(values)
+
+
+def _like_prefix(prefix: str) -> str:
+    return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def filter_sql(db: Database, f: WorkflowFilter) -> tuple[str, list[Any]]:
+    """``WHERE`` conditions (``ws.`` columns) and their parameters."""
+    where: list[str] = []
+    params: list[Any] = []
+    _in("ws.status", f.status, where, params)
+    _in("ws.name", f.name, where, params)
+    _in("ws.queue_name", f.queue_name, where, params)
+    _in("ws.application_version", f.app_version, where, params)
+    _in("ws.executor_id", f.executor_id, where, params)
+    _in("ws.parent_workflow_id", f.parent_workflow_id, where, params)
+    _in("ws.forked_from", f.forked_from, where, params)
+    _in("ws.schedule_name", f.schedule_name, where, params)
+    if f.is_fork is not None:
+        where.append(f"ws.forked_from IS {'NOT ' if f.is_fork else ''}NULL")
+    if f.was_forked_from is not None:
+        where.append("ws.was_forked_from = %s")
+        params.append(f.was_forked_from)
+    for column, op, value in (
+        ("created_at", ">=", f.start_time),
+        ("created_at", "<", f.end_time),
+        ("completed_at", ">=", f.completed_after),
+        ("completed_at", "<", f.completed_before),
+    ):
+        if value is not None:
+            where.append(f"ws.{column} {op} %s")
+            params.append(value)
+    if f.workflow_id_prefix:
+        where.append("ws.workflow_uuid LIKE %s ESCAPE '\\'")
+        params.append(_like_prefix(f.workflow_id_prefix))
+    for key, value in f.attributes.items():
+        if db.postgres:
+            # Containment uses DBOS's GIN index idx_workflow_status_attributes.
+            where.append("ws.attributes @> %s::jsonb")
+            params.append(json.dumps({key: value}))
+        else:
+            where.append("json_extract(ws.attributes, %s) = json_extract(%s, '$')")
+            params.extend([f'$."{key}"', json.dumps(value)])
+    return (" AND ".join(where) or "TRUE"), params
+
+
+def _row(row: dict[str, Any]) -> dict[str, Any]:
+    """SQLite's 0/1 as booleans, and the JSON columns (TEXT on SQLite) decoded."""
+    if row.get("was_forked_from") is not None:
+        row["was_forked_from"] = bool(row["was_forked_from"])
+    for key in ("attributes", "authenticated_roles"):
+        if isinstance(row.get(key), str):
+            with contextlib.suppress(ValueError):
+                row[key] = json.loads(row[key])
+    return row
+
+
+def list_workflows(
+    db: Database, f: WorkflowFilter, limit: int, after: Cursor | None = None
+) -> list[dict[str, Any]]:
+    """One page, newest first (``created_at`` then id, descending)."""
+    where, params = filter_sql(db, f)
+    if after is not None:
+        where += " AND ws.created_at <= %s AND (ws.created_at < %s OR ws.workflow_uuid < %s)"
+        params += [after.created_at, after.created_at, after.workflow_id]
+    rows = db.all(
+        f"SELECT {STATUS_COLUMNS} FROM {{t}}workflow_status ws WHERE {where}"
+        " ORDER BY ws.created_at DESC, ws.workflow_uuid DESC LIMIT %s",
+        [*params, limit],
+    )
+    return [_row(r) for r in rows]
+
+
+def cursor_of(row: dict[str, Any]) -> Cursor:
+    return Cursor(int(row["created_at"]), str(row["workflow_id"]))
+
+
+def matching_ids(db: Database, f: WorkflowFilter, limit: int) -> list[dict[str, Any]]:
+    """Id, name and status of up to ``limit`` workflows matching ``f``, newest first (the
+    targets of a bulk action)."""
+    where, params = filter_sql(db, f)
+    return db.all(
+        "SELECT ws.workflow_uuid AS workflow_id, ws.name, ws.status"
+        f" FROM {{t}}workflow_status ws WHERE {where}"
+        " ORDER BY ws.created_at DESC, ws.workflow_uuid DESC LIMIT %s",
+        [*params, limit],
+    )
+
+
+def resolve_id(db: Database, text: str) -> str:
+    """A workflow id typed whole, or a unique prefix of one (at least 4 characters)."""
+    if not text:
+        raise InvalidInput("workflow id: empty")
+    if db.one("SELECT 1 AS x FROM {t}workflow_status WHERE workflow_uuid = %s", [text]):
+        return text
+    if len(text) < 4:
+        raise NoSuchName("get workflow", f"no DBOS workflow {text!r}")
+    rows = db.all(
+        "SELECT workflow_uuid FROM {t}workflow_status WHERE workflow_uuid LIKE %s ESCAPE '\\'"
+        " LIMIT 2",
+        [_like_prefix(text)],
+    )
+    if not rows:
+        raise NoSuchName("get workflow", f"no DBOS workflow {text!r}")
+    if len(rows) > 1:
+        raise InvalidInput(f"workflow id prefix {text!r} is ambiguous: type more of it")
+    return str(rows[0]["workflow_uuid"])
+
+
+def get_workflow(db: Database, workflow_id: str, payloads: bool = True) -> dict[str, Any]:
+    """One workflow with its input, output and error decoded (DBOS keeps them in
+    ``workflow_input``/``workflow_output``, older rows in ``workflow_status``)."""
+    extra = ""
+    joins = ""
+    if payloads:
+        extra = (
+            ", coalesce(wi.inputs, ws.inputs) AS input, coalesce(wo.output, ws.output) AS output,"
+            " coalesce(wo.error, ws.error) AS error, ws.serialization"
+        )
+        joins = (
+            " LEFT JOIN {t}workflow_input wi ON wi.workflow_uuid = ws.workflow_uuid"
+            " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
+        )
+    row = db.one(
+        f"SELECT {STATUS_COLUMNS}{extra} FROM {{t}}workflow_status ws{joins}"
+        " WHERE ws.workflow_uuid = %s",
+        [workflow_id],
+    )
+    if row is None:
+        raise NoSuchName("get workflow", f"no DBOS workflow {workflow_id!r}")
+    row = _row(row)
+    if payloads:
+        serialization = row.pop("serialization")
+        for key in ("input", "output", "error"):
+            row[key] = payload.decode(row[key], serialization)
+    return row
+
+
+def list_steps(db: Database, workflow_id: str) -> list[dict[str, Any]]:
+    """The recorded steps (``operation_outputs``), by function id."""
+    rows = db.all(
+        "SELECT function_id, function_name, output, error, child_workflow_id,"
+        " started_at_epoch_ms, completed_at_epoch_ms, serialization"
+        " FROM {t}operation_outputs WHERE workflow_uuid = %s ORDER BY function_id",
+        [workflow_id],
+    )
+    for row in rows:
+        serialization = row.pop("serialization")
+        row["output"] = payload.decode(row["output"], serialization)
+        row["error"] = payload.decode(row["error"], serialization)
+    return rows
+
+
+def related(db: Database, column: str, workflow_id: str) -> list[dict[str, Any]]:
+    """Workflows whose ``column`` (``parent_workflow_id`` or ``forked_from``, both
+    indexed) is ``workflow_id``."""
+    assert column in ("parent_workflow_id", "forked_from")
+    return db.all(
+        "SELECT workflow_uuid AS workflow_id, name, status, created_at"
+        f" FROM {{t}}workflow_status WHERE {column} = %s ORDER BY created_at, workflow_uuid",
+        [workflow_id],
+    )
+
+
+def list_events(db: Database, workflow_id: str) -> list[dict[str, Any]]:
+    rows = db.all(
+        "SELECT key, value, serialization FROM {t}workflow_events"
+        " WHERE workflow_uuid = %s ORDER BY key",
+        [workflow_id],
+    )
+    for row in rows:
+        row["value"] = payload.decode(row["value"], row.pop("serialization"))
+    return rows
+
+
+def list_messages(db: Database, workflow_id: str) -> list[dict[str, Any]]:
+    """Messages sent to the workflow (``notifications``), oldest first."""
+    rows = db.all(
+        "SELECT message_uuid, topic, message, created_at_epoch_ms, consumed, serialization"
+        " FROM {t}notifications WHERE destination_uuid = %s"
+        " ORDER BY created_at_epoch_ms, message_uuid",
+        [workflow_id],
+    )
+    for row in rows:
+        row["message"] = payload.decode(row["message"], row.pop("serialization"))
+        row["consumed"] = bool(row["consumed"])
+        if row["topic"] == "__null__topic__":  # DBOS's sentinel for "no topic"
+            row["topic"] = None
+    return rows
+
+
+def queue_stats(db: Database) -> list[dict[str, Any]]:
+    """Per queue: its registered limits (``queues``) and its in-flight counts.
+
+    The counts read only ENQUEUED/PENDING rows (DBOS's partial index
+    ``idx_workflow_status_in_flight_v2``) and DELAYED ones (``idx_workflow_status_delayed``),
+    never the finished history."""
+    limits = {
+        r["name"]: r
+        for r in db.all(
+            "SELECT name, concurrency, worker_concurrency, rate_limit_max,"
+            " rate_limit_period_sec, partition_concurrency, polling_interval_sec,"
+            " application_name FROM {t}queues"
+        )
+    }
+    counts = db.all(
+        "SELECT queue_name, status, count(*) AS n, min(created_at) AS oldest"
+        " FROM {t}workflow_status WHERE status IN ('ENQUEUED', 'PENDING', 'DELAYED')"
+        " AND queue_name IS NOT NULL GROUP BY queue_name, status"
+    )
+    names = sorted(set(limits) | {c["queue_name"] for c in counts})
+    out = []
+    for name in names:
+        lim = limits.get(name, {})
+        mine = {c["status"]: c for c in counts if c["queue_name"] == name}
+        enq = mine.get("ENQUEUED")
+        out.append(
+            {
+                "queue_name": name,
+                "enqueued": int(enq["n"]) if enq else 0,
+                "pending": int(mine["PENDING"]["n"]) if "PENDING" in mine else 0,
+                "delayed": int(mine["DELAYED"]["n"]) if "DELAYED" in mine else 0,
+                "oldest_enqueued_at": int(enq["oldest"]) if enq else None,
+                "concurrency": lim.get("concurrency"),
+                "worker_concurrency": lim.get("worker_concurrency"),
+                "rate_limit_max": lim.get("rate_limit_max"),
+                "rate_limit_period_sec": lim.get("rate_limit_period_sec"),
+                "partition_concurrency": lim.get("partition_concurrency"),
+                "polling_interval_sec": lim.get("polling_interval_sec"),
+                "application_name": lim.get("application_name"),
+                "registered": name in limits,
+            }
+        )
+    return out
+
+
+def list_schedules(db: Database) -> list[dict[str, Any]]:
+    rows = db.all(
+        "SELECT schedule_id, schedule_name, workflow_name, workflow_class_name, schedule,"
+        " status, context, last_fired_at, automatic_backfill, cron_timezone, queue_name,"
+        " application_name FROM {t}workflow_schedules ORDER BY schedule_name"
+    )
+    for row in rows:
+        # The schedule context is written with the application's serializer.
+        row["context"] = payload.decode(row["context"], None)
+        row["automatic_backfill"] = bool(row["automatic_backfill"])
+    return rows
+
+
+def get_schedule(db: Database, name: str) -> dict[str, Any]:
+    for row in list_schedules(db):
+        if row["schedule_name"] == name:
+            return row
+    raise NoSuchName("get schedule", f"no DBOS schedule {name!r}")
+
+
+def list_application_versions(db: Database) -> list[dict[str, Any]]:
+    """Newest first, as ``DBOSClient.list_application_versions`` orders them."""
+    return db.all(
+        "SELECT version_id, version_name, version_timestamp, created_at, application_name"
+        " FROM {t}application_versions ORDER BY version_timestamp DESC"
+    )
+
+
+def status_counts(db: Database) -> dict[str, int]:
+    rows = db.all("SELECT status, count(*) AS n FROM {t}workflow_status GROUP BY status")
+    return {str(r["status"]): int(r["n"]) for r in rows}

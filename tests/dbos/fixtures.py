@@ -1,0 +1,100 @@
+"""Helpers of the DBOS tests: system databases created by DBOS itself, and the test
+application (``tests/dbos/app.py``) run in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+APP = Path(__file__).with_name("app.py")
+DBOS_CLI = Path(sys.executable).with_name("dbos")
+PG_BASE = os.environ.get("QCTL_TEST_PG_BASE", "postgresql://postgres@127.0.0.1:5432/")
+
+
+def migrate(url: str) -> None:
+    """Create DBOS's system tables the way DBOS does (``dbos migrate``)."""
+    subprocess.run(
+        [str(DBOS_CLI), "migrate", "--sys-db-url", url],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def make_sqlite_system_db(path: Path) -> Path:
+    migrate(f"sqlite:///{path}")
+    return path
+
+
+@contextmanager
+def pg_database() -> Iterator[str]:
+    """A PostgreSQL database of its own (CREATE DATABASE with a unique name), dropped
+    afterwards; yields its URL."""
+    import psycopg
+
+    name = f"qctl_dbos_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_BASE + "postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield PG_BASE + name
+    finally:
+        with psycopg.connect(PG_BASE + "postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+class App:
+    """The test DBOS application, running on ``url`` in a subprocess."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.proc = subprocess.Popen(
+            [sys.executable, str(APP), url],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        line = self.proc.stdout.readline() if self.proc.stdout else ""
+        while line and line.strip() != "ready":
+            line = self.proc.stdout.readline() if self.proc.stdout else ""
+        if not line:
+            raise RuntimeError(f"the DBOS test app did not start (exit {self.proc.wait()})")
+        from dbos import DBOSClient
+
+        self.client = DBOSClient(system_database_url=url)
+
+    def enqueue(self, workflow: str, *args: Any, queue: str = "work", id: str = "") -> str:
+        wf_id = id or f"{workflow}-{uuid.uuid4().hex[:10]}"
+        self.client.enqueue(
+            {"queue_name": queue, "workflow_name": workflow, "workflow_id": wf_id}, *args
+        )
+        return wf_id
+
+    def stop(self) -> None:
+        self.client.destroy()
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def wait_for(predicate: Any, timeout: float = 20.0, interval: float = 0.1) -> Any:
+    """Poll ``predicate`` until it returns something truthy; fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {predicate}")
+        time.sleep(interval)
