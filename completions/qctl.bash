@@ -4,13 +4,14 @@ _qctl() {
     local cmdpath="qctl" i subs="" opts=""
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "$cmdpath ${COMP_WORDS[i]}" in
-            'qctl db' | 'qctl db migrate' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl top' | 'qctl demo') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
+            'qctl db' | 'qctl db migrate' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl versions' | 'qctl versions list') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
         esac
     done
     case "$cmdpath $prev" in
         'qctl --dsn') COMPREPLY=(); return ;;
         'qctl --schema') COMPREPLY=(); return ;;
         'qctl --context') COMPREPLY=(); return ;;
+        'qctl --system') COMPREPLY=(); return ;;
         'qctl db migrate --output' | 'qctl db migrate -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl db status --output' | 'qctl db status -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs list --source' | 'qctl jobs list -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
@@ -103,24 +104,79 @@ _qctl() {
         'qctl queues throughput --kind' | 'qctl queues throughput -k') COMPREPLY=(); return ;;
         'qctl queues throughput --source' | 'qctl queues throughput -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl queues throughput --output' | 'qctl queues throughput -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl queues show --output' | 'qctl queues show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows list --name') COMPREPLY=(); return ;;
         'qctl workflows list --state') COMPREPLY=($(compgen -W 'running suspended succeeded failed cancelled' -- "$cur")); return ;;
         'qctl workflows list --limit' | 'qctl workflows list -n') COMPREPLY=(); return ;;
         'qctl workflows list --offset') COMPREPLY=(); return ;;
         'qctl workflows list --output' | 'qctl workflows list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows list --queue') COMPREPLY=(); return ;;
+        'qctl workflows list --app-version') COMPREPLY=(); return ;;
+        'qctl workflows list --executor') COMPREPLY=(); return ;;
+        'qctl workflows list --parent') COMPREPLY=(); return ;;
+        'qctl workflows list --created-after') COMPREPLY=(); return ;;
+        'qctl workflows list --created-before') COMPREPLY=(); return ;;
+        'qctl workflows list --completed-after') COMPREPLY=(); return ;;
+        'qctl workflows list --completed-before') COMPREPLY=(); return ;;
+        'qctl workflows list --prefix') COMPREPLY=(); return ;;
+        'qctl workflows list --attribute') COMPREPLY=(); return ;;
+        'qctl workflows list --after') COMPREPLY=(); return ;;
         'qctl workflows show --output' | 'qctl workflows show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows signal --payload' | 'qctl workflows signal -p') COMPREPLY=(); return ;;
         'qctl workflows signal --message-id') COMPREPLY=(); return ;;
         'qctl workflows signal --output' | 'qctl workflows signal -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows cancel --output' | 'qctl workflows cancel -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows cancel --status' | 'qctl workflows cancel --state') COMPREPLY=(); return ;;
+        'qctl workflows cancel --name') COMPREPLY=(); return ;;
+        'qctl workflows cancel --queue') COMPREPLY=(); return ;;
+        'qctl workflows cancel --app-version') COMPREPLY=(); return ;;
+        'qctl workflows cancel --executor') COMPREPLY=(); return ;;
+        'qctl workflows cancel --created-after') COMPREPLY=(); return ;;
+        'qctl workflows cancel --created-before') COMPREPLY=(); return ;;
+        'qctl workflows cancel --prefix') COMPREPLY=(); return ;;
+        'qctl workflows cancel --max') COMPREPLY=(); return ;;
         'qctl workflows suspend --reason') COMPREPLY=(); return ;;
         'qctl workflows suspend --output' | 'qctl workflows suspend -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows resume --output' | 'qctl workflows resume -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows resume --on-queue') COMPREPLY=(); return ;;
+        'qctl workflows resume --status' | 'qctl workflows resume --state') COMPREPLY=(); return ;;
+        'qctl workflows resume --name') COMPREPLY=(); return ;;
+        'qctl workflows resume --queue') COMPREPLY=(); return ;;
+        'qctl workflows resume --app-version') COMPREPLY=(); return ;;
+        'qctl workflows resume --executor') COMPREPLY=(); return ;;
+        'qctl workflows resume --created-after') COMPREPLY=(); return ;;
+        'qctl workflows resume --created-before') COMPREPLY=(); return ;;
+        'qctl workflows resume --prefix') COMPREPLY=(); return ;;
+        'qctl workflows resume --max') COMPREPLY=(); return ;;
         'qctl workflows resolve --result') COMPREPLY=(); return ;;
         'qctl workflows resolve --output' | 'qctl workflows resolve -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows stalled --older-than') COMPREPLY=(); return ;;
         'qctl workflows stalled --limit' | 'qctl workflows stalled -n') COMPREPLY=(); return ;;
         'qctl workflows stalled --output' | 'qctl workflows stalled -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows steps --output' | 'qctl workflows steps -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows events --output' | 'qctl workflows events -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows messages --output' | 'qctl workflows messages -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows delete --status' | 'qctl workflows delete --state') COMPREPLY=(); return ;;
+        'qctl workflows delete --name') COMPREPLY=(); return ;;
+        'qctl workflows delete --queue') COMPREPLY=(); return ;;
+        'qctl workflows delete --app-version') COMPREPLY=(); return ;;
+        'qctl workflows delete --executor') COMPREPLY=(); return ;;
+        'qctl workflows delete --created-after') COMPREPLY=(); return ;;
+        'qctl workflows delete --created-before') COMPREPLY=(); return ;;
+        'qctl workflows delete --prefix') COMPREPLY=(); return ;;
+        'qctl workflows delete --max') COMPREPLY=(); return ;;
+        'qctl workflows delete --output' | 'qctl workflows delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows fork --from-step') COMPREPLY=(); return ;;
+        'qctl workflows fork --application-version') COMPREPLY=(); return ;;
+        'qctl workflows fork --on-queue') COMPREPLY=(); return ;;
+        'qctl workflows fork --output' | 'qctl workflows fork -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows rewind --from-step') COMPREPLY=(); return ;;
+        'qctl workflows rewind --application-version') COMPREPLY=(); return ;;
+        'qctl workflows rewind --on-queue') COMPREPLY=(); return ;;
+        'qctl workflows rewind --output' | 'qctl workflows rewind -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows set-delay --delay') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --until') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --output' | 'qctl workflows set-delay -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl vacuum completed --retention') COMPREPLY=(); return ;;
         'qctl vacuum completed --source' | 'qctl vacuum completed -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl vacuum completed --output' | 'qctl vacuum completed -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -137,6 +193,8 @@ _qctl() {
         'qctl vacuum dags --output' | 'qctl vacuum dags -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl vacuum workflows --retention') COMPREPLY=(); return ;;
         'qctl vacuum workflows --output' | 'qctl vacuum workflows -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl vacuum workflows --status' | 'qctl vacuum workflows --state') COMPREPLY=(); return ;;
+        'qctl vacuum workflows --batch') COMPREPLY=(); return ;;
         'qctl vacuum all --completed') COMPREPLY=(); return ;;
         'qctl vacuum all --dead') COMPREPLY=(); return ;;
         'qctl vacuum all --stats') COMPREPLY=(); return ;;
@@ -163,9 +221,14 @@ _qctl() {
         'qctl demo --duration') COMPREPLY=(); return ;;
         'qctl demo --speed') COMPREPLY=(); return ;;
         'qctl demo --seed') COMPREPLY=(); return ;;
+        'qctl schedules list --output' | 'qctl schedules list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl schedules show --output' | 'qctl schedules show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl schedules pause --output' | 'qctl schedules pause -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl schedules resume --output' | 'qctl schedules resume -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl versions list --output' | 'qctl versions list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
     esac
     case "$cmdpath" in
-        'qctl') subs='db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch top demo'; opts='--dsn --schema --context --read-only --no-color --version -h --help' ;;
+        'qctl') subs='db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch top demo schedules versions'; opts='--dsn --schema --context --read-only --system --no-color --version -h --help' ;;
         'qctl db') subs='migrate status'; opts='-h --help' ;;
         'qctl db migrate') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl db status') subs=''; opts='--output -o -h --help' ;;
@@ -201,27 +264,35 @@ _qctl() {
         'qctl subscribers list') subs=''; opts='--event-type -t --output -o -h --help' ;;
         'qctl subscribers register') subs=''; opts='--max-attempts --yes -y --output -o -h --help' ;;
         'qctl subscribers delete') subs=''; opts='--drain --dry-run --yes -y --output -o -h --help' ;;
-        'qctl queues') subs='list stats daily throughput'; opts='-h --help' ;;
+        'qctl queues') subs='list stats daily throughput show'; opts='-h --help' ;;
         'qctl queues list') subs=''; opts='--source -s --exact --output -o -h --help' ;;
         'qctl queues stats') subs=''; opts='--source -s --output -o -h --help' ;;
         'qctl queues daily') subs=''; opts='--source -s --days --output -o -h --help' ;;
         'qctl queues throughput') subs=''; opts='--last --by --kind -k --source -s --per-kind --output -o -h --help' ;;
-        'qctl workflows') subs='list show signal cancel suspend resume resolve stalled'; opts='-h --help' ;;
-        'qctl workflows list') subs=''; opts='--name --state --limit -n --offset --output -o -h --help' ;;
+        'qctl queues show') subs=''; opts='--output -o -h --help' ;;
+        'qctl workflows') subs='list show signal cancel suspend resume resolve stalled steps events messages delete fork rewind set-delay'; opts='-h --help' ;;
+        'qctl workflows list') subs=''; opts='--name --state --limit -n --offset --output -o -h --help --queue --app-version --executor --parent --forked --not-forked --created-after --created-before --completed-after --completed-before --prefix --attribute --after' ;;
         'qctl workflows show') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows signal') subs=''; opts='--payload -p --message-id --yes -y --output -o -h --help' ;;
-        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help --status --state --name --queue --app-version --executor --created-after --created-before --prefix --max' ;;
         'qctl workflows suspend') subs=''; opts='--reason --yes -y --output -o -h --help' ;;
-        'qctl workflows resume') subs=''; opts='--yes -y --output -o -h --help' ;;
+        'qctl workflows resume') subs=''; opts='--yes -y --output -o -h --help --on-queue --status --state --name --queue --app-version --executor --created-after --created-before --prefix --max --dry-run' ;;
         'qctl workflows resolve') subs=''; opts='--result --yes -y --output -o -h --help' ;;
         'qctl workflows stalled') subs=''; opts='--older-than --limit -n --output -o -h --help' ;;
+        'qctl workflows steps') subs=''; opts='--output -o -h --help' ;;
+        'qctl workflows events') subs=''; opts='--output -o -h --help' ;;
+        'qctl workflows messages') subs=''; opts='--output -o -h --help' ;;
+        'qctl workflows delete') subs=''; opts='--status --state --name --queue --app-version --executor --created-after --created-before --prefix --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows fork') subs=''; opts='--from-step --application-version --on-queue --dry-run --output -o -h --help' ;;
+        'qctl workflows rewind') subs=''; opts='--from-step --application-version --on-queue --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows set-delay') subs=''; opts='--delay --until --dry-run --output -o -h --help' ;;
         'qctl vacuum') subs='completed dead stats idempotency dags workflows all'; opts='-h --help' ;;
         'qctl vacuum completed') subs=''; opts='--retention --source -s --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum dead') subs=''; opts='--older-than --source -s --kind -k --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum stats') subs=''; opts='--retention --source -s --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum idempotency') subs=''; opts='--source -s --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum dags') subs=''; opts='--retention --dry-run --yes -y --output -o -h --help' ;;
-        'qctl vacuum workflows') subs=''; opts='--retention --dry-run --yes -y --output -o -h --help' ;;
+        'qctl vacuum workflows') subs=''; opts='--retention --dry-run --yes -y --output -o -h --help --status --state --batch' ;;
         'qctl vacuum all') subs=''; opts='--completed --dead --stats --dags --workflows --source -s --dry-run --yes -y --output -o -h --help' ;;
         'qctl maintain') subs=''; opts='--once --interval --source -s --max-reaps --yes -y --output -o -h --help' ;;
         'qctl replay') subs=''; opts='--subscriber --event-type -t --event-id --since --until --limit -n --dry-run --yes -y --output -o -h --help' ;;
@@ -229,6 +300,13 @@ _qctl() {
         'qctl watch') subs=''; opts='--entity -e --source -s -h --help' ;;
         'qctl top') subs=''; opts='--refresh -h --help' ;;
         'qctl demo') subs=''; opts='--no-tui --duration --speed --reset --seed -h --help' ;;
+        'qctl schedules') subs='list show pause resume'; opts='-h --help' ;;
+        'qctl schedules list') subs=''; opts='--output -o -h --help' ;;
+        'qctl schedules show') subs=''; opts='--output -o -h --help' ;;
+        'qctl schedules pause') subs=''; opts='--dry-run --output -o -h --help' ;;
+        'qctl schedules resume') subs=''; opts='--dry-run --output -o -h --help' ;;
+        'qctl versions') subs='list'; opts='-h --help' ;;
+        'qctl versions list') subs=''; opts='--output -o -h --help' ;;
     esac
     if [[ "$cur" == -* || -z "$subs" ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

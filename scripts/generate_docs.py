@@ -5,7 +5,8 @@
 
 The completions are static: they encode the tree (commands, options, enum choices), so
 completing never starts Python. The tree is read by walking the click commands Typer
-builds, hidden aliases excluded.
+builds, hidden aliases excluded: one tree per system (``qctl.systems``), merged for the
+completions; the man page documents azync's commands, then each other system's.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from typer.main import get_command  # noqa: E402
 
 from qctl import __version__  # noqa: E402
 from qctl.cli.errors import EXIT_CODE_DOCS  # noqa: E402
-from qctl.cli.main import app  # noqa: E402
-from qctl.cli.registry import COMMANDS  # noqa: E402
+from qctl.cli.main import _available, app, build  # noqa: E402
+from qctl.systems import System, systems  # noqa: E402
 
 GENERIC_METAVARS = {"str": "TEXT", "int": "N", "int range": "N", "float range": "N"}
 """Typer's type-name metavars, in the man page's conventional form."""
@@ -95,9 +96,7 @@ def _node(cmd: Any, ctx: Context, path: list[str]) -> Node:
     node = Node(
         path, inspect.cleandoc(cmd.help or ""), f"{' '.join(path)} {pieces}", options, arguments
     )
-    if len(path) == 2:
-        node.short = COMMANDS[path[1]].help
-    if hasattr(cmd, "list_commands"):
+    if hasattr(cmd, "list_commands") and len(path) > 1:
         for name in cmd.list_commands(ctx):
             sub = cmd.get_command(ctx, name)
             if sub is None or sub.hidden:
@@ -108,9 +107,41 @@ def _node(cmd: Any, ctx: Context, path: list[str]) -> Node:
     return node
 
 
-def tree() -> Node:
+def tree(system: System) -> Node:
+    """The command tree on a database of ``system``."""
     root = get_command(app)
-    return _node(root, Context(root, info_name="qctl"), ["qctl"])
+    ctx = Context(root, info_name="qctl")
+    node = _node(root, ctx, ["qctl"])
+    for name, entry in system.commands.items():
+        if not _available(entry):
+            continue
+        cmd = build(name, entry)
+        child = _node(cmd, Context(cmd, info_name=name, parent=ctx), ["qctl", name])
+        child.short = entry.help
+        node.children.append(child)
+    return node
+
+
+def merged(nodes: list[Node]) -> Node:
+    """One tree with every system's commands and options (for the completions)."""
+    first = nodes[0]
+    options = list(first.options)
+    for other in nodes[1:]:
+        known = {n for o in options for n in o.names}
+        options += [o for o in other.options if not set(o.names) & known]
+    children: dict[str, list[Node]] = {}
+    for n in nodes:
+        for c in n.children:
+            children.setdefault(c.path[-1], []).append(c)
+    return Node(
+        first.path,
+        first.help,
+        first.usage,
+        options,
+        first.arguments,
+        [merged(group) for group in children.values()],
+        first.short,
+    )
 
 
 def walk(node: Node) -> list[Node]:
@@ -314,12 +345,25 @@ EXAMPLES = [
 ]
 
 
-def man(root: Node) -> str:
+def _commands(root: Node) -> list[str]:
+    lines: list[str] = []
+    for node in walk(root)[1:]:
+        if node.children:
+            lines += [".SS " + _roff(f"qctl {' '.join(node.path[1:])}"), _roff_help(node.help)]
+            continue
+        lines += [".SS " + _roff(node.usage), _roff_help(node.help)]
+        for name, text in node.arguments:
+            lines += [".TP", f"\\fI{_roff(name)}\\fR", _roff(text)]
+        lines += _options([o for o in node.options if o.names != ["-h", "--help"]])
+    return lines
+
+
+def man(root: Node, others: list[tuple[System, Node]]) -> str:
     lines = [
         f'.\\" {HEADER}',
         f'.TH QCTL 1 "" "qctl {__version__}" "User Commands"',
         ".SH NAME",
-        "qctl \\- operator console for azync job stores",
+        "qctl \\- operator console for azync job stores and DBOS system databases",
         ".SH SYNOPSIS",
         "\\fBqctl\\fR [\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR]...",
         ".SH DESCRIPTION",
@@ -337,14 +381,17 @@ def man(root: Node) -> str:
         *_options(root.options),
         ".SH COMMANDS",
     ]
-    for node in walk(root)[1:]:
-        if node.children:
-            lines += [".SS " + _roff(f"qctl {' '.join(node.path[1:])}"), _roff_help(node.help)]
-            continue
-        lines += [".SS " + _roff(node.usage), _roff_help(node.help)]
-        for name, text in node.arguments:
-            lines += [".TP", f"\\fI{_roff(name)}\\fR", _roff(text)]
-        lines += _options([o for o in node.options if o.names != ["-h", "--help"]])
+    lines += _commands(root)
+    for system, tree_ in others:
+        lines += [
+            f".SH {_roff(system.label.upper())} DATABASES",
+            _roff(
+                f"On a {system.label} database (detected from its tables, or "
+                f"--system {system.name}) the commands are these; any other is a usage "
+                "error that says what to use instead."
+            ),
+        ]
+        lines += _commands(tree_)
     lines += [".SH EXIT STATUS", ".TP"]
     for code, text in EXIT_CODE_DOCS:
         lines += [f"\\fB{int(code)}\\fR", _roff(text), ".TP"]
@@ -392,12 +439,13 @@ def man(root: Node) -> str:
 
 
 def generate() -> dict[Path, str]:
-    root = tree()
+    trees = [(system, tree(system)) for system in systems()]
+    root = merged([t for _, t in trees])
     return {
         ROOT / "completions" / "qctl.bash": bash(root),
         ROOT / "completions" / "qctl.zsh": zsh(root),
         ROOT / "completions" / "qctl.fish": fish(root),
-        ROOT / "man" / "qctl.1": man(root),
+        ROOT / "man" / "qctl.1": man(trees[0][1], trees[1:]),
     }
 
 
