@@ -1,0 +1,384 @@
+"""qctl against a running DBOS application, on PostgreSQL and SQLite: reads of what the
+application wrote, and every action's effect as the application's executor sees it.
+
+The application starts once per backend (module-scoped); each test starts workflows of
+its own through ``DBOSClient.enqueue``. The vacuum test runs last: it deletes every
+finished workflow.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from qctl.systems.dbos.database import Database
+from tests.dbos.conftest import Run, data
+from tests.dbos.fixtures import App, wait_for
+
+
+def status(run: Run, wf_id: str) -> dict[str, Any]:
+    result: dict[str, Any] = data(run("workflows", "show", wf_id, "-o", "json"))
+    return result
+
+
+def finished(run: Run, wf_id: str, want: str = "SUCCESS", timeout: float = 30) -> dict[str, Any]:
+    result: dict[str, Any] = wait_for(
+        lambda: (s := status(run, wf_id))["status"] == want and s, timeout=timeout
+    )
+    return result
+
+
+def rows(app: App, sql: str, *params: Any) -> list[dict[str, Any]]:
+    db = Database(app.url)
+    try:
+        return db.all(sql, params)
+    finally:
+        db.close()
+
+
+def test_detected_and_status(run: Run, dbos_app: App) -> None:
+    record = data(run("db", "status", "-o", "json"))
+    assert record["system"] == "dbos"
+    assert record["backend"] == (
+        "postgresql" if dbos_app.url.startswith("postgresql") else "sqlite"
+    )
+    assert record["schema"] == ("dbos" if record["backend"] == "postgresql" else None)
+    assert 114 <= record["migration_version"] <= 125
+    result = run("jobs", "list")
+    assert result.exit_code == 2
+    assert "DBOS databases have no jobs; see `qctl workflows`" in result.output
+    assert run("db", "migrate").exit_code == 2
+
+
+def test_show_decodes_what_the_application_wrote(run: Run, dbos_app: App) -> None:
+    ok = dbos_app.enqueue("checkout", "o-1", 12)
+    bad = dbos_app.enqueue("failing", 7)
+    wf = finished(run, ok)
+    assert wf["name"] == "checkout" and wf["executor_id"] == "qctl-test-executor"
+    assert wf["app_version"] == "v1" and wf["queue_name"] == "work"
+    assert wf["input"] == {
+        "serialization": "py_pickle",
+        "value": {"args": ["o-1", 12], "kwargs": {}},
+    }
+    assert wf["output"]["value"]["paid"] == {"charged": 12, "currency": "EUR", "ok": True}
+    assert [s["function_name"] for s in wf["steps"]] == [
+        "charge",
+        "reserve",
+        "ship",
+        "DBOS.setEvent",
+    ]
+    assert wf["events"][0]["key"] == "progress"
+    assert wf["events"][0]["value"]["value"] == {"order": "o-1", "stage": "done"}
+
+    failed = finished(run, bad, "ERROR")
+    assert failed["error"]["value"]["$class"] == "__main__.CardDeclined"
+    assert failed["error"]["value"]["text"] == "CardDeclined('card declined for 7')"
+    table = run("workflows", "show", bad)
+    assert "CardDeclined('card declined for 7')" in table.stdout
+    steps = run("workflows", "steps", bad)
+    assert "charge" in steps.stdout and "CardDeclined('card declined for 7')" in steps.stdout
+    assert run("workflows", "events", ok, "-o", "json").exit_code == 0
+
+
+def test_child_workflow_and_prefix(run: Run, dbos_app: App) -> None:
+    parent = dbos_app.enqueue("parent", 3)
+    wf = finished(run, parent)
+    assert wf["output"]["value"] == 7
+    assert [c["workflow_id"] for c in wf["children"]] == [f"{parent}-child"]
+    assert wf["steps"][0]["child_workflow_id"] == f"{parent}-child"
+    child = status(run, f"{parent}-child")
+    assert child["parent_workflow_id"] == parent
+    listed = data(run("workflows", "list", "--parent", parent, "-o", "json"))
+    assert [r["workflow_id"] for r in listed] == [f"{parent}-child"]
+    # A whole id wins over a prefix; a unique prefix resolves; an ambiguous one is a
+    # usage error; an unknown id is not found.
+    assert status(run, parent)["workflow_id"] == parent
+    assert status(run, f"{parent}-chi")["workflow_id"] == f"{parent}-child"
+    ambiguous = run("workflows", "show", parent[:-2])
+    assert ambiguous.exit_code == 2 and "ambiguous" in ambiguous.output
+    assert run("workflows", "show", "no-such-workflow").exit_code == 3
+
+
+def test_list_filters_and_keyset_paging(run: Run, dbos_app: App) -> None:
+    ids = [dbos_app.enqueue("checkout", f"p-{i}", i, id=f"page-{i:02d}") for i in range(5)]
+    for wf_id in ids:
+        finished(run, wf_id)
+    first = data(run("workflows", "list", "--prefix", "page-", "-n", "2", "-o", "json"))
+    assert len(first) == 2
+    page = run("workflows", "list", "--prefix", "page-", "-n", "2", "-o", "json")
+    cursor = page.stderr.split("--after ")[1].strip()
+    second = data(
+        run("workflows", "list", "--prefix", "page-", "-n", "2", "--after", cursor, "-o", "json")
+    )
+    third = data(
+        run(
+            "workflows",
+            "list",
+            "--prefix",
+            "page-",
+            "-n",
+            "2",
+            "--after",
+            run("workflows", "list", "--prefix", "page-", "-n", "2", "--after", cursor)
+            .stderr.split("--after ")[1]
+            .strip(),
+            "-o",
+            "json",
+        )
+    )
+    seen = [r["workflow_id"] for r in first + second + third]
+    assert sorted(seen) == sorted(ids) and len(set(seen)) == 5
+    created = [r["created_at"] for r in first + second + third]
+    assert created == sorted(created, reverse=True)  # newest first
+    assert (
+        data(run("workflows", "list", "--prefix", "page-", "--status", "ERROR", "-o", "json")) == []
+    )
+    assert (
+        len(
+            data(
+                run(
+                    "workflows",
+                    "list",
+                    "--prefix",
+                    "page-",
+                    "--name",
+                    "checkout",
+                    "--app-version",
+                    "v1",
+                    "--executor",
+                    "qctl-test-executor",
+                    "--not-forked",
+                    "--created-after",
+                    "-1h",
+                    "-o",
+                    "json",
+                )
+            )
+        )
+        == 5
+    )
+    csv = run("workflows", "list", "--prefix", "page-", "-o", "csv").stdout.splitlines()
+    assert csv[0].split(",")[:3] == ["workflow_id", "status", "name"] and len(csv) == 6
+    assert run("workflows", "list", "--status", "BOGUS").exit_code == 2
+    assert run("workflows", "list", "--after", "not-a-cursor").exit_code == 2
+
+
+def test_queue_with_concurrency_limit(run: Run, dbos_app: App) -> None:
+    first = dbos_app.enqueue("slow", 4, queue="limited")
+    second = dbos_app.enqueue("slow", 1, queue="limited")
+    wait_for(lambda: status(run, first)["status"] == "PENDING")
+    queues = {q["queue_name"]: q for q in data(run("queues", "list", "-o", "json"))}
+    assert queues["limited"]["concurrency"] == 1
+    assert queues["limited"]["pending"] == 1 and queues["limited"]["enqueued"] == 1
+    assert queues["limited"]["oldest_enqueued_at"] is not None
+    shown = data(run("queues", "show", "limited", "-o", "json"))
+    assert {w["workflow_id"] for w in shown["workflows"]} == {first, second}
+    assert run("queues", "show", "nope").exit_code == 3
+    finished(run, second)
+
+
+def test_cancel_stops_at_next_step_and_resume_completes(run: Run, dbos_app: App) -> None:
+    wf_id = dbos_app.enqueue("slow", 15)
+    wait_for(lambda: len(status(run, wf_id)["steps"]) >= 2)
+    result = run("workflows", "cancel", wf_id, "--yes", "-o", "json")
+    assert data(result)["workflow_ids"] == [wf_id]
+    time.sleep(1.5)  # a step is 0.4 s: the running one ends, no next one starts
+    after_cancel = status(run, wf_id)
+    assert after_cancel["status"] == "CANCELLED"
+    steps_then = len(after_cancel["steps"])
+    time.sleep(1.0)
+    assert len(status(run, wf_id)["steps"]) == steps_then < 15
+    # Cancelling again is refused with the status (nothing to cancel).
+    again = run("workflows", "cancel", wf_id, "--yes", "-o", "json")
+    assert data(again)["count"] == 0 and data(again)["skipped"][0]["status"] == "CANCELLED"
+
+    assert data(run("workflows", "resume", wf_id, "--yes", "-o", "json"))["count"] == 1
+    done = finished(run, wf_id)
+    assert done["executor_id"] == "qctl-test-executor"
+    assert done["output"]["value"] == sum(range(15))
+    assert [s["function_id"] for s in done["steps"]] == list(range(1, 16))
+
+
+def test_fork_copies_steps_before_n_and_runs_the_rest(run: Run, dbos_app: App) -> None:
+    original = dbos_app.enqueue("checkout", "f-1", 30)
+    finished(run, original)
+    before = {s["function_id"]: s for s in status(run, original)["steps"]}
+    forked = data(run("workflows", "fork", original, "--from-step", "3", "-o", "json"))
+    assert forked["action"] == "fork" and forked["new_workflow_id"]
+    new = finished(run, forked["new_workflow_id"])
+    assert new["forked_from"] == original
+    assert status(run, original)["was_forked_from"] is True
+    copied = {s["function_id"]: s for s in new["steps"]}
+    # Steps 1 and 2 are copies (their recorded timings too); 3 on ran again.
+    for n in (1, 2):
+        assert copied[n]["output"] == before[n]["output"]
+        assert copied[n]["started_at_epoch_ms"] == before[n]["started_at_epoch_ms"]
+    assert copied[3]["started_at_epoch_ms"] > before[3]["completed_at_epoch_ms"]
+    assert new["output"]["value"]["shipped"] == "shipped f-1"
+    forks = data(
+        run("workflows", "list", "--forked", "--prefix", forked["new_workflow_id"], "-o", "json")
+    )
+    assert len(forks) == 1
+    assert run("workflows", "fork", original, "--from-step", "0").exit_code == 2
+
+
+def test_rewind_reruns_a_finished_workflow(run: Run, dbos_app: App) -> None:
+    wf_id = dbos_app.enqueue("failing", 3)
+    first = finished(run, wf_id, "ERROR")
+    pending = dbos_app.enqueue("slow", 6)
+    wait_for(lambda: status(run, pending)["status"] == "PENDING")
+    refused = run("workflows", "rewind", pending, "--yes")
+    assert refused.exit_code == 3 and "rewind needs" in refused.output
+    assert run("workflows", "cancel", pending, "--yes").exit_code == 0
+    result = data(run("workflows", "rewind", wf_id, "--from-step", "2", "--yes", "-o", "json"))
+    assert result["action"] == "rewind" and result["status"] == "ERROR"
+    again = wait_for(
+        lambda: (
+            (s := status(run, wf_id))["status"] == "ERROR"
+            and s["updated_at"] > first["updated_at"]
+            and s
+        )
+    )
+    assert again["steps"][0]["started_at_epoch_ms"] == first["steps"][0]["started_at_epoch_ms"]
+
+
+def test_set_delay_moves_a_delayed_workflow(run: Run, dbos_app: App) -> None:
+    wf_id = f"delayed-{time.time_ns()}"
+    dbos_app.client.enqueue(
+        {
+            "queue_name": "work",
+            "workflow_name": "checkout",
+            "workflow_id": wf_id,
+            "delay_seconds": 3600,
+        },
+        "d-1",
+        1,
+    )
+    assert status(run, wf_id)["status"] == "DELAYED"
+    result = data(run("workflows", "set-delay", wf_id, "--delay", "1s", "-o", "json"))
+    assert result["action"] == "set-delay"
+    finished(run, wf_id, timeout=30)
+    assert run("workflows", "set-delay", wf_id, "--delay", "1s").exit_code == 3
+
+
+def test_delete_removes_steps_inputs_outputs_events(run: Run, dbos_app: App) -> None:
+    wf_id = dbos_app.enqueue("checkout", "x-1", 5)
+    finished(run, wf_id)
+    tables = {
+        "workflow_status": "workflow_uuid",
+        "operation_outputs": "workflow_uuid",
+        "workflow_input": "workflow_uuid",
+        "workflow_output": "workflow_uuid",
+        "workflow_events": "workflow_uuid",
+        "workflow_events_history": "workflow_uuid",
+    }
+
+    def counts() -> dict[str, int]:
+        return {
+            t: rows(dbos_app, f"SELECT count(*) AS n FROM {{t}}{t} WHERE {c} = %s", wf_id)[0]["n"]
+            for t, c in tables.items()
+        }
+
+    assert all(n > 0 for n in counts().values()), counts()
+    assert run("workflows", "delete", wf_id).exit_code == 4  # no terminal, no --yes
+    dry = data(run("workflows", "delete", wf_id, "--dry-run", "-o", "json"))
+    assert dry["dry_run"] is True and dry["workflow_ids"] == [wf_id]
+    assert counts()["workflow_status"] == 1
+    assert data(run("workflows", "delete", wf_id, "--yes", "-o", "json"))["count"] == 1
+    assert counts() == {t: 0 for t in tables}
+    assert run("workflows", "show", wf_id).exit_code == 3
+
+
+def test_bulk_by_filter(run: Run, dbos_app: App) -> None:
+    tag = f"bulk{time.time_ns() % 10**8}-"
+    blocker = dbos_app.enqueue("slow", 10, queue="limited")
+    wait_for(lambda: status(run, blocker)["status"] == "PENDING")
+    queued = [dbos_app.enqueue("slow", 1, queue="limited", id=f"{tag}{i}") for i in range(3)]
+    assert run("workflows", "cancel").exit_code == 2  # neither ids nor a filter
+    dry = data(run("workflows", "cancel", "--prefix", tag, "--dry-run", "-o", "json"))
+    assert sorted(dry["workflow_ids"]) == sorted(queued) and dry["dry_run"] is True
+    assert {status(run, w)["status"] for w in queued} == {"ENQUEUED"}
+    assert run("workflows", "cancel", "--prefix", tag, "--max", "2", "--yes").exit_code == 2
+    done = data(
+        run("workflows", "cancel", "--prefix", tag, "--status", "ENQUEUED", "--yes", "-o", "json")
+    )
+    assert done["count"] == 3
+    assert {status(run, w)["status"] for w in queued} == {"CANCELLED"}
+    assert run("workflows", "cancel", blocker, "--yes").exit_code == 0
+
+
+def test_schedules(run: Run, dbos_app: App) -> None:
+    schedules = data(run("schedules", "list", "-o", "json"))
+    assert [s["schedule_name"] for s in schedules] == ["every-second"]
+    assert schedules[0]["status"] == "ACTIVE" and schedules[0]["schedule"] == "* * * * * *"
+    fired = data(run("workflows", "list", "--name", "every_second", "-n", "1", "-o", "json"))
+    assert fired and fired[0]["status"] in ("SUCCESS", "PENDING", "ENQUEUED")
+    assert data(run("schedules", "pause", "every-second", "-o", "json"))["action"] == "pause"
+    assert data(run("schedules", "show", "every-second", "-o", "json"))["status"] == "PAUSED"
+    assert run("schedules", "pause", "every-second").exit_code == 3
+    assert data(run("schedules", "resume", "every-second", "-o", "json"))["status"] == "PAUSED"
+    assert run("schedules", "show", "nope").exit_code == 3
+    versions = data(run("versions", "list", "-o", "json"))
+    assert [v["version_name"] for v in versions] == ["v1"]
+
+
+def test_read_only_refuses_every_action(run: Run, dbos_app: App) -> None:
+    wf_id = dbos_app.enqueue("checkout", "r-1", 1)
+    before = finished(run, wf_id)
+    ro = ["--read-only"]
+    for args in (
+        ["workflows", "cancel", wf_id, "--yes"],
+        ["workflows", "resume", wf_id, "--yes"],
+        ["workflows", "delete", wf_id, "--yes"],
+        ["workflows", "delete", "--name", "checkout", "--yes"],
+        ["workflows", "fork", wf_id, "--from-step", "2"],
+        ["workflows", "rewind", wf_id, "--yes"],
+        ["workflows", "set-delay", wf_id, "--delay", "1s"],
+        ["schedules", "pause", "every-second"],
+        ["schedules", "resume", "every-second"],
+        ["vacuum", "workflows", "--older-than", "1ms", "--yes"],
+    ):
+        result = run(*args, root=ro)
+        assert result.exit_code == 4, (args, result.output)
+        assert "read-only" in result.output
+    assert status(run, wf_id) == before
+    # Reads still work read-only (the session itself is read-only too).
+    assert run("workflows", "list", root=ro).exit_code == 0
+    db = Database(dbos_app.url, read_only=True)
+    try:
+        import pytest
+
+        from qctl_store.errors import ReadOnly
+
+        with pytest.raises(ReadOnly):
+            db.execute("DELETE FROM {t}workflow_status WHERE workflow_uuid = %s", [wf_id])
+    finally:
+        db.close()
+
+
+def test_vacuum_never_touches_unfinished_workflows(run: Run, dbos_app: App) -> None:
+    running = dbos_app.enqueue("slow", 12, queue="limited")
+    wait_for(lambda: status(run, running)["status"] == "PENDING")
+    waiting = dbos_app.enqueue("slow", 1, queue="limited")
+    done = dbos_app.enqueue("checkout", "v-1", 1)
+    finished(run, done)
+    time.sleep(0.05)
+    dry = data(run("vacuum", "workflows", "--older-than", "1ms", "--dry-run", "-o", "json"))
+    assert dry["dry_run"] is True and dry["count"] > 0
+    result = data(
+        run("vacuum", "workflows", "--older-than", "1ms", "--batch", "3", "--yes", "-o", "json")
+    )
+    assert result["count"] >= dry["count"] - 5 and result["batches"] >= 2
+    assert status(run, running)["status"] == "PENDING"
+    assert status(run, waiting)["status"] == "ENQUEUED"
+    assert run("workflows", "show", done).exit_code == 3
+    assert (
+        rows(
+            dbos_app,
+            "SELECT count(*) AS n FROM {t}operation_outputs WHERE workflow_uuid = %s",
+            done,
+        )[0]["n"]
+        == 0
+    )
+    assert run("vacuum", "workflows", "--older-than", "1ms", "--status", "PENDING").exit_code == 2
+    assert run("workflows", "cancel", running, waiting, "--yes").exit_code == 0

@@ -1,0 +1,128 @@
+"""Which system a database holds, ``--system``, and DBOS schema versions."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import psycopg
+import pytest
+from typer.testing import CliRunner, Result
+
+from qctl.cli.main import app
+from qctl.systems import detect
+from tests.conftest import require_pg
+from tests.dbos.fixtures import make_sqlite_system_db, migrate, pg_database
+
+
+def qctl(*args: str) -> Result:
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture(scope="module")
+def dbos_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_sqlite_system_db(tmp_path_factory.mktemp("sys") / "dbos.sqlite")
+
+
+def test_sqlite_detection(dbos_file: Path, tmp_path: Path) -> None:
+    assert detect(f"sqlite:///{dbos_file}").name == "dbos"
+    azync = tmp_path / "azync.db"
+    assert qctl("--dsn", f"sqlite:///{azync}", "db", "migrate").exit_code == 0
+    assert detect(f"sqlite:///{azync}").name == "azync"
+    assert detect(f"sqlite:///{tmp_path / 'missing.db'}").name == "azync"
+    assert not (tmp_path / "missing.db").exists()  # detection never creates a file
+    assert detect(None).name == "azync"
+
+    both = tmp_path / "both.db"
+    shutil.copy(dbos_file, both)
+    assert qctl("--dsn", f"sqlite:///{both}", "--system", "azync", "db", "migrate").exit_code == 0
+    ambiguous = qctl("--dsn", f"sqlite:///{both}", "workflows", "list")
+    assert ambiguous.exit_code == 2
+    assert "holds both azync and DBOS tables: pass --system azync|dbos" in ambiguous.output
+    dbos_list = qctl(
+        "--dsn", f"sqlite:///{both}", "--system", "dbos", "workflows", "list", "-o", "json"
+    )
+    assert dbos_list.exit_code == 0 and dbos_list.stdout.strip() == "[]"
+    azync_list = qctl(
+        "--dsn", f"sqlite:///{both}", "--system", "azync", "jobs", "list", "-o", "json"
+    )
+    assert azync_list.exit_code == 0
+    assert qctl("--dsn", f"sqlite:///{both}", "--system", "hopper", "jobs", "list").exit_code == 2
+
+
+def test_nouns_a_system_lacks(dbos_file: Path, tmp_path: Path) -> None:
+    dsn = f"sqlite:///{dbos_file}"
+    for noun, hint in [
+        ("jobs", "DBOS databases have no jobs; see `qctl workflows`"),
+        ("dags", "DBOS databases have no dags; see `qctl workflows`"),
+        ("nuke", "DBOS databases have no nuke; see `qctl vacuum workflows`"),
+    ]:
+        result = qctl("--dsn", dsn, noun, "list")
+        assert result.exit_code == 2 and hint in result.output, result.output
+    azync = tmp_path / "a.db"
+    qctl("--dsn", f"sqlite:///{azync}", "db", "migrate")
+    result = qctl("--dsn", f"sqlite:///{azync}", "schedules", "list")
+    assert result.exit_code == 2 and "azync databases have no schedules" in result.output
+    # The singular alias of a DBOS-only noun works on DBOS.
+    assert qctl("--dsn", dsn, "schedule", "list").exit_code == 0
+
+
+def test_context_names_the_system(
+    dbos_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config" / "qctl"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text(
+        f'[contexts.pay]\ndsn = "sqlite:///{dbos_file}"\nsystem = "dbos"\n'
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    result = qctl("--context", "pay", "db", "status", "-o", "json")
+    assert result.exit_code == 0 and '"system": "dbos"' in result.stdout
+
+
+@pytest.mark.parametrize(("version", "word"), [(99, "older"), (126, "newer")])
+def test_unknown_versions_are_refused(
+    dbos_file: Path, tmp_path: Path, version: int, word: str
+) -> None:
+    copy = tmp_path / "v.sqlite"
+    shutil.copy(dbos_file, copy)
+    with sqlite3.connect(copy) as conn:
+        conn.execute("UPDATE dbos_migrations SET version = ?", (version,))
+    result = qctl("--dsn", f"sqlite:///{copy}", "workflows", "list")
+    assert result.exit_code == 5
+    assert (
+        f"migration version {version} is {word} than this qctl supports (114 to 125"
+        in result.output
+    )
+    with sqlite3.connect(copy) as conn:  # never migrated
+        assert conn.execute("SELECT version FROM dbos_migrations").fetchone() == (version,)
+
+
+def test_postgres_detection_and_schema() -> None:
+    require_pg()
+    with pg_database() as url:
+        assert detect(url).name == "azync"  # empty: qctl's own default
+        migrate(url)
+        assert detect(url).name == "dbos"
+        assert qctl("--dsn", url, "db", "status", "-o", "json").exit_code == 0
+        assert qctl("--dsn", url, "--system", "azync", "db", "migrate").exit_code == 0
+        result = qctl("--dsn", url, "queues", "list")
+        assert result.exit_code == 2 and "holds both" in result.output
+        assert qctl("--dsn", url, "--system", "dbos", "queues", "list").exit_code == 0
+    with pg_database() as url:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE SCHEMA ops")
+        import subprocess
+
+        from tests.dbos.fixtures import DBOS_CLI
+
+        subprocess.run(
+            [str(DBOS_CLI), "migrate", "--sys-db-url", url, "--schema", "ops"],
+            check=True,
+            capture_output=True,
+        )
+        assert detect(url).name == "azync"  # nothing in the default schema "dbos"
+        assert detect(url, "ops").name == "dbos"
+        status = qctl("--dsn", url, "--schema", "ops", "db", "status", "-o", "json")
+        assert status.exit_code == 0 and '"schema": "ops"' in status.stdout
