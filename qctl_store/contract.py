@@ -852,9 +852,10 @@ class AdminStore(ABC):
     @abstractmethod
     def live_depths(self, source: Source) -> tuple[dict[str, Depths], bool]:
         """``kind_depths`` for a refresh loop: ``(depths, estimated)``. Pending,
-        scheduled, active, dead and the oldest pending age are exact and read from each
-        state's index; on a huge table succeeded and paused may come from statistics,
-        and ``estimated`` says so. ``kind_depths`` stays the exact (Go) read."""
+        scheduled, active, dead, blocked, waiting and the oldest pending age are exact and
+        read from each state's index; on a huge table succeeded, paused and uncertain
+        may come from statistics, and ``estimated`` says so. ``kind_depths`` stays the
+        exact (Go) read."""
 
     @abstractmethod
     def throughput(

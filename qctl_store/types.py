@@ -313,6 +313,10 @@ class Depths:
     paused: int = 0
     succeeded: int = 0
     oldest_pending_age: timedelta = timedelta(0)
+    # Extension: the DAG and workflow states Go's Depths leaves out.
+    waiting: int = 0
+    blocked: int = 0
+    uncertain: int = 0
 
 
 @dataclass

@@ -11,7 +11,7 @@ from qctl.cli import common
 from qctl.cli.common import KindOpt, Output, SourceOpt
 from qctl.cli.output import OutputFormat, as_dict, emit_detail, emit_rows, note
 from qctl.cli.parse import ParseError
-from qctl_store.types import DailyCount, Source
+from qctl_store.types import DailyCount, Depths, Source
 
 app = common.app("queues")
 
@@ -19,6 +19,9 @@ DEPTH_COLUMNS = [
     "pending",
     "scheduled",
     "active",
+    "waiting",
+    "blocked",
+    "uncertain",
     "dead",
     "paused",
     "succeeded",
@@ -28,7 +31,8 @@ DAILY_COLUMNS = ["date", "enqueued", "processed", "failed", "reaped"]
 
 
 ESTIMABLE = ("succeeded", "paused")
-"""The depths ``live_depths`` may take from statistics on a huge table."""
+"""The depths ``live_depths`` may take from statistics on a huge table (and uncertain,
+for workflow jobs: the only ones that can be uncertain)."""
 
 
 def shown(record: dict[str, Any]) -> dict[str, Any]:
@@ -37,11 +41,18 @@ def shown(record: dict[str, Any]) -> dict[str, Any]:
     return record if record["pending"] else {**record, "oldest_pending_age": None}
 
 
+def status(d: Depths) -> str:
+    """A kind's state at a glance: ``paused`` while any of its jobs is paused (what
+    pausing a kind leaves: ``jobs pause --kind K``)."""
+    return "paused" if d.paused else ""
+
+
 def marked(record: dict[str, Any]) -> dict[str, Any]:
     """A table row: estimated counts read ``~N``."""
     if not record["estimated"]:
         return record
-    return {**record, **{c: f"~{record[c]}" for c in ESTIMABLE}}
+    columns = (*ESTIMABLE, "uncertain") if record["source"] == Source.WORKFLOW else ESTIMABLE
+    return {**record, **{c: f"~{record[c]}" for c in columns}}
 
 
 @app.command("list")
@@ -54,19 +65,28 @@ def list_queues(
     ] = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Depths of every (source, kind). Pending, scheduled, active, dead, paused,
-    succeeded and the age of the oldest pending job.
+    """Depths of every (source, kind). Pending, scheduled, active, waiting, blocked,
+    uncertain, dead, paused, succeeded and the age of the oldest pending job; STATUS
+    says "paused" for a kind with paused jobs.
 
-    Live states are always exact. On a huge PostgreSQL table succeeded and paused come
-    from the planner's statistics, shown as ~N in tables and with "estimated": true in
-    JSON and CSV; --exact counts them (a scan of the whole table)."""
+    Live states are always exact. On a huge PostgreSQL table succeeded, paused and
+    uncertain come from the planner's statistics, shown as ~N in tables and with
+    "estimated": true in JSON and CSV; --exact counts them (a scan of the whole table)."""
     store = common.store(ctx)
     rows: list[dict[str, Any]] = []
     for src in common.sources(source):
         depths, estimated = (store.kind_depths(src), False) if exact else store.live_depths(src)
         for kind, d in sorted(depths.items()):
-            rows.append({"source": src, "kind": kind, **as_dict(d), "estimated": estimated})
-    columns = ["source", "kind", *DEPTH_COLUMNS]
+            rows.append(
+                {
+                    "source": src,
+                    "kind": kind,
+                    "status": status(d),
+                    **as_dict(d),
+                    "estimated": estimated,
+                }
+            )
+    columns = ["source", "kind", "status", *DEPTH_COLUMNS]
     if output == OutputFormat.TABLE:
         emit_rows([marked(shown(r)) for r in rows], columns, output)
     else:

@@ -53,6 +53,9 @@ _DEPTH_FIELDS = {
     JobState.DEAD: "dead",
     JobState.PAUSED: "paused",
     JobState.SUCCEEDED: "succeeded",
+    JobState.WAITING: "waiting",
+    JobState.BLOCKED: "blocked",
+    JobState.UNCERTAIN: "uncertain",
 }
 
 
@@ -119,6 +122,9 @@ class AdminMixin(JobActions, PgBase):
                 return _kind_depths(cur, _SOURCE, args), False
             cur.execute(Q.live_depths, args)
             out = _add_depths({}, cur)
+            if args["source"] == Source.DAG:
+                cur.execute(Q.dag_live_depths, args)
+                _add_depths(out, cur)
             cur.execute(Q.terminal_kinds, args)
             for r in cur.fetchall():
                 out.setdefault(r["kind"], Depths())
@@ -134,6 +140,9 @@ class AdminMixin(JobActions, PgBase):
                     exact.append(kind)
                 paused = _estimate(cur, _KIND_STATE, {**of_kind, "state": "paused"})
                 d.paused = paused if paused > 1 else 0  # the planner's one-row floor: none
+                if args["source"] == Source.WORKFLOW:  # uncertain has no index either
+                    uncertain = _estimate(cur, _KIND_STATE, {**of_kind, "state": "uncertain"})
+                    d.uncertain = uncertain if uncertain > 1 else 0
             if exact:
                 cur.execute(Q.succeeded_depths, {**args, "kinds": exact})
                 _add_depths(out, cur)

@@ -9,6 +9,7 @@ offset as 0. Bulk actions run in batches (see ``maintenance.run_batches``).
 from __future__ import annotations
 
 import uuid
+from dataclasses import fields
 from datetime import timedelta
 from typing import Any
 
@@ -49,8 +50,11 @@ from qctl_store.types import (
 Q = queries("admin.sql")
 
 
+DEPTH_STATES = frozenset(f.name for f in fields(Depths)) - {"oldest_pending_age"}
+
+
 def _add_depth(d: Depths, state: str, n: int, pending_age: int | None) -> None:
-    if state in ("pending", "scheduled", "active", "dead", "paused", "succeeded"):
+    if state in DEPTH_STATES:
         setattr(d, state, n)
     if pending_age is not None:
         d.oldest_pending_age = timedelta(microseconds=pending_age)

@@ -5,13 +5,23 @@ from __future__ import annotations
 
 import csv
 import io
+import uuid
 from typing import Any
 
 import pytest
 
 from qctl_store.postgres import PostgresStore
 from qctl_store.sqlite import SqliteStore
-from qctl_store.types import Depths, Source
+from qctl_store.types import (
+    DAGDep,
+    DAGParams,
+    DAGTask,
+    Depths,
+    DequeueParams,
+    ScheduleOperationParams,
+    Source,
+    WorkflowStartParams,
+)
 from tests.cli.conftest import Run, enqueue, out_json
 
 
@@ -50,3 +60,39 @@ def test_estimated_counts_are_marked(run: Run, st: Any, kind: str, estimating: N
     assert _row(csv_rows, kind)["estimated"] == "true"
     exact = _row(out_json(run("queues", "list", "--exact", "-s", "queue", "-o", "json")), kind)
     assert (exact["pending"], exact["estimated"]) == (2, False)
+
+
+def test_list_shows_waiting_blocked_uncertain_and_paused_kinds(
+    run: Run, st: Any, kind: str
+) -> None:
+    dag = DAGParams(
+        name=f"dag_{kind}",
+        tasks=[
+            DAGTask(key="a", kind=kind),
+            DAGTask(key="b", kind=kind),
+            DAGTask(key="s", kind="$signal", signal_name="go"),
+        ],
+        deps=[DAGDep(task_key="b", depends_on_key="a")],
+    )
+    st.create_dag(dag)
+    wf = WorkflowStartParams(id=uuid.uuid4(), name=f"wf_{kind}")
+    st.start_workflow(wf)
+    op = f"$op:{kind}@1"
+    job_id = st.schedule_operation(ScheduleOperationParams(workflow_id=wf.id, kind=op))
+    (leased,) = st.dequeue_batch(Source.WORKFLOW, DequeueParams(kind=op, limit=1))
+    st.mark_uncertain(job_id, leased.lease_token, "ambiguous")
+    paused, _ = enqueue(st, kind, 2)
+    st.pause_job(Source.QUEUE, paused)
+
+    rows = out_json(run("queues", "list", "-o", "json"))
+    dag_row = next(r for r in rows if r["source"] == "dag" and r["kind"] == kind)
+    assert (dag_row["pending"], dag_row["blocked"], dag_row["status"]) == (1, 1, "")
+    signal = next(r for r in rows if r["source"] == "dag" and r["kind"] == "$signal")
+    assert signal["waiting"] >= 1
+    assert _row([r for r in rows if r["source"] == "workflow"], op)["uncertain"] == 1
+    queue = _row([r for r in rows if r["source"] == "queue"], kind)
+    assert (queue["pending"], queue["paused"], queue["status"]) == (1, 1, "paused")
+    (line,) = [ln for ln in run("queues", "list", "-s", "queue").stdout.splitlines() if kind in ln]
+    assert "paused" in line
+    header = run("queues", "list").stdout.splitlines()[0]
+    assert all(w in header for w in ("WAITING", "BLOCKED", "UNCERTAIN", "STATUS"))

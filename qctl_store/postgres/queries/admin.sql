@@ -39,6 +39,14 @@ UNION ALL
 SELECT kind, 'dead', COUNT(*), NULL
 FROM azync_jobs WHERE source = %(source)s AND state = 'dead' GROUP BY kind
 
+-- name: dag_live_depths
+-- Blocked and waiting DAG tasks of one source per kind, each state on its partial index.
+SELECT kind, 'blocked' AS state, COUNT(*) AS n, NULL AS pending_age
+FROM azync_jobs WHERE source = %(source)s AND state = 'blocked' GROUP BY kind
+UNION ALL
+SELECT kind, 'waiting', COUNT(*), NULL
+FROM azync_jobs WHERE source = %(source)s AND state = 'waiting' GROUP BY kind
+
 -- name: terminal_kinds
 -- The kinds of one source that may hold only succeeded or paused jobs.
 -- Kinds that may hold only succeeded or paused jobs: the distinct kinds of the succeeded
