@@ -71,6 +71,7 @@ _qctl() {
         'qctl dags compensate --output' | 'qctl dags compensate -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl dags cancel --output' | 'qctl dags cancel -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl events list --type' | 'qctl events list -t') COMPREPLY=(); return ;;
+        'qctl events list --aggregate') COMPREPLY=(); return ;;
         'qctl events list --since') COMPREPLY=(); return ;;
         'qctl events list --until') COMPREPLY=(); return ;;
         'qctl events list --limit' | 'qctl events list -n') COMPREPLY=(); return ;;
@@ -255,7 +256,7 @@ _qctl() {
         'qctl dags compensate') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl dags cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl events') subs='list show publish stats retain'; opts='-h --help' ;;
-        'qctl events list') subs=''; opts='--type -t --undispatched --since --until --limit -n --offset --payload --output -o -h --help' ;;
+        'qctl events list') subs=''; opts='--type -t --undispatched --aggregate --since --until --limit -n --offset --payload --output -o -h --help' ;;
         'qctl events show') subs=''; opts='--output -o -h --help' ;;
         'qctl events publish') subs=''; opts='--payload -p --aggregate-type --aggregate-id --version --meta --yes -y --output -o -h --help' ;;
         'qctl events stats') subs=''; opts='--output -o -h --help' ;;

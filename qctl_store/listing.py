@@ -237,4 +237,8 @@ def event_where(d: Dialect, filter: EventFilter) -> tuple[str, dict[str, Any]]:
         args["until"] = d.instant(until)
     if filter.undispatched is not None:
         clauses.append(f"NOT {DELIVERED}" if filter.undispatched else DELIVERED)
+    for column in ("aggregate_type", "aggregate_id"):
+        if value := getattr(filter, column):
+            clauses.append(f"e.{column} = {d.param(column)}")
+            args[column] = str(value)
     return " AND ".join(clauses) or "TRUE", args

@@ -156,6 +156,10 @@ class EventFilter:
     undispatched: bool | None = None
     since: datetime | None = None
     until: datetime | None = None
+    # Extension: one aggregate's events. No index leads with these columns: bound the
+    # read with ``type`` or ``since`` on a large ledger.
+    aggregate_type: str = ""
+    aggregate_id: str = ""
 
 
 @dataclass

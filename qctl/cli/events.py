@@ -11,13 +11,15 @@ from qctl.cli.common import DryRun, MetaOpt, Offset, Output, PageLimit, SinceOpt
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
+    emit_detail,
     emit_object,
     emit_result,
     emit_rows,
     iso,
     page_note,
 )
-from qctl_store.types import EventAdminRow, EventFilter, PublishParams
+from qctl.cli.parse import ParseError
+from qctl_store.types import EventAdminRow, EventFilter, JobSearch, PublishParams, Source
 
 app = common.app("events")
 
@@ -48,6 +50,14 @@ def list_events(
     undispatched: Annotated[
         bool, typer.Option("--undispatched", help="Only events not yet fanned out.")
     ] = False,
+    aggregate: Annotated[
+        str | None,
+        typer.Option(
+            "--aggregate",
+            metavar="[TYPE:]ID",
+            help="Only the events of this aggregate (order:42, or an id of any type).",
+        ),
+    ] = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
     limit: PageLimit = 50,
@@ -55,16 +65,35 @@ def list_events(
     payload: PayloadFlag = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Ledger events, newest first."""
+    """Ledger events, newest first. --aggregate reads through the ledger (no index
+    leads with the aggregate): on a large ledger bound it with --type or --since."""
+    aggregate_type, aggregate_id = _aggregate(aggregate)
     flt = EventFilter(
         type=type,
         undispatched=True if undispatched else None,
         since=common.instant(since, "--since"),
         until=common.instant(until, "--until"),
+        aggregate_type=aggregate_type,
+        aggregate_id=aggregate_id,
     )
     rows, total = common.store(ctx).list_events(flt, offset, limit)
     emit_rows([event_record(r, payload) for r in rows], EVENT_COLUMNS, output)
     page_note(len(rows), total, offset, output)
+
+
+def _aggregate(text: str | None) -> tuple[str, str]:
+    """``--aggregate``'s (type, id): ``TYPE:ID``, or a bare id of any type."""
+    if text is None:
+        return "", ""
+    type_, sep, id = text.partition(":")
+    if not sep:
+        type_, id = "", text
+    if not id:
+        raise ParseError(f"--aggregate: {text!r} names no aggregate id")
+    return type_, id
+
+
+DELIVERY_COLUMNS = ["subscriber", "state", "attempt", "max_attempts", "id", "run_at", "last_error"]
 
 
 @app.command("show")
@@ -75,9 +104,22 @@ def show(
     ],
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """One event, payload included."""
-    row = common.store(ctx).get_event(common.resolve(ctx, "event", id))
-    emit_object(event_record(row, True), output)
+    """One event, payload included, and each delivery: its subscriber and job state."""
+    store = common.store(ctx)
+    row = store.get_event(common.resolve(ctx, "event", id))
+    jobs = store.search_jobs(JobSearch(source=Source.EVENT, event_id=row.id), limit=0)
+    # A delivery job's kind is its subscriber's name.
+    deliveries = [{"subscriber": j.kind, **as_dict(j)} for j in jobs]
+    for d in deliveries:
+        for key in ("kind", "payload", "result", "event"):
+            d.pop(key, None)
+    record = event_record(row, True)
+    emit_detail(
+        output,
+        record,
+        {**record, "delivery_jobs": deliveries},
+        [(deliveries, DELIVERY_COLUMNS)],
+    )
 
 
 @app.command("publish")

@@ -124,3 +124,27 @@ def test_queues_daily_prints_dates(run: Run, st: Any, kind: str) -> None:
     assert "00:00:00" not in table and rows[-1]["date"] in table
     stats = out_json(run("queues", "stats", kind, "-o", "json"))
     assert "T" not in stats["daily"][-1]["date"] and stats["daily"][-1]["failed"] == 1
+
+
+def test_events_list_by_aggregate_and_show_lists_deliveries(run: Run, st: Any, kind: str) -> None:
+    etype = f"evt.{kind}"
+    for name in (f"{kind}_mail", f"{kind}_audit"):
+        st.register_subscriber(Subscriber(name=name, event_type=etype, max_attempts=3))
+    mine = PublishParams(type=etype, payload={}, aggregate_type="order", aggregate_id=kind)
+    st.publish(mine)
+    st.publish(PublishParams(type=etype, payload={}, aggregate_type="invoice", aggregate_id=kind))
+    st.publish(PublishParams(type=etype, payload={}, aggregate_type="order", aggregate_id="other"))
+    typed = out_json(run("events", "list", "--aggregate", f"order:{kind}", "-o", "json"))
+    assert [r["id"] for r in typed] == [str(mine.id)]
+    assert len(out_json(run("events", "list", "--aggregate", kind, "-o", "json"))) == 2
+    bad = run("events", "list", "--aggregate", "order:")
+    assert bad.exit_code == 2 and "--aggregate" in bad.stderr
+
+    (job,) = st.dequeue_batch(Source.EVENT, DequeueParams(kind=f"{kind}_mail", limit=1))
+    st.dead(job.id, job.lease_token, "smtp down")
+    shown = out_json(run("events", "show", str(mine.id)[:8], "-o", "json"))
+    assert shown["id"] == str(mine.id) and shown["deliveries"] == 2
+    states = {d["subscriber"]: d["state"] for d in shown["delivery_jobs"]}
+    assert states == {f"{kind}_mail": "dead", f"{kind}_audit": "pending"}
+    table = run("events", "show", str(mine.id)).stdout
+    assert "SUBSCRIBER" in table and f"{kind}_audit" in table and "smtp down" in table

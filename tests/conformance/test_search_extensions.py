@@ -18,8 +18,10 @@ from qctl_store.types import (
     DAGParams,
     DAGTask,
     EnqueueParams,
+    EventFilter,
     JobSearch,
     JobState,
+    PublishParams,
     Source,
 )
 from tests.conformance.helpers import (
@@ -195,3 +197,17 @@ def test_throughput_bad_window_is_invalid_input(
 ) -> None:
     with pytest.raises(InvalidInput):
         store.throughput(Q, window, bucket)
+
+
+def test_list_events_filters_by_aggregate(store: AnyStore) -> None:
+    etype = unique("evt.sx_agg")
+    agg = unique("agg")
+    mine = PublishParams(type=etype, payload={}, aggregate_type="order", aggregate_id=agg)
+    other_type = PublishParams(type=etype, payload={}, aggregate_type="invoice", aggregate_id=agg)
+    for p in (mine, other_type, PublishParams(type=etype, payload={}, aggregate_type="order")):
+        store.publish(p)
+    rows, total = store.list_events(EventFilter(aggregate_type="order", aggregate_id=agg))
+    assert ([r.id for r in rows], total) == ([mine.id], 1)
+    rows, total = store.list_events(EventFilter(type=etype, aggregate_id=agg))
+    assert ({r.id for r in rows}, total) == ({mine.id, other_type.id}, 2)
+    assert store.list_events(EventFilter(aggregate_id=unique("none")))[1] == 0
