@@ -126,6 +126,7 @@ def _check_task(tk: DAGTask) -> None:
         raise InvalidInput(f"tasks must be DAGTask values, not {type(tk).__name__}")
     if not isinstance(tk.key, str) or not tk.key:
         raise InvalidInput("task key must be a non-empty string")
+    validate.hint_name(tk.key, "task key")
     for prefix in RESERVED_KEY_PREFIXES:
         if tk.key.startswith(prefix):
             raise InvalidInput(f"task key {tk.key!r} uses the reserved prefix {prefix!r}")

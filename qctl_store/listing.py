@@ -134,9 +134,9 @@ def kind_clause(d: Dialect, source: Source, kind: str) -> tuple[str, dict[str, A
     keeps the (source, kind, ...) indexes usable, where ``(kind = '' OR ..)`` would not."""
     args: dict[str, Any] = {"source": validate.source(source).value}
     where = f"source = {d.param('source')}"
-    if not kind:
+    if not validate.optional_kind(kind):
         return where, args
-    args["kind"] = str(kind)
+    args["kind"] = kind
     return f"{where} AND kind = {d.param('kind')}", args
 
 

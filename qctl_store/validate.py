@@ -12,15 +12,50 @@ from qctl_store.config import REPLAY_LIMIT
 from qctl_store.errors import InvalidInput
 from qctl_store.types import JobState, Source, Subscriber
 
+MAX_HINT_NAME_BYTES = 3000
+"""The most a kind, event type, subscriber name or task key may take in a change hint
+(JSON-encoded): two of them, the schema and the rest of a hint stay under PostgreSQL's
+8000-byte NOTIFY payload, which would otherwise fail the write on PostgreSQL only."""
+
+MAX_DURATION = timedelta(days=366 * 1000)
+"""Longer durations are refused: added to now they would leave the instants both
+backends (and Python's datetime) can hold."""
+
+
+def hint_name(value: str, what: str) -> str:
+    # A character takes at most 6 bytes in JSON, so short names need no encoding.
+    if len(value) * 6 > MAX_HINT_NAME_BYTES:
+        size = len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        if size > MAX_HINT_NAME_BYTES:
+            raise InvalidInput(
+                f"{what} is too long ({size} bytes in a change hint, at most {MAX_HINT_NAME_BYTES})"
+            )
+    return value
+
 
 def kind(value: str, what: str = "kind") -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"{what} must be a non-empty string")
-    return value
+    return hint_name(value, what)
 
 
 def kinds(values: list[str]) -> list[str]:
+    if not isinstance(values, list | tuple | set | frozenset):
+        raise InvalidInput(f"kinds must be a list of strings, not {type(values).__name__}")
     return [kind(k) for k in values]
+
+
+def optional_kind(value: str) -> str:
+    """A kind filter: ``""`` means every kind."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"kind must be a string, not {type(value).__name__}")
+    return kind(value) if value else value
+
+
+def idempotency_key(value: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"idempotency key must be a string, not {type(value).__name__}")
+    return value
 
 
 def uuid_arg(value: uuid.UUID, what: str = "id") -> uuid.UUID:
@@ -52,6 +87,8 @@ def duration(value: timedelta, what: str) -> timedelta:
         raise InvalidInput(f"{what} must be a timedelta, not {type(value).__name__}")
     if value < timedelta(0):
         raise InvalidInput(f"{what} must not be negative")
+    if value > MAX_DURATION:
+        raise InvalidInput(f"{what} is out of range (at most {MAX_DURATION.days} days)")
     return value
 
 
@@ -75,9 +112,18 @@ def required_instant(value: datetime | None, what: str) -> datetime:
 
 def limit(value: int, what: str = "limit", *, maximum: int = 1_000_000) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
-        raise InvalidInput(f"{what} must be an integer")
+        raise InvalidInput(f"{what} must be an integer, not {type(value).__name__}")
     if value > maximum:
         raise InvalidInput(f"{what} {value} is out of range (at most {maximum})")
+    return value
+
+
+def int64(value: int, what: str) -> int:
+    """A signed 64-bit integer (a ``bigint`` column on PostgreSQL, INTEGER on SQLite)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidInput(f"{what} must be an integer, not {type(value).__name__}")
+    if not -(2**63) <= value < 2**63:
+        raise InvalidInput(f"{what} {value} is out of the 64-bit integer range")
     return value
 
 
@@ -115,6 +161,8 @@ def json_text(value: Any, what: str = "payload") -> str:
         return _ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"{what} is not JSON-serialisable: {exc}") from None
+    except RecursionError:
+        raise InvalidInput(f"{what} is nested too deeply") from None
 
 
 def subscriber(sub: Subscriber) -> Subscriber:

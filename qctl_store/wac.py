@@ -45,7 +45,7 @@ def start_fields(p: WorkflowStartParams) -> dict[str, Any]:
     return {
         "name": p.name,
         "version": p.version,
-        "biz_key": p.business_idempotency_key,
+        "biz_key": validate.idempotency_key(p.business_idempotency_key),
         "task_queue": p.task_queue or WORKFLOW_TASK_QUEUE,
         "input": json_or_null(p.input, "input"),
         "meta": validate.json_text(validate.meta(p.meta), "meta"),

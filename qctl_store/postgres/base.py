@@ -56,8 +56,12 @@ def mapped_errors(dsn: str) -> Iterator[None]:
         raise errors.ReadOnly("the store is read-only") from None
     except (pgerr.SerializationFailure, pgerr.DeadlockDetected, pgerr.LockNotAvailable) as exc:
         raise errors.Conflict(str(exc.diag.message_primary or exc)) from None
-    except pgerr.InvalidTextRepresentation as exc:
-        raise errors.InvalidInput(str(exc.diag.message_primary or exc)) from None
+    except (psycopg.DataError, pgerr.ProgramLimitExceeded) as exc:
+        # A value PostgreSQL cannot hold (a NUL in text or JSON, a number or instant out
+        # of range, a too deep document): bad input, and the statement wrote nothing.
+        text = _first_line(str(exc.diag.message_primary or exc))
+        detail = exc.diag.message_detail
+        raise errors.InvalidInput(f"{text} ({_first_line(detail)})" if detail else text) from None
     except psycopg.OperationalError as exc:
         raise errors.Unavailable(
             f"PostgreSQL at {redact(dsn)} is unavailable: {_first_line(redact(str(exc)))}"

@@ -10,7 +10,7 @@ from typing import Any
 import psycopg
 
 from qctl_store import validate
-from qctl_store.errors import InvalidInput, NotFound
+from qctl_store.errors import NotFound
 from qctl_store.listing import event_where
 from qctl_store.postgres.base import Cursor, PgBase, queries
 from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, caller_tx
@@ -34,8 +34,7 @@ class EventsMixin(PgBase):
 
     def _publish_args(self, p: PublishParams) -> dict[str, Any]:
         validate.kind(p.type, "event type")
-        if not isinstance(p.version, int) or isinstance(p.version, bool):
-            raise InvalidInput("version must be an integer")
+        validate.int64(p.version, "version")
         return {
             "id": arg_id(p.id),
             "type": p.type,

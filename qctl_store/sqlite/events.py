@@ -46,8 +46,7 @@ class EventsMixin(SqliteBase):
 
     def _publish_args(self, p: PublishParams) -> dict[str, Any]:
         validate.kind(p.type, "event type")
-        if validate.limit(p.version, "version", maximum=2**63 - 1) < -(2**63):
-            raise errors.InvalidInput("version is out of the int64 range")
+        validate.int64(p.version, "version")
         return {
             "id": arg_id(p.id),
             "type": p.type,
