@@ -21,7 +21,10 @@ WAKE_BUFFER = 64
 CHANGE_BUFFER = 256
 REPLAY_LIMIT = 1_000_000
 STALLED_LIMIT = 100
-OPERATION_MAX_ATTEMPTS = 25
+DEFAULT_MAX_ATTEMPTS = 25
+"""azync's ``Defaults.DefaultMaxAttempts``: the budget its queue producer writes when a job
+names none (with ``max_attempts_explicit = false``), and the floor of an operation."""
+OPERATION_MAX_ATTEMPTS = DEFAULT_MAX_ATTEMPTS
 WORKFLOW_TASK_QUEUE = "default"
 
 

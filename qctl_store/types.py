@@ -14,6 +14,8 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from qctl_store.config import DEFAULT_MAX_ATTEMPTS
+
 JSON = Any
 """A decoded JSON value (dict, list, str, int, float, bool or None)."""
 
@@ -109,7 +111,9 @@ class EnqueueParams:
     meta: dict[str, str] = field(default_factory=dict)
     run_at: datetime | None = None
     delay: timedelta = timedelta(0)
-    max_attempts: int = 0
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    """What azync's queue producer writes unless a budget is given (0 means the same): a
+    Go worker leasing the job without a per-kind override keeps it."""
     max_attempts_explicit: bool = False
     idempotency_key: str = ""
     idempotency_ttl: timedelta = timedelta(0)

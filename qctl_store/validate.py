@@ -8,7 +8,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from qctl_store.config import REPLAY_LIMIT
+from qctl_store.config import DEFAULT_MAX_ATTEMPTS, REPLAY_LIMIT
 from qctl_store.errors import InvalidInput
 from qctl_store.types import JobState, Source, Subscriber
 
@@ -138,6 +138,15 @@ def non_negative(value: int, what: str) -> int:
     if value < 0:
         raise InvalidInput(f"{what} must not be negative")
     return value
+
+
+def enqueue_budget(max_attempts: int, explicit: bool) -> tuple[int, bool]:
+    """``(max_attempts, max_attempts_explicit)`` as azync's queue producer writes them:
+    no budget (0) is its runtime default, unpinned, because a zero budget would make a
+    Go worker dead-letter the job on its first failure."""
+    if non_negative(max_attempts, "max_attempts") == 0:
+        return DEFAULT_MAX_ATTEMPTS, False
+    return max_attempts, bool(explicit)
 
 
 def meta(value: dict[str, str] | None) -> dict[str, str]:

@@ -34,6 +34,7 @@ from qctl.cli.output import (
     rows_of,
 )
 from qctl.cli.parse import ParseError
+from qctl_store.config import DEFAULT_MAX_ATTEMPTS
 from qctl_store.errors import NotFound
 from qctl_store.types import EnqueueParams, Job, JobPageCursor, JobSearch, JobState, Source
 
@@ -242,7 +243,7 @@ def enqueue(
         meta=common.meta(meta),
         run_at=common.instant(at, "--at"),
         delay=common.duration(delay, "--delay") or timedelta(0),
-        max_attempts=max_attempts or 0,
+        max_attempts=max_attempts or DEFAULT_MAX_ATTEMPTS,
         max_attempts_explicit=max_attempts is not None,
         idempotency_key=idempotency_key,
         idempotency_ttl=common.duration(ttl, "--ttl") or timedelta(0),

@@ -48,6 +48,7 @@ class JobsMixin(PgBase):
     def _enqueue_args(self, p: EnqueueParams) -> dict[str, Any]:
         """Validated statement arguments; raises before anything is written."""
         validate.kind(p.kind)
+        max_attempts, explicit = validate.enqueue_budget(p.max_attempts, p.max_attempts_explicit)
         return {
             "id": arg_id(p.id),
             "kind": p.kind,
@@ -55,9 +56,9 @@ class JobsMixin(PgBase):
             "meta": validate.json_text(validate.meta(p.meta), "meta") if p.meta else "{}",
             "run_at": validate.instant(p.run_at, "run_at"),
             "delay": seconds(p.delay, "delay"),
-            "max_attempts": validate.non_negative(p.max_attempts, "max_attempts"),
-            "explicit": bool(p.max_attempts_explicit),
-            "key": p.idempotency_key or None,
+            "max_attempts": max_attempts,
+            "explicit": explicit,
+            "key": validate.idempotency_key(p.idempotency_key) or None,
             "ttl": seconds(p.idempotency_ttl, "idempotency_ttl"),
         }
 

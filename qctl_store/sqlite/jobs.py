@@ -60,15 +60,15 @@ class JobsMixin(SqliteBase):
         run_at = validate.instant(p.run_at, "run_at")
         validate.duration(p.delay, "delay")
         validate.duration(p.idempotency_ttl, "idempotency_ttl")
-        validate.non_negative(p.max_attempts, "max_attempts")
+        max_attempts, explicit = validate.enqueue_budget(p.max_attempts, p.max_attempts_explicit)
         return {
             "id": arg_id(p.id),
             "kind": p.kind,
             "payload": validate.json_text(p.payload),
             "meta": validate.json_text(validate.meta(p.meta), "meta") if p.meta else "{}",
-            "key": p.idempotency_key or None,
-            "max_attempts": p.max_attempts,
-            "explicit": int(p.max_attempts_explicit),
+            "key": validate.idempotency_key(p.idempotency_key) or None,
+            "max_attempts": max_attempts,
+            "explicit": int(explicit),
             "run_at": to_us(run_at),
         }
 
