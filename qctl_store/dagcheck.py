@@ -19,7 +19,7 @@ from datetime import timedelta
 from typing import Any, Protocol
 
 from qctl_store import validate
-from qctl_store.errors import InvalidInput
+from qctl_store.errors import InvalidInput, NotFound
 from qctl_store.types import (
     KIND_SIGNAL,
     KIND_SLEEP,
@@ -305,3 +305,15 @@ def compensation_chain(candidates: Iterable[Row]) -> list[CompensationLink]:
             )
         )
     return chain
+
+
+def refuse_missing_tasks(dag_id: uuid.UUID | str, missing: list[str]) -> None:
+    """``retry_dag`` on a DAG whose task rows are gone (a dead task vacuumed) would mark
+    it succeeded without running them: refuse, naming the keys (``""``: no row at all)."""
+    if not missing:
+        return
+    keys = ", ".join(k for k in missing if k)
+    raise NotFound(
+        "retry dag",
+        f"DAG {dag_id} has no row for task(s) {keys}" if keys else f"DAG {dag_id} has no task rows",
+    )

@@ -189,6 +189,12 @@ class DAGTask:
     ignore_dead_deps: bool = False
     deadline: timedelta = timedelta(0)
 
+    def __post_init__(self) -> None:
+        # azync's DAG client names the signal of a wait or timer task after its key
+        # (dag/client.go makeTask): without a name it could never be signalled.
+        if not self.signal_name and self.kind in (KIND_SLEEP, KIND_SIGNAL):
+            self.signal_name = self.key
+
 
 @dataclass
 class DAGDep:

@@ -43,7 +43,12 @@ UntilOpt = Annotated[
     str | None, typer.Option("--until", metavar="INSTANT", help="Occurred before.")
 ]
 DeadAge = Annotated[
-    str, typer.Option("--older-than", metavar="DURATION", help="Enqueued longer ago than.")
+    str,
+    typer.Option(
+        "--older-than",
+        metavar="DURATION",
+        help="Died longer ago than (failed_at; the enqueue time where a row has none).",
+    ),
 ]
 """How old the dead jobs to delete are (``jobs vacuum-dead`` and ``vacuum dead``)."""
 PageLimit = Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")]

@@ -286,7 +286,9 @@ def _opt(help: str) -> Any:
 def all_(
     ctx: typer.Context,
     completed: Annotated[str | None, _opt("Retention of succeeded jobs.")] = None,
-    dead: Annotated[str | None, _opt("Age of dead jobs to delete.")] = None,
+    dead: Annotated[
+        str | None, _opt("Age of dead jobs to delete, counted from their death (failed_at).")
+    ] = None,
     stats: Annotated[str | None, _opt("Retention of daily stats.")] = None,
     dags: Annotated[str | None, _opt("Retention of terminal DAG runs.")] = None,
     workflows: Annotated[str | None, _opt("Retention of terminal workflows.")] = None,

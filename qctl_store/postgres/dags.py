@@ -25,6 +25,7 @@ from qctl_store.dagcheck import (
     failure_reason,
     failures,
     prepare_dag,
+    refuse_missing_tasks,
     signal_payload,
 )
 from qctl_store.postgres.base import Cursor, PgBase, queries
@@ -343,6 +344,8 @@ class DAGMixin(PgBase):
             state = self._lock_dag(cur, id)
             if state is None or state in DAG_TERMINAL_STATES:
                 raise errors.NotFound("retry dag")
+            missing = [r["key"] for r in cur.execute(Q.missing_tasks, {"id": id}).fetchall()]
+            refuse_missing_tasks(id, missing)
             # Read after the lock: a chain a racing policy pass just committed counts.
             comps = self._has_compensations(cur, id)
             wake = {

@@ -26,6 +26,7 @@ from qctl_store.dagcheck import (
     failure_reason,
     failures,
     prepare_dag,
+    refuse_missing_tasks,
     signal_payload,
 )
 from qctl_store.sqlite.base import SqliteBase, Tx, from_us, queries, td_us
@@ -358,6 +359,7 @@ class DAGMixin(SqliteBase):
             state = self._dag_state(t, dag_id)
             if state is None or state in DAG_TERMINAL_STATES:
                 raise errors.NotFound("retry dag")
+            refuse_missing_tasks(id, [r["key"] for r in t.all(Q.missing_tasks, {"id": dag_id})])
             args = {"id": dag_id, "comps": int(self._has_compensations(t, dag_id)), "now": t.now}
             t.execute(Q.reset_dead_tasks, args)
             t.execute(Q.unpause_tasks, args)

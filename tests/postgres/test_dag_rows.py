@@ -152,9 +152,10 @@ def test_create_dag_rows_match_azync(store: PostgresStore, db: psycopg.Connectio
     )
     assert cols("b", *shape) == ("rows_b", "blocked", 0, False, None, None, None, True, None)
     assert cols("nil", *shape) == ("rows_nil", "pending", 0, False, None, None, None, False, None)
-    assert cols("s", *shape) == (KIND_SLEEP, "scheduled", 0, False, None, None, None, False, None)
+    # A timer without a signal name is named after its key, as azync's DAG client names it.
+    assert cols("s", *shape) == (KIND_SLEEP, "scheduled", 0, False, None, None, "s", False, None)
     assert cols("s2", *shape) == (KIND_SLEEP, "blocked", 0, False, None, None, "wake", False, None)
-    assert cols("s3", *shape) == (KIND_SLEEP, "scheduled", 0, False, None, None, None, False, None)
+    assert cols("s3", *shape) == (KIND_SLEEP, "scheduled", 0, False, None, None, "s3", False, None)
     assert cols("g", *shape) == (KIND_SIGNAL, "waiting", 0, False, None, None, "go", False, None)
 
     # Payloads: handler payloads verbatim, nil as SQL NULL, timers replaced by their

@@ -70,11 +70,17 @@ DELETE FROM azync_jobs WHERE id IN (
 )
 
 -- name: vacuum_dead
--- One batch of the dead jobs matching {where} enqueued before the cutoff deleted.
+-- One batch of the dead jobs matching {where} that died before the cutoff deleted. Age
+-- counts from the death (failed_at), the enqueue only where a row has no failed_at.
+-- A task of a DAG that is not terminal stays: a suspended saga still needs its dead
+-- task, and `dags retry` would settle the DAG without running a task that is gone.
 DELETE FROM azync_jobs WHERE id IN (
-    SELECT id FROM azync_jobs
-    WHERE {where} AND state = 'dead'
-      AND enqueued_at < now() - make_interval(secs => %(older_than)s)
+    SELECT j.id FROM azync_jobs j
+    WHERE {where} AND j.state = 'dead'
+      AND COALESCE(j.failed_at, j.enqueued_at) < now() - make_interval(secs => %(older_than)s)
+      AND (j.dag_id IS NULL OR NOT EXISTS (
+          SELECT 1 FROM azync_dags d
+          WHERE d.id = j.dag_id AND d.state NOT IN ('succeeded', 'failed', 'cancelled')))
     LIMIT %(batch)s
 )
 

@@ -306,6 +306,18 @@ SELECT dag_id, state, count(*) AS n FROM azync_jobs
 WHERE source = 'dag' AND dag_id IN (SELECT value FROM json_each(?))
 GROUP BY dag_id, state
 
+-- name: missing_tasks
+-- The task keys this DAG's edges name that have no job row (vacuumed or deleted), and
+-- '' when the DAG has no task row at all: a retry must not settle a DAG without them.
+SELECT k.key FROM (
+    SELECT task_key AS key FROM azync_dag_deps WHERE dag_id = :id
+    UNION SELECT depends_on_key FROM azync_dag_deps WHERE dag_id = :id
+) k
+WHERE NOT EXISTS (SELECT 1 FROM azync_jobs j WHERE j.dag_id = :id AND j.task_key = k.key)
+UNION ALL
+SELECT '' WHERE NOT EXISTS (SELECT 1 FROM azync_jobs j WHERE j.dag_id = :id)
+ORDER BY 1
+
 -- name: reset_dead_tasks
 -- A DAG's dead tasks back to pending, only the compensation links once a chain exists.
 -- Once a compensation chain exists only its dead links reset: original tasks never
