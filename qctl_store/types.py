@@ -533,6 +533,9 @@ class SchemaStatus:
     change_triggers: bool = False
     push: bool = False
     location: str = ""
+    channel: str = ""
+    """PostgreSQL: the wake NOTIFY channel, derived from the schema as azync's
+    ``WithSchema`` derives it (``azync_<schema>``); a Go deployment must use the same."""
 
 
 # What ``from qctl_store import *`` exports: the contract's types and constants.

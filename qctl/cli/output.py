@@ -181,7 +181,9 @@ def as_dict(value: Any) -> dict[str, Any]:
 
 
 def note(message: str) -> None:
-    """A diagnostic for people: stderr, never mixed into the data."""
+    """A diagnostic for people: stderr, never mixed into the data. The data printed
+    so far goes out first, so a terminal or ``2>&1`` shows the two in order."""
+    sys.stdout.flush()
     typer.echo(message, err=True)
 
 

@@ -160,6 +160,7 @@ class MigrateMixin(PgBase):
             change_triggers=triggers == 5,
             push=not self.config.poll_only,
             location=redact(self.dsn),
+            channel=self.config.channel,
         )
 
     def check_schema(self) -> SchemaStatus:
