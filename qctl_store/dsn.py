@@ -6,20 +6,88 @@ import os
 import re
 from pathlib import Path
 
-_PASSWORD_IN_URL = re.compile(r"(://[^:/@]*):[^@/]*@")
-_PASSWORD_KV = re.compile(r"(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
+from qctl_store.errors import InvalidInput
+
+_PASSWORD_KV = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'?|\S+)", re.IGNORECASE)
+_URL_SCHEMES = ("postgresql://", "postgres://")
+_URL_IN_TEXT = re.compile(r"postgres(?:ql)?://\S+", re.IGNORECASE)
+_QUOTED = re.compile(r'"[^"]*"')
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+DEFAULT_CONNECT_TIMEOUT = 5
+"""Seconds a connection attempt may take unless the DSN (or ``PGCONNECT_TIMEOUT``) says."""
 
 
-def redact(dsn: str) -> str:
-    """The DSN with any password replaced by ``***``; safe to print or log."""
-    dsn = _PASSWORD_IN_URL.sub(r"\1:***@", dsn)
-    return _PASSWORD_KV.sub(r"\1***", dsn)
+def _redact_url(dsn: str) -> str:
+    """``scheme://user:***@rest``. The userinfo ends at the last ``@`` before the query
+    (or the last one at all when the query holds the only ones), so a ``/``, ``@``, ``:``
+    or ``%`` typed into a password is hidden with it, whatever libpq makes of it."""
+    scheme, _, rest = dsn.partition("://")
+    head = rest.split("?", 1)[0]
+    at = head.rfind("@") if "@" in head else rest.rfind("@")
+    if at < 0:
+        return dsn
+    colon = rest.find(":", 0, at)
+    if colon < 0:
+        return dsn
+    return f"{scheme}://{rest[:colon]}:***{rest[at:]}"
+
+
+def redact(text: str) -> str:
+    """``text`` with every password of a DSN in it replaced by ``***``: safe to print or
+    log. Works on a DSN and on a message or traceback that quotes one."""
+    if text.startswith(_URL_SCHEMES):  # a DSN itself: even a raw space stays hidden
+        text = _redact_url(text)
+    else:
+        text = _URL_IN_TEXT.sub(lambda m: _redact_url(m.group(0)), text)
+    return _PASSWORD_KV.sub(r"\1***", text)
 
 
 def is_postgres(dsn: str) -> bool:
-    return dsn.startswith(("postgresql://", "postgres://")) or (
-        "=" in dsn and not dsn.startswith("sqlite:")
-    )
+    return dsn.startswith(_URL_SCHEMES) or ("=" in dsn and not dsn.startswith("sqlite:"))
+
+
+def postgres_params(dsn: str) -> dict[str, str]:
+    """The connection parameters of a PostgreSQL DSN, or ``InvalidInput`` with a reason
+    that never quotes the DSN (libpq's own messages echo it, password and all).
+
+    A URL whose password holds a raw ``/``, ``@`` or a stray ``%`` is refused: libpq
+    would read part of the password as the host or port."""
+    if dsn.startswith(_URL_SCHEMES):
+        rest = dsn.split("://", 1)[1].split("?", 1)[0]
+        netloc, _, path = rest.partition("/")
+        if netloc.count("@") > 1 or "@" in path or _BAD_PERCENT.search(rest):
+            raise InvalidInput(
+                f"malformed PostgreSQL DSN {redact(dsn)}: percent-encode a '/', '@' or '%' "
+                "in the user name or password (%2F, %40, %25)"
+            )
+    from psycopg import ProgrammingError
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        params = conninfo_to_dict(dsn)
+    except ProgrammingError as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else "cannot parse"
+        reason = re.split(r" in (?:URI|connection info string)", reason)[0]
+        raise InvalidInput(
+            f"malformed PostgreSQL DSN {redact(dsn)}: {_QUOTED.sub('…', reason)}"
+        ) from None
+    return {k: str(v) for k, v in params.items() if v is not None}
+
+
+def session_options(dsn_options: str, settings: dict[str, str]) -> str:
+    """libpq ``options``: the DSN's own first, then ``-c name=value`` for ``settings``
+    (qctl's, which win where both set one)."""
+    ours = [f"-c {name}={value}" for name, value in settings.items()]
+    return " ".join([dsn_options.strip(), *ours] if dsn_options.strip() else ours)
+
+
+def connect_timeout(params: dict[str, str]) -> dict[str, int]:
+    """``{"connect_timeout": 5}`` unless the DSN or the environment sets one: a server
+    that accepts TCP and never answers must not hang a command."""
+    if "connect_timeout" in params or os.environ.get("PGCONNECT_TIMEOUT"):
+        return {}
+    return {"connect_timeout": DEFAULT_CONNECT_TIMEOUT}
 
 
 def sqlite_path(dsn: str) -> str:

@@ -26,6 +26,11 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
+def _undecodable(arg: str) -> bool:
+    """Python hands bytes that are not UTF-8 over as lone surrogates."""
+    return any("\udc80" <= ch <= "\udcff" for ch in arg)
+
+
 def _available(entry: Entry) -> bool:
     return not entry.optional or importlib.util.find_spec(entry.module) is not None
 
@@ -132,6 +137,11 @@ class QctlGroup(TyperGroup):
     ) -> int:
         from typer._click import exceptions as click_exc
 
+        argv = list(sys.argv[1:] if args is None else args)
+        for arg in argv:
+            if _undecodable(arg):
+                shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                return _fail(f"argument {shown!r} is not valid UTF-8", ExitCode.USAGE)
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click_exc.NoArgsIsHelpError as exc:
@@ -152,7 +162,9 @@ class QctlGroup(TyperGroup):
             if os.environ.get("QCTL_DEBUG"):
                 import traceback
 
-                traceback.print_exc()
+                from qctl_store.dsn import redact
+
+                sys.stderr.write(redact(traceback.format_exc()))
             return _fail(message_for(exc), exit_code_for(exc))
         return rv if isinstance(rv, int) else ExitCode.OK
 

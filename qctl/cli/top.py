@@ -25,8 +25,10 @@ def top(
     """Live dashboard: queues, jobs, DAG graphs, events and workflows, with actions
     (hidden by --read-only). Press ? in it for the keys."""
     c = cli(ctx)
+    # An unreachable or unmigrated database fails here, in one line: checked on one
+    # plain connection, as the CLI does, before a pool would log every failed attempt.
+    c.store().ops_stats()
     store = c.open_store(pooled=True)
-    store.ops_stats()  # an unreachable or unmigrated database fails here, in one line
     from qctl.tui.app import run
 
     run(store, location=c.describe(), read_only=c.read_only, poll_interval=refresh)

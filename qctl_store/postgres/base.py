@@ -21,7 +21,7 @@ from psycopg.rows import dict_row
 
 from qctl_store import errors, validate
 from qctl_store.config import Config
-from qctl_store.dsn import redact
+from qctl_store.dsn import connect_timeout, postgres_params, redact, session_options
 from qctl_store.sqlfile import Queries, fill, identifier, load
 
 if TYPE_CHECKING:
@@ -103,6 +103,14 @@ class PgBase:
         self.dsn = dsn
         self.config = config or Config()
         self.schema = self.config.schema
+        if self.schema != self.schema.lower():
+            # azync's Migrate creates the quoted name while the search_path it sets is
+            # folded to lower case, so such a schema never works for a Go deployment.
+            raise errors.InvalidInput(
+                f"schema {self.schema!r} has upper-case letters: PostgreSQL reads it as "
+                f"{self.schema.lower()!r} in a search_path; use {self.schema.lower()!r}"
+            )
+        self._dsn_params = postgres_params(dsn)
         self._closed = False
         self._provider: ConnectionPool[Connection] | _SingleConnection
         kwargs = {"autocommit": True, "row_factory": dict_row, **self.connect_kwargs()}
@@ -131,20 +139,45 @@ class PgBase:
                 with self._provider.connection() as conn:
                     conn.execute("SELECT 1")
 
+    @contextlib.contextmanager
+    def _mapped(self) -> Iterator[None]:
+        """``mapped_errors``, naming a configured schema that does not exist (only
+        ``migrate`` creates one) instead of reporting its tables missing."""
+        try:
+            with mapped_errors(self.dsn):
+                yield
+        except errors.SchemaNotMigrated:
+            if self.schema and not self._schema_exists():
+                raise errors.SchemaNotMigrated(
+                    f'schema "{self.schema}" does not exist; `qctl db migrate` creates it'
+                ) from None
+            raise
+
+    def _schema_exists(self) -> bool:
+        with mapped_errors(self.dsn), self._provider.connection() as conn:
+            row = conn.execute(
+                "SELECT 1 AS present FROM pg_namespace WHERE nspname = %s", (self.schema,)
+            ).fetchone()
+        return row is not None
+
     # --- connections ----------------------------------------------------------------
 
     def connect_kwargs(self) -> dict[str, Any]:
         """Session settings every connection of this store uses, the dedicated
         listener and leader connections included: the schema's search_path, the
         application name and, when read-only, a read-only session."""
-        options = []
+        settings = {}
         if self.schema:
-            options.append(f"-c search_path={self.schema}")
+            settings["search_path"] = self.schema
         if self.config.read_only:
-            options.append("-c default_transaction_read_only=on")
-        kw: dict[str, Any] = {"application_name": self.config.application_name}
+            settings["default_transaction_read_only"] = "on"
+        kw: dict[str, Any] = {
+            "application_name": self.config.application_name,
+            **connect_timeout(self._dsn_params),
+        }
+        options = session_options(self._dsn_params.get("options", ""), settings)
         if options:
-            kw["options"] = " ".join(options)
+            kw["options"] = options  # replaces the DSN's, so it carries those first
         return kw
 
     def connect(self, **extra: Any) -> Connection:
@@ -159,7 +192,7 @@ class PgBase:
         """A cursor inside one transaction; commits on success, rolls back on error."""
         self._check_writable()
         with (
-            mapped_errors(self.dsn),
+            self._mapped(),
             self._provider.connection() as conn,
             conn.transaction(),
             conn.cursor() as cur,
@@ -172,7 +205,7 @@ class PgBase:
         connections are in autocommit, so the statement is its own transaction and the
         call saves two round trips over ``tx()``. Several statements need ``tx()``."""
         self._check_writable()
-        with mapped_errors(self.dsn), self._provider.connection() as conn, conn.cursor() as cur:
+        with self._mapped(), self._provider.connection() as conn, conn.cursor() as cur:
             yield cur
 
     def qualified(self, sql: str) -> str:
@@ -184,7 +217,7 @@ class PgBase:
     @contextlib.contextmanager
     def read(self) -> Iterator[Cursor]:
         """A cursor for reads (autocommit: each statement is its own snapshot)."""
-        with mapped_errors(self.dsn), self._provider.connection() as conn, conn.cursor() as cur:
+        with self._mapped(), self._provider.connection() as conn, conn.cursor() as cur:
             yield cur
 
     def _check_writable(self) -> None:
