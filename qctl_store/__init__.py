@@ -8,6 +8,7 @@ azync's Go driver) and on embedded SQLite.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from qctl_store.config import Config
@@ -64,8 +65,8 @@ def open_store(dsn: str | None = None, config: Config | None = None) -> Postgres
     if dsn:
         return SqliteStore(sqlite_path(dsn), config)
     path = default_database_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    store = SqliteStore(str(path), config)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # private: jobs carry data
+    store = SqliteStore(str(path), dataclasses.replace(config, create_database=True))
     if not config.read_only:
         store.migrate()
     return store

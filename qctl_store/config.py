@@ -58,7 +58,9 @@ class Config:
     means azync's defaults. ``poll_only``: no push wakeups or change hints.
     ``read_only``: every write is refused, and the database session itself is opened
     read-only. ``pooled``: PostgreSQL only; False uses one connection, for one-shot
-    commands that should not pay for a pool.
+    commands that should not pay for a pool. ``create_database``: SQLite only; False
+    refuses a file that does not exist yet instead of creating it (the console creates
+    one only for its embedded default and in ``qctl db migrate``).
     """
 
     schema: str = ""
@@ -67,6 +69,7 @@ class Config:
     poll_only: bool = False
     read_only: bool = False
     pooled: bool = True
+    create_database: bool = True
     pool_max_size: int = 10
     stats_slots: int = STATS_SLOTS
     maintenance_batch: int = MAINTENANCE_BATCH

@@ -6,10 +6,13 @@ Where the settings come from, first match wins:
 - DSN: ``--dsn``; the named context's ``dsn`` (``--context NAME`` or ``QCTL_CONTEXT``);
   ``QCTL_DSN``; the config file's ``default_context``; else the embedded default database.
 - schema: ``--schema``; the named context; ``QCTL_SCHEMA``; the default context.
-- read-only: ``--read-only``, ``QCTL_READ_ONLY=1`` or ``read_only = true`` in the
+- read-only: ``--read-only``, ``QCTL_READ_ONLY=1`` (``1/true/yes/on``; ``0/false/no/off``
+  or empty leave it off, anything else is a usage error) or ``read_only = true`` in the
   context in effect (any of them turns it on; nothing turns it off).
 - system: ``--system``; the named context; ``QCTL_SYSTEM``; the default context; else
   detected from the database's tables (``qctl.systems.detect``).
+
+With ``--dsn`` and no ``--context``, a config file that cannot be read is ignored.
 
 The config file is ``$XDG_CONFIG_HOME/qctl/config.toml`` (``~/.config/qctl/config.toml``)::
 
@@ -28,6 +31,7 @@ The config file is ``$XDG_CONFIG_HOME/qctl/config.toml`` (``~/.config/qctl/confi
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,7 +56,8 @@ def config_path() -> Path:
 
 
 def load_config_file(path: Path | None = None) -> dict[str, Any]:
-    """The parsed config file, or ``{}`` when there is none."""
+    """The parsed config file, or ``{}`` when there is none. A file that others may
+    write is refused: it names the databases qctl acts on, and their passwords."""
     path = path or config_path()
     if not path.exists():
         return {}
@@ -60,9 +65,30 @@ def load_config_file(path: Path | None = None) -> dict[str, Any]:
 
     try:
         with path.open("rb") as fh:
+            if os.fstat(fh.fileno()).st_mode & 0o002:
+                raise ConfigFileError(
+                    f"refusing {path}: it is writable by others (run `chmod o-w {path}`)"
+                )
             return tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigFileError(f"cannot read {path}: {exc}") from None
+
+
+_ON = ("1", "true", "yes", "on")
+_OFF = ("", "0", "false", "no", "off")
+
+
+def env_flag(env: Mapping[str, str], name: str) -> bool:
+    """A boolean environment variable: ``1/true/yes/on`` or ``0/false/no/off`` (any case,
+    empty is off); anything else is a usage error rather than a silent "off"."""
+    value = env.get(name, "").strip().lower()
+    if value in _ON:
+        return True
+    if value in _OFF:
+        return False
+    raise InvalidInput(
+        f"{name}={env.get(name)!r} is not a boolean (use 1/true/yes/on or 0/false/no/off)"
+    )
 
 
 def _context_entry(data: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
@@ -110,8 +136,15 @@ class CliContext:
         """Combine flags, environment and the config file (see the module doc)."""
         env = os.environ if environ is None else environ
         path = config_file or config_path()
-        data = load_config_file(path)
         explicit = context or env.get("QCTL_CONTEXT") or None
+        # --dsn settles where to connect: a broken config file must not stop it.
+        try:
+            data = load_config_file(path)
+        except ConfigFileError:
+            if dsn and not explicit:
+                data = {}
+            else:
+                raise
         named = _context_entry(data, explicit, path) if explicit else {}
         default_name = data.get("default_context") if not explicit else None
         default = (
@@ -129,7 +162,7 @@ class CliContext:
             context_name=explicit or (default_name if default else None),
             read_only=bool(
                 read_only
-                or env.get("QCTL_READ_ONLY", "").lower() in ("1", "true", "yes")
+                or env_flag(env, "QCTL_READ_ONLY")
                 or (named or default).get("read_only", False)
             ),
             no_color=no_color or bool(env.get("NO_COLOR")),
@@ -172,13 +205,14 @@ class CliContext:
         if self.read_only:
             raise ReadOnly(f"{action}: refused, qctl is in read-only mode")
 
-    def open_store(self, pooled: bool = False) -> AnyStore:
+    def open_store(self, pooled: bool = False, create: bool = False) -> AnyStore:
         """Open the store this context points at (the one-shot CLI uses ``pooled=False``;
         the dashboard passes ``pooled=True``). Stores are closed by ``close()``.
 
         With no DSN the embedded default database is created and migrated on first use
         (unless read-only). PostgreSQL is never migrated implicitly: a call on an
-        unmigrated database raises ``SchemaNotMigrated`` ("run `qctl db migrate`").
+        unmigrated database raises ``SchemaNotMigrated`` ("run `qctl db migrate`"). A
+        SQLite file that does not exist is created only with ``create`` (``db migrate``).
         """
         from qctl_store import Config, open_store
 
@@ -188,7 +222,9 @@ class CliContext:
             raise InvalidInput(
                 f"unsupported DSN scheme {scheme!r}: use postgresql://... or sqlite:///path"
             )
-        config = Config(schema=self.schema, read_only=self.read_only, pooled=pooled)
+        config = Config(
+            schema=self.schema, read_only=self.read_only, pooled=pooled, create_database=create
+        )
         store = open_store(self.dsn, config)
         self._stores.append(store)
         return store

@@ -34,7 +34,9 @@ def migrate(
             output,
         )
         return
-    store = common.writable(ctx, "db migrate")
+    cli = common.cli(ctx)
+    cli.require_writable("db migrate")
+    store = cli.open_store(create=True)  # the one command that may create a SQLite file
     applied = store.migrate()
     status = store.schema_status()
     emit_result(

@@ -28,6 +28,7 @@ import random
 import sqlite3
 import threading
 import time
+import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -188,7 +189,20 @@ class SqliteBase:
             parent = os.path.dirname(os.path.abspath(path))
             if not os.path.isdir(parent):
                 raise errors.Unavailable(f"SQLite: directory {parent} does not exist")
+            if not os.path.exists(path):
+                self._create_file()
         self._conn()  # fail fast on an unopenable file
+
+    def _create_file(self) -> None:
+        """Create the missing database file, private to its owner (SQLite gives its
+        -wal and -shm files the same mode), unless this store may not create it: a
+        mistyped path must not silently become a new, empty database."""
+        if self.config.read_only or not self.config.create_database:
+            raise errors.SchemaNotMigrated(
+                f"SQLite database {self.path} does not exist; `qctl db migrate` creates it"
+            )
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
     # --- connections ----------------------------------------------------------------
 
@@ -198,20 +212,26 @@ class SqliteBase:
             return conn
         if self._closed:
             raise errors.Unavailable("SQLite: the store is closed")
+        # Read-only opens the file with mode=ro: it is never created, and its journal
+        # mode is left as it is (switching to WAL would write the file).
+        read_only = self.config.read_only and self.path != ":memory:"
+        target, uri = self.path, self.path.startswith("file:")
+        if read_only and not uri:
+            target, uri = f"file:{urllib.parse.quote(os.path.abspath(self.path))}?mode=ro", True
         with mapped_errors():
             conn = sqlite3.connect(
-                self.path,
+                target,
                 timeout=BUSY_TIMEOUT_MS / 1000,
                 isolation_level=None,
                 check_same_thread=False,
-                uri=self.path.startswith("file:"),
+                uri=uri,
             )
             conn.row_factory = sqlite3.Row
             conn.create_function(JSONB_CONTAINS, 2, jsonb.contains_text, deterministic=True)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")
-            if self.path != ":memory:":
+            if self.path != ":memory:" and not read_only:
                 conn.execute("PRAGMA journal_mode = WAL")
             if self.config.read_only:
                 conn.execute("PRAGMA query_only = ON")
@@ -234,7 +254,8 @@ class SqliteBase:
         ):
             return None
         try:
-            return os.open(self.path + TURNSTILE_SUFFIX, os.O_RDWR | os.O_CREAT, 0o644)
+            mode = os.stat(self.path).st_mode & 0o666  # as private as the database
+            return os.open(self.path + TURNSTILE_SUFFIX, os.O_RDWR | os.O_CREAT, mode)
         except OSError:
             return None
 
