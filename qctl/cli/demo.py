@@ -56,7 +56,7 @@ def demo(
     if seconds is None and no_tui:
         seconds = 60.0
     if c.dsn:
-        store = c.open_store(pooled=True)
+        store = c.open_store(pooled=True, create=True)  # a SQLite file is migrated below
         location = c.describe()
         if c.is_postgres:
             store.check_schema()  # never migrate someone's PostgreSQL implicitly
@@ -64,7 +64,7 @@ def demo(
             store.migrate()
     else:
         path = demo_database_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # as the embedded default
         if reset:
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
