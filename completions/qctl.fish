@@ -27,7 +27,7 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a demo -d 'A live demo work
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a schedules -d 'DBOS schedules: list, show, pause, resume.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a versions -d 'DBOS application versions.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l dsn -x -d 'postgresql://... or sqlite:///path (env QCTL_DSN; default: the embedded database).'
-complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l schema -x -d 'PostgreSQL schema of azync\'s tables (env QCTL_SCHEMA).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l schema -x -d 'PostgreSQL schema of azync\'s tables, or of DBOS\'s (default dbos) (env QCTL_SCHEMA).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l context -x -d 'Named context from $XDG_CONFIG_HOME/qctl/config.toml (env QCTL_CONTEXT).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l read-only -d 'Refuse every write (env QCTL_READ_ONLY=1).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l system -x -d 'The system the database holds, when it holds several (env QCTL_SYSTEM; default: detected from its tables).'

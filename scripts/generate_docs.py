@@ -411,6 +411,9 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
         "\\fBQCTL_READ_ONLY\\fR",
         "1 refuses every write, as \\fB\\-\\-read\\-only\\fR.",
         ".TP",
+        "\\fBQCTL_SYSTEM\\fR",
+        "The system the database holds (azync or dbos), as \\fB\\-\\-system\\fR.",
+        ".TP",
         "\\fBNO_COLOR\\fR",
         "No colours, as \\fB\\-\\-no\\-color\\fR.",
         ".TP",
@@ -422,8 +425,8 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
         ".SH FILES",
         ".TP",
         "\\fI$XDG_CONFIG_HOME/qctl/config.toml\\fR",
-        "Named contexts: a \\fB[contexts.NAME]\\fR table with \\fBdsn\\fR, \\fBschema\\fR "
-        "and \\fBread_only\\fR, and an optional top\\-level \\fBdefault_context\\fR. "
+        "Named contexts: a \\fB[contexts.NAME]\\fR table with \\fBdsn\\fR, \\fBschema\\fR, "
+        "\\fBsystem\\fR and \\fBread_only\\fR, and an optional top\\-level \\fBdefault_context\\fR. "
         "Precedence: \\fB\\-\\-dsn\\fR, then the named context, then \\fBQCTL_DSN\\fR, "
         "then the default context.",
         ".TP",

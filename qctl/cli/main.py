@@ -207,7 +207,8 @@ def root(
         typer.Option(
             "--schema",
             metavar="SCHEMA",
-            help="PostgreSQL schema of azync's tables (env QCTL_SCHEMA).",
+            help="PostgreSQL schema of azync's tables, or of DBOS's (default dbos) "
+            "(env QCTL_SCHEMA).",
         ),
     ] = None,
     context: Annotated[
