@@ -378,7 +378,7 @@ def vacuum_workflows(
     now_ms: int | None = None,
 ) -> VacuumOutcome:
     """Delete finished workflows that completed (or, for rows DBOS wrote without
-    ``completed_at``, were last updated) more than ``older_than_ms`` ago, with their
+    ``completed_at``, were created) more than ``older_than_ms`` ago, with their
     steps, inputs, outputs, events, messages and streams, ``batch`` per transaction.
 
     Only ``reads.FINISHED`` statuses may be named: a PENDING, ENQUEUED or DELAYED
@@ -395,42 +395,49 @@ def vacuum_workflows(
     cutoff = (now_ms if now_ms is not None else int(time.time() * 1000)) - older_than_ms
     statuses = list(status) or list(reads.FINISHED)
     marks = ", ".join(["%s"] * len(statuses))
-    # completed_at is indexed (idx_workflow_status_completed_at); updated_at covers rows
-    # finished before DBOS recorded completed_at.
-    old = (
-        f"status IN ({marks}) AND (completed_at < %s OR (completed_at IS NULL AND updated_at < %s))"
-    )
-    params: list[Any] = [*statuses, cutoff, cutoff]
+    # Two walks, each over an index DBOS has, so a batch reads only what it deletes:
+    # completed_at (idx_workflow_status_completed_at) for what DBOS 3.x finished, and
+    # created_at for rows an older DBOS finished without recording completed_at.
+    walks = [
+        "completed_at < %s ORDER BY completed_at",
+        "completed_at IS NULL AND created_at < %s ORDER BY created_at",
+    ]
     if dry_run:
-        row = db.one(f"SELECT count(*) AS n FROM {{t}}workflow_status WHERE {old}", params)
-        return VacuumOutcome(
-            "vacuum", int(row["n"]) if row else 0, 0, older_than_ms, statuses, True
-        )
+        n = 0
+        for walk in walks:
+            cond = walk.split(" ORDER BY ")[0]
+            row = db.one(
+                f"SELECT count(*) AS n FROM {{t}}workflow_status"
+                f" WHERE status IN ({marks}) AND {cond}",
+                [*statuses, cutoff],
+            )
+            n += int(row["n"]) if row else 0
+        return VacuumOutcome("vacuum", n, 0, older_than_ms, statuses, True)
     total = batches = 0
     slowest = 0.0
-    while True:
-        started = time.monotonic()
-        with db.transaction():
-            # Locked as selected: a resume racing the batch waits for it (and then
-            # finds nothing), and a row being changed right now is left for a later
-            # run. SQLite's BEGIN IMMEDIATE already excludes every other writer.
-            lock = " FOR UPDATE SKIP LOCKED" if db.postgres else ""
-            ids = [
-                r["workflow_uuid"]
-                for r in db.all(
-                    f"SELECT workflow_uuid FROM {{t}}workflow_status WHERE {old} LIMIT %s{lock}",
-                    [*params, batch],
-                )
-            ]
-            if ids:
-                _delete_rows(db, ids)
-        slowest = max(slowest, time.monotonic() - started)
-        if not ids:
-            break
-        total += len(ids)
-        batches += 1
-        if len(ids) < batch:
-            break
+    # Locked as selected: a resume racing the batch waits for it (and then finds
+    # nothing), and a row being changed right now is left for a later run. SQLite's
+    # BEGIN IMMEDIATE already excludes every other writer.
+    lock = " FOR UPDATE SKIP LOCKED" if db.postgres else ""
+    for walk in walks:
+        while True:
+            started = time.monotonic()
+            with db.transaction():
+                ids = [
+                    r["workflow_uuid"]
+                    for r in db.all(
+                        f"SELECT workflow_uuid FROM {{t}}workflow_status"
+                        f" WHERE status IN ({marks}) AND {walk} LIMIT %s{lock}",
+                        [*statuses, cutoff, batch],
+                    )
+                ]
+                if ids:
+                    _delete_rows(db, ids)
+            slowest = max(slowest, time.monotonic() - started)
+            total += len(ids)
+            batches += 1 if ids else 0
+            if len(ids) < batch:
+                break
     return VacuumOutcome("vacuum", total, batches, older_than_ms, statuses, False, slowest)
 
 
