@@ -426,7 +426,8 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
         ".TP",
         "\\fI$XDG_CONFIG_HOME/qctl/config.toml\\fR",
         "Named contexts: a \\fB[contexts.NAME]\\fR table with \\fBdsn\\fR, \\fBschema\\fR, "
-        "\\fBsystem\\fR and \\fBread_only\\fR, and an optional top\\-level \\fBdefault_context\\fR. "
+        "\\fBsystem\\fR and \\fBread_only\\fR, and an optional top\\-level "
+        "\\fBdefault_context\\fR. "
         "Precedence: \\fB\\-\\-dsn\\fR, then the named context, then \\fBQCTL_DSN\\fR, "
         "then the default context.",
         ".TP",
