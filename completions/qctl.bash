@@ -24,6 +24,7 @@ _qctl() {
         'qctl jobs list --event') COMPREPLY=(); return ;;
         'qctl jobs list --dag') COMPREPLY=(); return ;;
         'qctl jobs list --run') COMPREPLY=(); return ;;
+        'qctl jobs list --sort') COMPREPLY=(); return ;;
         'qctl jobs list --limit' | 'qctl jobs list -n') COMPREPLY=(); return ;;
         'qctl jobs list --after') COMPREPLY=(); return ;;
         'qctl jobs list --output' | 'qctl jobs list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -234,7 +235,7 @@ _qctl() {
         'qctl db migrate') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl db status') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs') subs='list show attempts enqueue retry run-now archive pause resume delete vacuum-dead'; opts='-h --help' ;;
-        'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --limit -n --after --yes -y --output -o -h --help' ;;
+        'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --sort --limit -n --after --yes -y --output -o -h --help' ;;
         'qctl jobs show') subs=''; opts='--payload --output -o -h --help' ;;
         'qctl jobs attempts') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs enqueue') subs=''; opts='--payload -p --delay --at --max-attempts --idempotency-key --ttl --meta --yes -y --output -o -h --help' ;;

@@ -65,6 +65,7 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l older-than -x -
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l event -x -d 'The deliveries of one event.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l dag -x -d 'The tasks of one DAG run.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l run -x -d 'The jobs of one workflow execution.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l sort -x -d 'Order on the state\'s time column (default: the store\'s; dead newest first).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l limit -s n -x -d 'Rows per page.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l after -x -d 'Continue after this cursor.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l yes -s y -d 'Answer yes to the confirmation (needed off a terminal).'

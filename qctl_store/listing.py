@@ -72,9 +72,15 @@ class Dialect:
         return page(offset, limit, no_limit=self.no_limit)
 
 
-def order_for(state: JobState | None) -> tuple[str, bool]:
+def order_for(state: JobState | None, reverse: bool = False) -> tuple[str, bool]:
     """(column, descending) of ``list_jobs``' order for ``state`` (azync's
-    orderForState; skipped sorts like succeeded); ``id`` ascending breaks ties."""
+    orderForState; skipped sorts like succeeded), the other way with ``reverse``;
+    ``id`` ascending breaks ties either way."""
+    column, desc = _state_order(state)
+    return column, desc != reverse
+
+
+def _state_order(state: JobState | None) -> tuple[str, bool]:
     if state in (JobState.SCHEDULED, JobState.PAUSED):
         return "run_at", False
     if state == JobState.ACTIVE:
@@ -86,11 +92,11 @@ def order_for(state: JobState | None) -> tuple[str, bool]:
     return "enqueued_at", True  # no state: newest first, for browsing
 
 
-def order_sql(state: JobState | None) -> str:
-    """The ORDER BY of ``order_for(state)`` with PostgreSQL's NULL placement spelled out
-    (last ascending, first descending), so SQLite, which sorts NULLs the other way,
-    pages identically."""
-    column, desc = order_for(state)
+def order_sql(state: JobState | None, reverse: bool = False) -> str:
+    """The ORDER BY of ``order_for(state, reverse)`` with PostgreSQL's NULL placement
+    spelled out (last ascending, first descending), so SQLite, which sorts NULLs the
+    other way, pages identically."""
+    column, desc = order_for(state, reverse)
     return f"{column} {'DESC NULLS FIRST' if desc else 'ASC NULLS LAST'}, id"
 
 
@@ -193,11 +199,11 @@ def seeks_index(search: JobSearch) -> bool:
 
 
 def keyset_sql(
-    d: Dialect, state: JobState | None, after: JobPageCursor
+    d: Dialect, state: JobState | None, after: JobPageCursor, reverse: bool = False
 ) -> tuple[str, dict[str, Any]]:
-    """The rows strictly after ``after`` in ``order_sql(state)`` (NULLs last ascending,
-    first descending) and the condition's arguments."""
-    column, desc = order_for(state)
+    """The rows strictly after ``after`` in ``order_sql(state, reverse)`` (NULLs last
+    ascending, first descending) and the condition's arguments."""
+    column, desc = order_for(state, reverse)
     key, id = d.param("after_key"), d.param("after_id")
     args = {
         "after_id": d.arg_id(after.id, "after.id"),

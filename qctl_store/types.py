@@ -489,6 +489,9 @@ class JobSearch:
     array); None: no payload filter."""
     older_than: timedelta | None = None
     """Enqueued longer ago than this, on the database's clock."""
+    reverse: bool = False
+    """``list_jobs``' order for the state the other way round (dead jobs newest first);
+    pages after a cursor must keep the same direction."""
 
 
 @dataclass

@@ -10,7 +10,8 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import KindOpt, MetaOpt, SourceOpt, StateOpt
-from qctl_store.listing import seeks_index
+from qctl.cli.parse import ParseError
+from qctl_store.listing import order_for, seeks_index
 from qctl_store.types import JobSearch, JobState, Source
 
 if TYPE_CHECKING:
@@ -45,6 +46,15 @@ RunOpt = Annotated[
     typer.Option("--run", metavar="ID", help="The jobs of one workflow execution."),
 ]
 
+SortOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--sort",
+        metavar="newest|oldest",
+        help="Order on the state's time column (default: the store's; dead newest first).",
+    ),
+]
+
 SCAN_ASK = 10_000
 """A payload search that no index narrows asks first past this many candidate jobs."""
 
@@ -77,6 +87,18 @@ def search(
     )
 
 
+def reverse(state: JobState | None, sort: str | None) -> bool:
+    """Whether ``--sort`` turns the store's order for ``state`` round: ``newest`` and
+    ``oldest`` go by the state's time column; without it dead jobs list newest first
+    (the ones an operator looks at) and every other state in the store's order."""
+    if sort not in (None, "newest", "oldest"):
+        raise ParseError(f"--sort: {sort!r} is not newest or oldest")
+    if sort is None and state != JobState.DEAD:
+        return False
+    _, descending = order_for(state)
+    return descending != (sort != "oldest")
+
+
 def confirm_scan(store: AnyStore, search: JobSearch, yes: bool) -> None:
     """Before a payload search that no index narrows (no kind and state, event, DAG or
     run): on a large table say it will scan, and ask (or need ``--yes``)."""
@@ -100,6 +122,7 @@ __all__ = [
     "MetaOpt",
     "PayloadOpt",
     "RunOpt",
+    "SortOpt",
     "SourceOpt",
     "StateOpt",
     "confirm_scan",

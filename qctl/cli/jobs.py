@@ -127,6 +127,7 @@ def list_jobs(
     event: filters.EventOpt = None,
     dag: filters.DagOpt = None,
     run: filters.RunOpt = None,
+    sort: filters.SortOpt = None,
     limit: common.PageLimit = 50,
     after: Annotated[
         str | None, typer.Option("--after", metavar="CURSOR", help="Continue after this cursor.")
@@ -135,7 +136,8 @@ def list_jobs(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """List jobs, one page at a time. In the store's per-state order; the cursor of
-    the next page is printed on stderr. A --payload-contains search without --kind and
+    the next page is printed on stderr (keep the same --sort for it). Dead jobs list
+    newest first unless --sort oldest. A --payload-contains search without --kind and
     --state (or --event, --dag, --run) scans the jobs and asks first on a large table.
 
     \b
@@ -146,6 +148,7 @@ def list_jobs(
     search = filters.search(
         ctx, source, kind, state, meta, error, payload, older_than, event, dag, run
     )
+    search.reverse = filters.reverse(state, sort)
     cursor = decode_cursor(after) if after else None
     store = common.store(ctx)
     filters.confirm_scan(store, search, yes)

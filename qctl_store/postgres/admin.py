@@ -238,14 +238,14 @@ class AdminMixin(JobActions, PgBase):
         state = None if search.state is None else JobState(search.state)
         where += index_clauses(search.source, state)
         if after is not None:
-            keyset, keyset_args = keyset_sql(DIALECT, state, after)
+            keyset, keyset_args = keyset_sql(DIALECT, state, after, search.reverse)
             where += " AND " + keyset
             args.update(keyset_args)
         args.update(DIALECT.page(0, limit))
         if state == JobState.DEAD and search.source is not None and not search.kind:
-            sql = fill(Q.dead_across_kinds, where=where)
+            sql = fill(Q.dead_across_kinds, where=where, order=order_sql(state, search.reverse))
         else:
-            sql = fill(Q.list_jobs, where=where, order=order_sql(state))
+            sql = fill(Q.list_jobs, where=where, order=order_sql(state, search.reverse))
         with self.read() as cur:
             cur.execute(sql, args)
             return [job_from_row(r) for r in cur.fetchall()]

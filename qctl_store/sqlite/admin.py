@@ -180,10 +180,10 @@ class AdminMixin(JobActions, SqliteBase):
         state = None if search.state is None else JobState(search.state)
         where += index_clauses(search.source, state)
         if after is not None:
-            keyset, keyset_params = keyset_sql(DIALECT, state, after)
+            keyset, keyset_params = keyset_sql(DIALECT, state, after, search.reverse)
             where += " AND " + keyset
             params.update(keyset_params)
-        sql = fill(Q.list_jobs, where=where, order=order_sql(state))
+        sql = fill(Q.list_jobs, where=where, order=order_sql(state, search.reverse))
         with self.read() as t:
             return jobs_from_rows(t.all(sql, {**params, **paging}))
 

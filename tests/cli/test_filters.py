@@ -148,3 +148,39 @@ def test_events_list_by_aggregate_and_show_lists_deliveries(run: Run, st: Any, k
     assert states == {f"{kind}_mail": "dead", f"{kind}_audit": "pending"}
     table = run("events", "show", str(mine.id)).stdout
     assert "SUBSCRIBER" in table and f"{kind}_audit" in table and "smtp down" in table
+
+
+def test_dead_jobs_list_newest_first_by_default(run: Run, st: Any, kind: str) -> None:
+    dead = []
+    for _ in range(3):
+        dead += make_dead(st, kind)
+        time.sleep(0.01)
+
+    def listed(*extra: str) -> list[str]:
+        rows = out_json(
+            run("jobs", "list", "--kind", kind, "--state", "dead", *extra, "-o", "json")
+        )
+        return [r["id"] for r in rows]
+
+    oldest_first = [str(i) for i in dead]
+    assert listed() == oldest_first[::-1] == listed("--sort", "newest")
+    assert listed("--sort", "oldest") == oldest_first
+    # The cursor of a page continues in the same direction.
+    first = run("jobs", "list", "--kind", kind, "--state", "dead", "-n", "2", "-o", "json")
+    cursor = first.stderr.split("--after ")[1].split()[0]
+    rest = out_json(
+        run("jobs", "list", "--kind", kind, "--state", "dead", "--after", cursor, "-o", "json")
+    )
+    assert [r["id"] for r in rest] == [oldest_first[0]]
+    (first_pending,) = enqueue(st, kind)
+    time.sleep(0.01)
+    (second_pending,) = enqueue(st, kind)
+    # Other states keep the store's order: pending oldest first.
+    assert listed_state(run, kind, "pending") == [str(first_pending), str(second_pending)]
+    bad = run("jobs", "list", "--sort", "sideways")
+    assert bad.exit_code == 2 and "--sort" in bad.stderr
+
+
+def listed_state(run: Run, kind: str, state: str) -> list[str]:
+    rows = out_json(run("jobs", "list", "--kind", kind, "--state", state, "-o", "json"))
+    return [r["id"] for r in rows]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import time
 import uuid
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -211,3 +212,35 @@ def test_list_events_filters_by_aggregate(store: AnyStore) -> None:
     rows, total = store.list_events(EventFilter(type=etype, aggregate_id=agg))
     assert ({r.id for r in rows}, total) == ({mine.id, other_type.id}, 2)
     assert store.list_events(EventFilter(aggregate_id=unique("none")))[1] == 0
+
+
+def test_search_jobs_reverse_pages_dead_jobs_newest_first(store: AnyStore) -> None:
+    kinds = [unique("sx_rev_a"), unique("sx_rev_b")]
+    dead = []
+    for i in range(6):
+        kind = kinds[i % 2]
+        enqueue_due(store, kind)
+        job = lease_one(store, Q, kind)
+        store.dead(job.id, token(job), "boom")
+        dead.append(job.id)
+        time.sleep(TICK)
+    for search in (
+        JobSearch(source=Q, kind=kinds[0], state=JobState.DEAD),
+        JobSearch(source=Q, state=JobState.DEAD),  # across kinds: merged per-kind ranges
+    ):
+        oldest = [j.id for j in _all_pages(store, search) if j.id in dead]
+        newest = [j.id for j in _all_pages(store, replace(search, reverse=True)) if j.id in dead]
+        assert newest == oldest[::-1] and set(newest) == (
+            set(dead) if not search.kind else set(dead[0::2])
+        )
+
+
+def _all_pages(store: AnyStore, search: JobSearch) -> list[Any]:
+    out: list[Any] = []
+    after = None
+    while True:
+        page = store.search_jobs(search, limit=2, after=after)
+        out.extend(page)
+        if len(page) < 2:
+            return out
+        after = store.job_cursor(page[-1], search.state)

@@ -115,9 +115,9 @@ WITH RECURSIVE k(kind) AS (
 SELECT p.* FROM k CROSS JOIN LATERAL (
     SELECT {jobs} FROM azync_jobs
     WHERE {where} AND azync_jobs.kind = k.kind
-    ORDER BY enqueued_at, id LIMIT %(limit)s
+    ORDER BY {order} LIMIT %(limit)s
 ) p
-ORDER BY p.enqueued_at, p.id
+ORDER BY {order}
 LIMIT %(limit)s
 
 -- name: get_job
