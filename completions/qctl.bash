@@ -253,7 +253,7 @@ _qctl() {
         'qctl dags find') subs=''; opts='--output -o -h --help' ;;
         'qctl dags signal') subs=''; opts='--payload -p --message-id --yes -y --output -o -h --help' ;;
         'qctl dags pause') subs=''; opts='--reason --yes -y --output -o -h --help' ;;
-        'qctl dags retry') subs=''; opts='--yes -y --output -o -h --help' ;;
+        'qctl dags retry') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl dags compensate') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl dags cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl events') subs='list show publish stats retain'; opts='-h --help' ;;
@@ -279,7 +279,7 @@ _qctl() {
         'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help --status --state --name --queue --app-version --executor --created-after --created-before --prefix --max' ;;
         'qctl workflows suspend') subs=''; opts='--reason --yes -y --output -o -h --help' ;;
         'qctl workflows resume') subs=''; opts='--yes -y --output -o -h --help --on-queue --status --state --name --queue --app-version --executor --created-after --created-before --prefix --max --dry-run' ;;
-        'qctl workflows resolve') subs=''; opts='--result --yes -y --output -o -h --help' ;;
+        'qctl workflows resolve') subs=''; opts='--result --dry-run --yes -y --output -o -h --help' ;;
         'qctl workflows stalled') subs=''; opts='--older-than --limit -n --output -o -h --help' ;;
         'qctl workflows steps') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows events') subs=''; opts='--output -o -h --help' ;;

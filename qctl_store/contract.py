@@ -881,3 +881,11 @@ def job_sort_key(job: Job, state: JobState | None) -> datetime | None:
     if state in (JobState.SUCCEEDED, JobState.SKIPPED):
         return job.completed_at
     return job.enqueued_at
+
+
+class ConsoleStore(
+    Store, DAGStore, WorkflowStore, ChangeNotifier, LeaseElector, Migrator, AdminStore
+):
+    """What qctl's operations layer and dashboard need of an azync store: the contract's
+    queue, DAG and workflow surfaces, change hints, leader leases, schema status and the
+    console reads. Both backends are one."""

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import sys
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,11 +13,13 @@ import typer
 from qctl.cli import parse
 from qctl.cli.context import CliContext
 from qctl.cli.errors import Refused
-from qctl.cli.output import OUTPUT_HELP, OutputFormat, emit_result
+from qctl.cli.output import OUTPUT_HELP, OutputFormat, as_dict, emit_result
 from qctl_store.types import JobState, Source
 
 if TYPE_CHECKING:
     from qctl.cli.context import AnyStore
+    from qctl.ops.results import RunOutcome
+    from qctl_store.contract import ConsoleStore
 
 Output = Annotated[
     OutputFormat,
@@ -124,13 +125,26 @@ def _option_value(parser: Callable[[Any], Any], value: Any, option: str) -> Any:
         raise parse.ParseError(f"{option}: {exc}") from None
 
 
+def record_of(value: Any) -> dict[str, Any]:
+    """A result record (an ops dataclass or a mapping) as a mapping for output."""
+    return dict(value) if isinstance(value, Mapping) else as_dict(value)
+
+
+def done(result: Any, message: str, output: OutputFormat) -> None:
+    """Print what a writing verb did: ``message`` for people, ``result`` for machines."""
+    emit_result(record_of(result), message, output)
+
+
 def proceed(
-    dry_run: bool, yes: bool, output: OutputFormat, record: dict[str, Any], would: str, ask: str
+    dry_run: bool, yes: bool, output: OutputFormat, plan: Any, would: str, ask: str
 ) -> bool:
-    """The gate of a destructive verb: with ``dry_run`` print what it would do
-    (``record`` marked ``"dry_run": true``) and return False; else confirm with ``ask``."""
+    """The gate of a destructive verb: with ``dry_run`` print ``plan`` (an ops record,
+    marked ``"dry_run": true``) and ``would`` prefixed "dry run:" and return False;
+    else confirm with ``ask``."""
     if dry_run:
-        emit_result({"dry_run": True, **record}, would, output)
+        emit_result(
+            {**record_of(plan), "dry_run": True}, f"dry run: {would}; nothing was changed", output
+        )
         return False
     confirm(ask, yes)
     return True
@@ -161,46 +175,33 @@ def sources(source: Source | None) -> list[Source]:
     return [source] if source else list(Source)
 
 
-@dataclass(frozen=True)
-class Target:
-    """What ``act`` acts on: a DAG run or a workflow execution."""
-
-    group: str
-    """The command group, for the read-only refusal (``dags``)."""
-    entity: str
-    """The id-prefix entity (``dag``)."""
-    label: str
-    """The noun in messages (``DAG``)."""
-    get: Callable[[AnyStore, uuid.UUID], Any]
-    """The row (with ``name`` and ``state``) shown before a destructive act."""
-
-
 def act(
     ctx: typer.Context,
-    target: Target,
+    group: str,
+    entity: str,
     id: str,
     action: str,
     done: str,
     output: OutputFormat,
-    call: Callable[[AnyStore, uuid.UUID], None],
+    call: Callable[[ConsoleStore, uuid.UUID, bool], RunOutcome],
     *,
     destructive: bool = False,
     yes: bool = False,
     dry_run: bool = False,
 ) -> None:
-    """Resolve ``id`` and ``call`` the store on it; destructive acts show the row and
-    confirm first, and with ``dry_run`` only say what they would do."""
+    """Resolve ``id`` (an ``entity`` id of command ``group``) and run the ops ``call``
+    on it: its dry run first (the guards), so a refusal comes before any question; a
+    destructive act shows the run and confirms, and with ``dry_run`` stops there."""
     if not dry_run:
-        cli(ctx).require_writable(f"{target.group} {action}")
+        cli(ctx).require_writable(f"{group} {action}")
     st = store(ctx)
-    ident = resolve(ctx, target.entity, id)
-    if destructive:
-        row = target.get(st, ident)
-        what = f"{target.label} {row.name} {ident} ({row.state})"
-        record = {"id": ident, "action": action, "state": row.state}
-        if not proceed(
-            dry_run, yes, output, record, f"would {action} {what}", f"{action.capitalize()} {what}?"
-        ):
-            return
-    call(st, ident)
-    emit_result({"id": ident, "action": action}, f"{done} {target.label} {ident}", output)
+    ident = resolve(ctx, entity, id)
+    plan = call(st, ident, True)
+    label = "DAG" if entity == "dag" else entity
+    what = f"{label} {plan.name} {ident} ({plan.state})"
+    if destructive and not proceed(
+        dry_run, yes, output, plan, f"would {action} {what}", f"{action.capitalize()} {what}?"
+    ):
+        return
+    outcome = call(st, ident, False)
+    emit_result(record_of(outcome), f"{done} {label} {ident}", output)

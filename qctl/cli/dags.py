@@ -19,10 +19,12 @@ from qctl.cli.output import (
     emit_rows,
     page_note,
 )
-from qctl_store.types import DAGDep, DAGFilter, DAGSignalParams, DAGState, DAGView, Job, JobState
+from qctl.ops import dags as ops_dags
+from qctl_store.types import DAGDep, DAGFilter, DAGState, DAGView, Job, JobState
 
 if TYPE_CHECKING:
-    from qctl.cli.context import AnyStore
+    from qctl.ops.results import RunOutcome
+    from qctl_store.contract import ConsoleStore
 
 app = common.app("dags")
 
@@ -30,7 +32,6 @@ IdArg = Annotated[
     str, typer.Argument(metavar="ID", help="DAG id or unique prefix (>= 8 hex chars).")
 ]
 DAG_COLUMNS = ["id", "name", "state", "on_failure", "tasks", "created_at", "failure_reason"]
-DAG = common.Target("dags", "dag", "DAG", lambda s, i: s.get_dag(i))
 TASK_COLUMNS = ["task_key", "kind", "state", "attempt", "max_attempts", "id", "last_error"]
 
 
@@ -133,28 +134,19 @@ def signal(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Send a signal to a run's waiting tasks. Buffered when none waits yet."""
+    """Send a signal to a run's waiting tasks. Buffered when none waits yet; a name no
+    task of the run waits for is refused (exit 3)."""
     store = common.writable(ctx, "dags signal")
     dag_id = common.resolve(ctx, "dag", id)
-    delivered, dedup = store.signal(
-        DAGSignalParams(
-            dag_id=dag_id,
-            name=name,
-            message_id=message_id,
-            payload=common.json_value(payload, "--payload"),
-        )
-    )
-    if dedup:
+    value = common.json_value(payload, "--payload")
+    sent = ops_dags.signal(store, dag_id, name, value, message_id)
+    if sent.deduplicated:
         message = f"signal {name!r} to DAG {dag_id} was a duplicate (message id {message_id!r})"
     else:
-        message = f"signal {name!r} to DAG {dag_id}: delivered to {delivered} task(s)" + (
-            "" if delivered else " (buffered)"
+        message = f"signal {name!r} to DAG {dag_id}: delivered to {sent.delivered} task(s)" + (
+            "" if sent.delivered else " (buffered)"
         )
-    emit_result(
-        {"id": dag_id, "signal": name, "delivered": delivered, "deduplicated": dedup},
-        message,
-        output,
-    )
+    common.done(sent, message, output)
 
 
 @app.command("pause")
@@ -166,21 +158,22 @@ def pause(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Pause a run: its tasks stay where they are until retry."""
-    common.act(ctx, DAG, id, "pause", "paused", output, lambda s, i: s.pause_dag(i, reason))
-
-
-@app.command("retry")
-def retry(
-    ctx: typer.Context, id: IdArg, yes: Yes = False, output: Output = OutputFormat.TABLE
-) -> None:
-    """Resume a suspended or paused run. Dead tasks get a fresh budget."""
-    common.act(ctx, DAG, id, "retry", "retried", output, lambda s, i: s.retry_dag(i))
+    common.act(
+        ctx,
+        "dags",
+        "dag",
+        id,
+        "pause",
+        "paused",
+        output,
+        lambda s, i, dry: ops_dags.pause(s, i, reason, dry),
+    )
 
 
 def _destructive(
-    action: str, done: str, doc: str, call: Callable[[AnyStore, uuid.UUID], None]
+    action: str, done: str, doc: str, call: Callable[[ConsoleStore, uuid.UUID, bool], RunOutcome]
 ) -> None:
-    """Register a verb that shows the run and confirms before it ``call``s the store."""
+    """Register a verb that shows the run and confirms before it acts."""
 
     def command(
         ctx: typer.Context,
@@ -190,7 +183,17 @@ def _destructive(
         output: Output = OutputFormat.TABLE,
     ) -> None:
         common.act(
-            ctx, DAG, id, action, done, output, call, destructive=True, yes=yes, dry_run=dry_run
+            ctx,
+            "dags",
+            "dag",
+            id,
+            action,
+            done,
+            output,
+            call,
+            destructive=True,
+            yes=yes,
+            dry_run=dry_run,
         )
 
     command.__doc__ = doc
@@ -198,11 +201,15 @@ def _destructive(
 
 
 _destructive(
+    "retry",
+    "retried",
+    "Resume a suspended or paused run. Dead tasks get a fresh budget.",
+    ops_dags.retry,
+)
+_destructive(
     "compensate",
     "compensating",
     "Run the compensation chain of a run (saga rollback).",
-    lambda s, i: s.compensate_dag(i),
+    ops_dags.compensate,
 )
-_destructive(
-    "cancel", "cancelled", "Cancel a run without compensation.", lambda s, i: s.cancel_dag(i)
-)
+_destructive("cancel", "cancelled", "Cancel a run without compensation.", ops_dags.cancel)

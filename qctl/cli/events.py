@@ -13,12 +13,12 @@ from qctl.cli.output import (
     as_dict,
     emit_detail,
     emit_object,
-    emit_result,
     emit_rows,
     iso,
     page_note,
 )
 from qctl.cli.parse import ParseError
+from qctl.ops import events as ops_events
 from qctl_store.types import EventAdminRow, EventFilter, JobSearch, PublishParams, Source
 
 app = common.app("events")
@@ -147,11 +147,9 @@ def publish(
         version=version,
         meta=common.meta(meta),
     )
-    deliveries = common.writable(ctx, "events publish").publish(params)
-    emit_result(
-        {"id": params.id, "type": type, "deliveries": deliveries},
-        f"published {type} event {params.id} to {deliveries} subscriber(s)",
-        output,
+    done = ops_events.publish(common.writable(ctx, "events publish"), params)
+    common.done(
+        done, f"published {type} event {done.id} to {done.deliveries} subscriber(s)", output
     )
 
 
@@ -185,17 +183,15 @@ def retain(
     if not dry_run:
         common.cli(ctx).require_writable("events retain")
     store = common.store(ctx)
-    _, total = store.list_events(EventFilter(until=cutoff), 0, 1)
-    matched = min(total, limit)
-    if not common.proceed(
+    plan = ops_events.retain(store, cutoff, limit, dry_run=True)
+    if common.proceed(
         dry_run,
         yes,
         output,
-        {"action": "retain", "matched": matched},
-        f"would consider {matched} event(s) before {iso(cutoff)} "
+        plan,
+        f"would consider {plan.count} event(s) before {iso(cutoff)} "
         "(events with unsettled deliveries are kept)",
-        f"Delete up to {matched} settled event(s) before {iso(cutoff)}?",
+        f"Delete up to {plan.count} settled event(s) before {iso(cutoff)}?",
     ):
-        return
-    removed = store.retain(cutoff, limit)
-    emit_result({"action": "retain", "removed": removed}, f"removed {removed} event(s)", output)
+        done = ops_events.retain(store, cutoff, limit)
+        common.done(done, f"removed {done.count} event(s)", output)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -34,12 +33,13 @@ from qctl.cli.output import (
     rows_of,
 )
 from qctl.cli.parse import ParseError
+from qctl.ops import jobs as ops_jobs
+from qctl.ops.results import BulkOutcome, JobOutcome
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS
-from qctl_store.errors import NotFound
 from qctl_store.types import EnqueueParams, Job, JobPageCursor, JobSearch, JobState, Source
 
 if TYPE_CHECKING:
-    from qctl.cli.context import AnyStore
+    from qctl_store.contract import ConsoleStore
 
 app = common.app("jobs")
 
@@ -90,24 +90,6 @@ def make_search(
     source: Source | None, kind: str, state: JobState | None, meta: list[str] | None, error: str
 ) -> JobSearch:
     return JobSearch(source=source, kind=kind, state=state, meta=common.meta(meta), error=error)
-
-
-def iter_jobs(store: AnyStore, search: JobSearch) -> Iterator[Job]:
-    """Every matching job, page by page (keyset, so concurrent writes do not repeat rows)."""
-    after: JobPageCursor | None = None
-    while True:
-        page = store.search_jobs(search, limit=PAGE, after=after)
-        yield from page
-        if len(page) < PAGE:
-            return
-        after = store.job_cursor(page[-1], search.state)
-
-
-def count_dead(store: AnyStore, source: Source | None, kind: str, age: timedelta) -> int:
-    """How many dead jobs ``vacuum_dead`` would delete (on this host's clock)."""
-    cutoff = datetime.now(UTC) - age
-    search = JobSearch(source=source, kind=kind, state=JobState.DEAD)
-    return sum(1 for j in iter_jobs(store, search) if j.enqueued_at and j.enqueued_at < cutoff)
 
 
 def find(ctx: typer.Context, text: str) -> Job:
@@ -251,7 +233,7 @@ def enqueue(
         idempotency_key=idempotency_key,
         idempotency_ttl=common.duration(ttl, "--ttl") or timedelta(0),
     )
-    inserted = common.writable(ctx, "jobs enqueue").enqueue(params)
+    inserted = ops_jobs.enqueue(common.writable(ctx, "jobs enqueue"), params)
     emit_result(
         {"id": params.id, "kind": kind, "inserted": inserted},
         f"enqueued {kind} job {params.id}"
@@ -261,24 +243,38 @@ def enqueue(
     )
 
 
+def _emit_outcomes(outcomes: list[JobOutcome], verb: str, output: OutputFormat) -> None:
+    if output == OutputFormat.TABLE:
+        for o in outcomes:
+            typer.echo(f"{verb} {o.source} job {o.id} ({o.kind})")
+    else:
+        emit_rows(rows_of(outcomes), ["id", "source", "kind", "action", "state"], output)
+
+
 def _act(
     ctx: typer.Context,
     ids: list[str],
-    action: str,
     verb: str,
     output: OutputFormat,
-    call: Callable[[AnyStore, Job], None],
+    call: Callable[[ConsoleStore, uuid.UUID, bool], JobOutcome],
 ) -> None:
-    store = common.writable(ctx, f"jobs {action}")
-    results = []
-    for text in ids:
-        job = find(ctx, text)
-        call(store, job)
-        results.append({"id": job.id, "source": job.source, "kind": job.kind, "action": action})
-        if output == OutputFormat.TABLE:
-            typer.echo(f"{verb} {job.source} job {job.id} ({job.kind})")
-    if output != OutputFormat.TABLE:
-        emit_rows(results, ["id", "source", "kind", "action"], output)
+    """``call`` each job of ``ids``; every one is checked first (a dry run), so a refusal
+    stops the command before anything was written."""
+    store = common.writable(ctx, f"jobs {verb}")
+    targets = [common.resolve(ctx, "job", text) for text in ids]
+    for ident in targets:
+        call(store, ident, True)
+    _emit_outcomes([call(store, ident, False) for ident in targets], DONE[verb], output)
+
+
+DONE = {
+    "retry": "retried",
+    "run-now": "expedited",
+    "pause": "paused",
+    "resume": "resumed",
+    "archive": "archived",
+    "delete": "deleted",
+}
 
 
 @app.command("retry")
@@ -287,7 +283,12 @@ def retry(
     ids: Annotated[
         list[str] | None, typer.Argument(metavar="ID...", help="Dead job ids or prefixes.")
     ] = None,
-    all_dead: Annotated[bool, typer.Option("--all-dead", help="Retry every dead job.")] = False,
+    all_dead: Annotated[
+        bool,
+        typer.Option(
+            "--all-dead", help="Retry every dead job (queue and event sources unless --source)."
+        ),
+    ] = False,
     source: SourceOpt = None,
     kind: KindOpt = "",
     meta: MetaOpt = None,
@@ -296,7 +297,9 @@ def retry(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Retry dead jobs. By id, or --all-dead narrowed by the list filters.
+    """Retry dead jobs. By id, or --all-dead narrowed by the list filters. DAG tasks
+    are retried through their run (`qctl dags retry`), workflow operations settled
+    with `qctl workflows resolve`.
 
     \b
     Example:
@@ -307,41 +310,31 @@ def retry(
     if ids:
         if dry_run:
             raise ParseError("--dry-run goes with --all-dead")
-        _act(ctx, ids, "retry", "retried", output, lambda s, j: s.retry_job(j.source, j.id))
+        _act(ctx, ids, "retry", output, ops_jobs.retry)
         return
     if not dry_run:
         common.cli(ctx).require_writable("jobs retry --all-dead")
-    search = make_search(source, kind, JobState.DEAD, meta, error)
     store = common.store(ctx)
-    by_id = bool(search.meta or search.error)
-    count = (
-        sum(1 for _ in iter_jobs(store, search))
-        if by_id
-        else store.count_jobs(search, exact=True)[0]
-    )
-    if not common.proceed(
+
+    def call(dry: bool) -> BulkOutcome:
+        return ops_jobs.retry_all_dead(store, source, kind, common.meta(meta), error, dry)
+
+    plan = call(True)
+    if common.proceed(
         dry_run,
         yes,
         output,
-        {"action": "retry", "matched": count},
-        f"would retry {count} dead job(s)",
-        f"Retry {count} dead job(s)?",
+        plan,
+        f"would retry {plan.count} dead job(s)",
+        f"Retry {plan.count} dead job(s)?",
     ):
-        return
-    if by_id:
-        # Filters RetryAllDead cannot express: retry the matches by id, page by page.
-        # Keyset pages stay correct while retried rows leave the dead set.
-        retried = 0
-        for job in iter_jobs(store, search):
-            with contextlib.suppress(NotFound):  # retried or deleted meanwhile
-                store.retry_job(job.source, job.id)
-                retried += 1
-    else:
-        retried = sum(store.retry_all_dead(s, kind) for s in common.sources(source))
-    emit_result({"action": "retry", "retried": retried}, f"retried {retried} dead job(s)", output)
+        done = call(False)
+        common.done(done, f"retried {done.count} dead job(s)", output)
 
 
-def _one(action: str, verb: str, method: str, doc: str) -> None:
+def _one(
+    action: str, call: Callable[[ConsoleStore, uuid.UUID, bool], JobOutcome], doc: str
+) -> None:
     def command(
         ctx: typer.Context,
         ids: Annotated[
@@ -350,21 +343,20 @@ def _one(action: str, verb: str, method: str, doc: str) -> None:
         yes: Yes = False,
         output: Output = OutputFormat.TABLE,
     ) -> None:
-        _act(ctx, ids, action, verb, output, lambda s, j: getattr(s, method)(j.source, j.id))
+        _act(ctx, ids, action, output, call)
 
     command.__doc__ = doc
     app.command(action)(command)
 
 
-_one("run-now", "expedited", "run_now", "Run scheduled jobs now.")
+_one("run-now", ops_jobs.run_now, "Run scheduled jobs now (DAG tasks too).")
 _one(
     "archive",
-    "archived",
-    "archive_job",
+    ops_jobs.archive,
     "Force pending or scheduled jobs to dead. No further attempts.",
 )
-_one("pause", "paused", "pause_job", "Pause pending or scheduled jobs.")
-_one("resume", "resumed", "resume_job", "Resume paused jobs.")
+_one("pause", ops_jobs.pause, "Pause pending or scheduled jobs (a DAG: `qctl dags pause`).")
+_one("resume", ops_jobs.resume, "Resume paused jobs (a DAG: `qctl dags retry`).")
 
 
 @app.command("delete")
@@ -376,7 +368,12 @@ def delete(
     ids: Annotated[
         list[str] | None, typer.Argument(metavar="ID...", help="Job ids or prefixes.")
     ] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Every job in --state.")] = False,
+    all_: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="Every job in --state (queue and event sources unless --source)."
+        ),
+    ] = False,
     source: SourceOpt = None,
     kind: KindOpt = "",
     dry_run: DryRun = False,
@@ -395,40 +392,35 @@ def delete(
         common.cli(ctx).require_writable("jobs delete")
     store = common.store(ctx)
     if ids:
-        jobs = [find(ctx, text) for text in ids]
-        matched = sum(1 for j in jobs if j.state == state)
-        if not dry_run and matched < len(jobs):
-            # Refuse before asking: deleting would stop at the first mismatch.
-            other = next(j for j in jobs if j.state != state)
-            raise NotFound("delete job", f"job {other.id} is {other.state}, not {state}")
-        if not common.proceed(
+        targets = [common.resolve(ctx, "job", text) for text in ids]
+        # Refuse before asking: every job is checked before any is deleted.
+        plans = [ops_jobs.delete(store, ident, state, dry_run=True) for ident in targets]
+        if common.proceed(
             dry_run,
             yes,
             output,
-            {"action": "delete", "matched": matched},
-            f"would delete {matched} job(s)",
-            f"Delete {matched} {state} job(s)?",
+            BulkOutcome("delete", len(plans), target=state, dry_run=True),
+            f"would delete {len(plans)} job(s)",
+            f"Delete {len(plans)} {state} job(s)?",
         ):
-            return
-        _act(
-            ctx, ids, "delete", "deleted", output, lambda s, j: s.delete_job(j.source, j.id, state)
-        )
+            deleted = [ops_jobs.delete(store, ident, state) for ident in targets]
+            _emit_outcomes(deleted, "deleted", output)
         return
-    search = JobSearch(source=source, kind=kind, state=state)
-    count = store.count_jobs(search, exact=True)[0]
-    if not common.proceed(
+
+    def call(dry: bool) -> BulkOutcome:
+        return ops_jobs.delete_all(store, state, source, kind, dry)
+
+    plan = call(True)
+    if common.proceed(
         dry_run,
         yes,
         output,
-        {"action": "delete", "matched": count},
-        f"would delete {count} {state} job(s)",
-        f"Delete {count} {state} job(s)?",
+        plan,
+        f"would delete {plan.count} {state} job(s)",
+        f"Delete {plan.count} {state} job(s)?",
     ):
-        return
-    deleted = sum(store.delete_all(s, kind, state) for s in common.sources(source))
-    emit_result(
-        {"action": "delete", "deleted": deleted}, f"deleted {deleted} {state} job(s)", output
-    )
+        done = call(False)
+        common.done(done, f"deleted {done.count} {state} job(s)", output)
 
 
 @app.command("vacuum-dead")
@@ -441,22 +433,21 @@ def vacuum_dead(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Delete dead jobs enqueued longer ago than --older-than."""
+    """Delete dead jobs that died longer ago than --older-than (queue and event sources
+    unless --source; DAG tasks go with their run: `qctl vacuum dags`)."""
     age = common.duration(older_than, "--older-than") or timedelta(0)
     if not dry_run:
         common.cli(ctx).require_writable("jobs vacuum-dead")
     store = common.store(ctx)
-    count = count_dead(store, source, kind, age) if dry_run else 0  # a scan: only when asked
-    if not common.proceed(
+    # Counting is a scan: only for a dry run; the guards run before the question.
+    plan = ops_jobs.vacuum_dead(store, age, source, kind, dry_run=True, count=dry_run)
+    if common.proceed(
         dry_run,
         yes,
         output,
-        {"action": "vacuum-dead", "matched": count},
-        f"would delete {count} dead job(s)",
-        f"Delete dead jobs enqueued more than {older_than} ago?",
+        plan,
+        f"would delete {plan.count} dead job(s)",
+        f"Delete dead jobs that died more than {older_than} ago?",
     ):
-        return
-    deleted = sum(store.vacuum_dead(s, kind, age) for s in common.sources(source))
-    emit_result(
-        {"action": "vacuum-dead", "deleted": deleted}, f"deleted {deleted} dead job(s)", output
-    )
+        done = ops_jobs.vacuum_dead(store, age, source, kind)
+        common.done(done, f"deleted {done.count} dead job(s)", output)

@@ -8,8 +8,10 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, SinceOpt, UntilOpt, Yes
-from qctl.cli.output import OutputFormat, as_dict, emit_result
-from qctl_store.types import EventFilter, JobSearch, ReplayFilter, Source
+from qctl.cli.output import OutputFormat
+from qctl.ops import events as ops_events
+from qctl.ops import vacuum as ops_vacuum
+from qctl_store.types import ReplayFilter, Source
 
 
 def replay(
@@ -48,36 +50,18 @@ def replay(
         until=common.instant(until, "--until"),
         limit=limit,
     )
-    if flt.event_id is not None:
-        store.get_event(flt.event_id)  # not found: exit 3 before anything is asked
-        events = 1
-    else:
-        _, events = store.list_events(
-            EventFilter(type=event_type, since=flt.since, until=flt.until), 0, 1
-        )
-    if limit:
-        events = min(events, limit)
-    subs = {
-        v.subscriber
-        for v in store.list_subscriber_views(event_type)
-        if not subscriber or v.subscriber == subscriber
-    }
-    if not common.proceed(
+    plan = ops_events.replay(store, flt, dry_run=True)
+    if common.proceed(
         dry_run,
         yes,
         output,
-        {"events": events, "subscribers": len(subs)},
-        f"would replay up to {events} event(s) to their subscribers "
-        f"({len(subs)} subscriber(s) match)",
-        f"Replay up to {events} event(s) to {len(subs)} subscriber(s)?",
+        plan,
+        f"would replay up to {plan.events} event(s) to their subscribers "
+        f"({plan.subscribers} subscriber(s) match)",
+        f"Replay up to {plan.events} event(s) to {plan.subscribers} subscriber(s)?",
     ):
-        return
-    enqueued = store.replay(flt)
-    emit_result(
-        {"action": "replay", "deliveries": enqueued},
-        f"enqueued {enqueued} replay deliveries",
-        output,
-    )
+        done = ops_events.replay(store, flt)
+        common.done(done, f"enqueued {done.deliveries} replay deliveries", output)
 
 
 def nuke(
@@ -92,19 +76,18 @@ def nuke(
     if not dry_run:
         common.cli(ctx).require_writable("nuke")
     store = common.store(ctx)
-    jobs, _ = store.count_jobs(JobSearch(source=source), exact=True)
-    if not common.proceed(
+    plan = ops_vacuum.nuke(store, source, dry_run=True)
+    if common.proceed(
         dry_run,
         yes,
         output,
-        {"source": source, "jobs": jobs},
-        f"would delete {jobs} {source} job(s) with their stats and keys",
-        f"NUKE every {source} job ({jobs}), stats row and idempotency key?",
+        plan,
+        f"would delete {plan.jobs} {source} job(s) with their stats and keys",
+        f"NUKE every {source} job ({plan.jobs}), stats row and idempotency key?",
     ):
-        return
-    report = store.nuke_all(source)
-    emit_result(
-        {"source": source, **as_dict(report)},
-        f"nuked {source}: {report.jobs} job(s), {report.stats} stats row(s), {report.keys} key(s)",
-        output,
-    )
+        done = ops_vacuum.nuke(store, source)
+        common.done(
+            done,
+            f"nuked {source}: {done.jobs} job(s), {done.stats} stats row(s), {done.keys} key(s)",
+            output,
+        )

@@ -8,14 +8,11 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
-from qctl.cli.output import OutputFormat, emit_result, emit_rows, rows_of
+from qctl.cli.output import OutputFormat, emit_rows, rows_of
 from qctl.cli.parse import ParseError
-from qctl_store.types import JobSearch, JobState, Source, Subscriber
+from qctl.ops import events as ops_events
 
 app = common.app("subscribers")
-
-DRAINED_STATES = (JobState.PENDING, JobState.SCHEDULED)
-"""A subscriber's deliveries that have not run yet (waiting, or waiting to retry)."""
 
 
 @app.command("list")
@@ -48,11 +45,10 @@ def register(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Subscribe NAME to EVENT_TYPE. Updates the budget when already subscribed."""
-    common.writable(ctx, "subscribers register").register_subscriber(
-        Subscriber(name=name, event_type=event_type, max_attempts=max_attempts)
-    )
-    emit_result(
-        {"subscriber": name, "event_type": event_type, "max_attempts": max_attempts},
+    store = common.writable(ctx, "subscribers register")
+    done = ops_events.register_subscriber(store, name, event_type, max_attempts)
+    common.done(
+        done,
         f"registered {name} for {event_type} (max attempts {max_attempts})",
         output,
     )
@@ -85,36 +81,21 @@ def delete(
     if not dry_run:
         common.cli(ctx).require_writable("subscribers delete")
     store = common.store(ctx)
-    subs = [v for v in store.list_subscriber_views(event_type or "") if v.subscriber == name]
-    pending = (
-        sum(
-            store.count_jobs(JobSearch(source=Source.EVENT, kind=name, state=s), exact=True)[0]
-            for s in DRAINED_STATES
-        )
-        if drain
-        else 0
-    )
-    drained_text = f" and delete {pending} undelivered deliveries" if drain else ""
+    plan = ops_events.delete_subscriber(store, name, event_type or "", drain, dry_run=True)
+    drained_text = f" and delete {plan.drained} undelivered deliveries" if drain else ""
     what = f"{name}" + (f" from {event_type}" if event_type else " from every event type")
-    if not common.proceed(
+    if common.proceed(
         dry_run,
         yes,
         output,
-        {"subscriptions": len(subs), "deliveries": pending},
-        f"would delete {len(subs)} subscription(s){drained_text}",
+        plan,
+        f"would delete {plan.count} subscription(s){drained_text}",
         f"Unsubscribe {what}{drained_text}?",
     ):
-        return
-    removed = store.delete_subscriber(name, event_type or "")
-    drained = sum(store.delete_all(Source.EVENT, name, s) for s in DRAINED_STATES) if drain else 0
-    emit_result(
-        {
-            "subscriber": name,
-            "event_type": event_type or "",
-            "removed": removed,
-            "drained": drained,
-        },
-        f"removed {removed} subscription(s) of {name}"
-        + (f", deleted {drained} undelivered deliveries" if drain else ""),
-        output,
-    )
+        done = ops_events.delete_subscriber(store, name, event_type or "", drain)
+        common.done(
+            done,
+            f"removed {done.count} subscription(s) of {name}"
+            + (f", deleted {done.drained} undelivered deliveries" if drain else ""),
+            output,
+        )

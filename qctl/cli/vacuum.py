@@ -5,30 +5,20 @@ where the store offers no way to count: stats rows and idempotency keys)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from qctl.cli import common
 from qctl.cli.common import DeadAge, DryRun, KindOpt, Output, SourceOpt, Yes
-from qctl.cli.jobs import count_dead, iter_jobs
-from qctl.cli.output import OutputFormat, emit_rows
+from qctl.cli.output import OutputFormat, emit_rows, note
 from qctl.cli.parse import ParseError, format_duration
-from qctl_store.types import (
-    DAG_TERMINAL_STATES,
-    WORKFLOW_TERMINAL_STATES,
-    DAGFilter,
-    JobSearch,
-    JobState,
-    Source,
-    WorkflowFilter,
-)
+from qctl.ops import vacuum as ops_vacuum
+from qctl.ops.vacuum import Step
 
 if TYPE_CHECKING:
-    from qctl.cli.context import AnyStore
+    pass
 
 app = common.app("vacuum")
 
@@ -38,127 +28,29 @@ Retention = Annotated[
 PAGE = 500
 
 
-@dataclass
-class Step:
-    target: str
-    source: Source | None
-    run: Callable[[AnyStore], int]
-    count: Callable[[AnyStore], int] | None = None
-    """What ``run`` would remove, for --dry-run; None when it cannot be counted."""
-
-
 def _execute(
-    ctx: typer.Context, steps: list[Step], plan: str, dry_run: bool, yes: bool, output: OutputFormat
+    ctx: typer.Context,
+    steps: list[Step],
+    plan: str,
+    dry_run: bool,
+    yes: bool,
+    output: OutputFormat,
 ) -> None:
     if dry_run:
-        store = common.store(ctx)
-        rows: list[dict[str, Any]] = [
-            {
-                "target": s.target,
-                "source": s.source,
-                "dry_run": True,
-                "removed": s.count(store) if s.count else None,
-            }
-            for s in steps
-        ]
+        outcomes = ops_vacuum.execute(common.store(ctx), steps, dry_run=True)
+        if output == OutputFormat.TABLE:
+            note("dry run: nothing was changed; REMOVED is what would be removed")
     else:
         store = common.writable(ctx, "vacuum")
         common.confirm(f"Vacuum {plan}?", yes)
-        rows = [{"target": s.target, "source": s.source, "removed": s.run(store)} for s in steps]
+        outcomes = ops_vacuum.execute(store, steps)
+    # The documented cron form: one row per target and source, "removed" rows.
+    rows = [
+        {"target": o.target, "source": o.source, "removed": o.count}
+        | ({"dry_run": True} if o.dry_run else {})
+        for o in outcomes
+    ]
     emit_rows(rows, ["target", "source", "removed"], output)
-
-
-def _cutoff(retention: timedelta) -> datetime:
-    return datetime.now(UTC) - retention
-
-
-def _completed(source: Source | None, keep: timedelta) -> list[Step]:
-    def count(st: AnyStore, src: Source) -> int:
-        # azync: succeeded rows only, never DAG or workflow jobs; retention <= 0 keeps all.
-        if keep <= timedelta(0):
-            return 0
-        cutoff = _cutoff(keep)
-        search = JobSearch(source=src, state=JobState.SUCCEEDED)
-        return sum(
-            1
-            for j in iter_jobs(st, search)
-            if j.dag_id is None and j.run_id is None and j.completed_at and j.completed_at < cutoff
-        )
-
-    return _per_source("completed", source, lambda st, s: st.vacuum_completed(s, keep), count)
-
-
-def _dead(source: Source | None, kind: str, age: timedelta) -> list[Step]:
-    return _per_source(
-        "dead",
-        source,
-        lambda st, s: st.vacuum_dead(s, kind, age),
-        lambda st, s: count_dead(st, s, kind, age),
-    )
-
-
-def _stats(source: Source | None, keep: timedelta) -> list[Step]:
-    return _per_source("stats", source, lambda st, s: st.vacuum_stats(s, keep))
-
-
-def _idempotency(source: Source | None) -> list[Step]:
-    return _per_source("idempotency", source, lambda st, s: st.vacuum_idempotency(s))
-
-
-def _completed_before(rows: Iterator[Any], keep: timedelta) -> int:
-    if keep <= timedelta(0):
-        return 0
-    cutoff = _cutoff(keep)
-    return sum(1 for r in rows if r.completed_at and r.completed_at < cutoff)
-
-
-def _dags(keep: timedelta) -> Step:
-    def rows(st: AnyStore) -> Iterator[Any]:
-        filters = [DAGFilter(state=state) for state in DAG_TERMINAL_STATES]
-        return _pages(lambda f, off: st.list_dags(f, off, PAGE)[0], filters)
-
-    return Step(
-        "dags", None, lambda st: st.vacuum_dags(keep), lambda st: _completed_before(rows(st), keep)
-    )
-
-
-def _workflows(keep: timedelta) -> Step:
-    def rows(st: AnyStore) -> Iterator[Any]:
-        filters = [WorkflowFilter(state=state) for state in WORKFLOW_TERMINAL_STATES]
-        return _pages(lambda f, off: st.list_workflow_executions(f, off, PAGE)[0], filters)
-
-    return Step(
-        "workflows",
-        None,
-        lambda st: st.vacuum_workflows(keep),
-        lambda st: _completed_before(rows(st), keep),
-    )
-
-
-def _pages(fetch: Callable[[Any, int], list[Any]], filters: list[Any]) -> Iterator[Any]:
-    """Every row of an offset-paginated listing, for each filter."""
-    for flt in filters:
-        offset = 0
-        while True:
-            page = fetch(flt, offset)
-            yield from page
-            if len(page) < PAGE:
-                break
-            offset += PAGE
-
-
-def _per_source(
-    target: str,
-    source: Source | None,
-    run: Callable[[AnyStore, Source], int],
-    count: Callable[[AnyStore, Source], int] | None = None,
-) -> list[Step]:
-    def step(src: Source) -> Step:
-        return Step(
-            target, src, lambda st: run(st, src), (lambda st: count(st, src)) if count else None
-        )
-
-    return [step(s) for s in common.sources(source)]
 
 
 def _retention(value: str, option: str) -> timedelta:
@@ -179,7 +71,7 @@ def completed(
     keep = _retention(retention, "--retention")
     _execute(
         ctx,
-        _completed(source, keep),
+        ops_vacuum.completed(source, keep),
         f"succeeded jobs older than {format_duration(keep)}",
         dry_run,
         yes,
@@ -197,11 +89,12 @@ def dead(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Dead jobs enqueued before --older-than ago."""
+    """Dead jobs that died (failed_at; their enqueue time when unknown) longer ago than
+    --older-than. Tasks of a DAG that is not terminal are kept."""
     age = _retention(older_than, "--older-than")
     _execute(
         ctx,
-        _dead(source, kind, age),
+        ops_vacuum.dead(source, kind, age),
         f"dead jobs older than {format_duration(age)}",
         dry_run,
         yes,
@@ -222,7 +115,7 @@ def stats(
     keep = _retention(retention, "--retention")
     _execute(
         ctx,
-        _stats(source, keep),
+        ops_vacuum.stats(source, keep),
         f"daily stats older than {format_duration(keep)}",
         dry_run,
         yes,
@@ -239,7 +132,7 @@ def idempotency(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Expired idempotency keys."""
-    _execute(ctx, _idempotency(source), "expired idempotency keys", dry_run, yes, output)
+    _execute(ctx, ops_vacuum.idempotency(source), "expired idempotency keys", dry_run, yes, output)
 
 
 @app.command("dags")
@@ -253,7 +146,12 @@ def dags(
     """Old terminal DAG runs. Completed before --retention ago, with their tasks."""
     keep = _retention(retention, "--retention")
     _execute(
-        ctx, [_dags(keep)], f"DAG runs older than {format_duration(keep)}", dry_run, yes, output
+        ctx,
+        [ops_vacuum.dags(keep)],
+        f"DAG runs older than {format_duration(keep)}",
+        dry_run,
+        yes,
+        output,
     )
 
 
@@ -270,7 +168,7 @@ def workflows(
     keep = _retention(retention, "--retention")
     _execute(
         ctx,
-        [_workflows(keep)],
+        [ops_vacuum.workflows(keep)],
         f"workflow executions older than {format_duration(keep)}",
         dry_run,
         yes,
@@ -310,15 +208,15 @@ def all_(
         )
     steps: list[Step] = []
     if completed is not None:
-        steps += _completed(source, _retention(completed, "--completed"))
+        steps += ops_vacuum.completed(source, _retention(completed, "--completed"))
     if dead is not None:
-        steps += _dead(source, "", _retention(dead, "--dead"))
+        steps += ops_vacuum.dead(source, "", _retention(dead, "--dead"))
     if stats is not None:
-        steps += _stats(source, _retention(stats, "--stats"))
-    steps += _idempotency(source)
+        steps += ops_vacuum.stats(source, _retention(stats, "--stats"))
+    steps += ops_vacuum.idempotency(source)
     if dags is not None:
-        steps.append(_dags(_retention(dags, "--dags")))
+        steps.append(ops_vacuum.dags(_retention(dags, "--dags")))
     if workflows is not None:
-        steps.append(_workflows(_retention(workflows, "--workflows")))
+        steps.append(ops_vacuum.workflows(_retention(workflows, "--workflows")))
     targets = ", ".join(dict.fromkeys(s.target for s in steps))
     _execute(ctx, steps, targets, dry_run, yes, output)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import timedelta
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,33 +13,26 @@ from qctl.cli.output import (
     OutputFormat,
     as_dict,
     emit_detail,
-    emit_result,
     emit_rows,
     page_note,
     rows_of,
 )
-from qctl_store import wac
-from qctl_store.errors import NotFound
+from qctl.cli.parse import IdNotFound
+from qctl.ops import workflows as ops_wf
 from qctl_store.types import (
-    JobState,
-    SignalParams,
-    Source,
     UncertainDecision,
     WorkflowFilter,
     WorkflowState,
 )
 
 if TYPE_CHECKING:
-    from qctl.cli.context import AnyStore
+    pass
 
 app = common.app("workflows")
 
 IdArg = Annotated[
     str, typer.Argument(metavar="ID", help="Workflow id or unique prefix (>= 8 hex chars).")
 ]
-WORKFLOW = common.Target(
-    "workflows", "workflow", "workflow", lambda s, i: s.get_workflow_execution(i)
-)
 WF_COLUMNS = [
     "id",
     "name",
@@ -98,18 +90,11 @@ def signal(
     """Send a signal to an execution."""
     store = common.writable(ctx, "workflows signal")
     wf_id = common.resolve(ctx, "workflow", id)
-    recorded = store.signal_workflow(
-        SignalParams(
-            workflow_id=wf_id,
-            name=name,
-            message_id=message_id,
-            payload=common.json_value(payload, "--payload"),
-        )
-    )
-    emit_result(
-        {"id": wf_id, "signal": name, "recorded": recorded},
+    sent = ops_wf.signal(store, wf_id, name, common.json_value(payload, "--payload"), message_id)
+    common.done(
+        sent,
         f"signal {name!r} to workflow {wf_id} "
-        + ("recorded" if recorded else f"was a duplicate (message id {message_id!r})"),
+        + (f"was a duplicate (message id {message_id!r})" if sent.deduplicated else "recorded"),
         output,
     )
 
@@ -125,12 +110,13 @@ def cancel(
     """Cancel an execution."""
     common.act(
         ctx,
-        WORKFLOW,
+        "workflows",
+        "workflow",
         id,
         "cancel",
         "cancelled",
         output,
-        lambda s, i: s.cancel_workflow_execution(i),
+        ops_wf.cancel,
         destructive=True,
         yes=yes,
         dry_run=dry_run,
@@ -148,12 +134,13 @@ def suspend(
     """Suspend an execution until resumed."""
     common.act(
         ctx,
-        WORKFLOW,
+        "workflows",
+        "workflow",
         id,
         "suspend",
         "suspended",
         output,
-        lambda s, i: s.suspend_workflow(i, reason),
+        lambda s, i, dry: ops_wf.suspend(s, i, reason, dry),
     )
 
 
@@ -163,13 +150,7 @@ def resume(
 ) -> None:
     """Resume a suspended execution. Its workflow task is re-enqueued, as azync's
     workflow.Manager does: tasks that arrived while suspended were consumed."""
-
-    def call(store: AnyStore, wf_id: uuid.UUID) -> None:
-        name = store.get_workflow_execution(wf_id).name
-        store.resume_workflow(wf_id)
-        store.schedule_task(wf_id, wac.task_kind(name))
-
-    common.act(ctx, WORKFLOW, id, "resume", "resumed", output, call)
+    common.act(ctx, "workflows", "workflow", id, "resume", "resumed", output, ops_wf.resume)
 
 
 @app.command("resolve")
@@ -184,52 +165,32 @@ def resolve(
     result: Annotated[
         str | None, typer.Option("--result", help="JSON result (with complete).")
     ] = None,
+    dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Settle an operation whose outcome is uncertain. As azync's workflow.Manager does:
     complete/fail record the outcome in the history and wake the workflow; retry
-    re-queues the operation.
+    re-queues the operation. Irreversible: confirms (or --yes).
 
     \b
     Example:
-      qctl workflows resolve 7c1d04aa complete --result '{"charged": true}'
+      qctl workflows resolve 7c1d04aa complete --result '{"charged": true}' --yes
     """
-    store = common.writable(ctx, "workflows resolve")
-    op_id = common.resolve(ctx, "job", job_id)
-    job = store.find_job(op_id)
-    if job.source != Source.WORKFLOW or job.state != JobState.UNCERTAIN:
-        raise NotFound("resolve uncertain", f"job {op_id} is {job.source} {job.state}")
+    if not dry_run:
+        common.cli(ctx).require_writable("workflows resolve")
+    store = common.store(ctx)
+    try:
+        op_id = common.resolve(ctx, "job", job_id)
+    except IdNotFound:
+        # A workflow id instead: the refusal names its uncertain operations.
+        op_id = common.resolve(ctx, "workflow", job_id)
     value = common.json_value(result, "--result")
-    wf_id, wf_name = store.resolve_uncertain(op_id, decision.value, value)
-    if decision != UncertainDecision.RETRY:
-        store.append_history(wf_id, *_outcome(job.meta, decision, value))
-        store.schedule_task(wf_id, wac.task_kind(wf_name or job.meta.get("workflow_name", "")))
-    emit_result(
-        {"job_id": op_id, "decision": decision, "workflow_id": wf_id},
-        f"resolved operation {op_id} as {decision} (workflow {wf_id})",
-        output,
-    )
-
-
-def _outcome(
-    meta: dict[str, str], decision: UncertainDecision, result: Any
-) -> tuple[str, dict[str, Any]]:
-    """The history event azync's runtime replays for a resolved operation (its durable
-    wire format: empty fields omitted)."""
-    payload: dict[str, Any] = {
-        "name": meta.get("op_name", ""),
-        "version": meta.get("op_version", ""),
-    }
-    if meta.get("execution_key"):
-        payload["execution_key"] = meta["execution_key"]
-    if decision == UncertainDecision.COMPLETE:
-        if result is not None:
-            payload["result"] = result
-        return "OperationCompleted", payload
-    error = result.get("error") if isinstance(result, dict) else None
-    payload["error"] = error if isinstance(error, str) and error else "uncertain: fail"
-    return "OperationFailed", payload
+    plan = ops_wf.resolve(store, op_id, decision, value, dry_run=True)
+    what = f"operation {op_id} as {decision} (workflow {plan.workflow_id})"
+    if common.proceed(dry_run, yes, output, plan, f"would resolve {what}", f"Resolve {what}?"):
+        done = ops_wf.resolve(store, op_id, decision, value)
+        common.done(done, f"resolved {what}", output)
 
 
 @app.command("stalled")

@@ -14,41 +14,30 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
+from qctl.ops.errors import NoSuchName, WrongState, WrongVerb
+from qctl.tui.base import Dashboard, Loader, TopScreen, footer
 from qctl.tui.live import DISCONNECTED, MANUAL, PAUSED, LiveFeed
-from qctl.tui.widgets import ConfirmDialog, HelpScreen, Loader, StatusBar
+from qctl.tui.widgets import ConfirmDialog, HelpScreen, StatusBar
 from qctl_store import errors
+
+if TYPE_CHECKING:
+    from qctl_store.contract import ConsoleStore
+
+R = TypeVar("R")
 
 STALL_AFTER = 3
 """Seconds without an answer before the status bar says the database is not answering."""
 
 TABS = ["overview", "jobs", "dags", "events", "workflows"]
-
-DESTRUCTIVE = {
-    "job_retry",
-    "job_run_now",
-    "job_pause",
-    "job_resume",
-    "job_archive",
-    "job_delete",
-    "dag_retry",
-    "dag_compensate",
-    "dag_cancel",
-    "dag_pause",
-    "dag_signal",
-    "event_replay",
-    "wf_resolve",
-    "wf_cancel",
-}
-"""Actions that write; hidden and refused with ``--read-only``."""
 
 
 @dataclass
@@ -59,36 +48,6 @@ class RefreshRequested(Message):
 @dataclass
 class ModeChanged(Message):
     mode: str
-
-
-class Guarded:
-    """Hides write actions from the footer (and refuses them) in read-only mode."""
-
-    app: Any
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return not (action in DESTRUCTIVE and self.app.read_only)
-
-
-def footer() -> Footer:
-    """Compact and without the palette hint, so the longest key list (Jobs) fits 120 columns."""
-    return Footer(compact=True, show_command_palette=False)
-
-
-class TopScreen(Guarded, Screen[None]):
-    """A screen with the status bar; ``loaders`` are what a refresh reloads."""
-
-    def compose_status(self) -> ComposeResult:
-        yield StatusBar(id="status")
-
-    def loaders(self) -> list[Loader[Any]]:
-        return list(self.query(Loader))
-
-    def on_screen_resume(self) -> None:
-        app: QctlTop = self.app
-        app.render_status()
-        for loader in self.loaders():
-            loader.reload()
 
 
 class MainScreen(TopScreen):
@@ -147,7 +106,7 @@ def is_connection_error(error: Exception) -> bool:
     ) or type(error).__module__.startswith("psycopg")
 
 
-class QctlTop(App[None]):
+class QctlTop(Dashboard):
     CSS_PATH = "qctl.tcss"
     TITLE = "qctl top"
     BINDINGS = [
@@ -160,7 +119,7 @@ class QctlTop(App[None]):
 
     def __init__(
         self,
-        store: Any,
+        store: ConsoleStore,
         *,
         location: str = "",
         read_only: bool = False,
@@ -303,41 +262,58 @@ class QctlTop(App[None]):
             self.reload_screen()
 
     def act(
-        self, question: str, fn: Callable[[Any], object], done: str, confirm: bool = True
+        self,
+        question: str | Callable[[R], str],
+        fn: Callable[[ConsoleStore, bool], R],
+        done: Callable[[R], str],
+        *,
+        check: bool = True,
     ) -> None:
-        """Ask ``question``; on yes run ``fn(store)`` in a thread, then say ``done`` and
-        refresh. Refused outright in read-only mode."""
+        """An operator action: ``fn(store, dry_run)`` is an operations-layer call. With
+        ``check`` its dry run (the guards, and counts) runs first, so a refusal is told
+        before anything is asked; then ``question`` (a text, or made from the dry run's
+        record) is confirmed, ``fn`` runs for real and ``done(record)`` is the notice.
+        Every store call runs in a worker thread. Refused outright in read-only mode."""
         if self.read_only:
             self.notify("read-only: actions are disabled", severity="error")
             return
 
-        def run() -> None:
+        def call(dry_run: bool) -> None:
             try:
-                result = fn(self.store)
+                result = fn(self.store, dry_run)
             except Exception as exc:
                 self.call_from_thread(self._action_failed, exc)
                 return
-            self.call_from_thread(self._action_done, done, result)
+            if dry_run:
+                self.call_from_thread(ask, result)
+            else:
+                self.call_from_thread(self._action_done, done(result))
+
+        def ask(planned: R | None) -> None:
+            text = question if isinstance(question, str) else question(cast(R, planned))
+            self.push_screen(ConfirmDialog(text), answered)
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.run_worker(run, thread=True, group="action", exit_on_error=False)
+                self.run_worker(
+                    lambda: call(False), thread=True, group="action", exit_on_error=False
+                )
             else:
                 self.notify("cancelled")
 
-        if confirm:
-            self.push_screen(ConfirmDialog(question), answered)
+        if check:
+            self.run_worker(lambda: call(True), thread=True, group="action", exit_on_error=False)
         else:
-            answered(True)
+            ask(None)
 
-    def _action_done(self, done: str, result: object) -> None:
-        if isinstance(result, int) and not isinstance(result, bool) and "{n}" in done:
-            done = done.format(n=result)
-        self.notify(done)
+    def _action_done(self, text: str) -> None:
+        self.notify(text)
         self.reload_screen()
 
     def _action_failed(self, error: Exception) -> None:
-        if isinstance(error, errors.NotFound):
+        if isinstance(error, WrongVerb | WrongState | NoSuchName | errors.InvalidInput):
+            self.notify(str(error), severity="error")
+        elif isinstance(error, errors.NotFound):
             self.notify("not possible in the current state (the row moved on)", severity="error")
         else:
             self.notify(f"failed: {error}", severity="error")
@@ -345,7 +321,7 @@ class QctlTop(App[None]):
 
 
 def run(
-    store: Any,
+    store: ConsoleStore,
     *,
     location: str = "",
     read_only: bool = False,

@@ -1,24 +1,17 @@
-"""Shared widgets of the dashboard: status bar, dialogs, help, and the loading base."""
+"""Shared widgets of the dashboard: status bar, dialogs, help, tables."""
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widget import Widget
 from textual.widgets import Button, DataTable, Input, Label, Static
 
 from qctl.tui.live import DISCONNECTED, LIVE, MANUAL, PAUSED, POLLING
-
-if TYPE_CHECKING:
-    from qctl.tui.app import QctlTop
 
 T = TypeVar("T")
 
@@ -43,85 +36,6 @@ class StatusBar(Static):
         if detail:
             text.append(f"  {detail}", "red" if mode == DISCONNECTED else "dim")
         self.update(text)
-
-
-@dataclass
-class Loaded(Message, Generic[T]):
-    """A worker thread's result for ``loader``, delivered on the event loop."""
-
-    loader: Loader[Any]
-    data: T
-
-
-@dataclass
-class LoadFailed(Message):
-    loader: Loader[Any]
-    error: Exception
-
-
-class Loader(Widget, Generic[T]):
-    """A widget whose content comes from store calls run in a worker thread.
-
-    ``fetch`` runs in the thread and must only touch the store; ``show`` runs on the
-    event loop with its result. At most one fetch is in flight per widget: a reload
-    requested meanwhile runs once the current one ends, so a burst of refreshes never
-    queues a burst of queries.
-    """
-
-    _busy = False
-    _again = False
-    busy_since: float | None = None
-    """``time.monotonic()`` when the fetch in flight started; None when idle."""
-
-    @property
-    def top(self) -> QctlTop:
-        return self.app  # type: ignore[return-value]
-
-    def fetch(self, store: Any) -> T:
-        raise NotImplementedError
-
-    def show(self, data: T) -> None:
-        raise NotImplementedError
-
-    def reload(self) -> None:
-        if self._busy:
-            self._again = True
-            return
-        self._busy = True
-        self.busy_since = time.monotonic()
-        store = self.top.store
-
-        def work() -> None:
-            try:
-                data = self.fetch(store)
-            except Exception as exc:
-                self.post_message(LoadFailed(self, exc))
-                return
-            self.post_message(Loaded(self, data))
-
-        self.run_worker(work, thread=True, group=f"load-{id(self)}", exit_on_error=False)
-
-    def _done(self) -> None:
-        self._busy = False
-        self.busy_since = None
-        if self._again:
-            self._again = False
-            self.reload()
-
-    def on_loaded(self, message: Loaded[T]) -> None:
-        if message.loader is not self:
-            return
-        message.stop()
-        self._done()
-        self.top.connection_ok()
-        self.show(message.data)
-
-    def on_load_failed(self, message: LoadFailed) -> None:
-        if message.loader is not self:
-            return
-        message.stop()
-        self._done()
-        self.top.connection_failed(message.error)
 
 
 class ConfirmDialog(ModalScreen[bool]):

@@ -30,6 +30,7 @@ class SqliteStore(
     WakeMixin,
     LeaderMixin,
     MigrateMixin,
+    contract.ConsoleStore,
     contract.Store,
     contract.DAGStore,
     contract.WorkflowStore,

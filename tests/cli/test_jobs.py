@@ -164,7 +164,14 @@ def test_retry_by_id_and_state_errors(run: Run, st: Any, kind: str) -> None:
 def test_retry_all_dead(run: Run, st: Any, kind: str, tty: None) -> None:
     make_dead(st, kind, 3)
     dry = out_json(run("jobs", "retry", "--all-dead", "--kind", kind, "--dry-run", "-o", "json"))
-    assert dry == {"dry_run": True, "action": "retry", "matched": 3}
+    assert dry == {
+        "action": "retry",
+        "count": 3,
+        "source": None,
+        "kind": kind,
+        "target": "dead",
+        "dry_run": True,
+    }
     assert st.kind_depths(Source.QUEUE)[kind].dead == 3
 
     declined = run("jobs", "retry", "--all-dead", "--kind", kind, input="n\n")
@@ -184,7 +191,7 @@ def test_retry_all_dead_by_filter_needs_yes_off_terminal(run: Run, st: Any, kind
     done = out_json(
         run("jobs", "retry", "--all-dead", "--kind", kind, "--error", "disk", "--yes", "-o", "json")
     )
-    assert done["retried"] == 2
+    assert done["count"] == 2
     assert st.kind_depths(Source.QUEUE)[kind].dead == 1
 
 
@@ -195,7 +202,16 @@ def test_single_job_actions(run: Run, st: Any, kind: str) -> None:
     assert run("jobs", "resume", str(sched)).exit_code == 0
     assert st.get_job(Source.QUEUE, sched).state == JobState.SCHEDULED
     res = out_json(run("jobs", "run-now", str(sched), "-o", "json"))
-    assert res == [{"id": str(sched), "source": "queue", "kind": kind, "action": "run-now"}]
+    assert res == [
+        {
+            "id": str(sched),
+            "source": "queue",
+            "kind": kind,
+            "action": "run-now",
+            "state": "scheduled",
+            "dry_run": False,
+        }
+    ]
     assert st.get_job(Source.QUEUE, sched).state == JobState.PENDING
     assert run("jobs", "run-now", str(sched)).exit_code == 3
     assert run("jobs", "archive", str(sched)).exit_code == 0
@@ -210,7 +226,7 @@ def test_delete(run: Run, st: Any, kind: str, tty: None) -> None:
     dry = out_json(
         run("jobs", "delete", str(ids[0]), "--state", "pending", "--dry-run", "-o", "json")
     )
-    assert dry["matched"] == 1
+    assert dry["count"] == 1
     assert run("jobs", "delete", str(ids[0]), "--state", "pending", input="n\n").exit_code == 4
     assert run("jobs", "delete", str(ids[0]), "--state", "pending", "--yes").exit_code == 0
     with pytest.raises(NotFound):
@@ -229,7 +245,7 @@ def test_delete(run: Run, st: Any, kind: str, tty: None) -> None:
             "json",
         )
     )
-    assert dry_all["matched"] == 2
+    assert dry_all["count"] == 2
     done = out_json(
         run(
             "jobs",
@@ -246,7 +262,7 @@ def test_delete(run: Run, st: Any, kind: str, tty: None) -> None:
             "json",
         )
     )
-    assert done["deleted"] == 2
+    assert done["count"] == 2
     assert run("jobs", "delete", "--all", "--kind", kind).exit_code == 2  # --state required
 
 
@@ -255,12 +271,12 @@ def test_vacuum_dead(run: Run, st: Any, kind: str) -> None:
     dry = out_json(
         run("jobs", "vacuum-dead", "--older-than", "0", "--kind", kind, "--dry-run", "-o", "json")
     )
-    assert dry["matched"] == 2
+    assert dry["count"] == 2
     assert run("jobs", "vacuum-dead", "--older-than", "0", "--kind", kind).exit_code == 4
     done = out_json(
         run("jobs", "vacuum-dead", "--older-than", "0", "--kind", kind, "--yes", "-o", "json")
     )
-    assert done["deleted"] == 2
+    assert done["count"] == 2
 
 
 def test_read_only_refuses_every_write(run: Run, st: Any, kind: str) -> None:
@@ -303,7 +319,7 @@ def test_delete_by_id_refuses_a_mixed_selection_before_asking(
     run("jobs", "pause", str(other))
     res = run("jobs", "delete", str(pending), str(other), "--state", "pending", input="y\n")
     assert res.exit_code == 3 and "Delete" not in res.stderr  # nothing was asked
-    assert f"{other} is paused, not pending" in res.stderr
+    assert f"job {str(other)[:8]} is paused; delete --state pending deletes only" in res.stderr
     assert "job not found" not in res.stderr  # azync's wording names the wrong noun
     assert st.get_job(Source.QUEUE, pending).state == JobState.PENDING
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input
 
+from qctl.ops import jobs as ops_jobs
 from qctl.tui.app import QctlTop
 from qctl.tui.live import DISCONNECTED
 from qctl.tui.screens import (
@@ -234,10 +235,11 @@ async def test_action_on_a_job_that_moved_on_says_so(store: Any) -> None:
         store.retry_job(Source.QUEUE, job_id)  # someone else was faster
         await confirm(pilot, app, "A", "y")  # archive needs pending/scheduled: it is pending
         await until(pilot, lambda: store.get_job(Source.QUEUE, job_id).state == JobState.DEAD)
-        await confirm(pilot, app, "P", "y")  # dead is not pausable: NotFound, shown
-        await until(
-            pilot, lambda: any("not possible" in str(n.message) for n in app._notifications)
-        )
+        # Dead is not pausable: the operations layer's check refuses before any question.
+        await pilot.press("P")
+        said = f"job {str(job_id)[:8]} is dead; pause needs pending or scheduled"
+        await until(pilot, lambda: any(said in str(n.message) for n in app._notifications))
+        assert not isinstance(app.screen, ConfirmDialog)
 
 
 async def test_read_only_hides_and_refuses_actions(store: Any) -> None:
@@ -255,7 +257,7 @@ async def test_read_only_hides_and_refuses_actions(store: Any) -> None:
         assert store.get_job(Source.QUEUE, job_id).state == JobState.DEAD
         assert "read-only" in screen_text(app)
         # the store-level guard too: act() refuses outright
-        app.act("retry?", lambda s: s.retry_job(Source.QUEUE, job_id), "done")
+        app.act("retry?", lambda s, dry: ops_jobs.retry(s, job_id, dry), lambda o: "done")
         await pilot.pause(0.2)
         assert store.get_job(Source.QUEUE, job_id).state == JobState.DEAD
 

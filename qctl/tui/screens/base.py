@@ -10,8 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Input
 
-from qctl.tui.app import Guarded, TopScreen, footer
-from qctl.tui.widgets import Loader
+from qctl.tui.base import Guarded, Loader, TopScreen, footer
 
 T = TypeVar("T")
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,7 +15,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, ScrollableContainer, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from qctl.ops import dags as ops_dags
+from qctl.ops.results import RunOutcome
 from qctl.tui import fmt
+from qctl.tui.base import Dashboarded
 from qctl.tui.layout import layout, render
 from qctl.tui.screens.base import DetailScreen, Pane, RecordView
 from qctl.tui.screens.jobs import JobDetailScreen
@@ -24,12 +28,14 @@ from qctl_store.types import (
     TASK_KEY_COMPENSATION_PREFIX,
     DAGDep,
     DAGFilter,
-    DAGSignalParams,
     DAGState,
     DAGView,
     Job,
     JobState,
 )
+
+if TYPE_CHECKING:
+    from qctl_store.contract import ConsoleStore
 
 RUNS = 100
 STATES: list[DAGState | None] = [None, *DAGState]
@@ -43,9 +49,7 @@ DAG_BINDINGS = [
 ]
 
 
-class DagActions:
-    app: Any
-
+class DagActions(Dashboarded):
     def current_dag(self) -> uuid.UUID | None:
         raise NotImplementedError
 
@@ -57,25 +61,29 @@ class DagActions:
         """``current_dag``; when there is none, the operator is told so."""
         dag_id = self.current_dag()
         if dag_id is None:
-            self.app.notify("no DAG run selected", severity="warning")
+            self.top.notify("no DAG run selected", severity="warning")
         return dag_id
 
-    def _dag_act(self, verb: str, call: str) -> None:
+    def _dag_act(
+        self, verb: str, call: Callable[[ConsoleStore, uuid.UUID, bool], RunOutcome]
+    ) -> None:
         dag_id = self.selected_dag()
         if dag_id is None:
             return
-        self.app.act(
-            f"{verb} DAG run {dag_id}?", lambda s: getattr(s, call)(dag_id), f"{verb}: {dag_id}"
+        self.top.act(
+            lambda plan: f"{verb} DAG run {plan.name} {dag_id} ({plan.state})?",
+            lambda store, dry_run: call(store, dag_id, dry_run),
+            lambda done: f"{verb}: {done.id}",
         )
 
     def action_dag_retry(self) -> None:
-        self._dag_act("retry", "retry_dag")
+        self._dag_act("retry", ops_dags.retry)
 
     def action_dag_compensate(self) -> None:
-        self._dag_act("compensate", "compensate_dag")
+        self._dag_act("compensate", ops_dags.compensate)
 
     def action_dag_cancel(self) -> None:
-        self._dag_act("cancel", "cancel_dag")
+        self._dag_act("cancel", ops_dags.cancel)
 
     def action_dag_pause(self) -> None:
         dag_id = self.selected_dag()
@@ -85,13 +93,11 @@ class DagActions:
         def got(values: dict[str, str] | None) -> None:
             if values is not None:
                 reason = values["reason"]
-                self.app.act(
-                    f"pause DAG run {dag_id} ({reason})?",
-                    lambda s: s.pause_dag(dag_id, reason),
-                    f"paused: {dag_id}",
+                self._dag_act(
+                    f"pause ({reason})", lambda s, i, dry: ops_dags.pause(s, i, reason, dry)
                 )
 
-        self.app.push_screen(
+        self.top.push_screen(
             PromptDialog(f"pause DAG run {dag_id}", [("reason", "reason", "paused from qctl top")]),
             got,
         )
@@ -107,16 +113,20 @@ class DagActions:
             try:
                 payload = json.loads(values["payload"]) if values["payload"] else None
             except ValueError as exc:
-                self.app.notify(f"payload is not JSON: {exc}", severity="error")
+                self.top.notify(f"payload is not JSON: {exc}", severity="error")
                 return
-            p = DAGSignalParams(dag_id, values["name"], values["message_id"], payload)
-            self.app.act(
-                f"signal {p.name!r} to DAG run {dag_id}?",
-                lambda s: s.signal(p)[0],
-                f"signal {p.name}: delivered to {{n}} task(s)",
+            name, message_id = values["name"], values["message_id"]
+            self.top.act(
+                f"signal {name!r} to DAG run {dag_id}?",
+                lambda s, _: ops_dags.signal(s, dag_id, name, payload, message_id),
+                lambda sent: (
+                    f"signal {sent.signal}: delivered to {sent.delivered} task(s)"
+                    + (" (duplicate)" if sent.deduplicated else "")
+                ),
+                check=False,
             )
 
-        self.app.push_screen(
+        self.top.push_screen(
             PromptDialog(
                 f"signal DAG run {dag_id}",
                 [
@@ -154,7 +164,7 @@ class DagsPane(DagActions, Pane[DagsData]):
         self.dag_name = name
         self.reload()
 
-    def fetch(self, store: Any) -> DagsData:
+    def fetch(self, store: ConsoleStore) -> DagsData:
         counts = store.dag_name_state_counts()
         runs, total = store.list_dags(DAGFilter(self.dag_name, self.state), 0, RUNS)
         task_counts = store.dag_task_counts([r.id for r in runs]) if runs else {}
@@ -224,7 +234,7 @@ class DagsPane(DagActions, Pane[DagsData]):
             self.reload()
             self.query_one("#dag-runs", DataTable).focus()
         else:
-            self.app.push_screen(DagGraphScreen(uuid.UUID(key)))
+            self.top.push_screen(DagGraphScreen(uuid.UUID(key)))
 
 
 @dataclass
@@ -286,7 +296,7 @@ class DagRunView(RecordView[DagRun]):
             with VerticalScroll(id="task-box"):
                 yield Static(id="task-detail")
 
-    def fetch(self, store: Any) -> DagRun:
+    def fetch(self, store: ConsoleStore) -> DagRun:
         return DagRun(
             store.get_dag(self.record_id),
             store.dag_tasks(self.record_id),
@@ -343,7 +353,7 @@ class DagRunView(RecordView[DagRun]):
         event.stop()
         task = self.selected_task()
         if task is not None:
-            self.app.push_screen(JobDetailScreen(task.id))
+            self.top.push_screen(JobDetailScreen(task.id))
 
 
 class DagGraphScreen(DagActions, DetailScreen):

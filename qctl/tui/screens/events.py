@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from qctl.ops import events as ops_events
 from qctl.tui import fmt
 from qctl.tui.screens.base import DetailScreen, Pane, RecordView
 from qctl.tui.screens.jobs import JobDetailScreen
@@ -28,6 +29,9 @@ from qctl_store.types import (
     Source,
     SubscriberView,
 )
+
+if TYPE_CHECKING:
+    from qctl_store.contract import ConsoleStore
 
 EVENTS = 100
 DELIVERIES = 500
@@ -57,7 +61,7 @@ class EventsPane(Pane[EventsData]):
             yield table("subscribers", "event type", "subscriber", "max attempts", "since")
             yield Static(id="events-ledger")
 
-    def fetch(self, store: Any) -> EventsData:
+    def fetch(self, store: ConsoleStore) -> EventsData:
         f = EventFilter(type=self.filter_text, undispatched=True if self.undispatched else None)
         events, total = store.list_events(f, 0, EVENTS)
         return EventsData(events, total, store.list_subscriber_views(), store.ops_stats())
@@ -139,7 +143,7 @@ class EventView(RecordView[EventDetail]):
             yield Static(id="event-text")
             yield table("deliveries", "job", "subscriber", "state", "attempt", "replay", "error")
 
-    def fetch(self, store: Any) -> EventDetail:
+    def fetch(self, store: ConsoleStore) -> EventDetail:
         search = JobSearch(source=Source.EVENT, event_id=self.record_id)
         return EventDetail(
             store.get_event(self.record_id), store.search_jobs(search, limit=DELIVERIES)
@@ -179,8 +183,10 @@ class EventDetailScreen(DetailScreen):
 
     def action_event_replay(self) -> None:
         event_id = self.record_id
-        self.app.act(
-            f"replay event {event_id} to every subscriber?",
-            lambda s: s.replay(ReplayFilter(event_id=event_id)),
-            "replayed: {n} delivery job(s) enqueued",
+        self.top.act(
+            lambda plan: f"replay event {event_id} to its {plan.subscribers} subscriber(s)?",
+            lambda store, dry_run: ops_events.replay(
+                store, ReplayFilter(event_id=event_id), dry_run
+            ),
+            lambda done: f"replayed: {done.deliveries} delivery job(s) enqueued",
         )

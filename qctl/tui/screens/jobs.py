@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -13,10 +14,16 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from qctl.ops import jobs as ops_jobs
+from qctl.ops.results import JobOutcome
 from qctl.tui import fmt
+from qctl.tui.base import Dashboarded
 from qctl.tui.screens.base import DetailScreen, Pane, RecordView
 from qctl.tui.widgets import refill, table
 from qctl_store.types import AttemptError, Job, JobPageCursor, JobSearch, JobState, Source
+
+if TYPE_CHECKING:
+    from qctl_store.contract import ConsoleStore
 
 PAGE = 50
 STATES: list[JobState | None] = [None, *JobState]
@@ -32,45 +39,42 @@ JOB_BINDINGS = [
 ]
 
 
-class JobActions:
-    """The job verbs, on whatever job ``current_job`` names (list row or detail)."""
-
-    app: Any
+class JobActions(Dashboarded):
+    """The job verbs, on whatever job ``current_job`` names (list row or detail); each
+    is the operations layer's (``qctl.ops.jobs``), as ``qctl jobs`` runs it."""
 
     def current_job(self) -> Job | None:
         raise NotImplementedError
 
-    def _job_act(self, verb: str, call: str, with_state: bool = False) -> None:
+    def _job_act(self, verb: str, call: Callable[[ConsoleStore, Job, bool], JobOutcome]) -> None:
         job = self.current_job()
         if job is None:
-            self.app.notify("no job selected", severity="warning")
+            self.top.notify("no job selected", severity="warning")
             return
-        source, id, state = job.source, job.id, job.state
-
-        def fn(store: Any) -> object:
-            if with_state:
-                return getattr(store, call)(source, id, state)
-            return getattr(store, call)(source, id)
-
-        self.app.act(f"{verb} {state} {source} job {id} ({job.kind})?", fn, f"{verb}: {id}")
+        self.top.act(
+            f"{verb} {job.state} {job.source} job {job.id} ({job.kind})?",
+            lambda store, dry_run: call(store, job, dry_run),
+            lambda done: f"{verb}: {done.id}",
+        )
 
     def action_job_retry(self) -> None:
-        self._job_act("retry", "retry_job")
+        self._job_act("retry", lambda s, j, dry: ops_jobs.retry(s, j.id, dry))
 
     def action_job_run_now(self) -> None:
-        self._job_act("run now", "run_now")
+        self._job_act("run now", lambda s, j, dry: ops_jobs.run_now(s, j.id, dry))
 
     def action_job_pause(self) -> None:
-        self._job_act("pause", "pause_job")
+        self._job_act("pause", lambda s, j, dry: ops_jobs.pause(s, j.id, dry))
 
     def action_job_resume(self) -> None:
-        self._job_act("resume", "resume_job")
+        self._job_act("resume", lambda s, j, dry: ops_jobs.resume(s, j.id, dry))
 
     def action_job_archive(self) -> None:
-        self._job_act("archive", "archive_job")
+        self._job_act("archive", lambda s, j, dry: ops_jobs.archive(s, j.id, dry))
 
     def action_job_delete(self) -> None:
-        self._job_act("delete", "delete_job", with_state=True)
+        # The state on screen: a job that moved on meanwhile is not deleted.
+        self._job_act("delete", lambda s, j, dry: ops_jobs.delete(s, j.id, j.state, dry))
 
 
 @dataclass
@@ -156,7 +160,7 @@ class JobsPane(JobActions, Pane[JobPage]):
         """Whether the page on screen answers the search and cursor now asked for."""
         return self.page is not None and self.page.asked == self.asked()
 
-    def fetch(self, store: Any) -> JobPage:
+    def fetch(self, store: ConsoleStore) -> JobPage:
         asked = self.asked()
         search, after = asked
         jobs = store.search_jobs(search, limit=PAGE, after=after)
@@ -219,7 +223,7 @@ class JobsPane(JobActions, Pane[JobPage]):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        self.app.push_screen(JobDetailScreen(uuid.UUID(str(event.row_key.value))))
+        self.top.push_screen(JobDetailScreen(uuid.UUID(str(event.row_key.value))))
 
 
 @dataclass
@@ -281,7 +285,7 @@ class JobView(RecordView[JobDetail]):
             yield Static(id="job-text")
             yield table("attempts", "attempt", "at", "error")
 
-    def fetch(self, store: Any) -> JobDetail:
+    def fetch(self, store: ConsoleStore) -> JobDetail:
         job = store.find_job(self.record_id)
         return JobDetail(job, store.job_attempts(job.source, job.id))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -25,6 +25,9 @@ from qctl_store.types import (
     OpsStats,
     Source,
 )
+
+if TYPE_CHECKING:
+    from qctl_store.contract import ConsoleStore
 
 QUEUE_COLUMNS = [
     "source",
@@ -52,7 +55,7 @@ class OverviewData:
     """Sources whose succeeded and paused counts are planner estimates (huge tables)."""
 
 
-def fetch_overview(store: Any) -> OverviewData:
+def fetch_overview(store: ConsoleStore) -> OverviewData:
     depths: list[tuple[Source, str, Depths]] = []
     estimated: set[Source] = set()
     per_day: dict[datetime, DailyCount] = {}
@@ -128,7 +131,7 @@ class OverviewPane(Pane[OverviewData]):
             yield table("dag-states", "dag", "live", "done")
             yield Static(id="ledger")
 
-    def fetch(self, store: Any) -> OverviewData:
+    def fetch(self, store: ConsoleStore) -> OverviewData:
         return fetch_overview(store)
 
     def show(self, data: OverviewData) -> None:

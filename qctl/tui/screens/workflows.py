@@ -6,7 +6,7 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,7 +14,9 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from qctl.ops import workflows as ops_wf
 from qctl.tui import fmt
+from qctl.tui.base import Dashboarded
 from qctl.tui.screens.base import DetailScreen, Pane, RecordView
 from qctl.tui.screens.jobs import JobDetailScreen, job_when
 from qctl.tui.widgets import ChoiceDialog, refill, selected_key, table
@@ -30,15 +32,16 @@ from qctl_store.types import (
     WorkflowState,
 )
 
+if TYPE_CHECKING:
+    from qctl_store.contract import ConsoleStore
+
 EXECUTIONS = 100
 RUN_JOBS = 200
 """An execution's newest jobs (decision tasks and operations) shown in its detail."""
 STATES: list[WorkflowState | None] = [None, *WorkflowState]
 
 
-class WorkflowActions:
-    app: Any
-
+class WorkflowActions(Dashboarded):
     def current_workflow(self) -> uuid.UUID | None:
         raise NotImplementedError
 
@@ -49,30 +52,33 @@ class WorkflowActions:
     def action_wf_cancel(self) -> None:
         wf = self.current_workflow()
         if wf is None:
-            self.app.notify("no execution selected", severity="warning")
+            self.top.notify("no execution selected", severity="warning")
             return
-        self.app.act(
-            f"cancel workflow execution {wf}?",
-            lambda s: s.cancel_workflow_execution(wf),
-            f"cancelled: {wf}",
+        self.top.act(
+            lambda plan: f"cancel workflow execution {plan.name} {wf} ({plan.state})?",
+            lambda store, dry_run: ops_wf.cancel(store, wf, dry_run),
+            lambda done: f"cancelled: {done.id}",
         )
 
     def action_wf_resolve(self) -> None:
+        """The same call as ``qctl workflows resolve``: the outcome is recorded in the
+        history and the workflow task scheduled."""
         job = self.current_operation()
         if job is None or job.state != JobState.UNCERTAIN:
-            self.app.notify("select an uncertain operation", severity="warning")
+            self.top.notify("select an uncertain operation", severity="warning")
             return
         op = job.id
 
-        def chosen(decision: str | None) -> None:
-            if decision:
-                self.app.act(
+        def chosen(choice: str | None) -> None:
+            if choice:
+                decision = UncertainDecision(choice)
+                self.top.act(
                     f"resolve operation {op} ({job.kind}) as {decision}?",
-                    lambda s: s.resolve_uncertain(op, decision, None),
-                    f"resolved {op}: {decision}",
+                    lambda store, dry_run: ops_wf.resolve(store, op, decision, None, dry_run),
+                    lambda done: f"resolved {done.job_id}: {done.decision}",
                 )
 
-        self.app.push_screen(
+        self.top.push_screen(
             ChoiceDialog(f"resolve uncertain operation {op}", [d.value for d in UncertainDecision]),
             chosen,
         )
@@ -101,7 +107,7 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
         yield table("executions", "id", "name", "version", "state", "queue", "created", "reason")
         yield table("uncertain", "operation job", "execution", "kind", "attempt", "since", "error")
 
-    def fetch(self, store: Any) -> WorkflowsData:
+    def fetch(self, store: ConsoleStore) -> WorkflowsData:
         execs, total = store.list_workflow_executions(
             WorkflowFilter(self.filter_text, self.state), 0, EXECUTIONS
         )
@@ -178,9 +184,9 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
         event.stop()
         key = uuid.UUID(str(event.row_key.value))
         if event.data_table.id == "executions":
-            self.app.push_screen(WorkflowDetailScreen(key))
+            self.top.push_screen(WorkflowDetailScreen(key))
         else:
-            self.app.push_screen(JobDetailScreen(key))
+            self.top.push_screen(JobDetailScreen(key))
 
 
 @dataclass
@@ -210,7 +216,7 @@ class WorkflowView(RecordView[WorkflowDetail]):
             yield table("wf-jobs", "job", "kind", "state", "attempt", "when", "error")
             yield table("history", "seq", "type", "at", "payload")
 
-    def fetch(self, store: Any) -> WorkflowDetail:
+    def fetch(self, store: ConsoleStore) -> WorkflowDetail:
         return WorkflowDetail(
             store.get_workflow_execution(self.record_id),
             store.list_history(self.record_id),
@@ -253,7 +259,7 @@ class WorkflowView(RecordView[WorkflowDetail]):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         if event.data_table.id == "wf-jobs":
-            self.app.push_screen(JobDetailScreen(uuid.UUID(str(event.row_key.value))))
+            self.top.push_screen(JobDetailScreen(uuid.UUID(str(event.row_key.value))))
 
 
 class WorkflowDetailScreen(WorkflowActions, DetailScreen):

@@ -1,0 +1,31 @@
+"""The refusals of the operations layer, shared by every system's actions.
+
+Each is a ``qctl_store`` error, so a front-end maps it like the store's own: ``WrongVerb``
+is a usage error (exit 2), ``WrongState`` and ``NoSuchName`` are not-found (exit 3).
+Their text is the whole message, one line, saying why and what to do instead.
+"""
+
+from __future__ import annotations
+
+from qctl_store.errors import InvalidInput, NotFound, StoreError
+
+
+class WrongVerb(InvalidInput):
+    """The row exists, but this verb must not act on it: another verb owns it (a DAG
+    task is retried through its DAG). The message names the verb to use instead."""
+
+
+class _Refusal(NotFound):
+    def __init__(self, op: str, message: str) -> None:
+        self.op = op
+        StoreError.__init__(self, message)
+
+
+class WrongState(_Refusal):
+    """The row is not in a state the action accepts: "job e4b6360a is succeeded; pause
+    needs pending or scheduled"."""
+
+
+class NoSuchName(_Refusal):
+    """A name the operator typed matches nothing: "no kind named X" (a typo must not
+    read as an empty success)."""

@@ -1,0 +1,281 @@
+"""Job verbs of azync (queue and event sources), with azync's manager guards.
+
+azync's ``queue/manager.go`` acts on ``SourceQueue`` only and ``event/manager.go`` on
+``SourceEvent`` only; DAG tasks are operated through ``dag/manager.go`` (which allows
+``RunNow`` on a task) and workflow operations through ``workflow/manager.go``. The
+driver's admin statements (``driver/azyncpgx/store_admin.go``) accept any source, so
+these functions refuse what no manager would do before the store is called.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from qctl.ops.errors import WrongState, WrongVerb
+from qctl.ops.results import BulkOutcome, JobOutcome
+from qctl_store.errors import NotFound
+from qctl_store.types import EnqueueParams, Job, JobPageCursor, JobSearch, JobState, Source
+
+if TYPE_CHECKING:
+    from qctl_store.contract import ConsoleStore
+
+JOB_SOURCES = (Source.QUEUE, Source.EVENT)
+"""The sources azync's queue and event managers act on: what job verbs touch."""
+PAGE = 500
+
+
+def short(id: uuid.UUID | None) -> str:
+    return str(id)[:8]
+
+
+@dataclass(frozen=True)
+class Verb:
+    """A per-job verb: the states it accepts, the store call, and the verbs that own the
+    job instead when it is a DAG task or a workflow job (``""``: allowed)."""
+
+    action: str
+    needs: tuple[JobState, ...]
+    call: Callable[[ConsoleStore, Job], None]
+    dag: str
+    workflow: str
+
+
+def _state_call(name: str) -> Callable[[ConsoleStore, Job], None]:
+    return lambda store, job: getattr(store, name)(job.source, job.id)
+
+
+VERBS: dict[str, Verb] = {
+    v.action: v
+    for v in [
+        Verb(
+            "retry", (JobState.DEAD,), _state_call("retry_job"), "dags retry", "workflows resolve"
+        ),
+        Verb("run-now", (JobState.SCHEDULED,), _state_call("run_now"), "", "workflows resume"),
+        Verb(
+            "pause",
+            (JobState.PENDING, JobState.SCHEDULED),
+            _state_call("pause_job"),
+            "dags pause",
+            "workflows suspend",
+        ),
+        Verb(
+            "resume",
+            (JobState.PAUSED,),
+            _state_call("resume_job"),
+            "dags retry",
+            "workflows resume",
+        ),
+        Verb(
+            "archive",
+            (JobState.PENDING, JobState.SCHEDULED),
+            _state_call("archive_job"),
+            "dags cancel",
+            "workflows cancel",
+        ),
+    ]
+}
+
+
+def owner_refusal(job: Job, action: str, dag_verb: str, workflow_verb: str) -> WrongVerb | None:
+    """The refusal of ``action`` on ``job`` when a DAG or a workflow owns it."""
+    if job.source == Source.DAG and dag_verb:
+        return WrongVerb(
+            f"job {short(job.id)} is task {job.task_key!r} of DAG {job.dag_id}: "
+            f"jobs {action} does not act on DAG tasks; use `qctl {dag_verb} {job.dag_id}`"
+        )
+    if job.source == Source.WORKFLOW and workflow_verb:
+        target = job.id if workflow_verb == "workflows resolve" else job.run_id
+        return WrongVerb(
+            f"job {short(job.id)} belongs to workflow execution {job.run_id}: "
+            f"jobs {action} does not act on workflow jobs; use `qctl {workflow_verb} {target}`"
+        )
+    return None
+
+
+def _needs(action: str, job: Job, needs: tuple[JobState, ...]) -> None:
+    if job.state not in needs:
+        raise WrongState(
+            action, f"job {short(job.id)} is {job.state}; {action} needs {' or '.join(needs)}"
+        )
+
+
+def act(store: ConsoleStore, action: str, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
+    """``action`` (a key of ``VERBS``) on the job ``id``, after the guards; with
+    ``dry_run`` only the guards."""
+    verb = VERBS[action]
+    job = store.find_job(id)
+    refusal = owner_refusal(job, action, verb.dag, verb.workflow)
+    if refusal is not None:
+        raise refusal
+    _needs(action, job, verb.needs)
+    if not dry_run:
+        verb.call(store, job)
+    return JobOutcome(job.id, job.source, job.kind, action, job.state, dry_run)
+
+
+def retry(store: ConsoleStore, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
+    return act(store, "retry", id, dry_run)
+
+
+def run_now(store: ConsoleStore, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
+    return act(store, "run-now", id, dry_run)
+
+
+def pause(store: ConsoleStore, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
+    return act(store, "pause", id, dry_run)
+
+
+def resume(store: ConsoleStore, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
+    return act(store, "resume", id, dry_run)
+
+
+def archive(store: ConsoleStore, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
+    return act(store, "archive", id, dry_run)
+
+
+def delete(
+    store: ConsoleStore, id: uuid.UUID, state: JobState, dry_run: bool = False
+) -> JobOutcome:
+    """Delete the job ``id`` if it is in ``state`` (the operator says what they expect
+    to delete, as azync's ``Manager.Delete`` takes the state)."""
+    job = store.find_job(id)
+    refusal = owner_refusal(job, "delete", "dags cancel", "workflows cancel")
+    if refusal is not None:
+        raise refusal
+    if job.state != state:
+        raise WrongState(
+            "delete",
+            f"job {short(job.id)} is {job.state}; delete --state {state} deletes only {state} jobs",
+        )
+    if not dry_run:
+        store.delete_job(job.source, job.id, state)
+    return JobOutcome(job.id, job.source, job.kind, "delete", job.state, dry_run)
+
+
+def enqueue(store: ConsoleStore, params: EnqueueParams) -> bool:
+    """Enqueue a queue job; False when its idempotency key is taken (deduplicated)."""
+    return store.enqueue(params)
+
+
+# --- bulk verbs ------------------------------------------------------------------------
+
+
+def job_sources(
+    source: Source | None, action: str, dag_verb: str, workflow_verb: str
+) -> list[Source]:
+    """The sources a bulk job verb covers: the one given, or the queue and event
+    sources; DAG and workflow sources are refused with the verb that owns them."""
+    if source is None:
+        return list(JOB_SOURCES)
+    if source == Source.DAG:
+        return _refuse_source(action, source, dag_verb)
+    if source == Source.WORKFLOW:
+        return _refuse_source(action, source, workflow_verb)
+    return [source]
+
+
+def _refuse_source(action: str, source: Source, verb: str) -> list[Source]:
+    raise WrongVerb(f"jobs {action} does not act on {source} jobs; use `qctl {verb}`")
+
+
+def iter_jobs(store: ConsoleStore, search: JobSearch) -> Iterator[Job]:
+    """Every matching job, page by page (keyset, so concurrent writes do not repeat rows)."""
+    after: JobPageCursor | None = None
+    while True:
+        page = store.search_jobs(search, limit=PAGE, after=after)
+        yield from page
+        if len(page) < PAGE:
+            return
+        after = store.job_cursor(page[-1], search.state)
+
+
+def retry_all_dead(
+    store: ConsoleStore,
+    source: Source | None = None,
+    kind: str = "",
+    meta: dict[str, str] | None = None,
+    error: str = "",
+    dry_run: bool = False,
+) -> BulkOutcome:
+    """Retry every dead job of the queue and event sources (or of ``source``), narrowed
+    by kind, meta and error text. With meta or error filters, which ``RetryAllDead``
+    cannot express, the matches are retried by id, page by page (keyset pages stay
+    correct while retried rows leave the dead set)."""
+    sources = job_sources(source, "retry --all-dead", "dags retry ID", "workflows resolve JOB_ID")
+    searches = [
+        JobSearch(source=s, kind=kind, state=JobState.DEAD, meta=dict(meta or {}), error=error)
+        for s in sources
+    ]
+    by_id = bool(meta or error)
+    if dry_run:
+        if by_id:
+            count = sum(1 for s in searches for _ in iter_jobs(store, s))
+        else:
+            count = sum(store.count_jobs(s, exact=True)[0] for s in searches)
+        return BulkOutcome("retry", count, source, kind, "dead", dry_run=True)
+    if by_id:
+        count = 0
+        for search in searches:
+            for job in iter_jobs(store, search):
+                with contextlib.suppress(NotFound):  # retried or deleted meanwhile
+                    store.retry_job(job.source, job.id)
+                    count += 1
+    else:
+        count = sum(store.retry_all_dead(s, kind) for s in sources)
+    return BulkOutcome("retry", count, source, kind, "dead")
+
+
+def delete_all(
+    store: ConsoleStore,
+    state: JobState,
+    source: Source | None = None,
+    kind: str = "",
+    dry_run: bool = False,
+) -> BulkOutcome:
+    """Delete every job in ``state`` of the queue and event sources (or of ``source``)."""
+    sources = job_sources(source, "delete --all", "dags cancel ID", "workflows cancel ID")
+    if dry_run:
+        count = sum(
+            store.count_jobs(JobSearch(source=s, kind=kind, state=state), exact=True)[0]
+            for s in sources
+        )
+        return BulkOutcome("delete", count, source, kind, state, dry_run=True)
+    count = sum(store.delete_all(s, kind, state) for s in sources)
+    return BulkOutcome("delete", count, source, kind, state)
+
+
+def died_at(job: Job) -> datetime | None:
+    """When a dead job died: ``failed_at``, or its enqueue time when that is unknown."""
+    return job.failed_at or job.enqueued_at
+
+
+def count_dead(store: ConsoleStore, source: Source, kind: str, older_than: timedelta) -> int:
+    """How many dead jobs of ``source`` died longer ago than ``older_than`` (on this
+    host's clock): what ``vacuum_dead`` deletes."""
+    cutoff = datetime.now(UTC) - older_than
+    search = JobSearch(source=source, kind=kind, state=JobState.DEAD)
+    return sum(1 for j in iter_jobs(store, search) if (died_at(j) or cutoff) < cutoff)
+
+
+def vacuum_dead(
+    store: ConsoleStore,
+    older_than: timedelta,
+    source: Source | None = None,
+    kind: str = "",
+    dry_run: bool = False,
+    count: bool = True,
+) -> BulkOutcome:
+    """Delete dead jobs of the queue and event sources (or of ``source``) that died
+    longer ago than ``older_than``. DAG tasks go with their run (``vacuum dags``). A dry
+    run counts (a scan) unless ``count`` is false: then it only applies the guards."""
+    sources = job_sources(source, "vacuum-dead", "vacuum dags", "vacuum workflows")
+    if dry_run:
+        matched = sum(count_dead(store, s, kind, older_than) for s in sources) if count else None
+        return BulkOutcome("vacuum-dead", matched, source, kind, "dead", dry_run=True)
+    removed = sum(store.vacuum_dead(s, kind, older_than) for s in sources)
+    return BulkOutcome("vacuum-dead", removed, source, kind, "dead")

@@ -1,0 +1,73 @@
+"""The command line's side of azync's manager guards and of typo refusals: one line on
+stderr, naming the verb to use instead (exit 2) or the name that matched nothing
+(exit 3); nothing written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qctl_store.types import DAGParams, DAGTask, JobState, OnFailurePolicy, Source
+from tests.cli.conftest import Run, enqueue
+from tests.conformance.helpers import lease_one, token, unique
+
+
+def test_job_verbs_on_a_dag_task_name_the_dag_verb(run: Run, st: Any, kind: str) -> None:
+    p = DAGParams(
+        name=unique("dag"),
+        tasks=[DAGTask("a", kind, max_attempts=1)],
+        on_failure=OnFailurePolicy.SUSPEND,
+    )
+    st.create_dag(p)
+    job = lease_one(st, Source.DAG, kind)
+    st.dead(job.id, token(job), "boom")
+    st.apply_failure_policy()
+    for args, verb in [
+        (["jobs", "retry", str(job.id)], "dags retry"),
+        (["jobs", "archive", str(job.id)], "dags cancel"),
+        (["jobs", "delete", str(job.id), "--state", "dead", "--yes"], "dags cancel"),
+        (["jobs", "retry", "--all-dead", "--source", "dag", "--yes"], "dags retry"),
+        (["jobs", "vacuum-dead", "--older-than", "0", "--source", "dag", "--yes"], "vacuum dags"),
+    ]:
+        res = run(*args)
+        assert res.exit_code == 2, (args, res.stderr)
+        assert res.stdout == "" and res.stderr.count("\n") == 1
+        assert f"use `qctl {verb}" in res.stderr, res.stderr
+    assert st.find_job(job.id).state == JobState.DEAD
+    done = run("jobs", "retry", "--all-dead", "--kind", kind, "--yes")
+    assert done.exit_code == 0 and "retried 0 dead job(s)" in done.stdout
+    assert st.find_job(job.id).state == JobState.DEAD
+
+
+def test_a_state_refusal_says_why(run: Run, st: Any, kind: str) -> None:
+    (job_id,) = enqueue(st, kind)
+    job = lease_one(st, Source.QUEUE, kind)
+    st.ack(job.id, token(job))
+    res = run("jobs", "pause", str(job_id)[:8])
+    assert res.exit_code == 3
+    assert res.stderr == (
+        f"qctl: error: job {str(job_id)[:8]} is succeeded; pause needs pending or scheduled\n"
+    )
+
+
+def test_typos_exit_3(run: Run, st: Any, kind: str) -> None:
+    p = DAGParams(name=unique("dag"), tasks=[DAGTask("a", kind)])
+    st.create_dag(p)
+    res = run("dags", "signal", str(p.id), "wrongname")
+    assert res.exit_code == 3 and "waits for a signal named 'wrongname'" in res.stderr
+    res = run("replay", "--subscriber", "nosuch", "--yes")
+    assert res.exit_code == 3 and "no subscriber named 'nosuch'" in res.stderr
+    res = run("replay", "--subscriber", "nosuch", "--dry-run")
+    assert res.exit_code == 3
+
+
+def test_dry_run_says_so_in_every_format(run: Run, st: Any, kind: str) -> None:
+    for fmt in ("json", "jsonl", "csv"):
+        res = run("jobs", "retry", "--all-dead", "--kind", kind, "--dry-run", "-o", fmt)
+        assert res.exit_code == 0
+        if fmt == "csv":
+            header, row = res.stdout.splitlines()
+            assert "dry_run" in header.split(",") and row.split(",")[-1] == "true"
+        else:
+            assert '"dry_run": true' in res.stdout
+    table = run("jobs", "retry", "--all-dead", "--kind", kind, "--dry-run")
+    assert table.stdout.startswith("dry run: would retry 0 dead job(s); nothing was changed")

@@ -1,0 +1,198 @@
+"""azync's manager guards in the operations layer, on both backends: job verbs act on
+the queue and event sources; DAG tasks go through DAG verbs and workflow operations
+through workflow verbs. Each refusal leaves the row as it was and no Go worker would
+lease it (azync's own dequeue predicate, see conftest)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qctl.ops import dags as ops_dags
+from qctl.ops import events as ops_events
+from qctl.ops import jobs as ops_jobs
+from qctl.ops import workflows as ops_wf
+from qctl.ops.errors import NoSuchName, WrongState, WrongVerb
+from qctl_store.types import (
+    DAGParams,
+    DAGState,
+    DAGTask,
+    DequeueParams,
+    EnqueueParams,
+    JobSearch,
+    JobState,
+    OnFailurePolicy,
+    ReplayFilter,
+    ScheduleOperationParams,
+    Source,
+    UncertainDecision,
+    WorkflowStartParams,
+)
+from tests.conformance.helpers import lease_one, token, unique
+from tests.ops.conftest import go_would_lease
+
+
+@pytest.fixture(scope="module")
+def schema(module_db: tuple[str, str, Path]) -> str:
+    return module_db[1]
+
+
+def dead_dag_task(store: Any, policy: OnFailurePolicy) -> tuple[uuid.UUID, uuid.UUID, str]:
+    """A one-task DAG whose task died and whose failure policy ran: (dag, task, kind)."""
+    kind = unique("dagk")
+    p = DAGParams(name=unique("dag"), tasks=[DAGTask("a", kind, max_attempts=1)], on_failure=policy)
+    store.create_dag(p)
+    job = lease_one(store, Source.DAG, kind)
+    store.dead(job.id, token(job), "boom")
+    store.apply_failure_policy()
+    return p.id, job.id, kind
+
+
+def test_retry_refuses_a_dag_task_and_names_dags_retry(store: Any, schema: str) -> None:
+    dag_id, task_id, _kind = dead_dag_task(store, OnFailurePolicy.SUSPEND)
+    with pytest.raises(WrongVerb) as refused:
+        ops_jobs.retry(store, task_id)
+    assert f"use `qctl dags retry {dag_id}`" in str(refused.value)
+    assert "\n" not in str(refused.value)
+    assert store.find_job(task_id).state == JobState.DEAD
+    assert not go_would_lease(store, schema, task_id)
+    for verb in ("pause", "archive"):
+        with pytest.raises(WrongVerb):
+            ops_jobs.act(store, verb, task_id)
+    with pytest.raises(WrongVerb, match="dags cancel"):
+        ops_jobs.delete(store, task_id, JobState.DEAD)
+    assert store.find_job(task_id).state == JobState.DEAD
+
+
+def test_retry_all_dead_skips_a_compensated_saga_task(store: Any, schema: str) -> None:
+    """Without --source: the queue and event sources only. Before, the dead task of a
+    failed (already compensated) saga was re-run."""
+    dag_id, task_id, kind = dead_dag_task(store, OnFailurePolicy.CANCEL)
+    assert store.get_dag(dag_id).state in (DAGState.FAILED, DAGState.COMPENSATING)
+    plan = ops_jobs.retry_all_dead(store, kind=kind, dry_run=True)
+    assert (plan.count, plan.dry_run) == (0, True)
+    assert ops_jobs.retry_all_dead(store, kind=kind).count == 0
+    assert store.find_job(task_id).state == JobState.DEAD
+    assert not go_would_lease(store, schema, task_id)
+    with pytest.raises(WrongVerb, match="dags retry"):
+        ops_jobs.retry_all_dead(store, source=Source.DAG)
+    with pytest.raises(WrongVerb, match="vacuum dags"):
+        ops_jobs.vacuum_dead(store, timedelta(0), source=Source.DAG)
+    assert ops_jobs.vacuum_dead(store, timedelta(0), kind=kind).count == 0
+    assert store.find_job(task_id).state == JobState.DEAD
+
+
+def test_resume_refuses_a_task_of_a_paused_dag(store: Any, schema: str) -> None:
+    """Before, `jobs resume` made the task leasable while its DAG stayed paused."""
+    kind = unique("pk")
+    p = DAGParams(name=unique("dag"), tasks=[DAGTask("a", kind)])
+    store.create_dag(p)
+    ops_dags.pause(store, p.id, "look")
+    (task,) = store.dag_tasks(p.id)
+    assert task.state == JobState.PAUSED
+    with pytest.raises(WrongVerb, match=f"use `qctl dags retry {p.id}`"):
+        ops_jobs.resume(store, task.id)
+    assert store.find_job(task.id).state == JobState.PAUSED
+    assert not go_would_lease(store, schema, task.id)
+    assert store.get_dag(p.id).state == DAGState.PAUSED
+    ops_dags.retry(store, p.id)  # the verb that owns it
+    assert go_would_lease(store, schema, task.id)
+
+
+def test_run_now_stays_allowed_on_a_dag_task(store: Any, schema: str) -> None:
+    """As azync's dag/manager.go RunNow does."""
+    kind = unique("rk")
+    p = DAGParams(name=unique("dag"), tasks=[DAGTask("a", kind, max_attempts=3)])
+    store.create_dag(p)
+    job = lease_one(store, Source.DAG, kind)
+    store.reschedule(job.id, token(job), timedelta(hours=1), "later")
+    assert store.find_job(job.id).state == JobState.SCHEDULED
+    assert not go_would_lease(store, schema, job.id)
+    done = ops_jobs.run_now(store, job.id)
+    assert (done.action, done.state, done.source) == ("run-now", JobState.SCHEDULED, Source.DAG)
+    assert go_would_lease(store, schema, job.id)
+
+
+def uncertain_operation(store: Any) -> tuple[uuid.UUID, uuid.UUID, str]:
+    name = unique("wf")
+    start = WorkflowStartParams(name=name, version="v1", input={})
+    store.start_workflow(start)
+    kind = unique("op")
+    meta = {"op_name": "charge", "op_version": "1", "workflow_name": name}
+    op_id = store.schedule_operation(
+        ScheduleOperationParams(workflow_id=start.id, kind=kind, meta=meta, max_attempts=1)
+    )
+    (op,) = store.dequeue_batch(Source.WORKFLOW, DequeueParams(kind=kind, limit=1))
+    store.mark_uncertain(op.id, op.lease_token, "timeout")
+    return start.id, op_id, kind
+
+
+def test_a_resolved_failed_operation_is_never_re_run(store: Any, schema: str) -> None:
+    """Before, `retry --all-dead` re-ran an operation resolved as failed: its side
+    effect would run twice."""
+    _wf_id, op_id, kind = uncertain_operation(store)
+    ops_wf.resolve(store, op_id, UncertainDecision.FAIL)
+    state = store.find_job(op_id).state
+    assert state not in (JobState.PENDING, JobState.UNCERTAIN)
+    assert ops_jobs.retry_all_dead(store, kind=kind).count == 0
+    assert store.find_job(op_id).state == state
+    if state == JobState.DEAD:
+        with pytest.raises(WrongVerb, match="workflows resolve"):
+            ops_jobs.retry(store, op_id)
+    with pytest.raises(WrongVerb, match="workflows resolve"):
+        ops_jobs.retry_all_dead(store, source=Source.WORKFLOW)
+    assert not go_would_lease(store, schema, op_id)
+
+
+def test_resolve_appends_history_and_schedules_the_workflow_task(store: Any) -> None:
+    wf_id, op_id, _ = uncertain_operation(store)
+    plan = ops_wf.resolve(store, op_id, UncertainDecision.COMPLETE, {"ok": 1}, dry_run=True)
+    assert (plan.dry_run, plan.history_event) == (True, "OperationCompleted")
+    assert store.find_job(op_id).state == JobState.UNCERTAIN  # the dry run wrote nothing
+    done = ops_wf.resolve(store, op_id, UncertainDecision.COMPLETE, {"ok": 1})
+    assert done.workflow_id == wf_id
+    history = store.list_history(wf_id)
+    assert history[-1].type == "OperationCompleted"
+    assert history[-1].payload == {"name": "charge", "version": "1", "result": {"ok": 1}}
+    tasks = store.search_jobs(JobSearch(source=Source.WORKFLOW, run_id=wf_id))
+    assert any(j.kind.startswith("$wf:") and j.state == JobState.PENDING for j in tasks)
+
+
+def test_resolve_given_a_workflow_id_names_the_operation(store: Any) -> None:
+    wf_id, op_id, _ = uncertain_operation(store)
+    with pytest.raises(WrongVerb) as refused:
+        ops_wf.resolve(store, wf_id, UncertainDecision.RETRY)
+    assert "is a workflow execution, not an operation" in str(refused.value)
+    assert str(op_id) in str(refused.value)
+    assert store.find_job(op_id).state == JobState.UNCERTAIN
+
+
+def test_state_refusals_say_why(store: Any) -> None:
+    kind = unique("sk")
+    p = EnqueueParams(kind=kind)
+    store.enqueue(p)
+    job = lease_one(store, Source.QUEUE, kind)
+    store.ack(job.id, token(job))
+    with pytest.raises(WrongState) as refused:
+        ops_jobs.pause(store, p.id)
+    assert str(refused.value) == (
+        f"job {str(p.id)[:8]} is succeeded; pause needs pending or scheduled"
+    )
+    with pytest.raises(WrongState, match="retry needs dead"):
+        ops_jobs.retry(store, p.id)
+
+
+def test_typos_are_not_silent_success(store: Any) -> None:
+    kind = unique("tk")
+    p = DAGParams(name=unique("dag"), tasks=[DAGTask("a", kind)])
+    store.create_dag(p)
+    with pytest.raises(NoSuchName, match="waits for a signal named 'wrongname'"):
+        ops_dags.signal(store, p.id, "wrongname")
+    with pytest.raises(NoSuchName, match="no subscriber named 'nosuch'"):
+        ops_events.replay(store, ReplayFilter(subscriber="nosuch"))
+    with pytest.raises(NoSuchName, match="no subscriber named"):
+        ops_events.delete_subscriber(store, unique("nosub"))
