@@ -319,8 +319,8 @@ WHERE source = 'dag' AND dag_id = ANY(%s::uuid[])
 GROUP BY dag_id, state
 
 -- name: missing_tasks
--- The task keys this DAG's edges name that have no job row (vacuumed or deleted), and
--- '' when the DAG has no task row at all: a retry must not settle a DAG without them.
+-- The task keys of this DAG's edges without a job row, '' when it has no task row.
+-- Such rows were vacuumed or deleted: a retry must not settle a DAG without them.
 SELECT k.key FROM (
     SELECT task_key AS key FROM azync_dag_deps WHERE dag_id = %(id)s
     UNION SELECT depends_on_key FROM azync_dag_deps WHERE dag_id = %(id)s

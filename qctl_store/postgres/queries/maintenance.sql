@@ -70,8 +70,8 @@ DELETE FROM azync_jobs WHERE id IN (
 )
 
 -- name: vacuum_dead
--- One batch of the dead jobs matching {where} that died before the cutoff deleted. Age
--- counts from the death (failed_at), the enqueue only where a row has no failed_at.
+-- One batch of the dead jobs matching {where} that died before the cutoff, deleted.
+-- Age counts from the death (failed_at), the enqueue only where a row has no failed_at.
 -- A task of a DAG that is not terminal stays: a suspended saga still needs its dead
 -- task, and `dags retry` would settle the DAG without running a task that is gone.
 DELETE FROM azync_jobs WHERE id IN (
