@@ -23,20 +23,31 @@ many sequential scans of ``azync_jobs`` it caused (``pg_stat_user_tables``).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import random
 import sqlite3
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import psycopg
-from common import Recorder, base_args, median, pct, scratch_database, sqlite_file
+from common import (
+    Recorder,
+    base_args,
+    drop_database,
+    dsn_for,
+    median,
+    pct,
+    scratch_database,
+    sqlite_file,
+)
 
 from qctl_store import Config
 from qctl_store.postgres import PostgresStore
@@ -52,41 +63,63 @@ from qctl_store.types import (
 
 SCHEMA = "qctl_bench"
 ADMIN_APP = "qctl_bench_admin"
-KINDS = 20
+KINDS = 40
+LAYOUT_VERSION = 2
+"""Bumped whenever the generated data changes, so a kept database is rebuilt."""
 AnyStore = PostgresStore | SqliteStore
+PAGED_STATES = [
+    JobState.PENDING,
+    JobState.SCHEDULED,
+    JobState.ACTIVE,
+    JobState.DEAD,
+    JobState.PAUSED,
+    JobState.SUCCEEDED,
+]
 
 
 def layout(rows: int) -> dict[str, int]:
-    dead = min(100_000, rows // 10)
-    return {
-        "dead": dead,
-        "pending": min(50_000, rows // 20),
-        "scheduled": min(20_000, rows // 50),
-        "paused": min(1_000, rows // 100),
-        "succeeded": rows
-        - dead
-        - min(50_000, rows // 20)
-        - min(20_000, rows // 50)
-        - min(1_000, rows // 100),
+    """Jobs per state: 1% dead, 0.5% pending, 0.2% scheduled, 0.1% paused (capped at
+    100,000, 50,000, 20,000 and 10,000), 200 active, the rest succeeded."""
+    live = {
+        "dead": min(100_000, rows // 100),
+        "pending": min(50_000, rows // 200),
+        "scheduled": min(20_000, rows // 500),
+        "paused": min(10_000, rows // 1000),
+        "active": min(200, rows // 1000),
     }
+    return {**live, "succeeded": rows - sum(live.values())}
 
 
 # --- setup ------------------------------------------------------------------------------------
 
-# (state, run_at, completed_at, last_error) per state, as SQL over the series index i.
+_DAY = 86_400
+# (run_at, completed_at, last_error) per state, as SQL over the series index i and r, a
+# uniform random number per row: times spread over the last 30 days the way a live
+# system leaves them, never in the order of i (which also picks the kind).
 _PG_STATE_SQL = {
     "succeeded": (
-        "now() - interval '8 days' + mod(i, 600000) * interval '1 second'",
-        "CASE WHEN mod(i, 50) = 0"
-        " THEN now() - interval '40 days' - mod(i, 1000) * interval '1 second'"
-        " ELSE now() - interval '7 days' + mod(i, 600000) * interval '1 second' END",
+        # 2% completed 40 days ago, beyond a 30-day retention (vacuum_completed's work).
+        "CASE WHEN mod(i, 50) = 0 THEN now() - interval '40 days' - r * interval '1 day'"
+        f" ELSE now() - r * {30 * _DAY} * interval '1 second' END - interval '2 seconds'",
+        "CASE WHEN mod(i, 50) = 0 THEN now() - interval '40 days' - r * interval '1 day'"
+        f" ELSE now() - r * {30 * _DAY} * interval '1 second' END",
         "NULL",
     ),
-    "dead": ("now() - interval '1 day' - i * interval '1 millisecond'", "NULL", "'boom: ' || i"),
-    "pending": ("now() - mod(i, 3600) * interval '1 second'", "NULL", "NULL"),
-    "scheduled": ("now() + interval '1 day' + mod(i, 3600) * interval '1 second'", "NULL", "NULL"),
-    "paused": ("now() + interval '1 day' + i * interval '1 millisecond'", "NULL", "NULL"),
+    "dead": (f"now() - r * {30 * _DAY} * interval '1 second'", "NULL", "'boom: ' || i"),
+    "pending": ("now() - r * interval '1 hour'", "NULL", "NULL"),
+    "scheduled": ("now() + interval '1 hour' + r * interval '7 days'", "NULL", "NULL"),
+    "paused": (f"now() - r * {30 * _DAY} * interval '1 second'", "NULL", "NULL"),
+    "active": ("now() - r * interval '1 minute'", "NULL", "NULL"),
 }
+
+
+def pg_loaded(dsn: str, rows: int) -> bool:
+    """Whether the database already holds this layout (a kept ``--db``)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT obj_description(to_regclass(%s), 'pg_class')", (f"{SCHEMA}.azync_jobs",)
+        ).fetchone()
+    return bool(row) and row[0] == f"qctl bench layout v{LAYOUT_VERSION} {rows} rows"
 
 
 def pg_load(dsn: str, rows: int) -> float:
@@ -121,14 +154,19 @@ def pg_load(dsn: str, rows: int) -> float:
             run_at, completed, error = _PG_STATE_SQL[state]
             for lo in range(0, n, step):
                 conn.execute(
-                    "INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,"
-                    " attempt, payload, last_error, enqueued_at, completed_at, failed_at)"
+                    "INSERT INTO azync_jobs (id, source, kind, state, run_at, lease_until,"
+                    " lease_token, max_attempts, attempt, payload, last_error, enqueued_at,"
+                    " completed_at, failed_at)"
                     f" SELECT gen_random_uuid(), 'queue', 'bench.k' || lpad(mod(i, {KINDS})::text,"
-                    f" 2, '0'), %s, {run_at}, 25, 1, jsonb_build_object('i', i), {error},"
+                    f" 2, '0'), %(state)s, {run_at},"
+                    " CASE WHEN %(state)s = 'active' THEN now() + interval '5 minutes' END,"
+                    " CASE WHEN %(state)s = 'active' THEN gen_random_uuid() END,"
+                    f" 25, 1, jsonb_build_object('i', i), {error},"
                     f" {run_at} - interval '1 minute', {completed},"
-                    f" CASE WHEN %s = 'dead' THEN now() - interval '1 day' END"
-                    " FROM generate_series(%s::int, %s::int) i",
-                    (state, state, lo + 1, min(n, lo + step)),
+                    " CASE WHEN %(state)s = 'dead' THEN now() - interval '1 day' END"
+                    " FROM (SELECT i, random() AS r"
+                    " FROM generate_series(%(lo)s::int, %(hi)s::int) i) s",
+                    {"state": state, "lo": lo + 1, "hi": min(n, lo + step)},
                 )
             print(f"    {state}: {n:,} rows, {time.perf_counter() - t0:.0f} s", flush=True)
         for table, name, definition in reversed(constraints):
@@ -137,6 +175,9 @@ def pg_load(dsn: str, rows: int) -> float:
             conn.execute(definition)
         conn.execute("ALTER TABLE azync_jobs ENABLE TRIGGER USER")
         conn.execute("VACUUM ANALYZE azync_jobs")
+        conn.execute(
+            f"COMMENT ON TABLE azync_jobs IS 'qctl bench layout v{LAYOUT_VERSION} {rows} rows'"
+        )
     return time.perf_counter() - t0
 
 
@@ -149,24 +190,28 @@ def sqlite_load(path: str, rows: int) -> float:
     for state, n in layout(rows).items():
 
         def gen(state: str = state, n: int = n) -> Any:
+            rnd = random.Random(n)
             for i in range(n):
-                run_at = {
-                    "succeeded": now - 8 * day + (i % 600_000) * 1_000_000,
-                    "dead": now - day - i * 1000,
-                    "pending": now - (i % 3600) * 1_000_000,
-                    "scheduled": now + day + (i % 3600) * 1_000_000,
-                    "paused": now + day + i * 1000,
-                }[state]
+                r = rnd.random()
+                ago = int(r * 30 * day)
                 completed = None
+                run_at = {
+                    "dead": now - ago,
+                    "pending": now - int(r * day / 24),
+                    "scheduled": now + day // 24 + int(r * 7 * day),
+                    "paused": now - ago,
+                    "active": now - int(r * 60_000_000),
+                }.get(state, 0)
                 if state == "succeeded":
-                    completed = (
-                        now - 40 * day - i if i % 50 == 0 else now - 7 * day + (i % 600_000) * 10**6
-                    )
+                    completed = now - 40 * day - int(r * day) if i % 50 == 0 else now - ago
+                    run_at = completed - 2_000_000
                 yield (
                     str(uuid.uuid4()),
                     f"bench.k{i % KINDS:02d}",
                     state,
                     run_at,
+                    now + 300_000_000 if state == "active" else None,
+                    str(uuid.uuid4()) if state == "active" else None,
                     f'{{"i":{i}}}',
                     f"boom: {i}" if state == "dead" else None,
                     run_at - 60_000_000,
@@ -177,9 +222,10 @@ def sqlite_load(path: str, rows: int) -> float:
                 )
 
         conn.executemany(
-            "INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts, attempt,"
-            " payload, last_error, enqueued_at, completed_at, failed_at, created_at, updated_at)"
-            " VALUES (?, 'queue', ?, ?, ?, 25, 1, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO azync_jobs (id, source, kind, state, run_at, lease_until, lease_token,"
+            " max_attempts, attempt, payload, last_error, enqueued_at, completed_at, failed_at,"
+            " created_at, updated_at)"
+            " VALUES (?, 'queue', ?, ?, ?, ?, ?, 25, 1, ?, ?, ?, ?, ?, ?, ?)",
             gen(),
         )
     conn.execute("COMMIT")
@@ -209,6 +255,54 @@ class SeqScans:
         return int(row[0]) if row else 0
 
 
+class Plans:
+    """Records the statements the store runs during a read and EXPLAINs each one on a
+    connection of its own: the check that no read plans a sequential scan of
+    ``azync_jobs``, whatever the statistics counters happen to say."""
+
+    def __init__(self, dsn: str | None) -> None:
+        self.conn = psycopg.connect(dsn, autocommit=True) if dsn else None
+        if self.conn is not None:
+            self.conn.execute(f"SET search_path = {SCHEMA}")
+        self.seen: list[tuple[str, Any]] | None = None
+        original = psycopg.Cursor.execute
+        plans = self
+
+        def execute(cur: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+            if plans.seen is not None and cur.connection is not plans.conn:
+                plans.seen.append((query, params))
+            return original(cur, query, params, **kw)
+
+        if self.conn is not None:
+            psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+
+    def seq_scans(self, fn: Callable[[], Any]) -> list[str]:
+        """``fn()``'s statements whose plan scans azync_jobs sequentially (their first
+        line each)."""
+        if self.conn is None:
+            return []
+        self.seen = []
+        try:
+            fn()
+        finally:
+            seen, self.seen = self.seen, None
+        bad = []
+        for query, params in seen:
+            text = query if isinstance(query, str) else query.as_string(self.conn)
+            if not text.lstrip().upper().startswith(("SELECT", "WITH")):
+                continue  # EXPLAINs of the estimates, SET, ...
+            row = self.conn.execute(f"EXPLAIN (FORMAT JSON) {text}", params).fetchone()
+            if row and _has_seq_scan(row[0][0]["Plan"]):
+                bad.append(" ".join(text.split())[:80])
+        return bad
+
+
+def _has_seq_scan(node: dict[str, Any]) -> bool:
+    if node.get("Node Type") == "Seq Scan" and node.get("Relation Name") == "azync_jobs":
+        return True
+    return any(_has_seq_scan(child) for child in node.get("Plans", []))
+
+
 def measure(
     rec: Recorder,
     backend: str,
@@ -217,6 +311,7 @@ def measure(
     fn: Callable[[], Any],
     repeat: int,
     note: str = "",
+    plans: Plans | None = None,
 ) -> float:
     t0 = time.perf_counter()
     fn()  # warm the cache once; the figures are steady-state reads
@@ -235,7 +330,20 @@ def measure(
         seq = (scans.read() - before) / repeat
     m = median(times)
     full = f"median of {repeat}" + (f", {seq:g} seq scans/call" if scans.conn else "")
-    rec.add(backend, metric, m, "ms", f"{note}; {full}" if note else full)
+    planned = plans.seq_scans(fn) if plans is not None else []
+    if plans is not None and plans.conn is not None:
+        full += f", EXPLAIN: {len(planned)} seq scan plans"
+        for text in planned:
+            print(f"    seq scan planned: {text}", flush=True)
+    rec.add(
+        backend,
+        metric,
+        m,
+        "ms",
+        f"{note}; {full}" if note else full,
+        seq_scan_plans=len(planned),
+        runs=[round(t, 3) for t in times],
+    )
     return m
 
 
@@ -307,9 +415,16 @@ class Workers:
 
 
 def run(
-    rec: Recorder, backend: str, admin: AnyStore, work: AnyStore, dsn: str | None, q: bool
+    rec: Recorder,
+    backend: str,
+    admin: AnyStore,
+    work: AnyStore,
+    dsn: str | None,
+    q: bool,
+    reads_only: bool = False,
 ) -> None:
     scans = SeqScans(dsn)
+    plans = Plans(dsn)
     repeat = 3 if q else 5
     src = Source.QUEUE
     measure(
@@ -321,18 +436,46 @@ def run(
         repeat,
         "exact (the Go read)",
     )
-    if hasattr(admin, "live_depths"):
-        _, estimated = admin.live_depths(src)
+    _, estimated = admin.live_depths(src)
+    measure(
+        rec,
+        backend,
+        scans,
+        "live_depths",
+        lambda: admin.live_depths(src),
+        repeat,
+        "the refresh path" + (", estimates marked" if estimated else ", exact"),
+        plans,
+    )
+    # The console's reads (the dashboard's jobs tab and `qctl jobs list`): a keyset page
+    # and its count, for every state and for all states.
+    states: list[JobState | None] = [*PAGED_STATES, None]
+    for state in states:
+        name = state or "any state"
+        search = JobSearch(source=src, state=state)
         measure(
             rec,
             backend,
             scans,
-            "live_depths",
-            lambda: admin.live_depths(src),
+            f"search_jobs {name} first page",
+            lambda s=search: admin.search_jobs(s, 50),  # type: ignore[misc]
             repeat,
-            "the refresh path" + (", estimates marked" if estimated else ", exact"),
+            "page of 50, keyset",
+            plans,
         )
-    for state in (JobState.DEAD, JobState.PENDING, JobState.SCHEDULED, JobState.SUCCEEDED):
+        n, est = admin.count_jobs(search)
+        measure(
+            rec,
+            backend,
+            scans,
+            f"count_jobs {name}",
+            lambda s=search: admin.count_jobs(s),  # type: ignore[misc]
+            repeat,
+            f"{n:,}, {'estimated' if est else 'exact'}",
+            plans,
+        )
+    # The Go contract's read: a page with the exact total of its state.
+    for state in PAGED_STATES:
         measure(
             rec,
             backend,
@@ -340,30 +483,9 @@ def run(
             f"list_jobs {state} first page",
             lambda s=state: admin.list_jobs(src, JobFilter(state=s), 0, 50),  # type: ignore[misc]
             repeat,
-            "page of 50 + exact total",
-        )
-        search = JobSearch(source=src, state=state)
-        measure(
-            rec,
-            backend,
-            scans,
-            f"search_jobs {state} first page",
-            lambda s=search: admin.search_jobs(s, 50),  # type: ignore[misc]
-            repeat,
-            "page of 50, keyset",
-        )
-        measure(
-            rec,
-            backend,
-            scans,
-            f"count_jobs {state}",
-            lambda s=search: admin.count_jobs(s),  # type: ignore[misc]
-            repeat,
-            "estimated where huge",
+            "page of 50 + exact total (the Go read)",
         )
     succeeded = JobSearch(source=src, state=JobState.SUCCEEDED)
-    n, est = admin.count_jobs(succeeded)
-    print(f"  count_jobs(succeeded) = {n:,} ({'estimated' if est else 'exact'})", flush=True)
     measure(
         rec,
         backend,
@@ -391,6 +513,8 @@ def run(
         f"search_jobs succeeded {depth:,} rows deep (keyset)",
         lambda: admin.search_jobs(succeeded, 50, after=cursor),
         repeat,
+        "",
+        plans,
     )
     offset = measure(
         rec,
@@ -404,6 +528,8 @@ def run(
     rec.add(backend, "deep keyset page / first page", keyset / first, "x", f"depth {depth:,}")
     rec.add(backend, "deep offset page / first page", offset / first, "x", f"depth {depth:,}")
 
+    if reads_only:
+        return
     with Workers(work) as w:
         time.sleep(3 if q else 8)
         sampler = TxSampler(dsn) if dsn else None
@@ -453,24 +579,55 @@ def run(
         )
 
 
+@contextlib.contextmanager
+def pg_database(server: str, kept: str | None) -> Iterator[str]:
+    """A scratch database dropped afterwards, or the database ``kept`` (created when
+    missing), left in place so later runs skip the load."""
+    if kept is None:
+        with scratch_database(server, "qctl_bench_admin") as dsn:
+            yield dsn
+        return
+    with psycopg.connect(server, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (kept,)).fetchone():
+            conn.execute(f'CREATE DATABASE "{kept}"')
+    yield dsn_for(server, kept)
+
+
 def main() -> None:
     ap = base_args(__doc__.splitlines()[0])
     ap.add_argument("--backends", default="postgres,sqlite")
     ap.add_argument("--rows", type=int, default=None, help="PostgreSQL table size")
     ap.add_argument("--sqlite-rows", type=int, default=None)
+    ap.add_argument(
+        "--db", default=None, help="keep the PostgreSQL data in this database and reuse it"
+    )
+    ap.add_argument("--drop-db", action="store_true", help="drop the --db database and exit")
+    ap.add_argument(
+        "--reads-only", action="store_true", help="skip the bulk actions (they change the data)"
+    )
     args = ap.parse_args()
+    if args.drop_db:
+        drop_database(args.pg, args.db)
+        return
     rec = Recorder(args.json, "admin", "qctl")
     backends = args.backends.split(",")
     if "postgres" in backends:
         rows = args.rows or (200_000 if args.quick else 10_000_000)
         print(f"== qctl admin on postgres, {rows:,} rows", flush=True)
-        with scratch_database(args.pg, "qctl_bench_admin") as dsn:
-            PostgresStore(dsn, Config(schema=SCHEMA)).close()
+        with pg_database(args.pg, args.db) as dsn:
             setup = PostgresStore(dsn, Config(schema=SCHEMA))
             setup.migrate()
             setup.close()
-            took = pg_load(dsn, rows)
-            print(f"  loaded {rows:,} rows in {took:.0f} s (SQL, not measured)", flush=True)
+            if pg_loaded(dsn, rows) and not args.reads_only:
+                sys.exit("the bulk actions would change the kept data: add --reads-only")
+            if not pg_loaded(dsn, rows):
+                with psycopg.connect(dsn, autocommit=True) as conn:
+                    conn.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+                setup = PostgresStore(dsn, Config(schema=SCHEMA))
+                setup.migrate()
+                setup.close()
+                took = pg_load(dsn, rows)
+                print(f"  loaded {rows:,} rows in {took:.0f} s (SQL, not measured)", flush=True)
             rec.add(
                 "postgres",
                 "table size",
@@ -481,7 +638,7 @@ def main() -> None:
             admin = PostgresStore(dsn, Config(schema=SCHEMA, application_name=ADMIN_APP))
             work = PostgresStore(dsn, Config(schema=SCHEMA))
             try:
-                run(rec, "postgres", admin, work, dsn, args.quick)
+                run(rec, "postgres", admin, work, dsn, args.quick, args.reads_only)
             finally:
                 admin.close()
                 work.close()
@@ -504,7 +661,7 @@ def main() -> None:
         lite_admin = SqliteStore(path)
         lite_work = SqliteStore(path)
         try:
-            run(rec, "sqlite", lite_admin, lite_work, None, args.quick)
+            run(rec, "sqlite", lite_admin, lite_work, None, args.quick, args.reads_only)
         finally:
             lite_admin.close()
             lite_work.close()
