@@ -3,14 +3,14 @@ function __qctl_path
     set -l cmdpath qctl
     for w in (commandline -opc)[2..-1]
         switch "$cmdpath $w"
-            case 'qctl db' 'qctl db migrate' 'qctl db status' 'qctl jobs' 'qctl jobs list' 'qctl jobs show' 'qctl jobs attempts' 'qctl jobs enqueue' 'qctl jobs retry' 'qctl jobs run-now' 'qctl jobs archive' 'qctl jobs pause' 'qctl jobs resume' 'qctl jobs delete' 'qctl jobs vacuum-dead' 'qctl dags' 'qctl dags list' 'qctl dags counts' 'qctl dags show' 'qctl dags find' 'qctl dags signal' 'qctl dags pause' 'qctl dags retry' 'qctl dags compensate' 'qctl dags cancel' 'qctl events' 'qctl events list' 'qctl events show' 'qctl events publish' 'qctl events stats' 'qctl events retain' 'qctl subscribers' 'qctl subscribers list' 'qctl subscribers register' 'qctl subscribers delete' 'qctl queues' 'qctl queues list' 'qctl queues stats' 'qctl queues daily' 'qctl queues throughput' 'qctl queues show' 'qctl workflows' 'qctl workflows list' 'qctl workflows show' 'qctl workflows signal' 'qctl workflows cancel' 'qctl workflows suspend' 'qctl workflows resume' 'qctl workflows resolve' 'qctl workflows stalled' 'qctl workflows steps' 'qctl workflows events' 'qctl workflows messages' 'qctl workflows delete' 'qctl workflows fork' 'qctl workflows rewind' 'qctl workflows set-delay' 'qctl vacuum' 'qctl vacuum completed' 'qctl vacuum dead' 'qctl vacuum stats' 'qctl vacuum idempotency' 'qctl vacuum dags' 'qctl vacuum workflows' 'qctl vacuum all' 'qctl maintain' 'qctl replay' 'qctl nuke' 'qctl watch' 'qctl top' 'qctl demo' 'qctl schedules' 'qctl schedules list' 'qctl schedules show' 'qctl schedules pause' 'qctl schedules resume' 'qctl versions' 'qctl versions list'
+            case 'qctl db' 'qctl db migrate' 'qctl db tune' 'qctl db status' 'qctl jobs' 'qctl jobs list' 'qctl jobs show' 'qctl jobs attempts' 'qctl jobs enqueue' 'qctl jobs retry' 'qctl jobs run-now' 'qctl jobs archive' 'qctl jobs pause' 'qctl jobs resume' 'qctl jobs delete' 'qctl jobs vacuum-dead' 'qctl dags' 'qctl dags list' 'qctl dags counts' 'qctl dags show' 'qctl dags find' 'qctl dags signal' 'qctl dags pause' 'qctl dags retry' 'qctl dags compensate' 'qctl dags cancel' 'qctl events' 'qctl events list' 'qctl events show' 'qctl events publish' 'qctl events stats' 'qctl events retain' 'qctl subscribers' 'qctl subscribers list' 'qctl subscribers register' 'qctl subscribers delete' 'qctl queues' 'qctl queues list' 'qctl queues stats' 'qctl queues daily' 'qctl queues throughput' 'qctl queues show' 'qctl workflows' 'qctl workflows list' 'qctl workflows show' 'qctl workflows signal' 'qctl workflows cancel' 'qctl workflows suspend' 'qctl workflows resume' 'qctl workflows resolve' 'qctl workflows stalled' 'qctl workflows steps' 'qctl workflows events' 'qctl workflows messages' 'qctl workflows delete' 'qctl workflows fork' 'qctl workflows rewind' 'qctl workflows set-delay' 'qctl vacuum' 'qctl vacuum completed' 'qctl vacuum dead' 'qctl vacuum stats' 'qctl vacuum idempotency' 'qctl vacuum dags' 'qctl vacuum workflows' 'qctl vacuum all' 'qctl maintain' 'qctl replay' 'qctl nuke' 'qctl watch' 'qctl top' 'qctl demo' 'qctl schedules' 'qctl schedules list' 'qctl schedules show' 'qctl schedules pause' 'qctl schedules resume' 'qctl versions' 'qctl versions list'
                 set cmdpath "$cmdpath $w"
         end
     end
     echo $cmdpath
 end
 complete -c qctl -f
-complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a db -d 'Database schema: migrate and status.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a db -d 'Database schema: migrate, status and tune.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a jobs -d 'Jobs of every source: list, show, enqueue, retry, pause, delete.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a dags -d 'Declared DAG runs: list, show the graph, signal, retry, compensate.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a events -d 'The event ledger: list, show, publish, stats, retain.'
@@ -35,12 +35,16 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l no-color -d 'No colours (
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l version -d 'Print the version.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl db\'' -a migrate -d 'Bring azync\'s schema up to date (goose-compatible version table).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl db\'' -a tune -d 'Add the console\'s own indexes (PostgreSQL): one for paused jobs, which...'
 complete -c qctl -n 'test (__qctl_path) = \'qctl db\'' -a status -d 'Schema versions, change triggers, push or poll.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl db\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl db migrate\'' -l dry-run -d 'Say what would be done; write nothing.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl db migrate\'' -l yes -s y -d 'Answer yes to the confirmation (needed off a terminal).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl db migrate\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl db migrate\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl db tune\'' -l dry-run -d 'Say what would be done; write nothing.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl db tune\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl db tune\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl db status\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl db status\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs\'' -a list -d 'List jobs, one page at a time.'

@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 from typing import Generic, Self, TypeVar
 
 from qctl_store.errors import InvalidInput
+from qctl_store.listing import order_for
 from qctl_store.streams import Subscription
 from qctl_store.types import (
     JSON,
@@ -841,21 +842,24 @@ class AdminStore(ABC):
     def search_jobs(
         self, search: JobSearch, limit: int = 50, after: JobPageCursor | None = None
     ) -> list[Job]:
-        """A page of jobs in ``list_jobs``' per-state order, keyset-paginated: ``after``
-        is the cursor of the previous page's last row (see ``job_cursor``)."""
+        """A page of jobs in ``list_jobs``' per-state order, except that pending jobs
+        come in lease order ``(run_at, id)``, keyset-paginated: ``after`` is the cursor
+        of the previous page's last row (see ``job_cursor``)."""
 
     @abstractmethod
     def count_jobs(self, search: JobSearch, exact: bool = False) -> tuple[int, bool]:
         """How many jobs match; ``(count, estimated)``. Without ``exact`` a backend may
-        answer from statistics for huge unfiltered terminal states, and says so."""
+        answer from statistics for huge unfiltered terminal states, for dead and paused
+        jobs beyond a count it stops at, and for paused jobs it has no index for; it
+        says so."""
 
     @abstractmethod
     def live_depths(self, source: Source) -> tuple[dict[str, Depths], bool]:
         """``kind_depths`` for a refresh loop: ``(depths, estimated)``. Pending,
-        scheduled, active, dead, blocked, waiting and the oldest pending age are exact and
-        read from each state's index; on a huge table succeeded, paused and uncertain
-        may come from statistics, and ``estimated`` says so. ``kind_depths`` stays the
-        exact (Go) read."""
+        scheduled, active, blocked, waiting and the oldest pending age are exact and read
+        from each state's index; on a huge table succeeded, paused, uncertain and a kind's
+        dead jobs beyond a count may come from statistics, and ``estimated`` says so.
+        ``kind_depths`` stays the exact (Go) read."""
 
     @abstractmethod
     def throughput(
@@ -867,20 +871,30 @@ class AdminStore(ABC):
         from the job rows' timestamps on their indexes (see ``ThroughputCount`` for what
         each count covers), never the whole table."""
 
+    def listing_scans(self, state: JobState | None) -> bool:
+        """Whether ``search_jobs`` over ``state`` across kinds has no index to walk and,
+        on a huge table, reads all of it (a console says so before it asks)."""
+        return False
+
+    def console_indexes(self) -> list[str]:
+        """The console's own opt-in indexes this database has (see ``tune``)."""
+        return []
+
+    def tune(self, dry_run: bool = False) -> list[str]:
+        """Create the console's opt-in indexes that are missing; the names created (or,
+        with ``dry_run``, that would be). A backend with none creates nothing."""
+        return []
+
     def job_cursor(self, job: Job, state: JobState | None) -> JobPageCursor:
         """The keyset position of ``job`` in the listing order of ``state``."""
         return JobPageCursor(sort_key=job_sort_key(job, state), id=job.id)
 
 
 def job_sort_key(job: Job, state: JobState | None) -> datetime | None:
-    """The column ``list_jobs`` orders ``state`` by (see the Go ListJobs doc)."""
-    if state in (JobState.SCHEDULED, JobState.PAUSED):
-        return job.run_at
-    if state == JobState.ACTIVE:
-        return job.lease_until
-    if state in (JobState.SUCCEEDED, JobState.SKIPPED):
-        return job.completed_at
-    return job.enqueued_at
+    """The column ``search_jobs`` orders ``state`` by (``listing.order_for`` with
+    ``search``: ``list_jobs``' order, pending in lease order)."""
+    value: datetime | None = getattr(job, order_for(state, search=True)[0])
+    return value
 
 
 class ConsoleStore(

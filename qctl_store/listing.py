@@ -72,10 +72,20 @@ class Dialect:
         return page(offset, limit, no_limit=self.no_limit)
 
 
-def order_for(state: JobState | None, reverse: bool = False) -> tuple[str, bool]:
+def order_for(
+    state: JobState | None, reverse: bool = False, *, search: bool = False
+) -> tuple[str, bool]:
     """(column, descending) of ``list_jobs``' order for ``state`` (azync's
     orderForState; skipped sorts like succeeded), the other way with ``reverse``;
-    ``id`` ascending breaks ties either way."""
+    ``id`` ascending breaks ties either way.
+
+    With ``search``, the order of ``search_jobs`` and its cursors: the same, except that
+    pending jobs come in lease order, ``(run_at, id)``, the order their partial index
+    holds within a kind. A console page of pending jobs across kinds is then a merge of
+    each kind's index range; in ``enqueued_at`` order, which no index holds, it would be
+    a sort of the whole pending state."""
+    if search and state == JobState.PENDING:
+        return "run_at", reverse
     column, desc = _state_order(state)
     return column, desc != reverse
 
@@ -92,11 +102,11 @@ def _state_order(state: JobState | None) -> tuple[str, bool]:
     return "enqueued_at", True  # no state: newest first, for browsing
 
 
-def order_sql(state: JobState | None, reverse: bool = False) -> str:
-    """The ORDER BY of ``order_for(state, reverse)`` with PostgreSQL's NULL placement
-    spelled out (last ascending, first descending), so SQLite, which sorts NULLs the
-    other way, pages identically."""
-    column, desc = order_for(state, reverse)
+def order_sql(state: JobState | None, reverse: bool = False, *, search: bool = False) -> str:
+    """The ORDER BY of ``order_for(state, reverse, search=search)`` with PostgreSQL's
+    NULL placement spelled out (last ascending, first descending), so SQLite, which
+    sorts NULLs the other way, pages identically."""
+    column, desc = order_for(state, reverse, search=search)
     return f"{column} {'DESC NULLS FIRST' if desc else 'ASC NULLS LAST'}, id"
 
 
@@ -201,9 +211,10 @@ def seeks_index(search: JobSearch) -> bool:
 def keyset_sql(
     d: Dialect, state: JobState | None, after: JobPageCursor, reverse: bool = False
 ) -> tuple[str, dict[str, Any]]:
-    """The rows strictly after ``after`` in ``order_sql(state, reverse)`` (NULLs last
-    ascending, first descending) and the condition's arguments."""
-    column, desc = order_for(state, reverse)
+    """The rows strictly after ``after`` in ``search_jobs``' order,
+    ``order_sql(state, reverse, search=True)`` (NULLs last ascending, first descending),
+    and the condition's arguments."""
+    column, desc = order_for(state, reverse, search=True)
     key, id = d.param("after_key"), d.param("after_id")
     args = {
         "after_id": d.arg_id(after.id, "after.id"),

@@ -539,6 +539,8 @@ class SchemaStatus:
     channel: str = ""
     """PostgreSQL: the wake NOTIFY channel, derived from the schema as azync's
     ``WithSchema`` derives it (``azync_<schema>``); a Go deployment must use the same."""
+    console_indexes: list[str] = field(default_factory=list)
+    """The console's own opt-in indexes present (``qctl db tune``; PostgreSQL)."""
 
 
 # What ``from qctl_store import *`` exports: the contract's types and constants.

@@ -1,4 +1,4 @@
-"""``qctl db``: schema migrations and status."""
+"""``qctl db``: schema migrations, status and the console's own indexes."""
 
 from __future__ import annotations
 
@@ -46,6 +46,24 @@ def migrate(
         + f"; schema at version {status.applied_version}",
         output,
     )
+
+
+@app.command("tune")
+def tune(
+    ctx: typer.Context, dry_run: DryRun = False, output: Output = common.OutputFormat.TABLE
+) -> None:
+    """Add the console's own indexes (PostgreSQL): one for paused jobs, which azync's
+    schema has none for, so paused pages and counts stop reading the whole job table.
+    Built with CREATE INDEX CONCURRENTLY (writers are not blocked); named qctl_*, a
+    name azync's migrations never take; listed by `qctl db status`."""
+    store = common.store(ctx) if dry_run else common.writable(ctx, "db tune")
+    names = store.tune(dry_run=dry_run)
+    if names:
+        message = f"{'would create' if dry_run else 'created'} {', '.join(names)}"
+    else:
+        present = store.console_indexes()
+        message = "nothing to tune" + (f": {', '.join(present)} exists" if present else "")
+    emit_result({"dry_run": dry_run, "indexes": names}, message, output)
 
 
 @app.command("status")

@@ -134,6 +134,11 @@ def list_jobs(
     cursor = decode_cursor(after) if after else None
     store = common.store(ctx)
     filters.confirm_scan(store, search, yes)
+    if not (search.event_id or search.dag_id or search.run_id) and store.listing_scans(state):
+        note(
+            "no index holds this listing: it reads the whole job table"
+            + (" (`qctl db tune` adds one for paused jobs)" if state else "; try --state")
+        )
     jobs = store.search_jobs(search, limit=limit, after=cursor)
     rows = [job_record(j) for j in jobs]
     emit_rows(rows, JOB_COLUMNS, output)

@@ -25,7 +25,7 @@ class Entry:
 
 
 COMMANDS: dict[str, Entry] = {
-    "db": Entry("qctl.cli.db", "app", "Database schema: migrate and status."),
+    "db": Entry("qctl.cli.db", "app", "Database schema: migrate, status and tune."),
     "jobs": Entry(
         "qctl.cli.jobs",
         "app",

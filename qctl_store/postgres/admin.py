@@ -23,7 +23,7 @@ from qctl_store.listing import (
     kind_clause,
     order_sql,
 )
-from qctl_store.postgres.base import Cursor, PgBase, queries
+from qctl_store.postgres.base import Cursor, PgBase, mapped_errors, queries
 from qctl_store.postgres.maintenance import run_batches
 from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, job_from_row
 from qctl_store.sqlfile import fill
@@ -44,6 +44,26 @@ Q = queries("admin.sql")
 ESTIMATE_THRESHOLD = 100_000
 """Below this planner estimate a count is cheap enough to be exact."""
 
+EXACT_LIMIT = 10_000
+"""Dead and paused jobs pile up: ``count_jobs`` counts them no further than this and
+answers with the planner's estimate (marked) beyond it."""
+
+KIND_EXACT_LIMIT = 200
+"""``live_depths`` counts each kind's dead jobs no further than this and takes the
+statistics' estimate beyond it, so a refresh over many kinds reads a bounded part of
+the dead index (at most this many entries per kind)."""
+
+PAUSED_INDEX = "qctl_jobs_paused_idx"
+"""The console's own index for paused jobs, which azync's schema does not have; created
+only on request (``tune``). Every object azync's migrations create is named
+``azync_*``, so they can never take this name."""
+
+CONSOLE_INDEXES = {
+    PAUSED_INDEX: f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {PAUSED_INDEX}"
+    " ON azync_jobs (source, kind, run_at, id) WHERE state = 'paused'",
+}
+"""The console's opt-in indexes and their definitions (``qctl db tune``)."""
+
 _ESTIMABLE_STATES = (None, JobState.SUCCEEDED, JobState.SKIPPED)
 
 _DEPTH_FIELDS = {
@@ -59,9 +79,15 @@ _DEPTH_FIELDS = {
 }
 
 
+_MERGED_STATES = (JobState.PENDING, JobState.SCHEDULED, JobState.ACTIVE, JobState.DEAD)
+"""States whose partial index leads with (source, kind) and then holds ``search_jobs``'
+order, so a page across kinds merges index ranges (``across_kinds``); paused too once
+its console index exists."""
+
+_CAPPED_STATES = (JobState.DEAD, JobState.PAUSED)
+
 _SOURCE = "source = %(source)s"
 _SOURCE_KIND = "source = %(source)s AND kind = %(kind)s"
-_KIND_STATE = "source = %(source)s AND kind = %(kind)s AND state = %(state)s"
 
 
 def _estimate(cur: Cursor, where: str, args: dict[str, Any]) -> int:
@@ -71,6 +97,48 @@ def _estimate(cur: Cursor, where: str, args: dict[str, Any]) -> int:
     row = cur.fetchone()
     plan = row["QUERY PLAN"] if row else None
     return int(plan[0]["Plan"]["Plan Rows"]) if plan else 0
+
+
+def console_indexes_of(cur: Cursor) -> set[str]:
+    """The names of ``CONSOLE_INDEXES`` that exist, valid, on this schema's job table."""
+    cur.execute(Q.console_indexes, {"names": list(CONSOLE_INDEXES)})
+    return {r["name"] for r in cur.fetchall()}
+
+
+def _merges(cur: Cursor, search: JobSearch, state: JobState | None) -> bool:
+    """Whether a page is read with ``across_kinds``: one state of one source across
+    kinds, on an index that holds its order, with no id filter (which has its own)."""
+    if search.source is None or search.kind or search.event_id or search.run_id or search.dag_id:
+        return False
+    if state == JobState.PAUSED:
+        return PAUSED_INDEX in console_indexes_of(cur)
+    return state in _MERGED_STATES
+
+
+def _cheap_count(
+    cur: Cursor, where: str, args: dict[str, Any], state: JobState | None
+) -> tuple[int, bool] | None:
+    """``count_jobs``' answer where an exact count could be expensive, or None to count.
+    Huge unfiltered terminal states come from the planner's estimate; dead and paused
+    jobs are counted up to ``EXACT_LIMIT`` and estimated beyond it; paused jobs without
+    their console index are estimated once the table is huge (counting them would read
+    all of it)."""
+    if state in _ESTIMABLE_STATES:
+        # The planner's row estimate costs nothing on a huge table; trust it only where
+        # an exact count would be the expensive one.
+        estimate = _estimate(cur, where, args)
+        return (estimate, True) if estimate >= ESTIMATE_THRESHOLD else None
+    if state not in _CAPPED_STATES:
+        return None
+    if state == JobState.PAUSED and PAUSED_INDEX not in console_indexes_of(cur):
+        if _estimate(cur, "TRUE", {}) < ESTIMATE_THRESHOLD:
+            return None
+        estimate = _estimate(cur, where, args)
+        return (estimate if estimate > 1 else 0), True  # the planner's one-row floor: none
+    cur.execute(fill(Q.count_capped, where=where), {**args, "cap": EXACT_LIMIT})
+    row = cur.fetchone()
+    n = int(row["n"]) if row else 0
+    return (n, False) if n < EXACT_LIMIT else (max(n, _estimate(cur, where, args)), True)
 
 
 def _kind_depths(cur: Cursor, where: str, args: dict[str, Any]) -> dict[str, Depths]:
@@ -120,7 +188,7 @@ class AdminMixin(JobActions, PgBase):
         with self.read() as cur:
             if _estimate(cur, "TRUE", {}) < ESTIMATE_THRESHOLD:
                 return _kind_depths(cur, _SOURCE, args), False
-            cur.execute(Q.live_depths, args)
+            cur.execute(Q.live_depths, {**args, "cap": KIND_EXACT_LIMIT})
             out = _add_depths({}, cur)
             if args["source"] == Source.DAG:
                 cur.execute(Q.dag_live_depths, args)
@@ -128,25 +196,54 @@ class AdminMixin(JobActions, PgBase):
             cur.execute(Q.terminal_kinds, args)
             for r in cur.fetchall():
                 out.setdefault(r["kind"], Depths())
-            # Paused has no index: on a huge table its count is always the planner's.
+            if not out:
+                return out, False
+            tuned = PAUSED_INDEX in console_indexes_of(cur)
+            states = ["succeeded", "dead", *([] if tuned else ["paused"]), "uncertain"]
+            cur.execute(Q.state_estimates, {**args, "kinds": list(out), "states": states})
+            estimates = {(r["kind"], r["state"]): int(r["n"]) for r in cur.fetchall()}
             # Succeeded is counted on its index where the estimate says that is cheap.
             exact: list[str] = []
+            estimated = not tuned  # then every kind's paused count is the statistics'
             for kind, d in out.items():
-                of_kind = {**args, "kind": kind}
-                succeeded = _estimate(cur, _KIND_STATE, {**of_kind, "state": "succeeded"})
+                succeeded = estimates.get((kind, "succeeded"), 0)
                 if succeeded >= ESTIMATE_THRESHOLD:
-                    d.succeeded = succeeded
+                    d.succeeded, estimated = succeeded, True
                 else:
                     exact.append(kind)
-                paused = _estimate(cur, _KIND_STATE, {**of_kind, "state": "paused"})
-                d.paused = paused if paused > 1 else 0  # the planner's one-row floor: none
+                if d.dead >= KIND_EXACT_LIMIT:
+                    d.dead, estimated = max(d.dead, estimates.get((kind, "dead"), 0)), True
+                if not tuned:
+                    d.paused = estimates.get((kind, "paused"), 0)
                 if args["source"] == Source.WORKFLOW:  # uncertain has no index either
-                    uncertain = _estimate(cur, _KIND_STATE, {**of_kind, "state": "uncertain"})
-                    d.uncertain = uncertain if uncertain > 1 else 0
+                    d.uncertain = estimates.get((kind, "uncertain"), 0)
             if exact:
                 cur.execute(Q.succeeded_depths, {**args, "kinds": exact})
                 _add_depths(out, cur)
-        return out, bool(out)  # every kind's paused count is an estimate
+            if tuned:
+                cur.execute(Q.paused_depths, args)
+                _add_depths(out, cur)
+        return out, estimated
+
+    def console_indexes(self) -> list[str]:
+        """The console's opt-in indexes (``CONSOLE_INDEXES``) this schema has."""
+        with self.read() as cur:
+            return sorted(console_indexes_of(cur))
+
+    def tune(self, dry_run: bool = False) -> list[str]:
+        """Create the console's opt-in indexes that are missing without blocking
+        writers: CREATE INDEX CONCURRENTLY, so outside any transaction (a build left
+        invalid by an interruption is dropped and redone)."""
+        with self.read() as cur:
+            missing = [n for n in CONSOLE_INDEXES if n not in console_indexes_of(cur)]
+        if dry_run or not missing:
+            return missing
+        self._check_writable()
+        with mapped_errors(self.dsn), self._provider.connection() as conn:
+            for name in missing:
+                conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+                conn.execute(CONSOLE_INDEXES[name])
+        return missing
 
     def all_daily(self, source: Source) -> list[DailyCount]:
         with self.read() as cur:
@@ -242,31 +339,36 @@ class AdminMixin(JobActions, PgBase):
             where += " AND " + keyset
             args.update(keyset_args)
         args.update(DIALECT.page(0, limit))
-        if state == JobState.DEAD and search.source is not None and not search.kind:
-            sql = fill(Q.dead_across_kinds, where=where, order=order_sql(state, search.reverse))
-        else:
-            sql = fill(Q.list_jobs, where=where, order=order_sql(state, search.reverse))
+        order = order_sql(state, search.reverse, search=True)
         with self.read() as cur:
+            if state is not None and _merges(cur, search, state):
+                args["state"] = state.value
+                sql = fill(Q.across_kinds, where=where, order=order)
+            else:
+                sql = fill(Q.list_jobs, where=where, order=order)
             cur.execute(sql, args)
             return [job_from_row(r) for r in cur.fetchall()]
 
+    def listing_scans(self, state: JobState | None) -> bool:
+        """On a huge table, whether a page of ``state`` across kinds has no index to
+        walk and reads the whole job table: paused jobs until ``tune`` creates their
+        index, and every state at once (newest first, an order no index holds)."""
+        if state is not None and JobState(state) != JobState.PAUSED:
+            return False
+        with self.read() as cur:
+            if _estimate(cur, "TRUE", {}) < ESTIMATE_THRESHOLD:
+                return False
+            return state is None or PAUSED_INDEX not in console_indexes_of(cur)
+
     def count_jobs(self, search: JobSearch, exact: bool = False) -> tuple[int, bool]:
         where, args = job_where(DIALECT, search)
-        estimable = (
-            not exact
-            and not search.meta
-            and not search.error
-            and search.payload is None
-            and (search.state is None or JobState(search.state) in _ESTIMABLE_STATES)
-        )
-        where += index_clauses(search.source, search.state)
+        state = None if search.state is None else JobState(search.state)
+        where += index_clauses(search.source, state)
         with self.read() as cur:
-            if estimable:
-                # The planner's row estimate costs nothing on a huge table; trust it
-                # only where an exact count would be the expensive one.
-                estimate = _estimate(cur, where, args)
-                if estimate >= ESTIMATE_THRESHOLD:
-                    return estimate, True
+            if not exact and not (search.meta or search.error or search.payload is not None):
+                counted = _cheap_count(cur, where, args, state)
+                if counted is not None:
+                    return counted
             cur.execute(fill(Q.count_jobs, where=where), args)
             total = cur.fetchone()
         return (int(total["n"]) if total else 0), False

@@ -28,6 +28,7 @@ import psycopg
 
 from qctl_store import errors
 from qctl_store.dsn import redact
+from qctl_store.postgres.admin import console_indexes_of
 from qctl_store.postgres.base import Connection, Cursor, PgBase, mapped_errors, queries
 from qctl_store.sqlfile import fill, identifier
 from qctl_store.types import SchemaStatus
@@ -150,6 +151,7 @@ class MigrateMixin(PgBase):
             cur.execute(q.change_triggers)
             row = cur.fetchone()
             triggers = int((row or {}).get("present") or 0)
+            tuned = sorted(console_indexes_of(cur))
         applied.discard(0)
         return SchemaStatus(
             backend=self.backend,
@@ -161,6 +163,7 @@ class MigrateMixin(PgBase):
             push=not self.config.poll_only,
             location=redact(self.dsn),
             channel=self.config.channel,
+            console_indexes=tuned,
         )
 
     def check_schema(self) -> SchemaStatus:

@@ -183,7 +183,7 @@ class AdminMixin(JobActions, SqliteBase):
             keyset, keyset_params = keyset_sql(DIALECT, state, after, search.reverse)
             where += " AND " + keyset
             params.update(keyset_params)
-        sql = fill(Q.list_jobs, where=where, order=order_sql(state, search.reverse))
+        sql = fill(Q.list_jobs, where=where, order=order_sql(state, search.reverse, search=True))
         with self.read() as t:
             return jobs_from_rows(t.all(sql, {**params, **paging}))
 

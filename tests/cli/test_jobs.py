@@ -335,3 +335,17 @@ def test_show_as_csv_is_one_record(run: Run, st: Any, kind: str) -> None:
 def test_empty_table_says_so_on_stderr(run: Run, kind: str) -> None:
     res = run("jobs", "list", "--kind", kind)
     assert res.exit_code == 0 and res.stdout == "" and "no rows" in res.stderr
+
+
+def test_list_says_when_no_index_holds_the_listing(
+    run: Run, backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("qctl_store.postgres.admin.ESTIMATE_THRESHOLD", 0)  # "huge"
+    paused = run("jobs", "list", "--state", "paused")
+    assert paused.exit_code == 0, paused.stderr
+    if backend == "postgres":  # no paused index until `qctl db tune`
+        assert "reads the whole job table (`qctl db tune` adds one" in paused.stderr
+        assert "reads the whole job table; try --state" in run("jobs", "list").stderr
+    else:  # embedded tables stay small
+        assert "whole job table" not in paused.stderr
+    assert "whole job table" not in run("jobs", "list", "--state", "dead").stderr

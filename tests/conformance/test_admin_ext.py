@@ -1,6 +1,6 @@
 """The console's ``AdminStore`` extensions on both backends: id lookup by unique prefix,
 a job of any source by id, filtered job search with keyset pagination in
-``list_jobs``' per-state order, and exact counts."""
+``list_jobs``' per-state order (pending jobs in lease order), and exact counts."""
 
 from __future__ import annotations
 
@@ -318,6 +318,32 @@ def test_search_jobs_pages_follow_list_jobs_order_without_gaps_or_duplicates(
     assert flat == job_ids(listed), "pages concatenate to the list_jobs order"
     # one unpaginated search gives the same order too
     assert job_ids(store.search_jobs(JobSearch(source=Q, kind=kind, state=state))) == flat
+
+
+def test_search_jobs_pages_pending_jobs_in_lease_order(store: AnyStore) -> None:
+    """Pending jobs page in the order workers lease them, (run_at, id), not list_jobs'
+    enqueued_at order: the order the pending index holds, so a page across kinds is an
+    index read on a huge table. Here enqueue order and run_at order are opposite."""
+    kinds = [unique("adx_lease"), unique("adx_lease")]
+    tag = {"test": kinds[0]}  # isolates the search across kinds from other tests' jobs
+    base = host_now() - timedelta(hours=1)
+    for i in range(N):
+        # later enqueues are due earlier; half share a run_at, so the id breaks the tie
+        run_at = base + timedelta(minutes=max(N - i, N // 2))
+        store.enqueue(EnqueueParams(kind=kinds[i % 2], payload={}, meta=tag, run_at=run_at))
+        time.sleep(TICK)
+    listed, _ = store.list_jobs(Q, JobFilter(kind=kinds[0], state=JobState.PENDING), 0, 0)
+    assert [j.enqueued_at for j in listed] == sorted(j.enqueued_at for j in listed)  # type: ignore[type-var]
+    for search in (
+        JobSearch(source=Q, kind=kinds[0], state=JobState.PENDING),
+        JobSearch(source=Q, state=JobState.PENDING, meta=tag),  # across kinds
+    ):
+        got = [j for p in pages(store, search) for j in p]
+        ours = [j for j in got if j.kind in kinds]
+        assert len(ours) == len(got) == (N // 2 if search.kind else N)
+        assert [(j.run_at, str(j.id)) for j in got] == sorted((j.run_at, str(j.id)) for j in got)  # type: ignore[type-var]
+        if search.kind:
+            assert job_ids(ours) != job_ids(listed), "lease order, not enqueue order"
 
 
 # --- count_jobs ----------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 
 ``read_catalog`` reduces a schema to what compatibility with azync's driver depends on:
 tables with their columns (order, type, nullability, default, identity), constraints
-(``pg_get_constraintdef``), indexes (``pg_get_indexdef``), user triggers
+(``pg_get_constraintdef``), indexes (``pg_get_indexdef``; the console's own opt-in
+indexes of ``qctl db tune`` excepted, by name), user triggers
 (``pg_get_triggerdef``), function and sequence names. Schema names are stripped, so
 two schemas compare equal when their objects are the same.
 
@@ -22,6 +23,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from qctl_store.postgres.admin import CONSOLE_INDEXES
 from qctl_store.postgres.migrate import split_statements
 
 Catalog = dict[str, Any]
@@ -68,6 +70,9 @@ def read_catalog(conn: psycopg.Connection[Any], schema: str) -> Catalog:
                JOIN pg_namespace n ON n.oid = ic.relnamespace
                WHERE n.nspname = %(schema)s"""
         )
+        # The console's opt-in indexes (``qctl db tune``) are not azync's schema; they
+        # are skipped by their exact names, every other index still compares.
+        if name not in CONSOLE_INDEXES
     }
     triggers = {
         name: _strip_schema(definition, schema)

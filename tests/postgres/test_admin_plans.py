@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from qctl_store.listing import order_for
 from qctl_store.postgres import PostgresStore, admin
 from qctl_store.types import JobFilter, JobPageCursor, JobSearch, JobState, Source
 from tests.conftest import PG_DSN, StoreFactory, raw_pg
@@ -201,3 +202,109 @@ def test_pages_across_kinds_follow_list_jobs_order(store: PostgresStore, state: 
         after = store.job_cursor(page[-1], state)
     listed, _ = store.list_jobs(Q, JobFilter(state=state), 0, 42)
     assert walked == [j.id for j in listed]
+
+
+@pytest.fixture
+def tuned(store: PostgresStore) -> Iterator[None]:
+    """The console's opt-in paused index, as ``qctl db tune`` creates it."""
+    assert store.tune() == [admin.PAUSED_INDEX]
+    assert store.tune() == []  # idempotent
+    try:
+        yield
+    finally:
+        with raw_pg(store.schema) as c:
+            c.execute(f"DROP INDEX {admin.PAUSED_INDEX}")
+
+
+def _merged_pages(store: PostgresStore, state: JobState, seen: list[tuple[str, Any]]) -> None:
+    """Walks every page of ``state`` across kinds: in lease order by (sort column, id),
+    each statement merging the state's index ranges, none scanning the table."""
+    column, _ = order_for(state, search=True)
+    search = JobSearch(source=Q, state=state)
+    walked: list[Any] = []
+    after: JobPageCursor | None = None
+    while page := store.search_jobs(search, limit=7, after=after):
+        walked.extend(page)
+        after = store.job_cursor(page[-1], state)
+    listed, total = store.list_jobs(Q, JobFilter(state=state), 0, 0)
+    assert len(walked) == total
+    key = [(getattr(j, column), str(j.id)) for j in walked]
+    assert key == sorted((getattr(j, column), str(j.id)) for j in listed)
+    found = plans(store, seen)
+    for plan in found:
+        assert_no_table_scan(plan)
+    index = admin.PAUSED_INDEX if state == JobState.PAUSED else f"azync_jobs_{state}_idx"
+    assert all(index in plan for plan in found), found
+
+
+@pytest.mark.parametrize("state", [JobState.PENDING, JobState.SCHEDULED, JobState.ACTIVE])
+def test_live_state_pages_across_kinds_merge_per_kind_index_ranges(
+    store: PostgresStore, statements: list[tuple[str, Any]], state: JobState
+) -> None:
+    _merged_pages(store, state, statements)
+
+
+def test_paused_pages_scan_until_tuned_then_merge_the_console_index(
+    store: PostgresStore,
+    statements: list[tuple[str, Any]],
+    tuned: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert store.console_indexes() == [admin.PAUSED_INDEX]
+    monkeypatch.setattr(admin, "ESTIMATE_THRESHOLD", 1000)
+    assert not store.listing_scans(JobState.PAUSED)
+    assert store.listing_scans(None)
+    statements.clear()
+    _merged_pages(store, JobState.PAUSED, statements)
+    count = store.count_jobs(JobSearch(source=Q, state=JobState.PAUSED))
+    assert count == (LIVE["paused"], False)
+
+
+def test_without_the_console_index_paused_listings_say_they_scan(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert store.console_indexes() == []
+    assert not store.listing_scans(JobState.PAUSED)  # a small table: a scan is cheap
+    assert not store.listing_scans(None)
+    monkeypatch.setattr(admin, "ESTIMATE_THRESHOLD", 1000)
+    assert store.listing_scans(JobState.PAUSED)
+    assert store.listing_scans(None)
+    assert not store.listing_scans(JobState.DEAD)
+    n, estimated = store.count_jobs(JobSearch(source=Q, state=JobState.PAUSED))
+    assert estimated and 0 <= n <= 100  # the statistics', never a scan
+    assert store.count_jobs(JobSearch(source=Q, state=JobState.PAUSED), exact=True) == (
+        LIVE["paused"],
+        False,
+    )
+
+
+def test_dead_counts_are_exact_up_to_the_limit_then_estimated(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch, statements: list[tuple[str, Any]]
+) -> None:
+    dead = JobSearch(source=Q, state=JobState.DEAD)
+    assert store.count_jobs(dead) == (LIVE["dead"], False)
+    monkeypatch.setattr(admin, "EXACT_LIMIT", LIVE["dead"] // 2)
+    n, estimated = store.count_jobs(dead)
+    assert estimated and LIVE["dead"] // 2 <= n <= LIVE["dead"] * 3
+    for plan in plans(store, statements):
+        assert_no_table_scan(plan)
+
+
+def test_live_depths_estimate_a_kind_s_dead_beyond_its_limit(
+    store: PostgresStore, low_threshold: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    per_kind = LIVE["dead"] // KINDS
+    monkeypatch.setattr(admin, "KIND_EXACT_LIMIT", per_kind // 2)
+    depths, estimated = store.live_depths(Q)
+    assert estimated
+    assert per_kind // 2 <= depths["plan_0"].dead <= per_kind * 3
+    assert depths["plan_0"].pending == LIVE["pending"] // KINDS  # live states stay exact
+
+
+def test_live_depths_count_paused_on_the_console_index(
+    store: PostgresStore, low_threshold: None, tuned: None, statements: list[tuple[str, Any]]
+) -> None:
+    depths, _ = store.live_depths(Q)
+    assert depths["plan_0"].paused == LIVE["paused"] // KINDS
+    text = "\n".join(plans(store, statements))
+    assert admin.PAUSED_INDEX in text, text

@@ -155,6 +155,9 @@ class FixedStore:
     def job_cursor(self, job: Job, state: Any) -> None:
         return None
 
+    def listing_scans(self, state: Any) -> bool:
+        return False
+
     def find_job(self, id: uuid.UUID) -> Job:
         for j in JOBS + TASKS:
             if j.id == id:

@@ -86,6 +86,8 @@ class JobPage:
     asked: tuple[JobSearch, JobPageCursor | None]
     """The search and cursor this page answers: a page fetched before the operator
     changed them is stale and never shown (the load for the new ones is queued)."""
+    scans: bool = False
+    """No index holds this listing: on a huge table it read the whole job table."""
 
 
 def parse_search(source: Source | None, state: JobState | None, text: str) -> JobSearch:
@@ -163,10 +165,11 @@ class JobsPane(JobActions, Pane[JobPage]):
     def fetch(self, store: ConsoleStore) -> JobPage:
         asked = self.asked()
         search, after = asked
+        scans = store.listing_scans(search.state)
         jobs = store.search_jobs(search, limit=PAGE, after=after)
         count, estimated = store.count_jobs(search)
         nxt = store.job_cursor(jobs[-1], search.state) if len(jobs) == PAGE else None
-        return JobPage(jobs, count, estimated, nxt, asked)
+        return JobPage(jobs, count, estimated, nxt, asked, scans)
 
     def show(self, data: JobPage) -> None:
         if data.asked != self.asked():
@@ -194,6 +197,7 @@ class JobsPane(JobActions, Pane[JobPage]):
                 (self.filter_text or "-", "bold"),
                 (f"   {shown} of {about}{data.count}", ""),
                 ("   page " + str(len(self.cursors)), "dim"),
+                ("   no index: reads the whole table" if data.scans else "", "yellow"),
             )
         )
 

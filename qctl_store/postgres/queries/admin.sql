@@ -36,8 +36,27 @@ UNION ALL
 SELECT kind, 'active', COUNT(*), NULL
 FROM azync_jobs WHERE source = %(source)s AND state = 'active' GROUP BY kind
 UNION ALL
-SELECT kind, 'dead', COUNT(*), NULL
-FROM azync_jobs WHERE source = %(source)s AND state = 'dead' GROUP BY kind
+-- Dead jobs pile up: each kind is counted no further than %(cap)s (the caller takes
+-- the statistics' estimate for a kind at the cap), its kinds from a loose index scan.
+SELECT k.kind, 'dead', d.n, NULL
+FROM (
+    WITH RECURSIVE k(kind) AS (
+        (SELECT kind FROM azync_jobs WHERE source = %(source)s AND state = 'dead'
+         ORDER BY kind LIMIT 1)
+        UNION ALL
+        SELECT (SELECT j.kind FROM azync_jobs j
+                WHERE j.source = %(source)s AND j.state = 'dead' AND j.kind > k.kind
+                ORDER BY j.kind LIMIT 1)
+        FROM k WHERE k.kind IS NOT NULL
+    )
+    SELECT kind FROM k WHERE kind IS NOT NULL
+) k
+CROSS JOIN LATERAL (
+    SELECT COUNT(*) AS n FROM (
+        SELECT 1 FROM azync_jobs
+        WHERE source = %(source)s AND state = 'dead' AND kind = k.kind LIMIT %(cap)s
+    ) AS j
+) d
 
 -- name: dag_live_depths
 -- Blocked and waiting DAG tasks of one source per kind, each state on its partial index.
@@ -97,28 +116,79 @@ SELECT {jobs} FROM azync_jobs WHERE {where}
 ORDER BY {order}
 LIMIT %(limit)s OFFSET %(offset)s
 
--- name: dead_across_kinds
--- A page of one source's dead jobs across every kind, merged from per-kind index ranges.
--- A page of dead jobs of every kind. Each dead index entry leads with (source, kind), so
--- the kinds come from a loose index scan, each kind's first rows from its own range of
--- azync_jobs_dead_idx (a LATERAL top-N), and the page is the merge of those. {where}
--- (source, state and filters, and the keyset) applies inside each kind.
+-- name: across_kinds
+-- A page of one state across kinds, merged from each kind's range of the state's index.
+-- For the states whose partial index leads with (source, kind) and then holds the page
+-- order: the kinds come from a loose index scan (one descent per kind), each kind's
+-- first rows from its own index range (a LATERAL top-N that reads only the order
+-- columns and the id, index-only where the visibility map allows), and the page is the
+-- merge of those, its rows then fetched by primary key. {where} (source, state, filters
+-- and the keyset) applies inside each kind.
 WITH RECURSIVE k(kind) AS (
-    (SELECT kind FROM azync_jobs WHERE source = %(source)s AND state = 'dead'
+    (SELECT kind FROM azync_jobs WHERE source = %(source)s AND state = %(state)s
      ORDER BY kind LIMIT 1)
     UNION ALL
     SELECT (SELECT j.kind FROM azync_jobs j
-            WHERE j.source = %(source)s AND j.state = 'dead' AND j.kind > k.kind
+            WHERE j.source = %(source)s AND j.state = %(state)s AND j.kind > k.kind
             ORDER BY j.kind LIMIT 1)
     FROM k WHERE k.kind IS NOT NULL
 )
-SELECT p.* FROM k CROSS JOIN LATERAL (
-    SELECT {jobs} FROM azync_jobs
-    WHERE {where} AND azync_jobs.kind = k.kind
-    ORDER BY {order} LIMIT %(limit)s
-) p
+SELECT {jobs} FROM azync_jobs WHERE id IN (
+    SELECT p.id FROM k CROSS JOIN LATERAL (
+        SELECT {jobs} FROM azync_jobs
+        WHERE {where} AND azync_jobs.kind = k.kind
+        ORDER BY {order} LIMIT %(limit)s
+    ) p
+    ORDER BY {order}
+    LIMIT %(limit)s
+)
 ORDER BY {order}
-LIMIT %(limit)s
+
+-- name: count_capped
+-- How many jobs match, counting no further than %(cap)s.
+SELECT COUNT(*) AS n FROM (SELECT 1 FROM azync_jobs WHERE {where} LIMIT %(cap)s) AS j
+
+-- name: state_estimates
+-- The planner's row estimate of every (kind, state) pair of one source, in one read.
+-- Computed from pg_stats the way the planner estimates an equality on each of source,
+-- kind and state (the most-common-value frequency, else the rest spread evenly over the
+-- other distinct values), multiplied as independent: what EXPLAIN of each pair would
+-- say, without planning a statement per pair. No rows before the first ANALYZE.
+WITH t AS (
+    SELECT c.relnamespace, GREATEST(c.reltuples, 0)::float8 AS n
+    FROM pg_class c WHERE c.oid = to_regclass('azync_jobs')
+), s AS (
+    SELECT st.attname, st.null_frac::float8 AS null_frac,
+           st.most_common_vals::text::text[] AS vals, st.most_common_freqs::float8[] AS freqs,
+           CASE WHEN st.n_distinct < 0 THEN -st.n_distinct * t.n ELSE st.n_distinct END AS distinct_n
+    FROM pg_stats st JOIN pg_namespace n ON n.nspname = st.schemaname
+    JOIN t ON t.relnamespace = n.oid
+    WHERE st.tablename = 'azync_jobs' AND st.attname IN ('source', 'kind', 'state')
+), sel AS (
+    SELECT s.attname, v.value,
+           COALESCE(s.freqs[array_position(s.vals, v.value)],
+                    GREATEST(1 - s.null_frac
+                             - COALESCE((SELECT SUM(f) FROM unnest(s.freqs) AS f), 0), 0)
+                    / GREATEST(s.distinct_n - COALESCE(cardinality(s.vals), 0), 1)) AS p
+    FROM s CROSS JOIN LATERAL unnest(CASE s.attname
+                                         WHEN 'source' THEN ARRAY[%(source)s::text]
+                                         WHEN 'state' THEN %(states)s::text[]
+                                         ELSE %(kinds)s::text[] END) AS v(value)
+)
+SELECT k.value AS kind, st.value AS state, round(t.n * src.p * k.p * st.p)::bigint AS n
+FROM t, sel src, sel k, sel st
+WHERE src.attname = 'source' AND k.attname = 'kind' AND st.attname = 'state'
+
+-- name: paused_depths
+-- Paused jobs per kind of one source, on the console's opt-in paused index.
+SELECT kind, 'paused' AS state, COUNT(*) AS n, NULL AS pending_age
+FROM azync_jobs WHERE source = %(source)s AND state = 'paused' GROUP BY kind
+
+-- name: console_indexes
+-- Which of the console's own indexes on azync_jobs exist and are valid.
+SELECT c.relname AS name
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+WHERE i.indrelid = to_regclass('azync_jobs') AND i.indisvalid AND c.relname = ANY(%(names)s)
 
 -- name: get_job
 -- One job by id within one source.
