@@ -1,5 +1,6 @@
 """The admin single-job actions of both backends (Go ``store_admin.go``): which named
-statement each one runs and the op string its ``NotFound`` carries (notes 2.7)."""
+statement each one runs and the op string its ``NotFound`` carries, as azync's
+``driver.NewNotFound(op)`` does: ``azync: <op>: job not found in expected state``."""
 
 from __future__ import annotations
 

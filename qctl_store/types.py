@@ -1,9 +1,10 @@
 """Row and parameter types of the azync driver contract, in Python form.
 
-Names follow the Go contract (seed 000) in snake_case. Go zero values map to Python as:
-zero ``time.Time`` -> ``None``, ``uuid.Nil`` -> ``None``, zero ``time.Duration`` ->
-``timedelta(0)``, nil ``json.RawMessage`` -> ``None`` (a decoded JSON value otherwise),
-nil map -> ``{}``. Instants are timezone-aware UTC datetimes.
+Names follow azync's Go ``driver`` package (``rows.go``, ``dag.go``, ``workflow.go``) in
+snake_case. Go zero values map to Python as: zero ``time.Time`` -> ``None``,
+``uuid.Nil`` -> ``None``, zero ``time.Duration`` -> ``timedelta(0)``, nil
+``json.RawMessage`` -> ``None`` (a decoded JSON value otherwise), nil map -> ``{}``.
+Instants are timezone-aware UTC datetimes.
 """
 
 from __future__ import annotations

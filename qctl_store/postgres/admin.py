@@ -1,4 +1,4 @@
-"""Admin reads and actions over jobs on PostgreSQL (notes 1.A Admin/ListJobs, 2.5, 2.10),
+"""Admin reads and actions over jobs on PostgreSQL (azync's ``driver/azyncpgx/store_admin.go``),
 plus the console's ``AdminStore`` extensions: prefix lookup on the uuid primary key,
 any-source lookup, keyset search in ``list_jobs``' order, estimated counts and the
 console's refresh read of depths (``live_depths``: live states on their indexes, huge

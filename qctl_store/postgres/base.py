@@ -224,7 +224,7 @@ class PgBase:
         if self.config.read_only:
             raise errors.ReadOnly("the store is read-only; the write was refused")
 
-    # --- wakes (Part 2.2) -----------------------------------------------------------
+    # --- wakes (pg_notify as in azync's driver/azyncpgx/store_jobs.go) --------------
 
     def notify_in_tx(self, cur: Cursor, source: str, kinds: list[str] | set[str]) -> None:
         """pg_notify inside the caller's transaction: delivered on commit."""
@@ -244,7 +244,7 @@ class PgBase:
         except Exception as exc:
             self.config.logger.warning("wake notify failed: %s", redact(str(exc)))
 
-    # --- daily stats (Part 2.5) -----------------------------------------------------
+    # --- daily stats, sharded over slots (driver/azyncpgx/azyncpgx.go) ---------------
 
     def random_slot(self) -> int:
         """The random stats shard a fused statement bumps."""

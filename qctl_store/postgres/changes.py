@@ -3,12 +3,13 @@
 azync's migration 00011 triggers notify every job/DAG insert and state change and every
 ledger append on the fixed channel ``azync_changes``, shared by every schema of the
 database; the payload names its schema and carries ids, kind, task key and state only
-(notes 2.3). This mixin runs one dedicated LISTEN connection per store (the generic
-reconnecting ``listener.Listener``), keeps the payloads of this store's schema (the
-configured one, else ``current_schema()``), and fans them out through a ``Hub``
-(buffer 256 per subscriber). Every successful LISTEN, the first and every reconnect,
-resets every subscriber; a subscription made while disconnected gets its opening reset
-when the connection comes up; an overflowing subscriber is owed a reset.
+(azync's migration ``00011_change_notify_triggers.sql`` and ``changes.go``). This mixin
+runs one dedicated LISTEN connection per store (the generic reconnecting
+``listener.Listener``), keeps the payloads of this store's schema (the configured one,
+else ``current_schema()``), and fans them out through a ``Hub`` (buffer 256 per
+subscriber). Every successful LISTEN, the first and every reconnect, resets every
+subscriber; a subscription made while disconnected gets its opening reset when the
+connection comes up; an overflowing subscriber is owed a reset.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Declared DAG workflows on PostgreSQL (``contract.DAGStore`` and ``TxDAGStore``).
 
-Same rows, locks and statements as azync's ``driver/azyncpgx`` DAG store (notes Part
-2.10): every verb that changes a DAG's lifecycle first takes the header row lock
-(``FOR UPDATE``) and re-checks the state under it, so a verb racing a scheduler pass or
-another verb observes the winner's committed state instead of overwriting it.
-Workers are woken inside the transaction (delivered on commit) for every task that
-becomes pending: created, promoted, first compensation, retried or unpaused.
+Same rows, locks and statements as azync's ``driver/azyncpgx/dag_store.go``: every verb
+that changes a DAG's lifecycle first takes the header row lock (``FOR UPDATE``) and
+re-checks the state under it, so a verb racing a scheduler pass or another verb observes
+the winner's committed state instead of overwriting it. Workers are woken inside the
+transaction (delivered on commit) for every task that becomes pending: created,
+promoted, first compensation, retried or unpaused.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The event ledger on PostgreSQL: publish with atomic fan-out, subscribers, replay,
-retention and the admin reads (notes 1.A Publish/Replay/Retain, 2.10 Events)."""
+retention and the admin reads (azync's ``driver/azyncpgx/store_events.go``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Queue producer, leasing and lease-fenced settlement on PostgreSQL (notes 1.A, 2.6, 2.10).
+"""Queue producer, leasing and lease-fenced settlement on PostgreSQL (azync's
+``driver/azyncpgx/store_jobs.go``).
 
 Every settlement matches ``id``, ``state = 'active'`` and the lease token in one
 statement; the attempt row and the daily stats bump are fused into that statement, so a

@@ -1,5 +1,5 @@
 """Maintenance passes on PostgreSQL: promotion, reaping, vacuums and the dev reset
-(notes 1.A ReapExpired/PromoteDue/Vacuums/NukeAll, 2.5, 2.9, 2.10 ReapExpired).
+(azync's ``driver/azyncpgx/store_maintenance.go`` and ``store_admin.go``).
 
 Bulk work runs in batches of ``config.maintenance_batch`` rows, each batch its own
 transaction, repeated until a batch comes back short: no statement or transaction ever

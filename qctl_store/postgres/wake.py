@@ -1,4 +1,4 @@
-"""Wakeups on the store's NOTIFY channel (notes 2.2).
+"""Wakeups on the store's NOTIFY channel (azync's ``driver/azyncpgx/listener.go``).
 
 Writers send ``pg_notify(<channel>, '<source>:<kind>')`` (``PgBase.notify_in_tx`` and
 ``notify_after_commit``); ``wake()`` subscribes to them through one lazily started

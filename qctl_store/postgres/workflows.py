@@ -1,6 +1,6 @@
 """Workflow-as-code executions (``driver.WorkflowStore``) on PostgreSQL.
 
-Semantics follow azync's ``azyncpgx/workflow_store.go`` (notes Part 1.D and 2.10):
+Semantics follow azync's ``driver/azyncpgx/workflow_store.go``:
 start, signal and schedule calls insert their ``$wf:<name>`` task in the same
 transaction as their own effect, and wake workers after commit. Complete and fail have
 no state guard; cancel and suspend refuse terminal executions; resume needs suspended.

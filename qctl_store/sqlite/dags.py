@@ -1,7 +1,7 @@
 """Declared DAG workflows on SQLite (``contract.DAGStore`` and ``TxDAGStore``).
 
-The semantics are the PostgreSQL backend's (azync's ``driver/azyncpgx``, notes Part
-2.10). Every write runs in one ``BEGIN IMMEDIATE`` transaction, which already
+The semantics are the PostgreSQL backend's (azync's ``driver/azyncpgx/dag_store.go``).
+Every write runs in one ``BEGIN IMMEDIATE`` transaction, which already
 serialises writers across threads and processes: reading the DAG header inside it is
 the equivalent of PostgreSQL's ``FOR UPDATE`` header lock, and a verb always sees the
 committed result of the verb it raced. The two steps PostgreSQL does in one statement

@@ -1,8 +1,9 @@
 """Workflow-as-code executions (``driver.WorkflowStore``) on SQLite.
 
-The same semantics as the PostgreSQL backend (azync's ``workflow_store.go``, notes
-Part 1.D and 2.10). ``BEGIN IMMEDIATE`` serialises writers, which takes the place of
-PostgreSQL's header row locks when history sequence numbers are assigned.
+The same semantics as the PostgreSQL backend (azync's
+``driver/azyncpgx/workflow_store.go``). ``BEGIN IMMEDIATE`` serialises writers, which
+takes the place of PostgreSQL's header row locks when history sequence numbers are
+assigned.
 """
 
 from __future__ import annotations

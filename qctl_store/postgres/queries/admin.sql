@@ -1,4 +1,4 @@
--- Admin reads and actions over jobs (notes 1.A Admin/ListJobs, 2.10 Admin actions),
+-- Admin reads and actions over jobs (azync's driver/azyncpgx/store_admin.go),
 -- plus the console's extensions (prefix lookup, keyset search, estimated counts).
 -- {where} and {order} are filled from the fixed fragments of qctl_store/listing.py;
 -- {table} from its fixed entity map.

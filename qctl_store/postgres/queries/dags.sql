@@ -1,6 +1,6 @@
 -- Declared DAG workflows (DAGStore) on PostgreSQL: the azync_dags header, the
 -- azync_dag_deps edges, the azync_dag_signals inbox and the source='dag' jobs.
--- Semantics follow azync's driver/azyncpgx (notes Part 2.10 "DAG internals").
+-- Semantics follow azync's driver/azyncpgx/dag_store.go.
 
 -- name: lock_dag
 -- A DAG's header row locked, with its state.

@@ -1,4 +1,5 @@
--- Leadership: session-scoped advisory locks held on a dedicated connection (notes 2.4).
+-- Leadership: session-scoped advisory locks held on a dedicated connection (azync's
+-- driver/azyncpgx/leader.go).
 
 -- name: try_lock
 -- Try to take a session advisory lock without waiting.

@@ -1,4 +1,4 @@
--- Maintenance passes (notes 2.5, 2.9, 2.10): each bulk statement handles one batch of
+-- Maintenance passes (azync's driver/azyncpgx/store_maintenance.go): each bulk statement handles one batch of
 -- at most %(batch)s rows and the caller repeats it until a batch comes back short.
 -- {where} is the fixed source/kind fragment of listing.kind_clause.
 

@@ -1,5 +1,5 @@
 -- Declared DAG workflows (DAGStore) on SQLite: the same tables and semantics as the
--- PostgreSQL backend (notes Part 2.10 "DAG internals"). Writers are serialised by
+-- PostgreSQL backend (azync's driver/azyncpgx/dag_store.go). Writers are serialised by
 -- BEGIN IMMEDIATE, so the header "lock" is simply reading it inside the write
 -- transaction. :now is the transaction clock (µs since the epoch). Compensation keys
 -- are matched with GLOB 'comp:*' because LIKE is case-insensitive here.
