@@ -1,6 +1,6 @@
 """Shared helpers of the conformance suites (store, DAG, workflow, changes).
 
-They mirror azync's ``driver/drivertest`` helpers (notes Part 0) so the Python suites
+They mirror azync's ``driver/drivertest/conformance.go`` helpers so the Python suites
 read like the Go ones: ``dequeue_n`` leases with no runtime max-attempts override,
 ``enqueue_due`` enqueues an immediately due job and requires it inserted, the DAG
 helpers lease exactly one task of a kind. Every suite shares one store per module
@@ -41,7 +41,7 @@ AnyStore = PostgresStore | SqliteStore
 
 T = TypeVar("T")
 
-# Timing constants of azync's suites (notes Part 0).
+# Timing constants of azync's suites (``driver/drivertest/conformance.go``).
 REAP_LEASE = timedelta(milliseconds=40)
 """A lease short enough to expire within a test."""
 REAP_WAIT = 0.200

@@ -1,4 +1,5 @@
-"""azync's ``RunChangeNotifierConformance`` (notes Part 1.C) on both backends, plus the
+"""azync's ``RunChangeNotifierConformance`` (``driver/drivertest/watch_conformance.go``) on
+both backends, plus the
 stream rules every consumer relies on (poll-only, close, many subscribers).
 
 Each test opens its own subscription and closes it. Assertions drain the stream until a

@@ -1,4 +1,4 @@
-"""azync's ``RunDAGConformance`` (notes Part 1.B) on both backends.
+"""azync's ``RunDAGConformance`` (``driver/drivertest/dag_conformance.go``) on both backends.
 
 One test per subtest, in azync's order, sharing the module's store as the Go suite
 shares one: DAG names and kinds are unique per test, and the set-based scheduler
@@ -915,9 +915,6 @@ def test_deps_expose_the_graph(store: AnyStore) -> None:
 
 
 def test_state_counts(store: AnyStore) -> None:
-    def global_count(m: dict[str, dict[DAGState, int]], state: DAGState) -> int:
-        return sum(counts.get(state, 0) for counts in m.values())
-
     before = store.dag_name_state_counts()
     assert "wfc_counts_live" not in before
 
@@ -928,10 +925,11 @@ def test_state_counts(store: AnyStore) -> None:
     store.complete_dags()
     assert dag_state(store, done) == DAGState.SUCCEEDED
 
+    # complete_dags is store-wide, so other tests' DAGs may have moved meanwhile: only
+    # this test's names are compared.
     after = store.dag_name_state_counts()
-    assert after["wfc_counts_live"][DAGState.RUNNING] == 2
-    assert after["wfc_counts_done"][DAGState.SUCCEEDED] == 1
-    assert global_count(after, DAGState.RUNNING) - global_count(before, DAGState.RUNNING) == 2
+    assert after["wfc_counts_live"] == {DAGState.RUNNING: 2}
+    assert after["wfc_counts_done"] == {DAGState.SUCCEEDED: 1}
 
     store.cancel_dag(live)
     final = store.dag_name_state_counts()
@@ -1088,7 +1086,7 @@ def test_bad_signal_and_result_payloads_are_rejected(store: AnyStore) -> None:
     assert state_of(store, dag_id, "a") == JobState.ACTIVE
 
 
-# --- daily stats (notes 2.5) -------------------------------------------------------------
+# --- daily stats (the fused bumps of driver/azyncpgx/dag_store.go) ------------------------
 
 
 def counters(store: AnyStore, kind: str) -> tuple[int, int, int, int]:

@@ -1,4 +1,5 @@
-"""azync's ``RunWorkflowConformance`` (notes Part 1.D) on both backends, plus the
+"""azync's ``RunWorkflowConformance`` (``driver/drivertest/workflow_conformance.go``) on both
+backends, plus the
 ``list_workflow_executions`` extension.
 
 One store per module, as in azync's suite: tests stay apart by unique workflow names,

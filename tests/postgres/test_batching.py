@@ -1,4 +1,4 @@
-"""Maintenance batching on PostgreSQL (notes 2.9, Part 3 maintenance_batch_test.go):
+"""Maintenance batching on PostgreSQL (azync's integration/maintenance_batch_test.go):
 with ``maintenance_batch=2`` every bulk pass must loop past one batch and still
 handle all five jobs."""
 

@@ -1,4 +1,4 @@
-"""PostgreSQL change hints: the wire (notes 2.3 and the integration tests of Part 3):
+"""PostgreSQL change hints: the wire (azync's migration 00011 and integration/watch_test.go):
 bulk coalescing, schema isolation, no PII on the wire, and recovery when the server
 kills the listener's or every session of the store."""
 

@@ -1,4 +1,4 @@
-"""azync's DAG race tests (notes Part 3, ``dag_race_test.go``) on PostgreSQL.
+"""azync's DAG race tests (``driver/azyncpgx/integration/dag_race_test.go``) on PostgreSQL.
 
 Each test holds an open transaction that has made a competing change under the DAG
 header's row lock, starts the verb under test in a thread, sleeps 300ms so the verb

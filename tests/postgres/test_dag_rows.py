@@ -1,6 +1,6 @@
 """The rows qctl writes for a DAG are exactly the rows azync's ``createDAG`` (and its
 compensation insert) write for the same DAGParams, column by column, so a Go worker
-can run a DAG qctl created and the other way round (notes Part 2.6 and 2.10)."""
+can run a DAG qctl created and the other way round (azync's ``dag_store.go``)."""
 
 from __future__ import annotations
 
@@ -256,7 +256,7 @@ def test_compensation_rows_copy_the_original(
     assert (header["state"], header["failure_reason"]) == ("compensating", "dead tasks: c")
 
 
-# --- wakes (notes 2.2): NOTIFY dag:<kind> inside the transaction, for tasks born or made
+# --- wakes: NOTIFY dag:<kind> inside the transaction, for tasks born or made
 # pending; never for the internal kinds --------------------------------------------------
 
 
@@ -318,7 +318,7 @@ def test_unpause_wakes_and_signals_do_not(
     assert wakes(listener) == {"dag:wake_p_w"}
     store.pause_dag(p.id, "outage")
     assert store.signal(DAGSignalParams(dag_id=p.id, name="wake_p_go")) == (1, False)
-    assert wakes(listener) == set(), "pausing and signalling wake nobody (notes 2.2)"
+    assert wakes(listener) == set(), "pausing and signalling wake nobody"
     store.retry_dag(p.id)
     assert wakes(listener) == {"dag:wake_p_w"}, "an unpaused runnable task wakes its kind"
 

@@ -1,5 +1,5 @@
 """PostgreSQL leader election: azync's advisory-lock keys and lease semantics
-(notes 2.4; azync's leader_test.go)."""
+(azync's ``leader.go`` and ``integration/leader_test.go``)."""
 
 from __future__ import annotations
 

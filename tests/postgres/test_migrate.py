@@ -1,5 +1,5 @@
 """PostgreSQL migrations: azync's exact schema, goose's version table and lock,
-convergence of drifted databases (azync's migrate_test.go, notes 2.1 and Part 3)."""
+convergence of drifted databases (azync's ``migrate.go`` and ``integration/migrate_test.go``)."""
 
 from __future__ import annotations
 

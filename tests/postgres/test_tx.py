@@ -1,4 +1,4 @@
-"""Transactional outbox on PostgreSQL (notes Part 3, tx_test.go): ``enqueue_tx`` and
+"""Transactional outbox on PostgreSQL (azync's integration/tx_test.go): ``enqueue_tx`` and
 ``publish_tx`` write inside the caller's transaction, so a rollback leaves nothing, a
 commit persists, and the wake NOTIFY issued inside the transaction is delivered on
 commit only. Checked with a raw ``LISTEN`` on a separate connection."""

@@ -1,5 +1,5 @@
 """PostgreSQL wakeups: LISTEN on the store's channel, ``source:kind`` payloads
-(notes 2.2), the reusable listener's reconnect behaviour."""
+(azync's ``listener.go``), the reusable listener's reconnect behaviour."""
 
 from __future__ import annotations
 
