@@ -13,7 +13,7 @@ import typer
 from qctl.cli import parse
 from qctl.cli.context import CliContext
 from qctl.cli.errors import Refused
-from qctl.cli.output import OUTPUT_HELP, OutputFormat, as_dict, emit_result
+from qctl.cli.output import OUTPUT_HELP, OutputFormat, as_dict, emit_result, emit_rows
 from qctl_store.types import JobState, Source
 
 if TYPE_CHECKING:
@@ -135,6 +135,9 @@ def done(result: Any, message: str, output: OutputFormat) -> None:
     emit_result(record_of(result), message, output)
 
 
+SAMPLE_COLUMNS = ["id", "source", "kind", "state"]
+
+
 def proceed(
     dry_run: bool, yes: bool, output: OutputFormat, plan: Any, would: str, ask: str
 ) -> bool:
@@ -142,9 +145,15 @@ def proceed(
     marked ``"dry_run": true``) and ``would`` prefixed "dry run:" and return False;
     else confirm with ``ask``."""
     if dry_run:
-        emit_result(
-            {**record_of(plan), "dry_run": True}, f"dry run: {would}; nothing was changed", output
-        )
+        record = {**record_of(plan), "dry_run": True}
+        # A job verb's plan over a filter carries a sample of the jobs: a list for JSON,
+        # rows after the sentence in a table, left out of CSV's single row.
+        people = output in (OutputFormat.TABLE, OutputFormat.CSV)
+        sample = record.pop("sample", None) if people else None
+        emit_result(record, f"dry run: {would}; nothing was changed", output)
+        if sample and output == OutputFormat.TABLE:
+            sys.stdout.write("\n")
+            emit_rows([as_dict(j) for j in sample], SAMPLE_COLUMNS, output)
         return False
     confirm(ask, yes)
     return True

@@ -6,6 +6,7 @@ import base64
 import binascii
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -282,86 +283,131 @@ DONE = {
 }
 
 
-@app.command("retry")
-def retry(
+ALL_HELP = "Every job the verb can act on (narrow it with the filters)."
+AllOpt = Annotated[bool, typer.Option("--all", help=ALL_HELP)]
+RetryAllOpt = Annotated[bool, typer.Option("--all", "--all-dead", help=ALL_HELP)]
+"""``jobs retry`` keeps the name it had before every verb took filters."""
+
+
+def _bulk(
     ctx: typer.Context,
-    ids: Annotated[
-        list[str] | None, typer.Argument(metavar="ID...", help="Dead job ids or prefixes.")
-    ] = None,
-    all_dead: Annotated[
-        bool,
-        typer.Option(
-            "--all-dead", help="Retry every dead job (queue and event sources unless --source)."
-        ),
-    ] = False,
-    source: SourceOpt = None,
-    kind: KindOpt = "",
-    meta: MetaOpt = None,
-    error: ErrorOpt = "",
-    dry_run: DryRun = False,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    action: str,
+    search: JobSearch,
+    dry_run: bool,
+    yes: bool,
+    output: OutputFormat,
 ) -> None:
-    """Retry dead jobs. By id, or --all-dead narrowed by the list filters. DAG tasks
-    are retried through their run (`qctl dags retry`), workflow operations settled
-    with `qctl workflows resolve`.
-
-    \b
-    Example:
-      qctl jobs retry --all-dead --kind email.send --error timeout --dry-run
-    """
-    if bool(ids) == all_dead:
-        raise ParseError("give job ids or --all-dead (not both)")
-    if ids:
-        if dry_run:
-            raise ParseError("--dry-run goes with --all-dead")
-        _act(ctx, ids, "retry", output, ops_jobs.retry)
-        return
+    """``action`` on every job matching ``search``, after a dry run that counts them:
+    printed with a sample for --dry-run, else the question that says how many."""
     if not dry_run:
-        common.cli(ctx).require_writable("jobs retry --all-dead")
+        common.cli(ctx).require_writable(f"jobs {action}")
     store = common.store(ctx)
-
-    def call(dry: bool) -> BulkOutcome:
-        return ops_jobs.retry_all_dead(store, source, kind, common.meta(meta), error, dry)
-
-    plan = call(True)
+    filters.confirm_scan(store, search, yes)
+    plan = ops_jobs.act_all(store, action, search, dry_run=True)
+    noun = f"{plan.target} job(s)"
+    verb = action.replace("-", " ")
     if common.proceed(
         dry_run,
         yes,
         output,
         plan,
-        f"would retry {plan.count} dead job(s)",
-        f"Retry {plan.count} dead job(s)?",
+        f"would {verb} {plan.count} {noun}",
+        f"{verb.capitalize()} {plan.count} {noun}?",
     ):
-        done = call(False)
-        common.done(done, f"retried {done.count} dead job(s)", output)
+        done = ops_jobs.act_all(store, action, search)
+        common.done(done, f"{DONE[action]} {done.count} {noun}", output)
 
 
-def _one(
+def _selection(ids: list[str] | None, bulk: bool, what: str) -> None:
+    """Ids, or a filter: one of the two."""
+    if ids and bulk:
+        raise ParseError(f"give job ids or {what}, not both")
+    if not ids and not bulk:
+        raise ParseError(f"give job ids or {what}")
+
+
+def _verb(
     action: str, call: Callable[[ConsoleStore, uuid.UUID, bool], JobOutcome], doc: str
 ) -> None:
+    """``jobs ACTION``: by id, or on every job matching the filters (or --all)."""
+
     def command(
         ctx: typer.Context,
         ids: Annotated[
-            list[str], typer.Argument(metavar="ID...", help="Job ids or unique prefixes.")
-        ],
+            list[str] | None, typer.Argument(metavar="ID...", help="Job ids or unique prefixes.")
+        ] = None,
+        all_: AllOpt = False,
+        source: SourceOpt = None,
+        kind: KindOpt = "",
+        state: StateOpt = None,
+        meta: MetaOpt = None,
+        error: filters.ErrorOpt = "",
+        payload: filters.PayloadOpt = None,
+        older_than: filters.AgeOpt = None,
+        event: filters.EventOpt = None,
+        dag: filters.DagOpt = None,
+        run: filters.RunOpt = None,
+        dry_run: DryRun = False,
         yes: Yes = False,
         output: Output = OutputFormat.TABLE,
     ) -> None:
-        _act(ctx, ids, action, output, call)
+        search = filters.search(
+            ctx, source, kind, state, meta, error, payload, older_than, event, dag, run
+        )
+        _selection(ids, all_ or search != JobSearch(), "filters (or --all)")
+        if ids:
+            if dry_run:
+                raise ParseError("--dry-run goes with filters or --all")
+            _act(ctx, ids, action, output, call)
+            return
+        _bulk(ctx, action, search, dry_run, yes, output)
 
     command.__doc__ = doc
+    if action == "retry":
+        command.__annotations__["all_"] = RetryAllOpt
     app.command(action)(command)
 
 
-_one("run-now", ops_jobs.run_now, "Run scheduled jobs now (DAG tasks too).")
-_one(
+BULK_DOC = """
+
+    Without ids, on every job that matches the filters (the same set as `jobs list`),
+    after one confirmation that says how many; --dry-run prints the count and a sample.
+    """
+
+_verb(
+    "retry",
+    ops_jobs.retry,
+    """Retry dead jobs. DAG tasks are retried through their run (`qctl dags retry`),
+    workflow operations settled with `qctl workflows resolve`."""
+    + BULK_DOC
+    + """
+    \b
+    Example:
+      qctl jobs retry --kind email.send --error timeout --dry-run
+    """,
+)
+_verb(
+    "run-now",
+    ops_jobs.run_now,
+    "Run scheduled jobs now (DAG tasks too)." + BULK_DOC,
+)
+_verb(
     "archive",
     ops_jobs.archive,
-    "Force pending or scheduled jobs to dead. No further attempts.",
+    "Force pending or scheduled jobs to dead. No further attempts." + BULK_DOC,
 )
-_one("pause", ops_jobs.pause, "Pause pending or scheduled jobs (a DAG: `qctl dags pause`).")
-_one("resume", ops_jobs.resume, "Resume paused jobs (a DAG: `qctl dags retry`).")
+_verb(
+    "pause",
+    ops_jobs.pause,
+    """Pause pending or scheduled jobs (a DAG: `qctl dags pause`)."""
+    + BULK_DOC
+    + """
+    \b
+    Example (pause a whole kind; `jobs resume --kind` undoes it):
+      qctl jobs pause --kind report.build
+    """,
+)
+_verb("resume", ops_jobs.resume, "Resume paused jobs (a DAG: `qctl dags retry`)." + BULK_DOC)
 
 
 @app.command("delete")
@@ -373,59 +419,50 @@ def delete(
     ids: Annotated[
         list[str] | None, typer.Argument(metavar="ID...", help="Job ids or prefixes.")
     ] = None,
-    all_: Annotated[
-        bool,
-        typer.Option(
-            "--all", help="Every job in --state (queue and event sources unless --source)."
-        ),
-    ] = False,
+    all_: AllOpt = False,
     source: SourceOpt = None,
     kind: KindOpt = "",
+    meta: MetaOpt = None,
+    error: filters.ErrorOpt = "",
+    payload: filters.PayloadOpt = None,
+    older_than: filters.AgeOpt = None,
+    event: filters.EventOpt = None,
+    dag: filters.DagOpt = None,
+    run: filters.RunOpt = None,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Delete jobs in a given state. By id, or --all per --source and --kind.
+    """Delete jobs in a given state. By id, or every job in --state that matches the
+    filters (at least one, or --all), after one confirmation that says how many.
 
     \b
     Example:
       qctl jobs delete --all --state dead --kind report.build --dry-run
     """
-    if bool(ids) == all_:
-        raise ParseError("give job ids or --all (not both)")
+    search = filters.search(
+        ctx, source, kind, state, meta, error, payload, older_than, event, dag, run
+    )
+    _selection(ids, all_ or replace(search, state=None) != JobSearch(), "filters (or --all)")
+    if not ids:
+        _bulk(ctx, "delete", search, dry_run, yes, output)
+        return
     if not dry_run:
         common.cli(ctx).require_writable("jobs delete")
     store = common.store(ctx)
-    if ids:
-        targets = [common.resolve(ctx, "job", text) for text in ids]
-        # Refuse before asking: every job is checked before any is deleted.
-        plans = [ops_jobs.delete(store, ident, state, dry_run=True) for ident in targets]
-        if common.proceed(
-            dry_run,
-            yes,
-            output,
-            BulkOutcome("delete", len(plans), target=state, dry_run=True),
-            f"would delete {len(plans)} job(s)",
-            f"Delete {len(plans)} {state} job(s)?",
-        ):
-            deleted = [ops_jobs.delete(store, ident, state) for ident in targets]
-            _emit_outcomes(deleted, "deleted", output)
-        return
-
-    def call(dry: bool) -> BulkOutcome:
-        return ops_jobs.delete_all(store, state, source, kind, dry)
-
-    plan = call(True)
+    targets = [common.resolve(ctx, "job", text) for text in ids]
+    # Refuse before asking: every job is checked before any is deleted.
+    plans = [ops_jobs.delete(store, ident, state, dry_run=True) for ident in targets]
     if common.proceed(
         dry_run,
         yes,
         output,
-        plan,
-        f"would delete {plan.count} {state} job(s)",
-        f"Delete {plan.count} {state} job(s)?",
+        BulkOutcome("delete", len(plans), target=state, dry_run=True),
+        f"would delete {len(plans)} job(s)",
+        f"Delete {len(plans)} {state} job(s)?",
     ):
-        done = call(False)
-        common.done(done, f"deleted {done.count} {state} job(s)", output)
+        deleted = [ops_jobs.delete(store, ident, state) for ident in targets]
+        _emit_outcomes(deleted, "deleted", output)
 
 
 @app.command("vacuum-dead")

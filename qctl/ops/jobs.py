@@ -12,13 +12,13 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from qctl.ops.errors import WrongState, WrongVerb
-from qctl.ops.results import BulkOutcome, JobOutcome
-from qctl_store.errors import NotFound
+from qctl.ops.results import BulkOutcome, BulkPlan, JobOutcome
+from qctl_store.errors import InvalidInput, NotFound
 from qctl_store.types import EnqueueParams, Job, JobPageCursor, JobSearch, JobState, Source
 
 if TYPE_CHECKING:
@@ -203,31 +203,9 @@ def retry_all_dead(
     dry_run: bool = False,
 ) -> BulkOutcome:
     """Retry every dead job of the queue and event sources (or of ``source``), narrowed
-    by kind, meta and error text. With meta or error filters, which ``RetryAllDead``
-    cannot express, the matches are retried by id, page by page (keyset pages stay
-    correct while retried rows leave the dead set)."""
-    sources = job_sources(source, "retry --all-dead", "dags retry ID", "workflows resolve JOB_ID")
-    searches = [
-        JobSearch(source=s, kind=kind, state=JobState.DEAD, meta=dict(meta or {}), error=error)
-        for s in sources
-    ]
-    by_id = bool(meta or error)
-    if dry_run:
-        if by_id:
-            count = sum(1 for s in searches for _ in iter_jobs(store, s))
-        else:
-            count = sum(store.count_jobs(s, exact=True)[0] for s in searches)
-        return BulkOutcome("retry", count, source, kind, "dead", dry_run=True)
-    if by_id:
-        count = 0
-        for search in searches:
-            for job in iter_jobs(store, search):
-                with contextlib.suppress(NotFound):  # retried or deleted meanwhile
-                    store.retry_job(job.source, job.id)
-                    count += 1
-    else:
-        count = sum(store.retry_all_dead(s, kind) for s in sources)
-    return BulkOutcome("retry", count, source, kind, "dead")
+    by kind, meta and error text (``act_all`` with those filters)."""
+    search = JobSearch(source=source, kind=kind, meta=dict(meta or {}), error=error)
+    return act_all(store, "retry", search, dry_run)
 
 
 def delete_all(
@@ -238,15 +216,98 @@ def delete_all(
     dry_run: bool = False,
 ) -> BulkOutcome:
     """Delete every job in ``state`` of the queue and event sources (or of ``source``)."""
-    sources = job_sources(source, "delete --all", "dags cancel ID", "workflows cancel ID")
+    return act_all(store, "delete", JobSearch(source=source, kind=kind, state=state), dry_run)
+
+
+DELETE_OWNERS = ("dags cancel ID", "workflows cancel ID")
+"""The verbs that delete a DAG's tasks and a workflow's jobs instead of ``jobs delete``."""
+SAMPLE = 5
+
+
+def _owners(action: str) -> tuple[str, str]:
+    """The DAG and workflow verbs that own ``action``'s jobs ("" where it may act)."""
+    if action == "delete":
+        return DELETE_OWNERS
+    verb = VERBS[action]
+    return verb.dag and f"{verb.dag} ID", verb.workflow and f"{verb.workflow} ID"
+
+
+def bulk_searches(action: str, search: JobSearch) -> list[JobSearch]:
+    """The searches, one per (source, state), that select the jobs ``action`` would act
+    on among those matching ``search``: the states the verb accepts (``delete`` the one
+    given), the queue and event sources unless a source, a DAG run or an execution is
+    named; sources whose jobs another verb owns are refused with that verb."""
+    if action == "delete":
+        if search.state is None:
+            raise InvalidInput("jobs delete needs the state of the jobs to delete")
+        states: tuple[JobState, ...] = (JobState(search.state),)
+    else:
+        needs = VERBS[action].needs
+        if search.state is not None and JobState(search.state) not in needs:
+            raise InvalidInput(
+                f"jobs {action} acts on {' or '.join(needs)} jobs, not {search.state} ones"
+            )
+        states = (JobState(search.state),) if search.state is not None else needs
+    source = search.source
+    if source is None and search.dag_id is not None:
+        source = Source.DAG
+    elif source is None and search.run_id is not None:
+        source = Source.WORKFLOW
+    dag_verb, workflow_verb = _owners(action)
+    if source == Source.DAG and not dag_verb:
+        sources = [Source.DAG]  # e.g. run-now, which azync's DAG manager allows on tasks
+    else:
+        sources = job_sources(source, action, dag_verb, workflow_verb)
+    return [replace(search, source=s, state=st) for s in sources for st in states]
+
+
+def _only_kind(search: JobSearch) -> bool:
+    """Whether ``search`` narrows by source, kind and state only: what the store's own
+    bulk statements (``retry_all_dead``, ``delete_all``) express."""
+    return replace(search, source=None, kind="", state=None, reverse=False) == JobSearch()
+
+
+def act_all(
+    store: ConsoleStore,
+    action: str,
+    search: JobSearch,
+    dry_run: bool = False,
+    sample: int = SAMPLE,
+) -> BulkOutcome:
+    """``action`` (a key of ``VERBS``, or ``delete``) on every job matching ``search``
+    that it may act on (see ``bulk_searches``). A dry run counts them exactly and
+    returns the first ``sample`` as ``sample``. Filters the store's bulk statements
+    cannot express act by id, page by page (keyset pages stay correct while acted-on
+    rows leave the searched state); a job that changed meanwhile is skipped."""
+    searches = bulk_searches(action, search)
+    target = " or ".join(dict.fromkeys(str(s.state) for s in searches))
     if dry_run:
-        count = sum(
-            store.count_jobs(JobSearch(source=s, kind=kind, state=state), exact=True)[0]
-            for s in sources
-        )
-        return BulkOutcome("delete", count, source, kind, state, dry_run=True)
-    count = sum(store.delete_all(s, kind, state) for s in sources)
-    return BulkOutcome("delete", count, source, kind, state)
+        count = sum(store.count_jobs(s, exact=True)[0] for s in searches)
+        picked: list[JobOutcome] = []
+        for s in searches:
+            if len(picked) < sample:
+                jobs = store.search_jobs(s, limit=sample - len(picked))
+                picked += [JobOutcome(j.id, j.source, j.kind, action, j.state, True) for j in jobs]
+        return BulkPlan(action, count, search.source, search.kind, target, True, tuple(picked))
+    if _only_kind(search) and action in ("retry", "delete"):
+        sources = dict.fromkeys(s.source for s in searches if s.source is not None)
+        if action == "retry":
+            count = sum(store.retry_all_dead(s, search.kind) for s in sources)
+        else:
+            state = searches[0].state
+            assert state is not None
+            count = sum(store.delete_all(s, search.kind, state) for s in sources)
+        return BulkOutcome(action, count, search.source, search.kind, target)
+    count = 0
+    for s in searches:
+        for job in iter_jobs(store, s):
+            with contextlib.suppress(NotFound):  # acted on or deleted meanwhile
+                if action == "delete":
+                    store.delete_job(job.source, job.id, job.state)
+                else:
+                    VERBS[action].call(store, job)
+                count += 1
+    return BulkOutcome(action, count, search.source, search.kind, target)
 
 
 def died_at(job: Job) -> datetime | None:

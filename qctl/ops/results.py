@@ -41,6 +41,14 @@ class BulkOutcome:
 
 
 @dataclass(frozen=True)
+class BulkPlan(BulkOutcome):
+    """The dry run of a job verb over a filter: the count and the first few jobs it
+    would act on."""
+
+    sample: tuple[JobOutcome, ...] = ()
+
+
+@dataclass(frozen=True)
 class RunOutcome:
     """An action on one run: a DAG run or a workflow execution (retry, cancel, ...)."""
 

@@ -171,7 +171,9 @@ def test_retry_all_dead(run: Run, st: Any, kind: str, tty: None) -> None:
         "kind": kind,
         "target": "dead",
         "dry_run": True,
+        "sample": dry["sample"],
     }
+    assert len(dry["sample"]) == 3 and {j["kind"] for j in dry["sample"]} == {kind}
     assert st.kind_depths(Source.QUEUE)[kind].dead == 3
 
     declined = run("jobs", "retry", "--all-dead", "--kind", kind, input="n\n")
