@@ -79,7 +79,7 @@ def test_man_page_renders() -> None:
         assert f".SH {section}" in source
     assert ".SS qctl jobs retry" in source
     # Examples in verb help stay one command per line (click's \b paragraphs).
-    assert ".nf\nExample:\n  qctl jobs retry \\-\\-all\\-dead" in source
+    assert ".nf\nExample:\n  qctl jobs retry \\-\\-kind email.send" in source
     assert "\b" not in source
 
 
