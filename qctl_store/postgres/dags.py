@@ -29,7 +29,7 @@ from qctl_store.dagcheck import (
     signal_payload,
 )
 from qctl_store.postgres.base import Cursor, PgBase, queries
-from qctl_store.postgres.rows import JOB_COLUMNS, Row, caller_tx, jobs_from_rows
+from qctl_store.postgres.rows import Row, caller_tx, jobs_from_rows
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
     JSON,
@@ -52,10 +52,6 @@ from qctl_store.types import (
 Q = queries("dags.sql")
 _DAG = Source.DAG.value
 _INTERNAL_KINDS = frozenset({KIND_SLEEP, KIND_SIGNAL})
-_DAG_TASKS = (
-    f"SELECT {JOB_COLUMNS} FROM azync_jobs WHERE dag_id = %s AND source = 'dag' "
-    "ORDER BY created_at, id"
-)
 
 
 class DAGMixin(PgBase):
@@ -303,7 +299,7 @@ class DAGMixin(PgBase):
         with self.read() as cur:
             if not self._dag_exists(cur, id):
                 raise errors.NotFound("dag tasks")
-            return jobs_from_rows(cur.execute(_DAG_TASKS, (id,)).fetchall())
+            return jobs_from_rows(cur.execute(Q.dag_tasks, (id,)).fetchall())
 
     def _dag_exists(self, cur: Cursor, id: uuid.UUID) -> bool:
         row = cur.execute(Q.dag_exists, (id,)).fetchone()

@@ -31,7 +31,6 @@ from qctl_store.dagcheck import (
 )
 from qctl_store.sqlite.base import SqliteBase, Tx, from_us, queries, td_us
 from qctl_store.sqlite.rows import (
-    JOB_COLUMNS,
     Row,
     caller_tx,
     jobs_from_rows,
@@ -57,10 +56,6 @@ from qctl_store.types import (
 
 Q = queries("dags.sql")
 _DAG = Source.DAG.value
-_DAG_TASKS = (
-    f"SELECT {JOB_COLUMNS} FROM azync_jobs WHERE dag_id = ? AND source = 'dag' "
-    "ORDER BY created_at, id"
-)
 
 
 class DAGMixin(SqliteBase):
@@ -317,7 +312,7 @@ class DAGMixin(SqliteBase):
         with self.read() as t:
             if not self._dag_exists(t, str(id)):
                 raise errors.NotFound("dag tasks")
-            return jobs_from_rows(t.all(_DAG_TASKS, (str(id),)))
+            return jobs_from_rows(t.all(Q.dag_tasks, (str(id),)))
 
     def _dag_exists(self, t: Tx, dag_id: str) -> bool:
         row = t.one(Q.dag_exists, (dag_id,))

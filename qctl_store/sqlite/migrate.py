@@ -16,9 +16,11 @@ from functools import cache
 from importlib import resources
 
 from qctl_store import errors
-from qctl_store.sqlite.base import SqliteBase, Tx
+from qctl_store.sqlfile import fill, identifier
+from qctl_store.sqlite.base import SqliteBase, Tx, queries
 from qctl_store.types import SchemaStatus
 
+Q = queries("migrate.sql")
 _FILE = re.compile(r"^(\d{4})_[A-Za-z0-9_]+\.sql$")
 
 
@@ -62,34 +64,23 @@ def _only_comments(text: str) -> bool:
 
 
 class MigrateMixin(SqliteBase):
-    def _version_table(self) -> str:
-        return self.config.version_table  # validated as an identifier by Config
+    def _sql(self, text: str) -> str:
+        """A version-table statement with the configured table name filled in."""
+        return fill(text, table=identifier(self.config.version_table))
 
     def _applied_version(self, t: Tx) -> int | None:
         """The highest applied version, or None when there is no version table."""
-        exists = t.one(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-            (self._version_table(),),
-        )
-        if exists is None:
+        if t.one(Q.version_table_exists, {"table": self.config.version_table}) is None:
             return None
-        row = t.one(
-            f"SELECT MAX(version_id) AS v FROM {self._version_table()} WHERE is_applied = 1"
-        )
+        row = t.one(self._sql(Q.latest_version))
         return int(row["v"]) if row is not None and row["v"] is not None else 0
 
     def migrate(self) -> list[int]:
         known = latest_version()
         with self.tx() as t:
-            t.execute(
-                f"CREATE TABLE IF NOT EXISTS {self._version_table()} ("
-                "id INTEGER PRIMARY KEY AUTOINCREMENT, version_id INTEGER NOT NULL, "
-                "is_applied INTEGER NOT NULL, tstamp TIMESTAMP DEFAULT (datetime('now')))"
-            )
-            if t.one(f"SELECT 1 FROM {self._version_table()} LIMIT 1") is None:
-                t.execute(
-                    f"INSERT INTO {self._version_table()} (version_id, is_applied) VALUES (0, 1)"
-                )
+            t.execute(self._sql(Q.create_version_table))
+            if t.one(self._sql(Q.any_version)) is None:
+                t.execute(self._sql(Q.insert_version), {"version": 0})
         applied: list[int] = []
         for version, script in migrations():
             with self.tx() as t:
@@ -103,10 +94,7 @@ class MigrateMixin(SqliteBase):
                     continue  # applied earlier, or by a concurrent migrator
                 for stmt in statements(script):
                     t.execute(stmt)
-                t.execute(
-                    f"INSERT INTO {self._version_table()} (version_id, is_applied) VALUES (?, 1)",
-                    (version,),
-                )
+                t.execute(self._sql(Q.insert_version), {"version": version})
             applied.append(version)
         return applied
 
@@ -114,9 +102,7 @@ class MigrateMixin(SqliteBase):
         expected = latest_version()
         with self.read() as t:
             applied = self._applied_version(t) or 0
-            triggers = t.one(
-                "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'azync_jobs'"
-            )
+            triggers = t.one(Q.change_triggers)
         return SchemaStatus(
             backend="sqlite",
             schema="",

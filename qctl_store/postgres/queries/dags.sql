@@ -303,6 +303,11 @@ LIMIT %(limit)s OFFSET %(offset)s
 -- Whether a DAG exists.
 SELECT EXISTS (SELECT 1 FROM azync_dags WHERE id = %s) AS present
 
+-- name: dag_tasks
+-- Every task job of one DAG, compensation tasks included, in creation order.
+SELECT {jobs} FROM azync_jobs WHERE dag_id = %s AND source = 'dag'
+ORDER BY created_at, id
+
 -- name: dag_deps
 -- A DAG's dependency edges, sorted.
 SELECT task_key, depends_on_key FROM azync_dag_deps

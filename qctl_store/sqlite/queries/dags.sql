@@ -291,6 +291,11 @@ LIMIT :limit OFFSET :offset
 -- Whether a DAG exists.
 SELECT EXISTS (SELECT 1 FROM azync_dags WHERE id = ?) AS present
 
+-- name: dag_tasks
+-- Every task job of one DAG, compensation tasks included, in creation order.
+SELECT {jobs} FROM azync_jobs WHERE dag_id = ? AND source = 'dag'
+ORDER BY created_at, id
+
 -- name: dag_deps
 -- A DAG's dependency edges, sorted.
 SELECT task_key, depends_on_key FROM azync_dag_deps
