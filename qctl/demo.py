@@ -27,8 +27,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from qctl.ops import maintain as ops_maintain
+from qctl.ops import vacuum as ops_vacuum
 from qctl_store import errors
 from qctl_store.types import (
     KIND_SIGNAL,
@@ -49,6 +51,9 @@ from qctl_store.types import (
     Subscriber,
     WorkflowStartParams,
 )
+
+if TYPE_CHECKING:
+    from qctl_store.contract import ConsoleStore
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,8 @@ WORKFLOW_RATE = 0.2
 MAX_PENDING = 400
 """Producers pause a kind whose backlog is this deep, so the demo stays bounded."""
 RETENTION = timedelta(minutes=10)
+MAX_REAPS = 3
+"""The demo's reap budget (a crashing kind's jobs die after three lost leases)."""
 LEASE = timedelta(seconds=15)
 CRASH_LEASE = timedelta(seconds=3)
 RUNTIME_MAX_ATTEMPTS = 3
@@ -98,7 +105,7 @@ workers do for jobs enqueued without an explicit one (DAG tasks, workflow tasks)
 class Demo:
     def __init__(
         self,
-        store: Any,
+        store: ConsoleStore,
         *,
         speed: float = 1.0,
         duration: float | None = None,
@@ -433,27 +440,23 @@ class Demo:
     # --- maintenance ---------------------------------------------------------------------
 
     def _maintain(self) -> None:
+        """The pass ``qctl maintain`` runs, every second; vacuums every 30 s."""
         last_vacuum = time.monotonic()
+        vacuums = [
+            *ops_vacuum.completed(Source.QUEUE, RETENTION),
+            *ops_vacuum.completed(Source.EVENT, RETENTION),
+            ops_vacuum.dags(RETENTION),
+            ops_vacuum.workflows(RETENTION),
+        ]
         while self._sleep(1.0):
-            for source in Source:
-                kinds = self.store.list_kinds(source)
-                if not kinds:
-                    continue
-                self._count("maint.promoted", self.store.promote_due(source, kinds))
-                reaped, killed = self.store.reap_expired(source, kinds, 3)
-                self._count("maint.reaped", reaped)
-                self._count("maint.reaped_dead", killed)
-            self._count("maint.unblocked", self.store.promote_unblocked())
-            self._count("maint.signals", self.store.deliver_buffered_signals())
-            self._count("maint.sleeps", self.store.complete_due_sleeps())
-            self._count("maint.dag_failures", len(self.store.apply_failure_policy()))
-            self._count("maint.dags_completed", self.store.complete_dags())
+            for step in ops_maintain.one_pass(self.store, list(Source), MAX_REAPS):
+                self._count(f"maint.{step.step}", step.count)
+                if step.killed:
+                    self._count("maint.reaped_dead", step.killed)
             if time.monotonic() - last_vacuum > 30:
                 last_vacuum = time.monotonic()
-                for source in (Source.QUEUE, Source.EVENT):
-                    self._count("maint.vacuumed", self.store.vacuum_completed(source, RETENTION))
-                self._count("maint.vacuumed", self.store.vacuum_dags(RETENTION))
-                self._count("maint.vacuumed", self.store.vacuum_workflows(RETENTION))
+                for done in ops_vacuum.execute(self.store, vacuums):
+                    self._count("maint.vacuumed", done.count or 0)
 
 
 # --- DAG shapes ---------------------------------------------------------------------------

@@ -3,56 +3,23 @@
 
 from __future__ import annotations
 
-import time
+import signal
+import threading
 from datetime import timedelta
-from typing import TYPE_CHECKING, Annotated, Any
+from types import FrameType
+from typing import Annotated
 
 import typer
 
 from qctl.cli import common
 from qctl.cli.common import Output, SourceOpt, Yes
-from qctl.cli.errors import Failed
-from qctl.cli.output import OutputFormat, emit_rows, note
+from qctl.cli.output import OutputFormat, emit_rows, note, rows_of
 from qctl.cli.parse import ParseError
-from qctl_store.contract import DAGStore, LeadershipLease, LeaseElector
-from qctl_store.types import KIND_SIGNAL, KIND_SLEEP, Source
-
-if TYPE_CHECKING:
-    from qctl.cli.context import AnyStore
-
-LEADERSHIP_NAME = "maintain"
-"""The leadership handle maintainers compete for. azync itself only elects ``cron``
-(queue/cron.go); its engines promote and reap in every worker without election, so
-this name never takes leadership away from a Go process."""
-
-INTERNAL_KINDS = frozenset({KIND_SLEEP, KIND_SIGNAL})
-"""DAG timer/signal tasks: settled by complete_due_sleeps and signals, never promoted
-(azync's conformance: internal kinds stay internal)."""
+from qctl.ops import maintain as ops_maintain
+from qctl.ops.results import MaintainStep
+from qctl_store.contract import ConsoleStore
 
 COLUMNS = ["step", "source", "count"]
-
-
-def one_pass(store: AnyStore, sources: list[Source], max_reaps: int) -> list[dict[str, Any]]:
-    """One maintenance pass: per source promote_due and reap_expired over its kinds,
-    then the DAG scheduler steps in azync's load-bearing order."""
-    rows: list[dict[str, Any]] = []
-    for source in sources:
-        kinds = [k for k in store.list_kinds(source) if k not in INTERNAL_KINDS]
-        if not kinds:
-            continue
-        rows.append(
-            {"step": "promote_due", "source": source, "count": store.promote_due(source, kinds)}
-        )
-        reaped, killed = store.reap_expired(source, kinds, max_reaps)
-        rows.append({"step": "reap_expired", "source": source, "count": reaped, "killed": killed})
-    if isinstance(store, DAGStore):
-        rows.append({"step": "promote_unblocked", "count": store.promote_unblocked()})
-        rows.append({"step": "deliver_buffered_signals", "count": store.deliver_buffered_signals()})
-        rows.append({"step": "complete_due_sleeps", "count": store.complete_due_sleeps()})
-        failures = store.apply_failure_policy()
-        rows.append({"step": "apply_failure_policy", "count": len(failures), "failures": failures})
-        rows.append({"step": "complete_dags", "count": store.complete_dags()})
-    return rows
 
 
 def maintain(
@@ -65,45 +32,57 @@ def maintain(
     max_reaps: Annotated[
         int,
         typer.Option(
-            "--max-reaps", metavar="N", min=1, help="Lease expiries a job survives (azync: 5)."
+            "--max-reaps",
+            metavar="N",
+            min=1,
+            help="Lease expiries a job survives before it is dead (azync's default 5); "
+            "must match the Go deployment.",
         ),
-    ] = 5,
+    ] = ops_maintain.DEFAULT_MAX_REAPS,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Promote due jobs, reap expired leases, advance DAGs; under leader election
-    ("maintain"), so several maintainers do not duplicate work. Ctrl-C stops (exit 0)."""
+    ("maintain"), so several maintainers do not duplicate work. A lost connection is
+    logged, backed off and re-established. Ctrl-C or SIGTERM stops (exit 0)."""
     pause = common.duration(interval, "--interval") or timedelta(0)
     if not once and pause <= timedelta(0):
         raise ParseError("--interval must be positive")
-    store = common.writable(ctx, "maintain")
-    if not isinstance(store, LeaseElector):
-        raise Failed("this backend has no leader election")
-    sources = common.sources(source)
-    lease: LeadershipLease | None = None
+    context = common.cli(ctx)
+    # The first store is opened here (read-only and bad DSNs fail before the loop);
+    # after a lost connection the loop opens a new one.
+    stores: list[ConsoleStore] = [common.writable(ctx, "maintain")]
+
+    def open_store() -> ConsoleStore:
+        return stores.pop() if stores else context.open_store(pooled=False)
+
+    def on_pass(steps: list[MaintainStep]) -> None:
+        rows = [{**r, "source": r["source"] or None} for r in rows_of(steps)]
+        emit_rows(rows, COLUMNS, output if once else _streaming(output))
+
+    stop = threading.Event()
+
+    def terminate(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, terminate)
     try:
-        while True:
-            if lease is not None and not lease.valid():
-                note("maintain: leadership lost")
-                lease.release()
-                lease = None
-            if lease is None:
-                lease, acquired = store.acquire_leadership_lease(LEADERSHIP_NAME)
-                if not acquired:
-                    lease = None
-            if lease is None:
-                note("maintain: another maintainer holds leadership; skipping this pass")
-            else:
-                rows = one_pass(store, sources, max_reaps)
-                emit_rows(rows, COLUMNS, output if once else _streaming(output))
-            if once:
-                return
-            time.sleep(pause.total_seconds())
+        ops_maintain.run(
+            open_store,
+            common.sources(source),
+            max_reaps,
+            pause.total_seconds(),
+            stop,
+            note,
+            on_pass,
+            once=once,
+        )
     except KeyboardInterrupt:
-        note("maintain: stopped")
+        pass
     finally:
-        if lease is not None:
-            lease.release()
+        signal.signal(signal.SIGTERM, previous)
+    if not once:
+        note("maintain: stopped")
 
 
 def _streaming(output: OutputFormat) -> OutputFormat:

@@ -7,6 +7,7 @@ Their text is the whole message, one line, saying why and what to do instead.
 
 from __future__ import annotations
 
+from qctl_store import errors
 from qctl_store.errors import InvalidInput, NotFound, StoreError
 
 
@@ -29,3 +30,11 @@ class WrongState(_Refusal):
 class NoSuchName(_Refusal):
     """A name the operator typed matches nothing: "no kind named X" (a typo must not
     read as an empty success)."""
+
+
+def is_connection_error(error: BaseException) -> bool:
+    """The database is unreachable, the session was lost, or the schema is not (or no
+    longer) azync's: what a long-running front-end waits out instead of failing on."""
+    return isinstance(
+        error, errors.Unavailable | errors.SchemaNotMigrated | errors.SchemaTooNew | OSError
+    ) or type(error).__module__.startswith("psycopg")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from qctl.demo import Demo, approval_dag, dag_kinds, etl_dag, saga_dag
-from qctl_store.types import JobState, Source
+from qctl_store.types import KIND_SLEEP, DAGFilter, DAGState, JobSearch, JobState, Source
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -45,6 +45,19 @@ def test_workload_runs_bounded_and_stops(store: Any) -> None:
     assert store.dag_name_state_counts()
     # the demo's writes are visible through the console's own reads
     assert store.count_jobs(type_search(JobState.DEAD))[0] > 0
+
+
+def test_approval_flow_completes(store: Any) -> None:
+    """The demo maintains with ``qctl maintain``'s pass: ``$sleep`` tasks are settled by
+    complete_due_sleeps, never promoted to pending where nothing would complete them
+    (before, every approval.flow run stayed running forever)."""
+    demo = Demo(store, speed=4.0, duration=16.0, seed=3).start()
+    demo.wait()
+    done, _ = store.list_dags(DAGFilter(name="approval.flow", state=DAGState.SUCCEEDED), 0, 5)
+    assert done, store.dag_name_state_counts().get("approval.flow")
+    stuck = store.search_jobs(JobSearch(source=Source.DAG, kind=KIND_SLEEP, state=JobState.PENDING))
+    assert stuck == []
+    assert demo.summary().get("maint.complete_due_sleeps", 0) > 0
 
 
 def type_search(state: JobState) -> Any:
