@@ -903,3 +903,16 @@ class ConsoleStore(
     """What qctl's operations layer and dashboard need of an azync store: the contract's
     queue, DAG and workflow surfaces, change hints, leader leases, schema status and the
     console reads. Both backends are one."""
+
+
+class AzyncStore(
+    ConsoleStore,
+    Notifier,
+    LeaderElector,
+    TxStore[TTx],
+    TxDAGStore[TTx],
+    BatchStore[TTx],
+    Generic[TTx],
+):
+    """Every capability of the contract and its extensions over the backend's transaction
+    handle ``TTx``: what ``PostgresStore`` and ``SqliteStore`` implement."""

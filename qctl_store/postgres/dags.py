@@ -29,7 +29,8 @@ from qctl_store.dagcheck import (
     signal_payload,
 )
 from qctl_store.postgres.base import Cursor, PgBase, queries
-from qctl_store.postgres.rows import Row, caller_tx, jobs_from_rows
+from qctl_store.postgres.rows import caller_tx, jobs_from_rows
+from qctl_store.records import Row
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
     JSON,

@@ -25,26 +25,13 @@ from qctl_store.types import (
     Subscriber,
     SubscriberView,
 )
+from qctl_store.writes import publish_fields, replay_fields
 
 Q = queries("events.sql")
 
 
 class EventsMixin(PgBase):
     # --- publish --------------------------------------------------------------------
-
-    def _publish_args(self, p: PublishParams) -> dict[str, Any]:
-        validate.kind(p.type, "event type")
-        validate.int64(p.version, "version")
-        return {
-            "id": arg_id(p.id),
-            "type": p.type,
-            "aggregate_type": str(p.aggregate_type),
-            "aggregate_id": str(p.aggregate_id),
-            "version": p.version,
-            "occurred_at": validate.instant(p.occurred_at, "occurred_at"),
-            "payload": validate.json_text(p.payload),
-            "meta": validate.json_text(validate.meta(p.meta), "meta"),
-        }
 
     @staticmethod
     def _publish_in(cur: Cursor, args: dict[str, Any]) -> list[str]:
@@ -54,7 +41,7 @@ class EventsMixin(PgBase):
         return [r["kind"] for r in cur.fetchall()]
 
     def publish(self, p: PublishParams) -> int:
-        args = self._publish_args(p)
+        args = publish_fields(DIALECT, p)
         with self.tx() as cur:
             kinds = self._publish_in(cur, args)
         self.notify_after_commit(Source.EVENT, kinds)
@@ -63,7 +50,7 @@ class EventsMixin(PgBase):
     def publish_tx(self, tx: psycopg.Connection[Any], p: PublishParams) -> int:
         """Publish inside the caller's open transaction (transactional outbox): the
         wakes are part of that transaction and are delivered only on commit."""
-        args = self._publish_args(p)
+        args = publish_fields(DIALECT, p)
         with caller_tx(self, tx) as cur:
             kinds = self._publish_in(cur, args)
             self.notify_in_tx(cur, Source.EVENT, kinds)
@@ -93,15 +80,7 @@ class EventsMixin(PgBase):
     # --- replay and retention -------------------------------------------------------
 
     def replay(self, filter: ReplayFilter) -> int:
-        limit = validate.replay_limit(filter.limit)
-        args = {
-            "subscriber": str(filter.subscriber),
-            "event_type": str(filter.event_type),
-            "event_id": None if filter.event_id is None else arg_id(filter.event_id, "event_id"),
-            "since": validate.instant(filter.since, "since"),
-            "until": validate.instant(filter.until, "until"),
-            "limit": limit,
-        }
+        args = replay_fields(DIALECT, filter)
         with self.tx() as cur:
             cur.execute(Q.replay, args)
             kinds = [r["kind"] for r in cur.fetchall()]

@@ -25,19 +25,7 @@ from qctl_store.columns import job_columns
 from qctl_store.errors import InvalidInput
 from qctl_store.listing import Dialect
 from qctl_store.postgres.base import Cursor, PgBase, mapped_errors
-from qctl_store.records import Row, RowMapper
-
-__all__ = [
-    "DIALECT",
-    "JOB_COLUMNS",
-    "ROWS",
-    "Row",
-    "arg_id",
-    "caller_cursor",
-    "caller_tx",
-    "job_from_row",
-    "jobs_from_rows",
-]
+from qctl_store.records import RowMapper
 
 JOB_COLUMNS = job_columns()
 """``SELECT {JOB_COLUMNS} FROM azync_jobs``: every column ``job_from_row`` reads."""

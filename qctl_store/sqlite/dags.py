@@ -29,9 +29,9 @@ from qctl_store.dagcheck import (
     refuse_missing_tasks,
     signal_payload,
 )
+from qctl_store.records import Row
 from qctl_store.sqlite.base import SqliteBase, Tx, from_us, queries, td_us
 from qctl_store.sqlite.rows import (
-    Row,
     caller_tx,
     jobs_from_rows,
     json_value,

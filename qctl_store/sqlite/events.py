@@ -27,36 +27,23 @@ from qctl_store.types import (
     Subscriber,
     SubscriberView,
 )
+from qctl_store.writes import publish_fields, replay_fields
 
 Q = queries("events.sql")
 
 
 class EventsMixin(SqliteBase):
     def publish(self, p: PublishParams) -> int:
-        args = self._publish_args(p)
+        args = publish_fields(DIALECT, p)
         with self.tx() as t:
             return self._publish(t, args)
 
     def publish_tx(self, tx: sqlite3.Connection, p: PublishParams) -> int:
         """Publish inside the caller's open transaction on their own connection to the
         same database file."""
-        args = self._publish_args(p)
+        args = publish_fields(DIALECT, p)
         with caller_tx(self, tx) as t:
             return self._publish(t, args)
-
-    def _publish_args(self, p: PublishParams) -> dict[str, Any]:
-        validate.kind(p.type, "event type")
-        validate.int64(p.version, "version")
-        return {
-            "id": arg_id(p.id),
-            "type": p.type,
-            "aggregate_type": p.aggregate_type,
-            "aggregate_id": p.aggregate_id,
-            "version": p.version,
-            "occurred_at": to_us(validate.instant(p.occurred_at, "occurred_at")),
-            "payload": validate.json_text(p.payload),
-            "meta": validate.json_text(validate.meta(p.meta), "meta"),
-        }
 
     def _publish(self, t: Tx, args: dict[str, Any]) -> int:
         occurred = args["occurred_at"] if args["occurred_at"] is not None else t.now
@@ -109,15 +96,7 @@ class EventsMixin(SqliteBase):
             return t.execute(Q.delete_subscriber, {"name": name, "event_type": event_type}).rowcount
 
     def replay(self, filter: ReplayFilter) -> int:
-        limit = validate.replay_limit(filter.limit)
-        params = {
-            "subscriber": filter.subscriber,
-            "event_type": filter.event_type,
-            "event_id": None if filter.event_id is None else arg_id(filter.event_id, "event_id"),
-            "since": to_us(validate.instant(filter.since, "since")),
-            "until": to_us(validate.instant(filter.until, "until")),
-            "limit": limit,
-        }
+        params = replay_fields(DIALECT, filter)
         with self.tx() as t:
             # Read every target before inserting, so the SELECT never sees its own writes.
             targets = [

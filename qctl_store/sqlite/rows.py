@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from qctl_store import errors, validate
 from qctl_store.columns import job_columns
 from qctl_store.listing import Dialect
-from qctl_store.records import Row, RowMapper
+from qctl_store.records import RowMapper
 from qctl_store.sqlite.base import (
     JSONB_CONTAINS,
     SqliteBase,
@@ -33,20 +33,6 @@ from qctl_store.sqlite.base import (
     to_us,
 )
 from qctl_store.types import JSON
-
-__all__ = [
-    "DIALECT",
-    "JOB_COLUMNS",
-    "ROWS",
-    "Row",
-    "arg_id",
-    "caller_tx",
-    "dt",
-    "job_from_row",
-    "jobs_from_rows",
-    "json_value",
-    "meta",
-]
 
 JOB_COLUMNS = job_columns()
 """``SELECT {JOB_COLUMNS} FROM azync_jobs``: every column ``job_from_row`` reads."""

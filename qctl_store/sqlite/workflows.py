@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from qctl_store import errors, validate
+from qctl_store.records import Row
 from qctl_store.sqlite import rows
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us, uid
 from qctl_store.types import (
@@ -51,7 +52,7 @@ _RESOLVE = {
 }
 
 
-def _execution(row: rows.Row) -> WorkflowExecutionView:
+def _execution(row: Row) -> WorkflowExecutionView:
     return WorkflowExecutionView(
         id=uuid.UUID(row["id"]),
         name=row["name"],

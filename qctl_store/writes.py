@@ -1,0 +1,44 @@
+"""The validated arguments of the event-ledger writes, built once for both backends.
+
+Each backend binds ids and instants its own way, so the builders take its ``Dialect``
+(``<backend>/rows.py``); everything else is checked and encoded here, before anything is
+written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qctl_store import validate
+from qctl_store.listing import Dialect
+from qctl_store.types import PublishParams, ReplayFilter
+
+
+def publish_fields(d: Dialect, p: PublishParams) -> dict[str, Any]:
+    """The ``insert_event`` arguments of ``publish``; ``occurred_at`` None is the
+    backend's now."""
+    validate.kind(p.type, "event type")
+    validate.int64(p.version, "version")
+    return {
+        "id": d.arg_id(p.id, "id"),
+        "type": p.type,
+        "aggregate_type": str(p.aggregate_type),
+        "aggregate_id": str(p.aggregate_id),
+        "version": p.version,
+        "occurred_at": d.instant(validate.instant(p.occurred_at, "occurred_at")),
+        "payload": validate.json_text(p.payload),
+        "meta": validate.json_text(validate.meta(p.meta), "meta"),
+    }
+
+
+def replay_fields(d: Dialect, filter: ReplayFilter) -> dict[str, Any]:
+    """The arguments of a ``replay``: "" and None filters match everything."""
+    limit = validate.replay_limit(filter.limit)
+    return {
+        "subscriber": str(filter.subscriber),
+        "event_type": str(filter.event_type),
+        "event_id": None if filter.event_id is None else d.arg_id(filter.event_id, "event_id"),
+        "since": d.instant(validate.instant(filter.since, "since")),
+        "until": d.instant(validate.instant(filter.until, "until")),
+        "limit": limit,
+    }
