@@ -10,8 +10,9 @@
    worker threads lease with ``dequeue_batch`` and ``ack`` each job, for a fixed time
    or until the queue is empty; jobs per second overall and per window (stability).
 3. Continuous end to end: a producer process enqueues single jobs at 25/50/75% of the
-   measured burn-down rate, stamping the wall clock into the payload; workers record
-   enqueue-to-lease latency, waking on ``wake()`` or polling every second (azync's
+   measured ``ack_many`` burn-down rate, stamping the wall clock into the payload;
+   workers lease with ``dequeue_batch``, record enqueue-to-lease latency and ack each
+   leased batch with ``ack_many``, waking on ``wake()`` or polling every second (azync's
    default fetch poll interval) in poll-only mode.
 4. Change-hint overhead: scenario 1 again with a ``changes()`` watcher attached.
 w. SQLite only: two writer processes enqueue concurrently (single and batched); any
@@ -262,7 +263,7 @@ def scenario_burn(
     ):
         done, elapsed, samples = burn(store, kind, threads, batch, seconds, window, many)
         r = done / elapsed
-        rate = rate or r  # scenario 3 paces its producer on the per-job ack rate
+        rate = r  # scenario 3 paces its producer on the ack_many rate (its workers' call)
         how = "ack_many per leased batch" if many else "ack per job"
         note = f"{n:,} pre-inserted, {threads} threads, lease batch {batch}, {how}, {elapsed:.0f} s"
         rec.add(
@@ -345,12 +346,12 @@ def e2e(
                     assert j.lease_token is not None and isinstance(j.payload, dict)
                     with lock:
                         lat.append((now - j.payload["t"]) * 1000)
-                    store.ack(j.id, j.lease_token)
-                if not jobs:
-                    if sub is not None:
-                        sub.get(timeout=POLL_INTERVAL)
-                    else:
-                        stop.wait(POLL_INTERVAL)
+                if jobs:  # the batch call, as a worker built on qctl_store acks
+                    store.ack_many([(j.id, j.lease_token) for j in jobs if j.lease_token])
+                elif sub is not None:
+                    sub.get(timeout=POLL_INTERVAL)
+                else:
+                    stop.wait(POLL_INTERVAL)
         finally:
             if sub is not None:
                 sub.close()

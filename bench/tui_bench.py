@@ -7,15 +7,17 @@
 - memory: RSS of ``qctl demo`` after ``--minutes`` of its workload (run it long).
 
     .venv/bin/python bench/tui_bench.py [--runs 5] [--samples 30] [--minutes 1] [--pg]
+        [--server DSN] [--json out.jsonl]
 
-Prints a Markdown table (for docs/benchmarks.md) and, with ``--json``, the raw numbers.
+Prints a Markdown table (for docs/benchmarks.md); with ``--json PATH`` appends the
+figures as JSON lines, as the other scenario scripts do. PostgreSQL runs in a scratch
+database on ``--server`` (dropped afterwards).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import re
 import statistics
@@ -29,9 +31,12 @@ from typing import Any
 
 import pexpect
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from common import DEFAULT_PG, Recorder, scratch_database
+
 QCTL = str(Path(sys.executable).parent / "qctl")
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
-PG_DSN = os.environ.get("QCTL_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 class Pty:
@@ -136,22 +141,16 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def with_pg(fn: Callable[[str, Any], list[float]]) -> list[float]:
-    import psycopg
+def with_pg(server: str, fn: Callable[[str, Any], list[float]]) -> list[float]:
+    from qctl_store import open_store
 
-    from qctl_store import Config, open_store
-
-    schema = f"bench_tui_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{schema}"')
-    store = open_store(PG_DSN, Config(schema=schema))
-    try:
-        store.migrate()
-        return fn(schema, store)
-    finally:
-        store.close()
-        with psycopg.connect(PG_DSN, autocommit=True) as conn:
-            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    with scratch_database(server, "qctl_bench_tui") as dsn:
+        store = open_store(dsn)
+        try:
+            store.migrate()
+            return fn(dsn, store)
+        finally:
+            store.close()
 
 
 def main() -> None:
@@ -160,8 +159,10 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=30)
     ap.add_argument("--minutes", type=float, default=1.0)
     ap.add_argument("--pg", action="store_true", help="also measure against PostgreSQL")
-    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--server", default=DEFAULT_PG, help="PostgreSQL server DSN for --pg")
+    ap.add_argument("--json", default=None, help="append JSON-lines results to this file")
     a = ap.parse_args()
+    rec = Recorder(a.json, "tui", "qctl")
 
     from qctl_store import open_store
 
@@ -177,14 +178,11 @@ def main() -> None:
         store.close()
         if a.pg:
             results["first_frame_pg"] = with_pg(
-                lambda schema, _s: first_frame(
-                    ["--dsn", PG_DSN, "--schema", schema, "top"], tmp, a.runs
-                )
+                a.server, lambda dsn, _s: first_frame(["--dsn", dsn, "top"], tmp, a.runs)
             )
             results["latency_pg"] = with_pg(
-                lambda schema, s: change_latency(
-                    ["--dsn", PG_DSN, "--schema", schema, "top"], s, tmp, a.samples
-                )
+                a.server,
+                lambda dsn, s: change_latency(["--dsn", dsn, "top"], s, tmp, a.samples),
             )
         results["demo"] = demo_memory(tmp, a.minutes)
 
@@ -200,8 +198,15 @@ def main() -> None:
         f"| demo RSS after {a.minutes:g} min (MB) | {demo['rss_mb_end']:.1f} "
         f"| max {demo['rss_mb_max']:.1f} | |"
     )
-    if a.json:
-        print(json.dumps(results, indent=2))
+    for name, values in results.items():
+        if isinstance(values, list):
+            what, backend = name.rsplit("_", 1)
+            backend = {"pg": "postgres"}.get(backend, backend)
+            rec.add(
+                backend, f"{what} median", statistics.median(values), "s", f"{len(values)} runs"
+            )
+            rec.add(backend, f"{what} p95", pct(values, 0.95), "s", f"{len(values)} runs")
+    rec.add("sqlite", "demo RSS", demo["rss_mb_end"], "MB", f"after {a.minutes:g} min")
 
 
 if __name__ == "__main__":

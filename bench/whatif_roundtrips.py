@@ -11,6 +11,9 @@ issued another way, to size the fixes proposed in docs/benchmarks.md.
 - batched enqueue: 500 ``enqueue_tx()`` calls in one transaction against one
   ``INSERT ... SELECT FROM unnest(...)`` statement with one stats upsert and one NOTIFY
   per kind;
+- what azync's schema costs: the fused enqueue with the change triggers off (no NOTIFY
+  per commit) and the bare insert; burn-down with ``ack_many`` as shipped and with the
+  change triggers off;
 - ack: burn-down with 4 threads as in scenario 2, as shipped; then with the pool's
   per-checkout check off and single-statement writes in autocommit (no BEGIN/COMMIT
   round trips); then additionally with ``synchronous_commit = off`` for the session.
@@ -83,7 +86,24 @@ SELECT pg_notify(%(channel)s, 'queue:' || kind) FROM k
 """
 
 
-def burn(store: PostgresStore, kind: str, seconds: float) -> float:
+INSERT_ONE = """
+INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts, max_attempts_explicit,
+                        payload, meta, enqueued_at)
+VALUES (%(id)s, 'queue', %(kind)s, 'pending', now(), 0, false, %(payload)s::jsonb,
+        '{}'::jsonb, now())
+"""
+
+
+def single(conn: psycopg.Connection[Any], sql: str, n: int, channel: str) -> float:
+    """Jobs per second of ``n`` autocommit executions of ``sql``, one job each."""
+    t0 = time.perf_counter()
+    for i in range(n):
+        args = {"id": uuid.uuid4(), "kind": "one", "payload": json.dumps({"i": i})}
+        conn.execute(sql, {**args, "slot": random.randrange(8), "channel": channel})
+    return n / (time.perf_counter() - t0)
+
+
+def burn(store: PostgresStore, kind: str, seconds: float, many: bool = False) -> float:
     p = DequeueParams(kind=kind, limit=50, lease=timedelta(minutes=5))
     count = [0]
     stop = threading.Event()
@@ -92,7 +112,9 @@ def burn(store: PostgresStore, kind: str, seconds: float) -> float:
     def work() -> None:
         while not stop.is_set():
             jobs = store.dequeue_batch(Source.QUEUE, p)
-            for j in jobs:
+            if many:
+                store.ack_many([(j.id, j.lease_token) for j in jobs if j.lease_token])
+            for j in [] if many else jobs:
                 assert j.lease_token is not None
                 store.ack(j.id, j.lease_token)
             with lock:
@@ -150,6 +172,25 @@ def main() -> None:
             n / (time.perf_counter() - t0),
             "jobs/s",
         )
+        # What azync's schema costs each commit: the same statement with the change
+        # triggers off (session_replication_role = replica skips them: no NOTIFY per
+        # commit), then the bare insert (no stats row, no wake, no triggers).
+        conn.execute("SET session_replication_role = replica")
+        rec.add(
+            "postgres",
+            "enqueue, fused statement, change triggers off",
+            single(conn, FUSED_ONE, n, channel),
+            "jobs/s",
+            "no azync_changes NOTIFY per commit",
+        )
+        rec.add(
+            "postgres",
+            "enqueue, the insert alone, triggers off",
+            single(conn, INSERT_ONE, n, channel),
+            "jobs/s",
+            "no stats row, no wake NOTIFY, no change NOTIFY",
+        )
+        conn.execute("RESET session_replication_role")
 
         t0 = time.perf_counter()
         with psycopg.connect(dsn) as caller:
@@ -185,7 +226,7 @@ def main() -> None:
 
         # One kind per variant: acked rows leave dead entries in the pending index that
         # slow the next lease scans of the same kind, which would favour the first variant.
-        for kind in ("burn_a", "burn_b", "burn_c"):
+        for kind in ("burn_a", "burn_b", "burn_c", "burn_m", "burn_t"):
             conn.execute(
                 "INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,"
                 " payload, enqueued_at) SELECT gen_random_uuid(), 'queue', %s, 'pending',"
@@ -196,6 +237,26 @@ def main() -> None:
         rec.add(
             "postgres", "burn-down 4 threads, as shipped", burn(store, "burn_a", seconds), "jobs/s"
         )
+        rec.add(
+            "postgres",
+            "burn-down 4 threads, ack_many, as shipped",
+            burn(store, "burn_m", seconds, many=True),
+            "jobs/s",
+        )
+        store.close()
+        db = dsn.rsplit("/", 1)[1]
+        conn.execute(f"ALTER DATABASE {db} SET session_replication_role = replica")
+        store = PostgresStore(dsn, Config(schema=SCHEMA))
+        rec.add(
+            "postgres",
+            "burn-down 4 threads, ack_many, change triggers off",
+            burn(store, "burn_t", seconds, many=True),
+            "jobs/s",
+            "no azync_changes NOTIFY per lease and per ack commit",
+        )
+        store.close()
+        conn.execute(f"ALTER DATABASE {db} RESET session_replication_role")
+        store = PostgresStore(dsn, Config(schema=SCHEMA))
         original = PgBase.tx
         try:
             store._provider._check = None  # type: ignore[union-attr]
