@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: try test lint typecheck unit generate bench clean
+.PHONY: try test lint typecheck unit shuffled generate bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 try: $(STAMP)  ## the live demo workload in the dashboard (embedded database)
 	$(BIN)/qctl demo
 
-test: lint typecheck unit  ## the whole test suite: ruff, mypy, pytest
+test: lint typecheck unit shuffled  ## the whole test suite: ruff, mypy, pytest, a shuffled run
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -26,6 +26,11 @@ typecheck: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/pytest
+
+# The conformance suites once more in a random order (pytest-randomly prints the seed;
+# SHUFFLE_ARGS=--randomly-seed=N replays that order): every test stands on its own.
+shuffled: $(STAMP)
+	$(BIN)/pytest tests/conformance -q -p randomly $(SHUFFLE_ARGS)
 
 generate: $(STAMP)  ## regenerate completions/ and man/ from the command tree
 	$(BIN)/python scripts/generate_docs.py
