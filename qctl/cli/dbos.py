@@ -823,3 +823,27 @@ def vacuum_workflows(
         f" than {older_than} ago" + ("" if dry_run else f" in {result.batches} batch(es)"),
         output,
     )
+
+
+# --- top -----------------------------------------------------------------------------
+
+
+def top(
+    ctx: typer.Context,
+    refresh: Annotated[
+        float,
+        typer.Option(
+            "--refresh",
+            metavar="SECONDS",
+            min=0.2,
+            help="Polling interval: DBOS sends no notification of status changes.",
+        ),
+    ] = 2.0,
+) -> None:
+    """Live dashboard of a DBOS system database (polling): overview, workflows with
+    their steps and children, queues, schedules; cancel, resume and delete (hidden by
+    --read-only). Keys: tabs with the mouse or arrows, enter opens, r refreshes, q quits."""
+    db = database(ctx)
+    from qctl.tui.dbos import run
+
+    run(db, db.location, db.read_only, refresh)

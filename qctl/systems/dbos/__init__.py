@@ -33,6 +33,7 @@ SYSTEM = System(
         ),
         "versions": Entry(_CLI, "versions_app", "DBOS application versions.", alias="version"),
         "vacuum": Entry(_CLI, "vacuum_app", "Retention: delete old finished workflows."),
+        "top": Entry(_CLI, "top", "The live dashboard (polling)."),
     },
     instead={
         "jobs": "see `qctl workflows`",
@@ -42,8 +43,7 @@ SYSTEM = System(
         "replay": "see `qctl workflows fork`",
         "nuke": "see `qctl vacuum workflows`",
         "maintain": "DBOS applications run their own queues and recovery",
-        "watch": "see `qctl workflows list` (live views of DBOS are not built yet)",
-        "top": "see `qctl workflows list` (live views of DBOS are not built yet)",
+        "watch": "DBOS sends no change notifications; see `qctl top` (polling)",
         "demo": "run `qctl demo` without --dsn",
     },
     capabilities=frozenset(),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -49,6 +50,8 @@ class Database:
         self.postgres = is_postgres(dsn)
         self.schema = (schema or DEFAULT_SCHEMA) if self.postgres else ""
         self._prefix = f"{_identifier(self.schema)}." if self.postgres else ""
+        # One connection shared by the dashboard's worker threads, one statement at a time.
+        self._lock = threading.RLock()
         self._conn: Any = self._connect()
         self.version = self._check_version()
 
@@ -92,7 +95,11 @@ class Database:
         mode = "ro" if self.read_only else "rw"  # never create a file
         with self._errors():
             conn = sqlite3.connect(
-                f"file:{quote(path)}?mode={mode}", uri=True, isolation_level=None, timeout=10
+                f"file:{quote(path)}?mode={mode}",
+                uri=True,
+                isolation_level=None,
+                timeout=10,
+                check_same_thread=False,
             )
         conn.row_factory = sqlite3.Row
         # DBOS declares ON DELETE CASCADE from its event, message and stream tables to
@@ -140,7 +147,7 @@ class Database:
         return text if self.postgres else text.replace("%s", "?")
 
     def all(self, text: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        with self._errors():
+        with self._lock, self._errors():
             cur = self._conn.execute(self.sql(text), tuple(params))
             return [dict(row) for row in cur.fetchall()]
 
@@ -152,14 +159,14 @@ class Database:
         """One write statement; its row count."""
         if self.read_only:
             raise ReadOnly("qctl is read-only; the write was refused")
-        with self._errors():
+        with self._lock, self._errors():
             return int(self._conn.execute(self.sql(text), tuple(params)).rowcount)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         if self.read_only:
             raise ReadOnly("qctl is read-only; the write was refused")
-        with self._errors():
+        with self._lock, self._errors():
             if self.postgres:
                 with self._conn.transaction():
                     yield

@@ -398,3 +398,43 @@ def list_application_versions(db: Database) -> list[dict[str, Any]]:
 def status_counts(db: Database) -> dict[str, int]:
     rows = db.all("SELECT status, count(*) AS n FROM {t}workflow_status GROUP BY status")
     return {str(r["status"]): int(r["n"]) for r in rows}
+
+
+def overview(db: Database, now_ms: int, window_ms: int = 3_600_000) -> dict[str, Any]:
+    """The dashboard's refresh read, each part over an index DBOS has: workflows
+    finished in the window per name and status (``idx_workflow_status_completed_at``),
+    in-flight ones per name and queue (``idx_workflow_status_in_flight_v2``, delayed
+    ones by ``idx_workflow_status_delayed``) and the latest errors
+    (``idx_workflow_status_failed``)."""
+    since = now_ms - window_ms
+    finished = db.all(
+        "SELECT name, status, count(*) AS n FROM {t}workflow_status"
+        " WHERE completed_at >= %s GROUP BY name, status",
+        [since],
+    )
+    in_flight = db.all(
+        "SELECT name, status, count(*) AS n FROM {t}workflow_status"
+        " WHERE status IN ('ENQUEUED', 'PENDING') GROUP BY name, status"
+    ) + db.all(
+        "SELECT name, status, count(*) AS n FROM {t}workflow_status"
+        " WHERE status = 'DELAYED' GROUP BY name, status"
+    )
+    by_name: dict[str, dict[str, int]] = {}
+    for row in finished + in_flight:
+        counts = by_name.setdefault(str(row["name"]), {})
+        counts[str(row["status"])] = counts.get(str(row["status"]), 0) + int(row["n"])
+    errors = db.all(
+        "SELECT ws.workflow_uuid AS workflow_id, ws.name, ws.created_at,"
+        " coalesce(wo.error, ws.error) AS error, ws.serialization"
+        " FROM {t}workflow_status ws"
+        " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
+        " WHERE ws.status = 'ERROR' ORDER BY ws.created_at DESC LIMIT 10"
+    )
+    for row in errors:
+        row["error"] = payload.decode(row["error"], row.pop("serialization"))
+    return {
+        "by_name": by_name,
+        "completed_last_window": sum(int(r["n"]) for r in finished),
+        "queues": queue_stats(db),
+        "errors": errors,
+    }
