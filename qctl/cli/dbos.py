@@ -644,7 +644,7 @@ def queues_show(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """One queue, and its enqueued and running workflows (oldest first)."""
-    from qctl.systems.dbos.errors import NoSuchName
+    from qctl.ops.errors import NoSuchName
 
     db = database(ctx)
     row = next((r for r in reads.queue_stats(db) if r["queue_name"] == name), None)

@@ -16,6 +16,10 @@ and only for finished workflows.
 
 The client is given a serializer that refuses to deserialize: none of these calls needs
 a decoded value, and one that tried would otherwise unpickle database content.
+
+Refusals are the operations layer's (``qctl.ops.errors``). The records are DBOS's own
+shape rather than ``qctl.ops.results.RunOutcome``: a DBOS workflow id is any string (not
+a UUID), its field is ``status`` (DBOS's name), and a fork has a new id to report.
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from qctl.ops.errors import WrongState
 from qctl.systems.dbos import reads
 from qctl.systems.dbos.database import Database
-from qctl.systems.dbos.errors import WrongState
 from qctl_store.errors import InvalidInput
 
 if TYPE_CHECKING:

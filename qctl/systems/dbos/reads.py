@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from qctl.ops.errors import NoSuchName
 from qctl.systems.dbos import payload
 from qctl.systems.dbos.database import Database
-from qctl.systems.dbos.errors import NoSuchName
 from qctl_store.errors import InvalidInput
 
 STATUSES = (
