@@ -88,7 +88,9 @@ def demo(
 
     # The dashboard's first frame comes first; the workload starts right after it.
     try:
-        run(store, location=location, on_ready=workload.start)
+        code = run(store, location=location, on_ready=workload.start)
     finally:
         workload.stop()
         workload.join()
+    if code:
+        raise typer.Exit(code)

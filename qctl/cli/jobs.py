@@ -36,6 +36,7 @@ from qctl.cli.output import (
 from qctl.cli.parse import ParseError
 from qctl.ops import jobs as ops_jobs
 from qctl.ops.results import BulkOutcome, JobOutcome
+from qctl.ops.views import attempt_history
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS
 from qctl_store.types import EnqueueParams, Job, JobPageCursor, JobSearch, JobState, Source
 
@@ -55,7 +56,7 @@ JOB_COLUMNS = [
     "enqueued_at",
     "last_error",
 ]
-ATTEMPT_COLUMNS = ["attempt", "at", "error"]
+ATTEMPT_COLUMNS = ["lifetime", "attempt", "at", "error"]
 PAGE = 500
 
 ErrorOpt = filters.ErrorOpt
@@ -179,7 +180,7 @@ def show(
 ) -> None:
     """One job: its row, timings and attempt history."""
     job = find(ctx, id)
-    attempts = common.store(ctx).job_attempts(job.source, job.id)
+    attempts = attempt_history(common.store(ctx).job_attempts(job.source, job.id))
     record = job_record(job, payload)
     timings = _timings(job, datetime.now(UTC))
     emit_detail(
@@ -196,9 +197,11 @@ def attempts(
     id: Annotated[str, typer.Argument(metavar="ID", help="Job id or unique prefix.")],
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """The error history of a job, one row per failed attempt."""
+    """The error history of a job, one row per failed attempt, in time order; LIFETIME
+    grows each time the job was retried."""
     job = find(ctx, id)
-    emit_rows(rows_of(common.store(ctx).job_attempts(job.source, job.id)), ATTEMPT_COLUMNS, output)
+    history = attempt_history(common.store(ctx).job_attempts(job.source, job.id))
+    emit_rows(rows_of(history), ATTEMPT_COLUMNS, output)
 
 
 @app.command("enqueue")

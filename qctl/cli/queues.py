@@ -11,6 +11,7 @@ from qctl.cli import common
 from qctl.cli.common import KindOpt, Output, SourceOpt
 from qctl.cli.output import OutputFormat, as_dict, emit_detail, emit_rows, note
 from qctl.cli.parse import ParseError
+from qctl.ops.views import require_kind
 from qctl_store.types import DailyCount, Depths, Source
 
 app = common.app("queues")
@@ -100,8 +101,11 @@ def stats(
     source: Annotated[Source, typer.Option("--source", "-s", help="Job source.")] = Source.QUEUE,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Depths of one kind and its daily series."""
-    depths, daily = common.store(ctx).stats(source, kind)
+    """Depths of one kind and its daily series. A kind no job of the source has is
+    refused (exit 3)."""
+    store = common.store(ctx)
+    require_kind(store, kind, [source])
+    depths, daily = store.stats(source, kind)
     days = [day_record(d) for d in daily]
     emit_detail(
         output,

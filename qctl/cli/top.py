@@ -31,4 +31,6 @@ def top(
     store = c.open_store(pooled=True)
     from qctl.tui.app import run
 
-    run(store, location=c.describe(), read_only=c.read_only, poll_interval=refresh)
+    code = run(store, location=c.describe(), read_only=c.read_only, poll_interval=refresh)
+    if code:
+        raise typer.Exit(code)  # the dashboard printed the one line

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -152,6 +153,27 @@ class QctlTop(Dashboard):
                 min_interval=min_interval,
                 poll_interval=poll_interval,
             )
+
+    # --- an unexpected error -------------------------------------------------------------
+
+    crash: Exception | None = None
+
+    def _handle_exception(self, error: Exception) -> None:
+        self.crash = error
+        super()._handle_exception(error)
+
+    def _fatal_error(self) -> None:
+        """One line on stderr instead of a traceback, after Textual restored the terminal
+        (``run`` then exits non-zero)."""
+        from qctl_store.dsn import redact
+
+        error = self.crash
+        text = f"{type(error).__name__}: {error}" if error else "unknown error"
+        self.bell()
+        self._exit_renderables.append(
+            Text(f"qctl: error: qctl top stopped: {redact(' '.join(text.split()))}")
+        )
+        self._close_messages_no_wait()
 
     def _hint(self) -> None:
         self.post_message(RefreshRequested())  # thread-safe; called by the feed thread
@@ -327,15 +349,18 @@ def run(
     read_only: bool = False,
     poll_interval: float = 2.0,
     on_ready: Callable[[], object] | None = None,
-) -> None:
-    """Run the dashboard in this terminal until the operator quits."""
+) -> int:
+    """Run the dashboard in this terminal until the operator quits; the exit code (1
+    after an unexpected error, which printed one line)."""
     # The pool logs every failed reconnect; on a terminal owned by the app those lines
     # would scribble over the screen, which shows the outage itself.
     logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
-    QctlTop(
+    app = QctlTop(
         store,
         location=location,
         read_only=read_only,
         poll_interval=poll_interval,
         on_ready=on_ready,
-    ).run()
+    )
+    app.run()
+    return app.return_code or 0

@@ -248,7 +248,9 @@ def draw_run(run: DagRun, selected: str = "") -> tuple[Text, list[str]]:
     """The run's graph, each task coloured by its state (``selected`` reversed), and the
     task keys in reading order (part by part, layer by layer)."""
     states = {t.task_key: t.state for t in run.tasks}
-    keys = [t.task_key for t in run.tasks]
+    # A key only a dependency names (its row is missing) is drawn too, marked "?".
+    named = {k for d in run.deps for k in (d.task_key, d.depends_on_key)}
+    keys = list({t.task_key for t in run.tasks} | named)
     # By key for a drawing that does not depend on row order (tasks of one run share
     # created_at); compensations last, so the undo chain is drawn below the graph.
     keys.sort(key=lambda k: (k.startswith(TASK_KEY_COMPENSATION_PREFIX), k))
@@ -310,7 +312,13 @@ class DagRunView(RecordView[DagRun]):
         self.query_one("#dag-header", Static).update(dag_header(data.dag, self.top.clock()))
         _, order = draw_run(data)
         by_key = {t.task_key: t for t in data.tasks}
-        rows = [(k, fmt.job_cells(by_key[k], [k, by_key[k].kind], error=40)) for k in order]
+        # A key only a dependency names has no row (a vacuumed or missing task): it is
+        # drawn with "?" and has no line in the table.
+        rows = [
+            (k, fmt.job_cells(by_key[k], [k, by_key[k].kind], error=40))
+            for k in order
+            if k in by_key
+        ]
         refill(self.query_one("#dag-tasks", DataTable), rows)
         self.render_selection()
 

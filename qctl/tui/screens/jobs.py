@@ -15,12 +15,14 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from qctl.ops import jobs as ops_jobs
+from qctl.ops.errors import NoSuchName
 from qctl.ops.results import JobOutcome
+from qctl.ops.views import Attempt, attempt_history, require_kind
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.screens.base import DetailScreen, Pane, RecordView
 from qctl.tui.widgets import refill, table
-from qctl_store.types import AttemptError, Job, JobPageCursor, JobSearch, JobState, Source
+from qctl_store.types import Job, JobPageCursor, JobSearch, JobState, Source
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
@@ -88,6 +90,8 @@ class JobPage:
     changed them is stale and never shown (the load for the new ones is queued)."""
     scans: bool = False
     """No index holds this listing: on a huge table it read the whole job table."""
+    notice: str = ""
+    """Said once when shown: the filter names a kind no job has."""
 
 
 def parse_search(source: Source | None, state: JobState | None, text: str) -> JobSearch:
@@ -169,11 +173,20 @@ class JobsPane(JobActions, Pane[JobPage]):
         jobs = store.search_jobs(search, limit=PAGE, after=after)
         count, estimated = store.count_jobs(search)
         nxt = store.job_cursor(jobs[-1], search.state) if len(jobs) == PAGE else None
-        return JobPage(jobs, count, estimated, nxt, asked, scans)
+        notice = ""
+        if not jobs and search.kind:
+            sources = [search.source] if search.source else list(Source)
+            try:
+                require_kind(store, search.kind, sources)
+            except NoSuchName as exc:
+                notice = str(exc)
+        return JobPage(jobs, count, estimated, nxt, asked, scans, notice)
 
     def show(self, data: JobPage) -> None:
         if data.asked != self.asked():
             return
+        if data.notice and (self.page is None or self.page.asked != data.asked):
+            self.top.notify(data.notice, severity="warning")
         self.page = data
         now = self.top.clock()
         rows: list[tuple[str, list[Any]]] = [
@@ -233,7 +246,7 @@ class JobsPane(JobActions, Pane[JobPage]):
 @dataclass
 class JobDetail:
     job: Job
-    attempts: list[AttemptError] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
 
 
 def job_text(job: Job, now: datetime, payload: bool) -> Text:
@@ -287,11 +300,11 @@ class JobView(RecordView[JobDetail]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="job-text")
-            yield table("attempts", "attempt", "at", "error")
+            yield table("attempts", "lifetime", "attempt", "at", "error")
 
     def fetch(self, store: ConsoleStore) -> JobDetail:
         job = store.find_job(self.record_id)
-        return JobDetail(job, store.job_attempts(job.source, job.id))
+        return JobDetail(job, attempt_history(store.job_attempts(job.source, job.id)))
 
     def render_detail(self) -> None:
         if self.detail is None:
@@ -299,8 +312,9 @@ class JobView(RecordView[JobDetail]):
         now = self.top.clock()
         self.query_one("#job-text", Static).update(job_text(self.detail.job, now, self.payload))
         rows = [
-            (str(a.attempt), [a.attempt, fmt.when(a.at, now), fmt.one_line(a.error, 90)])
-            for a in self.detail.attempts
+            # Keyed by position: a retried job repeats attempt numbers.
+            (str(i), [a.lifetime, a.attempt, fmt.when(a.at, now), fmt.one_line(a.error, 90)])
+            for i, a in enumerate(self.detail.attempts)
         ]
         refill(self.query_one("#attempts", DataTable), rows)
 

@@ -1,0 +1,51 @@
+"""Reads both front-ends shape the same way: attempt history by lifetime, and the
+check that a name the operator typed exists."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from qctl.ops.errors import NoSuchName
+from qctl_store.types import AttemptError, Source
+
+if TYPE_CHECKING:
+    from qctl_store.contract import ConsoleStore
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One failed attempt of a job, in time order. ``lifetime`` counts from 1 and grows
+    each time the job was retried (its attempt counter starts again)."""
+
+    lifetime: int
+    attempt: int
+    at: datetime
+    error: str
+
+
+def attempt_history(attempts: list[AttemptError]) -> list[Attempt]:
+    """``job_attempts`` in time order, grouped by lifetime: a retried job numbers its
+    attempts from 1 again, so an attempt number that does not grow starts a lifetime."""
+    out: list[Attempt] = []
+    lifetime, last = 1, 0
+    for a in sorted(attempts, key=lambda a: (a.at, a.attempt)):
+        if out and a.attempt <= last:
+            lifetime += 1
+        last = a.attempt
+        out.append(Attempt(lifetime, a.attempt, a.at, a.error))
+    return out
+
+
+def require_kind(store: ConsoleStore, kind: str, sources: list[Source]) -> None:
+    """Refuse a kind that no job of ``sources`` has (a typo must not read as an empty
+    result); name the sources that do have it."""
+    if any(kind in store.list_kinds(s) for s in sources):
+        return
+    elsewhere = [s for s in Source if s not in sources and kind in store.list_kinds(s)]
+    where = "" if len(sources) == len(Source) else f" in source {', '.join(sources)}"
+    hint = (
+        f" (it is a {' and '.join(elsewhere)} kind: --source {elsewhere[0]})" if elsewhere else ""
+    )
+    raise NoSuchName("kind", f"no kind named {kind!r}{where}{hint}")
