@@ -67,7 +67,8 @@ def exit_code_for(exc: BaseException) -> ExitCode:
 
 
 def message_for(exc: BaseException) -> str:
-    """One line, never a DSN password."""
+    """One line, never a DSN password, any text from the database in it escaped."""
+    from qctl.sanitize import sanitize
     from qctl_store import errors as store_errors
     from qctl_store.dsn import redact
 
@@ -82,4 +83,4 @@ def message_for(exc: BaseException) -> str:
         text += "; run `qctl db migrate`"
     if not isinstance(exc, store_errors.StoreError | Refused | Failed):
         text = f"{type(exc).__name__}: {text}"
-    return redact(" ".join(text.split()))
+    return redact(" ".join(sanitize(text, multiline=True).split()))

@@ -3,7 +3,9 @@
 The JSON forms are stable and documented (docs/cli.md): dataclasses become objects with
 their field names, instants are RFC 3339 UTC strings (``2026-01-02T03:04:05.123456Z``),
 durations are seconds (a number), ids are strings, enums their string values. Tables are
-for people: shortened instants and durations, JSON cells cut to fit.
+for people: shortened instants and durations, JSON cells cut to fit. Tables, CSV and the
+sentences for people show text from the database through ``qctl.sanitize`` (control
+characters and escape sequences escaped); JSON is exact.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, TextIO
 import typer
 
 from qctl.cli.parse import format_duration
+from qctl.sanitize import sanitize
 
 
 class OutputFormat(StrEnum):
@@ -74,7 +77,7 @@ def cell(value: Any) -> str:
         text = str(value)
     else:
         text = json.dumps(plain(value), separators=(",", ":"), ensure_ascii=False)
-    text = " ".join(text.split())
+    text = " ".join(sanitize(text, multiline=True).split())
     return text if len(text) <= TABLE_CELL_WIDTH else text[: TABLE_CELL_WIDTH - 1] + "…"
 
 
@@ -83,10 +86,10 @@ def _csv_cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, dict | list):
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return sanitize(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    return sanitize(str(value), multiline=True)  # csv quotes a newline; it cannot escape
 
 
 def _dumps(value: Any, indent: int | None) -> str:
@@ -138,7 +141,7 @@ def emit_object(record: Mapping[str, Any], fmt: OutputFormat, *, out: TextIO | N
     else:
         from tabulate import tabulate
 
-        table = [[key, cell(value)] for key, value in record.items()]
+        table = [[cell(key), cell(value)] for key, value in record.items()]
         out.write(tabulate(table, tablefmt="plain", disable_numparse=True) + "\n")
 
 
@@ -164,13 +167,13 @@ def emit_detail(
             sys.stdout.write("\n")
             emit_rows(rows, columns, fmt)
     if text:
-        sys.stdout.write(f"\n{text}\n")
+        sys.stdout.write(f"\n{sanitize(text, multiline=True)}\n")
 
 
 def emit_result(result: Mapping[str, Any], message: str, fmt: OutputFormat) -> None:
     """Print what a writing verb did: a sentence for people, the record for machines."""
     if fmt == OutputFormat.TABLE:
-        sys.stdout.write(message + "\n")
+        sys.stdout.write(sanitize(message, multiline=True) + "\n")
     else:
         emit_object(result, fmt)
 
@@ -184,7 +187,7 @@ def note(message: str) -> None:
     """A diagnostic for people: stderr, never mixed into the data. The data printed
     so far goes out first, so a terminal or ``2>&1`` shows the two in order."""
     sys.stdout.flush()
-    typer.echo(message, err=True)
+    typer.echo(sanitize(message, multiline=True), err=True)
 
 
 def page_note(shown: int, total: int, offset: int, fmt: OutputFormat) -> None:

@@ -1,4 +1,5 @@
-"""Small text formatters shared by the dashboard's screens (pure)."""
+"""Small text formatters shared by the dashboard's screens (pure). Text from the database
+goes through ``qctl.sanitize`` here (``safe``, ``one_line``, ``heading``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from rich.text import Text
 
+from qctl.sanitize import sanitize
 from qctl_store.types import Job
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -44,7 +46,7 @@ def state_text(state: StrEnum) -> Text:
 
 def heading(name: str, id: uuid.UUID, state: StrEnum) -> Text:
     """``name id state``: how a record's detail begins."""
-    return Text.assemble((f"{name} ", "bold"), (f"{id}  ", "dim"), state_text(state))
+    return Text.assemble((f"{safe(name)} ", "bold"), (f"{id}  ", "dim"), state_text(state))
 
 
 def job_cells(job: Job, lead: list[Any], tail: Sequence[Any] = (), error: int = 50) -> list[Any]:
@@ -120,11 +122,17 @@ def bar(value: int, total: int, width: int = 12) -> str:
     return "█" * n
 
 
+def safe(text: str) -> str:
+    """Database text for a detail view: control characters and escape sequences shown
+    escaped, line breaks kept."""
+    return sanitize(text, multiline=True)
+
+
 def json_text(value: Any, limit: int = 0) -> str:
-    text = json.dumps(value, sort_keys=True, default=str)
+    text = json.dumps(value, sort_keys=True, default=str)  # ASCII: every control escaped
     return text if not limit or len(text) <= limit else text[: limit - 1] + "…"
 
 
 def one_line(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
+    text = " ".join(safe(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

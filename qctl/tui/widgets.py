@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 
+from qctl.tui.fmt import safe
 from qctl.tui.live import DISCONNECTED, LIVE, MANUAL, PAUSED, POLLING
 
 T = TypeVar("T")
@@ -172,13 +173,24 @@ def selected_key(t: DataTable[Any]) -> str | None:
     return key
 
 
+def table_cell(value: Any) -> Any:
+    """A DataTable cell: text as plain ``Text`` with control characters and escape
+    sequences escaped (DataTable would read a ``str`` as markup, so a ``[`` in a kind or
+    an error could restyle the table); other renderables as they are."""
+    if isinstance(value, str):
+        return Text(" ".join(safe(value).split()), end="", no_wrap=True)
+    if isinstance(value, Text) and safe(value.plain) != value.plain:
+        return Text(" ".join(safe(value.plain).split()), style=value.style, end="", no_wrap=True)
+    return value
+
+
 def refill(t: DataTable[Any], rows: list[tuple[str, list[Any]]]) -> None:
     """Replace a table's rows, keeping the cursor on the same key when it survives."""
     keep = selected_key(t)
     row_index = t.cursor_row
     t.clear()
     for key, cells in rows:
-        t.add_row(*cells, key=key)
+        t.add_row(*map(table_cell, cells), key=key)
     keys = [k for k, _ in rows]
     if keep in keys:
         t.move_cursor(row=keys.index(keep), animate=False)

@@ -284,7 +284,7 @@ def dag_header(dag: DAGView, now: datetime) -> Text:
     if dag.completed_at:
         t.append(f"  completed {fmt.ago(dag.completed_at, now)}")
     if dag.failure_reason:
-        t.append(f"\nreason: {dag.failure_reason}", "red")
+        t.append(f"\nreason: {fmt.safe(dag.failure_reason)}", "red")
     return t
 
 
@@ -348,7 +348,7 @@ class DagRunView(RecordView[DagRun]):
             if task.compensation_kind:
                 detail.append(f"compensation {task.compensation_kind}\n")
             if task.last_error:
-                detail.append(f"error: {task.last_error}\n", "red")
+                detail.append(f"error: {fmt.safe(task.last_error)}\n", "red")
             if task.result is not None:
                 detail.append(f"result: {fmt.json_text(task.result, 200)}\n")
             detail.append("enter: job detail", "dim")

@@ -256,7 +256,7 @@ def job_text(job: Job, now: datetime, payload: bool) -> Text:
         if value in (None, "", {}):
             return
         t.append(f"{label:>14} ", "bold")
-        t.append(f"{value}\n", style)
+        t.append(f"{fmt.safe(str(value))}\n", style)
 
     line("id", job.id)
     line("source/kind", f"{job.source.value} / {job.kind}")

@@ -202,7 +202,7 @@ def workflow_text(w: WorkflowExecutionView, now: datetime) -> Text:
     if w.business_idempotency_key:
         t.append(f"business key {w.business_idempotency_key}\n")
     if w.failure_reason:
-        t.append(f"reason {w.failure_reason}\n", "red")
+        t.append(f"reason {fmt.safe(w.failure_reason)}\n", "red")
     t.append(f"input {fmt.json_text(w.input, 300)}\n")
     if w.result is not None:
         t.append(f"result {fmt.json_text(w.result, 300)}\n")
