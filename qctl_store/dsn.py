@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from qctl_store.errors import InvalidInput
 
@@ -69,9 +70,10 @@ def postgres_params(dsn: str) -> dict[str, str]:
     except ProgrammingError as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else "cannot parse"
         reason = re.split(r" in (?:URI|connection info string)", reason)[0]
-        raise InvalidInput(
-            f"malformed PostgreSQL DSN {redact(dsn)}: {_QUOTED.sub('…', reason)}"
-        ) from None
+        # A quoted piece of the DSN is shown only where the redacted DSN shows it too.
+        shown = redact(dsn)
+        reason = _QUOTED.sub(lambda m: m[0] if m[0][1:-1] in shown else "…", reason)
+        raise InvalidInput(f"malformed PostgreSQL DSN {shown}: {reason}") from None
     return {k: str(v) for k, v in params.items() if v is not None}
 
 
@@ -82,10 +84,15 @@ def session_options(dsn_options: str, settings: dict[str, str]) -> str:
     return " ".join([dsn_options.strip(), *ours] if dsn_options.strip() else ours)
 
 
-def connect_timeout(params: dict[str, str]) -> dict[str, int]:
+def connect_timeout(params: dict[str, str]) -> dict[str, Any]:
     """``{"connect_timeout": 5}`` unless the DSN or the environment sets one: a server
     that accepts TCP and never answers must not hang a command."""
-    if "connect_timeout" in params or os.environ.get("PGCONNECT_TIMEOUT"):
+    own = params.get("connect_timeout", os.environ.get("PGCONNECT_TIMEOUT", ""))
+    if own:
+        try:
+            int(own)
+        except ValueError:
+            raise InvalidInput(f"connect_timeout {own!r} is not a number of seconds") from None
         return {}
     return {"connect_timeout": DEFAULT_CONNECT_TIMEOUT}
 

@@ -119,6 +119,7 @@ def _postgres_tables(
 ) -> set[tuple[str | None, str]]:
     import psycopg
 
+    from qctl_store.dsn import connect_timeout, postgres_params
     from qctl_store.postgres.base import mapped_errors
 
     pairs = [(s.schema(schema), t) for s in candidates for t in s.tables]
@@ -131,7 +132,8 @@ def _postgres_tables(
         " AND c.relkind IN ('r', 'p')"
     )
     params = [v for pair in pairs for v in pair]
-    with mapped_errors(dsn), psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
+    timeout = connect_timeout(postgres_params(dsn))  # the DSN's own, else qctl's default
+    with mapped_errors(dsn), psycopg.connect(dsn, autocommit=True, **timeout) as conn:
         return {(s, t) for s, t in conn.execute(sql, params).fetchall()}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import re
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
@@ -63,9 +64,16 @@ def mapped_errors(dsn: str) -> Iterator[None]:
         detail = exc.diag.message_detail
         raise errors.InvalidInput(f"{text} ({_first_line(detail)})" if detail else text) from None
     except psycopg.OperationalError as exc:
-        raise errors.Unavailable(
-            f"PostgreSQL at {redact(dsn)} is unavailable: {_first_line(redact(str(exc)))}"
-        ) from None
+        reason = _first_line(redact(str(exc)))
+        bad = _BAD_PARAMETER.search(reason)
+        if bad:  # libpq refused a value of the DSN itself
+            raise errors.InvalidInput(f"malformed PostgreSQL DSN {redact(dsn)}: {bad[0]}") from None
+        raise errors.Unavailable(f"PostgreSQL at {redact(dsn)} is unavailable: {reason}") from None
+
+
+# libpq's wording for a DSN parameter it cannot use ("invalid sslmode value: "bogus"",
+# "invalid port number: "99999""): the DSN is wrong, the server was never asked.
+_BAD_PARAMETER = re.compile(r"invalid [\w ]+ (?:value|number|specification)[^\n]*")
 
 
 def _first_line(text: str) -> str:
