@@ -101,6 +101,13 @@ def _call(fn: Callable[[AnyStore], object]) -> Callable[[AnyStore], Call]:
     return lambda store: lambda: fn(store)
 
 
+def _nested(depth: int) -> JSON:
+    doc: JSON = []
+    for _ in range(depth):
+        doc = [doc]
+    return doc
+
+
 class Unserialisable:
     """A plain object: JSON has no form for it."""
 
@@ -164,6 +171,23 @@ CASES: dict[str, Case] = {
         for name, value in NON_JSON.items()
     },
     "enqueue_meta_not_strings": Case(_enqueue(meta={"n": 1}), "meta"),
+    # too much for one change hint (PostgreSQL's NOTIFY payload): checked before the insert
+    "enqueue_kind_too_long": Case(_enqueue(kind="k" * 4000), "kind is too long"),
+    "publish_type_too_long": Case(
+        _call(lambda s: s.publish(PublishParams(type="e" * 4000))), "event type is too long"
+    ),
+    "enqueue_nested_too_deeply": Case(_enqueue(payload=_nested(100_000)), "nested too deeply"),
+    # out of range for a column or for an instant
+    "enqueue_delay_out_of_range": Case(_enqueue(delay=timedelta(days=10**6)), "delay"),
+    "publish_version_out_of_int64": Case(_publish(version=2**63), "version"),
+    # wrong argument types
+    "enqueue_idempotency_key_not_string": Case(_enqueue(idempotency_key=5), "idempotency key"),
+    "promote_due_kinds_a_string": Case(
+        _call(lambda s: s.promote_due(Source.QUEUE, "email")), "kinds must be a list"
+    ),
+    "vacuum_dead_kind_not_string": Case(
+        _call(lambda s: s.vacuum_dead(Source.QUEUE, 5, timedelta(0))), "kind must be a string"
+    ),
 }
 
 

@@ -229,3 +229,109 @@ def test_retry_dag_refuses_missing_task_rows(store: AnyStore) -> None:
         )
     with pytest.raises(NotFound, match="no task rows"):
         store.retry_dag(lone.id)
+
+
+# azync's own statements, transcribed from its Go driver so the question "what would a Go
+# worker do with this row" is answered by azync's SQL, not by qctl's.
+
+# driver/azyncpgx/store_jobs.go: dequeueClaimBody + dequeueQueueSQL, parameters
+# (lease seconds, OverrideDefault, DefaultMaxAttempts, source, kind, limit).
+GO_DEQUEUE = """
+UPDATE azync_jobs j SET
+    state = 'active',
+    lease_until = now() + make_interval(secs => %s),
+    lease_token = gen_random_uuid(),
+    max_attempts = CASE WHEN j.max_attempts_explicit OR NOT %s THEN j.max_attempts ELSE %s END,
+    max_attempts_explicit = true,
+    attempt = j.attempt + 1,
+    started_at = now(),
+    updated_at = now()
+FROM (
+    SELECT id FROM azync_jobs
+    WHERE source = %s AND kind = %s AND state = 'pending' AND run_at <= now()
+    ORDER BY run_at, id
+    FOR UPDATE SKIP LOCKED
+    LIMIT %s
+) picked
+WHERE j.id = picked.id
+RETURNING j.id, j.attempt, j.max_attempts
+"""
+
+# driver/azyncpgx/dag_store.go: deliverSignalNowSQL, parameters (dag id, name, payload).
+GO_DELIVER_SIGNAL = """
+WITH sig AS (
+    UPDATE azync_jobs SET
+        state = 'succeeded', result = %(payload)s::jsonb, completed_at = now(), updated_at = now()
+    WHERE source = 'dag' AND dag_id = %(dag)s AND signal_name = %(name)s
+        AND kind = '$signal' AND state = 'waiting'
+    RETURNING 1
+),
+slp AS (
+    UPDATE azync_jobs SET run_at = now(), updated_at = now()
+    WHERE source = 'dag' AND dag_id = %(dag)s AND signal_name = %(name)s
+        AND kind = '$sleep' AND state = 'scheduled'
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM sig) + (SELECT count(*) FROM slp) AS delivered
+"""
+
+
+def go_exhausted(attempt: int, max_attempts: int) -> bool:
+    """internal/engine/executor.go: a failed attempt dead-letters the job when
+    ``job.Attempt >= job.MaxAttempts``."""
+    return attempt >= max_attempts
+
+
+def test_a_go_worker_retries_what_qctl_enqueued(store: AnyStore) -> None:
+    if not isinstance(store, PostgresStore):
+        pytest.skip("azync's Go driver is PostgreSQL's")
+    kind = unique("mix_go")
+    plain, zero, pinned = (
+        EnqueueParams(kind=kind),
+        EnqueueParams(kind=kind, max_attempts=0),
+        EnqueueParams(kind=kind, max_attempts=3, max_attempts_explicit=True),
+    )
+    store.enqueue(plain)
+    store.enqueue_many([zero, pinned])
+    with raw_pg(store.schema) as pg:
+        # A worker registered without MaxRetries: OverrideDefault is false.
+        leased = {
+            id: (attempt, budget)
+            for id, attempt, budget in pg.execute(GO_DEQUEUE, (60, False, 25, "queue", kind, 10))
+        }
+    assert leased == {plain.id: (1, 25), zero.id: (1, 25), pinned.id: (1, 3)}
+    assert not any(go_exhausted(*v) for v in leased.values()), "a first failure is retried"
+
+    other = unique("mix_go_override")
+    unpinned = EnqueueParams(kind=other)
+    kept = EnqueueParams(kind=other, max_attempts=3, max_attempts_explicit=True)
+    store.enqueue_many([unpinned, kept])
+    with raw_pg(store.schema) as pg:
+        # A worker registered with MaxRetries(7) replaces only an unpinned budget.
+        leased = {
+            id: budget
+            for id, _, budget in pg.execute(GO_DEQUEUE, (60, True, 7, "queue", other, 10))
+        }
+    assert leased == {unpinned.id: 7, kept.id: 3}
+
+
+def test_a_go_scheduler_signals_the_tasks_qctl_created(store: AnyStore) -> None:
+    if not isinstance(store, PostgresStore):
+        pytest.skip("azync's Go driver is PostgreSQL's")
+    p = DAGParams(
+        name=unique("mix_go_signal"),
+        tasks=[
+            DAGTask(key="approve", kind=KIND_SIGNAL),
+            DAGTask(key="cool", kind=KIND_SLEEP, sleep_for=timedelta(hours=1)),
+        ],
+    )
+    assert store.create_dag(p)[0]
+    with raw_pg(store.schema) as pg:
+        for name in ("approve", "cool"):
+            row = pg.execute(
+                GO_DELIVER_SIGNAL, {"dag": p.id, "name": name, "payload": '{"ok": true}'}
+            ).fetchone()
+            assert row is not None and row[0] == 1, f"Go delivers signal {name!r}"
+    assert dag_task_by_key(store, p.id, "approve").state == JobState.SUCCEEDED
+    cool = dag_task_by_key(store, p.id, "cool")
+    assert cool.run_at is not None and cool.run_at < cool.enqueued_at + timedelta(minutes=1)
