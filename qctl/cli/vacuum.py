@@ -50,7 +50,8 @@ def _execute(
         | ({"dry_run": True} if o.dry_run else {})
         for o in outcomes
     ]
-    emit_rows(rows, ["target", "source", "removed"], output)
+    columns = ["target", "source", "removed"] + (["dry_run"] if dry_run else [])
+    emit_rows(rows, columns, output)
 
 
 def _retention(value: str, option: str) -> timedelta:

@@ -71,3 +71,11 @@ def test_dry_run_says_so_in_every_format(run: Run, st: Any, kind: str) -> None:
             assert '"dry_run": true' in res.stdout
     table = run("jobs", "retry", "--all-dead", "--kind", kind, "--dry-run")
     assert table.stdout.startswith("dry run: would retry 0 dead job(s); nothing was changed")
+
+
+def test_vacuum_dry_run_says_so_in_csv(run: Run, kind: str) -> None:
+    res = run("vacuum", "dead", "--older-than", "0", "--kind", kind, "--dry-run", "-o", "csv")
+    assert res.exit_code == 0
+    lines = res.stdout.splitlines()
+    assert lines[0] == "target,source,removed,dry_run"
+    assert all(line.endswith(",true") for line in lines[1:])
