@@ -48,7 +48,7 @@ class EventsMixin(SqliteBase):
     def _publish(self, t: Tx, args: dict[str, Any]) -> int:
         occurred = args["occurred_at"] if args["occurred_at"] is not None else t.now
         t.execute(Q.insert_event, {**args, "occurred_at": occurred, "now": t.now})
-        subs = t.all(Q.subscribers_of, {"event_type": args["type"]})
+        subs = t.all(Q.subscribers, {"event_type": args["type"]})
         self._insert_deliveries(
             t, [(args["id"], s["name"], s["max_attempts"]) for s in subs], replay=False
         )
@@ -87,7 +87,7 @@ class EventsMixin(SqliteBase):
 
     def subscribers(self, event_type: str) -> list[Subscriber]:
         with self.read() as t:
-            rows = t.all(Q.subscribers_of, {"event_type": event_type})
+            rows = t.all(Q.subscribers, {"event_type": event_type})
         return [ROWS.subscriber(r) for r in rows]
 
     def delete_subscriber(self, name: str, event_type: str = "") -> int:

@@ -6,7 +6,7 @@ INSERT INTO azync_events
     (id, type, aggregate_type, aggregate_id, version, occurred_at, payload, meta, created_at)
 VALUES (:id, :type, :aggregate_type, :aggregate_id, :version, :occurred_at, :payload, :meta, :now)
 
--- name: subscribers_of
+-- name: subscribers
 -- The subscribers of one event type, by name.
 SELECT name, event_type, max_attempts FROM azync_subscribers
 WHERE event_type = :event_type ORDER BY name
