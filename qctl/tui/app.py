@@ -27,7 +27,7 @@ from textual.widgets import TabbedContent, TabPane
 from qctl.ops.errors import NoSuchName, WrongState, WrongVerb
 from qctl.tui.base import Dashboard, Loader, TopScreen, footer
 from qctl.tui.live import DISCONNECTED, MANUAL, PAUSED, LiveFeed
-from qctl.tui.widgets import ConfirmDialog, HelpScreen, StatusBar
+from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
 from qctl_store import errors
 
 if TYPE_CHECKING:
@@ -116,6 +116,7 @@ class QctlTop(Dashboard):
         # footer must fit 120 columns.
         Binding("r", "refresh", "Refresh", show=False),
         Binding("p", "toggle_pause", "Pause refresh"),
+        Binding("colon,g", "jump", "Jump", show=False),
     ]
 
     def __init__(
@@ -273,6 +274,52 @@ class QctlTop(Dashboard):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def action_jump(self) -> None:
+        """``:``/``g``: ask for an id or prefix, then open what it names."""
+
+        def got(values: dict[str, str] | None) -> None:
+            text = (values or {}).get("id", "").strip()
+            if text:
+                self.run_worker(lambda: self._find(text), thread=True, exit_on_error=False)
+
+        self.push_screen(
+            PromptDialog(
+                "jump to a job, DAG run, event or workflow execution",
+                [("id", "id or unique prefix (8+ hex digits)", "")],
+            ),
+            got,
+        )
+
+    def _find(self, text: str) -> None:
+        from qctl.cli.parse import ParseError
+        from qctl.tui.jump import describe, jump_targets
+
+        try:
+            targets = jump_targets(self.store, text)
+        except ParseError as exc:
+            self.call_from_thread(self.notify, str(exc), severity="error")
+            return
+        if len(targets) != 1:
+            self.call_from_thread(self.notify, describe(targets, text), severity="warning")
+            return
+        self.call_from_thread(self._open, *targets[0])
+
+    def _open(self, entity: str, id: Any) -> None:
+        from qctl.tui.screens import (
+            DagGraphScreen,
+            EventDetailScreen,
+            JobDetailScreen,
+            WorkflowDetailScreen,
+        )
+
+        screens = {
+            "job": JobDetailScreen,
+            "dag": DagGraphScreen,
+            "event": EventDetailScreen,
+            "workflow": WorkflowDetailScreen,
+        }
+        self.push_screen(screens[entity](id))
 
     def action_refresh(self) -> None:
         self.reload_screen()

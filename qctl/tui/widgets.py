@@ -135,12 +135,17 @@ qctl top: live view of an azync store
   /          filter the current list                 r     refresh now
   p          pause / resume automatic refresh        q     quit (top level)
   tab        move between tables                     ?     this help
+  : or g     jump to a job, DAG run, event or workflow execution by id or prefix
 
 Jobs:      s source, t state, n/b next/previous page, v payload (detail)
-DAGs:      t state tab; graph: arrows select a task, enter its job
+           space mark a row, * mark every job matching the filter (again: clear);
+           the actions then apply to the marked jobs after one confirmation
+DAGs:      t state tab; enter on a name narrows the runs, esc clears it;
+           graph: arrows select a task, enter its job
 Events:    t undispatched only; enter an event's deliveries
 Workflows: t state; enter an execution's jobs and history
-Overview:  o sort column, enter jobs of the row
+Overview:  o sort column, enter jobs of the row; ⏸ a kind with paused jobs,
+           ~ an estimated count; last hour: processed per minute, ✗ failed
 
 Actions (confirmed; hidden with --read-only):
   R retry / replay   N run now   P pause   U resume   A archive   D delete

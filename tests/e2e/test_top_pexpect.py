@@ -129,3 +129,53 @@ def store_state(db: Path, kind: str) -> JobState:
         return j.state
     finally:
         s.close()
+
+
+def test_top_marks_rows_and_retries_them(tmp_path: Path) -> None:
+    db = tmp_path / "marks.db"
+    kind = f"e2e_mark_{uuid.uuid4().hex[:6]}"
+    store = open_store(f"sqlite:///{db}")
+    store.migrate()
+    for _ in range(3):
+        store.enqueue(EnqueueParams(kind=kind, max_attempts=1))
+    for job in store.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind, limit=3)):
+        assert job.lease_token is not None
+        store.dead(job.id, job.lease_token, "boom")
+
+    env = dict(os.environ, TERM="xterm-256color", XDG_CONFIG_HOME=str(tmp_path / "cfg"))
+    env.pop("QCTL_DSN", None)
+    child = pexpect.spawn(
+        str(QCTL),
+        ["--dsn", f"sqlite:///{db}", "top", "--refresh", "1"],
+        dimensions=(40, 120),
+        env=env,
+        encoding="utf-8",
+        codec_errors="replace",
+    )
+    screen = Screen(child)
+    try:
+        screen.wait_for(kind)
+        child.send("2")
+        screen.wait_for("state pending")
+        child.send("ttt")
+        screen.wait_for("state dead")
+        child.send("/")
+        screen.wait_for("kind [key=value")
+        child.send(kind + "\r")
+        screen.wait_for(f"filter {kind}   1-3 of 3")
+        child.send("  ")  # mark two rows
+        screen.wait_for("2 marked")
+        child.send("R")
+        screen.wait_for("retry 2 marked job(s)?")
+        child.send("y")
+        screen.wait_for(f"filter {kind}   1-1 of 1")  # the two left the dead list
+        child.send("q")
+        child.expect(pexpect.EOF, timeout=15)
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
+    child.close()
+    assert child.exitstatus == 0, screen.text[-2000:]
+    states = sorted(j.state for j in store.list_jobs(Source.QUEUE, JobFilter(kind=kind))[0])
+    store.close()
+    assert states == [JobState.DEAD, JobState.PENDING, JobState.PENDING]

@@ -94,10 +94,11 @@ async def test_overview_shows_depths_dag_states_and_ledger(store: Any) -> None:
         key = f"queue\x1f{k}"
         await until(pilot, lambda: key in row_keys(app, "#queues"))
         row = cells(app, "#queues", key)
-        assert row[:4] == ["queue", k, "3", "0"] and row[5] == "1"
+        assert row[:4] == ["queue", k, "3", "0"] and row[5:9] == ["0", "0", "0", "1"]
         assert name in row_keys(app, "#dag-states")
         text = screen_text(app)
         assert "event ledger" in text and "daily throughput" in text
+        assert "last hour per minute" in text
         # sortable: o cycles the column, / filters rows
         await pilot.press("o")
         assert "sorted by pending" in str(table(app, "#queues").border_title)
@@ -622,3 +623,100 @@ async def test_read_only_hides_dag_event_and_workflow_actions(store: Any) -> Non
         await pilot.press("5")
         await until(pilot, lambda: "executions" in screen_text(app))
         assert not footer_keys(app) & {"X", "Z"}
+
+
+async def test_marked_rows_are_retried_together_after_one_confirmation(store: Any) -> None:
+    k = kind()
+    ids = [dead_job(store, k) for _ in range(3)]
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_jobs(pilot, app, k, JobState.DEAD)
+        pane = app.screen.query_one(JobsPane)
+        await pilot.press("space", "space")
+        assert len(pane.marked) == 2
+        assert sum(cells(app, "#jobs-table", str(i))[0].startswith("●") for i in ids) == 2
+        assert "2 marked" in screen_text(app)
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert "retry 2 marked job(s)?" in screen_text(app)
+        await pilot.press("y")
+        await until(
+            pilot,
+            lambda: (
+                sorted(store.get_job(Source.QUEUE, i).state for i in ids)
+                == [JobState.DEAD, JobState.PENDING, JobState.PENDING]
+            ),
+        )
+        (left,) = [i for i in ids if store.get_job(Source.QUEUE, i).state == JobState.DEAD]
+        assert left not in pane.marked and not pane.marked
+
+
+async def test_marking_every_match_acts_on_the_filter(store: Any) -> None:
+    k = kind()
+    ids = [dead_job(store, k) for _ in range(3)]
+    other = dead_job(store, kind())
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_jobs(pilot, app, k, JobState.DEAD)
+        await pilot.press("asterisk")
+        await until(pilot, lambda: "all 3 matching marked" in screen_text(app))
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        assert "retry 3 dead job(s) matching the filter?" in screen_text(app)
+        await pilot.press("y")
+        await until(
+            pilot,
+            lambda: {store.get_job(Source.QUEUE, i).state for i in ids} == {JobState.PENDING},
+        )
+        assert store.get_job(Source.QUEUE, other).state == JobState.DEAD
+
+
+async def _jump(pilot: Any, app: QctlTop, key: str, text: str) -> None:
+    await pilot.press(key)
+    await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+    app.screen.query_one(Input).value = text
+    await pilot.press("enter")
+    await until(pilot, lambda: not isinstance(app.screen, PromptDialog))
+
+
+async def test_jump_opens_what_an_id_prefix_names(store: Any) -> None:
+    k = kind()
+    job_id = dead_job(store, k)
+    dag = DAGParams(name=kind(), tasks=[DAGTask("a", kind())])
+    store.create_dag(dag)
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.refresh_count >= 1)
+        await _jump(pilot, app, "colon", str(job_id)[:10])
+        await until(pilot, lambda: isinstance(app.screen, JobDetailScreen))
+        assert app.screen.record_id == job_id
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, JobDetailScreen))
+        await _jump(pilot, app, "g", str(dag.id))
+        await until(pilot, lambda: isinstance(app.screen, DagGraphScreen))
+        assert app.screen.record_id == dag.id
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, DagGraphScreen))
+        await _jump(pilot, app, "g", "0000000000")
+        await until(pilot, lambda: _notified(app, "no job, DAG run, event or workflow"))
+        await _jump(pilot, app, "g", "xyz")
+        await until(pilot, lambda: _notified(app, "invalid id 'xyz'"))
+
+
+def _notified(app: QctlTop, text: str) -> bool:
+    return any(text in str(n.message) for n in app._notifications)
+
+
+async def test_dags_open_on_the_runs_and_esc_clears_the_name(store: Any) -> None:
+    name = kind()
+    store.create_dag(DAGParams(name=name, tasks=[DAGTask("a", kind())]))
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        pane = app.screen.query_one(DagsPane)
+        await until(pilot, lambda: app.focused is table(app, "#dag-runs"))
+        pane.open_with(name)
+        await until(pilot, lambda: f"name {name}" in screen_text(app))
+        await pilot.press("escape")
+        await until(pilot, lambda: "name all" in screen_text(app))
+        assert pane.dag_name == ""

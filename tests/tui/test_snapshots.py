@@ -39,6 +39,7 @@ from qctl_store.types import (
     Source,
     Subscriber,
     SubscriberView,
+    ThroughputCount,
     WorkflowExecutionView,
     WorkflowState,
 )
@@ -129,6 +130,18 @@ class FixedStore:
         return [
             DailyCount(datetime(2026, 3, d, tzinfo=UTC), 100 * d, 90 * d, d, d % 3)
             for d in range(1, 15)
+        ]
+
+    def throughput(
+        self, source: Source, window: timedelta, bucket: timedelta, kind: str = ""
+    ) -> list[ThroughputCount]:
+        if source != Source.QUEUE:
+            return []
+        start = NOW.replace(second=0) - window + bucket
+        return [
+            ThroughputCount(k, start + i * bucket, processed=(i * n) % 7, failed=int(i == 50))
+            for k, n in (("email.send", 3), ("billing.charge", 1))
+            for i in range(int(window / bucket))
         ]
 
     def dag_name_state_counts(self) -> dict[str, dict[DAGState, int]]:

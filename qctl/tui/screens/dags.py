@@ -148,7 +148,11 @@ class DagsData:
 
 
 class DagsPane(DagActions, Pane[DagsData]):
-    BINDINGS = [Binding("t", "cycle_state", "State"), *DAG_BINDINGS]
+    BINDINGS = [
+        Binding("t", "cycle_state", "State"),
+        Binding("escape", "clear_name", "Clear name", show=False),
+        *DAG_BINDINGS,
+    ]
     filter_hint = "DAG name (substring for the navigator)"
     dag_name = ""
     state: DAGState | None = None
@@ -163,6 +167,16 @@ class DagsPane(DagActions, Pane[DagsData]):
     def open_with(self, name: str) -> None:
         self.dag_name = name
         self.reload()
+
+    def focus_first(self) -> None:
+        """The runs: what an operator acts on (the names table narrows them)."""
+        self.query_one("#dag-runs", DataTable).focus()
+
+    def action_clear_name(self) -> None:
+        """Esc: drop the selected name and the navigator's filter."""
+        if self.dag_name or self.filter_text:
+            self.dag_name = self.filter_text = ""
+            self.reload()
 
     def fetch(self, store: ConsoleStore) -> DagsData:
         counts = store.dag_name_state_counts()

@@ -1,4 +1,5 @@
-"""Jobs: a keyset-paginated browser by source/kind/state, detail, and the job actions."""
+"""Jobs: a keyset-paginated browser by source/kind/state, detail, and the job actions,
+on the row under the cursor or on the marked rows (space; ``*`` for every match)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from textual.widgets import DataTable, Static
 
 from qctl.ops import jobs as ops_jobs
 from qctl.ops.errors import NoSuchName
-from qctl.ops.results import JobOutcome
+from qctl.ops.results import BulkOutcome, JobOutcome
 from qctl.ops.views import Attempt, attempt_history, require_kind
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
@@ -126,6 +127,8 @@ class JobsPane(JobActions, Pane[JobPage]):
         Binding("t", "cycle_state", "State"),
         Binding("n", "next_page", "Page", key_display="n/b"),
         Binding("b", "prev_page", "Previous page", show=False),
+        Binding("space", "toggle_mark", "Mark", show=False),
+        Binding("asterisk", "mark_matching", "Mark all matching", show=False),
         *JOB_BINDINGS,
     ]
     filter_hint = "kind [key=value ...] [error:text]"
@@ -138,6 +141,10 @@ class JobsPane(JobActions, Pane[JobPage]):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.cursors: list[JobPageCursor | None] = [None]
+        self.marked: dict[uuid.UUID, Job] = {}
+        """Rows marked with space, across pages: the job verbs act on them."""
+        self.all_marked = False
+        """``*``: every job matching the search is marked (the verbs act on the filter)."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="jobs-filter", classes="bar")
@@ -153,7 +160,12 @@ class JobsPane(JobActions, Pane[JobPage]):
 
     def restart(self) -> None:
         self.cursors = [None]
+        self.clear_marks()
         self.reload()
+
+    def clear_marks(self) -> None:
+        self.marked.clear()
+        self.all_marked = False
 
     def filter_changed(self) -> None:
         self.restart()
@@ -192,7 +204,7 @@ class JobsPane(JobActions, Pane[JobPage]):
         rows: list[tuple[str, list[Any]]] = [
             (
                 str(j.id),
-                fmt.job_cells(j, [fmt.short_id(j.id), j.source.value, j.kind], [job_when(j, now)]),
+                fmt.job_cells(j, [self._id_cell(j), j.source.value, j.kind], [job_when(j, now)]),
             )
             for j in data.jobs
         ]
@@ -211,8 +223,69 @@ class JobsPane(JobActions, Pane[JobPage]):
                 (f"   {shown} of {about}{data.count}", ""),
                 ("   page " + str(len(self.cursors)), "dim"),
                 ("   no index: reads the whole table" if data.scans else "", "yellow"),
+                (self._marks_text(data), "bold magenta"),
             )
         )
+
+    def _id_cell(self, job: Job) -> str:
+        short = fmt.short_id(job.id)
+        return f"● {short}" if self.all_marked or job.id in self.marked else short
+
+    def _marks_text(self, data: JobPage) -> str:
+        if self.all_marked:
+            return f"   all {'≈' if data.estimated else ''}{data.count} matching marked"
+        return f"   {len(self.marked)} marked" if self.marked else ""
+
+    def action_toggle_mark(self) -> None:
+        """Space: mark or unmark the row, then move to the next one."""
+        job = self.current_job()
+        if job is None or self.page is None:
+            return
+        if self.all_marked:  # from "everything matching" to a hand-picked set
+            self.all_marked = False
+            self.marked = {j.id: j for j in self.page.jobs}
+        if self.marked.pop(job.id, None) is None:
+            self.marked[job.id] = job
+        t = self.query_one("#jobs-table", DataTable)
+        row = t.cursor_row
+        self.show(self.page)
+        t.move_cursor(row=min(row + 1, t.row_count - 1))
+
+    def action_mark_matching(self) -> None:
+        """``*``: mark every job the search matches (on every page), or clear the marks."""
+        self.all_marked = not self.all_marked
+        self.marked.clear()
+        if self.page is not None:
+            self.show(self.page)
+
+    def _job_act(self, verb: str, call: Callable[[ConsoleStore, Job, bool], JobOutcome]) -> None:
+        """A verb on the marked jobs when there are any, after one confirmation that says
+        how many; otherwise on the row under the cursor."""
+        if self.all_marked:
+            search, action = self.search(), verb.replace(" ", "-")
+
+            def plan(store: ConsoleStore, dry_run: bool) -> BulkOutcome:
+                return ops_jobs.act_all(store, action, search, dry_run)
+
+            self.top.act(
+                lambda p: f"{verb} {p.count} {p.target} job(s) matching the filter?",
+                plan,
+                lambda done: self._marks_done(f"{verb}: {done.count} job(s)"),
+            )
+        elif self.marked:
+            jobs = list(self.marked.values())
+            # The dry run checks every marked job, so one refusal stops them all.
+            self.top.act(
+                f"{verb} {len(jobs)} marked job(s)?",
+                lambda store, dry_run: [call(store, j, dry_run) for j in jobs],
+                lambda done: self._marks_done(f"{verb}: {len(done)} job(s)"),
+            )
+        else:
+            super()._job_act(verb, call)
+
+    def _marks_done(self, notice: str) -> str:
+        self.clear_marks()
+        return notice
 
     def current_job(self) -> Job | None:
         t = self.query_one("#jobs-table", DataTable)

@@ -1,10 +1,11 @@
-"""Overview: per-(source, kind) depths, daily throughput, DAG states, event ledger."""
+"""Overview: per-(source, kind) depths (a kind with paused jobs says so), daily
+throughput and the last hour per kind, DAG states, event ledger."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -24,6 +25,7 @@ from qctl_store.types import (
     JobState,
     OpsStats,
     Source,
+    ThroughputCount,
 )
 
 if TYPE_CHECKING:
@@ -35,6 +37,9 @@ QUEUE_COLUMNS = [
     "pending",
     "scheduled",
     "active",
+    "wait",
+    "block",
+    "uncert",
     "dead",
     "paused",
     "succeeded",
@@ -43,6 +48,10 @@ QUEUE_COLUMNS = [
 ]
 SORTS = ["source", "pending", "scheduled", "active", "dead", "paused", "succeeded", "oldest"]
 SERIES = ["enqueued", "processed", "failed", "reaped"]
+LIVE_WINDOW = timedelta(hours=1)
+LIVE_BUCKET = timedelta(minutes=1)
+LIVE_KINDS = 3
+"""Kinds drawn in the live chart: the busiest of the last hour."""
 
 
 @dataclass
@@ -53,12 +62,15 @@ class OverviewData:
     ops: OpsStats = field(default_factory=OpsStats)
     estimated: set[Source] = field(default_factory=set)
     """Sources whose succeeded and paused counts are planner estimates (huge tables)."""
+    live: dict[str, list[ThroughputCount]] = field(default_factory=dict)
+    """The last hour per minute of each active kind (``source:kind`` beyond the queue)."""
 
 
 def fetch_overview(store: ConsoleStore) -> OverviewData:
     depths: list[tuple[Source, str, Depths]] = []
     estimated: set[Source] = set()
     per_day: dict[datetime, DailyCount] = {}
+    live: dict[str, list[ThroughputCount]] = {}
     for source in Source:
         # live_depths, not kind_depths: the refresh path must never count a huge
         # succeeded state row by row (it reads the partial indexes and estimates).
@@ -73,9 +85,12 @@ def fetch_overview(store: ConsoleStore) -> OverviewData:
             acc.processed += c.processed
             acc.failed += c.failed
             acc.reaped += c.reaped
+        for point in store.throughput(source, LIVE_WINDOW, LIVE_BUCKET):
+            label = point.kind if source == Source.QUEUE else f"{source.value}:{point.kind}"
+            live.setdefault(label, []).append(point)
     dag_counts = store.dag_name_state_counts() if hasattr(store, "dag_name_state_counts") else {}
     daily = [per_day[d] for d in sorted(per_day)]
-    return OverviewData(depths, daily, dag_counts, store.ops_stats(), estimated)
+    return OverviewData(depths, daily, dag_counts, store.ops_stats(), estimated, live)
 
 
 def sort_key(column: str, row: tuple[Source, str, Depths]) -> Any:
@@ -104,6 +119,24 @@ def throughput_text(daily: list[DailyCount], width: int = 20) -> Text:
         text.append(f"{name:>9} ", "bold")
         text.append(f"{fmt.sparkline(values, width):<{width}}", styles[name])
         text.append(f" {getattr(last, name):>6} {sum(values):>9}\n")
+    return text
+
+
+def live_text(live: dict[str, list[ThroughputCount]], width: int = 26) -> Text:
+    """The busiest kinds' last hour, one sparkline of processed jobs per minute each,
+    with the hour's processed and failed totals."""
+    text = Text()
+    busy = sorted(live.items(), key=lambda kv: (-sum(p.processed + p.failed for p in kv[1]), kv[0]))
+    text.append("last hour per minute, processed", "bold")
+    if not busy:
+        text.append("\n  nothing processed", "dim")
+    for label, points in busy[:LIVE_KINDS]:
+        processed = [p.processed for p in points]
+        failed = sum(p.failed for p in points)
+        text.append(f"\n{label[:10]:>10} ", "bold")
+        text.append(f"{fmt.sparkline(processed, width):<{width}}", "green")
+        text.append(f" {sum(processed):>4}")
+        text.append(f" {failed:>3}✗", "red" if failed else "dim")
     return text
 
 
@@ -159,10 +192,13 @@ class OverviewPane(Pane[OverviewData]):
                     f"{source.value}\x1f{kind}",
                     [
                         source.value,
-                        kind,
+                        Text("⏸ ", "bold yellow").append(kind) if d.paused else kind,
                         d.pending,
                         d.scheduled,
                         d.active,
+                        d.waiting,
+                        d.blocked,
+                        f"{about}{d.uncertain}" if source == Source.WORKFLOW else d.uncertain,
                         Text(str(d.dead), "bold red" if d.dead else ""),
                         f"{about}{d.paused}",
                         f"{about}{d.succeeded}",
@@ -184,7 +220,9 @@ class OverviewPane(Pane[OverviewData]):
             if needle in name.lower()
         ]
         refill(self.query_one("#dag-states", DataTable), dag_rows)
-        self.query_one("#throughput", Static).update(throughput_text(data.daily))
+        chart = throughput_text(data.daily)
+        chart.append_text(live_text(data.live))
+        self.query_one("#throughput", Static).update(chart)
         self.query_one("#ledger", Static).update(ledger_text(data.ops))
 
     def _depths(self, source: Source, kind: str) -> Depths | None:
