@@ -90,7 +90,8 @@ class Store(ABC):
         The job is scheduled at ``run_at`` (or now plus ``delay``) on the database clock:
         pending when that is due, scheduled otherwise. Returns ``inserted``: False when the
         idempotency key deduplicated it (a live job of the kind holds the key, or with
-        ``idempotency_ttl`` an unexpired window does) and nothing was written."""
+        ``idempotency_ttl`` an unexpired window does) and nothing was written. A repeated
+        job id is a unique violation (``Conflict``)."""
 
     @abstractmethod
     def publish(self, p: PublishParams) -> int:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from qctl_store.errors import NotFound
+from qctl_store.errors import Conflict, NotFound, UniqueViolation
 from qctl_store.types import (
     Depths,
     DequeueParams,
@@ -997,6 +997,22 @@ def test_also_delete_all_and_vacuum_dead_are_scoped(store: AnyStore) -> None:
     assert store.delete_all(Q, kind, JobState.PENDING) == 1
     assert list_ids(store, Q, kind) == []
     assert len(list_ids(store, Q, "also_scoped_other")) == 1
+
+
+def test_also_a_repeated_id_is_a_unique_violation_and_writes_nothing(store: AnyStore) -> None:
+    job = EnqueueParams(kind="also_dup_id", payload={})
+    assert store.enqueue(job)
+    with pytest.raises(UniqueViolation) as raised:
+        store.enqueue(EnqueueParams(kind="also_dup_id", payload={"second": True}, id=job.id))
+    assert isinstance(raised.value, Conflict), "a unique violation is a Conflict"
+    assert [j.payload for j in store.list_jobs(Q, JobFilter(kind="also_dup_id"), 0, 0)[0]] == [{}]
+
+    subscribe(store, "also_dup_s", "evt.also_dup")
+    event = PublishParams(type="evt.also_dup", payload={})
+    assert store.publish(event) == 1
+    with pytest.raises(UniqueViolation):
+        store.publish(PublishParams(type="evt.also_dup", payload={}, id=event.id))
+    assert store.list_jobs(E, JobFilter(kind="also_dup_s"), 0, 0)[1] == 1, "no second fan-out"
 
 
 def test_also_nuke_all_reports_jobs_stats_and_keys(solo_store: AnyStore) -> None:

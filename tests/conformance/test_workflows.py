@@ -16,7 +16,7 @@ from datetime import timedelta
 
 import pytest
 
-from qctl_store.errors import InvalidInput, NotFound
+from qctl_store.errors import Conflict, InvalidInput, NotFound
 from qctl_store.types import (
     DequeueParams,
     JobFilter,
@@ -223,6 +223,23 @@ def test_operation_uncertain(store: AnyStore) -> None:
     )
     assert store.get_workflow_execution(id).state == WorkflowState.RUNNING
     assert store.get_job(Source.WORKFLOW, job_id).state == JobState.SUCCEEDED
+
+
+def test_an_execution_key_held_by_another_workflow_is_a_conflict(store: AnyStore) -> None:
+    first, second = start(store, "wfc_wac_key_a"), start(store, "wfc_wac_key_b")
+    key = f"{first}:held"
+    op = ScheduleOperationParams(
+        workflow_id=first, kind="$op:held@1", payload={}, execution_key=key
+    )
+    store.schedule_operation(op)
+    with pytest.raises(Conflict, match="is held by a live job of another workflow"):
+        store.schedule_operation(
+            ScheduleOperationParams(
+                workflow_id=second, kind="$op:held@1", payload={}, execution_key=key
+            )
+        )
+    jobs, total = store.list_jobs(Source.WORKFLOW, JobFilter(kind="$op:held@1"), 0, 0)
+    assert (total, {j.run_id for j in jobs}) == (1, {first}), "the refused insert wrote nothing"
 
 
 def test_resolve_uncertain_fencing(store: AnyStore) -> None:
