@@ -17,9 +17,12 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
+from qctl.sanitize import sanitize
 from qctl.tui.widgets import StatusBar
 
 if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
+
     from qctl_store.contract import ConsoleStore
 
 T = TypeVar("T")
@@ -50,6 +53,21 @@ class Dashboard(App[None]):
     store: ConsoleStore
     read_only: bool
     clock: Callable[[], datetime]
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every notice is plain text (no Rich markup) with database text in it escaped:
+        refusals quote kinds, task keys and errors."""
+        super().notify(
+            sanitize(message), title=title, severity=severity, timeout=timeout, markup=False
+        )
 
     def connection_ok(self) -> None:
         raise NotImplementedError

@@ -123,3 +123,27 @@ async def test_an_unexpected_error_exits_non_zero_with_one_line(
             await until(pilot, lambda: app.return_code is not None)
     assert app.return_code == 1
     assert printed == ["qctl: error: qctl top stopped: RuntimeError: unexpected second line"]
+
+
+async def test_database_text_is_escaped_in_details_and_notices(store: Any) -> None:
+    """A task key, kind or signal name with an escape sequence (OSC 52 would write the
+    clipboard) is shown escaped in the DAG graph, the task detail and a refusal."""
+    evil = "k\x1b]52;c;cHduZWQ=\x07"
+    name = kind()
+    p = DAGParams(
+        name=name,
+        tasks=[DAGTask(evil, f"{name}.{evil}"), DAGTask("b", f"{name}.b")],
+        deps=[DAGDep("b", evil)],
+    )
+    store.create_dag(p)
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(DagGraphScreen(p.id))
+        await until(pilot, lambda: len(row_keys(app, "#dag-tasks")) == 2)
+        await until(pilot, lambda: "k\\x1b]52" in screen_text(app))
+        assert "\x1b" not in screen_text(app)
+        app.notify(f"refused: {evil} [bold]x[/bold]")
+        await pilot.pause(0.2)
+        (notice,) = [n for n in app._notifications if "refused" in n.message]
+        assert notice.message == "refused: k\\x1b]52;c;cHduZWQ=\\x07 [bold]x[/bold]"
+        assert not notice.markup

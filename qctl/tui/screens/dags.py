@@ -219,7 +219,7 @@ class DagsPane(DagActions, Pane[DagsData]):
             if self.dag_name in ("", name):
                 for s, n in per_state.items():
                     counts[s] = counts.get(s, 0) + n
-        text = Text.assemble(("name ", "dim"), (self.dag_name or "all", "bold"), "  ")
+        text = Text.assemble(("name ", "dim"), (fmt.one_line(self.dag_name) or "all", "bold"), "  ")
         for state in STATES:
             n = sum(counts.values()) if state is None else counts.get(state, 0)
             label = f" {state.value if state else 'all'} {n} "
@@ -268,7 +268,7 @@ def draw_run(run: DagRun, selected: str = "") -> tuple[Text, list[str]]:
     # By key for a drawing that does not depend on row order (tasks of one run share
     # created_at); compensations last, so the undo chain is drawn below the graph.
     keys.sort(key=lambda k: (k.startswith(TASK_KEY_COMPENSATION_PREFIX), k))
-    labels = {k: f"{k} [{_mark(states.get(k))}]" for k in keys}
+    labels = {k: f"{fmt.one_line(k, 80)} [{_mark(states.get(k))}]" for k in keys}
     lay = layout(keys, [(d.task_key, d.depends_on_key) for d in run.deps])
     rendering = render(lay, labels)
     text = Text()
@@ -293,7 +293,7 @@ def dag_header(dag: DAGView, now: datetime) -> Text:
     t = fmt.heading(dag.name, dag.id, dag.state)
     t.append(f"  on failure: {dag.on_failure}")
     if dag.idempotency_key:
-        t.append(f"  key: {dag.idempotency_key}")
+        t.append(f"  key: {fmt.one_line(dag.idempotency_key, 80)}")
     t.append(f"  created {fmt.ago(dag.created_at, now)}")
     if dag.completed_at:
         t.append(f"  completed {fmt.ago(dag.completed_at, now)}")
@@ -352,15 +352,15 @@ class DagRunView(RecordView[DagRun]):
         if task is not None:
             needs = [d.depends_on_key for d in self.detail.deps if d.task_key == task.task_key]
             feeds = [d.task_key for d in self.detail.deps if d.depends_on_key == task.task_key]
-            detail.append(f"{task.task_key}\n", "bold")
-            detail.append(f"job {task.id}\nkind {task.kind}\n")
+            detail.append(f"{fmt.safe(task.task_key)}\n", "bold")
+            detail.append(f"job {task.id}\nkind {fmt.safe(task.kind)}\n")
             detail.append(f"state {task.state.value}\n", fmt.state_style(task.state))
-            detail.append(f"depends on: {', '.join(needs) or '-'}\n")
-            detail.append(f"needed by: {', '.join(feeds) or '-'}\n")
+            detail.append(f"depends on: {fmt.safe(', '.join(needs)) or '-'}\n")
+            detail.append(f"needed by: {fmt.safe(', '.join(feeds)) or '-'}\n")
             if task.signal_name:
-                detail.append(f"waits for signal {task.signal_name}\n")
+                detail.append(f"waits for signal {fmt.safe(task.signal_name)}\n")
             if task.compensation_kind:
-                detail.append(f"compensation {task.compensation_kind}\n")
+                detail.append(f"compensation {fmt.safe(task.compensation_kind)}\n")
             if task.last_error:
                 detail.append(f"error: {fmt.safe(task.last_error)}\n", "red")
             if task.result is not None:

@@ -120,16 +120,17 @@ class EventDetail:
 
 def event_text(e: EventAdminRow, now: datetime, payload: bool) -> Text:
     t = Text()
-    t.append(f"{e.type} ", "bold")
+    t.append(f"{fmt.safe(e.type)} ", "bold")
     t.append(f"{e.id}\n", "dim")
-    t.append(f"aggregate {e.aggregate_type}/{e.aggregate_id} version {e.version}\n")
+    t.append(f"aggregate {fmt.safe(f'{e.aggregate_type}/{e.aggregate_id}')} version {e.version}\n")
     t.append(f"occurred {e.occurred_at:%Y-%m-%d %H:%M:%S} UTC ({fmt.ago(e.occurred_at, now)})\n")
     if e.dispatched_at:
         t.append(f"dispatched {fmt.ago(e.dispatched_at, now)} to {e.deliveries} subscriber(s)\n")
     else:
         t.append("not dispatched yet\n", "yellow")
     if e.meta:
-        t.append("meta " + ", ".join(f"{k}={v}" for k, v in sorted(e.meta.items())) + "\n")
+        meta = ", ".join(f"{k}={v}" for k, v in sorted(e.meta.items()))
+        t.append(f"meta {fmt.safe(meta)}\n")
     if payload:
         t.append(f"payload {fmt.json_text(e.payload)}\n")
     else:

@@ -198,9 +198,9 @@ class WorkflowDetail:
 
 def workflow_text(w: WorkflowExecutionView, now: datetime) -> Text:
     t = fmt.heading(f"{w.name} {w.version}", w.id, w.state)
-    t.append(f"  queue {w.task_queue}  created {fmt.ago(w.created_at, now)}\n")
+    t.append(f"  queue {fmt.safe(w.task_queue)}  created {fmt.ago(w.created_at, now)}\n")
     if w.business_idempotency_key:
-        t.append(f"business key {w.business_idempotency_key}\n")
+        t.append(f"business key {fmt.safe(w.business_idempotency_key)}\n")
     if w.failure_reason:
         t.append(f"reason {fmt.safe(w.failure_reason)}\n", "red")
     t.append(f"input {fmt.json_text(w.input, 300)}\n")
