@@ -3,12 +3,12 @@ check that a name the operator typed exists."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from qctl.ops.errors import NoSuchName
-from qctl_store.types import AttemptError, Source
+from qctl_store.types import AttemptError, JobSearch, Source
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
@@ -49,3 +49,22 @@ def require_kind(store: ConsoleStore, kind: str, sources: list[Source]) -> None:
         f" (it is a {' and '.join(elsewhere)} kind: --source {elsewhere[0]})" if elsewhere else ""
     )
     raise NoSuchName("kind", f"no kind named {kind!r}{where}{hint}")
+
+
+def free_text(store: ConsoleStore, search: JobSearch) -> tuple[JobSearch, str]:
+    """The dashboard's ``/`` word (in ``search.kind``) when no job has that kind: the one
+    kind that contains it (any case), else the text of the last error; and a note when
+    several kinds contain it. Reads the kinds: call it only when the kind found nothing."""
+    word = search.kind
+    sources = [search.source] if search.source else list(Source)
+    kinds = sorted({k for s in sources for k in store.list_kinds(s)})
+    if not word or word in kinds:
+        return search, ""
+    near = [k for k in kinds if word.lower() in k.lower()]
+    if len(near) == 1:
+        return replace(search, kind=near[0]), ""
+    by_error = replace(search, kind="", error=search.error or word)
+    if near:
+        shown = ", ".join(near[:4]) + (", ..." if len(near) > 4 else "")
+        return by_error, f"{word!r} is part of {len(near)} kinds ({shown}): type one of them"
+    return by_error, ""

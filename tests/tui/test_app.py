@@ -720,3 +720,21 @@ async def test_dags_open_on_the_runs_and_esc_clears_the_name(store: Any) -> None
         await pilot.press("escape")
         await until(pilot, lambda: "name all" in screen_text(app))
         assert pane.dag_name == ""
+
+
+async def test_free_text_is_part_of_a_kind_or_of_the_last_error(store: Any) -> None:
+    k = kind()
+    job_id = dead_job(store, k)  # its last error is "boom"
+    store.enqueue(EnqueueParams(kind=k + "_other"))
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        pane = app.screen.query_one(JobsPane)
+        pane.open_with(Source.QUEUE, k[2:] + "_oth", None)  # part of one kind only
+        await until(pilot, lambda: f"(kind {k}_other)" in screen_text(app))
+        assert len(row_keys(app, "#jobs-table")) == 1
+        pane.open_with(Source.QUEUE, k[2:], JobState.DEAD)  # part of two kinds: says so
+        await until(pilot, lambda: _notified(app, "is part of 2 kinds"))
+        pane.open_with(Source.QUEUE, "boom", JobState.DEAD)  # part of no kind: the error
+        await until(pilot, lambda: str(job_id) in row_keys(app, "#jobs-table"))
+        assert "(error contains 'boom')" in screen_text(app)

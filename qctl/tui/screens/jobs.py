@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Static
 from qctl.ops import jobs as ops_jobs
 from qctl.ops.errors import NoSuchName
 from qctl.ops.results import BulkOutcome, JobOutcome
-from qctl.ops.views import Attempt, attempt_history, require_kind
+from qctl.ops.views import Attempt, attempt_history, free_text, require_kind
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.screens.base import DetailScreen, Pane, RecordView
@@ -93,10 +93,13 @@ class JobPage:
     """No index holds this listing: on a huge table it read the whole job table."""
     notice: str = ""
     """Said once when shown: the filter names a kind no job has."""
+    searched: JobSearch | None = None
+    """The search the page was read with: the ``/`` word resolved (see ``free_text``)."""
 
 
 def parse_search(source: Source | None, state: JobState | None, text: str) -> JobSearch:
-    """``/`` filter text: a kind, plus ``key=value`` meta pairs and ``error:TEXT``."""
+    """``/`` filter text: a kind (or part of one, or of the last error: see
+    ``free_text``), plus ``key=value`` meta pairs and ``error:TEXT``."""
     search = JobSearch(source=source, state=state)
     words = text.split()
     for i, word in enumerate(words):
@@ -109,6 +112,16 @@ def parse_search(source: Source | None, state: JobState | None, text: str) -> Jo
         else:
             search.kind = word
     return search
+
+
+def resolved(page: JobPage) -> str:
+    """What the ``/`` word came to mean when it named no kind (shown beside it)."""
+    asked, searched = page.asked[0], page.searched
+    if searched is None or searched == asked:
+        return ""
+    if searched.kind:
+        return f" (kind {searched.kind})"
+    return f" (error contains {searched.error!r})"
 
 
 def job_when(job: Job, now: datetime) -> str:
@@ -183,16 +196,21 @@ class JobsPane(JobActions, Pane[JobPage]):
         search, after = asked
         scans = store.listing_scans(search.state)
         jobs = store.search_jobs(search, limit=PAGE, after=after)
-        count, estimated = store.count_jobs(search)
-        nxt = store.job_cursor(jobs[-1], search.state) if len(jobs) == PAGE else None
         notice = ""
         if not jobs and search.kind:
-            sources = [search.source] if search.source else list(Source)
-            try:
-                require_kind(store, search.kind, sources)
-            except NoSuchName as exc:
-                notice = str(exc)
-        return JobPage(jobs, count, estimated, nxt, asked, scans, notice)
+            # Not a kind any job has: a kind it is part of, else last-error text.
+            word, (meant, notice) = search.kind, free_text(store, search)
+            if meant != search:
+                search, jobs = meant, store.search_jobs(meant, limit=PAGE, after=after)
+            if not jobs and not notice:
+                sources = [search.source] if search.source else list(Source)
+                try:
+                    require_kind(store, word, sources)
+                except NoSuchName as exc:
+                    notice = f"{exc}, and no last error contains it"
+        count, estimated = store.count_jobs(search)
+        nxt = store.job_cursor(jobs[-1], search.state) if len(jobs) == PAGE else None
+        return JobPage(jobs, count, estimated, nxt, asked, scans, notice, search)
 
     def show(self, data: JobPage) -> None:
         if data.asked != self.asked():
@@ -220,6 +238,7 @@ class JobsPane(JobActions, Pane[JobPage]):
                 (self.state.value if self.state else "all", "bold"),
                 ("  filter ", "dim"),
                 (self.filter_text or "-", "bold"),
+                (resolved(data), "dim"),
                 (f"   {shown} of {about}{data.count}", ""),
                 ("   page " + str(len(self.cursors)), "dim"),
                 ("   no index: reads the whole table" if data.scans else "", "yellow"),
@@ -262,7 +281,8 @@ class JobsPane(JobActions, Pane[JobPage]):
         """A verb on the marked jobs when there are any, after one confirmation that says
         how many; otherwise on the row under the cursor."""
         if self.all_marked:
-            search, action = self.search(), verb.replace(" ", "-")
+            page_search = self.page.searched if self.page else None
+            search, action = page_search or self.search(), verb.replace(" ", "-")
 
             def plan(store: ConsoleStore, dry_run: bool) -> BulkOutcome:
                 return ops_jobs.act_all(store, action, search, dry_run)
