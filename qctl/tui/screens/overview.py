@@ -133,7 +133,7 @@ def live_text(live: dict[str, list[ThroughputCount]], width: int = 26) -> Text:
     for label, points in busy[:LIVE_KINDS]:
         processed = [p.processed for p in points]
         failed = sum(p.failed for p in points)
-        text.append(f"\n{label[:10]:>10} ", "bold")
+        text.append(f"\n{fmt.safe(label)[:10]:>10} ", "bold")
         text.append(f"{fmt.sparkline(processed, width):<{width}}", "green")
         text.append(f" {sum(processed):>4}")
         text.append(f" {failed:>3}✗", "red" if failed else "dim")
@@ -192,7 +192,7 @@ class OverviewPane(Pane[OverviewData]):
                     f"{source.value}\x1f{kind}",
                     [
                         source.value,
-                        Text("⏸ ", "bold yellow").append(kind) if d.paused else kind,
+                        Text("⏸ ", "bold yellow").append(fmt.safe(kind)) if d.paused else kind,
                         d.pending,
                         d.scheduled,
                         d.active,
