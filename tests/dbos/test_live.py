@@ -164,7 +164,7 @@ def test_list_filters_and_keyset_paging(run: Run, dbos_app: App) -> None:
 
 
 def test_queue_with_concurrency_limit(run: Run, dbos_app: App) -> None:
-    first = dbos_app.enqueue("slow", 4, queue="limited")
+    first = dbos_app.enqueue("slow", 10, queue="limited")
     second = dbos_app.enqueue("slow", 1, queue="limited")
     wait_for(lambda: status(run, first)["status"] == "PENDING")
     queues = {q["queue_name"]: q for q in data(run("queues", "list", "-o", "json"))}
@@ -182,12 +182,18 @@ def test_cancel_stops_at_next_step_and_resume_completes(run: Run, dbos_app: App)
     wait_for(lambda: len(status(run, wf_id)["steps"]) >= 2)
     result = run("workflows", "cancel", wf_id, "--yes", "-o", "json")
     assert data(result)["workflow_ids"] == [wf_id]
-    time.sleep(1.5)  # a step is 0.4 s: the running one ends, no next one starts
-    after_cancel = status(run, wf_id)
-    assert after_cancel["status"] == "CANCELLED"
-    steps_then = len(after_cancel["steps"])
-    time.sleep(1.0)
-    assert len(status(run, wf_id)["steps"]) == steps_then < 15
+    assert status(run, wf_id)["status"] == "CANCELLED"
+    # A step is 0.4 s: the running one ends and no next one starts. Wait until the
+    # count has held for three steps' time, then check that it holds.
+    counts: list[int] = []
+
+    def settled() -> bool:
+        counts.append(len(status(run, wf_id)["steps"]))
+        return len(counts) > 12 and len(set(counts[-12:])) == 1
+
+    wait_for(settled, timeout=30)
+    assert status(run, wf_id)["status"] == "CANCELLED"
+    assert len(status(run, wf_id)["steps"]) == counts[-1] < 15
     # Cancelling again is refused with the status (nothing to cancel).
     again = run("workflows", "cancel", wf_id, "--yes", "-o", "json")
     assert data(again)["count"] == 0 and data(again)["skipped"][0]["status"] == "CANCELLED"
@@ -225,7 +231,7 @@ def test_fork_copies_steps_before_n_and_runs_the_rest(run: Run, dbos_app: App) -
 def test_rewind_reruns_a_finished_workflow(run: Run, dbos_app: App) -> None:
     wf_id = dbos_app.enqueue("failing", 3)
     first = finished(run, wf_id, "ERROR")
-    pending = dbos_app.enqueue("slow", 6)
+    pending = dbos_app.enqueue("slow", 40)
     wait_for(lambda: status(run, pending)["status"] == "PENDING")
     refused = run("workflows", "rewind", pending, "--yes")
     assert refused.exit_code == 3 and "rewind needs" in refused.output
@@ -291,7 +297,7 @@ def test_delete_removes_steps_inputs_outputs_events(run: Run, dbos_app: App) -> 
 
 def test_bulk_by_filter(run: Run, dbos_app: App) -> None:
     tag = f"bulk{time.time_ns() % 10**8}-"
-    blocker = dbos_app.enqueue("slow", 10, queue="limited")
+    blocker = dbos_app.enqueue("slow", 40, queue="limited")
     wait_for(lambda: status(run, blocker)["status"] == "PENDING")
     queued = [dbos_app.enqueue("slow", 1, queue="limited", id=f"{tag}{i}") for i in range(3)]
     assert run("workflows", "cancel").exit_code == 2  # neither ids nor a filter
@@ -357,7 +363,7 @@ def test_read_only_refuses_every_action(run: Run, dbos_app: App) -> None:
 
 
 def test_vacuum_never_touches_unfinished_workflows(run: Run, dbos_app: App) -> None:
-    running = dbos_app.enqueue("slow", 12, queue="limited")
+    running = dbos_app.enqueue("slow", 40, queue="limited")
     wait_for(lambda: status(run, running)["status"] == "PENDING")
     waiting = dbos_app.enqueue("slow", 1, queue="limited")
     done = dbos_app.enqueue("checkout", "v-1", 1)

@@ -15,7 +15,7 @@ from tests.dbos.conftest import Run, data
 from tests.dbos.fixtures import App
 from tests.tui.helpers import until
 
-INTERVAL = 0.5
+INTERVAL = 1.0
 
 
 def cells(app: DbosTop, table_id: str) -> dict[str, list[str]]:
@@ -30,7 +30,7 @@ def test_top_shows_a_workflow_finishing_within_two_polls(dbos_app: App, run: Run
         app = DbosTop(db, db.location, read_only=False, interval=INTERVAL)
         async with app.run_test(size=(160, 45)) as pilot:
             status = str(app.query_one("#status", Static).render())
-            assert "polling every 0.5s" in status
+            assert "polling every 1s" in status
             app.query_one("#tabs").active = "workflows"  # type: ignore[attr-defined]
             wf_id = dbos_app.enqueue("slow", 3)
             await until(pilot, lambda: cells(app, "wf-list")[wf_id][1] == "PENDING", 15)
