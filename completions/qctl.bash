@@ -277,6 +277,7 @@ _qctl() {
         'qctl demo --duration') COMPREPLY=(); return ;;
         'qctl demo --speed') COMPREPLY=(); return ;;
         'qctl demo --seed') COMPREPLY=(); return ;;
+        'qctl demo --system') COMPREPLY=(); return ;;
         'qctl schedules list --output' | 'qctl schedules list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl schedules show --output' | 'qctl schedules show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl schedules pause --output' | 'qctl schedules pause -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -356,7 +357,7 @@ _qctl() {
         'qctl nuke') subs=''; opts='--source -s --dry-run --yes -y --output -o -h --help' ;;
         'qctl watch') subs=''; opts='--entity -e --source -s -h --help' ;;
         'qctl top') subs=''; opts='--refresh -h --help' ;;
-        'qctl demo') subs=''; opts='--no-tui --duration --speed --reset --seed -h --help' ;;
+        'qctl demo') subs=''; opts='--no-tui --duration --speed --reset --seed --system -h --help' ;;
         'qctl schedules') subs='list show pause resume'; opts='-h --help' ;;
         'qctl schedules list') subs=''; opts='--output -o -h --help' ;;
         'qctl schedules show') subs=''; opts='--output -o -h --help' ;;

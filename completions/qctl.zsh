@@ -278,6 +278,7 @@ _qctl() {
         ('qctl demo --duration') _message value; return ;;
         ('qctl demo --speed') _message value; return ;;
         ('qctl demo --seed') _message value; return ;;
+        ('qctl demo --system') _message value; return ;;
         ('qctl schedules list --output'|'qctl schedules list -o') compadd -- table json jsonl csv; return ;;
         ('qctl schedules show --output'|'qctl schedules show -o') compadd -- table json jsonl csv; return ;;
         ('qctl schedules pause --output'|'qctl schedules pause -o') compadd -- table json jsonl csv; return ;;
@@ -357,7 +358,7 @@ _qctl() {
         ('qctl nuke') subs=(); opts=('--source:The source to reset.' '-s:The source to reset.' '--dry-run:Say what would be done; write nothing.' '--yes:Answer yes to the confirmation (needed off a terminal).' '-y:Answer yes to the confirmation (needed off a terminal).' '--output:Output format: table, json, jsonl or csv.' '-o:Output format: table, json, jsonl or csv.' '-h:Show the help and exit.' '--help:Show the help and exit.') ;;
         ('qctl watch') subs=(); opts=('--entity:Only these entities (repeatable; resets always).' '-e:Only these entities (repeatable; resets always).' '--source:Job source (default: all).' '-s:Job source (default: all).' '-h:Show the help and exit.' '--help:Show the help and exit.') ;;
         ('qctl top') subs=(); opts=('--refresh:Polling interval when the backend cannot push change hints (or the stream fails); with hints the screen updates as changes happen.' '-h:Show the help and exit.' '--help:Show the help and exit.') ;;
-        ('qctl demo') subs=(); opts=('--no-tui:Run headless and print a summary at the end.' '--duration:Stop after this long (90s, 15m, ...); default: until the dashboard quits, or 60s with --no-tui.' '--speed:Workload rate multiplier.' '--reset:Start from an empty demo database (embedded only).' '--seed:Random seed.' '-h:Show the help and exit.' '--help:Show the help and exit.') ;;
+        ('qctl demo') subs=(); opts=('--no-tui:Run headless and print a summary at the end.' '--duration:Stop after this long (90s, 15m, ...); default: until the dashboard quits, or 60s with --no-tui.' '--speed:Workload rate multiplier.' '--reset:Start from an empty demo database (embedded only).' '--seed:Random seed.' '--system:Whose workload: azync jobs (default), or a DBOS application (SQLite file by default, --dsn for PostgreSQL).' '-h:Show the help and exit.' '--help:Show the help and exit.') ;;
         ('qctl schedules') subs=('list:Every schedule (``workflow_schedules``).' 'show:One schedule, its context decoded.' 'pause:Pause a schedule: it stops firing until resumed.' 'resume:Resume a paused schedule.'); opts=('-h:Show the help and exit.' '--help:Show the help and exit.') ;;
         ('qctl schedules list') subs=(); opts=('--output:Output format: table, json, jsonl or csv.' '-o:Output format: table, json, jsonl or csv.' '-h:Show the help and exit.' '--help:Show the help and exit.') ;;
         ('qctl schedules show') subs=(); opts=('--output:Output format: table, json, jsonl or csv.' '-o:Output format: table, json, jsonl or csv.' '-h:Show the help and exit.' '--help:Show the help and exit.') ;;

@@ -23,6 +23,7 @@ from qctl.systems.dbos import SYSTEM, actions, reads
 from qctl_store.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from qctl.cli.context import CliContext
     from qctl.systems.dbos.database import Database
     from qctl.systems.dbos.payload import Decoded
 
@@ -847,3 +848,75 @@ def top(
     from qctl.tui.dbos import run
 
     run(db, db.location, db.read_only, refresh)
+
+
+# --- demo ----------------------------------------------------------------------------
+
+
+def demo_database_url() -> str:
+    """The DBOS demo's SQLite file, beside qctl's own demo database."""
+    from qctl.cli.demo import demo_database_path
+
+    return f"sqlite:///{demo_database_path().with_name('dbos-demo.sqlite')}"
+
+
+def demo(cli: CliContext, no_tui: bool, seconds: float | None, speed: float, reset: bool) -> None:
+    """``qctl demo --system dbos``: a real DBOS application (``demo_app.py``) works a mixed
+    workload on a system database, watched in ``qctl top`` (or headless, then a summary
+    of workflows by status)."""
+    import importlib.util
+    import json
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from qctl.systems.dbos.database import Database
+    from qctl_store.dsn import sqlite_path
+
+    if importlib.util.find_spec("dbos") is None:
+        raise InvalidInput("the DBOS demo needs the dbos package: pip install 'qctl[dbos]'")
+    url = cli.dsn or demo_database_url()
+    if not cli.dsn:
+        path = Path(sqlite_path(url))
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if reset:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+    elif not cli.is_postgres:
+        url = f"sqlite:///{sqlite_path(url)}"
+    app_path = Path(__file__).resolve().parents[1] / "systems" / "dbos" / "demo_app.py"
+    proc = subprocess.Popen(
+        [sys.executable, str(app_path), url, "--workload", f"{2.0 * speed:g}"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        line = ""
+        while proc.stdout and (line := proc.stdout.readline()) and line.strip() != "ready":
+            pass
+        if line.strip() != "ready":
+            raise InvalidInput(f"the DBOS demo application did not start (exit {proc.wait()})")
+        db = Database(url, cli.schema)
+        try:
+            if no_tui:
+                sys.stderr.write(f"qctl demo: DBOS application on {db.location} for {seconds:g}s\n")
+                time.sleep(seconds or 60.0)
+                json.dump(reads.status_counts(db), sys.stdout, indent=2, sort_keys=True)
+                sys.stdout.write("\n")
+            else:
+                from qctl.tui.dbos import run
+
+                run(db, f"{db.location} (DBOS demo)", read_only=False, interval=1.0)
+        finally:
+            db.close()
+    finally:
+        if proc.stdin:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -41,6 +41,15 @@ def demo(
         typer.Option("--reset", help="Start from an empty demo database (embedded only)."),
     ] = False,
     seed: Annotated[int | None, typer.Option("--seed", help="Random seed.")] = None,
+    system: Annotated[
+        str,
+        typer.Option(
+            "--system",
+            metavar="azync|dbos",
+            help="Whose workload: azync jobs (default), or a DBOS application "
+            "(SQLite file by default, --dsn for PostgreSQL).",
+        ),
+    ] = "",
 ) -> None:
     """Run a workload (jobs, retries, dead jobs, crashed workers, events, DAG runs with
     fan-out, signals and sagas, workflows with uncertain operations) on the embedded demo
@@ -55,6 +64,11 @@ def demo(
     seconds = parse.parse_duration(duration).total_seconds() if duration else None
     if seconds is None and no_tui:
         seconds = 60.0
+    if (system or c.system_name) == "dbos":
+        from qctl.cli.dbos import demo as dbos_demo
+
+        dbos_demo(c, no_tui=no_tui, seconds=seconds, speed=speed, reset=reset)
+        return
     if c.dsn:
         store = c.open_store(pooled=True, create=True)  # a SQLite file is migrated below
         location = c.describe()

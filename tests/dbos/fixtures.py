@@ -1,5 +1,5 @@
-"""Helpers of the DBOS tests: system databases created by DBOS itself, and the test
-application (``tests/dbos/app.py``) run in a subprocess."""
+"""Helpers of the DBOS tests: system databases created by DBOS itself, and the DBOS
+application (``qctl/systems/dbos/demo_app.py``) run in a subprocess."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-APP = Path(__file__).with_name("app.py")
+APP = Path(__file__).resolve().parents[2] / "qctl" / "systems" / "dbos" / "demo_app.py"
 DBOS_CLI = Path(sys.executable).with_name("dbos")
 PG_BASE = os.environ.get("QCTL_TEST_PG_BASE", "postgresql://postgres@127.0.0.1:5432/")
 

@@ -54,7 +54,7 @@ def test_show_decodes_what_the_application_wrote(run: Run, dbos_app: App) -> Non
     ok = dbos_app.enqueue("checkout", "o-1", 12)
     bad = dbos_app.enqueue("failing", 7)
     wf = finished(run, ok)
-    assert wf["name"] == "checkout" and wf["executor_id"] == "qctl-test-executor"
+    assert wf["name"] == "checkout" and wf["executor_id"] == "qctl-demo-executor"
     assert wf["app_version"] == "v1" and wf["queue_name"] == "work"
     assert wf["input"] == {
         "serialization": "py_pickle",
@@ -146,7 +146,7 @@ def test_list_filters_and_keyset_paging(run: Run, dbos_app: App) -> None:
                     "--app-version",
                     "v1",
                     "--executor",
-                    "qctl-test-executor",
+                    "qctl-demo-executor",
                     "--not-forked",
                     "--created-after",
                     "-1h",
@@ -200,7 +200,7 @@ def test_cancel_stops_at_next_step_and_resume_completes(run: Run, dbos_app: App)
 
     assert data(run("workflows", "resume", wf_id, "--yes", "-o", "json"))["count"] == 1
     done = finished(run, wf_id)
-    assert done["executor_id"] == "qctl-test-executor"
+    assert done["executor_id"] == "qctl-demo-executor"
     assert done["output"]["value"] == sum(range(15))
     assert [s["function_id"] for s in done["steps"]] == list(range(1, 16))
 

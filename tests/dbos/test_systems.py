@@ -126,3 +126,28 @@ def test_postgres_detection_and_schema() -> None:
         assert detect(url, "ops").name == "dbos"
         status = qctl("--dsn", url, "--schema", "ops", "db", "status", "-o", "json")
         assert status.exit_code == 0 and '"schema": "ops"' in status.stdout
+
+
+def test_dbos_demo_runs_a_dbos_application(tmp_path: Path) -> None:
+    """``qctl demo --system dbos --no-tui``: the DBOS application works its mix on the
+    demo's own SQLite file, and the summary counts what it ran."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    qctl_bin = Path(sys.executable).with_name("qctl")
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    env.pop("QCTL_DSN", None)
+    res = subprocess.run(
+        [str(qctl_bin), "demo", "--system", "dbos", "--no-tui", "--duration", "4s", "--speed", "3"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    counts = json.loads(res.stdout)
+    assert counts.get("SUCCESS", 0) > 0
+    demo_db = tmp_path / "qctl" / "dbos-demo.sqlite"
+    assert detect(f"sqlite:///{demo_db}").name == "dbos"

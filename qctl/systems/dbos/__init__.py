@@ -9,7 +9,7 @@ imports none of them (nor DBOS).
 
 from __future__ import annotations
 
-from qctl.cli.registry import Entry
+from qctl.cli.registry import COMMANDS, Entry
 from qctl.systems import System
 
 _CLI = "qctl.cli.dbos"
@@ -34,6 +34,8 @@ SYSTEM = System(
         "versions": Entry(_CLI, "versions_app", "DBOS application versions.", alias="version"),
         "vacuum": Entry(_CLI, "vacuum_app", "Retention: delete old finished workflows."),
         "top": Entry(_CLI, "top", "The live dashboard (polling)."),
+        # The one demo command: --system dbos (here, or its own option) runs DBOS's.
+        "demo": COMMANDS["demo"],
     },
     instead={
         "jobs": "see `qctl workflows`",
@@ -44,7 +46,6 @@ SYSTEM = System(
         "nuke": "see `qctl vacuum workflows`",
         "maintain": "DBOS applications run their own queues and recovery",
         "watch": "DBOS sends no change notifications; see `qctl top` (polling)",
-        "demo": "run `qctl demo` without --dsn",
     },
     capabilities=frozenset(),
 )

@@ -1,15 +1,19 @@
-"""A real DBOS application for qctl's DBOS tests, run in a subprocess:
+"""A real DBOS application: the workload of ``qctl demo --system dbos`` and the
+application qctl's DBOS tests drive. Run in a subprocess (it imports DBOS):
 
-    python tests/dbos/app.py SYSTEM_DATABASE_URL
+    python .../demo_app.py SYSTEM_DATABASE_URL [--workload RATE]
 
 It launches DBOS on the given system database, prints ``ready`` and serves until
-stdin closes or SIGTERM. The tests start its workflows through ``DBOSClient.enqueue``
-(by name, on the ``work`` or ``limited`` queue), so the workflows run on this process's
-executor exactly as in production.
+stdin closes or SIGTERM. Workflows are started through ``DBOSClient.enqueue`` (by name,
+on the ``work`` or ``limited`` queue), so they run on this process's executor exactly
+as in production; with ``--workload`` it also enqueues a mix itself, about RATE
+workflows a second: checkouts (some declined), parents with a child, slow ones on the
+queue limited to one at a time, and delayed ones.
 """
 
 from __future__ import annotations
 
+import random
 import signal
 import sys
 import threading
@@ -17,7 +21,7 @@ import time
 from datetime import datetime
 from typing import Any
 
-from dbos import DBOS, DBOSConfig, SetWorkflowID
+from dbos import DBOS, DBOSConfig, SetEnqueueOptions, SetWorkflowID
 
 STEP_SECONDS = 0.4
 """How long each step of ``slow`` sleeps: long enough for a cancel to land mid-run."""
@@ -91,17 +95,39 @@ def parent(n: int) -> int:
 
 
 @DBOS.workflow()
-def every_second(scheduled: datetime, context: Any) -> str:
-    return scheduled.isoformat()
+def every_second(scheduled: datetime, context: Any) -> None:
+    DBOS.logger.debug("tick %s", scheduled.isoformat())
+
+
+def workload(rate: float, done: threading.Event) -> None:
+    work = DBOS.retrieve_queue("work")
+    limited = DBOS.retrieve_queue("limited")
+    assert work is not None and limited is not None
+    n = 0
+    while not done.wait(random.expovariate(rate)):
+        n += 1
+        pick = random.random()
+        if pick < 0.5:
+            work.enqueue(checkout, f"order-{n}", random.randint(5, 500))
+        elif pick < 0.65:
+            work.enqueue(failing, random.randint(5, 500))
+        elif pick < 0.8:
+            work.enqueue(parent, n % 10)
+        elif pick < 0.95:
+            limited.enqueue(slow, random.randint(2, 8))
+        else:
+            with SetEnqueueOptions(delay_seconds=random.randint(10, 60)):
+                work.enqueue(checkout, f"later-{n}", 1)
 
 
 def main() -> None:
     url = sys.argv[1]
+    rate = float(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[2] == "--workload" else 0.0
     config: DBOSConfig = {
-        "name": "qctl-test-app",
+        "name": "qctl-demo",
         "system_database_url": url,
         "application_version": "v1",
-        "executor_id": "qctl-test-executor",
+        "executor_id": "qctl-demo-executor",
         "notification_listener_polling_interval_sec": 0.1,
         "scheduler_polling_interval_sec": 1.0,
     }
@@ -109,15 +135,23 @@ def main() -> None:
     DBOS.launch()
     DBOS.register_queue("work", polling_interval_sec=0.1)
     DBOS.register_queue("limited", global_concurrency=1, polling_interval_sec=0.1)
-    DBOS.create_schedule(
-        schedule_name="every-second",
-        workflow_fn=every_second,
-        schedule="* * * * * *",
-    )
+    if DBOS.get_schedule("every-second") is None:  # a demo run again on its database
+        DBOS.create_schedule(
+            schedule_name="every-second",
+            workflow_fn=every_second,
+            schedule="* * * * * *",
+        )
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     print("ready", flush=True)
-    threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+    if rate > 0:
+        threading.Thread(target=workload, args=(rate, done), daemon=True).start()
+
+    def until_stdin_closes() -> None:
+        sys.stdin.read()
+        done.set()
+
+    threading.Thread(target=until_stdin_closes, daemon=True).start()
     done.wait()
     DBOS.destroy(workflow_completion_timeout_sec=0)
 
