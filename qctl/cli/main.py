@@ -31,6 +31,56 @@ def _undecodable(arg: str) -> bool:
     return any("\udc80" <= ch <= "\udcff" for ch in arg)
 
 
+ROOT_OPTIONS = ("--dsn", "--schema", "--context", "--system")
+"""Root options that take a value: accepted anywhere on the line (kubectl-style)."""
+ROOT_FLAGS = ("--read-only", "--no-color")
+OUTPUT_OPTIONS = ("-o", "--output")
+"""The verbs' output option: accepted before the command too."""
+KEEPS_ROOT_OPTIONS = ("context",)
+"""Groups whose verbs take options named like the root's (``context add --dsn``)."""
+
+
+def _option_at(args: Sequence[str], i: int, names: Sequence[str], flags: Sequence[str] = ()) -> int:
+    """How many tokens from ``args[i]`` form one of the options ``names`` (with a value:
+    ``--dsn X``, ``--dsn=X``, ``-oX``) or ``flags``; 0 when it is none of them."""
+    arg = args[i]
+    if arg in flags:
+        return 1
+    if arg in names:  # without its value it stays put, for click to say so
+        return 2 if i + 1 < len(args) else 0
+    return int(
+        any(
+            arg.startswith(f"{n}=") or (len(n) == 2 and arg.startswith(n) and len(arg) > 2)
+            for n in names
+        )
+    )
+
+
+def arrange(argv: Sequence[str]) -> list[str]:
+    """The command line with the root options moved before the command and ``-o`` after
+    it, so that both may be given anywhere, as kubectl takes them: ``qctl jobs list --dsn
+    D -o json`` means ``qctl --dsn D jobs list -o json``. Nothing after ``--`` moves, and
+    in ``KEEPS_ROOT_OPTIONS`` groups only what precedes the group is a root option."""
+    args = list(argv)
+    tail: list[str] = []
+    if "--" in args:
+        cut = args.index("--")
+        args, tail = args[:cut], args[cut:]
+    root: list[str] = []
+    output: list[str] = []
+    rest: list[str] = []
+    group = ""
+    i = 0
+    while i < len(args):
+        n = 0 if group in KEEPS_ROOT_OPTIONS else _option_at(args, i, ROOT_OPTIONS, ROOT_FLAGS)
+        m = 0 if n else _option_at(args, i, OUTPUT_OPTIONS)
+        if not (n or m or group or args[i].startswith("-")):
+            group = args[i]
+        (root if n else output if m else rest).extend(args[i : i + (n or m or 1)])
+        i += n or m or 1
+    return [*root, *rest, *output, *tail]
+
+
 def _available(entry: Entry) -> bool:
     return not entry.optional or importlib.util.find_spec(entry.module) is not None
 
@@ -114,6 +164,30 @@ class QctlGroup(TyperGroup):
             self.commands[cmd_name] = command
         return self.commands[cmd_name]
 
+    def resolve_command(
+        self, ctx: Context, args: list[str]
+    ) -> tuple[str | None, Command | None, list[str]]:
+        from typer._click.exceptions import UsageError
+
+        try:
+            return super().resolve_command(ctx, args)
+        except UsageError as exc:
+            # Commands are built on first use, so suggest from the table, not self.commands.
+            if (
+                args
+                and exc.message.startswith("No such command")
+                and "Did you mean" not in exc.message
+            ):
+                from difflib import get_close_matches
+
+                from qctl.systems import all_aliases
+
+                names = [*self.list_commands(ctx), *all_aliases()]
+                matches = get_close_matches(args[0], names, n=1)
+                if matches:
+                    exc.message = f"{exc.message.rstrip('.')}. Did you mean {matches[0]!r}?"
+            raise
+
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
         rows = [(n, e.help) for n, e in _nouns().items() if _available(e)]
         with formatter.section("Commands"):
@@ -143,7 +217,9 @@ class QctlGroup(TyperGroup):
                 shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
                 return _fail(f"argument {shown!r} is not valid UTF-8", ExitCode.USAGE)
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            rv = super().main(
+                arrange(argv), prog_name, complete_var, standalone_mode=False, **extra
+            )
         except click_exc.NoArgsIsHelpError as exc:
             sys.stderr.write(exc.format_message() + "\n")
             return ExitCode.USAGE
