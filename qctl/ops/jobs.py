@@ -45,35 +45,41 @@ class Verb:
     workflow: str
 
 
-def _state_call(name: str) -> Callable[[ConsoleStore, Job], None]:
-    return lambda store, job: getattr(store, name)(job.source, job.id)
-
-
 VERBS: dict[str, Verb] = {
     v.action: v
     for v in [
         Verb(
-            "retry", (JobState.DEAD,), _state_call("retry_job"), "dags retry", "workflows resolve"
+            "retry",
+            (JobState.DEAD,),
+            lambda s, j: s.retry_job(j.source, j.id),
+            "dags retry",
+            "workflows resolve",
         ),
-        Verb("run-now", (JobState.SCHEDULED,), _state_call("run_now"), "", "workflows resume"),
+        Verb(
+            "run-now",
+            (JobState.SCHEDULED,),
+            lambda s, j: s.run_now(j.source, j.id),
+            "",
+            "workflows resume",
+        ),
         Verb(
             "pause",
             (JobState.PENDING, JobState.SCHEDULED),
-            _state_call("pause_job"),
+            lambda s, j: s.pause_job(j.source, j.id),
             "dags pause",
             "workflows suspend",
         ),
         Verb(
             "resume",
             (JobState.PAUSED,),
-            _state_call("resume_job"),
+            lambda s, j: s.resume_job(j.source, j.id),
             "dags retry",
             "workflows resume",
         ),
         Verb(
             "archive",
             (JobState.PENDING, JobState.SCHEDULED),
-            _state_call("archive_job"),
+            lambda s, j: s.archive_job(j.source, j.id),
             "dags cancel",
             "workflows cancel",
         ),

@@ -13,8 +13,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
+from qctl_store.contract import ChangeNotifier
 from qctl_store.streams import Subscription
 from qctl_store.types import Change
 
@@ -29,7 +29,7 @@ MANUAL = "manual"
 class LiveFeed:
     def __init__(
         self,
-        store: Any,
+        store: ChangeNotifier,
         on_refresh: Callable[[], None],
         on_mode: Callable[[str], None],
         *,
@@ -75,11 +75,8 @@ class LiveFeed:
         self.on_refresh()
 
     def _open(self) -> Subscription[Change] | None:
-        changes = getattr(self.store, "changes", None)
-        if changes is None:
-            return None
         try:
-            sub: Subscription[Change] | None = changes()
+            sub: Subscription[Change] | None = self.store.changes()  # None: poll-only
         except Exception:  # unavailable now: poll, and try again later
             return None
         with self._lock:

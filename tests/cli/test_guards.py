@@ -6,7 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from qctl_store.types import DAGParams, DAGTask, JobState, OnFailurePolicy, Source
+from qctl_store.types import (
+    DAGParams,
+    DAGState,
+    DAGTask,
+    DequeueParams,
+    JobState,
+    OnFailurePolicy,
+    ScheduleOperationParams,
+    Source,
+    WorkflowStartParams,
+)
 from tests.cli.conftest import Run, enqueue
 from tests.conformance.helpers import lease_one, token, unique
 
@@ -79,3 +89,34 @@ def test_vacuum_dry_run_says_so_in_csv(run: Run, kind: str) -> None:
     lines = res.stdout.splitlines()
     assert lines[0] == "target,source,removed,dry_run"
     assert all(line.endswith(",true") for line in lines[1:])
+
+
+def test_irreversible_dag_and_workflow_verbs_need_yes(run: Run, st: Any, kind: str) -> None:
+    """dags retry and workflows resolve confirm like every irreversible verb: off a
+    terminal they refuse without --yes (exit 4), and --dry-run writes nothing."""
+    p = DAGParams(name=unique("dag"), tasks=[DAGTask("a", kind)])
+    st.create_dag(p)
+    assert run("dags", "pause", str(p.id), "--reason", "look").exit_code == 0
+    refused = run("dags", "retry", str(p.id))
+    assert refused.exit_code == 4 and "--yes" in refused.stderr
+    dry = run("dags", "retry", str(p.id), "--dry-run", "-o", "json")
+    assert dry.exit_code == 0 and '"dry_run": true' in dry.stdout
+    assert st.get_dag(p.id).state == DAGState.PAUSED
+    assert run("dags", "retry", str(p.id), "--yes").exit_code == 0
+    assert st.get_dag(p.id).state == DAGState.RUNNING
+
+    wf = WorkflowStartParams(name=unique("wf"), version="v1", input={})
+    st.start_workflow(wf)
+    op_kind = f"op_{kind}"
+    op_id = st.schedule_operation(ScheduleOperationParams(workflow_id=wf.id, kind=op_kind))
+    (op,) = st.dequeue_batch(Source.WORKFLOW, DequeueParams(kind=op_kind, limit=1))
+    st.mark_uncertain(op.id, op.lease_token, "timeout")
+    refused = run("workflows", "resolve", str(op_id), "fail")
+    assert refused.exit_code == 4
+    dry = run("workflows", "resolve", str(op_id), "fail", "--dry-run")
+    assert dry.exit_code == 0 and dry.stdout.startswith("dry run: would resolve")
+    assert st.find_job(op_id).state == JobState.UNCERTAIN
+    named = run("workflows", "resolve", str(wf.id), "fail", "--yes")
+    assert named.exit_code == 2 and str(op_id) in named.stderr
+    assert run("workflows", "resolve", str(op_id), "fail", "--yes").exit_code == 0
+    assert st.list_history(wf.id)[-1].type == "OperationFailed"
