@@ -30,7 +30,9 @@ The config file is ``$XDG_CONFIG_HOME/qctl/config.toml`` (``~/.config/qctl/confi
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +74,85 @@ def load_config_file(path: Path | None = None) -> dict[str, Any]:
             return tomllib.load(fh)
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigFileError(f"cannot read {path}: {exc}") from None
+
+
+def save_config_file(data: Mapping[str, Any], path: Path | None = None) -> None:
+    """Write ``data`` as the config file: to a private temporary file in the same
+    directory, read back, then renamed over the old one, so a reader never sees half a
+    file and a crash leaves the old one. Mode 0600 (it holds DSNs), directory 0700 when
+    created. Comments of the old file are not kept."""
+    import tempfile
+    import tomllib
+
+    path = path or config_path()
+    text = to_toml(data)
+    if tomllib.loads(text) != dict(data):  # the writer below covers what tomllib reads
+        raise ConfigFileError(f"cannot write {path}: a value has no TOML form here")
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".config.", suffix=".toml", dir=path.parent)  # 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else _toml_string(key)
+
+
+def _toml_string(value: str) -> str:
+    # A basic string: quote, backslash and control characters escaped, the rest as is.
+    out = []
+    for ch in value:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return value.isoformat() if hasattr(value, "isoformat") else _toml_string(str(value))
+
+
+def to_toml(data: Mapping[str, Any]) -> str:
+    """TOML for the config file's shape (scalars, lists and nested tables)."""
+    blocks = _toml_blocks(data, "")
+    return "\n\n".join("\n".join(b) for b in blocks) + "\n" if blocks else ""
+
+
+def _toml_blocks(data: Mapping[str, Any], name: str) -> list[list[str]]:
+    scalars = [
+        f"{_toml_key(k)} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)
+    ]
+    tables = {k: v for k, v in data.items() if isinstance(v, dict)}
+    blocks = []
+    if name and (scalars or not tables):  # a table of its own keys, or an empty one
+        blocks.append([f"[{name}]", *scalars])
+    elif scalars:
+        blocks.append(scalars)
+    for key, table in tables.items():
+        blocks += _toml_blocks(table, f"{name}.{_toml_key(key)}" if name else _toml_key(key))
+    return blocks
 
 
 _ON = ("1", "true", "yes", "on")

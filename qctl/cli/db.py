@@ -68,10 +68,11 @@ def tune(
 
 @app.command("status")
 def status(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> None:
-    """Schema versions, change triggers, push or poll."""
+    """Schema versions, change triggers, push or poll; the context and the wake channel
+    in effect."""
     cli = common.cli(ctx)
     result = common.store(ctx).schema_status()
-    record = as_dict(result)
+    record = {"context": cli.context_name or "", **as_dict(result)}
     record["location"] = redact(result.location) if result.location else cli.describe()
     emit_object(record, output)
     if result.pending_versions:

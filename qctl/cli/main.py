@@ -98,10 +98,11 @@ def build(name: str, entry: Entry) -> Command:
 
 
 def _nouns() -> dict[str, Entry]:
-    """Every top-level noun of every system (azync's registry first)."""
+    """Every top-level noun of every system (azync's registry first), then qctl's own."""
+    from qctl.cli.registry import SYSTEMLESS_COMMANDS
     from qctl.systems import all_nouns
 
-    return all_nouns()
+    return {**all_nouns(), **SYSTEMLESS_COMMANDS}
 
 
 def cli_context(ctx: Context) -> Any:
@@ -130,8 +131,9 @@ def _system_entry(ctx: Context, name: str) -> Entry | None:
     from typer._click.exceptions import UsageError
 
     from qctl import systems
+    from qctl.cli.registry import SYSTEMLESS_COMMANDS
 
-    if ctx.resilient_parsing:
+    if ctx.resilient_parsing or name in SYSTEMLESS_COMMANDS:
         return _nouns()[name]
     system = cli_context(ctx).system()
     entry = system.commands.get(name)

@@ -79,3 +79,12 @@ COMMANDS: dict[str, Entry] = {
 }
 
 ALIASES: dict[str, str] = {e.alias: name for name, e in COMMANDS.items() if e.alias}
+
+
+SYSTEMLESS_COMMANDS: dict[str, Entry] = {
+    "context": Entry(
+        "qctl.cli.contexts", "app", "Named contexts: list, current, use, add, delete."
+    ),
+}
+"""Commands about qctl itself rather than a database: the same for every system, and
+run without detecting one."""

@@ -136,3 +136,94 @@ def test_unknown_dsn_scheme_is_a_usage_error() -> None:
     res = CliRunner().invoke(app, ["--dsn", "mysql://u:pw@h/db", "jobs", "list"])
     assert res.exit_code == 2 and "unsupported DSN scheme 'mysql'" in res.stderr
     assert "pw" not in res.stderr
+
+
+# --- qctl context: managing the file ------------------------------------------------------
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty config home; returns the config file's path (not created yet)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    for var in ("QCTL_DSN", "QCTL_CONTEXT", "QCTL_SCHEMA", "QCTL_READ_ONLY"):
+        monkeypatch.delenv(var, raising=False)
+    return tmp_path / "cfg" / "qctl" / "config.toml"
+
+
+def ok(*args: str) -> str:
+    res = CliRunner().invoke(app, list(args))
+    assert res.exit_code == 0, (args, res.stdout, res.stderr)
+    return res.stdout
+
+
+def test_context_add_list_use_current_delete(home: Path, tmp_path: Path) -> None:
+    import json
+    import stat
+    import tomllib
+
+    db = tmp_path / "local.db"
+    ok("context", "add", "local", "--dsn", f"sqlite:///{db}")
+    ok(
+        "context", "add", "prod", "--dsn", "postgresql://ops:hun%2Fter2@db.internal/app",
+        "--schema", "azync", "--system", "azync", "--read-only",
+    )  # fmt: skip
+    assert stat.S_IMODE(home.stat().st_mode) == 0o600
+    assert stat.S_IMODE(home.parent.stat().st_mode) == 0o700
+    assert [p.name for p in home.parent.iterdir()] == ["config.toml"], "no temporary left"
+    assert tomllib.loads(home.read_text())["contexts"]["prod"] == {
+        "dsn": "postgresql://ops:hun%2Fter2@db.internal/app",
+        "schema": "azync",
+        "system": "azync",
+        "read_only": True,
+    }
+
+    table = ok("context", "list")
+    rows = json.loads(ok("context", "list", "-o", "json"))
+    assert "hun" not in table and all("hun" not in r["dsn"] for r in rows)
+    assert [(r["name"], r["current"], r["read_only"]) for r in rows] == [
+        ("local", "", False),
+        ("prod", "", True),
+    ]
+    assert rows[1]["dsn"] == "postgresql://ops:***@db.internal/app"
+    assert CliRunner().invoke(app, ["context", "current"]).exit_code == 3
+
+    ok("context", "use", "local")
+    assert ok("context", "current") == "local\n"
+    assert [r["current"] for r in json.loads(ok("context", "list", "-o", "json"))] == ["*", ""]
+    ok("db", "migrate")  # the default context now: its file is created
+    status = json.loads(ok("db", "status", "-o", "json"))
+    assert status["context"] == "local" and db.exists()
+    assert json.loads(ok("--context", "prod", "context", "list", "-o", "json"))[1]["current"] == "*"
+
+    res = CliRunner().invoke(app, ["context", "delete", "local"])
+    assert res.exit_code == 4, "delete confirms; off a terminal it needs --yes"
+    ok("context", "delete", "local", "--dry-run")
+    assert "local" in tomllib.loads(home.read_text())["contexts"]
+    ok("context", "delete", "local", "--yes")
+    data = tomllib.loads(home.read_text())
+    assert list(data["contexts"]) == ["prod"] and "default_context" not in data
+
+
+def test_context_add_refuses_bad_input_and_keeps_other_settings(home: Path) -> None:
+    import tomllib
+
+    home.parent.mkdir(parents=True)
+    home.write_text('# mine\ntheme = "dark"\n[contexts.a]\ndsn = "sqlite:///a.db"\n')
+    home.chmod(0o600)
+
+    def fails(*args: str) -> str:
+        res = CliRunner().invoke(app, list(args))
+        assert res.exit_code == 2, (args, res.stdout, res.stderr)
+        assert res.stderr.count("\n") == 1
+        return res.stderr
+
+    assert "exists: pass --replace" in fails("context", "add", "a", "--dsn", "sqlite:///b.db")
+    err = fails("context", "add", "b", "--dsn", "postgresql://u:p/w@h/d")
+    assert "malformed PostgreSQL DSN" in err and "p/w" not in err
+    assert "unknown system" in fails("context", "add", "b", "--dsn", "x.db", "--system", "nope")
+    assert "no context 'zz'" in fails("context", "use", "zz")
+    assert "no context 'zz'" in fails("context", "delete", "zz", "--yes")
+    ok("context", "add", "a", "--dsn", "sqlite:///b.db", "--replace")
+    data = tomllib.loads(home.read_text())
+    assert data == {"theme": "dark", "contexts": {"a": {"dsn": "sqlite:///b.db"}}}

@@ -1,0 +1,155 @@
+"""``qctl context``: the named contexts of the config file, managed without an editor
+(kubectl's ``config get-contexts`` / ``current-context`` / ``use-context``).
+
+The file is rewritten whole, atomically and with mode 0600 (``save_config_file``); its
+comments are not kept. ``list`` never shows a DSN's password."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.context import (
+    ConfigFileError,
+    config_path,
+    load_config_file,
+    save_config_file,
+)
+from qctl.cli.errors import ExitCode
+from qctl.cli.output import emit_result, emit_rows, note
+from qctl.cli.registry import SYSTEMLESS_COMMANDS
+from qctl_store.dsn import redact
+
+app = typer.Typer(
+    name="context",
+    help=SYSTEMLESS_COMMANDS["context"].help,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+Name = Annotated[str, typer.Argument(metavar="NAME", help="Context name.")]
+
+
+def _contexts(data: dict[str, Any]) -> dict[str, Any]:
+    contexts = data.get("contexts", {})
+    if not isinstance(contexts, dict):
+        raise ConfigFileError(f"{config_path()}: contexts must be a table")
+    return contexts
+
+
+def _existing(data: dict[str, Any], name: str) -> dict[str, Any]:
+    contexts = _contexts(data)
+    if name not in contexts:
+        known = ", ".join(sorted(contexts)) or "none"
+        raise ConfigFileError(f"no context {name!r} in {config_path()} (known: {known})")
+    return data
+
+
+@app.command("list")
+def list_(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> None:
+    """The contexts of the config file; CURRENT marks the one in effect."""
+    current = common.cli(ctx).context_name
+    rows = [
+        {
+            "current": "*" if name == current else "",
+            "name": name,
+            "dsn": redact(str(entry.get("dsn", ""))),
+            "schema": entry.get("schema", ""),
+            "system": entry.get("system", ""),
+            "read_only": bool(entry.get("read_only", False)),
+        }
+        for name, entry in sorted(_contexts(load_config_file()).items())
+        if isinstance(entry, dict)
+    ]
+    emit_rows(rows, ["current", "name", "dsn", "schema", "system", "read_only"], output)
+
+
+@app.command("current")
+def current(ctx: typer.Context) -> None:
+    """The name of the context in effect (--context, QCTL_CONTEXT or default_context)."""
+    name = common.cli(ctx).context_name
+    if not name:
+        note("no context in effect: `qctl context use NAME` sets the default")
+        raise typer.Exit(ExitCode.NOT_FOUND)
+    typer.echo(name)
+
+
+@app.command("use")
+def use(ctx: typer.Context, name: Name, output: Output = common.OutputFormat.TABLE) -> None:
+    """Make NAME the default context (default_context in the config file)."""
+    data = _existing(load_config_file(), name)
+    data["default_context"] = name
+    save_config_file(data)
+    emit_result({"default_context": name}, f"default context is now {name!r}", output)
+    explicit = ctx.find_root().params.get("context") or os.environ.get("QCTL_CONTEXT")
+    if explicit and explicit != name:
+        note(f"note: --context or QCTL_CONTEXT still selects {explicit!r} where it is given")
+
+
+@app.command("add")
+def add(
+    name: Name,
+    dsn: Annotated[
+        str, typer.Option("--dsn", metavar="DSN", help="postgresql://... or sqlite:///path.")
+    ],
+    schema: Annotated[str, typer.Option("--schema", metavar="SCHEMA", help="Schema.")] = "",
+    system: Annotated[
+        str, typer.Option("--system", metavar="azync|dbos", help="The system it holds.")
+    ] = "",
+    read_only: Annotated[bool, typer.Option("--read-only", help="Never write.")] = False,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Replace a context of that name.")
+    ] = False,
+    output: Output = common.OutputFormat.TABLE,
+) -> None:
+    """Add a context (--dsn, and --schema, --system, --read-only as the root options)."""
+    from qctl_store.dsn import is_postgres, postgres_params
+
+    if not name.strip():
+        raise ConfigFileError("a context name must not be empty")
+    if is_postgres(dsn):
+        postgres_params(dsn)  # a malformed DSN is refused now, not on first use
+    if system:
+        from qctl import systems
+
+        systems.get(system)
+    data = load_config_file()
+    contexts = _contexts(data)
+    if name in contexts and not replace:
+        raise ConfigFileError(f"context {name!r} exists: pass --replace, or delete it first")
+    entry: dict[str, Any] = {"dsn": dsn}
+    entry |= {"schema": schema} if schema else {}
+    entry |= {"system": system} if system else {}
+    entry |= {"read_only": True} if read_only else {}
+    contexts[name] = entry
+    data["contexts"] = contexts
+    save_config_file(data)
+    emit_result(
+        {"added": name, "dsn": redact(dsn)}, f"added context {name!r} ({redact(dsn)})", output
+    )
+
+
+@app.command("delete")
+def delete(
+    name: Name,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = common.OutputFormat.TABLE,
+) -> None:
+    """Delete a context (and the default_context naming it)."""
+    data = _existing(load_config_file(), name)
+    if dry_run:
+        emit_result({"deleted": name, "dry_run": True}, f"would delete context {name!r}", output)
+        return
+    common.confirm(f"delete context {name!r} from {config_path()}?", yes)
+    del _contexts(data)[name]
+    if data.get("default_context") == name:
+        del data["default_context"]
+    save_config_file(data)
+    emit_result({"deleted": name}, f"deleted context {name!r}", output)
