@@ -207,6 +207,12 @@ class Demo:
 
     def _produce(self) -> None:
         self._setup()
+        # One of every workload first, so each screen has something to show at once
+        # (and a short run exercises every path, however slow the machine).
+        self._publish()
+        for make in (lambda: etl_dag(3), approval_dag, lambda: saga_dag(suspend=False)):
+            self._create_dag(make())
+        self._start_workflow()
         tick = 0.1
         last_check = 0.0
         while self._sleep(tick):
@@ -221,7 +227,7 @@ class Demo:
             if self.rng.random() < EVENT_RATE * tick:
                 self._publish()
             if self.rng.random() < DAG_RATE * tick:
-                self._create_dag()
+                self._create_dag(self._random_dag())
             if self.rng.random() < WORKFLOW_RATE * tick:
                 self._start_workflow()
 
@@ -255,14 +261,15 @@ class Demo:
         self._count("events.published")
         self._count("events.deliveries", n)
 
-    def _create_dag(self) -> None:
+    def _random_dag(self) -> DAGParams:
         which = self.rng.random()
         if which < 0.4:
-            p = etl_dag(self.rng.randrange(3, 7))
-        elif which < 0.7:
-            p = approval_dag()
-        else:
-            p = saga_dag(suspend=self.rng.random() < 0.4)
+            return etl_dag(self.rng.randrange(3, 7))
+        if which < 0.7:
+            return approval_dag()
+        return saga_dag(suspend=self.rng.random() < 0.4)
+
+    def _create_dag(self, p: DAGParams) -> None:
         inserted, _ = self.store.create_dag(p)
         self._count(f"dags.created.{p.name}" if inserted else "dags.deduplicated")
 
