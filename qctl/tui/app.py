@@ -38,7 +38,7 @@ R = TypeVar("R")
 STALL_AFTER = 3
 """Seconds without an answer before the status bar says the database is not answering."""
 
-TABS = ["overview", "jobs", "dags", "events", "workflows"]
+TABS = ["overview", "jobs", "dags", "events", "workflows", "leases"]
 
 
 @dataclass
@@ -61,7 +61,14 @@ class MainScreen(TopScreen):
     ]
 
     def compose(self) -> ComposeResult:
-        from qctl.tui.screens import DagsPane, EventsPane, JobsPane, OverviewPane, WorkflowsPane
+        from qctl.tui.screens import (
+            DagsPane,
+            EventsPane,
+            JobsPane,
+            LeasesPane,
+            OverviewPane,
+            WorkflowsPane,
+        )
 
         yield from self.compose_status()
         with TabbedContent(id="tabs", initial="overview"):
@@ -75,6 +82,8 @@ class MainScreen(TopScreen):
                 yield EventsPane(id="events-pane")
             with TabPane("5 Workflows", id="workflows"):
                 yield WorkflowsPane(id="workflows-pane")
+            with TabPane("6 Leases", id="leases"):
+                yield LeasesPane(id="leases-pane")
         yield footer()
 
     def loaders(self) -> list[Loader[Any]]:

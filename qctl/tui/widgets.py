@@ -130,7 +130,7 @@ class ChoiceDialog(ModalScreen[str | None]):
 HELP = """\
 qctl top: live view of an azync store
 
-  1-5        switch screen: Overview, Jobs, DAGs, Events, Workflows
+  1-6        switch screen: Overview, Jobs, DAGs, Events, Workflows, Leases
   enter      drill in (row detail, DAG graph)        esc   back
   /          filter the current list                 r     refresh now
   p          pause / resume automatic refresh        q     quit (top level)
@@ -146,6 +146,9 @@ DAGs:      t state tab; enter on a name narrows the runs, esc clears it;
            graph: arrows select a task, enter its job
 Events:    t undispatched only; enter an event's deliveries
 Workflows: t state; enter an execution's jobs and history
+Leases:    active jobs, soonest expiry first: leased (since the lease was taken),
+           expires (time left, or overdue), reaps (times its lease expired before);
+           per kind: leases out, overdue, reaps, jobs the reaper killed in the last hour
 Overview:  o sort column, enter jobs of the row; ⏸ a kind with paused jobs,
            ~ an estimated count; last hour: processed per minute, ✗ failed
 

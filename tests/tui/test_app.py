@@ -738,3 +738,24 @@ async def test_free_text_is_part_of_a_kind_or_of_the_last_error(store: Any) -> N
         pane.open_with(Source.QUEUE, "boom", JobState.DEAD)  # part of no kind: the error
         await until(pilot, lambda: str(job_id) in row_keys(app, "#jobs-table"))
         assert "(error contains 'boom')" in screen_text(app)
+
+
+async def test_leases_show_expiry_overdue_and_reaps_per_kind(store: Any) -> None:
+    k = kind()
+    for _ in range(3):
+        store.enqueue(EnqueueParams(kind=k))
+    store.dequeue_batch(Source.QUEUE, DequeueParams(kind=k, limit=2, lease=timedelta(hours=1)))
+    [late] = store.dequeue_batch(
+        Source.QUEUE, DequeueParams(kind=k, limit=1, lease=timedelta(milliseconds=20))
+    )
+    time.sleep(0.1)
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("6")
+        await until(pilot, lambda: str(late.id) in row_keys(app, "#lease-jobs"))
+        keys = [key for key in row_keys(app, "#lease-jobs") if key]
+        mine = [key for key in keys if cells(app, "#lease-jobs", key)[2] == k]
+        assert mine[0] == str(late.id)  # soonest expiry first: it is already overdue
+        assert cells(app, "#lease-jobs", str(late.id))[4].startswith("overdue")
+        assert cells(app, "#lease-kinds", f"queue\x1f{k}")[2:4] == ["3", "1"]
+        assert "overdue" in screen_text(app)

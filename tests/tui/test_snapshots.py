@@ -313,7 +313,7 @@ async def test_workflows_snapshot() -> None:
 
 
 async def test_event_detail_snapshot() -> None:
-    await snap("event_detail", [], "fulfillment", screen=EventDetailScreen(uid(99)))
+    await snap("event_detail", [], "fulfillment  dead", screen=EventDetailScreen(uid(99)))
 
 
 async def test_workflow_detail_snapshot() -> None:
