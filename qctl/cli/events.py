@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 import typer
@@ -163,8 +164,13 @@ def stats(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
 def retain(
     ctx: typer.Context,
     before: Annotated[
-        str, typer.Option("--before", metavar="INSTANT", help="Drop events that occurred before.")
-    ],
+        str | None,
+        typer.Option("--before", metavar="INSTANT", help="Drop events that occurred before."),
+    ] = None,
+    older_than: Annotated[
+        str | None,
+        typer.Option("--older-than", metavar="DURATION", help="Drop events older than this."),
+    ] = None,
     limit: Annotated[
         int, typer.Option("--limit", "-n", metavar="N", min=1, help="At most this many.")
     ] = 1000,
@@ -176,10 +182,12 @@ def retain(
 
     \b
     Example:
-      qctl events retain --before -30d --dry-run
+      qctl events retain --older-than 30d --dry-run
     """
-    cutoff = common.instant(before, "--before")
-    assert cutoff is not None
+    if (before is None) == (older_than is None):
+        raise ParseError("give --before or --older-than (one of them)")
+    age = common.duration(older_than, "--older-than")
+    cutoff = common.instant(before, "--before") or datetime.now(UTC) - (age or timedelta(0))
     if not dry_run:
         common.cli(ctx).require_writable("events retain")
     store = common.store(ctx)

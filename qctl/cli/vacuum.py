@@ -23,8 +23,15 @@ if TYPE_CHECKING:
 app = common.app("vacuum")
 
 Retention = Annotated[
-    str, typer.Option("--retention", metavar="DURATION", help="Keep what is younger than this.")
+    str,
+    typer.Option(
+        "--older-than",
+        "--retention",
+        metavar="DURATION",
+        help="Remove what is older than this (--retention: its earlier name).",
+    ),
 ]
+"""The age flag every verb shares (``--older-than``); ``--retention`` keeps working."""
 PAGE = 500
 
 
@@ -69,7 +76,7 @@ def completed(
 ) -> None:
     """Old succeeded jobs. Completed before --retention ago; DAG and workflow jobs go
     with their run (see `vacuum dags` and `vacuum workflows`)."""
-    keep = _retention(retention, "--retention")
+    keep = _retention(retention, "--older-than")
     _execute(
         ctx,
         ops_vacuum.completed(source, keep),
@@ -113,7 +120,7 @@ def stats(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Daily statistics rows older than --retention."""
-    keep = _retention(retention, "--retention")
+    keep = _retention(retention, "--older-than")
     _execute(
         ctx,
         ops_vacuum.stats(source, keep),
@@ -145,7 +152,7 @@ def dags(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Old terminal DAG runs. Completed before --retention ago, with their tasks."""
-    keep = _retention(retention, "--retention")
+    keep = _retention(retention, "--older-than")
     _execute(
         ctx,
         [ops_vacuum.dags(keep)],
@@ -166,7 +173,7 @@ def workflows(
 ) -> None:
     """Old terminal workflow executions. Completed before --retention ago, with their
     history."""
-    keep = _retention(retention, "--retention")
+    keep = _retention(retention, "--older-than")
     _execute(
         ctx,
         [ops_vacuum.workflows(keep)],

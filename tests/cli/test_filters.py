@@ -184,3 +184,22 @@ def test_dead_jobs_list_newest_first_by_default(run: Run, st: Any, kind: str) ->
 def listed_state(run: Run, kind: str, state: str) -> list[str]:
     rows = out_json(run("jobs", "list", "--kind", kind, "--state", state, "-o", "json"))
     return [r["id"] for r in rows]
+
+
+def test_one_age_flag_across_verbs(run: Run, st: Any, kind: str) -> None:
+    for args in (
+        ["vacuum", "completed", "--older-than", "1d"],
+        ["vacuum", "completed", "--retention", "1d"],  # the earlier name
+        ["vacuum", "dags", "--older-than", "30d"],
+        ["jobs", "vacuum-dead", "--older-than", "7d"],
+        ["events", "retain", "--older-than", "30d"],
+        ["jobs", "retry", "--older-than", "1h", "--kind", kind],
+    ):
+        result = run(*args, "--dry-run", "-o", "json")
+        assert result.exit_code == 0, (args, result.stderr)
+        plan = out_json(result)
+        assert all(r["dry_run"] for r in (plan if isinstance(plan, list) else [plan])), args
+    both = run("events", "retain", "--older-than", "30d", "--before", "-1d", "--dry-run")
+    assert both.exit_code == 2 and "one of them" in both.stderr
+    neither = run("events", "retain", "--dry-run")
+    assert neither.exit_code == 2
