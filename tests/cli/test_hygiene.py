@@ -74,3 +74,19 @@ def test_dbos_reads_skip_dbos(tmp_path: Path) -> None:
         assert result == {"code": 0, "heavy": ["qctl_store"]} or (
             args == ["--help"] and result == {"code": 0, "heavy": []}
         ), (args, result)
+
+
+def test_the_operations_layer_imports_no_front_end_nor_driver() -> None:
+    """qctl.ops is imported on every write: no typer, textual or Rich, no database
+    driver (the store it is handed brings its own)."""
+    code = (
+        "import json, pkgutil, importlib, sys, qctl.ops\n"
+        "for m in pkgutil.iter_modules(qctl.ops.__path__):\n"
+        "    importlib.import_module(f'qctl.ops.{m.name}')\n"
+        "heavy = {'typer', 'click', 'textual', 'rich', 'psycopg', 'psycopg_pool', 'dbos',"
+        " 'sqlalchemy', 'sqlite3'}\n"
+        "print(json.dumps(sorted({n.split('.')[0] for n in sys.modules} & heavy)))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == []
