@@ -30,6 +30,7 @@ from typer.testing import CliRunner, Result
 from qctl.cli.main import app
 from qctl_store.types import JobFilter, Source
 from tests.cli.conftest import Run, make_dead, out_json
+from tests.conformance.test_mixed_deployment import raw_sql, suspended_saga
 from tests.conftest import PG_DSN, require_pg
 
 OSC52 = "\x1b]52;c;ZXZpbA==\x07"  # would write "evil" to the operator's clipboard
@@ -395,3 +396,26 @@ def test_a_config_file_writable_by_others_is_refused(tmp_path: Path) -> None:
     assert f"refusing {config}: it is writable by others" in line
     config.chmod(0o644)
     assert "writable by others" not in qctl("--context", "x", "jobs", "list", env=env).stderr
+
+
+# --- DAGs a Go deployment still runs ------------------------------------------------------
+
+
+def test_vacuum_dead_keeps_a_suspended_sagas_task_and_retry_refuses_a_gap(
+    run: Run, st: Any
+) -> None:
+    dag_id, dead = suspended_saga(st)
+    for args in (
+        ["vacuum", "dead", "--source", "dag", "--older-than", "0s"],
+        ["vacuum", "all", "--source", "dag", "--dead", "0s"],
+    ):
+        result = run(*args, "--yes")
+        assert result.exit_code == 0, (args, result.stderr)
+        assert st.find_job(dead).state == "dead", f"{args}: the suspended saga keeps it"
+    with raw_sql(st) as sql:
+        sql(
+            "DELETE FROM azync_jobs WHERE id = %s", "DELETE FROM azync_jobs WHERE id = ?", str(dead)
+        )
+    line = one_line_error(run("dags", "retry", str(dag_id), "--yes"), 3)
+    assert "has no row for task(s) a" in line
+    assert st.get_dag(dag_id).state == "suspended", "nothing was changed"
