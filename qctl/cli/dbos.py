@@ -740,12 +740,13 @@ def versions_list(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> No
 
 @db_app.command("status")
 def db_status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
-    """The system, backend, schema and DBOS migration version."""
+    """The context in effect, the system, backend, schema and DBOS migration version."""
     from qctl.systems.dbos.database import MAX_VERSION, MIN_VERSION
 
     db = database(ctx)
     emit_object(
         {
+            "context": common.cli(ctx).context_name or "",
             "system": "dbos",
             "backend": db.backend,
             "location": db.location,

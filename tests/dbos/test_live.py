@@ -38,7 +38,7 @@ def rows(app: App, sql: str, *params: Any) -> list[dict[str, Any]]:
 
 def test_detected_and_status(run: Run, dbos_app: App) -> None:
     record = data(run("db", "status", "-o", "json"))
-    assert record["system"] == "dbos"
+    assert (record["context"], record["system"]) == ("", "dbos")
     assert record["backend"] == (
         "postgresql" if dbos_app.url.startswith("postgresql") else "sqlite"
     )
