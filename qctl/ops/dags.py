@@ -62,7 +62,12 @@ def cancel(store: ConsoleStore, id: uuid.UUID, dry_run: bool = False) -> RunOutc
 
 
 def signal(
-    store: ConsoleStore, id: uuid.UUID, name: str, payload: JSON = None, message_id: str = ""
+    store: ConsoleStore,
+    id: uuid.UUID,
+    name: str,
+    payload: JSON = None,
+    message_id: str = "",
+    dry_run: bool = False,
 ) -> SignalOutcome:
     """Send signal ``name`` to the run's tasks that wait for it (buffered until one
     waits). A name no task of the run waits for is refused: it would be buffered
@@ -74,5 +79,7 @@ def signal(
         raise NoSuchName(
             "signal", f"no task of DAG {str(dag.id)[:8]} waits for a signal named {name!r}{known}"
         )
+    if dry_run:
+        return SignalOutcome(id, name, 0, False, message_id, True)
     delivered, dedup = store.signal(DAGSignalParams(id, name, message_id, payload))
     return SignalOutcome(id, name, delivered, dedup, message_id)

@@ -70,6 +70,7 @@ class SignalOutcome:
     """Tasks the signal settled (a DAG); 1 or 0 for a workflow (recorded or not)."""
     deduplicated: bool
     message_id: str = ""
+    dry_run: bool = False
 
 
 @dataclass(frozen=True)

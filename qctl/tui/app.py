@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -344,13 +344,11 @@ class QctlTop(Dashboard):
         question: str | Callable[[R], str],
         fn: Callable[[ConsoleStore, bool], R],
         done: Callable[[R], str],
-        *,
-        check: bool = True,
     ) -> None:
-        """An operator action: ``fn(store, dry_run)`` is an operations-layer call. With
-        ``check`` its dry run (the guards, and counts) runs first, so a refusal is told
-        before anything is asked; then ``question`` (a text, or made from the dry run's
-        record) is confirmed, ``fn`` runs for real and ``done(record)`` is the notice.
+        """An operator action: ``fn(store, dry_run)`` is an operations-layer call. Its
+        dry run (the guards, and counts) runs first, so a refusal is told before anything
+        is asked; then ``question`` (a text, or made from the dry run's record) is
+        confirmed, ``fn`` runs for real and ``done(record)`` is the notice.
         Every store call runs in a worker thread. Refused outright in read-only mode."""
         if self.read_only:
             self.notify("read-only: actions are disabled", severity="error")
@@ -367,8 +365,8 @@ class QctlTop(Dashboard):
             else:
                 self.call_from_thread(self._action_done, done(result))
 
-        def ask(planned: R | None) -> None:
-            text = question if isinstance(question, str) else question(cast(R, planned))
+        def ask(planned: R) -> None:
+            text = question if isinstance(question, str) else question(planned)
             self.push_screen(ConfirmDialog(text), answered)
 
         def answered(yes: bool | None) -> None:
@@ -379,10 +377,7 @@ class QctlTop(Dashboard):
             else:
                 self.notify("cancelled")
 
-        if check:
-            self.run_worker(lambda: call(True), thread=True, group="action", exit_on_error=False)
-        else:
-            ask(None)
+        self.run_worker(lambda: call(True), thread=True, group="action", exit_on_error=False)
 
     def _action_done(self, text: str) -> None:
         self.notify(text)

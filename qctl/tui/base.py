@@ -83,8 +83,6 @@ class Dashboard(App[None]):
         question: str | Callable[[R], str],
         fn: Callable[[ConsoleStore, bool], R],
         done: Callable[[R], str],
-        *,
-        check: bool = True,
     ) -> None:
         """An operator action through the operations layer: ``fn(store, dry_run)``."""
         raise NotImplementedError

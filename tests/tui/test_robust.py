@@ -147,3 +147,21 @@ async def test_database_text_is_escaped_in_details_and_notices(store: Any) -> No
         (notice,) = [n for n in app._notifications if "refused" in n.message]
         assert notice.message == "refused: k\\x1b]52;c;cHduZWQ=\\x07 [bold]x[/bold]"
         assert not notice.markup
+
+
+async def test_a_signal_no_task_waits_for_is_refused_before_asking(store: Any) -> None:
+    from qctl.tui.widgets import ConfirmDialog, PromptDialog
+
+    name = kind()
+    p = DAGParams(name=name, tasks=[DAGTask("a", f"{name}.a")])
+    store.create_dag(p)
+    app = app_for(store)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(DagGraphScreen(p.id))
+        await until(pilot, lambda: len(row_keys(app, "#dag-tasks")) == 1)
+        await pilot.press("S")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        await pilot.press(*"wrongname", "enter", "enter", "enter")  # name, payload, id
+        said = "waits for a signal named 'wrongname'"
+        await until(pilot, lambda: any(said in str(n.message) for n in app._notifications))
+        assert not isinstance(app.screen, ConfirmDialog)

@@ -118,12 +118,12 @@ class DagActions(Dashboarded):
             name, message_id = values["name"], values["message_id"]
             self.top.act(
                 f"signal {name!r} to DAG run {dag_id}?",
-                lambda s, _: ops_dags.signal(s, dag_id, name, payload, message_id),
+                # The dry run refuses a name no task waits for before anything is asked.
+                lambda s, dry: ops_dags.signal(s, dag_id, name, payload, message_id, dry),
                 lambda sent: (
                     f"signal {sent.signal}: delivered to {sent.delivered} task(s)"
                     + (" (duplicate)" if sent.deduplicated else "")
                 ),
-                check=False,
             )
 
         self.top.push_screen(
