@@ -9,6 +9,7 @@ finished workflow.
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 from qctl.systems.dbos.database import Database
@@ -161,6 +162,35 @@ def test_list_filters_and_keyset_paging(run: Run, dbos_app: App) -> None:
     assert csv[0].split(",")[:3] == ["workflow_id", "status", "name"] and len(csv) == 6
     assert run("workflows", "list", "--status", "BOGUS").exit_code == 2
     assert run("workflows", "list", "--after", "not-a-cursor").exit_code == 2
+
+
+def test_attribute_and_completed_filters(run: Run, dbos_app: App) -> None:
+    tagged = dbos_app.enqueue("checkout", "a-1", 2)
+    other = dbos_app.enqueue("checkout", "a-2", 2)
+    first = finished(run, tagged)
+    finished(run, other)
+    dbos_app.client.update_workflow_attributes(tagged, {"tenant": "acme", "tier": 2})
+    by_attr = data(run("workflows", "list", "--attribute", "tenant=acme", "-o", "json"))
+    assert [r["workflow_id"] for r in by_attr] == [tagged]
+    assert by_attr[0]["attributes"] == {"tenant": "acme", "tier": 2}
+    both = data(
+        run(
+            "workflows", "list", "--attribute", "tenant=acme", "--attribute", "tier=2", "-o", "json"
+        )
+    )
+    assert [r["workflow_id"] for r in both] == [tagged]
+    assert data(run("workflows", "list", "--attribute", "tier=3", "-o", "json")) == []
+    assert run("workflows", "list", "--attribute", "novalue").exit_code == 2
+    after = datetime.fromtimestamp(first["completed_at"] / 1000, UTC).isoformat()
+    window = data(
+        run("workflows", "list", "--completed-after", after, "--name", "checkout", "-o", "json")
+    )
+    ids = {r["workflow_id"] for r in window}
+    assert tagged in ids and all(r["completed_at"] >= first["completed_at"] for r in window)
+    before = data(
+        run("workflows", "list", "--completed-before", after, "--prefix", tagged, "-o", "json")
+    )
+    assert before == []
 
 
 def test_queue_with_concurrency_limit(run: Run, dbos_app: App) -> None:
