@@ -297,6 +297,18 @@ def list_workflows(
         note(f"next page: --after {reads.cursor_of(rows[-1]).encode()}")
 
 
+@workflows_app.command("counts")
+def counts(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
+    """Workflows per status, from DBOS's partial indexes (SUCCESS is estimated on
+    PostgreSQL, marked so: no index has it, and counting it would scan the history)."""
+    result = reads.status_counts(database(ctx))
+    rows = [
+        {"status": s, "count": result.counts.get(s, 0), "estimated": s in result.estimated}
+        for s in reads.STATUSES
+    ]
+    emit_rows(rows, ["status", "count", "estimated"], output)
+
+
 STEP_COLUMNS = [
     "function_id",
     "function_name",
@@ -905,7 +917,7 @@ def demo(cli: CliContext, no_tui: bool, seconds: float | None, speed: float, res
             if no_tui:
                 sys.stderr.write(f"qctl demo: DBOS application on {db.location} for {seconds:g}s\n")
                 time.sleep(seconds or 60.0)
-                json.dump(reads.status_counts(db), sys.stdout, indent=2, sort_keys=True)
+                json.dump(reads.status_counts(db).counts, sys.stdout, indent=2, sort_keys=True)
                 sys.stdout.write("\n")
             else:
                 from qctl.tui.dbos import run

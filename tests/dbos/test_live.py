@@ -193,6 +193,20 @@ def test_attribute_and_completed_filters(run: Run, dbos_app: App) -> None:
     assert before == []
 
 
+def test_counts_by_status(run: Run, dbos_app: App) -> None:
+    rows = {r["status"]: r for r in data(run("workflows", "counts", "-o", "json"))}
+    assert set(rows) == {
+        "PENDING", "ENQUEUED", "DELAYED", "SUCCESS", "ERROR", "CANCELLED",
+        "MAX_RECOVERY_ATTEMPTS_EXCEEDED",
+    }  # fmt: skip
+    exact = rows["ERROR"]["count"]
+    assert exact == len(
+        data(run("workflows", "list", "--status", "ERROR", "-n", "1000", "-o", "json"))
+    )
+    assert rows["ERROR"]["estimated"] is False
+    assert rows["SUCCESS"]["estimated"] is dbos_app.url.startswith("postgresql")
+
+
 def test_queue_with_concurrency_limit(run: Run, dbos_app: App) -> None:
     first = dbos_app.enqueue("slow", 10, queue="limited")
     second = dbos_app.enqueue("slow", 1, queue="limited")
