@@ -3,7 +3,7 @@ function __qctl_path
     set -l cmdpath qctl
     for w in (commandline -opc)[2..-1]
         switch "$cmdpath $w"
-            case 'qctl db' 'qctl db migrate' 'qctl db tune' 'qctl db status' 'qctl jobs' 'qctl jobs list' 'qctl jobs show' 'qctl jobs attempts' 'qctl jobs enqueue' 'qctl jobs retry' 'qctl jobs run-now' 'qctl jobs archive' 'qctl jobs pause' 'qctl jobs resume' 'qctl jobs delete' 'qctl jobs vacuum-dead' 'qctl dags' 'qctl dags list' 'qctl dags counts' 'qctl dags show' 'qctl dags find' 'qctl dags signal' 'qctl dags pause' 'qctl dags retry' 'qctl dags compensate' 'qctl dags cancel' 'qctl events' 'qctl events list' 'qctl events show' 'qctl events publish' 'qctl events stats' 'qctl events retain' 'qctl subscribers' 'qctl subscribers list' 'qctl subscribers register' 'qctl subscribers delete' 'qctl queues' 'qctl queues list' 'qctl queues stats' 'qctl queues daily' 'qctl queues throughput' 'qctl queues show' 'qctl workflows' 'qctl workflows list' 'qctl workflows show' 'qctl workflows signal' 'qctl workflows cancel' 'qctl workflows suspend' 'qctl workflows resume' 'qctl workflows resolve' 'qctl workflows stalled' 'qctl workflows counts' 'qctl workflows steps' 'qctl workflows events' 'qctl workflows messages' 'qctl workflows delete' 'qctl workflows fork' 'qctl workflows rewind' 'qctl workflows set-delay' 'qctl vacuum' 'qctl vacuum completed' 'qctl vacuum dead' 'qctl vacuum stats' 'qctl vacuum idempotency' 'qctl vacuum dags' 'qctl vacuum workflows' 'qctl vacuum all' 'qctl maintain' 'qctl replay' 'qctl nuke' 'qctl watch' 'qctl top' 'qctl demo' 'qctl schedules' 'qctl schedules list' 'qctl schedules show' 'qctl schedules pause' 'qctl schedules resume' 'qctl versions' 'qctl versions list'
+            case 'qctl db' 'qctl db migrate' 'qctl db tune' 'qctl db status' 'qctl jobs' 'qctl jobs list' 'qctl jobs show' 'qctl jobs attempts' 'qctl jobs enqueue' 'qctl jobs retry' 'qctl jobs run-now' 'qctl jobs archive' 'qctl jobs pause' 'qctl jobs resume' 'qctl jobs delete' 'qctl jobs vacuum-dead' 'qctl dags' 'qctl dags list' 'qctl dags counts' 'qctl dags show' 'qctl dags find' 'qctl dags signal' 'qctl dags pause' 'qctl dags retry' 'qctl dags compensate' 'qctl dags cancel' 'qctl events' 'qctl events list' 'qctl events show' 'qctl events publish' 'qctl events stats' 'qctl events retain' 'qctl subscribers' 'qctl subscribers list' 'qctl subscribers register' 'qctl subscribers delete' 'qctl queues' 'qctl queues list' 'qctl queues stats' 'qctl queues daily' 'qctl queues throughput' 'qctl queues show' 'qctl workflows' 'qctl workflows list' 'qctl workflows show' 'qctl workflows signal' 'qctl workflows cancel' 'qctl workflows suspend' 'qctl workflows resume' 'qctl workflows resolve' 'qctl workflows stalled' 'qctl workflows counts' 'qctl workflows steps' 'qctl workflows events' 'qctl workflows messages' 'qctl workflows delete' 'qctl workflows fork' 'qctl workflows rewind' 'qctl workflows set-delay' 'qctl vacuum' 'qctl vacuum completed' 'qctl vacuum dead' 'qctl vacuum stats' 'qctl vacuum idempotency' 'qctl vacuum dags' 'qctl vacuum workflows' 'qctl vacuum all' 'qctl maintain' 'qctl replay' 'qctl nuke' 'qctl watch' 'qctl top' 'qctl demo' 'qctl schedules' 'qctl schedules list' 'qctl schedules show' 'qctl schedules pause' 'qctl schedules resume' 'qctl schedules trigger' 'qctl schedules backfill' 'qctl versions' 'qctl versions list'
                 set cmdpath "$cmdpath $w"
         end
     end
@@ -24,7 +24,7 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a nuke -d 'Delete every job
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a watch -d 'Print change hints as JSON lines until Ctrl-C.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a top -d 'The live dashboard.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a demo -d 'A live demo workload, watched in qctl top.'
-complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a schedules -d 'DBOS schedules: list, show, pause, resume.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a schedules -d 'DBOS schedules: list, show, pause, resume, trigger, backfill.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a versions -d 'DBOS application versions.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l dsn -x -d 'postgresql://... or sqlite:///path (env QCTL_DSN; default: the embedded database).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l schema -x -d 'PostgreSQL schema of azync\'s tables, or of DBOS\'s (default dbos) (env QCTL_SCHEMA).'
@@ -520,6 +520,8 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl schedules\'' -a list -d 'Every 
 complete -c qctl -n 'test (__qctl_path) = \'qctl schedules\'' -a show -d 'One schedule, its context decoded.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl schedules\'' -a pause -d 'Pause a schedule: it stops firing until resumed.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl schedules\'' -a resume -d 'Resume a paused schedule.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl schedules\'' -a trigger -d 'Run the schedule\'s workflow now (enqueued as DBOS\'s scheduler would).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl schedules\'' -a backfill -d 'Enqueue every execution the schedule missed between --since and --until;...'
 complete -c qctl -n 'test (__qctl_path) = \'qctl schedules\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl schedules list\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl schedules list\'' -s h -l help -d 'Show the help and exit.'
@@ -531,6 +533,15 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl schedules pause\'' -s h -l help
 complete -c qctl -n 'test (__qctl_path) = \'qctl schedules resume\'' -l dry-run -d 'Say what would be done; write nothing.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl schedules resume\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl schedules resume\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl schedules trigger\'' -l dry-run -d 'Say what would be done; write nothing.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl schedules trigger\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl schedules trigger\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl schedules backfill\'' -l since -x -d 'From (exclusive).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl schedules backfill\'' -l until -x -d 'To (exclusive).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl schedules backfill\'' -l dry-run -d 'Say what would be done; write nothing.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl schedules backfill\'' -l yes -s y -d 'Answer yes to the confirmation (needed off a terminal).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl schedules backfill\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl schedules backfill\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl versions\'' -a list -d 'Application versions, latest first.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl versions\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl versions list\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'

@@ -737,6 +737,50 @@ def schedules_resume(
     _schedule_act(ctx, name, "resume", dry_run, output)
 
 
+@schedules_app.command("trigger")
+def schedules_trigger(
+    ctx: typer.Context,
+    name: ScheduleArg,
+    dry_run: DryRun = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Run the schedule's workflow now (enqueued as DBOS's scheduler would)."""
+    if not dry_run:
+        common.cli(ctx).require_writable("schedules trigger")
+    outcome = actions.trigger_schedule(database(ctx), name, dry_run)
+    word = "would trigger" if dry_run else "triggered"
+    ids = f": {', '.join(outcome.workflow_ids)}" if outcome.workflow_ids else ""
+    emit_result(outcome.__dict__, f"{word} DBOS schedule {name}{ids}", output)
+
+
+@schedules_app.command("backfill")
+def schedules_backfill(
+    ctx: typer.Context,
+    name: ScheduleArg,
+    since: Annotated[str, typer.Option("--since", metavar="INSTANT", help="From (exclusive).")],
+    until: Annotated[
+        str, typer.Option("--until", metavar="INSTANT", help="To (exclusive).")
+    ] = "now",
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Enqueue every execution the schedule missed between --since and --until; those
+    that ran are skipped (DBOS's deterministic ids)."""
+    start = common.instant(since, "--since")
+    end = common.instant(until, "--until")
+    assert start is not None and end is not None
+    if not dry_run:
+        common.cli(ctx).require_writable("schedules backfill")
+    db = database(ctx)
+    if not dry_run:
+        actions.backfill_schedule(db, name, start, end, dry_run=True)  # validate first
+        common.confirm(f"Backfill DBOS schedule {name} from {since} to {until}?", yes)
+    outcome = actions.backfill_schedule(db, name, start, end, dry_run)
+    word = "would backfill" if dry_run else f"backfilled {len(outcome.workflow_ids)} run(s) of"
+    emit_result(outcome.__dict__, f"{word} DBOS schedule {name}", output)
+
+
 @versions_app.command("list")
 def versions_list(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     """Application versions, latest first."""

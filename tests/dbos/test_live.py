@@ -9,7 +9,7 @@ finished workflow.
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from qctl.systems.dbos.database import Database
@@ -368,6 +368,38 @@ def test_schedules(run: Run, dbos_app: App) -> None:
     assert run("schedules", "pause", "every-second").exit_code == 3
     assert data(run("schedules", "resume", "every-second", "-o", "json"))["status"] == "PAUSED"
     assert run("schedules", "show", "nope").exit_code == 3
+
+    # trigger: enqueued now as DBOS's scheduler would, and run by the application
+    triggered = data(run("schedules", "trigger", "every-second", "-o", "json"))
+    [wf_id] = triggered["workflow_ids"]
+    assert wf_id.startswith("sched-every-second-trigger-")
+    ran = finished(run, wf_id)
+    assert ran["name"] == "every_second" and ran["input"]["value"]["args"][1] is None
+    # backfill: the runs of a past window (the schedule fires every second)
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=10)
+    window = [start.isoformat(), (start + timedelta(seconds=3)).isoformat()]
+    assert (
+        run(
+            "schedules", "backfill", "every-second", "--since", window[0], "--until", window[1]
+        ).exit_code
+        == 4
+    )
+    back = data(
+        run(
+            "schedules", "backfill", "every-second", "--since", window[0], "--until",
+            window[1], "--yes", "-o", "json",
+        )
+    )  # fmt: skip
+    assert len(back["workflow_ids"]) == 2  # seconds 1 and 2 of the window (exclusive)
+    for wf in back["workflow_ids"]:
+        finished(run, wf)
+    again = data(
+        run(
+            "schedules", "backfill", "every-second", "--since", window[0], "--until",
+            window[1], "--yes", "-o", "json",
+        )
+    )  # fmt: skip
+    assert again["workflow_ids"] == back["workflow_ids"]  # already ran: not enqueued twice
     versions = data(run("versions", "list", "-o", "json"))
     assert [v["version_name"] for v in versions] == ["v1"]
 
@@ -386,6 +418,8 @@ def test_read_only_refuses_every_action(run: Run, dbos_app: App) -> None:
         ["workflows", "set-delay", wf_id, "--delay", "1s"],
         ["schedules", "pause", "every-second"],
         ["schedules", "resume", "every-second"],
+        ["schedules", "trigger", "every-second"],
+        ["schedules", "backfill", "every-second", "--since", "-1m", "--yes"],
         ["vacuum", "workflows", "--older-than", "1ms", "--yes"],
     ):
         result = run(*args, root=ro)

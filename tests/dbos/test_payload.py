@@ -143,3 +143,23 @@ def test_decode_by_serialization() -> None:
     broken = decode("%%% not base64", "py_pickle")
     assert broken is not None and broken.text().startswith("undecodable(")
     assert json.dumps(to_json(render_pickle(pickle.dumps({b"k": {1, 2}}))))
+
+
+def test_a_pickle_inside_a_pickle_is_read_symbolically(tmp_path: Path) -> None:
+    """``pickle.loads(<bytes>)`` inside a pickle (how qctl's schedule triggers embed a
+    stored context) is read the same way, a few levels deep, never run."""
+    inner = pickle.dumps(Boom(tmp_path / "ran"))
+
+    class Embed:
+        def __init__(self, data: bytes) -> None:
+            self.data = data
+
+        def __reduce__(self) -> tuple[Any, ...]:
+            return (pickle.loads, (self.data,))
+
+    assert to_text(render_pickle(pickle.dumps([Embed(inner)]))).startswith("[system('touch ")
+    assert not (tmp_path / "ran").exists()
+    deep = pickle.dumps(1)
+    for _ in range(payload.MAX_NESTED + 2):
+        deep = pickle.dumps(Embed(deep))
+    assert "loads(b'" in to_text(render_pickle(deep))

@@ -29,7 +29,10 @@ SYSTEM = System(
         ),
         "queues": Entry(_CLI, "queues_app", "Queues: depths, oldest age, limits.", alias="queue"),
         "schedules": Entry(
-            _CLI, "schedules_app", "DBOS schedules: list, show, pause, resume.", alias="schedule"
+            _CLI,
+            "schedules_app",
+            "DBOS schedules: list, show, pause, resume, trigger, backfill.",
+            alias="schedule",
         ),
         "versions": Entry(_CLI, "versions_app", "DBOS application versions.", alias="version"),
         "vacuum": Entry(_CLI, "vacuum_app", "Retention: delete old finished workflows."),

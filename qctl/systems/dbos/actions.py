@@ -14,8 +14,8 @@ has no function that deletes old workflows, so it is qctl's SQL, deleting exactl
 rows ``SystemDatabase.delete_workflows`` deletes (``dbos/_sys_db.py``), in short batches
 and only for finished workflows.
 
-The client is given a serializer that refuses to deserialize: none of these calls needs
-a decoded value, and one that tried would otherwise unpickle database content.
+The client is given a serializer that never deserializes (``_verbatim_serializer``): what
+DBOS's client would unpickle stays the stored text.
 
 Refusals are the operations layer's (``qctl.ops.errors``). The records are DBOS's own
 shape rather than ``qctl.ops.results.RunOutcome``: a DBOS workflow id is any string (not
@@ -28,6 +28,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from qctl.ops.errors import WrongState
@@ -100,23 +101,46 @@ VERBS = {
 }
 
 
-def _refusing_serializer() -> Any:
+class Stored:
+    """A value as the database holds it (base64 text), never decoded."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _verbatim_serializer() -> Any:
     from dbos import Serializer
 
-    class RefusingSerializer(Serializer):
-        """Never decodes (that would unpickle database content) nor encodes."""
+    class VerbatimSerializer(Serializer):
+        """DBOS's pickle serializer without the unpickling: what the client reads stays
+        the stored text (``Stored``), and a value written back embeds that text as
+        ``pickle.loads(<its bytes>)``, which the application unpickles to the very
+        object it stored. qctl itself never runs a byte of it. Only schedule triggers
+        and backfills write values (the schedule's context, inside the inputs)."""
 
         def serialize(self, data: Any) -> str:
-            raise InvalidInput("qctl writes no DBOS values")
+            import base64
+            import io
+            import pickle
+
+            class Pickler(pickle.Pickler):
+                def reducer_override(self, obj: Any) -> Any:
+                    if isinstance(obj, Stored):
+                        return (pickle.loads, (base64.b64decode(obj.text),))
+                    return NotImplemented
+
+            buf = io.BytesIO()
+            Pickler(buf).dump(data)
+            return base64.b64encode(buf.getvalue()).decode()
 
         @classmethod
         def deserialize(cls, serialized_data: str) -> Any:
-            raise InvalidInput("qctl does not unpickle DBOS values")
+            return Stored(serialized_data)
 
         def name(self) -> str:
             return "py_pickle"
 
-    return RefusingSerializer()
+    return VerbatimSerializer()
 
 
 @contextlib.contextmanager
@@ -131,7 +155,7 @@ def client(db: Database) -> Iterator[DBOSClient]:
     c = DBOSClient(
         system_database_url=db.client_url,
         dbos_system_schema=db.schema or "dbos",
-        serializer=_refusing_serializer(),
+        serializer=_verbatim_serializer(),
         system_database_pool_size=2,
         retry_connection_errors=False,
     )
@@ -336,6 +360,56 @@ class ScheduleOutcome:
     action: str
     status: str
     dry_run: bool = False
+    workflow_ids: list[str] = field(default_factory=list)
+    """``trigger``/``backfill``: the workflows enqueued (DBOS's deterministic ids)."""
+
+
+def _pickled_context(db: Database, name: str) -> dict[str, Any]:
+    """The schedule, when its context is a pickle (DBOS's default serializer): a
+    trigger re-embeds it verbatim, which an application with its own serializer could
+    not read."""
+    from qctl.systems.dbos.payload import PICKLE
+
+    row = reads.get_schedule(db, name)
+    context = row["context"]
+    if (
+        context is None
+        or context.serialization != PICKLE
+        or getattr(context.value, "cls", "") == "undecodable"
+    ):
+        raise InvalidInput(
+            f"schedule {name}: its context is not a pickle, so the application uses its own "
+            "serializer; trigger it from the application"
+        )
+    return row
+
+
+def trigger_schedule(db: Database, name: str, dry_run: bool = False) -> ScheduleOutcome:
+    """Enqueue the schedule's workflow now (``DBOSClient.trigger_schedule``)."""
+    row = _pickled_context(db, name)
+    if dry_run:
+        return ScheduleOutcome(name, "trigger", row["status"], True)
+    with client(db) as c:
+        wf_id = c.trigger_schedule(name).get_workflow_id()
+    return ScheduleOutcome(name, "trigger", row["status"], False, [wf_id])
+
+
+def backfill_schedule(
+    db: Database, name: str, start: datetime, end: datetime, dry_run: bool = False
+) -> ScheduleOutcome:
+    """Enqueue every execution the schedule would have run between ``start`` and ``end``
+    (exclusive); DBOS's deterministic ids skip those that ran
+    (``DBOSClient.backfill_schedule``)."""
+    if end <= start:
+        raise InvalidInput("--until must be after --since")
+    row = _pickled_context(db, name)
+    if dry_run:
+        return ScheduleOutcome(name, "backfill", row["status"], True)
+    with client(db) as c:
+        handles = c.backfill_schedule(name, start, end)
+    return ScheduleOutcome(
+        name, "backfill", row["status"], False, [h.get_workflow_id() for h in handles]
+    )
 
 
 def pause_schedule(db: Database, name: str, dry_run: bool = False) -> ScheduleOutcome:

@@ -24,6 +24,7 @@ import base64
 import binascii
 import json
 import pickletools
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,17 @@ MAX_PAYLOAD = 4 * 1024 * 1024
 MAX_OPS = 1_000_000
 MAX_DEPTH = 24
 MAX_TEXT = 20_000
+
+
+MAX_NESTED = 4
+"""Pickles inside pickles read symbolically; deeper ones stay ``loads(b'...')``."""
+
+
+class _Nesting(threading.local):
+    depth = 0
+
+
+_nesting = _Nesting()
 
 
 class Undecodable(Exception):
@@ -116,6 +128,21 @@ def _call(func: Any, args: Any, kwargs: Any = None) -> Any:
         return Obj(inner.cls if isinstance(inner, Global) else to_text(inner), args[1:])
     if name in ("datetime.datetime", "datetime.date") and args and isinstance(args[0], bytes):
         return Obj(name, (_date_state(args[0], args[1] if len(args) > 1 else None),))
+    # A pickle inside a pickle (qctl's own schedule triggers write the stored context
+    # so): read the inner one the same symbolic way.
+    if (
+        name in ("_pickle.loads", "pickle.loads")
+        and args
+        and isinstance(args[0], bytes)
+        and _nesting.depth < MAX_NESTED
+    ):
+        _nesting.depth += 1
+        try:
+            return render_pickle(args[0])
+        except Undecodable:
+            pass
+        finally:
+            _nesting.depth -= 1
     if name == "builtins.set":
         return set(_hashable(v) for v in (args[0] if args else ()))
     if name == "builtins.frozenset":
