@@ -25,6 +25,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
+from qctl.sanitize import sanitize
 from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.database import Database
 from qctl.tui.widgets import ConfirmDialog, refill, selected_key, table
@@ -41,13 +42,9 @@ def _at(ms: Any) -> str:
 
 
 def clean(text: str) -> Text:
-    """Database text drawn literally: control characters (escape sequences included)
-    shown escaped, and never read as markup."""
-    out = "".join(
-        ch if ch.isprintable() or ch == "\n" else ch.encode("unicode_escape").decode()
-        for ch in text
-    )
-    return Text(out)
+    """Database text drawn literally: escaped by ``qctl.sanitize`` (line breaks kept),
+    and a ``Text``, so never read as markup."""
+    return Text(sanitize(text, multiline=True))
 
 
 def _text(value: Any) -> Text:
@@ -55,7 +52,7 @@ def _text(value: Any) -> Text:
     if value is None:
         return Text("")
     text = value.text() if hasattr(value, "text") and callable(value.text) else str(value)
-    return clean(text[:120])
+    return Text(sanitize(text[:120]))
 
 
 class WorkflowScreen(Screen[None]):

@@ -91,3 +91,10 @@ def test_top_read_only_hides_and_refuses_actions(dbos_app: App) -> None:
         asyncio.run(scenario())
     finally:
         db.close()
+
+
+def test_database_text_is_drawn_escaped() -> None:
+    from qctl.tui.dbos import _text, clean
+
+    assert _text("evil\x1b]52;c;aGk=\x07name").plain == "evil\\x1b]52;c;aGk=\\x07name"
+    assert clean("[bold]x[/bold]\nnext").plain == "[bold]x[/bold]\nnext"  # not markup
