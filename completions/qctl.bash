@@ -275,6 +275,8 @@ _qctl() {
         'qctl nuke --output' | 'qctl nuke -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl watch --entity' | 'qctl watch -e') COMPREPLY=($(compgen -W 'job dag event reset' -- "$cur")); return ;;
         'qctl watch --source' | 'qctl watch -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
+        'qctl watch --name') COMPREPLY=(); return ;;
+        'qctl watch --interval') COMPREPLY=(); return ;;
         'qctl top --refresh') COMPREPLY=(); return ;;
         'qctl demo --duration') COMPREPLY=(); return ;;
         'qctl demo --speed') COMPREPLY=(); return ;;
@@ -362,7 +364,7 @@ _qctl() {
         'qctl maintain') subs=''; opts='--once --interval --source -s --max-reaps --yes -y --output -o -h --help' ;;
         'qctl replay') subs=''; opts='--subscriber --event-type -t --event-id --since --until --limit -n --dry-run --yes -y --output -o -h --help' ;;
         'qctl nuke') subs=''; opts='--source -s --dry-run --yes -y --output -o -h --help' ;;
-        'qctl watch') subs=''; opts='--entity -e --source -s -h --help' ;;
+        'qctl watch') subs=''; opts='--entity -e --source -s -h --help --name --interval' ;;
         'qctl top') subs=''; opts='--refresh -h --help' ;;
         'qctl demo') subs=''; opts='--no-tui --duration --speed --reset --seed --system -h --help' ;;
         'qctl schedules') subs='list show pause resume trigger backfill'; opts='-h --help' ;;

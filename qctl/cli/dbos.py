@@ -883,6 +883,41 @@ def vacuum_workflows(
     )
 
 
+# --- watch ---------------------------------------------------------------------------
+
+
+def watch(
+    ctx: typer.Context,
+    name: NameOpt = None,
+    interval: Annotated[
+        float,
+        typer.Option("--interval", metavar="SECONDS", min=0.1, help="Polling interval."),
+    ] = 1.0,
+) -> None:
+    """Print workflows as they are created, start and complete, as JSON lines, until
+    Ctrl-C (exit 0). DBOS sends no notifications: this polls DBOS's indexes on
+    created_at, started_at_epoch_ms and completed_at."""
+    import json
+    import sys
+    import time
+
+    db = database(ctx)
+    marks = reads.WatchMarks()
+    reads.changes_since(db, marks)  # from now on
+    wanted = set(name or ())
+    note(f"watching {db.location} (polling every {interval:g}s; Ctrl-C to stop)")
+    try:
+        while True:
+            for change in reads.changes_since(db, marks):
+                if wanted and change["name"] not in wanted:
+                    continue
+                sys.stdout.write(json.dumps(change, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+            time.sleep(interval)
+    except KeyboardInterrupt:
+        pass
+
+
 # --- top -----------------------------------------------------------------------------
 
 

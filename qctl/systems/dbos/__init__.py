@@ -37,6 +37,7 @@ SYSTEM = System(
         "versions": Entry(_CLI, "versions_app", "DBOS application versions.", alias="version"),
         "vacuum": Entry(_CLI, "vacuum_app", "Retention: delete old finished workflows."),
         "top": Entry(_CLI, "top", "The live dashboard (polling)."),
+        "watch": Entry(_CLI, "watch", "Workflows created, started, completed: JSON lines."),
         # The one demo command: --system dbos (here, or its own option) runs DBOS's.
         "demo": COMMANDS["demo"],
     },
@@ -48,7 +49,6 @@ SYSTEM = System(
         "replay": "see `qctl workflows fork`",
         "nuke": "see `qctl vacuum workflows`",
         "maintain": "DBOS applications run their own queues and recovery",
-        "watch": "DBOS sends no change notifications; see `qctl top` (polling)",
     },
     capabilities=frozenset(),
 )

@@ -477,3 +477,50 @@ def overview(db: Database, now_ms: int, window_ms: int = 3_600_000) -> dict[str,
         "queues": queue_stats(db),
         "errors": errors,
     }
+
+
+WATCH_EVENTS = (
+    ("created", "created_at"),
+    ("started", "started_at_epoch_ms"),
+    ("completed", "completed_at"),
+)
+"""What ``watch`` reports, each read over the index DBOS has on its column."""
+
+
+@dataclass
+class WatchMarks:
+    """How far ``changes_since`` has read: per event, the last instant seen and the ids
+    seen at that instant (a later row with the same millisecond is not lost)."""
+
+    at: dict[str, int] = field(default_factory=dict)
+    seen: dict[str, set[str]] = field(default_factory=dict)
+
+
+def changes_since(db: Database, marks: WatchMarks, limit: int = 500) -> list[dict[str, Any]]:
+    """Workflows created, started or completed since ``marks`` (oldest first), and the
+    marks advanced past them. DBOS keeps no change log, so this is a poll."""
+    out: list[dict[str, Any]] = []
+    for event, column in WATCH_EVENTS:
+        since = marks.at.get(event)
+        if since is None:  # start from now: report what happens next
+            row = db.one(f"SELECT max({column}) AS m FROM {{t}}workflow_status")
+            marks.at[event] = int(row["m"]) if row and row["m"] is not None else 0
+            marks.seen[event] = set()
+            continue
+        rows = db.all(
+            f"SELECT workflow_uuid AS workflow_id, name, status, queue_name, {column} AS at"
+            f" FROM {{t}}workflow_status WHERE {column} >= %s ORDER BY {column} LIMIT %s",
+            [since, limit],
+        )
+        seen = marks.seen.setdefault(event, set())
+        for row in rows:
+            at = int(row["at"])
+            if at == since and row["workflow_id"] in seen:
+                continue
+            if at > since:
+                since, seen = at, set()
+            seen.add(row["workflow_id"])
+            out.append({"entity": "workflow", "event": event, **row})
+        marks.at[event], marks.seen[event] = since, seen
+    out.sort(key=lambda r: (r["at"], r["workflow_id"]))
+    return out
