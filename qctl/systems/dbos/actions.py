@@ -149,7 +149,12 @@ def client(db: Database) -> Iterator[DBOSClient]:
     db.execute("SELECT 1")  # the read-only refusal comes before any DBOS import
     import logging
 
-    from dbos import DBOSClient
+    try:
+        from dbos import DBOSClient
+    except ImportError:
+        raise InvalidInput(
+            "DBOS actions go through DBOS's client library: pip install 'qctl[dbos]'"
+        ) from None
 
     logging.getLogger("dbos").setLevel(logging.WARNING)
     c = DBOSClient(
