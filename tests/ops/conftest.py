@@ -8,14 +8,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from qctl_store.types import JobState
+from tests.azync_go import GO_DEQUEUE_PREDICATE
 from tests.conftest import raw_pg
-
-GO_DEQUEUE_PREDICATE = (
-    "source = %(source)s AND kind = %(kind)s AND state = 'pending' AND run_at <= now()"
-)
-"""The WHERE clause of azync's dequeue (``dequeueClaimBody`` in azync's
-``driver/azyncpgx/store_jobs.go``), verbatim but for parameter names: the rows a Go
-worker of (source, kind) leases next."""
 
 
 def go_would_lease(store: Any, schema: str, job_id: uuid.UUID) -> bool:
