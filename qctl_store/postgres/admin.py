@@ -202,15 +202,21 @@ class AdminMixin(JobActions, PgBase):
             states = ["succeeded", "dead", *([] if tuned else ["paused"]), "uncertain"]
             cur.execute(Q.state_estimates, {**args, "kinds": list(out), "states": states})
             estimates = {(r["kind"], r["state"]): int(r["n"]) for r in cur.fetchall()}
-            # Succeeded is counted on its index where the estimate says that is cheap.
+            # Succeeded is counted on its index for the smallest kinds while their
+            # estimates add up to less than EXACT_LIMIT (so the refresh reads a bounded
+            # part of the index however many mid-sized kinds there are); the rest are
+            # the statistics'.
             exact: list[str] = []
             estimated = not tuned  # then every kind's paused count is the statistics'
-            for kind, d in out.items():
+            budget = EXACT_LIMIT
+            for kind in sorted(out, key=lambda k: estimates.get((k, "succeeded"), 0)):
+                d = out[kind]
                 succeeded = estimates.get((kind, "succeeded"), 0)
-                if succeeded >= ESTIMATE_THRESHOLD:
-                    d.succeeded, estimated = succeeded, True
-                else:
+                if succeeded < budget:
                     exact.append(kind)
+                    budget -= succeeded
+                else:
+                    d.succeeded, estimated = succeeded, True
                 if d.dead >= KIND_EXACT_LIMIT:
                     d.dead, estimated = max(d.dead, estimates.get((kind, "dead"), 0)), True
                 if not tuned:

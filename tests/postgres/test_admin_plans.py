@@ -308,3 +308,21 @@ def test_live_depths_count_paused_on_the_console_index(
     assert depths["plan_0"].paused == LIVE["paused"] // KINDS
     text = "\n".join(plans(store, statements))
     assert admin.PAUSED_INDEX in text, text
+
+
+def test_live_depths_count_succeeded_exactly_only_within_a_budget(
+    store: PostgresStore,
+    low_threshold: None,
+    monkeypatch: pytest.MonkeyPatch,
+    statements: list[tuple[str, Any]],
+) -> None:
+    """Many mid-sized kinds: only the smallest are counted on the index, while their
+    estimates fit in EXACT_LIMIT; the rest stay the statistics' (marked)."""
+    monkeypatch.setattr(admin, "EXACT_LIMIT", SUCCEEDED_PER_KIND + SUCCEEDED_PER_KIND // 2)
+    depths, estimated = store.live_depths(Q)
+    assert estimated
+    assert depths["plan_few"].succeeded == 30
+    (counted,) = [args["kinds"] for sql, args in statements if sql == admin.Q.succeeded_depths]
+    assert "plan_few" in counted and len(counted) == 2, counted  # and one plan_N
+    for kind in ("plan_0", "plan_1", "plan_2", "plan_3"):
+        assert SUCCEEDED_PER_KIND / 3 <= depths[kind].succeeded <= SUCCEEDED_PER_KIND * 3
