@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from qctl.cli import common
@@ -20,21 +22,31 @@ def migrate(
     output: Output = common.OutputFormat.TABLE,
 ) -> None:
     """Bring azync's schema up to date (goose-compatible version table)."""
+    cli = common.cli(ctx)
     if dry_run:
-        status = common.store(ctx).schema_status()
+        absent = _absent_sqlite_file(cli.dsn)
+        if absent:
+            # Only `db migrate` creates the file: its dry run reads what a new one would
+            # need from an empty database instead of refusing the missing file.
+            from qctl_store import open_store
+
+            with open_store("sqlite::memory:") as empty:
+                status = empty.schema_status()
+        else:
+            status = cli.store().schema_status()
         emit_result(
             {
                 "dry_run": True,
                 "pending_versions": status.pending_versions,
                 "applied_version": status.applied_version,
             },
-            f"would apply {len(status.pending_versions)} migration(s): "
+            (f"would create {absent} and apply " if absent else "would apply ")
+            + f"{len(status.pending_versions)} migration(s): "
             f"{', '.join(map(str, status.pending_versions)) or 'none'} "
             f"(at version {status.applied_version})",
             output,
         )
         return
-    cli = common.cli(ctx)
     cli.require_writable("db migrate")
     store = cli.open_store(create=True)  # the one command that may create a SQLite file
     applied = store.migrate()
@@ -46,6 +58,19 @@ def migrate(
         + f"; schema at version {status.applied_version}",
         output,
     )
+
+
+def _absent_sqlite_file(dsn: str | None) -> str:
+    """The path of a SQLite file ``dsn`` names that does not exist yet in an existing
+    directory (what ``db migrate`` would create), else ""."""
+    from qctl_store.dsn import is_postgres, sqlite_path
+
+    if not dsn or is_postgres(dsn):
+        return ""
+    path = sqlite_path(dsn)
+    if path == ":memory:" or path.startswith("file:") or os.path.exists(path):
+        return ""
+    return path if os.path.isdir(os.path.dirname(os.path.abspath(path))) else ""
 
 
 @app.command("tune")

@@ -317,6 +317,12 @@ def test_sqlite_path_that_does_not_exist_is_created_only_by_migrate(tmp_path: Pa
         line = one_line_error(qctl("--dsn", dsn, *args), 5)
         assert f"SQLite database {path} does not exist" in line
     assert not path.exists()
+    dry = qctl("--dsn", dsn, "db", "migrate", "--dry-run")
+    assert dry.exit_code == 0, dry.stderr
+    assert dry.stdout.startswith(f"would create {path} and apply 2 migration(s): 1, 2"), dry.stdout
+    planned = qctl("--dsn", dsn, "db", "migrate", "--dry-run", "-o", "json")
+    assert out_json(planned) == {"dry_run": True, "pending_versions": [1, 2], "applied_version": 0}
+    assert not path.exists(), "a dry run creates nothing"
     assert qctl("--dsn", dsn, "db", "migrate").exit_code == 0
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert qctl("--dsn", dsn, "jobs", "list").exit_code == 0
