@@ -128,7 +128,7 @@ def store_factory(module_db: tuple[str, str, Path]) -> Iterator[StoreFactory]:
 @pytest.fixture(scope="module")
 def store(store_factory: StoreFactory) -> PostgresStore | SqliteStore:
     """One store shared by every test of the module, as azync's suites share one
-    (notes Part 0): tests stay apart by unique kinds and names."""
+    (``driver/drivertest/conformance.go``): tests stay apart by unique kinds and names."""
     return store_factory()
 
 
