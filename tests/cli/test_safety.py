@@ -30,7 +30,7 @@ from typer.testing import CliRunner, Result
 from qctl.cli.main import app
 from qctl_store.types import JobFilter, Source
 from tests.cli.conftest import Run, make_dead, out_json
-from tests.conformance.test_mixed_deployment import raw_sql, suspended_saga
+from tests.conformance.test_mixed_deployment import delete_job_row, suspended_saga
 from tests.conftest import PG_DSN, require_pg
 
 OSC52 = "\x1b]52;c;ZXZpbA==\x07"  # would write "evil" to the operator's clipboard
@@ -378,11 +378,19 @@ def test_unrecognised_read_only_value_is_a_usage_error(tmp_path: Path) -> None:
     assert "QCTL_READ_ONLY='maybe' is not a boolean" in line
 
 
-def test_a_broken_config_file_does_not_stop_an_explicit_dsn(tmp_path: Path) -> None:
+def config_file(tmp_path: Path, text: str) -> tuple[Path, dict[str, str]]:
+    """A config file holding ``text``, and the environment that makes qctl read it."""
     config = tmp_path / "cfg" / "qctl" / "config.toml"
     config.parent.mkdir(parents=True)
-    config.write_text("default_context = [unterminated\n")
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    config.write_text(text)
+    return config, {
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+
+
+def test_a_broken_config_file_does_not_stop_an_explicit_dsn(tmp_path: Path) -> None:
+    config, env = config_file(tmp_path, "default_context = [unterminated\n")
     dsn = f"sqlite:///{tmp_path / 'x.db'}"
     assert qctl("--dsn", dsn, "db", "migrate", env=env).exit_code == 0
     assert qctl("--dsn", dsn, "jobs", "list", env=env).exit_code == 0
@@ -393,11 +401,8 @@ def test_a_broken_config_file_does_not_stop_an_explicit_dsn(tmp_path: Path) -> N
 
 
 def test_a_config_file_writable_by_others_is_refused(tmp_path: Path) -> None:
-    config = tmp_path / "cfg" / "qctl" / "config.toml"
-    config.parent.mkdir(parents=True)
-    config.write_text('[contexts.x]\ndsn = "sqlite:///x.db"\n')
+    config, env = config_file(tmp_path, '[contexts.x]\ndsn = "sqlite:///x.db"\n')
     config.chmod(0o666)
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_DATA_HOME": str(tmp_path / "data")}
     line = one_line_error(qctl("--context", "x", "jobs", "list", env=env), 2)
     assert f"refusing {config}: it is writable by others" in line
     config.chmod(0o644)
@@ -418,10 +423,7 @@ def test_vacuum_dead_keeps_a_suspended_sagas_task_and_retry_refuses_a_gap(
         result = run(*args, "--yes")
         assert result.exit_code == 0, (args, result.stderr)
         assert st.find_job(dead).state == "dead", f"{args}: the suspended saga keeps it"
-    with raw_sql(st) as sql:
-        sql(
-            "DELETE FROM azync_jobs WHERE id = %s", "DELETE FROM azync_jobs WHERE id = ?", str(dead)
-        )
+    delete_job_row(st, dead)
     line = one_line_error(run("dags", "retry", str(dag_id), "--yes"), 3)
     assert "has no row for task(s) a" in line
     assert st.get_dag(dag_id).state == "suspended", "nothing was changed"

@@ -144,20 +144,29 @@ def test_wait_and_timer_tasks_are_named_after_their_key(store: AnyStore) -> None
     assert dag_task_by_key(store, p.id, "approve").state == JobState.SUCCEEDED
 
 
-def suspended_saga(store: AnyStore) -> tuple[uuid.UUID, uuid.UUID]:
-    """A DAG a -> b whose task a died, suspended by its failure policy."""
+def suspended_saga(store: AnyStore, lone: bool = False) -> tuple[uuid.UUID, uuid.UUID]:
+    """A DAG a -> b (``lone``: a alone) whose task a died, suspended by its failure
+    policy: the DAG's id and the dead task's."""
     kind_a = unique("mix_saga_a")
     p = DAGParams(
         name=unique("mix_saga"),
-        tasks=[DAGTask(key="a", kind=kind_a, max_attempts=1), DAGTask(key="b", kind="mix_b")],
-        deps=[DAGDep(task_key="b", depends_on_key="a")],
+        tasks=[DAGTask(key="a", kind=kind_a, max_attempts=1)],
         on_failure=OnFailurePolicy.SUSPEND,
     )
+    if not lone:
+        p.tasks.append(DAGTask(key="b", kind="mix_b"))
+        p.deps.append(DAGDep(task_key="b", depends_on_key="a"))
     assert store.create_dag(p)[0]
     dead = kill_wf_task(store, kind_a)
     apply_policy_for(store, p.id)
     assert dag_view(store, p.id).state == DAGState.SUSPENDED
     return p.id, dead.id
+
+
+def delete_job_row(store: AnyStore, id: uuid.UUID) -> None:
+    """Delete a job row behind the store's back (a task row lost to a manual clean-up)."""
+    with raw_sql(store) as run:
+        run("DELETE FROM azync_jobs WHERE id = %s", "DELETE FROM azync_jobs WHERE id = ?", str(id))
 
 
 def test_vacuum_dead_keeps_the_tasks_of_live_dags(store: AnyStore) -> None:
@@ -202,30 +211,12 @@ def test_vacuum_dead_counts_age_from_the_death(store: AnyStore) -> None:
 
 def test_retry_dag_refuses_missing_task_rows(store: AnyStore) -> None:
     dag_id, dead = suspended_saga(store)
-    with raw_sql(store) as run:
-        run(
-            "DELETE FROM azync_jobs WHERE id = %s",
-            "DELETE FROM azync_jobs WHERE id = ?",
-            str(dead),
-        )
+    delete_job_row(store, dead)
     with pytest.raises(NotFound, match="no row for task"):
         store.retry_dag(dag_id)
     assert dag_view(store, dag_id).state == DAGState.SUSPENDED, "nothing was changed"
 
-    lone_kind = unique("mix_lone")
-    lone = DAGParams(
-        name=unique("mix_lone"),
-        tasks=[DAGTask(key="only", kind=lone_kind, max_attempts=1)],
-        on_failure=OnFailurePolicy.SUSPEND,
-    )
-    assert store.create_dag(lone)[0]
-    only = kill_wf_task(store, lone_kind)
-    apply_policy_for(store, lone.id)
-    with raw_sql(store) as run:
-        run(
-            "DELETE FROM azync_jobs WHERE id = %s",
-            "DELETE FROM azync_jobs WHERE id = ?",
-            str(only.id),
-        )
+    lone_id, only = suspended_saga(store, lone=True)
+    delete_job_row(store, only)
     with pytest.raises(NotFound, match="no task rows"):
-        store.retry_dag(lone.id)
+        store.retry_dag(lone_id)
