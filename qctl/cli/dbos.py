@@ -2,11 +2,12 @@
 command picks these instead of azync's when the database holds DBOS's tables.
 
 Shared nouns keep azync's names and flags where they mean the same (``--name``,
-``--state`` for ``--status``, ``--limit``, ``--after``, ``--retention`` for
-``--older-than``, ``-o``, ``--dry-run``, ``--yes``). Field names are DBOS's own
-(``WorkflowStatus``/``StepInfo`` of ``dbos/_sys_db.py``); in JSON, instants are epoch
-milliseconds as DBOS stores them and payloads are their symbolic decoding
-(``qctl.systems.dbos.payload``).
+``--state``, ``--limit``, ``--after``, ``--older-than``, ``--refresh``, ``-o``,
+``--dry-run``, ``--yes``); ``--status``, DBOS's own word, stays accepted beside
+``--state``; tests/dbos/test_shared_flags.py lists the flags only one system has.
+Field names are DBOS's own (``WorkflowStatus``/``StepInfo`` of ``dbos/_sys_db.py``); in
+JSON, instants are epoch milliseconds as DBOS stores them and payloads are their
+symbolic decoding (``qctl.systems.dbos.payload``).
 """
 
 from __future__ import annotations
@@ -144,10 +145,10 @@ Many = list[str] | None
 StatusOpt = Annotated[
     Many,
     typer.Option(
-        "--status",
         "--state",
+        "--status",
         metavar="STATUS",
-        help="DBOS status (repeatable): " + ", ".join(reads.STATUSES) + ".",
+        help="DBOS status (repeatable; --status: DBOS's word): " + ", ".join(reads.STATUSES) + ".",
     ),
 ]
 NameOpt = Annotated[
@@ -817,8 +818,15 @@ def db_status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
 
 
 @db_app.command("migrate")
-def db_migrate(ctx: typer.Context) -> None:
+def db_migrate(
+    ctx: typer.Context,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
     """Refused: a DBOS system database is migrated by its applications, never by qctl."""
+    # azync's flags are accepted so that the same command line meets this refusal on
+    # either system rather than an unknown-option error.
     raise InvalidInput(
         "qctl never migrates a DBOS system database: DBOS applications migrate it on launch "
         "(or `dbos migrate`)"
@@ -843,10 +851,12 @@ def vacuum_workflows(
     status: Annotated[
         Many,
         typer.Option(
-            "--status",
             "--state",
+            "--status",
             metavar="STATUS",
-            help="Only these finished statuses (default: " + ", ".join(reads.FINISHED) + ").",
+            help="Only these finished statuses (--status: DBOS's word; default: "
+            + ", ".join(reads.FINISHED)
+            + ").",
         ),
     ] = None,
     batch: Annotated[
@@ -889,9 +899,10 @@ def vacuum_workflows(
 def watch(
     ctx: typer.Context,
     name: NameOpt = None,
-    interval: Annotated[
+    refresh: Annotated[
         float,
-        typer.Option("--interval", metavar="SECONDS", min=0.1, help="Polling interval."),
+        # ``--refresh``, as ``qctl top`` names its polling interval on every system.
+        typer.Option("--refresh", metavar="SECONDS", min=0.1, help="Polling interval."),
     ] = 1.0,
 ) -> None:
     """Print workflows as they are created, start and complete, as JSON lines, until
@@ -905,7 +916,7 @@ def watch(
     marks = reads.WatchMarks()
     reads.changes_since(db, marks)  # from now on
     wanted = set(name or ())
-    note(f"watching {db.location} (polling every {interval:g}s; Ctrl-C to stop)")
+    note(f"watching {db.location} (polling every {refresh:g}s; Ctrl-C to stop)")
     try:
         while True:
             for change in reads.changes_since(db, marks):
@@ -913,7 +924,7 @@ def watch(
                     continue
                 sys.stdout.write(json.dumps(change, ensure_ascii=False) + "\n")
             sys.stdout.flush()
-            time.sleep(interval)
+            time.sleep(refresh)
     except KeyboardInterrupt:
         pass
 

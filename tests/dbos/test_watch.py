@@ -24,7 +24,7 @@ def test_watch_reports_what_the_application_does(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'dbos.sqlite'}"
     app = App(url)
     proc = subprocess.Popen(
-        [str(QCTL), "--dsn", url, "watch", "--interval", "0.2", "--name", "checkout"],
+        [str(QCTL), "--dsn", url, "watch", "--refresh", "0.2", "--name", "checkout"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -1,0 +1,107 @@
+"""A noun two systems share keeps the same flags: for every verb both systems have, an
+option of one system is either on the other under the same names (short form included,
+flag or value alike) or listed here as meaningful for that system only, with why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from qctl.cli.main import build
+from qctl.systems import get
+
+AZYNC_ONLY: dict[str, set[str]] = {
+    # azync counts queue depths from estimates unless asked; DBOS's are exact (partial
+    # indexes). Job sources (queue, event, dag, workflow) are azync's.
+    "queues list": {"--exact", "--source", "-s"},
+    # Change hints carry an entity and a source; DBOS has no hints (watch polls).
+    "watch": {"--entity", "-e", "--source", "-s"},
+    # azync's store pages workflows by offset; DBOS's list is keyset-paged (--after, the
+    # cursor flag of azync's jobs list).
+    "workflows list": {"--offset"},
+}
+FILTERS = {"--app-version", "--created-after", "--created-before", "--executor", "--prefix"}
+"""DBOS's filter fields (``list_workflows`` of dbos/_sys_db.py), on list and bulk actions."""
+DBOS_ONLY: dict[str, set[str]] = {
+    "workflows list": FILTERS
+    | {"--after", "--attribute", "--completed-after", "--completed-before", "--forked"}
+    | {"--not-forked", "--parent", "--queue", "--status"},
+    "workflows cancel": FILTERS | {"--max", "--name", "--queue", "--state", "--status"},
+    # Bulk resume selects by filter, so it previews (--dry-run); DBOS resumes onto a queue.
+    "workflows resume": FILTERS
+    | {"--dry-run", "--max", "--name", "--on-queue", "--queue", "--state", "--status"},
+    # Which finished statuses to delete, and the batch size of its short transactions.
+    "vacuum workflows": {"--batch", "--state", "--status"},
+    # Workflow names are DBOS's watch filter (azync's hints carry none); DBOS's watch
+    # polls, named --refresh as top's interval on both systems, where azync's is pushed.
+    "watch": {"--name", "--refresh"},
+}
+"""``--status`` is DBOS's word for ``--state``: accepted beside it wherever ``--state``
+is, never instead of it (``test_status_is_an_alias_of_state``)."""
+
+
+def _verbs(command: Any, path: str) -> dict[str, dict[str, bool]]:
+    """Each leaf command under ``command``: its option names, each with whether it is a
+    flag (takes no value)."""
+    if hasattr(command, "commands"):
+        out: dict[str, dict[str, bool]] = {}
+        for name, sub in command.commands.items():
+            if not sub.hidden:
+                out.update(_verbs(sub, f"{path} {name}"))
+        return out
+    return {
+        path: {
+            opt: bool(p.is_flag)
+            for p in command.params
+            if p.param_type_name == "option"
+            for opt in (*p.opts, *p.secondary_opts)
+        }
+    }
+
+
+def _shared() -> list[tuple[str, dict[str, bool], dict[str, bool]]]:
+    azync, dbos = get("azync"), get("dbos")
+    rows = []
+    for noun in sorted(set(azync.commands) & set(dbos.commands)):
+        a = _verbs(build(noun, azync.commands[noun]), noun)
+        d = _verbs(build(noun, dbos.commands[noun]), noun)
+        rows += [(verb, a[verb], d[verb]) for verb in sorted(set(a) & set(d))]
+    return rows
+
+
+SHARED = _shared()
+
+
+def test_every_shared_noun_is_compared() -> None:
+    nouns = {verb.split()[0] for verb, _, _ in SHARED}
+    assert {"workflows", "queues", "vacuum", "watch", "top", "db"} <= nouns
+    # Every allowance names a verb both systems have (no stale rows).
+    verbs = {verb for verb, _, _ in SHARED}
+    assert set(AZYNC_ONLY) <= verbs and set(DBOS_ONLY) <= verbs
+
+
+@pytest.mark.parametrize(("verb", "azync", "dbos"), SHARED, ids=[v for v, _, _ in SHARED])
+def test_shared_verb_has_the_same_flags(
+    verb: str, azync: dict[str, bool], dbos: dict[str, bool]
+) -> None:
+    assert set(azync) - set(dbos) == AZYNC_ONLY.get(verb, set())
+    assert set(dbos) - set(azync) == DBOS_ONLY.get(verb, set())
+    for name in set(azync) & set(dbos):
+        assert azync[name] == dbos[name], f"{verb} {name}: a flag on one system only"
+
+
+def test_status_is_an_alias_of_state() -> None:
+    dbos = get("dbos")
+    for noun in ("workflows", "vacuum"):
+        for verb, command in build(noun, dbos.commands[noun]).commands.items():
+            for param in command.params:
+                if "--status" in param.opts:
+                    assert param.opts[0] == "--state", f"{noun} {verb}"
+
+
+def test_watch_and_top_name_their_polling_interval_alike() -> None:
+    dbos = get("dbos")
+    for noun in ("watch", "top"):
+        opts = {o for p in build(noun, dbos.commands[noun]).params for o in p.opts}
+        assert "--refresh" in opts and "--interval" not in opts
