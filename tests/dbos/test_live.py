@@ -283,15 +283,32 @@ def test_rewind_reruns_a_finished_workflow(run: Run, dbos_app: App) -> None:
     refused = run("workflows", "rewind", pending, "--yes")
     assert refused.exit_code == 3 and "rewind needs" in refused.output
     assert run("workflows", "cancel", pending, "--yes").exit_code == 0
-    result = data(run("workflows", "rewind", wf_id, "--from-step", "2", "--yes", "-o", "json"))
+    # Onto the application's fast-polling queue: DBOS's internal queue, the default, can
+    # sit idle for many seconds on a loaded machine.
+    result = data(
+        run(
+            "workflows",
+            "rewind",
+            wf_id,
+            "--from-step",
+            "2",
+            "--on-queue",
+            "work",
+            "--yes",
+            "-o",
+            "json",
+        )
+    )
     assert result["action"] == "rewind" and result["status"] == "ERROR"
     again = wait_for(
         lambda: (
             (s := status(run, wf_id))["status"] == "ERROR"
             and s["updated_at"] > first["updated_at"]
             and s
-        )
+        ),
+        timeout=60,
     )
+    assert again["queue_name"] == "work"
     assert again["steps"][0]["started_at_epoch_ms"] == first["steps"][0]["started_at_epoch_ms"]
 
 
