@@ -125,7 +125,7 @@ def cli_context(ctx: Context) -> Any:
     return root.obj
 
 
-def _system_entry(ctx: Context, name: str) -> Entry | None:
+def _system_entry(ctx: Context, name: str) -> Entry:
     """The system's implementation of noun ``name``; a noun it lacks is a usage error
     saying what to use instead. Completion (resilient parsing) never opens a database."""
     from typer._click.exceptions import UsageError
@@ -156,7 +156,7 @@ class QctlGroup(TyperGroup):
         if name not in _nouns():
             return None
         entry = _system_entry(ctx, name)
-        if entry is None or not _available(entry):
+        if not _available(entry):
             return None
         if cmd_name not in self.commands:
             command = build(name, entry)

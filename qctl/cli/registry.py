@@ -19,10 +19,6 @@ class Entry:
     optional: bool = False
     """Registered only when its module exists (``top``/``demo`` land separately)."""
 
-    @property
-    def is_group(self) -> bool:
-        return self.attr == "app"
-
 
 COMMANDS: dict[str, Entry] = {
     "db": Entry("qctl.cli.db", "app", "Database schema: migrate, status and tune."),
