@@ -39,6 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import psycopg
 from common import (
+    Plans,
     Recorder,
     base_args,
     drop_database,
@@ -256,55 +257,6 @@ class SeqScans:
         return int(row[0]) if row else 0
 
 
-class Plans:
-    """Records the statements the store runs during a read and EXPLAINs each one on a
-    connection of its own: the check that no read plans a sequential scan of
-    ``azync_jobs``, whatever the statistics counters happen to say."""
-
-    def __init__(self, dsn: str | None) -> None:
-        self.conn = psycopg.connect(dsn, autocommit=True) if dsn else None
-        if self.conn is not None:
-            self.conn.execute(f"SET search_path = {SCHEMA}")
-        self.seen: list[tuple[str, Any]] | None = None
-        original = psycopg.Cursor.execute
-        plans = self
-
-        def execute(cur: Any, query: Any, params: Any = None, **kw: Any) -> Any:
-            if plans.seen is not None and cur.connection is not plans.conn:
-                plans.seen.append((query, params))
-            return original(cur, query, params, **kw)
-
-        if self.conn is not None:
-            psycopg.Cursor.execute = execute  # type: ignore[method-assign]
-
-    def seq_scans(self, fn: Callable[[], Any]) -> list[str]:
-        """Calls ``fn()``; its statements whose plan scans azync_jobs sequentially
-        (the start of each)."""
-        if self.conn is None:
-            fn()
-            return []
-        self.seen = []
-        try:
-            fn()
-        finally:
-            seen, self.seen = self.seen, None
-        bad = []
-        for query, params in seen:
-            text = query if isinstance(query, str) else query.as_string(self.conn)
-            if not text.lstrip().upper().startswith(("SELECT", "WITH")):
-                continue  # EXPLAINs of the estimates, SET, ...
-            row = self.conn.execute(f"EXPLAIN (FORMAT JSON) {text}", params).fetchone()
-            if row and _has_seq_scan(row[0][0]["Plan"]):
-                bad.append(" ".join(text.split())[:80])
-        return bad
-
-
-def _has_seq_scan(node: dict[str, Any]) -> bool:
-    if node.get("Node Type") == "Seq Scan" and node.get("Relation Name") == "azync_jobs":
-        return True
-    return any(_has_seq_scan(child) for child in node.get("Plans", []))
-
-
 def measure(
     rec: Recorder,
     backend: str,
@@ -431,7 +383,7 @@ def run(
     reads_only: bool = False,
 ) -> None:
     scans = SeqScans(dsn)
-    plans = Plans(dsn)
+    plans = Plans(dsn, "azync_jobs", SCHEMA)
     if plans.conn is not None:  # a kept database: measure without the tuning first
         for name in CONSOLE_INDEXES:
             plans.conn.execute(f"DROP INDEX IF EXISTS {name}")

@@ -163,6 +163,57 @@ def sqlite_file(name: str) -> str:
     return path
 
 
+class Plans:
+    """Records the statements a read runs and EXPLAINs each one on a connection of its
+    own: the check that no read plans a sequential scan of ``relation``, whatever the
+    statistics counters happen to say."""
+
+    def __init__(self, dsn: str | None, relation: str, search_path: str = "") -> None:
+        import psycopg
+
+        self.relation = relation
+        self.conn = psycopg.connect(dsn, autocommit=True) if dsn else None
+        if self.conn is not None and search_path:
+            self.conn.execute(f"SET search_path = {search_path}")
+        self.seen: list[tuple[Any, Any]] | None = None
+        original = psycopg.Cursor.execute
+        plans = self
+
+        def execute(cur: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+            if plans.seen is not None and cur.connection is not plans.conn:
+                plans.seen.append((query, params))
+            return original(cur, query, params, **kw)
+
+        if self.conn is not None:
+            psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+
+    def seq_scans(self, fn: Callable[[], Any]) -> list[str]:
+        """Calls ``fn()``; its statements whose plan scans the relation sequentially
+        (the start of each)."""
+        if self.conn is None:
+            fn()
+            return []
+        self.seen = []
+        try:
+            fn()
+        finally:
+            seen, self.seen = self.seen, None
+        bad = []
+        for query, params in seen:
+            text = query if isinstance(query, str) else query.as_string(self.conn)
+            if not text.lstrip().upper().startswith(("SELECT", "WITH")):
+                continue  # EXPLAINs of the estimates, SET, ...
+            row = self.conn.execute(f"EXPLAIN (FORMAT JSON) {text}", params).fetchone()
+            if row and self._has_seq_scan(row[0][0]["Plan"]):
+                bad.append(" ".join(text.split())[:80])
+        return bad
+
+    def _has_seq_scan(self, node: dict[str, Any]) -> bool:
+        if node.get("Node Type") == "Seq Scan" and node.get("Relation Name") == self.relation:
+            return True
+        return any(self._has_seq_scan(child) for child in node.get("Plans", []))
+
+
 class RateSampler:
     """Counts completions and samples the rate every ``window`` seconds."""
 

@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from common import Recorder, base_args, median, scratch_database, timed  # noqa: E402
+from common import Plans, Recorder, base_args, median, scratch_database, timed  # noqa: E402
 
 from qctl.systems.dbos import actions, reads  # noqa: E402
 from qctl.systems.dbos.database import Database  # noqa: E402
@@ -117,10 +117,23 @@ def cli_ms(args: list[str], repeat: int = 3) -> float:
 def measure(rec: Recorder, backend: str, url: str, n: int) -> None:
     db = Database(url)
     note = f"{n:,} workflows"
+    plans = Plans(url if backend == "postgres" else None, "workflow_status")
 
-    def add(metric: str, fn: Any, unit: str = "ms", extra_note: str = "") -> None:
-        fn()
-        rec.add(backend, metric, median(timed(fn, 7)), unit, extra_note or note)
+    def add(metric: str, fn: Any, extra_note: str = "", explain: bool = True) -> None:
+        # The warm-up call is the one EXPLAINed (qctl's reads on PostgreSQL): its
+        # statements re-planned on a connection of their own, any sequential scan of
+        # workflow_status named. DBOSClient runs on SQLAlchemy's driver, not seen here.
+        planned = plans.seq_scans(fn) if explain else []
+        if not explain:
+            fn()
+        full = extra_note or note
+        if plans.conn is not None and explain:
+            full += f"; EXPLAIN: {len(planned)} seq scan plans"
+            for text in planned:
+                print(f"    seq scan planned: {text}", flush=True)
+        runs = timed(fn, 7)
+        rec.add(backend, metric, median(runs), "ms", full, seq_scan_plans=len(planned),
+                runs=[round(t, 3) for t in runs])  # fmt: skip
 
     add("list first page (50)", lambda: reads.list_workflows(db, reads.WorkflowFilter(), 50))
     flt = reads.WorkflowFilter(status=("ERROR",), name=("wf_0",))
@@ -154,11 +167,13 @@ def measure(rec: Recorder, backend: str, url: str, n: int) -> None:
             "DBOSClient.list_workflows first page (50)",
             lambda: client.list_workflows(limit=50, sort_desc=True, load_input=False,
                                           load_output=False),
+            explain=False,
         )  # fmt: skip
         add(
             "DBOSClient.list_workflows page 100,000 deep (offset)",
             lambda: client.list_workflows(limit=50, offset=100_000, sort_desc=True,
                                           load_input=False, load_output=False),
+            explain=False,
         )  # fmt: skip
     finally:
         client.destroy()
@@ -201,6 +216,7 @@ def main() -> None:
     args = ap.parse_args()
     n = 20_000 if args.quick else args.workflows
     rec = Recorder(args.json, "dbos", "qctl")
+    size = f"{n:,} workflows, {n * args.steps_per:,} steps"
     backends = args.backend.split(",")
     if "postgres" in backends:
         with scratch_database(args.pg, "qctl_bench_dbos") as url:
@@ -209,7 +225,7 @@ def main() -> None:
             )
             t = time.monotonic()
             fill_postgres(url, n, args.steps_per)
-            print(f"  postgres: filled in {time.monotonic() - t:.0f}s", flush=True)
+            rec.add("postgres", "generate with SQL", time.monotonic() - t, "s", size)
             measure(rec, "postgres", url, n)
     if "sqlite" in backends:
         with tempfile.TemporaryDirectory() as tmp:
@@ -220,7 +236,7 @@ def main() -> None:
             )
             t = time.monotonic()
             fill_sqlite(path, n, args.steps_per)
-            print(f"  sqlite: filled in {time.monotonic() - t:.0f}s", flush=True)
+            rec.add("sqlite", "generate with SQL", time.monotonic() - t, "s", size)
             measure(rec, "sqlite", url, n)
 
 

@@ -7,7 +7,8 @@
 Options: ``--pg DSN`` (a server DSN; scratch databases named ``qctl_bench_*`` are created
 on that server and dropped afterwards; default ``$QCTL_BENCH_PG_DSN`` or
 ``postgresql://postgres@127.0.0.1:5432/postgres``), ``--only`` (a comma list of
-machine, queue, peers, whatif, hints, admin, dags, cli, tui), ``--no-peers``, ``--no-doc``.
+machine, queue, peers, whatif, hints, admin, dags, cli, tui, dbos), ``--no-peers``,
+``--no-doc``.
 
 The peers (pgqueuer, procrastinate) are installed from PyPI into ``bench/.venv-peers``,
 an environment of their own created here on first use; they are never dependencies of
@@ -42,7 +43,7 @@ PEER_PINS = [
     "psycopg-pool==3.3.3",
 ]
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
-STEPS = ["machine", "queue", "peers", "whatif", "hints", "admin", "dags", "cli", "tui"]
+STEPS = ["machine", "queue", "peers", "whatif", "hints", "admin", "dags", "cli", "tui", "dbos"]
 
 
 def peers_python() -> str:
@@ -141,6 +142,8 @@ class Runner:
             extra = ["--runs", "2", "--minutes", "0.2"] if q else ["--runs", "5", "--minutes", "1"]
             extra += ["--pg", "--server", self.args.pg, "--json", self.results]
             self.texts["tui"] = self.script("tui", py, "tui_bench.py", *extra, pg=False)
+        if "dbos" in steps:
+            self.script("dbos", py, "dbos_scale.py")
         section = report(self)
         print("\n" + section)
         if not self.args.no_doc:
@@ -278,6 +281,73 @@ def hint_table(t: Table) -> list[str]:
     return lines
 
 
+DBOS_SIDE_BY_SIDE = (
+    ("first page (50), in process", "list first page (50)",
+     "DBOSClient.list_workflows first page (50)"),
+    ("page 100,000 deep, in process", "list page 100,000 deep (keyset)",
+     "DBOSClient.list_workflows page 100,000 deep (offset)"),
+    ("first page (50), command line", "CLI: qctl workflows list -n 50 -o json",
+     "CLI: dbos workflow list -l 50 -d"),
+)  # fmt: skip
+"""qctl's read beside DBOS's own for the same page (``bench/dbos_scale.py``)."""
+DBOS_READS = (
+    "list first page (50)",
+    "list filtered page (ERROR, name)",
+    "list page 100,000 deep (keyset)",
+    "counts by status",
+    "dashboard refresh (overview)",
+)
+"""The DBOS reads the 50 ms target covers."""
+
+
+def dbos_side_by_side(t: Table, backends: tuple[str, ...]) -> list[str]:
+    cells = " | ".join(f"qctl {b} (ms) | DBOS {b} (ms) | DBOS / qctl" for b in backends)
+    lines = [f"| page | {cells} |", "|---|" + "---:|---:|---:|" * len(backends)]
+    for label, ours, theirs in DBOS_SIDE_BY_SIDE:
+        row = []
+        for b in backends:
+            q, d = t.get("dbos", "qctl", b, ours), t.get("dbos", "qctl", b, theirs)
+            row += [fmt(q), fmt(d), f"{d / q:.1f}x" if q and d else "-"]
+        lines.append(f"| {label} | " + " | ".join(row) + " |")
+    return lines
+
+
+def dbos_targets(t: Table) -> list[tuple[str, str, bool | None]]:
+    rows: list[tuple[str, str, bool | None]] = []
+    for b in ("postgres", "sqlite"):
+        reads = [r for m in DBOS_READS if (r := t.by.get(("dbos", "qctl", b, m)))]
+        if not reads:
+            continue
+        worst = max(reads, key=lambda r: r["value"])
+        rows.append(
+            (
+                f"DBOS reads at scale < 50 ms each ({b}: first page, filtered page, a page"
+                " 100,000 deep, counts by status, dashboard refresh)",
+                f"{len(reads)} reads, worst {worst['metric']}: {worst['value']:,.1f} ms",
+                all(r["value"] < 50 for r in reads),
+            )
+        )
+        if b == "postgres":
+            planned = [r for r in reads if r.get("extra", {}).get("seq_scan_plans")]
+            rows.append(
+                (
+                    "DBOS PG: no sequential scan of workflow_status in those reads (EXPLAIN)",
+                    ", ".join(r["metric"] for r in planned) or f"none in {len(reads)} reads",
+                    not planned,
+                )
+            )
+        tx = t.get("dbos", "qctl", b, "vacuum workflows (slowest transaction)")
+        done = t.get("dbos", "qctl", b, "vacuum workflows (deleted)")
+        rows.append(
+            (
+                f"DBOS vacuum workflows: every transaction < 1 s ({b})",
+                "-" if tx is None else f"longest {tx:,.0f} ms, {done or 0:,.0f} deleted",
+                None if tx is None else tx < 1000,
+            )
+        )
+    return rows
+
+
 def verdict(ok: bool | None) -> str:
     return "-" if ok is None else ("met" if ok else "**missed**")
 
@@ -410,6 +480,7 @@ def targets(t: Table) -> list[str]:
             None if locked is None else locked == 0,
         )
     )
+    rows += dbos_targets(t)
     lines = ["| target | measured | verdict |", "|---|---|---|"]
     lines += [f"| {n} | {m} | {verdict(ok)} |" for n, m, ok in rows]
     return lines
@@ -485,6 +556,13 @@ def report(r: Runner) -> str:
         out += ["### Scenario 7: CLI and dashboard", ""]
         out += [*simple_table(t, "cli", ("cli",)), ""]
         out += [*simple_table(t, "tui", ("sqlite", "postgres")), ""]
+    if any(x["scenario"] == "dbos" for x in t.rows):
+        ran = {x["backend"] for x in t.rows if x["scenario"] == "dbos"}
+        backends = tuple(b for b in ("postgres", "sqlite") if b in ran)
+        out += ["### Scenario 8: DBOS at scale (`bench/dbos_scale.py`)", ""]
+        out += [*simple_table(t, "dbos", backends), ""]
+        out += ["qctl beside DBOS's own listing, same page, same database, same run:", ""]
+        out += [*dbos_side_by_side(t, backends), ""]
     out += ["### Targets (computed from this run)", "", *targets(t), ""]
     return "\n".join(out)
 
