@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import Recorder, base_args, median, scratch_database
+from common import Recorder, base_args, compile_qctl, median, scratch_database
 
 QCTL = str(Path(sys.executable).parent / "qctl")
 FLOOR = "import psycopg, sys; psycopg.connect(sys.argv[1]).execute('select 1')"
@@ -38,6 +38,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     args = ap.parse_args()
     rec = Recorder(args.json, "cli", "qctl")
+    compile_qctl()
     with tempfile.TemporaryDirectory() as tmp, scratch_database(args.pg, "qctl_bench_cli") as pg:
         env = {**os.environ, "XDG_DATA_HOME": tmp, "XDG_CONFIG_HOME": tmp}
         lite = f"sqlite:///{tmp}/bench.db"

@@ -33,7 +33,7 @@ import pexpect
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import DEFAULT_PG, Recorder, scratch_database
+from common import DEFAULT_PG, Recorder, compile_qctl, scratch_database
 
 QCTL = str(Path(sys.executable).parent / "qctl")
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
@@ -163,6 +163,7 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="append JSON-lines results to this file")
     a = ap.parse_args()
     rec = Recorder(a.json, "tui", "qctl")
+    compile_qctl()
 
     from qctl_store import open_store
 

@@ -34,14 +34,15 @@ from qctl.cli.output import (
     rows_of,
 )
 from qctl.cli.parse import ParseError
-from qctl.ops import jobs as ops_jobs
-from qctl.ops.results import BulkOutcome, JobOutcome
-from qctl.ops.views import attempt_history
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS
 from qctl_store.types import EnqueueParams, Job, JobPageCursor, JobSearch, JobState, Source
 
 if TYPE_CHECKING:
+    from qctl.ops.results import JobOutcome
     from qctl_store.contract import ConsoleStore
+
+# The operations layer is imported by the verbs that act, in their bodies: the reads
+# (``jobs list``, ``jobs show``) start without it.
 
 app = common.app("jobs")
 
@@ -179,6 +180,8 @@ def show(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """One job: its row, timings and attempt history."""
+    from qctl.ops.views import attempt_history
+
     job = find(ctx, id)
     attempts = attempt_history(common.store(ctx).job_attempts(job.source, job.id))
     record = job_record(job, payload)
@@ -199,6 +202,8 @@ def attempts(
 ) -> None:
     """The error history of a job, one row per failed attempt, in time order; LIFETIME
     grows each time the job was retried."""
+    from qctl.ops.views import attempt_history
+
     job = find(ctx, id)
     history = attempt_history(common.store(ctx).job_attempts(job.source, job.id))
     emit_rows(rows_of(history), ATTEMPT_COLUMNS, output)
@@ -242,6 +247,8 @@ def enqueue(
         idempotency_key=idempotency_key,
         idempotency_ttl=common.duration(ttl, "--ttl") or timedelta(0),
     )
+    from qctl.ops import jobs as ops_jobs
+
     inserted = ops_jobs.enqueue(common.writable(ctx, "jobs enqueue"), params)
     emit_result(
         {"id": params.id, "kind": kind, "inserted": inserted},
@@ -302,6 +309,8 @@ def _bulk(
 ) -> None:
     """``action`` on every job matching ``search``, after a dry run that counts them:
     printed with a sample for --dry-run, else the question that says how many."""
+    from qctl.ops import jobs as ops_jobs
+
     if not dry_run:
         common.cli(ctx).require_writable(f"jobs {action}")
     store = common.store(ctx)
@@ -329,10 +338,9 @@ def _selection(ids: list[str] | None, bulk: bool, what: str) -> None:
         raise ParseError(f"give job ids or {what}")
 
 
-def _verb(
-    action: str, call: Callable[[ConsoleStore, uuid.UUID, bool], JobOutcome], doc: str
-) -> None:
-    """``jobs ACTION``: by id, or on every job matching the filters (or --all)."""
+def _verb(action: str, doc: str) -> None:
+    """``jobs ACTION``: by id, or on every job matching the filters (or --all), through
+    the operations layer's function of the same name (``run-now``: ``run_now``)."""
 
     def command(
         ctx: typer.Context,
@@ -361,7 +369,9 @@ def _verb(
         if ids:
             if dry_run:
                 raise ParseError("--dry-run goes with filters or --all")
-            _act(ctx, ids, action, output, call)
+            from qctl.ops import jobs as ops_jobs
+
+            _act(ctx, ids, action, output, getattr(ops_jobs, action.replace("-", "_")))
             return
         _bulk(ctx, action, search, dry_run, yes, output)
 
@@ -379,7 +389,6 @@ BULK_DOC = """
 
 _verb(
     "retry",
-    ops_jobs.retry,
     """Retry dead jobs. DAG tasks are retried through their run (`qctl dags retry`),
     workflow operations settled with `qctl workflows resolve`."""
     + BULK_DOC
@@ -391,17 +400,14 @@ _verb(
 )
 _verb(
     "run-now",
-    ops_jobs.run_now,
     "Run scheduled jobs now (DAG tasks too)." + BULK_DOC,
 )
 _verb(
     "archive",
-    ops_jobs.archive,
     "Force pending or scheduled jobs to dead. No further attempts." + BULK_DOC,
 )
 _verb(
     "pause",
-    ops_jobs.pause,
     """Pause pending or scheduled jobs (a DAG: `qctl dags pause`)."""
     + BULK_DOC
     + """
@@ -410,7 +416,7 @@ _verb(
       qctl jobs pause --kind report.build
     """,
 )
-_verb("resume", ops_jobs.resume, "Resume paused jobs (a DAG: `qctl dags retry`)." + BULK_DOC)
+_verb("resume", "Resume paused jobs (a DAG: `qctl dags retry`)." + BULK_DOC)
 
 
 @app.command("delete")
@@ -450,6 +456,9 @@ def delete(
     if not ids:
         _bulk(ctx, "delete", search, dry_run, yes, output)
         return
+    from qctl.ops import jobs as ops_jobs
+    from qctl.ops.results import BulkOutcome
+
     if not dry_run:
         common.cli(ctx).require_writable("jobs delete")
     store = common.store(ctx)
@@ -480,6 +489,8 @@ def vacuum_dead(
 ) -> None:
     """Delete dead jobs that died longer ago than --older-than (queue and event sources
     unless --source; DAG tasks go with their run: `qctl vacuum dags`)."""
+    from qctl.ops import jobs as ops_jobs
+
     age = common.duration(older_than, "--older-than") or timedelta(0)
     if not dry_run:
         common.cli(ctx).require_writable("jobs vacuum-dead")

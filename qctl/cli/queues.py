@@ -11,7 +11,6 @@ from qctl.cli import common
 from qctl.cli.common import KindOpt, Output, SourceOpt
 from qctl.cli.output import OutputFormat, as_dict, emit_detail, emit_rows, note
 from qctl.cli.parse import ParseError
-from qctl.ops.views import require_kind
 from qctl_store.types import DailyCount, Depths, Source
 
 app = common.app("queues")
@@ -103,6 +102,8 @@ def stats(
 ) -> None:
     """Depths of one kind and its daily series. A kind no job of the source has is
     refused (exit 3)."""
+    from qctl.ops.views import require_kind
+
     store = common.store(ctx)
     require_kind(store, kind, [source])
     depths, daily = store.stats(source, kind)
