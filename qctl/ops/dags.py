@@ -6,10 +6,10 @@ import uuid
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
-from qctl.ops.errors import NoSuchName, WrongState
+from qctl.ops.errors import NoSuchName, require_state
 from qctl.ops.results import RunOutcome, SignalOutcome
 from qctl_store.dagcheck import COMPENSABLE_STATES
-from qctl_store.types import DAG_TERMINAL_STATES, JSON, DAGSignalParams, DAGState, DAGView
+from qctl_store.types import DAG_TERMINAL_STATES, JSON, DAGSignalParams, DAGState
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
@@ -26,18 +26,10 @@ def _act(
     dry_run: bool,
 ) -> RunOutcome:
     dag = store.get_dag(id)
-    _needs(dag, action, needs)
+    require_state(f"{action} dag", f"DAG {str(dag.id)[:8]}", dag.state, needs, action)
     if not dry_run:
         call()
     return RunOutcome(dag.id, dag.name, action, dag.state, dry_run)
-
-
-def _needs(dag: DAGView, action: str, needs: Collection[DAGState]) -> None:
-    if dag.state not in needs:
-        wanted = " or ".join(s for s in DAGState if s in needs)
-        raise WrongState(
-            f"{action} dag", f"DAG {str(dag.id)[:8]} is {dag.state}; {action} needs {wanted}"
-        )
 
 
 def retry(store: ConsoleStore, id: uuid.UUID, dry_run: bool = False) -> RunOutcome:

@@ -7,6 +7,9 @@ Their text is the whole message, one line, saying why and what to do instead.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from enum import Enum
+
 from qctl_store import errors
 from qctl_store.errors import InvalidInput, NotFound, StoreError
 
@@ -25,6 +28,16 @@ class _Refusal(NotFound):
 class WrongState(_Refusal):
     """The row is not in a state the action accepts: "job e4b6360a is succeeded; pause
     needs pending or scheduled"."""
+
+
+def require_state(op: str, subject: str, state: str, needs: Collection[str], action: str) -> None:
+    """Raise ``WrongState`` unless ``state`` is one of ``needs``: "{subject} is {state};
+    {action} needs A or B", the states named in their enum's order (as given for plain
+    strings), so a set reads the same on every run."""
+    if state in needs:
+        return
+    wanted = [s for s in type(state) if s in needs] if isinstance(state, Enum) else list(needs)
+    raise WrongState(op, f"{subject} is {state}; {action} needs {' or '.join(wanted)}")
 
 
 class NoSuchName(_Refusal):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from qctl.ops.errors import WrongState, WrongVerb
+from qctl.ops.errors import WrongState, WrongVerb, require_state
 from qctl.ops.results import BulkOutcome, BulkPlan, JobOutcome
 from qctl_store.errors import InvalidInput, NotFound
 from qctl_store.types import EnqueueParams, Job, JobPageCursor, JobSearch, JobState, Source
@@ -103,13 +103,6 @@ def owner_refusal(job: Job, action: str, dag_verb: str, workflow_verb: str) -> W
     return None
 
 
-def _needs(action: str, job: Job, needs: tuple[JobState, ...]) -> None:
-    if job.state not in needs:
-        raise WrongState(
-            action, f"job {short(job.id)} is {job.state}; {action} needs {' or '.join(needs)}"
-        )
-
-
 def act(store: ConsoleStore, action: str, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
     """``action`` (a key of ``VERBS``) on the job ``id``, after the guards; with
     ``dry_run`` only the guards."""
@@ -118,7 +111,7 @@ def act(store: ConsoleStore, action: str, id: uuid.UUID, dry_run: bool = False) 
     refusal = owner_refusal(job, action, verb.dag, verb.workflow)
     if refusal is not None:
         raise refusal
-    _needs(action, job, verb.needs)
+    require_state(action, f"job {short(job.id)}", job.state, verb.needs, action)
     if not dry_run:
         verb.call(store, job)
     return JobOutcome(job.id, job.source, job.kind, action, job.state, dry_run)

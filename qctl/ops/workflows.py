@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
-from qctl.ops.errors import WrongState, WrongVerb
+from qctl.ops.errors import WrongVerb, require_state
 from qctl.ops.results import ResolveOutcome, RunOutcome, SignalOutcome
 from qctl_store import wac
 from qctl_store.errors import NotFound
@@ -37,12 +37,7 @@ def _act(
     dry_run: bool,
 ) -> RunOutcome:
     execution = store.get_workflow_execution(id)
-    if execution.state not in needs:
-        wanted = " or ".join(s for s in WorkflowState if s in needs)
-        raise WrongState(
-            f"{action} workflow",
-            f"workflow {str(id)[:8]} is {execution.state}; {action} needs {wanted}",
-        )
+    require_state(f"{action} workflow", f"workflow {str(id)[:8]}", execution.state, needs, action)
     if not dry_run:
         call(execution.name)
     return RunOutcome(execution.id, execution.name, action, execution.state, dry_run)
@@ -103,11 +98,13 @@ def resolve(
             f"job {str(job_id)[:8]} is a {job.source} job, not a workflow operation; "
             "resolve takes the id of an uncertain operation (`qctl workflows show ID`)"
         )
-    if job.state != JobState.UNCERTAIN:
-        raise WrongState(
-            "resolve uncertain",
-            f"operation {str(job_id)[:8]} is {job.state}; resolve needs uncertain",
-        )
+    require_state(
+        "resolve uncertain",
+        f"operation {str(job_id)[:8]}",
+        job.state,
+        {JobState.UNCERTAIN},
+        "resolve",
+    )
     decision = UncertainDecision(decision)
     event = "" if decision == UncertainDecision.RETRY else _outcome(job.meta, decision, result)[0]
     if dry_run:

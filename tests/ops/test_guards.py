@@ -196,3 +196,24 @@ def test_typos_are_not_silent_success(store: Any) -> None:
         ops_events.replay(store, ReplayFilter(subscriber="nosuch"))
     with pytest.raises(NoSuchName, match="no subscriber named"):
         ops_events.delete_subscriber(store, unique("nosub"))
+
+
+def test_state_refusal_names_the_wanted_states_in_their_enum_order() -> None:
+    """One check serves job, DAG, workflow and DBOS verbs: a set of states reads in the
+    enum's order, plain strings in the order given."""
+    from qctl.ops.errors import require_state
+
+    require_state("cancel dag", "DAG 1234abcd", DAGState.RUNNING, {DAGState.RUNNING}, "cancel")
+    with pytest.raises(WrongState) as dag:
+        require_state(
+            "pause dag",
+            "DAG 1234abcd",
+            DAGState.SUSPENDED,
+            frozenset({DAGState.PAUSED, DAGState.RUNNING}),
+            "pause",
+        )
+    assert str(dag.value) == "DAG 1234abcd is suspended; pause needs running or paused"
+    assert dag.value.op == "pause dag"
+    with pytest.raises(WrongState) as dbos:
+        require_state("resume", "workflow w1", "SUCCESS", ("CANCELLED", "ERROR"), "resume")
+    assert str(dbos.value) == "workflow w1 is SUCCESS; resume needs CANCELLED or ERROR"

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from qctl.ops.errors import WrongState
+from qctl.ops.errors import WrongState, require_state
 from qctl.systems.dbos import reads
 from qctl.systems.dbos.database import Database
 from qctl_store.errors import InvalidInput
@@ -171,12 +171,9 @@ def client(db: Database) -> Iterator[DBOSClient]:
 
 
 def _check(verb: Verb, row: dict[str, Any]) -> None:
-    if row["status"] not in verb.needs:
-        raise WrongState(
-            verb.action,
-            f"workflow {row['workflow_id']} is {row['status']}; {verb.action} needs "
-            + " or ".join(verb.needs),
-        )
+    require_state(
+        verb.action, f"workflow {row['workflow_id']}", row["status"], verb.needs, verb.action
+    )
 
 
 def _target(db: Database, workflow_id: str) -> dict[str, Any]:
@@ -419,8 +416,7 @@ def backfill_schedule(
 
 def pause_schedule(db: Database, name: str, dry_run: bool = False) -> ScheduleOutcome:
     row = reads.get_schedule(db, name)
-    if row["status"] != "ACTIVE":
-        raise WrongState("pause", f"schedule {name} is {row['status']}; pause needs ACTIVE")
+    require_state("pause", f"schedule {name}", row["status"], ("ACTIVE",), "pause")
     if not dry_run:
         with client(db) as c:
             c.pause_schedule(name)
