@@ -242,7 +242,7 @@ class QctlTop(Dashboard):
                 detail = f"updated {self.clock():%H:%M:%S}" if self.refresh_count else ""
                 if self.paused:
                     detail = f"{detail}  (p resumes refresh)".strip()
-            bar.show(self.mode, self.location, detail, self.read_only)
+            bar.show(self.mode, self.location, detail)
 
     def connection_ok(self) -> None:
         self.refresh_count += 1

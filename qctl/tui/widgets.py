@@ -26,14 +26,13 @@ MODE_STYLES = {
 
 
 class StatusBar(Static):
-    """One line: connection mode (live / polling / disconnected / paused), target, error."""
+    """One line: connection mode (live / polling / disconnected / paused), target, error.
+    The target is ``CliContext.describe()``, which already says ``[read-only]``."""
 
-    def show(self, mode: str, location: str, detail: str, read_only: bool) -> None:
+    def show(self, mode: str, location: str, detail: str) -> None:
         text = Text()
         text.append(f" ● {mode or 'connecting'} ", MODE_STYLES.get(mode, "bold"))
         text.append(f" {location}")
-        if read_only:
-            text.append("  read-only", "bold cyan")
         if detail:
             text.append(f"  {detail}", "red" if mode == DISCONNECTED else "dim")
         self.update(text)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input
 
+from qctl.cli.context import CliContext
 from qctl.ops import jobs as ops_jobs
 from qctl.tui.app import QctlTop
 from qctl.tui.live import DISCONNECTED
@@ -53,7 +54,8 @@ def kind() -> str:
 
 def app_for(store: Any, **kw: Any) -> QctlTop:
     kw.setdefault("live", False)
-    return QctlTop(store, location="test", **kw)
+    kw.setdefault("location", "test")
+    return QctlTop(store, **kw)
 
 
 def dead_job(store: Any, k: str) -> uuid.UUID:
@@ -246,8 +248,12 @@ async def test_action_on_a_job_that_moved_on_says_so(store: Any) -> None:
 async def test_read_only_hides_and_refuses_actions(store: Any) -> None:
     k = kind()
     job_id = dead_job(store, k)
-    app = app_for(store, read_only=True)
+    # the location `qctl --read-only top` passes: describe() carries the one label
+    where = CliContext(dsn="postgresql://postgres@db/test", schema="rv_newcomer", read_only=True)
+    app = app_for(store, read_only=True, location=where.describe())
     async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "schema=rv_newcomer [read-only]" in screen_text(app))
+        assert screen_text(app).count("read-only") == 1
         await open_jobs(pilot, app, k)
         keys = footer_keys(app)
         assert {"s", "t", "slash"} <= keys

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from qctl.cli.context import CliContext
 from qctl.tui.app import QctlTop
 from qctl.tui.screens import (
     DagGraphScreen,
@@ -251,9 +252,8 @@ def check(name: str, text: str) -> None:
 async def snap(
     name: str, keys: list[str], marker: str, screen: Any = None, read_only: bool = False
 ) -> None:
-    app = QctlTop(
-        FixedStore(), location="snapshot.db", live=False, clock=lambda: NOW, read_only=read_only
-    )
+    where = CliContext(dsn="snapshot.db", read_only=read_only).describe()
+    app = QctlTop(FixedStore(), location=where, live=False, clock=lambda: NOW, read_only=read_only)
     async with app.run_test(size=(120, 36)) as pilot:
         await until(pilot, lambda: app.refresh_count >= 1)
         for key in keys:
