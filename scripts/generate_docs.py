@@ -26,7 +26,7 @@ from typer.main import get_command  # noqa: E402
 
 from qctl import __version__  # noqa: E402
 from qctl.cli.errors import EXIT_CODE_DOCS  # noqa: E402
-from qctl.cli.main import _available, app, build  # noqa: E402
+from qctl.cli.main import app, build  # noqa: E402
 from qctl.systems import System, systems  # noqa: E402
 
 GENERIC_METAVARS = {"str": "TEXT", "int": "N", "int range": "N", "float range": "N"}
@@ -113,8 +113,6 @@ def tree(system: System) -> Node:
     ctx = Context(root, info_name="qctl")
     node = _node(root, ctx, ["qctl"])
     for name, entry in system.commands.items():
-        if not _available(entry):
-            continue
         cmd = build(name, entry)
         child = _node(cmd, Context(cmd, info_name=name, parent=ctx), ["qctl", name])
         child.short = entry.help

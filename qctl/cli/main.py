@@ -4,7 +4,6 @@ where failures become one line on stderr and a documented exit code."""
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 import sys
 from collections.abc import Sequence
@@ -81,10 +80,6 @@ def arrange(argv: Sequence[str]) -> list[str]:
     return [*root, *rest, *output, *tail]
 
 
-def _available(entry: Entry) -> bool:
-    return not entry.optional or importlib.util.find_spec(entry.module) is not None
-
-
 def build(name: str, entry: Entry) -> Command:
     """The click command of a registry entry (imports its module)."""
     target = getattr(importlib.import_module(entry.module), entry.attr)
@@ -147,7 +142,7 @@ class QctlGroup(TyperGroup):
     command and maps every failure to one line and a code."""
 
     def list_commands(self, ctx: Context) -> list[str]:
-        return [name for name, entry in _nouns().items() if _available(entry)]
+        return list(_nouns())
 
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         from qctl.systems import all_aliases
@@ -156,8 +151,6 @@ class QctlGroup(TyperGroup):
         if name not in _nouns():
             return None
         entry = _system_entry(ctx, name)
-        if not _available(entry):
-            return None
         if cmd_name not in self.commands:
             command = build(name, entry)
             if cmd_name != name:  # the singular alias: works, never listed
@@ -191,7 +184,7 @@ class QctlGroup(TyperGroup):
             raise
 
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
-        rows = [(n, e.help) for n, e in _nouns().items() if _available(e)]
+        rows = [(n, e.help) for n, e in _nouns().items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

@@ -16,8 +16,6 @@ class Entry:
     help: str
     alias: str = ""
     """The hidden singular name of a group (``qctl dag ...``)."""
-    optional: bool = False
-    """Registered only when its module exists (``top``/``demo`` land separately)."""
 
 
 COMMANDS: dict[str, Entry] = {
@@ -68,10 +66,8 @@ COMMANDS: dict[str, Entry] = {
     "replay": Entry("qctl.cli.replay", "replay", "Re-deliver ledger events to subscribers."),
     "nuke": Entry("qctl.cli.replay", "nuke", "Delete every job, stat and key of a source."),
     "watch": Entry("qctl.cli.watch", "watch", "Print change hints as JSON lines until Ctrl-C."),
-    "top": Entry("qctl.cli.top", "top", "The live dashboard.", optional=True),
-    "demo": Entry(
-        "qctl.cli.demo", "demo", "A live demo workload, watched in qctl top.", optional=True
-    ),
+    "top": Entry("qctl.cli.top", "top", "The live dashboard."),
+    "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
 }
 
 ALIASES: dict[str, str] = {e.alias: name for name, e in COMMANDS.items() if e.alias}
