@@ -38,7 +38,15 @@ R = TypeVar("R")
 STALL_AFTER = 3
 """Seconds without an answer before the status bar says the database is not answering."""
 
-TABS = ["overview", "jobs", "dags", "events", "workflows", "leases"]
+TABS = {
+    "overview": ("Overview", "OverviewPane"),
+    "jobs": ("Jobs", "JobsPane"),
+    "dags": ("DAGs", "DagsPane"),
+    "events": ("Events", "EventsPane"),
+    "workflows": ("Workflows", "WorkflowsPane"),
+    "leases": ("Leases", "LeasesPane"),
+}
+"""Tab id -> its title and its pane's class in ``qctl.tui.screens`` (``#jobs-pane``)."""
 
 
 @dataclass
@@ -61,35 +69,31 @@ class MainScreen(TopScreen):
     ]
 
     def compose(self) -> ComposeResult:
-        from qctl.tui.screens import (
-            DagsPane,
-            EventsPane,
-            JobsPane,
-            LeasesPane,
-            OverviewPane,
-            WorkflowsPane,
-        )
+        from qctl.tui.screens import OverviewPane
 
         yield from self.compose_status()
         with TabbedContent(id="tabs", initial="overview"):
-            with TabPane("1 Overview", id="overview"):
-                yield OverviewPane(id="overview-pane")
-            with TabPane("2 Jobs", id="jobs"):
-                yield JobsPane(id="jobs-pane")
-            with TabPane("3 DAGs", id="dags"):
-                yield DagsPane(id="dags-pane")
-            with TabPane("4 Events", id="events"):
-                yield EventsPane(id="events-pane")
-            with TabPane("5 Workflows", id="workflows"):
-                yield WorkflowsPane(id="workflows-pane")
-            with TabPane("6 Leases", id="leases"):
-                yield LeasesPane(id="leases-pane")
+            for i, (name, (title, _)) in enumerate(TABS.items()):
+                with TabPane(f"{i + 1} {title}", id=name):
+                    if name == "overview":
+                        yield OverviewPane(id="overview-pane")
         yield footer()
+
+    def pane(self, name: str) -> Loader[Any]:
+        """The pane of tab ``name``, mounted when first asked for: the first frame waits
+        neither for the hidden tabs' widgets nor for their modules."""
+        try:
+            return self.query_one(f"#{name}-pane", Loader)
+        except NoMatches:
+            from qctl.tui import screens
+
+            pane: Loader[Any] = getattr(screens, TABS[name][1])(id=f"{name}-pane")
+            self.query_one(f"#{name}", TabPane).mount(pane)
+            return pane
 
     def loaders(self) -> list[Loader[Any]]:
         try:
-            active = self.query_one("#tabs", TabbedContent).active or "overview"
-            pane = self.query_one(f"#{active}-pane", Loader)
+            pane = self.pane(self.query_one("#tabs", TabbedContent).active or "overview")
         except NoMatches:  # composing or tearing down
             return []
         return [pane, *pane.query(Loader)]
@@ -99,7 +103,7 @@ class MainScreen(TopScreen):
 
     def action_show_tab(self, name: str) -> None:
         self.query_one("#tabs", TabbedContent).active = name
-        pane = self.query_one(f"#{name}-pane", Loader)
+        pane = self.pane(name)
         pane.reload()
         # The pane becomes visible on the next refresh; only then can it take focus.
         self.call_after_refresh(pane.focus_first)  # type: ignore[attr-defined]

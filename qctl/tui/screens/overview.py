@@ -249,11 +249,11 @@ class OverviewPane(Pane[OverviewData]):
             source, kind = key.split("\x1f", 1)
             depths = self._depths(Source(source), kind)
             state = JobState.DEAD if depths and depths.dead else JobState.PENDING
-            self.screen.query_one(JobsPane).open_with(Source(source), kind, state)
             self.screen.action_show_tab("jobs")  # type: ignore[attr-defined]
+            self.screen.query_one(JobsPane).open_with(Source(source), kind, state)
         else:
-            self.screen.query_one(DagsPane).open_with(key)
             self.screen.action_show_tab("dags")  # type: ignore[attr-defined]
+            self.screen.query_one(DagsPane).open_with(key)
 
 
 def split_counts(counts: dict[DAGState, int]) -> tuple[Text, Text]:
