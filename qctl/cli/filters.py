@@ -3,8 +3,10 @@ the ``JobSearch`` they build, and the confirmation before a payload search scans
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -45,6 +47,54 @@ RunOpt = Annotated[
     str | None,
     typer.Option("--run", metavar="ID", help="The jobs of one workflow execution."),
 ]
+
+FILTERS: list[tuple[str, Any, Any]] = [
+    ("source", SourceOpt, None),
+    ("kind", KindOpt, ""),
+    ("state", StateOpt, None),
+    ("meta", MetaOpt, None),
+    ("error", ErrorOpt, ""),
+    ("payload", PayloadOpt, None),
+    ("older_than", AgeOpt, None),
+    ("event", EventOpt, None),
+    ("dag", DagOpt, None),
+    ("run", RunOpt, None),
+]
+"""The filter options in help order: parameter name, Typer annotation, default."""
+
+
+def filtered(with_state: bool = True) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command the filter options in place of its ``search: JobSearch`` parameter
+    (the command takes ``ctx`` first) and call it with the ``JobSearch`` they build.
+    ``with_state=False`` leaves ``--state`` to a command that declares its own."""
+    options = [f for f in FILTERS if with_state or f[0] != "state"]
+
+    def wrap(command: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(command, eval_str=True)
+        params: list[inspect.Parameter] = []
+        for p in signature.parameters.values():
+            if p.name != "search":
+                params.append(p)
+                continue
+            params += [
+                inspect.Parameter(name, p.KEYWORD_ONLY, annotation=hint, default=default)
+                for name, hint, default in options
+            ]
+
+        def run(ctx: typer.Context, **kw: Any) -> None:
+            given = {name: kw.pop(name) for name, _, _ in options}
+            command(ctx, search=search(ctx, **given), **kw)
+
+        run.__doc__ = command.__doc__
+        run.__name__ = command.__name__
+        run.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[p.replace(kind=p.KEYWORD_ONLY) if p.name != "ctx" else p for p in params]
+        )
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        return run
+
+    return wrap
+
 
 SortOpt = Annotated[
     str | None,
@@ -114,6 +164,7 @@ def confirm_scan(store: AnyStore, search: JobSearch, yes: bool) -> None:
 
 
 __all__ = [
+    "FILTERS",
     "AgeOpt",
     "DagOpt",
     "ErrorOpt",
@@ -126,5 +177,6 @@ __all__ = [
     "SourceOpt",
     "StateOpt",
     "confirm_scan",
+    "filtered",
     "search",
 ]

@@ -20,7 +20,6 @@ from qctl.cli.common import (
     MetaOpt,
     Output,
     SourceOpt,
-    StateOpt,
     Yes,
 )
 from qctl.cli.output import (
@@ -100,18 +99,10 @@ def find(ctx: typer.Context, text: str) -> Job:
 
 
 @app.command("list")
+@filters.filtered()
 def list_jobs(
     ctx: typer.Context,
-    source: SourceOpt = None,
-    kind: KindOpt = "",
-    state: StateOpt = None,
-    meta: MetaOpt = None,
-    error: filters.ErrorOpt = "",
-    payload: filters.PayloadOpt = None,
-    older_than: filters.AgeOpt = None,
-    event: filters.EventOpt = None,
-    dag: filters.DagOpt = None,
-    run: filters.RunOpt = None,
+    search: JobSearch,
     sort: filters.SortOpt = None,
     limit: common.PageLimit = 50,
     after: Annotated[
@@ -130,9 +121,7 @@ def list_jobs(
       qctl jobs list --state dead --kind email.send --error timeout
       qctl jobs list --kind invoice.send --state pending --payload-contains '{"customer":"42"}'
     """
-    search = filters.search(
-        ctx, source, kind, state, meta, error, payload, older_than, event, dag, run
-    )
+    state = search.state
     search.reverse = filters.reverse(state, sort)
     cursor = decode_cursor(after) if after else None
     store = common.store(ctx)
@@ -348,23 +337,11 @@ def _verb(action: str, doc: str) -> None:
             list[str] | None, typer.Argument(metavar="ID...", help="Job ids or unique prefixes.")
         ] = None,
         all_: AllOpt = False,
-        source: SourceOpt = None,
-        kind: KindOpt = "",
-        state: StateOpt = None,
-        meta: MetaOpt = None,
-        error: filters.ErrorOpt = "",
-        payload: filters.PayloadOpt = None,
-        older_than: filters.AgeOpt = None,
-        event: filters.EventOpt = None,
-        dag: filters.DagOpt = None,
-        run: filters.RunOpt = None,
+        search: JobSearch = JobSearch(),
         dry_run: DryRun = False,
         yes: Yes = False,
         output: Output = OutputFormat.TABLE,
     ) -> None:
-        search = filters.search(
-            ctx, source, kind, state, meta, error, payload, older_than, event, dag, run
-        )
         _selection(ids, all_ or search != JobSearch(), "filters (or --all)")
         if ids:
             if dry_run:
@@ -378,7 +355,7 @@ def _verb(action: str, doc: str) -> None:
     command.__doc__ = doc
     if action == "retry":
         command.__annotations__["all_"] = RetryAllOpt
-    app.command(action)(command)
+    app.command(action)(filters.filtered()(command))
 
 
 BULK_DOC = """
@@ -420,6 +397,7 @@ _verb("resume", "Resume paused jobs (a DAG: `qctl dags retry`)." + BULK_DOC)
 
 
 @app.command("delete")
+@filters.filtered(with_state=False)
 def delete(
     ctx: typer.Context,
     state: Annotated[
@@ -429,15 +407,7 @@ def delete(
         list[str] | None, typer.Argument(metavar="ID...", help="Job ids or prefixes.")
     ] = None,
     all_: AllOpt = False,
-    source: SourceOpt = None,
-    kind: KindOpt = "",
-    meta: MetaOpt = None,
-    error: filters.ErrorOpt = "",
-    payload: filters.PayloadOpt = None,
-    older_than: filters.AgeOpt = None,
-    event: filters.EventOpt = None,
-    dag: filters.DagOpt = None,
-    run: filters.RunOpt = None,
+    search: JobSearch = JobSearch(),
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
@@ -449,9 +419,7 @@ def delete(
     Example:
       qctl jobs delete --all --state dead --kind report.build --dry-run
     """
-    search = filters.search(
-        ctx, source, kind, state, meta, error, payload, older_than, event, dag, run
-    )
+    search = replace(search, state=state)
     _selection(ids, all_ or replace(search, state=None) != JobSearch(), "filters (or --all)")
     if not ids:
         _bulk(ctx, "delete", search, dry_run, yes, output)

@@ -203,3 +203,23 @@ def test_one_age_flag_across_verbs(run: Run, st: Any, kind: str) -> None:
     assert both.exit_code == 2 and "one of them" in both.stderr
     neither = run("events", "retain", "--dry-run")
     assert neither.exit_code == 2
+
+
+def test_every_job_verb_takes_the_same_filter_options() -> None:
+    """One declaration (``filters.FILTERS``) serves `jobs list` and every bulk verb;
+    `jobs delete` declares its own required --state."""
+    import typer.main
+
+    from qctl.cli import filters
+    from qctl.cli.jobs import app
+
+    group = typer.main.get_group(app)
+    names = {name for name, _, _ in filters.FILTERS}
+    for verb in ["list", "retry", "run-now", "archive", "pause", "resume", "delete"]:
+        command = group.commands[verb]
+        params = {p.name for p in command.params}
+        assert names <= params, verb
+        opts = {o for p in command.params for o in p.opts}
+        assert {"--error", "--payload-contains", "--older-than", "--run"} <= opts, verb
+    state = next(p for p in group.commands["delete"].params if p.name == "state")
+    assert state.required
