@@ -133,6 +133,16 @@ def store(store_factory: StoreFactory) -> PostgresStore | SqliteStore:
 
 
 @pytest.fixture
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the operator's config file or touches their default database;
+    the command-line and DBOS suites use it for every test."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    for var in ("QCTL_DSN", "QCTL_SCHEMA", "QCTL_CONTEXT", "QCTL_READ_ONLY", "QCTL_SYSTEM"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
 def changes(store: PostgresStore | SqliteStore) -> Iterator[Subscription[Change]]:
     sub = store.changes()
     assert sub is not None, "both backends push change hints unless poll-only"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,11 +18,8 @@ Run = Callable[..., Result]
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    for var in ("QCTL_DSN", "QCTL_SCHEMA", "QCTL_CONTEXT", "QCTL_READ_ONLY", "QCTL_SYSTEM"):
-        monkeypatch.delenv(var, raising=False)
+def _isolated_home(isolated_home: None) -> None:
+    """Every test here runs in ``isolated_home`` (tests/conftest.py)."""
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])

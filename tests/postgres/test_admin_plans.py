@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -18,7 +17,8 @@ import pytest
 from qctl_store.listing import order_for
 from qctl_store.postgres import PostgresStore, admin
 from qctl_store.types import JobFilter, JobPageCursor, JobSearch, JobState, Source
-from tests.conftest import PG_DSN, StoreFactory, raw_pg
+from tests.conftest import raw_pg
+from tests.postgres.conftest import plans
 
 Q = Source.QUEUE
 KINDS = 4
@@ -26,94 +26,39 @@ SUCCEEDED_PER_KIND = 10_000
 LIVE = {"pending": 2000, "scheduled": 200, "active": 40, "dead": 40, "paused": 8}  # per kind: / 4
 
 
-@pytest.fixture(scope="module")
-def backend() -> str:
-    return "postgres"
-
-
-@pytest.fixture(scope="module")
-def store(store_factory: StoreFactory) -> PostgresStore:
-    s = store_factory()
-    assert isinstance(s, PostgresStore)
-    with raw_pg(s.schema) as c:
+def seed(c: psycopg.Connection[Any]) -> None:
+    c.execute(
+        """
+        INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
+                                enqueued_at, completed_at, payload)
+        SELECT gen_random_uuid(), 'queue', 'plan_' || (i %% %s), 'succeeded', now(), 1,
+               now() - interval '1 day', now() - i * interval '1 second', '{}'
+        FROM generate_series(1, %s) AS i
+        """,
+        (KINDS, KINDS * SUCCEEDED_PER_KIND),
+    )
+    # A kind with few succeeded jobs, which live_depths counts exactly.
+    c.execute(
+        """
+        INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
+                                enqueued_at, completed_at, payload)
+        SELECT gen_random_uuid(), 'queue', 'plan_few', 'succeeded', now(), 1,
+               now() - interval '1 day', now() - i * interval '1 second', '{}'
+        FROM generate_series(1, 30) AS i
+        """
+    )
+    for state, n in LIVE.items():
         c.execute(
             """
             INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
-                                    enqueued_at, completed_at, payload)
-            SELECT gen_random_uuid(), 'queue', 'plan_' || (i %% %s), 'succeeded', now(), 1,
-                   now() - interval '1 day', now() - i * interval '1 second', '{}'
+                                    enqueued_at, lease_until, payload)
+            SELECT gen_random_uuid(), 'queue', 'plan_' || (i %% %s), %s,
+                   now() - i * interval '1 ms', 1, now() - i * interval '1 ms',
+                   CASE WHEN %s = 'active' THEN now() + interval '1 hour' END, '{}'
             FROM generate_series(1, %s) AS i
             """,
-            (KINDS, KINDS * SUCCEEDED_PER_KIND),
+            (KINDS, state, state, n),
         )
-        # A kind with few succeeded jobs, which live_depths counts exactly.
-        c.execute(
-            """
-            INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
-                                    enqueued_at, completed_at, payload)
-            SELECT gen_random_uuid(), 'queue', 'plan_few', 'succeeded', now(), 1,
-                   now() - interval '1 day', now() - i * interval '1 second', '{}'
-            FROM generate_series(1, 30) AS i
-            """
-        )
-        for state, n in LIVE.items():
-            c.execute(
-                """
-                INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
-                                        enqueued_at, lease_until, payload)
-                SELECT gen_random_uuid(), 'queue', 'plan_' || (i %% %s), %s,
-                       now() - i * interval '1 ms', 1, now() - i * interval '1 ms',
-                       CASE WHEN %s = 'active' THEN now() + interval '1 hour' END, '{}'
-                FROM generate_series(1, %s) AS i
-                """,
-                (KINDS, state, state, n),
-            )
-        c.execute("VACUUM ANALYZE azync_jobs")
-    return s
-
-
-@pytest.fixture
-def low_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(admin, "ESTIMATE_THRESHOLD", 1000)
-
-
-@pytest.fixture
-def statements(store: PostgresStore, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
-    """Every statement the store's reads execute during the test, with its arguments."""
-    seen: list[tuple[str, Any]] = []
-    read = store.read
-
-    class Recording:
-        def __init__(self, cur: Any) -> None:
-            self._cur = cur
-
-        def execute(self, sql: str, args: Any = None) -> Any:
-            seen.append((sql, args))
-            return self._cur.execute(sql, args)
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(self._cur, name)
-
-    @contextmanager
-    def recording_read() -> Iterator[Any]:
-        with read() as cur:
-            yield Recording(cur)
-
-    monkeypatch.setattr(store, "read", recording_read)
-    return seen
-
-
-def plans(store: PostgresStore, seen: list[tuple[str, Any]]) -> list[str]:
-    """The plan of every recorded statement (EXPLAINs of estimates excepted)."""
-    out = []
-    with psycopg.connect(PG_DSN, options=f"-c search_path={store.schema}") as c:
-        for sql, args in seen:
-            if sql.lstrip().upper().startswith("EXPLAIN"):
-                continue
-            rows = c.execute("EXPLAIN " + sql, args).fetchall()
-            out.append("\n".join(r[0] for r in rows))
-    assert out, "no statement was recorded"
-    return out
 
 
 def assert_no_table_scan(plan: str) -> None:

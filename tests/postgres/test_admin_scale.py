@@ -6,47 +6,31 @@ table stays small; no timing is asserted."""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-import pytest
+import psycopg
 
 from qctl_store.postgres import PostgresStore, admin
 from qctl_store.types import Job, JobFilter, JobSearch, JobState, Source
-from tests.conftest import StoreFactory, raw_pg
 
 Q = Source.QUEUE
 ROWS = 3000
 KIND = "scale_done"
 
 
-@pytest.fixture(scope="module")
-def backend() -> str:
-    return "postgres"
-
-
-@pytest.fixture(scope="module")
-def store(store_factory: StoreFactory) -> PostgresStore:
-    s = store_factory()
-    assert isinstance(s, PostgresStore)
-    # Succeeded jobs in threes sharing one completed_at, so keyset pages must break
-    # ties on id.
-    with raw_pg(s.schema) as c:
-        c.execute(
-            """
-            INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
-                                    enqueued_at, completed_at, payload)
-            SELECT gen_random_uuid(), 'queue', %s, 'succeeded', now(), 1, now(),
-                   now() - (i / 3) * interval '1 ms', '{}'
-            FROM generate_series(1, %s) AS i
-            """,
-            (KIND, ROWS),
-        )
-        c.execute("ANALYZE azync_jobs")
-    return s
-
-
-@pytest.fixture
-def low_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(admin, "ESTIMATE_THRESHOLD", 1000)
+def seed(c: psycopg.Connection[Any]) -> None:
+    """Succeeded jobs in threes sharing one completed_at, so keyset pages must break
+    ties on id."""
+    c.execute(
+        """
+        INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
+                                enqueued_at, completed_at, payload)
+        SELECT gen_random_uuid(), 'queue', %s, 'succeeded', now(), 1, now(),
+               now() - (i / 3) * interval '1 ms', '{}'
+        FROM generate_series(1, %s) AS i
+        """,
+        (KIND, ROWS),
+    )
 
 
 def test_count_of_a_huge_succeeded_set_is_estimated_unless_exact(

@@ -28,11 +28,6 @@ N = 5
 
 
 @pytest.fixture(scope="module")
-def backend() -> str:
-    return "postgres"
-
-
-@pytest.fixture(scope="module")
 def store(store_factory: StoreFactory) -> PostgresStore:
     s = store_factory(maintenance_batch=2)
     assert isinstance(s, PostgresStore)

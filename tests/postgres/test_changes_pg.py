@@ -47,11 +47,6 @@ WIRE_KEYS = {
 }
 
 
-@pytest.fixture(scope="module")
-def backend() -> str:
-    return "postgres"
-
-
 # --- parsing (TestParseChange) ----------------------------------------------------------
 
 

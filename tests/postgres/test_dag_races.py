@@ -36,11 +36,6 @@ from tests.conftest import PG_DSN
 RACE_WAIT = 0.3
 
 
-@pytest.fixture(scope="module")
-def backend() -> str:
-    return "postgres"
-
-
 @pytest.fixture
 def competitor(pg_schema: str) -> Iterator[psycopg.Connection[Any]]:
     """A second session on the module's schema, for the competing transaction."""

@@ -30,11 +30,6 @@ from tests.conftest import PG_DSN
 Row = dict[str, Any]
 
 
-@pytest.fixture(scope="module")
-def backend() -> str:
-    return "postgres"
-
-
 @pytest.fixture
 def db(pg_schema: str) -> Iterator[psycopg.Connection[Row]]:
     with psycopg.connect(

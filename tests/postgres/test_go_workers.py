@@ -5,18 +5,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
-
 from qctl_store.postgres import PostgresStore
 from qctl_store.types import KIND_SIGNAL, KIND_SLEEP, DAGParams, DAGTask, EnqueueParams, JobState
 from tests.azync_go import GO_DELIVER_SIGNAL, GO_DEQUEUE, go_exhausted
 from tests.conformance.helpers import dag_task_by_key, unique
 from tests.conftest import raw_pg
-
-
-@pytest.fixture(scope="module")
-def backend() -> str:
-    return "postgres"
 
 
 def go_worker(kind: str, *, override_default: bool, default_max_attempts: int) -> dict[str, object]:

@@ -14,90 +14,67 @@ import pytest
 
 from qctl_store.postgres import PostgresStore, admin
 from qctl_store.types import Source
-from tests.conftest import PG_DSN, StoreFactory, raw_pg
-from tests.postgres.test_admin_plans import statements  # noqa: F401 (fixture)
+from tests.postgres.conftest import plans
 
 KINDS = 4
 SUCCEEDED = 50_000
 DEAD = 2_000
 
 
-@pytest.fixture(scope="module")
-def backend() -> str:
-    return "postgres"
-
-
-@pytest.fixture(scope="module")
-def store(store_factory: StoreFactory) -> PostgresStore:
-    s = store_factory()
-    assert isinstance(s, PostgresStore)
-    with raw_pg(s.schema) as c:
-        # Succeeded over the last two days, one a second; dead jobs with one attempt each.
-        c.execute(
-            """
-            INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
-                                    enqueued_at, completed_at, payload)
-            SELECT gen_random_uuid(), 'queue', 'tp_' || (i %% %s), 'succeeded', now(), 1,
-                   now() - i * interval '3 second', now() - i * interval '3 second', '{}'
-            FROM generate_series(1, %s) AS i
-            """,
-            (KINDS, SUCCEEDED),
-        )
-        c.execute(
-            """
-            INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
-                                    enqueued_at, failed_at, last_error, payload)
-            SELECT gen_random_uuid(), 'queue', 'tp_' || (i %% %s), 'dead', now(), 1,
-                   now() - i * interval '60 second', now() - i * interval '60 second',
-                   'boom', '{}'
-            FROM generate_series(1, %s) AS i
-            """,
-            (KINDS, DEAD),
-        )
-        c.execute(
-            """
-            INSERT INTO azync_job_attempts (job_id, attempt, error, failed_at)
-            SELECT id, 1, last_error, failed_at FROM azync_jobs WHERE state = 'dead'
-            ORDER BY failed_at
-            """
-        )
-        c.execute(
-            "INSERT INTO azync_stats_daily (source, kind, day, enqueued) "
-            "SELECT 'queue', 'tp_' || i, CURRENT_DATE, 1 FROM generate_series(0, %s) i",
-            (KINDS - 1,),
-        )
-        c.execute(
-            """
-            INSERT INTO azync_dags (id, name, on_failure) SELECT gen_random_uuid(), 'tp', 'cancel'
-            FROM generate_series(1, 50)
-            """
-        )
-        c.execute(
-            """
-            INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
-                                    enqueued_at, payload, dag_id, task_key)
-            SELECT gen_random_uuid(), 'dag', 'tp_task', s, now(), 1, now(), '{}', d.id, s
-            FROM azync_dags d, unnest(ARRAY['blocked', 'waiting']) AS s
-            """
-        )
-        c.execute("VACUUM ANALYZE")
-    return s
-
-
-def plans(store: PostgresStore, seen: list[tuple[str, Any]]) -> str:
-    out = []
-    with psycopg.connect(PG_DSN, options=f"-c search_path={store.schema}") as c:
-        for sql, args in seen:
-            if sql.lstrip().upper().startswith("EXPLAIN"):
-                continue
-            out.append("\n".join(r[0] for r in c.execute("EXPLAIN " + sql, args).fetchall()))
-    assert out, "no statement was recorded"
-    return "\n".join(out)
+def seed(c: psycopg.Connection[Any]) -> None:
+    # Succeeded over the last two days, one a second; dead jobs with one attempt each.
+    c.execute(
+        """
+        INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
+                                enqueued_at, completed_at, payload)
+        SELECT gen_random_uuid(), 'queue', 'tp_' || (i %% %s), 'succeeded', now(), 1,
+               now() - i * interval '3 second', now() - i * interval '3 second', '{}'
+        FROM generate_series(1, %s) AS i
+        """,
+        (KINDS, SUCCEEDED),
+    )
+    c.execute(
+        """
+        INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
+                                enqueued_at, failed_at, last_error, payload)
+        SELECT gen_random_uuid(), 'queue', 'tp_' || (i %% %s), 'dead', now(), 1,
+               now() - i * interval '60 second', now() - i * interval '60 second',
+               'boom', '{}'
+        FROM generate_series(1, %s) AS i
+        """,
+        (KINDS, DEAD),
+    )
+    c.execute(
+        """
+        INSERT INTO azync_job_attempts (job_id, attempt, error, failed_at)
+        SELECT id, 1, last_error, failed_at FROM azync_jobs WHERE state = 'dead'
+        ORDER BY failed_at
+        """
+    )
+    c.execute(
+        "INSERT INTO azync_stats_daily (source, kind, day, enqueued) "
+        "SELECT 'queue', 'tp_' || i, CURRENT_DATE, 1 FROM generate_series(0, %s) i",
+        (KINDS - 1,),
+    )
+    c.execute(
+        """
+        INSERT INTO azync_dags (id, name, on_failure) SELECT gen_random_uuid(), 'tp', 'cancel'
+        FROM generate_series(1, 50)
+        """
+    )
+    c.execute(
+        """
+        INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
+                                enqueued_at, payload, dag_id, task_key)
+        SELECT gen_random_uuid(), 'dag', 'tp_task', s, now(), 1, now(), '{}', d.id, s
+        FROM azync_dags d, unnest(ARRAY['blocked', 'waiting']) AS s
+        """
+    )
 
 
 def test_throughput_reads_index_ranges(
     store: PostgresStore,
-    statements: list[tuple[str, Any]],  # noqa: F811
+    statements: list[tuple[str, Any]],
 ) -> None:
     rows = store.throughput(Source.QUEUE, timedelta(hours=1), timedelta(minutes=1))
     assert {r.kind for r in rows} == {f"tp_{i}" for i in range(KINDS)}
@@ -105,7 +82,7 @@ def test_throughput_reads_index_ranges(
     assert 1150 <= processed <= 1250  # one every 3 s over the hour (bucket edges aside)
     assert 55 <= sum(r.failed for r in rows) <= 61
     assert sum(r.enqueued for r in rows) >= processed
-    text = plans(store, statements)
+    text = "\n".join(plans(store, statements))
     assert not re.search(r"Seq Scan on azync_jobs\b", text), text
     assert not re.search(r"Seq Scan on azync_job_attempts\b", text), text
     for index in ("succeeded", "dead", "pending"):
@@ -117,12 +94,12 @@ def test_throughput_reads_index_ranges(
 
 def test_live_depths_count_blocked_and_waiting_on_their_indexes(
     store: PostgresStore,
-    statements: list[tuple[str, Any]],  # noqa: F811
+    statements: list[tuple[str, Any]],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(admin, "ESTIMATE_THRESHOLD", 1000)
     depths, estimated = store.live_depths(Source.DAG)
     assert estimated
     assert (depths["tp_task"].blocked, depths["tp_task"].waiting) == (50, 50)
-    text = plans(store, statements)
+    text = "\n".join(plans(store, statements))
     assert not re.search(r"Seq Scan on azync_jobs\b", text), text

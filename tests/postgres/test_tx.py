@@ -14,19 +14,7 @@ import pytest
 from qctl_store.errors import InvalidInput, NotFound
 from qctl_store.postgres import PostgresStore
 from qctl_store.types import EnqueueParams, PublishParams, Source, Subscriber
-from tests.conftest import PG_DSN, StoreFactory
-
-
-@pytest.fixture(scope="module")
-def backend() -> str:
-    return "postgres"
-
-
-@pytest.fixture(scope="module")
-def store(store_factory: StoreFactory) -> PostgresStore:
-    s = store_factory()
-    assert isinstance(s, PostgresStore)
-    return s
+from tests.conftest import PG_DSN
 
 
 @pytest.fixture
