@@ -39,8 +39,9 @@ from tests.cli.conftest import Run, enqueue, make_dead, out_json
 from tests.conftest import PG_DSN
 
 
-def test_db(run: Run) -> None:
+def test_db(run: Run, backend: str) -> None:
     status = out_json(run("db", "status", "-o", "json"))
+    assert status["backend"] == backend  # "postgres" or "sqlite", as DBOS's db status says
     assert status["applied_version"] == status["expected_version"] > 0
     assert status["pending_versions"] == []
     again = out_json(run("db", "migrate", "-o", "json"))

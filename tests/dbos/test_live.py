@@ -40,10 +40,9 @@ def rows(app: App, sql: str, *params: Any) -> list[dict[str, Any]]:
 def test_detected_and_status(run: Run, dbos_app: App) -> None:
     record = data(run("db", "status", "-o", "json"))
     assert (record["context"], record["system"]) == ("", "dbos")
-    assert record["backend"] == (
-        "postgresql" if dbos_app.url.startswith("postgresql") else "sqlite"
-    )
-    assert record["schema"] == ("dbos" if record["backend"] == "postgresql" else None)
+    # the same word azync's db status uses for the same backend
+    assert record["backend"] == ("postgres" if dbos_app.url.startswith("postgresql") else "sqlite")
+    assert record["schema"] == ("dbos" if record["backend"] == "postgres" else None)
     assert 114 <= record["migration_version"] <= 125
     result = run("jobs", "list")
     assert result.exit_code == 2

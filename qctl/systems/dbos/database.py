@@ -57,7 +57,8 @@ class Database:
 
     @property
     def backend(self) -> str:
-        return "postgresql" if self.postgres else "sqlite"
+        """Named as azync's ``db status`` names its backends (``ConsoleStore.backend``)."""
+        return "postgres" if self.postgres else "sqlite"
 
     @property
     def location(self) -> str:
