@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -145,18 +145,33 @@ def proceed(
     marked ``"dry_run": true``) and ``would`` prefixed "dry run:" and return False;
     else confirm with ``ask``."""
     if dry_run:
-        record = {**record_of(plan), "dry_run": True}
+        record = record_of(plan)
         # A job verb's plan over a filter carries a sample of the jobs: a list for JSON,
         # rows after the sentence in a table, left out of CSV's single row.
         people = output in (OutputFormat.TABLE, OutputFormat.CSV)
         sample = record.pop("sample", None) if people else None
-        emit_result(record, f"dry run: {would}; nothing was changed", output)
-        if sample and output == OutputFormat.TABLE:
-            sys.stdout.write("\n")
-            emit_rows([as_dict(j) for j in sample], SAMPLE_COLUMNS, output)
+        dry_run_report(record, would, output, sample or ())
         return False
     confirm(ask, yes)
     return True
+
+
+def dry_run_report(
+    plan: Any,
+    would: str,
+    output: OutputFormat,
+    sample: Sequence[Any] = (),
+    columns: Sequence[str] = SAMPLE_COLUMNS,
+) -> None:
+    """What a dry run would do, in every system's one form: ``plan`` marked
+    ``"dry_run": true``, "dry run: {would}; nothing was changed" in a table, followed
+    there by the ``sample`` rows (a few of the targets) in ``columns``."""
+    emit_result(
+        {**record_of(plan), "dry_run": True}, f"dry run: {would}; nothing was changed", output
+    )
+    if sample and output == OutputFormat.TABLE:
+        sys.stdout.write("\n")
+        emit_rows([record_of(row) for row in sample], list(columns), output)
 
 
 def duration(value: str | None, option: str) -> timedelta | None:

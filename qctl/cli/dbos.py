@@ -373,12 +373,21 @@ def _single(outcome: actions.WorkflowOutcome, done: str, output: OutputFormat) -
     extra = f" as {outcome.new_workflow_id}" if outcome.new_workflow_id else ""
     prefix = "would " if outcome.dry_run else ""
     verb = outcome.action if outcome.dry_run else done
-    emit_result(
+    _report(
         outcome.__dict__,
         f"{prefix}{verb} DBOS workflow {outcome.name} {outcome.workflow_id}"
         f" ({outcome.status}){extra}",
+        outcome.dry_run,
         output,
     )
+
+
+def _report(record: dict[str, Any], message: str, dry_run: bool, output: OutputFormat) -> None:
+    """A writing verb's result; a dry run's in the form every system's dry runs share."""
+    if dry_run:
+        common.dry_run_report(record, message, output)
+    else:
+        emit_result(record, message, output)
 
 
 def _bulk(
@@ -423,9 +432,15 @@ def _bulk(
         "workflow_ids": [o.workflow_id for o in result.acted],
         "skipped": result.skipped,
     }
-    word = f"would {action}" if dry_run else done
     skipped = f"; skipped {len(result.skipped)} in another status" if result.skipped else ""
-    emit_result(record, f"{word} {result.count} DBOS workflow(s){skipped}", output)
+    if dry_run:
+        from qctl.ops.jobs import SAMPLE
+
+        would = f"would {action} {result.count} DBOS workflow(s){skipped}"
+        sample = result.acted[:SAMPLE]
+        common.dry_run_report(record, would, output, sample, ["workflow_id", "name", "status"])
+        return
+    emit_result(record, f"{done} {result.count} DBOS workflow(s){skipped}", output)
 
 
 @workflows_app.command("cancel")
@@ -713,7 +728,9 @@ def _schedule_act(
     call = actions.pause_schedule if action == "pause" else actions.resume_schedule
     outcome = call(db, name, dry_run)
     word = f"would {action}" if dry_run else f"{action}d"
-    emit_result(outcome.__dict__, f"{word} DBOS schedule {name} (was {outcome.status})", output)
+    _report(
+        outcome.__dict__, f"{word} DBOS schedule {name} (was {outcome.status})", dry_run, output
+    )
 
 
 @schedules_app.command("pause")
@@ -751,7 +768,7 @@ def schedules_trigger(
     outcome = actions.trigger_schedule(database(ctx), name, dry_run)
     word = "would trigger" if dry_run else "triggered"
     ids = f": {', '.join(outcome.workflow_ids)}" if outcome.workflow_ids else ""
-    emit_result(outcome.__dict__, f"{word} DBOS schedule {name}{ids}", output)
+    _report(outcome.__dict__, f"{word} DBOS schedule {name}{ids}", dry_run, output)
 
 
 @schedules_app.command("backfill")
@@ -779,7 +796,7 @@ def schedules_backfill(
         common.confirm(f"Backfill DBOS schedule {name} from {since} to {until}?", yes)
     outcome = actions.backfill_schedule(db, name, start, end, dry_run)
     word = "would backfill" if dry_run else f"backfilled {len(outcome.workflow_ids)} run(s) of"
-    emit_result(outcome.__dict__, f"{word} DBOS schedule {name}", output)
+    _report(outcome.__dict__, f"{word} DBOS schedule {name}", dry_run, output)
 
 
 @versions_app.command("list")
@@ -885,10 +902,11 @@ def vacuum_workflows(
             )
     result = actions.vacuum_workflows(db, ms, statuses, batch, dry_run)
     word = "would delete" if dry_run else "deleted"
-    emit_result(
+    _report(
         result.__dict__,
         f"{word} {result.count} DBOS workflow(s) ({', '.join(result.status)}) finished more"
         f" than {older_than} ago" + ("" if dry_run else f" in {result.batches} batch(es)"),
+        dry_run,
         output,
     )
 

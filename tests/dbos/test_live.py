@@ -367,6 +367,14 @@ def test_bulk_by_filter(run: Run, dbos_app: App) -> None:
     dry = data(run("workflows", "cancel", "--prefix", tag, "--dry-run", "-o", "json"))
     assert sorted(dry["workflow_ids"]) == sorted(queued) and dry["dry_run"] is True
     assert {status(run, w)["status"] for w in queued} == {"ENQUEUED"}
+    # a table dry run reads as azync's: the sentence, then a sample of the targets
+    table = run("workflows", "cancel", "--prefix", tag, "--dry-run")
+    assert table.exit_code == 0, table.output
+    lines = table.stdout.splitlines()
+    assert lines[0] == "dry run: would cancel 3 DBOS workflow(s); nothing was changed"
+    assert lines[2].split() == ["WORKFLOW_ID", "NAME", "STATUS"]
+    assert {line.split()[0] for line in lines[4:]} == set(queued)  # under the rule
+    assert {status(run, w)["status"] for w in queued} == {"ENQUEUED"}
     assert run("workflows", "cancel", "--prefix", tag, "--max", "2", "--yes").exit_code == 2
     done = data(
         run("workflows", "cancel", "--prefix", tag, "--status", "ENQUEUED", "--yes", "-o", "json")
