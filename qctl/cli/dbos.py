@@ -108,12 +108,23 @@ def _is_decoded(value: Any) -> bool:
     return isinstance(value, Decoded)
 
 
+ISO_FIELDS = {"last_fired_at"}
+"""Instants DBOS stores as ISO 8601 text (``workflow_schedules``)."""
+
+
 def for_table(row: dict[str, Any]) -> dict[str, Any]:
-    """Instants as datetimes, payloads as their text (``RuntimeError('declined')``)."""
+    """Instants as datetimes (shown as every table shows them), under names without
+    ``_epoch_ms`` since they are dates now; payloads as their text
+    (``RuntimeError('declined')``). JSON keeps DBOS's names and values (``for_json``)."""
     out = {}
     for key, value in row.items():
         if key in MS_FIELDS and isinstance(value, int):
-            out[key] = _instant(value)
+            out[key.removesuffix("_epoch_ms")] = _instant(value)
+        elif key in ISO_FIELDS and isinstance(value, str):
+            try:
+                out[key] = datetime.fromisoformat(value)
+            except ValueError:
+                out[key] = value
         elif _is_decoded(value):
             out[key] = value.text()
         else:
@@ -313,8 +324,8 @@ def counts(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
 STEP_COLUMNS = [
     "function_id",
     "function_name",
-    "started_at_epoch_ms",
-    "completed_at_epoch_ms",
+    "started_at",
+    "completed_at",
     "output",
     "error",
     "child_workflow_id",
@@ -364,7 +375,7 @@ def messages(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE)
     db = database(ctx)
     _emit_list(
         reads.list_messages(db, reads.resolve_id(db, id)),
-        ["message_uuid", "topic", "created_at_epoch_ms", "consumed", "message"],
+        ["message_uuid", "topic", "created_at", "consumed", "message"],
         output,
     )
 

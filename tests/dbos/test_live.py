@@ -8,6 +8,7 @@ finished workflow.
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -80,6 +81,11 @@ def test_show_decodes_what_the_application_wrote(run: Run, dbos_app: App) -> Non
     assert "CardDeclined('card declined for 7')" in table.stdout
     steps = run("workflows", "steps", bad)
     assert "charge" in steps.stdout and "CardDeclined('card declined for 7')" in steps.stdout
+    # the step timings are dates in a table, headed so; JSON keeps DBOS's epoch ms
+    header = steps.stdout.splitlines()[0].split()
+    assert header[:4] == ["FUNCTION_ID", "FUNCTION_NAME", "STARTED_AT", "COMPLETED_AT"]
+    assert re.search(r"\bcharge\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s", steps.stdout)
+    assert isinstance(failed["steps"][0]["started_at_epoch_ms"], int)
     assert run("workflows", "events", ok, "-o", "json").exit_code == 0
 
 
@@ -390,6 +396,12 @@ def test_schedules(run: Run, dbos_app: App) -> None:
     assert schedules[0]["status"] == "ACTIVE" and schedules[0]["schedule"] == "* * * * * *"
     fired = data(run("workflows", "list", "--name", "every_second", "-n", "1", "-o", "json"))
     assert fired and fired[0]["status"] in ("SUCCESS", "PENDING", "ENQUEUED")
+    # LAST_FIRED_AT reads as every table's instants; JSON keeps DBOS's ISO text
+    wait_for(lambda: data(run("schedules", "list", "-o", "json"))[0]["last_fired_at"])
+    assert datetime.fromisoformat(data(run("schedules", "list", "-o", "json"))[0]["last_fired_at"])
+    header, _, row = run("schedules", "list").stdout.splitlines()[:3]
+    at = header.index("LAST_FIRED_AT")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", row[at : at + 19])
     assert data(run("schedules", "pause", "every-second", "-o", "json"))["action"] == "pause"
     assert data(run("schedules", "show", "every-second", "-o", "json"))["status"] == "PAUSED"
     assert run("schedules", "pause", "every-second").exit_code == 3
