@@ -116,7 +116,7 @@ def for_table(row: dict[str, Any]) -> dict[str, Any]:
     """Instants as datetimes (shown as every table shows them), under names without
     ``_epoch_ms`` since they are dates now; payloads as their text
     (``RuntimeError('declined')``). JSON keeps DBOS's names and values (``for_json``)."""
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in row.items():
         if key in MS_FIELDS and isinstance(value, int):
             out[key.removesuffix("_epoch_ms")] = _instant(value)
