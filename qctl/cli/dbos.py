@@ -20,7 +20,7 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_detail, emit_object, emit_result, emit_rows, note
-from qctl.systems.dbos import SYSTEM, actions, reads
+from qctl.systems.dbos import INSTALL_HINT, SYSTEM, actions, reads
 from qctl_store.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -1007,7 +1007,7 @@ def demo(cli: CliContext, no_tui: bool, seconds: float | None, speed: float, res
     from qctl_store.dsn import sqlite_path
 
     if importlib.util.find_spec("dbos") is None:
-        raise InvalidInput("the DBOS demo needs the dbos package: pip install 'qctl[dbos]'")
+        raise InvalidInput(f"the DBOS demo needs the dbos package: {INSTALL_HINT}")
     url = cli.dsn or demo_database_url()
     if not cli.dsn:
         path = Path(sqlite_path(url))

@@ -151,3 +151,35 @@ def test_dbos_demo_runs_a_dbos_application(tmp_path: Path) -> None:
     assert counts.get("SUCCESS", 0) > 0
     demo_db = tmp_path / "qctl" / "dbos-demo.sqlite"
     assert detect(f"sqlite:///{demo_db}").name == "dbos"
+
+
+def test_without_dbos_both_hints_name_this_checkouts_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The actions and the demo give one install hint (the README's), never
+    `pip install 'qctl[dbos]'`, which fetches whatever the index calls qctl."""
+    import importlib.util
+    import sys
+
+    from qctl.cli.context import CliContext
+    from qctl.cli.dbos import demo
+    from qctl.systems.dbos import INSTALL_HINT, actions
+    from qctl_store.errors import InvalidInput
+
+    assert "pip install '.[dbos]'" in INSTALL_HINT
+    monkeypatch.setitem(sys.modules, "dbos", None)  # `import dbos` raises ImportError
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "dbos" else find_spec(name)
+    )
+
+    class Reachable:
+        def execute(self, sql: str) -> None:
+            """The read-only check ``client`` makes before importing DBOS."""
+
+    with pytest.raises(InvalidInput) as action, actions.client(Reachable()):  # type: ignore[arg-type]
+        pass
+    assert str(action.value) == f"DBOS actions go through DBOS's client library: {INSTALL_HINT}"
+    with pytest.raises(InvalidInput) as demo_error:
+        demo(CliContext(), no_tui=True, seconds=1.0, speed=1.0, reset=False)
+    assert str(demo_error.value) == f"the DBOS demo needs the dbos package: {INSTALL_HINT}"

@@ -14,6 +14,10 @@ from qctl.systems import System
 
 _CLI = "qctl.cli.dbos"
 
+INSTALL_HINT = "pip install '.[dbos]' from the qctl checkout (the dbos extra: dbos>=3.0,<4)"
+"""How to get DBOS's client library, as the README says: the extra of this checkout
+(``pip install 'qctl[dbos]'`` would install whatever the package index calls qctl)."""
+
 SYSTEM = System(
     name="dbos",
     label="DBOS",

@@ -32,7 +32,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from qctl.ops.errors import WrongState, require_state
-from qctl.systems.dbos import reads
+from qctl.systems.dbos import INSTALL_HINT, reads
 from qctl.systems.dbos.database import Database
 from qctl_store.errors import InvalidInput
 
@@ -153,7 +153,7 @@ def client(db: Database) -> Iterator[DBOSClient]:
         from dbos import DBOSClient
     except ImportError:
         raise InvalidInput(
-            "DBOS actions go through DBOS's client library: pip install 'qctl[dbos]'"
+            f"DBOS actions go through DBOS's client library: {INSTALL_HINT}"
         ) from None
 
     logging.getLogger("dbos").setLevel(logging.WARNING)
