@@ -975,7 +975,8 @@ def top(
 ) -> None:
     """Live dashboard of a DBOS system database (polling): overview, workflows with
     their steps and children, queues, schedules; cancel, resume and delete (hidden by
-    --read-only). Keys: tabs with the mouse or arrows, enter opens, r refreshes, q quits."""
+    --read-only). Keys: tabs with the mouse or arrows, enter opens, r refreshes, ? lists
+    the keys, q quits."""
     db = database(ctx)
     from qctl.tui.dbos import run
 

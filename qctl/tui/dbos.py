@@ -28,10 +28,26 @@ from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 from qctl.sanitize import sanitize
 from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.database import Database
-from qctl.tui.widgets import ConfirmDialog, refill, selected_key, table
+from qctl.tui.widgets import ConfirmDialog, HelpScreen, refill, selected_key, table
 
 WRITES = {"cancel", "resume", "delete"}
 """Actions that write: hidden and refused read-only."""
+HELP = """\
+qctl top: DBOS system database (polling)
+
+  tabs       Overview, Workflows, Queues, Schedules: the mouse or the arrows
+  enter      open the selected workflow: its steps and child workflows
+  esc / q    back (from a workflow)                  r     refresh now
+  q          quit (top level)                        ?     this help
+
+Overview:  per workflow name, its statuses in the last hour and in flight;
+           per queue its depths; the latest errors
+Workflows: newest first
+
+Actions on the selected workflow of the Workflows tab (confirmed; hidden with
+--read-only):
+  C cancel   R resume   D delete
+"""
 PAGE = 200
 
 
@@ -132,6 +148,7 @@ class DbosTop(App[None]):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("r", "refresh", "Refresh"),
+        Binding("question_mark", "help", "Help"),
         Binding("enter", "open", "Open", show=False),
         Binding("C", "cancel", "Cancel"),
         Binding("R", "resume", "Resume"),
@@ -183,6 +200,10 @@ class DbosTop(App[None]):
 
     def on_tabbed_content_tab_activated(self) -> None:
         self.action_refresh()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(HELP))
 
     def action_refresh(self) -> None:
         self.load(self.query_one("#tabs", TabbedContent).active)

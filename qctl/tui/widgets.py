@@ -158,11 +158,17 @@ Actions (confirmed; hidden with --read-only):
 
 
 class HelpScreen(ModalScreen[None]):
+    """The keys of a dashboard (``?``): azync's ``HELP`` unless another system's text."""
+
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def __init__(self, text: str = HELP) -> None:
+        super().__init__()
+        self.text = text
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(HELP, id="help")
+            yield Static(self.text, id="help")
 
 
 def table(widget_id: str, *columns: str) -> DataTable[Any]:

@@ -98,3 +98,29 @@ def test_database_text_is_drawn_escaped() -> None:
 
     assert _text("evil\x1b]52;c;aGk=\x07name").plain == "evil\\x1b]52;c;aGk=\\x07name"
     assert clean("[bold]x[/bold]\nnext").plain == "[bold]x[/bold]\nnext"  # not markup
+
+
+def test_question_mark_opens_the_dbos_keys_in_azyncs_help_screen(dbos_app: App) -> None:
+    from qctl.tui import dbos as dbos_top
+    from qctl.tui.widgets import HelpScreen
+
+    db = Database(dbos_app.url)
+
+    async def scenario() -> None:
+        app = DbosTop(db, db.location, read_only=False, interval=INTERVAL)
+        async with app.run_test(size=(160, 45)) as pilot:
+            await pilot.press("question_mark")
+            await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+            shown = str(app.screen.query_one("#help", Static).render())
+            assert shown.strip() == dbos_top.HELP.strip()
+            assert "C cancel   R resume   D delete" in shown and "Jobs:" not in shown
+            # every key the help names is bound on the dashboard
+            keys = {b.key for b in DbosTop.BINDINGS}  # type: ignore[union-attr]
+            assert {"C", "R", "D", "r", "q", "question_mark"} <= keys
+            await pilot.press("question_mark")  # closes it, as on azync's dashboard
+            await until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        db.close()
