@@ -60,14 +60,17 @@ MetaOpt = Annotated[
 ]
 
 
-def app(name: str) -> typer.Typer:
+def app(name: str, help: str | None = None) -> typer.Typer:
     """A command group with qctl's settings (plain help text: fast and greppable); its
-    help line lives in the registry."""
-    from qctl.cli.registry import COMMANDS
+    help line lives in a registry: azync's ``COMMANDS`` unless ``help`` is given (a
+    systemless or another system's group)."""
+    if help is None:
+        from qctl.cli.registry import COMMANDS
 
+        help = COMMANDS[name].help
     return typer.Typer(
         name=name,
-        help=COMMANDS[name].help,
+        help=help,
         no_args_is_help=True,
         rich_markup_mode=None,
         pretty_exceptions_enable=False,

@@ -24,14 +24,7 @@ from qctl.cli.output import emit_result, emit_rows, note
 from qctl.cli.registry import SYSTEMLESS_COMMANDS
 from qctl_store.dsn import redact
 
-app = typer.Typer(
-    name="context",
-    help=SYSTEMLESS_COMMANDS["context"].help,
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
+app = common.app("context", SYSTEMLESS_COMMANDS["context"].help)
 
 Name = Annotated[str, typer.Argument(metavar="NAME", help="Context name.")]
 

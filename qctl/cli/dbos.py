@@ -33,14 +33,7 @@ MAX_TARGETS = 10_000
 
 
 def _app(noun: str) -> typer.Typer:
-    app = typer.Typer(
-        name=noun,
-        help=SYSTEM.commands[noun].help,
-        no_args_is_help=True,
-        rich_markup_mode=None,
-        pretty_exceptions_enable=False,
-        add_completion=False,
-    )
+    app = common.app(noun, SYSTEM.commands[noun].help)
     # A callback keeps a one-verb group a group (``qctl versions list``).
     app.callback()(lambda: None)
     return app
