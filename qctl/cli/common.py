@@ -52,6 +52,28 @@ DeadAge = Annotated[
     ),
 ]
 """How old the dead jobs to delete are (``jobs vacuum-dead`` and ``vacuum dead``)."""
+Retention = Annotated[
+    str,
+    typer.Option(
+        "--older-than",
+        "--retention",
+        metavar="DURATION",
+        help="Remove what is older than this (--retention: its earlier name).",
+    ),
+]
+"""The age of what a ``vacuum`` verb removes, on every system (``--older-than``, as
+every age flag is named; ``--retention`` keeps working)."""
+Refresh = Annotated[
+    float,
+    typer.Option(
+        "--refresh",
+        metavar="SECONDS",
+        min=0.2,
+        help="Polling interval when the backend cannot push change hints (or the "
+        "stream fails); with hints the screen updates as changes happen.",
+    ),
+]
+"""``qctl top``'s polling interval on every system (DBOS pushes no hints: it polls)."""
 PageLimit = Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")]
 Offset = Annotated[int, typer.Option("--offset", metavar="N", min=0, help="Skip this many.")]
 MetaOpt = Annotated[

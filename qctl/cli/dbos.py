@@ -860,15 +860,7 @@ def db_migrate(
 @vacuum_app.command("workflows")
 def vacuum_workflows(
     ctx: typer.Context,
-    older_than: Annotated[
-        str,
-        typer.Option(
-            "--older-than",
-            "--retention",
-            metavar="DURATION",
-            help="Delete workflows that finished longer ago than this.",
-        ),
-    ],
+    older_than: common.Retention,
     status: Annotated[
         Many,
         typer.Option(
@@ -956,15 +948,7 @@ def watch(
 
 def top(
     ctx: typer.Context,
-    refresh: Annotated[
-        float,
-        typer.Option(
-            "--refresh",
-            metavar="SECONDS",
-            min=0.2,
-            help="Polling interval: DBOS sends no notification of status changes.",
-        ),
-    ] = 2.0,
+    refresh: common.Refresh = 2.0,
 ) -> None:
     """Live dashboard of a DBOS system database (polling): overview, workflows with
     their steps and children, queues, schedules; cancel, resume and delete (hidden by

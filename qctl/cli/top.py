@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
-from qctl.cli.common import cli
+from qctl.cli.common import Refresh, cli
 
 
 def top(
     ctx: typer.Context,
-    refresh: Annotated[
-        float,
-        typer.Option(
-            "--refresh",
-            metavar="SECONDS",
-            min=0.2,
-            help="Polling interval when the backend cannot push change hints (or the "
-            "stream fails); with hints the screen updates as changes happen.",
-        ),
-    ] = 2.0,
+    refresh: Refresh = 2.0,
 ) -> None:
     """Live dashboard: queues, jobs, DAG graphs, events and workflows, with actions
     (hidden by --read-only). Press ? in it for the keys."""

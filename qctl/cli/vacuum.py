@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DeadAge, DryRun, KindOpt, Output, SourceOpt, Yes
+from qctl.cli.common import DeadAge, DryRun, KindOpt, Output, Retention, SourceOpt, Yes
 from qctl.cli.output import OutputFormat, emit_rows, note
 from qctl.cli.parse import ParseError, format_duration
 from qctl.ops import vacuum as ops_vacuum
@@ -22,16 +22,6 @@ if TYPE_CHECKING:
 
 app = common.app("vacuum")
 
-Retention = Annotated[
-    str,
-    typer.Option(
-        "--older-than",
-        "--retention",
-        metavar="DURATION",
-        help="Remove what is older than this (--retention: its earlier name).",
-    ),
-]
-"""The age flag every verb shares (``--older-than``); ``--retention`` keeps working."""
 PAGE = 500
 
 
