@@ -976,11 +976,11 @@ def demo(cli: CliContext, no_tui: bool, seconds: float | None, speed: float, res
     of workflows by status)."""
     import importlib.util
     import json
-    import subprocess
     import sys
     import time
     from pathlib import Path
 
+    from qctl.systems.dbos.app_process import AppProcess
     from qctl.systems.dbos.database import Database
     from qctl_store.dsn import sqlite_path
 
@@ -995,20 +995,11 @@ def demo(cli: CliContext, no_tui: bool, seconds: float | None, speed: float, res
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
     elif not cli.is_postgres:
         url = f"sqlite:///{sqlite_path(url)}"
-    app_path = Path(__file__).resolve().parents[1] / "systems" / "dbos" / "demo_app.py"
-    proc = subprocess.Popen(
-        [sys.executable, str(app_path), url, "--workload", f"{2.0 * speed:g}"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
     try:
-        line = ""
-        while proc.stdout and (line := proc.stdout.readline()) and line.strip() != "ready":
-            pass
-        if line.strip() != "ready":
-            raise InvalidInput(f"the DBOS demo application did not start (exit {proc.wait()})")
+        app = AppProcess(url, "--workload", f"{2.0 * speed:g}")
+    except RuntimeError as exc:
+        raise InvalidInput(str(exc)) from None
+    try:
         db = Database(url, cli.schema)
         try:
             if no_tui:
@@ -1023,10 +1014,4 @@ def demo(cli: CliContext, no_tui: bool, seconds: float | None, speed: float, res
         finally:
             db.close()
     finally:
-        if proc.stdin:
-            proc.stdin.close()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        app.stop()

@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-APP = Path(__file__).resolve().parents[2] / "qctl" / "systems" / "dbos" / "demo_app.py"
+from qctl.systems.dbos.app_process import AppProcess
+
 DBOS_CLI = Path(sys.executable).with_name("dbos")
 PG_BASE = os.environ.get("QCTL_TEST_PG_BASE", "postgresql://postgres@127.0.0.1:5432/")
 
@@ -54,18 +55,7 @@ class App:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.proc = subprocess.Popen(
-            [sys.executable, str(APP), url],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        line = self.proc.stdout.readline() if self.proc.stdout else ""
-        while line and line.strip() != "ready":
-            line = self.proc.stdout.readline() if self.proc.stdout else ""
-        if not line:
-            raise RuntimeError(f"the DBOS test app did not start (exit {self.proc.wait()})")
+        self.process = AppProcess(url)
         from dbos import DBOSClient
 
         self.client = DBOSClient(system_database_url=url)
@@ -79,13 +69,7 @@ class App:
 
     def stop(self) -> None:
         self.client.destroy()
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        self.process.stop()
 
 
 def wait_for(predicate: Any, timeout: float = 20.0, interval: float = 0.1) -> Any:
