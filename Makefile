@@ -29,8 +29,6 @@ unit: $(STAMP)
 
 # The conformance suites once more in a random order (pytest-randomly prints the seed;
 # SHUFFLE_ARGS=--randomly-seed=N replays that order): every test stands on its own.
-# The conformance suites once more in a random order; pytest's header names the seed
-# (SHUFFLE_ARGS=--randomly-seed=N replays it).
 shuffled: $(STAMP)
 	$(BIN)/pytest tests/conformance -p randomly $(SHUFFLE_ARGS)
 
