@@ -112,7 +112,7 @@ _qctl() {
         'qctl dags list --name') COMPREPLY=(); return ;;
         'qctl dags list --state') COMPREPLY=($(compgen -W 'running suspended compensating paused succeeded failed cancelled' -- "$cur")); return ;;
         'qctl dags list --limit' | 'qctl dags list -n') COMPREPLY=(); return ;;
-        'qctl dags list --offset') COMPREPLY=(); return ;;
+        'qctl dags list --after') COMPREPLY=(); return ;;
         'qctl dags list --output' | 'qctl dags list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl dags counts --output' | 'qctl dags counts -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl dags show --output' | 'qctl dags show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -130,7 +130,7 @@ _qctl() {
         'qctl events list --since') COMPREPLY=(); return ;;
         'qctl events list --until') COMPREPLY=(); return ;;
         'qctl events list --limit' | 'qctl events list -n') COMPREPLY=(); return ;;
-        'qctl events list --offset') COMPREPLY=(); return ;;
+        'qctl events list --after') COMPREPLY=(); return ;;
         'qctl events list --output' | 'qctl events list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl events show --output' | 'qctl events show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl events publish --payload' | 'qctl events publish -p') COMPREPLY=(); return ;;
@@ -165,7 +165,7 @@ _qctl() {
         'qctl workflows list --name') COMPREPLY=(); return ;;
         'qctl workflows list --state') COMPREPLY=($(compgen -W 'running suspended succeeded failed cancelled' -- "$cur")); return ;;
         'qctl workflows list --limit' | 'qctl workflows list -n') COMPREPLY=(); return ;;
-        'qctl workflows list --offset') COMPREPLY=(); return ;;
+        'qctl workflows list --after') COMPREPLY=(); return ;;
         'qctl workflows list --output' | 'qctl workflows list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows list --queue') COMPREPLY=(); return ;;
         'qctl workflows list --app-version') COMPREPLY=(); return ;;
@@ -177,7 +177,6 @@ _qctl() {
         'qctl workflows list --completed-before') COMPREPLY=(); return ;;
         'qctl workflows list --prefix') COMPREPLY=(); return ;;
         'qctl workflows list --attribute') COMPREPLY=(); return ;;
-        'qctl workflows list --after') COMPREPLY=(); return ;;
         'qctl workflows show --output' | 'qctl workflows show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows signal --payload' | 'qctl workflows signal -p') COMPREPLY=(); return ;;
         'qctl workflows signal --message-id') COMPREPLY=(); return ;;
@@ -311,7 +310,7 @@ _qctl() {
         'qctl jobs delete') subs=''; opts='--state --all --source -s --kind -k --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o -h --help' ;;
         'qctl jobs vacuum-dead') subs=''; opts='--older-than --source -s --kind -k --dry-run --yes -y --output -o -h --help' ;;
         'qctl dags') subs='list counts show find signal pause retry compensate cancel'; opts='-h --help' ;;
-        'qctl dags list') subs=''; opts='--name --state --limit -n --offset --output -o -h --help' ;;
+        'qctl dags list') subs=''; opts='--name --state --limit -n --after --output -o -h --help' ;;
         'qctl dags counts') subs=''; opts='--output -o -h --help' ;;
         'qctl dags show') subs=''; opts='--output -o -h --help' ;;
         'qctl dags find') subs=''; opts='--output -o -h --help' ;;
@@ -321,7 +320,7 @@ _qctl() {
         'qctl dags compensate') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl dags cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl events') subs='list show publish stats retain'; opts='-h --help' ;;
-        'qctl events list') subs=''; opts='--type -t --undispatched --aggregate --since --until --limit -n --offset --payload --output -o -h --help' ;;
+        'qctl events list') subs=''; opts='--type -t --undispatched --aggregate --since --until --limit -n --after --payload --output -o -h --help' ;;
         'qctl events show') subs=''; opts='--output -o -h --help' ;;
         'qctl events publish') subs=''; opts='--payload -p --aggregate-type --aggregate-id --version --meta --yes -y --output -o -h --help' ;;
         'qctl events stats') subs=''; opts='--output -o -h --help' ;;
@@ -337,7 +336,7 @@ _qctl() {
         'qctl queues throughput') subs=''; opts='--last --by --kind -k --source -s --per-kind --output -o -h --help' ;;
         'qctl queues show') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows') subs='list show signal cancel suspend resume resolve stalled counts steps events messages delete fork rewind set-delay'; opts='-h --help' ;;
-        'qctl workflows list') subs=''; opts='--name --state --limit -n --offset --output -o -h --help --queue --app-version --executor --parent --forked --not-forked --created-after --created-before --completed-after --completed-before --prefix --attribute --after' ;;
+        'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --app-version --executor --parent --forked --not-forked --created-after --created-before --completed-after --completed-before --prefix --attribute' ;;
         'qctl workflows show') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows signal') subs=''; opts='--payload -p --message-id --yes -y --output -o -h --help' ;;
         'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help --state --status --name --queue --app-version --executor --created-after --created-before --prefix --max' ;;

@@ -51,11 +51,11 @@ from qctl_store.types import (
     HistoryEvent,
     Job,
     JobFilter,
-    JobPageCursor,
     JobSearch,
     JobState,
     NukeReport,
     OpsStats,
+    PageCursor,
     PublishParams,
     ReplayFilter,
     ScheduleOperationParams,
@@ -333,12 +333,20 @@ class Store(ABC):
 
     @abstractmethod
     def list_events(
-        self, filter: EventFilter, offset: int = 0, limit: int = 0
+        self,
+        filter: EventFilter,
+        offset: int = 0,
+        limit: int = 0,
+        after: PageCursor | None = None,
     ) -> tuple[list[EventAdminRow], int]:
         """A page of the ledger events matching ``filter``, newest first (``occurred_at``,
         then id, descending), each with its delivery count. ``limit <= 0`` is no limit.
         Returns ``(events, total)``: the page, and how many events match in all. Go
-        ``Store.ListEvents``."""
+        ``Store.ListEvents``.
+
+        Extension (keyset paging for deep listings): ``after``, the ``PageCursor`` of the
+        previous page's last row (``occurred_at`` and id), starts the page strictly after
+        that row, with no offset to walk; ``total`` still counts every match."""
 
     @abstractmethod
     def get_event(self, id: uuid.UUID) -> EventAdminRow:
@@ -488,11 +496,19 @@ class DAGStore(ABC):
 
     @abstractmethod
     def list_dags(
-        self, filter: DAGFilter, offset: int = 0, limit: int = 0
+        self,
+        filter: DAGFilter,
+        offset: int = 0,
+        limit: int = 0,
+        after: PageCursor | None = None,
     ) -> tuple[list[DAGView], int]:
         """A page of DAG headers matching ``filter``, newest first (``created_at``, then id,
         descending); ``limit <= 0`` is no limit. Returns ``(dags, total)``: the page, and
-        how many match in all. Go ``DAGStore.ListDAGs``."""
+        how many match in all. Go ``DAGStore.ListDAGs``.
+
+        Extension (keyset paging for deep listings): ``after``, the ``PageCursor`` of the
+        previous page's last row (``created_at`` and id), starts the page strictly after
+        that row, with no offset to walk; ``total`` still counts every match."""
 
     @abstractmethod
     def dag_tasks(self, id: uuid.UUID) -> list[Job]:
@@ -687,11 +703,17 @@ class WorkflowStore(ABC):
 
     @abstractmethod
     def list_workflow_executions(
-        self, filter: WorkflowFilter, offset: int = 0, limit: int = 0
+        self,
+        filter: WorkflowFilter,
+        offset: int = 0,
+        limit: int = 0,
+        after: PageCursor | None = None,
     ) -> tuple[list[WorkflowExecutionView], int]:
         """Extension (no Go counterpart): a page of executions matching ``filter``, newest
         first (``created_at``, then id, descending); ``limit <= 0`` is no limit. Returns
-        ``(executions, total)``: the page, and how many match in all."""
+        ``(executions, total)``: the page, and how many match in all. ``after``: the
+        ``PageCursor`` of the previous page's last row (``created_at`` and id), as for
+        ``list_dags``."""
 
 
 class ChangeNotifier(ABC):
@@ -841,7 +863,7 @@ class AdminStore(ABC):
 
     @abstractmethod
     def search_jobs(
-        self, search: JobSearch, limit: int = 50, after: JobPageCursor | None = None
+        self, search: JobSearch, limit: int = 50, after: PageCursor | None = None
     ) -> list[Job]:
         """A page of jobs in ``list_jobs``' per-state order, except that pending jobs
         come in lease order ``(run_at, id)``, keyset-paginated: ``after`` is the cursor
@@ -886,9 +908,9 @@ class AdminStore(ABC):
         with ``dry_run``, that would be). A backend with none creates nothing."""
         return []
 
-    def job_cursor(self, job: Job, state: JobState | None) -> JobPageCursor:
+    def job_cursor(self, job: Job, state: JobState | None) -> PageCursor:
         """The keyset position of ``job`` in the listing order of ``state``."""
-        return JobPageCursor(sort_key=job_sort_key(job, state), id=job.id)
+        return PageCursor(sort_key=job_sort_key(job, state), id=job.id)
 
 
 def job_sort_key(job: Job, state: JobState | None) -> datetime | None:

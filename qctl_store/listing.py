@@ -1,6 +1,7 @@
 """Backend-independent rules and SQL builders of the admin listings, so both backends
 filter, order, page and resolve ids the same way: ``list_jobs``' order per state filter,
-the job and event WHERE builders, the keyset condition of deep pages, offset/limit paging,
+the job, event and DAG / workflow header WHERE builders, the keyset conditions of deep
+pages (jobs in their per-state order, the other listings newest first), offset/limit paging,
 the console's entity tables for id-prefix lookup, and the daily stats window.
 
 The builders write SQL through a ``Dialect``, one per backend (``<backend>/rows.py``):
@@ -17,7 +18,17 @@ from typing import Any
 
 from qctl_store import validate
 from qctl_store.errors import InvalidInput
-from qctl_store.types import EventFilter, JobPageCursor, JobSearch, JobState, Source
+from qctl_store.types import (
+    DAGFilter,
+    DAGState,
+    EventFilter,
+    JobSearch,
+    JobState,
+    PageCursor,
+    Source,
+    WorkflowFilter,
+    WorkflowState,
+)
 
 DAILY_WINDOW_DAYS = 30
 """azync's admin window (``queue/manager.go`` statsWindowDays): 30 days, zero-filled."""
@@ -209,7 +220,7 @@ def seeks_index(search: JobSearch) -> bool:
 
 
 def keyset_sql(
-    d: Dialect, state: JobState | None, after: JobPageCursor, reverse: bool = False
+    d: Dialect, state: JobState | None, after: PageCursor, reverse: bool = False
 ) -> tuple[str, dict[str, Any]]:
     """The rows strictly after ``after`` in ``search_jobs``' order,
     ``order_sql(state, reverse, search=True)`` (NULLs last ascending, first descending),
@@ -259,3 +270,65 @@ def event_where(d: Dialect, filter: EventFilter) -> tuple[str, dict[str, Any]]:
             clauses.append(f"e.{column} = {d.param(column)}")
             args[column] = str(value)
     return " AND ".join(clauses) or "TRUE", args
+
+
+def dag_where(d: Dialect, filter: DAGFilter) -> tuple[str, dict[str, Any]]:
+    """The WHERE of ``list_dags``: see ``_header_where``."""
+    return _header_where(d, filter.name, _state_value(DAGState, filter.state, "DAG"))
+
+
+def workflow_where(d: Dialect, filter: WorkflowFilter) -> tuple[str, dict[str, Any]]:
+    """The WHERE of ``list_workflow_executions``: see ``_header_where``."""
+    return _header_where(d, filter.name, _state_value(WorkflowState, filter.state, "workflow"))
+
+
+def _state_value(enum: type[DAGState] | type[WorkflowState], value: str | None, what: str) -> str:
+    if not value:
+        return ""
+    try:
+        return enum(value).value
+    except ValueError:
+        raise InvalidInput(
+            f"unknown {what} state {value!r} (one of {', '.join(s.value for s in enum)})"
+        ) from None
+
+
+def _header_where(d: Dialect, name: str, state: str) -> tuple[str, dict[str, Any]]:
+    """A WHERE over DAG or workflow execution headers: only the filters given, so a name
+    walks its ``(name, created_at)`` index instead of a catch-all ``(:name = '' OR ..)``
+    scan."""
+    clauses: list[str] = []
+    args: dict[str, Any] = {}
+    if name:
+        clauses.append(f"name = {d.param('name')}")
+        args["name"] = str(name)
+    if state:
+        clauses.append(f"state = {d.param('state')}")
+        args["state"] = state
+    return " AND ".join(clauses) or "TRUE", args
+
+
+def newest_page(
+    d: Dialect,
+    column: str,
+    where: str,
+    args: dict[str, Any],
+    page: tuple[int, int, PageCursor | None],
+    alias: str = "",
+) -> tuple[str, dict[str, Any]]:
+    """The WHERE and arguments of one page, ``page = (offset, limit, after)``, of a
+    newest-first listing ``ORDER BY column DESC, id DESC`` over a NOT NULL ``column``
+    (DAG runs, workflow executions, ledger events) filtered by ``where``: with
+    ``after``, only the rows strictly after that cursor. The redundant upper bound is
+    what an index range scan starts from; the OR alone would only filter."""
+    offset, limit, after = page
+    args = {**args, **d.page(offset, limit)}
+    if after is None:
+        return where, args
+    col, id_col = (f"{alias}.{column}", f"{alias}.id") if alias else (column, "id")
+    key, id = d.param("after_key"), d.param("after_id")
+    args["after_id"] = d.arg_id(after.id, "after.id")
+    args["after_key"] = d.instant(validate.required_instant(after.sort_key, "after.sort_key"))
+    return (
+        f"{where} AND {col} <= {key} AND ({col} < {key} OR ({col} = {key} AND {id_col} < {id}))"
+    ), args

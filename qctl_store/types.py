@@ -514,11 +514,14 @@ class ThroughputCount:
 
 
 @dataclass
-class JobPageCursor:
-    """Extension: keyset position for deep listings (see ``list_jobs_after``).
+class PageCursor:
+    """Extension: keyset position for deep listings: the last row of the previous page.
 
-    ``sort_key`` is the value of the state's ordering column on the last row of the
-    previous page (None where the row has none), ``id`` its id.
+    ``sort_key`` is the value of the listing's ordering column on that row (None where
+    the row has none: only jobs, whose column depends on the state), ``id`` its id. For
+    ``search_jobs`` see ``AdminStore.job_cursor``; for the newest-first listings of DAG
+    runs, workflow executions and ledger events it is the row's ``created_at`` (events:
+    ``occurred_at``) and id.
     """
 
     sort_key: datetime | None

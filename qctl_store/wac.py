@@ -20,9 +20,7 @@ from qctl_store.types import (
     ScheduleOperationParams,
     SignalParams,
     UncertainDecision,
-    WorkflowFilter,
     WorkflowStartParams,
-    WorkflowState,
 )
 
 OPERATION_RESULT_TYPES = frozenset({"OperationCompleted", "OperationFailed"})
@@ -108,26 +106,6 @@ def execution_key(type: str, payload: JSON) -> str:
         return ""
     key = payload.get("execution_key")
     return key if isinstance(key, str) else ""
-
-
-def listing_fields(filter: WorkflowFilter, offset: int) -> dict[str, Any]:
-    """A listing's filter and offset; NULL matches every name / state."""
-    return {
-        "name": filter.name or None,
-        "state": _state_filter(filter.state),
-        "offset": max(validate.limit(offset, "offset"), 0),
-    }
-
-
-def _state_filter(value: WorkflowState | str | None) -> str | None:
-    if not value:
-        return None
-    try:
-        return WorkflowState(value).value
-    except ValueError:
-        raise InvalidInput(
-            f"unknown workflow state {value!r} (one of {', '.join(s.value for s in WorkflowState)})"
-        ) from None
 
 
 def stalled_limit(limit: int) -> int:

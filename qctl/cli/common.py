@@ -14,7 +14,7 @@ from qctl.cli import parse
 from qctl.cli.context import CliContext
 from qctl.cli.errors import Refused
 from qctl.cli.output import OUTPUT_HELP, OutputFormat, as_dict, emit_result, emit_rows
-from qctl_store.types import JobState, Source
+from qctl_store.types import JobState, PageCursor, Source
 
 if TYPE_CHECKING:
     from qctl.cli.context import AnyStore
@@ -75,7 +75,15 @@ Refresh = Annotated[
 ]
 """``qctl top``'s polling interval on every system (DBOS pushes no hints: it polls)."""
 PageLimit = Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")]
-Offset = Annotated[int, typer.Option("--offset", metavar="N", min=0, help="Skip this many.")]
+After = Annotated[
+    str | None,
+    typer.Option(
+        "--after",
+        metavar="CURSOR",
+        help="Continue after this cursor (the previous page's `next page:` on stderr).",
+    ),
+]
+"""Every listing's one paging flag: a keyset cursor, never an offset to walk."""
 MetaOpt = Annotated[
     list[str] | None,
     typer.Option("--meta", metavar="KEY=VALUE", help="Metadata key=value (repeatable)."),
@@ -254,3 +262,21 @@ def act(
         return
     outcome = call(st, ident, False)
     emit_result(record_of(outcome), f"{done} {label} {ident}", output)
+
+
+def cursor(text: str | None) -> PageCursor | None:
+    """``--after``'s keyset position (None: the first page)."""
+    return parse.parse_cursor(text) if text else None
+
+
+def next_cursor(
+    rows: Sequence[Any], limit: int, position: Callable[[Any], PageCursor]
+) -> str | None:
+    """The ``--after`` text of the page after ``rows``, when the page is full."""
+    return parse.cursor_text(position(rows[-1])) if rows and len(rows) == limit else None
+
+
+def newest_first(row: Any) -> PageCursor:
+    """The position of a row of a newest-first listing by ``created_at`` (DAG runs,
+    workflow executions)."""
+    return PageCursor(row.created_at, row.id)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, Offset, Output, PageLimit, Yes
+from qctl.cli.common import After, DryRun, Output, PageLimit, Yes
 from qctl.cli.jobs import job_record
 from qctl.cli.output import (
     OutputFormat,
@@ -64,17 +64,18 @@ def list_dags(
     name: Annotated[str, typer.Option("--name", help="Only runs of this DAG name.")] = "",
     state: Annotated[DAGState | None, typer.Option("--state", help="Run state.")] = None,
     limit: PageLimit = 50,
-    offset: Offset = 0,
+    after: After = None,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """DAG runs, newest first, with per-run task-state counts."""
     store = common.store(ctx)
-    dags, total = store.list_dags(DAGFilter(name=name, state=state), offset, limit)
+    flt = DAGFilter(name=name, state=state)
+    dags, total = store.list_dags(flt, 0, limit, common.cursor(after))
     counts = store.dag_task_counts([d.id for d in dags]) if dags else {}
     records = [dag_record(d, counts.get(d.id, {})) for d in dags]
     table = [{**r, "tasks": counts_text(r["tasks"])} for r in records]
     emit_rows(table, DAG_COLUMNS, output, full=records)
-    page_note(len(dags), total, offset, output)
+    page_note(output, len(dags), total, common.next_cursor(dags, limit, common.newest_first))
 
 
 @app.command("counts")

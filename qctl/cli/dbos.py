@@ -19,7 +19,15 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
-from qctl.cli.output import OutputFormat, emit_detail, emit_object, emit_result, emit_rows, note
+from qctl.cli.output import (
+    OutputFormat,
+    emit_detail,
+    emit_object,
+    emit_result,
+    emit_rows,
+    note,
+    page_note,
+)
 from qctl.systems.dbos import INSTALL_HINT, SYSTEM, actions, reads
 from qctl_store.errors import InvalidInput
 
@@ -272,9 +280,7 @@ def list_workflows(
     prefix: PrefixOpt = "",
     attribute: AttrOpt = None,
     limit: common.PageLimit = 50,
-    after: Annotated[
-        str | None, typer.Option("--after", metavar="CURSOR", help="Continue after this cursor.")
-    ] = None,
+    after: common.After = None,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Workflows, newest first, one page at a time (keyset: ``--after`` the cursor the
@@ -298,8 +304,9 @@ def list_workflows(
     db = database(ctx)
     rows = reads.list_workflows(db, f, limit, cursor)
     _emit_list(rows, reads.LIST_COLUMNS, output)
-    if len(rows) == limit:
-        note(f"next page: --after {reads.cursor_of(rows[-1]).encode()}")
+    page_note(
+        output, len(rows), None, reads.cursor_of(rows[-1]).encode() if len(rows) == limit else None
+    )
 
 
 @workflows_app.command("counts")

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, MetaOpt, Offset, Output, PageLimit, SinceOpt, UntilOpt, Yes
+from qctl.cli.common import After, DryRun, MetaOpt, Output, PageLimit, SinceOpt, UntilOpt, Yes
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
@@ -20,7 +20,14 @@ from qctl.cli.output import (
 )
 from qctl.cli.parse import ParseError
 from qctl.ops import events as ops_events
-from qctl_store.types import EventAdminRow, EventFilter, JobSearch, PublishParams, Source
+from qctl_store.types import (
+    EventAdminRow,
+    EventFilter,
+    JobSearch,
+    PageCursor,
+    PublishParams,
+    Source,
+)
 
 app = common.app("events")
 
@@ -62,7 +69,7 @@ def list_events(
     since: SinceOpt = None,
     until: UntilOpt = None,
     limit: PageLimit = 50,
-    offset: Offset = 0,
+    after: After = None,
     payload: PayloadFlag = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
@@ -77,9 +84,10 @@ def list_events(
         aggregate_type=aggregate_type,
         aggregate_id=aggregate_id,
     )
-    rows, total = common.store(ctx).list_events(flt, offset, limit)
+    rows, total = common.store(ctx).list_events(flt, 0, limit, common.cursor(after))
     emit_rows([event_record(r, payload) for r in rows], EVENT_COLUMNS, output)
-    page_note(len(rows), total, offset, output)
+    position = common.next_cursor(rows, limit, lambda e: PageCursor(e.occurred_at, e.id))
+    page_note(output, len(rows), total, position)
 
 
 def _aggregate(text: str | None) -> tuple[str, str]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
@@ -29,12 +27,12 @@ from qctl.cli.output import (
     emit_result,
     emit_rows,
     note,
-    plain,
+    page_note,
     rows_of,
 )
 from qctl.cli.parse import ParseError
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS
-from qctl_store.types import EnqueueParams, Job, JobPageCursor, JobSearch, JobState, Source
+from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, Source
 
 if TYPE_CHECKING:
     from qctl.ops.results import JobOutcome
@@ -73,21 +71,6 @@ def job_record(job: Job, with_payload: bool = False) -> dict[str, Any]:
     return record
 
 
-def encode_cursor(cursor: JobPageCursor) -> str:
-    key = plain(cursor.sort_key) if cursor.sort_key else "-"
-    return base64.urlsafe_b64encode(f"{key}|{cursor.id}".encode()).decode().rstrip("=")
-
-
-def decode_cursor(text: str) -> JobPageCursor:
-    try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
-        key, _, ident = raw.partition("|")
-        sort_key = None if key == "-" else datetime.fromisoformat(key).astimezone(UTC)
-        return JobPageCursor(sort_key=sort_key, id=uuid.UUID(ident))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise ParseError(f"--after: {text!r} is not a cursor printed by `qctl jobs list`") from None
-
-
 def make_search(
     source: Source | None, kind: str, state: JobState | None, meta: list[str] | None, error: str
 ) -> JobSearch:
@@ -105,9 +88,7 @@ def list_jobs(
     search: JobSearch,
     sort: filters.SortOpt = None,
     limit: common.PageLimit = 50,
-    after: Annotated[
-        str | None, typer.Option("--after", metavar="CURSOR", help="Continue after this cursor.")
-    ] = None,
+    after: common.After = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
@@ -123,7 +104,6 @@ def list_jobs(
     """
     state = search.state
     search.reverse = filters.reverse(state, sort)
-    cursor = decode_cursor(after) if after else None
     store = common.store(ctx)
     filters.confirm_scan(store, search, yes)
     if not (search.event_id or search.dag_id or search.run_id) and store.listing_scans(state):
@@ -131,14 +111,12 @@ def list_jobs(
             "no index holds this listing: it reads the whole job table"
             + (" (`qctl db tune` adds one for paused jobs)" if state else "; try --state")
         )
-    jobs = store.search_jobs(search, limit=limit, after=cursor)
+    jobs = store.search_jobs(search, limit=limit, after=common.cursor(after))
     rows = [job_record(j) for j in jobs]
     emit_rows(rows, JOB_COLUMNS, output)
-    if output == OutputFormat.TABLE:
-        total, estimated = store.count_jobs(search)
-        note(f"{len(jobs)} shown of {'~' if estimated else ''}{total} matching")
-    if len(jobs) == limit:
-        note(f"next page: --after {encode_cursor(store.job_cursor(jobs[-1], state))}")
+    total, estimated = store.count_jobs(search) if output == OutputFormat.TABLE else (None, False)
+    position = common.next_cursor(jobs, limit, lambda job: store.job_cursor(job, state))
+    page_note(output, len(jobs), total, position, estimated)
 
 
 def _timings(job: Job, now: datetime) -> dict[str, timedelta | None]:

@@ -190,12 +190,20 @@ def note(message: str) -> None:
     typer.echo(sanitize(message, multiline=True), err=True)
 
 
-def page_note(shown: int, total: int, offset: int, fmt: OutputFormat) -> None:
-    """For offset-paginated listings: the count (tables) and the next page (always)."""
-    if fmt == OutputFormat.TABLE:
-        note(f"{shown} shown of {total} (offset {offset})")
-    if offset + shown < total:
-        note(f"next page: --offset {offset + shown}")
+def page_note(
+    fmt: OutputFormat,
+    shown: int,
+    total: int | None,
+    next_cursor: str | None,
+    estimated: bool = False,
+) -> None:
+    """Every paged listing's notes on stderr: in a table how many rows of how many
+    matching (``~`` for an estimate), and, after a full page in any format, the cursor
+    its next page starts after."""
+    if fmt == OutputFormat.TABLE and total is not None:
+        note(f"{shown} shown of {'~' if estimated else ''}{total} matching")
+    if next_cursor:
+        note(f"next page: --after {next_cursor}")
 
 
 def rows_of(values: Iterable[Any]) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""Parsers for what operators type: durations, instants, JSON, ``key=value`` and ids.
+"""Parsers for what operators type: durations, instants, JSON, ``key=value``, ids and
+page cursors.
 
 Every parser returns a value or raises ``ParseError`` (an ``InvalidInput``, so the CLI
 reports it as a usage error, exit 2); nothing else escapes. The dashboard uses the same
@@ -7,6 +8,8 @@ functions for its prompts.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 import uuid
@@ -15,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from qctl_store.errors import InvalidInput, StoreError
+from qctl_store.types import PageCursor
 
 MIN_PREFIX = 8
 """Hex characters an id prefix needs before it is looked up."""
@@ -166,3 +170,22 @@ def resolve_id(store: PrefixFinder, entity: str, text: str) -> uuid.UUID:
         more = ", ..." if len(found) > 5 else ""
         raise AmbiguousId(f"{entity} id prefix {text!r} is ambiguous: {shown}{more}")
     return found[0]
+
+
+def cursor_text(cursor: PageCursor) -> str:
+    """The ``--after`` text of a keyset position, opaque to the operator: every listing
+    prints its next page's cursor in this one form, and ``parse_cursor`` reads it."""
+    key = cursor.sort_key.isoformat() if cursor.sort_key else "-"
+    return base64.urlsafe_b64encode(f"{key}|{cursor.id}".encode()).decode().rstrip("=")
+
+
+def parse_cursor(text: str) -> PageCursor:
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
+        key, _, ident = raw.partition("|")
+        sort_key = None if key == "-" else datetime.fromisoformat(key).astimezone(UTC)
+        return PageCursor(sort_key=sort_key, id=uuid.UUID(ident))
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ParseError(
+            f"--after: {text!r} is not a cursor printed by a qctl listing (its `next page:`)"
+        ) from None

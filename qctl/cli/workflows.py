@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, Offset, Output, PageLimit, Yes
+from qctl.cli.common import After, DryRun, Output, PageLimit, Yes
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
@@ -51,15 +51,15 @@ def list_workflows(
     name: Annotated[str, typer.Option("--name", help="Only this workflow name.")] = "",
     state: Annotated[WorkflowState | None, typer.Option("--state", help="Execution state.")] = None,
     limit: PageLimit = 50,
-    offset: Offset = 0,
+    after: After = None,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Executions, newest first."""
     rows, total = common.store(ctx).list_workflow_executions(
-        WorkflowFilter(name=name, state=state), offset, limit
+        WorkflowFilter(name=name, state=state), 0, limit, common.cursor(after)
     )
     emit_rows(rows_of(rows), WF_COLUMNS, output)
-    page_note(len(rows), total, offset, output)
+    page_note(output, len(rows), total, common.next_cursor(rows, limit, common.newest_first))
 
 
 @app.command("show")

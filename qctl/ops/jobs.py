@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from qctl.ops.errors import WrongState, WrongVerb, require_state
 from qctl.ops.results import BulkOutcome, BulkPlan, JobOutcome
 from qctl_store.errors import InvalidInput, NotFound
-from qctl_store.types import EnqueueParams, Job, JobPageCursor, JobSearch, JobState, Source
+from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, PageCursor, Source
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
@@ -184,7 +184,7 @@ def _refuse_source(action: str, source: Source, verb: str) -> list[Source]:
 
 def iter_jobs(store: ConsoleStore, search: JobSearch) -> Iterator[Job]:
     """Every matching job, page by page (keyset, so concurrent writes do not repeat rows)."""
-    after: JobPageCursor | None = None
+    after: PageCursor | None = None
     while True:
         page = store.search_jobs(search, limit=PAGE, after=after)
         yield from page

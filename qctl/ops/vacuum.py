@@ -17,6 +17,7 @@ from qctl_store.types import (
     DAGFilter,
     JobSearch,
     JobState,
+    PageCursor,
     Source,
     WorkflowFilter,
 )
@@ -111,16 +112,18 @@ def _completed_before(rows: Iterator[Any], keep: timedelta) -> int:
     return sum(1 for r in rows if r.completed_at and r.completed_at < cutoff)
 
 
-def _pages(fetch: Callable[[Any, int], list[Any]], filters: list[Any]) -> Iterator[Any]:
-    """Every row of an offset-paginated listing, for each filter."""
+def _pages(
+    fetch: Callable[[Any, PageCursor | None], list[Any]], filters: list[Any]
+) -> Iterator[Any]:
+    """Every row of a newest-first keyset listing (DAG runs, executions), for each filter."""
     for flt in filters:
-        offset = 0
+        after = None
         while True:
-            page = fetch(flt, offset)
+            page = fetch(flt, after)
             yield from page
             if len(page) < PAGE:
                 break
-            offset += PAGE
+            after = PageCursor(page[-1].created_at, page[-1].id)
 
 
 def dags(keep: timedelta) -> Step:
@@ -128,7 +131,7 @@ def dags(keep: timedelta) -> Step:
 
     def rows(st: ConsoleStore) -> Iterator[Any]:
         filters = [DAGFilter(state=state) for state in DAG_TERMINAL_STATES]
-        return _pages(lambda f, off: st.list_dags(f, off, PAGE)[0], filters)
+        return _pages(lambda f, after: st.list_dags(f, 0, PAGE, after)[0], filters)
 
     return Step(
         "dags", None, lambda st: st.vacuum_dags(keep), lambda st: _completed_before(rows(st), keep)
@@ -140,7 +143,7 @@ def workflows(keep: timedelta) -> Step:
 
     def rows(st: ConsoleStore) -> Iterator[Any]:
         filters = [WorkflowFilter(state=state) for state in WORKFLOW_TERMINAL_STATES]
-        return _pages(lambda f, off: st.list_workflow_executions(f, off, PAGE)[0], filters)
+        return _pages(lambda f, after: st.list_workflow_executions(f, 0, PAGE, after)[0], filters)
 
     return Step(
         "workflows",

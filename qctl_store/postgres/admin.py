@@ -33,9 +33,9 @@ from qctl_store.types import (
     Depths,
     Job,
     JobFilter,
-    JobPageCursor,
     JobSearch,
     JobState,
+    PageCursor,
     Source,
 )
 
@@ -335,7 +335,7 @@ class AdminMixin(JobActions, PgBase):
         return job_from_row(row)
 
     def search_jobs(
-        self, search: JobSearch, limit: int = 50, after: JobPageCursor | None = None
+        self, search: JobSearch, limit: int = 50, after: PageCursor | None = None
     ) -> list[Job]:
         where, args = job_where(DIALECT, search)
         state = None if search.state is None else JobState(search.state)

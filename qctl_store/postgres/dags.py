@@ -28,9 +28,11 @@ from qctl_store.dagcheck import (
     refuse_missing_tasks,
     signal_payload,
 )
+from qctl_store.listing import dag_where, newest_page
 from qctl_store.postgres.base import Cursor, PgBase, queries
-from qctl_store.postgres.rows import caller_tx, jobs_from_rows
+from qctl_store.postgres.rows import DIALECT, caller_tx, jobs_from_rows
 from qctl_store.records import Row
+from qctl_store.sqlfile import fill
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
     JSON,
@@ -46,6 +48,7 @@ from qctl_store.types import (
     Job,
     JobState,
     OnFailurePolicy,
+    PageCursor,
     Source,
     TaskResult,
 )
@@ -281,19 +284,17 @@ class DAGMixin(PgBase):
         return _dag_view(row)
 
     def list_dags(
-        self, filter: DAGFilter, offset: int = 0, limit: int = 0
+        self,
+        filter: DAGFilter,
+        offset: int = 0,
+        limit: int = 0,
+        after: PageCursor | None = None,
     ) -> tuple[list[DAGView], int]:
-        validate.limit(limit)
-        validate.limit(offset, "offset")
-        args = {
-            "name": filter.name or "",
-            "state": DAGState(filter.state).value if filter.state else None,
-            "limit": limit if limit > 0 else None,
-            "offset": max(offset, 0),
-        }
+        where, params = dag_where(DIALECT, filter)
+        in_page, args = newest_page(DIALECT, "created_at", where, params, (offset, limit, after))
         with self.read() as cur:
-            total = cur.execute(Q.count_dags, args).fetchone()
-            rows = cur.execute(Q.list_dags, args).fetchall()
+            total = cur.execute(fill(Q.count_dags, where=where), params).fetchone()
+            rows = cur.execute(fill(Q.list_dags, where=in_page), args).fetchall()
         return [_dag_view(r) for r in rows], int(total["n"] if total else 0)
 
     def dag_tasks(self, id: uuid.UUID) -> list[Job]:

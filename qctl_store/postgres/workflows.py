@@ -13,12 +13,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from qctl_store import errors, validate
+from qctl_store.listing import newest_page, workflow_where
 from qctl_store.postgres.base import Cursor, PgBase, Row, queries
-from qctl_store.postgres.rows import utc
+from qctl_store.postgres.rows import DIALECT, utc
+from qctl_store.sqlfile import fill
 from qctl_store.types import (
     JSON,
     WORKFLOW_TERMINAL_STATES,
     HistoryEvent,
+    PageCursor,
     ScheduleOperationParams,
     SignalParams,
     Source,
@@ -34,7 +37,6 @@ from qctl_store.wac import (
     execution_key,
     held_execution_key,
     json_or_null,
-    listing_fields,
     operation_fields,
     signal_fields,
     stalled_limit,
@@ -106,16 +108,17 @@ class WorkflowMixin(PgBase):
         return _execution(row)
 
     def list_workflow_executions(
-        self, filter: WorkflowFilter, offset: int = 0, limit: int = 0
+        self,
+        filter: WorkflowFilter,
+        offset: int = 0,
+        limit: int = 0,
+        after: PageCursor | None = None,
     ) -> tuple[list[WorkflowExecutionView], int]:
-        params = {
-            **listing_fields(filter, offset),
-            "limit": validate.limit(limit) if limit > 0 else None,  # LIMIT NULL: all
-        }
+        where, params = workflow_where(DIALECT, filter)
+        in_page, args = newest_page(DIALECT, "created_at", where, params, (offset, limit, after))
         with self.read() as cur:
-            rows = cur.execute(Q.list_executions, params).fetchall()
-            # An offset past the end still reports the total.
-            total = rows[0]["total"] if rows else _value(cur, Q.count_executions, params)
+            rows = cur.execute(fill(Q.list_executions, where=in_page), args).fetchall()
+            total = _value(cur, fill(Q.count_executions, where=where), params)
         return [_execution(r) for r in rows], int(total)
 
     # --- history --------------------------------------------------------------------

@@ -41,9 +41,9 @@ from qctl_store.types import (
     Depths,
     Job,
     JobFilter,
-    JobPageCursor,
     JobSearch,
     JobState,
+    PageCursor,
     Source,
 )
 
@@ -173,7 +173,7 @@ class AdminMixin(JobActions, SqliteBase):
         return job_from_row(row)
 
     def search_jobs(
-        self, search: JobSearch, limit: int = 50, after: JobPageCursor | None = None
+        self, search: JobSearch, limit: int = 50, after: PageCursor | None = None
     ) -> list[Job]:
         paging = DIALECT.page(0, limit)
         where, params = job_where(DIALECT, search)

@@ -15,7 +15,6 @@ import json
 import sqlite3
 import uuid
 from datetime import timedelta
-from typing import Any
 
 from qctl_store import errors, validate
 from qctl_store.dagcheck import (
@@ -29,9 +28,12 @@ from qctl_store.dagcheck import (
     refuse_missing_tasks,
     signal_payload,
 )
+from qctl_store.listing import dag_where, newest_page
 from qctl_store.records import Row
+from qctl_store.sqlfile import fill
 from qctl_store.sqlite.base import SqliteBase, Tx, from_us, queries, td_us
 from qctl_store.sqlite.rows import (
+    DIALECT,
     caller_tx,
     jobs_from_rows,
     json_value,
@@ -50,6 +52,7 @@ from qctl_store.types import (
     Job,
     JobState,
     OnFailurePolicy,
+    PageCursor,
     Source,
     TaskResult,
 )
@@ -293,19 +296,17 @@ class DAGMixin(SqliteBase):
         return _dag_view(row)
 
     def list_dags(
-        self, filter: DAGFilter, offset: int = 0, limit: int = 0
+        self,
+        filter: DAGFilter,
+        offset: int = 0,
+        limit: int = 0,
+        after: PageCursor | None = None,
     ) -> tuple[list[DAGView], int]:
-        validate.limit(limit)
-        validate.limit(offset, "offset")
-        args: dict[str, Any] = {
-            "name": filter.name or "",
-            "state": DAGState(filter.state).value if filter.state else None,
-            "limit": limit if limit > 0 else -1,
-            "offset": max(offset, 0),
-        }
+        where, params = dag_where(DIALECT, filter)
+        in_page, args = newest_page(DIALECT, "created_at", where, params, (offset, limit, after))
         with self.read() as t:
-            total = t.one(Q.count_dags, args)
-            rows = t.all(Q.list_dags, args)
+            total = t.one(fill(Q.count_dags, where=where), params)
+            rows = t.all(fill(Q.list_dags, where=in_page), args)
         return [_dag_view(r) for r in rows], int(total["n"] if total else 0)
 
     def dag_tasks(self, id: uuid.UUID) -> list[Job]:

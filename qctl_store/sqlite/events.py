@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from qctl_store import errors, validate
-from qctl_store.listing import event_where
+from qctl_store.listing import event_where, newest_page
 from qctl_store.sqlfile import fill
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us
 from qctl_store.sqlite.rows import DIALECT, ROWS, arg_id, caller_tx
@@ -22,6 +22,7 @@ from qctl_store.types import (
     EventAdminRow,
     EventFilter,
     OpsStats,
+    PageCursor,
     PublishParams,
     ReplayFilter,
     Subscriber,
@@ -116,13 +117,19 @@ class EventsMixin(SqliteBase):
     # --- admin reads --------------------------------------------------------------------
 
     def list_events(
-        self, filter: EventFilter, offset: int = 0, limit: int = 0
+        self,
+        filter: EventFilter,
+        offset: int = 0,
+        limit: int = 0,
+        after: PageCursor | None = None,
     ) -> tuple[list[EventAdminRow], int]:
-        paging = DIALECT.page(offset, limit)
         where, params = event_where(DIALECT, filter)
+        in_page, args = newest_page(
+            DIALECT, "occurred_at", where, params, (offset, limit, after), "e"
+        )
         with self.read() as t:
             total = t.one(fill(Q.count_events, where=where), params)["n"]  # type: ignore[index]
-            rows = t.all(fill(Q.list_events, where=where), {**params, **paging})
+            rows = t.all(fill(Q.list_events, where=in_page), args)
         return [ROWS.event_admin(r) for r in rows], total
 
     def get_event(self, id: uuid.UUID) -> EventAdminRow:

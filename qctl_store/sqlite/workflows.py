@@ -13,13 +13,17 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from qctl_store import errors, validate
+from qctl_store.listing import newest_page, workflow_where
 from qctl_store.records import Row
+from qctl_store.sqlfile import fill
 from qctl_store.sqlite import rows
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us, uid
+from qctl_store.sqlite.rows import DIALECT
 from qctl_store.types import (
     JSON,
     WORKFLOW_TERMINAL_STATES,
     HistoryEvent,
+    PageCursor,
     ScheduleOperationParams,
     SignalParams,
     Source,
@@ -35,7 +39,6 @@ from qctl_store.wac import (
     execution_key,
     held_execution_key,
     json_or_null,
-    listing_fields,
     operation_fields,
     signal_fields,
     stalled_limit,
@@ -100,15 +103,17 @@ class WorkflowMixin(SqliteBase):
         return _execution(row)
 
     def list_workflow_executions(
-        self, filter: WorkflowFilter, offset: int = 0, limit: int = 0
+        self,
+        filter: WorkflowFilter,
+        offset: int = 0,
+        limit: int = 0,
+        after: PageCursor | None = None,
     ) -> tuple[list[WorkflowExecutionView], int]:
-        params = {
-            **listing_fields(filter, offset),
-            "limit": validate.limit(limit) if limit > 0 else -1,  # LIMIT -1: all
-        }
+        where, params = workflow_where(DIALECT, filter)
+        in_page, args = newest_page(DIALECT, "created_at", where, params, (offset, limit, after))
         with self.read() as t:
-            found = t.all(Q.list_executions, params)
-            total = t.one(Q.count_executions, params)
+            found = t.all(fill(Q.list_executions, where=in_page), args)
+            total = t.one(fill(Q.count_executions, where=where), params)
         return [_execution(r) for r in found], int(total["total"]) if total else 0
 
     # --- history --------------------------------------------------------------------

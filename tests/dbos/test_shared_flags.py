@@ -18,15 +18,12 @@ AZYNC_ONLY: dict[str, set[str]] = {
     "queues list": {"--exact", "--source", "-s"},
     # Change hints carry an entity and a source; DBOS has no hints (watch polls).
     "watch": {"--entity", "-e", "--source", "-s"},
-    # azync's store pages workflows by offset; DBOS's list is keyset-paged (--after, the
-    # cursor flag of azync's jobs list).
-    "workflows list": {"--offset"},
 }
 FILTERS = {"--app-version", "--created-after", "--created-before", "--executor", "--prefix"}
 """DBOS's filter fields (``list_workflows`` of dbos/_sys_db.py), on list and bulk actions."""
 DBOS_ONLY: dict[str, set[str]] = {
     "workflows list": FILTERS
-    | {"--after", "--attribute", "--completed-after", "--completed-before", "--forked"}
+    | {"--attribute", "--completed-after", "--completed-before", "--forked"}
     | {"--not-forked", "--parent", "--queue", "--status"},
     "workflows cancel": FILTERS | {"--max", "--name", "--queue", "--state", "--status"},
     # Bulk resume selects by filter, so it previews (--dry-run); DBOS resumes onto a queue.

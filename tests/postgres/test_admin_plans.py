@@ -16,7 +16,7 @@ import pytest
 
 from qctl_store.listing import order_for
 from qctl_store.postgres import PostgresStore, admin
-from qctl_store.types import JobFilter, JobPageCursor, JobSearch, JobState, Source
+from qctl_store.types import JobFilter, JobSearch, JobState, PageCursor, Source
 from tests.conftest import raw_pg
 from tests.postgres.conftest import plans
 
@@ -101,7 +101,7 @@ def test_succeeded_pages_across_kinds_walk_the_vacuum_index(
     store: PostgresStore, statements: list[tuple[str, Any]], deep: bool
 ) -> None:
     search = JobSearch(source=Q, state=JobState.SUCCEEDED)
-    after: JobPageCursor | None = None
+    after: PageCursor | None = None
     if deep:
         ahead = store.search_jobs(search, limit=5000)
         after = store.job_cursor(ahead[-1], JobState.SUCCEEDED)
@@ -140,7 +140,7 @@ def test_dead_pages_across_kinds_merge_per_kind_index_ranges(
 def test_pages_across_kinds_follow_list_jobs_order(store: PostgresStore, state: JobState) -> None:
     search = JobSearch(source=Q, state=state)
     walked: list[uuid.UUID] = []
-    after: JobPageCursor | None = None
+    after: PageCursor | None = None
     for _ in range(6):
         page = store.search_jobs(search, limit=7, after=after)
         walked.extend(j.id for j in page)
@@ -167,7 +167,7 @@ def _merged_pages(store: PostgresStore, state: JobState, seen: list[tuple[str, A
     column, _ = order_for(state, search=True)
     search = JobSearch(source=Q, state=state)
     walked: list[Any] = []
-    after: JobPageCursor | None = None
+    after: PageCursor | None = None
     while page := store.search_jobs(search, limit=7, after=after):
         walked.extend(page)
         after = store.job_cursor(page[-1], state)

@@ -23,7 +23,7 @@ from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.screens.base import DetailScreen, Pane, RecordView
 from qctl.tui.widgets import refill, table
-from qctl_store.types import Job, JobPageCursor, JobSearch, JobState, Source
+from qctl_store.types import Job, JobSearch, JobState, PageCursor, Source
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
@@ -85,8 +85,8 @@ class JobPage:
     jobs: list[Job]
     count: int
     estimated: bool
-    next_cursor: JobPageCursor | None
-    asked: tuple[JobSearch, JobPageCursor | None]
+    next_cursor: PageCursor | None
+    asked: tuple[JobSearch, PageCursor | None]
     """The search and cursor this page answers: a page fetched before the operator
     changed them is stale and never shown (the load for the new ones is queued)."""
     scans: bool = False
@@ -153,7 +153,7 @@ class JobsPane(JobActions, Pane[JobPage]):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.cursors: list[JobPageCursor | None] = [None]
+        self.cursors: list[PageCursor | None] = [None]
         self.marked: dict[uuid.UUID, Job] = {}
         """Rows marked with space, across pages: the job verbs act on them."""
         self.all_marked = False
@@ -183,7 +183,7 @@ class JobsPane(JobActions, Pane[JobPage]):
     def filter_changed(self) -> None:
         self.restart()
 
-    def asked(self) -> tuple[JobSearch, JobPageCursor | None]:
+    def asked(self) -> tuple[JobSearch, PageCursor | None]:
         return self.search(), self.cursors[-1]
 
     @property

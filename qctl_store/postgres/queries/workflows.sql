@@ -43,23 +43,21 @@ FROM azync_workflow_executions
 WHERE id = %(id)s
 
 -- name: list_executions
--- A page of workflow executions (of one name and state, or all), newest first.
--- %(name)s / %(state)s of NULL match everything; LIMIT NULL is no limit.
+-- A page of workflow executions matching {where} (filters and keyset position), newest
+-- first.
+-- LIMIT NULL is no limit.
 SELECT id, name, version, state, business_idempotency_key, task_queue, input, result,
-       failure_reason, meta, created_at, updated_at, completed_at,
-       count(*) OVER () AS total
+       failure_reason, meta, created_at, updated_at, completed_at
 FROM azync_workflow_executions
-WHERE (%(name)s::text IS NULL OR name = %(name)s)
-  AND (%(state)s::text IS NULL OR state = %(state)s)
+WHERE {where}
 ORDER BY created_at DESC, id DESC
 LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: count_executions
--- How many workflow executions match the name and state filters.
+-- How many workflow executions match {where} (listing.header_where).
 SELECT count(*) AS total
 FROM azync_workflow_executions
-WHERE (%(name)s::text IS NULL OR name = %(name)s)
-  AND (%(state)s::text IS NULL OR state = %(state)s)
+WHERE {where}
 
 -- name: execution_exists
 -- Whether a workflow execution exists.

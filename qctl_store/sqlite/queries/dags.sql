@@ -273,17 +273,17 @@ SELECT id, name, state, on_failure, idempotency_key, failure_reason, meta,
 FROM azync_dags WHERE id = ?
 
 -- name: count_dags
--- How many DAGs match the name and state filters.
+-- How many DAGs match {where} (listing.header_where).
 SELECT count(*) AS n FROM azync_dags
-WHERE (:name = '' OR name = :name) AND (:state IS NULL OR state = :state)
+WHERE {where}
 
 -- name: list_dags
--- A page of DAG headers (of one name and state, or all), newest first.
+-- A page of DAG headers matching {where} (filters and keyset position), newest first.
 -- A negative limit is no limit.
 SELECT id, name, state, on_failure, idempotency_key, failure_reason, meta,
        created_at, updated_at, completed_at
 FROM azync_dags
-WHERE (:name = '' OR name = :name) AND (:state IS NULL OR state = :state)
+WHERE {where}
 ORDER BY created_at DESC, id DESC
 LIMIT :limit OFFSET :offset
 

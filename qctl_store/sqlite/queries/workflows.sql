@@ -42,22 +42,21 @@ FROM azync_workflow_executions
 WHERE id = :id
 
 -- name: list_executions
--- A page of workflow executions (of one name and state, or all), newest first.
--- A NULL :name / :state matches everything; LIMIT -1 is no limit.
+-- A page of workflow executions matching {where} (filters and keyset position), newest
+-- first.
+-- LIMIT -1 is no limit.
 SELECT id, name, version, state, business_idempotency_key, task_queue, input, result,
        failure_reason, meta, created_at, updated_at, completed_at
 FROM azync_workflow_executions
-WHERE (:name IS NULL OR name = :name)
-  AND (:state IS NULL OR state = :state)
+WHERE {where}
 ORDER BY created_at DESC, id DESC
 LIMIT :limit OFFSET :offset
 
 -- name: count_executions
--- How many workflow executions match the name and state filters.
+-- How many workflow executions match {where} (listing.header_where).
 SELECT count(*) AS total
 FROM azync_workflow_executions
-WHERE (:name IS NULL OR name = :name)
-  AND (:state IS NULL OR state = :state)
+WHERE {where}
 
 -- name: get_header
 -- A workflow execution's name and state.
