@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
 from qctl.cli.common import Refresh, cli
+
+if TYPE_CHECKING:
+    from qctl_store.contract import ConsoleStore
 
 
 def top(
@@ -14,12 +19,27 @@ def top(
     """Live dashboard: queues, jobs, DAG graphs, events and workflows, with actions
     (hidden by --read-only). Press ? in it for the keys."""
     c = cli(ctx)
-    # An unreachable or unmigrated database fails here, in one line: checked on one
-    # plain connection, as the CLI does, before a pool would log every failed attempt.
-    c.store().ops_stats()
-    store = c.open_store(pooled=True)
+    from qctl.tui.overview_data import fetch_overview
+    from qctl.tui.preload import Preload
+
+    def open_pool() -> ConsoleStore:
+        # An unreachable or unmigrated database fails in one line: checked on one plain
+        # connection, as the CLI does, before a pool would log every failed attempt.
+        c.store().ops_stats()
+        return c.open_store(pooled=True)
+
+    # The check, the pool and the overview's first read run while Textual is imported.
+    opened = Preload(open_pool)
+    overview = Preload(lambda: fetch_overview(opened.result()))
     from qctl.tui.app import run
 
-    code = run(store, location=c.describe(), read_only=c.read_only, poll_interval=refresh)
+    store = opened.result()
+    code = run(
+        store,
+        location=c.describe(),
+        read_only=c.read_only,
+        poll_interval=refresh,
+        preloads={"overview-pane": overview},
+    )
     if code:
         raise typer.Exit(code)  # the dashboard printed the one line

@@ -31,6 +31,7 @@ from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
 from qctl_store import errors
 
 if TYPE_CHECKING:
+    from qctl.tui.preload import Preload
     from qctl_store.contract import ConsoleStore
 
 R = TypeVar("R")
@@ -143,9 +144,12 @@ class QctlTop(Dashboard):
         live: bool = True,
         clock: Callable[[], datetime] | None = None,
         on_ready: Callable[[], object] | None = None,
+        preloads: dict[str, Preload[Any]] | None = None,
     ) -> None:
         super().__init__()
         self.on_ready = on_ready
+        self.preloads = dict(preloads or {})
+        """Reads started before the app, by loader id (``overview-pane``)."""
         self.store = store
         self.location = location
         self.read_only = read_only
@@ -189,6 +193,9 @@ class QctlTop(Dashboard):
         )
         self._close_messages_no_wait()
 
+    def take_preload(self, loader: Loader[Any]) -> Preload[Any] | None:
+        return self.preloads.pop(loader.id or "", None)
+
     def _hint(self) -> None:
         self.post_message(RefreshRequested())  # thread-safe; called by the feed thread
 
@@ -200,7 +207,9 @@ class QctlTop(Dashboard):
 
     def on_mount(self) -> None:
         if self.feed is not None:
-            self.feed.start()
+            # After the first frame: opening the change stream (a LISTEN connection on
+            # PostgreSQL) would otherwise compete with the first load.
+            self.call_after_refresh(self.feed.start)
         if self.on_ready is not None:
             self.call_after_refresh(self.on_ready)  # after the first frame
         self.set_interval(1.0, self._watch_loads)
@@ -404,6 +413,7 @@ def run(
     read_only: bool = False,
     poll_interval: float = 2.0,
     on_ready: Callable[[], object] | None = None,
+    preloads: dict[str, Preload[Any]] | None = None,
 ) -> int:
     """Run the dashboard in this terminal until the operator quits; the exit code (1
     after an unexpected error, which printed one line)."""
@@ -416,6 +426,7 @@ def run(
         read_only=read_only,
         poll_interval=poll_interval,
         on_ready=on_ready,
+        preloads=preloads,
     )
     app.run()
     return app.return_code or 0

@@ -23,6 +23,7 @@ from qctl.tui.widgets import StatusBar
 if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
 
+    from qctl.tui.preload import Preload
     from qctl_store.contract import ConsoleStore
 
 T = TypeVar("T")
@@ -68,6 +69,10 @@ class Dashboard(App[None]):
         super().notify(
             sanitize(message), title=title, severity=severity, timeout=timeout, markup=False
         )
+
+    def take_preload(self, loader: Loader[Any]) -> Preload[Any] | None:
+        """The read of ``loader`` started before the app (``qctl.tui.preload``), once."""
+        return None
 
     def connection_ok(self) -> None:
         raise NotImplementedError
@@ -148,13 +153,19 @@ class Loader(Dashboarded, Widget, Generic[T]):
         if self._busy:
             self._again = True
             return
+        first = self.top.take_preload(self)
+        if first is not None and first.ready():
+            # Read while the app started: shown in this frame, with no thread round trip.
+            self.top.connection_ok()
+            self.show(first.result())
+            return
         self._busy = True
         self.busy_since = time.monotonic()
         store = self.top.store
 
         def work() -> None:
             try:
-                data = self.fetch(store)
+                data = first.result() if first is not None else self.fetch(store)
             except Exception as exc:
                 self.post_message(LoadFailed(self, exc))
                 return

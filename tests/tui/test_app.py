@@ -765,3 +765,36 @@ async def test_leases_show_expiry_overdue_and_reaps_per_kind(store: Any) -> None
         assert cells(app, "#lease-jobs", str(late.id))[4].startswith("overdue")
         assert cells(app, "#lease-kinds", f"queue\x1f{k}")[2:4] == ["3", "1"]
         assert "overdue" in screen_text(app)
+
+
+async def test_first_frame_shows_the_overview_read_before_the_app(store: Any) -> None:
+    from qctl.tui.overview_data import fetch_overview
+    from qctl.tui.preload import Preload
+
+    k = kind()
+    store.enqueue(EnqueueParams(kind=k))
+    first = Preload(lambda: fetch_overview(store))
+    first.result()
+    flaky = Flaky(store)
+    flaky.down = True  # any read the app made itself would fail
+    app = app_for(flaky, preloads={"overview-pane": first})
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.refresh_count >= 1)
+        assert cells(app, "#queues", f"queue\x1f{k}")[:3] == ["queue", k, "1"]
+        assert app.mode != DISCONNECTED and "updated" in screen_text(app)
+        await pilot.press("r")  # the next refresh reads the store
+        await until(pilot, lambda: app.mode == DISCONNECTED)
+
+
+async def test_a_failed_read_before_the_app_shows_disconnected(store: Any) -> None:
+    from qctl.tui.preload import Preload
+
+    def down() -> Any:
+        raise errors.Unavailable("connection refused (database down)")
+
+    app = app_for(store, preloads={"overview-pane": Preload(down)})
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.mode == DISCONNECTED)
+        assert "database down" in screen_text(app)
+        await pilot.press("r")
+        await until(pilot, lambda: app.mode != DISCONNECTED)

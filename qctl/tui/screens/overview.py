@@ -4,8 +4,6 @@ throughput and the last hour per kind, DAG states, event ledger."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -15,6 +13,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
 from qctl.tui import fmt
+from qctl.tui.overview_data import OverviewData, fetch_overview
 from qctl.tui.screens.base import Pane
 from qctl.tui.widgets import refill, table
 from qctl_store.types import (
@@ -48,49 +47,8 @@ QUEUE_COLUMNS = [
 ]
 SORTS = ["source", "pending", "scheduled", "active", "dead", "paused", "succeeded", "oldest"]
 SERIES = ["enqueued", "processed", "failed", "reaped"]
-LIVE_WINDOW = timedelta(hours=1)
-LIVE_BUCKET = timedelta(minutes=1)
 LIVE_KINDS = 3
 """Kinds drawn in the live chart: the busiest of the last hour."""
-
-
-@dataclass
-class OverviewData:
-    depths: list[tuple[Source, str, Depths]]
-    daily: list[DailyCount]
-    dag_counts: dict[str, dict[DAGState, int]] = field(default_factory=dict)
-    ops: OpsStats = field(default_factory=OpsStats)
-    estimated: set[Source] = field(default_factory=set)
-    """Sources whose succeeded and paused counts are planner estimates (huge tables)."""
-    live: dict[str, list[ThroughputCount]] = field(default_factory=dict)
-    """The last hour per minute of each active kind (``source:kind`` beyond the queue)."""
-
-
-def fetch_overview(store: ConsoleStore) -> OverviewData:
-    depths: list[tuple[Source, str, Depths]] = []
-    estimated: set[Source] = set()
-    per_day: dict[datetime, DailyCount] = {}
-    live: dict[str, list[ThroughputCount]] = {}
-    for source in Source:
-        # live_depths, not kind_depths: the refresh path must never count a huge
-        # succeeded state row by row (it reads the partial indexes and estimates).
-        by_kind, is_estimate = store.live_depths(source)
-        if is_estimate:
-            estimated.add(source)
-        for kind, d in sorted(by_kind.items()):
-            depths.append((source, kind, d))
-        for c in store.all_daily(source):
-            acc = per_day.setdefault(c.date, DailyCount(date=c.date))
-            acc.enqueued += c.enqueued
-            acc.processed += c.processed
-            acc.failed += c.failed
-            acc.reaped += c.reaped
-        for point in store.throughput(source, LIVE_WINDOW, LIVE_BUCKET):
-            label = point.kind if source == Source.QUEUE else f"{source.value}:{point.kind}"
-            live.setdefault(label, []).append(point)
-    dag_counts = store.dag_name_state_counts() if hasattr(store, "dag_name_state_counts") else {}
-    daily = [per_day[d] for d in sorted(per_day)]
-    return OverviewData(depths, daily, dag_counts, store.ops_stats(), estimated, live)
 
 
 def sort_key(column: str, row: tuple[Source, str, Depths]) -> Any:
