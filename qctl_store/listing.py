@@ -66,8 +66,11 @@ class Dialect:
     """A job's ``meta`` holds every pair of the JSON object bound as ``meta``."""
     error_filter: str
     """A job's ``last_error`` contains the text bound as ``error``, ignoring case."""
-    error_arg: Callable[[str], str]
-    """The bound ``error`` value for ``error_filter``."""
+    text_filter: str
+    """A job's kind or ``last_error`` contains the text bound as ``text``, ignoring
+    case, or its id's 32 hex digits contain the lower-case digits bound as ``id_text``."""
+    contains_arg: Callable[[str], str]
+    """The bound value of a substring filter (``error``, ``text``, ``id_text``)."""
     payload_filter: str
     """A job's ``payload`` contains the JSON bound as ``payload`` (jsonb ``@>``)."""
     older_than_filter: str
@@ -187,7 +190,11 @@ def job_where(d: Dialect, search: JobSearch) -> tuple[str, dict[str, Any]]:
         args["meta"] = validate.json_text(validate.meta(search.meta), "meta")
     if search.error:
         clauses.append(d.error_filter)
-        args["error"] = d.error_arg(search.error)
+        args["error"] = d.contains_arg(search.error)
+    if search.text:
+        clauses.append(d.text_filter)
+        args["text"] = d.contains_arg(search.text)
+        args["id_text"] = d.contains_arg(search.text.lower().replace("-", ""))
     if search.event_id is not None:
         clauses.append(f"event_id = {d.param('event_id')}")
         args["event_id"] = d.arg_id(search.event_id, "event_id")

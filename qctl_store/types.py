@@ -478,6 +478,9 @@ class JobSearch:
     meta: dict[str, str] = field(default_factory=dict)
     error: str = ""
     """Case-insensitive substring of ``last_error``."""
+    text: str = ""
+    """Free text: a case-insensitive substring of the kind or ``last_error``, or of the
+    id's hex digits (dashes ignored), any of the three."""
     event_id: uuid.UUID | None = None
     """The deliveries of one event."""
     run_id: uuid.UUID | None = None

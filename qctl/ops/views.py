@@ -53,8 +53,9 @@ def require_kind(store: ConsoleStore, kind: str, sources: list[Source]) -> None:
 
 def free_text(store: ConsoleStore, search: JobSearch) -> tuple[JobSearch, str]:
     """The dashboard's ``/`` word (in ``search.kind``) when no job has that kind: the one
-    kind that contains it (any case), else the text of the last error; and a note when
-    several kinds contain it. Reads the kinds: call it only when the kind found nothing."""
+    kind that contains it (any case, and the search stays on the kind's index), else free
+    text (a job whose kind, last error or id contains it); and a note when several kinds
+    contain it. Reads the kinds: call it only when the kind found nothing."""
     word = search.kind
     sources = [search.source] if search.source else list(Source)
     kinds = sorted({k for s in sources for k in store.list_kinds(s)})
@@ -63,8 +64,8 @@ def free_text(store: ConsoleStore, search: JobSearch) -> tuple[JobSearch, str]:
     near = [k for k in kinds if word.lower() in k.lower()]
     if len(near) == 1:
         return replace(search, kind=near[0]), ""
-    by_error = replace(search, kind="", error=search.error or word)
+    by_text = replace(search, kind="", text=word)
     if near:
         shown = ", ".join(near[:4]) + (", ..." if len(near) > 4 else "")
-        return by_error, f"{word!r} is part of {len(near)} kinds ({shown}): type one of them"
-    return by_error, ""
+        return by_text, f"{word!r} is part of {len(near)} kinds ({shown}): all of them shown"
+    return by_text, ""

@@ -137,8 +137,8 @@ qctl top: live view of an azync store
   : or g     jump to a job, DAG run, event or workflow execution by id or prefix
 
 Jobs:      s source, t state, n/b next/previous page, v payload (detail);
-           / a kind (or part of one), key=value meta, error:TEXT; a word that is
-           part of no kind matches the last error
+           / a kind, key=value meta, error:TEXT; a word that names no kind
+           matches the jobs whose kind, id or last error contains it
            space mark a row, * mark every job matching the filter (again: clear);
            the actions then apply to the marked jobs after one confirmation
 DAGs:      t state tab; enter on a name narrows the runs, esc clears it;

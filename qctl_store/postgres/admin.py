@@ -371,7 +371,8 @@ class AdminMixin(JobActions, PgBase):
         state = None if search.state is None else JobState(search.state)
         where += index_clauses(search.source, state)
         with self.read() as cur:
-            if not exact and not (search.meta or search.error or search.payload is not None):
+            filtered = search.meta or search.error or search.text or search.payload is not None
+            if not exact and not filtered:
                 counted = _cheap_count(cur, where, args, state)
                 if counted is not None:
                     return counted

@@ -94,7 +94,11 @@ DIALECT = Dialect(
     instant=_as_is,
     meta_filter="meta @> %(meta)s::jsonb",
     error_filter="last_error ILIKE %(error)s",
-    error_arg=lambda text: "%" + re.sub(r"([\\%_])", r"\\\1", text) + "%",
+    text_filter=(
+        "(kind ILIKE %(text)s OR last_error ILIKE %(text)s"
+        " OR replace(id::text, '-', '') LIKE %(id_text)s)"
+    ),
+    contains_arg=lambda text: "%" + re.sub(r"([\\%_])", r"\\\1", text) + "%",
     payload_filter="payload @> %(payload)s::jsonb",
     older_than_filter="enqueued_at < now() - make_interval(secs => %(older_than)s)",
     older_than_arg=timedelta.total_seconds,

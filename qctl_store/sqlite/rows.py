@@ -94,7 +94,12 @@ DIALECT = Dialect(
         "(SELECT m.value FROM json_each(azync_jobs.meta) m WHERE m.key = f.key))"
     ),
     error_filter="instr(lower(COALESCE(last_error, '')), lower(:error)) > 0",
-    error_arg=str,
+    text_filter=(
+        "(instr(lower(kind), lower(:text)) > 0"
+        " OR instr(lower(COALESCE(last_error, '')), lower(:text)) > 0"
+        " OR instr(replace(id, '-', ''), :id_text) > 0)"
+    ),
+    contains_arg=str,
     payload_filter=f"{JSONB_CONTAINS}(payload, :payload)",
     # The backend clock is the host clock.
     older_than_filter="enqueued_at < :older_than",

@@ -244,3 +244,23 @@ def _all_pages(store: AnyStore, search: JobSearch) -> list[Any]:
         if len(page) < 2:
             return out
         after = store.job_cursor(page[-1], search.state)
+
+
+def test_search_jobs_free_text_is_kind_error_or_id(store: AnyStore) -> None:
+    kind = unique("sx_text_Mailer")
+    enqueue_due(store, kind)
+    job = lease_one(store, Q, kind)
+    store.dead(job.id, token(job), "SMTP 50%_refused")
+    other = enqueue_due(store, unique("sx_text_other"))
+
+    def found(text: str) -> set[uuid.UUID]:
+        return set(job_ids(store.search_jobs(JobSearch(source=Q, text=text), limit=0)))
+
+    assert job.id in found(kind.upper()[3:]), "a kind substring, any case"
+    assert found("50%_REF") == {job.id}, "error text, any case, % and _ literal"
+    assert found("0%x") == set(), "% is no wildcard"
+    assert found(job.id.hex[5:17]) == {job.id}, "hex digits across a dash"
+    assert found(str(job.id)[2:20].upper()) == {job.id}, "with dashes, any case"
+    assert other not in found(job.id.hex[5:17])
+    count, _ = store.count_jobs(JobSearch(source=Q, state=JobState.DEAD, text=job.id.hex[3:13]))
+    assert count == 1

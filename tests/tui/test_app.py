@@ -728,7 +728,7 @@ async def test_dags_open_on_the_runs_and_esc_clears_the_name(store: Any) -> None
         assert pane.dag_name == ""
 
 
-async def test_free_text_is_part_of_a_kind_or_of_the_last_error(store: Any) -> None:
+async def test_free_text_is_part_of_a_kind_an_id_or_the_last_error(store: Any) -> None:
     k = kind()
     job_id = dead_job(store, k)  # its last error is "boom"
     store.enqueue(EnqueueParams(kind=k + "_other"))
@@ -739,11 +739,22 @@ async def test_free_text_is_part_of_a_kind_or_of_the_last_error(store: Any) -> N
         pane.open_with(Source.QUEUE, k[2:] + "_oth", None)  # part of one kind only
         await until(pilot, lambda: f"(kind {k}_other)" in screen_text(app))
         assert len(row_keys(app, "#jobs-table")) == 1
-        pane.open_with(Source.QUEUE, k[2:], JobState.DEAD)  # part of two kinds: says so
+        pane.open_with(Source.QUEUE, k[2:], None)  # part of two kinds: both, and it says so
         await until(pilot, lambda: _notified(app, "is part of 2 kinds"))
+        await until(pilot, lambda: len(row_keys(app, "#jobs-table")) == 2)
         pane.open_with(Source.QUEUE, "boom", JobState.DEAD)  # part of no kind: the error
-        await until(pilot, lambda: str(job_id) in row_keys(app, "#jobs-table"))
-        assert "(error contains 'boom')" in screen_text(app)
+        await until(pilot, lambda: "(kind, id or error contains 'boom')" in screen_text(app))
+        assert str(job_id) in row_keys(app, "#jobs-table")
+        # Hex digits from inside the id (dashes or not) find the job.
+        middle = job_id.hex[6:16]
+        pane.open_with(Source.QUEUE, middle, JobState.DEAD)
+        await until(pilot, lambda: row_keys(app, "#jobs-table") == [str(job_id)])
+        pane.open_with(Source.QUEUE, str(job_id)[4:18].upper(), JobState.DEAD)
+        await until(pilot, lambda: row_keys(app, "#jobs-table") == [str(job_id)])
+        # A word nothing contains: the bar says so, not a bare "0 of 0".
+        pane.open_with(Source.QUEUE, "zzz_" + k, JobState.DEAD)
+        await until(pilot, lambda: "(no such kind, and no kind, id or last" in screen_text(app))
+        assert _notified(app, f"no kind named 'zzz_{k}' in source queue, and no job's kind")
 
 
 async def test_leases_show_expiry_overdue_and_reaps_per_kind(store: Any) -> None:

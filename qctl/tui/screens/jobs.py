@@ -95,10 +95,12 @@ class JobPage:
     """Said once when shown: the filter names a kind no job has."""
     searched: JobSearch | None = None
     """The search the page was read with: the ``/`` word resolved (see ``free_text``)."""
+    unknown: bool = False
+    """The ``/`` word names no kind, and no job's kind, id or last error contains it."""
 
 
 def parse_search(source: Source | None, state: JobState | None, text: str) -> JobSearch:
-    """``/`` filter text: a kind (or part of one, or of the last error: see
+    """``/`` filter text: a kind (or part of a kind, an id or the last error: see
     ``free_text``), plus ``key=value`` meta pairs and ``error:TEXT``."""
     search = JobSearch(source=source, state=state)
     words = text.split()
@@ -121,7 +123,9 @@ def resolved(page: JobPage) -> str:
         return ""
     if searched.kind:
         return f" (kind {searched.kind})"
-    return f" (error contains {searched.error!r})"
+    if page.unknown:
+        return " (no such kind, and no kind, id or last error contains it)"
+    return f" (kind, id or error contains {searched.text!r})"
 
 
 def job_when(job: Job, now: datetime) -> str:
@@ -144,7 +148,7 @@ class JobsPane(JobActions, Pane[JobPage]):
         Binding("asterisk", "mark_matching", "Mark all matching", show=False),
         *JOB_BINDINGS,
     ]
-    filter_hint = "kind [key=value ...] [error:text]"
+    filter_hint = "kind, id or error text [key=value ...] [error:text]"
     source: Source | None = None
     # A live state by default: "all states" is ordered by enqueued_at, which no index
     # serves, so on a huge table it sorts every row (press t to get there anyway).
@@ -196,7 +200,7 @@ class JobsPane(JobActions, Pane[JobPage]):
         search, after = asked
         scans = store.listing_scans(search.state)
         jobs = store.search_jobs(search, limit=PAGE, after=after)
-        notice = ""
+        notice, unknown = "", False
         if not jobs and search.kind:
             # Not a kind any job has: a kind it is part of, else last-error text.
             word, (meant, notice) = search.kind, free_text(store, search)
@@ -207,10 +211,11 @@ class JobsPane(JobActions, Pane[JobPage]):
                 try:
                     require_kind(store, word, sources)
                 except NoSuchName as exc:
-                    notice = f"{exc}, and no last error contains it"
+                    notice = f"{exc}, and no job's kind, id or last error contains it"
+                    unknown = True
         count, estimated = store.count_jobs(search)
         nxt = store.job_cursor(jobs[-1], search.state) if len(jobs) == PAGE else None
-        return JobPage(jobs, count, estimated, nxt, asked, scans, notice, search)
+        return JobPage(jobs, count, estimated, nxt, asked, scans, notice, search, unknown)
 
     def show(self, data: JobPage) -> None:
         if data.asked != self.asked():
