@@ -4,7 +4,7 @@ _qctl() {
     local cmdpath="qctl" i subs="" opts=""
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "$cmdpath ${COMP_WORDS[i]}" in
-            'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl versions' | 'qctl versions list') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
+            'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
         esac
     done
     case "$cmdpath $prev" in
@@ -168,9 +168,12 @@ _qctl() {
         'qctl workflows list --after') COMPREPLY=(); return ;;
         'qctl workflows list --output' | 'qctl workflows list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows list --queue') COMPREPLY=(); return ;;
-        'qctl workflows list --app-version') COMPREPLY=(); return ;;
+        'qctl workflows list --application-version' | 'qctl workflows list --app-version') COMPREPLY=(); return ;;
+        'qctl workflows list --application-name') COMPREPLY=(); return ;;
         'qctl workflows list --executor') COMPREPLY=(); return ;;
+        'qctl workflows list --user') COMPREPLY=(); return ;;
         'qctl workflows list --parent') COMPREPLY=(); return ;;
+        'qctl workflows list --schedule') COMPREPLY=(); return ;;
         'qctl workflows list --created-after') COMPREPLY=(); return ;;
         'qctl workflows list --created-before') COMPREPLY=(); return ;;
         'qctl workflows list --completed-after') COMPREPLY=(); return ;;
@@ -185,24 +188,38 @@ _qctl() {
         'qctl workflows cancel --state' | 'qctl workflows cancel --status') COMPREPLY=(); return ;;
         'qctl workflows cancel --name') COMPREPLY=(); return ;;
         'qctl workflows cancel --queue') COMPREPLY=(); return ;;
-        'qctl workflows cancel --app-version') COMPREPLY=(); return ;;
+        'qctl workflows cancel --application-version' | 'qctl workflows cancel --app-version') COMPREPLY=(); return ;;
+        'qctl workflows cancel --application-name') COMPREPLY=(); return ;;
         'qctl workflows cancel --executor') COMPREPLY=(); return ;;
+        'qctl workflows cancel --user') COMPREPLY=(); return ;;
+        'qctl workflows cancel --parent') COMPREPLY=(); return ;;
+        'qctl workflows cancel --schedule') COMPREPLY=(); return ;;
         'qctl workflows cancel --created-after') COMPREPLY=(); return ;;
         'qctl workflows cancel --created-before') COMPREPLY=(); return ;;
+        'qctl workflows cancel --completed-after') COMPREPLY=(); return ;;
+        'qctl workflows cancel --completed-before') COMPREPLY=(); return ;;
         'qctl workflows cancel --prefix') COMPREPLY=(); return ;;
+        'qctl workflows cancel --attribute') COMPREPLY=(); return ;;
         'qctl workflows cancel --max') COMPREPLY=(); return ;;
         'qctl workflows suspend --reason') COMPREPLY=(); return ;;
         'qctl workflows suspend --output' | 'qctl workflows suspend -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows resume --output' | 'qctl workflows resume -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
-        'qctl workflows resume --on-queue') COMPREPLY=(); return ;;
         'qctl workflows resume --state' | 'qctl workflows resume --status') COMPREPLY=(); return ;;
         'qctl workflows resume --name') COMPREPLY=(); return ;;
         'qctl workflows resume --queue') COMPREPLY=(); return ;;
-        'qctl workflows resume --app-version') COMPREPLY=(); return ;;
+        'qctl workflows resume --application-version' | 'qctl workflows resume --app-version') COMPREPLY=(); return ;;
+        'qctl workflows resume --application-name') COMPREPLY=(); return ;;
         'qctl workflows resume --executor') COMPREPLY=(); return ;;
+        'qctl workflows resume --user') COMPREPLY=(); return ;;
+        'qctl workflows resume --parent') COMPREPLY=(); return ;;
+        'qctl workflows resume --schedule') COMPREPLY=(); return ;;
         'qctl workflows resume --created-after') COMPREPLY=(); return ;;
         'qctl workflows resume --created-before') COMPREPLY=(); return ;;
+        'qctl workflows resume --completed-after') COMPREPLY=(); return ;;
+        'qctl workflows resume --completed-before') COMPREPLY=(); return ;;
         'qctl workflows resume --prefix') COMPREPLY=(); return ;;
+        'qctl workflows resume --attribute') COMPREPLY=(); return ;;
+        'qctl workflows resume --on-queue') COMPREPLY=(); return ;;
         'qctl workflows resume --max') COMPREPLY=(); return ;;
         'qctl workflows resolve --result') COMPREPLY=(); return ;;
         'qctl workflows resolve --output' | 'qctl workflows resolve -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -212,27 +229,66 @@ _qctl() {
         'qctl workflows counts --output' | 'qctl workflows counts -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows steps --output' | 'qctl workflows steps -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows events --output' | 'qctl workflows events -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows streams --output' | 'qctl workflows streams -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows messages --output' | 'qctl workflows messages -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows delete --state' | 'qctl workflows delete --status') COMPREPLY=(); return ;;
         'qctl workflows delete --name') COMPREPLY=(); return ;;
         'qctl workflows delete --queue') COMPREPLY=(); return ;;
-        'qctl workflows delete --app-version') COMPREPLY=(); return ;;
+        'qctl workflows delete --application-version' | 'qctl workflows delete --app-version') COMPREPLY=(); return ;;
+        'qctl workflows delete --application-name') COMPREPLY=(); return ;;
         'qctl workflows delete --executor') COMPREPLY=(); return ;;
+        'qctl workflows delete --user') COMPREPLY=(); return ;;
+        'qctl workflows delete --parent') COMPREPLY=(); return ;;
+        'qctl workflows delete --schedule') COMPREPLY=(); return ;;
         'qctl workflows delete --created-after') COMPREPLY=(); return ;;
         'qctl workflows delete --created-before') COMPREPLY=(); return ;;
+        'qctl workflows delete --completed-after') COMPREPLY=(); return ;;
+        'qctl workflows delete --completed-before') COMPREPLY=(); return ;;
         'qctl workflows delete --prefix') COMPREPLY=(); return ;;
+        'qctl workflows delete --attribute') COMPREPLY=(); return ;;
         'qctl workflows delete --max') COMPREPLY=(); return ;;
         'qctl workflows delete --output' | 'qctl workflows delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows fork --from-step') COMPREPLY=(); return ;;
-        'qctl workflows fork --application-version') COMPREPLY=(); return ;;
+        'qctl workflows fork --application-version' | 'qctl workflows fork --app-version') COMPREPLY=(); return ;;
         'qctl workflows fork --on-queue') COMPREPLY=(); return ;;
         'qctl workflows fork --output' | 'qctl workflows fork -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows rewind --state' | 'qctl workflows rewind --status') COMPREPLY=(); return ;;
+        'qctl workflows rewind --name') COMPREPLY=(); return ;;
+        'qctl workflows rewind --queue') COMPREPLY=(); return ;;
+        'qctl workflows rewind --application-name') COMPREPLY=(); return ;;
+        'qctl workflows rewind --executor') COMPREPLY=(); return ;;
+        'qctl workflows rewind --user') COMPREPLY=(); return ;;
+        'qctl workflows rewind --parent') COMPREPLY=(); return ;;
+        'qctl workflows rewind --schedule') COMPREPLY=(); return ;;
+        'qctl workflows rewind --created-after') COMPREPLY=(); return ;;
+        'qctl workflows rewind --created-before') COMPREPLY=(); return ;;
+        'qctl workflows rewind --completed-after') COMPREPLY=(); return ;;
+        'qctl workflows rewind --completed-before') COMPREPLY=(); return ;;
+        'qctl workflows rewind --prefix') COMPREPLY=(); return ;;
+        'qctl workflows rewind --attribute') COMPREPLY=(); return ;;
         'qctl workflows rewind --from-step') COMPREPLY=(); return ;;
-        'qctl workflows rewind --application-version') COMPREPLY=(); return ;;
+        'qctl workflows rewind --application-version' | 'qctl workflows rewind --app-version') COMPREPLY=(); return ;;
         'qctl workflows rewind --on-queue') COMPREPLY=(); return ;;
+        'qctl workflows rewind --max') COMPREPLY=(); return ;;
         'qctl workflows rewind --output' | 'qctl workflows rewind -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows set-delay --state' | 'qctl workflows set-delay --status') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --name') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --queue') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --application-version' | 'qctl workflows set-delay --app-version') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --application-name') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --executor') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --user') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --parent') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --schedule') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --created-after') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --created-before') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --completed-after') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --completed-before') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --prefix') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --attribute') COMPREPLY=(); return ;;
         'qctl workflows set-delay --delay') COMPREPLY=(); return ;;
         'qctl workflows set-delay --until') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --max') COMPREPLY=(); return ;;
         'qctl workflows set-delay --output' | 'qctl workflows set-delay -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl vacuum completed --older-than' | 'qctl vacuum completed --retention') COMPREPLY=(); return ;;
         'qctl vacuum completed --source' | 'qctl vacuum completed -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
@@ -290,6 +346,7 @@ _qctl() {
         'qctl schedules backfill --until') COMPREPLY=(); return ;;
         'qctl schedules backfill --output' | 'qctl schedules backfill -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl versions list --output' | 'qctl versions list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl versions set-latest --output' | 'qctl versions set-latest -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
     esac
     case "$cmdpath" in
         'qctl') subs='db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch top demo schedules versions'; opts='--dsn --schema --context --read-only --system --no-color --version -h --help' ;;
@@ -335,23 +392,24 @@ _qctl() {
         'qctl queues daily') subs=''; opts='--source -s --days --output -o -h --help' ;;
         'qctl queues throughput') subs=''; opts='--last --by --kind -k --source -s --per-kind --output -o -h --help' ;;
         'qctl queues show') subs=''; opts='--output -o -h --help' ;;
-        'qctl workflows') subs='list show signal cancel suspend resume resolve stalled counts steps events messages delete fork rewind set-delay'; opts='-h --help' ;;
-        'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --app-version --executor --parent --forked --not-forked --created-after --created-before --completed-after --completed-before --prefix --attribute' ;;
+        'qctl workflows') subs='list show signal cancel suspend resume resolve stalled counts steps events streams messages delete fork rewind set-delay'; opts='-h --help' ;;
+        'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --application-version --app-version --application-name --executor --user --parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --prefix --attribute' ;;
         'qctl workflows show') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows signal') subs=''; opts='--payload -p --message-id --yes -y --output -o -h --help' ;;
-        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help --state --status --name --queue --app-version --executor --created-after --created-before --prefix --max' ;;
+        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --prefix --attribute --max' ;;
         'qctl workflows suspend') subs=''; opts='--reason --yes -y --output -o -h --help' ;;
-        'qctl workflows resume') subs=''; opts='--yes -y --output -o -h --help --on-queue --state --status --name --queue --app-version --executor --created-after --created-before --prefix --max --dry-run' ;;
+        'qctl workflows resume') subs=''; opts='--yes -y --output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --prefix --attribute --on-queue --max --dry-run' ;;
         'qctl workflows resolve') subs=''; opts='--result --dry-run --yes -y --output -o -h --help' ;;
         'qctl workflows stalled') subs=''; opts='--older-than --limit -n --output -o -h --help' ;;
         'qctl workflows counts') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows steps') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows events') subs=''; opts='--output -o -h --help' ;;
+        'qctl workflows streams') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows messages') subs=''; opts='--output -o -h --help' ;;
-        'qctl workflows delete') subs=''; opts='--state --status --name --queue --app-version --executor --created-after --created-before --prefix --max --dry-run --yes -y --output -o -h --help' ;;
-        'qctl workflows fork') subs=''; opts='--from-step --application-version --on-queue --dry-run --output -o -h --help' ;;
-        'qctl workflows rewind') subs=''; opts='--from-step --application-version --on-queue --dry-run --yes -y --output -o -h --help' ;;
-        'qctl workflows set-delay') subs=''; opts='--delay --until --dry-run --output -o -h --help' ;;
+        'qctl workflows delete') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --prefix --attribute --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows fork') subs=''; opts='--from-step --application-version --app-version --on-queue --dry-run --output -o -h --help' ;;
+        'qctl workflows rewind') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --prefix --attribute --from-step --application-version --app-version --on-queue --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows set-delay') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --prefix --attribute --delay --until --max --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum') subs='completed dead stats idempotency dags workflows all'; opts='-h --help' ;;
         'qctl vacuum completed') subs=''; opts='--older-than --retention --source -s --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum dead') subs=''; opts='--older-than --source -s --kind -k --dry-run --yes -y --output -o -h --help' ;;
@@ -373,8 +431,9 @@ _qctl() {
         'qctl schedules resume') subs=''; opts='--dry-run --output -o -h --help' ;;
         'qctl schedules trigger') subs=''; opts='--dry-run --output -o -h --help' ;;
         'qctl schedules backfill') subs=''; opts='--since --until --dry-run --yes -y --output -o -h --help' ;;
-        'qctl versions') subs='list'; opts='-h --help' ;;
+        'qctl versions') subs='list set-latest'; opts='-h --help' ;;
         'qctl versions list') subs=''; opts='--output -o -h --help' ;;
+        'qctl versions set-latest') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
     esac
     if [[ "$cur" == -* || -z "$subs" ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

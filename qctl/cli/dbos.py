@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from qctl.cli import common
+from qctl.cli import common, filters
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import (
     OutputFormat,
@@ -170,13 +170,39 @@ QueueOpt = Annotated[
     Many, typer.Option("--queue", metavar="QUEUE", help="Queue name (repeatable).")
 ]
 VersionOpt = Annotated[
-    Many, typer.Option("--app-version", metavar="VERSION", help="Application version.")
+    Many,
+    typer.Option(
+        "--application-version",
+        "--app-version",
+        metavar="VERSION",
+        help="Application version (repeatable; --app-version: DBOS's field name).",
+    ),
 ]
-ExecutorOpt = Annotated[Many, typer.Option("--executor", metavar="ID", help="Executor id.")]
-ParentOpt = Annotated[Many, typer.Option("--parent", metavar="ID", help="Parent workflow id.")]
+AppNameOpt = Annotated[
+    Many,
+    typer.Option(
+        "--application-name",
+        metavar="NAME",
+        help="Owning application (repeatable); as in DBOS's list, rows no application"
+        " claims match too.",
+    ),
+]
+ExecutorOpt = Annotated[
+    Many, typer.Option("--executor", metavar="ID", help="Executor id (repeatable).")
+]
+UserOpt = Annotated[
+    Many, typer.Option("--user", metavar="USER", help="Authenticated user (repeatable).")
+]
+ParentOpt = Annotated[
+    Many, typer.Option("--parent", metavar="ID", help="Parent workflow id (repeatable).")
+]
 ForkedOpt = Annotated[
     bool | None,
     typer.Option("--forked/--not-forked", help="Only forks (or no forks).", show_default=False),
+]
+ScheduleOpt = Annotated[
+    Many,
+    typer.Option("--schedule", metavar="NAME", help="Started by this schedule (repeatable)."),
 ]
 CreatedAfter = Annotated[
     str | None, typer.Option("--created-after", metavar="INSTANT", help="Created at or after.")
@@ -195,9 +221,32 @@ PrefixOpt = Annotated[str, typer.Option("--prefix", metavar="TEXT", help="Workfl
 AttrOpt = Annotated[
     Many,
     typer.Option(
-        "--attribute", metavar="KEY=VALUE", help="Attribute equals (VALUE as JSON or text)."
+        "--attribute",
+        metavar="KEY=VALUE",
+        help="Attribute equals (VALUE as JSON or text; repeatable: all must match).",
     ),
 ]
+
+FILTERS: filters.Options = [
+    ("status", StatusOpt, None),
+    ("name", NameOpt, None),
+    ("queue", QueueOpt, None),
+    ("application_version", VersionOpt, None),
+    ("application_name", AppNameOpt, None),
+    ("executor", ExecutorOpt, None),
+    ("user", UserOpt, None),
+    ("parent", ParentOpt, None),
+    ("forked", ForkedOpt, None),
+    ("schedule", ScheduleOpt, None),
+    ("created_after", CreatedAfter, None),
+    ("created_before", CreatedBefore, None),
+    ("completed_after", CompletedAfter, None),
+    ("completed_before", CompletedBefore, None),
+    ("prefix", PrefixOpt, ""),
+    ("attribute", AttrOpt, None),
+]
+"""DBOS's workflow filters (``list_workflows`` of dbos/_sys_db.py), declared once for
+``workflows list`` and every verb that selects by filter."""
 
 
 def _attributes(items: list[str] | None) -> dict[str, Any]:
@@ -219,13 +268,17 @@ def _attributes(items: list[str] | None) -> dict[str, Any]:
 
 
 def workflow_filter(
+    ctx: typer.Context | None = None,
     status: Many = None,
     name: Many = None,
     queue: Many = None,
-    app_version: Many = None,
+    application_version: Many = None,
+    application_name: Many = None,
     executor: Many = None,
+    user: Many = None,
     parent: Many = None,
     forked: bool | None = None,
+    schedule: Many = None,
     created_after: str | None = None,
     created_before: str | None = None,
     completed_after: str | None = None,
@@ -233,14 +286,18 @@ def workflow_filter(
     prefix: str = "",
     attribute: Many = None,
 ) -> reads.WorkflowFilter:
+    """The ``WorkflowFilter`` of the filter options."""
     return reads.WorkflowFilter(
         status=tuple(s.upper() for s in status or ()),
         name=tuple(name or ()),
         queue_name=tuple(queue or ()),
-        app_version=tuple(app_version or ()),
+        app_version=tuple(application_version or ()),
+        application_name=tuple(application_name or ()),
         executor_id=tuple(executor or ()),
+        user=tuple(user or ()),
         parent_workflow_id=tuple(parent or ()),
         is_fork=forked,
+        schedule_name=tuple(schedule or ()),
         start_time=_ms(common.instant(created_after, "--created-after")),
         end_time=_ms(common.instant(created_before, "--created-before")),
         completed_after=_ms(common.instant(completed_after, "--completed-after")),
@@ -248,6 +305,13 @@ def workflow_filter(
         workflow_id_prefix=prefix,
         attributes=_attributes(attribute),
     )
+
+
+def filtered(without: str = "") -> Any:
+    """Give a command the filter options in place of its ``f`` parameter (``without``
+    one a verb uses for something else: ``rewind --application-version`` is the version
+    to run on, as in DBOS's ``rewind_workflow``)."""
+    return filters.with_options("f", [o for o in FILTERS if o[0] != without], workflow_filter)
 
 
 # --- workflows -----------------------------------------------------------------------
@@ -264,42 +328,16 @@ MaxOpt = Annotated[
 
 
 @workflows_app.command("list")
+@filtered()
 def list_workflows(
     ctx: typer.Context,
-    status: StatusOpt = None,
-    name: NameOpt = None,
-    queue: QueueOpt = None,
-    app_version: VersionOpt = None,
-    executor: ExecutorOpt = None,
-    parent: ParentOpt = None,
-    forked: ForkedOpt = None,
-    created_after: CreatedAfter = None,
-    created_before: CreatedBefore = None,
-    completed_after: CompletedAfter = None,
-    completed_before: CompletedBefore = None,
-    prefix: PrefixOpt = "",
-    attribute: AttrOpt = None,
+    f: reads.WorkflowFilter,
     limit: common.PageLimit = 50,
     after: common.After = None,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Workflows, newest first, one page at a time (keyset: ``--after`` the cursor the
     previous page printed)."""
-    f = workflow_filter(
-        status,
-        name,
-        queue,
-        app_version,
-        executor,
-        parent,
-        forked,
-        created_after,
-        created_before,
-        completed_after,
-        completed_before,
-        prefix,
-        attribute,
-    )
     cursor = reads.Cursor.decode(after) if after else None
     db = database(ctx)
     rows = reads.list_workflows(db, f, limit, cursor)
@@ -335,14 +373,23 @@ STEP_COLUMNS = [
 @workflows_app.command("show")
 def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
     """One workflow: status, timings, queue, recovery attempts, timeout and deadline,
-    parent, children, fork origin, input, output and error; then its steps."""
+    parent, children, fork origin, input, output and error; then its steps, children,
+    events and streams."""
     db = database(ctx)
     wf = reads.get_workflow(db, reads.resolve_id(db, id))
     steps = reads.list_steps(db, wf["workflow_id"])
     children = reads.related(db, "parent_workflow_id", wf["workflow_id"])
     forks = reads.related(db, "forked_from", wf["workflow_id"])
     events = reads.list_events(db, wf["workflow_id"])
-    document = {**wf, "steps": steps, "children": children, "forks": forks, "events": events}
+    streams = reads.list_streams(db, wf["workflow_id"])
+    document = {
+        **wf,
+        "steps": steps,
+        "children": children,
+        "forks": forks,
+        "events": events,
+        "streams": streams,
+    }
     emit_detail(
         output,
         for_table(wf),
@@ -351,6 +398,7 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
             ([for_table(s) for s in steps], STEP_COLUMNS),
             ([for_table(c) for c in children], ["workflow_id", "name", "status", "created_at"]),
             ([for_table(e) for e in events], ["key", "value"]),
+            ([for_table(v) for v in streams], STREAM_COLUMNS),
         ],
     )
 
@@ -367,6 +415,17 @@ def events(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -
     """The events the workflow set (``DBOS.set_event``), latest value per key."""
     db = database(ctx)
     _emit_list(reads.list_events(db, reads.resolve_id(db, id)), ["key", "value"], output)
+
+
+STREAM_COLUMNS = ["key", "offset", "function_id", "value", "closed"]
+
+
+@workflows_app.command("streams")
+def streams(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """The values the workflow wrote to its streams (``DBOS.write_stream``), by key and
+    offset; a closed stream ends in a row marked closed."""
+    db = database(ctx)
+    _emit_list(reads.list_streams(db, reads.resolve_id(db, id)), STREAM_COLUMNS, output)
 
 
 @workflows_app.command("messages")
@@ -434,7 +493,8 @@ def _bulk(
     verb = actions.VERBS[action]
     runnable = sum(1 for t in targets if t["status"] in verb.needs)
     if not dry_run and runnable:
-        common.confirm(f"{action.capitalize()} {runnable} DBOS workflow(s)?", yes)
+        question = action.replace("-", " ").capitalize()
+        common.confirm(f"{question} {runnable} DBOS workflow(s)?", yes)
     result = actions.bulk(db, action, targets, dry_run=dry_run, **options)
     record = {
         "action": action,
@@ -455,17 +515,11 @@ def _bulk(
 
 
 @workflows_app.command("cancel")
+@filtered()
 def cancel(
     ctx: typer.Context,
+    f: reads.WorkflowFilter,
     ids: IdsArg = None,
-    status: StatusOpt = None,
-    name: NameOpt = None,
-    queue: QueueOpt = None,
-    app_version: VersionOpt = None,
-    executor: ExecutorOpt = None,
-    created_after: CreatedAfter = None,
-    created_before: CreatedBefore = None,
-    prefix: PrefixOpt = "",
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
@@ -473,74 +527,39 @@ def cancel(
 ) -> None:
     """Cancel workflows: DBOS marks them CANCELLED and takes them off their queue; a
     running one stops when it next starts a step."""
-    f = workflow_filter(
-        status,
-        name,
-        queue,
-        app_version,
-        executor,
-        None,
-        None,
-        created_after,
-        created_before,
-        prefix=prefix,
-    )
     _bulk(ctx, "cancel", "cancelled", ids, f, max_targets, dry_run, yes, output)
 
 
+OnQueue = Annotated[
+    str | None,
+    typer.Option(
+        "--on-queue", metavar="QUEUE", help="Enqueue on this queue (default: DBOS's internal one)."
+    ),
+]
+
+
 @workflows_app.command("resume")
+@filtered()
 def resume(
     ctx: typer.Context,
+    f: reads.WorkflowFilter,
     ids: IdsArg = None,
-    on_queue: Annotated[
-        str | None,
-        typer.Option(
-            "--on-queue",
-            metavar="QUEUE",
-            help="Enqueue on this queue (default: DBOS's internal queue).",
-        ),
-    ] = None,
-    status: StatusOpt = None,
-    name: NameOpt = None,
-    queue: QueueOpt = None,
-    app_version: VersionOpt = None,
-    executor: ExecutorOpt = None,
-    created_after: CreatedAfter = None,
-    created_before: CreatedBefore = None,
-    prefix: PrefixOpt = "",
+    on_queue: OnQueue = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Resume workflows from their last completed step: re-enqueued for an executor."""
-    f = workflow_filter(
-        status,
-        name,
-        queue,
-        app_version,
-        executor,
-        None,
-        None,
-        created_after,
-        created_before,
-        prefix=prefix,
-    )
     _bulk(ctx, "resume", "resumed", ids, f, max_targets, dry_run, yes, output, queue_name=on_queue)
 
 
 @workflows_app.command("delete")
+@filtered()
 def delete(
     ctx: typer.Context,
+    f: reads.WorkflowFilter,
     ids: IdsArg = None,
-    status: StatusOpt = None,
-    name: NameOpt = None,
-    queue: QueueOpt = None,
-    app_version: VersionOpt = None,
-    executor: ExecutorOpt = None,
-    created_after: CreatedAfter = None,
-    created_before: CreatedBefore = None,
-    prefix: PrefixOpt = "",
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
@@ -548,18 +567,6 @@ def delete(
 ) -> None:
     """Delete workflows with their steps, inputs, outputs, events, messages and streams
     (DBOS's delete_workflows)."""
-    f = workflow_filter(
-        status,
-        name,
-        queue,
-        app_version,
-        executor,
-        None,
-        None,
-        created_after,
-        created_before,
-        prefix=prefix,
-    )
     _bulk(ctx, "delete", "deleted", ids, f, max_targets, dry_run, yes, output)
 
 
@@ -568,10 +575,12 @@ FromStep = Annotated[
 ]
 AppVersion = Annotated[
     str | None,
-    typer.Option("--application-version", metavar="V", help="Run on this application version."),
-]
-OnQueue = Annotated[
-    str | None, typer.Option("--on-queue", metavar="QUEUE", help="Enqueue on this queue.")
+    typer.Option(
+        "--application-version",
+        "--app-version",
+        metavar="VERSION",
+        help="Run on this application version.",
+    ),
 ]
 
 
@@ -586,7 +595,7 @@ def fork(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Start a new workflow with this one's inputs: the steps before --from-step are
-    copied, the rest run again."""
+    copied, the rest run again. (One at a time: each fork is a new workflow.)"""
     if not dry_run:
         common.cli(ctx).require_writable("workflows fork")
     db = database(ctx)
@@ -596,44 +605,65 @@ def fork(
     _single(outcome, "forked", output)
 
 
+def _one_id(ids: list[str] | None, f: reads.WorkflowFilter) -> str | None:
+    """The id of a verb given exactly one id and no filter: refused (exit 3) in a status
+    the verb does not take, where several ids or a filter skip such workflows."""
+    return ids[0] if ids and len(ids) == 1 and f.empty() else None
+
+
 @workflows_app.command("rewind")
+@filtered(without="application_version")
 def rewind(
     ctx: typer.Context,
-    id: IdArg,
+    f: reads.WorkflowFilter,
+    ids: IdsArg = None,
     from_step: FromStep = 1,
     application_version: AppVersion = None,
     on_queue: OnQueue = None,
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Rewind a finished workflow to --from-step under the same id: its history from
-    that step on is discarded and it runs again."""
+    """Rewind finished workflows to --from-step under the same ids: their history from
+    that step on is discarded and they run again."""
+    options: dict[str, Any] = {
+        "start_step": from_step,
+        "application_version": application_version,
+        "queue_name": on_queue,
+    }
+    one = _one_id(ids, f)
+    if one is None:
+        _bulk(ctx, "rewind", "rewound", ids, f, max_targets, dry_run, yes, output, **options)
+        return
     if not dry_run:
         common.cli(ctx).require_writable("workflows rewind")
     db = database(ctx)
-    wf_id = reads.resolve_id(db, id)
+    wf_id = reads.resolve_id(db, one)
     if not dry_run:
-        actions.rewind(db, wf_id, from_step, application_version, on_queue, dry_run=True)
+        actions.rewind(db, wf_id, dry_run=True, **options)  # refusals before the question
         common.confirm(f"Rewind DBOS workflow {wf_id} to step {from_step}?", yes)
-    outcome = actions.rewind(db, wf_id, from_step, application_version, on_queue, dry_run)
-    _single(outcome, "rewound", output)
+    _single(actions.rewind(db, wf_id, dry_run=dry_run, **options), "rewound", output)
 
 
 @workflows_app.command("set-delay")
+@filtered()
 def set_delay(
     ctx: typer.Context,
-    id: IdArg,
+    f: reads.WorkflowFilter,
+    ids: IdsArg = None,
     delay: Annotated[
         str | None, typer.Option("--delay", metavar="DURATION", help="Start after this long.")
     ] = None,
     until: Annotated[
         str | None, typer.Option("--until", metavar="INSTANT", help="Start at this instant.")
     ] = None,
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Move the start of a DELAYED workflow."""
+    """Move the start of DELAYED workflows (``--delay 0s``: start now)."""
     if (delay is None) == (until is None):
         raise InvalidInput("give exactly one of --delay and --until")
     at = (
@@ -641,11 +671,19 @@ def set_delay(
         if delay is not None
         else common.instant(until, "--until")
     )
+    options: dict[str, Any] = {"delay_until_epoch_ms": _ms(at) or 0}
+    one = _one_id(ids, f)
+    if one is None:
+        _bulk(ctx, "set-delay", "delayed", ids, f, max_targets, dry_run, yes, output, **options)
+        return
     if not dry_run:
         common.cli(ctx).require_writable("workflows set-delay")
     db = database(ctx)
-    outcome = actions.set_delay(db, reads.resolve_id(db, id), _ms(at) or 0, dry_run)
-    _single(outcome, "delayed", output)
+    wf_id = reads.resolve_id(db, one)
+    if not dry_run:
+        actions.set_delay(db, wf_id, dry_run=True, **options)
+        common.confirm(f"Delay DBOS workflow {wf_id} until {at:%Y-%m-%d %H:%M:%S}?", yes)
+    _single(actions.set_delay(db, wf_id, dry_run=dry_run, **options), "delayed", output)
 
 
 # --- queues --------------------------------------------------------------------------
@@ -812,10 +850,36 @@ def schedules_backfill(
 
 @versions_app.command("list")
 def versions_list(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
-    """Application versions, latest first."""
+    """Application versions, latest first (the first is the latest)."""
     _emit_list(
         reads.list_application_versions(database(ctx)),
         ["version_name", "version_timestamp", "created_at", "application_name"],
+        output,
+    )
+
+
+@versions_app.command("set-latest")
+def versions_set_latest(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="VERSION", help="Application version name.")],
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Make VERSION the latest application version (DBOS's
+    set_latest_application_version): new scheduled runs start on it, e.g. to roll back."""
+    if not dry_run:
+        common.cli(ctx).require_writable("versions set-latest")
+    db = database(ctx)
+    planned = actions.set_latest_version(db, name, dry_run=True)
+    if not dry_run:
+        common.confirm(f"Make {name} the latest DBOS application version?", yes)
+    outcome = planned if dry_run else actions.set_latest_version(db, name)
+    word = "would make" if dry_run else "made"
+    _report(
+        outcome.__dict__,
+        f"{word} {name} the latest DBOS application version (was {outcome.latest})",
+        dry_run,
         output,
     )
 

@@ -48,7 +48,11 @@ RunOpt = Annotated[
     typer.Option("--run", metavar="ID", help="The jobs of one workflow execution."),
 ]
 
-FILTERS: list[tuple[str, Any, Any]] = [
+Options = list[tuple[str, Any, Any]]
+"""Command options in help order: parameter name, Typer annotation, default."""
+
+
+FILTERS: Options = [
     ("source", SourceOpt, None),
     ("kind", KindOpt, ""),
     ("state", StateOpt, None),
@@ -60,20 +64,20 @@ FILTERS: list[tuple[str, Any, Any]] = [
     ("dag", DagOpt, None),
     ("run", RunOpt, None),
 ]
-"""The filter options in help order: parameter name, Typer annotation, default."""
 
 
-def filtered(with_state: bool = True) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Give a command the filter options in place of its ``search: JobSearch`` parameter
-    (the command takes ``ctx`` first) and call it with the ``JobSearch`` they build.
-    ``with_state=False`` leaves ``--state`` to a command that declares its own."""
-    options = [f for f in FILTERS if with_state or f[0] != "state"]
+def with_options(
+    param: str, options: Options, build: Callable[..., Any]
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command ``options`` in place of its parameter ``param`` (the command takes
+    ``ctx`` first) and call it with ``build(ctx, **their values)`` as ``param``: one
+    declaration of a filter that several commands share."""
 
     def wrap(command: Callable[..., None]) -> Callable[..., None]:
         signature = inspect.signature(command, eval_str=True)
         params: list[inspect.Parameter] = []
         for p in signature.parameters.values():
-            if p.name != "search":
+            if p.name != param:
                 params.append(p)
                 continue
             params += [
@@ -83,7 +87,7 @@ def filtered(with_state: bool = True) -> Callable[[Callable[..., None]], Callabl
 
         def run(ctx: typer.Context, **kw: Any) -> None:
             given = {name: kw.pop(name) for name, _, _ in options}
-            command(ctx, search=search(ctx, **given), **kw)
+            command(ctx, **{param: build(ctx, **given)}, **kw)
 
         run.__doc__ = command.__doc__
         run.__name__ = command.__name__
@@ -94,6 +98,13 @@ def filtered(with_state: bool = True) -> Callable[[Callable[..., None]], Callabl
         return run
 
     return wrap
+
+
+def filtered(with_state: bool = True) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command the filter options in place of its ``search: JobSearch`` parameter
+    and call it with the ``JobSearch`` they build. ``with_state=False`` leaves
+    ``--state`` to a command that declares its own."""
+    return with_options("search", [f for f in FILTERS if with_state or f[0] != "state"], search)
 
 
 SortOpt = Annotated[
@@ -171,6 +182,7 @@ __all__ = [
     "EventOpt",
     "KindOpt",
     "MetaOpt",
+    "Options",
     "PayloadOpt",
     "RunOpt",
     "SortOpt",
@@ -179,4 +191,5 @@ __all__ = [
     "confirm_scan",
     "filtered",
     "search",
+    "with_options",
 ]

@@ -152,7 +152,7 @@ def test_list_filters_and_keyset_paging(run: Run, dbos_app: App) -> None:
                     "page-",
                     "--name",
                     "checkout",
-                    "--app-version",
+                    "--application-version",
                     "v1",
                     "--executor",
                     "qctl-demo-executor",
@@ -340,10 +340,158 @@ def test_set_delay_moves_a_delayed_workflow(run: Run, dbos_app: App) -> None:
         1,
     )
     assert status(run, wf_id)["status"] == "DELAYED"
-    result = data(run("workflows", "set-delay", wf_id, "--delay", "1s", "-o", "json"))
+    assert run("workflows", "set-delay", wf_id, "--delay", "1s").exit_code == 4  # no --yes
+    result = data(run("workflows", "set-delay", wf_id, "--delay", "1s", "--yes", "-o", "json"))
     assert result["action"] == "set-delay"
     finished(run, wf_id, timeout=30)
-    assert run("workflows", "set-delay", wf_id, "--delay", "1s").exit_code == 3
+    assert run("workflows", "set-delay", wf_id, "--delay", "1s", "--yes").exit_code == 3
+
+
+def delayed(app: App, wf_id: str, **options: Any) -> str:
+    """A checkout enqueued to start in an hour (DELAYED: nobody runs it meanwhile)."""
+    app.client.enqueue(
+        {
+            "queue_name": "work",
+            "workflow_name": "checkout",
+            "workflow_id": wf_id,
+            "delay_seconds": 3600,
+            **options,  # type: ignore[typeddict-item]
+        },
+        wf_id,
+        1,
+    )
+    return wf_id
+
+
+def test_user_application_and_schedule_filters(run: Run, dbos_app: App) -> None:
+    tag = f"who{time.time_ns() % 10**8}-"
+    alice = delayed(dbos_app, f"{tag}alice", authenticated_user="alice")
+    billing = delayed(dbos_app, f"{tag}billing", application_name="billing", app_version="v2")
+
+    def ids(*args: str) -> list[str]:
+        rows = data(run("workflows", "list", "--prefix", tag, *args, "-o", "json"))
+        return sorted(r["workflow_id"] for r in rows)
+
+    assert ids("--user", "alice") == [alice]
+    assert ids("--user", "bob") == []
+    assert data(run("workflows", "show", alice, "-o", "json"))["authenticated_user"] == "alice"
+    # DBOS's ownership rule: an application's rows plus those no application claims.
+    assert ids("--application-name", "billing") == [alice, billing]
+    assert ids("--application-name", "other") == [alice]
+    # one option, two spellings (--app-version: DBOS's field name), repeatable
+    assert ids("--application-version", "v2") == [billing]
+    assert ids("--application-version", "v3", "--app-version", "v2") == [billing]
+    # Every bulk verb takes the same filters: --user selects one of the two here.
+    dry = data(
+        run("workflows", "delete", "--prefix", tag, "--user", "alice", "--dry-run", "-o", "json")
+    )
+    assert dry["workflow_ids"] == [alice]
+    scheduled = wait_for(
+        lambda: data(
+            run("workflows", "list", "--schedule", "every-second", "-n", "3", "-o", "json")
+        )
+    )
+    assert {r["name"] for r in scheduled} == {"every_second"}
+    assert data(run("workflows", "list", "--schedule", "nope", "-o", "json")) == []
+    assert data(run("workflows", "delete", "--prefix", tag, "--yes", "-o", "json"))["count"] == 2
+
+
+def test_set_delay_and_rewind_by_filter(run: Run, dbos_app: App) -> None:
+    tag = f"later{time.time_ns() % 10**8}-"
+    waiting = [delayed(dbos_app, f"{tag}{i}") for i in range(3)]
+    before = {w: status(run, w)["delay_until_epoch_ms"] for w in waiting}
+    dry = data(
+        run("workflows", "set-delay", "--prefix", tag, "--delay", "2h", "--dry-run", "-o", "json")
+    )
+    assert sorted(dry["workflow_ids"]) == sorted(waiting) and dry["dry_run"] is True
+    assert {w: status(run, w)["delay_until_epoch_ms"] for w in waiting} == before
+    assert run("workflows", "set-delay", "--prefix", tag, "--delay", "2h").exit_code == 4
+    moved = data(
+        run("workflows", "set-delay", "--prefix", tag, "--delay", "2h", "--yes", "-o", "json")
+    )
+    assert moved["count"] == 3
+    for w in waiting:
+        # an hour later than DBOS's delay of one hour, within a minute
+        assert abs(status(run, w)["delay_until_epoch_ms"] - before[w] - 3_600_000) < 60_000
+    # two of them now: they run on the application's executor
+    now = data(run("workflows", "set-delay", *waiting[:2], "--delay", "0s", "--yes", "-o", "json"))
+    assert sorted(now["workflow_ids"]) == sorted(waiting[:2])
+    for w in waiting[:2]:
+        finished(run, w)
+    assert status(run, waiting[2])["status"] == "DELAYED"
+
+    # Rewind by filter: the finished ones re-enqueued under their ids, the DELAYED one
+    # skipped (rewind takes finished workflows only).
+    ran = {w: status(run, w) for w in waiting[:2]}
+    result = data(
+        run(
+            "workflows", "rewind", "--prefix", tag, "--from-step", "3", "--on-queue", "work",
+            "--yes", "-o", "json",
+        )
+    )  # fmt: skip
+    assert sorted(result["workflow_ids"]) == sorted(waiting[:2])
+    assert [s["workflow_id"] for s in result["skipped"]] == [waiting[2]]
+    for w in waiting[:2]:
+        again = wait_for(
+            lambda w=w: (s := status(run, w))["updated_at"] > ran[w]["updated_at"] and s
+        )
+        assert again["queue_name"] == "work"
+        assert [s["function_id"] for s in again["steps"]][:2] == [1, 2], "steps 1, 2 kept"
+    assert run("workflows", "delete", "--prefix", tag, "--yes").exit_code == 0
+
+
+def test_streams_of_a_workflow(run: Run, dbos_app: App) -> None:
+    wf_id = dbos_app.enqueue("streaming", 2)
+    finished(run, wf_id)
+    streams = data(run("workflows", "streams", wf_id, "-o", "json"))
+    assert [(s["key"], s["offset"], s["closed"]) for s in streams] == [
+        ("progress", 0, False), ("progress", 1, False), ("progress", 2, False),
+        ("progress", 3, True),
+    ]  # fmt: skip
+    assert streams[0]["value"] == {"serialization": "py_pickle", "value": {"done": 1, "of": 2}}
+    assert streams[2]["value"] == {"serialization": "portable_json", "value": "last"}
+    assert streams[3]["value"] is None
+    table = run("workflows", "streams", wf_id).stdout
+    assert "{'done': 2, 'of': 2}" in table and "'last'" in table
+    assert data(run("workflows", "show", wf_id, "-o", "json"))["streams"] == streams
+    assert run("workflows", "streams", "no-such-workflow").exit_code == 3
+
+
+def test_custom_serializer_values_are_shown_raw(run: Run, dbos_app: App) -> None:
+    """A workflow an application with its own serializer enqueued: its input is shown
+    as stored, with the serializer's name, not decoded."""
+    from dbos import DBOSClient, Serializer
+
+    class Rot13(Serializer):
+        def serialize(self, data: Any) -> str:
+            import codecs
+            import json
+
+            return codecs.encode(json.dumps(data), "rot13")
+
+        def deserialize(cls, serialized_data: str) -> Any:
+            raise AssertionError("qctl must not deserialize")
+
+        def name(self) -> str:
+            return "acme_rot13"
+
+    client = DBOSClient(system_database_url=dbos_app.url, serializer=Rot13())
+    wf_id = f"custom-{time.time_ns()}"
+    try:
+        client.enqueue(
+            {"queue_name": "work", "workflow_name": "checkout", "workflow_id": wf_id,
+             "delay_seconds": 3600},
+            "secret order", 1,
+        )  # fmt: skip
+    finally:
+        client.destroy()
+    shown = status(run, wf_id)
+    raw = shown["input"]["value"]
+    assert shown["input"]["serialization"] == "acme_rot13"
+    assert raw["$serializer"] == "acme_rot13" and "frperg beqre" in raw["raw"]
+    table = run("workflows", "show", wf_id).stdout
+    assert "acme_rot13:'" in table and "frperg beqre" in table
+    assert run("workflows", "delete", wf_id, "--yes").exit_code == 0
 
 
 def test_delete_removes_steps_inputs_outputs_events(run: Run, dbos_app: App) -> None:
@@ -404,8 +552,14 @@ def test_schedules(run: Run, dbos_app: App) -> None:
     schedules = data(run("schedules", "list", "-o", "json"))
     assert [s["schedule_name"] for s in schedules] == ["every-second"]
     assert schedules[0]["status"] == "ACTIVE" and schedules[0]["schedule"] == "* * * * * *"
-    fired = data(run("workflows", "list", "--name", "every_second", "-n", "1", "-o", "json"))
-    assert fired and fired[0]["status"] in ("SUCCESS", "PENDING", "ENQUEUED")
+    # The schedule fires every second: wait for its first run (this test may run first).
+    fired = wait_for(
+        lambda: data(
+            run("workflows", "list", "--schedule", "every-second", "-n", "1", "-o", "json")
+        )
+    )
+    assert fired[0]["name"] == "every_second" and fired[0]["schedule_name"] == "every-second"
+    assert fired[0]["status"] in ("SUCCESS", "PENDING", "ENQUEUED")
     # LAST_FIRED_AT reads as every table's instants; JSON keeps DBOS's ISO text
     wait_for(lambda: data(run("schedules", "list", "-o", "json"))[0]["last_fired_at"])
     assert datetime.fromisoformat(data(run("schedules", "list", "-o", "json"))[0]["last_fired_at"])
@@ -416,6 +570,9 @@ def test_schedules(run: Run, dbos_app: App) -> None:
     assert data(run("schedules", "show", "every-second", "-o", "json"))["status"] == "PAUSED"
     assert run("schedules", "pause", "every-second").exit_code == 3
     assert data(run("schedules", "resume", "every-second", "-o", "json"))["status"] == "PAUSED"
+    refused = run("schedules", "resume", "every-second")  # ACTIVE again: nothing to resume
+    assert refused.exit_code == 3
+    assert "schedule every-second is ACTIVE; resume needs PAUSED" in refused.output
     assert run("schedules", "show", "nope").exit_code == 3
 
     # trigger: enqueued now as DBOS's scheduler would, and run by the application
@@ -449,8 +606,34 @@ def test_schedules(run: Run, dbos_app: App) -> None:
         )
     )  # fmt: skip
     assert again["workflow_ids"] == back["workflow_ids"]  # already ran: not enqueued twice
+
+
+def test_versions_list_and_set_latest(run: Run, dbos_app: App) -> None:
     versions = data(run("versions", "list", "-o", "json"))
     assert [v["version_name"] for v in versions] == ["v1"]
+    # A second version, registered as DBOS registers an application's version at launch.
+    dbos_app.client._sys_db.create_application_version("v0-rollback")
+    try:
+        # registered now, it is the latest: v1 first, then back
+        assert run("versions", "set-latest", "v1", "--yes").exit_code == 0
+        listed = [v["version_name"] for v in data(run("versions", "list", "-o", "json"))]
+        assert listed == ["v1", "v0-rollback"]
+        assert run("versions", "set-latest", "v0-rollback").exit_code == 4  # no terminal
+        dry = data(run("versions", "set-latest", "v0-rollback", "--dry-run", "-o", "json"))
+        assert dry["dry_run"] is True and dry["latest"] == "v1"
+        assert data(run("versions", "list", "-o", "json"))[0]["version_name"] == "v1"
+        done = run("versions", "set-latest", "v0-rollback", "--yes")
+        assert done.exit_code == 0, done.output
+        assert "made v0-rollback the latest DBOS application version" in done.stdout
+        latest = data(run("versions", "list", "-o", "json"))[0]
+        assert latest["version_name"] == "v0-rollback"
+        assert dbos_app.client.get_latest_application_version()["version_name"] == "v0-rollback"
+        unknown = run("versions", "set-latest", "v9", "--yes")
+        assert unknown.exit_code == 3 and "no DBOS application version 'v9'" in unknown.output
+    finally:
+        # The application's own version latest again: its scheduler starts runs on it.
+        assert run("versions", "set-latest", "v1", "--yes").exit_code == 0
+    assert data(run("versions", "list", "-o", "json"))[0]["version_name"] == "v1"
 
 
 def test_read_only_refuses_every_action(run: Run, dbos_app: App) -> None:
@@ -464,7 +647,10 @@ def test_read_only_refuses_every_action(run: Run, dbos_app: App) -> None:
         ["workflows", "delete", "--name", "checkout", "--yes"],
         ["workflows", "fork", wf_id, "--from-step", "2"],
         ["workflows", "rewind", wf_id, "--yes"],
-        ["workflows", "set-delay", wf_id, "--delay", "1s"],
+        ["workflows", "set-delay", wf_id, "--delay", "1s", "--yes"],
+        ["workflows", "set-delay", "--name", "checkout", "--delay", "1s", "--yes"],
+        ["workflows", "rewind", "--name", "checkout", "--yes"],
+        ["versions", "set-latest", "v1", "--yes"],
         ["schedules", "pause", "every-second"],
         ["schedules", "resume", "every-second"],
         ["schedules", "trigger", "every-second"],

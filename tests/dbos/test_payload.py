@@ -145,6 +145,22 @@ def test_decode_by_serialization() -> None:
     assert json.dumps(to_json(render_pickle(pickle.dumps({b"k": {1, 2}}))))
 
 
+def test_a_custom_serializer_is_shown_raw_never_decoded(tmp_path: Path) -> None:
+    """A serializer qctl does not know wrote it: the stored text, named by its
+    serializer, even when it is a pickle that would run code (only that serializer may
+    read it), cut at MAX_RAW characters, control characters escaped in text."""
+    hostile = base64.b64encode(pickle.dumps(Boom(tmp_path / "ran"))).decode()
+    shown = decode(hostile, "acme_msgpack")
+    assert shown is not None and shown.serialization == "acme_msgpack"
+    assert shown.text() == f"acme_msgpack:{hostile!r}"
+    assert shown.json() == {"$serializer": "acme_msgpack", "raw": hostile, "length": len(hostile)}
+    assert not (tmp_path / "ran").exists()
+    long = decode("\x1b[2J" + "x" * 5000, "acme")
+    assert long is not None
+    assert long.text().startswith("acme:'\\x1b[2J") and long.text().endswith("characters)'")
+    assert len(long.json()["raw"]) < payload.MAX_RAW + 40 and long.json()["length"] == 5004
+
+
 def test_a_pickle_inside_a_pickle_is_read_symbolically(tmp_path: Path) -> None:
     """``pickle.loads(<bytes>)`` inside a pickle (how qctl's schedule triggers embed a
     stored context) is read the same way, a few levels deep, never run."""

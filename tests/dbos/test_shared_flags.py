@@ -19,16 +19,19 @@ AZYNC_ONLY: dict[str, set[str]] = {
     # Change hints carry an entity and a source; DBOS has no hints (watch polls).
     "watch": {"--entity", "-e", "--source", "-s"},
 }
-FILTERS = {"--app-version", "--created-after", "--created-before", "--executor", "--prefix"}
-"""DBOS's filter fields (``list_workflows`` of dbos/_sys_db.py), on list and bulk actions."""
+FILTERS = {
+    "--application-name", "--application-version", "--app-version", "--attribute",
+    "--completed-after", "--completed-before", "--created-after", "--created-before",
+    "--executor", "--forked", "--not-forked", "--parent", "--prefix", "--queue",
+    "--schedule", "--status", "--user",
+}  # fmt: skip
+"""DBOS's filter fields (``list_workflows`` of dbos/_sys_db.py), the same on list and on
+every verb that selects by filter (``qctl.cli.dbos.FILTERS``)."""
 DBOS_ONLY: dict[str, set[str]] = {
-    "workflows list": FILTERS
-    | {"--attribute", "--completed-after", "--completed-before", "--forked"}
-    | {"--not-forked", "--parent", "--queue", "--status"},
-    "workflows cancel": FILTERS | {"--max", "--name", "--queue", "--state", "--status"},
+    "workflows list": FILTERS,
+    "workflows cancel": FILTERS | {"--max", "--name", "--state"},
     # Bulk resume selects by filter, so it previews (--dry-run); DBOS resumes onto a queue.
-    "workflows resume": FILTERS
-    | {"--dry-run", "--max", "--name", "--on-queue", "--queue", "--state", "--status"},
+    "workflows resume": FILTERS | {"--dry-run", "--max", "--name", "--on-queue", "--state"},
     # Which finished statuses to delete, and the batch size of its short transactions.
     "vacuum workflows": {"--batch", "--state", "--status"},
     # Workflow names are DBOS's watch filter (azync's hints carry none); DBOS's watch
@@ -111,3 +114,15 @@ def test_watch_and_top_name_their_polling_interval_alike() -> None:
     for noun in ("watch", "top"):
         opts = {o for p in build(noun, dbos.commands[noun]).params for o in p.opts}
         assert "--refresh" in opts and "--interval" not in opts
+
+
+def test_every_dbos_verb_that_selects_by_filter_has_all_of_dbos_filters() -> None:
+    """One declaration (``qctl.cli.dbos.FILTERS``): list and every bulk verb take the same
+    filter options, and "application version" is one option name everywhere, whether it
+    selects (list, cancel, ...) or names the version to run on (fork, rewind)."""
+    dbos = get("dbos")
+    verbs = _verbs(build("workflows", dbos.commands["workflows"]), "workflows")
+    for verb in ("list", "cancel", "resume", "delete", "rewind", "set-delay"):
+        assert set(verbs[f"workflows {verb}"]) >= FILTERS, verb
+    for verb in ("fork", "rewind"):
+        assert {"--application-version", "--app-version"} <= set(verbs[f"workflows {verb}"])

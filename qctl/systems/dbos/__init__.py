@@ -28,7 +28,7 @@ SYSTEM = System(
         "workflows": Entry(
             _CLI,
             "workflows_app",
-            "Workflows: list, show, steps; cancel, resume, fork, rewind, delete.",
+            "Workflows: list, show, steps, streams; cancel, resume, fork, rewind, delete, delay.",
             alias="workflow",
         ),
         "queues": Entry(_CLI, "queues_app", "Queues: depths, oldest age, limits.", alias="queue"),
@@ -38,7 +38,9 @@ SYSTEM = System(
             "DBOS schedules: list, show, pause, resume, trigger, backfill.",
             alias="schedule",
         ),
-        "versions": Entry(_CLI, "versions_app", "DBOS application versions.", alias="version"),
+        "versions": Entry(
+            _CLI, "versions_app", "DBOS application versions: list, set-latest.", alias="version"
+        ),
         "vacuum": Entry(_CLI, "vacuum_app", "Retention: delete old finished workflows."),
         "top": Entry(_CLI, "top", "The live dashboard (polling)."),
         "watch": Entry(_CLI, "watch", "Workflows created, started, completed: JSON lines."),

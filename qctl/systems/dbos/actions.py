@@ -4,7 +4,8 @@ dashboard.
 Every workflow action goes through DBOS's own client library (``dbos.DBOSClient``,
 ``dbos/_client.py``), so its effect on the database is exactly DBOS's: cancel, resume
 (optionally onto a queue), fork from a step (optionally on another application version),
-rewind, delete, set a delay, and pause/resume of schedules. qctl adds what an operator
+rewind, delete, set a delay, pause/resume/trigger/backfill of schedules, and the latest
+application version. qctl adds what an operator
 needs around them: the target is looked up first (DBOS silently ignores an unknown id
 or a state its statement skips, which would read as success), the verb's accepted
 statuses are checked, and bulk forms skip and count what a verb does not apply to.
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from qctl.ops.errors import WrongState, require_state
+from qctl.ops.errors import NoSuchName, require_state
 from qctl.systems.dbos import INSTALL_HINT, reads
 from qctl.systems.dbos.database import Database
 from qctl_store.errors import InvalidInput
@@ -200,6 +201,11 @@ def _one(
     return outcome
 
 
+def _check_step(start_step: int) -> None:
+    if start_step < 1:
+        raise InvalidInput(f"--from-step: {start_step} is not a step number (1 or more)")
+
+
 def cancel(db: Database, workflow_id: str, dry_run: bool = False) -> WorkflowOutcome:
     """Cancel: DBOS marks it CANCELLED and takes it off its queue; a running workflow
     stops when it next starts a step."""
@@ -230,8 +236,7 @@ def fork(
 ) -> WorkflowOutcome:
     """Fork: a new workflow with the original's inputs and the steps before
     ``start_step`` copied; the rest runs again."""
-    if start_step < 1:
-        raise InvalidInput(f"--from-step: {start_step} is not a step number (1 or more)")
+    _check_step(start_step)
     return _one(
         db,
         "fork",
@@ -253,8 +258,7 @@ def rewind(
 ) -> WorkflowOutcome:
     """Rewind a finished workflow to ``start_step`` under the same id: its history from
     that step on is dropped and it is re-enqueued."""
-    if start_step < 1:
-        raise InvalidInput(f"--from-step: {start_step} is not a step number (1 or more)")
+    _check_step(start_step)
     return _one(
         db,
         "rewind",
@@ -298,12 +302,25 @@ def set_delay(
     )
 
 
+def _each(call: Callable[..., Any]) -> Callable[..., None]:
+    """A bulk form of a DBOSClient call that takes one id (one statement per id)."""
+
+    def run(c: DBOSClient, ids: list[str], **options: Any) -> None:
+        for workflow_id in ids:
+            call(c, workflow_id, **options)
+
+    return run
+
+
 BULK_CALLS: dict[str, Callable[..., None]] = {
-    "cancel": lambda c, ids, **kw: c.cancel_workflows(ids),
-    "resume": lambda c, ids, queue_name=None, **kw: c.resume_workflows(ids, queue_name=queue_name),
-    "delete": lambda c, ids, **kw: c.delete_workflows(ids),
+    "cancel": lambda c, ids: c.cancel_workflows(ids),
+    "resume": lambda c, ids, queue_name=None: c.resume_workflows(ids, queue_name=queue_name),
+    "delete": lambda c, ids: c.delete_workflows(ids),
+    # DBOSClient has no bulk rewind or delay: its one-workflow calls, id by id.
+    "rewind": _each(lambda c, i, **kw: c.rewind_workflow(i, **kw)),
+    "set-delay": _each(lambda c, i, **kw: c.set_workflow_delay(i, **kw)),
 }
-"""The verbs with a bulk form in DBOSClient (one statement per chunk of ids)."""
+"""Each bulk verb on a chunk of ids, with DBOSClient's parameter names as options."""
 
 
 def bulk(
@@ -316,6 +333,8 @@ def bulk(
     """``action`` on each of ``targets`` (rows with ``workflow_id``, ``name``,
     ``status``): those whose status the verb does not accept are skipped and listed."""
     verb = VERBS[action]
+    if "start_step" in options:
+        _check_step(options["start_step"])
     acted: list[WorkflowOutcome] = []
     skipped: list[dict[str, str]] = []
     for row in targets:
@@ -414,23 +433,56 @@ def backfill_schedule(
     )
 
 
-def pause_schedule(db: Database, name: str, dry_run: bool = False) -> ScheduleOutcome:
+SCHEDULE_NEEDS = {"pause": "ACTIVE", "resume": "PAUSED"}
+"""The status each schedule switch takes (DBOS's own calls change any row silently)."""
+
+
+def _switch_schedule(db: Database, name: str, action: str, dry_run: bool) -> ScheduleOutcome:
     row = reads.get_schedule(db, name)
-    require_state("pause", f"schedule {name}", row["status"], ("ACTIVE",), "pause")
+    require_state(action, f"schedule {name}", row["status"], (SCHEDULE_NEEDS[action],), action)
     if not dry_run:
         with client(db) as c:
-            c.pause_schedule(name)
-    return ScheduleOutcome(name, "pause", row["status"], dry_run)
+            (c.pause_schedule if action == "pause" else c.resume_schedule)(name)
+    return ScheduleOutcome(name, action, row["status"], dry_run)
+
+
+def pause_schedule(db: Database, name: str, dry_run: bool = False) -> ScheduleOutcome:
+    """Stop an ACTIVE schedule firing (``DBOSClient.pause_schedule``)."""
+    return _switch_schedule(db, name, "pause", dry_run)
 
 
 def resume_schedule(db: Database, name: str, dry_run: bool = False) -> ScheduleOutcome:
-    row = reads.get_schedule(db, name)
-    if row["status"] == "ACTIVE":
-        raise WrongState("resume", f"schedule {name} is ACTIVE; resume needs PAUSED")
+    """Let a PAUSED schedule fire again (``DBOSClient.resume_schedule``)."""
+    return _switch_schedule(db, name, "resume", dry_run)
+
+
+# --- application versions (DBOSClient) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class VersionOutcome:
+    version_name: str
+    action: str
+    latest: str
+    """The latest version when the action was decided."""
+    dry_run: bool = False
+
+
+def set_latest_version(db: Database, name: str, dry_run: bool = False) -> VersionOutcome:
+    """Make ``name`` the latest application version
+    (``DBOSClient.set_latest_application_version``: its timestamp becomes now). DBOS's
+    scheduler starts new runs on the latest version, and an executor of another version
+    logs that it is not the latest. DBOS ignores an unknown name: it is looked up
+    first."""
+    versions = reads.list_application_versions(db)
+    if not any(v["version_name"] == name for v in versions):
+        known = ", ".join(v["version_name"] for v in versions) or "none"
+        raise NoSuchName("set latest version", f"no DBOS application version {name!r} ({known})")
+    outcome = VersionOutcome(name, "set-latest", versions[0]["version_name"], dry_run)
     if not dry_run:
         with client(db) as c:
-            c.resume_schedule(name)
-    return ScheduleOutcome(name, "resume", row["status"], dry_run)
+            c.set_latest_application_version(name)
+    return outcome
 
 
 # --- garbage collection (qctl's SQL: DBOS has none) ----------------------------------

@@ -21,7 +21,13 @@ import time
 from datetime import datetime
 from typing import Any
 
-from dbos import DBOS, DBOSConfig, SetEnqueueOptions, SetWorkflowID
+from dbos import (
+    DBOS,
+    DBOSConfig,
+    SetEnqueueOptions,
+    SetWorkflowID,
+    WorkflowSerializationFormat,
+)
 
 STEP_SECONDS = 0.4
 """How long each step of ``slow`` sleeps: long enough for a cancel to land mid-run."""
@@ -92,6 +98,17 @@ def parent(n: int) -> int:
     with SetWorkflowID(f"{DBOS.workflow_id}-child"):
         handle = DBOS.start_workflow(child, n)
     return handle.get_result() + 1
+
+
+@DBOS.workflow()
+def streaming(n: int) -> int:
+    """Writes ``n`` values to its stream ``progress`` (a pickled dict, then portable JSON
+    for the last), then closes it."""
+    for i in range(n):
+        DBOS.write_stream("progress", {"done": i + 1, "of": n})
+    DBOS.write_stream("progress", "last", serialization_type=WorkflowSerializationFormat.PORTABLE)
+    DBOS.close_stream("progress")
+    return n
 
 
 @DBOS.workflow()

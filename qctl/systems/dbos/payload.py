@@ -4,7 +4,8 @@ without running anything from the database.
 DBOS writes a value with the serializer named in the row's ``serialization`` column
 (``dbos/_serialization.py``): ``portable_json`` is JSON text (what the TypeScript, Go and
 Java SDKs write); ``py_pickle``, and a NULL column from before the column existed, is a
-base64-encoded pickle. qctl never unpickles: ``pickle.loads`` imports and calls whatever
+base64-encoded pickle; any other name is an application's own serializer, whose text
+is shown as stored (``Raw``). qctl never unpickles: ``pickle.loads`` imports and calls whatever
 the pickle names. Instead ``render_pickle`` walks the opcodes with
 ``pickletools.genops`` (which parses without executing) and interprets them into plain
 data: containers, strings, bytes, numbers, booleans and None are themselves; anything
@@ -35,6 +36,8 @@ MAX_PAYLOAD = 4 * 1024 * 1024
 MAX_OPS = 1_000_000
 MAX_DEPTH = 24
 MAX_TEXT = 20_000
+MAX_RAW = 2_000
+"""Characters shown of a value no serializer qctl knows wrote (``Raw``)."""
 
 
 MAX_NESTED = 4
@@ -78,6 +81,22 @@ class Global:
     """A reference to a global (a class or function) the pickle names, not imported."""
 
     cls: str
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A value written by a serializer qctl does not know (an application's own
+    ``dbos.Serializer``, named in the ``serialization`` column): only that serializer
+    can read it, and running it is running the application's code, so the stored text
+    is shown as it is, cut at ``MAX_RAW`` characters."""
+
+    serializer: str
+    text: str
+
+    def shown(self) -> str:
+        if len(self.text) <= MAX_RAW:
+            return self.text
+        return self.text[:MAX_RAW] + f"... ({len(self.text)} characters)"
 
 
 @dataclass(frozen=True)
@@ -377,6 +396,8 @@ def decode(text: str | None, serialization: str | None) -> Decoded | None:
             return Decoded(PORTABLE_JSON, json.loads(text))
         except ValueError:
             return Decoded(PORTABLE_JSON, Obj("undecodable", (_cut(text),)))
+    if serialization not in (None, PICKLE):
+        return Decoded(serialization, Raw(serialization, text))
     # py_pickle, and NULL (rows written before the column existed: DBOS's default).
     try:
         raw = base64.b64decode(text, validate=True)
@@ -428,6 +449,9 @@ def to_text(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> s
         return _cut(f"{value.name}({', '.join(parts)})")
     if isinstance(value, Global):
         return value.cls
+    if isinstance(value, Raw):
+        # repr: quoted, with control characters escaped as in any other text.
+        return f"{value.serializer}:{value.shown()!r}"
     if isinstance(value, dict):
         inner = ", ".join(f"{to_text(k, d, seen)}: {to_text(v, d, seen)}" for k, v in value.items())
         return _cut("{" + inner + "}")
@@ -472,6 +496,8 @@ def to_json(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> A
         return out
     if isinstance(value, Global):
         return {"$global": value.cls}
+    if isinstance(value, Raw):
+        return {"$serializer": value.serializer, "raw": value.shown(), "length": len(value.text)}
     if isinstance(value, dict):
         return {
             (k if isinstance(k, str) else to_text(k)): to_json(v, d, seen) for k, v in value.items()

@@ -72,6 +72,11 @@ class WorkflowFilter:
     queue_name: Sequence[str] = ()
     app_version: Sequence[str] = ()
     executor_id: Sequence[str] = ()
+    user: Sequence[str] = ()
+    """``authenticated_user``."""
+    application_name: Sequence[str] = ()
+    """The owning applications; as in DBOS's list, rows no application claims
+    (``application_name`` NULL, shared by every application) match too."""
     parent_workflow_id: Sequence[str] = ()
     forked_from: Sequence[str] = ()
     is_fork: bool | None = None
@@ -140,6 +145,11 @@ def filter_sql(db: Database, f: WorkflowFilter) -> tuple[str, list[Any]]:
     _in("ws.queue_name", f.queue_name, where, params)
     _in("ws.application_version", f.app_version, where, params)
     _in("ws.executor_id", f.executor_id, where, params)
+    _in("ws.authenticated_user", f.user, where, params)
+    if f.application_name:
+        marks = ", ".join(["%s"] * len(f.application_name))
+        where.append(f"(ws.application_name IN ({marks}) OR ws.application_name IS NULL)")
+        params.extend(f.application_name)
     _in("ws.parent_workflow_id", f.parent_workflow_id, where, params)
     _in("ws.forked_from", f.forked_from, where, params)
     _in("ws.schedule_name", f.schedule_name, where, params)
@@ -297,6 +307,25 @@ def list_events(db: Database, workflow_id: str) -> list[dict[str, Any]]:
     )
     for row in rows:
         row["value"] = payload.decode(row["value"], row.pop("serialization"))
+    return rows
+
+
+STREAM_CLOSED = '"__DBOS_STREAM_CLOSED__"'
+"""The value DBOS writes (portable JSON) to close a stream (``dbos/_sys_db.py``)."""
+
+
+def list_streams(db: Database, workflow_id: str) -> list[dict[str, Any]]:
+    """The values the workflow wrote to its streams (``DBOS.write_stream``), by key and
+    offset (the table's primary key); a stream's close marker is ``closed``, not a value."""
+    rows = db.all(
+        'SELECT key, "offset", function_id, value, serialization FROM {t}streams'
+        ' WHERE workflow_uuid = %s ORDER BY key, "offset"',
+        [workflow_id],
+    )
+    for row in rows:
+        serialization = row.pop("serialization")
+        row["closed"] = serialization == payload.PORTABLE_JSON and row["value"] == STREAM_CLOSED
+        row["value"] = None if row["closed"] else payload.decode(row["value"], serialization)
     return rows
 
 
