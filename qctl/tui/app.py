@@ -140,7 +140,7 @@ class QctlTop(Dashboard):
         location: str = "",
         read_only: bool = False,
         poll_interval: float = 2.0,
-        min_interval: float = 0.3,
+        min_interval: float = 0.05,
         live: bool = True,
         clock: Callable[[], datetime] | None = None,
         on_ready: Callable[[], object] | None = None,
@@ -195,6 +195,10 @@ class QctlTop(Dashboard):
 
     def take_preload(self, loader: Loader[Any]) -> Preload[Any] | None:
         return self.preloads.pop(loader.id or "", None)
+
+    def load_took(self, seconds: float) -> None:
+        if self.feed is not None:
+            self.feed.took(seconds)
 
     def _hint(self) -> None:
         self.post_message(RefreshRequested())  # thread-safe; called by the feed thread

@@ -77,6 +77,9 @@ class Dashboard(App[None]):
     def connection_ok(self) -> None:
         raise NotImplementedError
 
+    def load_took(self, seconds: float) -> None:
+        """A loader's fetch and show took ``seconds`` (paces the live refresh)."""
+
     def connection_failed(self, error: Exception) -> None:
         raise NotImplementedError
 
@@ -184,9 +187,12 @@ class Loader(Dashboarded, Widget, Generic[T]):
         if message.loader is not self:
             return
         message.stop()
+        started = self.busy_since
         self._done()
         self.top.connection_ok()
         self.show(message.data)
+        if started is not None:
+            self.top.load_took(time.monotonic() - started)
 
     def on_load_failed(self, message: LoadFailed) -> None:
         if message.loader is not self:

@@ -1,8 +1,11 @@
 """The dashboard's refresh driver (no Textual): change hints, debounced, or polling.
 
 A ``LiveFeed`` runs in one daemon thread. With a change stream it calls ``on_refresh``
-when hints arrive, at most once per ``min_interval`` however fast they come (a storm of
-hints costs one refresh per interval), plus a slow heartbeat so ages keep moving. When the
+when hints arrive: at once when the last refresh is long enough ago, else when it is (a
+storm of hints costs one refresh per interval), plus a slow heartbeat so ages keep moving.
+The interval is ``SPACING`` times what the last refresh took (``took``), never less than
+``min_interval``: a cheap refresh follows a change within milliseconds, and an expensive
+one (a huge table) keeps the database busy a third of the time at most. When the
 backend is poll-only, or the stream fails or closes, it polls every ``poll_interval`` and
 tries to reopen the stream now and then. ``on_mode`` reports ``live`` or ``polling``;
 connection errors are the refresh's business (the app shows ``disconnected``).
@@ -24,6 +27,8 @@ DISCONNECTED = "disconnected"
 PAUSED = "paused"
 MANUAL = "manual"
 """No live feed: refreshes only on request (tests, ``r``)."""
+SPACING = 3.0
+"""Refreshes start at least this many times their own duration apart."""
 
 
 class LiveFeed:
@@ -42,6 +47,8 @@ class LiveFeed:
         self.on_refresh = on_refresh
         self.on_mode = on_mode
         self.min_interval = min_interval
+        self.spacing = min_interval
+        """The least time between two refreshes, from the last one's cost."""
         self.poll_interval = poll_interval
         self.heartbeat = heartbeat
         self.reopen_after = reopen_after
@@ -64,6 +71,10 @@ class LiveFeed:
             sub.close()
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=2)
+
+    def took(self, seconds: float) -> None:
+        """The last refresh took ``seconds`` to load and show (any thread)."""
+        self.spacing = max(self.min_interval, SPACING * seconds)
 
     def _set_mode(self, mode: str) -> None:
         if mode != self.mode:
@@ -114,7 +125,7 @@ class LiveFeed:
         while not self._stop.is_set():
             now = time.monotonic()
             if dirty:
-                wait = max(0.0, last + self.min_interval - now)
+                wait = max(0.0, last + self.spacing - now)
             else:
                 wait = max(0.0, last + self.heartbeat - now)
             item = sub.get(timeout=wait) if wait > 0 else None
@@ -125,7 +136,7 @@ class LiveFeed:
             if sub.closed:
                 return
             now = time.monotonic()
-            if (dirty and now - last >= self.min_interval) or now - last >= self.heartbeat:
+            if (dirty and now - last >= self.spacing) or now - last >= self.heartbeat:
                 dirty = False
                 last = now
                 self._refresh()

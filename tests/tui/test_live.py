@@ -112,3 +112,32 @@ def test_changes_raising_is_treated_as_poll_only() -> None:
     feed.stop()
     assert modes == [POLLING]
     assert refreshes
+
+
+def test_refreshes_are_spaced_by_their_own_cost() -> None:
+    store = HintStore()
+    feed, refreshes, _ = feed_for(store, min_interval=0.02, heartbeat=60)
+    feed.start()
+    time.sleep(0.1)
+    t0 = time.monotonic()
+    store.hub.publish(Change(entity=ChangeEntity.JOB, kind="k"))
+    time.sleep(0.1)
+    # A cheap refresh follows the change at once.
+    assert [r for r in refreshes if r >= t0] and min(r for r in refreshes if r >= t0) - t0 < 0.08
+    feed.took(0.1)  # then refreshes that take 0.1 s start 0.3 s apart at least
+    stop = threading.Event()
+
+    def storm() -> None:
+        while not stop.is_set():
+            store.hub.publish(Change(entity=ChangeEntity.JOB, kind="k"))
+            time.sleep(0.002)
+
+    t = threading.Thread(target=storm)
+    t.start()
+    time.sleep(1.0)
+    stop.set()
+    t.join()
+    feed.stop()
+    late = [r for r in refreshes if r > t0 + 0.1]
+    gaps = [b - a for a, b in itertools.pairwise(late)]
+    assert len(late) >= 2 and all(g >= 0.29 for g in gaps)
