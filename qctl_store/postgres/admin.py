@@ -146,10 +146,15 @@ def _kind_depths(cur: Cursor, where: str, args: dict[str, Any]) -> dict[str, Dep
     return _add_depths({}, cur)
 
 
-def _add_depths(out: dict[str, Depths], cur: Cursor) -> dict[str, Depths]:
-    """Folds (kind, state, n, pending_age) rows into ``out``."""
-    for r in cur.fetchall():
+def _add_depths(
+    out: dict[str, Depths], cur: Cursor, rows: list[dict[str, Any]] | None = None
+) -> dict[str, Depths]:
+    """Folds (kind, state, n, pending_age) rows (``rows``, else the cursor's) into
+    ``out``; a row with no count only names a kind."""
+    for r in cur.fetchall() if rows is None else rows:
         d = out.setdefault(r["kind"], Depths())
+        if r["n"] is None:
+            continue
         field = _DEPTH_FIELDS.get(JobState(r["state"]))
         if field is not None:
             setattr(d, field, int(r["n"]))
@@ -188,17 +193,18 @@ class AdminMixin(JobActions, PgBase):
         with self.read() as cur:
             if _estimate(cur, "TRUE", {}) < ESTIMATE_THRESHOLD:
                 return _kind_depths(cur, _SOURCE, args), False
-            cur.execute(Q.live_depths, {**args, "cap": KIND_EXACT_LIMIT})
-            out = _add_depths({}, cur)
+            live = {**args, "cap": KIND_EXACT_LIMIT, "paused_index": PAUSED_INDEX}
+            cur.execute(Q.live_depths, live)
+            rows = cur.fetchall()
+            out = _add_depths({}, cur, rows)
             if args["source"] == Source.DAG:
                 cur.execute(Q.dag_live_depths, args)
                 _add_depths(out, cur)
-            cur.execute(Q.terminal_kinds, args)
-            for r in cur.fetchall():
-                out.setdefault(r["kind"], Depths())
             if not out:
                 return out, False
-            tuned = PAUSED_INDEX in console_indexes_of(cur)
+            # The live statement says whether the paused index exists, unless it found
+            # nothing (a DAG source with blocked or waiting tasks only).
+            tuned = rows[0]["tuned"] if rows else PAUSED_INDEX in console_indexes_of(cur)
             states = ["succeeded", "dead", *([] if tuned else ["paused"]), "uncertain"]
             cur.execute(Q.state_estimates, {**args, "kinds": list(out), "states": states})
             estimates = {(r["kind"], r["state"]): int(r["n"]) for r in cur.fetchall()}

@@ -23,9 +23,17 @@ GROUP BY kind, state
 
 -- name: live_depths
 -- The live states' per-kind counts of one source, each read from its own partial index.
--- The console's refresh read: the four live states of one source, each grouped by kind
--- on its own partial index (an index-only scan when the visibility map allows), so the
--- millions of succeeded rows are never visited. Columns as in depths.
+-- The console's refresh read, in one round trip: the four live states of one source,
+-- each grouped by kind on its own partial index (index-only scans when the visibility
+-- map allows), so the millions of succeeded rows are never visited; then a row with no
+-- count for each kind that may hold only succeeded or paused jobs (a loose index scan of
+-- the succeeded index, one descent per kind, and the kinds of the daily stats). Columns
+-- as in depths, plus tuned: whether the console's paused index %(paused_index)s exists.
+SELECT d.kind, d.state, d.n, d.pending_age,
+       EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+               WHERE i.indrelid = to_regclass('azync_jobs') AND i.indisvalid
+                 AND c.relname = %(paused_index)s) AS tuned
+FROM (
 SELECT kind, 'pending' AS state, COUNT(*) AS n,
        EXTRACT(EPOCH FROM (now() - MIN(run_at))) AS pending_age
 FROM azync_jobs WHERE source = %(source)s AND state = 'pending' GROUP BY kind
@@ -57,6 +65,23 @@ CROSS JOIN LATERAL (
         WHERE source = %(source)s AND state = 'dead' AND kind = k.kind LIMIT %(cap)s
     ) AS j
 ) d
+UNION ALL
+SELECT t.kind, 'succeeded', NULL, NULL
+FROM (
+    WITH RECURSIVE k(kind) AS (
+        (SELECT kind FROM azync_jobs WHERE source = %(source)s AND state = 'succeeded'
+         ORDER BY kind LIMIT 1)
+        UNION ALL
+        SELECT (SELECT j.kind FROM azync_jobs j
+                WHERE j.source = %(source)s AND j.state = 'succeeded' AND j.kind > k.kind
+                ORDER BY j.kind LIMIT 1)
+        FROM k WHERE k.kind IS NOT NULL
+    )
+    SELECT kind FROM k WHERE kind IS NOT NULL
+    UNION
+    SELECT DISTINCT kind FROM azync_stats_daily WHERE source = %(source)s
+) t
+) d
 
 -- name: dag_live_depths
 -- Blocked and waiting DAG tasks of one source per kind, each state on its partial index.
@@ -65,23 +90,6 @@ FROM azync_jobs WHERE source = %(source)s AND state = 'blocked' GROUP BY kind
 UNION ALL
 SELECT kind, 'waiting', COUNT(*), NULL
 FROM azync_jobs WHERE source = %(source)s AND state = 'waiting' GROUP BY kind
-
--- name: terminal_kinds
--- The kinds of one source that may hold only succeeded or paused jobs.
--- Kinds that may hold only succeeded or paused jobs: the distinct kinds of the succeeded
--- index by a loose index scan (one descent per kind), and the kinds of the daily stats.
-WITH RECURSIVE k(kind) AS (
-    (SELECT kind FROM azync_jobs WHERE source = %(source)s AND state = 'succeeded'
-     ORDER BY kind LIMIT 1)
-    UNION ALL
-    SELECT (SELECT j.kind FROM azync_jobs j
-            WHERE j.source = %(source)s AND j.state = 'succeeded' AND j.kind > k.kind
-            ORDER BY j.kind LIMIT 1)
-    FROM k WHERE k.kind IS NOT NULL
-)
-SELECT kind FROM k WHERE kind IS NOT NULL
-UNION
-SELECT DISTINCT kind FROM azync_stats_daily WHERE source = %(source)s
 
 -- name: succeeded_depths
 -- Exact succeeded counts of the kinds whose estimate is small, on the succeeded index.
