@@ -1,10 +1,13 @@
-"""``qctl top``: the Textual dashboard over an azync store.
+"""``qctl top``: the Textual dashboard, one shell for every system.
 
-Every store call runs in a worker thread (``Loader.reload`` and ``QctlTop.act``); the event
-loop only formats results. A ``LiveFeed`` thread turns change hints (or a polling timer)
-into at most a few ``RefreshRequested`` messages per second, and the visible screen
-reloads. Store failures switch the status bar to ``disconnected`` until a load succeeds
-again, so a database that comes back is picked up without a restart.
+A system brings its tabs, help, jump and write actions (``qctl.tui.base.SystemScreens``:
+azync's ``qctl.tui.screens.AZYNC``, DBOS's ``qctl.tui.dbos.DBOS``); the shell gives each
+the same status bar, jump, help, confirmation and refresh. Every store call runs in a
+worker thread (``Loader.reload`` and ``QctlTop.act``); the event loop only formats
+results. A ``LiveFeed`` thread turns change hints (or a polling timer, for a system
+without hints) into at most a few ``RefreshRequested`` messages per second, and the
+visible screen reloads. Store failures switch the status bar to ``disconnected`` until a
+load succeeds again, so a database that comes back is picked up without a restart.
 """
 
 from __future__ import annotations
@@ -25,29 +28,20 @@ from textual.screen import Screen
 from textual.widgets import TabbedContent, TabPane
 
 from qctl.ops.errors import NoSuchName, WrongState, WrongVerb
-from qctl.tui.base import Dashboard, Loader, TopScreen, footer
-from qctl.tui.live import DISCONNECTED, MANUAL, PAUSED, LiveFeed
+from qctl.tui.base import Dashboard, Loader, SystemScreens, TopScreen, footer
+from qctl.tui.live import DISCONNECTED, MANUAL, PAUSED, POLLING, LiveFeed
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
 from qctl_store import errors
 
 if TYPE_CHECKING:
     from qctl.tui.preload import Preload
-    from qctl_store.contract import ConsoleStore
 
 R = TypeVar("R")
 
 STALL_AFTER = 3
 """Seconds without an answer before the status bar says the database is not answering."""
-
-TABS = {
-    "overview": ("Overview", "OverviewPane"),
-    "jobs": ("Jobs", "JobsPane"),
-    "dags": ("DAGs", "DagsPane"),
-    "events": ("Events", "EventsPane"),
-    "workflows": ("Workflows", "WorkflowsPane"),
-    "leases": ("Leases", "LeasesPane"),
-}
-"""Tab id -> its title and its pane's class in ``qctl.tui.screens`` (``#jobs-pane``)."""
+MAX_TABS = 9
+"""Tabs reachable by a digit key (1 to 9)."""
 
 
 @dataclass
@@ -63,21 +57,17 @@ class ModeChanged(Message):
 class MainScreen(TopScreen):
     BINDINGS = [
         Binding("q", "app.quit", "Quit"),
-        *(
-            Binding(str(i + 1), f"show_tab('{name}')", name.title(), show=False)
-            for i, name in enumerate(TABS)
-        ),
+        *(Binding(str(i + 1), f"show_nth_tab({i})", show=False) for i in range(MAX_TABS)),
     ]
 
     def compose(self) -> ComposeResult:
-        from qctl.tui.screens import OverviewPane
-
+        tabs = self.top.system.tabs
         yield from self.compose_status()
-        with TabbedContent(id="tabs", initial="overview"):
-            for i, (name, (title, _)) in enumerate(TABS.items()):
-                with TabPane(f"{i + 1} {title}", id=name):
-                    if name == "overview":
-                        yield OverviewPane(id="overview-pane")
+        with TabbedContent(id="tabs", initial=tabs[0].name):
+            for i, tab in enumerate(tabs):
+                with TabPane(f"{i + 1} {tab.title}", id=tab.name):
+                    if i == 0:
+                        yield self.top.system.pane(tab.name)
         yield footer()
 
     def pane(self, name: str) -> Loader[Any]:
@@ -86,21 +76,26 @@ class MainScreen(TopScreen):
         try:
             return self.query_one(f"#{name}-pane", Loader)
         except NoMatches:
-            from qctl.tui import screens
-
-            pane: Loader[Any] = getattr(screens, TABS[name][1])(id=f"{name}-pane")
+            pane = self.top.system.pane(name)
             self.query_one(f"#{name}", TabPane).mount(pane)
             return pane
 
     def loaders(self) -> list[Loader[Any]]:
         try:
-            pane = self.pane(self.query_one("#tabs", TabbedContent).active or "overview")
+            active = self.query_one("#tabs", TabbedContent).active
+            pane = self.pane(active or self.top.system.tabs[0].name)
         except NoMatches:  # composing or tearing down
             return []
         return [pane, *pane.query(Loader)]
 
     def on_mount(self) -> None:
-        self.query_one("#overview-pane", Loader).focus_first()  # type: ignore[attr-defined]
+        first = self.top.system.tabs[0].name
+        self.query_one(f"#{first}-pane", Loader).focus_first()  # type: ignore[attr-defined]
+
+    def action_show_nth_tab(self, index: int) -> None:
+        tabs = self.top.system.tabs
+        if index < len(tabs):
+            self.action_show_tab(tabs[index].name)
 
     def action_show_tab(self, name: str) -> None:
         self.query_one("#tabs", TabbedContent).active = name
@@ -115,7 +110,7 @@ class MainScreen(TopScreen):
 
 
 def is_connection_error(error: Exception) -> bool:
-    """The database is unreachable, or not (or no longer) an azync schema."""
+    """The database is unreachable, or not (or no longer) a schema qctl reads."""
     return isinstance(
         error, errors.Unavailable | errors.SchemaNotMigrated | errors.SchemaTooNew | OSError
     ) or type(error).__module__.startswith("psycopg")
@@ -135,8 +130,9 @@ class QctlTop(Dashboard):
 
     def __init__(
         self,
-        store: ConsoleStore,
+        store: Any,
         *,
+        system: SystemScreens | None = None,
         location: str = "",
         read_only: bool = False,
         poll_interval: float = 2.0,
@@ -147,10 +143,16 @@ class QctlTop(Dashboard):
         preloads: dict[str, Preload[Any]] | None = None,
     ) -> None:
         super().__init__()
+        if system is None:
+            from qctl.tui.screens import AZYNC
+
+            system = AZYNC
+        self.system = system
         self.on_ready = on_ready
         self.preloads = dict(preloads or {})
         """Reads started before the app, by loader id (``overview-pane``)."""
         self.store = store
+        self.poll_interval = poll_interval
         self.location = location
         self.read_only = read_only
         self.clock = clock or (lambda: datetime.now(UTC))
@@ -165,7 +167,7 @@ class QctlTop(Dashboard):
             self.feed_mode = MANUAL
         else:
             self.feed = LiveFeed(
-                store,
+                system.changes(store),
                 on_refresh=self._hint,
                 on_mode=self._mode,
                 min_interval=min_interval,
@@ -257,6 +259,8 @@ class QctlTop(Dashboard):
                 detail = f"no answer from the database for {self.stalled}s"
             if not detail:
                 detail = f"updated {self.clock():%H:%M:%S}" if self.refresh_count else ""
+                if self.mode == POLLING:
+                    detail = f"every {self.poll_interval:g}s  {detail}".strip()
                 if self.paused:
                     detail = f"{detail}  (p resumes refresh)".strip()
             bar.show(self.mode, self.location, detail)
@@ -299,7 +303,7 @@ class QctlTop(Dashboard):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(self.system.help))
 
     def action_jump(self) -> None:
         """``:``/``g``: ask for an id or prefix, then open what it names."""
@@ -309,43 +313,28 @@ class QctlTop(Dashboard):
             if text:
                 self.run_worker(lambda: self._find(text), thread=True, exit_on_error=False)
 
-        self.push_screen(
-            PromptDialog(
-                "jump to a job, DAG run, event or workflow execution",
-                [("id", "id or unique prefix (8+ hex digits)", "")],
-            ),
-            got,
-        )
+        title, label = self.system.jump_prompt
+        self.push_screen(PromptDialog(title, [("id", label, "")]), got)
 
     def _find(self, text: str) -> None:
         from qctl.cli.parse import ParseError
-        from qctl.tui.jump import describe, jump_targets
 
         try:
-            targets = jump_targets(self.store, text)
-        except ParseError as exc:
+            targets = self.system.jump_targets(self.store, text)
+        except (ParseError, errors.InvalidInput) as exc:
             self.call_from_thread(self.notify, str(exc), severity="error")
             return
+        except Exception as exc:
+            self.call_from_thread(self.connection_failed, exc)
+            return
         if len(targets) != 1:
-            self.call_from_thread(self.notify, describe(targets, text), severity="warning")
+            text = self.system.describe(targets, text)
+            self.call_from_thread(self.notify, text, severity="warning")
             return
         self.call_from_thread(self._open, *targets[0])
 
     def _open(self, entity: str, id: Any) -> None:
-        from qctl.tui.screens import (
-            DagGraphScreen,
-            EventDetailScreen,
-            JobDetailScreen,
-            WorkflowDetailScreen,
-        )
-
-        screens = {
-            "job": JobDetailScreen,
-            "dag": DagGraphScreen,
-            "event": EventDetailScreen,
-            "workflow": WorkflowDetailScreen,
-        }
-        self.push_screen(screens[entity](id))
+        self.push_screen(self.system.detail(entity, id))
 
     def action_refresh(self) -> None:
         self.reload_screen()
@@ -359,7 +348,7 @@ class QctlTop(Dashboard):
     def act(
         self,
         question: str | Callable[[R], str],
-        fn: Callable[[ConsoleStore, bool], R],
+        fn: Callable[[Any, bool], R],
         done: Callable[[R], str],
     ) -> None:
         """An operator action: ``fn(store, dry_run)`` is an operations-layer call. Its
@@ -411,8 +400,9 @@ class QctlTop(Dashboard):
 
 
 def run(
-    store: ConsoleStore,
+    store: Any,
     *,
+    system: SystemScreens | None = None,
     location: str = "",
     read_only: bool = False,
     poll_interval: float = 2.0,
@@ -426,6 +416,7 @@ def run(
     logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
     app = QctlTop(
         store,
+        system=system,
         location=location,
         read_only=read_only,
         poll_interval=poll_interval,

@@ -1,9 +1,10 @@
-"""What the dashboard's app, panes and screens share: the app's interface, the loading
-base, read-only guarding, the status screen. Screens import this module, never
-``app.py`` (which imports the screens)."""
+"""What the dashboard's app, panes and screens share: the app's interface, what a system
+brings to it (``SystemScreens``), the loading base, read-only guarding, the status
+screen. Screens import this module, never ``app.py`` (which imports the screens)."""
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,34 +25,68 @@ if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
 
     from qctl.tui.preload import Preload
-    from qctl_store.contract import ConsoleStore
+    from qctl_store.contract import ChangeNotifier
 
 T = TypeVar("T")
 R = TypeVar("R")
 
-DESTRUCTIVE = {
-    "job_retry",
-    "job_run_now",
-    "job_pause",
-    "job_resume",
-    "job_archive",
-    "job_delete",
-    "dag_retry",
-    "dag_compensate",
-    "dag_cancel",
-    "dag_pause",
-    "dag_signal",
-    "event_replay",
-    "wf_resolve",
-    "wf_cancel",
-}
-"""Actions that write; hidden and refused with ``--read-only``."""
+
+@dataclass(frozen=True)
+class Tab:
+    name: str
+    """Its id (``#<name>`` tab, ``#<name>-pane`` pane, ``show_tab('<name>')``)."""
+    title: str
+    pane: str
+    """``module:Class`` of its pane, imported when the tab is first shown."""
+
+
+class SystemScreens:
+    """What a system brings to the dashboard (``qctl.tui.app.QctlTop``, one shell for
+    every system): its tabs, its help, which actions write, how ``:`` finds a record by
+    id and which screen opens it, and where change hints come from. A system's dashboard
+    is a package of panes and screens with one of these; the shell needs no edit."""
+
+    label: str
+    """The system's name as the help and the jump prompt say it."""
+    tabs: tuple[Tab, ...]
+    """Numbered 1, 2, ... in this order; the first is shown on start."""
+    help: str
+    writes: frozenset[str]
+    """Actions that write: hidden from the footer and refused with ``--read-only``."""
+    jump_prompt: tuple[str, str]
+    """The ``:`` prompt's title and its field's label."""
+
+    def pane(self, name: str) -> Loader[Any]:
+        tab = next(t for t in self.tabs if t.name == name)
+        module, cls = tab.pane.split(":")
+        pane: Loader[Any] = getattr(importlib.import_module(module), cls)(id=f"{name}-pane")
+        return pane
+
+    def changes(self, store: Any) -> ChangeNotifier | None:
+        """The store's change hints for the live feed; None: the system has none, the
+        dashboard polls."""
+        return None
+
+    def jump_targets(self, store: Any, text: str) -> list[tuple[str, Any]]:
+        """Every (entity, id) that ``text`` (an id or a prefix) names, in a worker
+        thread; bad input raises ``qctl.cli.parse.ParseError`` or ``InvalidInput``."""
+        raise NotImplementedError
+
+    def describe(self, targets: list[tuple[str, Any]], text: str) -> str:
+        """Why a jump went nowhere: nothing matches, or several things do."""
+        raise NotImplementedError
+
+    def detail(self, entity: str, id: Any) -> Screen[None]:
+        """The drill-in screen of one record that ``jump_targets`` found."""
+        raise NotImplementedError
 
 
 class Dashboard(App[None]):
     """The app as panes and screens see it (``QctlTop`` implements it)."""
 
-    store: ConsoleStore
+    store: Any
+    """The system's store: azync's ``ConsoleStore``, DBOS's ``Database``."""
+    system: SystemScreens
     read_only: bool
     clock: Callable[[], datetime]
 
@@ -89,7 +124,7 @@ class Dashboard(App[None]):
     def act(
         self,
         question: str | Callable[[R], str],
-        fn: Callable[[ConsoleStore, bool], R],
+        fn: Callable[[Any, bool], R],
         done: Callable[[R], str],
     ) -> None:
         """An operator action through the operations layer: ``fn(store, dry_run)``."""
@@ -110,7 +145,7 @@ class Guarded:
     app: Any
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return not (action in DESTRUCTIVE and self.app.read_only)
+        return not (action in self.app.system.writes and self.app.read_only)
 
 
 def footer() -> Footer:
@@ -146,7 +181,7 @@ class Loader(Dashboarded, Widget, Generic[T]):
     busy_since: float | None = None
     """``time.monotonic()`` when the fetch in flight started; None when idle."""
 
-    def fetch(self, store: ConsoleStore) -> T:
+    def fetch(self, store: Any) -> T:
         raise NotImplementedError
 
     def show(self, data: T) -> None:

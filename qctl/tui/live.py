@@ -7,7 +7,8 @@ The interval is ``SPACING`` times what the last refresh took (``took``), never l
 ``min_interval``: a cheap refresh follows a change within milliseconds, and an expensive
 one (a huge table) keeps the database busy a third of the time at most. When the
 backend is poll-only, or the stream fails or closes, it polls every ``poll_interval`` and
-tries to reopen the stream now and then. ``on_mode`` reports ``live`` or ``polling``;
+tries to reopen the stream now and then; a system without change hints (``store``
+None: DBOS sends no notification) polls from the start. ``on_mode`` reports ``live`` or ``polling``;
 connection errors are the refresh's business (the app shows ``disconnected``).
 """
 
@@ -34,7 +35,7 @@ SPACING = 3.0
 class LiveFeed:
     def __init__(
         self,
-        store: ChangeNotifier,
+        store: ChangeNotifier | None,
         on_refresh: Callable[[], None],
         on_mode: Callable[[str], None],
         *,
@@ -86,6 +87,8 @@ class LiveFeed:
         self.on_refresh()
 
     def _open(self) -> Subscription[Change] | None:
+        if self.store is None:
+            return None
         try:
             sub: Subscription[Change] | None = self.store.changes()  # None: poll-only
         except Exception:  # unavailable now: poll, and try again later

@@ -126,43 +126,12 @@ class ChoiceDialog(ModalScreen[str | None]):
                 return
 
 
-HELP = """\
-qctl top: live view of an azync store
-
-  1-6        switch screen: Overview, Jobs, DAGs, Events, Workflows, Leases
-  enter      drill in (row detail, DAG graph)        esc   back
-  /          filter the current list                 r     refresh now
-  p          pause / resume automatic refresh        q     quit (top level)
-  tab        move between tables                     ?     this help
-  : or g     jump to a job, DAG run, event or workflow execution by id or prefix
-
-Jobs:      s source, t state, n/b next/previous page, v payload (detail);
-           / a kind, key=value meta, error:TEXT; a word that names no kind
-           matches the jobs whose kind, id or last error contains it
-           space mark a row, * mark every job matching the filter (again: clear);
-           the actions then apply to the marked jobs after one confirmation
-DAGs:      t state tab; enter on a name narrows the runs, esc clears it;
-           graph: arrows select a task, enter its job
-Events:    t undispatched only; enter an event's deliveries
-Workflows: t state; enter an execution's jobs and history
-Leases:    active jobs, soonest expiry first: leased (since the lease was taken),
-           expires (time left, or overdue), reaps (times its lease expired before);
-           per kind: leases out, overdue, reaps, jobs the reaper killed in the last hour
-Overview:  o sort column, enter jobs of the row; ⏸ a kind with paused jobs,
-           ~ an estimated count; last hour: processed per minute, ✗ failed
-
-Actions (confirmed; hidden with --read-only):
-  R retry / replay   N run now   P pause   U resume   A archive   D delete
-  C compensate       X cancel    S signal  Z resolve an uncertain operation
-"""
-
-
 class HelpScreen(ModalScreen[None]):
-    """The keys of a dashboard (``?``): azync's ``HELP`` unless another system's text."""
+    """The keys of a dashboard (``?``): the system's help text."""
 
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
-    def __init__(self, text: str = HELP) -> None:
+    def __init__(self, text: str) -> None:
         super().__init__()
         self.text = text
 

@@ -1,4 +1,5 @@
-"""The dashboard's panes (tabs of the main screen) and drill-in screens.
+"""azync's dashboard: its panes (tabs of the main screen) and drill-in screens, and
+``AZYNC``, what the shell (``qctl.tui.app``) needs to know of them.
 
 Each is imported from its module when first used (PEP 562): the dashboard's first frame
 shows the Overview tab only, so it does not wait for the other tabs' modules."""
@@ -8,13 +9,18 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from qctl.tui.base import SystemScreens, Tab
+
 if TYPE_CHECKING:
+    from textual.screen import Screen
+
     from qctl.tui.screens.dags import DagGraphScreen, DagsPane
     from qctl.tui.screens.events import EventDetailScreen, EventsPane
     from qctl.tui.screens.jobs import JobDetailScreen, JobsPane
     from qctl.tui.screens.leases import LeasesPane
     from qctl.tui.screens.overview import OverviewPane
     from qctl.tui.screens.workflows import WorkflowDetailScreen, WorkflowsPane
+    from qctl_store.contract import ChangeNotifier, ConsoleStore
 
 MODULES = {
     "DagGraphScreen": "dags",
@@ -47,3 +53,98 @@ def __getattr__(name: str) -> Any:
     if name not in MODULES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f"{__name__}.{MODULES[name]}"), name)
+
+
+HELP = """\
+qctl top: live view of an azync store
+
+  1-6        switch screen: Overview, Jobs, DAGs, Events, Workflows, Leases
+  enter      drill in (row detail, DAG graph)        esc   back
+  /          filter the current list                 r     refresh now
+  p          pause / resume automatic refresh        q     quit (top level)
+  tab        move between tables                     ?     this help
+  : or g     jump to a job, DAG run, event or workflow execution by id or prefix
+
+Jobs:      s source, t state, n/b next/previous page, v payload (detail);
+           / a kind, key=value meta, error:TEXT; a word that names no kind
+           matches the jobs whose kind, id or last error contains it
+           space mark a row, * mark every job matching the filter (again: clear);
+           the actions then apply to the marked jobs after one confirmation
+DAGs:      t state tab; enter on a name narrows the runs, esc clears it;
+           graph: arrows select a task, enter its job
+Events:    t undispatched only; enter an event's deliveries
+Workflows: t state; enter an execution's jobs and history
+Leases:    active jobs, soonest expiry first: leased (since the lease was taken),
+           expires (time left, or overdue), reaps (times its lease expired before);
+           per kind: leases out, overdue, reaps, jobs the reaper killed in the last hour
+Overview:  o sort column, enter jobs of the row; ⏸ a kind with paused jobs,
+           ~ an estimated count; last hour: processed per minute, ✗ failed
+
+Actions (confirmed; hidden with --read-only):
+  R retry / replay   N run now   P pause   U resume   A archive   D delete
+  C compensate       X cancel    S signal  Z resolve an uncertain operation
+"""
+
+
+class AzyncScreens(SystemScreens):
+    label = "azync"
+    tabs = tuple(
+        Tab(name, title, f"{__name__}.{MODULES[pane]}:{pane}")
+        for name, title, pane in [
+            ("overview", "Overview", "OverviewPane"),
+            ("jobs", "Jobs", "JobsPane"),
+            ("dags", "DAGs", "DagsPane"),
+            ("events", "Events", "EventsPane"),
+            ("workflows", "Workflows", "WorkflowsPane"),
+            ("leases", "Leases", "LeasesPane"),
+        ]
+    )
+    help = HELP
+    writes = frozenset(
+        {
+            "job_retry",
+            "job_run_now",
+            "job_pause",
+            "job_resume",
+            "job_archive",
+            "job_delete",
+            "dag_retry",
+            "dag_compensate",
+            "dag_cancel",
+            "dag_pause",
+            "dag_signal",
+            "event_replay",
+            "wf_resolve",
+            "wf_cancel",
+        }
+    )
+    jump_prompt = (
+        "jump to a job, DAG run, event or workflow execution",
+        "id or unique prefix (8+ hex digits)",
+    )
+
+    def changes(self, store: ConsoleStore) -> ChangeNotifier:
+        return store  # LISTEN on PostgreSQL, the change log on SQLite
+
+    def jump_targets(self, store: ConsoleStore, text: str) -> list[tuple[str, Any]]:
+        from qctl.tui.jump import jump_targets
+
+        return list(jump_targets(store, text))
+
+    def describe(self, targets: list[tuple[str, Any]], text: str) -> str:
+        from qctl.tui.jump import describe
+
+        return describe(targets, text)
+
+    def detail(self, entity: str, id: Any) -> Screen[None]:
+        screen = {
+            "job": "JobDetailScreen",
+            "dag": "DagGraphScreen",
+            "event": "EventDetailScreen",
+            "workflow": "WorkflowDetailScreen",
+        }[entity]
+        detail: Screen[None] = __getattr__(screen)(id)
+        return detail
+
+
+AZYNC = AzyncScreens()
