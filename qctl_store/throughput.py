@@ -16,10 +16,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from qctl_store import validate
 from qctl_store.errors import InvalidInput
 from qctl_store.types import ThroughputCount
+
+Counts = Iterable[tuple[str, str, int, int]]
+"""(measure, kind, bucket index, n) rows of a backend's ``counts`` statement."""
 
 MAX_BUCKETS = 10_000
 MEASURES = ("enqueued", "processed", "failed", "reaped")
@@ -67,8 +71,52 @@ def first_id_since(
     return lo
 
 
+def series(
+    now: datetime,
+    window: timedelta,
+    bucket: timedelta,
+    kind: str,
+    kinds_since: Callable[[datetime], Iterable[str]],
+    counts: Callable[[list[str], datetime, int], Counts],
+) -> list[ThroughputCount]:
+    """``AdminStore.throughput`` over the backend's two reads: ``kinds_since(since)``, the
+    kinds with daily stats from ``since`` on (asked only when ``kind`` is ""), and
+    ``counts(kinds, since, width)``, the window's rows for ``fold``."""
+    width, first, count = grid(now, window, bucket)
+    since = bucket_start(first, width)
+    kinds = [validate.kind(kind)] if kind else sorted(kinds_since(since))
+    if not kinds:
+        return []
+    return fold(counts(kinds, since, width), kinds, first, count, width)
+
+
+def first_attempt(
+    cur: Any,
+    bounds_sql: str,
+    probe_sql: str,
+    decode_instant: Callable[[Any], datetime | None],
+    since: datetime,
+) -> int:
+    """``first_id_since`` over ``azync_job_attempts`` with the backend's
+    ``attempt_bounds`` and ``attempt_probe`` statements on ``cur`` (a cursor or ``Tx``:
+    ``execute(sql, params).fetchone()``); ``decode_instant`` reads ``failed_at``."""
+    bounds = cur.execute(bounds_sql, {}).fetchone()
+    if bounds is None or bounds["lo"] is None:
+        return 0
+
+    def probe(id: int) -> tuple[int, datetime] | None:
+        row = cur.execute(probe_sql, {"id": id}).fetchone()
+        if row is None:
+            return None
+        at = decode_instant(row["failed_at"])
+        assert at is not None
+        return row["id"], at
+
+    return first_id_since(probe, bounds["lo"], bounds["hi"], since)
+
+
 def fold(
-    rows: Iterable[tuple[str, str, int, int]],
+    rows: Counts,
     kinds: Iterable[str],
     first: int,
     count: int,

@@ -1,4 +1,5 @@
-"""The validated arguments of the event-ledger writes, built once for both backends.
+"""The validated arguments of the producer and event-ledger writes, built once for both
+backends.
 
 Each backend binds ids and instants its own way, so the builders take its ``Dialect``
 (``<backend>/rows.py``); everything else is checked and encoded here, before anything is
@@ -11,7 +12,28 @@ from typing import Any
 
 from qctl_store import validate
 from qctl_store.listing import Dialect
-from qctl_store.types import PublishParams, ReplayFilter
+from qctl_store.types import EnqueueParams, PublishParams, ReplayFilter
+
+
+def enqueue_fields(d: Dialect, p: EnqueueParams) -> dict[str, Any]:
+    """One job's insert arguments of ``enqueue``: ``run_at`` None is now plus ``delay``
+    (which, like the idempotency TTL, the backend binds its own way: both are checked
+    here); an empty meta is ``{}`` and an empty idempotency key None."""
+    validate.kind(p.kind)
+    run_at = validate.instant(p.run_at, "run_at")
+    validate.duration(p.delay, "delay")
+    validate.duration(p.idempotency_ttl, "idempotency_ttl")
+    max_attempts, explicit = validate.enqueue_budget(p.max_attempts, p.max_attempts_explicit)
+    return {
+        "id": d.arg_id(p.id, "id"),
+        "kind": p.kind,
+        "payload": validate.json_text(p.payload),
+        "meta": validate.json_text(validate.meta(p.meta), "meta") if p.meta else "{}",
+        "key": validate.idempotency_key(p.idempotency_key) or None,
+        "max_attempts": max_attempts,
+        "explicit": explicit,
+        "run_at": d.instant(run_at),
+    }
 
 
 def publish_fields(d: Dialect, p: PublishParams) -> dict[str, Any]:

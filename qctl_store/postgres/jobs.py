@@ -18,8 +18,9 @@ from qctl_store import validate
 from qctl_store.contract import distinct_job_ids, settled_in_order
 from qctl_store.errors import NotFound
 from qctl_store.postgres.base import Cursor, PgBase, queries, seconds
-from qctl_store.postgres.rows import arg_id, caller_cursor, job_from_row
+from qctl_store.postgres.rows import DIALECT, arg_id, caller_cursor, job_from_row
 from qctl_store.types import DequeueParams, EnqueueParams, Job, Source
+from qctl_store.writes import enqueue_fields
 
 Q = queries("jobs.sql")
 
@@ -48,19 +49,10 @@ class JobsMixin(PgBase):
 
     def _enqueue_args(self, p: EnqueueParams) -> dict[str, Any]:
         """Validated statement arguments; raises before anything is written."""
-        validate.kind(p.kind)
-        max_attempts, explicit = validate.enqueue_budget(p.max_attempts, p.max_attempts_explicit)
         return {
-            "id": arg_id(p.id),
-            "kind": p.kind,
-            "payload": validate.json_text(p.payload),
-            "meta": validate.json_text(validate.meta(p.meta), "meta") if p.meta else "{}",
-            "run_at": validate.instant(p.run_at, "run_at"),
-            "delay": seconds(p.delay, "delay"),
-            "max_attempts": max_attempts,
-            "explicit": explicit,
-            "key": validate.idempotency_key(p.idempotency_key) or None,
-            "ttl": seconds(p.idempotency_ttl, "idempotency_ttl"),
+            **enqueue_fields(DIALECT, p),
+            "delay": p.delay.total_seconds(),
+            "ttl": p.idempotency_ttl.total_seconds(),
         }
 
     def _enqueue_batch(self, params: list[EnqueueParams]) -> tuple[list[uuid.UUID], dict[str, Any]]:

@@ -19,9 +19,10 @@ from typing import Any
 
 from qctl_store import errors, validate
 from qctl_store.contract import distinct_job_ids, settled_in_order
-from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us
-from qctl_store.sqlite.rows import arg_id, caller_tx, jobs_from_rows
+from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us
+from qctl_store.sqlite.rows import DIALECT, arg_id, caller_tx, jobs_from_rows
 from qctl_store.types import DequeueParams, EnqueueParams, Job, Source
+from qctl_store.writes import enqueue_fields
 
 Q = queries("jobs.sql")
 
@@ -51,26 +52,9 @@ class JobsMixin(SqliteBase):
 
     def _enqueue_rows(self, params: list[EnqueueParams]) -> list[dict[str, Any]]:
         """Validated insert arguments, one per job; raises before anything is written."""
-        rows = [self._enqueue_args(p) for p in params]
+        rows = [enqueue_fields(DIALECT, p) for p in params]
         distinct_job_ids([p.id for p in params])
         return rows
-
-    def _enqueue_args(self, p: EnqueueParams) -> dict[str, Any]:
-        validate.kind(p.kind)
-        run_at = validate.instant(p.run_at, "run_at")
-        validate.duration(p.delay, "delay")
-        validate.duration(p.idempotency_ttl, "idempotency_ttl")
-        max_attempts, explicit = validate.enqueue_budget(p.max_attempts, p.max_attempts_explicit)
-        return {
-            "id": arg_id(p.id),
-            "kind": p.kind,
-            "payload": validate.json_text(p.payload),
-            "meta": validate.json_text(validate.meta(p.meta), "meta") if p.meta else "{}",
-            "key": validate.idempotency_key(p.idempotency_key) or None,
-            "max_attempts": max_attempts,
-            "explicit": int(explicit),
-            "run_at": to_us(run_at),
-        }
 
     def _enqueue(
         self, t: Tx, params: list[EnqueueParams], rows: list[dict[str, Any]]
