@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
 from qctl_store import validate
@@ -48,6 +49,26 @@ _NOT_NULL_ORDER = ("enqueued_at", "run_at")
 
 DELIVERED = "EXISTS (SELECT 1 FROM azync_jobs j WHERE j.event_id = e.id AND j.source = 'event')"
 """An event row ``e`` has been fanned out: at least one delivery job exists."""
+
+
+STAT_COLUMNS = ("enqueued", "processed", "failed", "reaped")
+"""The counters of ``azync_stats_daily``."""
+
+
+@cache
+def stats_bump_sql(placeholder: str, day: str, column: str) -> str:
+    """The upsert adding ``n`` to one ``column`` counter of (source, kind) on today's
+    stats row of a shard ``slot`` (azync's ``driver/azyncpgx/azyncpgx.go`` spreads each
+    day's counters over slots so concurrent bumps rarely wait on one row): named
+    parameters in ``placeholder`` style, today spelled ``day``."""
+    assert column in STAT_COLUMNS
+    p = placeholder.format
+    return (
+        f"INSERT INTO azync_stats_daily (source, kind, day, slot, {column}) "
+        f"VALUES ({p('source')}, {p('kind')}, {day}, {p('slot')}, {p('n')}) "
+        f"ON CONFLICT (source, kind, day, slot) DO UPDATE "
+        f"SET {column} = azync_stats_daily.{column} + excluded.{column}"
+    )
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from psycopg.rows import dict_row
 from qctl_store import errors, validate
 from qctl_store.config import Config
 from qctl_store.dsn import connect_timeout, postgres_params, redact, session_options
+from qctl_store.listing import stats_bump_sql
 from qctl_store.sqlfile import Queries, fill, identifier, load
 
 if TYPE_CHECKING:
@@ -259,17 +260,11 @@ class PgBase:
         return random.randrange(self.config.stats_slots)
 
     def bump_stat(self, cur: Cursor, source: str, kind: str, column: str, n: int = 1) -> None:
-        """Add ``n`` to today's ``column`` counter of (source, kind) on a random slot."""
-        if n <= 0:
-            return
-        assert column in ("enqueued", "processed", "failed", "reaped")
-        cur.execute(
-            f"INSERT INTO azync_stats_daily (source, kind, day, slot, {column}) "
-            f"VALUES (%s, %s, CURRENT_DATE, %s, %s) "
-            f"ON CONFLICT (source, kind, day, slot) DO UPDATE "
-            f"SET {column} = azync_stats_daily.{column} + EXCLUDED.{column}",
-            (source, kind, self.random_slot(), n),
-        )
+        """Add ``n`` to today's ``column`` counter of (source, kind) on a random slot; the
+        day is the session's CURRENT_DATE, as azync's."""
+        if n > 0:
+            args = {"source": source, "kind": kind, "slot": self.random_slot(), "n": n}
+            cur.execute(stats_bump_sql("%({})s", "CURRENT_DATE", column), args)
 
     # --- lifecycle ------------------------------------------------------------------
 

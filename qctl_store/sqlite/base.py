@@ -36,6 +36,7 @@ from typing import Any
 
 from qctl_store import errors, jsonb
 from qctl_store.config import Config
+from qctl_store.listing import stats_bump_sql
 from qctl_store.sqlfile import Queries, load
 
 try:
@@ -320,15 +321,9 @@ class SqliteBase:
 
     def bump_stat(self, t: Tx, source: str, kind: str, column: str, n: int = 1) -> None:
         """Add ``n`` to today's (UTC) ``column`` counter of (source, kind)."""
-        if n <= 0:
-            return
-        assert column in ("enqueued", "processed", "failed", "reaped")
-        t.execute(
-            f"INSERT INTO azync_stats_daily (source, kind, day, slot, {column}) "
-            f"VALUES (?, ?, ?, ?, ?) ON CONFLICT (source, kind, day, slot) DO UPDATE "
-            f"SET {column} = {column} + excluded.{column}",
-            (source, kind, utc_day(t.now), self.random_slot(), n),
-        )
+        if n > 0:
+            args = {"source": source, "kind": kind, "slot": self.random_slot(), "n": n}
+            t.execute(stats_bump_sql(":{}", ":day", column), {**args, "day": utc_day(t.now)})
 
     # --- lifecycle ------------------------------------------------------------------
 
