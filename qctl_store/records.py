@@ -22,12 +22,16 @@ from qctl_store.types import (
     DailyCount,
     EventAdminRow,
     EventRecord,
+    HistoryEvent,
     Job,
     JobState,
     OpsStats,
     Source,
+    StalledWorkflow,
     Subscriber,
     SubscriberView,
+    WorkflowExecutionView,
+    WorkflowState,
 )
 
 Row = Any
@@ -175,3 +179,35 @@ class RowMapper:
             types_24h=row["types_24h"],
             subscribers=row["subscribers"],
         )
+
+    def workflow_execution(self, row: Row) -> WorkflowExecutionView:
+        """A row of ``azync_workflow_executions``."""
+        return WorkflowExecutionView(
+            id=self.id(row["id"]),
+            name=row["name"],
+            version=row["version"],
+            state=WorkflowState(row["state"]),
+            business_idempotency_key=row["business_idempotency_key"] or "",
+            task_queue=row["task_queue"],
+            input=self.decode_json(row["input"]),
+            result=self.decode_json(row["result"]),
+            failure_reason=row["failure_reason"] or "",
+            meta=self.meta(row["meta"]),
+            created_at=self.decode_instant(row["created_at"]),
+            updated_at=self.decode_instant(row["updated_at"]),
+            completed_at=self.decode_instant(row["completed_at"]),
+        )
+
+    def history_event(self, row: Row) -> HistoryEvent:
+        """A row of ``azync_workflow_history`` (workflow_id, event_seq, event_type,
+        payload, created_at)."""
+        return HistoryEvent(
+            workflow_id=self.id(row["workflow_id"]),
+            seq=int(row["event_seq"]),
+            type=row["event_type"],
+            payload=self.decode_json(row["payload"]),
+            created_at=self.at(row["created_at"]),
+        )
+
+    def stalled_workflow(self, row: Row) -> StalledWorkflow:
+        return StalledWorkflow(id=self.id(row["id"]), name=row["name"])

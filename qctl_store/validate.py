@@ -92,6 +92,12 @@ def duration(value: timedelta, what: str) -> timedelta:
     return value
 
 
+def retention(value: timedelta) -> bool:
+    """A vacuum's retention checked; False when it is zero, for which azync's vacuums
+    delete nothing."""
+    return duration(value, "retention") > timedelta(0)
+
+
 def instant(value: datetime | None, what: str) -> datetime | None:
     """Aware datetimes only (a naive one is ambiguous); returned in UTC."""
     if value is None:

@@ -9,6 +9,8 @@ encodes them its own way).
 
 from __future__ import annotations
 
+import uuid
+from abc import abstractmethod
 from typing import Any
 
 from qctl_store import validate
@@ -111,3 +113,32 @@ def execution_key(type: str, payload: JSON) -> str:
 def stalled_limit(limit: int) -> int:
     """``limit <= 0`` is azync's default of 100, never "nothing"."""
     return validate.limit(limit) if limit > 0 else STALLED_LIMIT
+
+
+class ExecutionVerbs:
+    """The state transitions of an execution, each one guarded statement of the backend's
+    ``workflows.sql`` (azync's ``driver/azyncpgx/workflow_store.go``): complete and fail
+    have no state guard, cancel and suspend refuse a terminal execution, resume needs a
+    suspended one. Mixed into each backend's ``WorkflowMixin``, which runs them."""
+
+    @abstractmethod
+    def _settle(self, op: str, statement: str, id: uuid.UUID, **extra: Any) -> None:
+        """Run ``workflows.sql``'s ``statement`` on ``id`` (plus ``extra`` parameters) in a
+        transaction of its own; no row affected is ``NotFound(op)``."""
+
+    def complete_workflow(self, id: uuid.UUID, result: JSON) -> None:
+        self._settle(
+            "complete workflow", "complete_execution", id, result=json_or_null(result, "result")
+        )
+
+    def fail_workflow(self, id: uuid.UUID, reason: str) -> None:
+        self._settle("fail workflow", "fail_execution", id, reason=reason)
+
+    def cancel_workflow_execution(self, id: uuid.UUID) -> None:
+        self._settle("cancel workflow execution", "cancel_execution", id)
+
+    def suspend_workflow(self, id: uuid.UUID, reason: str) -> None:
+        self._settle("suspend workflow", "suspend_execution", id, reason=reason)
+
+    def resume_workflow(self, id: uuid.UUID) -> None:
+        self._settle("resume workflow", "resume_execution", id)

@@ -120,12 +120,20 @@ def _file_of(node: ast.expr, bound: dict[str, str]) -> str | None:
     return None
 
 
-def _references(backend: str) -> tuple[set[tuple[str, str]], set[str]]:
-    """(file, query) pairs the backend's modules name, and the statement names given to
-    ``_act`` (run from the backend's ``admin.sql``)."""
+HOOKS = {"_act": "admin.sql", "_settle": "workflows.sql"}
+"""Backend hooks of the shared verbs and the file whose statement they run by name."""
+
+
+def _references(backend: str) -> set[tuple[str, str]]:
+    """(file, query) pairs the backend's modules name, and the statement names the shared
+    verbs hand to a backend's hook (``_act`` runs them from ``admin.sql``, ``_settle``
+    from ``workflows.sql``)."""
     refs: set[tuple[str, str]] = set()
-    acted: set[str] = set()
-    modules = [*sorted((PACKAGE / backend).glob("*.py")), PACKAGE / "actions.py"]
+    modules = [
+        *sorted((PACKAGE / backend).glob("*.py")),
+        PACKAGE / "actions.py",
+        PACKAGE / "wac.py",
+    ]
     for path in modules:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         bound: dict[str, str] = {}
@@ -140,28 +148,26 @@ def _references(backend: str) -> tuple[set[tuple[str, str]], set[str]]:
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "_act"
+                and node.func.attr in HOOKS
                 and len(node.args) >= 2
                 and isinstance(node.args[1], ast.Constant)
             ):
-                acted.add(str(node.args[1].value))
-    return refs, acted
+                refs.add((HOOKS[node.func.attr], str(node.args[1].value)))
+    return refs
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_every_referenced_query_exists(backend: str) -> None:
     files = _files(backend)
-    refs, acted = _references(backend)
+    refs = _references(backend)
     assert refs, "the reference scan found nothing: it no longer matches the code"
     missing = [f"{f}: {q}" for f, q in sorted(refs) if q not in files.get(f, {})]
-    missing += [f"admin.sql: {q} (via _act)" for q in sorted(acted) if q not in files["admin.sql"]]
     assert not missing, "referenced queries that do not exist:\n" + "\n".join(missing)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_every_named_query_is_used(backend: str) -> None:
-    refs, acted = _references(backend)
-    refs |= {("admin.sql", q) for q in acted}
+    refs = _references(backend)
     unused = [
         f"{name}: {query}"
         for name, queries in sorted(_files(backend).items())

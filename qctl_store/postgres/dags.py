@@ -378,7 +378,7 @@ class DAGMixin(PgBase):
             cur.execute(Q.cancel_remaining_tasks, (id,))
 
     def vacuum_dags(self, retention: timedelta) -> int:
-        if validate.duration(retention, "retention") == timedelta(0):
+        if not validate.retention(retention):
             return 0
         with self.tx() as cur:
             cur.execute(Q.vacuum_dags, (retention // timedelta(microseconds=1),))

@@ -70,7 +70,7 @@ class MaintenanceMixin(PgBase):
 
     def vacuum_stats(self, source: Source, retention: timedelta) -> int:
         source = validate.source(source)
-        if validate.duration(retention, "retention") == timedelta(0):
+        if not validate.retention(retention):
             return 0
         # Whole days, rounded up, so a day still inside the retention is never trimmed.
         days = math.ceil(retention / timedelta(days=1))
@@ -85,7 +85,7 @@ class MaintenanceMixin(PgBase):
 
     def vacuum_completed(self, source: Source, retention: timedelta) -> int:
         source = validate.source(source)
-        if validate.duration(retention, "retention") == timedelta(0):
+        if not validate.retention(retention):
             return 0  # zero retention keeps everything (azync's rule)
         args = {"source": source.value, "retention": retention.total_seconds()}
         return run_batches(self, Q.vacuum_completed, args)

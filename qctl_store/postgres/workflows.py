@@ -2,8 +2,8 @@
 
 Semantics follow azync's ``driver/azyncpgx/workflow_store.go``:
 start, signal and schedule calls insert their ``$wf:<name>`` task in the same
-transaction as their own effect, and wake workers after commit. Complete and fail have
-no state guard; cancel and suspend refuse terminal executions; resume needs suspended.
+transaction as their own effect, and wake workers after commit. The state transitions
+are ``wac.ExecutionVerbs`` over ``_settle``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 from qctl_store import errors, validate
 from qctl_store.listing import newest_page, workflow_where
-from qctl_store.postgres.base import Cursor, PgBase, Row, queries
-from qctl_store.postgres.rows import DIALECT, utc
+from qctl_store.postgres.base import Cursor, PgBase, queries
+from qctl_store.postgres.rows import DIALECT, ROWS
 from qctl_store.sqlfile import fill
 from qctl_store.types import (
     JSON,
@@ -32,8 +32,8 @@ from qctl_store.types import (
     WorkflowStartParams,
     WorkflowState,
 )
-from qctl_store.wac import decision as parse_decision
 from qctl_store.wac import (
+    ExecutionVerbs,
     execution_key,
     held_execution_key,
     json_or_null,
@@ -43,6 +43,7 @@ from qctl_store.wac import (
     start_fields,
     task_kind,
 )
+from qctl_store.wac import decision as parse_decision
 
 Q = queries("workflows.sql")
 
@@ -60,25 +61,7 @@ def _value(cur: Cursor, sql: str, params: dict[str, Any]) -> Any:
     return next(iter(row.values()))
 
 
-def _execution(row: Row) -> WorkflowExecutionView:
-    return WorkflowExecutionView(
-        id=row["id"],
-        name=row["name"],
-        version=row["version"],
-        state=WorkflowState(row["state"]),
-        business_idempotency_key=row["business_idempotency_key"] or "",
-        task_queue=row["task_queue"],
-        input=row["input"],
-        result=row["result"],
-        failure_reason=row["failure_reason"] or "",
-        meta=dict(row["meta"] or {}),
-        created_at=utc(row["created_at"]),
-        updated_at=utc(row["updated_at"]),
-        completed_at=utc(row["completed_at"]),
-    )
-
-
-class WorkflowMixin(PgBase):
+class WorkflowMixin(ExecutionVerbs, PgBase):
     # --- start / get / list ---------------------------------------------------------
 
     def start_workflow(self, p: WorkflowStartParams) -> tuple[bool, uuid.UUID | None]:
@@ -105,7 +88,7 @@ class WorkflowMixin(PgBase):
             row = cur.execute(Q.get_execution, {"id": id}).fetchone()
         if row is None:
             raise errors.NotFound("get workflow execution")
-        return _execution(row)
+        return ROWS.workflow_execution(row)
 
     def list_workflow_executions(
         self,
@@ -119,7 +102,7 @@ class WorkflowMixin(PgBase):
         with self.read() as cur:
             rows = cur.execute(fill(Q.list_executions, where=in_page), args).fetchall()
             total = _value(cur, fill(Q.count_executions, where=where), params)
-        return [_execution(r) for r in rows], int(total)
+        return [ROWS.workflow_execution(r) for r in rows], int(total)
 
     # --- history --------------------------------------------------------------------
 
@@ -152,16 +135,7 @@ class WorkflowMixin(PgBase):
             if not found or not found["found"]:
                 raise errors.NotFound("list history")
             rows = cur.execute(Q.list_history, {"id": workflow_id}).fetchall()
-        return [
-            HistoryEvent(
-                workflow_id=r["workflow_id"],
-                seq=int(r["event_seq"]),
-                type=r["event_type"],
-                payload=r["payload"],
-                created_at=r["created_at"].astimezone(UTC),
-            )
-            for r in rows
-        ]
+        return [ROWS.history_event(r) for r in rows]
 
     # --- signals --------------------------------------------------------------------
 
@@ -191,33 +165,14 @@ class WorkflowMixin(PgBase):
 
     # --- state transitions ----------------------------------------------------------
 
-    def _settle(self, sql: str, op: str, params: dict[str, Any]) -> None:
-        """One guarded statement; no row is not-found. The statement commits either way,
-        as azync's autocommit one does: it matters for mark_uncertain, whose job update
-        stands even when the execution was not there to suspend."""
+    def _settle(self, op: str, statement: str, id: uuid.UUID, **extra: Any) -> None:
+        """The statement commits either way, as azync's autocommit one does: it matters
+        for mark_uncertain, whose job update stands even when the execution was not there
+        to suspend."""
         with self.tx() as cur:
-            row = cur.execute(sql, params).fetchone()
+            row = cur.execute(Q[statement], {"id": id, **extra}).fetchone()
         if row is None:
             raise errors.NotFound(op)
-
-    def complete_workflow(self, id: uuid.UUID, result: JSON) -> None:
-        self._settle(
-            Q.complete_execution,
-            "complete workflow",
-            {"id": id, "result": json_or_null(result, "result")},
-        )
-
-    def fail_workflow(self, id: uuid.UUID, reason: str) -> None:
-        self._settle(Q.fail_execution, "fail workflow", {"id": id, "reason": reason})
-
-    def cancel_workflow_execution(self, id: uuid.UUID) -> None:
-        self._settle(Q.cancel_execution, "cancel workflow execution", {"id": id})
-
-    def suspend_workflow(self, id: uuid.UUID, reason: str) -> None:
-        self._settle(Q.suspend_execution, "suspend workflow", {"id": id, "reason": reason})
-
-    def resume_workflow(self, id: uuid.UUID) -> None:
-        self._settle(Q.resume_execution, "resume workflow", {"id": id})
 
     # --- operations -----------------------------------------------------------------
 
@@ -256,9 +211,11 @@ class WorkflowMixin(PgBase):
         self, operation_job_id: uuid.UUID, lease_token: uuid.UUID, reason: str
     ) -> None:
         self._settle(
-            Q.mark_uncertain,
             "mark uncertain",
-            {"id": operation_job_id, "lease_token": lease_token, "reason": reason},
+            "mark_uncertain",
+            operation_job_id,
+            lease_token=lease_token,
+            reason=reason,
         )
 
     def resolve_uncertain(
@@ -300,8 +257,7 @@ class WorkflowMixin(PgBase):
             self.notify_after_commit(Source.WORKFLOW, [kind])
 
     def vacuum_workflows(self, retention: timedelta) -> int:
-        validate.duration(retention, "retention")
-        if retention <= timedelta(0):
+        if not validate.retention(retention):
             return 0
         with self.tx() as cur:
             return cur.execute(
@@ -318,4 +274,4 @@ class WorkflowMixin(PgBase):
         }
         with self.read() as cur:
             rows = cur.execute(Q.list_stalled, params).fetchall()
-        return [StalledWorkflow(id=r["id"], name=r["name"]) for r in rows]
+        return [ROWS.stalled_workflow(r) for r in rows]

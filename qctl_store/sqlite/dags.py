@@ -386,8 +386,7 @@ class DAGMixin(SqliteBase):
             t.execute(Q.cancel_remaining_tasks, {"id": dag_id, "now": t.now})
 
     def vacuum_dags(self, retention: timedelta) -> int:
-        validate.duration(retention, "retention")
-        if retention <= timedelta(0):
+        if not validate.retention(retention):
             return 0
         with self.tx() as t:
             return t.execute(Q.vacuum_dags, {"now": t.now, "retention": td_us(retention)}).rowcount

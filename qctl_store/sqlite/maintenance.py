@@ -67,8 +67,7 @@ class MaintenanceMixin(SqliteBase):
 
     def vacuum_stats(self, source: Source, retention: timedelta) -> int:
         source = validate.source(source)
-        validate.duration(retention, "retention")
-        if retention <= timedelta(0):
+        if not validate.retention(retention):
             return 0
         days = -(-retention // timedelta(days=1))  # whole days, rounded up
         with self.tx() as t:
@@ -84,8 +83,7 @@ class MaintenanceMixin(SqliteBase):
 
     def vacuum_completed(self, source: Source, retention: timedelta) -> int:
         source = validate.source(source)
-        validate.duration(retention, "retention")
-        if retention <= timedelta(0):
+        if not validate.retention(retention):
             return 0
         return run_batches(
             self, Q.vacuum_completed, {"source": source.value, "retention": td_us(retention)}

@@ -14,11 +14,9 @@ from typing import Any
 
 from qctl_store import errors, validate
 from qctl_store.listing import newest_page, workflow_where
-from qctl_store.records import Row
 from qctl_store.sqlfile import fill
-from qctl_store.sqlite import rows
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us, uid
-from qctl_store.sqlite.rows import DIALECT
+from qctl_store.sqlite.rows import DIALECT, ROWS
 from qctl_store.types import (
     JSON,
     WORKFLOW_TERMINAL_STATES,
@@ -34,8 +32,8 @@ from qctl_store.types import (
     WorkflowStartParams,
     WorkflowState,
 )
-from qctl_store.wac import decision as parse_decision
 from qctl_store.wac import (
+    ExecutionVerbs,
     execution_key,
     held_execution_key,
     json_or_null,
@@ -45,6 +43,7 @@ from qctl_store.wac import (
     start_fields,
     task_kind,
 )
+from qctl_store.wac import decision as parse_decision
 
 Q = queries("workflows.sql")
 
@@ -55,29 +54,11 @@ _RESOLVE = {
 }
 
 
-def _execution(row: Row) -> WorkflowExecutionView:
-    return WorkflowExecutionView(
-        id=uuid.UUID(row["id"]),
-        name=row["name"],
-        version=row["version"],
-        state=WorkflowState(row["state"]),
-        business_idempotency_key=row["business_idempotency_key"] or "",
-        task_queue=row["task_queue"],
-        input=rows.json_value(row["input"]),
-        result=rows.json_value(row["result"]),
-        failure_reason=row["failure_reason"] or "",
-        meta=rows.meta(row["meta"]),
-        created_at=rows.dt(row["created_at"]),
-        updated_at=rows.dt(row["updated_at"]),
-        completed_at=rows.dt(row["completed_at"]),
-    )
-
-
 def _exists(t: Tx, workflow_id: uuid.UUID) -> bool:
     return t.one(Q.get_header, {"id": str(workflow_id)}) is not None
 
 
-class WorkflowMixin(SqliteBase):
+class WorkflowMixin(ExecutionVerbs, SqliteBase):
     # --- start / get / list ---------------------------------------------------------
 
     def start_workflow(self, p: WorkflowStartParams) -> tuple[bool, uuid.UUID | None]:
@@ -100,7 +81,7 @@ class WorkflowMixin(SqliteBase):
             row = t.one(Q.get_execution, {"id": str(id)})
         if row is None:
             raise errors.NotFound("get workflow execution")
-        return _execution(row)
+        return ROWS.workflow_execution(row)
 
     def list_workflow_executions(
         self,
@@ -114,7 +95,7 @@ class WorkflowMixin(SqliteBase):
         with self.read() as t:
             found = t.all(fill(Q.list_executions, where=in_page), args)
             total = t.one(fill(Q.count_executions, where=where), params)
-        return [_execution(r) for r in found], int(total["total"]) if total else 0
+        return [ROWS.workflow_execution(r) for r in found], int(total["total"]) if total else 0
 
     # --- history --------------------------------------------------------------------
 
@@ -152,16 +133,7 @@ class WorkflowMixin(SqliteBase):
             if not _exists(t, workflow_id):
                 raise errors.NotFound("list history")
             found = t.all(Q.list_history, {"id": str(workflow_id)})
-        return [
-            HistoryEvent(
-                workflow_id=uuid.UUID(r["workflow_id"]),
-                seq=int(r["event_seq"]),
-                type=r["event_type"],
-                payload=rows.json_value(r["payload"]),
-                created_at=rows.dt(r["created_at"]),  # type: ignore[arg-type]
-            )
-            for r in found
-        ]
+        return [ROWS.history_event(r) for r in found]
 
     # --- signals --------------------------------------------------------------------
 
@@ -190,29 +162,10 @@ class WorkflowMixin(SqliteBase):
 
     # --- state transitions ----------------------------------------------------------
 
-    def _settle(self, sql: str, op: str, params: dict[str, Any]) -> None:
+    def _settle(self, op: str, statement: str, id: uuid.UUID, **extra: Any) -> None:
         with self.tx() as t:
-            if t.execute(sql, {**params, "now": t.now}).rowcount == 0:
+            if t.execute(Q[statement], {"id": str(id), "now": t.now, **extra}).rowcount == 0:
                 raise errors.NotFound(op)
-
-    def complete_workflow(self, id: uuid.UUID, result: JSON) -> None:
-        self._settle(
-            Q.complete_execution,
-            "complete workflow",
-            {"id": str(id), "result": json_or_null(result, "result")},
-        )
-
-    def fail_workflow(self, id: uuid.UUID, reason: str) -> None:
-        self._settle(Q.fail_execution, "fail workflow", {"id": str(id), "reason": reason})
-
-    def cancel_workflow_execution(self, id: uuid.UUID) -> None:
-        self._settle(Q.cancel_execution, "cancel workflow execution", {"id": str(id)})
-
-    def suspend_workflow(self, id: uuid.UUID, reason: str) -> None:
-        self._settle(Q.suspend_execution, "suspend workflow", {"id": str(id), "reason": reason})
-
-    def resume_workflow(self, id: uuid.UUID) -> None:
-        self._settle(Q.resume_execution, "resume workflow", {"id": str(id)})
 
     # --- operations -----------------------------------------------------------------
 
@@ -304,8 +257,7 @@ class WorkflowMixin(SqliteBase):
             self._insert_task(t, workflow_id, kind, run_at)
 
     def vacuum_workflows(self, retention: timedelta) -> int:
-        validate.duration(retention, "retention")
-        if retention <= timedelta(0):
+        if not validate.retention(retention):
             return 0
         with self.tx() as t:
             return t.execute(
@@ -325,4 +277,4 @@ class WorkflowMixin(SqliteBase):
                     "limit": stalled_limit(limit),
                 },
             )
-        return [StalledWorkflow(id=uuid.UUID(r["id"]), name=r["name"]) for r in found]
+        return [ROWS.stalled_workflow(r) for r in found]
