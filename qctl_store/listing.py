@@ -34,6 +34,13 @@ from qctl_store.types import (
 DAILY_WINDOW_DAYS = 30
 """azync's admin window (``queue/manager.go`` statsWindowDays): 30 days, zero-filled."""
 
+
+def stats_retention_days(retention: timedelta) -> int:
+    """``vacuum_stats``' retention in whole days, rounded up so that a day still inside
+    the retention is never trimmed; 0 (a zero retention) deletes nothing."""
+    return -(-validate.duration(retention, "retention") // timedelta(days=1))
+
+
 ENTITY_TABLES = {
     "job": "azync_jobs",
     "dag": "azync_dags",
@@ -180,10 +187,15 @@ def hex_prefix(prefix: str) -> str:
     return digits
 
 
-def kind_clause(d: Dialect, source: Source, kind: str) -> tuple[str, dict[str, Any]]:
+def kind_clause(
+    d: Dialect, source: Source, kind: str, state: JobState | None = None
+) -> tuple[str, dict[str, Any]]:
     """``source = ..`` plus ``kind = ..`` unless kind is "" (every kind): a plain equality
-    keeps the (source, kind, ...) indexes usable, where ``(kind = '' OR ..)`` would not."""
+    keeps the (source, kind, ...) indexes usable, where ``(kind = '' OR ..)`` would not.
+    A ``state`` is checked and bound as ``state`` for the statement's own condition."""
     args: dict[str, Any] = {"source": validate.source(source).value}
+    if state is not None:
+        args["state"] = validate.job_state(state).value
     where = f"source = {d.param('source')}"
     if not validate.optional_kind(kind):
         return where, args
@@ -232,6 +244,22 @@ def job_where(d: Dialect, search: JobSearch) -> tuple[str, dict[str, Any]]:
         clauses.append(d.older_than_filter)
         args["older_than"] = d.older_than_arg(validate.duration(search.older_than, "older_than"))
     return " AND ".join(clauses) or "TRUE", args
+
+
+def search_where(
+    d: Dialect, search: JobSearch, after: JobPageCursor | None = None
+) -> tuple[str, dict[str, Any], JobState | None]:
+    """``job_where`` with the conditions ``index_clauses`` spells out and, given a cursor,
+    the keyset condition of the page after it; its arguments and the state filtered on,
+    which picks the order (``order_sql(state, search.reverse, search=True)``)."""
+    where, args = job_where(d, search)
+    state = None if search.state is None else JobState(search.state)
+    where += index_clauses(search.source, state)
+    if after is not None:
+        keyset, keyset_args = keyset_sql(d, state, after, search.reverse)
+        where += " AND " + keyset
+        args.update(keyset_args)
+    return where, args, state
 
 
 def seeks_index(search: JobSearch) -> bool:

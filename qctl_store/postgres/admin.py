@@ -17,11 +17,9 @@ from qctl_store.listing import (
     DAILY_WINDOW_DAYS,
     entity_table,
     hex_prefix,
-    index_clauses,
-    job_where,
-    keyset_sql,
     kind_clause,
     order_sql,
+    search_where,
 )
 from qctl_store.postgres.base import Cursor, PgBase, mapped_errors, queries
 from qctl_store.postgres.maintenance import run_batches
@@ -267,14 +265,12 @@ class AdminMixin(JobActions, PgBase):
         self, source: Source, filter: JobFilter, offset: int = 0, limit: int = 0
     ) -> tuple[list[Job], int]:
         search = JobSearch(source=validate.source(source), kind=filter.kind, state=filter.state)
-        where, args = job_where(DIALECT, search)
-        where += index_clauses(search.source, search.state)
+        where, args, state = search_where(DIALECT, search)
         args.update(DIALECT.page(offset, limit))
         with self.read() as cur:
             cur.execute(fill(Q.count_jobs, where=where), args)
             total_row = cur.fetchone()
-            sql = fill(Q.list_jobs, where=where, order=order_sql(search.state))
-            cur.execute(sql, args)
+            cur.execute(fill(Q.list_jobs, where=where, order=order_sql(state)), args)
             rows = cur.fetchall()
         return [job_from_row(r) for r in rows], int(total_row["n"]) if total_row else 0
 
@@ -314,8 +310,7 @@ class AdminMixin(JobActions, PgBase):
         self.notify_after_commit(source, [row["kind"]])
 
     def delete_all(self, source: Source, kind: str, state: JobState) -> int:
-        where, args = kind_clause(DIALECT, source, kind)
-        args["state"] = validate.job_state(state).value
+        where, args = kind_clause(DIALECT, source, kind, state)
         return run_batches(self, fill(Q.delete_all, where=where), args)
 
     # --- AdminStore extensions ------------------------------------------------------
@@ -343,13 +338,7 @@ class AdminMixin(JobActions, PgBase):
     def search_jobs(
         self, search: JobSearch, limit: int = 50, after: PageCursor | None = None
     ) -> list[Job]:
-        where, args = job_where(DIALECT, search)
-        state = None if search.state is None else JobState(search.state)
-        where += index_clauses(search.source, state)
-        if after is not None:
-            keyset, keyset_args = keyset_sql(DIALECT, state, after, search.reverse)
-            where += " AND " + keyset
-            args.update(keyset_args)
+        where, args, state = search_where(DIALECT, search, after)
         args.update(DIALECT.page(0, limit))
         order = order_sql(state, search.reverse, search=True)
         with self.read() as cur:
@@ -373,9 +362,7 @@ class AdminMixin(JobActions, PgBase):
             return state is None or PAUSED_INDEX not in console_indexes_of(cur)
 
     def count_jobs(self, search: JobSearch, exact: bool = False) -> tuple[int, bool]:
-        where, args = job_where(DIALECT, search)
-        state = None if search.state is None else JobState(search.state)
-        where += index_clauses(search.source, state)
+        where, args, state = search_where(DIALECT, search)
         with self.read() as cur:
             filtered = search.meta or search.error or search.text or search.payload is not None
             if not exact and not filtered:

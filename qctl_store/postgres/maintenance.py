@@ -8,7 +8,6 @@ holds millions of rows, and concurrent maintainers split the work (SKIP LOCKED).
 
 from __future__ import annotations
 
-import math
 import uuid
 from collections import Counter
 from datetime import timedelta
@@ -16,7 +15,7 @@ from typing import Any
 
 from qctl_store import validate
 from qctl_store.batches import batched_tx
-from qctl_store.listing import kind_clause
+from qctl_store.listing import kind_clause, stats_retention_days
 from qctl_store.postgres.base import Cursor, PgBase, queries, seconds
 from qctl_store.postgres.rows import DIALECT
 from qctl_store.sqlfile import fill
@@ -70,10 +69,8 @@ class MaintenanceMixin(PgBase):
 
     def vacuum_stats(self, source: Source, retention: timedelta) -> int:
         source = validate.source(source)
-        if not validate.retention(retention):
+        if not (days := stats_retention_days(retention)):
             return 0
-        # Whole days, rounded up, so a day still inside the retention is never trimmed.
-        days = math.ceil(retention / timedelta(days=1))
         with self.tx() as cur:
             cur.execute(Q.vacuum_stats, {"source": source.value, "days": days})
             return cur.rowcount

@@ -19,11 +19,10 @@ from qctl_store.listing import (
     DAILY_WINDOW_DAYS,
     entity_table,
     hex_prefix,
-    index_clauses,
     job_where,
-    keyset_sql,
     kind_clause,
     order_sql,
+    search_where,
 )
 from qctl_store.sqlfile import fill
 from qctl_store.sqlite.base import SqliteBase, queries, utc_day
@@ -115,10 +114,9 @@ class AdminMixin(JobActions, SqliteBase):
         self, source: Source, filter: JobFilter, offset: int = 0, limit: int = 0
     ) -> tuple[list[Job], int]:
         search = JobSearch(source=validate.source(source), kind=filter.kind, state=filter.state)
-        where, params = job_where(DIALECT, search)
-        where += index_clauses(search.source, search.state)
+        where, params, state = search_where(DIALECT, search)
         paging = DIALECT.page(offset, limit)
-        sql = fill(Q.list_jobs, where=where, order=order_sql(search.state))
+        sql = fill(Q.list_jobs, where=where, order=order_sql(state))
         with self.read() as t:
             total = t.one(fill(Q.count_jobs, where=where), params)["n"]  # type: ignore[index]
             rows = t.all(sql, {**params, **paging})
@@ -152,8 +150,7 @@ class AdminMixin(JobActions, SqliteBase):
         return run_batches(self, fill(Q.retry_all_dead, where=where), params)
 
     def delete_all(self, source: Source, kind: str, state: JobState) -> int:
-        where, params = kind_clause(DIALECT, source, kind)
-        params["state"] = validate.job_state(state).value
+        where, params = kind_clause(DIALECT, source, kind, state)
         return run_batches(self, fill(Q.delete_all, where=where), params)
 
     # --- AdminStore extensions -----------------------------------------------------------
@@ -176,13 +173,7 @@ class AdminMixin(JobActions, SqliteBase):
         self, search: JobSearch, limit: int = 50, after: PageCursor | None = None
     ) -> list[Job]:
         paging = DIALECT.page(0, limit)
-        where, params = job_where(DIALECT, search)
-        state = None if search.state is None else JobState(search.state)
-        where += index_clauses(search.source, state)
-        if after is not None:
-            keyset, keyset_params = keyset_sql(DIALECT, state, after, search.reverse)
-            where += " AND " + keyset
-            params.update(keyset_params)
+        where, params, state = search_where(DIALECT, search, after)
         sql = fill(Q.list_jobs, where=where, order=order_sql(state, search.reverse, search=True))
         with self.read() as t:
             return jobs_from_rows(t.all(sql, {**params, **paging}))

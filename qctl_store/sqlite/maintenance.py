@@ -14,7 +14,7 @@ from typing import Any
 
 from qctl_store import validate
 from qctl_store.batches import batched_tx
-from qctl_store.listing import kind_clause
+from qctl_store.listing import kind_clause, stats_retention_days
 from qctl_store.sqlfile import fill
 from qctl_store.sqlite.base import US, SqliteBase, Tx, queries, td_us, utc_day
 from qctl_store.sqlite.jobs import insert_attempt
@@ -67,9 +67,8 @@ class MaintenanceMixin(SqliteBase):
 
     def vacuum_stats(self, source: Source, retention: timedelta) -> int:
         source = validate.source(source)
-        if not validate.retention(retention):
+        if not (days := stats_retention_days(retention)):
             return 0
-        days = -(-retention // timedelta(days=1))  # whole days, rounded up
         with self.tx() as t:
             cutoff = utc_day(t.now - days * 86_400 * US)
             return t.execute(
