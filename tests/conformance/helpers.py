@@ -22,9 +22,12 @@ from qctl_store.sqlite import SqliteStore
 from qctl_store.streams import Subscription
 from qctl_store.types import (
     JSON,
+    KIND_SIGNAL,
+    KIND_SLEEP,
     Change,
     ChangeEntity,
     DAGFailure,
+    DAGParams,
     DAGTask,
     DAGView,
     DequeueParams,
@@ -172,6 +175,18 @@ def wf_task(key: str, kind: str, **fields: object) -> DAGTask:
     base: dict[str, object] = {"payload": {}, "max_attempts": 3}
     base.update(fields)
     return DAGTask(key=key, kind=kind, **base)  # type: ignore[arg-type]
+
+
+def wait_and_timer_dag(prefix: str) -> DAGParams:
+    """A DAG of a wait task ``approve`` and an hour's timer ``cool``, each named after its
+    key, named ``unique(prefix)``."""
+    return DAGParams(
+        name=unique(prefix),
+        tasks=[
+            DAGTask(key="approve", kind=KIND_SIGNAL),
+            DAGTask(key="cool", kind=KIND_SLEEP, sleep_for=timedelta(hours=1)),
+        ],
+    )
 
 
 def dag_task_by_key(store: AnyStore, dag_id: uuid.UUID, key: str) -> Job:

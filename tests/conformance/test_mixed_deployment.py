@@ -47,6 +47,7 @@ from tests.conformance.helpers import (
     kill_wf_task,
     subscribe,
     unique,
+    wait_and_timer_dag,
 )
 from tests.conformance.test_batch import caller_tx
 from tests.conftest import raw_pg, raw_sqlite
@@ -129,13 +130,7 @@ def test_wait_and_timer_tasks_are_named_after_their_key(store: AnyStore) -> None
     assert DAGTask(key="x", kind=KIND_SIGNAL, signal_name="other").signal_name == "other"
     assert DAGTask(key="work", kind="k").signal_name == ""
 
-    p = DAGParams(
-        name=unique("mix_signal"),
-        tasks=[
-            DAGTask(key="approve", kind=KIND_SIGNAL),
-            DAGTask(key="cool", kind=KIND_SLEEP, sleep_for=timedelta(hours=1)),
-        ],
-    )
+    p = wait_and_timer_dag("mix_signal")
     assert store.create_dag(p)[0]
     assert dag_task_by_key(store, p.id, "approve").signal_name == "approve"
     assert dag_task_by_key(store, p.id, "cool").signal_name == "cool"

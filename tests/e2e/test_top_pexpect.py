@@ -4,18 +4,21 @@ database."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
 import pytest
 
 from qctl_store import open_store
+from qctl_store.contract import AzyncStore
 from qctl_store.types import DequeueParams, EnqueueParams, JobFilter, JobState, Source
 
 pytestmark = pytest.mark.timeout(120)
@@ -65,16 +68,23 @@ def other_process(db: Path, code: str) -> None:
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
 
 
-def test_top_follows_another_process_and_retries(tmp_path: Path) -> None:
-    db = tmp_path / "top.db"
-    dead_kind, new_kind = f"e2e_dead_{uuid.uuid4().hex[:6]}", f"e2e_new_{uuid.uuid4().hex[:6]}"
+def dead_jobs(db: Path, kind: str, n: int) -> tuple[AzyncStore, list[uuid.UUID]]:
+    """A migrated store on ``db`` with ``n`` dead jobs of ``kind``, and their ids."""
     store = open_store(f"sqlite:///{db}")
     store.migrate()
-    store.enqueue(EnqueueParams(kind=dead_kind, max_attempts=1))
-    [job] = store.dequeue_batch(Source.QUEUE, DequeueParams(kind=dead_kind))
-    assert job.lease_token is not None
-    store.dead(job.id, job.lease_token, "boom")
+    for _ in range(n):
+        store.enqueue(EnqueueParams(kind=kind, max_attempts=1))
+    jobs = store.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind, limit=n))
+    for job in jobs:
+        assert job.lease_token is not None
+        store.dead(job.id, job.lease_token, "boom")
+    return store, [job.id for job in jobs]
 
+
+@contextlib.contextmanager
+def top(tmp_path: Path, db: Path) -> Iterator[Screen]:
+    """``qctl top`` on ``db`` in a 120x40 pty; the block drives it, then it is quit with
+    ``q`` and must exit 0."""
     env = dict(os.environ, TERM="xterm-256color", XDG_CONFIG_HOME=str(tmp_path / "cfg"))
     env.pop("QCTL_DSN", None)
     child = pexpect.spawn(
@@ -87,38 +97,53 @@ def test_top_follows_another_process_and_retries(tmp_path: Path) -> None:
     )
     screen = Screen(child)
     try:
-        screen.wait_for(dead_kind)
-        # Another process enqueues: the dashboard shows it without a key press.
-        other_process(db, f"s.enqueue(EnqueueParams(kind={new_kind!r}))")
-        screen.wait_for(new_kind)
-        # Jobs screen, filtered to the dead job, retried and confirmed.
-        child.send("2")
-        screen.wait_for("state pending")  # the Jobs tab opens on a live state
-        child.send("ttt")
-        screen.wait_for("state dead")
-        child.send("/")
-        screen.wait_for("kind [key=value")
-        child.send(dead_kind + "\r")
-        screen.wait_for(f"filter {dead_kind}   1-1 of 1")  # applied: the table has focus again
-        child.send("R")
-        screen.wait_for("Yes (y)")
-        child.send("y")
-        end = time.monotonic() + 20
-        while store.get_job(Source.QUEUE, job.id).state != JobState.PENDING:
-            assert time.monotonic() < end, "the retry never reached the database"
-            screen.pump()
-        screen.wait_for(f"filter {dead_kind}   0 of 0")  # retried: it left the dead list
-        # A change made elsewhere to that job appears too: archived, it is dead again.
-        other_process(db, f"s.archive_job(Source.QUEUE, uuid.UUID({str(job.id)!r}))")
-        screen.wait_for(f"filter {dead_kind}   1-1 of 1")
+        yield screen
         child.send("q")
         child.expect(pexpect.EOF, timeout=15)
     finally:
         if child.isalive():
             child.terminate(force=True)
-        store.close()
-    child.close()
+        child.close()
     assert child.exitstatus == 0, screen.text[-2000:]
+
+
+def filter_dead(screen: Screen, kind: str) -> None:
+    """From the overview to the Jobs tab's dead jobs of ``kind``."""
+    screen.child.send("2")
+    screen.wait_for("state pending")  # the Jobs tab opens on a live state
+    screen.child.send("ttt")
+    screen.wait_for("state dead")
+    screen.child.send("/")
+    screen.wait_for("kind [key=value")
+    screen.child.send(kind + "\r")
+
+
+def test_top_follows_another_process_and_retries(tmp_path: Path) -> None:
+    db = tmp_path / "top.db"
+    dead_kind, new_kind = f"e2e_dead_{uuid.uuid4().hex[:6]}", f"e2e_new_{uuid.uuid4().hex[:6]}"
+    store, [job_id] = dead_jobs(db, dead_kind, 1)
+    try:
+        with top(tmp_path, db) as screen:
+            screen.wait_for(dead_kind)
+            # Another process enqueues: the dashboard shows it without a key press.
+            other_process(db, f"s.enqueue(EnqueueParams(kind={new_kind!r}))")
+            screen.wait_for(new_kind)
+            # Jobs screen, filtered to the dead job, retried and confirmed.
+            filter_dead(screen, dead_kind)
+            screen.wait_for(f"filter {dead_kind}   1-1 of 1")  # applied: the table has focus
+            screen.child.send("R")
+            screen.wait_for("Yes (y)")
+            screen.child.send("y")
+            end = time.monotonic() + 20
+            while store.get_job(Source.QUEUE, job_id).state != JobState.PENDING:
+                assert time.monotonic() < end, "the retry never reached the database"
+                screen.pump()
+            screen.wait_for(f"filter {dead_kind}   0 of 0")  # retried: it left the dead list
+            # A change made elsewhere to that job appears too: archived, it is dead again.
+            other_process(db, f"s.archive_job(Source.QUEUE, uuid.UUID({str(job_id)!r}))")
+            screen.wait_for(f"filter {dead_kind}   1-1 of 1")
+    finally:
+        store.close()
     assert store_state(db, dead_kind) == JobState.DEAD
 
 
@@ -134,48 +159,19 @@ def store_state(db: Path, kind: str) -> JobState:
 def test_top_marks_rows_and_retries_them(tmp_path: Path) -> None:
     db = tmp_path / "marks.db"
     kind = f"e2e_mark_{uuid.uuid4().hex[:6]}"
-    store = open_store(f"sqlite:///{db}")
-    store.migrate()
-    for _ in range(3):
-        store.enqueue(EnqueueParams(kind=kind, max_attempts=1))
-    for job in store.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind, limit=3)):
-        assert job.lease_token is not None
-        store.dead(job.id, job.lease_token, "boom")
-
-    env = dict(os.environ, TERM="xterm-256color", XDG_CONFIG_HOME=str(tmp_path / "cfg"))
-    env.pop("QCTL_DSN", None)
-    child = pexpect.spawn(
-        str(QCTL),
-        ["--dsn", f"sqlite:///{db}", "top", "--refresh", "1"],
-        dimensions=(40, 120),
-        env=env,
-        encoding="utf-8",
-        codec_errors="replace",
-    )
-    screen = Screen(child)
+    store, _ = dead_jobs(db, kind, 3)
     try:
-        screen.wait_for(kind)
-        child.send("2")
-        screen.wait_for("state pending")
-        child.send("ttt")
-        screen.wait_for("state dead")
-        child.send("/")
-        screen.wait_for("kind [key=value")
-        child.send(kind + "\r")
-        screen.wait_for(f"filter {kind}   1-3 of 3")
-        child.send("  ")  # mark two rows
-        screen.wait_for("2 marked")
-        child.send("R")
-        screen.wait_for("retry 2 marked job(s)?")
-        child.send("y")
-        screen.wait_for(f"filter {kind}   1-1 of 1")  # the two left the dead list
-        child.send("q")
-        child.expect(pexpect.EOF, timeout=15)
+        with top(tmp_path, db) as screen:
+            screen.wait_for(kind)
+            filter_dead(screen, kind)
+            screen.wait_for(f"filter {kind}   1-3 of 3")
+            screen.child.send("  ")  # mark two rows
+            screen.wait_for("2 marked")
+            screen.child.send("R")
+            screen.wait_for("retry 2 marked job(s)?")
+            screen.child.send("y")
+            screen.wait_for(f"filter {kind}   1-1 of 1")  # the two left the dead list
+        states = sorted(j.state for j in store.list_jobs(Source.QUEUE, JobFilter(kind=kind))[0])
     finally:
-        if child.isalive():
-            child.terminate(force=True)
-    child.close()
-    assert child.exitstatus == 0, screen.text[-2000:]
-    states = sorted(j.state for j in store.list_jobs(Source.QUEUE, JobFilter(kind=kind))[0])
-    store.close()
+        store.close()
     assert states == [JobState.DEAD, JobState.PENDING, JobState.PENDING]

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from qctl_store.postgres import PostgresStore
-from qctl_store.types import KIND_SIGNAL, KIND_SLEEP, DAGParams, DAGTask, EnqueueParams, JobState
+from qctl_store.types import EnqueueParams, JobState
 from tests.azync_go import GO_DELIVER_SIGNAL, GO_DEQUEUE, go_exhausted
-from tests.conformance.helpers import dag_task_by_key, unique
+from tests.conformance.helpers import dag_task_by_key, unique, wait_and_timer_dag
 from tests.conftest import raw_pg
 
 
@@ -60,13 +60,7 @@ def test_a_go_worker_retries_what_qctl_enqueued(store: PostgresStore) -> None:
 
 
 def test_a_go_scheduler_signals_the_tasks_qctl_created(store: PostgresStore) -> None:
-    p = DAGParams(
-        name=unique("mix_go_signal"),
-        tasks=[
-            DAGTask(key="approve", kind=KIND_SIGNAL),
-            DAGTask(key="cool", kind=KIND_SLEEP, sleep_for=timedelta(hours=1)),
-        ],
-    )
+    p = wait_and_timer_dag("mix_go_signal")
     assert store.create_dag(p)[0]
     with raw_pg(store.schema) as pg:
         for name in ("approve", "cool"):
