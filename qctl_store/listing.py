@@ -247,7 +247,7 @@ def job_where(d: Dialect, search: JobSearch) -> tuple[str, dict[str, Any]]:
 
 
 def search_where(
-    d: Dialect, search: JobSearch, after: JobPageCursor | None = None
+    d: Dialect, search: JobSearch, after: PageCursor | None = None
 ) -> tuple[str, dict[str, Any], JobState | None]:
     """``job_where`` with the conditions ``index_clauses`` spells out and, given a cursor,
     the keyset condition of the page after it; its arguments and the state filtered on,
