@@ -43,9 +43,8 @@ FROM azync_workflow_executions
 WHERE id = %(id)s
 
 -- name: list_executions
--- A page of workflow executions matching {where} (filters and keyset position), newest
--- first.
--- LIMIT NULL is no limit.
+-- A page of workflow executions matching {where}, newest first.
+-- {where} holds the filters and the keyset position; LIMIT NULL is no limit.
 SELECT id, name, version, state, business_idempotency_key, task_queue, input, result,
        failure_reason, meta, created_at, updated_at, completed_at
 FROM azync_workflow_executions
