@@ -114,7 +114,7 @@ def filter_dead(screen: Screen, kind: str) -> None:
     screen.child.send("ttt")
     screen.wait_for("state dead")
     screen.child.send("/")
-    screen.wait_for("kind [key=value")
+    screen.wait_for("error text [key=value")  # the filter prompt
     screen.child.send(kind + "\r")
 
 
