@@ -106,6 +106,9 @@ class ChangeEntity(StrEnum):
 
 @dataclass
 class EnqueueParams:
+    """A job to enqueue (``Store.enqueue``): its kind, payload and id, when it may run, its
+    attempt budget and an optional idempotency key."""
+
     kind: str
     payload: JSON = field(default_factory=dict)
     id: uuid.UUID = field(default_factory=uuid.uuid4)
@@ -122,6 +125,8 @@ class EnqueueParams:
 
 @dataclass
 class DequeueParams:
+    """A lease request: up to ``limit`` due jobs of ``kind``, leased for ``lease``."""
+
     kind: str
     limit: int = 1
     lease: timedelta = timedelta(seconds=30)
@@ -131,6 +136,8 @@ class DequeueParams:
 
 @dataclass
 class PublishParams:
+    """An event to append to the ledger (``EventStore.publish``)."""
+
     type: str
     payload: JSON = field(default_factory=dict)
     id: uuid.UUID = field(default_factory=uuid.uuid4)
@@ -144,6 +151,9 @@ class PublishParams:
 
 @dataclass
 class Subscriber:
+    """A subscriber registration: ``name`` receives a delivery job per event of
+    ``event_type``."""
+
     name: str
     event_type: str
     max_attempts: int = 25
@@ -151,12 +161,16 @@ class Subscriber:
 
 @dataclass
 class JobFilter:
+    """The Go listing's job filter: one kind, one state (empty: any)."""
+
     kind: str = ""
     state: JobState | None = None
 
 
 @dataclass
 class EventFilter:
+    """Which ledger events to list."""
+
     type: str = ""
     undispatched: bool | None = None
     since: datetime | None = None
@@ -169,6 +183,8 @@ class EventFilter:
 
 @dataclass
 class ReplayFilter:
+    """Which events to deliver again, to which subscribers (``limit`` 0: all)."""
+
     subscriber: str = ""
     event_type: str = ""
     event_id: uuid.UUID | None = None
@@ -179,6 +195,9 @@ class ReplayFilter:
 
 @dataclass
 class DAGTask:
+    """One task of a declared DAG: its key, the job it runs, its compensation and, for wait
+    and timer tasks, the signal or delay."""
+
     key: str
     kind: str
     payload: JSON = field(default_factory=dict)
@@ -199,12 +218,16 @@ class DAGTask:
 
 @dataclass
 class DAGDep:
+    """An edge of a DAG: ``task_key`` waits for ``depends_on_key``."""
+
     task_key: str
     depends_on_key: str
 
 
 @dataclass
 class DAGParams:
+    """A DAG run to create: its tasks, their edges and the failure policy."""
+
     name: str
     tasks: list[DAGTask] = field(default_factory=list)
     deps: list[DAGDep] = field(default_factory=list)
@@ -216,12 +239,16 @@ class DAGParams:
 
 @dataclass
 class DAGFilter:
+    """Which DAG runs to list: one name, one state (empty: any)."""
+
     name: str = ""
     state: DAGState | None = None
 
 
 @dataclass
 class DAGSignalParams:
+    """A signal to a DAG run's waiting task (``message_id`` dedupes it)."""
+
     dag_id: uuid.UUID
     name: str
     message_id: str = ""
@@ -230,6 +257,8 @@ class DAGSignalParams:
 
 @dataclass
 class WorkflowStartParams:
+    """A workflow execution to start."""
+
     name: str
     id: uuid.UUID = field(default_factory=uuid.uuid4)
     version: str = ""
@@ -241,6 +270,8 @@ class WorkflowStartParams:
 
 @dataclass
 class SignalParams:
+    """A signal to a workflow execution (``message_id`` dedupes it)."""
+
     workflow_id: uuid.UUID
     name: str
     message_id: str = ""
@@ -249,6 +280,8 @@ class SignalParams:
 
 @dataclass
 class ScheduleOperationParams:
+    """An operation job a workflow execution schedules (``execution_key`` dedupes it)."""
+
     workflow_id: uuid.UUID
     kind: str
     payload: JSON = None
@@ -263,6 +296,8 @@ class ScheduleOperationParams:
 
 @dataclass
 class EventRecord:
+    """An event of the ledger as stored."""
+
     id: uuid.UUID
     type: str
     aggregate_type: str
@@ -275,6 +310,9 @@ class EventRecord:
 
 @dataclass
 class Job:
+    """A row of ``azync_jobs``: a queue job, an event delivery, a DAG task or a workflow
+    operation."""
+
     id: uuid.UUID
     source: Source
     kind: str
@@ -314,6 +352,8 @@ class Job:
 
 @dataclass
 class AttemptError:
+    """One failed attempt of a job: its number, its error and when."""
+
     attempt: int
     error: str
     at: datetime
@@ -321,6 +361,8 @@ class AttemptError:
 
 @dataclass
 class Depths:
+    """Job counts of one kind per state, with the age of its oldest pending job."""
+
     pending: int = 0
     scheduled: int = 0
     active: int = 0
@@ -336,6 +378,8 @@ class Depths:
 
 @dataclass
 class DailyCount:
+    """One day's throughput counters of a kind (or summed over kinds)."""
+
     date: datetime
     enqueued: int = 0
     processed: int = 0
@@ -345,6 +389,8 @@ class DailyCount:
 
 @dataclass
 class NukeReport:
+    """What ``nuke_all`` deleted: jobs, stats rows and idempotency keys."""
+
     jobs: int = 0
     stats: int = 0
     keys: int = 0
@@ -352,6 +398,9 @@ class NukeReport:
 
 @dataclass
 class EventAdminRow:
+    """An event as the console lists it: the record, when it was dispatched and its
+    deliveries."""
+
     id: uuid.UUID
     type: str
     aggregate_type: str
@@ -366,6 +415,8 @@ class EventAdminRow:
 
 @dataclass
 class SubscriberView:
+    """A subscriber registration as stored."""
+
     event_type: str
     subscriber: str
     max_attempts: int
@@ -375,6 +426,9 @@ class SubscriberView:
 
 @dataclass
 class OpsStats:
+    """The event ledger's dashboard figures: undispatched events, events and types of the
+    last 24 hours, subscribers."""
+
     undispatched: int = 0
     total_24h: int = 0
     types_24h: int = 0
@@ -383,6 +437,8 @@ class OpsStats:
 
 @dataclass
 class DAGView:
+    """A DAG run as stored: its state, failure policy and reason."""
+
     id: uuid.UUID
     name: str
     state: DAGState
@@ -397,6 +453,8 @@ class DAGView:
 
 @dataclass
 class DAGFailure:
+    """A DAG run whose failure policy was applied: the policy and its dead tasks' keys."""
+
     dag_id: uuid.UUID
     policy: OnFailurePolicy
     dead_tasks: list[str] = field(default_factory=list)
@@ -404,12 +462,16 @@ class DAGFailure:
 
 @dataclass
 class TaskResult:
+    """A settled DAG task's outcome: its result, or ``skipped``."""
+
     result: JSON = None
     skipped: bool = False
 
 
 @dataclass
 class WorkflowExecutionView:
+    """A workflow execution as stored."""
+
     id: uuid.UUID
     name: str
     version: str
@@ -435,6 +497,8 @@ class WorkflowFilter:
 
 @dataclass
 class HistoryEvent:
+    """One entry of a workflow execution's history."""
+
     workflow_id: uuid.UUID
     seq: int
     type: str
@@ -444,18 +508,25 @@ class HistoryEvent:
 
 @dataclass
 class StalledWorkflow:
+    """A running workflow execution with no live job left to run it."""
+
     id: uuid.UUID
     name: str
 
 
 @dataclass
 class Wake:
+    """A wake-up hint: a job of ``kind`` may be ready."""
+
     source: Source
     kind: str
 
 
 @dataclass
 class Change:
+    """A change hint for live views: what changed (an entity, a kind, a state), or a reset
+    when hints were lost."""
+
     entity: ChangeEntity
     source: Source | None = None
     id: uuid.UUID | None = None
