@@ -9,11 +9,13 @@
 2. Burn-down: jobs pre-inserted with one SQL statement (setup, not measured), then
    worker threads lease with ``dequeue_batch`` and ``ack`` each job, for a fixed time
    or until the queue is empty; jobs per second overall and per window (stability).
-3. Continuous end to end: a producer process enqueues single jobs at 25/50/75% of the
-   measured ``ack_many`` burn-down rate, stamping the wall clock into the payload;
-   workers lease with ``dequeue_batch``, record enqueue-to-lease latency and ack each
-   leased batch with ``ack_many``, waking on ``wake()`` or polling every second (azync's
-   default fetch poll interval) in poll-only mode.
+3. Continuous end to end: a producer process enqueues jobs at 25/50/75% of the
+   measured ``ack_many`` burn-down rate, stamping the wall clock into the payload, one
+   ``enqueue`` per job or, with the batch call, one ``enqueue_many`` per sender every
+   10 ms for the jobs due by then; workers lease with ``dequeue_batch``, record
+   enqueue-to-lease latency and ack each leased batch with ``ack_many``, waking on
+   ``wake()`` or polling every second (azync's default fetch poll interval) in
+   poll-only mode.
 4. Change-hint overhead: scenario 1 again with a ``changes()`` watcher attached.
 w. SQLite only: two writer processes enqueue concurrently (single and batched); any
    "database is locked" error is counted.
@@ -24,6 +26,7 @@ PostgreSQL runs in a scratch database created for this script and dropped at the
 from __future__ import annotations
 
 import contextlib
+import math
 import multiprocessing as mp
 import os
 import sqlite3
@@ -58,6 +61,8 @@ AnyStore = PostgresStore | SqliteStore
 SCHEMA = "qctl_bench"
 POLL_INTERVAL = 1.0  # azync's default FetchPollInterval
 SENDERS = 4  # producer threads: one alone cannot reach the higher rates
+BATCH_TICK = 0.01
+"""Seconds a batched producer's sender gathers due jobs before one ``enqueue_many``."""
 
 
 def open_store(backend: str, target: str, **config: Any) -> AnyStore:
@@ -290,10 +295,12 @@ def scenario_burn(
 
 
 def producer_main(
-    backend: str, target: str, kind: str, rate: float, seconds: float, out: Any
+    backend: str, target: str, kind: str, rate: float, seconds: float, out: Any, batched: bool
 ) -> None:
-    """Child process: single enqueues at ``rate`` per second for ``seconds``, from
-    ``SENDERS`` threads, wall clock in the payload; reports (sent, elapsed)."""
+    """Child process: enqueues at ``rate`` per second for ``seconds``, from ``SENDERS``
+    threads, wall clock in the payload; reports (sent, elapsed). Single: one
+    ``enqueue`` per job when it is due. Batched: every ``BATCH_TICK`` each sender
+    enqueues the jobs that fell due meanwhile with one ``enqueue_many`` (one commit)."""
     store = open_store(backend, target, pool_max_size=SENDERS)
     sent = [0] * SENDERS
     t0 = time.perf_counter()
@@ -306,10 +313,17 @@ def producer_main(
                 return
             delay = due - time.perf_counter()
             if delay > 0:
-                time.sleep(delay)
-            store.enqueue(EnqueueParams(kind=kind, payload={"t": time.time()}))
-            sent[k] += 1
-            i += 1
+                time.sleep(delay + (BATCH_TICK if batched else 0))
+            n = 1
+            if batched:  # every job of this sender due by now (its job j at j*SENDERS+k)
+                now = min(time.perf_counter() - t0, seconds)
+                n = max(1, math.ceil((now * rate - k) / SENDERS) - i)
+                stamp = {"t": time.time()}
+                store.enqueue_many([EnqueueParams(kind=kind, payload=stamp) for _ in range(n)])
+            else:
+                store.enqueue(EnqueueParams(kind=kind, payload={"t": time.time()}))
+            sent[k] += n
+            i += n
 
     threads = [threading.Thread(target=send, args=(k,)) for k in range(SENDERS)]
     for t in threads:
@@ -327,6 +341,7 @@ def e2e(
     seconds: float,
     threads: int,
     poll_only: bool,
+    batched: bool = False,
 ) -> tuple[list[float], float]:
     """Enqueue-to-lease latencies (ms) and the producer's achieved rate."""
     store = open_store(backend, target, poll_only=poll_only)
@@ -362,7 +377,9 @@ def e2e(
     time.sleep(0.5)  # listeners up before the first job
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
-    proc = ctx.Process(target=producer_main, args=(backend, target, kind, rate, seconds, out))
+    proc = ctx.Process(
+        target=producer_main, args=(backend, target, kind, rate, seconds, out, batched)
+    )
     proc.start()
     sent, took = out.get()
     proc.join()
@@ -383,11 +400,12 @@ def scenario_e2e(
     rec: Recorder, backend: str, target: str, q: bool, threads: int, burn_rate: float
 ) -> None:
     seconds = 5.0 if q else 10.0
-    for poll_only in (False, True):
-        mode = "poll-only" if poll_only else "wakeups"
+    modes = {"wakeups": (False, False), "wakeups, batched producer": (False, True)}
+    modes["poll-only"] = (True, False)
+    for mode, (poll_only, batched) in modes.items():
         for frac in (0.25, 0.5, 0.75):
             target_rate = burn_rate * frac
-            lat, achieved = e2e(backend, target, target_rate, seconds, threads, poll_only)
+            lat, achieved = e2e(backend, target, target_rate, seconds, threads, poll_only, batched)
             note = (
                 f"{mode}, target {target_rate:,.0f}/s, achieved {achieved:,.0f}/s, {len(lat)} jobs"
             )

@@ -139,7 +139,7 @@ class Runner:
             runs = ["--runs", "5" if q else "20"]
             self.texts["cli"] = self.script("cli", py, "cli_startup.py", *runs)
         if "tui" in steps:
-            extra = ["--runs", "2", "--minutes", "0.2"] if q else ["--runs", "5", "--minutes", "1"]
+            extra = ["--runs", "2", "--minutes", "0.2"] if q else ["--runs", "7", "--minutes", "10"]
             extra += ["--pg", "--server", self.args.pg, "--json", self.results]
             self.texts["tui"] = self.script("tui", py, "tui_bench.py", *extra, pg=False)
         if "dbos" in steps:
@@ -215,6 +215,8 @@ def qctl_best(t: Table, metrics: tuple[str, ...], backend: str = "postgres") -> 
 
 BATCHED = ("batched enqueue", "batched enqueue, pipelined", "batched enqueue, enqueue_many_tx")
 BURN = ("burn-down", "burn-down, ack_many")
+BATCH_PRODUCER = ", batched producer"
+"""Scenario 3 with qctl's producer on ``enqueue_many`` (its workers always batch)."""
 
 
 def queue_table(t: Table) -> list[str]:
@@ -234,6 +236,8 @@ def queue_table(t: Table) -> list[str]:
         peer = best_peer(t, m, higher) if unit in ("jobs/s", "ms") else None
         if m in BATCHED or m in BURN or "stability" in m:
             peer = best_peer(t, m.split(",")[0], unit == "jobs/s") if unit == "jobs/s" else None
+        if BATCH_PRODUCER in m:  # the peers' producers enqueue one job per call
+            peer = best_peer(t, m.replace(BATCH_PRODUCER, ""), False)
         ratio = q / peer if q is not None and peer else None
         vs_pgb = q / pgb if q is not None and pgb and unit == "jobs/s" else None
         cells = [
@@ -464,6 +468,35 @@ def targets(t: Table) -> list[str]:
                 None if flat is None else float(flat) >= 0.8,
             )
         )
+    e2e = []
+    for frac in (25, 50, 75):
+        m = f"e2e {frac}% wakeups{BATCH_PRODUCER}"
+        q50, q99 = (t.get("queue", "qctl", "postgres", f"{m} {p}") for p in ("p50", "p99"))
+        peers = [
+            (p, t.get("queue", p, "postgres", f"e2e {frac}% wakeups p50"),
+             t.get("queue", p, "postgres", f"e2e {frac}% wakeups p99"))
+            for p in PEERS
+        ]  # fmt: skip
+        if q50 is not None and q99 is not None:
+            theirs = ", ".join(f"{p} {fmt(a)}/{fmt(b)}" for p, a, b in peers if a is not None)
+            e2e.append(f"{frac}%: qctl {fmt(q50)}/{fmt(q99)} ms ({theirs})")
+    rows.append(
+        (
+            "scenario 3 with the batch calls, PG enqueue-to-lease p50/p99 beside the peers",
+            "; ".join(e2e) or "not measured",
+            None,
+        )
+    )
+    demo = t.by.get(("tui", "qctl", "sqlite", "demo RSS"))
+    curve = (demo or {}).get("extra", {}).get("curve") or []
+    rows.append(
+        (
+            f"`qctl demo` resident memory flat over {len(curve)} minute(s) (last <= 1.1 x"
+            " the first minute's)",
+            f"{curve} MB" if curve else "not measured",
+            None if len(curve) < 2 else curve[-1] <= 1.1 * curve[0],
+        )
+    )
     tx = t.get("admin", "qctl", "postgres", "retry_all_dead longest transaction")
     rows.append(
         (
@@ -525,6 +558,19 @@ def report(r: Runner) -> str:
                 f" errors ({x['note']}).",
                 "",
             ]
+        e2e = [
+            x
+            for x in t.rows
+            if x["scenario"] == "queue"
+            and x["metric"].startswith("e2e ")
+            and x["metric"].endswith(" p50")
+        ]
+        if e2e:
+            out += ["Scenario 3, each producer's target and achieved rate:", ""]
+            out += [
+                f"- {x['system']} {x['backend']}, {x['metric'][4:-4]}: {x['note']}" for x in e2e
+            ]
+            out.append("")
         burn = [x for x in t.rows if x["metric"] == "burn-down" and x["extra"].get("windows")]
         if burn:
             out += ["Burn-down rate per window (jobs/s):", ""]

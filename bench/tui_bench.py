@@ -122,16 +122,30 @@ def change_latency(args: list[str], store: Any, tmp: Path, samples: int) -> list
     return out
 
 
-def demo_memory(tmp: Path, minutes: float) -> dict[str, float]:
+def demo_memory(tmp: Path, minutes: float) -> dict[str, Any]:
+    """RSS every 10 s while the demo's workload runs; ``curve``: one sample a minute
+    (the first at one minute, when the workload and the dashboard are warm)."""
     pty = Pty(["demo", "--reset"], env(tmp))
     first = pty.wait_for("updated", timeout=60)
-    samples = []
-    end = time.monotonic() + minutes * 60
+    start = time.monotonic()
+    samples: list[tuple[float, float]] = []
+    end = start + minutes * 60
     while time.monotonic() < end:
         pty.drain(min(10.0, max(0.1, end - time.monotonic())))
-        samples.append(rss_mb(pty.child.pid))
+        samples.append((time.monotonic() - start, rss_mb(pty.child.pid)))
     pty.quit()
-    return {"first_frame_s": first, "rss_mb_end": samples[-1], "rss_mb_max": max(samples)}
+    curve = []
+    for m in range(1, int(minutes) + 1):
+        at = [mb for t, mb in samples if t >= m * 60 - 5]
+        if at:
+            curve.append(round(at[0], 1))
+    rss = [mb for _, mb in samples]
+    return {
+        "first_frame_s": first,
+        "rss_mb_end": rss[-1],
+        "rss_mb_max": max(rss),
+        "curve": curve or [round(rss[-1], 1)],
+    }
 
 
 def rss_mb(pid: int) -> float:
@@ -207,7 +221,19 @@ def main() -> None:
                 backend, f"{what} median", statistics.median(values), "s", f"{len(values)} runs"
             )
             rec.add(backend, f"{what} p95", pct(values, 0.95), "s", f"{len(values)} runs")
-    rec.add("sqlite", "demo RSS", demo["rss_mb_end"], "MB", f"after {a.minutes:g} min")
+    print(f"demo RSS per minute (MB): {demo['curve']}")
+    rec.add(
+        "sqlite",
+        "demo RSS",
+        demo["rss_mb_end"],
+        "MB",
+        f"after {a.minutes:g} min",
+        curve=demo["curve"],
+    )
+    curve = demo["curve"]
+    if len(curve) >= 2:
+        # Flat: the last minute's RSS over the first minute's (1.00 = no growth).
+        rec.add("sqlite", "demo RSS last / first minute", curve[-1] / curve[0], "x", str(curve))
 
 
 if __name__ == "__main__":
