@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 from typing import Annotated, Any
 
@@ -186,7 +187,10 @@ def throughput(
                 row[measure] += getattr(point, measure)
     if not totals:
         note(f"no jobs were enqueued, processed or failed in the last {last}")
-    rows = [totals[k] for k in sorted(totals)]
+    # Each source's read takes the database's clock of its own; when a bucket boundary
+    # passes between two reads, their grids differ by one bucket: keep the newest grid.
+    starts = sorted({key[0] for key in totals})[-math.ceil(window / bucket) :]
+    rows = [totals[k] for k in sorted(totals) if k[0] >= starts[0]] if starts else []
     columns = ["start", *(["kind"] if per_kind else []), *THROUGHPUT_COLUMNS[1:]]
     emit_rows(rows, columns, output)
 

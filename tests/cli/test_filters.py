@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from qctl_store import throughput
 from qctl_store.types import (
     DAGParams,
     DAGTask,
@@ -111,6 +112,24 @@ def test_queues_throughput(run: Run, st: Any, kind: str) -> None:
     for bad in (["--by", "day"], ["--last", "0s"], ["--last", "30d"]):
         result = run("queues", "throughput", *bad)
         assert result.exit_code == 2 and result.stdout == "", bad
+
+
+def test_queues_throughput_keeps_one_grid_across_sources(
+    run: Run, st: Any, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each source is read with the database's clock of that moment: a minute boundary
+    # passing between two reads shifts one grid by a bucket (simulated here).
+    real = throughput.series
+    calls: list[datetime] = []
+
+    def later_each_call(now: datetime, *args: Any, **kwargs: Any) -> Any:
+        calls.append(now)
+        return real(now + timedelta(minutes=len(calls) - 1), *args, **kwargs)
+
+    monkeypatch.setattr(throughput, "series", later_each_call)
+    rows = out_json(run("queues", "throughput", "--last", "1h", "--kind", kind, "-o", "json"))
+    assert len(calls) > 1
+    assert len(rows) == 60 and len({r["start"] for r in rows}) == 60
 
 
 def test_queues_daily_prints_dates(run: Run, st: Any, kind: str) -> None:
