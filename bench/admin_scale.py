@@ -306,6 +306,53 @@ def measure(
     return m
 
 
+def profile(
+    rec: Recorder, backend: str, plans: Plans, metric: str, fn: Callable[[], Any], repeat: int
+) -> None:
+    """Where a read's time goes: each statement ``fn`` runs, timed alone on the EXPLAIN
+    connection (median of ``repeat``, the round trip included), with the server's own
+    execution time and heap fetches (EXPLAIN ANALYZE) of each SELECT."""
+    if plans.conn is None:
+        return
+    plans.seen = []
+    try:
+        fn()
+    finally:
+        seen, plans.seen = plans.seen, None
+    for i, (query, params) in enumerate(seen, 1):
+        text = query if isinstance(query, str) else query.as_string(plans.conn)
+        if not text.strip():
+            # psycopg_pool's check of a connection on checkout (an empty query): one
+            # round trip each time the store takes a connection.
+            text = "SELECT 1"
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            plans.conn.execute(text, params).fetchall()
+            times.append((time.perf_counter() - t0) * 1000)
+        words = " ".join(text.split())
+        note = (
+            "the pool's connection check (timed as SELECT 1)" if text == "SELECT 1" else words[:60]
+        )
+        if words.upper().startswith(("SELECT", "WITH")):
+            row = plans.conn.execute(
+                f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {text}", params
+            ).fetchone()
+            plan = row[0][0] if row else {}
+            note += (
+                f"; server {plan.get('Execution Time', 0):.1f} ms,"
+                f" {_sum_plan(plan.get('Plan', {}), 'Heap Fetches')} heap fetches,"
+                f" {_sum_plan(plan.get('Plan', {}), 'Actual Rows')} scan rows (per loop)"
+            )
+        rec.add(backend, f"{metric} profile, statement {i}", median(times), "ms", note)
+
+
+def _sum_plan(node: dict[str, Any], key: str) -> int:
+    """``key`` summed over the scan nodes of a plan (rows read, heap fetches)."""
+    own = int(node.get(key, 0)) if "Scan" in node.get("Node Type", "") else 0
+    return own + sum(_sum_plan(child, key) for child in node.get("Plans", []))
+
+
 class TxSampler(threading.Thread):
     """Longest transaction age of the admin connection, sampled every 10 ms (PostgreSQL)."""
 
@@ -409,6 +456,8 @@ def run(
         "the refresh path" + (", estimates marked" if estimated else ", exact"),
         plans,
     )
+    if plans is not None:
+        profile(rec, backend, plans, "live_depths", lambda: admin.live_depths(src), repeat)
     # The console's reads (the dashboard's jobs tab and `qctl jobs list`): a keyset page
     # and its count, for every state and for all states.
     states: list[JobState | None] = [*PAGED_STATES, None]
@@ -454,6 +503,10 @@ def run(
             ("count_jobs paused, tuned", lambda: admin.count_jobs(paused)),
         ):
             measure(rec, backend, scans, metric, fn, repeat, "with qctl db tune's index", plans)
+        if plans is not None:
+            profile(
+                rec, backend, plans, "live_depths, tuned", lambda: admin.live_depths(src), repeat
+            )
     # The Go contract's read: a page with the exact total of its state.
     for state in PAGED_STATES:
         measure(
