@@ -178,6 +178,8 @@ _qctl() {
         'qctl workflows list --created-before') COMPREPLY=(); return ;;
         'qctl workflows list --completed-after') COMPREPLY=(); return ;;
         'qctl workflows list --completed-before') COMPREPLY=(); return ;;
+        'qctl workflows list --dequeued-after') COMPREPLY=(); return ;;
+        'qctl workflows list --dequeued-before') COMPREPLY=(); return ;;
         'qctl workflows list --prefix') COMPREPLY=(); return ;;
         'qctl workflows list --attribute') COMPREPLY=(); return ;;
         'qctl workflows show --output' | 'qctl workflows show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -198,6 +200,8 @@ _qctl() {
         'qctl workflows cancel --created-before') COMPREPLY=(); return ;;
         'qctl workflows cancel --completed-after') COMPREPLY=(); return ;;
         'qctl workflows cancel --completed-before') COMPREPLY=(); return ;;
+        'qctl workflows cancel --dequeued-after') COMPREPLY=(); return ;;
+        'qctl workflows cancel --dequeued-before') COMPREPLY=(); return ;;
         'qctl workflows cancel --prefix') COMPREPLY=(); return ;;
         'qctl workflows cancel --attribute') COMPREPLY=(); return ;;
         'qctl workflows cancel --max') COMPREPLY=(); return ;;
@@ -217,6 +221,8 @@ _qctl() {
         'qctl workflows resume --created-before') COMPREPLY=(); return ;;
         'qctl workflows resume --completed-after') COMPREPLY=(); return ;;
         'qctl workflows resume --completed-before') COMPREPLY=(); return ;;
+        'qctl workflows resume --dequeued-after') COMPREPLY=(); return ;;
+        'qctl workflows resume --dequeued-before') COMPREPLY=(); return ;;
         'qctl workflows resume --prefix') COMPREPLY=(); return ;;
         'qctl workflows resume --attribute') COMPREPLY=(); return ;;
         'qctl workflows resume --on-queue') COMPREPLY=(); return ;;
@@ -244,6 +250,8 @@ _qctl() {
         'qctl workflows delete --created-before') COMPREPLY=(); return ;;
         'qctl workflows delete --completed-after') COMPREPLY=(); return ;;
         'qctl workflows delete --completed-before') COMPREPLY=(); return ;;
+        'qctl workflows delete --dequeued-after') COMPREPLY=(); return ;;
+        'qctl workflows delete --dequeued-before') COMPREPLY=(); return ;;
         'qctl workflows delete --prefix') COMPREPLY=(); return ;;
         'qctl workflows delete --attribute') COMPREPLY=(); return ;;
         'qctl workflows delete --max') COMPREPLY=(); return ;;
@@ -264,6 +272,8 @@ _qctl() {
         'qctl workflows rewind --created-before') COMPREPLY=(); return ;;
         'qctl workflows rewind --completed-after') COMPREPLY=(); return ;;
         'qctl workflows rewind --completed-before') COMPREPLY=(); return ;;
+        'qctl workflows rewind --dequeued-after') COMPREPLY=(); return ;;
+        'qctl workflows rewind --dequeued-before') COMPREPLY=(); return ;;
         'qctl workflows rewind --prefix') COMPREPLY=(); return ;;
         'qctl workflows rewind --attribute') COMPREPLY=(); return ;;
         'qctl workflows rewind --from-step') COMPREPLY=(); return ;;
@@ -284,6 +294,8 @@ _qctl() {
         'qctl workflows set-delay --created-before') COMPREPLY=(); return ;;
         'qctl workflows set-delay --completed-after') COMPREPLY=(); return ;;
         'qctl workflows set-delay --completed-before') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --dequeued-after') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --dequeued-before') COMPREPLY=(); return ;;
         'qctl workflows set-delay --prefix') COMPREPLY=(); return ;;
         'qctl workflows set-delay --attribute') COMPREPLY=(); return ;;
         'qctl workflows set-delay --delay') COMPREPLY=(); return ;;
@@ -393,12 +405,12 @@ _qctl() {
         'qctl queues throughput') subs=''; opts='--last --by --kind -k --source -s --per-kind --output -o -h --help' ;;
         'qctl queues show') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows') subs='list show signal cancel suspend resume resolve stalled counts steps events streams messages delete fork rewind set-delay'; opts='-h --help' ;;
-        'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --application-version --app-version --application-name --executor --user --parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --prefix --attribute' ;;
+        'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute' ;;
         'qctl workflows show') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows signal') subs=''; opts='--payload -p --message-id --yes -y --output -o -h --help' ;;
-        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --prefix --attribute --max' ;;
+        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --max' ;;
         'qctl workflows suspend') subs=''; opts='--reason --yes -y --output -o -h --help' ;;
-        'qctl workflows resume') subs=''; opts='--yes -y --output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --prefix --attribute --on-queue --max --dry-run' ;;
+        'qctl workflows resume') subs=''; opts='--yes -y --output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --on-queue --max --dry-run' ;;
         'qctl workflows resolve') subs=''; opts='--result --dry-run --yes -y --output -o -h --help' ;;
         'qctl workflows stalled') subs=''; opts='--older-than --limit -n --output -o -h --help' ;;
         'qctl workflows counts') subs=''; opts='--output -o -h --help' ;;
@@ -406,10 +418,10 @@ _qctl() {
         'qctl workflows events') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows streams') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows messages') subs=''; opts='--output -o -h --help' ;;
-        'qctl workflows delete') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --prefix --attribute --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows delete') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --max --dry-run --yes -y --output -o -h --help' ;;
         'qctl workflows fork') subs=''; opts='--from-step --application-version --app-version --on-queue --dry-run --output -o -h --help' ;;
-        'qctl workflows rewind') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --prefix --attribute --from-step --application-version --app-version --on-queue --max --dry-run --yes -y --output -o -h --help' ;;
-        'qctl workflows set-delay') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --prefix --attribute --delay --until --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows rewind') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows set-delay') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --delay --until --max --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum') subs='completed dead stats idempotency dags workflows all'; opts='-h --help' ;;
         'qctl vacuum completed') subs=''; opts='--older-than --retention --source -s --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum dead') subs=''; opts='--older-than --source -s --kind -k --dry-run --yes -y --output -o -h --help' ;;

@@ -196,6 +196,14 @@ UserOpt = Annotated[
 ParentOpt = Annotated[
     Many, typer.Option("--parent", metavar="ID", help="Parent workflow id (repeatable).")
 ]
+HasParentOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--has-parent/--no-parent",
+        help="Only child workflows (or only top-level ones).",
+        show_default=False,
+    ),
+]
 ForkedOpt = Annotated[
     bool | None,
     typer.Option("--forked/--not-forked", help="Only forks (or no forks).", show_default=False),
@@ -217,6 +225,14 @@ CompletedAfter = Annotated[
 CompletedBefore = Annotated[
     str | None, typer.Option("--completed-before", metavar="INSTANT", help="Completed before.")
 ]
+DequeuedAfter = Annotated[
+    str | None,
+    typer.Option("--dequeued-after", metavar="INSTANT", help="Dequeued (started) at or after."),
+]
+DequeuedBefore = Annotated[
+    str | None,
+    typer.Option("--dequeued-before", metavar="INSTANT", help="Dequeued (started) before."),
+]
 PrefixOpt = Annotated[str, typer.Option("--prefix", metavar="TEXT", help="Workflow id prefix.")]
 AttrOpt = Annotated[
     Many,
@@ -236,12 +252,15 @@ FILTERS: filters.Options = [
     ("executor", ExecutorOpt, None),
     ("user", UserOpt, None),
     ("parent", ParentOpt, None),
+    ("has_parent", HasParentOpt, None),
     ("forked", ForkedOpt, None),
     ("schedule", ScheduleOpt, None),
     ("created_after", CreatedAfter, None),
     ("created_before", CreatedBefore, None),
     ("completed_after", CompletedAfter, None),
     ("completed_before", CompletedBefore, None),
+    ("dequeued_after", DequeuedAfter, None),
+    ("dequeued_before", DequeuedBefore, None),
     ("prefix", PrefixOpt, ""),
     ("attribute", AttrOpt, None),
 ]
@@ -277,12 +296,15 @@ def workflow_filter(
     executor: Many = None,
     user: Many = None,
     parent: Many = None,
+    has_parent: bool | None = None,
     forked: bool | None = None,
     schedule: Many = None,
     created_after: str | None = None,
     created_before: str | None = None,
     completed_after: str | None = None,
     completed_before: str | None = None,
+    dequeued_after: str | None = None,
+    dequeued_before: str | None = None,
     prefix: str = "",
     attribute: Many = None,
 ) -> reads.WorkflowFilter:
@@ -296,12 +318,15 @@ def workflow_filter(
         executor_id=tuple(executor or ()),
         user=tuple(user or ()),
         parent_workflow_id=tuple(parent or ()),
+        has_parent=has_parent,
         is_fork=forked,
         schedule_name=tuple(schedule or ()),
         start_time=_ms(common.instant(created_after, "--created-after")),
         end_time=_ms(common.instant(created_before, "--created-before")),
         completed_after=_ms(common.instant(completed_after, "--completed-after")),
         completed_before=_ms(common.instant(completed_before, "--completed-before")),
+        dequeued_after=_ms(common.instant(dequeued_after, "--dequeued-after")),
+        dequeued_before=_ms(common.instant(dequeued_before, "--dequeued-before")),
         workflow_id_prefix=prefix,
         attributes=_attributes(attribute),
     )

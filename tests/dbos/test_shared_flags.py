@@ -22,8 +22,9 @@ AZYNC_ONLY: dict[str, set[str]] = {
 FILTERS = {
     "--application-name", "--application-version", "--app-version", "--attribute",
     "--completed-after", "--completed-before", "--created-after", "--created-before",
-    "--executor", "--forked", "--not-forked", "--parent", "--prefix", "--queue",
-    "--schedule", "--status", "--user",
+    "--dequeued-after", "--dequeued-before", "--executor", "--forked", "--not-forked",
+    "--has-parent", "--no-parent", "--parent", "--prefix", "--queue", "--schedule",
+    "--status", "--user",
 }  # fmt: skip
 """DBOS's filter fields (``list_workflows`` of dbos/_sys_db.py), the same on list and on
 every verb that selects by filter (``qctl.cli.dbos.FILTERS``)."""

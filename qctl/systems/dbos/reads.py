@@ -88,6 +88,10 @@ class WorkflowFilter:
     """created_at before."""
     completed_after: int | None = None
     completed_before: int | None = None
+    dequeued_after: int | None = None
+    """``started_at_epoch_ms`` (DBOS's ``dequeued_at``) at or after."""
+    dequeued_before: int | None = None
+    has_parent: bool | None = None
     workflow_id_prefix: str = ""
     schedule_name: Sequence[str] = ()
     attributes: dict[str, Any] = field(default_factory=dict)
@@ -155,6 +159,8 @@ def filter_sql(db: Database, f: WorkflowFilter) -> tuple[str, list[Any]]:
     _in("ws.schedule_name", f.schedule_name, where, params)
     if f.is_fork is not None:
         where.append(f"ws.forked_from IS {'NOT ' if f.is_fork else ''}NULL")
+    if f.has_parent is not None:
+        where.append(f"ws.parent_workflow_id IS {'NOT ' if f.has_parent else ''}NULL")
     if f.was_forked_from is not None:
         where.append("ws.was_forked_from = %s")
         params.append(f.was_forked_from)
@@ -163,6 +169,8 @@ def filter_sql(db: Database, f: WorkflowFilter) -> tuple[str, list[Any]]:
         ("created_at", "<", f.end_time),
         ("completed_at", ">=", f.completed_after),
         ("completed_at", "<", f.completed_before),
+        ("started_at_epoch_ms", ">=", f.dequeued_after),
+        ("started_at_epoch_ms", "<", f.dequeued_before),
     ):
         if value is not None:
             where.append(f"ws.{column} {op} %s")
