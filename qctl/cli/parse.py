@@ -44,8 +44,10 @@ _UNITS = {
     "d": timedelta(days=1),
     "w": timedelta(weeks=1),
 }
-_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
-_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w))+")
+# Patterns are strings, compiled by ``re`` on first use (and cached there): compiling
+# them at import would cost every command, also the many that parse no duration or id.
+_PART = r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)"
+_DURATION = r"(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w))+"
 DURATION_HELP = "a duration such as 90s, 15m, 36h, 7d or 1h30m"
 
 
@@ -55,11 +57,11 @@ def parse_duration(text: str) -> timedelta:
     value = text.strip().lower()
     if value == "0":
         return timedelta(0)
-    if not _DURATION.fullmatch(value):
+    if not re.fullmatch(_DURATION, value):
         raise ParseError(f"invalid duration {text!r}: expected {DURATION_HELP}")
     try:
         total = timedelta(0)
-        for number, unit in _PART.findall(value):
+        for number, unit in re.findall(_PART, value):
             total += float(number) * _UNITS[unit]
     except (OverflowError, ValueError):
         raise ParseError(f"duration {text!r} is out of range") from None
@@ -132,14 +134,14 @@ def parse_meta(items: Iterable[str] | None) -> dict[str, str]:
     return dict(parse_key_value(item) for item in items or ())
 
 
-_HEX = re.compile(r"[0-9a-f]+")
+_HEX = r"[0-9a-f]+"
 
 
 def parse_id_text(text: str) -> uuid.UUID | str:
     """A whole UUID, or a lower-case hex prefix (dashes ignored) of at least 8 chars."""
     value = text.strip().lower()
     compact = value.replace("-", "")
-    if not compact or not _HEX.fullmatch(compact):
+    if not compact or not re.fullmatch(_HEX, compact):
         raise ParseError(f"invalid id {text!r}: expected a UUID or a hex prefix of it")
     if len(compact) == 32:
         return uuid.UUID(hex=compact)

@@ -40,10 +40,12 @@ LOCK_RETRY_INTERVAL = 0.2
 LOCK_WAIT_LIMIT = 300.0
 """goose waits 60 x 5 s for the lock; qctl polls faster for the same five minutes."""
 
-_FILENAME = re.compile(r"^(\d+)_[A-Za-z0-9_]+\.sql$")
-_NO_TRANSACTION = re.compile(r"^--\s*qctl:\s*no-transaction\s*$", re.MULTILINE)
-_DOLLAR_TAG = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$")
-_COMMENT_LINE = re.compile(r"^\s*--.*$", re.MULTILINE)
+# Strings, compiled by ``re`` on first use (and cached there): only migrating reads the
+# migration files, so every other command skips compiling them.
+_FILENAME = r"^(\d+)_[A-Za-z0-9_]+\.sql$"
+_NO_TRANSACTION = r"(?m)^--\s*qctl:\s*no-transaction\s*$"
+_DOLLAR_TAG = r"\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$"
+_COMMENT_LINE = r"(?m)^\s*--.*$"
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ def split_statements(text: str) -> list[str]:
                     break
                 i += 1
             i += 1
-        elif ch == "$" and (tag := _DOLLAR_TAG.match(text, i)):
+        elif ch == "$" and (tag := re.compile(_DOLLAR_TAG).match(text, i)):
             end = text.find(tag.group(0), tag.end())
             i = n if end < 0 else end + len(tag.group(0))
         elif ch == ";":
@@ -88,7 +90,7 @@ def split_statements(text: str) -> list[str]:
         else:
             i += 1
     parts.append(text[start:])
-    return [p.strip() for p in parts if _COMMENT_LINE.sub("", p).strip()]
+    return [p.strip() for p in parts if re.sub(_COMMENT_LINE, "", p).strip()]
 
 
 @cache
@@ -96,7 +98,7 @@ def load_migrations() -> tuple[Migration, ...]:
     """The packaged migration files, in version order."""
     found: list[Migration] = []
     for entry in resources.files("qctl_store.postgres").joinpath("migrations").iterdir():
-        match = _FILENAME.match(entry.name)
+        match = re.match(_FILENAME, entry.name)
         if not match:
             continue
         text = entry.read_text(encoding="utf-8")
@@ -105,7 +107,7 @@ def load_migrations() -> tuple[Migration, ...]:
                 version=int(match.group(1)),
                 filename=entry.name,
                 statements=tuple(split_statements(text)),
-                no_transaction=bool(_NO_TRANSACTION.search(text)),
+                no_transaction=bool(re.search(_NO_TRANSACTION, text)),
             )
         )
     found.sort(key=lambda m: m.version)
