@@ -18,15 +18,20 @@ from functools import cache
 from typing import Any
 
 from qctl_store import validate
+from qctl_store.backend import StoreBase
 from qctl_store.errors import InvalidInput
+from qctl_store.sqlfile import fill
 from qctl_store.types import (
     DAGFilter,
     DAGState,
+    DAGView,
+    EventAdminRow,
     EventFilter,
     JobSearch,
     JobState,
     PageCursor,
     Source,
+    WorkflowExecutionView,
     WorkflowFilter,
     WorkflowState,
 )
@@ -388,3 +393,76 @@ def newest_page(
     return (
         f"{where} AND {col} <= {key} AND ({col} < {key} OR ({col} = {key} AND {id_col} < {id}))"
     ), args
+
+
+class NewestFirst(StoreBase):
+    """The newest-first admin listings of both backends, each a shared mixin of its
+    backend module: one page in ``ORDER BY <column> DESC, id DESC`` (``newest_page``) and
+    the total of the filter, read together."""
+
+    def _newest(
+        self,
+        list_sql: str,
+        count_sql: str,
+        column: str,
+        filtered: tuple[str, dict[str, Any]],
+        page: tuple[int, int, PageCursor | None],
+        alias: str = "",
+    ) -> tuple[list[Any], int]:
+        """The page's rows of ``list_sql`` and ``count_sql``'s total (its column ``n``),
+        both filtered by ``filtered`` (a WHERE and its arguments)."""
+        where, args = filtered
+        in_page, page_args = newest_page(self.dialect, column, where, args, page, alias)
+        with self.read() as cur:
+            total = cur.execute(fill(count_sql, where=where), args).fetchone()
+            rows = cur.execute(fill(list_sql, where=in_page), page_args).fetchall()
+        return rows, int(total["n"]) if total else 0
+
+
+class EventListing(NewestFirst):
+    def list_events(
+        self,
+        filter: EventFilter,
+        offset: int = 0,
+        limit: int = 0,
+        after: PageCursor | None = None,
+    ) -> tuple[list[EventAdminRow], int]:
+        q = self.queries("events.sql")
+        filtered = event_where(self.dialect, filter)
+        page = (offset, limit, after)
+        rows, total = self._newest(
+            q.list_events, q.count_events, "occurred_at", filtered, page, "e"
+        )
+        return [self.rows.event_admin(r) for r in rows], total
+
+
+class DAGListing(NewestFirst):
+    def list_dags(
+        self,
+        filter: DAGFilter,
+        offset: int = 0,
+        limit: int = 0,
+        after: PageCursor | None = None,
+    ) -> tuple[list[DAGView], int]:
+        q = self.queries("dags.sql")
+        filtered = dag_where(self.dialect, filter)
+        page = (offset, limit, after)
+        rows, total = self._newest(q.list_dags, q.count_dags, "created_at", filtered, page)
+        return [self.rows.dag_view(r) for r in rows], total
+
+
+class WorkflowListing(NewestFirst):
+    def list_workflow_executions(
+        self,
+        filter: WorkflowFilter,
+        offset: int = 0,
+        limit: int = 0,
+        after: PageCursor | None = None,
+    ) -> tuple[list[WorkflowExecutionView], int]:
+        q = self.queries("workflows.sql")
+        filtered = workflow_where(self.dialect, filter)
+        page = (offset, limit, after)
+        rows, total = self._newest(
+            q.list_executions, q.count_executions, "created_at", filtered, page
+        )
+        return [self.rows.workflow_execution(r) for r in rows], total

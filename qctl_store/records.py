@@ -19,12 +19,15 @@ from qctl_store.columns import EVENT_PREFIX
 from qctl_store.types import (
     JSON,
     AttemptError,
+    DAGState,
+    DAGView,
     DailyCount,
     EventAdminRow,
     EventRecord,
     HistoryEvent,
     Job,
     JobState,
+    OnFailurePolicy,
     OpsStats,
     Source,
     StalledWorkflow,
@@ -211,3 +214,18 @@ class RowMapper:
 
     def stalled_workflow(self, row: Row) -> StalledWorkflow:
         return StalledWorkflow(id=self.id(row["id"]), name=row["name"])
+
+    def dag_view(self, row: Row) -> DAGView:
+        """A row of ``azync_dags``."""
+        return DAGView(
+            id=self.id(row["id"]),
+            name=row["name"],
+            state=DAGState(row["state"]),
+            on_failure=OnFailurePolicy(row["on_failure"]),
+            idempotency_key=row["idempotency_key"] or "",
+            failure_reason=row["failure_reason"] or "",
+            meta=self.meta(row["meta"]),
+            created_at=self.decode_instant(row["created_at"]),
+            updated_at=self.decode_instant(row["updated_at"]),
+            completed_at=self.decode_instant(row["completed_at"]),
+        )

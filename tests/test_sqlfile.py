@@ -105,14 +105,16 @@ def test_every_named_query_has_a_one_line_description(backend: str) -> None:
 
 
 def _file_of(node: ast.expr, bound: dict[str, str]) -> str | None:
-    """The .sql file ``node`` stands for: a name bound to ``queries("<file>")``, or
-    such a call itself."""
+    """The .sql file ``node`` stands for: a name bound to ``queries("<file>")`` (in the
+    shared modules ``self.queries("<file>")``), or such a call itself."""
     if isinstance(node, ast.Name):
         return bound.get(node.id)
     if (
         isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "queries"
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id == "queries")
+            or (isinstance(node.func, ast.Attribute) and node.func.attr == "queries")
+        )
         and node.args
         and isinstance(node.args[0], ast.Constant)
     ):
@@ -124,35 +126,46 @@ HOOKS = {"_act": "admin.sql", "_settle": "workflows.sql"}
 """Backend hooks of the shared verbs and the file whose statement they run by name."""
 
 
+def _scan(scope: ast.AST, outer: dict[str, str], refs: set[tuple[str, str]]) -> None:
+    """The references in ``scope`` (a module or a function), its names bound to a file
+    on top of ``outer``'s; nested functions are scopes of their own."""
+    bound = dict(outer)
+    nodes, inner = [], []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            inner.append(node)
+            continue
+        nodes.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and (f := _file_of(node.value, bound)):
+                bound[target.id] = f
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and (f := _file_of(node.value, bound)):
+            refs.add((f, node.attr))
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in HOOKS
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+        ):
+            refs.add((HOOKS[node.func.attr], str(node.args[1].value)))
+    for func in inner:
+        _scan(func, bound, refs)
+
+
 def _references(backend: str) -> set[tuple[str, str]]:
-    """(file, query) pairs the backend's modules name, and the statement names the shared
-    verbs hand to a backend's hook (``_act`` runs them from ``admin.sql``, ``_settle``
-    from ``workflows.sql``)."""
+    """(file, query) pairs the backend's and the shared modules name, and the statement
+    names the shared verbs hand to a backend's hook (``_act`` runs them from
+    ``admin.sql``, ``_settle`` from ``workflows.sql``)."""
     refs: set[tuple[str, str]] = set()
-    modules = [
-        *sorted((PACKAGE / backend).glob("*.py")),
-        PACKAGE / "actions.py",
-        PACKAGE / "wac.py",
-    ]
-    for path in modules:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        bound: dict[str, str] = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1:
-                target = node.targets[0]
-                if isinstance(target, ast.Name) and (f := _file_of(node.value, bound)):
-                    bound[target.id] = f
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and (f := _file_of(node.value, bound)):
-                refs.add((f, node.attr))
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr in HOOKS
-                and len(node.args) >= 2
-                and isinstance(node.args[1], ast.Constant)
-            ):
-                refs.add((HOOKS[node.func.attr], str(node.args[1].value)))
+    for path in [*sorted((PACKAGE / backend).glob("*.py")), *sorted(PACKAGE.glob("*.py"))]:
+        _scan(ast.parse(path.read_text(encoding="utf-8")), {}, refs)
     return refs
 
 

@@ -13,6 +13,7 @@ from qctl_store.postgres.jobs import JobsMixin
 from qctl_store.postgres.leader import LeaderMixin
 from qctl_store.postgres.maintenance import MaintenanceMixin
 from qctl_store.postgres.migrate import MigrateMixin
+from qctl_store.postgres.rows import DIALECT, ROWS
 from qctl_store.postgres.throughput import ThroughputMixin
 from qctl_store.postgres.wake import WakeMixin
 from qctl_store.postgres.workflows import WorkflowMixin
@@ -33,3 +34,6 @@ class PostgresStore(
     contract.AzyncStore[psycopg.Connection],
 ):
     """Every capability of the contract over one psycopg pool (see ``PgBase``)."""
+
+    dialect = DIALECT
+    rows = ROWS

@@ -21,6 +21,7 @@ from psycopg import errors as pgerr
 from psycopg.rows import dict_row
 
 from qctl_store import errors, validate
+from qctl_store.backend import StoreBase
 from qctl_store.config import Config
 from qctl_store.dsn import connect_timeout, postgres_params, redact, session_options
 from qctl_store.listing import stats_bump_sql
@@ -105,7 +106,7 @@ class _SingleConnection:
                 self._conn = None
 
 
-class PgBase:
+class PgBase(StoreBase):
     backend = "postgres"
 
     def __init__(self, dsn: str, config: Config | None = None) -> None:

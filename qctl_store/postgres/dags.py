@@ -28,11 +28,9 @@ from qctl_store.dagcheck import (
     refuse_missing_tasks,
     signal_payload,
 )
-from qctl_store.listing import dag_where, newest_page
+from qctl_store.listing import DAGListing
 from qctl_store.postgres.base import Cursor, PgBase, queries
-from qctl_store.postgres.rows import DIALECT, caller_tx, jobs_from_rows
-from qctl_store.records import Row
-from qctl_store.sqlfile import fill
+from qctl_store.postgres.rows import ROWS, caller_tx, jobs_from_rows
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
     JSON,
@@ -40,7 +38,6 @@ from qctl_store.types import (
     KIND_SLEEP,
     DAGDep,
     DAGFailure,
-    DAGFilter,
     DAGParams,
     DAGSignalParams,
     DAGState,
@@ -48,7 +45,6 @@ from qctl_store.types import (
     Job,
     JobState,
     OnFailurePolicy,
-    PageCursor,
     Source,
     TaskResult,
 )
@@ -58,7 +54,7 @@ _DAG = Source.DAG.value
 _INTERNAL_KINDS = frozenset({KIND_SLEEP, KIND_SIGNAL})
 
 
-class DAGMixin(PgBase):
+class DAGMixin(DAGListing, PgBase):
     # --- creation -------------------------------------------------------------------
 
     def create_dag(self, p: DAGParams) -> tuple[bool, uuid.UUID | None]:
@@ -281,21 +277,7 @@ class DAGMixin(PgBase):
             row = cur.execute(Q.get_dag, (id,)).fetchone()
         if row is None:
             raise errors.NotFound("get dag")
-        return _dag_view(row)
-
-    def list_dags(
-        self,
-        filter: DAGFilter,
-        offset: int = 0,
-        limit: int = 0,
-        after: PageCursor | None = None,
-    ) -> tuple[list[DAGView], int]:
-        where, params = dag_where(DIALECT, filter)
-        in_page, args = newest_page(DIALECT, "created_at", where, params, (offset, limit, after))
-        with self.read() as cur:
-            total = cur.execute(fill(Q.count_dags, where=where), params).fetchone()
-            rows = cur.execute(fill(Q.list_dags, where=in_page), args).fetchall()
-        return [_dag_view(r) for r in rows], int(total["n"] if total else 0)
+        return ROWS.dag_view(row)
 
     def dag_tasks(self, id: uuid.UUID) -> list[Job]:
         with self.read() as cur:
@@ -383,19 +365,3 @@ class DAGMixin(PgBase):
         with self.tx() as cur:
             cur.execute(Q.vacuum_dags, (retention // timedelta(microseconds=1),))
             return cur.rowcount
-
-
-def _dag_view(row: Row) -> DAGView:
-    meta = row["meta"]
-    return DAGView(
-        id=row["id"],
-        name=row["name"],
-        state=DAGState(row["state"]),
-        on_failure=OnFailurePolicy(row["on_failure"]),
-        idempotency_key=row["idempotency_key"] or "",
-        failure_reason=row["failure_reason"] or "",
-        meta=dict(meta) if isinstance(meta, dict) else {},
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        completed_at=row["completed_at"],
-    )

@@ -11,15 +11,12 @@ import psycopg
 
 from qctl_store import validate
 from qctl_store.errors import NotFound
-from qctl_store.listing import event_where, newest_page
+from qctl_store.listing import EventListing
 from qctl_store.postgres.base import Cursor, PgBase, queries
 from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, caller_tx
-from qctl_store.sqlfile import fill
 from qctl_store.types import (
     EventAdminRow,
-    EventFilter,
     OpsStats,
-    PageCursor,
     PublishParams,
     ReplayFilter,
     Source,
@@ -31,7 +28,7 @@ from qctl_store.writes import publish_fields, replay_fields
 Q = queries("events.sql")
 
 
-class EventsMixin(PgBase):
+class EventsMixin(EventListing, PgBase):
     # --- publish --------------------------------------------------------------------
 
     @staticmethod
@@ -97,25 +94,6 @@ class EventsMixin(PgBase):
             return cur.rowcount
 
     # --- admin reads ----------------------------------------------------------------
-
-    def list_events(
-        self,
-        filter: EventFilter,
-        offset: int = 0,
-        limit: int = 0,
-        after: PageCursor | None = None,
-    ) -> tuple[list[EventAdminRow], int]:
-        where, params = event_where(DIALECT, filter)
-        in_page, args = newest_page(
-            DIALECT, "occurred_at", where, params, (offset, limit, after), "e"
-        )
-        with self.read() as cur:
-            cur.execute(fill(Q.count_events, where=where), params)
-            total_row = cur.fetchone()
-            cur.execute(fill(Q.list_events, where=in_page), args)
-            rows = cur.fetchall()
-        total = int(total_row["n"]) if total_row else 0
-        return [ROWS.event_admin(r) for r in rows], total
 
     def get_event(self, id: uuid.UUID) -> EventAdminRow:
         with self.read() as cur:

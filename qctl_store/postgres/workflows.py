@@ -13,22 +13,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from qctl_store import errors, validate
-from qctl_store.listing import newest_page, workflow_where
+from qctl_store.listing import WorkflowListing
 from qctl_store.postgres.base import Cursor, PgBase, queries
-from qctl_store.postgres.rows import DIALECT, ROWS
-from qctl_store.sqlfile import fill
+from qctl_store.postgres.rows import ROWS
 from qctl_store.types import (
     JSON,
     WORKFLOW_TERMINAL_STATES,
     HistoryEvent,
-    PageCursor,
     ScheduleOperationParams,
     SignalParams,
     Source,
     StalledWorkflow,
     UncertainDecision,
     WorkflowExecutionView,
-    WorkflowFilter,
     WorkflowStartParams,
     WorkflowState,
 )
@@ -61,7 +58,7 @@ def _value(cur: Cursor, sql: str, params: dict[str, Any]) -> Any:
     return next(iter(row.values()))
 
 
-class WorkflowMixin(ExecutionVerbs, PgBase):
+class WorkflowMixin(WorkflowListing, ExecutionVerbs, PgBase):
     # --- start / get / list ---------------------------------------------------------
 
     def start_workflow(self, p: WorkflowStartParams) -> tuple[bool, uuid.UUID | None]:
@@ -89,20 +86,6 @@ class WorkflowMixin(ExecutionVerbs, PgBase):
         if row is None:
             raise errors.NotFound("get workflow execution")
         return ROWS.workflow_execution(row)
-
-    def list_workflow_executions(
-        self,
-        filter: WorkflowFilter,
-        offset: int = 0,
-        limit: int = 0,
-        after: PageCursor | None = None,
-    ) -> tuple[list[WorkflowExecutionView], int]:
-        where, params = workflow_where(DIALECT, filter)
-        in_page, args = newest_page(DIALECT, "created_at", where, params, (offset, limit, after))
-        with self.read() as cur:
-            rows = cur.execute(fill(Q.list_executions, where=in_page), args).fetchall()
-            total = _value(cur, fill(Q.count_executions, where=where), params)
-        return [ROWS.workflow_execution(r) for r in rows], int(total)
 
     # --- history --------------------------------------------------------------------
 

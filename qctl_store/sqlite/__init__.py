@@ -13,6 +13,7 @@ from qctl_store.sqlite.jobs import JobsMixin
 from qctl_store.sqlite.leader import LeaderMixin
 from qctl_store.sqlite.maintenance import MaintenanceMixin
 from qctl_store.sqlite.migrate import MigrateMixin
+from qctl_store.sqlite.rows import DIALECT, ROWS
 from qctl_store.sqlite.throughput import ThroughputMixin
 from qctl_store.sqlite.wake import WakeMixin
 from qctl_store.sqlite.workflows import WorkflowMixin
@@ -33,3 +34,6 @@ class SqliteStore(
     contract.AzyncStore[sqlite3.Connection],
 ):
     """Every capability of the contract over per-thread SQLite connections (see ``SqliteBase``)."""
+
+    dialect = DIALECT
+    rows = ROWS

@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from qctl_store import errors, jsonb
+from qctl_store.backend import StoreBase
 from qctl_store.config import Config
 from qctl_store.listing import stats_bump_sql
 from qctl_store.sqlfile import Queries, load
@@ -174,7 +175,7 @@ class Tx:
         self._after.append(fn)
 
 
-class SqliteBase:
+class SqliteBase(StoreBase):
     backend = "sqlite"
 
     def __init__(self, path: str, config: Config | None = None) -> None:

@@ -28,23 +28,19 @@ from qctl_store.dagcheck import (
     refuse_missing_tasks,
     signal_payload,
 )
-from qctl_store.listing import dag_where, newest_page
-from qctl_store.records import Row
-from qctl_store.sqlfile import fill
-from qctl_store.sqlite.base import SqliteBase, Tx, from_us, queries, td_us
+from qctl_store.listing import DAGListing
+from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us
 from qctl_store.sqlite.rows import (
-    DIALECT,
+    ROWS,
     caller_tx,
     jobs_from_rows,
     json_value,
-    meta,
 )
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
     JSON,
     DAGDep,
     DAGFailure,
-    DAGFilter,
     DAGParams,
     DAGSignalParams,
     DAGState,
@@ -52,7 +48,6 @@ from qctl_store.types import (
     Job,
     JobState,
     OnFailurePolicy,
-    PageCursor,
     Source,
     TaskResult,
 )
@@ -61,7 +56,7 @@ Q = queries("dags.sql")
 _DAG = Source.DAG.value
 
 
-class DAGMixin(SqliteBase):
+class DAGMixin(DAGListing, SqliteBase):
     # --- creation -------------------------------------------------------------------
 
     def create_dag(self, p: DAGParams) -> tuple[bool, uuid.UUID | None]:
@@ -293,21 +288,7 @@ class DAGMixin(SqliteBase):
             row = t.one(Q.get_dag, (str(id),))
         if row is None:
             raise errors.NotFound("get dag")
-        return _dag_view(row)
-
-    def list_dags(
-        self,
-        filter: DAGFilter,
-        offset: int = 0,
-        limit: int = 0,
-        after: PageCursor | None = None,
-    ) -> tuple[list[DAGView], int]:
-        where, params = dag_where(DIALECT, filter)
-        in_page, args = newest_page(DIALECT, "created_at", where, params, (offset, limit, after))
-        with self.read() as t:
-            total = t.one(fill(Q.count_dags, where=where), params)
-            rows = t.all(fill(Q.list_dags, where=in_page), args)
-        return [_dag_view(r) for r in rows], int(total["n"] if total else 0)
+        return ROWS.dag_view(row)
 
     def dag_tasks(self, id: uuid.UUID) -> list[Job]:
         with self.read() as t:
@@ -390,18 +371,3 @@ class DAGMixin(SqliteBase):
             return 0
         with self.tx() as t:
             return t.execute(Q.vacuum_dags, {"now": t.now, "retention": td_us(retention)}).rowcount
-
-
-def _dag_view(row: Row) -> DAGView:
-    return DAGView(
-        id=uuid.UUID(row["id"]),
-        name=row["name"],
-        state=DAGState(row["state"]),
-        on_failure=OnFailurePolicy(row["on_failure"]),
-        idempotency_key=row["idempotency_key"] or "",
-        failure_reason=row["failure_reason"] or "",
-        meta=meta(row["meta"]),
-        created_at=from_us(row["created_at"]),
-        updated_at=from_us(row["updated_at"]),
-        completed_at=from_us(row["completed_at"]),
-    )

@@ -14,15 +14,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from qctl_store import errors, validate
-from qctl_store.listing import event_where, newest_page
-from qctl_store.sqlfile import fill
+from qctl_store.listing import EventListing
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us
 from qctl_store.sqlite.rows import DIALECT, ROWS, arg_id, caller_tx
 from qctl_store.types import (
     EventAdminRow,
-    EventFilter,
     OpsStats,
-    PageCursor,
     PublishParams,
     ReplayFilter,
     Subscriber,
@@ -33,7 +30,7 @@ from qctl_store.writes import publish_fields, replay_fields
 Q = queries("events.sql")
 
 
-class EventsMixin(SqliteBase):
+class EventsMixin(EventListing, SqliteBase):
     def publish(self, p: PublishParams) -> int:
         args = publish_fields(DIALECT, p)
         with self.tx() as t:
@@ -115,22 +112,6 @@ class EventsMixin(SqliteBase):
             return t.execute(Q.retain, {"before": cutoff, "limit": limit}).rowcount
 
     # --- admin reads --------------------------------------------------------------------
-
-    def list_events(
-        self,
-        filter: EventFilter,
-        offset: int = 0,
-        limit: int = 0,
-        after: PageCursor | None = None,
-    ) -> tuple[list[EventAdminRow], int]:
-        where, params = event_where(DIALECT, filter)
-        in_page, args = newest_page(
-            DIALECT, "occurred_at", where, params, (offset, limit, after), "e"
-        )
-        with self.read() as t:
-            total = t.one(fill(Q.count_events, where=where), params)["n"]  # type: ignore[index]
-            rows = t.all(fill(Q.list_events, where=in_page), args)
-        return [ROWS.event_admin(r) for r in rows], total
 
     def get_event(self, id: uuid.UUID) -> EventAdminRow:
         with self.read() as t:

@@ -13,22 +13,19 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from qctl_store import errors, validate
-from qctl_store.listing import newest_page, workflow_where
-from qctl_store.sqlfile import fill
+from qctl_store.listing import WorkflowListing
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us, uid
-from qctl_store.sqlite.rows import DIALECT, ROWS
+from qctl_store.sqlite.rows import ROWS
 from qctl_store.types import (
     JSON,
     WORKFLOW_TERMINAL_STATES,
     HistoryEvent,
-    PageCursor,
     ScheduleOperationParams,
     SignalParams,
     Source,
     StalledWorkflow,
     UncertainDecision,
     WorkflowExecutionView,
-    WorkflowFilter,
     WorkflowStartParams,
     WorkflowState,
 )
@@ -58,7 +55,7 @@ def _exists(t: Tx, workflow_id: uuid.UUID) -> bool:
     return t.one(Q.get_header, {"id": str(workflow_id)}) is not None
 
 
-class WorkflowMixin(ExecutionVerbs, SqliteBase):
+class WorkflowMixin(WorkflowListing, ExecutionVerbs, SqliteBase):
     # --- start / get / list ---------------------------------------------------------
 
     def start_workflow(self, p: WorkflowStartParams) -> tuple[bool, uuid.UUID | None]:
@@ -82,20 +79,6 @@ class WorkflowMixin(ExecutionVerbs, SqliteBase):
         if row is None:
             raise errors.NotFound("get workflow execution")
         return ROWS.workflow_execution(row)
-
-    def list_workflow_executions(
-        self,
-        filter: WorkflowFilter,
-        offset: int = 0,
-        limit: int = 0,
-        after: PageCursor | None = None,
-    ) -> tuple[list[WorkflowExecutionView], int]:
-        where, params = workflow_where(DIALECT, filter)
-        in_page, args = newest_page(DIALECT, "created_at", where, params, (offset, limit, after))
-        with self.read() as t:
-            found = t.all(fill(Q.list_executions, where=in_page), args)
-            total = t.one(fill(Q.count_executions, where=where), params)
-        return [ROWS.workflow_execution(r) for r in found], int(total["total"]) if total else 0
 
     # --- history --------------------------------------------------------------------
 

@@ -54,7 +54,7 @@ LIMIT %(limit)s OFFSET %(offset)s
 
 -- name: count_executions
 -- How many workflow executions match {where} (listing.header_where).
-SELECT count(*) AS total
+SELECT count(*) AS n
 FROM azync_workflow_executions
 WHERE {where}
 

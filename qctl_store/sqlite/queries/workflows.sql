@@ -53,7 +53,7 @@ LIMIT :limit OFFSET :offset
 
 -- name: count_executions
 -- How many workflow executions match {where} (listing.header_where).
-SELECT count(*) AS total
+SELECT count(*) AS n
 FROM azync_workflow_executions
 WHERE {where}
 

@@ -1,0 +1,41 @@
+"""The base of both backends' classes (``PgBase``, ``SqliteBase``): what the code they
+share may use of a backend, as DBOS's ``dbos/_sys_db.py`` ``SystemDatabase`` is the
+one implementation its PostgreSQL and SQLite subclasses adjust.
+
+A backend gives reads and transactions whose cursor runs ``execute(sql, params)`` and
+returns a result with ``fetchone()``, ``fetchall()`` and ``rowcount`` (a psycopg cursor;
+the ``sqlite3.Cursor`` of a ``Tx``), rows indexable by column name, its named queries
+(the same names in ``<backend>/queries/*.sql``), its ``Dialect`` (placeholders, the
+fragments that differ, how ids and instants bind) and its ``RowMapper``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from qctl_store.sqlfile import Queries, load
+
+if TYPE_CHECKING:
+    from qctl_store.listing import Dialect
+    from qctl_store.records import RowMapper
+
+
+class StoreBase(ABC):
+    backend: ClassVar[str]
+    """The backend's package name under ``qctl_store``."""
+    dialect: ClassVar[Dialect]
+    rows: ClassVar[RowMapper]
+
+    @abstractmethod
+    def read(self) -> AbstractContextManager[Any]:
+        """A cursor for reads."""
+
+    @abstractmethod
+    def tx(self) -> AbstractContextManager[Any]:
+        """A cursor inside one write transaction, committed when the block ends."""
+
+    def queries(self, filename: str) -> Queries:
+        """The backend's named queries of ``filename`` (``events.sql``)."""
+        return load(f"qctl_store.{self.backend}.queries", filename)
