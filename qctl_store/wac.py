@@ -14,14 +14,17 @@ from abc import abstractmethod
 from typing import Any
 
 from qctl_store import validate
+from qctl_store.backend import StoreBase
 from qctl_store.config import OPERATION_MAX_ATTEMPTS, STALLED_LIMIT, WORKFLOW_TASK_QUEUE
-from qctl_store.errors import Conflict, InvalidInput
+from qctl_store.errors import Conflict, InvalidInput, NotFound
 from qctl_store.types import (
     JSON,
     WORKFLOW_TASK_KIND_PREFIX,
+    HistoryEvent,
     ScheduleOperationParams,
     SignalParams,
     UncertainDecision,
+    WorkflowExecutionView,
     WorkflowStartParams,
 )
 
@@ -142,3 +145,25 @@ class ExecutionVerbs:
 
     def resume_workflow(self, id: uuid.UUID) -> None:
         self._settle("resume workflow", "resume_execution", id)
+
+
+class ExecutionReads(StoreBase):
+    """An execution and its history, read alike on both backends."""
+
+    def get_workflow_execution(self, id: uuid.UUID) -> WorkflowExecutionView:
+        q = self.queries("workflows.sql")
+        with self.read() as cur:
+            row = cur.execute(q.get_execution, {"id": self.dialect.arg_id(id, "id")}).fetchone()
+        if row is None:
+            raise NotFound("get workflow execution")
+        return self.rows.workflow_execution(row)
+
+    def list_history(self, workflow_id: uuid.UUID) -> list[HistoryEvent]:
+        q = self.queries("workflows.sql")
+        args = {"id": self.dialect.arg_id(workflow_id, "workflow_id")}
+        with self.read() as cur:
+            found = cur.execute(q.execution_exists, args).fetchone()
+            if not found or not found["found"]:
+                raise NotFound("list history")
+            rows = cur.execute(q.list_history, args).fetchall()
+        return [self.rows.history_event(r) for r in rows]

@@ -19,17 +19,16 @@ from qctl_store.postgres.rows import ROWS
 from qctl_store.types import (
     JSON,
     WORKFLOW_TERMINAL_STATES,
-    HistoryEvent,
     ScheduleOperationParams,
     SignalParams,
     Source,
     StalledWorkflow,
     UncertainDecision,
-    WorkflowExecutionView,
     WorkflowStartParams,
     WorkflowState,
 )
 from qctl_store.wac import (
+    ExecutionReads,
     ExecutionVerbs,
     execution_key,
     held_execution_key,
@@ -58,7 +57,7 @@ def _value(cur: Cursor, sql: str, params: dict[str, Any]) -> Any:
     return next(iter(row.values()))
 
 
-class WorkflowMixin(WorkflowListing, ExecutionVerbs, PgBase):
+class WorkflowMixin(WorkflowListing, ExecutionReads, ExecutionVerbs, PgBase):
     # --- start / get / list ---------------------------------------------------------
 
     def start_workflow(self, p: WorkflowStartParams) -> tuple[bool, uuid.UUID | None]:
@@ -79,13 +78,6 @@ class WorkflowMixin(WorkflowListing, ExecutionVerbs, PgBase):
             self._insert_task(cur, p.id, kind, None)
         self.notify_after_commit(Source.WORKFLOW, [kind])
         return True, None
-
-    def get_workflow_execution(self, id: uuid.UUID) -> WorkflowExecutionView:
-        with self.read() as cur:
-            row = cur.execute(Q.get_execution, {"id": id}).fetchone()
-        if row is None:
-            raise errors.NotFound("get workflow execution")
-        return ROWS.workflow_execution(row)
 
     # --- history --------------------------------------------------------------------
 
@@ -111,14 +103,6 @@ class WorkflowMixin(WorkflowListing, ExecutionVerbs, PgBase):
             if row is None:
                 raise errors.Conflict(f"append history: {type} conflicted without an execution_key")
             return int(row["seq"])
-
-    def list_history(self, workflow_id: uuid.UUID) -> list[HistoryEvent]:
-        with self.read() as cur:
-            found = cur.execute(Q.execution_exists, {"id": workflow_id}).fetchone()
-            if not found or not found["found"]:
-                raise errors.NotFound("list history")
-            rows = cur.execute(Q.list_history, {"id": workflow_id}).fetchall()
-        return [ROWS.history_event(r) for r in rows]
 
     # --- signals --------------------------------------------------------------------
 

@@ -19,17 +19,16 @@ from qctl_store.sqlite.rows import ROWS
 from qctl_store.types import (
     JSON,
     WORKFLOW_TERMINAL_STATES,
-    HistoryEvent,
     ScheduleOperationParams,
     SignalParams,
     Source,
     StalledWorkflow,
     UncertainDecision,
-    WorkflowExecutionView,
     WorkflowStartParams,
     WorkflowState,
 )
 from qctl_store.wac import (
+    ExecutionReads,
     ExecutionVerbs,
     execution_key,
     held_execution_key,
@@ -55,7 +54,7 @@ def _exists(t: Tx, workflow_id: uuid.UUID) -> bool:
     return t.one(Q.get_header, {"id": str(workflow_id)}) is not None
 
 
-class WorkflowMixin(WorkflowListing, ExecutionVerbs, SqliteBase):
+class WorkflowMixin(WorkflowListing, ExecutionReads, ExecutionVerbs, SqliteBase):
     # --- start / get / list ---------------------------------------------------------
 
     def start_workflow(self, p: WorkflowStartParams) -> tuple[bool, uuid.UUID | None]:
@@ -72,13 +71,6 @@ class WorkflowMixin(WorkflowListing, ExecutionVerbs, SqliteBase):
             t.execute(Q.insert_started_history, params)
             self._insert_task(t, p.id, kind, None)
         return True, None
-
-    def get_workflow_execution(self, id: uuid.UUID) -> WorkflowExecutionView:
-        with self.read() as t:
-            row = t.one(Q.get_execution, {"id": str(id)})
-        if row is None:
-            raise errors.NotFound("get workflow execution")
-        return ROWS.workflow_execution(row)
 
     # --- history --------------------------------------------------------------------
 
@@ -110,13 +102,6 @@ class WorkflowMixin(WorkflowListing, ExecutionVerbs, SqliteBase):
         row = t.one(Q.next_history_seq, {"id": str(workflow_id)})
         assert row is not None
         return int(row["seq"])
-
-    def list_history(self, workflow_id: uuid.UUID) -> list[HistoryEvent]:
-        with self.read() as t:
-            if not _exists(t, workflow_id):
-                raise errors.NotFound("list history")
-            found = t.all(Q.list_history, {"id": str(workflow_id)})
-        return [ROWS.history_event(r) for r in found]
 
     # --- signals --------------------------------------------------------------------
 

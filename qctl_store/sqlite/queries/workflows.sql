@@ -57,6 +57,10 @@ SELECT count(*) AS n
 FROM azync_workflow_executions
 WHERE {where}
 
+-- name: execution_exists
+-- Whether a workflow execution exists.
+SELECT EXISTS (SELECT 1 FROM azync_workflow_executions WHERE id = :id) AS found
+
 -- name: get_header
 -- A workflow execution's name and state.
 -- BEGIN IMMEDIATE already serialises writers, so no row lock is needed for the seq.
