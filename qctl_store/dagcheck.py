@@ -19,18 +19,23 @@ from datetime import timedelta
 from typing import Any, Protocol
 
 from qctl_store import validate
+from qctl_store.backend import StoreBase
 from qctl_store.errors import InvalidInput, NotFound
 from qctl_store.types import (
     KIND_SIGNAL,
     KIND_SLEEP,
     TASK_KEY_COMPENSATION_PREFIX,
+    DAGDep,
     DAGFailure,
     DAGParams,
     DAGSignalParams,
     DAGState,
     DAGTask,
+    DAGView,
+    Job,
     JobState,
     OnFailurePolicy,
+    TaskResult,
 )
 
 RESERVED_KEY_PREFIXES = ("$", TASK_KEY_COMPENSATION_PREFIX)
@@ -317,3 +322,74 @@ def refuse_missing_tasks(dag_id: uuid.UUID | str, missing: list[str]) -> None:
         "retry dag",
         f"DAG {dag_id} has no row for task(s) {keys}" if keys else f"DAG {dag_id} has no task rows",
     )
+
+
+class DAGReads(StoreBase):
+    """The DAG reads, alike on both backends (``dags.sql``)."""
+
+    def get_dag(self, id: uuid.UUID) -> DAGView:
+        with self.read() as cur:
+            row = cur.execute(self.queries("dags.sql").get_dag, self._dag_arg(id)).fetchone()
+        if row is None:
+            raise NotFound("get dag")
+        return self.rows.dag_view(row)
+
+    def dag_tasks(self, id: uuid.UUID) -> list[Job]:
+        q = self.queries("dags.sql")
+        with self.read() as cur:
+            found = cur.execute(q.dag_exists, self._dag_arg(id)).fetchone()
+            if not (found and found["present"]):
+                raise NotFound("dag tasks")
+            return self.rows.jobs(cur.execute(q.dag_tasks, self._dag_arg(id)).fetchall())
+
+    def dag_deps(self, id: uuid.UUID) -> list[DAGDep]:
+        with self.read() as cur:
+            rows = cur.execute(self.queries("dags.sql").dag_deps, self._dag_arg(id)).fetchall()
+        return [DAGDep(task_key=r["task_key"], depends_on_key=r["depends_on_key"]) for r in rows]
+
+    def dag_name_state_counts(self) -> dict[str, dict[DAGState, int]]:
+        out: dict[str, dict[DAGState, int]] = {}
+        with self.read() as cur:
+            for r in cur.execute(self.queries("dags.sql").dag_name_state_counts, ()).fetchall():
+                out.setdefault(r["name"], {})[DAGState(r["state"])] = r["n"]
+        return out
+
+    def dag_task_counts(self, ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[JobState, int]]:
+        out: dict[uuid.UUID, dict[JobState, int]] = {}
+        if not ids:
+            return out
+        d = self.dialect
+        args = (d.array([d.arg_id(i, "ids") for i in ids]),)
+        with self.read() as cur:
+            for r in cur.execute(self.queries("dags.sql").dag_task_counts, args).fetchall():
+                out.setdefault(self.rows.id(r["dag_id"]), {})[JobState(r["state"])] = r["n"]
+        return out
+
+    def find_dag_by_key(self, name: str, idempotency_key: str) -> uuid.UUID:
+        args = {"name": name, "key": idempotency_key}
+        with self.read() as cur:
+            row = cur.execute(self.queries("dags.sql").live_dag_by_key, args).fetchone()
+        if row is None:
+            raise NotFound("find dag by key")
+        return self.rows.id(row["id"])
+
+    def task_results(
+        self, dag_id: uuid.UUID, keys: list[str] | None = None
+    ) -> dict[str, TaskResult]:
+        args = {
+            "dag_id": self.dialect.arg_id(dag_id, "dag_id"),
+            "all": not keys,
+            "keys": self.dialect.array(list(keys or [])),
+        }
+        with self.read() as cur:
+            rows = cur.execute(self.queries("dags.sql").task_results, args).fetchall()
+        return {
+            r["task_key"]: TaskResult(
+                result=None if r["skipped"] else self.rows.decode_json(r["result"]),
+                skipped=bool(r["skipped"]),
+            )
+            for r in rows
+        }
+
+    def _dag_arg(self, id: uuid.UUID) -> tuple[Any]:
+        return (self.dialect.arg_id(id, "id"),)

@@ -19,6 +19,7 @@ import psycopg
 from qctl_store import errors, validate
 from qctl_store.dagcheck import (
     COMPENSABLE_STATES,
+    DAGReads,
     PreparedDAG,
     compensation_chain,
     enqueued_per_kind,
@@ -30,23 +31,19 @@ from qctl_store.dagcheck import (
 )
 from qctl_store.listing import DAGListing
 from qctl_store.postgres.base import Cursor, PgBase, queries
-from qctl_store.postgres.rows import ROWS, caller_tx, jobs_from_rows
+from qctl_store.postgres.rows import caller_tx
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
     JSON,
     KIND_SIGNAL,
     KIND_SLEEP,
-    DAGDep,
     DAGFailure,
     DAGParams,
     DAGSignalParams,
     DAGState,
-    DAGView,
-    Job,
     JobState,
     OnFailurePolicy,
     Source,
-    TaskResult,
 )
 
 Q = queries("dags.sql")
@@ -54,7 +51,7 @@ _DAG = Source.DAG.value
 _INTERNAL_KINDS = frozenset({KIND_SLEEP, KIND_SIGNAL})
 
 
-class DAGMixin(DAGListing, PgBase):
+class DAGMixin(DAGListing, DAGReads, PgBase):
     # --- creation -------------------------------------------------------------------
 
     def create_dag(self, p: DAGParams) -> tuple[bool, uuid.UUID | None]:
@@ -244,21 +241,7 @@ class DAGMixin(DAGListing, PgBase):
         row = cur.execute(Q.lock_dag, {"id": dag_id}).fetchone()
         return None if row is None else DAGState(row["state"])
 
-    # --- results --------------------------------------------------------------------
-
-    def task_results(
-        self, dag_id: uuid.UUID, keys: list[str] | None = None
-    ) -> dict[str, TaskResult]:
-        with self.read() as cur:
-            rows = cur.execute(
-                Q.task_results, {"dag_id": dag_id, "all": not keys, "keys": list(keys or [])}
-            ).fetchall()
-        return {
-            r["task_key"]: TaskResult(
-                result=None if r["skipped"] else r["result"], skipped=r["skipped"]
-            )
-            for r in rows
-        }
+    # --- results (the reads are dagcheck.DAGReads) ---------------------------------
 
     def ack_task_result(self, id: uuid.UUID, lease_token: uuid.UUID, result: JSON) -> None:
         text = None if result is None else validate.json_text(result, "result")
@@ -269,53 +252,6 @@ class DAGMixin(DAGListing, PgBase):
             if row is None:
                 raise errors.NotFound("ack task result")
             self.bump_stat(cur, row["source"], row["kind"], "processed")
-
-    # --- reads ----------------------------------------------------------------------
-
-    def get_dag(self, id: uuid.UUID) -> DAGView:
-        with self.read() as cur:
-            row = cur.execute(Q.get_dag, (id,)).fetchone()
-        if row is None:
-            raise errors.NotFound("get dag")
-        return ROWS.dag_view(row)
-
-    def dag_tasks(self, id: uuid.UUID) -> list[Job]:
-        with self.read() as cur:
-            if not self._dag_exists(cur, id):
-                raise errors.NotFound("dag tasks")
-            return jobs_from_rows(cur.execute(Q.dag_tasks, (id,)).fetchall())
-
-    def _dag_exists(self, cur: Cursor, id: uuid.UUID) -> bool:
-        row = cur.execute(Q.dag_exists, (id,)).fetchone()
-        return bool(row and row["present"])
-
-    def dag_deps(self, id: uuid.UUID) -> list[DAGDep]:
-        with self.read() as cur:
-            rows = cur.execute(Q.dag_deps, (id,)).fetchall()
-        return [DAGDep(task_key=r["task_key"], depends_on_key=r["depends_on_key"]) for r in rows]
-
-    def dag_name_state_counts(self) -> dict[str, dict[DAGState, int]]:
-        out: dict[str, dict[DAGState, int]] = {}
-        with self.read() as cur:
-            for r in cur.execute(Q.dag_name_state_counts).fetchall():
-                out.setdefault(r["name"], {})[DAGState(r["state"])] = r["n"]
-        return out
-
-    def dag_task_counts(self, ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[JobState, int]]:
-        out: dict[uuid.UUID, dict[JobState, int]] = {}
-        if not ids:
-            return out
-        with self.read() as cur:
-            for r in cur.execute(Q.dag_task_counts, (list(ids),)).fetchall():
-                out.setdefault(r["dag_id"], {})[JobState(r["state"])] = r["n"]
-        return out
-
-    def find_dag_by_key(self, name: str, idempotency_key: str) -> uuid.UUID:
-        with self.read() as cur:
-            row = cur.execute(Q.live_dag_by_key, {"name": name, "key": idempotency_key}).fetchone()
-        if row is None:
-            raise errors.NotFound("find dag by key")
-        return row["id"]
 
     # --- manager verbs --------------------------------------------------------------
 

@@ -102,5 +102,6 @@ DIALECT = Dialect(
     payload_filter="payload @> %(payload)s::jsonb",
     older_than_filter="enqueued_at < now() - make_interval(secs => %(older_than)s)",
     older_than_arg=timedelta.total_seconds,
+    array=list,
 )
 """psycopg's pyformat parameters; jsonb containment for meta, an escaped ILIKE for errors."""

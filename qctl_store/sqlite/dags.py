@@ -11,7 +11,6 @@ here, inside the same transaction.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import uuid
 from datetime import timedelta
@@ -19,6 +18,7 @@ from datetime import timedelta
 from qctl_store import errors, validate
 from qctl_store.dagcheck import (
     COMPENSABLE_STATES,
+    DAGReads,
     PreparedDAG,
     compensation_chain,
     enqueued_per_kind,
@@ -31,32 +31,24 @@ from qctl_store.dagcheck import (
 from qctl_store.listing import DAGListing
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us
 from qctl_store.sqlite.rows import (
-    ROWS,
     caller_tx,
-    jobs_from_rows,
-    json_value,
 )
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
     JSON,
-    DAGDep,
     DAGFailure,
     DAGParams,
     DAGSignalParams,
     DAGState,
-    DAGView,
-    Job,
-    JobState,
     OnFailurePolicy,
     Source,
-    TaskResult,
 )
 
 Q = queries("dags.sql")
 _DAG = Source.DAG.value
 
 
-class DAGMixin(DAGListing, SqliteBase):
+class DAGMixin(DAGListing, DAGReads, SqliteBase):
     # --- creation -------------------------------------------------------------------
 
     def create_dag(self, p: DAGParams) -> tuple[bool, uuid.UUID | None]:
@@ -252,23 +244,7 @@ class DAGMixin(DAGListing, SqliteBase):
         row = t.one(Q.dag_state, {"id": dag_id})
         return None if row is None else DAGState(row["state"])
 
-    # --- results --------------------------------------------------------------------
-
-    def task_results(
-        self, dag_id: uuid.UUID, keys: list[str] | None = None
-    ) -> dict[str, TaskResult]:
-        with self.read() as t:
-            rows = t.all(
-                Q.task_results,
-                {"dag_id": str(dag_id), "all": int(not keys), "keys": json.dumps(keys or [])},
-            )
-        return {
-            r["task_key"]: TaskResult(
-                result=None if r["skipped"] else json_value(r["result"]),
-                skipped=bool(r["skipped"]),
-            )
-            for r in rows
-        }
+    # --- results (the reads are dagcheck.DAGReads) ---------------------------------
 
     def ack_task_result(self, id: uuid.UUID, lease_token: uuid.UUID, result: JSON) -> None:
         text = None if result is None else validate.json_text(result, "result")
@@ -280,53 +256,6 @@ class DAGMixin(DAGListing, SqliteBase):
             if row is None:
                 raise errors.NotFound("ack task result")
             self.bump_stat(t, row["source"], row["kind"], "processed")
-
-    # --- reads ----------------------------------------------------------------------
-
-    def get_dag(self, id: uuid.UUID) -> DAGView:
-        with self.read() as t:
-            row = t.one(Q.get_dag, (str(id),))
-        if row is None:
-            raise errors.NotFound("get dag")
-        return ROWS.dag_view(row)
-
-    def dag_tasks(self, id: uuid.UUID) -> list[Job]:
-        with self.read() as t:
-            if not self._dag_exists(t, str(id)):
-                raise errors.NotFound("dag tasks")
-            return jobs_from_rows(t.all(Q.dag_tasks, (str(id),)))
-
-    def _dag_exists(self, t: Tx, dag_id: str) -> bool:
-        row = t.one(Q.dag_exists, (dag_id,))
-        return bool(row and row["present"])
-
-    def dag_deps(self, id: uuid.UUID) -> list[DAGDep]:
-        with self.read() as t:
-            rows = t.all(Q.dag_deps, (str(id),))
-        return [DAGDep(task_key=r["task_key"], depends_on_key=r["depends_on_key"]) for r in rows]
-
-    def dag_name_state_counts(self) -> dict[str, dict[DAGState, int]]:
-        out: dict[str, dict[DAGState, int]] = {}
-        with self.read() as t:
-            for r in t.all(Q.dag_name_state_counts):
-                out.setdefault(r["name"], {})[DAGState(r["state"])] = r["n"]
-        return out
-
-    def dag_task_counts(self, ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[JobState, int]]:
-        out: dict[uuid.UUID, dict[JobState, int]] = {}
-        if not ids:
-            return out
-        with self.read() as t:
-            for r in t.all(Q.dag_task_counts, (json.dumps([str(i) for i in ids]),)):
-                out.setdefault(uuid.UUID(r["dag_id"]), {})[JobState(r["state"])] = r["n"]
-        return out
-
-    def find_dag_by_key(self, name: str, idempotency_key: str) -> uuid.UUID:
-        with self.read() as t:
-            row = t.one(Q.live_dag_by_key, {"name": name, "key": idempotency_key})
-        if row is None:
-            raise errors.NotFound("find dag by key")
-        return uuid.UUID(row["id"])
 
     # --- manager verbs --------------------------------------------------------------
 
