@@ -491,7 +491,7 @@ def targets(t: Table) -> list[str]:
     curve = (demo or {}).get("extra", {}).get("curve") or []
     rows.append(
         (
-            f"`qctl demo` resident memory flat over {len(curve)} minute(s) (last <= 1.1 x"
+            f"`qctl demo` resident memory flat over {len(curve) or 'ten'} minute(s) (last <= 1.1 x"
             " the first minute's)",
             f"{curve} MB" if curve else "not measured",
             None if len(curve) < 2 else curve[-1] <= 1.1 * curve[0],

@@ -37,8 +37,10 @@ from qctl_store.types import Change, ChangeEntity, JobState, Source, Wake
 
 Q = queries("changes.sql")
 
-POLL_INTERVAL = 0.05
-"""Seconds between two reads of the log."""
+POLL_INTERVAL = 0.02
+"""Seconds between two reads of the log, while anyone subscribes: half of it is the
+mean delay of a hint (a dashboard's refresh, a worker's wake-up); a read of an idle log
+is one indexed lookup of its head."""
 READ_BATCH = 10_000
 """Rows per read; a full batch is followed by another read right away."""
 IDLE_STOP = 1.0
