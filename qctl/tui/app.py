@@ -280,7 +280,8 @@ class QctlTop(Dashboard):
         if not is_connection_error(error):
             self.notify(f"{type(error).__name__}: {error}", severity="error")
             return
-        self.connection_error = " ".join(str(error).split())[:200] or type(error).__name__
+        # In full: the status bar wraps it to the width the terminal has.
+        self.connection_error = " ".join(str(error).split()) or type(error).__name__
         self.render_status()
 
     def on_mode_changed(self, message: ModeChanged) -> None:

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 
@@ -136,8 +136,9 @@ class HelpScreen(ModalScreen[None]):
         self.text = text
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Static(self.text, id="help")
+        # Scrolls where the terminal is shorter than the text (the keys come first).
+        with VerticalScroll(id="dialog"):
+            yield Static(self.text, id="help", markup=False)
 
 
 def table(widget_id: str, *columns: str) -> DataTable[Any]:

@@ -74,15 +74,50 @@ DAGs:      t state tab; enter on a name narrows the runs, esc clears it;
            graph: arrows select a task, enter its job
 Events:    t undispatched only; enter an event's deliveries
 Workflows: t state; enter an execution's jobs and history
-Leases:    active jobs, soonest expiry first: leased (since the lease was taken),
-           expires (time left, or overdue), reaps (times its lease expired before);
-           per kind: leases out, overdue, reaps, jobs the reaper killed in the last hour
+Leases:    active jobs, soonest expiry first; per kind, the kinds whose leases
+           expire most first
 Overview:  o sort column, enter jobs of the row; ⏸ a kind with paused jobs,
            ~ an estimated count; last hour: processed per minute, ✗ failed
 
 Actions (confirmed; hidden with --read-only):
   R retry / replay   N run now   P pause   U resume   A archive   D delete
   C compensate       X cancel    S signal  Z resolve an uncertain operation
+
+Columns and bars (a word shown on the screen, then what it means):
+Status bar: live: change hints push updates; polling: re-read every --refresh
+  seconds; manual: read on r only; paused: p stopped the refresh; connecting: before
+  the first answer; disconnected: the database does not answer (its error follows,
+  in full); then the target (database, schema, [read-only]); updated: the last read.
+Bars: source: the job source listed (s); state: the state listed (t), or DAG state
+  tabs with their counts; filter: the / text, what it came to mean in italics; name:
+  the DAG or workflow name listed; type: the event type listed; undispatched only:
+  events not yet fanned out (t); shown: rows on screen of how many match (≈ estimated);
+  page: the page number (n/b); no index: the listing reads the whole table; marked:
+  jobs the actions apply to (space, *); active leases: jobs leased now; overdue:
+  leases past their expiry, not yet reaped.
+Overview: source: queue, event, dag or workflow; kind: the job kind (⏸ has paused
+  jobs); pending: ready to run; scheduled: to run later; active: leased by a worker;
+  wait: waiting for a signal; block: blocked on DAG dependencies; uncert: an
+  operation whose outcome is unknown; dead: out of attempts; paused: held; succeeded:
+  done; oldest: age of the oldest pending job; backlog: pending (cyan) and dead (red)
+  beside the largest row; ~: an estimate; dag: a DAG name; live: its runs still
+  going, by state; done: its finished runs, by state.
+Jobs: id: the job's id (short; ● marked); attempt: attempts used / allowed; when:
+  run at (scheduled, paused), lease expiry (active), completed, else enqueued; error:
+  the last error; lifetime: attempts since a retry started them again; at: when.
+DAGs: name: the DAG; tasks: its tasks by state; created: when the run started;
+  reason: why it failed or was paused; task: the task's key in the graph.
+Events: type: the event type; aggregate: type:id of what it is about; ver: the
+  aggregate version; occurred: domain time; dispatched: when fanned out; deliveries:
+  jobs it fanned out to; event type: what a subscriber receives; subscriber: its
+  name (a delivery job's kind); max attempts: per delivery; since: registered
+  (subscribers) or uncertain since (operations); job: a delivery or operation job;
+  replay: delivered again by a replay.
+Workflows: version: the code version; queue: its task queue; operation job: the job
+  whose outcome is unknown; execution: its workflow; seq: history order; payload:
+  the history record.
+Leases: leased: since the lease was taken; expires: time left, or overdue; reaps:
+  times its lease expired before; killed 1h: jobs the reaper killed in the last hour.
 """
 
 

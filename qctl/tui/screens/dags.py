@@ -224,8 +224,9 @@ class DagsPane(DagActions, Pane[DagsData]):
             n = sum(counts.values()) if state is None else counts.get(state, 0)
             label = f" {state.value if state else 'all'} {n} "
             style = "reverse bold" if state == self.state else fmt.state_style(state or "")
-            text.append(label, style if n or state == self.state else "dim")
-        text.append(f"  {len(data.runs)} of {data.total} runs", "")
+            text.append(label, style if n or state == self.state else "bright_black")
+        text.append("  shown ", "dim")
+        text.append(f"{len(data.runs)} of {data.total} runs")
         return text
 
     def filter_changed(self) -> None:

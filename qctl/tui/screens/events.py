@@ -97,8 +97,9 @@ class EventsPane(Pane[EventsData]):
             Text.assemble(
                 ("type ", "dim"),
                 (self.filter_text or "all", "bold"),
-                ("  undispatched only " if self.undispatched else "", "bold yellow"),
-                (f"   {len(data.events)} of {data.total} events", ""),
+                ("  undispatched only" if self.undispatched else "", "dim bold yellow"),
+                ("   shown ", "dim"),
+                f"{len(data.events)} of {data.total} events",
             )
         )
 

@@ -128,6 +128,10 @@ def resolved(page: JobPage) -> str:
     return f" (kind, id or error contains {searched.text!r})"
 
 
+SCANS = (("   no index", "dim"), (": reads the whole table", "yellow"))
+"""The jobs bar's warning that no index holds the listing."""
+
+
 def job_when(job: Job, now: datetime) -> str:
     if job.state in (JobState.SCHEDULED, JobState.PAUSED) and job.run_at:
         return fmt.ago(job.run_at, now)
@@ -243,11 +247,13 @@ class JobsPane(JobActions, Pane[JobPage]):
                 (self.state.value if self.state else "all", "bold"),
                 ("  filter ", "dim"),
                 (self.filter_text or "-", "bold"),
-                (resolved(data), "dim"),
-                (f"   {shown} of {about}{data.count}", ""),
-                ("   page " + str(len(self.cursors)), "dim"),
-                ("   no index: reads the whole table" if data.scans else "", "yellow"),
-                (self._marks_text(data), "bold magenta"),
+                (resolved(data), "italic"),
+                ("   shown ", "dim"),
+                f"{shown} of {about}{data.count}",
+                ("   page ", "dim"),
+                str(len(self.cursors)),
+                *(SCANS if data.scans else ()),
+                *self._marks_text(data),
             )
         )
 
@@ -255,10 +261,14 @@ class JobsPane(JobActions, Pane[JobPage]):
         short = fmt.short_id(job.id)
         return f"● {short}" if self.all_marked or job.id in self.marked else short
 
-    def _marks_text(self, data: JobPage) -> str:
+    def _marks_text(self, data: JobPage) -> tuple[tuple[str, str], ...]:
         if self.all_marked:
-            return f"   all {'≈' if data.estimated else ''}{data.count} matching marked"
-        return f"   {len(self.marked)} marked" if self.marked else ""
+            count = f"   all {'≈' if data.estimated else ''}{data.count} matching"
+        elif self.marked:
+            count = f"   {len(self.marked)}"
+        else:
+            return ()
+        return (count, "bold magenta"), (" marked", "dim")
 
     def action_toggle_mark(self) -> None:
         """Space: mark or unmark the row, then move to the next one."""

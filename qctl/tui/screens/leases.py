@@ -138,9 +138,10 @@ class LeasesPane(Pane[LeasesData]):
         overdue = sum(k.overdue for k in data.kinds)
         self.query_one("#leases-bar", Static).update(
             Text.assemble(
-                (f"{len(data.jobs)} active lease(s)", "bold"),
-                (f"   {overdue} overdue" if overdue else "", "bold red"),
-                ("   soonest expiry first; reaps: times a job's lease expired", "dim"),
+                ("active leases ", "dim"),
+                (str(len(data.jobs)), "bold"),
+                ("   overdue ", "dim"),
+                (str(overdue), "bold red" if overdue else ""),
             )
         )
 

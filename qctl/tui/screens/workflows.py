@@ -163,7 +163,8 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
                 (self.filter_text or "all", "bold"),
                 ("  state ", "dim"),
                 (self.state.value if self.state else "all", "bold"),
-                (f"   {len(data.executions)} of {data.total} executions", ""),
+                ("   shown ", "dim"),
+                f"{len(data.executions)} of {data.total} executions",
             )
         )
 
