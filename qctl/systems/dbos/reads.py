@@ -1,5 +1,10 @@
 """Reads of a DBOS system database, with qctl's own SQL on both backends.
 
+Not DBOSClient's reads (``list_workflows``, ``list_application_versions``, ...): those
+need the ``dbos`` package and its connection pool for every read-only command, decode
+workflow payloads with the application's serializer (unpickling), and page by offset.
+Writes go through DBOSClient (``actions``).
+
 Rows carry DBOS's own field names (those of ``WorkflowStatus`` and ``StepInfo`` in
 ``dbos/_sys_db.py``) and its values: instants are epoch milliseconds as DBOS stores them.
 Payloads come back as ``payload.Decoded`` (nothing is unpickled).
