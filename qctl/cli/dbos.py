@@ -657,6 +657,7 @@ def rewind(
         "application_version": application_version,
         "queue_name": on_queue,
     }
+    actions.check_step(from_step)  # before any question
     one = _one_id(ids, f)
     if one is None:
         _bulk(ctx, "rewind", "rewound", ids, f, max_targets, dry_run, yes, output, **options)

@@ -201,7 +201,7 @@ def _one(
     return outcome
 
 
-def _check_step(start_step: int) -> None:
+def check_step(start_step: int) -> None:
     if start_step < 1:
         raise InvalidInput(f"--from-step: {start_step} is not a step number (1 or more)")
 
@@ -236,7 +236,7 @@ def fork(
 ) -> WorkflowOutcome:
     """Fork: a new workflow with the original's inputs and the steps before
     ``start_step`` copied; the rest runs again."""
-    _check_step(start_step)
+    check_step(start_step)
     return _one(
         db,
         "fork",
@@ -258,7 +258,7 @@ def rewind(
 ) -> WorkflowOutcome:
     """Rewind a finished workflow to ``start_step`` under the same id: its history from
     that step on is dropped and it is re-enqueued."""
-    _check_step(start_step)
+    check_step(start_step)
     return _one(
         db,
         "rewind",
@@ -334,7 +334,7 @@ def bulk(
     ``status``): those whose status the verb does not accept are skipped and listed."""
     verb = VERBS[action]
     if "start_step" in options:
-        _check_step(options["start_step"])
+        check_step(options["start_step"])
     acted: list[WorkflowOutcome] = []
     skipped: list[dict[str, str]] = []
     for row in targets:
