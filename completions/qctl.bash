@@ -349,6 +349,9 @@ _qctl() {
         'qctl demo --speed') COMPREPLY=(); return ;;
         'qctl demo --seed') COMPREPLY=(); return ;;
         'qctl demo --system') COMPREPLY=(); return ;;
+        'qctl schedules list --state' | 'qctl schedules list --status') COMPREPLY=(); return ;;
+        'qctl schedules list --name') COMPREPLY=(); return ;;
+        'qctl schedules list --prefix') COMPREPLY=(); return ;;
         'qctl schedules list --output' | 'qctl schedules list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl schedules show --output' | 'qctl schedules show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl schedules pause --output' | 'qctl schedules pause -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -437,7 +440,7 @@ _qctl() {
         'qctl top') subs=''; opts='--refresh -h --help' ;;
         'qctl demo') subs=''; opts='--no-tui --duration --speed --reset --seed --system -h --help' ;;
         'qctl schedules') subs='list show pause resume trigger backfill'; opts='-h --help' ;;
-        'qctl schedules list') subs=''; opts='--output -o -h --help' ;;
+        'qctl schedules list') subs=''; opts='--state --status --name --prefix --output -o -h --help' ;;
         'qctl schedules show') subs=''; opts='--output -o -h --help' ;;
         'qctl schedules pause') subs=''; opts='--dry-run --output -o -h --help' ;;
         'qctl schedules resume') subs=''; opts='--dry-run --output -o -h --help' ;;

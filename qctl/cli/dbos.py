@@ -779,10 +779,36 @@ SCHEDULE_COLUMNS = [
 ScheduleArg = Annotated[str, typer.Argument(metavar="NAME", help="Schedule name.")]
 
 
+SCHEDULE_STATUSES = ("ACTIVE", "PAUSED")
+
+
 @schedules_app.command("list")
-def schedules_list(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
-    """Every schedule (``workflow_schedules``)."""
-    _emit_list(reads.list_schedules(database(ctx)), SCHEDULE_COLUMNS, output)
+def schedules_list(
+    ctx: typer.Context,
+    status: Annotated[
+        Many,
+        typer.Option(
+            "--state",
+            "--status",
+            metavar="STATUS",
+            help="ACTIVE or PAUSED (repeatable; --status: DBOS's word).",
+        ),
+    ] = None,
+    name: Annotated[
+        Many, typer.Option("--name", metavar="NAME", help="Workflow name (repeatable).")
+    ] = None,
+    prefix: Annotated[
+        str, typer.Option("--prefix", metavar="TEXT", help="Schedule name prefix.")
+    ] = "",
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Schedules (``workflow_schedules``), by name."""
+    statuses = [s.upper() for s in status or []]
+    bad = [s for s in statuses if s not in SCHEDULE_STATUSES]
+    if bad:
+        raise InvalidInput(f"--status: {bad[0]!r} is not a schedule status (ACTIVE or PAUSED)")
+    rows = reads.list_schedules(database(ctx), statuses, name or [], prefix)
+    _emit_list(rows, SCHEDULE_COLUMNS, output)
 
 
 @schedules_app.command("show")

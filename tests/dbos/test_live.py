@@ -583,6 +583,14 @@ def test_schedules(run: Run, dbos_app: App) -> None:
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", row[at : at + 19])
     assert data(run("schedules", "pause", "every-second", "-o", "json"))["action"] == "pause"
     assert data(run("schedules", "show", "every-second", "-o", "json"))["status"] == "PAUSED"
+
+    def listed(*args: str) -> list[str]:
+        return [r["schedule_name"] for r in data(run("schedules", "list", *args, "-o", "json"))]
+
+    assert listed("--status", "PAUSED") == ["every-second"] and listed("--state", "ACTIVE") == []
+    assert listed("--name", "every_second", "--prefix", "every-") == ["every-second"]
+    assert listed("--name", "checkout") == [] and listed("--prefix", "every_") == []
+    assert run("schedules", "list", "--status", "RUNNING").exit_code == 2
     assert run("schedules", "pause", "every-second").exit_code == 3
     assert data(run("schedules", "resume", "every-second", "-o", "json"))["status"] == "PAUSED"
     refused = run("schedules", "resume", "every-second")  # ACTIVE again: nothing to resume

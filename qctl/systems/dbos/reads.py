@@ -409,11 +409,26 @@ def queue_stats(db: Database) -> list[dict[str, Any]]:
     return out
 
 
-def list_schedules(db: Database) -> list[dict[str, Any]]:
+def list_schedules(
+    db: Database,
+    status: Sequence[str] = (),
+    workflow_name: Sequence[str] = (),
+    schedule_name_prefix: str = "",
+) -> list[dict[str, Any]]:
+    """Schedules by name, filtered as ``DBOSClient.list_schedules`` filters them."""
+    where: list[str] = []
+    params: list[Any] = []
+    _in("status", status, where, params)
+    _in("workflow_name", workflow_name, where, params)
+    if schedule_name_prefix:
+        where.append("schedule_name LIKE %s ESCAPE '\\'")
+        params.append(_like_prefix(schedule_name_prefix))
     rows = db.all(
         "SELECT schedule_id, schedule_name, workflow_name, workflow_class_name, schedule,"
         " status, context, last_fired_at, automatic_backfill, cron_timezone, queue_name,"
-        " application_name FROM {t}workflow_schedules ORDER BY schedule_name"
+        f" application_name FROM {{t}}workflow_schedules WHERE {' AND '.join(where) or 'TRUE'}"
+        " ORDER BY schedule_name",
+        params,
     )
     for row in rows:
         # The schedule context is written with the application's serializer.
