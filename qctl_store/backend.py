@@ -12,6 +12,8 @@ fragments that differ, how ids and instants bind) and its ``RowMapper``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -35,6 +37,18 @@ class StoreBase(ABC):
     @abstractmethod
     def tx(self) -> AbstractContextManager[Any]:
         """A cursor inside one write transaction, committed when the block ends."""
+
+    @abstractmethod
+    def bump_stat(self, cur: Any, source: str, kind: str, column: str, n: int = 1) -> None:
+        """Add ``n`` to today's ``column`` counter of (source, kind) in ``cur``'s
+        transaction."""
+
+    def bump_kinds(self, cur: Any, source: str, kinds: Iterable[str], column: str) -> None:
+        """One ``bump_stat`` per kind of ``kinds``, by how often it occurs there, in kind
+        order: two writers bumping the same stats rows in opposite orders could
+        deadlock."""
+        for kind, n in sorted(Counter(kinds).items()):
+            self.bump_stat(cur, source, kind, column, n)
 
     def queries(self, filename: str) -> Queries:
         """The backend's named queries of ``filename`` (``events.sql``)."""

@@ -12,7 +12,6 @@ it records, and the shape of a compensation chain.
 from __future__ import annotations
 
 import uuid
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -242,12 +241,6 @@ def seconds_text(value: timedelta) -> str:
 def _json_or_null(value: object, what: str) -> str | None:
     """None is Go's nil RawMessage: stored as SQL NULL, not JSON null."""
     return None if value is None else validate.json_text(value, what)
-
-
-def enqueued_per_kind(dag: PreparedDAG) -> list[tuple[str, int]]:
-    """The enqueued stat of a created DAG, one bump per kind with its task count, in
-    kind order so concurrent creations bump shared stat rows in the same order."""
-    return sorted(Counter(t.kind for t in dag.tasks).items())
 
 
 def signal_payload(p: DAGSignalParams) -> str | None:

@@ -22,7 +22,6 @@ from qctl_store.dagcheck import (
     DAGReads,
     PreparedDAG,
     compensation_chain,
-    enqueued_per_kind,
     failure_reason,
     failures,
     prepare_dag,
@@ -116,8 +115,7 @@ class DAGMixin(DAGListing, DAGReads, PgBase):
         )
         if dag.deps:
             cur.executemany(Q.insert_dep, [(dag.id, task, dep) for task, dep in dag.deps])
-        for kind, n in enqueued_per_kind(dag):
-            self.bump_stat(cur, _DAG, kind, "enqueued", n)
+        self.bump_kinds(cur, _DAG, (task.kind for task in dag.tasks), "enqueued")
         self.notify_in_tx(cur, _DAG, {t.kind for t in dag.tasks if t.state == JobState.PENDING})
         return True, None
 

@@ -9,7 +9,6 @@ holds millions of rows, and concurrent maintainers split the work (SKIP LOCKED).
 from __future__ import annotations
 
 import uuid
-from collections import Counter
 from datetime import timedelta
 from typing import Any
 
@@ -56,11 +55,7 @@ class MaintenanceMixin(PgBase):
             nonlocal killed
             cur.execute(Q.reap_expired, {**args, "batch": batch})
             rows = cur.fetchall()
-            per_kind = Counter(r["kind"] for r in rows)
-            # Sorted kinds: two reapers bumping the same stat rows in opposite
-            # orders could deadlock.
-            for kind in sorted(per_kind):
-                self.bump_stat(cur, source, kind, "reaped", per_kind[kind])
+            self.bump_kinds(cur, source, (r["kind"] for r in rows), "reaped")
             killed += sum(1 for r in rows if r["died"])
             return len(rows)
 

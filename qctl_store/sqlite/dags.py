@@ -21,7 +21,6 @@ from qctl_store.dagcheck import (
     DAGReads,
     PreparedDAG,
     compensation_chain,
-    enqueued_per_kind,
     failure_reason,
     failures,
     prepare_dag,
@@ -109,8 +108,7 @@ class DAGMixin(DAGListing, DAGReads, SqliteBase):
         )
         if dag.deps:
             t.executemany(Q.insert_dep, [(dag_id, task, dep) for task, dep in dag.deps])
-        for kind, n in enqueued_per_kind(dag):
-            self.bump_stat(t, _DAG, kind, "enqueued", n)
+        self.bump_kinds(t, _DAG, (task.kind for task in dag.tasks), "enqueued")
         return True, None
 
     # --- signals --------------------------------------------------------------------

@@ -88,8 +88,7 @@ class JobsMixin(SqliteBase):
             {r["id"] for r in t.all(Q.present_jobs, {"ids": json.dumps(keyed)})} if keyed else set()
         )
         inserted = {a["id"]: a["kind"] for a in sent if a["key"] is None or a["id"] in present}
-        for kind, n in Counter(inserted.values()).items():
-            self.bump_stat(t, Source.QUEUE, kind, "enqueued", n)
+        self.bump_kinds(t, Source.QUEUE, inserted.values(), "enqueued")
         return [a["id"] in inserted for a in rows]
 
     # --- lease ------------------------------------------------------------------------

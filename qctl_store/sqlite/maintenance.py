@@ -8,7 +8,6 @@ batches instead of waiting for one long lock.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from datetime import timedelta
 from typing import Any
 
@@ -57,9 +56,7 @@ class MaintenanceMixin(SqliteBase):
                 if r["died"]:
                     killed += 1
                     insert_attempt(t, r["id"], r["attempt"], r["last_error"])
-            per_kind = Counter(r["kind"] for r in rows)
-            for kind in sorted(per_kind):
-                self.bump_stat(t, source.value, kind, "reaped", per_kind[kind])
+            self.bump_kinds(t, source.value, (r["kind"] for r in rows), "reaped")
             return len(rows)
 
         reaped = batched_tx(self, step)
