@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from qctl_store.config import Config
 
@@ -20,6 +20,8 @@ class _Store(Protocol[T_co]):
 
     def tx(self) -> AbstractContextManager[T_co]: ...
 
+    def bump_kinds(self, cur: Any, source: str, kinds: Any, column: str) -> None: ...
+
 
 def batched_tx(store: _Store[T], step: Callable[[T, int], int]) -> int:
     """``step(tx, batch)``, each call in its own write transaction, until a batch comes
@@ -34,3 +36,21 @@ def batched_tx(store: _Store[T], step: Callable[[T, int], int]) -> int:
         total += n
         if n < batch:
             return total
+
+
+def reap_batches(
+    store: _Store[T], source: str, step: Callable[[T, int], Sequence[Any]]
+) -> tuple[int, int]:
+    """``reap_expired``'s batches: ``step(tx, batch)`` takes one batch of expired leases
+    back and returns their rows (``kind``, ``died``), whose reaps are counted per kind in
+    the same transaction; (reaped, of those killed past their reap budget)."""
+    killed = 0
+
+    def counted(t: T, batch: int) -> int:
+        nonlocal killed
+        rows = step(t, batch)
+        store.bump_kinds(t, source, (r["kind"] for r in rows), "reaped")
+        killed += sum(1 for r in rows if r["died"])
+        return len(rows)
+
+    return batched_tx(store, counted), killed

@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from qctl_store import validate
-from qctl_store.batches import batched_tx
+from qctl_store.batches import batched_tx, reap_batches
 from qctl_store.listing import kind_clause, stats_retention_days
 from qctl_store.postgres.base import Cursor, PgBase, queries, seconds
 from qctl_store.postgres.rows import DIALECT
@@ -49,18 +49,11 @@ class MaintenanceMixin(PgBase):
             "kinds": validate.kinds(kinds),
             "max_reaps": validate.non_negative(max_reaps, "max_reaps"),
         }
-        killed = 0
-
-        def step(cur: Cursor, batch: int) -> int:
-            nonlocal killed
-            cur.execute(Q.reap_expired, {**args, "batch": batch})
-            rows = cur.fetchall()
-            self.bump_kinds(cur, source, (r["kind"] for r in rows), "reaped")
-            killed += sum(1 for r in rows if r["died"])
-            return len(rows)
-
-        reaped = batched_tx(self, step)
-        return reaped, killed
+        return reap_batches(
+            self,
+            source,
+            lambda cur, batch: cur.execute(Q.reap_expired, {**args, "batch": batch}).fetchall(),
+        )
 
     def vacuum_stats(self, source: Source, retention: timedelta) -> int:
         source = validate.source(source)

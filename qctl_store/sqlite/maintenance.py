@@ -8,11 +8,12 @@ batches instead of waiting for one long lock.
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import timedelta
 from typing import Any
 
 from qctl_store import validate
-from qctl_store.batches import batched_tx
+from qctl_store.batches import batched_tx, reap_batches
 from qctl_store.listing import kind_clause, stats_retention_days
 from qctl_store.sqlfile import fill
 from qctl_store.sqlite.base import US, SqliteBase, Tx, queries, td_us, utc_day
@@ -47,20 +48,15 @@ class MaintenanceMixin(SqliteBase):
         if not kinds:
             return 0, 0
         params = {"source": source.value, "kinds": _kinds(kinds), "max_reaps": max_reaps}
-        killed = 0
 
-        def step(t: Tx, batch: int) -> int:
-            nonlocal killed
+        def step(t: Tx, batch: int) -> list[sqlite3.Row]:
             rows = t.all(Q.reap_expired, {**params, "now": t.now, "batch": batch})
             for r in rows:
                 if r["died"]:
-                    killed += 1
                     insert_attempt(t, r["id"], r["attempt"], r["last_error"])
-            self.bump_kinds(t, source.value, (r["kind"] for r in rows), "reaped")
-            return len(rows)
+            return rows
 
-        reaped = batched_tx(self, step)
-        return reaped, killed
+        return reap_batches(self, source.value, step)
 
     def vacuum_stats(self, source: Source, retention: timedelta) -> int:
         source = validate.source(source)
