@@ -14,13 +14,15 @@ search (``first_id_since``).
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from qctl_store import validate
+from qctl_store.backend import StoreBase
 from qctl_store.errors import InvalidInput
-from qctl_store.types import ThroughputCount
+from qctl_store.types import Source, ThroughputCount
 
 Counts = Iterable[tuple[str, str, int, int]]
 """(measure, kind, bucket index, n) rows of a backend's ``counts`` statement."""
@@ -71,23 +73,37 @@ def first_id_since(
     return lo
 
 
-def series(
-    now: datetime,
-    window: timedelta,
-    bucket: timedelta,
-    kind: str,
-    kinds_since: Callable[[datetime], Iterable[str]],
-    counts: Callable[[list[str], datetime, int], Counts],
-) -> list[ThroughputCount]:
-    """``AdminStore.throughput`` over the backend's two reads: ``kinds_since(since)``, the
-    kinds with daily stats from ``since`` on (asked only when ``kind`` is ""), and
-    ``counts(kinds, since, width)``, the window's rows for ``fold``."""
-    width, first, count = grid(now, window, bucket)
-    since = bucket_start(first, width)
-    kinds = [validate.kind(kind)] if kind else sorted(kinds_since(since))
-    if not kinds:
-        return []
-    return fold(counts(kinds, since, width), kinds, first, count, width)
+class Throughput(StoreBase):
+    """``AdminStore.throughput`` over three reads each backend writes in its own SQL,
+    all in one ``read()``."""
+
+    def throughput(
+        self, source: Source, window: timedelta, bucket: timedelta, kind: str = ""
+    ) -> list[ThroughputCount]:
+        src = validate.source(source).value
+        with self.read() as cur:
+            width, first, count = grid(self._clock(cur), window, bucket)
+            since = bucket_start(first, width)
+            kinds = [validate.kind(kind)] if kind else sorted(self._kinds_since(cur, src, since))
+            if not kinds:
+                return []
+            rows = self._counts(cur, src, kinds, since, width)
+            return fold(rows, kinds, first, count, width)
+
+    @abstractmethod
+    def _clock(self, cur: Any) -> datetime:
+        """The backend's now."""
+
+    @abstractmethod
+    def _kinds_since(self, cur: Any, source: str, since: datetime) -> Iterable[str]:
+        """The kinds of ``source`` with daily stats from ``since``'s day on."""
+
+    @abstractmethod
+    def _counts(
+        self, cur: Any, source: str, kinds: list[str], since: datetime, width: int
+    ) -> Counts:
+        """The window's (measure, kind, bucket index, n) rows for ``fold``, buckets of
+        ``width`` seconds from ``since``."""
 
 
 def first_attempt(
