@@ -528,6 +528,8 @@ def _bulk(
         "workflow_ids": [o.workflow_id for o in result.acted],
         "skipped": result.skipped,
     }
+    if action == "fork" and not dry_run:
+        record["new_workflow_ids"] = [o.new_workflow_id for o in result.acted]
     skipped = f"; skipped {len(result.skipped)} in another status" if result.skipped else ""
     if dry_run:
         from qctl.ops.jobs import SAMPLE
@@ -610,22 +612,37 @@ AppVersion = Annotated[
 
 
 @workflows_app.command("fork")
+@filtered(without="application_version")
 def fork(
     ctx: typer.Context,
-    id: IdArg,
+    f: reads.WorkflowFilter,
+    ids: IdsArg = None,
     from_step: FromStep = 1,
     application_version: AppVersion = None,
     on_queue: OnQueue = None,
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Start a new workflow with this one's inputs: the steps before --from-step are
-    copied, the rest run again. (One at a time: each fork is a new workflow.)"""
+    """Start new workflows with these ones' inputs: the steps before --from-step are
+    copied, the rest run again; the originals stay as they are."""
+    actions.check_step(from_step)
+    one = _one_id(ids, f)
+    if one is None:
+        options: dict[str, Any] = {
+            "start_step": from_step,
+            "application_version": application_version,
+            "queue_name": on_queue,
+        }
+        _bulk(ctx, "fork", "forked", ids, f, max_targets, dry_run, yes, output, **options)
+        return
+    # One fork only adds a workflow: no question, as DBOS's own `dbos workflow fork`.
     if not dry_run:
         common.cli(ctx).require_writable("workflows fork")
     db = database(ctx)
     outcome = actions.fork(
-        db, reads.resolve_id(db, id), from_step, application_version, on_queue, dry_run
+        db, reads.resolve_id(db, one), from_step, application_version, on_queue, dry_run
     )
     _single(outcome, "forked", output)
 

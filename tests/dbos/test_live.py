@@ -291,6 +291,31 @@ def test_fork_copies_steps_before_n_and_runs_the_rest(run: Run, dbos_app: App) -
     assert run("workflows", "fork", original, "--from-step", "0").exit_code == 2
 
 
+def test_fork_by_filter(run: Run, dbos_app: App) -> None:
+    tag = f"forks{time.time_ns() % 10**8}-"
+    originals = [dbos_app.enqueue("checkout", f"{tag}{i}", 3, id=f"{tag}{i}") for i in range(2)]
+    for wf_id in originals:
+        finished(run, wf_id)
+    dry = data(
+        run("workflows", "fork", "--prefix", tag, "--from-step", "2", "--dry-run", "-o", "json")
+    )
+    assert sorted(dry["workflow_ids"]) == sorted(originals) and "new_workflow_ids" not in dry
+    assert run("workflows", "fork", "--prefix", tag, "--from-step", "2").exit_code == 4
+    assert run("workflows", "fork").exit_code == 2  # neither ids nor a filter
+    done = data(
+        run("workflows", "fork", "--prefix", tag, "--from-step", "2", "--yes", "-o", "json")
+    )
+    assert done["count"] == 2 and len(set(done["new_workflow_ids"])) == 2
+    for original, new_id in zip(done["workflow_ids"], done["new_workflow_ids"], strict=True):
+        fork = finished(run, new_id)
+        assert fork["forked_from"] == original and fork["output"]["value"]["order"] == original
+        assert (
+            fork["steps"][0]["started_at_epoch_ms"]
+            == status(run, original)["steps"][0]["started_at_epoch_ms"]
+        ), "step 1 copied"
+    assert run("workflows", "delete", *originals, *done["new_workflow_ids"], "--yes").exit_code == 0
+
+
 def rerun(
     run: Run, wf_id: str, before: dict[str, Any], step: int, want: str
 ) -> dict[str, Any] | None:
@@ -669,6 +694,7 @@ def test_read_only_refuses_every_action(run: Run, dbos_app: App) -> None:
         ["workflows", "delete", wf_id, "--yes"],
         ["workflows", "delete", "--name", "checkout", "--yes"],
         ["workflows", "fork", wf_id, "--from-step", "2"],
+        ["workflows", "fork", "--name", "checkout", "--yes"],
         ["workflows", "rewind", wf_id, "--yes"],
         ["workflows", "set-delay", wf_id, "--delay", "1s", "--yes"],
         ["workflows", "set-delay", "--name", "checkout", "--delay", "1s", "--yes"],

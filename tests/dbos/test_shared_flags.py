@@ -123,7 +123,7 @@ def test_every_dbos_verb_that_selects_by_filter_has_all_of_dbos_filters() -> Non
     selects (list, cancel, ...) or names the version to run on (fork, rewind)."""
     dbos = get("dbos")
     verbs = _verbs(build("workflows", dbos.commands["workflows"]), "workflows")
-    for verb in ("list", "cancel", "resume", "delete", "rewind", "set-delay"):
+    for verb in ("list", "cancel", "resume", "delete", "fork", "rewind", "set-delay"):
         assert set(verbs[f"workflows {verb}"]) >= FILTERS, verb
     for verb in ("fork", "rewind"):
         assert {"--application-version", "--app-version"} <= set(verbs[f"workflows {verb}"])

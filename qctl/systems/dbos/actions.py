@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -302,22 +302,28 @@ def set_delay(
     )
 
 
-def _each(call: Callable[..., Any]) -> Callable[..., None]:
+BulkCall = Callable[..., list[str | None] | None]
+"""A verb on a chunk of ids; a fork returns the new workflows' ids, in order."""
+
+
+def _each(call: Callable[..., str | None]) -> BulkCall:
     """A bulk form of a DBOSClient call that takes one id (one statement per id)."""
 
-    def run(c: DBOSClient, ids: list[str], **options: Any) -> None:
-        for workflow_id in ids:
-            call(c, workflow_id, **options)
+    def run(c: DBOSClient, ids: list[str], **options: Any) -> list[str | None]:
+        return [call(c, workflow_id, **options) for workflow_id in ids]
 
     return run
 
 
-BULK_CALLS: dict[str, Callable[..., None]] = {
+BULK_CALLS: dict[str, BulkCall] = {
     "cancel": lambda c, ids: c.cancel_workflows(ids),
     "resume": lambda c, ids, queue_name=None: c.resume_workflows(ids, queue_name=queue_name),
     "delete": lambda c, ids: c.delete_workflows(ids),
-    # DBOSClient has no bulk rewind or delay: its one-workflow calls, id by id.
-    "rewind": _each(lambda c, i, **kw: c.rewind_workflow(i, **kw)),
+    # DBOSClient has no bulk fork, rewind or delay: its one-workflow calls, id by id.
+    "fork": _each(
+        lambda c, i, start_step, **kw: c.fork_workflow(i, start_step, **kw).get_workflow_id()
+    ),
+    "rewind": _each(lambda c, i, **kw: c.rewind_workflow(i, **kw) and None),
     "set-delay": _each(lambda c, i, **kw: c.set_workflow_delay(i, **kw)),
 }
 """Each bulk verb on a chunk of ids, with DBOSClient's parameter names as options."""
@@ -352,7 +358,9 @@ def bulk(
         call = BULK_CALLS[action]
         with client(db) as c:
             for i in range(0, len(acted), BULK_CHUNK):
-                call(c, [o.workflow_id for o in acted[i : i + BULK_CHUNK]], **options)
+                new_ids = call(c, [o.workflow_id for o in acted[i : i + BULK_CHUNK]], **options)
+                for n, new_id in enumerate(new_ids or [], start=i):
+                    acted[n] = replace(acted[n], new_workflow_id=new_id)
     return BulkOutcome(action, acted, skipped, dry_run)
 
 
