@@ -73,8 +73,11 @@ def database(ctx: typer.Context) -> Database:
     return db
 
 
-def writable(ctx: typer.Context, action: str) -> Database:
-    common.cli(ctx).require_writable(action)
+def writable(ctx: typer.Context, action: str, dry_run: bool = False) -> Database:
+    """The database for a writing verb: refused first when read-only (a dry run only
+    reads, so it is allowed)."""
+    if not dry_run:
+        common.cli(ctx).require_writable(action)
     return database(ctx)
 
 
@@ -498,9 +501,7 @@ def _bulk(
     **options: Any,
 ) -> None:
     """A verb on several ids, or on everything ``f`` matches (newest first)."""
-    if not dry_run:
-        common.cli(ctx).require_writable(f"workflows {action}")
-    db = database(ctx)
+    db = writable(ctx, f"workflows {action}", dry_run)
     if ids:
         if not f.empty():
             raise InvalidInput("give workflow ids or filter options, not both")
@@ -638,9 +639,7 @@ def fork(
         _bulk(ctx, "fork", "forked", ids, f, max_targets, dry_run, yes, output, **options)
         return
     # One fork only adds a workflow: no question, as DBOS's own `dbos workflow fork`.
-    if not dry_run:
-        common.cli(ctx).require_writable("workflows fork")
-    db = database(ctx)
+    db = writable(ctx, "workflows fork", dry_run)
     outcome = actions.fork(
         db, reads.resolve_id(db, one), from_step, application_version, on_queue, dry_run
     )
@@ -679,9 +678,7 @@ def rewind(
     if one is None:
         _bulk(ctx, "rewind", "rewound", ids, f, max_targets, dry_run, yes, output, **options)
         return
-    if not dry_run:
-        common.cli(ctx).require_writable("workflows rewind")
-    db = database(ctx)
+    db = writable(ctx, "workflows rewind", dry_run)
     wf_id = reads.resolve_id(db, one)
     if not dry_run:
         actions.rewind(db, wf_id, dry_run=True, **options)  # refusals before the question
@@ -719,9 +716,7 @@ def set_delay(
     if one is None:
         _bulk(ctx, "set-delay", "delayed", ids, f, max_targets, dry_run, yes, output, **options)
         return
-    if not dry_run:
-        common.cli(ctx).require_writable("workflows set-delay")
-    db = database(ctx)
+    db = writable(ctx, "workflows set-delay", dry_run)
     wf_id = reads.resolve_id(db, one)
     if not dry_run:
         actions.set_delay(db, wf_id, dry_run=True, **options)
@@ -840,9 +835,7 @@ def schedules_show(
 def _schedule_act(
     ctx: typer.Context, name: str, action: str, dry_run: bool, output: OutputFormat
 ) -> None:
-    if not dry_run:
-        common.cli(ctx).require_writable(f"schedules {action}")
-    db = database(ctx)
+    db = writable(ctx, f"schedules {action}", dry_run)
     call = actions.pause_schedule if action == "pause" else actions.resume_schedule
     outcome = call(db, name, dry_run)
     word = f"would {action}" if dry_run else f"{action}d"
@@ -881,9 +874,7 @@ def schedules_trigger(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Run the schedule's workflow now (enqueued as DBOS's scheduler would)."""
-    if not dry_run:
-        common.cli(ctx).require_writable("schedules trigger")
-    outcome = actions.trigger_schedule(database(ctx), name, dry_run)
+    outcome = actions.trigger_schedule(writable(ctx, "schedules trigger", dry_run), name, dry_run)
     word = "would trigger" if dry_run else "triggered"
     ids = f": {', '.join(outcome.workflow_ids)}" if outcome.workflow_ids else ""
     _report(outcome.__dict__, f"{word} DBOS schedule {name}{ids}", dry_run, output)
@@ -906,9 +897,7 @@ def schedules_backfill(
     start = common.instant(since, "--since")
     end = common.instant(until, "--until")
     assert start is not None and end is not None
-    if not dry_run:
-        common.cli(ctx).require_writable("schedules backfill")
-    db = database(ctx)
+    db = writable(ctx, "schedules backfill", dry_run)
     if not dry_run:
         actions.backfill_schedule(db, name, start, end, dry_run=True)  # validate first
         common.confirm(f"Backfill DBOS schedule {name} from {since} to {until}?", yes)
@@ -937,9 +926,7 @@ def versions_set_latest(
 ) -> None:
     """Make VERSION the latest application version (DBOS's
     set_latest_application_version): new scheduled runs start on it, e.g. to roll back."""
-    if not dry_run:
-        common.cli(ctx).require_writable("versions set-latest")
-    db = database(ctx)
+    db = writable(ctx, "versions set-latest", dry_run)
     planned = actions.set_latest_version(db, name, dry_run=True)
     if not dry_run:
         common.confirm(f"Make {name} the latest DBOS application version?", yes)
@@ -1025,9 +1012,7 @@ def vacuum_workflows(
     keep = common.duration(older_than, "--older-than") or timedelta(0)
     statuses = [s.upper() for s in status or []] or list(reads.FINISHED)
     ms = int(keep.total_seconds() * 1000)
-    if not dry_run:
-        common.cli(ctx).require_writable("vacuum workflows")
-    db = database(ctx)
+    db = writable(ctx, "vacuum workflows", dry_run)
     if not dry_run:
         # Validate (and count) before asking.
         planned = actions.vacuum_workflows(db, ms, statuses, batch, dry_run=True)
