@@ -48,7 +48,7 @@ def _option_at(args: Sequence[str], i: int, names: Sequence[str], flags: Sequenc
     arg = args[i]
     if arg in flags:
         return 1
-    if arg in names:  # without its value it stays put, for click to say so
+    if arg in names:  # without its value: see ``arrange``
         return 2 if i + 1 < len(args) else 0
     return int(
         any(
@@ -62,7 +62,10 @@ def arrange(argv: Sequence[str]) -> list[str]:
     """The command line with the root options moved before the command and ``-o`` after
     it, so that both may be given anywhere, as kubectl takes them: ``qctl jobs list --dsn
     D -o json`` means ``qctl --dsn D jobs list -o json``. Nothing after ``--`` moves, and
-    in ``KEEPS_ROOT_OPTIONS`` groups only what precedes the group is a root option."""
+    in ``KEEPS_ROOT_OPTIONS`` groups only what precedes the group is a root option.
+
+    A root option that ends the line without its value is a usage error in its own name
+    (``--dsn needs a value``), not the verb's "no such option"."""
     args = list(argv)
     tail: list[str] = []
     if "--" in args:
@@ -75,6 +78,10 @@ def arrange(argv: Sequence[str]) -> list[str]:
     i = 0
     while i < len(args):
         n = 0 if group in KEEPS_ROOT_OPTIONS else _option_at(args, i, ROOT_OPTIONS, ROOT_FLAGS)
+        if not n and group not in KEEPS_ROOT_OPTIONS and args[i] in ROOT_OPTIONS:
+            from typer._click.exceptions import UsageError
+
+            raise UsageError(f"{args[i]} needs a value")
         m = 0 if n else _option_at(args, i, OUTPUT_OPTIONS)
         if not (n or m or group or args[i].startswith("-")):
             group = args[i]

@@ -2,7 +2,10 @@
 the group, between group and verb, after the verb, mixed; ``-o`` before the command
 too. Every group, both backends. The embedded default database is made unusable, so a
 command that ignored ``--dsn`` would fail; ``--read-only`` is checked by a write that
-must be refused in every position, ``--schema`` by ``db status``."""
+must be refused in every position, ``--schema`` by ``db status``. ``watch``, ``top`` and
+``demo`` run until stopped: their change stream ends at once and their dashboard is
+replaced by one that records what it was started on, so each returns after parsing the
+line and opening the database it names."""
 
 from __future__ import annotations
 
@@ -16,13 +19,16 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from qctl.cli.main import app, arrange
+from qctl_store.postgres import PostgresStore
+from qctl_store.sqlite import SqliteStore
+from qctl_store.streams import Subscription
 from qctl_store.types import JobSearch
 from tests.cli.conftest import enqueue
 
 Check = Callable[[Any], object]
 
 # One read-only invocation per group (the verb and its own arguments), checked on its
-# JSON. watch, top and demo run until stopped and take no -o; they parse the same line.
+# JSON. watch, top and demo (LONG_RUNNING) take no -o.
 GROUPS: list[tuple[list[str], list[str]]] = [
     (["db", "status"], []),
     (["jobs", "list"], ["--kind", "KIND"]),
@@ -37,8 +43,9 @@ GROUPS: list[tuple[list[str], list[str]]] = [
 ]
 
 
-def positions(command: list[str], own: list[str], root: list[str]) -> dict[str, list[str]]:
-    out = ["-o", "json"]
+def positions(
+    command: list[str], own: list[str], root: list[str], out: tuple[str, ...] = ("-o", "json")
+) -> dict[str, list[str]]:
     group, verb = command[0], command[1:]
     return {
         "before": [*root, *out, *command, *own],
@@ -109,9 +116,78 @@ def test_equals_forms_and_the_end_of_options() -> None:
         "list",
         "-ojson",
     ]
-    # After "--" nothing is an option; a root option without its value stays for click.
+    # After "--" nothing is an option; in `context` the verb's own --dsn is left to it.
     assert arrange(["jobs", "list", "--", "--dsn", "x"]) == ["jobs", "list", "--", "--dsn", "x"]
-    assert arrange(["jobs", "list", "--dsn"]) == ["jobs", "list", "--dsn"]
+    assert arrange(["context", "add", "c", "--dsn"]) == ["context", "add", "c", "--dsn"]
+
+
+@pytest.mark.parametrize("option", ["--dsn", "--schema", "--context", "--system"])
+@pytest.mark.parametrize("before", [["jobs", "list"], ["db", "status"], ["jobs"], []])
+def test_a_root_option_ending_the_line_needs_a_value(option: str, before: list[str]) -> None:
+    result = invoke([*before, option])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"qctl: error: {option} needs a value"]
+
+
+LONG_RUNNING: list[tuple[list[str], list[str]]] = [
+    (["watch"], ["--entity", "job"]),
+    (["top"], ["--refresh", "5"]),
+    (["demo"], ["--speed", "2"]),
+]
+
+
+@pytest.fixture
+def stopped_at_once(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """``watch``'s change stream is closed from the start (as when the connection
+    drops); ``top``'s and ``demo``'s dashboard records how it was started and quits.
+    Returns those records."""
+
+    def closed(self: Any) -> Subscription[Any]:
+        stream: Subscription[Any] = Subscription(1)
+        stream.close()
+        return stream
+
+    for cls in (PostgresStore, SqliteStore):
+        monkeypatch.setattr(cls, "changes", closed)
+    started: list[dict[str, Any]] = []
+
+    def dashboard(store: Any, **options: Any) -> int:
+        started.append({"backend": store.backend, **options})
+        return 0
+
+    monkeypatch.setattr("qctl.tui.app.run", dashboard)
+    return started
+
+
+@pytest.mark.usefixtures("no_embedded_default")
+@pytest.mark.parametrize(("command", "own"), LONG_RUNNING, ids=[c[0] for c, _ in LONG_RUNNING])
+def test_root_options_of_long_running_commands_in_every_position(
+    db_args: list[str],
+    st: Any,
+    command: list[str],
+    own: list[str],
+    stopped_at_once: list[dict[str, Any]],
+) -> None:
+    # demo writes, so it runs without --read-only (its refusal is the write test's).
+    root = db_args if command == ["demo"] else [*db_args, "--read-only"]
+    lines = set()
+    for place, args in positions(command, own, root, out=()).items():
+        result = invoke(args)
+        assert result.exit_code == 0, (place, args, result.stderr)
+        if command == ["watch"]:
+            lines.add(result.stderr.strip())
+    if command == ["watch"]:
+        # One line for every position: the database of --dsn (and --schema), read-only.
+        (line,) = lines
+        assert line.startswith("watching ") and line.endswith("[read-only] (Ctrl-C to stop)")
+        assert db_args[1].split("?")[0] in line
+    else:
+        assert len(stopped_at_once) == 4
+        assert all(s["backend"] == st.backend for s in stopped_at_once)
+        locations = {s["location"] for s in stopped_at_once}
+        assert len(locations) == 1 and db_args[1] in locations.pop()
+        if command == ["top"]:
+            assert all(s["read_only"] and s["poll_interval"] == 5 for s in stopped_at_once)
 
 
 def test_a_mistyped_group_gets_a_suggestion() -> None:
