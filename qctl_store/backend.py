@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from qctl_store.sqlfile import Queries, load
 
 if TYPE_CHECKING:
+    from qctl_store.config import Config
     from qctl_store.listing import Dialect
     from qctl_store.records import RowMapper
 
@@ -29,6 +30,7 @@ class StoreBase(ABC):
     """The backend's package name under ``qctl_store``."""
     dialect: ClassVar[Dialect]
     rows: ClassVar[RowMapper]
+    config: Config
 
     @abstractmethod
     def read(self) -> AbstractContextManager[Any]:

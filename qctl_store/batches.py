@@ -1,4 +1,5 @@
-"""The batching loop of both backends' bulk maintenance and admin actions."""
+"""The batching loop of both backends' bulk maintenance and admin actions, and the
+batched verbs that run the same statements on both."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
+from qctl_store import validate
+from qctl_store.backend import StoreBase
 from qctl_store.config import Config
+from qctl_store.types import NukeReport, Source
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -54,3 +58,27 @@ def reap_batches(
         return len(rows)
 
     return batched_tx(store, counted), killed
+
+
+class Nuke(StoreBase):
+    """Mixed into each backend's ``MaintenanceMixin`` (``maintenance.sql``)."""
+
+    def nuke_all(self, source: Source) -> NukeReport:
+        q = self.queries("maintenance.sql")
+        args = {"source": validate.source(source).value}
+        after = self.dialect.min_id
+
+        def step(cur: Any, batch: int) -> int:
+            nonlocal after
+            rows = cur.execute(q.nuke_jobs, {**args, "after": after, "batch": batch}).fetchall()
+            ids = [r["id"] for r in rows]
+            after = max(ids, default=after)
+            return len(ids)
+
+        # Jobs go in batches in id order (their attempt rows cascade); the event ledger
+        # is left intact.
+        jobs = batched_tx(self, step)
+        with self.tx() as cur:
+            stats = cur.execute(q.nuke_stats, args).rowcount
+            keys = cur.execute(q.nuke_keys, args).rowcount
+        return NukeReport(jobs=jobs, stats=stats, keys=keys)

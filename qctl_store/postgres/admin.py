@@ -11,7 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from qctl_store import validate
-from qctl_store.actions import JobActions
+from qctl_store.actions import JobActions, JobReads
 from qctl_store.errors import NotFound
 from qctl_store.listing import (
     DAILY_WINDOW_DAYS,
@@ -26,7 +26,6 @@ from qctl_store.postgres.maintenance import run_batches
 from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, job_from_row
 from qctl_store.sqlfile import fill
 from qctl_store.types import (
-    AttemptError,
     DailyCount,
     Depths,
     Job,
@@ -166,13 +165,8 @@ def _daily(cur: Cursor, where: str, args: dict[str, Any]) -> list[DailyCount]:
     return [ROWS.daily(r) for r in cur.fetchall()]
 
 
-class AdminMixin(JobActions, PgBase):
+class AdminMixin(JobActions, JobReads, PgBase):
     # --- kinds, depths, throughput --------------------------------------------------
-
-    def list_kinds(self, source: Source) -> list[str]:
-        with self.read() as cur:
-            cur.execute(Q.list_kinds, {"source": validate.source(source).value})
-            return [r["kind"] for r in cur.fetchall()]
 
     def kind_depths(self, source: Source) -> dict[str, Depths]:
         args = {"source": validate.source(source).value}
@@ -274,19 +268,6 @@ class AdminMixin(JobActions, PgBase):
             rows = cur.fetchall()
         return [job_from_row(r) for r in rows], int(total_row["n"]) if total_row else 0
 
-    def get_job(self, source: Source, id: uuid.UUID) -> Job:
-        with self.read() as cur:
-            cur.execute(Q.get_job, {"id": arg_id(id), "source": validate.source(source).value})
-            row = cur.fetchone()
-        if row is None:
-            raise NotFound("get job")
-        return job_from_row(row)
-
-    def job_attempts(self, source: Source, id: uuid.UUID) -> list[AttemptError]:
-        with self.read() as cur:
-            cur.execute(Q.job_attempts, {"id": arg_id(id), "source": validate.source(source).value})
-            return [ROWS.attempt(r) for r in cur.fetchall()]
-
     # --- actions --------------------------------------------------------------------
 
     def _act(self, op: str, statement: str, source: Source, id: uuid.UUID, **extra: Any) -> None:
@@ -326,14 +307,6 @@ class AdminMixin(JobActions, PgBase):
         with self.read() as cur:
             cur.execute(fill(Q.find_ids_by_prefix, table=table), args)
             return [r["id"] for r in cur.fetchall()]
-
-    def find_job(self, id: uuid.UUID) -> Job:
-        with self.read() as cur:
-            cur.execute(Q.find_job, {"id": arg_id(id)})
-            row = cur.fetchone()
-        if row is None:
-            raise NotFound("get job")
-        return job_from_row(row)
 
     def search_jobs(
         self, search: JobSearch, limit: int = 50, after: PageCursor | None = None

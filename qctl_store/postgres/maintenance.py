@@ -8,17 +8,16 @@ holds millions of rows, and concurrent maintainers split the work (SKIP LOCKED).
 
 from __future__ import annotations
 
-import uuid
 from datetime import timedelta
 from typing import Any
 
 from qctl_store import validate
-from qctl_store.batches import batched_tx, reap_batches
+from qctl_store.batches import Nuke, batched_tx, reap_batches
 from qctl_store.listing import kind_clause, stats_retention_days
 from qctl_store.postgres.base import Cursor, PgBase, queries, seconds
 from qctl_store.postgres.rows import DIALECT
 from qctl_store.sqlfile import fill
-from qctl_store.types import NukeReport, Source
+from qctl_store.types import Source
 
 Q = queries("maintenance.sql")
 
@@ -33,7 +32,7 @@ def run_batches(store: PgBase, sql: str, args: dict[str, Any]) -> int:
     return batched_tx(store, step)
 
 
-class MaintenanceMixin(PgBase):
+class MaintenanceMixin(Nuke, PgBase):
     def promote_due(self, source: Source, kinds: list[str]) -> int:
         if not kinds:
             return 0
@@ -79,24 +78,3 @@ class MaintenanceMixin(PgBase):
         where, args = kind_clause(DIALECT, source, kind)
         args["older_than"] = seconds(older_than, "older_than")
         return run_batches(self, fill(Q.vacuum_dead, where=where), args)
-
-    def nuke_all(self, source: Source) -> NukeReport:
-        args = {"source": validate.source(source).value}
-        after = uuid.UUID(int=0)  # sorts before every id
-
-        def step(cur: Cursor, batch: int) -> int:
-            nonlocal after
-            cur.execute(Q.nuke_jobs, {**args, "after": after, "batch": batch})
-            ids = [r["id"] for r in cur.fetchall()]
-            after = max(ids, default=after)
-            return len(ids)
-
-        # Jobs go in batches (deleting them cascades to their attempt rows); the ledger
-        # is left intact.
-        jobs = batched_tx(self, step)
-        with self.tx() as cur:
-            cur.execute(Q.nuke_stats, args)
-            stats = cur.rowcount
-            cur.execute(Q.nuke_keys, args)
-            keys = cur.rowcount
-        return NukeReport(jobs=jobs, stats=stats, keys=keys)

@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from qctl_store import errors, validate
-from qctl_store.actions import JobActions
+from qctl_store.actions import JobActions, JobReads
 from qctl_store.listing import (
     DAILY_WINDOW_DAYS,
     entity_table,
@@ -31,11 +31,9 @@ from qctl_store.sqlite.rows import (
     DIALECT,
     ROWS,
     arg_id,
-    job_from_row,
     jobs_from_rows,
 )
 from qctl_store.types import (
-    AttemptError,
     DailyCount,
     Depths,
     Job,
@@ -70,13 +68,8 @@ def canonical_prefix(prefix: str) -> str:
     return "-".join(g for g in groups if g)
 
 
-class AdminMixin(JobActions, SqliteBase):
+class AdminMixin(JobActions, JobReads, SqliteBase):
     # --- depths and throughput ------------------------------------------------------------
-
-    def list_kinds(self, source: Source) -> list[str]:
-        source = validate.source(source)
-        with self.read() as t:
-            return [r["kind"] for r in t.all(Q.list_kinds, {"source": source.value})]
 
     def kind_depths(self, source: Source) -> dict[str, Depths]:
         source = validate.source(source)
@@ -122,20 +115,6 @@ class AdminMixin(JobActions, SqliteBase):
             rows = t.all(sql, {**params, **paging})
         return jobs_from_rows(rows), total
 
-    def get_job(self, source: Source, id: uuid.UUID) -> Job:
-        source = validate.source(source)
-        with self.read() as t:
-            row = t.one(Q.get_job, {"id": arg_id(id), "source": source.value})
-        if row is None:
-            raise errors.NotFound("get job")
-        return job_from_row(row)
-
-    def job_attempts(self, source: Source, id: uuid.UUID) -> list[AttemptError]:
-        source = validate.source(source)
-        with self.read() as t:
-            rows = t.all(Q.job_attempts, {"id": arg_id(id), "source": source.value})
-        return [ROWS.attempt(r) for r in rows]
-
     def _act(self, op: str, statement: str, source: Source, id: uuid.UUID, **extra: Any) -> None:
         args = {"id": arg_id(id), "source": validate.source(source).value, **extra}
         with self.tx() as t:
@@ -161,13 +140,6 @@ class AdminMixin(JobActions, SqliteBase):
         with self.read() as t:
             rows = t.all(fill(Q.find_ids_by_prefix, table=table), params)
         return [uuid.UUID(r["id"]) for r in rows]
-
-    def find_job(self, id: uuid.UUID) -> Job:
-        with self.read() as t:
-            row = t.one(Q.find_job, {"id": arg_id(id)})
-        if row is None:
-            raise errors.NotFound("get job")
-        return job_from_row(row)
 
     def search_jobs(
         self, search: JobSearch, limit: int = 50, after: PageCursor | None = None

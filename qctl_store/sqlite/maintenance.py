@@ -13,13 +13,13 @@ from datetime import timedelta
 from typing import Any
 
 from qctl_store import validate
-from qctl_store.batches import batched_tx, reap_batches
+from qctl_store.batches import Nuke, batched_tx, reap_batches
 from qctl_store.listing import kind_clause, stats_retention_days
 from qctl_store.sqlfile import fill
 from qctl_store.sqlite.base import US, SqliteBase, Tx, queries, td_us, utc_day
 from qctl_store.sqlite.jobs import insert_attempt
 from qctl_store.sqlite.rows import DIALECT
-from qctl_store.types import NukeReport, Source
+from qctl_store.types import Source
 
 Q = queries("maintenance.sql")
 
@@ -35,7 +35,7 @@ def _kinds(kinds: list[str]) -> str:
     return json.dumps(validate.kinds(kinds))
 
 
-class MaintenanceMixin(SqliteBase):
+class MaintenanceMixin(Nuke, SqliteBase):
     def promote_due(self, source: Source, kinds: list[str]) -> int:
         source = validate.source(source)
         if not kinds:
@@ -85,20 +85,3 @@ class MaintenanceMixin(SqliteBase):
         where, params = kind_clause(DIALECT, source, kind)
         params["older_than"] = td_us(validate.duration(older_than, "older_than"))
         return run_batches(self, fill(Q.vacuum_dead, where=where), params)
-
-    def nuke_all(self, source: Source) -> NukeReport:
-        params = {"source": validate.source(source).value}
-        after = ""  # sorts before every id
-
-        def step(t: Tx, batch: int) -> int:
-            nonlocal after
-            ids = [r["id"] for r in t.all(Q.nuke_jobs, {**params, "after": after, "batch": batch})]
-            after = max(ids, default=after)
-            return len(ids)
-
-        # Jobs go in batches (their attempt rows cascade); the event ledger stays.
-        jobs = batched_tx(self, step)
-        with self.tx() as t:
-            stats = t.execute(Q.nuke_stats, params).rowcount
-            keys = t.execute(Q.nuke_keys, params).rowcount
-        return NukeReport(jobs=jobs, stats=stats, keys=keys)
