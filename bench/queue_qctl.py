@@ -61,6 +61,8 @@ AnyStore = PostgresStore | SqliteStore
 SCHEMA = "qctl_bench"
 POLL_INTERVAL = 1.0  # azync's default FetchPollInterval
 SENDERS = 4  # producer threads: one alone cannot reach the higher rates
+LEASE_BATCH = 50
+"""Jobs leased per ``dequeue_batch`` in scenarios 2 and 3 (the peers' batch size too)."""
 BATCH_TICK = 0.01
 """Seconds a batched producer's sender gathers due jobs before one ``enqueue_many``."""
 
@@ -255,7 +257,7 @@ def scenario_burn(
     n = 100_000 if q else 1_000_000
     seconds = 10.0 if q else 40.0
     window = 2.0 if q else 5.0
-    batch = 50
+    batch = LEASE_BATCH
     setup = preinsert(backend, target, n, "bench.burn")
     setup += preinsert(backend, target, n, "bench.burn_many")
     print(f"  pre-inserted 2 x {n:,} jobs in {setup:.1f} s (SQL, not measured)", flush=True)
@@ -349,7 +351,7 @@ def e2e(
     lat: list[float] = []
     lock = threading.Lock()
     stop = threading.Event()
-    p = DequeueParams(kind=kind, limit=10, lease=timedelta(minutes=5))
+    p = DequeueParams(kind=kind, limit=LEASE_BATCH, lease=timedelta(minutes=5))
 
     def work() -> None:
         sub = None if poll_only else store.wake()
