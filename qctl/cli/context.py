@@ -76,30 +76,147 @@ def load_config_file(path: Path | None = None) -> dict[str, Any]:
         raise ConfigFileError(f"cannot read {path}: {exc}") from None
 
 
-def save_config_file(data: Mapping[str, Any], path: Path | None = None) -> None:
-    """Write ``data`` as the config file: to a private temporary file in the same
-    directory, read back, then renamed over the old one, so a reader never sees half a
-    file and a crash leaves the old one. Mode 0600 (it holds DSNs), directory 0700 when
-    created. Comments of the old file are not kept."""
-    import tempfile
-    import tomllib
+class ConfigText:
+    """The config file's text, edited in place: only the lines of the key or table that
+    changes are rewritten, so comments, blank lines, key order and settings qctl does not
+    know stay as they were. ``save`` checks the edit against the data it should give."""
 
-    path = path or config_path()
-    text = to_toml(data)
-    if tomllib.loads(text) != dict(data):  # the writer below covers what tomllib reads
-        raise ConfigFileError(f"cannot write {path}: a value has no TOML form here")
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".config.", suffix=".toml", dir=path.parent)  # 0600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or config_path()
+        self.lines = (
+            self.path.read_text(encoding="utf-8").splitlines() if self.path.exists() else []
+        )
+
+    @staticmethod
+    def _header(line: str) -> tuple[str, ...] | None:
+        """The key path of a ``[table]`` header line, ``("[[",)`` for an array-of-tables
+        header (a boundary no path matches), None for any other line."""
+        import tomllib
+
+        text = line.strip()
+        if text.startswith("[["):
+            return ("[[",)
+        if not text.startswith("["):
+            return None
+        try:
+            node: Any = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return None  # a line of a multi-line value
+        path: list[str] = []
+        while isinstance(node, dict) and len(node) == 1:
+            ((key, node),) = node.items()
+            path.append(key)
+        return tuple(path)
+
+    def _headers(self) -> list[tuple[int, tuple[str, ...]]]:
+        found = ((i, self._header(line)) for i, line in enumerate(self.lines))
+        return [(i, h) for i, h in found if h is not None]
+
+    def _top_end(self) -> int:
+        """Where the top-level keys end: the first table header."""
+        headers = self._headers()
+        return headers[0][0] if headers else len(self.lines)
+
+    def _top_key(self, key: str) -> int | None:
+        import tomllib
+
+        for i in range(self._top_end()):
+            with contextlib.suppress(tomllib.TOMLDecodeError):
+                if list(tomllib.loads(self.lines[i])) == [key]:
+                    return i
+        return None
+
+    def set_key(self, key: str, value: Any) -> None:
+        """Set a top-level key: its line rewritten, or a line added after the last
+        top-level one."""
+        line = f"{_toml_key(key)} = {_toml_value(value)}"
+        at = self._top_key(key)
+        if at is not None:
+            self.lines[at] = line
+            return
+        end = self._top_end()
+        while end > 0 and self.lines[end - 1].lstrip().startswith("#"):
+            end -= 1  # the first table's comment
+        while end > 0 and not self.lines[end - 1].strip():
+            end -= 1
+        apart = end < len(self.lines) and self.lines[end].strip()
+        self.lines[end:end] = [line, ""] if apart else [line]
+
+    def remove_key(self, key: str) -> None:
+        at = self._top_key(key)
+        if at is not None:
+            del self.lines[at]
+
+    def _table(self, path: tuple[str, ...]) -> tuple[int, int, int] | None:
+        """(first comment line above it, header line, end) of table ``path`` with its
+        subtables; the comment lines right above a header describe its table."""
+        headers = self._headers()
+        for n, (start, header) in enumerate(headers):
+            if header != path:
+                continue
+            end = next((i for i, h in headers[n + 1 :] if h[: len(path)] != path), len(self.lines))
+            while end > start + 1 and self.lines[end - 1].lstrip().startswith("#"):
+                end -= 1  # the next table's comment
+            lead = start
+            while lead > 0 and self.lines[lead - 1].lstrip().startswith("#"):
+                lead -= 1
+            return lead, start, end
+        return None
+
+    def set_table(self, path: tuple[str, ...], entries: Mapping[str, Any]) -> None:
+        """Write table ``path`` with ``entries``: in place of the old one (its comment
+        kept), else at the end of the file."""
+        block = [
+            "[" + ".".join(_toml_key(k) for k in path) + "]",
+            *(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in entries.items()),
+        ]
+        found = self._table(path)
+        if found is not None:
+            _, start, end = found
+            self.lines[start:end] = [*block, ""] if end < len(self.lines) else block
+            return
+        while self.lines and not self.lines[-1].strip():
+            self.lines.pop()
+        self.lines += ["", *block] if self.lines else block
+
+    def remove_table(self, path: tuple[str, ...]) -> None:
+        """Remove table ``path``, its subtables and the comment right above it."""
+        found = self._table(path)
+        if found is not None:
+            lead, _, end = found
+            del self.lines[lead:end]
+
+    def save(self, expected: Mapping[str, Any]) -> None:
+        """Write the edited text: to a private temporary file in the same directory, then
+        renamed over the old one, so a reader never sees half a file and a crash leaves
+        the old one. Mode 0600 (it holds DSNs), directory 0700 when created. Refused,
+        with nothing written, when the text would not read back as ``expected`` (a table
+        written in a form this editor does not rewrite, such as an inline table)."""
+        import tempfile
+        import tomllib
+
+        text = "\n".join(self.lines).strip("\n") + "\n"
+        try:
+            same = tomllib.loads(text) == dict(expected)
+        except tomllib.TOMLDecodeError:
+            same = False
+        if not same:
+            raise ConfigFileError(
+                f"cannot edit {self.path} in place (a context written other than as a "
+                "[contexts.NAME] table?): edit it by hand"
+            )
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".config.", suffix=".toml", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -132,27 +249,6 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     return value.isoformat() if hasattr(value, "isoformat") else _toml_string(str(value))
-
-
-def to_toml(data: Mapping[str, Any]) -> str:
-    """TOML for the config file's shape (scalars, lists and nested tables)."""
-    blocks = _toml_blocks(data, "")
-    return "\n\n".join("\n".join(b) for b in blocks) + "\n" if blocks else ""
-
-
-def _toml_blocks(data: Mapping[str, Any], name: str) -> list[list[str]]:
-    scalars = [
-        f"{_toml_key(k)} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)
-    ]
-    tables = {k: v for k, v in data.items() if isinstance(v, dict)}
-    blocks = []
-    if name and (scalars or not tables):  # a table of its own keys, or an empty one
-        blocks.append([f"[{name}]", *scalars])
-    elif scalars:
-        blocks.append(scalars)
-    for key, table in tables.items():
-        blocks += _toml_blocks(table, f"{name}.{_toml_key(key)}" if name else _toml_key(key))
-    return blocks
 
 
 _ON = ("1", "true", "yes", "on")

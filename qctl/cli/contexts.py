@@ -1,8 +1,9 @@
 """``qctl context``: the named contexts of the config file, managed without an editor
 (kubectl's ``config get-contexts`` / ``current-context`` / ``use-context``).
 
-The file is rewritten whole, atomically and with mode 0600 (``save_config_file``); its
-comments are not kept. ``list`` never shows a DSN's password."""
+The file is edited in place (``ConfigText``): only the key or the context's table that
+changes is rewritten, so comments and settings qctl does not know stay; it is written
+atomically with mode 0600. ``list`` never shows a DSN's password."""
 
 from __future__ import annotations
 
@@ -13,12 +14,7 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
-from qctl.cli.context import (
-    ConfigFileError,
-    config_path,
-    load_config_file,
-    save_config_file,
-)
+from qctl.cli.context import ConfigFileError, ConfigText, config_path, load_config_file
 from qctl.cli.errors import ExitCode
 from qctl.cli.output import emit_result, emit_rows, note
 from qctl.cli.registry import SYSTEMLESS_COMMANDS
@@ -78,7 +74,9 @@ def use(ctx: typer.Context, name: Name, output: Output = common.OutputFormat.TAB
     """Make NAME the default context (default_context in the config file)."""
     data = _existing(load_config_file(), name)
     data["default_context"] = name
-    save_config_file(data)
+    text = ConfigText()
+    text.set_key("default_context", name)
+    text.save(data)
     emit_result({"default_context": name}, f"default context is now {name!r}", output)
     explicit = ctx.find_root().params.get("context") or os.environ.get("QCTL_CONTEXT")
     if explicit and explicit != name:
@@ -122,7 +120,9 @@ def add(
     entry |= {"read_only": True} if read_only else {}
     contexts[name] = entry
     data["contexts"] = contexts
-    save_config_file(data)
+    text = ConfigText()
+    text.set_table(("contexts", name), entry)
+    text.save(data)
     emit_result(
         {"added": name, "dsn": redact(dsn)}, f"added context {name!r} ({redact(dsn)})", output
     )
@@ -142,7 +142,10 @@ def delete(
         return
     common.confirm(f"delete context {name!r} from {config_path()}?", yes)
     del _contexts(data)[name]
+    text = ConfigText()
+    text.remove_table(("contexts", name))
     if data.get("default_context") == name:
         del data["default_context"]
-    save_config_file(data)
+        text.remove_key("default_context")
+    text.save(data)
     emit_result({"deleted": name}, f"deleted context {name!r}", output)

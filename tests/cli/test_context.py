@@ -227,3 +227,74 @@ def test_context_add_refuses_bad_input_and_keeps_other_settings(home: Path) -> N
     ok("context", "add", "a", "--dsn", "sqlite:///b.db", "--replace")
     data = tomllib.loads(home.read_text())
     assert data == {"theme": "dark", "contexts": {"a": {"dsn": "sqlite:///b.db"}}}
+
+
+HAND_WRITTEN = """\
+# qctl contexts of the ops team
+theme = "dark"  # not a qctl setting: kept
+
+# the laptop database
+[contexts.local]
+dsn = "sqlite:///local.db"
+
+# production: never write from here
+[contexts.prod]
+dsn = "postgresql://ops@db.internal/app"
+read_only = true
+
+[plugins.pager]
+command = "less -R"
+"""
+
+
+def test_context_edits_keep_comments_and_unknown_settings(home: Path) -> None:
+    import stat
+
+    home.parent.mkdir(parents=True)
+    home.write_text(HAND_WRITTEN)
+    home.chmod(0o600)
+    ok("context", "use", "prod")
+    assert home.read_text() == HAND_WRITTEN.replace(
+        'theme = "dark"  # not a qctl setting: kept\n',
+        'theme = "dark"  # not a qctl setting: kept\ndefault_context = "prod"\n',
+    )
+    ok("context", "use", "local")  # the same line rewritten, not a second one
+    assert home.read_text().count("default_context") == 1
+    assert 'default_context = "local"' in home.read_text()
+
+    ok("context", "add", "stage", "--dsn", "sqlite:///stage.db", "--schema", "s")
+    assert home.read_text().endswith(
+        '[plugins.pager]\ncommand = "less -R"\n\n[contexts.stage]\ndsn = "sqlite:///stage.db"\n'
+        'schema = "s"\n'
+    )
+    # --replace rewrites the table where it is, under its comment.
+    ok("context", "add", "prod", "--dsn", "postgresql://ops@db2.internal/app", "--replace")
+    assert (
+        "# production: never write from here\n[contexts.prod]\n"
+        'dsn = "postgresql://ops@db2.internal/app"\n\n[plugins.pager]'
+    ) in home.read_text()
+
+    # delete takes the table, its comment and the default naming it; nothing else.
+    ok("context", "delete", "local", "--yes")
+    assert home.read_text() == (
+        '# qctl contexts of the ops team\ntheme = "dark"  # not a qctl setting: kept\n\n'
+        "# production: never write from here\n[contexts.prod]\n"
+        'dsn = "postgresql://ops@db2.internal/app"\n\n[plugins.pager]\ncommand = "less -R"\n\n'
+        '[contexts.stage]\ndsn = "sqlite:///stage.db"\nschema = "s"\n'
+    )
+    assert stat.S_IMODE(home.stat().st_mode) == 0o600
+    assert [p.name for p in home.parent.iterdir()] == ["config.toml"], "no temporary left"
+
+
+def test_a_context_this_editor_cannot_rewrite_is_refused_untouched(home: Path) -> None:
+    home.parent.mkdir(parents=True)
+    inline = '[contexts]\nlocal = { dsn = "sqlite:///a.db" }  # inline\n'
+    home.write_text(inline)
+    home.chmod(0o600)
+    res = CliRunner().invoke(app, ["context", "delete", "local", "--yes"])
+    assert res.exit_code == 2
+    assert "cannot edit" in res.stderr and "edit it by hand" in res.stderr
+    assert home.read_text() == inline
+    # Adding beside it is a plain append, which reads back right.
+    ok("context", "add", "b", "--dsn", "sqlite:///b.db")
+    assert home.read_text() == inline + '\n[contexts.b]\ndsn = "sqlite:///b.db"\n'
