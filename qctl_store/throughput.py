@@ -82,13 +82,14 @@ class Throughput(StoreBase):
     ) -> list[ThroughputCount]:
         src = validate.source(source).value
         with self.read() as cur:
-            width, first, count = grid(self._clock(cur), window, bucket)
-            since = bucket_start(first, width)
-            kinds = [validate.kind(kind)] if kind else sorted(self._kinds_since(cur, src, since))
-            if not kinds:
-                return []
-            rows = self._counts(cur, src, kinds, since, width)
-            return fold(rows, kinds, first, count, width)
+            return series(
+                self._clock(cur),
+                window,
+                bucket,
+                kind,
+                lambda since: self._kinds_since(cur, src, since),
+                lambda kinds, since, width: self._counts(cur, src, kinds, since, width),
+            )
 
     @abstractmethod
     def _clock(self, cur: Any) -> datetime:
@@ -104,6 +105,25 @@ class Throughput(StoreBase):
     ) -> Counts:
         """The window's (measure, kind, bucket index, n) rows for ``fold``, buckets of
         ``width`` seconds from ``since``."""
+
+
+def series(
+    now: datetime,
+    window: timedelta,
+    bucket: timedelta,
+    kind: str,
+    kinds_since: Callable[[datetime], Iterable[str]],
+    counts: Callable[[list[str], datetime, int], Counts],
+) -> list[ThroughputCount]:
+    """The series of the grid ending at ``now`` from the backend's two reads:
+    ``kinds_since(since)``, the kinds with daily stats from ``since`` on (asked only when
+    ``kind`` is ""), and ``counts(kinds, since, width)``, the window's rows for ``fold``."""
+    width, first, count = grid(now, window, bucket)
+    since = bucket_start(first, width)
+    kinds = [validate.kind(kind)] if kind else sorted(kinds_since(since))
+    if not kinds:
+        return []
+    return fold(counts(kinds, since, width), kinds, first, count, width)
 
 
 def first_attempt(
