@@ -132,7 +132,6 @@ def signal(
     name: Annotated[str, typer.Argument(metavar="NAME", help="Signal name.")],
     payload: Annotated[str | None, typer.Option("--payload", "-p", help="JSON payload.")] = None,
     message_id: Annotated[str, typer.Option("--message-id", help="Dedupe id.")] = "",
-    yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Send a signal to a run's waiting tasks. Buffered when none waits yet; a name no
@@ -155,7 +154,6 @@ def pause(
     ctx: typer.Context,
     id: IdArg,
     reason: Annotated[str, typer.Option("--reason", help="Why (shown on the run).")],
-    yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Pause a run: its tasks stay where they are until retry."""

@@ -7,7 +7,8 @@ import os
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.common import DryRun, Output
+from qctl.cli.errors import ExitCode
 from qctl.cli.output import as_dict, emit_object, emit_result, note
 from qctl_store.dsn import redact
 
@@ -18,7 +19,6 @@ app = common.app("db")
 def migrate(
     ctx: typer.Context,
     dry_run: DryRun = False,
-    yes: Yes = False,
     output: Output = common.OutputFormat.TABLE,
 ) -> None:
     """Bring azync's schema up to date (goose-compatible version table)."""
@@ -94,7 +94,9 @@ def tune(
 @app.command("status")
 def status(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> None:
     """Schema versions, change triggers, push or poll; the context and the wake channel
-    in effect."""
+    in effect. Exits 5 unless the schema is at this release's version (migrations
+    pending, a schema that does not exist yet, or one newer than this release), as every
+    other command would on that database; 0 when it is up to date."""
     cli = common.cli(ctx)
     result = common.store(ctx).schema_status()
     record = {"context": cli.context_name or "", **as_dict(result)}
@@ -102,3 +104,7 @@ def status(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> No
     emit_object(record, output)
     if result.pending_versions:
         note(f"{len(result.pending_versions)} migration(s) pending: run `qctl db migrate`")
+    elif result.applied_version > result.expected_version:
+        note(f"schema version {result.applied_version} is newer than this release's")
+    if result.applied_version != result.expected_version or result.pending_versions:
+        raise typer.Exit(ExitCode.SCHEMA)

@@ -969,7 +969,6 @@ def db_status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
 def db_migrate(
     ctx: typer.Context,
     dry_run: DryRun = False,
-    yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Refused: a DBOS system database is migrated by its applications, never by qctl."""

@@ -144,7 +144,6 @@ def publish(
     ] = "",
     version: Annotated[int, typer.Option("--version", metavar="N", help="Aggregate version.")] = 0,
     meta: MetaOpt = None,
-    yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Append an event and fan it out to its subscribers."""

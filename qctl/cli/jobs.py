@@ -197,7 +197,6 @@ def enqueue(
         typer.Option("--ttl", metavar="DURATION", help="Keep the dedupe key this long."),
     ] = None,
     meta: MetaOpt = None,
-    yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Enqueue a queue job."""

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import Output, SourceOpt, Yes
+from qctl.cli.common import Output, SourceOpt
 from qctl.cli.output import OutputFormat, emit_rows, note, rows_of
 from qctl.cli.parse import ParseError
 from qctl.ops import maintain as ops_maintain
@@ -39,7 +39,6 @@ def maintain(
             "must match the Go deployment.",
         ),
     ] = ops_maintain.DEFAULT_MAX_REAPS,
-    yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Promote due jobs, reap expired leases, advance DAGs; under leader election

@@ -41,7 +41,6 @@ def register(
         int,
         typer.Option("--max-attempts", metavar="N", min=1, help="Attempt budget per delivery."),
     ] = 25,
-    yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Subscribe NAME to EVENT_TYPE. Updates the budget when already subscribed."""

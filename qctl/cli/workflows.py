@@ -84,7 +84,6 @@ def signal(
     name: Annotated[str, typer.Argument(metavar="NAME", help="Signal name.")],
     payload: Annotated[str | None, typer.Option("--payload", "-p", help="JSON payload.")] = None,
     message_id: Annotated[str, typer.Option("--message-id", help="Dedupe id.")] = "",
-    yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Send a signal to an execution."""
@@ -128,7 +127,6 @@ def suspend(
     ctx: typer.Context,
     id: IdArg,
     reason: Annotated[str, typer.Option("--reason", help="Why (shown on the execution).")],
-    yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Suspend an execution until resumed."""
@@ -145,9 +143,7 @@ def suspend(
 
 
 @app.command("resume")
-def resume(
-    ctx: typer.Context, id: IdArg, yes: Yes = False, output: Output = OutputFormat.TABLE
-) -> None:
+def resume(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
     """Resume a suspended execution. Its workflow task is re-enqueued, as azync's
     workflow.Manager does: tasks that arrived while suspended were consumed."""
     common.act(ctx, "workflows", "workflow", id, "resume", "resumed", output, ops_wf.resume)

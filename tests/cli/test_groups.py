@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sqlite3
 import time
 import uuid
 from datetime import timedelta
@@ -79,6 +80,29 @@ def test_unmigrated_database_exit_5(tmp_path: Path, backend: str, request: Any) 
     res = CliRunner().invoke(app, [*root, "jobs", "list"])
     assert res.exit_code == 5, res.stderr
     assert "qctl db migrate" in res.stderr and res.stderr.count("\n") == 1
+
+
+def test_db_status_exits_5_until_migrated_on_both_backends(
+    tmp_path: Path, backend: str, request: Any
+) -> None:
+    # A database with no azync schema yet: a PostgreSQL schema that does not exist, a
+    # SQLite file that does not exist, then an empty one.
+    if backend == "postgres":
+        roots = [["--dsn", PG_DSN, "--schema", request.getfixturevalue("fresh_pg_schema")]]
+    else:
+        roots = [["--dsn", f"sqlite:///{tmp_path}/absent.db"]]
+        sqlite3.connect(tmp_path / "empty.db").close()
+        roots.append(["--dsn", f"sqlite:///{tmp_path}/empty.db"])
+    for root in roots:
+        res = CliRunner().invoke(app, [*root, "db", "status", "-o", "json"])
+        assert res.exit_code == 5, res.stderr
+        assert "qctl db migrate" in res.stderr
+        if res.stdout:  # the status is printed where there is a database to read
+            assert json.loads(res.stdout)["applied_version"] == 0
+    root = roots[-1]
+    assert CliRunner().invoke(app, [*root, "db", "migrate"]).exit_code == 0
+    res = CliRunner().invoke(app, [*root, "db", "status", "-o", "json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["pending_versions"] == []
 
 
 def test_queues(run: Run, st: Any, kind: str) -> None:

@@ -50,7 +50,7 @@ def test_detected_and_status(run: Run, dbos_app: App) -> None:
     assert "DBOS databases have no jobs; see `qctl workflows`" in result.output
     assert run("db", "migrate").exit_code == 2
     # azync's flags meet the same refusal, not an unknown-option error.
-    refused = run("db", "migrate", "--dry-run", "--yes", "-o", "json")
+    refused = run("db", "migrate", "--dry-run", "-o", "json")
     assert refused.exit_code == 2 and "qctl never migrates a DBOS" in refused.output
 
 

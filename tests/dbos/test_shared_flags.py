@@ -32,7 +32,9 @@ DBOS_ONLY: dict[str, set[str]] = {
     "workflows list": FILTERS,
     "workflows cancel": FILTERS | {"--max", "--name", "--state"},
     # Bulk resume selects by filter, so it previews (--dry-run); DBOS resumes onto a queue.
-    "workflows resume": FILTERS | {"--dry-run", "--max", "--name", "--on-queue", "--state"},
+    # azync resumes one execution by id and asks nothing; DBOS's bulk form asks (--yes).
+    "workflows resume": FILTERS
+    | {"--dry-run", "--max", "--name", "--on-queue", "--state", "--yes", "-y"},
     # Which finished statuses to delete, and the batch size of its short transactions.
     "vacuum workflows": {"--batch", "--state", "--status"},
     # Workflow names are DBOS's watch filter (azync's hints carry none); DBOS's watch
