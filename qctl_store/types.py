@@ -573,11 +573,14 @@ class JobSearch:
 class ThroughputCount:
     """Extension: one bucket of one kind's throughput (``AdminStore.throughput``).
 
-    ``processed`` counts succeeded jobs by ``completed_at``, ``failed`` the attempt
-    rows by ``failed_at`` (failed attempts and reaper kills), ``enqueued`` the jobs by
-    ``enqueued_at`` that are still pending, scheduled, active, dead or succeeded (the
-    states with an index to bound the read). ``reaped`` counts the reaper's kills only:
-    a reap that returns a job to pending leaves no timestamp below the daily stats."""
+    ``processed`` counts succeeded jobs by ``completed_at``; ``failed`` the attempt rows
+    by ``failed_at``, but for the reaper's kills, which are ``reaped``; ``enqueued`` the
+    jobs by ``enqueued_at`` that are now pending, scheduled, active, blocked or waiting
+    (DAG tasks), dead or succeeded: the states with an index to bound the read. Not
+    counted, because nothing the store records bounds them without reading every such
+    row: jobs now paused, uncertain, cancelled or skipped (no index holds those states
+    by kind or time) and a reap that returned a job to pending (it writes no attempt row
+    and no timestamp of its own; the daily stats count it per day)."""
 
     kind: str
     start: datetime

@@ -15,6 +15,7 @@ import pytest
 from qctl_store import jsonb
 from qctl_store.errors import InvalidInput
 from qctl_store.types import (
+    KIND_SIGNAL,
     DAGDep,
     DAGParams,
     DAGTask,
@@ -264,3 +265,29 @@ def test_search_jobs_free_text_is_kind_error_or_id(store: AnyStore) -> None:
     assert other not in found(job.id.hex[5:17])
     count, _ = store.count_jobs(JobSearch(source=Q, state=JobState.DEAD, text=job.id.hex[3:13]))
     assert count == 1
+
+
+def test_throughput_enqueued_counts_blocked_and_waiting_dag_tasks(store: AnyStore) -> None:
+    kind = unique("sx_tp_dag")
+    hour = timedelta(hours=1)
+
+    def enqueued(k: str) -> int:
+        return _totals(store.throughput(Source.DAG, hour, hour, kind=k))["enqueued"]
+
+    waits_before = enqueued(KIND_SIGNAL)
+    dag = DAGParams(
+        name=unique("sx_tp_dag"),
+        tasks=[
+            DAGTask(key="a", kind=kind),  # pending
+            DAGTask(key="b", kind=kind),  # blocked on a
+            DAGTask(key="approve", kind=KIND_SIGNAL),  # waiting for its signal
+        ],
+        deps=[DAGDep(task_key="b", depends_on_key="a")],
+    )
+    store.create_dag(dag)
+    states = sorted(j.state.value for j in store.dag_tasks(dag.id))
+    assert states == ["blocked", "pending", "waiting"]
+    assert enqueued(kind) == 2, "the pending and the blocked task"
+    assert enqueued(KIND_SIGNAL) == waits_before + 1, "the waiting task"
+    # Other sources have no blocked or waiting jobs: their series is unchanged by them.
+    assert _totals(store.throughput(Q, hour, hour, kind=kind))["enqueued"] == 0

@@ -103,3 +103,14 @@ def test_live_depths_count_blocked_and_waiting_on_their_indexes(
     assert (depths["tp_task"].blocked, depths["tp_task"].waiting) == (50, 50)
     text = "\n".join(plans(store, statements))
     assert not re.search(r"Seq Scan on azync_jobs\b", text), text
+
+
+def test_throughput_counts_blocked_and_waiting_tasks_on_their_indexes(
+    store: PostgresStore,
+    statements: list[tuple[str, Any]],
+) -> None:
+    rows = store.throughput(Source.DAG, timedelta(hours=1), timedelta(hours=1), kind="tp_task")
+    assert sum(r.enqueued for r in rows) == 100  # 50 blocked and 50 waiting tasks
+    text = "\n".join(plans(store, statements))
+    assert not re.search(r"Seq Scan on azync_jobs\b", text), text
+    assert "azync_jobs_dag_blocked_idx" in text and "azync_jobs_dag_waiting_idx" in text, text

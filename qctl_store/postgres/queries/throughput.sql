@@ -23,7 +23,9 @@ SELECT id, failed_at FROM azync_job_attempts WHERE id >= %(id)s ORDER BY id LIMI
 -- name: counts
 -- Per (measure, kind, bucket) counts of the window.
 -- (measure, kind, bucket index, n). Enqueued counts the jobs in the states whose index
--- bounds the read: each live state's partial index (the backlog), dead jobs on
+-- bounds the read: each live state's partial index (the backlog), a DAG's blocked and
+-- waiting tasks on azync_jobs_dag_blocked_idx / azync_jobs_dag_waiting_idx (partial
+-- on the state: the read is that state's rows, never the table), dead jobs on
 -- azync_jobs_dead_idx (enqueued_at is its third column) and succeeded jobs, which
 -- completed after they were enqueued, within the succeeded range.
 WITH e AS (
@@ -38,6 +40,14 @@ WITH e AS (
     SELECT kind, enqueued_at FROM azync_jobs
     WHERE source = %(source)s AND kind = ANY(%(kinds)s) AND state = 'active'
       AND enqueued_at >= %(since)s
+    UNION ALL
+    SELECT kind, enqueued_at FROM azync_jobs
+    WHERE %(source)s = 'dag' AND source = 'dag' AND kind = ANY(%(kinds)s)
+      AND state = 'blocked' AND enqueued_at >= %(since)s
+    UNION ALL
+    SELECT kind, enqueued_at FROM azync_jobs
+    WHERE %(source)s = 'dag' AND source = 'dag' AND kind = ANY(%(kinds)s)
+      AND state = 'waiting' AND enqueued_at >= %(since)s
     UNION ALL
     SELECT kind, enqueued_at FROM azync_jobs
     WHERE source = %(source)s AND kind = ANY(%(kinds)s) AND state = 'dead'

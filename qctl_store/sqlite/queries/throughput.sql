@@ -31,6 +31,14 @@ e AS (
     WHERE source = :source AND kind IN k AND state = 'active' AND enqueued_at >= :since
     UNION ALL
     SELECT kind, enqueued_at FROM azync_jobs
+    WHERE :source = 'dag' AND source = 'dag' AND kind IN k AND state = 'blocked'
+      AND enqueued_at >= :since
+    UNION ALL
+    SELECT kind, enqueued_at FROM azync_jobs
+    WHERE :source = 'dag' AND source = 'dag' AND kind IN k AND state = 'waiting'
+      AND enqueued_at >= :since
+    UNION ALL
+    SELECT kind, enqueued_at FROM azync_jobs
     WHERE source = :source AND kind IN k AND state = 'dead' AND enqueued_at >= :since
     UNION ALL
     SELECT kind, enqueued_at FROM azync_jobs
