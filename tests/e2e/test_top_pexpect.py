@@ -130,7 +130,7 @@ def test_top_follows_another_process_and_retries(tmp_path: Path) -> None:
             screen.wait_for(new_kind)
             # Jobs screen, filtered to the dead job, retried and confirmed.
             filter_dead(screen, dead_kind)
-            screen.wait_for(f"filter {dead_kind}   1-1 of 1")  # applied: the table has focus
+            screen.wait_for(f"filter {dead_kind}   shown 1-1 of 1")  # applied: the table has focus
             screen.child.send("R")
             screen.wait_for("Yes (y)")
             screen.child.send("y")
@@ -138,10 +138,10 @@ def test_top_follows_another_process_and_retries(tmp_path: Path) -> None:
             while store.get_job(Source.QUEUE, job_id).state != JobState.PENDING:
                 assert time.monotonic() < end, "the retry never reached the database"
                 screen.pump()
-            screen.wait_for(f"filter {dead_kind}   0 of 0")  # retried: it left the dead list
+            screen.wait_for(f"filter {dead_kind}   shown 0 of 0")  # retried: it left the dead list
             # A change made elsewhere to that job appears too: archived, it is dead again.
             other_process(db, f"s.archive_job(Source.QUEUE, uuid.UUID({str(job_id)!r}))")
-            screen.wait_for(f"filter {dead_kind}   1-1 of 1")
+            screen.wait_for(f"filter {dead_kind}   shown 1-1 of 1")
     finally:
         store.close()
     assert store_state(db, dead_kind) == JobState.DEAD
@@ -164,13 +164,13 @@ def test_top_marks_rows_and_retries_them(tmp_path: Path) -> None:
         with top(tmp_path, db) as screen:
             screen.wait_for(kind)
             filter_dead(screen, kind)
-            screen.wait_for(f"filter {kind}   1-3 of 3")
+            screen.wait_for(f"filter {kind}   shown 1-3 of 3")
             screen.child.send("  ")  # mark two rows
             screen.wait_for("2 marked")
             screen.child.send("R")
             screen.wait_for("retry 2 marked job(s)?")
             screen.child.send("y")
-            screen.wait_for(f"filter {kind}   1-1 of 1")  # the two left the dead list
+            screen.wait_for(f"filter {kind}   shown 1-1 of 1")  # the two left the dead list
         states = sorted(j.state for j in store.list_jobs(Source.QUEUE, JobFilter(kind=kind))[0])
     finally:
         store.close()
