@@ -525,6 +525,23 @@ def test_custom_serializer_values_are_shown_raw(run: Run, dbos_app: App) -> None
         )  # fmt: skip
     finally:
         client.destroy()
+    # A schedule it created (for another application: this one's scheduler leaves it
+    # alone): its context row names no serializer; shown raw, and trigger refuses it.
+    client = DBOSClient(system_database_url=dbos_app.url, serializer=Rot13())
+    try:
+        client.create_schedule(
+            schedule_name="rot13-yearly", workflow_name="every_second", schedule="0 0 0 1 1 *",
+            context={"region": "eu"}, application_name="other-app",
+        )  # fmt: skip
+        sched = data(run("schedules", "show", "rot13-yearly", "-o", "json"))
+        assert sched["context"]["serialization"] == "unnamed_serializer"
+        assert "ertvba" in sched["context"]["value"]["raw"]  # rot13 of "region"
+        assert "unnamed_serializer:'" in run("schedules", "show", "rot13-yearly").stdout
+        refused = run("schedules", "trigger", "rot13-yearly")
+        assert refused.exit_code == 2 and "not a pickle" in refused.output
+    finally:
+        client.delete_schedule("rot13-yearly")
+        client.destroy()
     shown = status(run, wf_id)
     raw = shown["input"]["value"]
     assert shown["input"]["serialization"] == "acme_rot13"

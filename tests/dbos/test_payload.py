@@ -160,6 +160,14 @@ def test_a_custom_serializer_is_shown_raw_never_decoded(tmp_path: Path) -> None:
     assert long.text().startswith("acme:'\\x1b[2J") and long.text().endswith("characters)'")
     assert len(long.json()["raw"]) < payload.MAX_RAW + 40 and long.json()["length"] == 5004
 
+    # A row that names no serializer (a schedule's context): a pickle is read as one,
+    # anything else shown raw.
+    pickled = payload.decode_unnamed(base64.b64encode(pickle.dumps({"k": 1})).decode())
+    assert pickled is not None and (pickled.serialization, pickled.value) == ("py_pickle", {"k": 1})
+    other = payload.decode_unnamed('{"k": 1}')
+    assert other is not None and other.text() == "unnamed_serializer:'{\"k\": 1}'"
+    assert payload.decode_unnamed(None) is None
+
 
 def test_a_pickle_inside_a_pickle_is_read_symbolically(tmp_path: Path) -> None:
     """``pickle.loads(<bytes>)`` inside a pickle (how qctl's schedule triggers embed a

@@ -401,11 +401,7 @@ def _pickled_context(db: Database, name: str) -> dict[str, Any]:
 
     row = reads.get_schedule(db, name)
     context = row["context"]
-    if (
-        context is None
-        or context.serialization != PICKLE
-        or getattr(context.value, "cls", "") == "undecodable"
-    ):
+    if context is None or context.serialization != PICKLE:
         raise InvalidInput(
             f"schedule {name}: its context is not a pickle, so the application uses its own "
             "serializer; trigger it from the application"

@@ -400,13 +400,35 @@ def decode(text: str | None, serialization: str | None) -> Decoded | None:
         return Decoded(serialization, Raw(serialization, text))
     # py_pickle, and NULL (rows written before the column existed: DBOS's default).
     try:
-        raw = base64.b64decode(text, validate=True)
-        return Decoded(serialization or PICKLE, render_pickle(raw))
-    except (binascii.Error, ValueError, Undecodable) as exc:
-        reason = str(exc) if isinstance(exc, Undecodable) else "not base64"
+        return Decoded(serialization or PICKLE, _base64_pickle(text))
+    except Undecodable as exc:
         return Decoded(
-            serialization or PICKLE, Obj("undecodable", (reason, f"{len(text)} characters"))
+            serialization or PICKLE, Obj("undecodable", (str(exc), f"{len(text)} characters"))
         )
+
+
+UNNAMED = "unnamed_serializer"
+"""What ``decode_unnamed`` calls a serializer the row does not name."""
+
+
+def decode_unnamed(text: str | None) -> Decoded | None:
+    """A value whose row keeps no serializer name (a schedule's context, written by the
+    application's serializer): a base64 pickle (DBOS's default) is read as one; anything
+    else is some serializer of the application's own, so it is shown raw (``Raw``)."""
+    if text is None:
+        return None
+    try:
+        return Decoded(PICKLE, _base64_pickle(text))
+    except Undecodable:
+        return Decoded(UNNAMED, Raw(UNNAMED, text))
+
+
+def _base64_pickle(text: str) -> Any:
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise Undecodable("not base64") from None
+    return render_pickle(raw)
 
 
 def _cut(text: str) -> str:

@@ -431,8 +431,8 @@ def list_schedules(
         params,
     )
     for row in rows:
-        # The schedule context is written with the application's serializer.
-        row["context"] = payload.decode(row["context"], None)
+        # Written with the application's serializer, which the row does not name.
+        row["context"] = payload.decode_unnamed(row["context"])
         row["automatic_backfill"] = bool(row["automatic_backfill"])
     return rows
 
