@@ -34,12 +34,17 @@ def top(
     from qctl.tui.app import run
 
     store = opened.result()
-    code = run(
-        store,
-        location=c.describe(),
-        read_only=c.read_only,
-        poll_interval=refresh,
-        preloads={"overview-pane": overview},
-    )
+    try:
+        code = run(
+            store,
+            location=c.describe(),
+            read_only=c.read_only,
+            poll_interval=refresh,
+            preloads={"overview-pane": overview},
+        )
+    finally:
+        # The store closes when the command ends: never under a read still running (a
+        # dashboard that ended before its first frame never took the overview).
+        overview.join()
     if code:
         raise typer.Exit(code)  # the dashboard printed the one line

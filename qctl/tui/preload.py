@@ -35,6 +35,10 @@ class Preload(Generic[T]):
         """Finished, and without an error: ``result()`` returns at once."""
         return self._done.is_set() and self._error is None
 
+    def join(self) -> None:
+        """Wait for ``fn`` to end, whatever it returned or raised."""
+        self._done.wait()
+
     def result(self) -> T:
         """Wait for ``fn`` and return its value, or raise what it raised."""
         self._done.wait()
