@@ -1075,13 +1075,21 @@ def top(
     refresh: common.Refresh = 2.0,
 ) -> None:
     """Live dashboard of a DBOS system database (polling): overview, workflows with
-    their steps and children, queues, schedules; cancel, resume and delete (hidden by
-    --read-only). Keys: tabs with the mouse or arrows, enter opens, r refreshes, ? lists
-    the keys, q quits."""
+    their steps and tree of child workflows, queues, schedules; cancel, resume, fork,
+    rewind and delete, one workflow or the marked ones (hidden by --read-only). Press ?
+    in it for the keys."""
     db = database(ctx)
-    from qctl.tui.dbos import run
+    code = _dashboard(db, common.cli(ctx).describe(), db.read_only, refresh)
+    if code:
+        raise typer.Exit(code)  # the dashboard printed the one line
 
-    run(db, db.location, db.read_only, refresh)
+
+def _dashboard(db: Database, location: str, read_only: bool, refresh: float) -> int:
+    """``qctl top``'s shell with DBOS's screens (``qctl.tui.dbos``)."""
+    from qctl.tui.app import run
+    from qctl.tui.dbos import DBOS
+
+    return run(db, system=DBOS, location=location, read_only=read_only, poll_interval=refresh)
 
 
 # --- demo ----------------------------------------------------------------------------
@@ -1132,9 +1140,7 @@ def demo(cli: CliContext, no_tui: bool, seconds: float | None, speed: float, res
                 json.dump(reads.status_counts(db).counts, sys.stdout, indent=2, sort_keys=True)
                 sys.stdout.write("\n")
             else:
-                from qctl.tui.dbos import run
-
-                run(db, f"{db.location} (DBOS demo)", read_only=False, interval=1.0)
+                _dashboard(db, f"{db.location} (DBOS demo)", read_only=False, refresh=1.0)
         finally:
             db.close()
     finally:

@@ -13,7 +13,7 @@ from typing import Any
 from rich.text import Text
 
 from qctl.sanitize import sanitize
-from qctl_store.types import Job
+from qctl_store.types import Job, ThroughputCount
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
@@ -113,6 +113,27 @@ def sparkline(values: Sequence[int | float], width: int = 0) -> str:
     if top <= 0:
         return BLOCKS[1] * len(vals)
     return "".join(BLOCKS[max(1, round(v / top * (len(BLOCKS) - 1)))] if v else " " for v in vals)
+
+
+def live_text(
+    live: dict[str, list[ThroughputCount]], width: int = 26, rows: int = 3, what: str = "processed"
+) -> Text:
+    """The busiest ``rows`` series of the last hour (a kind, a workflow name), one
+    sparkline of ``processed`` per bucket each, with the hour's processed and failed
+    totals; ``what`` names what ``processed`` counts."""
+    text = Text()
+    busy = sorted(live.items(), key=lambda kv: (-sum(p.processed + p.failed for p in kv[1]), kv[0]))
+    text.append(f"last hour per minute, {what}", "bold")
+    if not busy:
+        text.append(f"\n  nothing {what}", "dim")
+    for label, points in busy[:rows]:
+        processed = [p.processed for p in points]
+        failed = sum(p.failed for p in points)
+        text.append(f"\n{safe(label)[:10]:>10} ", "bold")
+        text.append(f"{sparkline(processed, width):<{width}}", "green")
+        text.append(f" {sum(processed):>4}")
+        text.append(f" {failed:>3}✗", "red" if failed else "dim")
+    return text
 
 
 def bar(value: int, total: int, width: int = 12) -> str:

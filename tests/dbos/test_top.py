@@ -1,124 +1,390 @@
-"""``qctl top`` on a DBOS database: polling, the workflow browser and detail, actions
-behind confirmation, read-only."""
+"""``qctl top`` on a DBOS database: azync's shell with DBOS's screens (``qctl.tui.dbos``),
+driven by pilot against a real DBOS application on both backends: polling, the
+overview, the browser's filter and marks, jump, detail with the step timeline and the
+child tree, the actions (with the same rows as the command line's), read-only."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from textual.widgets import DataTable, Static
+import pytest
+from textual.widgets import DataTable, Input, Static, Tree
 
+from qctl.systems.dbos import reads
 from qctl.systems.dbos.database import Database
-from qctl.tui.dbos import DbosTop
+from qctl.tui.app import QctlTop
+from qctl.tui.dbos import DBOS, HELP
+from qctl.tui.dbos.workflows import WorkflowDetailScreen, WorkflowsPane
+from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
 from tests.dbos.conftest import Run, data
-from tests.dbos.fixtures import App
+from tests.dbos.fixtures import App, wait_for
 from tests.tui.helpers import until
 
+pytestmark = pytest.mark.timeout(180)
+
 INTERVAL = 1.0
+SIZE = (160, 50)
+PARKED = "parked"
+"""A queue no executor serves: what is enqueued on it stays as the action left it."""
 
 
-def cells(app: DbosTop, table_id: str) -> dict[str, list[str]]:
-    t: DataTable[Any] = app.query_one(f"#{table_id}", DataTable)
+def cells(app: QctlTop, table_id: str) -> dict[str, list[str]]:
+    t: DataTable[Any] = app.screen.query_one(f"#{table_id}", DataTable)
     return {str(key.value): [str(c) for c in t.get_row(key)] for key in list(t.rows)}
 
 
-def test_top_shows_a_workflow_finishing_within_two_polls(dbos_app: App, run: Run) -> None:
+def text(app: QctlTop, widget_id: str) -> str:
+    return str(app.screen.query_one(f"#{widget_id}", Static).render())
+
+
+def show(run: Run, wf_id: str) -> dict[str, Any]:
+    result: dict[str, Any] = data(run("workflows", "show", wf_id, "-o", "json"))
+    return result
+
+
+def finished(run: Run, wf_id: str, want: str = "SUCCESS") -> dict[str, Any]:
+    result: dict[str, Any] = wait_for(lambda: (s := show(run, wf_id))["status"] == want and s, 30)
+    return result
+
+
+def dashboard(
+    dbos_app: App, scenario: Callable[[QctlTop, Any], Awaitable[None]], read_only: bool = False
+) -> None:
+    """Run ``scenario(app, pilot)`` in the dashboard on the application's database."""
+    db = Database(dbos_app.url, read_only=read_only)
+
+    async def main() -> None:
+        app = QctlTop(
+            db,
+            system=DBOS,
+            location=db.location + (" [read-only]" if read_only else ""),
+            read_only=read_only,
+            poll_interval=INTERVAL,
+        )
+        async with app.run_test(size=SIZE) as pilot:
+            await scenario(app, pilot)
+
+    try:
+        asyncio.run(main())
+    finally:
+        db.close()
+
+
+async def tab(app: QctlTop, pilot: Any, key: str) -> None:
+    await pilot.press(key)
+    await pilot.pause(0.2)
+
+
+async def type_into(pilot: Any, words: str) -> None:
+    for ch in words:
+        await pilot.press(ch)
+    await pilot.press("enter")
+
+
+async def confirm(app: QctlTop, pilot: Any) -> str:
+    """Answer yes to the confirmation; its question."""
+    await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), 15)
+    question = str(app.screen.query_one("#question").render())
+    await pilot.press("y")
+    return question
+
+
+async def prompt(app: QctlTop, pilot: Any, values: dict[str, str]) -> None:
+    """Fill the prompt's fields by name (each replaced) and submit."""
+    await until(pilot, lambda: isinstance(app.screen, PromptDialog), 5)
+    inputs = list(app.screen.query(Input))
+    for field in inputs:
+        name = (field.id or "").removeprefix("field-")
+        if name in values:
+            field.value = values[name]
+    inputs[-1].focus()
+    await pilot.press("enter")
+
+
+def test_overview_counts_throughput_and_errors(dbos_app: App, run: Run) -> None:
+    done = [dbos_app.enqueue("checkout", f"ov-{i}", 10) for i in range(2)]
+    failed = dbos_app.enqueue("failing", 7)
+    for wf_id in done:
+        finished(run, wf_id)
+    finished(run, failed, "ERROR")
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        bar = app.screen.query_one(StatusBar)
+        await until(pilot, lambda: "polling" in str(bar.render()), 10)
+        assert "every 1s" in str(bar.render())
+        await until(pilot, lambda: "checkout" in cells(app, "dbos-names"), 10)
+        names = cells(app, "dbos-names")
+        success = reads.STATUSES.index("SUCCESS") + 1
+        error = reads.STATUSES.index("ERROR") + 1
+        assert int(names["checkout"][success]) >= 2
+        assert int(names["failing"][error]) >= 1
+        assert int(cells(app, "dbos-queue-counts")["work"][success]) >= 2
+        chart = text(app, "dbos-throughput")
+        assert "last hour per minute, completed" in chart
+        assert "all" in chart and "checkout" in chart and "✗" in chart
+        errors = cells(app, "dbos-errors")
+        assert failed in errors and "card declined for 7" in errors[failed][3]
+        # enter on a name opens the browser filtered on it
+        t = app.screen.query_one("#dbos-names", DataTable)
+        t.focus()
+        t.move_cursor(row=list(cells(app, "dbos-names")).index("failing"))
+        await pilot.press("enter")
+        await until(pilot, lambda: failed in cells(app, "dbos-workflows"), 10)
+        assert {r[2] for r in cells(app, "dbos-workflows").values()} == {"failing"}
+
+    dashboard(dbos_app, scenario)
+
+
+def test_a_workflow_finishing_shows_within_two_polls_then_its_detail(
+    dbos_app: App, run: Run
+) -> None:
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await tab(app, pilot, "2")
+        wf_id = dbos_app.enqueue("slow", 3)
+        await until(pilot, lambda: cells(app, "dbos-workflows")[wf_id][1] == "PENDING", 15)
+        # The moment the screen first shows SUCCESS, against the commit time DBOS
+        # recorded: at most two polls apart (plus one poll's own read and paint).
+        await until(pilot, lambda: cells(app, "dbos-workflows")[wf_id][1] == "SUCCESS", 15)
+        shown = time.time()
+        done = show(run, wf_id)
+        assert shown - done["completed_at"] / 1000 < 2 * INTERVAL + 0.5
+        t = app.screen.query_one("#dbos-workflows", DataTable)
+        t.focus()
+        t.move_cursor(row=list(cells(app, "dbos-workflows")).index(wf_id))
+        await pilot.press("enter")
+        await until(pilot, lambda: len(cells(app, "dbos-steps")) == 3, 10)
+        head = text(app, "dbos-wf-text")
+        assert wf_id in head and "SUCCESS" in head and "output 3" in head.replace("  ", " ")
+        steps = cells(app, "dbos-steps")
+        assert [s[1] for s in steps.values()] == ["tick", "tick", "tick"]
+        assert [s[4] for s in steps.values()] == ["0", "1", "2"]
+        await pilot.press("escape")
+        assert isinstance(app.screen.query_one("#dbos-workflows"), DataTable)
+
+    dashboard(dbos_app, scenario)
+
+
+def test_filter_and_jump(dbos_app: App, run: Run) -> None:
+    tag = uuid.uuid4().hex[:8]
+    ok = dbos_app.enqueue("checkout", "j", 1, id=f"jump-{tag}-ok")
+    bad = dbos_app.enqueue("failing", 2, id=f"jump-{tag}-bad")
+    finished(run, ok)
+    finished(run, bad, "ERROR")
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await tab(app, pilot, "2")
+        pane = app.screen.query_one(WorkflowsPane)
+        await until(pilot, lambda: ok in cells(app, "dbos-workflows"), 10)
+        await pilot.press("slash")
+        await type_into(pilot, f"id=jump-{tag} error")
+        await until(pilot, lambda: list(cells(app, "dbos-workflows")) == [bad], 10)
+        assert pane.filter == reads.WorkflowFilter(
+            status=("ERROR",), workflow_id_prefix=f"jump-{tag}"
+        )
+        await pilot.press("slash")
+        await type_into(pilot, "nosuchkey=1")
+        assert list(cells(app, "dbos-workflows")) == [bad], "a bad filter keeps the last one"
+        # : jumps by a unique prefix; an ambiguous one says so
+        await pilot.press("colon")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        await type_into(pilot, f"jump-{tag}-o")
+        await until(pilot, lambda: isinstance(app.screen, WorkflowDetailScreen), 10)
+        assert app.screen.record_id == ok
+        await until(pilot, lambda: ok in text(app, "dbos-wf-text"), 10)
+        await pilot.press("escape")
+        await pilot.press("g")
+        await until(pilot, lambda: isinstance(app.screen, PromptDialog))
+        await type_into(pilot, f"jump-{tag}")
+        await until(pilot, lambda: any("ambiguous" in n.message for n in app._notifications), 10)
+
+    dashboard(dbos_app, scenario)
+
+
+def test_marked_workflows_cancel_after_one_confirmation(dbos_app: App, run: Run) -> None:
+    tag = uuid.uuid4().hex[:8]
+    # On the queue limited to one at a time: one runs, the others wait ENQUEUED.
+    ids = [dbos_app.enqueue("slow", 50, queue="limited", id=f"bulk-{tag}-{i}") for i in range(4)]
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await tab(app, pilot, "2")
+        await pilot.press("slash")
+        await type_into(pilot, f"id=bulk-{tag}")
+        await until(pilot, lambda: set(cells(app, "dbos-workflows")) == set(ids), 10)
+        t = app.screen.query_one("#dbos-workflows", DataTable)
+        t.move_cursor(row=0)
+        await pilot.press("space", "space")  # the first two rows
+        marked = list(cells(app, "dbos-workflows"))[:2]
+        assert "2 marked" in text(app, "dbos-wf-filter")
+        await pilot.press("C")
+        assert await confirm(app, pilot) == "cancel 2 marked DBOS workflow(s)?"
+        await until(pilot, lambda: all(show(run, i)["status"] == "CANCELLED" for i in marked), 15)
+        rest = [i for i in ids if i not in marked]
+        assert all(show(run, i)["status"] != "CANCELLED" for i in rest)
+        # * marks every match: the cancelled ones are skipped, and the question says so
+        await pilot.press("asterisk")
+        assert "every matching workflow marked" in text(app, "dbos-wf-filter")
+        await pilot.press("C")
+        question = await confirm(app, pilot)
+        assert question == "cancel 2 matching DBOS workflow(s) (2 skipped: another status)?"
+        await until(pilot, lambda: all(show(run, i)["status"] == "CANCELLED" for i in ids), 15)
+        await until(pilot, lambda: "marked" not in text(app, "dbos-wf-filter"), 5)
+
+    dashboard(dbos_app, scenario)
+
+
+IDENTITY = {"workflow_id", "forked_from", "created_at", "updated_at", "dequeued_at"}
+
+
+def normal_rows(db: Database, wf_id: str) -> dict[str, Any]:
+    """A workflow's rows as the action left them, its identity and instants aside (an
+    instant only as whether it is set)."""
+    wf = reads.get_workflow(db, wf_id)
+    out: dict[str, Any] = {
+        k: (v is not None)
+        if k.endswith(("_at", "_ms"))
+        else (v.text() if hasattr(v, "text") else v)
+        for k, v in wf.items()
+        if k not in IDENTITY
+    }
+    out["steps"] = [
+        {
+            "function_id": s["function_id"],
+            "function_name": s["function_name"],
+            "output": s["output"].text() if s["output"] else None,
+            "error": s["error"].text() if s["error"] else None,
+        }
+        for s in reads.list_steps(db, wf_id)
+    ]
+    return out
+
+
+def test_fork_and_rewind_leave_the_rows_the_command_line_does(dbos_app: App, run: Run) -> None:
+    """The same fork, and the same rewind, once by ``qctl workflows`` and once from the
+    dashboard, onto a queue no executor serves: the rows each leaves are the same."""
+    tag = uuid.uuid4().hex[:8]
+    by_cli, by_tui = (dbos_app.enqueue("checkout", "same", 5, id=f"same-{tag}-{w}") for w in "ct")
+    for wf_id in (by_cli, by_tui):
+        finished(run, wf_id)
+    cli_fork = data(
+        run("workflows", "fork", by_cli, "--from-step", "3", "--on-queue", PARKED, "-o", "json")
+    )["new_workflow_id"]
+    rewind = run("workflows", "rewind", by_cli, "--from-step", "2", "--on-queue", PARKED, "--yes")
+    assert rewind.exit_code == 0, rewind.output
     db = Database(dbos_app.url)
 
-    async def scenario() -> None:
-        app = DbosTop(db, db.location, read_only=False, interval=INTERVAL)
-        async with app.run_test(size=(160, 45)) as pilot:
-            status = str(app.query_one("#status", Static).render())
-            assert "polling every 1s" in status
-            app.query_one("#tabs").active = "workflows"  # type: ignore[attr-defined]
-            wf_id = dbos_app.enqueue("slow", 3)
-            await until(pilot, lambda: cells(app, "wf-list")[wf_id][1] == "PENDING", 15)
-            # The moment the screen first shows SUCCESS, against the commit time DBOS
-            # recorded: at most two polls apart (plus one poll's own read and paint).
-            await until(pilot, lambda: cells(app, "wf-list")[wf_id][1] == "SUCCESS", 15)
-            shown = time.time()
-            done = data(run("workflows", "show", wf_id, "-o", "json"))
-            assert shown - done["completed_at"] / 1000 < 2 * INTERVAL + 0.5
-
-            # enter opens the detail with the step timeline
-            table: DataTable[Any] = app.query_one("#wf-list", DataTable)
-            table.focus()
-            table.move_cursor(row=list(cells(app, "wf-list")).index(wf_id))
-            await pilot.press("enter")
-            await until(pilot, lambda: len(cells(app.screen, "wf-steps")) == 3)  # type: ignore[arg-type]
-            head = str(app.screen.query_one("#wf-head", Static).render())
-            assert wf_id in head and "SUCCESS" in head and "output 3" in head
-            await pilot.press("escape")
-
-            # C cancels after confirmation; the running workflow stops
-            victim = dbos_app.enqueue("slow", 20)
-            await until(pilot, lambda: cells(app, "wf-list")[victim][1] == "PENDING", 15)
-            table.move_cursor(row=list(cells(app, "wf-list")).index(victim))
-            await pilot.press("C")
-            await pilot.press("y")
-            await until(pilot, lambda: cells(app, "wf-list")[victim][1] == "CANCELLED", 10)
-
-            app.query_one("#tabs").active = "overview"  # type: ignore[attr-defined]
-            await until(pilot, lambda: "slow" in cells(app, "ov-names"), 5)
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await app.push_screen(WorkflowDetailScreen(by_tui))
+        await until(pilot, lambda: by_tui in text(app, "dbos-wf-text"), 10)
+        await pilot.press("F")
+        await prompt(app, pilot, {"step": "3", "queue": PARKED})
+        assert await confirm(app, pilot) == f"fork SUCCESS DBOS workflow {by_tui} (checkout)?"
+        await until(pilot, lambda: reads.related(db, "forked_from", by_tui), 15)
+        await pilot.press("W")
+        await prompt(app, pilot, {"step": "2", "queue": PARKED})
+        assert await confirm(app, pilot) == f"rewind SUCCESS DBOS workflow {by_tui} (checkout)?"
+        await until(pilot, lambda: show(run, by_tui)["status"] == "ENQUEUED", 15)
 
     try:
-        asyncio.run(scenario())
+        dashboard(dbos_app, scenario)
+        [tui_fork] = [r["workflow_id"] for r in reads.related(db, "forked_from", by_tui)]
+        forked = normal_rows(db, tui_fork)
+        assert forked == normal_rows(db, cli_fork)
+        assert [s["function_id"] for s in forked["steps"]] == [1, 2], "steps before 3 copied"
+        assert forked["status"] == "ENQUEUED" and forked["queue_name"] == PARKED
+        rewound = normal_rows(db, by_tui)
+        assert rewound == normal_rows(db, by_cli)
+        assert [s["function_id"] for s in rewound["steps"]] == [1]
     finally:
         db.close()
 
 
-def test_top_read_only_hides_and_refuses_actions(dbos_app: App) -> None:
-    db = Database(dbos_app.url, read_only=True)
+def test_detail_draws_the_tree_of_child_workflows(dbos_app: App, run: Run) -> None:
+    parent = dbos_app.enqueue("parent", 4)
+    finished(run, parent)
+    child = f"{parent}-child"
 
-    async def scenario() -> None:
-        app = DbosTop(db, db.location, read_only=True, interval=INTERVAL)
-        async with app.run_test(size=(160, 45)) as pilot:
-            assert "[read-only]" in str(app.query_one("#status", Static).render())
-            for action in ("cancel", "resume", "delete"):
-                assert app.check_action(action, ()) is False
-            wf_id = dbos_app.enqueue("slow", 30)
-            app.query_one("#tabs").active = "workflows"  # type: ignore[attr-defined]
-            await until(pilot, lambda: cells(app, "wf-list")[wf_id][1] == "PENDING", 15)
-            await pilot.press("C")
-            await pilot.press("y")
-            await pilot.pause(1.0)
-            assert cells(app, "wf-list")[wf_id][1] == "PENDING"
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await app.push_screen(WorkflowDetailScreen(parent))
+        tree: Tree[str] = app.screen.query_one("#dbos-children", Tree)
+        await until(pilot, lambda: len(tree.root.children) == 1, 10)
+        node = tree.root.children[0]
+        assert node.data == child and "SUCCESS" in str(node.label) and "child" in str(node.label)
+        assert str(tree.border_title) == "child workflows: 1"
+        assert child in [s[5] for s in cells(app, "dbos-steps").values()]
+        tree.focus()
+        tree.move_cursor(node)
+        await pilot.press("enter")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, WorkflowDetailScreen) and app.screen.record_id == child,
+            10,
+        )
+        await until(
+            pilot, lambda: f"parent {parent}" in " ".join(text(app, "dbos-wf-text").split())
+        )
+
+    dashboard(dbos_app, scenario)
+
+
+def test_detail_shows_streams(dbos_app: App, run: Run) -> None:
+    wf_id = dbos_app.enqueue("streaming", 2)
+    finished(run, wf_id)
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await app.push_screen(WorkflowDetailScreen(wf_id))
+        await until(pilot, lambda: len(cells(app, "dbos-events")) == 4, 10)
+        values = [r[2] for r in cells(app, "dbos-events").values()]
+        assert values == ["{'done': 1, 'of': 2}", "{'done': 2, 'of': 2}", "'last'", "(closed)"]
+
+    dashboard(dbos_app, scenario)
+
+
+def test_read_only_hides_and_refuses_actions(dbos_app: App, run: Run) -> None:
+    wf_id = dbos_app.enqueue("slow", 30)
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        assert "[read-only]" in str(app.screen.query_one(StatusBar).render())
+        await tab(app, pilot, "2")
+        await until(pilot, lambda: cells(app, "dbos-workflows")[wf_id][1] == "PENDING", 15)
+        pane = app.screen.query_one(WorkflowsPane)
+        for action in DBOS.writes:
+            assert pane.check_action(action, ()) is False
+        t = app.screen.query_one("#dbos-workflows", DataTable)
+        t.move_cursor(row=list(cells(app, "dbos-workflows")).index(wf_id))
+        await pilot.press("C")
+        await pilot.press("y")
+        pane.action_wf_cancel()  # called anyway: the shell refuses it
+        await until(pilot, lambda: any("read-only" in n.message for n in app._notifications))
+        await pilot.pause(1.0)
+        assert show(run, wf_id)["status"] == "PENDING"
+        assert not isinstance(app.screen, ConfirmDialog)
 
     try:
-        asyncio.run(scenario())
+        dashboard(dbos_app, scenario, read_only=True)
     finally:
-        db.close()
+        assert run("workflows", "cancel", wf_id, "--yes").exit_code == 0
+
+
+def test_question_mark_shows_the_dbos_keys(dbos_app: App) -> None:
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        shown = str(app.screen.query_one("#help", Static).render())
+        assert shown.strip() == HELP.strip()
+        assert "F fork from step N" in shown and "Jobs:" not in shown
+        await pilot.press("question_mark")
+        await until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+
+    dashboard(dbos_app, scenario)
 
 
 def test_database_text_is_drawn_escaped() -> None:
-    from qctl.tui.dbos import _text, clean
+    from qctl.tui.dbos import cells as dbos_cells
+    from qctl.tui.widgets import table_cell
 
-    assert _text("evil\x1b]52;c;aGk=\x07name").plain == "evil\\x1b]52;c;aGk=\\x07name"
-    assert clean("[bold]x[/bold]\nnext").plain == "[bold]x[/bold]\nnext"  # not markup
-
-
-def test_question_mark_opens_the_dbos_keys_in_azyncs_help_screen(dbos_app: App) -> None:
-    from qctl.tui import dbos as dbos_top
-    from qctl.tui.widgets import HelpScreen
-
-    db = Database(dbos_app.url)
-
-    async def scenario() -> None:
-        app = DbosTop(db, db.location, read_only=False, interval=INTERVAL)
-        async with app.run_test(size=(160, 45)) as pilot:
-            await pilot.press("question_mark")
-            await until(pilot, lambda: isinstance(app.screen, HelpScreen))
-            shown = str(app.screen.query_one("#help", Static).render())
-            assert shown.strip() == dbos_top.HELP.strip()
-            assert "C cancel   R resume   D delete" in shown and "Jobs:" not in shown
-            # every key the help names is bound on the dashboard
-            keys = {b.key for b in DbosTop.BINDINGS}  # type: ignore[union-attr]
-            assert {"C", "R", "D", "r", "q", "question_mark"} <= keys
-            await pilot.press("question_mark")  # closes it, as on azync's dashboard
-            await until(pilot, lambda: not isinstance(app.screen, HelpScreen))
-
-    try:
-        asyncio.run(scenario())
-    finally:
-        db.close()
+    assert table_cell("evil\x1b]52;c;aGk=\x07name").plain == "evil\\x1b]52;c;aGk=\\x07name"
+    assert dbos_cells.value("a\nb\x1b[2J") == "a b\\x1b[2J"

@@ -1,6 +1,6 @@
 """The real ``qctl top`` in a pty on a DBOS SQLite system database that a DBOS
-application is working: it says it polls, shows a workflow the application runs, and
-quits on ``q``."""
+application is working: it says it polls, shows the application's queues on the
+overview and a workflow it runs in the browser, and quits on ``q``."""
 
 from __future__ import annotations
 
@@ -33,10 +33,11 @@ def test_top_on_a_dbos_database(tmp_path: Path) -> None:
             timeout=30,
         )
         screen = Screen(child)
-        screen.wait_for("polling every 0.5s")
+        screen.wait_for("polling")
+        screen.wait_for("every 0.5s")
         screen.wait_for("every_second")  # the application's schedule fired, on screen
         app.enqueue("checkout", "pty-1", 3, id="pty-checkout")
-        child.send("\x1b[C")  # right arrow: the Workflows tab
+        child.send("2")  # the Workflows tab
         screen.wait_for("pty-checkout")
         child.send("q")
         child.expect(pexpect.EOF)

@@ -312,6 +312,20 @@ def related(db: Database, column: str, workflow_id: str) -> list[dict[str, Any]]
     )
 
 
+def children(db: Database, parent_ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+    """The child workflows of any of ``parent_ids`` (one level of a workflow's tree, over
+    DBOS's index on ``parent_workflow_id``), oldest first, at most ``limit``."""
+    where: list[str] = []
+    params: list[Any] = []
+    _in("parent_workflow_id", parent_ids, where, params)
+    return db.all(
+        "SELECT workflow_uuid AS workflow_id, name, status, created_at, parent_workflow_id"
+        f" FROM {{t}}workflow_status WHERE {' AND '.join(where) or 'FALSE'}"
+        " ORDER BY created_at, workflow_uuid LIMIT %s",
+        [*params, limit],
+    )
+
+
 def list_events(db: Database, workflow_id: str) -> list[dict[str, Any]]:
     rows = db.all(
         "SELECT key, value, serialization FROM {t}workflow_events"
@@ -496,29 +510,40 @@ def status_counts(db: Database) -> StatusCounts:
     return StatusCounts(counts, estimated)
 
 
-def overview(db: Database, now_ms: int, window_ms: int = 3_600_000) -> dict[str, Any]:
+def overview(
+    db: Database, now_ms: int, window_ms: int = 3_600_000, bucket_ms: int = 60_000
+) -> dict[str, Any]:
     """The dashboard's refresh read, each part over an index DBOS has: workflows
-    finished in the window per name and status (``idx_workflow_status_completed_at``),
-    in-flight ones per name and queue (``idx_workflow_status_in_flight_v2``, delayed
-    ones by ``idx_workflow_status_delayed``) and the latest errors
-    (``idx_workflow_status_failed``)."""
+    finished in the window per name, queue, status and ``bucket_ms`` (the throughput:
+    ``idx_workflow_status_completed_at``), in-flight ones per name, queue and status
+    (``idx_workflow_status_in_flight_v2``, delayed ones by
+    ``idx_workflow_status_delayed``) and the latest errors (``idx_workflow_status_failed``).
+
+    ``by_name`` and ``by_queue`` are the counts per status of both together;
+    ``throughput`` the finished rows (``bucket``: epoch ms where the bucket starts)."""
     since = now_ms - window_ms
+    bucket = int(bucket_ms)  # a literal: PostgreSQL groups by the same expression only
     finished = db.all(
-        "SELECT name, status, count(*) AS n FROM {t}workflow_status"
-        " WHERE completed_at >= %s GROUP BY name, status",
+        f"SELECT name, queue_name, status, completed_at / {bucket} * {bucket} AS bucket,"
+        " count(*) AS n FROM {t}workflow_status"
+        " WHERE completed_at >= %s GROUP BY 1, 2, 3, 4",
         [since],
     )
     in_flight = db.all(
-        "SELECT name, status, count(*) AS n FROM {t}workflow_status"
-        " WHERE status IN ('ENQUEUED', 'PENDING') GROUP BY name, status"
+        "SELECT name, queue_name, status, count(*) AS n FROM {t}workflow_status"
+        " WHERE status IN ('ENQUEUED', 'PENDING') GROUP BY name, queue_name, status"
     ) + db.all(
-        "SELECT name, status, count(*) AS n FROM {t}workflow_status"
-        " WHERE status = 'DELAYED' GROUP BY name, status"
+        "SELECT name, queue_name, status, count(*) AS n FROM {t}workflow_status"
+        " WHERE status = 'DELAYED' GROUP BY name, queue_name, status"
     )
     by_name: dict[str, dict[str, int]] = {}
+    by_queue: dict[str, dict[str, int]] = {}
     for row in finished + in_flight:
-        counts = by_name.setdefault(str(row["name"]), {})
-        counts[str(row["status"])] = counts.get(str(row["status"]), 0) + int(row["n"])
+        status, n = str(row["status"]), int(row["n"])
+        for table, key in ((by_name, row["name"]), (by_queue, row["queue_name"])):
+            if key is not None:
+                counts = table.setdefault(str(key), {})
+                counts[status] = counts.get(status, 0) + n
     errors = db.all(
         "SELECT ws.workflow_uuid AS workflow_id, ws.name, ws.created_at,"
         " coalesce(wo.error, ws.error) AS error, ws.serialization"
@@ -530,6 +555,8 @@ def overview(db: Database, now_ms: int, window_ms: int = 3_600_000) -> dict[str,
         row["error"] = payload.decode(row["error"], row.pop("serialization"))
     return {
         "by_name": by_name,
+        "by_queue": by_queue,
+        "throughput": [{k: row[k] for k in ("name", "status", "bucket", "n")} for row in finished],
         "completed_last_window": sum(int(r["n"]) for r in finished),
         "queues": queue_stats(db),
         "errors": errors,

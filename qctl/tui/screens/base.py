@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, TypeVar
 
 from textual import events
@@ -65,7 +64,8 @@ class RecordView(Loader[T]):
     payload = False
     """Whether the record's payload is shown."""
 
-    def __init__(self, record_id: uuid.UUID) -> None:
+    def __init__(self, record_id: Any) -> None:
+        """``record_id``: a UUID on azync, a workflow id (any string) on DBOS."""
         super().__init__()
         self.record_id = record_id
         self.detail: T | None = None
@@ -83,7 +83,7 @@ class DetailScreen(TopScreen):
 
     BINDINGS = [Binding("escape", "back", "Back")]
 
-    def __init__(self, record_id: uuid.UUID) -> None:
+    def __init__(self, record_id: Any) -> None:
         super().__init__()
         self.record_id = record_id
 

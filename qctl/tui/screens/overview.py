@@ -24,7 +24,6 @@ from qctl_store.types import (
     JobState,
     OpsStats,
     Source,
-    ThroughputCount,
 )
 
 if TYPE_CHECKING:
@@ -77,24 +76,6 @@ def throughput_text(daily: list[DailyCount], width: int = 20) -> Text:
         text.append(f"{name:>9} ", "bold")
         text.append(f"{fmt.sparkline(values, width):<{width}}", styles[name])
         text.append(f" {getattr(last, name):>6} {sum(values):>9}\n")
-    return text
-
-
-def live_text(live: dict[str, list[ThroughputCount]], width: int = 26) -> Text:
-    """The busiest kinds' last hour, one sparkline of processed jobs per minute each,
-    with the hour's processed and failed totals."""
-    text = Text()
-    busy = sorted(live.items(), key=lambda kv: (-sum(p.processed + p.failed for p in kv[1]), kv[0]))
-    text.append("last hour per minute, processed", "bold")
-    if not busy:
-        text.append("\n  nothing processed", "dim")
-    for label, points in busy[:LIVE_KINDS]:
-        processed = [p.processed for p in points]
-        failed = sum(p.failed for p in points)
-        text.append(f"\n{fmt.safe(label)[:10]:>10} ", "bold")
-        text.append(f"{fmt.sparkline(processed, width):<{width}}", "green")
-        text.append(f" {sum(processed):>4}")
-        text.append(f" {failed:>3}✗", "red" if failed else "dim")
     return text
 
 
@@ -179,7 +160,7 @@ class OverviewPane(Pane[OverviewData]):
         ]
         refill(self.query_one("#dag-states", DataTable), dag_rows)
         chart = throughput_text(data.daily)
-        chart.append_text(live_text(data.live))
+        chart.append_text(fmt.live_text(data.live, rows=LIVE_KINDS))
         self.query_one("#throughput", Static).update(chart)
         self.query_one("#ledger", Static).update(ledger_text(data.ops))
 

@@ -1,0 +1,62 @@
+"""How DBOS's values are drawn: statuses coloured, epoch milliseconds as times, decoded
+payloads as their text (escaped by ``qctl.tui.fmt``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.text import Text
+
+from qctl.systems.dbos.reads import STATUSES
+from qctl.tui import fmt
+
+STATUS_STYLES = {
+    "PENDING": fmt.state_style("running"),
+    "ENQUEUED": fmt.state_style("pending"),
+    "DELAYED": fmt.state_style("scheduled"),
+    "SUCCESS": fmt.state_style("succeeded"),
+    "ERROR": fmt.state_style("failed"),
+    "CANCELLED": fmt.state_style("cancelled"),
+    "MAX_RECOVERY_ATTEMPTS_EXCEEDED": fmt.state_style("dead"),
+}
+HEADERS = {s: s.lower() for s in STATUSES} | {"MAX_RECOVERY_ATTEMPTS_EXCEEDED": "max-recovery"}
+"""Column titles of the per-status counts."""
+
+
+def status(value: str) -> Text:
+    return Text(value, STATUS_STYLES.get(value, ""))
+
+
+def instant(ms: Any) -> datetime | None:
+    return None if ms is None else datetime.fromtimestamp(int(ms) / 1000, UTC)
+
+
+def when(ms: Any, now: datetime) -> str:
+    """``HH:MM:SS`` today, else ``MM-DD HH:MM`` (UTC)."""
+    return fmt.when(instant(ms), now)
+
+
+def full(ms: Any, now: datetime) -> str:
+    """A detail's instant: ``2026-12-01 21:30:00 UTC (4m ago)``."""
+    at = instant(ms)
+    return "" if at is None else f"{at:%Y-%m-%d %H:%M:%S} UTC ({fmt.ago(at, now)})"
+
+
+def took(start_ms: Any, end_ms: Any) -> str:
+    if start_ms is None or end_ms is None:
+        return ""
+    return fmt.duration((int(end_ms) - int(start_ms)) / 1000)
+
+
+def value(decoded: Any, limit: int = 80) -> str:
+    """A decoded payload (``payload.Decoded``) or database text, on one line."""
+    if decoded is None:
+        return ""
+    text = decoded.text() if hasattr(decoded, "text") else str(decoded)
+    return fmt.one_line(text, limit)
+
+
+def counts(row: dict[str, int]) -> list[Any]:
+    """Per-status count cells, in ``STATUSES`` order (blank for none)."""
+    return [Text(str(row[s]), STATUS_STYLES[s]) if row.get(s) else "" for s in STATUSES]
