@@ -19,7 +19,7 @@ from qctl.systems.dbos import actions, reads
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.dbos import cells
-from qctl.tui.screens.base import DetailScreen, Pane, RecordView
+from qctl.tui.screens.base import DetailScreen, MarkedPages, RecordView
 from qctl.tui.widgets import PromptDialog, refill, table
 from qctl_store.errors import InvalidInput
 
@@ -88,7 +88,7 @@ class WorkflowActions(Dashboarded):
     def current_workflow(self) -> dict[str, Any] | None:
         raise NotImplementedError
 
-    def marked(self) -> tuple[str, Callable[[Database], list[dict[str, Any]]]] | None:
+    def marked_targets(self) -> tuple[str, Callable[[Database], list[dict[str, Any]]]] | None:
         """The marked workflows (how they are described, and a read of their rows), or
         None: the verbs act on ``current_workflow``."""
         return None
@@ -109,7 +109,7 @@ class WorkflowActions(Dashboarded):
         **options: Any,
     ) -> None:
         """``verb`` on the marked workflows, else on the selected one."""
-        marked = self.marked()
+        marked = self.marked_targets()
         if marked is not None and verb in actions.BULK_CALLS:
             what, rows = marked
 
@@ -226,7 +226,7 @@ class WorkflowPage:
     """The filter and cursor this page answers: an older page is never shown."""
 
 
-class WorkflowsPane(WorkflowActions, Pane[WorkflowPage]):
+class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
     BINDINGS = [
         Binding("t", "cycle_status", "Status"),
         Binding("n", "next_page", "Page", key_display="n/b"),
@@ -239,14 +239,11 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowPage]):
     status: str | None = None
     page: WorkflowPage | None = None
 
+    table_id = "dbos-workflows"
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.filter = reads.WorkflowFilter()
-        self.cursors: list[reads.Cursor | None] = [None]
-        self.marks: dict[str, dict[str, Any]] = {}
-        """Rows marked with space, across pages."""
-        self.all_marked = False
-        """``*``: every workflow matching the filter is marked."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="dbos-wf-filter", classes="bar")
@@ -267,10 +264,7 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowPage]):
         except InvalidInput as exc:
             self.top.notify(str(exc), severity="error")
             return
-        self.cursors = [None]
-        self.marks.clear()
-        self.all_marked = False
-        self.reload()
+        self.restart()
 
     def asked(self) -> tuple[reads.WorkflowFilter, reads.Cursor | None]:
         return self.filter, self.cursors[-1]
@@ -292,8 +286,7 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowPage]):
                 (
                     r["workflow_id"],
                     [
-                        ("● " if self.all_marked or r["workflow_id"] in self.marks else "")
-                        + r["workflow_id"],
+                        ("● " if self.is_marked(r) else "") + r["workflow_id"],
                         cells.status(r["status"]),
                         r["name"] or "",
                         r["queue_name"] or "",
@@ -311,8 +304,8 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowPage]):
         marks = ""
         if self.all_marked:
             marks = "   every matching workflow marked"
-        elif self.marks:
-            marks = f"   {len(self.marks)} marked"
+        elif self.marked:
+            marks = f"   {len(self.marked)} marked"
         self.query_one("#dbos-wf-filter", Static).update(
             Text.assemble(
                 ("status ", "dim"),
@@ -325,12 +318,17 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowPage]):
             )
         )
 
-    def current_workflow(self) -> dict[str, Any] | None:
-        t = self.query_one("#dbos-workflows", DataTable)
-        rows = self.page.rows if self.page else []
-        return rows[t.cursor_row] if 0 <= t.cursor_row < len(rows) else None
+    def page_rows(self) -> list[dict[str, Any]]:
+        return self.page.rows if self.page else []
 
-    def marked(self) -> tuple[str, Callable[[Database], list[dict[str, Any]]]] | None:
+    def row_key(self, row: dict[str, Any]) -> str:
+        return str(row["workflow_id"])
+
+    def current_workflow(self) -> dict[str, Any] | None:
+        row: dict[str, Any] | None = self.current_row()
+        return row
+
+    def marked_targets(self) -> tuple[str, Callable[[Database], list[dict[str, Any]]]] | None:
         if self.all_marked:
             f = self.filter
 
@@ -343,50 +341,17 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowPage]):
                 return rows
 
             return "matching", matching
-        if self.marks:
-            rows = [target(r) for r in self.marks.values()]
+        if self.marked:
+            rows = [target(r) for r in self.marked.values()]
             return "marked", lambda db: rows
         return None
 
     def marks_done(self) -> None:
-        self.marks.clear()
-        self.all_marked = False
-
-    def action_toggle_mark(self) -> None:
-        """Space: mark or unmark the row, then move to the next one."""
-        wf = self.current_workflow()
-        if wf is None or self.page is None:
-            return
-        if self.all_marked:  # from "everything matching" to a hand-picked set
-            self.all_marked = False
-            self.marks = {r["workflow_id"]: r for r in self.page.rows}
-        if self.marks.pop(wf["workflow_id"], None) is None:
-            self.marks[wf["workflow_id"]] = wf
-        t = self.query_one("#dbos-workflows", DataTable)
-        row = t.cursor_row
-        self.show(self.page)
-        t.move_cursor(row=min(row + 1, t.row_count - 1))
-
-    def action_mark_matching(self) -> None:
-        """``*``: mark every workflow the filter matches (every page), or clear."""
-        self.all_marked = not self.all_marked
-        self.marks.clear()
-        if self.page is not None:
-            self.show(self.page)
+        self.clear_marks()
 
     def action_cycle_status(self) -> None:
         self.status = STATUSES[(STATUSES.index(self.status) + 1) % len(STATUSES)]
         self.filter_changed()
-
-    def action_next_page(self) -> None:
-        if self.page is not None and self.page.next_cursor is not None:
-            self.cursors.append(self.page.next_cursor)
-            self.reload()
-
-    def action_prev_page(self) -> None:
-        if len(self.cursors) > 1:
-            self.cursors.pop()
-            self.reload()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -441,7 +406,7 @@ def workflow_text(wf: dict[str, Any], forks: list[dict[str, Any]], now: datetime
     def line(label: str, value: object, style: str = "") -> None:
         if value in (None, ""):
             return
-        t.append(f"{label:>16} ", "bold")
+        t.append(f"{label:>17} ", "bold")
         t.append(f"{fmt.safe(str(value))}\n", style)
 
     line("queue", wf["queue_name"])

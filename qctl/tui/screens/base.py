@@ -57,6 +57,82 @@ class Pane(Guarded, Loader[T]):
         self.reload()
 
 
+class MarkedPages(Pane[T]):
+    """A pane of keyset pages whose rows can be marked across pages: space marks the row
+    under the cursor and moves on, ``*`` marks every row the filter matches (again:
+    clears); the verbs then act on the marks. ``page`` is the page on screen (its
+    ``next_cursor`` is where the next one starts), ``cursors`` where each page shown so
+    far starts. Subclasses bind the keys (``toggle_mark``, ``mark_matching``,
+    ``next_page``, ``prev_page``) where their footer wants them."""
+
+    table_id = ""
+    page: Any = None
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cursors: list[Any] = [None]
+        self.marked: dict[Any, Any] = {}
+        """Rows marked with space, by ``row_key``."""
+        self.all_marked = False
+        """``*``: every row matching the filter is marked (the verbs act on the filter)."""
+
+    def page_rows(self) -> list[Any]:
+        raise NotImplementedError
+
+    def row_key(self, row: Any) -> Any:
+        raise NotImplementedError
+
+    def is_marked(self, row: Any) -> bool:
+        return self.all_marked or self.row_key(row) in self.marked
+
+    def clear_marks(self) -> None:
+        self.marked.clear()
+        self.all_marked = False
+
+    def restart(self) -> None:
+        """From the first page, nothing marked."""
+        self.cursors = [None]
+        self.clear_marks()
+        self.reload()
+
+    def current_row(self) -> Any:
+        t = self.query_one(f"#{self.table_id}", DataTable)
+        rows = self.page_rows() if self.page is not None else []
+        return rows[t.cursor_row] if t.row_count and 0 <= t.cursor_row < len(rows) else None
+
+    def action_toggle_mark(self) -> None:
+        """Space: mark or unmark the row, then move to the next one."""
+        row = self.current_row()
+        if row is None:
+            return
+        if self.all_marked:  # from "everything matching" to a hand-picked set
+            self.all_marked = False
+            self.marked = {self.row_key(r): r for r in self.page_rows()}
+        if self.marked.pop(self.row_key(row), None) is None:
+            self.marked[self.row_key(row)] = row
+        t = self.query_one(f"#{self.table_id}", DataTable)
+        at = t.cursor_row
+        self.show(self.page)
+        t.move_cursor(row=min(at + 1, t.row_count - 1))
+
+    def action_mark_matching(self) -> None:
+        """``*``: mark every row the filter matches (on every page), or clear the marks."""
+        self.all_marked = not self.all_marked
+        self.marked.clear()
+        if self.page is not None:
+            self.show(self.page)
+
+    def action_next_page(self) -> None:
+        if self.page is not None and self.page.next_cursor is not None:
+            self.cursors.append(self.page.next_cursor)
+            self.reload()
+
+    def action_prev_page(self) -> None:
+        if len(self.cursors) > 1:
+            self.cursors.pop()
+            self.reload()
+
+
 class RecordView(Loader[T]):
     """A drill-in screen's content: one record (job, event, DAG run, execution) by id.
     ``render_detail`` draws ``detail``, the last load, again on demand (``v``)."""

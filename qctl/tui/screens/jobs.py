@@ -21,7 +21,7 @@ from qctl.ops.results import BulkOutcome, JobOutcome
 from qctl.ops.views import Attempt, attempt_history, free_text, require_kind
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
-from qctl.tui.screens.base import DetailScreen, Pane, RecordView
+from qctl.tui.screens.base import DetailScreen, MarkedPages, RecordView
 from qctl.tui.widgets import refill, table
 from qctl_store.types import Job, JobSearch, JobState, PageCursor, Source
 
@@ -142,7 +142,7 @@ def job_when(job: Job, now: datetime) -> str:
     return fmt.ago(job.enqueued_at, now)
 
 
-class JobsPane(JobActions, Pane[JobPage]):
+class JobsPane(JobActions, MarkedPages[JobPage]):
     BINDINGS = [
         Binding("s", "cycle_source", "Source"),
         Binding("t", "cycle_state", "State"),
@@ -158,14 +158,7 @@ class JobsPane(JobActions, Pane[JobPage]):
     # serves, so on a huge table it sorts every row (press t to get there anyway).
     state: JobState | None = JobState.PENDING
     page: JobPage | None = None
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.cursors: list[PageCursor | None] = [None]
-        self.marked: dict[uuid.UUID, Job] = {}
-        """Rows marked with space, across pages: the job verbs act on them."""
-        self.all_marked = False
-        """``*``: every job matching the search is marked (the verbs act on the filter)."""
+    table_id = "jobs-table"
 
     def compose(self) -> ComposeResult:
         yield Static(id="jobs-filter", classes="bar")
@@ -179,14 +172,11 @@ class JobsPane(JobActions, Pane[JobPage]):
         self.source, self.state, self.filter_text = source, state, kind
         self.restart()
 
-    def restart(self) -> None:
-        self.cursors = [None]
-        self.clear_marks()
-        self.reload()
+    def page_rows(self) -> list[Job]:
+        return self.page.jobs if self.page else []
 
-    def clear_marks(self) -> None:
-        self.marked.clear()
-        self.all_marked = False
+    def row_key(self, row: Job) -> uuid.UUID:
+        return row.id
 
     def filter_changed(self) -> None:
         self.restart()
@@ -259,7 +249,7 @@ class JobsPane(JobActions, Pane[JobPage]):
 
     def _id_cell(self, job: Job) -> str:
         short = fmt.short_id(job.id)
-        return f"● {short}" if self.all_marked or job.id in self.marked else short
+        return f"● {short}" if self.is_marked(job) else short
 
     def _marks_text(self, data: JobPage) -> tuple[tuple[str, str], ...]:
         if self.all_marked:
@@ -269,28 +259,6 @@ class JobsPane(JobActions, Pane[JobPage]):
         else:
             return ()
         return (count, "bold magenta"), (" marked", "dim")
-
-    def action_toggle_mark(self) -> None:
-        """Space: mark or unmark the row, then move to the next one."""
-        job = self.current_job()
-        if job is None or self.page is None:
-            return
-        if self.all_marked:  # from "everything matching" to a hand-picked set
-            self.all_marked = False
-            self.marked = {j.id: j for j in self.page.jobs}
-        if self.marked.pop(job.id, None) is None:
-            self.marked[job.id] = job
-        t = self.query_one("#jobs-table", DataTable)
-        row = t.cursor_row
-        self.show(self.page)
-        t.move_cursor(row=min(row + 1, t.row_count - 1))
-
-    def action_mark_matching(self) -> None:
-        """``*``: mark every job the search matches (on every page), or clear the marks."""
-        self.all_marked = not self.all_marked
-        self.marked.clear()
-        if self.page is not None:
-            self.show(self.page)
 
     def _job_act(self, verb: str, call: Callable[[ConsoleStore, Job, bool], JobOutcome]) -> None:
         """A verb on the marked jobs when there are any, after one confirmation that says
@@ -323,10 +291,8 @@ class JobsPane(JobActions, Pane[JobPage]):
         return notice
 
     def current_job(self) -> Job | None:
-        t = self.query_one("#jobs-table", DataTable)
-        if self.page is None or t.row_count == 0:
-            return None
-        return self.page.jobs[t.cursor_row] if t.cursor_row < len(self.page.jobs) else None
+        job: Job | None = self.current_row()
+        return job
 
     def action_cycle_source(self) -> None:
         self.source = SOURCES[(SOURCES.index(self.source) + 1) % len(SOURCES)]
@@ -335,16 +301,6 @@ class JobsPane(JobActions, Pane[JobPage]):
     def action_cycle_state(self) -> None:
         self.state = STATES[(STATES.index(self.state) + 1) % len(STATES)]
         self.restart()
-
-    def action_next_page(self) -> None:
-        if self.page is not None and self.page.next_cursor is not None:
-            self.cursors.append(self.page.next_cursor)
-            self.reload()
-
-    def action_prev_page(self) -> None:
-        if len(self.cursors) > 1:
-            self.cursors.pop()
-            self.reload()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
