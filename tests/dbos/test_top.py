@@ -6,6 +6,7 @@ child tree, the actions (with the same rows as the command line's), read-only.""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -221,8 +222,9 @@ def test_marked_workflows_cancel_after_one_confirmation(dbos_app: App, run: Run)
         marked = list(pane.marked)
         assert marked == list(cells(app, "dbos-workflows"))[:2]
         assert "2 marked" in text(app, "dbos-wf-filter")
+        before = {i: show(run, i)["status"] for i in ids}
         await pilot.press("C")
-        assert await confirm(app, pilot) == "cancel 2 marked DBOS workflow(s)?"
+        assert await confirm(app, pilot) == "cancel 2 marked DBOS workflow(s)?", before
         await until(pilot, lambda: all(show(run, i)["status"] == "CANCELLED" for i in marked), 15)
         # * marks every match: those in another status are skipped, and the question says so
         live = [i for i in ids if show(run, i)["status"] in ("PENDING", "ENQUEUED")]
@@ -382,6 +384,29 @@ def test_question_mark_shows_the_dbos_keys(dbos_app: App) -> None:
         await until(pilot, lambda: not isinstance(app.screen, HelpScreen))
 
     dashboard(dbos_app, scenario)
+
+
+def test_the_help_explains_every_column_and_bar(dbos_app: App, run: Run) -> None:
+    from tests.tui.test_help import bar_labels, columns
+
+    glossary = " ".join(HELP.split("Columns and bars", 1)[1].split())
+    parent = dbos_app.enqueue("parent", 1)
+    finished(run, parent)
+    seen: set[str] = set()
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        for key in "1234":
+            await tab(app, pilot, key)
+            await pilot.pause(INTERVAL)
+            seen.update(columns(app) | bar_labels(app))
+        await app.push_screen(WorkflowDetailScreen(parent))
+        await until(pilot, lambda: len(cells(app, "dbos-steps")) == 2, 10)
+        seen.update(columns(app) | bar_labels(app))
+
+    dashboard(dbos_app, scenario)
+    assert {"workflow id", "oldest enqueued", "output / error", "last fired", "page"} <= seen
+    unexplained = {w for w in seen if not re.search(rf"(?<![\w-]){re.escape(w)}: \S", glossary)}
+    assert not unexplained
 
 
 def test_database_text_is_drawn_escaped() -> None:

@@ -75,11 +75,6 @@ def parse_filter(text: str, status: str | None = None) -> reads.WorkflowFilter:
     return reads.WorkflowFilter(workflow_id_prefix=prefix, **fields)
 
 
-def target(row: dict[str, Any]) -> dict[str, Any]:
-    """What a bulk action needs of a row (``actions.bulk``'s targets)."""
-    return {k: row[k] for k in ("workflow_id", "name", "status")}
-
-
 class WorkflowActions(Dashboarded):
     """The workflow verbs on the workflow ``current_workflow`` names (a list row or a
     detail), or on ``marked`` ones: each is ``qctl.systems.dbos.actions``' as ``qctl
@@ -342,8 +337,9 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
 
             return "matching", matching
         if self.marked:
-            rows = [target(r) for r in self.marked.values()]
-            return "marked", lambda db: rows
+            ids = list(self.marked)
+            # Read again when acted on: the statuses on screen may be a poll old.
+            return "marked", lambda db: actions.ids_targets(db, ids)
         return None
 
     def marks_done(self) -> None:
@@ -561,4 +557,4 @@ class WorkflowDetailScreen(WorkflowActions, DetailScreen):
 
     def current_workflow(self) -> dict[str, Any] | None:
         detail = self.query_one(WorkflowView).detail
-        return None if detail is None else target(detail.workflow)
+        return None if detail is None else detail.workflow
