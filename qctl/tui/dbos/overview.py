@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Static
 from qctl.systems.dbos import reads
 from qctl.tui import fmt
 from qctl.tui.dbos import cells
-from qctl.tui.screens.base import Pane
+from qctl.tui.screens.base import Redrawn
 from qctl.tui.widgets import refill, table
 from qctl_store.types import ThroughputCount
 
@@ -63,9 +63,8 @@ def chart_series(read: dict[str, Any], now: datetime) -> dict[str, list[Throughp
     return series
 
 
-class OverviewPane(Pane[OverviewData]):
+class OverviewPane(Redrawn[OverviewData]):
     filter_hint = "filter workflow name or queue (substring)"
-    data: OverviewData | None = None
 
     def compose(self) -> ComposeResult:
         headers = [cells.HEADERS[s] for s in reads.STATUSES]
@@ -80,13 +79,6 @@ class OverviewPane(Pane[OverviewData]):
         now = self.top.clock()
         window, bucket = (int(d.total_seconds() * 1000) for d in (WINDOW, BUCKET))
         return OverviewData(now, reads.overview(db, int(now.timestamp() * 1000), window, bucket))
-
-    def show(self, data: OverviewData) -> None:
-        self.data = data
-        self.render_data()
-
-    def filter_changed(self) -> None:
-        self.render_data()
 
     def render_data(self) -> None:
         if self.data is None:

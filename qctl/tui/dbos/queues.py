@@ -14,24 +14,14 @@ from textual.widgets import DataTable
 from qctl.systems.dbos import actions, reads
 from qctl.tui import fmt
 from qctl.tui.dbos import cells
-from qctl.tui.screens.base import Pane
+from qctl.tui.screens.base import Redrawn
 from qctl.tui.widgets import refill, selected_key, table
 
 if TYPE_CHECKING:
     from qctl.systems.dbos.database import Database
 
 
-class Rows(Pane[list[dict[str, Any]]]):
-    """A pane over one small read whose ``/`` filter narrows what is on screen."""
-
-    rows: list[dict[str, Any]] = []
-
-    def show(self, data: list[dict[str, Any]]) -> None:
-        self.rows = data
-        self.filter_changed()
-
-
-class QueuesPane(Rows):
+class QueuesPane(Redrawn[list[dict[str, Any]]]):
     filter_hint = "filter queue name (substring)"
 
     def compose(self) -> ComposeResult:
@@ -45,7 +35,7 @@ class QueuesPane(Rows):
     def fetch(self, db: Database) -> list[dict[str, Any]]:
         return reads.queue_stats(db)
 
-    def filter_changed(self) -> None:
+    def render_data(self) -> None:
         now = self.top.clock()
         needle = self.filter_text.lower()
         refill(
@@ -66,7 +56,7 @@ class QueuesPane(Rows):
                         else f"{q['rate_limit_max']} per {q['rate_limit_period_sec']:g}s",
                     ],
                 )
-                for q in self.rows
+                for q in self.data or []
                 if needle in q["queue_name"].lower()
             ],
         )
@@ -91,7 +81,7 @@ def fired(text: str | None, now: datetime) -> str:
     return f"{fmt.when(at, now)} ({fmt.ago(at, now)})"
 
 
-class SchedulesPane(Rows):
+class SchedulesPane(Redrawn[list[dict[str, Any]]]):
     BINDINGS = [
         Binding("P", "schedule_pause", "Pause"),
         Binding("U", "schedule_resume", "Resume"),
@@ -108,7 +98,7 @@ class SchedulesPane(Rows):
     def fetch(self, db: Database) -> list[dict[str, Any]]:
         return reads.list_schedules(db)
 
-    def filter_changed(self) -> None:
+    def render_data(self) -> None:
         now = self.top.clock()
         needle = self.filter_text.lower()
         refill(
@@ -125,7 +115,7 @@ class SchedulesPane(Rows):
                         fired(s["last_fired_at"], now),
                     ],
                 )
-                for s in self.rows
+                for s in self.data or []
                 if needle in f"{s['schedule_name']} {s['workflow_name']}".lower()
             ],
         )

@@ -19,7 +19,7 @@ from qctl.systems.dbos import actions, reads
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.dbos import cells
-from qctl.tui.screens.base import DetailScreen, MarkedPages, RecordView
+from qctl.tui.screens.base import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
 from qctl.tui.widgets import PromptDialog, refill, table
 from qctl_store.errors import InvalidInput
 
@@ -224,10 +224,7 @@ class WorkflowPage:
 class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
     BINDINGS = [
         Binding("t", "cycle_status", "Status"),
-        Binding("n", "next_page", "Page", key_display="n/b"),
-        Binding("b", "prev_page", "Previous page", show=False),
-        Binding("space", "toggle_mark", "Mark", show=False),
-        Binding("asterisk", "mark_matching", "Mark all matching", show=False),
+        *PAGE_BINDINGS,
         *WORKFLOW_BINDINGS,
     ]
     filter_hint = "name, status, queue=Q, version=V, id=PREFIX, parent=ID"

@@ -57,13 +57,38 @@ class Pane(Guarded, Loader[T]):
         self.reload()
 
 
+class Redrawn(Pane[T]):
+    """A pane that keeps its last load (``data``) and draws it again when the ``/``
+    filter changes, without reading again."""
+
+    data: T | None = None
+
+    def show(self, data: T) -> None:
+        self.data = data
+        self.render_data()
+
+    def filter_changed(self) -> None:
+        self.render_data()
+
+    def render_data(self) -> None:
+        raise NotImplementedError
+
+
+PAGE_BINDINGS = [
+    Binding("n", "next_page", "Page", key_display="n/b"),
+    Binding("b", "prev_page", "Previous page", show=False),
+    Binding("space", "toggle_mark", "Mark", show=False),
+    Binding("asterisk", "mark_matching", "Mark all matching", show=False),
+]
+"""``MarkedPages``' keys, for its subclasses' ``BINDINGS`` (where their footer wants them)."""
+
+
 class MarkedPages(Pane[T]):
     """A pane of keyset pages whose rows can be marked across pages: space marks the row
     under the cursor and moves on, ``*`` marks every row the filter matches (again:
     clears); the verbs then act on the marks. ``page`` is the page on screen (its
     ``next_cursor`` is where the next one starts), ``cursors`` where each page shown so
-    far starts. Subclasses bind the keys (``toggle_mark``, ``mark_matching``,
-    ``next_page``, ``prev_page``) where their footer wants them."""
+    far starts. Subclasses bind its keys (``PAGE_BINDINGS``)."""
 
     table_id = ""
     page: Any = None

@@ -21,7 +21,7 @@ from qctl.ops.results import BulkOutcome, JobOutcome
 from qctl.ops.views import Attempt, attempt_history, free_text, require_kind
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
-from qctl.tui.screens.base import DetailScreen, MarkedPages, RecordView
+from qctl.tui.screens.base import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
 from qctl.tui.widgets import refill, table
 from qctl_store.types import Job, JobSearch, JobState, PageCursor, Source
 
@@ -146,10 +146,7 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
     BINDINGS = [
         Binding("s", "cycle_source", "Source"),
         Binding("t", "cycle_state", "State"),
-        Binding("n", "next_page", "Page", key_display="n/b"),
-        Binding("b", "prev_page", "Previous page", show=False),
-        Binding("space", "toggle_mark", "Mark", show=False),
-        Binding("asterisk", "mark_matching", "Mark all matching", show=False),
+        *PAGE_BINDINGS,
         *JOB_BINDINGS,
     ]
     filter_hint = "kind, id or error text [key=value ...] [error:text]"

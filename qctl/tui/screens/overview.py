@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static
 
 from qctl.tui import fmt
 from qctl.tui.overview_data import OverviewData, fetch_overview
-from qctl.tui.screens.base import Pane
+from qctl.tui.screens.base import Redrawn
 from qctl.tui.widgets import refill, table
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
@@ -89,11 +89,10 @@ def ledger_text(ops: OpsStats) -> Text:
     return text
 
 
-class OverviewPane(Pane[OverviewData]):
+class OverviewPane(Redrawn[OverviewData]):
     BINDINGS = [Binding("o", "sort", "Sort")]
     filter_hint = "filter source or kind (substring)"
     sort_column = "source"
-    data: OverviewData | None = None
 
     def compose(self) -> ComposeResult:
         yield from self.compose_filter()
@@ -105,13 +104,6 @@ class OverviewPane(Pane[OverviewData]):
 
     def fetch(self, store: ConsoleStore) -> OverviewData:
         return fetch_overview(store)
-
-    def show(self, data: OverviewData) -> None:
-        self.data = data
-        self.render_data()
-
-    def filter_changed(self) -> None:
-        self.render_data()
 
     def render_data(self) -> None:
         data = self.data
