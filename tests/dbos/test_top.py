@@ -347,12 +347,12 @@ def test_detail_shows_streams(dbos_app: App, run: Run) -> None:
 
 
 def test_read_only_hides_and_refuses_actions(dbos_app: App, run: Run) -> None:
-    wf_id = dbos_app.enqueue("slow", 30)
+    wf_id = dbos_app.enqueue("slow", 30, queue=PARKED)  # stays ENQUEUED
 
     async def scenario(app: QctlTop, pilot: Any) -> None:
         assert "[read-only]" in str(app.screen.query_one(StatusBar).render())
         await tab(app, pilot, "2")
-        await until(pilot, lambda: cells(app, "dbos-workflows")[wf_id][1] == "PENDING", 15)
+        await until(pilot, lambda: cells(app, "dbos-workflows")[wf_id][1] == "ENQUEUED", 15)
         pane = app.screen.query_one(WorkflowsPane)
         for action in DBOS.writes:
             assert pane.check_action(action, ()) is False
@@ -363,7 +363,7 @@ def test_read_only_hides_and_refuses_actions(dbos_app: App, run: Run) -> None:
         pane.action_wf_cancel()  # called anyway: the shell refuses it
         await until(pilot, lambda: any("read-only" in n.message for n in app._notifications))
         await pilot.pause(1.0)
-        assert show(run, wf_id)["status"] == "PENDING"
+        assert show(run, wf_id)["status"] == "ENQUEUED"
         assert not isinstance(app.screen, ConfirmDialog)
 
     try:
