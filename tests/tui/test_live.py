@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from qctl.tui.live import LIVE, POLLING, LiveFeed
@@ -37,6 +39,26 @@ def feed_for(store: HintStore, **kw: float) -> tuple[LiveFeed, list[float], list
     return feed, refreshes, modes
 
 
+@contextmanager
+def storm(store: HintStore, burst: int, pause: float) -> Iterator[None]:
+    """Publish ``burst`` job hints every ``pause`` seconds from a thread, while the body runs."""
+    stop = threading.Event()
+
+    def publish() -> None:
+        while not stop.is_set():
+            for _ in range(burst):
+                store.hub.publish(Change(entity=ChangeEntity.JOB, kind="k"))
+            time.sleep(pause)
+
+    t = threading.Thread(target=publish)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join()
+
+
 def test_poll_only_backend_polls() -> None:
     store = HintStore(push=False)
     feed, refreshes, modes = feed_for(store, poll_interval=0.05)
@@ -51,19 +73,8 @@ def test_hint_storm_is_debounced_to_the_cap() -> None:
     store = HintStore()
     feed, refreshes, modes = feed_for(store, min_interval=0.2, heartbeat=60)
     feed.start()
-    stop = threading.Event()
-
-    def storm() -> None:
-        while not stop.is_set():
-            for _ in range(200):
-                store.hub.publish(Change(entity=ChangeEntity.JOB, kind="k"))
-            time.sleep(0.001)
-
-    t = threading.Thread(target=storm)
-    t.start()
-    time.sleep(1.2)
-    stop.set()
-    t.join()
+    with storm(store, 200, 0.001):
+        time.sleep(1.2)
     time.sleep(0.3)
     feed.stop()
     assert modes == [LIVE]
@@ -125,18 +136,8 @@ def test_refreshes_are_spaced_by_their_own_cost() -> None:
     # A cheap refresh follows the change at once.
     assert [r for r in refreshes if r >= t0] and min(r for r in refreshes if r >= t0) - t0 < 0.08
     feed.took(0.1)  # then refreshes that take 0.1 s start 0.3 s apart at least
-    stop = threading.Event()
-
-    def storm() -> None:
-        while not stop.is_set():
-            store.hub.publish(Change(entity=ChangeEntity.JOB, kind="k"))
-            time.sleep(0.002)
-
-    t = threading.Thread(target=storm)
-    t.start()
-    time.sleep(1.0)
-    stop.set()
-    t.join()
+    with storm(store, 1, 0.002):
+        time.sleep(1.0)
     feed.stop()
     late = [r for r in refreshes if r > t0 + 0.1]
     gaps = [b - a for a, b in itertools.pairwise(late)]
