@@ -74,7 +74,26 @@ def postgres_params(dsn: str) -> dict[str, str]:
         shown = redact(dsn)
         reason = _QUOTED.sub(lambda m: m[0] if m[0][1:-1] in shown else "…", reason)
         raise InvalidInput(f"malformed PostgreSQL DSN {shown}: {reason}") from None
-    return {k: str(v) for k, v in params.items() if v is not None}
+    checked = {k: str(v) for k, v in params.items() if v is not None}
+    # libpq takes a port that is no number for a service name and fails to resolve the
+    # host ("unavailable"), though the DSN itself is wrong.
+    for port in checked.get("port", "").split(","):
+        if port.strip() and not port.strip().isdigit():
+            raise InvalidInput(f'malformed PostgreSQL DSN {redact(dsn)}: invalid port "{port}"')
+    return checked
+
+
+def check_dsn(dsn: str) -> None:
+    """``InvalidInput`` for a DSN qctl cannot open: a scheme other than PostgreSQL's or
+    SQLite's (anything else would be taken for an SQLite file path), or a malformed
+    PostgreSQL DSN (``postgres_params``). The server is not asked."""
+    scheme, sep, _ = dsn.partition("://")
+    if sep and scheme not in ("postgresql", "postgres", "sqlite"):
+        raise InvalidInput(
+            f"unsupported DSN scheme {scheme!r}: use postgresql://... or sqlite:///path"
+        )
+    if is_postgres(dsn):
+        postgres_params(dsn)
 
 
 def session_options(dsn_options: str, settings: dict[str, str]) -> str:

@@ -392,13 +392,9 @@ class CliContext:
         SQLite file that does not exist is created only with ``create`` (``db migrate``).
         """
         from qctl_store import Config, open_store
+        from qctl_store.dsn import check_dsn
 
-        scheme, sep, _ = (self.dsn or "").partition("://")
-        if sep and scheme not in ("postgresql", "postgres", "sqlite"):
-            # Anything else would be taken for a SQLite file path.
-            raise InvalidInput(
-                f"unsupported DSN scheme {scheme!r}: use postgresql://... or sqlite:///path"
-            )
+        check_dsn(self.dsn or "")
         config = Config(
             schema=self.schema, read_only=self.read_only, pooled=pooled, create_database=create
         )

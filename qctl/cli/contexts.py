@@ -100,12 +100,11 @@ def add(
     output: Output = common.OutputFormat.TABLE,
 ) -> None:
     """Add a context (--dsn, and --schema, --system, --read-only as the root options)."""
-    from qctl_store.dsn import is_postgres, postgres_params
+    from qctl_store.dsn import check_dsn
 
     if not name.strip():
         raise ConfigFileError("a context name must not be empty")
-    if is_postgres(dsn):
-        postgres_params(dsn)  # a malformed DSN is refused now, not on first use
+    check_dsn(dsn)  # a DSN every command would refuse is refused now, not on first use
     if system:
         from qctl import systems
 

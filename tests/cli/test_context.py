@@ -221,6 +221,10 @@ def test_context_add_refuses_bad_input_and_keeps_other_settings(home: Path) -> N
     assert "exists: pass --replace" in fails("context", "add", "a", "--dsn", "sqlite:///b.db")
     err = fails("context", "add", "b", "--dsn", "postgresql://u:p/w@h/d")
     assert "malformed PostgreSQL DSN" in err and "p/w" not in err
+    # What every command would refuse is refused here too, not on the context's first use.
+    assert "unsupported DSN scheme 'mysql'" in fails("context", "add", "b", "--dsn", "mysql://h/d")
+    err = fails("context", "add", "b", "--dsn", "postgresql://u:pw@h:notaport/d")
+    assert 'invalid port "notaport"' in err and "pw" not in err
     assert "unknown system" in fails("context", "add", "b", "--dsn", "x.db", "--system", "nope")
     assert "no context 'zz'" in fails("context", "use", "zz")
     assert "no context 'zz'" in fails("context", "delete", "zz", "--yes")

@@ -152,6 +152,8 @@ def test_argv_that_is_not_utf8_is_a_usage_error() -> None:
         ("host=127.0.0.1 password=s3cret dbname", 'missing "=" after "dbname"'),
         ("postgresql://ops:s3cret@[::1/db", "IPv6"),
         ("postgresql://ops:s3cret@127.0.0.1:99999/db", 'invalid port number: "99999"'),
+        ("postgresql://ops:s3cret@127.0.0.1:notaport/db", 'invalid port "notaport"'),
+        ("host=127.0.0.1 port=5432,x5 password=s3cret", 'invalid port "x5"'),
         ("postgresql://ops:s3cret@127.0.0.1/db?sslmode=bogus", 'invalid sslmode value: "bogus"'),
         ("postgresql://ops:s3cret@127.0.0.1/db?connect_timeout=soon", "connect_timeout"),
     ],
