@@ -145,8 +145,10 @@ def test_a_workflow_finishing_shows_within_two_polls_then_its_detail(
 ) -> None:
     async def scenario(app: QctlTop, pilot: Any) -> None:
         await tab(app, pilot, "2")
-        wf_id = dbos_app.enqueue("slow", 3)
-        await until(pilot, lambda: cells(app, "dbos-workflows")[wf_id][1] == "PENDING", 15)
+        wf_id = dbos_app.enqueue("slow", 5)
+        await until(
+            pilot, lambda: cells(app, "dbos-workflows")[wf_id][1] in ("ENQUEUED", "PENDING"), 15
+        )
         # The moment the screen first shows SUCCESS, against the commit time DBOS
         # recorded: at most two polls apart (plus one poll's own read and paint).
         await until(pilot, lambda: cells(app, "dbos-workflows")[wf_id][1] == "SUCCESS", 15)
@@ -157,12 +159,12 @@ def test_a_workflow_finishing_shows_within_two_polls_then_its_detail(
         t.focus()
         t.move_cursor(row=list(cells(app, "dbos-workflows")).index(wf_id))
         await pilot.press("enter")
-        await until(pilot, lambda: len(cells(app, "dbos-steps")) == 3, 10)
-        head = text(app, "dbos-wf-text")
-        assert wf_id in head and "SUCCESS" in head and "output 3" in head.replace("  ", " ")
+        await until(pilot, lambda: len(cells(app, "dbos-steps")) == 5, 10)
+        head = " ".join(text(app, "dbos-wf-text").split())
+        assert wf_id in head and "SUCCESS" in head and "output 10" in head
         steps = cells(app, "dbos-steps")
-        assert [s[1] for s in steps.values()] == ["tick", "tick", "tick"]
-        assert [s[4] for s in steps.values()] == ["0", "1", "2"]
+        assert [s[1] for s in steps.values()] == ["tick"] * 5
+        assert [s[4] for s in steps.values()] == ["0", "1", "2", "3", "4"]
         await pilot.press("escape")
         assert isinstance(app.screen.query_one("#dbos-workflows"), DataTable)
 
@@ -235,6 +237,17 @@ def test_marked_workflows_cancel_after_one_confirmation(dbos_app: App, run: Run)
         assert question == "cancel 2 matching DBOS workflow(s) (2 skipped: another status)?"
         await until(pilot, lambda: all(show(run, i)["status"] == "CANCELLED" for i in ids), 15)
         await until(pilot, lambda: "marked" not in text(app, "dbos-wf-filter"), 5)
+        # a fork of the marked ones: one new workflow each
+        t.move_cursor(row=0)
+        await pilot.press("space", "space")
+        await pilot.press("F")
+        await prompt(app, pilot, {"step": "1", "queue": PARKED})
+        assert await confirm(app, pilot) == "fork 2 marked DBOS workflow(s)?"
+        db = Database(dbos_app.url)
+        try:
+            await until(pilot, lambda: all(reads.related(db, "forked_from", i) for i in marked), 15)
+        finally:
+            db.close()
 
     dashboard(dbos_app, scenario)
 

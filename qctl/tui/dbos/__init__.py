@@ -38,7 +38,7 @@ Workflows: newest first; t status, n/b next/previous page;
            / words: a workflow name, a status, queue=Q, version=V, id=PREFIX,
            parent=ID (several words narrow together)
            space mark a row, * mark every workflow matching the filter (again:
-           clear); C, R, W and D then apply to the marked ones after one
+           clear); the actions then apply to the marked ones after one
            confirmation that says how many
 Detail:    status, timings, queue, input, output or error; the step timeline
            (step, function, start, duration, output or error, child workflow);

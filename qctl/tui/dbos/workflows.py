@@ -105,7 +105,7 @@ class WorkflowActions(Dashboarded):
     ) -> None:
         """``verb`` on the marked workflows, else on the selected one."""
         marked = self.marked_targets()
-        if marked is not None and verb in actions.BULK_CALLS:
+        if marked is not None:
             what, rows = marked
 
             def plan(db: Database, dry_run: bool) -> actions.BulkOutcome:
@@ -122,8 +122,14 @@ class WorkflowActions(Dashboarded):
             self.top.act(question, plan, done)
             return
         wf = self._selected()
-        if wf is not None:
-            self._act_on(wf, verb, one)
+        if wf is None:
+            return
+        wf_id = wf["workflow_id"]
+        self.top.act(
+            lambda p: f"{verb} {p.status} DBOS workflow {p.workflow_id} ({p.name})?",
+            lambda db, dry_run: one(db, wf_id, dry_run),
+            lambda p: f"{verb}: {p.new_workflow_id or p.workflow_id}",
+        )
 
     def _ask(
         self, title: str, fields: list[tuple[str, str, str]], then: Callable[..., None]
@@ -157,16 +163,18 @@ class WorkflowActions(Dashboarded):
         )
 
     def action_wf_fork(self) -> None:
-        wf = self._selected()
-        if wf is None:
-            return
-
         def then(step: str, version: str, queue: str) -> None:
             n, v, q = step_number(step), version or None, queue or None
-            self._act_on(wf, "fork", lambda db, i, dry: actions.fork(db, i, n, v, q, dry))
+            self._act(
+                "fork",
+                lambda db, i, dry: actions.fork(db, i, n, v, q, dry),
+                start_step=n,
+                application_version=v,
+                queue_name=q,
+            )
 
         self._ask(
-            f"fork DBOS workflow {wf['workflow_id']}: a new workflow, the steps before N copied",
+            "fork: a new workflow with the same inputs, the steps before N copied",
             [
                 ("step", "from step N (1 runs it all again)", "1"),
                 ("version", "application version (empty: the original's)", ""),
@@ -189,20 +197,6 @@ class WorkflowActions(Dashboarded):
             "rewind: same id, its history from step N on dropped, re-enqueued",
             [("step", "to step N (1 runs it all again)", "1"), QUEUE_FIELD],
             then,
-        )
-
-    def _act_on(
-        self,
-        wf: dict[str, Any],
-        verb: str,
-        one: Callable[[Database, str, bool], actions.WorkflowOutcome],
-    ) -> None:
-        """``verb`` on ``wf`` alone (fork has no bulk form)."""
-        wf_id = wf["workflow_id"]
-        self.top.act(
-            lambda p: f"{verb} {p.status} DBOS workflow {p.workflow_id} ({p.name})?",
-            lambda db, dry_run: one(db, wf_id, dry_run),
-            lambda p: f"{verb}: {p.new_workflow_id or p.workflow_id}",
         )
 
 
