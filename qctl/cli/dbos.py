@@ -1128,7 +1128,9 @@ def demo(cli: CliContext, no_tui: bool, seconds: float | None, speed: float, res
     elif not cli.is_postgres:
         url = f"sqlite:///{sqlite_path(url)}"
     try:
-        app = AppProcess(url, "--workload", f"{2.0 * speed:g}")
+        # DBOS creates its tables in the schema qctl then reads (--schema), not in "dbos".
+        schema = ["--schema", cli.schema] if cli.is_postgres and cli.schema else []
+        app = AppProcess(url, "--workload", f"{2.0 * speed:g}", *schema)
     except RuntimeError as exc:
         raise InvalidInput(str(exc)) from None
     try:

@@ -153,6 +153,32 @@ def test_dbos_demo_runs_a_dbos_application(tmp_path: Path) -> None:
     assert detect(f"sqlite:///{demo_db}").name == "dbos"
 
 
+def test_dbos_demo_on_postgres_uses_the_schema_given(tmp_path: Path) -> None:
+    """``qctl --dsn PG --schema S demo --system dbos``: DBOS creates its tables in S (not
+    in its default ``dbos``), where qctl then reads them."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    require_pg()
+    qctl_bin = Path(sys.executable).with_name("qctl")
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    with pg_database() as url:
+        demo = ["demo", "--system", "dbos", "--no-tui", "--duration", "4s", "--speed", "3"]
+        res = subprocess.run(
+            [str(qctl_bin), "--dsn", url, "--schema", "ops", *demo],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert res.returncode == 0, res.stderr
+        assert sum(json.loads(res.stdout).values()) > 0
+        assert detect(url, "ops").name == "dbos"
+        assert detect(url).name == "azync"  # nothing was written to the schema "dbos"
+
+
 def test_without_dbos_both_hints_name_this_checkouts_extra(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

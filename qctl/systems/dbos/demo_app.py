@@ -1,7 +1,7 @@
 """A real DBOS application: the workload of ``qctl demo --system dbos`` and the
 application qctl's DBOS tests drive. Run in a subprocess (it imports DBOS):
 
-    python .../demo_app.py SYSTEM_DATABASE_URL [--workload RATE]
+    python .../demo_app.py SYSTEM_DATABASE_URL [--workload RATE] [--schema SCHEMA]
 
 It launches DBOS on the given system database, prints ``ready`` and serves until
 stdin closes or SIGTERM. Workflows are started through ``DBOSClient.enqueue`` (by name,
@@ -138,8 +138,9 @@ def workload(rate: float, done: threading.Event) -> None:
 
 
 def main() -> None:
-    url = sys.argv[1]
-    rate = float(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[2] == "--workload" else 0.0
+    url, *options = sys.argv[1:]
+    flags = dict(zip(options[::2], options[1::2], strict=True))
+    rate = float(flags.get("--workload", 0.0))
     config: DBOSConfig = {
         "name": "qctl-demo",
         "system_database_url": url,
@@ -148,6 +149,8 @@ def main() -> None:
         "notification_listener_polling_interval_sec": 0.1,
         "scheduler_polling_interval_sec": 1.0,
     }
+    if "--schema" in flags:  # PostgreSQL: the schema of DBOS's tables (DBOS's default: dbos)
+        config["dbos_system_schema"] = flags["--schema"]
     DBOS(config=config)
     DBOS.launch()
     DBOS.register_queue("work", polling_interval_sec=0.1)
