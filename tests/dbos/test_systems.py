@@ -153,6 +153,40 @@ def test_dbos_demo_runs_a_dbos_application(tmp_path: Path) -> None:
     assert detect(f"sqlite:///{demo_db}").name == "dbos"
 
 
+def test_success_count_of_a_table_never_analyzed_is_its_live_rows() -> None:
+    """On PostgreSQL SUCCESS is the table's estimated size less the exact statuses; a
+    table not analyzed yet has no size in its statistics (``reltuples`` -1), and its
+    successes are not read as 0."""
+    import time
+
+    from qctl.systems.dbos import reads
+    from qctl.systems.dbos.database import Database
+
+    require_pg()
+    with pg_database() as url:
+        migrate(url)
+        with psycopg.connect(url, autocommit=True) as conn:
+            for i, status in enumerate(["SUCCESS"] * 5 + ["ERROR"]):
+                conn.execute(
+                    "INSERT INTO dbos.workflow_status (workflow_uuid, status, name)"
+                    " VALUES (%s, %s, 'w')",
+                    (f"wf-{i}", status),
+                )
+        db = Database(url)
+        try:
+            never_analyzed = db.one(
+                "SELECT reltuples FROM pg_class WHERE oid = 'dbos.workflow_status'::regclass"
+            )
+            assert never_analyzed and never_analyzed["reltuples"] < 0
+            deadline = time.monotonic() + 10  # the statistics are flushed within a second
+            while (counts := reads.status_counts(db)).counts["SUCCESS"] != 5:
+                assert time.monotonic() < deadline, counts
+                time.sleep(0.2)
+            assert counts.counts["ERROR"] == 1 and counts.estimated == ("SUCCESS",)
+        finally:
+            db.close()
+
+
 def test_dbos_demo_on_postgres_uses_the_schema_given(tmp_path: Path) -> None:
     """``qctl --dsn PG --schema S demo --system dbos``: DBOS creates its tables in S (not
     in its default ``dbos``), where qctl then reads them."""

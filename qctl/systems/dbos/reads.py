@@ -495,9 +495,13 @@ def status_counts(db: Database) -> StatusCounts:
     )
     counts = {str(r["status"]): int(r["n"]) for r in rows}
     if db.postgres:
+        # reltuples is -1 until the table is first analyzed (a young database): then
+        # the statistics collector's live-row count, also an estimate and as cheap.
         row = db.one(
-            "SELECT greatest(c.reltuples, 0)::bigint AS n FROM pg_class c"
+            "SELECT greatest(CASE WHEN c.reltuples < 0 THEN s.n_live_tup"
+            " ELSE c.reltuples END, 0)::bigint AS n FROM pg_class c"
             " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid"
             " WHERE n.nspname = %s AND c.relname = 'workflow_status'",
             [db.schema],
         )
