@@ -276,6 +276,7 @@ def _bulk(
     """``action`` on every job matching ``search``, after a dry run that counts them:
     printed with a sample for --dry-run, else the question that says how many."""
     from qctl.ops import jobs as ops_jobs
+    from qctl.ops.results import BulkOutcome
 
     if not dry_run:
         common.cli(ctx).require_writable(f"jobs {action}")
@@ -284,6 +285,10 @@ def _bulk(
     plan = ops_jobs.act_all(store, action, search, dry_run=True)
     noun = f"{plan.target} job(s)"
     verb = action.replace("-", " ")
+    if not plan.count and not dry_run:  # nothing to confirm, and nothing is acted on
+        nothing = BulkOutcome(action, 0, search.source, search.kind, plan.target)
+        common.done(nothing, f"{DONE[action]} 0 {noun}", output)
+        return
     if common.proceed(
         dry_run,
         yes,

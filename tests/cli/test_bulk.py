@@ -117,6 +117,16 @@ def test_run_now_by_age_and_retry_by_event(run: Run, st: Any, kind: str) -> None
     assert by_event == {second.id: JobState.DEAD}
 
 
+def test_a_filter_matching_nothing_asks_nothing(run: Run, st: Any, kind: str) -> None:
+    (job,) = enqueue(st, kind)
+    # Off a terminal and without --yes: nothing to confirm, so no refusal (exit 4).
+    none = run("jobs", "pause", "--kind", kind + "_none")
+    assert (none.exit_code, none.stdout.strip()) == (0, "paused 0 pending or scheduled job(s)")
+    record = out_json(run("jobs", "retry", "--kind", kind, "-o", "json"))
+    assert (record["action"], record["count"], record["dry_run"]) == ("retry", 0, False)
+    assert st.find_job(job).state == JobState.PENDING
+
+
 def test_guards_and_bad_filters_write_nothing(run: Run, st: Any, kind: str) -> None:
     (job,) = enqueue(st, kind)
     wrong_state = run("jobs", "retry", "--kind", kind, "--state", "pending", "--yes")
