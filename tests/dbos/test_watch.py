@@ -13,11 +13,41 @@ from pathlib import Path
 
 import pytest
 
-from tests.dbos.fixtures import App
+from qctl.systems.dbos import reads
+from qctl.systems.dbos.database import Database
+from tests.dbos.fixtures import App, make_sqlite_system_db
 
 pytestmark = pytest.mark.timeout(120)
 
 QCTL = Path(sys.executable).parent / "qctl"
+
+
+def test_watch_starts_after_the_history_even_at_its_last_millisecond(tmp_path: Path) -> None:
+    """The workflows of the latest instant at start are history: not reported by the
+    first poll. One created later in that same millisecond is reported, once."""
+    import sqlite3
+
+    path = make_sqlite_system_db(tmp_path / "dbos.sqlite")
+    insert = (
+        "INSERT INTO workflow_status (workflow_uuid, status, name, created_at)"
+        " VALUES (?, ?, 'w', ?)"
+    )
+    with sqlite3.connect(path) as conn:
+        conn.executemany(insert, [("old-1", "PENDING", 1000), ("old-2", "PENDING", 5000)])
+        conn.execute(insert, ("old-3", "PENDING", 5000))
+    db = Database(f"sqlite:///{path}")
+    try:
+        marks = reads.WatchMarks()
+        assert reads.changes_since(db, marks) == []  # the start
+        assert reads.changes_since(db, marks) == []  # nothing happened since
+        with sqlite3.connect(path) as conn:
+            conn.execute(insert, ("new-1", "PENDING", 5000))
+        assert [(c["event"], c["workflow_id"]) for c in reads.changes_since(db, marks)] == [
+            ("created", "new-1")
+        ]
+        assert reads.changes_since(db, marks) == []
+    finally:
+        db.close()
 
 
 def test_watch_reports_what_the_application_does(tmp_path: Path) -> None:

@@ -592,8 +592,14 @@ def changes_since(db: Database, marks: WatchMarks, limit: int = 500) -> list[dic
         since = marks.at.get(event)
         if since is None:  # start from now: report what happens next
             row = db.one(f"SELECT max({column}) AS m FROM {{t}}workflow_status")
-            marks.at[event] = int(row["m"]) if row and row["m"] is not None else 0
-            marks.seen[event] = set()
+            start = int(row["m"]) if row and row["m"] is not None else 0
+            # The latest instant's rows are history too; one that comes later with the
+            # same millisecond is not.
+            present = db.all(
+                f"SELECT workflow_uuid FROM {{t}}workflow_status WHERE {column} = %s", [start]
+            )
+            marks.at[event] = start
+            marks.seen[event] = {str(r["workflow_uuid"]) for r in present}
             continue
         rows = db.all(
             f"SELECT workflow_uuid AS workflow_id, name, status, queue_name, {column} AS at"
