@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
 from qctl.tui import fmt
-from qctl.tui.screens.base import Pane
+from qctl.tui.screens.base import Redrawn
 from qctl.tui.screens.jobs import JobDetailScreen
 from qctl.tui.widgets import refill, table
 from qctl_store.types import Job, JobSearch, JobState, Source, ThroughputCount
@@ -75,9 +75,8 @@ def fetch_leases(store: ConsoleStore, now: datetime) -> LeasesData:
     return LeasesData(jobs, now, lease_kinds(jobs, killed, now))
 
 
-class LeasesPane(Pane[LeasesData]):
+class LeasesPane(Redrawn[LeasesData]):
     filter_hint = "kind (substring)"
-    data: LeasesData | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="leases-bar", classes="bar")
@@ -87,13 +86,6 @@ class LeasesPane(Pane[LeasesData]):
 
     def fetch(self, store: ConsoleStore) -> LeasesData:
         return fetch_leases(store, self.top.clock())
-
-    def show(self, data: LeasesData) -> None:
-        self.data = data
-        self.render_data()
-
-    def filter_changed(self) -> None:
-        self.render_data()
 
     def render_data(self) -> None:
         data = self.data
