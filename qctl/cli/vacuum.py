@@ -64,7 +64,7 @@ def completed(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Old succeeded jobs. Completed before --retention ago; DAG and workflow jobs go
+    """Old succeeded jobs. Completed longer ago than --older-than; DAG and workflow jobs go
     with their run (see `vacuum dags` and `vacuum workflows`)."""
     keep = _retention(retention, "--older-than")
     _execute(
@@ -141,7 +141,7 @@ def dags(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Old terminal DAG runs. Completed before --retention ago, with their tasks."""
+    """Old terminal DAG runs. Completed longer ago than --older-than, with their tasks."""
     keep = _retention(retention, "--older-than")
     _execute(
         ctx,
@@ -161,7 +161,7 @@ def workflows(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Old terminal workflow executions. Completed before --retention ago, with their
+    """Old terminal workflow executions. Completed longer ago than --older-than, with their
     history."""
     keep = _retention(retention, "--older-than")
     _execute(
