@@ -506,6 +506,8 @@ def _bulk(
         if not f.empty():
             raise InvalidInput("give workflow ids or filter options, not both")
         targets = actions.ids_targets(db, ids)
+        if _one_id(ids, f):
+            actions.check(action, targets[0])
     else:
         if f.empty():
             raise InvalidInput(

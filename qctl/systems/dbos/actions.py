@@ -171,7 +171,9 @@ def client(db: Database) -> Iterator[DBOSClient]:
         c.destroy()
 
 
-def _check(verb: Verb, row: dict[str, Any]) -> None:
+def check(action: str, row: dict[str, Any]) -> None:
+    """Refuse (WrongState, exit 3) ``action`` on a workflow in a status it does not take."""
+    verb = VERBS[action]
     require_state(
         verb.action, f"workflow {row['workflow_id']}", row["status"], verb.needs, verb.action
     )
@@ -188,9 +190,8 @@ def _one(
     call: Callable[[DBOSClient, str], str | None],
     dry_run: bool,
 ) -> WorkflowOutcome:
-    verb = VERBS[action]
     row = _target(db, workflow_id)
-    _check(verb, row)
+    check(action, row)
     outcome = WorkflowOutcome(row["workflow_id"], row["name"] or "", action, row["status"], dry_run)
     if dry_run:
         return outcome
