@@ -189,14 +189,27 @@ def _system_entry(ctx: Context, name: str) -> Entry:
 
     from qctl import systems
     from qctl.cli.registry import SYSTEMLESS_COMMANDS
+    from qctl_store.errors import StoreError
 
     if ctx.resilient_parsing or name in SYSTEMLESS_COMMANDS:
         return _nouns()[name]
+    if ctx.meta.get(HELP_ONLY):
+        # Help describes the command tree: the database's system when it answers, else
+        # the first system with the noun (an unreachable database never hides help).
+        try:
+            entry = cli_context(ctx).system().commands.get(name)
+        except StoreError:  # unreachable, not migrated, a bad DSN or config file
+            entry = None
+        return entry or _nouns()[name]
     system = cli_context(ctx).system()
     entry = system.commands.get(name)
     if entry is None:
         raise UsageError(systems.lacking(system, name), ctx=None)
     return entry
+
+
+HELP_ONLY = "qctl.help_only"
+"""``ctx.meta`` key: the line asks for a command's help, not to run it."""
 
 
 class QctlGroup(TyperGroup):
@@ -226,6 +239,9 @@ class QctlGroup(TyperGroup):
     ) -> tuple[str | None, Command | None, list[str]]:
         from typer._click.exceptions import UsageError
 
+        help_names = ctx.help_option_names
+        words = args[: args.index("--")] if "--" in args else args
+        ctx.meta[HELP_ONLY] = any(a in help_names for a in words[1:])
         try:
             return super().resolve_command(ctx, args)
         except UsageError as exc:

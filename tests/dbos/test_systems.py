@@ -68,6 +68,22 @@ def test_nouns_a_system_lacks(dbos_file: Path, tmp_path: Path) -> None:
     assert qctl("--dsn", dsn, "schedule", "list").exit_code == 0
 
 
+def test_help_never_needs_the_database(dbos_file: Path, tmp_path: Path) -> None:
+    # On a database that answers, help is its system's; on one that does not, or for a
+    # noun its system lacks, the first system's with the noun. Help never fails.
+    dbos = qctl("--dsn", f"sqlite:///{dbos_file}", "workflows", "--help")
+    assert dbos.exit_code == 0 and "rewind" in dbos.stdout
+    azync = qctl("--dsn", f"sqlite:///{tmp_path / 'none.db'}", "workflows", "--help")
+    assert azync.exit_code == 0 and "rewind" not in azync.stdout
+    lacking = qctl("--dsn", f"sqlite:///{tmp_path / 'none.db'}", "schedules", "--help")
+    assert lacking.exit_code == 0 and "DBOS schedules" in lacking.stdout
+    down = "postgresql://postgres@127.0.0.1:1/none?connect_timeout=1"
+    for args in (["jobs", "--help"], ["--help-me"], ["jobs", "list", "--", "--help"]):
+        result = qctl("--dsn", down, *args)
+        assert (result.exit_code == 0) == (args[-1] == "--help" and "--" not in args), args
+    assert qctl("--dsn", down, "jobs", "list", "--help").stdout.startswith("Usage: qctl jobs list")
+
+
 def test_context_names_the_system(
     dbos_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
