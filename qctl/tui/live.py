@@ -4,8 +4,9 @@ A ``LiveFeed`` runs in one daemon thread. With a change stream it calls ``on_ref
 when hints arrive: at once when the last refresh is long enough ago, else when it is (a
 storm of hints costs one refresh per interval), plus a slow heartbeat so ages keep moving.
 The interval is ``SPACING`` times what the last refresh took (``took``), never less than
-``min_interval``: a cheap refresh follows a change within milliseconds, and an expensive
-one (a huge table) keeps the database busy a third of the time at most. When the
+``min_interval`` and never more than ``MAX_SPACING``: a cheap refresh follows a change
+within milliseconds, and a slower one keeps the database busy a third of the time at
+most until the interval reaches its cap. When the
 backend is poll-only, or the stream fails or closes, it polls every ``poll_interval`` and
 tries to reopen the stream now and then; a system without change hints (``store``
 None: DBOS sends no notification) polls from the start. ``on_mode`` reports ``live`` or ``polling``;
@@ -29,7 +30,10 @@ PAUSED = "paused"
 MANUAL = "manual"
 """No live feed: refreshes only on request (tests, ``r``)."""
 SPACING = 3.0
-"""Refreshes start at least this many times their own duration apart."""
+"""Refreshes start at least this many times their own duration apart..."""
+MAX_SPACING = 0.3
+"""...but at most this many seconds: a change never waits longer behind the refresh
+before it (a slow refresh on a busy server would otherwise hold the next one back)."""
 
 
 class LiveFeed:
@@ -75,7 +79,7 @@ class LiveFeed:
 
     def took(self, seconds: float) -> None:
         """The last refresh took ``seconds`` to load and show (any thread)."""
-        self.spacing = max(self.min_interval, SPACING * seconds)
+        self.spacing = max(self.min_interval, min(MAX_SPACING, SPACING * seconds))
 
     def _set_mode(self, mode: str) -> None:
         if mode != self.mode:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
-from qctl.tui.live import LIVE, POLLING, LiveFeed
+from qctl.tui.live import LIVE, MAX_SPACING, POLLING, LiveFeed
 from qctl_store.streams import Hub, Subscription
 from qctl_store.types import Change, ChangeEntity
 
@@ -142,3 +142,5 @@ def test_refreshes_are_spaced_by_their_own_cost() -> None:
     late = [r for r in refreshes if r > t0 + 0.1]
     gaps = [b - a for a, b in itertools.pairwise(late)]
     assert len(late) >= 2 and all(g >= 0.29 for g in gaps)
+    feed.took(2.0)  # a slow refresh holds the next one back no longer than MAX_SPACING
+    assert feed.spacing == MAX_SPACING
