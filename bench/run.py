@@ -381,7 +381,7 @@ def _refresh_reads(t: Table) -> list[dict[str, Any]]:
             or not m.startswith(ADMIN_REFRESH)
         ):
             continue
-        if "any state" in m or "exact=True" in m or "page 1 (keyset)" in m:
+        if "any state" in m or "exact=True" in m or "page 1 (keyset)" in m or "profile" in m:
             continue
         if "paused" in m and "tuned" not in m and m.startswith("search_jobs"):
             continue
