@@ -318,6 +318,47 @@ def test_fork_and_rewind_leave_the_rows_the_command_line_does(dbos_app: App, run
         db.close()
 
 
+def test_delay_moves_a_delayed_workflow_as_the_command_line_does(dbos_app: App, run: Run) -> None:
+    tag = uuid.uuid4().hex[:8]
+    by_cli, by_tui = (f"delay-{tag}-{w}" for w in "ct")
+    for wf_id in (by_cli, by_tui):
+        dbos_app.client.enqueue(
+            {
+                "queue_name": PARKED,
+                "workflow_name": "checkout",
+                "workflow_id": wf_id,
+                "delay_seconds": 3600,
+            },
+            wf_id,
+            1,
+        )
+    assert run("workflows", "set-delay", by_cli, "--delay", "2h", "--yes").exit_code == 0
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await app.push_screen(WorkflowDetailScreen(by_tui))
+        await until(pilot, lambda: by_tui in text(app, "dbos-wf-text"), 10)
+        await pilot.press("L")
+        await prompt(app, pilot, {"delay": "2h"})
+        assert await confirm(app, pilot) == f"set-delay DELAYED DBOS workflow {by_tui} (checkout)?"
+        await until(
+            pilot,
+            lambda: show(run, by_tui)["delay_until_epoch_ms"] > time.time() * 1000 + 5400_000,
+            15,
+        )
+        # a bad duration is one notice; nothing is asked or changed
+        before = show(run, by_tui)["delay_until_epoch_ms"]
+        await pilot.press("L")
+        await prompt(app, pilot, {"delay": "soon"})
+        await pilot.pause(0.5)
+        assert not isinstance(app.screen, ConfirmDialog)
+        assert show(run, by_tui)["delay_until_epoch_ms"] == before
+
+    dashboard(dbos_app, scenario)
+    cli, tui = show(run, by_cli), show(run, by_tui)
+    assert tui["status"] == cli["status"] == "DELAYED"
+    assert abs(tui["delay_until_epoch_ms"] - cli["delay_until_epoch_ms"]) < 120_000
+
+
 def test_detail_draws_the_tree_of_child_workflows(dbos_app: App, run: Run) -> None:
     parent = dbos_app.enqueue("parent", 4)
     finished(run, parent)

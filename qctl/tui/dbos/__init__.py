@@ -49,7 +49,7 @@ Schedules: workflow, cron, status, when it last fired
 
 Actions (a dry run, then confirmed; hidden with --read-only):
   C cancel   R resume (optionally onto a queue)   F fork from step N
-  W rewind to step N   D delete
+  W rewind to step N   D delete   L delay (a DELAYED workflow starts after a duration)
   Schedules: P pause   U resume   N trigger now
 
 Columns and bars (a word shown on the screen, then what it means):
@@ -101,6 +101,7 @@ class DbosScreens(SystemScreens):
             "wf_fork",
             "wf_rewind",
             "wf_delete",
+            "wf_delay",
             "schedule_pause",
             "schedule_resume",
             "schedule_trigger",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static, Tree
 
+from qctl.cli.parse import parse_duration
 from qctl.systems.dbos import actions, reads
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
@@ -47,6 +48,7 @@ WORKFLOW_BINDINGS = [
     Binding("F", "wf_fork", "Fork"),
     Binding("W", "wf_rewind", "Rewind"),
     Binding("D", "wf_delete", "Delete"),
+    Binding("L", "wf_delay", "Delay"),
 ]
 
 
@@ -196,6 +198,22 @@ class WorkflowActions(Dashboarded):
         self._ask(
             "rewind: same id, its history from step N on dropped, re-enqueued",
             [("step", "to step N (1 runs it all again)", "1"), QUEUE_FIELD],
+            then,
+        )
+
+    def action_wf_delay(self) -> None:
+        def then(delay: str) -> None:
+            wait = parse_duration(delay)
+            ms = int((datetime.now(UTC) + wait).timestamp() * 1000)
+            self._act(
+                "set-delay",
+                lambda db, i, dry: actions.set_delay(db, i, ms, dry),
+                delay_until_epoch_ms=ms,
+            )
+
+        self._ask(
+            "delay: a DELAYED workflow starts after this long instead",
+            [("delay", "start after (e.g. 10m; 0s: now)", "0s")],
             then,
         )
 
