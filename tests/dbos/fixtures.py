@@ -72,6 +72,22 @@ class App:
         self.process.stop()
 
 
+def delayed(app: App, wf_id: str, **options: Any) -> str:
+    """A checkout enqueued to start in an hour (DELAYED: nobody runs it meanwhile)."""
+    app.client.enqueue(
+        {
+            "queue_name": "work",
+            "workflow_name": "checkout",
+            "workflow_id": wf_id,
+            "delay_seconds": 3600,
+            **options,  # type: ignore[typeddict-item]
+        },
+        wf_id,
+        1,
+    )
+    return wf_id
+
+
 def wait_for(predicate: Any, timeout: float = 20.0, interval: float = 0.1) -> Any:
     """Poll ``predicate`` until it returns something truthy; fail after ``timeout``."""
     deadline = time.monotonic() + timeout

@@ -15,7 +15,7 @@ from typing import Any
 
 from qctl.systems.dbos.database import Database
 from tests.dbos.conftest import Run, data
-from tests.dbos.fixtures import App, wait_for
+from tests.dbos.fixtures import App, delayed, wait_for
 
 
 def status(run: Run, wf_id: str) -> dict[str, Any]:
@@ -387,22 +387,6 @@ def test_set_delay_moves_a_delayed_workflow(run: Run, dbos_app: App) -> None:
     assert result["action"] == "set-delay"
     finished(run, wf_id, timeout=30)
     assert run("workflows", "set-delay", wf_id, "--delay", "1s", "--yes").exit_code == 3
-
-
-def delayed(app: App, wf_id: str, **options: Any) -> str:
-    """A checkout enqueued to start in an hour (DELAYED: nobody runs it meanwhile)."""
-    app.client.enqueue(
-        {
-            "queue_name": "work",
-            "workflow_name": "checkout",
-            "workflow_id": wf_id,
-            "delay_seconds": 3600,
-            **options,  # type: ignore[typeddict-item]
-        },
-        wf_id,
-        1,
-    )
-    return wf_id
 
 
 def test_user_application_and_schedule_filters(run: Run, dbos_app: App) -> None:

@@ -22,7 +22,7 @@ from qctl.tui.dbos import DBOS, HELP
 from qctl.tui.dbos.workflows import WorkflowDetailScreen, WorkflowsPane
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
 from tests.dbos.conftest import Run, data
-from tests.dbos.fixtures import App, wait_for
+from tests.dbos.fixtures import App, delayed, wait_for
 from tests.tui.helpers import until
 
 pytestmark = pytest.mark.timeout(180)
@@ -322,16 +322,7 @@ def test_delay_moves_a_delayed_workflow_as_the_command_line_does(dbos_app: App, 
     tag = uuid.uuid4().hex[:8]
     by_cli, by_tui = (f"delay-{tag}-{w}" for w in "ct")
     for wf_id in (by_cli, by_tui):
-        dbos_app.client.enqueue(
-            {
-                "queue_name": PARKED,
-                "workflow_name": "checkout",
-                "workflow_id": wf_id,
-                "delay_seconds": 3600,
-            },
-            wf_id,
-            1,
-        )
+        delayed(dbos_app, wf_id, queue_name=PARKED)
     assert run("workflows", "set-delay", by_cli, "--delay", "2h", "--yes").exit_code == 0
 
     async def scenario(app: QctlTop, pilot: Any) -> None:
