@@ -98,6 +98,9 @@ class MainScreen(TopScreen):
             self.action_show_tab(tabs[index].name)
 
     def action_show_tab(self, name: str) -> None:
+        # Let go of the focus first: else hiding the old pane hands it to a sibling table
+        # there, and TabbedContent follows the focus back to the old tab.
+        self.set_focus(None)
         self.query_one("#tabs", TabbedContent).active = name
         pane = self.pane(name)
         pane.reload()

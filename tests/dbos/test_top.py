@@ -76,8 +76,17 @@ def dashboard(
 
 
 async def tab(app: QctlTop, pilot: Any, key: str) -> None:
+    """Show the tab of number ``key``; the focus moves into it, and the tab stays."""
     await pilot.press(key)
+    name = DBOS.tabs[int(key) - 1].name
+
+    def focused_in_tab() -> bool:
+        tab_pane = app.screen.query_one(f"#{name}")
+        return app.focused is not None and tab_pane in app.focused.ancestors
+
+    await until(pilot, focused_in_tab, 5)
     await pilot.pause(0.2)
+    assert focused_in_tab(), "the focus went back to another tab"
 
 
 async def type_into(pilot: Any, words: str) -> None:
