@@ -22,7 +22,7 @@ from qctl_store.listing import (
     search_where,
 )
 from qctl_store.postgres.base import Cursor, PgBase, mapped_errors, queries
-from qctl_store.postgres.maintenance import run_batches
+from qctl_store.postgres.maintenance import keyset_batches, run_batches
 from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, job_from_row
 from qctl_store.sqlfile import fill
 from qctl_store.types import (
@@ -91,9 +91,24 @@ def _estimate(cur: Cursor, where: str, args: dict[str, Any]) -> int:
     """The planner's row estimate for ``where``: free on a huge table, and never below
     one row (the planner clamps it)."""
     cur.execute(fill(Q.estimate_jobs, where=where), args)
+    return _plan_rows(cur)
+
+
+def _plan_rows(cur: Cursor) -> int:
     row = cur.fetchone()
     plan = row["QUERY PLAN"] if row else None
     return int(plan[0]["Plan"]["Plan Rows"]) if plan else 0
+
+
+def _size_and_tuning(cur: Cursor) -> tuple[bool, bool]:
+    """Whether the table is huge (its ``_estimate`` at least ``ESTIMATE_THRESHOLD``) and
+    whether the paused index exists, asked in one round trip (a pipeline)."""
+    conn = cur.connection
+    with conn.cursor(row_factory=cur.row_factory) as indexes:
+        with conn.pipeline():
+            cur.execute(fill(Q.estimate_jobs, where="TRUE"), {})
+            indexes.execute(Q.console_indexes, {"names": [PAUSED_INDEX]})
+        return _plan_rows(cur) >= ESTIMATE_THRESHOLD, bool(indexes.fetchall())
 
 
 def console_indexes_of(cur: Cursor) -> set[str]:
@@ -183,23 +198,23 @@ class AdminMixin(JobActions, JobReads, PgBase):
     def live_depths(self, source: Source) -> tuple[dict[str, Depths], bool]:
         args: dict[str, Any] = {"source": validate.source(source).value}
         with self.read() as cur:
-            if _estimate(cur, "TRUE", {}) < ESTIMATE_THRESHOLD:
+            huge, tuned = _size_and_tuning(cur)
+            if not huge:
                 return _kind_depths(cur, _SOURCE, args), False
-            live = {**args, "cap": KIND_EXACT_LIMIT, "paused_index": PAUSED_INDEX}
-            cur.execute(Q.live_depths, live)
+            live = {**args, "cap": KIND_EXACT_LIMIT}
+            cur.execute(fill(Q.live_depths, where="TRUE" if tuned else "FALSE"), live)
             rows = cur.fetchall()
-            out = _add_depths({}, cur, rows)
+            out = _add_depths({}, cur, [r for r in rows if r["estimate"] is None])
+            estimates = {
+                (r["kind"], r["state"]): int(r["estimate"])
+                for r in rows
+                if r["estimate"] is not None
+            }
             if args["source"] == Source.DAG:
                 cur.execute(Q.dag_live_depths, args)
                 _add_depths(out, cur)
             if not out:
                 return out, False
-            # The live statement says whether the paused index exists, unless it found
-            # nothing (a DAG source with blocked or waiting tasks only).
-            tuned = rows[0]["tuned"] if rows else PAUSED_INDEX in console_indexes_of(cur)
-            states = ["succeeded", "dead", *([] if tuned else ["paused"]), "uncertain"]
-            cur.execute(Q.state_estimates, {**args, "kinds": list(out), "states": states})
-            estimates = {(r["kind"], r["state"]): int(r["n"]) for r in cur.fetchall()}
             # Succeeded is counted on its index for the smallest kinds while their
             # estimates add up to less than EXACT_LIMIT (so the refresh reads a bounded
             # part of the index however many mid-sized kinds there are); the rest are
@@ -223,9 +238,6 @@ class AdminMixin(JobActions, JobReads, PgBase):
                     d.uncertain = estimates.get((kind, "uncertain"), 0)
             if exact:
                 cur.execute(Q.succeeded_depths, {**args, "kinds": exact})
-                _add_depths(out, cur)
-            if tuned:
-                cur.execute(Q.paused_depths, args)
                 _add_depths(out, cur)
         return out, estimated
 
@@ -279,7 +291,8 @@ class AdminMixin(JobActions, JobReads, PgBase):
 
     def retry_all_dead(self, source: Source, kind: str = "") -> int:
         where, args = kind_clause(DIALECT, source, kind)
-        return run_batches(self, fill(Q.retry_all_dead, where=where), args)
+        sql = fill(Q.retry_all_dead, where=where)
+        return keyset_batches(self, sql, args, ("kind", "enqueued_at", "id"))
 
     def run_now(self, source: Source, id: uuid.UUID) -> None:
         source = validate.source(source)

@@ -32,6 +32,23 @@ def run_batches(store: PgBase, sql: str, args: dict[str, Any]) -> int:
     return batched_tx(store, step)
 
 
+def keyset_batches(store: PgBase, sql: str, args: dict[str, Any], key: tuple[str, ...]) -> int:
+    """``batches.batched_tx`` of one statement that takes a batch in an index's order
+    after the last batch's ``key`` columns (bound as ``after_<column>``, NULL for the
+    first batch) and returns the batch's size ``n`` with its last key, ordered by the
+    server (kind's collation is not Python's); the rows affected."""
+    after: dict[str, Any] = {f"after_{c}": None for c in key}
+
+    def step(cur: Cursor, batch: int) -> int:
+        row = cur.execute(sql, {**args, **after, "batch": batch}).fetchone()
+        if row is None:
+            return 0
+        after.update({f"after_{c}": row[c] for c in key})
+        return int(row["n"])
+
+    return batched_tx(store, step)
+
+
 class MaintenanceMixin(Nuke, PgBase):
     def promote_due(self, source: Source, kinds: list[str]) -> int:
         if not kinds:
@@ -72,7 +89,7 @@ class MaintenanceMixin(Nuke, PgBase):
         if not validate.retention(retention):
             return 0  # zero retention keeps everything (azync's rule)
         args = {"source": source.value, "retention": retention.total_seconds()}
-        return run_batches(self, Q.vacuum_completed, args)
+        return keyset_batches(self, Q.vacuum_completed, args, ("completed_at", "id"))
 
     def vacuum_dead(self, source: Source, kind: str, older_than: timedelta) -> int:
         where, args = kind_clause(DIALECT, source, kind)

@@ -22,18 +22,21 @@ FROM azync_jobs WHERE {where}
 GROUP BY kind, state
 
 -- name: live_depths
--- The live states' per-kind counts of one source, each read from its own partial index.
+-- The live states' per-kind counts of one source on their partial indexes, with estimates.
 -- The console's refresh read, in one round trip: the four live states of one source,
 -- each grouped by kind on its own partial index (index-only scans when the visibility
--- map allows), so the millions of succeeded rows are never visited; then a row with no
--- count for each kind that may hold only succeeded or paused jobs (a loose index scan of
--- the succeeded index, one descent per kind, and the kinds of the daily stats). Columns
--- as in depths, plus tuned: whether the console's paused index %(paused_index)s exists.
-SELECT d.kind, d.state, d.n, d.pending_age,
-       EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-               WHERE i.indrelid = to_regclass('azync_jobs') AND i.indisvalid
-                 AND c.relname = %(paused_index)s) AS tuned
-FROM (
+-- map allows), so the millions of succeeded rows are never visited; paused jobs on the
+-- console's index, where {where} is TRUE (the index exists: with FALSE the planner
+-- drops the branch, so no scan of the table is planned); then a row with no count for
+-- each kind that may hold only succeeded or paused jobs (a loose index scan of the
+-- succeeded index, one descent per kind, and the kinds of the daily stats). Columns as
+-- in depths, plus estimate: after the counts, a row per kind found and per state of
+-- succeeded, dead, paused and uncertain with the planner's row estimate and no count,
+-- computed from pg_stats the way the planner estimates an equality on each of source,
+-- kind and state (the most-common-value frequency, else the rest spread evenly over the
+-- other distinct values), multiplied as independent: what EXPLAIN of each pair would
+-- say, without planning a statement per pair (none before the first ANALYZE).
+WITH live AS (
 SELECT kind, 'pending' AS state, COUNT(*) AS n,
        EXTRACT(EPOCH FROM (now() - MIN(run_at))) AS pending_age
 FROM azync_jobs WHERE source = %(source)s AND state = 'pending' GROUP BY kind
@@ -66,6 +69,9 @@ CROSS JOIN LATERAL (
     ) AS j
 ) d
 UNION ALL
+SELECT kind, 'paused', COUNT(*), NULL
+FROM azync_jobs WHERE source = %(source)s AND state = 'paused' AND {where} GROUP BY kind
+UNION ALL
 SELECT t.kind, 'succeeded', NULL, NULL
 FROM (
     WITH RECURSIVE k(kind) AS (
@@ -81,7 +87,32 @@ FROM (
     UNION
     SELECT DISTINCT kind FROM azync_stats_daily WHERE source = %(source)s
 ) t
-) d
+), rel AS (
+    SELECT c.relnamespace, GREATEST(c.reltuples, 0)::float8 AS n
+    FROM pg_class c WHERE c.oid = to_regclass('azync_jobs')
+), s AS (
+    SELECT st.attname, st.null_frac::float8 AS null_frac,
+           st.most_common_vals::text::text[] AS vals, st.most_common_freqs::float8[] AS freqs,
+           CASE WHEN st.n_distinct < 0 THEN -st.n_distinct * rel.n ELSE st.n_distinct END AS distinct_n
+    FROM pg_stats st JOIN pg_namespace n ON n.nspname = st.schemaname
+    JOIN rel ON rel.relnamespace = n.oid
+    WHERE st.tablename = 'azync_jobs' AND st.attname IN ('source', 'kind', 'state')
+), sel AS (
+    SELECT s.attname, v.value,
+           COALESCE(s.freqs[array_position(s.vals, v.value)],
+                    GREATEST(1 - s.null_frac
+                             - COALESCE((SELECT SUM(f) FROM unnest(s.freqs) AS f), 0), 0)
+                    / GREATEST(s.distinct_n - COALESCE(cardinality(s.vals), 0), 1)) AS p
+    FROM s CROSS JOIN LATERAL unnest(CASE s.attname
+                                         WHEN 'source' THEN ARRAY[%(source)s::text]
+                                         WHEN 'state' THEN ARRAY['succeeded', 'dead', 'paused', 'uncertain']
+                                         ELSE ARRAY(SELECT DISTINCT kind FROM live) END) AS v(value)
+)
+SELECT kind, state, n, pending_age, NULL::bigint AS estimate FROM live
+UNION ALL
+SELECT k.value, st.value, NULL, NULL, round(rel.n * src.p * k.p * st.p)::bigint
+FROM rel, sel src, sel k, sel st
+WHERE src.attname = 'source' AND k.attname = 'kind' AND st.attname = 'state'
 
 -- name: dag_live_depths
 -- Blocked and waiting DAG tasks of one source per kind, each state on its partial index.
@@ -156,42 +187,6 @@ ORDER BY {order}
 -- How many jobs match, counting no further than %(cap)s.
 SELECT COUNT(*) AS n FROM (SELECT 1 FROM azync_jobs WHERE {where} LIMIT %(cap)s) AS j
 
--- name: state_estimates
--- The planner's row estimate of every (kind, state) pair of one source, in one read.
--- Computed from pg_stats the way the planner estimates an equality on each of source,
--- kind and state (the most-common-value frequency, else the rest spread evenly over the
--- other distinct values), multiplied as independent: what EXPLAIN of each pair would
--- say, without planning a statement per pair. No rows before the first ANALYZE.
-WITH t AS (
-    SELECT c.relnamespace, GREATEST(c.reltuples, 0)::float8 AS n
-    FROM pg_class c WHERE c.oid = to_regclass('azync_jobs')
-), s AS (
-    SELECT st.attname, st.null_frac::float8 AS null_frac,
-           st.most_common_vals::text::text[] AS vals, st.most_common_freqs::float8[] AS freqs,
-           CASE WHEN st.n_distinct < 0 THEN -st.n_distinct * t.n ELSE st.n_distinct END AS distinct_n
-    FROM pg_stats st JOIN pg_namespace n ON n.nspname = st.schemaname
-    JOIN t ON t.relnamespace = n.oid
-    WHERE st.tablename = 'azync_jobs' AND st.attname IN ('source', 'kind', 'state')
-), sel AS (
-    SELECT s.attname, v.value,
-           COALESCE(s.freqs[array_position(s.vals, v.value)],
-                    GREATEST(1 - s.null_frac
-                             - COALESCE((SELECT SUM(f) FROM unnest(s.freqs) AS f), 0), 0)
-                    / GREATEST(s.distinct_n - COALESCE(cardinality(s.vals), 0), 1)) AS p
-    FROM s CROSS JOIN LATERAL unnest(CASE s.attname
-                                         WHEN 'source' THEN ARRAY[%(source)s::text]
-                                         WHEN 'state' THEN %(states)s::text[]
-                                         ELSE %(kinds)s::text[] END) AS v(value)
-)
-SELECT k.value AS kind, st.value AS state, round(t.n * src.p * k.p * st.p)::bigint AS n
-FROM t, sel src, sel k, sel st
-WHERE src.attname = 'source' AND k.attname = 'kind' AND st.attname = 'state'
-
--- name: paused_depths
--- Paused jobs per kind of one source, on the console's opt-in paused index.
-SELECT kind, 'paused' AS state, COUNT(*) AS n, NULL AS pending_age
-FROM azync_jobs WHERE source = %(source)s AND state = 'paused' GROUP BY kind
-
 -- name: console_indexes
 -- Which of the console's own indexes on azync_jobs exist and are valid.
 SELECT c.relname AS name
@@ -229,15 +224,31 @@ WHERE id = %(id)s AND source = %(source)s AND state = 'dead'
 
 -- name: retry_all_dead
 -- One batch of the dead jobs matching {where} back to pending, attempts reset.
--- One batch; the caller repeats it until a batch comes back short.
-UPDATE azync_jobs SET
-    state = 'pending', run_at = now(), attempt = 0, reap_count = 0,
-    last_error = NULL, failed_at = NULL, deadline_at = NULL, started_at = NULL,
-    updated_at = now()
-WHERE id IN (
-    SELECT id FROM azync_jobs WHERE {where} AND state = 'dead'
-    LIMIT %(batch)s
+-- One batch in the dead index's order (kind, enqueued_at, then id), resuming after the
+-- previous batch's last key (the %(after_*)s, NULL for the first): a LIMIT from the
+-- index's start would walk again over the entries of every row already revived, which
+-- stay in the index until a vacuum and cannot be skipped while an older snapshot is
+-- open, so each batch would read more than the last. A job that dies behind the key
+-- during the walk is left for the next call. The columns set are azync's RetryAllDead's.
+-- Returns the batch's size and its last key; the caller repeats it until it comes back
+-- short.
+WITH batch AS (
+    UPDATE azync_jobs SET
+        state = 'pending', run_at = now(), attempt = 0, reap_count = 0,
+        last_error = NULL, failed_at = NULL, deadline_at = NULL, started_at = NULL,
+        updated_at = now()
+    WHERE id IN (
+        SELECT id FROM azync_jobs WHERE {where} AND state = 'dead'
+          AND (kind, enqueued_at, id) > (COALESCE(%(after_kind)s, ''),
+                                         COALESCE(%(after_enqueued_at)s, '-infinity'::timestamptz),
+                                         COALESCE(%(after_id)s, '00000000-0000-0000-0000-000000000000'::uuid))
+        ORDER BY kind, enqueued_at, id
+        LIMIT %(batch)s
+    )
+    RETURNING kind, enqueued_at, id
 )
+SELECT COUNT(*) OVER () AS n, kind, enqueued_at, id FROM batch
+ORDER BY kind DESC, enqueued_at DESC, id DESC LIMIT 1
 
 -- name: run_now
 -- A scheduled job made due now (pending).
