@@ -100,6 +100,19 @@ def test_retry_all_dead_processes_more_than_one_batch(store: PostgresStore) -> N
     assert total == N and all(j.attempt == 0 and j.last_error == "" for j in jobs)
 
 
+def test_retry_all_dead_of_every_kind_walks_past_ties_of_the_key(store: PostgresStore) -> None:
+    """Each batch resumes after the last one's (kind, enqueued_at, id): jobs enqueued
+    in one call share enqueued_at, so batches end inside a run of equal keys and in
+    the middle of a kind; every job is revived once."""
+    kinds = [kind("bt_retry_ties"), kind("bt_retry_ties")]
+    for k in kinds:
+        assert all(store.enqueue_many([EnqueueParams(kind=k) for _ in range(N)]))
+        kill_all(store, k)
+    assert store.retry_all_dead(Q) >= 2 * N
+    depths = store.kind_depths(Q)
+    assert [(depths[k].pending, depths[k].dead) for k in kinds] == [(N, 0)] * 2
+
+
 def test_delete_all_processes_more_than_one_batch(store: PostgresStore) -> None:
     k = kind("bt_delete")
     enqueue(store, k)
@@ -122,6 +135,18 @@ def test_vacuum_completed_processes_more_than_one_batch(store: PostgresStore) ->
     for job in lease(store, k):
         assert job.lease_token is not None
         store.ack(job.id, job.lease_token)
+    time.sleep(0.01)
+    assert store.vacuum_completed(Q, timedelta(milliseconds=1)) >= N
+    assert store.list_jobs(Q, JobFilter(kind=k))[1] == 0
+
+
+def test_vacuum_completed_walks_past_ties_of_the_key(store: PostgresStore) -> None:
+    """Jobs acked in one call share completed_at: batches resume after (completed_at,
+    id) inside the run of equal keys."""
+    k = kind("bt_vacuum_ties")
+    enqueue(store, k)
+    acked = store.ack_many([(j.id, j.lease_token) for j in lease(store, k) if j.lease_token])
+    assert len(acked) == N
     time.sleep(0.01)
     assert store.vacuum_completed(Q, timedelta(milliseconds=1)) >= N
     assert store.list_jobs(Q, JobFilter(kind=k))[1] == 0
