@@ -390,6 +390,7 @@ class QctlTop(Dashboard):
         self.run_worker(lambda: call(True), thread=True, group="action", exit_on_error=False)
 
     def _action_done(self, text: str) -> None:
+        self.actions_done += 1
         self.notify(text)
         self.reload_screen()
 

@@ -89,6 +89,9 @@ class Dashboard(App[None]):
     system: SystemScreens
     read_only: bool
     clock: Callable[[], datetime]
+    actions_done = 0
+    """Actions carried out so far: a pane that keeps reads across refreshes reads whole
+    again after one."""
 
     def notify(
         self,

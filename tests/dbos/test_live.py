@@ -13,6 +13,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from qctl.systems.dbos import reads
 from qctl.systems.dbos.database import Database
 from tests.dbos.conftest import Run, data
 from tests.dbos.fixtures import App, delayed, wait_for
@@ -224,6 +225,70 @@ def test_counts_by_status(run: Run, dbos_app: App) -> None:
     )
     assert rows["ERROR"]["estimated"] is False
     assert rows["SUCCESS"]["estimated"] is dbos_app.url.startswith("postgresql")
+
+
+def test_overview_kept_across_refreshes_equals_a_fresh_read(run: Run, dbos_app: App) -> None:
+    """The dashboard's overview keeps the minutes it counted and recounts the last ones:
+    what it shows after each refresh is what a fresh read shows, across minute
+    boundaries, with completions written late relative to the clock, and as minutes
+    leave the hour. The application's every-second schedule finishes workflows between
+    two reads, so each comparison is retried."""
+    db = Database(dbos_app.url)
+    kept = reads.FinishedWindow()
+    read_from: list[int] = []
+    """Where the finished part of each read started (completed_at >=)."""
+    all_rows = db.all
+
+    def spy(sql: str, params: Any = ()) -> list[dict[str, Any]]:
+        if "completed_at >=" in sql:
+            read_from.append(params[0])
+        return all_rows(sql, params)
+
+    def figures(read: dict[str, Any]) -> tuple[Any, ...]:
+        thr = sorted((r["bucket"], str(r["name"]), r["status"], r["n"]) for r in read["throughput"])
+        return read["by_name"], read["by_queue"], thr, read["completed_last_window"]
+
+    def same_as_fresh(now_ms: int) -> tuple[dict[str, Any], int]:
+        """The kept read at ``now_ms`` and where it read from."""
+
+        def once() -> tuple[dict[str, Any], int] | None:
+            read_from.clear()
+            read = reads.overview(db, now_ms, kept)
+            fresh = reads.overview(db, now_ms)
+            return (read, read_from[0]) if figures(read) == figures(fresh) else None
+
+        result: tuple[dict[str, Any], int] = wait_for(once, timeout=10)
+        return result
+
+    db.all = spy  # type: ignore[method-assign]
+    try:
+        done = [dbos_app.enqueue("checkout", f"kept-{i}", 10) for i in range(3)]
+        for wf_id in done:
+            finished(run, wf_id)
+        real = int(time.time() * 1000)
+        first, _ = same_as_fresh(real)
+        assert first["by_name"]["checkout"]["SUCCESS"] >= 3
+        # 90 s ahead: the next completions are written late, in minutes already counted.
+        ahead = real + 90_000
+        minute = ahead // 60_000 * 60_000
+        _, start = same_as_fresh(ahead)
+        assert start >= minute - 4 * 60_000  # a few minutes, not the hour
+        late = [dbos_app.enqueue("checkout", f"late-{i}", 10) for i in range(2)]
+        for wf_id in late:
+            finished(run, wf_id)
+        finished(run, dbos_app.enqueue("failing", 8), "ERROR")
+        after, start = same_as_fresh(ahead + 5_000)
+        assert minute - 2 * 60_000 <= start <= ahead - 55_000  # the overlap before the last minute
+        checkout = after["by_name"]["checkout"]["SUCCESS"]
+        assert checkout >= first["by_name"]["checkout"]["SUCCESS"] + 2
+        assert after["by_name"]["failing"]["ERROR"] >= 1
+        # An hour on, minute by minute: the oldest minutes leave the window.
+        for minutes in (59, 60, 61, 62):
+            same_as_fresh(real + minutes * 60_000)
+        gone, _ = same_as_fresh(real + 3 * 3_600_000)
+        assert gone["completed_last_window"] == 0 and gone["throughput"] == []
+    finally:
+        db.close()
 
 
 def test_queue_with_concurrency_limit(run: Run, dbos_app: App) -> None:

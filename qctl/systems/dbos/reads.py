@@ -514,25 +514,62 @@ def status_counts(db: Database) -> StatusCounts:
     return StatusCounts(counts, estimated)
 
 
-def overview(
-    db: Database, now_ms: int, window_ms: int = 3_600_000, bucket_ms: int = 60_000
-) -> dict[str, Any]:
+@dataclass
+class FinishedWindow:
+    """The finished part of ``overview``, kept between refreshes so that a refresh reads
+    what can have changed rather than the whole window (which grows with the window's
+    completions): per ``bucket_ms`` (epoch ms where it starts) its rows of name,
+    queue_name, status and count. The window is whole buckets: from the bucket
+    ``window_ms`` before the current one to the current one.
+
+    The first refresh reads the window; each next one recounts whole buckets from
+    ``overlap`` buckets before the bucket that was current at the previous refresh and
+    replaces them (a range of ``idx_workflow_status_completed_at``), and drops those that
+    left the window. The overlap is there because completed_at is an executor's clock,
+    taken before its commit: a row can land in a bucket already read. A finished
+    workflow deleted or resumed in a bucket before the overlap stays counted until its
+    bucket leaves the window (``clear`` forgets what was kept)."""
+
+    window_ms: int = 3_600_000
+    bucket_ms: int = 60_000
+    overlap: int = 2
+    buckets: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    current: int | None = None
+    """The bucket current at the previous refresh; None: nothing read yet."""
+
+    def clear(self) -> None:
+        self.buckets, self.current = {}, None
+
+    def refresh(self, db: Database, now_ms: int) -> list[dict[str, Any]]:
+        """The window's rows (oldest bucket first), read from where they can have changed."""
+        size = int(self.bucket_ms)  # a literal: PostgreSQL groups by the same expression only
+        current = now_ms // size * size
+        start = (current - self.window_ms) // size * size
+        since = start if self.current is None else max(start, self.current - self.overlap * size)
+        rows = db.all(
+            f"SELECT name, queue_name, status, completed_at / {size} * {size} AS bucket,"
+            " count(*) AS n FROM {t}workflow_status"
+            " WHERE completed_at >= %s GROUP BY 1, 2, 3, 4",
+            [since],
+        )
+        self.buckets = {b: kept for b, kept in self.buckets.items() if start <= b < since}
+        for row in rows:
+            self.buckets.setdefault(int(row["bucket"]), []).append(row)
+        self.current = current
+        return [row for b in sorted(self.buckets) for row in self.buckets[b]]
+
+
+def overview(db: Database, now_ms: int, finished: FinishedWindow | None = None) -> dict[str, Any]:
     """The dashboard's refresh read, each part over an index DBOS has: workflows
-    finished in the window per name, queue, status and ``bucket_ms`` (the throughput:
-    ``idx_workflow_status_completed_at``), in-flight ones per name, queue and status
-    (``idx_workflow_status_in_flight_v2``, delayed ones by
-    ``idx_workflow_status_delayed``) and the latest errors (``idx_workflow_status_failed``).
+    finished in the window per name, queue, status and bucket (the throughput:
+    ``finished``, kept by the caller between refreshes; none: read whole), in-flight
+    ones per name, queue and status (``idx_workflow_status_in_flight_v2``, delayed ones
+    by ``idx_workflow_status_delayed``) and the latest errors
+    (``idx_workflow_status_failed``).
 
     ``by_name`` and ``by_queue`` are the counts per status of both together;
     ``throughput`` the finished rows (``bucket``: epoch ms where the bucket starts)."""
-    since = now_ms - window_ms
-    bucket = int(bucket_ms)  # a literal: PostgreSQL groups by the same expression only
-    finished = db.all(
-        f"SELECT name, queue_name, status, completed_at / {bucket} * {bucket} AS bucket,"
-        " count(*) AS n FROM {t}workflow_status"
-        " WHERE completed_at >= %s GROUP BY 1, 2, 3, 4",
-        [since],
-    )
+    finished_rows = (finished or FinishedWindow()).refresh(db, now_ms)
     in_flight = db.all(
         "SELECT name, queue_name, status, count(*) AS n FROM {t}workflow_status"
         " WHERE status IN ('ENQUEUED', 'PENDING') GROUP BY name, queue_name, status"
@@ -542,7 +579,7 @@ def overview(
     )
     by_name: dict[str, dict[str, int]] = {}
     by_queue: dict[str, dict[str, int]] = {}
-    for row in finished + in_flight:
+    for row in finished_rows + in_flight:
         status, n = str(row["status"]), int(row["n"])
         for table, key in ((by_name, row["name"]), (by_queue, row["queue_name"])):
             if key is not None:
@@ -560,8 +597,10 @@ def overview(
     return {
         "by_name": by_name,
         "by_queue": by_queue,
-        "throughput": [{k: row[k] for k in ("name", "status", "bucket", "n")} for row in finished],
-        "completed_last_window": sum(int(r["n"]) for r in finished),
+        "throughput": [
+            {k: row[k] for k in ("name", "status", "bucket", "n")} for row in finished_rows
+        ],
+        "completed_last_window": sum(int(r["n"]) for r in finished_rows),
         "queues": queue_stats(db),
         "errors": errors,
     }

@@ -1,7 +1,7 @@
 """Overview of a DBOS system database: per workflow name and per queue the workflows in
 flight now and those finished in the last hour, by status; workflows completed per
 minute over the last hour; the latest errors. One read (``reads.overview``), each part
-over an index DBOS has."""
+over an index DBOS has; the minutes already counted are kept between polls."""
 
 from __future__ import annotations
 
@@ -75,10 +75,20 @@ class OverviewPane(Redrawn[OverviewData]):
             yield Static(id="dbos-throughput")
             yield table("dbos-errors", "latest errors", "name", "created", "error")
 
-    def fetch(self, db: Database) -> OverviewData:
-        now = self.top.clock()
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         window, bucket = (int(d.total_seconds() * 1000) for d in (WINDOW, BUCKET))
-        return OverviewData(now, reads.overview(db, int(now.timestamp() * 1000), window, bucket))
+        self.finished = reads.FinishedWindow(window, bucket)
+        """Kept across refreshes: each poll reads the last minutes, not the hour."""
+        self.actions_seen = 0
+
+    def fetch(self, db: Database) -> OverviewData:
+        if self.top.actions_done != self.actions_seen:
+            # A delete, resume or rewind changes minutes already counted.
+            self.actions_seen = self.top.actions_done
+            self.finished.clear()
+        now = self.top.clock()
+        return OverviewData(now, reads.overview(db, int(now.timestamp() * 1000), self.finished))
 
     def render_data(self) -> None:
         if self.data is None:
