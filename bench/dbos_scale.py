@@ -3,13 +3,17 @@ DBOS's own ``dbos workflow list`` on the same database, and ``vacuum workflows``
 
     .venv/bin/python bench/dbos_scale.py [--pg DSN] [--json PATH] [--quick]
         [--workflows N] [--steps-per N] [--backend postgres,sqlite]
+        [--hour-completions N] [--db-prefix NAME]
 
 The system database is created by DBOS itself (``dbos migrate``), then filled with SQL:
 N workflows (most SUCCESS; 1% ERROR; 0.2% PENDING or ENQUEUED), ``--steps-per`` steps
-each, one output row each. Figures (median of 7 after a warm-up, milliseconds): the first
-page of ``workflows list`` newest first, a filtered page (status and name), a page
-100,000 deep (keyset), counts by status (partial indexes; SUCCESS estimated on
-PostgreSQL), the dashboard's refresh read, and the same first page through
+each, one output row each; one workflow finishes a second, or with
+``--hour-completions N`` the last N finish evenly over the last hour. Figures (median
+of 7 after a warm-up, milliseconds): the first page of ``workflows list`` newest first,
+a filtered page (status and name), a page 100,000 deep (keyset), counts by status
+(partial indexes; SUCCESS estimated on PostgreSQL), the dashboard's overview on its
+first load (the hour read whole) and on each refresh after it (the minutes it keeps,
+the last ones re-read), and the same first page through
 ``DBOSClient.list_workflows`` (in-process, as ``dbos workflow list`` runs it) and both
 command lines end to end. Then ``vacuum workflows`` of half the workflows in 500-row
 batches, with its slowest transaction.
@@ -107,6 +111,18 @@ def fill_sqlite(path: str, n: int, steps: int) -> None:
     conn.close()
 
 
+def crowd_last_hour(execute: Any, table: str, n: int, hour: int) -> None:
+    """The last ``hour`` workflows finish evenly over the hour before workflow n's
+    instant (the benchmark's now), created 500 ms before. Every SET reads the old row."""
+    now, first = T0 + n * 1000, T0 + (n - hour) * 1000
+    at = f"{now} - ({now} - created_at) / 1000 * 3600000 / {hour}"
+    execute(
+        f"UPDATE {table} SET created_at = {at} - 500, updated_at = {at},"
+        f" completed_at = CASE WHEN completed_at IS NULL THEN NULL ELSE {at} END"
+        f" WHERE created_at > {first}"
+    )
+
+
 def cli_ms(args: list[str], repeat: int = 3) -> float:
     def once() -> None:
         subprocess.run(args, check=True, capture_output=True, timeout=300)
@@ -114,9 +130,9 @@ def cli_ms(args: list[str], repeat: int = 3) -> float:
     return median(timed(once, repeat))
 
 
-def measure(rec: Recorder, backend: str, url: str, n: int) -> None:
+def measure(rec: Recorder, backend: str, url: str, n: int, hour: int) -> None:
     db = Database(url)
-    note = f"{n:,} workflows"
+    note = f"{n:,} workflows, {hour:,} finished in the last hour"
     plans = Plans(url if backend == "postgres" else None, "workflow_status")
 
     def add(metric: str, fn: Any, extra_note: str = "", explain: bool = True) -> None:
@@ -156,7 +172,10 @@ def measure(rec: Recorder, backend: str, url: str, n: int) -> None:
         + (f"; {', '.join(counts.estimated)} estimated" if counts.estimated else ""),
     )
     now = T0 + n * 1000
-    add("dashboard refresh (overview)", lambda: reads.overview(db, now))
+    add("dashboard first load (overview)", lambda: reads.overview(db, now))
+    kept = reads.FinishedWindow()
+    reads.overview(db, now, kept)
+    add("dashboard refresh (overview)", lambda: reads.overview(db, now, kept))
     add("queue stats", lambda: reads.queue_stats(db))
 
     from dbos import DBOSClient
@@ -213,20 +232,31 @@ def main() -> None:
     ap.add_argument("--workflows", type=int, default=1_000_000)
     ap.add_argument("--steps-per", type=int, default=5)
     ap.add_argument("--backend", default="postgres,sqlite")
+    ap.add_argument(
+        "--hour-completions", type=int, default=0, help="finished in the last hour (0: 3,600)"
+    )
+    ap.add_argument("--db-prefix", default="qctl_bench_dbos", help="scratch database name")
     args = ap.parse_args()
     n = 20_000 if args.quick else args.workflows
     rec = Recorder(args.json, "dbos", "qctl")
     size = f"{n:,} workflows, {n * args.steps_per:,} steps"
+    hour = min(n, args.hour_completions) if args.hour_completions else min(n, 3600)
     backends = args.backend.split(",")
     if "postgres" in backends:
-        with scratch_database(args.pg, "qctl_bench_dbos") as url:
+        with scratch_database(args.pg, args.db_prefix) as url:
             subprocess.run(
                 [f"{BIN}/dbos", "migrate", "--sys-db-url", url], check=True, capture_output=True
             )
             t = time.monotonic()
             fill_postgres(url, n, args.steps_per)
+            if args.hour_completions:
+                import psycopg
+
+                with psycopg.connect(url, autocommit=True) as conn:
+                    crowd_last_hour(conn.execute, "dbos.workflow_status", n, hour)
+                    conn.execute("VACUUM ANALYZE dbos.workflow_status")
             rec.add("postgres", "generate with SQL", time.monotonic() - t, "s", size)
-            measure(rec, "postgres", url, n)
+            measure(rec, "postgres", url, n, hour)
     if "sqlite" in backends:
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "dbos.sqlite")
@@ -236,8 +266,12 @@ def main() -> None:
             )
             t = time.monotonic()
             fill_sqlite(path, n, args.steps_per)
+            if args.hour_completions:
+                with sqlite3.connect(path) as conn:
+                    crowd_last_hour(conn.execute, "workflow_status", n, hour)
+                    conn.execute("ANALYZE")
             rec.add("sqlite", "generate with SQL", time.monotonic() - t, "s", size)
-            measure(rec, "sqlite", url, n)
+            measure(rec, "sqlite", url, n, hour)
 
 
 if __name__ == "__main__":
