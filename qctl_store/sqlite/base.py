@@ -51,6 +51,13 @@ TURNSTILE_SUFFIX = "-qctl-lock"
 TURNSTILE_POLL_S = 0.0002
 """How often the writer holding the turnstile retries the database lock: short, so the
 lock is not left idle for long after its holder commits."""
+CACHE_KIB = 256
+"""Each connection's page cache (``PRAGMA cache_size``), a bound instead of SQLite's
+2 MiB: the store opens one connection per thread (a dashboard with a live workload
+holds a dozen), and each default cache fills as the file grows, so the process grew
+by up to 2 MiB a thread for as long as its database did. In WAL mode a connection
+drops its cache whenever another one has committed since its last transaction, so a
+larger one mostly held pages already stale; the OS page cache keeps the file anyway."""
 US = 1_000_000
 JSONB_CONTAINS = "qctl_jsonb_contains"
 """The SQL function every connection registers for PostgreSQL's jsonb ``@>``."""
@@ -233,6 +240,7 @@ class SqliteBase(StoreBase):
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
             if self.path != ":memory:" and not read_only:
                 conn.execute("PRAGMA journal_mode = WAL")
             if self.config.read_only:
