@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from qctl_store.errors import InvalidInput
 
@@ -60,7 +61,9 @@ class Config:
     read-only. ``pooled``: PostgreSQL only; False uses one connection, for one-shot
     commands that should not pay for a pool. ``create_database``: SQLite only; False
     refuses a file that does not exist yet instead of creating it (the console creates
-    one only for its embedded default and in ``qctl db migrate``).
+    one only for its embedded default and in ``qctl db migrate``). ``connection``:
+    PostgreSQL with ``pooled`` False only; an open connection from
+    ``qctl_store.postgres.base.open_connection`` for the store to use first.
     """
 
     schema: str = ""
@@ -74,6 +77,7 @@ class Config:
     stats_slots: int = STATS_SLOTS
     maintenance_batch: int = MAINTENANCE_BATCH
     application_name: str = "qctl"
+    connection: Any = field(default=None, repr=False)
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("qctl_store"))
 
     def __post_init__(self) -> None:

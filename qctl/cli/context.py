@@ -42,6 +42,7 @@ from qctl_store.errors import InvalidInput, ReadOnly
 
 if TYPE_CHECKING:
     from qctl.systems import System
+    from qctl_store.config import Config
     from qctl_store.postgres import PostgresStore
     from qctl_store.sqlite import SqliteStore
 
@@ -297,6 +298,8 @@ class CliContext:
     """``--system`` or the context's ``system``; empty: detect it."""
     _stores: list[AnyStore] = field(default_factory=list, repr=False)
     _system: System | None = field(default=None, repr=False)
+    _detected_on: Any = field(default=None, repr=False)
+    """The connection azync's detection read on, kept for the first unpooled store."""
 
     @classmethod
     def resolve(
@@ -355,11 +358,30 @@ class CliContext:
         if self._system is None:
             from qctl import systems
 
-            self._system = (
-                systems.get(self.system_name)
-                if self.system_name
-                else systems.detect(self.dsn, self.schema)
-            )
+            if self.system_name:
+                self._system = systems.get(self.system_name)
+            elif self.is_postgres:
+                # Detected on the connection an unpooled azync store opens, which the
+                # store then takes over: one connection for a one-shot command.
+                from qctl_store.postgres.base import open_connection
+
+                try:
+                    config = self._config()
+                except InvalidInput:  # a bad --schema: the store says so when it opens
+                    self._system = systems.detect(self.dsn, self.schema)
+                    return self._system
+                conn = open_connection(self.dsn or "", config)
+                try:
+                    self._system = systems.detect(self.dsn, self.schema, conn)
+                except BaseException:
+                    conn.close()
+                    raise
+                if self._system.name == "azync":
+                    self._detected_on = conn
+                else:
+                    conn.close()
+            else:
+                self._system = systems.detect(self.dsn, self.schema)
         return self._system
 
     @property
@@ -391,22 +413,37 @@ class CliContext:
         unmigrated database raises ``SchemaNotMigrated`` ("run `qctl db migrate`"). A
         SQLite file that does not exist is created only with ``create`` (``db migrate``).
         """
-        from qctl_store import Config, open_store
+        from qctl_store import open_store
         from qctl_store.dsn import check_dsn
 
         check_dsn(self.dsn or "")
-        config = Config(
-            schema=self.schema, read_only=self.read_only, pooled=pooled, create_database=create
-        )
-        store = open_store(self.dsn, config)
+        conn, self._detected_on = self._detected_on, None
+        if conn is not None and pooled:
+            conn.close()
+            conn = None
+        store = open_store(self.dsn, self._config(pooled, create, conn))
         self._stores.append(store)
         return store
+
+    def _config(self, pooled: bool = False, create: bool = False, conn: Any = None) -> Config:
+        from qctl_store import Config
+
+        return Config(
+            schema=self.schema,
+            read_only=self.read_only,
+            pooled=pooled,
+            create_database=create,
+            connection=conn,
+        )
 
     def store(self) -> AnyStore:
         """The store of this invocation: opened unpooled on first use, then reused."""
         return self._stores[0] if self._stores else self.open_store(pooled=False)
 
     def close(self) -> None:
+        if self._detected_on is not None:
+            self._detected_on.close()
+            self._detected_on = None
         stores, self._stores = self._stores, []
         for store in stores:
             store.close()

@@ -15,7 +15,7 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from qctl.cli.registry import Entry
@@ -82,8 +82,9 @@ def lacking(system: System, noun: str) -> str:
     return f"{system.label} databases have no {noun}" + (f"; {hint}" if hint else "")
 
 
-def detect(dsn: str | None, schema: str = "") -> System:
-    """The system whose tables the database holds, with one catalog query.
+def detect(dsn: str | None, schema: str = "", conn: Any = None) -> System:
+    """The system whose tables the database holds, with one catalog query (on ``conn``,
+    an open psycopg connection to ``dsn``, when given).
 
     No DSN (qctl's embedded database) and a SQLite file that does not exist yet are
     azync's. A database holding no system's tables is also azync's (its commands say
@@ -95,7 +96,7 @@ def detect(dsn: str | None, schema: str = "") -> System:
     if not dsn:
         return candidates[0]
     if is_postgres(dsn):
-        found = _postgres_tables(dsn, schema, candidates)
+        found = _postgres_tables(dsn, schema, candidates, conn)
     else:
         found = _sqlite_tables(sqlite_path(dsn), candidates)
     present = [
@@ -115,9 +116,10 @@ def detect(dsn: str | None, schema: str = "") -> System:
 
 
 def _postgres_tables(
-    dsn: str, schema: str, candidates: tuple[System, ...]
+    dsn: str, schema: str, candidates: tuple[System, ...], conn: Any
 ) -> set[tuple[str | None, str]]:
     import psycopg
+    from psycopg.rows import tuple_row
 
     from qctl_store.dsn import connect_timeout, postgres_params
     from qctl_store.postgres.base import mapped_errors
@@ -132,9 +134,12 @@ def _postgres_tables(
         " AND c.relkind IN ('r', 'p')"
     )
     params = [v for pair in pairs for v in pair]
+    if conn is not None:
+        with mapped_errors(dsn), conn.cursor(row_factory=tuple_row) as cur:
+            return {(s, t) for s, t in cur.execute(sql, params).fetchall()}
     timeout = connect_timeout(postgres_params(dsn))  # the DSN's own, else qctl's default
-    with mapped_errors(dsn), psycopg.connect(dsn, autocommit=True, **timeout) as conn:
-        return {(s, t) for s, t in conn.execute(sql, params).fetchall()}
+    with mapped_errors(dsn), psycopg.connect(dsn, autocommit=True, **timeout) as own:
+        return {(s, t) for s, t in own.execute(sql, params).fetchall()}
 
 
 def _sqlite_tables(path: str, candidates: tuple[System, ...]) -> set[tuple[str | None, str]]:

@@ -82,14 +82,43 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else "connection failed"
 
 
+def connect_kwargs(dsn: str, config: Config) -> dict[str, Any]:
+    """Session settings every connection of a store on ``dsn`` uses, the dedicated
+    listener and leader connections included: the schema's search_path, the
+    application name and, when read-only, a read-only session."""
+    params = postgres_params(dsn)
+    settings = {}
+    if config.schema:
+        settings["search_path"] = config.schema
+    if config.read_only:
+        settings["default_transaction_read_only"] = "on"
+    kw: dict[str, Any] = {"application_name": config.application_name, **connect_timeout(params)}
+    options = session_options(params.get("options", ""), settings)
+    if options:
+        kw["options"] = options  # replaces the DSN's, so it carries those first
+    return kw
+
+
+def open_connection(dsn: str, config: Config) -> Connection:
+    """A connection as an unpooled store opens it, for a caller that reads before the
+    store exists and then hands it over (``Config.connection``): the console's system
+    detection, so that a one-shot command opens one connection, not two."""
+    with mapped_errors(dsn):
+        return psycopg.connect(
+            dsn, autocommit=True, row_factory=dict_row, **connect_kwargs(dsn, config)
+        )
+
+
 class _SingleConnection:
     """One lazily (re)opened connection, for one-shot commands that should not pay for
     a pool (and its import). Serialised by a lock so threads can still share it."""
 
-    def __init__(self, conninfo: str, kwargs: dict[str, Any]) -> None:
+    def __init__(
+        self, conninfo: str, kwargs: dict[str, Any], conn: Connection | None = None
+    ) -> None:
         self._conninfo = conninfo
         self._kwargs = kwargs
-        self._conn: Connection | None = None
+        self._conn = conn
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
@@ -120,7 +149,6 @@ class PgBase(StoreBase):
                 f"schema {self.schema!r} has upper-case letters: PostgreSQL reads it as "
                 f"{self.schema.lower()!r} in a search_path; use {self.schema.lower()!r}"
             )
-        self._dsn_params = postgres_params(dsn)
         self._closed = False
         self._provider: ConnectionPool[Connection] | _SingleConnection
         kwargs = {"autocommit": True, "row_factory": dict_row, **self.connect_kwargs()}
@@ -145,9 +173,10 @@ class PgBase(StoreBase):
                         f"PostgreSQL at {redact(dsn)} is unavailable: {type(exc).__name__}"
                     ) from None
             else:
-                self._provider = _SingleConnection(dsn, kwargs)
-                with self._provider.connection() as conn:
-                    conn.execute("SELECT 1")
+                # Connecting is the check: a fresh connection needs no SELECT 1.
+                self._provider = _SingleConnection(dsn, kwargs, self.config.connection)
+                with self._provider.connection():
+                    pass
 
     @contextlib.contextmanager
     def _mapped(self) -> Iterator[None]:
@@ -173,22 +202,8 @@ class PgBase(StoreBase):
     # --- connections ----------------------------------------------------------------
 
     def connect_kwargs(self) -> dict[str, Any]:
-        """Session settings every connection of this store uses, the dedicated
-        listener and leader connections included: the schema's search_path, the
-        application name and, when read-only, a read-only session."""
-        settings = {}
-        if self.schema:
-            settings["search_path"] = self.schema
-        if self.config.read_only:
-            settings["default_transaction_read_only"] = "on"
-        kw: dict[str, Any] = {
-            "application_name": self.config.application_name,
-            **connect_timeout(self._dsn_params),
-        }
-        options = session_options(self._dsn_params.get("options", ""), settings)
-        if options:
-            kw["options"] = options  # replaces the DSN's, so it carries those first
-        return kw
+        """``connect_kwargs`` of this store's DSN and configuration."""
+        return connect_kwargs(self.dsn, self.config)
 
     def connect(self, **extra: Any) -> Connection:
         """A dedicated connection outside the pool (listeners, leadership locks)."""
