@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Generic, Self, TypeVar
 
@@ -883,6 +883,15 @@ class AdminStore(ABC):
         from each state's index; on a huge table succeeded, paused, uncertain and a kind's
         dead jobs beyond a count may come from statistics, and ``estimated`` says so.
         ``kind_depths`` stays the exact (Go) read."""
+
+    @abstractmethod
+    def sources_depths(
+        self, sources: Sequence[Source], exact: bool = False
+    ) -> dict[Source, tuple[dict[str, Depths], bool]]:
+        """``live_depths`` (``kind_depths`` with ``exact``, never estimated) of each of
+        ``sources``, keyed in their order, in one read: on a table that is not huge one
+        statement for them all, where a console listing every source would pay a round
+        trip per source."""
 
     @abstractmethod
     def throughput(

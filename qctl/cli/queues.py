@@ -75,8 +75,7 @@ def list_queues(
     "estimated": true in JSON and CSV; --exact counts them (a scan of the whole table)."""
     store = common.store(ctx)
     rows: list[dict[str, Any]] = []
-    for src in common.sources(source):
-        depths, estimated = (store.kind_depths(src), False) if exact else store.live_depths(src)
+    for src, (depths, estimated) in store.sources_depths(common.sources(source), exact).items():
         for kind, d in sorted(depths.items()):
             rows.append(
                 {

@@ -7,6 +7,7 @@ terminal ones from the planner's statistics)."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -84,6 +85,7 @@ its console index exists."""
 _CAPPED_STATES = (JobState.DEAD, JobState.PAUSED)
 
 _SOURCE = "source = %(source)s"
+_SOURCES = "source = ANY(%(sources)s)"
 _SOURCE_KIND = "source = %(source)s AND kind = %(kind)s"
 
 
@@ -180,13 +182,53 @@ def _daily(cur: Cursor, where: str, args: dict[str, Any]) -> list[DailyCount]:
     return [ROWS.daily(r) for r in cur.fetchall()]
 
 
+def _live_depths(cur: Cursor, source: Source, tuned: bool) -> tuple[dict[str, Depths], bool]:
+    """``live_depths`` of one source on a huge table (``tuned``: the paused index exists)."""
+    args: dict[str, Any] = {"source": source.value}
+    live = {**args, "cap": KIND_EXACT_LIMIT}
+    cur.execute(fill(Q.live_depths, where="TRUE" if tuned else "FALSE"), live)
+    rows = cur.fetchall()
+    out = _add_depths({}, cur, [r for r in rows if r["estimate"] is None])
+    estimates = {
+        (r["kind"], r["state"]): int(r["estimate"]) for r in rows if r["estimate"] is not None
+    }
+    if args["source"] == Source.DAG:
+        cur.execute(Q.dag_live_depths, args)
+        _add_depths(out, cur)
+    if not out:
+        return out, False
+    # Succeeded is counted on its index for the smallest kinds while their
+    # estimates add up to less than EXACT_LIMIT (so the refresh reads a bounded
+    # part of the index however many mid-sized kinds there are); the rest are
+    # the statistics'.
+    exact: list[str] = []
+    estimated = not tuned  # then every kind's paused count is the statistics'
+    budget = EXACT_LIMIT
+    for kind in sorted(out, key=lambda k: estimates.get((k, "succeeded"), 0)):
+        d = out[kind]
+        succeeded = estimates.get((kind, "succeeded"), 0)
+        if succeeded < budget:
+            exact.append(kind)
+            budget -= succeeded
+        else:
+            d.succeeded, estimated = succeeded, True
+        if d.dead >= KIND_EXACT_LIMIT:
+            d.dead, estimated = max(d.dead, estimates.get((kind, "dead"), 0)), True
+        if not tuned:
+            d.paused = estimates.get((kind, "paused"), 0)
+        if args["source"] == Source.WORKFLOW:  # uncertain has no index either
+            d.uncertain = estimates.get((kind, "uncertain"), 0)
+    if exact:
+        cur.execute(Q.succeeded_depths, {**args, "kinds": exact})
+        _add_depths(out, cur)
+    return out, estimated
+
+
 class AdminMixin(JobActions, JobReads, PgBase):
     # --- kinds, depths, throughput --------------------------------------------------
 
     def kind_depths(self, source: Source) -> dict[str, Depths]:
-        args = {"source": validate.source(source).value}
-        with self.read() as cur:
-            return _kind_depths(cur, _SOURCE, args)
+        return self.sources_depths([source], exact=True)[source][0]
 
     def stats(self, source: Source, kind: str) -> tuple[Depths, list[DailyCount]]:
         args = {"source": validate.source(source).value, "kind": str(kind)}
@@ -196,50 +238,21 @@ class AdminMixin(JobActions, JobReads, PgBase):
         return depths, daily
 
     def live_depths(self, source: Source) -> tuple[dict[str, Depths], bool]:
-        args: dict[str, Any] = {"source": validate.source(source).value}
+        return self.sources_depths([source])[source]
+
+    def sources_depths(
+        self, sources: Sequence[Source], exact: bool = False
+    ) -> dict[Source, tuple[dict[str, Depths], bool]]:
+        srcs = [validate.source(s) for s in sources]
         with self.read() as cur:
-            huge, tuned = _size_and_tuning(cur)
-            if not huge:
-                return _kind_depths(cur, _SOURCE, args), False
-            live = {**args, "cap": KIND_EXACT_LIMIT}
-            cur.execute(fill(Q.live_depths, where="TRUE" if tuned else "FALSE"), live)
+            huge, tuned = (False, False) if exact else _size_and_tuning(cur)
+            if huge:
+                return {s: _live_depths(cur, s, tuned) for s in srcs}
+            cur.execute(fill(Q.depths, where=_SOURCES), {"sources": [s.value for s in srcs]})
             rows = cur.fetchall()
-            out = _add_depths({}, cur, [r for r in rows if r["estimate"] is None])
-            estimates = {
-                (r["kind"], r["state"]): int(r["estimate"])
-                for r in rows
-                if r["estimate"] is not None
-            }
-            if args["source"] == Source.DAG:
-                cur.execute(Q.dag_live_depths, args)
-                _add_depths(out, cur)
-            if not out:
-                return out, False
-            # Succeeded is counted on its index for the smallest kinds while their
-            # estimates add up to less than EXACT_LIMIT (so the refresh reads a bounded
-            # part of the index however many mid-sized kinds there are); the rest are
-            # the statistics'.
-            exact: list[str] = []
-            estimated = not tuned  # then every kind's paused count is the statistics'
-            budget = EXACT_LIMIT
-            for kind in sorted(out, key=lambda k: estimates.get((k, "succeeded"), 0)):
-                d = out[kind]
-                succeeded = estimates.get((kind, "succeeded"), 0)
-                if succeeded < budget:
-                    exact.append(kind)
-                    budget -= succeeded
-                else:
-                    d.succeeded, estimated = succeeded, True
-                if d.dead >= KIND_EXACT_LIMIT:
-                    d.dead, estimated = max(d.dead, estimates.get((kind, "dead"), 0)), True
-                if not tuned:
-                    d.paused = estimates.get((kind, "paused"), 0)
-                if args["source"] == Source.WORKFLOW:  # uncertain has no index either
-                    d.uncertain = estimates.get((kind, "uncertain"), 0)
-            if exact:
-                cur.execute(Q.succeeded_depths, {**args, "kinds": exact})
-                _add_depths(out, cur)
-        return out, estimated
+        return {
+            s: (_add_depths({}, cur, [r for r in rows if r["source"] == s]), False) for s in srcs
+        }
 
     def console_indexes(self) -> list[str]:
         """The console's opt-in indexes (``CONSOLE_INDEXES``) this schema has."""

@@ -9,6 +9,7 @@ offset as 0. Bulk actions run in batches (see ``maintenance.run_batches``).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import fields
 from datetime import timedelta
 from typing import Any
@@ -72,18 +73,22 @@ class AdminMixin(JobActions, JobReads, SqliteBase):
     # --- depths and throughput ------------------------------------------------------------
 
     def kind_depths(self, source: Source) -> dict[str, Depths]:
-        source = validate.source(source)
-        out: dict[str, Depths] = {}
-        with self.read() as t:
-            for r in t.all(Q.kind_depths, {"source": source.value, "now": t.now}):
-                _add_depth(
-                    out.setdefault(r["kind"], Depths()), r["state"], r["n"], r["pending_age"]
-                )
-        return out
+        return self.sources_depths([source], exact=True)[source][0]
 
     def live_depths(self, source: Source) -> tuple[dict[str, Depths], bool]:
+        return self.sources_depths([source])[source]
+
+    def sources_depths(
+        self, sources: Sequence[Source], exact: bool = False
+    ) -> dict[Source, tuple[dict[str, Depths], bool]]:
         # Embedded tables stay small enough for the exact read.
-        return self.kind_depths(source), False
+        out: dict[Source, dict[str, Depths]] = {validate.source(s): {} for s in sources}
+        with self.read() as t:
+            args = {"sources": self.dialect.array([s.value for s in out]), "now": t.now}
+            for r in t.all(Q.kind_depths, args):
+                d = out[Source(r["source"])].setdefault(r["kind"], Depths())
+                _add_depth(d, r["state"], r["n"], r["pending_age"])
+        return {s: (d, False) for s, d in out.items()}
 
     def stats(self, source: Source, kind: str) -> tuple[Depths, list[DailyCount]]:
         source = validate.source(source)

@@ -12,14 +12,15 @@ SELECT kind FROM (
 ) k ORDER BY kind
 
 -- name: depths
--- Per (kind, state) job counts of the jobs matching {where}, with the oldest pending job's age.
--- Per kind and state, with the age of the oldest pending job on the backend clock.
--- {where} is the source (and, for one kind's stats, kind) equality.
-SELECT kind, state, COUNT(*) AS n,
+-- Per (source, kind, state) job counts matching {where}, with the oldest pending job's age.
+-- Per source, kind and state, with the age of the oldest pending job on the backend clock.
+-- {where} is the sources' membership (several sources in one round trip) or, for one
+-- kind's stats, the source and kind equality.
+SELECT source, kind, state, COUNT(*) AS n,
        CASE WHEN state = 'pending'
             THEN EXTRACT(EPOCH FROM (now() - MIN(run_at))) END AS pending_age
 FROM azync_jobs WHERE {where}
-GROUP BY kind, state
+GROUP BY source, kind, state
 
 -- name: live_depths
 -- The live states' per-kind counts of one source on their partial indexes, with estimates.

@@ -11,11 +11,12 @@ SELECT kind FROM azync_stats_daily WHERE source = :source
 ORDER BY kind
 
 -- name: kind_depths
--- Per (kind, state) job counts of one source, with the oldest pending job's age.
-SELECT kind, state, COUNT(*) AS n,
+-- Per (source, kind, state) job counts of the sources, with the oldest pending job's age.
+-- :sources is a JSON array of sources: several in one statement.
+SELECT source, kind, state, COUNT(*) AS n,
        CASE WHEN state = 'pending' THEN :now - MIN(run_at) END AS pending_age
-FROM azync_jobs WHERE source = :source
-GROUP BY kind, state
+FROM azync_jobs WHERE source IN (SELECT value FROM json_each(:sources))
+GROUP BY source, kind, state
 
 -- name: depths
 -- Per state job counts of one (source, kind), with the oldest pending job's age.
