@@ -8,6 +8,7 @@ import io
 import uuid
 from typing import Any
 
+import psycopg
 import pytest
 
 from qctl_store.postgres import PostgresStore
@@ -23,18 +24,23 @@ from qctl_store.types import (
     WorkflowStartParams,
 )
 from tests.cli.conftest import Run, enqueue, out_json
+from tests.conftest import PG_DSN
 
 
 @pytest.fixture
 def estimating(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stores answer live_depths as a huge table would: counts flagged as estimates."""
+    """Stores answer sources_depths as a huge table would: counts flagged as estimates
+    (unless ``exact``)."""
     for cls in (PostgresStore, SqliteStore):
-        exact = cls.kind_depths
+        real = cls.sources_depths
 
-        def live(self: Any, source: Source, exact: Any = exact) -> tuple[dict[str, Depths], bool]:
-            return exact(self, source), True
+        def live(
+            self: Any, sources: list[Source], exact: bool = False, real: Any = real
+        ) -> dict[Source, tuple[dict[str, Depths], bool]]:
+            out = real(self, sources, exact=True)
+            return {s: (depths, not exact) for s, (depths, _) in out.items()}
 
-        monkeypatch.setattr(cls, "live_depths", live)
+        monkeypatch.setattr(cls, "sources_depths", live)
 
 
 def _row(rows: list[dict[str, Any]], kind: str) -> dict[str, Any]:
@@ -96,3 +102,31 @@ def test_list_shows_waiting_blocked_uncertain_and_paused_kinds(
     assert "paused" in line
     header = run("queues", "list").stdout.splitlines()[0]
     assert all(w in header for w in ("WAITING", "BLOCKED", "UNCERTAIN", "STATUS"))
+
+
+def test_one_connection_and_one_depth_statement_on_postgres(
+    run: Run, db_args: list[str], st: Any, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL the system detection reads on the connection the store then takes
+    over, and every source's depths come from one statement."""
+    if PG_DSN not in db_args:
+        pytest.skip("connections and statements of PostgreSQL")
+    enqueue(st, kind)
+    connects: list[str] = []
+    statements: list[str] = []
+    connect, execute = psycopg.connect, psycopg.Cursor.execute
+
+    def counted_connect(*args: Any, **kwargs: Any) -> Any:
+        connects.append(str(args[0]))
+        return connect(*args, **kwargs)
+
+    def counted_execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        statements.append(str(query))
+        return execute(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg, "connect", counted_connect)
+    monkeypatch.setattr(psycopg.Cursor, "execute", counted_execute)
+    rows = out_json(run("queues", "list", "-o", "json"))
+    assert _row(rows, kind)["pending"] == 1
+    assert len(connects) == 1
+    assert sum("COUNT(*)" in s for s in statements) == 1
