@@ -114,7 +114,12 @@ def list_jobs(
     jobs = store.search_jobs(search, limit=limit, after=common.cursor(after))
     rows = [job_record(j) for j in jobs]
     emit_rows(rows, JOB_COLUMNS, output)
-    total, estimated = store.count_jobs(search) if output == OutputFormat.TABLE else (None, False)
+    total: int | None = None
+    estimated = False
+    if output == OutputFormat.TABLE:
+        # A first page shorter than the limit is every matching job: no count to ask.
+        short = after is None and len(jobs) < limit
+        total, estimated = (len(jobs), False) if short else store.count_jobs(search)
     position = common.next_cursor(jobs, limit, lambda job: store.job_cursor(job, state))
     page_note(output, len(jobs), total, position, estimated)
 

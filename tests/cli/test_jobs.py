@@ -13,8 +13,22 @@ from typing import Any
 import pytest
 
 from qctl_store.errors import NotFound
+from qctl_store.postgres import PostgresStore
+from qctl_store.sqlite import SqliteStore
 from qctl_store.types import JobState, Source
 from tests.cli.conftest import Run, enqueue, make_dead, out_json
+
+
+def test_a_short_first_page_is_its_own_total(
+    run: Run, st: Any, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fewer jobs than the limit on the first page are all the matching ones: the table
+    says so without counting; a full page still counts."""
+    enqueue(st, kind, 3)
+    for cls in (PostgresStore, SqliteStore):
+        monkeypatch.setattr(cls, "count_jobs", lambda *a, **k: (7, True))
+    assert "3 shown of 3 matching" in run("jobs", "list", "--kind", kind).stderr
+    assert "3 shown of ~7 matching" in run("jobs", "list", "--kind", kind, "-n", "3").stderr
 
 
 def test_list_formats(run: Run, st: Any, kind: str) -> None:
