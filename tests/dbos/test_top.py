@@ -10,6 +10,7 @@ import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -53,7 +54,10 @@ def finished(run: Run, wf_id: str, want: str = "SUCCESS") -> dict[str, Any]:
 
 
 def dashboard(
-    dbos_app: App, scenario: Callable[[QctlTop, Any], Awaitable[None]], read_only: bool = False
+    dbos_app: App,
+    scenario: Callable[[QctlTop, Any], Awaitable[None]],
+    read_only: bool = False,
+    clock: Callable[[], datetime] | None = None,
 ) -> None:
     """Run ``scenario(app, pilot)`` in the dashboard on the application's database."""
     db = Database(dbos_app.url, read_only=read_only)
@@ -65,6 +69,7 @@ def dashboard(
             location=db.location + (" [read-only]" if read_only else ""),
             read_only=read_only,
             poll_interval=INTERVAL,
+            clock=clock,
         )
         async with app.run_test(size=SIZE) as pilot:
             await scenario(app, pilot)
@@ -147,6 +152,41 @@ def test_overview_counts_throughput_and_errors(dbos_app: App, run: Run) -> None:
         assert {r[2] for r in cells(app, "dbos-workflows").values()} == {"failing"}
 
     dashboard(dbos_app, scenario)
+
+
+def test_overview_reads_the_hour_again_after_an_action(dbos_app: App, run: Run) -> None:
+    """The overview keeps the minutes it has counted and recounts only the last ones;
+    after an action (a rewind: the workflow's completion leaves the hour) it reads the
+    hour again. Its clock stands ten minutes ahead, so no recount reaches the completion."""
+    wf_id = dbos_app.enqueue("checkout", "again", 5)
+    finished(run, wf_id)
+    ahead = datetime.now(UTC) + timedelta(minutes=10)
+    db = Database(dbos_app.url)
+    success = reads.STATUSES.index("SUCCESS") + 1
+
+    def shown(app: QctlTop) -> int:
+        return int(cells(app, "dbos-names").get("checkout", [""] * (success + 1))[success] or 0)
+
+    def fresh() -> int:
+        read = reads.overview(db, int(ahead.timestamp() * 1000))
+        return int(read["by_name"].get("checkout", {}).get("SUCCESS", 0))
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await until(pilot, lambda: shown(app) and shown(app) == fresh(), 10)
+        before = shown(app)
+        await app.push_screen(WorkflowDetailScreen(wf_id))
+        await until(pilot, lambda: wf_id in text(app, "dbos-wf-text"), 10)
+        await pilot.press("W")
+        await prompt(app, pilot, {"step": "2", "queue": PARKED})
+        await confirm(app, pilot)
+        await until(pilot, lambda: show(run, wf_id)["status"] == "ENQUEUED", 15)
+        await pilot.press("escape")
+        await until(pilot, lambda: shown(app) == fresh() < before, 10)
+
+    try:
+        dashboard(dbos_app, scenario, clock=lambda: ahead)
+    finally:
+        db.close()
 
 
 def test_a_workflow_finishing_shows_within_two_polls_then_its_detail(
