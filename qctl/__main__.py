@@ -1,5 +1,5 @@
 """``python -m qctl``: the command line."""
 
-from qctl.cli.main import run
+from qctl.cli.launch import run
 
 run()

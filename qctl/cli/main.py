@@ -15,79 +15,13 @@ from typer.core import TyperGroup
 from typer.models import DefaultPlaceholder
 
 from qctl import __version__
-from qctl.cli.errors import ExitCode, exit_code_for, message_for
+from qctl.cli.errors import ExitCode
+from qctl.cli.launch import arrange, fail, failed, undecodable
 from qctl.cli.registry import Entry
 
 if TYPE_CHECKING:
     from typer._click import Command, Context, HelpFormatter
     from typer.models import CommandInfo
-
-
-def _fail(message: str, code: int) -> int:
-    sys.stderr.write(f"qctl: error: {message}\n")
-    return code
-
-
-def _undecodable(arg: str) -> bool:
-    """Python hands bytes that are not UTF-8 over as lone surrogates."""
-    return any("\udc80" <= ch <= "\udcff" for ch in arg)
-
-
-ROOT_OPTIONS = ("--dsn", "--schema", "--context", "--system")
-"""Root options that take a value: accepted anywhere on the line (kubectl-style)."""
-ROOT_FLAGS = ("--read-only", "--no-color")
-OUTPUT_OPTIONS = ("-o", "--output")
-"""The verbs' output option: accepted before the command too."""
-KEEPS_ROOT_OPTIONS = ("context",)
-"""Groups whose verbs take options named like the root's (``context add --dsn``)."""
-
-
-def _option_at(args: Sequence[str], i: int, names: Sequence[str], flags: Sequence[str] = ()) -> int:
-    """How many tokens from ``args[i]`` form one of the options ``names`` (with a value:
-    ``--dsn X``, ``--dsn=X``, ``-oX``) or ``flags``; 0 when it is none of them."""
-    arg = args[i]
-    if arg in flags:
-        return 1
-    if arg in names:  # without its value: see ``arrange``
-        return 2 if i + 1 < len(args) else 0
-    return int(
-        any(
-            arg.startswith(f"{n}=") or (len(n) == 2 and arg.startswith(n) and len(arg) > 2)
-            for n in names
-        )
-    )
-
-
-def arrange(argv: Sequence[str]) -> list[str]:
-    """The command line with the root options moved before the command and ``-o`` after
-    it, so that both may be given anywhere, as kubectl takes them: ``qctl jobs list --dsn
-    D -o json`` means ``qctl --dsn D jobs list -o json``. Nothing after ``--`` moves, and
-    in ``KEEPS_ROOT_OPTIONS`` groups only what precedes the group is a root option.
-
-    A root option that ends the line without its value is a usage error in its own name
-    (``--dsn needs a value``), not the verb's "no such option"."""
-    args = list(argv)
-    tail: list[str] = []
-    if "--" in args:
-        cut = args.index("--")
-        args, tail = args[:cut], args[cut:]
-    root: list[str] = []
-    output: list[str] = []
-    rest: list[str] = []
-    group = ""
-    i = 0
-    while i < len(args):
-        n = 0 if group in KEEPS_ROOT_OPTIONS else _option_at(args, i, ROOT_OPTIONS, ROOT_FLAGS)
-        if not n and group not in KEEPS_ROOT_OPTIONS and args[i] in ROOT_OPTIONS:
-            from typer._click.exceptions import UsageError
-
-            raise UsageError(f"{args[i]} needs a value")
-        m = 0 if n else _option_at(args, i, OUTPUT_OPTIONS)
-        if not (n or m or group or args[i].startswith("-")):
-            group = args[i]
-        (root if n else output if m else rest).extend(args[i : i + (n or m or 1)])
-        i += n or m or 1
-    return [*root, *rest, *output, *tail]
 
 
 class Verbs(TyperGroup):
@@ -286,9 +220,9 @@ class QctlGroup(TyperGroup):
 
         argv = list(sys.argv[1:] if args is None else args)
         for arg in argv:
-            if _undecodable(arg):
+            if undecodable(arg):
                 shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-                return _fail(f"argument {shown!r} is not valid UTF-8", ExitCode.USAGE)
+                return fail(f"argument {shown!r} is not valid UTF-8", ExitCode.USAGE)
         try:
             rv = super().main(
                 arrange(argv), prog_name, complete_var, standalone_mode=False, **extra
@@ -298,23 +232,17 @@ class QctlGroup(TyperGroup):
             return ExitCode.USAGE
         except click_exc.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
-            return _fail(" ".join(exc.format_message().split()) + hint, ExitCode.USAGE)
+            return fail(" ".join(exc.format_message().split()) + hint, ExitCode.USAGE)
         except click_exc.ClickException as exc:
-            return _fail(" ".join(exc.format_message().split()), exc.exit_code)
+            return fail(" ".join(exc.format_message().split()), exc.exit_code)
         except typer.Abort:
-            return _fail("aborted; nothing was changed", ExitCode.REFUSED)
+            return fail("aborted; nothing was changed", ExitCode.REFUSED)
         except BrokenPipeError:
             # The reader went away (``qctl jobs list | head``): stop quietly.
             sys.stderr = open(os.devnull, "w")  # noqa: SIM115
             return ExitCode.FAILURE
         except Exception as exc:
-            if os.environ.get("QCTL_DEBUG"):
-                import traceback
-
-                from qctl_store.dsn import redact
-
-                sys.stderr.write(redact(traceback.format_exc()))
-            return _fail(message_for(exc), exit_code_for(exc))
+            return failed(exc)
         return rv if isinstance(rv, int) else ExitCode.OK
 
 
@@ -394,5 +322,7 @@ def root(
 
 
 def run() -> None:
-    """The console script."""
-    app()
+    """The entry point of console scripts installed before ``qctl.cli.launch:run``."""
+    from qctl.cli.launch import run as launch
+
+    launch()

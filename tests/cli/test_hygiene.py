@@ -99,3 +99,36 @@ def test_the_operations_layer_imports_no_front_end_nor_driver() -> None:
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout) == []
+
+
+def test_the_dashboard_line_skips_typer_and_fails_alike(tmp_path: Path) -> None:
+    """``qctl top`` starts without Typer (``qctl.cli.launch``), and a failure reads as it
+    does through the command tree: same line, same code."""
+    code = (
+        "import json, sys\n"
+        "via, sys.argv = sys.argv[1], ['qctl', *json.loads(sys.argv[2])]\n"
+        "try:\n"
+        "    if via == 'launch':\n"
+        "        from qctl.cli.launch import run\n"
+        "        run()\n"
+        "    else:\n"
+        "        from qctl.cli.main import app\n"
+        "        app()\n"
+        "except SystemExit as exc:\n"
+        "    print(json.dumps([exc.code, 'typer' in sys.modules]))\n"
+    )
+    env = {"XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path), "PATH": "/usr/bin"}
+    args = json.dumps(["top", "--dsn", f"sqlite:///{tmp_path / 'none.db'}", "--refresh", "1"])
+    launched, tree = (
+        subprocess.run(
+            [sys.executable, "-c", code, via, args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        for via in ("launch", "main")
+    )
+    assert json.loads(launched.stdout) == [json.loads(tree.stdout)[0], False]
+    assert launched.stderr == tree.stderr
+    assert launched.stderr.startswith("qctl: error: ")

@@ -1,0 +1,217 @@
+"""The console script, and the command line's parts that need no Typer.
+
+``qctl top`` is the one command whose start-up the operator waits on: the common line
+(root options, ``top``, ``--refresh``) runs the azync dashboard here, without importing
+Typer and the command tree (~40 ms before Textual can start). Any other line, and any
+line this module does not fully understand (help, a bad value, a repeated option,
+completion, another system's dashboard), goes to ``qctl.cli.main``, which also maps
+every failure the same way (``failed``)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from qctl.cli.errors import ExitCode, exit_code_for, message_for
+
+if TYPE_CHECKING:
+    from qctl.cli.context import CliContext
+    from qctl_store.contract import ConsoleStore
+
+ROOT_OPTIONS = ("--dsn", "--schema", "--context", "--system")
+"""Root options that take a value: accepted anywhere on the line (kubectl-style)."""
+ROOT_FLAGS = ("--read-only", "--no-color")
+OUTPUT_OPTIONS = ("-o", "--output")
+"""The verbs' output option: accepted before the command too."""
+KEEPS_ROOT_OPTIONS = ("context",)
+"""Groups whose verbs take options named like the root's (``context add --dsn``)."""
+MIN_REFRESH = 0.2
+"""``--refresh``'s least value (``qctl.cli.common.Refresh``)."""
+COMPLETE_VAR = "_QCTL_COMPLETE"
+"""Set by the shell completion scripts: Typer answers those."""
+
+
+def fail(message: str, code: int) -> int:
+    sys.stderr.write(f"qctl: error: {message}\n")
+    return code
+
+
+def failed(exc: Exception) -> int:
+    """One line on stderr (a traceback with ``QCTL_DEBUG``) and the documented code."""
+    if os.environ.get("QCTL_DEBUG"):
+        import traceback
+
+        from qctl_store.dsn import redact
+
+        sys.stderr.write(redact(traceback.format_exc()))
+    return fail(message_for(exc), exit_code_for(exc))
+
+
+def undecodable(arg: str) -> bool:
+    """Python hands bytes that are not UTF-8 over as lone surrogates."""
+    return any("\udc80" <= ch <= "\udcff" for ch in arg)
+
+
+def _option_at(args: Sequence[str], i: int, names: Sequence[str], flags: Sequence[str] = ()) -> int:
+    """How many tokens from ``args[i]`` form one of the options ``names`` (with a value:
+    ``--dsn X``, ``--dsn=X``, ``-oX``) or ``flags``; 0 when it is none of them."""
+    arg = args[i]
+    if arg in flags:
+        return 1
+    if arg in names:  # without its value: see ``arrange``
+        return 2 if i + 1 < len(args) else 0
+    return int(
+        any(
+            arg.startswith(f"{n}=") or (len(n) == 2 and arg.startswith(n) and len(arg) > 2)
+            for n in names
+        )
+    )
+
+
+def arrange(argv: Sequence[str]) -> list[str]:
+    """The command line with the root options moved before the command and ``-o`` after
+    it, so that both may be given anywhere, as kubectl takes them: ``qctl jobs list --dsn
+    D -o json`` means ``qctl --dsn D jobs list -o json``. Nothing after ``--`` moves, and
+    in ``KEEPS_ROOT_OPTIONS`` groups only what precedes the group is a root option.
+
+    A root option that ends the line without its value is a usage error in its own name
+    (``--dsn needs a value``), not the verb's "no such option"."""
+    args = list(argv)
+    tail: list[str] = []
+    if "--" in args:
+        cut = args.index("--")
+        args, tail = args[:cut], args[cut:]
+    root: list[str] = []
+    output: list[str] = []
+    rest: list[str] = []
+    group = ""
+    i = 0
+    while i < len(args):
+        n = 0 if group in KEEPS_ROOT_OPTIONS else _option_at(args, i, ROOT_OPTIONS, ROOT_FLAGS)
+        if not n and group not in KEEPS_ROOT_OPTIONS and args[i] in ROOT_OPTIONS:
+            from typer._click.exceptions import UsageError
+
+            raise UsageError(f"{args[i]} needs a value")
+        m = 0 if n else _option_at(args, i, OUTPUT_OPTIONS)
+        if not (n or m or group or args[i].startswith("-")):
+            group = args[i]
+        (root if n else output if m else rest).extend(args[i : i + (n or m or 1)])
+        i += n or m or 1
+    return [*root, *rest, *output, *tail]
+
+
+def top_line(argv: Sequence[str]) -> tuple[dict[str, str | bool], float] | None:
+    """The root options (as the root callback's parameters) and ``--refresh`` of a plain
+    ``qctl [root options] top [--refresh SECONDS]`` line; None for any other line."""
+    if "--" in argv or any(undecodable(arg) for arg in argv):
+        return None
+    if not any(arg == "top" for arg in argv) or any(arg in ROOT_OPTIONS for arg in argv[-1:]):
+        return None  # not the dashboard, or ``arrange``'s usage error
+    args = arrange(argv)
+    options: dict[str, str | bool] = {}
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        name, eq, value = args[i].partition("=")
+        given: str | bool
+        if name in ROOT_OPTIONS:
+            if not eq:
+                i += 1
+                value = args[i]
+            key, given = name[2:], value
+        elif args[i] in ROOT_FLAGS:
+            key, given = args[i][2:].replace("-", "_"), True
+        else:
+            return None
+        if key in options:
+            return None  # repeated: as click takes it
+        options[key] = given
+        i += 1
+    if args[i : i + 1] != ["top"]:
+        return None
+    rest = args[i + 1 :]
+    if not rest:
+        return options, 2.0
+    if len(rest) == 2 and rest[0] == "--refresh":
+        text = rest[1]
+    elif len(rest) == 1 and rest[0].startswith("--refresh="):
+        text = rest[0].partition("=")[2]
+    else:
+        return None
+    try:
+        refresh = float(text)
+    except ValueError:
+        return None
+    return (options, refresh) if refresh >= MIN_REFRESH else None
+
+
+def dashboard(c: CliContext, refresh: float) -> int:
+    """``qctl top`` on an azync store; the exit code (1: the dashboard printed the line)."""
+    from qctl.tui.overview_data import fetch_overview
+    from qctl.tui.preload import Preload
+
+    def open_pool() -> ConsoleStore:
+        # An unreachable or unmigrated database fails in one line: checked on one plain
+        # connection, as the CLI does, before a pool would log every failed attempt.
+        c.store().ops_stats()
+        return c.open_store(pooled=True)
+
+    # The check, the pool and the overview's first read run while Textual is imported.
+    opened = Preload(open_pool)
+    overview = Preload(lambda: fetch_overview(opened.result()))
+    from qctl.tui.app import run
+
+    store = opened.result()
+    try:
+        return run(
+            store,
+            location=c.describe(),
+            read_only=c.read_only,
+            poll_interval=refresh,
+            preloads={"overview-pane": overview},
+        )
+    finally:
+        # The store closes when the command ends: never under a read still running (a
+        # dashboard that ended before its first frame never took the overview).
+        overview.join()
+
+
+def _top(options: dict[str, str | bool], refresh: float) -> int | None:
+    """Run the azync dashboard; None: the database holds another system (``main``
+    runs its dashboard)."""
+    from qctl.cli.context import CliContext
+    from qctl.cli.registry import COMMANDS
+
+    c = CliContext.resolve(**options)  # type: ignore[arg-type]
+    try:
+        if c.system().commands.get("top") != COMMANDS["top"]:
+            return None
+        return dashboard(c, refresh)
+    finally:
+        c.close()
+
+
+def run() -> None:
+    """The console script."""
+    line = None if COMPLETE_VAR in os.environ else top_line(sys.argv[1:])
+    code = None
+    if line is not None:
+        # What ``qctl.cli.main`` makes of a failure, without click.
+        try:
+            code = _top(*line)
+        except EOFError:
+            sys.stderr.write("\n")
+            code = fail("aborted; nothing was changed", ExitCode.REFUSED)
+        except KeyboardInterrupt:
+            code = ExitCode.INTERRUPTED
+        except OSError as exc:
+            code = ExitCode.FAILURE if exc.errno == errno.EPIPE else failed(exc)
+        except Exception as exc:
+            code = failed(exc)
+    if code is None:
+        from qctl.cli.main import app
+
+        app()
+    sys.exit(code)
