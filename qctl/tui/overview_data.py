@@ -34,10 +34,10 @@ def fetch_overview(store: ConsoleStore) -> OverviewData:
     estimated: set[Source] = set()
     per_day: dict[datetime, DailyCount] = {}
     live: dict[str, list[ThroughputCount]] = {}
-    for source in Source:
-        # live_depths, not kind_depths: the refresh path must never count a huge
-        # succeeded state row by row (it reads the partial indexes and estimates).
-        by_kind, is_estimate = store.live_depths(source)
+    # live depths, not kind_depths: the refresh path must never count a huge succeeded
+    # state row by row (it reads the partial indexes and estimates); every source's in
+    # one read.
+    for source, (by_kind, is_estimate) in store.sources_depths(list(Source)).items():
         if is_estimate:
             estimated.add(source)
         for kind, d in sorted(by_kind.items()):

@@ -125,6 +125,9 @@ class FixedStore:
             return {"audit.log": Depths(5, 0, 0, 0, 0, 310, timedelta(seconds=2))}, False
         return {}, False
 
+    def sources_depths(self, sources: list[Source]) -> dict[Source, tuple[dict[str, Depths], bool]]:
+        return {s: self.live_depths(s) for s in sources}
+
     def all_daily(self, source: Source) -> list[DailyCount]:
         if source != Source.QUEUE:
             return []
