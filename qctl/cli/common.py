@@ -13,6 +13,7 @@ import typer
 from qctl.cli import parse
 from qctl.cli.context import CliContext
 from qctl.cli.errors import Refused
+from qctl.cli.launch import MIN_REFRESH
 from qctl.cli.output import OUTPUT_HELP, OutputFormat, as_dict, emit_result, emit_rows
 from qctl_store.types import JobState, PageCursor, Source
 
@@ -68,7 +69,7 @@ Refresh = Annotated[
     typer.Option(
         "--refresh",
         metavar="SECONDS",
-        min=0.2,
+        min=MIN_REFRESH,
         help="Polling interval when the backend cannot push change hints (or the "
         "stream fails); with hints the screen updates as changes happen.",
     ),

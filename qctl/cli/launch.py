@@ -29,7 +29,7 @@ OUTPUT_OPTIONS = ("-o", "--output")
 KEEPS_ROOT_OPTIONS = ("context",)
 """Groups whose verbs take options named like the root's (``context add --dsn``)."""
 MIN_REFRESH = 0.2
-"""``--refresh``'s least value (``qctl.cli.common.Refresh``)."""
+"""``--refresh``'s least value, here and in ``qctl.cli.common.Refresh``."""
 COMPLETE_VAR = "_QCTL_COMPLETE"
 """Set by the shell completion scripts: Typer answers those."""
 
