@@ -141,8 +141,17 @@ class HelpScreen(ModalScreen[None]):
             yield Static(self.text, id="help", markup=False)
 
 
+class Table(DataTable[Any]):
+    def _update_dimensions(self, new_rows: Any) -> None:
+        super()._update_dimensions(new_rows)
+        # Textual keys its rendered cells by an update count that new column widths do
+        # not bump: a header painted between add_row and this (idle) update kept the
+        # header's narrow widths above the wider rows until the next refill.
+        self._update_count += 1
+
+
 def table(widget_id: str, *columns: str) -> DataTable[Any]:
-    t: DataTable[Any] = DataTable(id=widget_id, cursor_type="row", zebra_stripes=True)
+    t = Table(id=widget_id, cursor_type="row", zebra_stripes=True)
     for c in columns:
         t.add_column(c, key=c)
     return t
