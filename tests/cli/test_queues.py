@@ -24,7 +24,6 @@ from qctl_store.types import (
     WorkflowStartParams,
 )
 from tests.cli.conftest import Run, enqueue, out_json
-from tests.conftest import PG_DSN
 
 
 @pytest.fixture
@@ -104,13 +103,12 @@ def test_list_shows_waiting_blocked_uncertain_and_paused_kinds(
     assert all(w in header for w in ("WAITING", "BLOCKED", "UNCERTAIN", "STATUS"))
 
 
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 def test_one_connection_and_one_depth_statement_on_postgres(
-    run: Run, db_args: list[str], st: Any, kind: str, monkeypatch: pytest.MonkeyPatch
+    run: Run, st: Any, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On PostgreSQL the system detection reads on the connection the store then takes
     over, and every source's depths come from one statement."""
-    if PG_DSN not in db_args:
-        pytest.skip("connections and statements of PostgreSQL")
     enqueue(st, kind)
     connects: list[str] = []
     statements: list[str] = []
