@@ -10,7 +10,9 @@
 -- earlier claim unexpired. ins: run_at and pending/scheduled resolve on the backend
 -- clock; the ON CONFLICT predicate matches azync_jobs_idempotency_idx (live-key
 -- dedupe), and rows go in input order, so a later duplicate within the batch is the
--- one skipped. bump/wake: one stats upsert and one NOTIFY per inserted kind.
+-- one skipped. bump/wake: one stats upsert and one NOTIFY per inserted kind. It returns
+-- the input's ids that were not inserted, usually none: returning the inserted ones sent
+-- back (and decoded) a row per job, a tenth of a 500-job batch's time.
 WITH input AS (
     SELECT * FROM unnest(
         %(ids)s::uuid[], %(kinds)s::text[], %(payloads)s::text[], %(metas)s::text[],
@@ -49,7 +51,7 @@ WITH input AS (
     CROSS JOIN LATERAL pg_notify(%(channel)s, 'queue:' || c.kind) AS wake
     ON CONFLICT (source, kind, day, slot) DO UPDATE SET enqueued = sd.enqueued + EXCLUDED.enqueued
 )
-SELECT id FROM ins
+SELECT i.id FROM input i WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = i.id)
 
 -- name: dequeue
 -- Up to limit due jobs of one (source, kind) leased, oldest first, skipping locked rows.
