@@ -5,9 +5,9 @@
 Not a qctl API figure: each pair runs the store's call, then the same database effect
 issued another way, to size the fixes proposed in docs/benchmarks.md.
 
-- enqueue: ``store.enqueue()`` (pool checkout with a liveness check, BEGIN, insert, stats
-  upsert, COMMIT, a second checkout and check for the wake NOTIFY) against one
-  autocommit statement doing the insert, the stats upsert and the NOTIFY as CTEs;
+- enqueue: ``store.enqueue()`` (a pool checkout, then one autocommit statement over
+  array parameters, the batch's) against one autocommit statement of scalar parameters
+  doing the insert, the stats upsert and the NOTIFY as CTEs;
 - batched enqueue: 500 ``enqueue_tx()`` calls in one transaction against one
   ``INSERT ... SELECT FROM unnest(...)`` statement with one stats upsert and one NOTIFY
   per kind;
