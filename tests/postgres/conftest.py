@@ -48,30 +48,43 @@ def low_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(admin, "ESTIMATE_THRESHOLD", 1000)
 
 
-@pytest.fixture
-def statements(store: PostgresStore, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
-    """Every statement the store's reads execute during the test, with its arguments."""
+def _recording(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch, method: str
+) -> list[tuple[str, Any]]:
+    """Every statement run through the store's ``method`` cursors, with its arguments."""
     seen: list[tuple[str, Any]] = []
-    read = store.read
+    cursor = getattr(store, method)
 
     class Recording:
         def __init__(self, cur: Any) -> None:
             self._cur = cur
 
-        def execute(self, sql: str, args: Any = None) -> Any:
+        def execute(self, sql: str, args: Any = None, **kw: Any) -> Any:
             seen.append((sql, args))
-            return self._cur.execute(sql, args)
+            return self._cur.execute(sql, args, **kw)
 
         def __getattr__(self, name: str) -> Any:
             return getattr(self._cur, name)
 
     @contextmanager
-    def recording_read() -> Iterator[Any]:
-        with read() as cur:
+    def recording() -> Iterator[Any]:
+        with cursor() as cur:
             yield Recording(cur)
 
-    monkeypatch.setattr(store, "read", recording_read)
+    monkeypatch.setattr(store, method, recording)
     return seen
+
+
+@pytest.fixture
+def statements(store: PostgresStore, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """Every statement the store's reads execute during the test, with its arguments."""
+    return _recording(store, monkeypatch, "read")
+
+
+@pytest.fixture
+def writes(store: PostgresStore, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """Every one-statement write (``write()``) the store executes during the test."""
+    return _recording(store, monkeypatch, "write")
 
 
 def plans(store: PostgresStore, seen: list[tuple[str, Any]]) -> list[str]:

@@ -1,5 +1,11 @@
 -- Queue producer, lease and settlement statements (PostgreSQL).
 -- Tokens ({jobs}, {schema}, ...) follow the convention of qctl_store/sqlfile.py.
+--
+-- Statements fenced on a lease find their row by primary key: they compare
+-- state COLLATE "C" (byte equality, as the default collation's for text), which
+-- azync_jobs_active_idx's predicate cannot imply. Otherwise, once a vacuum has seen
+-- no job leased, that index reads as empty, the planner scans it for the id, and
+-- every ack walks one dead entry per job settled since the last vacuum.
 
 -- name: enqueue
 -- Enqueue and enqueue_many: a batch of jobs as parallel arrays, in one statement.
@@ -88,7 +94,7 @@ WITH upd AS (
     UPDATE azync_jobs SET
         state = %(state)s, lease_until = NULL, lease_token = NULL,
         last_error = COALESCE(%(error)s, last_error), completed_at = now(), updated_at = now()
-    WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
+    WHERE id = %(id)s AND state COLLATE "C" = 'active' AND lease_token = %(token)s
     RETURNING source, kind
 ), bump AS (
     INSERT INTO azync_stats_daily (source, kind, day, slot, processed)
@@ -108,7 +114,7 @@ WITH upd AS (
         run_at = COALESCE(now() + make_interval(secs => %(delay)s::float8), run_at),
         lease_until = NULL, lease_token = NULL,
         last_error = %(error)s, failed_at = now(), updated_at = now()
-    WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
+    WHERE id = %(id)s AND state COLLATE "C" = 'active' AND lease_token = %(token)s
     RETURNING id, source, kind, attempt
 ), attempt_row AS (
     INSERT INTO azync_job_attempts (job_id, attempt, error)
@@ -130,7 +136,7 @@ WITH upd AS (
         state = 'succeeded', lease_until = NULL, lease_token = NULL,
         completed_at = now(), updated_at = now()
     FROM unnest(%(ids)s::uuid[], %(tokens)s::uuid[]) AS p (id, token)
-    WHERE j.id = p.id AND j.state = 'active' AND j.lease_token = p.token
+    WHERE j.id = p.id AND j.state COLLATE "C" = 'active' AND j.lease_token = p.token
     RETURNING j.id, j.source, j.kind
 ), bump AS (
     INSERT INTO azync_stats_daily AS sd (source, kind, day, slot, processed)
@@ -145,7 +151,7 @@ SELECT id FROM upd
 UPDATE azync_jobs SET
     state = 'pending', attempt = GREATEST(attempt - 1, 0),
     lease_until = NULL, lease_token = NULL, run_at = now(), updated_at = now()
-WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
+WHERE id = %(id)s AND state COLLATE "C" = 'active' AND lease_token = %(token)s
 
 -- name: snooze
 -- A leased job put back to scheduled without spending the attempt, or dead past its deadline.
@@ -165,7 +171,7 @@ WITH upd AS (
                          THEN now() ELSE failed_at END,
         deadline_at = COALESCE(deadline_at, now() + make_interval(secs => snooze_budget)),
         lease_until = NULL, lease_token = NULL, updated_at = now()
-    WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
+    WHERE id = %(id)s AND state COLLATE "C" = 'active' AND lease_token = %(token)s
     RETURNING id, source, kind, attempt, state = 'dead' AS deadlined
 ), attempt_row AS (
     INSERT INTO azync_job_attempts (job_id, attempt, error)
@@ -181,4 +187,4 @@ SELECT deadlined FROM upd
 -- name: extend_lease
 -- A leased job's lease pushed out, fenced on its lease token.
 UPDATE azync_jobs SET lease_until = now() + make_interval(secs => %(lease)s), updated_at = now()
-WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
+WHERE id = %(id)s AND state COLLATE "C" = 'active' AND lease_token = %(token)s
