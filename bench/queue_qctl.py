@@ -1,7 +1,7 @@
 """Scenarios 1 to 4 for qctl_store, on PostgreSQL and on SQLite.
 
     .venv/bin/python bench/queue_qctl.py [--quick] [--pg DSN] [--json out.jsonl]
-        [--backends postgres,sqlite] [--scenarios 1,2,3,4,w]
+        [--backends postgres,sqlite] [--scenarios 1,2,3,4,w] [--vacuum-every SECONDS]
 
 1. Enqueue: one job per ``enqueue()`` call (one transaction each), and batched: many
    ``enqueue_tx()`` calls inside one caller transaction (PostgreSQL: plain, and inside a
@@ -9,6 +9,10 @@
 2. Burn-down: jobs pre-inserted with one SQL statement (setup, not measured), then
    worker threads lease with ``dequeue_batch`` and ``ack`` each job, for a fixed time
    or until the queue is empty; jobs per second overall and per window (stability).
+   What-if ``--vacuum-every``: PostgreSQL burn-downs with ``VACUUM azync_jobs`` every
+   so many seconds beside the workers, as an autovacuum tuned for a queue table would
+   run it: each lease walks the pending index's entries of the jobs leased before, until
+   a vacuum removes them.
 3. Continuous end to end: a producer process enqueues jobs at 25/50/75% of the
    measured ``ack_many`` burn-down rate, stamping the wall clock into the payload, one
    ``enqueue`` per job or, with the batch call, one ``enqueue_many`` per sender every
@@ -34,7 +38,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -251,8 +255,35 @@ def burn(
     return done, elapsed, sampler.samples
 
 
+@contextlib.contextmanager
+def vacuuming(target: str, every: float) -> Iterator[None]:
+    """``VACUUM azync_jobs`` every ``every`` seconds, on a connection of its own, while
+    the block runs."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        with psycopg.connect(target, autocommit=True) as pg:
+            pg.execute(f"SET search_path = {SCHEMA}")
+            while not stop.wait(every):
+                pg.execute("VACUUM azync_jobs")
+
+    t = threading.Thread(target=loop)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join()
+
+
 def scenario_burn(
-    rec: Recorder, store: AnyStore, backend: str, target: str, q: bool, threads: int
+    rec: Recorder,
+    store: AnyStore,
+    backend: str,
+    target: str,
+    q: bool,
+    threads: int,
+    vacuum_every: float = 0.0,
 ) -> float:
     n = 100_000 if q else 1_000_000
     seconds = 10.0 if q else 40.0
@@ -268,7 +299,11 @@ def scenario_burn(
         ("bench.burn", False, "burn-down"),
         ("bench.burn_many", True, "burn-down, ack_many"),
     ):
-        done, elapsed, samples = burn(store, kind, threads, batch, seconds, window, many)
+        vacuum = backend == "postgres" and vacuum_every > 0
+        if vacuum:
+            metric += f", VACUUM every {vacuum_every:g} s"
+        with vacuuming(target, vacuum_every) if vacuum else contextlib.nullcontext():
+            done, elapsed, samples = burn(store, kind, threads, batch, seconds, window, many)
         r = done / elapsed
         rate = r  # scenario 3 paces its producer on the ack_many rate (its workers' call)
         how = "ack_many per leased batch" if many else "ack per job"
@@ -531,7 +566,9 @@ def run_backend(rec: Recorder, backend: str, target: str, scenarios: set[str], a
             scenario_hints(rec, store, backend, target, args.quick)
         burn_rate = args.burn_rate
         if "2" in scenarios:
-            burn_rate = scenario_burn(rec, store, backend, target, args.quick, args.threads)
+            burn_rate = scenario_burn(
+                rec, store, backend, target, args.quick, args.threads, args.vacuum_every
+            )
     finally:
         store.close()
     if "3" in scenarios:
@@ -544,6 +581,13 @@ def main() -> None:
     ap.add_argument("--scenarios", default="1,2,3,4,w")
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--burn-rate", type=float, default=1000.0, help="for 3 without 2")
+    ap.add_argument(
+        "--vacuum-every",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="what-if for 2 on PostgreSQL: VACUUM azync_jobs every SECONDS during the burn-down",
+    )
     args = ap.parse_args()
     rec = Recorder(args.json, "queue", "qctl")
     scenarios = set(args.scenarios.split(","))
