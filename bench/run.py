@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import datetime
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -525,12 +526,14 @@ def report(r: Runner) -> str:
     if os.path.exists(r.info):
         with open(r.info) as f:
             info = json.load(f)
+    # results-<stamp>.jsonl: the run's start, also when --report renders an older run.
+    started = datetime.strptime(os.path.basename(r.results)[8:23], "%Y%m%d-%H%M%S")
     kind = "quick smoke run" if r.args.quick else "full run"
     if r.args.only or r.args.scenarios:
         kind += f", steps {r.args.only or 'all'}, scenarios {r.args.scenarios or 'all'}"
     out = [
-        f"## Run of {info.get('date', time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()))}"
-        f" ({kind})",
+        # Without the machine step's date, the run's start dates it, not this render.
+        f"## Run of {info.get('date', started.strftime('%Y-%m-%d %H:%M UTC'))} ({kind})",
         "",
     ]
     if info:
