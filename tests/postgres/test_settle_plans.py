@@ -6,12 +6,13 @@ asserted (bench/ measures it)."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 from typing import Any
 
 import psycopg
 
-from qctl_store.postgres import PostgresStore
+from qctl_store.postgres import PostgresStore, dags, workflows
 from qctl_store.types import DequeueParams, Source
 from tests.postgres.conftest import plans
 
@@ -47,4 +48,18 @@ def test_fenced_settlements_plan_on_the_primary_key(
     assert store.ack_many(leases[7:]) == [id for id, _ in leases[7:]]
     assert len(writes) == 9  # the lease, then the eight fenced statements
     for plan in plans(store, writes[1:]):
+        assert "azync_jobs_pkey" in plan and "azync_jobs_active_idx" not in plan, plan
+
+
+def test_dag_and_operation_fences_plan_on_the_primary_key(store: PostgresStore) -> None:
+    """The same fence where a DAG task is acked with its result and an operation job is
+    marked uncertain (their own statements, in a transaction with more)."""
+    fenced = [
+        (dags.Q.ack_task_result, {"id": uuid.uuid4(), "token": uuid.uuid4(), "result": None}),
+        (
+            workflows.Q.mark_uncertain,
+            {"id": uuid.uuid4(), "lease_token": uuid.uuid4(), "reason": "lost"},
+        ),
+    ]
+    for plan in plans(store, fenced):
         assert "azync_jobs_pkey" in plan and "azync_jobs_active_idx" not in plan, plan

@@ -272,10 +272,11 @@ WHERE dag_id = %(dag_id)s AND source = 'dag' AND state IN ('succeeded', 'skipped
 
 -- name: ack_task_result
 -- A leased DAG task settled as succeeded with its result, fenced on its lease token.
+-- state COLLATE "C": found by primary key (jobs.sql's fenced statements say why).
 UPDATE azync_jobs SET
     state = 'succeeded', result = %(result)s::jsonb, lease_until = NULL, lease_token = NULL,
     completed_at = now(), updated_at = now()
-WHERE id = %(id)s AND state = 'active' AND lease_token = %(token)s
+WHERE id = %(id)s AND state COLLATE "C" = 'active' AND lease_token = %(token)s
 RETURNING source, kind
 
 -- name: get_dag

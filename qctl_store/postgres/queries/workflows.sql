@@ -162,13 +162,14 @@ RETURNING id
 
 -- name: mark_uncertain
 -- A leased operation job marked uncertain and its execution suspended, fenced on its lease.
--- Fenced on the lease; returns a row only when the job moved AND its execution was
+-- Fenced on the lease (state COLLATE "C": by primary key, as jobs.sql's fenced
+-- statements say why); returns a row only when the job moved AND its execution was
 -- suspended, which is what azync requires for success.
 WITH job AS (
     UPDATE azync_jobs
     SET state = 'uncertain', lease_until = NULL, lease_token = NULL,
         last_error = %(reason)s, failed_at = now(), updated_at = now()
-    WHERE id = %(id)s AND state = 'active' AND lease_token = %(lease_token)s
+    WHERE id = %(id)s AND state COLLATE "C" = 'active' AND lease_token = %(lease_token)s
       AND source = 'workflow'
     RETURNING id, run_id
 )
