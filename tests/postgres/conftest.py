@@ -98,3 +98,16 @@ def plans(store: PostgresStore, seen: list[tuple[str, Any]]) -> list[str]:
             out.append("\n".join(r[0] for r in rows))
     assert out, "no statement was recorded"
     return out
+
+
+def terminate_backends(application_name: str) -> list[bool]:
+    """End every session named ``application_name`` from another connection, waiting up
+    to 5 s for each to exit, as a server restart or an operator's kill would; one flag per
+    backend (True: it ended)."""
+    with psycopg.connect(PG_DSN, autocommit=True) as admin:
+        rows = admin.execute(
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
+            " WHERE application_name = %s AND pid <> pg_backend_pid()",
+            (application_name,),
+        ).fetchall()
+    return [ended for (ended,) in rows]

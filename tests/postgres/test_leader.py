@@ -15,6 +15,7 @@ from qctl_store import Config
 from qctl_store.postgres import PostgresStore
 from qctl_store.postgres.leader import advisory_lock_key, fnv1a64
 from tests.conftest import PG_DSN
+from tests.postgres.conftest import terminate_backends
 
 
 def test_fnv1a64_reference_value() -> None:
@@ -94,13 +95,7 @@ def test_lease_detects_lost_session_and_allows_reacquire(pg_schema: str) -> None
     ) as store:
         lease, acquired = store.acquire_leadership_lease("leader-it-test")
         assert acquired and lease is not None and lease.valid()
-        with psycopg.connect(PG_DSN, autocommit=True) as admin:
-            killed = admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE application_name = %s AND pid <> pg_backend_pid()",
-                (app,),
-            ).fetchall()
-        assert killed
+        assert terminate_backends(app)
         deadline = time.monotonic() + 5
         while lease.valid():
             assert time.monotonic() < deadline, "valid() did not notice the lost session"

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import uuid
 
-import psycopg
-
 from qctl_store.types import EnqueueParams, JobState
-from tests.conftest import PG_DSN, StoreFactory
+from tests.conftest import StoreFactory
+from tests.postgres.conftest import terminate_backends
 
 
 def test_a_terminated_backend_is_replaced_before_the_next_call(
@@ -18,12 +17,6 @@ def test_a_terminated_backend_is_replaced_before_the_next_call(
     store = store_factory(application_name=app, pool_max_size=1)
     first, second = EnqueueParams(kind="pool"), EnqueueParams(kind="pool")
     assert store.enqueue(first)
-    with psycopg.connect(PG_DSN, autocommit=True) as admin:
-        ended = admin.execute(
-            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
-            " WHERE application_name = %s",
-            (app,),
-        ).fetchall()
-    assert ended == [(True,)]
+    assert terminate_backends(app) == [True]
     assert store.enqueue(second)  # no error: the pool reconnected first
     assert store.find_job(second.id).state == JobState.PENDING

@@ -20,6 +20,7 @@ from qctl_store.postgres.wake import parse_wake
 from qctl_store.streams import Subscription
 from qctl_store.types import Source, Wake
 from tests.conftest import PG_DSN
+from tests.postgres.conftest import terminate_backends
 
 
 @pytest.fixture(scope="module")
@@ -168,12 +169,7 @@ def test_listener_reconnects_and_reports_live_again(pg_schema: str) -> None:
             time.sleep(0.01)
         notify(channel, "first")
         assert seen.wait(1) and got == ["first"]
-        with psycopg.connect(PG_DSN, autocommit=True) as admin:
-            admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE application_name = %s",
-                (app,),
-            )
+        terminate_backends(app)
         deadline = time.monotonic() + 5
         while len(lives) < 2:
             assert time.monotonic() < deadline, "listener did not reconnect"
