@@ -192,7 +192,7 @@ def _live_depths(cur: Cursor, source: Source, tuned: bool) -> tuple[dict[str, De
     estimates = {
         (r["kind"], r["state"]): int(r["estimate"]) for r in rows if r["estimate"] is not None
     }
-    if args["source"] == Source.DAG:
+    if source == Source.DAG:
         cur.execute(Q.dag_live_depths, args)
         _add_depths(out, cur)
     if not out:
@@ -216,7 +216,7 @@ def _live_depths(cur: Cursor, source: Source, tuned: bool) -> tuple[dict[str, De
             d.dead, estimated = max(d.dead, estimates.get((kind, "dead"), 0)), True
         if not tuned:
             d.paused = estimates.get((kind, "paused"), 0)
-        if args["source"] == Source.WORKFLOW:  # uncertain has no index either
+        if source == Source.WORKFLOW:  # uncertain has no index either
             d.uncertain = estimates.get((kind, "uncertain"), 0)
     if exact:
         cur.execute(Q.succeeded_depths, {**args, "kinds": exact})
