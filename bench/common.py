@@ -196,7 +196,7 @@ class Plans:
             return original(cur, query, params, **kw)
 
         if self.conn is not None:
-            psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+            psycopg.Cursor.execute = execute  # type: ignore[method-assign,assignment]
 
     def seq_scans(self, fn: Callable[[], Any]) -> list[str]:
         """Calls ``fn()``; its statements whose plan scans the relation sequentially

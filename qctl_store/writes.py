@@ -8,6 +8,7 @@ written.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from qctl_store import validate
@@ -15,10 +16,14 @@ from qctl_store.listing import Dialect
 from qctl_store.types import EnqueueParams, PublishParams, ReplayFilter
 
 
-def enqueue_fields(d: Dialect, p: EnqueueParams) -> dict[str, Any]:
+def enqueue_fields(
+    d: Dialect, p: EnqueueParams, encode_json: Callable[[Any, str], Any] = validate.json_text
+) -> dict[str, Any]:
     """One job's insert arguments of ``enqueue``: ``run_at`` None is now plus ``delay``
     (which, like the idempotency TTL, the backend binds its own way: both are checked
-    here); an empty meta is ``{}`` and an empty idempotency key None."""
+    here); an empty meta is ``{}`` and an empty idempotency key None. Payload and meta
+    are JSON text, or, with ``encode_json`` returning its value as it is, left to the
+    caller that encodes the fields of a whole batch as one JSON document."""
     validate.kind(p.kind)
     run_at = validate.instant(p.run_at, "run_at")
     validate.duration(p.delay, "delay")
@@ -27,8 +32,8 @@ def enqueue_fields(d: Dialect, p: EnqueueParams) -> dict[str, Any]:
     return {
         "id": d.arg_id(p.id, "id"),
         "kind": p.kind,
-        "payload": validate.json_text(p.payload),
-        "meta": validate.json_text(validate.meta(p.meta), "meta") if p.meta else "{}",
+        "payload": encode_json(p.payload, "payload"),
+        "meta": encode_json(validate.meta(p.meta), "meta"),
         "key": validate.idempotency_key(p.idempotency_key) or None,
         "max_attempts": max_attempts,
         "explicit": explicit,

@@ -216,6 +216,33 @@ def test_an_empty_batch_is_a_no_op(store: AnyStore) -> None:
         assert store.enqueue_many_tx(conn, []) == []
 
 
+PAYLOADS = [
+    None,
+    {},
+    {"nested": {"list": [1, 2.5, None, True], "text": 'é \u2603 "quoted" \\ \n'}},
+    [1, "two", {"three": 3}],
+    "a string",
+    2**70,
+    -0.125,
+    False,
+]
+"""One of every JSON shape, escapes and an integer past 64 bits included."""
+
+
+def test_every_json_payload_and_meta_comes_back_as_it_was_sent(store: AnyStore) -> None:
+    kind = unique("bm_json")
+    meta = {"trace": "t-1", "quote": '"\\', "unicode": "ü"}
+    ps = [EnqueueParams(kind=kind, payload=payload, meta=meta) for payload in PAYLOADS]
+    alone = [EnqueueParams(kind=kind, payload=payload) for payload in PAYLOADS]
+    assert store.enqueue_many(ps) == [True] * len(ps)
+    assert [store.enqueue(p) for p in alone] == [True] * len(alone)
+    got = {p.id: store.get_job(Source.QUEUE, p.id) for p in ps + alone}
+    assert [got[p.id].payload for p in ps] == PAYLOADS
+    assert [got[p.id].payload for p in alone] == PAYLOADS
+    assert all(got[p.id].meta == meta for p in ps)
+    assert all(got[p.id].meta == {} for p in alone)
+
+
 def test_bad_input_anywhere_in_a_batch_writes_nothing(store: AnyStore) -> None:
     kind = unique("bm_bad")
     good = EnqueueParams(kind=kind)
@@ -229,6 +256,8 @@ def test_bad_input_anywhere_in_a_batch_writes_nothing(store: AnyStore) -> None:
             store.enqueue_many([good, bad])
         with caller_tx(store, commit=True) as conn, pytest.raises(InvalidInput):
             store.enqueue_many_tx(conn, [good, bad])
+    with pytest.raises(InvalidInput, match=r"^payload is not JSON-serialisable"):
+        store.enqueue_many([good, EnqueueParams(kind=kind, payload={"at": object()})])
     assert missing(store, good.id)
     assert kind not in store.kind_depths(Source.QUEUE)
     leased = lease_all(store, unique("bm_bad_ack"), 1)

@@ -8,7 +8,12 @@
 -- every ack walks one dead entry per job settled since the last vacuum.
 
 -- name: enqueue
--- Enqueue and enqueue_many: a batch of jobs as parallel arrays, in one statement.
+-- Enqueue and enqueue_many: a batch of jobs as one JSON array of objects, in one statement.
+-- One text parameter, not an array per column: psycopg dumps a list element by element
+-- in Python, which took half of a single enqueue's client time and two thirds of a
+-- 500-job batch's (bench/whatif_roundtrips.py sizes what is left).
+-- Payload and meta are JSON values inside the document, not text encoded twice; a JSON
+-- null field comes out as SQL NULL, so a null payload is put back as JSON null.
 -- Tables are written {schema}.-qualified (PgBase.qualified) because the statement
 -- also runs on a caller's connection (enqueue_tx), under the caller's search_path.
 -- claim: the TTL dedupe window, for jobs with a key and a TTL; the caller passes at
@@ -20,11 +25,10 @@
 -- the input's ids that were not inserted, usually none: returning the inserted ones sent
 -- back (and decoded) a row per job, a tenth of a 500-job batch's time.
 WITH input AS (
-    SELECT * FROM unnest(
-        %(ids)s::uuid[], %(kinds)s::text[], %(payloads)s::text[], %(metas)s::text[],
-        %(run_ats)s::timestamptz[], %(delays)s::float8[], %(max_attempts)s::int[],
-        %(explicit)s::bool[], %(keys)s::text[], %(ttls)s::float8[]
-    ) WITH ORDINALITY
+    SELECT * FROM ROWS FROM (json_to_recordset(%(jobs)s::json) AS (
+        id uuid, kind text, payload jsonb, meta jsonb, run_at timestamptz, delay float8,
+        max_attempts int, explicit bool, key text, ttl float8
+    )) WITH ORDINALITY
       AS i (id, kind, payload, meta, run_at, delay, max_attempts, explicit, key, ttl, ord)
 ), claim AS (
     INSERT INTO {schema}.azync_idempotency_keys AS k (source, kind, key, expires_at)
@@ -39,7 +43,7 @@ WITH input AS (
          idempotency_key, enqueued_at)
     SELECT i.id, 'queue', i.kind,
            CASE WHEN t.run_at > now() THEN 'scheduled' ELSE 'pending' END,
-           t.run_at, i.max_attempts, i.explicit, i.payload::jsonb, i.meta::jsonb, i.key, now()
+           t.run_at, i.max_attempts, i.explicit, COALESCE(i.payload, 'null'), i.meta, i.key, now()
     FROM input i
     CROSS JOIN LATERAL (SELECT COALESCE(i.run_at, now() + make_interval(secs => i.delay))
                         AS run_at) t
