@@ -64,7 +64,7 @@ class JobsMixin(PgBase):
             ids.append(p.id)
             if job["key"] is not None and ttl > 0:
                 if (job["kind"], job["key"]) in claimed:
-                    validate.json_text(p.payload)  # checked, as the jobs sent are
+                    validate.json_text(p.payload)  # not sent, but checked as the others are
                     left_out.add(p.id)
                     continue
                 claimed.add((job["kind"], job["key"]))
