@@ -33,10 +33,28 @@ def hint_name(value: str, what: str) -> str:
     return value
 
 
+def unicode_text(value: str, what: str) -> str:
+    """Text both databases can store: a str with a lone surrogate (bytes decoded with
+    ``surrogateescape``, say) has no UTF-8 form, and the drivers would fail on it with a
+    ``UnicodeEncodeError`` instead of naming the argument."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise not_unicode(exc, what) from None
+    return value
+
+
+def not_unicode(exc: UnicodeEncodeError, what: str = "a text argument") -> InvalidInput:
+    """The error for text without a UTF-8 form, showing the offending characters."""
+    bad = exc.object[exc.start : exc.end]
+    return InvalidInput(f"{what} is not valid Unicode text ({bad!r}, {exc.reason})")
+
+
 def kind(value: str, what: str = "kind") -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"{what} must be a non-empty string")
-    return hint_name(value, what)
+    return hint_name(unicode_text(value, what), what)
 
 
 def kinds(values: list[str]) -> list[str]:
@@ -55,7 +73,7 @@ def optional_kind(value: str) -> str:
 def idempotency_key(value: str) -> str:
     if not isinstance(value, str):
         raise InvalidInput(f"idempotency key must be a string, not {type(value).__name__}")
-    return value
+    return unicode_text(value, "idempotency key")
 
 
 def uuid_arg(value: uuid.UUID, what: str = "id") -> uuid.UUID:
@@ -173,11 +191,12 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan
 def json_text(value: Any, what: str = "payload") -> str:
     """Encode a JSON value compactly; reject what JSON cannot carry."""
     try:
-        return _ENCODER.encode(value)
+        text = _ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"{what} is not JSON-serialisable: {exc}") from None
     except RecursionError:
         raise InvalidInput(f"{what} is nested too deeply") from None
+    return unicode_text(text, what)
 
 
 def subscriber(sub: Subscriber) -> Subscriber:

@@ -72,8 +72,9 @@ class JobsMixin(PgBase):
         try:
             jobs = validate.json_text(sent, "jobs")
         except InvalidInput:
-            for p in params:  # name the payload that cannot be encoded
+            for p in params:  # name the payload or meta that cannot be encoded
                 validate.json_text(p.payload)
+                validate.json_text(p.meta, "meta")
             raise
         args = {"jobs": jobs, "slot": self.random_slot(), "channel": self.config.channel}
         return distinct_job_ids(ids), left_out, args

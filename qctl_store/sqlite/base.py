@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from qctl_store import errors, jsonb
+from qctl_store import errors, jsonb, validate
 from qctl_store.backend import StoreBase
 from qctl_store.config import Config
 from qctl_store.listing import stats_bump_sql
@@ -105,6 +105,10 @@ def utc_day(us: int) -> str:
 def mapped_errors() -> Iterator[None]:
     try:
         yield
+    except UnicodeEncodeError as exc:
+        # A text argument the checks at the API edge do not cover: the driver refused it
+        # before the statement reached the database.
+        raise validate.not_unicode(exc) from None
     except sqlite3.OperationalError as exc:
         msg = str(exc)
         if msg.startswith("no such table"):

@@ -180,6 +180,15 @@ CASES: dict[str, Case] = {
     # out of range for a column or for an instant
     "enqueue_delay_out_of_range": Case(_enqueue(delay=timedelta(days=10**6)), "delay"),
     "publish_version_out_of_int64": Case(_publish(version=2**63), "version"),
+    # text without a UTF-8 form (a lone surrogate, as bytes decoded with surrogateescape give)
+    "enqueue_kind_not_unicode": Case(_enqueue(kind="k\udcff"), "kind is not valid unicode"),
+    "enqueue_payload_not_unicode": Case(_enqueue(payload={"a": "\ud800"}), "payload is not valid"),
+    "enqueue_meta_not_unicode": Case(_enqueue(meta={"a": "\ud800"}), "meta is not valid unicode"),
+    "enqueue_key_not_unicode": Case(_enqueue(idempotency_key="\udcff"), "idempotency key"),
+    "publish_payload_not_unicode": Case(_publish(payload=["\ud800"]), "payload is not valid"),
+    "dead_error_not_unicode": Case(
+        _settle(lambda s, j: s.dead(j.id, token(j), "boom \udcff")), "text argument is not valid"
+    ),
     # wrong argument types
     "enqueue_idempotency_key_not_string": Case(_enqueue(idempotency_key=5), "idempotency key"),
     "promote_due_kinds_a_string": Case(
