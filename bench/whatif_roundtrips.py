@@ -6,7 +6,7 @@ Not a qctl API figure: each pair runs the store's call, then the same database e
 issued another way, to size the fixes proposed in docs/benchmarks.md.
 
 - enqueue: ``store.enqueue()`` (a pool checkout, then one autocommit statement over
-  array parameters, the batch's) against one autocommit statement of scalar parameters
+  the batch's JSON document) against one autocommit statement of scalar parameters
   doing the insert, the stats upsert and the NOTIFY as CTEs;
 - batched enqueue, 500 jobs per transaction: ``enqueue_many_tx()``; its statement with
   the documents built beforehand; a minimal ``INSERT ... SELECT FROM unnest(...)`` with

@@ -43,6 +43,13 @@ def _as_value(value: Any, what: str) -> Any:
     return value
 
 
+def _check_json(p: EnqueueParams) -> None:
+    """The check the document's encoding makes of one job's payload and meta, raised
+    with the field's name."""
+    validate.json_text(p.payload)
+    validate.json_text(p.meta, "meta")
+
+
 class JobsMixin(PgBase):
     # --- producer -------------------------------------------------------------------
 
@@ -64,7 +71,7 @@ class JobsMixin(PgBase):
             ids.append(p.id)
             if job["key"] is not None and ttl > 0:
                 if (job["kind"], job["key"]) in claimed:
-                    validate.json_text(p.payload)  # not sent, but checked as the others are
+                    _check_json(p)  # not sent, but checked as the others are
                     left_out.add(p.id)
                     continue
                 claimed.add((job["kind"], job["key"]))
@@ -73,8 +80,7 @@ class JobsMixin(PgBase):
             jobs = validate.json_text(sent, "jobs")
         except InvalidInput:
             for p in params:  # name the payload or meta that cannot be encoded
-                validate.json_text(p.payload)
-                validate.json_text(p.meta, "meta")
+                _check_json(p)
             raise
         args = {"jobs": jobs, "slot": self.random_slot(), "channel": self.config.channel}
         return distinct_job_ids(ids), left_out, args

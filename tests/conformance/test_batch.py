@@ -258,6 +258,14 @@ def test_bad_input_anywhere_in_a_batch_writes_nothing(store: AnyStore) -> None:
             store.enqueue_many_tx(conn, [good, bad])
     with pytest.raises(InvalidInput, match=r"^payload is not JSON-serialisable"):
         store.enqueue_many([good, EnqueueParams(kind=kind, payload={"at": object()})])
+    # a job the batch leaves out (its TTL window claimed by an earlier one) is checked too
+    claimer = EnqueueParams(kind=kind, idempotency_key="k", idempotency_ttl=MINUTE)
+    left_out = EnqueueParams(
+        kind=kind, idempotency_key="k", idempotency_ttl=MINUTE, meta={"a": "\ud800"}
+    )
+    with pytest.raises(InvalidInput, match=r"^meta is not valid Unicode"):
+        store.enqueue_many([claimer, left_out])
+    assert missing(store, claimer.id)
     assert missing(store, good.id)
     assert kind not in store.kind_depths(Source.QUEUE)
     leased = lease_all(store, unique("bm_bad_ack"), 1)
