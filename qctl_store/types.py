@@ -10,10 +10,11 @@ Instants are timezone-aware UTC datetimes.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import Field, dataclass, field
+from dataclasses import fields as dataclass_fields
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS
 
@@ -24,6 +25,27 @@ KIND_SLEEP = "$sleep"
 KIND_SIGNAL = "$signal"
 TASK_KEY_COMPENSATION_PREFIX = "comp:"
 WORKFLOW_TASK_KIND_PREFIX = "$wf:"
+
+
+class _Record:
+    """Value equality and the field repr of every type below, written once. With plain
+    ``@dataclass`` each class would generate (``exec``) both, about half of this module's
+    import time, which every command pays; so each is ``@dataclass(eq=False, repr=False)``
+    over this base. The behaviour is the generated one: equal when of the same class with
+    equal fields, unhashable, ``Name(field=value, ...)``."""
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.__dict__ == other.__dict__  # every attribute is a field
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclass_fields(self))
+        return f"{self.__class__.__qualname__}({fields})"
 
 
 class Source(StrEnum):
@@ -104,8 +126,8 @@ class ChangeEntity(StrEnum):
 # --- parameters -------------------------------------------------------------------------
 
 
-@dataclass
-class EnqueueParams:
+@dataclass(eq=False, repr=False)
+class EnqueueParams(_Record):
     """A job to enqueue (``Store.enqueue``): its kind, payload and id, when it may run, its
     attempt budget and an optional idempotency key."""
 
@@ -123,8 +145,8 @@ class EnqueueParams:
     idempotency_ttl: timedelta = timedelta(0)
 
 
-@dataclass
-class DequeueParams:
+@dataclass(eq=False, repr=False)
+class DequeueParams(_Record):
     """A lease request: up to ``limit`` due jobs of ``kind``, leased for ``lease``."""
 
     kind: str
@@ -134,8 +156,8 @@ class DequeueParams:
     override_default: bool = False
 
 
-@dataclass
-class PublishParams:
+@dataclass(eq=False, repr=False)
+class PublishParams(_Record):
     """An event to append to the ledger (``EventStore.publish``)."""
 
     type: str
@@ -149,8 +171,8 @@ class PublishParams:
     meta: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
-class Subscriber:
+@dataclass(eq=False, repr=False)
+class Subscriber(_Record):
     """A subscriber registration: ``name`` receives a delivery job per event of
     ``event_type``."""
 
@@ -159,16 +181,16 @@ class Subscriber:
     max_attempts: int = 25
 
 
-@dataclass
-class JobFilter:
+@dataclass(eq=False, repr=False)
+class JobFilter(_Record):
     """The Go listing's job filter: one kind, one state (empty: any)."""
 
     kind: str = ""
     state: JobState | None = None
 
 
-@dataclass
-class EventFilter:
+@dataclass(eq=False, repr=False)
+class EventFilter(_Record):
     """Which ledger events to list."""
 
     type: str = ""
@@ -181,8 +203,8 @@ class EventFilter:
     aggregate_id: str = ""
 
 
-@dataclass
-class ReplayFilter:
+@dataclass(eq=False, repr=False)
+class ReplayFilter(_Record):
     """Which events to deliver again, to which subscribers (``limit`` 0: all)."""
 
     subscriber: str = ""
@@ -193,8 +215,8 @@ class ReplayFilter:
     limit: int = 0
 
 
-@dataclass
-class DAGTask:
+@dataclass(eq=False, repr=False)
+class DAGTask(_Record):
     """One task of a declared DAG: its key, the job it runs, its compensation and, for wait
     and timer tasks, the signal or delay."""
 
@@ -216,16 +238,16 @@ class DAGTask:
             self.signal_name = self.key
 
 
-@dataclass
-class DAGDep:
+@dataclass(eq=False, repr=False)
+class DAGDep(_Record):
     """An edge of a DAG: ``task_key`` waits for ``depends_on_key``."""
 
     task_key: str
     depends_on_key: str
 
 
-@dataclass
-class DAGParams:
+@dataclass(eq=False, repr=False)
+class DAGParams(_Record):
     """A DAG run to create: its tasks, their edges and the failure policy."""
 
     name: str
@@ -237,16 +259,16 @@ class DAGParams:
     meta: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
-class DAGFilter:
+@dataclass(eq=False, repr=False)
+class DAGFilter(_Record):
     """Which DAG runs to list: one name, one state (empty: any)."""
 
     name: str = ""
     state: DAGState | None = None
 
 
-@dataclass
-class DAGSignalParams:
+@dataclass(eq=False, repr=False)
+class DAGSignalParams(_Record):
     """A signal to a DAG run's waiting task (``message_id`` dedupes it)."""
 
     dag_id: uuid.UUID
@@ -255,8 +277,8 @@ class DAGSignalParams:
     payload: JSON = None
 
 
-@dataclass
-class WorkflowStartParams:
+@dataclass(eq=False, repr=False)
+class WorkflowStartParams(_Record):
     """A workflow execution to start."""
 
     name: str
@@ -268,8 +290,8 @@ class WorkflowStartParams:
     meta: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
-class SignalParams:
+@dataclass(eq=False, repr=False)
+class SignalParams(_Record):
     """A signal to a workflow execution (``message_id`` dedupes it)."""
 
     workflow_id: uuid.UUID
@@ -278,8 +300,8 @@ class SignalParams:
     payload: JSON = None
 
 
-@dataclass
-class ScheduleOperationParams:
+@dataclass(eq=False, repr=False)
+class ScheduleOperationParams(_Record):
     """An operation job a workflow execution schedules (``execution_key`` dedupes it)."""
 
     workflow_id: uuid.UUID
@@ -294,8 +316,8 @@ class ScheduleOperationParams:
 # --- rows -------------------------------------------------------------------------------
 
 
-@dataclass
-class EventRecord:
+@dataclass(eq=False, repr=False)
+class EventRecord(_Record):
     """An event of the ledger as stored."""
 
     id: uuid.UUID
@@ -308,8 +330,8 @@ class EventRecord:
     meta: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
-class Job:
+@dataclass(eq=False, repr=False)
+class Job(_Record):
     """A row of ``azync_jobs``: a queue job, an event delivery, a DAG task or a workflow
     operation."""
 
@@ -350,8 +372,8 @@ class Job:
     """Extension: last write to the row (not in the Go row)."""
 
 
-@dataclass
-class AttemptError:
+@dataclass(eq=False, repr=False)
+class AttemptError(_Record):
     """One failed attempt of a job: its number, its error and when."""
 
     attempt: int
@@ -359,8 +381,8 @@ class AttemptError:
     at: datetime
 
 
-@dataclass
-class Depths:
+@dataclass(eq=False, repr=False)
+class Depths(_Record):
     """Job counts of one kind per state, with the age of its oldest pending job."""
 
     pending: int = 0
@@ -376,8 +398,8 @@ class Depths:
     uncertain: int = 0
 
 
-@dataclass
-class DailyCount:
+@dataclass(eq=False, repr=False)
+class DailyCount(_Record):
     """One day's throughput counters of a kind (or summed over kinds)."""
 
     date: datetime
@@ -387,8 +409,8 @@ class DailyCount:
     reaped: int = 0
 
 
-@dataclass
-class NukeReport:
+@dataclass(eq=False, repr=False)
+class NukeReport(_Record):
     """What ``nuke_all`` deleted: jobs, stats rows and idempotency keys."""
 
     jobs: int = 0
@@ -396,8 +418,8 @@ class NukeReport:
     keys: int = 0
 
 
-@dataclass
-class EventAdminRow:
+@dataclass(eq=False, repr=False)
+class EventAdminRow(_Record):
     """An event as the console lists it: the record, when it was dispatched and its
     deliveries."""
 
@@ -413,8 +435,8 @@ class EventAdminRow:
     deliveries: int = 0
 
 
-@dataclass
-class SubscriberView:
+@dataclass(eq=False, repr=False)
+class SubscriberView(_Record):
     """A subscriber registration as stored."""
 
     event_type: str
@@ -424,8 +446,8 @@ class SubscriberView:
     updated_at: datetime
 
 
-@dataclass
-class OpsStats:
+@dataclass(eq=False, repr=False)
+class OpsStats(_Record):
     """The event ledger's dashboard figures: undispatched events, events and types of the
     last 24 hours, subscribers."""
 
@@ -435,8 +457,8 @@ class OpsStats:
     subscribers: int = 0
 
 
-@dataclass
-class DAGView:
+@dataclass(eq=False, repr=False)
+class DAGView(_Record):
     """A DAG run as stored: its state, failure policy and reason."""
 
     id: uuid.UUID
@@ -451,8 +473,8 @@ class DAGView:
     completed_at: datetime | None = None
 
 
-@dataclass
-class DAGFailure:
+@dataclass(eq=False, repr=False)
+class DAGFailure(_Record):
     """A DAG run whose failure policy was applied: the policy and its dead tasks' keys."""
 
     dag_id: uuid.UUID
@@ -460,16 +482,16 @@ class DAGFailure:
     dead_tasks: list[str] = field(default_factory=list)
 
 
-@dataclass
-class TaskResult:
+@dataclass(eq=False, repr=False)
+class TaskResult(_Record):
     """A settled DAG task's outcome: its result, or ``skipped``."""
 
     result: JSON = None
     skipped: bool = False
 
 
-@dataclass
-class WorkflowExecutionView:
+@dataclass(eq=False, repr=False)
+class WorkflowExecutionView(_Record):
     """A workflow execution as stored."""
 
     id: uuid.UUID
@@ -487,16 +509,16 @@ class WorkflowExecutionView:
     completed_at: datetime | None = None
 
 
-@dataclass
-class WorkflowFilter:
+@dataclass(eq=False, repr=False)
+class WorkflowFilter(_Record):
     """Extension: filter for listing workflow executions (the Go contract has none)."""
 
     name: str = ""
     state: WorkflowState | None = None
 
 
-@dataclass
-class HistoryEvent:
+@dataclass(eq=False, repr=False)
+class HistoryEvent(_Record):
     """One entry of a workflow execution's history."""
 
     workflow_id: uuid.UUID
@@ -506,24 +528,24 @@ class HistoryEvent:
     created_at: datetime
 
 
-@dataclass
-class StalledWorkflow:
+@dataclass(eq=False, repr=False)
+class StalledWorkflow(_Record):
     """A running workflow execution with no live job left to run it."""
 
     id: uuid.UUID
     name: str
 
 
-@dataclass
-class Wake:
+@dataclass(eq=False, repr=False)
+class Wake(_Record):
     """A wake-up hint: a job of ``kind`` may be ready."""
 
     source: Source
     kind: str
 
 
-@dataclass
-class Change:
+@dataclass(eq=False, repr=False)
+class Change(_Record):
     """A change hint for live views: what changed (an entity, a kind, a state), or a reset
     when hints were lost."""
 
@@ -539,8 +561,8 @@ class Change:
     count: int = 0
 
 
-@dataclass
-class JobSearch:
+@dataclass(eq=False, repr=False)
+class JobSearch(_Record):
     """Extension: the console's job filter (any source, meta and error-text filters)."""
 
     source: Source | None = None
@@ -569,8 +591,8 @@ class JobSearch:
     pages after a cursor must keep the same direction."""
 
 
-@dataclass
-class ThroughputCount:
+@dataclass(eq=False, repr=False)
+class ThroughputCount(_Record):
     """Extension: one bucket of one kind's throughput (``AdminStore.throughput``).
 
     ``processed`` counts succeeded jobs by ``completed_at``; ``failed`` the attempt rows
@@ -590,8 +612,8 @@ class ThroughputCount:
     reaped: int = 0
 
 
-@dataclass
-class PageCursor:
+@dataclass(eq=False, repr=False)
+class PageCursor(_Record):
     """Extension: keyset position for deep listings: the last row of the previous page.
 
     ``sort_key`` is the value of the listing's ordering column on that row (None where
@@ -605,8 +627,8 @@ class PageCursor:
     id: uuid.UUID
 
 
-@dataclass
-class SchemaStatus:
+@dataclass(eq=False, repr=False)
+class SchemaStatus(_Record):
     """Extension: what ``qctl db status`` reports."""
 
     backend: str

@@ -11,3 +11,37 @@ def test_star_import_exports_the_contract_types_and_open_store() -> None:
     for name in ("Source", "JobState", "DAGParams", "Change", "KIND_SLEEP"):
         assert name in namespace, name
     assert "Any" not in namespace and "dataclass" not in namespace
+
+
+def test_contract_types_compare_and_print_as_generated_dataclasses() -> None:
+    """The types share one ``__eq__`` and ``__repr__`` (``qctl_store.types._Record``):
+    they must behave as the ones ``@dataclass`` generates."""
+    import copy
+    import dataclasses
+    import uuid
+
+    from qctl_store import types
+
+    task = types.DAGTask(key="wait", kind=types.KIND_SLEEP, payload={"a": [1, 2]})
+    values = [
+        types.EnqueueParams(kind="k", id=uuid.UUID(int=7), meta={"m": "v"}),
+        task,
+        types.DAGParams(name="d", tasks=[task], deps=[types.DAGDep("b", depends_on_key="wait")]),
+    ]
+    for value in values:
+        names = [f.name for f in dataclasses.fields(value)]
+        twin_cls = dataclasses.make_dataclass(type(value).__qualname__, names)
+        twin = twin_cls(**{n: getattr(value, n) for n in names})
+        assert repr(value) == repr(twin)
+        assert value == copy.deepcopy(value)
+        changed = dataclasses.replace(value, **{names[0]: "other"})
+        assert value != changed
+        assert value != twin  # another class, even with equal fields
+        try:
+            hash(value)
+        except TypeError:
+            pass
+        else:
+            raise AssertionError(f"{type(value).__name__} is hashable")
+    classes = [v for v in vars(types).values() if dataclasses.is_dataclass(v)]
+    assert len(classes) == 37 and all(issubclass(c, types._Record) for c in classes)
