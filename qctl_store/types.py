@@ -32,7 +32,8 @@ class _Record:
     ``@dataclass`` each class would generate (``exec``) both, about half of this module's
     import time, which every command pays; so each is ``@dataclass(eq=False, repr=False)``
     over this base. The behaviour is the generated one: equal when of the same class with
-    equal fields, unhashable, ``Name(field=value, ...)``."""
+    equal fields, unhashable, ``Name(field=value, ...)``, for types whose every field
+    compares and prints (no ``field(compare=False)`` or ``repr=False``; a test holds it)."""
 
     __slots__ = ()
     __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
