@@ -20,6 +20,7 @@ MAX_HINT_NAME_BYTES = 3000
 MAX_DURATION = timedelta(days=366 * 1000)
 """Longer durations are refused: added to now they would leave the instants both
 backends (and Python's datetime) can hold."""
+_ZERO = timedelta(0)
 
 
 def hint_name(value: str, what: str) -> str:
@@ -52,7 +53,7 @@ def not_unicode(exc: UnicodeEncodeError, what: str = "a text argument") -> Inval
 
 
 def kind(value: str, what: str = "kind") -> str:
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or not value or value.isspace():
         raise InvalidInput(f"{what} must be a non-empty string")
     return hint_name(unicode_text(value, what), what)
 
@@ -103,9 +104,9 @@ def job_state(value: JobState | str) -> JobState:
 def duration(value: timedelta, what: str) -> timedelta:
     if not isinstance(value, timedelta):
         raise InvalidInput(f"{what} must be a timedelta, not {type(value).__name__}")
-    if value < timedelta(0):
-        raise InvalidInput(f"{what} must not be negative")
-    if value > MAX_DURATION:
+    if not _ZERO <= value <= MAX_DURATION:  # one comparison chain: checked once per job
+        if value < _ZERO:
+            raise InvalidInput(f"{what} must not be negative")
         raise InvalidInput(f"{what} is out of range (at most {MAX_DURATION.days} days)")
     return value
 
@@ -113,7 +114,7 @@ def duration(value: timedelta, what: str) -> timedelta:
 def retention(value: timedelta) -> bool:
     """A vacuum's retention checked; False when it is zero, for which azync's vacuums
     delete nothing."""
-    return duration(value, "retention") > timedelta(0)
+    return duration(value, "retention") > _ZERO
 
 
 def instant(value: datetime | None, what: str) -> datetime | None:
@@ -158,9 +159,10 @@ def replay_limit(value: int) -> int:
 
 
 def non_negative(value: int, what: str) -> int:
-    limit(value, what, maximum=2**31 - 1)
-    if value < 0:
-        raise InvalidInput(f"{what} must not be negative")
+    if value.__class__ is not int or not 0 <= value <= 2**31 - 1:  # checked once per job
+        limit(value, what, maximum=2**31 - 1)  # the type and range errors
+        if value < 0:
+            raise InvalidInput(f"{what} must not be negative")
     return value
 
 
@@ -176,8 +178,8 @@ def enqueue_budget(max_attempts: int, explicit: bool) -> tuple[int, bool]:
 def meta(value: dict[str, str] | None) -> dict[str, str]:
     if value is None:
         return {}
-    if not isinstance(value, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    if not isinstance(value, dict) or (
+        value and not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
     ):
         raise InvalidInput("meta must map strings to strings")
     return value

@@ -9,6 +9,7 @@ fencing miss writes nothing and surfaces as ``NotFound(op)``.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -32,10 +33,28 @@ def _lease(id: uuid.UUID, lease_token: uuid.UUID) -> dict[str, uuid.UUID]:
 
 _JSON_FIELDS = dataclasses.replace(
     DIALECT,
-    arg_id=lambda value, what: str(arg_id(value, what)),
+    arg_id=lambda value, what: arg_id(value, what).hex,
     instant=lambda value: None if value is None else value.isoformat(),
 )
-"""``DIALECT`` for the fields of ``Q.enqueue``'s JSON document: ids and instants as text."""
+"""``DIALECT`` for the fields of ``Q.enqueue``'s JSON document: ids and instants as text
+(an id as its 32 hex digits, which PostgreSQL's uuid input takes, at a third of
+``str``'s cost)."""
+
+
+_COLUMNS = (
+    "id",
+    "kind",
+    "payload",
+    "meta",
+    "run_at",
+    "delay",
+    "max_attempts",
+    "explicit",
+    "key",
+    "ttl",
+)
+"""The arrays of ``Q.enqueue``'s document, one element per job sent."""
+_ROW = operator.itemgetter(*_COLUMNS)
 
 
 def _as_value(value: Any, what: str) -> Any:
@@ -76,8 +95,9 @@ class JobsMixin(PgBase):
                     continue
                 claimed.add((job["kind"], job["key"]))
             sent.append(job)
+        columns = zip(_COLUMNS, zip(*map(_ROW, sent), strict=True), strict=True) if sent else ()
         try:
-            jobs = validate.json_text(sent, "jobs")
+            jobs = validate.json_text(dict(columns), "jobs")
         except InvalidInput:
             for p in params:  # name the payload or meta that cannot be encoded
                 _check_json(p)
@@ -93,6 +113,8 @@ class JobsMixin(PgBase):
             return []
         cur.execute(self.qualified(Q.enqueue), args)
         skipped = left_out.union(row["id"] for row in cur.fetchall())
+        if not skipped:  # the usual case: no id to hash
+            return [True] * len(ids)
         return [id not in skipped for id in ids]
 
     def enqueue(self, p: EnqueueParams) -> bool:

@@ -171,6 +171,12 @@ CASES: dict[str, Case] = {
         for name, value in NON_JSON.items()
     },
     "enqueue_meta_not_strings": Case(_enqueue(meta={"n": 1}), "meta"),
+    "enqueue_meta_not_a_dict": Case(_enqueue(meta=[("a", "b")]), "meta must map"),
+    "enqueue_meta_empty_not_a_dict": Case(_enqueue(meta=""), "meta must map"),
+    "enqueue_negative_max_attempts": Case(_enqueue(max_attempts=-1), "max_attempts must not"),
+    "enqueue_max_attempts_bool": Case(_enqueue(max_attempts=True), "max_attempts must be an int"),
+    "enqueue_max_attempts_too_large": Case(_enqueue(max_attempts=2**31), "max_attempts .*range"),
+    "enqueue_tab_only_kind": Case(_enqueue(kind="\t\n"), "kind must be a non-empty"),
     # too much for one change hint (PostgreSQL's NOTIFY payload): checked before the insert
     "enqueue_kind_too_long": Case(_enqueue(kind="k" * 4000), "kind is too long"),
     "publish_type_too_long": Case(
