@@ -278,11 +278,12 @@ class PgBase(StoreBase):
         with self._mapped(), self._provider.connection() as conn, conn.cursor() as cur:
             yield cur
 
-    def qualified(self, sql: str) -> str:
+    def qualified(self, sql: str, **fragments: str) -> str:
         """``sql`` with its ``{schema}.`` table prefixes naming this store's schema
         (dropped when none is configured), for statements that also run on a caller's
-        connection, whose search_path is the caller's own."""
-        return fill(sql, schema=identifier(self.schema) if self.schema else "")
+        connection, whose search_path is the caller's own; any other fragment tokens
+        filled from ``fragments`` (see ``fill``)."""
+        return fill(sql, schema=identifier(self.schema) if self.schema else "", **fragments)
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Cursor]:

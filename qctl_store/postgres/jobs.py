@@ -12,7 +12,7 @@ import dataclasses
 import operator
 import uuid
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 
@@ -57,6 +57,16 @@ _COLUMNS = (
 _ROW = operator.itemgetter(*_COLUMNS)
 
 
+class _Batch(NamedTuple):
+    """A batch of ``enqueue_many``, validated: its ids in input order, those left out
+    (each deduplicated by an earlier job's TTL claim), the statement and its arguments."""
+
+    ids: list[uuid.UUID]
+    left_out: set[uuid.UUID]
+    sql: str
+    args: dict[str, Any]
+
+
 def _as_value(value: Any, what: str) -> Any:
     """A payload or meta left as it is, to be encoded with the rest of the document."""
     return value
@@ -72,13 +82,10 @@ def _check_json(p: EnqueueParams) -> None:
 class JobsMixin(PgBase):
     # --- producer -------------------------------------------------------------------
 
-    def _enqueue_batch(
-        self, params: list[EnqueueParams]
-    ) -> tuple[list[uuid.UUID], set[uuid.UUID], dict[str, Any]]:
-        """The ids in input order, those left out and the arguments of ``Q.enqueue``,
-        validated. A job whose (kind, key) TTL window an earlier job of the batch claims
-        is left out: it would find that claim unexpired, so it is not inserted and
-        writes nothing."""
+    def _enqueue_batch(self, params: list[EnqueueParams]) -> _Batch:
+        """A batch validated, before anything is written. A job whose (kind, key) TTL
+        window an earlier job of the batch claims is left out: it would find that claim
+        unexpired, so it is not inserted and writes nothing."""
         ids: list[uuid.UUID] = []
         claimed: set[tuple[str, str]] = set()
         left_out: set[uuid.UUID] = set()
@@ -102,20 +109,22 @@ class JobsMixin(PgBase):
             for p in params:  # name the payload or meta that cannot be encoded
                 _check_json(p)
             raise
-        args = {"jobs": jobs, "slot": self.random_slot(), "channel": self.config.channel}
-        return distinct_job_ids(ids), left_out, args
+        claim = self.qualified(Q.enqueue_claim) if claimed else Q.enqueue_no_claim
+        return _Batch(
+            distinct_job_ids(ids),
+            left_out,
+            self.qualified(Q.enqueue, claim=claim),
+            {"jobs": jobs, "slot": self.random_slot(), "channel": self.config.channel},
+        )
 
-    def _enqueue_run(
-        self, cur: Cursor, batch: tuple[list[uuid.UUID], set[uuid.UUID], dict[str, Any]]
-    ) -> list[bool]:
-        ids, left_out, args = batch
-        if not ids:
+    def _enqueue_run(self, cur: Cursor, batch: _Batch) -> list[bool]:
+        if not batch.ids:
             return []
-        cur.execute(self.qualified(Q.enqueue), args)
-        skipped = left_out.union(row["id"] for row in cur.fetchall())
+        cur.execute(batch.sql, batch.args)
+        skipped = batch.left_out.union(row["id"] for row in cur.fetchall())
         if not skipped:  # the usual case: no id to hash
-            return [True] * len(ids)
-        return [id not in skipped for id in ids]
+            return [True] * len(batch.ids)
+        return [id not in skipped for id in batch.ids]
 
     def enqueue(self, p: EnqueueParams) -> bool:
         return self.enqueue_many([p])[0]

@@ -8,26 +8,27 @@
 -- every ack walks one dead entry per job settled since the last vacuum.
 
 -- name: enqueue
--- Enqueue and enqueue_many: a batch of jobs in one statement, as one jsonb document of
--- columns ({"id": [...], "kind": [...], ...}, each array in input order) that ROWS FROM
--- zips back into rows. One text parameter, not an array per column: psycopg dumps a list
--- element by element in Python, which took half of a single enqueue's client time and
--- two thirds of a 500-job batch's. Columns, not an object per job, because a 500-job
--- document is then half the size, half the encoding in Python, and read faster here
--- (1.4 against 2.1 ms for json_to_recordset of the objects; bench/whatif_roundtrips.py
--- sizes what is left).
+-- Enqueue and enqueue_many: a batch of jobs in one statement.
+-- The batch is one jsonb document of columns ({"id": [...], "kind": [...], ...}, each
+-- array in input order) that ROWS FROM zips back into rows. One text parameter, not an
+-- array per column: psycopg dumps a list element by element in Python, which took half
+-- of a single enqueue's client time and two thirds of a 500-job batch's. Columns, not an
+-- object per job: a 500-job document is then half the size, half the encoding in
+-- Python, and read faster here (1.4 against 2.1 ms for json_to_recordset of the
+-- objects; bench/whatif_roundtrips.py sizes what is left).
 -- Payload and meta are JSON values inside the document, not text encoded twice; the
 -- _text elements of JSON null (no key, no run_at) are SQL NULL.
 -- Tables are written {schema}.-qualified (PgBase.qualified) because the statement
 -- also runs on a caller's connection (enqueue_tx), under the caller's search_path.
--- claim: the TTL dedupe window, for jobs with a key and a TTL; the caller passes at
--- most one of them per (kind, key), since a later one in the batch always finds the
--- earlier claim unexpired. ins: run_at and pending/scheduled resolve on the backend
--- clock; the ON CONFLICT predicate matches azync_jobs_idempotency_idx (live-key
--- dedupe), and rows go in input order, so a later duplicate within the batch is the
--- one skipped. bump/wake: one stats upsert and one NOTIFY per inserted kind. It returns
--- the input's ids that were not inserted, usually none: returning the inserted ones sent
--- back (and decoded) a row per job, a tenth of a 500-job batch's time.
+-- claim ({claim}: enqueue_claim or enqueue_no_claim below): the TTL dedupe window, for
+-- jobs with a key and a TTL; the caller passes at most one of them per (kind, key), since
+-- a later one in the batch always finds the earlier claim unexpired. ins: run_at and
+-- pending/scheduled resolve on the backend clock; the ON CONFLICT predicate matches
+-- azync_jobs_idempotency_idx (live-key dedupe), and rows go in input order, so a later
+-- duplicate within the batch is the one skipped. bump/wake: one stats upsert and one
+-- NOTIFY per inserted kind. It returns the input's ids that were not inserted, usually
+-- none: returning the inserted ones sent back (and decoded) a row per job, a tenth of a
+-- 500-job batch's time.
 WITH input AS (
     SELECT c.id::uuid AS id, c.kind, c.payload, c.meta, c.run_at::timestamptz AS run_at,
            c.delay::float8 AS delay, c.max_attempts::int AS max_attempts,
@@ -41,12 +42,7 @@ WITH input AS (
         jsonb_array_elements_text(doc.d -> 'ttl')
     ) WITH ORDINALITY AS c (id, kind, payload, meta, run_at, delay, max_attempts, explicit, key, ttl, ord)
 ), claim AS (
-    INSERT INTO {schema}.azync_idempotency_keys AS k (source, kind, key, expires_at)
-    SELECT 'queue', kind, key, now() + make_interval(secs => ttl) FROM input
-    WHERE key IS NOT NULL AND ttl > 0
-    ON CONFLICT (source, kind, key) DO UPDATE SET expires_at = EXCLUDED.expires_at
-    WHERE k.expires_at < now()
-    RETURNING kind, key
+    {claim}
 ), ins AS (
     INSERT INTO {schema}.azync_jobs
         (id, source, kind, state, run_at, max_attempts, max_attempts_explicit, payload, meta,
@@ -72,6 +68,22 @@ WITH input AS (
     ON CONFLICT (source, kind, day, slot) DO UPDATE SET enqueued = sd.enqueued + EXCLUDED.enqueued
 )
 SELECT i.id FROM input i WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = i.id)
+
+-- name: enqueue_claim
+-- Q.enqueue's claim of the TTL dedupe windows, for a batch with a job that has a key and a TTL.
+INSERT INTO {schema}.azync_idempotency_keys AS k (source, kind, key, expires_at)
+SELECT 'queue', kind, key, now() + make_interval(secs => ttl) FROM input
+WHERE key IS NOT NULL AND ttl > 0
+ON CONFLICT (source, kind, key) DO UPDATE SET expires_at = EXCLUDED.expires_at
+WHERE k.expires_at < now()
+RETURNING kind, key
+
+-- name: enqueue_no_claim
+-- Q.enqueue's claim for a batch without a job that has a key and a TTL: no row.
+-- Not the insert with no row to insert: its node would still open the key table and its
+-- index, about 19 of a single enqueue's 320 us of statement time (with commits not
+-- flushed, on a bare connection).
+SELECT NULL::text AS kind, NULL::text AS key WHERE false
 
 -- name: dequeue
 -- Up to limit due jobs of one (source, kind) leased, oldest first, skipping locked rows.
