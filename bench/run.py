@@ -1,6 +1,6 @@
 """Run every benchmark scenario and append a dated section to docs/benchmarks.md.
 
-    make bench                       # the full run (about 30 minutes on 2 cores)
+    make bench                       # the full run (35 to 40 minutes on 2 cores)
     .venv/bin/python bench/run.py --quick          # a smoke run (a few minutes)
     .venv/bin/python bench/run.py --only queue,peers --no-doc
 
