@@ -40,7 +40,8 @@ WITH input AS (
         jsonb_array_elements_text(doc.d -> 'max_attempts'),
         jsonb_array_elements_text(doc.d -> 'explicit'), jsonb_array_elements_text(doc.d -> 'key'),
         jsonb_array_elements_text(doc.d -> 'ttl')
-    ) WITH ORDINALITY AS c (id, kind, payload, meta, run_at, delay, max_attempts, explicit, key, ttl, ord)
+    ) WITH ORDINALITY
+      AS c (id, kind, payload, meta, run_at, delay, max_attempts, explicit, key, ttl, ord)
 ), claim AS (
     {claim}
 ), ins AS (
