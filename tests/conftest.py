@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
@@ -29,6 +30,12 @@ from tests.conformance.helpers import await_change, is_reset
 
 PG_DSN = os.environ.get("QCTL_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test")
 BACKENDS = ["sqlite", "postgres"]
+
+# A run started in the background by a shell without job control (``nohup make test &``)
+# inherits SIGINT ignored, and so would every qctl it starts: the tests that press Ctrl-C
+# would wait out their timeouts. Caught here, it is delivered again in each child.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 _pg_state: dict[str, str | None] = {}
 
