@@ -46,7 +46,16 @@ PEER_PINS = [
 ]
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
 STEPS = [
-    *("machine", "queue", "peers", "rounds", "whatif", "hints", "admin", "dags", "cli", "tui"),
+    "machine",
+    "queue",
+    "peers",
+    "rounds",
+    "whatif",
+    "hints",
+    "admin",
+    "dags",
+    "cli",
+    "tui",
     "dbos",
 ]
 ROUNDS = 3
