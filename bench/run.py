@@ -150,13 +150,12 @@ class Runner:
         if "peers" in steps:
             self.script("peers", peers_python(), "queue_peers.py", *sc)
         if "rounds" in steps:
+            one = ["--scenarios", "1"]
+            pg_only = [*one, "--backends", "postgres"]  # the peers run on PostgreSQL only
             for _ in range(1 if q else ROUNDS):
-                one = ["--scenarios", "1", "--backends", "postgres"]
-                self.script("rounds", py, "queue_qctl.py", *one, json=self.rounds)
+                self.script("rounds", py, "queue_qctl.py", *pg_only, json=self.rounds)
                 if not self.args.no_peers:
-                    self.script(
-                        "rounds", peers_python(), "queue_peers.py", *one[:2], json=self.rounds
-                    )
+                    self.script("rounds", peers_python(), "queue_peers.py", *one, json=self.rounds)
         if "whatif" in steps:
             self.script("whatif", py, "whatif_roundtrips.py")
         if "hints" in steps:
