@@ -100,14 +100,18 @@ def plans(store: PostgresStore, seen: list[tuple[str, Any]]) -> list[str]:
     return out
 
 
-def terminate_backends(application_name: str) -> list[bool]:
-    """End every session named ``application_name`` from another connection, waiting up
-    to 5 s for each to exit, as a server restart or an operator's kill would; one flag per
-    backend (True: it ended)."""
+def terminate_backends(application_name: str, query_like: str = "%") -> list[bool]:
+    """End every session named ``application_name`` (whose current or last statement is
+    ``LIKE query_like``) from another connection, as a server restart or an operator's kill
+    would; one flag per backend (True: it ended).
+
+    It waits up to 5 s for each backend to exit: by then its FATAL message is in the
+    client's socket, so the pool's checkout check sees the session dead. Without the wait
+    the check can pass on a session still exiting and the next statement fails."""
     with psycopg.connect(PG_DSN, autocommit=True) as admin:
         rows = admin.execute(
             "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
-            " WHERE application_name = %s AND pid <> pg_backend_pid()",
-            (application_name,),
+            " WHERE application_name = %s AND query LIKE %s AND pid <> pg_backend_pid()",
+            (application_name, query_like),
         ).fetchall()
     return [ended for (ended,) in rows]

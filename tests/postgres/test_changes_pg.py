@@ -31,6 +31,7 @@ from tests.conformance.helpers import (
     wait_until,
 )
 from tests.conftest import PG_DSN, StoreFactory, raw_pg
+from tests.postgres.conftest import terminate_backends
 
 WIRE_KEYS = {
     "schema",
@@ -207,21 +208,6 @@ def test_payload_carries_no_pii(store: PostgresStore, pg_schema: str) -> None:
             assert wire["schema"] == pg_schema
 
 
-def _backends(app: str, query_like: str = "%") -> list[int]:
-    with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND query ILIKE %s",
-            (app, query_like),
-        ).fetchall()
-    return [int(r[0]) for r in rows]
-
-
-def _terminate(pids: list[int]) -> None:
-    with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        for pid in pids:
-            conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
-
-
 def test_listener_killed_resets_and_resumes(store_factory: StoreFactory) -> None:
     app = unique("qctl_h6_kill")
     s = store_factory(application_name=app)
@@ -229,8 +215,7 @@ def test_listener_killed_resets_and_resumes(store_factory: StoreFactory) -> None
     assert sub is not None
     try:
         await_change(sub, "the opening reset", is_reset)
-        pids = wait_until(lambda: _backends(app, 'LISTEN "azync_changes"%'))
-        _terminate(pids)
+        assert wait_until(lambda: terminate_backends(app, 'LISTEN "azync_changes"%')) == [True]
         await_change(sub, "the reconnect reset", is_reset)
         id = enqueue_due(s, unique("after_kill"))
         c = await_change(sub, "a hint after the reconnect", lambda c: c.id == id)
@@ -247,7 +232,7 @@ def test_every_session_killed_store_recovers(store_factory: StoreFactory) -> Non
     try:
         await_change(sub, "the opening reset", is_reset)
         enqueue_due(s, unique("warm"))  # the pool holds a used connection now
-        _terminate(_backends(app))
+        assert all(terminate_backends(app))
         # The pool checks connections on checkout: the dead one is replaced.
         id = enqueue_due(s, unique("after_killall"))
         await_change(sub, "the reconnect reset", is_reset)
