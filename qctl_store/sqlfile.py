@@ -16,8 +16,9 @@ The convention, the same on both backends:
     ``{event_admin}`` (an admin event row's ledger columns of alias ``e``);
   - fragments built in code, filled per call by ``fill``: ``{where}`` and ``{order}``
     (from the fixed fragments of ``listing``), ``{table}`` (a table name from a fixed
-    set, or the quoted version table), ``{schema}`` (the quoted schema) and ``{claim}``
-    (one of two named queries of the enqueue statement, ``postgres/queries/jobs.sql``).
+    set, or the quoted version table), ``{schema}`` (the quoted schema), ``{claim}`` and
+    ``{input}`` (each one of two named queries of the enqueue statement,
+    ``postgres/queries/jobs.sql``).
 
   A token outside that vocabulary is an error when the file is loaded; JSON literals such
   as ``'{}'`` are not tokens.
@@ -42,7 +43,7 @@ COLUMN_TOKENS = {
 }
 """Tokens filled when a file is loaded."""
 
-FRAGMENT_TOKENS = frozenset({"where", "order", "table", "schema", "claim"})
+FRAGMENT_TOKENS = frozenset({"where", "order", "table", "schema", "claim", "input"})
 """Tokens filled per call by ``fill``."""
 
 

@@ -36,7 +36,7 @@ _JSON_FIELDS = dataclasses.replace(
     arg_id=lambda value, what: arg_id(value, what).hex,
     instant=lambda value: None if value is None else value.isoformat(),
 )
-"""``DIALECT`` for the fields of ``Q.enqueue``'s JSON document: ids and instants as text
+"""``DIALECT`` for the fields of ``Q.enqueue``'s input: ids and instants as text
 (an id as its 32 hex digits, which PostgreSQL's uuid input takes, at a third of
 ``str``'s cost)."""
 
@@ -53,7 +53,7 @@ _COLUMNS = (
     "key",
     "ttl",
 )
-"""The arrays of ``Q.enqueue``'s document, one element per job sent."""
+"""The arrays of ``Q.enqueue_input_document``, one element per job sent."""
 _ROW = operator.itemgetter(*_COLUMNS)
 
 
@@ -102,20 +102,29 @@ class JobsMixin(PgBase):
                     continue
                 claimed.add((job["kind"], job["key"]))
             sent.append(job)
-        columns = zip(_COLUMNS, zip(*map(_ROW, sent), strict=True), strict=True) if sent else ()
-        try:
-            jobs = validate.json_text(dict(columns), "jobs")
-        except InvalidInput:
-            for p in params:  # name the payload or meta that cannot be encoded
-                _check_json(p)
-            raise
+        args: dict[str, Any]
+        if len(sent) == 1:  # scalar parameters: no document to build or to unpack
+            (job,) = sent
+            args = {
+                **job,
+                "payload": validate.json_text(job["payload"]),
+                "meta": validate.json_text(job["meta"], "meta"),
+            }
+            input_sql = Q.enqueue_input_one
+        else:
+            columns = zip(_COLUMNS, zip(*map(_ROW, sent), strict=True), strict=True) if sent else ()
+            try:
+                args = {"jobs": validate.json_text(dict(columns), "jobs")}
+            except InvalidInput:
+                for p in params:  # name the payload or meta that cannot be encoded
+                    _check_json(p)
+                raise
+            input_sql = Q.enqueue_input_document
+        args["slot"] = self.random_slot()
+        args["channel"] = self.config.channel
         claim = self.qualified(Q.enqueue_claim) if claimed else Q.enqueue_no_claim
-        return _Batch(
-            distinct_job_ids(ids),
-            left_out,
-            self.qualified(Q.enqueue, claim=claim),
-            {"jobs": jobs, "slot": self.random_slot(), "channel": self.config.channel},
-        )
+        sql = self.qualified(Q.enqueue, claim=claim, input=input_sql)
+        return _Batch(distinct_job_ids(ids), left_out, sql, args)
 
     def _enqueue_run(self, cur: Cursor, batch: _Batch) -> list[bool]:
         if not batch.ids:

@@ -9,15 +9,8 @@
 
 -- name: enqueue
 -- Enqueue and enqueue_many: a batch of jobs in one statement.
--- The batch is one jsonb document of columns ({"id": [...], "kind": [...], ...}, each
--- array in input order) that ROWS FROM zips back into rows. One text parameter, not an
--- array per column: psycopg dumps a list element by element in Python, which took half
--- of a single enqueue's client time and two thirds of a 500-job batch's. Columns, not an
--- object per job: a 500-job document is then half the size, half the encoding in
--- Python, and read faster here (1.4 against 2.1 ms for json_to_recordset of the
--- objects; bench/whatif_roundtrips.py sizes what is left).
--- Payload and meta are JSON values inside the document, not text encoded twice; the
--- _text elements of JSON null (no key, no run_at) are SQL NULL.
+-- input ({input}: enqueue_input_document, or enqueue_input_one for a batch that sends
+-- one job) is the batch as rows, one column per job field.
 -- Tables are written {schema}.-qualified (PgBase.qualified) because the statement
 -- also runs on a caller's connection (enqueue_tx), under the caller's search_path.
 -- claim ({claim}: enqueue_claim or enqueue_no_claim below): the TTL dedupe window, for
@@ -30,18 +23,7 @@
 -- none: returning the inserted ones sent back (and decoded) a row per job, a tenth of a
 -- 500-job batch's time.
 WITH input AS (
-    SELECT c.id::uuid AS id, c.kind, c.payload, c.meta, c.run_at::timestamptz AS run_at,
-           c.delay::float8 AS delay, c.max_attempts::int AS max_attempts,
-           c.explicit::bool AS explicit, c.key, c.ttl::float8 AS ttl, c.ord
-    FROM (SELECT %(jobs)s::jsonb AS d) doc, ROWS FROM (
-        jsonb_array_elements_text(doc.d -> 'id'), jsonb_array_elements_text(doc.d -> 'kind'),
-        jsonb_array_elements(doc.d -> 'payload'), jsonb_array_elements(doc.d -> 'meta'),
-        jsonb_array_elements_text(doc.d -> 'run_at'), jsonb_array_elements_text(doc.d -> 'delay'),
-        jsonb_array_elements_text(doc.d -> 'max_attempts'),
-        jsonb_array_elements_text(doc.d -> 'explicit'), jsonb_array_elements_text(doc.d -> 'key'),
-        jsonb_array_elements_text(doc.d -> 'ttl')
-    ) WITH ORDINALITY
-      AS c (id, kind, payload, meta, run_at, delay, max_attempts, explicit, key, ttl, ord)
+    {input}
 ), claim AS (
     {claim}
 ), ins AS (
@@ -69,6 +51,39 @@ WITH input AS (
     ON CONFLICT (source, kind, day, slot) DO UPDATE SET enqueued = sd.enqueued + EXCLUDED.enqueued
 )
 SELECT i.id FROM input i WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = i.id)
+
+-- name: enqueue_input_document
+-- Q.enqueue's input for a batch that sends several jobs: one jsonb document of columns.
+-- The document ({"id": [...], "kind": [...], ...}, each array in input order) is zipped
+-- back into rows by ROWS FROM. One text parameter, not an array per column: psycopg
+-- dumps a list element by element in Python, which took two thirds of a 500-job batch's
+-- client time. Columns, not an object per job: a 500-job document is then half the size,
+-- half the encoding in Python, and read faster here (1.4 against 2.1 ms for
+-- json_to_recordset of the objects; bench/whatif_roundtrips.py sizes what is left).
+-- Payload and meta are JSON values inside the document, not text encoded twice; the
+-- _text elements of JSON null (no key, no run_at) are SQL NULL.
+SELECT c.id::uuid AS id, c.kind, c.payload, c.meta, c.run_at::timestamptz AS run_at,
+       c.delay::float8 AS delay, c.max_attempts::int AS max_attempts,
+       c.explicit::bool AS explicit, c.key, c.ttl::float8 AS ttl, c.ord
+FROM (SELECT %(jobs)s::jsonb AS d) doc, ROWS FROM (
+    jsonb_array_elements_text(doc.d -> 'id'), jsonb_array_elements_text(doc.d -> 'kind'),
+    jsonb_array_elements(doc.d -> 'payload'), jsonb_array_elements(doc.d -> 'meta'),
+    jsonb_array_elements_text(doc.d -> 'run_at'), jsonb_array_elements_text(doc.d -> 'delay'),
+    jsonb_array_elements_text(doc.d -> 'max_attempts'),
+    jsonb_array_elements_text(doc.d -> 'explicit'), jsonb_array_elements_text(doc.d -> 'key'),
+    jsonb_array_elements_text(doc.d -> 'ttl')
+) WITH ORDINALITY
+  AS c (id, kind, payload, meta, run_at, delay, max_attempts, explicit, key, ttl, ord)
+
+-- name: enqueue_input_one
+-- Q.enqueue's input for a batch that sends one job (enqueue): a row of scalar parameters.
+-- The document's parse and its ten set-returning functions cost a single enqueue about
+-- 45 us of its statement time (bench/whatif_roundtrips.py), more than every other step
+-- of the statement but the insert; payload and meta come as JSON text.
+SELECT %(id)s::uuid AS id, %(kind)s::text AS kind, %(payload)s::jsonb AS payload,
+       %(meta)s::jsonb AS meta, %(run_at)s::timestamptz AS run_at, %(delay)s::float8 AS delay,
+       %(max_attempts)s::int AS max_attempts, %(explicit)s::bool AS explicit,
+       %(key)s::text AS key, %(ttl)s::float8 AS ttl, 1 AS ord
 
 -- name: enqueue_claim
 -- Q.enqueue's claim of the TTL dedupe windows, for a batch with a job that has a key and a TTL.
