@@ -15,6 +15,7 @@ import json
 import math
 import os
 import statistics
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -162,6 +163,35 @@ def scratch_database(server_dsn: str, prefix: str) -> Iterator[str]:
         yield dsn
     finally:
         drop_database(server_dsn, name)
+
+
+VACUUM_EVERY = 5.0
+"""Seconds between the VACUUMs of the burn-down what-if (``vacuuming``)."""
+
+
+@contextlib.contextmanager
+def vacuuming(dsn: str, every: float, table: str) -> Iterator[None]:
+    """``VACUUM table`` every ``every`` seconds on a connection of its own while the
+    block runs: what an autovacuum tuned for a queue table would do (this server may run
+    with autovacuum off). A lease scans its queue's index in order; each row a lease or
+    an ack leaves behind keeps its entry there, walked by every later lease, until a
+    vacuum removes it. Run for every system alike, so the what-if compares them."""
+    import psycopg
+
+    stop = threading.Event()
+
+    def loop() -> None:
+        with psycopg.connect(dsn, autocommit=True) as pg:
+            while not stop.wait(every):
+                pg.execute(f"VACUUM {table}")
+
+    t = threading.Thread(target=loop, name="vacuuming")
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join()
 
 
 def sqlite_file(name: str) -> str:

@@ -5,6 +5,7 @@ from PyPI); neither library is ever a dependency of qctl.
 
     bench/.venv-peers/bin/python bench/queue_peers.py [--quick] [--pg DSN]
         [--json out.jsonl] [--peers pgqueuer,procrastinate] [--scenarios 1,2,3]
+        [--vacuum-every SECONDS]
 
 Each peer gets its own scratch database, dropped at the end. The figures mirror
 ``queue_qctl.py``:
@@ -16,7 +17,9 @@ Each peer gets its own scratch database, dropped at the end. The figures mirror
    ``procrastinate_jobs``, its triggers still firing), then 4 workers
    (pgqueuer: 4 ``QueueManager`` on their own connections, batch size 50;
    procrastinate: one worker with concurrency 4) run a no-op task for a fixed time;
-   completions are counted in the task body.
+   completions are counted in the task body. What-if ``--vacuum-every``: the same with
+   ``VACUUM`` of the peer's queue table every so many seconds (``common.vacuuming``), as
+   ``queue_qctl.py`` runs it for azync_jobs.
 3. Continuous end to end: a producer process defers single jobs at 25/50/75% of the
    peer's own burn-down rate with the wall clock in the payload; the task records
    enqueue-to-start latency. Both peers wake on LISTEN/NOTIFY by default.
@@ -44,6 +47,7 @@ from common import (
     median,
     pct,
     scratch_database,
+    vacuuming,
 )
 
 THREADS = 4
@@ -56,6 +60,8 @@ SENDERS = 4  # concurrent producer calls: one alone cannot reach the higher rate
 
 class PgQueuerPeer:
     name = "pgqueuer"
+    table = "pgqueuer"
+    """The table its workers lease from (the burn-down what-if vacuums it)."""
 
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
@@ -131,6 +137,7 @@ class PgQueuerPeer:
 
 class ProcrastinatePeer:
     name = "procrastinate"
+    table = "procrastinate_jobs"
 
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
@@ -232,7 +239,7 @@ async def clear(peer: Peer) -> None:
         await conn.execute("VACUUM ANALYZE")
 
 
-async def scenario_burn(rec: Recorder, peer: Peer, q: bool) -> float:
+async def scenario_burn(rec: Recorder, peer: Peer, q: bool, vacuum_every: float = 0.0) -> float:
     n = 100_000 if q else 1_000_000
     seconds = 10.0 if q else 40.0
     window = 2.0 if q else 5.0
@@ -254,13 +261,15 @@ async def scenario_burn(rec: Recorder, peer: Peer, q: bool) -> float:
         await asyncio.sleep(seconds)
         snap["count"], snap["t"] = sampler.count, time.perf_counter()  # before the shutdown
 
+    metric = f"burn-down, VACUUM every {vacuum_every:g} s" if vacuum_every else "burn-down"
     t1 = time.perf_counter()
-    await peer.work("bench", until(), on_job)
+    with vacuuming(peer.dsn, vacuum_every, peer.table) if vacuum_every else contextlib.nullcontext():
+        await peer.work("bench", until(), on_job)
     elapsed = snap["t"] - t1
     rate = snap["count"] / elapsed
     rec.add(
         "postgres",
-        "burn-down",
+        metric,
         rate,
         "jobs/s",
         f"{n:,} pre-inserted, {THREADS} workers, batch {BATCH}, {elapsed:.0f} s",
@@ -271,7 +280,7 @@ async def scenario_burn(rec: Recorder, peer: Peer, q: bool) -> float:
         s = sampler.samples
         rec.add(
             "postgres",
-            "burn-down stability (CV of windows)",
+            f"{metric} stability (CV of windows)",
             cv(s),
             "",
             f"{window:.0f} s windows, min {min(s):,.0f} max {max(s):,.0f} jobs/s",
@@ -378,7 +387,7 @@ async def run_peer(rec: Recorder, peer: Peer, scenarios: set[str], args: Any) ->
         await scenario_enqueue(rec, peer, args.quick)
     burn_rate = args.burn_rate
     if "2" in scenarios:
-        burn_rate = await scenario_burn(rec, peer, args.quick)
+        burn_rate = await scenario_burn(rec, peer, args.quick, args.vacuum_every)
     if "3" in scenarios:
         await scenario_e2e(rec, peer, args.quick, burn_rate)
 
@@ -388,6 +397,13 @@ def main() -> None:
     ap.add_argument("--peers", default="pgqueuer,procrastinate")
     ap.add_argument("--scenarios", default="1,2,3")
     ap.add_argument("--burn-rate", type=float, default=1000.0, help="for 3 without 2")
+    ap.add_argument(
+        "--vacuum-every",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="what-if for 2: VACUUM the peer's queue table every SECONDS during the burn-down",
+    )
     args = ap.parse_args()
     scenarios = set(args.scenarios.split(","))
     for name in args.peers.split(","):

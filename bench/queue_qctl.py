@@ -56,6 +56,7 @@ from common import (
     pct,
     scratch_database,
     sqlite_file,
+    vacuuming,
 )
 
 from qctl_store import Config
@@ -268,27 +269,6 @@ def burn(
     return done, elapsed, sampler.samples
 
 
-@contextlib.contextmanager
-def vacuuming(target: str, every: float) -> Iterator[None]:
-    """``VACUUM azync_jobs`` every ``every`` seconds, on a connection of its own, while
-    the block runs."""
-    stop = threading.Event()
-
-    def loop() -> None:
-        with psycopg.connect(target, autocommit=True) as pg:
-            pg.execute(f"SET search_path = {SCHEMA}")
-            while not stop.wait(every):
-                pg.execute("VACUUM azync_jobs")
-
-    t = threading.Thread(target=loop)
-    t.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        t.join()
-
-
 def scenario_burn(
     rec: Recorder,
     store: AnyStore,
@@ -315,7 +295,7 @@ def scenario_burn(
         vacuum = backend == "postgres" and vacuum_every > 0
         if vacuum:
             metric += f", VACUUM every {vacuum_every:g} s"
-        with vacuuming(target, vacuum_every) if vacuum else contextlib.nullcontext():
+        with vacuuming(target, vacuum_every, f"{SCHEMA}.azync_jobs") if vacuum else contextlib.nullcontext():
             done, elapsed, samples = burn(store, kind, threads, batch, seconds, window, many)
         r = done / elapsed
         rate = r  # scenario 3 paces its producer on the ack_many rate (its workers' call)
