@@ -175,8 +175,13 @@ def vacuuming(dsn: str, every: float, table: str) -> Iterator[None]:
     block runs: what an autovacuum tuned for a queue table would do (this server may run
     with autovacuum off). A lease scans its queue's index in order; each row a lease or
     an ack leaves behind keeps its entry there, walked by every later lease, until a
-    vacuum removes it. Run for every system alike, so the what-if compares them."""
+    vacuum removes it. Run for every system alike, so the what-if compares them. With
+    ``every`` 0, nothing runs beside the block."""
     import psycopg
+
+    if every <= 0:
+        yield
+        return
 
     stop = threading.Event()
 

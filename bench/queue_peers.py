@@ -263,7 +263,7 @@ async def scenario_burn(rec: Recorder, peer: Peer, q: bool, vacuum_every: float 
 
     metric = f"burn-down, VACUUM every {vacuum_every:g} s" if vacuum_every else "burn-down"
     t1 = time.perf_counter()
-    with vacuuming(peer.dsn, vacuum_every, peer.table) if vacuum_every else contextlib.nullcontext():
+    with vacuuming(peer.dsn, vacuum_every, peer.table):
         await peer.work("bench", until(), on_job)
     elapsed = snap["t"] - t1
     rate = snap["count"] / elapsed

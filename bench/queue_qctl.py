@@ -292,10 +292,10 @@ def scenario_burn(
         ("bench.burn", False, "burn-down"),
         ("bench.burn_many", True, "burn-down, ack_many"),
     ):
-        vacuum = backend == "postgres" and vacuum_every > 0
-        if vacuum:
-            metric += f", VACUUM every {vacuum_every:g} s"
-        with vacuuming(target, vacuum_every, f"{SCHEMA}.azync_jobs") if vacuum else contextlib.nullcontext():
+        every = vacuum_every if backend == "postgres" else 0.0
+        if every:
+            metric += f", VACUUM every {every:g} s"
+        with vacuuming(target, every, f"{SCHEMA}.azync_jobs"):
             done, elapsed, samples = burn(store, kind, threads, batch, seconds, window, many)
         r = done / elapsed
         rate = r  # scenario 3 paces its producer on the ack_many rate (its workers' call)

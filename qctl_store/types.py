@@ -645,6 +645,16 @@ class SchemaStatus(_Record):
     ``WithSchema`` derives it (``azync_<schema>``); a Go deployment must use the same."""
     console_indexes: list[str] = field(default_factory=list)
     """The console's own opt-in indexes present (``qctl db tune``; PostgreSQL)."""
+    autovacuum: bool | None = None
+    """PostgreSQL: whether autovacuum vacuums ``azync_jobs`` (the server's setting and
+    the table's own). Without a vacuum, every lease walks the pending-index entries of
+    the jobs leased before it, and the lease rate falls as jobs are processed. None on
+    SQLite, which has no such upkeep, and before the table exists."""
+    jobs_dead_rows: int | None = None
+    """PostgreSQL: dead row versions in ``azync_jobs``, an estimate (the statistics')."""
+    jobs_vacuumed_at: datetime | None = None
+    """PostgreSQL: the last vacuum of ``azync_jobs``, manual or automatic; None when none
+    is on record."""
 
 
 # What ``from qctl_store import *`` exports: the contract's types and constants.

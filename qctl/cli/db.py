@@ -11,6 +11,7 @@ from qctl.cli.common import DryRun, Output
 from qctl.cli.errors import ExitCode
 from qctl.cli.output import as_dict, emit_object, emit_result, note
 from qctl_store.dsn import redact
+from qctl_store.types import SchemaStatus
 
 app = common.app("db")
 
@@ -60,6 +61,21 @@ def migrate(
     )
 
 
+def _no_autovacuum(status: SchemaStatus) -> str:
+    """What an operator should know, and do, when no autovacuum reaches azync_jobs."""
+    from qctl_store.sqlfile import identifier
+
+    table = f"{identifier(status.schema)}.azync_jobs" if status.schema else "azync_jobs"
+    dead = status.jobs_dead_rows
+    return (
+        "autovacuum is off for azync_jobs"
+        + (f" (about {dead:,} dead rows)" if dead else "")
+        + ": every lease walks the index entries of the jobs leased before it until a"
+        f" vacuum removes them, so leasing slows as jobs are processed; run `VACUUM {table}`"
+        " regularly (from cron, say) or turn autovacuum on"
+    )
+
+
 def _absent_sqlite_file(dsn: str | None) -> str:
     """The path of a SQLite file ``dsn`` names that does not exist yet in an existing
     directory (what ``db migrate`` would create), else ""."""
@@ -102,6 +118,8 @@ def status(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> No
     record = {"context": cli.context_name or "", **as_dict(result)}
     record["location"] = redact(result.location) if result.location else cli.describe()
     emit_object(record, output)
+    if result.autovacuum is False:
+        note(_no_autovacuum(result))
     if result.pending_versions:
         note(f"{len(result.pending_versions)} migration(s) pending: run `qctl db migrate`")
     elif result.applied_version > result.expected_version:

@@ -30,6 +30,7 @@ from qctl_store import errors
 from qctl_store.dsn import redact
 from qctl_store.postgres.admin import console_indexes_of
 from qctl_store.postgres.base import Connection, Cursor, PgBase, mapped_errors, queries
+from qctl_store.postgres.rows import utc
 from qctl_store.sqlfile import fill, identifier
 from qctl_store.types import SchemaStatus
 
@@ -154,6 +155,8 @@ class MigrateMixin(PgBase):
             row = cur.fetchone()
             triggers = int((row or {}).get("present") or 0)
             tuned = sorted(console_indexes_of(cur))
+            cur.execute(q.jobs_upkeep)
+            upkeep = cur.fetchone() or {}
         applied.discard(0)
         return SchemaStatus(
             backend=self.backend,
@@ -166,6 +169,9 @@ class MigrateMixin(PgBase):
             location=redact(self.dsn),
             channel=self.config.channel,
             console_indexes=tuned,
+            autovacuum=upkeep.get("autovacuum"),
+            jobs_dead_rows=upkeep.get("dead_rows"),
+            jobs_vacuumed_at=utc(upkeep.get("vacuumed_at")),
         )
 
     def check_schema(self) -> SchemaStatus:

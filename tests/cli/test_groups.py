@@ -69,6 +69,32 @@ def test_db_tune(run: Run, backend: str, db_args: list[str]) -> None:
             conn.execute(f"DROP INDEX {want[0]}")
 
 
+def test_db_status_says_when_no_autovacuum_reaches_the_job_table(
+    run: Run, backend: str, db_args: list[str]
+) -> None:
+    if backend == "sqlite":  # no vacuum to report: the fields are empty, nothing is said
+        res = run("db", "status", "-o", "json")
+        assert res.exit_code == 0 and res.stderr == ""
+        assert [out_json(res)[k] for k in ("autovacuum", "jobs_dead_rows")] == [None, None]
+        return
+    schema = db_args[3]
+    with psycopg.connect(PG_DSN, autocommit=True, options=f"-c search_path={schema}") as conn:
+        server_on = conn.execute("SELECT current_setting('autovacuum')::bool").fetchone()
+        conn.execute("ALTER TABLE azync_jobs SET (autovacuum_enabled = false)")
+        try:
+            off = run("db", "status", "-o", "json")
+        finally:
+            conn.execute("ALTER TABLE azync_jobs RESET (autovacuum_enabled)")
+    assert off.exit_code == 0
+    assert out_json(off)["autovacuum"] is False
+    assert off.stderr.startswith("autovacuum is off for azync_jobs")
+    assert f'run `VACUUM "{schema}".azync_jobs` regularly' in off.stderr
+    assert len(off.stderr.splitlines()) == 1
+    res = run("db", "status", "-o", "json")  # the server's own setting decides again
+    assert out_json(res)["autovacuum"] is (server_on == (True,))
+    assert ("autovacuum is off" in res.stderr) is (server_on != (True,))
+
+
 def test_unmigrated_database_exit_5(tmp_path: Path, backend: str, request: Any) -> None:
     if backend == "postgres":
         fresh_pg_schema = request.getfixturevalue("fresh_pg_schema")

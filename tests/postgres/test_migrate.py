@@ -7,6 +7,7 @@ import contextlib
 import threading
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -17,6 +18,7 @@ from qctl_store import Config, SchemaNotMigrated, SchemaTooNew
 from qctl_store.postgres import PostgresStore
 from qctl_store.postgres.admin import PAUSED_INDEX
 from qctl_store.postgres.migrate import load_migrations, split_statements
+from qctl_store.types import EnqueueParams
 from tests.conftest import PG_DSN, raw_pg
 from tests.postgres.catalog import (
     EXPECTED_CATALOG,
@@ -341,3 +343,29 @@ def test_read_only_store_reports_status_but_refuses_migrate(
     assert ro.check_schema().applied_version == 11
     with pytest.raises(Exception, match="read-only"):
         ro.migrate()
+
+
+def test_status_reports_the_job_tables_vacuum_upkeep(open_store: Any, fresh_pg_schema: str) -> None:
+    store = open_store()
+    assert store.schema_status().autovacuum is None  # no azync_jobs yet
+    store.migrate()
+    with raw_pg(fresh_pg_schema) as conn:
+        server_on = conn.execute("SELECT current_setting('autovacuum')::bool").fetchone()[0]
+        assert store.schema_status().autovacuum is server_on
+        conn.execute("ALTER TABLE azync_jobs SET (autovacuum_enabled = false)")
+        assert store.schema_status().autovacuum is False  # the table's own setting counts
+        conn.execute("ALTER TABLE azync_jobs RESET (autovacuum_enabled)")
+        assert store.schema_status().autovacuum is server_on
+    store.enqueue_many([EnqueueParams(kind="upkeep", payload={"i": i}) for i in range(30)])
+    with raw_pg(fresh_pg_schema) as conn:
+        conn.execute("UPDATE azync_jobs SET updated_at = now()")  # 30 dead row versions
+        conn.execute("SELECT pg_stat_force_next_flush()")  # counted before the reply
+        status = store.schema_status()
+        assert status.jobs_dead_rows is not None and status.jobs_dead_rows >= 30
+        assert status.jobs_vacuumed_at is None
+        before = datetime.now(UTC)
+        conn.execute("VACUUM azync_jobs")
+        status = store.schema_status()
+    assert status.jobs_vacuumed_at is not None
+    assert before - timedelta(seconds=5) <= status.jobs_vacuumed_at <= datetime.now(UTC)
+    assert status.jobs_dead_rows == 0  # the vacuum removed them
