@@ -170,14 +170,15 @@ WITH upd AS (
 SELECT source, kind FROM upd
 
 -- name: ack_many
--- A batch of leased jobs acknowledged, each fenced on its own lease token.
--- Ack of a batch of (id, token) pairs: each job fenced on its own token, the processed
--- bump fused per (source, kind); only settled jobs come back.
+-- A batch of leased jobs acknowledged, each fenced on its own lease token; the processed
+-- bump fused per (source, kind); only settled jobs come back. The id and token arrays go
+-- in binary (%b): psycopg's text dump of a list of uuids took 6.8 us a job in Python,
+-- the binary one 2.0.
 WITH upd AS (
     UPDATE azync_jobs j SET
         state = 'succeeded', lease_until = NULL, lease_token = NULL,
         completed_at = now(), updated_at = now()
-    FROM unnest(%(ids)s::uuid[], %(tokens)s::uuid[]) AS p (id, token)
+    FROM unnest(%(ids)b::uuid[], %(tokens)b::uuid[]) AS p (id, token)
     WHERE j.id = p.id AND j.state COLLATE "C" = 'active' AND j.lease_token = p.token
     RETURNING j.id, j.source, j.kind
 ), bump AS (
