@@ -170,10 +170,10 @@ WITH upd AS (
 SELECT source, kind FROM upd
 
 -- name: ack_many
--- A batch of leased jobs acknowledged, each fenced on its own lease token; the processed
--- bump fused per (source, kind); only settled jobs come back. The id and token arrays go
--- in binary (%b): psycopg's text dump of a list of uuids took 6.8 us a job in Python,
--- the binary one 2.0.
+-- A batch of leased jobs acknowledged, each fenced on its own lease token.
+-- The processed bump is fused per (source, kind); only settled jobs come back. The id
+-- and token arrays go in binary (%b): psycopg's text dump of a list of uuids took 6.8 us
+-- a job in Python, the binary one 2.0.
 WITH upd AS (
     UPDATE azync_jobs j SET
         state = 'succeeded', lease_until = NULL, lease_token = NULL,

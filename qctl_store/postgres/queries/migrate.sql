@@ -60,10 +60,11 @@ WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_sch
       ('azync_events', 'azync_changes_events_ins'))
 
 -- name: jobs_upkeep
--- Whether a vacuum keeps azync_jobs lean: autovacuum on for it (the server's setting and
--- the table's own), its dead row versions (the statistics' estimate, as of their last
--- flush) and its last vacuum, manual or automatic (NULL: none since the statistics were
--- reset). No row before azync_jobs exists.
+-- Whether a vacuum keeps azync_jobs lean.
+-- autovacuum: on for the table (the server's setting and the table's own); dead_rows: its
+-- dead row versions (the statistics' estimate, as of their last flush); vacuumed_at: its
+-- last vacuum, manual or automatic (NULL: none since the statistics were reset). No row
+-- before azync_jobs exists.
 SELECT current_setting('autovacuum')::bool
        AND COALESCE((SELECT o.option_value::bool FROM pg_options_to_table(c.reloptions) o
                      WHERE o.option_name = 'autovacuum_enabled'), true) AS autovacuum,
