@@ -97,12 +97,12 @@ def _first_line(text: str) -> str:
 _JSON = json.JSONDecoder()
 
 
-def _load_jsonb(data: bytes) -> Any:
+def _load_jsonb(data: str | bytes) -> Any:
     """A jsonb value from the text PostgreSQL writes for it, which is canonical: UTF-8,
     one value, no whitespace around it. So it needs neither ``json.loads``' encoding
     detection nor its whitespace and trailing-data checks: 0.7 against 2.6 us a value, and
     a leased job has two (payload and meta)."""
-    return _JSON.raw_decode(data.decode())[0]
+    return _JSON.raw_decode(data if isinstance(data, str) else data.decode())[0]
 
 
 class _Jsonb(JsonbLoader):
