@@ -72,4 +72,5 @@ SELECT current_setting('autovacuum')::bool
        GREATEST(s.last_vacuum, s.last_autovacuum) AS vacuumed_at
 FROM pg_class c
 JOIN pg_stat_all_tables s ON s.relid = c.oid
-WHERE c.relname = 'azync_jobs' AND c.relnamespace = current_schema()::regnamespace
+WHERE c.relname = 'azync_jobs'
+  AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
