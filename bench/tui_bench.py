@@ -1,7 +1,8 @@
 """Dashboard benchmarks: the real ``qctl top`` / ``qctl demo`` in a pty (120x40).
 
 - first frame: spawn to the first rendered data (the overview's status line saying
-  ``updated``), repeated, median;
+  ``updated``), repeated, median; round-robin with ``bench/textual_floor.py``, a minimal
+  Textual app, whose first frame is the floor any Textual dashboard starts above;
 - change latency: a job committed by this process -> its kind shown by the dashboard,
   median and p95 (SQLite by default; ``--pg`` also against PostgreSQL in a scratch schema);
 - memory: RSS of ``qctl demo`` after ``--minutes`` of its workload (run it long).
@@ -25,7 +26,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +34,18 @@ import pexpect
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import DEFAULT_PG, Recorder, compile_qctl, scratch_database
+from common import DEFAULT_PG, Recorder, compile_qctl, pct, scratch_database
 
 QCTL = str(Path(sys.executable).parent / "qctl")
+FLOOR = "Textual floor"
+FLOOR_APP = [sys.executable, str(Path(__file__).resolve().parent / "textual_floor.py")]
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 
 
 class Pty:
-    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+    def __init__(self, args: list[str], env: dict[str, str], program: str = QCTL) -> None:
         self.child = pexpect.spawn(
-            QCTL, args, dimensions=(40, 120), env=env, encoding="utf-8", codec_errors="replace"
+            program, args, dimensions=(40, 120), env=env, encoding="utf-8", codec_errors="replace"
         )
         self.text = ""
 
@@ -83,19 +86,17 @@ def env(tmp: Path) -> dict[str, str]:
     return e
 
 
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p * (len(ordered) - 1)))]
-
-
-def first_frame(args: list[str], tmp: Path, runs: int) -> list[float]:
-    out = []
+def first_frames(commands: dict[str, list[str]], tmp: Path, runs: int) -> dict[str, list[float]]:
+    """Seconds from spawn to ``updated`` on screen, ``runs`` times each command, taking
+    the commands in turn so that a slow minute on the machine hits all of them alike."""
+    out: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
-        t0 = time.monotonic()
-        pty = Pty(args, env(tmp))
-        pty.wait_for("updated")
-        out.append(time.monotonic() - t0)
-        pty.quit()
+        for name, (program, *args) in commands.items():
+            t0 = time.monotonic()
+            pty = Pty(args, env(tmp), program)
+            pty.wait_for("updated")
+            out[name].append(time.monotonic() - t0)
+            pty.quit()
     return out
 
 
@@ -155,16 +156,16 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def with_pg(server: str, fn: Callable[[str, Any], list[float]]) -> list[float]:
+@contextlib.contextmanager
+def migrated(dsn: str) -> Iterator[Any]:
     from qctl_store import open_store
 
-    with scratch_database(server, "qctl_bench_tui") as dsn:
-        store = open_store(dsn)
-        try:
-            store.migrate()
-            return fn(dsn, store)
-        finally:
-            store.close()
+    store = open_store(dsn)
+    try:
+        store.migrate()
+        yield store
+    finally:
+        store.close()
 
 
 def main() -> None:
@@ -179,26 +180,21 @@ def main() -> None:
     rec = Recorder(a.json, "tui", "qctl")
     compile_qctl()
 
-    from qctl_store import open_store
-
     results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory() as d, contextlib.ExitStack() as stack:
         tmp = Path(d)
-        db = tmp / "bench.db"
-        store = open_store(f"sqlite:///{db}")
-        store.migrate()
-        top = ["--dsn", f"sqlite:///{db}", "top"]
-        results["first_frame_sqlite"] = first_frame(top, tmp, a.runs)
-        results["latency_sqlite"] = change_latency(top, store, tmp, a.samples)
-        store.close()
+        dsns = {"sqlite": f"sqlite:///{tmp / 'bench.db'}"}
         if a.pg:
-            results["first_frame_pg"] = with_pg(
-                a.server, lambda dsn, _s: first_frame(["--dsn", dsn, "top"], tmp, a.runs)
-            )
-            results["latency_pg"] = with_pg(
-                a.server,
-                lambda dsn, s: change_latency(["--dsn", dsn, "top"], s, tmp, a.samples),
-            )
+            dsns["pg"] = stack.enter_context(scratch_database(a.server, "qctl_bench_tui"))
+        stores = {name: stack.enter_context(migrated(dsn)) for name, dsn in dsns.items()}
+        tops = {name: ["--dsn", dsn, "top"] for name, dsn in dsns.items()}
+        frames = first_frames(
+            {**{name: [QCTL, *top] for name, top in tops.items()}, FLOOR: FLOOR_APP}, tmp, a.runs
+        )
+        floor = statistics.median(frames.pop(FLOOR))
+        for name, top in tops.items():
+            results[f"first_frame_{name}"] = frames[name]
+            results[f"latency_{name}"] = change_latency(top, stores[name], tmp, a.samples)
         results["demo"] = demo_memory(tmp, a.minutes)
 
     print("| measure | median | p95 | n |")
@@ -207,6 +203,7 @@ def main() -> None:
         if isinstance(values, list):
             med, p95 = statistics.median(values), pct(values, 0.95)
             print(f"| {name} (s) | {med:.3f} | {p95:.3f} | {len(values)} |")
+    print(f"| {FLOOR} first frame (s) | {floor:.3f} | | {a.runs} |")
     demo = results["demo"]
     print(f"| demo first frame (s) | {demo['first_frame_s']:.3f} | | 1 |")
     print(
@@ -221,6 +218,15 @@ def main() -> None:
                 backend, f"{what} median", statistics.median(values), "s", f"{len(values)} runs"
             )
             rec.add(backend, f"{what} p95", pct(values, 0.95), "s", f"{len(values)} runs")
+            if what == "first_frame":
+                rec.add(
+                    backend,
+                    f"first_frame / {FLOOR}",
+                    statistics.median(values) / floor,
+                    "x",
+                    f"medians; {FLOOR} (bench/textual_floor.py) {floor:.3f} s, run in turn",
+                    floor=floor,
+                )
     print(f"demo RSS per minute (MB): {demo['curve']}")
     rec.add(
         "sqlite",

@@ -1,0 +1,34 @@
+"""The least a Textual dashboard costs to start: the floor ``qctl top``'s first frame is
+compared with (``bench/tui_bench.py``), as the psycopg floor is for one-shot commands.
+
+One screen of the widgets the overview's first frame shows (a data table of ten rows, a
+status line, the footer), no tabs, no stylesheet of its own and no database: Python's
+start, Textual's import, its default stylesheet, first layout and render. ``updated`` is
+in its first frame, the word the benchmark waits for in ``qctl top``'s status bar; ``q``
+quits.
+"""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import DataTable, Footer, Static
+
+
+class Floor(App[None]):
+    BINDINGS = [Binding("q", "quit", "Quit")]
+
+    def compose(self) -> ComposeResult:
+        yield Static("updated")
+        yield DataTable()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("kind", "pending", "active", "dead")
+        for i in range(10):
+            table.add_row(f"kind_{i}", i, i, i)
+
+
+if __name__ == "__main__":
+    Floor().run()
