@@ -3,6 +3,7 @@ batched verbs that run the same statements on both."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
@@ -27,19 +28,49 @@ class _Store(Protocol[T_co]):
     def bump_kinds(self, cur: Any, source: str, kinds: Any, column: str) -> None: ...
 
 
-def batched_tx(store: _Store[T], step: Callable[[T, int], int]) -> int:
+class BatchSize:
+    """How many rows the next batch of bulk work takes, sized from the last full batch's
+    transaction time, commit included, toward ``target`` seconds (as
+    pt-online-schema-change's ``--chunk-time`` does): on a disk that flushes slowly, the
+    WAL of a thousand rows rewritten all over a big table made single commits take
+    seconds. The first batch, whose time nothing predicts, takes a tenth of ``most``;
+    each next one shrinks in proportion to how far over the target its predecessor ran,
+    or grows at most twofold after one under it, between a hundredth of ``most`` and
+    ``most``."""
+
+    def __init__(self, most: int, target: float) -> None:
+        self.most = most
+        self.least = max(1, most // 100)
+        self.target = target
+        self.rows = max(self.least, most // 10)
+
+    def took(self, seconds: float) -> None:
+        """A batch of ``rows`` rows took ``seconds``, from its start to its commit."""
+        fitted = round(self.rows * self.target / max(seconds, 1e-6))
+        self.rows = max(self.least, min(self.most, 2 * self.rows, fitted))
+
+
+def batched_tx(
+    store: _Store[T],
+    step: Callable[[T, int], int],
+    clock: Callable[[], float] = time.monotonic,
+) -> int:
     """``step(tx, batch)``, each call in its own write transaction, until a batch comes
     back short; ``step`` returns how many rows its batch took, the result is their sum.
     No statement or transaction ever holds more than ``config.maintenance_batch`` rows,
-    and concurrent maintainers interleave between batches."""
-    batch = store.config.maintenance_batch
+    each is sized toward ``config.maintenance_batch_seconds`` (``BatchSize``), and
+    concurrent maintainers interleave between batches."""
+    size = BatchSize(store.config.maintenance_batch, store.config.maintenance_batch_seconds)
     total = 0
     while True:
+        batch = size.rows
+        started = clock()
         with store.tx() as t:
             n = step(t, batch)
         total += n
         if n < batch:
             return total
+        size.took(clock() - started)
 
 
 def reap_batches(

@@ -17,6 +17,9 @@ CHANGES_CHANNEL = "azync_changes"
 DEFAULT_MIGRATIONS_TABLE = "azync_migrations"
 STATS_SLOTS = 8
 MAINTENANCE_BATCH = 1000
+MAINTENANCE_BATCH_SECONDS = 0.25
+"""What one maintenance batch's transaction should take: batches shrink below
+``MAINTENANCE_BATCH`` rows when they take longer (``qctl_store.batches.batched_tx``)."""
 BULK_HINT_CAP = 50
 WAKE_BUFFER = 64
 CHANGE_BUFFER = 256
@@ -59,9 +62,12 @@ class Config:
     means azync's defaults. ``poll_only``: no push wakeups or change hints.
     ``read_only``: every write is refused, and the database session itself is opened
     read-only. ``pooled``: PostgreSQL only; False uses one connection, for one-shot
-    commands that should not pay for a pool. ``create_database``: SQLite only; False
-    refuses a file that does not exist yet instead of creating it (the console creates
-    one only for its embedded default and in ``qctl db migrate``). ``connection``:
+    commands that should not pay for a pool. ``maintenance_batch``: the most rows one
+    batch of bulk work takes (azync's ``WithMaintenanceBatch``);
+    ``maintenance_batch_seconds``: the time a batch's transaction is sized toward.
+    ``create_database``: SQLite only; False refuses a file that does not exist yet
+    instead of creating it (the console creates one only for its embedded default and
+    in ``qctl db migrate``). ``connection``:
     PostgreSQL with ``pooled`` False only; an open connection from
     ``qctl_store.postgres.base.open_connection`` for the store to use first.
     """
@@ -76,6 +82,7 @@ class Config:
     pool_max_size: int = 10
     stats_slots: int = STATS_SLOTS
     maintenance_batch: int = MAINTENANCE_BATCH
+    maintenance_batch_seconds: float = MAINTENANCE_BATCH_SECONDS
     application_name: str = "qctl"
     connection: Any = field(default=None, repr=False)
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("qctl_store"))
@@ -91,6 +98,8 @@ class Config:
             self.stats_slots = STATS_SLOTS
         if self.maintenance_batch <= 0:
             self.maintenance_batch = MAINTENANCE_BATCH
+        if not self.maintenance_batch_seconds > 0:
+            self.maintenance_batch_seconds = MAINTENANCE_BATCH_SECONDS
 
     @property
     def channel(self) -> str:

@@ -1001,7 +1001,13 @@ def vacuum_workflows(
         ),
     ] = None,
     batch: Annotated[
-        int, typer.Option("--batch", metavar="N", min=1, help="Workflows per transaction.")
+        int,
+        typer.Option(
+            "--batch",
+            metavar="N",
+            min=1,
+            help="At most N workflows per transaction (fewer while transactions run long).",
+        ),
     ] = actions.VACUUM_BATCH,
     dry_run: DryRun = False,
     yes: Yes = False,

@@ -1,9 +1,10 @@
 """Maintenance passes on PostgreSQL: promotion, reaping, vacuums and the dev reset
 (azync's ``driver/azyncpgx/store_maintenance.go`` and ``store_admin.go``).
 
-Bulk work runs in batches of ``config.maintenance_batch`` rows, each batch its own
-transaction, repeated until a batch comes back short: no statement or transaction ever
-holds millions of rows, and concurrent maintainers split the work (SKIP LOCKED).
+Bulk work runs in batches of at most ``config.maintenance_batch`` rows (fewer when a
+batch's transaction runs long: ``batches.batched_tx``), each batch its own transaction,
+repeated until a batch comes back short: no statement or transaction ever holds
+millions of rows, and concurrent maintainers split the work (SKIP LOCKED).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Maintenance sweeps on SQLite: promote due jobs, reap expired leases, vacuums.
 
-Bulk work runs in batches of ``config.maintenance_batch`` rows, each batch its own
-short write transaction, so other processes sharing the file interleave between
-batches instead of waiting for one long lock.
+Bulk work runs in batches of at most ``config.maintenance_batch`` rows (fewer when a
+batch's transaction runs long: ``batches.batched_tx``), each batch its own short write
+transaction, so other processes sharing the file interleave between batches instead of
+waiting for one long lock.
 """
 
 from __future__ import annotations

@@ -795,8 +795,11 @@ def test_vacuum_never_touches_unfinished_workflows(run: Run, dbos_app: App) -> N
     running = dbos_app.enqueue("slow", 40, queue="limited")
     wait_for(lambda: status(run, running)["status"] == "PENDING")
     waiting = dbos_app.enqueue("slow", 1, queue="limited")
-    done = dbos_app.enqueue("checkout", "v-1", 1)
-    finished(run, done)
+    # Enough finished workflows of its own for more than one batch of 3, whatever ran
+    # before it.
+    done, *others = (dbos_app.enqueue("checkout", f"v-{i}", 1) for i in range(1, 6))
+    for wf_id in (done, *others):
+        finished(run, wf_id)
     time.sleep(0.05)
     dry = data(run("vacuum", "workflows", "--older-than", "1ms", "--dry-run", "-o", "json"))
     assert dry["dry_run"] is True and dry["count"] > 0

@@ -8,6 +8,7 @@ import time
 import uuid
 from datetime import timedelta
 
+import psycopg
 import pytest
 
 from qctl_store.postgres import PostgresStore
@@ -21,7 +22,7 @@ from qctl_store.types import (
     Source,
     Subscriber,
 )
-from tests.conftest import StoreFactory
+from tests.conftest import PG_DSN, StoreFactory
 
 Q = Source.QUEUE
 N = 5
@@ -161,3 +162,54 @@ def test_nuke_all_walks_past_one_batch_and_spares_other_sources(store: PostgresS
     assert store.nuke_all(Q).jobs == queued
     assert store.list_jobs(Q, JobFilter())[1] == 0
     assert store.list_jobs(Source.EVENT, JobFilter(kind="bt_nuke_s"))[1] == 1
+
+
+SLOW_KIND = "bt_slow"
+MOVES = """
+CREATE TABLE {schema}.bt_moves (id bigserial PRIMARY KEY, n int NOT NULL);
+CREATE FUNCTION {schema}.bt_slow_row() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.kind LIKE 'bt_slow%' THEN PERFORM pg_sleep(0.001); END IF;
+    RETURN NEW;
+END $$;
+CREATE FUNCTION {schema}.bt_count_moves() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO {schema}.bt_moves (n)
+    SELECT count(*) FROM moved WHERE kind LIKE 'bt_slow%' HAVING count(*) > 0;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER bt_slow_row BEFORE UPDATE ON {schema}.azync_jobs
+    FOR EACH ROW EXECUTE FUNCTION {schema}.bt_slow_row();
+CREATE TRIGGER bt_count_moves AFTER UPDATE ON {schema}.azync_jobs
+    REFERENCING NEW TABLE AS moved FOR EACH STATEMENT EXECUTE FUNCTION {schema}.bt_count_moves();
+"""
+
+
+def test_slow_batches_shrink_toward_the_configured_time(
+    store_factory: StoreFactory, pg_schema: str
+) -> None:
+    """Each row of this kind takes at least 1 ms to update (a trigger sleeps), so a batch
+    of n rows takes n ms or more: sized toward 50 ms, no batch after the first full one
+    may exceed 50 rows, whatever the machine's load (slower only means smaller), where
+    fixed batches would take 100."""
+    s = store_factory(maintenance_batch=100, maintenance_batch_seconds=0.05)
+    k = kind(SLOW_KIND)
+    assert all(s.enqueue_many([EnqueueParams(kind=k) for _ in range(300)]))
+    while jobs := s.dequeue_batch(Q, DequeueParams(kind=k, limit=100)):
+        for job in jobs:
+            assert job.lease_token is not None
+            s.dead(job.id, job.lease_token, "boom")
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(MOVES.format(schema=f'"{pg_schema}"'))
+        try:
+            assert s.retry_all_dead(Q, k) == 300
+            sizes = [
+                n for (n,) in conn.execute(f'SELECT n FROM "{pg_schema}".bt_moves ORDER BY id')
+            ]
+        finally:
+            conn.execute(f'DROP TRIGGER bt_slow_row ON "{pg_schema}".azync_jobs')
+            conn.execute(f'DROP TRIGGER bt_count_moves ON "{pg_schema}".azync_jobs')
+    assert sum(sizes) == 300
+    assert sizes[0] == 10  # a tenth of the maximum: nothing has been timed yet
+    assert max(sizes) <= 50 < 100
+    assert pending(s, k) == 300

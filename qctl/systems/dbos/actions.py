@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 from qctl.ops.errors import NoSuchName, require_state
 from qctl.systems.dbos import INSTALL_HINT, reads
 from qctl.systems.dbos.database import Database
+from qctl_store.batches import BatchSize
+from qctl_store.config import MAINTENANCE_BATCH_SECONDS
 from qctl_store.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -515,7 +517,8 @@ def vacuum_workflows(
 ) -> VacuumOutcome:
     """Delete finished workflows that completed (or, for rows DBOS wrote without
     ``completed_at``, were created) more than ``older_than_ms`` ago, with their
-    steps, inputs, outputs, events, messages and streams, ``batch`` per transaction.
+    steps, inputs, outputs, events, messages and streams, at most ``batch`` per
+    transaction (fewer while transactions run long: ``qctl_store.batches.BatchSize``).
 
     Only ``reads.FINISHED`` statuses may be named: a PENDING, ENQUEUED or DELAYED
     workflow is never deleted, and the status is re-checked inside each delete so a
@@ -555,8 +558,10 @@ def vacuum_workflows(
     # nothing), and a row being changed right now is left for a later run. SQLite's
     # BEGIN IMMEDIATE already excludes every other writer.
     lock = " FOR UPDATE SKIP LOCKED" if db.postgres else ""
+    size = BatchSize(batch, MAINTENANCE_BATCH_SECONDS)
     for walk in walks:
         while True:
+            rows = size.rows
             started = time.monotonic()
             with db.transaction():
                 ids = [
@@ -564,16 +569,18 @@ def vacuum_workflows(
                     for r in db.all(
                         f"SELECT workflow_uuid FROM {{t}}workflow_status"
                         f" WHERE status IN ({marks}) AND {walk} LIMIT %s{lock}",
-                        [*statuses, cutoff, batch],
+                        [*statuses, cutoff, rows],
                     )
                 ]
                 if ids:
                     _delete_rows(db, ids)
-            slowest = max(slowest, time.monotonic() - started)
+            took = time.monotonic() - started
+            slowest = max(slowest, took)
             total += len(ids)
             batches += 1 if ids else 0
-            if len(ids) < batch:
+            if len(ids) < rows:
                 break
+            size.took(took)
     return VacuumOutcome("vacuum", total, batches, older_than_ms, statuses, False, slowest)
 
 
