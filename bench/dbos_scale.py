@@ -216,7 +216,9 @@ def measure(rec: Recorder, backend: str, url: str, n: int, hour: int) -> None:
     result = actions.vacuum_workflows(db, 1, batch=500, now_ms=T0 + half * 1000 + 600)
     took = time.monotonic() - started
     rec.add(backend, "vacuum workflows (deleted)", result.count, "workflows", note)
-    rec.add(backend, "vacuum workflows (total)", took, "s", f"{result.batches} batches of 500")
+    rec.add(
+        backend, "vacuum workflows (total)", took, "s", f"{result.batches} batches of at most 500"
+    )
     rec.add(
         backend,
         "vacuum workflows (slowest transaction)",
