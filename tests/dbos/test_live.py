@@ -797,9 +797,10 @@ def test_vacuum_never_touches_unfinished_workflows(run: Run, dbos_app: App) -> N
     waiting = dbos_app.enqueue("slow", 1, queue="limited")
     # Enough finished workflows of its own for more than one batch of 3, whatever ran
     # before it.
-    done, *others = (dbos_app.enqueue("checkout", f"v-{i}", 1) for i in range(1, 6))
-    for wf_id in (done, *others):
+    checkouts = [dbos_app.enqueue("checkout", f"v-{i}", 1) for i in range(1, 6)]
+    for wf_id in checkouts:
         finished(run, wf_id)
+    done = checkouts[0]
     time.sleep(0.05)
     dry = data(run("vacuum", "workflows", "--older-than", "1ms", "--dry-run", "-o", "json"))
     assert dry["dry_run"] is True and dry["count"] > 0

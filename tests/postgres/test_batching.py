@@ -169,13 +169,13 @@ MOVES = """
 CREATE TABLE {schema}.bt_moves (id bigserial PRIMARY KEY, n int NOT NULL);
 CREATE FUNCTION {schema}.bt_slow_row() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF NEW.kind LIKE 'bt_slow%' THEN PERFORM pg_sleep(0.001); END IF;
+    IF NEW.kind LIKE '{kind}%' THEN PERFORM pg_sleep(0.001); END IF;
     RETURN NEW;
 END $$;
 CREATE FUNCTION {schema}.bt_count_moves() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO {schema}.bt_moves (n)
-    SELECT count(*) FROM moved WHERE kind LIKE 'bt_slow%' HAVING count(*) > 0;
+    SELECT count(*) FROM moved WHERE kind LIKE '{kind}%' HAVING count(*) > 0;
     RETURN NULL;
 END $$;
 CREATE TRIGGER bt_slow_row BEFORE UPDATE ON {schema}.azync_jobs
@@ -200,7 +200,7 @@ def test_slow_batches_shrink_toward_the_configured_time(
             assert job.lease_token is not None
             s.dead(job.id, job.lease_token, "boom")
     with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        conn.execute(MOVES.format(schema=f'"{pg_schema}"'))
+        conn.execute(MOVES.format(schema=f'"{pg_schema}"', kind=k))
         try:
             assert s.retry_all_dead(Q, k) == 300
             sizes = [
