@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from qctl import startup
 from qctl.cli.errors import ExitCode, exit_code_for, message_for
 
 if TYPE_CHECKING:
@@ -195,6 +196,9 @@ def _top(options: dict[str, str | bool], refresh: float) -> int | None:
 
 def run() -> None:
     """The console script."""
+    # The collector resumes after the dashboard's first frame (``QctlTop``), or once
+    # the command tree of any other line is imported.
+    startup.pause()
     line = None if COMPLETE_VAR in os.environ else top_line(sys.argv[1:])
     code = None
     if line is not None:
@@ -213,5 +217,6 @@ def run() -> None:
     if code is None:
         from qctl.cli.main import app
 
+        startup.resume()
         app()
     sys.exit(code)

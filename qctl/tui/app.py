@@ -27,6 +27,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import TabbedContent, TabPane
 
+from qctl import startup
 from qctl.ops.errors import NoSuchName, WrongState, WrongVerb
 from qctl.tui.base import Dashboard, Loader, SystemScreens, TopScreen, footer
 from qctl.tui.live import DISCONNECTED, MANUAL, PAUSED, POLLING, LiveFeed
@@ -60,8 +61,12 @@ class MainScreen(TopScreen):
         *(Binding(str(i + 1), f"show_nth_tab({i})", show=False) for i in range(MAX_TABS)),
     ]
 
+    shown_tab = ""
+    """The tab last loaded because it became active."""
+
     def compose(self) -> ComposeResult:
         tabs = self.top.system.tabs
+        self.shown_tab = tabs[0].name  # loaded by on_screen_resume
         yield from self.compose_status()
         with TabbedContent(id="tabs", initial=tabs[0].name):
             for i, tab in enumerate(tabs):
@@ -101,13 +106,21 @@ class MainScreen(TopScreen):
         # Let go of the focus first: else hiding the old pane hands it to a sibling table
         # there, and TabbedContent follows the focus back to the old tab.
         self.set_focus(None)
-        self.query_one("#tabs", TabbedContent).active = name
+        tabs = self.query_one("#tabs", TabbedContent)
         pane = self.pane(name)
-        pane.reload()
+        if tabs.active == name:
+            pane.reload()  # no TabActivated follows
+        else:
+            tabs.active = name  # on_tabbed_content_tab_activated loads it
         # The pane becomes visible on the next refresh; only then can it take focus.
         self.call_after_refresh(pane.focus_first)  # type: ignore[attr-defined]
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        # TabbedContent announces its first tab on mount too: a second read of the first
+        # pane, competing with the first frame.
+        if event.pane.id == self.shown_tab:
+            return
+        self.shown_tab = event.pane.id or ""
         for loader in self.loaders():
             loader.reload()
 
@@ -219,6 +232,7 @@ class QctlTop(Dashboard):
             # After the first frame: opening the change stream (a LISTEN connection on
             # PostgreSQL) would otherwise compete with the first load.
             self.call_after_refresh(self.feed.start)
+        self.call_after_refresh(startup.resume)  # the console script paused it
         if self.on_ready is not None:
             self.call_after_refresh(self.on_ready)  # after the first frame
         self.set_interval(1.0, self._watch_loads)

@@ -1,6 +1,7 @@
 """Import hygiene: help and plain commands load neither textual nor psycopg_pool (and
 help does not even load the store); nothing of DBOS (nor SQLAlchemy, which it brings)
-is imported until a DBOS database is written to."""
+is imported until a DBOS database is written to. A command's own work runs with the
+garbage collector that start-up paused (``qctl.startup``) back on."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 PROBE = """
-import json, runpy, sys
+import gc, json, runpy, sys
 sys.argv = ["qctl", *json.loads(sys.argv[1])]
 try:
     runpy.run_module("qctl", run_name="__main__")
@@ -23,7 +24,7 @@ heavy = sorted(
     & {"textual", "psycopg_pool", "qctl_store", "dbos", "sqlalchemy"}
 )
 ops = sorted(m for m in sys.modules if m.startswith("qctl.ops."))
-print(json.dumps({"code": code, "heavy": heavy, "ops": ops}), file=sys.stderr)
+print(json.dumps({"code": code, "heavy": heavy, "ops": ops, "gc": gc.isenabled()}), file=sys.stderr)
 """
 
 
@@ -60,6 +61,7 @@ def test_plain_commands_skip_textual_and_pool(args: list[str], tmp_path: Path) -
     heavy = result["heavy"]
     assert isinstance(heavy, list) and "textual" not in heavy and "psycopg_pool" not in heavy
     assert "dbos" not in heavy and "sqlalchemy" not in heavy
+    assert result["gc"] is True
     if args[-1] == "list":  # a read: the operations layer is for the verbs that act
         assert result["ops"] == []
 

@@ -3,15 +3,18 @@ the store, declined confirmations, read-only mode, disconnection and recovery.""
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 import uuid
+from collections import Counter
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from textual.widgets import Input
 
+from qctl import startup
 from qctl.cli.context import CliContext
 from qctl.ops import jobs as ops_jobs
 from qctl.tui.app import QctlTop
@@ -516,11 +519,13 @@ async def test_workflow_detail_lists_its_jobs_and_resolves_there(store: Any) -> 
 
 
 class Flaky:
-    """A store whose calls fail while ``down`` is set, like a database that went away."""
+    """A store whose calls fail while ``down`` is set, like a database that went away;
+    ``calls`` counts them by name."""
 
     def __init__(self, store: Any) -> None:
         self._store = store
         self.down = False
+        self.calls: Counter[str] = Counter()
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._store, name)
@@ -528,6 +533,7 @@ class Flaky:
             return attr
 
         def call(*args: Any, **kw: Any) -> Any:
+            self.calls[name] += 1
             if self.down:
                 raise errors.Unavailable("connection refused (database down)")
             return attr(*args, **kw)
@@ -548,6 +554,42 @@ async def test_lost_database_shows_disconnected_and_recovers(store: Any) -> None
         await pilot.press("r")
         await until(pilot, lambda: app.mode != DISCONNECTED)
         assert "database down" not in screen_text(app)
+
+
+async def test_a_shown_tab_is_read_once(store: Any) -> None:
+    """On start the first tab is read once (TabbedContent announces its initial tab as
+    activated, after the screen has loaded it), and a tab shown by its digit key once."""
+    counting = Flaky(store)
+    app = app_for(counting)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.refresh_count >= 1)
+        await pilot.pause(0.3)
+        assert counting.calls["sources_depths"] == 1
+        await pilot.press("2")
+        await until(pilot, lambda: app.refresh_count >= 2)
+        await pilot.pause(0.3)
+        assert counting.calls["search_jobs"] == 1
+        assert counting.calls["sources_depths"] == 1
+        await pilot.press("1")
+        await until(pilot, lambda: counting.calls["sources_depths"] == 2)
+        await pilot.pause(0.3)
+        assert counting.calls["sources_depths"] == 2
+        assert app.refresh_count == 3
+
+
+async def test_the_collector_paused_for_start_up_resumes_after_the_first_frame(
+    store: Any,
+) -> None:
+    startup.pause()
+    try:
+        app = app_for(store)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.refresh_count >= 1)
+            await until(pilot, gc.isenabled)
+            assert gc.get_freeze_count() > 0
+    finally:
+        startup.resume()  # if the app never got to its first frame
+        gc.unfreeze()
 
 
 async def test_change_hints_refresh_the_screen(store: Any) -> None:
