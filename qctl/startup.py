@@ -5,7 +5,7 @@ Starting qctl makes tens of thousands of objects that live as long as the proces
 collector walks them again and again while they are being made: about 15% of the time
 ``qctl top`` takes to its first frame. The console script pauses the collector before
 its imports (``pause``); it resumes (``resume``) once the process is up: after a
-dashboard's first frame, or before a command's own work.
+dashboard's first frame, or for any other command line once its command tree is imported.
 """
 
 from __future__ import annotations
