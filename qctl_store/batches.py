@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from qctl_store import validate
@@ -50,6 +51,41 @@ class BatchSize:
         self.rows = max(self.least, min(self.most, 2 * self.rows, fitted))
 
 
+@dataclass
+class SizedRun:
+    """What ``sized_batches`` did."""
+
+    rows: int = 0
+    batches: int = 0
+    """Batches that took at least one row."""
+    slowest: float = 0.0
+    """The longest batch's seconds, from its start to its commit."""
+
+
+def sized_batches(
+    size: BatchSize,
+    tx: Callable[[], AbstractContextManager[T]],
+    step: Callable[[T, int], int],
+    clock: Callable[[], float] = time.monotonic,
+) -> SizedRun:
+    """``step(t, rows)`` in a transaction of its own (``with tx() as t``), ``rows`` from
+    ``size``, until a batch comes back short; ``step`` returns how many rows its batch
+    took. Only a full batch's time sizes the next one."""
+    run = SizedRun()
+    while True:
+        rows = size.rows
+        started = clock()
+        with tx() as t:
+            n = step(t, rows)
+        took = clock() - started
+        run.rows += n
+        run.batches += 1 if n else 0
+        run.slowest = max(run.slowest, took)
+        if n < rows:
+            return run
+        size.took(took)
+
+
 def batched_tx(
     store: _Store[T],
     step: Callable[[T, int], int],
@@ -61,16 +97,7 @@ def batched_tx(
     each is sized toward ``config.maintenance_batch_seconds`` (``BatchSize``), and
     concurrent maintainers interleave between batches."""
     size = BatchSize(store.config.maintenance_batch, store.config.maintenance_batch_seconds)
-    total = 0
-    while True:
-        batch = size.rows
-        started = clock()
-        with store.tx() as t:
-            n = step(t, batch)
-        total += n
-        if n < batch:
-            return total
-        size.took(clock() - started)
+    return sized_batches(size, store.tx, step, clock).rows
 
 
 def reap_batches(

@@ -1,5 +1,5 @@
 """``batched_tx``'s batch sizing, on a fake store and clock: the rows each batch is
-asked for, given how long the one before it took."""
+asked for, given how long the one before it took; and what ``sized_batches`` reports."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from qctl_store.batches import batched_tx
+from qctl_store.batches import BatchSize, batched_tx, sized_batches
 from qctl_store.config import MAINTENANCE_BATCH, MAINTENANCE_BATCH_SECONDS, Config
 
 
@@ -84,6 +84,16 @@ def test_the_last_short_batch_ends_the_loop_whatever_its_size() -> None:
     store = Clocked(rows=0, seconds_per_row=1.0)
     assert run(store) == 0
     assert store.asked == [100]
+
+
+def test_a_sized_run_counts_the_batches_that_took_rows_and_the_slowest() -> None:
+    store = Clocked(rows=1000, seconds_per_row=0.00001, stalls=[0, 0.5])
+    run = sized_batches(BatchSize(1000, 0.25), store.tx, store.step, store.clock)
+    # The second batch's commit stalled: the third is halved, then they double again
+    # until one comes back empty, which ends the run uncounted.
+    assert store.asked == [100, 200, 100, 200, 400, 800]
+    assert (run.rows, run.batches) == (1000, 5)
+    assert run.slowest == pytest.approx(0.502)
 
 
 @pytest.mark.parametrize("seconds", [0.0, -1.0, float("nan")])

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from qctl.ops.errors import NoSuchName, require_state
 from qctl.systems.dbos import INSTALL_HINT, reads
 from qctl.systems.dbos.database import Database
-from qctl_store.batches import BatchSize
+from qctl_store.batches import BatchSize, sized_batches
 from qctl_store.config import MAINTENANCE_BATCH_SECONDS
 from qctl_store.errors import InvalidInput
 
@@ -552,36 +552,37 @@ def vacuum_workflows(
             )
             n += int(row["n"]) if row else 0
         return VacuumOutcome("vacuum", n, 0, older_than_ms, statuses, True)
-    total = batches = 0
-    slowest = 0.0
     # Locked as selected: a resume racing the batch waits for it (and then finds
     # nothing), and a row being changed right now is left for a later run. SQLite's
     # BEGIN IMMEDIATE already excludes every other writer.
     lock = " FOR UPDATE SKIP LOCKED" if db.postgres else ""
     size = BatchSize(batch, MAINTENANCE_BATCH_SECONDS)
+    runs = []
     for walk in walks:
-        while True:
-            rows = size.rows
-            started = time.monotonic()
-            with db.transaction():
-                ids = [
-                    r["workflow_uuid"]
-                    for r in db.all(
-                        f"SELECT workflow_uuid FROM {{t}}workflow_status"
-                        f" WHERE status IN ({marks}) AND {walk} LIMIT %s{lock}",
-                        [*statuses, cutoff, rows],
-                    )
-                ]
-                if ids:
-                    _delete_rows(db, ids)
-            took = time.monotonic() - started
-            slowest = max(slowest, took)
-            total += len(ids)
-            batches += 1 if ids else 0
-            if len(ids) < rows:
-                break
-            size.took(took)
-    return VacuumOutcome("vacuum", total, batches, older_than_ms, statuses, False, slowest)
+
+        def delete(_tx: None, rows: int, walk: str = walk) -> int:
+            ids = [
+                r["workflow_uuid"]
+                for r in db.all(
+                    f"SELECT workflow_uuid FROM {{t}}workflow_status"
+                    f" WHERE status IN ({marks}) AND {walk} LIMIT %s{lock}",
+                    [*statuses, cutoff, rows],
+                )
+            ]
+            if ids:
+                _delete_rows(db, ids)
+            return len(ids)
+
+        runs.append(sized_batches(size, db.transaction, delete))
+    return VacuumOutcome(
+        "vacuum",
+        sum(r.rows for r in runs),
+        sum(r.batches for r in runs),
+        older_than_ms,
+        statuses,
+        False,
+        max(r.slowest for r in runs),
+    )
 
 
 def _delete_rows(db: Database, ids: list[str]) -> None:
