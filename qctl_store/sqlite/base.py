@@ -134,6 +134,24 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in msg or "busy" in msg
 
 
+def _switch_to_wal(conn: sqlite3.Connection, deadline: float) -> None:
+    """Put the file in WAL mode (a no-op once it is). The switch needs the file to itself,
+    and SQLite answers SQLITE_BUSY at once, without its busy handler, where waiting for
+    another connection could deadlock: several processes opening one new file at the same
+    instant (two cron jobs' first use of the embedded database) met that. The switch is
+    retried here, with back-off, until the busy timeout."""
+    delay = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(random.uniform(0, delay))
+        delay = min(delay * 2, 0.1)
+
+
 def _flock(fd: int, deadline: float) -> bool:
     """Take the turnstile, polling (a blocking flock could not time out); False once
     the deadline passed."""
@@ -246,7 +264,7 @@ class SqliteBase(StoreBase):
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
             if self.path != ":memory:" and not read_only:
-                conn.execute("PRAGMA journal_mode = WAL")
+                _switch_to_wal(conn, time.monotonic() + BUSY_TIMEOUT_MS / 1000)
             if self.config.read_only:
                 conn.execute("PRAGMA query_only = ON")
         self._local.conn = conn
