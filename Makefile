@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: try test lint typecheck unit shuffled generate bench clean
+.PHONY: try test postgres lint typecheck unit shuffled generate bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,9 @@ try: $(STAMP)  ## the live demo workload in the dashboard (embedded database)
 	$(BIN)/qctl demo
 
 test: lint typecheck unit shuffled  ## the whole test suite: ruff, mypy, pytest, a shuffled run
+
+postgres:  ## a PostgreSQL server at the tests' default DSN (installs and starts one if none answers)
+	bash scripts/postgres.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

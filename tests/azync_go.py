@@ -1,6 +1,11 @@
 """azync's own SQL, transcribed from its Go driver, so that "what would a Go worker do with
 this row" is answered by azync's statements, not by qctl's (PostgreSQL: the Go driver's
-only backend)."""
+only backend).
+
+A transcription, not azync itself, because the Go module proxy these machines reach
+refuses ``github.com/kausys/azync`` and ``github.com/kausys/azync/driver/azyncpgx`` (every
+version asked, v0.0.8 included, answers 403), so ``tests/go`` cannot build an azync
+worker. When it serves them, a harness program there replaces these statements."""
 
 from __future__ import annotations
 
