@@ -1,10 +1,13 @@
 """The connection context of one ``qctl`` invocation, put in ``ctx.obj`` by the root
 callback and shared by the command line and the dashboard.
 
-Where the settings come from, first match wins:
+The database comes as one unit, the first of: ``--dsn``; the named context
+(``--context NAME`` or ``QCTL_CONTEXT``); ``QCTL_DSN``; the config file's
+``default_context``; else the embedded default database. A context contributes its
+settings only when it is that unit: with ``--dsn`` or ``QCTL_DSN`` in effect, no context's
+schema, system or read-only flag applies (``--dsn`` with ``--context`` is a usage error).
+Then, first match wins:
 
-- DSN: ``--dsn``; the named context's ``dsn`` (``--context NAME`` or ``QCTL_CONTEXT``);
-  ``QCTL_DSN``; the config file's ``default_context``; else the embedded default database.
 - schema: ``--schema``; the named context; ``QCTL_SCHEMA``; the default context.
 - read-only: ``--read-only``, ``QCTL_READ_ONLY=1`` (``1/true/yes/on``; ``0/false/no/off``
   or empty leave it off, anything else is a usage error) or ``read_only = true`` in the
@@ -12,7 +15,7 @@ Where the settings come from, first match wins:
 - system: ``--system``; the named context; ``QCTL_SYSTEM``; the default context; else
   detected from the database's tables (``qctl.systems.detect``).
 
-With ``--dsn`` and no ``--context``, a config file that cannot be read is ignored.
+With ``--dsn``, a config file that cannot be read is ignored.
 
 The config file is ``$XDG_CONFIG_HOME/qctl/config.toml`` (``~/.config/qctl/config.toml``)::
 
@@ -316,22 +319,28 @@ class CliContext:
         """Combine flags, environment and the config file (see the module doc)."""
         env = os.environ if environ is None else environ
         path = config_file or config_path()
-        explicit = context or env.get("QCTL_CONTEXT") or None
+        if dsn and context:
+            raise InvalidInput("--dsn and --context each name a database: give one of them")
+        # The settings come as one unit, never mixed: a flag's DSN, a named context, the
+        # environment's DSN or the default context, whichever comes first. A context's
+        # schema, system or read-only flag never follows qctl to another database.
+        explicit = None if dsn else context or env.get("QCTL_CONTEXT") or None
         # --dsn settles where to connect: a broken config file must not stop it.
         try:
             data = load_config_file(path)
         except ConfigFileError:
-            if dsn and not explicit:
+            if dsn:
                 data = {}
             else:
                 raise
         named = _context_entry(data, explicit, path) if explicit else {}
-        default_name = data.get("default_context") if not explicit else None
-        default = (
-            _context_entry(data, default_name, path)
-            if isinstance(default_name, str) and default_name
-            else {}
+        default_name = data.get("default_context")
+        use_default = (
+            not (dsn or explicit or env.get("QCTL_DSN"))
+            and isinstance(default_name, str)
+            and bool(default_name)
         )
+        default = _context_entry(data, default_name, path) if use_default else {}
         return cls(
             dsn=dsn or named.get("dsn") or env.get("QCTL_DSN") or default.get("dsn") or None,
             schema=schema
@@ -339,7 +348,7 @@ class CliContext:
             or env.get("QCTL_SCHEMA")
             or default.get("schema")
             or "",
-            context_name=explicit or (default_name if default else None),
+            context_name=explicit or (default_name if use_default else None),
             read_only=bool(
                 read_only
                 or env_flag(env, "QCTL_READ_ONLY")

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from qctl.cli.context import CliContext, ConfigFileError
 from qctl.cli.main import app
+from qctl_store.errors import InvalidInput
 
 CONFIG = """
 default_context = "local"
@@ -49,14 +50,54 @@ def test_precedence(config: Path) -> None:
     )
     assert "hunter2" not in prod.describe() and "***" in prod.describe()
     flag = CliContext.resolve(
-        dsn="sqlite:///f.db", schema="s", context="prod", environ={}, config_file=config
+        dsn="sqlite:///f.db", schema="s", environ={"QCTL_CONTEXT": "prod"}, config_file=config
     )
-    assert (flag.dsn, flag.schema, flag.read_only) == ("sqlite:///f.db", "s", True)
+    assert (flag.dsn, flag.schema, flag.read_only) == ("sqlite:///f.db", "s", False)
+    with pytest.raises(InvalidInput, match="--dsn and --context"):
+        CliContext.resolve(dsn="sqlite:///f.db", context="prod", environ={}, config_file=config)
     by_env = CliContext.resolve(
         environ={"QCTL_CONTEXT": "prod", "QCTL_READ_ONLY": "0"}, config_file=config
     )
     assert by_env.context_name == "prod"
     assert CliContext.resolve(environ={"QCTL_READ_ONLY": "1"}, config_file=config).read_only
+
+
+def test_a_dsn_never_takes_a_context_s_settings(tmp_path: Path) -> None:
+    """A context is one unit: ``--dsn`` or ``QCTL_DSN`` points at another database, so
+    the default (or ``QCTL_CONTEXT``'s) schema, system and read-only flag stay behind,
+    and no context is named as the one in effect."""
+    config = tmp_path / "config.toml"
+    config.write_text(
+        'default_context = "prod"\n[contexts.prod]\ndsn = "postgresql://db/app"\n'
+        'schema = "azync"\nsystem = "azync"\nread_only = true\n'
+    )
+    for ctx in (
+        CliContext.resolve(dsn="postgresql://other/app", environ={}, config_file=config),
+        CliContext.resolve(environ={"QCTL_DSN": "postgresql://other/app"}, config_file=config),
+        CliContext.resolve(
+            dsn="postgresql://other/app", environ={"QCTL_CONTEXT": "prod"}, config_file=config
+        ),
+    ):
+        assert (ctx.dsn, ctx.schema, ctx.system_name, ctx.read_only, ctx.context_name) == (
+            "postgresql://other/app",
+            "",
+            "",
+            False,
+            None,
+        )
+        assert "read-only" not in ctx.describe()
+    own = CliContext.resolve(
+        dsn="postgresql://other/app",
+        schema="s",
+        system="dbos",
+        read_only=True,
+        environ={"QCTL_SCHEMA": "env"},
+        config_file=config,
+    )
+    assert (own.schema, own.system_name, own.read_only) == ("s", "dbos", True)
+    # The default context still applies whole where nothing else names a database.
+    default = CliContext.resolve(environ={}, config_file=config)
+    assert (default.schema, default.read_only, default.context_name) == ("azync", True, "prod")
 
 
 def test_no_config_file(tmp_path: Path) -> None:

@@ -398,8 +398,10 @@ def test_a_broken_config_file_does_not_stop_an_explicit_dsn(tmp_path: Path) -> N
     assert qctl("--dsn", dsn, "jobs", "list", env=env).exit_code == 0
     line = one_line_error(qctl("jobs", "list", env=env), 2)
     assert f"cannot read {config}" in line
-    line = one_line_error(qctl("--dsn", dsn, "--context", "prod", "jobs", "list", env=env), 2)
+    line = one_line_error(qctl("--context", "prod", "jobs", "list", env=env), 2)
     assert f"cannot read {config}" in line, "a named context needs the file"
+    line = one_line_error(qctl("--dsn", dsn, "--context", "prod", "jobs", "list", env=env), 2)
+    assert "--dsn and --context each name a database" in line
 
 
 def test_a_config_file_writable_by_others_is_refused(tmp_path: Path) -> None:
