@@ -335,12 +335,9 @@ class CliContext:
                 raise
         named = _context_entry(data, explicit, path) if explicit else {}
         default_name = data.get("default_context")
-        use_default = (
-            not (dsn or explicit or env.get("QCTL_DSN"))
-            and isinstance(default_name, str)
-            and bool(default_name)
-        )
-        default = _context_entry(data, default_name, path) if use_default else {}
+        if dsn or explicit or env.get("QCTL_DSN") or not isinstance(default_name, str):
+            default_name = None
+        default = _context_entry(data, default_name, path) if default_name else {}
         return cls(
             dsn=dsn or named.get("dsn") or env.get("QCTL_DSN") or default.get("dsn") or None,
             schema=schema
@@ -348,7 +345,7 @@ class CliContext:
             or env.get("QCTL_SCHEMA")
             or default.get("schema")
             or "",
-            context_name=explicit or (default_name if use_default else None),
+            context_name=explicit or default_name or None,
             read_only=bool(
                 read_only
                 or env_flag(env, "QCTL_READ_ONLY")
