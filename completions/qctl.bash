@@ -455,7 +455,7 @@ _qctl() {
         'qctl nuke') subs=''; opts='--source -s --dry-run --yes -y --output -o -h --help' ;;
         'qctl watch') subs=''; opts='--entity -e --source -s -h --help --name --refresh' ;;
         'qctl top') subs=''; opts='--refresh -h --help' ;;
-        'qctl demo') subs=''; opts='--no-tui --duration --speed --reset --seed --system -h --help' ;;
+        'qctl demo') subs=''; opts='--no-tui --duration --speed --reset --seed --yes -y --system -h --help' ;;
         'qctl schedules') subs='list show pause resume trigger backfill'; opts='-h --help' ;;
         'qctl schedules list') subs=''; opts='--state --status --name --prefix --output -o -h --help' ;;
         'qctl schedules show') subs=''; opts='--output -o -h --help' ;;

@@ -608,6 +608,7 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl demo\'' -l duration -x -d 'Stop
 complete -c qctl -n 'test (__qctl_path) = \'qctl demo\'' -l speed -x -d 'Workload rate multiplier.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl demo\'' -l reset -d 'Start from an empty demo database (embedded only).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl demo\'' -l seed -x -d 'Random seed.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl demo\'' -l yes -s y -d 'Answer yes to the confirmation (needed off a terminal).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl demo\'' -l system -x -d 'Whose workload: azync jobs (default), or a DBOS application (SQLite file by default, --dsn for PostgreSQL).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl demo\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl schedules\'' -a list -d 'Schedules (``workflow_schedules``), by name.'

@@ -111,8 +111,12 @@ class Demo:
         duration: float | None = None,
         seed: int | None = None,
         stop: threading.Event | None = None,
+        maintain: bool = True,
     ) -> None:
         self.store = store
+        self.maintain = maintain
+        """Run the maintenance loop (promote, reap, DAG scheduling, vacuums): only where
+        every row is the demo's own."""
         self.speed = speed
         self.duration = duration
         self.stop_event = stop or threading.Event()
@@ -135,8 +139,9 @@ class Demo:
             ("event-worker", lambda: self._work(Source.EVENT, self._subscriber_names())),
             ("dag-worker", self._work_dags),
             ("workflow-worker", self._work_workflows),
-            ("maintenance", self._maintain),
         ]
+        if self.maintain:
+            loops.append(("maintenance", self._maintain))
         for name, fn in loops:
             t = threading.Thread(target=self._guard(fn), name=f"demo-{name}", daemon=True)
             t.start()

@@ -299,6 +299,8 @@ class CliContext:
     no_color: bool = False
     system_name: str = ""
     """``--system`` or the context's ``system``; empty: detect it."""
+    dsn_flag: bool = False
+    """The DSN was given as ``--dsn`` (not by a context or ``QCTL_DSN``)."""
     _stores: list[AnyStore] = field(default_factory=list, repr=False)
     _system: System | None = field(default=None, repr=False)
     _detected_on: Any = field(default=None, repr=False)
@@ -352,6 +354,7 @@ class CliContext:
                 or (named or default).get("read_only", False)
             ),
             no_color=no_color or bool(env.get("NO_COLOR")),
+            dsn_flag=bool(dsn),
             system_name=system
             or named.get("system")
             or env.get("QCTL_SYSTEM")

@@ -1110,16 +1110,20 @@ def demo_database_url() -> str:
     return f"sqlite:///{demo_database_path().with_name('dbos-demo.sqlite')}"
 
 
-def demo(cli: CliContext, no_tui: bool, seconds: float | None, speed: float, reset: bool) -> None:
+def demo(
+    cli: CliContext, no_tui: bool, seconds: float | None, speed: float, reset: bool, yes: bool
+) -> None:
     """``qctl demo --system dbos``: a real DBOS application (``demo_app.py``) works a mixed
     workload on a system database, watched in ``qctl top`` (or headless, then a summary
-    of workflows by status)."""
+    of workflows by status). A ``--dsn`` database that already holds a system's tables
+    (another application's workflows, an azync store) is confirmed first."""
     import importlib.util
     import json
     import sys
     import time
     from pathlib import Path
 
+    from qctl import systems
     from qctl.systems.dbos.app_process import AppProcess
     from qctl.systems.dbos.database import Database
     from qctl_store.dsn import sqlite_path
@@ -1135,6 +1139,12 @@ def demo(cli: CliContext, no_tui: bool, seconds: float | None, speed: float, res
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
     elif not cli.is_postgres:
         url = f"sqlite:///{sqlite_path(url)}"
+    if cli.dsn and (held := systems.holding(cli.dsn, cli.schema)):
+        common.confirm(
+            f"{cli.describe()} already holds {' and '.join(s.label for s in held)} tables: "
+            "run a DBOS demo application on it?",
+            yes,
+        )
     try:
         # DBOS creates its tables in the schema qctl then reads (--schema), not in "dbos".
         schema = ["--schema", cli.schema] if cli.is_postgres and cli.schema else []

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from qctl.cli.common import cli
+from qctl.cli.common import Yes, cli, confirm
 
 
 def demo_database_path() -> Path:
@@ -41,6 +41,7 @@ def demo(
         typer.Option("--reset", help="Start from an empty demo database (embedded only)."),
     ] = False,
     seed: Annotated[int | None, typer.Option("--seed", help="Random seed.")] = None,
+    yes: Yes = False,
     system: Annotated[
         str,
         typer.Option(
@@ -53,22 +54,34 @@ def demo(
 ) -> None:
     """Run a workload (jobs, retries, dead jobs, crashed workers, events, DAG runs with
     fan-out, signals and sagas, workflows with uncertain operations) on the embedded demo
-    database ($XDG_DATA_HOME/qctl/demo.db), or on --dsn (PostgreSQL must be migrated),
-    and watch it in qctl top."""
+    database ($XDG_DATA_HOME/qctl/demo.db), or on --dsn (PostgreSQL must be migrated; a
+    database that already holds jobs is confirmed first, and the demo then maintains and
+    vacuums nothing there), and watch it in qctl top."""
     from qctl.cli import parse
+    from qctl.cli.context import CliContext
     from qctl.demo import Demo
     from qctl_store import Config, open_store
+    from qctl_store.types import Source
 
     c = cli(ctx)
     c.require_writable("demo")
     seconds = parse.parse_duration(duration).total_seconds() if duration else None
     if seconds is None and no_tui:
         seconds = 60.0
+    if c.dsn and not c.dsn_flag:
+        # A context or QCTL_DSN names the database an operator works on, maybe a
+        # production one: the demo writes there only when --dsn says so.
+        sys.stderr.write(
+            f"qctl demo: on its own database, not {c.describe()} (--dsn runs it there)\n"
+        )
+        c = CliContext(read_only=c.read_only, no_color=c.no_color, system_name=c.system_name)
+        ctx.call_on_close(c.close)
     if (system or c.system_name) == "dbos":
         from qctl.cli.dbos import demo as dbos_demo
 
-        dbos_demo(c, no_tui=no_tui, seconds=seconds, speed=speed, reset=reset)
+        dbos_demo(c, no_tui=no_tui, seconds=seconds, speed=speed, reset=reset, yes=yes)
         return
+    maintain = True
     if c.dsn:
         store = c.open_store(pooled=True, create=True)  # a SQLite file is migrated below
         location = c.describe()
@@ -76,6 +89,15 @@ def demo(
             store.check_schema()  # never migrate someone's PostgreSQL implicitly
         else:
             store.migrate()
+        if any(store.list_kinds(source) for source in Source):
+            # Its maintenance reaps and its vacuums delete across kinds: on a database
+            # with jobs of its own they would act on rows the demo did not create.
+            confirm(
+                f"{location} already holds jobs: add the demo's workload to it (its "
+                "maintenance and vacuums stay off there)?",
+                yes,
+            )
+            maintain = False
     else:
         path = demo_database_path()
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # as the embedded default
@@ -86,7 +108,7 @@ def demo(
         c._stores.append(store)
         store.migrate()
         location = f"{path} (demo)"
-    workload = Demo(store, speed=speed, duration=seconds, seed=seed)
+    workload = Demo(store, speed=speed, duration=seconds, seed=seed, maintain=maintain)
     if no_tui:
         sys.stderr.write(f"qctl demo: running on {location} for {seconds:g}s\n")
         workload.start()

@@ -90,20 +90,10 @@ def detect(dsn: str | None, schema: str = "", conn: Any = None) -> System:
     azync's. A database holding no system's tables is also azync's (its commands say
     "run `qctl db migrate`"). One holding several is ambiguous: ``--system`` settles it.
     """
-    from qctl_store.dsn import is_postgres, sqlite_path
-
     candidates = systems()
     if not dsn:
         return candidates[0]
-    if is_postgres(dsn):
-        found = _postgres_tables(dsn, schema, candidates, conn)
-    else:
-        found = _sqlite_tables(sqlite_path(dsn), candidates)
-    present = [
-        s
-        for s in candidates
-        if all(((s.schema(schema) if is_postgres(dsn) else None), t) in found for t in s.tables)
-    ]
+    present = holding(dsn, schema, conn)
     if len(present) > 1:
         from qctl_store.errors import InvalidInput
 
@@ -113,6 +103,22 @@ def detect(dsn: str | None, schema: str = "", conn: Any = None) -> System:
             + "|".join(s.name for s in present)
         )
     return present[0] if present else candidates[0]
+
+
+def holding(dsn: str, schema: str = "", conn: Any = None) -> list[System]:
+    """The systems whose tables the database ``dsn`` holds (none for a new one)."""
+    from qctl_store.dsn import is_postgres, sqlite_path
+
+    candidates = systems()
+    if is_postgres(dsn):
+        found = _postgres_tables(dsn, schema, candidates, conn)
+    else:
+        found = _sqlite_tables(sqlite_path(dsn), candidates)
+    return [
+        s
+        for s in candidates
+        if all(((s.schema(schema) if is_postgres(dsn) else None), t) in found for t in s.tables)
+    ]
 
 
 def _postgres_tables(

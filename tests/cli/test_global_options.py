@@ -132,7 +132,7 @@ def test_a_root_option_ending_the_line_needs_a_value(option: str, before: list[s
 LONG_RUNNING: list[tuple[list[str], list[str]]] = [
     (["watch"], ["--entity", "job"]),
     (["top"], ["--refresh", "5"]),
-    (["demo"], ["--speed", "2"]),
+    (["demo"], ["--speed", "2", "--yes"]),  # the module's database holds jobs: demo asks
 ]
 
 

@@ -169,6 +169,33 @@ def test_dbos_demo_runs_a_dbos_application(tmp_path: Path) -> None:
     assert detect(f"sqlite:///{demo_db}").name == "dbos"
 
 
+def test_dbos_demo_on_a_database_holding_azync_asks_first(tmp_path: Path) -> None:
+    """``--dsn`` of an azync store with ``--system dbos``: the DBOS application would add
+    its tables beside azync's, so the demo asks (--yes off a terminal) and, refused,
+    creates nothing."""
+    import os
+    import subprocess
+    import sys
+
+    db = tmp_path / "azync.db"
+    assert qctl("--dsn", f"sqlite:///{db}", "db", "migrate").exit_code == 0
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    demo = ["demo", "--system", "dbos", "--no-tui", "--duration", "2s"]
+    res = subprocess.run(
+        [str(Path(sys.executable).with_name("qctl")), "--dsn", f"sqlite:///{db}", *demo],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert res.returncode == 4, res.stderr
+    assert "already holds azync tables" in res.stderr and "pass --yes" in res.stderr
+    assert detect(f"sqlite:///{db}").name == "azync"
+    with sqlite3.connect(db) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert "workflow_status" not in tables
+
+
 def test_success_count_of_a_table_never_analyzed_is_its_live_rows() -> None:
     """On PostgreSQL SUCCESS is the table's estimated size less the exact statuses; a
     table not analyzed yet has no size in its statistics (``reltuples`` -1), and its
@@ -257,5 +284,5 @@ def test_without_dbos_both_hints_name_this_checkouts_extra(
         pass
     assert str(action.value) == f"DBOS actions go through DBOS's client library: {INSTALL_HINT}"
     with pytest.raises(InvalidInput) as demo_error:
-        demo(CliContext(), no_tui=True, seconds=1.0, speed=1.0, reset=False)
+        demo(CliContext(), no_tui=True, seconds=1.0, speed=1.0, reset=False, yes=False)
     assert str(demo_error.value) == f"the DBOS demo needs the dbos package: {INSTALL_HINT}"

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +114,55 @@ def test_cli_demo_refuses_read_only(tmp_path: Path) -> None:
     r = run_qctl(["--read-only", "demo", "--no-tui", "--duration", "1s"], tmp_path)
     assert r.returncode == 4, r.stderr
     assert not (tmp_path / "data" / "qctl" / "demo.db").exists()
+
+
+def _database_with_a_running_job(path: Path) -> Any:
+    """An SQLite store holding one job of someone else's, leased by a worker whose lease
+    has run out (a reaper would take it back)."""
+    from qctl_store.sqlite import SqliteStore
+    from qctl_store.types import DequeueParams, EnqueueParams
+
+    store = SqliteStore(str(path))
+    store.migrate()
+    store.enqueue(EnqueueParams(kind="billing.charge", payload={"n": 1}))
+    [job] = store.dequeue_batch(
+        Source.QUEUE, DequeueParams(kind="billing.charge", lease=timedelta(milliseconds=1))
+    )
+    return store, job
+
+
+def test_demo_never_runs_on_the_database_a_context_names(tmp_path: Path) -> None:
+    """A context (or QCTL_DSN) names the database an operator works on: the demo runs on
+    its own file and leaves that one as it was."""
+    prod = tmp_path / "prod.db"
+    store, job = _database_with_a_running_job(prod)
+    (tmp_path / "cfg" / "qctl").mkdir(parents=True)
+    (tmp_path / "cfg" / "qctl" / "config.toml").write_text(
+        f'default_context = "prod"\n[contexts.prod]\ndsn = "sqlite:///{prod}"\n'
+    )
+    r = run_qctl(["demo", "--no-tui", "--duration", "2s", "--speed", "3"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "on its own database, not" in r.stderr and str(prod) in r.stderr
+    assert (tmp_path / "data" / "qctl" / "demo.db").exists()
+    assert store.list_kinds(Source.QUEUE) == ["billing.charge"]
+    assert store.get_job(Source.QUEUE, job.id).state == JobState.ACTIVE
+    store.close()
+
+
+def test_demo_on_a_dsn_holding_jobs_confirms_and_maintains_nothing(tmp_path: Path) -> None:
+    """Given --dsn of a database with jobs of its own, the demo asks first (--yes off a
+    terminal), then adds its workload without its maintenance: the other job's lapsed
+    lease is not reaped by it."""
+    path = tmp_path / "app.db"
+    store, job = _database_with_a_running_job(path)
+    demo = ["--dsn", f"sqlite:///{path}", "demo", "--no-tui", "--duration", "3s", "--speed", "3"]
+    r = run_qctl(demo, tmp_path)
+    assert r.returncode == 4, r.stderr
+    assert "already holds jobs" in r.stderr and "pass --yes" in r.stderr
+    assert store.list_kinds(Source.QUEUE) == ["billing.charge"]
+    r = run_qctl([*demo, "--yes"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["jobs.enqueued"] > 0
+    assert "maint.reap_expired" not in json.loads(r.stdout)
+    assert store.get_job(Source.QUEUE, job.id).state == JobState.ACTIVE
+    store.close()
