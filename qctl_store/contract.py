@@ -777,6 +777,14 @@ class Migrator(ABC):
         """Extension: the applied and expected schema versions, whether the change
         triggers are in place and whether change hints are pushed or polled."""
 
+    @abstractmethod
+    def require_schema(self) -> int:
+        """Extension: the applied schema version, when it is the one this release knows
+        (one read of the version table, then remembered by this store). The gate every
+        console command passes before it touches the database.
+
+        Raises ``SchemaTooNew`` or ``SchemaNotMigrated`` naming both versions otherwise."""
+
 
 class TxStore(ABC, Generic[TTx]):
     @abstractmethod

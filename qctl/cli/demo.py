@@ -70,7 +70,7 @@ def demo(
         dbos_demo(c, no_tui=no_tui, seconds=seconds, speed=speed, reset=reset)
         return
     if c.dsn:
-        store = c.open_store(pooled=True, create=True)  # a SQLite file is migrated below
+        store = c.open_store(pooled=True, create=True, check=False)  # checked or migrated below
         location = c.describe()
         if c.is_postgres:
             store.check_schema()  # never migrate someone's PostgreSQL implicitly
