@@ -328,8 +328,8 @@ class Store(ABC):
     @abstractmethod
     def nuke_all(self, source: Source) -> NukeReport:
         """Delete every job, daily stats row and idempotency key of ``source`` (a
-        development reset); the event ledger stays. Returns the counts of each as a
-        ``NukeReport``. Go ``Store.NukeAll``."""
+        development reset) in one transaction; the event ledger stays. Returns the
+        counts of each as a ``NukeReport``. Go ``Store.NukeAll``."""
 
     @abstractmethod
     def list_events(
