@@ -124,19 +124,11 @@ class Nuke(StoreBase):
     def nuke_all(self, source: Source) -> NukeReport:
         q = self.queries("maintenance.sql")
         args = {"source": validate.source(source).value}
-        after = self.dialect.min_id
-
-        def step(cur: Any, batch: int) -> int:
-            nonlocal after
-            rows = cur.execute(q.nuke_jobs, {**args, "after": after, "batch": batch}).fetchall()
-            ids = [r["id"] for r in rows]
-            after = max(ids, default=after)
-            return len(ids)
-
-        # Jobs go in batches in id order (their attempt rows cascade); the event ledger
-        # is left intact.
-        jobs = batched_tx(self, step)
+        # One transaction, as azync's NukeAll (driver/azyncpgx/store_admin.go): the
+        # source is gone at once or not at all, never half deleted. Attempt rows cascade;
+        # the event ledger is left intact.
         with self.tx() as cur:
+            jobs = cur.execute(q.nuke_jobs, args).rowcount
             stats = cur.execute(q.nuke_stats, args).rowcount
             keys = cur.execute(q.nuke_keys, args).rowcount
         return NukeReport(jobs=jobs, stats=stats, keys=keys)

@@ -328,8 +328,8 @@ class Store(ABC):
     @abstractmethod
     def nuke_all(self, source: Source) -> NukeReport:
         """Delete every job, daily stats row and idempotency key of ``source`` (a
-        development reset); the event ledger stays. Returns the counts of each as a
-        ``NukeReport``. Go ``Store.NukeAll``."""
+        development reset) in one transaction; the event ledger stays. Returns the
+        counts of each as a ``NukeReport``. Go ``Store.NukeAll``."""
 
     @abstractmethod
     def list_events(
@@ -776,6 +776,14 @@ class Migrator(ABC):
     def schema_status(self) -> SchemaStatus:
         """Extension: the applied and expected schema versions, whether the change
         triggers are in place and whether change hints are pushed or polled."""
+
+    @abstractmethod
+    def require_schema(self) -> int:
+        """Extension: the applied schema version, when it is the one this release knows
+        (one read of the version table, then remembered by this store). The gate every
+        console command passes before it touches the database.
+
+        Raises ``SchemaTooNew`` or ``SchemaNotMigrated`` naming both versions otherwise."""
 
 
 class TxStore(ABC, Generic[TTx]):

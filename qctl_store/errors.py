@@ -37,6 +37,26 @@ class SchemaTooNew(StoreError):
     """The database was migrated past the versions this release knows."""
 
 
+def check_version(where: str, applied: int, expected: int, pending: list[int]) -> None:
+    """Raise ``SchemaTooNew`` or ``SchemaNotMigrated``, naming both versions, unless the
+    database ``where`` is at this release's schema version ``expected`` with no version
+    ``pending``."""
+    if applied > expected:
+        raise SchemaTooNew(
+            f"{where} is at azync schema version {applied}, newer than this release's "
+            f"{expected}; upgrade qctl"
+        )
+    if applied == 0:
+        raise SchemaNotMigrated(f"{where} has no azync schema yet; run `qctl db migrate`")
+    if pending:
+        missing = ", ".join(str(v) for v in pending)
+        than = "older than" if applied < expected else "with versions missing from"
+        raise SchemaNotMigrated(
+            f"{where} is at azync schema version {applied}, {than} this release's "
+            f"{expected} (missing {missing}); run `qctl db migrate`"
+        )
+
+
 class ReadOnly(StoreError):
     """A write was attempted on a store opened read-only."""
 

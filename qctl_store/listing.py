@@ -110,8 +110,6 @@ class Dialect:
     """A job was enqueued longer ago than the age bound as ``older_than``."""
     older_than_arg: Callable[[timedelta], Any]
     """The bound ``older_than`` value for ``older_than_filter``."""
-    min_id: Any
-    """A bound id that sorts before every stored one, where a walk in id order starts."""
     array: Callable[[list[Any]], Any]
     """A list argument, already bound values (``arg_id``): an array on PostgreSQL, a JSON
     array text that SQLite reads with ``json_each``."""

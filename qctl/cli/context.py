@@ -413,14 +413,21 @@ class CliContext:
         if self.read_only:
             raise ReadOnly(f"{action}: refused, qctl is in read-only mode")
 
-    def open_store(self, pooled: bool = False, create: bool = False) -> AnyStore:
+    def open_store(
+        self, pooled: bool = False, create: bool = False, check: bool = True
+    ) -> AnyStore:
         """Open the store this context points at (the one-shot CLI uses ``pooled=False``;
         the dashboard passes ``pooled=True``). Stores are closed by ``close()``.
 
         With no DSN the embedded default database is created and migrated on first use
-        (unless read-only). PostgreSQL is never migrated implicitly: a call on an
-        unmigrated database raises ``SchemaNotMigrated`` ("run `qctl db migrate`"). A
-        SQLite file that does not exist is created only with ``create`` (``db migrate``).
+        (unless read-only). PostgreSQL is never migrated implicitly. A SQLite file that
+        does not exist is created only with ``create`` (``db migrate``).
+
+        ``check`` is the schema-version gate of every command and the dashboard: a
+        schema older or newer than this release's raises ``SchemaNotMigrated`` or
+        ``SchemaTooNew`` (exit 5) before any other statement, for reads and writes
+        alike, since a read over columns or states qctl does not know could misstate
+        rows (``db status`` and ``db migrate`` pass False: they report and fix it).
         """
         from qctl_store import open_store
         from qctl_store.dsn import check_dsn
@@ -432,6 +439,8 @@ class CliContext:
             conn = None
         store = open_store(self.dsn, self._config(pooled, create, conn))
         self._stores.append(store)
+        if check:
+            store.require_schema()
         return store
 
     def _config(self, pooled: bool = False, create: bool = False, conn: Any = None) -> Config:
@@ -445,9 +454,13 @@ class CliContext:
             connection=conn,
         )
 
-    def store(self) -> AnyStore:
-        """The store of this invocation: opened unpooled on first use, then reused."""
-        return self._stores[0] if self._stores else self.open_store(pooled=False)
+    def store(self, check: bool = True) -> AnyStore:
+        """The store of this invocation: opened unpooled on first use, then reused;
+        ``check`` as ``open_store``'s (the store remembers a passed gate)."""
+        store = self._stores[0] if self._stores else self.open_store(check=False)
+        if check:
+            store.require_schema()
+        return store
 
     def close(self) -> None:
         if self._detected_on is not None:

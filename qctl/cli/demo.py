@@ -83,7 +83,7 @@ def demo(
         return
     maintain = True
     if c.dsn:
-        store = c.open_store(pooled=True, create=True)  # a SQLite file is migrated below
+        store = c.open_store(pooled=True, create=True, check=False)  # checked or migrated below
         location = c.describe()
         if c.is_postgres:
             store.check_schema()  # never migrate someone's PostgreSQL implicitly

@@ -8,7 +8,7 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, SinceOpt, UntilOpt, Yes
-from qctl.cli.output import OutputFormat
+from qctl.cli.output import OutputFormat, note
 from qctl.ops import events as ops_events
 from qctl.ops import vacuum as ops_vacuum
 from qctl_store.types import ReplayFilter, Source
@@ -66,28 +66,42 @@ def replay(
 
 def nuke(
     ctx: typer.Context,
-    source: Annotated[Source, typer.Option("--source", "-s", help="The source to reset.")],
+    source: Annotated[
+        Source,
+        typer.Option(
+            "--source",
+            "-s",
+            help="The source to reset: azync's own reset is of the queue; the others "
+            "strand the runs their jobs belong to (the dry run says how many).",
+        ),
+    ] = Source.QUEUE,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Delete every job, stats row and idempotency key of a source (a dev reset; the
-    event ledger stays)."""
+    """Delete every job, stats row and idempotency key of a source, in one transaction
+    (a dev reset; the event ledger stays)."""
     if not dry_run:
         common.cli(ctx).require_writable("nuke")
     store = common.store(ctx)
     plan = ops_vacuum.nuke(store, source, dry_run=True)
-    if common.proceed(
+    breaks = f"; {plan.breaks}" if plan.breaks else ""
+    if not common.proceed(
         dry_run,
         yes,
         output,
         plan,
-        f"would delete {plan.jobs} {source} job(s) with their stats and keys",
-        f"NUKE every {source} job ({plan.jobs}), stats row and idempotency key?",
+        f"would delete {plan.jobs} {source} job(s) with their stats and keys, in one "
+        f"transaction{breaks}",
+        f"NUKE every {source} job ({plan.jobs}), stats row and idempotency key{breaks}?",
     ):
-        done = ops_vacuum.nuke(store, source)
-        common.done(
-            done,
-            f"nuked {source}: {done.jobs} job(s), {done.stats} stats row(s), {done.keys} key(s)",
-            output,
-        )
+        return
+    if plan.breaks and yes:
+        note(f"nuke: {plan.breaks}")  # the question --yes skipped said it
+    done = ops_vacuum.nuke(store, source)
+    common.done(
+        done,
+        f"nuked {source} in one transaction: {done.jobs} job(s), {done.stats} stats "
+        f"row(s), {done.keys} key(s)",
+        output,
+    )

@@ -141,7 +141,8 @@ def delete(
     store: ConsoleStore, id: uuid.UUID, state: JobState, dry_run: bool = False
 ) -> JobOutcome:
     """Delete the job ``id`` if it is in ``state`` (the operator says what they expect
-    to delete, as azync's ``Manager.Delete`` takes the state)."""
+    to delete, as azync's ``Manager.Delete`` takes the state); never an active job."""
+    deletable(state)
     job = store.find_job(id)
     refusal = owner_refusal(job, "delete", "dags cancel", "workflows cancel")
     if refusal is not None:
@@ -154,6 +155,16 @@ def delete(
     if not dry_run:
         store.delete_job(job.source, job.id, state)
     return JobOutcome(job.id, job.source, job.kind, "delete", job.state, dry_run)
+
+
+def deletable(state: JobState) -> None:
+    """Refuse deleting active jobs: a running job's row belongs to its worker, whose
+    settlement would find it gone (azync's ``queue/manager.go`` Delete says the same)."""
+    if state == JobState.ACTIVE:
+        raise InvalidInput(
+            "jobs delete does not delete active jobs: a running job's row belongs to its "
+            "worker; delete it once it has settled"
+        )
 
 
 def enqueue(store: ConsoleStore, params: EnqueueParams) -> bool:
@@ -239,6 +250,7 @@ def bulk_searches(action: str, search: JobSearch) -> list[JobSearch]:
     if action == "delete":
         if search.state is None:
             raise InvalidInput("jobs delete needs the state of the jobs to delete")
+        deletable(JobState(search.state))
         states: tuple[JobState, ...] = (JobState(search.state),)
     else:
         needs = VERBS[action].needs

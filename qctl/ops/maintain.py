@@ -29,18 +29,27 @@ INTERNAL_KINDS = frozenset({KIND_SLEEP, KIND_SIGNAL})
 """DAG timer/signal tasks: settled by complete_due_sleeps and signals, never promoted
 (promoted to pending, nothing would ever lease and complete them)."""
 
+REAPED_SOURCES = frozenset({Source.QUEUE, Source.EVENT, Source.DAG})
+"""The sources azync reaps: only its queue, event and DAG engines run a reaper
+(azync's ``internal/engine/maintenance.go``). Workflow-task leases are never extended
+(``workflow/worker.go``), so a lapsed one says nothing of its worker: reaping it would
+hand a running task to a second worker, or kill it with its execution still running."""
+
 BACKOFF_MAX = 30.0
 
 
 def one_pass(store: ConsoleStore, sources: list[Source], max_reaps: int) -> list[MaintainStep]:
-    """One maintenance pass: per source promote_due and reap_expired over its kinds,
-    then the DAG scheduler steps in azync's load-bearing order."""
+    """One maintenance pass: per source promote_due over its kinds and, where azync
+    reaps (``REAPED_SOURCES``), reap_expired; then the DAG scheduler steps in azync's
+    load-bearing order."""
     steps: list[MaintainStep] = []
     for source in sources:
         kinds = [k for k in store.list_kinds(source) if k not in INTERNAL_KINDS]
         if not kinds:
             continue
         steps.append(MaintainStep("promote_due", store.promote_due(source, kinds), source))
+        if source not in REAPED_SOURCES:
+            continue
         reaped, killed = store.reap_expired(source, kinds, max_reaps)
         steps.append(MaintainStep("reap_expired", reaped, source, killed))
     steps.append(MaintainStep("promote_unblocked", store.promote_unblocked()))

@@ -151,3 +151,5 @@ class NukeOutcome:
     """``None`` in a dry run (stats rows cannot be counted)."""
     keys: int | None
     dry_run: bool = False
+    breaks: str | None = None
+    """What the reset breaks beyond its rows (``nuke_breaks``); None for the queue."""

@@ -20,6 +20,7 @@ from qctl_store.types import (
     PageCursor,
     Source,
     WorkflowFilter,
+    WorkflowState,
 )
 
 if TYPE_CHECKING:
@@ -154,10 +155,46 @@ def workflows(keep: timedelta) -> Step:
 
 
 def nuke(store: ConsoleStore, source: Source, dry_run: bool = False) -> NukeOutcome:
-    """Delete every job, stats row and idempotency key of ``source`` (a dev reset; the
-    event ledger stays). A dry run counts the jobs."""
+    """Delete every job, stats row and idempotency key of ``source`` in one transaction
+    (a dev reset; the event ledger stays). A dry run counts the jobs. Both say what the
+    reset breaks (``nuke_breaks``)."""
+    breaks = nuke_breaks(store, source)
     jobs, _ = store.count_jobs(JobSearch(source=source), exact=True)
     if dry_run:
-        return NukeOutcome(source, jobs, None, None, True)
+        return NukeOutcome(source, jobs, None, None, True, breaks)
     report = store.nuke_all(source)
-    return NukeOutcome(source, report.jobs, report.stats, report.keys)
+    return NukeOutcome(source, report.jobs, report.stats, report.keys, breaks=breaks)
+
+
+def nuke_breaks(store: ConsoleStore, source: Source) -> str | None:
+    """What a nuke of ``source`` breaks beyond its own rows, with the runs it strands
+    counted; None for the queue, the one source azync's own reset is used on (its
+    conformance suite's ``NukeAll``). The other sources' jobs are the state of runs
+    that live in other tables, which a nuke leaves behind."""
+    if source == Source.DAG:
+        live = sum(
+            n
+            for states in store.dag_name_state_counts().values()
+            for state, n in states.items()
+            if state not in DAG_TERMINAL_STATES
+        )
+        return (
+            f"{live} unfinished DAG run(s) keep no task rows and never settle "
+            "(`qctl dags cancel` them first)"
+        )
+    if source == Source.WORKFLOW:
+        live = sum(
+            store.list_workflow_executions(WorkflowFilter(state=state), 0, 1)[1]
+            for state in WorkflowState
+            if state not in WORKFLOW_TERMINAL_STATES
+        )
+        return (
+            f"{live} unfinished workflow execution(s) lose their tasks: a parked one "
+            "never wakes, and an operation in flight is run again on replay"
+        )
+    if source == Source.EVENT:
+        return (
+            "every delivery goes, undelivered ones included, while the ledger stays: "
+            "events show as undispatched and `qctl replay` would deliver processed ones again"
+        )
+    return None

@@ -178,20 +178,34 @@ class MigrateMixin(PgBase):
         """The schema status, or ``SchemaNotMigrated``/``SchemaTooNew`` when this release
         cannot work on the database as it is."""
         status = self.schema_status()
-        where = f'schema "{status.schema}"' if status.schema else "the database"
-        if status.applied_version > status.expected_version:
-            raise errors.SchemaTooNew(
-                f"{where} is at azync schema version {status.applied_version}, newer than "
-                f"this release knows ({status.expected_version}); upgrade qctl"
-            )
-        if status.pending_versions:
-            if status.applied_version == 0:
-                state = f"has no azync schema (no {self.config.version_table} versions)"
-            else:
-                pending = ", ".join(str(v) for v in status.pending_versions)
-                state = f"is missing azync schema versions {pending}"
-            raise errors.SchemaNotMigrated(f"{where} {state}; run `qctl db migrate`")
+        errors.check_version(
+            self._where(status.schema),
+            status.applied_version,
+            status.expected_version,
+            status.pending_versions,
+        )
         return status
+
+    _known_version: int | None = None
+    """The schema version ``require_schema`` accepted, once per store."""
+
+    def require_schema(self) -> int:
+        """The applied schema version, after ``check_schema``'s refusals, from one read
+        of the version table; accepted once per store, then answered from memory."""
+        if self._known_version is None:
+            expected = latest_version()
+            with self.read() as cur:
+                applied = self._applied_versions(cur) or set()
+            applied.discard(0)
+            version = max(applied, default=0)
+            pending = [v for v in range(1, expected + 1) if v not in applied]
+            with self._mapped():  # names a configured schema that does not exist
+                errors.check_version(self._where(self.schema), version, expected, pending)
+            self._known_version = version
+        return self._known_version
+
+    def _where(self, schema: str) -> str:
+        return f'schema "{schema}"' if schema else "the database"
 
     # --- internals ------------------------------------------------------------------
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -103,7 +102,6 @@ DIALECT = Dialect(
     payload_filter="payload @> %(payload)s::jsonb",
     older_than_filter="enqueued_at < now() - make_interval(secs => %(older_than)s)",
     older_than_arg=timedelta.total_seconds,
-    min_id=uuid.UUID(int=0),
     array=list,
 )
 """psycopg's pyformat parameters; jsonb containment for meta, an escaped ILIKE for errors."""

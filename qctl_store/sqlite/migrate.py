@@ -122,14 +122,22 @@ class MigrateMixin(SqliteBase):
         """The schema status, or ``SchemaNotMigrated``/``SchemaTooNew`` when this release
         cannot work on the file as it is."""
         status = self.schema_status()
-        if status.applied_version > status.expected_version:
-            raise errors.SchemaTooNew(
-                f"{self.path} is at schema version {status.applied_version}; this release "
-                f"knows up to {status.expected_version}: upgrade qctl"
-            )
-        if status.applied_version < status.expected_version:
-            raise errors.SchemaNotMigrated(
-                f"{self.path} is at schema version {status.applied_version} of "
-                f"{status.expected_version}; run `qctl db migrate`"
-            )
+        errors.check_version(
+            self.path, status.applied_version, status.expected_version, status.pending_versions
+        )
         return status
+
+    _known_version: int | None = None
+    """The schema version ``require_schema`` accepted, once per store."""
+
+    def require_schema(self) -> int:
+        """The applied schema version, after ``check_schema``'s refusals, from one read
+        of the version table; accepted once per store, then answered from memory."""
+        if self._known_version is None:
+            expected = latest_version()
+            with self.read() as t:
+                applied = self._applied_version(t) or 0
+            pending = [v for v, _ in migrations() if v > applied]
+            errors.check_version(self.path, applied, expected, pending)
+            self._known_version = applied
+        return self._known_version

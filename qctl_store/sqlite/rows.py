@@ -104,7 +104,6 @@ DIALECT = Dialect(
     # The backend clock is the host clock.
     older_than_filter="enqueued_at < :older_than",
     older_than_arg=lambda age: now_us() - td_us(age),
-    min_id="",
     array=json.dumps,
 )
 """sqlite3's named parameters; JSON TEXT columns, INTEGER µs instants."""

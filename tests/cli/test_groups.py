@@ -497,7 +497,7 @@ def test_nuke(run: Run, st: Any, kind: str, tty: None) -> None:
     assert dry["jobs"] >= 2
     assert run("nuke", "--source", "queue", input="n\n").exit_code == 4
     assert st.count_jobs(JobSearch(source=Source.QUEUE, kind=kind), exact=True)[0] == 2
-    assert run("nuke").exit_code == 2
+    assert run("nuke", input="n\n").exit_code == 4  # the queue by default, still asked
     done = out_json(run("nuke", "--source", "queue", "--yes", "-o", "json"))
     assert done["jobs"] >= 2 and done["source"] == "queue"
     assert st.count_jobs(JobSearch(source=Source.QUEUE, kind=kind), exact=True)[0] == 0

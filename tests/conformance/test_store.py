@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from qctl_store.errors import Conflict, NotFound, UniqueViolation
+from qctl_store.postgres import PostgresStore
 from qctl_store.types import (
     Depths,
     DequeueParams,
@@ -45,6 +46,7 @@ from tests.conformance.helpers import (
     subscribe,
     token,
 )
+from tests.conftest import raw_pg, raw_sqlite
 
 Q = Source.QUEUE
 E = Source.EVENT
@@ -744,6 +746,43 @@ def test_nuke_all_wipes_the_source_and_leaves_the_ledger(solo_store: AnyStore) -
         store.get_job(Q, queue_id)
     store.get_event(event.id)  # the ledger is intact
     assert len(dequeue_n(store, E, "nuke_s", 10)) == 1, "event deliveries are intact"
+
+
+def test_nuke_all_is_one_transaction(solo_store: AnyStore) -> None:
+    """As azync's NukeAll (``driver/azyncpgx/store_admin.go``): the jobs, stats and keys
+    go together or not at all. Before, the jobs went in batches committed one by one,
+    so a failure later left the source half deleted (and readers saw it shrink)."""
+    store = solo_store
+    ids = [enqueue_due(store, "nuke_tx") for _ in range(3)]
+    keyed = EnqueueParams(
+        kind="nuke_tx", payload={}, idempotency_key="k", idempotency_ttl=timedelta(hours=1)
+    )
+    assert store.enqueue(keyed)
+    refuse_deleting_keys(store)
+    with pytest.raises(Exception, match="refused"):
+        store.nuke_all(Q)
+    for id in [*ids, keyed.id]:
+        assert store.get_job(Q, id).state == JobState.PENDING
+
+
+def refuse_deleting_keys(store: AnyStore) -> None:
+    """A trigger that fails every delete of an idempotency key (the last step of a nuke)."""
+    if isinstance(store, PostgresStore):
+        with raw_pg(store.schema) as conn:
+            conn.execute(
+                "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+                "$$ BEGIN RAISE EXCEPTION 'refused'; END $$"
+            )
+            conn.execute(
+                "CREATE TRIGGER refuse BEFORE DELETE ON azync_idempotency_keys "
+                "FOR EACH ROW EXECUTE FUNCTION refuse()"
+            )
+        return
+    with raw_sqlite(store.path) as conn:
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE DELETE ON azync_idempotency_keys "
+            "BEGIN SELECT RAISE(ABORT, 'refused'); END"
+        )
 
 
 # --- Beyond RunConformance: further facts of azync's store (driver/azyncpgx/store_*.go) ----

@@ -17,6 +17,7 @@ from qctl.ops import events as ops_events
 from qctl.ops import jobs as ops_jobs
 from qctl.ops import workflows as ops_wf
 from qctl.ops.errors import NoSuchName, WrongState, WrongVerb
+from qctl_store.errors import InvalidInput
 from qctl_store.types import (
     DAGParams,
     DAGState,
@@ -184,6 +185,22 @@ def test_state_refusals_say_why(store: Any) -> None:
     )
     with pytest.raises(WrongState, match="retry needs dead"):
         ops_jobs.retry(store, p.id)
+
+
+def test_delete_refuses_active_jobs(store: Any, schema: str) -> None:
+    """A running job's row belongs to its worker (azync's queue/manager.go Delete).
+    Before, `jobs delete ID --state active` deleted it, and so did the bulk form."""
+    kind = unique("del_active")
+    p = EnqueueParams(kind=kind)
+    store.enqueue(p)
+    job = lease_one(store, Source.QUEUE, kind)
+    for dry_run in (True, False):
+        with pytest.raises(InvalidInput, match="does not delete active jobs"):
+            ops_jobs.delete(store, p.id, JobState.ACTIVE, dry_run=dry_run)
+        with pytest.raises(InvalidInput, match="does not delete active jobs"):
+            ops_jobs.delete_all(store, JobState.ACTIVE, kind=kind, dry_run=dry_run)
+    got = store.find_job(p.id)
+    assert (got.state, got.lease_token) == (JobState.ACTIVE, job.lease_token)
 
 
 def test_typos_are_not_silent_success(store: Any) -> None:

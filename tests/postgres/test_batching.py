@@ -153,9 +153,9 @@ def test_vacuum_completed_walks_past_ties_of_the_key(store: PostgresStore) -> No
     assert store.list_jobs(Q, JobFilter(kind=k))[1] == 0
 
 
-def test_nuke_all_walks_past_one_batch_and_spares_other_sources(store: PostgresStore) -> None:
+def test_nuke_all_ignores_the_batch_size_and_spares_other_sources(store: PostgresStore) -> None:
     """Last in the module: it empties the queue source the other tests use."""
-    enqueue(store, kind("bt_nuke"), n=2 * N + 1)  # an odd count ends on a short batch
+    enqueue(store, kind("bt_nuke"), n=2 * N + 1)  # more than a batch: one statement
     store.register_subscriber(Subscriber(name="bt_nuke_s", event_type="evt.bt_nuke"))
     assert store.publish(PublishParams(type="evt.bt_nuke", payload={})) == 1
     queued = store.list_jobs(Q, JobFilter())[1]

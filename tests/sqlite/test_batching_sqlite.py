@@ -33,6 +33,6 @@ def store(store_factory: StoreFactory) -> SqliteStore:
 
 
 # Collected last (pytest keeps definition order): it empties the queue source.
-test_nuke_all_walks_past_one_batch_and_spares_other_sources = (
-    pg.test_nuke_all_walks_past_one_batch_and_spares_other_sources
+test_nuke_all_ignores_the_batch_size_and_spares_other_sources = (
+    pg.test_nuke_all_ignores_the_batch_size_and_spares_other_sources
 )

@@ -280,8 +280,13 @@ DELETE FROM azync_jobs WHERE id = %(id)s AND source = %(source)s AND state = %(s
 
 -- name: delete_all
 -- One batch of the jobs matching {where} in one state deleted.
--- One batch; the caller repeats it until a batch comes back short.
-DELETE FROM azync_jobs WHERE id IN (
+-- One batch; the caller repeats it until a batch comes back short. The rows are locked
+-- as picked (SKIP LOCKED, as promote_due): a job a worker is leasing is passed over, and
+-- one leased since the statement's snapshot fails the state check on its locked version,
+-- so the delete never takes a job from under its worker.
+DELETE FROM azync_jobs j USING (
     SELECT id FROM azync_jobs WHERE {where} AND state = %(state)s
+    FOR UPDATE SKIP LOCKED
     LIMIT %(batch)s
-)
+) picked
+WHERE j.id = picked.id

@@ -96,14 +96,8 @@ DELETE FROM azync_jobs WHERE id IN (
 )
 
 -- name: nuke_jobs
--- One batch of one source's jobs deleted, in id order after the last batch.
--- One batch in id order from %(after)s: no index leads with source, so each batch
--- walks on along the primary key instead of rescanning the rows already deleted.
-DELETE FROM azync_jobs WHERE id IN (
-    SELECT id FROM azync_jobs WHERE source = %(source)s AND id > %(after)s
-    ORDER BY id LIMIT %(batch)s
-)
-RETURNING id
+-- Every job of one source deleted (their attempt rows cascade).
+DELETE FROM azync_jobs WHERE source = %(source)s
 
 -- name: nuke_stats
 -- Every daily stats row of one source deleted.

@@ -1,0 +1,48 @@
+"""``qctl nuke``: azync's reset (the queue source) by default, in one transaction; the
+other sources only when named, with a dry run and a confirmation saying what breaks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qctl_store.types import DAGParams, DAGTask, JobSearch, Source, WorkflowStartParams
+from tests.cli.conftest import Run, enqueue, out_json
+from tests.conformance.helpers import unique
+
+
+def count(st: Any, source: Source, kind: str) -> int:
+    return int(st.count_jobs(JobSearch(source=source, kind=kind), exact=True)[0])
+
+
+def test_nuke_resets_the_queue_by_default_in_one_transaction(run: Run, st: Any, kind: str) -> None:
+    enqueue(st, kind, 2)
+    dry = run("nuke", "--dry-run")
+    assert dry.exit_code == 0, dry.stderr
+    assert "would delete" in dry.stdout and "queue job(s)" in dry.stdout
+    assert "in one transaction" in dry.stdout
+    plan = out_json(run("nuke", "--dry-run", "-o", "json"))
+    assert plan["source"] == "queue" and plan["jobs"] >= 2 and plan["breaks"] is None
+    done = run("nuke", "--yes")
+    assert done.exit_code == 0, done.stderr
+    assert "in one transaction" in done.stdout
+    assert count(st, Source.QUEUE, kind) == 0
+
+
+def test_nuke_of_another_source_says_what_breaks(run: Run, st: Any) -> None:
+    task_kind = unique("nk_dag")
+    dag = DAGParams(name=unique("nk"), tasks=[DAGTask("a", task_kind)])
+    st.create_dag(dag)
+    st.start_workflow(WorkflowStartParams(name=unique("nk_wf"), version="v1", input={}))
+    dags = out_json(run("nuke", "--source", "dag", "--dry-run", "-o", "json"))
+    assert "1 unfinished DAG run(s)" in dags["breaks"] and "never settle" in dags["breaks"]
+    dry = run("nuke", "--source", "dag", "--dry-run")
+    assert "1 unfinished DAG run(s)" in dry.stdout
+    flows = out_json(run("nuke", "--source", "workflow", "--dry-run", "-o", "json"))
+    assert "1 unfinished workflow execution(s)" in flows["breaks"]
+    events = out_json(run("nuke", "--source", "event", "--dry-run", "-o", "json"))
+    assert "replay" in events["breaks"]
+    assert count(st, Source.DAG, task_kind) == 1, "dry runs delete nothing"
+    done = run("nuke", "--source", "dag", "--yes")
+    assert done.exit_code == 0, done.stderr
+    assert "1 unfinished DAG run(s)" in done.stderr  # said even when --yes skips the question
+    assert count(st, Source.DAG, task_kind) == 0

@@ -1,0 +1,69 @@
+"""Bulk statements against a Go worker leasing at the same moment (PostgreSQL: SQLite's
+single writer runs a whole statement under its write lock, so no lease lands inside one)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from qctl.ops import events as ops_events
+from qctl.ops import jobs as ops_jobs
+from qctl_store.postgres import PostgresStore
+from qctl_store.types import JobFilter, JobState, PublishParams, Source, Subscriber
+from tests.conformance.helpers import enqueue_due, unique
+from tests.conftest import raw_pg
+
+LEASE = """
+UPDATE azync_jobs SET state = 'active', attempt = attempt + 1,
+    lease_token = gen_random_uuid(), lease_until = now() + interval '1 minute'
+WHERE id = %s
+"""
+
+
+def leased_during(store: PostgresStore, job_id: Any, statement: Any) -> Any:
+    """Run ``statement`` (in a thread) while another session leases ``job_id`` as
+    azync's dequeue does: the lease holds the row lock, the statement runs until it is
+    done or waits on that lock, then the lease commits. Returns what ``statement``
+    returned."""
+    result: list[Any] = []
+    with raw_pg(store.schema) as worker, raw_pg(store.schema) as watcher:
+        worker.autocommit = False
+        worker.execute(LEASE, (job_id,))
+        thread = threading.Thread(target=lambda: result.append(statement()))
+        thread.start()
+        deadline = time.monotonic() + 10
+        blocked = "SELECT 1 FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))"
+        pid = worker.info.backend_pid
+        while thread.is_alive() and not watcher.execute(blocked, (pid,)).fetchone():
+            assert time.monotonic() < deadline, "the bulk statement neither ended nor waited"
+            time.sleep(0.01)
+        worker.commit()
+        thread.join(10)
+    return result[0]
+
+
+def test_bulk_delete_by_kind_spares_a_job_leased_meanwhile(store: PostgresStore) -> None:
+    """Before, the leased job was deleted under its worker (the state was checked only
+    in the snapshot of the id subquery, not again after the row lock)."""
+    kind = unique("race_del")
+    job_id = enqueue_due(store, kind)
+    outcome = leased_during(
+        store,
+        job_id,
+        lambda: ops_jobs.delete_all(store, JobState.PENDING, source=Source.QUEUE, kind=kind),
+    )
+    assert outcome.count == 0
+    assert store.get_job(Source.QUEUE, job_id).state == JobState.ACTIVE
+
+
+def test_drain_spares_a_delivery_leased_meanwhile(store: PostgresStore) -> None:
+    name, event_type = unique("race_sub"), unique("race_evt")
+    store.register_subscriber(Subscriber(name=name, event_type=event_type))
+    assert store.publish(PublishParams(type=event_type, payload={})) == 1
+    ((delivery,), _) = store.list_jobs(Source.EVENT, JobFilter(kind=name))
+    outcome = leased_during(
+        store, delivery.id, lambda: ops_events.delete_subscriber(store, name, drain=True)
+    )
+    assert outcome.drained == 0
+    assert store.get_job(Source.EVENT, delivery.id).state == JobState.ACTIVE
