@@ -55,7 +55,7 @@ def demo(
     fan-out, signals and sagas, workflows with uncertain operations) on the embedded demo
     database ($XDG_DATA_HOME/qctl/demo.db), or on --dsn (PostgreSQL must be migrated),
     and watch it in qctl top."""
-    from qctl.cli import parse
+    from qctl.core import parse
     from qctl.demo import Demo
     from qctl_store import Config, open_store
 

@@ -50,7 +50,7 @@ class Failed(Exception):
 # qctl_store is imported inside these two so that ``qctl --help`` never loads it.
 def exit_code_for(exc: BaseException) -> ExitCode:
     """The documented exit code of a failure."""
-    from qctl.cli.parse import IdNotFound
+    from qctl.core.parse import IdNotFound
     from qctl_store import errors as store_errors
 
     if isinstance(exc, store_errors.InvalidInput):
@@ -68,7 +68,7 @@ def exit_code_for(exc: BaseException) -> ExitCode:
 
 def message_for(exc: BaseException) -> str:
     """One line, never a DSN password, any text from the database in it escaped."""
-    from qctl.sanitize import sanitize
+    from qctl.core.sanitize import sanitize
     from qctl_store import errors as store_errors
     from qctl_store.dsn import redact
 

@@ -1,5 +1,5 @@
 """Small text formatters shared by the dashboard's screens (pure). Text from the database
-goes through ``qctl.sanitize`` here (``safe``, ``one_line``, ``heading``)."""
+goes through ``qctl.core.sanitize`` here (``safe``, ``one_line``, ``heading``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.text import Text
 
-from qctl.sanitize import sanitize
+from qctl.core.sanitize import sanitize
 from qctl_store.types import Job, ThroughputCount
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
