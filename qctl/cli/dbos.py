@@ -1105,7 +1105,7 @@ def _dashboard(db: Database, location: str, read_only: bool, refresh: float) -> 
 
 def demo_database_url() -> str:
     """The DBOS demo's SQLite file, beside qctl's own demo database."""
-    from qctl.cli.demo import demo_database_path
+    from qctl.core.paths import demo_database_path
 
     return f"sqlite:///{demo_database_path().with_name('dbos-demo.sqlite')}"
 

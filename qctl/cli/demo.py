@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -11,12 +10,7 @@ from typing import Annotated
 import typer
 
 from qctl.cli.common import cli
-
-
-def demo_database_path() -> Path:
-    """The demo's own embedded database: ``$XDG_DATA_HOME/qctl/demo.db``."""
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
-    return Path(base) / "qctl" / "demo.db"
+from qctl.core.paths import demo_database_path
 
 
 def demo(
