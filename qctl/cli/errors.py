@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from enum import IntEnum
 
 
@@ -84,3 +86,19 @@ def message_for(exc: BaseException) -> str:
     if not isinstance(exc, store_errors.StoreError | Refused | Failed):
         text = f"{type(exc).__name__}: {text}"
     return redact(" ".join(sanitize(text, multiline=True).split()))
+
+
+def fail(message: str, code: int) -> int:
+    sys.stderr.write(f"qctl: error: {message}\n")
+    return code
+
+
+def failed(exc: Exception) -> int:
+    """One line on stderr (a traceback with ``QCTL_DEBUG``) and the documented code."""
+    if os.environ.get("QCTL_DEBUG"):
+        import traceback
+
+        from qctl_store.dsn import redact
+
+        sys.stderr.write(redact(traceback.format_exc()))
+    return fail(message_for(exc), exit_code_for(exc))
