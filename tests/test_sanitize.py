@@ -9,7 +9,7 @@ from enum import StrEnum
 import pytest
 from rich.text import Text
 
-from qctl.sanitize import sanitize
+from qctl.core.sanitize import sanitize
 from qctl.tui import fmt
 from qctl.tui.widgets import table_cell
 

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from qctl.cli import parse
 from qctl.cli.context import CliContext
 from qctl.cli.errors import Refused
 from qctl.cli.launch import MIN_REFRESH
 from qctl.cli.output import OUTPUT_HELP, OutputFormat, as_dict, emit_result, emit_rows
+from qctl.core import parse
 from qctl_store.types import JobState, PageCursor, Source
 
 if TYPE_CHECKING:

@@ -274,7 +274,7 @@ FILTERS: filters.Options = [
 def _attributes(items: list[str] | None) -> dict[str, Any]:
     import json
 
-    from qctl.cli.parse import ParseError, parse_key_value
+    from qctl.core.parse import ParseError, parse_key_value
 
     out: dict[str, Any] = {}
     for item in items or []:
@@ -762,7 +762,7 @@ def queues_show(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """One queue, and its enqueued and running workflows (oldest first)."""
-    from qctl.ops.errors import NoSuchName
+    from qctl.core.errors import NoSuchName
 
     db = database(ctx)
     row = next((r for r in reads.queue_stats(db) if r["queue_name"] == name), None)
@@ -1105,7 +1105,7 @@ def _dashboard(db: Database, location: str, read_only: bool, refresh: float) -> 
 
 def demo_database_url() -> str:
     """The DBOS demo's SQLite file, beside qctl's own demo database."""
-    from qctl.cli.demo import demo_database_path
+    from qctl.core.paths import demo_database_path
 
     return f"sqlite:///{demo_database_path().with_name('dbos-demo.sqlite')}"
 

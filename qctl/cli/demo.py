@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -11,12 +10,7 @@ from typing import Annotated
 import typer
 
 from qctl.cli.common import Yes, cli, confirm
-
-
-def demo_database_path() -> Path:
-    """The demo's own embedded database: ``$XDG_DATA_HOME/qctl/demo.db``."""
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
-    return Path(base) / "qctl" / "demo.db"
+from qctl.core.paths import demo_database_path
 
 
 def demo(
@@ -57,8 +51,8 @@ def demo(
     database ($XDG_DATA_HOME/qctl/demo.db), or on --dsn (PostgreSQL must be migrated; a
     database that already holds jobs is confirmed first, and the demo then maintains and
     vacuums nothing there), and watch it in qctl top."""
-    from qctl.cli import parse
     from qctl.cli.context import CliContext
+    from qctl.core import parse
     from qctl.demo import Demo
     from qctl_store import Config, open_store
     from qctl_store.types import Source

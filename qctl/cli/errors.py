@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from enum import IntEnum
 
 
@@ -50,7 +52,7 @@ class Failed(Exception):
 # qctl_store is imported inside these two so that ``qctl --help`` never loads it.
 def exit_code_for(exc: BaseException) -> ExitCode:
     """The documented exit code of a failure."""
-    from qctl.cli.parse import IdNotFound
+    from qctl.core.parse import IdNotFound
     from qctl_store import errors as store_errors
 
     if isinstance(exc, store_errors.InvalidInput):
@@ -68,7 +70,7 @@ def exit_code_for(exc: BaseException) -> ExitCode:
 
 def message_for(exc: BaseException) -> str:
     """One line, never a DSN password, any text from the database in it escaped."""
-    from qctl.sanitize import sanitize
+    from qctl.core.sanitize import sanitize
     from qctl_store import errors as store_errors
     from qctl_store.dsn import redact
 
@@ -84,3 +86,19 @@ def message_for(exc: BaseException) -> str:
     if not isinstance(exc, store_errors.StoreError | Refused | Failed):
         text = f"{type(exc).__name__}: {text}"
     return redact(" ".join(sanitize(text, multiline=True).split()))
+
+
+def fail(message: str, code: int) -> int:
+    sys.stderr.write(f"qctl: error: {message}\n")
+    return code
+
+
+def failed(exc: Exception) -> int:
+    """One line on stderr (a traceback with ``QCTL_DEBUG``) and the documented code."""
+    if os.environ.get("QCTL_DEBUG"):
+        import traceback
+
+        from qctl_store.dsn import redact
+
+        sys.stderr.write(redact(traceback.format_exc()))
+    return fail(message_for(exc), exit_code_for(exc))

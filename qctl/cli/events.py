@@ -18,7 +18,7 @@ from qctl.cli.output import (
     iso,
     page_note,
 )
-from qctl.cli.parse import ParseError
+from qctl.core.parse import ParseError
 from qctl.ops import events as ops_events
 from qctl_store.types import (
     EventAdminRow,

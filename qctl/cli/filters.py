@@ -12,7 +12,7 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import KindOpt, MetaOpt, SourceOpt, StateOpt
-from qctl.cli.parse import ParseError
+from qctl.core.parse import ParseError
 from qctl_store.listing import order_for, seeks_index
 from qctl_store.types import JobSearch, JobState, Source
 

@@ -30,7 +30,7 @@ from qctl.cli.output import (
     page_note,
     rows_of,
 )
-from qctl.cli.parse import ParseError
+from qctl.core.parse import ParseError
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS
 from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, Source
 

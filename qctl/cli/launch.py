@@ -1,4 +1,4 @@
-"""The console script, and the command line's parts that need no Typer.
+"""The console script: it runs the dashboard's plain line without Typer.
 
 ``qctl top`` is the one command whose start-up the operator waits on: the common line
 (root options, ``top``, ``--refresh``) runs the azync dashboard here, without importing
@@ -16,92 +16,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from qctl import startup
-from qctl.cli.errors import ExitCode, exit_code_for, message_for
+from qctl.cli.argv import ROOT_FLAGS, ROOT_OPTIONS, arrange, undecodable
+from qctl.cli.errors import ExitCode, fail, failed
 
 if TYPE_CHECKING:
     from qctl.cli.context import CliContext
     from qctl_store.contract import ConsoleStore
 
-ROOT_OPTIONS = ("--dsn", "--schema", "--context", "--system")
-"""Root options that take a value: accepted anywhere on the line (kubectl-style)."""
-ROOT_FLAGS = ("--read-only", "--no-color")
-OUTPUT_OPTIONS = ("-o", "--output")
-"""The verbs' output option: accepted before the command too."""
-KEEPS_ROOT_OPTIONS = ("context",)
-"""Groups whose verbs take options named like the root's (``context add --dsn``)."""
 MIN_REFRESH = 0.2
 """``--refresh``'s least value, here and in ``qctl.cli.common.Refresh``."""
 COMPLETE_VAR = "_QCTL_COMPLETE"
 """Set by the shell completion scripts: Typer answers those."""
-
-
-def fail(message: str, code: int) -> int:
-    sys.stderr.write(f"qctl: error: {message}\n")
-    return code
-
-
-def failed(exc: Exception) -> int:
-    """One line on stderr (a traceback with ``QCTL_DEBUG``) and the documented code."""
-    if os.environ.get("QCTL_DEBUG"):
-        import traceback
-
-        from qctl_store.dsn import redact
-
-        sys.stderr.write(redact(traceback.format_exc()))
-    return fail(message_for(exc), exit_code_for(exc))
-
-
-def undecodable(arg: str) -> bool:
-    """Python hands bytes that are not UTF-8 over as lone surrogates."""
-    return any("\udc80" <= ch <= "\udcff" for ch in arg)
-
-
-def _option_at(args: Sequence[str], i: int, names: Sequence[str], flags: Sequence[str] = ()) -> int:
-    """How many tokens from ``args[i]`` form one of the options ``names`` (with a value:
-    ``--dsn X``, ``--dsn=X``, ``-oX``) or ``flags``; 0 when it is none of them."""
-    arg = args[i]
-    if arg in flags:
-        return 1
-    if arg in names:  # without its value: see ``arrange``
-        return 2 if i + 1 < len(args) else 0
-    return int(
-        any(
-            arg.startswith(f"{n}=") or (len(n) == 2 and arg.startswith(n) and len(arg) > 2)
-            for n in names
-        )
-    )
-
-
-def arrange(argv: Sequence[str]) -> list[str]:
-    """The command line with the root options moved before the command and ``-o`` after
-    it, so that both may be given anywhere, as kubectl takes them: ``qctl jobs list --dsn
-    D -o json`` means ``qctl --dsn D jobs list -o json``. Nothing after ``--`` moves, and
-    in ``KEEPS_ROOT_OPTIONS`` groups only what precedes the group is a root option.
-
-    A root option that ends the line without its value is a usage error in its own name
-    (``--dsn needs a value``), not the verb's "no such option"."""
-    args = list(argv)
-    tail: list[str] = []
-    if "--" in args:
-        cut = args.index("--")
-        args, tail = args[:cut], args[cut:]
-    root: list[str] = []
-    output: list[str] = []
-    rest: list[str] = []
-    group = ""
-    i = 0
-    while i < len(args):
-        n = 0 if group in KEEPS_ROOT_OPTIONS else _option_at(args, i, ROOT_OPTIONS, ROOT_FLAGS)
-        if not n and group not in KEEPS_ROOT_OPTIONS and args[i] in ROOT_OPTIONS:
-            from typer._click.exceptions import UsageError
-
-            raise UsageError(f"{args[i]} needs a value")
-        m = 0 if n else _option_at(args, i, OUTPUT_OPTIONS)
-        if not (n or m or group or args[i].startswith("-")):
-            group = args[i]
-        (root if n else output if m else rest).extend(args[i : i + (n or m or 1)])
-        i += n or m or 1
-    return [*root, *rest, *output, *tail]
 
 
 def top_line(argv: Sequence[str]) -> tuple[dict[str, str | bool], float] | None:

@@ -15,8 +15,8 @@ from typer.core import TyperGroup
 from typer.models import DefaultPlaceholder
 
 from qctl import __version__
-from qctl.cli.errors import ExitCode
-from qctl.cli.launch import arrange, fail, failed, undecodable
+from qctl.cli.argv import arrange, undecodable
+from qctl.cli.errors import ExitCode, fail, failed
 from qctl.cli.registry import Entry
 
 if TYPE_CHECKING:
@@ -319,10 +319,3 @@ def root(
 ) -> None:
     """Operator console for azync job stores and DBOS system databases."""
     cli_context(ctx)
-
-
-def run() -> None:
-    """The entry point of console scripts installed before ``qctl.cli.launch:run``."""
-    from qctl.cli.launch import run as launch
-
-    launch()

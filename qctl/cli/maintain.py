@@ -14,7 +14,7 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import Output, SourceOpt
 from qctl.cli.output import OutputFormat, emit_rows, note, rows_of
-from qctl.cli.parse import ParseError
+from qctl.core.parse import ParseError
 from qctl.ops import maintain as ops_maintain
 from qctl.ops.results import MaintainStep
 from qctl_store.contract import ConsoleStore

@@ -4,7 +4,7 @@ The JSON forms are stable and documented (docs/cli.md): dataclasses become objec
 their field names, instants are RFC 3339 UTC strings (``2026-01-02T03:04:05.123456Z``),
 durations are seconds (a number), ids are strings, enums their string values. Tables are
 for people: shortened instants and durations, JSON cells cut to fit. Tables, CSV and the
-sentences for people show text from the database through ``qctl.sanitize`` (control
+sentences for people show text from the database through ``qctl.core.sanitize`` (control
 characters and escape sequences escaped); JSON is exact.
 """
 
@@ -22,8 +22,8 @@ from typing import Any, TextIO
 
 import typer
 
-from qctl.cli.parse import format_duration
-from qctl.sanitize import sanitize
+from qctl.core.parse import format_duration
+from qctl.core.sanitize import sanitize
 
 
 class OutputFormat(StrEnum):

@@ -11,7 +11,7 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import KindOpt, Output, SourceOpt
 from qctl.cli.output import OutputFormat, as_dict, emit_detail, emit_rows, note
-from qctl.cli.parse import ParseError
+from qctl.core.parse import ParseError
 from qctl_store.types import DailyCount, Depths, Source
 
 app = common.app("queues")

@@ -9,7 +9,7 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_rows, rows_of
-from qctl.cli.parse import ParseError
+from qctl.core.parse import ParseError
 from qctl.ops import events as ops_events
 
 app = common.app("subscribers")

@@ -13,7 +13,7 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import DeadAge, DryRun, KindOpt, Output, Retention, SourceOpt, Yes
 from qctl.cli.output import OutputFormat, emit_rows, note
-from qctl.cli.parse import ParseError, format_duration
+from qctl.core.parse import ParseError, format_duration
 from qctl.ops import vacuum as ops_vacuum
 from qctl.ops.vacuum import Step
 

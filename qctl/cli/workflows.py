@@ -17,7 +17,7 @@ from qctl.cli.output import (
     page_note,
     rows_of,
 )
-from qctl.cli.parse import IdNotFound
+from qctl.core.parse import IdNotFound
 from qctl.ops import workflows as ops_wf
 from qctl_store.types import (
     UncertainDecision,

@@ -5,7 +5,7 @@ Rules:
 - An action exists once, here: one typed function per verb (``jobs.retry``,
   ``dags.compensate``, ``workflows.resolve``, ``maintain.one_pass``, ...). It validates
   its input, applies the system's guards, calls the store and returns a result record
-  from ``qctl.ops.results``. Refusals are the exceptions of ``qctl.ops.errors``.
+  from ``qctl.ops.results``. Refusals are the exceptions of ``qctl.core.errors``.
 - Front-ends (``qctl/cli``, ``qctl/tui``) call only these for writes: they parse
   input, confirm, call, and render the record. They never call a store's write method.
 - Dry runs are answered here too: ``dry_run=True`` validates and counts what the action
@@ -14,8 +14,8 @@ Rules:
   queue and event sources; a DAG task goes through its DAG's verbs and a workflow
   operation through the workflow's (``jobs run-now`` on a DAG task stays allowed, as
   azync's ``dag/manager.go`` does).
-- Another system (DBOS) implements the same actions with the same result records and
-  refusals; only its module differs.
+- Another system (DBOS) implements its actions in its own package
+  (``qctl.systems.dbos.actions``) with the same refusals and records of its own shape.
 - No front-end imports (typer, textual) and nothing heavy at import time: the command
   line imports these on every write.
 """

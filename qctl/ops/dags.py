@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
-from qctl.ops.errors import NoSuchName, require_state
+from qctl.core.errors import NoSuchName, require_state
 from qctl.ops.results import RunOutcome, SignalOutcome
 from qctl_store.dagcheck import COMPENSABLE_STATES
 from qctl_store.types import DAG_TERMINAL_STATES, JSON, DAGSignalParams, DAGState

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from qctl.ops.errors import NoSuchName
+from qctl.core.errors import NoSuchName
 from qctl.ops.results import BulkOutcome, Published, ReplayOutcome, SubscriberOutcome
 from qctl_store.types import (
     EventFilter,

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from qctl.ops.errors import is_connection_error
+from qctl.core.errors import is_connection_error
 from qctl.ops.results import MaintainStep
 from qctl_store.types import KIND_SIGNAL, KIND_SLEEP, Source
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from qctl.ops.errors import NoSuchName
+from qctl.core.errors import NoSuchName
 from qctl_store.types import AttemptError, JobSearch, Source
 
 if TYPE_CHECKING:

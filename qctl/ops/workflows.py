@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
-from qctl.ops.errors import WrongVerb, require_state
+from qctl.core.errors import WrongVerb, require_state
 from qctl.ops.results import ResolveOutcome, RunOutcome, SignalOutcome
 from qctl_store import wac
 from qctl_store.errors import NotFound

@@ -28,7 +28,7 @@ from textual.screen import Screen
 from textual.widgets import TabbedContent, TabPane
 
 from qctl import startup
-from qctl.ops.errors import NoSuchName, WrongState, WrongVerb
+from qctl.core.errors import NoSuchName, WrongState, WrongVerb, is_connection_error
 from qctl.tui.base import Dashboard, Loader, SystemScreens, TopScreen, footer
 from qctl.tui.live import DISCONNECTED, MANUAL, PAUSED, POLLING, LiveFeed
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
@@ -123,13 +123,6 @@ class MainScreen(TopScreen):
         self.shown_tab = event.pane.id or ""
         for loader in self.loaders():
             loader.reload()
-
-
-def is_connection_error(error: Exception) -> bool:
-    """The database is unreachable, or not (or no longer) a schema qctl reads."""
-    return isinstance(
-        error, errors.Unavailable | errors.SchemaNotMigrated | errors.SchemaTooNew | OSError
-    ) or type(error).__module__.startswith("psycopg")
 
 
 class QctlTop(Dashboard):
@@ -335,7 +328,7 @@ class QctlTop(Dashboard):
         self.push_screen(PromptDialog(title, [("id", label, "")]), got)
 
     def _find(self, text: str) -> None:
-        from qctl.cli.parse import ParseError
+        from qctl.core.parse import ParseError
 
         try:
             targets = self.system.jump_targets(self.store, text)

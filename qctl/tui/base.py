@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
-from qctl.sanitize import sanitize
+from qctl.core.sanitize import sanitize
 from qctl.tui.widgets import StatusBar
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class SystemScreens:
 
     def jump_targets(self, store: Any, text: str) -> list[tuple[str, Any]]:
         """Every (entity, id) that ``text`` (an id or a prefix) names, in a worker
-        thread; bad input raises ``qctl.cli.parse.ParseError`` or ``InvalidInput``."""
+        thread; bad input raises ``qctl.core.parse.ParseError`` or ``InvalidInput``."""
         raise NotImplementedError
 
     def describe(self, targets: list[tuple[str, Any]], text: str) -> str:

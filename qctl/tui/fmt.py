@@ -1,10 +1,11 @@
 """Small text formatters shared by the dashboard's screens (pure). Text from the database
-goes through ``qctl.sanitize`` here (``safe``, ``one_line``, ``heading``)."""
+goes through ``qctl.core.sanitize`` here (``safe``, ``one_line``, ``heading``)."""
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -12,8 +13,8 @@ from typing import Any
 
 from rich.text import Text
 
-from qctl.sanitize import sanitize
-from qctl_store.types import Job, ThroughputCount
+from qctl.core.sanitize import sanitize
+from qctl_store.types import DAG_TERMINAL_STATES, DAGState, Job, ThroughputCount
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
@@ -157,3 +158,23 @@ def json_text(value: Any, limit: int = 0) -> str:
 def one_line(text: str, limit: int = 60) -> str:
     text = " ".join(safe(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def split_counts(counts: dict[DAGState, int]) -> tuple[Text, Text]:
+    """A name's run counts as (live states, terminal states) summaries."""
+    live = {s: n for s, n in counts.items() if s not in DAG_TERMINAL_STATES}
+    done = {s: n for s, n in counts.items() if s in DAG_TERMINAL_STATES}
+    return counts_summary(live), counts_summary(done)
+
+
+def counts_summary(counts: dict[Any, int]) -> Text:
+    """``succeeded 3 · pending 1`` coloured per state, most advanced states first."""
+    text = Text()
+    grouped: dict[str, int] = defaultdict(int)
+    for state, n in counts.items():
+        grouped[str(state)] += n
+    for i, (state, n) in enumerate(sorted(grouped.items())):
+        if i:
+            text.append(" · ", "dim")
+        text.append(f"{state} {n}", state_style(state))
+    return text

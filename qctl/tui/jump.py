@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
-from qctl.cli.parse import parse_id_text
+from qctl.core.parse import parse_id_text
 from qctl_store.listing import ENTITY_TABLES
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from qctl.cli import parse
 from qctl.cli.main import app
-from qctl.cli.parse import ParseError
+from qctl.core import parse
+from qctl.core.parse import ParseError
 
 
 @pytest.mark.parametrize(

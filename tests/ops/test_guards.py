@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from qctl.core.errors import NoSuchName, WrongState, WrongVerb
 from qctl.ops import dags as ops_dags
 from qctl.ops import events as ops_events
 from qctl.ops import jobs as ops_jobs
 from qctl.ops import workflows as ops_wf
-from qctl.ops.errors import NoSuchName, WrongState, WrongVerb
 from qctl_store.errors import InvalidInput
 from qctl_store.types import (
     DAGParams,
@@ -218,7 +218,7 @@ def test_typos_are_not_silent_success(store: Any) -> None:
 def test_state_refusal_names_the_wanted_states_in_their_enum_order() -> None:
     """One check serves job, DAG, workflow and DBOS verbs: a set of states reads in the
     enum's order, plain strings in the order given."""
-    from qctl.ops.errors import require_state
+    from qctl.core.errors import require_state
 
     require_state("cancel dag", "DAG 1234abcd", DAGState.RUNNING, {DAGState.RUNNING}, "cancel")
     with pytest.raises(WrongState) as dag:

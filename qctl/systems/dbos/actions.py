@@ -18,7 +18,7 @@ and only for finished workflows.
 The client is given a serializer that never deserializes (``_verbatim_serializer``): what
 DBOS's client would unpickle stays the stored text.
 
-Refusals are the operations layer's (``qctl.ops.errors``). The records are DBOS's own
+Refusals are the ones every system shares (``qctl.core.errors``). The records are DBOS's own
 shape rather than ``qctl.ops.results.RunOutcome``: a DBOS workflow id is any string (not
 a UUID), its field is ``status`` (DBOS's name), and a fork has a new id to report.
 """
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from qctl.ops.errors import NoSuchName, require_state
+from qctl.core.errors import NoSuchName, require_state
 from qctl.systems.dbos import INSTALL_HINT, reads
 from qctl.systems.dbos.database import Database
 from qctl_store.batches import BatchSize, sized_batches

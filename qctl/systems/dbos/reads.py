@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from qctl.ops.errors import NoSuchName
+from qctl.core.errors import NoSuchName
 from qctl.systems.dbos import payload
 from qctl.systems.dbos.database import Database
 from qctl_store.errors import InvalidInput

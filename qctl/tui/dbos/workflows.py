@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static, Tree
 
-from qctl.cli.parse import parse_duration
+from qctl.core.parse import parse_duration
 from qctl.systems.dbos import actions, reads
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded

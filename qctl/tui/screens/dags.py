@@ -22,7 +22,6 @@ from qctl.tui.base import Dashboarded
 from qctl.tui.layout import layout, render
 from qctl.tui.screens.base import DetailScreen, Pane, RecordView
 from qctl.tui.screens.jobs import JobDetailScreen
-from qctl.tui.screens.overview import counts_summary, split_counts
 from qctl.tui.widgets import PromptDialog, refill, selected_key, table
 from qctl_store.types import (
     TASK_KEY_COMPENSATION_PREFIX,
@@ -192,7 +191,7 @@ class DagsPane(DagActions, Pane[DagsData]):
         for name, counts in sorted(data.counts.items()):
             if needle not in name.lower():
                 continue
-            names.append((name, [name, *split_counts(counts)]))
+            names.append((name, [name, *fmt.split_counts(counts)]))
         refill(self.query_one("#dag-names", DataTable), names)
         runs = [
             (
@@ -201,7 +200,7 @@ class DagsPane(DagActions, Pane[DagsData]):
                     fmt.short_id(r.id),
                     r.name,
                     fmt.state_text(r.state),
-                    counts_summary(data.task_counts.get(r.id, {})),
+                    fmt.counts_summary(data.task_counts.get(r.id, {})),
                     fmt.ago(r.created_at, now),
                     fmt.one_line(r.failure_reason, 40),
                 ],

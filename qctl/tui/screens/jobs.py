@@ -15,8 +15,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from qctl.core.errors import NoSuchName
 from qctl.ops import jobs as ops_jobs
-from qctl.ops.errors import NoSuchName
 from qctl.ops.results import BulkOutcome, JobOutcome
 from qctl.ops.views import Attempt, attempt_history, free_text, require_kind
 from qctl.tui import fmt

@@ -3,7 +3,6 @@ throughput and the last hour per kind, DAG states, event ledger."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -17,8 +16,6 @@ from qctl.tui.overview_data import OverviewData, fetch_overview
 from qctl.tui.screens.base import Redrawn
 from qctl.tui.widgets import refill, table
 from qctl_store.types import (
-    DAG_TERMINAL_STATES,
-    DAGState,
     DailyCount,
     Depths,
     JobState,
@@ -146,7 +143,7 @@ class OverviewPane(Redrawn[OverviewData]):
             + ("  ~ estimated" if data.estimated else "")
         )
         dag_rows = [
-            (name, [name, *split_counts(counts)])
+            (name, [name, *fmt.split_counts(counts)])
             for name, counts in sorted(data.dag_counts.items())
             if needle in name.lower()
         ]
@@ -185,23 +182,3 @@ class OverviewPane(Redrawn[OverviewData]):
         else:
             self.screen.action_show_tab("dags")  # type: ignore[attr-defined]
             self.screen.query_one(DagsPane).open_with(key)
-
-
-def split_counts(counts: dict[DAGState, int]) -> tuple[Text, Text]:
-    """A name's run counts as (live states, terminal states) summaries."""
-    live = {s: n for s, n in counts.items() if s not in DAG_TERMINAL_STATES}
-    done = {s: n for s, n in counts.items() if s in DAG_TERMINAL_STATES}
-    return counts_summary(live), counts_summary(done)
-
-
-def counts_summary(counts: dict[Any, int]) -> Text:
-    """``succeeded 3 · pending 1`` coloured per state, most advanced states first."""
-    text = Text()
-    grouped: dict[str, int] = defaultdict(int)
-    for state, n in counts.items():
-        grouped[str(state)] += n
-    for i, (state, n) in enumerate(sorted(grouped.items())):
-        if i:
-            text.append(" · ", "dim")
-        text.append(f"{state} {n}", fmt.state_style(state))
-    return text

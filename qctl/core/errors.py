@@ -1,4 +1,4 @@
-"""The refusals of the operations layer, shared by every system's actions.
+"""The refusals every system's actions share, and what counts as a lost connection.
 
 Each is a ``qctl_store`` error, so a front-end maps it like the store's own: ``WrongVerb``
 is a usage error (exit 2), ``WrongState`` and ``NoSuchName`` are not-found (exit 3).
@@ -47,7 +47,7 @@ class NoSuchName(_Refusal):
 
 def is_connection_error(error: BaseException) -> bool:
     """The database is unreachable, the session was lost, or the schema is not (or no
-    longer) azync's: what a long-running front-end waits out instead of failing on."""
+    longer) one qctl reads: what a long-running front-end waits out instead of failing on."""
     return isinstance(
         error, errors.Unavailable | errors.SchemaNotMigrated | errors.SchemaTooNew | OSError
     ) or type(error).__module__.startswith("psycopg")

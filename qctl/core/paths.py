@@ -1,0 +1,12 @@
+"""Where qctl keeps its own files, for every system's demo."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def demo_database_path() -> Path:
+    """The demo's own embedded database: ``$XDG_DATA_HOME/qctl/demo.db``."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
+    return Path(base) / "qctl" / "demo.db"
