@@ -23,6 +23,7 @@ busy timeout, writers fall back to SQLite's own busy handler.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import random
 import sqlite3
@@ -134,22 +135,36 @@ def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return "locked" in msg or "busy" in msg
 
 
+def _while_busy(
+    conn: sqlite3.Connection, sql: str, deadline: float, pauses: Iterator[float]
+) -> None:
+    """Run ``sql``, again after each of ``pauses`` (seconds) while another connection holds
+    the lock, until ``deadline``; then the busy error stands."""
+    for pause in pauses:
+        try:
+            conn.execute(sql)
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+
+
+def _backoff() -> Iterator[float]:
+    """Random pauses whose bound doubles from 1 ms to 100 ms."""
+    bound = 0.001
+    while True:
+        yield random.uniform(0, bound)
+        bound = min(bound * 2, 0.1)
+
+
 def _switch_to_wal(conn: sqlite3.Connection, deadline: float) -> None:
     """Put the file in WAL mode (a no-op once it is). The switch needs the file to itself,
     and SQLite answers SQLITE_BUSY at once, without its busy handler, where waiting for
     another connection could deadlock: several processes opening one new file at the same
     instant (two cron jobs' first use of the embedded database) met that. The switch is
     retried here, with back-off, until the busy timeout."""
-    delay = 0.001
-    while True:
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if not _is_busy(exc) or time.monotonic() >= deadline:
-                raise
-        time.sleep(random.uniform(0, delay))
-        delay = min(delay * 2, 0.1)
+    _while_busy(conn, "PRAGMA journal_mode = WAL", deadline, _backoff())
 
 
 def _flock(fd: int, deadline: float) -> bool:
@@ -300,14 +315,8 @@ class SqliteBase(StoreBase):
         try:
             conn.execute("PRAGMA busy_timeout = 0")  # we poll instead of SQLite's back-off
             try:
-                while True:
-                    try:
-                        conn.execute("BEGIN IMMEDIATE")
-                        return
-                    except sqlite3.OperationalError as exc:
-                        if not _is_busy(exc) or time.monotonic() >= deadline:
-                            raise
-                    time.sleep(random.uniform(0, TURNSTILE_POLL_S))
+                polls = (random.uniform(0, TURNSTILE_POLL_S) for _ in itertools.count())
+                _while_busy(conn, "BEGIN IMMEDIATE", deadline, polls)
             finally:
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         finally:
