@@ -4,9 +4,9 @@ concurrent migrators on one file."""
 from __future__ import annotations
 
 import multiprocessing
+import sqlite3
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
-import sqlite3
 from pathlib import Path
 
 import pytest
