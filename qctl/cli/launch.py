@@ -22,7 +22,14 @@ if TYPE_CHECKING:
     from qctl.cli.context import CliContext
     from qctl_store.contract import ConsoleStore
 
-ROOT_OPTIONS = ("--dsn", "--schema", "--context", "--system")
+ROOT_OPTIONS = (
+    "--dsn",
+    "--schema",
+    "--context",
+    "--system",
+    "--statement-timeout",
+    "--lock-timeout",
+)
 """Root options that take a value: accepted anywhere on the line (kubectl-style)."""
 ROOT_FLAGS = ("--read-only", "--no-color")
 OUTPUT_OPTIONS = ("-o", "--output")
@@ -121,7 +128,7 @@ def top_line(argv: Sequence[str]) -> tuple[dict[str, str | bool], float] | None:
             if not eq:
                 i += 1
                 value = args[i]
-            key, given = name[2:], value
+            key, given = name[2:].replace("-", "_"), value
         elif args[i] in ROOT_FLAGS:
             key, given = args[i][2:].replace("-", "_"), True
         else:
