@@ -16,8 +16,10 @@ from typing import Any
 
 import psycopg
 import pytest
+from typer.testing import CliRunner
 
 from qctl.cli.context import CliContext
+from qctl.cli.main import app
 from qctl_store.types import JobFilter, JobState, Source
 from tests.cli.conftest import Run, enqueue, make_dead
 from tests.conftest import PG_DSN
@@ -231,3 +233,21 @@ def test_a_bad_timeout_is_a_usage_error(run: Run) -> None:
     result = run("--lock-timeout", "soon", "jobs", "list")
     assert result.exit_code == 2
     assert "--lock-timeout: invalid duration 'soon'" in result.stderr
+
+
+def test_dbos_reads_time_out_behind_a_lock() -> None:
+    from tests.dbos.fixtures import migrate, pg_database
+
+    with pg_database() as url:
+        migrate(url)
+        with psycopg.connect(url) as other:
+            other.execute("LOCK TABLE dbos.workflow_status IN ACCESS EXCLUSIVE MODE")
+            start = time.monotonic()
+            result = CliRunner().invoke(
+                app, ["--dsn", url, "--lock-timeout", "700ms", "workflows", "list"]
+            )
+            took = time.monotonic() - start
+            other.rollback()
+    assert result.exit_code == 7, result.output
+    assert result.stderr.splitlines() == [LOCK_LINE.format("0.7s")]
+    assert took < 0.7 + 2.0
