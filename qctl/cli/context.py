@@ -67,6 +67,8 @@ a migration's or a stuck transaction's lock the console says so, and its own wai
 statement (and the locks it already took) leave the server instead of queueing other
 sessions behind it."""
 TIMEOUTS = ("statement_timeout", "lock_timeout")
+MAX_TIMEOUT = timedelta(milliseconds=2**31 - 1)
+"""The longest timeout PostgreSQL takes (an int of milliseconds)."""
 
 
 class ConfigFileError(InvalidInput):
@@ -315,9 +317,12 @@ def _timeout(value: Any, what: str) -> timedelta:
     if not isinstance(value, str):
         raise ConfigFileError(f'{what} must be a duration such as "5s"')
     try:
-        return parse_duration(value)
+        limit = parse_duration(value)
     except InvalidInput as exc:
         raise InvalidInput(f"{what}: {exc}") from None
+    if limit > MAX_TIMEOUT:
+        raise InvalidInput(f"{what}: {value!r} is longer than PostgreSQL allows (24 days)")
+    return limit
 
 
 def _dsn_sets(dsn: str, name: str) -> bool:
