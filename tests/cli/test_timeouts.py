@@ -251,3 +251,38 @@ def test_dbos_reads_time_out_behind_a_lock() -> None:
     assert result.exit_code == 7, result.output
     assert result.stderr.splitlines() == [LOCK_LINE.format("0.7s")]
     assert took < 0.7 + 2.0
+
+
+def test_a_killed_qctl_leaves_no_waiting_statement_past_its_lock_timeout(
+    db_args: list[str], pg_schema: str, st: Any, kind: str, holder: psycopg.Connection[Any]
+) -> None:
+    make_dead(st, kind, 3)
+    holder.execute(
+        f'SELECT id FROM "{pg_schema}".azync_jobs WHERE kind = %s FOR UPDATE', (kind,)
+    ).fetchall()
+    verb = ["jobs", "retry", "--kind", kind, "--yes"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qctl", *db_args, "--lock-timeout", "2s", *verb],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not blocked_by(holder.info.backend_pid):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+    finally:
+        proc.kill()
+        proc.wait()
+    killed = time.monotonic()
+    while blocked_by(holder.info.backend_pid):
+        assert time.monotonic() - killed < 2.0 + 1.0, "the server kept qctl's statement"
+        time.sleep(0.05)
+    print(f"killed qctl: its statement left the server {time.monotonic() - killed:.2f}s later")
+
+
+def test_the_dashboards_fast_start_takes_the_timeouts() -> None:
+    from qctl.cli.launch import top_line
+
+    line = ["--lock-timeout", "2s", "top", "--statement-timeout=30s"]
+    assert top_line(line) == ({"lock_timeout": "2s", "statement_timeout": "30s"}, 2.0)
