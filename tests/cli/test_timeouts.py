@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from qctl.cli.context import CliContext
 from qctl.cli.main import app
-from qctl_store.types import JobFilter, JobState, Source
+from qctl_store.types import DequeueParams, JobFilter, JobState, Source
 from tests.cli.conftest import Run, enqueue, make_dead
 from tests.conftest import PG_DSN
 
@@ -115,8 +115,13 @@ def test_the_default_lock_timeout_applies(
         (["jobs", "retry", "--kind", "{kind}", "--yes"], JobState.DEAD),
         (["jobs", "delete", "--state", "dead", "--kind", "{kind}", "--yes"], JobState.DEAD),
         (["jobs", "pause", "--kind", "{kind}", "--yes"], JobState.PENDING),
+        (
+            ["vacuum", "completed", "--older-than", "1ms", "-s", "queue", "--yes"],
+            JobState.SUCCEEDED,
+        ),
+        (["nuke", "-s", "queue", "--yes"], JobState.DEAD),
     ],
-    ids=["retry", "delete", "pause"],
+    ids=["retry", "delete", "pause", "vacuum-completed", "nuke"],
 )
 def test_a_writing_verb_behind_row_locks_times_out_and_writes_nothing(
     db_args: list[str],
@@ -128,6 +133,10 @@ def test_a_writing_verb_behind_row_locks_times_out_and_writes_nothing(
     state: JobState,
 ) -> None:
     ids = make_dead(st, kind, 3) if state == JobState.DEAD else enqueue(st, kind, 3)
+    if state == JobState.SUCCEEDED:
+        for job in st.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind, limit=3)):
+            st.ack(job.id, job.lease_token)
+        time.sleep(0.01)  # older than the vacuum's retention
     holder.execute(
         f'SELECT id FROM "{pg_schema}".azync_jobs WHERE kind = %s FOR UPDATE', (kind,)
     ).fetchall()
@@ -135,7 +144,7 @@ def test_a_writing_verb_behind_row_locks_times_out_and_writes_nothing(
     result, took = qctl_behind(holder, *db_args, *args, env={"QCTL_LOCK_TIMEOUT": "1500ms"})
     assert result.returncode == 7, result.stderr
     assert result.stderr.splitlines()[-1:] == [LOCK_LINE.format("1.5s")]
-    print(f"{' '.join(verb[:2])}: lock_timeout 1.5s, timed out {took:.2f}s after its wait was seen")
+    print(f"{' '.join(args)}: lock_timeout 1.5s, timed out {took:.2f}s after its wait was seen")
     assert took < 1.5 + 1.0
     holder.rollback()
     jobs, total = st.list_jobs(Source.QUEUE, JobFilter(kind=kind))
