@@ -295,3 +295,35 @@ def test_the_dashboards_fast_start_takes_the_timeouts() -> None:
 
     line = ["--lock-timeout", "2s", "top", "--statement-timeout=30s"]
     assert top_line(line) == ({"lock_timeout": "2s", "statement_timeout": "30s"}, 2.0)
+
+
+def test_dbos_writes_time_out_behind_a_row_lock() -> None:
+    from dbos import DBOSClient
+
+    from tests.dbos.fixtures import migrate, pg_database
+
+    with pg_database() as url:
+        migrate(url)
+        client = DBOSClient(system_database_url=url)
+        try:
+            handle = client.enqueue({"workflow_name": "work", "queue_name": "q"}, 1)
+            wf = handle.get_workflow_id()
+        finally:
+            client.destroy()
+        with psycopg.connect(url) as other:
+            other.execute(
+                "SELECT 1 FROM dbos.workflow_status WHERE workflow_uuid = %s FOR UPDATE", (wf,)
+            ).fetchall()
+            start = time.monotonic()
+            result = CliRunner().invoke(
+                app, ["--dsn", url, "--lock-timeout", "700ms", "workflows", "cancel", wf, "--yes"]
+            )
+            took = time.monotonic() - start
+            other.rollback()
+            status = other.execute(
+                "SELECT status FROM dbos.workflow_status WHERE workflow_uuid = %s", (wf,)
+            ).fetchone()
+    assert result.exit_code == 7, (result.stdout, result.stderr)
+    assert result.stderr.splitlines() == [LOCK_LINE.format("0.7s")]
+    assert status == ("ENQUEUED",)
+    print(f"DBOS workflows cancel: lock_timeout 0.7s, exited after {took:.2f}s in all")

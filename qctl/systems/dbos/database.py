@@ -28,7 +28,7 @@ from qctl_store.dsn import (
     sqlite_path,
     timeout_settings,
 )
-from qctl_store.errors import InvalidInput, ReadOnly, SchemaTooNew, Unavailable
+from qctl_store.errors import InvalidInput, ReadOnly, SchemaTooNew, Timeout, Unavailable
 
 DEFAULT_SCHEMA = "dbos"
 MIN_VERSION = 114
@@ -86,22 +86,50 @@ class Database:
 
     @property
     def client_url(self) -> str:
-        """The URL ``DBOSClient`` opens (SQLAlchemy's form for SQLite files)."""
-        if self.postgres:
+        """The URL ``DBOSClient`` opens (SQLAlchemy's form for SQLite files); a
+        PostgreSQL URL carries this session's options, so the client's writes have the
+        same timeouts as qctl's own statements."""
+        if not self.postgres:
+            return f"sqlite:///{sqlite_path(self.dsn)}"
+        if not self.dsn.startswith(("postgresql://", "postgres://")):
             return self.dsn
-        return f"sqlite:///{sqlite_path(self.dsn)}"
+        from urllib.parse import parse_qsl, urlencode, urlsplit
+
+        url = urlsplit(self.dsn)
+        query = [(k, v) for k, v in parse_qsl(url.query, keep_blank_values=True) if k != "options"]
+        options = self._options()
+        if options:
+            query.append(("options", options))
+        return url._replace(query=urlencode(query)).geturl()
+
+    def _options(self) -> str:
+        """libpq ``options``: the DSN's own (or PGOPTIONS) first, then qctl's settings."""
+        settings = timeout_settings(self.statement_timeout, self.lock_timeout)
+        if self.read_only:
+            settings["default_transaction_read_only"] = "on"
+        return session_options(own_options(postgres_params(self.dsn)), settings)
+
+    def timeout(self, exc: BaseException) -> Timeout | None:
+        """``Timeout`` when ``exc`` (or the driver error SQLAlchemy wrapped in it) is a
+        statement PostgreSQL cancelled at a timeout; None otherwise."""
+        if not self.postgres:
+            return None
+        import psycopg
+
+        from qctl_store.postgres.base import timeout_error
+
+        cause = getattr(exc, "orig", exc)
+        if not isinstance(cause, psycopg.Error):
+            return None
+        return timeout_error(cause, self.statement_timeout, self.lock_timeout)
 
     def _connect(self) -> Any:
         if self.postgres:
             import psycopg
             from psycopg.rows import dict_row
 
-            settings = timeout_settings(self.statement_timeout, self.lock_timeout)
-            if self.read_only:
-                settings["default_transaction_read_only"] = "on"
             with self._errors():
-                # The DSN's options (or PGOPTIONS) first, then qctl's.
-                options = session_options(own_options(postgres_params(self.dsn)), settings)
+                options = self._options()
                 return psycopg.connect(
                     self.dsn,
                     autocommit=True,
@@ -139,13 +167,10 @@ class Database:
             import psycopg
             from psycopg import errors as pgerr
 
-            from qctl_store.postgres.base import timeout_error
-
             try:
                 yield
             except (pgerr.LockNotAvailable, pgerr.QueryCanceled) as exc:
-                timeout = timeout_error(exc, self.statement_timeout, self.lock_timeout)
-                raise timeout or self._unavailable(exc) from None
+                raise self.timeout(exc) or self._unavailable(exc) from None
             except pgerr.ReadOnlySqlTransaction:
                 raise ReadOnly("the database session is read-only") from None
             except pgerr.UndefinedTable as exc:
