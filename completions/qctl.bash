@@ -12,6 +12,8 @@ _qctl() {
         'qctl --schema') COMPREPLY=(); return ;;
         'qctl --context') COMPREPLY=(); return ;;
         'qctl --system') COMPREPLY=(); return ;;
+        'qctl --statement-timeout') COMPREPLY=(); return ;;
+        'qctl --lock-timeout') COMPREPLY=(); return ;;
         'qctl db migrate --output' | 'qctl db migrate -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl db tune --output' | 'qctl db tune -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl db status --output' | 'qctl db status -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -381,7 +383,7 @@ _qctl() {
         'qctl versions set-latest --output' | 'qctl versions set-latest -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
     esac
     case "$cmdpath" in
-        'qctl') subs='db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch top demo schedules versions'; opts='--dsn --schema --context --read-only --system --no-color --version -h --help' ;;
+        'qctl') subs='db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch top demo schedules versions'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --version -h --help' ;;
         'qctl db') subs='migrate tune status'; opts='-h --help' ;;
         'qctl db migrate') subs=''; opts='--dry-run --output -o -h --help' ;;
         'qctl db tune') subs=''; opts='--dry-run --output -o -h --help' ;;

@@ -31,6 +31,8 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l schema -x -d 'PostgreSQL 
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l context -x -d 'Named context from $XDG_CONFIG_HOME/qctl/config.toml (env QCTL_CONTEXT).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l read-only -d 'Refuse every write (env QCTL_READ_ONLY=1).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l system -x -d 'The system the database holds, when it holds several (env QCTL_SYSTEM; default: detected from its tables).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l statement-timeout -x -d 'PostgreSQL: how long one statement (a read, one batch of a bulk verb) may run, 0 for no limit (env QCTL_STATEMENT_TIMEOUT; default 10s, none for db migrate and db tune).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l lock-timeout -x -d 'PostgreSQL: how long a statement may wait for a lock another session holds, 0 for no limit (env QCTL_LOCK_TIMEOUT; default 5s).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l no-color -d 'No colours (env NO_COLOR).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l version -d 'Print the version.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -s h -l help -d 'Show the help and exit.'

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from qctl_store.errors import InvalidInput
@@ -70,6 +71,11 @@ class Config:
     in ``qctl db migrate``). ``connection``:
     PostgreSQL with ``pooled`` False only; an open connection from
     ``qctl_store.postgres.base.open_connection`` for the store to use first.
+    ``statement_timeout``/``lock_timeout``: PostgreSQL only; the session's limits (0
+    turns one off), a statement past one fails with ``errors.Timeout``. None keeps the
+    server's and the DSN's: the library sets no limit of its own, because how long a
+    worker's statement or lock wait may take is its deployment's decision (the console
+    sets limits that suit an operator waiting at a terminal).
     """
 
     schema: str = ""
@@ -84,6 +90,8 @@ class Config:
     maintenance_batch: int = MAINTENANCE_BATCH
     maintenance_batch_seconds: float = MAINTENANCE_BATCH_SECONDS
     application_name: str = "qctl"
+    statement_timeout: timedelta | None = None
+    lock_timeout: timedelta | None = None
     connection: Any = field(default=None, repr=False)
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("qctl_store"))
 

@@ -12,8 +12,10 @@ Errors every method may raise besides the ones its docstring names: ``InvalidInp
 for an argument refused before anything is written (a wrong type, a naive datetime, a
 negative duration or limit, an empty or oversized kind or name, JSON that cannot be
 encoded); ``Unavailable`` when the database cannot be reached; ``SchemaNotMigrated``
-when the azync tables are missing. Every write may also raise ``ReadOnly`` (a store
-opened read-only) and ``Conflict`` (lock contention, or a unique index refusing a row:
+when the azync tables are missing; on PostgreSQL ``Timeout`` when the session's
+``lock_timeout`` or ``statement_timeout`` (``Config``, the DSN's options) cancelled a
+statement. Every write may also raise ``ReadOnly`` (a store opened read-only) and
+``Conflict`` (a serialization failure or deadlock, or a unique index refusing a row:
 ``UniqueViolation``); the transaction that raised it is rolled back.
 
 ``AdminStore`` and ``BatchStore`` hold the console's extensions that the Go contract

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,30 @@ def check_dsn(dsn: str) -> None:
         )
     if is_postgres(dsn):
         postgres_params(dsn)
+
+
+def own_options(params: dict[str, str]) -> str:
+    """The libpq ``options`` a connection on the DSN ``params`` would send by itself: the
+    DSN's ``options=``, else ``PGOPTIONS`` (libpq reads it only when no ``options`` is
+    passed, so a connection that adds its own must carry these first)."""
+    return params.get("options", os.environ.get("PGOPTIONS", ""))
+
+
+def options_set(options: str, name: str) -> bool:
+    """Whether libpq ``options`` set the server setting ``name`` (``-c name=value``,
+    ``-cname=value`` or ``--name=value``)."""
+    return bool(re.search(rf"(?:-c\s*|--){re.escape(name)}\s*=", options, re.IGNORECASE))
+
+
+def timeout_settings(statement: timedelta | None, lock: timedelta | None) -> dict[str, str]:
+    """``statement_timeout`` and ``lock_timeout`` in milliseconds for the ones given (0
+    turns a limit off, as in PostgreSQL); None leaves the session's own."""
+    given = {"statement_timeout": statement, "lock_timeout": lock}
+    return {
+        name: str(max(0, round(value.total_seconds() * 1000)))
+        for name, value in given.items()
+        if value is not None
+    }
 
 
 def session_options(dsn_options: str, settings: dict[str, str]) -> str:

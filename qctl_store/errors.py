@@ -7,6 +7,8 @@ expected state``. Everything else a caller can act on has its own class.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 
 class StoreError(Exception):
     """Base class of every error qctl_store raises on purpose."""
@@ -27,6 +29,24 @@ class InvalidInput(StoreError, ValueError):
 
 class Unavailable(StoreError):
     """The backend cannot be reached or the connection was lost."""
+
+
+class Timeout(StoreError):
+    """PostgreSQL cancelled a statement: it waited longer than the session's
+    ``lock_timeout`` for a lock another session holds, or ran longer than its
+    ``statement_timeout``. The statement is gone from the server and its transaction
+    rolled back; ``setting`` names which limit it hit, ``limit`` its value when known."""
+
+    def __init__(self, setting: str, limit: timedelta | None = None) -> None:
+        self.setting = setting
+        self.limit = limit
+        after = f" after {limit.total_seconds():g}s" if limit else ""
+        what = (
+            "waiting for a lock held by another session"
+            if setting == "lock_timeout"
+            else "running one statement"
+        )
+        super().__init__(f"timed out{after} {what} ({setting})")
 
 
 class SchemaNotMigrated(StoreError):

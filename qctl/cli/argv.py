@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-ROOT_OPTIONS = ("--dsn", "--schema", "--context", "--system")
+ROOT_OPTIONS = (
+    "--dsn",
+    "--schema",
+    "--context",
+    "--system",
+    "--statement-timeout",
+    "--lock-timeout",
+)
 """Root options that take a value: accepted anywhere on the line (kubectl-style)."""
 ROOT_FLAGS = ("--read-only", "--no-color")
 OUTPUT_OPTIONS = ("-o", "--output")

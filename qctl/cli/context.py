@@ -14,6 +14,12 @@ Then, first match wins:
   context in effect (any of them turns it on; nothing turns it off).
 - system: ``--system``; the named context; ``QCTL_SYSTEM``; the default context; else
   detected from the database's tables (``qctl.systems.detect``).
+- PostgreSQL's ``statement_timeout`` and ``lock_timeout`` of every session qctl opens:
+  ``--statement-timeout``/``--lock-timeout``; the named context's ``statement_timeout``/
+  ``lock_timeout``; ``QCTL_STATEMENT_TIMEOUT``/``QCTL_LOCK_TIMEOUT``; the default
+  context; the DSN's ``options`` or ``PGOPTIONS`` when they set it; else
+  ``DEFAULT_STATEMENT_TIMEOUT`` and ``DEFAULT_LOCK_TIMEOUT``. Durations as ``5s``,
+  ``500ms``; ``0`` turns a limit off.
 
 With ``--dsn``, a config file that cannot be read is ignored.
 
@@ -25,6 +31,7 @@ The config file is ``$XDG_CONFIG_HOME/qctl/config.toml`` (``~/.config/qctl/confi
     dsn = "postgresql://ops@db.internal/app"
     schema = "azync"
     read_only = true
+    lock_timeout = "2s"
 
     [contexts.payments]
     dsn = "postgresql://ops@db.internal/payments"
@@ -38,6 +45,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +58,20 @@ if TYPE_CHECKING:
     from qctl_store.sqlite import SqliteStore
 
     AnyStore = PostgresStore | SqliteStore
+
+
+DEFAULT_STATEMENT_TIMEOUT = timedelta(seconds=10)
+"""How long one statement of the console may run: a read, or one batch of a bulk verb
+(batches are sized to a quarter of a second). An operator at a terminal learns in seconds
+that something is wrong, instead of waiting on it with no output."""
+DEFAULT_LOCK_TIMEOUT = timedelta(seconds=5)
+"""How long a statement of the console may wait for a lock another session holds: behind
+a migration's or a stuck transaction's lock the console says so, and its own waiting
+statement (and the locks it already took) leave the server instead of queueing other
+sessions behind it."""
+TIMEOUTS = ("statement_timeout", "lock_timeout")
+MAX_TIMEOUT = timedelta(milliseconds=2**31 - 1)
+"""The longest timeout PostgreSQL takes (an int of milliseconds)."""
 
 
 class ConfigFileError(InvalidInput):
@@ -285,7 +307,37 @@ def _context_entry(data: dict[str, Any], name: str, path: Path) -> dict[str, Any
             raise ConfigFileError(f"context {name!r} in {path}: {key} must be a string")
     if "read_only" in entry and not isinstance(entry["read_only"], bool):
         raise ConfigFileError(f"context {name!r} in {path}: read_only must be true or false")
-    return entry
+    limits = {
+        k: _timeout(entry[k], f"context {name!r} in {path}: {k}") for k in TIMEOUTS if k in entry
+    }
+    return {**entry, **limits}
+
+
+def _timeout(value: Any, what: str) -> timedelta:
+    """A timeout setting's duration (``5s``, ``500ms``, ``0`` for none)."""
+    from qctl.core.parse import parse_duration
+
+    if not isinstance(value, str):
+        raise ConfigFileError(f'{what} must be a duration such as "5s"')
+    try:
+        limit = parse_duration(value)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{what}: {exc}") from None
+    if limit > MAX_TIMEOUT:
+        raise InvalidInput(f"{what}: {value!r} is longer than PostgreSQL allows (24 days)")
+    return limit
+
+
+def _dsn_sets(dsn: str, name: str) -> bool:
+    """Whether a PostgreSQL DSN's ``options`` (or ``PGOPTIONS``) set ``name``."""
+    from qctl_store.dsn import is_postgres, options_set, own_options, postgres_params
+
+    if not dsn or not is_postgres(dsn):
+        return False
+    try:
+        return options_set(own_options(postgres_params(dsn)), name)
+    except InvalidInput:  # a malformed DSN: the store says so when it opens
+        return False
 
 
 @dataclass
@@ -301,6 +353,12 @@ class CliContext:
     """``--system`` or the context's ``system``; empty: detect it."""
     dsn_flag: bool = False
     """The DSN was given as ``--dsn`` (not by a context or ``QCTL_DSN``)."""
+    statement_timeout: timedelta | None = DEFAULT_STATEMENT_TIMEOUT
+    lock_timeout: timedelta | None = DEFAULT_LOCK_TIMEOUT
+    """PostgreSQL's session limits (see the module doc); None: the DSN's own."""
+    unlimited: tuple[str, ...] = ()
+    """Limits of ``TIMEOUTS`` that are off unless asked for, set by ``unlimit``."""
+    _timeouts_given: tuple[str, ...] = field(default=(), repr=False)
     _stores: list[AnyStore] = field(default_factory=list, repr=False)
     _system: System | None = field(default=None, repr=False)
     _detected_on: Any = field(default=None, repr=False)
@@ -315,6 +373,8 @@ class CliContext:
         read_only: bool = False,
         no_color: bool = False,
         system: str | None = None,
+        statement_timeout: str | None = None,
+        lock_timeout: str | None = None,
         environ: dict[str, str] | None = None,
         config_file: Path | None = None,
     ) -> CliContext:
@@ -340,8 +400,25 @@ class CliContext:
         if dsn or explicit or env.get("QCTL_DSN") or not isinstance(default_name, str):
             default_name = None
         default = _context_entry(data, default_name, path) if default_name else {}
+        resolved_dsn = dsn or named.get("dsn") or env.get("QCTL_DSN") or default.get("dsn")
+        flags = {"statement_timeout": statement_timeout, "lock_timeout": lock_timeout}
+        limits: dict[str, timedelta | None] = {}
+        for key in TIMEOUTS:
+            env_name = f"QCTL_{key.upper()}"
+            if flags[key] is not None:
+                limits[key] = _timeout(flags[key], f"--{key.replace('_', '-')}")
+            elif key in named:
+                limits[key] = named[key]
+            elif env.get(env_name):
+                limits[key] = _timeout(env[env_name], env_name)
+            elif key in default:
+                limits[key] = default[key]
+        given = tuple(limits)
+        for key in TIMEOUTS:
+            if key not in limits and _dsn_sets(resolved_dsn or "", key):
+                limits[key] = None  # the DSN's options or PGOPTIONS hold it
         return cls(
-            dsn=dsn or named.get("dsn") or env.get("QCTL_DSN") or default.get("dsn") or None,
+            dsn=resolved_dsn or None,
             schema=schema
             or named.get("schema")
             or env.get("QCTL_SCHEMA")
@@ -360,6 +437,9 @@ class CliContext:
             or env.get("QCTL_SYSTEM")
             or default.get("system")
             or "",
+            statement_timeout=limits.get("statement_timeout", DEFAULT_STATEMENT_TIMEOUT),
+            lock_timeout=limits.get("lock_timeout", DEFAULT_LOCK_TIMEOUT),
+            _timeouts_given=given,
         )
 
     def system(self) -> System:
@@ -434,7 +514,8 @@ class CliContext:
 
         check_dsn(self.dsn or "")
         conn, self._detected_on = self._detected_on, None
-        if conn is not None and pooled:
+        # A connection's settings are fixed when it opens: detection's has the usual limits.
+        if conn is not None and (pooled or self.unlimited):
             conn.close()
             conn = None
         store = open_store(self.dsn, self._config(pooled, create, conn))
@@ -451,8 +532,28 @@ class CliContext:
             read_only=self.read_only,
             pooled=pooled,
             create_database=create,
+            statement_timeout=self.session_statement_timeout,
+            lock_timeout=self.session_lock_timeout,
             connection=conn,
         )
+
+    def unlimit(self, *names: str) -> None:
+        """Turn the default limits ``names`` off for the sessions opened from now on, for
+        a command that rightly waits long: building an index reads the whole table, and
+        building one concurrently waits for every older transaction to end. A limit the
+        operator asked for stays."""
+        self.unlimited = tuple(n for n in names if n not in self._timeouts_given)
+
+    @property
+    def session_statement_timeout(self) -> timedelta | None:
+        """``statement_timeout`` of the sessions opened now."""
+        unlimited = "statement_timeout" in self.unlimited
+        return timedelta(0) if unlimited else self.statement_timeout
+
+    @property
+    def session_lock_timeout(self) -> timedelta | None:
+        """``lock_timeout`` of the sessions opened now."""
+        return timedelta(0) if "lock_timeout" in self.unlimited else self.lock_timeout
 
     def store(self, check: bool = True) -> AnyStore:
         """The store of this invocation: opened unpooled on first use, then reused;

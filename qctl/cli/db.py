@@ -24,6 +24,9 @@ def migrate(
 ) -> None:
     """Bring azync's schema up to date (goose-compatible version table)."""
     cli = common.cli(ctx)
+    # A migration's index builds read whole tables; its lock waits stay limited, so that
+    # it never queues the workers' statements behind it for long.
+    cli.unlimit("statement_timeout")
     if dry_run:
         absent = _absent_sqlite_file(cli.dsn)
         if absent:
@@ -97,6 +100,7 @@ def tune(
     schema has none for, so paused pages and counts stop reading the whole job table.
     Built with CREATE INDEX CONCURRENTLY (writers are not blocked); named qctl_*, a
     name azync's migrations never take; listed by `qctl db status`."""
+    common.cli(ctx).unlimit("statement_timeout", "lock_timeout")
     store = common.store(ctx) if dry_run else common.writable(ctx, "db tune")
     names = store.tune(dry_run=dry_run)
     if names:

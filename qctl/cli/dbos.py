@@ -67,7 +67,13 @@ def database(ctx: typer.Context) -> Database:
             raise InvalidInput(
                 "a DBOS system database needs --dsn (postgresql://... or sqlite:///)"
             )
-        db = Database(cli.dsn, cli.schema, cli.read_only)
+        db = Database(
+            cli.dsn,
+            cli.schema,
+            cli.read_only,
+            statement_timeout=cli.session_statement_timeout,
+            lock_timeout=cli.session_lock_timeout,
+        )
         root.meta["qctl.dbos.database"] = db
         root.call_on_close(db.close)
     return db
@@ -1152,7 +1158,12 @@ def demo(
     except RuntimeError as exc:
         raise InvalidInput(str(exc)) from None
     try:
-        db = Database(url, cli.schema)
+        db = Database(
+            url,
+            cli.schema,
+            statement_timeout=cli.session_statement_timeout,
+            lock_timeout=cli.session_lock_timeout,
+        )
         try:
             if no_tui:
                 sys.stderr.write(f"qctl demo: DBOS application on {db.location} for {seconds:g}s\n")

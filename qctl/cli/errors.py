@@ -15,6 +15,7 @@ class ExitCode(IntEnum):
     REFUSED = 4
     SCHEMA = 5
     UNAVAILABLE = 6
+    TIMEOUT = 7
     INTERRUPTED = 130
 
 
@@ -37,6 +38,11 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
         "the database is not migrated (run `qctl db migrate`) or is newer than this release",
     ),
     (ExitCode.UNAVAILABLE, "the database is unavailable"),
+    (
+        ExitCode.TIMEOUT,
+        "timed out waiting for a lock another session holds (--lock-timeout) or on one "
+        "statement (--statement-timeout); the server cancelled that statement",
+    ),
     (ExitCode.INTERRUPTED, "interrupted by Ctrl-C (qctl watch and qctl maintain exit 0)"),
 ]
 
@@ -65,6 +71,8 @@ def exit_code_for(exc: BaseException) -> ExitCode:
         return ExitCode.SCHEMA
     if isinstance(exc, store_errors.Unavailable):
         return ExitCode.UNAVAILABLE
+    if isinstance(exc, store_errors.Timeout):
+        return ExitCode.TIMEOUT
     return ExitCode.FAILURE
 
 
@@ -83,6 +91,8 @@ def message_for(exc: BaseException) -> str:
         )
     if isinstance(exc, store_errors.SchemaNotMigrated) and "qctl db migrate" not in text:
         text += "; run `qctl db migrate`"
+    if isinstance(exc, store_errors.Timeout):
+        text += f"; raise it with --{exc.setting.replace('_', '-')}"
     if not isinstance(exc, store_errors.StoreError | Refused | Failed):
         text = f"{type(exc).__name__}: {text}"
     return redact(" ".join(sanitize(text, multiline=True).split()))

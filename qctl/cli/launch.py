@@ -46,7 +46,7 @@ def top_line(argv: Sequence[str]) -> tuple[dict[str, str | bool], float] | None:
             if not eq:
                 i += 1
                 value = args[i]
-            key, given = name[2:], value
+            key, given = name[2:].replace("-", "_"), value
         elif args[i] in ROOT_FLAGS:
             key, given = args[i][2:].replace("-", "_"), True
         else:

@@ -111,6 +111,8 @@ def cli_context(ctx: Context) -> Any:
             read_only=bool(p.get("read_only")),
             no_color=bool(p.get("no_color")),
             system=p.get("system"),
+            statement_timeout=p.get("statement_timeout"),
+            lock_timeout=p.get("lock_timeout"),
         )
         root.call_on_close(root.obj.close)
     return root.obj
@@ -251,7 +253,7 @@ app = typer.Typer(
     cls=QctlGroup,
     help="Operator console for azync job stores and DBOS system databases (PostgreSQL or SQLite).",
     epilog="Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 refused, "
-    "5 not migrated / too new, 6 unavailable. See qctl(1).",
+    "5 not migrated / too new, 6 unavailable, 7 timed out. See qctl(1).",
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -307,6 +309,27 @@ def root(
             metavar="azync|dbos",
             help="The system the database holds, when it holds several (env QCTL_SYSTEM; "
             "default: detected from its tables).",
+        ),
+    ] = None,
+    statement_timeout: Annotated[
+        str | None,
+        typer.Option(
+            "--statement-timeout",
+            metavar="DURATION",
+            help="PostgreSQL: how long one statement (a read, one batch of a bulk verb) may "
+            "run, 0 for no limit (env QCTL_STATEMENT_TIMEOUT; default 10s, none for db "
+            "migrate and db tune).",
+            show_default=False,
+        ),
+    ] = None,
+    lock_timeout: Annotated[
+        str | None,
+        typer.Option(
+            "--lock-timeout",
+            metavar="DURATION",
+            help="PostgreSQL: how long a statement may wait for a lock another session "
+            "holds, 0 for no limit (env QCTL_LOCK_TIMEOUT; default 5s).",
+            show_default=False,
         ),
     ] = None,
     no_color: Annotated[

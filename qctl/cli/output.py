@@ -5,7 +5,8 @@ their field names, instants are RFC 3339 UTC strings (``2026-01-02T03:04:05.1234
 durations are seconds (a number), ids are strings, enums their string values. Tables are
 for people: shortened instants and durations, JSON cells cut to fit. Tables, CSV and the
 sentences for people show text from the database through ``qctl.core.sanitize`` (control
-characters and escape sequences escaped); JSON is exact.
+characters and escape sequences escaped); JSON is exact. CSV text cells that a
+spreadsheet would evaluate get a leading ``'`` (``QCTL_CSV_RAW=1`` keeps them as stored).
 """
 
 from __future__ import annotations
@@ -81,7 +82,23 @@ def cell(value: Any) -> str:
     return text if len(text) <= TABLE_CELL_WIDTH else text[: TABLE_CELL_WIDTH - 1] + "…"
 
 
-def _csv_cell(value: Any) -> str:
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet evaluates a cell starting with (OWASP's CSV injection rule)."""
+
+
+def csv_raw() -> bool:
+    """``QCTL_CSV_RAW=1``: CSV text cells exactly as stored, formulas and all."""
+    import os
+
+    from qctl.cli.context import env_flag
+
+    return env_flag(os.environ, "QCTL_CSV_RAW")
+
+
+def _csv_cell(value: Any, raw: bool = False) -> str:
+    """A CSV cell. Text that a spreadsheet would run as a formula (a kind or an error
+    written as ``=cmd|' /C calc'!A0``) gets a leading ``'``, which shows it as text,
+    unless ``raw``; numbers are never touched (``-5`` stays a number)."""
     value = plain(value)
     if value is None:
         return ""
@@ -89,7 +106,10 @@ def _csv_cell(value: Any) -> str:
         return sanitize(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
     if isinstance(value, bool):
         return "true" if value else "false"
-    return sanitize(str(value), multiline=True)  # csv quotes a newline; it cannot escape
+    text = sanitize(str(value), multiline=True)  # csv quotes a newline; it cannot escape
+    if isinstance(value, str) and not raw and text.startswith(FORMULA_START):
+        return "'" + text
+    return text
 
 
 def _dumps(value: Any, indent: int | None) -> str:
@@ -114,10 +134,11 @@ def emit_rows(
         for record in records:
             out.write(_dumps(record, None) + "\n")
     elif fmt == OutputFormat.CSV:
+        raw = csv_raw()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(columns)
         for row in rows:
-            writer.writerow([_csv_cell(row.get(c)) for c in columns])
+            writer.writerow([_csv_cell(row.get(c), raw) for c in columns])
     else:
         if not rows:
             note("no rows")  # stderr: an empty table must not look like a hung command

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from qctl.core.errors import is_connection_error
 from qctl.ops.results import MaintainStep
+from qctl_store import errors
 from qctl_store.types import KIND_SIGNAL, KIND_SLEEP, Source
 
 if TYPE_CHECKING:
@@ -74,7 +75,8 @@ def run(
     """Run ``one_pass`` every ``interval`` seconds under leader election until ``stop``
     is set. A lost connection is one ``log`` line: the store and the lease are dropped,
     and after a back-off (1 s, doubling to 30 s) a new store is opened and leadership
-    re-acquired. Other errors propagate."""
+    re-acquired. A statement that timed out (``errors.Timeout``) is one ``log`` line and
+    the next pass runs at the usual interval. Other errors propagate."""
     store: ConsoleStore | None = None
     lease: LeadershipLease | None = None
     backoff = 1.0
@@ -107,6 +109,14 @@ def run(
                 else:
                     on_pass(one_pass(store, sources, max_reaps))
                 backoff = 1.0
+            except errors.Timeout as exc:
+                if once:
+                    raise
+                # Another session's lock (a migration, a long transaction) stopped this
+                # pass: the connection and the leadership stay, the next pass tries again.
+                log(f"maintain: {' '.join(str(exc).split())}; next pass in {interval:g}s")
+                stop.wait(interval)
+                continue
             except Exception as exc:
                 if once or not is_connection_error(exc):
                     raise

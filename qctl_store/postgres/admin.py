@@ -268,7 +268,7 @@ class AdminMixin(JobActions, JobReads, PgBase):
         if dry_run or not missing:
             return missing
         self._check_writable()
-        with mapped_errors(self.dsn), self._provider.connection() as conn:
+        with mapped_errors(self.dsn, self.config), self._provider.connection() as conn:
             for name in missing:
                 conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
                 conn.execute(CONSOLE_INDEXES[name])

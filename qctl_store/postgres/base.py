@@ -29,7 +29,14 @@ from psycopg.types.json import JsonbBinaryLoader, JsonbLoader
 from qctl_store import errors, validate
 from qctl_store.backend import StoreBase
 from qctl_store.config import Config
-from qctl_store.dsn import connect_timeout, postgres_params, redact, session_options
+from qctl_store.dsn import (
+    connect_timeout,
+    own_options,
+    postgres_params,
+    redact,
+    session_options,
+    timeout_settings,
+)
 from qctl_store.listing import stats_bump_sql
 from qctl_store.sqlfile import Queries, fill, identifier, load
 
@@ -52,11 +59,28 @@ def seconds(value: timedelta, what: str) -> float:
     return validate.duration(value, what).total_seconds()
 
 
+def timeout_error(
+    exc: psycopg.Error, statement: timedelta | None = None, lock: timedelta | None = None
+) -> errors.Timeout | None:
+    """``errors.Timeout`` for a statement PostgreSQL cancelled at the session's
+    ``lock_timeout`` (55P03) or ``statement_timeout`` (57014), naming the limit when it is
+    known (``statement``, ``lock``: the ones qctl set); None for any other failure (a
+    cancel asked by a user or an administrator is no timeout)."""
+    if isinstance(exc, pgerr.LockNotAvailable):
+        return errors.Timeout("lock_timeout", lock)
+    if isinstance(exc, pgerr.QueryCanceled) and "statement timeout" in str(exc):
+        return errors.Timeout("statement_timeout", statement)
+    return None
+
+
 @contextlib.contextmanager
-def mapped_errors(dsn: str) -> Iterator[None]:
+def mapped_errors(dsn: str, config: Config | None = None) -> Iterator[None]:
     """Translate psycopg failures into qctl_store errors, never leaking the DSN."""
     try:
         yield
+    except (pgerr.LockNotAvailable, pgerr.QueryCanceled) as exc:
+        limits = (config.statement_timeout, config.lock_timeout) if config else (None, None)
+        raise timeout_error(exc, *limits) or _unavailable(dsn, exc) from None
     except UnicodeEncodeError as exc:
         # A text argument the checks at the API edge do not cover: the driver refused it
         # before the statement reached the database.
@@ -69,7 +93,7 @@ def mapped_errors(dsn: str) -> Iterator[None]:
         raise errors.UniqueViolation(str(exc.diag.message_primary or exc)) from None
     except pgerr.ReadOnlySqlTransaction:
         raise errors.ReadOnly("the store is read-only") from None
-    except (pgerr.SerializationFailure, pgerr.DeadlockDetected, pgerr.LockNotAvailable) as exc:
+    except (pgerr.SerializationFailure, pgerr.DeadlockDetected) as exc:
         raise errors.Conflict(str(exc.diag.message_primary or exc)) from None
     except (psycopg.DataError, pgerr.ProgramLimitExceeded) as exc:
         # A value PostgreSQL cannot hold (a NUL in text or JSON, a number or instant out
@@ -82,7 +106,12 @@ def mapped_errors(dsn: str) -> Iterator[None]:
         bad = _BAD_PARAMETER.search(reason)
         if bad:  # libpq refused a value of the DSN itself
             raise errors.InvalidInput(f"malformed PostgreSQL DSN {redact(dsn)}: {bad[0]}") from None
-        raise errors.Unavailable(f"PostgreSQL at {redact(dsn)} is unavailable: {reason}") from None
+        raise _unavailable(dsn, exc) from None
+
+
+def _unavailable(dsn: str, exc: psycopg.Error) -> errors.Unavailable:
+    reason = _first_line(redact(str(exc)))
+    return errors.Unavailable(f"PostgreSQL at {redact(dsn)} is unavailable: {reason}")
 
 
 # libpq's wording for a DSN parameter it cannot use ("invalid sslmode value: "bogus"",
@@ -123,9 +152,10 @@ ADAPTERS.register_loader("jsonb", _JsonbBinary)
 def connect_kwargs(dsn: str, config: Config) -> dict[str, Any]:
     """Session settings every connection of a store on ``dsn`` uses, the dedicated
     listener and leader connections included: the schema's search_path, the
-    application name and, when read-only, a read-only session; and ``ADAPTERS``."""
+    application name, the timeouts configured and, when read-only, a read-only session;
+    and ``ADAPTERS``."""
     params = postgres_params(dsn)
-    settings = {}
+    settings = timeout_settings(config.statement_timeout, config.lock_timeout)
     if config.schema:
         settings["search_path"] = config.schema
     if config.read_only:
@@ -135,9 +165,9 @@ def connect_kwargs(dsn: str, config: Config) -> dict[str, Any]:
         "context": ADAPTERS,
         **connect_timeout(params),
     }
-    options = session_options(params.get("options", ""), settings)
+    options = session_options(own_options(params), settings)
     if options:
-        kw["options"] = options  # replaces the DSN's, so it carries those first
+        kw["options"] = options  # replaces the DSN's and PGOPTIONS, so it carries those first
     return kw
 
 
@@ -145,7 +175,7 @@ def open_connection(dsn: str, config: Config) -> Connection:
     """A connection as an unpooled store opens it, for a caller that reads before the
     store exists and then hands it over (``Config.connection``): the console's system
     detection, so that a one-shot command opens one connection, not two."""
-    with mapped_errors(dsn):
+    with mapped_errors(dsn, config):
         return psycopg.connect(
             dsn, autocommit=True, row_factory=dict_row, **connect_kwargs(dsn, config)
         )
@@ -230,7 +260,7 @@ class PgBase(StoreBase):
         self._closed = False
         self._provider: ConnectionPool[Connection] | _SingleConnection
         kwargs = {"autocommit": True, "row_factory": dict_row, **self.connect_kwargs()}
-        with mapped_errors(dsn):
+        with mapped_errors(dsn, self.config):
             if self.config.pooled:
                 from psycopg_pool import ConnectionPool
 
@@ -261,7 +291,7 @@ class PgBase(StoreBase):
         """``mapped_errors``, naming a configured schema that does not exist (only
         ``migrate`` creates one) instead of reporting its tables missing."""
         try:
-            with mapped_errors(self.dsn):
+            with mapped_errors(self.dsn, self.config):
                 yield
         except errors.SchemaNotMigrated:
             if self.schema and not self._schema_exists():
@@ -271,7 +301,7 @@ class PgBase(StoreBase):
             raise
 
     def _schema_exists(self) -> bool:
-        with mapped_errors(self.dsn), self._provider.connection() as conn:
+        with mapped_errors(self.dsn, self.config), self._provider.connection() as conn:
             row = conn.execute(
                 "SELECT 1 AS present FROM pg_namespace WHERE nspname = %s", (self.schema,)
             ).fetchone()
@@ -285,7 +315,7 @@ class PgBase(StoreBase):
 
     def connect(self, **extra: Any) -> Connection:
         """A dedicated connection outside the pool (listeners, leadership locks)."""
-        with mapped_errors(self.dsn):
+        with mapped_errors(self.dsn, self.config):
             return psycopg.connect(
                 self.dsn, autocommit=True, row_factory=dict_row, **self.connect_kwargs(), **extra
             )

@@ -84,7 +84,7 @@ class LeaderMixin(PgBase):
         key = advisory_lock_key(name, self.schema)
         conn = self.connect(**_LEASE_CONNECTION)
         try:
-            with mapped_errors(self.dsn):
+            with mapped_errors(self.dsn, self.config):
                 row = conn.execute(queries("leader.sql").try_lock, {"key": key}).fetchone()
         except BaseException:
             conn.close()

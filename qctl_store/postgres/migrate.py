@@ -133,7 +133,7 @@ class MigrateMixin(PgBase):
         migrations = load_migrations()
         conn = self.connect()
         try:
-            with mapped_errors(self.dsn):
+            with mapped_errors(self.dsn, self.config):
                 self._take_migration_lock(conn)
                 try:
                     return self._migrate_locked(conn, migrations)

@@ -63,7 +63,7 @@ def caller_cursor(store: PgBase, conn: psycopg.Connection[Any]) -> Iterator[Curs
     store._check_writable()
     if conn.autocommit and conn.info.transaction_status == pq.TransactionStatus.IDLE:
         raise InvalidInput("the connection must be inside a transaction (BEGIN first)")
-    with mapped_errors(store.dsn), conn.cursor(row_factory=dict_row) as cur:
+    with mapped_errors(store.dsn, store.config), conn.cursor(row_factory=dict_row) as cur:
         yield cur
 
 

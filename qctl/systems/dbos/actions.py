@@ -169,6 +169,11 @@ def client(db: Database) -> Iterator[DBOSClient]:
     )
     try:
         yield c
+    except Exception as exc:  # SQLAlchemy's, wrapping the driver's error
+        timeout = db.timeout(exc)
+        if timeout is None:
+            raise
+        raise timeout from None
     finally:
         c.destroy()
 

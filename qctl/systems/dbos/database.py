@@ -16,10 +16,19 @@ import contextlib
 import re
 import threading
 from collections.abc import Iterator, Sequence
+from datetime import timedelta
 from typing import Any
 
-from qctl_store.dsn import is_postgres, redact, sqlite_path
-from qctl_store.errors import InvalidInput, ReadOnly, SchemaTooNew, Unavailable
+from qctl_store.dsn import (
+    is_postgres,
+    own_options,
+    postgres_params,
+    redact,
+    session_options,
+    sqlite_path,
+    timeout_settings,
+)
+from qctl_store.errors import InvalidInput, ReadOnly, SchemaTooNew, Timeout, Unavailable
 
 DEFAULT_SCHEMA = "dbos"
 MIN_VERSION = 114
@@ -44,9 +53,20 @@ class Database:
     """One connection (autocommit; ``transaction()`` for several statements). SQL is
     written once with ``%s`` placeholders and ``{t}`` table prefixes (``sql()``)."""
 
-    def __init__(self, dsn: str, schema: str = "", read_only: bool = False) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        schema: str = "",
+        read_only: bool = False,
+        statement_timeout: timedelta | None = None,
+        lock_timeout: timedelta | None = None,
+    ) -> None:
+        """``statement_timeout``/``lock_timeout``: PostgreSQL's session limits (see
+        ``qctl_store.Config``); a statement past one raises ``Timeout``."""
         self.dsn = dsn
         self.read_only = read_only
+        self.statement_timeout = statement_timeout
+        self.lock_timeout = lock_timeout
         self.postgres = is_postgres(dsn)
         self.schema = (schema or DEFAULT_SCHEMA) if self.postgres else ""
         self._prefix = f"{_identifier(self.schema)}." if self.postgres else ""
@@ -66,25 +86,57 @@ class Database:
 
     @property
     def client_url(self) -> str:
-        """The URL ``DBOSClient`` opens (SQLAlchemy's form for SQLite files)."""
-        if self.postgres:
+        """The URL ``DBOSClient`` opens (SQLAlchemy's form for SQLite files); a
+        PostgreSQL URL carries this session's options, so the client's writes have the
+        same timeouts as qctl's own statements."""
+        if not self.postgres:
+            return f"sqlite:///{sqlite_path(self.dsn)}"
+        if not self.dsn.startswith(("postgresql://", "postgres://")):
             return self.dsn
-        return f"sqlite:///{sqlite_path(self.dsn)}"
+        from urllib.parse import parse_qsl, urlencode, urlsplit
+
+        url = urlsplit(self.dsn)
+        query = [(k, v) for k, v in parse_qsl(url.query, keep_blank_values=True) if k != "options"]
+        options = self._options()
+        if options:
+            query.append(("options", options))
+        return url._replace(query=urlencode(query)).geturl()
+
+    def _options(self) -> str:
+        """libpq ``options``: the DSN's own (or PGOPTIONS) first, then qctl's settings."""
+        settings = timeout_settings(self.statement_timeout, self.lock_timeout)
+        if self.read_only:
+            settings["default_transaction_read_only"] = "on"
+        return session_options(own_options(postgres_params(self.dsn)), settings)
+
+    def timeout(self, exc: BaseException) -> Timeout | None:
+        """``Timeout`` when ``exc`` (or the driver error SQLAlchemy wrapped in it) is a
+        statement PostgreSQL cancelled at a timeout; None otherwise."""
+        if not self.postgres:
+            return None
+        import psycopg
+
+        from qctl_store.postgres.base import timeout_error
+
+        cause = getattr(exc, "orig", exc)
+        if not isinstance(cause, psycopg.Error):
+            return None
+        return timeout_error(cause, self.statement_timeout, self.lock_timeout)
 
     def _connect(self) -> Any:
         if self.postgres:
             import psycopg
             from psycopg.rows import dict_row
 
-            options = "-c default_transaction_read_only=on" if self.read_only else None
             with self._errors():
+                options = self._options()
                 return psycopg.connect(
                     self.dsn,
                     autocommit=True,
                     row_factory=dict_row,
                     connect_timeout=10,
                     application_name="qctl",
-                    options=options,
+                    options=options or None,
                 )
         import os
         import sqlite3
@@ -117,6 +169,8 @@ class Database:
 
             try:
                 yield
+            except (pgerr.LockNotAvailable, pgerr.QueryCanceled) as exc:
+                raise self.timeout(exc) or self._unavailable(exc) from None
             except pgerr.ReadOnlySqlTransaction:
                 raise ReadOnly("the database session is read-only") from None
             except pgerr.UndefinedTable as exc:
@@ -124,10 +178,7 @@ class Database:
                     f"DBOS table missing in schema {self.schema!r}: {exc.diag.message_primary}"
                 ) from None
             except psycopg.OperationalError as exc:
-                first = redact(str(exc)).strip().splitlines() or ["connection failed"]
-                raise Unavailable(
-                    f"PostgreSQL at {redact(self.dsn)} is unavailable: {first[0]}"
-                ) from None
+                raise self._unavailable(exc) from None
         else:
             import sqlite3
 
@@ -140,6 +191,10 @@ class Database:
                 if "no such table" in text:
                     raise UnsupportedSchema(f"not a DBOS system database: {text}") from None
                 raise Unavailable(f"SQLite at {self.dsn}: {text}") from None
+
+    def _unavailable(self, exc: Exception) -> Unavailable:
+        first = redact(str(exc)).strip().splitlines() or ["connection failed"]
+        return Unavailable(f"PostgreSQL at {redact(self.dsn)} is unavailable: {first[0]}")
 
     def sql(self, text: str) -> str:
         """``text`` for this backend: ``{t}`` becomes the schema prefix, ``%s`` SQLite's

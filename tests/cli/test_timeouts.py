@@ -1,0 +1,356 @@
+"""Fault tests on PostgreSQL: a lock another session holds, on the job table or on rows,
+turns a command into one line and exit 7 within its ``--lock-timeout``, and the server
+has no statement of qctl left waiting afterwards; the limits come from flags, the
+environment, a context, or the DSN and ``PGOPTIONS``, which ``--schema`` and
+``--read-only`` keep."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from typer.testing import CliRunner
+
+from qctl.cli.context import CliContext
+from qctl.cli.main import app
+from qctl_store.types import DequeueParams, JobFilter, JobState, Source
+from tests.cli.conftest import Run, enqueue, make_dead
+from tests.conftest import PG_DSN
+
+LOCK_LINE = (
+    "qctl: error: timed out after {} waiting for a lock held by another session "
+    "(lock_timeout); raise it with --lock-timeout"
+)
+
+
+@pytest.fixture(scope="module")
+def backend() -> str:
+    """PostgreSQL only: SQLite has no session timeouts (its busy timeout is its own)."""
+    return "postgres"
+
+
+@pytest.fixture
+def holder() -> Iterator[psycopg.Connection[Any]]:
+    """Another session, as an operator's stuck transaction or a migration would be."""
+    with psycopg.connect(PG_DSN, application_name="qctl-test-holder") as conn:
+        yield conn
+        conn.rollback()
+
+
+def blocked_by(pid: int) -> list[tuple[int, str]]:
+    """(pid, query) of qctl's backends waiting on a table or row lock the session ``pid``
+    holds (not for its transaction to end, as another test's CREATE INDEX CONCURRENTLY
+    anywhere in the database does)."""
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid, query FROM pg_stat_activity WHERE application_name = 'qctl'"
+            " AND wait_event IN ('relation', 'tuple', 'transactionid')"
+            " AND %s = ANY (pg_blocking_pids(pid))",
+            (pid,),
+        ).fetchall()
+    return [(int(p), str(q)) for p, q in rows]
+
+
+def qctl_behind(
+    holder: psycopg.Connection[Any], *args: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run qctl in its own process while ``holder`` keeps its locks; the result and how
+    long it took from the moment its statement was seen waiting on the holder."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qctl", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not blocked_by(holder.info.backend_pid):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "qctl never waited on the lock"
+            time.sleep(0.02)
+        seen = time.monotonic()
+        stdout, stderr = proc.communicate(timeout=30)
+        took = time.monotonic() - seen
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert not blocked_by(holder.info.backend_pid), "a statement of qctl is still waiting"
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr), took
+
+
+def test_jobs_list_behind_an_access_exclusive_lock_times_out(
+    db_args: list[str], pg_schema: str, holder: psycopg.Connection[Any]
+) -> None:
+    holder.execute(f'LOCK TABLE "{pg_schema}".azync_jobs IN ACCESS EXCLUSIVE MODE')
+    result, took = qctl_behind(holder, *db_args, "--lock-timeout", "1s", "jobs", "list")
+    assert (result.returncode, result.stdout) == (7, "")
+    assert result.stderr.splitlines() == [LOCK_LINE.format("1s")]
+    print(f"jobs list: lock_timeout 1s, timed out {took:.2f}s after its wait was seen")
+    assert took < 1.0 + 1.0
+
+
+def test_the_default_lock_timeout_applies(
+    db_args: list[str], pg_schema: str, holder: psycopg.Connection[Any]
+) -> None:
+    holder.execute(f'LOCK TABLE "{pg_schema}".azync_jobs IN ACCESS EXCLUSIVE MODE')
+    result, took = qctl_behind(holder, *db_args, "queues", "list")
+    assert result.returncode == 7
+    assert result.stderr.splitlines() == [LOCK_LINE.format("5s")]
+    print(f"queues list: default lock_timeout 5s, timed out {took:.2f}s after its wait was seen")
+    assert took < 5.0 + 1.0
+
+
+@pytest.mark.parametrize(
+    ("verb", "state"),
+    [
+        (["jobs", "retry", "--kind", "{kind}", "--yes"], JobState.DEAD),
+        (["jobs", "pause", "--kind", "{kind}", "--yes"], JobState.PENDING),
+        (
+            ["vacuum", "completed", "--older-than", "1ms", "-s", "queue", "--yes"],
+            JobState.SUCCEEDED,
+        ),
+        (["nuke", "-s", "queue", "--yes"], JobState.DEAD),
+    ],
+    ids=["retry", "pause", "vacuum-completed", "nuke"],
+)
+def test_a_writing_verb_behind_row_locks_times_out_and_writes_nothing(
+    db_args: list[str],
+    pg_schema: str,
+    st: Any,
+    kind: str,
+    holder: psycopg.Connection[Any],
+    verb: list[str],
+    state: JobState,
+) -> None:
+    ids = make_dead(st, kind, 3) if state == JobState.DEAD else enqueue(st, kind, 3)
+    if state == JobState.SUCCEEDED:
+        for job in st.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind, limit=3)):
+            st.ack(job.id, job.lease_token)
+        time.sleep(0.01)  # older than the vacuum's retention
+    holder.execute(
+        f'SELECT id FROM "{pg_schema}".azync_jobs WHERE kind = %s FOR UPDATE', (kind,)
+    ).fetchall()
+    args = [a.replace("{kind}", kind) for a in verb]
+    result, took = qctl_behind(holder, *db_args, *args, env={"QCTL_LOCK_TIMEOUT": "1500ms"})
+    assert result.returncode == 7, result.stderr
+    assert result.stderr.splitlines()[-1:] == [LOCK_LINE.format("1.5s")]
+    print(f"{' '.join(args)}: lock_timeout 1.5s, timed out {took:.2f}s after its wait was seen")
+    assert took < 1.5 + 1.0
+    holder.rollback()
+    jobs, total = st.list_jobs(Source.QUEUE, JobFilter(kind=kind))
+    assert total == 3 and {j.state for j in jobs} == {state}
+    assert {j.id for j in jobs} == set(ids)
+
+
+def test_a_bulk_delete_passes_over_rows_another_session_holds(
+    db_args: list[str],
+    pg_schema: str,
+    st: Any,
+    kind: str,
+    holder: psycopg.Connection[Any],
+) -> None:
+    """A bulk delete picks its rows with SKIP LOCKED (a row a worker is leasing is not
+    its to delete), so it waits for no lock: it leaves the rows another session holds."""
+    ids = make_dead(st, kind, 3)
+    holder.execute(
+        f'SELECT id FROM "{pg_schema}".azync_jobs WHERE kind = %s FOR UPDATE', (kind,)
+    ).fetchall()
+    verb = ["jobs", "delete", "--state", "dead", "--kind", kind, "--yes"]
+    result = subprocess.run(
+        [sys.executable, "-m", "qctl", *db_args, *verb],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "QCTL_LOCK_TIMEOUT": "30s"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("deleted 0 dead job(s)")
+    holder.rollback()
+    jobs, total = st.list_jobs(Source.QUEUE, JobFilter(kind=kind))
+    assert total == 3 and {j.id for j in jobs} == set(ids)
+
+
+def test_a_statement_timeout_has_its_own_line(
+    db_args: list[str], pg_schema: str, holder: psycopg.Connection[Any]
+) -> None:
+    holder.execute(f'LOCK TABLE "{pg_schema}".azync_jobs IN ACCESS EXCLUSIVE MODE')
+    result, _ = qctl_behind(
+        holder, *db_args, "--lock-timeout", "0", "--statement-timeout", "1s", "jobs", "list"
+    )
+    assert result.returncode == 7
+    assert result.stderr.splitlines() == [
+        "qctl: error: timed out after 1s running one statement (statement_timeout); "
+        "raise it with --statement-timeout"
+    ]
+
+
+def test_a_dsn_statement_timeout_is_a_timeout_not_unavailable(
+    pg_schema: str, holder: psycopg.Connection[Any]
+) -> None:
+    holder.execute(f'LOCK TABLE "{pg_schema}".azync_jobs IN ACCESS EXCLUSIVE MODE')
+    dsn = f"{PG_DSN}?options=-c%20statement_timeout%3D700"
+    result, _ = qctl_behind(
+        holder, "--dsn", dsn, "--schema", pg_schema, "--lock-timeout", "0", "jobs", "list"
+    )
+    assert result.returncode == 7
+    assert result.stderr.splitlines() == [
+        "qctl: error: timed out running one statement (statement_timeout); "
+        "raise it with --statement-timeout"
+    ]
+
+
+# --- where the limits come from -------------------------------------------------------------
+
+
+def session(c: CliContext, *names: str) -> dict[str, str]:
+    with c.store().read() as cur:  # type: ignore[attr-defined]
+        return {n: cur.execute(f"SHOW {n}").fetchone()[n] for n in names}
+
+
+SETTINGS = ("statement_timeout", "lock_timeout", "work_mem", "search_path")
+
+
+def test_pgoptions_survive_schema_and_read_only(
+    pg_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PGOPTIONS", "-c work_mem=1234kB -c lock_timeout=3s")
+    c = CliContext.resolve(dsn=PG_DSN, schema=pg_schema, read_only=True, system="azync")
+    try:
+        shown = session(c, *SETTINGS, "default_transaction_read_only")
+    finally:
+        c.close()
+    assert shown == {
+        "statement_timeout": "10s",  # qctl's default: PGOPTIONS sets none
+        "lock_timeout": "3s",  # PGOPTIONS' own, not qctl's default
+        "work_mem": "1234kB",
+        "search_path": pg_schema,
+        "default_transaction_read_only": "on",
+    }
+
+
+def test_flags_win_over_the_environment_and_the_dsn(
+    pg_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PGOPTIONS", "-c lock_timeout=3s")
+    monkeypatch.setenv("QCTL_STATEMENT_TIMEOUT", "20s")
+    dsn = f"{PG_DSN}?options=-c%20statement_timeout%3D4321"
+    c = CliContext.resolve(dsn=dsn, schema=pg_schema, lock_timeout="250ms", system="azync")
+    try:
+        shown = session(c, "statement_timeout", "lock_timeout")
+    finally:
+        c.close()
+    assert shown == {"statement_timeout": "20s", "lock_timeout": "250ms"}
+
+
+def test_a_context_sets_its_limits(pg_schema: str, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[contexts.slow]\ndsn = "{PG_DSN}"\nschema = "{pg_schema}"\n'
+        'statement_timeout = "1m"\nlock_timeout = "0"\n'
+    )
+    c = CliContext.resolve(context="slow", system="azync", environ={}, config_file=config)
+    try:
+        shown = session(c, "statement_timeout", "lock_timeout")
+    finally:
+        c.close()
+    assert shown == {"statement_timeout": "1min", "lock_timeout": "0"}
+
+
+def test_a_bad_timeout_is_a_usage_error(run: Run) -> None:
+    result = run("--lock-timeout", "soon", "jobs", "list")
+    assert result.exit_code == 2
+    assert "--lock-timeout: invalid duration 'soon'" in result.stderr
+
+
+def test_dbos_reads_time_out_behind_a_lock() -> None:
+    from tests.dbos.fixtures import migrate, pg_database
+
+    with pg_database() as url:
+        migrate(url)
+        with psycopg.connect(url) as other:
+            other.execute("LOCK TABLE dbos.workflow_status IN ACCESS EXCLUSIVE MODE")
+            start = time.monotonic()
+            result = CliRunner().invoke(
+                app, ["--dsn", url, "--lock-timeout", "700ms", "workflows", "list"]
+            )
+            took = time.monotonic() - start
+            other.rollback()
+    assert result.exit_code == 7, result.output
+    assert result.stderr.splitlines() == [LOCK_LINE.format("0.7s")]
+    assert took < 0.7 + 2.0
+
+
+def test_a_killed_qctl_leaves_no_waiting_statement_past_its_lock_timeout(
+    db_args: list[str], pg_schema: str, st: Any, kind: str, holder: psycopg.Connection[Any]
+) -> None:
+    make_dead(st, kind, 3)
+    holder.execute(
+        f'SELECT id FROM "{pg_schema}".azync_jobs WHERE kind = %s FOR UPDATE', (kind,)
+    ).fetchall()
+    verb = ["jobs", "retry", "--kind", kind, "--yes"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qctl", *db_args, "--lock-timeout", "2s", *verb],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not blocked_by(holder.info.backend_pid):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+    finally:
+        proc.kill()
+        proc.wait()
+    killed = time.monotonic()
+    while blocked_by(holder.info.backend_pid):
+        assert time.monotonic() - killed < 2.0 + 1.0, "the server kept qctl's statement"
+        time.sleep(0.05)
+    print(f"killed qctl: its statement left the server {time.monotonic() - killed:.2f}s later")
+
+
+def test_the_dashboards_fast_start_takes_the_timeouts() -> None:
+    from qctl.cli.launch import top_line
+
+    line = ["--lock-timeout", "2s", "top", "--statement-timeout=30s"]
+    assert top_line(line) == ({"lock_timeout": "2s", "statement_timeout": "30s"}, 2.0)
+
+
+def test_dbos_writes_time_out_behind_a_row_lock() -> None:
+    from dbos import DBOSClient
+
+    from tests.dbos.fixtures import migrate, pg_database
+
+    with pg_database() as url:
+        migrate(url)
+        client = DBOSClient(system_database_url=url)
+        try:
+            handle = client.enqueue({"workflow_name": "work", "queue_name": "q"}, 1)
+            wf = handle.get_workflow_id()
+        finally:
+            client.destroy()
+        with psycopg.connect(url) as other:
+            other.execute(
+                "SELECT 1 FROM dbos.workflow_status WHERE workflow_uuid = %s FOR UPDATE", (wf,)
+            ).fetchall()
+            start = time.monotonic()
+            result = CliRunner().invoke(
+                app, ["--dsn", url, "--lock-timeout", "700ms", "workflows", "cancel", wf, "--yes"]
+            )
+            took = time.monotonic() - start
+            other.rollback()
+            status = other.execute(
+                "SELECT status FROM dbos.workflow_status WHERE workflow_uuid = %s", (wf,)
+            ).fetchone()
+    assert result.exit_code == 7, (result.stdout, result.stderr)
+    assert result.stderr.splitlines() == [LOCK_LINE.format("0.7s")]
+    assert status == ("ENQUEUED",)
+    print(f"DBOS workflows cancel: lock_timeout 0.7s, exited after {took:.2f}s in all")
