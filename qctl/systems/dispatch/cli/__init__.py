@@ -1,0 +1,67 @@
+"""The command groups of a dispatch database, one module per noun; the root command
+picks them when the database holds dispatch's tables. Flags and output follow the azync
+and DBOS groups (``-o``, ``--limit``/``--after``, ``--dry-run``, ``--yes``); field names
+are dispatch's column names, JSON values exact (``timeout`` in nanoseconds, as stored)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.output import OutputFormat, emit_result
+from qctl.systems.dispatch import SYSTEM
+
+if TYPE_CHECKING:
+    from qctl.systems.dispatch.database import Database
+
+Many = list[str] | None
+
+
+def group(noun: str) -> typer.Typer:
+    app = common.app(noun, SYSTEM.commands[noun].help)
+    app.callback()(lambda: None)  # a one-verb group stays a group (``qctl cron list``)
+    return app
+
+
+def database(ctx: typer.Context, gate: bool = True) -> Database:
+    """The dispatch database of this invocation, opened once (versions gated)."""
+    root = ctx.find_root()
+    db: Database | None = root.meta.get("qctl.dispatch.database")
+    if db is None:
+        from qctl.systems.dispatch.database import Database
+        from qctl_store.dsn import is_postgres
+        from qctl_store.errors import InvalidInput
+
+        cli = common.cli(ctx)
+        if not cli.dsn or not is_postgres(cli.dsn):
+            raise InvalidInput("a dispatch database needs --dsn postgresql://...")
+        db = Database(cli.dsn, cli.schema, cli.read_only, gate=gate)
+        root.meta["qctl.dispatch.database"] = db
+        root.call_on_close(db.close)
+    return db
+
+
+def writable(ctx: typer.Context, action: str, dry_run: bool) -> Database:
+    """The database for a writing verb, refused first when read-only (a dry run only
+    reads)."""
+    if not dry_run:
+        common.cli(ctx).require_writable(action)
+    return database(ctx)
+
+
+def for_table(record: dict[str, Any]) -> dict[str, Any]:
+    """A row as a table shows it: ``timeout`` as a duration."""
+    if isinstance(record.get("timeout"), int):
+        return {**record, "timeout": timedelta(microseconds=record["timeout"] // 1000)}
+    return record
+
+
+def report(record: dict[str, Any], message: str, dry_run: bool, output: OutputFormat) -> None:
+    """A writing verb's result; a dry run's in the form every system's dry runs share."""
+    if dry_run:
+        common.dry_run_report(record, message, output)
+    else:
+        emit_result(record, message, output)

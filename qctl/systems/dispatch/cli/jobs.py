@@ -1,0 +1,145 @@
+"""``qctl jobs`` on a dispatch database: list, show, cancel, retry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note
+from qctl.systems.dispatch import actions, reads
+from qctl.systems.dispatch.cli import Many, database, for_table, group, report, writable
+from qctl_store.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from qctl.systems.dispatch.database import Database
+
+app = group("jobs")
+
+LIST_COLUMNS = [
+    "id",
+    "name",
+    "queue",
+    "state",
+    "priority",
+    "retry_count",
+    "max_retries",
+    "run_at",
+    "created_at",
+    "last_error",
+]
+DLQ_COLUMNS = ["id", "failed_at", "replayed_at", "error"]
+
+IdArg = Annotated[
+    str, typer.Argument(metavar="ID", help="Job id (job_...), with or without job_, or a prefix.")
+]
+IdsArg = Annotated[list[str], typer.Argument(metavar="ID...", help="Job ids or unique prefixes.")]
+StateOpt = Annotated[
+    Many,
+    typer.Option(
+        "--state", metavar="STATE", help="Job state (repeatable): " + ", ".join(reads.STATES) + "."
+    ),
+]
+QueueOpt = Annotated[Many, typer.Option("--queue", metavar="QUEUE", help="Queue (repeatable).")]
+NameOpt = Annotated[Many, typer.Option("--name", metavar="NAME", help="Job name (repeatable).")]
+
+
+def _states(states: Many) -> list[str] | None:
+    for state in states or []:
+        if state not in reads.STATES:
+            raise InvalidInput(f"--state: {state!r} is not a dispatch job state")
+    return states
+
+
+@app.command("list")
+def list_jobs(
+    ctx: typer.Context,
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    name: NameOpt = None,
+    limit: common.PageLimit = 50,
+    after: common.After = None,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Jobs, newest first, one page at a time (keyset: ``--after`` the cursor the
+    previous page printed)."""
+    states = _states(state)
+    cursor = reads.Cursor.decode(after) if after else None
+    db = database(ctx)
+    jobs = reads.list_jobs(db, states, queue, name, limit, cursor)
+    total = reads.count_jobs(db, states, queue, name) if output == OutputFormat.TABLE else None
+    records = [reads.as_record(j) for j in jobs]
+    emit_rows([for_table(r) for r in records], LIST_COLUMNS, output, full=records)
+    last = jobs[-1] if len(jobs) == limit else None
+    page_note(
+        output, len(jobs), total, reads.Cursor(last.created_at, last.id).encode() if last else None
+    )
+
+
+@app.command("show")
+def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """One job: every column, its payload (JSON where it is JSON, escaped bytes
+    otherwise) and its DLQ entries."""
+    db = database(ctx)
+    job = reads.get_job(db, reads.resolve_job(db, id))
+    entries = [reads.as_record(e) for e in reads.dlq_of_job(db, job.id)]
+    record = reads.as_record(job)
+    emit_detail(output, for_table(record), {**record, "dlq": entries}, [(entries, DLQ_COLUMNS)])
+
+
+def _act(
+    ctx: typer.Context,
+    ids: list[str],
+    verb: str,
+    act: Callable[[Database, str, bool], Any],
+    dry_run: bool,
+    yes: bool,
+) -> list[Any]:
+    """``act`` on each job: every refusal (a wrong state) before the one question."""
+    db = writable(ctx, f"jobs {verb}", dry_run)
+    resolved = [reads.resolve_job(db, i) for i in ids]
+    plans = [act(db, job_id, True) for job_id in resolved]
+    if dry_run:
+        return plans
+    common.confirm(f"{verb.capitalize()} {len(resolved)} dispatch job(s)?", yes)
+    return [act(db, job_id, False) for job_id in resolved]
+
+
+@app.command("cancel")
+def cancel(
+    ctx: typer.Context,
+    ids: IdsArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Cancel pending or retrying jobs, as dispatch's API does (state cancelled,
+    completed_at now). A running job is refused: dispatch v0.1.0 cannot fence its
+    worker."""
+    for done in _act(ctx, ids, "cancel", actions.cancel, dry_run, yes):
+        word = "would cancel" if dry_run else "cancelled"
+        report(done.__dict__, f"{word} dispatch job {done.job_id} ({done.state})", dry_run, output)
+
+
+@app.command("retry")
+def retry(
+    ctx: typer.Context,
+    ids: IdsArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Run failed jobs again: dispatch v0.1.0 does it only by replaying the job's DLQ
+    entry, as a new job with a fresh id (the failed row stays); each entry once."""
+    for done in _act(ctx, ids, "retry", actions.retry, dry_run, yes):
+        word = "would replay" if dry_run else "replayed"
+        new = f" as {done.new_job_id}" if done.new_job_id else ""
+        report(
+            done.__dict__,
+            f"{word} dispatch job {done.job_id} from DLQ entry {done.entry_id}{new}",
+            dry_run,
+            output,
+        )
