@@ -62,9 +62,9 @@ def cancel(db: Database, job_id: str, dry_run: bool = False) -> Cancelled:
         return outcome
     with db.transaction():
         done = db.one(reads.queries("actions.sql").cancel_job, {"id": job.id})
-    if done is None:  # a worker claimed it since the read
+    if done is None:  # a worker (or another operator) changed it since the read
         now = reads.get_job(db, job.id).state
-        _require(now, CANCELLABLE, "jobs cancel", f"dispatch job {job.id}", "cancelled")
+        raise WrongState("jobs cancel", f"dispatch job {job.id} became {now}; not cancelled")
     return outcome
 
 

@@ -184,17 +184,6 @@ def list_jobs(
     return _rows(Job, db.all(queries("reads.sql").list_jobs, params))
 
 
-def count_jobs(
-    db: Database,
-    states: list[str] | None = None,
-    queues: list[str] | None = None,
-    names: list[str] | None = None,
-) -> int:
-    params = {"states": _any(states), "queues": _any(queues), "names": _any(names)}
-    row = db.one(queries("reads.sql").count_jobs, params)
-    return int(row["n"]) if row else 0
-
-
 def _resolve(db: Database, what: str, prefix: str, query: str, text: str) -> str:
     """A dispatch id typed whole, without its type prefix (``job_``), or as a unique
     prefix of either form."""

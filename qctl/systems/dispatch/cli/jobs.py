@@ -70,12 +70,11 @@ def list_jobs(
     cursor = reads.Cursor.decode(after) if after else None
     db = database(ctx)
     jobs = reads.list_jobs(db, states, queue, name, limit, cursor)
-    total = reads.count_jobs(db, states, queue, name) if output == OutputFormat.TABLE else None
     records = [reads.as_record(j) for j in jobs]
     emit_rows([for_table(r) for r in records], LIST_COLUMNS, output, full=records)
     last = jobs[-1] if len(jobs) == limit else None
     page_note(
-        output, len(jobs), total, reads.Cursor(last.created_at, last.id).encode() if last else None
+        output, len(jobs), None, reads.Cursor(last.created_at, last.id).encode() if last else None
     )
 
 

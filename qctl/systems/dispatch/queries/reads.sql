@@ -17,14 +17,6 @@ WHERE (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
 ORDER BY created_at DESC, id DESC
 LIMIT %(limit)s;
 
--- name: count_jobs
--- How many jobs match the listing's filters.
-SELECT count(*) AS n
-FROM dispatch_jobs
-WHERE (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
-  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
-  AND (%(names)s::text[] IS NULL OR name = ANY(%(names)s::text[]));
-
 -- name: get_job
 -- One job by its whole id.
 SELECT id, name, queue, state, priority, max_retries, retry_count, last_error,
