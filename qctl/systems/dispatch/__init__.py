@@ -31,6 +31,7 @@ SYSTEM = System(
         "dlq": Entry(f"{_CLI}.dlq", "app", "The dead-letter queue: list, show, replay, purge."),
         "cron": Entry(f"{_CLI}.cron", "app", "Cron entries: list."),
         "workers": Entry(f"{_CLI}.workers", "app", "Registered workers: list.", alias="worker"),
+        "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
     },
     instead={
         "dags": "dispatch has no DAGs",
