@@ -184,26 +184,31 @@ def list_jobs(
     return _rows(Job, db.all(queries("reads.sql").list_jobs, params))
 
 
-def _resolve(db: Database, what: str, prefix: str, query: str, text: str) -> str:
-    """A dispatch id typed whole, without its type prefix (``job_``), or as a unique
-    prefix of either form."""
+def _resolve(db: Database, what: str, prefix: str, exact: str, starting: str, text: str) -> str:
+    """A dispatch id typed whole (looked up by primary key), without its type prefix
+    (``job_``), or as a unique prefix of either form (dispatch v0.1.0 indexes ids for
+    equality only: a prefix is a scan)."""
     if not text:
         raise InvalidInput(f"{what} id: empty")
     full = text if text.startswith(prefix) else prefix + text
-    ids = [r["id"] for r in db.all(query, {"prefix": full})]
-    if full in ids or len(ids) == 1:
-        return full if full in ids else str(ids[0])
+    if db.one(exact, {"id": full}):
+        return full
+    ids = [r["id"] for r in db.all(starting, {"prefix": full})]
     if not ids:
         raise NoSuchName(f"get {what}", f"no dispatch {what} {text!r}")
-    raise InvalidInput(f"{what} id prefix {text!r} is ambiguous: type more of it")
+    if len(ids) > 1:
+        raise InvalidInput(f"{what} id prefix {text!r} is ambiguous: type more of it")
+    return str(ids[0])
 
 
 def resolve_job(db: Database, text: str) -> str:
-    return _resolve(db, "job", "job_", queries("reads.sql").job_ids_with_prefix, text)
+    q = queries("reads.sql")
+    return _resolve(db, "job", "job_", q.get_job, q.job_ids_with_prefix, text)
 
 
 def resolve_dlq(db: Database, text: str) -> str:
-    return _resolve(db, "DLQ entry", "dlq_", queries("reads.sql").dlq_ids_with_prefix, text)
+    q = queries("reads.sql")
+    return _resolve(db, "DLQ entry", "dlq_", q.get_dlq, q.dlq_ids_with_prefix, text)
 
 
 def get_job(db: Database, job_id: str) -> Job:

@@ -5,13 +5,15 @@ are dispatch's column names, JSON values exact (``timeout`` in nanoseconds, as s
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import asdict
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from qctl.cli import common
-from qctl.cli.output import OutputFormat, emit_result
+from qctl.cli.output import OutputFormat
 from qctl.systems.dispatch import SYSTEM
 
 if TYPE_CHECKING:
@@ -59,9 +61,27 @@ def for_table(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def report(record: dict[str, Any], message: str, dry_run: bool, output: OutputFormat) -> None:
-    """A writing verb's result; a dry run's in the form every system's dry runs share."""
-    if dry_run:
-        common.dry_run_report(record, message, output)
-    else:
-        emit_result(record, message, output)
+def _record(results: list[Any]) -> dict[str, Any]:
+    """One result record, or one for several (one JSON document either way)."""
+    if len(results) == 1:
+        return asdict(results[0])
+    return {"count": len(results), "results": [asdict(r) for r in results]}
+
+
+def act_each(
+    db: Database,
+    targets: list[str],
+    act: Callable[[Database, str, bool], Any],
+    output: OutputFormat,
+    dry_run: bool,
+    yes: bool,
+    ask: str,
+    say: Callable[[Any], str],
+) -> None:
+    """``act(db, target, dry_run)`` on each target: every refusal (each target's dry
+    run) before the one question, then one result record; ``say`` words one outcome."""
+    plans = [act(db, t, True) for t in targets]
+    would = "; ".join(say(p) for p in plans)
+    if common.proceed(dry_run, yes, output, _record(plans), would, ask):
+        results = [act(db, t, False) for t in targets]
+        common.done(_record(results), "\n".join(say(r) for r in results), output)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 from typing import Annotated
 
@@ -11,7 +12,8 @@ from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_object, emit_rows, page_note
 from qctl.systems.dispatch import actions, reads
-from qctl.systems.dispatch.cli import Many, database, group, report, writable
+from qctl.systems.dispatch.cli import Many, act_each, database, group, writable
+from qctl.systems.dispatch.cli.jobs import replayed
 
 app = group("dlq")
 
@@ -84,20 +86,9 @@ def replay(
     """Enqueue DLQ entries again as new pending jobs (dispatch's DLQ replay), each entry
     once: it is marked replayed in the transaction that enqueues its job."""
     db = writable(ctx, "dlq replay", dry_run)
-    resolved = [reads.resolve_dlq(db, i) for i in ids]
-    plans = [actions.replay(db, entry_id, True) for entry_id in resolved]
-    if not dry_run:
-        common.confirm(f"Replay {len(resolved)} dispatch DLQ entr(ies)?", yes)
-        plans = [actions.replay(db, entry_id, False) for entry_id in resolved]
-    for done in plans:
-        word = "would replay" if dry_run else "replayed"
-        new = f" as {done.new_job_id}" if done.new_job_id else ""
-        report(
-            done.__dict__,
-            f"{word} DLQ entry {done.entry_id} ({done.job_name}){new}",
-            dry_run,
-            output,
-        )
+    targets = [reads.resolve_dlq(db, i) for i in ids]
+    ask = f"Replay {len(targets)} dispatch DLQ entr(ies)?"
+    act_each(db, targets, actions.replay, output, dry_run, yes, ask, replayed)
 
 
 @app.command("purge")
@@ -121,18 +112,22 @@ def purge(
     keep = common.duration(older_than, "--older-than") or timedelta(0)
     db = writable(ctx, "dlq purge", dry_run)
     plan = actions.purge(db, keep, dry_run=True)
-    if not dry_run and plan.count:
+
+    def say(p: actions.Purged) -> str:
+        return (
+            f"{'would delete' if p.dry_run else 'deleted'} {p.count} DLQ entr(ies) older than"
+            f" {older_than} ({p.unreplayed} never replayed)"
+        )
+
+    if dry_run:
+        common.dry_run_report(plan, say(plan), output)
+        return
+    if plan.count:
         common.confirm(
             f"Delete {plan.count} dispatch DLQ entr(ies) older than {older_than}"
             f" ({plan.unreplayed} never replayed)?",
             yes,
         )
-    done = plan if dry_run or not plan.count else actions.purge(db, keep)
-    word = "would delete" if dry_run else "deleted"
-    report(
-        done.__dict__,
-        f"{word} {done.count} DLQ entr(ies) older than {older_than}"
-        f" ({done.unreplayed} never replayed)",
-        dry_run,
-        output,
-    )
+        plan = actions.purge(db, keep)
+    done = replace(plan, dry_run=False)  # nothing to delete: no question, no write
+    common.done(done, say(done), output)

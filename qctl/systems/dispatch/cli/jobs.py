@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -11,11 +10,8 @@ from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note
 from qctl.systems.dispatch import actions, reads
-from qctl.systems.dispatch.cli import Many, database, for_table, group, report, writable
+from qctl.systems.dispatch.cli import Many, act_each, database, for_table, group, writable
 from qctl_store.errors import InvalidInput
-
-if TYPE_CHECKING:
-    from qctl.systems.dispatch.database import Database
 
 app = group("jobs")
 
@@ -89,24 +85,6 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     emit_detail(output, for_table(record), {**record, "dlq": entries}, [(entries, DLQ_COLUMNS)])
 
 
-def _act(
-    ctx: typer.Context,
-    ids: list[str],
-    verb: str,
-    act: Callable[[Database, str, bool], Any],
-    dry_run: bool,
-    yes: bool,
-) -> list[Any]:
-    """``act`` on each job: every refusal (a wrong state) before the one question."""
-    db = writable(ctx, f"jobs {verb}", dry_run)
-    resolved = [reads.resolve_job(db, i) for i in ids]
-    plans = [act(db, job_id, True) for job_id in resolved]
-    if dry_run:
-        return plans
-    common.confirm(f"{verb.capitalize()} {len(resolved)} dispatch job(s)?", yes)
-    return [act(db, job_id, False) for job_id in resolved]
-
-
 @app.command("cancel")
 def cancel(
     ctx: typer.Context,
@@ -118,9 +96,23 @@ def cancel(
     """Cancel pending or retrying jobs, as dispatch's API does (state cancelled,
     completed_at now). A running job is refused: dispatch v0.1.0 cannot fence its
     worker."""
-    for done in _act(ctx, ids, "cancel", actions.cancel, dry_run, yes):
-        word = "would cancel" if dry_run else "cancelled"
-        report(done.__dict__, f"{word} dispatch job {done.job_id} ({done.state})", dry_run, output)
+    db = writable(ctx, "jobs cancel", dry_run)
+    targets = [reads.resolve_job(db, i) for i in ids]
+
+    def say(c: actions.Cancelled) -> str:
+        return f"{'would cancel' if c.dry_run else 'cancelled'} dispatch job {c.job_id} ({c.state})"
+
+    ask = f"Cancel {len(targets)} dispatch job(s)?"
+    act_each(db, targets, actions.cancel, output, dry_run, yes, ask, say)
+
+
+def replayed(r: actions.Replayed) -> str:
+    """A replay's outcome in words (``jobs retry`` and ``dlq replay``)."""
+    new = f" as {r.new_job_id}" if r.new_job_id else ""
+    return (
+        f"{'would replay' if r.dry_run else 'replayed'} dispatch job {r.job_id}"
+        f" from DLQ entry {r.entry_id}{new}"
+    )
 
 
 @app.command("retry")
@@ -133,12 +125,7 @@ def retry(
 ) -> None:
     """Run failed jobs again: dispatch v0.1.0 does it only by replaying the job's DLQ
     entry, as a new job with a fresh id (the failed row stays); each entry once."""
-    for done in _act(ctx, ids, "retry", actions.retry, dry_run, yes):
-        word = "would replay" if dry_run else "replayed"
-        new = f" as {done.new_job_id}" if done.new_job_id else ""
-        report(
-            done.__dict__,
-            f"{word} dispatch job {done.job_id} from DLQ entry {done.entry_id}{new}",
-            dry_run,
-            output,
-        )
+    db = writable(ctx, "jobs retry", dry_run)
+    targets = [reads.resolve_job(db, i) for i in ids]
+    ask = f"Retry {len(targets)} dispatch job(s) from their DLQ entries?"
+    act_each(db, targets, actions.retry, output, dry_run, yes, ask, replayed)
