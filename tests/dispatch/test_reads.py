@@ -129,3 +129,12 @@ def test_queues_dlq_cron_workers(jobs: dict[str, Any], qctl: Run) -> None:
     ]
     for noun in ("queues", "dlq", "cron", "workers"):
         assert qctl(noun, "list", "-o", "csv").exit_code == 0
+
+
+def test_payloads_decode_as_json_or_escaped_bytes() -> None:
+    from qctl.systems.dispatch.reads import decode_payload
+
+    assert decode_payload(b'{"to": ["ops"]}') == {"to": ["ops"]}
+    assert decode_payload(b"null") is None and decode_payload(None) is None
+    assert decode_payload(b"\x00\xffraw") == "b'\\x00\\xffraw'"
+    assert decode_payload(b"not json") == "b'not json'"
