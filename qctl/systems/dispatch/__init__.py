@@ -28,13 +28,14 @@ SYSTEM = System(
         "queues": Entry(
             f"{_CLI}.queues", "app", "Per queue: jobs by state, oldest pending age.", alias="queue"
         ),
-        "dlq": Entry(f"{_CLI}.dlq", "app", "The dead-letter queue: list, show, replay, purge."),
-        "cron": Entry(f"{_CLI}.cron", "app", "Cron entries: list."),
-        "workers": Entry(f"{_CLI}.workers", "app", "Registered workers: list.", alias="worker"),
+        "dlq": Entry(
+            f"{_CLI}.dlq", "app", "dispatch's dead-letter queue: list, show, replay, purge."
+        ),
+        "cron": Entry(f"{_CLI}.cron", "app", "dispatch cron entries: list."),
+        "workers": Entry(f"{_CLI}.workers", "app", "dispatch workers: list.", alias="worker"),
         "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
     },
     instead={
-        "dags": "dispatch has no DAGs",
         "workflows": "dispatch workflow runs are not operated by qctl yet",
         "vacuum": "see `qctl dlq purge`",
     },
