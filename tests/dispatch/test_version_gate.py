@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from typer.testing import CliRunner
 
-from tests.conftest import raw_pg
-from tests.dispatch.conftest import Run, snapshot
+from qctl.cli.main import app
+from tests.conftest import PG_DSN, raw_pg
+from tests.dispatch.conftest import Run, pgx_dsn, snapshot
 from tests.go.harness import Harness
 
 NEWER = "20250301090000"
@@ -64,3 +66,22 @@ def test_db_status_reports_the_unknown_version(newer: dict[str, str], qctl: Run)
     assert report["migration_versions"][-1] == NEWER and report["missing_versions"] == []
     assert "dispatch v0.1.0" in report["supported_versions"]
     assert f"versions qctl does not know: {NEWER}" in status.stderr
+
+
+def test_a_partly_migrated_schema_is_refused(fresh_pg_schema: str) -> None:
+    """Versions dispatch v0.1.0 has but the database lacks (an older dispatch, or one
+    migrating now) are refused too: the tables may not be what qctl writes."""
+    with raw_pg("public") as c:
+        c.execute(f'CREATE SCHEMA "{fresh_pg_schema}"')
+    h = Harness("dispatchd", pgx_dsn(fresh_pg_schema))
+    try:
+        h.call("migrate")
+    finally:
+        h.close()
+    with raw_pg(fresh_pg_schema) as c:
+        c.execute("DELETE FROM grove_migrations WHERE version = '20240101120006'")
+    refused = CliRunner().invoke(
+        app, ["--dsn", PG_DSN, "--schema", fresh_pg_schema, "jobs", "list"]
+    )
+    assert refused.exit_code == 5
+    assert "versions not applied: 20240101120006" in refused.output
