@@ -49,6 +49,7 @@ def test_every_command_refuses_an_unknown_version(
         ("dlq", "replay", newer["entry"], "--yes"),
         ("dlq", "purge", "--older-than", "1s", "--yes"),
         ("cron", "list"),
+        ("cron", "disable", "anything", "--yes"),
         ("workers", "list"),
     ):
         refused = qctl(*args)

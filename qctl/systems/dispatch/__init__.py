@@ -31,7 +31,9 @@ SYSTEM = System(
         "dlq": Entry(
             f"{_CLI}.dlq", "app", "dispatch's dead-letter queue: list, show, replay, purge."
         ),
-        "cron": Entry(f"{_CLI}.cron", "app", "dispatch cron entries: list."),
+        "cron": Entry(
+            f"{_CLI}.cron", "app", "dispatch cron entries: list, enable, disable, delete."
+        ),
         "workers": Entry(f"{_CLI}.workers", "app", "dispatch workers: list.", alias="worker"),
         "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
     },

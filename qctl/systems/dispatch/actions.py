@@ -176,3 +176,42 @@ def purge(db: Database, older_than: timedelta, dry_run: bool = False) -> Purged:
     outcome.count = len(deleted)
     outcome.unreplayed = sum(1 for r in deleted if r["replayed_at"] is None)
     return outcome
+
+
+@dataclass
+class CronChanged:
+    cron_id: str
+    name: str
+    action: str
+    enabled: bool
+    """Whether the entry was enabled before."""
+    dry_run: bool = False
+
+
+def _firing(entry: reads.CronEntry) -> bool:
+    return bool(entry.locked_by and entry.locked_until and entry.locked_until > datetime.now(UTC))
+
+
+def change_cron(db: Database, key: str, action: str, dry_run: bool = False) -> CronChanged:
+    """``enable``, ``disable`` or ``delete`` a cron entry (by id or name); refused while
+    the scheduler is firing it (see queries/actions.sql)."""
+    entry = reads.get_cron(db, key)
+    outcome = CronChanged(entry.id, entry.name, action, entry.enabled, dry_run)
+    op = f"cron {action}"
+    if action != "delete" and entry.enabled == (action == "enable"):
+        raise WrongState(op, f"dispatch cron entry {entry.name} is already {action}d")
+    if _firing(entry):
+        raise WrongState(op, f"dispatch cron entry {entry.name} is firing now; try again")
+    if dry_run:
+        return outcome
+    q = reads.queries("actions.sql")
+    with db.transaction():
+        if action == "delete":
+            done = db.one(q.delete_cron, {"id": entry.id})
+        else:
+            done = db.one(q.set_cron_enabled, {"id": entry.id, "enabled": action == "enable"})
+    if done is None:
+        raise WrongState(
+            op, f"dispatch cron entry {entry.name} changed or started firing; try again"
+        )
+    return outcome

@@ -255,5 +255,13 @@ def list_cron(db: Database) -> list[CronEntry]:
     return _rows(CronEntry, db.all(queries("reads.sql").list_cron))
 
 
+def get_cron(db: Database, key: str) -> CronEntry:
+    """A cron entry by id or name."""
+    rows = _rows(CronEntry, db.all(queries("reads.sql").get_cron, {"key": key}))
+    if not rows:
+        raise NoSuchName("get cron entry", f"no dispatch cron entry {key!r}")
+    return rows[0]
+
+
 def list_workers(db: Database) -> list[Worker]:
     return _rows(Worker, db.all(queries("reads.sql").list_workers))

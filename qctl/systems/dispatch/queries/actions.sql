@@ -51,3 +51,24 @@ WHERE failed_at < %(before)s;
 -- Delete DLQ entries that failed before a cutoff (store/postgres/dlq.go PurgeDLQ).
 DELETE FROM dispatch_dlq WHERE failed_at < %(before)s
 RETURNING replayed_at;
+
+-- name: set_cron_enabled
+-- Enable or disable a cron entry (api/cron_handler.go enableCron and disableCron).
+-- dispatch reads the entry and writes the whole row back (UpdateCronEntry), which can
+-- undo the scheduler's lock and last-run writes made in between. Here only enabled and
+-- updated_at are written, and not while the scheduler holds the entry's fire lock
+-- (store/postgres/cron.go AcquireCronLock): its fire ends with its own whole-row write
+-- (cron/scheduler.go fireEntry), which would put the old enabled value back. A fire that
+-- listed the entry before this write and locks it after can still do so; only dispatch's
+-- own write could close that window.
+UPDATE dispatch_cron_entries
+SET enabled = %(enabled)s, updated_at = now()
+WHERE id = %(id)s AND enabled <> %(enabled)s
+  AND (locked_by IS NULL OR locked_until IS NULL OR locked_until < now())
+RETURNING id, enabled;
+
+-- name: delete_cron
+-- Delete a cron entry (store/postgres/cron.go DeleteCron), not while it is firing.
+DELETE FROM dispatch_cron_entries
+WHERE id = %(id)s AND (locked_by IS NULL OR locked_until IS NULL OR locked_until < now())
+RETURNING id;

@@ -92,3 +92,10 @@ SELECT id, hostname, queues, concurrency, state, is_leader, leader_until, last_s
        metadata, created_at
 FROM dispatch_workers
 ORDER BY is_leader DESC, last_seen DESC, id;
+
+-- name: get_cron
+-- One cron entry by its id or its name (both unique).
+SELECT id, name, schedule, job_name, queue, enabled, last_run_at, next_run_at, locked_by,
+       locked_until, scope_app_id, scope_org_id, created_at, updated_at, payload
+FROM dispatch_cron_entries
+WHERE id = %(key)s OR name = %(key)s;

@@ -195,6 +195,18 @@ func (h *harness) do(ctx context.Context, req request, answer map[string]any) er
 			Name: req.Name, Schedule: req.Schedule, JobName: req.JobName, Queue: req.Queue,
 			Payload: req.Payload,
 		})
+	case "cron_lock":
+		// The scheduler's claim on an entry it fires (store/postgres/cron.go
+		// AcquireCronLock), held for limit seconds by a fresh worker id.
+		cronID, err := id.ParseCronID(req.ID)
+		if err != nil {
+			return err
+		}
+		ok, err := h.store.AcquireCronLock(ctx, cronID, id.NewWorkerID(), time.Duration(req.Limit)*time.Second)
+		if err != nil {
+			return err
+		}
+		answer["acquired"] = ok
 	case "worker":
 		w := &cluster.Worker{
 			ID: id.NewWorkerID(), Hostname: req.Hostname, Queues: req.Queues,
