@@ -4,9 +4,11 @@ scheduler holds an entry's fire lock; dry runs and read-only write nothing."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import raw_pg
 from tests.dispatch.conftest import Run, data, row, snapshot
-from tests.go.harness import Harness
+from tests.go.harness import Harness, HarnessError
 
 
 def _cron(dispatch: Harness, qctl: Run, name: str) -> str:
@@ -62,3 +64,12 @@ def test_delete_and_read_only(dispatch: Harness, pg_schema: str, qctl: Run) -> N
         gone = c.execute("SELECT 1 FROM dispatch_cron_entries WHERE id = %s", (cron_id,))
         assert gone.fetchone() is None
     assert qctl("cron", "delete", "to-delete", "--yes").exit_code == 3
+
+
+def test_dispatch_scheduler_cannot_take_the_leadership_on_postgres(dispatch: Harness) -> None:
+    """A fact about dispatch v0.1.0 that the cron verbs are read against: only the
+    leader fires entries (cron/scheduler.go tick), and the PostgreSQL store's
+    AcquireLeadership fails on its own leader check, so no entry fires on PostgreSQL."""
+    worker = dispatch.call("worker", hostname="would-lead", queues=["cron-q"], limit=1)["id"]
+    with pytest.raises(HarnessError, match="model must be a struct"):
+        dispatch.call("lead", worker_id=worker)

@@ -207,6 +207,18 @@ func (h *harness) do(ctx context.Context, req request, answer map[string]any) er
 			return err
 		}
 		answer["acquired"] = ok
+	case "lead":
+		// A registered worker's bid for the cron leadership, as cron/scheduler.go
+		// tryLeadership makes it (store/postgres/cluster.go AcquireLeadership).
+		workerID, err := id.ParseWorkerID(req.WorkerID)
+		if err != nil {
+			return err
+		}
+		ok, err := h.store.AcquireLeadership(ctx, workerID, 15*time.Second)
+		if err != nil {
+			return err
+		}
+		answer["acquired"] = ok
 	case "worker":
 		w := &cluster.Worker{
 			ID: id.NewWorkerID(), Hostname: req.Hostname, Queues: req.Queues,
