@@ -111,6 +111,10 @@ _qctl() {
         'qctl jobs vacuum-dead --source' | 'qctl jobs vacuum-dead -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl jobs vacuum-dead --kind' | 'qctl jobs vacuum-dead -k') COMPREPLY=(); return ;;
         'qctl jobs vacuum-dead --output' | 'qctl jobs vacuum-dead -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl jobs cancel --state') COMPREPLY=(); return ;;
+        'qctl jobs cancel --queue') COMPREPLY=(); return ;;
+        'qctl jobs cancel --name') COMPREPLY=(); return ;;
+        'qctl jobs cancel --max') COMPREPLY=(); return ;;
         'qctl jobs cancel --output' | 'qctl jobs cancel -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl dags list --name') COMPREPLY=(); return ;;
         'qctl dags list --state') COMPREPLY=($(compgen -W 'running suspended compensating paused succeeded failed cancelled' -- "$cur")); return ;;
@@ -388,6 +392,9 @@ _qctl() {
         'qctl dlq list --after') COMPREPLY=(); return ;;
         'qctl dlq list --output' | 'qctl dlq list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl dlq show --output' | 'qctl dlq show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl dlq replay --queue') COMPREPLY=(); return ;;
+        'qctl dlq replay --name') COMPREPLY=(); return ;;
+        'qctl dlq replay --max') COMPREPLY=(); return ;;
         'qctl dlq replay --output' | 'qctl dlq replay -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl dlq purge --older-than') COMPREPLY=(); return ;;
         'qctl dlq purge --output' | 'qctl dlq purge -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -415,7 +422,7 @@ _qctl() {
         'qctl jobs resume') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o -h --help' ;;
         'qctl jobs delete') subs=''; opts='--state --all --source -s --kind -k --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o -h --help' ;;
         'qctl jobs vacuum-dead') subs=''; opts='--older-than --source -s --kind -k --dry-run --yes -y --output -o -h --help' ;;
-        'qctl jobs cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl jobs cancel') subs=''; opts='--state --queue --name --max --dry-run --yes -y --output -o -h --help' ;;
         'qctl dags') subs='list counts show find signal pause retry compensate cancel'; opts='-h --help' ;;
         'qctl dags list') subs=''; opts='--name --state --limit -n --after --output -o -h --help' ;;
         'qctl dags counts') subs=''; opts='--output -o -h --help' ;;
@@ -487,7 +494,7 @@ _qctl() {
         'qctl dlq') subs='list show replay purge'; opts='-h --help' ;;
         'qctl dlq list') subs=''; opts='--queue --name --replayed --not-replayed --limit -n --after --output -o -h --help' ;;
         'qctl dlq show') subs=''; opts='--output -o -h --help' ;;
-        'qctl dlq replay') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl dlq replay') subs=''; opts='--queue --name --all --max --dry-run --yes -y --output -o -h --help' ;;
         'qctl dlq purge') subs=''; opts='--older-than --dry-run --yes -y --output -o -h --help' ;;
         'qctl cron') subs='list enable disable delete'; opts='-h --help' ;;
         'qctl cron list') subs=''; opts='--output -o -h --help' ;;

@@ -171,3 +171,40 @@ def test_purge_deletes_what_dispatch_purge_deletes(
     assert [r[0] for r in snapshot(pg_schema)["dispatch_dlq"]] == [fresh]
     # dispatch's PurgeDLQ with the same cutoff finds nothing more.
     assert dispatch.call("purge_dlq", before=done["before"])["purged"] == 0
+
+
+def test_bulk_cancel_by_filter(dispatch: Harness, pg_schema: str, qctl: Run) -> None:
+    pending = [dispatch.call("enqueue", name="bulk", queue="bulk-q")["id"] for _ in range(4)]
+    [running] = dispatch.call("dequeue", queues=["bulk-q"], limit=1)["jobs"]
+    waiting = [i for i in pending if i != running["id"]]
+    before = snapshot(pg_schema)
+    plan = data(qctl("jobs", "cancel", "--queue", "bulk-q", "--dry-run", "-o", "json"))
+    assert plan["dry_run"] is True and plan["count"] == 3
+    assert sorted(r["job_id"] for r in plan["results"]) == sorted(waiting)
+    for args in (
+        ("--queue", "bulk-q", "--max", "2", "--yes"),  # more match than --max
+        ("--queue", "bulk-q", "--state", "running", "--yes"),  # not a cancellable state
+        (waiting[0], "--queue", "bulk-q", "--yes"),  # ids and a filter
+        ("--yes",),  # neither
+    ):
+        assert qctl("jobs", "cancel", *args).exit_code == 2, args
+    assert snapshot(pg_schema) == before
+
+    done = data(qctl("jobs", "cancel", "--queue", "bulk-q", "--yes", "-o", "json"))
+    assert done["count"] == 3 and done["skipped"] == []
+    assert all(row(pg_schema, "dispatch_jobs", i)["state"] == "cancelled" for i in waiting)
+    assert row(pg_schema, "dispatch_jobs", running["id"])["state"] == "running"
+    assert qctl("jobs", "cancel", "--queue", "bulk-q", "--yes").exit_code == 3  # none left
+
+
+def test_replay_all_of_a_queue(dispatch: Harness, pg_schema: str, qctl: Run) -> None:
+    entries = sorted(_entry(qctl, _dead(dispatch, "bulk-dlq")) for _ in range(2))
+    assert qctl("dlq", "replay", "--yes").exit_code == 2  # ids, a filter or --all
+    plan = data(qctl("dlq", "replay", "--queue", "bulk-dlq", "--dry-run", "-o", "json"))
+    assert sorted(r["entry_id"] for r in plan["results"]) == entries
+    done = data(qctl("dlq", "replay", "--queue", "bulk-dlq", "--yes", "-o", "json"))
+    assert sorted(r["entry_id"] for r in done["results"]) == entries
+    assert all(row(pg_schema, "dispatch_dlq", e)["replayed_at"] is not None for e in entries)
+    assert qctl("dlq", "replay", "--queue", "bulk-dlq", "--yes").exit_code == 3  # none left
+    claimed = dispatch.call("dequeue", queues=["bulk-dlq"], limit=5)["jobs"]
+    assert sorted(j["id"] for j in claimed) == sorted(r["new_job_id"] for r in done["results"])

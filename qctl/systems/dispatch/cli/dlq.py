@@ -12,8 +12,18 @@ from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_object, emit_rows, page_note
 from qctl.systems.dispatch import actions, reads
-from qctl.systems.dispatch.cli import Many, act_each, database, group, writable
+from qctl.systems.dispatch.cli import (
+    MAX_TARGETS,
+    Many,
+    MaxOpt,
+    act_each,
+    capped,
+    database,
+    group,
+    writable,
+)
 from qctl.systems.dispatch.cli.jobs import replayed
+from qctl_store.errors import InvalidInput
 
 app = group("dlq")
 
@@ -32,20 +42,17 @@ IdArg = Annotated[
     str,
     typer.Argument(metavar="ID", help="DLQ entry id (dlq_...), with or without dlq_, or a prefix."),
 ]
-IdsArg = Annotated[
-    list[str], typer.Argument(metavar="ID...", help="DLQ entry ids or unique prefixes.")
-]
+
+
+QueueOpt = Annotated[Many, typer.Option("--queue", metavar="QUEUE", help="Queue (repeatable).")]
+NameOpt = Annotated[Many, typer.Option("--name", metavar="NAME", help="Job name (repeatable).")]
 
 
 @app.command("list")
 def list_dlq(
     ctx: typer.Context,
-    queue: Annotated[
-        Many, typer.Option("--queue", metavar="QUEUE", help="Queue (repeatable).")
-    ] = None,
-    name: Annotated[
-        Many, typer.Option("--name", metavar="NAME", help="Job name (repeatable).")
-    ] = None,
+    queue: QueueOpt = None,
+    name: NameOpt = None,
     replayed: Annotated[
         bool | None,
         typer.Option(
@@ -78,15 +85,33 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
 @app.command("replay")
 def replay(
     ctx: typer.Context,
-    ids: IdsArg,
+    ids: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[ID]...", help="DLQ entry ids or prefixes; or select by filter."),
+    ] = None,
+    queue: QueueOpt = None,
+    name: NameOpt = None,
+    all_entries: Annotated[
+        bool, typer.Option("--all", help="Every entry not yet replayed (dispatch's replay-all).")
+    ] = False,
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Enqueue DLQ entries again as new pending jobs (dispatch's DLQ replay), each entry
-    once: it is marked replayed in the transaction that enqueues its job."""
+    once: it is marked replayed in the transaction that enqueues its job. By id, or
+    every entry not yet replayed that the filters (or --all) select, newest first."""
     db = writable(ctx, "dlq replay", dry_run)
-    targets = [reads.resolve_dlq(db, i) for i in ids]
+    if ids:
+        if queue or name or all_entries:
+            raise InvalidInput("give DLQ entry ids or filter options, not both")
+        targets = [reads.resolve_dlq(db, i) for i in ids]
+    else:
+        if not (queue or name or all_entries):
+            raise InvalidInput("dlq replay: give entry ids, a filter option or --all")
+        found = reads.list_dlq(db, queue, name, False, max_targets + 1)
+        targets = capped([e.id for e in found], max_targets, "DLQ entries")
     ask = f"Replay {len(targets)} dispatch DLQ entr(ies)?"
     act_each(db, targets, actions.replay, output, dry_run, yes, ask, replayed)
 

@@ -10,7 +10,17 @@ from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note
 from qctl.systems.dispatch import actions, reads
-from qctl.systems.dispatch.cli import Many, act_each, database, for_table, group, writable
+from qctl.systems.dispatch.cli import (
+    MAX_TARGETS,
+    Many,
+    MaxOpt,
+    act_each,
+    capped,
+    database,
+    for_table,
+    group,
+    writable,
+)
 from qctl_store.errors import InvalidInput
 
 app = group("jobs")
@@ -85,19 +95,40 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     emit_detail(output, for_table(record), {**record, "dlq": entries}, [(entries, DLQ_COLUMNS)])
 
 
+OptionalIds = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="[ID]...", help="Job ids or unique prefixes; or select by filter."),
+]
+
+
 @app.command("cancel")
 def cancel(
     ctx: typer.Context,
-    ids: IdsArg,
+    ids: OptionalIds = None,
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    name: NameOpt = None,
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Cancel pending or retrying jobs, as dispatch's API does (state cancelled,
-    completed_at now). A running job is refused: dispatch v0.1.0 cannot fence its
-    worker."""
+    completed_at now): by id, or every job the filters match (newest first, --max). A
+    running job is refused: dispatch v0.1.0 cannot fence its worker."""
     db = writable(ctx, "jobs cancel", dry_run)
-    targets = [reads.resolve_job(db, i) for i in ids]
+    if ids:
+        if state or queue or name:
+            raise InvalidInput("give job ids or filter options, not both")
+        targets = [reads.resolve_job(db, i) for i in ids]
+    else:
+        if not (state or queue or name):
+            raise InvalidInput("jobs cancel: give job ids or at least one filter option")
+        states = _states(state) or list(actions.CANCELLABLE)
+        if not set(states) <= set(actions.CANCELLABLE):
+            raise InvalidInput("--state: only pending or retrying jobs can be cancelled")
+        found = reads.list_jobs(db, states, queue, name, max_targets + 1)
+        targets = capped([j.id for j in found], max_targets, "jobs")
 
     def say(c: actions.Cancelled) -> str:
         return f"{'would cancel' if c.dry_run else 'cancelled'} dispatch job {c.job_id} ({c.state})"
