@@ -18,16 +18,14 @@ from qctl.systems.dispatch.tui.panes import JobDetailScreen, JobsPane
 from qctl.tui.app import QctlTop
 from qctl.tui.widgets import ConfirmDialog, PromptDialog, StatusBar
 from tests.conftest import PG_DSN
+
+# Pilot helpers that are not DBOS-specific, used where they are.
+from tests.dbos.test_top import cells, confirm
 from tests.dispatch.conftest import row, snapshot
 from tests.go.harness import Harness
 from tests.tui.helpers import until
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def cells(app: QctlTop, table_id: str) -> dict[str, list[str]]:
-    t: DataTable[Any] = app.screen.query_one(f"#{table_id}", DataTable)
-    return {str(key.value): [str(c) for c in t.get_row(key)] for key in list(t.rows)}
 
 
 def dashboard(
@@ -55,13 +53,6 @@ async def select(app: QctlTop, pilot: Any, table_id: str, key: str) -> None:
     t.focus()
     t.move_cursor(row=list(cells(app, table_id)).index(key))
     await pilot.pause(0.1)
-
-
-async def confirm(app: QctlTop, pilot: Any) -> str:
-    await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), 10)
-    question = str(app.screen.query_one("#question").render())
-    await pilot.press("y")
-    return question
 
 
 @pytest.fixture(scope="module")
