@@ -51,6 +51,7 @@ def test_every_command_refuses_an_unknown_version(
         ("cron", "list"),
         ("cron", "disable", "anything", "--yes"),
         ("workers", "list"),
+        ("workflows", "list"),
     ):
         refused = qctl(*args)
         assert refused.exit_code == 5, (args, refused.output)

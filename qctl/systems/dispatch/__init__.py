@@ -35,10 +35,15 @@ SYSTEM = System(
             f"{_CLI}.cron", "app", "dispatch cron entries: list, enable, disable, delete."
         ),
         "workers": Entry(f"{_CLI}.workers", "app", "dispatch workers: list.", alias="worker"),
+        "workflows": Entry(
+            f"{_CLI}.workflows",
+            "app",
+            "dispatch workflow runs: list, show with checkpoints (read-only).",
+            alias="workflow",
+        ),
         "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
     },
     instead={
-        "workflows": "dispatch workflow runs are not operated by qctl yet",
         "vacuum": "see `qctl dlq purge`",
     },
     capabilities=frozenset(),

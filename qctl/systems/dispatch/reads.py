@@ -17,6 +17,8 @@ from qctl_store.sqlfile import Queries, load
 
 STATES = ("pending", "running", "completed", "failed", "retrying", "cancelled")
 """``job/job.go``'s states at dispatch v0.1.0."""
+RUN_STATES = ("running", "completed", "failed")
+"""``workflow/run.go``'s states at dispatch v0.1.0."""
 
 
 def queries(name: str) -> Queries:
@@ -109,6 +111,32 @@ class Worker:
 
 
 @dataclass
+class Run:
+    """A workflow run (``dispatch_workflow_runs``); input and output as payloads are."""
+
+    id: str
+    name: str
+    state: str
+    error: str | None
+    scope_app_id: str | None
+    scope_org_id: str | None
+    started_at: datetime
+    completed_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    input: Any
+    output: Any
+
+
+@dataclass
+class Checkpoint:
+    id: str
+    step_name: str
+    created_at: datetime
+    data: Any
+
+
+@dataclass
 class QueueStats:
     queue: str
     pending: int
@@ -120,15 +148,18 @@ class QueueStats:
     oldest_pending_age: timedelta | None
 
 
-Row = TypeVar("Row", Job, DLQEntry, CronEntry, Worker, QueueStats)
+Row = TypeVar("Row", Job, DLQEntry, CronEntry, Worker, QueueStats, Run, Checkpoint)
+
+
+_PAYLOADS = frozenset({"payload", "input", "output", "data"})
+"""Columns of bytes the application wrote: decoded as JSON where they are JSON."""
 
 
 def _rows(cls: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
     names = {f.name for f in fields(cls)}
     out = []
     for row in rows:
-        if "payload" in row:
-            row = {**row, "payload": decode_payload(row["payload"])}
+        row = {k: decode_payload(v) if k in _PAYLOADS else v for k, v in row.items()}
         out.append(cls(**{k: v for k, v in row.items() if k in names}))
     return out
 
@@ -206,6 +237,11 @@ def resolve_job(db: Database, text: str) -> str:
     return _resolve(db, "job", "job_", q.get_job, q.job_ids_with_prefix, text)
 
 
+def resolve_run(db: Database, text: str) -> str:
+    q = queries("reads.sql")
+    return _resolve(db, "workflow run", "wfrun_", q.get_run, q.run_ids_with_prefix, text)
+
+
 def resolve_dlq(db: Database, text: str) -> str:
     q = queries("reads.sql")
     return _resolve(db, "DLQ entry", "dlq_", q.get_dlq, q.dlq_ids_with_prefix, text)
@@ -265,3 +301,23 @@ def get_cron(db: Database, key: str) -> CronEntry:
 
 def list_workers(db: Database) -> list[Worker]:
     return _rows(Worker, db.all(queries("reads.sql").list_workers))
+
+
+def list_runs(
+    db: Database,
+    states: list[str] | None = None,
+    names: list[str] | None = None,
+    limit: int = 50,
+    cursor: Cursor | None = None,
+) -> list[Run]:
+    params = {"states": _any(states), "names": _any(names), "limit": limit, **_page(cursor)}
+    return _rows(Run, db.all(queries("reads.sql").list_runs, params))
+
+
+def get_run(db: Database, run_id: str) -> tuple[Run, list[Checkpoint]]:
+    """A run and its checkpoints."""
+    q = queries("reads.sql")
+    runs = _rows(Run, db.all(q.get_run, {"id": run_id}))
+    if not runs:
+        raise NoSuchName("get workflow run", f"no dispatch workflow run {run_id!r}")
+    return runs[0], _rows(Checkpoint, db.all(q.run_checkpoints, {"id": run_id}))

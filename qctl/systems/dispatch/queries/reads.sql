@@ -99,3 +99,33 @@ SELECT id, name, schedule, job_name, queue, enabled, last_run_at, next_run_at, l
        locked_until, scope_app_id, scope_org_id, created_at, updated_at, payload
 FROM dispatch_cron_entries
 WHERE id = %(key)s OR name = %(key)s;
+
+-- name: list_runs
+-- A page of workflow runs, newest first, filtered by states and workflow names.
+SELECT id, name, state, error, scope_app_id, scope_org_id, started_at, completed_at,
+       created_at, updated_at, input, output
+FROM dispatch_workflow_runs
+WHERE (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
+  AND (%(names)s::text[] IS NULL OR name = ANY(%(names)s::text[]))
+  AND (%(after_at)s::timestamptz IS NULL OR (created_at, id) < (%(after_at)s::timestamptz, %(after_id)s::text))
+ORDER BY created_at DESC, id DESC
+LIMIT %(limit)s;
+
+-- name: get_run
+-- One workflow run by its whole id.
+SELECT id, name, state, error, scope_app_id, scope_org_id, started_at, completed_at,
+       created_at, updated_at, input, output
+FROM dispatch_workflow_runs
+WHERE id = %(id)s;
+
+-- name: run_ids_with_prefix
+-- At most two workflow run ids starting with a prefix.
+SELECT id FROM dispatch_workflow_runs WHERE starts_with(id, %(prefix)s) ORDER BY id LIMIT 2;
+
+-- name: run_checkpoints
+-- The checkpoints of one run (a step that finished), in the order they were written.
+-- Step results are Go gob bytes (workflow/step.go StepWithResult): shown escaped.
+SELECT id, step_name, created_at, data
+FROM dispatch_checkpoints
+WHERE run_id = %(id)s
+ORDER BY created_at, id;

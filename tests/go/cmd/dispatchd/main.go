@@ -27,6 +27,7 @@ import (
 	"github.com/xraph/dispatch/job"
 	"github.com/xraph/dispatch/store/postgres"
 	"github.com/xraph/dispatch/worker"
+	"github.com/xraph/dispatch/workflow"
 	"github.com/xraph/grove"
 	"github.com/xraph/grove/drivers/pgdriver"
 )
@@ -219,6 +220,30 @@ func (h *harness) do(ctx context.Context, req request, answer map[string]any) er
 			return err
 		}
 		answer["acquired"] = ok
+	case "workflow":
+		// A workflow run as the application starts one (engine.StartWorkflow, run to its
+		// end at once): one step a name in queues, the last failing with error if given.
+		steps, failure := req.Queues, req.Error
+		engine.RegisterWorkflow(h.engine, workflow.NewWorkflow(req.Name,
+			func(wf *workflow.Workflow, _ json.RawMessage) error {
+				for i, step := range steps {
+					last := i == len(steps)-1
+					if err := wf.Step(step, func(context.Context) error {
+						if last && failure != "" {
+							return errors.New(failure)
+						}
+						return nil
+					}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+		run, err := engine.StartWorkflow(ctx, h.engine, req.Name, req.Payload)
+		if err != nil {
+			return err
+		}
+		answer["run"] = run
 	case "worker":
 		w := &cluster.Worker{
 			ID: id.NewWorkerID(), Hostname: req.Hostname, Queues: req.Queues,
