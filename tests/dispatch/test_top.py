@@ -63,6 +63,7 @@ def fleet(dispatch: Harness) -> dict[str, str]:
     dispatch.call("run", id=dead, error="smtp [bold]421")
     dispatch.call("worker", hostname="tui-host", queues=["tui-q"], limit=2)
     dispatch.call("cron", name="tui-cron", schedule="@every 1h", job_name="tui.mail")
+    dispatch.call("workflow", name="tui.flow")
     return {"pending": pending, "dead": dead}
 
 
@@ -101,6 +102,10 @@ def test_tabs_jump_and_actions(fleet: dict[str, str], pg_schema: str) -> None:
             pilot,
             lambda: any(r[1] == "tui-host" for r in cells(app, "dispatch-workers").values()),
             10,
+        )
+        await pilot.press("6")
+        await until(
+            pilot, lambda: any(r[1] == "tui.flow" for r in cells(app, "dispatch-runs").values()), 10
         )
         # : jumps to a job by a prefix without job_
         await pilot.press("colon")

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 HELP = """\
 qctl top: live view of a dispatch database (polling)
 
-  1-5        switch screen: Queues, Jobs, DLQ, Cron, Workers
+  1-6        switch screen: Queues, Jobs, DLQ, Cron, Workers, Workflows
   enter      drill in (a queue's jobs, a job's detail)   esc   back
   /          filter the current list                     r     refresh now
   p          pause / resume automatic refresh            q     quit (top level)
@@ -34,6 +34,7 @@ Detail:  every column of the job, its payload, its DLQ entries
 DLQ:     the newest failures, replayed or not
 Cron:    schedule, job, enabled, next and last run
 Workers: hostname, queues, concurrency, state, leader, last seen
+Workflows: the newest workflow runs: state, start, end, error (read-only)
 
 Actions (a dry run, then confirmed; hidden with --read-only):
   Jobs and detail: C cancel (a pending or retrying job)
@@ -54,6 +55,7 @@ class DispatchScreens(SystemScreens):
             ("dlq", "DLQ", "DlqPane"),
             ("cron", "Cron", "CronPane"),
             ("workers", "Workers", "WorkersPane"),
+            ("workflows", "Workflows", "RunsPane"),
         ]
     )
     help = HELP

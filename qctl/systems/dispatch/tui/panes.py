@@ -1,4 +1,5 @@
-"""dispatch's tabs (queues, jobs, DLQ, cron, workers) and the job detail screen."""
+"""dispatch's tabs (queues, jobs, DLQ, cron, workers, workflow runs) and the job detail
+screen."""
 
 from __future__ import annotations
 
@@ -252,6 +253,38 @@ class WorkersPane(Redrawn[list[reads.Worker]]):
                 )
                 for w in self.data or []
                 if _matches(self.filter_text, w.hostname, *(w.queues or []))
+            ],
+        )
+
+
+class RunsPane(Redrawn[list[reads.Run]]):
+    filter_hint = "filter: words (a state, a workflow name)"
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_filter()
+        yield table("dispatch-runs", "id", "name", "state", "started", "took", "error")
+
+    def fetch(self, db: Database) -> list[reads.Run]:
+        return reads.list_runs(db, limit=PAGE)
+
+    def render_data(self) -> None:
+        now = self.top.clock()
+        refill(
+            self.query_one("#dispatch-runs", DataTable),
+            [
+                (
+                    r.id,
+                    [
+                        r.id,
+                        r.name,
+                        r.state,
+                        fmt.ago(r.started_at, now),
+                        fmt.duration(r.completed_at - r.started_at) if r.completed_at else "",
+                        fmt.one_line(r.error or "", 60),
+                    ],
+                )
+                for r in self.data or []
+                if _matches(self.filter_text, r.state, r.name)
             ],
         )
 
