@@ -10,8 +10,9 @@ from qctl.systems.dispatch.cli import database
 
 def top(ctx: typer.Context, refresh: common.Refresh = 2.0) -> None:
     """Live dashboard of a dispatch database (polling: dispatch v0.1.0 sends no
-    notifications): queues, jobs with their detail, DLQ, cron, workers; cancel a job and
-    replay a DLQ entry (hidden by --read-only). Press ? in it for the keys."""
+    notifications): queues, jobs with their detail, DLQ, cron, workers, workflow runs;
+    cancel a job and replay a DLQ entry (hidden by --read-only). Press ? in it for the
+    keys."""
     from qctl.systems.dispatch.tui import DISPATCH
     from qctl.tui.app import run
 
