@@ -4,7 +4,7 @@ _qctl() {
     local cmdpath="qctl" i subs="" opts=""
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "$cmdpath ${COMP_WORDS[i]}" in
-            'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
+            'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl workers' | 'qctl workers list') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
         esac
     done
     case "$cmdpath $prev" in
@@ -31,6 +31,8 @@ _qctl() {
         'qctl jobs list --limit' | 'qctl jobs list -n') COMPREPLY=(); return ;;
         'qctl jobs list --after') COMPREPLY=(); return ;;
         'qctl jobs list --output' | 'qctl jobs list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl jobs list --queue') COMPREPLY=(); return ;;
+        'qctl jobs list --name') COMPREPLY=(); return ;;
         'qctl jobs show --output' | 'qctl jobs show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs attempts --output' | 'qctl jobs attempts -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs enqueue --payload' | 'qctl jobs enqueue -p') COMPREPLY=(); return ;;
@@ -111,6 +113,11 @@ _qctl() {
         'qctl jobs vacuum-dead --source' | 'qctl jobs vacuum-dead -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl jobs vacuum-dead --kind' | 'qctl jobs vacuum-dead -k') COMPREPLY=(); return ;;
         'qctl jobs vacuum-dead --output' | 'qctl jobs vacuum-dead -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl jobs cancel --state') COMPREPLY=(); return ;;
+        'qctl jobs cancel --queue') COMPREPLY=(); return ;;
+        'qctl jobs cancel --name') COMPREPLY=(); return ;;
+        'qctl jobs cancel --max') COMPREPLY=(); return ;;
+        'qctl jobs cancel --output' | 'qctl jobs cancel -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl dags list --name') COMPREPLY=(); return ;;
         'qctl dags list --state') COMPREPLY=($(compgen -W 'running suspended compensating paused succeeded failed cancelled' -- "$cur")); return ;;
         'qctl dags list --limit' | 'qctl dags list -n') COMPREPLY=(); return ;;
@@ -381,15 +388,32 @@ _qctl() {
         'qctl schedules backfill --output' | 'qctl schedules backfill -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl versions list --output' | 'qctl versions list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl versions set-latest --output' | 'qctl versions set-latest -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl dlq list --queue') COMPREPLY=(); return ;;
+        'qctl dlq list --name') COMPREPLY=(); return ;;
+        'qctl dlq list --limit' | 'qctl dlq list -n') COMPREPLY=(); return ;;
+        'qctl dlq list --after') COMPREPLY=(); return ;;
+        'qctl dlq list --output' | 'qctl dlq list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl dlq show --output' | 'qctl dlq show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl dlq replay --queue') COMPREPLY=(); return ;;
+        'qctl dlq replay --name') COMPREPLY=(); return ;;
+        'qctl dlq replay --max') COMPREPLY=(); return ;;
+        'qctl dlq replay --output' | 'qctl dlq replay -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl dlq purge --older-than') COMPREPLY=(); return ;;
+        'qctl dlq purge --output' | 'qctl dlq purge -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl cron list --output' | 'qctl cron list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl cron enable --output' | 'qctl cron enable -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl cron disable --output' | 'qctl cron disable -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl cron delete --output' | 'qctl cron delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workers list --output' | 'qctl workers list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
     esac
     case "$cmdpath" in
-        'qctl') subs='db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch top demo schedules versions'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --version -h --help' ;;
+        'qctl') subs='db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch top demo schedules versions dlq cron workers'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --version -h --help' ;;
         'qctl db') subs='migrate tune status'; opts='-h --help' ;;
         'qctl db migrate') subs=''; opts='--dry-run --output -o -h --help' ;;
         'qctl db tune') subs=''; opts='--dry-run --output -o -h --help' ;;
         'qctl db status') subs=''; opts='--output -o -h --help' ;;
-        'qctl jobs') subs='list show attempts enqueue retry run-now archive pause resume delete vacuum-dead'; opts='-h --help' ;;
-        'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --sort --limit -n --after --yes -y --output -o -h --help' ;;
+        'qctl jobs') subs='list show attempts enqueue retry run-now archive pause resume delete vacuum-dead cancel'; opts='-h --help' ;;
+        'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --sort --limit -n --after --yes -y --output -o -h --help --queue --name' ;;
         'qctl jobs show') subs=''; opts='--payload --output -o -h --help' ;;
         'qctl jobs attempts') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs enqueue') subs=''; opts='--payload -p --delay --at --max-attempts --idempotency-key --ttl --meta --output -o -h --help' ;;
@@ -400,6 +424,7 @@ _qctl() {
         'qctl jobs resume') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o -h --help' ;;
         'qctl jobs delete') subs=''; opts='--state --all --source -s --kind -k --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o -h --help' ;;
         'qctl jobs vacuum-dead') subs=''; opts='--older-than --source -s --kind -k --dry-run --yes -y --output -o -h --help' ;;
+        'qctl jobs cancel') subs=''; opts='--state --queue --name --max --dry-run --yes -y --output -o -h --help' ;;
         'qctl dags') subs='list counts show find signal pause retry compensate cancel'; opts='-h --help' ;;
         'qctl dags list') subs=''; opts='--name --state --limit -n --after --output -o -h --help' ;;
         'qctl dags counts') subs=''; opts='--output -o -h --help' ;;
@@ -468,6 +493,18 @@ _qctl() {
         'qctl versions') subs='list set-latest'; opts='-h --help' ;;
         'qctl versions list') subs=''; opts='--output -o -h --help' ;;
         'qctl versions set-latest') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl dlq') subs='list show replay purge'; opts='-h --help' ;;
+        'qctl dlq list') subs=''; opts='--queue --name --replayed --not-replayed --limit -n --after --output -o -h --help' ;;
+        'qctl dlq show') subs=''; opts='--output -o -h --help' ;;
+        'qctl dlq replay') subs=''; opts='--queue --name --all --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl dlq purge') subs=''; opts='--older-than --dry-run --yes -y --output -o -h --help' ;;
+        'qctl cron') subs='list enable disable delete'; opts='-h --help' ;;
+        'qctl cron list') subs=''; opts='--output -o -h --help' ;;
+        'qctl cron enable') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl cron disable') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl cron delete') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl workers') subs='list'; opts='-h --help' ;;
+        'qctl workers list') subs=''; opts='--output -o -h --help' ;;
     esac
     if [[ "$cur" == -* || -z "$subs" ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

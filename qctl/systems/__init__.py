@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from qctl.cli.registry import Entry
 
-SYSTEM_PACKAGES = ("qctl.systems.azync", "qctl.systems.dbos")
+SYSTEM_PACKAGES = ("qctl.systems.azync", "qctl.systems.dbos", "qctl.systems.dispatch")
 """Detection order; the first is the default (an empty or new database is azync's)."""
 
 

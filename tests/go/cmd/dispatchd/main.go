@@ -11,14 +11,23 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
 	"github.com/xraph/dispatch"
+	"github.com/xraph/dispatch/backoff"
+	"github.com/xraph/dispatch/cluster"
+	"github.com/xraph/dispatch/cron"
+	"github.com/xraph/dispatch/dlq"
 	"github.com/xraph/dispatch/engine"
+	"github.com/xraph/dispatch/id"
 	"github.com/xraph/dispatch/job"
 	"github.com/xraph/dispatch/store/postgres"
+	"github.com/xraph/dispatch/worker"
+	"github.com/xraph/dispatch/workflow"
 	"github.com/xraph/grove"
 	"github.com/xraph/grove/drivers/pgdriver"
 )
@@ -35,6 +44,11 @@ type request struct {
 	Limit      int             `json:"limit"`
 	Error      string          `json:"error"`
 	WorkerID   string          `json:"worker_id"`
+	JobName    string          `json:"job_name"`
+	Schedule   string          `json:"schedule"`
+	Hostname   string          `json:"hostname"`
+	Before     time.Time       `json:"before"`
+	RunAt      time.Time       `json:"run_at"`
 }
 
 type harness struct {
@@ -44,6 +58,11 @@ type harness struct {
 	// (Reading one back is no option at v0.1.0: the PostgreSQL store's GetJob builds
 	// "... LIMIT 1" into invalid SQL.)
 	held map[string]*job.Job
+	// run executes a held job as dispatch's worker pool does (worker/executor.go:
+	// completed, retrying, or failed and pushed to the DLQ once its retries are spent);
+	// its handler returns outcome. No backoff, so a retrying job is due at once.
+	run     *worker.Executor
+	outcome error
 }
 
 func main() {
@@ -74,7 +93,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "dispatchd: engine:", err)
 		os.Exit(1)
 	}
-	h := harness{store: store, engine: eng, held: map[string]*job.Job{}}
+	h := &harness{store: store, engine: eng, held: map[string]*job.Job{}}
+	h.run = worker.NewExecutor(
+		eng.Registry(), eng.Extensions(), store, eng.DLQService(), backoff.NewConstant(0),
+		slog.Default(),
+	)
 
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 16<<20)
@@ -94,7 +117,7 @@ func main() {
 	}
 }
 
-func (h harness) do(ctx context.Context, req request, answer map[string]any) error {
+func (h *harness) do(ctx context.Context, req request, answer map[string]any) error {
 	switch req.Op {
 	case "migrate":
 		return h.store.Migrate(ctx)
@@ -111,6 +134,9 @@ func (h harness) do(ctx context.Context, req request, answer map[string]any) err
 		}
 		if req.MaxRetries != nil {
 			opts = append(opts, job.WithMaxRetries(*req.MaxRetries))
+		}
+		if !req.RunAt.IsZero() {
+			opts = append(opts, job.WithRunAt(req.RunAt))
 		}
 		j, err := h.engine.EnqueueRaw(ctx, req.Name, payload, opts...)
 		if err != nil {
@@ -149,8 +175,132 @@ func (h harness) do(ctx context.Context, req request, answer map[string]any) err
 		}
 		delete(h.held, req.ID) // a retrying job is dequeued again, by any worker
 		answer["job"] = j
+	case "run":
+		j, ok := h.held[req.ID]
+		if !ok {
+			return fmt.Errorf("job %s is not held by this worker", req.ID)
+		}
+		h.outcome = nil
+		if req.Error != "" {
+			h.outcome = errors.New(req.Error)
+		}
+		engine.Register(h.engine, job.NewDefinition(j.Name,
+			func(context.Context, json.RawMessage) error { return h.outcome }))
+		_ = h.run.Execute(ctx, j) // a failing handler's error is the outcome asked for
+		delete(h.held, req.ID)
+		answer["job"] = j
+	case "cron":
+		// The application's registration (engine.RegisterCron): schedule validated, first
+		// next_run_at computed, idempotent by name.
+		return engine.RegisterCron(ctx, h.engine, &cron.Definition[json.RawMessage]{
+			Name: req.Name, Schedule: req.Schedule, JobName: req.JobName, Queue: req.Queue,
+			Payload: req.Payload,
+		})
+	case "cron_lock":
+		// The scheduler's claim on an entry it fires (store/postgres/cron.go
+		// AcquireCronLock), held for limit seconds by a fresh worker id.
+		cronID, err := id.ParseCronID(req.ID)
+		if err != nil {
+			return err
+		}
+		ok, err := h.store.AcquireCronLock(ctx, cronID, id.NewWorkerID(), time.Duration(req.Limit)*time.Second)
+		if err != nil {
+			return err
+		}
+		answer["acquired"] = ok
+	case "lead":
+		// A registered worker's bid for the cron leadership, as cron/scheduler.go
+		// tryLeadership makes it (store/postgres/cluster.go AcquireLeadership).
+		workerID, err := id.ParseWorkerID(req.WorkerID)
+		if err != nil {
+			return err
+		}
+		ok, err := h.store.AcquireLeadership(ctx, workerID, 15*time.Second)
+		if err != nil {
+			return err
+		}
+		answer["acquired"] = ok
+	case "workflow":
+		// A workflow run as the application starts one (engine.StartWorkflow, run to its
+		// end at once): one step a name in queues, the last failing with error if given.
+		steps, failure := req.Queues, req.Error
+		engine.RegisterWorkflow(h.engine, workflow.NewWorkflow(req.Name,
+			func(wf *workflow.Workflow, _ json.RawMessage) error {
+				for i, step := range steps {
+					last := i == len(steps)-1
+					if err := wf.Step(step, func(context.Context) error {
+						if last && failure != "" {
+							return errors.New(failure)
+						}
+						return nil
+					}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+		run, err := engine.StartWorkflow(ctx, h.engine, req.Name, req.Payload)
+		if err != nil {
+			return err
+		}
+		answer["run"] = run
+	case "worker":
+		w := &cluster.Worker{
+			ID: id.NewWorkerID(), Hostname: req.Hostname, Queues: req.Queues,
+			Concurrency: req.Limit, State: cluster.WorkerActive,
+			LastSeen: time.Now().UTC(), CreatedAt: time.Now().UTC(),
+		}
+		if err := h.store.RegisterWorker(ctx, w); err != nil {
+			return err
+		}
+		answer["id"] = w.ID.String()
+	case "replay_dlq":
+		// dispatch's own replay (dlq/replay.go, behind its API's POST /dlq/:id/replay),
+		// over a store whose GetDLQ reads the entry through ListDLQ: at v0.1.0 the
+		// PostgreSQL GetDLQ fails as GetJob does ("... LIMIT 1" syntax error), so the
+		// engine's own DLQService cannot replay anything on PostgreSQL.
+		entryID, err := id.ParseDLQID(req.ID)
+		if err != nil {
+			return err
+		}
+		j, err := dlq.NewService(listedDLQ{h.store}, h.store).Replay(ctx, entryID)
+		if err != nil {
+			return err
+		}
+		answer["job"] = j
+	case "engine_replay_dlq":
+		// The engine's own DLQ service, unchanged (fails at v0.1.0; see replay_dlq).
+		entryID, err := id.ParseDLQID(req.ID)
+		if err != nil {
+			return err
+		}
+		if _, err := h.engine.DLQService().Replay(ctx, entryID); err != nil {
+			return err
+		}
+	case "purge_dlq":
+		n, err := h.engine.DLQService().DLQStore().PurgeDLQ(ctx, req.Before)
+		if err != nil {
+			return err
+		}
+		answer["purged"] = n
 	default:
 		return fmt.Errorf("unknown op %q", req.Op)
 	}
 	return nil
+}
+
+// listedDLQ is dispatch's PostgreSQL store with GetDLQ answered from ListDLQ.
+type listedDLQ struct{ *postgres.Store }
+
+func (s listedDLQ) GetDLQ(ctx context.Context, entryID id.DLQID) (*dlq.Entry, error) {
+	entries, err := s.ListDLQ(ctx, dlq.ListOpts{})
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.ID == entryID {
+			return e, nil
+		}
+	}
+	return nil, dispatch.ErrDLQNotFound
 }

@@ -1,0 +1,50 @@
+"""dispatch: the PostgreSQL database of a github.com/xraph/dispatch deployment (Go), its
+tables created by dispatch's own migrator (grove, group ``dispatch``).
+
+``database`` opens it and gates on the applied migration versions, ``reads`` and
+``actions`` hold qctl's SQL (``queries/*.sql``), each action transcribed from dispatch's
+Go code. The command groups are ``qctl.systems.dispatch.cli``. Importing this package
+imports none of them.
+"""
+
+from __future__ import annotations
+
+from qctl.cli.registry import Entry
+from qctl.systems import System
+
+_CLI = "qctl.systems.dispatch.cli"
+
+SYSTEM = System(
+    name="dispatch",
+    label="dispatch",
+    tables=("dispatch_jobs", "grove_migrations"),
+    # dispatch names its tables unqualified: they live in the connection's search_path.
+    default_schema=None,
+    commands={
+        "db": Entry(f"{_CLI}.db", "app", "The dispatch database: status (never migrated)."),
+        "jobs": Entry(
+            f"{_CLI}.jobs", "app", "dispatch jobs: list, show, cancel, retry.", alias="job"
+        ),
+        "queues": Entry(
+            f"{_CLI}.queues", "app", "Per queue: jobs by state, oldest pending age.", alias="queue"
+        ),
+        "dlq": Entry(
+            f"{_CLI}.dlq", "app", "dispatch's dead-letter queue: list, show, replay, purge."
+        ),
+        "cron": Entry(
+            f"{_CLI}.cron", "app", "dispatch cron entries: list, enable, disable, delete."
+        ),
+        "workers": Entry(f"{_CLI}.workers", "app", "dispatch workers: list.", alias="worker"),
+        "workflows": Entry(
+            f"{_CLI}.workflows",
+            "app",
+            "dispatch workflow runs: list, show with checkpoints (read-only).",
+            alias="workflow",
+        ),
+        "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
+    },
+    instead={
+        "vacuum": "see `qctl dlq purge`",
+    },
+    capabilities=frozenset(),
+)

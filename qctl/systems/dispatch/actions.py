@@ -1,0 +1,217 @@
+"""qctl's writes to a dispatch database, each with the effect of the dispatch v0.1.0
+code it is transcribed from (named beside each statement in ``queries/actions.sql``).
+
+Where dispatch checks a state in Go and then writes a whole row, the check here is the
+statement's own predicate: a write never races a worker worse than dispatch's own API
+would, and usually less. dispatch v0.1.0 sends no wake notification (workers poll), so
+none is sent after a replay.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from qctl.core.errors import WrongState
+from qctl.systems.dispatch import reads
+from qctl.systems.dispatch.database import Database
+from qctl_store.errors import InvalidInput
+
+CANCELLABLE = ("pending", "retrying")
+"""The states api/job_handler.go cancelJob accepts. A running job is refused: dispatch
+v0.1.0 has no lease epoch to fence its worker with, and that worker's whole-row
+UpdateJob on completion would overwrite the cancel anyway."""
+
+ZERO_WORKER_ID = "wkr_" + "0" * 26
+"""What store/postgres/models.go writes as ``worker_id`` for a job no worker holds (the
+zero TypeID's text): every job dispatch v0.1.0 enqueues carries it."""
+
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def new_job_id() -> str:
+    """A fresh dispatch job id as ``id.NewJobID`` makes it: TypeID ``job_`` + a UUIDv7
+    (48-bit Unix milliseconds, version 7, variant 10, random bits) in TypeID's base32."""
+    value = int.from_bytes(os.urandom(16), "big")
+    ms = time.time_ns() // 1_000_000
+    value = (value & ~(((1 << 48) - 1) << 80)) | (ms << 80)
+    value = (value & ~(0xF << 76)) | (0x7 << 76)
+    value = (value & ~(0x3 << 62)) | (0x2 << 62)
+    digits = [_CROCKFORD[(value >> (5 * i)) & 0x1F] for i in range(25, -1, -1)]
+    return "job_" + "".join(digits)
+
+
+@dataclass
+class Cancelled:
+    job_id: str
+    name: str
+    queue: str
+    state: str
+    """The state the job was in (a dry run: would be cancelled from)."""
+    dry_run: bool = False
+
+
+def cancel(db: Database, job_id: str, dry_run: bool = False) -> Cancelled:
+    """Cancel a pending or retrying job: state ``cancelled``, ``completed_at`` now."""
+    job = reads.get_job(db, job_id)
+    outcome = Cancelled(job.id, job.name, job.queue, job.state, dry_run)
+    _require(job.state, CANCELLABLE, "jobs cancel", f"dispatch job {job.id}", "cancelled")
+    if dry_run:
+        return outcome
+    with db.transaction():
+        done = db.one(reads.queries("actions.sql").cancel_job, {"id": job.id})
+    if done is None:  # a worker (or another operator) changed it since the read
+        now = reads.get_job(db, job.id).state
+        raise WrongState("jobs cancel", f"dispatch job {job.id} became {now}; not cancelled")
+    return outcome
+
+
+def _require(state: str, needs: tuple[str, ...], op: str, subject: str, action: str) -> None:
+    if state not in needs:
+        extra = (
+            "; a running job cannot be cancelled safely at dispatch v0.1.0 (no lease epoch"
+            " to fence its worker)"
+            if state == "running"
+            else ""
+        )
+        raise WrongState(
+            op, f"{subject} is {state}: only {' or '.join(needs)} jobs can be {action}{extra}"
+        )
+
+
+@dataclass
+class Replayed:
+    entry_id: str
+    job_id: str
+    """The job that failed."""
+    job_name: str
+    queue: str
+    new_job_id: str | None = None
+    dry_run: bool = False
+
+
+def replay(db: Database, entry_id: str, dry_run: bool = False) -> Replayed:
+    """Enqueue a DLQ entry again as a new pending job, once (dlq/replay.go Replay)."""
+    entry = reads.get_dlq(db, entry_id)
+    outcome = Replayed(entry.id, entry.job_id, entry.job_name, entry.queue, dry_run=dry_run)
+    if entry.replayed_at is not None:
+        raise _replayed(entry.id, entry.replayed_at)
+    if dry_run:
+        return outcome
+    q = reads.queries("actions.sql")
+    with db.transaction():
+        claimed = db.one(q.claim_dlq, {"id": entry.id})
+        if claimed is None:  # another replay took it since the read
+            again = reads.get_dlq(db, entry.id)
+            raise _replayed(entry.id, again.replayed_at)
+        job = db.one(
+            q.enqueue_replay,
+            {
+                "id": new_job_id(),
+                "name": claimed["job_name"],
+                "queue": claimed["queue"],
+                "payload": claimed["payload"],
+                "max_retries": claimed["max_retries"],
+                "scope_app_id": claimed["scope_app_id"],
+                "scope_org_id": claimed["scope_org_id"],
+                "worker_id": ZERO_WORKER_ID,
+            },
+        )
+    assert job is not None
+    outcome.new_job_id = job["id"]
+    return outcome
+
+
+def _replayed(entry_id: str, at: datetime | None) -> WrongState:
+    return WrongState(
+        "dlq replay",
+        f"dispatch DLQ entry {entry_id} was already replayed"
+        + (f" at {at:%Y-%m-%d %H:%M:%S}" if at else "")
+        + "; qctl replays an entry once",
+    )
+
+
+def retry(db: Database, job_id: str, dry_run: bool = False) -> Replayed:
+    """Run a failed job again the one way dispatch v0.1.0 has: replay its DLQ entry (the
+    newest not yet replayed) as a new job. The failed row stays as it is."""
+    job = reads.get_job(db, job_id)
+    if job.state != "failed":
+        raise WrongState(
+            "jobs retry", f"dispatch job {job.id} is {job.state}: only failed jobs can be retried"
+        )
+    entries = [e for e in reads.dlq_of_job(db, job.id) if e.replayed_at is None]
+    if not entries:
+        raise WrongState(
+            "jobs retry",
+            f"dispatch job {job.id} has no DLQ entry left to replay (dispatch re-runs a"
+            " failed job only from its DLQ entry; see `qctl dlq list`)",
+        )
+    return replay(db, entries[0].id, dry_run)
+
+
+@dataclass
+class Purged:
+    before: datetime
+    count: int
+    unreplayed: int
+    """Of ``count``, entries never replayed: their jobs are gone for good."""
+    dry_run: bool = False
+
+
+def purge(db: Database, older_than: timedelta, dry_run: bool = False) -> Purged:
+    """Delete DLQ entries that failed longer ago than ``older_than``, replayed or not,
+    as store/postgres/dlq.go PurgeDLQ does (its API purges at 30 days)."""
+    if older_than <= timedelta(0):
+        raise InvalidInput("--older-than must be more than 0: a zero cutoff purges every entry")
+    before = datetime.now(UTC) - older_than
+    q = reads.queries("actions.sql")
+    counted = db.one(q.count_purge, {"before": before}) or {"n": 0, "unreplayed": 0}
+    outcome = Purged(before, int(counted["n"]), int(counted["unreplayed"]), dry_run)
+    if dry_run:
+        return outcome
+    with db.transaction():
+        deleted = db.all(q.purge_dlq, {"before": before})
+    outcome.count = len(deleted)
+    outcome.unreplayed = sum(1 for r in deleted if r["replayed_at"] is None)
+    return outcome
+
+
+@dataclass
+class CronChanged:
+    cron_id: str
+    name: str
+    action: str
+    enabled: bool
+    """Whether the entry was enabled before."""
+    dry_run: bool = False
+
+
+def _firing(entry: reads.CronEntry) -> bool:
+    return bool(entry.locked_by and entry.locked_until and entry.locked_until > datetime.now(UTC))
+
+
+def change_cron(db: Database, key: str, action: str, dry_run: bool = False) -> CronChanged:
+    """``enable``, ``disable`` or ``delete`` a cron entry (by id or name); refused while
+    the scheduler is firing it (see queries/actions.sql)."""
+    entry = reads.get_cron(db, key)
+    outcome = CronChanged(entry.id, entry.name, action, entry.enabled, dry_run)
+    op = f"cron {action}"
+    if action != "delete" and entry.enabled == (action == "enable"):
+        raise WrongState(op, f"dispatch cron entry {entry.name} is already {action}d")
+    if _firing(entry):
+        raise WrongState(op, f"dispatch cron entry {entry.name} is firing now; try again")
+    if dry_run:
+        return outcome
+    q = reads.queries("actions.sql")
+    with db.transaction():
+        if action == "delete":
+            done = db.one(q.delete_cron, {"id": entry.id})
+        else:
+            done = db.one(q.set_cron_enabled, {"id": entry.id, "enabled": action == "enable"})
+    if done is None:
+        raise WrongState(
+            op, f"dispatch cron entry {entry.name} changed or started firing; try again"
+        )
+    return outcome

@@ -1,0 +1,61 @@
+"""``qctl db`` on a dispatch database: status, and the refusal to migrate."""
+
+from __future__ import annotations
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, Output
+from qctl.cli.errors import ExitCode
+from qctl.cli.output import OutputFormat, emit_object, note
+from qctl.systems.dispatch.cli import database, group
+from qctl_store.errors import InvalidInput
+
+app = group("db")
+
+
+@app.command("status")
+def status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
+    """The context, schema, dispatch's applied migration versions and what qctl supports
+    of them; exit 5 (after the report) when qctl does not know the versions."""
+    from qctl.systems.dispatch.database import CAPABILITIES, SUPPORTED
+
+    db = database(ctx, gate=False)
+    state = db.state
+    capabilities = {
+        name: ("yes" if state.has(name) else f"no: needs {table}.{column} ({what})")
+        for name, (table, column, what) in CAPABILITIES.items()
+    }
+    emit_object(
+        {
+            "context": common.cli(ctx).context_name or "",
+            "system": "dispatch",
+            "backend": "postgres",
+            "location": db.location,
+            "schema": db.schema,
+            "migration_versions": list(state.applied),
+            "unknown_versions": list(state.unknown),
+            "missing_versions": list(state.missing),
+            "supported": state.supported,
+            "supported_versions": SUPPORTED,
+            "read_only": db.read_only,
+            "wake_notifications": False,
+            "keyset_index": "no: dispatch v0.1.0 has no list-order index; deep pages scan",
+            **{f"capability_{k}": v for k, v in capabilities.items()},
+        },
+        output,
+    )
+    if not state.supported:
+        note(state.refusal())
+        raise typer.Exit(int(ExitCode.SCHEMA))
+
+
+@app.command("migrate")
+def migrate(
+    ctx: typer.Context, dry_run: DryRun = False, output: Output = OutputFormat.TABLE
+) -> None:
+    """Refused: dispatch migrates its own schema (its store's Migrate, through grove)."""
+    raise InvalidInput(
+        "qctl never migrates a dispatch database: the dispatch application does (its"
+        " store's Migrate)"
+    )

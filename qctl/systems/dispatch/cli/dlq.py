@@ -1,0 +1,158 @@
+"""``qctl dlq`` on a dispatch database: list, show, replay, purge."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import Annotated
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.output import OutputFormat, emit_object, emit_rows, page_note
+from qctl.systems.dispatch import actions, reads
+from qctl.systems.dispatch.cli import (
+    MAX_TARGETS,
+    Many,
+    MaxOpt,
+    act_each,
+    capped,
+    database,
+    group,
+    writable,
+)
+from qctl.systems.dispatch.cli.jobs import replayed
+from qctl_store.errors import InvalidInput
+
+app = group("dlq")
+
+LIST_COLUMNS = [
+    "id",
+    "job_id",
+    "job_name",
+    "queue",
+    "retry_count",
+    "failed_at",
+    "replayed_at",
+    "error",
+]
+
+IdArg = Annotated[
+    str,
+    typer.Argument(metavar="ID", help="DLQ entry id (dlq_...), with or without dlq_, or a prefix."),
+]
+
+
+QueueOpt = Annotated[Many, typer.Option("--queue", metavar="QUEUE", help="Queue (repeatable).")]
+NameOpt = Annotated[Many, typer.Option("--name", metavar="NAME", help="Job name (repeatable).")]
+
+
+@app.command("list")
+def list_dlq(
+    ctx: typer.Context,
+    queue: QueueOpt = None,
+    name: NameOpt = None,
+    replayed: Annotated[
+        bool | None,
+        typer.Option(
+            "--replayed/--not-replayed",
+            help="Only replayed (or only waiting) entries.",
+            show_default=False,
+        ),
+    ] = None,
+    limit: common.PageLimit = 50,
+    after: common.After = None,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """DLQ entries, newest failure first, one page at a time (keyset: ``--after``)."""
+    cursor = reads.Cursor.decode(after) if after else None
+    entries = reads.list_dlq(database(ctx), queue, name, replayed, limit, cursor)
+    emit_rows([reads.as_record(e) for e in entries], LIST_COLUMNS, output)
+    last = entries[-1] if len(entries) == limit else None
+    page_note(
+        output, len(entries), None, reads.Cursor(last.failed_at, last.id).encode() if last else None
+    )
+
+
+@app.command("show")
+def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """One DLQ entry: the failed job, its error, retries, scope and payload."""
+    db = database(ctx)
+    emit_object(reads.as_record(reads.get_dlq(db, reads.resolve_dlq(db, id))), output)
+
+
+@app.command("replay")
+def replay(
+    ctx: typer.Context,
+    ids: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[ID]...", help="DLQ entry ids or prefixes; or select by filter."),
+    ] = None,
+    queue: QueueOpt = None,
+    name: NameOpt = None,
+    all_entries: Annotated[
+        bool, typer.Option("--all", help="Every entry not yet replayed (dispatch's replay-all).")
+    ] = False,
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Enqueue DLQ entries again as new pending jobs (dispatch's DLQ replay), each entry
+    once: it is marked replayed in the transaction that enqueues its job. By id, or
+    every entry not yet replayed that the filters (or --all) select, newest first."""
+    db = writable(ctx, "dlq replay", dry_run)
+    if ids:
+        if queue or name or all_entries:
+            raise InvalidInput("give DLQ entry ids or filter options, not both")
+        targets = [reads.resolve_dlq(db, i) for i in ids]
+    else:
+        if not (queue or name or all_entries):
+            raise InvalidInput("dlq replay: give entry ids, a filter option or --all")
+        found = reads.list_dlq(db, queue, name, False, max_targets + 1)
+        targets = capped([e.id for e in found], max_targets, "DLQ entries")
+    ask = f"Replay {len(targets)} dispatch DLQ entr(ies)?"
+    act_each(db, targets, actions.replay, output, dry_run, yes, ask, replayed)
+
+
+@app.command("purge")
+def purge(
+    ctx: typer.Context,
+    older_than: Annotated[
+        str,
+        typer.Option(
+            "--older-than",
+            metavar="DURATION",
+            help="Delete entries that failed longer ago than this.",
+        ),
+    ],
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete DLQ entries that failed longer ago than --older-than, replayed or not, as
+    dispatch's purge does (its API uses 30d). An entry never replayed is its job's last
+    copy: the question and the result count them."""
+    keep = common.duration(older_than, "--older-than") or timedelta(0)
+    db = writable(ctx, "dlq purge", dry_run)
+    plan = actions.purge(db, keep, dry_run=True)
+
+    def say(p: actions.Purged) -> str:
+        return (
+            f"{'would delete' if p.dry_run else 'deleted'} {p.count} DLQ entr(ies) older than"
+            f" {older_than} ({p.unreplayed} never replayed)"
+        )
+
+    if dry_run:
+        common.dry_run_report(plan, say(plan), output)
+        return
+    if plan.count:
+        common.confirm(
+            f"Delete {plan.count} dispatch DLQ entr(ies) older than {older_than}"
+            f" ({plan.unreplayed} never replayed)?",
+            yes,
+        )
+        plan = actions.purge(db, keep)
+    done = replace(plan, dry_run=False)  # nothing to delete: no question, no write
+    common.done(done, say(done), output)

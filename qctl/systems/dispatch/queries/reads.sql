@@ -1,0 +1,131 @@
+-- qctl's reads of a dispatch database (dispatch v0.1.0's tables, store/postgres/
+-- migrations.go). A NULL filter parameter means "any"; every listing is newest first
+-- with a keyset cursor on (its instant, id), never an offset.
+
+-- name: list_jobs
+-- A page of jobs, newest first, filtered by states, queues and names.
+-- dispatch v0.1.0 has no (created_at, id) index: a deep page walks idx_dispatch_jobs_state
+-- or the table; the row comparison keeps each page one bounded scan from the cursor.
+SELECT id, name, queue, state, priority, max_retries, retry_count, last_error,
+       scope_app_id, scope_org_id, worker_id, run_at, started_at, completed_at,
+       heartbeat_at, timeout, created_at, updated_at, payload
+FROM dispatch_jobs
+WHERE (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+  AND (%(names)s::text[] IS NULL OR name = ANY(%(names)s::text[]))
+  AND (%(after_at)s::timestamptz IS NULL OR (created_at, id) < (%(after_at)s::timestamptz, %(after_id)s::text))
+ORDER BY created_at DESC, id DESC
+LIMIT %(limit)s;
+
+-- name: get_job
+-- One job by its whole id.
+SELECT id, name, queue, state, priority, max_retries, retry_count, last_error,
+       scope_app_id, scope_org_id, worker_id, run_at, started_at, completed_at,
+       heartbeat_at, timeout, created_at, updated_at, payload
+FROM dispatch_jobs
+WHERE id = %(id)s;
+
+-- name: job_ids_with_prefix
+-- At most two job ids starting with a prefix (a unique prefix names one job).
+SELECT id FROM dispatch_jobs WHERE starts_with(id, %(prefix)s) ORDER BY id LIMIT 2;
+
+-- name: dlq_of_job
+-- The DLQ entries of one job, newest first.
+SELECT id, job_id, job_name, queue, error, retry_count, max_retries, scope_app_id,
+       scope_org_id, failed_at, replayed_at, created_at, payload
+FROM dispatch_dlq
+WHERE job_id = %(job_id)s
+ORDER BY failed_at DESC, id DESC;
+
+-- name: queue_stats
+-- Per queue: jobs in each state and how long the oldest due pending job has waited.
+-- "Due" as dispatch's dequeue (store/postgres/job.go DequeueJobs) takes it: pending or
+-- retrying with run_at reached.
+SELECT queue,
+       count(*) FILTER (WHERE state = 'pending') AS pending,
+       count(*) FILTER (WHERE state = 'retrying') AS retrying,
+       count(*) FILTER (WHERE state = 'running') AS running,
+       count(*) FILTER (WHERE state = 'completed') AS completed,
+       count(*) FILTER (WHERE state = 'failed') AS failed,
+       count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+       now() - min(run_at) FILTER (
+           WHERE state IN ('pending', 'retrying') AND run_at <= now()
+       ) AS oldest_pending_age
+FROM dispatch_jobs
+GROUP BY queue
+ORDER BY queue;
+
+-- name: list_dlq
+-- A page of DLQ entries, newest failure first, filtered by queues, job names and
+-- whether they were replayed.
+SELECT id, job_id, job_name, queue, error, retry_count, max_retries, scope_app_id,
+       scope_org_id, failed_at, replayed_at, created_at, payload
+FROM dispatch_dlq
+WHERE (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+  AND (%(names)s::text[] IS NULL OR job_name = ANY(%(names)s::text[]))
+  AND (%(replayed)s::boolean IS NULL OR (replayed_at IS NOT NULL) = %(replayed)s::boolean)
+  AND (%(after_at)s::timestamptz IS NULL OR (failed_at, id) < (%(after_at)s::timestamptz, %(after_id)s::text))
+ORDER BY failed_at DESC, id DESC
+LIMIT %(limit)s;
+
+-- name: get_dlq
+-- One DLQ entry by its whole id.
+SELECT id, job_id, job_name, queue, error, retry_count, max_retries, scope_app_id,
+       scope_org_id, failed_at, replayed_at, created_at, payload
+FROM dispatch_dlq
+WHERE id = %(id)s;
+
+-- name: dlq_ids_with_prefix
+-- At most two DLQ entry ids starting with a prefix.
+SELECT id FROM dispatch_dlq WHERE starts_with(id, %(prefix)s) ORDER BY id LIMIT 2;
+
+-- name: list_cron
+-- Every cron entry, by name.
+SELECT id, name, schedule, job_name, queue, enabled, last_run_at, next_run_at, locked_by,
+       locked_until, scope_app_id, scope_org_id, created_at, updated_at, payload
+FROM dispatch_cron_entries
+ORDER BY name;
+
+-- name: list_workers
+-- Every registered worker, the leader first, then by last heartbeat.
+SELECT id, hostname, queues, concurrency, state, is_leader, leader_until, last_seen,
+       metadata, created_at
+FROM dispatch_workers
+ORDER BY is_leader DESC, last_seen DESC, id;
+
+-- name: get_cron
+-- One cron entry by its id or its name (both unique).
+SELECT id, name, schedule, job_name, queue, enabled, last_run_at, next_run_at, locked_by,
+       locked_until, scope_app_id, scope_org_id, created_at, updated_at, payload
+FROM dispatch_cron_entries
+WHERE id = %(key)s OR name = %(key)s;
+
+-- name: list_runs
+-- A page of workflow runs, newest first, filtered by states and workflow names.
+SELECT id, name, state, error, scope_app_id, scope_org_id, started_at, completed_at,
+       created_at, updated_at, input, output
+FROM dispatch_workflow_runs
+WHERE (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
+  AND (%(names)s::text[] IS NULL OR name = ANY(%(names)s::text[]))
+  AND (%(after_at)s::timestamptz IS NULL OR (created_at, id) < (%(after_at)s::timestamptz, %(after_id)s::text))
+ORDER BY created_at DESC, id DESC
+LIMIT %(limit)s;
+
+-- name: get_run
+-- One workflow run by its whole id.
+SELECT id, name, state, error, scope_app_id, scope_org_id, started_at, completed_at,
+       created_at, updated_at, input, output
+FROM dispatch_workflow_runs
+WHERE id = %(id)s;
+
+-- name: run_ids_with_prefix
+-- At most two workflow run ids starting with a prefix.
+SELECT id FROM dispatch_workflow_runs WHERE starts_with(id, %(prefix)s) ORDER BY id LIMIT 2;
+
+-- name: run_checkpoints
+-- The checkpoints of one run (a step that finished), in the order they were written.
+-- Step results are Go gob bytes (workflow/step.go StepWithResult): shown escaped.
+SELECT id, step_name, created_at, data
+FROM dispatch_checkpoints
+WHERE run_id = %(id)s
+ORDER BY created_at, id;

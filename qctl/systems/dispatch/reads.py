@@ -1,0 +1,323 @@
+"""qctl's reads of a dispatch database: typed rows (the column names of dispatch's
+tables, ``store/postgres/migrations.go``) and the listings, each one statement of
+``queries/reads.sql``."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import asdict, dataclass, fields
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from qctl.core.errors import NoSuchName
+from qctl.systems.dispatch.database import Database
+from qctl_store.errors import InvalidInput
+from qctl_store.sqlfile import Queries, load
+
+STATES = ("pending", "running", "completed", "failed", "retrying", "cancelled")
+"""``job/job.go``'s states at dispatch v0.1.0."""
+RUN_STATES = ("running", "completed", "failed")
+"""``workflow/run.go``'s states at dispatch v0.1.0."""
+
+
+def queries(name: str) -> Queries:
+    return load("qctl.systems.dispatch.queries", name)
+
+
+def decode_payload(raw: bytes | None) -> Any:
+    """A payload as JSON where it is JSON (what dispatch's ``Enqueue`` writes), else its
+    bytes escaped (``b'\\x00...'`` as text): never anything executed or unpickled."""
+    if raw is None:
+        return None
+    try:
+        return json.loads(bytes(raw).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return repr(bytes(raw))
+
+
+@dataclass
+class Job:
+    id: str
+    name: str
+    queue: str
+    state: str
+    priority: int
+    max_retries: int
+    retry_count: int
+    last_error: str | None
+    scope_app_id: str | None
+    scope_org_id: str | None
+    worker_id: str | None
+    run_at: datetime
+    started_at: datetime | None
+    completed_at: datetime | None
+    heartbeat_at: datetime | None
+    timeout: int
+    """Nanoseconds (a Go ``time.Duration``); 0: none."""
+    created_at: datetime
+    updated_at: datetime
+    payload: Any
+
+
+@dataclass
+class DLQEntry:
+    id: str
+    job_id: str
+    job_name: str
+    queue: str
+    error: str
+    retry_count: int
+    max_retries: int
+    scope_app_id: str | None
+    scope_org_id: str | None
+    failed_at: datetime
+    replayed_at: datetime | None
+    created_at: datetime
+    payload: Any
+
+
+@dataclass
+class CronEntry:
+    id: str
+    name: str
+    schedule: str
+    job_name: str
+    queue: str
+    enabled: bool
+    last_run_at: datetime | None
+    next_run_at: datetime | None
+    locked_by: str | None
+    locked_until: datetime | None
+    scope_app_id: str | None
+    scope_org_id: str | None
+    created_at: datetime
+    updated_at: datetime
+    payload: Any
+
+
+@dataclass
+class Worker:
+    id: str
+    hostname: str
+    queues: list[str]
+    concurrency: int
+    state: str
+    is_leader: bool
+    leader_until: datetime | None
+    last_seen: datetime
+    metadata: Any
+    created_at: datetime
+
+
+@dataclass
+class Run:
+    """A workflow run (``dispatch_workflow_runs``); input and output as payloads are."""
+
+    id: str
+    name: str
+    state: str
+    error: str | None
+    scope_app_id: str | None
+    scope_org_id: str | None
+    started_at: datetime
+    completed_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    input: Any
+    output: Any
+
+
+@dataclass
+class Checkpoint:
+    id: str
+    step_name: str
+    created_at: datetime
+    data: Any
+
+
+@dataclass
+class QueueStats:
+    queue: str
+    pending: int
+    retrying: int
+    running: int
+    completed: int
+    failed: int
+    cancelled: int
+    oldest_pending_age: timedelta | None
+
+
+Row = TypeVar("Row", Job, DLQEntry, CronEntry, Worker, QueueStats, Run, Checkpoint)
+
+
+_PAYLOADS = frozenset({"payload", "input", "output", "data"})
+"""Columns of bytes the application wrote: decoded as JSON where they are JSON."""
+
+
+def _rows(cls: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
+    names = {f.name for f in fields(cls)}
+    out = []
+    for row in rows:
+        row = {k: decode_payload(v) if k in _PAYLOADS else v for k, v in row.items()}
+        out.append(cls(**{k: v for k, v in row.items() if k in names}))
+    return out
+
+
+def as_record(row: Any) -> dict[str, Any]:
+    return asdict(row)
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where a newest-first page ends: the last row's instant and id."""
+
+    at: datetime
+    id: str
+
+    def encode(self) -> str:
+        raw = json.dumps([self.at.isoformat(), self.id], separators=(",", ":"))
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, text: str) -> Cursor:
+        try:
+            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+            at, id_ = json.loads(raw)
+            return cls(datetime.fromisoformat(at), str(id_))
+        except (ValueError, TypeError):
+            raise InvalidInput(f"--after: {text!r} is not a cursor printed by a listing") from None
+
+
+def _any(values: list[str] | None) -> list[str] | None:
+    return list(values) if values else None
+
+
+def _page(cursor: Cursor | None) -> dict[str, Any]:
+    return {"after_at": cursor.at if cursor else None, "after_id": cursor.id if cursor else None}
+
+
+def list_jobs(
+    db: Database,
+    states: list[str] | None = None,
+    queues: list[str] | None = None,
+    names: list[str] | None = None,
+    limit: int = 50,
+    cursor: Cursor | None = None,
+) -> list[Job]:
+    params = {
+        "states": _any(states),
+        "queues": _any(queues),
+        "names": _any(names),
+        "limit": limit,
+        **_page(cursor),
+    }
+    return _rows(Job, db.all(queries("reads.sql").list_jobs, params))
+
+
+def _resolve(db: Database, what: str, prefix: str, exact: str, starting: str, text: str) -> str:
+    """A dispatch id typed whole (looked up by primary key), without its type prefix
+    (``job_``), or as a unique prefix of either form (dispatch v0.1.0 indexes ids for
+    equality only: a prefix is a scan)."""
+    if not text:
+        raise InvalidInput(f"{what} id: empty")
+    full = text if text.startswith(prefix) else prefix + text
+    if db.one(exact, {"id": full}):
+        return full
+    ids = [r["id"] for r in db.all(starting, {"prefix": full})]
+    if not ids:
+        raise NoSuchName(f"get {what}", f"no dispatch {what} {text!r}")
+    if len(ids) > 1:
+        raise InvalidInput(f"{what} id prefix {text!r} is ambiguous: type more of it")
+    return str(ids[0])
+
+
+def resolve_job(db: Database, text: str) -> str:
+    q = queries("reads.sql")
+    return _resolve(db, "job", "job_", q.get_job, q.job_ids_with_prefix, text)
+
+
+def resolve_run(db: Database, text: str) -> str:
+    q = queries("reads.sql")
+    return _resolve(db, "workflow run", "wfrun_", q.get_run, q.run_ids_with_prefix, text)
+
+
+def resolve_dlq(db: Database, text: str) -> str:
+    q = queries("reads.sql")
+    return _resolve(db, "DLQ entry", "dlq_", q.get_dlq, q.dlq_ids_with_prefix, text)
+
+
+def get_job(db: Database, job_id: str) -> Job:
+    rows = _rows(Job, db.all(queries("reads.sql").get_job, {"id": job_id}))
+    if not rows:
+        raise NoSuchName("get job", f"no dispatch job {job_id!r}")
+    return rows[0]
+
+
+def dlq_of_job(db: Database, job_id: str) -> list[DLQEntry]:
+    return _rows(DLQEntry, db.all(queries("reads.sql").dlq_of_job, {"job_id": job_id}))
+
+
+def queue_stats(db: Database) -> list[QueueStats]:
+    return _rows(QueueStats, db.all(queries("reads.sql").queue_stats))
+
+
+def list_dlq(
+    db: Database,
+    queues: list[str] | None = None,
+    names: list[str] | None = None,
+    replayed: bool | None = None,
+    limit: int = 50,
+    cursor: Cursor | None = None,
+) -> list[DLQEntry]:
+    params = {
+        "queues": _any(queues),
+        "names": _any(names),
+        "replayed": replayed,
+        "limit": limit,
+        **_page(cursor),
+    }
+    return _rows(DLQEntry, db.all(queries("reads.sql").list_dlq, params))
+
+
+def get_dlq(db: Database, entry_id: str) -> DLQEntry:
+    rows = _rows(DLQEntry, db.all(queries("reads.sql").get_dlq, {"id": entry_id}))
+    if not rows:
+        raise NoSuchName("get DLQ entry", f"no dispatch DLQ entry {entry_id!r}")
+    return rows[0]
+
+
+def list_cron(db: Database) -> list[CronEntry]:
+    return _rows(CronEntry, db.all(queries("reads.sql").list_cron))
+
+
+def get_cron(db: Database, key: str) -> CronEntry:
+    """A cron entry by id or name."""
+    rows = _rows(CronEntry, db.all(queries("reads.sql").get_cron, {"key": key}))
+    if not rows:
+        raise NoSuchName("get cron entry", f"no dispatch cron entry {key!r}")
+    return rows[0]
+
+
+def list_workers(db: Database) -> list[Worker]:
+    return _rows(Worker, db.all(queries("reads.sql").list_workers))
+
+
+def list_runs(
+    db: Database,
+    states: list[str] | None = None,
+    names: list[str] | None = None,
+    limit: int = 50,
+    cursor: Cursor | None = None,
+) -> list[Run]:
+    params = {"states": _any(states), "names": _any(names), "limit": limit, **_page(cursor)}
+    return _rows(Run, db.all(queries("reads.sql").list_runs, params))
+
+
+def get_run(db: Database, run_id: str) -> tuple[Run, list[Checkpoint]]:
+    """A run and its checkpoints."""
+    q = queries("reads.sql")
+    runs = _rows(Run, db.all(q.get_run, {"id": run_id}))
+    if not runs:
+        raise NoSuchName("get workflow run", f"no dispatch workflow run {run_id!r}")
+    return runs[0], _rows(Checkpoint, db.all(q.run_checkpoints, {"id": run_id}))
