@@ -1,7 +1,7 @@
 """``qctl top``: the Textual dashboard, one shell for every system.
 
 A system brings its tabs, help, jump and write actions (``qctl.tui.base.SystemScreens``:
-azync's ``qctl.tui.screens.AZYNC``, DBOS's ``qctl.tui.dbos.DBOS``); the shell gives each
+azync's ``qctl.tui.screens.AZYNC``, DBOS's ``qctl.systems.dbos.tui.DBOS``); the shell gives each
 the same status bar, jump, help, confirmation and refresh. Every store call runs in a
 worker thread (``Loader.reload`` and ``QctlTop.act``); the event loop only formats
 results. A ``LiveFeed`` thread turns change hints (or a polling timer, for a system

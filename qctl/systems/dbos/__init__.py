@@ -3,8 +3,8 @@ Java) share, on PostgreSQL (schema ``dbos``) or in a SQLite file.
 
 ``database`` opens it and checks DBOS's migration version, ``reads`` holds qctl's SQL,
 ``payload`` decodes stored values without unpickling, ``actions`` writes through
-``dbos.DBOSClient``. The command groups are ``qctl.cli.dbos``. Importing this package
-imports none of them (nor DBOS).
+``dbos.DBOSClient``. The command groups are ``cli/``, the dashboard's screens ``tui/``.
+Importing this package imports none of them (nor DBOS).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from qctl.cli.registry import COMMANDS, Entry
 from qctl.systems import System
 
-_CLI = "qctl.cli.dbos"
+_CLI = "qctl.systems.dbos.cli.workflows"
 
 INSTALL_HINT = "pip install '.[dbos]' from the qctl checkout (the dbos extra: dbos>=3.0,<4)"
 """How to get DBOS's client library, as the README says: the extra of this checkout

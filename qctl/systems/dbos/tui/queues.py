@@ -12,8 +12,8 @@ from textual.binding import Binding
 from textual.widgets import DataTable
 
 from qctl.systems.dbos import actions, reads
+from qctl.systems.dbos.tui import cells
 from qctl.tui import fmt
-from qctl.tui.dbos import cells
 from qctl.tui.screens.base import Redrawn
 from qctl.tui.widgets import refill, selected_key, table
 
@@ -62,7 +62,7 @@ class QueuesPane(Redrawn[list[dict[str, Any]]]):
         )
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        from qctl.tui.dbos.workflows import WorkflowsPane
+        from qctl.systems.dbos.tui.workflows import WorkflowsPane
 
         event.stop()
         self.screen.action_show_tab("workflows")  # type: ignore[attr-defined]

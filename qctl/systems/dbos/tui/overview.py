@@ -14,8 +14,8 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
 from qctl.systems.dbos import reads
+from qctl.systems.dbos.tui import cells
 from qctl.tui import fmt
-from qctl.tui.dbos import cells
 from qctl.tui.screens.base import Redrawn
 from qctl.tui.widgets import refill, table
 from qctl_store.types import ThroughputCount
@@ -146,7 +146,7 @@ class OverviewPane(Redrawn[OverviewData]):
         )
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        from qctl.tui.dbos.workflows import WorkflowDetailScreen, WorkflowsPane
+        from qctl.systems.dbos.tui.workflows import WorkflowDetailScreen, WorkflowsPane
 
         event.stop()
         key = str(event.row_key.value)

@@ -1093,9 +1093,9 @@ def top(
 
 
 def _dashboard(db: Database, location: str, read_only: bool, refresh: float) -> int:
-    """``qctl top``'s shell with DBOS's screens (``qctl.tui.dbos``)."""
+    """``qctl top``'s shell with DBOS's screens (``qctl.systems.dbos.tui``)."""
+    from qctl.systems.dbos.tui import DBOS
     from qctl.tui.app import run
-    from qctl.tui.dbos import DBOS
 
     return run(db, system=DBOS, location=location, read_only=read_only, poll_interval=refresh)
 

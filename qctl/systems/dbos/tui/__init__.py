@@ -125,7 +125,7 @@ class DbosScreens(SystemScreens):
         return f"{text!r} is ambiguous: {shown}{', ...' if len(targets) > 4 else ''}"
 
     def detail(self, entity: str, id: Any) -> Screen[None]:
-        from qctl.tui.dbos.workflows import WorkflowDetailScreen
+        from qctl.systems.dbos.tui.workflows import WorkflowDetailScreen
 
         return WorkflowDetailScreen(str(id))
 

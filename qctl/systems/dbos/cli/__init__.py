@@ -1,0 +1,1 @@
+"""DBOS's command groups, one module per noun; ``SYSTEM.commands`` names them."""
