@@ -71,7 +71,7 @@ def demo(
         c = CliContext(read_only=c.read_only, no_color=c.no_color, system_name=c.system_name)
         ctx.call_on_close(c.close)
     if (system or c.system_name) == "dbos":
-        from qctl.systems.dbos.cli.workflows import demo as dbos_demo
+        from qctl.systems.dbos.cli.demo import demo as dbos_demo
 
         dbos_demo(c, no_tui=no_tui, seconds=seconds, speed=speed, reset=reset, yes=yes)
         return

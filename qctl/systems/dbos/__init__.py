@@ -12,7 +12,7 @@ from __future__ import annotations
 from qctl.cli.registry import COMMANDS, Entry
 from qctl.systems import System
 
-_CLI = "qctl.systems.dbos.cli.workflows"
+_CLI = "qctl.systems.dbos.cli"
 
 INSTALL_HINT = "pip install '.[dbos]' from the qctl checkout (the dbos extra: dbos>=3.0,<4)"
 """How to get DBOS's client library, as the README says: the extra of this checkout
@@ -24,26 +24,33 @@ SYSTEM = System(
     tables=("workflow_status", "dbos_migrations"),
     default_schema="dbos",
     commands={
-        "db": Entry(_CLI, "db_app", "The DBOS system database: status (never migrated)."),
+        "db": Entry(f"{_CLI}.db", "app", "The DBOS system database: status (never migrated)."),
         "workflows": Entry(
-            _CLI,
-            "workflows_app",
+            f"{_CLI}.workflows",
+            "app",
             "Workflows: list, show, steps, streams; cancel, resume, fork, rewind, delete, delay.",
             alias="workflow",
         ),
-        "queues": Entry(_CLI, "queues_app", "Queues: depths, oldest age, limits.", alias="queue"),
+        "queues": Entry(
+            f"{_CLI}.queues", "app", "Queues: depths, oldest age, limits.", alias="queue"
+        ),
         "schedules": Entry(
-            _CLI,
-            "schedules_app",
+            f"{_CLI}.schedules",
+            "app",
             "DBOS schedules: list, show, pause, resume, trigger, backfill.",
             alias="schedule",
         ),
         "versions": Entry(
-            _CLI, "versions_app", "DBOS application versions: list, set-latest.", alias="version"
+            f"{_CLI}.versions",
+            "app",
+            "DBOS application versions: list, set-latest.",
+            alias="version",
         ),
-        "vacuum": Entry(_CLI, "vacuum_app", "Retention: delete old finished workflows."),
-        "top": Entry(_CLI, "top", "The live dashboard (polling)."),
-        "watch": Entry(_CLI, "watch", "Workflows created, started, completed: JSON lines."),
+        "vacuum": Entry(f"{_CLI}.vacuum", "app", "Retention: delete old finished workflows."),
+        "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
+        "watch": Entry(
+            f"{_CLI}.watch", "watch", "Workflows created, started, completed: JSON lines."
+        ),
         # The one demo command: --system dbos (here, or its own option) runs DBOS's.
         "demo": COMMANDS["demo"],
     },
