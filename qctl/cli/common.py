@@ -19,7 +19,7 @@ from qctl_store.types import JobState, PageCursor, Source
 
 if TYPE_CHECKING:
     from qctl.cli.context import AnyStore
-    from qctl.ops.results import RunOutcome
+    from qctl.systems.azync.ops.results import RunOutcome
     from qctl_store.contract import ConsoleStore
 
 Output = Annotated[

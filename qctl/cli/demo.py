@@ -53,7 +53,7 @@ def demo(
     vacuums nothing there), and watch it in qctl top."""
     from qctl.cli.context import CliContext
     from qctl.core import parse
-    from qctl.demo import Demo
+    from qctl.systems.azync.demo import Demo
     from qctl_store import Config, open_store
     from qctl_store.types import Source
 

@@ -75,7 +75,7 @@ def top_line(argv: Sequence[str]) -> tuple[dict[str, str | bool], float] | None:
 
 def dashboard(c: CliContext, refresh: float) -> int:
     """``qctl top`` on an azync store; the exit code (1: the dashboard printed the line)."""
-    from qctl.tui.overview_data import fetch_overview
+    from qctl.systems.azync.tui.overview_data import fetch_overview
     from qctl.tui.preload import Preload
 
     def open_pool() -> ConsoleStore:

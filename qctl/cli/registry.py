@@ -19,53 +19,62 @@ class Entry:
 
 
 COMMANDS: dict[str, Entry] = {
-    "db": Entry("qctl.cli.db", "app", "Database schema: migrate, status and tune."),
+    "db": Entry("qctl.systems.azync.cli.db", "app", "Database schema: migrate, status and tune."),
     "jobs": Entry(
-        "qctl.cli.jobs",
+        "qctl.systems.azync.cli.jobs",
         "app",
         "Jobs of every source: list, show, enqueue, retry, pause, delete.",
         alias="job",
     ),
     "dags": Entry(
-        "qctl.cli.dags",
+        "qctl.systems.azync.cli.dags",
         "app",
         "Declared DAG runs: list, show the graph, signal, retry, compensate.",
         alias="dag",
     ),
     "events": Entry(
-        "qctl.cli.events",
+        "qctl.systems.azync.cli.events",
         "app",
         "The event ledger: list, show, publish, stats, retain.",
         alias="event",
     ),
     "subscribers": Entry(
-        "qctl.cli.subscribers",
+        "qctl.systems.azync.cli.subscribers",
         "app",
         "Event subscribers: list, register, delete.",
         alias="subscriber",
     ),
     "queues": Entry(
-        "qctl.cli.queues", "app", "Per-kind depths and daily throughput.", alias="queue"
+        "qctl.systems.azync.cli.queues",
+        "app",
+        "Per-kind depths and daily throughput.",
+        alias="queue",
     ),
     "workflows": Entry(
-        "qctl.cli.workflows",
+        "qctl.systems.azync.cli.workflows",
         "app",
         "Workflow executions: list, show history, signal, cancel, resolve.",
         alias="workflow",
     ),
     "vacuum": Entry(
-        "qctl.cli.vacuum",
+        "qctl.systems.azync.cli.vacuum",
         "app",
         "Retention: delete old completed, dead, stats, keys, DAGs, workflows.",
     ),
     "maintain": Entry(
-        "qctl.cli.maintain",
+        "qctl.systems.azync.cli.maintain",
         "maintain",
         "Promote due jobs, reap expired leases, advance DAGs (leader-elected).",
     ),
-    "replay": Entry("qctl.cli.replay", "replay", "Re-deliver ledger events to subscribers."),
-    "nuke": Entry("qctl.cli.replay", "nuke", "Delete every job, stat and key of a source."),
-    "watch": Entry("qctl.cli.watch", "watch", "Print change hints as JSON lines until Ctrl-C."),
+    "replay": Entry(
+        "qctl.systems.azync.cli.replay", "replay", "Re-deliver ledger events to subscribers."
+    ),
+    "nuke": Entry(
+        "qctl.systems.azync.cli.replay", "nuke", "Delete every job, stat and key of a source."
+    ),
+    "watch": Entry(
+        "qctl.systems.azync.cli.watch", "watch", "Print change hints as JSON lines until Ctrl-C."
+    ),
     "top": Entry("qctl.cli.top", "top", "The live dashboard."),
     "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
 }

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from qctl.cli import common, filters
+from qctl.cli import common
+from qctl.systems.azync.cli import filters
 from qctl.systems.dbos import reads
 from qctl.systems.dbos.cli.base import to_ms
 

@@ -221,7 +221,7 @@ def _bulk(
         record["new_workflow_ids"] = [o.new_workflow_id for o in result.acted]
     skipped = f"; skipped {len(result.skipped)} in another status" if result.skipped else ""
     if dry_run:
-        from qctl.ops.jobs import SAMPLE
+        from qctl.systems.azync.ops.jobs import SAMPLE
 
         would = f"would {action} {result.count} DBOS workflow(s){skipped}"
         sample = result.acted[:SAMPLE]

@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Static
 from qctl.systems.dbos import reads
 from qctl.systems.dbos.tui import cells
 from qctl.tui import fmt
-from qctl.tui.screens.base import Redrawn
+from qctl.tui.panes import Redrawn
 from qctl.tui.widgets import refill, table
 from qctl_store.types import ThroughputCount
 

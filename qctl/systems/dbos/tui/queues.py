@@ -14,7 +14,7 @@ from textual.widgets import DataTable
 from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.tui import cells
 from qctl.tui import fmt
-from qctl.tui.screens.base import Redrawn
+from qctl.tui.panes import Redrawn
 from qctl.tui.widgets import refill, selected_key, table
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.tui import cells
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
-from qctl.tui.screens.base import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
+from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
 from qctl.tui.widgets import PromptDialog, refill, table
 from qctl_store.errors import InvalidInput
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from qctl.ops.jobs import count_dead, iter_jobs
-from qctl.ops.results import BulkOutcome, NukeOutcome
+from qctl.systems.azync.ops.jobs import count_dead, iter_jobs
+from qctl.systems.azync.ops.results import BulkOutcome, NukeOutcome
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
     WORKFLOW_TERMINAL_STATES,

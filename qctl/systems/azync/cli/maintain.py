@@ -15,8 +15,8 @@ from qctl.cli import common
 from qctl.cli.common import Output, SourceOpt
 from qctl.cli.output import OutputFormat, emit_rows, note, rows_of
 from qctl.core.parse import ParseError
-from qctl.ops import maintain as ops_maintain
-from qctl.ops.results import MaintainStep
+from qctl.systems.azync.ops import maintain as ops_maintain
+from qctl.systems.azync.ops.results import MaintainStep
 from qctl_store.contract import ConsoleStore
 
 COLUMNS = ["step", "source", "count"]

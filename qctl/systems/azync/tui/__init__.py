@@ -14,12 +14,12 @@ from qctl.tui.base import SystemScreens, Tab
 if TYPE_CHECKING:
     from textual.screen import Screen
 
-    from qctl.tui.screens.dags import DagGraphScreen, DagsPane
-    from qctl.tui.screens.events import EventDetailScreen, EventsPane
-    from qctl.tui.screens.jobs import JobDetailScreen, JobsPane
-    from qctl.tui.screens.leases import LeasesPane
-    from qctl.tui.screens.overview import OverviewPane
-    from qctl.tui.screens.workflows import WorkflowDetailScreen, WorkflowsPane
+    from qctl.systems.azync.tui.dags import DagGraphScreen, DagsPane
+    from qctl.systems.azync.tui.events import EventDetailScreen, EventsPane
+    from qctl.systems.azync.tui.jobs import JobDetailScreen, JobsPane
+    from qctl.systems.azync.tui.leases import LeasesPane
+    from qctl.systems.azync.tui.overview import OverviewPane
+    from qctl.systems.azync.tui.workflows import WorkflowDetailScreen, WorkflowsPane
     from qctl_store.contract import ChangeNotifier, ConsoleStore
 
 MODULES = {
@@ -162,12 +162,12 @@ class AzyncScreens(SystemScreens):
         return store  # LISTEN on PostgreSQL, the change log on SQLite
 
     def jump_targets(self, store: ConsoleStore, text: str) -> list[tuple[str, Any]]:
-        from qctl.tui.jump import jump_targets
+        from qctl.systems.azync.tui.jump import jump_targets
 
         return list(jump_targets(store, text))
 
     def describe(self, targets: list[tuple[str, Any]], text: str) -> str:
-        from qctl.tui.jump import describe
+        from qctl.systems.azync.tui.jump import describe
 
         return describe(targets, text)
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from qctl.core.errors import NoSuchName, require_state
-from qctl.ops.results import RunOutcome, SignalOutcome
+from qctl.systems.azync.ops.results import RunOutcome, SignalOutcome
 from qctl_store.dagcheck import COMPENSABLE_STATES
 from qctl_store.types import DAG_TERMINAL_STATES, JSON, DAGSignalParams, DAGState
 

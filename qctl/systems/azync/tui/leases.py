@@ -13,9 +13,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
+from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.tui import fmt
-from qctl.tui.screens.base import Redrawn
-from qctl.tui.screens.jobs import JobDetailScreen
+from qctl.tui.panes import Redrawn
 from qctl.tui.widgets import refill, table
 from qctl_store.types import Job, JobSearch, JobState, Source, ThroughputCount
 

@@ -102,7 +102,7 @@ def stats(
 ) -> None:
     """Depths of one kind and its daily series. A kind no job of the source has is
     refused (exit 3)."""
-    from qctl.ops.views import require_kind
+    from qctl.systems.azync.ops.views import require_kind
 
     store = common.store(ctx)
     require_kind(store, kind, [source])

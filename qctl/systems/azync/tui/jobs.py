@@ -16,12 +16,12 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from qctl.core.errors import NoSuchName
-from qctl.ops import jobs as ops_jobs
-from qctl.ops.results import BulkOutcome, JobOutcome
-from qctl.ops.views import Attempt, attempt_history, free_text, require_kind
+from qctl.systems.azync.ops import jobs as ops_jobs
+from qctl.systems.azync.ops.results import BulkOutcome, JobOutcome
+from qctl.systems.azync.ops.views import Attempt, attempt_history, free_text, require_kind
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
-from qctl.tui.screens.base import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
+from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
 from qctl.tui.widgets import refill, table
 from qctl_store.types import Job, JobSearch, JobState, PageCursor, Source
 
@@ -44,7 +44,7 @@ JOB_BINDINGS = [
 
 class JobActions(Dashboarded):
     """The job verbs, on whatever job ``current_job`` names (list row or detail); each
-    is the operations layer's (``qctl.ops.jobs``), as ``qctl jobs`` runs it."""
+    is the operations layer's (``qctl.systems.azync.ops.jobs``), as ``qctl jobs`` runs it."""
 
     def current_job(self) -> Job | None:
         raise NotImplementedError

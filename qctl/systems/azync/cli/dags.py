@@ -10,7 +10,6 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import After, DryRun, Output, PageLimit, Yes
-from qctl.cli.jobs import job_record
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
@@ -19,11 +18,12 @@ from qctl.cli.output import (
     emit_rows,
     page_note,
 )
-from qctl.ops import dags as ops_dags
+from qctl.systems.azync.cli.jobs import job_record
+from qctl.systems.azync.ops import dags as ops_dags
 from qctl_store.types import DAGDep, DAGFilter, DAGState, DAGView, Job, JobState
 
 if TYPE_CHECKING:
-    from qctl.ops.results import RunOutcome
+    from qctl.systems.azync.ops.results import RunOutcome
     from qctl_store.contract import ConsoleStore
 
 app = common.app("dags")
@@ -49,7 +49,7 @@ def dag_record(dag: DAGView, counts: dict[JobState, int] | None = None) -> dict[
 def draw(tasks: list[Job], deps: list[DAGDep]) -> tuple[list[Job], str]:
     """The tasks in graph reading order (roots first), and the graph drawn as text with
     each task labelled by its state."""
-    from qctl.tui.layout import layout, render
+    from qctl.systems.azync.graph import layout, render
 
     lay = layout([t.task_key for t in tasks], [(d.task_key, d.depends_on_key) for d in deps])
     rank = {key: i for i, key in enumerate(lay.order())}

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from qctl.core.errors import WrongVerb, require_state
-from qctl.ops.results import ResolveOutcome, RunOutcome, SignalOutcome
+from qctl.systems.azync.ops.results import ResolveOutcome, RunOutcome, SignalOutcome
 from qctl_store import wac
 from qctl_store.errors import NotFound
 from qctl_store.types import (

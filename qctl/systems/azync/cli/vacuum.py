@@ -14,8 +14,8 @@ from qctl.cli import common
 from qctl.cli.common import DeadAge, DryRun, KindOpt, Output, Retention, SourceOpt, Yes
 from qctl.cli.output import OutputFormat, emit_rows, note
 from qctl.core.parse import ParseError, format_duration
-from qctl.ops import vacuum as ops_vacuum
-from qctl.ops.vacuum import Step
+from qctl.systems.azync.ops import vacuum as ops_vacuum
+from qctl.systems.azync.ops.vacuum import Step
 
 if TYPE_CHECKING:
     pass

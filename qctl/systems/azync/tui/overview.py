@@ -11,9 +11,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
+from qctl.systems.azync.tui.overview_data import OverviewData, fetch_overview
 from qctl.tui import fmt
-from qctl.tui.overview_data import OverviewData, fetch_overview
-from qctl.tui.screens.base import Redrawn
+from qctl.tui.panes import Redrawn
 from qctl.tui.widgets import refill, table
 from qctl_store.types import (
     DailyCount,
@@ -168,8 +168,8 @@ class OverviewPane(Redrawn[OverviewData]):
             self.render_data()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        from qctl.tui.screens.dags import DagsPane
-        from qctl.tui.screens.jobs import JobsPane
+        from qctl.systems.azync.tui.dags import DagsPane
+        from qctl.systems.azync.tui.jobs import JobsPane
 
         event.stop()
         key = str(event.row_key.value)

@@ -18,7 +18,7 @@ from qctl.cli.output import (
     rows_of,
 )
 from qctl.core.parse import IdNotFound
-from qctl.ops import workflows as ops_wf
+from qctl.systems.azync.ops import workflows as ops_wf
 from qctl_store.types import (
     UncertainDecision,
     WorkflowFilter,

@@ -9,8 +9,8 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, SinceOpt, UntilOpt, Yes
 from qctl.cli.output import OutputFormat, note
-from qctl.ops import events as ops_events
-from qctl.ops import vacuum as ops_vacuum
+from qctl.systems.azync.ops import events as ops_events
+from qctl.systems.azync.ops import vacuum as ops_vacuum
 from qctl_store.types import ReplayFilter, Source
 
 

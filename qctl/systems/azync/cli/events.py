@@ -19,7 +19,7 @@ from qctl.cli.output import (
     page_note,
 )
 from qctl.core.parse import ParseError
-from qctl.ops import events as ops_events
+from qctl.systems.azync.ops import events as ops_events
 from qctl_store.types import (
     EventAdminRow,
     EventFilter,

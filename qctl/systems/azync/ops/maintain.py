@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from qctl.core.errors import is_connection_error
-from qctl.ops.results import MaintainStep
+from qctl.systems.azync.ops.results import MaintainStep
 from qctl_store.types import KIND_SIGNAL, KIND_SLEEP, Source
 
 if TYPE_CHECKING:

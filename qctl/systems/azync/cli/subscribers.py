@@ -10,7 +10,7 @@ from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_rows, rows_of
 from qctl.core.parse import ParseError
-from qctl.ops import events as ops_events
+from qctl.systems.azync.ops import events as ops_events
 
 app = common.app("subscribers")
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from qctl.cli import common, filters
+from qctl.cli import common
 from qctl.cli.common import (
     DeadAge,
     DryRun,
@@ -31,11 +31,12 @@ from qctl.cli.output import (
     rows_of,
 )
 from qctl.core.parse import ParseError
+from qctl.systems.azync.cli import filters
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS
 from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, Source
 
 if TYPE_CHECKING:
-    from qctl.ops.results import JobOutcome
+    from qctl.systems.azync.ops.results import JobOutcome
     from qctl_store.contract import ConsoleStore
 
 # The operations layer is imported by the verbs that act, in their bodies: the reads
@@ -152,7 +153,7 @@ def show(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """One job: its row, timings and attempt history."""
-    from qctl.ops.views import attempt_history
+    from qctl.systems.azync.ops.views import attempt_history
 
     job = find(ctx, id)
     attempts = attempt_history(common.store(ctx).job_attempts(job.source, job.id))
@@ -174,7 +175,7 @@ def attempts(
 ) -> None:
     """The error history of a job, one row per failed attempt, in time order; LIFETIME
     grows each time the job was retried."""
-    from qctl.ops.views import attempt_history
+    from qctl.systems.azync.ops.views import attempt_history
 
     job = find(ctx, id)
     history = attempt_history(common.store(ctx).job_attempts(job.source, job.id))
@@ -218,7 +219,7 @@ def enqueue(
         idempotency_key=idempotency_key,
         idempotency_ttl=common.duration(ttl, "--ttl") or timedelta(0),
     )
-    from qctl.ops import jobs as ops_jobs
+    from qctl.systems.azync.ops import jobs as ops_jobs
 
     inserted = ops_jobs.enqueue(common.writable(ctx, "jobs enqueue"), params)
     emit_result(
@@ -280,8 +281,8 @@ def _bulk(
 ) -> None:
     """``action`` on every job matching ``search``, after a dry run that counts them:
     printed with a sample for --dry-run, else the question that says how many."""
-    from qctl.ops import jobs as ops_jobs
-    from qctl.ops.results import BulkOutcome
+    from qctl.systems.azync.ops import jobs as ops_jobs
+    from qctl.systems.azync.ops.results import BulkOutcome
 
     if not dry_run:
         common.cli(ctx).require_writable(f"jobs {action}")
@@ -333,7 +334,7 @@ def _verb(action: str, doc: str) -> None:
         if ids:
             if dry_run:
                 raise ParseError("--dry-run goes with filters or --all")
-            from qctl.ops import jobs as ops_jobs
+            from qctl.systems.azync.ops import jobs as ops_jobs
 
             _act(ctx, ids, action, output, getattr(ops_jobs, action.replace("-", "_")))
             return
@@ -411,8 +412,8 @@ def delete(
     if not ids:
         _bulk(ctx, "delete", search, dry_run, yes, output)
         return
-    from qctl.ops import jobs as ops_jobs
-    from qctl.ops.results import BulkOutcome
+    from qctl.systems.azync.ops import jobs as ops_jobs
+    from qctl.systems.azync.ops.results import BulkOutcome
 
     if not dry_run:
         common.cli(ctx).require_writable("jobs delete")
@@ -444,7 +445,7 @@ def vacuum_dead(
 ) -> None:
     """Delete dead jobs that died longer ago than --older-than (queue and event sources
     unless --source; DAG tasks go with their run: `qctl vacuum dags`)."""
-    from qctl.ops import jobs as ops_jobs
+    from qctl.systems.azync.ops import jobs as ops_jobs
 
     age = common.duration(older_than, "--older-than") or timedelta(0)
     if not dry_run:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from qctl.core.errors import WrongState, WrongVerb, require_state
-from qctl.ops.results import BulkOutcome, BulkPlan, JobOutcome
+from qctl.systems.azync.ops.results import BulkOutcome, BulkPlan, JobOutcome
 from qctl_store.errors import InvalidInput, NotFound
 from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, PageCursor, Source
 

@@ -13,11 +13,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from qctl.ops import events as ops_events
+from qctl.systems.azync.ops import events as ops_events
+from qctl.systems.azync.tui.jobs import JobDetailScreen
+from qctl.systems.azync.tui.overview import ledger_text
 from qctl.tui import fmt
-from qctl.tui.screens.base import DetailScreen, Pane, RecordView
-from qctl.tui.screens.jobs import JobDetailScreen
-from qctl.tui.screens.overview import ledger_text
+from qctl.tui.panes import DetailScreen, Pane, RecordView
 from qctl.tui.widgets import refill, table
 from qctl_store.types import (
     EventAdminRow,

@@ -14,11 +14,11 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
-from qctl.ops import workflows as ops_wf
+from qctl.systems.azync.ops import workflows as ops_wf
+from qctl.systems.azync.tui.jobs import JobDetailScreen, job_when
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
-from qctl.tui.screens.base import DetailScreen, Pane, RecordView
-from qctl.tui.screens.jobs import JobDetailScreen, job_when
+from qctl.tui.panes import DetailScreen, Pane, RecordView
 from qctl.tui.widgets import ChoiceDialog, refill, selected_key, table
 from qctl_store.types import (
     HistoryEvent,

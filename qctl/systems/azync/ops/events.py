@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from qctl.core.errors import NoSuchName
-from qctl.ops.results import BulkOutcome, Published, ReplayOutcome, SubscriberOutcome
+from qctl.systems.azync.ops.results import BulkOutcome, Published, ReplayOutcome, SubscriberOutcome
 from qctl_store.types import (
     EventFilter,
     JobSearch,

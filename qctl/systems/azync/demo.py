@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from qctl.ops import maintain as ops_maintain
-from qctl.ops import vacuum as ops_vacuum
+from qctl.systems.azync.ops import maintain as ops_maintain
+from qctl.systems.azync.ops import vacuum as ops_vacuum
 from qctl_store import errors
 from qctl_store.types import (
     KIND_SIGNAL,

@@ -15,13 +15,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, ScrollableContainer, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from qctl.ops import dags as ops_dags
-from qctl.ops.results import RunOutcome
+from qctl.systems.azync.graph import layout, render
+from qctl.systems.azync.ops import dags as ops_dags
+from qctl.systems.azync.ops.results import RunOutcome
+from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
-from qctl.tui.layout import layout, render
-from qctl.tui.screens.base import DetailScreen, Pane, RecordView
-from qctl.tui.screens.jobs import JobDetailScreen
+from qctl.tui.panes import DetailScreen, Pane, RecordView
 from qctl.tui.widgets import PromptDialog, refill, selected_key, table
 from qctl_store.types import (
     TASK_KEY_COMPENSATION_PREFIX,
