@@ -108,11 +108,11 @@ def _top(options: dict[str, str | bool], refresh: float) -> int | None:
     """Run the azync dashboard; None: the database holds another system (``main``
     runs its dashboard)."""
     from qctl.cli.context import CliContext
-    from qctl.cli.registry import COMMANDS
 
     c = CliContext.resolve(**options)  # type: ignore[arg-type]
     try:
-        if c.system().commands.get("top") != COMMANDS["top"]:
+        top = c.system().commands.get("top")
+        if top is None or top.module != "qctl.cli.top":
             return None
         return dashboard(c, refresh)
     finally:

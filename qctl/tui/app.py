@@ -153,9 +153,9 @@ class QctlTop(Dashboard):
     ) -> None:
         super().__init__()
         if system is None:
-            from qctl.systems.azync.tui import AZYNC
+            from qctl import systems
 
-            system = AZYNC
+            system = systems.load(systems.systems()[0].screens)
         self.system = system
         self.on_ready = on_ready
         self.preloads = dict(preloads or {})

@@ -9,8 +9,7 @@ Importing this package imports none of them (nor DBOS).
 
 from __future__ import annotations
 
-from qctl.cli.registry import COMMANDS, Entry
-from qctl.systems import System
+from qctl.systems import Entry, System
 
 _CLI = "qctl.systems.dbos.cli"
 
@@ -51,9 +50,12 @@ SYSTEM = System(
         "watch": Entry(
             f"{_CLI}.watch", "watch", "Workflows created, started, completed: JSON lines."
         ),
-        # The one demo command: --system dbos (here, or its own option) runs DBOS's.
-        "demo": COMMANDS["demo"],
+        # The one demo command, the shell's: --system dbos (here, or its own option) runs
+        # DBOS's (``demo`` below).
+        "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
+    screens="qctl.systems.dbos.tui:DBOS",
+    demo="qctl.systems.dbos.cli.demo:demo",
     instead={
         "jobs": "see `qctl workflows`",
         "dags": "see `qctl workflows`",

@@ -18,6 +18,8 @@ from qctl.cli.output import (
     emit_rows,
     page_note,
 )
+from qctl.systems.azync import SYSTEM
+from qctl.systems.azync.cli.act import act
 from qctl.systems.azync.cli.jobs import job_record
 from qctl.systems.azync.ops import dags as ops_dags
 from qctl_store.types import DAGDep, DAGFilter, DAGState, DAGView, Job, JobState
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from qctl.systems.azync.ops.results import RunOutcome
     from qctl_store.contract import ConsoleStore
 
-app = common.app("dags")
+app = common.app("dags", SYSTEM.commands["dags"].help)
 
 IdArg = Annotated[
     str, typer.Argument(metavar="ID", help="DAG id or unique prefix (>= 8 hex chars).")
@@ -157,7 +159,7 @@ def pause(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Pause a run: its tasks stay where they are until retry."""
-    common.act(
+    act(
         ctx,
         "dags",
         "dag",
@@ -181,7 +183,7 @@ def _destructive(
         yes: Yes = False,
         output: Output = OutputFormat.TABLE,
     ) -> None:
-        common.act(
+        act(
             ctx,
             "dags",
             "dag",

@@ -10,10 +10,11 @@ from qctl.cli import common
 from qctl.cli.common import DryRun, Output
 from qctl.cli.errors import ExitCode
 from qctl.cli.output import as_dict, emit_object, emit_result, note
+from qctl.systems.azync import SYSTEM
 from qctl_store.dsn import redact
 from qctl_store.types import SchemaStatus
 
-app = common.app("db")
+app = common.app("db", SYSTEM.commands["db"].help)
 
 
 @app.command("migrate")

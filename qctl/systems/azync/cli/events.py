@@ -19,6 +19,7 @@ from qctl.cli.output import (
     page_note,
 )
 from qctl.core.parse import ParseError
+from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.ops import events as ops_events
 from qctl_store.types import (
     EventAdminRow,
@@ -29,7 +30,7 @@ from qctl_store.types import (
     Source,
 )
 
-app = common.app("events")
+app = common.app("events", SYSTEM.commands["events"].help)
 
 EVENT_COLUMNS = [
     "id",

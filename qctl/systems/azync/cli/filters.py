@@ -3,10 +3,9 @@ the ``JobSearch`` they build, and the confirmation before a payload search scans
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -48,11 +47,7 @@ RunOpt = Annotated[
     typer.Option("--run", metavar="ID", help="The jobs of one workflow execution."),
 ]
 
-Options = list[tuple[str, Any, Any]]
-"""Command options in help order: parameter name, Typer annotation, default."""
-
-
-FILTERS: Options = [
+FILTERS: common.Options = [
     ("source", SourceOpt, None),
     ("kind", KindOpt, ""),
     ("state", StateOpt, None),
@@ -66,45 +61,13 @@ FILTERS: Options = [
 ]
 
 
-def with_options(
-    param: str, options: Options, build: Callable[..., Any]
-) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Give a command ``options`` in place of its parameter ``param`` (the command takes
-    ``ctx`` first) and call it with ``build(ctx, **their values)`` as ``param``: one
-    declaration of a filter that several commands share."""
-
-    def wrap(command: Callable[..., None]) -> Callable[..., None]:
-        signature = inspect.signature(command, eval_str=True)
-        params: list[inspect.Parameter] = []
-        for p in signature.parameters.values():
-            if p.name != param:
-                params.append(p)
-                continue
-            params += [
-                inspect.Parameter(name, p.KEYWORD_ONLY, annotation=hint, default=default)
-                for name, hint, default in options
-            ]
-
-        def run(ctx: typer.Context, **kw: Any) -> None:
-            given = {name: kw.pop(name) for name, _, _ in options}
-            command(ctx, **{param: build(ctx, **given)}, **kw)
-
-        run.__doc__ = command.__doc__
-        run.__name__ = command.__name__
-        run.__signature__ = signature.replace(  # type: ignore[attr-defined]
-            parameters=[p.replace(kind=p.KEYWORD_ONLY) if p.name != "ctx" else p for p in params]
-        )
-        run.__annotations__ = {p.name: p.annotation for p in params}
-        return run
-
-    return wrap
-
-
 def filtered(with_state: bool = True) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Give a command the filter options in place of its ``search: JobSearch`` parameter
     and call it with the ``JobSearch`` they build. ``with_state=False`` leaves
     ``--state`` to a command that declares its own."""
-    return with_options("search", [f for f in FILTERS if with_state or f[0] != "state"], search)
+    return common.with_options(
+        "search", [f for f in FILTERS if with_state or f[0] != "state"], search
+    )
 
 
 SortOpt = Annotated[
@@ -182,7 +145,6 @@ __all__ = [
     "EventOpt",
     "KindOpt",
     "MetaOpt",
-    "Options",
     "PayloadOpt",
     "RunOpt",
     "SortOpt",
@@ -191,5 +153,4 @@ __all__ = [
     "confirm_scan",
     "filtered",
     "search",
-    "with_options",
 ]

@@ -31,6 +31,7 @@ from qctl.cli.output import (
     rows_of,
 )
 from qctl.core.parse import ParseError
+from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import filters
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS
 from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, Source
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 # The operations layer is imported by the verbs that act, in their bodies: the reads
 # (``jobs list``, ``jobs show``) start without it.
 
-app = common.app("jobs")
+app = common.app("jobs", SYSTEM.commands["jobs"].help)
 
 JOB_COLUMNS = [
     "id",

@@ -12,9 +12,10 @@ from qctl.cli import common
 from qctl.cli.common import KindOpt, Output, SourceOpt
 from qctl.cli.output import OutputFormat, as_dict, emit_detail, emit_rows, note
 from qctl.core.parse import ParseError
+from qctl.systems.azync import SYSTEM
 from qctl_store.types import DailyCount, Depths, Source
 
-app = common.app("queues")
+app = common.app("queues", SYSTEM.commands["queues"].help)
 
 DEPTH_COLUMNS = [
     "pending",

@@ -10,9 +10,10 @@ from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_rows, rows_of
 from qctl.core.parse import ParseError
+from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.ops import events as ops_events
 
-app = common.app("subscribers")
+app = common.app("subscribers", SYSTEM.commands["subscribers"].help)
 
 
 @app.command("list")

@@ -14,13 +14,14 @@ from qctl.cli import common
 from qctl.cli.common import DeadAge, DryRun, KindOpt, Output, Retention, SourceOpt, Yes
 from qctl.cli.output import OutputFormat, emit_rows, note
 from qctl.core.parse import ParseError, format_duration
+from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.ops import vacuum as ops_vacuum
 from qctl.systems.azync.ops.vacuum import Step
 
 if TYPE_CHECKING:
     pass
 
-app = common.app("vacuum")
+app = common.app("vacuum", SYSTEM.commands["vacuum"].help)
 
 PAGE = 500
 

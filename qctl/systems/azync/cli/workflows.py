@@ -18,6 +18,8 @@ from qctl.cli.output import (
     rows_of,
 )
 from qctl.core.parse import IdNotFound
+from qctl.systems.azync import SYSTEM
+from qctl.systems.azync.cli.act import act
 from qctl.systems.azync.ops import workflows as ops_wf
 from qctl_store.types import (
     UncertainDecision,
@@ -28,7 +30,7 @@ from qctl_store.types import (
 if TYPE_CHECKING:
     pass
 
-app = common.app("workflows")
+app = common.app("workflows", SYSTEM.commands["workflows"].help)
 
 IdArg = Annotated[
     str, typer.Argument(metavar="ID", help="Workflow id or unique prefix (>= 8 hex chars).")
@@ -107,7 +109,7 @@ def cancel(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Cancel an execution."""
-    common.act(
+    act(
         ctx,
         "workflows",
         "workflow",
@@ -130,7 +132,7 @@ def suspend(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Suspend an execution until resumed."""
-    common.act(
+    act(
         ctx,
         "workflows",
         "workflow",
@@ -146,7 +148,7 @@ def suspend(
 def resume(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
     """Resume a suspended execution. Its workflow task is re-enqueued, as azync's
     workflow.Manager does: tasks that arrived while suspended were consumed."""
-    common.act(ctx, "workflows", "workflow", id, "resume", "resumed", output, ops_wf.resume)
+    act(ctx, "workflows", "workflow", id, "resume", "resumed", output, ops_wf.resume)
 
 
 @app.command("resolve")

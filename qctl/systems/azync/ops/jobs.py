@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from qctl.core.bulk import SAMPLE
 from qctl.core.errors import WrongState, WrongVerb, require_state
 from qctl.systems.azync.ops.results import BulkOutcome, BulkPlan, JobOutcome
 from qctl_store.errors import InvalidInput, NotFound
@@ -231,7 +232,6 @@ def delete_all(
 
 DELETE_OWNERS = ("dags cancel ID", "workflows cancel ID")
 """The verbs that delete a DAG's tasks and a workflow's jobs instead of ``jobs delete``."""
-SAMPLE = 5
 
 
 def _owners(action: str) -> tuple[str, str]:

@@ -21,12 +21,19 @@ def demo_database_url() -> str:
 
 
 def demo(
-    cli: CliContext, no_tui: bool, seconds: float | None, speed: float, reset: bool, yes: bool
+    cli: CliContext,
+    no_tui: bool,
+    seconds: float | None,
+    speed: float,
+    reset: bool,
+    yes: bool,
+    seed: int | None = None,
 ) -> None:
     """``qctl demo --system dbos``: a real DBOS application (``demo_app.py``) works a mixed
     workload on a system database, watched in ``qctl top`` (or headless, then a summary
     of workflows by status). A ``--dsn`` database that already holds a system's tables
-    (another application's workflows, an azync store) is confirmed first."""
+    (another application's workflows, an azync store) is confirmed first. ``seed`` seeds
+    azync's workload only: the DBOS application's workload is its own."""
     import importlib.util
     import json
     import sys

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.systems.azync.cli import filters
 from qctl.systems.dbos import reads
 from qctl.systems.dbos.cli.base import to_ms
 
@@ -102,7 +101,7 @@ AttrOpt = Annotated[
     ),
 ]
 
-FILTERS: filters.Options = [
+FILTERS: common.Options = [
     ("status", StatusOpt, None),
     ("name", NameOpt, None),
     ("queue", QueueOpt, None),
@@ -195,4 +194,4 @@ def filtered(without: str = "") -> Any:
     """Give a command the filter options in place of its ``f`` parameter (``without``
     one a verb uses for something else: ``rewind --application-version`` is the version
     to run on, as in DBOS's ``rewind_workflow``)."""
-    return filters.with_options("f", [o for o in FILTERS if o[0] != without], workflow_filter)
+    return common.with_options("f", [o for o in FILTERS if o[0] != without], workflow_filter)

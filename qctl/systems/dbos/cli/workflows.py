@@ -17,6 +17,7 @@ from qctl.cli.output import (
     emit_rows,
     page_note,
 )
+from qctl.core.bulk import SAMPLE
 from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.cli.base import (
     database,
@@ -221,8 +222,6 @@ def _bulk(
         record["new_workflow_ids"] = [o.new_workflow_id for o in result.acted]
     skipped = f"; skipped {len(result.skipped)} in another status" if result.skipped else ""
     if dry_run:
-        from qctl.systems.azync.ops.jobs import SAMPLE
-
         would = f"would {action} {result.count} DBOS workflow(s){skipped}"
         sample = result.acted[:SAMPLE]
         common.dry_run_report(record, would, output, sample, ["workflow_id", "name", "status"])
