@@ -1,12 +1,13 @@
-"""qctl's operations layer: every operator action, once.
+"""azync's operations layer: every operator action on an azync store, once.
 
 Rules:
 
 - An action exists once, here: one typed function per verb (``jobs.retry``,
   ``dags.compensate``, ``workflows.resolve``, ``maintain.one_pass``, ...). It validates
   its input, applies the system's guards, calls the store and returns a result record
-  from ``qctl.systems.azync.ops.results``. Refusals are the exceptions of ``qctl.core.errors``.
-- Front-ends (``qctl/cli``, ``qctl/tui``) call only these for writes: they parse
+  from ``qctl.systems.azync.ops.results``. Refusals are the exceptions of
+  ``qctl.core.errors``.
+- Front-ends (azync's ``cli/`` and ``tui/``) call only these for writes: they parse
   input, confirm, call, and render the record. They never call a store's write method.
 - Dry runs are answered here too: ``dry_run=True`` validates and counts what the action
   would do and writes nothing, so the command line and the dashboard say the same.
