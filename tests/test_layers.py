@@ -3,8 +3,8 @@ imported to check them):
 
 - ``qctl_store`` imports nothing of ``qctl``: it is a library of its own.
 - ``qctl/core``, the toolkit every system and both front-ends share, imports no system
-  (``qctl.systems``), no front-end (``qctl.cli``, ``qctl.tui``, typer, textual) and not
-  azync's operations layer (``qctl.ops``).
+  (``qctl.systems``, azync's operations layer included) and no front-end (``qctl.cli``,
+  ``qctl.tui``, typer, textual).
 - No two modules of ``qctl`` import each other, directly or through others.
 
 Every ``import`` and ``from ... import`` counts, relative ones resolved, wherever it
@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("qctl", "qctl_store")
 
-CORE_MUST_NOT_IMPORT = ("qctl.systems", "qctl.cli", "qctl.tui", "qctl.ops", "typer", "textual")
+CORE_MUST_NOT_IMPORT = ("qctl.systems", "qctl.cli", "qctl.tui", "typer", "textual")
 
 
 @dataclass(frozen=True)
@@ -184,7 +184,9 @@ def test_the_reader_sees_every_kind_of_import() -> None:
     type-only import of a known module are each found."""
     lazy = [i for i in imports_of("qctl.cli.launch") if i.target == "qctl.cli.main"]
     assert lazy and not lazy[0].typing_only
-    typing_only = [i for i in imports_of("qctl.tui.screens") if i.target == "qctl.tui.screens.dags"]
+    typing_only = [
+        i for i in imports_of("qctl.systems.azync.tui") if i.target == "qctl.systems.azync.tui.dags"
+    ]
     assert typing_only and typing_only[0].typing_only
     relative = ast.parse("from .errors import NotFound\nfrom . import dsn\n").body
     targets = [
@@ -194,3 +196,63 @@ def test_the_reader_sees_every_kind_of_import() -> None:
         for target in _targets("qctl_store.config", MODULES["qctl_store.config"], node)
     ]
     assert targets == ["qctl_store.errors", "qctl_store.dsn"]
+
+
+SHELLS = ("qctl.cli", "qctl.tui")
+FRONT_ENDS = ("cli", "tui")
+"""The subpackages of a system that are its front-ends (``qctl.systems.<name>.cli``)."""
+SYSTEM_CORE_MUST_NOT_IMPORT = ("qctl.cli", "qctl.tui", "typer", "textual")
+
+SHELL_IMPORTS_LEFT = {
+    ("qctl.cli.launch", "qctl.systems.azync.tui.overview_data"),
+}
+"""Shell imports of a system not yet replaced by its ``System`` record: the plain
+``qctl top`` line's fast path (``launch.dashboard``) preloads azync's overview while
+Textual is imported."""
+
+
+def _system_of(module: str) -> str:
+    """``azync`` for ``qctl.systems.azync.cli.jobs``; "" outside a system's package."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["qctl", "systems"] else ""
+
+
+def test_the_shells_name_a_system_only_through_its_record() -> None:
+    """``qctl/cli`` and ``qctl/tui`` import ``qctl.systems`` (which resolves records),
+    never a system's package: a new system edits no shell."""
+    wrong = [
+        str(i)
+        for i in ALL_IMPORTS
+        if _within(i.source, SHELLS)
+        and _system_of(i.target)
+        and (i.source, i.target) not in SHELL_IMPORTS_LEFT
+    ]
+    assert not wrong, "\n".join(wrong)
+    stale = SHELL_IMPORTS_LEFT - {(i.source, i.target) for i in ALL_IMPORTS}
+    assert not stale, f"no longer imported, drop from SHELL_IMPORTS_LEFT: {stale}"
+
+
+def test_a_system_imports_no_other_system() -> None:
+    wrong = [
+        str(i)
+        for i in ALL_IMPORTS
+        if _system_of(i.source)
+        and _system_of(i.target)
+        and _system_of(i.source) != _system_of(i.target)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_systems_own_modules_import_no_front_end() -> None:
+    """Everything of a system but its ``cli/`` and ``tui/`` (connection, reads, actions,
+    demo) imports no typer, no textual and no shell: the dashboard and the command line
+    call the same actions, and a system's record loads on every ``qctl --help``."""
+    assert {_system_of(m) for m in MODULES} >= {"azync", "dbos"}
+    wrong = [
+        str(i)
+        for i in ALL_IMPORTS
+        if _system_of(i.source)
+        and i.source.split(".")[3:4] not in ([f] for f in FRONT_ENDS)
+        and _within(i.target, SYSTEM_CORE_MUST_NOT_IMPORT)
+    ]
+    assert not wrong, "\n".join(wrong)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -19,8 +20,6 @@ from qctl_store.types import JobState, PageCursor, Source
 
 if TYPE_CHECKING:
     from qctl.cli.context import AnyStore
-    from qctl.ops.results import RunOutcome
-    from qctl_store.contract import ConsoleStore
 
 Output = Annotated[
     OutputFormat,
@@ -91,14 +90,9 @@ MetaOpt = Annotated[
 ]
 
 
-def app(name: str, help: str | None = None) -> typer.Typer:
+def app(name: str, help: str) -> typer.Typer:
     """A command group with qctl's settings (plain help text: fast and greppable); its
-    help line lives in a registry: azync's ``COMMANDS`` unless ``help`` is given (a
-    systemless or another system's group)."""
-    if help is None:
-        from qctl.cli.registry import COMMANDS
-
-        help = COMMANDS[name].help
+    ``help`` line is its registry entry's (``System.commands``, ``SYSTEMLESS_COMMANDS``)."""
     return typer.Typer(
         name=name,
         help=help,
@@ -107,6 +101,44 @@ def app(name: str, help: str | None = None) -> typer.Typer:
         pretty_exceptions_enable=False,
         add_completion=False,
     )
+
+
+Options = list[tuple[str, Any, Any]]
+"""Command options in help order: parameter name, Typer annotation, default."""
+
+
+def with_options(
+    param: str, options: Options, build: Callable[..., Any]
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command ``options`` in place of its parameter ``param`` (the command takes
+    ``ctx`` first) and call it with ``build(ctx, **their values)`` as ``param``: one
+    declaration of a filter that several commands share."""
+
+    def wrap(command: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(command, eval_str=True)
+        params: list[inspect.Parameter] = []
+        for p in signature.parameters.values():
+            if p.name != param:
+                params.append(p)
+                continue
+            params += [
+                inspect.Parameter(name, p.KEYWORD_ONLY, annotation=hint, default=default)
+                for name, hint, default in options
+            ]
+
+        def run(ctx: typer.Context, **kw: Any) -> None:
+            given = {name: kw.pop(name) for name, _, _ in options}
+            command(ctx, **{param: build(ctx, **given)}, **kw)
+
+        run.__doc__ = command.__doc__
+        run.__name__ = command.__name__
+        run.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[p.replace(kind=p.KEYWORD_ONLY) if p.name != "ctx" else p for p in params]
+        )
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        return run
+
+    return wrap
 
 
 def cli(ctx: typer.Context) -> CliContext:
@@ -242,38 +274,6 @@ def resolve(ctx: typer.Context, entity: str, text: str) -> uuid.UUID:
 
 def sources(source: Source | None) -> list[Source]:
     return [source] if source else list(Source)
-
-
-def act(
-    ctx: typer.Context,
-    group: str,
-    entity: str,
-    id: str,
-    action: str,
-    done: str,
-    output: OutputFormat,
-    call: Callable[[ConsoleStore, uuid.UUID, bool], RunOutcome],
-    *,
-    destructive: bool = False,
-    yes: bool = False,
-    dry_run: bool = False,
-) -> None:
-    """Resolve ``id`` (an ``entity`` id of command ``group``) and run the ops ``call``
-    on it: its dry run first (the guards), so a refusal comes before any question; a
-    destructive act shows the run and confirms, and with ``dry_run`` stops there."""
-    if not dry_run:
-        cli(ctx).require_writable(f"{group} {action}")
-    st = store(ctx)
-    ident = resolve(ctx, entity, id)
-    plan = call(st, ident, True)
-    label = "DAG" if entity == "dag" else entity
-    what = f"{label} {plan.name} {ident} ({plan.state})"
-    if destructive and not proceed(
-        dry_run, yes, output, plan, f"would {action} {what}", f"{action.capitalize()} {what}?"
-    ):
-        return
-    outcome = call(st, ident, False)
-    emit_result(record_of(outcome), f"{done} {label} {ident}", output)
 
 
 def cursor(text: str | None) -> PageCursor | None:

@@ -465,7 +465,7 @@ class CliContext:
                 except BaseException:
                     conn.close()
                     raise
-                if self._system.name == "azync":
+                if "store" in self._system.capabilities:
                     self._detected_on = conn
                 else:
                     conn.close()

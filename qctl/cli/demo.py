@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from qctl.cli.common import Yes, cli, confirm
-from qctl.core.paths import demo_database_path
+from qctl.cli.common import Yes, cli
 
 
 def demo(
@@ -51,11 +48,10 @@ def demo(
     database ($XDG_DATA_HOME/qctl/demo.db), or on --dsn (PostgreSQL must be migrated; a
     database that already holds jobs is confirmed first, and the demo then maintains and
     vacuums nothing there), and watch it in qctl top."""
+    from qctl import systems
     from qctl.cli.context import CliContext
     from qctl.core import parse
-    from qctl.demo import Demo
-    from qctl_store import Config, open_store
-    from qctl_store.types import Source
+    from qctl_store.errors import InvalidInput
 
     c = cli(ctx)
     c.require_writable("demo")
@@ -70,57 +66,11 @@ def demo(
         )
         c = CliContext(read_only=c.read_only, no_color=c.no_color, system_name=c.system_name)
         ctx.call_on_close(c.close)
-    if (system or c.system_name) == "dbos":
-        from qctl.cli.dbos import demo as dbos_demo
-
-        dbos_demo(c, no_tui=no_tui, seconds=seconds, speed=speed, reset=reset, yes=yes)
-        return
-    maintain = True
-    if c.dsn:
-        store = c.open_store(pooled=True, create=True, check=False)  # checked or migrated below
-        location = c.describe()
-        if c.is_postgres:
-            store.check_schema()  # never migrate someone's PostgreSQL implicitly
-        else:
-            store.migrate()
-        if any(store.list_kinds(source) for source in Source):
-            # Its maintenance reaps and its vacuums delete across kinds: on a database
-            # with jobs of its own they would act on rows the demo did not create.
-            confirm(
-                f"{location} already holds jobs: add the demo's workload to it (its "
-                "maintenance and vacuums stay off there)?",
-                yes,
-            )
-            maintain = False
-    else:
-        path = demo_database_path()
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # as the embedded default
-        if reset:
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
-        store = open_store(f"sqlite:///{path}", Config())
-        c._stores.append(store)
-        store.migrate()
-        location = f"{path} (demo)"
-    workload = Demo(store, speed=speed, duration=seconds, seed=seed, maintain=maintain)
-    if no_tui:
-        sys.stderr.write(f"qctl demo: running on {location} for {seconds:g}s\n")
-        workload.start()
-        try:
-            workload.wait()
-        except KeyboardInterrupt:
-            workload.stop()
-            workload.join()
-        json.dump(workload.summary(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return
-    from qctl.tui.app import run
-
-    # The dashboard's first frame comes first; the workload starts right after it.
-    try:
-        code = run(store, location=location, on_ready=workload.start)
-    finally:
-        workload.stop()
-        workload.join()
-    if code:
-        raise typer.Exit(code)
+    # The named system's workload, else the default system's.
+    name = system or c.system_name
+    record = systems.get(name) if name else systems.systems()[0]
+    if not record.demo:
+        having = ", ".join(s.name for s in systems.systems() if s.demo)
+        raise InvalidInput(f"{record.label} has no demo (demos: {having})")
+    run = systems.load(record.demo)
+    run(c, no_tui=no_tui, seconds=seconds, speed=speed, reset=reset, seed=seed, yes=yes)

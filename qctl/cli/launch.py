@@ -75,7 +75,7 @@ def top_line(argv: Sequence[str]) -> tuple[dict[str, str | bool], float] | None:
 
 def dashboard(c: CliContext, refresh: float) -> int:
     """``qctl top`` on an azync store; the exit code (1: the dashboard printed the line)."""
-    from qctl.tui.overview_data import fetch_overview
+    from qctl.systems.azync.tui.overview_data import fetch_overview
     from qctl.tui.preload import Preload
 
     def open_pool() -> ConsoleStore:
@@ -108,11 +108,11 @@ def _top(options: dict[str, str | bool], refresh: float) -> int | None:
     """Run the azync dashboard; None: the database holds another system (``main``
     runs its dashboard)."""
     from qctl.cli.context import CliContext
-    from qctl.cli.registry import COMMANDS
 
     c = CliContext.resolve(**options)  # type: ignore[arg-type]
     try:
-        if c.system().commands.get("top") != COMMANDS["top"]:
+        top = c.system().commands.get("top")
+        if top is None or top.module != "qctl.cli.top":
             return None
         return dashboard(c, refresh)
     finally:

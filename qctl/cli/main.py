@@ -17,7 +17,7 @@ from typer.models import DefaultPlaceholder
 from qctl import __version__
 from qctl.cli.argv import arrange, undecodable
 from qctl.cli.errors import ExitCode, fail, failed
-from qctl.cli.registry import Entry
+from qctl.systems import Entry
 
 if TYPE_CHECKING:
     from typer._click import Command, Context, HelpFormatter

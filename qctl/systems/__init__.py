@@ -1,9 +1,11 @@
 """The systems qctl operates, and which one a database holds.
 
 Each system is a package here (``qctl.systems.azync``, ``qctl.systems.dbos``) whose
-``SYSTEM`` says how to recognise its tables, what it can do and which top-level nouns
-(command groups) it has. Adding a system is a new package and one line in
-``SYSTEM_PACKAGES``: the root command, ``--system`` and detection read this table.
+``SYSTEM`` says how to recognise its tables, what it can do, which top-level nouns
+(command groups) it has and where its dashboard screens and demo are, as import strings
+the shells resolve: the shells (``qctl.cli``, ``qctl.tui``) never import a system. Adding
+a system is a new package and one line in ``SYSTEM_PACKAGES``: the root command,
+``--system``, detection, ``qctl top`` and ``qctl demo`` read this table.
 
 Nothing here imports a driver, the store or a system's implementation: the root command
 consults it on every invocation, ``qctl --help`` included.
@@ -15,13 +17,23 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from qctl.cli.registry import Entry
+from typing import Any
 
 SYSTEM_PACKAGES = ("qctl.systems.azync", "qctl.systems.dbos", "qctl.systems.dispatch")
 """Detection order; the first is the default (an empty or new database is azync's)."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Where a top-level command lives: the root group imports ``module`` only when the
+    command runs, so ``qctl --help`` reads the help line here instead."""
+
+    module: str
+    attr: str
+    """``app`` for a command group (a Typer app), else the command function's name."""
+    help: str
+    alias: str = ""
+    """The hidden singular name of a group (``qctl dag ...``)."""
 
 
 @dataclass(frozen=True)
@@ -37,14 +49,27 @@ class System:
     connection's ``current_schema()``)."""
     commands: Mapping[str, Entry]
     """The top-level nouns it has, with the module implementing each."""
+    screens: str
+    """``module:attribute`` of its dashboard's ``SystemScreens`` (``qctl.tui.base``)."""
+    demo: str = ""
+    """``module:attribute`` of what ``qctl demo`` runs for it: a function taking the
+    ``CliContext`` and the demo's options (``no_tui``, ``seconds``, ``speed``, ``reset``,
+    ``seed``, ``yes``); empty where it has none."""
     instead: Mapping[str, str] = field(default_factory=dict)
     """For a noun it lacks: what to do instead (``jobs``: "see `qctl workflows`")."""
     capabilities: frozenset[str] = frozenset()
     """What differs between systems (``change_hints``: push notifications of changes;
-    ``migrate``: qctl migrates the schema)."""
+    ``migrate``: qctl migrates the schema; ``store``: opened through ``qctl_store``, which
+    takes over the connection detection read on)."""
 
     def schema(self, option: str) -> str | None:
         return option or self.default_schema
+
+
+def load(reference: str) -> Any:
+    """The object a ``module:attribute`` string names (importing its module)."""
+    module, _, attr = reference.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 @cache

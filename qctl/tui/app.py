@@ -1,10 +1,10 @@
 """``qctl top``: the Textual dashboard, one shell for every system.
 
 A system brings its tabs, help, jump and write actions (``qctl.tui.base.SystemScreens``:
-azync's ``qctl.tui.screens.AZYNC``, DBOS's ``qctl.tui.dbos.DBOS``); the shell gives each
-the same status bar, jump, help, confirmation and refresh. Every store call runs in a
-worker thread (``Loader.reload`` and ``QctlTop.act``); the event loop only formats
-results. A ``LiveFeed`` thread turns change hints (or a polling timer, for a system
+azync's ``qctl.systems.azync.tui.AZYNC``, DBOS's ``qctl.systems.dbos.tui.DBOS``); the shell
+gives each the same status bar, jump, help, confirmation and refresh. Every store call
+runs in a worker thread (``Loader.reload`` and ``QctlTop.act``); the event loop only
+formats results. A ``LiveFeed`` thread turns change hints (or a polling timer, for a system
 without hints) into at most a few ``RefreshRequested`` messages per second, and the
 visible screen reloads. Store failures switch the status bar to ``disconnected`` until a
 load succeeds again, so a database that comes back is picked up without a restart.
@@ -153,9 +153,9 @@ class QctlTop(Dashboard):
     ) -> None:
         super().__init__()
         if system is None:
-            from qctl.tui.screens import AZYNC
+            from qctl import systems
 
-            system = AZYNC
+            system = systems.load(systems.systems()[0].screens)
         self.system = system
         self.on_ready = on_ready
         self.preloads = dict(preloads or {})

@@ -47,7 +47,7 @@ def test_list_payload_contains(run: Run, st: Any, kind: str) -> None:
 def test_payload_scan_asks_on_a_large_table(
     run: Run, st: Any, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("qctl.cli.filters.SCAN_ASK", 0)
+    monkeypatch.setattr("qctl.systems.azync.cli.filters.SCAN_ASK", 0)
     (mine,) = enqueue(st, kind, payload={"x": 1})
     needle = ["--payload-contains", '{"x":1}']
     refused = run("jobs", "list", *needle)
@@ -229,8 +229,8 @@ def test_every_job_verb_takes_the_same_filter_options() -> None:
     `jobs delete` declares its own required --state."""
     import typer.main
 
-    from qctl.cli import filters
-    from qctl.cli.jobs import app
+    from qctl.systems.azync.cli import filters
+    from qctl.systems.azync.cli.jobs import app
 
     group = typer.main.get_group(app)
     names = {name for name, _, _ in filters.FILTERS}

@@ -23,7 +23,7 @@ heavy = sorted(
     {m.split(".")[0] for m in sys.modules}
     & {"textual", "psycopg_pool", "qctl_store", "dbos", "sqlalchemy"}
 )
-ops = sorted(m for m in sys.modules if m.startswith("qctl.ops."))
+ops = sorted(m for m in sys.modules if m.startswith("qctl.systems.azync.ops."))
 print(json.dumps({"code": code, "heavy": heavy, "ops": ops, "gc": gc.isenabled()}), file=sys.stderr)
 """
 
@@ -88,12 +88,12 @@ def test_dbos_reads_skip_dbos(tmp_path: Path) -> None:
 
 
 def test_the_operations_layer_imports_no_front_end_nor_driver() -> None:
-    """qctl.ops is imported on every write: no typer, textual or Rich, no database
+    """qctl.systems.azync.ops is imported on every write: no typer, textual or Rich, no database
     driver (the store it is handed brings its own)."""
     code = (
-        "import json, pkgutil, importlib, sys, qctl.ops\n"
-        "for m in pkgutil.iter_modules(qctl.ops.__path__):\n"
-        "    importlib.import_module(f'qctl.ops.{m.name}')\n"
+        "import json, pkgutil, importlib, sys, qctl.systems.azync.ops\n"
+        "for m in pkgutil.iter_modules(qctl.systems.azync.ops.__path__):\n"
+        "    importlib.import_module(f'qctl.systems.azync.ops.{m.name}')\n"
         "heavy = {'typer', 'click', 'textual', 'rich', 'psycopg', 'psycopg_pool', 'dbos',"
         " 'sqlalchemy', 'sqlite3'}\n"
         "print(json.dumps(sorted({n.split('.')[0] for n in sys.modules} & heavy)))\n"

@@ -27,7 +27,7 @@ FILTERS = {
     "--status", "--user",
 }  # fmt: skip
 """DBOS's filter fields (``list_workflows`` of dbos/_sys_db.py), the same on list and on
-every verb that selects by filter (``qctl.cli.dbos.FILTERS``)."""
+every verb that selects by filter (``qctl.systems.dbos.cli.filters.FILTERS``)."""
 DBOS_ONLY: dict[str, set[str]] = {
     "workflows list": FILTERS,
     "workflows cancel": FILTERS | {"--max", "--name", "--state"},
@@ -120,9 +120,10 @@ def test_watch_and_top_name_their_polling_interval_alike() -> None:
 
 
 def test_every_dbos_verb_that_selects_by_filter_has_all_of_dbos_filters() -> None:
-    """One declaration (``qctl.cli.dbos.FILTERS``): list and every bulk verb take the same
-    filter options, and "application version" is one option name everywhere, whether it
-    selects (list, cancel, ...) or names the version to run on (fork, rewind)."""
+    """One declaration (``qctl.systems.dbos.cli.filters.FILTERS``): list and every bulk
+    verb take the same filter options, and "application version" is one option name
+    everywhere, whether it selects (list, cancel, ...) or names the version to run on (fork,
+    rewind)."""
     dbos = get("dbos")
     verbs = _verbs(build("workflows", dbos.commands["workflows"]), "workflows")
     for verb in ("list", "cancel", "resume", "delete", "fork", "rewind", "set-delay"):

@@ -265,8 +265,8 @@ def test_without_dbos_both_hints_name_this_checkouts_extra(
     import sys
 
     from qctl.cli.context import CliContext
-    from qctl.cli.dbos import demo
     from qctl.systems.dbos import INSTALL_HINT, actions
+    from qctl.systems.dbos.cli.demo import demo
     from qctl_store.errors import InvalidInput
 
     assert "pip install '.[dbos]'" in INSTALL_HINT

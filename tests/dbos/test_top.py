@@ -1,4 +1,4 @@
-"""``qctl top`` on a DBOS database: azync's shell with DBOS's screens (``qctl.tui.dbos``),
+"""``qctl top`` on a DBOS database: azync's shell with DBOS's screens (``qctl.systems.dbos.tui``),
 driven by pilot against a real DBOS application on both backends: polling, the
 overview, the browser's filter and marks, jump, detail with the step timeline and the
 child tree, the actions (with the same rows as the command line's), read-only."""
@@ -18,9 +18,9 @@ from textual.widgets import DataTable, Input, Static, Tree
 
 from qctl.systems.dbos import reads
 from qctl.systems.dbos.database import Database
+from qctl.systems.dbos.tui import DBOS, HELP
+from qctl.systems.dbos.tui.workflows import WorkflowDetailScreen, WorkflowsPane
 from qctl.tui.app import QctlTop
-from qctl.tui.dbos import DBOS, HELP
-from qctl.tui.dbos.workflows import WorkflowDetailScreen, WorkflowsPane
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
 from tests.dbos.conftest import Run, data
 from tests.dbos.fixtures import App, delayed, wait_for
@@ -503,7 +503,7 @@ def test_the_help_explains_every_column_and_bar(dbos_app: App, run: Run) -> None
 
 
 def test_database_text_is_drawn_escaped() -> None:
-    from qctl.tui.dbos import cells as dbos_cells
+    from qctl.systems.dbos.tui import cells as dbos_cells
     from qctl.tui.widgets import table_cell
 
     assert table_cell("evil\x1b]52;c;aGk=\x07name").plain == "evil\\x1b]52;c;aGk=\\x07name"

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from qctl.ops import dags as ops_dags
-from qctl.ops import events as ops_events
-from qctl.ops import jobs as ops_jobs
-from qctl.ops import vacuum as ops_vacuum
-from qctl.ops import workflows as ops_wf
+from qctl.systems.azync.ops import dags as ops_dags
+from qctl.systems.azync.ops import events as ops_events
+from qctl.systems.azync.ops import jobs as ops_jobs
+from qctl.systems.azync.ops import vacuum as ops_vacuum
+from qctl.systems.azync.ops import workflows as ops_wf
 from qctl_store.types import (
     DAGParams,
     DAGTask,

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from qctl.core.errors import NoSuchName, WrongState, WrongVerb
-from qctl.ops import dags as ops_dags
-from qctl.ops import events as ops_events
-from qctl.ops import jobs as ops_jobs
-from qctl.ops import workflows as ops_wf
+from qctl.systems.azync.ops import dags as ops_dags
+from qctl.systems.azync.ops import events as ops_events
+from qctl.systems.azync.ops import jobs as ops_jobs
+from qctl.systems.azync.ops import workflows as ops_wf
 from qctl_store.errors import InvalidInput
 from qctl_store.types import (
     DAGParams,

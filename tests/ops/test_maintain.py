@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from qctl.ops import maintain as ops_maintain
+from qctl.systems.azync.ops import maintain as ops_maintain
 from qctl_store.types import (
     DequeueParams,
     JobState,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from qctl.ops import maintain
+from qctl.systems.azync.ops import maintain
 from qctl_store import errors
 
 

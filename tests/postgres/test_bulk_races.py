@@ -7,8 +7,8 @@ import threading
 import time
 from typing import Any
 
-from qctl.ops import events as ops_events
-from qctl.ops import jobs as ops_jobs
+from qctl.systems.azync.ops import events as ops_events
+from qctl.systems.azync.ops import jobs as ops_jobs
 from qctl_store.postgres import PostgresStore
 from qctl_store.types import JobFilter, JobState, PublishParams, Source, Subscriber
 from tests.conformance.helpers import enqueue_due, unique

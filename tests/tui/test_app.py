@@ -16,10 +16,8 @@ from textual.widgets import Input
 
 from qctl import startup
 from qctl.cli.context import CliContext
-from qctl.ops import jobs as ops_jobs
-from qctl.tui.app import QctlTop
-from qctl.tui.live import DISCONNECTED
-from qctl.tui.screens import (
+from qctl.systems.azync.ops import jobs as ops_jobs
+from qctl.systems.azync.tui import (
     DagGraphScreen,
     DagsPane,
     EventDetailScreen,
@@ -27,6 +25,8 @@ from qctl.tui.screens import (
     JobsPane,
     WorkflowDetailScreen,
 )
+from qctl.tui.app import QctlTop
+from qctl.tui.live import DISCONNECTED
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog
 from qctl_store import errors
 from qctl_store.types import (
@@ -821,7 +821,7 @@ async def test_leases_show_expiry_overdue_and_reaps_per_kind(store: Any) -> None
 
 
 async def test_first_frame_shows_the_overview_read_before_the_app(store: Any) -> None:
-    from qctl.tui.overview_data import fetch_overview
+    from qctl.systems.azync.tui.overview_data import fetch_overview
     from qctl.tui.preload import Preload
 
     k = kind()

@@ -1,4 +1,4 @@
-"""The demo workload (qctl.demo) and ``qctl demo --no-tui``."""
+"""The demo workload (qctl.systems.azync.demo) and ``qctl demo --no-tui``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from qctl.demo import Demo, approval_dag, dag_kinds, etl_dag, saga_dag
+from qctl.systems.azync.demo import Demo, approval_dag, dag_kinds, etl_dag, saga_dag
 from qctl_store.types import KIND_SLEEP, DAGFilter, DAGState, JobSearch, JobState, Source
 
 pytestmark = pytest.mark.timeout(180)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from qctl.tui.screens import JobDetailScreen
+from qctl.systems.azync.tui import JobDetailScreen
 from qctl_store.types import DequeueParams, EnqueueParams, Source
 from tests.tui.helpers import SIZE, cells, screen_text, until
 from tests.tui.test_app import app_for, open_jobs

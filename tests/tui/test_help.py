@@ -12,15 +12,15 @@ import pytest
 from rich.text import Text
 from textual.widgets import DataTable, Static
 
-from qctl.tui.app import QctlTop
-from qctl.tui.base import Loader
-from qctl.tui.screens import (
+from qctl.systems.azync.tui import (
     HELP,
     DagGraphScreen,
     EventDetailScreen,
     JobDetailScreen,
     WorkflowDetailScreen,
 )
+from qctl.tui.app import QctlTop
+from qctl.tui.base import Loader
 from qctl.tui.widgets import MODE_STYLES, HelpScreen, StatusBar
 from qctl_store.types import (
     DAGParams,

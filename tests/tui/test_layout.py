@@ -1,11 +1,11 @@
-"""The pure DAG layout and its text drawing (qctl.tui.layout)."""
+"""The pure DAG layout and its text drawing (qctl.systems.azync.graph)."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qctl.tui.layout import ARROW, is_dummy, layout, render
+from qctl.systems.azync.graph import ARROW, is_dummy, layout, render
 
 
 def draw(keys: list[str], deps: list[tuple[str, str]]) -> str:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from qctl.systems.azync.tui import DagGraphScreen, JobDetailScreen, JobsPane, OverviewPane
 from qctl.tui.app import QctlTop
-from qctl.tui.screens import DagGraphScreen, JobDetailScreen, JobsPane, OverviewPane
 from qctl_store.types import (
     DAGDep,
     DAGParams,

@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from qctl.cli.main import app as cli_app
+from qctl.systems.azync.tui import DagGraphScreen, JobDetailScreen, WorkflowDetailScreen
 from qctl.tui.app import QctlTop
-from qctl.tui.screens import DagGraphScreen, JobDetailScreen, WorkflowDetailScreen
 from qctl.tui.widgets import ChoiceDialog, ConfirmDialog
 from qctl_store.types import (
     DAGDep,

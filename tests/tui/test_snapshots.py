@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from qctl.cli.context import CliContext
-from qctl.tui.app import QctlTop
-from qctl.tui.screens import (
+from qctl.systems.azync.tui import (
     DagGraphScreen,
     EventDetailScreen,
     JobDetailScreen,
     WorkflowDetailScreen,
 )
+from qctl.tui.app import QctlTop
 from qctl_store import errors
 from qctl_store.types import (
     AttemptError,

@@ -3,16 +3,15 @@ Java) share, on PostgreSQL (schema ``dbos``) or in a SQLite file.
 
 ``database`` opens it and checks DBOS's migration version, ``reads`` holds qctl's SQL,
 ``payload`` decodes stored values without unpickling, ``actions`` writes through
-``dbos.DBOSClient``. The command groups are ``qctl.cli.dbos``. Importing this package
-imports none of them (nor DBOS).
+``dbos.DBOSClient``. The command groups are ``cli/``, the dashboard's screens ``tui/``.
+Importing this package imports none of them (nor DBOS).
 """
 
 from __future__ import annotations
 
-from qctl.cli.registry import COMMANDS, Entry
-from qctl.systems import System
+from qctl.systems import Entry, System
 
-_CLI = "qctl.cli.dbos"
+_CLI = "qctl.systems.dbos.cli"
 
 INSTALL_HINT = "pip install '.[dbos]' from the qctl checkout (the dbos extra: dbos>=3.0,<4)"
 """How to get DBOS's client library, as the README says: the extra of this checkout
@@ -24,29 +23,39 @@ SYSTEM = System(
     tables=("workflow_status", "dbos_migrations"),
     default_schema="dbos",
     commands={
-        "db": Entry(_CLI, "db_app", "The DBOS system database: status (never migrated)."),
+        "db": Entry(f"{_CLI}.db", "app", "The DBOS system database: status (never migrated)."),
         "workflows": Entry(
-            _CLI,
-            "workflows_app",
+            f"{_CLI}.workflows",
+            "app",
             "Workflows: list, show, steps, streams; cancel, resume, fork, rewind, delete, delay.",
             alias="workflow",
         ),
-        "queues": Entry(_CLI, "queues_app", "Queues: depths, oldest age, limits.", alias="queue"),
+        "queues": Entry(
+            f"{_CLI}.queues", "app", "Queues: depths, oldest age, limits.", alias="queue"
+        ),
         "schedules": Entry(
-            _CLI,
-            "schedules_app",
+            f"{_CLI}.schedules",
+            "app",
             "DBOS schedules: list, show, pause, resume, trigger, backfill.",
             alias="schedule",
         ),
         "versions": Entry(
-            _CLI, "versions_app", "DBOS application versions: list, set-latest.", alias="version"
+            f"{_CLI}.versions",
+            "app",
+            "DBOS application versions: list, set-latest.",
+            alias="version",
         ),
-        "vacuum": Entry(_CLI, "vacuum_app", "Retention: delete old finished workflows."),
-        "top": Entry(_CLI, "top", "The live dashboard (polling)."),
-        "watch": Entry(_CLI, "watch", "Workflows created, started, completed: JSON lines."),
-        # The one demo command: --system dbos (here, or its own option) runs DBOS's.
-        "demo": COMMANDS["demo"],
+        "vacuum": Entry(f"{_CLI}.vacuum", "app", "Retention: delete old finished workflows."),
+        "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
+        "watch": Entry(
+            f"{_CLI}.watch", "watch", "Workflows created, started, completed: JSON lines."
+        ),
+        # The one demo command, the shell's: --system dbos (here, or its own option) runs
+        # DBOS's (``demo`` below).
+        "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
+    screens="qctl.systems.dbos.tui:DBOS",
+    demo="qctl.systems.dbos.cli.demo:demo",
     instead={
         "jobs": "see `qctl workflows`",
         "dags": "see `qctl workflows`",

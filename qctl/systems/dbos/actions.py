@@ -19,8 +19,9 @@ The client is given a serializer that never deserializes (``_verbatim_serializer
 DBOS's client would unpickle stays the stored text.
 
 Refusals are the ones every system shares (``qctl.core.errors``). The records are DBOS's own
-shape rather than ``qctl.ops.results.RunOutcome``: a DBOS workflow id is any string (not
-a UUID), its field is ``status`` (DBOS's name), and a fork has a new id to report.
+shape rather than azync's ``RunOutcome`` (``qctl.systems.azync.ops.results``): a DBOS
+workflow id is any string (not a UUID), its field is ``status`` (DBOS's name), and a fork
+has a new id to report.
 """
 
 from __future__ import annotations

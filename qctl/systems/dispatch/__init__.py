@@ -9,8 +9,7 @@ imports none of them.
 
 from __future__ import annotations
 
-from qctl.cli.registry import Entry
-from qctl.systems import System
+from qctl.systems import Entry, System
 
 _CLI = "qctl.systems.dispatch.cli"
 
@@ -43,6 +42,7 @@ SYSTEM = System(
         ),
         "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
     },
+    screens="qctl.systems.dispatch.tui:DISPATCH",
     instead={
         "vacuum": "see `qctl dlq purge`",
     },

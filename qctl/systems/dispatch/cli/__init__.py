@@ -89,7 +89,7 @@ def _record(results: list[Any], skipped: list[dict[str, str]]) -> dict[str, Any]
 
 def _words(outcomes: list[Any], say: Callable[[Any], str], sep: str) -> str:
     """Each outcome in words, the first few of many then how many more."""
-    from qctl.ops.jobs import SAMPLE
+    from qctl.core.bulk import SAMPLE
 
     shown = [say(o) for o in outcomes[:SAMPLE]]
     more = len(outcomes) - SAMPLE

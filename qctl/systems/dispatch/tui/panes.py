@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 
 from qctl.systems.dispatch import actions, reads
 from qctl.tui import fmt
-from qctl.tui.screens.base import DetailScreen, RecordView, Redrawn
+from qctl.tui.panes import DetailScreen, RecordView, Redrawn
 from qctl.tui.widgets import refill, selected_key, table
 
 if TYPE_CHECKING:

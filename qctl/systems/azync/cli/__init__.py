@@ -1,0 +1,1 @@
+"""azync's command groups, one module per noun; ``SYSTEM.commands`` names them."""

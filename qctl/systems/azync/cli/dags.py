@@ -1,0 +1,216 @@
+"""``qctl dags``: declared DAG runs, their tasks and graph, and the operator's actions."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import After, DryRun, Output, PageLimit, Yes
+from qctl.cli.output import (
+    OutputFormat,
+    as_dict,
+    emit_detail,
+    emit_result,
+    emit_rows,
+    page_note,
+)
+from qctl.systems.azync import SYSTEM
+from qctl.systems.azync.cli.act import act
+from qctl.systems.azync.cli.jobs import job_record
+from qctl.systems.azync.ops import dags as ops_dags
+from qctl_store.types import DAGDep, DAGFilter, DAGState, DAGView, Job, JobState
+
+if TYPE_CHECKING:
+    from qctl.systems.azync.ops.results import RunOutcome
+    from qctl_store.contract import ConsoleStore
+
+app = common.app("dags", SYSTEM.commands["dags"].help)
+
+IdArg = Annotated[
+    str, typer.Argument(metavar="ID", help="DAG id or unique prefix (>= 8 hex chars).")
+]
+DAG_COLUMNS = ["id", "name", "state", "on_failure", "tasks", "created_at", "failure_reason"]
+TASK_COLUMNS = ["task_key", "kind", "state", "attempt", "max_attempts", "id", "last_error"]
+
+
+def counts_text(counts: dict[JobState, int]) -> str:
+    return " ".join(f"{state}:{n}" for state, n in sorted(counts.items()) if n)
+
+
+def dag_record(dag: DAGView, counts: dict[JobState, int] | None = None) -> dict[str, Any]:
+    record = as_dict(dag)
+    if counts is not None:
+        record["tasks"] = counts
+    return record
+
+
+def draw(tasks: list[Job], deps: list[DAGDep]) -> tuple[list[Job], str]:
+    """The tasks in graph reading order (roots first), and the graph drawn as text with
+    each task labelled by its state."""
+    from qctl.systems.azync.graph import layout, render
+
+    lay = layout([t.task_key for t in tasks], [(d.task_key, d.depends_on_key) for d in deps])
+    rank = {key: i for i, key in enumerate(lay.order())}
+    labels = {t.task_key: f"{t.task_key} [{t.state}]" for t in tasks}
+    ordered = sorted(tasks, key=lambda t: rank.get(t.task_key, len(rank)))
+    return ordered, render(lay, labels).text
+
+
+@app.command("list")
+def list_dags(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Option("--name", help="Only runs of this DAG name.")] = "",
+    state: Annotated[DAGState | None, typer.Option("--state", help="Run state.")] = None,
+    limit: PageLimit = 50,
+    after: After = None,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """DAG runs, newest first, with per-run task-state counts."""
+    store = common.store(ctx)
+    flt = DAGFilter(name=name, state=state)
+    dags, total = store.list_dags(flt, 0, limit, common.cursor(after))
+    counts = store.dag_task_counts([d.id for d in dags]) if dags else {}
+    records = [dag_record(d, counts.get(d.id, {})) for d in dags]
+    table = [{**r, "tasks": counts_text(r["tasks"])} for r in records]
+    emit_rows(table, DAG_COLUMNS, output, full=records)
+    page_note(output, len(dags), total, common.next_cursor(dags, limit, common.newest_first))
+
+
+@app.command("counts")
+def counts(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
+    """How many runs of each DAG name are in each state."""
+    by_name = common.store(ctx).dag_name_state_counts()
+    rows: list[dict[str, Any]] = [
+        {"name": name, **{s.value: per.get(s, 0) for s in DAGState}}
+        for name, per in sorted(by_name.items())
+    ]
+    emit_rows(rows, ["name", *(s.value for s in DAGState)], output)
+
+
+@app.command("show")
+def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """One run: header, tasks, and its graph with task states.
+
+    \b
+    Example:
+      qctl dags show 3f2a9c1e
+    """
+    store = common.store(ctx)
+    dag_id = common.resolve(ctx, "dag", id)
+    dag = store.get_dag(dag_id)
+    tasks = store.dag_tasks(dag_id)
+    deps = store.dag_deps(dag_id)
+    # The graph is for people only (and imports the layout code).
+    ordered, graph = draw(tasks, deps) if tasks and output == OutputFormat.TABLE else (tasks, "")
+    emit_detail(
+        output,
+        dag_record(dag),
+        {"dag": dag_record(dag), "tasks": [job_record(t) for t in tasks], "deps": deps},
+        [([job_record(t) for t in ordered], TASK_COLUMNS)],
+        graph,
+    )
+
+
+@app.command("find")
+def find(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="DAG name.")],
+    key: Annotated[str, typer.Argument(metavar="KEY", help="Idempotency key of the run.")],
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """The live run of NAME with idempotency KEY."""
+    dag_id = common.store(ctx).find_dag_by_key(name, key)
+    emit_result({"id": dag_id, "name": name, "idempotency_key": key}, str(dag_id), output)
+
+
+@app.command("signal")
+def signal(
+    ctx: typer.Context,
+    id: IdArg,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Signal name.")],
+    payload: Annotated[str | None, typer.Option("--payload", "-p", help="JSON payload.")] = None,
+    message_id: Annotated[str, typer.Option("--message-id", help="Dedupe id.")] = "",
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Send a signal to a run's waiting tasks. Buffered when none waits yet; a name no
+    task of the run waits for is refused (exit 3)."""
+    store = common.writable(ctx, "dags signal")
+    dag_id = common.resolve(ctx, "dag", id)
+    value = common.json_value(payload, "--payload")
+    sent = ops_dags.signal(store, dag_id, name, value, message_id)
+    if sent.deduplicated:
+        message = f"signal {name!r} to DAG {dag_id} was a duplicate (message id {message_id!r})"
+    else:
+        message = f"signal {name!r} to DAG {dag_id}: delivered to {sent.delivered} task(s)" + (
+            "" if sent.delivered else " (buffered)"
+        )
+    common.done(sent, message, output)
+
+
+@app.command("pause")
+def pause(
+    ctx: typer.Context,
+    id: IdArg,
+    reason: Annotated[str, typer.Option("--reason", help="Why (shown on the run).")],
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Pause a run: its tasks stay where they are until retry."""
+    act(
+        ctx,
+        "dags",
+        "dag",
+        id,
+        "pause",
+        "paused",
+        output,
+        lambda s, i, dry: ops_dags.pause(s, i, reason, dry),
+    )
+
+
+def _destructive(
+    action: str, done: str, doc: str, call: Callable[[ConsoleStore, uuid.UUID, bool], RunOutcome]
+) -> None:
+    """Register a verb that shows the run and confirms before it acts."""
+
+    def command(
+        ctx: typer.Context,
+        id: IdArg,
+        dry_run: DryRun = False,
+        yes: Yes = False,
+        output: Output = OutputFormat.TABLE,
+    ) -> None:
+        act(
+            ctx,
+            "dags",
+            "dag",
+            id,
+            action,
+            done,
+            output,
+            call,
+            destructive=True,
+            yes=yes,
+            dry_run=dry_run,
+        )
+
+    command.__doc__ = doc
+    app.command(action)(command)
+
+
+_destructive(
+    "retry",
+    "retried",
+    "Resume a suspended or paused run. Dead tasks get a fresh budget.",
+    ops_dags.retry,
+)
+_destructive(
+    "compensate",
+    "compensating",
+    "Run the compensation chain of a run (saga rollback).",
+    ops_dags.compensate,
+)
+_destructive("cancel", "cancelled", "Cancel a run without compensation.", ops_dags.cancel)

@@ -1,0 +1,133 @@
+"""``qctl db``: schema migrations, status and the console's own indexes."""
+
+from __future__ import annotations
+
+import os
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, Output
+from qctl.cli.errors import ExitCode
+from qctl.cli.output import as_dict, emit_object, emit_result, note
+from qctl.systems.azync import SYSTEM
+from qctl_store.dsn import redact
+from qctl_store.types import SchemaStatus
+
+app = common.app("db", SYSTEM.commands["db"].help)
+
+
+@app.command("migrate")
+def migrate(
+    ctx: typer.Context,
+    dry_run: DryRun = False,
+    output: Output = common.OutputFormat.TABLE,
+) -> None:
+    """Bring azync's schema up to date (goose-compatible version table)."""
+    cli = common.cli(ctx)
+    # A migration's index builds read whole tables; its lock waits stay limited, so that
+    # it never queues the workers' statements behind it for long.
+    cli.unlimit("statement_timeout")
+    if dry_run:
+        absent = _absent_sqlite_file(cli.dsn)
+        if absent:
+            # Only `db migrate` creates the file: its dry run reads what a new one would
+            # need from an empty database instead of refusing the missing file.
+            from qctl_store import open_store
+
+            with open_store("sqlite::memory:") as empty:
+                status = empty.schema_status()
+        else:
+            status = cli.store(check=False).schema_status()
+        emit_result(
+            {
+                "dry_run": True,
+                "pending_versions": status.pending_versions,
+                "applied_version": status.applied_version,
+            },
+            (f"would create {absent} and apply " if absent else "would apply ")
+            + f"{len(status.pending_versions)} migration(s): "
+            f"{', '.join(map(str, status.pending_versions)) or 'none'} "
+            f"(at version {status.applied_version})",
+            output,
+        )
+        return
+    cli.require_writable("db migrate")
+    store = cli.open_store(create=True, check=False)  # the one command that may create a file
+    applied = store.migrate()
+    status = store.schema_status()
+    emit_result(
+        {"applied": applied, "version": status.applied_version},
+        f"applied {len(applied)} migration(s)"
+        + (f": {', '.join(map(str, applied))}" if applied else " (already up to date)")
+        + f"; schema at version {status.applied_version}",
+        output,
+    )
+
+
+def _no_autovacuum(status: SchemaStatus) -> str:
+    """What an operator should know, and do, when no autovacuum reaches azync_jobs."""
+    from qctl_store.sqlfile import identifier
+
+    table = f"{identifier(status.schema)}.azync_jobs" if status.schema else "azync_jobs"
+    dead = status.jobs_dead_rows
+    return (
+        "autovacuum is off for azync_jobs"
+        + (f" (about {dead:,} dead rows)" if dead else "")
+        + ": every lease walks the index entries of the jobs leased before it until a"
+        f" vacuum removes them, so leasing slows as jobs are processed; run `VACUUM {table}`"
+        " regularly (from cron, say) or turn autovacuum on"
+    )
+
+
+def _absent_sqlite_file(dsn: str | None) -> str:
+    """The path of a SQLite file ``dsn`` names that does not exist yet in an existing
+    directory (what ``db migrate`` would create), else ""."""
+    from qctl_store.dsn import is_postgres, sqlite_path
+
+    if not dsn or is_postgres(dsn):
+        return ""
+    path = sqlite_path(dsn)
+    if path == ":memory:" or path.startswith("file:") or os.path.exists(path):
+        return ""
+    return path if os.path.isdir(os.path.dirname(os.path.abspath(path))) else ""
+
+
+@app.command("tune")
+def tune(
+    ctx: typer.Context, dry_run: DryRun = False, output: Output = common.OutputFormat.TABLE
+) -> None:
+    """Add the console's own indexes (PostgreSQL): one for paused jobs, which azync's
+    schema has none for, so paused pages and counts stop reading the whole job table.
+    Built with CREATE INDEX CONCURRENTLY (writers are not blocked); named qctl_*, a
+    name azync's migrations never take; listed by `qctl db status`."""
+    common.cli(ctx).unlimit("statement_timeout", "lock_timeout")
+    store = common.store(ctx) if dry_run else common.writable(ctx, "db tune")
+    names = store.tune(dry_run=dry_run)
+    if names:
+        message = f"{'would create' if dry_run else 'created'} {', '.join(names)}"
+    else:
+        present = store.console_indexes()
+        message = "nothing to tune" + (f": {', '.join(present)} exists" if present else "")
+    emit_result({"dry_run": dry_run, "indexes": names}, message, output)
+
+
+@app.command("status")
+def status(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> None:
+    """Schema versions, change triggers, push or poll; the context and the wake channel
+    in effect. Exits 5 unless the schema is at this release's version (migrations
+    pending, a schema that does not exist yet, or one newer than this release), as every
+    other command would on that database; 0 when it is up to date."""
+    cli = common.cli(ctx)
+    result = cli.store(check=False).schema_status()
+    record = {"context": cli.context_name or "", **as_dict(result)}
+    record["location"] = redact(result.location) if result.location else cli.describe()
+    emit_object(record, output)
+    if result.autovacuum is False:
+        note(_no_autovacuum(result))
+    if result.pending_versions:
+        note(f"{len(result.pending_versions)} migration(s) pending: run `qctl db migrate`")
+    elif result.applied_version > result.expected_version:
+        note(f"schema version {result.applied_version} is newer than this release's")
+    if result.applied_version != result.expected_version or result.pending_versions:
+        raise typer.Exit(ExitCode.SCHEMA)

@@ -1,0 +1,466 @@
+"""``qctl jobs``: list, inspect, enqueue and act on jobs of every source."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import (
+    DeadAge,
+    DryRun,
+    KindOpt,
+    MetaOpt,
+    Output,
+    SourceOpt,
+    Yes,
+)
+from qctl.cli.output import (
+    OutputFormat,
+    as_dict,
+    emit_detail,
+    emit_result,
+    emit_rows,
+    note,
+    page_note,
+    rows_of,
+)
+from qctl.core.parse import ParseError
+from qctl.systems.azync import SYSTEM
+from qctl.systems.azync.cli import filters
+from qctl_store.config import DEFAULT_MAX_ATTEMPTS
+from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, Source
+
+if TYPE_CHECKING:
+    from qctl.systems.azync.ops.results import JobOutcome
+    from qctl_store.contract import ConsoleStore
+
+# The operations layer is imported by the verbs that act, in their bodies: the reads
+# (``jobs list``, ``jobs show``) start without it.
+
+app = common.app("jobs", SYSTEM.commands["jobs"].help)
+
+JOB_COLUMNS = [
+    "id",
+    "source",
+    "kind",
+    "state",
+    "attempt",
+    "max_attempts",
+    "run_at",
+    "enqueued_at",
+    "last_error",
+]
+ATTEMPT_COLUMNS = ["lifetime", "attempt", "at", "error"]
+PAGE = 500
+
+ErrorOpt = filters.ErrorOpt
+
+
+def job_record(job: Job, with_payload: bool = False) -> dict[str, Any]:
+    """A job for output; the payload and result only when asked for (they may be large
+    or sensitive), the nested event row never (``qctl events show`` has it)."""
+    record = as_dict(job)
+    record.pop("event", None)
+    if not with_payload:
+        record.pop("payload", None)
+        record.pop("result", None)
+    return record
+
+
+def make_search(
+    source: Source | None, kind: str, state: JobState | None, meta: list[str] | None, error: str
+) -> JobSearch:
+    return JobSearch(source=source, kind=kind, state=state, meta=common.meta(meta), error=error)
+
+
+def find(ctx: typer.Context, text: str) -> Job:
+    return common.store(ctx).find_job(common.resolve(ctx, "job", text))
+
+
+@app.command("list")
+@filters.filtered()
+def list_jobs(
+    ctx: typer.Context,
+    search: JobSearch,
+    sort: filters.SortOpt = None,
+    limit: common.PageLimit = 50,
+    after: common.After = None,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """List jobs, one page at a time. In the store's per-state order; the cursor of
+    the next page is printed on stderr (keep the same --sort for it). Dead jobs list
+    newest first unless --sort oldest. A --payload-contains search without --kind and
+    --state (or --event, --dag, --run) scans the jobs and asks first on a large table.
+
+    \b
+    Example:
+      qctl jobs list --state dead --kind email.send --error timeout
+      qctl jobs list --kind invoice.send --state pending --payload-contains '{"customer":"42"}'
+    """
+    state = search.state
+    search.reverse = filters.reverse(state, sort)
+    store = common.store(ctx)
+    filters.confirm_scan(store, search, yes)
+    if not (search.event_id or search.dag_id or search.run_id) and store.listing_scans(state):
+        note(
+            "no index holds this listing: it reads the whole job table"
+            + (" (`qctl db tune` adds one for paused jobs)" if state else "; try --state")
+        )
+    jobs = store.search_jobs(search, limit=limit, after=common.cursor(after))
+    rows = [job_record(j) for j in jobs]
+    emit_rows(rows, JOB_COLUMNS, output)
+    total: int | None = None
+    estimated = False
+    if output == OutputFormat.TABLE:
+        # A first page shorter than the limit is every matching job: no count to ask.
+        short = after is None and len(jobs) < limit
+        total, estimated = (len(jobs), False) if short else store.count_jobs(search)
+    position = common.next_cursor(jobs, limit, lambda job: store.job_cursor(job, state))
+    page_note(output, len(jobs), total, position, estimated)
+
+
+def _timings(job: Job, now: datetime) -> dict[str, timedelta | None]:
+    """How long the job waited to start and how long its current attempt ran."""
+    queued_for = None
+    if job.enqueued_at:
+        if job.started_at:
+            queued_for = job.started_at - job.enqueued_at
+        elif job.state in (JobState.PENDING, JobState.SCHEDULED):
+            queued_for = now - job.enqueued_at
+    ran_for = None
+    if job.started_at:
+        end = job.completed_at or job.failed_at
+        if end is None and job.state == JobState.ACTIVE:
+            end = now
+        if end is not None and end >= job.started_at:
+            ran_for = end - job.started_at
+    return {"queued_for": queued_for, "ran_for": ran_for}
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    id: Annotated[
+        str, typer.Argument(metavar="ID", help="Job id or unique prefix (>= 8 hex chars).")
+    ],
+    payload: Annotated[bool, typer.Option("--payload", help="Include payload and result.")] = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """One job: its row, timings and attempt history."""
+    from qctl.systems.azync.ops.views import attempt_history
+
+    job = find(ctx, id)
+    attempts = attempt_history(common.store(ctx).job_attempts(job.source, job.id))
+    record = job_record(job, payload)
+    timings = _timings(job, datetime.now(UTC))
+    emit_detail(
+        output,
+        {**record, **timings},
+        {"job": record, "timings": timings, "attempts": attempts},
+        [(rows_of(attempts), ATTEMPT_COLUMNS)],
+    )
+
+
+@app.command("attempts")
+def attempts(
+    ctx: typer.Context,
+    id: Annotated[str, typer.Argument(metavar="ID", help="Job id or unique prefix.")],
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """The error history of a job, one row per failed attempt, in time order; LIFETIME
+    grows each time the job was retried."""
+    from qctl.systems.azync.ops.views import attempt_history
+
+    job = find(ctx, id)
+    history = attempt_history(common.store(ctx).job_attempts(job.source, job.id))
+    emit_rows(rows_of(history), ATTEMPT_COLUMNS, output)
+
+
+@app.command("enqueue")
+def enqueue(
+    ctx: typer.Context,
+    kind: Annotated[str, typer.Argument(metavar="KIND", help="Job kind.")],
+    payload: Annotated[str, typer.Option("--payload", "-p", help="Payload (JSON).")] = "{}",
+    delay: Annotated[
+        str | None, typer.Option("--delay", metavar="DURATION", help="Run after this delay.")
+    ] = None,
+    at: Annotated[
+        str | None, typer.Option("--at", metavar="INSTANT", help="Run at (RFC 3339 or -2h/+2h).")
+    ] = None,
+    max_attempts: Annotated[
+        int | None,
+        typer.Option("--max-attempts", metavar="N", min=1, help="Attempt budget (pinned)."),
+    ] = None,
+    idempotency_key: Annotated[str, typer.Option("--idempotency-key", help="Dedupe key.")] = "",
+    ttl: Annotated[
+        str | None,
+        typer.Option("--ttl", metavar="DURATION", help="Keep the dedupe key this long."),
+    ] = None,
+    meta: MetaOpt = None,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Enqueue a queue job."""
+    if delay is not None and at is not None:
+        raise ParseError("--delay and --at exclude each other")
+    params = EnqueueParams(
+        kind=kind,
+        payload=common.json_value(payload, "--payload"),
+        meta=common.meta(meta),
+        run_at=common.instant(at, "--at"),
+        delay=common.duration(delay, "--delay") or timedelta(0),
+        max_attempts=max_attempts or DEFAULT_MAX_ATTEMPTS,
+        max_attempts_explicit=max_attempts is not None,
+        idempotency_key=idempotency_key,
+        idempotency_ttl=common.duration(ttl, "--ttl") or timedelta(0),
+    )
+    from qctl.systems.azync.ops import jobs as ops_jobs
+
+    inserted = ops_jobs.enqueue(common.writable(ctx, "jobs enqueue"), params)
+    emit_result(
+        {"id": params.id, "kind": kind, "inserted": inserted},
+        f"enqueued {kind} job {params.id}"
+        if inserted
+        else f"not enqueued: idempotency key {idempotency_key!r} is taken (deduplicated)",
+        output,
+    )
+
+
+def _emit_outcomes(outcomes: list[JobOutcome], verb: str, output: OutputFormat) -> None:
+    if output == OutputFormat.TABLE:
+        for o in outcomes:
+            typer.echo(f"{verb} {o.source} job {o.id} ({o.kind})")
+    else:
+        emit_rows(rows_of(outcomes), ["id", "source", "kind", "action", "state"], output)
+
+
+def _act(
+    ctx: typer.Context,
+    ids: list[str],
+    verb: str,
+    output: OutputFormat,
+    call: Callable[[ConsoleStore, uuid.UUID, bool], JobOutcome],
+) -> None:
+    """``call`` each job of ``ids``; every one is checked first (a dry run), so a refusal
+    stops the command before anything was written."""
+    store = common.writable(ctx, f"jobs {verb}")
+    targets = [common.resolve(ctx, "job", text) for text in ids]
+    for ident in targets:
+        call(store, ident, True)
+    _emit_outcomes([call(store, ident, False) for ident in targets], DONE[verb], output)
+
+
+DONE = {
+    "retry": "retried",
+    "run-now": "expedited",
+    "pause": "paused",
+    "resume": "resumed",
+    "archive": "archived",
+    "delete": "deleted",
+}
+
+
+ALL_HELP = "Every job the verb can act on (narrow it with the filters)."
+AllOpt = Annotated[bool, typer.Option("--all", help=ALL_HELP)]
+RetryAllOpt = Annotated[bool, typer.Option("--all", "--all-dead", help=ALL_HELP)]
+"""``jobs retry`` keeps the name it had before every verb took filters."""
+
+
+def _bulk(
+    ctx: typer.Context,
+    action: str,
+    search: JobSearch,
+    dry_run: bool,
+    yes: bool,
+    output: OutputFormat,
+) -> None:
+    """``action`` on every job matching ``search``, after a dry run that counts them:
+    printed with a sample for --dry-run, else the question that says how many."""
+    from qctl.systems.azync.ops import jobs as ops_jobs
+    from qctl.systems.azync.ops.results import BulkOutcome
+
+    if not dry_run:
+        common.cli(ctx).require_writable(f"jobs {action}")
+    store = common.store(ctx)
+    filters.confirm_scan(store, search, yes)
+    plan = ops_jobs.act_all(store, action, search, dry_run=True)
+    noun = f"{plan.target} job(s)"
+    verb = action.replace("-", " ")
+    if not plan.count and not dry_run:  # nothing to confirm, and nothing is acted on
+        nothing = BulkOutcome(action, 0, search.source, search.kind, plan.target)
+        common.done(nothing, f"{DONE[action]} 0 {noun}", output)
+        return
+    if common.proceed(
+        dry_run,
+        yes,
+        output,
+        plan,
+        f"would {verb} {plan.count} {noun}",
+        f"{verb.capitalize()} {plan.count} {noun}?",
+    ):
+        done = ops_jobs.act_all(store, action, search)
+        common.done(done, f"{DONE[action]} {done.count} {noun}", output)
+
+
+def _selection(ids: list[str] | None, bulk: bool, what: str) -> None:
+    """Ids, or a filter: one of the two."""
+    if ids and bulk:
+        raise ParseError(f"give job ids or {what}, not both")
+    if not ids and not bulk:
+        raise ParseError(f"give job ids or {what}")
+
+
+def _verb(action: str, doc: str) -> None:
+    """``jobs ACTION``: by id, or on every job matching the filters (or --all), through
+    the operations layer's function of the same name (``run-now``: ``run_now``)."""
+
+    def command(
+        ctx: typer.Context,
+        ids: Annotated[
+            list[str] | None, typer.Argument(metavar="ID...", help="Job ids or unique prefixes.")
+        ] = None,
+        all_: AllOpt = False,
+        search: JobSearch = JobSearch(),
+        dry_run: DryRun = False,
+        yes: Yes = False,
+        output: Output = OutputFormat.TABLE,
+    ) -> None:
+        _selection(ids, all_ or search != JobSearch(), "filters (or --all)")
+        if ids:
+            if dry_run:
+                raise ParseError("--dry-run goes with filters or --all")
+            from qctl.systems.azync.ops import jobs as ops_jobs
+
+            _act(ctx, ids, action, output, getattr(ops_jobs, action.replace("-", "_")))
+            return
+        _bulk(ctx, action, search, dry_run, yes, output)
+
+    command.__doc__ = doc
+    if action == "retry":
+        command.__annotations__["all_"] = RetryAllOpt
+    app.command(action)(filters.filtered()(command))
+
+
+BULK_DOC = """
+
+    Without ids, on every job that matches the filters (the same set as `jobs list`),
+    after one confirmation that says how many; --dry-run prints the count and a sample.
+    """
+
+_verb(
+    "retry",
+    """Retry dead jobs. DAG tasks are retried through their run (`qctl dags retry`),
+    workflow operations settled with `qctl workflows resolve`."""
+    + BULK_DOC
+    + """
+    \b
+    Example:
+      qctl jobs retry --kind email.send --error timeout --dry-run
+    """,
+)
+_verb(
+    "run-now",
+    "Run scheduled jobs now (DAG tasks too)." + BULK_DOC,
+)
+_verb(
+    "archive",
+    "Force pending or scheduled jobs to dead. No further attempts." + BULK_DOC,
+)
+_verb(
+    "pause",
+    """Pause pending or scheduled jobs (a DAG: `qctl dags pause`)."""
+    + BULK_DOC
+    + """
+    \b
+    Example (pause a whole kind; `jobs resume --kind` undoes it):
+      qctl jobs pause --kind report.build
+    """,
+)
+_verb("resume", "Resume paused jobs (a DAG: `qctl dags retry`)." + BULK_DOC)
+
+
+@app.command("delete")
+@filters.filtered(with_state=False)
+def delete(
+    ctx: typer.Context,
+    state: Annotated[
+        JobState, typer.Option("--state", help="Delete only in this state (required).")
+    ],
+    ids: Annotated[
+        list[str] | None, typer.Argument(metavar="ID...", help="Job ids or prefixes.")
+    ] = None,
+    all_: AllOpt = False,
+    search: JobSearch = JobSearch(),
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete jobs in a given state. By id, or every job in --state that matches the
+    filters (at least one, or --all), after one confirmation that says how many.
+
+    \b
+    Example:
+      qctl jobs delete --all --state dead --kind report.build --dry-run
+    """
+    search = replace(search, state=state)
+    _selection(ids, all_ or replace(search, state=None) != JobSearch(), "filters (or --all)")
+    if not ids:
+        _bulk(ctx, "delete", search, dry_run, yes, output)
+        return
+    from qctl.systems.azync.ops import jobs as ops_jobs
+    from qctl.systems.azync.ops.results import BulkOutcome
+
+    if not dry_run:
+        common.cli(ctx).require_writable("jobs delete")
+    store = common.store(ctx)
+    targets = [common.resolve(ctx, "job", text) for text in ids]
+    # Refuse before asking: every job is checked before any is deleted.
+    plans = [ops_jobs.delete(store, ident, state, dry_run=True) for ident in targets]
+    if common.proceed(
+        dry_run,
+        yes,
+        output,
+        BulkOutcome("delete", len(plans), target=state, dry_run=True),
+        f"would delete {len(plans)} job(s)",
+        f"Delete {len(plans)} {state} job(s)?",
+    ):
+        deleted = [ops_jobs.delete(store, ident, state) for ident in targets]
+        _emit_outcomes(deleted, "deleted", output)
+
+
+@app.command("vacuum-dead")
+def vacuum_dead(
+    ctx: typer.Context,
+    older_than: DeadAge,
+    source: SourceOpt = None,
+    kind: KindOpt = "",
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete dead jobs that died longer ago than --older-than (queue and event sources
+    unless --source; DAG tasks go with their run: `qctl vacuum dags`)."""
+    from qctl.systems.azync.ops import jobs as ops_jobs
+
+    age = common.duration(older_than, "--older-than") or timedelta(0)
+    if not dry_run:
+        common.cli(ctx).require_writable("jobs vacuum-dead")
+    store = common.store(ctx)
+    # Counting is a scan: only for a dry run; the guards run before the question.
+    plan = ops_jobs.vacuum_dead(store, age, source, kind, dry_run=True, count=dry_run)
+    if common.proceed(
+        dry_run,
+        yes,
+        output,
+        plan,
+        f"would delete {plan.count} dead job(s)",
+        f"Delete dead jobs that died more than {older_than} ago?",
+    ):
+        done = ops_jobs.vacuum_dead(store, age, source, kind)
+        common.done(done, f"deleted {done.count} dead job(s)", output)

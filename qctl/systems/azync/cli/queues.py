@@ -1,0 +1,203 @@
+"""``qctl queues``: per-kind depths and daily throughput."""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from typing import Annotated, Any
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import KindOpt, Output, SourceOpt
+from qctl.cli.output import OutputFormat, as_dict, emit_detail, emit_rows, note
+from qctl.core.parse import ParseError
+from qctl.systems.azync import SYSTEM
+from qctl_store.types import DailyCount, Depths, Source
+
+app = common.app("queues", SYSTEM.commands["queues"].help)
+
+DEPTH_COLUMNS = [
+    "pending",
+    "scheduled",
+    "active",
+    "waiting",
+    "blocked",
+    "uncertain",
+    "dead",
+    "paused",
+    "succeeded",
+    "oldest_pending_age",
+]
+DAILY_COLUMNS = ["date", "enqueued", "processed", "failed", "reaped"]
+
+
+ESTIMABLE = ("succeeded", "paused")
+"""The depths ``live_depths`` may take from statistics on a huge table (and uncertain,
+for workflow jobs: the only ones that can be uncertain)."""
+
+
+def shown(record: dict[str, Any]) -> dict[str, Any]:
+    """A depths record for tables and CSV: no oldest-pending age when nothing is pending
+    (the store's 0 would read as "just enqueued"); JSON keeps the store's value."""
+    return record if record["pending"] else {**record, "oldest_pending_age": None}
+
+
+def status(d: Depths) -> str:
+    """A kind's state at a glance: ``paused`` while any of its jobs is paused (what
+    pausing a kind leaves: ``jobs pause --kind K``)."""
+    return "paused" if d.paused else ""
+
+
+def marked(record: dict[str, Any]) -> dict[str, Any]:
+    """A table row: estimated counts read ``~N``."""
+    if not record["estimated"]:
+        return record
+    columns = (*ESTIMABLE, "uncertain") if record["source"] == Source.WORKFLOW else ESTIMABLE
+    return {**record, **{c: f"~{record[c]}" for c in columns}}
+
+
+@app.command("list")
+def list_queues(
+    ctx: typer.Context,
+    source: SourceOpt = None,
+    exact: Annotated[
+        bool,
+        typer.Option("--exact", help="Count every state exactly (scans huge tables)."),
+    ] = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Depths of every (source, kind). Pending, scheduled, active, waiting, blocked,
+    uncertain, dead, paused, succeeded and the age of the oldest pending job; STATUS
+    says "paused" for a kind with paused jobs.
+
+    Live states are always exact. On a huge PostgreSQL table succeeded, paused and
+    uncertain come from the planner's statistics, shown as ~N in tables and with
+    "estimated": true in JSON and CSV; --exact counts them (a scan of the whole table)."""
+    store = common.store(ctx)
+    rows: list[dict[str, Any]] = []
+    for src, (depths, estimated) in store.sources_depths(common.sources(source), exact).items():
+        for kind, d in sorted(depths.items()):
+            rows.append(
+                {
+                    "source": src,
+                    "kind": kind,
+                    "status": status(d),
+                    **as_dict(d),
+                    "estimated": estimated,
+                }
+            )
+    columns = ["source", "kind", "status", *DEPTH_COLUMNS]
+    if output == OutputFormat.TABLE:
+        emit_rows([marked(shown(r)) for r in rows], columns, output)
+    else:
+        emit_rows([shown(r) for r in rows], [*columns, "estimated"], output, full=rows)
+
+
+@app.command("stats")
+def stats(
+    ctx: typer.Context,
+    kind: Annotated[str, typer.Argument(metavar="KIND", help="Job kind.")],
+    source: Annotated[Source, typer.Option("--source", "-s", help="Job source.")] = Source.QUEUE,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Depths of one kind and its daily series. A kind no job of the source has is
+    refused (exit 3)."""
+    from qctl.systems.azync.ops.views import require_kind
+
+    store = common.store(ctx)
+    require_kind(store, kind, [source])
+    depths, daily = store.stats(source, kind)
+    days = [day_record(d) for d in daily]
+    emit_detail(
+        output,
+        shown({"source": source, "kind": kind, **as_dict(depths)}),
+        {"source": source, "kind": kind, "depths": depths, "daily": days},
+        [(days, DAILY_COLUMNS)],
+    )
+
+
+@app.command("daily")
+def daily(
+    ctx: typer.Context,
+    source: SourceOpt = None,
+    days: Annotated[
+        int,
+        typer.Option("--days", metavar="N", min=1, max=30, help="The last N days (at most 30)."),
+    ] = 30,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Daily enqueued / processed / failed / reaped totals per source (UTC days)."""
+    store = common.store(ctx)
+    rows = [
+        {"source": src, **day_record(day)}
+        for src in common.sources(source)
+        for day in store.all_daily(src)[-days:]
+    ]
+    emit_rows(rows, ["source", *DAILY_COLUMNS], output)
+
+
+BUCKETS = {"minute": timedelta(minutes=1), "hour": timedelta(hours=1)}
+THROUGHPUT_COLUMNS = ["start", "enqueued", "processed", "failed", "reaped"]
+
+
+@app.command("throughput")
+def throughput(
+    ctx: typer.Context,
+    last: Annotated[
+        str, typer.Option("--last", metavar="DURATION", help="How far back (default 1h).")
+    ] = "1h",
+    by: Annotated[
+        str, typer.Option("--by", metavar="minute|hour", help="Bucket size (default minute).")
+    ] = "minute",
+    kind: KindOpt = "",
+    source: SourceOpt = None,
+    per_kind: Annotated[
+        bool, typer.Option("--per-kind", help="One row per kind and bucket.")
+    ] = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Enqueued, processed, failed and reaped jobs per minute or hour.
+
+    Read from the job rows on their indexes (never the whole table): processed are
+    succeeded jobs by completion time, failed the failed attempts, reaped the jobs the
+    reaper killed (a reap back to pending is recorded per day only: `queues daily`),
+    enqueued the jobs still pending, scheduled, active, dead or succeeded.
+
+    \b
+    Example:
+      qctl queues throughput --last 6h --by hour --kind email.send
+    """
+    bucket = BUCKETS.get(by)
+    if bucket is None:
+        raise ParseError(f"--by: {by!r} is not minute or hour")
+    window = common.duration(last, "--last") or timedelta(0)
+    if window <= timedelta(0):
+        raise ParseError("--last: must be more than 0")
+    store = common.store(ctx)
+    totals: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for src in common.sources(source):
+        for point in store.throughput(src, window, bucket, kind):
+            key = (point.start, point.kind) if per_kind else (point.start,)
+            row = totals.setdefault(
+                key,
+                {"start": point.start, **({"kind": point.kind} if per_kind else {}), **ZERO},
+            )
+            for measure in ZERO:
+                row[measure] += getattr(point, measure)
+    if not totals:
+        note(f"no jobs were enqueued, processed or failed in the last {last}")
+    # Each source's read takes the database's clock of its own; when a bucket boundary
+    # passes between two reads, their grids differ by one bucket: keep the newest grid.
+    starts = sorted({key[0] for key in totals})[-math.ceil(window / bucket) :]
+    rows = [totals[k] for k in sorted(totals) if k[0] >= starts[0]] if starts else []
+    columns = ["start", *(["kind"] if per_kind else []), *THROUGHPUT_COLUMNS[1:]]
+    emit_rows(rows, columns, output)
+
+
+ZERO = {"enqueued": 0, "processed": 0, "failed": 0, "reaped": 0}
+
+
+def day_record(day: DailyCount) -> dict[str, Any]:
+    """A day of the daily series with its date as a date (the store's midnight UTC)."""
+    return {**as_dict(day), "date": day.date.date().isoformat()}

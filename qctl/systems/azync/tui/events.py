@@ -1,0 +1,194 @@
+"""Events: the ledger, subscribers, an event's deliveries, and replay."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import DataTable, Static
+
+from qctl.systems.azync.ops import events as ops_events
+from qctl.systems.azync.tui.jobs import JobDetailScreen
+from qctl.systems.azync.tui.overview import ledger_text
+from qctl.tui import fmt
+from qctl.tui.panes import DetailScreen, Pane, RecordView
+from qctl.tui.widgets import refill, table
+from qctl_store.types import (
+    EventAdminRow,
+    EventFilter,
+    Job,
+    JobSearch,
+    OpsStats,
+    ReplayFilter,
+    Source,
+    SubscriberView,
+)
+
+if TYPE_CHECKING:
+    from qctl_store.contract import ConsoleStore
+
+EVENTS = 100
+DELIVERIES = 500
+"""An event has one delivery per subscriber plus one per replay: more is not read."""
+
+
+@dataclass
+class EventsData:
+    events: list[EventAdminRow]
+    total: int
+    subscribers: list[SubscriberView]
+    ops: OpsStats
+
+
+class EventsPane(Pane[EventsData]):
+    BINDINGS = [Binding("t", "toggle_undispatched", "Undispatched")]
+    filter_hint = "event type (exact)"
+    undispatched = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="events-filter", classes="bar")
+        yield from self.compose_filter()
+        yield table(
+            "events-table", "id", "type", "aggregate", "ver", "occurred", "dispatched", "deliveries"
+        )
+        with Horizontal(id="events-bottom"):
+            yield table("subscribers", "event type", "subscriber", "max attempts", "since")
+            yield Static(id="events-ledger")
+
+    def fetch(self, store: ConsoleStore) -> EventsData:
+        f = EventFilter(type=self.filter_text, undispatched=True if self.undispatched else None)
+        events, total = store.list_events(f, 0, EVENTS)
+        return EventsData(events, total, store.list_subscriber_views(), store.ops_stats())
+
+    def show(self, data: EventsData) -> None:
+        now = self.top.clock()
+        rows = [
+            (
+                str(e.id),
+                [
+                    fmt.short_id(e.id),
+                    e.type,
+                    f"{e.aggregate_type}/{e.aggregate_id}" if e.aggregate_type else e.aggregate_id,
+                    e.version,
+                    fmt.ago(e.occurred_at, now),
+                    fmt.ago(e.dispatched_at, now) if e.dispatched_at else Text("pending", "yellow"),
+                    e.deliveries,
+                ],
+            )
+            for e in data.events
+        ]
+        refill(self.query_one("#events-table", DataTable), rows)
+        subs = [
+            (
+                f"{s.event_type}\x1f{s.subscriber}",
+                [s.event_type, s.subscriber, s.max_attempts, fmt.ago(s.created_at, now)],
+            )
+            for s in data.subscribers
+        ]
+        refill(self.query_one("#subscribers", DataTable), subs)
+        self.query_one("#events-ledger", Static).update(ledger_text(data.ops))
+        self.query_one("#events-filter", Static).update(
+            Text.assemble(
+                ("type ", "dim"),
+                (self.filter_text or "all", "bold"),
+                ("  undispatched only" if self.undispatched else "", "dim bold yellow"),
+                ("   shown ", "dim"),
+                f"{len(data.events)} of {data.total} events",
+            )
+        )
+
+    def action_toggle_undispatched(self) -> None:
+        self.undispatched = not self.undispatched
+        self.reload()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.data_table.id == "events-table":
+            self.app.push_screen(EventDetailScreen(uuid.UUID(str(event.row_key.value))))
+
+
+@dataclass
+class EventDetail:
+    event: EventAdminRow
+    deliveries: list[Job]
+
+
+def event_text(e: EventAdminRow, now: datetime, payload: bool) -> Text:
+    t = Text()
+    t.append(f"{fmt.safe(e.type)} ", "bold")
+    t.append(f"{e.id}\n", "dim")
+    t.append(f"aggregate {fmt.safe(f'{e.aggregate_type}/{e.aggregate_id}')} version {e.version}\n")
+    t.append(f"occurred {e.occurred_at:%Y-%m-%d %H:%M:%S} UTC ({fmt.ago(e.occurred_at, now)})\n")
+    if e.dispatched_at:
+        t.append(f"dispatched {fmt.ago(e.dispatched_at, now)} to {e.deliveries} subscriber(s)\n")
+    else:
+        t.append("not dispatched yet\n", "yellow")
+    if e.meta:
+        meta = ", ".join(f"{k}={v}" for k, v in sorted(e.meta.items()))
+        t.append(f"meta {fmt.safe(meta)}\n")
+    if payload:
+        t.append(f"payload {fmt.json_text(e.payload)}\n")
+    else:
+        t.append("payload hidden (press v to show)\n", "dim")
+    return t
+
+
+class EventView(RecordView[EventDetail]):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(id="event-text")
+            yield table("deliveries", "job", "subscriber", "state", "attempt", "replay", "error")
+
+    def fetch(self, store: ConsoleStore) -> EventDetail:
+        search = JobSearch(source=Source.EVENT, event_id=self.record_id)
+        return EventDetail(
+            store.get_event(self.record_id), store.search_jobs(search, limit=DELIVERIES)
+        )
+
+    def render_detail(self) -> None:
+        data = self.detail
+        if data is None:
+            return
+        self.query_one("#event-text", Static).update(
+            event_text(data.event, self.top.clock(), self.payload)
+        )
+        rows = [
+            (
+                str(j.id),
+                fmt.job_cells(j, [fmt.short_id(j.id), j.kind], ["yes" if j.replay else ""]),
+            )
+            for j in data.deliveries
+        ]
+        deliveries = self.query_one("#deliveries", DataTable)
+        deliveries.border_title = f"deliveries: {len(rows)}"
+        refill(deliveries, rows)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.app.push_screen(JobDetailScreen(uuid.UUID(str(event.row_key.value))))
+
+
+class EventDetailScreen(DetailScreen):
+    BINDINGS = [
+        Binding("v", "toggle_payload", "Payload"),
+        Binding("R", "event_replay", "Replay"),
+    ]
+
+    def view(self) -> EventView:
+        return EventView(self.record_id)
+
+    def action_event_replay(self) -> None:
+        event_id = self.record_id
+        self.top.act(
+            lambda plan: f"replay event {event_id} to its {plan.subscribers} subscriber(s)?",
+            lambda store, dry_run: ops_events.replay(
+                store, ReplayFilter(event_id=event_id), dry_run
+            ),
+            lambda done: f"replayed: {done.deliveries} delivery job(s) enqueued",
+        )

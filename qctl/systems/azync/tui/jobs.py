@@ -1,0 +1,393 @@
+"""Jobs: a keyset-paginated browser by source/kind/state, detail, and the job actions,
+on the row under the cursor or on the marked rows (space; ``*`` for every match)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Static
+
+from qctl.core.errors import NoSuchName
+from qctl.systems.azync.ops import jobs as ops_jobs
+from qctl.systems.azync.ops.results import BulkOutcome, JobOutcome
+from qctl.systems.azync.ops.views import Attempt, attempt_history, free_text, require_kind
+from qctl.tui import fmt
+from qctl.tui.base import Dashboarded
+from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
+from qctl.tui.widgets import refill, table
+from qctl_store.types import Job, JobSearch, JobState, PageCursor, Source
+
+if TYPE_CHECKING:
+    from qctl_store.contract import ConsoleStore
+
+PAGE = 50
+STATES: list[JobState | None] = [None, *JobState]
+SOURCES: list[Source | None] = [None, *Source]
+
+JOB_BINDINGS = [
+    Binding("R", "job_retry", "Retry"),
+    Binding("N", "job_run_now", "Run now"),
+    Binding("P", "job_pause", "Pause"),
+    Binding("U", "job_resume", "Resume"),
+    Binding("A", "job_archive", "Archive"),
+    Binding("D", "job_delete", "Delete"),
+]
+
+
+class JobActions(Dashboarded):
+    """The job verbs, on whatever job ``current_job`` names (list row or detail); each
+    is the operations layer's (``qctl.systems.azync.ops.jobs``), as ``qctl jobs`` runs it."""
+
+    def current_job(self) -> Job | None:
+        raise NotImplementedError
+
+    def _job_act(self, verb: str, call: Callable[[ConsoleStore, Job, bool], JobOutcome]) -> None:
+        job = self.current_job()
+        if job is None:
+            self.top.notify("no job selected", severity="warning")
+            return
+        self.top.act(
+            f"{verb} {job.state} {job.source} job {job.id} ({job.kind})?",
+            lambda store, dry_run: call(store, job, dry_run),
+            lambda done: f"{verb}: {done.id}",
+        )
+
+    def action_job_retry(self) -> None:
+        self._job_act("retry", lambda s, j, dry: ops_jobs.retry(s, j.id, dry))
+
+    def action_job_run_now(self) -> None:
+        self._job_act("run now", lambda s, j, dry: ops_jobs.run_now(s, j.id, dry))
+
+    def action_job_pause(self) -> None:
+        self._job_act("pause", lambda s, j, dry: ops_jobs.pause(s, j.id, dry))
+
+    def action_job_resume(self) -> None:
+        self._job_act("resume", lambda s, j, dry: ops_jobs.resume(s, j.id, dry))
+
+    def action_job_archive(self) -> None:
+        self._job_act("archive", lambda s, j, dry: ops_jobs.archive(s, j.id, dry))
+
+    def action_job_delete(self) -> None:
+        # The state on screen: a job that moved on meanwhile is not deleted.
+        self._job_act("delete", lambda s, j, dry: ops_jobs.delete(s, j.id, j.state, dry))
+
+
+@dataclass
+class JobPage:
+    jobs: list[Job]
+    count: int
+    estimated: bool
+    next_cursor: PageCursor | None
+    asked: tuple[JobSearch, PageCursor | None]
+    """The search and cursor this page answers: a page fetched before the operator
+    changed them is stale and never shown (the load for the new ones is queued)."""
+    scans: bool = False
+    """No index holds this listing: on a huge table it read the whole job table."""
+    notice: str = ""
+    """Said once when shown: the filter names a kind no job has."""
+    searched: JobSearch | None = None
+    """The search the page was read with: the ``/`` word resolved (see ``free_text``)."""
+    unknown: bool = False
+    """The ``/`` word names no kind, and no job's kind, id or last error contains it."""
+
+
+def parse_search(source: Source | None, state: JobState | None, text: str) -> JobSearch:
+    """``/`` filter text: a kind (or part of a kind, an id or the last error: see
+    ``free_text``), plus ``key=value`` meta pairs and ``error:TEXT``."""
+    search = JobSearch(source=source, state=state)
+    words = text.split()
+    for i, word in enumerate(words):
+        if word.startswith("error:"):
+            search.error = " ".join([word[len("error:") :], *words[i + 1 :]]).strip()
+            break
+        if "=" in word:
+            k, v = word.split("=", 1)
+            search.meta[k] = v
+        else:
+            search.kind = word
+    return search
+
+
+def resolved(page: JobPage) -> str:
+    """What the ``/`` word came to mean when it named no kind (shown beside it)."""
+    asked, searched = page.asked[0], page.searched
+    if searched is None or searched == asked:
+        return ""
+    if searched.kind:
+        return f" (kind {searched.kind})"
+    if page.unknown:
+        return " (no such kind, and no kind, id or last error contains it)"
+    return f" (kind, id or error contains {searched.text!r})"
+
+
+SCANS = (("   no index", "dim"), (": reads the whole table", "yellow"))
+"""The jobs bar's warning that no index holds the listing."""
+
+
+def job_when(job: Job, now: datetime) -> str:
+    if job.state in (JobState.SCHEDULED, JobState.PAUSED) and job.run_at:
+        return fmt.ago(job.run_at, now)
+    if job.state == JobState.ACTIVE and job.lease_until:
+        return "lease " + fmt.ago(job.lease_until, now)
+    if job.completed_at:
+        return fmt.ago(job.completed_at, now)
+    return fmt.ago(job.enqueued_at, now)
+
+
+class JobsPane(JobActions, MarkedPages[JobPage]):
+    BINDINGS = [
+        Binding("s", "cycle_source", "Source"),
+        Binding("t", "cycle_state", "State"),
+        *PAGE_BINDINGS,
+        *JOB_BINDINGS,
+    ]
+    filter_hint = "kind, id or error text [key=value ...] [error:text]"
+    source: Source | None = None
+    # A live state by default: "all states" is ordered by enqueued_at, which no index
+    # serves, so on a huge table it sorts every row (press t to get there anyway).
+    state: JobState | None = JobState.PENDING
+    page: JobPage | None = None
+    table_id = "jobs-table"
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="jobs-filter", classes="bar")
+        yield from self.compose_filter()
+        yield table("jobs-table", "id", "source", "kind", "state", "attempt", "when", "error")
+
+    def search(self) -> JobSearch:
+        return parse_search(self.source, self.state, self.filter_text)
+
+    def open_with(self, source: Source | None, kind: str, state: JobState | None) -> None:
+        self.source, self.state, self.filter_text = source, state, kind
+        self.restart()
+
+    def page_rows(self) -> list[Job]:
+        return self.page.jobs if self.page else []
+
+    def row_key(self, row: Job) -> uuid.UUID:
+        return row.id
+
+    def filter_changed(self) -> None:
+        self.restart()
+
+    def asked(self) -> tuple[JobSearch, PageCursor | None]:
+        return self.search(), self.cursors[-1]
+
+    @property
+    def current(self) -> bool:
+        """Whether the page on screen answers the search and cursor now asked for."""
+        return self.page is not None and self.page.asked == self.asked()
+
+    def fetch(self, store: ConsoleStore) -> JobPage:
+        asked = self.asked()
+        search, after = asked
+        scans = store.listing_scans(search.state)
+        jobs = store.search_jobs(search, limit=PAGE, after=after)
+        notice, unknown = "", False
+        if not jobs and search.kind:
+            # Not a kind any job has: a kind it is part of, else last-error text.
+            word, (meant, notice) = search.kind, free_text(store, search)
+            if meant != search:
+                search, jobs = meant, store.search_jobs(meant, limit=PAGE, after=after)
+            if not jobs and not notice:
+                sources = [search.source] if search.source else list(Source)
+                try:
+                    require_kind(store, word, sources)
+                except NoSuchName as exc:
+                    notice = f"{exc}, and no job's kind, id or last error contains it"
+                    unknown = True
+        count, estimated = store.count_jobs(search)
+        nxt = store.job_cursor(jobs[-1], search.state) if len(jobs) == PAGE else None
+        return JobPage(jobs, count, estimated, nxt, asked, scans, notice, search, unknown)
+
+    def show(self, data: JobPage) -> None:
+        if data.asked != self.asked():
+            return
+        if data.notice and (self.page is None or self.page.asked != data.asked):
+            self.top.notify(data.notice, severity="warning")
+        self.page = data
+        now = self.top.clock()
+        rows: list[tuple[str, list[Any]]] = [
+            (
+                str(j.id),
+                fmt.job_cells(j, [self._id_cell(j), j.source.value, j.kind], [job_when(j, now)]),
+            )
+            for j in data.jobs
+        ]
+        refill(self.query_one("#jobs-table", DataTable), rows)
+        first = (len(self.cursors) - 1) * PAGE
+        shown = f"{first + 1}-{first + len(data.jobs)}" if data.jobs else "0"
+        about = "≈" if data.estimated else ""
+        self.query_one("#jobs-filter", Static).update(
+            Text.assemble(
+                ("source ", "dim"),
+                (self.source.value if self.source else "all", "bold"),
+                ("  state ", "dim"),
+                (self.state.value if self.state else "all", "bold"),
+                ("  filter ", "dim"),
+                (self.filter_text or "-", "bold"),
+                (resolved(data), "italic"),
+                ("   shown ", "dim"),
+                f"{shown} of {about}{data.count}",
+                ("   page ", "dim"),
+                str(len(self.cursors)),
+                *(SCANS if data.scans else ()),
+                *self._marks_text(data),
+            )
+        )
+
+    def _id_cell(self, job: Job) -> str:
+        short = fmt.short_id(job.id)
+        return f"● {short}" if self.is_marked(job) else short
+
+    def _marks_text(self, data: JobPage) -> tuple[tuple[str, str], ...]:
+        if self.all_marked:
+            count = f"   all {'≈' if data.estimated else ''}{data.count} matching"
+        elif self.marked:
+            count = f"   {len(self.marked)}"
+        else:
+            return ()
+        return (count, "bold magenta"), (" marked", "dim")
+
+    def _job_act(self, verb: str, call: Callable[[ConsoleStore, Job, bool], JobOutcome]) -> None:
+        """A verb on the marked jobs when there are any, after one confirmation that says
+        how many; otherwise on the row under the cursor."""
+        if self.all_marked:
+            page_search = self.page.searched if self.page else None
+            search, action = page_search or self.search(), verb.replace(" ", "-")
+
+            def plan(store: ConsoleStore, dry_run: bool) -> BulkOutcome:
+                return ops_jobs.act_all(store, action, search, dry_run)
+
+            self.top.act(
+                lambda p: f"{verb} {p.count} {p.target} job(s) matching the filter?",
+                plan,
+                lambda done: self._marks_done(f"{verb}: {done.count} job(s)"),
+            )
+        elif self.marked:
+            jobs = list(self.marked.values())
+            # The dry run checks every marked job, so one refusal stops them all.
+            self.top.act(
+                f"{verb} {len(jobs)} marked job(s)?",
+                lambda store, dry_run: [call(store, j, dry_run) for j in jobs],
+                lambda done: self._marks_done(f"{verb}: {len(done)} job(s)"),
+            )
+        else:
+            super()._job_act(verb, call)
+
+    def _marks_done(self, notice: str) -> str:
+        self.clear_marks()
+        return notice
+
+    def current_job(self) -> Job | None:
+        job: Job | None = self.current_row()
+        return job
+
+    def action_cycle_source(self) -> None:
+        self.source = SOURCES[(SOURCES.index(self.source) + 1) % len(SOURCES)]
+        self.restart()
+
+    def action_cycle_state(self) -> None:
+        self.state = STATES[(STATES.index(self.state) + 1) % len(STATES)]
+        self.restart()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.top.push_screen(JobDetailScreen(uuid.UUID(str(event.row_key.value))))
+
+
+@dataclass
+class JobDetail:
+    job: Job
+    attempts: list[Attempt] = field(default_factory=list)
+
+
+def job_text(job: Job, now: datetime, payload: bool) -> Text:
+    t = Text()
+
+    def line(label: str, value: object, style: str = "") -> None:
+        if value in (None, "", {}):
+            return
+        t.append(f"{label:>14} ", "bold")
+        t.append(f"{fmt.safe(str(value))}\n", style)
+
+    line("id", job.id)
+    line("source/kind", f"{job.source.value} / {job.kind}")
+    line("state", job.state.value, fmt.state_style(job.state))
+    line("attempt", f"{job.attempt} of {job.max_attempts}, reaped {job.reap_count}")
+    line("last error", job.last_error, "red")
+    line("meta", ", ".join(f"{k}={v}" for k, v in sorted(job.meta.items())))
+    line("idempotency", job.idempotency_key)
+    line("dag", f"{job.dag_id} task {job.task_key}" if job.dag_id else "")
+    line("event", job.event_id)
+    line("workflow run", job.run_id)
+    line("signal", job.signal_name)
+    line("compensation", job.compensation_kind)
+    for label, at in [
+        ("enqueued", job.enqueued_at),
+        ("run at", job.run_at),
+        ("started", job.started_at),
+        ("lease until", job.lease_until),
+        ("deadline", job.deadline_at),
+        ("failed", job.failed_at),
+        ("completed", job.completed_at),
+    ]:
+        if at is not None:
+            line(label, f"{at:%Y-%m-%d %H:%M:%S} UTC ({fmt.ago(at, now)})")
+    if job.enqueued_at and job.started_at:
+        line("queued for", fmt.duration(job.started_at - job.enqueued_at))
+    if job.started_at and (job.completed_at or job.failed_at):
+        end = job.completed_at or job.failed_at
+        assert end is not None
+        line("ran for", fmt.duration(end - job.started_at))
+    if job.result is not None:
+        line("result", fmt.json_text(job.result, 400))
+    if payload:
+        line("payload", fmt.json_text(job.payload))
+    else:
+        line("payload", "hidden (press v to show)", "dim")
+    return t
+
+
+class JobView(RecordView[JobDetail]):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(id="job-text")
+            yield table("attempts", "lifetime", "attempt", "at", "error")
+
+    def fetch(self, store: ConsoleStore) -> JobDetail:
+        job = store.find_job(self.record_id)
+        return JobDetail(job, attempt_history(store.job_attempts(job.source, job.id)))
+
+    def render_detail(self) -> None:
+        if self.detail is None:
+            return
+        now = self.top.clock()
+        self.query_one("#job-text", Static).update(job_text(self.detail.job, now, self.payload))
+        rows = [
+            # Keyed by position: a retried job repeats attempt numbers.
+            (str(i), [a.lifetime, a.attempt, fmt.when(a.at, now), fmt.one_line(a.error, 90)])
+            for i, a in enumerate(self.detail.attempts)
+        ]
+        refill(self.query_one("#attempts", DataTable), rows)
+
+
+class JobDetailScreen(JobActions, DetailScreen):
+    BINDINGS = [Binding("v", "toggle_payload", "Payload"), *JOB_BINDINGS]
+
+    def view(self) -> JobView:
+        view = JobView(self.record_id)
+        view.border_title = f"job {self.record_id}"
+        return view
+
+    def current_job(self) -> Job | None:
+        detail = self.query_one(JobView).detail
+        return None if detail is None else detail.job

@@ -1,0 +1,184 @@
+"""Overview: per-(source, kind) depths (a kind with paused jobs says so), daily
+throughput and the last hour per kind, DAG states, event ledger."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Static
+
+from qctl.systems.azync.tui.overview_data import OverviewData, fetch_overview
+from qctl.tui import fmt
+from qctl.tui.panes import Redrawn
+from qctl.tui.widgets import refill, table
+from qctl_store.types import (
+    DailyCount,
+    Depths,
+    JobState,
+    OpsStats,
+    Source,
+)
+
+if TYPE_CHECKING:
+    from qctl_store.contract import ConsoleStore
+
+QUEUE_COLUMNS = [
+    "source",
+    "kind",
+    "pending",
+    "scheduled",
+    "active",
+    "wait",
+    "block",
+    "uncert",
+    "dead",
+    "paused",
+    "succeeded",
+    "oldest",
+    "backlog",
+]
+SORTS = ["source", "pending", "scheduled", "active", "dead", "paused", "succeeded", "oldest"]
+SERIES = ["enqueued", "processed", "failed", "reaped"]
+LIVE_KINDS = 3
+"""Kinds drawn in the live chart: the busiest of the last hour."""
+
+
+def sort_key(column: str, row: tuple[Source, str, Depths]) -> Any:
+    source, kind, d = row
+    if column == "source":
+        return (source.value, kind)
+    if column == "oldest":
+        return -d.oldest_pending_age.total_seconds()
+    return -getattr(d, column)
+
+
+def throughput_text(daily: list[DailyCount], width: int = 20) -> Text:
+    text = Text()
+    if not daily:
+        text.append("no daily stats yet", "dim")
+        return text
+    styles = {"enqueued": "cyan", "processed": "green", "failed": "red", "reaped": "yellow"}
+    last = daily[-1]
+    shown = min(width, len(daily))
+    # One row per series in fixed columns, 47 cells wide: fits the panel without wrapping.
+    text.append(f"daily throughput, today {last.date:%Y-%m-%d} UTC\n", "bold")
+    trend = f"last {shown} day(s)"
+    text.append(f"{'':10}{trend:<{width}} {'today':>6} {f'{len(daily)}d total':>9}\n", "dim")
+    for name in SERIES:
+        values = [getattr(c, name) for c in daily]
+        text.append(f"{name:>9} ", "bold")
+        text.append(f"{fmt.sparkline(values, width):<{width}}", styles[name])
+        text.append(f" {getattr(last, name):>6} {sum(values):>9}\n")
+    return text
+
+
+def ledger_text(ops: OpsStats) -> Text:
+    text = Text()
+    text.append("event ledger\n", "bold")
+    text.append(f"  undispatched {ops.undispatched}\n", "bold red" if ops.undispatched else "")
+    text.append(f"  events 24h   {ops.total_24h}\n")
+    text.append(f"  types 24h    {ops.types_24h}\n")
+    text.append(f"  subscribers  {ops.subscribers}")
+    return text
+
+
+class OverviewPane(Redrawn[OverviewData]):
+    BINDINGS = [Binding("o", "sort", "Sort")]
+    filter_hint = "filter source or kind (substring)"
+    sort_column = "source"
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_filter()
+        yield table("queues", *QUEUE_COLUMNS)
+        with Horizontal(id="overview-bottom"):
+            yield Static(id="throughput")
+            yield table("dag-states", "dag", "live", "done")
+            yield Static(id="ledger")
+
+    def fetch(self, store: ConsoleStore) -> OverviewData:
+        return fetch_overview(store)
+
+    def render_data(self) -> None:
+        data = self.data
+        if data is None:
+            return
+        needle = self.filter_text.lower()
+        rows = [r for r in data.depths if needle in f"{r[0].value} {r[1]}".lower()]
+        rows.sort(key=lambda r: sort_key(self.sort_column, r))
+        total = max([d.pending + d.scheduled + d.active + d.dead for *_, d in rows] + [0])
+        cells: list[tuple[str, list[Any]]] = []
+        for source, kind, d in rows:
+            about = "~" if source in data.estimated else ""
+            backlog = Text(fmt.bar(d.pending, total), "cyan")
+            backlog.append(fmt.bar(d.dead, total), "red")
+            cells.append(
+                (
+                    f"{source.value}\x1f{kind}",
+                    [
+                        source.value,
+                        Text("⏸ ", "bold yellow").append(fmt.safe(kind)) if d.paused else kind,
+                        d.pending,
+                        d.scheduled,
+                        d.active,
+                        d.waiting,
+                        d.blocked,
+                        f"{about}{d.uncertain}" if source == Source.WORKFLOW else d.uncertain,
+                        Text(str(d.dead), "bold red" if d.dead else ""),
+                        f"{about}{d.paused}",
+                        f"{about}{d.succeeded}",
+                        fmt.duration(d.oldest_pending_age) if d.pending else "",
+                        backlog,
+                    ],
+                )
+            )
+        queues = self.query_one("#queues", DataTable)
+        refill(queues, cells)
+        queues.border_title = (
+            f"queues (sorted by {self.sort_column})"
+            + (f"  filter: {self.filter_text}" if self.filter_text else "")
+            + ("  ~ estimated" if data.estimated else "")
+        )
+        dag_rows = [
+            (name, [name, *fmt.split_counts(counts)])
+            for name, counts in sorted(data.dag_counts.items())
+            if needle in name.lower()
+        ]
+        refill(self.query_one("#dag-states", DataTable), dag_rows)
+        chart = throughput_text(data.daily)
+        chart.append_text(fmt.live_text(data.live, rows=LIVE_KINDS))
+        self.query_one("#throughput", Static).update(chart)
+        self.query_one("#ledger", Static).update(ledger_text(data.ops))
+
+    def _depths(self, source: Source, kind: str) -> Depths | None:
+        rows = self.data.depths if self.data else []
+        return next((d for s, k, d in rows if (s, k) == (source, kind)), None)
+
+    def action_sort(self) -> None:
+        self.sort_column = SORTS[(SORTS.index(self.sort_column) + 1) % len(SORTS)]
+        self.render_data()
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        column = str(event.column_key.value)
+        if column in SORTS:
+            self.sort_column = column
+            self.render_data()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        from qctl.systems.azync.tui.dags import DagsPane
+        from qctl.systems.azync.tui.jobs import JobsPane
+
+        event.stop()
+        key = str(event.row_key.value)
+        if event.data_table.id == "queues":
+            source, kind = key.split("\x1f", 1)
+            depths = self._depths(Source(source), kind)
+            state = JobState.DEAD if depths and depths.dead else JobState.PENDING
+            self.screen.action_show_tab("jobs")  # type: ignore[attr-defined]
+            self.screen.query_one(JobsPane).open_with(Source(source), kind, state)
+        else:
+            self.screen.action_show_tab("dags")  # type: ignore[attr-defined]
+            self.screen.query_one(DagsPane).open_with(key)

@@ -1,0 +1,411 @@
+"""``qctl workflows`` on a DBOS database: list, show, steps, events, streams, messages;
+cancel, resume, delete, fork, rewind, set-delay, one workflow or many."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.output import (
+    OutputFormat,
+    emit_detail,
+    emit_result,
+    emit_rows,
+    page_note,
+)
+from qctl.core.bulk import SAMPLE
+from qctl.systems.dbos import actions, reads
+from qctl.systems.dbos.cli.base import (
+    database,
+    emit_list,
+    for_json,
+    for_table,
+    group,
+    report,
+    to_ms,
+    writable,
+)
+from qctl.systems.dbos.cli.filters import filtered
+from qctl_store.errors import InvalidInput
+
+app = group("workflows")
+
+
+MAX_TARGETS = 10_000
+"""Default cap on the workflows one bulk action takes from a filter."""
+
+
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="Workflow id or unique prefix.")]
+IdsArg = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="[ID]...", help="Workflow ids (or prefixes); or select by filter."),
+]
+MaxOpt = Annotated[
+    int,
+    typer.Option("--max", metavar="N", min=1, help="Refuse when more workflows match."),
+]
+
+
+@app.command("list")
+@filtered()
+def list_workflows(
+    ctx: typer.Context,
+    f: reads.WorkflowFilter,
+    limit: common.PageLimit = 50,
+    after: common.After = None,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Workflows, newest first, one page at a time (keyset: ``--after`` the cursor the
+    previous page printed)."""
+    cursor = reads.Cursor.decode(after) if after else None
+    db = database(ctx)
+    rows = reads.list_workflows(db, f, limit, cursor)
+    emit_list(rows, reads.LIST_COLUMNS, output)
+    page_note(
+        output, len(rows), None, reads.cursor_of(rows[-1]).encode() if len(rows) == limit else None
+    )
+
+
+@app.command("counts")
+def counts(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
+    """Workflows per status, from DBOS's partial indexes (SUCCESS is estimated on
+    PostgreSQL, marked so: no index has it, and counting it would scan the history)."""
+    result = reads.status_counts(database(ctx))
+    rows = [
+        {"status": s, "count": result.counts.get(s, 0), "estimated": s in result.estimated}
+        for s in reads.STATUSES
+    ]
+    emit_rows(rows, ["status", "count", "estimated"], output)
+
+
+STEP_COLUMNS = [
+    "function_id",
+    "function_name",
+    "started_at",
+    "completed_at",
+    "output",
+    "error",
+    "child_workflow_id",
+]
+
+
+@app.command("show")
+def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """One workflow: status, timings, queue, recovery attempts, timeout and deadline,
+    parent, children, fork origin, input, output and error; then its steps, children,
+    events and streams."""
+    db = database(ctx)
+    wf = reads.get_workflow(db, reads.resolve_id(db, id))
+    steps = reads.list_steps(db, wf["workflow_id"])
+    children = reads.related(db, "parent_workflow_id", wf["workflow_id"])
+    forks = reads.related(db, "forked_from", wf["workflow_id"])
+    events = reads.list_events(db, wf["workflow_id"])
+    streams = reads.list_streams(db, wf["workflow_id"])
+    document = {
+        **wf,
+        "steps": steps,
+        "children": children,
+        "forks": forks,
+        "events": events,
+        "streams": streams,
+    }
+    emit_detail(
+        output,
+        for_table(wf),
+        for_json(document),
+        [
+            ([for_table(s) for s in steps], STEP_COLUMNS),
+            ([for_table(c) for c in children], ["workflow_id", "name", "status", "created_at"]),
+            ([for_table(e) for e in events], ["key", "value"]),
+            ([for_table(v) for v in streams], STREAM_COLUMNS),
+        ],
+    )
+
+
+@app.command("steps")
+def steps(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """Each recorded step: function, timing, output or error, child workflow."""
+    db = database(ctx)
+    emit_list(reads.list_steps(db, reads.resolve_id(db, id)), STEP_COLUMNS, output)
+
+
+@app.command("events")
+def events(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """The events the workflow set (``DBOS.set_event``), latest value per key."""
+    db = database(ctx)
+    emit_list(reads.list_events(db, reads.resolve_id(db, id)), ["key", "value"], output)
+
+
+STREAM_COLUMNS = ["key", "offset", "function_id", "value", "closed"]
+
+
+@app.command("streams")
+def streams(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """The values the workflow wrote to its streams (``DBOS.write_stream``), by key and
+    offset; a closed stream ends in a row marked closed."""
+    db = database(ctx)
+    emit_list(reads.list_streams(db, reads.resolve_id(db, id)), STREAM_COLUMNS, output)
+
+
+@app.command("messages")
+def messages(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """Messages sent to the workflow (``DBOS.send``), oldest first."""
+    db = database(ctx)
+    emit_list(
+        reads.list_messages(db, reads.resolve_id(db, id)),
+        ["message_uuid", "topic", "created_at", "consumed", "message"],
+        output,
+    )
+
+
+def _single(outcome: actions.WorkflowOutcome, done: str, output: OutputFormat) -> None:
+    extra = f" as {outcome.new_workflow_id}" if outcome.new_workflow_id else ""
+    prefix = "would " if outcome.dry_run else ""
+    verb = outcome.action if outcome.dry_run else done
+    report(
+        outcome.__dict__,
+        f"{prefix}{verb} DBOS workflow {outcome.name} {outcome.workflow_id}"
+        f" ({outcome.status}){extra}",
+        outcome.dry_run,
+        output,
+    )
+
+
+def _bulk(
+    ctx: typer.Context,
+    action: str,
+    done: str,
+    ids: list[str] | None,
+    f: reads.WorkflowFilter,
+    max_targets: int,
+    dry_run: bool,
+    yes: bool,
+    output: OutputFormat,
+    **options: Any,
+) -> None:
+    """A verb on several ids, or on everything ``f`` matches (newest first)."""
+    db = writable(ctx, f"workflows {action}", dry_run)
+    if ids:
+        if not f.empty():
+            raise InvalidInput("give workflow ids or filter options, not both")
+        targets = actions.ids_targets(db, ids)
+        if _one_id(ids, f):
+            actions.check(action, targets[0])
+    else:
+        if f.empty():
+            raise InvalidInput(
+                f"workflows {action}: give workflow ids or at least one filter option"
+            )
+        targets = actions.filter_targets(db, f, max_targets + 1)
+        if len(targets) > max_targets:
+            raise InvalidInput(
+                f"more than {max_targets} workflows match: narrow the filter or raise --max"
+            )
+    verb = actions.VERBS[action]
+    runnable = sum(1 for t in targets if t["status"] in verb.needs)
+    if not dry_run and runnable:
+        question = action.replace("-", " ").capitalize()
+        common.confirm(f"{question} {runnable} DBOS workflow(s)?", yes)
+    result = actions.bulk(db, action, targets, dry_run=dry_run, **options)
+    record = {
+        "action": action,
+        "count": result.count,
+        "dry_run": result.dry_run,
+        "workflow_ids": [o.workflow_id for o in result.acted],
+        "skipped": result.skipped,
+    }
+    if action == "fork" and not dry_run:
+        record["new_workflow_ids"] = [o.new_workflow_id for o in result.acted]
+    skipped = f"; skipped {len(result.skipped)} in another status" if result.skipped else ""
+    if dry_run:
+        would = f"would {action} {result.count} DBOS workflow(s){skipped}"
+        sample = result.acted[:SAMPLE]
+        common.dry_run_report(record, would, output, sample, ["workflow_id", "name", "status"])
+        return
+    emit_result(record, f"{done} {result.count} DBOS workflow(s){skipped}", output)
+
+
+@app.command("cancel")
+@filtered()
+def cancel(
+    ctx: typer.Context,
+    f: reads.WorkflowFilter,
+    ids: IdsArg = None,
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Cancel workflows: DBOS marks them CANCELLED and takes them off their queue; a
+    running one stops when it next starts a step."""
+    _bulk(ctx, "cancel", "cancelled", ids, f, max_targets, dry_run, yes, output)
+
+
+OnQueue = Annotated[
+    str | None,
+    typer.Option(
+        "--on-queue", metavar="QUEUE", help="Enqueue on this queue (default: DBOS's internal one)."
+    ),
+]
+
+
+@app.command("resume")
+@filtered()
+def resume(
+    ctx: typer.Context,
+    f: reads.WorkflowFilter,
+    ids: IdsArg = None,
+    on_queue: OnQueue = None,
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Resume workflows from their last completed step: re-enqueued for an executor."""
+    _bulk(ctx, "resume", "resumed", ids, f, max_targets, dry_run, yes, output, queue_name=on_queue)
+
+
+@app.command("delete")
+@filtered()
+def delete(
+    ctx: typer.Context,
+    f: reads.WorkflowFilter,
+    ids: IdsArg = None,
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete workflows with their steps, inputs, outputs, events, messages and streams
+    (DBOS's delete_workflows)."""
+    _bulk(ctx, "delete", "deleted", ids, f, max_targets, dry_run, yes, output)
+
+
+FromStep = Annotated[
+    int, typer.Option("--from-step", metavar="N", help="First step to run again (1-based).")
+]
+AppVersion = Annotated[
+    str | None,
+    typer.Option(
+        "--application-version",
+        "--app-version",
+        metavar="VERSION",
+        help="Run on this application version.",
+    ),
+]
+
+
+@app.command("fork")
+@filtered(without="application_version")
+def fork(
+    ctx: typer.Context,
+    f: reads.WorkflowFilter,
+    ids: IdsArg = None,
+    from_step: FromStep = 1,
+    application_version: AppVersion = None,
+    on_queue: OnQueue = None,
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Start new workflows with these ones' inputs: the steps before --from-step are
+    copied, the rest run again; the originals stay as they are."""
+    actions.check_step(from_step)
+    one = _one_id(ids, f)
+    if one is None:
+        options: dict[str, Any] = {
+            "start_step": from_step,
+            "application_version": application_version,
+            "queue_name": on_queue,
+        }
+        _bulk(ctx, "fork", "forked", ids, f, max_targets, dry_run, yes, output, **options)
+        return
+    # One fork only adds a workflow: no question, as DBOS's own `dbos workflow fork`.
+    db = writable(ctx, "workflows fork", dry_run)
+    outcome = actions.fork(
+        db, reads.resolve_id(db, one), from_step, application_version, on_queue, dry_run
+    )
+    _single(outcome, "forked", output)
+
+
+def _one_id(ids: list[str] | None, f: reads.WorkflowFilter) -> str | None:
+    """The id of a verb given exactly one id and no filter: refused (exit 3) in a status
+    the verb does not take, where several ids or a filter skip such workflows."""
+    return ids[0] if ids and len(ids) == 1 and f.empty() else None
+
+
+@app.command("rewind")
+@filtered(without="application_version")
+def rewind(
+    ctx: typer.Context,
+    f: reads.WorkflowFilter,
+    ids: IdsArg = None,
+    from_step: FromStep = 1,
+    application_version: AppVersion = None,
+    on_queue: OnQueue = None,
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Rewind finished workflows to --from-step under the same ids: their history from
+    that step on is discarded and they run again."""
+    options: dict[str, Any] = {
+        "start_step": from_step,
+        "application_version": application_version,
+        "queue_name": on_queue,
+    }
+    actions.check_step(from_step)  # before any question
+    one = _one_id(ids, f)
+    if one is None:
+        _bulk(ctx, "rewind", "rewound", ids, f, max_targets, dry_run, yes, output, **options)
+        return
+    db = writable(ctx, "workflows rewind", dry_run)
+    wf_id = reads.resolve_id(db, one)
+    if not dry_run:
+        actions.rewind(db, wf_id, dry_run=True, **options)  # refusals before the question
+        common.confirm(f"Rewind DBOS workflow {wf_id} to step {from_step}?", yes)
+    _single(actions.rewind(db, wf_id, dry_run=dry_run, **options), "rewound", output)
+
+
+@app.command("set-delay")
+@filtered()
+def set_delay(
+    ctx: typer.Context,
+    f: reads.WorkflowFilter,
+    ids: IdsArg = None,
+    delay: Annotated[
+        str | None, typer.Option("--delay", metavar="DURATION", help="Start after this long.")
+    ] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", metavar="INSTANT", help="Start at this instant.")
+    ] = None,
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Move the start of DELAYED workflows (``--delay 0s``: start now)."""
+    if (delay is None) == (until is None):
+        raise InvalidInput("give exactly one of --delay and --until")
+    at = (
+        datetime.now(UTC) + (common.duration(delay, "--delay") or timedelta(0))
+        if delay is not None
+        else common.instant(until, "--until")
+    )
+    options: dict[str, Any] = {"delay_until_epoch_ms": to_ms(at) or 0}
+    one = _one_id(ids, f)
+    if one is None:
+        _bulk(ctx, "set-delay", "delayed", ids, f, max_targets, dry_run, yes, output, **options)
+        return
+    db = writable(ctx, "workflows set-delay", dry_run)
+    wf_id = reads.resolve_id(db, one)
+    if not dry_run:
+        actions.set_delay(db, wf_id, dry_run=True, **options)
+        common.confirm(f"Delay DBOS workflow {wf_id} until {at:%Y-%m-%d %H:%M:%S}?", yes)
+    _single(actions.set_delay(db, wf_id, dry_run=dry_run, **options), "delayed", output)

@@ -1,0 +1,158 @@
+"""Overview of a DBOS system database: per workflow name and per queue the workflows in
+flight now and those finished in the last hour, by status; workflows completed per
+minute over the last hour; the latest errors. One read (``reads.overview``), each part
+over an index DBOS has; the minutes already counted are kept between polls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Static
+
+from qctl.systems.dbos import reads
+from qctl.systems.dbos.tui import cells
+from qctl.tui import fmt
+from qctl.tui.panes import Redrawn
+from qctl.tui.widgets import refill, table
+from qctl_store.types import ThroughputCount
+
+if TYPE_CHECKING:
+    from qctl.systems.dbos.database import Database
+
+WINDOW = timedelta(hours=1)
+BUCKET = timedelta(minutes=1)
+CHART_ROWS = 4
+"""Series drawn in the chart: every workflow, then the busiest names."""
+ALL = "all"
+
+
+@dataclass
+class OverviewData:
+    now: datetime
+    read: dict[str, Any]
+    """``reads.overview``."""
+
+
+def chart_series(read: dict[str, Any], now: datetime) -> dict[str, list[ThroughputCount]]:
+    """Per minute of the window, workflows completed (SUCCESS) and failed (ERROR): for
+    every workflow together (``all``) and per name; minutes without any are zeros."""
+    start = now - WINDOW
+    first = int(start.timestamp() * 1000) // int(BUCKET.total_seconds() * 1000)
+    minutes = int(WINDOW / BUCKET) + 1
+    series: dict[str, list[ThroughputCount]] = {}
+
+    def points(label: str) -> list[ThroughputCount]:
+        if label not in series:
+            series[label] = [ThroughputCount(label, start + i * BUCKET) for i in range(minutes)]
+        return series[label]
+
+    for row in read["throughput"]:
+        i = int(row["bucket"]) // int(BUCKET.total_seconds() * 1000) - first
+        if not 0 <= i < minutes or row["status"] not in ("SUCCESS", "ERROR"):
+            continue
+        for label in (ALL, str(row["name"])):
+            point = points(label)[i]
+            if row["status"] == "SUCCESS":
+                point.processed += int(row["n"])
+            else:
+                point.failed += int(row["n"])
+    return series
+
+
+class OverviewPane(Redrawn[OverviewData]):
+    filter_hint = "filter workflow name or queue (substring)"
+
+    def compose(self) -> ComposeResult:
+        headers = [cells.HEADERS[s] for s in reads.STATUSES]
+        yield from self.compose_filter()
+        yield table("dbos-names", "workflow", *headers)
+        yield table("dbos-queue-counts", "queue", *headers, "oldest enqueued")
+        with Horizontal(id="dbos-ov-bottom"):
+            yield Static(id="dbos-throughput")
+            yield table("dbos-errors", "latest errors", "name", "created", "error")
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        window, bucket = (int(d.total_seconds() * 1000) for d in (WINDOW, BUCKET))
+        self.finished = reads.FinishedWindow(window, bucket)
+        """Kept across refreshes: each poll reads the last minutes, not the hour."""
+        self.actions_seen = 0
+
+    def fetch(self, db: Database) -> OverviewData:
+        if self.top.actions_done != self.actions_seen:
+            # A delete, resume or rewind changes minutes already counted.
+            self.actions_seen = self.top.actions_done
+            self.finished.clear()
+        now = self.top.clock()
+        return OverviewData(now, reads.overview(db, int(now.timestamp() * 1000), self.finished))
+
+    def render_data(self) -> None:
+        if self.data is None:
+            return
+        read, now = self.data.read, self.data.now
+        needle = self.filter_text.lower()
+        names = self.query_one("#dbos-names", DataTable)
+        refill(
+            names,
+            [
+                (name, [name, *cells.counts(counts)])
+                for name, counts in sorted(read["by_name"].items())
+                if needle in name.lower()
+            ],
+        )
+        names.border_title = "per workflow name: in flight now, finished in the last hour" + (
+            f"  filter: {self.filter_text}" if self.filter_text else ""
+        )
+        oldest = {q["queue_name"]: q["oldest_enqueued_at"] for q in read["queues"] if q["enqueued"]}
+        queue_names = sorted(set(read["by_queue"]) | {q["queue_name"] for q in read["queues"]})
+        queues = self.query_one("#dbos-queue-counts", DataTable)
+        refill(
+            queues,
+            [
+                (
+                    name,
+                    [
+                        name,
+                        *cells.counts(read["by_queue"].get(name, {})),
+                        fmt.ago(cells.instant(oldest.get(name)), now),
+                    ],
+                )
+                for name in queue_names
+                if needle in name.lower()
+            ],
+        )
+        queues.border_title = "per queue: in flight now, finished in the last hour"
+        chart = fmt.live_text(chart_series(read, now), width=61, rows=CHART_ROWS, what="completed")
+        self.query_one("#dbos-throughput", Static).update(chart)
+        errors = self.query_one("#dbos-errors", DataTable)
+        refill(
+            errors,
+            [
+                (
+                    e["workflow_id"],
+                    [
+                        e["workflow_id"],
+                        e["name"],
+                        cells.when(e["created_at"], now),
+                        cells.value(e["error"]),
+                    ],
+                )
+                for e in read["errors"]
+            ],
+        )
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        from qctl.systems.dbos.tui.workflows import WorkflowDetailScreen, WorkflowsPane
+
+        event.stop()
+        key = str(event.row_key.value)
+        if event.data_table.id == "dbos-errors":
+            self.top.push_screen(WorkflowDetailScreen(key))
+            return
+        words = key if event.data_table.id == "dbos-names" else f"queue={key}"
+        self.screen.action_show_tab("workflows")  # type: ignore[attr-defined]
+        self.screen.query_one(WorkflowsPane).open_with(words)

@@ -1,0 +1,569 @@
+"""DBOS workflows: the browser (newest first, keyset pages, ``/`` filter, marks) and a
+workflow's detail (fields, step timeline, tree of child workflows, events and streams),
+with the workflow actions of ``qctl.systems.dbos.actions`` on either."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import DataTable, Static, Tree
+
+from qctl.core.parse import parse_duration
+from qctl.systems.dbos import actions, reads
+from qctl.systems.dbos.tui import cells
+from qctl.tui import fmt
+from qctl.tui.base import Dashboarded
+from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
+from qctl.tui.widgets import PromptDialog, refill, table
+from qctl_store.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from qctl.systems.dbos.database import Database
+
+PAGE = 100
+MATCHING_CAP = 10_000
+"""At most this many workflows for ``*`` (every match), as the command line's ``--max``."""
+TREE_NODES = 200
+"""Child workflows drawn in a detail's tree (breadth first, one read per level)."""
+STATUSES: list[str | None] = [None, *reads.STATUSES]
+FILTER_KEYS = {
+    "queue": "queue_name",
+    "version": "app_version",
+    "parent": "parent_workflow_id",
+    "executor": "executor_id",
+}
+"""``/`` words ``key=value`` and the ``WorkflowFilter`` field each sets."""
+
+QUEUE_FIELD = ("queue", "onto queue (empty: DBOS's internal queue)", "")
+WORKFLOW_BINDINGS = [
+    Binding("C", "wf_cancel", "Cancel"),
+    Binding("R", "wf_resume", "Resume"),
+    Binding("F", "wf_fork", "Fork"),
+    Binding("W", "wf_rewind", "Rewind"),
+    Binding("D", "wf_delete", "Delete"),
+    Binding("L", "wf_delay", "Delay"),
+]
+
+
+def parse_filter(text: str, status: str | None = None) -> reads.WorkflowFilter:
+    """``/`` text: workflow names, statuses, ``queue=Q``, ``version=V``, ``parent=ID``,
+    ``executor=E`` and ``id=PREFIX``; ``status`` (the ``t`` key) overrides the typed
+    statuses. Raises ``InvalidInput`` on an unknown key."""
+    values: dict[str, Any] = {"name": [], "status": []}
+    prefix = ""
+    for word in text.split():
+        key, eq, value = word.partition("=")
+        if not eq:
+            values["status" if word.upper() in reads.STATUSES else "name"].append(
+                word.upper() if word.upper() in reads.STATUSES else word
+            )
+        elif key == "id":
+            prefix = value
+        elif key in FILTER_KEYS:
+            values.setdefault(FILTER_KEYS[key], []).append(value)
+        else:
+            keys = ", ".join(f"{k}=" for k in [*FILTER_KEYS, "id"])
+            raise InvalidInput(f"filter: unknown key {key!r} (a name, a status, {keys})")
+    if status:
+        values["status"] = [status]
+    fields: dict[str, Any] = {k: tuple(v) for k, v in values.items()}
+    return reads.WorkflowFilter(workflow_id_prefix=prefix, **fields)
+
+
+class WorkflowActions(Dashboarded):
+    """The workflow verbs on the workflow ``current_workflow`` names (a list row or a
+    detail), or on ``marked`` ones: each is ``qctl.systems.dbos.actions``' as ``qctl
+    workflows`` runs it, its dry run first (the status check), then one confirmation."""
+
+    def current_workflow(self) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def marked_targets(self) -> tuple[str, Callable[[Database], list[dict[str, Any]]]] | None:
+        """The marked workflows (how they are described, and a read of their rows), or
+        None: the verbs act on ``current_workflow``."""
+        return None
+
+    def marks_done(self) -> None:
+        """The marks were acted on."""
+
+    def _selected(self) -> dict[str, Any] | None:
+        wf = self.current_workflow()
+        if wf is None:
+            self.top.notify("no workflow selected", severity="warning")
+        return wf
+
+    def _act(
+        self,
+        verb: str,
+        one: Callable[[Database, str, bool], actions.WorkflowOutcome],
+        **options: Any,
+    ) -> None:
+        """``verb`` on the marked workflows, else on the selected one."""
+        marked = self.marked_targets()
+        if marked is not None:
+            what, rows = marked
+
+            def plan(db: Database, dry_run: bool) -> actions.BulkOutcome:
+                return actions.bulk(db, verb, rows(db), dry_run, **options)
+
+            def question(p: actions.BulkOutcome) -> str:
+                skipped = f" ({len(p.skipped)} skipped: another status)" if p.skipped else ""
+                return f"{verb} {p.count} {what} DBOS workflow(s){skipped}?"
+
+            def done(p: actions.BulkOutcome) -> str:
+                self.marks_done()
+                return f"{verb}: {p.count} workflow(s)"
+
+            self.top.act(question, plan, done)
+            return
+        wf = self._selected()
+        if wf is None:
+            return
+        wf_id = wf["workflow_id"]
+        self.top.act(
+            lambda p: f"{verb} {p.status} DBOS workflow {p.workflow_id} ({p.name})?",
+            lambda db, dry_run: one(db, wf_id, dry_run),
+            lambda p: f"{verb}: {p.new_workflow_id or p.workflow_id}",
+        )
+
+    def _ask(
+        self, title: str, fields: list[tuple[str, str, str]], then: Callable[..., None]
+    ) -> None:
+        def got(values: dict[str, str] | None) -> None:
+            if values is None:
+                self.top.notify("cancelled")
+                return
+            try:
+                then(**{k: v.strip() for k, v in values.items()})
+            except InvalidInput as exc:
+                self.top.notify(str(exc), severity="error")
+
+        self.top.push_screen(PromptDialog(title, fields), got)
+
+    def action_wf_cancel(self) -> None:
+        self._act("cancel", lambda db, i, dry: actions.cancel(db, i, dry))
+
+    def action_wf_delete(self) -> None:
+        self._act("delete", lambda db, i, dry: actions.delete(db, i, dry_run=dry))
+
+    def action_wf_resume(self) -> None:
+        def then(queue: str) -> None:
+            q = queue or None
+            self._act("resume", lambda db, i, dry: actions.resume(db, i, q, dry), queue_name=q)
+
+        self._ask(
+            "resume: re-enqueued to run from its last completed step",
+            [QUEUE_FIELD],
+            then,
+        )
+
+    def action_wf_fork(self) -> None:
+        def then(step: str, version: str, queue: str) -> None:
+            n, v, q = step_number(step), version or None, queue or None
+            self._act(
+                "fork",
+                lambda db, i, dry: actions.fork(db, i, n, v, q, dry),
+                start_step=n,
+                application_version=v,
+                queue_name=q,
+            )
+
+        self._ask(
+            "fork: a new workflow with the same inputs, the steps before N copied",
+            [
+                ("step", "from step N (1 runs it all again)", "1"),
+                ("version", "application version (empty: the original's)", ""),
+                QUEUE_FIELD,
+            ],
+            then,
+        )
+
+    def action_wf_rewind(self) -> None:
+        def then(step: str, queue: str) -> None:
+            n, q = step_number(step), queue or None
+            self._act(
+                "rewind",
+                lambda db, i, dry: actions.rewind(db, i, n, queue_name=q, dry_run=dry),
+                start_step=n,
+                queue_name=q,
+            )
+
+        self._ask(
+            "rewind: same id, its history from step N on dropped, re-enqueued",
+            [("step", "to step N (1 runs it all again)", "1"), QUEUE_FIELD],
+            then,
+        )
+
+    def action_wf_delay(self) -> None:
+        def then(delay: str) -> None:
+            wait = parse_duration(delay)
+            ms = int((datetime.now(UTC) + wait).timestamp() * 1000)
+            self._act(
+                "set-delay",
+                lambda db, i, dry: actions.set_delay(db, i, ms, dry),
+                delay_until_epoch_ms=ms,
+            )
+
+        self._ask(
+            "delay: a DELAYED workflow starts after this long instead",
+            [("delay", "start after (e.g. 10m; 0s: now)", "0s")],
+            then,
+        )
+
+
+def step_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InvalidInput(f"step: {text!r} is not a step number") from None
+
+
+@dataclass
+class WorkflowPage:
+    rows: list[dict[str, Any]]
+    next_cursor: reads.Cursor | None
+    asked: tuple[reads.WorkflowFilter, reads.Cursor | None]
+    """The filter and cursor this page answers: an older page is never shown."""
+
+
+class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
+    BINDINGS = [
+        Binding("t", "cycle_status", "Status"),
+        *PAGE_BINDINGS,
+        *WORKFLOW_BINDINGS,
+    ]
+    filter_hint = "name, status, queue=Q, version=V, id=PREFIX, parent=ID"
+    status: str | None = None
+    page: WorkflowPage | None = None
+
+    table_id = "dbos-workflows"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.filter = reads.WorkflowFilter()
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="dbos-wf-filter", classes="bar")
+        yield from self.compose_filter()
+        yield table(
+            "dbos-workflows",
+            "workflow id", "status", "name", "queue", "version", "created", "took", "recovery",
+        )  # fmt: skip
+
+    def open_with(self, text: str) -> None:
+        """Show the workflows ``text`` (``/`` words) matches."""
+        self.filter_text = text
+        self.filter_changed()
+
+    def filter_changed(self) -> None:
+        try:
+            self.filter = parse_filter(self.filter_text, self.status)
+        except InvalidInput as exc:
+            self.top.notify(str(exc), severity="error")
+            return
+        self.restart()
+
+    def asked(self) -> tuple[reads.WorkflowFilter, reads.Cursor | None]:
+        return self.filter, self.cursors[-1]
+
+    def fetch(self, db: Database) -> WorkflowPage:
+        asked = self.asked()
+        rows = reads.list_workflows(db, asked[0], PAGE, asked[1])
+        nxt = reads.cursor_of(rows[-1]) if len(rows) == PAGE else None
+        return WorkflowPage(rows, nxt, asked)
+
+    def show(self, data: WorkflowPage) -> None:
+        if data.asked != self.asked():
+            return
+        self.page = data
+        now = self.top.clock()
+        refill(
+            self.query_one("#dbos-workflows", DataTable),
+            [
+                (
+                    r["workflow_id"],
+                    [
+                        ("● " if self.is_marked(r) else "") + r["workflow_id"],
+                        cells.status(r["status"]),
+                        r["name"] or "",
+                        r["queue_name"] or "",
+                        r["app_version"] or "",
+                        cells.when(r["created_at"], now),
+                        cells.took(r["created_at"], r["completed_at"]),
+                        r["recovery_attempts"],
+                    ],
+                )
+                for r in data.rows
+            ],
+        )
+        first = (len(self.cursors) - 1) * PAGE
+        shown = f"{first + 1}-{first + len(data.rows)}" if data.rows else "0"
+        marks = ""
+        if self.all_marked:
+            marks = "   every matching workflow marked"
+        elif self.marked:
+            marks = f"   {len(self.marked)} marked"
+        self.query_one("#dbos-wf-filter", Static).update(
+            Text.assemble(
+                ("status ", "dim"),
+                (self.status or "all", "bold"),
+                ("  filter ", "dim"),
+                (self.filter_text or "-", "bold"),
+                (f"   {shown}", ""),
+                (f"   page {len(self.cursors)}", "dim"),
+                (marks, "bold magenta"),
+            )
+        )
+
+    def page_rows(self) -> list[dict[str, Any]]:
+        return self.page.rows if self.page else []
+
+    def row_key(self, row: dict[str, Any]) -> str:
+        return str(row["workflow_id"])
+
+    def current_workflow(self) -> dict[str, Any] | None:
+        row: dict[str, Any] | None = self.current_row()
+        return row
+
+    def marked_targets(self) -> tuple[str, Callable[[Database], list[dict[str, Any]]]] | None:
+        if self.all_marked:
+            f = self.filter
+
+            def matching(db: Database) -> list[dict[str, Any]]:
+                rows = actions.filter_targets(db, f, MATCHING_CAP + 1)
+                if len(rows) > MATCHING_CAP:
+                    raise InvalidInput(
+                        f"more than {MATCHING_CAP} workflows match: narrow the filter"
+                    )
+                return rows
+
+            return "matching", matching
+        if self.marked:
+            ids = list(self.marked)
+            # Read again when acted on: the statuses on screen may be a poll old.
+            return "marked", lambda db: actions.ids_targets(db, ids)
+        return None
+
+    def marks_done(self) -> None:
+        self.clear_marks()
+
+    def action_cycle_status(self) -> None:
+        self.status = STATUSES[(STATUSES.index(self.status) + 1) % len(STATUSES)]
+        self.filter_changed()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.top.push_screen(WorkflowDetailScreen(str(event.row_key.value)))
+
+
+@dataclass
+class Node:
+    row: dict[str, Any]
+    children: list[Node] = field(default_factory=list)
+
+
+@dataclass
+class WorkflowDetail:
+    workflow: dict[str, Any]
+    steps: list[dict[str, Any]]
+    tree: Node
+    forks: list[dict[str, Any]]
+    events: list[dict[str, Any]]
+    streams: list[dict[str, Any]]
+    truncated: bool = False
+    """The tree has more than ``TREE_NODES`` children."""
+
+
+def child_tree(db: Database, root: dict[str, Any]) -> tuple[Node, bool]:
+    """The workflow and its descendants, breadth first, one read per level; at most
+    ``TREE_NODES`` (and whether some were left out)."""
+    top = Node(root)
+    level, count = [top], 0
+    while level and count < TREE_NODES:
+        by_id = {n.row["workflow_id"]: n for n in level}
+        rows = reads.children(db, list(by_id), TREE_NODES - count + 1)
+        level = []
+        for row in rows[: TREE_NODES - count]:
+            node = Node(row)
+            by_id[row["parent_workflow_id"]].children.append(node)
+            level.append(node)
+        count += len(level)
+        if len(rows) > len(level):
+            return top, True
+    return top, False
+
+
+def workflow_text(wf: dict[str, Any], forks: list[dict[str, Any]], now: datetime) -> Text:
+    t = Text.assemble(
+        (f"{fmt.safe(wf['name'] or '')} ", "bold"),
+        (f"{fmt.safe(wf['workflow_id'])}  ", "dim"),
+        cells.status(wf["status"]),
+        "\n",
+    )
+
+    def line(label: str, value: object, style: str = "") -> None:
+        if value in (None, ""):
+            return
+        t.append(f"{label:>17} ", "bold")
+        t.append(f"{fmt.safe(str(value))}\n", style)
+
+    line("queue", wf["queue_name"])
+    line("executor", wf["executor_id"])
+    line("version", wf["app_version"])
+    line("recovery attempts", wf["recovery_attempts"])
+    line("created", cells.full(wf["created_at"], now))
+    line("dequeued", cells.full(wf["dequeued_at"], now))
+    line("completed", cells.full(wf["completed_at"], now))
+    line("took", cells.took(wf["created_at"], wf["completed_at"]))
+    if wf["workflow_timeout_ms"]:
+        line("timeout", fmt.duration(int(wf["workflow_timeout_ms"]) / 1000))
+    line("deadline", cells.full(wf["workflow_deadline_epoch_ms"], now))
+    line("delayed until", cells.full(wf["delay_until_epoch_ms"], now))
+    line("parent", wf["parent_workflow_id"])
+    line("forked from", wf["forked_from"])
+    line("forks", ", ".join(f["workflow_id"] for f in forks))
+    line("schedule", wf["schedule_name"])
+    line("input", cells.value(wf["input"], 300))
+    line("output", cells.value(wf["output"], 300))
+    line("error", cells.value(wf["error"], 300), "red")
+    return t
+
+
+class WorkflowView(RecordView[WorkflowDetail]):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(id="dbos-wf-text")
+            yield table(
+                "dbos-steps", "step", "function", "started", "took", "output / error", "child"
+            )
+            with Horizontal(id="dbos-wf-bottom"):
+                yield Tree("children", id="dbos-children")
+                yield table("dbos-events", "kind", "key", "value")
+
+    def fetch(self, db: Database) -> WorkflowDetail:
+        wf = reads.get_workflow(db, self.record_id)
+        tree, truncated = child_tree(db, wf)
+        return WorkflowDetail(
+            wf,
+            reads.list_steps(db, self.record_id),
+            tree,
+            reads.related(db, "forked_from", self.record_id),
+            reads.list_events(db, self.record_id),
+            reads.list_streams(db, self.record_id),
+            truncated,
+        )
+
+    def render_detail(self) -> None:
+        data = self.detail
+        if data is None:
+            return
+        now = self.top.clock()
+        self.query_one("#dbos-wf-text", Static).update(
+            workflow_text(data.workflow, data.forks, now)
+        )
+        steps = self.query_one("#dbos-steps", DataTable)
+        steps.border_title = f"steps: {len(data.steps)}"
+        refill(
+            steps,
+            [
+                (
+                    str(s["function_id"]),
+                    [
+                        s["function_id"],
+                        s["function_name"] or "",
+                        cells.when(s["started_at_epoch_ms"], now),
+                        cells.took(s["started_at_epoch_ms"], s["completed_at_epoch_ms"]),
+                        Text(cells.value(s["error"]), "red")
+                        if s["error"] is not None
+                        else cells.value(s["output"]),
+                        s["child_workflow_id"] or "",
+                    ],
+                )
+                for s in data.steps
+            ],
+        )
+        self._draw_tree(data)
+        events = self.query_one("#dbos-events", DataTable)
+        events.border_title = f"events: {len(data.events)}  streams: {len(data.streams)} value(s)"
+        rows: list[tuple[str, list[Any]]] = [
+            (f"event\x1f{e['key']}", ["event", e["key"], cells.value(e["value"])])
+            for e in data.events
+        ]
+        for s in data.streams:
+            shown = "(closed)" if s["closed"] else cells.value(s["value"])
+            rows.append(
+                (
+                    f"stream\x1f{s['key']}\x1f{s['offset']}",
+                    [f"stream {s['offset']}", s["key"], shown],
+                )
+            )
+        refill(events, rows)
+
+    def _draw_tree(self, data: WorkflowDetail) -> None:
+        tree: Tree[str] = self.query_one("#dbos-children", Tree)
+        line = tree.cursor_line
+        tree.clear()
+
+        def label(row: dict[str, Any]) -> Text:
+            return Text.assemble(
+                cells.status(row["status"]),
+                f" {fmt.one_line(row['workflow_id'], 40)} ",
+                (fmt.one_line(row["name"] or "", 30), "dim"),
+            )
+
+        def add(parent: Any, node: Node) -> None:
+            for child in node.children:
+                item = parent.add(label(child.row), data=child.row["workflow_id"], expand=True)
+                add(item, child)
+
+        tree.root.set_label(label(data.tree.row))
+        tree.root.data = data.tree.row["workflow_id"]
+        add(tree.root, data.tree)
+        tree.root.expand_all()
+        n = sum(1 for _ in _walk(data.tree)) - 1
+        tree.border_title = f"child workflows: {n}" + (
+            " (more not shown)" if data.truncated else ""
+        )
+        tree.cursor_line = max(0, line)
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
+        event.stop()
+        wf_id = event.node.data
+        if wf_id and wf_id != self.record_id:
+            self.top.push_screen(WorkflowDetailScreen(wf_id))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.data_table.id != "dbos-steps" or self.detail is None:
+            return
+        step = next(
+            (s for s in self.detail.steps if str(s["function_id"]) == event.row_key.value), None
+        )
+        if step and step["child_workflow_id"]:
+            self.top.push_screen(WorkflowDetailScreen(step["child_workflow_id"]))
+
+
+def _walk(node: Node) -> Any:
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+class WorkflowDetailScreen(WorkflowActions, DetailScreen):
+    BINDINGS = [*WORKFLOW_BINDINGS]
+
+    def view(self) -> WorkflowView:
+        view = WorkflowView(self.record_id)
+        view.border_title = f"DBOS workflow {self.record_id}"
+        return view
+
+    def current_workflow(self) -> dict[str, Any] | None:
+        detail = self.query_one(WorkflowView).detail
+        return None if detail is None else detail.workflow
