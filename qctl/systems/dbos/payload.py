@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import pickletools
 import threading
 from collections.abc import Iterator
@@ -36,6 +37,8 @@ MAX_PAYLOAD = 4 * 1024 * 1024
 MAX_OPS = 1_000_000
 MAX_DEPTH = 24
 MAX_TEXT = 20_000
+MAX_DIGITS = 1_000
+"""An integer with more decimal digits (about) shows its leading ones and digit count."""
 MAX_RAW = 2_000
 """Characters shown of a value no serializer qctl knows wrote (``Raw``)."""
 
@@ -435,6 +438,41 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + f"... ({len(text)} characters)"
 
 
+_LEADING = 20
+_EXACT_BITS = 1_000_000
+"""Up to this many bits an integer's leading digits are exact (one division by a power
+of ten: milliseconds); past it only its size is shown."""
+
+
+def _int_text(n: int) -> str:
+    """``n`` in decimal, or its leading digits and digit count when it is longer than
+    ``MAX_DIGITS``: ``str`` of an int is quadratic and refused past 4,300 digits, so a
+    long one is never converted whole."""
+    bits = n.bit_length()
+    if bits <= MAX_DIGITS * math.log2(10):
+        return str(n)
+    sign = "-" if n < 0 else ""
+    # From the top 64 bits: the exponent of ten, give or take one at a power of ten.
+    exponent = int(math.log10(abs(n) >> (bits - 64)) + (bits - 64) * math.log10(2))
+    if bits > _EXACT_BITS:
+        return f"{sign}<integer of about {exponent + 1} digits>"
+    leading = abs(n) // 10 ** (exponent - _LEADING + 1)
+    if leading >= 10**_LEADING:
+        leading //= 10
+        exponent += 1
+    elif leading < 10 ** (_LEADING - 1):
+        exponent -= 1
+        leading = abs(n) // 10 ** (exponent - _LEADING + 1)
+    return f"{sign}{leading}... ({exponent + 1} digits)"
+
+
+def _float_json(x: float) -> float | str:
+    """JSON has no NaN or Infinity: those become the strings Python's ``json`` spells."""
+    if math.isfinite(x):
+        return x
+    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+
+
 def to_text(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> str:
     """Python-like text: ``RuntimeError('card declined')``, ``{'ok': True}``."""
     if depth > MAX_DEPTH:
@@ -485,8 +523,8 @@ def to_text(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> s
         items = sorted(to_text(v, d, seen) for v in value)
         body = "{" + ", ".join(items) + "}" if items else "set()"
         return _cut(body if isinstance(value, set) else f"frozenset({body})")
-    if isinstance(value, str | bytes):
-        return _cut(repr(value))
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _int_text(value)
     return _cut(repr(value))
 
 
@@ -530,4 +568,9 @@ def to_json(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> A
         return {"$set": sorted((to_json(v, d, seen) for v in value), key=repr)}
     if isinstance(value, bytes):
         return {"$bytes": base64.b64encode(value[:MAX_PAYLOAD]).decode()}
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        text = _int_text(value)
+        return value if text[-1].isdigit() else {"$int": text}
+    if isinstance(value, float):
+        return _float_json(value)
     return value
