@@ -76,3 +76,60 @@ def test_nan_and_infinity_print_standard_json(system_db: Path) -> None:
         for output in ("json", "jsonl"):
             value = strict_json(show(system_db, wf_id, "-o", output)[0])
             assert value["output"]["value"] == ["NaN", "Infinity", "-Infinity", 1.5]
+
+
+def shared_lists(levels: int = 40) -> bytes:
+    """``a = [a, a]`` nested ``levels`` times: 2**levels paths through a few hundred
+    bytes (the pickle memoises each list once)."""
+    value: list[Any] = []
+    for _ in range(levels):
+        value = [value, value]
+    return pickle.dumps(value)
+
+
+def tuple_dag_key(levels: int = 40) -> bytes:
+    """A dict keyed by ``t = (t, t)`` nested ``levels`` times: ``hash`` of it walks every
+    path. Built as opcodes (building the dict here would hash it)."""
+    key: tuple[Any, ...] = ()
+    for _ in range(levels):
+        key = (key, key)
+    body = pickle.dumps(key, protocol=2)[2:-1]  # no PROTO, no STOP; memo from 0
+    return b"\x80\x02}" + body + b"K\x01s."  # EMPTY_DICT, key, BININT1 1, SETITEM
+
+
+DEEP = 500_000
+
+
+def deep_tuple() -> bytes:
+    return b")" + b"\x85" * DEEP  # EMPTY_TUPLE, then TUPLE1 wraps it DEEP times
+
+
+HOSTILE_PICKLES = {
+    "shared lists": shared_lists(),
+    "tuple DAG as a dict key": tuple_dag_key(),
+    "deep tuple as a dict key": b"\x80\x02}" + deep_tuple() + b"K\x01s.",
+    "deep tuple in a frozenset": b"\x80\x04(" + deep_tuple() + b"\x91.",  # MARK .. FROZENSET
+    "deep tuple in a set": b"\x80\x04\x8f(" + deep_tuple() + b"\x90.",  # EMPTY_SET ADDITEMS
+    "100,000-deep lists": b"\x80\x02" + b"]" * 100_000 + b"a" * 99_999 + b".",
+    "a 100 KB string 300,000 times": pickle.dumps(["x" * 100_000] * 300_000),
+}
+HOSTILE_JSON = {"100,000-deep portable JSON": "[" * 100_000 + "]" * 100_000}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("case", [*HOSTILE_PICKLES, *HOSTILE_JSON])
+def test_hostile_payloads_render_bounded(system_db: Path, case: str) -> None:
+    """Each finishes in seconds with a bounded output, in a table and in JSON, as a
+    workflow's output and as its error."""
+    if case in HOSTILE_PICKLES:
+        stored, serialization = base64.b64encode(HOSTILE_PICKLES[case]).decode(), "py_pickle"
+    else:
+        stored, serialization = HOSTILE_JSON[case], "portable_json"
+    wf_id = case.replace(" ", "-")
+    store(system_db, wf_id, stored, stored, serialization)
+    table, took = show(system_db, wf_id)
+    assert took < 5 and len(table) < 100_000, (took, len(table))
+    assert "undecodable" not in table
+    text, took = show(system_db, wf_id, "-o", "json")
+    assert took < 5 and len(text) < 12 * 1024 * 1024, (took, len(text))
+    strict_json(text)
