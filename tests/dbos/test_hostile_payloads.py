@@ -133,3 +133,36 @@ def test_hostile_payloads_render_bounded(system_db: Path, case: str) -> None:
     text, took = show(system_db, wf_id, "-o", "json")
     assert took < 5 and len(text) < 12 * 1024 * 1024, (took, len(text))
     strict_json(text)
+
+
+def test_the_dashboard_opens_hostile_details(system_db: Path) -> None:
+    """The overview (its latest errors) and each workflow's detail draw promptly."""
+    from types import SimpleNamespace
+
+    from textual.widgets import DataTable
+
+    from tests.dbos.test_top import cells, dashboard, tab, text
+    from tests.tui.helpers import until
+
+    cases = {"dash-bigint": pickled(ValueError(7**6000))}
+    for case in ("shared lists", "tuple DAG as a dict key", "deep tuple as a dict key"):
+        cases["dash-" + case.replace(" ", "-")] = base64.b64encode(HOSTILE_PICKLES[case]).decode()
+    for wf_id, stored in cases.items():
+        store(system_db, wf_id, stored, stored, "py_pickle")
+
+    async def scenario(app: Any, pilot: Any) -> None:
+        await tab(app, pilot, "2")
+        await until(pilot, lambda: set(cases) <= set(cells(app, "dbos-workflows")), 15)
+        for wf_id in cases:
+            start = time.monotonic()
+            table = app.screen.query_one("#dbos-workflows", DataTable)
+            table.focus()
+            table.move_cursor(row=list(cells(app, "dbos-workflows")).index(wf_id))
+            await pilot.press("enter")
+            await until(pilot, lambda w=wf_id: w in text(app, "dbos-wf-text"), 10)
+            assert time.monotonic() - start < 5
+            if wf_id == "dash-bigint":
+                assert "(5071 digits)" in text(app, "dbos-wf-text")
+            await pilot.press("escape")
+
+    dashboard(SimpleNamespace(url=f"sqlite:///{system_db}"), scenario)  # type: ignore[arg-type]
