@@ -187,3 +187,36 @@ def test_a_pickle_inside_a_pickle_is_read_symbolically(tmp_path: Path) -> None:
     for _ in range(payload.MAX_NESTED + 2):
         deep = pickle.dumps(Embed(deep))
     assert "loads(b'" in to_text(render_pickle(deep))
+
+
+def test_shared_references_cycles_and_depth_are_bounded() -> None:
+    """Shared containers are shown once and then by reference (small ones repeated),
+    dict keys and set elements are never hashed, and depth is cut, without recursion."""
+    from tests.dbos.test_hostile_payloads import HOSTILE_PICKLES
+
+    for data in HOSTILE_PICKLES.values():
+        value = render_pickle(data)
+        assert len(to_text(value)) < payload.MAX_TEXT + 100
+        assert len(json.dumps(to_json(value))) < 3 * payload.MAX_PAYLOAD
+    small = [1, 2]
+    assert to_text(render_pickle(pickle.dumps([small, small]))) == "[[1, 2], [1, 2]]"
+    big = list(range(100))
+    shown = to_text(render_pickle(pickle.dumps({"a": big, "b": big})))
+    assert shown.endswith(", 99], 'b': <list shown above>}")
+    assert to_json(render_pickle(pickle.dumps([big, big])))[1] == {"$ref": "list shown above"}
+    keyed = to_text(render_pickle(payload_key_tuple()))
+    assert keyed == "{(1, (2, 3)): 'v'}"
+
+
+def payload_key_tuple() -> bytes:
+    """``{(1, (2, 3)): 'v'}``: a tuple key, read without hashing it."""
+    return pickle.dumps({(1, (2, 3)): "v"})
+
+
+def test_deep_portable_json_is_cut_not_a_recursion_error() -> None:
+    deep = decode("[" * 100_000 + "1" + "]" * 100_000, "portable_json")
+    assert deep is not None
+    assert deep.text().startswith("[[[[") and "..." in deep.text()
+    assert "$cut" in json.dumps(deep.json())
+    flat = decode('{"a": [1, 2.5, "x\\n", true, null, {"b": -3e2}]}', "portable_json")
+    assert flat is not None and flat.value == {"a": [1, 2.5, "x\n", True, None, {"b": -300.0}]}

@@ -15,8 +15,11 @@ dotted name and the arguments and state it would have been built from. A pickled
 and renders as ``RuntimeError('card declined')``.
 
 Limits keep a hostile or huge payload cheap: ``MAX_PAYLOAD`` bytes decoded, ``MAX_OPS``
-opcodes interpreted, ``MAX_DEPTH`` levels rendered and ``MAX_TEXT`` characters of text;
-past them the value is shown as cut (never an exception).
+opcodes interpreted; rendering walks without recursion, at most ``MAX_DEPTH`` levels,
+``MAX_NODES`` values and ``MAX_TEXT`` characters of text (``MAX_JSON`` in JSON), shows a
+container it met before by reference (``<list shown above>``) unless it is small, and
+never hashes a decoded container (``Key``); past a limit the value is shown as cut
+(never an exception).
 """
 
 from __future__ import annotations
@@ -24,10 +27,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import pickletools
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from json.decoder import scanstring as _scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 PICKLE = "py_pickle"
@@ -36,6 +42,8 @@ MAX_PAYLOAD = 4 * 1024 * 1024
 MAX_OPS = 1_000_000
 MAX_DEPTH = 24
 MAX_TEXT = 20_000
+MAX_DIGITS = 1_000
+"""An integer with more decimal digits (about) shows its leading ones and digit count."""
 MAX_RAW = 2_000
 """Characters shown of a value no serializer qctl knows wrote (``Raw``)."""
 
@@ -172,7 +180,7 @@ def _call(func: Any, args: Any, kwargs: Any = None) -> Any:
     if name == "_codecs.encode" and len(args) == 2 and isinstance(args[0], str):
         # Protocol 0-2 bytes: _codecs.encode('\xff...', 'latin1').
         return args[0].encode("latin-1", "replace")
-    return Obj(name, args, dict(kwargs or {}))
+    return Obj(name, args, kwargs if isinstance(kwargs, dict) else {})
 
 
 def _date_state(raw: bytes, tz: Any) -> Any:
@@ -200,12 +208,22 @@ def _date_state(raw: bytes, tz: Any) -> Any:
     return text
 
 
+_ATOMS = (str, bytes, int, float, bool, type(None))
+
+
+class Key:
+    """A dict key or set element that is not an atom (a tuple, an object): hashed by
+    identity, since ``hash`` of an untrusted tuple can take exponential time (a tuple
+    of shared tuples) or overflow the C stack (a deeply nested one)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 def _hashable(value: Any) -> Any:
-    try:
-        hash(value)
-    except TypeError:
-        return to_text(value)
-    return value
+    return value if type(value) in _ATOMS else Key(value)
 
 
 def _pop_mark(stack: list[Any]) -> list[Any]:
@@ -351,7 +369,8 @@ def _newobj(cls: Any, args: Any, kwargs: Any) -> Any:
     name = cls.cls if isinstance(cls, Global) else to_text(cls)
     if name in ("builtins.set", "builtins.frozenset", "builtins.object"):
         return _call(cls, args, kwargs)
-    return Obj(name, tuple(args) if isinstance(args, tuple | list) else (args,), dict(kwargs or {}))
+    args = tuple(args) if isinstance(args, tuple | list) else (args,)
+    return Obj(name, args, kwargs if isinstance(kwargs, dict) else {})
 
 
 def _append(target: Any, items: list[Any]) -> None:
@@ -393,7 +412,11 @@ def decode(text: str | None, serialization: str | None) -> Decoded | None:
         return None
     if serialization == PORTABLE_JSON:
         try:
-            return Decoded(PORTABLE_JSON, json.loads(text))
+            try:
+                value = json.loads(text)
+            except RecursionError:  # json's parser recurses; this one does not
+                value = _deep_json(text)
+            return Decoded(PORTABLE_JSON, value)
         except ValueError:
             return Decoded(PORTABLE_JSON, Obj("undecodable", (_cut(text),)))
     if serialization not in (None, PICKLE):
@@ -405,6 +428,97 @@ def decode(text: str | None, serialization: str | None) -> Decoded | None:
         return Decoded(
             serialization or PICKLE, Obj("undecodable", (str(exc), f"{len(text)} characters"))
         )
+
+
+_JSON_ATOM = re.compile(
+    r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null|NaN|-?Infinity"
+)
+_JSON_CONSTANTS = {
+    "true": True, "false": False, "null": None,
+    "NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf,
+}  # fmt: skip
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _deep_json(text: str) -> Any:
+    """JSON parsed with a stack of its own: nesting deeper than the interpreter's stack
+    (which ``json.loads`` uses) is plain data. Raises ``ValueError`` on malformed text."""
+    root: list[Any] = []
+    stack: list[Any] = [root]  # open containers; a dict's pending key rides beside it
+    keys: list[Any] = [None]
+    pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
+    expect_value = True
+    while True:
+        top = stack[-1]
+        if expect_value:
+            if isinstance(top, dict) and keys[-1] is None:
+                if text.startswith("}", pos) and not top:
+                    pos += 1
+                    expect_value = False
+                    stack.pop(), keys.pop()
+                    _json_add(stack, keys, top)
+                    pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+                    continue
+                if not text.startswith('"', pos):
+                    raise ValueError(f"key expected at {pos}")
+                key, pos = _scanstring(text, pos + 1)
+                pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+                if not text.startswith(":", pos):
+                    raise ValueError(f"':' expected at {pos}")
+                keys[-1] = key
+                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+                continue
+            char = text[pos : pos + 1]
+            if char in ("[", "{"):
+                stack.append([] if char == "[" else {})
+                keys.append(None)
+                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+                if char == "[" and text.startswith("]", pos):
+                    expect_value = False
+                    stack.pop(), keys.pop()
+                    _json_add(stack, keys, [])
+                    pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+                continue
+            if char == '"':
+                value, pos = _scanstring(text, pos + 1)
+            else:
+                atom = _JSON_ATOM.match(text, pos)
+                if atom is None:
+                    raise ValueError(f"value expected at {pos}")
+                word, pos = atom.group(), atom.end()
+                is_number = word not in _JSON_CONSTANTS
+                integral = is_number and not any(c in word for c in ".eE")
+                value = (
+                    int(word) if integral else float(word) if is_number else _JSON_CONSTANTS[word]
+                )
+            _json_add(stack, keys, value)
+            expect_value = False
+            pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+            continue
+        if top is root:
+            if pos != len(text) or len(root) != 1:
+                raise ValueError(f"extra data at {pos}")
+            return root[0]
+        char = text[pos : pos + 1]
+        closing = "]" if isinstance(top, list) else "}"
+        if char == ",":
+            expect_value = True
+            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+        elif char == closing:
+            stack.pop(), keys.pop()
+            _json_add(stack, keys, top)
+            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
+        else:
+            raise ValueError(f"',' or {closing!r} expected at {pos}")
+
+
+def _json_add(stack: list[Any], keys: list[Any], value: Any) -> None:
+    top = stack[-1]
+    if isinstance(top, dict):
+        top[keys[-1]] = value
+        keys[-1] = None
+    else:
+        top.append(value)
 
 
 UNNAMED = "unnamed_serializer"
@@ -435,99 +549,398 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + f"... ({len(text)} characters)"
 
 
-def to_text(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> str:
-    """Python-like text: ``RuntimeError('card declined')``, ``{'ok': True}``."""
-    if depth > MAX_DEPTH:
-        return "..."
-    if isinstance(value, list | tuple | dict | set | frozenset | Obj):
-        if id(value) in seen:
-            return "<cycle>"
-        seen = seen | {id(value)}
-    d = depth + 1
+_LEADING = 20
+_EXACT_BITS = 1_000_000
+"""Up to this many bits an integer's leading digits are exact (one division by a power
+of ten: milliseconds); past it only its size is shown."""
 
-    def each(items: Any) -> str:
-        return ", ".join(to_text(v, d, seen) for v in items)
 
-    if isinstance(value, Obj):
-        parts = [to_text(a, d, seen) for a in value.args]
-        parts += [f"{k}={to_text(v, d, seen)}" for k, v in value.kwargs.items()]
+def _int_text(n: int) -> str:
+    """``n`` in decimal, or its leading digits and digit count when it is longer than
+    ``MAX_DIGITS``: ``str`` of an int is quadratic and refused past 4,300 digits, so a
+    long one is never converted whole."""
+    bits = n.bit_length()
+    if bits <= MAX_DIGITS * math.log2(10):
+        return str(n)
+    sign = "-" if n < 0 else ""
+    # From the top 64 bits: the exponent of ten, give or take one at a power of ten.
+    exponent = int(math.log10(abs(n) >> (bits - 64)) + (bits - 64) * math.log10(2))
+    if bits > _EXACT_BITS:
+        return f"{sign}<integer of about {exponent + 1} digits>"
+    leading = abs(n) // 10 ** (exponent - _LEADING + 1)
+    if leading >= 10**_LEADING:
+        leading //= 10
+        exponent += 1
+    elif leading < 10 ** (_LEADING - 1):
+        exponent -= 1
+        leading = abs(n) // 10 ** (exponent - _LEADING + 1)
+    return f"{sign}{leading}... ({exponent + 1} digits)"
+
+
+def _float_json(x: float) -> float | str:
+    """JSON has no NaN or Infinity: those become the strings Python's ``json`` spells."""
+    if math.isfinite(x):
+        return x
+    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+
+
+MAX_NODES = 200_000
+"""Values (containers and leaves) one rendering visits at most."""
+MAX_JSON = MAX_PAYLOAD
+"""Characters of text (strings, bytes, names) one JSON rendering carries at most."""
+_SMALL = 16
+"""A shared container of at most this many values is repeated; a larger one is shown
+once and then as a reference."""
+
+
+class _Node:
+    """A container cut to the budget: ``entries`` are ``[tag, key, value]`` with tags
+    ``item`` (list, tuple, set), ``pair`` (dict), and for an object ``arg``, ``kw``,
+    ``attr`` (its state's keys), ``state``, ``items``, ``dictitems``."""
+
+    __slots__ = ("cls", "cut", "entries", "kind", "size")
+
+    def __init__(self, kind: str, cls: str = "") -> None:
+        self.kind = kind
+        self.cls = cls
+        self.entries: list[list[Any]] = []
+        self.cut = False
+        self.size = 0
+
+
+@dataclass(frozen=True)
+class _Mark:
+    """What stands for a value not shown: cut by depth or size, a cycle, a reference."""
+
+    text: str
+    json: Any
+
+
+_DEPTH = _Mark("...", {"$cut": "depth"})
+_SIZE = _Mark("...", {"$cut": "size"})
+_CYCLE = _Mark("<cycle>", {"$cycle": True})
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """A string or bytes cut to the budget, with its full length."""
+
+    prefix: str | bytes
+    length: int
+
+
+def _entries(value: Any) -> Iterator[tuple[str, Any, Any]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield "pair", k, v
+    elif isinstance(value, Obj):
+        for a in value.args:
+            yield "arg", None, a
+        for k, v in value.kwargs.items():
+            yield "kw", k, v
         state = value.state
-        if isinstance(state, tuple) and len(state) == 2 and isinstance(state[1], dict):
-            # (__dict__, __slots__ values)
-            merged = dict(state[0] or {})
-            merged.update(state[1])
-            state = merged
-        if isinstance(state, dict):
-            parts += [f"{k}={to_text(v, d, seen)}" for k, v in state.items()]
+        if (
+            isinstance(state, tuple)
+            and len(state) == 2
+            and isinstance(state[0], dict | None)
+            and isinstance(state[1], dict)
+        ):  # (__dict__, __slots__ values)
+            for part in state:
+                for k, v in (part or {}).items():
+                    yield "attr", k, v
+        elif isinstance(state, dict):
+            for k, v in state.items():
+                yield "attr", k, v
         elif state is not None:
-            parts.append(f"state={to_text(state, d, seen)}")
-        if value.items:
-            parts.append(f"items=[{each(value.items)}]")
-        if value.dictitems:
-            inner = ", ".join(
-                f"{to_text(k, d, seen)}: {to_text(v, d, seen)}" for k, v in value.dictitems
-            )
-            parts.append(f"items={{{inner}}}")
-        return _cut(f"{value.name}({', '.join(parts)})")
+            yield "state", None, state
+        for v in value.items:
+            yield "items", None, v
+        for k, v in value.dictitems:
+            yield "dictitems", k, v
+    else:
+        for v in value:
+            yield "item", None, v
+
+
+_KINDS: dict[type, str] = {
+    list: "list", tuple: "tuple", set: "set", frozenset: "frozenset", dict: "dict"
+}  # fmt: skip
+
+
+class _Bounder:
+    """Walks a decoded value without recursion into a ``_Node`` tree no deeper than
+    ``MAX_DEPTH`` that holds at most ``chars`` characters of text and ``MAX_NODES``
+    values: a hostile value costs the budget, never its own size."""
+
+    def __init__(self, chars: int) -> None:
+        self.chars = chars
+        self.nodes = MAX_NODES
+        self.open: set[int] = set()
+        self.done: dict[int, _Node] = {}
+
+    def spent(self) -> bool:
+        return self.chars <= 0 or self.nodes <= 0
+
+    def text(self, text: str | bytes) -> str | bytes | _Cut:
+        room = max(self.chars, 0)
+        self.chars -= min(len(text), room) + 2
+        return text if len(text) <= room else _Cut(text[:room], len(text))
+
+    def leaf(self, value: Any) -> Any:
+        if isinstance(value, str | bytes):
+            return self.text(value)
+        if isinstance(value, Global):
+            name = self.text(value.cls)
+            return value if isinstance(name, str) else Global(_text(name))
+        if isinstance(value, Raw):
+            self.chars -= min(len(value.text), MAX_RAW)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            self.chars -= min(value.bit_length() // 3, 40)
+        else:
+            self.chars -= 4
+        return value
+
+    def run(self, value: Any) -> Any:
+        root: list[Any] = [None, None, None]
+        # Frames: [node, its entries, depth, id, budget at start, values to visit]; a
+        # frame's values are visited before its next entry, a new frame's first.
+        top: list[Any] = [None, iter(()), -1, 0, 0, [(root, 2, value)]]
+        stack = [top]
+        while stack:
+            frame = stack[-1]
+            node, it, depth, ident, start, pending = frame
+            if not pending:
+                step = None if self.spent() else next(it, None)
+                if step is None:
+                    stack.pop()
+                    if node is not None:
+                        node.cut = self.spent()
+                        node.size = start - self.nodes
+                        self.open.discard(ident)
+                        self.done[ident] = node
+                    continue
+                tag, key, child = step
+                entry = [tag, None, None]
+                node.entries.append(entry)
+                pending.append((entry, 2, child))
+                if tag in ("pair", "kw", "attr", "dictitems"):
+                    pending.append((entry, 1, key))
+                continue
+            entry, slot, child = pending.pop()
+            entry[slot] = self.visit(child, depth + 1, stack)
+        return root[2]
+
+    def visit(self, child: Any, depth: int, stack: list[Any]) -> Any:
+        self.nodes -= 1
+        if isinstance(child, Key):
+            child = child.value
+        kind = "obj" if isinstance(child, Obj) else _KINDS.get(type(child))
+        if kind is None:
+            return self.leaf(child)
+        ident = id(child)
+        if ident in self.open:
+            return _CYCLE
+        if ident in self.done:
+            seen = self.done[ident]
+            if seen.size <= _SMALL and not seen.cut:
+                self.nodes -= seen.size
+                self.chars -= seen.size * 4
+                return seen
+            what = child.name if isinstance(child, Obj) else kind
+            return _Mark(f"<{what} shown above>", {"$ref": f"{what} shown above"})
+        if depth > MAX_DEPTH:
+            return _DEPTH
+        if self.spent():
+            return _SIZE
+        node = _Node(kind)
+        if isinstance(child, Obj):
+            node.cls = _text(self.text(child.cls)) if len(child.cls) > MAX_RAW else child.cls
+        self.chars -= 2
+        self.open.add(ident)
+        stack.append([node, _entries(child), depth, ident, self.nodes, []])
+        return node
+
+
+def _text(value: Any) -> str:
+    """A leaf of a ``_Node`` tree as text (strings and bytes as ``repr`` shows them)."""
+    if isinstance(value, _Cut):
+        unit = "characters" if isinstance(value.prefix, str) else "bytes"
+        return f"{value.prefix!r}... ({value.length} {unit})"
+    if isinstance(value, _Mark):
+        return value.text
     if isinstance(value, Global):
         return value.cls
     if isinstance(value, Raw):
         # repr: quoted, with control characters escaped as in any other text.
         return f"{value.serializer}:{value.shown()!r}"
-    if isinstance(value, dict):
-        inner = ", ".join(f"{to_text(k, d, seen)}: {to_text(v, d, seen)}" for k, v in value.items())
-        return _cut("{" + inner + "}")
-    if isinstance(value, list):
-        return _cut(f"[{each(value)}]")
-    if isinstance(value, tuple):
-        return _cut(f"({each(value)}{',' if len(value) == 1 else ''})")
-    if isinstance(value, set | frozenset):
-        items = sorted(to_text(v, d, seen) for v in value)
-        body = "{" + ", ".join(items) + "}" if items else "set()"
-        return _cut(body if isinstance(value, set) else f"frozenset({body})")
-    if isinstance(value, str | bytes):
-        return _cut(repr(value))
-    return _cut(repr(value))
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _int_text(value)
+    return repr(value)
 
 
-def to_json(value: Any, depth: int = 0, seen: frozenset[int] = frozenset()) -> Any:
+class _Writer:
+    """Text written up to ``limit`` characters; what would follow is dropped unwritten."""
+
+    def __init__(self, limit: int) -> None:
+        self.parts: list[str] = []
+        self.left = limit
+
+    def put(self, text: str) -> None:
+        if self.left > 0:
+            self.parts.append(text[: self.left])
+            self.left -= len(text)
+
+    def result(self) -> str:
+        text = "".join(self.parts)
+        return text if self.left >= 0 else text + "..."
+
+
+def _write(value: Any, out: _Writer) -> None:
+    """Python-like text of a ``_Node`` tree (at most ``MAX_DEPTH`` deep: recursion is
+    safe here)."""
+    if out.left <= 0:
+        return
+    if not isinstance(value, _Node):
+        out.put(_text(value))
+        return
+    entries = value.entries
+    if value.kind == "obj":
+        out.put(value.cls.rpartition(".")[2] + "(")
+        groups: dict[str, list[list[Any]]] = {}
+        for entry in entries:
+            groups.setdefault(entry[0], []).append(entry)
+        first = True
+        for tag in ("arg", "kw", "attr", "state", "items", "dictitems"):
+            if tag not in groups:
+                continue
+            if tag in ("items", "dictitems"):
+                out.put("" if first else ", ")
+                out.put("items=[" if tag == "items" else "items={")
+                _write_entries(groups[tag], out, False)
+                out.put("]" if tag == "items" else "}")
+                first = False
+                continue
+            for _tag, key, item in groups[tag]:
+                out.put("" if first else ", ")
+                first = False
+                if tag == "state":
+                    out.put("state=")
+                elif tag != "arg":
+                    out.put(_key(key))
+                    out.put("=")
+                _write(item, out)
+        if value.cut:
+            out.put(", ..." if entries else "...")
+        out.put(")")
+        return
+    if value.kind in ("set", "frozenset"):
+        # Sorted by text, as the elements have no order; each is small after the cut.
+        texts = []
+        for entry in entries:
+            item = _Writer(MAX_TEXT)
+            _write(entry[2], item)
+            texts.append(item.result())
+        body = "{" + ", ".join(sorted(texts)) + (", ..." if value.cut else "") + "}"
+        body = body if texts or value.cut else "set()"
+        out.put(body if value.kind == "set" else f"frozenset({body})")
+        return
+    brackets = {"list": "[]", "tuple": "()", "dict": "{}"}[value.kind]
+    out.put(brackets[0])
+    _write_entries(entries, out, value.cut)
+    if value.kind == "tuple" and len(entries) == 1 and not value.cut:
+        out.put(",")
+    out.put(brackets[1])
+
+
+def _write_entries(entries: list[list[Any]], out: _Writer, cut: bool) -> None:
+    for i, (_tag, key, item) in enumerate(entries):
+        if i:
+            out.put(", ")
+        if key is not None or _tag in ("pair", "dictitems"):
+            _write(key, out)
+            out.put(": ")
+        _write(item, out)
+    if cut:
+        out.put(", ..." if entries else "...")
+
+
+def to_text(value: Any) -> str:
+    """Python-like text: ``RuntimeError('card declined')``, ``{'ok': True}``; at most
+    about ``MAX_TEXT`` characters, whatever the value."""
+    out = _Writer(MAX_TEXT)
+    _write(_Bounder(MAX_TEXT).run(value), out)
+    return out.result()
+
+
+def to_json(value: Any) -> Any:
     """A JSON-ready form: plain data as itself (tuples as arrays), bytes as
     ``{"$bytes": base64}``, sets as ``{"$set": [...]}``, an object as
-    ``{"$class": dotted name, "args": [...], "kwargs": {...}, "state": ...}``."""
-    if depth > MAX_DEPTH:
-        return {"$cut": "depth"}
-    if isinstance(value, list | tuple | dict | set | frozenset | Obj):
-        if id(value) in seen:
-            return {"$cycle": True}
-        seen = seen | {id(value)}
-    d = depth + 1
-    if isinstance(value, Obj):
-        out: dict[str, Any] = {"$class": value.cls, "text": to_text(value)}
-        if value.args:
-            out["args"] = [to_json(a, d, seen) for a in value.args]
-        if value.kwargs:
-            out["kwargs"] = {str(k): to_json(v, d, seen) for k, v in value.kwargs.items()}
-        if value.state is not None:
-            out["state"] = to_json(value.state, d, seen)
-        if value.items:
-            out["items"] = [to_json(v, d, seen) for v in value.items]
-        if value.dictitems:
-            out["dictitems"] = [
-                [to_json(k, d, seen), to_json(v, d, seen)] for k, v in value.dictitems
-            ]
-        return out
+    ``{"$class": dotted name, "text": ..., "args": [...], "kwargs": {...}, "state": ...}``;
+    at most about ``MAX_JSON`` characters of text, whatever the value."""
+    texts = _Writer(MAX_JSON)  # the objects' "text", charged to a budget of its own
+    return _json(_Bounder(MAX_JSON).run(value), texts)
+
+
+def _key(value: Any) -> str:
+    """A key as a JSON object's key or an attribute's name: strings as they are."""
+    if isinstance(value, str):
+        return value
+    out = _Writer(MAX_RAW)
+    _write(value, out)
+    return out.result()
+
+
+def _json(value: Any, texts: _Writer) -> Any:
+    if isinstance(value, _Node):
+        if value.kind == "obj":
+            return _json_obj(value, texts)
+        if value.kind == "dict":
+            out = {_key(k): _json(v, texts) for _tag, k, v in value.entries}
+            if value.cut:
+                out["$cut"] = "size"
+            return out
+        items = [_json(v, texts) for _tag, _k, v in value.entries]
+        if value.kind in ("set", "frozenset"):
+            return {"$set": sorted(items, key=repr), **({"$cut": "size"} if value.cut else {})}
+        return [*items, _SIZE.json] if value.cut else items
+    if isinstance(value, _Mark):
+        return value.json
+    if isinstance(value, _Cut):
+        if isinstance(value.prefix, bytes):
+            return {"$bytes": base64.b64encode(value.prefix).decode(), "length": value.length}
+        return f"{value.prefix}... ({value.length} characters)"
     if isinstance(value, Global):
         return {"$global": value.cls}
     if isinstance(value, Raw):
         return {"$serializer": value.serializer, "raw": value.shown(), "length": len(value.text)}
-    if isinstance(value, dict):
-        return {
-            (k if isinstance(k, str) else to_text(k)): to_json(v, d, seen) for k, v in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [to_json(v, d, seen) for v in value]
-    if isinstance(value, set | frozenset):
-        return {"$set": sorted((to_json(v, d, seen) for v in value), key=repr)}
     if isinstance(value, bytes):
-        return {"$bytes": base64.b64encode(value[:MAX_PAYLOAD]).decode()}
+        return {"$bytes": base64.b64encode(value).decode()}
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        text = _int_text(value)
+        return value if text[-1].isdigit() else {"$int": text}
+    if isinstance(value, float):
+        return _float_json(value)
     return value
+
+
+def _json_obj(node: _Node, texts: _Writer) -> dict[str, Any]:
+    limit = min(MAX_TEXT, max(texts.left, 0))
+    text = _Writer(limit)
+    _write(node, text)
+    texts.left -= limit - max(text.left, 0)
+    out: dict[str, Any] = {"$class": node.cls, "text": text.result()}
+    for tag, key, item in node.entries:
+        if tag == "arg":
+            out.setdefault("args", []).append(_json(item, texts))
+        elif tag in ("kw", "attr"):
+            name = "kwargs" if tag == "kw" else "state"
+            out.setdefault(name, {})[_key(key)] = _json(item, texts)
+        elif tag == "state":
+            out["state"] = _json(item, texts)
+        elif tag == "items":
+            out.setdefault("items", []).append(_json(item, texts))
+        else:
+            out.setdefault("dictitems", []).append([_json(key, texts), _json(item, texts)])
+    if node.cut:
+        out["$cut"] = "size"
+    return out
