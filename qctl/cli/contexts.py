@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from qctl import systems
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.context import ConfigFileError, ConfigText, config_path, load_config_file
@@ -91,7 +92,7 @@ def add(
     ],
     schema: Annotated[str, typer.Option("--schema", metavar="SCHEMA", help="Schema.")] = "",
     system: Annotated[
-        str, typer.Option("--system", metavar="azync|dbos", help="The system it holds.")
+        str, typer.Option("--system", metavar=systems.choices(), help="The system it holds.")
     ] = "",
     read_only: Annotated[bool, typer.Option("--read-only", help="Never write.")] = False,
     replace: Annotated[
@@ -106,8 +107,6 @@ def add(
         raise ConfigFileError("a context name must not be empty")
     check_dsn(dsn)  # a DSN every command would refuse is refused now, not on first use
     if system:
-        from qctl import systems
-
         systems.get(system)
     data = load_config_file()
     contexts = _contexts(data)

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from qctl import systems
 from qctl.cli.common import Yes, cli
 
 
@@ -37,7 +38,7 @@ def demo(
         str,
         typer.Option(
             "--system",
-            metavar="azync|dbos",
+            metavar=systems.choices(lambda s: s.demo),
             help="Whose workload: azync jobs (default), or a DBOS application "
             "(SQLite file by default, --dsn for PostgreSQL).",
         ),
@@ -48,7 +49,6 @@ def demo(
     database ($XDG_DATA_HOME/qctl/demo.db), or on --dsn (PostgreSQL must be migrated; a
     database that already holds jobs is confirmed first, and the demo then maintains and
     vacuums nothing there), and watch it in qctl top."""
-    from qctl import systems
     from qctl.cli.context import CliContext
     from qctl.core import parse
     from qctl_store.errors import InvalidInput

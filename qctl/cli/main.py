@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperGroup
 from typer.models import DefaultPlaceholder
 
-from qctl import __version__
+from qctl import __version__, systems
 from qctl.cli.argv import arrange, undecodable
 from qctl.cli.errors import ExitCode, fail, failed
 from qctl.systems import Entry
@@ -123,7 +123,6 @@ def _system_entry(ctx: Context, name: str) -> Entry:
     saying what to use instead. Completion (resilient parsing) never opens a database."""
     from typer._click.exceptions import UsageError
 
-    from qctl import systems
     from qctl.cli.registry import SYSTEMLESS_COMMANDS
     from qctl_store.errors import StoreError
 
@@ -306,7 +305,7 @@ def root(
         str | None,
         typer.Option(
             "--system",
-            metavar="azync|dbos",
+            metavar=systems.choices(),
             help="The system the database holds, when it holds several (env QCTL_SYSTEM; "
             "default: detected from its tables).",
         ),

@@ -14,7 +14,7 @@ consults it on every invocation, ``qctl --help`` included.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -64,6 +64,11 @@ class System:
 
     def schema(self, option: str) -> str | None:
         return option or self.default_schema
+
+
+def choices(having: Callable[[System], object] = bool) -> str:
+    """``--system``'s metavar: the registered systems' names (those ``having`` keeps)."""
+    return "|".join(s.name for s in systems() if having(s))
 
 
 def load(reference: str) -> Any:
