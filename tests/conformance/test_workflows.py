@@ -424,7 +424,7 @@ def _enqueued(store: AnyStore, kind: str) -> int:
 
 
 def test_enqueued_stats(store: AnyStore) -> None:
-    # Notes 2.5: start, the signal wake task, operations and tasks bump enqueued;
+    # azync counts as enqueued: a start, the signal wake task, operations and tasks;
     # mark_uncertain and resolve_uncertain bump nothing.
     name = unique("wfc_stats")
     wf_kind, op_kind = f"$wf:{name}", f"$op:{name}@1"
