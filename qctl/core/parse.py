@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from qctl_store.errors import InvalidInput, StoreError
 from qctl_store.types import PageCursor
+from qctl_store.validate import MAX_DURATION
 
 MIN_PREFIX = 8
 """Hex characters an id prefix needs before it is looked up."""
@@ -53,7 +54,7 @@ DURATION_HELP = "a duration such as 90s, 15m, 36h, 7d or 1h30m"
 
 def parse_duration(text: str) -> timedelta:
     """``90s``, ``15m``, ``36h``, ``7d``, ``2w``, ``500ms`` and combinations (``1h30m``);
-    a bare ``0`` is zero."""
+    a bare ``0`` is zero; at most ``MAX_DURATION`` (1000 years)."""
     value = text.strip().lower()
     if value == "0":
         return timedelta(0)
@@ -64,7 +65,12 @@ def parse_duration(text: str) -> timedelta:
         for number, unit in re.findall(_PART, value):
             total += float(number) * _UNITS[unit]
     except (OverflowError, ValueError):
-        raise ParseError(f"duration {text!r} is out of range") from None
+        total = MAX_DURATION + timedelta(days=1)
+    if total > MAX_DURATION:
+        # Added to or taken from now, it would name an instant no clock can hold.
+        raise ParseError(
+            f"duration {text!r} is out of range (at most {MAX_DURATION.days} days)"
+        ) from None
     return total
 
 

@@ -44,6 +44,17 @@ def test_bad_durations(text: str) -> None:
         parse.parse_duration(text)
 
 
+def test_a_duration_past_1000_years_is_out_of_range_wherever_it_is_typed() -> None:
+    """Parsed once for the command line and the dashboard's prompts alike: an age or a
+    delay that would name an instant no clock can hold is one clear error."""
+    assert parse.parse_duration("366000d") == timedelta(days=366_000)
+    for text in ("366001d", "3000000d", "60000w"):
+        with pytest.raises(ParseError, match=r"out of range \(at most 366000 days\)"):
+            parse.parse_duration(text)
+    with pytest.raises(ParseError, match="out of range"):
+        parse.parse_instant("+3000000d")
+
+
 def test_format_duration() -> None:
     assert parse.format_duration(timedelta(days=1, hours=2, minutes=3)) == "1d2h"
     assert parse.format_duration(timedelta(seconds=45)) == "45s"
