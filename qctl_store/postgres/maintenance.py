@@ -34,20 +34,26 @@ def run_batches(store: PgBase, sql: str, args: dict[str, Any]) -> int:
 
 
 def keyset_batches(store: PgBase, sql: str, args: dict[str, Any], key: tuple[str, ...]) -> int:
-    """``batches.batched_tx`` of one statement that takes a batch in an index's order
+    """``batches.batched_tx`` of one statement that picks a batch in an index's order
     after the last batch's ``key`` columns (bound as ``after_<column>``, NULL for the
-    first batch) and returns the batch's size ``n`` with its last key, ordered by the
-    server (kind's collation is not Python's); the rows affected."""
+    first batch) and returns how many rows it ``picked``, how many of them it changed
+    (``n``: a row another session changed first is picked, not changed) and its last key,
+    ordered by the server (kind's collation is not Python's); the rows changed. The walk
+    goes on while batches are picked full."""
     after: dict[str, Any] = {f"after_{c}": None for c in key}
+    changed = 0
 
     def step(cur: Cursor, batch: int) -> int:
+        nonlocal changed
         row = cur.execute(sql, {**args, **after, "batch": batch}).fetchone()
         if row is None:
             return 0
         after.update({f"after_{c}": row[c] for c in key})
-        return int(row["n"])
+        changed += int(row["n"])
+        return int(row["picked"])
 
-    return batched_tx(store, step)
+    batched_tx(store, step)
+    return changed
 
 
 class MaintenanceMixin(Nuke, PgBase):

@@ -10,7 +10,7 @@ from typing import Any
 from qctl.systems.azync.ops import events as ops_events
 from qctl.systems.azync.ops import jobs as ops_jobs
 from qctl_store.postgres import PostgresStore
-from qctl_store.types import JobFilter, JobState, PublishParams, Source, Subscriber
+from qctl_store.types import DequeueParams, JobFilter, JobState, PublishParams, Source, Subscriber
 from tests.conformance.helpers import enqueue_due, unique
 from tests.conftest import raw_pg
 
@@ -21,16 +21,15 @@ WHERE id = %s
 """
 
 
-def leased_during(store: PostgresStore, job_id: Any, statement: Any) -> Any:
-    """Run ``statement`` (in a thread) while another session leases ``job_id`` as
-    azync's dequeue does: the lease holds the row lock, the statement runs until it is
-    done or waits on that lock, then the lease commits. Returns what ``statement``
-    returned."""
+def leased_during(store: PostgresStore, job_id: Any, bulk: Any, statement: str = LEASE) -> Any:
+    """Run ``bulk`` (in a thread) while another session leases ``job_id`` as azync's
+    dequeue does (``statement``): the lease holds the row lock, ``bulk`` runs until it is
+    done or waits on that lock, then the lease commits. Returns what ``bulk`` returned."""
     result: list[Any] = []
     with raw_pg(store.schema) as worker, raw_pg(store.schema) as watcher:
         worker.autocommit = False
-        worker.execute(LEASE, (job_id,))
-        thread = threading.Thread(target=lambda: result.append(statement()))
+        worker.execute(statement, (job_id,))
+        thread = threading.Thread(target=lambda: result.append(bulk()))
         thread.start()
         deadline = time.monotonic() + 10
         blocked = "SELECT 1 FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))"
@@ -67,3 +66,31 @@ def test_drain_spares_a_delivery_leased_meanwhile(store: PostgresStore) -> None:
     )
     assert outcome.drained == 0
     assert store.get_job(Source.EVENT, delivery.id).state == JobState.ACTIVE
+
+
+REVIVE_AND_LEASE = """
+UPDATE azync_jobs SET state = 'active', attempt = 1, lease_token = gen_random_uuid(),
+    lease_until = now() + interval '1 minute', last_error = NULL, failed_at = NULL
+WHERE id = %s
+"""
+
+
+def test_bulk_retry_spares_a_job_another_retry_revived_and_a_worker_leased(
+    store: PostgresStore,
+) -> None:
+    """Two retries at once: the other one's revived job is leased by a worker while this
+    one waits on its row lock. Before, this retry reset it to pending (attempt 0) under
+    its holder, so a second worker could lease it (its snapshot still said dead)."""
+    kind = unique("race_retry")
+    job_id = enqueue_due(store, kind)
+    (job,) = store.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind))
+    store.dead(job.id, job.lease_token, "boom")
+    other = enqueue_due(store, kind)  # a dead job nobody touches: still revived
+    (job2,) = store.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind))
+    store.dead(job2.id, job2.lease_token, "boom")
+    revived = leased_during(
+        store, job_id, lambda: store.retry_all_dead(Source.QUEUE, kind), statement=REVIVE_AND_LEASE
+    )
+    assert revived == 1
+    assert store.get_job(Source.QUEUE, job_id).state == JobState.ACTIVE
+    assert store.get_job(Source.QUEUE, other).state == JobState.PENDING

@@ -231,24 +231,29 @@ WHERE id = %(id)s AND source = %(source)s AND state = 'dead'
 -- stay in the index until a vacuum and cannot be skipped while an older snapshot is
 -- open, so each batch would read more than the last. A job that dies behind the key
 -- during the walk is left for the next call. The columns set are azync's RetryAllDead's.
--- Returns the batch's size and its last key; the caller repeats it until it comes back
--- short.
-WITH batch AS (
-    UPDATE azync_jobs SET
+-- The UPDATE checks the state again on the row it locks: a job another retry revived
+-- (and a worker may have leased since) after this statement's snapshot is passed over,
+-- never reset under its holder. Returns how many rows the batch picked (the caller
+-- repeats it until that comes back short), how many it revived, and its last key.
+WITH picked AS (
+    SELECT id, kind, enqueued_at FROM azync_jobs
+    WHERE {where} AND state = 'dead'
+      AND (kind, enqueued_at, id) > (COALESCE(%(after_kind)s, ''),
+                                     COALESCE(%(after_enqueued_at)s, '-infinity'::timestamptz),
+                                     COALESCE(%(after_id)s, '00000000-0000-0000-0000-000000000000'::uuid))
+    ORDER BY kind, enqueued_at, id
+    LIMIT %(batch)s
+), batch AS (
+    UPDATE azync_jobs j SET
         state = 'pending', run_at = now(), attempt = 0, reap_count = 0,
         last_error = NULL, failed_at = NULL, deadline_at = NULL, started_at = NULL,
         updated_at = now()
-    WHERE id IN (
-        SELECT id FROM azync_jobs WHERE {where} AND state = 'dead'
-          AND (kind, enqueued_at, id) > (COALESCE(%(after_kind)s, ''),
-                                         COALESCE(%(after_enqueued_at)s, '-infinity'::timestamptz),
-                                         COALESCE(%(after_id)s, '00000000-0000-0000-0000-000000000000'::uuid))
-        ORDER BY kind, enqueued_at, id
-        LIMIT %(batch)s
-    )
-    RETURNING kind, enqueued_at, id
+    FROM picked
+    WHERE j.id = picked.id AND j.state = 'dead'
+    RETURNING j.id
 )
-SELECT COUNT(*) OVER () AS n, kind, enqueued_at, id FROM batch
+SELECT COUNT(*) OVER () AS picked, (SELECT COUNT(*) FROM batch) AS n, kind, enqueued_at, id
+FROM picked
 ORDER BY kind DESC, enqueued_at DESC, id DESC LIMIT 1
 
 -- name: run_now

@@ -63,21 +63,23 @@ DELETE FROM azync_idempotency_keys WHERE source = %(source)s AND expires_at < no
 -- azync_jobs_succeeded_vacuum_idx so each batch is an index scan, in its order
 -- (completed_at, then id) after the previous batch's last key (the %(after_*)s, NULL
 -- for the first), so no batch walks again over the entries of the rows already deleted
--- (see admin.sql's retry_all_dead). Returns the batch's size and its last key.
-WITH batch AS (
-    DELETE FROM azync_jobs WHERE id IN (
-        SELECT id FROM azync_jobs
-        WHERE source = %(source)s AND state = 'succeeded'
-          AND dag_id IS NULL AND run_id IS NULL
-          AND completed_at < now() - make_interval(secs => %(retention)s)
-          AND (completed_at, id) > (COALESCE(%(after_completed_at)s, '-infinity'::timestamptz),
-                                    COALESCE(%(after_id)s, '00000000-0000-0000-0000-000000000000'::uuid))
-        ORDER BY completed_at, id
-        LIMIT %(batch)s
-    )
-    RETURNING completed_at, id
+-- (see admin.sql's retry_all_dead). Returns how many rows the batch picked (a row a
+-- concurrent vacuum deleted first is picked but not deleted: the walk goes on), how many
+-- it deleted, and its last key.
+WITH picked AS (
+    SELECT id, completed_at FROM azync_jobs
+    WHERE source = %(source)s AND state = 'succeeded'
+      AND dag_id IS NULL AND run_id IS NULL
+      AND completed_at < now() - make_interval(secs => %(retention)s)
+      AND (completed_at, id) > (COALESCE(%(after_completed_at)s, '-infinity'::timestamptz),
+                                COALESCE(%(after_id)s, '00000000-0000-0000-0000-000000000000'::uuid))
+    ORDER BY completed_at, id
+    LIMIT %(batch)s
+), batch AS (
+    DELETE FROM azync_jobs j USING picked WHERE j.id = picked.id RETURNING j.id
 )
-SELECT COUNT(*) OVER () AS n, completed_at, id FROM batch
+SELECT COUNT(*) OVER () AS picked, (SELECT COUNT(*) FROM batch) AS n, completed_at, id
+FROM picked
 ORDER BY completed_at DESC, id DESC LIMIT 1
 
 -- name: vacuum_dead
