@@ -13,7 +13,7 @@ from typer.testing import CliRunner, Result
 
 from qctl.cli.main import app as qctl_app
 from tests.conftest import PG_DSN, raw_pg
-from tests.go.harness import Harness
+from tests.go.harness import Harness, pgx_dsn
 
 Run = Callable[..., Result]
 
@@ -31,12 +31,6 @@ TABLES = (
 @pytest.fixture(autouse=True)
 def _isolated_home(isolated_home: None) -> None:
     """Every test here runs in ``isolated_home`` (tests/conftest.py)."""
-
-
-def pgx_dsn(schema: str) -> str:
-    """The module's schema as the Go side reaches it (pgx: search_path in the DSN)."""
-    sep = "&" if "?" in PG_DSN else "?"
-    return f"{PG_DSN}{sep}sslmode=disable&search_path={schema}"
 
 
 @pytest.fixture(scope="module")

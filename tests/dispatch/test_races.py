@@ -10,8 +10,7 @@ from qctl.core.errors import WrongState
 from qctl.systems.dispatch import actions
 from qctl.systems.dispatch.database import Database
 from tests.conftest import PG_DSN, raw_pg
-from tests.dispatch.conftest import pgx_dsn
-from tests.go.harness import Harness
+from tests.go.harness import Harness, pgx_dsn
 
 
 def test_cancel_never_lands_on_a_claimed_job(dispatch: Harness, pg_schema: str) -> None:

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from qctl.cli.main import app
 from tests.conftest import PG_DSN, raw_pg
-from tests.dispatch.conftest import Run, pgx_dsn, snapshot
-from tests.go.harness import Harness
+from tests.dispatch.conftest import Run, snapshot
+from tests.go.harness import Harness, pgx_dsn
 
 NEWER = "20250301090000"
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import PG_DSN
+
 MODULE = Path(__file__).resolve().parent
 BIN = MODULE / "bin"
 _built: dict[str, Path] = {}
@@ -51,6 +53,13 @@ def build(program: str) -> Path:
             pytest.fail(f"go build ./cmd/{program} failed:\n{done.stderr}")
         _built[program] = out
     return _built[program]
+
+
+def pgx_dsn(schema: str) -> str:
+    """The test database's ``schema`` as a Go harness reaches it (pgx: the search_path in
+    the DSN)."""
+    sep = "&" if "?" in PG_DSN else "?"
+    return f"{PG_DSN}{sep}sslmode=disable&search_path={schema}"
 
 
 class HarnessError(Exception):

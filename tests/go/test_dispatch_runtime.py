@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from tests.conftest import PG_DSN, raw_pg
-from tests.go.harness import Harness, HarnessError
+from tests.go.harness import Harness, HarnessError, pgx_dsn
 
 # dispatch's store/postgres/migrations.go at v0.1.0: group "dispatch", seven versions.
 DISPATCH_VERSIONS = [
@@ -39,15 +39,10 @@ DISPATCH_TABLES = {
 }
 
 
-def _pgx_dsn(schema: str) -> str:
-    sep = "&" if "?" in PG_DSN else "?"
-    return f"{PG_DSN}{sep}sslmode=disable&search_path={schema}"
-
-
 @pytest.fixture(scope="module")
 def dispatch(pg_schema: str) -> Iterator[Harness]:
     """A dispatch producer/worker on this module's schema, migrated by dispatch."""
-    h = Harness("dispatchd", _pgx_dsn(pg_schema))
+    h = Harness("dispatchd", pgx_dsn(pg_schema))
     h.call("migrate")
     yield h
     h.close()
@@ -110,9 +105,9 @@ def test_a_job_passes_the_states_dispatch_writes(dispatch: Harness, pg_schema: s
 def test_concurrent_workers_never_claim_one_job_twice(pg_schema: str) -> None:
     """dispatch's dequeue (FOR UPDATE SKIP LOCKED) hands each job to one worker: the
     property qctl's writes to a live dispatch deployment must keep."""
-    producer = Harness("dispatchd", _pgx_dsn(pg_schema))
+    producer = Harness("dispatchd", pgx_dsn(pg_schema))
     ids = {producer.call("enqueue", name="n", queue="race")["id"] for _ in range(60)}
-    workers = [Harness("dispatchd", _pgx_dsn(pg_schema)) for _ in range(3)]
+    workers = [Harness("dispatchd", pgx_dsn(pg_schema)) for _ in range(3)]
     claimed: list[list[str]] = [[] for _ in workers]
 
     def drain(n: int) -> None:
