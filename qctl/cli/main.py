@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import importlib
-import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,7 +15,7 @@ from typer.models import DefaultPlaceholder
 
 from qctl import __version__, systems
 from qctl.cli.argv import arrange, undecodable
-from qctl.cli.errors import ExitCode, fail, failed
+from qctl.cli.errors import ExitCode, closed_pipe, fail, failed
 from qctl.systems import Entry
 
 if TYPE_CHECKING:
@@ -147,6 +146,10 @@ HELP_ONLY = "qctl.help_only"
 """``ctx.meta`` key: the line asks for a command's help, not to run it."""
 
 
+class _ClosedPipe(Exception):
+    """stdout's reader went away (not an ``OSError``, which click turns into exit 1)."""
+
+
 class QctlGroup(TyperGroup):
     """The root group: builds subcommands on first use (see ``registry``), runs the
     command and maps every failure to one line and a code."""
@@ -201,6 +204,16 @@ class QctlGroup(TyperGroup):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def invoke(self, ctx: Context) -> Any:
+        try:
+            rv = super().invoke(ctx)
+            # What is still buffered goes now: a reader that went away shows here, not
+            # in click's own handler (which exits 1 for a closed pipe).
+            sys.stdout.flush()
+            return rv
+        except BrokenPipeError:
+            raise _ClosedPipe from None
+
     def main(  # type: ignore[override]
         self,
         args: Sequence[str] | None = None,
@@ -228,6 +241,7 @@ class QctlGroup(TyperGroup):
             rv = super().main(
                 arrange(argv), prog_name, complete_var, standalone_mode=False, **extra
             )
+            sys.stdout.flush()  # the help, or what a command left buffered (see invoke)
         except click_exc.NoArgsIsHelpError as exc:
             sys.stderr.write(exc.format_message() + "\n")
             return ExitCode.USAGE
@@ -238,10 +252,8 @@ class QctlGroup(TyperGroup):
             return fail(" ".join(exc.format_message().split()), exc.exit_code)
         except typer.Abort:
             return fail("aborted; nothing was changed", ExitCode.REFUSED)
-        except BrokenPipeError:
-            # The reader went away (``qctl jobs list | head``): stop quietly.
-            sys.stderr = open(os.devnull, "w")  # noqa: SIM115
-            return ExitCode.FAILURE
+        except (BrokenPipeError, _ClosedPipe):
+            return closed_pipe()
         except Exception as exc:
             return failed(exc)
         return rv if isinstance(rv, int) else ExitCode.OK
