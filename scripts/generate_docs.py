@@ -74,6 +74,8 @@ def _node(cmd: Any, ctx: Context, path: list[str]) -> Node:
     options: list[Opt] = []
     arguments: list[tuple[str, str]] = []
     for param in cmd.params:
+        if getattr(param, "hidden", False):  # the --yes a verb that never asks ignores
+            continue
         if param.param_type_name == "argument":
             arguments.append((param.metavar or param.name.upper(), param.help or ""))
             continue
@@ -399,6 +401,17 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
         ".TP",
         "\\fBQCTL_DSN\\fR",
         "Database to open, as \\fB\\-\\-dsn\\fR.",
+        *[
+            line
+            for s in systems.systems()
+            if s.dsn_env
+            for line in (
+                ".TP",
+                f"\\fB{_roff(s.dsn_env)}\\fR",
+                f"The {_roff(s.label)} database, as {_roff(s.label)}'s own tools read it, "
+                "when \\fBQCTL_DSN\\fR names none.",
+            )
+        ],
         ".TP",
         "\\fBQCTL_SCHEMA\\fR",
         "PostgreSQL schema, as \\fB\\-\\-schema\\fR.",
@@ -427,7 +440,7 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
         "\\fBsystem\\fR and \\fBread_only\\fR, and an optional top\\-level "
         "\\fBdefault_context\\fR. "
         "Precedence: \\fB\\-\\-dsn\\fR, then the named context, then \\fBQCTL_DSN\\fR, "
-        "then the default context.",
+        "then a system's own variable, then the default context.",
         ".TP",
         "\\fI$XDG_DATA_HOME/qctl/qctl.db\\fR",
         "The embedded SQLite database used when no DSN is given; created and migrated "

@@ -38,10 +38,12 @@ class Verbs(TyperGroup):
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         info = self.pending.pop(cmd_name, None)
         if info is not None:
-            self.commands[cmd_name] = typer.main.get_command_from_info(
-                info,
-                pretty_exceptions_short=self.typer_app.pretty_exceptions_short,
-                rich_markup_mode=self.typer_app.rich_markup_mode,
+            self.commands[cmd_name] = _taking_yes(
+                typer.main.get_command_from_info(
+                    info,
+                    pretty_exceptions_short=self.typer_app.pretty_exceptions_short,
+                    rich_markup_mode=self.typer_app.rich_markup_mode,
+                )
             )
         return self.commands.get(cmd_name)
 
@@ -52,6 +54,27 @@ class Verbs(TyperGroup):
             for verb in list(self.pending):
                 self.get_command(ctx, verb)
         return super().resolve_command(ctx, args)
+
+
+def _taking_yes(command: Command) -> Command:
+    """``command`` and every verb under it built so far, each taking ``--yes``/``-y``:
+    a verb that never asks accepts it, hidden and ignored, so a script can pass it to
+    every verb alike."""
+    from typer.core import TyperOption
+
+    if isinstance(command, Verbs):
+        return command  # its verbs get it as they are made (get_command)
+    for sub in getattr(command, "commands", {}).values():
+        _taking_yes(sub)
+    if hasattr(command, "commands"):
+        return command
+    taken = {name for p in command.params for name in getattr(p, "opts", [])}
+    names = [n for n in ("--yes", "-y") if n not in taken]
+    if "--yes" in names:
+        command.params.append(
+            TyperOption(param_decls=names, is_flag=True, hidden=True, expose_value=False)
+        )
+    return command
 
 
 def _verbs(target: typer.Typer) -> Verbs:
@@ -82,7 +105,7 @@ def build(name: str, entry: Entry) -> Command:
         target = holder
     # A group of several verbs that sets no click class of its own.
     many = len(target.registered_commands) > 1 and isinstance(target.info.cls, DefaultPlaceholder)
-    command = _verbs(target) if many else typer.main.get_command(target)
+    command = _verbs(target) if many else _taking_yes(typer.main.get_command(target))
     command.name = name
     return command
 
