@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.each import act_each
 from qctl.cli.output import OutputFormat, emit_rows
 from qctl.systems.dispatch import actions, reads
-from qctl.systems.dispatch.cli import act_each, database, group, writable
+from qctl.systems.dispatch.cli import database, group, writable
 
 if TYPE_CHECKING:
     from qctl.systems.dispatch.database import Database

@@ -8,19 +8,10 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.each import MAX_TARGETS, MaxOpt, act_each, capped
 from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note
 from qctl.systems.dispatch import actions, reads
-from qctl.systems.dispatch.cli import (
-    MAX_TARGETS,
-    Many,
-    MaxOpt,
-    act_each,
-    capped,
-    database,
-    for_table,
-    group,
-    writable,
-)
+from qctl.systems.dispatch.cli import Many, database, for_table, group, writable
 from qctl_store.errors import InvalidInput
 
 app = group("jobs")
