@@ -8,13 +8,14 @@
 -- A page of jobs, live and finalized together, newest first, filtered by states, kinds
 -- and queues. Each side walks its id index backwards (hopper_jobs_pkey,
 -- hopper_job_history_id) and the merge stops at the limit, as hopper's own JobList
--- (driver/internal/pgsql/jobs.go) reads both tables in id order.
+-- (driver/internal/pgsql/jobs.go) reads both tables in id order. States compare as
+-- hopper_job_state, not text, so history's partitions by state are pruned.
 (SELECT id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
        attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
        partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, NULL::timestamptz AS finalized_at, NULL::jsonb AS output
  FROM hopper_jobs
  WHERE %(live)s
-   AND (%(states)s::text[] IS NULL OR state::text = ANY(%(states)s::text[]))
+   AND (%(states)s::hopper_job_state[] IS NULL OR state = ANY(%(states)s::hopper_job_state[]))
    AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
    AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
    AND (%(after)s::uuid IS NULL OR id < %(after)s::uuid)
@@ -26,7 +27,7 @@ UNION ALL
        partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, finalized_at, output
  FROM hopper_job_history
  WHERE %(history)s
-   AND (%(states)s::text[] IS NULL OR state::text = ANY(%(states)s::text[]))
+   AND (%(states)s::hopper_job_state[] IS NULL OR state = ANY(%(states)s::hopper_job_state[]))
    AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
    AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
    AND (%(after)s::uuid IS NULL OR id < %(after)s::uuid)
@@ -82,7 +83,9 @@ WHERE name = %(name)s;
 -- name: queue_depths
 -- Live jobs per queue and state, the age of the oldest claimable one (its schedule
 -- passed), and completions in the last minute from the history index
--- (driver/internal/pgsql/cluster.go statsSQL).
+-- (driver/internal/pgsql/cluster.go statsSQL). hopper_job_history_completed is the
+-- partition of state 'completed' (hoppermigrate/migrations/001): read directly, its
+-- (queue, finalized_at) index answers without visiting the rows.
 WITH d AS (
     SELECT queue, state::text AS state, count(*) AS n,
            now() - min(scheduled_at) FILTER (
@@ -99,8 +102,8 @@ SELECT names.queue,
        coalesce(sum(d.n) FILTER (WHERE d.state = 'retryable'), 0)::bigint AS retryable,
        coalesce(sum(d.n) FILTER (WHERE d.state = 'running'), 0)::bigint AS running,
        max(d.oldest) AS oldest_available,
-       (SELECT count(*) FROM hopper_job_history h
-        WHERE h.queue = names.queue AND h.state = 'completed'
+       (SELECT count(*) FROM hopper_job_history_completed h
+        WHERE h.queue = names.queue
           AND h.finalized_at > now() - interval '1 minute') AS completed_last_minute,
        (SELECT q.paused_at IS NOT NULL FROM hopper_queues q WHERE q.name = names.queue)
            AS paused

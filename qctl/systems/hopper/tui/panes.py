@@ -131,8 +131,6 @@ class JobActions:
         self._act("retry")
 
 
-
-
 class JobsPane(JobActions, Redrawn[list[reads.Job]]):
     BINDINGS = [Binding("C", "job_cancel", "Cancel"), Binding("R", "job_retry", "Retry")]
     filter_hint = "filter: words (a state, a queue, a kind)"
