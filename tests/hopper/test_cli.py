@@ -120,3 +120,10 @@ def test_periodic_subscriptions_workflows(hopper: Worker, qctl: Run, pg_schema: 
     assert shown["jobs"][1]["depends_on"] == str(ids[0]) and shown["jobs"][1]["state"] == "pending"
     deps = data(qctl("jobs", "show", str(ids[1]), "-o", "json"))["deps"]
     assert deps == [{"job_id": str(ids[1]), "depends_on": str(ids[0]), "on_failure": "cancel"}]
+
+
+def test_a_noun_hopper_lacks_says_what_to_use(hopper: Worker, qctl: Run) -> None:
+    lacking = qctl("dlq", "list")
+    assert lacking.exit_code == 2
+    assert "hopper databases have no dlq" in lacking.output
+    assert "--state discarded" in lacking.output

@@ -57,6 +57,9 @@ SYSTEM = System(
     screens="qctl.systems.hopper.tui:HOPPER",
     instead={
         "dags": "see `qctl workflows`",
+        "dlq": "hopper's dead letters are its discarded jobs: `qctl jobs list --state discarded`",
+        "cron": "see `qctl periodic list`",
+        "workers": "see `qctl clients list`",
         "vacuum": "hopper's leader drops history partitions itself",
     },
     capabilities=frozenset(),
