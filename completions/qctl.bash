@@ -381,6 +381,7 @@ _qctl() {
         'qctl watch --source' | 'qctl watch -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl watch --name') COMPREPLY=(); return ;;
         'qctl watch --refresh') COMPREPLY=(); return ;;
+        'qctl watch --channel') COMPREPLY=(); return ;;
         'qctl top --refresh') COMPREPLY=(); return ;;
         'qctl demo --duration') COMPREPLY=(); return ;;
         'qctl demo --speed') COMPREPLY=(); return ;;
@@ -498,7 +499,7 @@ _qctl() {
         'qctl maintain') subs=''; opts='--once --interval --source -s --max-reaps --output -o -h --help' ;;
         'qctl replay') subs=''; opts='--subscriber --event-type -t --event-id --since --until --limit -n --dry-run --yes -y --output -o -h --help' ;;
         'qctl nuke') subs=''; opts='--source -s --dry-run --yes -y --output -o -h --help' ;;
-        'qctl watch') subs=''; opts='--entity -e --source -s -h --help --name --refresh' ;;
+        'qctl watch') subs=''; opts='--entity -e --source -s -h --help --name --refresh --channel' ;;
         'qctl top') subs=''; opts='--refresh -h --help' ;;
         'qctl demo') subs=''; opts='--no-tui --duration --speed --reset --seed --yes -y --system -h --help' ;;
         'qctl schedules') subs='list show pause resume trigger backfill'; opts='-h --help' ;;

@@ -224,3 +224,34 @@ def test_read_only_refuses_every_write(hopper: Worker, qctl: Run, pg_schema: str
         refused = qctl(*args, root=("--read-only",))
         assert refused.exit_code != 0 and "read-only" in refused.output, args
     assert snapshot(pg_schema) == before
+
+
+def test_watch_prints_hopper_notifications(hopper: Worker, pg_schema: str) -> None:
+    """``qctl watch`` (the installed command): a qctl pause, as hopper's clients hear it."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    qctl_bin = Path(sys.executable).with_name("qctl")
+    args = ["--dsn", PG_DSN, "--schema", pg_schema]
+    watcher = subprocess.Popen(
+        [str(qctl_bin), *args, "watch", "--channel", "hopper_control"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert watcher.stderr is not None and watcher.stdout is not None
+        assert "watching" in watcher.stderr.readline()
+        db = Database(PG_DSN, pg_schema)
+        try:
+            actions.set_paused(db, "watch-q", True)
+        finally:
+            db.close()
+        line = json.loads(watcher.stdout.readline())
+        assert line["channel"] == "hopper_control" and line["payload"] == "pause:watch-q"
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        assert watcher.wait(20) == 0

@@ -52,6 +52,11 @@ SYSTEM = System(
             "hopper batches and workflows: list, show with the dependency graph.",
             alias="workflow",
         ),
+        "watch": Entry(
+            f"{_CLI}.watch",
+            "watch",
+            "hopper's notifications (inserts, control, done) as JSON lines.",
+        ),
         "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
     },
     screens="qctl.systems.hopper.tui:HOPPER",

@@ -167,6 +167,24 @@ class Database:
         rows = self.all("SELECT version FROM hopper_schema ORDER BY version")
         return SchemaState(tuple(int(r["version"]) for r in rows))
 
+    def notifications(
+        self, channels: Sequence[str], timeout: float | None = None
+    ) -> Iterator[tuple[str, str]]:
+        """``(channel, payload)`` of each notification on ``channels``, on a connection
+        of its own, until ``timeout`` seconds pass without one (None: forever)."""
+        import psycopg
+        from psycopg import sql
+
+        with self._errors():
+            conn = psycopg.connect(self.dsn, autocommit=True, application_name="qctl")
+        try:
+            for channel in channels:
+                conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+            for n in conn.notifies(timeout=timeout):
+                yield n.channel, n.payload
+        finally:
+            conn.close()
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self._conn.close()
