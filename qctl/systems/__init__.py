@@ -112,9 +112,15 @@ def all_aliases() -> dict[str, str]:
 
 
 def lacking(system: System, noun: str) -> str:
-    """The usage error for a noun ``system`` does not have."""
+    """The usage error for a noun ``system`` does not have: what to use instead where
+    there is one, and the nouns it has."""
     hint = system.instead.get(noun)
-    return f"{system.label} databases have no {noun}" + (f"; {hint}" if hint else "")
+    nouns = ", ".join(system.commands)
+    return (
+        f"{system.label} databases have no {noun}"
+        + (f"; {hint}" if hint else "")
+        + (f" (its nouns: {nouns})")
+    )
 
 
 def detect(dsn: str | None, schema: str = "", conn: Any = None) -> System:

@@ -26,21 +26,11 @@ def group(noun: str) -> typer.Typer:
 
 
 def database(ctx: typer.Context, gate: bool = True) -> Database:
-    """The dispatch database of this invocation, opened once (versions gated)."""
-    root = ctx.find_root()
-    db: Database | None = root.meta.get("qctl.dispatch.database")
-    if db is None:
-        from qctl.systems.dispatch.database import Database
-        from qctl_store.dsn import is_postgres
-        from qctl_store.errors import InvalidInput
+    """The dispatch database of this invocation, opened once (versions gated unless
+    ``gate`` is False)."""
+    from qctl.systems.dispatch.database import Database
 
-        cli = common.cli(ctx)
-        if not cli.dsn or not is_postgres(cli.dsn):
-            raise InvalidInput("a dispatch database needs --dsn postgresql://...")
-        db = Database(cli.dsn, cli.schema, cli.read_only, gate=gate)
-        root.meta["qctl.dispatch.database"] = db
-        root.call_on_close(db.close)
-    return db
+    return common.cli(ctx).database(Database, gate=gate)
 
 
 def writable(ctx: typer.Context, action: str, dry_run: bool) -> Database:
