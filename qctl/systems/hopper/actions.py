@@ -175,7 +175,7 @@ def set_paused(db: Database, name: str, paused: bool, dry_run: bool = False) -> 
         return result
     q = reads.queries("actions.sql")
     with db.transaction():
-        db.run(q.queue_pause if paused else q.queue_resume, {"name": name})
+        db.execute(q.queue_pause if paused else q.queue_resume, {"name": name})
         db.one(q.notify, {"channel": CHANNEL_CONTROL, "payload": f"{action}:{name}"})
     return result
 
@@ -210,6 +210,6 @@ def set_limits(
         return result
     q = reads.queries("actions.sql")
     with db.transaction():
-        db.run(q.queue_set_limits, {"name": name, **limits})
+        db.execute(q.queue_set_limits, {"name": name, **limits})
         db.one(q.notify, {"channel": CHANNEL_CONTROL, "payload": f"limit:{name}"})
     return result

@@ -14,14 +14,12 @@ migration advisory lock.
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qctl_store.dsn import redact
-from qctl_store.errors import InvalidInput, ReadOnly, SchemaTooNew
-from qctl_store.sqlfile import identifier
+from qctl.core.sqldb import SqlDatabase
+from qctl_store.errors import SchemaTooNew
 
 KNOWN_VERSIONS: dict[int, str] = {
     1: "schema",
@@ -77,73 +75,39 @@ class SchemaState:
         )
 
 
-class Database:
-    """One autocommit connection (``transaction()`` for a write), its ``search_path``
-    the hopper schema (``--schema``, else ``hopper``, as hopper's ``Config.Schema``)."""
+class Database(SqlDatabase):
+    """A hopper database (PostgreSQL), its ``search_path`` the hopper schema
+    (``--schema``, else ``hopper``, as hopper's ``Config.Schema``); ``state`` is what
+    ``hopper_schema`` says, read again by every write's transaction."""
 
-    def __init__(self, dsn: str, schema: str = "", read_only: bool = False) -> None:
-        self.dsn = dsn
-        self.read_only = read_only
-        self._lock = threading.RLock()
-        self._conn: Any = self._connect(schema or "hopper")
-        self.schema: str = self.one("SELECT current_schema() AS s")["s"]  # type: ignore[index]
-        self.state = self._read_state()
+    label = "hopper"
+    default_schema = "hopper"
+    unsupported = UnsupportedSchema
 
-    @property
-    def location(self) -> str:
-        return redact(self.dsn)
-
-    def _connect(self, schema: str) -> Any:
-        import psycopg
-        from psycopg.rows import dict_row
-
-        if "\x00" in schema:
-            raise InvalidInput("--schema: NUL in the schema name")
-        # The session refuses writes itself when qctl is read-only.
+    def __init__(self, dsn: str, schema: str = "", **session: Any) -> None:
+        """``session``: ``SqlDatabase``'s (``read_only``, the timeouts)."""
+        super().__init__(dsn, schema, **session)
         # JIT compiles for longer than any of qctl's reads runs (tens of milliseconds on
         # the dashboard's aggregate over a large history, for nothing).
-        options = "-c jit=off" + (" -c default_transaction_read_only=on" if self.read_only else "")
-        with self._errors():
-            conn = psycopg.connect(
-                self.dsn,
-                autocommit=True,
-                row_factory=dict_row,
-                connect_timeout=10,
-                application_name="qctl",
-                options=options,
-            )
-            conn.execute("SELECT set_config('search_path', %s, false)", [identifier(schema)])
-        return conn
+        self.all("SELECT set_config('jit', 'off', false)")
+        self.state = self._read_state()
+
+    def missing(self, detail: str) -> SchemaTooNew:
+        version = getattr(self, "state", None)
+        at = f"schema version {version.version}; " if version else ""
+        return UnsupportedSchema(
+            f"hopper schema {self.schema!r} lacks what qctl reads: {detail} ({at}{SUPPORTED})"
+        )
 
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:
         from psycopg import errors as pgerr
 
-        from qctl_store.postgres.base import mapped_errors
-
-        with mapped_errors(self.dsn):
-            try:
+        try:
+            with super()._errors():
                 yield
-            except (pgerr.UndefinedTable, pgerr.UndefinedColumn) as exc:
-                state = getattr(self, "state", None)
-                at = f"schema version {state.version}; " if state else ""
-                raise UnsupportedSchema(
-                    f"hopper schema lacks what qctl reads: {exc.diag.message_primary}"
-                    f" ({at}{SUPPORTED})"
-                ) from None
-
-    def all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
-        with self._lock, self._errors():
-            return list(self._conn.execute(sql, params).fetchall())
-
-    def run(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> None:
-        """A statement that returns no rows."""
-        with self._lock, self._errors():
-            self._conn.execute(sql, params)
-
-    def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> dict[str, Any] | None:
-        rows = self.all(sql, params)
-        return rows[0] if rows else None
+        except pgerr.UndefinedColumn as exc:  # an older hopper schema
+            raise self.missing(str(exc.diag.message_primary)) from None
 
     def require_writable(self) -> None:
         """Refuse a write (before any dry run reads) on a schema version qctl does not
@@ -156,9 +120,7 @@ class Database:
         """A write's transaction, which reads the schema version again first (a hopper
         upgrade may have migrated since qctl connected): nothing is written to a version
         qctl does not know."""
-        if self.read_only:
-            raise ReadOnly("qctl is read-only; the write was refused")
-        with self._lock, self._errors(), self._conn.transaction():
+        with super().transaction():
             self.state = self._read_state()
             self.require_writable()
             yield
@@ -184,7 +146,3 @@ class Database:
                 yield n.channel, n.payload
         finally:
             conn.close()
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._conn.close()

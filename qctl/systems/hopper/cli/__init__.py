@@ -26,21 +26,13 @@ def group(noun: str) -> typer.Typer:
 def database(ctx: typer.Context) -> Database:
     """The hopper database of this invocation, opened once. A schema version qctl does
     not know is read (with a note) but never written to."""
-    root = ctx.find_root()
-    db: Database | None = root.meta.get("qctl.hopper.database")
-    if db is None:
-        from qctl.systems.hopper.database import Database
-        from qctl_store.dsn import is_postgres
-        from qctl_store.errors import InvalidInput
+    from qctl.systems.hopper.database import Database
 
-        cli = common.cli(ctx)
-        if not cli.dsn or not is_postgres(cli.dsn):
-            raise InvalidInput("a hopper database needs --dsn postgresql://...")
-        db = Database(cli.dsn, cli.schema, cli.read_only)
-        root.meta["qctl.hopper.database"] = db
-        root.call_on_close(db.close)
-        if db.state.unknown:
-            note(f"{db.state.refusal()}; reading it as version 8")
+    root = ctx.find_root()
+    db = common.cli(ctx).database(Database)
+    if db.state.unknown and not root.meta.get("qctl.hopper.noted"):
+        root.meta["qctl.hopper.noted"] = True
+        note(f"{db.state.refusal()}; reading it as version 8")
     return db
 
 
