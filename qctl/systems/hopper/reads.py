@@ -198,13 +198,12 @@ def list_jobs(
     limit: int = 50,
     after: uuid.UUID | None = None,
 ) -> list[Job]:
-    """Live and finalized jobs together, newest first; a state filter of live states
-    only (or finalized only) reads one table."""
-    live = not states or any(s in LIVE_STATES for s in states)
-    history = not states or any(s not in LIVE_STATES for s in states)
+    """Live and finalized jobs together, newest first; a table or history partition the
+    state filter excludes is not read."""
     params = {
-        "live": live,
-        "history": history,
+        "live": not states or any(s in LIVE_STATES for s in states),
+        "completed": not states or "completed" in states,
+        "failed": not states or "cancelled" in states or "discarded" in states,
         "states": _any(states),
         "kinds": _any(kinds),
         "queues": _any(queues),

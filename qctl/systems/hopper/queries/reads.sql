@@ -6,10 +6,14 @@
 
 -- name: list_jobs
 -- A page of jobs, live and finalized together, newest first, filtered by states, kinds
--- and queues. Each side walks its id index backwards (hopper_jobs_pkey,
--- hopper_job_history_id) and the merge stops at the limit, as hopper's own JobList
--- (driver/internal/pgsql/jobs.go) reads both tables in id order. States compare as
--- hopper_job_state, not text, so history's partitions by state are pruned.
+-- and queues. Each part walks its id index backwards (hopper_jobs_pkey, the history
+-- partitions' hopper_job_history_id) and the merge stops at the limit, as hopper's own
+-- JobList (driver/internal/pgsql/jobs.go) reads both tables in id order. History is
+-- read as its two partitions by outcome (hoppermigrate/migrations/001:
+-- hopper_job_history_completed, hopper_job_history_failed), each skipped when the
+-- states filter excludes it, or, through its (queue, finalized_at) index, when the
+-- queue filter's queues have no row there: the merge reads one row of every part, and a
+-- part with none would be walked whole. States compare as hopper_job_state.
 (SELECT id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
        attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
        partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, NULL::timestamptz AS finalized_at, NULL::jsonb AS output
@@ -25,12 +29,28 @@ UNION ALL
 (SELECT id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
        attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
        partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, finalized_at, output
- FROM hopper_job_history
- WHERE %(history)s
+ FROM hopper_job_history_completed
+ WHERE %(completed)s
    AND (%(states)s::hopper_job_state[] IS NULL OR state = ANY(%(states)s::hopper_job_state[]))
    AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
    AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
    AND (%(after)s::uuid IS NULL OR id < %(after)s::uuid)
+   AND (%(queues)s::text[] IS NULL
+        OR EXISTS (SELECT 1 FROM hopper_job_history_completed q WHERE q.queue = ANY(%(queues)s::text[])))
+ ORDER BY id DESC
+ LIMIT %(limit)s)
+UNION ALL
+(SELECT id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
+       attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
+       partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, finalized_at, output
+ FROM hopper_job_history_failed
+ WHERE %(failed)s
+   AND (%(states)s::hopper_job_state[] IS NULL OR state = ANY(%(states)s::hopper_job_state[]))
+   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+   AND (%(after)s::uuid IS NULL OR id < %(after)s::uuid)
+   AND (%(queues)s::text[] IS NULL
+        OR EXISTS (SELECT 1 FROM hopper_job_history_failed q WHERE q.queue = ANY(%(queues)s::text[])))
  ORDER BY id DESC
  LIMIT %(limit)s)
 ORDER BY id DESC
