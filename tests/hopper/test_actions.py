@@ -255,3 +255,15 @@ def test_watch_prints_hopper_notifications(hopper: Worker, pg_schema: str) -> No
     finally:
         watcher.send_signal(signal.SIGINT)
         assert watcher.wait(20) == 0
+
+
+def test_retry_of_a_finished_batch_job_says_the_batch_counts_it_again(
+    hopper: Worker, qctl: Run, pg_schema: str
+) -> None:
+    client = hopper.register()
+    batch, (only,) = hopper.workflow("retry-batch", ["one"], [])
+    assert hopper.claim("retry-batch", client) == [only]
+    assert hopper.finalize(only, client, "discarded", error="x")
+    dry = qctl("jobs", "retry", str(only), "--dry-run")
+    assert dry.exit_code == 0
+    assert f"batch {batch} counted it already" in dry.stdout

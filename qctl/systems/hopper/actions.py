@@ -93,6 +93,9 @@ class Retried:
     state: str
     """The state the job was in."""
     from_history: bool
+    batch_id: str | None = None
+    """Its batch: one it finished in was counted down already, and counts it again
+    when it finishes again (hopper's JobRetry leaves the batch as it is)."""
     dry_run: bool = False
 
 
@@ -108,7 +111,12 @@ def retry(db: Database, job_id: uuid.UUID, dry_run: bool = False) -> Retried:
     job = reads.get_job(db, job_id)
     _retryable(job.id, job.state)
     result = Retried(
-        str(job.id), job.kind, job.queue, job.state, job.state not in reads.LIVE_STATES
+        str(job.id),
+        job.kind,
+        job.queue,
+        job.state,
+        job.state not in reads.LIVE_STATES,
+        str(job.batch_id) if job.batch_id else None,
     )
     if dry_run:
         result.dry_run = True

@@ -194,6 +194,8 @@ def retry(
 
     def say(r: actions.Retried) -> str:
         where = " from history" if r.from_history else ""
+        if r.from_history and r.batch_id:
+            where += f" (batch {r.batch_id} counted it already: hopper counts it again)"
         return (
             f"{'would retry' if r.dry_run else 'retried'} hopper job {r.job_id} ({r.state}){where}"
         )
