@@ -17,6 +17,7 @@ _CLI = "qctl.systems.hopper.cli"
 SYSTEM = System(
     name="hopper",
     label="hopper",
+    project="https://github.com/parallelworks/hopper",
     tables=("hopper_jobs", "hopper_schema"),
     default_schema="hopper",
     commands={
