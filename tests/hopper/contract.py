@@ -1,6 +1,6 @@
 """hopper for the contract suite (``tests/systems``): hopper's schema written from its
 migrations (``hopper_schema.sql``; the module proxy refuses hopper), with a waiting job,
-a discarded one, a running one, a client and a queue row, made by the stand-in client
+a discarded one, a running one, a client, a queue row and a stream consumer, made by the stand-in client
 in hopper's own SQL."""
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ def database() -> Iterator[Target]:
         w.insert("ct.run", queue="ct-run")
         w.claim("ct-run", client)
         w.conn.execute("INSERT INTO hopper_queues (name) VALUES ('ct-q')")
+        w.consumer("ct-stream", "ct.#", "ct-q")
         WRITES.clear()
         WRITES.update(
             {
@@ -43,6 +44,7 @@ def database() -> Iterator[Target]:
                 "queues pause": ["ct-q"],
                 "queues resume": ["ct-q"],
                 "queues limit": ["ct-q", "--global", "3"],
+                "streams seek": ["ct-stream", "--earliest"],
                 "db migrate": None,  # hopper's own migrator runs its migrations
             }
         )

@@ -130,6 +130,26 @@ RETURNING j.id
 """
 
 
+PUMP = """
+WITH ev AS (
+  SELECT xid, seq, topic, key, payload, headers, message_id FROM hopper_stream_events
+  WHERE xid >= pg_snapshot_xmin(%(seen)s::pg_snapshot)
+    AND xid < pg_snapshot_xmax(%(now)s::pg_snapshot)
+    AND (xid, seq) > (%(xid)s::text::xid8, %(seq)s::bigint)
+    AND pg_visible_in_snapshot(xid, %(now)s::pg_snapshot)
+    AND NOT pg_visible_in_snapshot(xid, %(seen)s::pg_snapshot)
+    AND topic ~ hopper_topic_regex(%(pattern)s::text)
+  ORDER BY xid, seq
+)
+INSERT INTO hopper_jobs (kind, queue, args, metadata, ordering_key)
+SELECT %(kind)s, %(queue)s, ev.payload,
+  jsonb_build_object('topic', ev.topic, 'position', ev.xid::text || ':' || ev.seq::text), ev.key
+FROM ev
+RETURNING metadata->>'position' AS position
+"""
+"""A whole delta of stream.go streamPumpSQL (no limit), as the leader pumps."""
+
+
 class Worker:
     """One connection to a hopper schema, acting as hopper's client would."""
 
@@ -255,3 +275,41 @@ class Worker:
                     (ids[j], ids[d]),
                 )
         return uuid.UUID(str(batch["id"])), ids
+
+    def consumer(self, name: str, pattern: str, queue: str) -> None:
+        """A stream consumer starting at the latest (stream.go StreamConsumerUpsert)."""
+        self.conn.execute(
+            "INSERT INTO hopper_stream_consumers (name, pattern, kind, queue, seen)"
+            " VALUES (%s, %s, 'deliver', %s, pg_current_snapshot())",
+            (name, pattern, queue),
+        )
+
+    def append(self, topic: str, payload: Any) -> tuple[int, int]:
+        """One event in a transaction of its own (stream.go StreamAppend): its xid, seq."""
+        row = self.conn.execute(
+            "INSERT INTO hopper_stream_events (topic, payload) VALUES (%s, %s::jsonb)"
+            " RETURNING xid::text AS xid, seq",
+            (topic, json.dumps(payload)),
+        ).fetchone()
+        assert row is not None
+        return int(row["xid"]), int(row["seq"])
+
+    def pump(self, name: str) -> list[str]:
+        """Deliver a consumer's whole delta and record the new snapshot as seen; the
+        positions delivered, in order."""
+        with self.conn.transaction():
+            c = self.conn.execute(
+                "SELECT pattern, kind, queue, seen::text AS seen, xid::text AS xid, seq"
+                " FROM hopper_stream_consumers WHERE name = %s FOR UPDATE",
+                (name,),
+            ).fetchone()
+            assert c is not None
+            now = self.conn.execute("SELECT pg_current_snapshot()::text AS s").fetchone()
+            assert now is not None
+            rows = self.conn.execute(PUMP, {**c, "now": now["s"]}).fetchall()
+            self.conn.execute(
+                "UPDATE hopper_stream_consumers SET seen = %s::pg_snapshot, reading = NULL,"
+                " xid = '0', seq = 0 WHERE name = %s",
+                (now["s"], name),
+            )
+        return [r["position"] for r in rows]

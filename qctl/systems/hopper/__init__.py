@@ -53,6 +53,9 @@ SYSTEM = System(
             "hopper batches and workflows: list, show with the dependency graph.",
             alias="workflow",
         ),
+        "streams": Entry(
+            f"{_CLI}.streams", "app", "hopper stream consumers: list, seek.", alias="stream"
+        ),
         "watch": Entry(
             f"{_CLI}.watch",
             "watch",

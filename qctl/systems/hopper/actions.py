@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from qctl.core.errors import WrongState
@@ -220,4 +220,73 @@ def set_limits(
     with db.transaction():
         db.execute(q.queue_set_limits, {"name": name, **limits})
         db.one(q.notify, {"channel": CHANNEL_CONTROL, "payload": f"limit:{name}"})
+    return result
+
+
+EARLIEST_SNAPSHOT = "3:3:"
+"""stream.go earliestSnapshot: sees no transaction (3 is the first id PostgreSQL
+assigns)."""
+
+
+@dataclass
+class Sought:
+    consumer: str
+    to: str
+    """``earliest``, ``latest`` or the position ``xid:seq`` the log resumes after."""
+    before: str
+    """Where the consumer had read to: its snapshot, and its cursor if part way."""
+    dry_run: bool = False
+
+
+def seek(
+    db: Database,
+    name: str,
+    earliest: bool = False,
+    latest: bool = False,
+    at: datetime | None = None,
+    position: str = "",
+    dry_run: bool = False,
+) -> Sought:
+    """Move a stream consumer as hopper's ``StreamConsumerSeek`` does
+    (``driver/internal/pgsql/stream.go``): to the earliest event, past the latest, just
+    before the first event appended at or after ``at``, or to ``position`` (``xid:seq``,
+    the log resuming after that event). The leader's next pump delivers from there; a
+    rewind delivers events again, as new jobs."""
+    if sum(map(bool, (earliest, latest, at, position))) != 1:
+        raise InvalidInput("give one of --earliest, --latest, --time, --position")
+    xid, seq = 0, 0
+    if position:
+        try:
+            xid_text, seq_text = position.split(":")
+            xid, seq = int(xid_text), int(seq_text)
+        except ValueError:
+            raise InvalidInput(f"--position: {position!r} is not XID:SEQ") from None
+        if xid <= 0 or seq < 0:
+            raise InvalidInput(f"--position: {position!r} is not XID:SEQ")
+    db.require_writable()
+    consumer = reads.get_stream_consumer(db, name)
+    cursor = f", at {consumer.xid}:{consumer.seq}" if consumer.reading else ""
+    to = "earliest" if earliest else "latest" if latest else position or f"first event at {at}"
+    result = Sought(consumer.name, to, f"seen {consumer.seen}{cursor}", dry_run)
+    if dry_run:
+        return result
+    q = reads.queries("actions.sql")
+    with db.transaction():
+        if at is not None:
+            first = db.one(q.stream_first_at, {"at": at})
+            if first is None:  # nothing appended since: hopper seeks to the latest
+                latest, result.to = True, "latest (no event at or after the time)"
+            else:
+                xid, seq = int(first["xid"]), int(first["seq"]) - 1
+                result.to = f"{xid}:{seq}"
+        if latest:
+            done = db.one(q.stream_seek_latest, {"name": name})
+        else:
+            snapshot = f"{xid}:{xid}:" if xid else EARLIEST_SNAPSHOT
+            done = db.one(
+                q.stream_seek_snapshot,
+                {"name": name, "snapshot": snapshot, "xid": str(xid), "seq": seq},
+            )
+        if done is None:
+            raise WrongState("streams seek", f"hopper stream consumer {name!r} was removed")
     return result

@@ -156,7 +156,29 @@ class Batch:
     on_complete: Any
 
 
-Row = TypeVar("Row", Job, Dep, Queue, QueueDepth, Client, Periodic, Subscription, Batch)
+@dataclass
+class StreamConsumer:
+    """A stream consumer: it has delivered every transaction visible in ``seen``; part
+    way through a delta, ``reading`` is the delta's snapshot and ``xid``:``seq`` the last
+    event delivered of it."""
+
+    name: str
+    pattern: str
+    kind: str
+    queue: str
+    max_attempts: int | None
+    seen: str
+    reading: str | None
+    xid: str
+    seq: int
+    delivered_at: datetime | None
+    created_at: datetime
+    metadata: Any
+
+
+Row = TypeVar(
+    "Row", Job, Dep, Queue, QueueDepth, Client, Periodic, Subscription, Batch, StreamConsumer
+)
 
 _RENAMED = {"await": "await_"}
 """Columns whose name is a Python keyword."""
@@ -300,3 +322,14 @@ def get_batch(db: Database, batch_id: uuid.UUID) -> tuple[Batch, list[Job]]:
     if not batches:
         raise NoSuchName("get batch", f"no hopper batch {batch_id}")
     return batches[0], _rows(Job, db.all(q.batch_jobs, {"id": batch_id}))
+
+
+def list_stream_consumers(db: Database) -> list[StreamConsumer]:
+    return _rows(StreamConsumer, db.all(queries("reads.sql").list_stream_consumers))
+
+
+def get_stream_consumer(db: Database, name: str) -> StreamConsumer:
+    rows = _rows(StreamConsumer, db.all(queries("reads.sql").get_stream_consumer, {"name": name}))
+    if not rows:
+        raise NoSuchName("get stream consumer", f"no hopper stream consumer {name!r}")
+    return rows[0]

@@ -154,3 +154,27 @@ ON CONFLICT (name) DO UPDATE SET global_limit = EXCLUDED.global_limit, rate_per_
   rate_burst = EXCLUDED.rate_burst, partition_limit = EXCLUDED.partition_limit, aging_seconds = EXCLUDED.aging_seconds,
   tokens = CASE WHEN hopper_queues.rate_per_sec IS DISTINCT FROM EXCLUDED.rate_per_sec THEN NULL ELSE hopper_queues.tokens END,
   updated_at = now();
+
+-- name: stream_first_at
+-- The first event appended at or after an instant, in log order (stream.go
+-- StreamConsumerSeek): a seek to a time resumes just before it.
+SELECT xid::text AS xid, seq FROM hopper_stream_events
+WHERE created_at >= %(at)s
+ORDER BY xid, seq
+LIMIT 1;
+
+-- name: stream_seek_latest
+-- Skip a consumer past everything committed by now (stream.go StreamConsumerSeek,
+-- Latest); transactions still running are delivered when they commit.
+UPDATE hopper_stream_consumers SET seen = pg_current_snapshot(), reading = NULL, xid = '0', seq = 0
+WHERE name = %(name)s
+RETURNING name;
+
+-- name: stream_seek_snapshot
+-- Rewind a consumer to a snapshot and a cursor (stream.go StreamConsumerSeek): the
+-- earliest ('3:3:', which sees no transaction, cursor 0:0), or "x:x:" with the cursor at
+-- (x, seq), which resumes the log at transaction x after event seq.
+UPDATE hopper_stream_consumers
+SET seen = %(snapshot)s::pg_snapshot, reading = NULL, xid = %(xid)s::text::xid8, seq = %(seq)s
+WHERE name = %(name)s
+RETURNING name;

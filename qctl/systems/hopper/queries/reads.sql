@@ -197,3 +197,19 @@ SELECT id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
     FROM hopper_job_history WHERE batch_id = %(id)s
 ) u
 ORDER BY seq;
+
+-- name: list_stream_consumers
+-- Every stream consumer with where it has read to (driver/internal/pgsql/stream.go
+-- StreamConsumerList): the snapshot it has seen, the delta it is part way through, and
+-- the position (xid:seq) of the last event it delivered of that delta.
+SELECT name, pattern, kind, queue, max_attempts, seen::text AS seen, reading::text AS reading,
+       xid::text AS xid, seq, delivered_at, created_at, metadata
+FROM hopper_stream_consumers
+ORDER BY name;
+
+-- name: get_stream_consumer
+-- One stream consumer by name.
+SELECT name, pattern, kind, queue, max_attempts, seen::text AS seen, reading::text AS reading,
+       xid::text AS xid, seq, delivered_at, created_at, metadata
+FROM hopper_stream_consumers
+WHERE name = %(name)s;
