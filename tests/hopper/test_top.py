@@ -1,7 +1,8 @@
 """``qctl top`` on a hopper database: the shared shell with hopper's screens
 (``qctl.systems.hopper.tui``), driven by pilot: polling, the tabs, a queue's jobs, jump
-and detail; cancel, retry and pause leave the same rows as the command line does (both
-call ``qctl.systems.hopper.actions``); read-only hides and refuses them."""
+and detail, clients, workflows, streams; cancel, retry and pause leave the same rows as
+the command line does (both call ``qctl.systems.hopper.actions``); read-only hides and
+refuses them."""
 
 from __future__ import annotations
 
@@ -87,6 +88,8 @@ def test_dashboard_and_command_line_leave_the_same_rows(
     assert qctl("jobs", "cancel", str(waiting[0]), "--yes").exit_code == 0
     assert qctl("jobs", "retry", str(dead[0]), "--yes").exit_code == 0
     assert qctl("queues", "pause", "tui-cli", "--yes").exit_code == 0
+    batch, _ = hopper.workflow("tui-wf", ["a", "b"], [(1, 0)])
+    hopper.consumer("tui-stream", "tui.#", "tui-q")
 
     async def scenario(app: QctlTop, pilot: Any) -> None:
         bar = app.screen.query_one(StatusBar)
@@ -127,6 +130,11 @@ def test_dashboard_and_command_line_leave_the_same_rows(
             lambda: any(r[1] == "tui-host" for r in cells(app, "hopper-clients").values()),
             10,
         )
+        await pilot.press("4")
+        await until(pilot, lambda: str(batch) in cells(app, "hopper-workflows"), 10)
+        assert cells(app, "hopper-workflows")[str(batch)][1:4] == ["wf-tui-wf", "2", "2"]
+        await pilot.press("5")
+        await until(pilot, lambda: "tui-stream" in cells(app, "hopper-streams"), 10)
 
     dashboard(pg_schema, scenario)
     same(pg_schema, waiting[0], waiting[1])

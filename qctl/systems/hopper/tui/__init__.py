@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 HELP = """\
 qctl top: live view of a hopper database (polling)
 
-  1-3        switch screen: Queues, Jobs, Clients
+  1-5        switch screen: Queues, Jobs, Clients, Workflows, Streams
   enter      drill in (a queue's jobs, a job's detail)   esc   back
   /          filter the current list                     r     refresh now
   p          pause / resume automatic refresh            q     quit (top level)
@@ -32,6 +32,8 @@ Queues:  paused, live jobs per state, oldest claimable age, completed last minut
 Jobs:    the newest jobs, live and finalized (/ words: a state, a queue, a kind)
 Detail:  every column of the job, its attempt errors, its workflow edges
 Clients: client leases, live or expired, the leader, jobs each runs
+Workflows: the newest batches and workflows and their progress (read-only)
+Streams: stream consumers and where each has read to (seek: qctl streams seek)
 
 Actions (a dry run, then confirmed; hidden with --read-only):
   Jobs and detail: C cancel (a running job: cancel requested), R retry
@@ -52,6 +54,12 @@ Detail: attempt, at, error: each failed attempt, when, and its error.
 Clients: id: the client's lease id; hostname: where it runs; started: when it
   registered; lease: live, or expired (fenced: its jobs are rescued); leader: the
   client holding the leadership; running: jobs it holds running.
+Workflows: id: the batch's id; name: the workflow's name (empty for a plain batch);
+  total: its jobs; pending: not finished yet; failed: cancelled or discarded; created:
+  when it was inserted; completed: when its last job finished.
+Streams: consumer: the consumer's name; pattern: the topics it takes (AMQP syntax);
+  kind, queue: of the jobs it delivers; cursor: part way through a delta, the last event
+  delivered (xid:seq); delivered: when it last delivered.
 """
 
 
@@ -63,6 +71,8 @@ class HopperScreens(SystemScreens):
             ("queues", "Queues", "QueuesPane"),
             ("jobs", "Jobs", "JobsPane"),
             ("clients", "Clients", "ClientsPane"),
+            ("workflows", "Workflows", "WorkflowsPane"),
+            ("streams", "Streams", "StreamsPane"),
         ]
     )
     help = HELP

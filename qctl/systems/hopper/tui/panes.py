@@ -264,3 +264,70 @@ class JobDetailScreen(JobActions, DetailScreen):
 
     def current_job(self) -> str | None:
         return str(self.record_id)
+
+
+class WorkflowsPane(Redrawn[list[reads.Batch]]):
+    filter_hint = "filter workflow name (substring)"
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_filter()
+        yield table(
+            "hopper-workflows", "id", "name", "total", "pending", "failed", "created", "completed"
+        )
+
+    def fetch(self, db: Database) -> list[reads.Batch]:
+        return reads.list_batches(db, limit=PAGE)
+
+    def render_data(self) -> None:
+        now = self.top.clock()
+        refill(
+            self.query_one("#hopper-workflows", DataTable),
+            [
+                (
+                    str(b.id),
+                    [
+                        str(b.id),
+                        fmt.safe(b.name or ""),
+                        b.total,
+                        b.pending,
+                        b.failed,
+                        fmt.ago(b.created_at, now),
+                        fmt.ago(b.completed_at, now) if b.completed_at else "",
+                    ],
+                )
+                for b in self.data or []
+                if _matches(self.filter_text, b.name or "")
+            ],
+        )
+
+
+class StreamsPane(Redrawn[list[reads.StreamConsumer]]):
+    filter_hint = "filter consumer name or pattern (substring)"
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_filter()
+        yield table("hopper-streams", "consumer", "pattern", "kind", "queue", "cursor", "delivered")
+
+    def fetch(self, db: Database) -> list[reads.StreamConsumer]:
+        return reads.list_stream_consumers(db)
+
+    def render_data(self) -> None:
+        now = self.top.clock()
+        refill(
+            self.query_one("#hopper-streams", DataTable),
+            [
+                (
+                    c.name,
+                    [
+                        c.name,
+                        c.pattern,
+                        c.kind,
+                        c.queue,
+                        f"{c.xid}:{c.seq}" if c.reading else "",
+                        fmt.ago(c.delivered_at, now) if c.delivered_at else "",
+                    ],
+                )
+                for c in self.data or []
+                if _matches(self.filter_text, c.name, c.pattern)
+            ],
+        )
