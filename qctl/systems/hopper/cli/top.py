@@ -10,8 +10,8 @@ from qctl.systems.hopper.cli import database
 
 def top(ctx: typer.Context, refresh: common.Refresh = 2.0) -> None:
     """Live dashboard of a hopper database (polling): queues, jobs with their detail,
-    clients; cancel and retry a job, pause and resume a queue (hidden by --read-only).
-    Press ? in it for the keys."""
+    clients, workflows, stream consumers; cancel and retry a job, pause and resume a
+    queue (hidden by --read-only). Press ? in it for the keys."""
     from qctl.systems.hopper.tui import HOPPER
     from qctl.tui.app import run
 
