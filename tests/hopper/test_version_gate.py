@@ -65,3 +65,25 @@ def test_an_older_version_is_not_written(fresh_pg_schema: str) -> None:
     assert "version 5, not 8" in refused.output
     listed = qctl("jobs", "list", "-o", "json")
     assert listed.exit_code == 0 and str(job) in listed.stdout
+
+
+def test_a_migration_after_connecting_is_seen_by_the_write(fresh_pg_schema: str) -> None:
+    """The dashboard stays connected while hopper upgrades: each write's transaction reads
+    the version again, so nothing is written to a schema migrated since."""
+    import pytest
+
+    from qctl.systems.hopper import actions
+    from qctl.systems.hopper.database import Database, UnsupportedSchema
+
+    install(fresh_pg_schema)
+    db = Database(PG_DSN, fresh_pg_schema)
+    try:
+        assert db.state.writable
+        with raw_pg(fresh_pg_schema) as c:
+            c.execute("INSERT INTO hopper_schema (version) VALUES (9)")
+        with pytest.raises(UnsupportedSchema, match="version 9"):
+            actions.set_paused(db, "late-q", True)
+    finally:
+        db.close()
+    with raw_pg(fresh_pg_schema) as c:
+        assert c.execute("SELECT count(*) FROM hopper_queues").fetchone() == (0,)
