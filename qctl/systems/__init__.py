@@ -62,6 +62,13 @@ class System:
     ``seed``, ``yes``); empty where it has none."""
     instead: Mapping[str, str] = field(default_factory=dict)
     """For a noun it lacks: what to do instead (``jobs``: "see `qctl workflows`")."""
+    database: str = ""
+    """``module:Class`` of its connection, a ``qctl.core.sqldb.SqlDatabase``; empty: its
+    database is an azync store, opened through ``qctl_store``."""
+    preloads: Mapping[str, str] = field(default_factory=dict)
+    """Reads ``qctl top`` starts while Textual is imported: pane id → ``module:function``
+    (``function(handle)``, importing no Textual), its result that pane's first data
+    (``qctl.tui.preload``)."""
     project: str = ""
     """Where the system's own project lives (the man page's SEE ALSO)."""
     capabilities: frozenset[str] = frozenset()

@@ -47,7 +47,9 @@ SYSTEM = System(
             alias="version",
         ),
         "vacuum": Entry(f"{_CLI}.vacuum", "app", "Retention: delete old finished workflows."),
-        "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
+        "top": Entry(
+            "qctl.cli.top", "top", "The live dashboard (polling): workflows, queues, schedules."
+        ),
         "watch": Entry(
             f"{_CLI}.watch", "watch", "Workflows created, started, completed: JSON lines."
         ),
@@ -56,6 +58,7 @@ SYSTEM = System(
         "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     screens="qctl.systems.dbos.tui:DBOS",
+    database="qctl.systems.dbos.database:Database",
     demo="qctl.systems.dbos.cli.demo:demo",
     instead={
         "jobs": "see `qctl workflows`",

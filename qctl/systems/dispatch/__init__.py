@@ -41,9 +41,12 @@ SYSTEM = System(
             "dispatch workflow runs: list, show with checkpoints (read-only).",
             alias="workflow",
         ),
-        "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
+        "top": Entry(
+            "qctl.cli.top", "top", "The live dashboard (polling): queues, jobs, DLQ, cron, workers."
+        ),
     },
     screens="qctl.systems.dispatch.tui:DISPATCH",
+    database="qctl.systems.dispatch.database:Database",
     instead={
         "vacuum": "see `qctl dlq purge`",
     },

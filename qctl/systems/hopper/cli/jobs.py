@@ -9,9 +9,10 @@ from typing import Annotated, Any
 
 import typer
 
-from qctl.cli.common import After, DryRun, Output, PageLimit, Yes
-from qctl.cli.each import MAX_TARGETS, MaxOpt, act_each, capped
+from qctl.cli import common
+from qctl.cli.common import MAX_TARGETS, After, DryRun, MaxOpt, Output, PageLimit, Yes
 from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note
+from qctl.core import bulk
 from qctl.systems.hopper import actions, reads
 from qctl.systems.hopper.cli import database, group, writable
 from qctl.systems.hopper.database import Database
@@ -106,17 +107,14 @@ def _targets(
     max_targets: int,
 ) -> list[uuid.UUID]:
     """Jobs by id, or every job the filters match (newest first, at most ``--max``)."""
+    bulk.select(ids, bool(states or kind or queue), f"jobs {verb}", "job")
     if ids:
-        if states or kind or queue:
-            raise InvalidInput("give job ids or filter options, not both")
         return [reads.resolve_job(db, i) for i in ids]
-    if not (states or kind or queue):
-        raise InvalidInput(f"jobs {verb}: give job ids or at least one filter option")
     states = states or list(allowed)
     if not set(states) <= set(allowed):
         raise InvalidInput(f"--state: jobs {verb} takes {', '.join(allowed)} jobs")
     found = reads.list_jobs(db, states, kind, queue, max_targets + 1)
-    return capped([j.id for j in found], max_targets, "jobs")
+    return bulk.capped([j.id for j in found], max_targets, "jobs")
 
 
 def _run(
@@ -137,7 +135,7 @@ def _run(
     db = writable(ctx, f"jobs {verb}", dry_run)
     targets = _targets(db, ids, _states(state), kind, queue, allowed, verb, max_targets)
     ask = f"{verb.capitalize()} {len(targets)} hopper job(s)?"
-    act_each(db, targets, act, output, dry_run, yes, ask, say)
+    common.act_each(targets, lambda t, dry: act(db, t, dry), say, ask, output, dry_run, yes)
 
 
 CANCELLABLE = reads.LIVE_STATES
