@@ -46,8 +46,18 @@ def test_a_bulk_rewind_stopped_part_way_reports_done_failed_and_not_tried() -> N
             ).fetchall()
             result = CliRunner().invoke(
                 app,
-                ["--dsn", url, "--lock-timeout", "700ms", "workflows", "rewind", *ids]
-                + ["--yes", "-o", "json"],
+                [
+                    "--dsn",
+                    url,
+                    "--lock-timeout",
+                    "700ms",
+                    "workflows",
+                    "rewind",
+                    *ids,
+                    "--yes",
+                    "-o",
+                    "json",
+                ],
             )
             other.rollback()
             statuses = [

@@ -248,8 +248,7 @@ def test_a_bulk_cancel_stopped_part_way_reports_what_it_did(
     from tests.conftest import PG_DSN
 
     ids = [
-        dispatch.call("enqueue", name="p", queue="part-q", payload={"n": n})["id"]
-        for n in range(3)
+        dispatch.call("enqueue", name="p", queue="part-q", payload={"n": n})["id"] for n in range(3)
     ]
     with psycopg.connect(PG_DSN) as other:
         other.execute(
