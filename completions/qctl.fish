@@ -3,13 +3,15 @@ function __qctl_path
     set -l cmdpath qctl
     for w in (commandline -opc)[2..-1]
         switch "$cmdpath $w"
-            case 'qctl db' 'qctl db migrate' 'qctl db tune' 'qctl db status' 'qctl jobs' 'qctl jobs list' 'qctl jobs show' 'qctl jobs attempts' 'qctl jobs enqueue' 'qctl jobs retry' 'qctl jobs run-now' 'qctl jobs archive' 'qctl jobs pause' 'qctl jobs resume' 'qctl jobs delete' 'qctl jobs vacuum-dead' 'qctl jobs cancel' 'qctl dags' 'qctl dags list' 'qctl dags counts' 'qctl dags show' 'qctl dags find' 'qctl dags signal' 'qctl dags pause' 'qctl dags retry' 'qctl dags compensate' 'qctl dags cancel' 'qctl events' 'qctl events list' 'qctl events show' 'qctl events publish' 'qctl events stats' 'qctl events retain' 'qctl subscribers' 'qctl subscribers list' 'qctl subscribers register' 'qctl subscribers delete' 'qctl queues' 'qctl queues list' 'qctl queues stats' 'qctl queues daily' 'qctl queues throughput' 'qctl queues show' 'qctl queues pause' 'qctl queues resume' 'qctl queues limit' 'qctl workflows' 'qctl workflows list' 'qctl workflows show' 'qctl workflows signal' 'qctl workflows cancel' 'qctl workflows suspend' 'qctl workflows resume' 'qctl workflows resolve' 'qctl workflows stalled' 'qctl workflows counts' 'qctl workflows steps' 'qctl workflows events' 'qctl workflows streams' 'qctl workflows messages' 'qctl workflows delete' 'qctl workflows fork' 'qctl workflows rewind' 'qctl workflows set-delay' 'qctl vacuum' 'qctl vacuum completed' 'qctl vacuum dead' 'qctl vacuum stats' 'qctl vacuum idempotency' 'qctl vacuum dags' 'qctl vacuum workflows' 'qctl vacuum all' 'qctl maintain' 'qctl replay' 'qctl nuke' 'qctl watch' 'qctl top' 'qctl demo' 'qctl schedules' 'qctl schedules list' 'qctl schedules show' 'qctl schedules pause' 'qctl schedules resume' 'qctl schedules trigger' 'qctl schedules backfill' 'qctl versions' 'qctl versions list' 'qctl versions set-latest' 'qctl dlq' 'qctl dlq list' 'qctl dlq show' 'qctl dlq replay' 'qctl dlq purge' 'qctl cron' 'qctl cron list' 'qctl cron enable' 'qctl cron disable' 'qctl cron delete' 'qctl workers' 'qctl workers list' 'qctl clients' 'qctl clients list' 'qctl stats' 'qctl periodic' 'qctl periodic list' 'qctl subscriptions' 'qctl subscriptions list' 'qctl streams' 'qctl streams list' 'qctl streams seek'
+            case 'qctl context' 'qctl context list' 'qctl context current' 'qctl context use' 'qctl context add' 'qctl context delete' 'qctl version' 'qctl db' 'qctl db migrate' 'qctl db tune' 'qctl db status' 'qctl jobs' 'qctl jobs list' 'qctl jobs show' 'qctl jobs attempts' 'qctl jobs enqueue' 'qctl jobs retry' 'qctl jobs run-now' 'qctl jobs archive' 'qctl jobs pause' 'qctl jobs resume' 'qctl jobs delete' 'qctl jobs vacuum-dead' 'qctl jobs cancel' 'qctl dags' 'qctl dags list' 'qctl dags counts' 'qctl dags show' 'qctl dags find' 'qctl dags signal' 'qctl dags pause' 'qctl dags retry' 'qctl dags compensate' 'qctl dags cancel' 'qctl events' 'qctl events list' 'qctl events show' 'qctl events publish' 'qctl events stats' 'qctl events retain' 'qctl subscribers' 'qctl subscribers list' 'qctl subscribers register' 'qctl subscribers delete' 'qctl queues' 'qctl queues list' 'qctl queues stats' 'qctl queues daily' 'qctl queues throughput' 'qctl queues show' 'qctl queues pause' 'qctl queues resume' 'qctl queues limit' 'qctl workflows' 'qctl workflows list' 'qctl workflows show' 'qctl workflows signal' 'qctl workflows cancel' 'qctl workflows suspend' 'qctl workflows resume' 'qctl workflows resolve' 'qctl workflows stalled' 'qctl workflows counts' 'qctl workflows steps' 'qctl workflows events' 'qctl workflows streams' 'qctl workflows messages' 'qctl workflows delete' 'qctl workflows fork' 'qctl workflows rewind' 'qctl workflows set-delay' 'qctl vacuum' 'qctl vacuum completed' 'qctl vacuum dead' 'qctl vacuum stats' 'qctl vacuum idempotency' 'qctl vacuum dags' 'qctl vacuum workflows' 'qctl vacuum all' 'qctl maintain' 'qctl replay' 'qctl nuke' 'qctl watch' 'qctl top' 'qctl demo' 'qctl schedules' 'qctl schedules list' 'qctl schedules show' 'qctl schedules pause' 'qctl schedules resume' 'qctl schedules trigger' 'qctl schedules backfill' 'qctl versions' 'qctl versions list' 'qctl versions set-latest' 'qctl dlq' 'qctl dlq list' 'qctl dlq show' 'qctl dlq replay' 'qctl dlq purge' 'qctl cron' 'qctl cron list' 'qctl cron enable' 'qctl cron disable' 'qctl cron delete' 'qctl workers' 'qctl workers list' 'qctl clients' 'qctl clients list' 'qctl stats' 'qctl periodic' 'qctl periodic list' 'qctl subscriptions' 'qctl subscriptions list' 'qctl streams' 'qctl streams list' 'qctl streams seek'
                 set cmdpath "$cmdpath $w"
         end
     end
     echo $cmdpath
 end
 complete -c qctl -f
+complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a context -d 'Named contexts: list, current, use, add, delete.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a version -d 'qctl\'s version (as --version).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a db -d 'Database schema: migrate, status and tune.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a jobs -d 'Jobs of every source: list, show, enqueue, retry, pause, delete.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a dags -d 'Declared DAG runs: list, show the graph, signal, retry, compensate.'
@@ -44,6 +46,29 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l lock-timeout -x -d 'Postg
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l no-color -d 'No colours (env NO_COLOR).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l version -d 'Print the version.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context\'' -a list -d 'The contexts of the config file; CURRENT marks the one in effect.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context\'' -a current -d 'The name of the context in effect (--context, QCTL_CONTEXT or default_context).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context\'' -a use -d 'Make NAME the default context (default_context in the config file).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context\'' -a add -d 'Add a context (--dsn, and --schema, --system, --read-only as the root options).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context\'' -a delete -d 'Delete a context (and the default_context naming it).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context list\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context list\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context current\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context use\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context use\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context add\'' -l dsn -x -d 'postgresql://... or sqlite:///path.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context add\'' -l schema -x -d 'Schema.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context add\'' -l system -x -d 'The system it holds.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context add\'' -l read-only -d 'Never write.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context add\'' -l replace -d 'Replace a context of that name.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context add\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context add\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context delete\'' -l dry-run -d 'Say what would be done; write nothing.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context delete\'' -l yes -s y -d 'Answer yes to the confirmation (needed off a terminal).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context delete\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl context delete\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl version\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl db\'' -a migrate -d 'Bring azync\'s schema up to date (goose-compatible version table).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl db\'' -a tune -d 'Add the console\'s own indexes (PostgreSQL): one for paused jobs, which...'
 complete -c qctl -n 'test (__qctl_path) = \'qctl db\'' -a status -d 'Schema versions, change triggers, push or poll; the context and the wake...'

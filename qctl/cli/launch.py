@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from qctl import startup
 from qctl.cli.argv import ROOT_FLAGS, ROOT_OPTIONS, arrange, undecodable
-from qctl.cli.errors import ExitCode, fail, failed
+from qctl.cli.errors import ExitCode, closed_pipe, fail, failed
 
 if TYPE_CHECKING:
     from qctl.cli.context import CliContext
@@ -142,7 +142,7 @@ def run() -> None:
         except KeyboardInterrupt:
             code = ExitCode.INTERRUPTED
         except OSError as exc:
-            code = ExitCode.FAILURE if exc.errno == errno.EPIPE else failed(exc)
+            code = closed_pipe() if exc.errno == errno.EPIPE else failed(exc)
         except Exception as exc:
             code = failed(exc)
     if code is None:

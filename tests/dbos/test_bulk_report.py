@@ -44,21 +44,9 @@ def test_a_bulk_rewind_stopped_part_way_reports_done_failed_and_not_tried() -> N
                 "SELECT 1 FROM dbos.workflow_status WHERE workflow_uuid = %s FOR UPDATE",
                 (ids[1],),
             ).fetchall()
-            result = CliRunner().invoke(
-                app,
-                [
-                    "--dsn",
-                    url,
-                    "--lock-timeout",
-                    "700ms",
-                    "workflows",
-                    "rewind",
-                    *ids,
-                    "--yes",
-                    "-o",
-                    "json",
-                ],
-            )
+            root = ["--dsn", url, "--lock-timeout", "700ms"]
+            verb = ["workflows", "rewind", *ids, "--yes", "-o", "json"]
+            result = CliRunner().invoke(app, [*root, *verb])
             other.rollback()
             statuses = [
                 other.execute(

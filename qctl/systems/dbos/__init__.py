@@ -21,6 +21,8 @@ SYSTEM = System(
     name="dbos",
     label="DBOS",
     project="https://github.com/dbos-inc/dbos-transact-py",
+    # what DBOS's own CLI reads (dbos/cli/cli.py)
+    dsn_env="DBOS_SYSTEM_DATABASE_URL",
     tables=("workflow_status", "dbos_migrations"),
     default_schema="dbos",
     commands={
@@ -44,7 +46,6 @@ SYSTEM = System(
             f"{_CLI}.versions",
             "app",
             "DBOS application versions: list, set-latest.",
-            alias="version",
         ),
         "vacuum": Entry(f"{_CLI}.vacuum", "app", "Retention: delete old finished workflows."),
         "top": Entry(
