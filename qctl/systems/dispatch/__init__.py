@@ -28,10 +28,10 @@ SYSTEM = System(
             f"{_CLI}.queues", "app", "Per queue: jobs by state, oldest pending age.", alias="queue"
         ),
         "dlq": Entry(
-            f"{_CLI}.dlq", "app", "dispatch's dead-letter queue: list, show, replay, purge."
+            f"{_CLI}.dlq", "app", "dispatch's dead-letter queue: list, show, replay (--all), purge."
         ),
         "cron": Entry(
-            f"{_CLI}.cron", "app", "dispatch cron entries: list, enable, disable, delete."
+            f"{_CLI}.cron", "app", "dispatch cron entries: list, enable, disable, trigger, delete."
         ),
         "workers": Entry(f"{_CLI}.workers", "app", "dispatch workers: list.", alias="worker"),
         "workflows": Entry(
@@ -40,11 +40,15 @@ SYSTEM = System(
             "dispatch workflow runs: list, show with checkpoints (read-only).",
             alias="workflow",
         ),
+        "stats": Entry(f"{_CLI}.stats", "stats", "Jobs and workflow runs per state, DLQ entries."),
+        "vacuum": Entry(
+            f"{_CLI}.vacuum",
+            "app",
+            "Retention: delete old finished jobs, acked events, replayed DLQ entries.",
+        ),
         "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
     },
     screens="qctl.systems.dispatch.tui:DISPATCH",
-    instead={
-        "vacuum": "see `qctl dlq purge`",
-    },
+    instead={},
     capabilities=frozenset(),
 )

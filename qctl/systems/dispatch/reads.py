@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -148,7 +149,24 @@ class QueueStats:
     oldest_pending_age: timedelta | None
 
 
-Row = TypeVar("Row", Job, DLQEntry, CronEntry, Worker, QueueStats, Run, Checkpoint)
+@dataclass
+class Stats:
+    """api/stats_handler.go's answer: jobs per state, DLQ entries, runs per state."""
+
+    pending: int
+    running: int
+    completed: int
+    failed: int
+    retrying: int
+    cancelled: int
+    dlq: int
+    dlq_unreplayed: int
+    runs_running: int
+    runs_completed: int
+    runs_failed: int
+
+
+Row = TypeVar("Row", Job, DLQEntry, CronEntry, Worker, QueueStats, Run, Checkpoint, Stats)
 
 
 _PAYLOADS = frozenset({"payload", "input", "output", "data"})
@@ -215,16 +233,23 @@ def list_jobs(
     return _rows(Job, db.all(queries("reads.sql").list_jobs, params))
 
 
+_TYPEID_PREFIX = re.compile(r"[a-z]+_[0-9a-z]*")
+_TOP = "z" * 40
+"""Sorts after every id suffix of TypeID digits, so a prefix's ids are one index range."""
+
+
 def _resolve(db: Database, what: str, prefix: str, exact: str, starting: str, text: str) -> str:
     """A dispatch id typed whole (looked up by primary key), without its type prefix
-    (``job_``), or as a unique prefix of either form (dispatch v0.1.0 indexes ids for
-    equality only: a prefix is a scan)."""
+    (``job_``), or as a unique prefix of either form (a range of the primary key)."""
     if not text:
         raise InvalidInput(f"{what} id: empty")
     full = text if text.startswith(prefix) else prefix + text
     if db.one(exact, {"id": full}):
         return full
-    ids = [r["id"] for r in db.all(starting, {"prefix": full})]
+    full = full.lower()  # TypeIDs are lower-case
+    if not _TYPEID_PREFIX.fullmatch(full):
+        raise InvalidInput(f"{what} id {text!r}: not a dispatch id or a prefix of one")
+    ids = [r["id"] for r in db.all(starting, {"prefix": full, "top": _TOP})]
     if not ids:
         raise NoSuchName(f"get {what}", f"no dispatch {what} {text!r}")
     if len(ids) > 1:
@@ -321,3 +346,7 @@ def get_run(db: Database, run_id: str) -> tuple[Run, list[Checkpoint]]:
     if not runs:
         raise NoSuchName("get workflow run", f"no dispatch workflow run {run_id!r}")
     return runs[0], _rows(Checkpoint, db.all(q.run_checkpoints, {"id": run_id}))
+
+
+def stats(db: Database) -> Stats:
+    return _rows(Stats, db.all(queries("reads.sql").stats))[0]

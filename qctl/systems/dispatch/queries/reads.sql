@@ -26,8 +26,14 @@ FROM dispatch_jobs
 WHERE id = %(id)s;
 
 -- name: job_ids_with_prefix
--- At most two job ids starting with a prefix (a unique prefix names one job).
-SELECT id FROM dispatch_jobs WHERE starts_with(id, %(prefix)s) ORDER BY id LIMIT 2;
+-- At most two job ids starting with a prefix (a unique prefix names one job): a range
+-- of the primary key's index, never a scan. The prefix is a TypeID's (type, '_', then
+-- base32 digits and lower-case letters) and %(top)s a run of 'z' longer than any id, so
+-- [prefix, prefix || top] holds every id starting with the prefix in any collation
+-- (these characters sort as in C); starts_with rechecks each row the range yields.
+SELECT id FROM dispatch_jobs
+WHERE id >= %(prefix)s AND id <= %(prefix)s || %(top)s AND starts_with(id, %(prefix)s)
+ORDER BY id LIMIT 2;
 
 -- name: dlq_of_job
 -- The DLQ entries of one job, newest first.
@@ -76,8 +82,10 @@ FROM dispatch_dlq
 WHERE id = %(id)s;
 
 -- name: dlq_ids_with_prefix
--- At most two DLQ entry ids starting with a prefix.
-SELECT id FROM dispatch_dlq WHERE starts_with(id, %(prefix)s) ORDER BY id LIMIT 2;
+-- At most two DLQ entry ids starting with a prefix (a range, as job_ids_with_prefix).
+SELECT id FROM dispatch_dlq
+WHERE id >= %(prefix)s AND id <= %(prefix)s || %(top)s AND starts_with(id, %(prefix)s)
+ORDER BY id LIMIT 2;
 
 -- name: list_cron
 -- Every cron entry, by name.
@@ -119,8 +127,10 @@ FROM dispatch_workflow_runs
 WHERE id = %(id)s;
 
 -- name: run_ids_with_prefix
--- At most two workflow run ids starting with a prefix.
-SELECT id FROM dispatch_workflow_runs WHERE starts_with(id, %(prefix)s) ORDER BY id LIMIT 2;
+-- At most two workflow run ids starting with a prefix (a range, as job_ids_with_prefix).
+SELECT id FROM dispatch_workflow_runs
+WHERE id >= %(prefix)s AND id <= %(prefix)s || %(top)s AND starts_with(id, %(prefix)s)
+ORDER BY id LIMIT 2;
 
 -- name: run_checkpoints
 -- The checkpoints of one run (a step that finished), in the order they were written.
@@ -129,3 +139,19 @@ SELECT id, step_name, created_at, data
 FROM dispatch_checkpoints
 WHERE run_id = %(id)s
 ORDER BY created_at, id;
+
+-- name: stats
+-- dispatch's admin stats (api/stats_handler.go stats): jobs per state (its CountJobs),
+-- DLQ entries (CountDLQ) and of them the ones not replayed, workflow runs per state.
+SELECT
+    (SELECT count(*) FROM dispatch_jobs WHERE state = 'pending') AS pending,
+    (SELECT count(*) FROM dispatch_jobs WHERE state = 'running') AS running,
+    (SELECT count(*) FROM dispatch_jobs WHERE state = 'completed') AS completed,
+    (SELECT count(*) FROM dispatch_jobs WHERE state = 'failed') AS failed,
+    (SELECT count(*) FROM dispatch_jobs WHERE state = 'retrying') AS retrying,
+    (SELECT count(*) FROM dispatch_jobs WHERE state = 'cancelled') AS cancelled,
+    (SELECT count(*) FROM dispatch_dlq) AS dlq,
+    (SELECT count(*) FROM dispatch_dlq WHERE replayed_at IS NULL) AS dlq_unreplayed,
+    (SELECT count(*) FROM dispatch_workflow_runs WHERE state = 'running') AS runs_running,
+    (SELECT count(*) FROM dispatch_workflow_runs WHERE state = 'completed') AS runs_completed,
+    (SELECT count(*) FROM dispatch_workflow_runs WHERE state = 'failed') AS runs_failed;

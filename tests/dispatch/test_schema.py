@@ -1,0 +1,123 @@
+"""dispatch's schema reproduced from its public repository (``schema_6f7dda7.sql``: main
+at 6f7dda7, tag v1.5.3) equals what dispatch v0.1.0's own migrator creates for the
+versions both have (all seven), and qctl operates a database made either way; a newer
+dispatch's versions are read but never written (exit 5)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from qctl.cli.main import app
+from tests.conftest import PG_DSN, raw_pg
+from tests.go.harness import Harness
+from tests.postgres.catalog import catalog_diff, read_catalog
+
+SCHEMA_SQL = Path(__file__).with_name("schema_6f7dda7.sql")
+
+
+def reproduce(schema: str) -> None:
+    """Create ``schema`` as dispatch's migrations at 6f7dda7 leave it."""
+    with raw_pg("public") as c:
+        c.execute(f'CREATE SCHEMA "{schema}"')
+    with raw_pg(schema) as c:
+        c.execute(SCHEMA_SQL.read_text())
+
+
+@pytest.fixture(scope="module")
+def reproduced(pg_schema: str) -> Iterator[str]:
+    reproduce(pg_schema + "_r")
+    yield pg_schema + "_r"
+    with raw_pg("public") as c:
+        c.execute(f'DROP SCHEMA "{pg_schema}_r" CASCADE')
+
+
+def versions(schema: str) -> list[tuple[str, str, str]]:
+    with raw_pg(schema) as c:
+        return [
+            tuple(r)
+            for r in c.execute(
+                'SELECT version, name, "group" FROM grove_migrations ORDER BY version'
+            )
+        ]
+
+
+def test_the_reproduction_equals_dispatchs_own_migrator(
+    dispatch: Harness, pg_schema: str, reproduced: str
+) -> None:
+    with raw_pg("public") as c:
+        own, ours = read_catalog(c, pg_schema), read_catalog(c, reproduced)
+    assert catalog_diff(ours, own) == []
+    assert own["indexes"]["idx_dispatch_jobs_dequeue"].startswith("CREATE INDEX")
+    assert versions(reproduced) == versions(pg_schema)
+    assert len(versions(pg_schema)) == 7
+
+
+def cli(schema: str, *args: str) -> object:
+    return CliRunner().invoke(app, ["--dsn", PG_DSN, "--schema", schema, *args])
+
+
+def test_qctl_operates_the_reproduced_schema(reproduced: str) -> None:
+    status = cli(reproduced, "db", "status", "-o", "json")
+    assert status.exit_code == 0, status.output  # type: ignore[attr-defined]
+    report = json.loads(status.stdout)  # type: ignore[attr-defined]
+    assert report["supported"] is True and "6f7dda7" in report["supported_versions"]
+    with raw_pg(reproduced) as c:
+        c.execute(
+            "INSERT INTO dispatch_jobs (id, name, payload) VALUES"
+            " ('job_01aaaaaaaaaaaaaaaaaaaaaaaa', 'r', '{}')"
+        )
+    cancelled = cli(reproduced, "jobs", "cancel", "job_01aaa", "--yes", "-o", "json")
+    assert cancelled.exit_code == 0, cancelled.output  # type: ignore[attr-defined]
+    with raw_pg(reproduced) as c:
+        state = c.execute("SELECT state FROM dispatch_jobs").fetchone()
+    assert state == ("cancelled",)
+
+
+LEASE = "20260812120000"
+"""A newer dispatch's version (add_job_lease_columns, on dispatch's main after 6f7dda7):
+qctl knows neither it nor what a write must fence with it."""
+
+
+@pytest.fixture
+def newer(fresh_pg_schema: str) -> str:
+    reproduce(fresh_pg_schema)
+    with raw_pg(fresh_pg_schema) as c:
+        c.execute(
+            "ALTER TABLE dispatch_jobs ADD COLUMN lease_epoch INTEGER NOT NULL DEFAULT 0,"
+            " ADD COLUMN lease_expires_at TIMESTAMPTZ"
+        )
+        c.execute(
+            'INSERT INTO grove_migrations (version, name, "group") VALUES (%s, %s, %s)',
+            (LEASE, "add_job_lease_columns", "dispatch"),
+        )
+        c.execute(
+            "INSERT INTO dispatch_jobs (id, name, payload) VALUES"
+            " ('job_01bbbbbbbbbbbbbbbbbbbbbbbb', 'n', '{}')"
+        )
+    return fresh_pg_schema
+
+
+def test_a_newer_version_is_read_and_never_written(newer: str) -> None:
+    listed = cli(newer, "jobs", "list", "-o", "json")
+    assert listed.exit_code == 0, listed.output  # type: ignore[attr-defined]
+    assert [j["id"] for j in json.loads(listed.stdout)] == [  # type: ignore[attr-defined]
+        "job_01bbbbbbbbbbbbbbbbbbbbbbbb"
+    ]
+    status = cli(newer, "db", "status", "-o", "json")
+    report = json.loads(status.stdout)  # type: ignore[attr-defined]
+    assert status.exit_code == 5 and report["unknown_versions"] == [LEASE]
+    assert report["capability_fenced_cancel"].startswith("no")
+    for args in (
+        ("jobs", "cancel", "job_01bbb", "--yes"),
+        ("jobs", "cancel", "job_01bbb", "--dry-run"),
+        ("dlq", "purge", "--older-than", "1d", "--yes"),
+    ):
+        refused = cli(newer, *args)
+        assert refused.exit_code == 5, (args, refused.output)  # type: ignore[attr-defined]
+        assert f"versions qctl does not know: {LEASE}" in refused.output  # type: ignore[attr-defined]
+        assert "never writes" in refused.output  # type: ignore[attr-defined]
