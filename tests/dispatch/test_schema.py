@@ -121,3 +121,30 @@ def test_a_newer_version_is_read_and_never_written(newer: str) -> None:
         assert refused.exit_code == 5, (args, refused.output)  # type: ignore[attr-defined]
         assert f"versions qctl does not know: {LEASE}" in refused.output  # type: ignore[attr-defined]
         assert "never writes" in refused.output  # type: ignore[attr-defined]
+
+
+def test_id_prefix_lookups_walk_the_primary_key(reproduced: str) -> None:
+    """A prefix is a range of the primary key's index, never a scan of the table (the
+    planner would scan for starts_with or LIKE in a non-C collation)."""
+    from qctl.systems.dispatch import reads
+    from qctl.systems.dispatch.reads import _TOP
+
+    with raw_pg(reproduced) as c:
+        c.execute(
+            "INSERT INTO dispatch_jobs (id, name, payload)"
+            " SELECT 'job_' || lpad(to_hex(g), 26, '0'), 'p', '' FROM generate_series(1, 20000) g"
+        )
+        c.execute("ANALYZE dispatch_jobs")
+        q = reads.queries("reads.sql")
+        for name in ("job_ids_with_prefix", "dlq_ids_with_prefix", "run_ids_with_prefix"):
+            plan = "\n".join(
+                r[0]
+                for r in c.execute(
+                    "EXPLAIN " + getattr(q, name),
+                    {"prefix": "job_0000000000000000000000ab", "top": _TOP},
+                )
+            )
+            assert "Index" in plan and "Seq Scan" not in plan, (name, plan)
+        c.execute("DELETE FROM dispatch_jobs WHERE name = 'p'")
+    listed = cli(reproduced, "jobs", "show", "0000000000000000000000ab", "-o", "json")
+    assert listed.exit_code == 3  # no such job: 20000 rows are gone again
