@@ -1,10 +1,11 @@
 """dispatch's dashboard: the tabs ``qctl top`` shows on a dispatch database, in the
 shell every system shares (``qctl.tui.app``).
 
-dispatch v0.1.0 sends no notification when a job changes (its workers poll), so the
-dashboard polls: the visible tab reloads every ``--refresh`` seconds and the status bar
-says "polling". The actions are ``qctl.systems.dispatch.actions``, as ``qctl jobs
-cancel`` and ``qctl dlq replay`` run them: a dry run first, then one confirmation;
+dispatch sends no notification when a job changes (from v1.5.3 only a wake on enqueue,
+naming no job), so the dashboard polls: the visible tab reloads every ``--refresh``
+seconds and the status bar says "polling". The actions are
+``qctl.systems.dispatch.actions``, as ``qctl jobs cancel``, ``qctl dlq replay`` and
+``qctl cron trigger|enable|disable`` run them: a dry run first, then one confirmation;
 hidden and refused with ``--read-only``.
 """
 
@@ -39,6 +40,7 @@ Workflows: the newest workflow runs: state, start, end, error (read-only)
 Actions (a dry run, then confirmed; hidden with --read-only):
   Jobs and detail: C cancel (a pending or retrying job)
   DLQ: R replay (a new pending job; each entry once)
+  Cron: T run now (the job a fire enqueues), E enable, D disable
 """
 
 
@@ -56,7 +58,7 @@ class DispatchScreens(SystemScreens):
         ]
     )
     help = HELP
-    writes = frozenset({"job_cancel", "dlq_replay"})
+    writes = frozenset({"job_cancel", "dlq_replay", "cron_trigger", "cron_enable", "cron_disable"})
     jump_prompt = ("jump to a dispatch job", "job id or unique prefix")
 
     def jump_targets(self, db: Database, text: str) -> list[tuple[str, Any]]:

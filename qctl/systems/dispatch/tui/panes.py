@@ -189,6 +189,11 @@ class DlqPane(Redrawn[list[reads.DLQEntry]]):
 
 
 class CronPane(Redrawn[list[reads.CronEntry]]):
+    BINDINGS = [
+        Binding("T", "cron_trigger", "Run now"),
+        Binding("E", "cron_enable", "Enable"),
+        Binding("D", "cron_disable", "Disable"),
+    ]
     filter_hint = "filter cron or job name (substring)"
 
     def compose(self) -> ComposeResult:
@@ -221,6 +226,38 @@ class CronPane(Redrawn[list[reads.CronEntry]]):
                 if _matches(self.filter_text, c.name, c.job_name)
             ],
         )
+
+    def _selected(self) -> str | None:
+        cron_id = selected_key(self.query_one("#dispatch-cron", DataTable))
+        if cron_id is None:
+            self.top.notify("no cron entry selected", severity="warning")
+        return cron_id
+
+    def action_cron_trigger(self) -> None:
+        cron_id = self._selected()
+        if cron_id is None:
+            return
+        self.top.act(
+            lambda p: f"Run cron entry {p.name} now ({p.job_name} on {p.queue})?",
+            lambda db, dry_run: actions.trigger_cron(db, cron_id, dry_run),
+            lambda p: f"triggered: {p.name} as {p.new_job_id}",
+        )
+
+    def _toggle(self, action: str) -> None:
+        cron_id = self._selected()
+        if cron_id is None:
+            return
+        self.top.act(
+            lambda p: f"{action.capitalize()} cron entry {p.name}?",
+            lambda db, dry_run: actions.change_cron(db, cron_id, action, dry_run),
+            lambda p: f"{action}d: {p.name}",
+        )
+
+    def action_cron_enable(self) -> None:
+        self._toggle("enable")
+
+    def action_cron_disable(self) -> None:
+        self._toggle("disable")
 
 
 class WorkersPane(Redrawn[list[reads.Worker]]):
