@@ -3,7 +3,7 @@ function __qctl_path
     set -l cmdpath qctl
     for w in (commandline -opc)[2..-1]
         switch "$cmdpath $w"
-            case 'qctl db' 'qctl db migrate' 'qctl db tune' 'qctl db status' 'qctl jobs' 'qctl jobs list' 'qctl jobs show' 'qctl jobs attempts' 'qctl jobs enqueue' 'qctl jobs retry' 'qctl jobs run-now' 'qctl jobs archive' 'qctl jobs pause' 'qctl jobs resume' 'qctl jobs delete' 'qctl jobs vacuum-dead' 'qctl jobs cancel' 'qctl dags' 'qctl dags list' 'qctl dags counts' 'qctl dags show' 'qctl dags find' 'qctl dags signal' 'qctl dags pause' 'qctl dags retry' 'qctl dags compensate' 'qctl dags cancel' 'qctl events' 'qctl events list' 'qctl events show' 'qctl events publish' 'qctl events stats' 'qctl events retain' 'qctl subscribers' 'qctl subscribers list' 'qctl subscribers register' 'qctl subscribers delete' 'qctl queues' 'qctl queues list' 'qctl queues stats' 'qctl queues daily' 'qctl queues throughput' 'qctl queues show' 'qctl workflows' 'qctl workflows list' 'qctl workflows show' 'qctl workflows signal' 'qctl workflows cancel' 'qctl workflows suspend' 'qctl workflows resume' 'qctl workflows resolve' 'qctl workflows stalled' 'qctl workflows counts' 'qctl workflows steps' 'qctl workflows events' 'qctl workflows streams' 'qctl workflows messages' 'qctl workflows delete' 'qctl workflows fork' 'qctl workflows rewind' 'qctl workflows set-delay' 'qctl vacuum' 'qctl vacuum completed' 'qctl vacuum dead' 'qctl vacuum stats' 'qctl vacuum idempotency' 'qctl vacuum dags' 'qctl vacuum workflows' 'qctl vacuum all' 'qctl maintain' 'qctl replay' 'qctl nuke' 'qctl watch' 'qctl top' 'qctl demo' 'qctl schedules' 'qctl schedules list' 'qctl schedules show' 'qctl schedules pause' 'qctl schedules resume' 'qctl schedules trigger' 'qctl schedules backfill' 'qctl versions' 'qctl versions list' 'qctl versions set-latest' 'qctl dlq' 'qctl dlq list' 'qctl dlq show' 'qctl dlq replay' 'qctl dlq purge' 'qctl cron' 'qctl cron list' 'qctl cron enable' 'qctl cron disable' 'qctl cron delete' 'qctl workers' 'qctl workers list'
+            case 'qctl db' 'qctl db migrate' 'qctl db tune' 'qctl db status' 'qctl jobs' 'qctl jobs list' 'qctl jobs show' 'qctl jobs attempts' 'qctl jobs enqueue' 'qctl jobs retry' 'qctl jobs run-now' 'qctl jobs archive' 'qctl jobs pause' 'qctl jobs resume' 'qctl jobs delete' 'qctl jobs vacuum-dead' 'qctl jobs cancel' 'qctl dags' 'qctl dags list' 'qctl dags counts' 'qctl dags show' 'qctl dags find' 'qctl dags signal' 'qctl dags pause' 'qctl dags retry' 'qctl dags compensate' 'qctl dags cancel' 'qctl events' 'qctl events list' 'qctl events show' 'qctl events publish' 'qctl events stats' 'qctl events retain' 'qctl subscribers' 'qctl subscribers list' 'qctl subscribers register' 'qctl subscribers delete' 'qctl queues' 'qctl queues list' 'qctl queues stats' 'qctl queues daily' 'qctl queues throughput' 'qctl queues show' 'qctl workflows' 'qctl workflows list' 'qctl workflows show' 'qctl workflows signal' 'qctl workflows cancel' 'qctl workflows suspend' 'qctl workflows resume' 'qctl workflows resolve' 'qctl workflows stalled' 'qctl workflows counts' 'qctl workflows steps' 'qctl workflows events' 'qctl workflows streams' 'qctl workflows messages' 'qctl workflows delete' 'qctl workflows fork' 'qctl workflows rewind' 'qctl workflows set-delay' 'qctl vacuum' 'qctl vacuum completed' 'qctl vacuum dead' 'qctl vacuum stats' 'qctl vacuum idempotency' 'qctl vacuum dags' 'qctl vacuum workflows' 'qctl vacuum all' 'qctl maintain' 'qctl replay' 'qctl nuke' 'qctl watch' 'qctl top' 'qctl demo' 'qctl schedules' 'qctl schedules list' 'qctl schedules show' 'qctl schedules pause' 'qctl schedules resume' 'qctl schedules trigger' 'qctl schedules backfill' 'qctl versions' 'qctl versions list' 'qctl versions set-latest' 'qctl dlq' 'qctl dlq list' 'qctl dlq show' 'qctl dlq replay' 'qctl dlq purge' 'qctl cron' 'qctl cron list' 'qctl cron enable' 'qctl cron disable' 'qctl cron delete' 'qctl cron trigger' 'qctl workers' 'qctl workers list' 'qctl stats'
                 set cmdpath "$cmdpath $w"
         end
     end
@@ -26,9 +26,10 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a top -d 'The live dashboar
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a demo -d 'A live demo workload, watched in qctl top.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a schedules -d 'DBOS schedules: list, show, pause, resume, trigger, backfill.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a versions -d 'DBOS application versions: list, set-latest.'
-complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a dlq -d 'dispatch\'s dead-letter queue: list, show, replay, purge.'
-complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a cron -d 'dispatch cron entries: list, enable, disable, delete.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a dlq -d 'dispatch\'s dead-letter queue: list, show, replay (--all), purge.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a cron -d 'dispatch cron entries: list, enable, disable, trigger, delete.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a workers -d 'dispatch workers: list.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a stats -d 'Jobs and workflow runs per state, DLQ entries.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l dsn -x -d 'postgresql://... or sqlite:///path (env QCTL_DSN; default: the embedded database).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l schema -x -d 'PostgreSQL schema of azync\'s tables, or of DBOS\'s (default dbos) (env QCTL_SCHEMA).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l context -x -d 'Named context from $XDG_CONFIG_HOME/qctl/config.toml (env QCTL_CONTEXT).'
@@ -591,6 +592,7 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl vacuum all\'' -l dry-run -d 'Sa
 complete -c qctl -n 'test (__qctl_path) = \'qctl vacuum all\'' -l yes -s y -d 'Answer yes to the confirmation (needed off a terminal).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl vacuum all\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl vacuum all\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl vacuum all\'' -l older-than -l retention -x -d 'Remove what is older than this (--retention: its earlier name).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl maintain\'' -l once -d 'One pass, then exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl maintain\'' -l interval -x -d 'Time between passes.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl maintain\'' -l source -s s -x -a 'queue event dag workflow' -d 'Job source (default: all).'
@@ -696,6 +698,7 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl cron\'' -a list -d 'Cron entrie
 complete -c qctl -n 'test (__qctl_path) = \'qctl cron\'' -a enable -d 'Enable cron entries (only the enabled column is written; refused while the...'
 complete -c qctl -n 'test (__qctl_path) = \'qctl cron\'' -a disable -d 'Disable cron entries: the scheduler skips them until enabled (refused while...'
 complete -c qctl -n 'test (__qctl_path) = \'qctl cron\'' -a delete -d 'Delete cron entries (dispatch\'s DeleteCron; an application registering the...'
+complete -c qctl -n 'test (__qctl_path) = \'qctl cron\'' -a trigger -d 'Run cron entries\' jobs now (dispatch\'s TriggerCron): the job a scheduled fire...'
 complete -c qctl -n 'test (__qctl_path) = \'qctl cron\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl cron list\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl cron list\'' -s h -l help -d 'Show the help and exit.'
@@ -711,7 +714,13 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl cron delete\'' -l dry-run -d 'S
 complete -c qctl -n 'test (__qctl_path) = \'qctl cron delete\'' -l yes -s y -d 'Answer yes to the confirmation (needed off a terminal).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl cron delete\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl cron delete\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl cron trigger\'' -l dry-run -d 'Say what would be done; write nothing.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl cron trigger\'' -l yes -s y -d 'Answer yes to the confirmation (needed off a terminal).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl cron trigger\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl cron trigger\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl workers\'' -a list -d 'Registered workers (``dispatch_workers``), the leader first, then by last...'
 complete -c qctl -n 'test (__qctl_path) = \'qctl workers\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl workers list\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl workers list\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl stats\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl stats\'' -s h -l help -d 'Show the help and exit.'
