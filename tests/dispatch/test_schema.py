@@ -148,3 +148,12 @@ def test_id_prefix_lookups_walk_the_primary_key(reproduced: str) -> None:
         c.execute("DELETE FROM dispatch_jobs WHERE name = 'p'")
     listed = cli(reproduced, "jobs", "show", "0000000000000000000000ab", "-o", "json")
     assert listed.exit_code == 3  # no such job: 20000 rows are gone again
+
+
+def test_without_schema_the_sessions_own_is_used(reproduced: str) -> None:
+    """No --schema: the schema is the connection's current_schema() (dispatch names its
+    tables unqualified), here from the DSN's search_path."""
+    dsn = f"{PG_DSN}{'&' if '?' in PG_DSN else '?'}options=-csearch_path%3D{reproduced}"
+    status = CliRunner().invoke(app, ["--dsn", dsn, "db", "status", "-o", "json"])
+    assert status.exit_code == 0, status.output
+    assert json.loads(status.stdout)["schema"] == reproduced

@@ -188,21 +188,20 @@ def as_record(row: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Cursor:
-    """Where a newest-first page ends: the last row's instant and id."""
+    """Where a newest-first page ends: the last row's id (ids sort by creation)."""
 
-    at: datetime
     id: str
 
     def encode(self) -> str:
-        raw = json.dumps([self.at.isoformat(), self.id], separators=(",", ":"))
+        raw = json.dumps([self.id], separators=(",", ":"))
         return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
     @classmethod
     def decode(cls, text: str) -> Cursor:
         try:
             raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-            at, id_ = json.loads(raw)
-            return cls(datetime.fromisoformat(at), str(id_))
+            [id_] = json.loads(raw)
+            return cls(str(id_))
         except (ValueError, TypeError):
             raise InvalidInput(f"--after: {text!r} is not a cursor printed by a listing") from None
 
@@ -212,7 +211,7 @@ def _any(values: list[str] | None) -> list[str] | None:
 
 
 def _page(cursor: Cursor | None) -> dict[str, Any]:
-    return {"after_at": cursor.at if cursor else None, "after_id": cursor.id if cursor else None}
+    return {"after_id": cursor.id if cursor else None}
 
 
 def list_jobs(

@@ -70,9 +70,7 @@ def list_dlq(
     entries = reads.list_dlq(database(ctx), queue, name, replayed, limit, cursor)
     emit_rows([reads.as_record(e) for e in entries], LIST_COLUMNS, output)
     last = entries[-1] if len(entries) == limit else None
-    page_note(
-        output, len(entries), None, reads.Cursor(last.failed_at, last.id).encode() if last else None
-    )
+    page_note(output, len(entries), None, reads.Cursor(last.id).encode() if last else None)
 
 
 @app.command("show")

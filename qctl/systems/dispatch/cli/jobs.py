@@ -79,9 +79,7 @@ def list_jobs(
     records = [reads.as_record(j) for j in jobs]
     emit_rows([for_table(r) for r in records], LIST_COLUMNS, output, full=records)
     last = jobs[-1] if len(jobs) == limit else None
-    page_note(
-        output, len(jobs), None, reads.Cursor(last.created_at, last.id).encode() if last else None
-    )
+    page_note(output, len(jobs), None, reads.Cursor(last.id).encode() if last else None)
 
 
 @app.command("show")

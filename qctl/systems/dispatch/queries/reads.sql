@@ -1,11 +1,13 @@
 -- qctl's reads of a dispatch database (dispatch v0.1.0's tables, store/postgres/
 -- migrations.go). A NULL filter parameter means "any"; every listing is newest first
--- with a keyset cursor on (its instant, id), never an offset.
+-- with a keyset cursor on its id, never an offset.
 
 -- name: list_jobs
 -- A page of jobs, newest first, filtered by states, queues and names.
--- dispatch v0.1.0 has no (created_at, id) index: a deep page walks idx_dispatch_jobs_state
--- or the table; the row comparison keeps each page one bounded scan from the cursor.
+-- Newest first is the primary key's order, walked backwards: dispatch's ids are TypeIDs
+-- of UUIDv7s (id/id.go), whose text sorts by the creation millisecond. dispatch's schema
+-- has no index on created_at, so ordering by it would sort the whole table; the id is
+-- the keyset cursor.
 SELECT id, name, queue, state, priority, max_retries, retry_count, last_error,
        scope_app_id, scope_org_id, worker_id, run_at, started_at, completed_at,
        heartbeat_at, timeout, created_at, updated_at, payload
@@ -13,8 +15,8 @@ FROM dispatch_jobs
 WHERE (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(names)s::text[] IS NULL OR name = ANY(%(names)s::text[]))
-  AND (%(after_at)s::timestamptz IS NULL OR (created_at, id) < (%(after_at)s::timestamptz, %(after_id)s::text))
-ORDER BY created_at DESC, id DESC
+  AND (%(after_id)s::text IS NULL OR id < %(after_id)s::text)
+ORDER BY id DESC
 LIMIT %(limit)s;
 
 -- name: get_job
@@ -62,16 +64,16 @@ GROUP BY queue
 ORDER BY queue;
 
 -- name: list_dlq
--- A page of DLQ entries, newest failure first, filtered by queues, job names and
--- whether they were replayed.
+-- A page of DLQ entries, newest first (by id, as list_jobs: an entry's id is made when
+-- its job fails), filtered by queues, job names and whether they were replayed.
 SELECT id, job_id, job_name, queue, error, retry_count, max_retries, scope_app_id,
        scope_org_id, failed_at, replayed_at, created_at, payload
 FROM dispatch_dlq
 WHERE (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(names)s::text[] IS NULL OR job_name = ANY(%(names)s::text[]))
   AND (%(replayed)s::boolean IS NULL OR (replayed_at IS NOT NULL) = %(replayed)s::boolean)
-  AND (%(after_at)s::timestamptz IS NULL OR (failed_at, id) < (%(after_at)s::timestamptz, %(after_id)s::text))
-ORDER BY failed_at DESC, id DESC
+  AND (%(after_id)s::text IS NULL OR id < %(after_id)s::text)
+ORDER BY id DESC
 LIMIT %(limit)s;
 
 -- name: get_dlq
@@ -109,14 +111,15 @@ FROM dispatch_cron_entries
 WHERE id = %(key)s OR name = %(key)s;
 
 -- name: list_runs
--- A page of workflow runs, newest first, filtered by states and workflow names.
+-- A page of workflow runs, newest first (by id, as list_jobs), filtered by states and
+-- workflow names.
 SELECT id, name, state, error, scope_app_id, scope_org_id, started_at, completed_at,
        created_at, updated_at, input, output
 FROM dispatch_workflow_runs
 WHERE (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
   AND (%(names)s::text[] IS NULL OR name = ANY(%(names)s::text[]))
-  AND (%(after_at)s::timestamptz IS NULL OR (created_at, id) < (%(after_at)s::timestamptz, %(after_id)s::text))
-ORDER BY created_at DESC, id DESC
+  AND (%(after_id)s::text IS NULL OR id < %(after_id)s::text)
+ORDER BY id DESC
 LIMIT %(limit)s;
 
 -- name: get_run
