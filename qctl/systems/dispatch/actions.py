@@ -150,7 +150,7 @@ def retry(db: Database, job_id: str, dry_run: bool = False) -> Replayed:
         raise WrongState(
             "jobs retry", f"dispatch job {job.id} is {job.state}: only failed jobs can be retried"
         )
-    entries = [e for e in reads.dlq_of_job(db, job.id) if e.replayed_at is None]
+    entries = [e for e in reads.dlq_of_job(db, job) if e.replayed_at is None]
     if not entries:
         raise WrongState(
             "jobs retry",

@@ -150,6 +150,17 @@ class QueueStats:
 
 
 @dataclass
+class QueueDepth:
+    """A queue's live figures: what waits and runs (``queue_depths``)."""
+
+    queue: str
+    pending: int
+    retrying: int
+    running: int
+    oldest_pending_age: timedelta | None
+
+
+@dataclass
 class Stats:
     """api/stats_handler.go's answer: jobs per state, DLQ entries, runs per state."""
 
@@ -166,7 +177,9 @@ class Stats:
     runs_failed: int
 
 
-Row = TypeVar("Row", Job, DLQEntry, CronEntry, Worker, QueueStats, Run, Checkpoint, Stats)
+Row = TypeVar(
+    "Row", Job, DLQEntry, CronEntry, Worker, QueueStats, QueueDepth, Run, Checkpoint, Stats
+)
 
 
 _PAYLOADS = frozenset({"payload", "input", "output", "data"})
@@ -278,12 +291,19 @@ def get_job(db: Database, job_id: str) -> Job:
     return rows[0]
 
 
-def dlq_of_job(db: Database, job_id: str) -> list[DLQEntry]:
-    return _rows(DLQEntry, db.all(queries("reads.sql").dlq_of_job, {"job_id": job_id}))
+def dlq_of_job(db: Database, job: Job) -> list[DLQEntry]:
+    params = {"job_id": job.id, "queue": job.queue, "created_at": job.created_at}
+    return _rows(DLQEntry, db.all(queries("reads.sql").dlq_of_job, params))
 
 
 def queue_stats(db: Database) -> list[QueueStats]:
+    """Every state per queue: a scan of the jobs (``qctl queues list``)."""
     return _rows(QueueStats, db.all(queries("reads.sql").queue_stats))
+
+
+def queue_depths(db: Database) -> list[QueueDepth]:
+    """What waits and runs per queue, through the indexes (the live Queues tab)."""
+    return _rows(QueueDepth, db.all(queries("reads.sql").queue_depths))
 
 
 def list_dlq(

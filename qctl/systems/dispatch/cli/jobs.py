@@ -88,7 +88,7 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     otherwise) and its DLQ entries."""
     db = database(ctx)
     job = reads.get_job(db, reads.resolve_job(db, id))
-    entries = [reads.as_record(e) for e in reads.dlq_of_job(db, job.id)]
+    entries = [reads.as_record(e) for e in reads.dlq_of_job(db, job)]
     record = reads.as_record(job)
     emit_detail(output, for_table(record), {**record, "dlq": entries}, [(entries, DLQ_COLUMNS)])
 

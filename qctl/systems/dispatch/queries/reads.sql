@@ -39,10 +39,14 @@ ORDER BY id LIMIT 2;
 
 -- name: dlq_of_job
 -- The DLQ entries of one job, newest first.
+-- dispatch indexes no job_id (the versions qctl knows): the entries are found through
+-- idx_dispatch_dlq_queue, in the job's queue and failed since it was created. Both
+-- instants are Go clocks (the producer's, the worker's), so a day of slack is allowed.
 SELECT id, job_id, job_name, queue, error, retry_count, max_retries, scope_app_id,
        scope_org_id, failed_at, replayed_at, created_at, payload
 FROM dispatch_dlq
-WHERE job_id = %(job_id)s
+WHERE queue = %(queue)s AND failed_at >= %(created_at)s::timestamptz - interval '1 day'
+  AND job_id = %(job_id)s
 ORDER BY failed_at DESC, id DESC;
 
 -- name: queue_stats
@@ -60,6 +64,26 @@ SELECT queue,
            WHERE state IN ('pending', 'retrying') AND run_at <= now()
        ) AS oldest_pending_age
 FROM dispatch_jobs
+GROUP BY queue
+ORDER BY queue;
+
+-- name: queue_depths
+-- Per queue: the jobs waiting (pending, retrying) and running, and how long the oldest
+-- due one has waited; the dashboard's live Queues read. Only the states the partial
+-- indexes idx_dispatch_jobs_dequeue and idx_dispatch_jobs_state reach without reading the
+-- finished jobs (the bulk of the table): queue_stats counts those too, by a scan.
+SELECT queue,
+       count(*) FILTER (WHERE state = 'pending') AS pending,
+       count(*) FILTER (WHERE state = 'retrying') AS retrying,
+       count(*) FILTER (WHERE state = 'running') AS running,
+       now() - min(run_at) FILTER (
+           WHERE state IN ('pending', 'retrying') AND run_at <= now()
+       ) AS oldest_pending_age
+FROM (
+    SELECT queue, state, run_at FROM dispatch_jobs WHERE state IN ('pending', 'retrying')
+    UNION ALL
+    SELECT queue, state, run_at FROM dispatch_jobs WHERE state = 'running'
+) active
 GROUP BY queue
 ORDER BY queue;
 

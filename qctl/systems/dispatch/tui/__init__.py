@@ -29,7 +29,7 @@ qctl top: live view of a dispatch database (polling)
   p          pause / resume automatic refresh            q     quit (top level)
   : or g     jump to a job by id or unique prefix        ?     this help
 
-Queues:  jobs per state, and how long the oldest due pending job has waited
+Queues:  jobs waiting and running, and how long the oldest due one has waited
 Jobs:    the newest jobs (/ words: a state, a queue, a job name)
 Detail:  every column of the job, its payload, its DLQ entries
 DLQ:     the newest failures, replayed or not

@@ -28,18 +28,18 @@ def _matches(needle: str, *values: str) -> bool:
     return all(any(w in v.lower() for v in values) for w in needle.lower().split())
 
 
-class QueuesPane(Redrawn[list[reads.QueueStats]]):
+class QueuesPane(Redrawn[list[reads.QueueDepth]]):
+    """What waits and runs per queue (``qctl queues list`` counts the finished jobs too,
+    by a scan the live tab does not repeat every refresh)."""
+
     filter_hint = "filter queue name (substring)"
 
     def compose(self) -> ComposeResult:
         yield from self.compose_filter()
-        yield table(
-            "dispatch-queues", "queue", "pending", "retrying", "running", "completed", "failed",
-            "cancelled", "oldest pending",
-        )  # fmt: skip
+        yield table("dispatch-queues", "queue", "pending", "retrying", "running", "oldest pending")
 
-    def fetch(self, db: Database) -> list[reads.QueueStats]:
-        return reads.queue_stats(db)
+    def fetch(self, db: Database) -> list[reads.QueueDepth]:
+        return reads.queue_depths(db)
 
     def render_data(self) -> None:
         refill(
@@ -47,16 +47,7 @@ class QueuesPane(Redrawn[list[reads.QueueStats]]):
             [
                 (
                     q.queue,
-                    [
-                        q.queue,
-                        q.pending,
-                        q.retrying,
-                        q.running,
-                        q.completed,
-                        q.failed,
-                        q.cancelled,
-                        fmt.duration(q.oldest_pending_age),
-                    ],
+                    [q.queue, q.pending, q.retrying, q.running, fmt.duration(q.oldest_pending_age)],
                 )
                 for q in self.data or []
                 if _matches(self.filter_text, q.queue)
@@ -335,7 +326,8 @@ class JobView(RecordView[tuple[reads.Job, list[reads.DLQEntry]]]):
             yield table("dispatch-job-dlq", "DLQ entry", "failed", "replayed", "error")
 
     def fetch(self, db: Database) -> tuple[reads.Job, list[reads.DLQEntry]]:
-        return reads.get_job(db, self.record_id), reads.dlq_of_job(db, self.record_id)
+        job = reads.get_job(db, self.record_id)
+        return job, reads.dlq_of_job(db, job)
 
     def render_detail(self) -> None:
         if self.detail is None:
