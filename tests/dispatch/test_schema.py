@@ -157,3 +157,33 @@ def test_without_schema_the_sessions_own_is_used(reproduced: str) -> None:
     status = CliRunner().invoke(app, ["--dsn", dsn, "db", "status", "-o", "json"])
     assert status.exit_code == 0, status.output
     assert json.loads(status.stdout)["schema"] == reproduced
+
+
+def test_watch_prints_each_new_job_once_late_commits_too(reproduced: str) -> None:
+    from qctl.systems.dispatch import reads
+    from qctl.systems.dispatch.database import Database
+
+    def enqueue(*ids: str) -> None:
+        with raw_pg(reproduced) as c:
+            for i in ids:
+                c.execute(
+                    "INSERT INTO dispatch_jobs (id, name, payload) VALUES (%s, 'w', '')", (i,)
+                )
+
+    db = Database(PG_DSN, reproduced)
+    try:
+        marks = reads.watch_start(db)
+        assert reads.changes_since(db, marks) == []
+        enqueue("job_7w0000000000000000000002", "job_7w0000000000000000000004")
+        first = [c["id"] for c in reads.changes_since(db, marks)]
+        assert first == ["job_7w0000000000000000000002", "job_7w0000000000000000000004"]
+        # an id made before the last one printed, committed after it was printed
+        enqueue("job_7w0000000000000000000003", "job_7w0000000000000000000005")
+        second = [c["id"] for c in reads.changes_since(db, marks)]
+        assert second == ["job_7w0000000000000000000003", "job_7w0000000000000000000005"]
+        assert reads.changes_since(db, marks) == []
+        assert reads.changes_since(db, marks) == []
+        enqueue("job_7w0000000000000000000006")
+        assert [c["kind"] for c in reads.changes_since(db, marks)] == ["job"]
+    finally:
+        db.close()

@@ -46,6 +46,9 @@ SYSTEM = System(
             "app",
             "Retention: delete old finished jobs, acked events, replayed DLQ entries.",
         ),
+        "watch": Entry(
+            f"{_CLI}.watch", "watch", "New jobs and DLQ entries as JSON lines (polling)."
+        ),
         "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
     },
     screens="qctl.systems.dispatch.tui:DISPATCH",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -369,3 +369,42 @@ def get_run(db: Database, run_id: str) -> tuple[Run, list[Checkpoint]]:
 
 def stats(db: Database) -> Stats:
     return _rows(Stats, db.all(queries("reads.sql").stats))[0]
+
+
+WATCH_BATCH = 500
+"""Rows of each kind one poll of ``changes_since`` reads at most."""
+
+
+@dataclass
+class WatchMarks:
+    """Where a watch stands, per kind: a mark one poll behind (ids a producer made just
+    before another's can commit just after, so each poll re-reads the last one's rows)
+    and the ids past it already printed."""
+
+    job: str | None = None
+    dlq: str | None = None
+    seen: dict[str, set[str]] = field(default_factory=lambda: {"job": set(), "dlq": set()})
+
+
+def watch_start(db: Database) -> WatchMarks:
+    """Marks at the newest job and DLQ entry: a watch prints what comes after."""
+    newest = db.one(queries("reads.sql").newest_ids) or {}
+    return WatchMarks(newest.get("job"), newest.get("dlq"))
+
+
+def changes_since(db: Database, marks: WatchMarks) -> list[dict[str, Any]]:
+    """New jobs and DLQ entries since the last call, each once, oldest first; moves
+    ``marks`` on. Each poll walks the primary keys from the marks."""
+    q = queries("reads.sql")
+    out: list[dict[str, Any]] = []
+    for kind, statement in (("job", q.jobs_after), ("dlq", q.dlq_after)):
+        rows = db.all(statement, {"after": getattr(marks, kind), "limit": WATCH_BATCH})
+        before = marks.seen[kind]
+        out.extend(r for r in rows if r["id"] not in before)
+        # rows printed a poll ago had that poll to let earlier ids commit: past them
+        old = [r["id"] for r in rows if r["id"] in before]
+        if old:
+            setattr(marks, kind, max(old))
+        mark = getattr(marks, kind) or ""
+        marks.seen[kind] = {r["id"] for r in rows if r["id"] > mark}
+    return out

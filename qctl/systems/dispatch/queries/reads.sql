@@ -182,3 +182,23 @@ SELECT
     (SELECT count(*) FROM dispatch_workflow_runs WHERE state = 'running') AS runs_running,
     (SELECT count(*) FROM dispatch_workflow_runs WHERE state = 'completed') AS runs_completed,
     (SELECT count(*) FROM dispatch_workflow_runs WHERE state = 'failed') AS runs_failed;
+
+-- name: jobs_after
+-- Jobs with an id past a mark, oldest first (the primary key: ids sort by creation).
+SELECT id, name, queue, state, priority, created_at, 'job' AS kind
+FROM dispatch_jobs
+WHERE %(after)s::text IS NULL OR id > %(after)s::text
+ORDER BY id
+LIMIT %(limit)s;
+
+-- name: dlq_after
+-- DLQ entries with an id past a mark, oldest first.
+SELECT id, job_id, job_name, queue, error, failed_at, 'dlq' AS kind
+FROM dispatch_dlq
+WHERE %(after)s::text IS NULL OR id > %(after)s::text
+ORDER BY id
+LIMIT %(limit)s;
+
+-- name: newest_ids
+-- The newest job and DLQ entry ids: where a watch starts.
+SELECT (SELECT max(id) FROM dispatch_jobs) AS job, (SELECT max(id) FROM dispatch_dlq) AS dlq;
