@@ -47,8 +47,8 @@ def status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
             "read_only": db.read_only,
             "wake_notifications": "sent after a replay (dispatch_jobs_wake, dispatch v1.5.3);"
             " qctl watch polls",
-            "keyset_index": "no: no list-order index at the versions qctl knows; deep pages"
-            " walk the state index or the table",
+            "keyset_index": "the primary key (dispatch's ids sort by creation); no"
+            " list-order index at the versions qctl knows",
             **{f"capability_{k}": v for k, v in capabilities.items()},
         },
         output,
