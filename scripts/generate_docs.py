@@ -24,10 +24,10 @@ from typer._click import Context  # noqa: E402
 from typer._click.utils import make_default_short_help  # noqa: E402
 from typer.main import get_command  # noqa: E402
 
-from qctl import __version__  # noqa: E402
+from qctl import __version__, systems  # noqa: E402
 from qctl.cli.errors import EXIT_CODE_DOCS  # noqa: E402
 from qctl.cli.main import app, build  # noqa: E402
-from qctl.systems import System, systems  # noqa: E402
+from qctl.systems import System  # noqa: E402
 
 GENERIC_METAVARS = {"str": "TEXT", "int": "N", "int range": "N", "float range": "N"}
 """Typer's type-name metavars, in the man page's conventional form."""
@@ -361,7 +361,7 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
         f'.\\" {HEADER}',
         f'.TH QCTL 1 "" "qctl {__version__}" "User Commands"',
         ".SH NAME",
-        "qctl \\- operator console for azync job stores and DBOS system databases",
+        f"qctl \\- {_roff(systems.summary()[:1].lower() + systems.summary()[1:])}",
         ".SH SYNOPSIS",
         "\\fBqctl\\fR [\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR]...",
         ".SH DESCRIPTION",
@@ -410,7 +410,7 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
         "1 refuses every write, as \\fB\\-\\-read\\-only\\fR.",
         ".TP",
         "\\fBQCTL_SYSTEM\\fR",
-        "The system the database holds (azync or dbos), as \\fB\\-\\-system\\fR.",
+        f"The system the database holds ({_roff(systems.choices())}), as \\fB\\-\\-system\\fR.",
         ".TP",
         "\\fBNO_COLOR\\fR",
         "No colours, as \\fB\\-\\-no\\-color\\fR.",
@@ -436,12 +436,13 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
     ]
     for text, command in EXAMPLES:
         lines += [".PP", text, ".RS", ".nf", command, ".fi", ".RE"]
-    lines += [".SH SEE ALSO", "The azync project: https://github.com/kausys/azync", ""]
+    projects = [f"The {_roff(s.label)} project: {s.project}" for s in systems.systems()]
+    lines += [".SH SEE ALSO", "\n.br\n".join(projects), ""]
     return "\n".join(lines)
 
 
 def generate() -> dict[Path, str]:
-    trees = [(system, tree(system)) for system in systems()]
+    trees = [(system, tree(system)) for system in systems.systems()]
     root = merged([t for _, t in trees])
     return {
         ROOT / "completions" / "qctl.bash": bash(root),

@@ -25,8 +25,8 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
     (ExitCode.USAGE, "usage error: unknown option, bad value, ambiguous or too short id prefix"),
     (
         ExitCode.NOT_FOUND,
-        "not found: the job, DAG, event or workflow does not exist or is not "
-        "in the state the action needs",
+        "not found: what the command names (a job, a workflow, a schedule, ...) does not "
+        "exist or is not in the state the action needs",
     ),
     (
         ExitCode.REFUSED,
@@ -35,7 +35,8 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
     ),
     (
         ExitCode.SCHEMA,
-        "the database is not migrated (run `qctl db migrate`) or is newer than this release",
+        "the schema is not migrated, or at a version this release does not know "
+        "(`qctl db status` says which)",
     ),
     (ExitCode.UNAVAILABLE, "the database is unavailable"),
     (

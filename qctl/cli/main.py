@@ -250,9 +250,9 @@ class QctlGroup(TyperGroup):
 app = typer.Typer(
     name="qctl",
     cls=QctlGroup,
-    help="Operator console for azync job stores and DBOS system databases (PostgreSQL or SQLite).",
+    help=f"{systems.summary()} (PostgreSQL or SQLite).",
     epilog="Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 refused, "
-    "5 not migrated / too new, 6 unavailable, 7 timed out. See qctl(1).",
+    "5 schema not migrated or unknown, 6 unavailable, 7 timed out. See qctl(1).",
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -285,7 +285,7 @@ def root(
         typer.Option(
             "--schema",
             metavar="SCHEMA",
-            help="PostgreSQL schema of azync's tables, or of DBOS's (default dbos) "
+            help=f"PostgreSQL schema of the system's tables (default: {systems.schemas()}) "
             "(env QCTL_SCHEMA).",
         ),
     ] = None,
@@ -339,5 +339,5 @@ def root(
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
     ] = False,
 ) -> None:
-    """Operator console for azync job stores and DBOS system databases."""
+    """The root options: where the database is and how to treat it."""
     cli_context(ctx)

@@ -57,6 +57,8 @@ class System:
     ``seed``, ``yes``); empty where it has none."""
     instead: Mapping[str, str] = field(default_factory=dict)
     """For a noun it lacks: what to do instead (``jobs``: "see `qctl workflows`")."""
+    project: str = ""
+    """Where the system's own project lives (the man page's SEE ALSO)."""
     capabilities: frozenset[str] = frozenset()
     """What differs between systems (``change_hints``: push notifications of changes;
     ``migrate``: qctl migrates the schema; ``store``: opened through ``qctl_store``, which
@@ -69,6 +71,26 @@ class System:
 def choices(having: Callable[[System], object] = bool) -> str:
     """``--system``'s metavar: the registered systems' names (those ``having`` keeps)."""
     return "|".join(s.name for s in systems() if having(s))
+
+
+def labels() -> str:
+    """The registered systems' labels in prose ("azync, DBOS and dispatch")."""
+    names = [s.label for s in systems()]
+    return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def summary() -> str:
+    """What qctl is, for the root help and the man page."""
+    return f"Operator console for {labels()} databases"
+
+
+def schemas() -> str:
+    """The default PostgreSQL schema of each system, for ``--schema``'s help."""
+    own = [f"{s.default_schema} for {s.label}" for s in systems() if s.default_schema]
+    rest = [s.label for s in systems() if not s.default_schema]
+    if rest:
+        own.append(f"the session's search_path for {' and '.join(rest)}")
+    return "; ".join(own)
 
 
 def load(reference: str) -> Any:
@@ -107,9 +129,15 @@ def all_aliases() -> dict[str, str]:
 
 
 def lacking(system: System, noun: str) -> str:
-    """The usage error for a noun ``system`` does not have."""
+    """The usage error for a noun ``system`` does not have: what to use instead where
+    there is one, and the nouns it has."""
     hint = system.instead.get(noun)
-    return f"{system.label} databases have no {noun}" + (f"; {hint}" if hint else "")
+    nouns = ", ".join(system.commands)
+    return (
+        f"{system.label} databases have no {noun}"
+        + (f"; {hint}" if hint else "")
+        + (f" (its nouns: {nouns})")
+    )
 
 
 def detect(dsn: str | None, schema: str = "", conn: Any = None) -> System:

@@ -10,6 +10,7 @@ from qctl.systems import Entry, System
 SYSTEM = System(
     name="azync",
     label="azync",
+    project="https://github.com/kausys/azync",
     tables=("azync_jobs",),
     default_schema=None,
     commands={

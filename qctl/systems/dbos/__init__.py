@@ -20,6 +20,7 @@ INSTALL_HINT = "pip install '.[dbos]' from the qctl checkout (the dbos extra: db
 SYSTEM = System(
     name="dbos",
     label="DBOS",
+    project="https://github.com/dbos-inc/dbos-transact-py",
     tables=("workflow_status", "dbos_migrations"),
     default_schema="dbos",
     commands={

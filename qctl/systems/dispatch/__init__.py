@@ -16,6 +16,7 @@ _CLI = "qctl.systems.dispatch.cli"
 SYSTEM = System(
     name="dispatch",
     label="dispatch",
+    project="https://github.com/xraph/dispatch",
     tables=("dispatch_jobs", "grove_migrations"),
     # dispatch names its tables unqualified: they live in the connection's search_path.
     default_schema=None,
