@@ -50,6 +50,8 @@ def database() -> Iterator[Target]:
                 "cron disable": ["ct-cron"],
                 "cron enable": ["ct-off"],
                 "cron delete": ["ct-cron"],
+                "cron trigger": ["ct-cron"],
+                "vacuum all": ["--older-than", "1s"],
                 "db migrate": None,  # dispatch's own migrator runs its migrations
             }
         )
