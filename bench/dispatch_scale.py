@@ -4,7 +4,7 @@ more than a few thousand rows).
 
     .venv/bin/python bench/dispatch_scale.py [--pg SERVER_DSN] [--jobs N] [--keep DB]
 
-The schema is dispatch's own at main 6f7dda7 (``tests/dispatch/schema_6f7dda7.sql``,
+The schema is dispatch's own at main 6f7dda7 (``qctl/systems/dispatch/schema_6f7dda7.sql``,
 compared with dispatch v0.1.0's migrator by the tests), filled with SQL: N jobs in 5
 queues and 20 names (98.64% completed, 1% failed, 0.1% pending, 0.05% retrying, 0.01%
 running, 0.2% cancelled), ids sorting by creation as dispatch's UUIDv7 TypeIDs do, one DLQ entry
@@ -31,7 +31,7 @@ sys.path.insert(0, ROOT)
 from qctl.systems.dispatch import reads  # noqa: E402
 from qctl.systems.dispatch.database import Database  # noqa: E402
 
-SCHEMA = os.path.join(ROOT, "tests", "dispatch", "schema_6f7dda7.sql")
+SCHEMA = os.path.join(ROOT, "qctl", "systems", "dispatch", "schema_6f7dda7.sql")
 SMALL = 10_000
 """A table below this many rows may be scanned (cron entries, workers)."""
 

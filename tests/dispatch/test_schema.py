@@ -17,7 +17,7 @@ from tests.conftest import PG_DSN, raw_pg
 from tests.go.harness import Harness
 from tests.postgres.catalog import catalog_diff, read_catalog
 
-SCHEMA_SQL = Path(__file__).with_name("schema_6f7dda7.sql")
+SCHEMA_SQL = Path(__file__).parents[2] / "qctl" / "systems" / "dispatch" / "schema_6f7dda7.sql"
 
 
 def reproduce(schema: str) -> None:

@@ -51,8 +51,11 @@ SYSTEM = System(
             f"{_CLI}.watch", "watch", "New jobs and DLQ entries as JSON lines (polling)."
         ),
         "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
+        # The one demo command, the shell's: --system dispatch runs dispatch's (below).
+        "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     screens="qctl.systems.dispatch.tui:DISPATCH",
+    demo="qctl.systems.dispatch.cli.demo:demo",
     instead={},
     capabilities=frozenset(),
 )

@@ -33,16 +33,17 @@ zero TypeID's text): every job dispatch v0.1.0 enqueues carries it."""
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 
 
-def new_job_id() -> str:
-    """A fresh dispatch job id as ``id.NewJobID`` makes it: TypeID ``job_`` + a UUIDv7
-    (48-bit Unix milliseconds, version 7, variant 10, random bits) in TypeID's base32."""
+def new_id(kind: str = "job") -> str:
+    """A fresh dispatch id as ``id.NewJobID`` (``kind`` ``job``) or ``id.NewDLQID``
+    (``dlq``) makes it: TypeID ``<kind>_`` + a UUIDv7 (48-bit Unix milliseconds, version
+    7, variant 10, random bits) in TypeID's base32."""
     value = int.from_bytes(os.urandom(16), "big")
     ms = time.time_ns() // 1_000_000
     value = (value & ~(((1 << 48) - 1) << 80)) | (ms << 80)
     value = (value & ~(0xF << 76)) | (0x7 << 76)
     value = (value & ~(0x3 << 62)) | (0x2 << 62)
     digits = [_CROCKFORD[(value >> (5 * i)) & 0x1F] for i in range(25, -1, -1)]
-    return "job_" + "".join(digits)
+    return f"{kind}_" + "".join(digits)
 
 
 @dataclass
@@ -127,7 +128,7 @@ def _enqueue(db: Database, **job: object) -> str:
     """Insert one pending job (inside the caller's transaction) and wake dispatch's
     workers on commit; its new id."""
     q = reads.queries("actions.sql")
-    row = db.one(q.enqueue_job, {"id": new_job_id(), "worker_id": ZERO_WORKER_ID, **job})
+    row = db.one(q.enqueue_job, {"id": new_id(), "worker_id": ZERO_WORKER_ID, **job})
     db.one(q.wake)
     assert row is not None
     return str(row["id"])
