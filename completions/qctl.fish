@@ -3,7 +3,7 @@ function __qctl_path
     set -l cmdpath qctl
     for w in (commandline -opc)[2..-1]
         switch "$cmdpath $w"
-            case 'qctl db' 'qctl db migrate' 'qctl db tune' 'qctl db status' 'qctl jobs' 'qctl jobs list' 'qctl jobs show' 'qctl jobs attempts' 'qctl jobs enqueue' 'qctl jobs retry' 'qctl jobs run-now' 'qctl jobs archive' 'qctl jobs pause' 'qctl jobs resume' 'qctl jobs delete' 'qctl jobs vacuum-dead' 'qctl jobs cancel' 'qctl dags' 'qctl dags list' 'qctl dags counts' 'qctl dags show' 'qctl dags find' 'qctl dags signal' 'qctl dags pause' 'qctl dags retry' 'qctl dags compensate' 'qctl dags cancel' 'qctl events' 'qctl events list' 'qctl events show' 'qctl events publish' 'qctl events stats' 'qctl events retain' 'qctl subscribers' 'qctl subscribers list' 'qctl subscribers register' 'qctl subscribers delete' 'qctl queues' 'qctl queues list' 'qctl queues stats' 'qctl queues daily' 'qctl queues throughput' 'qctl queues show' 'qctl workflows' 'qctl workflows list' 'qctl workflows show' 'qctl workflows signal' 'qctl workflows cancel' 'qctl workflows suspend' 'qctl workflows resume' 'qctl workflows resolve' 'qctl workflows stalled' 'qctl workflows counts' 'qctl workflows steps' 'qctl workflows events' 'qctl workflows streams' 'qctl workflows messages' 'qctl workflows delete' 'qctl workflows fork' 'qctl workflows rewind' 'qctl workflows set-delay' 'qctl vacuum' 'qctl vacuum completed' 'qctl vacuum dead' 'qctl vacuum stats' 'qctl vacuum idempotency' 'qctl vacuum dags' 'qctl vacuum workflows' 'qctl vacuum all' 'qctl maintain' 'qctl replay' 'qctl nuke' 'qctl watch' 'qctl top' 'qctl demo' 'qctl schedules' 'qctl schedules list' 'qctl schedules show' 'qctl schedules pause' 'qctl schedules resume' 'qctl schedules trigger' 'qctl schedules backfill' 'qctl versions' 'qctl versions list' 'qctl versions set-latest' 'qctl dlq' 'qctl dlq list' 'qctl dlq show' 'qctl dlq replay' 'qctl dlq purge' 'qctl cron' 'qctl cron list' 'qctl cron enable' 'qctl cron disable' 'qctl cron delete' 'qctl cron trigger' 'qctl workers' 'qctl workers list' 'qctl stats'
+            case 'qctl db' 'qctl db migrate' 'qctl db tune' 'qctl db status' 'qctl jobs' 'qctl jobs list' 'qctl jobs show' 'qctl jobs attempts' 'qctl jobs enqueue' 'qctl jobs retry' 'qctl jobs run-now' 'qctl jobs archive' 'qctl jobs pause' 'qctl jobs resume' 'qctl jobs delete' 'qctl jobs vacuum-dead' 'qctl jobs cancel' 'qctl dags' 'qctl dags list' 'qctl dags counts' 'qctl dags show' 'qctl dags find' 'qctl dags signal' 'qctl dags pause' 'qctl dags retry' 'qctl dags compensate' 'qctl dags cancel' 'qctl events' 'qctl events list' 'qctl events show' 'qctl events publish' 'qctl events stats' 'qctl events retain' 'qctl subscribers' 'qctl subscribers list' 'qctl subscribers register' 'qctl subscribers delete' 'qctl queues' 'qctl queues list' 'qctl queues stats' 'qctl queues daily' 'qctl queues throughput' 'qctl queues show' 'qctl workflows' 'qctl workflows list' 'qctl workflows show' 'qctl workflows signal' 'qctl workflows cancel' 'qctl workflows suspend' 'qctl workflows resume' 'qctl workflows resolve' 'qctl workflows stalled' 'qctl workflows counts' 'qctl workflows steps' 'qctl workflows events' 'qctl workflows streams' 'qctl workflows messages' 'qctl workflows delete' 'qctl workflows fork' 'qctl workflows rewind' 'qctl workflows set-delay' 'qctl vacuum' 'qctl vacuum completed' 'qctl vacuum dead' 'qctl vacuum stats' 'qctl vacuum idempotency' 'qctl vacuum dags' 'qctl vacuum workflows' 'qctl vacuum all' 'qctl maintain' 'qctl replay' 'qctl nuke' 'qctl watch' 'qctl top' 'qctl demo' 'qctl schedules' 'qctl schedules list' 'qctl schedules show' 'qctl schedules pause' 'qctl schedules resume' 'qctl schedules trigger' 'qctl schedules backfill' 'qctl versions' 'qctl versions list' 'qctl versions set-latest' 'qctl dlq' 'qctl dlq list' 'qctl dlq show' 'qctl dlq replay' 'qctl dlq replay-all' 'qctl dlq delete' 'qctl dlq purge' 'qctl cron' 'qctl cron list' 'qctl cron enable' 'qctl cron disable' 'qctl cron delete' 'qctl cron trigger' 'qctl workers' 'qctl workers list' 'qctl stats'
                 set cmdpath "$cmdpath $w"
         end
     end
@@ -26,7 +26,7 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a top -d 'The live dashboar
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a demo -d 'A live demo workload, watched in qctl top.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a schedules -d 'DBOS schedules: list, show, pause, resume, trigger, backfill.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a versions -d 'DBOS application versions: list, set-latest.'
-complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a dlq -d 'dispatch\'s dead-letter queue: list, show, replay (--all), purge.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a dlq -d 'dispatch\'s dead-letter queue: list, show, replay, replay-all, delete, purge.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a cron -d 'dispatch cron entries: list, enable, disable, trigger, delete.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a workers -d 'dispatch workers: list.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a stats -d 'Jobs and workflow runs per state, DLQ entries.'
@@ -670,6 +670,8 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl versions set-latest\'' -s h -l 
 complete -c qctl -n 'test (__qctl_path) = \'qctl dlq\'' -a list -d 'DLQ entries, newest failure first, one page at a time (keyset: ``--after``).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl dlq\'' -a show -d 'One DLQ entry: the failed job, its error, retries, scope and payload.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl dlq\'' -a replay -d 'Enqueue DLQ entries again as new pending jobs (dispatch\'s DLQ replay), each...'
+complete -c qctl -n 'test (__qctl_path) = \'qctl dlq\'' -a replay-all -d 'Replay every entry not yet replayed, newest first (of --queue only), each...'
+complete -c qctl -n 'test (__qctl_path) = \'qctl dlq\'' -a delete -d 'Delete DLQ entries for good (dispatch\'s DeleteDLQ).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl dlq\'' -a purge -d 'Delete DLQ entries that failed longer ago than --older-than, replayed or not,...'
 complete -c qctl -n 'test (__qctl_path) = \'qctl dlq\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl dlq list\'' -l queue -x -d 'Queue (repeatable).'
@@ -689,6 +691,16 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl dlq replay\'' -l dry-run -d 'Sa
 complete -c qctl -n 'test (__qctl_path) = \'qctl dlq replay\'' -l yes -s y -d 'Answer yes to the confirmation (needed off a terminal).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl dlq replay\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl dlq replay\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl dlq replay-all\'' -l queue -x -d 'Queue (repeatable).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl dlq replay-all\'' -l max -x -d 'Refuse when more than N match.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl dlq replay-all\'' -l dry-run -d 'Say what would be done; write nothing.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl dlq replay-all\'' -l yes -s y -d 'Answer yes to the confirmation (needed off a terminal).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl dlq replay-all\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl dlq replay-all\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl dlq delete\'' -l dry-run -d 'Say what would be done; write nothing.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl dlq delete\'' -l yes -s y -d 'Answer yes to the confirmation (needed off a terminal).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl dlq delete\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl dlq delete\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl dlq purge\'' -l older-than -x -d 'Delete entries that failed longer ago than this.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl dlq purge\'' -l dry-run -d 'Say what would be done; write nothing.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl dlq purge\'' -l yes -s y -d 'Answer yes to the confirmation (needed off a terminal).'

@@ -126,3 +126,26 @@ def test_an_id_prefix_of_other_characters_is_bad_input(qctl: Run) -> None:
         refused = qctl("jobs", "show", text)
         assert refused.exit_code == 2, (text, refused.output)
         assert "not a dispatch id or a prefix of one" in refused.output
+
+
+def test_dlq_replay_all_and_delete(dispatch: Harness, pg_schema: str, qctl: Run) -> None:
+    entries = [_entry(qctl, _dead(dispatch, "all-q")) for _ in range(3)]
+    other = _entry(qctl, _dead(dispatch, "all-other"))
+    data(qctl("dlq", "replay", entries[0], "--yes", "-o", "json"))
+    before = snapshot(pg_schema)
+    plan = data(qctl("dlq", "replay-all", "--queue", "all-q", "--dry-run", "-o", "json"))
+    assert sorted(r["entry_id"] for r in plan["results"]) == sorted(entries[1:])
+    assert snapshot(pg_schema) == before
+    done = data(qctl("dlq", "replay-all", "--queue", "all-q", "--yes", "-o", "json"))
+    assert done["count"] == 2 and all(r["new_job_id"] for r in done["results"])
+    assert row(pg_schema, "dispatch_dlq", other)["replayed_at"] is None
+
+    dry = data(qctl("dlq", "delete", other, "--dry-run", "-o", "json"))
+    assert dry["replayed"] is False and dry["dry_run"] is True
+    assert qctl("dlq", "delete", other).exit_code == 4  # no --yes off a terminal
+    deleted = data(qctl("dlq", "delete", other[4:], entries[0], "--yes", "-o", "json"))
+    assert deleted["count"] == 2
+    with raw_pg(pg_schema) as c:
+        left = {r[0] for r in c.execute("SELECT id FROM dispatch_dlq")}
+    assert other not in left and entries[0] not in left and set(entries[1:]) <= left
+    assert qctl("dlq", "delete", other, "--yes").exit_code == 3

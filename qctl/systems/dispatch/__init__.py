@@ -29,7 +29,9 @@ SYSTEM = System(
             f"{_CLI}.queues", "app", "Per queue: jobs by state, oldest pending age.", alias="queue"
         ),
         "dlq": Entry(
-            f"{_CLI}.dlq", "app", "dispatch's dead-letter queue: list, show, replay (--all), purge."
+            f"{_CLI}.dlq",
+            "app",
+            "dispatch's dead-letter queue: list, show, replay, replay-all, delete, purge.",
         ),
         "cron": Entry(
             f"{_CLI}.cron", "app", "dispatch cron entries: list, enable, disable, trigger, delete."

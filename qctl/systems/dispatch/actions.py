@@ -321,3 +321,29 @@ def vacuum(db: Database, older_than: timedelta, dry_run: bool = False) -> Vacuum
                 break
         setattr(outcome, field, total)
     return outcome
+
+
+@dataclass
+class DLQDeleted:
+    entry_id: str
+    job_id: str
+    job_name: str
+    queue: str
+    replayed: bool
+    """False: the entry was its failed job's last copy."""
+    dry_run: bool = False
+
+
+def delete_dlq(db: Database, entry_id: str, dry_run: bool = False) -> DLQDeleted:
+    """Delete one DLQ entry for good, replayed or not, as dispatch's DeleteDLQ does."""
+    db.writable()
+    entry = reads.get_dlq(db, entry_id)
+    replayed = entry.replayed_at is not None
+    outcome = DLQDeleted(entry.id, entry.job_id, entry.job_name, entry.queue, replayed, dry_run)
+    if dry_run:
+        return outcome
+    with db.transaction():
+        done = db.one(reads.queries("actions.sql").delete_dlq, {"id": entry.id})
+    if done is None:
+        raise NoSuchName("dlq delete", f"dispatch DLQ entry {entry.id} was deleted meanwhile")
+    return outcome

@@ -127,3 +127,7 @@ WHERE id IN (
 -- name: cron_payload
 -- A cron entry's payload, read where the trigger enqueues (the entry may have changed).
 SELECT payload FROM dispatch_cron_entries WHERE id = %(id)s;
+
+-- name: delete_dlq
+-- Delete one DLQ entry (engine/ops_dlq.go DeleteDLQ, on dispatch's main after v1.5.3).
+DELETE FROM dispatch_dlq WHERE id = %(id)s RETURNING id;
