@@ -116,6 +116,9 @@ def test_tabs_jump_and_actions(fleet: dict[str, str], pg_schema: str) -> None:
             pilot, lambda: row(pg_schema, "dispatch_cron_entries", cron_id)["enabled"] is False, 10
         )
         await until(pilot, lambda: cells(app, "dispatch-cron")[cron_id][4] == "no", 10)
+        await pilot.press("X")
+        assert "Delete cron entry tui-cron?" in await confirm(app, pilot)
+        await until(pilot, lambda: cron_id not in cells(app, "dispatch-cron"), 10)
         await pilot.press("5")
         await until(
             pilot,
@@ -138,6 +141,12 @@ def test_tabs_jump_and_actions(fleet: dict[str, str], pg_schema: str) -> None:
         assert "state: failed" in str(text.render())
         assert list(cells(app, "dispatch-job-dlq")) == [entry]
         await pilot.press("escape")
+        # DLQ: X deletes the (replayed) entry
+        await pilot.press("3")
+        await select(app, pilot, "dispatch-dlq", entry)
+        await pilot.press("X")
+        assert "(tui.dead, replayed) for good?" in await confirm(app, pilot)
+        await until(pilot, lambda: entry not in cells(app, "dispatch-dlq"), 10)
 
     dashboard(pg_schema, scenario)
 

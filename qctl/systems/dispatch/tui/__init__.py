@@ -39,8 +39,8 @@ Workflows: the newest workflow runs: state, start, end, error (read-only)
 
 Actions (a dry run, then confirmed; hidden with --read-only):
   Jobs and detail: C cancel (a pending or retrying job)
-  DLQ: R replay (a new pending job; each entry once)
-  Cron: T run now (the job a fire enqueues), E enable, D disable
+  DLQ: R replay (a new pending job; each entry once), X delete
+  Cron: T run now (the job a fire enqueues), E enable, D disable, X delete
 
 Columns (a word shown on the screen, then what it means; names are dispatch's):
 Queues: queue: the queue's name; pending, retrying, running: its jobs waiting and
@@ -75,7 +75,17 @@ class DispatchScreens(SystemScreens):
         ]
     )
     help = HELP
-    writes = frozenset({"job_cancel", "dlq_replay", "cron_trigger", "cron_enable", "cron_disable"})
+    writes = frozenset(
+        {
+            "job_cancel",
+            "dlq_replay",
+            "dlq_delete",
+            "cron_trigger",
+            "cron_enable",
+            "cron_disable",
+            "cron_delete",
+        }
+    )
     jump_prompt = ("jump to a dispatch job", "job id or unique prefix")
 
     def jump_targets(self, db: Database, text: str) -> list[tuple[str, Any]]:

@@ -131,7 +131,7 @@ class JobsPane(JobActions, Redrawn[list[reads.Job]]):
 
 
 class DlqPane(Redrawn[list[reads.DLQEntry]]):
-    BINDINGS = [Binding("R", "dlq_replay", "Replay")]
+    BINDINGS = [Binding("R", "dlq_replay", "Replay"), Binding("X", "dlq_delete", "Delete")]
     filter_hint = "filter: words (a queue, a job name)"
 
     def compose(self) -> ComposeResult:
@@ -178,12 +178,27 @@ class DlqPane(Redrawn[list[reads.DLQEntry]]):
             lambda p: f"replayed: {entry_id} as {p.new_job_id}",
         )
 
+    def action_dlq_delete(self) -> None:
+        entry_id = selected_key(self.query_one("#dispatch-dlq", DataTable))
+        if entry_id is None:
+            self.top.notify("no DLQ entry selected", severity="warning")
+            return
+        self.top.act(
+            lambda p: (
+                f"Delete DLQ entry {entry_id} ({p.job_name},"
+                f" {'replayed' if p.replayed else 'never replayed: its last copy'}) for good?"
+            ),
+            lambda db, dry_run: actions.delete_dlq(db, entry_id, dry_run),
+            lambda p: f"deleted: {entry_id}",
+        )
+
 
 class CronPane(Redrawn[list[reads.CronEntry]]):
     BINDINGS = [
         Binding("T", "cron_trigger", "Run now"),
         Binding("E", "cron_enable", "Enable"),
         Binding("D", "cron_disable", "Disable"),
+        Binding("X", "cron_delete", "Delete"),
     ]
     filter_hint = "filter cron or job name (substring)"
 
@@ -234,7 +249,7 @@ class CronPane(Redrawn[list[reads.CronEntry]]):
             lambda p: f"triggered: {p.name} as {p.new_job_id}",
         )
 
-    def _toggle(self, action: str) -> None:
+    def _change(self, action: str) -> None:
         cron_id = self._selected()
         if cron_id is None:
             return
@@ -245,10 +260,13 @@ class CronPane(Redrawn[list[reads.CronEntry]]):
         )
 
     def action_cron_enable(self) -> None:
-        self._toggle("enable")
+        self._change("enable")
 
     def action_cron_disable(self) -> None:
-        self._toggle("disable")
+        self._change("disable")
+
+    def action_cron_delete(self) -> None:
+        self._change("delete")
 
 
 class WorkersPane(Redrawn[list[reads.Worker]]):
