@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from typer.testing import CliRunner
 
@@ -187,3 +188,25 @@ def test_watch_prints_each_new_job_once_late_commits_too(reproduced: str) -> Non
         assert [c["kind"] for c in reads.changes_since(db, marks)] == ["job"]
     finally:
         db.close()
+
+
+def test_the_harness_waits_for_groves_database_wide_migration_lock(
+    fresh_pg_schema: str,
+) -> None:
+    """grove refuses a migration at once while any process holds its advisory lock 1 on
+    the database (other test processes migrating other schemas): the harness waits."""
+    import threading
+
+    from tests.go.harness import pgx_dsn
+
+    with raw_pg("public") as c:
+        c.execute(f'CREATE SCHEMA "{fresh_pg_schema}"')
+    with psycopg.connect(PG_DSN, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(1)")
+        threading.Timer(1.5, lambda: holder.execute("SELECT pg_advisory_unlock(1)")).start()
+        h = Harness("dispatchd", pgx_dsn(fresh_pg_schema))
+        try:
+            h.call("migrate")
+        finally:
+            h.close()
+    assert len(versions(fresh_pg_schema)) == 7
