@@ -2,9 +2,11 @@
 callback and shared by the command line and the dashboard.
 
 The database comes as one unit, the first of: ``--dsn``; the named context
-(``--context NAME`` or ``QCTL_CONTEXT``); ``QCTL_DSN``; the config file's
-``default_context``; else the embedded default database. A context contributes its
-settings only when it is that unit: with ``--dsn`` or ``QCTL_DSN`` in effect, no context's
+(``--context NAME`` or ``QCTL_CONTEXT``); ``QCTL_DSN``; a system's own variable
+(``System.dsn_env``: DBOS's ``DBOS_SYSTEM_DATABASE_URL``, as its CLI reads it); the
+config file's ``default_context``; else the embedded default database. A context
+contributes its settings only when it is that unit: with ``--dsn`` or an environment
+DSN in effect, no context's
 schema, system or read-only flag applies (``--dsn`` with ``--context`` is a usage error).
 Then, first match wins:
 
@@ -400,10 +402,13 @@ class CliContext:
                 raise
         named = _context_entry(data, explicit, path) if explicit else {}
         default_name = data.get("default_context")
-        if dsn or explicit or env.get("QCTL_DSN") or not isinstance(default_name, str):
+        from qctl import systems
+
+        env_dsn = env.get("QCTL_DSN") or systems.dsn_from(env)
+        if dsn or explicit or env_dsn or not isinstance(default_name, str):
             default_name = None
         default = _context_entry(data, default_name, path) if default_name else {}
-        resolved_dsn = dsn or named.get("dsn") or env.get("QCTL_DSN") or default.get("dsn")
+        resolved_dsn = dsn or named.get("dsn") or env_dsn or default.get("dsn")
         flags = {"statement_timeout": statement_timeout, "lock_timeout": lock_timeout}
         limits: dict[str, timedelta | None] = {}
         for key in TIMEOUTS:

@@ -57,8 +57,18 @@ class System:
     ``seed``, ``yes``); empty where it has none."""
     instead: Mapping[str, str] = field(default_factory=dict)
     """For a noun it lacks: what to do instead (``jobs``: "see `qctl workflows`")."""
+    database: str = ""
+    """``module:Class`` of its connection, a ``qctl.core.sqldb.SqlDatabase``; empty: its
+    database is an azync store, opened through ``qctl_store``."""
+    preloads: Mapping[str, str] = field(default_factory=dict)
+    """Reads ``qctl top`` starts while Textual is imported: pane id → ``module:function``
+    (``function(handle)``, importing no Textual), its result that pane's first data
+    (``qctl.tui.preload``)."""
     project: str = ""
     """Where the system's own project lives (the man page's SEE ALSO)."""
+    dsn_env: str = ""
+    """The environment variable the system's own tools read its database from; qctl
+    reads it after ``QCTL_DSN`` (``qctl.cli.context``)."""
     capabilities: frozenset[str] = frozenset()
     """What differs between systems (``change_hints``: push notifications of changes;
     ``migrate``: qctl migrates the schema; ``store``: opened through ``qctl_store``, which
@@ -71,6 +81,16 @@ class System:
 def choices(having: Callable[[System], object] = bool) -> str:
     """``--system``'s metavar: the registered systems' names (those ``having`` keeps)."""
     return "|".join(s.name for s in systems() if having(s))
+
+
+def dsn_from(env: Mapping[str, str]) -> str:
+    """The DSN a registered system's own variable (``System.dsn_env``) sets in ``env``,
+    a SQLAlchemy driver suffix dropped (``postgresql+psycopg://`` is libpq's
+    ``postgresql://``)."""
+    import re
+
+    url = next((env[s.dsn_env] for s in systems() if s.dsn_env and env.get(s.dsn_env)), "")
+    return re.sub(r"^(postgres(?:ql)?|sqlite)\+\w+:", r"\1:", url)
 
 
 def labels() -> str:

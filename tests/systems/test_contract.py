@@ -6,7 +6,8 @@ operator:
 - its database is detected without ``--system``, and ``db status`` works with it named;
 - ``qctl --help`` and each of its nouns' ``--help`` work with the database unreachable;
 - a noun it lacks exits 2 and names the nouns it has;
-- every verb that writes (one with ``--dry-run`` or ``--yes``) is in the provider's
+- every verb that writes (one with ``--dry-run`` or ``--yes``, not the hidden ``--yes``
+  every verb takes) is in the provider's
   ``WRITES``; with ``--read-only`` each is refused (exit 4) and writes nothing, and its
   dry run exits 0 and writes nothing (a verb the provider maps to None is one the system
   never runs, as DBOS's ``db migrate``: exit 2 and nothing written, whatever the flags);
@@ -73,7 +74,8 @@ def writing_verbs(s: System) -> dict[str, set[str]]:
     for noun, entry in s.commands.items():
         command = build(noun, entry)
         for path, leaf in leaves(command, Context(command, info_name=noun), noun):
-            opts = {o for p in leaf.params for o in getattr(p, "opts", [])}
+            shown = [p for p in leaf.params if not getattr(p, "hidden", False)]
+            opts = {o for p in shown for o in getattr(p, "opts", [])}
             flags = opts & {"--dry-run", "--yes"}
             if flags and path not in NOT_WRITES:
                 verbs[path] = flags

@@ -52,11 +52,14 @@ SYSTEM = System(
         "watch": Entry(
             f"{_CLI}.watch", "watch", "New jobs and DLQ entries as JSON lines (polling)."
         ),
-        "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
+        "top": Entry(
+            "qctl.cli.top", "top", "The live dashboard (polling): queues, jobs, DLQ, cron, workers."
+        ),
         # The one demo command, the shell's: --system dispatch runs dispatch's (below).
         "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     screens="qctl.systems.dispatch.tui:DISPATCH",
+    database="qctl.systems.dispatch.database:Database",
     demo="qctl.systems.dispatch.cli.demo:demo",
     instead={},
     capabilities=frozenset(),
