@@ -49,6 +49,19 @@ class Timeout(StoreError):
         super().__init__(f"timed out{after} {what} ({setting})")
 
 
+class NoAnswer(Timeout):
+    """The server sent nothing for ``seconds`` while a statement ran, past the point
+    where it would have cancelled the statement itself (a paused or unreachable
+    server): the client gave the connection up."""
+
+    def __init__(self, seconds: float) -> None:
+        StoreError.__init__(
+            self, f"timed out: the server did not answer for {seconds:g}s (paused or unreachable)"
+        )
+        self.setting = "statement_timeout"
+        self.limit = None
+
+
 class SchemaNotMigrated(StoreError):
     """The database has no azync schema (or an older one): run ``qctl db migrate``."""
 

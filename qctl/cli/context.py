@@ -43,7 +43,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from qctl.systems import System
     from qctl_store.config import Config
     from qctl_store.postgres import PostgresStore
+    from qctl_store.postgres.watch import Blocker
     from qctl_store.sqlite import SqliteStore
 
     AnyStore = PostgresStore | SqliteStore
@@ -69,6 +71,10 @@ DEFAULT_LOCK_TIMEOUT = timedelta(seconds=5)
 a migration's or a stuck transaction's lock the console says so, and its own waiting
 statement (and the locks it already took) leave the server instead of queueing other
 sessions behind it."""
+ANSWER_GRACE = timedelta(seconds=5)
+"""How long past its ``statement_timeout`` a statement may go without a word from the
+server before qctl gives its connection up (``Config.unanswered_after``): the server
+cancels it at the limit itself, unless it is paused or cut off."""
 TIMEOUTS = ("statement_timeout", "lock_timeout")
 MAX_TIMEOUT = timedelta(milliseconds=2**31 - 1)
 """The longest timeout PostgreSQL takes (an int of milliseconds)."""
@@ -340,6 +346,30 @@ def _dsn_sets(dsn: str, name: str) -> bool:
         return False
 
 
+def lock_wait_line(blocker: Blocker) -> str:
+    """``waiting for a lock held by pid N (user, application, state for Ns: query)``,
+    the server's text escaped."""
+    from qctl.core.sanitize import sanitize
+
+    b = blocker
+    about = [
+        f"user {b.user}" if b.user else "",
+        f"application {b.application!r}" if b.application else "",
+        f"from {b.client}" if b.client else "",
+        f"{b.state} for {b.seconds}s" if b.state and b.seconds is not None else b.state or "",
+    ]
+    query = " ".join((b.query or "").split())
+    query = query if len(query) <= 80 else query[:79] + "…"
+    detail = ", ".join(a for a in about if a) + (f": {query}" if query else "")
+    return sanitize(f"waiting for a lock held by pid {b.pid} ({detail})")
+
+
+def lock_wait_note(blocker: Blocker) -> None:
+    """``lock_wait_line`` on stderr (called from the store's watch thread)."""
+    sys.stderr.write(f"qctl: {lock_wait_line(blocker)}\n")
+    sys.stderr.flush()
+
+
 @dataclass
 class CliContext:
     """Resolved connection settings; ``open_store`` opens (and caches) the store."""
@@ -535,6 +565,10 @@ class CliContext:
             statement_timeout=self.session_statement_timeout,
             lock_timeout=self.session_lock_timeout,
             connection=conn,
+            on_lock_wait=self.on_lock_wait,
+            unanswered_after=self.session_statement_timeout + ANSWER_GRACE
+            if self.session_statement_timeout
+            else None,
         )
 
     def unlimit(self, *names: str) -> None:
@@ -543,6 +577,16 @@ class CliContext:
         building one concurrently waits for every older transaction to end. A limit the
         operator asked for stays."""
         self.unlimited = tuple(n for n in names if n not in self._timeouts_given)
+
+    @property
+    def on_lock_wait(self) -> Callable[[Blocker], None] | None:
+        """On a terminal, a line on stderr for each session a statement waits behind
+        for a second; elsewhere nothing (the lock timeout's error says enough)."""
+        try:
+            tty = sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        return lock_wait_note if tty else None
 
     @property
     def session_statement_timeout(self) -> timedelta | None:

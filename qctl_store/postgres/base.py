@@ -38,6 +38,7 @@ from qctl_store.dsn import (
     timeout_settings,
 )
 from qctl_store.listing import stats_bump_sql
+from qctl_store.postgres.watch import SessionWatch, WatchedConnection
 from qctl_store.sqlfile import Queries, fill, identifier, load
 
 if TYPE_CHECKING:
@@ -149,6 +150,12 @@ ADAPTERS.register_loader("jsonb", _Jsonb)
 ADAPTERS.register_loader("jsonb", _JsonbBinary)
 
 
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+"""TCP keepalives unless the DSN sets its own: a peer gone without a word (a host down, a
+network cut) fails a waiting statement within about 25 s instead of the system's two
+hours. A paused server still answers them (its kernel does): ``unanswered_after``."""
+
+
 def connect_kwargs(dsn: str, config: Config) -> dict[str, Any]:
     """Session settings every connection of a store on ``dsn`` uses, the dedicated
     listener and leader connections included: the schema's search_path, the
@@ -164,6 +171,7 @@ def connect_kwargs(dsn: str, config: Config) -> dict[str, Any]:
         "application_name": config.application_name,
         "context": ADAPTERS,
         **connect_timeout(params),
+        **{k: v for k, v in KEEPALIVES.items() if k not in params},
     }
     options = session_options(own_options(params), settings)
     if options:
@@ -176,7 +184,7 @@ def open_connection(dsn: str, config: Config) -> Connection:
     store exists and then hands it over (``Config.connection``): the console's system
     detection, so that a one-shot command opens one connection, not two."""
     with mapped_errors(dsn, config):
-        return psycopg.connect(
+        return WatchedConnection.connect(
             dsn, autocommit=True, row_factory=dict_row, **connect_kwargs(dsn, config)
         )
 
@@ -186,18 +194,27 @@ class _SingleConnection:
     a pool (and its import). Serialised by a lock so threads can still share it."""
 
     def __init__(
-        self, conninfo: str, kwargs: dict[str, Any], conn: Connection | None = None
+        self,
+        conninfo: str,
+        kwargs: dict[str, Any],
+        conn: Connection | None = None,
+        configure: Callable[[Connection], None] | None = None,
     ) -> None:
         self._conninfo = conninfo
         self._kwargs = kwargs
         self._conn = conn
+        self._configure = configure
         self._lock = threading.Lock()
+        if conn is not None and configure is not None:
+            configure(conn)
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[Connection]:
         with self._lock:
             if self._conn is None or self._conn.closed or self._conn.broken:
-                self._conn = psycopg.connect(self._conninfo, **self._kwargs)
+                self._conn = WatchedConnection.connect(self._conninfo, **self._kwargs)
+                if self._configure is not None:
+                    self._configure(self._conn)
             yield self._conn
 
     def close(self) -> None:
@@ -258,6 +275,16 @@ class PgBase(StoreBase):
                 f"{self.schema.lower()!r} in a search_path; use {self.schema.lower()!r}"
             )
         self._closed = False
+        self._watch: SessionWatch | None = None
+        if self.config.on_lock_wait is not None or self.config.unanswered_after:
+            self._watch = SessionWatch(
+                self._side_connection,
+                self.config.on_lock_wait,
+                self.config.unanswered_after.total_seconds()
+                if self.config.unanswered_after
+                else None,
+            )
+        watched = self._watch.add if self._watch is not None else None
         self._provider: ConnectionPool[Connection] | _SingleConnection
         kwargs = {"autocommit": True, "row_factory": dict_row, **self.connect_kwargs()}
         with mapped_errors(dsn, self.config):
@@ -272,6 +299,8 @@ class PgBase(StoreBase):
                     open=False,
                     check=_LivenessCheck(ConnectionPool.check_connection),
                     name="qctl",
+                    connection_class=WatchedConnection,
+                    configure=watched,
                 )
                 try:
                     self._provider.open(wait=True, timeout=5.0)
@@ -282,7 +311,7 @@ class PgBase(StoreBase):
                     ) from None
             else:
                 # Connecting is the check: a fresh connection needs no SELECT 1.
-                self._provider = _SingleConnection(dsn, kwargs, self.config.connection)
+                self._provider = _SingleConnection(dsn, kwargs, self.config.connection, watched)
                 with self._provider.connection():
                     pass
 
@@ -316,9 +345,12 @@ class PgBase(StoreBase):
     def connect(self, **extra: Any) -> Connection:
         """A dedicated connection outside the pool (listeners, leadership locks)."""
         with mapped_errors(self.dsn, self.config):
-            return psycopg.connect(
+            conn = WatchedConnection.connect(
                 self.dsn, autocommit=True, row_factory=dict_row, **self.connect_kwargs(), **extra
             )
+        if self._watch is not None:
+            self._watch.add(conn)
+        return conn
 
     @contextlib.contextmanager
     def tx(self) -> Iterator[Cursor]:
@@ -327,6 +359,7 @@ class PgBase(StoreBase):
         with (
             self._mapped(),
             self._provider.connection() as conn,
+            self._answered(conn),
             conn.transaction(),
             conn.cursor() as cur,
         ):
@@ -338,7 +371,12 @@ class PgBase(StoreBase):
         connections are in autocommit, so the statement is its own transaction and the
         call saves two round trips over ``tx()``. Several statements need ``tx()``."""
         self._check_writable()
-        with self._mapped(), self._provider.connection() as conn, conn.cursor() as cur:
+        with (
+            self._mapped(),
+            self._provider.connection() as conn,
+            self._answered(conn),
+            conn.cursor() as cur,
+        ):
             yield cur
 
     def qualified(self, sql: str, **fragments: str) -> str:
@@ -351,8 +389,27 @@ class PgBase(StoreBase):
     @contextlib.contextmanager
     def read(self) -> Iterator[Cursor]:
         """A cursor for reads (autocommit: each statement is its own snapshot)."""
-        with self._mapped(), self._provider.connection() as conn, conn.cursor() as cur:
+        with (
+            self._mapped(),
+            self._provider.connection() as conn,
+            self._answered(conn),
+            conn.cursor() as cur,
+        ):
             yield cur
+
+    def _answered(self, conn: Connection) -> contextlib.AbstractContextManager[None]:
+        """A failure of ``conn`` the session watch caused is ``errors.NoAnswer``."""
+        return self._watch.answered(conn) if self._watch else contextlib.nullcontext()  # type: ignore[arg-type]
+
+    def _side_connection(self) -> Connection:
+        """The session watch's own connection: short limits, never read-only-sensitive."""
+        return psycopg.connect(
+            self.dsn,
+            autocommit=True,
+            application_name=f"{self.config.application_name}-watch",
+            options="-c statement_timeout=2000",
+            connect_timeout=2,
+        )
 
     def _check_writable(self) -> None:
         if self.config.read_only:
@@ -398,6 +455,8 @@ class PgBase(StoreBase):
             return
         self._closed = True
         self._close_listeners()
+        if self._watch is not None:
+            self._watch.close()
         self._provider.close()
 
     def _close_listeners(self) -> None:
