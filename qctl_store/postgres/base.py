@@ -150,7 +150,12 @@ ADAPTERS.register_loader("jsonb", _Jsonb)
 ADAPTERS.register_loader("jsonb", _JsonbBinary)
 
 
-KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
 """TCP keepalives unless the DSN sets its own: a peer gone without a word (a host down, a
 network cut) fails a waiting statement within about 25 s instead of the system's two
 hours. A paused server still answers them (its kernel does): ``unanswered_after``."""
