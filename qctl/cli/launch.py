@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from qctl import startup
 from qctl.cli.argv import ROOT_FLAGS, ROOT_OPTIONS, arrange, undecodable
-from qctl.cli.errors import ExitCode, fail, failed
+from qctl.cli.errors import ExitCode, fail, failed, interrupted, on_sigterm
 
 if TYPE_CHECKING:
     from qctl.cli.context import CliContext
@@ -124,6 +124,7 @@ def run() -> None:
     # The collector resumes after the dashboard's first frame (``QctlTop``), or once
     # the command tree of any other line is imported.
     startup.pause()
+    on_sigterm()
     line = None if COMPLETE_VAR in os.environ else top_line(sys.argv[1:])
     code = None
     if line is not None:
@@ -134,7 +135,7 @@ def run() -> None:
             sys.stderr.write("\n")
             code = fail("aborted; nothing was changed", ExitCode.REFUSED)
         except KeyboardInterrupt:
-            code = ExitCode.INTERRUPTED
+            code = interrupted()
         except OSError as exc:
             code = ExitCode.FAILURE if exc.errno == errno.EPIPE else failed(exc)
         except Exception as exc:

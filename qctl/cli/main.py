@@ -16,7 +16,7 @@ from typer.models import DefaultPlaceholder
 
 from qctl import __version__, systems
 from qctl.cli.argv import arrange, undecodable
-from qctl.cli.errors import ExitCode, fail, failed
+from qctl.cli.errors import ExitCode, fail, failed, interrupted
 from qctl.systems import Entry
 
 if TYPE_CHECKING:
@@ -242,8 +242,12 @@ class QctlGroup(TyperGroup):
             # The reader went away (``qctl jobs list | head``): stop quietly.
             sys.stderr = open(os.devnull, "w")  # noqa: SIM115
             return ExitCode.FAILURE
+        except KeyboardInterrupt:  # one raised outside typer's own handling of it
+            return interrupted()
         except Exception as exc:
             return failed(exc)
+        if rv == ExitCode.INTERRUPTED:  # typer's answer to a KeyboardInterrupt
+            return interrupted()
         return rv if isinstance(rv, int) else ExitCode.OK
 
 

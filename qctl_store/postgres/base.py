@@ -351,7 +351,10 @@ class PgBase(StoreBase):
         """A dedicated connection outside the pool (listeners, leadership locks)."""
         with mapped_errors(self.dsn, self.config):
             conn = WatchedConnection.connect(
-                self.dsn, autocommit=True, row_factory=dict_row, **self.connect_kwargs(), **extra
+                self.dsn,
+                autocommit=True,
+                row_factory=dict_row,
+                **{**self.connect_kwargs(), **extra},
             )
         if self._watch is not None:
             self._watch.add(conn)
