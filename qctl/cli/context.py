@@ -346,27 +346,11 @@ def _dsn_sets(dsn: str, name: str) -> bool:
         return False
 
 
-def lock_wait_line(blocker: Blocker) -> str:
-    """``waiting for a lock held by pid N (user, application, state for Ns: query)``,
-    the server's text escaped."""
+def lock_wait_note(blocker: Blocker) -> None:
+    """``Blocker.line`` on stderr, escaped (called from the store's watch thread)."""
     from qctl.core.sanitize import sanitize
 
-    b = blocker
-    about = [
-        f"user {b.user}" if b.user else "",
-        f"application {b.application!r}" if b.application else "",
-        f"from {b.client}" if b.client else "",
-        f"{b.state} for {b.seconds}s" if b.state and b.seconds is not None else b.state or "",
-    ]
-    query = " ".join((b.query or "").split())
-    query = query if len(query) <= 80 else query[:79] + "…"
-    detail = ", ".join(a for a in about if a) + (f": {query}" if query else "")
-    return sanitize(f"waiting for a lock held by pid {b.pid} ({detail})")
-
-
-def lock_wait_note(blocker: Blocker) -> None:
-    """``lock_wait_line`` on stderr (called from the store's watch thread)."""
-    sys.stderr.write(f"qctl: {lock_wait_line(blocker)}\n")
+    sys.stderr.write(f"qctl: {sanitize(blocker.line())}\n")
     sys.stderr.flush()
 
 
@@ -524,7 +508,11 @@ class CliContext:
             raise ReadOnly(f"{action}: refused, qctl is in read-only mode")
 
     def open_store(
-        self, pooled: bool = False, create: bool = False, check: bool = True
+        self,
+        pooled: bool = False,
+        create: bool = False,
+        check: bool = True,
+        on_lock_wait: Callable[[Blocker], None] | None = None,
     ) -> AnyStore:
         """Open the store this context points at (the one-shot CLI uses ``pooled=False``;
         the dashboard passes ``pooled=True``). Stores are closed by ``close()``.
@@ -538,6 +526,9 @@ class CliContext:
         ``SchemaTooNew`` (exit 5) before any other statement, for reads and writes
         alike, since a read over columns or states qctl does not know could misstate
         rows (``db status`` and ``db migrate`` pass False: they report and fix it).
+
+        ``on_lock_wait``: who hears of a statement waiting behind another session's lock
+        (the dashboard's status bar); by default a line on stderr when it is a terminal.
         """
         from qctl_store import open_store
         from qctl_store.dsn import check_dsn
@@ -548,13 +539,19 @@ class CliContext:
         if conn is not None and (pooled or self.unlimited):
             conn.close()
             conn = None
-        store = open_store(self.dsn, self._config(pooled, create, conn))
+        store = open_store(self.dsn, self._config(pooled, create, conn, on_lock_wait))
         self._stores.append(store)
         if check:
             store.require_schema()
         return store
 
-    def _config(self, pooled: bool = False, create: bool = False, conn: Any = None) -> Config:
+    def _config(
+        self,
+        pooled: bool = False,
+        create: bool = False,
+        conn: Any = None,
+        on_lock_wait: Callable[[Blocker], None] | None = None,
+    ) -> Config:
         from qctl_store import Config
 
         return Config(
@@ -565,7 +562,7 @@ class CliContext:
             statement_timeout=self.session_statement_timeout,
             lock_timeout=self.session_lock_timeout,
             connection=conn,
-            on_lock_wait=self.on_lock_wait,
+            on_lock_wait=on_lock_wait or self.on_lock_wait,
             unanswered_after=self.session_statement_timeout + ANSWER_GRACE
             if self.session_statement_timeout
             else None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ from qctl.cli.errors import ExitCode, fail, failed, interrupted, on_sigterm
 if TYPE_CHECKING:
     from qctl.cli.context import CliContext
     from qctl_store.contract import ConsoleStore
+    from qctl_store.postgres.watch import Blocker
 
 MIN_REFRESH = 0.2
 """``--refresh``'s least value, here and in ``qctl.cli.common.Refresh``."""
@@ -75,14 +77,20 @@ def top_line(argv: Sequence[str]) -> tuple[dict[str, str | bool], float] | None:
 
 def dashboard(c: CliContext, refresh: float) -> int:
     """``qctl top`` on an azync store; the exit code (1: the dashboard printed the line)."""
+    from qctl.core.sanitize import sanitize
     from qctl.systems.azync.tui.overview_data import fetch_overview
     from qctl.tui.preload import Preload
+
+    lock_waits: list[tuple[float, str]] = []
+
+    def lock_wait(blocker: Blocker) -> None:  # the status bar names the lock's holder
+        lock_waits.append((time.monotonic(), sanitize(blocker.line())))
 
     def open_pool() -> ConsoleStore:
         # An unreachable or unmigrated database fails in one line: checked on one plain
         # connection, as the CLI does, before a pool would log every failed attempt.
         c.store().ops_stats()
-        return c.open_store(pooled=True)
+        return c.open_store(pooled=True, on_lock_wait=lock_wait)
 
     # The check, the pool and the overview's first read run while Textual is imported.
     opened = Preload(open_pool)
@@ -97,6 +105,7 @@ def dashboard(c: CliContext, refresh: float) -> int:
             read_only=c.read_only,
             poll_interval=refresh,
             preloads={"overview-pane": overview},
+            lock_waits=lock_waits,
         )
     finally:
         # The store closes when the command ends: never under a read still running (a

@@ -280,16 +280,14 @@ class PgBase(StoreBase):
                 f"{self.schema.lower()!r} in a search_path; use {self.schema.lower()!r}"
             )
         self._closed = False
-        self._watch: SessionWatch | None = None
-        if self.config.on_lock_wait is not None or self.config.unanswered_after:
-            self._watch = SessionWatch(
-                self._side_connection,
-                self.config.on_lock_wait,
-                self.config.unanswered_after.total_seconds()
-                if self.config.unanswered_after
-                else None,
-            )
-        watched = self._watch.add if self._watch is not None else None
+        self._interrupted = False
+        unanswered = self.config.unanswered_after
+        self._watch = SessionWatch(
+            self._side_connection,
+            self.config.on_lock_wait,
+            unanswered.total_seconds() if unanswered else None,
+        )
+        watched = self._watch.add
         self._provider: ConnectionPool[Connection] | _SingleConnection
         kwargs = {"autocommit": True, "row_factory": dict_row, **self.connect_kwargs()}
         with mapped_errors(dsn, self.config):
@@ -356,8 +354,7 @@ class PgBase(StoreBase):
                 row_factory=dict_row,
                 **{**self.connect_kwargs(), **extra},
             )
-        if self._watch is not None:
-            self._watch.add(conn)
+        self._watch.add(conn)
         return conn
 
     @contextlib.contextmanager
@@ -406,8 +403,19 @@ class PgBase(StoreBase):
             yield cur
 
     def _answered(self, conn: Connection) -> contextlib.AbstractContextManager[None]:
-        """A failure of ``conn`` the session watch caused is ``errors.NoAnswer``."""
-        return self._watch.answered(conn) if self._watch else contextlib.nullcontext()  # type: ignore[arg-type]
+        """A failure of ``conn`` the session watch caused is ``errors.NoAnswer``; after
+        ``interrupt`` nothing more is sent."""
+        if self._interrupted:
+            raise errors.Unavailable("the store was interrupted: nothing more is sent")
+        return self._watch.answered(conn)  # type: ignore[arg-type]
+
+    def interrupt(self) -> None:
+        """From another thread: cancel the statements in flight on the server (giving
+        their connections up when the server cannot confirm within a second) and send
+        no more; for a front-end that quits while its worker threads wait on the
+        database. ``close`` still follows."""
+        self._interrupted = True
+        self._watch.interrupt()
 
     def _side_connection(self) -> Connection:
         """The session watch's own connection: short limits, never read-only-sensitive."""
@@ -463,8 +471,7 @@ class PgBase(StoreBase):
             return
         self._closed = True
         self._close_listeners()
-        if self._watch is not None:
-            self._watch.close()
+        self._watch.close()
         self._provider.close()
 
     def _close_listeners(self) -> None:

@@ -56,6 +56,22 @@ class Blocker:
     seconds: int | None
     query: str | None
 
+    def line(self) -> str:
+        """``waiting for a lock held by pid N (user, application, client, state for Ns:
+        its query)``, the query's whitespace folded and cut at 80 characters."""
+        about = [
+            f"user {self.user}" if self.user else "",
+            f"application {self.application!r}" if self.application else "",
+            f"from {self.client}" if self.client else "",
+            f"{self.state} for {self.seconds}s"
+            if self.state and self.seconds is not None
+            else self.state or "",
+        ]
+        query = " ".join((self.query or "").split())
+        query = query if len(query) <= 80 else query[:79] + "…"
+        detail = ", ".join(a for a in about if a) + (f": {query}" if query else "")
+        return f"waiting for a lock held by pid {self.pid} ({detail})"
+
 
 class WatchedConnection(psycopg.Connection[Any]):
     """A connection that knows since when a statement of it waits for the server
@@ -76,9 +92,10 @@ class WatchedConnection(psycopg.Connection[Any]):
 
 
 class SessionWatch:
-    """The thread. ``connect`` opens the side connection it asks the server on (lazily,
-    only once a statement has run ``LOCK_WAIT_AFTER``); ``on_lock_wait`` is called once
-    per blocker of each waiting statement; ``unanswered_after``: seconds, or None."""
+    """A store's connections, and the thread that watches them when asked to (either
+    callback given). ``connect`` opens the side connection it asks the server on
+    (lazily, once a statement has run ``LOCK_WAIT_AFTER``); ``on_lock_wait`` is called
+    once per blocker of each waiting statement; ``unanswered_after``: seconds, or None."""
 
     def __init__(
         self,
@@ -94,8 +111,12 @@ class SessionWatch:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._side: psycopg.Connection[Any] | None = None
-        self._thread = threading.Thread(target=self._run, name="qctl-session-watch", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        if on_lock_wait is not None or unanswered_after is not None:
+            self._thread = threading.Thread(
+                target=self._run, name="qctl-session-watch", daemon=True
+            )
+            self._thread.start()
 
     def add(self, conn: psycopg.Connection[Any]) -> None:
         """Watch ``conn``, a ``WatchedConnection`` (every connection the store opens)."""
@@ -103,9 +124,25 @@ class SessionWatch:
             with self._lock:
                 self._sessions.add(conn)
 
+    def interrupt(self) -> None:
+        """Cancel every statement in flight on the server (a cancel request each) and
+        give up the connections still waiting a second later (a server that cannot
+        answer the cancel either): the threads waiting on them fail at once."""
+        with self._lock:
+            busy = [c for c in self._sessions if c.waiting_since is not None]
+        for conn in busy:
+            with contextlib.suppress(Exception):
+                conn.cancel_safe(timeout=0.5)
+        deadline = time.monotonic() + 1.0
+        while busy and time.monotonic() < deadline:
+            time.sleep(0.02)
+            busy = [c for c in busy if c.waiting_since is not None]
+        for conn in busy:
+            self._abandon(conn)
+
     def close(self) -> None:
         self._stop.set()
-        if self._thread is not threading.current_thread():
+        if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
         if self._side is not None:
             with contextlib.suppress(Exception):
@@ -125,29 +162,29 @@ class SessionWatch:
             raise
 
     def _run(self) -> None:
-        told: set[tuple[int, int]] = set()  # (waiter, blocker) pairs already reported
+        told: set[tuple[int, float, int]] = set()  # (waiter, since, blocker) reported
         while not self._stop.wait(TICK):
             now = time.monotonic()
             with self._lock:
                 busy = [(c, c.waiting_since) for c in self._sessions]
-            waiting = []
+            waiting: dict[int, float] = {}  # backend pid -> since when it waits
             for conn, started in busy:
                 if started is None or conn.closed:
                     continue
                 if self._unanswered_after is not None and now - started >= self._unanswered_after:
                     self._abandon(conn)
                 elif now - started >= LOCK_WAIT_AFTER:
-                    waiting.append(conn)
+                    waiting[conn.info.backend_pid] = started
             if waiting and self._on_lock_wait is not None:
-                for blocker in self._blockers(waiting):
-                    if (blocker.waiter, blocker.pid) not in told:
-                        told.add((blocker.waiter, blocker.pid))
+                for blocker in self._blockers(list(waiting)):
+                    key = (blocker.waiter, waiting.get(blocker.waiter, 0.0), blocker.pid)
+                    if key not in told:
+                        told.add(key)
                         self._on_lock_wait(blocker)
 
-    def _blockers(self, conns: list[WatchedConnection]) -> list[Blocker]:
-        """Who blocks ``conns``, asked on the side connection; nothing when the server
-        cannot be asked (the statement's own limits still apply)."""
-        pids = [c.info.backend_pid for c in conns]
+    def _blockers(self, pids: list[int]) -> list[Blocker]:
+        """Who blocks the backends ``pids``, asked on the side connection; nothing when
+        the server cannot be asked (the statement's own limits still apply)."""
         try:
             if self._side is None or self._side.closed or self._side.broken:
                 self._side = self._connect()

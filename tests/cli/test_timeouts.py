@@ -6,7 +6,6 @@ environment, a context, or the DSN and ``PGOPTIONS``, which ``--schema`` and
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -458,45 +457,6 @@ def test_on_a_terminal_qctl_says_who_holds_the_lock(
     assert 1.0 <= said < 3.0
 
 
-class FrozenProxy:
-    """A TCP proxy to the test server that can stop passing bytes either way, as a
-    paused server (or a cut network) does while its kernel still holds the connection."""
-
-    def __init__(self, port: int) -> None:
-        import socket
-        import threading
-
-        self.frozen = threading.Event()
-        self._target = ("127.0.0.1", port)
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        import socket
-        import threading
-
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            server = socket.create_connection(self._target)
-            for a, b in ((client, server), (server, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    def _pipe(self, src: Any, dst: Any) -> None:
-        with contextlib.suppress(OSError):
-            while data := src.recv(65536):
-                while self.frozen.is_set():
-                    time.sleep(0.05)
-                dst.sendall(data)
-
-    def close(self) -> None:
-        self.frozen.clear()
-        self._listener.close()
-
-
 def test_a_server_that_stops_answering_times_out(
     pg_schema: str, holder: psycopg.Connection[Any]
 ) -> None:
@@ -505,9 +465,11 @@ def test_a_server_that_stops_answering_times_out(
     one timeout line and exit 7, instead of waiting as long as the silence lasts."""
     from urllib.parse import urlsplit
 
+    from tests.tui.test_reconnect_pg import Proxy
+
     holder.execute(f'LOCK TABLE "{pg_schema}".azync_jobs IN ACCESS EXCLUSIVE MODE')
     url = urlsplit(PG_DSN)
-    proxy = FrozenProxy(url.port or 5432)
+    proxy = Proxy(url.hostname or "127.0.0.1", url.port or 5432)
     try:
         dsn = url._replace(netloc=f"{url.username}@127.0.0.1:{proxy.port}").geturl()
         args = ["--dsn", dsn, "--schema", pg_schema, "--statement-timeout", "1s"]
