@@ -24,7 +24,7 @@ from typing import Any, TextIO
 import typer
 
 from qctl.core.parse import format_duration
-from qctl.core.sanitize import sanitize
+from qctl.core.sanitize import JSON_DEPTH, cut_text, sanitize
 
 
 class OutputFormat(StrEnum):
@@ -43,10 +43,11 @@ def iso(value: datetime) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def plain(value: Any) -> Any:
-    """A JSON-ready form of a store value (see the module doc)."""
+def plain(value: Any, depth: int = JSON_DEPTH) -> Any:
+    """A JSON-ready form of a store value (see the module doc); a list or object nested
+    deeper than ``depth`` levels is ``cut_text()``."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: plain(getattr(value, f.name), depth) for f in dataclasses.fields(value)}
     if isinstance(value, datetime):
         return iso(value)
     if isinstance(value, timedelta):
@@ -56,9 +57,13 @@ def plain(value: Any) -> Any:
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Mapping):
-        return {str(plain(k)): plain(v) for k, v in value.items()}
+        if depth <= 0:
+            return cut_text()
+        return {str(plain(k)): plain(v, depth - 1) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
-        return [plain(v) for v in value]
+        if depth <= 0:
+            return cut_text()
+        return [plain(v, depth - 1) for v in value]
     return value
 
 

@@ -26,7 +26,7 @@ from psycopg.adapt import AdaptersMap
 from psycopg.rows import dict_row
 from psycopg.types.json import JsonbBinaryLoader, JsonbLoader
 
-from qctl_store import errors, validate
+from qctl_store import deepjson, errors, validate
 from qctl_store.backend import StoreBase
 from qctl_store.config import Config
 from qctl_store.dsn import (
@@ -132,7 +132,11 @@ def _load_jsonb(data: str | bytes) -> Any:
     one value, no whitespace around it. So it needs neither ``json.loads``' encoding
     detection nor its whitespace and trailing-data checks: 0.7 against 2.6 us a value, and
     a leased job has two (payload and meta)."""
-    return _JSON.raw_decode(data if isinstance(data, str) else data.decode())[0]
+    text = data if isinstance(data, str) else data.decode()
+    try:
+        return _JSON.raw_decode(text)[0]
+    except RecursionError:  # a valid document deeper than json's parser recurses
+        return deepjson.parse(text)
 
 
 class _Jsonb(JsonbLoader):
