@@ -6,7 +6,9 @@ environment, a context, or the DSN and ``PGOPTIONS``, which ``--schema`` and
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -487,3 +489,55 @@ def test_a_server_that_stops_answering_times_out(
     ]
     print(f"a silent server: qctl gave up {took:.2f}s after the silence began")
     assert took < 6.0 + 1.0
+
+
+# --- bulk work stopped part way ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_a_bulk_retry_stopped_part_way_says_what_it_did_and_how_to_finish(
+    db_args: list[str],
+    pg_schema: str,
+    st: Any,
+    kind: str,
+    holder: psycopg.Connection[Any],
+    fmt: str,
+) -> None:
+    """The newest dead jobs are locked by another session: the batches before them
+    commit, the one that reaches them times out. qctl says how many were retried in how
+    many batches and the command that finishes (before: only the timeout line, and
+    nothing at all on stdout for -o json); run again once the lock is gone, it does."""
+    make_dead(st, kind, 400)
+    holder.execute(
+        f'SELECT id FROM "{pg_schema}".azync_jobs WHERE kind = %s'
+        " ORDER BY enqueued_at DESC, id DESC LIMIT 5 FOR UPDATE",
+        (kind,),
+    ).fetchall()
+    verb = [*db_args, "--lock-timeout", "1s", "jobs", "retry", "--all-dead", "--kind", kind]
+    result, _ = qctl_behind(holder, *verb, "--yes", "-o", fmt)
+    holder.rollback()
+    retried = st.kind_depths(Source.QUEUE)[kind].pending
+    assert 0 < retried < 400
+    assert result.returncode == 7, result.stderr
+    again = f"qctl {' '.join(verb)} --yes -o {fmt}"
+    lines = result.stderr.splitlines()
+    assert lines[-1] == LOCK_LINE.format("1s")
+    said = re.fullmatch(
+        rf"qctl: stopped after {retried} job\(s\) retried in (\d+) committed batch\(es\); "
+        rf"they stay done\. To finish, run again: (.*)",
+        lines[-2],
+    )
+    assert said and said[2] == again, lines
+    if fmt == "json":
+        assert json.loads(result.stdout) == {
+            "interrupted": True,
+            "done": retried,
+            "batches": int(said[1]),
+            "error": LOCK_LINE.format("1s").removeprefix("qctl: error: "),
+            "finish_with": again,
+        }
+    finish = subprocess.run(
+        [sys.executable, "-m", "qctl", *verb, "--yes"], capture_output=True, text=True
+    )
+    assert finish.returncode == 0, finish.stderr
+    assert st.kind_depths(Source.QUEUE)[kind].pending == 400
