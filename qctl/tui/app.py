@@ -155,8 +155,11 @@ class QctlTop(Dashboard):
         on_ready: Callable[[], object] | None = None,
         preloads: dict[str, Preload[Any]] | None = None,
         lock_waits: list[tuple[float, str]] | None = None,
+        owns_store: bool = False,
     ) -> None:
         super().__init__()
+        self.owns_store = owns_store
+        """The store ends with the app (``run``): quitting may interrupt it."""
         self.lock_waits = lock_waits if lock_waits is not None else []
         """(when, line) of each lock a statement waited behind, appended by the store's
         watch thread (``Config.on_lock_wait``); the newest names the holder while a
@@ -267,7 +270,7 @@ class QctlTop(Dashboard):
         flight are cancelled (on a thread of their own: a cancel waits for the server),
         so that the app's exit, which waits for its worker threads, does not wait on a
         lock or a silent server."""
-        interrupt = getattr(self.store, "interrupt", None)
+        interrupt = getattr(self.store, "interrupt", None) if self.owns_store else None
         if interrupt is not None:
             threading.Thread(target=interrupt, name="qctl-quit", daemon=True).start()
         self.exit()
@@ -462,6 +465,7 @@ def run(
         on_ready=on_ready,
         preloads=preloads,
         lock_waits=lock_waits,
+        owns_store=True,
     )
     app.run()
     return app.return_code or 0
