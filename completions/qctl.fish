@@ -29,7 +29,7 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a versions -d 'DBOS applica
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a dlq -d 'dispatch\'s dead-letter queue: list, show, replay, purge.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a cron -d 'dispatch cron entries: list, enable, disable, delete.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -a workers -d 'dispatch workers: list.'
-complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l dsn -x -d 'postgresql://... or sqlite:///path (env QCTL_DSN; default: the embedded database).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l dsn -x -d 'postgresql://... or sqlite:///path (env QCTL_DSN; default: the embedded database). A password in it shows in ps: use a context, QCTL_DSN or PGPASSFILE.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l schema -x -d 'PostgreSQL schema of azync\'s tables, or of DBOS\'s (default dbos) (env QCTL_SCHEMA).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l context -x -d 'Named context from $XDG_CONFIG_HOME/qctl/config.toml (env QCTL_CONTEXT).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l read-only -d 'Refuse every write (env QCTL_READ_ONLY=1).'

@@ -280,7 +280,7 @@ def root(
             "--dsn",
             metavar="DSN",
             help="postgresql://... or sqlite:///path (env QCTL_DSN; default: the embedded "
-            "database).",
+            "database). A password in it shows in ps: use a context, QCTL_DSN or PGPASSFILE.",
             show_default=False,
         ),
     ] = None,
