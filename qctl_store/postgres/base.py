@@ -116,8 +116,12 @@ def _unavailable(dsn: str, exc: psycopg.Error) -> errors.Unavailable:
 
 
 # libpq's wording for a DSN parameter it cannot use ("invalid sslmode value: "bogus"",
-# "invalid port number: "99999""): the DSN is wrong, the server was never asked.
-_BAD_PARAMETER = re.compile(r"invalid [\w ]+ (?:value|number|specification)[^\n]*")
+# "invalid port number: "99999"", a service no service file defines): the DSN is wrong,
+# the server was never asked.
+_BAD_PARAMETER = re.compile(
+    r"invalid [\w ]+ (?:value|number|specification)[^\n]*"
+    r'|definition of service "[^"\n]*" not found|service file "[^"\n]*" not found'
+)
 
 
 def _first_line(text: str) -> str:
