@@ -43,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -89,6 +90,28 @@ def config_path() -> Path:
     return Path(base) / "qctl" / "config.toml"
 
 
+def _check_private(path: Path, info: os.stat_result) -> None:
+    """Refuse a config file someone else could have written (as ssh refuses such an
+    ``authorized_keys``): owned by another user than this one or root, writable by its
+    group or others, or in a directory others may write to (unless sticky, as /tmp)
+    or owned by another user, where it can be swapped."""
+    me = os.geteuid()
+    if info.st_uid not in (me, 0):
+        raise ConfigFileError(f"refusing {path}: it belongs to another user (uid {info.st_uid})")
+    if info.st_mode & 0o022:
+        raise ConfigFileError(
+            f"refusing {path}: it is writable by its group or others (run `chmod go-w {path}`)"
+        )
+    parent = os.stat(path.parent)
+    if parent.st_uid not in (me, 0) or (
+        parent.st_mode & 0o022 and not parent.st_mode & stat.S_ISVTX
+    ):
+        raise ConfigFileError(
+            f"refusing {path}: its directory may be written by another user "
+            f"(run `chmod go-w {path.parent}`)"
+        )
+
+
 def load_config_file(path: Path | None = None) -> dict[str, Any]:
     """The parsed config file, or ``{}`` when there is none. A file that others may
     write is refused: it names the databases qctl acts on, and their passwords."""
@@ -99,10 +122,7 @@ def load_config_file(path: Path | None = None) -> dict[str, Any]:
 
     try:
         with path.open("rb") as fh:
-            if os.fstat(fh.fileno()).st_mode & 0o002:
-                raise ConfigFileError(
-                    f"refusing {path}: it is writable by others (run `chmod o-w {path}`)"
-                )
+            _check_private(path, os.fstat(fh.fileno()))
             return tomllib.load(fh)
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigFileError(f"cannot read {path}: {exc}") from None
