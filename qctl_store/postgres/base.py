@@ -334,18 +334,28 @@ class PgBase(StoreBase):
             with mapped_errors(self.dsn, self.config):
                 yield
         except errors.SchemaNotMigrated:
-            if self.schema and not self._schema_exists():
+            exists, usable, role = self._schema_access() if self.schema else (True, True, "")
+            if not exists:
                 raise errors.SchemaNotMigrated(
                     f'schema "{self.schema}" does not exist; `qctl db migrate` creates it'
                 ) from None
+            if not usable:  # its tables are invisible to this role, not missing
+                raise errors.Unavailable(
+                    f'role "{role}" may not use schema "{self.schema}" (no USAGE privilege); '
+                    f'ask for GRANT USAGE ON SCHEMA "{self.schema}" TO "{role}"'
+                ) from None
             raise
 
-    def _schema_exists(self) -> bool:
+    def _schema_access(self) -> tuple[bool, bool, str]:
+        """Whether the configured schema exists, whether this session's role may use
+        it, and the role's name."""
         with mapped_errors(self.dsn, self.config), self._provider.connection() as conn:
             row = conn.execute(
-                "SELECT 1 AS present FROM pg_namespace WHERE nspname = %s", (self.schema,)
+                "SELECT has_schema_privilege(oid, 'USAGE') AS usable, current_user AS role"
+                " FROM pg_namespace WHERE nspname = %s",
+                (self.schema,),
             ).fetchone()
-        return row is not None
+        return (row is not None, bool(row and row["usable"]), row["role"] if row else "")
 
     # --- connections ----------------------------------------------------------------
 
