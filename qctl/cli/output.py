@@ -155,6 +155,47 @@ def emit_rows(
         out.write("\n")
 
 
+def stream_rows(
+    pages: Iterable[Sequence[Mapping[str, Any]]],
+    columns: Sequence[str],
+    fmt: OutputFormat,
+    *,
+    out: TextIO | None = None,
+) -> int:
+    """``emit_rows`` of the rows of ``pages``, each page written as it comes (JSON as
+    the one document ``emit_rows`` writes), so memory holds one page whatever the row
+    count; a table, which sizes its columns on every row, is written at the end. The
+    number of rows."""
+    out = out or sys.stdout
+    if fmt == OutputFormat.TABLE:
+        rows = [row for page in pages for row in page]
+        emit_rows(rows, columns, fmt, out=out)
+        return len(rows)
+    count = 0
+    raw = csv_raw()
+    writer = csv.writer(out, lineterminator="\n")
+    if fmt == OutputFormat.CSV:
+        writer.writerow(columns)
+    for page in pages:
+        for row in page:
+            if fmt == OutputFormat.JSON:
+                # The list json.dumps(rows, indent=2) writes, one element at a time.
+                out.write(("[\n" if not count else ",\n") + _indented(_dumps(row, 2)))
+            elif fmt == OutputFormat.JSONL:
+                out.write(_dumps(row, None) + "\n")
+            else:
+                writer.writerow([_csv_cell(row.get(c), raw) for c in columns])
+            count += 1
+        out.flush()
+    if fmt == OutputFormat.JSON:
+        out.write("\n]\n" if count else "[]\n")
+    return count
+
+
+def _indented(text: str) -> str:
+    return "\n".join("  " + line for line in text.split("\n"))
+
+
 def emit_object(record: Mapping[str, Any], fmt: OutputFormat, *, out: TextIO | None = None) -> None:
     """Print one record: a two-column table, or one JSON object."""
     out = out or sys.stdout
