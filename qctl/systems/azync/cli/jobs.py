@@ -135,7 +135,9 @@ def list_jobs(
         # Fetched STREAM_PAGE jobs at a time, on the keyset the next page would use.
         left, position = limit, common.cursor(after)
         while left > 0:
-            batch = store.search_jobs(search, limit=min(STREAM_PAGE, left), after=position)
+            batch = store.search_jobs(
+                search, limit=min(STREAM_PAGE, left), after=position, payload=False
+            )
             last[:] = batch
             yield [job_record(j) for j in batch]
             if len(batch) < min(STREAM_PAGE, left):
