@@ -4,7 +4,7 @@ _qctl() {
     local cmdpath="qctl" i subs="" opts=""
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "$cmdpath ${COMP_WORDS[i]}" in
-            'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl workers' | 'qctl workers list') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
+            'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl workers' | 'qctl workers list') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
         esac
     done
     case "$cmdpath $prev" in
@@ -14,6 +14,13 @@ _qctl() {
         'qctl --system') COMPREPLY=(); return ;;
         'qctl --statement-timeout') COMPREPLY=(); return ;;
         'qctl --lock-timeout') COMPREPLY=(); return ;;
+        'qctl context list --output' | 'qctl context list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl context use --output' | 'qctl context use -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl context add --dsn') COMPREPLY=(); return ;;
+        'qctl context add --schema') COMPREPLY=(); return ;;
+        'qctl context add --system') COMPREPLY=(); return ;;
+        'qctl context add --output' | 'qctl context add -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl context delete --output' | 'qctl context delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl db migrate --output' | 'qctl db migrate -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl db tune --output' | 'qctl db tune -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl db status --output' | 'qctl db status -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -407,7 +414,14 @@ _qctl() {
         'qctl workers list --output' | 'qctl workers list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
     esac
     case "$cmdpath" in
-        'qctl') subs='db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch top demo schedules versions dlq cron workers'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --version -h --help' ;;
+        'qctl') subs='context version db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch top demo schedules versions dlq cron workers'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --version -h --help' ;;
+        'qctl context') subs='list current use add delete'; opts='-h --help' ;;
+        'qctl context list') subs=''; opts='--output -o -h --help' ;;
+        'qctl context current') subs=''; opts='-h --help' ;;
+        'qctl context use') subs=''; opts='--output -o -h --help' ;;
+        'qctl context add') subs=''; opts='--dsn --schema --system --read-only --no-read-only --replace --output -o -h --help' ;;
+        'qctl context delete') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl version') subs=''; opts='-h --help' ;;
         'qctl db') subs='migrate tune status'; opts='-h --help' ;;
         'qctl db migrate') subs=''; opts='--dry-run --output -o -h --help' ;;
         'qctl db tune') subs=''; opts='--dry-run --output -o -h --help' ;;

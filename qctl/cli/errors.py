@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -29,8 +30,8 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
     (ExitCode.USAGE, "usage error: unknown option, bad value, ambiguous or too short id prefix"),
     (
         ExitCode.NOT_FOUND,
-        "not found: the job, DAG, event or workflow does not exist or is not "
-        "in the state the action needs",
+        "not found: what the command names (a job, a workflow, a schedule, ...) does not "
+        "exist or is not in the state the action needs",
     ),
     (
         ExitCode.REFUSED,
@@ -39,7 +40,8 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
     ),
     (
         ExitCode.SCHEMA,
-        "the database is not migrated (run `qctl db migrate`) or is newer than this release",
+        "the schema is not migrated, or at a version this release does not know "
+        "(`qctl db status` says which)",
     ),
     (ExitCode.UNAVAILABLE, "the database is unavailable"),
     (
@@ -81,6 +83,19 @@ def interrupted() -> int:
     if Terminated.received:
         return fail("terminated (SIGTERM)", ExitCode.TERMINATED)
     return ExitCode.INTERRUPTED
+
+
+def closed_pipe() -> ExitCode:
+    """The reader of stdout went away (``qctl jobs list | head``): it has what it asked
+    for, so qctl stops quietly with 0, as a pipeline under ``set -o pipefail`` expects.
+    stdout and stderr point at /dev/null, so the interpreter's last flush cannot
+    complain."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        # A stream without a descriptor (a test runner's) has nothing to flush later.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(devnull, stream.fileno())
+    return ExitCode.OK
 
 
 class Refused(Exception):
