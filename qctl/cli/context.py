@@ -591,10 +591,15 @@ class CliContext:
             lock_timeout=self.session_lock_timeout,
             connection=conn,
             on_lock_wait=on_lock_wait or self.on_lock_wait,
-            unanswered_after=self.session_statement_timeout + ANSWER_GRACE
-            if self.session_statement_timeout
-            else None,
+            unanswered_after=self.session_unanswered_after,
         )
+
+    @property
+    def session_unanswered_after(self) -> timedelta | None:
+        """How long a statement of the sessions opened now may go unanswered before qctl
+        gives its connection up (``ANSWER_GRACE`` past the statement timeout)."""
+        limit = self.session_statement_timeout
+        return limit + ANSWER_GRACE if limit else None
 
     def unlimit(self, *names: str) -> None:
         """Turn the default limits ``names`` off for the sessions opened from now on, for
@@ -624,12 +629,18 @@ class CliContext:
         """``lock_timeout`` of the sessions opened now."""
         return timedelta(0) if "lock_timeout" in self.unlimited else self.lock_timeout
 
-    def database(self, kind: Callable[..., D], **options: Any) -> D:
+    def database(
+        self,
+        kind: Callable[..., D],
+        on_lock_wait: Callable[[Blocker], None] | None = None,
+        **options: Any,
+    ) -> D:
         """The database of this invocation for a system qctl reads with its own SQL:
         ``kind`` (a ``qctl.core.sqldb.SqlDatabase``) opened on the DSN, the schema and
-        this session's terms (read-only, timeouts) on first use, then reused; closed
-        with the context. ``options``: ``kind``'s own (they take part in the reuse)."""
-        key = (kind, tuple(sorted(options.items())))
+        this session's terms (read-only, timeouts, the session watch) on first use, then
+        reused; closed with the context. ``on_lock_wait`` as ``open_store``'s;
+        ``options``: ``kind``'s own (they take part in the reuse)."""
+        key = (kind, on_lock_wait, tuple(sorted(options.items())))
         if key not in self._databases:
             if not self.dsn:
                 raise InvalidInput(f"{self.system().label} databases need --dsn")
@@ -639,6 +650,8 @@ class CliContext:
                 read_only=self.read_only,
                 statement_timeout=self.session_statement_timeout,
                 lock_timeout=self.session_lock_timeout,
+                on_lock_wait=on_lock_wait or self.on_lock_wait,
+                unanswered_after=self.session_unanswered_after,
                 **options,
             )
         database: D = self._databases[key]

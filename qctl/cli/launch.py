@@ -89,7 +89,7 @@ def dashboard(c: CliContext, refresh: float) -> int:
 
     def open_handle() -> Any:
         if system.database:
-            return c.database(systems.load(system.database))
+            return c.database(systems.load(system.database), on_lock_wait=lock_wait)
         # An unreachable or unmigrated database fails in one line: checked on one plain
         # connection, as the CLI does, before a pool would log every failed attempt.
         c.store().ops_stats()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 from typing import Any, ClassVar, NoReturn
 
@@ -46,9 +46,12 @@ class SqlDatabase:
         read_only: bool = False,
         statement_timeout: timedelta | None = None,
         lock_timeout: timedelta | None = None,
+        on_lock_wait: Callable[[Any], None] | None = None,
+        unanswered_after: timedelta | None = None,
     ) -> None:
-        """``statement_timeout``/``lock_timeout``: PostgreSQL's session limits (see
-        ``qctl_store.Config``); a statement past one raises ``Timeout``."""
+        """``statement_timeout``/``lock_timeout``: PostgreSQL's session limits, a
+        statement past one raises ``Timeout``; ``on_lock_wait`` and ``unanswered_after``:
+        the session watch's (``qctl_store.Config``, ``qctl_store.postgres.watch``)."""
         self.dsn = dsn
         self.read_only = read_only
         self.statement_timeout = statement_timeout
@@ -58,9 +61,19 @@ class SqlDatabase:
             raise InvalidInput(f"a {self.label} database needs --dsn postgresql://...")
         # One connection shared by the dashboard's worker threads, one statement at a time.
         self._lock = threading.RLock()
+        self._interrupted = False
+        self._watch: Any = None
         if self.postgres:
-            self._config = self._session(schema or self.default_schema)
+            from qctl_store.postgres.watch import SessionWatch, side_connection
+
+            self._config = self._session(schema or self.default_schema, unanswered_after)
             self._conn: Any = self._connect_postgres()
+            self._watch = SessionWatch(
+                lambda: side_connection(dsn, self._config.application_name),
+                on_lock_wait,
+                unanswered_after.total_seconds() if unanswered_after else None,
+            )
+            self._watch.add(self._conn)
             self._prefix = ""  # the session's own search_path, until the schema is known
             self.schema: str = self._config.schema or self._current_schema()
             self._prefix = f'"{self.schema}".' if self.schema else ""
@@ -70,7 +83,7 @@ class SqlDatabase:
 
     # --- the session ----------------------------------------------------------------
 
-    def _session(self, schema: str) -> Any:
+    def _session(self, schema: str, unanswered_after: timedelta | None) -> Any:
         from qctl_store.config import Config
 
         return Config(
@@ -79,6 +92,7 @@ class SqlDatabase:
             pooled=False,
             statement_timeout=self.statement_timeout,
             lock_timeout=self.lock_timeout,
+            unanswered_after=unanswered_after,
         )
 
     def options(self) -> str:
@@ -179,6 +193,29 @@ class SqlDatabase:
                     raise self.missing(text) from None
                 raise Unavailable(f"SQLite at {self.dsn}: {text}") from None
 
+    @contextlib.contextmanager
+    def _answered(self) -> Iterator[None]:
+        """Around a statement: nothing more is sent after ``interrupt``; a failure the
+        session watch caused (it gave up a silent server) is ``NoAnswer``."""
+        if self._interrupted:
+            raise Unavailable(f"the {self.label} database was interrupted: nothing more is sent")
+        if self._watch is None:
+            yield
+            return
+        with self._watch.answered(self._conn):
+            yield
+
+    def interrupt(self) -> None:
+        """From another thread: cancel the statement in flight (a front-end quitting
+        while its worker threads wait on the database) and send no more; ``close``
+        still follows."""
+        self._interrupted = True
+        if self._watch is not None:
+            self._watch.interrupt()
+        else:
+            with contextlib.suppress(Exception):
+                self._conn.interrupt()  # sqlite3: the running statement stops
+
     # --- statements -----------------------------------------------------------------
 
     def sql(self, text: str) -> str:
@@ -188,7 +225,7 @@ class SqlDatabase:
         return text if self.postgres else text.replace("%s", "?")
 
     def all(self, text: str, params: Params = ()) -> list[dict[str, Any]]:
-        with self._lock, self._errors():
+        with self._lock, self._errors(), self._answered():
             cur = self._conn.execute(self.sql(text), params)
             return [dict(row) for row in cur.fetchall()]
 
@@ -199,7 +236,7 @@ class SqlDatabase:
     def execute(self, text: str, params: Params = ()) -> int:
         """One write statement; its row count."""
         self._check_writable()
-        with self._lock, self._errors():
+        with self._lock, self._errors(), self._answered():
             return int(self._conn.execute(self.sql(text), params).rowcount)
 
     def _check_writable(self) -> None:
@@ -209,7 +246,7 @@ class SqlDatabase:
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         self._check_writable()
-        with self._lock, self._errors():
+        with self._lock, self._errors(), self._answered():
             if self.postgres:
                 with self._conn.transaction():
                     yield
@@ -225,5 +262,7 @@ class SqlDatabase:
                 self._conn.execute("COMMIT")
 
     def close(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
         with contextlib.suppress(Exception):
             self._conn.close()

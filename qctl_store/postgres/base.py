@@ -38,7 +38,7 @@ from qctl_store.dsn import (
     timeout_settings,
 )
 from qctl_store.listing import stats_bump_sql
-from qctl_store.postgres.watch import SessionWatch, WatchedConnection
+from qctl_store.postgres.watch import SessionWatch, WatchedConnection, side_connection
 from qctl_store.sqlfile import Queries, fill, identifier, load
 
 if TYPE_CHECKING:
@@ -437,13 +437,7 @@ class PgBase(StoreBase):
 
     def _side_connection(self) -> Connection:
         """The session watch's own connection: short limits, never read-only-sensitive."""
-        return psycopg.connect(
-            self.dsn,
-            autocommit=True,
-            application_name=f"{self.config.application_name}-watch",
-            options="-c statement_timeout=2000",
-            connect_timeout=2,
-        )
+        return side_connection(self.dsn, self.config.application_name)
 
     def _check_writable(self) -> None:
         if self.config.read_only:

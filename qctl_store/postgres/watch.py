@@ -91,6 +91,18 @@ class WatchedConnection(psycopg.Connection[Any]):
             self.waiting_since = None
 
 
+def side_connection(dsn: str, application_name: str) -> psycopg.Connection[Any]:
+    """The connection a watch asks the server on: short limits of its own, never the
+    watched sessions' (read-only or timeouts)."""
+    return psycopg.connect(
+        dsn,
+        autocommit=True,
+        application_name=f"{application_name}-watch",
+        options="-c statement_timeout=2000",
+        connect_timeout=2,
+    )
+
+
 class SessionWatch:
     """A store's connections, and the thread that watches them when asked to (either
     callback given). ``connect`` opens the side connection it asks the server on
