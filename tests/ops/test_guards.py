@@ -19,6 +19,7 @@ from qctl.systems.azync.ops import jobs as ops_jobs
 from qctl.systems.azync.ops import workflows as ops_wf
 from qctl_store.errors import InvalidInput
 from qctl_store.types import (
+    KIND_SLEEP,
     DAGParams,
     DAGState,
     DAGTask,
@@ -116,6 +117,29 @@ def test_run_now_stays_allowed_on_a_dag_task(store: Any, schema: str) -> None:
     done = ops_jobs.run_now(store, job.id)
     assert (done.action, done.state, done.source) == ("run-now", JobState.SCHEDULED, Source.DAG)
     assert go_would_lease(store, schema, job.id)
+
+
+def test_run_now_refuses_a_sleep_timer_and_names_dags_signal(store: Any, schema: str) -> None:
+    """Only a scheduled ``$sleep`` completes (azync's ``CompleteDueSleeps``); run-now
+    would make it pending, which no worker runs, and strand its DAG. azync wakes a timer
+    early with a signal of its name (``deliverSignalNowSQL``, driver/azyncpgx/dag_store.go)."""
+    p = DAGParams(
+        name=unique("dag"), tasks=[DAGTask("nap", KIND_SLEEP, sleep_for=timedelta(hours=1))]
+    )
+    store.create_dag(p)
+    (timer,) = store.dag_tasks(p.id)
+    assert timer.state == JobState.SCHEDULED
+    with pytest.raises(WrongVerb) as refused:
+        ops_jobs.run_now(store, timer.id)
+    assert f"use `qctl dags signal {p.id} nap`" in str(refused.value)
+    with pytest.raises(WrongVerb):
+        ops_jobs.run_now(store, timer.id, dry_run=True)
+    bulk = ops_jobs.act_all(store, "run-now", JobSearch(dag_id=p.id))
+    assert bulk.count == 0
+    assert store.find_job(timer.id).state == JobState.SCHEDULED
+    ops_dags.signal(store, p.id, "nap")  # the verb that wakes it
+    assert store.complete_due_sleeps() == 1
+    assert store.find_job(timer.id).state == JobState.SUCCEEDED
 
 
 def uncertain_operation(store: Any) -> tuple[uuid.UUID, uuid.UUID, str]:

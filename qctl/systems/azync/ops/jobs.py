@@ -20,7 +20,15 @@ from qctl.core.bulk import SAMPLE
 from qctl.core.errors import WrongState, WrongVerb, require_state
 from qctl.systems.azync.ops.results import BulkOutcome, BulkPlan, JobOutcome
 from qctl_store.errors import InvalidInput, NotFound
-from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, PageCursor, Source
+from qctl_store.types import (
+    KIND_SLEEP,
+    EnqueueParams,
+    Job,
+    JobSearch,
+    JobState,
+    PageCursor,
+    Source,
+)
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
@@ -104,12 +112,26 @@ def owner_refusal(job: Job, action: str, dag_verb: str, workflow_verb: str) -> W
     return None
 
 
+def timer_refusal(job: Job, action: str) -> WrongVerb | None:
+    """The refusal of run-now on a DAG's ``$sleep`` timer: only a scheduled timer
+    completes (``CompleteDueSleeps``), so a pending one strands its DAG; azync wakes a
+    timer early with a signal of its name (``deliverSignalNowSQL``,
+    ``driver/azyncpgx/dag_store.go``)."""
+    if action != "run-now" or job.kind != KIND_SLEEP:
+        return None
+    return WrongVerb(
+        f"job {short(job.id)} is the {KIND_SLEEP} timer {job.task_key!r} of DAG {job.dag_id}: "
+        f"run-now would leave it pending, which no worker runs; "
+        f"use `qctl dags signal {job.dag_id} {job.signal_name}`"
+    )
+
+
 def act(store: ConsoleStore, action: str, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
     """``action`` (a key of ``VERBS``) on the job ``id``, after the guards; with
     ``dry_run`` only the guards."""
     verb = VERBS[action]
     job = store.find_job(id)
-    refusal = owner_refusal(job, action, verb.dag, verb.workflow)
+    refusal = owner_refusal(job, action, verb.dag, verb.workflow) or timer_refusal(job, action)
     if refusal is not None:
         raise refusal
     require_state(action, f"job {short(job.id)}", job.state, verb.needs, action)
@@ -293,8 +315,17 @@ def act_all(
     searches = bulk_searches(action, search)
     target = " or ".join(dict.fromkeys(str(s.state) for s in searches))
     if dry_run:
-        count = sum(store.count_jobs(s, exact=True)[0] for s in searches)
         picked: list[JobOutcome] = []
+        if action == "run-now":  # few scheduled rows; DAG timers are left out
+            allowed = [
+                j for s in searches for j in iter_jobs(store, s) if not timer_refusal(j, action)
+            ]
+            count = len(allowed)
+            picked = [
+                JobOutcome(j.id, j.source, j.kind, action, j.state, True) for j in allowed[:sample]
+            ]
+            return BulkPlan(action, count, search.source, search.kind, target, True, tuple(picked))
+        count = sum(store.count_jobs(s, exact=True)[0] for s in searches)
         for s in searches:
             if len(picked) < sample:
                 jobs = store.search_jobs(s, limit=sample - len(picked))
@@ -312,6 +343,8 @@ def act_all(
     count = 0
     for s in searches:
         for job in iter_jobs(store, s):
+            if timer_refusal(job, action):
+                continue
             with contextlib.suppress(NotFound):  # acted on or deleted meanwhile
                 if action == "delete":
                     store.delete_job(job.source, job.id, job.state)
