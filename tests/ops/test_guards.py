@@ -28,9 +28,11 @@ from qctl_store.types import (
     JobSearch,
     JobState,
     OnFailurePolicy,
+    PublishParams,
     ReplayFilter,
     ScheduleOperationParams,
     Source,
+    Subscriber,
     UncertainDecision,
     WorkflowStartParams,
 )
@@ -258,3 +260,19 @@ def test_state_refusal_names_the_wanted_states_in_their_enum_order() -> None:
     with pytest.raises(WrongState) as dbos:
         require_state("resume", "workflow w1", "SUCCESS", ("CANCELLED", "ERROR"), "resume")
     assert str(dbos.value) == "workflow w1 is SUCCESS; resume needs CANCELLED or ERROR"
+
+
+def test_drain_deletes_paused_deliveries_too(store: Any) -> None:
+    """As azync's event/manager.go DrainSubscriber: pending, scheduled and paused (a
+    paused delivery kept would pin its event in the ledger, Retain skipping it)."""
+    sub, etype = unique("sub"), unique("ev")
+    store.register_subscriber(Subscriber(name=sub, event_type=etype))
+    for _ in range(2):
+        store.publish(PublishParams(type=etype, payload={}))
+    first, _second = store.search_jobs(JobSearch(source=Source.EVENT, kind=sub), limit=2)
+    ops_jobs.pause(store, first.id)
+    plan = ops_events.delete_subscriber(store, sub, drain=True, dry_run=True)
+    assert plan.drained == 2
+    done = ops_events.delete_subscriber(store, sub, drain=True)
+    assert (done.count, done.drained) == (1, 2)
+    assert store.search_jobs(JobSearch(source=Source.EVENT, kind=sub), limit=5) == []
