@@ -308,7 +308,7 @@ def _bulk(
         f"{verb.capitalize()} {plan.count} {noun}?",
     ):
         done = ops_jobs.act_all(store, action, search)
-        common.done(done, f"{DONE[action]} {done.count} {noun}", output)
+        common.done(done, f"{DONE[action]} {done.count} {noun}{done.passed_over()}", output)
 
 
 def _verb(action: str, doc: str) -> None:

@@ -68,7 +68,7 @@ def delete(
         bool,
         typer.Option(
             "--drain",
-            help="Also delete NAME's deliveries that have not run yet (pending, scheduled or paused).",
+            help="Also delete NAME's deliveries not run yet (pending, scheduled or paused).",
         ),
     ] = False,
     dry_run: DryRun = False,

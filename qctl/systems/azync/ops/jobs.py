@@ -9,7 +9,6 @@ these functions refuse what no manager would do before the store is called.
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -324,13 +323,23 @@ def act_all(
             picked = [
                 JobOutcome(j.id, j.source, j.kind, action, j.state, True) for j in allowed[:sample]
             ]
-            return BulkPlan(action, count, search.source, search.kind, target, True, tuple(picked))
+            return BulkPlan(
+                action,
+                count,
+                search.source,
+                search.kind,
+                target,
+                dry_run=True,
+                sample=tuple(picked),
+            )
         count = sum(store.count_jobs(s, exact=True)[0] for s in searches)
         for s in searches:
             if len(picked) < sample:
                 jobs = store.search_jobs(s, limit=sample - len(picked))
                 picked += [JobOutcome(j.id, j.source, j.kind, action, j.state, True) for j in jobs]
-        return BulkPlan(action, count, search.source, search.kind, target, True, tuple(picked))
+        return BulkPlan(
+            action, count, search.source, search.kind, target, dry_run=True, sample=tuple(picked)
+        )
     if _only_kind(search) and action in ("retry", "delete"):
         sources = dict.fromkeys(s.source for s in searches if s.source is not None)
         if action == "retry":
@@ -339,19 +348,24 @@ def act_all(
             state = searches[0].state
             assert state is not None
             count = sum(store.delete_all(s, search.kind, state) for s in sources)
-        return BulkOutcome(action, count, search.source, search.kind, target)
-    count = 0
+        # The store's statements pass over rows another session holds (SKIP LOCKED):
+        # those still matching are what was skipped.
+        left = sum(store.count_jobs(s, exact=True)[0] for s in searches)
+        return BulkOutcome(action, count, search.source, search.kind, target, skipped=left)
+    count = skipped = 0
     for s in searches:
         for job in iter_jobs(store, s):
             if timer_refusal(job, action):
                 continue
-            with contextlib.suppress(NotFound):  # acted on or deleted meanwhile
+            try:
                 if action == "delete":
                     store.delete_job(job.source, job.id, job.state)
                 else:
                     VERBS[action].call(store, job)
                 count += 1
-    return BulkOutcome(action, count, search.source, search.kind, target)
+            except NotFound:  # acted on, leased or deleted meanwhile
+                skipped += 1
+    return BulkOutcome(action, count, search.source, search.kind, target, skipped=skipped)
 
 
 def died_at(job: Job) -> datetime | None:

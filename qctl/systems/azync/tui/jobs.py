@@ -270,7 +270,7 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
             self.top.act(
                 lambda p: f"{verb} {p.count} {p.target} job(s) matching the filter?",
                 plan,
-                lambda done: self._marks_done(f"{verb}: {done.count} job(s)"),
+                lambda done: self._marks_done(f"{verb}: {done.count} job(s){done.passed_over()}"),
             )
         elif self.marked:
             jobs = list(self.marked.values())
