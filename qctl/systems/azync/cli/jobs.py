@@ -373,7 +373,8 @@ _verb(
     + BULK_DOC
     + """
     \b
-    Example (pause a whole kind; `jobs resume --kind` undoes it):
+    Example (hold every job of a kind there is now; new jobs of the kind still run,
+    azync has no kind-level pause; `jobs resume --kind` undoes it):
       qctl jobs pause --kind report.build
     """,
 )

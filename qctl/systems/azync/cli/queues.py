@@ -44,9 +44,11 @@ def shown(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def status(d: Depths) -> str:
-    """A kind's state at a glance: ``paused`` while any of its jobs is paused (what
-    pausing a kind leaves: ``jobs pause --kind K``)."""
-    return "paused" if d.paused else ""
+    """A kind's held jobs at a glance: ``N held`` while any of its jobs is paused. Never
+    "paused": azync has no kind-level pause (its dequeue, driver/azyncpgx/store_jobs.go
+    ``dequeueClaimBody``, takes any pending job of the kind), so ``jobs pause --kind K``
+    holds only the jobs that exist then and new jobs of K still run."""
+    return f"{d.paused} held" if d.paused else ""
 
 
 def marked(record: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +71,7 @@ def list_queues(
 ) -> None:
     """Depths of every (source, kind). Pending, scheduled, active, waiting, blocked,
     uncertain, dead, paused, succeeded and the age of the oldest pending job; STATUS
-    says "paused" for a kind with paused jobs.
+    says "N held" for a kind with N paused jobs (new jobs of the kind still run).
 
     Live states are always exact. On a huge PostgreSQL table succeeded, paused and
     uncertain come from the planner's statistics, shown as ~N in tables and with
