@@ -38,8 +38,8 @@ for workflow jobs: the only ones that can be uncertain)."""
 
 
 def shown(record: dict[str, Any]) -> dict[str, Any]:
-    """A depths record for tables and CSV: no oldest-pending age when nothing is pending
-    (the store's 0 would read as "just enqueued"); JSON keeps the store's value."""
+    """A depths record as printed: no oldest-pending age when nothing is pending (the
+    store's 0 would read as "just enqueued"; absent values are null in JSON)."""
     return record if record["pending"] else {**record, "oldest_pending_age": None}
 
 
@@ -93,7 +93,8 @@ def list_queues(
     if output == OutputFormat.TABLE:
         emit_rows([marked(shown(r)) for r in rows], columns, output)
     else:
-        emit_rows([shown(r) for r in rows], [*columns, "estimated"], output, full=rows)
+        shown_rows = [shown(r) for r in rows]
+        emit_rows(shown_rows, [*columns, "estimated"], output, full=shown_rows)
 
 
 @app.command("stats")
