@@ -299,6 +299,25 @@ def _only_kind(search: JobSearch) -> bool:
     return replace(search, source=None, kind="", state=None, reverse=False) == JobSearch()
 
 
+def _refuse_if_owned(
+    store: ConsoleStore, action: str, search: JobSearch, searches: list[JobSearch]
+) -> None:
+    """When a filter over the queue and event sources matches nothing but DAG tasks or
+    workflow jobs match it, refuse with the verb that owns them (as by id) rather than
+    a bare "would ... 0"."""
+    if search.source is not None or search.dag_id is not None or search.run_id is not None:
+        return
+    for source, verb in zip((Source.DAG, Source.WORKFLOW), _owners(action), strict=True):
+        if not verb:
+            continue
+        owned = [replace(s, source=source) for s in searches]
+        if any(store.count_jobs(s, exact=True)[0] for s in owned):
+            raise WrongVerb(
+                f"jobs {action} matches no queue or event job; {source} jobs match the "
+                f"filter, which jobs {action} does not act on: use `qctl {verb}`"
+            )
+
+
 def act_all(
     store: ConsoleStore,
     action: str,
@@ -333,6 +352,8 @@ def act_all(
                 sample=tuple(picked),
             )
         count = sum(store.count_jobs(s, exact=True)[0] for s in searches)
+        if not count:
+            _refuse_if_owned(store, action, search, searches)
         for s in searches:
             if len(picked) < sample:
                 jobs = store.search_jobs(s, limit=sample - len(picked))
