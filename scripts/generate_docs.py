@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,8 @@ from typer.main import get_command  # noqa: E402
 from qctl import __version__, systems  # noqa: E402
 from qctl.cli.errors import EXIT_CODE_DOCS  # noqa: E402
 from qctl.cli.main import app, build  # noqa: E402
-from qctl.systems import System  # noqa: E402
+from qctl.cli.registry import SYSTEMLESS_COMMANDS  # noqa: E402
+from qctl.systems import Entry, System  # noqa: E402
 
 GENERIC_METAVARS = {"str": "TEXT", "int": "N", "int range": "N", "float range": "N"}
 """Typer's type-name metavars, in the man page's conventional form."""
@@ -109,12 +111,12 @@ def _node(cmd: Any, ctx: Context, path: list[str]) -> Node:
     return node
 
 
-def tree(system: System) -> Node:
-    """The command tree on a database of ``system``."""
+def tree(commands: Mapping[str, Entry]) -> Node:
+    """The command tree of ``commands`` (a system's, or qctl's own) under the root."""
     root = get_command(app)
     ctx = Context(root, info_name="qctl")
     node = _node(root, ctx, ["qctl"])
-    for name, entry in system.commands.items():
+    for name, entry in commands.items():
         cmd = build(name, entry)
         child = _node(cmd, Context(cmd, info_name=name, parent=ctx), ["qctl", name])
         child.short = entry.help
@@ -455,7 +457,10 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
 
 
 def generate() -> dict[Path, str]:
-    trees = [(system, tree(system)) for system in systems.systems()]
+    trees = [(system, tree(system.commands)) for system in systems.systems()]
+    # qctl's own commands (``context``, ``version``) work on every database: listed with
+    # the first system's, whose section documents the root.
+    trees[0][1].children[:0] = tree(SYSTEMLESS_COMMANDS).children
     root = merged([t for _, t in trees])
     return {
         ROOT / "completions" / "qctl.bash": bash(root),
