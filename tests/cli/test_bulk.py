@@ -35,7 +35,13 @@ def test_pause_and_resume_a_whole_kind(run: Run, st: Any, kind: str) -> None:
     row = next(
         r for r in out_json(run("queues", "list", "-s", "queue", "-o", "json")) if r["kind"] == kind
     )
-    assert (row["paused"], row["status"]) == (3, "paused")
+    assert (row["paused"], row["status"]) == (3, "3 held")
+    # azync has no kind-level pause: a job enqueued now runs, and no kind reads "paused".
+    (later,) = enqueue(st, kind)
+    assert st.find_job(later).state == JobState.PENDING
+    st.delete_job(Source.QUEUE, later, JobState.PENDING)
+    help_text = run("jobs", "pause", "--help").stdout
+    assert "new jobs of the kind still run" in " ".join(help_text.split())
 
     resumed = out_json(run("jobs", "resume", "--kind", kind, "--yes", "-o", "json"))
     assert (resumed["action"], resumed["count"], resumed["dry_run"]) == ("resume", 3, False)

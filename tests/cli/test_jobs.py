@@ -185,6 +185,7 @@ def test_retry_all_dead(run: Run, st: Any, kind: str, tty: None) -> None:
         "kind": kind,
         "target": "dead",
         "dry_run": True,
+        "skipped": 0,
         "sample": dry["sample"],
     }
     assert len(dry["sample"]) == 3 and {j["kind"] for j in dry["sample"]} == {kind}

@@ -67,9 +67,7 @@ def test_estimated_counts_are_marked(run: Run, st: Any, kind: str, estimating: N
     assert (exact["pending"], exact["estimated"]) == (2, False)
 
 
-def test_list_shows_waiting_blocked_uncertain_and_paused_kinds(
-    run: Run, st: Any, kind: str
-) -> None:
+def test_list_shows_waiting_blocked_uncertain_and_held_jobs(run: Run, st: Any, kind: str) -> None:
     dag = DAGParams(
         name=f"dag_{kind}",
         tasks=[
@@ -96,9 +94,9 @@ def test_list_shows_waiting_blocked_uncertain_and_paused_kinds(
     assert signal["waiting"] >= 1
     assert _row([r for r in rows if r["source"] == "workflow"], op)["uncertain"] == 1
     queue = _row([r for r in rows if r["source"] == "queue"], kind)
-    assert (queue["pending"], queue["paused"], queue["status"]) == (1, 1, "paused")
+    assert (queue["pending"], queue["paused"], queue["status"]) == (1, 1, "1 held")
     (line,) = [ln for ln in run("queues", "list", "-s", "queue").stdout.splitlines() if kind in ln]
-    assert "paused" in line
+    assert "1 held" in line and "paused" not in line
     header = run("queues", "list").stdout.splitlines()[0]
     assert all(w in header for w in ("WAITING", "BLOCKED", "UNCERTAIN", "STATUS"))
 

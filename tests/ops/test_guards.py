@@ -19,6 +19,7 @@ from qctl.systems.azync.ops import jobs as ops_jobs
 from qctl.systems.azync.ops import workflows as ops_wf
 from qctl_store.errors import InvalidInput
 from qctl_store.types import (
+    KIND_SLEEP,
     DAGParams,
     DAGState,
     DAGTask,
@@ -27,9 +28,11 @@ from qctl_store.types import (
     JobSearch,
     JobState,
     OnFailurePolicy,
+    PublishParams,
     ReplayFilter,
     ScheduleOperationParams,
     Source,
+    Subscriber,
     UncertainDecision,
     WorkflowStartParams,
 )
@@ -74,8 +77,8 @@ def test_retry_all_dead_skips_a_compensated_saga_task(store: Any, schema: str) -
     failed (already compensated) saga was re-run."""
     dag_id, task_id, kind = dead_dag_task(store, OnFailurePolicy.CANCEL)
     assert store.get_dag(dag_id).state in (DAGState.FAILED, DAGState.COMPENSATING)
-    plan = ops_jobs.retry_all_dead(store, kind=kind, dry_run=True)
-    assert (plan.count, plan.dry_run) == (0, True)
+    with pytest.raises(WrongVerb, match="dags retry"):  # the dry run names the owner
+        ops_jobs.retry_all_dead(store, kind=kind, dry_run=True)
     assert ops_jobs.retry_all_dead(store, kind=kind).count == 0
     assert store.find_job(task_id).state == JobState.DEAD
     assert not go_would_lease(store, schema, task_id)
@@ -116,6 +119,29 @@ def test_run_now_stays_allowed_on_a_dag_task(store: Any, schema: str) -> None:
     done = ops_jobs.run_now(store, job.id)
     assert (done.action, done.state, done.source) == ("run-now", JobState.SCHEDULED, Source.DAG)
     assert go_would_lease(store, schema, job.id)
+
+
+def test_run_now_refuses_a_sleep_timer_and_names_dags_signal(store: Any, schema: str) -> None:
+    """Only a scheduled ``$sleep`` completes (azync's ``CompleteDueSleeps``); run-now
+    would make it pending, which no worker runs, and strand its DAG. azync wakes a timer
+    early with a signal of its name (``deliverSignalNowSQL``, driver/azyncpgx/dag_store.go)."""
+    p = DAGParams(
+        name=unique("dag"), tasks=[DAGTask("nap", KIND_SLEEP, sleep_for=timedelta(hours=1))]
+    )
+    store.create_dag(p)
+    (timer,) = store.dag_tasks(p.id)
+    assert timer.state == JobState.SCHEDULED
+    with pytest.raises(WrongVerb) as refused:
+        ops_jobs.run_now(store, timer.id)
+    assert f"use `qctl dags signal {p.id} nap`" in str(refused.value)
+    with pytest.raises(WrongVerb):
+        ops_jobs.run_now(store, timer.id, dry_run=True)
+    bulk = ops_jobs.act_all(store, "run-now", JobSearch(dag_id=p.id))
+    assert bulk.count == 0
+    assert store.find_job(timer.id).state == JobState.SCHEDULED
+    ops_dags.signal(store, p.id, "nap")  # the verb that wakes it
+    assert store.complete_due_sleeps() == 1
+    assert store.find_job(timer.id).state == JobState.SUCCEEDED
 
 
 def uncertain_operation(store: Any) -> tuple[uuid.UUID, uuid.UUID, str]:
@@ -234,3 +260,29 @@ def test_state_refusal_names_the_wanted_states_in_their_enum_order() -> None:
     with pytest.raises(WrongState) as dbos:
         require_state("resume", "workflow w1", "SUCCESS", ("CANCELLED", "ERROR"), "resume")
     assert str(dbos.value) == "workflow w1 is SUCCESS; resume needs CANCELLED or ERROR"
+
+
+def test_drain_deletes_paused_deliveries_too(store: Any) -> None:
+    """As azync's event/manager.go DrainSubscriber: pending, scheduled and paused (a
+    paused delivery kept would pin its event in the ledger, Retain skipping it)."""
+    sub, etype = unique("sub"), unique("ev")
+    store.register_subscriber(Subscriber(name=sub, event_type=etype))
+    for _ in range(2):
+        store.publish(PublishParams(type=etype, payload={}))
+    first, _second = store.search_jobs(JobSearch(source=Source.EVENT, kind=sub), limit=2)
+    ops_jobs.pause(store, first.id)
+    plan = ops_events.delete_subscriber(store, sub, drain=True, dry_run=True)
+    assert plan.drained == 2
+    done = ops_events.delete_subscriber(store, sub, drain=True)
+    assert (done.count, done.drained) == (1, 2)
+    assert store.search_jobs(JobSearch(source=Source.EVENT, kind=sub), limit=5) == []
+
+
+def test_a_filter_matching_only_dag_tasks_names_the_dag_verb(store: Any) -> None:
+    """By id the refusal names the DAG verb; a filter did not: "would retry 0"."""
+    _dag_id, task_id, kind = dead_dag_task(store, OnFailurePolicy.SUSPEND)
+    with pytest.raises(WrongVerb, match=r"dag jobs match the filter.*`qctl dags retry ID`"):
+        ops_jobs.act_all(store, "retry", JobSearch(kind=kind), dry_run=True)
+    assert store.find_job(task_id).state == JobState.DEAD
+    unknown = ops_jobs.act_all(store, "retry", JobSearch(kind=unique("none")), dry_run=True)
+    assert unknown.count == 0

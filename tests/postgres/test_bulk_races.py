@@ -56,6 +56,21 @@ def test_bulk_delete_by_kind_spares_a_job_leased_meanwhile(store: PostgresStore)
     assert store.get_job(Source.QUEUE, job_id).state == JobState.ACTIVE
 
 
+def test_bulk_delete_says_how_many_rows_it_passed_over(store: PostgresStore) -> None:
+    """A row another session holds is passed over (SKIP LOCKED); before, the outcome
+    said "deleted 0" and nothing of the row left behind."""
+    kind = unique("held_del")
+    held, _free = enqueue_due(store, kind), enqueue_due(store, kind)
+    with raw_pg(store.schema) as other:
+        other.autocommit = False
+        other.execute("SELECT 1 FROM azync_jobs WHERE id = %s FOR UPDATE", (held,))
+        outcome = ops_jobs.delete_all(store, JobState.PENDING, source=Source.QUEUE, kind=kind)
+        other.rollback()
+    assert (outcome.count, outcome.skipped) == (1, 1)
+    assert store.get_job(Source.QUEUE, held).state == JobState.PENDING
+    assert ops_jobs.delete_all(store, JobState.PENDING, source=Source.QUEUE, kind=kind).count == 1
+
+
 def test_drain_spares_a_delivery_leased_meanwhile(store: PostgresStore) -> None:
     name, event_type = unique("race_sub"), unique("race_evt")
     store.register_subscriber(Subscriber(name=name, event_type=event_type))

@@ -12,6 +12,7 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import KindOpt, MetaOpt, SourceOpt, StateOpt
 from qctl.core.parse import ParseError
+from qctl.systems.azync.ops.views import newest_first
 from qctl_store.listing import order_for, seeks_index
 from qctl_store.types import JobSearch, JobState, Source
 
@@ -117,8 +118,8 @@ def reverse(state: JobState | None, sort: str | None) -> bool:
     (the ones an operator looks at) and every other state in the store's order."""
     if sort not in (None, "newest", "oldest"):
         raise ParseError(f"--sort: {sort!r} is not newest or oldest")
-    if sort is None and state != JobState.DEAD:
-        return False
+    if sort is None:
+        return newest_first(state)
     _, descending = order_for(state)
     return descending != (sort != "oldest")
 

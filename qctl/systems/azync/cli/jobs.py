@@ -340,7 +340,7 @@ def _bulk(
     ):
         with common.reporting_done(output, f"job(s) {DONE[action]}"):
             done = ops_jobs.act_all(store, action, search)
-        common.done(done, f"{DONE[action]} {done.count} {noun}", output)
+        common.done(done, f"{DONE[action]} {done.count} {noun}{done.passed_over()}", output)
 
 
 def _verb(action: str, doc: str) -> None:
@@ -405,7 +405,8 @@ _verb(
     + BULK_DOC
     + """
     \b
-    Example (pause a whole kind; `jobs resume --kind` undoes it):
+    Example (hold every job of a kind there is now; new jobs of the kind still run,
+    azync has no kind-level pause; `jobs resume --kind` undoes it):
       qctl jobs pause --kind report.build
     """,
 )

@@ -38,15 +38,17 @@ for workflow jobs: the only ones that can be uncertain)."""
 
 
 def shown(record: dict[str, Any]) -> dict[str, Any]:
-    """A depths record for tables and CSV: no oldest-pending age when nothing is pending
-    (the store's 0 would read as "just enqueued"); JSON keeps the store's value."""
+    """A depths record as printed: no oldest-pending age when nothing is pending (the
+    store's 0 would read as "just enqueued"; absent values are null in JSON)."""
     return record if record["pending"] else {**record, "oldest_pending_age": None}
 
 
 def status(d: Depths) -> str:
-    """A kind's state at a glance: ``paused`` while any of its jobs is paused (what
-    pausing a kind leaves: ``jobs pause --kind K``)."""
-    return "paused" if d.paused else ""
+    """A kind's held jobs at a glance: ``N held`` while any of its jobs is paused. Never
+    "paused": azync has no kind-level pause (its dequeue, driver/azyncpgx/store_jobs.go
+    ``dequeueClaimBody``, takes any pending job of the kind), so ``jobs pause --kind K``
+    holds only the jobs that exist then and new jobs of K still run."""
+    return f"{d.paused} held" if d.paused else ""
 
 
 def marked(record: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +71,7 @@ def list_queues(
 ) -> None:
     """Depths of every (source, kind). Pending, scheduled, active, waiting, blocked,
     uncertain, dead, paused, succeeded and the age of the oldest pending job; STATUS
-    says "paused" for a kind with paused jobs.
+    says "N held" for a kind with N paused jobs (new jobs of the kind still run).
 
     Live states are always exact. On a huge PostgreSQL table succeeded, paused and
     uncertain come from the planner's statistics, shown as ~N in tables and with
@@ -91,7 +93,8 @@ def list_queues(
     if output == OutputFormat.TABLE:
         emit_rows([marked(shown(r)) for r in rows], columns, output)
     else:
-        emit_rows([shown(r) for r in rows], [*columns, "estimated"], output, full=rows)
+        shown_rows = [shown(r) for r in rows]
+        emit_rows(shown_rows, [*columns, "estimated"], output, full=shown_rows)
 
 
 @app.command("stats")

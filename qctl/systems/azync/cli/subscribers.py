@@ -66,7 +66,10 @@ def delete(
     ] = None,
     drain: Annotated[
         bool,
-        typer.Option("--drain", help="Also delete NAME's deliveries that have not run yet."),
+        typer.Option(
+            "--drain",
+            help="Also delete NAME's deliveries not run yet (pending, scheduled or paused).",
+        ),
     ] = False,
     dry_run: DryRun = False,
     yes: Yes = False,

@@ -21,8 +21,9 @@ from qctl_store.types import (
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
 
-DRAINED_STATES = (JobState.PENDING, JobState.SCHEDULED)
-"""A subscriber's deliveries that have not run yet (waiting, or waiting to retry)."""
+DRAINED_STATES = (JobState.PENDING, JobState.SCHEDULED, JobState.PAUSED)
+"""A subscriber's deliveries that have not run yet (waiting, waiting to retry, or held):
+what azync's ``event/manager.go`` DrainSubscriber deletes."""
 
 
 def publish(store: ConsoleStore, params: PublishParams) -> Published:

@@ -9,7 +9,6 @@ these functions refuse what no manager would do before the store is called.
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -20,7 +19,15 @@ from qctl.core.bulk import SAMPLE
 from qctl.core.errors import WrongState, WrongVerb, require_state
 from qctl.systems.azync.ops.results import BulkOutcome, BulkPlan, JobOutcome
 from qctl_store.errors import InvalidInput, NotFound, add_done
-from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, PageCursor, Source
+from qctl_store.types import (
+    KIND_SLEEP,
+    EnqueueParams,
+    Job,
+    JobSearch,
+    JobState,
+    PageCursor,
+    Source,
+)
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
@@ -104,12 +111,26 @@ def owner_refusal(job: Job, action: str, dag_verb: str, workflow_verb: str) -> W
     return None
 
 
+def timer_refusal(job: Job, action: str) -> WrongVerb | None:
+    """The refusal of run-now on a DAG's ``$sleep`` timer: only a scheduled timer
+    completes (``CompleteDueSleeps``), so a pending one strands its DAG; azync wakes a
+    timer early with a signal of its name (``deliverSignalNowSQL``,
+    ``driver/azyncpgx/dag_store.go``)."""
+    if action != "run-now" or job.kind != KIND_SLEEP:
+        return None
+    return WrongVerb(
+        f"job {short(job.id)} is the {KIND_SLEEP} timer {job.task_key!r} of DAG {job.dag_id}: "
+        f"run-now would leave it pending, which no worker runs; "
+        f"use `qctl dags signal {job.dag_id} {job.signal_name}`"
+    )
+
+
 def act(store: ConsoleStore, action: str, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
     """``action`` (a key of ``VERBS``) on the job ``id``, after the guards; with
     ``dry_run`` only the guards."""
     verb = VERBS[action]
     job = store.find_job(id)
-    refusal = owner_refusal(job, action, verb.dag, verb.workflow)
+    refusal = owner_refusal(job, action, verb.dag, verb.workflow) or timer_refusal(job, action)
     if refusal is not None:
         raise refusal
     require_state(action, f"job {short(job.id)}", job.state, verb.needs, action)
@@ -278,6 +299,25 @@ def _only_kind(search: JobSearch) -> bool:
     return replace(search, source=None, kind="", state=None, reverse=False) == JobSearch()
 
 
+def _refuse_if_owned(
+    store: ConsoleStore, action: str, search: JobSearch, searches: list[JobSearch]
+) -> None:
+    """When a filter over the queue and event sources matches nothing but DAG tasks or
+    workflow jobs match it, refuse with the verb that owns them (as by id) rather than
+    a bare "would ... 0"."""
+    if search.source is not None or search.dag_id is not None or search.run_id is not None:
+        return
+    for source, verb in zip((Source.DAG, Source.WORKFLOW), _owners(action), strict=True):
+        if not verb:
+            continue
+        owned = [replace(s, source=source) for s in searches]
+        if any(store.count_jobs(s, exact=True)[0] for s in owned):
+            raise WrongVerb(
+                f"jobs {action} matches no queue or event job; {source} jobs match the "
+                f"filter, which jobs {action} does not act on: use `qctl {verb}`"
+            )
+
+
 def act_all(
     store: ConsoleStore,
     action: str,
@@ -293,14 +333,35 @@ def act_all(
     searches = bulk_searches(action, search)
     target = " or ".join(dict.fromkeys(str(s.state) for s in searches))
     if dry_run:
-        count = sum(store.count_jobs(s, exact=True)[0] for s in searches)
         picked: list[JobOutcome] = []
+        if action == "run-now":  # few scheduled rows; DAG timers are left out
+            allowed = [
+                j for s in searches for j in iter_jobs(store, s) if not timer_refusal(j, action)
+            ]
+            count = len(allowed)
+            picked = [
+                JobOutcome(j.id, j.source, j.kind, action, j.state, True) for j in allowed[:sample]
+            ]
+            return BulkPlan(
+                action,
+                count,
+                search.source,
+                search.kind,
+                target,
+                dry_run=True,
+                sample=tuple(picked),
+            )
+        count = sum(store.count_jobs(s, exact=True)[0] for s in searches)
+        if not count:
+            _refuse_if_owned(store, action, search, searches)
         for s in searches:
             if len(picked) < sample:
                 jobs = store.search_jobs(s, limit=sample - len(picked))
                 picked += [JobOutcome(j.id, j.source, j.kind, action, j.state, True) for j in jobs]
-        return BulkPlan(action, count, search.source, search.kind, target, True, tuple(picked))
-    count = 0
+        return BulkPlan(
+            action, count, search.source, search.kind, target, dry_run=True, sample=tuple(picked)
+        )
+    count = skipped = 0
     try:
         if _only_kind(search) and action in ("retry", "delete"):
             sources = dict.fromkeys(s.source for s in searches if s.source is not None)
@@ -311,19 +372,26 @@ def act_all(
                 else:
                     assert state is not None
                     count += store.delete_all(src, search.kind, state)
-            return BulkOutcome(action, count, search.source, search.kind, target)
+            # The store's statements pass over rows another session holds (SKIP LOCKED):
+            # those still matching are what was skipped.
+            left = sum(store.count_jobs(s, exact=True)[0] for s in searches)
+            return BulkOutcome(action, count, search.source, search.kind, target, skipped=left)
         for s in searches:
             for job in iter_jobs(store, s):
-                with contextlib.suppress(NotFound):  # acted on or deleted meanwhile
+                if timer_refusal(job, action):
+                    continue
+                try:
                     if action == "delete":
                         store.delete_job(job.source, job.id, job.state)
                     else:
                         VERBS[action].call(store, job)
                     count += 1
+                except NotFound:  # acted on, leased or deleted meanwhile
+                    skipped += 1
     except BaseException as exc:  # what was done stays done: one transaction a job here
         add_done(exc, count, 0 if _only_kind(search) else count)
         raise
-    return BulkOutcome(action, count, search.source, search.kind, target)
+    return BulkOutcome(action, count, search.source, search.kind, target, skipped=skipped)
 
 
 def died_at(job: Job) -> datetime | None:

@@ -37,7 +37,19 @@ class BulkOutcome:
     kind: str = ""
     target: str = ""
     """What the action removes or changes (a vacuum step: ``dead``, ``dags``, ...)."""
+    skipped: int = 0
+    """Matching rows passed over: another session held them (a worker leasing them) or
+    changed them meanwhile; a second run acts on those still matching."""
     dry_run: bool = False
+
+    def passed_over(self) -> str:
+        """The front-ends' note of ``skipped`` ("" when none), after the count."""
+        if not self.skipped:
+            return ""
+        return (
+            f"; {self.skipped} passed over (another session held or changed them; "
+            "run it again for those still matching)"
+        )
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,9 @@ def execute(store: ConsoleStore, steps: list[Step], dry_run: bool = False) -> li
     """Run ``steps`` in order (or, with ``dry_run``, count them)."""
     if dry_run:
         return [
-            BulkOutcome("vacuum", s.count(store) if s.count else None, s.source, "", s.target, True)
+            BulkOutcome(
+                "vacuum", s.count(store) if s.count else None, s.source, "", s.target, dry_run=True
+            )
             for s in steps
         ]
     outcomes: list[BulkOutcome] = []

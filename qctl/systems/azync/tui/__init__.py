@@ -76,8 +76,8 @@ Events:    t undispatched only; enter an event's deliveries
 Workflows: t state; enter an execution's jobs and history
 Leases:    active jobs, soonest expiry first; per kind, the kinds whose leases
            expire most first
-Overview:  o sort column, enter jobs of the row; ⏸ a kind with paused jobs,
-           ~ an estimated count; last hour: processed per minute, ✗ failed
+Overview:  o sort column, enter jobs of the row; ~ an estimated count;
+           last hour: processed per minute, ✗ failed
 
 Actions (confirmed; hidden with --read-only):
   R retry / replay   N run now   P pause   U resume   A archive   D delete
@@ -97,8 +97,8 @@ Bars: source: the job source listed (s); state: the state listed (t), or DAG sta
   page: the page number (n/b); no index: the listing reads the whole table; marked:
   jobs the actions apply to (space, *); active leases: jobs leased now; overdue:
   leases past their expiry, not yet reaped.
-Overview: source: queue, event, dag or workflow; kind: the job kind (⏸ has paused
-  jobs); pending: ready to run; scheduled: to run later; active: leased by a worker;
+Overview: source: queue, event, dag or workflow; kind: the job kind; pending: ready to
+  run; scheduled: to run later; active: leased by a worker;
   wait: waiting for a signal; block: blocked on DAG dependencies; uncert: an
   operation whose outcome is unknown; dead: out of attempts; paused: held; succeeded:
   done; oldest: age of the oldest pending job; backlog: pending (cyan) and dead (red)

@@ -18,7 +18,13 @@ from textual.widgets import DataTable, Static
 from qctl.core.errors import NoSuchName
 from qctl.systems.azync.ops import jobs as ops_jobs
 from qctl.systems.azync.ops.results import BulkOutcome, JobOutcome
-from qctl.systems.azync.ops.views import Attempt, attempt_history, free_text, require_kind
+from qctl.systems.azync.ops.views import (
+    Attempt,
+    attempt_history,
+    free_text,
+    newest_first,
+    require_kind,
+)
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
@@ -102,7 +108,7 @@ class JobPage:
 def parse_search(source: Source | None, state: JobState | None, text: str) -> JobSearch:
     """``/`` filter text: a kind (or part of a kind, an id or the last error: see
     ``free_text``), plus ``key=value`` meta pairs and ``error:TEXT``."""
-    search = JobSearch(source=source, state=state)
+    search = JobSearch(source=source, state=state, reverse=newest_first(state))
     words = text.split()
     for i, word in enumerate(words):
         if word.startswith("error:"):
@@ -139,6 +145,8 @@ def job_when(job: Job, now: datetime) -> str:
         return "lease " + fmt.ago(job.lease_until, now)
     if job.completed_at:
         return fmt.ago(job.completed_at, now)
+    if job.state == JobState.DEAD:
+        return fmt.ago(ops_jobs.died_at(job), now)
     return fmt.ago(job.enqueued_at, now)
 
 
@@ -270,7 +278,7 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
             self.top.act(
                 lambda p: f"{verb} {p.count} {p.target} job(s) matching the filter?",
                 plan,
-                lambda done: self._marks_done(f"{verb}: {done.count} job(s)"),
+                lambda done: self._marks_done(f"{verb}: {done.count} job(s){done.passed_over()}"),
             )
         elif self.marked:
             jobs = list(self.marked.values())

@@ -1,4 +1,4 @@
-"""Overview: per-(source, kind) depths (a kind with paused jobs says so), daily
+"""Overview: per-(source, kind) depths (held jobs in the paused column), daily
 throughput and the last hour per kind, DAG states, event ledger."""
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class OverviewPane(Redrawn[OverviewData]):
                     f"{source.value}\x1f{kind}",
                     [
                         source.value,
-                        Text("⏸ ", "bold yellow").append(fmt.safe(kind)) if d.paused else kind,
+                        kind,
                         d.pending,
                         d.scheduled,
                         d.active,
