@@ -41,10 +41,14 @@ SYSTEM = System(
             "dispatch workflow runs: list, show with checkpoints (read-only).",
             alias="workflow",
         ),
+        "metrics": Entry(
+            "qctl.cli.metrics", "metrics", "Figures as OpenMetrics: once, to a textfile or over HTTP."
+        ),
         "top": Entry(
             "qctl.cli.top", "top", "The live dashboard (polling): queues, jobs, DLQ, cron, workers."
         ),
     },
+    metrics="qctl.systems.dispatch.metrics:collect",
     screens="qctl.systems.dispatch.tui:DISPATCH",
     database="qctl.systems.dispatch.database:Database",
     instead={
