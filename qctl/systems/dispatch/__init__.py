@@ -42,7 +42,9 @@ SYSTEM = System(
             alias="workflow",
         ),
         "metrics": Entry(
-            "qctl.cli.metrics", "metrics", "Figures as OpenMetrics: once, to a textfile or over HTTP."
+            "qctl.cli.metrics",
+            "metrics",
+            "Figures as OpenMetrics: once, to a textfile or over HTTP.",
         ),
         "top": Entry(
             "qctl.cli.top", "top", "The live dashboard (polling): queues, jobs, DLQ, cron, workers."
