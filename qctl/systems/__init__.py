@@ -60,6 +60,10 @@ class System:
     """``module:attribute`` of what ``qctl demo`` runs for it: a function taking the
     ``CliContext`` and the demo's options (``no_tui``, ``seconds``, ``speed``, ``reset``,
     ``seed``, ``yes``); empty where it has none."""
+    metrics: str = ""
+    """``module:function`` of its collector for ``qctl metrics``: ``function(handle)``
+    yields ``prometheus_client`` metric families from the dashboard's cheap reads; empty
+    where it has none."""
     instead: Mapping[str, str] = field(default_factory=dict)
     """For a noun it lacks: what to do instead (``jobs``: "see `qctl workflows`")."""
     database: str = ""

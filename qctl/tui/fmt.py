@@ -66,14 +66,15 @@ def short_id(value: uuid.UUID | None) -> str:
 
 
 def duration(td: timedelta | float | None) -> str:
-    """``3d4h``, ``2h05m``, ``4m12s``, ``9s``, ``0.25s``: two units at most."""
+    """``3d4h``, ``2h05m``, ``4m12s``, ``9s``, ``0.25s``, ``12.3s``: two units at most;
+    below a minute a fraction is kept (a workflow step of 12.3 s is not one of 12 s)."""
     if td is None:
         return ""
     secs = td.total_seconds() if isinstance(td, timedelta) else float(td)
     sign = "-" if secs < 0 else ""
     secs = abs(secs)
-    if secs < 10 and secs != int(secs):
-        return f"{sign}{secs:.2f}s"
+    if secs != int(secs) and round(secs, 1) < 60:
+        return f"{sign}{secs:.2f}s" if secs < 10 else f"{sign}{secs:.1f}s"
     s = int(secs)
     d, s = divmod(s, 86_400)
     h, s = divmod(s, 3_600)

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from qctl.systems.dbos import reads
 from qctl.systems.dbos.database import Database
@@ -821,3 +824,28 @@ def test_vacuum_never_touches_unfinished_workflows(run: Run, dbos_app: App) -> N
     )
     assert run("vacuum", "workflows", "--older-than", "1ms", "--status", "PENDING").exit_code == 2
     assert run("workflows", "cancel", running, waiting, "--yes").exit_code == 0
+
+
+def test_metrics_equal_the_dashboard_reads(run: Run, dbos_app: App) -> None:
+    delayed(dbos_app, f"metrics-{uuid.uuid4().hex[:8]}")
+    result = run("metrics")
+    assert result.exit_code == 0, result.output
+    found = {
+        (s.name, frozenset(s.labels.items())): s.value
+        for f in text_string_to_metric_families(result.stdout)
+        for s in f.samples
+    }
+    db = Database(dbos_app.url)
+    try:
+        counts = reads.status_counts(db)
+        queues = reads.queue_stats(db)
+    finally:
+        db.close()
+    for status, n in counts.counts.items():
+        labels = {"status": status, "estimated": str(status in counts.estimated).lower()}
+        assert found[("qctl_dbos_workflows", frozenset(labels.items()))] == n
+    work = next(q for q in queues if q["queue_name"] == "work")
+    assert work["delayed"] >= 1
+    for status in ("enqueued", "pending", "delayed"):
+        labels = {"queue": "work", "status": status.upper()}
+        assert found[("qctl_dbos_queue_workflows", frozenset(labels.items()))] == work[status]

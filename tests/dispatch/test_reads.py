@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from qctl.systems import detect
 from tests.conftest import PG_DSN
@@ -138,3 +139,19 @@ def test_payloads_decode_as_json_or_escaped_bytes() -> None:
     assert decode_payload(b"null") is None and decode_payload(None) is None
     assert decode_payload(b"\x00\xffraw") == "b'\\x00\\xffraw'"
     assert decode_payload(b"not json") == "b'not json'"
+
+
+def test_metrics_equal_queues_list(jobs: dict[str, Any], qctl: Run) -> None:
+    result = qctl("metrics")
+    assert result.exit_code == 0, result.output
+    found = {
+        (s.name, frozenset(s.labels.items())): s.value
+        for f in text_string_to_metric_families(result.stdout)
+        for s in f.samples
+    }
+    queues = data(qctl("queues", "list", "-o", "json"))
+    assert queues
+    for q in queues:
+        for state in ("pending", "retrying", "running", "completed", "failed", "cancelled"):
+            labels = frozenset({"queue": q["queue"], "state": state}.items())
+            assert found[("qctl_dispatch_jobs", labels)] == q[state]

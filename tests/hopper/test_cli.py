@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from qctl import systems
 from tests.conftest import PG_DSN, raw_pg
@@ -127,3 +128,21 @@ def test_a_noun_hopper_lacks_says_what_to_use(hopper: Worker, qctl: Run) -> None
     assert lacking.exit_code == 2
     assert "hopper databases have no dlq" in lacking.output
     assert "--state discarded" in lacking.output
+
+
+def test_metrics_equal_queues_list(fleet: dict[str, uuid.UUID], qctl: Run) -> None:
+    result = qctl("metrics")
+    assert result.exit_code == 0, result.output
+    found = {
+        (s.name, frozenset(s.labels.items())): s.value
+        for f in text_string_to_metric_families(result.stdout)
+        for s in f.samples
+    }
+    queues = data(qctl("queues", "list", "-o", "json"))
+    assert any(q["queue"] == "list-q" for q in queues)
+    for q in queues:
+        for state in ("pending", "available", "scheduled", "retryable", "running"):
+            labels = frozenset({"queue": q["queue"], "state": state}.items())
+            assert found[("qctl_hopper_jobs", labels)] == q[state]
+        done = ("qctl_hopper_completed_last_minute", frozenset({"queue": q["queue"]}.items()))
+        assert found[done] == q["completed_last_minute"]

@@ -74,11 +74,17 @@ SYSTEM = System(
             "watch",
             "Print change hints as JSON lines until Ctrl-C.",
         ),
+        "metrics": Entry(
+            "qctl.cli.metrics",
+            "metrics",
+            "Figures as OpenMetrics: once, to a textfile or over HTTP.",
+        ),
         "top": Entry(
             "qctl.cli.top", "top", "The live dashboard: queues, jobs, DAGs, events, workflows."
         ),
         "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
+    metrics="qctl.systems.azync.metrics:collect",
     screens="qctl.systems.azync.tui:AZYNC",
     preloads={"overview-pane": "qctl.systems.azync.tui.overview_data:fetch_overview"},
     demo="qctl.systems.azync.cli.demo:demo",

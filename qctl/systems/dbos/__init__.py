@@ -48,6 +48,11 @@ SYSTEM = System(
             "DBOS application versions: list, set-latest.",
         ),
         "vacuum": Entry(f"{_CLI}.vacuum", "app", "Retention: delete old finished workflows."),
+        "metrics": Entry(
+            "qctl.cli.metrics",
+            "metrics",
+            "Figures as OpenMetrics: once, to a textfile or over HTTP.",
+        ),
         "top": Entry(
             "qctl.cli.top", "top", "The live dashboard (polling): workflows, queues, schedules."
         ),
@@ -58,6 +63,7 @@ SYSTEM = System(
         # DBOS's (``demo`` below).
         "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
+    metrics="qctl.systems.dbos.metrics:collect",
     screens="qctl.systems.dbos.tui:DBOS",
     database="qctl.systems.dbos.database:Database",
     demo="qctl.systems.dbos.cli.demo:demo",

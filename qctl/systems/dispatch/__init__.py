@@ -43,6 +43,11 @@ SYSTEM = System(
             "dispatch workflow runs: list, show with checkpoints (read-only).",
             alias="workflow",
         ),
+        "metrics": Entry(
+            "qctl.cli.metrics",
+            "metrics",
+            "Figures as OpenMetrics: once, to a textfile or over HTTP.",
+        ),
         "stats": Entry(f"{_CLI}.stats", "stats", "Jobs and workflow runs per state, DLQ entries."),
         "vacuum": Entry(
             f"{_CLI}.vacuum",
@@ -58,6 +63,7 @@ SYSTEM = System(
         # The one demo command, the shell's: --system dispatch runs dispatch's (below).
         "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
+    metrics="qctl.systems.dispatch.metrics:collect",
     screens="qctl.systems.dispatch.tui:DISPATCH",
     database="qctl.systems.dispatch.database:Database",
     demo="qctl.systems.dispatch.cli.demo:demo",

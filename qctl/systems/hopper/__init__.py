@@ -61,10 +61,16 @@ SYSTEM = System(
             "watch",
             "hopper's notifications (inserts, control, done) as JSON lines.",
         ),
+        "metrics": Entry(
+            "qctl.cli.metrics",
+            "metrics",
+            "Figures as OpenMetrics: once, to a textfile or over HTTP.",
+        ),
         "top": Entry(
             "qctl.cli.top", "top", "The live dashboard (polling): queues, jobs, clients, workflows."
         ),
     },
+    metrics="qctl.systems.hopper.metrics:collect",
     screens="qctl.systems.hopper.tui:HOPPER",
     database="qctl.systems.hopper.database:Database",
     instead={
