@@ -229,19 +229,34 @@ def _bulk(
     emit_result(record, f"{done} {result.count} DBOS workflow(s){skipped}", output)
 
 
+OlderThan = Annotated[
+    str | None,
+    typer.Option(
+        "--older-than",
+        metavar="DURATION",
+        help="Unfinished workflows created more than this long ago (a global timeout).",
+    ),
+]
+
+
 @app.command("cancel")
 @filtered()
 def cancel(
     ctx: typer.Context,
     f: reads.WorkflowFilter,
     ids: IdsArg = None,
+    older_than: OlderThan = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Cancel workflows: DBOS marks them CANCELLED and takes them off their queue; a
-    running one stops when it next starts a step."""
+    running one stops when it next starts a step. ``--older-than D``: a global timeout,
+    every unfinished workflow created more than D ago (with the filters)."""
+    if older_than is not None:
+        age = common.duration(older_than, "--older-than") or timedelta(0)
+        f = actions.unfinished_older_than(f, int(age.total_seconds() * 1000))
     _bulk(ctx, "cancel", "cancelled", ids, f, max_targets, dry_run, yes, output)
 
 
