@@ -46,6 +46,12 @@ SYSTEM = System(
             alias="version",
         ),
         "vacuum": Entry(f"{_CLI}.vacuum", "app", "Retention: delete old finished workflows."),
+        "executors": Entry(
+            f"{_CLI}.executors",
+            "app",
+            "Executors: list (latest activity), recover a dead one's workflows.",
+            alias="executor",
+        ),
         "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
         "watch": Entry(
             f"{_CLI}.watch", "watch", "Workflows created, started, completed: JSON lines."

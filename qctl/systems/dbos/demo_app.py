@@ -2,6 +2,7 @@
 application qctl's DBOS tests drive. Run in a subprocess (it imports DBOS):
 
     python .../demo_app.py SYSTEM_DATABASE_URL [--workload RATE] [--schema SCHEMA]
+        [--executor EXECUTOR_ID]
 
 It launches DBOS on the given system database, prints ``ready`` and serves until
 stdin closes or SIGTERM. Workflows are started through ``DBOSClient.enqueue`` (by name,
@@ -167,7 +168,7 @@ def main() -> None:
         "name": "qctl-demo",
         "system_database_url": url,
         "application_version": "v1",
-        "executor_id": "qctl-demo-executor",
+        "executor_id": flags.get("--executor", "qctl-demo-executor"),
         "notification_listener_polling_interval_sec": 0.1,
         "scheduler_polling_interval_sec": 1.0,
     }

@@ -1,0 +1,56 @@
+"""Executors of a running DBOS application, PostgreSQL and SQLite: the list, and the
+recovery of a dead executor's PENDING workflows, which the live one then runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qctl.systems.dbos.app_process import AppProcess
+from tests.dbos.conftest import Run, data
+from tests.dbos.fixtures import App, wait_for
+
+
+def show(run: Run, wf_id: str) -> dict[str, Any]:
+    result: dict[str, Any] = data(run("workflows", "show", wf_id, "-o", "json"))
+    return result
+
+
+def test_recover_a_dead_executors_pending_workflows(run: Run, dbos_app: App) -> None:
+    doomed = AppProcess(dbos_app.url, "--executor", "doomed")
+    stranded: list[str] = []
+    try:
+        for _ in range(10):  # both executors dequeue from the same queue
+            ids = [dbos_app.enqueue("awaits_message", 300.0) for _ in range(4)]
+            wait_for(lambda ids=ids: all(show(run, i)["status"] == "PENDING" for i in ids))
+            stranded += [i for i in ids if show(run, i)["executor_id"] == "doomed"]
+            if stranded:
+                break
+    finally:
+        doomed.proc.kill()  # no shutdown: its workflows stay PENDING, as after a crash
+        doomed.proc.wait()
+    assert stranded
+    listed = {e["executor_id"]: e for e in data(run("executors", "list", "-o", "json"))}
+    assert listed["doomed"]["pending"] >= len(stranded)
+    assert listed["doomed"]["app_versions"] == ["v1"]
+    for wf_id in stranded:
+        dbos_app.client.send(wf_id, "hello", "go")
+    dry = data(run("executors", "recover", "doomed", "--dry-run", "-o", "json"))
+    assert dry["dry_run"] is True and set(stranded) <= set(dry["workflow_ids"])
+    assert dry["by_version"] == {"v1": dry["count"]}
+    assert all(show(run, i)["status"] == "PENDING" for i in stranded)
+    assert run("executors", "recover", "doomed", "--yes", root=["--read-only"]).exit_code == 4
+    assert run("executors", "recover", "doomed").exit_code == 4  # no terminal: --yes needed
+    result = data(run("executors", "recover", "doomed", "--yes", "-o", "json"))
+    assert result["count"] == dry["count"] and result["skipped"] == 0
+    for wf_id in stranded:  # the live executor took them and ran them on
+        wait_for(lambda wf_id=wf_id: show(run, wf_id)["status"] == "SUCCESS", timeout=30)
+        row = show(run, wf_id)
+        assert row["executor_id"] == "qctl-demo-executor"
+        assert row["output"]["value"] == "hello"
+    listed = {e["executor_id"]: e for e in data(run("executors", "list", "-o", "json"))}
+    assert listed["qctl-demo-executor"]["completed"] >= len(stranded)
+    assert listed.get("doomed", {"pending": 0})["pending"] == 0
+    left = run("workflows", "list", "--executor", "doomed", "--status", "PENDING", "-o", "json")
+    assert data(left) == []
+    missing = run("executors", "recover", "nobody", "--yes")
+    assert missing.exit_code == 3 and "no DBOS executor 'nobody'" in missing.output
