@@ -424,3 +424,81 @@ def set_delay(
         actions.set_delay(db, wf_id, dry_run=True, **options)
         common.confirm(f"Delay DBOS workflow {wf_id} until {at:%Y-%m-%d %H:%M:%S}?", yes)
     _single(actions.set_delay(db, wf_id, dry_run=dry_run, **options), "delayed", output)
+
+
+@app.command("send")
+def send(
+    ctx: typer.Context,
+    id: IdArg,
+    message: Annotated[
+        str, typer.Argument(metavar="MESSAGE", help="The message: JSON, or else text.")
+    ],
+    topic: Annotated[
+        str | None, typer.Option("--topic", metavar="TOPIC", help="DBOS.recv's topic.")
+    ] = None,
+    idempotency_key: Annotated[
+        str | None,
+        typer.Option(
+            "--idempotency-key", metavar="KEY", help="Send once: a repeat with it is a no-op."
+        ),
+    ] = None,
+    dry_run: DryRun = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Send a message to an unfinished workflow, which receives it in DBOS.recv (as
+    DBOSClient.send, in DBOS's portable JSON, which every application reads)."""
+    from qctl.systems.dbos import writes
+
+    db = writable(ctx, "workflows send", dry_run)
+    wf_id = reads.resolve_id(db, id)
+    outcome = writes.send(db, wf_id, _json_or_text(message), topic, idempotency_key, dry_run)
+    on = f" on topic {topic}" if topic else ""
+    word = "would send" if dry_run else "sent"
+    report(outcome.__dict__, f"{word} a message{on} to DBOS workflow {wf_id}", dry_run, output)
+
+
+def _json_or_text(text: str) -> Any:
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+@app.command("set-attributes")
+def set_attributes(
+    ctx: typer.Context,
+    id: IdArg,
+    pairs: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[KEY=VALUE]...", help="Attributes (VALUE as JSON or text)."),
+    ] = None,
+    replace: Annotated[
+        bool,
+        typer.Option("--replace", help="These become all its attributes (none: clear them)."),
+    ] = False,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Set a workflow's attributes (DBOS's update_workflow_attributes): merged into its
+    own, or with --replace in place of them."""
+    from qctl.core.parse import ParseError, parse_key_value
+    from qctl.systems.dbos import writes
+
+    attributes: dict[str, Any] = {}
+    for item in pairs or []:
+        try:
+            key, value = parse_key_value(item)
+        except ParseError as exc:
+            raise InvalidInput(f"attribute: {exc}") from None
+        attributes[key] = _json_or_text(value)
+    db = writable(ctx, "workflows set-attributes", dry_run)
+    wf_id = reads.resolve_id(db, id)
+    planned = writes.set_attributes(db, wf_id, attributes or None, replace, dry_run=True)
+    if not dry_run and replace:
+        common.confirm(f"Replace every attribute of DBOS workflow {wf_id}?", yes)
+    outcome = planned if dry_run else writes.set_attributes(db, wf_id, attributes or None, replace)
+    word = "would set" if dry_run else "set"
+    report(outcome.__dict__, f"{word} the attributes of DBOS workflow {wf_id}", dry_run, output)
