@@ -121,3 +121,19 @@ def test_queue_limits(run: Run, dbos_app: App) -> None:
         5,
         2.0,
     )
+
+
+def test_fork_with_its_id_and_timeout(run: Run, dbos_app: App) -> None:
+    wf_id = dbos_app.enqueue("checkout", "fork-1", 1)
+    wait_for(lambda: show(run, wf_id)["status"] == "SUCCESS")
+    new_id = f"{wf_id}-mine"
+    args = ["workflows", "fork", wf_id, "--from-step", "2", "--forked-workflow-id", new_id]
+    forked = data(run(*args, "--timeout", "1h", "-o", "json"))
+    assert forked["new_workflow_id"] == new_id
+    wait_for(lambda: show(run, new_id)["status"] == "SUCCESS")
+    row = show(run, new_id)
+    assert (row["forked_from"], row["workflow_timeout_ms"]) == (wf_id, 3_600_000)
+    assert run(*args).exit_code == 2  # that id exists
+    assert run(*args[:-1], f"{new_id}-2", "--timeout", "0s").exit_code == 2
+    two = run("workflows", "fork", wf_id, new_id, "--forked-workflow-id", "x", "--yes")
+    assert two.exit_code == 2 and "one fork" in two.output

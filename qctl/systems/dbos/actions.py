@@ -242,19 +242,45 @@ def fork(
     application_version: str | None = None,
     queue_name: str | None = None,
     dry_run: bool = False,
+    forked_workflow_id: str | None = None,
+    timeout_seconds: float | None = None,
 ) -> WorkflowOutcome:
     """Fork: a new workflow with the original's inputs and the steps before
-    ``start_step`` copied; the rest runs again."""
+    ``start_step`` copied; the rest runs again. ``forked_workflow_id`` names the new
+    workflow (``dbos workflow fork --forked-workflow-id``: DBOS's ``SetWorkflowID``
+    around the fork), ``timeout_seconds`` gives it a timeout from its start."""
     check_step(start_step)
-    return _one(
-        db,
-        "fork",
-        workflow_id,
-        lambda c, i: c.fork_workflow(
-            i, start_step, application_version=application_version, queue_name=queue_name
-        ).get_workflow_id(),
-        dry_run,
-    )
+    check_timeout(timeout_seconds)
+    if forked_workflow_id is not None:
+        if not forked_workflow_id:
+            raise InvalidInput("--forked-workflow-id: empty")
+        if db.one(
+            "SELECT 1 AS x FROM {t}workflow_status WHERE workflow_uuid = %s", [forked_workflow_id]
+        ):
+            raise InvalidInput(f"--forked-workflow-id: workflow {forked_workflow_id} exists")
+
+    def call(c: DBOSClient, i: str) -> str:
+        from dbos import SetWorkflowID
+
+        with (
+            SetWorkflowID(forked_workflow_id)
+            if forked_workflow_id is not None
+            else contextlib.nullcontext()
+        ):
+            return c.fork_workflow(
+                i,
+                start_step,
+                application_version=application_version,
+                queue_name=queue_name,
+                timeout_seconds=timeout_seconds,
+            ).get_workflow_id()
+
+    return _one(db, "fork", workflow_id, call, dry_run)
+
+
+def check_timeout(timeout_seconds: float | None) -> None:
+    if timeout_seconds is not None and not timeout_seconds > 0:
+        raise InvalidInput("--timeout: must be positive")
 
 
 def rewind(

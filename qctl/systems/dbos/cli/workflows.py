@@ -323,6 +323,16 @@ def fork(
     from_step: FromStep = 1,
     application_version: AppVersion = None,
     on_queue: OnQueue = None,
+    forked_workflow_id: Annotated[
+        str | None,
+        typer.Option(
+            "--forked-workflow-id", metavar="ID", help="The new workflow's id (one fork only)."
+        ),
+    ] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option("--timeout", metavar="DURATION", help="The new workflows' timeout."),
+    ] = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
@@ -331,19 +341,33 @@ def fork(
     """Start new workflows with these ones' inputs: the steps before --from-step are
     copied, the rest run again; the originals stay as they are."""
     actions.check_step(from_step)
+    timeout_seconds = None
+    if timeout is not None:
+        timeout_seconds = (common.duration(timeout, "--timeout") or timedelta(0)).total_seconds()
+        actions.check_timeout(timeout_seconds)
     one = _one_id(ids, f)
     if one is None:
+        if forked_workflow_id is not None:
+            raise InvalidInput("--forked-workflow-id names one fork: give one workflow id")
         options: dict[str, Any] = {
             "start_step": from_step,
             "application_version": application_version,
             "queue_name": on_queue,
+            "timeout_seconds": timeout_seconds,
         }
         _bulk(ctx, "fork", "forked", ids, f, max_targets, dry_run, yes, output, **options)
         return
     # One fork only adds a workflow: no question, as DBOS's own `dbos workflow fork`.
     db = writable(ctx, "workflows fork", dry_run)
     outcome = actions.fork(
-        db, reads.resolve_id(db, one), from_step, application_version, on_queue, dry_run
+        db,
+        reads.resolve_id(db, one),
+        from_step,
+        application_version,
+        on_queue,
+        dry_run,
+        forked_workflow_id,
+        timeout_seconds,
     )
     _single(outcome, "forked", output)
 
