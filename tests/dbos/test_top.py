@@ -488,7 +488,7 @@ def test_the_help_explains_every_column_and_bar(dbos_app: App, run: Run) -> None
     seen: set[str] = set()
 
     async def scenario(app: QctlTop, pilot: Any) -> None:
-        for key in "1234":
+        for key in "12345":
             await tab(app, pilot, key)
             await pilot.pause(INTERVAL)
             seen.update(columns(app) | bar_labels(app))

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 HELP = """\
 qctl top: live view of a DBOS system database (polling)
 
-  1-4        switch screen: Overview, Workflows, Queues, Schedules
+  1-5        switch screen: Overview, Workflows, Queues, Schedules, Executors
   enter      drill in (workflow detail, a child workflow)  esc   back
   /          filter the current list                 r     refresh now
   p          pause / resume automatic refresh        q     quit (top level)
@@ -46,11 +46,15 @@ Detail:    status, timings, queue, input, output or error; the step timeline
 Queues:    enqueued, pending (running), delayed, oldest enqueued, limits;
            enter opens the queue's workflows
 Schedules: workflow, cron, status, when it last fired
+Executors: each executor's PENDING workflows and latest activity (the last hour);
+           X recovers a dead one's PENDING workflows (re-enqueued, as DBOS's
+           recovery does), after a dry run that counts them
 
 Actions (a dry run, then confirmed; hidden with --read-only):
   C cancel   R resume (optionally onto a queue)   F fork from step N
   W rewind to step N   D delete   L delay (a DELAYED workflow starts after a duration)
   Schedules: P pause   U resume   N trigger now
+  Executors: X recover a dead executor's PENDING workflows
 
 Columns and bars (a word shown on the screen, then what it means):
 Status bar: polling: re-read every --refresh seconds (DBOS sends no change
@@ -79,6 +83,11 @@ Queues: concurrency: at most this many running at once over every executor; work
   concurrency: per executor; rate limit: at most this many started per period.
 Schedules: schedule: its name; cron: when it fires (seconds first when six fields);
   timezone: the cron's timezone; last fired: when it last enqueued its workflow.
+Executors: executor: the executor_id its workflows carry (DBOS keeps no list of
+  executors, nor a heartbeat); started: workflows it started in the last hour;
+  completed: workflows it finished in the last hour; last active: the last time it
+  started or finished one (idle long with pending workflows: likely dead); versions:
+  the application versions of its workflows.
 """
 
 
@@ -91,6 +100,7 @@ class DbosScreens(SystemScreens):
             ("workflows", "Workflows", "workflows", "WorkflowsPane"),
             ("queues", "Queues", "queues", "QueuesPane"),
             ("schedules", "Schedules", "queues", "SchedulesPane"),
+            ("executors", "Executors", "executors", "ExecutorsPane"),
         ]
     )
     help = HELP
@@ -105,6 +115,7 @@ class DbosScreens(SystemScreens):
             "schedule_pause",
             "schedule_resume",
             "schedule_trigger",
+            "executor_recover",
         }
     )
     jump_prompt = ("jump to a DBOS workflow", "workflow id or unique prefix")
