@@ -42,7 +42,9 @@ Workflows: newest first; t status, n/b next/previous page;
            confirmation that says how many
 Detail:    status, timings, queue, input, output or error; the step timeline
            (step, function, start, duration, output or error, child workflow);
-           the tree of child workflows (enter opens one); events and streams
+           the tree of child workflows (enter opens one) and, beside it, the
+           timeline: every step of the workflow and its descendants by start
+           (enter opens the step's workflow); events and streams
 Queues:    enqueued, pending (running), delayed, oldest enqueued, limits;
            enter opens the queue's workflows
 Schedules: workflow, cron, status, when it last fired
@@ -79,6 +81,8 @@ Detail: step: the step's number (fork and rewind count from it); function: the s
   function; started: when it started; output / error: what it returned or raised;
   child: a child workflow it started; kind: event (set_event) or stream (write_stream,
   with its offset); key: the event's or stream's key; value: its value, decoded.
+  Timeline: at: when the step started, counted from the workflow's creation; span:
+  the step's time as a bar on the time of the whole tree.
 Queues: concurrency: at most this many running at once over every executor; worker
   concurrency: per executor; rate limit: at most this many started per period.
 Schedules: schedule: its name; cron: when it fires (seconds first when six fields);
