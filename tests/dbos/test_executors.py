@@ -26,8 +26,10 @@ def strand(run: Run, dbos_app: App, executor_id: str) -> list[str]:
             wait_for(lambda ids=ids: all(show(run, i)["status"] == "PENDING" for i in ids))
             stranded += [i for i in ids if show(run, i)["executor_id"] == executor_id]
             mine = [i for i in ids if i not in stranded]
-            if mine:  # the live executor's: done with
+            if mine:  # the live executor's: done with (woken, so its threads end)
                 assert run("workflows", "cancel", *mine, "--yes").exit_code == 0
+                for wf_id in mine:
+                    dbos_app.client.send(wf_id, "bye", "go")
             if stranded:
                 break
     finally:

@@ -124,6 +124,8 @@ def test_cancel_older_than_cancels_only_unfinished_old_workflows(run: Run, dbos_
     assert status(run, young) in ("PENDING", "ENQUEUED")
     assert run("workflows", "cancel", "--older-than", "0s", "--yes").exit_code == 2
     assert run("workflows", "cancel", young, "--yes").exit_code == 0
+    for wf_id in (old, young):  # woken: their threads end with the test
+        dbos_app.client.send(wf_id, "bye", "go")
 
 
 def test_vacuum_analyzes_what_it_shrank(run: Run, dbos_app: App) -> None:

@@ -45,6 +45,7 @@ def test_send_reaches_a_workflow_waiting_in_recv(run: Run, dbos_app: App) -> Non
     assert len(data(run("workflows", "messages", other, "-o", "json"))) == 1
     assert run("workflows", "send", "no-such-workflow", "x").exit_code == 3
     assert run("workflows", "cancel", other, "--yes").exit_code == 0
+    dbos_app.client.send(other, "bye", "go")  # woken: its thread ends with the test
 
 
 def test_set_attributes(run: Run, dbos_app: App) -> None:

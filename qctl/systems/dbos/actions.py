@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from qctl.core.errors import NoSuchName, require_state
 from qctl.systems.dbos import INSTALL_HINT, reads
 from qctl.systems.dbos.database import Database
-from qctl_store.batches import BatchSize, sized_batches
+from qctl_store.batches import BatchSize, SizedRun, sized_batches
 from qctl_store.config import MAINTENANCE_BATCH_SECONDS
 from qctl_store.errors import InvalidInput
 
@@ -575,7 +575,7 @@ class VacuumOutcome:
 
 def _walk(db: Database, column: str, first: str, statuses: list[str], lock: str) -> Any:
     """A keyset walk over old candidates in ``column`` order (an index DBOS has), past
-    those a batch kept: ``walk(rows)`` returns the next ``rows`` (id, name)."""
+    those a batch kept: ``walk(cutoff, rows)`` returns the next ``rows`` (id, position)."""
     marks = ", ".join(["%s"] * len(statuses))
     last: list[Any] = []
 
@@ -732,15 +732,16 @@ def vacuum_workflows(
         time.sleep(SQLITE_REST_SECONDS)
 
     size = BatchSize(batch, MAINTENANCE_BATCH_SECONDS)
-    runs = [
-        sized_batches(
+
+    def batches(walk: Any) -> SizedRun:
+        return sized_batches(
             size,
             db.transaction,
-            lambda _tx, rows, w=walk: take(w, rows),  # type: ignore[misc]
+            lambda _tx, rows: take(walk, rows),
             rest=None if db.postgres else rest,
         )
-        for walk in walks
-    ]
+
+    runs = [batches(walk) for walk in walks]
     return record(
         count=deleted,
         batches=sum(r.batches for r in runs),

@@ -17,9 +17,6 @@ from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.database import Database
 from qctl_store.errors import InvalidInput
 
-UNFINISHED = ("PENDING", "ENQUEUED", "DELAYED")
-"""A workflow that may still ``recv`` a message."""
-
 
 @dataclass(frozen=True)
 class WriteOutcome:
@@ -46,7 +43,7 @@ def send(
     application serializer reads; an idempotency key makes a repeat a no-op (DBOS's
     deterministic message id)."""
     row = reads.get_workflow(db, workflow_id, payloads=False)
-    require_state("send", f"workflow {workflow_id}", row["status"], UNFINISHED, "send to")
+    require_state("send", f"workflow {workflow_id}", row["status"], actions.UNFINISHED, "send to")
     outcome = WriteOutcome(
         "send",
         workflow_id,
