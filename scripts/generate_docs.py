@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,11 @@ from typer._click import Context  # noqa: E402
 from typer._click.utils import make_default_short_help  # noqa: E402
 from typer.main import get_command  # noqa: E402
 
-from qctl import __version__  # noqa: E402
+from qctl import __version__, systems  # noqa: E402
 from qctl.cli.errors import EXIT_CODE_DOCS  # noqa: E402
 from qctl.cli.main import app, build  # noqa: E402
-from qctl.systems import System, systems  # noqa: E402
+from qctl.cli.registry import SYSTEMLESS_COMMANDS  # noqa: E402
+from qctl.systems import Entry, System  # noqa: E402
 
 GENERIC_METAVARS = {"str": "TEXT", "int": "N", "int range": "N", "float range": "N"}
 """Typer's type-name metavars, in the man page's conventional form."""
@@ -74,6 +76,8 @@ def _node(cmd: Any, ctx: Context, path: list[str]) -> Node:
     options: list[Opt] = []
     arguments: list[tuple[str, str]] = []
     for param in cmd.params:
+        if getattr(param, "hidden", False):  # the --yes a verb that never asks ignores
+            continue
         if param.param_type_name == "argument":
             arguments.append((param.metavar or param.name.upper(), param.help or ""))
             continue
@@ -107,12 +111,12 @@ def _node(cmd: Any, ctx: Context, path: list[str]) -> Node:
     return node
 
 
-def tree(system: System) -> Node:
-    """The command tree on a database of ``system``."""
+def tree(commands: Mapping[str, Entry]) -> Node:
+    """The command tree of ``commands`` (a system's, or qctl's own) under the root."""
     root = get_command(app)
     ctx = Context(root, info_name="qctl")
     node = _node(root, ctx, ["qctl"])
-    for name, entry in system.commands.items():
+    for name, entry in commands.items():
         cmd = build(name, entry)
         child = _node(cmd, Context(cmd, info_name=name, parent=ctx), ["qctl", name])
         child.short = entry.help
@@ -361,7 +365,7 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
         f'.\\" {HEADER}',
         f'.TH QCTL 1 "" "qctl {__version__}" "User Commands"',
         ".SH NAME",
-        "qctl \\- operator console for azync job stores and DBOS system databases",
+        f"qctl \\- {_roff(systems.summary()[:1].lower() + systems.summary()[1:])}",
         ".SH SYNOPSIS",
         "\\fBqctl\\fR [\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR]...",
         ".SH DESCRIPTION",
@@ -399,6 +403,17 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
         ".TP",
         "\\fBQCTL_DSN\\fR",
         "Database to open, as \\fB\\-\\-dsn\\fR.",
+        *[
+            line
+            for s in systems.systems()
+            if s.dsn_env
+            for line in (
+                ".TP",
+                f"\\fB{_roff(s.dsn_env)}\\fR",
+                f"The {_roff(s.label)} database, as {_roff(s.label)}'s own tools read it, "
+                "when \\fBQCTL_DSN\\fR names none.",
+            )
+        ],
         ".TP",
         "\\fBQCTL_SCHEMA\\fR",
         "PostgreSQL schema, as \\fB\\-\\-schema\\fR.",
@@ -410,7 +425,7 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
         "1 refuses every write, as \\fB\\-\\-read\\-only\\fR.",
         ".TP",
         "\\fBQCTL_SYSTEM\\fR",
-        "The system the database holds (azync or dbos), as \\fB\\-\\-system\\fR.",
+        f"The system the database holds ({_roff(systems.choices())}), as \\fB\\-\\-system\\fR.",
         ".TP",
         "\\fBNO_COLOR\\fR",
         "No colours, as \\fB\\-\\-no\\-color\\fR.",
@@ -427,7 +442,7 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
         "\\fBsystem\\fR and \\fBread_only\\fR, and an optional top\\-level "
         "\\fBdefault_context\\fR. "
         "Precedence: \\fB\\-\\-dsn\\fR, then the named context, then \\fBQCTL_DSN\\fR, "
-        "then the default context.",
+        "then a system's own variable, then the default context.",
         ".TP",
         "\\fI$XDG_DATA_HOME/qctl/qctl.db\\fR",
         "The embedded SQLite database used when no DSN is given; created and migrated "
@@ -436,12 +451,16 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
     ]
     for text, command in EXAMPLES:
         lines += [".PP", text, ".RS", ".nf", command, ".fi", ".RE"]
-    lines += [".SH SEE ALSO", "The azync project: https://github.com/kausys/azync", ""]
+    projects = [f"The {_roff(s.label)} project: {s.project}" for s in systems.systems()]
+    lines += [".SH SEE ALSO", "\n.br\n".join(projects), ""]
     return "\n".join(lines)
 
 
 def generate() -> dict[Path, str]:
-    trees = [(system, tree(system)) for system in systems()]
+    trees = [(system, tree(system.commands)) for system in systems.systems()]
+    # qctl's own commands (``context``, ``version``) work on every database: listed with
+    # the first system's, whose section documents the root.
+    trees[0][1].children[:0] = tree(SYSTEMLESS_COMMANDS).children
     root = merged([t for _, t in trees])
     return {
         ROOT / "completions" / "qctl.bash": bash(root),

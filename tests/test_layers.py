@@ -203,13 +203,6 @@ FRONT_ENDS = ("cli", "tui")
 """The subpackages of a system that are its front-ends (``qctl.systems.<name>.cli``)."""
 SYSTEM_CORE_MUST_NOT_IMPORT = ("qctl.cli", "qctl.tui", "typer", "textual")
 
-SHELL_IMPORTS_LEFT = {
-    ("qctl.cli.launch", "qctl.systems.azync.tui.overview_data"),
-}
-"""Shell imports of a system not yet replaced by its ``System`` record: the plain
-``qctl top`` line's fast path (``launch.dashboard``) preloads azync's overview while
-Textual is imported."""
-
 
 def _system_of(module: str) -> str:
     """``azync`` for ``qctl.systems.azync.cli.jobs``; "" outside a system's package."""
@@ -220,16 +213,8 @@ def _system_of(module: str) -> str:
 def test_the_shells_name_a_system_only_through_its_record() -> None:
     """``qctl/cli`` and ``qctl/tui`` import ``qctl.systems`` (which resolves records),
     never a system's package: a new system edits no shell."""
-    wrong = [
-        str(i)
-        for i in ALL_IMPORTS
-        if _within(i.source, SHELLS)
-        and _system_of(i.target)
-        and (i.source, i.target) not in SHELL_IMPORTS_LEFT
-    ]
+    wrong = [str(i) for i in ALL_IMPORTS if _within(i.source, SHELLS) and _system_of(i.target)]
     assert not wrong, "\n".join(wrong)
-    stale = SHELL_IMPORTS_LEFT - {(i.source, i.target) for i in ALL_IMPORTS}
-    assert not stale, f"no longer imported, drop from SHELL_IMPORTS_LEFT: {stale}"
 
 
 def test_a_system_imports_no_other_system() -> None:

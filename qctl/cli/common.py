@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -15,7 +16,8 @@ from qctl.cli.context import CliContext
 from qctl.cli.errors import Refused
 from qctl.cli.launch import MIN_REFRESH
 from qctl.cli.output import OUTPUT_HELP, OutputFormat, as_dict, emit_result, emit_rows
-from qctl.core import parse
+from qctl.core import bulk, parse
+from qctl.core.errors import NoSuchName, WrongState
 from qctl_store.types import JobState, PageCursor, Source
 
 if TYPE_CHECKING:
@@ -84,6 +86,12 @@ After = Annotated[
     ),
 ]
 """Every listing's one paging flag: a keyset cursor, never an offset to walk."""
+MAX_TARGETS = 10_000
+"""Default cap on what one bulk verb takes from a filter (``--max``): a filter that
+matches more is refused, not cut (``qctl.core.bulk.capped``)."""
+MaxOpt = Annotated[
+    int, typer.Option("--max", metavar="N", min=1, help="Refuse when more than N match.")
+]
 MetaOpt = Annotated[
     list[str] | None,
     typer.Option("--meta", metavar="KEY=VALUE", help="Metadata key=value (repeatable)."),
@@ -238,6 +246,77 @@ def dry_run_report(
     if sample and output == OutputFormat.TABLE:
         sys.stdout.write("\n")
         emit_rows([record_of(row) for row in sample], list(columns), output)
+
+
+def _words(outcomes: Sequence[Any], say: Callable[[Any], str], sep: str) -> str:
+    """Each outcome in words, the first few of many then how many more."""
+    shown = [say(o) for o in outcomes[: bulk.SAMPLE]]
+    more = len(outcomes) - bulk.SAMPLE
+    return sep.join(shown) + (f"{sep}... and {more} more" if more > 0 else "")
+
+
+def _bulk_record(results: Sequence[Any], skipped: list[dict[str, str]]) -> dict[str, Any]:
+    """One result record, or one for several (one JSON document either way)."""
+    if len(results) == 1 and not skipped:
+        return record_of(results[0])
+    records = [record_of(r) for r in results]
+    return {"count": len(results), "results": records, "skipped": skipped}
+
+
+@contextlib.contextmanager
+def reported(output: OutputFormat) -> Iterator[None]:
+    """A bulk walk that stops part-way (``qctl.core.bulk.Stopped``) prints its report
+    (in ``output``'s form, on stdout) and then fails with its cause's line and code."""
+    try:
+        yield
+    except bulk.Stopped as stop:
+        r = stop.report
+        record = {
+            **_bulk_record(r.done, r.skipped),
+            "count": len(r.done),
+            "failed": r.failed,
+            "not_tried": r.not_tried,
+        }
+        record.setdefault("results", [record_of(d) for d in r.done])
+        failed = r.failed or {"id": "", "error": ""}
+        rest = ", ".join(r.not_tried[: bulk.SAMPLE]) + (
+            f" and {len(r.not_tried) - bulk.SAMPLE} more" if len(r.not_tried) > bulk.SAMPLE else ""
+        )
+        emit_result(
+            record,
+            f"stopped part-way: done {len(r.done)}, skipped {len(r.skipped)}, failed at "
+            f"{failed['id']} ({failed['error']}), not tried {len(r.not_tried)}"
+            + (f": {rest}" if rest else ""),
+            output,
+        )
+        raise stop.__cause__ or stop from None
+
+
+def act_each(
+    targets: Sequence[Any],
+    act: Callable[[Any, bool], Any],
+    say: Callable[[Any], str],
+    ask: str,
+    output: OutputFormat,
+    dry_run: bool,
+    yes: bool,
+    key: Callable[[Any], str] = str,
+) -> None:
+    """``act(target, dry_run)`` on each target (``qctl.core.bulk``): every refusal (each
+    target's dry run) before the one question ``ask``, then one result record; ``say``
+    words one outcome. A target that changed in between (``WrongState``: a worker took
+    it) is skipped and listed, as any target alone is refused; a walk that stops
+    part-way says how far it got."""
+    if not targets:
+        raise NoSuchName("select", "nothing matches")
+    plans = [act(t, True) for t in targets]
+    if not proceed(dry_run, yes, output, _bulk_record(plans, []), _words(plans, say, "; "), ask):
+        return
+    with reported(output):
+        report = bulk.each(targets, lambda t: act(t, False), key, (WrongState,))
+    skipped = report.skipped
+    tail = f"\nskipped {len(skipped)} changed since they were read" if skipped else ""
+    done(_bulk_record(report.done, skipped), _words(report.done, say, "\n") + tail, output)
 
 
 def duration(value: str | None, option: str) -> timedelta | None:

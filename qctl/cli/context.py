@@ -2,9 +2,11 @@
 callback and shared by the command line and the dashboard.
 
 The database comes as one unit, the first of: ``--dsn``; the named context
-(``--context NAME`` or ``QCTL_CONTEXT``); ``QCTL_DSN``; the config file's
-``default_context``; else the embedded default database. A context contributes its
-settings only when it is that unit: with ``--dsn`` or ``QCTL_DSN`` in effect, no context's
+(``--context NAME`` or ``QCTL_CONTEXT``); ``QCTL_DSN``; a system's own variable
+(``System.dsn_env``: DBOS's ``DBOS_SYSTEM_DATABASE_URL``, as its CLI reads it); the
+config file's ``default_context``; else the embedded default database. A context
+contributes its settings only when it is that unit: with ``--dsn`` or an environment
+DSN in effect, no context's
 schema, system or read-only flag applies (``--dsn`` with ``--context`` is a usage error).
 Then, first match wins:
 
@@ -43,13 +45,15 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from qctl_store.errors import InvalidInput, ReadOnly
+
+D = TypeVar("D")
 
 if TYPE_CHECKING:
     from qctl.systems import System
@@ -363,6 +367,7 @@ class CliContext:
     _system: System | None = field(default=None, repr=False)
     _detected_on: Any = field(default=None, repr=False)
     """The connection azync's detection read on, kept for the first unpooled store."""
+    _databases: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def resolve(
@@ -397,10 +402,13 @@ class CliContext:
                 raise
         named = _context_entry(data, explicit, path) if explicit else {}
         default_name = data.get("default_context")
-        if dsn or explicit or env.get("QCTL_DSN") or not isinstance(default_name, str):
+        from qctl import systems
+
+        env_dsn = env.get("QCTL_DSN") or systems.dsn_from(env)
+        if dsn or explicit or env_dsn or not isinstance(default_name, str):
             default_name = None
         default = _context_entry(data, default_name, path) if default_name else {}
-        resolved_dsn = dsn or named.get("dsn") or env.get("QCTL_DSN") or default.get("dsn")
+        resolved_dsn = dsn or named.get("dsn") or env_dsn or default.get("dsn")
         flags = {"statement_timeout": statement_timeout, "lock_timeout": lock_timeout}
         limits: dict[str, timedelta | None] = {}
         for key in TIMEOUTS:
@@ -555,6 +563,26 @@ class CliContext:
         """``lock_timeout`` of the sessions opened now."""
         return timedelta(0) if "lock_timeout" in self.unlimited else self.lock_timeout
 
+    def database(self, kind: Callable[..., D], **options: Any) -> D:
+        """The database of this invocation for a system qctl reads with its own SQL:
+        ``kind`` (a ``qctl.core.sqldb.SqlDatabase``) opened on the DSN, the schema and
+        this session's terms (read-only, timeouts) on first use, then reused; closed
+        with the context. ``options``: ``kind``'s own (they take part in the reuse)."""
+        key = (kind, tuple(sorted(options.items())))
+        if key not in self._databases:
+            if not self.dsn:
+                raise InvalidInput(f"{self.system().label} databases need --dsn")
+            self._databases[key] = kind(
+                self.dsn,
+                self.schema,
+                read_only=self.read_only,
+                statement_timeout=self.session_statement_timeout,
+                lock_timeout=self.session_lock_timeout,
+                **options,
+            )
+        database: D = self._databases[key]
+        return database
+
     def store(self, check: bool = True) -> AnyStore:
         """The store of this invocation: opened unpooled on first use, then reused;
         ``check`` as ``open_store``'s (the store remembers a passed gate)."""
@@ -567,6 +595,9 @@ class CliContext:
         if self._detected_on is not None:
             self._detected_on.close()
             self._detected_on = None
+        databases, self._databases = self._databases, {}
+        for database in databases.values():
+            database.close()
         stores, self._stores = self._stores, []
         for store in stores:
             store.close()

@@ -39,8 +39,8 @@ def demo(
         typer.Option(
             "--system",
             metavar=systems.choices(lambda s: s.demo),
-            help="Whose workload: azync jobs (default), or a DBOS application "
-            "(SQLite file by default, --dsn for PostgreSQL).",
+            help=f"Whose workload (default {systems.systems()[0].name}), on its own demo "
+            "database unless --dsn is given.",
         ),
     ] = "",
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from enum import IntEnum
@@ -25,8 +26,8 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
     (ExitCode.USAGE, "usage error: unknown option, bad value, ambiguous or too short id prefix"),
     (
         ExitCode.NOT_FOUND,
-        "not found: the job, DAG, event or workflow does not exist or is not "
-        "in the state the action needs",
+        "not found: what the command names (a job, a workflow, a schedule, ...) does not "
+        "exist or is not in the state the action needs",
     ),
     (
         ExitCode.REFUSED,
@@ -35,7 +36,8 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
     ),
     (
         ExitCode.SCHEMA,
-        "the database is not migrated (run `qctl db migrate`) or is newer than this release",
+        "the schema is not migrated, or at a version this release does not know "
+        "(`qctl db status` says which)",
     ),
     (ExitCode.UNAVAILABLE, "the database is unavailable"),
     (
@@ -45,6 +47,19 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
     ),
     (ExitCode.INTERRUPTED, "interrupted by Ctrl-C (qctl watch and qctl maintain exit 0)"),
 ]
+
+
+def closed_pipe() -> ExitCode:
+    """The reader of stdout went away (``qctl jobs list | head``): it has what it asked
+    for, so qctl stops quietly with 0, as a pipeline under ``set -o pipefail`` expects.
+    stdout and stderr point at /dev/null, so the interpreter's last flush cannot
+    complain."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        # A stream without a descriptor (a test runner's) has nothing to flush later.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(devnull, stream.fileno())
+    return ExitCode.OK
 
 
 class Refused(Exception):

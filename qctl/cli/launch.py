@@ -1,27 +1,26 @@
 """The console script: it runs the dashboard's plain line without Typer.
 
 ``qctl top`` is the one command whose start-up the operator waits on: the common line
-(root options, ``top``, ``--refresh``) runs the azync dashboard here, without importing
-Typer and the command tree (~40 ms before Textual can start). Any other line, and any
-line this module does not fully understand (help, a bad value, a repeated option,
-completion, another system's dashboard), goes to ``qctl.cli.main``, which also maps
-every failure the same way (``failed``)."""
+(root options, ``top``, ``--refresh``) runs the dashboard here, on every system, without
+importing Typer and the command tree (~40 ms before Textual can start). Any other line,
+and any line this module does not fully understand (help, a bad value, a repeated
+option, completion), goes to ``qctl.cli.main``, which also maps every failure the same
+way (``failed``)."""
 
 from __future__ import annotations
 
 import errno
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from qctl import startup
 from qctl.cli.argv import ROOT_FLAGS, ROOT_OPTIONS, arrange, undecodable
-from qctl.cli.errors import ExitCode, fail, failed
+from qctl.cli.errors import ExitCode, closed_pipe, fail, failed
 
 if TYPE_CHECKING:
     from qctl.cli.context import CliContext
-    from qctl_store.contract import ConsoleStore
 
 MIN_REFRESH = 0.2
 """``--refresh``'s least value, here and in ``qctl.cli.common.Refresh``."""
@@ -74,46 +73,53 @@ def top_line(argv: Sequence[str]) -> tuple[dict[str, str | bool], float] | None:
 
 
 def dashboard(c: CliContext, refresh: float) -> int:
-    """``qctl top`` on an azync store; the exit code (1: the dashboard printed the line)."""
-    from qctl.systems.azync.tui.overview_data import fetch_overview
+    """``qctl top`` on the database of ``c``, whatever system it holds; the exit code
+    (1: the dashboard printed the line)."""
+    from qctl import systems
     from qctl.tui.preload import Preload
 
-    def open_pool() -> ConsoleStore:
+    system = c.system()
+
+    def open_handle() -> Any:
+        if system.database:
+            return c.database(systems.load(system.database))
         # An unreachable or unmigrated database fails in one line: checked on one plain
         # connection, as the CLI does, before a pool would log every failed attempt.
         c.store().ops_stats()
         return c.open_store(pooled=True)
 
-    # The check, the pool and the overview's first read run while Textual is imported.
-    opened = Preload(open_pool)
-    overview = Preload(lambda: fetch_overview(opened.result()))
+    # Opening the database and the first tab's reads run while Textual is imported.
+    opened = Preload(open_handle)
+
+    def start(read: Callable[[Any], Any]) -> Preload[Any]:
+        return Preload(lambda: read(opened.result()))
+
+    preloads = {pane: start(systems.load(ref)) for pane, ref in system.preloads.items()}
     from qctl.tui.app import run
 
-    store = opened.result()
+    handle = opened.result()
     try:
         return run(
-            store,
+            handle,
+            system=systems.load(system.screens),
             location=c.describe(),
             read_only=c.read_only,
             poll_interval=refresh,
-            preloads={"overview-pane": overview},
+            preloads=preloads,
         )
     finally:
-        # The store closes when the command ends: never under a read still running (a
-        # dashboard that ended before its first frame never took the overview).
-        overview.join()
+        # The database closes when the command ends: never under a read still running
+        # (a dashboard that ended before its first frame never took its preloads).
+        for preload in preloads.values():
+            preload.join()
 
 
-def _top(options: dict[str, str | bool], refresh: float) -> int | None:
-    """Run the azync dashboard; None: the database holds another system (``main``
-    runs its dashboard)."""
+def _top(options: dict[str, str | bool], refresh: float) -> int:
+    """Run the dashboard of the database the root options name."""
     from qctl.cli.context import CliContext
 
     c = CliContext.resolve(**options)  # type: ignore[arg-type]
     try:
-        top = c.system().commands.get("top")
-        if top is None or top.module != "qctl.cli.top":
-            return None
         return dashboard(c, refresh)
     finally:
         c.close()
@@ -136,7 +142,7 @@ def run() -> None:
         except KeyboardInterrupt:
             code = ExitCode.INTERRUPTED
         except OSError as exc:
-            code = ExitCode.FAILURE if exc.errno == errno.EPIPE else failed(exc)
+            code = closed_pipe() if exc.errno == errno.EPIPE else failed(exc)
         except Exception as exc:
             code = failed(exc)
     if code is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import importlib
-import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,7 +15,7 @@ from typer.models import DefaultPlaceholder
 
 from qctl import __version__, systems
 from qctl.cli.argv import arrange, undecodable
-from qctl.cli.errors import ExitCode, fail, failed
+from qctl.cli.errors import ExitCode, closed_pipe, fail, failed
 from qctl.systems import Entry
 
 if TYPE_CHECKING:
@@ -39,10 +38,12 @@ class Verbs(TyperGroup):
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         info = self.pending.pop(cmd_name, None)
         if info is not None:
-            self.commands[cmd_name] = typer.main.get_command_from_info(
-                info,
-                pretty_exceptions_short=self.typer_app.pretty_exceptions_short,
-                rich_markup_mode=self.typer_app.rich_markup_mode,
+            self.commands[cmd_name] = _taking_yes(
+                typer.main.get_command_from_info(
+                    info,
+                    pretty_exceptions_short=self.typer_app.pretty_exceptions_short,
+                    rich_markup_mode=self.typer_app.rich_markup_mode,
+                )
             )
         return self.commands.get(cmd_name)
 
@@ -53,6 +54,27 @@ class Verbs(TyperGroup):
             for verb in list(self.pending):
                 self.get_command(ctx, verb)
         return super().resolve_command(ctx, args)
+
+
+def _taking_yes(command: Command) -> Command:
+    """``command`` and every verb under it built so far, each taking ``--yes``/``-y``:
+    a verb that never asks accepts it, hidden and ignored, so a script can pass it to
+    every verb alike."""
+    from typer.core import TyperOption
+
+    if isinstance(command, Verbs):
+        return command  # its verbs get it as they are made (get_command)
+    for sub in getattr(command, "commands", {}).values():
+        _taking_yes(sub)
+    if hasattr(command, "commands"):
+        return command
+    taken = {name for p in command.params for name in getattr(p, "opts", [])}
+    names = [n for n in ("--yes", "-y") if n not in taken]
+    if "--yes" in names:
+        command.params.append(
+            TyperOption(param_decls=names, is_flag=True, hidden=True, expose_value=False)
+        )
+    return command
 
 
 def _verbs(target: typer.Typer) -> Verbs:
@@ -83,7 +105,7 @@ def build(name: str, entry: Entry) -> Command:
         target = holder
     # A group of several verbs that sets no click class of its own.
     many = len(target.registered_commands) > 1 and isinstance(target.info.cls, DefaultPlaceholder)
-    command = _verbs(target) if many else typer.main.get_command(target)
+    command = _verbs(target) if many else _taking_yes(typer.main.get_command(target))
     command.name = name
     return command
 
@@ -147,6 +169,10 @@ HELP_ONLY = "qctl.help_only"
 """``ctx.meta`` key: the line asks for a command's help, not to run it."""
 
 
+class _ClosedPipe(Exception):
+    """stdout's reader went away (not an ``OSError``, which click turns into exit 1)."""
+
+
 class QctlGroup(TyperGroup):
     """The root group: builds subcommands on first use (see ``registry``), runs the
     command and maps every failure to one line and a code."""
@@ -201,6 +227,16 @@ class QctlGroup(TyperGroup):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def invoke(self, ctx: Context) -> Any:
+        try:
+            rv = super().invoke(ctx)
+            # What is still buffered goes now: a reader that went away shows here, not
+            # in click's own handler (which exits 1 for a closed pipe).
+            sys.stdout.flush()
+            return rv
+        except BrokenPipeError:
+            raise _ClosedPipe from None
+
     def main(  # type: ignore[override]
         self,
         args: Sequence[str] | None = None,
@@ -228,6 +264,7 @@ class QctlGroup(TyperGroup):
             rv = super().main(
                 arrange(argv), prog_name, complete_var, standalone_mode=False, **extra
             )
+            sys.stdout.flush()  # the help, or what a command left buffered (see invoke)
         except click_exc.NoArgsIsHelpError as exc:
             sys.stderr.write(exc.format_message() + "\n")
             return ExitCode.USAGE
@@ -238,10 +275,8 @@ class QctlGroup(TyperGroup):
             return fail(" ".join(exc.format_message().split()), exc.exit_code)
         except typer.Abort:
             return fail("aborted; nothing was changed", ExitCode.REFUSED)
-        except BrokenPipeError:
-            # The reader went away (``qctl jobs list | head``): stop quietly.
-            sys.stderr = open(os.devnull, "w")  # noqa: SIM115
-            return ExitCode.FAILURE
+        except (BrokenPipeError, _ClosedPipe):
+            return closed_pipe()
         except Exception as exc:
             return failed(exc)
         return rv if isinstance(rv, int) else ExitCode.OK
@@ -250,9 +285,9 @@ class QctlGroup(TyperGroup):
 app = typer.Typer(
     name="qctl",
     cls=QctlGroup,
-    help="Operator console for azync job stores and DBOS system databases (PostgreSQL or SQLite).",
+    help=f"{systems.summary()} (PostgreSQL or SQLite).",
     epilog="Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 refused, "
-    "5 not migrated / too new, 6 unavailable, 7 timed out. See qctl(1).",
+    "5 schema not migrated or unknown, 6 unavailable, 7 timed out. See qctl(1).",
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -285,7 +320,7 @@ def root(
         typer.Option(
             "--schema",
             metavar="SCHEMA",
-            help="PostgreSQL schema of azync's tables, or of DBOS's (default dbos) "
+            help=f"PostgreSQL schema of the system's tables (default: {systems.schemas()}) "
             "(env QCTL_SCHEMA).",
         ),
     ] = None,
@@ -339,5 +374,5 @@ def root(
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
     ] = False,
 ) -> None:
-    """Operator console for azync job stores and DBOS system databases."""
+    """The root options: where the database is and how to treat it."""
     cli_context(ctx)

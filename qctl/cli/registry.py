@@ -11,6 +11,7 @@ SYSTEMLESS_COMMANDS: dict[str, Entry] = {
     "context": Entry(
         "qctl.cli.contexts", "app", "Named contexts: list, current, use, add, delete."
     ),
+    "version": Entry("qctl.cli.version", "version", "qctl's version (as --version)."),
 }
 """Commands about qctl itself rather than a database: the same for every system, and
 run without detecting one."""

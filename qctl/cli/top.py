@@ -1,5 +1,6 @@
-"""``qctl top``: the live dashboard (``qctl.cli.launch`` runs the plain line without
-Typer). Textual is imported only when the command runs."""
+"""``qctl top``: the live dashboard of every system, its tabs from the system's record
+(``qctl.cli.launch`` runs the plain line without Typer). Textual is imported only when
+the command runs."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ def top(
     ctx: typer.Context,
     refresh: Refresh = 2.0,
 ) -> None:
-    """Live dashboard: queues, jobs, DAG graphs, events and workflows, with actions
-    (hidden by --read-only). Press ? in it for the keys."""
+    """Live dashboard of the database: the system's tabs, with its actions (hidden by
+    --read-only). Press ? in it for the keys and what every column means."""
     from qctl.cli.launch import dashboard
 
     code = dashboard(cli(ctx), refresh)

@@ -57,6 +57,18 @@ class System:
     ``seed``, ``yes``); empty where it has none."""
     instead: Mapping[str, str] = field(default_factory=dict)
     """For a noun it lacks: what to do instead (``jobs``: "see `qctl workflows`")."""
+    database: str = ""
+    """``module:Class`` of its connection, a ``qctl.core.sqldb.SqlDatabase``; empty: its
+    database is an azync store, opened through ``qctl_store``."""
+    preloads: Mapping[str, str] = field(default_factory=dict)
+    """Reads ``qctl top`` starts while Textual is imported: pane id → ``module:function``
+    (``function(handle)``, importing no Textual), its result that pane's first data
+    (``qctl.tui.preload``)."""
+    project: str = ""
+    """Where the system's own project lives (the man page's SEE ALSO)."""
+    dsn_env: str = ""
+    """The environment variable the system's own tools read its database from; qctl
+    reads it after ``QCTL_DSN`` (``qctl.cli.context``)."""
     capabilities: frozenset[str] = frozenset()
     """What differs between systems (``change_hints``: push notifications of changes;
     ``migrate``: qctl migrates the schema; ``store``: opened through ``qctl_store``, which
@@ -69,6 +81,36 @@ class System:
 def choices(having: Callable[[System], object] = bool) -> str:
     """``--system``'s metavar: the registered systems' names (those ``having`` keeps)."""
     return "|".join(s.name for s in systems() if having(s))
+
+
+def dsn_from(env: Mapping[str, str]) -> str:
+    """The DSN a registered system's own variable (``System.dsn_env``) sets in ``env``,
+    a SQLAlchemy driver suffix dropped (``postgresql+psycopg://`` is libpq's
+    ``postgresql://``)."""
+    import re
+
+    url = next((env[s.dsn_env] for s in systems() if s.dsn_env and env.get(s.dsn_env)), "")
+    return re.sub(r"^(postgres(?:ql)?|sqlite)\+\w+:", r"\1:", url)
+
+
+def labels() -> str:
+    """The registered systems' labels in prose ("azync, DBOS and dispatch")."""
+    names = [s.label for s in systems()]
+    return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def summary() -> str:
+    """What qctl is, for the root help and the man page."""
+    return f"Operator console for {labels()} databases"
+
+
+def schemas() -> str:
+    """The default PostgreSQL schema of each system, for ``--schema``'s help."""
+    own = [f"{s.default_schema} for {s.label}" for s in systems() if s.default_schema]
+    rest = [s.label for s in systems() if not s.default_schema]
+    if rest:
+        own.append(f"the session's search_path for {' and '.join(rest)}")
+    return "; ".join(own)
 
 
 def load(reference: str) -> Any:
@@ -107,9 +149,15 @@ def all_aliases() -> dict[str, str]:
 
 
 def lacking(system: System, noun: str) -> str:
-    """The usage error for a noun ``system`` does not have."""
+    """The usage error for a noun ``system`` does not have: what to use instead where
+    there is one, and the nouns it has."""
     hint = system.instead.get(noun)
-    return f"{system.label} databases have no {noun}" + (f"; {hint}" if hint else "")
+    nouns = ", ".join(system.commands)
+    return (
+        f"{system.label} databases have no {noun}"
+        + (f"; {hint}" if hint else "")
+        + (f" (its nouns: {nouns})")
+    )
 
 
 def detect(dsn: str | None, schema: str = "", conn: Any = None) -> System:

@@ -62,6 +62,20 @@ def test_precedence(config: Path) -> None:
     assert CliContext.resolve(environ={"QCTL_READ_ONLY": "1"}, config_file=config).read_only
 
 
+def test_dbos_system_database_url_as_dbos_s_cli_reads_it(config: Path) -> None:
+    """After QCTL_DSN and before the default context, as an environment DSN: what DBOS's
+    own CLI connects to, its SQLAlchemy driver suffix dropped."""
+    dbos = {"DBOS_SYSTEM_DATABASE_URL": "postgresql+psycopg://ops@db/app_dbos_sys"}
+    found = CliContext.resolve(environ=dbos, config_file=config)
+    assert (found.dsn, found.context_name) == ("postgresql://ops@db/app_dbos_sys", None)
+    both = CliContext.resolve(environ={**dbos, "QCTL_DSN": "sqlite:///e.db"}, config_file=config)
+    assert both.dsn == "sqlite:///e.db"
+    flag = CliContext.resolve(dsn="sqlite:///f.db", environ=dbos, config_file=config)
+    assert flag.dsn == "sqlite:///f.db"
+    named = CliContext.resolve(context="prod", environ=dbos, config_file=config)
+    assert named.dsn == "postgresql://ops:hunter2@db.internal/app"
+
+
 def test_a_dsn_never_takes_a_context_s_settings(tmp_path: Path) -> None:
     """A context is one unit: ``--dsn`` or ``QCTL_DSN`` points at another database, so
     the default (or ``QCTL_CONTEXT``'s) schema, system and read-only flag stay behind,

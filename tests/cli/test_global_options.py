@@ -203,3 +203,27 @@ def test_a_mistyped_group_gets_a_suggestion() -> None:
 def test_help_with_root_options_after_the_group() -> None:
     result = invoke(["jobs", "--dsn", f"sqlite:///{uuid.uuid4().hex}.db", "--help"])
     assert result.exit_code == 0 and "Usage: qctl jobs" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["db", "migrate"], ["db", "status"], ["jobs", "enqueue", "yes.kind"], ["queues", "list"]],
+)
+def test_every_verb_takes_yes(args: list[str], tmp_path: Path) -> None:
+    """Scripts pass ``--yes`` to every verb alike: one that never asks ignores it (it is
+    hidden from its help)."""
+    dsn = ["--dsn", f"sqlite:///{tmp_path / 'yes.db'}"]
+    CliRunner().invoke(app, [*dsn, "db", "migrate"])
+    for flag in ("--yes", "-y"):
+        result = CliRunner().invoke(app, [*dsn, *args, flag])
+        assert result.exit_code == 0, result.output
+    assert "--yes" not in CliRunner().invoke(app, [*dsn, *args, "--help"]).stdout
+
+
+def test_version_prints_qctl_s_version_without_a_database() -> None:
+    from qctl import __version__
+
+    unreachable = ["--dsn", "postgresql://qctl@127.0.0.1:1/none?connect_timeout=1"]
+    for args in (["version"], ["--version"]):
+        result = CliRunner().invoke(app, [*unreachable, *args])
+        assert (result.exit_code, result.stdout) == (0, f"qctl {__version__}\n")

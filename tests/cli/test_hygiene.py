@@ -134,3 +134,30 @@ def test_the_dashboard_line_skips_typer_and_fails_alike(tmp_path: Path) -> None:
     assert json.loads(launched.stdout) == [json.loads(tree.stdout)[0], False]
     assert launched.stderr == tree.stderr
     assert launched.stderr.startswith("qctl: error: ")
+
+
+@pytest.mark.parametrize(
+    "args", [["jobs", "list"], ["jobs", "list", "-o", "jsonl"], ["jobs", "--help"]]
+)
+def test_a_reader_that_went_away_ends_qctl_quietly_with_0(args: list[str], tmp_path: Path) -> None:
+    """``qctl jobs list | head``: once the reader has what it wanted and closes the pipe,
+    qctl stops without a message and exits 0 (a ``set -o pipefail`` script goes on)."""
+    import os
+
+    env = {"XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path), "PATH": "/usr/bin"}
+    qctl = [sys.executable, "-m", "qctl"]
+    subprocess.run([*qctl, "db", "migrate"], env=env, check=True, capture_output=True)
+    for n in range(3):
+        subprocess.run(
+            [*qctl, "jobs", "enqueue", f"k{n}"], env=env, check=True, capture_output=True
+        )
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before qctl writes a byte
+    try:
+        done = subprocess.run(
+            [*qctl, *args], env=env, stdout=write, stderr=subprocess.PIPE, text=True, timeout=60
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 0, done.stderr
+    assert "error" not in done.stderr and "Traceback" not in done.stderr

@@ -208,3 +208,64 @@ def test_replay_all_of_a_queue(dispatch: Harness, pg_schema: str, qctl: Run) -> 
     assert qctl("dlq", "replay", "--queue", "bulk-dlq", "--yes").exit_code == 3  # none left
     claimed = dispatch.call("dequeue", queues=["bulk-dlq"], limit=5)["jobs"]
     assert sorted(j["id"] for j in claimed) == sorted(r["new_job_id"] for r in done["results"])
+
+
+def test_a_cancel_behind_a_row_lock_times_out_and_writes_nothing(
+    dispatch: Harness, pg_schema: str, qctl: Run
+) -> None:
+    """dispatch's sessions take the console's limits as azync's and DBOS's do: a cancel
+    waiting on a row another session holds ends at ``--lock-timeout`` with exit 7."""
+    import psycopg
+
+    from tests.conftest import PG_DSN
+
+    job_id = dispatch.call("enqueue", name="l", queue="lock-q", payload={})["id"]
+    before = row(pg_schema, "dispatch_jobs", job_id)
+    with psycopg.connect(PG_DSN) as other:
+        other.execute(
+            f'SELECT 1 FROM "{pg_schema}".dispatch_jobs WHERE id = %s FOR UPDATE', (job_id,)
+        ).fetchall()
+        start = time.monotonic()
+        result = qctl("jobs", "cancel", job_id, "--yes", root=("--lock-timeout", "700ms"))
+        took = time.monotonic() - start
+        other.rollback()
+    assert result.exit_code == 7, result.output
+    assert "waiting for a lock held by another session (lock_timeout)" in result.stderr
+    assert row(pg_schema, "dispatch_jobs", job_id) == before
+    assert took < 0.7 + 2.0
+
+
+def test_a_bulk_cancel_stopped_part_way_reports_what_it_did(
+    dispatch: Harness, pg_schema: str, qctl: Run
+) -> None:
+    """The walk stops at a row another session holds (lock_timeout): what was cancelled,
+    where it stopped and what was not tried are printed (JSON here), then the timeout's
+    line and exit code."""
+    import json
+
+    import psycopg
+
+    from tests.conftest import PG_DSN
+
+    ids = [
+        dispatch.call("enqueue", name="p", queue="part-q", payload={"n": n})["id"] for n in range(3)
+    ]
+    with psycopg.connect(PG_DSN) as other:
+        other.execute(
+            f'SELECT 1 FROM "{pg_schema}".dispatch_jobs WHERE id = %s FOR UPDATE', (ids[1],)
+        ).fetchall()
+        result = qctl(
+            "jobs", "cancel", *ids, "--yes", "-o", "json", root=("--lock-timeout", "500ms")
+        )
+        other.rollback()
+    assert result.exit_code == 7, result.output
+    report = json.loads(result.stdout)
+    assert [r["job_id"] for r in report["results"]] == [ids[0]]
+    assert report["failed"]["id"] == ids[1] and "lock" in report["failed"]["error"]
+    assert report["not_tried"] == [ids[2]]
+    assert [row(pg_schema, "dispatch_jobs", i)["state"] for i in ids] == [
+        "cancelled",
+        "pending",
+        "pending",
+    ]
+    assert "lock_timeout" in result.stderr

@@ -10,6 +10,7 @@ from qctl.systems import Entry, System
 SYSTEM = System(
     name="azync",
     label="azync",
+    project="https://github.com/kausys/azync",
     tables=("azync_jobs",),
     default_schema=None,
     commands={
@@ -73,10 +74,13 @@ SYSTEM = System(
             "watch",
             "Print change hints as JSON lines until Ctrl-C.",
         ),
-        "top": Entry("qctl.cli.top", "top", "The live dashboard."),
+        "top": Entry(
+            "qctl.cli.top", "top", "The live dashboard: queues, jobs, DAGs, events, workflows."
+        ),
         "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     screens="qctl.systems.azync.tui:AZYNC",
+    preloads={"overview-pane": "qctl.systems.azync.tui.overview_data:fetch_overview"},
     demo="qctl.systems.azync.cli.demo:demo",
     instead={
         "schedules": "see `qctl jobs list --state scheduled`",

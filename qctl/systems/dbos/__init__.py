@@ -20,6 +20,9 @@ INSTALL_HINT = "pip install '.[dbos]' from the qctl checkout (the dbos extra: db
 SYSTEM = System(
     name="dbos",
     label="DBOS",
+    project="https://github.com/dbos-inc/dbos-transact-py",
+    # what DBOS's own CLI reads (dbos/cli/cli.py)
+    dsn_env="DBOS_SYSTEM_DATABASE_URL",
     tables=("workflow_status", "dbos_migrations"),
     default_schema="dbos",
     commands={
@@ -43,7 +46,6 @@ SYSTEM = System(
             f"{_CLI}.versions",
             "app",
             "DBOS application versions: list, set-latest.",
-            alias="version",
         ),
         "vacuum": Entry(f"{_CLI}.vacuum", "app", "Retention: delete old finished workflows."),
         "executors": Entry(
@@ -52,7 +54,9 @@ SYSTEM = System(
             "Executors: list (latest activity), recover a dead one's workflows.",
             alias="executor",
         ),
-        "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
+        "top": Entry(
+            "qctl.cli.top", "top", "The live dashboard (polling): workflows, queues, schedules."
+        ),
         "watch": Entry(
             f"{_CLI}.watch", "watch", "Workflows created, started, completed: JSON lines."
         ),
@@ -61,6 +65,7 @@ SYSTEM = System(
         "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     screens="qctl.systems.dbos.tui:DBOS",
+    database="qctl.systems.dbos.database:Database",
     demo="qctl.systems.dbos.cli.demo:demo",
     instead={
         "jobs": "see `qctl workflows`",

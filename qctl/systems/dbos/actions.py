@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from qctl.core import bulk as core_bulk
 from qctl.core.errors import NoSuchName, require_state
 from qctl.systems.dbos import INSTALL_HINT, reads
 from qctl.systems.dbos.database import Database
@@ -169,14 +170,22 @@ def client(db: Database) -> Iterator[DBOSClient]:
         retry_connection_errors=False,
     )
     try:
-        yield c
+        with timeouts(db):
+            yield c
+    finally:
+        c.destroy()
+
+
+@contextlib.contextmanager
+def timeouts(db: Database) -> Iterator[None]:
+    """A client call PostgreSQL cancelled at a session limit as ``Timeout`` (exit 7)."""
+    try:
+        yield
     except Exception as exc:  # SQLAlchemy's, wrapping the driver's error
         timeout = db.timeout(exc)
         if timeout is None:
             raise
         raise timeout from None
-    finally:
-        c.destroy()
 
 
 def check(action: str, row: dict[str, Any]) -> None:
@@ -362,6 +371,9 @@ BULK_CALLS: dict[str, BulkCall] = {
     "set-delay": _each(lambda c, i, **kw: c.set_workflow_delay(i, **kw)),
 }
 """Each bulk verb on a chunk of ids, with DBOSClient's parameter names as options."""
+ONE_AT_A_TIME = frozenset({"fork", "rewind", "set-delay"})
+"""The verbs DBOSClient takes one workflow at a time: their chunks are one id each, so a
+failure part-way names the workflow it stopped at."""
 
 
 def bulk(
@@ -390,13 +402,43 @@ def bulk(
                 {"workflow_id": row["workflow_id"], "status": row["status"], "reason": "status"}
             )
     if acted and not dry_run:
-        call = BULK_CALLS[action]
-        with client(db) as c:
-            for i in range(0, len(acted), BULK_CHUNK):
-                new_ids = call(c, [o.workflow_id for o in acted[i : i + BULK_CHUNK]], **options)
-                for n, new_id in enumerate(new_ids or [], start=i):
-                    acted[n] = replace(acted[n], new_workflow_id=new_id)
+        acted = _call_in_chunks(db, action, acted, **options)
     return BulkOutcome(action, acted, skipped, dry_run)
+
+
+def _call_in_chunks(
+    db: Database, action: str, acted: list[WorkflowOutcome], **options: Any
+) -> list[WorkflowOutcome]:
+    """``BULK_CALLS[action]`` on ``acted``, a chunk per client call (one id per call for
+    the verbs DBOSClient takes one at a time); a walk stopped part-way raises
+    ``qctl.core.bulk.Stopped`` reporting workflow by workflow."""
+    call = BULK_CALLS[action]
+    size = 1 if action in ONE_AT_A_TIME else BULK_CHUNK
+    chunks = [acted[i : i + size] for i in range(0, len(acted), size)]
+
+    def run(c: DBOSClient, chunk: list[WorkflowOutcome]) -> list[WorkflowOutcome]:
+        with timeouts(db):
+            new_ids = call(c, [o.workflow_id for o in chunk], **options) or [None] * len(chunk)
+        return [replace(o, new_workflow_id=n) for o, n in zip(chunk, new_ids, strict=True)]
+
+    with client(db) as c:
+        try:
+            report = core_bulk.each(chunks, lambda chunk: run(c, chunk), _chunk_key)
+        except core_bulk.Stopped as stop:
+            done = [o for part in stop.report.done for o in part]
+            after = chunks[len(stop.report.done) + 1 :]
+            stop.report = core_bulk.Report(
+                done=done,
+                failed=stop.report.failed,
+                not_tried=[o.workflow_id for part in after for o in part],
+            )
+            raise
+    return [o for part in report.done for o in part]
+
+
+def _chunk_key(chunk: list[WorkflowOutcome]) -> str:
+    first = chunk[0].workflow_id
+    return first if len(chunk) == 1 else f"{first} and {len(chunk) - 1} more (one call)"
 
 
 def ids_targets(db: Database, ids: Sequence[str]) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ _CLI = "qctl.systems.dispatch.cli"
 SYSTEM = System(
     name="dispatch",
     label="dispatch",
+    project="https://github.com/xraph/dispatch",
     tables=("dispatch_jobs", "grove_migrations"),
     # dispatch names its tables unqualified: they live in the connection's search_path.
     default_schema=None,
@@ -40,9 +41,12 @@ SYSTEM = System(
             "dispatch workflow runs: list, show with checkpoints (read-only).",
             alias="workflow",
         ),
-        "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
+        "top": Entry(
+            "qctl.cli.top", "top", "The live dashboard (polling): queues, jobs, DLQ, cron, workers."
+        ),
     },
     screens="qctl.systems.dispatch.tui:DISPATCH",
+    database="qctl.systems.dispatch.database:Database",
     instead={
         "vacuum": "see `qctl dlq purge`",
     },

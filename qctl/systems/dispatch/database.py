@@ -10,15 +10,11 @@ takes grove's migration lock.
 
 from __future__ import annotations
 
-import contextlib
-import threading
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qctl_store.dsn import redact
-from qctl_store.errors import InvalidInput, ReadOnly, SchemaTooNew
-from qctl_store.sqlfile import identifier
+from qctl.core.sqldb import SqlDatabase
+from qctl_store.errors import SchemaTooNew
 
 KNOWN_VERSIONS: dict[str, str] = {
     "20240101120000": "create_jobs_table",
@@ -82,76 +78,19 @@ class SchemaState:
         return (table, column) in self.columns
 
 
-class Database:
-    """One autocommit connection (``transaction()`` for several statements), its
-    ``search_path`` set to ``--schema`` when one is given."""
+class Database(SqlDatabase):
+    """A dispatch database (PostgreSQL), its migration versions gated on opening unless
+    ``gate`` is False (``db status`` reports what it finds instead)."""
 
-    def __init__(
-        self, dsn: str, schema: str = "", read_only: bool = False, gate: bool = True
-    ) -> None:
-        self.dsn = dsn
-        self.read_only = read_only
-        self._lock = threading.RLock()
-        self._conn: Any = self._connect(schema)
-        self.schema: str = self.one("SELECT current_schema() AS s")["s"]  # type: ignore[index]
+    label = "dispatch"
+    unsupported = UnsupportedSchema
+
+    def __init__(self, dsn: str, schema: str = "", gate: bool = True, **session: Any) -> None:
+        """``session``: ``SqlDatabase``'s (``read_only``, the timeouts)."""
+        super().__init__(dsn, schema, **session)
         self.state = self._read_state()
         if gate and not self.state.supported:
-            self.close()
-            raise UnsupportedSchema(self.state.refusal())
-
-    @property
-    def location(self) -> str:
-        return redact(self.dsn)
-
-    def _connect(self, schema: str) -> Any:
-        import psycopg
-        from psycopg.rows import dict_row
-
-        # The session refuses writes itself when qctl is read-only.
-        options = "-c default_transaction_read_only=on" if self.read_only else None
-        with self._errors():
-            conn = psycopg.connect(
-                self.dsn,
-                autocommit=True,
-                row_factory=dict_row,
-                connect_timeout=10,
-                application_name="qctl",
-                options=options,
-            )
-            if schema:
-                if "\x00" in schema:
-                    raise InvalidInput("--schema: NUL in the schema name")
-                conn.execute("SELECT set_config('search_path', %s, false)", [identifier(schema)])
-        return conn
-
-    @contextlib.contextmanager
-    def _errors(self) -> Iterator[None]:
-        from psycopg import errors as pgerr
-
-        from qctl_store.postgres.base import mapped_errors
-
-        with mapped_errors(self.dsn):
-            try:
-                yield
-            except pgerr.UndefinedTable as exc:
-                raise UnsupportedSchema(
-                    f"dispatch table missing: {exc.diag.message_primary}"
-                ) from None
-
-    def all(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
-        with self._lock, self._errors():
-            return list(self._conn.execute(sql, params).fetchall())
-
-    def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> dict[str, Any] | None:
-        rows = self.all(sql, params)
-        return rows[0] if rows else None
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
-        if self.read_only:
-            raise ReadOnly("qctl is read-only; the write was refused")
-        with self._lock, self._errors(), self._conn.transaction():
-            yield
+            self.refuse(UnsupportedSchema(self.state.refusal()))
 
     def _read_state(self) -> SchemaState:
         rows = self.all(
@@ -170,7 +109,3 @@ class Database:
             missing=tuple(v for v in KNOWN_VERSIONS if v not in applied),
             columns=frozenset((r["t"], r["c"]) for r in columns),
         )
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._conn.close()

@@ -120,7 +120,7 @@ def status(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> No
     other command would on that database; 0 when it is up to date."""
     cli = common.cli(ctx)
     result = cli.store(check=False).schema_status()
-    record = {"context": cli.context_name or "", **as_dict(result)}
+    record = {"context": cli.context_name or "", "system": "azync", **as_dict(result)}
     record["location"] = redact(result.location) if result.location else cli.describe()
     emit_object(record, output)
     if result.autovacuum is False:

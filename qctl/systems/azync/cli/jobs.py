@@ -30,6 +30,7 @@ from qctl.cli.output import (
     page_note,
     rows_of,
 )
+from qctl.core import bulk
 from qctl.core.parse import ParseError
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import filters
@@ -267,6 +268,8 @@ DONE = {
 
 
 ALL_HELP = "Every job the verb can act on (narrow it with the filters)."
+ALL = "filters (or --all)"
+"""What a bulk job verb takes instead of ids."""
 AllOpt = Annotated[bool, typer.Option("--all", help=ALL_HELP)]
 RetryAllOpt = Annotated[bool, typer.Option("--all", "--all-dead", help=ALL_HELP)]
 """``jobs retry`` keeps the name it had before every verb took filters."""
@@ -308,14 +311,6 @@ def _bulk(
         common.done(done, f"{DONE[action]} {done.count} {noun}", output)
 
 
-def _selection(ids: list[str] | None, bulk: bool, what: str) -> None:
-    """Ids, or a filter: one of the two."""
-    if ids and bulk:
-        raise ParseError(f"give job ids or {what}, not both")
-    if not ids and not bulk:
-        raise ParseError(f"give job ids or {what}")
-
-
 def _verb(action: str, doc: str) -> None:
     """``jobs ACTION``: by id, or on every job matching the filters (or --all), through
     the operations layer's function of the same name (``run-now``: ``run_now``)."""
@@ -331,7 +326,7 @@ def _verb(action: str, doc: str) -> None:
         yes: Yes = False,
         output: Output = OutputFormat.TABLE,
     ) -> None:
-        _selection(ids, all_ or search != JobSearch(), "filters (or --all)")
+        bulk.select(ids, all_ or search != JobSearch(), f"jobs {action}", "job", ALL)
         if ids:
             if dry_run:
                 raise ParseError("--dry-run goes with filters or --all")
@@ -409,7 +404,8 @@ def delete(
       qctl jobs delete --all --state dead --kind report.build --dry-run
     """
     search = replace(search, state=state)
-    _selection(ids, all_ or replace(search, state=None) != JobSearch(), "filters (or --all)")
+    filtered = all_ or replace(search, state=None) != JobSearch()
+    bulk.select(ids, filtered, "jobs delete", "job", ALL)
     if not ids:
         _bulk(ctx, "delete", search, dry_run, yes, output)
         return

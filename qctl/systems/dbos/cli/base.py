@@ -15,7 +15,6 @@ from qctl.cli.output import (
     emit_rows,
 )
 from qctl.systems.dbos import SYSTEM
-from qctl_store.errors import InvalidInput
 
 if TYPE_CHECKING:
     from qctl.systems.dbos.database import Database
@@ -31,26 +30,9 @@ def group(noun: str) -> typer.Typer:
 
 def database(ctx: typer.Context) -> Database:
     """The DBOS system database of this invocation, opened once (version checked)."""
-    root = ctx.find_root()
-    db: Database | None = root.meta.get("qctl.dbos.database")
-    if db is None:
-        from qctl.systems.dbos.database import Database
+    from qctl.systems.dbos.database import Database
 
-        cli = common.cli(ctx)
-        if not cli.dsn:
-            raise InvalidInput(
-                "a DBOS system database needs --dsn (postgresql://... or sqlite:///)"
-            )
-        db = Database(
-            cli.dsn,
-            cli.schema,
-            cli.read_only,
-            statement_timeout=cli.session_statement_timeout,
-            lock_timeout=cli.session_lock_timeout,
-        )
-        root.meta["qctl.dbos.database"] = db
-        root.call_on_close(db.close)
-    return db
+    return common.cli(ctx).database(Database)
 
 
 def writable(ctx: typer.Context, action: str, dry_run: bool = False) -> Database:

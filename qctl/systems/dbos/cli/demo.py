@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from qctl.cli import common
 from qctl.systems.dbos import INSTALL_HINT, reads
-from qctl.systems.dbos.cli.top import dashboard
 from qctl_store.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -82,7 +81,10 @@ def demo(
                 json.dump(reads.status_counts(db).counts, sys.stdout, indent=2, sort_keys=True)
                 sys.stdout.write("\n")
             else:
-                dashboard(db, f"{db.location} (DBOS demo)", read_only=False, refresh=1.0)
+                from qctl.systems.dbos.tui import DBOS
+                from qctl.tui.app import run
+
+                run(db, system=DBOS, location=f"{db.location} (DBOS demo)", poll_interval=1.0)
         finally:
             db.close()
     finally:

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import (
     OutputFormat,
     emit_detail,
@@ -17,7 +17,7 @@ from qctl.cli.output import (
     emit_rows,
     page_note,
 )
-from qctl.core.bulk import SAMPLE
+from qctl.core import bulk
 from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.cli.base import (
     database,
@@ -35,18 +35,10 @@ from qctl_store.errors import InvalidInput
 app = group("workflows")
 
 
-MAX_TARGETS = 10_000
-"""Default cap on the workflows one bulk action takes from a filter."""
-
-
 IdArg = Annotated[str, typer.Argument(metavar="ID", help="Workflow id or unique prefix.")]
 IdsArg = Annotated[
     list[str] | None,
     typer.Argument(metavar="[ID]...", help="Workflow ids (or prefixes); or select by filter."),
-]
-MaxOpt = Annotated[
-    int,
-    typer.Option("--max", metavar="N", min=1, help="Refuse when more workflows match."),
 ]
 
 
@@ -189,28 +181,22 @@ def _bulk(
 ) -> None:
     """A verb on several ids, or on everything ``f`` matches (newest first)."""
     db = writable(ctx, f"workflows {action}", dry_run)
+    bulk.select(ids, not f.empty(), f"workflows {action}", "workflow")
     if ids:
-        if not f.empty():
-            raise InvalidInput("give workflow ids or filter options, not both")
         targets = actions.ids_targets(db, ids)
         if _one_id(ids, f):
             actions.check(action, targets[0])
     else:
-        if f.empty():
-            raise InvalidInput(
-                f"workflows {action}: give workflow ids or at least one filter option"
-            )
-        targets = actions.filter_targets(db, f, max_targets + 1)
-        if len(targets) > max_targets:
-            raise InvalidInput(
-                f"more than {max_targets} workflows match: narrow the filter or raise --max"
-            )
+        targets = bulk.capped(
+            actions.filter_targets(db, f, max_targets + 1), max_targets, "workflows"
+        )
     verb = actions.VERBS[action]
     runnable = sum(1 for t in targets if t["status"] in verb.needs)
     if not dry_run and runnable:
         question = action.replace("-", " ").capitalize()
         common.confirm(f"{question} {runnable} DBOS workflow(s)?", yes)
-    result = actions.bulk(db, action, targets, dry_run=dry_run, **options)
+    with common.reported(output):
+        result = actions.bulk(db, action, targets, dry_run=dry_run, **options)
     record = {
         "action": action,
         "count": result.count,
@@ -223,7 +209,7 @@ def _bulk(
     skipped = f"; skipped {len(result.skipped)} in another status" if result.skipped else ""
     if dry_run:
         would = f"would {action} {result.count} DBOS workflow(s){skipped}"
-        sample = result.acted[:SAMPLE]
+        sample = result.acted[: bulk.SAMPLE]
         common.dry_run_report(record, would, output, sample, ["workflow_id", "name", "status"])
         return
     emit_result(record, f"{done} {result.count} DBOS workflow(s){skipped}", output)

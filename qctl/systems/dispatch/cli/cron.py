@@ -6,13 +6,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_rows
 from qctl.systems.dispatch import actions, reads
-from qctl.systems.dispatch.cli import act_each, database, group, writable
+from qctl.systems.dispatch.cli import database, group, writable
 
 if TYPE_CHECKING:
-    from qctl.systems.dispatch.database import Database
+    pass
 
 app = group("cron")
 
@@ -42,11 +43,11 @@ def _change(
         word = f"would {action}" if c.dry_run else f"{action}d"
         return f"{word} dispatch cron entry {c.name} ({c.cron_id})"
 
-    def act(db: Database, key: str, dry: bool) -> actions.CronChanged:
+    def act(key: str, dry: bool) -> actions.CronChanged:
         return actions.change_cron(db, key, action, dry)
 
     ask = f"{action.capitalize()} {len(names)} dispatch cron entr(ies)?"
-    act_each(db, names, act, output, dry_run, yes, ask, say)
+    common.act_each(names, act, say, ask, output, dry_run, yes)
 
 
 @app.command("enable")

@@ -9,21 +9,17 @@ from typing import Annotated
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import OutputFormat, emit_object, emit_rows, page_note
+from qctl.core import bulk
 from qctl.systems.dispatch import actions, reads
 from qctl.systems.dispatch.cli import (
-    MAX_TARGETS,
     Many,
-    MaxOpt,
-    act_each,
-    capped,
     database,
     group,
     writable,
 )
 from qctl.systems.dispatch.cli.jobs import replayed
-from qctl_store.errors import InvalidInput
 
 app = group("dlq")
 
@@ -103,17 +99,16 @@ def replay(
     once: it is marked replayed in the transaction that enqueues its job. By id, or
     every entry not yet replayed that the filters (or --all) select, newest first."""
     db = writable(ctx, "dlq replay", dry_run)
+    bulk.select(ids, bool(queue or name or all_entries), "dlq replay", "DLQ entry")
     if ids:
-        if queue or name or all_entries:
-            raise InvalidInput("give DLQ entry ids or filter options, not both")
         targets = [reads.resolve_dlq(db, i) for i in ids]
     else:
-        if not (queue or name or all_entries):
-            raise InvalidInput("dlq replay: give entry ids, a filter option or --all")
         found = reads.list_dlq(db, queue, name, False, max_targets + 1)
-        targets = capped([e.id for e in found], max_targets, "DLQ entries")
+        targets = bulk.capped([e.id for e in found], max_targets, "DLQ entries")
     ask = f"Replay {len(targets)} dispatch DLQ entr(ies)?"
-    act_each(db, targets, actions.replay, output, dry_run, yes, ask, replayed)
+    common.act_each(
+        targets, lambda t, dry: actions.replay(db, t, dry), replayed, ask, output, dry_run, yes
+    )
 
 
 @app.command("purge")

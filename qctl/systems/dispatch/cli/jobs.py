@@ -7,15 +7,12 @@ from typing import Annotated
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note
+from qctl.core import bulk
 from qctl.systems.dispatch import actions, reads
 from qctl.systems.dispatch.cli import (
-    MAX_TARGETS,
     Many,
-    MaxOpt,
-    act_each,
-    capped,
     database,
     for_table,
     group,
@@ -117,24 +114,23 @@ def cancel(
     completed_at now): by id, or every job the filters match (newest first, --max). A
     running job is refused: dispatch v0.1.0 cannot fence its worker."""
     db = writable(ctx, "jobs cancel", dry_run)
+    bulk.select(ids, bool(state or queue or name), "jobs cancel", "job")
     if ids:
-        if state or queue or name:
-            raise InvalidInput("give job ids or filter options, not both")
         targets = [reads.resolve_job(db, i) for i in ids]
     else:
-        if not (state or queue or name):
-            raise InvalidInput("jobs cancel: give job ids or at least one filter option")
         states = _states(state) or list(actions.CANCELLABLE)
         if not set(states) <= set(actions.CANCELLABLE):
             raise InvalidInput("--state: only pending or retrying jobs can be cancelled")
         found = reads.list_jobs(db, states, queue, name, max_targets + 1)
-        targets = capped([j.id for j in found], max_targets, "jobs")
+        targets = bulk.capped([j.id for j in found], max_targets, "jobs")
 
     def say(c: actions.Cancelled) -> str:
         return f"{'would cancel' if c.dry_run else 'cancelled'} dispatch job {c.job_id} ({c.state})"
 
     ask = f"Cancel {len(targets)} dispatch job(s)?"
-    act_each(db, targets, actions.cancel, output, dry_run, yes, ask, say)
+    common.act_each(
+        targets, lambda t, dry: actions.cancel(db, t, dry), say, ask, output, dry_run, yes
+    )
 
 
 def replayed(r: actions.Replayed) -> str:
@@ -159,4 +155,6 @@ def retry(
     db = writable(ctx, "jobs retry", dry_run)
     targets = [reads.resolve_job(db, i) for i in ids]
     ask = f"Retry {len(targets)} dispatch job(s) from their DLQ entries?"
-    act_each(db, targets, actions.retry, output, dry_run, yes, ask, replayed)
+    common.act_each(
+        targets, lambda t, dry: actions.retry(db, t, dry), replayed, ask, output, dry_run, yes
+    )

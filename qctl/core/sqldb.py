@@ -1,0 +1,228 @@
+"""A connection to a system's own SQL database, for the systems qctl reads with its own
+SQL (DBOS, dispatch, ...) rather than through ``qctl_store``.
+
+After dbos-transact-py's ``SystemDatabase``: one class holds what every system's database
+needs (the session qctl opens, read-only and timeouts included; driver errors as qctl's
+errors and exit codes; one statement at a time across the dashboard's threads;
+placeholders per dialect), and a system's subclass adds its tables' names and its
+schema-version gate. PostgreSQL through psycopg, SQLite through sqlite3 where the system
+has SQLite databases (``sqlite``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+from typing import Any, ClassVar, NoReturn
+
+from qctl_store.dsn import is_postgres, redact, sqlite_path
+from qctl_store.errors import InvalidInput, ReadOnly, SchemaTooNew, Timeout, Unavailable
+
+Params = Sequence[Any] | dict[str, Any]
+
+
+class SqlDatabase:
+    """One autocommit connection (``transaction()`` for several statements).
+
+    SQL is written once for both dialects: ``%s`` placeholders (SQLite's ``?`` is put in)
+    and ``{t}`` before each table name (the schema, quoted, on PostgreSQL; nothing on
+    SQLite). On PostgreSQL the session's ``search_path`` is the schema too."""
+
+    label: ClassVar[str] = "this system's"
+    """How messages name the system ("DBOS", "dispatch")."""
+    default_schema: ClassVar[str] = ""
+    """The PostgreSQL schema when ``--schema`` names none (empty: the session's own)."""
+    sqlite: ClassVar[bool] = False
+    """Whether the system keeps databases in SQLite files."""
+    unsupported: ClassVar[type[SchemaTooNew]] = SchemaTooNew
+    """What a missing table or an unknown schema version raises (exit 5)."""
+
+    def __init__(
+        self,
+        dsn: str,
+        schema: str = "",
+        read_only: bool = False,
+        statement_timeout: timedelta | None = None,
+        lock_timeout: timedelta | None = None,
+    ) -> None:
+        """``statement_timeout``/``lock_timeout``: PostgreSQL's session limits (see
+        ``qctl_store.Config``); a statement past one raises ``Timeout``."""
+        self.dsn = dsn
+        self.read_only = read_only
+        self.statement_timeout = statement_timeout
+        self.lock_timeout = lock_timeout
+        self.postgres = is_postgres(dsn)
+        if not self.postgres and not self.sqlite:
+            raise InvalidInput(f"a {self.label} database needs --dsn postgresql://...")
+        # One connection shared by the dashboard's worker threads, one statement at a time.
+        self._lock = threading.RLock()
+        if self.postgres:
+            self._config = self._session(schema or self.default_schema)
+            self._conn: Any = self._connect_postgres()
+            self.schema: str = self._config.schema or self._current_schema()
+            self._prefix = f'"{self.schema}".' if self.schema else ""
+        else:
+            self.schema = self._prefix = ""
+            self._conn = self._connect_sqlite()
+
+    # --- the session ----------------------------------------------------------------
+
+    def _session(self, schema: str) -> Any:
+        from qctl_store.config import Config
+
+        return Config(
+            schema=schema,
+            read_only=self.read_only,  # the session itself refuses writes
+            pooled=False,
+            statement_timeout=self.statement_timeout,
+            lock_timeout=self.lock_timeout,
+        )
+
+    def options(self) -> str:
+        """The libpq ``options`` of this session (the DSN's own or PGOPTIONS first), for
+        a client library that opens its own connection on the same terms."""
+        from qctl_store.postgres.base import connect_kwargs
+
+        return str(connect_kwargs(self.dsn, self._config).get("options", ""))
+
+    def _connect_postgres(self) -> Any:
+        from qctl_store.postgres.base import open_connection
+
+        with self._errors():
+            return open_connection(self.dsn, self._config)
+
+    def _current_schema(self) -> str:
+        row = self.one("SELECT current_schema() AS s")
+        return str(row["s"]) if row and row["s"] else ""
+
+    def _connect_sqlite(self) -> Any:
+        import os
+        import sqlite3
+        from urllib.parse import quote
+
+        path = sqlite_path(self.dsn)
+        if not os.path.exists(path):
+            raise Unavailable(f"no {self.label} database at {path}")
+        mode = "ro" if self.read_only else "rw"  # never create a file
+        with self._errors():
+            conn = sqlite3.connect(
+                f"file:{quote(path)}?mode={mode}",
+                uri=True,
+                isolation_level=None,
+                timeout=10,
+                check_same_thread=False,
+            )
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    @property
+    def backend(self) -> str:
+        """Named as azync's ``db status`` names its backends (``ConsoleStore.backend``)."""
+        return "postgres" if self.postgres else "sqlite"
+
+    @property
+    def location(self) -> str:
+        return redact(self.dsn)
+
+    # --- errors ---------------------------------------------------------------------
+
+    def missing(self, detail: str) -> SchemaTooNew:
+        """A table the system's schema should have is not there."""
+        where = f" in schema {self.schema!r}" if self.schema else ""
+        return self.unsupported(f"{self.label} table missing{where}: {detail}")
+
+    def refuse(self, exc: Exception) -> NoReturn:
+        """Close the connection and raise ``exc`` (a gate refusing the schema)."""
+        self.close()
+        raise exc
+
+    def timeout(self, exc: BaseException) -> Timeout | None:
+        """``Timeout`` when ``exc`` (or the driver error a client library wrapped in it)
+        is a statement PostgreSQL cancelled at a timeout; None otherwise."""
+        if not self.postgres:
+            return None
+        import psycopg
+
+        from qctl_store.postgres.base import timeout_error
+
+        cause = getattr(exc, "orig", exc)
+        if not isinstance(cause, psycopg.Error):
+            return None
+        return timeout_error(cause, self.statement_timeout, self.lock_timeout)
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Driver failures as qctl_store errors (exit codes), never with a password."""
+        if self.postgres:
+            from psycopg import errors as pgerr
+
+            from qctl_store.postgres.base import mapped_errors
+
+            with mapped_errors(self.dsn, self._config):
+                try:
+                    yield
+                except pgerr.UndefinedTable as exc:
+                    raise self.missing(str(exc.diag.message_primary)) from None
+        else:
+            import sqlite3
+
+            try:
+                yield
+            except sqlite3.OperationalError as exc:
+                text = str(exc)
+                if "readonly" in text:
+                    raise ReadOnly("the database is read-only") from None
+                if "no such table" in text:
+                    raise self.missing(text) from None
+                raise Unavailable(f"SQLite at {self.dsn}: {text}") from None
+
+    # --- statements -----------------------------------------------------------------
+
+    def sql(self, text: str) -> str:
+        """``text`` for this backend: ``{t}`` becomes the schema prefix, ``%s`` SQLite's
+        ``?``."""
+        text = text.replace("{t}", self._prefix)
+        return text if self.postgres else text.replace("%s", "?")
+
+    def all(self, text: str, params: Params = ()) -> list[dict[str, Any]]:
+        with self._lock, self._errors():
+            cur = self._conn.execute(self.sql(text), params)
+            return [dict(row) for row in cur.fetchall()]
+
+    def one(self, text: str, params: Params = ()) -> dict[str, Any] | None:
+        rows = self.all(text, params)
+        return rows[0] if rows else None
+
+    def execute(self, text: str, params: Params = ()) -> int:
+        """One write statement; its row count."""
+        self._check_writable()
+        with self._lock, self._errors():
+            return int(self._conn.execute(self.sql(text), params).rowcount)
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnly("qctl is read-only; the write was refused")
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        self._check_writable()
+        with self._lock, self._errors():
+            if self.postgres:
+                with self._conn.transaction():
+                    yield
+            else:
+                # IMMEDIATE: take the write lock now, not at the first write, so a
+                # read-then-write transaction never fails half-way on a busy file.
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._conn.close()

@@ -1,0 +1,82 @@
+"""DBOS for the contract suite (``tests/systems``): a PostgreSQL database of its own where
+the test DBOS application ran (its schedule, a succeeded and a failed checkout, its
+application version), then stopped, so nothing moves while the suite compares rows;
+plus a workflow enqueued and one delayed that nobody runs, and a paused schedule."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from qctl.systems.dbos.database import Database
+from tests.dbos.fixtures import App, delayed, pg_database, wait_for
+from tests.systems.contract import Target
+
+WRITES: dict[str, list[str] | None] = {}
+"""Filled by ``database()`` with the ids it made."""
+
+
+def _status(db: Database, wf_id: str) -> str:
+    row = db.one("SELECT status FROM {t}workflow_status WHERE workflow_uuid = %s", [wf_id])
+    return str(row["status"]) if row else ""
+
+
+@contextlib.contextmanager
+def database() -> Iterator[Target]:
+    with pg_database() as url:
+        app = App(url)
+        try:
+            ok = app.enqueue("checkout", "ct-ok", 1)
+            failed = app.enqueue("failing", 1)
+            db = Database(url)
+            try:
+                wait_for(lambda: _status(db, ok) == "SUCCESS" and _status(db, failed) == "ERROR")
+            finally:
+                db.close()
+            app.client._sys_db.create_application_version("ct-v0")
+        finally:
+            app.process.stop()
+        try:
+            queued = app.enqueue("checkout", "ct-queued", 1)
+            late = delayed(app, "ct-delayed")
+            app.client.create_schedule(
+                schedule_name="ct-paused", workflow_name="every_second", schedule="0 0 * * *"
+            )
+            app.client.pause_schedule("ct-paused")
+        finally:
+            app.client.destroy()
+        WRITES.clear()
+        WRITES.update(
+            {
+                "workflows cancel": [queued],
+                "workflows resume": [queued],
+                "workflows delete": [ok],
+                "workflows fork": [ok],
+                "workflows rewind": [failed],
+                "workflows set-delay": [late, "--delay", "2h"],
+                "schedules backfill": [
+                    "every-second",
+                    "--since",
+                    "2026-01-01T00:00:00+00:00",
+                    "--until",
+                    "2026-01-01T00:00:03+00:00",
+                ],
+                "schedules pause": ["every-second"],
+                "schedules resume": ["ct-paused"],
+                "schedules trigger": ["every-second"],
+                "vacuum workflows": ["--older-than", "1s"],
+                "versions set-latest": ["ct-v0"],
+                "db migrate": None,  # DBOS applications migrate their own database
+            }
+        )
+        yield Target(["--dsn", url], url, "dbos")
+
+
+@contextlib.contextmanager
+def handle(target: Target) -> Iterator[Any]:
+    db = Database(target.dsn)
+    try:
+        yield db
+    finally:
+        db.close()

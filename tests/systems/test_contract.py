@@ -1,0 +1,204 @@
+"""One suite over every registered system, as River's driver tests run over every
+driver: each system's tests give a provider (``tests/<system>/contract.py``, see
+``tests/systems/contract.py``) and this module checks what every system owes an
+operator:
+
+- its database is detected without ``--system``, and ``db status`` works with it named;
+- ``qctl --help`` and each of its nouns' ``--help`` work with the database unreachable;
+- a noun it lacks exits 2 and names the nouns it has;
+- every verb that writes (one with ``--dry-run`` or ``--yes``, not the hidden ``--yes``
+  every verb takes) is in the provider's
+  ``WRITES``; with ``--read-only`` each is refused (exit 4) and writes nothing, and its
+  dry run exits 0 and writes nothing (a verb the provider maps to None is one the system
+  never runs, as DBOS's ``db migrate``: exit 2 and nothing written, whatever the flags);
+- every dashboard tab mounts on its rows and the help explains every column; with
+  ``--read-only`` the footer offers no writing action.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import re
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import pytest
+from typer._click import Context
+from typer.testing import CliRunner, Result
+
+from qctl.cli.main import app, build
+from qctl.systems import System, all_nouns, load, systems
+from qctl.tui.app import QctlTop
+from qctl.tui.base import SystemScreens
+from tests.conftest import require_pg
+from tests.systems.contract import Target, unchanged
+from tests.tui.helpers import until
+
+pytestmark = pytest.mark.timeout(300)
+
+NAMES = [s.name for s in systems()]
+UNREACHABLE = "postgresql://qctl@127.0.0.1:1/nowhere?connect_timeout=1"
+NOT_WRITES = {"demo", "jobs list"}
+"""Verbs with ``--yes`` that write nothing of the database they name: ``demo`` runs on its
+own database, and ``jobs list --yes`` only skips the question before a full scan."""
+
+
+def provider(name: str) -> ModuleType:
+    return importlib.import_module(f"tests.{name}.contract")
+
+
+def system(name: str) -> System:
+    return next(s for s in systems() if s.name == name)
+
+
+def qctl(*args: str) -> Result:
+    return CliRunner().invoke(app, list(args))
+
+
+def leaves(command: Any, ctx: Context, path: str) -> Iterator[tuple[str, Any]]:
+    if hasattr(command, "list_commands"):
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            if sub is not None and not sub.hidden:
+                yield from leaves(sub, Context(sub, info_name=name, parent=ctx), f"{path} {name}")
+    else:
+        yield path.strip(), command
+
+
+def writing_verbs(s: System) -> dict[str, set[str]]:
+    """Every verb of ``s`` with ``--dry-run`` or ``--yes``, and which of the two it has."""
+    verbs = {}
+    for noun, entry in s.commands.items():
+        command = build(noun, entry)
+        for path, leaf in leaves(command, Context(command, info_name=noun), noun):
+            shown = [p for p in leaf.params if not getattr(p, "hidden", False)]
+            opts = {o for p in shown for o in getattr(p, "opts", [])}
+            flags = opts & {"--dry-run", "--yes"}
+            if flags and path not in NOT_WRITES:
+                verbs[path] = flags
+    return verbs
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def target(request: pytest.FixtureRequest) -> Iterator[tuple[str, Target]]:
+    require_pg()
+    with provider(request.param).database() as t:
+        yield request.param, t
+
+
+def test_every_system_has_a_provider() -> None:
+    for name in NAMES:
+        module = provider(name)
+        assert callable(module.database) and callable(module.handle), name
+        assert isinstance(module.WRITES, dict), name
+
+
+def test_detected_and_named(target: tuple[str, Target]) -> None:
+    name, t = target
+    detected = qctl(*t.args, "db", "status", "-o", "json")
+    assert detected.exit_code == 0, detected.output
+    assert json.loads(detected.stdout)["system"] == name
+    named = qctl(*t.args, "--system", name, "db", "status")
+    assert named.exit_code == 0, named.output
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_help_needs_no_database(name: str) -> None:
+    root = qctl("--dsn", UNREACHABLE, "--system", name, "--help")
+    assert root.exit_code == 0, root.output
+    for noun in system(name).commands:
+        assert noun in root.stdout
+        result = qctl("--dsn", UNREACHABLE, "--system", name, noun, "--help")
+        assert result.exit_code == 0, (noun, result.output)
+        assert "Usage: qctl" in result.stdout
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_lacking_noun_names_the_nouns_it_has(name: str) -> None:
+    s = system(name)
+    lacking = [noun for noun in all_nouns() if noun not in s.commands]
+    assert lacking, f"{name} has every noun: nothing to check"
+    for noun in lacking:
+        result = qctl("--dsn", UNREACHABLE, "--system", name, noun, "list")
+        assert result.exit_code == 2, (noun, result.output)
+        [line] = result.stderr.splitlines()
+        assert f"have no {noun}" in line
+        assert f"(its nouns: {', '.join(s.commands)})" in line, line
+
+
+def test_every_writing_verb_is_covered(target: tuple[str, Target]) -> None:
+    name, _ = target
+    missing = sorted(set(writing_verbs(system(name))) - set(provider(name).WRITES))
+    assert not missing, f"tests/{name}/contract.py WRITES lacks {missing}"
+
+
+def test_read_only_refuses_every_write(target: tuple[str, Target]) -> None:
+    name, t = target
+    writes = provider(name).WRITES
+    for verb, flags in writing_verbs(system(name)).items():
+        yes = ["--yes"] if "--yes" in flags else []
+        with unchanged(t):
+            result = qctl(*t.args, "--read-only", *verb.split(), *(writes[verb] or ()), *yes)
+        if writes[verb] is None:  # a verb the system never runs: refused as a usage error
+            assert result.exit_code == 2, (verb, result.output)
+            continue
+        assert result.exit_code == 4, (verb, result.output)
+        assert "read-only" in result.stderr, (verb, result.stderr)
+
+
+def test_every_dry_run_writes_nothing(target: tuple[str, Target]) -> None:
+    name, t = target
+    writes = provider(name).WRITES
+    for verb, flags in writing_verbs(system(name)).items():
+        if "--dry-run" not in flags:
+            continue
+        for read_only in ([], ["--read-only"]):
+            with unchanged(t):
+                args = writes[verb] or ()
+                result = qctl(*t.args, *read_only, *verb.split(), *args, "--dry-run")
+            expected = 2 if writes[verb] is None else 0
+            assert result.exit_code == expected, (verb, read_only, result.output)
+
+
+def glossary(help_text: str) -> str:
+    """The help's "Columns" section on one line (``word: meaning; ...``)."""
+    assert "Columns" in help_text, "the help has no Columns section"
+    return " ".join(help_text.split("Columns", 1)[1].split())
+
+
+@pytest.mark.parametrize("read_only", [False, True], ids=["writable", "read-only"])
+def test_dashboard_tabs_mount_and_help_explains_columns(
+    target: tuple[str, Target], read_only: bool
+) -> None:
+    from textual.widgets import DataTable
+
+    name, t = target
+    screens: SystemScreens = load(system(name).screens)
+    words = glossary(screens.help)
+    unexplained: set[str] = set()
+
+    async def main(handle: Any) -> None:
+        top = QctlTop(handle, system=screens, location="contract", read_only=read_only)
+        async with top.run_test(size=(200, 50)) as pilot:
+            for number, tab in enumerate(screens.tabs, 1):
+                await pilot.press(str(number))
+                pane = f"#{tab.name}-pane"
+                await until(pilot, lambda p=pane: top.screen.query_one(p), 10)
+                await until(pilot, lambda: all(t.columns for t in top.screen.query(DataTable)), 10)
+                for table in top.screen.query(DataTable).results(DataTable):
+                    for column in table.columns.values():
+                        label = str(column.label).strip()
+                        if label and not re.search(
+                            rf"(?<![\w-]){re.escape(label)}\b", words, re.IGNORECASE
+                        ):
+                            unexplained.add(f"{tab.name}: {label}")
+                if read_only:
+                    shown = {b.binding.action for b in top.screen.active_bindings.values()}
+                    assert not shown & screens.writes, (tab.name, shown & screens.writes)
+
+    with provider(name).handle(t) as handle:
+        asyncio.run(main(handle))
+    assert not unexplained, f"{name}'s help leaves unexplained: {sorted(unexplained)}"
