@@ -110,9 +110,15 @@ def test_cancel_older_than_cancels_only_unfinished_old_workflows(run: Run, dbos_
     done = dbos_app.enqueue("checkout", "t-1", 1)
     finished(run, done)
     wait_for(lambda: status(run, old) == "PENDING")
-    time.sleep(1.2)
+    db = Database(dbos_app.url)  # created two hours ago, as far as any clock can tell
+    db.execute(
+        "UPDATE {t}workflow_status SET created_at = created_at - 7200000"
+        " WHERE workflow_uuid IN (%s, %s)",
+        [old, done],
+    )
+    db.close()
     young = dbos_app.enqueue("awaits_message", 120.0)
-    args = ["workflows", "cancel", "--older-than", "1s", "-o", "json"]
+    args = ["workflows", "cancel", "--older-than", "1h", "-o", "json"]
     dry = data(run(*args, "--dry-run"))
     assert dry["dry_run"] is True and old in dry["workflow_ids"]
     assert young not in dry["workflow_ids"] and done not in dry["workflow_ids"]
