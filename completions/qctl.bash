@@ -4,7 +4,7 @@ _qctl() {
     local cmdpath="qctl" i subs="" opts=""
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "$cmdpath ${COMP_WORDS[i]}" in
-            'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues set-limits' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl workflows send' | 'qctl workflows set-attributes' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl schedules create' | 'qctl schedules delete' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl executors' | 'qctl executors list' | 'qctl executors recover' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl workers' | 'qctl workers list' | 'qctl clients' | 'qctl clients list' | 'qctl stats' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
+            'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues set-limits' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl workflows send' | 'qctl workflows set-attributes' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl schedules create' | 'qctl schedules delete' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl executors' | 'qctl executors list' | 'qctl executors recover' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq replay-all' | 'qctl dlq delete' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl cron trigger' | 'qctl workers' | 'qctl workers list' | 'qctl stats' | 'qctl clients' | 'qctl clients list' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
         esac
     done
     case "$cmdpath $prev" in
@@ -389,6 +389,7 @@ _qctl() {
         'qctl vacuum all --workflows') COMPREPLY=(); return ;;
         'qctl vacuum all --source' | 'qctl vacuum all -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl vacuum all --output' | 'qctl vacuum all -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl vacuum all --older-than' | 'qctl vacuum all --retention') COMPREPLY=(); return ;;
         'qctl maintain --interval') COMPREPLY=(); return ;;
         'qctl maintain --source' | 'qctl maintain -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl maintain --max-reaps') COMPREPLY=(); return ;;
@@ -448,15 +449,20 @@ _qctl() {
         'qctl dlq replay --name') COMPREPLY=(); return ;;
         'qctl dlq replay --max') COMPREPLY=(); return ;;
         'qctl dlq replay --output' | 'qctl dlq replay -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl dlq replay-all --queue') COMPREPLY=(); return ;;
+        'qctl dlq replay-all --max') COMPREPLY=(); return ;;
+        'qctl dlq replay-all --output' | 'qctl dlq replay-all -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl dlq delete --output' | 'qctl dlq delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl dlq purge --older-than') COMPREPLY=(); return ;;
         'qctl dlq purge --output' | 'qctl dlq purge -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl cron list --output' | 'qctl cron list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl cron enable --output' | 'qctl cron enable -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl cron disable --output' | 'qctl cron disable -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl cron delete --output' | 'qctl cron delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl cron trigger --output' | 'qctl cron trigger -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workers list --output' | 'qctl workers list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
-        'qctl clients list --output' | 'qctl clients list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl stats --output' | 'qctl stats -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl clients list --output' | 'qctl clients list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl periodic list --output' | 'qctl periodic list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl subscriptions list --output' | 'qctl subscriptions list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl streams list --output' | 'qctl streams list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -465,12 +471,12 @@ _qctl() {
         'qctl streams seek --output' | 'qctl streams seek -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
     esac
     case "$cmdpath" in
-        'qctl') subs='context version db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch top demo schedules versions executors dlq cron workers clients stats periodic subscriptions streams'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --version -h --help' ;;
+        'qctl') subs='context version db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch top demo schedules versions executors dlq cron workers stats clients periodic subscriptions streams'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --version -h --help' ;;
         'qctl context') subs='list current use add delete'; opts='-h --help' ;;
         'qctl context list') subs=''; opts='--output -o -h --help' ;;
         'qctl context current') subs=''; opts='-h --help' ;;
         'qctl context use') subs=''; opts='--output -o -h --help' ;;
-        'qctl context add') subs=''; opts='--dsn --schema --system --read-only --replace --output -o -h --help' ;;
+        'qctl context add') subs=''; opts='--dsn --schema --system --read-only --no-read-only --replace --output -o -h --help' ;;
         'qctl context delete') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl version') subs=''; opts='-h --help' ;;
         'qctl db') subs='migrate tune status'; opts='-h --help' ;;
@@ -547,7 +553,7 @@ _qctl() {
         'qctl vacuum idempotency') subs=''; opts='--source -s --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum dags') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum workflows') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o -h --help --state --status --batch --keep-last' ;;
-        'qctl vacuum all') subs=''; opts='--completed --dead --stats --dags --workflows --source -s --dry-run --yes -y --output -o -h --help' ;;
+        'qctl vacuum all') subs=''; opts='--completed --dead --stats --dags --workflows --source -s --dry-run --yes -y --output -o -h --help --older-than --retention' ;;
         'qctl maintain') subs=''; opts='--once --interval --source -s --max-reaps --output -o -h --help' ;;
         'qctl replay') subs=''; opts='--subscriber --event-type -t --event-id --since --until --limit -n --dry-run --yes -y --output -o -h --help' ;;
         'qctl nuke') subs=''; opts='--source -s --dry-run --yes -y --output -o -h --help' ;;
@@ -569,21 +575,24 @@ _qctl() {
         'qctl executors') subs='list recover'; opts='-h --help' ;;
         'qctl executors list') subs=''; opts='--window --output -o -h --help' ;;
         'qctl executors recover') subs=''; opts='--application-version --app-version --application-name --dry-run --yes -y --output -o -h --help' ;;
-        'qctl dlq') subs='list show replay purge'; opts='-h --help' ;;
+        'qctl dlq') subs='list show replay replay-all delete purge'; opts='-h --help' ;;
         'qctl dlq list') subs=''; opts='--queue --name --replayed --not-replayed --limit -n --after --output -o -h --help' ;;
         'qctl dlq show') subs=''; opts='--output -o -h --help' ;;
         'qctl dlq replay') subs=''; opts='--queue --name --all --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl dlq replay-all') subs=''; opts='--queue --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl dlq delete') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl dlq purge') subs=''; opts='--older-than --dry-run --yes -y --output -o -h --help' ;;
-        'qctl cron') subs='list enable disable delete'; opts='-h --help' ;;
+        'qctl cron') subs='list enable disable delete trigger'; opts='-h --help' ;;
         'qctl cron list') subs=''; opts='--output -o -h --help' ;;
         'qctl cron enable') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl cron disable') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl cron delete') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl cron trigger') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl workers') subs='list'; opts='-h --help' ;;
         'qctl workers list') subs=''; opts='--output -o -h --help' ;;
+        'qctl stats') subs=''; opts='--output -o -h --help' ;;
         'qctl clients') subs='list'; opts='-h --help' ;;
         'qctl clients list') subs=''; opts='--output -o -h --help' ;;
-        'qctl stats') subs=''; opts='--output -o -h --help' ;;
         'qctl periodic') subs='list'; opts='-h --help' ;;
         'qctl periodic list') subs=''; opts='--output -o -h --help' ;;
         'qctl subscriptions') subs='list'; opts='-h --help' ;;

@@ -65,7 +65,8 @@ def open_store(dsn: str | None = None, config: Config | None = None) -> Postgres
     if dsn:
         return SqliteStore(sqlite_path(dsn), config)
     path = default_database_path()
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # private: jobs carry data
+    if not config.read_only:  # a read-only session creates nothing, not even a directory
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # private: jobs carry data
     store = SqliteStore(str(path), dataclasses.replace(config, create_database=True))
     if not config.read_only:
         store.migrate()

@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from qctl_store import validate
+from qctl_store import errors, validate
 from qctl_store.backend import StoreBase
 from qctl_store.config import Config
 from qctl_store.types import NukeReport, Source
@@ -78,8 +78,12 @@ def sized_batches(
     while True:
         rows = size.rows
         started = clock()
-        with tx() as t:
-            n = step(t, rows)
+        try:
+            with tx() as t:
+                n = step(t, rows)
+        except BaseException as exc:  # the batches committed before stay: say how many
+            errors.add_done(exc, run.rows, run.batches)
+            raise
         took = clock() - started
         run.rows += n
         run.batches += 1 if n else 0

@@ -62,6 +62,17 @@ def job_columns(alias: str = "") -> str:
     return ", ".join(f"{alias}.{name} AS {name}" for name in JOB_FIELDS)
 
 
+def listed_job_columns(payload: bool) -> str:
+    """``job_columns()``, or without ``payload`` the same list with the payload and the
+    result read as NULL: a listing that shows neither never reads (or decodes) them,
+    however large they are."""
+    if payload:
+        return job_columns()
+    return ", ".join(
+        f"NULL AS {name}" if name in ("payload", "result") else name for name in JOB_FIELDS
+    )
+
+
 def event_columns(alias: str = "e", prefix: str = EVENT_PREFIX) -> str:
     """Ledger columns renamed with ``prefix`` so they can ride along a job row (the
     event-source lease rehydrates ``Job.event`` this way)."""

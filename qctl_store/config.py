@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -75,7 +76,13 @@ class Config:
     turns one off), a statement past one fails with ``errors.Timeout``. None keeps the
     server's and the DSN's: the library sets no limit of its own, because how long a
     worker's statement or lock wait may take is its deployment's decision (the console
-    sets limits that suit an operator waiting at a terminal).
+    sets limits that suit an operator waiting at a terminal). ``on_lock_wait``:
+    PostgreSQL only; called (from a thread of the store's) with a
+    ``qctl_store.postgres.watch.Blocker`` for each session a statement has waited
+    behind for a second. ``unanswered_after``: PostgreSQL only; a statement the server
+    has not answered for this long has its connection given up and fails with
+    ``errors.NoAnswer`` (see ``qctl_store.postgres.watch``); None waits as long as the
+    server's limits and TCP keepalives let it.
     """
 
     schema: str = ""
@@ -93,6 +100,8 @@ class Config:
     statement_timeout: timedelta | None = None
     lock_timeout: timedelta | None = None
     connection: Any = field(default=None, repr=False)
+    on_lock_wait: Callable[[Any], None] | None = field(default=None, repr=False)
+    unanswered_after: timedelta | None = None
     logger: logging.Logger = field(default_factory=lambda: logging.getLogger("qctl_store"))
 
     def __post_init__(self) -> None:

@@ -873,11 +873,16 @@ class AdminStore(ABC):
 
     @abstractmethod
     def search_jobs(
-        self, search: JobSearch, limit: int = 50, after: PageCursor | None = None
+        self,
+        search: JobSearch,
+        limit: int = 50,
+        after: PageCursor | None = None,
+        payload: bool = True,
     ) -> list[Job]:
         """A page of jobs in ``list_jobs``' per-state order, except that pending jobs
         come in lease order ``(run_at, id)``, keyset-paginated: ``after`` is the cursor
-        of the previous page's last row (see ``job_cursor``)."""
+        of the previous page's last row (see ``job_cursor``). Without ``payload`` the
+        jobs' ``payload`` and ``result`` are None, never read from the database."""
 
     @abstractmethod
     def count_jobs(self, search: JobSearch, exact: bool = False) -> tuple[int, bool]:

@@ -7,6 +7,7 @@ expected state``. Everything else a caller can act on has its own class.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 
 
@@ -49,6 +50,19 @@ class Timeout(StoreError):
         super().__init__(f"timed out{after} {what} ({setting})")
 
 
+class NoAnswer(Timeout):
+    """The server sent nothing for ``seconds`` while a statement ran, past the point
+    where it would have cancelled the statement itself (a paused or unreachable
+    server): the client gave the connection up."""
+
+    def __init__(self, seconds: float) -> None:
+        StoreError.__init__(
+            self, f"timed out: the server did not answer for {seconds:g}s (paused or unreachable)"
+        )
+        self.setting = "statement_timeout"
+        self.limit = None
+
+
 class SchemaNotMigrated(StoreError):
     """The database has no azync schema (or an older one): run ``qctl db migrate``."""
 
@@ -87,3 +101,28 @@ class Conflict(StoreError):
 
 class UniqueViolation(Conflict):
     """A unique index refused the row: another row already holds the key."""
+
+
+@dataclass
+class Done:
+    """What bulk work had committed when an exception stopped it: ``rows`` in
+    ``batches`` transactions (rows of steps finished before count, their batches not)."""
+
+    rows: int = 0
+    batches: int = 0
+
+
+def add_done(exc: BaseException, rows: int, batches: int = 0) -> None:
+    """Record on ``exc``, as it passes up through the loops of bulk work (any exception:
+    a timeout, a lost server, Ctrl-C), what each loop had committed before it."""
+    if rows or batches:
+        done = done_before(exc) or Done()
+        done.rows += rows
+        done.batches += batches
+        exc.qctl_done = done  # type: ignore[attr-defined]
+
+
+def done_before(exc: BaseException) -> Done | None:
+    """What the bulk work ``exc`` stopped had committed (``add_done``), if any."""
+    done = getattr(exc, "qctl_done", None)
+    return done if isinstance(done, Done) else None

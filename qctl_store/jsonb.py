@@ -7,6 +7,8 @@ import json
 from functools import lru_cache
 from typing import Any
 
+from qctl_store import deepjson
+
 
 def contains(value: Any, needle: Any, top: bool = True) -> bool:
     """Whether ``value`` contains ``needle`` as jsonb does: an object contains every key
@@ -47,7 +49,7 @@ def contains_text(value: str | None, needle: str) -> bool:
     if value is None:
         return False
     try:
-        decoded = json.loads(value)
+        decoded = deepjson.loads(value)
     except ValueError:  # not written by a store; contains nothing
         return False
     return contains(decoded, _needle(needle))

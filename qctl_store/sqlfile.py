@@ -43,7 +43,7 @@ COLUMN_TOKENS = {
 }
 """Tokens filled when a file is loaded."""
 
-FRAGMENT_TOKENS = frozenset({"where", "order", "table", "schema", "claim", "input"})
+FRAGMENT_TOKENS = frozenset({"where", "order", "table", "schema", "claim", "input", "columns"})
 """Tokens filled per call by ``fill``."""
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import shlex
 import sys
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -13,11 +14,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from qctl.cli.context import CliContext
-from qctl.cli.errors import Refused
+from qctl.cli.errors import Refused, message_for
 from qctl.cli.launch import MIN_REFRESH
-from qctl.cli.output import OUTPUT_HELP, OutputFormat, as_dict, emit_result, emit_rows
+from qctl.cli.output import OUTPUT_HELP, OutputFormat, as_dict, emit_result, emit_rows, note
 from qctl.core import bulk, parse
 from qctl.core.errors import NoSuchName, WrongState
+from qctl_store.dsn import redact
+from qctl_store.errors import done_before
 from qctl_store.types import JobState, PageCursor, Source
 
 if TYPE_CHECKING:
@@ -207,6 +210,36 @@ def record_of(value: Any) -> dict[str, Any]:
 def done(result: Any, message: str, output: OutputFormat) -> None:
     """Print what a writing verb did: ``message`` for people, ``result`` for machines."""
     emit_result(record_of(result), message, output)
+
+
+@contextlib.contextmanager
+def reporting_done(output: OutputFormat, noun: str) -> Iterator[None]:
+    """Around a bulk verb's real run: when an error or an interruption (Ctrl-C,
+    SIGTERM) stops it after some of its batches committed, say what was done and what
+    finishes it (a record on stdout in JSON forms, a line on stderr in a table or CSV),
+    then let the error end the command with its own code and line. Every bulk verb acts
+    on what is still left when it runs, so the same command line finishes the work."""
+    try:
+        yield
+    except BaseException as exc:
+        done = done_before(exc)
+        if done is not None:
+            again = " ".join(shlex.quote(redact(a)) for a in ["qctl", *sys.argv[1:]])
+            if output in (OutputFormat.JSON, OutputFormat.JSONL):
+                record = {
+                    "interrupted": True,
+                    "done": done.rows,
+                    "batches": done.batches,
+                    "error": message_for(exc) if isinstance(exc, Exception) else "interrupted",
+                    "finish_with": again,
+                }
+                emit_result(record, "", output)
+            batches = f" in {done.batches} committed batch(es)" if done.batches else ""
+            note(
+                f"qctl: stopped after {done.rows} {noun}{batches}; they stay done. "
+                f"To finish, run again: {again}"
+            )
+        raise
 
 
 SAMPLE_COLUMNS = ["id", "source", "kind", "state"]

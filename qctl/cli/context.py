@@ -45,6 +45,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
     from qctl.systems import System
     from qctl_store.config import Config
     from qctl_store.postgres import PostgresStore
+    from qctl_store.postgres.watch import Blocker
     from qctl_store.sqlite import SqliteStore
 
     AnyStore = PostgresStore | SqliteStore
@@ -73,6 +76,10 @@ DEFAULT_LOCK_TIMEOUT = timedelta(seconds=5)
 a migration's or a stuck transaction's lock the console says so, and its own waiting
 statement (and the locks it already took) leave the server instead of queueing other
 sessions behind it."""
+ANSWER_GRACE = timedelta(seconds=5)
+"""How long past its ``statement_timeout`` a statement may go without a word from the
+server before qctl gives its connection up (``Config.unanswered_after``): the server
+cancels it at the limit itself, unless it is paused or cut off."""
 TIMEOUTS = ("statement_timeout", "lock_timeout")
 MAX_TIMEOUT = timedelta(milliseconds=2**31 - 1)
 """The longest timeout PostgreSQL takes (an int of milliseconds)."""
@@ -87,6 +94,28 @@ def config_path() -> Path:
     return Path(base) / "qctl" / "config.toml"
 
 
+def _check_private(path: Path, info: os.stat_result) -> None:
+    """Refuse a config file someone else could have written (as ssh refuses such an
+    ``authorized_keys``): owned by another user than this one or root, writable by its
+    group or others, or in a directory others may write to (unless sticky, as /tmp)
+    or owned by another user, where it can be swapped."""
+    me = os.geteuid()
+    if info.st_uid not in (me, 0):
+        raise ConfigFileError(f"refusing {path}: it belongs to another user (uid {info.st_uid})")
+    if info.st_mode & 0o022:
+        raise ConfigFileError(
+            f"refusing {path}: it is writable by its group or others (run `chmod go-w {path}`)"
+        )
+    parent = os.stat(path.parent)
+    if parent.st_uid not in (me, 0) or (
+        parent.st_mode & 0o022 and not parent.st_mode & stat.S_ISVTX
+    ):
+        raise ConfigFileError(
+            f"refusing {path}: its directory may be written by another user "
+            f"(run `chmod go-w {path.parent}`)"
+        )
+
+
 def load_config_file(path: Path | None = None) -> dict[str, Any]:
     """The parsed config file, or ``{}`` when there is none. A file that others may
     write is refused: it names the databases qctl acts on, and their passwords."""
@@ -97,10 +126,7 @@ def load_config_file(path: Path | None = None) -> dict[str, Any]:
 
     try:
         with path.open("rb") as fh:
-            if os.fstat(fh.fileno()).st_mode & 0o002:
-                raise ConfigFileError(
-                    f"refusing {path}: it is writable by others (run `chmod o-w {path}`)"
-                )
+            _check_private(path, os.fstat(fh.fileno()))
             return tomllib.load(fh)
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigFileError(f"cannot read {path}: {exc}") from None
@@ -344,6 +370,14 @@ def _dsn_sets(dsn: str, name: str) -> bool:
         return False
 
 
+def lock_wait_note(blocker: Blocker) -> None:
+    """``Blocker.line`` on stderr, escaped (called from the store's watch thread)."""
+    from qctl.core.sanitize import sanitize
+
+    sys.stderr.write(f"qctl: {sanitize(blocker.line())}\n")
+    sys.stderr.flush()
+
+
 @dataclass
 class CliContext:
     """Resolved connection settings; ``open_store`` opens (and caches) the store."""
@@ -502,7 +536,11 @@ class CliContext:
             raise ReadOnly(f"{action}: refused, qctl is in read-only mode")
 
     def open_store(
-        self, pooled: bool = False, create: bool = False, check: bool = True
+        self,
+        pooled: bool = False,
+        create: bool = False,
+        check: bool = True,
+        on_lock_wait: Callable[[Blocker], None] | None = None,
     ) -> AnyStore:
         """Open the store this context points at (the one-shot CLI uses ``pooled=False``;
         the dashboard passes ``pooled=True``). Stores are closed by ``close()``.
@@ -516,6 +554,9 @@ class CliContext:
         ``SchemaTooNew`` (exit 5) before any other statement, for reads and writes
         alike, since a read over columns or states qctl does not know could misstate
         rows (``db status`` and ``db migrate`` pass False: they report and fix it).
+
+        ``on_lock_wait``: who hears of a statement waiting behind another session's lock
+        (the dashboard's status bar); by default a line on stderr when it is a terminal.
         """
         from qctl_store import open_store
         from qctl_store.dsn import check_dsn
@@ -526,13 +567,19 @@ class CliContext:
         if conn is not None and (pooled or self.unlimited):
             conn.close()
             conn = None
-        store = open_store(self.dsn, self._config(pooled, create, conn))
+        store = open_store(self.dsn, self._config(pooled, create, conn, on_lock_wait))
         self._stores.append(store)
         if check:
             store.require_schema()
         return store
 
-    def _config(self, pooled: bool = False, create: bool = False, conn: Any = None) -> Config:
+    def _config(
+        self,
+        pooled: bool = False,
+        create: bool = False,
+        conn: Any = None,
+        on_lock_wait: Callable[[Blocker], None] | None = None,
+    ) -> Config:
         from qctl_store import Config
 
         return Config(
@@ -543,6 +590,10 @@ class CliContext:
             statement_timeout=self.session_statement_timeout,
             lock_timeout=self.session_lock_timeout,
             connection=conn,
+            on_lock_wait=on_lock_wait or self.on_lock_wait,
+            unanswered_after=self.session_statement_timeout + ANSWER_GRACE
+            if self.session_statement_timeout
+            else None,
         )
 
     def unlimit(self, *names: str) -> None:
@@ -551,6 +602,16 @@ class CliContext:
         building one concurrently waits for every older transaction to end. A limit the
         operator asked for stays."""
         self.unlimited = tuple(n for n in names if n not in self._timeouts_given)
+
+    @property
+    def on_lock_wait(self) -> Callable[[Blocker], None] | None:
+        """On a terminal, a line on stderr for each session a statement waits behind
+        for a second; elsewhere nothing (the lock timeout's error says enough)."""
+        try:
+            tty = sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        return lock_wait_note if tty else None
 
     @property
     def session_statement_timeout(self) -> timedelta | None:

@@ -94,7 +94,15 @@ def add(
     system: Annotated[
         str, typer.Option("--system", metavar=systems.choices(), help="The system it holds.")
     ] = "",
-    read_only: Annotated[bool, typer.Option("--read-only", help="Never write.")] = False,
+    read_only: Annotated[
+        bool | None,
+        typer.Option(
+            "--read-only/--no-read-only",
+            help="Never write. With --replace, the replaced context's setting is kept "
+            "unless given.",
+            show_default=False,
+        ),
+    ] = None,
     replace: Annotated[
         bool, typer.Option("--replace", help="Replace a context of that name.")
     ] = False,
@@ -115,14 +123,19 @@ def add(
     entry: dict[str, Any] = {"dsn": dsn}
     entry |= {"schema": schema} if schema else {}
     entry |= {"system": system} if system else {}
+    if read_only is None:  # a replaced read-only context never loses the flag silently
+        read_only = bool(contexts.get(name, {}).get("read_only", False))
     entry |= {"read_only": True} if read_only else {}
     contexts[name] = entry
     data["contexts"] = contexts
     text = ConfigText()
     text.set_table(("contexts", name), entry)
     text.save(data)
+    shown = f"{redact(dsn)}{', read-only' if read_only else ''}"
     emit_result(
-        {"added": name, "dsn": redact(dsn)}, f"added context {name!r} ({redact(dsn)})", output
+        {"added": name, "dsn": redact(dsn), "read_only": read_only},
+        f"added context {name!r} ({shown})",
+        output,
     )
 
 

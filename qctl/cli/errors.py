@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
+import threading
 from enum import IntEnum
+from types import FrameType
 
 
 class ExitCode(IntEnum):
@@ -18,6 +21,7 @@ class ExitCode(IntEnum):
     UNAVAILABLE = 6
     TIMEOUT = 7
     INTERRUPTED = 130
+    TERMINATED = 143
 
 
 EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
@@ -43,10 +47,42 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
     (
         ExitCode.TIMEOUT,
         "timed out waiting for a lock another session holds (--lock-timeout) or on one "
-        "statement (--statement-timeout); the server cancelled that statement",
+        "statement (--statement-timeout); the server cancelled that statement; or the server "
+        "stopped answering",
     ),
     (ExitCode.INTERRUPTED, "interrupted by Ctrl-C (qctl watch and qctl maintain exit 0)"),
+    (
+        ExitCode.TERMINATED,
+        "terminated by SIGTERM, the statement running cancelled on the server "
+        "(qctl watch and qctl maintain exit 0)",
+    ),
 ]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C is: a statement waiting on the
+    server is cancelled there (psycopg cancels on KeyboardInterrupt), cleanup runs, and
+    what stops cleanly on Ctrl-C (watch, maintain) stops cleanly on SIGTERM."""
+
+    received = False
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    Terminated.received = True
+    raise Terminated
+
+
+def on_sigterm() -> None:
+    """Raise ``Terminated`` on SIGTERM from now on (the console script's main thread)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
+
+
+def interrupted() -> int:
+    """The exit code of an interruption: 143 and one line after SIGTERM, else 130."""
+    if Terminated.received:
+        return fail("terminated (SIGTERM)", ExitCode.TERMINATED)
+    return ExitCode.INTERRUPTED
 
 
 def closed_pipe() -> ExitCode:

@@ -12,15 +12,17 @@ from __future__ import annotations
 import errno
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from qctl import startup
 from qctl.cli.argv import ROOT_FLAGS, ROOT_OPTIONS, arrange, undecodable
-from qctl.cli.errors import ExitCode, closed_pipe, fail, failed
+from qctl.cli.errors import ExitCode, closed_pipe, fail, failed, interrupted, on_sigterm
 
 if TYPE_CHECKING:
     from qctl.cli.context import CliContext
+    from qctl_store.postgres.watch import Blocker
 
 MIN_REFRESH = 0.2
 """``--refresh``'s least value, here and in ``qctl.cli.common.Refresh``."""
@@ -76,9 +78,14 @@ def dashboard(c: CliContext, refresh: float) -> int:
     """``qctl top`` on the database of ``c``, whatever system it holds; the exit code
     (1: the dashboard printed the line)."""
     from qctl import systems
+    from qctl.core.sanitize import sanitize
     from qctl.tui.preload import Preload
 
     system = c.system()
+    lock_waits: list[tuple[float, str]] = []
+
+    def lock_wait(blocker: Blocker) -> None:  # the status bar names the lock's holder
+        lock_waits.append((time.monotonic(), sanitize(blocker.line())))
 
     def open_handle() -> Any:
         if system.database:
@@ -86,7 +93,7 @@ def dashboard(c: CliContext, refresh: float) -> int:
         # An unreachable or unmigrated database fails in one line: checked on one plain
         # connection, as the CLI does, before a pool would log every failed attempt.
         c.store().ops_stats()
-        return c.open_store(pooled=True)
+        return c.open_store(pooled=True, on_lock_wait=lock_wait)
 
     # Opening the database and the first tab's reads run while Textual is imported.
     opened = Preload(open_handle)
@@ -106,6 +113,7 @@ def dashboard(c: CliContext, refresh: float) -> int:
             read_only=c.read_only,
             poll_interval=refresh,
             preloads=preloads,
+            lock_waits=lock_waits,
         )
     finally:
         # The database closes when the command ends: never under a read still running
@@ -130,6 +138,7 @@ def run() -> None:
     # The collector resumes after the dashboard's first frame (``QctlTop``), or once
     # the command tree of any other line is imported.
     startup.pause()
+    on_sigterm()
     line = None if COMPLETE_VAR in os.environ else top_line(sys.argv[1:])
     code = None
     if line is not None:
@@ -140,7 +149,7 @@ def run() -> None:
             sys.stderr.write("\n")
             code = fail("aborted; nothing was changed", ExitCode.REFUSED)
         except KeyboardInterrupt:
-            code = ExitCode.INTERRUPTED
+            code = interrupted()
         except OSError as exc:
             code = closed_pipe() if exc.errno == errno.EPIPE else failed(exc)
         except Exception as exc:

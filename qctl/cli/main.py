@@ -15,7 +15,7 @@ from typer.models import DefaultPlaceholder
 
 from qctl import __version__, systems
 from qctl.cli.argv import arrange, undecodable
-from qctl.cli.errors import ExitCode, closed_pipe, fail, failed
+from qctl.cli.errors import ExitCode, closed_pipe, fail, failed, interrupted
 from qctl.systems import Entry
 
 if TYPE_CHECKING:
@@ -277,8 +277,12 @@ class QctlGroup(TyperGroup):
             return fail("aborted; nothing was changed", ExitCode.REFUSED)
         except (BrokenPipeError, _ClosedPipe):
             return closed_pipe()
+        except KeyboardInterrupt:  # one raised outside typer's own handling of it
+            return interrupted()
         except Exception as exc:
             return failed(exc)
+        if rv == ExitCode.INTERRUPTED:  # typer's answer to a KeyboardInterrupt
+            return interrupted()
         return rv if isinstance(rv, int) else ExitCode.OK
 
 
@@ -311,7 +315,7 @@ def root(
             "--dsn",
             metavar="DSN",
             help="postgresql://... or sqlite:///path (env QCTL_DSN; default: the embedded "
-            "database).",
+            "database). A password in it shows in ps: use a context, QCTL_DSN or PGPASSFILE.",
             show_default=False,
         ),
     ] = None,

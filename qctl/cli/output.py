@@ -24,7 +24,7 @@ from typing import Any, TextIO
 import typer
 
 from qctl.core.parse import format_duration
-from qctl.core.sanitize import sanitize
+from qctl.core.sanitize import JSON_DEPTH, cut_text, sanitize
 
 
 class OutputFormat(StrEnum):
@@ -43,10 +43,11 @@ def iso(value: datetime) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-def plain(value: Any) -> Any:
-    """A JSON-ready form of a store value (see the module doc)."""
+def plain(value: Any, depth: int = JSON_DEPTH) -> Any:
+    """A JSON-ready form of a store value (see the module doc); a list or object nested
+    deeper than ``depth`` levels is ``cut_text()``."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: plain(getattr(value, f.name), depth) for f in dataclasses.fields(value)}
     if isinstance(value, datetime):
         return iso(value)
     if isinstance(value, timedelta):
@@ -56,9 +57,13 @@ def plain(value: Any) -> Any:
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Mapping):
-        return {str(plain(k)): plain(v) for k, v in value.items()}
+        if depth <= 0:
+            return cut_text()
+        return {str(plain(k)): plain(v, depth - 1) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
-        return [plain(v) for v in value]
+        if depth <= 0:
+            return cut_text()
+        return [plain(v, depth - 1) for v in value]
     return value
 
 
@@ -148,6 +153,47 @@ def emit_rows(
         table = [[cell(row.get(c)) for c in columns] for row in rows]
         out.write(tabulate(table, headers=[c.upper() for c in columns], disable_numparse=True))
         out.write("\n")
+
+
+def stream_rows(
+    pages: Iterable[Sequence[Mapping[str, Any]]],
+    columns: Sequence[str],
+    fmt: OutputFormat,
+    *,
+    out: TextIO | None = None,
+) -> int:
+    """``emit_rows`` of the rows of ``pages``, each page written as it comes (JSON as
+    the one document ``emit_rows`` writes), so memory holds one page whatever the row
+    count; a table, which sizes its columns on every row, is written at the end. The
+    number of rows."""
+    out = out or sys.stdout
+    if fmt == OutputFormat.TABLE:
+        rows = [row for page in pages for row in page]
+        emit_rows(rows, columns, fmt, out=out)
+        return len(rows)
+    count = 0
+    raw = csv_raw()
+    writer = csv.writer(out, lineterminator="\n")
+    if fmt == OutputFormat.CSV:
+        writer.writerow(columns)
+    for page in pages:
+        for row in page:
+            if fmt == OutputFormat.JSON:
+                # The list json.dumps(rows, indent=2) writes, one element at a time.
+                out.write(("[\n" if not count else ",\n") + _indented(_dumps(row, 2)))
+            elif fmt == OutputFormat.JSONL:
+                out.write(_dumps(row, None) + "\n")
+            else:
+                writer.writerow([_csv_cell(row.get(c), raw) for c in columns])
+            count += 1
+        out.flush()
+    if fmt == OutputFormat.JSON:
+        out.write("\n]\n" if count else "[]\n")
+    return count
+
+
+def _indented(text: str) -> str:
+    return "\n".join("  " + line for line in text.split("\n"))
 
 
 def emit_object(record: Mapping[str, Any], fmt: OutputFormat, *, out: TextIO | None = None) -> None:

@@ -61,6 +61,7 @@ class SqlDatabase:
         if self.postgres:
             self._config = self._session(schema or self.default_schema)
             self._conn: Any = self._connect_postgres()
+            self._prefix = ""  # the session's own search_path, until the schema is known
             self.schema: str = self._config.schema or self._current_schema()
             self._prefix = f'"{self.schema}".' if self.schema else ""
         else:

@@ -13,6 +13,7 @@ load succeeds again, so a database that comes back is picked up without a restar
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from textual.widgets import TabbedContent, TabPane
 from qctl import startup
 from qctl.core.errors import NoSuchName, WrongState, WrongVerb, is_connection_error
 from qctl.tui.base import Dashboard, Loader, SystemScreens, TopScreen, footer
-from qctl.tui.live import DISCONNECTED, MANUAL, PAUSED, POLLING, LiveFeed
+from qctl.tui.live import DISCONNECTED, LOCKED, MANUAL, PAUSED, POLLING, LiveFeed
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
 from qctl_store import errors
 
@@ -135,6 +136,9 @@ class QctlTop(Dashboard):
         Binding("r", "refresh", "Refresh", show=False),
         Binding("p", "toggle_pause", "Pause refresh"),
         Binding("colon,g", "jump", "Jump", show=False),
+        # Ctrl-C quits, as in the console's other long-running verbs (Textual's own
+        # binding only says which key would).
+        Binding("ctrl+c", "quit", "Quit", show=False, system=True),
     ]
 
     def __init__(
@@ -150,8 +154,17 @@ class QctlTop(Dashboard):
         clock: Callable[[], datetime] | None = None,
         on_ready: Callable[[], object] | None = None,
         preloads: dict[str, Preload[Any]] | None = None,
+        lock_waits: list[tuple[float, str]] | None = None,
+        owns_store: bool = False,
     ) -> None:
         super().__init__()
+        self.owns_store = owns_store
+        """The store ends with the app (``run``): quitting may interrupt it."""
+        self.lock_waits = lock_waits if lock_waits is not None else []
+        """(when, line) of each lock a statement waited behind, appended by the store's
+        watch thread (``Config.on_lock_wait``); the newest names the holder while a
+        load stalls."""
+        self.locked_by = ""
         if system is None:
             from qctl import systems
 
@@ -240,20 +253,34 @@ class QctlTop(Dashboard):
             for loader in (screen.loaders() if isinstance(screen, TopScreen) else [])
             if loader.busy_since is not None
         ]
-        stalled = int(max(waits, default=0))
-        stalled = stalled if stalled >= STALL_AFTER else 0
-        if stalled != self.stalled:
-            self.stalled = stalled
+        longest = max(waits, default=0.0)
+        stalled = int(longest) if longest >= STALL_AFTER else 0
+        last = self.lock_waits[-1] if self.lock_waits else None
+        locked_by = last[1] if stalled and last and last[0] >= now - longest else ""
+        if (stalled, locked_by) != (self.stalled, self.locked_by):
+            self.stalled, self.locked_by = stalled, locked_by
             self.render_status()
 
     def on_unmount(self) -> None:
         if self.feed is not None:
             self.feed.stop()
 
+    async def action_quit(self) -> None:
+        """Quit at once, whatever a worker thread waits on: the store's statements in
+        flight are cancelled (on a thread of their own: a cancel waits for the server),
+        so that the app's exit, which waits for its worker threads, does not wait on a
+        lock or a silent server."""
+        interrupt = getattr(self.store, "interrupt", None) if self.owns_store else None
+        if interrupt is not None:
+            threading.Thread(target=interrupt, name="qctl-quit", daemon=True).start()
+        self.exit()
+
     # --- status -------------------------------------------------------------------------
 
     @property
     def mode(self) -> str:
+        if self.locked_by and not self.connection_error:
+            return LOCKED
         if self.connection_error or self.stalled:
             return DISCONNECTED
         if self.paused:
@@ -265,6 +292,8 @@ class QctlTop(Dashboard):
             return
         for bar in self.screen.query(StatusBar):
             detail = self.connection_error
+            if not detail and self.locked_by:
+                detail = f"{self.locked_by}, for {self.stalled}s"
             if not detail and self.stalled:
                 detail = f"no answer from the database for {self.stalled}s"
             if not detail:
@@ -420,6 +449,7 @@ def run(
     poll_interval: float = 2.0,
     on_ready: Callable[[], object] | None = None,
     preloads: dict[str, Preload[Any]] | None = None,
+    lock_waits: list[tuple[float, str]] | None = None,
 ) -> int:
     """Run the dashboard in this terminal until the operator quits; the exit code (1
     after an unexpected error, which printed one line)."""
@@ -434,6 +464,8 @@ def run(
         poll_interval=poll_interval,
         on_ready=on_ready,
         preloads=preloads,
+        lock_waits=lock_waits,
+        owns_store=True,
     )
     app.run()
     return app.return_code or 0

@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.text import Text
 
-from qctl.core.sanitize import sanitize
+from qctl.core.sanitize import cut_deep, sanitize
 from qctl_store.types import DAG_TERMINAL_STATES, DAGState, Job, ThroughputCount
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -151,7 +151,8 @@ def safe(text: str) -> str:
 
 
 def json_text(value: Any, limit: int = 0) -> str:
-    text = json.dumps(value, sort_keys=True, default=str)  # ASCII: every control escaped
+    # ASCII: every control escaped; nesting cut at JSON_DEPTH levels (dumps recurses).
+    text = json.dumps(cut_deep(value), sort_keys=True, default=str)
     return text if not limit or len(text) <= limit else text[: limit - 1] + "…"
 
 

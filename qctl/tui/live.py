@@ -26,6 +26,8 @@ from qctl_store.types import Change
 LIVE = "live"
 POLLING = "polling"
 DISCONNECTED = "disconnected"
+LOCKED = "waiting for a lock"
+"""A load waits behind another session's lock (the database answers)."""
 PAUSED = "paused"
 MANUAL = "manual"
 """No live feed: refreshes only on request (tests, ``r``)."""

@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 
 from qctl.tui.fmt import safe
-from qctl.tui.live import DISCONNECTED, LIVE, MANUAL, PAUSED, POLLING
+from qctl.tui.live import DISCONNECTED, LIVE, LOCKED, MANUAL, PAUSED, POLLING
 
 T = TypeVar("T")
 
@@ -20,13 +20,15 @@ MODE_STYLES = {
     LIVE: "bold green",
     POLLING: "bold yellow",
     DISCONNECTED: "bold white on red",
+    LOCKED: "bold black on yellow",
     PAUSED: "bold black on yellow",
     MANUAL: "bold",
 }
 
 
 class StatusBar(Static):
-    """One line: connection mode (live / polling / disconnected / paused), target, error.
+    """One line: connection mode (live / polling / disconnected / waiting for a lock /
+    paused), target, error.
     The target is ``CliContext.describe()``, which already says ``[read-only]``."""
 
     def show(self, mode: str, location: str, detail: str) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from qctl_store import validate
 from qctl_store.actions import JobActions, JobReads
+from qctl_store.columns import listed_job_columns
 from qctl_store.errors import NotFound
 from qctl_store.listing import (
     DAILY_WINDOW_DAYS,
@@ -289,7 +290,10 @@ class AdminMixin(JobActions, JobReads, PgBase):
         with self.read() as cur:
             cur.execute(fill(Q.count_jobs, where=where), args)
             total_row = cur.fetchone()
-            cur.execute(fill(Q.list_jobs, where=where, order=order_sql(state)), args)
+            columns = listed_job_columns(payload=True)
+            cur.execute(
+                fill(Q.list_jobs, where=where, order=order_sql(state), columns=columns), args
+            )
             rows = cur.fetchall()
         return [job_from_row(r) for r in rows], int(total_row["n"]) if total_row else 0
 
@@ -335,17 +339,22 @@ class AdminMixin(JobActions, JobReads, PgBase):
             return [r["id"] for r in cur.fetchall()]
 
     def search_jobs(
-        self, search: JobSearch, limit: int = 50, after: PageCursor | None = None
+        self,
+        search: JobSearch,
+        limit: int = 50,
+        after: PageCursor | None = None,
+        payload: bool = True,
     ) -> list[Job]:
         where, args, state = search_where(DIALECT, search, after)
         args.update(DIALECT.page(0, limit))
         order = order_sql(state, search.reverse, search=True)
+        columns = listed_job_columns(payload)
         with self.read() as cur:
             if state is not None and _merges(cur, search, state):
                 args["state"] = state.value
-                sql = fill(Q.across_kinds, where=where, order=order)
+                sql = fill(Q.across_kinds, where=where, order=order, columns=columns)
             else:
-                sql = fill(Q.list_jobs, where=where, order=order)
+                sql = fill(Q.list_jobs, where=where, order=order, columns=columns)
             cur.execute(sql, args)
             return [job_from_row(r) for r in cur.fetchall()]
 

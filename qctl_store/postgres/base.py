@@ -26,7 +26,7 @@ from psycopg.adapt import AdaptersMap
 from psycopg.rows import dict_row
 from psycopg.types.json import JsonbBinaryLoader, JsonbLoader
 
-from qctl_store import errors, validate
+from qctl_store import deepjson, errors, validate
 from qctl_store.backend import StoreBase
 from qctl_store.config import Config
 from qctl_store.dsn import (
@@ -38,6 +38,7 @@ from qctl_store.dsn import (
     timeout_settings,
 )
 from qctl_store.listing import stats_bump_sql
+from qctl_store.postgres.watch import SessionWatch, WatchedConnection
 from qctl_store.sqlfile import Queries, fill, identifier, load
 
 if TYPE_CHECKING:
@@ -115,8 +116,12 @@ def _unavailable(dsn: str, exc: psycopg.Error) -> errors.Unavailable:
 
 
 # libpq's wording for a DSN parameter it cannot use ("invalid sslmode value: "bogus"",
-# "invalid port number: "99999""): the DSN is wrong, the server was never asked.
-_BAD_PARAMETER = re.compile(r"invalid [\w ]+ (?:value|number|specification)[^\n]*")
+# "invalid port number: "99999"", a service no service file defines): the DSN is wrong,
+# the server was never asked.
+_BAD_PARAMETER = re.compile(
+    r"invalid [\w ]+ (?:value|number|specification)[^\n]*"
+    r'|definition of service "[^"\n]*" not found|service file "[^"\n]*" not found'
+)
 
 
 def _first_line(text: str) -> str:
@@ -131,7 +136,11 @@ def _load_jsonb(data: str | bytes) -> Any:
     one value, no whitespace around it. So it needs neither ``json.loads``' encoding
     detection nor its whitespace and trailing-data checks: 0.7 against 2.6 us a value, and
     a leased job has two (payload and meta)."""
-    return _JSON.raw_decode(data if isinstance(data, str) else data.decode())[0]
+    text = data if isinstance(data, str) else data.decode()
+    try:
+        return _JSON.raw_decode(text)[0]
+    except RecursionError:  # a valid document deeper than json's parser recurses
+        return deepjson.parse(text)
 
 
 class _Jsonb(JsonbLoader):
@@ -149,6 +158,17 @@ ADAPTERS.register_loader("jsonb", _Jsonb)
 ADAPTERS.register_loader("jsonb", _JsonbBinary)
 
 
+KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
+"""TCP keepalives unless the DSN sets its own: a peer gone without a word (a host down, a
+network cut) fails a waiting statement within about 25 s instead of the system's two
+hours. A paused server still answers them (its kernel does): ``unanswered_after``."""
+
+
 def connect_kwargs(dsn: str, config: Config) -> dict[str, Any]:
     """Session settings every connection of a store on ``dsn`` uses, the dedicated
     listener and leader connections included: the schema's search_path, the
@@ -164,6 +184,7 @@ def connect_kwargs(dsn: str, config: Config) -> dict[str, Any]:
         "application_name": config.application_name,
         "context": ADAPTERS,
         **connect_timeout(params),
+        **{k: v for k, v in KEEPALIVES.items() if k not in params},
     }
     options = session_options(own_options(params), settings)
     if options:
@@ -176,7 +197,7 @@ def open_connection(dsn: str, config: Config) -> Connection:
     store exists and then hands it over (``Config.connection``): the console's system
     detection, so that a one-shot command opens one connection, not two."""
     with mapped_errors(dsn, config):
-        return psycopg.connect(
+        return WatchedConnection.connect(
             dsn, autocommit=True, row_factory=dict_row, **connect_kwargs(dsn, config)
         )
 
@@ -186,18 +207,27 @@ class _SingleConnection:
     a pool (and its import). Serialised by a lock so threads can still share it."""
 
     def __init__(
-        self, conninfo: str, kwargs: dict[str, Any], conn: Connection | None = None
+        self,
+        conninfo: str,
+        kwargs: dict[str, Any],
+        conn: Connection | None = None,
+        configure: Callable[[Connection], None] | None = None,
     ) -> None:
         self._conninfo = conninfo
         self._kwargs = kwargs
         self._conn = conn
+        self._configure = configure
         self._lock = threading.Lock()
+        if conn is not None and configure is not None:
+            configure(conn)
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[Connection]:
         with self._lock:
             if self._conn is None or self._conn.closed or self._conn.broken:
-                self._conn = psycopg.connect(self._conninfo, **self._kwargs)
+                self._conn = WatchedConnection.connect(self._conninfo, **self._kwargs)
+                if self._configure is not None:
+                    self._configure(self._conn)
             yield self._conn
 
     def close(self) -> None:
@@ -258,6 +288,14 @@ class PgBase(StoreBase):
                 f"{self.schema.lower()!r} in a search_path; use {self.schema.lower()!r}"
             )
         self._closed = False
+        self._interrupted = False
+        unanswered = self.config.unanswered_after
+        self._watch = SessionWatch(
+            self._side_connection,
+            self.config.on_lock_wait,
+            unanswered.total_seconds() if unanswered else None,
+        )
+        watched = self._watch.add
         self._provider: ConnectionPool[Connection] | _SingleConnection
         kwargs = {"autocommit": True, "row_factory": dict_row, **self.connect_kwargs()}
         with mapped_errors(dsn, self.config):
@@ -272,6 +310,8 @@ class PgBase(StoreBase):
                     open=False,
                     check=_LivenessCheck(ConnectionPool.check_connection),
                     name="qctl",
+                    connection_class=WatchedConnection,
+                    configure=watched,
                 )
                 try:
                     self._provider.open(wait=True, timeout=5.0)
@@ -282,7 +322,7 @@ class PgBase(StoreBase):
                     ) from None
             else:
                 # Connecting is the check: a fresh connection needs no SELECT 1.
-                self._provider = _SingleConnection(dsn, kwargs, self.config.connection)
+                self._provider = _SingleConnection(dsn, kwargs, self.config.connection, watched)
                 with self._provider.connection():
                     pass
 
@@ -294,18 +334,28 @@ class PgBase(StoreBase):
             with mapped_errors(self.dsn, self.config):
                 yield
         except errors.SchemaNotMigrated:
-            if self.schema and not self._schema_exists():
+            exists, usable, role = self._schema_access() if self.schema else (True, True, "")
+            if not exists:
                 raise errors.SchemaNotMigrated(
                     f'schema "{self.schema}" does not exist; `qctl db migrate` creates it'
                 ) from None
+            if not usable:  # its tables are invisible to this role, not missing
+                raise errors.Unavailable(
+                    f'role "{role}" may not use schema "{self.schema}" (no USAGE privilege); '
+                    f'ask for GRANT USAGE ON SCHEMA "{self.schema}" TO "{role}"'
+                ) from None
             raise
 
-    def _schema_exists(self) -> bool:
+    def _schema_access(self) -> tuple[bool, bool, str]:
+        """Whether the configured schema exists, whether this session's role may use
+        it, and the role's name."""
         with mapped_errors(self.dsn, self.config), self._provider.connection() as conn:
             row = conn.execute(
-                "SELECT 1 AS present FROM pg_namespace WHERE nspname = %s", (self.schema,)
+                "SELECT has_schema_privilege(oid, 'USAGE') AS usable, current_user AS role"
+                " FROM pg_namespace WHERE nspname = %s",
+                (self.schema,),
             ).fetchone()
-        return row is not None
+        return (row is not None, bool(row and row["usable"]), row["role"] if row else "")
 
     # --- connections ----------------------------------------------------------------
 
@@ -316,9 +366,14 @@ class PgBase(StoreBase):
     def connect(self, **extra: Any) -> Connection:
         """A dedicated connection outside the pool (listeners, leadership locks)."""
         with mapped_errors(self.dsn, self.config):
-            return psycopg.connect(
-                self.dsn, autocommit=True, row_factory=dict_row, **self.connect_kwargs(), **extra
+            conn = WatchedConnection.connect(
+                self.dsn,
+                autocommit=True,
+                row_factory=dict_row,
+                **{**self.connect_kwargs(), **extra},
             )
+        self._watch.add(conn)
+        return conn
 
     @contextlib.contextmanager
     def tx(self) -> Iterator[Cursor]:
@@ -327,6 +382,7 @@ class PgBase(StoreBase):
         with (
             self._mapped(),
             self._provider.connection() as conn,
+            self._answered(conn),
             conn.transaction(),
             conn.cursor() as cur,
         ):
@@ -338,7 +394,12 @@ class PgBase(StoreBase):
         connections are in autocommit, so the statement is its own transaction and the
         call saves two round trips over ``tx()``. Several statements need ``tx()``."""
         self._check_writable()
-        with self._mapped(), self._provider.connection() as conn, conn.cursor() as cur:
+        with (
+            self._mapped(),
+            self._provider.connection() as conn,
+            self._answered(conn),
+            conn.cursor() as cur,
+        ):
             yield cur
 
     def qualified(self, sql: str, **fragments: str) -> str:
@@ -351,8 +412,38 @@ class PgBase(StoreBase):
     @contextlib.contextmanager
     def read(self) -> Iterator[Cursor]:
         """A cursor for reads (autocommit: each statement is its own snapshot)."""
-        with self._mapped(), self._provider.connection() as conn, conn.cursor() as cur:
+        with (
+            self._mapped(),
+            self._provider.connection() as conn,
+            self._answered(conn),
+            conn.cursor() as cur,
+        ):
             yield cur
+
+    def _answered(self, conn: Connection) -> contextlib.AbstractContextManager[None]:
+        """A failure of ``conn`` the session watch caused is ``errors.NoAnswer``; after
+        ``interrupt`` nothing more is sent."""
+        if self._interrupted:
+            raise errors.Unavailable("the store was interrupted: nothing more is sent")
+        return self._watch.answered(conn)  # type: ignore[arg-type]
+
+    def interrupt(self) -> None:
+        """From another thread: cancel the statements in flight on the server (giving
+        their connections up when the server cannot confirm within a second) and send
+        no more; for a front-end that quits while its worker threads wait on the
+        database. ``close`` still follows."""
+        self._interrupted = True
+        self._watch.interrupt()
+
+    def _side_connection(self) -> Connection:
+        """The session watch's own connection: short limits, never read-only-sensitive."""
+        return psycopg.connect(
+            self.dsn,
+            autocommit=True,
+            application_name=f"{self.config.application_name}-watch",
+            options="-c statement_timeout=2000",
+            connect_timeout=2,
+        )
 
     def _check_writable(self) -> None:
         if self.config.read_only:
@@ -398,6 +489,7 @@ class PgBase(StoreBase):
             return
         self._closed = True
         self._close_listeners()
+        self._watch.close()
         self._provider.close()
 
     def _close_listeners(self) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from qctl_store import validate
+from qctl_store import errors, validate
 from qctl_store.batches import Nuke, batched_tx, reap_batches
 from qctl_store.listing import kind_clause, stats_retention_days
 from qctl_store.postgres.base import Cursor, PgBase, queries, seconds
@@ -22,6 +22,25 @@ from qctl_store.types import Source
 
 Q = queries("maintenance.sql")
 
+ESTIMATE_REFRESH_ROWS = 10_000
+"""Rows a bulk change touches from which the planner's statistics of ``azync_jobs`` are
+refreshed right after it (ANALYZE): estimated counts come from them, and autovacuum's
+next analyze may be minutes away, so a vacuum or a bulk retry of a hundred thousand jobs
+would leave them visibly wrong meanwhile."""
+
+
+def refreshed(store: PgBase, changed: int) -> int:
+    """``changed``, after refreshing the job table's statistics when it is large enough
+    (best effort: behind a lock, or for a role that does not own the table, they are
+    left to autovacuum)."""
+    if changed >= ESTIMATE_REFRESH_ROWS and not store.config.read_only:
+        try:
+            with store.tx() as cur:
+                cur.execute(Q.analyze_jobs)
+        except errors.StoreError:
+            pass
+    return changed
+
 
 def run_batches(store: PgBase, sql: str, args: dict[str, Any]) -> int:
     """``batches.batched_tx`` of one ``LIMIT %(batch)s`` statement; the rows affected."""
@@ -30,7 +49,7 @@ def run_batches(store: PgBase, sql: str, args: dict[str, Any]) -> int:
         cur.execute(sql, {**args, "batch": batch})
         return cur.rowcount
 
-    return batched_tx(store, step)
+    return refreshed(store, batched_tx(store, step))
 
 
 def keyset_batches(store: PgBase, sql: str, args: dict[str, Any], key: tuple[str, ...]) -> int:
@@ -53,7 +72,7 @@ def keyset_batches(store: PgBase, sql: str, args: dict[str, Any], key: tuple[str
         return int(row["picked"])
 
     batched_tx(store, step)
-    return changed
+    return refreshed(store, changed)
 
 
 class MaintenanceMixin(Nuke, PgBase):

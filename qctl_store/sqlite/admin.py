@@ -16,6 +16,7 @@ from typing import Any
 
 from qctl_store import errors, validate
 from qctl_store.actions import JobActions, JobReads
+from qctl_store.columns import listed_job_columns
 from qctl_store.listing import (
     DAILY_WINDOW_DAYS,
     entity_table,
@@ -114,7 +115,9 @@ class AdminMixin(JobActions, JobReads, SqliteBase):
         search = JobSearch(source=validate.source(source), kind=filter.kind, state=filter.state)
         where, params, state = search_where(DIALECT, search)
         paging = DIALECT.page(offset, limit)
-        sql = fill(Q.list_jobs, where=where, order=order_sql(state))
+        sql = fill(
+            Q.list_jobs, where=where, order=order_sql(state), columns=listed_job_columns(True)
+        )
         with self.read() as t:
             total = t.one(fill(Q.count_jobs, where=where), params)["n"]  # type: ignore[index]
             rows = t.all(sql, {**params, **paging})
@@ -147,11 +150,16 @@ class AdminMixin(JobActions, JobReads, SqliteBase):
         return [uuid.UUID(r["id"]) for r in rows]
 
     def search_jobs(
-        self, search: JobSearch, limit: int = 50, after: PageCursor | None = None
+        self,
+        search: JobSearch,
+        limit: int = 50,
+        after: PageCursor | None = None,
+        payload: bool = True,
     ) -> list[Job]:
         paging = DIALECT.page(0, limit)
         where, params, state = search_where(DIALECT, search, after)
-        sql = fill(Q.list_jobs, where=where, order=order_sql(state, search.reverse, search=True))
+        order = order_sql(state, search.reverse, search=True)
+        sql = fill(Q.list_jobs, where=where, order=order, columns=listed_job_columns(payload))
         with self.read() as t:
             return jobs_from_rows(t.all(sql, {**params, **paging}))
 

@@ -27,6 +27,7 @@ import itertools
 import os
 import random
 import sqlite3
+import stat
 import threading
 import time
 import urllib.parse
@@ -301,7 +302,10 @@ class SqliteBase(StoreBase):
         ):
             return None
         try:
-            mode = os.stat(self.path).st_mode & 0o666  # as private as the database
+            info = os.stat(self.path)
+            if not stat.S_ISREG(info.st_mode):  # /dev/null: no file beside a device
+                return None
+            mode = info.st_mode & 0o666  # as private as the database
             return os.open(self.path + TURNSTILE_SUFFIX, os.O_RDWR | os.O_CREAT, mode)
         except OSError:
             return None

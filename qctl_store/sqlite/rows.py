@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from qctl_store import errors, validate
+from qctl_store import deepjson, errors, validate
 from qctl_store.columns import job_columns
 from qctl_store.listing import Dialect
 from qctl_store.records import RowMapper
@@ -43,7 +43,7 @@ dt = from_us
 
 def json_value(value: str | None) -> JSON:
     """Decoded JSON; SQL NULL is None (Go's nil RawMessage)."""
-    return None if value is None else json.loads(value)
+    return None if value is None else deepjson.loads(value)
 
 
 def _day(value: str) -> datetime:

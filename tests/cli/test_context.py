@@ -326,8 +326,17 @@ def test_context_edits_keep_comments_and_unknown_settings(home: Path) -> None:
         '[plugins.pager]\ncommand = "less -R"\n\n[contexts.stage]\ndsn = "sqlite:///stage.db"\n'
         'schema = "s"\n'
     )
-    # --replace rewrites the table where it is, under its comment.
+    # --replace rewrites the table where it is, under its comment; the replaced
+    # context's read-only flag stays unless --no-read-only says otherwise.
     ok("context", "add", "prod", "--dsn", "postgresql://ops@db2.internal/app", "--replace")
+    assert (
+        "# production: never write from here\n[contexts.prod]\n"
+        'dsn = "postgresql://ops@db2.internal/app"\nread_only = true\n\n[plugins.pager]'
+    ) in home.read_text()
+    ok("context", "add", "prod", "--dsn", "postgresql://ops@db2.internal/app", "--replace")
+    assert "read_only = true" in home.read_text()
+    args = ["--dsn", "postgresql://ops@db2.internal/app", "--replace", "--no-read-only"]
+    ok("context", "add", "prod", *args)
     assert (
         "# production: never write from here\n[contexts.prod]\n"
         'dsn = "postgresql://ops@db2.internal/app"\n\n[plugins.pager]'

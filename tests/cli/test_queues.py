@@ -112,17 +112,18 @@ def test_one_connection_and_one_depth_statement_on_postgres(
     enqueue(st, kind)
     connects: list[str] = []
     statements: list[str] = []
-    connect, execute = psycopg.connect, psycopg.Cursor.execute
+    connect, execute = psycopg.Connection.connect.__func__, psycopg.Cursor.execute  # type: ignore[attr-defined]
 
-    def counted_connect(*args: Any, **kwargs: Any) -> Any:
+    def counted_connect(cls: Any, *args: Any, **kwargs: Any) -> Any:
         connects.append(str(args[0]))
-        return connect(*args, **kwargs)
+        return connect(cls, *args, **kwargs)
 
     def counted_execute(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
         statements.append(str(query))
         return execute(self, query, *args, **kwargs)
 
-    monkeypatch.setattr(psycopg, "connect", counted_connect)
+    # Every connection, whatever its class (the store's know when they wait).
+    monkeypatch.setattr(psycopg.Connection, "connect", classmethod(counted_connect))
     monkeypatch.setattr(psycopg.Cursor, "execute", counted_execute)
     rows = out_json(run("queues", "list", "-o", "json"))
     assert _row(rows, kind)["pending"] == 1

@@ -404,13 +404,32 @@ def test_a_broken_config_file_does_not_stop_an_explicit_dsn(tmp_path: Path) -> N
     assert "--dsn and --context each name a database" in line
 
 
-def test_a_config_file_writable_by_others_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", [0o666, 0o664, 0o646])
+def test_a_config_file_writable_by_others_is_refused(tmp_path: Path, mode: int) -> None:
+    """World- and group-writable alike (before: only world-writable was refused)."""
     config, env = config_file(tmp_path, '[contexts.x]\ndsn = "sqlite:///x.db"\n')
-    config.chmod(0o666)
+    config.chmod(mode)
     line = one_line_error(qctl("--context", "x", "jobs", "list", env=env), 2)
-    assert f"refusing {config}: it is writable by others" in line
+    assert f"refusing {config}: it is writable by its group or others" in line
     config.chmod(0o644)
-    assert "writable by others" not in qctl("--context", "x", "jobs", "list", env=env).stderr
+    assert "refusing" not in qctl("--context", "x", "jobs", "list", env=env).stderr
+
+
+def test_a_config_file_in_a_directory_others_write_is_refused(tmp_path: Path) -> None:
+    config, env = config_file(tmp_path, '[contexts.x]\ndsn = "sqlite:///x.db"\n')
+    config.parent.chmod(0o777)
+    line = one_line_error(qctl("--context", "x", "jobs", "list", env=env), 2)
+    assert f"refusing {config}: its directory may be written by another user" in line
+    config.parent.chmod(0o1777)  # sticky, as /tmp: no one else can swap the file
+    assert "refusing" not in qctl("--context", "x", "jobs", "list", env=env).stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_config_file_of_another_user_is_refused(tmp_path: Path) -> None:
+    config, env = config_file(tmp_path, '[contexts.x]\ndsn = "sqlite:///x.db"\n')
+    os.chown(config, 65534, -1)
+    line = one_line_error(qctl("--context", "x", "jobs", "list", env=env), 2)
+    assert f"refusing {config}: it belongs to another user (uid 65534)" in line
 
 
 # --- DAGs a Go deployment still runs ------------------------------------------------------

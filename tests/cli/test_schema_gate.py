@@ -85,3 +85,29 @@ def test_an_older_schema_is_refused(database: tuple[list[str], Any, int]) -> Non
     assert_gated(root, sql, latest - 1, latest)
     sql(f"INSERT INTO azync_migrations (version_id, is_applied) VALUES ({latest}, true)")
     assert invoke(root, "jobs", "list").exit_code == 0
+
+
+def test_a_role_without_usage_on_the_schema_is_told_so(pg_schema: str) -> None:
+    """Its tables are invisible to the role, not missing: no "run qctl db migrate" (the
+    operator would migrate a database that is current), but the GRANT it needs."""
+    import psycopg
+
+    from qctl_store import Config
+    from qctl_store.postgres import PostgresStore
+
+    store = PostgresStore(PG_DSN, Config(schema=pg_schema))
+    store.migrate()
+    store.close()
+    role = "qctl_test_no_usage"
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(
+            f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}')"
+            f" THEN CREATE ROLE {role} LOGIN; END IF; END $$"
+        )
+    dsn = PG_DSN.replace("postgres@", f"{role}@", 1)
+    result = invoke(["--dsn", dsn, "--schema", pg_schema], "jobs", "list")
+    assert result.exit_code == 6
+    assert result.stderr.splitlines() == [
+        f'qctl: error: role "{role}" may not use schema "{pg_schema}" (no USAGE privilege); '
+        f'ask for GRANT USAGE ON SCHEMA "{pg_schema}" TO "{role}"'
+    ]

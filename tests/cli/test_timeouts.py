@@ -6,7 +6,10 @@ environment, a context, or the DSN and ``PGOPTIONS``, which ``--schema`` and
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -354,3 +357,187 @@ def test_dbos_writes_time_out_behind_a_row_lock() -> None:
     assert result.stderr.splitlines() == [LOCK_LINE.format("0.7s")]
     assert status == ("ENQUEUED",)
     print(f"DBOS workflows cancel: lock_timeout 0.7s, exited after {took:.2f}s in all")
+
+
+# --- interrupted, on a terminal, and a server that stops answering ----------------------
+
+
+def start_behind(
+    holder: psycopg.Connection[Any], *args: str, **popen: Any
+) -> subprocess.Popen[str]:
+    """qctl started in its own process, returned once its statement waits on ``holder``."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qctl", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **popen,
+    )
+    deadline = time.monotonic() + 30
+    while not blocked_by(holder.info.backend_pid):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"qctl never waited on the lock: {proc.communicate()}")
+        time.sleep(0.02)
+    return proc
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "line"),
+    [
+        (signal.SIGTERM, 143, ["qctl: error: terminated (SIGTERM)"]),
+        (signal.SIGINT, 130, []),
+    ],
+    ids=["SIGTERM", "SIGINT"],
+)
+def test_an_interrupted_qctl_cancels_its_waiting_statement(
+    db_args: list[str],
+    pg_schema: str,
+    holder: psycopg.Connection[Any],
+    sig: signal.Signals,
+    code: int,
+    line: list[str],
+) -> None:
+    """Ctrl-C or SIGTERM while a statement waits on another session's lock: the statement
+    leaves the server at once (cancelled), not at the lock timeout, a minute later."""
+    holder.execute(f'LOCK TABLE "{pg_schema}".azync_jobs IN ACCESS EXCLUSIVE MODE')
+    proc = start_behind(holder, *db_args, "--lock-timeout", "60s", "jobs", "list")
+    proc.send_signal(sig)
+    sent = time.monotonic()
+    _, stderr = proc.communicate(timeout=30)
+    gone = time.monotonic() - sent
+    assert blocked_by(holder.info.backend_pid) == []
+    assert (proc.returncode, stderr.splitlines()) == (code, line)
+    print(f"{sig.name}: qctl and its statement gone {gone:.2f}s later (lock_timeout 60s)")
+    assert gone < 5.0
+
+
+def test_maintain_stops_on_sigterm_while_blocked(
+    db_args: list[str], pg_schema: str, st: Any, kind: str, holder: psycopg.Connection[Any]
+) -> None:
+    """``maintain`` behind another session's lock stops on SIGTERM at once (exit 0, as
+    after Ctrl-C), its waiting statement cancelled; it used to wait out the lock."""
+    holder.execute(f'LOCK TABLE "{pg_schema}".azync_jobs IN ACCESS EXCLUSIVE MODE')
+    proc = start_behind(holder, *db_args, "--lock-timeout", "60s", "maintain", "--interval", "1s")
+    proc.send_signal(signal.SIGTERM)
+    sent = time.monotonic()
+    _, stderr = proc.communicate(timeout=30)
+    gone = time.monotonic() - sent
+    assert blocked_by(holder.info.backend_pid) == []
+    assert proc.returncode == 0, stderr
+    assert stderr.splitlines()[-1] == "maintain: stopped"
+    assert gone < 5.0
+
+
+def test_on_a_terminal_qctl_says_who_holds_the_lock(
+    db_args: list[str], pg_schema: str, holder: psycopg.Connection[Any], tmp_path: Path
+) -> None:
+    """After a second behind a lock, a line names the session holding it; then the
+    lock timeout's own line and exit 7."""
+    import pexpect
+
+    holder.execute(f'LOCK TABLE "{pg_schema}".azync_jobs IN ACCESS EXCLUSIVE MODE')
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "qctl", *db_args, "--lock-timeout", "3s", "jobs", "list"],
+        env={**os.environ, "XDG_DATA_HOME": str(tmp_path)},
+        encoding="utf-8",
+        timeout=30,
+    )
+    start = time.monotonic()
+    pid = holder.info.backend_pid
+    child.expect(
+        rf"qctl: waiting for a lock held by pid {pid} \(user postgres, "
+        r"application 'qctl-test-holder', from 127\.0\.0\.1, idle in transaction for \d+s: "
+        r"LOCK TABLE [^\r\n]*\)\r\n"
+    )
+    said = time.monotonic() - start
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 7
+    assert child.before.splitlines() == [LOCK_LINE.format("3s")]
+    assert 1.0 <= said < 3.0
+
+
+def test_a_server_that_stops_answering_times_out(
+    pg_schema: str, holder: psycopg.Connection[Any]
+) -> None:
+    """The server goes silent while qctl's statement runs (here: its answer never comes
+    through): qctl gives the connection up statement_timeout + 5 s after it began, with
+    one timeout line and exit 7, instead of waiting as long as the silence lasts."""
+    from urllib.parse import urlsplit
+
+    from tests.tui.test_reconnect_pg import Proxy
+
+    holder.execute(f'LOCK TABLE "{pg_schema}".azync_jobs IN ACCESS EXCLUSIVE MODE')
+    url = urlsplit(PG_DSN)
+    proxy = Proxy(url.hostname or "127.0.0.1", url.port or 5432)
+    try:
+        dsn = url._replace(netloc=f"{url.username}@127.0.0.1:{proxy.port}").geturl()
+        args = ["--dsn", dsn, "--schema", pg_schema, "--statement-timeout", "1s"]
+        proc = start_behind(holder, *args, "--lock-timeout", "0", "jobs", "list")
+        proxy.frozen.set()  # the statement timeout's error never reaches qctl
+        start = time.monotonic()
+        _, stderr = proc.communicate(timeout=30)
+        took = time.monotonic() - start
+    finally:
+        proxy.close()
+    assert proc.returncode == 7
+    assert stderr.splitlines() == [
+        "qctl: error: timed out: the server did not answer for 6s (paused or unreachable); "
+        "raise it with --statement-timeout"
+    ]
+    print(f"a silent server: qctl gave up {took:.2f}s after the silence began")
+    assert took < 6.0 + 1.0
+
+
+# --- bulk work stopped part way ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_a_bulk_retry_stopped_part_way_says_what_it_did_and_how_to_finish(
+    db_args: list[str],
+    pg_schema: str,
+    st: Any,
+    kind: str,
+    holder: psycopg.Connection[Any],
+    fmt: str,
+) -> None:
+    """The newest dead jobs are locked by another session: the batches before them
+    commit, the one that reaches them times out. qctl says how many were retried in how
+    many batches and the command that finishes (before: only the timeout line, and
+    nothing at all on stdout for -o json); run again once the lock is gone, it does."""
+    make_dead(st, kind, 400)
+    holder.execute(
+        f'SELECT id FROM "{pg_schema}".azync_jobs WHERE kind = %s'
+        " ORDER BY enqueued_at DESC, id DESC LIMIT 5 FOR UPDATE",
+        (kind,),
+    ).fetchall()
+    verb = [*db_args, "--lock-timeout", "1s", "jobs", "retry", "--all-dead", "--kind", kind]
+    result, _ = qctl_behind(holder, *verb, "--yes", "-o", fmt)
+    holder.rollback()
+    retried = st.kind_depths(Source.QUEUE)[kind].pending
+    assert 0 < retried < 400
+    assert result.returncode == 7, result.stderr
+    again = f"qctl {' '.join(verb)} --yes -o {fmt}"
+    lines = result.stderr.splitlines()
+    assert lines[-1] == LOCK_LINE.format("1s")
+    said = re.fullmatch(
+        rf"qctl: stopped after {retried} job\(s\) retried in (\d+) committed batch\(es\); "
+        rf"they stay done\. To finish, run again: (.*)",
+        lines[-2],
+    )
+    assert said and said[2] == again, lines
+    if fmt == "json":
+        assert json.loads(result.stdout) == {
+            "interrupted": True,
+            "done": retried,
+            "batches": int(said[1]),
+            "error": LOCK_LINE.format("1s").removeprefix("qctl: error: "),
+            "finish_with": again,
+        }
+    finish = subprocess.run(
+        [sys.executable, "-m", "qctl", *verb, "--yes"], capture_output=True, text=True
+    )
+    assert finish.returncode == 0, finish.stderr
+    assert st.kind_depths(Source.QUEUE)[kind].pending == 400

@@ -8,6 +8,7 @@ import secrets
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -151,6 +152,20 @@ def _dead(store: AnyStore, kind: str, error: str) -> uuid.UUID:
 
 def search_ids(store: AnyStore, **search: object) -> set[uuid.UUID]:
     return set(job_ids(store.search_jobs(JobSearch(**search), limit=1000)))  # type: ignore[arg-type]
+
+
+def test_search_jobs_without_payload_reads_neither_payload_nor_result(store: AnyStore) -> None:
+    kind = unique("adx_nopay")
+    store.enqueue(EnqueueParams(kind=kind, payload={"big": "x" * 1000}, meta={"m": "1"}))
+    search = JobSearch(source=Q, kind=kind)
+    [full] = store.search_jobs(search)
+    [light] = store.search_jobs(search, payload=False)
+    assert full.payload == {"big": "x" * 1000}
+    assert (light.payload, light.result) == (None, None)
+    assert light == replace(full, payload=None, result=None)
+    # The merged listing of one state across kinds (PostgreSQL) too.
+    pending = store.search_jobs(JobSearch(source=Q, state=JobState.PENDING), 10_000, None, False)
+    assert [j.payload for j in pending if j.kind == kind] == [None]
 
 
 def test_search_jobs_filters_by_kind_and_state(store: AnyStore) -> None:

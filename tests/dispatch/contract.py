@@ -35,6 +35,8 @@ def database() -> Iterator[Target]:
         dead = h.call("enqueue", name="ct.dead", queue="ct-dead", max_retries=0)["id"]
         h.call("dequeue", queues=["ct-dead"], limit=1)
         h.call("run", id=dead, error="boom")
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            [(entry,)] = conn.execute(f'SELECT id FROM "{schema}".dispatch_dlq').fetchall()
         h.call("cron", name="ct-cron", schedule="@every 1h", job_name="ct.job")
         h.call("cron", name="ct-off", schedule="@every 1h", job_name="ct.job")
         args = ["--dsn", PG_DSN, "--schema", schema]
@@ -47,9 +49,13 @@ def database() -> Iterator[Target]:
                 "jobs retry": [dead],
                 "dlq replay": ["--queue", "ct-dead"],
                 "dlq purge": ["--older-than", "1s"],
+                "dlq replay-all": ["--queue", "ct-dead"],
+                "dlq delete": [entry],
                 "cron disable": ["ct-cron"],
                 "cron enable": ["ct-off"],
                 "cron delete": ["ct-cron"],
+                "cron trigger": ["ct-cron"],
+                "vacuum all": ["--older-than", "1s"],
                 "db migrate": None,  # dispatch's own migrator runs its migrations
             }
         )

@@ -1,7 +1,7 @@
 """``qctl top`` on a dispatch database: the shared shell with dispatch's screens
 (``qctl.systems.dispatch.tui``), driven by pilot over rows dispatch's own Go code wrote:
-polling, the tabs, a queue's jobs, jump and detail, cancel and DLQ replay (the rows the
-command line leaves), read-only."""
+polling, the tabs, a queue's jobs, jump and detail, cancel, DLQ replay, cron run now and
+disable (the rows the command line leaves), read-only."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from qctl.systems.dispatch.tui import DISPATCH
 from qctl.systems.dispatch.tui.panes import JobDetailScreen, JobsPane
 from qctl.tui.app import QctlTop
 from qctl.tui.widgets import ConfirmDialog, PromptDialog, StatusBar
-from tests.conftest import PG_DSN
+from tests.conftest import PG_DSN, raw_pg
 
 # Pilot helpers that are not DBOS-specific, used where they are.
 from tests.dbos.test_top import cells, confirm
@@ -67,6 +67,13 @@ def fleet(dispatch: Harness) -> dict[str, str]:
     return {"pending": pending, "dead": dead}
 
 
+def tui_mail_jobs(schema: str) -> int:
+    with raw_pg(schema) as c:
+        return int(
+            c.execute("SELECT count(*) FROM dispatch_jobs WHERE name = 'tui.mail'").fetchone()[0]
+        )
+
+
 def test_tabs_jump_and_actions(fleet: dict[str, str], pg_schema: str) -> None:
     async def scenario(app: QctlTop, pilot: Any) -> None:
         bar = app.screen.query_one(StatusBar)
@@ -97,6 +104,21 @@ def test_tabs_jump_and_actions(fleet: dict[str, str], pg_schema: str) -> None:
         await until(
             pilot, lambda: any(r[0] == "tui-cron" for r in cells(app, "dispatch-cron").values()), 10
         )
+        # T runs the entry's job now, D disables it: the command line's actions
+        [cron_id] = [k for k, r in cells(app, "dispatch-cron").items() if r[0] == "tui-cron"]
+        await select(app, pilot, "dispatch-cron", cron_id)
+        await pilot.press("T")
+        assert "Run cron entry tui-cron now (tui.mail on default)" in await confirm(app, pilot)
+        await until(pilot, lambda: tui_mail_jobs(pg_schema) == 2, 10)
+        await pilot.press("D")
+        await confirm(app, pilot)
+        await until(
+            pilot, lambda: row(pg_schema, "dispatch_cron_entries", cron_id)["enabled"] is False, 10
+        )
+        await until(pilot, lambda: cells(app, "dispatch-cron")[cron_id][4] == "no", 10)
+        await pilot.press("X")
+        assert "Delete cron entry tui-cron?" in await confirm(app, pilot)
+        await until(pilot, lambda: cron_id not in cells(app, "dispatch-cron"), 10)
         await pilot.press("5")
         await until(
             pilot,
@@ -119,6 +141,12 @@ def test_tabs_jump_and_actions(fleet: dict[str, str], pg_schema: str) -> None:
         assert "state: failed" in str(text.render())
         assert list(cells(app, "dispatch-job-dlq")) == [entry]
         await pilot.press("escape")
+        # DLQ: X deletes the (replayed) entry
+        await pilot.press("3")
+        await select(app, pilot, "dispatch-dlq", entry)
+        await pilot.press("X")
+        assert "(tui.dead, replayed) for good?" in await confirm(app, pilot)
+        await until(pilot, lambda: entry not in cells(app, "dispatch-dlq"), 10)
 
     dashboard(pg_schema, scenario)
 

@@ -50,6 +50,8 @@ def read_catalog(conn: psycopg.Connection[Any], schema: str) -> Catalog:
            WHERE n.nspname = %(schema)s AND c.relkind = 'r'
            ORDER BY c.relname, a.attnum"""
     ):
+        if default is not None:  # a serial's nextval names its sequence with the schema
+            default = _strip_schema(default, schema)
         tables.setdefault(table, []).append([column, type_, notnull, default, identity])
     constraints = {
         f"{table}.{name}": _strip_schema(definition, schema)

@@ -213,3 +213,35 @@ def test_slow_batches_shrink_toward_the_configured_time(
     assert sizes[0] == 10  # a tenth of the maximum: nothing has been timed yet
     assert max(sizes) <= 50 < 100
     assert pending(s, k) == 300
+
+
+def test_a_large_bulk_change_refreshes_the_estimates(store_factory: StoreFactory) -> None:
+    """A bulk retry of 12,000 dead jobs is followed by an ANALYZE of the job table, so
+    the estimated counts (planner statistics) are not left as they were before it
+    (they showed DEAD 28,314 where there were 135,330) until autovacuum comes by."""
+    from qctl_store.postgres.maintenance import ESTIMATE_REFRESH_ROWS
+
+    store = store_factory()
+    assert isinstance(store, PostgresStore)
+    k = kind("est")
+    n = ESTIMATE_REFRESH_ROWS + 2000
+    store.enqueue_many([EnqueueParams(kind=k) for _ in range(n)])
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(
+            f"UPDATE \"{store.schema}\".azync_jobs SET state = 'dead' WHERE kind = %s", (k,)
+        )
+
+        def analyzed() -> int:
+            row = conn.execute(
+                "SELECT analyze_count FROM pg_stat_user_tables"
+                " WHERE schemaname = %s AND relname = 'azync_jobs'",
+                (store.schema,),
+            ).fetchone()
+            return int(row[0]) if row else 0
+
+        before = analyzed()
+        assert store.retry_all_dead(Source.QUEUE, k) == n
+        deadline = time.monotonic() + 10  # the statistics collector reports late
+        while analyzed() == before:
+            assert time.monotonic() < deadline, "no ANALYZE after the bulk retry"
+            time.sleep(0.1)

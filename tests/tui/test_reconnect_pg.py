@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -22,13 +23,16 @@ pytestmark = [pytest.mark.timeout(180), pytest.mark.pg]
 
 
 class Proxy:
-    """Forwards 127.0.0.1:<port> to the PostgreSQL server until ``cut()``."""
+    """Forwards 127.0.0.1:<port> to the PostgreSQL server until ``cut()``; while
+    ``frozen`` is set it passes no bytes either way, as a paused server (or a network
+    gone silent) does while the kernels still hold the connections."""
 
     def __init__(self, host: str, port: int) -> None:
         self.target = (host, port)
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.up = True
+        self.frozen = threading.Event()
         self.socks: list[socket.socket] = []
         self.lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
@@ -55,6 +59,8 @@ class Proxy:
     def _pump(self, src: socket.socket, dst: socket.socket) -> None:
         with contextlib.suppress(OSError):
             while data := src.recv(65536):
+                while self.frozen.is_set() and self.up:
+                    time.sleep(0.05)
                 dst.sendall(data)
         for s in (src, dst):
             with contextlib.suppress(OSError):

@@ -157,7 +157,9 @@ class FixedStore:
     def ops_stats(self) -> OpsStats:
         return OpsStats(undispatched=3, total_24h=1234, types_24h=3, subscribers=4)
 
-    def search_jobs(self, search: Any, limit: int = 50, after: Any = None) -> list[Job]:
+    def search_jobs(
+        self, search: Any, limit: int = 50, after: Any = None, payload: bool = True
+    ) -> list[Job]:
         return [
             j
             for j in JOBS

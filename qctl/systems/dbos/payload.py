@@ -26,15 +26,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import math
 import pickletools
-import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from json.decoder import scanstring as _scanstring  # type: ignore[attr-defined]
 from typing import Any
+
+from qctl_store import deepjson
 
 PICKLE = "py_pickle"
 PORTABLE_JSON = "portable_json"
@@ -412,11 +411,7 @@ def decode(text: str | None, serialization: str | None) -> Decoded | None:
         return None
     if serialization == PORTABLE_JSON:
         try:
-            try:
-                value = json.loads(text)
-            except RecursionError:  # json's parser recurses; this one does not
-                value = _deep_json(text)
-            return Decoded(PORTABLE_JSON, value)
+            return Decoded(PORTABLE_JSON, deepjson.loads(text))
         except ValueError:
             return Decoded(PORTABLE_JSON, Obj("undecodable", (_cut(text),)))
     if serialization not in (None, PICKLE):
@@ -428,97 +423,6 @@ def decode(text: str | None, serialization: str | None) -> Decoded | None:
         return Decoded(
             serialization or PICKLE, Obj("undecodable", (str(exc), f"{len(text)} characters"))
         )
-
-
-_JSON_ATOM = re.compile(
-    r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null|NaN|-?Infinity"
-)
-_JSON_CONSTANTS = {
-    "true": True, "false": False, "null": None,
-    "NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf,
-}  # fmt: skip
-_WS = re.compile(r"[ \t\n\r]*")
-
-
-def _deep_json(text: str) -> Any:
-    """JSON parsed with a stack of its own: nesting deeper than the interpreter's stack
-    (which ``json.loads`` uses) is plain data. Raises ``ValueError`` on malformed text."""
-    root: list[Any] = []
-    stack: list[Any] = [root]  # open containers; a dict's pending key rides beside it
-    keys: list[Any] = [None]
-    pos = _WS.match(text, 0).end()  # type: ignore[union-attr]
-    expect_value = True
-    while True:
-        top = stack[-1]
-        if expect_value:
-            if isinstance(top, dict) and keys[-1] is None:
-                if text.startswith("}", pos) and not top:
-                    pos += 1
-                    expect_value = False
-                    stack.pop(), keys.pop()
-                    _json_add(stack, keys, top)
-                    pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-                    continue
-                if not text.startswith('"', pos):
-                    raise ValueError(f"key expected at {pos}")
-                key, pos = _scanstring(text, pos + 1)
-                pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-                if not text.startswith(":", pos):
-                    raise ValueError(f"':' expected at {pos}")
-                keys[-1] = key
-                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-                continue
-            char = text[pos : pos + 1]
-            if char in ("[", "{"):
-                stack.append([] if char == "[" else {})
-                keys.append(None)
-                pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-                if char == "[" and text.startswith("]", pos):
-                    expect_value = False
-                    stack.pop(), keys.pop()
-                    _json_add(stack, keys, [])
-                    pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-                continue
-            if char == '"':
-                value, pos = _scanstring(text, pos + 1)
-            else:
-                atom = _JSON_ATOM.match(text, pos)
-                if atom is None:
-                    raise ValueError(f"value expected at {pos}")
-                word, pos = atom.group(), atom.end()
-                is_number = word not in _JSON_CONSTANTS
-                integral = is_number and not any(c in word for c in ".eE")
-                value = (
-                    int(word) if integral else float(word) if is_number else _JSON_CONSTANTS[word]
-                )
-            _json_add(stack, keys, value)
-            expect_value = False
-            pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
-            continue
-        if top is root:
-            if pos != len(text) or len(root) != 1:
-                raise ValueError(f"extra data at {pos}")
-            return root[0]
-        char = text[pos : pos + 1]
-        closing = "]" if isinstance(top, list) else "}"
-        if char == ",":
-            expect_value = True
-            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-        elif char == closing:
-            stack.pop(), keys.pop()
-            _json_add(stack, keys, top)
-            pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
-        else:
-            raise ValueError(f"',' or {closing!r} expected at {pos}")
-
-
-def _json_add(stack: list[Any], keys: list[Any], value: Any) -> None:
-    top = stack[-1]
-    if isinstance(top, dict):
-        top[keys[-1]] = value
-        keys[-1] = None
-    else:
-        top.append(value)
 
 
 UNNAMED = "unnamed_serializer"

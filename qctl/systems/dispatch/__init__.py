@@ -29,10 +29,12 @@ SYSTEM = System(
             f"{_CLI}.queues", "app", "Per queue: jobs by state, oldest pending age.", alias="queue"
         ),
         "dlq": Entry(
-            f"{_CLI}.dlq", "app", "dispatch's dead-letter queue: list, show, replay, purge."
+            f"{_CLI}.dlq",
+            "app",
+            "dispatch's dead-letter queue: list, show, replay, replay-all, delete, purge.",
         ),
         "cron": Entry(
-            f"{_CLI}.cron", "app", "dispatch cron entries: list, enable, disable, delete."
+            f"{_CLI}.cron", "app", "dispatch cron entries: list, enable, disable, trigger, delete."
         ),
         "workers": Entry(f"{_CLI}.workers", "app", "dispatch workers: list.", alias="worker"),
         "workflows": Entry(
@@ -41,14 +43,24 @@ SYSTEM = System(
             "dispatch workflow runs: list, show with checkpoints (read-only).",
             alias="workflow",
         ),
+        "stats": Entry(f"{_CLI}.stats", "stats", "Jobs and workflow runs per state, DLQ entries."),
+        "vacuum": Entry(
+            f"{_CLI}.vacuum",
+            "app",
+            "Retention: delete old finished jobs, acked events, replayed DLQ entries.",
+        ),
+        "watch": Entry(
+            f"{_CLI}.watch", "watch", "New jobs and DLQ entries as JSON lines (polling)."
+        ),
         "top": Entry(
             "qctl.cli.top", "top", "The live dashboard (polling): queues, jobs, DLQ, cron, workers."
         ),
+        # The one demo command, the shell's: --system dispatch runs dispatch's (below).
+        "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     screens="qctl.systems.dispatch.tui:DISPATCH",
     database="qctl.systems.dispatch.database:Database",
-    instead={
-        "vacuum": "see `qctl dlq purge`",
-    },
+    demo="qctl.systems.dispatch.cli.demo:demo",
+    instead={},
     capabilities=frozenset(),
 )

@@ -3,8 +3,10 @@ code it is transcribed from (named beside each statement in ``queries/actions.sq
 
 Where dispatch checks a state in Go and then writes a whole row, the check here is the
 statement's own predicate: a write never races a worker worse than dispatch's own API
-would, and usually less. dispatch v0.1.0 sends no wake notification (workers poll), so
-none is sent after a replay.
+would, and usually less. Every action refuses first (exit 5) on a schema at a version
+qctl does not know (``Database.writable``). After a write that makes a job claimable
+qctl sends dispatch's wake notification, as dispatch's own EnqueueJob does from v1.5.3
+(``store/postgres/wake.go``; at v0.1.0 workers only poll, and nobody listens).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from qctl.core.errors import WrongState
+from qctl.core.errors import NoSuchName, WrongState
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.database import Database
 from qctl_store.errors import InvalidInput
@@ -31,16 +33,17 @@ zero TypeID's text): every job dispatch v0.1.0 enqueues carries it."""
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 
 
-def new_job_id() -> str:
-    """A fresh dispatch job id as ``id.NewJobID`` makes it: TypeID ``job_`` + a UUIDv7
-    (48-bit Unix milliseconds, version 7, variant 10, random bits) in TypeID's base32."""
+def new_id(kind: str = "job") -> str:
+    """A fresh dispatch id as ``id.NewJobID`` (``kind`` ``job``) or ``id.NewDLQID``
+    (``dlq``) makes it: TypeID ``<kind>_`` + a UUIDv7 (48-bit Unix milliseconds, version
+    7, variant 10, random bits) in TypeID's base32."""
     value = int.from_bytes(os.urandom(16), "big")
     ms = time.time_ns() // 1_000_000
     value = (value & ~(((1 << 48) - 1) << 80)) | (ms << 80)
     value = (value & ~(0xF << 76)) | (0x7 << 76)
     value = (value & ~(0x3 << 62)) | (0x2 << 62)
     digits = [_CROCKFORD[(value >> (5 * i)) & 0x1F] for i in range(25, -1, -1)]
-    return "job_" + "".join(digits)
+    return f"{kind}_" + "".join(digits)
 
 
 @dataclass
@@ -55,6 +58,7 @@ class Cancelled:
 
 def cancel(db: Database, job_id: str, dry_run: bool = False) -> Cancelled:
     """Cancel a pending or retrying job: state ``cancelled``, ``completed_at`` now."""
+    db.writable()
     job = reads.get_job(db, job_id)
     outcome = Cancelled(job.id, job.name, job.queue, job.state, dry_run)
     _require(job.state, CANCELLABLE, "jobs cancel", f"dispatch job {job.id}", "cancelled")
@@ -94,6 +98,7 @@ class Replayed:
 
 def replay(db: Database, entry_id: str, dry_run: bool = False) -> Replayed:
     """Enqueue a DLQ entry again as a new pending job, once (dlq/replay.go Replay)."""
+    db.writable()
     entry = reads.get_dlq(db, entry_id)
     outcome = Replayed(entry.id, entry.job_id, entry.job_name, entry.queue, dry_run=dry_run)
     if entry.replayed_at is not None:
@@ -106,22 +111,27 @@ def replay(db: Database, entry_id: str, dry_run: bool = False) -> Replayed:
         if claimed is None:  # another replay took it since the read
             again = reads.get_dlq(db, entry.id)
             raise _replayed(entry.id, again.replayed_at)
-        job = db.one(
-            q.enqueue_replay,
-            {
-                "id": new_job_id(),
-                "name": claimed["job_name"],
-                "queue": claimed["queue"],
-                "payload": claimed["payload"],
-                "max_retries": claimed["max_retries"],
-                "scope_app_id": claimed["scope_app_id"],
-                "scope_org_id": claimed["scope_org_id"],
-                "worker_id": ZERO_WORKER_ID,
-            },
+        outcome.new_job_id = _enqueue(
+            db,
+            name=claimed["job_name"],
+            queue=claimed["queue"],
+            payload=claimed["payload"],
+            max_retries=claimed["max_retries"],
+            scope_app_id=claimed["scope_app_id"],
+            scope_org_id=claimed["scope_org_id"],
+            timeout=0,
         )
-    assert job is not None
-    outcome.new_job_id = job["id"]
     return outcome
+
+
+def _enqueue(db: Database, **job: object) -> str:
+    """Insert one pending job (inside the caller's transaction) and wake dispatch's
+    workers on commit; its new id."""
+    q = reads.queries("actions.sql")
+    row = db.one(q.enqueue_job, {"id": new_id(), "worker_id": ZERO_WORKER_ID, **job})
+    db.one(q.wake)
+    assert row is not None
+    return str(row["id"])
 
 
 def _replayed(entry_id: str, at: datetime | None) -> WrongState:
@@ -141,7 +151,7 @@ def retry(db: Database, job_id: str, dry_run: bool = False) -> Replayed:
         raise WrongState(
             "jobs retry", f"dispatch job {job.id} is {job.state}: only failed jobs can be retried"
         )
-    entries = [e for e in reads.dlq_of_job(db, job.id) if e.replayed_at is None]
+    entries = [e for e in reads.dlq_of_job(db, job) if e.replayed_at is None]
     if not entries:
         raise WrongState(
             "jobs retry",
@@ -163,6 +173,7 @@ class Purged:
 def purge(db: Database, older_than: timedelta, dry_run: bool = False) -> Purged:
     """Delete DLQ entries that failed longer ago than ``older_than``, replayed or not,
     as store/postgres/dlq.go PurgeDLQ does (its API purges at 30 days)."""
+    db.writable()
     if older_than <= timedelta(0):
         raise InvalidInput("--older-than must be more than 0: a zero cutoff purges every entry")
     before = datetime.now(UTC) - older_than
@@ -195,6 +206,7 @@ def _firing(entry: reads.CronEntry) -> bool:
 def change_cron(db: Database, key: str, action: str, dry_run: bool = False) -> CronChanged:
     """``enable``, ``disable`` or ``delete`` a cron entry (by id or name); refused while
     the scheduler is firing it (see queries/actions.sql)."""
+    db.writable()
     entry = reads.get_cron(db, key)
     outcome = CronChanged(entry.id, entry.name, action, entry.enabled, dry_run)
     op = f"cron {action}"
@@ -214,4 +226,124 @@ def change_cron(db: Database, key: str, action: str, dry_run: bool = False) -> C
         raise WrongState(
             op, f"dispatch cron entry {entry.name} changed or started firing; try again"
         )
+    return outcome
+
+
+ENQUEUE_RAW_MAX_RETRIES = 3
+ENQUEUE_RAW_TIMEOUT_NS = 5 * 60 * 10**9
+"""engine.go EnqueueRaw's job with no options (job/options.go DefaultOptions): three
+retries, a five-minute timeout, queue ``default``."""
+
+
+@dataclass
+class CronTriggered:
+    cron_id: str
+    name: str
+    job_name: str
+    queue: str
+    new_job_id: str | None = None
+    dry_run: bool = False
+
+
+def trigger_cron(db: Database, key: str, dry_run: bool = False) -> CronTriggered:
+    """Run a cron entry's job now (engine/ops_cron.go TriggerCron): the job a scheduled
+    fire enqueues (cron/scheduler.go fireEntry: EnqueueRaw with the entry's job name,
+    payload and queue override), the schedule untouched (last_run_at, next_run_at), a
+    disabled entry too. The scheduler's fire carries no scope, so neither does this."""
+    db.writable()
+    entry = reads.get_cron(db, key)
+    queue = entry.queue or "default"
+    outcome = CronTriggered(entry.id, entry.name, entry.job_name, queue, dry_run=dry_run)
+    if dry_run:
+        return outcome
+    with db.transaction():
+        raw = db.one(reads.queries("actions.sql").cron_payload, {"id": entry.id})
+        if raw is None:
+            raise NoSuchName("cron trigger", f"dispatch cron entry {entry.name} was deleted")
+        outcome.new_job_id = _enqueue(
+            db,
+            name=entry.job_name,
+            queue=queue,
+            # a NULL payload (the column allows it) would fail dispatch_jobs' NOT NULL:
+            # dispatch's own trigger errors there; qctl enqueues the empty payload the
+            # handler would have been given
+            payload=raw["payload"] or b"",
+            max_retries=ENQUEUE_RAW_MAX_RETRIES,
+            scope_app_id="",
+            scope_org_id="",
+            timeout=ENQUEUE_RAW_TIMEOUT_NS,
+        )
+    return outcome
+
+
+VACUUM_BATCH = 1000
+"""Rows one vacuum statement deletes: short transactions beside a running fleet."""
+
+
+@dataclass
+class Vacuumed:
+    before: datetime
+    jobs: int
+    """Completed and cancelled jobs that finished before ``before``."""
+    events: int
+    """Acknowledged events created before ``before``."""
+    dlq: int
+    """DLQ entries replayed before ``before``."""
+    dry_run: bool = False
+
+
+def vacuum(db: Database, older_than: timedelta, dry_run: bool = False) -> Vacuumed:
+    """Delete what dispatch no longer reads and never deletes itself: finished jobs,
+    acked events and replayed DLQ entries older than ``older_than``, in batches."""
+    db.writable()
+    if older_than <= timedelta(0):
+        raise InvalidInput("--older-than must be more than 0: a zero cutoff vacuums everything")
+    before = datetime.now(UTC) - older_than
+    q = reads.queries("actions.sql")
+    counted = db.one(q.count_vacuum, {"before": before}) or {}
+    outcome = Vacuumed(
+        before,
+        int(counted.get("jobs", 0)),
+        int(counted.get("events", 0)),
+        int(counted.get("dlq", 0)),
+        dry_run,
+    )
+    if dry_run:
+        return outcome
+    steps = (("jobs", q.vacuum_jobs), ("events", q.vacuum_events), ("dlq", q.vacuum_dlq))
+    for field, statement in steps:
+        total = 0
+        while True:
+            with db.transaction():
+                n = db.execute(statement, {"before": before, "batch": VACUUM_BATCH})
+            total += n
+            if n < VACUUM_BATCH:
+                break
+        setattr(outcome, field, total)
+    return outcome
+
+
+@dataclass
+class DLQDeleted:
+    entry_id: str
+    job_id: str
+    job_name: str
+    queue: str
+    replayed: bool
+    """False: the entry was its failed job's last copy."""
+    dry_run: bool = False
+
+
+def delete_dlq(db: Database, entry_id: str, dry_run: bool = False) -> DLQDeleted:
+    """Delete one DLQ entry for good, replayed or not, as dispatch's DeleteDLQ does."""
+    db.writable()
+    entry = reads.get_dlq(db, entry_id)
+    replayed = entry.replayed_at is not None
+    outcome = DLQDeleted(entry.id, entry.job_id, entry.job_name, entry.queue, replayed, dry_run)
+    if dry_run:
+        return outcome
+    with db.transaction():
+        done = db.one(reads.queries("actions.sql").delete_dlq, {"id": entry.id})
+    if done is None:
+        raise NoSuchName("dlq delete", f"dispatch DLQ entry {entry.id} was deleted meanwhile")
     return outcome

@@ -2,10 +2,13 @@
 store qctl reads), gated on the migration versions dispatch's migrator recorded.
 
 dispatch migrates through grove: one ``grove_migrations`` row per applied version, group
-``dispatch`` (``store/postgres/migrations.go``). qctl knows exactly the versions of
-dispatch v0.1.0 and refuses a database with any other (exit 5, both lists named): a newer
-dispatch may have changed what a write must look like. qctl never migrates it and never
-takes grove's migration lock.
+``dispatch`` (``store/postgres/migrations.go``). qctl knows the seven versions of dispatch
+v0.1.0, which are also every version of dispatch's main branch at commit 6f7dda7 (tag
+v1.5.3). A database that lacks one of them is refused (exit 5): its tables may not be
+what qctl reads. A database with versions qctl does not know (a newer dispatch) is read,
+since every column qctl reads is still there, but never written (exit 5, both lists
+named): a newer dispatch may have changed what a write must look like, e.g. a lease epoch
+a cancel must fence. qctl never migrates it and never takes grove's migration lock.
 """
 
 from __future__ import annotations
@@ -26,7 +29,10 @@ KNOWN_VERSIONS: dict[str, str] = {
     "20240101120006": "schema_additions",
 }
 """The group ``dispatch`` of ``store/postgres/migrations.go`` at dispatch v0.1.0."""
-SUPPORTED = "dispatch v0.1.0 (grove group dispatch, 20240101120000..20240101120006)"
+SUPPORTED = (
+    "dispatch v0.1.0 to v1.5.3 (main at 6f7dda7; grove group dispatch,"
+    " 20240101120000..20240101120006)"
+)
 
 CAPABILITIES: dict[str, tuple[str, str, str]] = {
     "fenced_cancel": (
@@ -58,9 +64,15 @@ class SchemaState:
 
     @property
     def supported(self) -> bool:
+        """Every version known and applied: qctl reads and writes."""
         return not self.unknown and not self.missing
 
-    def refusal(self) -> str:
+    @property
+    def readable(self) -> bool:
+        """Every known version applied (unknown newer ones too, maybe): qctl reads."""
+        return not self.missing
+
+    def refusal(self, writing: bool = False) -> str:
         found = ", ".join(self.applied) or "none"
         known = ", ".join(KNOWN_VERSIONS)
         why = (
@@ -68,9 +80,10 @@ class SchemaState:
             if self.unknown
             else f"versions not applied: {', '.join(self.missing)}"
         )
+        refused = "qctl reads it but never writes to it" if writing else "refused"
         return (
             f"dispatch schema at migration versions {found}: {why}; qctl knows {known}"
-            f" ({SUPPORTED}) and never migrates a dispatch database"
+            f" ({SUPPORTED}); {refused}, and never migrates a dispatch database"
         )
 
     def has(self, capability: str) -> bool:
@@ -80,7 +93,8 @@ class SchemaState:
 
 class Database(SqlDatabase):
     """A dispatch database (PostgreSQL), its migration versions gated on opening unless
-    ``gate`` is False (``db status`` reports what it finds instead)."""
+    ``gate`` is False (``db status`` reports what it finds instead): refused when a
+    known version is missing; a write calls ``writable`` first."""
 
     label = "dispatch"
     unsupported = UnsupportedSchema
@@ -89,8 +103,13 @@ class Database(SqlDatabase):
         """``session``: ``SqlDatabase``'s (``read_only``, the timeouts)."""
         super().__init__(dsn, schema, **session)
         self.state = self._read_state()
-        if gate and not self.state.supported:
+        if gate and not self.state.readable:
             self.refuse(UnsupportedSchema(self.state.refusal()))
+
+    def writable(self) -> None:
+        """Refuse (exit 5) to write to a schema at a version qctl does not know."""
+        if not self.state.supported:
+            raise UnsupportedSchema(self.state.refusal(writing=True))
 
     def _read_state(self) -> SchemaState:
         rows = self.all(

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import asdict, dataclass, fields
+import re
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -148,7 +149,37 @@ class QueueStats:
     oldest_pending_age: timedelta | None
 
 
-Row = TypeVar("Row", Job, DLQEntry, CronEntry, Worker, QueueStats, Run, Checkpoint)
+@dataclass
+class QueueDepth:
+    """A queue's live figures: what waits and runs (``queue_depths``)."""
+
+    queue: str
+    pending: int
+    retrying: int
+    running: int
+    oldest_pending_age: timedelta | None
+
+
+@dataclass
+class Stats:
+    """api/stats_handler.go's answer: jobs per state, DLQ entries, runs per state."""
+
+    pending: int
+    running: int
+    completed: int
+    failed: int
+    retrying: int
+    cancelled: int
+    dlq: int
+    dlq_unreplayed: int
+    runs_running: int
+    runs_completed: int
+    runs_failed: int
+
+
+Row = TypeVar(
+    "Row", Job, DLQEntry, CronEntry, Worker, QueueStats, QueueDepth, Run, Checkpoint, Stats
+)
 
 
 _PAYLOADS = frozenset({"payload", "input", "output", "data"})
@@ -170,21 +201,20 @@ def as_record(row: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Cursor:
-    """Where a newest-first page ends: the last row's instant and id."""
+    """Where a newest-first page ends: the last row's id (ids sort by creation)."""
 
-    at: datetime
     id: str
 
     def encode(self) -> str:
-        raw = json.dumps([self.at.isoformat(), self.id], separators=(",", ":"))
+        raw = json.dumps([self.id], separators=(",", ":"))
         return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
     @classmethod
     def decode(cls, text: str) -> Cursor:
         try:
             raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-            at, id_ = json.loads(raw)
-            return cls(datetime.fromisoformat(at), str(id_))
+            [id_] = json.loads(raw)
+            return cls(str(id_))
         except (ValueError, TypeError):
             raise InvalidInput(f"--after: {text!r} is not a cursor printed by a listing") from None
 
@@ -194,7 +224,7 @@ def _any(values: list[str] | None) -> list[str] | None:
 
 
 def _page(cursor: Cursor | None) -> dict[str, Any]:
-    return {"after_at": cursor.at if cursor else None, "after_id": cursor.id if cursor else None}
+    return {"after_id": cursor.id if cursor else None}
 
 
 def list_jobs(
@@ -215,16 +245,23 @@ def list_jobs(
     return _rows(Job, db.all(queries("reads.sql").list_jobs, params))
 
 
+_TYPEID_PREFIX = re.compile(r"[a-z]+_[0-9a-z]*")
+_TOP = "z" * 40
+"""Sorts after every id suffix of TypeID digits, so a prefix's ids are one index range."""
+
+
 def _resolve(db: Database, what: str, prefix: str, exact: str, starting: str, text: str) -> str:
     """A dispatch id typed whole (looked up by primary key), without its type prefix
-    (``job_``), or as a unique prefix of either form (dispatch v0.1.0 indexes ids for
-    equality only: a prefix is a scan)."""
+    (``job_``), or as a unique prefix of either form (a range of the primary key)."""
     if not text:
         raise InvalidInput(f"{what} id: empty")
     full = text if text.startswith(prefix) else prefix + text
     if db.one(exact, {"id": full}):
         return full
-    ids = [r["id"] for r in db.all(starting, {"prefix": full})]
+    full = full.lower()  # TypeIDs are lower-case
+    if not _TYPEID_PREFIX.fullmatch(full):
+        raise InvalidInput(f"{what} id {text!r}: not a dispatch id or a prefix of one")
+    ids = [r["id"] for r in db.all(starting, {"prefix": full, "top": _TOP})]
     if not ids:
         raise NoSuchName(f"get {what}", f"no dispatch {what} {text!r}")
     if len(ids) > 1:
@@ -254,12 +291,19 @@ def get_job(db: Database, job_id: str) -> Job:
     return rows[0]
 
 
-def dlq_of_job(db: Database, job_id: str) -> list[DLQEntry]:
-    return _rows(DLQEntry, db.all(queries("reads.sql").dlq_of_job, {"job_id": job_id}))
+def dlq_of_job(db: Database, job: Job) -> list[DLQEntry]:
+    params = {"job_id": job.id, "queue": job.queue, "created_at": job.created_at}
+    return _rows(DLQEntry, db.all(queries("reads.sql").dlq_of_job, params))
 
 
 def queue_stats(db: Database) -> list[QueueStats]:
+    """Every state per queue: a scan of the jobs (``qctl queues list``)."""
     return _rows(QueueStats, db.all(queries("reads.sql").queue_stats))
+
+
+def queue_depths(db: Database) -> list[QueueDepth]:
+    """What waits and runs per queue, through the indexes (the live Queues tab)."""
+    return _rows(QueueDepth, db.all(queries("reads.sql").queue_depths))
 
 
 def list_dlq(
@@ -321,3 +365,46 @@ def get_run(db: Database, run_id: str) -> tuple[Run, list[Checkpoint]]:
     if not runs:
         raise NoSuchName("get workflow run", f"no dispatch workflow run {run_id!r}")
     return runs[0], _rows(Checkpoint, db.all(q.run_checkpoints, {"id": run_id}))
+
+
+def stats(db: Database) -> Stats:
+    return _rows(Stats, db.all(queries("reads.sql").stats))[0]
+
+
+WATCH_BATCH = 500
+"""Rows of each kind one poll of ``changes_since`` reads at most."""
+
+
+@dataclass
+class WatchMarks:
+    """Where a watch stands, per kind: a mark one poll behind (ids a producer made just
+    before another's can commit just after, so each poll re-reads the last one's rows)
+    and the ids past it already printed."""
+
+    job: str | None = None
+    dlq: str | None = None
+    seen: dict[str, set[str]] = field(default_factory=lambda: {"job": set(), "dlq": set()})
+
+
+def watch_start(db: Database) -> WatchMarks:
+    """Marks at the newest job and DLQ entry: a watch prints what comes after."""
+    newest = db.one(queries("reads.sql").newest_ids) or {}
+    return WatchMarks(newest.get("job"), newest.get("dlq"))
+
+
+def changes_since(db: Database, marks: WatchMarks) -> list[dict[str, Any]]:
+    """New jobs and DLQ entries since the last call, each once, oldest first; moves
+    ``marks`` on. Each poll walks the primary keys from the marks."""
+    q = queries("reads.sql")
+    out: list[dict[str, Any]] = []
+    for kind, statement in (("job", q.jobs_after), ("dlq", q.dlq_after)):
+        rows = db.all(statement, {"after": getattr(marks, kind), "limit": WATCH_BATCH})
+        before = marks.seen[kind]
+        out.extend(r for r in rows if r["id"] not in before)
+        # rows printed a poll ago had that poll to let earlier ids commit: past them
+        old = [r["id"] for r in rows if r["id"] in before]
+        if old:
+            setattr(marks, kind, max(old))
+        mark = getattr(marks, kind) or ""
+        marks.seen[kind] = {r["id"] for r in rows if r["id"] > mark}
+    return out

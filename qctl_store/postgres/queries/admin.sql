@@ -151,8 +151,8 @@ SELECT COUNT(*) AS n FROM azync_jobs WHERE {where}
 EXPLAIN (FORMAT JSON) SELECT 1 FROM azync_jobs WHERE {where}
 
 -- name: list_jobs
--- A page of the jobs matching {where}, in {order}.
-SELECT {jobs} FROM azync_jobs WHERE {where}
+-- A page of the jobs matching {where}, in {order}: {columns} (payload and result or NULLs).
+SELECT {columns} FROM azync_jobs WHERE {where}
 ORDER BY {order}
 LIMIT %(limit)s OFFSET %(offset)s
 
@@ -162,8 +162,8 @@ LIMIT %(limit)s OFFSET %(offset)s
 -- order: the kinds come from a loose index scan (one descent per kind), each kind's
 -- first rows from its own index range (a LATERAL top-N that reads only the order
 -- columns and the id, index-only where the visibility map allows), and the page is the
--- merge of those, its rows then fetched by primary key. {where} (source, state, filters
--- and the keyset) applies inside each kind.
+-- merge of those, its rows then fetched by primary key ({columns}). {where} (source,
+-- state, filters and the keyset) applies inside each kind.
 WITH RECURSIVE k(kind) AS (
     (SELECT kind FROM azync_jobs WHERE source = %(source)s AND state = %(state)s
      ORDER BY kind LIMIT 1)
@@ -173,7 +173,7 @@ WITH RECURSIVE k(kind) AS (
             ORDER BY j.kind LIMIT 1)
     FROM k WHERE k.kind IS NOT NULL
 )
-SELECT {jobs} FROM azync_jobs WHERE id IN (
+SELECT {columns} FROM azync_jobs WHERE id IN (
     SELECT p.id FROM k CROSS JOIN LATERAL (
         SELECT {jobs} FROM azync_jobs
         WHERE {where} AND azync_jobs.kind = k.kind

@@ -108,3 +108,7 @@ DELETE FROM azync_stats_daily WHERE source = %(source)s
 -- name: nuke_keys
 -- Every idempotency key of one source deleted.
 DELETE FROM azync_idempotency_keys WHERE source = %(source)s
+
+-- name: analyze_jobs
+-- Refresh the planner's statistics of azync_jobs (the console's estimated counts), waiting at most 200 ms for its lock.
+SET LOCAL lock_timeout = '200ms'; ANALYZE azync_jobs

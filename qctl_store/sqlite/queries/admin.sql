@@ -46,10 +46,10 @@ GROUP BY w.day ORDER BY w.day
 SELECT COUNT(*) AS n FROM azync_jobs WHERE {where}
 
 -- name: list_jobs
--- A page of the jobs matching {where}, in {order}.
+-- A page of the jobs matching {where}, in {order}: {columns} (payload and result or NULLs).
 -- The WHERE is built from fixed fragments (listing.job_where); a state filter is inlined as a
 -- literal of the enum so SQLite can use the per-state partial indexes.
-SELECT {jobs} FROM azync_jobs
+SELECT {columns} FROM azync_jobs
 WHERE {where}
 ORDER BY {order}
 LIMIT :limit OFFSET :offset

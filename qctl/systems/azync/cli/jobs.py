@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any
@@ -29,6 +29,7 @@ from qctl.cli.output import (
     note,
     page_note,
     rows_of,
+    stream_rows,
 )
 from qctl.core import bulk
 from qctl.core.parse import ParseError
@@ -61,6 +62,14 @@ ATTEMPT_COLUMNS = ["lifetime", "attempt", "at", "error"]
 PAGE = 500
 
 ErrorOpt = filters.ErrorOpt
+
+
+STREAM_PAGE = 1000
+"""Jobs ``jobs list`` fetches and writes at a time: memory holds one such page."""
+MAX_TABLE_ROWS = 10_000
+"""The most rows a table lists (it is sized on all of them, and read by a person)."""
+MAX_ROWS = 1_000_000
+"""The most rows one ``jobs list`` writes; ``--after`` continues past them."""
 
 
 def job_record(job: Job, with_payload: bool = False) -> dict[str, Any]:
@@ -114,17 +123,39 @@ def list_jobs(
             "no index holds this listing: it reads the whole job table"
             + (" (`qctl db tune` adds one for paused jobs)" if state else "; try --state")
         )
-    jobs = store.search_jobs(search, limit=limit, after=common.cursor(after))
-    rows = [job_record(j) for j in jobs]
-    emit_rows(rows, JOB_COLUMNS, output)
+    if output == OutputFormat.TABLE and limit > MAX_TABLE_ROWS:
+        raise ParseError(
+            f"--limit: at most {MAX_TABLE_ROWS} rows in a table; -o jsonl or -o csv "
+            f"stream up to {MAX_ROWS}"
+        )
+    if limit > MAX_ROWS:
+        raise ParseError(f"--limit: at most {MAX_ROWS} rows; --after continues from there")
+    last: list[Job] = []  # the newest fetch's jobs, for the cursor of the next page
+
+    def pages() -> Iterator[list[dict[str, Any]]]:
+        # Fetched STREAM_PAGE jobs at a time, on the keyset the next page would use.
+        left, position = limit, common.cursor(after)
+        while left > 0:
+            batch = store.search_jobs(
+                search, limit=min(STREAM_PAGE, left), after=position, payload=False
+            )
+            last[:] = batch
+            yield [job_record(j) for j in batch]
+            if len(batch) < min(STREAM_PAGE, left):
+                return
+            left -= len(batch)
+            position = store.job_cursor(batch[-1], state)
+
+    shown = stream_rows(pages(), JOB_COLUMNS, output)
     total: int | None = None
     estimated = False
     if output == OutputFormat.TABLE:
         # A first page shorter than the limit is every matching job: no count to ask.
-        short = after is None and len(jobs) < limit
-        total, estimated = (len(jobs), False) if short else store.count_jobs(search)
-    position = common.next_cursor(jobs, limit, lambda job: store.job_cursor(job, state))
-    page_note(output, len(jobs), total, position, estimated)
+        short = after is None and shown < limit
+        total, estimated = (shown, False) if short else store.count_jobs(search)
+    full = shown == limit and last
+    position = common.next_cursor(last, len(last), lambda j: store.job_cursor(j, state))
+    page_note(output, shown, total, position if full else None, estimated)
 
 
 def _timings(job: Job, now: datetime) -> dict[str, timedelta | None]:
@@ -307,7 +338,8 @@ def _bulk(
         f"would {verb} {plan.count} {noun}",
         f"{verb.capitalize()} {plan.count} {noun}?",
     ):
-        done = ops_jobs.act_all(store, action, search)
+        with common.reporting_done(output, f"job(s) {DONE[action]}"):
+            done = ops_jobs.act_all(store, action, search)
         common.done(done, f"{DONE[action]} {done.count} {noun}", output)
 
 
@@ -458,5 +490,6 @@ def vacuum_dead(
         f"would delete {plan.count} dead job(s)",
         f"Delete dead jobs that died more than {older_than} ago?",
     ):
-        done = ops_jobs.vacuum_dead(store, age, source, kind)
+        with common.reporting_done(output, "dead job(s) deleted"):
+            done = ops_jobs.vacuum_dead(store, age, source, kind)
         common.done(done, f"deleted {done.count} dead job(s)", output)

@@ -13,6 +13,7 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import Output, SourceOpt
+from qctl.cli.errors import Terminated
 from qctl.cli.output import OutputFormat, emit_rows, note, rows_of
 from qctl.core.parse import ParseError
 from qctl.systems.azync.ops import maintain as ops_maintain
@@ -63,6 +64,7 @@ def maintain(
 
     def terminate(signum: int, frame: FrameType | None) -> None:
         stop.set()
+        raise Terminated  # a statement waiting on a lock is cancelled on the server
 
     previous = signal.signal(signal.SIGTERM, terminate)
     try:

@@ -41,7 +41,8 @@ def _execute(
     else:
         store = common.writable(ctx, "vacuum")
         common.confirm(f"Vacuum {plan}?", yes)
-        outcomes = ops_vacuum.execute(store, steps)
+        with common.reporting_done(output, "row(s) removed"):
+            outcomes = ops_vacuum.execute(store, steps)
     # The documented cron form: one row per target and source, "removed" rows.
     rows = [
         {"target": o.target, "source": o.source, "removed": o.count}

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from qctl.core.bulk import SAMPLE
 from qctl.core.errors import WrongState, WrongVerb, require_state
 from qctl.systems.azync.ops.results import BulkOutcome, BulkPlan, JobOutcome
-from qctl_store.errors import InvalidInput, NotFound
+from qctl_store.errors import InvalidInput, NotFound, add_done
 from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, PageCursor, Source
 
 if TYPE_CHECKING:
@@ -300,24 +300,29 @@ def act_all(
                 jobs = store.search_jobs(s, limit=sample - len(picked))
                 picked += [JobOutcome(j.id, j.source, j.kind, action, j.state, True) for j in jobs]
         return BulkPlan(action, count, search.source, search.kind, target, True, tuple(picked))
-    if _only_kind(search) and action in ("retry", "delete"):
-        sources = dict.fromkeys(s.source for s in searches if s.source is not None)
-        if action == "retry":
-            count = sum(store.retry_all_dead(s, search.kind) for s in sources)
-        else:
-            state = searches[0].state
-            assert state is not None
-            count = sum(store.delete_all(s, search.kind, state) for s in sources)
-        return BulkOutcome(action, count, search.source, search.kind, target)
     count = 0
-    for s in searches:
-        for job in iter_jobs(store, s):
-            with contextlib.suppress(NotFound):  # acted on or deleted meanwhile
-                if action == "delete":
-                    store.delete_job(job.source, job.id, job.state)
+    try:
+        if _only_kind(search) and action in ("retry", "delete"):
+            sources = dict.fromkeys(s.source for s in searches if s.source is not None)
+            state = searches[0].state
+            for src in sources:
+                if action == "retry":
+                    count += store.retry_all_dead(src, search.kind)
                 else:
-                    VERBS[action].call(store, job)
-                count += 1
+                    assert state is not None
+                    count += store.delete_all(src, search.kind, state)
+            return BulkOutcome(action, count, search.source, search.kind, target)
+        for s in searches:
+            for job in iter_jobs(store, s):
+                with contextlib.suppress(NotFound):  # acted on or deleted meanwhile
+                    if action == "delete":
+                        store.delete_job(job.source, job.id, job.state)
+                    else:
+                        VERBS[action].call(store, job)
+                    count += 1
+    except BaseException as exc:  # what was done stays done: one transaction a job here
+        add_done(exc, count, 0 if _only_kind(search) else count)
+        raise
     return BulkOutcome(action, count, search.source, search.kind, target)
 
 
@@ -349,5 +354,11 @@ def vacuum_dead(
     if dry_run:
         matched = sum(count_dead(store, s, kind, older_than) for s in sources) if count else None
         return BulkOutcome("vacuum-dead", matched, source, kind, "dead", dry_run=True)
-    removed = sum(store.vacuum_dead(s, kind, older_than) for s in sources)
+    removed = 0
+    try:
+        for s in sources:
+            removed += store.vacuum_dead(s, kind, older_than)
+    except BaseException as exc:  # the sources finished before stay done
+        add_done(exc, removed)
+        raise
     return BulkOutcome("vacuum-dead", removed, source, kind, "dead")

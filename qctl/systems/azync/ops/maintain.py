@@ -5,6 +5,7 @@ them: every step is idempotent and takes the same row locks as theirs), and the 
 from __future__ import annotations
 
 import contextlib
+import textwrap
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -120,7 +121,8 @@ def run(
             except Exception as exc:
                 if once or not is_connection_error(exc):
                     raise
-                text = " ".join(str(exc).split())[:160] or type(exc).__name__
+                # Cut at a word, marked, so the line never ends mid-word.
+                text = textwrap.shorten(str(exc), 160, placeholder=" …") or type(exc).__name__
                 log(f"maintain: connection lost ({text}); reconnecting in {backoff:g}s")
                 drop()
                 stop.wait(backoff)

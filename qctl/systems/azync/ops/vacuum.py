@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from qctl.systems.azync.ops.jobs import count_dead, iter_jobs
 from qctl.systems.azync.ops.results import BulkOutcome, NukeOutcome
+from qctl_store.errors import add_done
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
     WORKFLOW_TERMINAL_STATES,
@@ -45,7 +46,14 @@ def execute(store: ConsoleStore, steps: list[Step], dry_run: bool = False) -> li
             BulkOutcome("vacuum", s.count(store) if s.count else None, s.source, "", s.target, True)
             for s in steps
         ]
-    return [BulkOutcome("vacuum", s.run(store), s.source, "", s.target) for s in steps]
+    outcomes: list[BulkOutcome] = []
+    try:
+        for s in steps:
+            outcomes.append(BulkOutcome("vacuum", s.run(store), s.source, "", s.target))
+    except BaseException as exc:  # the steps finished before stay done
+        add_done(exc, sum(o.count or 0 for o in outcomes))
+        raise
+    return outcomes
 
 
 def _sources(source: Source | None) -> list[Source]:

@@ -87,7 +87,9 @@ Columns and bars (a word shown on the screen, then what it means):
 Status bar: live: change hints push updates; polling: re-read every --refresh
   seconds; manual: read on r only; paused: p stopped the refresh; connecting: before
   the first answer; disconnected: the database does not answer (its error follows,
-  in full); then the target (database, schema, [read-only]); updated: the last read.
+  in full); waiting for a lock: a read waits behind another session's lock (its
+  holder follows: pid, user, application, what it runs); then the target (database,
+  schema, [read-only]); updated: the last read.
 Bars: source: the job source listed (s); state: the state listed (t), or DAG state
   tabs with their counts; filter: the / text, what it came to mean in italics; name:
   the DAG or workflow name listed; type: the event type listed; undispatched only:

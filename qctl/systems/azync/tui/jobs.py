@@ -324,7 +324,9 @@ def job_text(job: Job, now: datetime, payload: bool) -> Text:
     line("state", job.state.value, fmt.state_style(job.state))
     line("attempt", f"{job.attempt} of {job.max_attempts}, reaped {job.reap_count}")
     line("last error", job.last_error, "red")
-    line("meta", ", ".join(f"{k}={v}" for k, v in sorted(job.meta.items())))
+    # azync's meta maps strings to strings; another writer's JSON values as JSON.
+    meta = {k: v if isinstance(v, str) else fmt.json_text(v) for k, v in job.meta.items()}
+    line("meta", ", ".join(f"{k}={v}" for k, v in sorted(meta.items())))
     line("idempotency", job.idempotency_key)
     line("dag", f"{job.dag_id} task {job.task_key}" if job.dag_id else "")
     line("event", job.event_id)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -250,7 +249,7 @@ class WorkflowView(RecordView[WorkflowDetail]):
                         h.seq,
                         h.type,
                         fmt.when(h.created_at, now),
-                        fmt.one_line(json.dumps(h.payload, default=str), 80),
+                        fmt.one_line(fmt.json_text(h.payload), 80),
                     ],
                 )
                 for h in data.history

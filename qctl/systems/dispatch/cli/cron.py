@@ -1,4 +1,4 @@
-"""``qctl cron`` on a dispatch database: list, enable, disable, delete."""
+"""``qctl cron`` on a dispatch database: list, enable, disable, trigger, delete."""
 
 from __future__ import annotations
 
@@ -87,3 +87,26 @@ def delete(
     """Delete cron entries (dispatch's DeleteCron; an application registering the entry
     again on start recreates it)."""
     _change(ctx, names, "delete", dry_run, yes, output)
+
+
+@app.command("trigger")
+def trigger(
+    ctx: typer.Context,
+    names: NamesArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Run cron entries' jobs now (dispatch's TriggerCron): the job a scheduled fire
+    enqueues, disabled entries too; the schedule stays as it was."""
+    db = writable(ctx, "cron trigger", dry_run)
+
+    def say(t: actions.CronTriggered) -> str:
+        if t.dry_run:
+            return f"would enqueue {t.job_name} on {t.queue} for dispatch cron entry {t.name}"
+        return f"enqueued {t.job_name} on {t.queue} as {t.new_job_id} for cron entry {t.name}"
+
+    ask = f"Run {len(names)} dispatch cron entr(ies) now?"
+    common.act_each(
+        names, lambda t, dry: actions.trigger_cron(db, t, dry), say, ask, output, dry_run, yes
+    )

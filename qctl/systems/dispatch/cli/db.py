@@ -23,7 +23,13 @@ def status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     db = database(ctx, gate=False)
     state = db.state
     capabilities = {
-        name: ("yes" if state.has(name) else f"no: needs {table}.{column} ({what})")
+        name: (
+            "yes"
+            if state.has(name) and state.supported
+            else f"no: {table}.{column} is there, at versions qctl does not write to ({what})"
+            if state.has(name)
+            else f"no: needs {table}.{column} ({what})"
+        )
         for name, (table, column, what) in CAPABILITIES.items()
     }
     emit_object(
@@ -39,8 +45,10 @@ def status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
             "supported": state.supported,
             "supported_versions": SUPPORTED,
             "read_only": db.read_only,
-            "wake_notifications": False,
-            "keyset_index": "no: dispatch v0.1.0 has no list-order index; deep pages scan",
+            "wake_notifications": "sent after a replay (dispatch_jobs_wake, dispatch v1.5.3);"
+            " qctl watch polls",
+            "keyset_index": "the primary key (dispatch's ids sort by creation); no"
+            " list-order index at the versions qctl knows",
             **{f"capability_{k}": v for k, v in capabilities.items()},
         },
         output,

@@ -1,4 +1,4 @@
-"""``qctl dlq`` on a dispatch database: list, show, replay, purge."""
+"""``qctl dlq`` on a dispatch database: list, show, replay, replay-all, delete, purge."""
 
 from __future__ import annotations
 
@@ -66,9 +66,7 @@ def list_dlq(
     entries = reads.list_dlq(database(ctx), queue, name, replayed, limit, cursor)
     emit_rows([reads.as_record(e) for e in entries], LIST_COLUMNS, output)
     last = entries[-1] if len(entries) == limit else None
-    page_note(
-        output, len(entries), None, reads.Cursor(last.failed_at, last.id).encode() if last else None
-    )
+    page_note(output, len(entries), None, reads.Cursor(last.id).encode() if last else None)
 
 
 @app.command("show")
@@ -108,6 +106,44 @@ def replay(
     ask = f"Replay {len(targets)} dispatch DLQ entr(ies)?"
     common.act_each(
         targets, lambda t, dry: actions.replay(db, t, dry), replayed, ask, output, dry_run, yes
+    )
+
+
+@app.command("replay-all")
+def replay_all(
+    ctx: typer.Context,
+    queue: QueueOpt = None,
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Replay every entry not yet replayed, newest first (of --queue only), each once:
+    dispatch's replay-all (engine/ops_dlq.go ReplayAllDLQ); `dlq replay --all`."""
+    replay(ctx, None, queue, None, True, max_targets, dry_run, yes, output)
+
+
+@app.command("delete")
+def delete(
+    ctx: typer.Context,
+    ids: Annotated[list[str], typer.Argument(metavar="ID...", help="DLQ entry ids or prefixes.")],
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete DLQ entries for good (dispatch's DeleteDLQ). An entry never replayed is its
+    failed job's last copy: the dry run and the question say which."""
+    db = writable(ctx, "dlq delete", dry_run)
+    targets = [reads.resolve_dlq(db, i) for i in ids]
+
+    def say(d: actions.DLQDeleted) -> str:
+        word = "would delete" if d.dry_run else "deleted"
+        kept = "replayed" if d.replayed else "never replayed"
+        return f"{word} DLQ entry {d.entry_id} of {d.job_name} ({kept})"
+
+    ask = f"Delete {len(targets)} dispatch DLQ entr(ies) for good?"
+    common.act_each(
+        targets, lambda t, dry: actions.delete_dlq(db, t, dry), say, ask, output, dry_run, yes
     )
 
 

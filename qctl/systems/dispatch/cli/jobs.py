@@ -76,9 +76,7 @@ def list_jobs(
     records = [reads.as_record(j) for j in jobs]
     emit_rows([for_table(r) for r in records], LIST_COLUMNS, output, full=records)
     last = jobs[-1] if len(jobs) == limit else None
-    page_note(
-        output, len(jobs), None, reads.Cursor(last.created_at, last.id).encode() if last else None
-    )
+    page_note(output, len(jobs), None, reads.Cursor(last.id).encode() if last else None)
 
 
 @app.command("show")
@@ -87,7 +85,7 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     otherwise) and its DLQ entries."""
     db = database(ctx)
     job = reads.get_job(db, reads.resolve_job(db, id))
-    entries = [reads.as_record(e) for e in reads.dlq_of_job(db, job.id)]
+    entries = [reads.as_record(e) for e in reads.dlq_of_job(db, job)]
     record = reads.as_record(job)
     emit_detail(output, for_table(record), {**record, "dlq": entries}, [(entries, DLQ_COLUMNS)])
 

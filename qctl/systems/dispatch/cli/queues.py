@@ -26,6 +26,8 @@ COLUMNS = [
 @app.command("list")
 def list_queues(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     """Per queue: jobs in each state, and how long the oldest due pending or retrying
-    job has waited (its run_at passed, not yet claimed)."""
+    job has waited (its run_at passed, not yet claimed). Counting the finished jobs
+    reads the whole table; `qctl top`'s Queues tab shows what waits and runs, from the
+    indexes."""
     rows = [reads.as_record(q) for q in reads.queue_stats(database(ctx))]
     emit_rows(rows, COLUMNS, output)

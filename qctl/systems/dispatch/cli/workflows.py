@@ -46,9 +46,7 @@ def list_runs(
     runs = reads.list_runs(database(ctx), state, name, limit, cursor)
     emit_rows([reads.as_record(r) for r in runs], COLUMNS, output)
     last = runs[-1] if len(runs) == limit else None
-    page_note(
-        output, len(runs), None, reads.Cursor(last.created_at, last.id).encode() if last else None
-    )
+    page_note(output, len(runs), None, reads.Cursor(last.id).encode() if last else None)
 
 
 @app.command("show")

@@ -24,22 +24,29 @@ WHERE id = %(id)s AND replayed_at IS NULL
 RETURNING id, job_id, job_name, queue, payload, max_retries, scope_app_id, scope_org_id,
           replayed_at;
 
--- name: enqueue_replay
--- The job a DLQ replay enqueues (dlq/replay.go Replay, written by EnqueueJob).
--- Replay builds the job from the entry alone: a fresh id, pending, due now, the
--- entry's name, queue, payload, max_retries and scope; priority, retry_count and
--- timeout are Go's zero values. store/postgres/models.go writes absent strings as ''
--- and the zero worker id as its text.
+-- name: enqueue_job
+-- A job qctl enqueues for dispatch: a DLQ replay's (dlq/replay.go Replay) or a cron
+-- entry's run now (engine/ops_cron.go TriggerCron, through engine.go EnqueueRaw), as
+-- store/postgres/job.go EnqueueJob writes it.
+-- Pending, due now, priority 0, no retries yet; the caller gives the rest (a replay: the
+-- entry's name, queue, payload, max_retries and scope, timeout Go's zero; a trigger:
+-- EnqueueRaw's defaults). store/postgres/models.go writes absent strings as '' and the
+-- zero worker id as its text.
 INSERT INTO dispatch_jobs (
     id, name, queue, payload, state, priority, max_retries, retry_count, last_error,
     scope_app_id, scope_org_id, worker_id, run_at, started_at, completed_at,
     heartbeat_at, timeout, created_at, updated_at
 ) VALUES (
     %(id)s, %(name)s, %(queue)s, %(payload)s, 'pending', 0, %(max_retries)s, 0, '',
-    %(scope_app_id)s, %(scope_org_id)s, %(worker_id)s, now(), NULL, NULL, NULL, 0,
-    now(), now()
+    %(scope_app_id)s, %(scope_org_id)s, %(worker_id)s, now(), NULL, NULL, NULL,
+    %(timeout)s, now(), now()
 )
 RETURNING id, name, queue, state, max_retries, run_at;
+
+-- name: wake
+-- Wake dispatch's workers: what EnqueueJob sends after each enqueue from dispatch v1.5.3
+-- (store/postgres/wake.go notifyWake, channel dispatch_jobs_wake, empty payload).
+SELECT pg_notify('dispatch_jobs_wake', '') AS woken;
 
 -- name: count_purge
 -- How many DLQ entries a purge would delete, and how many of them were never replayed.
@@ -72,3 +79,55 @@ RETURNING id, enabled;
 DELETE FROM dispatch_cron_entries
 WHERE id = %(id)s AND (locked_by IS NULL OR locked_until IS NULL OR locked_until < now())
 RETURNING id;
+
+-- name: count_vacuum
+-- What a vacuum would delete: finished jobs, acked events and replayed DLQ entries from
+-- before a cutoff.
+SELECT
+    (SELECT count(*) FROM dispatch_jobs
+     WHERE state IN ('completed', 'cancelled') AND completed_at < %(before)s) AS jobs,
+    (SELECT count(*) FROM dispatch_events
+     WHERE acked AND created_at < %(before)s) AS events,
+    (SELECT count(*) FROM dispatch_dlq WHERE replayed_at < %(before)s) AS dlq;
+
+-- name: vacuum_jobs
+-- Delete up to a batch of jobs that finished (completed or cancelled) before a cutoff.
+-- dispatch keeps every job row forever (it has no retention); these states are final in
+-- its code (nothing moves a job out of them), and the predicate is checked again on the
+-- rows it deletes. Failed jobs stay: their DLQ entries and `jobs retry` refer to them.
+DELETE FROM dispatch_jobs
+WHERE id IN (
+    SELECT id FROM dispatch_jobs
+    WHERE state IN ('completed', 'cancelled') AND completed_at < %(before)s
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+  AND state IN ('completed', 'cancelled') AND completed_at < %(before)s;
+
+-- name: vacuum_events
+-- Delete up to a batch of events that were acknowledged, created before a cutoff
+-- (store/postgres/event.go AckEvent sets acked; nothing reads an acked event again).
+DELETE FROM dispatch_events
+WHERE id IN (
+    SELECT id FROM dispatch_events WHERE acked AND created_at < %(before)s
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+);
+
+-- name: vacuum_dlq
+-- Delete up to a batch of DLQ entries replayed before a cutoff (their jobs live on as
+-- new jobs; an entry never replayed is only deleted by `dlq purge`).
+DELETE FROM dispatch_dlq
+WHERE id IN (
+    SELECT id FROM dispatch_dlq WHERE replayed_at < %(before)s
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+);
+
+-- name: cron_payload
+-- A cron entry's payload, read where the trigger enqueues (the entry may have changed).
+SELECT payload FROM dispatch_cron_entries WHERE id = %(id)s;
+
+-- name: delete_dlq
+-- Delete one DLQ entry (engine/ops_dlq.go DeleteDLQ, on dispatch's main after v1.5.3).
+DELETE FROM dispatch_dlq WHERE id = %(id)s RETURNING id;

@@ -1,11 +1,13 @@
 -- qctl's reads of a dispatch database (dispatch v0.1.0's tables, store/postgres/
 -- migrations.go). A NULL filter parameter means "any"; every listing is newest first
--- with a keyset cursor on (its instant, id), never an offset.
+-- with a keyset cursor on its id, never an offset.
 
 -- name: list_jobs
 -- A page of jobs, newest first, filtered by states, queues and names.
--- dispatch v0.1.0 has no (created_at, id) index: a deep page walks idx_dispatch_jobs_state
--- or the table; the row comparison keeps each page one bounded scan from the cursor.
+-- Newest first is the primary key's order, walked backwards: dispatch's ids are TypeIDs
+-- of UUIDv7s (id/id.go), whose text sorts by the creation millisecond. dispatch's schema
+-- has no index on created_at, so ordering by it would sort the whole table; the id is
+-- the keyset cursor.
 SELECT id, name, queue, state, priority, max_retries, retry_count, last_error,
        scope_app_id, scope_org_id, worker_id, run_at, started_at, completed_at,
        heartbeat_at, timeout, created_at, updated_at, payload
@@ -13,8 +15,8 @@ FROM dispatch_jobs
 WHERE (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(names)s::text[] IS NULL OR name = ANY(%(names)s::text[]))
-  AND (%(after_at)s::timestamptz IS NULL OR (created_at, id) < (%(after_at)s::timestamptz, %(after_id)s::text))
-ORDER BY created_at DESC, id DESC
+  AND (%(after_id)s::text IS NULL OR id < %(after_id)s::text)
+ORDER BY id DESC
 LIMIT %(limit)s;
 
 -- name: get_job
@@ -26,15 +28,25 @@ FROM dispatch_jobs
 WHERE id = %(id)s;
 
 -- name: job_ids_with_prefix
--- At most two job ids starting with a prefix (a unique prefix names one job).
-SELECT id FROM dispatch_jobs WHERE starts_with(id, %(prefix)s) ORDER BY id LIMIT 2;
+-- At most two job ids starting with a prefix (a unique prefix names one job): a range
+-- of the primary key's index, never a scan. The prefix is a TypeID's (type, '_', then
+-- base32 digits and lower-case letters) and %(top)s a run of 'z' longer than any id, so
+-- [prefix, prefix || top] holds every id starting with the prefix in any collation
+-- (these characters sort as in C); starts_with rechecks each row the range yields.
+SELECT id FROM dispatch_jobs
+WHERE id >= %(prefix)s AND id <= %(prefix)s || %(top)s AND starts_with(id, %(prefix)s)
+ORDER BY id LIMIT 2;
 
 -- name: dlq_of_job
 -- The DLQ entries of one job, newest first.
+-- dispatch indexes no job_id (the versions qctl knows): the entries are found through
+-- idx_dispatch_dlq_queue, in the job's queue and failed since it was created. Both
+-- instants are Go clocks (the producer's, the worker's), so a day of slack is allowed.
 SELECT id, job_id, job_name, queue, error, retry_count, max_retries, scope_app_id,
        scope_org_id, failed_at, replayed_at, created_at, payload
 FROM dispatch_dlq
-WHERE job_id = %(job_id)s
+WHERE queue = %(queue)s AND failed_at >= %(created_at)s::timestamptz - interval '1 day'
+  AND job_id = %(job_id)s
 ORDER BY failed_at DESC, id DESC;
 
 -- name: queue_stats
@@ -55,17 +67,37 @@ FROM dispatch_jobs
 GROUP BY queue
 ORDER BY queue;
 
+-- name: queue_depths
+-- Per queue: the jobs waiting (pending, retrying) and running, and how long the oldest
+-- due one has waited; the dashboard's live Queues read. Only the states the partial
+-- indexes idx_dispatch_jobs_dequeue and idx_dispatch_jobs_state reach without reading the
+-- finished jobs (the bulk of the table): queue_stats counts those too, by a scan.
+SELECT queue,
+       count(*) FILTER (WHERE state = 'pending') AS pending,
+       count(*) FILTER (WHERE state = 'retrying') AS retrying,
+       count(*) FILTER (WHERE state = 'running') AS running,
+       now() - min(run_at) FILTER (
+           WHERE state IN ('pending', 'retrying') AND run_at <= now()
+       ) AS oldest_pending_age
+FROM (
+    SELECT queue, state, run_at FROM dispatch_jobs WHERE state IN ('pending', 'retrying')
+    UNION ALL
+    SELECT queue, state, run_at FROM dispatch_jobs WHERE state = 'running'
+) active
+GROUP BY queue
+ORDER BY queue;
+
 -- name: list_dlq
--- A page of DLQ entries, newest failure first, filtered by queues, job names and
--- whether they were replayed.
+-- A page of DLQ entries, newest first (by id, as list_jobs: an entry's id is made when
+-- its job fails), filtered by queues, job names and whether they were replayed.
 SELECT id, job_id, job_name, queue, error, retry_count, max_retries, scope_app_id,
        scope_org_id, failed_at, replayed_at, created_at, payload
 FROM dispatch_dlq
 WHERE (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(names)s::text[] IS NULL OR job_name = ANY(%(names)s::text[]))
   AND (%(replayed)s::boolean IS NULL OR (replayed_at IS NOT NULL) = %(replayed)s::boolean)
-  AND (%(after_at)s::timestamptz IS NULL OR (failed_at, id) < (%(after_at)s::timestamptz, %(after_id)s::text))
-ORDER BY failed_at DESC, id DESC
+  AND (%(after_id)s::text IS NULL OR id < %(after_id)s::text)
+ORDER BY id DESC
 LIMIT %(limit)s;
 
 -- name: get_dlq
@@ -76,8 +108,10 @@ FROM dispatch_dlq
 WHERE id = %(id)s;
 
 -- name: dlq_ids_with_prefix
--- At most two DLQ entry ids starting with a prefix.
-SELECT id FROM dispatch_dlq WHERE starts_with(id, %(prefix)s) ORDER BY id LIMIT 2;
+-- At most two DLQ entry ids starting with a prefix (a range, as job_ids_with_prefix).
+SELECT id FROM dispatch_dlq
+WHERE id >= %(prefix)s AND id <= %(prefix)s || %(top)s AND starts_with(id, %(prefix)s)
+ORDER BY id LIMIT 2;
 
 -- name: list_cron
 -- Every cron entry, by name.
@@ -101,14 +135,15 @@ FROM dispatch_cron_entries
 WHERE id = %(key)s OR name = %(key)s;
 
 -- name: list_runs
--- A page of workflow runs, newest first, filtered by states and workflow names.
+-- A page of workflow runs, newest first (by id, as list_jobs), filtered by states and
+-- workflow names.
 SELECT id, name, state, error, scope_app_id, scope_org_id, started_at, completed_at,
        created_at, updated_at, input, output
 FROM dispatch_workflow_runs
 WHERE (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
   AND (%(names)s::text[] IS NULL OR name = ANY(%(names)s::text[]))
-  AND (%(after_at)s::timestamptz IS NULL OR (created_at, id) < (%(after_at)s::timestamptz, %(after_id)s::text))
-ORDER BY created_at DESC, id DESC
+  AND (%(after_id)s::text IS NULL OR id < %(after_id)s::text)
+ORDER BY id DESC
 LIMIT %(limit)s;
 
 -- name: get_run
@@ -119,8 +154,10 @@ FROM dispatch_workflow_runs
 WHERE id = %(id)s;
 
 -- name: run_ids_with_prefix
--- At most two workflow run ids starting with a prefix.
-SELECT id FROM dispatch_workflow_runs WHERE starts_with(id, %(prefix)s) ORDER BY id LIMIT 2;
+-- At most two workflow run ids starting with a prefix (a range, as job_ids_with_prefix).
+SELECT id FROM dispatch_workflow_runs
+WHERE id >= %(prefix)s AND id <= %(prefix)s || %(top)s AND starts_with(id, %(prefix)s)
+ORDER BY id LIMIT 2;
 
 -- name: run_checkpoints
 -- The checkpoints of one run (a step that finished), in the order they were written.
@@ -129,3 +166,39 @@ SELECT id, step_name, created_at, data
 FROM dispatch_checkpoints
 WHERE run_id = %(id)s
 ORDER BY created_at, id;
+
+-- name: stats
+-- dispatch's admin stats (api/stats_handler.go stats): jobs per state (its CountJobs),
+-- DLQ entries (CountDLQ) and of them the ones not replayed, workflow runs per state.
+SELECT
+    (SELECT count(*) FROM dispatch_jobs WHERE state = 'pending') AS pending,
+    (SELECT count(*) FROM dispatch_jobs WHERE state = 'running') AS running,
+    (SELECT count(*) FROM dispatch_jobs WHERE state = 'completed') AS completed,
+    (SELECT count(*) FROM dispatch_jobs WHERE state = 'failed') AS failed,
+    (SELECT count(*) FROM dispatch_jobs WHERE state = 'retrying') AS retrying,
+    (SELECT count(*) FROM dispatch_jobs WHERE state = 'cancelled') AS cancelled,
+    (SELECT count(*) FROM dispatch_dlq) AS dlq,
+    (SELECT count(*) FROM dispatch_dlq WHERE replayed_at IS NULL) AS dlq_unreplayed,
+    (SELECT count(*) FROM dispatch_workflow_runs WHERE state = 'running') AS runs_running,
+    (SELECT count(*) FROM dispatch_workflow_runs WHERE state = 'completed') AS runs_completed,
+    (SELECT count(*) FROM dispatch_workflow_runs WHERE state = 'failed') AS runs_failed;
+
+-- name: jobs_after
+-- Jobs with an id past a mark, oldest first (the primary key: ids sort by creation).
+SELECT id, name, queue, state, priority, created_at, 'job' AS kind
+FROM dispatch_jobs
+WHERE %(after)s::text IS NULL OR id > %(after)s::text
+ORDER BY id
+LIMIT %(limit)s;
+
+-- name: dlq_after
+-- DLQ entries with an id past a mark, oldest first.
+SELECT id, job_id, job_name, queue, error, failed_at, 'dlq' AS kind
+FROM dispatch_dlq
+WHERE %(after)s::text IS NULL OR id > %(after)s::text
+ORDER BY id
+LIMIT %(limit)s;
+
+-- name: newest_ids
+-- The newest job and DLQ entry ids: where a watch starts.
+SELECT (SELECT max(id) FROM dispatch_jobs) AS job, (SELECT max(id) FROM dispatch_dlq) AS dlq;

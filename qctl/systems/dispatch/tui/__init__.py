@@ -1,10 +1,11 @@
 """dispatch's dashboard: the tabs ``qctl top`` shows on a dispatch database, in the
 shell every system shares (``qctl.tui.app``).
 
-dispatch v0.1.0 sends no notification when a job changes (its workers poll), so the
-dashboard polls: the visible tab reloads every ``--refresh`` seconds and the status bar
-says "polling". The actions are ``qctl.systems.dispatch.actions``, as ``qctl jobs
-cancel`` and ``qctl dlq replay`` run them: a dry run first, then one confirmation;
+dispatch sends no notification when a job changes (from v1.5.3 only a wake on enqueue,
+naming no job), so the dashboard polls: the visible tab reloads every ``--refresh``
+seconds and the status bar says "polling". The actions are
+``qctl.systems.dispatch.actions``, as ``qctl jobs cancel``, ``qctl dlq replay`` and
+``qctl cron trigger|enable|disable`` run them: a dry run first, then one confirmation;
 hidden and refused with ``--read-only``.
 """
 
@@ -28,7 +29,7 @@ qctl top: live view of a dispatch database (polling)
   p          pause / resume automatic refresh            q     quit (top level)
   : or g     jump to a job by id or unique prefix        ?     this help
 
-Queues:  jobs per state, and how long the oldest due pending job has waited
+Queues:  jobs waiting and running, and how long the oldest due one has waited
 Jobs:    the newest jobs (/ words: a state, a queue, a job name)
 Detail:  every column of the job, its payload, its DLQ entries
 DLQ:     the newest failures, replayed or not
@@ -38,12 +39,13 @@ Workflows: the newest workflow runs: state, start, end, error (read-only)
 
 Actions (a dry run, then confirmed; hidden with --read-only):
   Jobs and detail: C cancel (a pending or retrying job)
-  DLQ: R replay (a new pending job; each entry once)
+  DLQ: R replay (a new pending job; each entry once), X delete
+  Cron: T run now (the job a fire enqueues), E enable, D disable, X delete
 
 Columns (a word shown on the screen, then what it means; names are dispatch's):
-Queues: queue: the queue's name; pending, retrying, running, completed, failed,
-  cancelled: its jobs in each state; oldest pending: how long its oldest due pending
-  job has waited.
+Queues: queue: the queue's name; pending, retrying, running: its jobs waiting and
+  running (qctl queues list counts the finished ones too); oldest pending: how long its
+  oldest due pending job has waited.
 Jobs: id: the job's id; name: the job's name (its handler); queue: its queue; state:
   dispatch's state; priority: higher runs first; retries: attempts retried so far of
   its maximum; run at: when it is due; created: when it was enqueued; last error: the
@@ -73,7 +75,17 @@ class DispatchScreens(SystemScreens):
         ]
     )
     help = HELP
-    writes = frozenset({"job_cancel", "dlq_replay"})
+    writes = frozenset(
+        {
+            "job_cancel",
+            "dlq_replay",
+            "dlq_delete",
+            "cron_trigger",
+            "cron_enable",
+            "cron_disable",
+            "cron_delete",
+        }
+    )
     jump_prompt = ("jump to a dispatch job", "job id or unique prefix")
 
     def jump_targets(self, db: Database, text: str) -> list[tuple[str, Any]]:

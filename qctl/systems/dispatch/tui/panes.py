@@ -28,18 +28,18 @@ def _matches(needle: str, *values: str) -> bool:
     return all(any(w in v.lower() for v in values) for w in needle.lower().split())
 
 
-class QueuesPane(Redrawn[list[reads.QueueStats]]):
+class QueuesPane(Redrawn[list[reads.QueueDepth]]):
+    """What waits and runs per queue (``qctl queues list`` counts the finished jobs too,
+    by a scan the live tab does not repeat every refresh)."""
+
     filter_hint = "filter queue name (substring)"
 
     def compose(self) -> ComposeResult:
         yield from self.compose_filter()
-        yield table(
-            "dispatch-queues", "queue", "pending", "retrying", "running", "completed", "failed",
-            "cancelled", "oldest pending",
-        )  # fmt: skip
+        yield table("dispatch-queues", "queue", "pending", "retrying", "running", "oldest pending")
 
-    def fetch(self, db: Database) -> list[reads.QueueStats]:
-        return reads.queue_stats(db)
+    def fetch(self, db: Database) -> list[reads.QueueDepth]:
+        return reads.queue_depths(db)
 
     def render_data(self) -> None:
         refill(
@@ -47,16 +47,7 @@ class QueuesPane(Redrawn[list[reads.QueueStats]]):
             [
                 (
                     q.queue,
-                    [
-                        q.queue,
-                        q.pending,
-                        q.retrying,
-                        q.running,
-                        q.completed,
-                        q.failed,
-                        q.cancelled,
-                        fmt.duration(q.oldest_pending_age),
-                    ],
+                    [q.queue, q.pending, q.retrying, q.running, fmt.duration(q.oldest_pending_age)],
                 )
                 for q in self.data or []
                 if _matches(self.filter_text, q.queue)
@@ -140,7 +131,7 @@ class JobsPane(JobActions, Redrawn[list[reads.Job]]):
 
 
 class DlqPane(Redrawn[list[reads.DLQEntry]]):
-    BINDINGS = [Binding("R", "dlq_replay", "Replay")]
+    BINDINGS = [Binding("R", "dlq_replay", "Replay"), Binding("X", "dlq_delete", "Delete")]
     filter_hint = "filter: words (a queue, a job name)"
 
     def compose(self) -> ComposeResult:
@@ -187,8 +178,28 @@ class DlqPane(Redrawn[list[reads.DLQEntry]]):
             lambda p: f"replayed: {entry_id} as {p.new_job_id}",
         )
 
+    def action_dlq_delete(self) -> None:
+        entry_id = selected_key(self.query_one("#dispatch-dlq", DataTable))
+        if entry_id is None:
+            self.top.notify("no DLQ entry selected", severity="warning")
+            return
+        self.top.act(
+            lambda p: (
+                f"Delete DLQ entry {entry_id} ({p.job_name},"
+                f" {'replayed' if p.replayed else 'never replayed: its last copy'}) for good?"
+            ),
+            lambda db, dry_run: actions.delete_dlq(db, entry_id, dry_run),
+            lambda p: f"deleted: {entry_id}",
+        )
+
 
 class CronPane(Redrawn[list[reads.CronEntry]]):
+    BINDINGS = [
+        Binding("T", "cron_trigger", "Run now"),
+        Binding("E", "cron_enable", "Enable"),
+        Binding("D", "cron_disable", "Disable"),
+        Binding("X", "cron_delete", "Delete"),
+    ]
     filter_hint = "filter cron or job name (substring)"
 
     def compose(self) -> ComposeResult:
@@ -221,6 +232,41 @@ class CronPane(Redrawn[list[reads.CronEntry]]):
                 if _matches(self.filter_text, c.name, c.job_name)
             ],
         )
+
+    def _selected(self) -> str | None:
+        cron_id = selected_key(self.query_one("#dispatch-cron", DataTable))
+        if cron_id is None:
+            self.top.notify("no cron entry selected", severity="warning")
+        return cron_id
+
+    def action_cron_trigger(self) -> None:
+        cron_id = self._selected()
+        if cron_id is None:
+            return
+        self.top.act(
+            lambda p: f"Run cron entry {p.name} now ({p.job_name} on {p.queue})?",
+            lambda db, dry_run: actions.trigger_cron(db, cron_id, dry_run),
+            lambda p: f"triggered: {p.name} as {p.new_job_id}",
+        )
+
+    def _change(self, action: str) -> None:
+        cron_id = self._selected()
+        if cron_id is None:
+            return
+        self.top.act(
+            lambda p: f"{action.capitalize()} cron entry {p.name}?",
+            lambda db, dry_run: actions.change_cron(db, cron_id, action, dry_run),
+            lambda p: f"{action}d: {p.name}",
+        )
+
+    def action_cron_enable(self) -> None:
+        self._change("enable")
+
+    def action_cron_disable(self) -> None:
+        self._change("disable")
+
+    def action_cron_delete(self) -> None:
+        self._change("delete")
 
 
 class WorkersPane(Redrawn[list[reads.Worker]]):
@@ -298,7 +344,8 @@ class JobView(RecordView[tuple[reads.Job, list[reads.DLQEntry]]]):
             yield table("dispatch-job-dlq", "DLQ entry", "failed", "replayed", "error")
 
     def fetch(self, db: Database) -> tuple[reads.Job, list[reads.DLQEntry]]:
-        return reads.get_job(db, self.record_id), reads.dlq_of_job(db, self.record_id)
+        job = reads.get_job(db, self.record_id)
+        return job, reads.dlq_of_job(db, job)
 
     def render_detail(self) -> None:
         if self.detail is None:

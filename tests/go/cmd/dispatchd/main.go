@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/xraph/dispatch"
@@ -120,7 +121,17 @@ func main() {
 func (h *harness) do(ctx context.Context, req request, answer map[string]any) error {
 	switch req.Op {
 	case "migrate":
-		return h.store.Migrate(ctx)
+		// grove's migration lock is pg_try_advisory_lock(1) (pgmigrate AcquireLock): one
+		// key for the whole database, refused at once while any other process migrates
+		// any schema there, as other test processes on the shared test database do. Wait
+		// for it, up to a minute, as an application restarting would.
+		for tries := 1; ; tries++ {
+			err := h.store.Migrate(ctx)
+			if err == nil || tries == 240 || !strings.Contains(err.Error(), "migration lock is held") {
+				return err
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
 	case "enqueue":
 		// The producer's path: dispatch.Enqueue marshals the payload to JSON and hands it
 		// to EnqueueRaw, which fills in the defaults (queue "default", 3 retries).

@@ -1,0 +1,196 @@
+"""dispatch at scale: qctl's refresh reads and first pages on a dispatch database with
+N jobs (default 10,000,000), each timed and EXPLAINed (no sequential scan of a table of
+more than a few thousand rows).
+
+    .venv/bin/python bench/dispatch_scale.py [--pg SERVER_DSN] [--jobs N] [--keep DB]
+
+The schema is dispatch's own at main 6f7dda7 (``qctl/systems/dispatch/schema_6f7dda7.sql``,
+compared with dispatch v0.1.0's migrator by the tests), filled with SQL: N jobs in 5
+queues and 20 names (98.64% completed, 1% failed, 0.1% pending, 0.05% retrying, 0.01%
+running, 0.2% cancelled), ids sorting by creation as dispatch's UUIDv7 TypeIDs do, one DLQ entry
+per failed job, N/100 workflow runs, 20 cron entries, 10 workers. Figures: the median of
+7 runs after a warm-up, in milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+from qctl.systems.dispatch import reads  # noqa: E402
+from qctl.systems.dispatch.database import Database  # noqa: E402
+
+SCHEMA = os.path.join(ROOT, "qctl", "systems", "dispatch", "schema_6f7dda7.sql")
+SMALL = 10_000
+"""A table below this many rows may be scanned (cron entries, workers)."""
+
+FILL = [
+    """INSERT INTO dispatch_jobs (id, name, queue, payload, state, priority, max_retries,
+        retry_count, last_error, scope_app_id, scope_org_id, worker_id, run_at, started_at,
+        completed_at, heartbeat_at, timeout, created_at, updated_at)
+    SELECT 'job_' || lpad(to_hex(g), 26, '0'), 'job.' || (g %% 20), 'q' || (g %% 5),
+        convert_to('{"n":' || g || '}', 'UTF8'), s.state, 0, 3,
+        CASE WHEN s.state IN ('failed', 'retrying') THEN 1 ELSE 0 END,
+        CASE WHEN s.state IN ('failed', 'retrying') THEN 'boom' ELSE '' END, '', '',
+        'wkr_00000000000000000000000000', t, t,
+        CASE WHEN s.state IN ('completed', 'failed', 'cancelled') THEN t END,
+        CASE WHEN s.state = 'running' THEN now() END, 300000000000, t, t
+    FROM generate_series(1, %(n)s) g,
+        LATERAL (SELECT now() - make_interval(secs => (%(n)s - g) * 0.01) AS t) w,
+        LATERAL (SELECT CASE
+            WHEN g %% 10000 < 100 THEN 'failed' WHEN g %% 10000 < 110 THEN 'pending'
+            WHEN g %% 10000 < 115 THEN 'retrying' WHEN g %% 10000 < 116 THEN 'running'
+            WHEN g %% 10000 < 136 THEN 'cancelled' ELSE 'completed' END AS state) s""",
+    """INSERT INTO dispatch_dlq (id, job_id, job_name, queue, payload, error, retry_count,
+        max_retries, failed_at, created_at)
+    SELECT 'dlq_' || substr(id, 5), id, name, queue, payload, 'boom', 1, 3, completed_at,
+        completed_at
+    FROM dispatch_jobs WHERE state = 'failed'""",
+    """INSERT INTO dispatch_workflow_runs (id, name, state, started_at, created_at, updated_at)
+    SELECT 'wfrun_' || lpad(to_hex(g), 26, '0'), 'flow.' || (g %% 10),
+        CASE WHEN g %% 100 = 0 THEN 'failed' WHEN g %% 100 = 1 THEN 'running'
+        ELSE 'completed' END, now(), now(), now()
+    FROM generate_series(1, %(n)s / 100) g""",
+    """INSERT INTO dispatch_cron_entries (id, name, schedule, job_name, next_run_at)
+    SELECT 'cron_' || lpad(to_hex(g), 26, '0'), 'cron-' || g, '@every 1h', 'job.' || g,
+        now() + interval '1 hour' FROM generate_series(1, 20) g""",
+    """INSERT INTO dispatch_jobs (id, name, payload)
+    VALUES ('job_01jbench00000000000000000', 'job.one', '\\x')""",
+    """INSERT INTO dispatch_workers (id, hostname, queues)
+    SELECT 'wkr_' || lpad(to_hex(g), 26, '0'), 'host-' || g, '{q0,q1}'
+    FROM generate_series(1, 10) g""",
+]
+
+
+def load(dsn: str, n: int) -> float:
+    import psycopg
+
+    started = time.perf_counter()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        with open(SCHEMA) as f:
+            conn.execute(f.read())
+        for statement in FILL:
+            conn.execute(statement, {"n": n})
+        conn.execute("VACUUM ANALYZE")
+    return time.perf_counter() - started
+
+
+def seq_scans(db: Database, fn: Callable[[], Any], sizes: dict[str, int]) -> list[str]:
+    """The statements ``fn`` runs whose plans scan a big table sequentially."""
+    seen: list[tuple[str, Any]] = []
+    original = db.all
+
+    def recording(text: str, params: Any = ()) -> list[dict[str, Any]]:
+        seen.append((text, params))
+        return original(text, params)
+
+    db.all = recording  # type: ignore[method-assign]
+    try:
+        fn()
+    finally:
+        db.all = original  # type: ignore[method-assign]
+    found = []
+    for text, params in seen:
+        [row] = original("EXPLAIN (FORMAT JSON) " + text, params)
+        for table in _scanned(row["QUERY PLAN"][0]["Plan"]):
+            if sizes.get(table, 0) > SMALL:
+                found.append(f"{table} ({text.split(chr(10))[0][:40]})")
+    return found
+
+
+def _scanned(node: dict[str, Any]) -> list[str]:
+    """The relations a plan node and its children scan sequentially."""
+    here = [node["Relation Name"]] if node.get("Node Type") == "Seq Scan" else []
+    return here + [t for child in node.get("Plans", []) for t in _scanned(child)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument(
+        "--pg",
+        default=os.environ.get(
+            "QCTL_BENCH_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres"
+        ),
+    )
+    ap.add_argument("--jobs", type=int, default=10_000_000)
+    ap.add_argument("--keep", metavar="DB", help="use (and keep) this database; load it if empty")
+    args = ap.parse_args()
+
+    import psycopg
+
+    name = args.keep or f"qctl_bench_dispatch_{os.getpid()}"
+    base = args.pg.rsplit("/", 1)[0]
+    dsn = f"{base}/{name}"
+    with psycopg.connect(args.pg, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            loaded = conn.execute("SELECT to_regclass('dispatch_jobs') IS NOT NULL").fetchone()[0]
+        if not loaded:
+            print(f"loading {args.jobs:,} jobs ...", flush=True)
+            print(f"loaded in {load(dsn, args.jobs):.0f} s", flush=True)
+        db = Database(dsn)
+        sizes = {
+            r["relname"]: int(r["n"])
+            for r in db.all(
+                "SELECT relname, reltuples::bigint AS n FROM pg_class"
+                " WHERE relname LIKE 'dispatch\\_%%' AND relkind = 'r'"
+            )
+        }
+        deep = db.all("SELECT id FROM dispatch_jobs ORDER BY id DESC OFFSET 50000 LIMIT 1")
+        reads_: dict[str, Callable[[], Any]] = {
+            "Queues tab": lambda: reads.queue_depths(db),
+            "queues list (command: every state, a scan)": lambda: reads.queue_stats(db),
+            "Jobs tab, first page": lambda: reads.list_jobs(db, limit=50),
+            "jobs list --state failed": lambda: reads.list_jobs(db, states=["failed"], limit=50),
+            "jobs list --state pending --queue q1": lambda: reads.list_jobs(
+                db, states=["pending"], queues=["q1"], limit=50
+            ),
+            "jobs list, page 1000 deep (keyset)": lambda: reads.list_jobs(
+                db, limit=50, cursor=reads.Cursor(deep[0]["id"])
+            ),
+            "job detail (show by prefix)": lambda: reads.dlq_of_job(
+                db, reads.get_job(db, reads.resolve_job(db, "01jbench"))
+            ),
+            "DLQ tab, first page": lambda: reads.list_dlq(db, limit=50),
+            "Cron tab": lambda: reads.list_cron(db),
+            "Workers tab": lambda: reads.list_workers(db),
+            "Workflows tab, first page": lambda: reads.list_runs(db, limit=50),
+            "stats (command)": lambda: reads.stats(db),
+        }
+        print(
+            f"\n{args.jobs:,} jobs; {platform.node()}, {os.cpu_count()} cores,"
+            f" {datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
+        )
+        print("| read | median ms | sequential scans |\n|---|---:|---|")
+        for label, fn in reads_.items():
+            fn()  # warm-up
+            times = []
+            for _ in range(7):
+                t = time.perf_counter()
+                fn()
+                times.append((time.perf_counter() - t) * 1000)
+            scans = seq_scans(db, fn, sizes)
+            print(f"| {label} | {statistics.median(times):.1f} | {'; '.join(scans) or 'none'} |")
+        db.close()
+    finally:
+        if not args.keep:
+            with psycopg.connect(args.pg, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""``qctl demo --system dispatch``: stand-in workers running dispatch's worker SQL on a
+schema created from dispatch's migrations, which qctl then reads and operates."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from qctl.cli.main import app
+from qctl.systems.dispatch.reads import STATES
+from tests.conftest import PG_DSN, raw_pg
+
+
+def test_headless_demo_leaves_a_fleets_rows(fresh_pg_schema: str) -> None:
+    run = CliRunner().invoke(
+        app,
+        ["--dsn", PG_DSN, "--schema", fresh_pg_schema, "demo", "--system", "dispatch",
+         "--no-tui", "--duration", "3s", "--speed", "5", "--seed", "7"],
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    counts = json.loads(run.stdout)
+    assert counts.get("completed", 0) > 0 and set(counts) <= set(STATES)
+    assert "stand-in workers" in run.stderr
+    with raw_pg(fresh_pg_schema) as c:
+        versions = c.execute("SELECT count(*) FROM grove_migrations").fetchone()
+        running = c.execute("SELECT count(*) FROM dispatch_jobs WHERE state = 'running'")
+        assert versions == (7,) and running.fetchone() == (0,)  # the workers settled all
+    args = ["--dsn", PG_DSN, "--schema", fresh_pg_schema]
+    status = CliRunner().invoke(app, [*args, "db", "status", "-o", "json"])
+    assert status.exit_code == 0 and json.loads(status.stdout)["supported"] is True
+    listed = CliRunner().invoke(app, [*args, "jobs", "list", "-o", "json", "--limit", "5"])
+    assert listed.exit_code == 0 and len(json.loads(listed.stdout)) == 5
+
+
+def test_the_demo_needs_postgresql() -> None:
+    refused = CliRunner().invoke(
+        app, ["--dsn", "sqlite:////tmp/x.db", "demo", "--system", "dispatch", "--no-tui"]
+    )
+    assert refused.exit_code == 2 and "needs --dsn postgresql" in refused.output
