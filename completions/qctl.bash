@@ -4,7 +4,7 @@ _qctl() {
     local cmdpath="qctl" i subs="" opts=""
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "$cmdpath ${COMP_WORDS[i]}" in
-            'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl metrics' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq replay-all' | 'qctl dlq delete' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl cron trigger' | 'qctl workers' | 'qctl workers list' | 'qctl stats' | 'qctl clients' | 'qctl clients list' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
+            'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues set-limits' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl workflows send' | 'qctl workflows set-attributes' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl metrics' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl schedules create' | 'qctl schedules delete' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl executors' | 'qctl executors list' | 'qctl executors recover' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq replay-all' | 'qctl dlq delete' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl cron trigger' | 'qctl workers' | 'qctl workers list' | 'qctl stats' | 'qctl clients' | 'qctl clients list' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
         esac
     done
     case "$cmdpath $prev" in
@@ -181,6 +181,16 @@ _qctl() {
         'qctl queues throughput --source' | 'qctl queues throughput -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl queues throughput --output' | 'qctl queues throughput -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl queues show --output' | 'qctl queues show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl queues set-limits --concurrency') COMPREPLY=(); return ;;
+        'qctl queues set-limits --worker-concurrency') COMPREPLY=(); return ;;
+        'qctl queues set-limits --rate-limit') COMPREPLY=(); return ;;
+        'qctl queues set-limits --rate-period') COMPREPLY=(); return ;;
+        'qctl queues set-limits --partition-concurrency') COMPREPLY=(); return ;;
+        'qctl queues set-limits --partition-worker-concurrency') COMPREPLY=(); return ;;
+        'qctl queues set-limits --partition-rate-limit') COMPREPLY=(); return ;;
+        'qctl queues set-limits --partition-rate-period') COMPREPLY=(); return ;;
+        'qctl queues set-limits --polling-interval') COMPREPLY=(); return ;;
+        'qctl queues set-limits --output' | 'qctl queues set-limits -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl queues pause --output' | 'qctl queues pause -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl queues resume --output' | 'qctl queues resume -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl queues limit --global') COMPREPLY=(); return ;;
@@ -231,6 +241,7 @@ _qctl() {
         'qctl workflows cancel --dequeued-before') COMPREPLY=(); return ;;
         'qctl workflows cancel --prefix') COMPREPLY=(); return ;;
         'qctl workflows cancel --attribute') COMPREPLY=(); return ;;
+        'qctl workflows cancel --older-than') COMPREPLY=(); return ;;
         'qctl workflows cancel --max') COMPREPLY=(); return ;;
         'qctl workflows suspend --reason') COMPREPLY=(); return ;;
         'qctl workflows suspend --output' | 'qctl workflows suspend -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -302,6 +313,8 @@ _qctl() {
         'qctl workflows fork --from-step') COMPREPLY=(); return ;;
         'qctl workflows fork --application-version' | 'qctl workflows fork --app-version') COMPREPLY=(); return ;;
         'qctl workflows fork --on-queue') COMPREPLY=(); return ;;
+        'qctl workflows fork --forked-workflow-id') COMPREPLY=(); return ;;
+        'qctl workflows fork --timeout') COMPREPLY=(); return ;;
         'qctl workflows fork --max') COMPREPLY=(); return ;;
         'qctl workflows fork --output' | 'qctl workflows fork -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows rewind --state' | 'qctl workflows rewind --status') COMPREPLY=(); return ;;
@@ -346,6 +359,10 @@ _qctl() {
         'qctl workflows set-delay --until') COMPREPLY=(); return ;;
         'qctl workflows set-delay --max') COMPREPLY=(); return ;;
         'qctl workflows set-delay --output' | 'qctl workflows set-delay -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows send --topic') COMPREPLY=(); return ;;
+        'qctl workflows send --idempotency-key') COMPREPLY=(); return ;;
+        'qctl workflows send --output' | 'qctl workflows send -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows set-attributes --output' | 'qctl workflows set-attributes -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl vacuum completed --older-than' | 'qctl vacuum completed --retention') COMPREPLY=(); return ;;
         'qctl vacuum completed --source' | 'qctl vacuum completed -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl vacuum completed --output' | 'qctl vacuum completed -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -364,6 +381,7 @@ _qctl() {
         'qctl vacuum workflows --output' | 'qctl vacuum workflows -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl vacuum workflows --state' | 'qctl vacuum workflows --status') COMPREPLY=(); return ;;
         'qctl vacuum workflows --batch') COMPREPLY=(); return ;;
+        'qctl vacuum workflows --keep-last') COMPREPLY=(); return ;;
         'qctl vacuum all --completed') COMPREPLY=(); return ;;
         'qctl vacuum all --dead') COMPREPLY=(); return ;;
         'qctl vacuum all --stats') COMPREPLY=(); return ;;
@@ -408,8 +426,21 @@ _qctl() {
         'qctl schedules backfill --since') COMPREPLY=(); return ;;
         'qctl schedules backfill --until') COMPREPLY=(); return ;;
         'qctl schedules backfill --output' | 'qctl schedules backfill -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl schedules create --workflow') COMPREPLY=(); return ;;
+        'qctl schedules create --cron') COMPREPLY=(); return ;;
+        'qctl schedules create --class') COMPREPLY=(); return ;;
+        'qctl schedules create --timezone') COMPREPLY=(); return ;;
+        'qctl schedules create --queue') COMPREPLY=(); return ;;
+        'qctl schedules create --application-name') COMPREPLY=(); return ;;
+        'qctl schedules create --output' | 'qctl schedules create -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl schedules delete --output' | 'qctl schedules delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl versions list --output' | 'qctl versions list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl versions set-latest --output' | 'qctl versions set-latest -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl executors list --window') COMPREPLY=(); return ;;
+        'qctl executors list --output' | 'qctl executors list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl executors recover --application-version' | 'qctl executors recover --app-version') COMPREPLY=(); return ;;
+        'qctl executors recover --application-name') COMPREPLY=(); return ;;
+        'qctl executors recover --output' | 'qctl executors recover -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl dlq list --queue') COMPREPLY=(); return ;;
         'qctl dlq list --name') COMPREPLY=(); return ;;
         'qctl dlq list --limit' | 'qctl dlq list -n') COMPREPLY=(); return ;;
@@ -442,7 +473,7 @@ _qctl() {
         'qctl streams seek --output' | 'qctl streams seek -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
     esac
     case "$cmdpath" in
-        'qctl') subs='context version db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch metrics top demo schedules versions dlq cron workers stats clients periodic subscriptions streams'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --version -h --help' ;;
+        'qctl') subs='context version db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch metrics top demo schedules versions executors dlq cron workers stats clients periodic subscriptions streams'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --version -h --help' ;;
         'qctl context') subs='list current use add delete'; opts='-h --help' ;;
         'qctl context list') subs=''; opts='--output -o -h --help' ;;
         'qctl context current') subs=''; opts='-h --help' ;;
@@ -487,20 +518,21 @@ _qctl() {
         'qctl subscribers list') subs=''; opts='--event-type -t --output -o -h --help' ;;
         'qctl subscribers register') subs=''; opts='--max-attempts --output -o -h --help' ;;
         'qctl subscribers delete') subs=''; opts='--drain --dry-run --yes -y --output -o -h --help' ;;
-        'qctl queues') subs='list stats daily throughput show pause resume limit'; opts='-h --help' ;;
+        'qctl queues') subs='list stats daily throughput show set-limits pause resume limit'; opts='-h --help' ;;
         'qctl queues list') subs=''; opts='--source -s --exact --output -o -h --help' ;;
         'qctl queues stats') subs=''; opts='--source -s --output -o -h --help' ;;
         'qctl queues daily') subs=''; opts='--source -s --days --output -o -h --help' ;;
         'qctl queues throughput') subs=''; opts='--last --by --kind -k --source -s --per-kind --output -o -h --help' ;;
         'qctl queues show') subs=''; opts='--output -o -h --help' ;;
+        'qctl queues set-limits') subs=''; opts='--concurrency --worker-concurrency --rate-limit --rate-period --partition-concurrency --partition-worker-concurrency --partition-rate-limit --partition-rate-period --polling-interval --dry-run --yes -y --output -o -h --help' ;;
         'qctl queues pause') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl queues resume') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl queues limit') subs=''; opts='--global --rate --burst --partition --aging --dry-run --yes -y --output -o -h --help' ;;
-        'qctl workflows') subs='list show signal cancel suspend resume resolve stalled counts steps events streams messages delete fork rewind set-delay'; opts='-h --help' ;;
+        'qctl workflows') subs='list show signal cancel suspend resume resolve stalled counts steps events streams messages delete fork rewind set-delay send set-attributes'; opts='-h --help' ;;
         'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute' ;;
         'qctl workflows show') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows signal') subs=''; opts='--payload -p --message-id --output -o -h --help' ;;
-        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --max' ;;
+        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --older-than --max' ;;
         'qctl workflows suspend') subs=''; opts='--reason --output -o -h --help' ;;
         'qctl workflows resume') subs=''; opts='--output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --on-queue --max --dry-run --yes -y' ;;
         'qctl workflows resolve') subs=''; opts='--result --dry-run --yes -y --output -o -h --help' ;;
@@ -511,16 +543,18 @@ _qctl() {
         'qctl workflows streams') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows messages') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows delete') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --max --dry-run --yes -y --output -o -h --help' ;;
-        'qctl workflows fork') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows fork') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --forked-workflow-id --timeout --max --dry-run --yes -y --output -o -h --help' ;;
         'qctl workflows rewind') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --max --dry-run --yes -y --output -o -h --help' ;;
         'qctl workflows set-delay') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --delay --until --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows send') subs=''; opts='--topic --idempotency-key --dry-run --output -o -h --help' ;;
+        'qctl workflows set-attributes') subs=''; opts='--replace --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum') subs='completed dead stats idempotency dags workflows all'; opts='-h --help' ;;
         'qctl vacuum completed') subs=''; opts='--older-than --retention --source -s --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum dead') subs=''; opts='--older-than --source -s --kind -k --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum stats') subs=''; opts='--older-than --retention --source -s --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum idempotency') subs=''; opts='--source -s --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum dags') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o -h --help' ;;
-        'qctl vacuum workflows') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o -h --help --state --status --batch' ;;
+        'qctl vacuum workflows') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o -h --help --state --status --batch --keep-last' ;;
         'qctl vacuum all') subs=''; opts='--completed --dead --stats --dags --workflows --source -s --dry-run --yes -y --output -o -h --help --older-than --retention' ;;
         'qctl maintain') subs=''; opts='--once --interval --source -s --max-reaps --output -o -h --help' ;;
         'qctl replay') subs=''; opts='--subscriber --event-type -t --event-id --since --until --limit -n --dry-run --yes -y --output -o -h --help' ;;
@@ -529,16 +563,21 @@ _qctl() {
         'qctl metrics') subs=''; opts='--listen --textfile -h --help' ;;
         'qctl top') subs=''; opts='--refresh -h --help' ;;
         'qctl demo') subs=''; opts='--no-tui --duration --speed --reset --seed --yes -y --system -h --help' ;;
-        'qctl schedules') subs='list show pause resume trigger backfill'; opts='-h --help' ;;
+        'qctl schedules') subs='list show pause resume trigger backfill create delete'; opts='-h --help' ;;
         'qctl schedules list') subs=''; opts='--state --status --name --prefix --output -o -h --help' ;;
         'qctl schedules show') subs=''; opts='--output -o -h --help' ;;
         'qctl schedules pause') subs=''; opts='--dry-run --output -o -h --help' ;;
         'qctl schedules resume') subs=''; opts='--dry-run --output -o -h --help' ;;
         'qctl schedules trigger') subs=''; opts='--dry-run --output -o -h --help' ;;
         'qctl schedules backfill') subs=''; opts='--since --until --dry-run --yes -y --output -o -h --help' ;;
+        'qctl schedules create') subs=''; opts='--workflow --cron --class --timezone --queue --automatic-backfill --application-name --dry-run --output -o -h --help' ;;
+        'qctl schedules delete') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl versions') subs='list set-latest'; opts='-h --help' ;;
         'qctl versions list') subs=''; opts='--output -o -h --help' ;;
         'qctl versions set-latest') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl executors') subs='list recover'; opts='-h --help' ;;
+        'qctl executors list') subs=''; opts='--window --output -o -h --help' ;;
+        'qctl executors recover') subs=''; opts='--application-version --app-version --application-name --dry-run --yes -y --output -o -h --help' ;;
         'qctl dlq') subs='list show replay replay-all delete purge'; opts='-h --help' ;;
         'qctl dlq list') subs=''; opts='--queue --name --replayed --not-replayed --limit -n --after --output -o -h --help' ;;
         'qctl dlq show') subs=''; opts='--output -o -h --help' ;;

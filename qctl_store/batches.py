@@ -67,10 +67,13 @@ def sized_batches(
     tx: Callable[[], AbstractContextManager[T]],
     step: Callable[[T, int], int],
     clock: Callable[[], float] = time.monotonic,
+    rest: Callable[[float], None] | None = None,
 ) -> SizedRun:
     """``step(t, rows)`` in a transaction of its own (``with tx() as t``), ``rows`` from
     ``size``, until a batch comes back short; ``step`` returns how many rows its batch
-    took. Only a full batch's time sizes the next one."""
+    took. Only a full batch's time sizes the next one. ``rest(seconds)``, given the
+    batch's time, runs between batches, outside any transaction (and outside the time
+    that sizes batches)."""
     run = SizedRun()
     while True:
         rows = size.rows
@@ -88,6 +91,8 @@ def sized_batches(
         if n < rows:
             return run
         size.took(took)
+        if rest is not None:
+            rest(took)
 
 
 def batched_tx(

@@ -67,6 +67,12 @@ def database() -> Iterator[Target]:
                 "schedules trigger": ["every-second"],
                 "vacuum workflows": ["--older-than", "1s"],
                 "versions set-latest": ["ct-v0"],
+                "executors recover": ["qctl-demo-executor"],
+                "queues set-limits": ["work", "--concurrency", "5"],
+                "schedules create": ["ct-new", "--workflow", "every_second", "--cron", "0 0 * * *"],
+                "schedules delete": ["ct-paused"],
+                "workflows send": [queued, '{"go": true}'],
+                "workflows set-attributes": [ok, "team=ops"],
                 "db migrate": None,  # DBOS applications migrate their own database
             }
         )

@@ -30,13 +30,16 @@ FILTERS = {
 every verb that selects by filter (``qctl.systems.dbos.cli.filters.FILTERS``)."""
 DBOS_ONLY: dict[str, set[str]] = {
     "workflows list": FILTERS,
-    "workflows cancel": FILTERS | {"--max", "--name", "--state"},
+    # --older-than: a global timeout over every unfinished workflow (azync's cancel
+    # takes one execution by id).
+    "workflows cancel": FILTERS | {"--max", "--name", "--older-than", "--state"},
     # Bulk resume selects by filter, so it previews (--dry-run); DBOS resumes onto a queue.
     # azync resumes one execution by id and asks nothing; DBOS's bulk form asks (--yes).
     "workflows resume": FILTERS
     | {"--dry-run", "--max", "--name", "--on-queue", "--state", "--yes", "-y"},
-    # Which finished statuses to delete, and the batch size of its short transactions.
-    "vacuum workflows": {"--batch", "--state", "--status"},
+    # Which finished statuses to delete, the batch size of its short transactions, and
+    # the newest of each name to keep (a DBOS workflow's name is its function).
+    "vacuum workflows": {"--batch", "--keep-last", "--state", "--status"},
     # Workflow names are DBOS's watch filter (azync's hints carry none); DBOS's watch
     # polls, named --refresh as top's interval on both systems, where azync's is pushed.
     "watch": {"--name", "--refresh"},

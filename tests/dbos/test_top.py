@@ -488,7 +488,7 @@ def test_the_help_explains_every_column_and_bar(dbos_app: App, run: Run) -> None
     seen: set[str] = set()
 
     async def scenario(app: QctlTop, pilot: Any) -> None:
-        for key in "1234":
+        for key in "12345":
             await tab(app, pilot, key)
             await pilot.pause(INTERVAL)
             seen.update(columns(app) | bar_labels(app))
@@ -508,3 +508,34 @@ def test_database_text_is_drawn_escaped() -> None:
 
     assert table_cell("evil\x1b]52;c;aGk=\x07name").plain == "evil\\x1b]52;c;aGk=\\x07name"
     assert dbos_cells.value("a\nb\x1b[2J") == "a b\\x1b[2J"
+
+
+def test_detail_puts_the_trees_steps_on_one_timeline(dbos_app: App, run: Run) -> None:
+    parent = dbos_app.enqueue("parent", 3)
+    finished(run, parent)
+    child = f"{parent}-child"
+    parent_steps = len(data(run("workflows", "steps", parent, "-o", "json")))
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await app.push_screen(WorkflowDetailScreen(parent))
+        await until(pilot, lambda: len(cells(app, "dbos-timeline")) == parent_steps + 1, 10)
+        rows = cells(app, "dbos-timeline")
+        t = app.screen.query_one("#dbos-timeline", DataTable)
+        assert str(t.border_title) == f"timeline: {parent_steps + 1} step(s) of the tree"
+        tick = rows[f"{child}\x1f1"]
+        # The child's step, indented under its parent, within the parent's time.
+        assert tick[2] == "└ child" and tick[4] == "tick" and "█" in tick[5]
+        assert float(tick[0].strip("+s")) >= 0 and tick[1]
+        starts = [float(r[0].strip("+s")) for r in rows.values()]
+        assert starts == sorted(starts)
+        assert {r[2] for r in rows.values()} == {"parent", "└ child"}
+        t.focus()
+        t.move_cursor(row=list(rows).index(f"{child}\x1f1"))
+        await pilot.press("enter")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, WorkflowDetailScreen) and app.screen.record_id == child,
+            10,
+        )
+
+    dashboard(dbos_app, scenario)

@@ -48,6 +48,12 @@ SYSTEM = System(
             "DBOS application versions: list, set-latest.",
         ),
         "vacuum": Entry(f"{_CLI}.vacuum", "app", "Retention: delete old finished workflows."),
+        "executors": Entry(
+            f"{_CLI}.executors",
+            "app",
+            "Executors: list (latest activity), recover a dead one's workflows.",
+            alias="executor",
+        ),
         "metrics": Entry(
             "qctl.cli.metrics",
             "metrics",

@@ -37,7 +37,7 @@ from qctl.core import bulk as core_bulk
 from qctl.core.errors import NoSuchName, require_state
 from qctl.systems.dbos import INSTALL_HINT, reads
 from qctl.systems.dbos.database import Database
-from qctl_store.batches import BatchSize, sized_batches
+from qctl_store.batches import BatchSize, SizedRun, sized_batches
 from qctl_store.config import MAINTENANCE_BATCH_SECONDS
 from qctl_store.errors import InvalidInput
 
@@ -251,19 +251,45 @@ def fork(
     application_version: str | None = None,
     queue_name: str | None = None,
     dry_run: bool = False,
+    forked_workflow_id: str | None = None,
+    timeout_seconds: float | None = None,
 ) -> WorkflowOutcome:
     """Fork: a new workflow with the original's inputs and the steps before
-    ``start_step`` copied; the rest runs again."""
+    ``start_step`` copied; the rest runs again. ``forked_workflow_id`` names the new
+    workflow (``dbos workflow fork --forked-workflow-id``: DBOS's ``SetWorkflowID``
+    around the fork), ``timeout_seconds`` gives it a timeout from its start."""
     check_step(start_step)
-    return _one(
-        db,
-        "fork",
-        workflow_id,
-        lambda c, i: c.fork_workflow(
-            i, start_step, application_version=application_version, queue_name=queue_name
-        ).get_workflow_id(),
-        dry_run,
-    )
+    check_timeout(timeout_seconds)
+    if forked_workflow_id is not None:
+        if not forked_workflow_id:
+            raise InvalidInput("--forked-workflow-id: empty")
+        if db.one(
+            "SELECT 1 AS x FROM {t}workflow_status WHERE workflow_uuid = %s", [forked_workflow_id]
+        ):
+            raise InvalidInput(f"--forked-workflow-id: workflow {forked_workflow_id} exists")
+
+    def call(c: DBOSClient, i: str) -> str:
+        from dbos import SetWorkflowID
+
+        with (
+            SetWorkflowID(forked_workflow_id)
+            if forked_workflow_id is not None
+            else contextlib.nullcontext()
+        ):
+            return c.fork_workflow(
+                i,
+                start_step,
+                application_version=application_version,
+                queue_name=queue_name,
+                timeout_seconds=timeout_seconds,
+            ).get_workflow_id()
+
+    return _one(db, "fork", workflow_id, call, dry_run)
+
+
+def check_timeout(timeout_seconds: float | None) -> None:
+    if timeout_seconds is not None and not timeout_seconds > 0:
+        raise InvalidInput("--timeout: must be positive")
 
 
 def rewind(
@@ -426,6 +452,19 @@ def ids_targets(db: Database, ids: Sequence[str]) -> list[dict[str, Any]]:
     return rows
 
 
+def unfinished_older_than(
+    f: reads.WorkflowFilter, older_than_ms: int, now_ms: int | None = None
+) -> reads.WorkflowFilter:
+    """``f`` narrowed to what a global timeout cancels: workflows created more than
+    ``older_than_ms`` ago that have not finished (the statuses ``cancel`` takes, unless
+    ``f`` names statuses)."""
+    if older_than_ms <= 0:
+        raise InvalidInput("--older-than: must be positive")
+    cutoff = (now_ms if now_ms is not None else int(time.time() * 1000)) - older_than_ms
+    end = cutoff if f.end_time is None else min(f.end_time, cutoff)
+    return replace(f, end_time=end, status=tuple(f.status) or VERBS["cancel"].needs)
+
+
 def filter_targets(db: Database, f: reads.WorkflowFilter, limit: int) -> list[dict[str, Any]]:
     """Every workflow matching ``f`` (newest first), at most ``limit``."""
     return reads.matching_ids(db, f, limit)
@@ -543,6 +582,22 @@ def set_latest_version(db: Database, name: str, dry_run: bool = False) -> Versio
 # --- garbage collection (qctl's SQL: DBOS has none) ----------------------------------
 
 
+UNFINISHED = tuple(s for s in reads.STATUSES if s not in reads.FINISHED)
+"""PENDING, ENQUEUED, DELAYED: a workflow an executor will still run."""
+KEPT_REASONS = {
+    "unfinished_ancestor": "an ancestor is unfinished and may still wait for its result",
+    "unfinished_descendant": "a descendant is unfinished and may still read its events or messages",
+    "keep_last": "among the newest --keep-last of its name",
+}
+"""Why ``vacuum_workflows`` keeps a workflow old enough to go (the keys of ``kept``)."""
+DRY_RUN_READ = 5000
+"""Candidates a dry run reads at a time (it writes nothing, so holds no lock)."""
+SQLITE_REST_SECONDS = 0.1
+"""The least time a SQLite vacuum leaves the database unlocked between batches: longer
+than the 100 ms a writer waiting in SQLite's default busy handler (DBOS sets
+``busy_timeout``) sleeps between tries, so every waiting writer gets a turn."""
+
+
 @dataclass(frozen=True)
 class VacuumOutcome:
     action: str
@@ -553,6 +608,91 @@ class VacuumOutcome:
     status: list[str]
     dry_run: bool = False
     max_batch_seconds: float = 0.0
+    keep_last: int = 0
+    kept: dict[str, int] = field(default_factory=dict)
+    """Workflows old enough but kept, per reason (``KEPT_REASONS``)."""
+    analyzed: bool = False
+    """PostgreSQL: the table's statistics were refreshed after the deletes."""
+
+
+def _walk(db: Database, column: str, first: str, statuses: list[str], lock: str) -> Any:
+    """A keyset walk over old candidates in ``column`` order (an index DBOS has), past
+    those a batch kept: ``walk(cutoff, rows)`` returns the next ``rows`` (id, position)."""
+    marks = ", ".join(["%s"] * len(statuses))
+    last: list[Any] = []
+
+    def walk(cutoff: int, rows: int) -> list[dict[str, Any]]:
+        after = f" AND {column} >= %s AND ({column} > %s OR workflow_uuid > %s)" if last else ""
+        params = [last[0], last[0], last[1]] if last else []
+        found = db.all(
+            f"SELECT workflow_uuid, {column} AS at FROM {{t}}workflow_status"
+            f" WHERE status IN ({marks}) AND {first} {column} < %s{after}"
+            f" ORDER BY {column}, workflow_uuid LIMIT %s{lock}",
+            [*statuses, cutoff, *params, rows],
+        )
+        if found:
+            last[:] = [found[-1]["at"], found[-1]["workflow_uuid"]]
+        return found
+
+    return walk
+
+
+def _kept(db: Database, ids: list[str], protected: set[str]) -> dict[str, str]:
+    """The reason (a ``KEPT_REASONS`` key) each of ``ids`` that must stay is kept for.
+
+    A finished child of an unfinished workflow is kept: its parent reads its result
+    (``getResult``) or events when it runs on, after a restart from the recorded steps
+    too, and DBOS would wait forever for a deleted one. So is a finished workflow with an
+    unfinished descendant, which may read its events or messages. DBOS records whose
+    events a waiting workflow awaits only once it has them (the ``DBOS.getEvent``
+    step), so a wait across unrelated workflows cannot be seen; across a tree it is
+    kept. Both walks follow ``parent_workflow_id`` (DBOS's index on it, and the key)."""
+    out = {i: "keep_last" for i in ids if i in protected}
+    if not ids:
+        return out
+    marks = ", ".join(["%s"] * len(ids))
+    live = ", ".join(f"'{s}'" for s in UNFINISHED)
+    for reason, sql in (
+        (
+            "unfinished_ancestor",
+            "WITH RECURSIVE up(id, anc) AS ("
+            " SELECT workflow_uuid, parent_workflow_id FROM {t}workflow_status"
+            f" WHERE workflow_uuid IN ({marks}) AND parent_workflow_id IS NOT NULL"
+            " UNION SELECT up.id, p.parent_workflow_id FROM up"
+            " JOIN {t}workflow_status p ON p.workflow_uuid = up.anc"
+            " WHERE p.parent_workflow_id IS NOT NULL)"
+            " SELECT DISTINCT up.id FROM up JOIN {t}workflow_status a"
+            f" ON a.workflow_uuid = up.anc WHERE a.status IN ({live})",
+        ),
+        (
+            "unfinished_descendant",
+            "WITH RECURSIVE down(id, d) AS ("
+            " SELECT parent_workflow_id, workflow_uuid FROM {t}workflow_status"
+            f" WHERE parent_workflow_id IN ({marks})"
+            " UNION SELECT down.id, c.workflow_uuid FROM down"
+            " JOIN {t}workflow_status c ON c.parent_workflow_id = down.d)"
+            " SELECT DISTINCT down.id FROM down JOIN {t}workflow_status x"
+            f" ON x.workflow_uuid = down.d WHERE x.status IN ({live})",
+        ),
+    ):
+        for row in db.all(sql, ids):
+            out.setdefault(str(row["id"]), reason)
+    return out
+
+
+def _newest_of_each_name(db: Database, statuses: list[str], keep_last: int) -> set[str]:
+    """The ``keep_last`` newest workflows of each name among ``statuses`` (by completion,
+    then creation: DBOS on SQLite may record completions to the second): one pass over
+    the history, before the first batch."""
+    marks = ", ".join(["%s"] * len(statuses))
+    rows = db.all(
+        "SELECT workflow_uuid FROM (SELECT workflow_uuid, row_number() OVER (PARTITION BY"
+        " name ORDER BY coalesce(completed_at, created_at) DESC, created_at DESC,"
+        " workflow_uuid DESC) AS rn"
+        f" FROM {{t}}workflow_status WHERE status IN ({marks})) newest WHERE rn <= %s",
+        [*statuses, keep_last],
+    )
+    return {str(r["workflow_uuid"]) for r in rows}
 
 
 def vacuum_workflows(
@@ -562,6 +702,7 @@ def vacuum_workflows(
     batch: int = VACUUM_BATCH,
     dry_run: bool = False,
     now_ms: int | None = None,
+    keep_last: int = 0,
 ) -> VacuumOutcome:
     """Delete finished workflows that completed (or, for rows DBOS wrote without
     ``completed_at``, were created) more than ``older_than_ms`` ago, with their
@@ -570,7 +711,15 @@ def vacuum_workflows(
 
     Only ``reads.FINISHED`` statuses may be named: a PENDING, ENQUEUED or DELAYED
     workflow is never deleted, and the status is re-checked inside each delete so a
-    workflow resumed meanwhile survives."""
+    workflow resumed meanwhile survives. Kept too, and counted per reason in ``kept``:
+    a workflow in a tree with an unfinished ancestor or descendant (``_kept``), and with
+    ``keep_last`` the newest ``keep_last`` of each name.
+
+    On SQLite the database is left unlocked between batches for as long as a batch held
+    it (at least ``SQLITE_REST_SECONDS``), so the application's writers, which queue on
+    the same lock, keep running. On PostgreSQL the table is analyzed after the deletes,
+    so the planner's row count (and the SUCCESS estimate of ``reads.status_counts``)
+    follows them."""
     bad = [s for s in status if s not in reads.FINISHED]
     if bad:
         raise InvalidInput(
@@ -579,58 +728,84 @@ def vacuum_workflows(
         )
     if older_than_ms <= 0:
         raise InvalidInput("--older-than: must be positive")
+    if keep_last < 0:
+        raise InvalidInput("--keep-last: must not be negative")
     cutoff = (now_ms if now_ms is not None else int(time.time() * 1000)) - older_than_ms
     statuses = list(status) or list(reads.FINISHED)
-    marks = ", ".join(["%s"] * len(statuses))
+    protected = _newest_of_each_name(db, statuses, keep_last) if keep_last else set()
+    # Locked as selected: a resume racing the batch waits for it (and then finds
+    # nothing), and a row being changed right now is left for a later run. SQLite's
+    # BEGIN IMMEDIATE already excludes every other writer.
+    lock = " FOR UPDATE SKIP LOCKED" if db.postgres and not dry_run else ""
     # Two walks, each over an index DBOS has, so a batch reads only what it deletes:
     # completed_at (idx_workflow_status_completed_at) for what DBOS 3.x finished, and
     # created_at for rows an older DBOS finished without recording completed_at.
     walks = [
-        "completed_at < %s ORDER BY completed_at",
-        "completed_at IS NULL AND created_at < %s ORDER BY created_at",
+        _walk(db, "completed_at", "", statuses, lock),
+        _walk(db, "created_at", "completed_at IS NULL AND", statuses, lock),
     ]
+    kept: dict[str, int] = {}
+    deleted = 0
+
+    def take(walk: Any, rows: int) -> int:
+        nonlocal deleted
+        ids = [str(r["workflow_uuid"]) for r in walk(cutoff, rows)]
+        reasons = _kept(db, ids, protected)
+        for reason in reasons.values():
+            kept[reason] = kept.get(reason, 0) + 1
+        doomed = [i for i in ids if i not in reasons]
+        if doomed and not dry_run:
+            _delete_rows(db, doomed)
+        deleted += len(doomed)
+        return len(ids)
+
+    def record(**fields: Any) -> VacuumOutcome:
+        return VacuumOutcome(
+            "vacuum", older_than_ms=older_than_ms, status=statuses, keep_last=keep_last, **fields
+        )
+
     if dry_run:
-        n = 0
         for walk in walks:
-            cond = walk.split(" ORDER BY ")[0]
-            row = db.one(
-                f"SELECT count(*) AS n FROM {{t}}workflow_status"
-                f" WHERE status IN ({marks}) AND {cond}",
-                [*statuses, cutoff],
-            )
-            n += int(row["n"]) if row else 0
-        return VacuumOutcome("vacuum", n, 0, older_than_ms, statuses, True)
-    # Locked as selected: a resume racing the batch waits for it (and then finds
-    # nothing), and a row being changed right now is left for a later run. SQLite's
-    # BEGIN IMMEDIATE already excludes every other writer.
-    lock = " FOR UPDATE SKIP LOCKED" if db.postgres else ""
+            while take(walk, DRY_RUN_READ) == DRY_RUN_READ:
+                pass
+        return record(count=deleted, batches=0, dry_run=True, kept=kept)
+
+    def rest(took: float) -> None:
+        time.sleep(SQLITE_REST_SECONDS)
+
     size = BatchSize(batch, MAINTENANCE_BATCH_SECONDS)
-    runs = []
-    for walk in walks:
 
-        def delete(_tx: None, rows: int, walk: str = walk) -> int:
-            ids = [
-                r["workflow_uuid"]
-                for r in db.all(
-                    f"SELECT workflow_uuid FROM {{t}}workflow_status"
-                    f" WHERE status IN ({marks}) AND {walk} LIMIT %s{lock}",
-                    [*statuses, cutoff, rows],
-                )
-            ]
-            if ids:
-                _delete_rows(db, ids)
-            return len(ids)
+    def batches(walk: Any) -> SizedRun:
+        return sized_batches(
+            size,
+            db.transaction,
+            lambda _tx, rows: take(walk, rows),
+            rest=None if db.postgres else rest,
+        )
 
-        runs.append(sized_batches(size, db.transaction, delete))
-    return VacuumOutcome(
-        "vacuum",
-        sum(r.rows for r in runs),
-        sum(r.batches for r in runs),
-        older_than_ms,
-        statuses,
-        False,
-        max(r.slowest for r in runs),
+    runs = [batches(walk) for walk in walks]
+    return record(
+        count=deleted,
+        batches=sum(r.batches for r in runs),
+        max_batch_seconds=max(r.slowest for r in runs),
+        kept=kept,
+        analyzed=bool(deleted) and _analyze(db),
     )
+
+
+def _analyze(db: Database) -> bool:
+    """PostgreSQL: refresh ``workflow_status``'s statistics after a vacuum shrank it (its
+    ``reltuples`` is the SUCCESS estimate, and autovacuum's ANALYZE comes only after a
+    tenth of the table changed). False when the role may not (a table it does not own)."""
+    if not db.postgres:
+        return False  # qctl's SQLite counts are exact
+    import psycopg
+
+    try:
+        db.execute("ANALYZE {t}workflow_status")
+    except psycopg.errors.InsufficientPrivilege:
+        return False
+    return True
 
 
 def _delete_rows(db: Database, ids: list[str]) -> None:

@@ -2,6 +2,7 @@
 application qctl's DBOS tests drive. Run in a subprocess (it imports DBOS):
 
     python .../demo_app.py SYSTEM_DATABASE_URL [--workload RATE] [--schema SCHEMA]
+        [--executor EXECUTOR_ID]
 
 It launches DBOS on the given system database, prints ``ready`` and serves until
 stdin closes or SIGTERM. Workflows are started through ``DBOSClient.enqueue`` (by name,
@@ -116,6 +117,28 @@ def every_second(scheduled: datetime, context: Any) -> None:
     DBOS.logger.debug("tick %s", scheduled.isoformat())
 
 
+@DBOS.workflow()
+def awaits_message(timeout: float) -> Any:
+    """Waits in ``DBOS.recv`` for a message on topic ``go``; returns it (None at the
+    timeout)."""
+    return DBOS.recv("go", timeout_seconds=timeout)
+
+
+@DBOS.workflow()
+def gathers(n: int) -> int:
+    """Starts a child, then waits for a message before reading the child's result: until
+    then it is PENDING with a finished child."""
+    handle = DBOS.start_workflow(child, n)
+    DBOS.recv("go", timeout_seconds=120)
+    return handle.get_result() + 1
+
+
+@DBOS.workflow()
+def hands_off(timeout: float) -> str:
+    """Starts a child that waits for a message and finishes without waiting for it."""
+    return DBOS.start_workflow(awaits_message, timeout).get_workflow_id()
+
+
 def workload(rate: float, done: threading.Event) -> None:
     work = DBOS.retrieve_queue("work")
     limited = DBOS.retrieve_queue("limited")
@@ -145,7 +168,7 @@ def main() -> None:
         "name": "qctl-demo",
         "system_database_url": url,
         "application_version": "v1",
-        "executor_id": "qctl-demo-executor",
+        "executor_id": flags.get("--executor", "qctl-demo-executor"),
         "notification_listener_polling_interval_sec": 0.1,
         "scheduler_polling_interval_sec": 1.0,
     }

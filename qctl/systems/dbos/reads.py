@@ -301,6 +301,24 @@ def list_steps(db: Database, workflow_id: str) -> list[dict[str, Any]]:
     return rows
 
 
+def steps_of(db: Database, workflow_ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+    """The steps of several workflows (a tree's) on one timeline, by start: no payloads,
+    only whether a step failed; at most ``limit``."""
+    if not workflow_ids:
+        return []
+    marks = ", ".join(["%s"] * len(workflow_ids))
+    rows = db.all(
+        "SELECT workflow_uuid AS workflow_id, function_id, function_name, child_workflow_id,"
+        " started_at_epoch_ms, completed_at_epoch_ms, error IS NOT NULL AS failed"
+        f" FROM {{t}}operation_outputs WHERE workflow_uuid IN ({marks})"
+        " ORDER BY started_at_epoch_ms, workflow_uuid, function_id LIMIT %s",
+        [*workflow_ids, limit],
+    )
+    for row in rows:
+        row["failed"] = bool(row["failed"])
+    return rows
+
+
 def related(db: Database, column: str, workflow_id: str) -> list[dict[str, Any]]:
     """Workflows whose ``column`` (``parent_workflow_id`` or ``forked_from``, both
     indexed) is ``workflow_id``."""

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from qctl.cli.common import Output
+from qctl.cli import common
+from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import (
     OutputFormat,
     emit_detail,
@@ -20,6 +21,8 @@ from qctl.systems.dbos.cli.base import (
     for_table,
     from_ms,
     group,
+    report,
+    writable,
 )
 
 app = group("queues")
@@ -74,3 +77,77 @@ def queues_show(
         {**row, "workflows": [for_json(w) for w in waiting]},
         [([for_table(w) for w in waiting], reads.LIST_COLUMNS)],
     )
+
+
+def _limit(text: str | None, flag: str, kind: type = int) -> Any:
+    """A limit as typed: a number, or ``none`` (no limit)."""
+    if text is None or text.lower() == "none":
+        return None
+    try:
+        value = kind(text)
+    except ValueError:
+        from qctl_store.errors import InvalidInput
+
+        raise InvalidInput(f"{flag}: {text!r} is not a number (or none)") from None
+    return value
+
+
+LIMIT_FLAGS = {
+    "concurrency": ("--concurrency", int, "Running at once, across executors."),
+    "worker_concurrency": ("--worker-concurrency", int, "Running at once per executor."),
+    "rate_limit_max": ("--rate-limit", int, "Started per --rate-period."),
+    "rate_limit_period_sec": ("--rate-period", float, "The rate limit's period (seconds)."),
+    "partition_concurrency": ("--partition-concurrency", int, "Per partition, at once."),
+    "partition_worker_concurrency": (
+        "--partition-worker-concurrency",
+        int,
+        "Per partition and executor.",
+    ),
+    "partition_rate_limit_max": ("--partition-rate-limit", int, "Per partition and period."),
+    "partition_rate_limit_period_sec": (
+        "--partition-rate-period",
+        float,
+        "The partition rate limit's period (seconds).",
+    ),
+    "polling_interval_sec": ("--polling-interval", float, "How often executors poll (s)."),
+}
+"""``queues set-limits``' options: DBOS's column, flag, type, help."""
+
+
+def _limit_option(key: str) -> Any:
+    flag, _, text = LIMIT_FLAGS[key]
+    return Annotated[str | None, typer.Option(flag, metavar="N", help=f"{text} none: no limit.")]
+
+
+def _changes(ctx: typer.Context, **limits: str | None) -> dict[str, Any]:
+    return {
+        key: _limit(text, LIMIT_FLAGS[key][0], LIMIT_FLAGS[key][1])
+        for key, text in limits.items()
+        if text is not None
+    }
+
+
+@app.command("set-limits")
+@common.with_options("changes", [(k, _limit_option(k), None) for k in LIMIT_FLAGS], _changes)
+def queues_set_limits(
+    ctx: typer.Context,
+    changes: dict[str, Any],
+    name: Annotated[str, typer.Argument(metavar="QUEUE", help="Queue name.")],
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Register a queue or change its limits (DBOSClient.register_queue, persisted in
+    DBOS's queues table): the limits given replace the queue's, the others stay.
+    Executors apply them at their next poll; an application that registers the queue
+    at start-up sets its own again then."""
+    from qctl.systems.dbos import writes
+
+    db = writable(ctx, "queues set-limits", dry_run)
+    planned = writes.set_queue_limits(db, name, changes, dry_run=True)
+    if not dry_run:
+        what = "Register" if planned.before is None else "Change the limits of"
+        common.confirm(f"{what} DBOS queue {name}?", yes)
+    outcome = planned if dry_run else writes.set_queue_limits(db, name, changes)
+    word = "would set" if dry_run else "set"
+    report(outcome.__dict__, f"{word} the limits of DBOS queue {name}", dry_run, output)

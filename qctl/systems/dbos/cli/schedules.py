@@ -151,3 +151,79 @@ def schedules_backfill(
     outcome = actions.backfill_schedule(db, name, start, end, dry_run)
     word = "would backfill" if dry_run else f"backfilled {len(outcome.workflow_ids)} run(s) of"
     report(outcome.__dict__, f"{word} DBOS schedule {name}", dry_run, output)
+
+
+@app.command("create")
+def schedules_create(
+    ctx: typer.Context,
+    name: ScheduleArg,
+    workflow: Annotated[
+        str, typer.Option("--workflow", metavar="NAME", help="The workflow it starts.")
+    ],
+    cron: Annotated[
+        str,
+        typer.Option("--cron", metavar="EXPR", help="Cron expression (6 fields: seconds first)."),
+    ],
+    workflow_class: Annotated[
+        str | None,
+        typer.Option("--class", metavar="CLASS", help="The workflow's class, if a method."),
+    ] = None,
+    timezone: Annotated[
+        str | None, typer.Option("--timezone", metavar="TZ", help="IANA zone (default UTC).")
+    ] = None,
+    queue: Annotated[
+        str | None,
+        typer.Option("--queue", metavar="QUEUE", help="Enqueue on it (default: DBOS's own)."),
+    ] = None,
+    backfill: Annotated[
+        bool,
+        typer.Option("--automatic-backfill", help="Run missed times when the scheduler starts."),
+    ] = False,
+    application_name: Annotated[
+        str | None,
+        typer.Option(
+            "--application-name", metavar="NAME", help="Owning application (default: none)."
+        ),
+    ] = None,
+    dry_run: DryRun = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Create an ACTIVE schedule (DBOSClient.create_schedule): the application's
+    scheduler starts the workflow at each time of the cron expression."""
+    from qctl.systems.dbos import writes
+
+    db = writable(ctx, "schedules create", dry_run)
+    outcome = writes.create_schedule(
+        db,
+        name,
+        workflow,
+        cron,
+        workflow_class,
+        timezone,
+        queue,
+        backfill,
+        application_name,
+        dry_run,
+    )
+    word = "would create" if dry_run else "created"
+    report(outcome.__dict__, f"{word} DBOS schedule {name} ({cron})", dry_run, output)
+
+
+@app.command("delete")
+def schedules_delete(
+    ctx: typer.Context,
+    name: ScheduleArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete a schedule (DBOSClient.delete_schedule); the workflows it started stay."""
+    from qctl.systems.dbos import writes
+
+    db = writable(ctx, "schedules delete", dry_run)
+    planned = writes.delete_schedule(db, name, dry_run=True)
+    if not dry_run:
+        common.confirm(f"Delete DBOS schedule {name}?", yes)
+    outcome = planned if dry_run else writes.delete_schedule(db, name)
+    word = "would delete" if dry_run else "deleted"
+    report(outcome.__dict__, f"{word} DBOS schedule {name}", dry_run, output)

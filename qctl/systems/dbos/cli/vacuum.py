@@ -47,31 +47,56 @@ def vacuum_workflows(
             help="At most N workflows per transaction (fewer while transactions run long).",
         ),
     ] = actions.VACUUM_BATCH,
+    keep_last: Annotated[
+        int,
+        typer.Option(
+            "--keep-last",
+            metavar="N",
+            min=0,
+            help="Keep the N newest finished workflows of each name, however old.",
+        ),
+    ] = 0,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Delete old finished workflows with their steps, inputs, outputs, events, messages
     and streams, in short transactions. PENDING, ENQUEUED and DELAYED workflows are never
-    touched. (Open-source DBOS has no garbage collection of its own.)"""
+    touched, nor is a finished workflow in a tree with an unfinished one (its parent may
+    still read its result, a child its events); the report counts what was kept and why.
+    On SQLite the application's writers get the database between batches; on PostgreSQL
+    the table is analyzed afterwards. (Open-source DBOS has no garbage collection of its
+    own.)"""
     keep = common.duration(older_than, "--older-than") or timedelta(0)
     statuses = [s.upper() for s in status or []] or list(reads.FINISHED)
     ms = int(keep.total_seconds() * 1000)
     db = writable(ctx, "vacuum workflows", dry_run)
+    options = {"batch": batch, "keep_last": keep_last}
     if not dry_run:
         # Validate (and count) before asking.
-        planned = actions.vacuum_workflows(db, ms, statuses, batch, dry_run=True)
+        planned = actions.vacuum_workflows(db, ms, statuses, dry_run=True, **options)
         if planned.count:
             common.confirm(
-                f"Delete {planned.count} DBOS workflow(s) finished more than {older_than} ago?",
+                f"Delete {planned.count} DBOS workflow(s) finished more than {older_than} ago"
+                f"{_kept(planned)}?",
                 yes,
             )
-    result = actions.vacuum_workflows(db, ms, statuses, batch, dry_run)
+    result = actions.vacuum_workflows(db, ms, statuses, dry_run=dry_run, **options)
     word = "would delete" if dry_run else "deleted"
     report(
         result.__dict__,
         f"{word} {result.count} DBOS workflow(s) ({', '.join(result.status)}) finished more"
-        f" than {older_than} ago" + ("" if dry_run else f" in {result.batches} batch(es)"),
+        f" than {older_than} ago"
+        + ("" if dry_run else f" in {result.batches} batch(es)")
+        + _kept(result),
         dry_run,
         output,
     )
+
+
+def _kept(result: actions.VacuumOutcome) -> str:
+    """``; kept 3 (2: an ancestor is unfinished ..., 1: ...)``, or nothing."""
+    if not result.kept:
+        return ""
+    why = "; ".join(f"{n}: {actions.KEPT_REASONS[k]}" for k, n in sorted(result.kept.items()))
+    return f"; kept {sum(result.kept.values())} old enough ({why})"

@@ -215,19 +215,34 @@ def _bulk(
     emit_result(record, f"{done} {result.count} DBOS workflow(s){skipped}", output)
 
 
+OlderThan = Annotated[
+    str | None,
+    typer.Option(
+        "--older-than",
+        metavar="DURATION",
+        help="Unfinished workflows created more than this long ago (a global timeout).",
+    ),
+]
+
+
 @app.command("cancel")
 @filtered()
 def cancel(
     ctx: typer.Context,
     f: reads.WorkflowFilter,
     ids: IdsArg = None,
+    older_than: OlderThan = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Cancel workflows: DBOS marks them CANCELLED and takes them off their queue; a
-    running one stops when it next starts a step."""
+    running one stops when it next starts a step. ``--older-than D``: a global timeout,
+    every unfinished workflow created more than D ago (with the filters)."""
+    if older_than is not None:
+        age = common.duration(older_than, "--older-than") or timedelta(0)
+        f = actions.unfinished_older_than(f, int(age.total_seconds() * 1000))
     _bulk(ctx, "cancel", "cancelled", ids, f, max_targets, dry_run, yes, output)
 
 
@@ -294,6 +309,16 @@ def fork(
     from_step: FromStep = 1,
     application_version: AppVersion = None,
     on_queue: OnQueue = None,
+    forked_workflow_id: Annotated[
+        str | None,
+        typer.Option(
+            "--forked-workflow-id", metavar="ID", help="The new workflow's id (one fork only)."
+        ),
+    ] = None,
+    timeout: Annotated[
+        str | None,
+        typer.Option("--timeout", metavar="DURATION", help="The new workflows' timeout."),
+    ] = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
@@ -302,19 +327,33 @@ def fork(
     """Start new workflows with these ones' inputs: the steps before --from-step are
     copied, the rest run again; the originals stay as they are."""
     actions.check_step(from_step)
+    timeout_seconds = None
+    if timeout is not None:
+        timeout_seconds = (common.duration(timeout, "--timeout") or timedelta(0)).total_seconds()
+        actions.check_timeout(timeout_seconds)
     one = _one_id(ids, f)
     if one is None:
+        if forked_workflow_id is not None:
+            raise InvalidInput("--forked-workflow-id names one fork: give one workflow id")
         options: dict[str, Any] = {
             "start_step": from_step,
             "application_version": application_version,
             "queue_name": on_queue,
+            "timeout_seconds": timeout_seconds,
         }
         _bulk(ctx, "fork", "forked", ids, f, max_targets, dry_run, yes, output, **options)
         return
     # One fork only adds a workflow: no question, as DBOS's own `dbos workflow fork`.
     db = writable(ctx, "workflows fork", dry_run)
     outcome = actions.fork(
-        db, reads.resolve_id(db, one), from_step, application_version, on_queue, dry_run
+        db,
+        reads.resolve_id(db, one),
+        from_step,
+        application_version,
+        on_queue,
+        dry_run,
+        forked_workflow_id,
+        timeout_seconds,
     )
     _single(outcome, "forked", output)
 
@@ -395,3 +434,81 @@ def set_delay(
         actions.set_delay(db, wf_id, dry_run=True, **options)
         common.confirm(f"Delay DBOS workflow {wf_id} until {at:%Y-%m-%d %H:%M:%S}?", yes)
     _single(actions.set_delay(db, wf_id, dry_run=dry_run, **options), "delayed", output)
+
+
+@app.command("send")
+def send(
+    ctx: typer.Context,
+    id: IdArg,
+    message: Annotated[
+        str, typer.Argument(metavar="MESSAGE", help="The message: JSON, or else text.")
+    ],
+    topic: Annotated[
+        str | None, typer.Option("--topic", metavar="TOPIC", help="DBOS.recv's topic.")
+    ] = None,
+    idempotency_key: Annotated[
+        str | None,
+        typer.Option(
+            "--idempotency-key", metavar="KEY", help="Send once: a repeat with it is a no-op."
+        ),
+    ] = None,
+    dry_run: DryRun = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Send a message to an unfinished workflow, which receives it in DBOS.recv (as
+    DBOSClient.send, in DBOS's portable JSON, which every application reads)."""
+    from qctl.systems.dbos import writes
+
+    db = writable(ctx, "workflows send", dry_run)
+    wf_id = reads.resolve_id(db, id)
+    outcome = writes.send(db, wf_id, _json_or_text(message), topic, idempotency_key, dry_run)
+    on = f" on topic {topic}" if topic else ""
+    word = "would send" if dry_run else "sent"
+    report(outcome.__dict__, f"{word} a message{on} to DBOS workflow {wf_id}", dry_run, output)
+
+
+def _json_or_text(text: str) -> Any:
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+@app.command("set-attributes")
+def set_attributes(
+    ctx: typer.Context,
+    id: IdArg,
+    pairs: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[KEY=VALUE]...", help="Attributes (VALUE as JSON or text)."),
+    ] = None,
+    replace: Annotated[
+        bool,
+        typer.Option("--replace", help="These become all its attributes (none: clear them)."),
+    ] = False,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Set a workflow's attributes (DBOS's update_workflow_attributes): merged into its
+    own, or with --replace in place of them."""
+    from qctl.core.parse import ParseError, parse_key_value
+    from qctl.systems.dbos import writes
+
+    attributes: dict[str, Any] = {}
+    for item in pairs or []:
+        try:
+            key, value = parse_key_value(item)
+        except ParseError as exc:
+            raise InvalidInput(f"attribute: {exc}") from None
+        attributes[key] = _json_or_text(value)
+    db = writable(ctx, "workflows set-attributes", dry_run)
+    wf_id = reads.resolve_id(db, id)
+    planned = writes.set_attributes(db, wf_id, attributes or None, replace, dry_run=True)
+    if not dry_run and replace:
+        common.confirm(f"Replace every attribute of DBOS workflow {wf_id}?", yes)
+    outcome = planned if dry_run else writes.set_attributes(db, wf_id, attributes or None, replace)
+    word = "would set" if dry_run else "set"
+    report(outcome.__dict__, f"{word} the attributes of DBOS workflow {wf_id}", dry_run, output)

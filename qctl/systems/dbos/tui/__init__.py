@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 HELP = """\
 qctl top: live view of a DBOS system database (polling)
 
-  1-4        switch screen: Overview, Workflows, Queues, Schedules
+  1-5        switch screen: Overview, Workflows, Queues, Schedules, Executors
   enter      drill in (workflow detail, a child workflow)  esc   back
   /          filter the current list                 r     refresh now
   p          pause / resume automatic refresh        q     quit (top level)
@@ -42,15 +42,21 @@ Workflows: newest first; t status, n/b next/previous page;
            confirmation that says how many
 Detail:    status, timings, queue, input, output or error; the step timeline
            (step, function, start, duration, output or error, child workflow);
-           the tree of child workflows (enter opens one); events and streams
+           the tree of child workflows (enter opens one) and, beside it, the
+           timeline: every step of the workflow and its descendants by start
+           (enter opens the step's workflow); events and streams
 Queues:    enqueued, pending (running), delayed, oldest enqueued, limits;
            enter opens the queue's workflows
 Schedules: workflow, cron, status, when it last fired
+Executors: each executor's PENDING workflows and latest activity (the last hour);
+           X recovers a dead one's PENDING workflows (re-enqueued, as DBOS's
+           recovery does), after a dry run that counts them
 
 Actions (a dry run, then confirmed; hidden with --read-only):
   C cancel   R resume (optionally onto a queue)   F fork from step N
   W rewind to step N   D delete   L delay (a DELAYED workflow starts after a duration)
   Schedules: P pause   U resume   N trigger now
+  Executors: X recover a dead executor's PENDING workflows
 
 Columns and bars (a word shown on the screen, then what it means):
 Status bar: polling: re-read every --refresh seconds (DBOS sends no change
@@ -75,10 +81,17 @@ Detail: step: the step's number (fork and rewind count from it); function: the s
   function; started: when it started; output / error: what it returned or raised;
   child: a child workflow it started; kind: event (set_event) or stream (write_stream,
   with its offset); key: the event's or stream's key; value: its value, decoded.
+  Timeline: at: when the step started, counted from the workflow's creation; span:
+  the step's time as a bar on the time of the whole tree.
 Queues: concurrency: at most this many running at once over every executor; worker
   concurrency: per executor; rate limit: at most this many started per period.
 Schedules: schedule: its name; cron: when it fires (seconds first when six fields);
   timezone: the cron's timezone; last fired: when it last enqueued its workflow.
+Executors: executor: the executor_id its workflows carry (DBOS keeps no list of
+  executors, nor a heartbeat); started: workflows it started in the last hour;
+  completed: workflows it finished in the last hour; last active: the last time it
+  started or finished one (idle long with pending workflows: likely dead); versions:
+  the application versions of its workflows.
 """
 
 
@@ -91,6 +104,7 @@ class DbosScreens(SystemScreens):
             ("workflows", "Workflows", "workflows", "WorkflowsPane"),
             ("queues", "Queues", "queues", "QueuesPane"),
             ("schedules", "Schedules", "queues", "SchedulesPane"),
+            ("executors", "Executors", "executors", "ExecutorsPane"),
         ]
     )
     help = HELP
@@ -105,6 +119,7 @@ class DbosScreens(SystemScreens):
             "schedule_pause",
             "schedule_resume",
             "schedule_trigger",
+            "executor_recover",
         }
     )
     jump_prompt = ("jump to a DBOS workflow", "workflow id or unique prefix")

@@ -31,6 +31,8 @@ PAGE = 100
 MATCHING_CAP = 10_000
 """At most this many workflows for ``*`` (every match), as the command line's ``--max``."""
 TREE_NODES = 200
+TIMELINE_STEPS = 500
+"""Steps of a workflow's tree on the detail's timeline."""
 """Child workflows drawn in a detail's tree (breadth first, one read per level)."""
 STATUSES: list[str | None] = [None, *reads.STATUSES]
 FILTER_KEYS = {
@@ -379,6 +381,9 @@ class WorkflowDetail:
     streams: list[dict[str, Any]]
     truncated: bool = False
     """The tree has more than ``TREE_NODES`` children."""
+    timeline: list[dict[str, Any]] = field(default_factory=list)
+    """The steps of the workflow and its descendants in the tree, by start
+    (``reads.steps_of``): Conductor's trace view."""
 
 
 def child_tree(db: Database, root: dict[str, Any]) -> tuple[Node, bool]:
@@ -445,11 +450,13 @@ class WorkflowView(RecordView[WorkflowDetail]):
             )
             with Horizontal(id="dbos-wf-bottom"):
                 yield Tree("children", id="dbos-children")
+                yield table("dbos-timeline", "at", "took", "workflow", "step", "function", "span")
                 yield table("dbos-events", "kind", "key", "value")
 
     def fetch(self, db: Database) -> WorkflowDetail:
         wf = reads.get_workflow(db, self.record_id)
         tree, truncated = child_tree(db, wf)
+        ids = [n.row["workflow_id"] for n in _walk(tree)]
         return WorkflowDetail(
             wf,
             reads.list_steps(db, self.record_id),
@@ -458,6 +465,7 @@ class WorkflowView(RecordView[WorkflowDetail]):
             reads.list_events(db, self.record_id),
             reads.list_streams(db, self.record_id),
             truncated,
+            reads.steps_of(db, ids, TIMELINE_STEPS),
         )
 
     def render_detail(self) -> None:
@@ -490,6 +498,7 @@ class WorkflowView(RecordView[WorkflowDetail]):
             ],
         )
         self._draw_tree(data)
+        self._draw_timeline(data)
         events = self.query_one("#dbos-events", DataTable)
         events.border_title = f"events: {len(data.events)}  streams: {len(data.streams)} value(s)"
         rows: list[tuple[str, list[Any]]] = [
@@ -533,6 +542,41 @@ class WorkflowView(RecordView[WorkflowDetail]):
         )
         tree.cursor_line = max(0, line)
 
+    def _draw_timeline(self, data: WorkflowDetail) -> None:
+        """Every step of the tree on one time axis: its start after the workflow's
+        creation, its duration, its workflow (indented by depth) and a bar of its span."""
+        depth = {n.row["workflow_id"]: d for n, d in _walk_depth(data.tree)}
+        names = {n.row["workflow_id"]: n.row["name"] or "" for n in _walk(data.tree)}
+        origin = int(data.workflow["created_at"])
+        ends = [s["completed_at_epoch_ms"] or s["started_at_epoch_ms"] for s in data.timeline]
+        span = max([e for e in ends if e is not None] + [origin + 1]) - origin
+        rows = []
+        for s in data.timeline:
+            start, end = s["started_at_epoch_ms"], s["completed_at_epoch_ms"]
+            at = "" if start is None else f"+{(start - origin) / 1000:.3f}s"
+            wf_id = s["workflow_id"]
+            d = depth.get(wf_id, 0)
+            indent = "  " * (d - 1) + "└ " if d else ""
+            who = indent + fmt.one_line(names.get(wf_id) or wf_id, 30)
+            function = Text(s["function_name"] or "", "red" if s["failed"] else "")
+            rows.append(
+                (
+                    f"{wf_id}\x1f{s['function_id']}",
+                    [
+                        at,
+                        cells.took(start, end),
+                        who,
+                        s["function_id"],
+                        function,
+                        _bar(start, end, origin, span),
+                    ],
+                )
+            )
+        t = self.query_one("#dbos-timeline", DataTable)
+        more = " (more not shown)" if len(data.timeline) >= TIMELINE_STEPS else ""
+        t.border_title = f"timeline: {len(data.timeline)} step(s) of the tree{more}"
+        refill(t, rows)
+
     def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
         event.stop()
         wf_id = event.node.data
@@ -541,6 +585,11 @@ class WorkflowView(RecordView[WorkflowDetail]):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
+        if event.data_table.id == "dbos-timeline":
+            wf_id = str(event.row_key.value).split("\x1f")[0]
+            if wf_id != self.record_id:
+                self.top.push_screen(WorkflowDetailScreen(wf_id))
+            return
         if event.data_table.id != "dbos-steps" or self.detail is None:
             return
         step = next(
@@ -554,6 +603,25 @@ def _walk(node: Node) -> Any:
     yield node
     for child in node.children:
         yield from _walk(child)
+
+
+def _walk_depth(node: Node, depth: int = 0) -> Any:
+    yield node, depth
+    for child in node.children:
+        yield from _walk_depth(child, depth + 1)
+
+
+BAR = 24
+"""Characters of a timeline bar: the whole tree's time."""
+
+
+def _bar(start: int | None, end: int | None, origin: int, span: int) -> str:
+    """A step's span on the tree's time axis (``origin`` to ``origin + span`` ms)."""
+    if start is None:
+        return ""
+    first = min(BAR - 1, max(0, (start - origin) * BAR // span))
+    last = min(BAR, max(first + 1, ((end or start) - origin) * BAR // span))
+    return " " * first + "█" * (last - first) + " " * (BAR - last)
 
 
 class WorkflowDetailScreen(WorkflowActions, DetailScreen):

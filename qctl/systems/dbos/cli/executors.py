@@ -1,0 +1,113 @@
+"""``qctl executors`` on a DBOS database: who runs what, and the recovery of a dead
+executor's PENDING workflows."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.output import OutputFormat, emit_rows
+from qctl.core.bulk import SAMPLE
+from qctl.systems.dbos import executors
+from qctl.systems.dbos.cli.base import database, from_ms, group, report, writable
+from qctl.systems.dbos.cli.filters import AppNameOpt, VersionOpt
+
+app = group("executors")
+
+COLUMNS = [
+    "executor_id",
+    "pending",
+    "started",
+    "completed",
+    "last_active",
+    "idle",
+    "app_versions",
+    "application_names",
+]
+
+
+def _row(ex: dict[str, Any]) -> dict[str, Any]:
+    last = from_ms(ex["last_active_at"])
+    return {
+        **ex,
+        "last_active": last,
+        "idle": None if last is None else datetime.now(UTC) - last,
+        "app_versions": ", ".join(ex["app_versions"]),
+        "application_names": ", ".join(ex["application_names"]),
+    }
+
+
+@app.command("list")
+def executors_list(
+    ctx: typer.Context,
+    window: Annotated[
+        str,
+        typer.Option(
+            "--window",
+            metavar="DURATION",
+            help="Count workflows started and finished this far back.",
+        ),
+    ] = "1h",
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Executors (the executor_id of their workflows), most recently active first: their
+    PENDING workflows, those they started and finished within --window, and their
+    latest activity. DBOS records no heartbeat: an executor that has been idle long
+    with PENDING workflows is likely dead (`qctl executors recover`)."""
+    span = common.duration(window, "--window") or timedelta(0)
+    rows = executors.list_executors(database(ctx), int(span.total_seconds() * 1000))
+    emit_rows([_row(r) for r in rows], COLUMNS, output, full=rows)
+
+
+@app.command("recover")
+def executors_recover(
+    ctx: typer.Context,
+    executor_ids: Annotated[
+        list[str], typer.Argument(metavar="EXECUTOR_ID...", help="The dead executors.")
+    ],
+    application_version: VersionOpt = None,
+    application_name: AppNameOpt = None,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Recover dead executors' PENDING workflows, as DBOS's recovery (and Conductor's)
+    does: each goes back on its queue (or DBOS's internal one) and the next executor
+    of its application version runs it on from its last recorded step. Only for
+    executors that are gone: a live one's workflows would be taken from it."""
+    db = writable(ctx, "executors recover", dry_run)
+    options: dict[str, Any] = {
+        "app_version": tuple(application_version or ()),
+        "application_name": tuple(application_name or ()),
+    }
+    planned = executors.recover(db, executor_ids, dry_run=True, **options)
+    versions = ", ".join(f"{n} of {v or 'no version'}" for v, n in planned.by_version.items())
+    who = ", ".join(planned.executor_ids)
+    if dry_run:
+        record = {**planned.__dict__}
+        sample = [{"workflow_id": w} for w in planned.workflow_ids[:SAMPLE]]
+        common.dry_run_report(
+            record,
+            f"would re-enqueue {planned.count} PENDING DBOS workflow(s) of {who}"
+            + (f" ({versions})" if versions else ""),
+            output,
+            sample,
+            ["workflow_id"],
+        )
+        return
+    if planned.count:
+        common.confirm(
+            f"Re-enqueue {planned.count} PENDING DBOS workflow(s) of {who} ({versions})?", yes
+        )
+    result = executors.recover(db, executor_ids, **options)
+    skipped = f"; {result.skipped} were taken meanwhile" if result.skipped else ""
+    report(
+        result.__dict__,
+        f"re-enqueued {result.count} PENDING DBOS workflow(s) of {who}{skipped}",
+        False,
+        output,
+    )
