@@ -4,6 +4,7 @@ periodic, subscription and workflow listings."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -38,8 +39,13 @@ def fleet(hopper: Worker) -> dict[str, uuid.UUID]:
     done = hopper.insert("mail.send", {"to": "a"}, queue="list-q")
     assert hopper.claim("list-q", client) == [done]
     assert hopper.finalize(done, client, "completed", output={"sent": True})
+    # hopper's ids are UUIDv7 to the millisecond (hopper_uuidv7): two inserts in one
+    # millisecond have no order, so each of these comes a few milliseconds later.
+    time.sleep(0.005)
     dead = hopper.dead("mail.dead", "list-dead", client, error="smtp [bold]421")
+    time.sleep(0.005)
     waiting = hopper.insert("mail.send", {"to": "b"}, queue="list-q", priority=1)
+    time.sleep(0.005)
     running = hopper.insert("report.build", queue="list-run")
     assert hopper.claim("list-run", client) == [running]
     return {"done": done, "dead": dead, "waiting": waiting, "running": running, "client": client}  # type: ignore[dict-item]

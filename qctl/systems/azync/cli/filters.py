@@ -12,7 +12,7 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import KindOpt, MetaOpt, SourceOpt, StateOpt
 from qctl.core.parse import ParseError
-from qctl.systems.azync.ops.views import newest_first
+from qctl.systems.azync.order import newest_first
 from qctl_store.listing import order_for, seeks_index
 from qctl_store.types import JobSearch, JobState, Source
 

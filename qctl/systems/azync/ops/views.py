@@ -8,16 +8,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from qctl.core.errors import NoSuchName
-from qctl_store.types import AttemptError, JobSearch, JobState, Source
+from qctl_store.types import AttemptError, JobSearch, Source
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
-
-
-def newest_first(state: JobState | None) -> bool:
-    """Whether both front-ends list ``state`` the other way round from azync's order
-    (``orderForState``): dead jobs newest first, the ones an operator looks at."""
-    return state == JobState.DEAD
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from qctl.systems.azync.ops.views import (
     Attempt,
     attempt_history,
     free_text,
-    newest_first,
     require_kind,
 )
+from qctl.systems.azync.order import newest_first
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
