@@ -30,7 +30,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from qctl.core import bulk as core_bulk
@@ -442,6 +442,8 @@ class ScheduleOutcome:
     dry_run: bool = False
     workflow_ids: list[str] = field(default_factory=list)
     """``trigger``/``backfill``: the workflows enqueued (DBOS's deterministic ids)."""
+    already_run: list[str] = field(default_factory=list)
+    """``backfill``: the window's slots that had a workflow already (not enqueued again)."""
 
 
 def _pickled_context(db: Database, name: str) -> dict[str, Any]:
@@ -470,22 +472,47 @@ def trigger_schedule(db: Database, name: str, dry_run: bool = False) -> Schedule
     return ScheduleOutcome(name, "trigger", row["status"], False, [wf_id])
 
 
+def backfill_slots(row: dict[str, Any], start: datetime, end: datetime) -> list[str]:
+    """The workflow ids of the schedule's slots strictly between ``start`` and ``end``,
+    as ``backfill_schedule`` of ``dbos/_scheduler.py`` names them (cron read in the
+    schedule's time zone, naive instants as UTC)."""
+    from zoneinfo import ZoneInfo
+
+    from croniter import croniter  # type: ignore[import-untyped]  # DBOS's dependency
+
+    tz = ZoneInfo(row["cron_timezone"]) if row["cron_timezone"] else UTC
+    start, end = (t if t.tzinfo else t.replace(tzinfo=UTC) for t in (start, end))
+    it = croniter(row["schedule"], start.astimezone(tz), second_at_beginning=True)
+    slots = []
+    while (slot := it.get_next(datetime)) < end:
+        slots.append(f"sched-{row['schedule_name']}-{slot.isoformat()}")
+    return slots
+
+
 def backfill_schedule(
     db: Database, name: str, start: datetime, end: datetime, dry_run: bool = False
 ) -> ScheduleOutcome:
     """Enqueue every execution the schedule would have run between ``start`` and ``end``
     (exclusive); DBOS's deterministic ids skip those that ran
-    (``DBOSClient.backfill_schedule``)."""
+    (``DBOSClient.backfill_schedule``, which returns every slot's id, enqueued or not: the
+    slots that had a workflow are looked up first and reported apart)."""
     if end <= start:
         raise InvalidInput("--until must be after --since")
     row = _pickled_context(db, name)
-    if dry_run:
-        return ScheduleOutcome(name, "backfill", row["status"], True)
-    with client(db) as c:
-        handles = c.backfill_schedule(name, start, end)
-    return ScheduleOutcome(
-        name, "backfill", row["status"], False, [h.get_workflow_id() for h in handles]
+    slots = backfill_slots(row, start, end)
+    ran = set(reads.existing_ids(db, slots))
+    outcome = ScheduleOutcome(
+        name,
+        "backfill",
+        row["status"],
+        dry_run,
+        [i for i in slots if i not in ran],
+        [i for i in slots if i in ran],
     )
+    if not dry_run:
+        with client(db) as c:
+            c.backfill_schedule(name, start, end)
+    return outcome
 
 
 SCHEDULE_NEEDS = {"pause": "ACTIVE", "resume": "PAUSED"}
@@ -523,20 +550,32 @@ class VersionOutcome:
     dry_run: bool = False
 
 
-def set_latest_version(db: Database, name: str, dry_run: bool = False) -> VersionOutcome:
+def set_latest_version(
+    db: Database, name: str, application_name: str | None = None, dry_run: bool = False
+) -> VersionOutcome:
     """Make ``name`` the latest application version
     (``DBOSClient.set_latest_application_version``: its timestamp becomes now). DBOS's
     scheduler starts new runs on the latest version, and an executor of another version
     logs that it is not the latest. DBOS ignores an unknown name: it is looked up
-    first."""
+    first. ``latest`` is the one the version's application saw as latest: its own
+    versions and the unclaimed ones (``SystemDatabase._latest_application_version``)."""
     versions = reads.list_application_versions(db)
-    if not any(v["version_name"] == name for v in versions):
+    row = next((v for v in versions if v["version_name"] == name), None)
+    if row is None:
         known = ", ".join(v["version_name"] for v in versions) or "none"
         raise NoSuchName("set latest version", f"no DBOS application version {name!r} ({known})")
-    outcome = VersionOutcome(name, "set-latest", versions[0]["version_name"], dry_run)
+    owner = row["application_name"]
+    if application_name and owner and owner != application_name:
+        # DBOS refuses promoting a peer's version (version names are global).
+        raise InvalidInput(
+            f"version {name} belongs to application {owner!r}, not {application_name!r}"
+        )
+    owner = owner or application_name
+    seen = [v for v in versions if not owner or v["application_name"] in (owner, None)]
+    outcome = VersionOutcome(name, "set-latest", seen[0]["version_name"], dry_run)
     if not dry_run:
         with client(db) as c:
-            c.set_latest_application_version(name)
+            c.set_latest_application_version(name, application_name=application_name)
     return outcome
 
 

@@ -221,6 +221,19 @@ def list_workflows(
     return [_row(r) for r in rows]
 
 
+def queue_workflows(db: Database, queue_name: str, limit: int) -> list[dict[str, Any]]:
+    """A queue's running (PENDING) workflows, then its ENQUEUED ones in the order DBOS
+    dequeues them (priority, then oldest first: ``SystemDatabase.start_queued_workflows``)."""
+    rows = db.all(
+        f"SELECT {STATUS_COLUMNS} FROM {{t}}workflow_status ws"
+        " WHERE ws.status IN ('ENQUEUED', 'PENDING') AND ws.queue_name = %s"
+        " ORDER BY CASE WHEN ws.status = 'PENDING' THEN 0 ELSE 1 END, ws.priority,"
+        " ws.created_at, ws.workflow_uuid LIMIT %s",
+        [queue_name, limit],
+    )
+    return [_row(r) for r in rows]
+
+
 def cursor_of(row: dict[str, Any]) -> Cursor:
     return Cursor(int(row["created_at"]), str(row["workflow_id"]))
 
@@ -456,6 +469,23 @@ def get_schedule(db: Database, name: str) -> dict[str, Any]:
         if row["schedule_name"] == name:
             return row
     raise NoSuchName("get schedule", f"no DBOS schedule {name!r}")
+
+
+def existing_ids(db: Database, ids: Sequence[str]) -> list[str]:
+    """Those of ``ids`` that name a workflow (500 ids a statement: a backfill's window
+    can hold more slots than SQLite takes parameters)."""
+    found: list[str] = []
+    for i in range(0, len(ids), 500):
+        where: list[str] = []
+        params: list[Any] = []
+        _in("workflow_uuid", ids[i : i + 500], where, params)
+        found += [
+            r["workflow_uuid"]
+            for r in db.all(
+                f"SELECT workflow_uuid FROM {{t}}workflow_status WHERE {where[0]}", params
+            )
+        ]
+    return found
 
 
 def list_application_versions(db: Database) -> list[dict[str, Any]]:

@@ -1,0 +1,86 @@
+"""DBOS operator verbs against a running DBOS application, on PostgreSQL and SQLite:
+schedule backfills, application versions of several applications, queue order and
+partitions (issue 32's audit)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from tests.dbos.conftest import Run, data
+from tests.dbos.fixtures import App, wait_for
+
+
+def test_backfill_counts_only_the_slots_it_enqueued(run: Run, dbos_app: App) -> None:
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=20)
+    window = ["--since", start.isoformat(), "--until", (start + timedelta(seconds=3)).isoformat()]
+    args = ["schedules", "backfill", "every-second", *window, "--yes"]
+    first = data(run(*args, "-o", "json"))
+    assert len(first["workflow_ids"]) == 2 and first["already_run"] == []
+    again = run(*args, "-o", "json")
+    assert data(again)["workflow_ids"] == []  # both slots had run: nothing enqueued
+    assert data(again)["already_run"] == first["workflow_ids"]
+    text = run(*args)
+    assert "backfilled 0 run(s) of DBOS schedule every-second (2 already run)" in text.stdout
+
+
+def test_set_latest_reports_the_applications_own_latest(run: Run, dbos_app: App) -> None:
+    sys_db = dbos_app.client._sys_db
+    # another application's version, registered after ours: the newest of all
+    sys_db.app_name = "billing"
+    try:
+        sys_db.create_application_version("billing-v7")
+    finally:
+        sys_db.app_name = None
+    sys_db.create_application_version("v0-old")
+    run("versions", "set-latest", "v1", "--yes", "--application-name", "qctl-demo")
+    sys_db.app_name = "billing"
+    try:
+        sys_db.update_application_version_timestamp("billing-v7", 2**40)
+    finally:
+        sys_db.app_name = None
+    try:
+        dry = data(run("versions", "set-latest", "v0-old", "--dry-run", "-o", "json"))
+        assert dry["latest"] == "v1"  # not billing-v7: another application's
+        refused = run("versions", "set-latest", "billing-v7", "--application-name", "qctl-demo")
+        assert refused.exit_code == 2
+        assert "belongs to application 'billing', not 'qctl-demo'" in refused.output
+        done = run("versions", "set-latest", "v0-old", "--application-name", "qctl-demo", "--yes")
+        assert "(was v1)" in done.stdout, done.output
+        latest = dbos_app.client._sys_db.get_latest_application_version()
+        assert latest["version_name"] in ("v0-old", "billing-v7")
+    finally:
+        assert run("versions", "set-latest", "v1", "--yes").exit_code == 0
+
+
+def test_queue_shows_dequeue_order_priority_and_partitions(run: Run, dbos_app: App) -> None:
+    # a queue no executor polls: what is enqueued on it stays ENQUEUED
+    queue = f"idle-{uuid.uuid4().hex[:6]}"
+    dbos_app.client.register_queue(queue, partition_concurrency=2)
+    ids = []
+    for priority, key in ((5, "eu"), (1, "us"), (5, "us")):
+        wf_id = f"q-{uuid.uuid4().hex[:10]}"
+        dbos_app.client.enqueue(
+            {
+                "queue_name": queue,
+                "workflow_name": "checkout",
+                "workflow_id": wf_id,
+                "priority": priority,
+                "queue_partition_key": key,
+            },
+            wf_id,
+            1,
+        )
+        ids.append(wf_id)
+    listed = {q["queue_name"]: q for q in data(run("queues", "list", "-o", "json"))}
+    assert listed[queue]["partition_concurrency"] == 2
+    assert "partition_concurrency" in run("queues", "list", "-o", "csv").stdout.splitlines()[0]
+    shown = wait_for(lambda: data(run("queues", "show", queue, "-o", "json")))
+    assert [w["workflow_id"] for w in shown["workflows"]] == [ids[1], ids[0], ids[2]]
+    assert [(w["priority"], w["queue_partition_key"]) for w in shown["workflows"]] == [
+        (1, "us"),
+        (5, "eu"),
+        (5, "us"),
+    ]
+    table = run("queues", "show", queue).stdout
+    assert "PRIORITY" in table and "QUEUE_PARTITION_KEY" in table
