@@ -58,8 +58,10 @@ def test_queue_shows_dequeue_order_priority_and_partitions(run: Run, dbos_app: A
     queue = f"idle-{uuid.uuid4().hex[:6]}"
     dbos_app.client.register_queue(queue, partition_concurrency=2)
     ids = []
-    for priority, key in ((5, "eu"), (1, "us"), (5, "us")):
-        wf_id = f"q-{uuid.uuid4().hex[:10]}"
+    run_id = uuid.uuid4().hex[:10]
+    # ids in creation order: DBOS breaks a tie of created_at by id, and so does qctl
+    for n, (priority, key) in enumerate(((5, "eu"), (1, "us"), (5, "us"))):
+        wf_id = f"q-{run_id}-{n}"
         dbos_app.client.enqueue(
             {
                 "queue_name": queue,
@@ -84,3 +86,74 @@ def test_queue_shows_dequeue_order_priority_and_partitions(run: Run, dbos_app: A
     ]
     table = run("queues", "show", queue).stdout
     assert "PRIORITY" in table and "QUEUE_PARTITION_KEY" in table
+
+
+def test_fork_and_rewind_onto_a_partitioned_queue(run: Run, dbos_app: App) -> None:
+    queue = f"parts-{uuid.uuid4().hex[:6]}"
+    dbos_app.client.register_queue(queue, partition_concurrency=1)
+    wf_id = dbos_app.enqueue("checkout", "p-1", 3)
+    other = dbos_app.enqueue("checkout", "p-2", 4)
+    for i in (wf_id, other):
+        wait_for(lambda i=i: data(run("workflows", "show", i, "-o", "json"))["status"] == "SUCCESS")
+
+    def forks() -> list[str]:
+        shown = data(run("workflows", "show", wf_id, "-o", "json"))
+        return [w["workflow_id"] for w in shown["forks"]]
+
+    # no key given and none to keep: refused before anything is written
+    refused = run("workflows", "fork", wf_id, "--on-queue", queue)
+    assert refused.exit_code == 2
+    assert f"queue {queue} is partitioned and workflow {wf_id} has no partition key" in (
+        refused.output
+    )
+    assert forks() == []
+    forked = data(
+        run("workflows", "fork", wf_id, "--on-queue", queue, "--partition-key", "eu", "-o", "json")
+    )
+    new = data(run("workflows", "show", forked["new_workflow_id"], "-o", "json"))
+    assert (new["queue_name"], new["queue_partition_key"]) == (queue, "eu")
+    wrong = run("workflows", "fork", wf_id, "--partition-key", "eu")  # DBOS's internal queue
+    assert wrong.exit_code == 2 and "is not partitioned" in wrong.output
+
+    # a rewind keeps the workflow's own key (as if it had run on the partitioned queue)
+    from qctl.systems.dbos.database import Database
+
+    db = Database(dbos_app.url)
+    try:
+        db.execute(
+            "UPDATE {t}workflow_status SET queue_partition_key = 'us' WHERE workflow_uuid = %s",
+            [wf_id],
+        )
+    finally:
+        db.close()
+    both = run("workflows", "rewind", wf_id, other, "--on-queue", queue, "--yes")
+    assert both.exit_code == 2 and f"workflow {other} has no partition key" in both.output
+    assert data(run("workflows", "show", wf_id, "-o", "json"))["status"] == "SUCCESS"
+    done = run("workflows", "rewind", wf_id, "--on-queue", queue, "--yes")
+    assert done.exit_code == 0, done.output
+    row = data(run("workflows", "show", wf_id, "-o", "json"))
+    assert (row["queue_name"], row["queue_partition_key"]) == (queue, "us")
+
+
+def test_fork_validates_version_and_step(run: Run, dbos_app: App) -> None:
+    wf_id = dbos_app.enqueue("checkout", "v-1", 3)
+    steps = wait_for(
+        lambda: (
+            (w := data(run("workflows", "show", wf_id, "-o", "json")))["status"] == "SUCCESS"
+            and w["steps"]
+        )
+    )
+    unknown = run("workflows", "fork", wf_id, "--application-version", "v9")
+    assert unknown.exit_code == 2
+    assert "no DBOS application version 'v9' (registered: " in unknown.output
+    last = len(steps)
+    past = run("workflows", "fork", wf_id, "--from-step", str(last + 2))
+    assert past.exit_code == 2
+    assert f"has {last} step(s), so the last step to start from is {last + 1}" in past.output
+    rewound = run("workflows", "rewind", wf_id, "--from-step", str(last + 2), "--yes")
+    assert rewound.exit_code == 2
+    assert data(run("workflows", "show", wf_id, "-o", "json"))["forks"] == []
+    # one past the last copies every step: accepted, on no version (the latest's run it)
+    forked = data(run("workflows", "fork", wf_id, "--from-step", str(last + 1), "-o", "json"))
+    new = data(run("workflows", "show", forked["new_workflow_id"], "-o", "json"))
+    assert new["forked_from"] == wf_id

@@ -224,6 +224,58 @@ def check_step(start_step: int) -> None:
         raise InvalidInput(f"--from-step: {start_step} is not a step number (1 or more)")
 
 
+def placement(
+    db: Database,
+    ids: Sequence[str],
+    start_step: int,
+    application_version: str | None,
+    queue_name: str | None,
+    queue_partition_key: str | None,
+) -> dict[str, str | None]:
+    """Checks of a fork or rewind before anything is written (InvalidInput, exit 2), and
+    each workflow's ``queue_partition_key``. DBOS takes an unregistered version or a
+    step past the last silently; onto a partitioned queue without a partition key the
+    workflow stays ENQUEUED forever, and a rewind drops the original's key. So: the
+    given key, else the original's; a partitioned queue with neither is refused."""
+    check_step(start_step)
+    if application_version is not None:
+        known = [v["version_name"] for v in reads.list_application_versions(db)]
+        if application_version not in known:
+            raise InvalidInput(
+                f"--application-version: no DBOS application version {application_version!r}"
+                f" (registered: {', '.join(known) or 'none'})"
+            )
+    # An id with no row passes here: the action names it as missing (exit 3).
+    facts: dict[str, dict[str, Any]] = {
+        i: {"queue_partition_key": None, "last_step": start_step} for i in ids
+    }
+    facts.update(reads.fork_facts(db, ids))
+    past = [i for i in ids if start_step > facts[i]["last_step"] + 1]
+    if past:
+        last = facts[past[0]]["last_step"]
+        raise InvalidInput(
+            f"--from-step {start_step}: workflow {past[0]} has {last} step(s), so the last"
+            f" step to start from is {last + 1}"
+            + (f" ({len(past) - 1} more like it)" if len(past) > 1 else "")
+        )
+    partitioned = queue_name is not None and reads.queue_partitioned(db, queue_name)
+    if queue_partition_key is not None and partitioned is False:
+        queue = queue_name or "DBOS's internal queue (no --on-queue)"
+        raise InvalidInput(f"--partition-key: {queue} is not partitioned")
+    if queue_name is None:  # DBOS's internal queue, never partitioned
+        return dict.fromkeys(ids)
+    keys: dict[str, str | None] = {
+        i: queue_partition_key or facts[i]["queue_partition_key"] for i in ids
+    }
+    missing = [i for i, k in keys.items() if k is None]
+    if partitioned and missing:
+        raise InvalidInput(
+            f"queue {queue_name} is partitioned and workflow {missing[0]} has no partition"
+            " key: give one with --partition-key"
+        )
+    return keys
+
+
 def cancel(db: Database, workflow_id: str, dry_run: bool = False) -> WorkflowOutcome:
     """Cancel: DBOS marks it CANCELLED and takes it off its queue; a running workflow
     stops when it next starts a step."""
@@ -251,16 +303,24 @@ def fork(
     application_version: str | None = None,
     queue_name: str | None = None,
     dry_run: bool = False,
+    queue_partition_key: str | None = None,
 ) -> WorkflowOutcome:
     """Fork: a new workflow with the original's inputs and the steps before
-    ``start_step`` copied; the rest runs again."""
-    check_step(start_step)
+    ``start_step`` copied; the rest runs again. Without ``application_version`` the fork
+    has none, and executors of the latest version run it (DBOS's dequeue)."""
+    keys = placement(
+        db, [workflow_id], start_step, application_version, queue_name, queue_partition_key
+    )
     return _one(
         db,
         "fork",
         workflow_id,
         lambda c, i: c.fork_workflow(
-            i, start_step, application_version=application_version, queue_name=queue_name
+            i,
+            start_step,
+            application_version=application_version,
+            queue_name=queue_name,
+            queue_partition_key=keys[i],
         ).get_workflow_id(),
         dry_run,
     )
@@ -273,10 +333,14 @@ def rewind(
     application_version: str | None = None,
     queue_name: str | None = None,
     dry_run: bool = False,
+    queue_partition_key: str | None = None,
 ) -> WorkflowOutcome:
     """Rewind a finished workflow to ``start_step`` under the same id: its history from
-    that step on is dropped and it is re-enqueued."""
-    check_step(start_step)
+    that step on is dropped and it is re-enqueued (on its own application version unless
+    ``application_version`` names another)."""
+    keys = placement(
+        db, [workflow_id], start_step, application_version, queue_name, queue_partition_key
+    )
     return _one(
         db,
         "rewind",
@@ -287,6 +351,7 @@ def rewind(
                 start_step=start_step,
                 application_version=application_version,
                 queue_name=queue_name,
+                queue_partition_key=keys[i],
             ).get_workflow_id()
             and None
         ),
@@ -328,7 +393,10 @@ def _each(call: Callable[..., str | None]) -> BulkCall:
     """A bulk form of a DBOSClient call that takes one id (one statement per id)."""
 
     def run(c: DBOSClient, ids: list[str], **options: Any) -> list[str | None]:
-        return [call(c, workflow_id, **options) for workflow_id in ids]
+        keys = options.pop("partition_keys", None)  # fork and rewind: each its own
+        return [
+            call(c, i, **options, **({"queue_partition_key": keys[i]} if keys else {})) for i in ids
+        ]
 
     return run
 
@@ -375,6 +443,15 @@ def bulk(
             skipped.append(
                 {"workflow_id": row["workflow_id"], "status": row["status"], "reason": "status"}
             )
+    if action in ("fork", "rewind") and acted:
+        options["partition_keys"] = placement(
+            db,
+            [o.workflow_id for o in acted],
+            options["start_step"],
+            options.get("application_version"),
+            options.get("queue_name"),
+            options.pop("queue_partition_key", None),
+        )
     if acted and not dry_run:
         acted = _call_in_chunks(db, action, acted, **options)
     return BulkOutcome(action, acted, skipped, dry_run)

@@ -488,6 +488,40 @@ def existing_ids(db: Database, ids: Sequence[str]) -> list[str]:
     return found
 
 
+def fork_facts(db: Database, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per workflow id, what a fork or rewind is checked against: its
+    ``queue_partition_key`` and ``last_step`` (its highest recorded function id, 0 for
+    none)."""
+    facts: dict[str, dict[str, Any]] = {}
+    for i in range(0, len(ids), 500):
+        where: list[str] = []
+        params: list[Any] = []
+        _in("ws.workflow_uuid", ids[i : i + 500], where, params)
+        for r in db.all(
+            "SELECT ws.workflow_uuid, ws.queue_partition_key, (SELECT max(o.function_id)"
+            " FROM {t}operation_outputs o WHERE o.workflow_uuid = ws.workflow_uuid) AS last"
+            f" FROM {{t}}workflow_status ws WHERE {where[0]}",
+            params,
+        ):
+            facts[r["workflow_uuid"]] = {
+                "queue_partition_key": r["queue_partition_key"],
+                "last_step": int(r["last"] or 0),
+            }
+    return facts
+
+
+def queue_partitioned(db: Database, queue_name: str) -> bool | None:
+    """Whether the registered queue has a partition limit (then every workflow on it
+    needs a ``queue_partition_key``, ``DBOSClient.register_queue``); None when the
+    ``queues`` table has no row for it (a queue declared only in code)."""
+    row = db.one(
+        "SELECT partition_concurrency, partition_worker_concurrency, partition_rate_limit_max"
+        " FROM {t}queues WHERE name = %s",
+        [queue_name],
+    )
+    return None if row is None else any(v is not None for v in row.values())
+
+
 def list_application_versions(db: Database) -> list[dict[str, Any]]:
     """Newest first, as ``DBOSClient.list_application_versions`` orders them."""
     return db.all(

@@ -280,7 +280,17 @@ AppVersion = Annotated[
         "--application-version",
         "--app-version",
         metavar="VERSION",
-        help="Run on this application version.",
+        help="Run on this registered application version (fork's default: none, so"
+        " executors of the latest version run it; rewind's: the workflow's own).",
+    ),
+]
+PartitionKey = Annotated[
+    str | None,
+    typer.Option(
+        "--partition-key",
+        metavar="KEY",
+        help="The queue_partition_key on a partitioned --on-queue (default: the"
+        " workflow's own; refused when it has none).",
     ),
 ]
 
@@ -294,6 +304,7 @@ def fork(
     from_step: FromStep = 1,
     application_version: AppVersion = None,
     on_queue: OnQueue = None,
+    partition_key: PartitionKey = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
@@ -308,13 +319,20 @@ def fork(
             "start_step": from_step,
             "application_version": application_version,
             "queue_name": on_queue,
+            "queue_partition_key": partition_key,
         }
         _bulk(ctx, "fork", "forked", ids, f, max_targets, dry_run, yes, output, **options)
         return
     # One fork only adds a workflow: no question, as DBOS's own `dbos workflow fork`.
     db = writable(ctx, "workflows fork", dry_run)
     outcome = actions.fork(
-        db, reads.resolve_id(db, one), from_step, application_version, on_queue, dry_run
+        db,
+        reads.resolve_id(db, one),
+        from_step,
+        application_version,
+        on_queue,
+        dry_run,
+        queue_partition_key=partition_key,
     )
     _single(outcome, "forked", output)
 
@@ -334,6 +352,7 @@ def rewind(
     from_step: FromStep = 1,
     application_version: AppVersion = None,
     on_queue: OnQueue = None,
+    partition_key: PartitionKey = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
@@ -345,6 +364,7 @@ def rewind(
         "start_step": from_step,
         "application_version": application_version,
         "queue_name": on_queue,
+        "queue_partition_key": partition_key,
     }
     actions.check_step(from_step)  # before any question
     one = _one_id(ids, f)

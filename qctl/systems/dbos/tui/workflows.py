@@ -179,7 +179,7 @@ class WorkflowActions(Dashboarded):
             "fork: a new workflow with the same inputs, the steps before N copied",
             [
                 ("step", "from step N (1 runs it all again)", "1"),
-                ("version", "application version (empty: the original's)", ""),
+                ("version", "application version (empty: none, the latest's executors run it)", ""),
                 QUEUE_FIELD,
             ],
             then,
