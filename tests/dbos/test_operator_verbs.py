@@ -157,3 +157,40 @@ def test_fork_validates_version_and_step(run: Run, dbos_app: App) -> None:
     forked = data(run("workflows", "fork", wf_id, "--from-step", str(last + 1), "-o", "json"))
     new = data(run("workflows", "show", forked["new_workflow_id"], "-o", "json"))
     assert new["forked_from"] == wf_id
+
+
+def test_cancel_and_delete_reach_the_whole_tree(run: Run, dbos_app: App) -> None:
+    from qctl.systems.dbos.database import Database
+
+    tag = uuid.uuid4().hex[:8]
+    queue = f"idle-{tag}"  # no executor serves it: all stay ENQUEUED
+    root, a, b, c, other = (
+        dbos_app.enqueue("slow", 50, queue=queue, id=f"t-{tag}-{n}")
+        for n in ("root", "a", "b", "c", "other")
+    )
+    db = Database(dbos_app.url)
+    try:  # root -> a, b; a -> c (as DBOS links a child to the workflow that started it)
+        for child, parent in ((a, root), (b, root), (c, a)):
+            db.execute(
+                "UPDATE {t}workflow_status SET parent_workflow_id = %s WHERE workflow_uuid = %s",
+                [parent, child],
+            )
+    finally:
+        db.close()
+    dry = data(run("workflows", "cancel", root, "--children", "--dry-run", "-o", "json"))
+    assert dry["workflow_ids"] == [root, a, b, c] and dry["descendants"] == 3
+    text = run("workflows", "cancel", root, "--children", "--dry-run").stdout
+    assert "would cancel 4 DBOS workflow(s) (3 of them descendants)" in text
+    done = run("workflows", "cancel", root, "--children", "--yes")
+    assert done.exit_code == 0, done.output
+    statuses = {i: data(run("workflows", "show", i, "-o", "json"))["status"] for i in (root, c)}
+    assert statuses == {root: "CANCELLED", c: "CANCELLED"}
+    assert data(run("workflows", "show", other, "-o", "json"))["status"] == "ENQUEUED"
+    # a real tree: DBOS's parent workflow and the child it started
+    parent = dbos_app.enqueue("parent", 3)
+    wait_for(lambda: data(run("workflows", "show", parent, "-o", "json"))["status"] == "SUCCESS")
+    gone = run("workflows", "delete", parent, root, "--children", "--yes", "-o", "json")
+    assert data(gone)["descendants"] == 4
+    assert run("workflows", "show", f"{parent}-child").exit_code == 3
+    assert run("workflows", "show", c).exit_code == 3
+    assert data(run("workflows", "show", other, "-o", "json"))["status"] == "ENQUEUED"

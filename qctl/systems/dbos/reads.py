@@ -339,6 +339,26 @@ def children(db: Database, parent_ids: Sequence[str], limit: int) -> list[dict[s
     )
 
 
+def descendants(db: Database, parent_ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+    """Every workflow started under any of ``parent_ids``, at any depth, breadth first
+    (DBOS's ``cancel_children`` walk, ``SystemDatabase.cancel_workflows``): at most
+    ``limit``."""
+    seen = set(parent_ids)
+    found: list[dict[str, Any]] = []
+    level = list(parent_ids)
+    while level and len(found) < limit:
+        rows = [
+            r
+            for i in range(0, len(level), 500)
+            for r in children(db, level[i : i + 500], limit - len(found))
+            if r["workflow_id"] not in seen
+        ][: limit - len(found)]
+        seen.update(r["workflow_id"] for r in rows)
+        found += rows
+        level = [r["workflow_id"] for r in rows]
+    return found
+
+
 def list_events(db: Database, workflow_id: str) -> list[dict[str, Any]]:
     rows = db.all(
         "SELECT key, value, serialization FROM {t}workflow_events"

@@ -177,18 +177,28 @@ def _bulk(
     dry_run: bool,
     yes: bool,
     output: OutputFormat,
+    tree: bool = False,
     **options: Any,
 ) -> None:
-    """A verb on several ids, or on everything ``f`` matches (newest first)."""
+    """A verb on several ids, or on everything ``f`` matches (newest first); with
+    ``tree``, on their descendants too."""
     db = writable(ctx, f"workflows {action}", dry_run)
     bulk.select(ids, not f.empty(), f"workflows {action}", "workflow")
     if ids:
         targets = actions.ids_targets(db, ids)
-        if _one_id(ids, f):
+        if _one_id(ids, f) and not tree:
             actions.check(action, targets[0])
     else:
         targets = bulk.capped(
             actions.filter_targets(db, f, max_targets + 1), max_targets, "workflows"
+        )
+    given = {t["workflow_id"] for t in targets}
+    if tree:
+        below = reads.descendants(db, list(given), max_targets - len(targets) + 1)
+        targets = bulk.capped(
+            targets + [r for r in below if r["workflow_id"] not in given],
+            max_targets,
+            "workflows (with their descendants)",
         )
     verb = actions.VERBS[action]
     runnable = sum(1 for t in targets if t["status"] in verb.needs)
@@ -204,9 +214,13 @@ def _bulk(
         "workflow_ids": [o.workflow_id for o in result.acted],
         "skipped": result.skipped,
     }
+    if tree:
+        record["descendants"] = len(targets) - len(given)
     if action == "fork" and not dry_run:
         record["new_workflow_ids"] = [o.new_workflow_id for o in result.acted]
     skipped = f"; skipped {len(result.skipped)} in another status" if result.skipped else ""
+    if tree:
+        skipped = f" ({len(targets) - len(given)} of them descendants){skipped}"
     if dry_run:
         would = f"would {action} {result.count} DBOS workflow(s){skipped}"
         sample = result.acted[: bulk.SAMPLE]
@@ -215,20 +229,31 @@ def _bulk(
     emit_result(record, f"{done} {result.count} DBOS workflow(s){skipped}", output)
 
 
+Children = Annotated[
+    bool,
+    typer.Option(
+        "--children",
+        help="Every workflow they started too, at any depth (DBOSClient's cancel_children"
+        " / delete_children); the dry run lists them.",
+    ),
+]
+
+
 @app.command("cancel")
 @filtered()
 def cancel(
     ctx: typer.Context,
     f: reads.WorkflowFilter,
     ids: IdsArg = None,
+    children: Children = False,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Cancel workflows: DBOS marks them CANCELLED and takes them off their queue; a
-    running one stops when it next starts a step."""
-    _bulk(ctx, "cancel", "cancelled", ids, f, max_targets, dry_run, yes, output)
+    running one stops when it next starts a step. --children: their descendants too."""
+    _bulk(ctx, "cancel", "cancelled", ids, f, max_targets, dry_run, yes, output, children)
 
 
 OnQueue = Annotated[
@@ -261,14 +286,15 @@ def delete(
     ctx: typer.Context,
     f: reads.WorkflowFilter,
     ids: IdsArg = None,
+    children: Children = False,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Delete workflows with their steps, inputs, outputs, events, messages and streams
-    (DBOS's delete_workflows)."""
-    _bulk(ctx, "delete", "deleted", ids, f, max_targets, dry_run, yes, output)
+    (DBOS's delete_workflows). --children: their descendants too."""
+    _bulk(ctx, "delete", "deleted", ids, f, max_targets, dry_run, yes, output, children)
 
 
 FromStep = Annotated[
