@@ -302,6 +302,7 @@ _qctl() {
         'qctl workflows fork --from-step') COMPREPLY=(); return ;;
         'qctl workflows fork --application-version' | 'qctl workflows fork --app-version') COMPREPLY=(); return ;;
         'qctl workflows fork --on-queue') COMPREPLY=(); return ;;
+        'qctl workflows fork --partition-key') COMPREPLY=(); return ;;
         'qctl workflows fork --max') COMPREPLY=(); return ;;
         'qctl workflows fork --output' | 'qctl workflows fork -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows rewind --state' | 'qctl workflows rewind --status') COMPREPLY=(); return ;;
@@ -323,6 +324,7 @@ _qctl() {
         'qctl workflows rewind --from-step') COMPREPLY=(); return ;;
         'qctl workflows rewind --application-version' | 'qctl workflows rewind --app-version') COMPREPLY=(); return ;;
         'qctl workflows rewind --on-queue') COMPREPLY=(); return ;;
+        'qctl workflows rewind --partition-key') COMPREPLY=(); return ;;
         'qctl workflows rewind --max') COMPREPLY=(); return ;;
         'qctl workflows rewind --output' | 'qctl workflows rewind -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows set-delay --state' | 'qctl workflows set-delay --status') COMPREPLY=(); return ;;
@@ -406,6 +408,7 @@ _qctl() {
         'qctl schedules backfill --until') COMPREPLY=(); return ;;
         'qctl schedules backfill --output' | 'qctl schedules backfill -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl versions list --output' | 'qctl versions list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl versions set-latest --application-name') COMPREPLY=(); return ;;
         'qctl versions set-latest --output' | 'qctl versions set-latest -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl dlq list --queue') COMPREPLY=(); return ;;
         'qctl dlq list --name') COMPREPLY=(); return ;;
@@ -492,7 +495,7 @@ _qctl() {
         'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute' ;;
         'qctl workflows show') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows signal') subs=''; opts='--payload -p --message-id --output -o -h --help' ;;
-        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --max' ;;
+        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --children --max' ;;
         'qctl workflows suspend') subs=''; opts='--reason --output -o -h --help' ;;
         'qctl workflows resume') subs=''; opts='--output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --on-queue --max --dry-run --yes -y' ;;
         'qctl workflows resolve') subs=''; opts='--result --dry-run --yes -y --output -o -h --help' ;;
@@ -502,9 +505,9 @@ _qctl() {
         'qctl workflows events') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows streams') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows messages') subs=''; opts='--output -o -h --help' ;;
-        'qctl workflows delete') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --max --dry-run --yes -y --output -o -h --help' ;;
-        'qctl workflows fork') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --max --dry-run --yes -y --output -o -h --help' ;;
-        'qctl workflows rewind') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows delete') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --children --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows fork') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --partition-key --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows rewind') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --partition-key --max --dry-run --yes -y --output -o -h --help' ;;
         'qctl workflows set-delay') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --delay --until --max --dry-run --yes -y --output -o -h --help' ;;
         'qctl vacuum') subs='completed dead stats idempotency dags workflows all'; opts='-h --help' ;;
         'qctl vacuum completed') subs=''; opts='--older-than --retention --source -s --dry-run --yes -y --output -o -h --help' ;;
@@ -529,7 +532,7 @@ _qctl() {
         'qctl schedules backfill') subs=''; opts='--since --until --dry-run --yes -y --output -o -h --help' ;;
         'qctl versions') subs='list set-latest'; opts='-h --help' ;;
         'qctl versions list') subs=''; opts='--output -o -h --help' ;;
-        'qctl versions set-latest') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl versions set-latest') subs=''; opts='--application-name --dry-run --yes -y --output -o -h --help' ;;
         'qctl dlq') subs='list show replay purge'; opts='-h --help' ;;
         'qctl dlq list') subs=''; opts='--queue --name --replayed --not-replayed --limit -n --after --output -o -h --help' ;;
         'qctl dlq show') subs=''; opts='--output -o -h --help' ;;
