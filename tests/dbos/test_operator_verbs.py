@@ -194,3 +194,41 @@ def test_cancel_and_delete_reach_the_whole_tree(run: Run, dbos_app: App) -> None
     assert run("workflows", "show", f"{parent}-child").exit_code == 3
     assert run("workflows", "show", c).exit_code == 3
     assert data(run("workflows", "show", other, "-o", "json"))["status"] == "ENQUEUED"
+
+
+def test_scheduled_runs_of_an_application_serializer_show_raw(run: Run, dbos_app: App) -> None:
+    import json
+
+    from dbos import DBOSClient, Serializer
+
+    class Custom(Serializer):  # an application's own serializer (not base64)
+        def serialize(self, data: object) -> str:
+            return "custom:" + json.dumps(data, default=str)
+
+        @classmethod
+        def deserialize(cls, serialized_data: str) -> object:
+            return json.loads(serialized_data.removeprefix("custom:"))
+
+        def name(self) -> str:
+            return "custom-json"
+
+    name = f"custom-{uuid.uuid4().hex[:6]}"
+    client = DBOSClient(system_database_url=dbos_app.url, serializer=Custom())
+    try:
+        client.create_schedule(
+            schedule_name=name,
+            workflow_name="nowhere",  # no such workflow: the run stays ENQUEUED
+            schedule="* * * * * *",
+            context={"region": "eu"},
+            queue_name=f"idle-{name}",
+        )
+        start = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
+        [handle] = client.backfill_schedule(name, start, start + timedelta(seconds=2))
+        wf_id = handle.get_workflow_id()
+    finally:
+        client.destroy()
+    wf = data(run("workflows", "show", wf_id, "-o", "json"))
+    assert wf["input"]["serialization"] == "unnamed_serializer"
+    assert wf["input"]["value"]["raw"].startswith('custom:{"args": [')
+    assert '"region": "eu"' in wf["input"]["value"]["raw"]
+    assert "not base64" not in run("workflows", "show", wf_id).stdout
