@@ -232,3 +232,17 @@ def test_scheduled_runs_of_an_application_serializer_show_raw(run: Run, dbos_app
     assert wf["input"]["value"]["raw"].startswith('custom:{"args": [')
     assert '"region": "eu"' in wf["input"]["value"]["raw"]
     assert "not base64" not in run("workflows", "show", wf_id).stdout
+
+
+def test_a_parents_prefix_means_the_parent_and_ambiguity_lists_candidates(
+    run: Run, dbos_app: App
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    parent = dbos_app.enqueue("parent", 2, id=f"tree-{tag}")
+    wait_for(lambda: data(run("workflows", "show", parent, "-o", "json"))["status"] == "SUCCESS")
+    # the prefix matches the parent and its child `tree-<tag>-child`: the parent is meant
+    assert data(run("workflows", "show", parent[:-2], "-o", "json"))["workflow_id"] == parent
+    one, two = (dbos_app.enqueue("checkout", "a", 1, id=f"amb-{tag}-{n}") for n in (1, 2))
+    ambiguous = run("workflows", "show", f"amb-{tag}")
+    assert ambiguous.exit_code == 2
+    assert f"is ambiguous ({one}, {two}): type more of it" in ambiguous.output

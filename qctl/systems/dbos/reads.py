@@ -251,23 +251,36 @@ def matching_ids(db: Database, f: WorkflowFilter, limit: int) -> list[dict[str, 
 
 
 def resolve_id(db: Database, text: str) -> str:
-    """A workflow id typed whole, or a unique prefix of one (at least 4 characters)."""
+    """A workflow id typed whole, or a prefix of one (at least 4 characters): unique, or
+    the top-level workflow whose id begins every match; an ambiguous one lists some."""
     if not text:
         raise InvalidInput("workflow id: empty")
     if db.one("SELECT 1 AS x FROM {t}workflow_status WHERE workflow_uuid = %s", [text]):
         return text
     if len(text) < 4:
         raise NoSuchName("get workflow", f"no DBOS workflow {text!r}")
+    like = _like_prefix(text)
     rows = db.all(
-        "SELECT workflow_uuid FROM {t}workflow_status WHERE workflow_uuid LIKE %s ESCAPE '\\'"
-        " LIMIT 2",
-        [_like_prefix(text)],
+        "SELECT workflow_uuid, parent_workflow_id FROM {t}workflow_status"
+        " WHERE workflow_uuid LIKE %s ESCAPE '\\'"
+        " ORDER BY length(workflow_uuid), workflow_uuid LIMIT 6",
+        [like],
     )
     if not rows:
         raise NoSuchName("get workflow", f"no DBOS workflow {text!r}")
-    if len(rows) > 1:
-        raise InvalidInput(f"workflow id prefix {text!r} is ambiguous: type more of it")
-    return str(rows[0]["workflow_uuid"])
+    if len(rows) == 1:
+        return str(rows[0]["workflow_uuid"])
+    # DBOS names a child ``<parent id>-<n>``: a parent's prefix matches its whole tree,
+    # so the one top-level workflow whose id begins every match is the one meant.
+    root = rows[0]
+    if root["parent_workflow_id"] is None and not db.one(
+        "SELECT 1 AS x FROM {t}workflow_status WHERE workflow_uuid LIKE %s ESCAPE '\\'"
+        " AND workflow_uuid NOT LIKE %s ESCAPE '\\' LIMIT 1",
+        [like, _like_prefix(root["workflow_uuid"])],
+    ):
+        return str(root["workflow_uuid"])
+    shown = ", ".join(r["workflow_uuid"] for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
+    raise InvalidInput(f"workflow id prefix {text!r} is ambiguous ({shown}): type more of it")
 
 
 def get_workflow(db: Database, workflow_id: str, payloads: bool = True) -> dict[str, Any]:
