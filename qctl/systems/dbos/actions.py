@@ -503,6 +503,22 @@ def ids_targets(db: Database, ids: Sequence[str]) -> list[dict[str, Any]]:
     return rows
 
 
+def with_descendants(
+    db: Database, targets: list[dict[str, Any]], max_targets: int
+) -> list[dict[str, Any]]:
+    """``targets`` and every workflow they started, at any depth (what DBOSClient's
+    ``cancel_children``/``delete_children`` reach), as the targets a bulk verb acts on:
+    the dry run lists exactly the tree the real run acts on. Refused over
+    ``max_targets``."""
+    given = {t["workflow_id"] for t in targets}
+    below = reads.descendants(db, list(given), max_targets - len(targets) + 1)
+    return core_bulk.capped(
+        targets + [r for r in below if r["workflow_id"] not in given],
+        max_targets,
+        "workflows (with their descendants)",
+    )
+
+
 def filter_targets(db: Database, f: reads.WorkflowFilter, limit: int) -> list[dict[str, Any]]:
     """Every workflow matching ``f`` (newest first), at most ``limit``."""
     return reads.matching_ids(db, f, limit)

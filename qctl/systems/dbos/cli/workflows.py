@@ -194,12 +194,7 @@ def _bulk(
         )
     given = {t["workflow_id"] for t in targets}
     if tree:
-        below = reads.descendants(db, list(given), max_targets - len(targets) + 1)
-        targets = bulk.capped(
-            targets + [r for r in below if r["workflow_id"] not in given],
-            max_targets,
-            "workflows (with their descendants)",
-        )
+        targets = actions.with_descendants(db, targets, max_targets)
     verb = actions.VERBS[action]
     runnable = sum(1 for t in targets if t["status"] in verb.needs)
     if not dry_run and runnable:
