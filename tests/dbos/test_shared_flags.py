@@ -30,7 +30,7 @@ FILTERS = {
 every verb that selects by filter (``qctl.systems.dbos.cli.filters.FILTERS``)."""
 DBOS_ONLY: dict[str, set[str]] = {
     "workflows list": FILTERS,
-    "workflows cancel": FILTERS | {"--max", "--name", "--state"},
+    "workflows cancel": FILTERS | {"--max", "--name", "--state", "--children"},
     # Bulk resume selects by filter, so it previews (--dry-run); DBOS resumes onto a queue.
     # azync resumes one execution by id and asks nothing; DBOS's bulk form asks (--yes).
     "workflows resume": FILTERS
