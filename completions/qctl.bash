@@ -315,6 +315,7 @@ _qctl() {
         'qctl workflows fork --on-queue') COMPREPLY=(); return ;;
         'qctl workflows fork --forked-workflow-id') COMPREPLY=(); return ;;
         'qctl workflows fork --timeout') COMPREPLY=(); return ;;
+        'qctl workflows fork --partition-key') COMPREPLY=(); return ;;
         'qctl workflows fork --max') COMPREPLY=(); return ;;
         'qctl workflows fork --output' | 'qctl workflows fork -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows rewind --state' | 'qctl workflows rewind --status') COMPREPLY=(); return ;;
@@ -336,6 +337,7 @@ _qctl() {
         'qctl workflows rewind --from-step') COMPREPLY=(); return ;;
         'qctl workflows rewind --application-version' | 'qctl workflows rewind --app-version') COMPREPLY=(); return ;;
         'qctl workflows rewind --on-queue') COMPREPLY=(); return ;;
+        'qctl workflows rewind --partition-key') COMPREPLY=(); return ;;
         'qctl workflows rewind --max') COMPREPLY=(); return ;;
         'qctl workflows rewind --output' | 'qctl workflows rewind -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows set-delay --state' | 'qctl workflows set-delay --status') COMPREPLY=(); return ;;
@@ -435,6 +437,7 @@ _qctl() {
         'qctl schedules create --output' | 'qctl schedules create -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl schedules delete --output' | 'qctl schedules delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl versions list --output' | 'qctl versions list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl versions set-latest --application-name') COMPREPLY=(); return ;;
         'qctl versions set-latest --output' | 'qctl versions set-latest -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl executors list --window') COMPREPLY=(); return ;;
         'qctl executors list --output' | 'qctl executors list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -532,7 +535,7 @@ _qctl() {
         'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute' ;;
         'qctl workflows show') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows signal') subs=''; opts='--payload -p --message-id --output -o -h --help' ;;
-        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --older-than --max' ;;
+        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --older-than --children --max' ;;
         'qctl workflows suspend') subs=''; opts='--reason --output -o -h --help' ;;
         'qctl workflows resume') subs=''; opts='--output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --on-queue --max --dry-run --yes -y' ;;
         'qctl workflows resolve') subs=''; opts='--result --dry-run --yes -y --output -o -h --help' ;;
@@ -542,9 +545,9 @@ _qctl() {
         'qctl workflows events') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows streams') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows messages') subs=''; opts='--output -o -h --help' ;;
-        'qctl workflows delete') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --max --dry-run --yes -y --output -o -h --help' ;;
-        'qctl workflows fork') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --forked-workflow-id --timeout --max --dry-run --yes -y --output -o -h --help' ;;
-        'qctl workflows rewind') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows delete') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --children --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows fork') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --forked-workflow-id --timeout --partition-key --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl workflows rewind') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --partition-key --max --dry-run --yes -y --output -o -h --help' ;;
         'qctl workflows set-delay') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --delay --until --max --dry-run --yes -y --output -o -h --help' ;;
         'qctl workflows send') subs=''; opts='--topic --idempotency-key --dry-run --output -o -h --help' ;;
         'qctl workflows set-attributes') subs=''; opts='--replace --dry-run --yes -y --output -o -h --help' ;;
@@ -574,7 +577,7 @@ _qctl() {
         'qctl schedules delete') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl versions') subs='list set-latest'; opts='-h --help' ;;
         'qctl versions list') subs=''; opts='--output -o -h --help' ;;
-        'qctl versions set-latest') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl versions set-latest') subs=''; opts='--application-name --dry-run --yes -y --output -o -h --help' ;;
         'qctl executors') subs='list recover'; opts='-h --help' ;;
         'qctl executors list') subs=''; opts='--window --output -o -h --help' ;;
         'qctl executors recover') subs=''; opts='--application-version --app-version --application-name --dry-run --yes -y --output -o -h --help' ;;

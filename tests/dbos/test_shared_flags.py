@@ -31,8 +31,8 @@ every verb that selects by filter (``qctl.systems.dbos.cli.filters.FILTERS``).""
 DBOS_ONLY: dict[str, set[str]] = {
     "workflows list": FILTERS,
     # --older-than: a global timeout over every unfinished workflow (azync's cancel
-    # takes one execution by id).
-    "workflows cancel": FILTERS | {"--max", "--name", "--older-than", "--state"},
+    # takes one execution by id); --children: DBOSClient's cancel_children.
+    "workflows cancel": FILTERS | {"--max", "--name", "--older-than", "--state", "--children"},
     # Bulk resume selects by filter, so it previews (--dry-run); DBOS resumes onto a queue.
     # azync resumes one execution by id and asks nothing; DBOS's bulk form asks (--yes).
     "workflows resume": FILTERS

@@ -538,4 +538,26 @@ def test_detail_puts_the_trees_steps_on_one_timeline(dbos_app: App, run: Run) ->
             10,
         )
 
+
+def test_mark_all_acts_on_exactly_the_confirmed_set(dbos_app: App, run: Run) -> None:
+    tag = uuid.uuid4().hex[:8]
+    ids = [dbos_app.enqueue("slow", 50, queue=PARKED, id=f"all-{tag}-{i}") for i in range(2)]
+    later: list[str] = []
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await tab(app, pilot, "2")
+        await pilot.press("slash")
+        await type_into(pilot, f"id=all-{tag}")
+        await until(pilot, lambda: set(cells(app, "dbos-workflows")) == set(ids), 10)
+        await pilot.press("asterisk", "C")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), 15)
+        # matches that appear while the question is open were not confirmed
+        later.extend(
+            dbos_app.enqueue("slow", 50, queue=PARKED, id=f"all-{tag}-{i}") for i in (7, 8, 9)
+        )
+        assert await confirm(app, pilot) == "cancel 2 matching DBOS workflow(s)?"
+        await until(pilot, lambda: all(show(run, i)["status"] == "CANCELLED" for i in ids), 15)
+        await pilot.pause(0.5)
+        assert [show(run, i)["status"] for i in later] == ["ENQUEUED"] * 3
+
     dashboard(dbos_app, scenario)

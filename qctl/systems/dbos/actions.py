@@ -30,7 +30,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from qctl.core import bulk as core_bulk
@@ -224,6 +224,58 @@ def check_step(start_step: int) -> None:
         raise InvalidInput(f"--from-step: {start_step} is not a step number (1 or more)")
 
 
+def placement(
+    db: Database,
+    ids: Sequence[str],
+    start_step: int,
+    application_version: str | None,
+    queue_name: str | None,
+    queue_partition_key: str | None,
+) -> dict[str, str | None]:
+    """Checks of a fork or rewind before anything is written (InvalidInput, exit 2), and
+    each workflow's ``queue_partition_key``. DBOS takes an unregistered version or a
+    step past the last silently; onto a partitioned queue without a partition key the
+    workflow stays ENQUEUED forever, and a rewind drops the original's key. So: the
+    given key, else the original's; a partitioned queue with neither is refused."""
+    check_step(start_step)
+    if application_version is not None:
+        known = [v["version_name"] for v in reads.list_application_versions(db)]
+        if application_version not in known:
+            raise InvalidInput(
+                f"--application-version: no DBOS application version {application_version!r}"
+                f" (registered: {', '.join(known) or 'none'})"
+            )
+    # An id with no row passes here: the action names it as missing (exit 3).
+    facts: dict[str, dict[str, Any]] = {
+        i: {"queue_partition_key": None, "last_step": start_step} for i in ids
+    }
+    facts.update(reads.fork_facts(db, ids))
+    past = [i for i in ids if start_step > facts[i]["last_step"] + 1]
+    if past:
+        last = facts[past[0]]["last_step"]
+        raise InvalidInput(
+            f"--from-step {start_step}: workflow {past[0]} has {last} step(s), so the last"
+            f" step to start from is {last + 1}"
+            + (f" ({len(past) - 1} more like it)" if len(past) > 1 else "")
+        )
+    partitioned = queue_name is not None and reads.queue_partitioned(db, queue_name)
+    if queue_partition_key is not None and partitioned is False:
+        queue = queue_name or "DBOS's internal queue (no --on-queue)"
+        raise InvalidInput(f"--partition-key: {queue} is not partitioned")
+    if queue_name is None:  # DBOS's internal queue, never partitioned
+        return dict.fromkeys(ids)
+    keys: dict[str, str | None] = {
+        i: queue_partition_key or facts[i]["queue_partition_key"] for i in ids
+    }
+    missing = [i for i, k in keys.items() if k is None]
+    if partitioned and missing:
+        raise InvalidInput(
+            f"queue {queue_name} is partitioned and workflow {missing[0]} has no partition"
+            " key: give one with --partition-key"
+        )
+    return keys
+
+
 def cancel(db: Database, workflow_id: str, dry_run: bool = False) -> WorkflowOutcome:
     """Cancel: DBOS marks it CANCELLED and takes it off its queue; a running workflow
     stops when it next starts a step."""
@@ -251,15 +303,20 @@ def fork(
     application_version: str | None = None,
     queue_name: str | None = None,
     dry_run: bool = False,
+    queue_partition_key: str | None = None,
     forked_workflow_id: str | None = None,
     timeout_seconds: float | None = None,
 ) -> WorkflowOutcome:
     """Fork: a new workflow with the original's inputs and the steps before
-    ``start_step`` copied; the rest runs again. ``forked_workflow_id`` names the new
-    workflow (``dbos workflow fork --forked-workflow-id``: DBOS's ``SetWorkflowID``
-    around the fork), ``timeout_seconds`` gives it a timeout from its start."""
-    check_step(start_step)
+    ``start_step`` copied; the rest runs again. Without ``application_version`` the fork
+    has none, and executors of the latest version run it (DBOS's dequeue).
+    ``forked_workflow_id`` names the new workflow (``dbos workflow fork
+    --forked-workflow-id``: DBOS's ``SetWorkflowID`` around the fork),
+    ``timeout_seconds`` gives it a timeout from its start."""
     check_timeout(timeout_seconds)
+    keys = placement(
+        db, [workflow_id], start_step, application_version, queue_name, queue_partition_key
+    )
     if forked_workflow_id is not None:
         if not forked_workflow_id:
             raise InvalidInput("--forked-workflow-id: empty")
@@ -281,6 +338,7 @@ def fork(
                 start_step,
                 application_version=application_version,
                 queue_name=queue_name,
+                queue_partition_key=keys[i],
                 timeout_seconds=timeout_seconds,
             ).get_workflow_id()
 
@@ -299,10 +357,14 @@ def rewind(
     application_version: str | None = None,
     queue_name: str | None = None,
     dry_run: bool = False,
+    queue_partition_key: str | None = None,
 ) -> WorkflowOutcome:
     """Rewind a finished workflow to ``start_step`` under the same id: its history from
-    that step on is dropped and it is re-enqueued."""
-    check_step(start_step)
+    that step on is dropped and it is re-enqueued (on its own application version unless
+    ``application_version`` names another)."""
+    keys = placement(
+        db, [workflow_id], start_step, application_version, queue_name, queue_partition_key
+    )
     return _one(
         db,
         "rewind",
@@ -313,6 +375,7 @@ def rewind(
                 start_step=start_step,
                 application_version=application_version,
                 queue_name=queue_name,
+                queue_partition_key=keys[i],
             ).get_workflow_id()
             and None
         ),
@@ -354,7 +417,10 @@ def _each(call: Callable[..., str | None]) -> BulkCall:
     """A bulk form of a DBOSClient call that takes one id (one statement per id)."""
 
     def run(c: DBOSClient, ids: list[str], **options: Any) -> list[str | None]:
-        return [call(c, workflow_id, **options) for workflow_id in ids]
+        keys = options.pop("partition_keys", None)  # fork and rewind: each its own
+        return [
+            call(c, i, **options, **({"queue_partition_key": keys[i]} if keys else {})) for i in ids
+        ]
 
     return run
 
@@ -401,6 +467,15 @@ def bulk(
             skipped.append(
                 {"workflow_id": row["workflow_id"], "status": row["status"], "reason": "status"}
             )
+    if action in ("fork", "rewind") and acted:
+        options["partition_keys"] = placement(
+            db,
+            [o.workflow_id for o in acted],
+            options["start_step"],
+            options.get("application_version"),
+            options.get("queue_name"),
+            options.pop("queue_partition_key", None),
+        )
     if acted and not dry_run:
         acted = _call_in_chunks(db, action, acted, **options)
     return BulkOutcome(action, acted, skipped, dry_run)
@@ -465,6 +540,22 @@ def unfinished_older_than(
     return replace(f, end_time=end, status=tuple(f.status) or VERBS["cancel"].needs)
 
 
+def with_descendants(
+    db: Database, targets: list[dict[str, Any]], max_targets: int
+) -> list[dict[str, Any]]:
+    """``targets`` and every workflow they started, at any depth (what DBOSClient's
+    ``cancel_children``/``delete_children`` reach), as the targets a bulk verb acts on:
+    the dry run lists exactly the tree the real run acts on. Refused over
+    ``max_targets``."""
+    given = {t["workflow_id"] for t in targets}
+    below = reads.descendants(db, list(given), max_targets - len(targets) + 1)
+    return core_bulk.capped(
+        targets + [r for r in below if r["workflow_id"] not in given],
+        max_targets,
+        "workflows (with their descendants)",
+    )
+
+
 def filter_targets(db: Database, f: reads.WorkflowFilter, limit: int) -> list[dict[str, Any]]:
     """Every workflow matching ``f`` (newest first), at most ``limit``."""
     return reads.matching_ids(db, f, limit)
@@ -481,6 +572,8 @@ class ScheduleOutcome:
     dry_run: bool = False
     workflow_ids: list[str] = field(default_factory=list)
     """``trigger``/``backfill``: the workflows enqueued (DBOS's deterministic ids)."""
+    already_run: list[str] = field(default_factory=list)
+    """``backfill``: the window's slots that had a workflow already (not enqueued again)."""
 
 
 def _pickled_context(db: Database, name: str) -> dict[str, Any]:
@@ -509,22 +602,47 @@ def trigger_schedule(db: Database, name: str, dry_run: bool = False) -> Schedule
     return ScheduleOutcome(name, "trigger", row["status"], False, [wf_id])
 
 
+def backfill_slots(row: dict[str, Any], start: datetime, end: datetime) -> list[str]:
+    """The workflow ids of the schedule's slots strictly between ``start`` and ``end``,
+    as ``backfill_schedule`` of ``dbos/_scheduler.py`` names them (cron read in the
+    schedule's time zone, naive instants as UTC)."""
+    from zoneinfo import ZoneInfo
+
+    from croniter import croniter  # type: ignore[import-untyped]  # DBOS's dependency
+
+    tz = ZoneInfo(row["cron_timezone"]) if row["cron_timezone"] else UTC
+    start, end = (t if t.tzinfo else t.replace(tzinfo=UTC) for t in (start, end))
+    it = croniter(row["schedule"], start.astimezone(tz), second_at_beginning=True)
+    slots = []
+    while (slot := it.get_next(datetime)) < end:
+        slots.append(f"sched-{row['schedule_name']}-{slot.isoformat()}")
+    return slots
+
+
 def backfill_schedule(
     db: Database, name: str, start: datetime, end: datetime, dry_run: bool = False
 ) -> ScheduleOutcome:
     """Enqueue every execution the schedule would have run between ``start`` and ``end``
     (exclusive); DBOS's deterministic ids skip those that ran
-    (``DBOSClient.backfill_schedule``)."""
+    (``DBOSClient.backfill_schedule``, which returns every slot's id, enqueued or not: the
+    slots that had a workflow are looked up first and reported apart)."""
     if end <= start:
         raise InvalidInput("--until must be after --since")
     row = _pickled_context(db, name)
-    if dry_run:
-        return ScheduleOutcome(name, "backfill", row["status"], True)
-    with client(db) as c:
-        handles = c.backfill_schedule(name, start, end)
-    return ScheduleOutcome(
-        name, "backfill", row["status"], False, [h.get_workflow_id() for h in handles]
+    slots = backfill_slots(row, start, end)
+    ran = set(reads.existing_ids(db, slots))
+    outcome = ScheduleOutcome(
+        name,
+        "backfill",
+        row["status"],
+        dry_run,
+        [i for i in slots if i not in ran],
+        [i for i in slots if i in ran],
     )
+    if not dry_run:
+        with client(db) as c:
+            c.backfill_schedule(name, start, end)
+    return outcome
 
 
 SCHEDULE_NEEDS = {"pause": "ACTIVE", "resume": "PAUSED"}
@@ -562,20 +680,32 @@ class VersionOutcome:
     dry_run: bool = False
 
 
-def set_latest_version(db: Database, name: str, dry_run: bool = False) -> VersionOutcome:
+def set_latest_version(
+    db: Database, name: str, application_name: str | None = None, dry_run: bool = False
+) -> VersionOutcome:
     """Make ``name`` the latest application version
     (``DBOSClient.set_latest_application_version``: its timestamp becomes now). DBOS's
     scheduler starts new runs on the latest version, and an executor of another version
     logs that it is not the latest. DBOS ignores an unknown name: it is looked up
-    first."""
+    first. ``latest`` is the one the version's application saw as latest: its own
+    versions and the unclaimed ones (``SystemDatabase._latest_application_version``)."""
     versions = reads.list_application_versions(db)
-    if not any(v["version_name"] == name for v in versions):
+    row = next((v for v in versions if v["version_name"] == name), None)
+    if row is None:
         known = ", ".join(v["version_name"] for v in versions) or "none"
         raise NoSuchName("set latest version", f"no DBOS application version {name!r} ({known})")
-    outcome = VersionOutcome(name, "set-latest", versions[0]["version_name"], dry_run)
+    owner = row["application_name"]
+    if application_name and owner and owner != application_name:
+        # DBOS refuses promoting a peer's version (version names are global).
+        raise InvalidInput(
+            f"version {name} belongs to application {owner!r}, not {application_name!r}"
+        )
+    owner = owner or application_name
+    seen = [v for v in versions if not owner or v["application_name"] in (owner, None)]
+    outcome = VersionOutcome(name, "set-latest", seen[0]["version_name"], dry_run)
     if not dry_run:
         with client(db) as c:
-            c.set_latest_application_version(name)
+            c.set_latest_application_version(name, application_name=application_name)
     return outcome
 
 

@@ -416,7 +416,13 @@ def decode(text: str | None, serialization: str | None) -> Decoded | None:
             return Decoded(PORTABLE_JSON, Obj("undecodable", (_cut(text),)))
     if serialization not in (None, PICKLE):
         return Decoded(serialization, Raw(serialization, text))
-    # py_pickle, and NULL (rows written before the column existed: DBOS's default).
+    if serialization is None and not _is_base64(text):
+        # NULL: rows written before the column existed (DBOS's pickle), and the runs
+        # DBOS's scheduler enqueues with the application's serializer
+        # (``_enqueue_scheduled_workflow`` of ``dbos/_scheduler.py``): unnamed, as a
+        # schedule's context is, and shown raw as ``decode_unnamed`` shows it.
+        return Decoded(UNNAMED, Raw(UNNAMED, text))
+    # py_pickle, and NULL base64 (a pickle, or what cannot be one: shown as such).
     try:
         return Decoded(serialization or PICKLE, _base64_pickle(text))
     except Undecodable as exc:
@@ -439,6 +445,14 @@ def decode_unnamed(text: str | None) -> Decoded | None:
         return Decoded(PICKLE, _base64_pickle(text))
     except Undecodable:
         return Decoded(UNNAMED, Raw(UNNAMED, text))
+
+
+def _is_base64(text: str) -> bool:
+    try:
+        base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
 
 
 def _base64_pickle(text: str) -> Any:

@@ -221,6 +221,19 @@ def list_workflows(
     return [_row(r) for r in rows]
 
 
+def queue_workflows(db: Database, queue_name: str, limit: int) -> list[dict[str, Any]]:
+    """A queue's running (PENDING) workflows, then its ENQUEUED ones in the order DBOS
+    dequeues them (priority, then oldest first: ``SystemDatabase.start_queued_workflows``)."""
+    rows = db.all(
+        f"SELECT {STATUS_COLUMNS} FROM {{t}}workflow_status ws"
+        " WHERE ws.status IN ('ENQUEUED', 'PENDING') AND ws.queue_name = %s"
+        " ORDER BY CASE WHEN ws.status = 'PENDING' THEN 0 ELSE 1 END, ws.priority,"
+        " ws.created_at, ws.workflow_uuid LIMIT %s",
+        [queue_name, limit],
+    )
+    return [_row(r) for r in rows]
+
+
 def cursor_of(row: dict[str, Any]) -> Cursor:
     return Cursor(int(row["created_at"]), str(row["workflow_id"]))
 
@@ -238,23 +251,36 @@ def matching_ids(db: Database, f: WorkflowFilter, limit: int) -> list[dict[str, 
 
 
 def resolve_id(db: Database, text: str) -> str:
-    """A workflow id typed whole, or a unique prefix of one (at least 4 characters)."""
+    """A workflow id typed whole, or a prefix of one (at least 4 characters): unique, or
+    the top-level workflow whose id begins every match; an ambiguous one lists some."""
     if not text:
         raise InvalidInput("workflow id: empty")
     if db.one("SELECT 1 AS x FROM {t}workflow_status WHERE workflow_uuid = %s", [text]):
         return text
     if len(text) < 4:
         raise NoSuchName("get workflow", f"no DBOS workflow {text!r}")
+    like = _like_prefix(text)
     rows = db.all(
-        "SELECT workflow_uuid FROM {t}workflow_status WHERE workflow_uuid LIKE %s ESCAPE '\\'"
-        " LIMIT 2",
-        [_like_prefix(text)],
+        "SELECT workflow_uuid, parent_workflow_id FROM {t}workflow_status"
+        " WHERE workflow_uuid LIKE %s ESCAPE '\\'"
+        " ORDER BY length(workflow_uuid), workflow_uuid LIMIT 6",
+        [like],
     )
     if not rows:
         raise NoSuchName("get workflow", f"no DBOS workflow {text!r}")
-    if len(rows) > 1:
-        raise InvalidInput(f"workflow id prefix {text!r} is ambiguous: type more of it")
-    return str(rows[0]["workflow_uuid"])
+    if len(rows) == 1:
+        return str(rows[0]["workflow_uuid"])
+    # DBOS names a child ``<parent id>-<n>``: a parent's prefix matches its whole tree,
+    # so the one top-level workflow whose id begins every match is the one meant.
+    root = rows[0]
+    if root["parent_workflow_id"] is None and not db.one(
+        "SELECT 1 AS x FROM {t}workflow_status WHERE workflow_uuid LIKE %s ESCAPE '\\'"
+        " AND workflow_uuid NOT LIKE %s ESCAPE '\\' LIMIT 1",
+        [like, _like_prefix(root["workflow_uuid"])],
+    ):
+        return str(root["workflow_uuid"])
+    shown = ", ".join(r["workflow_uuid"] for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
+    raise InvalidInput(f"workflow id prefix {text!r} is ambiguous ({shown}): type more of it")
 
 
 def get_workflow(db: Database, workflow_id: str, payloads: bool = True) -> dict[str, Any]:
@@ -342,6 +368,26 @@ def children(db: Database, parent_ids: Sequence[str], limit: int) -> list[dict[s
         " ORDER BY created_at, workflow_uuid LIMIT %s",
         [*params, limit],
     )
+
+
+def descendants(db: Database, parent_ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+    """Every workflow started under any of ``parent_ids``, at any depth, breadth first
+    (DBOS's ``cancel_children`` walk, ``SystemDatabase.cancel_workflows``): at most
+    ``limit``."""
+    seen = set(parent_ids)
+    found: list[dict[str, Any]] = []
+    level = list(parent_ids)
+    while level and len(found) < limit:
+        rows = [
+            r
+            for i in range(0, len(level), 500)
+            for r in children(db, level[i : i + 500], limit - len(found))
+            if r["workflow_id"] not in seen
+        ][: limit - len(found)]
+        seen.update(r["workflow_id"] for r in rows)
+        found += rows
+        level = [r["workflow_id"] for r in rows]
+    return found
 
 
 def list_events(db: Database, workflow_id: str) -> list[dict[str, Any]]:
@@ -474,6 +520,57 @@ def get_schedule(db: Database, name: str) -> dict[str, Any]:
         if row["schedule_name"] == name:
             return row
     raise NoSuchName("get schedule", f"no DBOS schedule {name!r}")
+
+
+def existing_ids(db: Database, ids: Sequence[str]) -> list[str]:
+    """Those of ``ids`` that name a workflow (500 ids a statement: a backfill's window
+    can hold more slots than SQLite takes parameters)."""
+    found: list[str] = []
+    for i in range(0, len(ids), 500):
+        where: list[str] = []
+        params: list[Any] = []
+        _in("workflow_uuid", ids[i : i + 500], where, params)
+        found += [
+            r["workflow_uuid"]
+            for r in db.all(
+                f"SELECT workflow_uuid FROM {{t}}workflow_status WHERE {where[0]}", params
+            )
+        ]
+    return found
+
+
+def fork_facts(db: Database, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per workflow id, what a fork or rewind is checked against: its
+    ``queue_partition_key`` and ``last_step`` (its highest recorded function id, 0 for
+    none)."""
+    facts: dict[str, dict[str, Any]] = {}
+    for i in range(0, len(ids), 500):
+        where: list[str] = []
+        params: list[Any] = []
+        _in("ws.workflow_uuid", ids[i : i + 500], where, params)
+        for r in db.all(
+            "SELECT ws.workflow_uuid, ws.queue_partition_key, (SELECT max(o.function_id)"
+            " FROM {t}operation_outputs o WHERE o.workflow_uuid = ws.workflow_uuid) AS last"
+            f" FROM {{t}}workflow_status ws WHERE {where[0]}",
+            params,
+        ):
+            facts[r["workflow_uuid"]] = {
+                "queue_partition_key": r["queue_partition_key"],
+                "last_step": int(r["last"] or 0),
+            }
+    return facts
+
+
+def queue_partitioned(db: Database, queue_name: str) -> bool | None:
+    """Whether the registered queue has a partition limit (then every workflow on it
+    needs a ``queue_partition_key``, ``DBOSClient.register_queue``); None when the
+    ``queues`` table has no row for it (a queue declared only in code)."""
+    row = db.one(
+        "SELECT partition_concurrency, partition_worker_concurrency, partition_rate_limit_max"
+        " FROM {t}queues WHERE name = %s",
+        [queue_name],
+    )
+    return None if row is None else any(v is not None for v in row.values())
 
 
 def list_application_versions(db: Database) -> list[dict[str, Any]]:

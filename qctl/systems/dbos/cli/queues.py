@@ -38,6 +38,16 @@ QUEUE_COLUMNS = [
     "worker_concurrency",
     "rate_limit_max",
     "rate_limit_period_sec",
+    "partition_concurrency",
+]
+QUEUED_COLUMNS = [
+    "workflow_id",
+    "status",
+    "name",
+    "priority",
+    "queue_partition_key",
+    "app_version",
+    "created_at",
 ]
 
 
@@ -61,21 +71,20 @@ def queues_show(
     name: Annotated[str, typer.Argument(metavar="QUEUE", help="Queue name.")],
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """One queue, and its enqueued and running workflows (oldest first)."""
+    """One queue, and its running then enqueued workflows, in the order DBOS dequeues
+    them (priority, then oldest first)."""
     from qctl.core.errors import NoSuchName
 
     db = database(ctx)
     row = next((r for r in reads.queue_stats(db) if r["queue_name"] == name), None)
     if row is None:
         raise NoSuchName("queues show", f"no DBOS queue named {name!r}")
-    waiting = reads.list_workflows(
-        db, reads.WorkflowFilter(status=["ENQUEUED", "PENDING"], queue_name=[name]), 50
-    )
+    waiting = reads.queue_workflows(db, name, 50)
     emit_detail(
         output,
         for_table(_with_age(row)),
         {**row, "workflows": [for_json(w) for w in waiting]},
-        [([for_table(w) for w in waiting], reads.LIST_COLUMNS)],
+        [([for_table(w) for w in waiting], QUEUED_COLUMNS)],
     )
 
 

@@ -149,8 +149,12 @@ def schedules_backfill(
         actions.backfill_schedule(db, name, start, end, dry_run=True)  # validate first
         common.confirm(f"Backfill DBOS schedule {name} from {since} to {until}?", yes)
     outcome = actions.backfill_schedule(db, name, start, end, dry_run)
-    word = "would backfill" if dry_run else f"backfilled {len(outcome.workflow_ids)} run(s) of"
-    report(outcome.__dict__, f"{word} DBOS schedule {name}", dry_run, output)
+    word = "would backfill" if dry_run else "backfilled"
+    text = (
+        f"{word} {len(outcome.workflow_ids)} run(s) of DBOS schedule {name}"
+        f" ({len(outcome.already_run)} already run)"
+    )
+    report(outcome.__dict__, text, dry_run, output)
 
 
 @app.command("create")

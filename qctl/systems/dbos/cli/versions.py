@@ -37,6 +37,15 @@ def versions_list(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> No
 def versions_set_latest(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(metavar="VERSION", help="Application version name.")],
+    application_name: Annotated[
+        str | None,
+        typer.Option(
+            "--application-name",
+            metavar="NAME",
+            help="The application to act as (DBOS's application_name); a version"
+            " another application registered is refused.",
+        ),
+    ] = None,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
@@ -44,10 +53,10 @@ def versions_set_latest(
     """Make VERSION the latest application version (DBOS's
     set_latest_application_version): new scheduled runs start on it, e.g. to roll back."""
     db = writable(ctx, "versions set-latest", dry_run)
-    planned = actions.set_latest_version(db, name, dry_run=True)
+    planned = actions.set_latest_version(db, name, application_name, dry_run=True)
     if not dry_run:
         common.confirm(f"Make {name} the latest DBOS application version?", yes)
-    outcome = planned if dry_run else actions.set_latest_version(db, name)
+    outcome = planned if dry_run else actions.set_latest_version(db, name, application_name)
     word = "would make" if dry_run else "made"
     report(
         outcome.__dict__,

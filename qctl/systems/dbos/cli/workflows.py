@@ -177,19 +177,24 @@ def _bulk(
     dry_run: bool,
     yes: bool,
     output: OutputFormat,
+    tree: bool = False,
     **options: Any,
 ) -> None:
-    """A verb on several ids, or on everything ``f`` matches (newest first)."""
+    """A verb on several ids, or on everything ``f`` matches (newest first); with
+    ``tree``, on their descendants too."""
     db = writable(ctx, f"workflows {action}", dry_run)
     bulk.select(ids, not f.empty(), f"workflows {action}", "workflow")
     if ids:
         targets = actions.ids_targets(db, ids)
-        if _one_id(ids, f):
+        if _one_id(ids, f) and not tree:
             actions.check(action, targets[0])
     else:
         targets = bulk.capped(
             actions.filter_targets(db, f, max_targets + 1), max_targets, "workflows"
         )
+    given = {t["workflow_id"] for t in targets}
+    if tree:
+        targets = actions.with_descendants(db, targets, max_targets)
     verb = actions.VERBS[action]
     runnable = sum(1 for t in targets if t["status"] in verb.needs)
     if not dry_run and runnable:
@@ -204,9 +209,13 @@ def _bulk(
         "workflow_ids": [o.workflow_id for o in result.acted],
         "skipped": result.skipped,
     }
+    if tree:
+        record["descendants"] = len(targets) - len(given)
     if action == "fork" and not dry_run:
         record["new_workflow_ids"] = [o.new_workflow_id for o in result.acted]
     skipped = f"; skipped {len(result.skipped)} in another status" if result.skipped else ""
+    if tree:
+        skipped = f" ({len(targets) - len(given)} of them descendants){skipped}"
     if dry_run:
         would = f"would {action} {result.count} DBOS workflow(s){skipped}"
         sample = result.acted[: bulk.SAMPLE]
@@ -223,6 +232,14 @@ OlderThan = Annotated[
         help="Unfinished workflows created more than this long ago (a global timeout).",
     ),
 ]
+Children = Annotated[
+    bool,
+    typer.Option(
+        "--children",
+        help="Every workflow they started too, at any depth (DBOSClient's cancel_children"
+        " / delete_children); the dry run lists them.",
+    ),
+]
 
 
 @app.command("cancel")
@@ -232,6 +249,7 @@ def cancel(
     f: reads.WorkflowFilter,
     ids: IdsArg = None,
     older_than: OlderThan = None,
+    children: Children = False,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
@@ -239,11 +257,12 @@ def cancel(
 ) -> None:
     """Cancel workflows: DBOS marks them CANCELLED and takes them off their queue; a
     running one stops when it next starts a step. ``--older-than D``: a global timeout,
-    every unfinished workflow created more than D ago (with the filters)."""
+    every unfinished workflow created more than D ago (with the filters). --children:
+    their descendants too."""
     if older_than is not None:
         age = common.duration(older_than, "--older-than") or timedelta(0)
         f = actions.unfinished_older_than(f, int(age.total_seconds() * 1000))
-    _bulk(ctx, "cancel", "cancelled", ids, f, max_targets, dry_run, yes, output)
+    _bulk(ctx, "cancel", "cancelled", ids, f, max_targets, dry_run, yes, output, children)
 
 
 OnQueue = Annotated[
@@ -276,14 +295,15 @@ def delete(
     ctx: typer.Context,
     f: reads.WorkflowFilter,
     ids: IdsArg = None,
+    children: Children = False,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Delete workflows with their steps, inputs, outputs, events, messages and streams
-    (DBOS's delete_workflows)."""
-    _bulk(ctx, "delete", "deleted", ids, f, max_targets, dry_run, yes, output)
+    (DBOS's delete_workflows). --children: their descendants too."""
+    _bulk(ctx, "delete", "deleted", ids, f, max_targets, dry_run, yes, output, children)
 
 
 FromStep = Annotated[
@@ -295,7 +315,17 @@ AppVersion = Annotated[
         "--application-version",
         "--app-version",
         metavar="VERSION",
-        help="Run on this application version.",
+        help="Run on this registered application version (fork's default: none, so"
+        " executors of the latest version run it; rewind's: the workflow's own).",
+    ),
+]
+PartitionKey = Annotated[
+    str | None,
+    typer.Option(
+        "--partition-key",
+        metavar="KEY",
+        help="The queue_partition_key on a partitioned --on-queue (default: the"
+        " workflow's own; refused when it has none).",
     ),
 ]
 
@@ -319,6 +349,7 @@ def fork(
         str | None,
         typer.Option("--timeout", metavar="DURATION", help="The new workflows' timeout."),
     ] = None,
+    partition_key: PartitionKey = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
@@ -340,6 +371,7 @@ def fork(
             "application_version": application_version,
             "queue_name": on_queue,
             "timeout_seconds": timeout_seconds,
+            "queue_partition_key": partition_key,
         }
         _bulk(ctx, "fork", "forked", ids, f, max_targets, dry_run, yes, output, **options)
         return
@@ -352,8 +384,9 @@ def fork(
         application_version,
         on_queue,
         dry_run,
-        forked_workflow_id,
-        timeout_seconds,
+        queue_partition_key=partition_key,
+        forked_workflow_id=forked_workflow_id,
+        timeout_seconds=timeout_seconds,
     )
     _single(outcome, "forked", output)
 
@@ -373,6 +406,7 @@ def rewind(
     from_step: FromStep = 1,
     application_version: AppVersion = None,
     on_queue: OnQueue = None,
+    partition_key: PartitionKey = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     yes: Yes = False,
@@ -384,6 +418,7 @@ def rewind(
         "start_step": from_step,
         "application_version": application_version,
         "queue_name": on_queue,
+        "queue_partition_key": partition_key,
     }
     actions.check_step(from_step)  # before any question
     one = _one_id(ids, f)

@@ -111,9 +111,14 @@ class WorkflowActions(Dashboarded):
         marked = self.marked_targets()
         if marked is not None:
             what, rows = marked
+            confirmed: list[dict[str, Any]] = []
 
             def plan(db: Database, dry_run: bool) -> actions.BulkOutcome:
-                return actions.bulk(db, verb, rows(db), dry_run, **options)
+                # The real run acts on the rows the question counted: a filter read again
+                # after the confirmation could match workflows nobody confirmed.
+                if dry_run:
+                    confirmed[:] = rows(db)
+                return actions.bulk(db, verb, confirmed, dry_run, **options)
 
             def question(p: actions.BulkOutcome) -> str:
                 skipped = f" ({len(p.skipped)} skipped: another status)" if p.skipped else ""
@@ -181,7 +186,7 @@ class WorkflowActions(Dashboarded):
             "fork: a new workflow with the same inputs, the steps before N copied",
             [
                 ("step", "from step N (1 runs it all again)", "1"),
-                ("version", "application version (empty: the original's)", ""),
+                ("version", "application version (empty: none, the latest's executors run it)", ""),
                 QUEUE_FIELD,
             ],
             then,
