@@ -4,7 +4,7 @@ _qctl() {
     local cmdpath="qctl" i subs="" opts=""
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "$cmdpath ${COMP_WORDS[i]}" in
-            'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl workers' | 'qctl workers list') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
+            'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl workers' | 'qctl workers list' | 'qctl clients' | 'qctl clients list' | 'qctl stats' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
         esac
     done
     case "$cmdpath $prev" in
@@ -61,6 +61,8 @@ _qctl() {
         'qctl jobs retry --dag') COMPREPLY=(); return ;;
         'qctl jobs retry --run') COMPREPLY=(); return ;;
         'qctl jobs retry --output' | 'qctl jobs retry -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl jobs retry --queue') COMPREPLY=(); return ;;
+        'qctl jobs retry --max') COMPREPLY=(); return ;;
         'qctl jobs run-now --source' | 'qctl jobs run-now -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl jobs run-now --kind' | 'qctl jobs run-now -k') COMPREPLY=(); return ;;
         'qctl jobs run-now --state') COMPREPLY=($(compgen -W 'pending scheduled active dead paused succeeded blocked waiting cancelled uncertain skipped' -- "$cur")); return ;;
@@ -125,6 +127,7 @@ _qctl() {
         'qctl jobs cancel --name') COMPREPLY=(); return ;;
         'qctl jobs cancel --max') COMPREPLY=(); return ;;
         'qctl jobs cancel --output' | 'qctl jobs cancel -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl jobs cancel --kind' | 'qctl jobs cancel -k') COMPREPLY=(); return ;;
         'qctl dags list --name') COMPREPLY=(); return ;;
         'qctl dags list --state') COMPREPLY=($(compgen -W 'running suspended compensating paused succeeded failed cancelled' -- "$cur")); return ;;
         'qctl dags list --limit' | 'qctl dags list -n') COMPREPLY=(); return ;;
@@ -178,6 +181,14 @@ _qctl() {
         'qctl queues throughput --source' | 'qctl queues throughput -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl queues throughput --output' | 'qctl queues throughput -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl queues show --output' | 'qctl queues show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl queues pause --output' | 'qctl queues pause -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl queues resume --output' | 'qctl queues resume -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl queues limit --global') COMPREPLY=(); return ;;
+        'qctl queues limit --rate') COMPREPLY=(); return ;;
+        'qctl queues limit --burst') COMPREPLY=(); return ;;
+        'qctl queues limit --partition') COMPREPLY=(); return ;;
+        'qctl queues limit --aging') COMPREPLY=(); return ;;
+        'qctl queues limit --output' | 'qctl queues limit -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows list --name') COMPREPLY=(); return ;;
         'qctl workflows list --state') COMPREPLY=($(compgen -W 'running suspended succeeded failed cancelled' -- "$cur")); return ;;
         'qctl workflows list --limit' | 'qctl workflows list -n') COMPREPLY=(); return ;;
@@ -377,6 +388,7 @@ _qctl() {
         'qctl watch --source' | 'qctl watch -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl watch --name') COMPREPLY=(); return ;;
         'qctl watch --refresh') COMPREPLY=(); return ;;
+        'qctl watch --channel') COMPREPLY=(); return ;;
         'qctl top --refresh') COMPREPLY=(); return ;;
         'qctl demo --duration') COMPREPLY=(); return ;;
         'qctl demo --speed') COMPREPLY=(); return ;;
@@ -412,9 +424,17 @@ _qctl() {
         'qctl cron disable --output' | 'qctl cron disable -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl cron delete --output' | 'qctl cron delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workers list --output' | 'qctl workers list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl clients list --output' | 'qctl clients list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl stats --output' | 'qctl stats -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl periodic list --output' | 'qctl periodic list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl subscriptions list --output' | 'qctl subscriptions list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl streams list --output' | 'qctl streams list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl streams seek --time') COMPREPLY=(); return ;;
+        'qctl streams seek --position') COMPREPLY=(); return ;;
+        'qctl streams seek --output' | 'qctl streams seek -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
     esac
     case "$cmdpath" in
-        'qctl') subs='context version db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch top demo schedules versions dlq cron workers'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --version -h --help' ;;
+        'qctl') subs='context version db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch top demo schedules versions dlq cron workers clients stats periodic subscriptions streams'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --version -h --help' ;;
         'qctl context') subs='list current use add delete'; opts='-h --help' ;;
         'qctl context list') subs=''; opts='--output -o -h --help' ;;
         'qctl context current') subs=''; opts='-h --help' ;;
@@ -431,14 +451,14 @@ _qctl() {
         'qctl jobs show') subs=''; opts='--payload --output -o -h --help' ;;
         'qctl jobs attempts') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs enqueue') subs=''; opts='--payload -p --delay --at --max-attempts --idempotency-key --ttl --meta --output -o -h --help' ;;
-        'qctl jobs retry') subs=''; opts='--all --all-dead --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o -h --help' ;;
+        'qctl jobs retry') subs=''; opts='--all --all-dead --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o -h --help --queue --max' ;;
         'qctl jobs run-now') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o -h --help' ;;
         'qctl jobs archive') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o -h --help' ;;
         'qctl jobs pause') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o -h --help' ;;
         'qctl jobs resume') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o -h --help' ;;
         'qctl jobs delete') subs=''; opts='--state --all --source -s --kind -k --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o -h --help' ;;
         'qctl jobs vacuum-dead') subs=''; opts='--older-than --source -s --kind -k --dry-run --yes -y --output -o -h --help' ;;
-        'qctl jobs cancel') subs=''; opts='--state --queue --name --max --dry-run --yes -y --output -o -h --help' ;;
+        'qctl jobs cancel') subs=''; opts='--state --queue --name --max --dry-run --yes -y --output -o -h --help --kind -k' ;;
         'qctl dags') subs='list counts show find signal pause retry compensate cancel'; opts='-h --help' ;;
         'qctl dags list') subs=''; opts='--name --state --limit -n --after --output -o -h --help' ;;
         'qctl dags counts') subs=''; opts='--output -o -h --help' ;;
@@ -459,12 +479,15 @@ _qctl() {
         'qctl subscribers list') subs=''; opts='--event-type -t --output -o -h --help' ;;
         'qctl subscribers register') subs=''; opts='--max-attempts --output -o -h --help' ;;
         'qctl subscribers delete') subs=''; opts='--drain --dry-run --yes -y --output -o -h --help' ;;
-        'qctl queues') subs='list stats daily throughput show'; opts='-h --help' ;;
+        'qctl queues') subs='list stats daily throughput show pause resume limit'; opts='-h --help' ;;
         'qctl queues list') subs=''; opts='--source -s --exact --output -o -h --help' ;;
         'qctl queues stats') subs=''; opts='--source -s --output -o -h --help' ;;
         'qctl queues daily') subs=''; opts='--source -s --days --output -o -h --help' ;;
         'qctl queues throughput') subs=''; opts='--last --by --kind -k --source -s --per-kind --output -o -h --help' ;;
         'qctl queues show') subs=''; opts='--output -o -h --help' ;;
+        'qctl queues pause') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl queues resume') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl queues limit') subs=''; opts='--global --rate --burst --partition --aging --dry-run --yes -y --output -o -h --help' ;;
         'qctl workflows') subs='list show signal cancel suspend resume resolve stalled counts steps events streams messages delete fork rewind set-delay'; opts='-h --help' ;;
         'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute' ;;
         'qctl workflows show') subs=''; opts='--output -o -h --help' ;;
@@ -494,7 +517,7 @@ _qctl() {
         'qctl maintain') subs=''; opts='--once --interval --source -s --max-reaps --output -o -h --help' ;;
         'qctl replay') subs=''; opts='--subscriber --event-type -t --event-id --since --until --limit -n --dry-run --yes -y --output -o -h --help' ;;
         'qctl nuke') subs=''; opts='--source -s --dry-run --yes -y --output -o -h --help' ;;
-        'qctl watch') subs=''; opts='--entity -e --source -s -h --help --name --refresh' ;;
+        'qctl watch') subs=''; opts='--entity -e --source -s -h --help --name --refresh --channel' ;;
         'qctl top') subs=''; opts='--refresh -h --help' ;;
         'qctl demo') subs=''; opts='--no-tui --duration --speed --reset --seed --yes -y --system -h --help' ;;
         'qctl schedules') subs='list show pause resume trigger backfill'; opts='-h --help' ;;
@@ -519,6 +542,16 @@ _qctl() {
         'qctl cron delete') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl workers') subs='list'; opts='-h --help' ;;
         'qctl workers list') subs=''; opts='--output -o -h --help' ;;
+        'qctl clients') subs='list'; opts='-h --help' ;;
+        'qctl clients list') subs=''; opts='--output -o -h --help' ;;
+        'qctl stats') subs=''; opts='--output -o -h --help' ;;
+        'qctl periodic') subs='list'; opts='-h --help' ;;
+        'qctl periodic list') subs=''; opts='--output -o -h --help' ;;
+        'qctl subscriptions') subs='list'; opts='-h --help' ;;
+        'qctl subscriptions list') subs=''; opts='--output -o -h --help' ;;
+        'qctl streams') subs='list seek'; opts='-h --help' ;;
+        'qctl streams list') subs=''; opts='--output -o -h --help' ;;
+        'qctl streams seek') subs=''; opts='--earliest --latest --time --position --dry-run --yes -y --output -o -h --help' ;;
     esac
     if [[ "$cur" == -* || -z "$subs" ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

@@ -19,7 +19,12 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-SYSTEM_PACKAGES = ("qctl.systems.azync", "qctl.systems.dbos", "qctl.systems.dispatch")
+SYSTEM_PACKAGES = (
+    "qctl.systems.azync",
+    "qctl.systems.dbos",
+    "qctl.systems.dispatch",
+    "qctl.systems.hopper",
+)
 """Detection order; the first is the default (an empty or new database is azync's)."""
 
 

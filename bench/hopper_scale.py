@@ -1,0 +1,197 @@
+"""hopper at scale: qctl's reads of a hopper database (schema version 8) with millions of
+jobs across the live table and history, as ``qctl jobs list|show``, ``queues list``,
+``clients list``, ``stats`` and the dashboard's refreshes run them.
+
+    .venv/bin/python bench/hopper_scale.py [--pg DSN] [--json PATH] [--quick]
+        [--jobs N] [--live-share F]
+
+The schema is hopper's migrations 001..008 as ``tests/hopper/hopper_schema.sql``
+reproduces them (the module proxy refuses hopper), in a scratch database; then filled
+with SQL: N jobs, ``--live-share`` of them live (a tenth of those running, the rest
+available or scheduled), the others in history (95% completed, 5% discarded with an
+error), over 20 queues and 50 kinds, and a queue with 10 live jobs and no history; ids
+hopper's UUIDv7s in insertion order. Figures:
+median of 7 after a warm-up, milliseconds, and for each read the relations any of its
+statements scans sequentially (EXPLAIN of the statements it ran).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+from common import Recorder, base_args, median, scratch_database, timed  # noqa: E402
+
+from qctl.systems.hopper import reads  # noqa: E402
+from qctl.systems.hopper.database import Database  # noqa: E402
+
+SCHEMA_SQL = os.path.join(os.path.dirname(HERE), "tests", "hopper", "hopper_schema.sql")
+
+
+def install(conn: Any) -> None:
+    """hopper's schema version 8 in schema ``hopper``, each version recorded."""
+    with open(SCHEMA_SQL) as f:
+        text = f.read()
+    parts = re.split(r"^-- version: (\d+) \w+$", text, flags=re.M)
+    conn.execute("CREATE SCHEMA hopper")
+    conn.execute("SET search_path = hopper")
+    for version, script in zip(parts[1::2], parts[2::2], strict=True):
+        conn.execute(script)
+        conn.execute("INSERT INTO hopper_schema (version) VALUES (%s)", [int(version)])
+
+
+def fill(dsn: str, n: int, live_share: float) -> None:
+    import psycopg
+
+    live = int(n * live_share)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        install(conn)
+        clients = [
+            conn.execute(
+                "INSERT INTO hopper_clients (hostname, expires_at) VALUES (%s, now() + interval"
+                " '1 hour') RETURNING id",
+                [f"host-{i}"],
+            ).fetchone()[0]  # type: ignore[index]
+            for i in range(8)
+        ]
+        conn.execute(
+            "INSERT INTO hopper_leader VALUES ('default', %s, now(), now() + interval '1 hour')",
+            [clients[0]],
+        )
+        conn.execute(
+            "INSERT INTO hopper_queues (name) SELECT 'q' || g FROM generate_series(0, 19) g"
+        )
+        t0 = time.perf_counter()
+        conn.execute(
+            "INSERT INTO hopper_job_history (id, seq, kind, queue, state, priority, attempt,"
+            " max_attempts, scheduled_at, attempted_at, attempted_by, args, metadata, errors,"
+            " await, created_at, finalized_at, output)"
+            " SELECT hopper_uuidv7(), g, 'k' || (g %% 50), 'q' || (g %% 20),"
+            " (CASE WHEN g / 20 %% 20 = 0 THEN 'discarded' ELSE 'completed' END)::hopper_job_state,"
+            " 2, 1, 25, now() - interval '1 hour', now() - interval '1 hour', %s,"
+            " '{\"n\": 1}', '{}',"
+            ' CASE WHEN g %% 20 = 0 THEN \'[{"attempt": 1, "error": "boom"}]\'::jsonb'
+            "  ELSE '[]' END, false, now() - interval '1 hour',"
+            " now() - make_interval(secs => (%s - g) * 0.001), '{\"ok\": true}'"
+            " FROM generate_series(1, %s) g",
+            [clients[1], n - live, n - live],
+        )
+        conn.execute(
+            "INSERT INTO hopper_jobs (kind, queue, state, attempt, attempted_at, attempted_by,"
+            " scheduled_at, args)"
+            " SELECT 'k' || (g %% 50), 'q' || (g %% 20),"
+            " (CASE WHEN g %% 10 = 0 THEN 'running' WHEN g %% 10 = 1 THEN 'scheduled'"
+            "  ELSE 'available' END)::hopper_job_state,"
+            " CASE WHEN g %% 10 = 0 THEN 1 ELSE 0 END,"
+            " CASE WHEN g %% 10 = 0 THEN now() END,"
+            " CASE WHEN g %% 10 = 0 THEN %s END,"
+            " CASE WHEN g %% 10 = 1 THEN now() + interval '1 hour' ELSE now() END, '{}'"
+            " FROM generate_series(1, %s) g",
+            [clients[2], live],
+        )
+        # a queue with a few live jobs and none finalized: its listing must not walk
+        # history's partitions looking for one
+        conn.execute(
+            "INSERT INTO hopper_jobs (kind, queue)"
+            " SELECT 'rare', 'q-rare' FROM generate_series(1, 10)"
+        )
+        conn.execute("VACUUM ANALYZE")
+        print(f"  filled {n:,} jobs ({live:,} live) in {time.perf_counter() - t0:.0f} s")
+
+
+class Statements:
+    """The statements a read runs, EXPLAINed afterwards on a connection of its own."""
+
+    def __init__(self, dsn: str) -> None:
+        import psycopg
+
+        self.conn = psycopg.connect(dsn, autocommit=True)
+        self.conn.execute("SET search_path = hopper")
+        self.seen: list[tuple[Any, Any]] | None = None
+        original = psycopg.Cursor.execute
+        me = self
+
+        def execute(cur: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+            if me.seen is not None and cur.connection is not me.conn:
+                me.seen.append((query, params))
+            return original(cur, query, params, **kw)
+
+        psycopg.Cursor.execute = execute  # type: ignore[method-assign,assignment]
+
+    def seq_scanned(self, fn: Callable[[], Any]) -> list[str]:
+        self.seen = []
+        try:
+            fn()
+        finally:
+            seen, self.seen = self.seen, None
+        found: set[str] = set()
+        for query, params in seen:
+            if not str(query).lstrip().upper().startswith(("SELECT", "WITH", "(")):
+                continue
+            row = self.conn.execute(f"EXPLAIN (FORMAT JSON) {query}", params).fetchone()
+            if row:
+                self._walk(row[0][0]["Plan"], found)
+        return sorted(found)
+
+    def _walk(self, node: dict[str, Any], found: set[str]) -> None:
+        if node.get("Node Type") == "Seq Scan":
+            found.add(str(node.get("Relation Name")))
+        for child in node.get("Plans", []):
+            self._walk(child, found)
+
+
+def main() -> None:
+    ap = base_args(__doc__ or "")
+    ap.add_argument("--jobs", type=int, default=10_000_000)
+    ap.add_argument("--live-share", type=float, default=0.01)
+    args = ap.parse_args()
+    n = 200_000 if args.quick else args.jobs
+    rec = Recorder(args.json, "hopper-scale", "hopper")
+    with scratch_database(args.pg, "qctl_hopper_bench") as dsn:
+        fill(dsn, n, args.live_share)
+        db = Database(dsn)
+        plans = Statements(dsn)
+        history = db.one("SELECT id FROM hopper_job_history ORDER BY id LIMIT 1 OFFSET 1000")
+        deep = db.one("SELECT id FROM hopper_job_history ORDER BY id DESC LIMIT 1 OFFSET 100000")
+        assert history and deep
+        job_id = uuid.UUID(str(history["id"]))
+        prefix = str(job_id).replace("-", "")[:20]
+        cursor = uuid.UUID(str(deep["id"]))
+        cases: list[tuple[str, Callable[[], Any]]] = [
+            ("jobs list: first page", lambda: reads.list_jobs(db, limit=50)),
+            ("jobs list --queue q3", lambda: reads.list_jobs(db, queues=["q3"], limit=50)),
+            ("jobs list --queue q-rare (none finalized)",
+             lambda: reads.list_jobs(db, queues=["q-rare"], limit=50)),
+            ("jobs list --state discarded", lambda: reads.list_jobs(db, ["discarded"], limit=50)),
+            ("jobs list --state available --kind k7",
+             lambda: reads.list_jobs(db, ["available"], ["k7"], limit=50)),
+            ("jobs list: a page 100,000 deep", lambda: reads.list_jobs(db, limit=50, after=cursor)),
+            ("jobs show (history job, edges)",
+             lambda: (reads.get_job(db, job_id), reads.job_deps(db, job_id))),
+            ("job id prefix (20 hex digits)", lambda: reads.resolve_job(db, prefix)),
+            ("queues list / stats depths", lambda: reads.queue_depths(db)),
+            ("queue rows", lambda: reads.list_queues(db)),
+            ("clients list", lambda: reads.list_clients(db)),
+            ("leader and live clients", lambda: reads.cluster(db)),
+            ("workflows list", lambda: reads.list_batches(db, limit=50)),
+        ]  # fmt: skip
+        for name, fn in cases:
+            fn()  # warm-up
+            ms = median(timed(fn, 7))
+            scans = plans.seq_scanned(fn)
+            rec.add("postgres", name, ms, "ms", "seq scans: " + (", ".join(scans) or "none"),
+                    jobs=n, seq_scans=scans)  # fmt: skip
+        db.close()
+
+
+if __name__ == "__main__":
+    main()

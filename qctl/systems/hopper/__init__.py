@@ -1,0 +1,75 @@
+"""hopper: the PostgreSQL database of a github.com/parallelworks/hopper deployment (Go),
+its schema created by hopper's own migrator (``hoppermigrate``) in the schema of hopper's
+``Config.Schema`` (``hopper`` unless configured).
+
+``database`` opens it and gates writes on the version in ``hopper_schema``; ``reads`` and
+``actions`` hold qctl's SQL (``queries/*.sql``), each action transcribed from hopper's Go
+code (``driver/internal/pgsql``). The command groups are ``qctl.systems.hopper.cli``.
+Importing this package imports none of them.
+"""
+
+from __future__ import annotations
+
+from qctl.systems import Entry, System
+
+_CLI = "qctl.systems.hopper.cli"
+
+SYSTEM = System(
+    name="hopper",
+    label="hopper",
+    project="https://github.com/parallelworks/hopper",
+    tables=("hopper_jobs", "hopper_schema"),
+    default_schema="hopper",
+    commands={
+        "db": Entry(f"{_CLI}.db", "app", "The hopper database: status (never migrated)."),
+        "jobs": Entry(
+            f"{_CLI}.jobs",
+            "app",
+            "hopper jobs, live and finalized: list, show, retry, cancel.",
+            alias="job",
+        ),
+        "queues": Entry(
+            f"{_CLI}.queues",
+            "app",
+            "hopper queues: list, pause, resume, limit.",
+            alias="queue",
+        ),
+        "clients": Entry(
+            f"{_CLI}.clients", "app", "hopper client leases and the leader: list.", alias="client"
+        ),
+        "stats": Entry(f"{_CLI}.stats", "stats", "Per queue depths, throughput, leader."),
+        "periodic": Entry(
+            f"{_CLI}.periodic", "app", "hopper periodic jobs: the last slot inserted of each."
+        ),
+        "subscriptions": Entry(
+            f"{_CLI}.subscriptions",
+            "app",
+            "hopper topic subscriptions: list.",
+            alias="subscription",
+        ),
+        "workflows": Entry(
+            f"{_CLI}.workflows",
+            "app",
+            "hopper batches and workflows: list, show with the dependency graph.",
+            alias="workflow",
+        ),
+        "streams": Entry(
+            f"{_CLI}.streams", "app", "hopper stream consumers: list, seek.", alias="stream"
+        ),
+        "watch": Entry(
+            f"{_CLI}.watch",
+            "watch",
+            "hopper's notifications (inserts, control, done) as JSON lines.",
+        ),
+        "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
+    },
+    screens="qctl.systems.hopper.tui:HOPPER",
+    instead={
+        "dags": "see `qctl workflows`",
+        "dlq": "hopper's dead letters are its discarded jobs: `qctl jobs list --state discarded`",
+        "cron": "see `qctl periodic list`",
+        "workers": "see `qctl clients list`",
+        "vacuum": "hopper's leader drops history partitions itself",
+    },
+    capabilities=frozenset(),
+)

@@ -1,0 +1,143 @@
+"""``qctl queues`` on a hopper database: list, pause, resume, limit (hopper's own
+``hopper queues list|pause|resume|limit``, with the same notices to its clients)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.output import OutputFormat, emit_rows
+from qctl.systems.hopper import actions, reads
+from qctl.systems.hopper.cli import database, group, writable
+
+app = group("queues")
+
+COLUMNS = [
+    "queue",
+    "paused",
+    "available",
+    "scheduled",
+    "retryable",
+    "running",
+    "pending",
+    "oldest_available",
+    "completed_last_minute",
+    "global_limit",
+    "rate_per_sec",
+    "rate_burst",
+    "partition_limit",
+    "aging_seconds",
+]
+
+NameArg = Annotated[str, typer.Argument(metavar="QUEUE", help="Queue name.")]
+
+
+def queue_rows(db: Any) -> list[dict[str, Any]]:
+    """Every queue hopper knows or has live jobs in: its depths and its limits."""
+    limits = {q.name: reads.as_record(q) for q in reads.list_queues(db)}
+    rows = []
+    for depth in reads.queue_depths(db):
+        row = {**reads.as_record(depth), **limits.get(depth.queue, {})}
+        row.pop("name", None)
+        rows.append(row)
+    return rows
+
+
+@app.command("list")
+def list_queues(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
+    """Per queue: pause, live jobs by state, how long the oldest claimable job has
+    waited, completions in the last minute, and its cluster-wide limits (empty:
+    unlimited)."""
+    emit_rows(queue_rows(database(ctx)), COLUMNS, output)
+
+
+def _say(c: actions.QueueChanged) -> str:
+    done = {"pause": "paused", "resume": "resumed", "limit": "set limits on"}[c.action]
+    what = ""
+    if c.limits is not None:
+        set_ = {k: v for k, v in c.limits.items() if v is not None}
+        what = ": " + (", ".join(f"{k}={v}" for k, v in set_.items()) or "no limits")
+    new = " (a new queue row)" if c.before is None else ""
+    if c.dry_run:
+        return f"would {c.action} hopper queue {c.queue}{what}{new}"
+    return f"{done} hopper queue {c.queue}{what}"
+
+
+def _change(
+    ctx: typer.Context, verb: str, name: str, dry_run: bool, yes: bool, output: OutputFormat,
+    **kw: Any,
+) -> None:  # fmt: skip
+    db = writable(ctx, f"queues {verb}", dry_run)
+    act = (
+        (lambda dry: actions.set_limits(db, name, dry_run=dry, **kw))
+        if verb == "limit"
+        else (lambda dry: actions.set_paused(db, name, verb == "pause", dry))
+    )
+    plan = act(True)
+    if not common.proceed(dry_run, yes, output, plan, _say(plan).removeprefix("would "), (
+        f"{verb.capitalize()} hopper queue {name}?"
+    )):  # fmt: skip
+        return
+    result = act(False)
+    common.done(result, _say(result), output)
+
+
+@app.command("pause")
+def pause(
+    ctx: typer.Context,
+    name: NameArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Stop every client claiming from the queue (hopper's QueuePause: paused_at, NOTIFY
+    hopper_control pause:QUEUE). Running jobs finish."""
+    _change(ctx, "pause", name, dry_run, yes, output)
+
+
+@app.command("resume")
+def resume(
+    ctx: typer.Context,
+    name: NameArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Undo a pause (hopper's QueueResume, NOTIFY hopper_control resume:QUEUE)."""
+    _change(ctx, "resume", name, dry_run, yes, output)
+
+
+@app.command("limit")
+def limit(
+    ctx: typer.Context,
+    name: NameArg,
+    global_: Annotated[
+        int, typer.Option("--global", min=0, help="Max running jobs across all clients.")
+    ] = 0,
+    rate: Annotated[
+        float, typer.Option("--rate", min=0, help="Max claims per second across all clients.")
+    ] = 0.0,
+    burst: Annotated[int, typer.Option("--burst", min=0, help="Token bucket size for --rate.")] = 0,
+    partition: Annotated[
+        int, typer.Option("--partition", min=0, help="Max running jobs per partition key.")
+    ] = 0,
+    aging: Annotated[
+        str | None,
+        typer.Option(
+            "--aging", metavar="DURATION", help="Raise a waiting job's priority per this period."
+        ),
+    ] = None,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Replace the queue's cluster-wide limits, as ``hopper queues limit`` does: a limit
+    not given (or 0) is removed; NOTIFY hopper_control limit:QUEUE."""
+    from datetime import timedelta
+
+    age = common.duration(aging, "--aging") or timedelta(0)
+    _change(ctx, "limit", name, dry_run, yes, output, global_limit=global_, rate_per_sec=rate,
+            rate_burst=burst, partition_limit=partition, aging=age)  # fmt: skip

@@ -1,0 +1,50 @@
+"""``qctl watch`` on a hopper database: hopper's own notifications as JSON lines."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from qctl.cli.output import note
+from qctl.systems.hopper.cli import database
+
+CHANNELS = ("hopper_insert", "hopper_control", "hopper_done", "hopper_leader")
+"""``driver/driver.go``'s channels: ChannelInsert (a queue name), ChannelControl
+(``cancel:<id>``, ``pause:<queue>``, ``resume:<queue>``, ``limit:<queue>``), ChannelDone
+(an awaited job's id), ChannelLeader (``resigned``)."""
+
+
+def watch(
+    ctx: typer.Context,
+    channel: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--channel", metavar="CHANNEL", help="Only these channels (repeatable): "
+            + ", ".join(CHANNELS) + ".",
+        ),
+    ] = None,
+) -> None:  # fmt: skip
+    """Print hopper's notifications as they are sent, one JSON line each (``channel``,
+    ``payload``, ``at``), until Ctrl-C (exit 0). hopper's channels are not per schema:
+    every hopper installation of the database sends on them."""
+    import json
+    import sys
+    from datetime import UTC, datetime
+
+    from qctl_store.errors import InvalidInput
+
+    for c in channel or ():
+        if c not in CHANNELS:
+            raise InvalidInput(f"--channel: {c!r} is not one of hopper's ({', '.join(CHANNELS)})")
+    db = database(ctx)
+    channels = channel or list(CHANNELS)
+    note(f"watching {db.location} ({', '.join(channels)}; Ctrl-C to stop)")
+    try:
+        for name, payload in db.notifications(channels):
+            at = datetime.now(UTC).isoformat()
+            line = {"channel": name, "payload": payload, "at": at}
+            sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,50 @@
+"""``qctl workflows`` on a hopper database: batches and workflows (read-only)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from qctl.cli.common import After, Output, PageLimit
+from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note
+from qctl.systems.hopper import reads
+from qctl.systems.hopper.cli import database, group
+
+app = group("workflows")
+
+COLUMNS = ["id", "name", "total", "pending", "failed", "created_at", "completed_at"]
+JOB_COLUMNS = ["id", "kind", "queue", "state", "attempt", "depends_on"]
+
+
+@app.command("list")
+def list_workflows(
+    ctx: typer.Context,
+    limit: PageLimit = 50,
+    after: After = None,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Batches and workflows, newest first: jobs in all, still pending, failed."""
+    batches = reads.list_batches(database(ctx), limit, reads.parse_after(after))
+    records = [reads.as_record(b) for b in batches]
+    emit_rows(records, COLUMNS, output)
+    page_note(output, len(batches), None, str(batches[-1].id) if len(batches) == limit else None)
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    id: Annotated[str, typer.Argument(metavar="ID", help="Batch id or a unique prefix.")],
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """A batch or workflow: its progress, callbacks, and its jobs in insertion order,
+    each with the jobs it depends on (the workflow's whole graph, kept on the batch)."""
+    db = database(ctx)
+    batch, jobs = reads.get_batch(db, reads.resolve_batch(db, id))
+    needs: dict[str, list[str]] = {}
+    for job_id, depends_on in batch.edges or []:
+        needs.setdefault(job_id, []).append(depends_on)
+    rows = [{**reads.as_record(j), "depends_on": ", ".join(needs.get(str(j.id), []))} for j in jobs]
+    record = reads.as_record(batch)
+    head = {k: v for k, v in record.items() if k != "edges"}
+    emit_detail(output, head, {**record, "jobs": rows}, [(rows, JOB_COLUMNS)])

@@ -1,0 +1,180 @@
+-- qctl's writes to a hopper database, each transcribed from the hopper code named above
+-- it (driver/internal/pgsql at schema version 8), unqualified: the connection's
+-- search_path is the hopper schema. Notifications are sent inside the write's
+-- transaction, so, as hopper's, they are delivered when it commits.
+
+-- name: lock_live
+-- A live job's state, its row locked for the rest of the transaction (jobs.go JobCancel
+-- and JobRetry: SELECT state ... FOR UPDATE), so no claim or finalize can move it
+-- between this check and the write.
+SELECT state::text AS state, queue FROM hopper_jobs WHERE id = %(id)s FOR UPDATE;
+
+-- name: cancel_running
+-- Ask a running job's client to cancel it (jobs.go jobCancelRunningSQL): only
+-- cancel_requested_at is set; the client that holds the job finalizes it, so nothing
+-- finalizes a job a live client holds. Sent with NOTIFY hopper_control 'cancel:<id>'.
+UPDATE hopper_jobs SET cancel_requested_at = coalesce(cancel_requested_at, now())
+WHERE id = %(id)s AND state = 'running'
+RETURNING id, queue, cancel_requested_at;
+
+-- name: cancel_waiting
+-- Finalize a waiting job as cancelled with hopper's whole finalize tail (jobs.go
+-- jobCancelWaitingSQL, flow.go finishedColumns, appendErrorSQL and finalizeTailSQL):
+-- the job moves to history with an error entry "hopper: cancelled"; its workflow
+-- dependents whose edge says cancel are cancelled with it, transitively ("hopper:
+-- dependency failed"); its batch is counted down and, once done, enqueues its
+-- callbacks (announced on the insert channel); dependents whose dependencies are all
+-- finished are promoted (insert channel); satisfied edges are dropped; an awaited job
+-- is announced on the done channel. The running predicate fences the delete: a job a
+-- client claimed is never finalized here.
+WITH RECURSIVE finished AS (
+  DELETE FROM hopper_jobs j WHERE j.id = %(id)s AND j.state <> 'running'
+  RETURNING j.id, j.seq, j.kind, j.queue, j.priority, j.attempt, j.max_attempts, j.scheduled_at,
+    j.attempted_at, j.attempted_by, j.args, j.metadata,
+    j.errors || jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', 'hopper: cancelled') AS errors,
+    j.unique_key, j.ordering_key, j.partition_key, j.batch_id, j.expires_at, j.cancel_requested_at,
+    j.await, j.created_at, NULL::jsonb AS output, true AS archive, 'cancelled'::text AS final_state,
+    CASE WHEN j.await THEN pg_notify(%(done)s, j.id::text) END AS notified
+),
+cascade AS (
+  SELECT d.job_id FROM hopper_job_deps d JOIN finished f ON d.depends_on = f.id
+  WHERE f.final_state IN ('cancelled', 'discarded') AND d.on_failure = 'cancel'
+  UNION
+  SELECT d.job_id FROM hopper_job_deps d JOIN cascade c ON d.depends_on = c.job_id
+  WHERE d.on_failure = 'cancel'
+),
+cascaded AS (
+  DELETE FROM hopper_jobs j USING (SELECT DISTINCT job_id FROM cascade) c
+  WHERE j.id = c.job_id AND j.state = 'pending'
+  RETURNING j.id, j.seq, j.kind, j.queue, j.priority, j.attempt, j.max_attempts, j.scheduled_at,
+    j.attempted_at, j.attempted_by, j.args, j.metadata,
+    j.errors || jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', 'hopper: dependency failed') AS errors,
+    j.unique_key, j.ordering_key, j.partition_key, j.batch_id, j.expires_at, j.cancel_requested_at,
+    j.await, j.created_at, NULL::jsonb AS output, true AS archive, 'cancelled'::text AS final_state,
+    CASE WHEN j.await THEN pg_notify(%(done)s, j.id::text) END AS notified
+),
+done AS (SELECT * FROM finished UNION ALL SELECT * FROM cascaded),
+archived AS (
+  INSERT INTO hopper_job_history (
+    id, seq, kind, queue, state, priority, attempt, max_attempts, scheduled_at, attempted_at,
+    attempted_by, args, metadata, errors, unique_key, ordering_key, partition_key, batch_id,
+    expires_at, cancel_requested_at, await, created_at, finalized_at, output)
+  SELECT id, seq, kind, queue, final_state::hopper_job_state, priority, attempt, max_attempts,
+    scheduled_at, attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
+    partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, now(), output
+  FROM done WHERE archive
+  RETURNING id
+),
+batches AS (
+  UPDATE hopper_batches b
+  SET pending = b.pending - c.n, failed = b.failed + c.f,
+      completed_at = CASE WHEN b.pending - c.n <= 0 THEN now() ELSE b.completed_at END
+  FROM (SELECT batch_id, count(*) AS n,
+               count(*) FILTER (WHERE final_state IN ('cancelled', 'discarded')) AS f
+        FROM done WHERE batch_id IS NOT NULL GROUP BY batch_id) c
+  WHERE b.id = c.batch_id
+  RETURNING b.id, b.pending, b.failed, b.on_success, b.on_failure, b.on_complete
+),
+callbacks AS (
+  INSERT INTO hopper_jobs (kind, queue, priority, max_attempts, args, metadata)
+  SELECT cb->>'kind', coalesce(cb->>'queue', 'default'), coalesce((cb->>'priority')::smallint, 2),
+    coalesce((cb->>'max_attempts')::smallint, 25), coalesce(cb->'args', '{}'),
+    coalesce(cb->'metadata', '{}') || jsonb_build_object('batch_id', b.id::text, 'batch_failed', b.failed)
+  FROM batches b,
+       LATERAL (VALUES (CASE WHEN b.failed = 0 THEN b.on_success ELSE b.on_failure END),
+                       (b.on_complete)) AS v(cb)
+  WHERE b.pending <= 0 AND cb IS NOT NULL
+  RETURNING pg_notify(%(insert)s, queue)
+),
+promoted AS (
+  UPDATE hopper_jobs j
+  SET state = CASE WHEN j.scheduled_at > now() THEN 'scheduled' ELSE 'available' END::hopper_job_state
+  WHERE j.state = 'pending'
+    AND j.id IN (SELECT d.job_id FROM hopper_job_deps d JOIN done ON d.depends_on = done.id)
+    AND j.id NOT IN (SELECT id FROM cascaded)
+    AND NOT EXISTS (
+      SELECT 1 FROM hopper_job_deps d JOIN hopper_jobs x ON x.id = d.depends_on
+      WHERE d.job_id = j.id AND x.id NOT IN (SELECT id FROM done))
+  RETURNING pg_notify(%(insert)s, j.queue)
+),
+edges AS (
+  DELETE FROM hopper_job_deps d WHERE d.job_id IN (SELECT id FROM done) RETURNING d.job_id
+)
+SELECT f.id, f.queue,
+       (SELECT count(*) FROM cascaded) AS cascaded,
+       (SELECT count(*) FROM promoted) AS promoted,
+       (SELECT count(*) FROM callbacks) AS callbacks
+FROM finished f;
+
+-- name: retry_live
+-- Make a waiting job available now (jobs.go jobRetryLiveSQL). qctl also leaves a
+-- pending job alone (hopper's SQL would run a workflow step before its dependencies
+-- finish): the caller refuses it first, and the predicate holds the line.
+UPDATE hopper_jobs SET state = 'available', scheduled_at = now()
+WHERE id = %(id)s AND state NOT IN ('running', 'pending')
+RETURNING id, queue, state::text AS state;
+
+-- name: retry_history
+-- Move a finalized job back to the live table, available now, with its attempt count
+-- and errors (jobs.go jobRetryHistorySQL): a fresh seq, as a new insert would get, and
+-- one more attempt allowed if it had run out. A live job holding its unique key makes
+-- this a unique violation (ErrUniqueConflict).
+WITH h AS (DELETE FROM hopper_job_history WHERE id = %(id)s RETURNING *)
+INSERT INTO hopper_jobs (id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
+  args, metadata, errors, unique_key, ordering_key, partition_key, batch_id, await, created_at)
+SELECT id, kind, queue, 'available', priority, attempt,
+  CASE WHEN attempt >= max_attempts THEN attempt + 1 ELSE max_attempts END, now(), args, metadata,
+  errors, unique_key, ordering_key, partition_key, batch_id, await, created_at
+FROM h
+RETURNING id, queue, state::text AS state;
+
+-- name: notify
+-- One notification, delivered when the transaction commits (jobs.go NotifySQL).
+SELECT pg_notify(%(channel)s, %(payload)s);
+
+-- name: queue_pause
+-- Pause a queue, creating its row if needed (cluster.go setPaused); an earlier pause
+-- keeps its time. Sent with NOTIFY hopper_control 'pause:<queue>'.
+INSERT INTO hopper_queues (name, paused_at) VALUES (%(name)s, now())
+ON CONFLICT (name) DO UPDATE SET paused_at = coalesce(hopper_queues.paused_at, now()), updated_at = now();
+
+-- name: queue_resume
+-- Resume a queue, creating its row if needed (cluster.go setPaused). Sent with NOTIFY
+-- hopper_control 'resume:<queue>'.
+INSERT INTO hopper_queues (name) VALUES (%(name)s)
+ON CONFLICT (name) DO UPDATE SET paused_at = NULL, updated_at = now();
+
+-- name: queue_set_limits
+-- Replace a queue's cluster-wide limits, creating its row if needed (cluster.go
+-- QueueSetLimits): each limit NULL where not given; the rate bucket's tokens are reset
+-- when the rate changes. Sent with NOTIFY hopper_control 'limit:<queue>'.
+INSERT INTO hopper_queues (name, global_limit, rate_per_sec, rate_burst, partition_limit, aging_seconds, tokens, refilled_at)
+VALUES (%(name)s, %(global_limit)s, %(rate_per_sec)s, %(rate_burst)s, %(partition_limit)s, %(aging_seconds)s, NULL, NULL)
+ON CONFLICT (name) DO UPDATE SET global_limit = EXCLUDED.global_limit, rate_per_sec = EXCLUDED.rate_per_sec,
+  rate_burst = EXCLUDED.rate_burst, partition_limit = EXCLUDED.partition_limit, aging_seconds = EXCLUDED.aging_seconds,
+  tokens = CASE WHEN hopper_queues.rate_per_sec IS DISTINCT FROM EXCLUDED.rate_per_sec THEN NULL ELSE hopper_queues.tokens END,
+  updated_at = now();
+
+-- name: stream_first_at
+-- The first event appended at or after an instant, in log order (stream.go
+-- StreamConsumerSeek): a seek to a time resumes just before it.
+SELECT xid::text AS xid, seq FROM hopper_stream_events
+WHERE created_at >= %(at)s
+ORDER BY xid, seq
+LIMIT 1;
+
+-- name: stream_seek_latest
+-- Skip a consumer past everything committed by now (stream.go StreamConsumerSeek,
+-- Latest); transactions still running are delivered when they commit.
+UPDATE hopper_stream_consumers SET seen = pg_current_snapshot(), reading = NULL, xid = '0', seq = 0
+WHERE name = %(name)s
+RETURNING name;
+
+-- name: stream_seek_snapshot
+-- Rewind a consumer to a snapshot and a cursor (stream.go StreamConsumerSeek): the
+-- earliest ('3:3:', which sees no transaction, cursor 0:0), or "x:x:" with the cursor at
+-- (x, seq), which resumes the log at transaction x after event seq.
+UPDATE hopper_stream_consumers
+SET seen = %(snapshot)s::pg_snapshot, reading = NULL, xid = %(xid)s::text::xid8, seq = %(seq)s
+WHERE name = %(name)s
+RETURNING name;

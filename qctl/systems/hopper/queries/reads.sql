@@ -1,0 +1,215 @@
+-- qctl's reads of a hopper database (hopper's tables at schema version 8,
+-- hoppermigrate/migrations/001..008), unqualified: the connection's search_path is the
+-- hopper schema. A NULL filter parameter means "any". Job listings are newest first
+-- by id (hopper's ids are UUIDv7: id order is insertion order), with a keyset cursor
+-- on id, never an offset.
+
+-- name: list_jobs
+-- A page of jobs, live and finalized together, newest first, filtered by states, kinds
+-- and queues. Each part walks its id index backwards (hopper_jobs_pkey, the history
+-- partitions' hopper_job_history_id) and the merge stops at the limit, as hopper's own
+-- JobList (driver/internal/pgsql/jobs.go) reads both tables in id order. History is
+-- read as its two partitions by outcome (hoppermigrate/migrations/001:
+-- hopper_job_history_completed, hopper_job_history_failed), each skipped when the
+-- states filter excludes it, or, through its (queue, finalized_at) index, when the
+-- queue filter's queues have no row there: the merge reads one row of every part, and a
+-- part with none would be walked whole. States compare as hopper_job_state.
+(SELECT id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
+       attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
+       partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, NULL::timestamptz AS finalized_at, NULL::jsonb AS output
+ FROM hopper_jobs
+ WHERE %(live)s
+   AND (%(states)s::hopper_job_state[] IS NULL OR state = ANY(%(states)s::hopper_job_state[]))
+   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+   AND (%(after)s::uuid IS NULL OR id < %(after)s::uuid)
+ ORDER BY id DESC
+ LIMIT %(limit)s)
+UNION ALL
+(SELECT id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
+       attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
+       partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, finalized_at, output
+ FROM hopper_job_history_completed
+ WHERE %(completed)s
+   AND (%(states)s::hopper_job_state[] IS NULL OR state = ANY(%(states)s::hopper_job_state[]))
+   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+   AND (%(after)s::uuid IS NULL OR id < %(after)s::uuid)
+   AND (%(queues)s::text[] IS NULL
+        OR EXISTS (SELECT 1 FROM hopper_job_history_completed q WHERE q.queue = ANY(%(queues)s::text[])))
+ ORDER BY id DESC
+ LIMIT %(limit)s)
+UNION ALL
+(SELECT id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
+       attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
+       partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, finalized_at, output
+ FROM hopper_job_history_failed
+ WHERE %(failed)s
+   AND (%(states)s::hopper_job_state[] IS NULL OR state = ANY(%(states)s::hopper_job_state[]))
+   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+   AND (%(after)s::uuid IS NULL OR id < %(after)s::uuid)
+   AND (%(queues)s::text[] IS NULL
+        OR EXISTS (SELECT 1 FROM hopper_job_history_failed q WHERE q.queue = ANY(%(queues)s::text[])))
+ ORDER BY id DESC
+ LIMIT %(limit)s)
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: get_job
+-- One job by id, live first, else from history (driver/internal/pgsql/jobs.go JobGet).
+SELECT id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
+       attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
+       partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, NULL::timestamptz AS finalized_at, NULL::jsonb AS output
+FROM hopper_jobs WHERE id = %(id)s
+UNION ALL
+SELECT id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
+       attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
+       partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, finalized_at, output
+FROM hopper_job_history WHERE id = %(id)s
+LIMIT 1;
+
+-- name: job_ids_in_range
+-- At most two job ids, live or finalized, between two UUIDs (a typed prefix padded with
+-- 0s and fs: a range of the id indexes, not a scan).
+(SELECT id FROM hopper_jobs WHERE id BETWEEN %(lo)s::uuid AND %(hi)s::uuid ORDER BY id LIMIT 2)
+UNION
+(SELECT id FROM hopper_job_history WHERE id BETWEEN %(lo)s::uuid AND %(hi)s::uuid ORDER BY id LIMIT 2)
+LIMIT 2;
+
+-- name: job_deps
+-- A job's unsatisfied workflow edges, both ways: what it waits on and what waits on it
+-- (hopper_job_deps keeps an edge until its dependent finalizes).
+SELECT job_id, depends_on, on_failure
+FROM hopper_job_deps
+WHERE job_id = %(id)s OR depends_on = %(id)s
+ORDER BY job_id, depends_on;
+
+-- name: list_queues
+-- Every known queue with its pause and cluster-wide limits (driver/internal/pgsql/
+-- cluster.go QueueList), and its live jobs by state (the claim and running indexes).
+SELECT q.name, q.paused_at, q.updated_at, q.global_limit, q.rate_per_sec, q.rate_burst,
+       q.partition_limit, q.aging_seconds, q.metadata
+FROM hopper_queues q
+ORDER BY q.name;
+
+-- name: get_queue
+-- One queue row by name.
+SELECT name, paused_at, updated_at, global_limit, rate_per_sec, rate_burst,
+       partition_limit, aging_seconds, metadata
+FROM hopper_queues
+WHERE name = %(name)s;
+
+-- name: queue_depths
+-- Live jobs per queue and state, the age of the oldest claimable one (its schedule
+-- passed), and completions in the last minute from the history index
+-- (driver/internal/pgsql/cluster.go statsSQL). hopper_job_history_completed is the
+-- partition of state 'completed' (hoppermigrate/migrations/001): read directly, its
+-- (queue, finalized_at) index answers without visiting the rows.
+WITH d AS (
+    SELECT queue, state::text AS state, count(*) AS n,
+           now() - min(scheduled_at) FILTER (
+               WHERE state IN ('available', 'scheduled', 'retryable') AND scheduled_at <= now()
+           ) AS oldest
+    FROM hopper_jobs
+    GROUP BY queue, state
+),
+names AS (SELECT queue FROM d UNION SELECT name FROM hopper_queues)
+SELECT names.queue,
+       coalesce(sum(d.n) FILTER (WHERE d.state = 'pending'), 0)::bigint AS pending,
+       coalesce(sum(d.n) FILTER (WHERE d.state = 'available'), 0)::bigint AS available,
+       coalesce(sum(d.n) FILTER (WHERE d.state = 'scheduled'), 0)::bigint AS scheduled,
+       coalesce(sum(d.n) FILTER (WHERE d.state = 'retryable'), 0)::bigint AS retryable,
+       coalesce(sum(d.n) FILTER (WHERE d.state = 'running'), 0)::bigint AS running,
+       max(d.oldest) AS oldest_available,
+       (SELECT count(*) FROM hopper_job_history_completed h
+        WHERE h.queue = names.queue
+          AND h.finalized_at > now() - interval '1 minute') AS completed_last_minute,
+       (SELECT q.paused_at IS NOT NULL FROM hopper_queues q WHERE q.name = names.queue)
+           AS paused
+FROM names LEFT JOIN d ON d.queue = names.queue
+GROUP BY names.queue
+ORDER BY names.queue;
+
+-- name: cluster
+-- The live clients and the leader (driver/internal/pgsql/cluster.go statsSQL).
+SELECT (SELECT count(*) FROM hopper_clients WHERE expires_at > now()) AS live_clients,
+       (SELECT client_id FROM hopper_leader WHERE name = 'default' AND expires_at > now())
+           AS leader;
+
+-- name: list_clients
+-- Every client lease, live or expired (driver/internal/pgsql/cluster.go ClientList),
+-- with the jobs each holds running and whether it is the leader.
+SELECT c.id, c.hostname, c.started_at, c.expires_at, c.expires_at > now() AS live, c.info,
+       (SELECT count(*) FROM hopper_jobs j
+        WHERE j.state = 'running' AND j.attempted_by = c.id) AS running,
+       EXISTS (SELECT 1 FROM hopper_leader l
+               WHERE l.name = 'default' AND l.client_id = c.id AND l.expires_at > now())
+           AS leader
+FROM hopper_clients c
+ORDER BY c.id;
+
+-- name: list_periodic
+-- The last slot inserted of each periodic job (driver/internal/pgsql/cluster.go
+-- PeriodicLastSlots).
+SELECT name, last_slot FROM hopper_periodic ORDER BY name;
+
+-- name: list_subscriptions
+-- Every topic subscription (hopper_subscriptions).
+SELECT name, pattern, kind, queue, max_attempts, metadata, created_at
+FROM hopper_subscriptions
+ORDER BY name;
+
+-- name: list_batches
+-- A page of batches and workflows, newest first by id (UUIDv7).
+SELECT id, name, pending, failed, total, created_at, completed_at, metadata, edges,
+       on_success, on_failure, on_complete
+FROM hopper_batches
+WHERE (%(after)s::uuid IS NULL OR id < %(after)s::uuid)
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: get_batch
+-- One batch or workflow by id.
+SELECT id, name, pending, failed, total, created_at, completed_at, metadata, edges,
+       on_success, on_failure, on_complete
+FROM hopper_batches
+WHERE id = %(id)s;
+
+-- name: batch_ids_in_range
+-- At most two batch ids between two UUIDs (a typed prefix).
+SELECT id FROM hopper_batches WHERE id BETWEEN %(lo)s::uuid AND %(hi)s::uuid ORDER BY id LIMIT 2;
+
+-- name: batch_jobs
+-- A batch's jobs, live and finalized, in insertion order (driver/internal/pgsql/flow.go
+-- WorkflowGet, over the hopper_jobs_batch and hopper_job_history_batch indexes).
+SELECT id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
+       attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
+       partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, finalized_at, output FROM (
+    SELECT id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
+       attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
+       partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, seq, NULL::timestamptz AS finalized_at, NULL::jsonb AS output
+    FROM hopper_jobs WHERE batch_id = %(id)s
+    UNION ALL
+    SELECT id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
+       attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
+       partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, seq, finalized_at, output
+    FROM hopper_job_history WHERE batch_id = %(id)s
+) u
+ORDER BY seq;
+
+-- name: list_stream_consumers
+-- Every stream consumer with where it has read to (driver/internal/pgsql/stream.go
+-- StreamConsumerList): the snapshot it has seen, the delta it is part way through, and
+-- the position (xid:seq) of the last event it delivered of that delta.
+SELECT name, pattern, kind, queue, max_attempts, seen::text AS seen, reading::text AS reading,
+       xid::text AS xid, seq, delivered_at, created_at, metadata
+FROM hopper_stream_consumers
+ORDER BY name;
+
+-- name: get_stream_consumer
+-- One stream consumer by name.
+SELECT name, pattern, kind, queue, max_attempts, seen::text AS seen, reading::text AS reading,
+       xid::text AS xid, seq, delivered_at, created_at, metadata
+FROM hopper_stream_consumers
+WHERE name = %(name)s;

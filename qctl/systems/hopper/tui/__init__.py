@@ -1,0 +1,100 @@
+"""hopper's dashboard: the tabs ``qctl top`` shows on a hopper database, in the shell
+every system shares (``qctl.tui.app``).
+
+The dashboard polls: the visible tab reloads every ``--refresh`` seconds and the status
+bar says "polling" (hopper's notifications carry queue names and job ids only, so a
+poll reads what changed anyway). The actions are ``qctl.systems.hopper.actions``, as
+``qctl jobs cancel|retry`` and ``qctl queues pause|resume`` run them: a dry run first,
+then one confirmation; hidden and refused with ``--read-only``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from qctl.tui.base import SystemScreens, Tab
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
+
+    from qctl.systems.hopper.database import Database
+
+HELP = """\
+qctl top: live view of a hopper database (polling)
+
+  1-5        switch screen: Queues, Jobs, Clients, Workflows, Streams
+  enter      drill in (a queue's jobs, a job's detail)   esc   back
+  /          filter the current list                     r     refresh now
+  p          pause / resume automatic refresh            q     quit (top level)
+  : or g     jump to a job by id or unique prefix        ?     this help
+
+Queues:  paused, live jobs per state, oldest claimable age, completed last minute, limits
+Jobs:    the newest jobs, live and finalized (/ words: a state, a queue, a kind)
+Detail:  every column of the job, its attempt errors, its workflow edges
+Clients: client leases, live or expired, the leader, jobs each runs
+Workflows: the newest batches and workflows and their progress (read-only)
+Streams: stream consumers and where each has read to (seek: qctl streams seek)
+
+Actions (a dry run, then confirmed; hidden with --read-only):
+  Jobs and detail: C cancel (a running job: cancel requested), R retry
+  Queues: P pause, U resume
+
+Columns (a word shown on the screen, then what it means; names are hopper's):
+Queues: queue: the queue's name; paused: whether its clients stop claiming; available,
+  scheduled, retryable, running, pending: its live jobs in each state (pending: workflow
+  steps waiting on their dependencies); oldest: how long its oldest claimable job has
+  waited; done/min: jobs completed in the last minute; global: max running jobs across
+  all clients; rate/s: max claims per second; partition: max running jobs per
+  partition key (empty: no limit).
+Jobs: id: the job's id (a UUIDv7: newest first); kind: the job's kind (its worker);
+  queue: its queue; state: hopper's state; prio: priority, 1 runs first; attempt:
+  attempts made of its maximum; scheduled: when it may run; created: when it was
+  inserted; last error: the error of its last failed attempt.
+Detail: attempt, at, error: each failed attempt, when, and its error.
+Clients: id: the client's lease id; hostname: where it runs; started: when it
+  registered; lease: live, or expired (fenced: its jobs are rescued); leader: the
+  client holding the leadership; running: jobs it holds running.
+Workflows: id: the batch's id; name: the workflow's name (empty for a plain batch);
+  total: its jobs; pending: not finished yet; failed: cancelled or discarded; created:
+  when it was inserted; completed: when its last job finished.
+Streams: consumer: the consumer's name; pattern: the topics it takes (AMQP syntax);
+  kind, queue: of the jobs it delivers; cursor: part way through a delta, the last event
+  delivered (xid:seq); delivered: when it last delivered.
+"""
+
+
+class HopperScreens(SystemScreens):
+    label = "hopper"
+    tabs = tuple(
+        Tab(name, title, f"{__name__}.panes:{cls}")
+        for name, title, cls in [
+            ("queues", "Queues", "QueuesPane"),
+            ("jobs", "Jobs", "JobsPane"),
+            ("clients", "Clients", "ClientsPane"),
+            ("workflows", "Workflows", "WorkflowsPane"),
+            ("streams", "Streams", "StreamsPane"),
+        ]
+    )
+    help = HELP
+    writes = frozenset({"job_cancel", "job_retry", "queue_pause", "queue_resume"})
+    jump_prompt = ("jump to a hopper job", "job id or unique prefix")
+
+    def jump_targets(self, db: Database, text: str) -> list[tuple[str, Any]]:
+        from qctl.systems.hopper import reads
+        from qctl_store.errors import NotFound
+
+        try:
+            return [("job", reads.resolve_job(db, text.strip()))]
+        except NotFound:
+            return []
+
+    def describe(self, targets: list[tuple[str, Any]], text: str) -> str:
+        return f"no hopper job {text!r}"
+
+    def detail(self, entity: str, id: Any) -> Screen[None]:
+        from qctl.systems.hopper.tui.panes import JobDetailScreen
+
+        return JobDetailScreen(id)
+
+
+HOPPER = HopperScreens()

@@ -1,0 +1,106 @@
+"""Fixtures of the hopper tests. The Go module proxy refuses github.com/parallelworks/
+hopper, so no hopper Go process runs here: each module's schema is written from
+``hopper_schema.sql`` (hoppermigrate's migrations 001..008, reproduced), and rows are
+made by ``worker.Worker``, a stand-in that runs hopper's own SQL (its ``hopper_insert``
+producer function, and its claim, finalize, client and workflow statements transcribed
+from ``driver/internal/pgsql``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from qctl.cli.main import app as qctl_app
+from tests.conftest import PG_DSN, raw_pg
+from tests.hopper.worker import Worker
+
+Run = Callable[..., Result]
+
+SCHEMA_SQL = Path(__file__).with_name("hopper_schema.sql")
+TABLES = {
+    "hopper_jobs": "id",
+    "hopper_job_history": "id",
+    "hopper_queues": "name",
+    "hopper_clients": "id",
+    "hopper_batches": "id",
+    "hopper_job_deps": "job_id, depends_on",
+    "hopper_schema": "version",
+}
+
+
+def migrations() -> dict[int, str]:
+    """Version -> its script, from the ``-- version: N name`` sections."""
+    parts = re.split(r"^-- version: (\d+) \w+$", SCHEMA_SQL.read_text(), flags=re.M)
+    return {int(v): body for v, body in zip(parts[1::2], parts[2::2], strict=True)}
+
+
+def install(schema: str, upto: int = 8) -> None:
+    """hopper's schema at version ``upto`` in ``schema``, each version applied and
+    recorded in one transaction as hoppermigrate's Apply does."""
+    with raw_pg(schema) as conn:
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        for version, script in sorted(migrations().items()):
+            if version > upto:
+                break
+            with conn.transaction():
+                conn.execute(script)  # type: ignore[arg-type]  # a script, no parameters
+                conn.execute("INSERT INTO hopper_schema (version) VALUES (%s)", [version])
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(isolated_home: None) -> None:
+    """Every test here runs in ``isolated_home`` (tests/conftest.py)."""
+
+
+@pytest.fixture(scope="module")
+def hopper(pg_schema: str) -> Iterator[Worker]:
+    """hopper's schema (version 8) in this module's schema, and the stand-in client."""
+    install(pg_schema)
+    worker = Worker(pg_schema)
+    yield worker
+    worker.close()
+
+
+@pytest.fixture
+def qctl(pg_schema: str) -> Run:
+    """``qctl("jobs", "list", "-o", "json")`` on this module's schema."""
+
+    def invoke(*args: str, input: str | None = None, root: tuple[str, ...] = ()) -> Result:
+        return CliRunner().invoke(
+            qctl_app, ["--dsn", PG_DSN, "--schema", pg_schema, *root, *args], input=input
+        )
+
+    return invoke
+
+
+def data(result: Result) -> Any:
+    assert result.exit_code == 0, (result.exit_code, result.output)
+    return json.loads(result.stdout)
+
+
+def snapshot(schema: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of hopper's tables: what a refused or dry-run command must leave."""
+    with raw_pg(schema) as c:
+        return {
+            t: [tuple(r) for r in c.execute(f"SELECT * FROM {t} ORDER BY {key}").fetchall()]
+            for t, key in TABLES.items()
+        }
+
+
+def job_row(schema: str, job_id: Any) -> tuple[str, dict[str, Any]] | None:
+    """``("live" | "history", row)`` of a job, or None."""
+    with raw_pg(schema) as c:
+        for where, table in (("live", "hopper_jobs"), ("history", "hopper_job_history")):
+            cur = c.execute(f"SELECT * FROM {table} WHERE id = %s", (str(job_id),))
+            values = cur.fetchone()
+            if values is not None:
+                return where, {
+                    d.name: v for d, v in zip(cur.description or [], values, strict=True)
+                }
+    return None

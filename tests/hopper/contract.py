@@ -1,0 +1,64 @@
+"""hopper for the contract suite (``tests/systems``): hopper's schema written from its
+migrations (``hopper_schema.sql``; the module proxy refuses hopper), with a waiting job,
+a discarded one, a running one, a client, a queue row and a stream consumer, made by the
+stand-in client in hopper's own SQL."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+
+from qctl.systems.hopper.database import Database
+from tests.conftest import PG_DSN, require_pg
+from tests.hopper.conftest import install
+from tests.hopper.worker import Worker
+from tests.systems.contract import Target
+
+WRITES: dict[str, list[str] | None] = {}
+"""Filled by ``database()`` with the ids it made."""
+
+
+@contextlib.contextmanager
+def database() -> Iterator[Target]:
+    require_pg()
+    schema = f"qt_contract_hopper_{uuid.uuid4().hex[:8]}"
+    install(schema)
+    w = Worker(schema)
+    try:
+        client = w.register("ct-host")
+        waiting = w.insert("ct.job", queue="ct-q")
+        dead = w.dead("ct.dead", "ct-dead", client)
+        w.insert("ct.run", queue="ct-run")
+        w.claim("ct-run", client)
+        w.conn.execute("INSERT INTO hopper_queues (name) VALUES ('ct-q')")
+        w.consumer("ct-stream", "ct.#", "ct-q")
+        WRITES.clear()
+        WRITES.update(
+            {
+                "jobs cancel": [str(waiting)],
+                "jobs retry": [str(dead)],
+                "queues pause": ["ct-q"],
+                "queues resume": ["ct-q"],
+                "queues limit": ["ct-q", "--global", "3"],
+                "streams seek": ["ct-stream", "--earliest"],
+                "db migrate": None,  # hopper's own migrator runs its migrations
+            }
+        )
+        yield Target(["--dsn", PG_DSN, "--schema", schema], PG_DSN, schema)
+    finally:
+        w.close()
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@contextlib.contextmanager
+def handle(target: Target) -> Iterator[Any]:
+    db = Database(target.dsn, target.schema)
+    try:
+        yield db
+    finally:
+        db.close()
