@@ -61,7 +61,7 @@ def _verbs(command: Any, path: str) -> dict[str, dict[str, bool]]:
         path: {
             opt: bool(p.is_flag)
             for p in command.params
-            if p.param_type_name == "option"
+            if p.param_type_name == "option" and not p.hidden  # the --yes every verb takes
             for opt in (*p.opts, *p.secondary_opts)
         }
     }

@@ -48,7 +48,7 @@ def test_sqlite_detection(dbos_file: Path, tmp_path: Path) -> None:
         "--dsn", f"sqlite:///{both}", "--system", "azync", "jobs", "list", "-o", "json"
     )
     assert azync_list.exit_code == 0
-    assert qctl("--dsn", f"sqlite:///{both}", "--system", "hopper", "jobs", "list").exit_code == 2
+    assert qctl("--dsn", f"sqlite:///{both}", "--system", "nosuch", "jobs", "list").exit_code == 2
 
 
 def test_nouns_a_system_lacks(dbos_file: Path, tmp_path: Path) -> None:

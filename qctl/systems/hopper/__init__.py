@@ -61,9 +61,12 @@ SYSTEM = System(
             "watch",
             "hopper's notifications (inserts, control, done) as JSON lines.",
         ),
-        "top": Entry(f"{_CLI}.top", "top", "The live dashboard (polling)."),
+        "top": Entry(
+            "qctl.cli.top", "top", "The live dashboard (polling): queues, jobs, clients, workflows."
+        ),
     },
     screens="qctl.systems.hopper.tui:HOPPER",
+    database="qctl.systems.hopper.database:Database",
     instead={
         "dags": "see `qctl workflows`",
         "dlq": "hopper's dead letters are its discarded jobs: `qctl jobs list --state discarded`",
