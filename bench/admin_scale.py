@@ -66,7 +66,7 @@ from qctl_store.types import (
 SCHEMA = "qctl_bench"
 ADMIN_APP = "qctl_bench_admin"
 KINDS = 40
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3
 """Bumped whenever the generated data changes, so a kept database is rebuilt."""
 AnyStore = PostgresStore | SqliteStore
 PAGED_STATES = [
@@ -75,18 +75,25 @@ PAGED_STATES = [
     JobState.ACTIVE,
     JobState.DEAD,
     JobState.PAUSED,
+    JobState.CANCELLED,
+    JobState.UNCERTAIN,
+    JobState.SKIPPED,
     JobState.SUCCEEDED,
 ]
 
 
 def layout(rows: int) -> dict[str, int]:
-    """Jobs per state: 1% dead, 0.5% pending, 0.2% scheduled, 0.1% paused (capped at
-    100,000, 50,000, 20,000 and 10,000), 200 active, the rest succeeded."""
+    """Jobs per state: 1% dead, 0.5% pending, 0.2% scheduled, 0.1% each paused,
+    cancelled, uncertain and skipped (capped at 100,000, 50,000, 20,000 and 10,000), 200
+    active, the rest succeeded."""
     live = {
         "dead": min(100_000, rows // 100),
         "pending": min(50_000, rows // 200),
         "scheduled": min(20_000, rows // 500),
         "paused": min(10_000, rows // 1000),
+        "cancelled": min(10_000, rows // 1000),
+        "uncertain": min(10_000, rows // 1000),
+        "skipped": min(10_000, rows // 1000),
         "active": min(200, rows // 1000),
     }
     return {**live, "succeeded": rows - sum(live.values())}
@@ -111,6 +118,13 @@ _PG_STATE_SQL = {
     "pending": ("now() - r * interval '1 hour'", "NULL", "NULL"),
     "scheduled": ("now() + interval '1 hour' + r * interval '7 days'", "NULL", "NULL"),
     "paused": (f"now() - r * {30 * _DAY} * interval '1 second'", "NULL", "NULL"),
+    "cancelled": (f"now() - r * {30 * _DAY} * interval '1 second'", "NULL", "NULL"),
+    "uncertain": (f"now() - r * {30 * _DAY} * interval '1 second'", "NULL", "NULL"),
+    "skipped": (
+        f"now() - r * {30 * _DAY} * interval '1 second'",
+        f"now() - r * {30 * _DAY} * interval '1 second' + interval '1 second'",
+        "NULL",
+    ),
     "active": ("now() - r * interval '1 minute'", "NULL", "NULL"),
 }
 
@@ -202,8 +216,13 @@ def sqlite_load(path: str, rows: int) -> float:
                     "pending": now - int(r * day / 24),
                     "scheduled": now + day // 24 + int(r * 7 * day),
                     "paused": now - ago,
+                    "cancelled": now - ago,
+                    "uncertain": now - ago,
+                    "skipped": now - ago,
                     "active": now - int(r * 60_000_000),
                 }.get(state, 0)
+                if state == "skipped":
+                    completed = run_at + 1_000_000
                 if state == "succeeded":
                     completed = now - 40 * day - int(r * day) if i % 50 == 0 else now - ago
                     run_at = completed - 2_000_000
@@ -486,7 +505,19 @@ def run(
             plans,
         )
     if isinstance(admin, PostgresStore):
-        # azync's schema has no index for paused jobs: the console's opt-in one.
+        # azync's schema has no index for paused, cancelled, uncertain or skipped jobs:
+        # the console's opt-in ones. Throughput before and after (partial without them).
+        hour = timedelta(hours=1)
+        measure(
+            rec,
+            backend,
+            scans,
+            "throughput 1h by minute, untuned",
+            lambda: admin.throughput(src, hour, timedelta(minutes=1)),
+            repeat,
+            "partial: leaves out " + ", ".join(s.value for s in admin.throughput_omits()),
+            plans,
+        )
         t0 = time.perf_counter()
         created = admin.tune()
         rec.add(
@@ -496,13 +527,29 @@ def run(
             "ms",
             ", ".join(created) or "already there",
         )
-        paused = JobSearch(source=src, state=JobState.PAUSED)
-        for metric, fn in (
+        tuned: list[tuple[str, Callable[[], Any]]] = [
             ("live_depths, tuned", lambda: admin.live_depths(src)),
-            ("search_jobs paused first page, tuned", lambda: admin.search_jobs(paused, 50)),
-            ("count_jobs paused, tuned", lambda: admin.count_jobs(paused)),
-        ):
-            measure(rec, backend, scans, metric, fn, repeat, "with qctl db tune's index", plans)
+            (
+                "throughput 1h by minute, tuned",
+                lambda: admin.throughput(src, hour, timedelta(minutes=1)),
+            ),
+        ]
+        for state in (JobState.PAUSED, JobState.CANCELLED, JobState.UNCERTAIN, JobState.SKIPPED):
+            search = JobSearch(source=src, state=state)
+            tuned.append(
+                (
+                    f"search_jobs {state} first page, tuned",
+                    lambda s=search: admin.search_jobs(s, 50),  # type: ignore[misc]
+                )
+            )
+            tuned.append(
+                (
+                    f"count_jobs {state}, tuned",
+                    lambda s=search: admin.count_jobs(s),  # type: ignore[misc]
+                )
+            )
+        for metric, fn in tuned:
+            measure(rec, backend, scans, metric, fn, repeat, "with qctl db tune's indexes", plans)
         if plans is not None:
             profile(
                 rec, backend, plans, "live_depths, tuned", lambda: admin.live_depths(src), repeat

@@ -918,6 +918,11 @@ class AdminStore(ABC):
         from the job rows' timestamps on their indexes (see ``ThroughputCount`` for what
         each count covers), never the whole table."""
 
+    def throughput_omits(self) -> list[JobState]:
+        """The states whose jobs ``throughput``'s enqueued leaves out, having no index to
+        bound the read (``tune`` adds them): a console says its series is partial."""
+        return []
+
     def listing_scans(self, state: JobState | None) -> bool:
         """Whether ``search_jobs`` over ``state`` across kinds has no index to walk and,
         on a huge table, reads all of it (a console says so before it asks)."""

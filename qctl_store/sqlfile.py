@@ -18,7 +18,8 @@ The convention, the same on both backends:
     (from the fixed fragments of ``listing``), ``{table}`` (a table name from a fixed
     set, or the quoted version table), ``{schema}`` (the quoted schema), ``{claim}`` and
     ``{input}`` (each one of two named queries of the enqueue statement,
-    ``postgres/queries/jobs.sql``).
+    ``postgres/queries/jobs.sql``), ``{paused}``, ``{cancelled}``, ``{uncertain}`` and
+    ``{skipped}`` (TRUE or FALSE: whether that state's console index exists).
 
   A token outside that vocabulary is an error when the file is loaded; JSON literals such
   as ``'{}'`` are not tokens.
@@ -43,7 +44,10 @@ COLUMN_TOKENS = {
 }
 """Tokens filled when a file is loaded."""
 
-FRAGMENT_TOKENS = frozenset({"where", "order", "table", "schema", "claim", "input", "columns"})
+FRAGMENT_TOKENS = frozenset(
+    {"where", "order", "table", "schema", "claim", "input", "columns"}
+    | {"paused", "cancelled", "uncertain", "skipped"}
+)
 """Tokens filled per call by ``fill``."""
 
 

@@ -598,12 +598,12 @@ class ThroughputCount(_Record):
 
     ``processed`` counts succeeded jobs by ``completed_at``; ``failed`` the attempt rows
     by ``failed_at``, but for the reaper's kills, which are ``reaped``; ``enqueued`` the
-    jobs by ``enqueued_at`` that are now pending, scheduled, active, blocked or waiting
-    (DAG tasks), dead or succeeded: the states with an index to bound the read. Not
-    counted, because nothing the store records bounds them without reading every such
-    row: jobs now paused, uncertain, cancelled or skipped (no index holds those states
-    by kind or time) and a reap that returned a job to pending (it writes no attempt row
-    and no timestamp of its own; the daily stats count it per day)."""
+    jobs by ``enqueued_at`` whatever their state now, so a later pause or cancel never
+    rewrites the past. On PostgreSQL jobs now paused, cancelled, uncertain or skipped are
+    read on the console's index of each state (``tune``) and left out without it
+    (``throughput_omits``: nothing else bounds them without reading the whole table). Not
+    counted: a reap that returned a job to pending (it writes no attempt row and no
+    timestamp of its own; the daily stats count it per day)."""
 
     kind: str
     start: datetime

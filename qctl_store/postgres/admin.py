@@ -20,6 +20,7 @@ from qctl_store.listing import (
     entity_table,
     hex_prefix,
     kind_clause,
+    order_for,
     order_sql,
     search_where,
 )
@@ -52,16 +53,28 @@ KIND_EXACT_LIMIT = 200
 statistics' estimate beyond it, so a refresh over many kinds reads a bounded part of
 the dead index (at most this many entries per kind)."""
 
-PAUSED_INDEX = "qctl_jobs_paused_idx"
-"""The console's own index for paused jobs, which azync's schema does not have; created
-only on request (``tune``). Every object azync's migrations create is named
-``azync_*``, so they can never take this name."""
+
+def _state_index(state: str, order: str) -> str:
+    return (
+        f"CREATE INDEX CONCURRENTLY IF NOT EXISTS qctl_jobs_{state}_idx"
+        f" ON azync_jobs (source, kind, {order}, id) WHERE state = '{state}'"
+    )
+
 
 CONSOLE_INDEXES = {
-    PAUSED_INDEX: f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {PAUSED_INDEX}"
-    " ON azync_jobs (source, kind, run_at, id) WHERE state = 'paused'",
+    f"qctl_jobs_{state.value}_idx": _state_index(state.value, order_for(state)[0])
+    for state in (JobState.PAUSED, JobState.CANCELLED, JobState.UNCERTAIN, JobState.SKIPPED)
 }
-"""The console's opt-in indexes and their definitions (``qctl db tune``)."""
+"""The console's opt-in indexes and their definitions (``qctl db tune``): one per job
+state azync's schema has no index for (its migrations index pending, scheduled, active,
+dead and succeeded, and blocked and waiting by DAG), each (source, kind) then the state's
+listing order, so a first page across kinds merges index ranges, a count reads only the
+state's rows and ``throughput`` counts them. Created only on request; every object
+azync's migrations create is named ``azync_*``, so they can never take these names."""
+
+STATE_INDEXES = {JobState(name.split("_")[2]): name for name in CONSOLE_INDEXES}
+
+PAUSED_INDEX = STATE_INDEXES[JobState.PAUSED]
 
 _ESTIMABLE_STATES = (None, JobState.SUCCEEDED, JobState.SKIPPED)
 
@@ -81,9 +94,9 @@ _DEPTH_FIELDS = {
 _MERGED_STATES = (JobState.PENDING, JobState.SCHEDULED, JobState.ACTIVE, JobState.DEAD)
 """States whose partial index leads with (source, kind) and then holds ``search_jobs``'
 order, so a page across kinds merges index ranges (``across_kinds``); paused too once
-its console index exists."""
+cancelled, uncertain and skipped too once their console index exists."""
 
-_CAPPED_STATES = (JobState.DEAD, JobState.PAUSED)
+_CAPPED_STATES = (JobState.DEAD, JobState.PAUSED, JobState.CANCELLED, JobState.UNCERTAIN)
 
 _SOURCE = "source = %(source)s"
 _SOURCES = "source = ANY(%(sources)s)"
@@ -125,8 +138,8 @@ def _merges(cur: Cursor, search: JobSearch, state: JobState | None) -> bool:
     kinds, on an index that holds its order, with no id filter (which has its own)."""
     if search.source is None or search.kind or search.event_id or search.run_id or search.dag_id:
         return False
-    if state == JobState.PAUSED:
-        return PAUSED_INDEX in console_indexes_of(cur)
+    if state in STATE_INDEXES:
+        return STATE_INDEXES[state] in console_indexes_of(cur)
     return state in _MERGED_STATES
 
 
@@ -134,10 +147,15 @@ def _cheap_count(
     cur: Cursor, where: str, args: dict[str, Any], state: JobState | None
 ) -> tuple[int, bool] | None:
     """``count_jobs``' answer where an exact count could be expensive, or None to count.
-    Huge unfiltered terminal states come from the planner's estimate; dead and paused
-    jobs are counted up to ``EXACT_LIMIT`` and estimated beyond it; paused jobs without
-    their console index are estimated once the table is huge (counting them would read
-    all of it)."""
+    A state without its console index (``tune``) is estimated once the table is huge
+    (counting it would read all of it); huge unfiltered terminal states come from the
+    planner's estimate; the states that pile up are counted up to ``EXACT_LIMIT`` on
+    their index and estimated beyond it."""
+    if state in STATE_INDEXES and STATE_INDEXES[state] not in console_indexes_of(cur):
+        if _estimate(cur, "TRUE", {}) < ESTIMATE_THRESHOLD:
+            return None
+        estimate = _estimate(cur, where, args)
+        return (estimate if estimate > 1 else 0), True  # the planner's one-row floor: none
     if state in _ESTIMABLE_STATES:
         # The planner's row estimate costs nothing on a huge table; trust it only where
         # an exact count would be the expensive one.
@@ -145,11 +163,6 @@ def _cheap_count(
         return (estimate, True) if estimate >= ESTIMATE_THRESHOLD else None
     if state not in _CAPPED_STATES:
         return None
-    if state == JobState.PAUSED and PAUSED_INDEX not in console_indexes_of(cur):
-        if _estimate(cur, "TRUE", {}) < ESTIMATE_THRESHOLD:
-            return None
-        estimate = _estimate(cur, where, args)
-        return (estimate if estimate > 1 else 0), True  # the planner's one-row floor: none
     cur.execute(fill(Q.count_capped, where=where), {**args, "cap": EXACT_LIMIT})
     row = cur.fetchone()
     n = int(row["n"]) if row else 0
@@ -360,14 +373,15 @@ class AdminMixin(JobActions, JobReads, PgBase):
 
     def listing_scans(self, state: JobState | None) -> bool:
         """On a huge table, whether a page of ``state`` across kinds has no index to
-        walk and reads the whole job table: paused jobs until ``tune`` creates their
-        index, and every state at once (newest first, an order no index holds)."""
-        if state is not None and JobState(state) != JobState.PAUSED:
+        walk and reads the whole job table: paused, cancelled, uncertain and skipped jobs
+        until ``tune`` creates their index, and every state at once (newest first, an
+        order no index holds)."""
+        if state is not None and JobState(state) not in STATE_INDEXES:
             return False
         with self.read() as cur:
             if _estimate(cur, "TRUE", {}) < ESTIMATE_THRESHOLD:
                 return False
-            return state is None or PAUSED_INDEX not in console_indexes_of(cur)
+            return state is None or STATE_INDEXES[JobState(state)] not in console_indexes_of(cur)
 
     def count_jobs(self, search: JobSearch, exact: bool = False) -> tuple[int, bool]:
         where, args, state = search_where(DIALECT, search)

@@ -5,8 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 
 from qctl_store import throughput
+from qctl_store.postgres.admin import STATE_INDEXES, console_indexes_of
 from qctl_store.postgres.base import Cursor, PgBase, queries
 from qctl_store.postgres.rows import utc
+from qctl_store.sqlfile import fill
+from qctl_store.types import JobState
 
 Q = queries("throughput.sql")
 
@@ -32,5 +35,15 @@ class ThroughputMixin(throughput.Throughput, PgBase):
             ),
             "reap_kill": throughput.REAP_KILL_PATTERN,
         }
-        rows = cur.execute(Q.counts, args).fetchall()
+        indexed = console_indexes_of(cur)
+        sql = fill(
+            Q.counts,
+            **{s.value: str(n in indexed).upper() for s, n in STATE_INDEXES.items()},
+        )
+        rows = cur.execute(sql, args).fetchall()
         return [(r["measure"], r["kind"], r["bucket"], r["n"]) for r in rows]
+
+    def throughput_omits(self) -> list[JobState]:
+        with self.read() as cur:
+            indexed = console_indexes_of(cur)
+        return [s for s, n in STATE_INDEXES.items() if n not in indexed]

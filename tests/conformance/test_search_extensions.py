@@ -291,3 +291,19 @@ def test_throughput_enqueued_counts_blocked_and_waiting_dag_tasks(store: AnyStor
     assert enqueued(KIND_SIGNAL) == waits_before + 1, "the waiting task"
     # Other sources have no blocked or waiting jobs: their series is unchanged by them.
     assert _totals(store.throughput(Q, hour, hour, kind=kind))["enqueued"] == 0
+
+
+def test_throughput_history_survives_a_later_pause_or_skip(store: AnyStore) -> None:
+    kind = unique("sx_tp_hist")
+    hour = timedelta(hours=1)
+    store.tune()  # PostgreSQL reads paused and skipped jobs on the console's indexes
+    assert store.throughput_omits() == []
+    enqueue_due(store, kind)
+    skipped = lease_one(store, Q, kind)
+    store.skip(skipped.id, token(skipped), "not needed")
+    paused = [enqueue_due(store, kind) for _ in range(2)]
+    before = _totals(store.throughput(Q, hour, hour, kind=kind))
+    assert before["enqueued"] == 3
+    for job_id in paused:
+        store.pause_job(Q, job_id)
+    assert _totals(store.throughput(Q, hour, hour, kind=kind)) == before

@@ -14,6 +14,7 @@ import pytest
 
 from qctl_store.postgres import PostgresStore, admin
 from qctl_store.types import Source
+from tests.conftest import raw_pg
 from tests.postgres.conftest import plans
 
 KINDS = 4
@@ -114,3 +115,41 @@ def test_throughput_counts_blocked_and_waiting_tasks_on_their_indexes(
     text = "\n".join(plans(store, statements))
     assert not re.search(r"Seq Scan on azync_jobs\b", text), text
     assert "azync_jobs_dag_blocked_idx" in text and "azync_jobs_dag_waiting_idx" in text, text
+
+
+def test_throughput_counts_unindexed_states_on_the_console_indexes_once_tuned(
+    store: PostgresStore,
+    statements: list[tuple[str, Any]],
+) -> None:
+    unindexed = list(admin.STATE_INDEXES)
+    hour = timedelta(hours=1)
+    with raw_pg(store.schema) as c:
+        c.execute(
+            """
+            INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts,
+                                    enqueued_at, completed_at, payload)
+            SELECT gen_random_uuid(), 'queue', 'tp_late', s, now(), 1, now(),
+                   CASE WHEN s = 'skipped' THEN now() END, '{}'
+            FROM unnest(%s::text[]) AS s, generate_series(1, 5)
+            """,
+            ([s.value for s in unindexed],),
+        )
+        c.execute("ANALYZE azync_jobs")
+    assert store.throughput_omits() == unindexed
+    untuned = store.throughput(Source.QUEUE, hour, hour, kind="tp_late")
+    assert sum(r.enqueued for r in untuned) == 0  # left out, and said so
+    assert store.tune() == list(admin.CONSOLE_INDEXES)
+    try:
+        assert store.throughput_omits() == []
+        statements.clear()
+        rows = store.throughput(Source.QUEUE, hour, hour, kind="tp_late")
+        assert sum(r.enqueued for r in rows) == 5 * len(unindexed)
+        text = "\n".join(plans(store, statements))
+        assert not re.search(r"Seq Scan on azync_jobs\b", text), text
+        for name in admin.CONSOLE_INDEXES:
+            assert name in text, text
+    finally:
+        with raw_pg(store.schema) as c:
+            for name in admin.CONSOLE_INDEXES:
+                c.execute(f"DROP INDEX {name}")
+            c.execute("DELETE FROM azync_jobs WHERE kind = 'tp_late'")

@@ -27,7 +27,11 @@ SELECT id, failed_at FROM azync_job_attempts WHERE id >= %(id)s ORDER BY id LIMI
 -- waiting tasks on azync_jobs_dag_blocked_idx / azync_jobs_dag_waiting_idx (partial
 -- on the state: the read is that state's rows, never the table), dead jobs on
 -- azync_jobs_dead_idx (enqueued_at is its third column) and succeeded jobs, which
--- completed after they were enqueued, within the succeeded range.
+-- completed after they were enqueued, within the succeeded range. Paused, cancelled,
+-- uncertain and skipped jobs on the console's index of each (``db tune``), where its
+-- {paused}, {cancelled}, {uncertain} or {skipped} is TRUE (the index exists: with FALSE
+-- the planner drops the branch, so no scan of the table is planned): a job counts where
+-- it was enqueued whatever its state now.
 WITH e AS (
     SELECT kind, enqueued_at FROM azync_jobs
     WHERE source = %(source)s AND kind = ANY(%(kinds)s) AND state = 'pending'
@@ -55,6 +59,22 @@ WITH e AS (
     UNION ALL
     SELECT kind, enqueued_at FROM azync_jobs
     WHERE source = %(source)s AND kind = ANY(%(kinds)s) AND state = 'succeeded'
+      AND completed_at >= %(since)s AND enqueued_at >= %(since)s
+    UNION ALL
+    SELECT kind, enqueued_at FROM azync_jobs
+    WHERE {paused} AND source = %(source)s AND kind = ANY(%(kinds)s) AND state = 'paused'
+      AND enqueued_at >= %(since)s
+    UNION ALL
+    SELECT kind, enqueued_at FROM azync_jobs
+    WHERE {cancelled} AND source = %(source)s AND kind = ANY(%(kinds)s)
+      AND state = 'cancelled' AND enqueued_at >= %(since)s
+    UNION ALL
+    SELECT kind, enqueued_at FROM azync_jobs
+    WHERE {uncertain} AND source = %(source)s AND kind = ANY(%(kinds)s)
+      AND state = 'uncertain' AND enqueued_at >= %(since)s
+    UNION ALL
+    SELECT kind, enqueued_at FROM azync_jobs
+    WHERE {skipped} AND source = %(source)s AND kind = ANY(%(kinds)s) AND state = 'skipped'
       AND completed_at >= %(since)s AND enqueued_at >= %(since)s
 )
 SELECT 'enqueued' AS measure, kind,

@@ -18,7 +18,9 @@ SELECT id, failed_at FROM azync_job_attempts WHERE id >= :id ORDER BY id LIMIT 1
 -- name: counts
 -- Per (measure, kind, bucket) counts of the window.
 -- (measure, kind, bucket index, n); enqueued over the states whose index bounds the
--- read, as on PostgreSQL.
+-- read, as on PostgreSQL, and the jobs now paused, cancelled, uncertain or skipped, which
+-- no index holds: a job counts where it was enqueued whatever its state now (SQLite has
+-- no ``db tune``; its tables are a single host's).
 WITH k(kind) AS (SELECT value FROM json_each(:kinds)),
 e AS (
     SELECT kind, enqueued_at FROM azync_jobs
@@ -44,6 +46,10 @@ e AS (
     SELECT kind, enqueued_at FROM azync_jobs
     WHERE source = :source AND kind IN k AND state = 'succeeded'
       AND completed_at >= :since AND enqueued_at >= :since
+    UNION ALL
+    SELECT kind, enqueued_at FROM azync_jobs
+    WHERE source = :source AND kind IN k
+      AND state IN ('paused', 'cancelled', 'uncertain', 'skipped') AND enqueued_at >= :since
 )
 SELECT 'enqueued' AS measure, kind, enqueued_at / :width AS bucket, count(*) AS n
 FROM e GROUP BY 2, 3

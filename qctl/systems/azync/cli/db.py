@@ -97,8 +97,9 @@ def _absent_sqlite_file(dsn: str | None) -> str:
 def tune(
     ctx: typer.Context, dry_run: DryRun = False, output: Output = common.OutputFormat.TABLE
 ) -> None:
-    """Add the console's own indexes (PostgreSQL): one for paused jobs, which azync's
-    schema has none for, so paused pages and counts stop reading the whole job table.
+    """Add the console's own indexes (PostgreSQL): one for each job state azync's schema
+    has none for (paused, cancelled, uncertain, skipped), so their pages, counts and
+    `queues throughput` stop reading the whole job table.
     Built with CREATE INDEX CONCURRENTLY (writers are not blocked); named qctl_*, a
     name azync's migrations never take; listed by `qctl db status`."""
     common.cli(ctx).unlimit("statement_timeout", "lock_timeout")
@@ -108,7 +109,9 @@ def tune(
         message = f"{'would create' if dry_run else 'created'} {', '.join(names)}"
     else:
         present = store.console_indexes()
-        message = "nothing to tune" + (f": {', '.join(present)} exists" if present else "")
+        message = "nothing to tune" + (
+            f": {', '.join(present)} exist{'s' if len(present) == 1 else ''}" if present else ""
+        )
     emit_result({"dry_run": dry_run, "indexes": names}, message, output)
 
 

@@ -121,7 +121,7 @@ def list_jobs(
     if not (search.event_id or search.dag_id or search.run_id) and store.listing_scans(state):
         note(
             "no index holds this listing: it reads the whole job table"
-            + (" (`qctl db tune` adds one for paused jobs)" if state else "; try --state")
+            + (" (`qctl db tune` adds one for this state)" if state else "; try --state")
         )
     if output == OutputFormat.TABLE and limit > MAX_TABLE_ROWS:
         raise ParseError(

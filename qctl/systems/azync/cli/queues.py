@@ -165,7 +165,9 @@ def throughput(
     Read from the job rows on their indexes (never the whole table): processed are
     succeeded jobs by completion time, failed the failed attempts, reaped the jobs the
     reaper killed (a reap back to pending is recorded per day only: `queues daily`),
-    enqueued the jobs still pending, scheduled, active, dead or succeeded.
+    enqueued the jobs by enqueue time whatever their state now (on PostgreSQL, jobs now
+    paused, cancelled, uncertain or skipped need `qctl db tune`'s indexes: without them
+    the series says it is partial).
 
     \b
     Example:
@@ -188,6 +190,13 @@ def throughput(
             )
             for measure in ZERO:
                 row[measure] += getattr(point, measure)
+    omitted = store.throughput_omits()
+    if omitted:
+        note(
+            "partial: enqueued leaves out jobs now "
+            + ", ".join(s.value for s in omitted)
+            + " (no index holds them; `qctl db tune` adds one)"
+        )
     if not totals:
         note(f"no jobs were enqueued, processed or failed in the last {last}")
     # Each source's read takes the database's clock of its own; when a bucket boundary
