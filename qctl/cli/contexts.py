@@ -149,7 +149,7 @@ def delete(
     """Delete a context (and the default_context naming it)."""
     data = _existing(load_config_file(), name)
     if dry_run:
-        emit_result({"deleted": name, "dry_run": True}, f"would delete context {name!r}", output)
+        common.dry_run_report({"deleted": name}, f"would delete context {name!r}", output)
         return
     common.confirm(f"delete context {name!r} from {config_path()}?", yes)
     del _contexts(data)[name]

@@ -321,7 +321,7 @@ def test_sqlite_path_that_does_not_exist_is_created_only_by_migrate(tmp_path: Pa
     assert not path.exists()
     dry = qctl("--dsn", dsn, "db", "migrate", "--dry-run")
     assert dry.exit_code == 0, dry.stderr
-    assert dry.stdout.startswith(f"would create {path} and apply 2 migration(s): 1, 2"), dry.stdout
+    assert dry.stdout.startswith(f"dry run: would create {path} and apply 2 migration(s): 1, 2")
     planned = qctl("--dsn", dsn, "db", "migrate", "--dry-run", "-o", "json")
     assert out_json(planned) == {"dry_run": True, "pending_versions": [1, 2], "applied_version": 0}
     assert not path.exists(), "a dry run creates nothing"
@@ -450,3 +450,27 @@ def test_vacuum_dead_keeps_a_suspended_sagas_task_and_retry_refuses_a_gap(
     line = one_line_error(run("dags", "retry", str(dag_id), "--yes"), 3)
     assert "has no row for task(s) a" in line
     assert st.get_dag(dag_id).state == "suspended", "nothing was changed"
+
+
+def test_every_dry_run_says_so_alike(tmp_path: Path) -> None:
+    """``db migrate``, ``db tune`` and ``context delete`` word their dry runs as every
+    other verb does: "dry run: would ...; nothing was changed", ``"dry_run": true``."""
+    from qctl.cli.main import app
+
+    dsn = ["--dsn", f"sqlite:///{tmp_path / 'w.db'}"]
+    runner = CliRunner()
+    assert runner.invoke(app, [*dsn, "db", "migrate"]).exit_code == 0
+    added = runner.invoke(app, ["context", "add", "w", *dsn])
+    assert added.exit_code == 0, added.output
+    for args in (
+        [*dsn, "db", "migrate", "--dry-run"],
+        [*dsn, "db", "tune", "--dry-run"],
+        ["context", "delete", "w", "--dry-run"],
+    ):
+        text = runner.invoke(app, args)
+        assert text.exit_code == 0, text.output
+        assert text.stdout.startswith("dry run: ") and text.stdout.endswith(
+            "; nothing was changed\n"
+        ), text.stdout
+        record = runner.invoke(app, [*args, "-o", "json"])
+        assert '"dry_run": true' in record.stdout

@@ -39,9 +39,8 @@ def migrate(
                 status = empty.schema_status()
         else:
             status = cli.store(check=False).schema_status()
-        emit_result(
+        common.dry_run_report(
             {
-                "dry_run": True,
                 "pending_versions": status.pending_versions,
                 "applied_version": status.applied_version,
             },
@@ -112,7 +111,10 @@ def tune(
         message = "nothing to tune" + (
             f": {', '.join(present)} exist{'s' if len(present) == 1 else ''}" if present else ""
         )
-    emit_result({"dry_run": dry_run, "indexes": names}, message, output)
+    if dry_run:
+        common.dry_run_report({"indexes": names}, message, output)
+        return
+    emit_result({"dry_run": False, "indexes": names}, message, output)
 
 
 @app.command("status")
