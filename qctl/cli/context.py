@@ -657,6 +657,24 @@ class CliContext:
         database: D = self._databases[key]
         return database
 
+    def handle(
+        self, pooled: bool = False, on_lock_wait: Callable[[Blocker], None] | None = None
+    ) -> Any:
+        """What a system's reads and actions take for this context's database: its
+        ``System.database`` (a ``SqlDatabase``), or azync's store (``pooled``: a pool of
+        its own, for the dashboard's threads, after a check on one plain connection, so
+        an unreachable or unmigrated database fails in one line before a pool would log
+        every failed attempt)."""
+        from qctl import systems
+
+        system = self.system()
+        if system.database:
+            return self.database(systems.load(system.database), on_lock_wait=on_lock_wait)
+        if not pooled:
+            return self.store()
+        self.store().ops_stats()
+        return self.open_store(pooled=True, on_lock_wait=on_lock_wait)
+
     def store(self, check: bool = True) -> AnyStore:
         """The store of this invocation: opened unpooled on first use, then reused;
         ``check`` as ``open_store``'s (the store remembers a passed gate)."""

@@ -87,16 +87,8 @@ def dashboard(c: CliContext, refresh: float) -> int:
     def lock_wait(blocker: Blocker) -> None:  # the status bar names the lock's holder
         lock_waits.append((time.monotonic(), sanitize(blocker.line())))
 
-    def open_handle() -> Any:
-        if system.database:
-            return c.database(systems.load(system.database), on_lock_wait=lock_wait)
-        # An unreachable or unmigrated database fails in one line: checked on one plain
-        # connection, as the CLI does, before a pool would log every failed attempt.
-        c.store().ops_stats()
-        return c.open_store(pooled=True, on_lock_wait=lock_wait)
-
     # Opening the database and the first tab's reads run while Textual is imported.
-    opened = Preload(open_handle)
+    opened = Preload(lambda: c.handle(pooled=True, on_lock_wait=lock_wait))
 
     def start(read: Callable[[Any], Any]) -> Preload[Any]:
         return Preload(lambda: read(opened.result()))

@@ -66,7 +66,7 @@ def metrics(
         raise InvalidInput("--listen and --textfile: give one of them")
     address = _listen_address(listen) if listen else None
     c.read_only = True
-    handle = c.database(systems.load(system.database)) if system.database else c.store()
+    handle = c.handle()
 
     from prometheus_client import CollectorRegistry
 
