@@ -5,7 +5,7 @@ jobs across the live table and history, as ``qctl jobs list|show``, ``queues lis
     .venv/bin/python bench/hopper_scale.py [--pg DSN] [--json PATH] [--quick]
         [--jobs N] [--live-share F]
 
-The schema is hopper's migrations 001..008 as ``tests/hopper/hopper_schema.sql``
+The schema is hopper's migrations 001..008 as ``qctl/systems/hopper/schema_5fd71c6.sql``
 reproduces them (the module proxy refuses hopper), in a scratch database; then filled
 with SQL: N jobs, ``--live-share`` of them live (a tenth of those running, the rest
 available or scheduled), the others in history (95% completed, 5% discarded with an
@@ -18,7 +18,6 @@ statements scans sequentially (EXPLAIN of the statements it ran).
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 import uuid
@@ -33,20 +32,7 @@ from common import Recorder, base_args, median, scratch_database, timed  # noqa:
 
 from qctl.systems.hopper import reads  # noqa: E402
 from qctl.systems.hopper.database import Database  # noqa: E402
-
-SCHEMA_SQL = os.path.join(os.path.dirname(HERE), "tests", "hopper", "hopper_schema.sql")
-
-
-def install(conn: Any) -> None:
-    """hopper's schema version 8 in schema ``hopper``, each version recorded."""
-    with open(SCHEMA_SQL) as f:
-        text = f.read()
-    parts = re.split(r"^-- version: (\d+) \w+$", text, flags=re.M)
-    conn.execute("CREATE SCHEMA hopper")
-    conn.execute("SET search_path = hopper")
-    for version, script in zip(parts[1::2], parts[2::2], strict=True):
-        conn.execute(script)
-        conn.execute("INSERT INTO hopper_schema (version) VALUES (%s)", [int(version)])
+from qctl.systems.hopper.standin import install  # noqa: E402
 
 
 def fill(dsn: str, n: int, live_share: float) -> None:
@@ -54,7 +40,8 @@ def fill(dsn: str, n: int, live_share: float) -> None:
 
     live = int(n * live_share)
     with psycopg.connect(dsn, autocommit=True) as conn:
-        install(conn)
+        install(conn, "hopper")
+        conn.execute("SET search_path = hopper")
         clients = [
             conn.execute(
                 "INSERT INTO hopper_clients (hostname, expires_at) VALUES (%s, now() + interval"
