@@ -118,6 +118,11 @@ class StandIn:
         params = {"queue": queue, "by": client, "limit": limit, "mark": _json(self.mark)}
         return [uuid.UUID(str(r["id"])) for r in self.conn.execute(self.q.claim, params).fetchall()]
 
+    def attempts(self, job: uuid.UUID) -> tuple[int, int]:
+        """A live job's attempt and max_attempts ((0, 0) once it has left)."""
+        row = self.conn.execute(self.q.attempt, {"id": job}).fetchone()
+        return (int(row["attempt"]), int(row["max_attempts"])) if row else (0, 0)
+
     def finalize(
         self,
         job: uuid.UUID,
@@ -128,8 +133,7 @@ class StandIn:
         delay: float = 0.0,
     ) -> bool:
         """One result through hopper's finalize statement; False when fenced."""
-        attempt = self.conn.execute(self.q.attempt, {"id": job}).fetchone()
-        entry = {"attempt": attempt["attempt"] if attempt else 0, "error": error}
+        entry = {"attempt": self.attempts(job)[0], "error": error}
         params = {
             "id": job,
             "by": client,

@@ -25,8 +25,8 @@ FROM c WHERE j.id = c.id
 RETURNING j.id;
 
 -- name: attempt
--- A running job's attempt number, for the error entry its finalize appends.
-SELECT attempt FROM hopper_jobs WHERE id = %(id)s;
+-- A live job's attempt number (for the error entry its finalize appends) and its limit.
+SELECT attempt, max_attempts FROM hopper_jobs WHERE id = %(id)s;
 
 -- name: finalize
 -- One result, fenced on the claiming client (jobs.go jobFinalizeSQL with flow.go
