@@ -56,6 +56,12 @@ SYSTEM = System(
         "streams": Entry(
             f"{_CLI}.streams", "app", "hopper stream consumers: list, seek.", alias="stream"
         ),
+        "vacuum": Entry(
+            f"{_CLI}.vacuum",
+            "app",
+            "Delete what hopper's leader leaves: finished batches, delivered stream events,"
+            " history it keeps forever.",
+        ),
         "watch": Entry(
             f"{_CLI}.watch",
             "watch",
@@ -81,7 +87,6 @@ SYSTEM = System(
         "dlq": "hopper's dead letters are its discarded jobs: `qctl jobs list --state discarded`",
         "cron": "see `qctl periodic list`",
         "workers": "see `qctl clients list`",
-        "vacuum": "hopper's leader drops history partitions itself",
     },
     capabilities=frozenset(),
 )
