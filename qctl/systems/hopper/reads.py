@@ -370,27 +370,29 @@ def throughput(
     bucket is there, zero or not; with ``per_queue`` one row per queue that had any."""
     if bucket <= timedelta(0) or window < bucket:
         raise InvalidInput("the throughput window must hold at least one bucket")
-    now = (db.one(queries("reads.sql").clock) or {})["now"]
+    q = queries("reads.sql")
+    now = (db.one(q.clock) or {})["now"]
     current = _ORIGIN + (now - _ORIGIN) // bucket * bucket
     starts = [current - i * bucket for i in range(-(-window // bucket) - 1, -1, -1)]
+    stops = [s + bucket for s in starts]
     params = {
-        "bucket": bucket,
-        "origin": _ORIGIN,
-        "since": starts[0],
-        "first_id": first_uuid7(starts[0]),
+        "starts": starts,
+        "stops": stops,
+        "los": [first_uuid7(s) for s in starts],
+        "his": [first_uuid7(s) for s in stops],
         "queues": _any(queues),
-        "per_queue": per_queue,
     }
-    q = queries("reads.sql")
     enqueued = q.throughput_enqueued_queues if queues or per_queue else q.throughput_enqueued
     cells: dict[tuple[datetime, str | None], Throughput] = {}
     if not per_queue:
         cells = {(s, None): Throughput(s, None) for s in starts}
     for statement in (enqueued, q.throughput_finalized):
         for row in db.all(statement, params):
-            key = (row["start"], row["queue"])
-            if not starts[0] <= row["start"] <= current:  # an id made on a clock ahead
+            counts = {m: int(row[m]) for m in MEASURES if row.get(m)}
+            if not counts:
                 continue
-            point = cells.setdefault(key, Throughput(row["start"], row["queue"]))
-            setattr(point, row["measure"], getattr(point, row["measure"]) + int(row["n"]))
+            key = (row["start"], row["queue"] if per_queue else None)
+            point = cells.setdefault(key, Throughput(*key))
+            for measure, n in counts.items():
+                setattr(point, measure, getattr(point, measure) + n)
     return [cells[k] for k in sorted(cells, key=lambda k: (k[0], k[1] or ""))]

@@ -215,72 +215,58 @@ FROM hopper_stream_consumers
 WHERE name = %(name)s;
 
 -- name: throughput_finalized
--- Jobs completed, discarded and cancelled per bucket since a moment (per queue when
--- per_queue), from each outcome partition's (queue, finalized_at) index, queue by queue:
--- the queues come from a loose scan of that index (one descent per queue), finalized_at
--- prunes the time partitions before the window, and completed is an index-only count
--- (its partition holds that state alone). A job deleted without history (a queue with
--- DeleteCompleted) is not counted, nor one retention has dropped.
+-- Jobs completed, discarded (failed) and cancelled in each bucket of a window, per
+-- queue: for every queue and bucket, a count of one range of each outcome partition's
+-- (queue, finalized_at) index (index-only for completed: its partition holds that state
+-- alone), so no row's time is computed and the time partitions outside the bucket are
+-- pruned. The queues come from a loose scan of that index (one descent per queue). A
+-- job deleted without history (a queue with DeleteCompleted) is not counted, nor one
+-- retention has dropped.
 WITH RECURSIVE hq AS (
     (SELECT queue FROM hopper_job_history ORDER BY queue LIMIT 1)
     UNION ALL
     SELECT (SELECT h.queue FROM hopper_job_history h WHERE h.queue > hq.queue
             ORDER BY h.queue LIMIT 1)
     FROM hq WHERE hq.queue IS NOT NULL
-),
-queues AS (
-    SELECT queue FROM hq
-    WHERE queue IS NOT NULL
-      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
 )
-SELECT start, CASE WHEN %(per_queue)s THEN queue END AS queue, measure, count(*) AS n
-FROM (
-    SELECT q.queue, 'completed' AS measure,
-           date_bin(%(bucket)s::interval, c.finalized_at, %(origin)s::timestamptz) AS start
-    FROM queues q
-    CROSS JOIN LATERAL (
-        SELECT h.finalized_at FROM hopper_job_history_completed h
-        WHERE h.queue = q.queue AND h.finalized_at >= %(since)s::timestamptz
-    ) c
-    UNION ALL
-    SELECT q.queue, CASE WHEN f.state = 'cancelled' THEN 'cancelled' ELSE 'failed' END,
-           date_bin(%(bucket)s::interval, f.finalized_at, %(origin)s::timestamptz)
-    FROM queues q
-    CROSS JOIN LATERAL (
-        SELECT h.state, h.finalized_at FROM hopper_job_history_failed h
-        WHERE h.queue = q.queue AND h.finalized_at >= %(since)s::timestamptz
-    ) f
-) m
-GROUP BY 1, 2, 3;
+SELECT b.start, hq.queue,
+       (SELECT count(*) FROM hopper_job_history_completed h
+        WHERE h.queue = hq.queue AND h.finalized_at >= b.start AND h.finalized_at < b.stop)
+           AS completed,
+       f.failed, f.cancelled
+FROM hq
+CROSS JOIN unnest(%(starts)s::timestamptz[], %(stops)s::timestamptz[]) AS b(start, stop)
+CROSS JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE h.state = 'discarded') AS failed,
+           count(*) FILTER (WHERE h.state = 'cancelled') AS cancelled
+    FROM hopper_job_history_failed h
+    WHERE h.queue = hq.queue AND h.finalized_at >= b.start AND h.finalized_at < b.stop
+) f
+WHERE hq.queue IS NOT NULL
+  AND (%(queues)s::text[] IS NULL OR hq.queue = ANY(%(queues)s::text[]));
 
 -- name: throughput_enqueued
--- Jobs inserted per bucket since a moment, live or finalized: an index-only range of
--- the id indexes (hopper_jobs_pkey, hopper_job_history_id) from the window's first
--- UUIDv7, each job counted at the millisecond its id carries (hopper's ids are UUIDv7,
--- made when the job is inserted).
-SELECT date_bin(%(bucket)s::interval,
-                to_timestamp(('x' || left(replace(id::text, '-', ''), 12))::bit(48)::bigint
-                             / 1000.0),
-                %(origin)s::timestamptz) AS start,
-       NULL::text AS queue, 'enqueued' AS measure, count(*) AS n
-FROM (SELECT id FROM hopper_jobs WHERE id >= %(first_id)s::uuid
-      UNION ALL
-      SELECT id FROM hopper_job_history WHERE id >= %(first_id)s::uuid) ids
-GROUP BY 1;
+-- Jobs inserted in each bucket of a window, live or finalized: per bucket, a count of
+-- one range of the id indexes (hopper_jobs_pkey, hopper_job_history_id), index-only,
+-- between the first UUIDv7s of the bucket's start and end (hopper's ids are UUIDv7s,
+-- made when the job is inserted, carrying that millisecond).
+SELECT b.start, NULL::text AS queue,
+       (SELECT count(*) FROM hopper_jobs WHERE id >= b.lo AND id < b.hi)
+       + (SELECT count(*) FROM hopper_job_history WHERE id >= b.lo AND id < b.hi) AS enqueued
+FROM unnest(%(starts)s::timestamptz[], %(los)s::uuid[], %(his)s::uuid[]) AS b(start, lo, hi);
 
 -- name: throughput_enqueued_queues
--- throughput_enqueued by queue, or for some queues: the same id ranges, each row
--- visited for its queue.
-SELECT date_bin(%(bucket)s::interval,
-                to_timestamp(('x' || left(replace(id::text, '-', ''), 12))::bit(48)::bigint
-                             / 1000.0),
-                %(origin)s::timestamptz) AS start,
-       CASE WHEN %(per_queue)s THEN queue END AS queue, 'enqueued' AS measure, count(*) AS n
-FROM (SELECT id, queue FROM hopper_jobs WHERE id >= %(first_id)s::uuid
-      UNION ALL
-      SELECT id, queue FROM hopper_job_history WHERE id >= %(first_id)s::uuid) ids
-WHERE %(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[])
-GROUP BY 1, 2;
+-- throughput_enqueued per queue, or for some queues: the same id ranges, each row
+-- visited for its queue (no index holds a job's queue with its id).
+SELECT b.start, j.queue, count(*) AS enqueued
+FROM unnest(%(starts)s::timestamptz[], %(los)s::uuid[], %(his)s::uuid[]) AS b(start, lo, hi)
+CROSS JOIN LATERAL (
+    SELECT queue FROM hopper_jobs WHERE id >= b.lo AND id < b.hi
+    UNION ALL
+    SELECT queue FROM hopper_job_history WHERE id >= b.lo AND id < b.hi
+) j
+WHERE %(queues)s::text[] IS NULL OR j.queue = ANY(%(queues)s::text[])
+GROUP BY b.start, j.queue;
 
 -- name: clock
 -- The database's clock, which the throughput grid is laid on.
