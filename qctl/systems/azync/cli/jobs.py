@@ -343,74 +343,137 @@ def _bulk(
         common.done(done, f"{DONE[action]} {done.count} {noun}{done.passed_over()}", output)
 
 
-def _verb(action: str, doc: str) -> None:
+IdsArg = Annotated[
+    list[str] | None, typer.Argument(metavar="ID...", help="Job ids or unique prefixes.")
+]
+
+
+def _verb(
+    ctx: typer.Context,
+    action: str,
+    ids: list[str] | None,
+    all_: bool,
+    search: JobSearch,
+    dry_run: bool,
+    yes: bool,
+    output: OutputFormat,
+) -> None:
     """``jobs ACTION``: by id, or on every job matching the filters (or --all), through
     the operations layer's function of the same name (``run-now``: ``run_now``)."""
+    bulk.select(ids, all_ or search != JobSearch(), f"jobs {action}", "job", ALL)
+    if ids:
+        if dry_run:
+            raise ParseError("--dry-run goes with filters or --all")
+        from qctl.systems.azync.ops import jobs as ops_jobs
 
-    def command(
-        ctx: typer.Context,
-        ids: Annotated[
-            list[str] | None, typer.Argument(metavar="ID...", help="Job ids or unique prefixes.")
-        ] = None,
-        all_: AllOpt = False,
-        search: JobSearch = JobSearch(),
-        dry_run: DryRun = False,
-        yes: Yes = False,
-        output: Output = OutputFormat.TABLE,
-    ) -> None:
-        bulk.select(ids, all_ or search != JobSearch(), f"jobs {action}", "job", ALL)
-        if ids:
-            if dry_run:
-                raise ParseError("--dry-run goes with filters or --all")
-            from qctl.systems.azync.ops import jobs as ops_jobs
-
-            _act(ctx, ids, action, output, getattr(ops_jobs, action.replace("-", "_")))
-            return
-        _bulk(ctx, action, search, dry_run, yes, output)
-
-    command.__doc__ = doc
-    if action == "retry":
-        command.__annotations__["all_"] = RetryAllOpt
-    app.command(action)(filters.filtered()(command))
+        _act(ctx, ids, action, output, getattr(ops_jobs, action.replace("-", "_")))
+        return
+    _bulk(ctx, action, search, dry_run, yes, output)
 
 
-BULK_DOC = """
+@app.command("retry")
+@filters.filtered()
+def retry(
+    ctx: typer.Context,
+    ids: IdsArg = None,
+    all_: RetryAllOpt = False,
+    search: JobSearch = JobSearch(),
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Retry dead jobs. DAG tasks are retried through their run (`qctl dags retry`),
+    workflow operations settled with `qctl workflows resolve`.
+
+    Without ids, on every job that matches the filters (the same set as `jobs list`),
+    after one confirmation that says how many; --dry-run prints the count and a sample.
+
+    \b
+    Example:
+      qctl jobs retry --kind email.send --error timeout --dry-run
+    """
+    _verb(ctx, "retry", ids, all_, search, dry_run, yes, output)
+
+
+@app.command("run-now")
+@filters.filtered()
+def run_now(
+    ctx: typer.Context,
+    ids: IdsArg = None,
+    all_: AllOpt = False,
+    search: JobSearch = JobSearch(),
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Run scheduled jobs now (DAG tasks too).
 
     Without ids, on every job that matches the filters (the same set as `jobs list`),
     after one confirmation that says how many; --dry-run prints the count and a sample.
     """
+    _verb(ctx, "run-now", ids, all_, search, dry_run, yes, output)
 
-_verb(
-    "retry",
-    """Retry dead jobs. DAG tasks are retried through their run (`qctl dags retry`),
-    workflow operations settled with `qctl workflows resolve`."""
-    + BULK_DOC
-    + """
-    \b
-    Example:
-      qctl jobs retry --kind email.send --error timeout --dry-run
-    """,
-)
-_verb(
-    "run-now",
-    "Run scheduled jobs now (DAG tasks too)." + BULK_DOC,
-)
-_verb(
-    "archive",
-    "Force pending or scheduled jobs to dead. No further attempts." + BULK_DOC,
-)
-_verb(
-    "pause",
-    """Pause pending or scheduled jobs (a DAG: `qctl dags pause`)."""
-    + BULK_DOC
-    + """
+
+@app.command("archive")
+@filters.filtered()
+def archive(
+    ctx: typer.Context,
+    ids: IdsArg = None,
+    all_: AllOpt = False,
+    search: JobSearch = JobSearch(),
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Force pending or scheduled jobs to dead. No further attempts.
+
+    Without ids, on every job that matches the filters (the same set as `jobs list`),
+    after one confirmation that says how many; --dry-run prints the count and a sample.
+    """
+    _verb(ctx, "archive", ids, all_, search, dry_run, yes, output)
+
+
+@app.command("pause")
+@filters.filtered()
+def pause(
+    ctx: typer.Context,
+    ids: IdsArg = None,
+    all_: AllOpt = False,
+    search: JobSearch = JobSearch(),
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Pause pending or scheduled jobs (a DAG: `qctl dags pause`).
+
+    Without ids, on every job that matches the filters (the same set as `jobs list`),
+    after one confirmation that says how many; --dry-run prints the count and a sample.
+
     \b
     Example (hold every job of a kind there is now; new jobs of the kind still run,
     azync has no kind-level pause; `jobs resume --kind` undoes it):
       qctl jobs pause --kind report.build
-    """,
-)
-_verb("resume", "Resume paused jobs (a DAG: `qctl dags retry`)." + BULK_DOC)
+    """
+    _verb(ctx, "pause", ids, all_, search, dry_run, yes, output)
+
+
+@app.command("resume")
+@filters.filtered()
+def resume(
+    ctx: typer.Context,
+    ids: IdsArg = None,
+    all_: AllOpt = False,
+    search: JobSearch = JobSearch(),
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Resume paused jobs (a DAG: `qctl dags retry`).
+
+    Without ids, on every job that matches the filters (the same set as `jobs list`),
+    after one confirmation that says how many; --dry-run prints the count and a sample.
+    """
+    _verb(ctx, "resume", ids, all_, search, dry_run, yes, output)
 
 
 @app.command("delete")
