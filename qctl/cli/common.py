@@ -6,10 +6,9 @@ import contextlib
 import inspect
 import shlex
 import sys
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -21,10 +20,6 @@ from qctl.core import bulk, parse
 from qctl.core.errors import NoSuchName, WrongState
 from qctl_store.dsn import redact
 from qctl_store.errors import done_before
-from qctl_store.types import JobState, PageCursor, Source
-
-if TYPE_CHECKING:
-    from qctl.cli.context import AnyStore
 
 Output = Annotated[
     OutputFormat,
@@ -35,28 +30,6 @@ Yes = Annotated[
     typer.Option("--yes", "-y", help="Answer yes to the confirmation (needed off a terminal)."),
 ]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Say what would be done; write nothing.")]
-SourceOpt = Annotated[
-    Source | None, typer.Option("--source", "-s", help="Job source (default: all).")
-]
-StateOpt = Annotated[JobState | None, typer.Option("--state", help="Job state.")]
-KindOpt = Annotated[
-    str, typer.Option("--kind", "-k", metavar="KIND", help="Job kind (default: all).")
-]
-SinceOpt = Annotated[
-    str | None, typer.Option("--since", metavar="INSTANT", help="Occurred at or after.")
-]
-UntilOpt = Annotated[
-    str | None, typer.Option("--until", metavar="INSTANT", help="Occurred before.")
-]
-DeadAge = Annotated[
-    str,
-    typer.Option(
-        "--older-than",
-        metavar="DURATION",
-        help="Died longer ago than (failed_at; the enqueue time where a row has none).",
-    ),
-]
-"""How old the dead jobs to delete are (``jobs vacuum-dead`` and ``vacuum dead``)."""
 Retention = Annotated[
     str,
     typer.Option(
@@ -94,10 +67,6 @@ MAX_TARGETS = 10_000
 matches more is refused, not cut (``qctl.core.bulk.capped``)."""
 MaxOpt = Annotated[
     int, typer.Option("--max", metavar="N", min=1, help="Refuse when more than N match.")
-]
-MetaOpt = Annotated[
-    list[str] | None,
-    typer.Option("--meta", metavar="KEY=VALUE", help="Metadata key=value (repeatable)."),
 ]
 
 
@@ -162,17 +131,6 @@ def cli(ctx: typer.Context) -> CliContext:
     return obj
 
 
-def store(ctx: typer.Context) -> AnyStore:
-    """The store of this invocation, opened once (unpooled: one-shot commands)."""
-    return cli(ctx).store()
-
-
-def writable(ctx: typer.Context, action: str) -> AnyStore:
-    """The store, after refusing the write when qctl is read-only (before any I/O)."""
-    cli(ctx).require_writable(action)
-    return store(ctx)
-
-
 def stdin_is_tty() -> bool:
     try:
         return sys.stdin.isatty()
@@ -194,7 +152,7 @@ def confirm(question: str, yes: bool) -> None:
         raise Refused("declined; nothing was changed")
 
 
-def _option_value(parser: Callable[[Any], Any], value: Any, option: str) -> Any:
+def option_value(parser: Callable[[Any], Any], value: Any, option: str) -> Any:
     """``parser(value)``, its error message prefixed by the option that carried it."""
     try:
         return parser(value)
@@ -356,44 +314,13 @@ def duration(value: str | None, option: str) -> timedelta | None:
     """A duration option (at most 1000 years: ``parse.parse_duration``)."""
     if value is None:
         return None
-    parsed: timedelta = _option_value(parse.parse_duration, value, option)
+    parsed: timedelta = option_value(parse.parse_duration, value, option)
     return parsed
 
 
 def instant(value: str | None, option: str) -> datetime | None:
-    return None if value is None else _option_value(parse.parse_instant, value, option)
+    return None if value is None else option_value(parse.parse_instant, value, option)
 
 
 def json_value(value: str | None, option: str) -> Any:
-    return None if value is None else _option_value(parse.parse_json, value, option)
-
-
-def meta(values: list[str] | None) -> dict[str, str]:
-    result: dict[str, str] = _option_value(parse.parse_meta, values, "--meta")
-    return result
-
-
-def resolve(ctx: typer.Context, entity: str, text: str) -> uuid.UUID:
-    return parse.resolve_id(store(ctx), entity, text)
-
-
-def sources(source: Source | None) -> list[Source]:
-    return [source] if source else list(Source)
-
-
-def cursor(text: str | None) -> PageCursor | None:
-    """``--after``'s keyset position (None: the first page)."""
-    return parse.parse_cursor(text) if text else None
-
-
-def next_cursor(
-    rows: Sequence[Any], limit: int, position: Callable[[Any], PageCursor]
-) -> str | None:
-    """The ``--after`` text of the page after ``rows``, when the page is full."""
-    return parse.cursor_text(position(rows[-1])) if rows and len(rows) == limit else None
-
-
-def newest_first(row: Any) -> PageCursor:
-    """The position of a row of a newest-first listing by ``created_at`` (DAG runs,
-    workflow executions)."""
-    return PageCursor(row.created_at, row.id)
+    return None if value is None else option_value(parse.parse_json, value, option)
