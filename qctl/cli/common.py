@@ -170,36 +170,6 @@ def done(result: Any, message: str, output: OutputFormat) -> None:
     emit_result(record_of(result), message, output)
 
 
-@contextlib.contextmanager
-def reporting_done(output: OutputFormat, noun: str) -> Iterator[None]:
-    """Around a bulk verb's real run: when an error or an interruption (Ctrl-C,
-    SIGTERM) stops it after some of its batches committed, say what was done and what
-    finishes it (a record on stdout in JSON forms, a line on stderr in a table or CSV),
-    then let the error end the command with its own code and line. Every bulk verb acts
-    on what is still left when it runs, so the same command line finishes the work."""
-    try:
-        yield
-    except BaseException as exc:
-        done = done_before(exc)
-        if done is not None:
-            again = " ".join(shlex.quote(redact(a)) for a in ["qctl", *sys.argv[1:]])
-            if output in (OutputFormat.JSON, OutputFormat.JSONL):
-                record = {
-                    "interrupted": True,
-                    "done": done.rows,
-                    "batches": done.batches,
-                    "error": message_for(exc) if isinstance(exc, Exception) else "interrupted",
-                    "finish_with": again,
-                }
-                emit_result(record, "", output)
-            batches = f" in {done.batches} committed batch(es)" if done.batches else ""
-            note(
-                f"qctl: stopped after {done.rows} {noun}{batches}; they stay done. "
-                f"To finish, run again: {again}"
-            )
-        raise
-
-
 SAMPLE_COLUMNS = ["id", "source", "kind", "state"]
 
 
@@ -255,32 +225,61 @@ def _bulk_record(results: Sequence[Any], skipped: list[dict[str, str]]) -> dict[
 
 
 @contextlib.contextmanager
-def reported(output: OutputFormat) -> Iterator[None]:
-    """A bulk walk that stops part-way (``qctl.core.bulk.Stopped``) prints its report
-    (in ``output``'s form, on stdout) and then fails with its cause's line and code."""
+def reported(output: OutputFormat, noun: str = "") -> Iterator[None]:
+    """Around a bulk verb's real run: when it stops part-way, say what was done, where
+    it stopped and what finishes it (``stopped_report``), then fail with the cause's
+    line and exit code. A walk target by target stops with ``qctl.core.bulk.Stopped``;
+    batched work (azync's batched statements) with any error or interruption (Ctrl-C,
+    SIGTERM) after some of its batches committed (``done_before``), its rows being
+    ``noun`` ("job(s) retried")."""
     try:
         yield
     except bulk.Stopped as stop:
-        r = stop.report
-        record = {
-            **_bulk_record(r.done, r.skipped),
-            "count": len(r.done),
-            "failed": r.failed,
-            "not_tried": r.not_tried,
-        }
-        record.setdefault("results", [record_of(d) for d in r.done])
-        failed = r.failed or {"id": "", "error": ""}
-        rest = ", ".join(r.not_tried[: bulk.SAMPLE]) + (
-            f" and {len(r.not_tried) - bulk.SAMPLE} more" if len(r.not_tried) > bulk.SAMPLE else ""
-        )
-        emit_result(
-            record,
-            f"stopped part-way: done {len(r.done)}, skipped {len(r.skipped)}, failed at "
-            f"{failed['id']} ({failed['error']}), not tried {len(r.not_tried)}"
-            + (f": {rest}" if rest else ""),
-            output,
-        )
+        stopped_report(stop.report, output)
         raise stop.__cause__ or stop from None
+    except BaseException as exc:
+        done = done_before(exc)
+        if done is not None:
+            error = message_for(exc) if isinstance(exc, Exception) else "interrupted"
+            stopped_report(bulk.batched(done.rows, done.batches, error), output, noun)
+        raise
+
+
+def stopped_report(report: bulk.Report[Any], output: OutputFormat, noun: str = "") -> None:
+    """A bulk run stopped part-way, in one form however it worked (the keys are in
+    docs/cli.md): the record on stdout in JSON forms, the sentence on stderr in every
+    form, before the cause's line. Batched work names the command line that finishes it
+    (each verb acts on what is still left); a walk target by target, the targets it did
+    not try."""
+    batched = report.batches is not None
+    again = " ".join(shlex.quote(redact(a)) for a in ["qctl", *sys.argv[1:]]) if batched else None
+    if output in (OutputFormat.JSON, OutputFormat.JSONL):
+        record = {
+            "stopped": True,
+            "count": report.count,
+            "batches": report.batches,
+            "results": [record_of(d) for d in report.done],
+            "skipped": report.skipped,
+            "failed": report.failed,
+            "not_tried": report.not_tried,
+            "finish_with": again,
+        }
+        emit_result(record, "", output)
+    said = f"qctl: stopped part-way: done {report.count}" + (f" {noun}" if noun else "")
+    if batched:
+        said += f" in {report.batches} committed batch(es)" if report.batches else ""
+        said += f"; they stay done. To finish, run again: {again}"
+    else:
+        failed = report.failed or {"id": "", "error": ""}
+        rest = ", ".join(report.not_tried[: bulk.SAMPLE])
+        more = len(report.not_tried) - bulk.SAMPLE
+        said += (
+            f", skipped {len(report.skipped)}, failed at {failed['id']} ({failed['error']}), "
+            f"not tried {len(report.not_tried)}"
+            + (f": {rest}" if rest else "")
+            + (f" and {more} more" if more > 0 else "")
+        )
+    note(said)
 
 
 def act_each(

@@ -331,7 +331,7 @@ def _bulk(
         f"would {verb} {plan.count} {noun}",
         f"{verb.capitalize()} {plan.count} {noun}?",
     ):
-        with common.reporting_done(output, f"job(s) {DONE[action]}"):
+        with common.reported(output, f"job(s) {DONE[action]}"):
             done = ops_jobs.act_all(store, action, search)
         common.done(done, f"{DONE[action]} {done.count} {noun}{done.passed_over()}", output)
 
@@ -547,6 +547,6 @@ def vacuum_dead(
         f"would delete {plan.count} dead job(s)",
         f"Delete dead jobs that died more than {older_than} ago?",
     ):
-        with common.reporting_done(output, "dead job(s) deleted"):
+        with common.reported(output, "dead job(s) deleted"):
             done = ops_jobs.vacuum_dead(store, age, source, kind)
         common.done(done, f"deleted {done.count} dead job(s)", output)

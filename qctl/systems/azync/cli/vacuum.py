@@ -43,7 +43,7 @@ def _execute(
     else:
         store = options.writable(ctx, "vacuum")
         common.confirm(f"Vacuum {plan}?", yes)
-        with common.reporting_done(output, "row(s) removed"):
+        with common.reported(output, "row(s) removed"):
             outcomes = ops_vacuum.execute(store, steps)
     # The documented cron form: one row per target and source, "removed" rows.
     rows = [
