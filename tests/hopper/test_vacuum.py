@@ -9,11 +9,13 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner, Result
 
 from qctl.cli.main import app
 from qctl.systems.hopper import vacuum
 from qctl.systems.hopper.database import Database
+from qctl_store.errors import Done, done_before
 from tests.conftest import PG_DSN, raw_pg
 from tests.hopper.conftest import Run, data, install, snapshot
 from tests.hopper.worker import Worker
@@ -100,3 +102,32 @@ def test_each_verb_deletes_its_own_rows_only(fresh_pg_schema: str) -> None:
     assert batches["counts"] == {"batches": 1}
     streams = qctl("vacuum", "streams", "--older-than", "1d", "--yes")
     assert streams.exit_code == 0 and "deleted 1 delivered stream event(s)" in streams.stdout
+
+
+def test_a_vacuum_stopped_part_way_says_what_it_deleted(fresh_pg_schema: str) -> None:
+    """The stopped-run report's count: the batches that committed before the failure."""
+    install(fresh_pg_schema)
+    hopper = Worker(fresh_pg_schema)
+    try:
+        _fill(hopper, fresh_pg_schema)
+    finally:
+        hopper.close()
+
+    class Failing(Database):
+        deletes = 0
+
+        def all(self, text: str, params: Any = ()) -> list[dict[str, Any]]:
+            if text.lstrip().startswith("DELETE"):
+                self.deletes += 1
+                if self.deletes == 3:
+                    raise KeyboardInterrupt
+            return super().all(text, params)
+
+    db = Failing(PG_DSN, fresh_pg_schema)
+    try:
+        with pytest.raises(KeyboardInterrupt) as stopped:
+            vacuum.vacuum(db, timedelta(days=1), batch=2)
+    finally:
+        db.close()
+    assert done_before(stopped.value) == Done(rows=4, batches=2)
+    assert len(_rows(fresh_pg_schema, "SELECT id FROM hopper_job_history")) == 3

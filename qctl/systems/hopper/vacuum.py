@@ -18,7 +18,7 @@ from typing import Any
 
 from qctl.systems.hopper import reads
 from qctl.systems.hopper.database import Database
-from qctl_store.errors import InvalidInput
+from qctl_store.errors import InvalidInput, add_done
 
 VACUUM_BATCH = 1000
 TARGETS = ("history", "batches", "stream_events")
@@ -57,7 +57,11 @@ def vacuum(
         if dry_run:
             outcome.counts[target] = int((db.one(q[f"count_{target}"], params) or {})["n"])
             continue
-        outcome.counts[target] = _delete(db, q[f"vacuum_{target}"], params, target)
+        try:
+            outcome.counts[target] = _delete(db, q[f"vacuum_{target}"], params, target)
+        except BaseException as exc:  # the targets before this one are done
+            add_done(exc, sum(outcome.counts.values()))
+            raise
     return outcome
 
 
@@ -68,10 +72,16 @@ def _delete(db: Database, statement: str, params: dict[str, Any], target: str) -
         params.update(after_xid="0", after_seq=0)
     else:
         params["after"] = None
+    batches = 0
     while True:
-        with db.transaction():
-            rows = db.all(statement, params)
+        try:
+            with db.transaction():
+                rows = db.all(statement, params)
+        except BaseException as exc:  # what committed before it, for the stopped report
+            add_done(exc, total, batches)
+            raise
         total += len(rows)
+        batches += 1
         if len(rows) < params["batch"]:
             return total
         if target == "stream_events":

@@ -49,7 +49,7 @@ def _run(
         common.done(plan, say(plan), output)
         return
     common.confirm(f"Delete {total} hopper row(s) older than {older_than}?", yes)
-    with common.reporting_done(output, "vacuum"):
+    with common.reported(output, "hopper row(s) deleted"):
         result = ops.vacuum(db, keep, targets)
     common.done(result, say(result), output)
 
