@@ -50,14 +50,15 @@ def heading(name: str, id: uuid.UUID, state: StrEnum) -> Text:
     return Text.assemble((f"{safe(name)} ", "bold"), (f"{id}  ", "dim"), state_text(state))
 
 
-def job_cells(job: Job, lead: list[Any], tail: Sequence[Any] = (), error: int = 50) -> list[Any]:
-    """A job's table cells: ``lead``, its state and attempt, ``tail``, its last error."""
+def job_cells(job: Job, lead: list[Any], tail: Sequence[Any] = ()) -> list[Any]:
+    """A job's table cells: ``lead``, its state and attempt, ``tail``, its last error
+    (whole: its column is flexible and cuts it to the width it has)."""
     return [
         *lead,
         state_text(job.state),
         f"{job.attempt}/{job.max_attempts}",
         *tail,
-        one_line(job.last_error, error),
+        job.last_error,
     ]
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Literal, TypeVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -177,7 +178,7 @@ class Column(Generic[R]):
         return "" if value is None else value
 
 
-def flex(name: str, about: str, get: Callable[[Any], Any] | None = None) -> Column[Any]:
+def flex(name: str, about: str = "", get: Callable[[Any], Any] | None = None) -> Column[Any]:
     """A column that shares the width left over (a kind, a name, an error)."""
     return Column(name, about, get, flex=True)
 
@@ -197,6 +198,14 @@ class Table(DataTable[Any]):
     def __init__(self, *, flexible: Sequence[str] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.flexible = frozenset(flexible)
+
+    def clear(self, columns: bool = False) -> Table:
+        super().clear(columns)
+        # Measured again from the rows added next (DataTable keeps the widest cell ever
+        # shown: one long kind would keep its column wide for good).
+        for column in self.columns.values():
+            column.content_width = cell_len(column.label.plain)
+        return self
 
     def _update_dimensions(self, new_rows: Any) -> None:
         super()._update_dimensions(new_rows)
@@ -220,9 +229,7 @@ class Table(DataTable[Any]):
         if not flexible:
             return False
         pad = 2 * self.cell_padding
-        fixed = sum(
-            c.get_render_width(self) for c in self.columns.values() if c not in flexible
-        )
+        fixed = sum(c.get_render_width(self) for c in self.columns.values() if c not in flexible)
         left = self.scrollable_content_region.width - fixed - pad * len(flexible)
         changed = False
         pending = sorted(flexible, key=lambda c: c.content_width)

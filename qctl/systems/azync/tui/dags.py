@@ -22,7 +22,7 @@ from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import DetailScreen, Pane, RecordView
-from qctl.tui.widgets import PromptDialog, refill, selected_key, table
+from qctl.tui.widgets import PromptDialog, flex, refill, selected_key, table
 from qctl_store.types import (
     TASK_KEY_COMPENSATION_PREFIX,
     DAGDep,
@@ -160,8 +160,8 @@ class DagsPane(DagActions, Pane[DagsData]):
     def compose(self) -> ComposeResult:
         yield Static(id="dags-filter", classes="bar")
         yield from self.compose_filter()
-        yield table("dag-names", "name", "live", "done")
-        yield table("dag-runs", "id", "name", "state", "tasks", "created", "reason")
+        yield table("dag-names", flex("name"), flex("live"), flex("done"))
+        yield table("dag-runs", "id", flex("name"), "state", "tasks", "created", flex("reason"))
 
     def open_with(self, name: str) -> None:
         self.dag_name = name
@@ -202,7 +202,7 @@ class DagsPane(DagActions, Pane[DagsData]):
                     fmt.state_text(r.state),
                     fmt.counts_summary(data.task_counts.get(r.id, {})),
                     fmt.ago(r.created_at, now),
-                    fmt.one_line(r.failure_reason, 40),
+                    r.failure_reason,
                 ],
             )
             for r in data.runs
@@ -308,7 +308,7 @@ class DagRunView(RecordView[DagRun]):
         with ScrollableContainer(id="graph-box"):
             yield Static(id="graph")
         with Horizontal(id="dag-bottom"):
-            yield table("dag-tasks", "task", "kind", "state", "attempt", "error")
+            yield table("dag-tasks", flex("task"), flex("kind"), "state", "attempt", flex("error"))
             with VerticalScroll(id="task-box"):
                 yield Static(id="task-detail")
 
@@ -328,11 +328,7 @@ class DagRunView(RecordView[DagRun]):
         by_key = {t.task_key: t for t in data.tasks}
         # A key only a dependency names has no row (a vacuumed or missing task): it is
         # drawn with "?" and has no line in the table.
-        rows = [
-            (k, fmt.job_cells(by_key[k], [k, by_key[k].kind], error=40))
-            for k in order
-            if k in by_key
-        ]
+        rows = [(k, fmt.job_cells(by_key[k], [k, by_key[k].kind])) for k in order if k in by_key]
         refill(self.query_one("#dag-tasks", DataTable), rows)
         self.render_selection()
 

@@ -28,7 +28,7 @@ from qctl.systems.azync.order import newest_first
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
-from qctl.tui.widgets import refill, table
+from qctl.tui.widgets import flex, refill, table
 from qctl_store.types import Job, JobSearch, JobState, PageCursor, Source
 
 if TYPE_CHECKING:
@@ -168,7 +168,9 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
     def compose(self) -> ComposeResult:
         yield Static(id="jobs-filter", classes="bar")
         yield from self.compose_filter()
-        yield table("jobs-table", "id", "source", "kind", "state", "attempt", "when", "error")
+        yield table(
+            "jobs-table", "id", "source", flex("kind"), "state", "attempt", "when", flex("error")
+        )
 
     def search(self) -> JobSearch:
         return parse_search(self.source, self.state, self.filter_text)
@@ -371,7 +373,7 @@ class JobView(RecordView[JobDetail]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="job-text")
-            yield table("attempts", "lifetime", "attempt", "at", "error")
+            yield table("attempts", "lifetime", "attempt", "at", flex("error"))
 
     def fetch(self, store: ConsoleStore) -> JobDetail:
         job = store.find_job(self.record_id)
@@ -384,7 +386,7 @@ class JobView(RecordView[JobDetail]):
         self.query_one("#job-text", Static).update(job_text(self.detail.job, now, self.payload))
         rows = [
             # Keyed by position: a retried job repeats attempt numbers.
-            (str(i), [a.lifetime, a.attempt, fmt.when(a.at, now), fmt.one_line(a.error, 90)])
+            (str(i), [a.lifetime, a.attempt, fmt.when(a.at, now), a.error])
             for i, a in enumerate(self.detail.attempts)
         ]
         refill(self.query_one("#attempts", DataTable), rows)

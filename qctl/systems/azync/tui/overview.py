@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static
 from qctl.systems.azync.tui.overview_data import OverviewData, fetch_overview
 from qctl.tui import fmt
 from qctl.tui.panes import Redrawn
-from qctl.tui.widgets import refill, table
+from qctl.tui.widgets import flex, refill, table
 from qctl_store.types import (
     DailyCount,
     Depths,
@@ -43,6 +43,8 @@ QUEUE_COLUMNS = [
 ]
 SORTS = ["source", "pending", "scheduled", "active", "dead", "paused", "succeeded", "oldest"]
 SERIES = ["enqueued", "processed", "failed", "reaped"]
+BACKLOG = 8
+"""Cells of the largest row's backlog bar: narrow, so that the kind keeps the width."""
 LIVE_KINDS = 3
 """Kinds drawn in the live chart: the busiest of the last hour."""
 
@@ -93,10 +95,10 @@ class OverviewPane(Redrawn[OverviewData]):
 
     def compose(self) -> ComposeResult:
         yield from self.compose_filter()
-        yield table("queues", *QUEUE_COLUMNS)
+        yield table("queues", *(flex(c) if c == "kind" else c for c in QUEUE_COLUMNS))
         with Horizontal(id="overview-bottom"):
             yield Static(id="throughput")
-            yield table("dag-states", "dag", "live", "done")
+            yield table("dag-states", flex("dag"), flex("live"), flex("done"))
             yield Static(id="ledger")
 
     def fetch(self, store: ConsoleStore) -> OverviewData:
@@ -113,8 +115,8 @@ class OverviewPane(Redrawn[OverviewData]):
         cells: list[tuple[str, list[Any]]] = []
         for source, kind, d in rows:
             about = "~" if source in data.estimated else ""
-            backlog = Text(fmt.bar(d.pending, total), "cyan")
-            backlog.append(fmt.bar(d.dead, total), "red")
+            backlog = Text(fmt.bar(d.pending, total, BACKLOG), "cyan")
+            backlog.append(fmt.bar(d.dead, total, BACKLOG), "red")
             cells.append(
                 (
                     f"{source.value}\x1f{kind}",

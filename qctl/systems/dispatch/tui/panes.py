@@ -279,7 +279,7 @@ class JobView(RecordView[tuple[reads.Job, list[reads.DLQEntry]]]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="dispatch-job-text")
-            yield table("dispatch-job-dlq", "DLQ entry", "failed", "replayed", "error")
+            yield table("dispatch-job-dlq", "DLQ entry", "failed", "replayed", flex("error"))
 
     def fetch(self, db: Database) -> tuple[reads.Job, list[reads.DLQEntry]]:
         job = reads.get_job(db, self.record_id)
@@ -306,7 +306,7 @@ class JobView(RecordView[tuple[reads.Job, list[reads.DLQEntry]]]):
                         e.id,
                         fmt.ago(e.failed_at, now),
                         fmt.ago(e.replayed_at, now) if e.replayed_at else "",
-                        fmt.one_line(e.error, 60),
+                        e.error,
                     ],
                 )
                 for e in entries

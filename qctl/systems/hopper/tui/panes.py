@@ -198,7 +198,7 @@ class JobView(RecordView[tuple[reads.Job, list[reads.Dep]]]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="hopper-job-text")
-            yield table("hopper-job-errors", "attempt", "at", "error")
+            yield table("hopper-job-errors", "attempt", "at", flex("error"))
 
     def fetch(self, db: Database) -> tuple[reads.Job, list[reads.Dep]]:
         job_id = uuid.UUID(str(self.record_id))
@@ -226,7 +226,7 @@ class JobView(RecordView[tuple[reads.Job, list[reads.Dep]]]):
                     [
                         str(e.get("attempt", "")),
                         fmt.safe(str(e.get("at", ""))),
-                        fmt.one_line(str(e.get("error", "")), 80),
+                        str(e.get("error", "")),
                     ],
                 )
                 for i, e in enumerate(job.errors)
