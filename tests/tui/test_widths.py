@@ -85,3 +85,30 @@ async def test_an_error_takes_the_width_left(store: Any, size: tuple[int, int]) 
         # 50 characters was the fixed cut before; at 200 columns it takes far more
         assert len(error) > (120 if size[0] == 200 else 10)
         assert table(app, "#jobs-table").virtual_size.width <= size[0]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+async def test_overview_panels_stay_usable(size: tuple[int, int]) -> None:
+    """At 80x24 the DAG panel kept 4 columns (its names gone) and the charts wrapped;
+    the queues panel is as tall as its rows and the charts take the rest."""
+    from tests.tui.test_snapshots import NOW, FixedStore
+
+    app = QctlTop(FixedStore(), live=False, location="test", clock=lambda: NOW)
+    async with app.run_test(size=size) as pilot:
+        await until(
+            pilot, lambda: "etl.nig" in screen_text(app) and "event ledger" in screen_text(app)
+        )
+        await pilot.pause()
+        text = screen_text(app)
+        assert all(len(line) <= size[0] for line in text.splitlines())
+        dags = app.screen.query_one("#dag-states")
+        assert dags.size.width >= 20
+        assert "etl.nig" in line_with(text, "running")  # a DAG name beside its live runs
+        assert "1400" in line_with(text, "enqueued")  # today's count, on the series' line
+        assert "undispatched 3" in text
+        # every queue row is on the screen, and the panel ends below the last one
+        for kind in ("audit.l", "billing", "email.s", "report."):
+            assert kind in text
+        queues = app.screen.query_one("#queues")
+        # four rows, the header, the border (and at 80 columns a horizontal scrollbar)
+        assert queues.outer_size.height == 4 + 3 + queues.scrollbar_size_horizontal
