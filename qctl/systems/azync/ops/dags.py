@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
 from qctl.core.errors import NoSuchName, require_state
 from qctl.systems.azync.ops.results import RunOutcome, SignalOutcome
 from qctl_store.dagcheck import COMPENSABLE_STATES
-from qctl_store.types import DAG_TERMINAL_STATES, JSON, DAGSignalParams, DAGState
+from qctl_store.types import DAG_TERMINAL_STATES, JSON, DAGSignalParams, DAGState, Job, JobState
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
@@ -75,3 +75,12 @@ def signal(
         return SignalOutcome(id, name, 0, False, message_id, True)
     delivered, dedup = store.signal(DAGSignalParams(id, name, message_id, payload))
     return SignalOutcome(id, name, delivered, dedup, message_id)
+
+
+def awaited_signal(tasks: Sequence[Job]) -> str:
+    """The signal to offer for a run with ``tasks``: the one its first waiting task waits
+    for, else the only one its tasks declare; "" when neither tells (the operator names
+    it)."""
+    waiting = next((t.signal_name for t in tasks if t.state == JobState.WAITING), "")
+    names = {t.signal_name for t in tasks if t.signal_name}
+    return waiting or (names.pop() if len(names) == 1 else "")

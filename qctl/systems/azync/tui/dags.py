@@ -52,9 +52,10 @@ class DagActions(Dashboarded):
     def current_dag(self) -> uuid.UUID | None:
         raise NotImplementedError
 
-    def awaited_signal(self) -> str:
-        """A signal the run's tasks wait for, to offer in the signal dialog ("" if unknown)."""
-        return ""
+    def run_tasks(self) -> list[Job] | None:
+        """The run's tasks where the screen has read them; None: read them to learn the
+        signal to offer."""
+        return None
 
     def selected_dag(self) -> uuid.UUID | None:
         """``current_dag``; when there is none, the operator is told so."""
@@ -102,10 +103,27 @@ class DagActions(Dashboarded):
         )
 
     def action_dag_signal(self) -> None:
+        """``S``: a prompt prefilled with the signal the run waits on (its tasks read in a
+        worker thread where the screen has not read them)."""
         dag_id = self.selected_dag()
         if dag_id is None:
             return
+        tasks = self.run_tasks()
+        if tasks is not None:
+            self._signal_prompt(dag_id, ops_dags.awaited_signal(tasks))
+            return
+        store, top = self.top.store, self.top
 
+        def read() -> None:
+            try:
+                name = ops_dags.awaited_signal(store.dag_tasks(dag_id))
+            except Exception:  # the prompt opens empty; the signal's dry run reports
+                name = ""
+            top.call_from_thread(self._signal_prompt, dag_id, name)
+
+        top.run_worker(read, thread=True, group="signal", exit_on_error=False)
+
+    def _signal_prompt(self, dag_id: uuid.UUID, awaited: str) -> None:
         def got(values: dict[str, str] | None) -> None:
             if values is None or not values["name"]:
                 return
@@ -129,7 +147,7 @@ class DagActions(Dashboarded):
             PromptDialog(
                 f"signal DAG run {dag_id}",
                 [
-                    ("name", "signal name", self.awaited_signal()),
+                    ("name", "signal name", awaited),
                     ("payload", "payload (JSON)", ""),
                     ("message_id", "message id (dedupe, optional)", ""),
                 ],
@@ -383,10 +401,9 @@ class DagGraphScreen(DagActions, DetailScreen):
     def current_dag(self) -> uuid.UUID | None:
         return self.record_id
 
-    def awaited_signal(self) -> str:
+    def run_tasks(self) -> list[Job] | None:
         run = self.query_one(DagRunView).detail
-        tasks = run.tasks if run else []
-        return next((t.signal_name for t in tasks if t.state == JobState.WAITING), "")
+        return run.tasks if run else None
 
     def on_mount(self) -> None:
         self.query_one("#dag-tasks", DataTable).focus()
