@@ -9,6 +9,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -89,6 +90,21 @@ After = Annotated[
     ),
 ]
 """Every listing's one paging flag: a keyset cursor, never an offset to walk."""
+
+
+class GroupBy(StrEnum):
+    ERROR = "error"
+
+
+GroupByOpt = Annotated[
+    GroupBy | None,
+    typer.Option(
+        "--group-by",
+        help="error: one row per distinct last error with its count, largest first "
+        "(error-first triage), instead of the jobs.",
+    ),
+]
+"""A listing's ``--group-by error`` (the same flag on every system that lists failures)."""
 MAX_TARGETS = 10_000
 """Default cap on what one bulk verb takes from a filter (``--max``): a filter that
 matches more is refused, not cut (``qctl.core.bulk.capped``)."""
