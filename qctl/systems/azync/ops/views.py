@@ -84,6 +84,8 @@ class ErrorGroup:
     """The jobs whose last error is ``error`` (whitespace collapsed)."""
 
     error: str
+    text: str = ""
+    """The last error of one job of the group as stored (line breaks kept)."""
     count: int = 0
     kinds: Counter[str] = field(default_factory=Counter)
     """Jobs of the group per kind."""
@@ -117,7 +119,7 @@ def error_groups(store: ConsoleStore, search: JobSearch, scan: int = ERROR_SCAN)
         scanned += len(page)
         for job in page:
             error = " ".join(job.last_error.split())
-            group = groups.setdefault(error, ErrorGroup(error))
+            group = groups.setdefault(error, ErrorGroup(error, job.last_error))
             group.count += 1
             group.kinds[job.kind] += 1
             failed = died_at(job)
