@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import io
 import math
 import pickletools
 import threading
@@ -240,7 +241,9 @@ def _build(obj: Any, state: Any) -> None:
     # BUILD on plain data (a dict restored by state) has nothing symbolic to record.
 
 
-def _interpret(ops: Iterator[tuple[pickletools.OpcodeInfo, Any, int | None]]) -> Any:
+def _interpret(
+    ops: Iterator[tuple[pickletools.OpcodeInfo, Any, int | None]], cut: bool = False
+) -> Any:
     stack: list[Any] = []
     memo: dict[int, Any] = {}
     items: list[Any]
@@ -361,6 +364,8 @@ def _interpret(ops: Iterator[tuple[pickletools.OpcodeInfo, Any, int | None]]) ->
         else:
             # NEXT_BUFFER / READONLY_BUFFER (out-of-band buffers) and anything newer.
             raise Undecodable(f"unsupported opcode {name}")
+    if cut and stack:
+        return _fold(stack)
     raise Undecodable("no STOP opcode")
 
 
@@ -392,17 +397,78 @@ def _setitems(target: Any, items: list[Any]) -> None:
         raise Undecodable(f"SETITEM on {type(target).__name__}")
 
 
-def render_pickle(data: bytes) -> Any:
+def render_pickle(data: bytes, stored: int | None = None) -> Any:
     """The value a pickle describes, as plain data and ``Obj``; nothing is imported or
-    called. Raises ``Undecodable`` when ``data`` is not a pickle this reads."""
-    if len(data) > MAX_PAYLOAD:
-        raise Undecodable(f"payload of {len(data)} bytes exceeds {MAX_PAYLOAD}")
+    called. Raises ``Undecodable`` when ``data`` is not a pickle this reads.
+
+    A pickle longer than ``MAX_PAYLOAD`` (``stored`` bytes, of which ``data`` may hold
+    only a prefix) is read up to that many bytes: what those opcodes built, a string or
+    bytes the cut splits kept up to the cut, is ``cut(stored_bytes=..., decoded_bytes=...,
+    value=...)``."""
+    stored = len(data) if stored is None else stored
     try:
-        return _interpret(pickletools.genops(data))
+        if stored <= MAX_PAYLOAD:
+            return _interpret(pickletools.genops(data))
+        value = _interpret(_whole_ops(data[:MAX_PAYLOAD]), cut=True)
     except Undecodable:
         raise
     except Exception as exc:  # genops' ValueError on a malformed stream, stack underflow
         raise Undecodable(f"not a readable pickle: {type(exc).__name__}: {exc}") from None
+    return cut_value(value, stored_bytes=stored, decoded_bytes=min(len(data), MAX_PAYLOAD))
+
+
+def cut_value(value: Any, **sizes: int) -> Obj:
+    """A payload too large to read whole: how much is stored and how much was read
+    (first, so a cut rendering keeps them), then the part read: ``cut(stored_bytes=...,
+    decoded_bytes=..., value=...)``, ``{"$class": "cut", "kwargs": {...}}`` in JSON."""
+    return Obj("cut", (), {**sizes, "value": value})
+
+
+_OPCODES = {op.code.encode("latin-1"): op for op in pickletools.opcodes}
+_TEXT_HEADERS = {"SHORT_BINUNICODE": 1, "BINUNICODE": 4, "BINUNICODE8": 8}
+_BYTES_HEADERS = {"SHORT_BINBYTES": 1, "BINBYTES": 4, "BINBYTES8": 8, "BYTEARRAY8": 8}
+
+
+def _whole_ops(data: bytes) -> Iterator[tuple[pickletools.OpcodeInfo, Any, int | None]]:
+    """``genops`` over the first bytes of a pickle: the opcodes whole in ``data``, then a
+    string or bytes opcode the end of ``data`` splits with the part of it that is there;
+    anything else the end splits is left out."""
+    stream = io.BytesIO(data)
+    ops = pickletools.genops(stream)
+    while True:
+        start = stream.tell()
+        try:
+            item = next(ops)
+        except StopIteration:
+            return
+        except ValueError:  # the end of data, inside an opcode or before STOP
+            op = _OPCODES.get(data[start : start + 1])
+            header = op and (_TEXT_HEADERS.get(op.name) or _BYTES_HEADERS.get(op.name))
+            if op is not None and header:
+                part = data[start + 1 + header :]
+                text = op.name in _TEXT_HEADERS
+                yield op, part.decode("utf-8", "ignore") if text else part, start
+            return
+        yield item
+
+
+def _fold(stack: list[Any]) -> Any:
+    """What a cut pickle's stack holds: the items pushed since each open MARK added to
+    the container under it (as APPENDS, SETITEMS, ADDITEMS would), innermost first."""
+    while _MARK in stack:
+        at = len(stack) - 1 - stack[::-1].index(_MARK)
+        items = stack[at + 1 :]
+        del stack[at:]
+        target = stack[-1] if stack else None
+        if isinstance(target, list | Obj):
+            _append(target, items)
+        elif isinstance(target, dict):
+            _setitems(target, items)
+        elif isinstance(target, set):
+            target.update(_hashable(v) for v in items)
+        else:  # a tuple, list or dict built from its items at the end (TUPLE, LIST, DICT)
+            stack.append(items)
+    return stack[0] if len(stack) == 1 else stack
 
 
 def decode(text: str | None, serialization: str | None) -> Decoded | None:
@@ -410,6 +476,10 @@ def decode(text: str | None, serialization: str | None) -> Decoded | None:
     if text is None:
         return None
     if serialization == PORTABLE_JSON:
+        if len(text) > MAX_PAYLOAD:  # JSON read in part is not JSON: its text, cut
+            return Decoded(
+                PORTABLE_JSON, cut_value(text[:MAX_PAYLOAD], stored_characters=len(text))
+            )
         try:
             return Decoded(PORTABLE_JSON, deepjson.loads(text))
         except ValueError:
@@ -455,12 +525,18 @@ def _is_base64(text: str) -> bool:
     return True
 
 
+_B64_PAYLOAD = (MAX_PAYLOAD + 2) // 3 * 4
+"""Base64 characters that hold ``MAX_PAYLOAD`` bytes: no more of a larger one is decoded."""
+
+
 def _base64_pickle(text: str) -> Any:
     try:
-        raw = base64.b64decode(text, validate=True)
+        raw = base64.b64decode(text[:_B64_PAYLOAD], validate=True)
     except (binascii.Error, ValueError):
         raise Undecodable("not base64") from None
-    return render_pickle(raw)
+    if len(text) <= _B64_PAYLOAD:
+        return render_pickle(raw)
+    return render_pickle(raw, stored=len(text) // 4 * 3 - text[-2:].count("="))
 
 
 def _cut(text: str) -> str:

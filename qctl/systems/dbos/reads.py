@@ -312,6 +312,71 @@ def get_workflow(db: Database, workflow_id: str, payloads: bool = True) -> dict[
     return row
 
 
+RAW_FIELDS = (
+    "input",
+    "output",
+    "error",
+    "step:N:output",
+    "step:N:error",
+    "event:KEY",
+    "message:UUID",
+    "stream:KEY:OFFSET",
+)
+"""The stored payloads ``raw_payload`` reads, by the name an operator gives."""
+
+
+def raw_payload(db: Database, workflow_id: str, name: str) -> str | None:
+    """One payload of a workflow exactly as DBOS stored it (``RAW_FIELDS``), neither
+    decoded nor cut: ``None`` when the column is NULL. Raises ``NoSuchName`` when the
+    step, event, message or stream value does not exist."""
+    kind, _, rest = name.partition(":")
+    if kind in ("input", "output", "error") and not rest:
+        column = {"input": "inputs", "output": "output", "error": "error"}[kind]
+        table = "workflow_input" if kind == "input" else "workflow_output"
+        sql = (
+            f"SELECT coalesce(x.{column}, ws.{column}) AS v FROM {{t}}workflow_status ws"
+            f" LEFT JOIN {{t}}{table} x ON x.workflow_uuid = ws.workflow_uuid"
+            " WHERE ws.workflow_uuid = %s"
+        )
+        params: list[Any] = []
+    elif kind == "step" and rest.count(":") == 1 and rest.partition(":")[2] in ("output", "error"):
+        number, _, column = rest.partition(":")
+        sql = (
+            f"SELECT {column} AS v FROM {{t}}operation_outputs"
+            " WHERE workflow_uuid = %s AND function_id = %s"
+        )
+        params = [_number(number, name)]
+    elif kind == "event" and rest:
+        sql = "SELECT value AS v FROM {t}workflow_events WHERE workflow_uuid = %s AND key = %s"
+        params = [rest]
+    elif kind == "message" and rest:
+        sql = (
+            "SELECT message AS v FROM {t}notifications"
+            " WHERE destination_uuid = %s AND message_uuid = %s"
+        )
+        params = [rest]
+    elif kind == "stream" and ":" in rest:
+        key, _, offset = rest.rpartition(":")
+        sql = (
+            "SELECT value AS v FROM {t}streams WHERE workflow_uuid = %s AND key = %s"
+            ' AND "offset" = %s'
+        )
+        params = [key, _number(offset, name)]
+    else:
+        fields = ", ".join(RAW_FIELDS)
+        raise InvalidInput(f"--raw: {name!r} is not a stored payload (one of {fields})")
+    row = db.one(sql, [workflow_id, *params])
+    if row is None:
+        raise NoSuchName("raw payload", f"workflow {workflow_id} has no {name}")
+    return None if row["v"] is None else str(row["v"])
+
+
+def _number(text: str, name: str) -> int:
+    if not text.isdigit():
+        raise InvalidInput(f"--raw: {name!r}: {text!r} is not a number")
+    return int(text)
+
+
 def list_steps(db: Database, workflow_id: str) -> list[dict[str, Any]]:
     """The recorded steps (``operation_outputs``), by function id."""
     rows = db.all(

@@ -3,7 +3,9 @@ cancel, resume, delete, fork, rewind, set-delay, one workflow or many."""
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -18,6 +20,7 @@ from qctl.cli.output import (
     page_note,
 )
 from qctl.core import bulk
+from qctl.core.errors import NoSuchName
 from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.cli.base import (
     database,
@@ -85,11 +88,35 @@ STEP_COLUMNS = [
 ]
 
 
+RawField = Annotated[
+    str | None,
+    typer.Option(
+        "--raw",
+        metavar="FIELD",
+        help="Write this payload exactly as stored, undecoded and uncut, instead of the"
+        f" detail: {', '.join(reads.RAW_FIELDS)} (to a pipe or --raw-to).",
+    ),
+]
+RawTo = Annotated[
+    Path | None,
+    typer.Option("--raw-to", metavar="PATH", help="The file --raw writes (else stdout)."),
+]
+
+
 @app.command("show")
-def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+def show(
+    ctx: typer.Context,
+    id: IdArg,
+    raw: RawField = None,
+    raw_to: RawTo = None,
+    output: Output = OutputFormat.TABLE,
+) -> None:
     """One workflow: status, timings, queue, recovery attempts, timeout and deadline,
     parent, children, fork origin, input, output and error; then its steps, children,
     events and streams."""
+    if raw is not None or raw_to is not None:
+        _write_raw(ctx, id, raw, raw_to, output)
+        return
     db = database(ctx)
     wf = reads.get_workflow(db, reads.resolve_id(db, id))
     steps = reads.list_steps(db, wf["workflow_id"])
@@ -115,6 +142,38 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
             ([for_table(e) for e in events], ["key", "value"]),
             ([for_table(v) for v in streams], STREAM_COLUMNS),
         ],
+    )
+
+
+def _write_raw(
+    ctx: typer.Context, id: str, raw: str | None, to: Path | None, output: OutputFormat
+) -> None:
+    """The stored text's bytes (UTF-8, as both backends keep TEXT) to ``to`` or stdout:
+    never decoded, and never to a terminal, where its control characters would act."""
+    if raw is None:
+        raise InvalidInput("--raw-to: give --raw FIELD too")
+    if to is None and sys.stdout.isatty():
+        raise InvalidInput(
+            "--raw: a stored value is not written to a terminal unsanitised:"
+            " pipe it or give --raw-to PATH"
+        )
+    db = database(ctx)
+    wf_id = reads.resolve_id(db, id)
+    text = reads.raw_payload(db, wf_id, raw)
+    if text is None:
+        raise NoSuchName("raw payload", f"workflow {wf_id}'s {raw} is NULL: nothing stored")
+    data = text.encode()
+    if to is None:
+        typer.get_binary_stream("stdout").write(data)
+        return
+    try:
+        to.write_bytes(data)
+    except OSError as exc:
+        raise InvalidInput(f"--raw-to: cannot write {str(to)!r}: {exc.strerror}") from None
+    emit_result(
+        {"workflow_id": wf_id, "field": raw, "path": str(to), "bytes": len(data)},
+        f"wrote {wf_id}'s {raw} as stored ({len(data)} bytes) to {to}",
+        output,
     )
 
 
