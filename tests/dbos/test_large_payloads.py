@@ -97,3 +97,13 @@ def test_raw_refusals(run: Run, big: str, monkeypatch: pytest.MonkeyPatch) -> No
     result = run("workflows", "show", big, "--raw", "output")
     assert result.exit_code == 2 and "not written to a terminal" in result.output
     assert not result.stdout_bytes.startswith(b"gAS")  # nothing of the value written
+
+
+def test_list_reads_a_prefix_of_each_output(run: Run, big: str) -> None:
+    shown = finished(run, big)["output"]["value"]["kwargs"]
+    [listed] = data(run("workflows", "list", "--prefix", big, "-o", "json"))
+    cut = listed["output"]["value"]
+    assert cut["$class"] == "cut" and cut["kwargs"]["decoded_bytes"] < 16_384
+    # the size from the stored length: base64 padding unseen, up to 2 over
+    assert 0 <= cut["kwargs"]["stored_bytes"] - shown["stored_bytes"] <= 2
+    assert cut["kwargs"]["value"]["order"].startswith("o" * 10_000)

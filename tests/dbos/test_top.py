@@ -336,7 +336,7 @@ def test_fork_and_rewind_leave_the_rows_the_command_line_does(dbos_app: App, run
         finished(run, wf_id)
     cli_fork = data(
         run("workflows", "fork", by_cli, "--from-step", "3", "--on-queue", PARKED, "-o", "json")
-    )["new_workflow_id"]
+    )["new_workflow_ids"][0]
     rewind = run("workflows", "rewind", by_cli, "--from-step", "2", "--on-queue", PARKED, "--yes")
     assert rewind.exit_code == 0, rewind.output
     db = Database(dbos_app.url)

@@ -100,11 +100,17 @@ class Raw:
 
     serializer: str
     text: str
+    stored: int | None = None
+    """The stored text's length when ``text`` is its beginning only."""
+
+    @property
+    def length(self) -> int:
+        return len(self.text) if self.stored is None else self.stored
 
     def shown(self) -> str:
-        if len(self.text) <= MAX_RAW:
+        if self.length <= MAX_RAW:
             return self.text
-        return self.text[:MAX_RAW] + f"... ({len(self.text)} characters)"
+        return self.text[:MAX_RAW] + f"... ({self.length} characters)"
 
 
 @dataclass(frozen=True)
@@ -401,13 +407,13 @@ def render_pickle(data: bytes, stored: int | None = None) -> Any:
     """The value a pickle describes, as plain data and ``Obj``; nothing is imported or
     called. Raises ``Undecodable`` when ``data`` is not a pickle this reads.
 
-    A pickle longer than ``MAX_PAYLOAD`` (``stored`` bytes, of which ``data`` may hold
-    only a prefix) is read up to that many bytes: what those opcodes built, a string or
-    bytes the cut splits kept up to the cut, is ``cut(stored_bytes=..., decoded_bytes=...,
-    value=...)``."""
+    A pickle longer than ``MAX_PAYLOAD``, or of ``stored`` bytes of which ``data`` is a
+    prefix, is read up to the end of ``data`` (``MAX_PAYLOAD`` bytes at most): what those
+    opcodes built, a string or bytes the cut splits kept up to the cut, is
+    ``cut(stored_bytes=..., decoded_bytes=..., value=...)``."""
     stored = len(data) if stored is None else stored
     try:
-        if stored <= MAX_PAYLOAD:
+        if stored == len(data) <= MAX_PAYLOAD:
             return _interpret(pickletools.genops(data))
         value = _interpret(_whole_ops(data[:MAX_PAYLOAD]), cut=True)
     except Undecodable:
@@ -471,33 +477,37 @@ def _fold(stack: list[Any]) -> Any:
     return stack[0] if len(stack) == 1 else stack
 
 
-def decode(text: str | None, serialization: str | None) -> Decoded | None:
-    """A stored payload decoded by its ``serialization``; ``None`` for a NULL column."""
+def decode(
+    text: str | None, serialization: str | None, length: int | None = None
+) -> Decoded | None:
+    """A stored payload decoded by its ``serialization``; ``None`` for a NULL column.
+    ``text`` may be the first characters of a stored value ``length`` long (a listing
+    reads no more): it is then read as a payload larger than ``MAX_PAYLOAD`` is."""
     if text is None:
         return None
+    length = len(text) if length is None else length
     if serialization == PORTABLE_JSON:
-        if len(text) > MAX_PAYLOAD:  # JSON read in part is not JSON: its text, cut
-            return Decoded(
-                PORTABLE_JSON, cut_value(text[:MAX_PAYLOAD], stored_characters=len(text))
-            )
+        if length > min(len(text), MAX_PAYLOAD):  # JSON read in part is not JSON: its text
+            return Decoded(PORTABLE_JSON, cut_value(text[:MAX_PAYLOAD], stored_characters=length))
         try:
             return Decoded(PORTABLE_JSON, deepjson.loads(text))
         except ValueError:
             return Decoded(PORTABLE_JSON, Obj("undecodable", (_cut(text),)))
+    stored = None if length == len(text) else length
     if serialization not in (None, PICKLE):
-        return Decoded(serialization, Raw(serialization, text))
-    if serialization is None and not _is_base64(text):
+        return Decoded(serialization, Raw(serialization, text, stored))
+    if serialization is None and not _is_base64(text[: len(text) // 4 * 4] if stored else text):
         # NULL: rows written before the column existed (DBOS's pickle), and the runs
         # DBOS's scheduler enqueues with the application's serializer
         # (``_enqueue_scheduled_workflow`` of ``dbos/_scheduler.py``): unnamed, as a
         # schedule's context is, and shown raw as ``decode_unnamed`` shows it.
-        return Decoded(UNNAMED, Raw(UNNAMED, text))
+        return Decoded(UNNAMED, Raw(UNNAMED, text, stored))
     # py_pickle, and NULL base64 (a pickle, or what cannot be one: shown as such).
     try:
-        return Decoded(serialization or PICKLE, _base64_pickle(text))
+        return Decoded(serialization or PICKLE, _base64_pickle(text, length))
     except Undecodable as exc:
         return Decoded(
-            serialization or PICKLE, Obj("undecodable", (str(exc), f"{len(text)} characters"))
+            serialization or PICKLE, Obj("undecodable", (str(exc), f"{length} characters"))
         )
 
 
@@ -529,14 +539,20 @@ _B64_PAYLOAD = (MAX_PAYLOAD + 2) // 3 * 4
 """Base64 characters that hold ``MAX_PAYLOAD`` bytes: no more of a larger one is decoded."""
 
 
-def _base64_pickle(text: str) -> Any:
+def _base64_pickle(text: str, length: int | None = None) -> Any:
+    """A base64 pickle, or the prefix ``text`` of one ``length`` characters long."""
+    length = len(text) if length is None else length
+    if length == len(text) <= _B64_PAYLOAD:
+        part, stored = text, None
+    else:  # whole quadruples of the prefix; the size from the length (and padding seen)
+        part = text[: min(len(text), _B64_PAYLOAD) // 4 * 4]
+        padding = text[-2:].count("=") if length == len(text) else 0
+        stored = length // 4 * 3 - padding
     try:
-        raw = base64.b64decode(text[:_B64_PAYLOAD], validate=True)
+        raw = base64.b64decode(part, validate=True)
     except (binascii.Error, ValueError):
         raise Undecodable("not base64") from None
-    if len(text) <= _B64_PAYLOAD:
-        return render_pickle(raw)
-    return render_pickle(raw, stored=len(text) // 4 * 3 - text[-2:].count("="))
+    return render_pickle(raw, stored)
 
 
 def _cut(text: str) -> str:
@@ -906,7 +922,7 @@ def _json(value: Any, texts: _Writer) -> Any:
     if isinstance(value, Global):
         return {"$global": value.cls}
     if isinstance(value, Raw):
-        return {"$serializer": value.serializer, "raw": value.shown(), "length": len(value.text)}
+        return {"$serializer": value.serializer, "raw": value.shown(), "length": value.length}
     if isinstance(value, bytes):
         return {"$bytes": base64.b64encode(value).decode()}
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:

@@ -205,19 +205,45 @@ def _row(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+LIST_PAYLOAD = 16_384
+"""Characters of a workflow's output and error a listing reads: a larger one is decoded
+from that prefix and shown cut (``payload.decode``'s ``length``)."""
+
+
 def list_workflows(
-    db: Database, f: WorkflowFilter, limit: int, after: Cursor | None = None
+    db: Database,
+    f: WorkflowFilter,
+    limit: int,
+    after: Cursor | None = None,
+    payloads: bool = False,
 ) -> list[dict[str, Any]]:
-    """One page, newest first (``created_at`` then id, descending)."""
+    """One page, newest first (``created_at`` then id, descending); with ``payloads``,
+    each workflow's ``output`` and ``error`` too, read from their first ``LIST_PAYLOAD``
+    characters (as DBOS's own ``dbos workflow list`` shows them, whole)."""
     where, params = filter_sql(db, f)
     if after is not None:
         where += " AND ws.created_at <= %s AND (ws.created_at < %s OR ws.workflow_uuid < %s)"
         params += [after.created_at, after.created_at, after.workflow_id]
+    extra = joins = ""
+    if payloads:
+        for name in ("output", "error"):
+            value = f"coalesce(wo.{name}, ws.{name})"
+            extra += (
+                f", substr({value}, 1, {LIST_PAYLOAD}) AS {name}, length({value}) AS {name}_length"
+            )
+        extra += ", ws.serialization"
+        joins = " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
     rows = db.all(
-        f"SELECT {STATUS_COLUMNS} FROM {{t}}workflow_status ws WHERE {where}"
+        f"SELECT {STATUS_COLUMNS}{extra} FROM {{t}}workflow_status ws{joins} WHERE {where}"
         " ORDER BY ws.created_at DESC, ws.workflow_uuid DESC LIMIT %s",
         [*params, limit],
     )
+    if payloads:
+        for row in rows:
+            serialization = row.pop("serialization")
+            for name in ("output", "error"):
+                length = row.pop(f"{name}_length")
+                row[name] = payload.decode(row[name], serialization, length)
     return [_row(r) for r in rows]
 
 

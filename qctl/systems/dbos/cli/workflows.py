@@ -58,8 +58,11 @@ def list_workflows(
     previous page printed)."""
     cursor = reads.Cursor.decode(after) if after else None
     db = database(ctx)
-    rows = reads.list_workflows(db, f, limit, cursor)
-    emit_list(rows, reads.LIST_COLUMNS, output)
+    # Machine forms carry each workflow's output and error (cut); a table stays one line
+    # a workflow: `workflows show` and `workflows errors` show them.
+    table = output == OutputFormat.TABLE
+    rows = reads.list_workflows(db, f, limit, cursor, payloads=not table)
+    emit_list(rows, reads.LIST_COLUMNS + ([] if table else ["output", "error"]), output)
     page_note(
         output, len(rows), None, reads.cursor_of(rows[-1]).encode() if len(rows) == limit else None
     )
@@ -213,12 +216,34 @@ def messages(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE)
     )
 
 
+def _record(
+    action: str,
+    acted: list[actions.WorkflowOutcome],
+    skipped: list[dict[str, str]],
+    dry_run: bool,
+) -> dict[str, Any]:
+    """Every workflow verb's one JSON shape, for one id as for many: the ids it acted on
+    (or would), a result per workflow, what it skipped; a fork's new ids in
+    ``new_workflow_ids`` (in the order of ``workflow_ids``; empty in a dry run)."""
+    record: dict[str, Any] = {
+        "action": action,
+        "count": len(acted),
+        "dry_run": dry_run,
+        "workflow_ids": [o.workflow_id for o in acted],
+        "results": [o.__dict__ for o in acted],
+        "skipped": skipped,
+    }
+    if action == "fork":
+        record["new_workflow_ids"] = [o.new_workflow_id for o in acted if o.new_workflow_id]
+    return record
+
+
 def _single(outcome: actions.WorkflowOutcome, done: str, output: OutputFormat) -> None:
     extra = f" as {outcome.new_workflow_id}" if outcome.new_workflow_id else ""
     prefix = "would " if outcome.dry_run else ""
     verb = outcome.action if outcome.dry_run else done
     report(
-        outcome.__dict__,
+        _record(outcome.action, [outcome], [], outcome.dry_run),
         f"{prefix}{verb} DBOS workflow {outcome.name} {outcome.workflow_id}"
         f" ({outcome.status}){extra}",
         outcome.dry_run,
@@ -261,17 +286,9 @@ def _bulk(
         common.confirm(f"{question} {runnable} DBOS workflow(s)?", yes)
     with common.reported(output):
         result = actions.bulk(db, action, targets, dry_run=dry_run, **options)
-    record = {
-        "action": action,
-        "count": result.count,
-        "dry_run": result.dry_run,
-        "workflow_ids": [o.workflow_id for o in result.acted],
-        "skipped": result.skipped,
-    }
+    record = _record(action, result.acted, result.skipped, result.dry_run)
     if tree:
         record["descendants"] = len(targets) - len(given)
-    if action == "fork" and not dry_run:
-        record["new_workflow_ids"] = [o.new_workflow_id for o in result.acted]
     skipped = f"; skipped {len(result.skipped)} in another status" if result.skipped else ""
     if tree:
         skipped = f" ({len(targets) - len(given)} of them descendants){skipped}"
