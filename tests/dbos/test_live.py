@@ -868,3 +868,21 @@ def test_metrics_equal_the_dashboard_reads(run: Run, dbos_app: App) -> None:
     for status in ("enqueued", "pending", "delayed"):
         labels = {"queue": "work", "status": status.upper()}
         assert found[("qctl_dbos_queue_workflows", frozenset(labels.items()))] == work[status]
+
+
+def test_errors_groups_failed_workflows_by_error(run: Run, dbos_app: App) -> None:
+    tag = f"errs{uuid.uuid4().hex[:6]}-"
+    ids = [dbos_app.enqueue("failing", n, id=f"{tag}{i}") for i, n in enumerate([7, 8, 7])]
+    for wf_id in ids:
+        finished(run, wf_id, "ERROR")
+    groups = data(run("workflows", "errors", "--prefix", tag, "-o", "json"))
+    assert [(g["count"], g["error"]["value"]["text"]) for g in groups] == [
+        (2, "CardDeclined('card declined for 7')"),
+        (1, "CardDeclined('card declined for 8')"),
+    ]
+    assert groups[0]["workflow_id"] in (ids[0], ids[2]) and groups[1]["workflow_id"] == ids[1]
+    assert (groups[0]["name"], groups[0]["names"], groups[0]["status"]) == ("failing", 1, "ERROR")
+    table = run("workflows", "errors", "--prefix", tag).stdout.splitlines()
+    assert table[0].split()[:4] == ["COUNT", "STATUS", "NAME", "ERROR"]
+    assert table[2].split()[:3] == ["2", "ERROR", "failing"]
+    assert data(run("workflows", "errors", "--prefix", "nothing-", "-o", "json")) == []

@@ -247,6 +247,49 @@ def list_workflows(
     return [_row(r) for r in rows]
 
 
+FAILED = ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
+"""The statuses ``error_groups`` groups: workflows that ended without a result."""
+
+
+def error_groups(db: Database, f: WorkflowFilter, limit: int) -> list[dict[str, Any]]:
+    """Failed workflows (``FAILED``, within ``f``) grouped by their error as stored (its
+    first ``LIST_PAYLOAD`` characters; NULL, as recovery's give-up leaves it, is a group
+    too), largest group first: ``count``, the names and statuses in it, its first and
+    last ``created_at``, its newest workflow's id, and the ``error`` decoded from that
+    prefix. Error-first triage, as Oban Web's errors view."""
+    where, params = filter_sql(db, f)
+    failed = ", ".join(f"'{s}'" for s in FAILED)
+    error = "coalesce(wo.error, ws.error)"
+    groups = db.all(
+        f"SELECT substr({error}, 1, {LIST_PAYLOAD}) AS error, ws.serialization,"
+        f" count(*) AS count, max(length({error})) AS length, min(ws.name) AS name,"
+        " count(DISTINCT ws.name) AS names, min(ws.status) AS status,"
+        " count(DISTINCT ws.status) AS statuses,"
+        " min(ws.created_at) AS first_created_at, max(ws.created_at) AS last_created_at"
+        " FROM {t}workflow_status ws"
+        " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
+        f" WHERE {where} AND ws.status IN ({failed})"
+        f" GROUP BY substr({error}, 1, {LIST_PAYLOAD}), ws.serialization"
+        " ORDER BY count(*) DESC, max(ws.created_at) DESC LIMIT %s",
+        [*params, limit],
+    )
+    for group in groups:
+        # Its newest workflow, to open: by the group's last created_at (indexed).
+        newest = db.one(
+            "SELECT ws.workflow_uuid FROM {t}workflow_status ws"
+            " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
+            f" WHERE {where} AND ws.status IN ({failed}) AND ws.created_at = %s"
+            f" AND substr({error}, 1, {LIST_PAYLOAD}) IS NOT DISTINCT FROM %s"
+            " ORDER BY ws.workflow_uuid DESC LIMIT 1",
+            [*params, group["last_created_at"], group["error"]],
+        )
+        group["workflow_id"] = newest["workflow_uuid"] if newest else None
+        group["error"] = payload.decode(
+            group["error"], group.pop("serialization"), group.pop("length")
+        )
+    return groups
+
+
 def queue_workflows(db: Database, queue_name: str, limit: int) -> list[dict[str, Any]]:
     """A queue's running (PENDING) workflows, then its ENQUEUED ones in the order DBOS
     dequeues them (priority, then oldest first: ``SystemDatabase.start_queued_workflows``)."""

@@ -55,6 +55,8 @@ MS_FIELDS = {
     "started_at_epoch_ms",
     "completed_at_epoch_ms",
     "created_at_epoch_ms",
+    "first_created_at",
+    "last_created_at",
     "oldest_enqueued_at",
     "version_timestamp",
 }

@@ -68,6 +68,34 @@ def list_workflows(
     )
 
 
+ERROR_COLUMNS = ["count", "status", "name", "error", "last_created_at", "workflow_id"]
+
+
+@app.command("errors")
+@filtered(without="status")
+def errors(
+    ctx: typer.Context,
+    f: reads.WorkflowFilter,
+    limit: common.PageLimit = 50,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Failed workflows (ERROR, MAX_RECOVERY_ATTEMPTS_EXCEEDED) grouped by error, largest
+    group first, with their newest workflow's id: error-first triage."""
+    groups = reads.error_groups(database(ctx), f, limit)
+    table = [
+        {
+            **g,
+            "status": g["status"] + (f" +{g['statuses'] - 1}" if g["statuses"] > 1 else ""),
+            "name": (g["name"] or "") + (f" +{g['names'] - 1}" if g["names"] > 1 else ""),
+            "error": "(none recorded)" if g["error"] is None else g["error"].text(),
+        }
+        for g in groups
+    ]
+    emit_rows(
+        [for_table(g) for g in table], ERROR_COLUMNS, output, full=[for_json(g) for g in groups]
+    )
+
+
 @app.command("counts")
 def counts(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     """Workflows per status, from DBOS's partial indexes (SUCCESS is estimated on
