@@ -31,6 +31,8 @@ PAGE = 100
 MATCHING_CAP = 10_000
 """At most this many workflows for ``*`` (every match), as the command line's ``--max``."""
 TREE_NODES = 200
+TREE_SHOWN = 5
+"""Workflow ids a tree action's question names (then how many more)."""
 TIMELINE_STEPS = 500
 """Steps of a workflow's tree on the detail's timeline."""
 """Child workflows drawn in a detail's tree (breadth first, one read per level)."""
@@ -50,6 +52,8 @@ WORKFLOW_BINDINGS = [
     Binding("F", "wf_fork", "Fork"),
     Binding("W", "wf_rewind", "Rewind"),
     Binding("D", "wf_delete", "Delete"),
+    Binding("T", "wf_cancel_tree", "Cancel tree"),
+    Binding("E", "wf_delete_tree", "Delete tree"),
     Binding("L", "wf_delay", "Delay"),
 ]
 
@@ -105,10 +109,19 @@ class WorkflowActions(Dashboarded):
         self,
         verb: str,
         one: Callable[[Database, str, bool], actions.WorkflowOutcome],
+        tree: bool = False,
         **options: Any,
     ) -> None:
-        """``verb`` on the marked workflows, else on the selected one."""
+        """``verb`` on the marked workflows, else on the selected one; with ``tree``, on
+        every workflow they started too, at any depth, as ``qctl workflows <verb>
+        --children`` does (``actions.with_descendants``, then ``actions.bulk``)."""
         marked = self.marked_targets()
+        if marked is None and tree:
+            wf = self._selected()
+            if wf is None:
+                return
+            ids = [wf["workflow_id"]]
+            marked = ids[0], lambda db: actions.ids_targets(db, ids)
         if marked is not None:
             what, rows = marked
             confirmed: list[dict[str, Any]] = []
@@ -118,11 +131,20 @@ class WorkflowActions(Dashboarded):
                 # after the confirmation could match workflows nobody confirmed.
                 if dry_run:
                     confirmed[:] = rows(db)
+                    if tree:
+                        confirmed[:] = actions.with_descendants(db, confirmed, MATCHING_CAP)
                 return actions.bulk(db, verb, confirmed, dry_run, **options)
 
             def question(p: actions.BulkOutcome) -> str:
                 skipped = f" ({len(p.skipped)} skipped: another status)" if p.skipped else ""
-                return f"{verb} {p.count} {what} DBOS workflow(s){skipped}?"
+                if not tree:
+                    return f"{verb} {p.count} {what} DBOS workflow(s){skipped}?"
+                shown = ", ".join(o.workflow_id for o in p.acted[:TREE_SHOWN])
+                more = f", ... {p.count - TREE_SHOWN} more" if p.count > TREE_SHOWN else ""
+                return (
+                    f"{verb} the tree of {what}: {p.count} DBOS workflow(s) with their"
+                    f" descendants{skipped}? ({shown}{more})"
+                )
 
             def done(p: actions.BulkOutcome) -> str:
                 self.marks_done()
@@ -159,6 +181,12 @@ class WorkflowActions(Dashboarded):
 
     def action_wf_delete(self) -> None:
         self._act("delete", lambda db, i, dry: actions.delete(db, i, dry_run=dry))
+
+    def action_wf_cancel_tree(self) -> None:
+        self._act("cancel", lambda db, i, dry: actions.cancel(db, i, dry), tree=True)
+
+    def action_wf_delete_tree(self) -> None:
+        self._act("delete", lambda db, i, dry: actions.delete(db, i, dry_run=dry), tree=True)
 
     def action_wf_resume(self) -> None:
         def then(queue: str) -> None:
@@ -236,19 +264,25 @@ def step_number(text: str) -> int:
 class WorkflowPage:
     rows: list[dict[str, Any]]
     next_cursor: reads.Cursor | None
-    asked: tuple[reads.WorkflowFilter, reads.Cursor | None]
-    """The filter and cursor this page answers: an older page is never shown."""
+    asked: tuple[reads.WorkflowFilter, reads.Cursor | None, bool]
+    """The filter, cursor and grouping this page answers: an older page is never shown."""
+    groups: list[dict[str, Any]] = field(default_factory=list)
+    """``reads.error_groups`` when grouped by error (``g``)."""
 
 
 class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
     BINDINGS = [
         Binding("t", "cycle_status", "Status"),
+        Binding("g", "toggle_groups", "By error"),
         *PAGE_BINDINGS,
         *WORKFLOW_BINDINGS,
     ]
     filter_hint = "name, status, queue=Q, version=V, id=PREFIX, parent=ID"
     status: str | None = None
     page: WorkflowPage | None = None
+    grouped = False
+    """``g``: failed workflows grouped by error (``reads.error_groups``) in place of
+    the workflows; enter opens a group's newest workflow."""
 
     table_id = "dbos-workflows"
 
@@ -263,6 +297,9 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
             "dbos-workflows",
             "workflow id", "status", "name", "queue", "version", "created", "took", "recovery",
         )  # fmt: skip
+        groups = table("dbos-error-groups", "count", "status", "name", "error", "last failed")
+        groups.display = False
+        yield groups
 
     def open_with(self, text: str) -> None:
         """Show the workflows ``text`` (``/`` words) matches."""
@@ -277,11 +314,13 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
             return
         self.restart()
 
-    def asked(self) -> tuple[reads.WorkflowFilter, reads.Cursor | None]:
-        return self.filter, self.cursors[-1]
+    def asked(self) -> tuple[reads.WorkflowFilter, reads.Cursor | None, bool]:
+        return self.filter, self.cursors[-1], self.grouped
 
     def fetch(self, db: Database) -> WorkflowPage:
         asked = self.asked()
+        if self.grouped:
+            return WorkflowPage([], None, asked, reads.error_groups(db, asked[0], PAGE))
         rows = reads.list_workflows(db, asked[0], PAGE, asked[1])
         nxt = reads.cursor_of(rows[-1]) if len(rows) == PAGE else None
         return WorkflowPage(rows, nxt, asked)
@@ -291,6 +330,28 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
             return
         self.page = data
         now = self.top.clock()
+        workflows = self.query_one("#dbos-workflows", DataTable)
+        groups = self.query_one("#dbos-error-groups", DataTable)
+        if workflows.display == self.grouped:
+            workflows.display, groups.display = not self.grouped, self.grouped
+            (groups if self.grouped else workflows).focus()
+        refill(
+            groups,
+            [
+                (
+                    g["workflow_id"] or "",
+                    [
+                        g["count"],
+                        cells.status(g["status"])
+                        + (f" +{g['statuses'] - 1}" if g["statuses"] > 1 else ""),
+                        (g["name"] or "") + (f" +{g['names'] - 1}" if g["names"] > 1 else ""),
+                        Text(cells.value(g["error"]), "red") if g["error"] else "(none recorded)",
+                        cells.when(g["last_created_at"], now),
+                    ],
+                )
+                for g in data.groups
+            ],
+        )
         refill(
             self.query_one("#dbos-workflows", DataTable),
             [
@@ -312,6 +373,8 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
         )
         first = (len(self.cursors) - 1) * PAGE
         shown = f"{first + 1}-{first + len(data.rows)}" if data.rows else "0"
+        if self.grouped:
+            shown = f"{len(data.groups)} error group(s)"
         marks = ""
         if self.all_marked:
             marks = "   every matching workflow marked"
@@ -361,12 +424,18 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
     def marks_done(self) -> None:
         self.clear_marks()
 
+    def action_toggle_groups(self) -> None:
+        self.grouped = not self.grouped
+        self.restart()
+
     def action_cycle_status(self) -> None:
         self.status = STATUSES[(STATUSES.index(self.status) + 1) % len(STATUSES)]
         self.filter_changed()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
+        if not event.row_key.value:  # a group whose newest workflow was deleted since
+            return
         self.top.push_screen(WorkflowDetailScreen(str(event.row_key.value)))
 
 
