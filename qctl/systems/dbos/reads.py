@@ -22,7 +22,7 @@ import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from qctl.core.errors import NoSuchName
 from qctl.systems.dbos import payload
@@ -66,6 +66,132 @@ LIST_COLUMNS = [
     "completed_at",
     "recovery_attempts",
 ]
+
+
+class WorkflowRow(TypedDict):
+    """A ``workflow_status`` row by ``WorkflowStatus``'s field names (``STATUS_COLUMNS``);
+    instants are epoch milliseconds."""
+
+    workflow_id: str
+    status: str
+    name: str | None
+    class_name: str | None
+    config_name: str | None
+    queue_name: str | None
+    executor_id: str | None
+    app_version: str | None
+    app_id: str | None
+    recovery_attempts: int | None
+    created_at: int
+    updated_at: int | None
+    dequeued_at: int | None
+    completed_at: int | None
+    workflow_timeout_ms: int | None
+    workflow_deadline_epoch_ms: int | None
+    delay_until_epoch_ms: int | None
+    deduplication_id: str | None
+    priority: int | None
+    queue_partition_key: str | None
+    forked_from: str | None
+    was_forked_from: bool | None
+    parent_workflow_id: str | None
+    authenticated_user: str | None
+    assumed_role: str | None
+    authenticated_roles: Any
+    """JSON (a list of role names)."""
+    attributes: Any
+    """JSON (an object)."""
+    schedule_name: str | None
+    application_name: str | None
+
+
+class WorkflowPayloads(WorkflowRow, total=False):
+    """A workflow with its payloads: ``input``, ``output``, ``error`` from
+    ``get_workflow``; ``output`` and ``error`` (cut) from a listing with payloads."""
+
+    input: payload.Decoded | None
+    output: payload.Decoded | None
+    error: payload.Decoded | None
+
+
+class Target(TypedDict):
+    """A workflow an action acts on."""
+
+    workflow_id: str
+    name: str | None
+    status: str
+
+
+class Related(Target):
+    """A child or a fork of a workflow."""
+
+    created_at: int
+
+
+class Child(Related):
+    parent_workflow_id: str
+
+
+class Step(TypedDict):
+    """An ``operation_outputs`` row (``StepInfo``'s names)."""
+
+    function_id: int
+    function_name: str | None
+    output: payload.Decoded | None
+    error: payload.Decoded | None
+    child_workflow_id: str | None
+    started_at_epoch_ms: int | None
+    completed_at_epoch_ms: int | None
+
+
+class TimelineStep(TypedDict):
+    """A step on a tree's timeline: no payloads, whether it failed."""
+
+    workflow_id: str
+    function_id: int
+    function_name: str | None
+    child_workflow_id: str | None
+    started_at_epoch_ms: int | None
+    completed_at_epoch_ms: int | None
+    failed: bool
+
+
+class Event(TypedDict):
+    key: str
+    value: payload.Decoded | None
+
+
+class StreamValue(TypedDict):
+    key: str
+    offset: int
+    function_id: int | None
+    value: payload.Decoded | None
+    """None for the close marker (``closed``)."""
+    closed: bool
+
+
+class Message(TypedDict):
+    message_uuid: str
+    topic: str | None
+    message: payload.Decoded | None
+    created_at_epoch_ms: int | None
+    consumed: bool
+
+
+class ErrorGroup(TypedDict):
+    """Failed workflows with one error (``error_groups``)."""
+
+    error: payload.Decoded | None
+    count: int
+    name: str | None
+    """The least of their names; ``names`` counts them."""
+    names: int
+    status: str
+    statuses: int
+    first_created_at: int
+    last_created_at: int
+    workflow_id: str | None
+    """The newest of them."""
 
 
 @dataclass(frozen=True)
@@ -216,7 +342,7 @@ def list_workflows(
     limit: int,
     after: Cursor | None = None,
     payloads: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[WorkflowPayloads]:
     """One page, newest first (``created_at`` then id, descending); with ``payloads``,
     each workflow's ``output`` and ``error`` too, read from their first ``LIST_PAYLOAD``
     characters (as DBOS's own ``dbos workflow list`` shows them, whole)."""
@@ -244,14 +370,14 @@ def list_workflows(
             for name in ("output", "error"):
                 length = row.pop(f"{name}_length")
                 row[name] = payload.decode(row[name], serialization, length)
-    return [_row(r) for r in rows]
+    return [cast(WorkflowPayloads, _row(r)) for r in rows]
 
 
 FAILED = ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 """The statuses ``error_groups`` groups: workflows that ended without a result."""
 
 
-def error_groups(db: Database, f: WorkflowFilter, limit: int) -> list[dict[str, Any]]:
+def error_groups(db: Database, f: WorkflowFilter, limit: int) -> list[ErrorGroup]:
     """Failed workflows (``FAILED``, within ``f``) grouped by their error as stored (its
     first ``LIST_PAYLOAD`` characters; NULL, as recovery's give-up leaves it, is a group
     too), largest group first: ``count``, the names and statuses in it, its first and
@@ -287,10 +413,10 @@ def error_groups(db: Database, f: WorkflowFilter, limit: int) -> list[dict[str, 
         group["error"] = payload.decode(
             group["error"], group.pop("serialization"), group.pop("length")
         )
-    return groups
+    return cast(list[ErrorGroup], groups)
 
 
-def queue_workflows(db: Database, queue_name: str, limit: int) -> list[dict[str, Any]]:
+def queue_workflows(db: Database, queue_name: str, limit: int) -> list[WorkflowRow]:
     """A queue's running (PENDING) workflows, then its ENQUEUED ones in the order DBOS
     dequeues them (priority, then oldest first: ``SystemDatabase.start_queued_workflows``)."""
     rows = db.all(
@@ -300,18 +426,18 @@ def queue_workflows(db: Database, queue_name: str, limit: int) -> list[dict[str,
         " ws.created_at, ws.workflow_uuid LIMIT %s",
         [queue_name, limit],
     )
-    return [_row(r) for r in rows]
+    return [cast(WorkflowRow, _row(r)) for r in rows]
 
 
-def cursor_of(row: dict[str, Any]) -> Cursor:
+def cursor_of(row: WorkflowRow) -> Cursor:
     return Cursor(int(row["created_at"]), str(row["workflow_id"]))
 
 
-def matching_ids(db: Database, f: WorkflowFilter, limit: int) -> list[dict[str, Any]]:
+def matching_ids(db: Database, f: WorkflowFilter, limit: int) -> list[Target]:
     """Id, name and status of up to ``limit`` workflows matching ``f``, newest first (the
     targets of a bulk action)."""
     where, params = filter_sql(db, f)
-    return db.all(
+    return db.all(  # type: ignore[return-value]
         "SELECT ws.workflow_uuid AS workflow_id, ws.name, ws.status"
         f" FROM {{t}}workflow_status ws WHERE {where}"
         " ORDER BY ws.created_at DESC, ws.workflow_uuid DESC LIMIT %s",
@@ -352,7 +478,7 @@ def resolve_id(db: Database, text: str) -> str:
     raise InvalidInput(f"workflow id prefix {text!r} is ambiguous ({shown}): type more of it")
 
 
-def get_workflow(db: Database, workflow_id: str, payloads: bool = True) -> dict[str, Any]:
+def get_workflow(db: Database, workflow_id: str, payloads: bool = True) -> WorkflowPayloads:
     """One workflow with its input, output and error decoded (DBOS keeps them in
     ``workflow_input``/``workflow_output``, older rows in ``workflow_status``)."""
     extra = ""
@@ -378,7 +504,7 @@ def get_workflow(db: Database, workflow_id: str, payloads: bool = True) -> dict[
         serialization = row.pop("serialization")
         for key in ("input", "output", "error"):
             row[key] = payload.decode(row[key], serialization)
-    return row
+    return cast(WorkflowPayloads, row)
 
 
 RAW_FIELDS = (
@@ -446,7 +572,7 @@ def _number(text: str, name: str) -> int:
     return int(text)
 
 
-def list_steps(db: Database, workflow_id: str) -> list[dict[str, Any]]:
+def list_steps(db: Database, workflow_id: str) -> list[Step]:
     """The recorded steps (``operation_outputs``), by function id."""
     rows = db.all(
         "SELECT function_id, function_name, output, error, child_workflow_id,"
@@ -458,10 +584,10 @@ def list_steps(db: Database, workflow_id: str) -> list[dict[str, Any]]:
         serialization = row.pop("serialization")
         row["output"] = payload.decode(row["output"], serialization)
         row["error"] = payload.decode(row["error"], serialization)
-    return rows
+    return cast(list[Step], rows)
 
 
-def steps_of(db: Database, workflow_ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+def steps_of(db: Database, workflow_ids: Sequence[str], limit: int) -> list[TimelineStep]:
     """The steps of several workflows (a tree's) on one timeline, by start: no payloads,
     only whether a step failed; at most ``limit``."""
     if not workflow_ids:
@@ -476,27 +602,27 @@ def steps_of(db: Database, workflow_ids: Sequence[str], limit: int) -> list[dict
     )
     for row in rows:
         row["failed"] = bool(row["failed"])
-    return rows
+    return cast(list[TimelineStep], rows)
 
 
-def related(db: Database, column: str, workflow_id: str) -> list[dict[str, Any]]:
+def related(db: Database, column: str, workflow_id: str) -> list[Related]:
     """Workflows whose ``column`` (``parent_workflow_id`` or ``forked_from``, both
     indexed) is ``workflow_id``."""
     assert column in ("parent_workflow_id", "forked_from")
-    return db.all(
+    return db.all(  # type: ignore[return-value]
         "SELECT workflow_uuid AS workflow_id, name, status, created_at"
         f" FROM {{t}}workflow_status WHERE {column} = %s ORDER BY created_at, workflow_uuid",
         [workflow_id],
     )
 
 
-def children(db: Database, parent_ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+def children(db: Database, parent_ids: Sequence[str], limit: int) -> list[Child]:
     """The child workflows of any of ``parent_ids`` (one level of a workflow's tree, over
     DBOS's index on ``parent_workflow_id``), oldest first, at most ``limit``."""
     where: list[str] = []
     params: list[Any] = []
     _in("parent_workflow_id", parent_ids, where, params)
-    return db.all(
+    return db.all(  # type: ignore[return-value]
         "SELECT workflow_uuid AS workflow_id, name, status, created_at, parent_workflow_id"
         f" FROM {{t}}workflow_status WHERE {' AND '.join(where) or 'FALSE'}"
         " ORDER BY created_at, workflow_uuid LIMIT %s",
@@ -504,12 +630,12 @@ def children(db: Database, parent_ids: Sequence[str], limit: int) -> list[dict[s
     )
 
 
-def descendants(db: Database, parent_ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+def descendants(db: Database, parent_ids: Sequence[str], limit: int) -> list[Child]:
     """Every workflow started under any of ``parent_ids``, at any depth, breadth first
     (DBOS's ``cancel_children`` walk, ``SystemDatabase.cancel_workflows``): at most
     ``limit``."""
     seen = set(parent_ids)
-    found: list[dict[str, Any]] = []
+    found: list[Child] = []
     level = list(parent_ids)
     while level and len(found) < limit:
         rows = [
@@ -524,7 +650,7 @@ def descendants(db: Database, parent_ids: Sequence[str], limit: int) -> list[dic
     return found
 
 
-def list_events(db: Database, workflow_id: str) -> list[dict[str, Any]]:
+def list_events(db: Database, workflow_id: str) -> list[Event]:
     rows = db.all(
         "SELECT key, value, serialization FROM {t}workflow_events"
         " WHERE workflow_uuid = %s ORDER BY key",
@@ -532,14 +658,14 @@ def list_events(db: Database, workflow_id: str) -> list[dict[str, Any]]:
     )
     for row in rows:
         row["value"] = payload.decode(row["value"], row.pop("serialization"))
-    return rows
+    return cast(list[Event], rows)
 
 
 STREAM_CLOSED = '"__DBOS_STREAM_CLOSED__"'
 """The value DBOS writes (portable JSON) to close a stream (``dbos/_sys_db.py``)."""
 
 
-def list_streams(db: Database, workflow_id: str) -> list[dict[str, Any]]:
+def list_streams(db: Database, workflow_id: str) -> list[StreamValue]:
     """The values the workflow wrote to its streams (``DBOS.write_stream``), by key and
     offset (the table's primary key); a stream's close marker is ``closed``, not a value."""
     rows = db.all(
@@ -551,10 +677,10 @@ def list_streams(db: Database, workflow_id: str) -> list[dict[str, Any]]:
         serialization = row.pop("serialization")
         row["closed"] = serialization == payload.PORTABLE_JSON and row["value"] == STREAM_CLOSED
         row["value"] = None if row["closed"] else payload.decode(row["value"], serialization)
-    return rows
+    return cast(list[StreamValue], rows)
 
 
-def list_messages(db: Database, workflow_id: str) -> list[dict[str, Any]]:
+def list_messages(db: Database, workflow_id: str) -> list[Message]:
     """Messages sent to the workflow (``notifications``), oldest first."""
     rows = db.all(
         "SELECT message_uuid, topic, message, created_at_epoch_ms, consumed, serialization"
@@ -567,7 +693,7 @@ def list_messages(db: Database, workflow_id: str) -> list[dict[str, Any]]:
         row["consumed"] = bool(row["consumed"])
         if row["topic"] == "__null__topic__":  # DBOS's sentinel for "no topic"
             row["topic"] = None
-    return rows
+    return cast(list[Message], rows)
 
 
 def queue_stats(db: Database) -> list[dict[str, Any]]:

@@ -4,7 +4,7 @@ with the workflow actions of ``qctl.systems.dbos.actions`` on either."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -88,10 +88,10 @@ class WorkflowActions(Dashboarded):
     detail), or on ``marked`` ones: each is ``qctl.systems.dbos.actions``' as ``qctl
     workflows`` runs it, its dry run first (the status check), then one confirmation."""
 
-    def current_workflow(self) -> dict[str, Any] | None:
+    def current_workflow(self) -> Mapping[str, Any] | None:
         raise NotImplementedError
 
-    def marked_targets(self) -> tuple[str, Callable[[Database], list[dict[str, Any]]]] | None:
+    def marked_targets(self) -> tuple[str, Callable[[Database], list[reads.Target]]] | None:
         """The marked workflows (how they are described, and a read of their rows), or
         None: the verbs act on ``current_workflow``."""
         return None
@@ -99,7 +99,7 @@ class WorkflowActions(Dashboarded):
     def marks_done(self) -> None:
         """The marks were acted on."""
 
-    def _selected(self) -> dict[str, Any] | None:
+    def _selected(self) -> Mapping[str, Any] | None:
         wf = self.current_workflow()
         if wf is None:
             self.top.notify("no workflow selected", severity="warning")
@@ -124,7 +124,7 @@ class WorkflowActions(Dashboarded):
             marked = ids[0], lambda db: actions.ids_targets(db, ids)
         if marked is not None:
             what, rows = marked
-            confirmed: list[dict[str, Any]] = []
+            confirmed: list[reads.Target] = []
 
             def plan(db: Database, dry_run: bool) -> actions.BulkOutcome:
                 # The real run acts on the rows the question counted: a filter read again
@@ -262,11 +262,11 @@ def step_number(text: str) -> int:
 
 @dataclass
 class WorkflowPage:
-    rows: list[dict[str, Any]]
+    rows: list[reads.WorkflowPayloads]
     next_cursor: reads.Cursor | None
     asked: tuple[reads.WorkflowFilter, reads.Cursor | None, bool]
     """The filter, cursor and grouping this page answers: an older page is never shown."""
-    groups: list[dict[str, Any]] = field(default_factory=list)
+    groups: list[reads.ErrorGroup] = field(default_factory=list)
     """``reads.error_groups`` when grouped by error (``g``)."""
 
 
@@ -392,21 +392,21 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
             )
         )
 
-    def page_rows(self) -> list[dict[str, Any]]:
+    def page_rows(self) -> list[reads.WorkflowPayloads]:
         return self.page.rows if self.page else []
 
-    def row_key(self, row: dict[str, Any]) -> str:
+    def row_key(self, row: Mapping[str, Any]) -> str:
         return str(row["workflow_id"])
 
-    def current_workflow(self) -> dict[str, Any] | None:
-        row: dict[str, Any] | None = self.current_row()
+    def current_workflow(self) -> Mapping[str, Any] | None:
+        row: Mapping[str, Any] | None = self.current_row()
         return row
 
-    def marked_targets(self) -> tuple[str, Callable[[Database], list[dict[str, Any]]]] | None:
+    def marked_targets(self) -> tuple[str, Callable[[Database], list[reads.Target]]] | None:
         if self.all_marked:
             f = self.filter
 
-            def matching(db: Database) -> list[dict[str, Any]]:
+            def matching(db: Database) -> list[reads.Target]:
                 rows = actions.filter_targets(db, f, MATCHING_CAP + 1)
                 if len(rows) > MATCHING_CAP:
                     raise InvalidInput(
@@ -441,26 +441,27 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
 
 @dataclass
 class Node:
-    row: dict[str, Any]
+    row: Mapping[str, Any]
+    """The workflow (``reads.WorkflowPayloads``) or a descendant (``reads.Child``)."""
     children: list[Node] = field(default_factory=list)
 
 
 @dataclass
 class WorkflowDetail:
-    workflow: dict[str, Any]
-    steps: list[dict[str, Any]]
+    workflow: reads.WorkflowPayloads
+    steps: list[reads.Step]
     tree: Node
-    forks: list[dict[str, Any]]
-    events: list[dict[str, Any]]
-    streams: list[dict[str, Any]]
+    forks: list[reads.Related]
+    events: list[reads.Event]
+    streams: list[reads.StreamValue]
     truncated: bool = False
     """The tree has more than ``TREE_NODES`` children."""
-    timeline: list[dict[str, Any]] = field(default_factory=list)
+    timeline: list[reads.TimelineStep] = field(default_factory=list)
     """The steps of the workflow and its descendants in the tree, by start
     (``reads.steps_of``): Conductor's trace view."""
 
 
-def child_tree(db: Database, root: dict[str, Any]) -> tuple[Node, bool]:
+def child_tree(db: Database, root: Mapping[str, Any]) -> tuple[Node, bool]:
     """The workflow and its descendants, breadth first, one read per level; at most
     ``TREE_NODES`` (and whether some were left out)."""
     top = Node(root)
@@ -479,7 +480,7 @@ def child_tree(db: Database, root: dict[str, Any]) -> tuple[Node, bool]:
     return top, False
 
 
-def workflow_text(wf: dict[str, Any], forks: list[dict[str, Any]], now: datetime) -> Text:
+def workflow_text(wf: reads.WorkflowPayloads, forks: list[reads.Related], now: datetime) -> Text:
     t = Text.assemble(
         (f"{fmt.safe(wf['name'] or '')} ", "bold"),
         (f"{fmt.safe(wf['workflow_id'])}  ", "dim"),
@@ -594,7 +595,7 @@ class WorkflowView(RecordView[WorkflowDetail]):
         line = tree.cursor_line
         tree.clear()
 
-        def label(row: dict[str, Any]) -> Text:
+        def label(row: Mapping[str, Any]) -> Text:
             return Text.assemble(
                 cells.status(row["status"]),
                 f" {fmt.one_line(row['workflow_id'], 40)} ",
@@ -706,6 +707,6 @@ class WorkflowDetailScreen(WorkflowActions, DetailScreen):
         view.border_title = f"DBOS workflow {self.record_id}"
         return view
 
-    def current_workflow(self) -> dict[str, Any] | None:
+    def current_workflow(self) -> Mapping[str, Any] | None:
         detail = self.query_one(WorkflowView).detail
         return None if detail is None else detail.workflow
