@@ -576,7 +576,7 @@ class ScheduleOutcome:
     """``backfill``: the window's slots that had a workflow already (not enqueued again)."""
 
 
-def _pickled_context(db: Database, name: str) -> dict[str, Any]:
+def _pickled_context(db: Database, name: str) -> reads.Schedule:
     """The schedule, when its context is a pickle (DBOS's default serializer): a
     trigger re-embeds it verbatim, which an application with its own serializer could
     not read."""
@@ -602,7 +602,7 @@ def trigger_schedule(db: Database, name: str, dry_run: bool = False) -> Schedule
     return ScheduleOutcome(name, "trigger", row["status"], False, [wf_id])
 
 
-def backfill_slots(row: dict[str, Any], start: datetime, end: datetime) -> list[str]:
+def backfill_slots(row: reads.Schedule, start: datetime, end: datetime) -> list[str]:
     """The workflow ids of the schedule's slots strictly between ``start`` and ``end``,
     as ``backfill_schedule`` of ``dbos/_scheduler.py`` names them (cron read in the
     schedule's time zone, naive instants as UTC)."""

@@ -194,6 +194,51 @@ class ErrorGroup(TypedDict):
     """The newest of them."""
 
 
+class QueueStats(TypedDict):
+    """A queue's registered limits (``queues``; None when unregistered) and its
+    in-flight counts."""
+
+    queue_name: str
+    enqueued: int
+    pending: int
+    delayed: int
+    oldest_enqueued_at: int | None
+    concurrency: int | None
+    worker_concurrency: int | None
+    rate_limit_max: int | None
+    rate_limit_period_sec: float | None
+    partition_concurrency: int | None
+    polling_interval_sec: float | None
+    application_name: str | None
+    registered: bool
+
+
+class Schedule(TypedDict):
+    """A ``workflow_schedules`` row; ``context`` decoded (``payload.decode_unnamed``)."""
+
+    schedule_id: str
+    schedule_name: str
+    workflow_name: str
+    workflow_class_name: str | None
+    schedule: str
+    status: str
+    context: payload.Decoded | None
+    last_fired_at: str | None
+    """ISO 8601 text, as DBOS stores it."""
+    automatic_backfill: bool
+    cron_timezone: str | None
+    queue_name: str | None
+    application_name: str | None
+
+
+class AppVersion(TypedDict):
+    version_id: str
+    version_name: str
+    version_timestamp: int
+    created_at: int
+    application_name: str | None
+
+
 @dataclass(frozen=True)
 class WorkflowFilter:
     """The filters of ``DBOSClient.list_workflows``, by its parameter names."""
@@ -696,7 +741,7 @@ def list_messages(db: Database, workflow_id: str) -> list[Message]:
     return cast(list[Message], rows)
 
 
-def queue_stats(db: Database) -> list[dict[str, Any]]:
+def queue_stats(db: Database) -> list[QueueStats]:
     """Per queue: its registered limits (``queues``) and its in-flight counts.
 
     The counts read only ENQUEUED/PENDING rows (DBOS's partial index
@@ -722,7 +767,7 @@ def queue_stats(db: Database) -> list[dict[str, Any]]:
     )
     counts = [c for c in counts if c["queue_name"] is not None]
     names = sorted(set(limits) | {c["queue_name"] for c in counts})
-    out = []
+    out: list[QueueStats] = []
     for name in names:
         lim = limits.get(name, {})
         mine = {c["status"]: c for c in counts if c["queue_name"] == name}
@@ -752,7 +797,7 @@ def list_schedules(
     status: Sequence[str] = (),
     workflow_name: Sequence[str] = (),
     schedule_name_prefix: str = "",
-) -> list[dict[str, Any]]:
+) -> list[Schedule]:
     """Schedules by name, filtered as ``DBOSClient.list_schedules`` filters them."""
     where: list[str] = []
     params: list[Any] = []
@@ -772,10 +817,10 @@ def list_schedules(
         # Written with the application's serializer, which the row does not name.
         row["context"] = payload.decode_unnamed(row["context"])
         row["automatic_backfill"] = bool(row["automatic_backfill"])
-    return rows
+    return cast(list[Schedule], rows)
 
 
-def get_schedule(db: Database, name: str) -> dict[str, Any]:
+def get_schedule(db: Database, name: str) -> Schedule:
     for row in list_schedules(db):
         if row["schedule_name"] == name:
             return row
@@ -833,9 +878,9 @@ def queue_partitioned(db: Database, queue_name: str) -> bool | None:
     return None if row is None else any(v is not None for v in row.values())
 
 
-def list_application_versions(db: Database) -> list[dict[str, Any]]:
+def list_application_versions(db: Database) -> list[AppVersion]:
     """Newest first, as ``DBOSClient.list_application_versions`` orders them."""
-    return db.all(
+    return db.all(  # type: ignore[return-value]
         "SELECT version_id, version_name, version_timestamp, created_at, application_name"
         " FROM {t}application_versions ORDER BY version_timestamp DESC"
     )
