@@ -427,7 +427,10 @@ def _each(call: Callable[..., str | None]) -> BulkCall:
 
 BULK_CALLS: dict[str, BulkCall] = {
     "cancel": lambda c, ids: c.cancel_workflows(ids),
-    "resume": lambda c, ids, queue_name=None: c.resume_workflows(ids, queue_name=queue_name),
+    # resume keeps the ids: its handles are no new workflows (fork's are).
+    "resume": lambda c, ids, queue_name=None: (
+        c.resume_workflows(ids, queue_name=queue_name) and None
+    ),
     "delete": lambda c, ids: c.delete_workflows(ids),
     # DBOSClient has no bulk fork, rewind or delay: its one-workflow calls, id by id.
     "fork": _each(
