@@ -624,3 +624,38 @@ def test_g_groups_failed_workflows_by_error(dbos_app: App, run: Run) -> None:
         await until(pilot, lambda: app.screen.query_one("#dbos-workflows").display, 10)
 
     dashboard(dbos_app, scenario)
+
+
+def test_cancel_tree_leaves_the_rows_the_command_line_does(dbos_app: App, run: Run) -> None:
+    """``T`` on a finished parent whose child still waits cancels the child (the parent,
+    finished, is skipped) as ``workflows cancel --children`` does."""
+    tag = uuid.uuid4().hex[:8]
+    by_cli, by_tui = (dbos_app.enqueue("hands_off", 120, id=f"ctree-{tag}-{w}") for w in "ct")
+    kids = {}
+    for wf_id in (by_cli, by_tui):
+        [kids[wf_id]] = [c["workflow_id"] for c in finished(run, wf_id)["children"]]
+        wait_for(lambda k=kids[wf_id]: show(run, k)["status"] == "PENDING")
+    assert run("workflows", "cancel", by_cli, "--children", "--yes").exit_code == 0
+    db = Database(dbos_app.url)
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await app.push_screen(WorkflowDetailScreen(by_tui))
+        await until(pilot, lambda: by_tui in text(app, "dbos-wf-text"), 10)
+        await pilot.press("T")
+        question = await confirm(app, pilot)
+        assert question.startswith(f"cancel the tree of {by_tui}: 1 DBOS workflow(s)")
+        assert "1 skipped: another status" in question and kids[by_tui] in question
+        await until(pilot, lambda: show(run, kids[by_tui])["status"] == "CANCELLED", 15)
+
+    try:
+        dashboard(dbos_app, scenario)
+        for parent, kid in kids.items():
+            assert show(run, parent)["status"] == "SUCCESS"
+            assert show(run, kid)["status"] == "CANCELLED"
+        # the same rows but for whose child each is and when its recv's sleep ends
+        tui_kid, cli_kid = (normal_rows(db, kids[w]) for w in (by_tui, by_cli))
+        for rows in (tui_kid, cli_kid):
+            del rows["parent_workflow_id"], rows["steps"]
+        assert tui_kid == cli_kid
+    finally:
+        db.close()
