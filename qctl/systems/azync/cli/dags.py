@@ -171,16 +171,27 @@ def pause(
     )
 
 
-def _destructive(
-    action: str, done: str, doc: str, call: Callable[[ConsoleStore, uuid.UUID, bool], RunOutcome]
+Force = Annotated[
+    bool,
+    typer.Option("--force", help="Act even where it strands the saga (the refusal says how)."),
+]
+
+
+def _saga_verb(
+    action: str,
+    done: str,
+    doc: str,
+    call: Callable[[ConsoleStore, uuid.UUID, bool, bool], RunOutcome],
 ) -> None:
-    """Register a verb that shows the run and confirms before it acts."""
+    """Register a saga verb that shows the run and what it cancels, and confirms before
+    it acts; ``--force`` overrides the refusal of what would strand the saga."""
 
     def command(
         ctx: typer.Context,
         id: IdArg,
         dry_run: DryRun = False,
         yes: Yes = False,
+        force: Force = False,
         output: Output = OutputFormat.TABLE,
     ) -> None:
         act(
@@ -191,7 +202,7 @@ def _destructive(
             action,
             done,
             output,
-            call,
+            lambda s, i, dry: call(s, i, dry, force),
             destructive=True,
             yes=yes,
             dry_run=dry_run,
@@ -201,16 +212,42 @@ def _destructive(
     app.command(action)(command)
 
 
-_destructive(
-    "retry",
-    "retried",
-    "Resume a suspended or paused run. Dead tasks get a fresh budget.",
-    ops_dags.retry,
-)
-_destructive(
+@app.command("retry")
+def retry(
+    ctx: typer.Context,
+    id: IdArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Resume a suspended or paused run. Dead tasks get a fresh budget."""
+    act(
+        ctx,
+        "dags",
+        "dag",
+        id,
+        "retry",
+        "retried",
+        output,
+        ops_dags.retry,
+        destructive=True,
+        yes=yes,
+        dry_run=dry_run,
+    )
+
+
+_saga_verb(
     "compensate",
     "compensating",
-    "Run the compensation chain of a run (saga rollback).",
+    "Run the compensation chain of a run (saga rollback): cancels the tasks that have "
+    "not run. Refused while an original task runs, or once the chain started, unless "
+    "--force.",
     ops_dags.compensate,
 )
-_destructive("cancel", "cancelled", "Cancel a run without compensation.", ops_dags.cancel)
+_saga_verb(
+    "cancel",
+    "cancelled",
+    "Cancel a run without compensation. Refused where it would cancel compensation "
+    "steps that have not run, unless --force.",
+    ops_dags.cancel,
+)
