@@ -150,11 +150,12 @@ class ReplayOutcome:
     """Events re-delivered to their subscribers."""
 
     events: int
-    """Events matched (a dry run: at most this many are replayed)."""
+    """Ledger events re-delivered: those of the events the limit caps that have a
+    matching subscriber."""
     subscribers: int
     """Subscribers that match the filter."""
-    deliveries: int | None
-    """Replay deliveries enqueued; ``None`` in a dry run."""
+    deliveries: int
+    """Replay deliveries enqueued (a dry run: that it would enqueue)."""
     dry_run: bool = False
 
 
