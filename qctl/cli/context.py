@@ -85,6 +85,11 @@ MAX_TIMEOUT = timedelta(milliseconds=2**31 - 1)
 """The longest timeout PostgreSQL takes (an int of milliseconds)."""
 
 
+AUDIT_UNSELECTING = frozenset({"yes", "output", "dry_run", "reason"})
+"""Options of a writing verb that say how to run it, not what it acts on: the audit
+entry has its own fields for a dry run and the reason."""
+
+
 class ConfigFileError(InvalidInput):
     """The config file is unreadable or names an unknown context (a usage error)."""
 
@@ -531,9 +536,42 @@ class CliContext:
         return where + (" [read-only]" if self.read_only else "")
 
     def require_writable(self, action: str) -> None:
-        """Refuse a write before anything reaches the database."""
+        """Refuse a write before anything reaches the database; else start its entry
+        of the audit trail (``qctl.core.audit``: the root command appends it with the
+        exit status), with the options the operator gave as its selection."""
         if self.read_only:
             raise ReadOnly(f"{action}: refused, qctl is in read-only mode")
+        from typer._click.core import ParameterSource
+        from typer._click.globals import get_current_context
+
+        from qctl.core import audit
+
+        ctx = get_current_context(silent=True)
+        given = {}
+        if ctx is not None:
+            given = {
+                name: value
+                for name, value in ctx.params.items()
+                if name not in AUDIT_UNSELECTING
+                and ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
+            }
+        audit.begin(action, self.audit_where(), given)
+
+    def audit_where(self) -> dict[str, Any]:
+        """The database part of an audit entry: no password, and the role the DSN
+        connects as (libpq's default: ``PGUSER``, else the OS user), read from the DSN
+        without asking the server."""
+        from qctl.core import audit
+        from qctl_store.dsn import default_database_path, postgres_params, redact
+
+        role = None
+        if self.is_postgres:
+            with contextlib.suppress(InvalidInput):
+                role = postgres_params(self.dsn or "").get("user")
+            role = role or os.environ.get("PGUSER") or audit.os_user()
+        system = self._system.name if self._system else self.system_name
+        dsn = redact(self.dsn) if self.dsn else str(default_database_path())
+        return audit.where(system, self.context_name, dsn, self.schema, role)
 
     def open_store(
         self,
