@@ -248,6 +248,22 @@ def emit_result(result: Mapping[str, Any], message: str, fmt: OutputFormat) -> N
         emit_object(result, fmt)
 
 
+def emit_outcomes(
+    rows: Sequence[Mapping[str, Any]],
+    lines: Sequence[str],
+    columns: Sequence[str],
+    fmt: OutputFormat,
+) -> None:
+    """Print what a writing verb did to each of several rows: a line each for people,
+    the rows for machines (and for the write's audit entry)."""
+    audit.note([plain(r) for r in rows])
+    if fmt == OutputFormat.TABLE:
+        for line in lines:
+            sys.stdout.write(sanitize(line, multiline=True) + "\n")
+    else:
+        emit_rows(rows, columns, fmt)
+
+
 def as_dict(value: Any) -> dict[str, Any]:
     """The fields of a dataclass, unconverted (tables format them; ``plain`` for JSON)."""
     return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
