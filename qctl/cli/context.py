@@ -538,7 +538,8 @@ class CliContext:
     def require_writable(self, action: str) -> None:
         """Refuse a write before anything reaches the database; else start its entry
         of the audit trail (``qctl.core.audit``: the root command appends it with the
-        exit status), with the options the operator gave as its selection."""
+        exit status): its verb the command's path, its selection the options and
+        arguments the operator gave."""
         if self.read_only:
             raise ReadOnly(f"{action}: refused, qctl is in read-only mode")
         from typer._click.core import ParameterSource
@@ -547,20 +548,23 @@ class CliContext:
         from qctl.core import audit
 
         ctx = get_current_context(silent=True)
-        given = {}
+        given, verb = {}, action
         if ctx is not None:
+            verb = " ".join(ctx.command_path.split()[1:]) or action  # as typed, less "qctl"
             given = {
-                name: value
-                for name, value in ctx.params.items()
-                if name not in AUDIT_UNSELECTING
-                and ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
+                # an option by its flag (--kind), an argument by its name
+                (p.opts[0] if p.param_type_name == "option" else p.name): ctx.params[p.name]
+                for p in ctx.command.params
+                if p.name in ctx.params
+                and p.name not in AUDIT_UNSELECTING
+                and ctx.get_parameter_source(p.name) not in (ParameterSource.DEFAULT, None)
             }
-        audit.begin(action, self.audit_where(), given)
+        audit.begin(verb, self.audit_where(), given)
 
     def audit_where(self) -> dict[str, Any]:
-        """The database part of an audit entry: no password, and the role the DSN
-        connects as (libpq's default: ``PGUSER``, else the OS user), read from the DSN
-        without asking the server."""
+        """The database part of an audit entry: no password, the schema in effect
+        (PostgreSQL's), and the role the DSN connects as (libpq's default: ``PGUSER``,
+        else the OS user), read from the DSN without asking the server."""
         from qctl.core import audit
         from qctl_store.dsn import default_database_path, postgres_params, redact
 
@@ -571,7 +575,8 @@ class CliContext:
             role = role or os.environ.get("PGUSER") or audit.os_user()
         system = self._system.name if self._system else self.system_name
         dsn = redact(self.dsn) if self.dsn else str(default_database_path())
-        return audit.where(system, self.context_name, dsn, self.schema, role)
+        schema = self.schema or (self._system.default_schema if self._system else None) or ""
+        return audit.where(system, self.context_name, dsn, schema if role else "", role)
 
     def open_store(
         self,

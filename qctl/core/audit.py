@@ -41,7 +41,18 @@ MAX_IDS = 20
 """How many ids an entry lists (``ids_count`` says how many there were)."""
 MAX_TEXT = 300
 """How long a text of an entry may be (an option's value, an error line)."""
-ID_KEYS = ("id", "job_id", "workflow_id", "new_workflow_id", "entry_id", "event_id", "name")
+ID_KEYS = (
+    "id",
+    "job_id",
+    "workflow_id",
+    "new_workflow_id",
+    "entry_id",
+    "event_id",
+    "name",
+    "schedule_name",
+    "queue_name",
+    "queue",
+)
 """Where a result record names what it acted on, first match wins."""
 
 

@@ -91,7 +91,7 @@ def test_declined_and_refused_are_recorded_read_only_and_dry_runs_are_not(
     assert st.get_job(Source.QUEUE, job).state == JobState.DEAD
     assert cli["exit_status"] == top["exit_status"] == 4
     assert cli["done"] == top["done"] == 0
-    assert cli["selection"] == {"kind": kind}
+    assert cli["selection"] == {"--kind": kind}
     assert "pass --yes" in cli["error"] and top["error"] == "declined; nothing was changed"
 
 
@@ -146,7 +146,7 @@ def test_reason_from_the_environment_and_a_bulk_walk_counts(
     assert run("jobs", "retry", "--kind", kind, "--yes").exit_code == 0
     [entry] = entries(log)
     assert entry["reason"] == "nightly cleanup"
-    assert entry["done"] == 3 and entry["selection"] == {"kind": kind}
+    assert entry["done"] == 3 and entry["selection"] == {"--kind": kind}
 
 
 def test_qctl_audit_lists_newest_first_filtered_and_sanitised(log: Path, run: Run) -> None:
