@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import Output, SinceOpt
+from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_rows
 from qctl.core import audit as trail
 
@@ -16,7 +16,10 @@ COLUMNS = ["time", "user", "front", "system", "context", "verb", "done", "exit_s
 
 
 def audit(
-    since: SinceOpt = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", metavar="INSTANT", help="Written at or after (-1d, 2026-01-02)."),
+    ] = None,
     verb: Annotated[
         str | None,
         typer.Option(
