@@ -222,9 +222,9 @@ def give_reason(reason: str | None) -> None:
 
 
 def begin(verb: str, where: dict[str, Any], selection: dict[str, Any], front: str = "cli") -> None:
-    """Start the entry of this invocation's write (the first ``begin`` counts)."""
-    if _pending.get() is None:
-        _pending.set(Entry(front, verb, where, selection, reason=_reason.get()))
+    """Start the entry of this invocation's write (a verb that checks twice starts it
+    again: its results come after)."""
+    _pending.set(Entry(front, verb, where, selection, reason=_reason.get()))
 
 
 def note(record: Any) -> None:
