@@ -36,11 +36,15 @@ def entries(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
-def retry_in_dashboard(st: Any, kind: str, db_args: list[str], answer: str) -> None:
-    """Retry the dead job of ``kind`` in ``qctl top`` (``R``), answering ``answer``."""
+def retry_in_dashboard(st: Any, kind: str, db_args: list[str], answer: str) -> list[str]:
+    """Retry the dead job of ``kind`` in ``qctl top`` (``R``), answering ``answer``; the
+    notices it showed."""
     c = CliContext.resolve(dsn=db_args[1], schema=db_args[3] if len(db_args) > 2 else None)
     c.system()
     app = QctlTop(st, live=False, location="test", audit_where=c.audit_where())
+    notices: list[str] = []
+    shown = app.notify
+    app.notify = lambda text, **kw: (notices.append(str(text)), shown(text, **kw))[1]  # type: ignore[method-assign]
 
     async def drive() -> None:
         async with app.run_test(size=SIZE) as pilot:
@@ -49,6 +53,7 @@ def retry_in_dashboard(st: Any, kind: str, db_args: list[str], answer: str) -> N
             await until(pilot, lambda: app.actions_done or answer == "n")
 
     asyncio.run(drive())
+    return notices
 
 
 def test_a_cli_write_and_the_same_dashboard_write_append_alike(
@@ -136,6 +141,19 @@ def test_an_unwritable_log_warns_once_and_the_write_happens(
     [warning] = [line for line in one.stderr.splitlines() if "warning" in line]
     assert warning.startswith("qctl: warning: audit log ") and "unrecorded" in warning
     assert "warning" not in two.stderr
+
+
+def test_an_unwritable_log_warns_in_the_dashboard_and_the_write_happens(
+    st: Any, kind: str, db_args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
+    monkeypatch.setattr(audit, "_warned", False)
+    [job] = make_dead(st, kind)
+    notices = retry_in_dashboard(st, kind, db_args, "y")
+    assert st.get_job(Source.QUEUE, job).state == JobState.PENDING
+    assert [n for n in notices if n.startswith("audit log ") and "unrecorded" in n], notices
 
 
 def test_reason_from_the_environment_and_a_bulk_walk_counts(
