@@ -14,8 +14,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from qctl_store.listing import order_for
 from qctl_store import types
+from qctl_store.listing import order_for
 from qctl_store.postgres import PostgresStore, admin
 from qctl_store.types import (
     CAPPED_DEPTHS,
