@@ -19,6 +19,7 @@ from qctl.cli.output import (
     page_note,
 )
 from qctl.systems.azync import SYSTEM
+from qctl.systems.azync.cli import options
 from qctl.systems.azync.cli.act import act
 from qctl.systems.azync.cli.jobs import job_record
 from qctl.systems.azync.ops import dags as ops_dags
@@ -70,20 +71,20 @@ def list_dags(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """DAG runs, newest first, with per-run task-state counts."""
-    store = common.store(ctx)
+    store = options.store(ctx)
     flt = DAGFilter(name=name, state=state)
-    dags, total = store.list_dags(flt, 0, limit, common.cursor(after))
+    dags, total = store.list_dags(flt, 0, limit, options.cursor(after))
     counts = store.dag_task_counts([d.id for d in dags]) if dags else {}
     records = [dag_record(d, counts.get(d.id, {})) for d in dags]
     table = [{**r, "tasks": counts_text(r["tasks"])} for r in records]
     emit_rows(table, DAG_COLUMNS, output, full=records)
-    page_note(output, len(dags), total, common.next_cursor(dags, limit, common.newest_first))
+    page_note(output, len(dags), total, options.next_cursor(dags, limit, options.newest_first))
 
 
 @app.command("counts")
 def counts(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     """How many runs of each DAG name are in each state."""
-    by_name = common.store(ctx).dag_name_state_counts()
+    by_name = options.store(ctx).dag_name_state_counts()
     rows: list[dict[str, Any]] = [
         {"name": name, **{s.value: per.get(s, 0) for s in DAGState}}
         for name, per in sorted(by_name.items())
@@ -99,8 +100,8 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     Example:
       qctl dags show 3f2a9c1e
     """
-    store = common.store(ctx)
-    dag_id = common.resolve(ctx, "dag", id)
+    store = options.store(ctx)
+    dag_id = options.resolve(ctx, "dag", id)
     dag = store.get_dag(dag_id)
     tasks = store.dag_tasks(dag_id)
     deps = store.dag_deps(dag_id)
@@ -123,7 +124,7 @@ def find(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """The live run of NAME with idempotency KEY."""
-    dag_id = common.store(ctx).find_dag_by_key(name, key)
+    dag_id = options.store(ctx).find_dag_by_key(name, key)
     emit_result({"id": dag_id, "name": name, "idempotency_key": key}, str(dag_id), output)
 
 
@@ -138,8 +139,8 @@ def signal(
 ) -> None:
     """Send a signal to a run's waiting tasks. Buffered when none waits yet; a name no
     task of the run waits for is refused (exit 3)."""
-    store = common.writable(ctx, "dags signal")
-    dag_id = common.resolve(ctx, "dag", id)
+    store = options.writable(ctx, "dags signal")
+    dag_id = options.resolve(ctx, "dag", id)
     value = common.json_value(payload, "--payload")
     sent = ops_dags.signal(store, dag_id, name, value, message_id)
     if sent.deduplicated:

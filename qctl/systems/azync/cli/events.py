@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import After, DryRun, MetaOpt, Output, PageLimit, SinceOpt, UntilOpt, Yes
+from qctl.cli.common import After, DryRun, Output, PageLimit, Yes
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
@@ -20,6 +20,8 @@ from qctl.cli.output import (
 )
 from qctl.core.parse import ParseError
 from qctl.systems.azync import SYSTEM
+from qctl.systems.azync.cli import options
+from qctl.systems.azync.cli.options import MetaOpt, SinceOpt, UntilOpt
 from qctl.systems.azync.ops import events as ops_events
 from qctl_store.types import (
     EventAdminRow,
@@ -85,9 +87,9 @@ def list_events(
         aggregate_type=aggregate_type,
         aggregate_id=aggregate_id,
     )
-    rows, total = common.store(ctx).list_events(flt, 0, limit, common.cursor(after))
+    rows, total = options.store(ctx).list_events(flt, 0, limit, options.cursor(after))
     emit_rows([event_record(r, payload) for r in rows], EVENT_COLUMNS, output)
-    position = common.next_cursor(rows, limit, lambda e: PageCursor(e.occurred_at, e.id))
+    position = options.next_cursor(rows, limit, lambda e: PageCursor(e.occurred_at, e.id))
     page_note(output, len(rows), total, position)
 
 
@@ -115,8 +117,8 @@ def show(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """One event, payload included, and each delivery: its subscriber and job state."""
-    store = common.store(ctx)
-    row = store.get_event(common.resolve(ctx, "event", id))
+    store = options.store(ctx)
+    row = store.get_event(options.resolve(ctx, "event", id))
     jobs = store.search_jobs(JobSearch(source=Source.EVENT, event_id=row.id), limit=0)
     # A delivery job's kind is its subscriber's name.
     deliveries = [{"subscriber": j.kind, **as_dict(j)} for j in jobs]
@@ -154,9 +156,9 @@ def publish(
         aggregate_type=aggregate_type,
         aggregate_id=aggregate_id,
         version=version,
-        meta=common.meta(meta),
+        meta=options.meta(meta),
     )
-    done = ops_events.publish(common.writable(ctx, "events publish"), params)
+    done = ops_events.publish(options.writable(ctx, "events publish"), params)
     common.done(
         done, f"published {type} event {done.id} to {done.deliveries} subscriber(s)", output
     )
@@ -165,7 +167,7 @@ def publish(
 @app.command("stats")
 def stats(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     """Undispatched events, last-24h volume and types, subscribers."""
-    emit_object(as_dict(common.store(ctx).ops_stats()), output)
+    emit_object(as_dict(options.store(ctx).ops_stats()), output)
 
 
 @app.command("retain")
@@ -198,7 +200,7 @@ def retain(
     cutoff = common.instant(before, "--before") or datetime.now(UTC) - (age or timedelta(0))
     if not dry_run:
         common.cli(ctx).require_writable("events retain")
-    store = common.store(ctx)
+    store = options.store(ctx)
     plan = ops_events.retain(store, cutoff, limit, dry_run=True)
     if common.proceed(
         dry_run,

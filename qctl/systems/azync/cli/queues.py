@@ -9,10 +9,12 @@ from typing import Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import KindOpt, Output, SourceOpt
+from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, as_dict, emit_detail, emit_rows, note
 from qctl.core.parse import ParseError
 from qctl.systems.azync import SYSTEM
+from qctl.systems.azync.cli import options
+from qctl.systems.azync.cli.options import KindOpt, SourceOpt
 from qctl_store.types import DailyCount, Depths, Source, estimated_depths
 
 app = common.app("queues", SYSTEM.commands["queues"].help)
@@ -71,10 +73,10 @@ def list_queues(
     statistics, and a kind's pending, scheduled and dead jobs are counted up to a cap and
     estimated beyond it: shown as ~N in tables and with "estimated": true in JSON and CSV;
     --exact counts them all (a scan of the whole table)."""
-    store = common.store(ctx)
+    store = options.store(ctx)
     rows: list[dict[str, Any]] = []
     kinds: list[Depths] = []
-    for src, (depths, estimated) in store.sources_depths(common.sources(source), exact).items():
+    for src, (depths, estimated) in store.sources_depths(options.sources(source), exact).items():
         for kind, d in sorted(depths.items()):
             kinds.append(d)
             rows.append(
@@ -105,7 +107,7 @@ def stats(
     refused (exit 3)."""
     from qctl.systems.azync.ops.views import require_kind
 
-    store = common.store(ctx)
+    store = options.store(ctx)
     require_kind(store, kind, [source])
     depths, daily = store.stats(source, kind)
     days = [day_record(d) for d in daily]
@@ -128,10 +130,10 @@ def daily(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Daily enqueued / processed / failed / reaped totals per source (UTC days)."""
-    store = common.store(ctx)
+    store = options.store(ctx)
     rows = [
         {"source": src, **day_record(day)}
-        for src in common.sources(source)
+        for src in options.sources(source)
         for day in store.all_daily(src)[-days:]
     ]
     emit_rows(rows, ["source", *DAILY_COLUMNS], output)
@@ -176,9 +178,9 @@ def throughput(
     window = common.duration(last, "--last") or timedelta(0)
     if window <= timedelta(0):
         raise ParseError("--last: must be more than 0")
-    store = common.store(ctx)
+    store = options.store(ctx)
     totals: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for src in common.sources(source):
+    for src in options.sources(source):
         for point in store.throughput(src, window, bucket, kind):
             key = (point.start, point.kind) if per_kind else (point.start,)
             row = totals.setdefault(
