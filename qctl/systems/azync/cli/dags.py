@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -24,10 +22,6 @@ from qctl.systems.azync.cli.act import act
 from qctl.systems.azync.cli.jobs import job_record
 from qctl.systems.azync.ops import dags as ops_dags
 from qctl_store.types import DAGDep, DAGFilter, DAGState, DAGView, Job, JobState
-
-if TYPE_CHECKING:
-    from qctl.systems.azync.ops.results import RunOutcome
-    from qctl_store.contract import ConsoleStore
 
 app = common.app("dags", SYSTEM.commands["dags"].help)
 
@@ -172,46 +166,85 @@ def pause(
     )
 
 
-def _destructive(
-    action: str, done: str, doc: str, call: Callable[[ConsoleStore, uuid.UUID, bool], RunOutcome]
+Force = Annotated[
+    bool,
+    typer.Option("--force", help="Act even where it strands the saga (the refusal says how)."),
+]
+"""The saga verbs' override of the operations layer's refusal (``Strands``)."""
+
+
+@app.command("retry")
+def retry(
+    ctx: typer.Context,
+    id: IdArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Register a verb that shows the run and confirms before it acts."""
-
-    def command(
-        ctx: typer.Context,
-        id: IdArg,
-        dry_run: DryRun = False,
-        yes: Yes = False,
-        output: Output = OutputFormat.TABLE,
-    ) -> None:
-        act(
-            ctx,
-            "dags",
-            "dag",
-            id,
-            action,
-            done,
-            output,
-            call,
-            destructive=True,
-            yes=yes,
-            dry_run=dry_run,
-        )
-
-    command.__doc__ = doc
-    app.command(action)(command)
+    """Resume a suspended or paused run. Dead tasks get a fresh budget."""
+    act(
+        ctx,
+        "dags",
+        "dag",
+        id,
+        "retry",
+        "retried",
+        output,
+        ops_dags.retry,
+        destructive=True,
+        yes=yes,
+        dry_run=dry_run,
+    )
 
 
-_destructive(
-    "retry",
-    "retried",
-    "Resume a suspended or paused run. Dead tasks get a fresh budget.",
-    ops_dags.retry,
-)
-_destructive(
-    "compensate",
-    "compensating",
-    "Run the compensation chain of a run (saga rollback).",
-    ops_dags.compensate,
-)
-_destructive("cancel", "cancelled", "Cancel a run without compensation.", ops_dags.cancel)
+@app.command("compensate")
+def compensate(
+    ctx: typer.Context,
+    id: IdArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    force: Force = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Run the compensation chain of a run (saga rollback): cancels the tasks that have
+    not run. Refused while an original task runs, or once the chain started, unless
+    --force."""
+    act(
+        ctx,
+        "dags",
+        "dag",
+        id,
+        "compensate",
+        "compensating",
+        output,
+        lambda s, i, dry: ops_dags.compensate(s, i, dry, force),
+        destructive=True,
+        yes=yes,
+        dry_run=dry_run,
+    )
+
+
+@app.command("cancel")
+def cancel(
+    ctx: typer.Context,
+    id: IdArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    force: Force = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Cancel a run without compensation. Refused where it would cancel compensation
+    steps that have not run, unless --force."""
+    act(
+        ctx,
+        "dags",
+        "dag",
+        id,
+        "cancel",
+        "cancelled",
+        output,
+        lambda s, i, dry: ops_dags.cancel(s, i, dry, force),
+        destructive=True,
+        yes=yes,
+        dry_run=dry_run,
+    )

@@ -16,6 +16,7 @@ from qctl.cli.output import (
     emit_object,
     emit_rows,
     iso,
+    note,
     page_note,
 )
 from qctl.core.parse import ParseError
@@ -59,7 +60,12 @@ def list_events(
     ctx: typer.Context,
     type: Annotated[str, typer.Option("--type", "-t", help="Only this event type.")] = "",
     undispatched: Annotated[
-        bool, typer.Option("--undispatched", help="Only events not yet fanned out.")
+        bool,
+        typer.Option(
+            "--undispatched",
+            help="Only events with no delivery row: no subscriber when published, or "
+            "deliveries vacuumed since (azync keeps no dispatch time).",
+        ),
     ] = False,
     aggregate: Annotated[
         str | None,
@@ -88,6 +94,12 @@ def list_events(
         aggregate_id=aggregate_id,
     )
     rows, total = options.store(ctx).list_events(flt, 0, limit, options.cursor(after))
+    if undispatched and rows:
+        note(
+            "no delivery row is not proof of no delivery: vacuums (azync's maintenance and "
+            "`qctl vacuum`) delete succeeded deliveries, and replaying such an event "
+            "delivers it again"
+        )
     emit_rows([event_record(r, payload) for r in rows], EVENT_COLUMNS, output)
     position = options.next_cursor(rows, limit, lambda e: PageCursor(e.occurred_at, e.id))
     page_note(output, len(rows), total, position)
@@ -166,7 +178,8 @@ def publish(
 
 @app.command("stats")
 def stats(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
-    """Undispatched events, last-24h volume and types, subscribers."""
+    """Events with no delivery row ("undispatched": none subscribed when published, or
+    deliveries vacuumed), last-24h volume and types, subscribers."""
     emit_object(as_dict(options.store(ctx).ops_stats()), output)
 
 

@@ -149,6 +149,15 @@ def list_jobs(
     full = shown == limit and last
     position = options.next_cursor(last, len(last), lambda j: store.job_cursor(j, state))
     page_note(output, shown, total, position if full else None, estimated)
+    if not shown and search.kind and after is None:
+        # An empty page of a typo'd kind names it, as `queues stats` does (exit 0 still).
+        from qctl.systems.azync.ops.views import missing_kind
+
+        missing = missing_kind(
+            store, search.kind, [search.source] if search.source else list(Source)
+        )
+        if missing:
+            note(missing)
 
 
 def _timings(job: Job, now: datetime) -> dict[str, timedelta | None]:
