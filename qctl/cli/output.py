@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 import typer
 
+from qctl.core import audit
 from qctl.core.parse import format_duration
 from qctl.core.sanitize import JSON_DEPTH, cut_text, sanitize
 
@@ -238,11 +239,29 @@ def emit_detail(
 
 
 def emit_result(result: Mapping[str, Any], message: str, fmt: OutputFormat) -> None:
-    """Print what a writing verb did: a sentence for people, the record for machines."""
+    """Print what a writing verb did: a sentence for people, the record for machines
+    (and for the write's audit entry)."""
+    audit.note(plain(result))
     if fmt == OutputFormat.TABLE:
         sys.stdout.write(sanitize(message, multiline=True) + "\n")
     else:
         emit_object(result, fmt)
+
+
+def emit_outcomes(
+    rows: Sequence[Mapping[str, Any]],
+    lines: Sequence[str],
+    columns: Sequence[str],
+    fmt: OutputFormat,
+) -> None:
+    """Print what a writing verb did to each of several rows: a line each for people,
+    the rows for machines (and for the write's audit entry)."""
+    audit.note([plain(r) for r in rows])
+    if fmt == OutputFormat.TABLE:
+        for line in lines:
+            sys.stdout.write(sanitize(line, multiline=True) + "\n")
+    else:
+        emit_rows(rows, columns, fmt)
 
 
 def as_dict(value: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from qctl.cli.output import (
     OutputFormat,
     as_dict,
     emit_detail,
+    emit_outcomes,
     emit_result,
     emit_rows,
     note,
@@ -267,11 +268,8 @@ def enqueue(
 
 
 def _emit_outcomes(outcomes: list[JobOutcome], verb: str, output: OutputFormat) -> None:
-    if output == OutputFormat.TABLE:
-        for o in outcomes:
-            typer.echo(f"{verb} {o.source} job {o.id} ({o.kind})")
-    else:
-        emit_rows(rows_of(outcomes), ["id", "source", "kind", "action", "state"], output)
+    lines = [f"{verb} {o.source} job {o.id} ({o.kind})" for o in outcomes]
+    emit_outcomes(rows_of(outcomes), lines, ["id", "source", "kind", "action", "state"], output)
 
 
 def _act(
