@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from qctl.cli.context import CliContext
-from qctl.cli.errors import Refused, message_for
+from qctl.cli.errors import Refused, Terminated, message_for
 from qctl.cli.launch import MIN_REFRESH
 from qctl.cli.output import OUTPUT_HELP, OutputFormat, as_dict, emit_result, emit_rows, note
 from qctl.core import bulk, parse
@@ -171,6 +171,17 @@ def writable(ctx: typer.Context, action: str) -> AnyStore:
     """The store, after refusing the write when qctl is read-only (before any I/O)."""
     cli(ctx).require_writable(action)
     return store(ctx)
+
+
+@contextlib.contextmanager
+def until_ctrl_c() -> Iterator[None]:
+    """A ``watch`` loop's end: Ctrl-C is how it is stopped (exit 0, quietly); SIGTERM is
+    not asked for by its reader, so it goes on to the one ``terminated`` line and 143."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if Terminated.received:
+            raise
 
 
 def stdin_is_tty() -> bool:

@@ -54,7 +54,7 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
     (
         ExitCode.TERMINATED,
         "terminated by SIGTERM, the statement running cancelled on the server "
-        "(qctl watch and qctl maintain exit 0)",
+        "(qctl maintain exits 0)",
     ),
 ]
 
@@ -62,7 +62,7 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread as Ctrl-C is: a statement waiting on the
     server is cancelled there (psycopg cancels on KeyboardInterrupt), cleanup runs, and
-    what stops cleanly on Ctrl-C (watch, maintain) stops cleanly on SIGTERM."""
+    what stops cleanly on Ctrl-C may choose to on SIGTERM (maintain does)."""
 
     received = False
 
