@@ -20,6 +20,7 @@ class ExitCode(IntEnum):
     SCHEMA = 5
     UNAVAILABLE = 6
     TIMEOUT = 7
+    FULL = 8
     INTERRUPTED = 130
     TERMINATED = 143
 
@@ -49,6 +50,11 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
         "timed out waiting for a lock another session holds (--lock-timeout) or on one "
         "statement (--statement-timeout); the server cancelled that statement; or the server "
         "stopped answering",
+    ),
+    (
+        ExitCode.FULL,
+        "the database is full (its disk, or SQLite's max_page_count): the statement that hit "
+        "it was rolled back, batches committed before it stand",
     ),
     (ExitCode.INTERRUPTED, "interrupted by Ctrl-C (qctl watch and qctl maintain exit 0)"),
     (
@@ -124,6 +130,8 @@ def exit_code_for(exc: BaseException) -> ExitCode:
         return ExitCode.UNAVAILABLE
     if isinstance(exc, store_errors.Timeout):
         return ExitCode.TIMEOUT
+    if isinstance(exc, store_errors.StorageFull):
+        return ExitCode.FULL
     return ExitCode.FAILURE
 
 

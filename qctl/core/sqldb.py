@@ -183,6 +183,8 @@ class SqlDatabase:
         else:
             import sqlite3
 
+            from qctl_store.sqlite.base import full_or_unavailable
+
             try:
                 yield
             except sqlite3.OperationalError as exc:
@@ -191,7 +193,7 @@ class SqlDatabase:
                     raise ReadOnly("the database is read-only") from None
                 if "no such table" in text:
                     raise self.missing(text) from None
-                raise Unavailable(f"SQLite at {self.dsn}: {text}") from None
+                raise full_or_unavailable(exc, f"SQLite at {self.dsn}") from None
 
     @contextlib.contextmanager
     def _answered(self) -> Iterator[None]:

@@ -102,6 +102,11 @@ def mapped_errors(dsn: str, config: Config | None = None) -> Iterator[None]:
         text = _first_line(str(exc.diag.message_primary or exc))
         detail = exc.diag.message_detail
         raise errors.InvalidInput(f"{text} ({_first_line(detail)})" if detail else text) from None
+    except pgerr.DiskFull as exc:
+        raise errors.StorageFull(
+            f"PostgreSQL at {redact(dsn)}: {_first_line(str(exc.diag.message_primary or exc))}"
+            "; the statement was rolled back: free space on the server's disk, then run it again"
+        ) from None
     except psycopg.OperationalError as exc:
         reason = _first_line(redact(str(exc)))
         bad = _BAD_PARAMETER.search(reason)
