@@ -89,6 +89,14 @@ After = Annotated[
     ),
 ]
 """Every listing's one paging flag: a keyset cursor, never an offset to walk."""
+LastOpt = Annotated[
+    str, typer.Option("--last", metavar="DURATION", help="How far back (default 1h).")
+]
+ByOpt = Annotated[
+    str, typer.Option("--by", metavar="minute|hour", help="Bucket size (default minute).")
+]
+"""``queues throughput``'s window and bucket on every system."""
+BUCKETS = {"minute": timedelta(minutes=1), "hour": timedelta(hours=1)}
 MAX_TARGETS = 10_000
 """Default cap on what one bulk verb takes from a filter (``--max``): a filter that
 matches more is refused, not cut (``qctl.core.bulk.capped``)."""
@@ -369,6 +377,17 @@ def duration(value: str | None, option: str) -> timedelta | None:
         return None
     parsed: timedelta = _option_value(parse.parse_duration, value, option)
     return parsed
+
+
+def window_and_bucket(last: str, by: str) -> tuple[timedelta, timedelta]:
+    """``--last`` and ``--by`` of ``queues throughput``, checked."""
+    bucket = BUCKETS.get(by)
+    if bucket is None:
+        raise parse.ParseError(f"--by: {by!r} is not minute or hour")
+    window = duration(last, "--last") or timedelta(0)
+    if window <= timedelta(0):
+        raise parse.ParseError("--last: must be more than 0")
+    return window, bucket
 
 
 def instant(value: str | None, option: str) -> datetime | None:
