@@ -148,6 +148,15 @@ class SqlDatabase:
         where = f" in schema {self.schema!r}" if self.schema else ""
         return self.unsupported(f"{self.label} table missing{where}: {detail}")
 
+    def _unusable(self) -> Unavailable | None:
+        """The GRANT this session's role needs when the schema exists but the role may
+        not use it (its tables then look missing, or a qualified name is refused)."""
+        from qctl_store.postgres.base import SCHEMA_ACCESS, usage_refused
+
+        schema = getattr(self, "schema", "") or self._config.schema
+        row = self.one(SCHEMA_ACCESS, (schema,)) if schema else None
+        return usage_refused(schema, row["role"]) if row and not row["usable"] else None
+
     def refuse(self, exc: Exception) -> NoReturn:
         """Close the connection and raise ``exc`` (a gate refusing the schema)."""
         self.close()
@@ -179,7 +188,12 @@ class SqlDatabase:
                 try:
                     yield
                 except pgerr.UndefinedTable as exc:
-                    raise self.missing(str(exc.diag.message_primary)) from None
+                    raise self._unusable() or self.missing(str(exc.diag.message_primary)) from None
+                except pgerr.InsufficientPrivilege:
+                    refused = self._unusable()
+                    if refused is None:
+                        raise
+                    raise refused from None
         else:
             import sqlite3
 
