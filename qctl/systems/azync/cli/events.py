@@ -14,10 +14,11 @@ from qctl.cli.output import (
     as_dict,
     emit_detail,
     emit_object,
-    emit_rows,
     iso,
     page_note,
+    stream_listing,
 )
+from qctl.core import parse
 from qctl.core.parse import ParseError
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.ops import events as ops_events
@@ -85,10 +86,24 @@ def list_events(
         aggregate_type=aggregate_type,
         aggregate_id=aggregate_id,
     )
-    rows, total = common.store(ctx).list_events(flt, 0, limit, common.cursor(after))
-    emit_rows([event_record(r, payload) for r in rows], EVENT_COLUMNS, output)
-    position = common.next_cursor(rows, limit, lambda e: PageCursor(e.occurred_at, e.id))
-    page_note(output, len(rows), total, position)
+    store = common.store(ctx)
+    totals: list[int] = []  # every fetch counts every match: the first's is shown
+
+    def fetch(n: int, at: PageCursor | None) -> list[EventAdminRow]:
+        rows, total = store.list_events(flt, 0, n, at)
+        totals.append(total)
+        return rows
+
+    shown, position = stream_listing(
+        fetch,
+        lambda e: PageCursor(e.occurred_at, e.id),
+        lambda e: event_record(e, payload),
+        EVENT_COLUMNS,
+        output,
+        limit,
+        common.cursor(after),
+    )
+    page_note(output, shown, totals[0], parse.cursor_text(position) if position else None)
 
 
 def _aggregate(text: str | None) -> tuple[str, str]:
