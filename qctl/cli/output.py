@@ -161,7 +161,7 @@ def stream_rows(
     fmt: OutputFormat,
     *,
     out: TextIO | None = None,
-    shown: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+    shown: Callable[[Any], Mapping[str, Any]] | None = None,
 ) -> int:
     """``emit_rows`` of the rows of ``pages``, each page written as it comes (JSON as
     the one document ``emit_rows`` writes), so memory holds one page whatever the row
@@ -215,7 +215,7 @@ def stream_listing(
     limit: int,
     after: Position | None,
     *,
-    shown: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+    shown: Callable[[Any], Mapping[str, Any]] | None = None,
 ) -> tuple[int, Position | None]:
     """Every keyset listing's output: up to ``limit`` rows from ``after`` on, fetched
     ``STREAM_PAGE`` at a time (``fetch(n, after)``: the next ``n`` rows after a

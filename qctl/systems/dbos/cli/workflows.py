@@ -16,6 +16,7 @@ from qctl.cli.output import (
     emit_result,
     emit_rows,
     page_note,
+    stream_listing,
 )
 from qctl.core import bulk
 from qctl.systems.dbos import actions, reads
@@ -53,13 +54,18 @@ def list_workflows(
 ) -> None:
     """Workflows, newest first, one page at a time (keyset: ``--after`` the cursor the
     previous page printed)."""
-    cursor = reads.Cursor.decode(after) if after else None
     db = database(ctx)
-    rows = reads.list_workflows(db, f, limit, cursor)
-    emit_list(rows, reads.LIST_COLUMNS, output)
-    page_note(
-        output, len(rows), None, reads.cursor_of(rows[-1]).encode() if len(rows) == limit else None
+    shown, position = stream_listing(
+        lambda n, at: reads.list_workflows(db, f, n, at),
+        reads.cursor_of,
+        for_json,
+        reads.LIST_COLUMNS,
+        output,
+        limit,
+        reads.Cursor.decode(after) if after else None,
+        shown=for_table,
     )
+    page_note(output, shown, None, position.encode() if position else None)
 
 
 @app.command("counts")
