@@ -425,7 +425,7 @@ def typeid_floor(prefix: str, at: datetime) -> str:
 
 
 THROUGHPUT_MEASURES = ("enqueued", "completed", "failed", "cancelled")
-THROUGHPUT_LOOKBACK = timedelta(hours=1)
+THROUGHPUT_LOOKBACK = timedelta(minutes=5)
 """How long before the window a job may have been enqueued and still count as
 completed or cancelled in it (dispatch indexes no completed_at: the jobs read are the
 primary key's range from the look-back's start)."""

@@ -54,8 +54,8 @@ def throughput(
     Read from the window's jobs, one range of the primary key (dispatch's ids are
     TypeIDs of the instant they were made), and the DLQ's failed_at on its queue index:
     never the whole table. dispatch indexes no completed_at, so completed and cancelled
-    count the jobs enqueued from an hour before the window on (the command says from
-    when); a DLQ entry deleted or purged is no longer counted as failed.
+    count the jobs enqueued from five minutes before the window on (the command says
+    from when); a DLQ entry deleted or purged is no longer counted as failed.
 
     \b
     Example:
