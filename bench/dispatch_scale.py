@@ -7,9 +7,9 @@ more than a few thousand rows).
 The schema is dispatch's own at main 6f7dda7 (``qctl/systems/dispatch/schema_6f7dda7.sql``,
 compared with dispatch v0.1.0's migrator by the tests), filled with SQL: N jobs in 5
 queues and 20 names (98.64% completed, 1% failed, 0.1% pending, 0.05% retrying, 0.01%
-running, 0.2% cancelled), ids TypeIDs of their creation instant as dispatch's are (UUIDv7s), one DLQ entry
-per failed job, N/100 workflow runs, 20 cron entries, 10 workers. Figures: the median of
-7 runs after a warm-up, in milliseconds.
+running, 0.2% cancelled), ids TypeIDs of their creation instant as dispatch's are
+(UUIDv7s), one DLQ entry per failed job, N/100 workflow runs, 20 cron entries, 10
+workers. Figures: the median of 7 runs after a warm-up, in milliseconds.
 """
 
 from __future__ import annotations

@@ -510,8 +510,8 @@ _qctl() {
         'qctl dags signal') subs=''; opts='--payload -p --message-id --output -o -h --help' ;;
         'qctl dags pause') subs=''; opts='--reason --output -o -h --help' ;;
         'qctl dags retry') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
-        'qctl dags compensate') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
-        'qctl dags cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
+        'qctl dags compensate') subs=''; opts='--dry-run --yes -y --force --output -o -h --help' ;;
+        'qctl dags cancel') subs=''; opts='--dry-run --yes -y --force --output -o -h --help' ;;
         'qctl events') subs='list show publish stats retain'; opts='-h --help' ;;
         'qctl events list') subs=''; opts='--type -t --undispatched --aggregate --since --until --limit -n --after --payload --output -o -h --help' ;;
         'qctl events show') subs=''; opts='--output -o -h --help' ;;

@@ -14,9 +14,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Iterable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from qctl_store import errors
 from qctl_store.sqlfile import Queries, load
 
 if TYPE_CHECKING:
@@ -55,3 +56,32 @@ class StoreBase(ABC):
     def queries(self, filename: str) -> Queries:
         """The backend's named queries of ``filename`` (``events.sql``)."""
         return load(f"qctl_store.{self.backend}.queries", filename)
+
+    def _mapped(self) -> AbstractContextManager[None]:
+        """Around a refusal of the database as it is: the backend's own words for it
+        (PostgreSQL names a configured schema that does not exist)."""
+        return nullcontext()
+
+
+class SchemaGate(StoreBase):
+    """``require_schema`` of both backends' ``MigrateMixin``: the backend reads its
+    version table, the refusals are ``errors.check_version``'s."""
+
+    _known_version: int | None = None
+    """The schema version ``require_schema`` accepted, once per store."""
+
+    def require_schema(self) -> int:
+        """The applied schema version, after ``check_schema``'s refusals, from one read
+        of the version table; accepted once per store, then answered from memory."""
+        if self._known_version is None:
+            where, applied, expected, pending = self._schema_versions()
+            with self._mapped():
+                errors.check_version(where, applied, expected, pending)
+            self._known_version = applied
+        return self._known_version
+
+    @abstractmethod
+    def _schema_versions(self) -> tuple[str, int, int, list[int]]:
+        """``errors.check_version``'s arguments, from one read of the version table: the
+        database named for a person, its applied version, this release's, and this
+        release's versions not applied."""

@@ -863,6 +863,12 @@ class AdminStore(ABC):
     """Console reads the Go contract lacks. Both backends implement them."""
 
     @abstractmethod
+    def count_replay(self, filter: ReplayFilter) -> tuple[int, int]:
+        """What ``replay(filter)`` would create, written nothing: the ledger events it
+        re-delivers (those with at least one matching subscriber, among the events the
+        limit caps) and the deliveries it creates."""
+
+    @abstractmethod
     def find_ids_by_prefix(self, entity: str, prefix: str, limit: int = 10) -> list[uuid.UUID]:
         """Ids of ``entity`` (job, dag, event, workflow) whose text form starts with
         ``prefix`` (lower-case hex with or without dashes), at most ``limit``."""

@@ -5,6 +5,8 @@ imported to check them):
 - ``qctl/core``, the toolkit every system and both front-ends share, imports no system
   (``qctl.systems``, azync's operations layer included) and no front-end (``qctl.cli``,
   ``qctl.tui``, typer, textual).
+- The shells name a system only through its record; ``qctl/cli`` imports nothing of
+  azync's store contract (its job sources, states and cursors live in azync's ``cli/``).
 - No two modules of ``qctl`` import each other, directly or through others.
 
 Every ``import`` and ``from ... import`` counts, relative ones resolved, wherever it
@@ -239,5 +241,22 @@ def test_a_systems_own_modules_import_no_front_end() -> None:
         if _system_of(i.source)
         and i.source.split(".")[3:4] not in ([f] for f in FRONT_ENDS)
         and _within(i.target, SYSTEM_CORE_MUST_NOT_IMPORT)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+AZYNC_CONTRACT = ("qctl_store.types", "qctl_store.contract", "qctl_store.listing")
+"""azync's store contract: its rows, job sources and states, searches and page cursors."""
+
+
+def test_the_command_line_shell_names_no_azync_concept() -> None:
+    """``qctl/cli`` holds what every system's commands share; azync's job options,
+    sources, states and keyset cursors are in its own package
+    (``qctl/systems/azync/cli/options.py``). The shell reaches azync's store only to open
+    it (``CliContext.store``), as it opens any system's database."""
+    wrong = [
+        str(i)
+        for i in ALL_IMPORTS
+        if _within(i.source, ("qctl.cli",)) and _within(i.target, AZYNC_CONTRACT)
     ]
     assert not wrong, "\n".join(wrong)

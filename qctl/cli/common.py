@@ -6,10 +6,9 @@ import contextlib
 import inspect
 import shlex
 import sys
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -21,10 +20,6 @@ from qctl.core import bulk, parse
 from qctl.core.errors import NoSuchName, WrongState
 from qctl_store.dsn import redact
 from qctl_store.errors import done_before
-from qctl_store.types import JobState, PageCursor, Source
-
-if TYPE_CHECKING:
-    from qctl.cli.context import AnyStore
 
 Output = Annotated[
     OutputFormat,
@@ -35,28 +30,6 @@ Yes = Annotated[
     typer.Option("--yes", "-y", help="Answer yes to the confirmation (needed off a terminal)."),
 ]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Say what would be done; write nothing.")]
-SourceOpt = Annotated[
-    Source | None, typer.Option("--source", "-s", help="Job source (default: all).")
-]
-StateOpt = Annotated[JobState | None, typer.Option("--state", help="Job state.")]
-KindOpt = Annotated[
-    str, typer.Option("--kind", "-k", metavar="KIND", help="Job kind (default: all).")
-]
-SinceOpt = Annotated[
-    str | None, typer.Option("--since", metavar="INSTANT", help="Occurred at or after.")
-]
-UntilOpt = Annotated[
-    str | None, typer.Option("--until", metavar="INSTANT", help="Occurred before.")
-]
-DeadAge = Annotated[
-    str,
-    typer.Option(
-        "--older-than",
-        metavar="DURATION",
-        help="Died longer ago than (failed_at; the enqueue time where a row has none).",
-    ),
-]
-"""How old the dead jobs to delete are (``jobs vacuum-dead`` and ``vacuum dead``)."""
 Retention = Annotated[
     str,
     typer.Option(
@@ -102,10 +75,6 @@ MAX_TARGETS = 10_000
 matches more is refused, not cut (``qctl.core.bulk.capped``)."""
 MaxOpt = Annotated[
     int, typer.Option("--max", metavar="N", min=1, help="Refuse when more than N match.")
-]
-MetaOpt = Annotated[
-    list[str] | None,
-    typer.Option("--meta", metavar="KEY=VALUE", help="Metadata key=value (repeatable)."),
 ]
 
 
@@ -170,17 +139,6 @@ def cli(ctx: typer.Context) -> CliContext:
     return obj
 
 
-def store(ctx: typer.Context) -> AnyStore:
-    """The store of this invocation, opened once (unpooled: one-shot commands)."""
-    return cli(ctx).store()
-
-
-def writable(ctx: typer.Context, action: str) -> AnyStore:
-    """The store, after refusing the write when qctl is read-only (before any I/O)."""
-    cli(ctx).require_writable(action)
-    return store(ctx)
-
-
 @contextlib.contextmanager
 def until_ctrl_c() -> Iterator[None]:
     """A ``watch`` loop's end: Ctrl-C is how it is stopped (exit 0, quietly); SIGTERM is
@@ -213,7 +171,7 @@ def confirm(question: str, yes: bool) -> None:
         raise Refused("declined; nothing was changed")
 
 
-def _option_value(parser: Callable[[Any], Any], value: Any, option: str) -> Any:
+def option_value(parser: Callable[[Any], Any], value: Any, option: str) -> Any:
     """``parser(value)``, its error message prefixed by the option that carried it."""
     try:
         return parser(value)
@@ -229,36 +187,6 @@ def record_of(value: Any) -> dict[str, Any]:
 def done(result: Any, message: str, output: OutputFormat) -> None:
     """Print what a writing verb did: ``message`` for people, ``result`` for machines."""
     emit_result(record_of(result), message, output)
-
-
-@contextlib.contextmanager
-def reporting_done(output: OutputFormat, noun: str) -> Iterator[None]:
-    """Around a bulk verb's real run: when an error or an interruption (Ctrl-C,
-    SIGTERM) stops it after some of its batches committed, say what was done and what
-    finishes it (a record on stdout in JSON forms, a line on stderr in a table or CSV),
-    then let the error end the command with its own code and line. Every bulk verb acts
-    on what is still left when it runs, so the same command line finishes the work."""
-    try:
-        yield
-    except BaseException as exc:
-        done = done_before(exc)
-        if done is not None:
-            again = " ".join(shlex.quote(redact(a)) for a in ["qctl", *sys.argv[1:]])
-            if output in (OutputFormat.JSON, OutputFormat.JSONL):
-                record = {
-                    "interrupted": True,
-                    "done": done.rows,
-                    "batches": done.batches,
-                    "error": message_for(exc) if isinstance(exc, Exception) else "interrupted",
-                    "finish_with": again,
-                }
-                emit_result(record, "", output)
-            batches = f" in {done.batches} committed batch(es)" if done.batches else ""
-            note(
-                f"qctl: stopped after {done.rows} {noun}{batches}; they stay done. "
-                f"To finish, run again: {again}"
-            )
-        raise
 
 
 SAMPLE_COLUMNS = ["id", "source", "kind", "state"]
@@ -316,32 +244,61 @@ def _bulk_record(results: Sequence[Any], skipped: list[dict[str, str]]) -> dict[
 
 
 @contextlib.contextmanager
-def reported(output: OutputFormat) -> Iterator[None]:
-    """A bulk walk that stops part-way (``qctl.core.bulk.Stopped``) prints its report
-    (in ``output``'s form, on stdout) and then fails with its cause's line and code."""
+def reported(output: OutputFormat, noun: str = "") -> Iterator[None]:
+    """Around a bulk verb's real run: when it stops part-way, say what was done, where
+    it stopped and what finishes it (``stopped_report``), then fail with the cause's
+    line and exit code. A walk target by target stops with ``qctl.core.bulk.Stopped``;
+    batched work (azync's batched statements) with any error or interruption (Ctrl-C,
+    SIGTERM) after some of its batches committed (``done_before``), its rows being
+    ``noun`` ("job(s) retried")."""
     try:
         yield
     except bulk.Stopped as stop:
-        r = stop.report
-        record = {
-            **_bulk_record(r.done, r.skipped),
-            "count": len(r.done),
-            "failed": r.failed,
-            "not_tried": r.not_tried,
-        }
-        record.setdefault("results", [record_of(d) for d in r.done])
-        failed = r.failed or {"id": "", "error": ""}
-        rest = ", ".join(r.not_tried[: bulk.SAMPLE]) + (
-            f" and {len(r.not_tried) - bulk.SAMPLE} more" if len(r.not_tried) > bulk.SAMPLE else ""
-        )
-        emit_result(
-            record,
-            f"stopped part-way: done {len(r.done)}, skipped {len(r.skipped)}, failed at "
-            f"{failed['id']} ({failed['error']}), not tried {len(r.not_tried)}"
-            + (f": {rest}" if rest else ""),
-            output,
-        )
+        stopped_report(stop.report, output)
         raise stop.__cause__ or stop from None
+    except BaseException as exc:
+        done = done_before(exc)
+        if done is not None:
+            error = message_for(exc) if isinstance(exc, Exception) else "interrupted"
+            stopped_report(bulk.batched(done.rows, done.batches, error), output, noun)
+        raise
+
+
+def stopped_report(report: bulk.Report[Any], output: OutputFormat, noun: str = "") -> None:
+    """A bulk run stopped part-way, in one form however it worked (the keys are in
+    docs/cli.md): the record on stdout in JSON forms, the sentence on stderr in every
+    form, before the cause's line. Batched work names the command line that finishes it
+    (each verb acts on what is still left); a walk target by target, the targets it did
+    not try."""
+    batched = report.batches is not None
+    again = " ".join(shlex.quote(redact(a)) for a in ["qctl", *sys.argv[1:]]) if batched else None
+    if output in (OutputFormat.JSON, OutputFormat.JSONL):
+        record = {
+            "stopped": True,
+            "count": report.count,
+            "batches": report.batches,
+            "results": [record_of(d) for d in report.done],
+            "skipped": report.skipped,
+            "failed": report.failed,
+            "not_tried": report.not_tried,
+            "finish_with": again,
+        }
+        emit_result(record, "", output)
+    said = f"qctl: stopped part-way: done {report.count}" + (f" {noun}" if noun else "")
+    if batched:
+        said += f" in {report.batches} committed batch(es)" if report.batches else ""
+        said += f"; they stay done. To finish, run again: {again}"
+    else:
+        failed = report.failed or {"id": "", "error": ""}
+        rest = ", ".join(report.not_tried[: bulk.SAMPLE])
+        more = len(report.not_tried) - bulk.SAMPLE
+        said += (
+            f", skipped {len(report.skipped)}, failed at {failed['id']} ({failed['error']}), "
+            f"not tried {len(report.not_tried)}"
+            + (f": {rest}" if rest else "")
+            + (f" and {more} more" if more > 0 else "")
+        )
+    note(said)
 
 
 def act_each(
@@ -375,7 +332,7 @@ def duration(value: str | None, option: str) -> timedelta | None:
     """A duration option (at most 1000 years: ``parse.parse_duration``)."""
     if value is None:
         return None
-    parsed: timedelta = _option_value(parse.parse_duration, value, option)
+    parsed: timedelta = option_value(parse.parse_duration, value, option)
     return parsed
 
 
@@ -391,39 +348,8 @@ def window_and_bucket(last: str, by: str) -> tuple[timedelta, timedelta]:
 
 
 def instant(value: str | None, option: str) -> datetime | None:
-    return None if value is None else _option_value(parse.parse_instant, value, option)
+    return None if value is None else option_value(parse.parse_instant, value, option)
 
 
 def json_value(value: str | None, option: str) -> Any:
-    return None if value is None else _option_value(parse.parse_json, value, option)
-
-
-def meta(values: list[str] | None) -> dict[str, str]:
-    result: dict[str, str] = _option_value(parse.parse_meta, values, "--meta")
-    return result
-
-
-def resolve(ctx: typer.Context, entity: str, text: str) -> uuid.UUID:
-    return parse.resolve_id(store(ctx), entity, text)
-
-
-def sources(source: Source | None) -> list[Source]:
-    return [source] if source else list(Source)
-
-
-def cursor(text: str | None) -> PageCursor | None:
-    """``--after``'s keyset position (None: the first page)."""
-    return parse.parse_cursor(text) if text else None
-
-
-def next_cursor(
-    rows: Sequence[Any], limit: int, position: Callable[[Any], PageCursor]
-) -> str | None:
-    """The ``--after`` text of the page after ``rows``, when the page is full."""
-    return parse.cursor_text(position(rows[-1])) if rows and len(rows) == limit else None
-
-
-def newest_first(row: Any) -> PageCursor:
-    """The position of a row of a newest-first listing by ``created_at`` (DAG runs,
-    workflow executions)."""
-    return PageCursor(row.created_at, row.id)
+    return None if value is None else option_value(parse.parse_json, value, option)

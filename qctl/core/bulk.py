@@ -44,15 +44,33 @@ def capped(rows: list[T], max_targets: int, noun: str) -> list[T]:
 
 @dataclass
 class Report(Generic[R]):
-    """What a bulk verb did, target by target."""
+    """What a bulk verb did before it stopped, in one shape for the two ways verbs work:
+    target by target (``done`` holds each target's result; ``skipped``, ``failed`` and
+    ``not_tried`` name targets) or in batches (azync's batched statements: ``rows`` done
+    in ``batches`` committed transactions, no target named; the same command run again
+    finishes, each verb acting on what is still left)."""
 
     done: list[R] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
     """Targets passed over: ``id`` and ``reason`` (changed since they were read)."""
-    failed: dict[str, str] | None = None
-    """The target the walk stopped at: ``id`` and ``error``."""
+    failed: dict[str, str | None] | None = None
+    """Where the walk stopped and why: ``id`` (the target; None in batches) and ``error``."""
     not_tried: list[str] = field(default_factory=list)
     """Targets after it, untouched."""
+    batches: int | None = None
+    """Batched work: the transactions committed; None target by target."""
+    rows: int = 0
+    """Batched work: the rows those transactions did."""
+
+    @property
+    def count(self) -> int:
+        """How many were done: targets, or rows of batched work."""
+        return len(self.done) if self.batches is None else self.rows
+
+
+def batched(rows: int, batches: int, error: str) -> Report[Any]:
+    """The report of batched work ``error`` stopped after ``rows`` in ``batches``."""
+    return Report(failed={"id": None, "error": error}, batches=batches, rows=rows)
 
 
 class Stopped(Exception):

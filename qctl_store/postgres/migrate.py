@@ -27,6 +27,7 @@ from importlib import resources
 import psycopg
 
 from qctl_store import errors
+from qctl_store.backend import SchemaGate
 from qctl_store.dsn import redact
 from qctl_store.postgres.admin import console_indexes_of
 from qctl_store.postgres.base import (
@@ -129,7 +130,7 @@ def latest_version() -> int:
     return load_migrations()[-1].version
 
 
-class MigrateMixin(PgBase):
+class MigrateMixin(SchemaGate, PgBase):
     def migrate(self) -> list[int]:
         """Apply the pending migrations on a dedicated connection, under goose's lock.
 
@@ -198,23 +199,13 @@ class MigrateMixin(PgBase):
         )
         return status
 
-    _known_version: int | None = None
-    """The schema version ``require_schema`` accepted, once per store."""
-
-    def require_schema(self) -> int:
-        """The applied schema version, after ``check_schema``'s refusals, from one read
-        of the version table; accepted once per store, then answered from memory."""
-        if self._known_version is None:
-            expected = latest_version()
-            with self.read() as cur:
-                applied = self._applied_versions(cur) or set()
-            applied.discard(0)
-            version = max(applied, default=0)
-            pending = [v for v in range(1, expected + 1) if v not in applied]
-            with self._mapped():  # names a configured schema that does not exist
-                errors.check_version(self._where(self.schema), version, expected, pending)
-            self._known_version = version
-        return self._known_version
+    def _schema_versions(self) -> tuple[str, int, int, list[int]]:
+        expected = latest_version()
+        with self.read() as cur:
+            applied = self._applied_versions(cur) or set()
+        applied.discard(0)
+        pending = [v for v in range(1, expected + 1) if v not in applied]
+        return self._where(self.schema), max(applied, default=0), expected, pending
 
     def _where(self, schema: str) -> str:
         return f'schema "{schema}"' if schema else "the database"

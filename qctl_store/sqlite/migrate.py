@@ -16,6 +16,7 @@ from functools import cache
 from importlib import resources
 
 from qctl_store import errors
+from qctl_store.backend import SchemaGate
 from qctl_store.sqlfile import fill, identifier
 from qctl_store.sqlite.base import SqliteBase, Tx, queries
 from qctl_store.types import SchemaStatus
@@ -63,7 +64,7 @@ def _only_comments(text: str) -> bool:
     return all(not ln.strip() or ln.strip().startswith("--") for ln in text.splitlines())
 
 
-class MigrateMixin(SqliteBase):
+class MigrateMixin(SchemaGate, SqliteBase):
     def _sql(self, text: str) -> str:
         """A version-table statement with the configured table name filled in."""
         return fill(text, table=identifier(self.config.version_table))
@@ -127,17 +128,8 @@ class MigrateMixin(SqliteBase):
         )
         return status
 
-    _known_version: int | None = None
-    """The schema version ``require_schema`` accepted, once per store."""
-
-    def require_schema(self) -> int:
-        """The applied schema version, after ``check_schema``'s refusals, from one read
-        of the version table; accepted once per store, then answered from memory."""
-        if self._known_version is None:
-            expected = latest_version()
-            with self.read() as t:
-                applied = self._applied_version(t) or 0
-            pending = [v for v, _ in migrations() if v > applied]
-            errors.check_version(self.path, applied, expected, pending)
-            self._known_version = applied
-        return self._known_version
+    def _schema_versions(self) -> tuple[str, int, int, list[int]]:
+        with self.read() as t:
+            applied = self._applied_version(t) or 0
+        pending = [v for v, _ in migrations() if v > applied]
+        return self.path, applied, latest_version(), pending

@@ -181,7 +181,7 @@ def test_ctrl_c_exits_130_quietly(monkeypatch: pytest.MonkeyPatch) -> None:
     def interrupted(ctx: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("qctl.cli.common.store", interrupted)
+    monkeypatch.setattr("qctl.systems.azync.cli.options.store", interrupted)
     res = CliRunner().invoke(app, ["queues", "list"])
     assert res.exit_code == 130
     assert res.stderr.count("\n") <= 1 and "Traceback" not in res.stderr

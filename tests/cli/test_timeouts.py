@@ -523,17 +523,21 @@ def test_a_bulk_retry_stopped_part_way_says_what_it_did_and_how_to_finish(
     lines = result.stderr.splitlines()
     assert lines[-1] == LOCK_LINE.format("1s")
     said = re.fullmatch(
-        rf"qctl: stopped after {retried} job\(s\) retried in (\d+) committed batch\(es\); "
+        rf"qctl: stopped part-way: done {retried} job\(s\) retried in (\d+) committed "
+        rf"batch\(es\); "
         rf"they stay done\. To finish, run again: (.*)",
         lines[-2],
     )
     assert said and said[2] == again, lines
     if fmt == "json":
         assert json.loads(result.stdout) == {
-            "interrupted": True,
-            "done": retried,
+            "stopped": True,
+            "count": retried,
             "batches": int(said[1]),
-            "error": LOCK_LINE.format("1s").removeprefix("qctl: error: "),
+            "results": [],
+            "skipped": [],
+            "failed": {"id": None, "error": LOCK_LINE.format("1s").removeprefix("qctl: error: ")},
+            "not_tried": [],
             "finish_with": again,
         }
     finish = subprocess.run(

@@ -59,6 +59,8 @@ def test_a_bulk_rewind_stopped_part_way_reports_done_failed_and_not_tried() -> N
     assert [r["workflow_id"] for r in report["results"]] == [ids[0]]
     assert report["failed"]["id"] == ids[1]
     assert report["not_tried"] == [ids[2]]
+    assert report["stopped"] is True and report["count"] == 1 and report["batches"] is None
+    assert f"qctl: stopped part-way: done 1, skipped 0, failed at {ids[1]} (" in result.stderr
     assert statuses[1:] == [("SUCCESS",), ("SUCCESS",)]
     assert statuses[0] != ("SUCCESS",)  # rewound: enqueued again
     assert "lock_timeout" in result.stderr

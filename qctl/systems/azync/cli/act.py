@@ -10,6 +10,7 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.output import OutputFormat, emit_result
+from qctl.systems.azync.cli import options
 
 if TYPE_CHECKING:
     from qctl.systems.azync.ops.results import RunOutcome
@@ -35,13 +36,20 @@ def act(
     destructive act shows the run and confirms, and with ``dry_run`` stops there."""
     if not dry_run:
         common.cli(ctx).require_writable(f"{group} {action}")
-    st = common.store(ctx)
-    ident = common.resolve(ctx, entity, id)
+    st = options.store(ctx)
+    ident = options.resolve(ctx, entity, id)
     plan = call(st, ident, True)
     label = "DAG" if entity == "dag" else entity
     what = f"{label} {plan.name} {ident} ({plan.state})"
+    # Which tasks it cancels and leaves running, in the dry run and the question alike.
+    effects = f": {plan.effects()}" if plan.effects() else ""
     if destructive and not common.proceed(
-        dry_run, yes, output, plan, f"would {action} {what}", f"{action.capitalize()} {what}?"
+        dry_run,
+        yes,
+        output,
+        plan,
+        f"would {action} {what}{effects}",
+        f"{action.capitalize()} {what}{effects}?",
     ):
         return
     outcome = call(st, ident, False)

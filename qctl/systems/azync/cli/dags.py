@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -21,14 +19,11 @@ from qctl.cli.output import (
 )
 from qctl.core import parse
 from qctl.systems.azync import SYSTEM
+from qctl.systems.azync.cli import options
 from qctl.systems.azync.cli.act import act
 from qctl.systems.azync.cli.jobs import job_record
 from qctl.systems.azync.ops import dags as ops_dags
 from qctl_store.types import DAGDep, DAGFilter, DAGState, DAGView, Job, JobState, PageCursor
-
-if TYPE_CHECKING:
-    from qctl.systems.azync.ops.results import RunOutcome
-    from qctl_store.contract import ConsoleStore
 
 app = common.app("dags", SYSTEM.commands["dags"].help)
 
@@ -72,7 +67,7 @@ def list_dags(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """DAG runs, newest first, with per-run task-state counts."""
-    store = common.store(ctx)
+    store = options.store(ctx)
     flt = DAGFilter(name=name, state=state)
     totals: list[int] = []  # every fetch counts every match: the first's is shown
 
@@ -84,12 +79,12 @@ def list_dags(
 
     shown, position = stream_listing(
         fetch,
-        lambda row: common.newest_first(row[0]),
+        lambda row: options.newest_first(row[0]),
         lambda row: dag_record(*row),
         DAG_COLUMNS,
         output,
         limit,
-        common.cursor(after),
+        options.cursor(after),
         shown=lambda r: {**r, "tasks": counts_text(r["tasks"])},
     )
     page_note(output, shown, totals[0], parse.cursor_text(position) if position else None)
@@ -98,7 +93,7 @@ def list_dags(
 @app.command("counts")
 def counts(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     """How many runs of each DAG name are in each state."""
-    by_name = common.store(ctx).dag_name_state_counts()
+    by_name = options.store(ctx).dag_name_state_counts()
     rows: list[dict[str, Any]] = [
         {"name": name, **{s.value: per.get(s, 0) for s in DAGState}}
         for name, per in sorted(by_name.items())
@@ -114,8 +109,8 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     Example:
       qctl dags show 3f2a9c1e
     """
-    store = common.store(ctx)
-    dag_id = common.resolve(ctx, "dag", id)
+    store = options.store(ctx)
+    dag_id = options.resolve(ctx, "dag", id)
     dag = store.get_dag(dag_id)
     tasks = store.dag_tasks(dag_id)
     deps = store.dag_deps(dag_id)
@@ -138,7 +133,7 @@ def find(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """The live run of NAME with idempotency KEY."""
-    dag_id = common.store(ctx).find_dag_by_key(name, key)
+    dag_id = options.store(ctx).find_dag_by_key(name, key)
     emit_result({"id": dag_id, "name": name, "idempotency_key": key}, str(dag_id), output)
 
 
@@ -153,8 +148,8 @@ def signal(
 ) -> None:
     """Send a signal to a run's waiting tasks. Buffered when none waits yet; a name no
     task of the run waits for is refused (exit 3)."""
-    store = common.writable(ctx, "dags signal")
-    dag_id = common.resolve(ctx, "dag", id)
+    store = options.writable(ctx, "dags signal")
+    dag_id = options.resolve(ctx, "dag", id)
     value = common.json_value(payload, "--payload")
     sent = ops_dags.signal(store, dag_id, name, value, message_id)
     if sent.deduplicated:
@@ -186,46 +181,85 @@ def pause(
     )
 
 
-def _destructive(
-    action: str, done: str, doc: str, call: Callable[[ConsoleStore, uuid.UUID, bool], RunOutcome]
+Force = Annotated[
+    bool,
+    typer.Option("--force", help="Act even where it strands the saga (the refusal says how)."),
+]
+"""The saga verbs' override of the operations layer's refusal (``Strands``)."""
+
+
+@app.command("retry")
+def retry(
+    ctx: typer.Context,
+    id: IdArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Register a verb that shows the run and confirms before it acts."""
-
-    def command(
-        ctx: typer.Context,
-        id: IdArg,
-        dry_run: DryRun = False,
-        yes: Yes = False,
-        output: Output = OutputFormat.TABLE,
-    ) -> None:
-        act(
-            ctx,
-            "dags",
-            "dag",
-            id,
-            action,
-            done,
-            output,
-            call,
-            destructive=True,
-            yes=yes,
-            dry_run=dry_run,
-        )
-
-    command.__doc__ = doc
-    app.command(action)(command)
+    """Resume a suspended or paused run. Dead tasks get a fresh budget."""
+    act(
+        ctx,
+        "dags",
+        "dag",
+        id,
+        "retry",
+        "retried",
+        output,
+        ops_dags.retry,
+        destructive=True,
+        yes=yes,
+        dry_run=dry_run,
+    )
 
 
-_destructive(
-    "retry",
-    "retried",
-    "Resume a suspended or paused run. Dead tasks get a fresh budget.",
-    ops_dags.retry,
-)
-_destructive(
-    "compensate",
-    "compensating",
-    "Run the compensation chain of a run (saga rollback).",
-    ops_dags.compensate,
-)
-_destructive("cancel", "cancelled", "Cancel a run without compensation.", ops_dags.cancel)
+@app.command("compensate")
+def compensate(
+    ctx: typer.Context,
+    id: IdArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    force: Force = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Run the compensation chain of a run (saga rollback): cancels the tasks that have
+    not run. Refused while an original task runs, or once the chain started, unless
+    --force."""
+    act(
+        ctx,
+        "dags",
+        "dag",
+        id,
+        "compensate",
+        "compensating",
+        output,
+        lambda s, i, dry: ops_dags.compensate(s, i, dry, force),
+        destructive=True,
+        yes=yes,
+        dry_run=dry_run,
+    )
+
+
+@app.command("cancel")
+def cancel(
+    ctx: typer.Context,
+    id: IdArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    force: Force = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Cancel a run without compensation. Refused where it would cancel compensation
+    steps that have not run, unless --force."""
+    act(
+        ctx,
+        "dags",
+        "dag",
+        id,
+        "cancel",
+        "cancelled",
+        output,
+        lambda s, i, dry: ops_dags.cancel(s, i, dry, force),
+        destructive=True,
+        yes=yes,
+        dry_run=dry_run,
+    )

@@ -11,6 +11,7 @@ from qctl.cli.common import DryRun, Output
 from qctl.cli.errors import ExitCode
 from qctl.cli.output import as_dict, emit_object, emit_result, note
 from qctl.systems.azync import SYSTEM
+from qctl.systems.azync.cli import options
 from qctl_store.dsn import redact
 from qctl_store.types import SchemaStatus
 
@@ -102,7 +103,7 @@ def tune(
     Built with CREATE INDEX CONCURRENTLY (writers are not blocked); named qctl_*, a
     name azync's migrations never take; listed by `qctl db status`."""
     common.cli(ctx).unlimit("statement_timeout", "lock_timeout")
-    store = common.store(ctx) if dry_run else common.writable(ctx, "db tune")
+    store = options.store(ctx) if dry_run else options.writable(ctx, "db tune")
     names = store.tune(dry_run=dry_run)
     if names:
         message = f"{'would create' if dry_run else 'created'} {', '.join(names)}"

@@ -8,19 +8,22 @@ from typing import Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import After, DryRun, MetaOpt, Output, PageLimit, SinceOpt, UntilOpt, Yes
+from qctl.cli.common import After, DryRun, Output, PageLimit, Yes
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
     emit_detail,
     emit_object,
     iso,
+    note,
     page_note,
     stream_listing,
 )
 from qctl.core import parse
 from qctl.core.parse import ParseError
 from qctl.systems.azync import SYSTEM
+from qctl.systems.azync.cli import options
+from qctl.systems.azync.cli.options import MetaOpt, SinceOpt, UntilOpt
 from qctl.systems.azync.ops import events as ops_events
 from qctl_store.types import (
     EventAdminRow,
@@ -58,7 +61,12 @@ def list_events(
     ctx: typer.Context,
     type: Annotated[str, typer.Option("--type", "-t", help="Only this event type.")] = "",
     undispatched: Annotated[
-        bool, typer.Option("--undispatched", help="Only events not yet fanned out.")
+        bool,
+        typer.Option(
+            "--undispatched",
+            help="Only events with no delivery row: no subscriber when published, or "
+            "deliveries vacuumed since (azync keeps no dispatch time).",
+        ),
     ] = False,
     aggregate: Annotated[
         str | None,
@@ -86,11 +94,17 @@ def list_events(
         aggregate_type=aggregate_type,
         aggregate_id=aggregate_id,
     )
-    store = common.store(ctx)
+    store = options.store(ctx)
     totals: list[int] = []  # every fetch counts every match: the first's is shown
 
     def fetch(n: int, at: PageCursor | None) -> list[EventAdminRow]:
         rows, total = store.list_events(flt, 0, n, at)
+        if undispatched and rows and not totals:
+            note(
+                "no delivery row is not proof of no delivery: vacuums (azync's maintenance "
+                "and `qctl vacuum`) delete succeeded deliveries, and replaying such an event "
+                "delivers it again"
+            )
         totals.append(total)
         return rows
 
@@ -101,7 +115,7 @@ def list_events(
         EVENT_COLUMNS,
         output,
         limit,
-        common.cursor(after),
+        options.cursor(after),
     )
     page_note(output, shown, totals[0], parse.cursor_text(position) if position else None)
 
@@ -130,8 +144,8 @@ def show(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """One event, payload included, and each delivery: its subscriber and job state."""
-    store = common.store(ctx)
-    row = store.get_event(common.resolve(ctx, "event", id))
+    store = options.store(ctx)
+    row = store.get_event(options.resolve(ctx, "event", id))
     jobs = store.search_jobs(JobSearch(source=Source.EVENT, event_id=row.id), limit=0)
     # A delivery job's kind is its subscriber's name.
     deliveries = [{"subscriber": j.kind, **as_dict(j)} for j in jobs]
@@ -169,9 +183,9 @@ def publish(
         aggregate_type=aggregate_type,
         aggregate_id=aggregate_id,
         version=version,
-        meta=common.meta(meta),
+        meta=options.meta(meta),
     )
-    done = ops_events.publish(common.writable(ctx, "events publish"), params)
+    done = ops_events.publish(options.writable(ctx, "events publish"), params)
     common.done(
         done, f"published {type} event {done.id} to {done.deliveries} subscriber(s)", output
     )
@@ -179,8 +193,9 @@ def publish(
 
 @app.command("stats")
 def stats(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
-    """Undispatched events, last-24h volume and types, subscribers."""
-    emit_object(as_dict(common.store(ctx).ops_stats()), output)
+    """Events with no delivery row ("undispatched": none subscribed when published, or
+    deliveries vacuumed), last-24h volume and types, subscribers."""
+    emit_object(as_dict(options.store(ctx).ops_stats()), output)
 
 
 @app.command("retain")
@@ -213,7 +228,7 @@ def retain(
     cutoff = common.instant(before, "--before") or datetime.now(UTC) - (age or timedelta(0))
     if not dry_run:
         common.cli(ctx).require_writable("events retain")
-    store = common.store(ctx)
+    store = options.store(ctx)
     plan = ops_events.retain(store, cutoff, limit, dry_run=True)
     if common.proceed(
         dry_run,

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import KindOpt, MetaOpt, SourceOpt, StateOpt
 from qctl.core.parse import ParseError
+from qctl.systems.azync.cli import options
+from qctl.systems.azync.cli.options import KindOpt, MetaOpt, SourceOpt, StateOpt
 from qctl.systems.azync.order import newest_first
 from qctl_store.listing import order_for, seeks_index
 from qctl_store.types import JobSearch, JobState, Source
@@ -102,13 +103,13 @@ def search(
         source=source,
         kind=kind,
         state=state,
-        meta=common.meta(meta),
+        meta=options.meta(meta),
         error=error,
         payload=common.json_value(payload, "--payload-contains"),
         older_than=common.duration(older_than, "--older-than"),
-        event_id=common.resolve(ctx, "event", event) if event else None,
-        dag_id=common.resolve(ctx, "dag", dag) if dag else None,
-        run_id=common.resolve(ctx, "workflow", run) if run else None,
+        event_id=options.resolve(ctx, "event", event) if event else None,
+        dag_id=options.resolve(ctx, "dag", dag) if dag else None,
+        run_id=options.resolve(ctx, "workflow", run) if run else None,
     )
 
 

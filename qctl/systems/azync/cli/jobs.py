@@ -11,15 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import (
-    DeadAge,
-    DryRun,
-    KindOpt,
-    MetaOpt,
-    Output,
-    SourceOpt,
-    Yes,
-)
+from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
@@ -34,7 +26,8 @@ from qctl.cli.output import (
 from qctl.core import bulk
 from qctl.core.parse import ParseError, cursor_text
 from qctl.systems.azync import SYSTEM
-from qctl.systems.azync.cli import filters
+from qctl.systems.azync.cli import filters, options
+from qctl.systems.azync.cli.options import DeadAge, KindOpt, MetaOpt, SourceOpt
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS
 from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, Source
 
@@ -78,11 +71,11 @@ def job_record(job: Job, with_payload: bool = False) -> dict[str, Any]:
 def make_search(
     source: Source | None, kind: str, state: JobState | None, meta: list[str] | None, error: str
 ) -> JobSearch:
-    return JobSearch(source=source, kind=kind, state=state, meta=common.meta(meta), error=error)
+    return JobSearch(source=source, kind=kind, state=state, meta=options.meta(meta), error=error)
 
 
 def find(ctx: typer.Context, text: str) -> Job:
-    return common.store(ctx).find_job(common.resolve(ctx, "job", text))
+    return options.store(ctx).find_job(options.resolve(ctx, "job", text))
 
 
 @app.command("list")
@@ -108,7 +101,7 @@ def list_jobs(
     """
     state = search.state
     search.reverse = filters.reverse(state, sort)
-    store = common.store(ctx)
+    store = options.store(ctx)
     filters.confirm_scan(store, search, yes)
     if not (search.event_id or search.dag_id or search.run_id) and store.listing_scans(state):
         note(
@@ -122,7 +115,7 @@ def list_jobs(
         JOB_COLUMNS,
         output,
         limit,
-        common.cursor(after),
+        options.cursor(after),
     )
     total: int | None = None
     estimated = False
@@ -131,6 +124,15 @@ def list_jobs(
         short = after is None and shown < limit
         total, estimated = (shown, False) if short else store.count_jobs(search)
     page_note(output, shown, total, cursor_text(position) if position else None, estimated)
+    if not shown and search.kind and after is None:
+        # An empty page of a typo'd kind names it, as `queues stats` does (exit 0 still).
+        from qctl.systems.azync.ops.views import missing_kind
+
+        missing = missing_kind(
+            store, search.kind, [search.source] if search.source else list(Source)
+        )
+        if missing:
+            note(missing)
 
 
 def _timings(job: Job, now: datetime) -> dict[str, timedelta | None]:
@@ -164,7 +166,7 @@ def show(
     from qctl.systems.azync.ops.views import attempt_history
 
     job = find(ctx, id)
-    attempts = attempt_history(common.store(ctx).job_attempts(job.source, job.id))
+    attempts = attempt_history(options.store(ctx).job_attempts(job.source, job.id))
     record = job_record(job, payload)
     timings = _timings(job, datetime.now(UTC))
     emit_detail(
@@ -186,7 +188,7 @@ def attempts(
     from qctl.systems.azync.ops.views import attempt_history
 
     job = find(ctx, id)
-    history = attempt_history(common.store(ctx).job_attempts(job.source, job.id))
+    history = attempt_history(options.store(ctx).job_attempts(job.source, job.id))
     emit_rows(rows_of(history), ATTEMPT_COLUMNS, output)
 
 
@@ -219,7 +221,7 @@ def enqueue(
     params = EnqueueParams(
         kind=kind,
         payload=common.json_value(payload, "--payload"),
-        meta=common.meta(meta),
+        meta=options.meta(meta),
         run_at=common.instant(at, "--at"),
         delay=common.duration(delay, "--delay") or timedelta(0),
         max_attempts=max_attempts or DEFAULT_MAX_ATTEMPTS,
@@ -229,7 +231,7 @@ def enqueue(
     )
     from qctl.systems.azync.ops import jobs as ops_jobs
 
-    inserted = ops_jobs.enqueue(common.writable(ctx, "jobs enqueue"), params)
+    inserted = ops_jobs.enqueue(options.writable(ctx, "jobs enqueue"), params)
     emit_result(
         {"id": params.id, "kind": kind, "inserted": inserted},
         f"enqueued {kind} job {params.id}"
@@ -256,8 +258,8 @@ def _act(
 ) -> None:
     """``call`` each job of ``ids``; every one is checked first (a dry run), so a refusal
     stops the command before anything was written."""
-    store = common.writable(ctx, f"jobs {verb}")
-    targets = [common.resolve(ctx, "job", text) for text in ids]
+    store = options.writable(ctx, f"jobs {verb}")
+    targets = [options.resolve(ctx, "job", text) for text in ids]
     for ident in targets:
         call(store, ident, True)
     _emit_outcomes([call(store, ident, False) for ident in targets], DONE[verb], output)
@@ -296,7 +298,7 @@ def _bulk(
 
     if not dry_run:
         common.cli(ctx).require_writable(f"jobs {action}")
-    store = common.store(ctx)
+    store = options.store(ctx)
     filters.confirm_scan(store, search, yes)
     plan = ops_jobs.act_all(store, action, search, dry_run=True)
     noun = f"{plan.target} job(s)"
@@ -313,79 +315,142 @@ def _bulk(
         f"would {verb} {plan.count} {noun}",
         f"{verb.capitalize()} {plan.count} {noun}?",
     ):
-        with common.reporting_done(output, f"job(s) {DONE[action]}"):
+        with common.reported(output, f"job(s) {DONE[action]}"):
             done = ops_jobs.act_all(store, action, search)
         common.done(done, f"{DONE[action]} {done.count} {noun}{done.passed_over()}", output)
 
 
-def _verb(action: str, doc: str) -> None:
+IdsArg = Annotated[
+    list[str] | None, typer.Argument(metavar="ID...", help="Job ids or unique prefixes.")
+]
+
+
+def _verb(
+    ctx: typer.Context,
+    action: str,
+    ids: list[str] | None,
+    all_: bool,
+    search: JobSearch,
+    dry_run: bool,
+    yes: bool,
+    output: OutputFormat,
+) -> None:
     """``jobs ACTION``: by id, or on every job matching the filters (or --all), through
     the operations layer's function of the same name (``run-now``: ``run_now``)."""
+    bulk.select(ids, all_ or search != JobSearch(), f"jobs {action}", "job", ALL)
+    if ids:
+        if dry_run:
+            raise ParseError("--dry-run goes with filters or --all")
+        from qctl.systems.azync.ops import jobs as ops_jobs
 
-    def command(
-        ctx: typer.Context,
-        ids: Annotated[
-            list[str] | None, typer.Argument(metavar="ID...", help="Job ids or unique prefixes.")
-        ] = None,
-        all_: AllOpt = False,
-        search: JobSearch = JobSearch(),
-        dry_run: DryRun = False,
-        yes: Yes = False,
-        output: Output = OutputFormat.TABLE,
-    ) -> None:
-        bulk.select(ids, all_ or search != JobSearch(), f"jobs {action}", "job", ALL)
-        if ids:
-            if dry_run:
-                raise ParseError("--dry-run goes with filters or --all")
-            from qctl.systems.azync.ops import jobs as ops_jobs
-
-            _act(ctx, ids, action, output, getattr(ops_jobs, action.replace("-", "_")))
-            return
-        _bulk(ctx, action, search, dry_run, yes, output)
-
-    command.__doc__ = doc
-    if action == "retry":
-        command.__annotations__["all_"] = RetryAllOpt
-    app.command(action)(filters.filtered()(command))
+        _act(ctx, ids, action, output, getattr(ops_jobs, action.replace("-", "_")))
+        return
+    _bulk(ctx, action, search, dry_run, yes, output)
 
 
-BULK_DOC = """
+@app.command("retry")
+@filters.filtered()
+def retry(
+    ctx: typer.Context,
+    ids: IdsArg = None,
+    all_: RetryAllOpt = False,
+    search: JobSearch = JobSearch(),
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Retry dead jobs. DAG tasks are retried through their run (`qctl dags retry`),
+    workflow operations settled with `qctl workflows resolve`.
+
+    Without ids, on every job that matches the filters (the same set as `jobs list`),
+    after one confirmation that says how many; --dry-run prints the count and a sample.
+
+    \b
+    Example:
+      qctl jobs retry --kind email.send --error timeout --dry-run
+    """
+    _verb(ctx, "retry", ids, all_, search, dry_run, yes, output)
+
+
+@app.command("run-now")
+@filters.filtered()
+def run_now(
+    ctx: typer.Context,
+    ids: IdsArg = None,
+    all_: AllOpt = False,
+    search: JobSearch = JobSearch(),
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Run scheduled jobs now (DAG tasks too).
 
     Without ids, on every job that matches the filters (the same set as `jobs list`),
     after one confirmation that says how many; --dry-run prints the count and a sample.
     """
+    _verb(ctx, "run-now", ids, all_, search, dry_run, yes, output)
 
-_verb(
-    "retry",
-    """Retry dead jobs. DAG tasks are retried through their run (`qctl dags retry`),
-    workflow operations settled with `qctl workflows resolve`."""
-    + BULK_DOC
-    + """
-    \b
-    Example:
-      qctl jobs retry --kind email.send --error timeout --dry-run
-    """,
-)
-_verb(
-    "run-now",
-    "Run scheduled jobs now (DAG tasks too)." + BULK_DOC,
-)
-_verb(
-    "archive",
-    "Force pending or scheduled jobs to dead. No further attempts." + BULK_DOC,
-)
-_verb(
-    "pause",
-    """Pause pending or scheduled jobs (a DAG: `qctl dags pause`)."""
-    + BULK_DOC
-    + """
+
+@app.command("archive")
+@filters.filtered()
+def archive(
+    ctx: typer.Context,
+    ids: IdsArg = None,
+    all_: AllOpt = False,
+    search: JobSearch = JobSearch(),
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Force pending or scheduled jobs to dead. No further attempts.
+
+    Without ids, on every job that matches the filters (the same set as `jobs list`),
+    after one confirmation that says how many; --dry-run prints the count and a sample.
+    """
+    _verb(ctx, "archive", ids, all_, search, dry_run, yes, output)
+
+
+@app.command("pause")
+@filters.filtered()
+def pause(
+    ctx: typer.Context,
+    ids: IdsArg = None,
+    all_: AllOpt = False,
+    search: JobSearch = JobSearch(),
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Pause pending or scheduled jobs (a DAG: `qctl dags pause`).
+
+    Without ids, on every job that matches the filters (the same set as `jobs list`),
+    after one confirmation that says how many; --dry-run prints the count and a sample.
+
     \b
     Example (hold every job of a kind there is now; new jobs of the kind still run,
     azync has no kind-level pause; `jobs resume --kind` undoes it):
       qctl jobs pause --kind report.build
-    """,
-)
-_verb("resume", "Resume paused jobs (a DAG: `qctl dags retry`)." + BULK_DOC)
+    """
+    _verb(ctx, "pause", ids, all_, search, dry_run, yes, output)
+
+
+@app.command("resume")
+@filters.filtered()
+def resume(
+    ctx: typer.Context,
+    ids: IdsArg = None,
+    all_: AllOpt = False,
+    search: JobSearch = JobSearch(),
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Resume paused jobs (a DAG: `qctl dags retry`).
+
+    Without ids, on every job that matches the filters (the same set as `jobs list`),
+    after one confirmation that says how many; --dry-run prints the count and a sample.
+    """
+    _verb(ctx, "resume", ids, all_, search, dry_run, yes, output)
 
 
 @app.command("delete")
@@ -422,8 +487,8 @@ def delete(
 
     if not dry_run:
         common.cli(ctx).require_writable("jobs delete")
-    store = common.store(ctx)
-    targets = [common.resolve(ctx, "job", text) for text in ids]
+    store = options.store(ctx)
+    targets = [options.resolve(ctx, "job", text) for text in ids]
     # Refuse before asking: every job is checked before any is deleted.
     plans = [ops_jobs.delete(store, ident, state, dry_run=True) for ident in targets]
     if common.proceed(
@@ -455,7 +520,7 @@ def vacuum_dead(
     age = common.duration(older_than, "--older-than") or timedelta(0)
     if not dry_run:
         common.cli(ctx).require_writable("jobs vacuum-dead")
-    store = common.store(ctx)
+    store = options.store(ctx)
     # Counting is a scan: only for a dry run; the guards run before the question.
     plan = ops_jobs.vacuum_dead(store, age, source, kind, dry_run=True, count=dry_run)
     if common.proceed(
@@ -466,6 +531,6 @@ def vacuum_dead(
         f"would delete {plan.count} dead job(s)",
         f"Delete dead jobs that died more than {older_than} ago?",
     ):
-        with common.reporting_done(output, "dead job(s) deleted"):
+        with common.reported(output, "dead job(s) deleted"):
             done = ops_jobs.vacuum_dead(store, age, source, kind)
         common.done(done, f"deleted {done.count} dead job(s)", output)

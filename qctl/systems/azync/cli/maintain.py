@@ -12,10 +12,12 @@ from typing import Annotated
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import Output, SourceOpt
+from qctl.cli.common import Output
 from qctl.cli.errors import Terminated
 from qctl.cli.output import OutputFormat, emit_rows, note, rows_of
 from qctl.core.parse import ParseError
+from qctl.systems.azync.cli import options
+from qctl.systems.azync.cli.options import SourceOpt
 from qctl.systems.azync.ops import maintain as ops_maintain
 from qctl.systems.azync.ops.results import MaintainStep
 from qctl_store.contract import ConsoleStore
@@ -51,7 +53,7 @@ def maintain(
     context = common.cli(ctx)
     # The first store is opened here (read-only and bad DSNs fail before the loop);
     # after a lost connection the loop opens a new one.
-    stores: list[ConsoleStore] = [common.writable(ctx, "maintain")]
+    stores: list[ConsoleStore] = [options.writable(ctx, "maintain")]
 
     def open_store() -> ConsoleStore:
         return stores.pop() if stores else context.open_store(pooled=False)
@@ -70,7 +72,7 @@ def maintain(
     try:
         ops_maintain.run(
             open_store,
-            common.sources(source),
+            options.sources(source),
             max_reaps,
             pause.total_seconds(),
             stop,

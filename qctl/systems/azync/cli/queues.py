@@ -8,9 +8,11 @@ from typing import Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import KindOpt, Output, SourceOpt
+from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, as_dict, emit_detail, emit_rows, note
 from qctl.systems.azync import SYSTEM
+from qctl.systems.azync.cli import options
+from qctl.systems.azync.cli.options import KindOpt, SourceOpt
 from qctl_store.types import DailyCount, Depths, Source
 
 app = common.app("queues", SYSTEM.commands["queues"].help)
@@ -74,9 +76,9 @@ def list_queues(
     Live states are always exact. On a huge PostgreSQL table succeeded, paused and
     uncertain come from the planner's statistics, shown as ~N in tables and with
     "estimated": true in JSON and CSV; --exact counts them (a scan of the whole table)."""
-    store = common.store(ctx)
+    store = options.store(ctx)
     rows: list[dict[str, Any]] = []
-    for src, (depths, estimated) in store.sources_depths(common.sources(source), exact).items():
+    for src, (depths, estimated) in store.sources_depths(options.sources(source), exact).items():
         for kind, d in sorted(depths.items()):
             rows.append(
                 {
@@ -106,7 +108,7 @@ def stats(
     refused (exit 3)."""
     from qctl.systems.azync.ops.views import require_kind
 
-    store = common.store(ctx)
+    store = options.store(ctx)
     require_kind(store, kind, [source])
     depths, daily = store.stats(source, kind)
     days = [day_record(d) for d in daily]
@@ -129,10 +131,10 @@ def daily(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Daily enqueued / processed / failed / reaped totals per source (UTC days)."""
-    store = common.store(ctx)
+    store = options.store(ctx)
     rows = [
         {"source": src, **day_record(day)}
-        for src in common.sources(source)
+        for src in options.sources(source)
         for day in store.all_daily(src)[-days:]
     ]
     emit_rows(rows, ["source", *DAILY_COLUMNS], output)
@@ -167,9 +169,9 @@ def throughput(
       qctl queues throughput --last 6h --by hour --kind email.send
     """
     window, bucket = common.window_and_bucket(last, by)
-    store = common.store(ctx)
+    store = options.store(ctx)
     totals: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for src in common.sources(source):
+    for src in options.sources(source):
         for point in store.throughput(src, window, bucket, kind):
             key = (point.start, point.kind) if per_kind else (point.start,)
             row = totals.setdefault(

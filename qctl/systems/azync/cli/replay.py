@@ -7,8 +7,10 @@ from typing import Annotated
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, Output, SinceOpt, UntilOpt, Yes
+from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, note
+from qctl.systems.azync.cli import options
+from qctl.systems.azync.cli.options import SinceOpt, UntilOpt
 from qctl.systems.azync.ops import events as ops_events
 from qctl.systems.azync.ops import vacuum as ops_vacuum
 from qctl_store.types import ReplayFilter, Source
@@ -41,11 +43,11 @@ def replay(
     """
     if not dry_run:
         common.cli(ctx).require_writable("replay")
-    store = common.store(ctx)
+    store = options.store(ctx)
     flt = ReplayFilter(
         subscriber=subscriber,
         event_type=event_type,
-        event_id=common.resolve(ctx, "event", event_id) if event_id else None,
+        event_id=options.resolve(ctx, "event", event_id) if event_id else None,
         since=common.instant(since, "--since"),
         until=common.instant(until, "--until"),
         limit=limit,
@@ -56,12 +58,15 @@ def replay(
         yes,
         output,
         plan,
-        f"would replay up to {plan.events} event(s) to their subscribers "
-        f"({plan.subscribers} subscriber(s) match)",
-        f"Replay up to {plan.events} event(s) to {plan.subscribers} subscriber(s)?",
+        f"would replay {plan.events} event(s) to {plan.subscribers} subscriber(s): "
+        f"{plan.deliveries} replay deliveries",
+        f"Replay {plan.events} event(s) to {plan.subscribers} subscriber(s) "
+        f"({plan.deliveries} deliveries)?",
     ):
         done = ops_events.replay(store, flt)
-        common.done(done, f"enqueued {done.deliveries} replay deliveries", output)
+        common.done(
+            done, f"enqueued {done.deliveries} replay deliveries of {done.events} event(s)", output
+        )
 
 
 def nuke(
@@ -83,7 +88,7 @@ def nuke(
     (a dev reset; the event ledger stays)."""
     if not dry_run:
         common.cli(ctx).require_writable("nuke")
-    store = common.store(ctx)
+    store = options.store(ctx)
     plan = ops_vacuum.nuke(store, source, dry_run=True)
     breaks = f"; {plan.breaks}" if plan.breaks else ""
     if not common.proceed(

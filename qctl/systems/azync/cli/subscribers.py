@@ -11,6 +11,7 @@ from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_rows, rows_of
 from qctl.core.parse import ParseError
 from qctl.systems.azync import SYSTEM
+from qctl.systems.azync.cli import options
 from qctl.systems.azync.ops import events as ops_events
 
 app = common.app("subscribers", SYSTEM.commands["subscribers"].help)
@@ -23,7 +24,7 @@ def list_subscribers(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Subscriptions: event type, subscriber, attempt budget."""
-    views = common.store(ctx).list_subscriber_views(event_type)
+    views = options.store(ctx).list_subscriber_views(event_type)
     emit_rows(
         rows_of(views),
         ["event_type", "subscriber", "max_attempts", "created_at", "updated_at"],
@@ -45,7 +46,7 @@ def register(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Subscribe NAME to EVENT_TYPE. Updates the budget when already subscribed."""
-    store = common.writable(ctx, "subscribers register")
+    store = options.writable(ctx, "subscribers register")
     done = ops_events.register_subscriber(store, name, event_type, max_attempts)
     common.done(
         done,
@@ -83,7 +84,7 @@ def delete(
         )
     if not dry_run:
         common.cli(ctx).require_writable("subscribers delete")
-    store = common.store(ctx)
+    store = options.store(ctx)
     plan = ops_events.delete_subscriber(store, name, event_type or "", drain, dry_run=True)
     drained_text = f" and delete {plan.drained} undelivered deliveries" if drain else ""
     what = f"{name}" + (f" from {event_type}" if event_type else " from every event type")

@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DeadAge, DryRun, KindOpt, Output, Retention, SourceOpt, Yes
+from qctl.cli.common import DryRun, Output, Retention, Yes
 from qctl.cli.output import OutputFormat, emit_rows, note
 from qctl.core.parse import ParseError, format_duration
 from qctl.systems.azync import SYSTEM
+from qctl.systems.azync.cli import options
+from qctl.systems.azync.cli.options import DeadAge, KindOpt, SourceOpt
 from qctl.systems.azync.ops import vacuum as ops_vacuum
 from qctl.systems.azync.ops.vacuum import Step
 
@@ -35,13 +37,13 @@ def _execute(
     output: OutputFormat,
 ) -> None:
     if dry_run:
-        outcomes = ops_vacuum.execute(common.store(ctx), steps, dry_run=True)
+        outcomes = ops_vacuum.execute(options.store(ctx), steps, dry_run=True)
         if output == OutputFormat.TABLE:
             note("dry run: nothing was changed; REMOVED is what would be removed")
     else:
-        store = common.writable(ctx, "vacuum")
+        store = options.writable(ctx, "vacuum")
         common.confirm(f"Vacuum {plan}?", yes)
-        with common.reporting_done(output, "row(s) removed"):
+        with common.reported(output, "row(s) removed"):
             outcomes = ops_vacuum.execute(store, steps)
     # The documented cron form: one row per target and source, "removed" rows.
     rows = [

@@ -9,9 +9,10 @@ from typing import Annotated
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import SourceOpt
 from qctl.cli.errors import Failed
 from qctl.cli.output import note, plain
+from qctl.systems.azync.cli import options
+from qctl.systems.azync.cli.options import SourceOpt
 from qctl_store.types import ChangeEntity
 
 POLL_SECONDS = 0.25
@@ -28,7 +29,7 @@ def watch(
 ) -> None:
     """Print change hints (job, dag, event; resets) as JSON lines until Ctrl-C (exit 0).
     A reset means hints were lost: re-read whatever you track."""
-    store = common.store(ctx)
+    store = options.store(ctx)
     sub = store.changes()
     if sub is None:
         raise Failed("the backend is poll-only: it publishes no change hints to watch")

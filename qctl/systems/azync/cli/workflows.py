@@ -21,6 +21,7 @@ from qctl.cli.output import (
 from qctl.core import parse
 from qctl.core.parse import IdNotFound
 from qctl.systems.azync import SYSTEM
+from qctl.systems.azync.cli import options
 from qctl.systems.azync.cli.act import act
 from qctl.systems.azync.ops import workflows as ops_wf
 from qctl_store.types import (
@@ -61,7 +62,7 @@ def list_workflows(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Executions, newest first."""
-    store = common.store(ctx)
+    store = options.store(ctx)
     flt = WorkflowFilter(name=name, state=state)
     totals: list[int] = []  # every fetch counts every match: the first's is shown
 
@@ -71,7 +72,7 @@ def list_workflows(
         return rows
 
     shown, position = stream_listing(
-        fetch, common.newest_first, as_dict, WF_COLUMNS, output, limit, common.cursor(after)
+        fetch, options.newest_first, as_dict, WF_COLUMNS, output, limit, options.cursor(after)
     )
     page_note(output, shown, totals[0], parse.cursor_text(position) if position else None)
 
@@ -79,8 +80,8 @@ def list_workflows(
 @app.command("show")
 def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
     """One execution and its history."""
-    store = common.store(ctx)
-    wf_id = common.resolve(ctx, "workflow", id)
+    store = options.store(ctx)
+    wf_id = options.resolve(ctx, "workflow", id)
     execution = store.get_workflow_execution(wf_id)
     history = store.list_history(wf_id)
     emit_detail(
@@ -101,8 +102,8 @@ def signal(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Send a signal to an execution."""
-    store = common.writable(ctx, "workflows signal")
-    wf_id = common.resolve(ctx, "workflow", id)
+    store = options.writable(ctx, "workflows signal")
+    wf_id = options.resolve(ctx, "workflow", id)
     sent = ops_wf.signal(store, wf_id, name, common.json_value(payload, "--payload"), message_id)
     common.done(
         sent,
@@ -189,12 +190,12 @@ def resolve(
     """
     if not dry_run:
         common.cli(ctx).require_writable("workflows resolve")
-    store = common.store(ctx)
+    store = options.store(ctx)
     try:
-        op_id = common.resolve(ctx, "job", job_id)
+        op_id = options.resolve(ctx, "job", job_id)
     except IdNotFound:
         # A workflow id instead: the refusal names its uncertain operations.
-        op_id = common.resolve(ctx, "workflow", job_id)
+        op_id = options.resolve(ctx, "workflow", job_id)
     value = common.json_value(result, "--result")
     plan = ops_wf.resolve(store, op_id, decision, value, dry_run=True)
     what = f"operation {op_id} as {decision} (workflow {plan.workflow_id})"
@@ -216,5 +217,5 @@ def stalled(
 ) -> None:
     """Stuck running executions. Nothing scheduled, no progress for --older-than."""
     age = common.duration(older_than, "--older-than") or timedelta(0)
-    rows = common.store(ctx).list_stalled_workflows(age, limit)
+    rows = options.store(ctx).list_stalled_workflows(age, limit)
     emit_rows(rows_of(rows), ["id", "name"], output)

@@ -41,14 +41,23 @@ def attempt_history(attempts: list[AttemptError]) -> list[Attempt]:
 def require_kind(store: ConsoleStore, kind: str, sources: list[Source]) -> None:
     """Refuse a kind that no job of ``sources`` has (a typo must not read as an empty
     result); name the sources that do have it."""
+    missing = missing_kind(store, kind, sources)
+    if missing:
+        raise NoSuchName("kind", missing)
+
+
+def missing_kind(store: ConsoleStore, kind: str, sources: list[Source]) -> str:
+    """ "no kind named X" (and the sources that have it) when no job or daily stats row
+    of ``sources`` has ``kind``; "" when one does. Reads every source's kinds: ask it
+    only of an empty result."""
     if any(kind in store.list_kinds(s) for s in sources):
-        return
+        return ""
     elsewhere = [s for s in Source if s not in sources and kind in store.list_kinds(s)]
     where = "" if len(sources) == len(Source) else f" in source {', '.join(sources)}"
     hint = (
         f" (it is a {' and '.join(elsewhere)} kind: --source {elsewhere[0]})" if elsewhere else ""
     )
-    raise NoSuchName("kind", f"no kind named {kind!r}{where}{hint}")
+    return f"no kind named {kind!r}{where}{hint}"
 
 
 def free_text(store: ConsoleStore, search: JobSearch) -> tuple[JobSearch, str]:

@@ -70,7 +70,10 @@ class DagActions(Dashboarded):
         if dag_id is None:
             return
         self.top.act(
-            lambda plan: f"{verb} DAG run {plan.name} {dag_id} ({plan.state})?",
+            lambda plan: (
+                f"{verb} DAG run {plan.name} {dag_id} ({plan.state})"
+                + (f": {plan.effects()}?" if plan.effects() else "?")
+            ),
             lambda store, dry_run: call(store, dag_id, dry_run),
             lambda done: f"{verb}: {done.id}",
         )

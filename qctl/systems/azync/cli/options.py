@@ -1,0 +1,93 @@
+"""azync's options and helpers its command groups share: the job filter's parts, the
+invocation's store (``qctl_store``'s, opened once), ids resolved by unique prefix, and the
+keyset paging of its newest-first listings."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from qctl.cli.common import cli, option_value
+from qctl.core import parse
+from qctl_store.types import JobState, PageCursor, Source
+
+if TYPE_CHECKING:
+    from qctl.cli.context import AnyStore
+
+SourceOpt = Annotated[
+    Source | None, typer.Option("--source", "-s", help="Job source (default: all).")
+]
+
+StateOpt = Annotated[JobState | None, typer.Option("--state", help="Job state.")]
+
+KindOpt = Annotated[
+    str, typer.Option("--kind", "-k", metavar="KIND", help="Job kind (default: all).")
+]
+
+SinceOpt = Annotated[
+    str | None, typer.Option("--since", metavar="INSTANT", help="Occurred at or after.")
+]
+
+UntilOpt = Annotated[
+    str | None, typer.Option("--until", metavar="INSTANT", help="Occurred before.")
+]
+
+DeadAge = Annotated[
+    str,
+    typer.Option(
+        "--older-than",
+        metavar="DURATION",
+        help="Died longer ago than (failed_at; the enqueue time where a row has none).",
+    ),
+]
+"""How old the dead jobs to delete are (``jobs vacuum-dead`` and ``vacuum dead``)."""
+
+MetaOpt = Annotated[
+    list[str] | None,
+    typer.Option("--meta", metavar="KEY=VALUE", help="Metadata key=value (repeatable)."),
+]
+
+
+def store(ctx: typer.Context) -> AnyStore:
+    """The store of this invocation, opened once (unpooled: one-shot commands)."""
+    return cli(ctx).store()
+
+
+def writable(ctx: typer.Context, action: str) -> AnyStore:
+    """The store, after refusing the write when qctl is read-only (before any I/O)."""
+    cli(ctx).require_writable(action)
+    return store(ctx)
+
+
+def meta(values: list[str] | None) -> dict[str, str]:
+    result: dict[str, str] = option_value(parse.parse_meta, values, "--meta")
+    return result
+
+
+def resolve(ctx: typer.Context, entity: str, text: str) -> uuid.UUID:
+    return parse.resolve_id(store(ctx), entity, text)
+
+
+def sources(source: Source | None) -> list[Source]:
+    return [source] if source else list(Source)
+
+
+def cursor(text: str | None) -> PageCursor | None:
+    """``--after``'s keyset position (None: the first page)."""
+    return parse.parse_cursor(text) if text else None
+
+
+def next_cursor(
+    rows: Sequence[Any], limit: int, position: Callable[[Any], PageCursor]
+) -> str | None:
+    """The ``--after`` text of the page after ``rows``, when the page is full."""
+    return parse.cursor_text(position(rows[-1])) if rows and len(rows) == limit else None
+
+
+def newest_first(row: Any) -> PageCursor:
+    """The position of a row of a newest-first listing by ``created_at`` (DAG runs,
+    workflow executions)."""
+    return PageCursor(row.created_at, row.id)
