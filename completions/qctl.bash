@@ -201,6 +201,7 @@ _qctl() {
         'qctl queues throughput --kind' | 'qctl queues throughput -k') COMPREPLY=(); return ;;
         'qctl queues throughput --source' | 'qctl queues throughput -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl queues throughput --output' | 'qctl queues throughput -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl queues throughput --queue') COMPREPLY=(); return ;;
         'qctl queues show --output' | 'qctl queues show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl queues set-limits --concurrency') COMPREPLY=(); return ;;
         'qctl queues set-limits --worker-concurrency') COMPREPLY=(); return ;;
@@ -607,7 +608,7 @@ _qctl() {
         'qctl queues list') subs=''; opts='--source -s --exact --output -o -h --help' ;;
         'qctl queues stats') subs=''; opts='--source -s --output -o -h --help' ;;
         'qctl queues daily') subs=''; opts='--source -s --days --output -o -h --help' ;;
-        'qctl queues throughput') subs=''; opts='--last --by --kind -k --source -s --per-kind --output -o -h --help' ;;
+        'qctl queues throughput') subs=''; opts='--last --by --kind -k --source -s --per-kind --output -o -h --help --queue --per-queue' ;;
         'qctl queues show') subs=''; opts='--output -o -h --help' ;;
         'qctl queues set-limits') subs=''; opts='--concurrency --worker-concurrency --rate-limit --rate-period --partition-concurrency --partition-worker-concurrency --partition-rate-limit --partition-rate-period --polling-interval --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl queues pause') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help' ;;
