@@ -101,26 +101,34 @@ def test_declined_and_refused_are_recorded_read_only_and_dry_runs_are_not(
 
 
 def test_log_is_private_and_holds_no_password(
-    st: Any, kind: str, module_db: tuple[str, str, Path], log: Path
+    st: Any, kind: str, module_db: tuple[str, str, Path], db_args: list[str], log: Path
 ) -> None:
-    backend, schema, _ = module_db
-    if backend != "postgres":
-        pytest.skip("a DSN with a password is PostgreSQL's")
+    """The log is 0600 in a 0700 directory on both backends; on PostgreSQL a DSN's password
+    is replaced by ``***`` (a SQLite path holds none)."""
     from typer.testing import CliRunner
 
     from qctl.cli.main import app
 
+    backend, schema, _ = module_db
     [job] = make_dead(st, kind)
-    dsn = PG_DSN.replace("://postgres@", "://postgres:s3cr3t-pw@")
-    assert dsn != PG_DSN
-    result = CliRunner().invoke(
-        app, ["--dsn", dsn, "--schema", schema, "jobs", "retry", str(job), "--yes"]
-    )
+    args = db_args
+    if backend == "postgres":
+        args = [
+            "--dsn",
+            PG_DSN.replace("://postgres@", "://postgres:s3cr3t-pw@"),
+            "--schema",
+            schema,
+        ]
+        assert args[1] != PG_DSN
+    result = CliRunner().invoke(app, [*args, "jobs", "retry", str(job), "--yes"])
     assert result.exit_code == 0, result.output
-    assert "s3cr3t-pw" not in log.read_text()
     [entry] = entries(log)
-    assert entry["dsn"] == PG_DSN.replace("://postgres@", "://postgres:***@")
-    assert entry["db_role"] == "postgres" and entry["schema"] == schema
+    if backend == "postgres":
+        assert "s3cr3t-pw" not in log.read_text()
+        assert entry["dsn"] == PG_DSN.replace("://postgres@", "://postgres:***@")
+        assert entry["db_role"] == "postgres" and entry["schema"] == schema
+    else:
+        assert entry["dsn"] == db_args[1] and entry["db_role"] is None
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
     assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700
 
