@@ -14,7 +14,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from qctl.cli.context import CliContext
-from qctl.cli.errors import ExitCode, Refused, message_for
+from qctl.cli.errors import ExitCode, Refused, Terminated, message_for
 from qctl.cli.launch import MIN_REFRESH
 from qctl.cli.output import (
     OUTPUT_HELP,
@@ -86,6 +86,16 @@ GroupByOpt = Annotated[
     ),
 ]
 """A listing's ``--group-by error`` (the same flag on every system that lists failures)."""
+
+
+LastOpt = Annotated[
+    str, typer.Option("--last", metavar="DURATION", help="How far back (default 1h).")
+]
+ByOpt = Annotated[
+    str, typer.Option("--by", metavar="minute|hour", help="Bucket size (default minute).")
+]
+"""``queues throughput``'s window and bucket on every system."""
+BUCKETS = {"minute": timedelta(minutes=1), "hour": timedelta(hours=1)}
 MAX_TARGETS = 10_000
 """Default cap on what one bulk verb takes from a filter (``--max``): a filter that
 matches more is refused, not cut (``qctl.core.bulk.capped``)."""
@@ -187,6 +197,17 @@ def database_status(
 def refuse_migrate(system: str, migrated_by: str) -> NoReturn:
     """``qctl db migrate`` on a system whose own application migrates its schema."""
     raise InvalidInput(f"qctl never migrates a {system} database: {migrated_by}")
+
+
+@contextlib.contextmanager
+def until_ctrl_c() -> Iterator[None]:
+    """A ``watch`` loop's end: Ctrl-C is how it is stopped (exit 0, quietly); SIGTERM is
+    not asked for by its reader, so it goes on to the one ``terminated`` line and 143."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if Terminated.received:
+            raise
 
 
 def stdin_is_tty() -> bool:
@@ -373,6 +394,17 @@ def duration(value: str | None, option: str) -> timedelta | None:
         return None
     parsed: timedelta = option_value(parse.parse_duration, value, option)
     return parsed
+
+
+def window_and_bucket(last: str, by: str) -> tuple[timedelta, timedelta]:
+    """``--last`` and ``--by`` of ``queues throughput``, checked."""
+    bucket = BUCKETS.get(by)
+    if bucket is None:
+        raise parse.ParseError(f"--by: {by!r} is not minute or hour")
+    window = duration(last, "--last") or timedelta(0)
+    if window <= timedelta(0):
+        raise parse.ParseError("--last: must be more than 0")
+    return window, bucket
 
 
 def instant(value: str | None, option: str) -> datetime | None:
