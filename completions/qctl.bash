@@ -44,6 +44,7 @@ _qctl() {
         'qctl jobs list --sort') COMPREPLY=(); return ;;
         'qctl jobs list --limit' | 'qctl jobs list -n') COMPREPLY=(); return ;;
         'qctl jobs list --after') COMPREPLY=(); return ;;
+        'qctl jobs list --group-by') COMPREPLY=($(compgen -W 'error' -- "$cur")); return ;;
         'qctl jobs list --output' | 'qctl jobs list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs list --reason') COMPREPLY=(); return ;;
         'qctl jobs list --queue') COMPREPLY=(); return ;;
@@ -572,7 +573,7 @@ _qctl() {
         'qctl db tune') subs=''; opts='--dry-run --output -o --reason -h --help' ;;
         'qctl db status') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs') subs='list show attempts enqueue retry run-now archive pause resume delete vacuum-dead cancel'; opts='-h --help' ;;
-        'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --sort --limit -n --after --yes -y --output -o --reason -h --help --queue --name' ;;
+        'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --sort --limit -n --after --group-by --yes -y --output -o --reason -h --help --queue --name' ;;
         'qctl jobs show') subs=''; opts='--payload --output -o -h --help' ;;
         'qctl jobs attempts') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs enqueue') subs=''; opts='--payload -p --delay --at --max-attempts --idempotency-key --ttl --meta --output -o -h --help' ;;

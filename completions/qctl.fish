@@ -118,6 +118,7 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l run -x -d 'The 
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l sort -x -d 'Order on the state\'s time column (default: the store\'s; dead newest first).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l limit -s n -x -d 'Rows per page.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l after -x -d 'Continue after this cursor (the previous page\'s `next page:` on stderr).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l group-by -x -a 'error' -d 'error: one row per distinct last error with its count, largest first (error-first triage), instead of the jobs.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l yes -s y -d 'Answer yes to the confirmation (needed off a terminal).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l reason -x -d 'Why: recorded with this write in the audit trail (qctl audit; env QCTL_REASON).'

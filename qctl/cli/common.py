@@ -8,18 +8,27 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from enum import StrEnum
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 from qctl.cli.context import CliContext
-from qctl.cli.errors import Refused, Terminated, message_for
+from qctl.cli.errors import ExitCode, Refused, Terminated, message_for
 from qctl.cli.launch import MIN_REFRESH
-from qctl.cli.output import OUTPUT_HELP, OutputFormat, as_dict, emit_result, emit_rows, note
+from qctl.cli.output import (
+    OUTPUT_HELP,
+    OutputFormat,
+    as_dict,
+    emit_object,
+    emit_result,
+    emit_rows,
+    note,
+)
 from qctl.core import bulk, parse
 from qctl.core.errors import NoSuchName, WrongState
 from qctl_store.dsn import redact
-from qctl_store.errors import done_before
+from qctl_store.errors import InvalidInput, done_before
 
 Output = Annotated[
     OutputFormat,
@@ -62,6 +71,23 @@ After = Annotated[
     ),
 ]
 """Every listing's one paging flag: a keyset cursor, never an offset to walk."""
+
+
+class GroupBy(StrEnum):
+    ERROR = "error"
+
+
+GroupByOpt = Annotated[
+    GroupBy | None,
+    typer.Option(
+        "--group-by",
+        help="error: one row per distinct last error with its count, largest first "
+        "(error-first triage), instead of the jobs.",
+    ),
+]
+"""A listing's ``--group-by error`` (the same flag on every system that lists failures)."""
+
+
 LastOpt = Annotated[
     str, typer.Option("--last", metavar="DURATION", help="How far back (default 1h).")
 ]
@@ -137,6 +163,40 @@ def cli(ctx: typer.Context) -> CliContext:
         root.obj = obj
         root.call_on_close(obj.close)
     return obj
+
+
+def database_status(
+    ctx: typer.Context,
+    system: str,
+    db: Any,
+    fields: Mapping[str, Any],
+    refusal: str | None,
+    output: OutputFormat,
+) -> None:
+    """``qctl db status`` of a system over a PostgreSQL database of its own (``db`` has
+    ``location``, ``schema``, ``read_only``): the context and where, the system's
+    ``fields``; then, when qctl does not support the schema, ``refusal`` on stderr and
+    exit 5 (after the report)."""
+    emit_object(
+        {
+            "context": cli(ctx).context_name or "",
+            "system": system,
+            "backend": "postgres",
+            "location": db.location,
+            "schema": db.schema,
+            **fields,
+            "read_only": db.read_only,
+        },
+        output,
+    )
+    if refusal is not None:
+        note(refusal)
+        raise typer.Exit(int(ExitCode.SCHEMA))
+
+
+def refuse_migrate(system: str, migrated_by: str) -> NoReturn:
+    """``qctl db migrate`` on a system whose own application migrates its schema."""
+    raise InvalidInput(f"qctl never migrates a {system} database: {migrated_by}")
 
 
 @contextlib.contextmanager

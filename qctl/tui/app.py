@@ -350,7 +350,7 @@ class QctlTop(Dashboard):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.system.help))
+            self.push_screen(HelpScreen(self.system.help_text()))
 
     def action_jump(self) -> None:
         """``:``/``g``: ask for an id or prefix, then open what it names."""

@@ -241,7 +241,7 @@ def test_dashboard_tabs_mount_and_help_explains_columns(
 
     name, t = target
     screens: SystemScreens = load(system(name).screens)
-    words = glossary(screens.help)
+    words = glossary(screens.help_text())
     unexplained: set[str] = set()
 
     async def main(handle: Any) -> None:

@@ -394,7 +394,9 @@ async def test_dag_signal_from_the_list(store: Any) -> None:
         assert app.screen.query_one(DagsPane).state == DAGState.RUNNING
         await pilot.press("S")
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
-        await pilot.press(*"go", "enter", *'{"ok":1}', "enter", "enter")
+        # prefilled with the signal the run waits on (read for the list, which has no tasks)
+        assert app.screen.query_one("#field-name", Input).value == "go"
+        await pilot.press("enter", *'{"ok":1}', "enter", "enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
         await pilot.press("y")
         await until(pilot, lambda: store.task_results(p.id)["gate"].result == {"ok": 1})

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.common import DryRun, GroupByOpt, Output, Yes
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
@@ -87,6 +87,7 @@ def list_jobs(
     sort: filters.SortOpt = None,
     limit: common.PageLimit = 50,
     after: common.After = None,
+    group_by: GroupByOpt = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
@@ -99,11 +100,19 @@ def list_jobs(
     Example:
       qctl jobs list --state dead --kind email.send --error timeout
       qctl jobs list --kind invoice.send --state pending --payload-contains '{"customer":"42"}'
+      qctl jobs list --state dead --group-by error
     """
     state = search.state
     search.reverse = filters.reverse(state, sort)
     store = options.store(ctx)
     filters.confirm_scan(store, search, yes)
+    if group_by is not None:
+        if after is not None or sort is not None:
+            raise ParseError(
+                "--group-by: lists the groups of the newest jobs; no --after or --sort"
+            )
+        error_groups(store, search, limit, output)
+        return
     if not (search.event_id or search.dag_id or search.run_id) and store.listing_scans(state):
         note(
             "no index holds this listing: it reads the whole job table"
@@ -134,6 +143,35 @@ def list_jobs(
         )
         if missing:
             note(missing)
+
+
+ERROR_GROUP_COLUMNS = ["count", "error", "kinds", "last_failed", "newest"]
+
+
+def error_groups(store: ConsoleStore, search: JobSearch, limit: int, output: OutputFormat) -> None:
+    """``jobs list --group-by error``: the ``limit`` largest groups of
+    ``ops.views.error_groups``; what was read goes to stderr."""
+    from qctl.systems.azync.ops.views import ERROR_SCAN
+    from qctl.systems.azync.ops.views import error_groups as read
+
+    found = read(store, search)
+    rows = [
+        {
+            "count": g.count,
+            "error": g.error,
+            "kinds": dict(g.kinds.most_common()),
+            "last_failed": g.last_failed,
+            "newest": g.newest,
+        }
+        for g in found.groups[:limit]
+    ]
+    emit_rows(rows, ERROR_GROUP_COLUMNS, output)
+    shown = f"{len(rows)} of {len(found.groups)}" if len(rows) < len(found.groups) else len(rows)
+    read_what = f"{found.scanned} job(s)" if found.complete else f"the newest {ERROR_SCAN} jobs"
+    note(
+        f"{shown} distinct error(s) over {read_what}"
+        + ("" if found.complete else "; narrow with --kind, --error or --older-than for the rest")
+    )
 
 
 def _timings(job: Job, now: datetime) -> dict[str, timedelta | None]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -206,3 +206,12 @@ def signal(
         return SignalOutcome(id, name, 0, False, message_id, True)
     delivered, dedup = store.signal(DAGSignalParams(id, name, message_id, payload))
     return SignalOutcome(id, name, delivered, dedup, message_id)
+
+
+def awaited_signal(tasks: Sequence[Job]) -> str:
+    """The signal to offer for a run with ``tasks``: the one its first waiting task waits
+    for, else the only one its tasks declare; "" when neither tells (the operator names
+    it)."""
+    waiting = next((t.signal_name for t in tasks if t.state == JobState.WAITING), "")
+    names = {t.signal_name for t in tasks if t.signal_name}
+    return waiting or (names.pop() if len(names) == 1 else "")

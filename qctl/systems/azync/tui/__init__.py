@@ -64,12 +64,15 @@ qctl top: live view of an azync store
   p          pause / resume automatic refresh        q     quit (top level)
   tab        move between tables                     ?     this help
   : or g     jump to a job, DAG run, event or workflow execution by id or prefix
+             (on the dead jobs, g groups them by error: use :)
 
 Jobs:      s source, t state, n/b next/previous page, v payload (detail);
            / a kind, key=value meta, error:TEXT; a word that names no kind
            matches the jobs whose kind, id or last error contains it
            space mark a row, * mark every job matching the filter (again: clear);
-           the actions then apply to the marked jobs after one confirmation
+           the actions then apply to the marked jobs after one confirmation;
+           g on dead jobs: grouped by last error with counts (error-first
+           triage), enter a group's jobs, g again the jobs
 DAGs:      t state tab; enter on a name narrows the runs, esc clears it;
            graph: arrows select a task, enter its job
 Events:    t events without deliveries only; enter an event's deliveries
@@ -106,8 +109,11 @@ Overview: source: queue, event, dag or workflow; kind: the job kind; pending: re
   beside the largest row; ~: an estimate; dag: a DAG name; live: its runs still
   going, by state; done: its finished runs, by state.
 Jobs: id: the job's id (short; ● marked); attempt: attempts used / allowed; when:
-  run at (scheduled, paused), lease expiry (active), completed, else enqueued; error:
-  the last error; lifetime: attempts since a retry started them again; at: when.
+  run at (scheduled, paused), lease expiry (active), completed, died (dead), else
+  enqueued; error: the last error; lifetime: attempts since a retry started them
+  again; at: when. Grouped (g): count: dead jobs with that last error; kinds: their
+  kinds, with counts; last failed: when the group's newest job died; grouped by error:
+  distinct errors of the jobs read (the newest 10,000 at most).
 DAGs: name: the DAG; tasks: its tasks by state; created: when the run started;
   reason: why it failed or was paused; task: the task's key in the graph.
 Events: type: the event type; aggregate: type:id of what it is about; ver: the

@@ -18,7 +18,7 @@ from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.systems.azync.tui.overview import ledger_text
 from qctl.tui import fmt
 from qctl.tui.panes import DetailScreen, Pane, RecordView
-from qctl.tui.widgets import refill, table
+from qctl.tui.widgets import flex, refill, table
 from qctl_store.types import (
     EventAdminRow,
     EventFilter,
@@ -55,10 +55,19 @@ class EventsPane(Pane[EventsData]):
         yield Static(id="events-filter", classes="bar")
         yield from self.compose_filter()
         yield table(
-            "events-table", "id", "type", "aggregate", "ver", "occurred", "dispatched", "deliveries"
+            "events-table",
+            "id",
+            flex("type"),
+            flex("aggregate"),
+            "ver",
+            "occurred",
+            "dispatched",
+            "deliveries",
         )
         with Horizontal(id="events-bottom"):
-            yield table("subscribers", "event type", "subscriber", "max attempts", "since")
+            yield table(
+                "subscribers", flex("event type"), flex("subscriber"), "max attempts", "since"
+            )
             yield Static(id="events-ledger")
 
     def fetch(self, store: ConsoleStore) -> EventsData:
@@ -155,7 +164,9 @@ class EventView(RecordView[EventDetail]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="event-text")
-            yield table("deliveries", "job", "subscriber", "state", "attempt", "replay", "error")
+            yield table(
+                "deliveries", "job", flex("subscriber"), "state", "attempt", "replay", flex("error")
+            )
 
     def fetch(self, store: ConsoleStore) -> EventDetail:
         search = JobSearch(source=Source.EVENT, event_id=self.record_id)
