@@ -8,7 +8,6 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -71,21 +70,6 @@ After = Annotated[
     ),
 ]
 """Every listing's one paging flag: a keyset cursor, never an offset to walk."""
-
-
-class GroupBy(StrEnum):
-    ERROR = "error"
-
-
-GroupByOpt = Annotated[
-    GroupBy | None,
-    typer.Option(
-        "--group-by",
-        help="error: one row per distinct last error with its count, largest first "
-        "(error-first triage), instead of the jobs.",
-    ),
-]
-"""A listing's ``--group-by error`` (the same flag on every system that lists failures)."""
 
 
 LastOpt = Annotated[

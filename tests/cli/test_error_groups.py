@@ -1,4 +1,4 @@
-"""Error-first triage (issue 30 item 17): ``jobs list --state dead --group-by error``
+"""Error-first triage (issue 30 item 17): ``jobs errors``
 lists one row per distinct last error with its count, largest first, on both backends;
 ``ops.views.error_groups`` is the one read the dashboard's ``g`` shows too."""
 
@@ -17,18 +17,12 @@ def test_dead_jobs_grouped_by_error_largest_first(run: Run, st: Any, kind: str) 
     make_dead(st, other, 2, "smtp  421\ntry later")  # the same text, other whitespace
     make_dead(st, kind, 1, "bad address")
     newest = make_dead(st, other, 1, "bad address")[0]
-    rows = out_json(
-        run("jobs", "list", "--state", "dead", "--kind", kind, "--group-by", "error", "-o", "json")
-    )
+    rows = out_json(run("jobs", "errors", "--kind", kind, "-o", "json"))
     assert [(r["count"], r["error"], r["kinds"]) for r in rows] == [
         (3, "smtp 421 try later", {kind: 3}),
         (1, "bad address", {kind: 1}),
     ]
-    both = out_json(
-        run(
-            "jobs", "list", "--state", "dead", "--error", "421", "--group-by", "error", "-o", "json"
-        )
-    )
+    both = out_json(run("jobs", "errors", "--state", "dead", "--error", "421", "-o", "json"))
     mine = [r for r in both if kind in r["kinds"]]
     assert mine == [
         {
@@ -39,7 +33,7 @@ def test_dead_jobs_grouped_by_error_largest_first(run: Run, st: Any, kind: str) 
             "newest": mine[0]["newest"],
         }
     ]
-    table = run("jobs", "list", "--state", "dead", "--kind", other, "--group-by", "error")
+    table = run("jobs", "errors", "--kind", other)
     assert table.exit_code == 0, table.stderr
     assert table.stdout.split()[:3] == ["COUNT", "ERROR", "KINDS"]
     assert "2 distinct error(s) over 3 job(s)" in table.stderr
@@ -57,8 +51,9 @@ def test_a_scan_cut_short_says_so(run: Run, st: Any, kind: str) -> None:
     assert (exact.scanned, exact.complete) == (5, True)
 
 
-def test_bad_group_by_is_a_usage_error(run: Run, st: Any, kind: str) -> None:
+def test_bad_input_is_a_usage_error(run: Run, st: Any, kind: str) -> None:
     make_dead(st, kind, 1)
-    for args in (["--group-by", "kind"], ["--group-by", "error", "--after", "x"]):
-        result = run("jobs", "list", "--state", "dead", *args)
-        assert result.exit_code == 2 and "Traceback" not in result.output
+    for args in (["--state", "deadd"], ["--older-than", "soon"], ["--limit", "0"]):
+        result = run("jobs", "errors", "--kind", kind, *args)
+        assert result.exit_code == 2 and "Traceback" not in result.output, args
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import DryRun, GroupByOpt, Output, Yes
+from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
@@ -87,7 +87,6 @@ def list_jobs(
     sort: filters.SortOpt = None,
     limit: common.PageLimit = 50,
     after: common.After = None,
-    group_by: GroupByOpt = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
@@ -100,19 +99,11 @@ def list_jobs(
     Example:
       qctl jobs list --state dead --kind email.send --error timeout
       qctl jobs list --kind invoice.send --state pending --payload-contains '{"customer":"42"}'
-      qctl jobs list --state dead --group-by error
     """
     state = search.state
     search.reverse = filters.reverse(state, sort)
     store = options.store(ctx)
     filters.confirm_scan(store, search, yes)
-    if group_by is not None:
-        if after is not None or sort is not None:
-            raise ParseError(
-                "--group-by: lists the groups of the newest jobs; no --after or --sort"
-            )
-        error_groups(store, search, limit, output)
-        return
     if not (search.event_id or search.dag_id or search.run_id) and store.listing_scans(state):
         note(
             "no index holds this listing: it reads the whole job table"
@@ -148,13 +139,32 @@ def list_jobs(
 ERROR_GROUP_COLUMNS = ["count", "error", "kinds", "last_failed", "newest"]
 
 
-def error_groups(store: ConsoleStore, search: JobSearch, limit: int, output: OutputFormat) -> None:
-    """``jobs list --group-by error``: the ``limit`` largest groups of
-    ``ops.views.error_groups``; what was read goes to stderr."""
-    from qctl.systems.azync.ops.views import ERROR_SCAN
-    from qctl.systems.azync.ops.views import error_groups as read
+@app.command("errors")
+@filters.filtered()
+def errors(
+    ctx: typer.Context,
+    search: JobSearch,
+    limit: common.PageLimit = 50,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Dead jobs (or --state's) grouped by last error, whitespace collapsed: one row per
+    error with its count, kinds, last failure and newest job, largest group first
+    (error-first triage; DBOS's is `workflows errors`). Reads the newest 10,000 matching
+    jobs without payloads; stderr says when that was fewer than all. The dashboard's `g`
+    on the dead jobs shows the same read.
 
-    found = read(store, search)
+    \b
+    Example:
+      qctl jobs errors --kind email.send
+    """
+    from qctl.systems.azync.ops.views import ERROR_SCAN, error_groups
+
+    if search.state is None:
+        search.state = JobState.DEAD
+    store = options.store(ctx)
+    filters.confirm_scan(store, search, yes)
+    found = error_groups(store, search)
     rows = [
         {
             "count": g.count,
