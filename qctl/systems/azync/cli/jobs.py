@@ -99,8 +99,9 @@ def list_jobs(
 ) -> None:
     """List jobs, one page at a time. In the store's per-state order; the cursor of
     the next page is printed on stderr (keep the same --sort for it). Dead jobs list
-    newest first unless --sort oldest. A --payload-contains search without --kind and
-    --state (or --event, --dag, --run) scans the jobs and asks first on a large table.
+    by failure time, newest first unless --sort oldest. A --payload-contains search
+    without --kind and --state (or --event, --dag, --run) scans the jobs and asks
+    first on a large table.
 
     \b
     Example:
