@@ -307,3 +307,19 @@ def test_live_depths_count_succeeded_exactly_only_within_a_budget(
     assert "plan_few" in counted and len(counted) == 2, counted  # and one plan_N
     for kind in ("plan_0", "plan_1", "plan_2", "plan_3"):
         assert SUCCEEDED_PER_KIND / 3 <= depths[kind].succeeded <= SUCCEEDED_PER_KIND * 3
+
+
+def test_tuned_newest_dead_pages_start_their_index_range_at_the_cursor(
+    store: PostgresStore, statements: list[tuple[str, Any]], tuned: None
+) -> None:
+    """The console's default dead listing, newest failure first: each kind's range of
+    ``qctl_jobs_dead_idx`` is read backwards from the cursor (an index condition, not a
+    filter over the rows before it), past the jobs without a failure time."""
+    search = JobSearch(source=Q, state=JobState.DEAD, reverse=True)
+    ahead = store.search_jobs(search, limit=LIVE["dead"] // 2)
+    assert ahead[0].failed_at is None and ahead[-1].failed_at is not None
+    statements.clear()
+    store.search_jobs(search, limit=7, after=store.job_cursor(ahead[-1], JobState.DEAD))
+    (plan,) = plans(store, [(q, a) for q, a in statements if q != admin.Q.console_indexes])
+    assert_no_table_scan(plan)
+    assert re.search(r"Index Cond: .*kind = k\.kind.*failed_at <=", plan), plan
