@@ -4,7 +4,7 @@ _qctl() {
     local cmdpath="qctl" i subs="" opts=""
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "$cmdpath ${COMP_WORDS[i]}" in
-            'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues set-limits' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl workflows send' | 'qctl workflows set-attributes' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl metrics' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl schedules create' | 'qctl schedules delete' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl executors' | 'qctl executors list' | 'qctl executors recover' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq replay-all' | 'qctl dlq delete' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl cron trigger' | 'qctl workers' | 'qctl workers list' | 'qctl stats' | 'qctl clients' | 'qctl clients list' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
+            'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues set-limits' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows errors' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl workflows send' | 'qctl workflows set-attributes' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl metrics' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl schedules create' | 'qctl schedules delete' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl executors' | 'qctl executors list' | 'qctl executors recover' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq replay-all' | 'qctl dlq delete' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl cron trigger' | 'qctl workers' | 'qctl workers list' | 'qctl stats' | 'qctl clients' | 'qctl clients list' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
         esac
     done
     case "$cmdpath $prev" in
@@ -220,6 +220,8 @@ _qctl() {
         'qctl workflows list --prefix') COMPREPLY=(); return ;;
         'qctl workflows list --attribute') COMPREPLY=(); return ;;
         'qctl workflows show --output' | 'qctl workflows show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows show --raw') COMPREPLY=(); return ;;
+        'qctl workflows show --raw-to') COMPREPLY=(); return ;;
         'qctl workflows signal --payload' | 'qctl workflows signal -p') COMPREPLY=(); return ;;
         'qctl workflows signal --message-id') COMPREPLY=(); return ;;
         'qctl workflows signal --output' | 'qctl workflows signal -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -270,6 +272,24 @@ _qctl() {
         'qctl workflows stalled --older-than') COMPREPLY=(); return ;;
         'qctl workflows stalled --limit' | 'qctl workflows stalled -n') COMPREPLY=(); return ;;
         'qctl workflows stalled --output' | 'qctl workflows stalled -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows errors --name') COMPREPLY=(); return ;;
+        'qctl workflows errors --queue') COMPREPLY=(); return ;;
+        'qctl workflows errors --application-version' | 'qctl workflows errors --app-version') COMPREPLY=(); return ;;
+        'qctl workflows errors --application-name') COMPREPLY=(); return ;;
+        'qctl workflows errors --executor') COMPREPLY=(); return ;;
+        'qctl workflows errors --user') COMPREPLY=(); return ;;
+        'qctl workflows errors --parent') COMPREPLY=(); return ;;
+        'qctl workflows errors --schedule') COMPREPLY=(); return ;;
+        'qctl workflows errors --created-after') COMPREPLY=(); return ;;
+        'qctl workflows errors --created-before') COMPREPLY=(); return ;;
+        'qctl workflows errors --completed-after') COMPREPLY=(); return ;;
+        'qctl workflows errors --completed-before') COMPREPLY=(); return ;;
+        'qctl workflows errors --dequeued-after') COMPREPLY=(); return ;;
+        'qctl workflows errors --dequeued-before') COMPREPLY=(); return ;;
+        'qctl workflows errors --prefix') COMPREPLY=(); return ;;
+        'qctl workflows errors --attribute') COMPREPLY=(); return ;;
+        'qctl workflows errors --limit' | 'qctl workflows errors -n') COMPREPLY=(); return ;;
+        'qctl workflows errors --output' | 'qctl workflows errors -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows counts --output' | 'qctl workflows counts -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows steps --output' | 'qctl workflows steps -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows events --output' | 'qctl workflows events -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -531,15 +551,16 @@ _qctl() {
         'qctl queues pause') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl queues resume') subs=''; opts='--dry-run --yes -y --output -o -h --help' ;;
         'qctl queues limit') subs=''; opts='--global --rate --burst --partition --aging --dry-run --yes -y --output -o -h --help' ;;
-        'qctl workflows') subs='list show signal cancel suspend resume resolve stalled counts steps events streams messages delete fork rewind set-delay send set-attributes'; opts='-h --help' ;;
+        'qctl workflows') subs='list show signal cancel suspend resume resolve stalled errors counts steps events streams messages delete fork rewind set-delay send set-attributes'; opts='-h --help' ;;
         'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute' ;;
-        'qctl workflows show') subs=''; opts='--output -o -h --help' ;;
+        'qctl workflows show') subs=''; opts='--output -o -h --help --raw --raw-to' ;;
         'qctl workflows signal') subs=''; opts='--payload -p --message-id --output -o -h --help' ;;
         'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --older-than --children --max' ;;
         'qctl workflows suspend') subs=''; opts='--reason --output -o -h --help' ;;
         'qctl workflows resume') subs=''; opts='--output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --on-queue --max --dry-run --yes -y' ;;
         'qctl workflows resolve') subs=''; opts='--result --dry-run --yes -y --output -o -h --help' ;;
         'qctl workflows stalled') subs=''; opts='--older-than --limit -n --output -o -h --help' ;;
+        'qctl workflows errors') subs=''; opts='--name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --limit -n --output -o -h --help' ;;
         'qctl workflows counts') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows steps') subs=''; opts='--output -o -h --help' ;;
         'qctl workflows events') subs=''; opts='--output -o -h --help' ;;

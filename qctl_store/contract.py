@@ -899,11 +899,12 @@ class AdminStore(ABC):
 
     @abstractmethod
     def live_depths(self, source: Source) -> tuple[dict[str, Depths], bool]:
-        """``kind_depths`` for a refresh loop: ``(depths, estimated)``. Pending,
-        scheduled, active, blocked, waiting and the oldest pending age are exact and read
-        from each state's index; on a huge table succeeded, paused, uncertain and a kind's
-        dead jobs beyond a count may come from statistics, and ``estimated`` says so.
-        ``kind_depths`` stays the exact (Go) read."""
+        """``kind_depths`` for a refresh loop: ``(depths, estimated)``. Active,
+        blocked, waiting and the oldest pending age are exact and read from each state's
+        index; on a huge table succeeded, paused, uncertain and a kind's pending,
+        scheduled and dead jobs at ``LIVE_DEPTH_CAP`` may come from statistics
+        (``estimated_depths``), and ``estimated`` says so. ``kind_depths`` stays the
+        exact (Go) read."""
 
     @abstractmethod
     def sources_depths(

@@ -29,6 +29,8 @@ from qctl_store.postgres.maintenance import keyset_batches, run_batches
 from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, job_from_row
 from qctl_store.sqlfile import fill
 from qctl_store.types import (
+    CAPPED_DEPTHS,
+    LIVE_DEPTH_CAP,
     DailyCount,
     Depths,
     Job,
@@ -47,11 +49,6 @@ ESTIMATE_THRESHOLD = 100_000
 EXACT_LIMIT = 10_000
 """Dead and paused jobs pile up: ``count_jobs`` counts them no further than this and
 answers with the planner's estimate (marked) beyond it."""
-
-KIND_EXACT_LIMIT = 200
-"""``live_depths`` counts each kind's dead jobs no further than this and takes the
-statistics' estimate beyond it, so a refresh over many kinds reads a bounded part of
-the dead index (at most this many entries per kind)."""
 
 
 def _state_index(state: str, order: str) -> str:
@@ -208,7 +205,7 @@ def _daily(cur: Cursor, where: str, args: dict[str, Any]) -> list[DailyCount]:
 def _live_depths(cur: Cursor, source: Source, tuned: bool) -> tuple[dict[str, Depths], bool]:
     """``live_depths`` of one source on a huge table (``tuned``: the paused index exists)."""
     args: dict[str, Any] = {"source": source.value}
-    live = {**args, "cap": KIND_EXACT_LIMIT}
+    live = {**args, "cap": LIVE_DEPTH_CAP}
     cur.execute(fill(Q.live_depths, where="TRUE" if tuned else "FALSE"), live)
     rows = cur.fetchall()
     out = _add_depths({}, cur, [r for r in rows if r["estimate"] is None])
@@ -235,8 +232,11 @@ def _live_depths(cur: Cursor, source: Source, tuned: bool) -> tuple[dict[str, De
             budget -= succeeded
         else:
             d.succeeded, estimated = succeeded, True
-        if d.dead >= KIND_EXACT_LIMIT:
-            d.dead, estimated = max(d.dead, estimates.get((kind, "dead"), 0)), True
+        for state in CAPPED_DEPTHS:
+            n = getattr(d, state)
+            if n >= LIVE_DEPTH_CAP:
+                setattr(d, state, max(n, estimates.get((kind, state), 0)))
+                estimated = True
         if not tuned:
             d.paused = estimates.get((kind, "paused"), 0)
         if source == Source.WORKFLOW:  # uncertain has no index either

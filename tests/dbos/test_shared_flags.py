@@ -30,6 +30,9 @@ FILTERS = {
 every verb that selects by filter (``qctl.systems.dbos.cli.filters.FILTERS``)."""
 DBOS_ONLY: dict[str, set[str]] = {
     "workflows list": FILTERS,
+    # A payload exactly as stored (DBOS's pickles and JSON text): azync's show prints
+    # its job's payload whole already.
+    "workflows show": {"--raw", "--raw-to"},
     # --older-than: a global timeout over every unfinished workflow (azync's cancel
     # takes one execution by id); --children: DBOSClient's cancel_children.
     "workflows cancel": FILTERS | {"--max", "--name", "--older-than", "--state", "--children"},

@@ -15,9 +15,18 @@ from typing import Any
 import psycopg
 import pytest
 
+from qctl_store import types
 from qctl_store.listing import order_for
 from qctl_store.postgres import PostgresStore, admin
-from qctl_store.types import JobFilter, JobSearch, JobState, PageCursor, Source
+from qctl_store.types import (
+    CAPPED_DEPTHS,
+    JobFilter,
+    JobSearch,
+    JobState,
+    PageCursor,
+    Source,
+    estimated_depths,
+)
 from tests.conftest import raw_pg
 from tests.postgres.conftest import plans
 
@@ -82,8 +91,12 @@ def assert_no_table_scan(plan: str) -> None:
 
 
 def test_live_depths_reads_only_partial_indexes(
-    store: PostgresStore, low_threshold: None, statements: list[tuple[str, Any]]
+    store: PostgresStore,
+    low_threshold: None,
+    statements: list[tuple[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(admin, "LIVE_DEPTH_CAP", max(LIVE.values()))  # under it: exact
     depths, estimated = store.live_depths(Q)
     assert estimated
     d = depths["plan_0"]
@@ -271,15 +284,26 @@ def test_dead_counts_are_exact_up_to_the_limit_then_estimated(
         assert_no_table_scan(plan)
 
 
-def test_live_depths_estimate_a_kind_s_dead_beyond_its_limit(
-    store: PostgresStore, low_threshold: None, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("state", CAPPED_DEPTHS)
+def test_live_depths_estimate_a_kind_s_backlog_beyond_the_cap(
+    store: PostgresStore, low_threshold: None, monkeypatch: pytest.MonkeyPatch, state: str
 ) -> None:
-    per_kind = LIVE["dead"] // KINDS
-    monkeypatch.setattr(admin, "KIND_EXACT_LIMIT", per_kind // 2)
+    """Pending, scheduled and dead are counted exactly below the cap; at it, the
+    statistics' estimate (never below the cap) is taken and the depths say so."""
+    per_kind = {s: n // KINDS for s, n in LIVE.items()}
+    for module in (admin, types):  # the store's cap and the marker's
+        monkeypatch.setattr(module, "LIVE_DEPTH_CAP", per_kind[state])
     depths, estimated = store.live_depths(Q)
+    d = depths["plan_0"]
     assert estimated
-    assert per_kind // 2 <= depths["plan_0"].dead <= per_kind * 3
-    assert depths["plan_0"].pending == LIVE["pending"] // KINDS  # live states stay exact
+    assert per_kind[state] <= getattr(d, state) <= per_kind[state] * 3
+    assert state in estimated_depths(d, Q)
+    for other in CAPPED_DEPTHS:
+        if per_kind[other] < per_kind[state]:  # below the cap: exact, not marked
+            assert getattr(d, other) == per_kind[other]
+            assert other not in estimated_depths(d, Q)
+    assert d.active == per_kind["active"]
+    assert d.oldest_pending_age.total_seconds() > 0
 
 
 def test_live_depths_count_paused_on_the_console_index(

@@ -21,6 +21,7 @@ from qctl_store.types import (
     JobState,
     OpsStats,
     Source,
+    estimated_depths,
 )
 
 if TYPE_CHECKING:
@@ -114,7 +115,11 @@ class OverviewPane(Redrawn[OverviewData]):
         total = max([d.pending + d.scheduled + d.active + d.dead for *_, d in rows] + [0])
         cells: list[tuple[str, list[Any]]] = []
         for source, kind, d in rows:
-            about = "~" if source in data.estimated else ""
+            guessed = estimated_depths(d, source) if source in data.estimated else []
+
+            def about(field: str, d: Depths = d, guessed: list[str] = guessed) -> str:
+                return f"{'~' if field in guessed else ''}{getattr(d, field)}"
+
             backlog = Text(fmt.bar(d.pending, total), "cyan")
             backlog.append(fmt.bar(d.dead, total), "red")
             cells.append(
@@ -123,15 +128,15 @@ class OverviewPane(Redrawn[OverviewData]):
                     [
                         source.value,
                         kind,
-                        d.pending,
-                        d.scheduled,
+                        about("pending"),
+                        about("scheduled"),
                         d.active,
                         d.waiting,
                         d.blocked,
-                        f"{about}{d.uncertain}" if source == Source.WORKFLOW else d.uncertain,
-                        Text(str(d.dead), "bold red" if d.dead else ""),
-                        f"{about}{d.paused}",
-                        f"{about}{d.succeeded}",
+                        about("uncertain"),
+                        Text(about("dead"), "bold red" if d.dead else ""),
+                        about("paused"),
+                        about("succeeded"),
                         fmt.duration(d.oldest_pending_age) if d.pending else "",
                         backlog,
                     ],
