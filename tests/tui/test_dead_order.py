@@ -54,3 +54,8 @@ def test_the_dashboard_pages_dead_jobs_in_failure_order(
             break
         pane.cursors.append(page.next_cursor)
     assert walked == expected
+
+
+def test_the_jobs_bar_says_what_an_unindexed_dead_page_reads() -> None:
+    assert tui_jobs.scans_warning(JobState.DEAD)[1][0] == ": reads every dead job, sorted"
+    assert tui_jobs.scans_warning(JobState.PAUSED)[1][0] == ": reads the whole job table"

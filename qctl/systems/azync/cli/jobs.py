@@ -113,8 +113,10 @@ def list_jobs(
     store = options.store(ctx)
     filters.confirm_scan(store, search, yes)
     if not (search.event_id or search.dag_id or search.run_id) and store.listing_scans(state):
+        from qctl.systems.azync.ops.views import unindexed_read
+
         note(
-            "no index holds this listing: it reads the whole job table"
+            f"no index holds this listing: it reads {unindexed_read(state)}"
             + (" (`qctl db tune` adds one for this state)" if state else "; try --state")
         )
     if output == OutputFormat.TABLE and limit > MAX_TABLE_ROWS:

@@ -1,5 +1,5 @@
-"""Reads both front-ends shape the same way: attempt history by lifetime, and the
-check that a name the operator typed exists."""
+"""Reads both front-ends shape the same way: attempt history by lifetime, the check
+that a name the operator typed exists, and what a listing no index holds reads."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from qctl.core.errors import NoSuchName
-from qctl_store.types import AttemptError, JobSearch, Source
+from qctl_store.types import AttemptError, JobSearch, JobState, Source
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
@@ -78,3 +78,10 @@ def free_text(store: ConsoleStore, search: JobSearch) -> tuple[JobSearch, str]:
         shown = ", ".join(near[:4]) + (", ..." if len(near) > 4 else "")
         return by_text, f"{word!r} is part of {len(near)} kinds ({shown}): all of them shown"
     return by_text, ""
+
+
+def unindexed_read(state: JobState | None) -> str:
+    """What a page of ``state`` reads when ``listing_scans`` says no index holds it: dead
+    jobs are all read from azync's dead index, which holds them in enqueue order, and
+    sorted by failure time; any other state reads the whole job table."""
+    return "every dead job, sorted" if state == JobState.DEAD else "the whole job table"

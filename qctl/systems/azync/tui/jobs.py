@@ -23,6 +23,7 @@ from qctl.systems.azync.ops.views import (
     attempt_history,
     free_text,
     require_kind,
+    unindexed_read,
 )
 from qctl.systems.azync.order import newest_first
 from qctl.tui import fmt
@@ -134,8 +135,9 @@ def resolved(page: JobPage) -> str:
     return f" (kind, id or error contains {searched.text!r})"
 
 
-SCANS = (("   no index", "dim"), (": reads the whole table", "yellow"))
-"""The jobs bar's warning that no index holds the listing."""
+def scans_warning(state: JobState | None) -> tuple[tuple[str, str], ...]:
+    """The jobs bar's warning that no index holds the listing, and what it reads."""
+    return (("   no index", "dim"), (f": reads {unindexed_read(state)}", "yellow"))
 
 
 def job_when(job: Job, now: datetime) -> str:
@@ -247,7 +249,7 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
                 f"{shown} of {about}{data.count}",
                 ("   page ", "dim"),
                 str(len(self.cursors)),
-                *(SCANS if data.scans else ()),
+                *(scans_warning(data.asked[0].state) if data.scans else ()),
                 *self._marks_text(data),
             )
         )
