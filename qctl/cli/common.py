@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from qctl.cli.context import CliContext
-from qctl.cli.errors import Refused, message_for
+from qctl.cli.errors import Refused, Terminated, message_for
 from qctl.cli.launch import MIN_REFRESH
 from qctl.cli.output import OUTPUT_HELP, OutputFormat, as_dict, emit_result, emit_rows, note
 from qctl.core import bulk, parse
@@ -62,6 +62,14 @@ After = Annotated[
     ),
 ]
 """Every listing's one paging flag: a keyset cursor, never an offset to walk."""
+LastOpt = Annotated[
+    str, typer.Option("--last", metavar="DURATION", help="How far back (default 1h).")
+]
+ByOpt = Annotated[
+    str, typer.Option("--by", metavar="minute|hour", help="Bucket size (default minute).")
+]
+"""``queues throughput``'s window and bucket on every system."""
+BUCKETS = {"minute": timedelta(minutes=1), "hour": timedelta(hours=1)}
 MAX_TARGETS = 10_000
 """Default cap on what one bulk verb takes from a filter (``--max``): a filter that
 matches more is refused, not cut (``qctl.core.bulk.capped``)."""
@@ -129,6 +137,17 @@ def cli(ctx: typer.Context) -> CliContext:
         root.obj = obj
         root.call_on_close(obj.close)
     return obj
+
+
+@contextlib.contextmanager
+def until_ctrl_c() -> Iterator[None]:
+    """A ``watch`` loop's end: Ctrl-C is how it is stopped (exit 0, quietly); SIGTERM is
+    not asked for by its reader, so it goes on to the one ``terminated`` line and 143."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if Terminated.received:
+            raise
 
 
 def stdin_is_tty() -> bool:
@@ -315,6 +334,17 @@ def duration(value: str | None, option: str) -> timedelta | None:
         return None
     parsed: timedelta = option_value(parse.parse_duration, value, option)
     return parsed
+
+
+def window_and_bucket(last: str, by: str) -> tuple[timedelta, timedelta]:
+    """``--last`` and ``--by`` of ``queues throughput``, checked."""
+    bucket = BUCKETS.get(by)
+    if bucket is None:
+        raise parse.ParseError(f"--by: {by!r} is not minute or hour")
+    window = duration(last, "--last") or timedelta(0)
+    if window <= timedelta(0):
+        raise parse.ParseError("--last: must be more than 0")
+    return window, bucket
 
 
 def instant(value: str | None, option: str) -> datetime | None:

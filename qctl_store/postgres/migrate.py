@@ -31,7 +31,14 @@ from qctl_store import errors
 from qctl_store.backend import SchemaGate
 from qctl_store.dsn import redact
 from qctl_store.postgres.admin import console_indexes_of
-from qctl_store.postgres.base import Connection, Cursor, PgBase, mapped_errors, queries
+from qctl_store.postgres.base import (
+    Connection,
+    Cursor,
+    PgBase,
+    mapped_errors,
+    queries,
+    usage_refused,
+)
 from qctl_store.postgres.rows import utc
 from qctl_store.sqlfile import fill, identifier
 from qctl_store.types import SchemaStatus
@@ -158,7 +165,12 @@ class MigrateMixin(SchemaGate, PgBase):
             conn.close()
 
     def schema_status(self) -> SchemaStatus:
-        """Works read-only and on a database that was never migrated (version 0)."""
+        """Works read-only and on a database that was never migrated (version 0); a
+        schema this role may not use is said so (its tables are not missing)."""
+        if self.schema:
+            exists, usable, role = self._schema_access()
+            if exists and not usable:
+                raise usage_refused(self.schema, role)
         q = queries("migrate.sql")
         expected = latest_version()
         with self.read() as cur:

@@ -15,13 +15,15 @@ from qctl.cli.output import (
     emit_result,
     emit_rows,
     page_note,
+    stream_listing,
 )
+from qctl.core import parse
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import options
 from qctl.systems.azync.cli.act import act
 from qctl.systems.azync.cli.jobs import job_record
 from qctl.systems.azync.ops import dags as ops_dags
-from qctl_store.types import DAGDep, DAGFilter, DAGState, DAGView, Job, JobState
+from qctl_store.types import DAGDep, DAGFilter, DAGState, DAGView, Job, JobState, PageCursor
 
 app = common.app("dags", SYSTEM.commands["dags"].help)
 
@@ -67,12 +69,25 @@ def list_dags(
     """DAG runs, newest first, with per-run task-state counts."""
     store = options.store(ctx)
     flt = DAGFilter(name=name, state=state)
-    dags, total = store.list_dags(flt, 0, limit, options.cursor(after))
-    counts = store.dag_task_counts([d.id for d in dags]) if dags else {}
-    records = [dag_record(d, counts.get(d.id, {})) for d in dags]
-    table = [{**r, "tasks": counts_text(r["tasks"])} for r in records]
-    emit_rows(table, DAG_COLUMNS, output, full=records)
-    page_note(output, len(dags), total, options.next_cursor(dags, limit, options.newest_first))
+    totals: list[int] = []  # every fetch counts every match: the first's is shown
+
+    def fetch(n: int, at: PageCursor | None) -> list[tuple[DAGView, dict[JobState, int]]]:
+        dags, total = store.list_dags(flt, 0, n, at)
+        totals.append(total)
+        counts = store.dag_task_counts([d.id for d in dags]) if dags else {}
+        return [(d, counts.get(d.id, {})) for d in dags]
+
+    shown, position = stream_listing(
+        fetch,
+        lambda row: options.newest_first(row[0]),
+        lambda row: dag_record(*row),
+        DAG_COLUMNS,
+        output,
+        limit,
+        options.cursor(after),
+        shown=lambda r: {**r, "tasks": counts_text(r["tasks"])},
+    )
+    page_note(output, shown, totals[0], parse.cursor_text(position) if position else None)
 
 
 @app.command("counts")

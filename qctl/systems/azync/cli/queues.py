@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from datetime import timedelta
 from typing import Annotated, Any
 
 import typer
@@ -11,7 +10,6 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, as_dict, emit_detail, emit_rows, note
-from qctl.core.parse import ParseError
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import options
 from qctl.systems.azync.cli.options import KindOpt, SourceOpt
@@ -139,19 +137,14 @@ def daily(
     emit_rows(rows, ["source", *DAILY_COLUMNS], output)
 
 
-BUCKETS = {"minute": timedelta(minutes=1), "hour": timedelta(hours=1)}
 THROUGHPUT_COLUMNS = ["start", "enqueued", "processed", "failed", "reaped"]
 
 
 @app.command("throughput")
 def throughput(
     ctx: typer.Context,
-    last: Annotated[
-        str, typer.Option("--last", metavar="DURATION", help="How far back (default 1h).")
-    ] = "1h",
-    by: Annotated[
-        str, typer.Option("--by", metavar="minute|hour", help="Bucket size (default minute).")
-    ] = "minute",
+    last: common.LastOpt = "1h",
+    by: common.ByOpt = "minute",
     kind: KindOpt = "",
     source: SourceOpt = None,
     per_kind: Annotated[
@@ -172,12 +165,7 @@ def throughput(
     Example:
       qctl queues throughput --last 6h --by hour --kind email.send
     """
-    bucket = BUCKETS.get(by)
-    if bucket is None:
-        raise ParseError(f"--by: {by!r} is not minute or hour")
-    window = common.duration(last, "--last") or timedelta(0)
-    if window <= timedelta(0):
-        raise ParseError("--last: must be more than 0")
+    window, bucket = common.window_and_bucket(last, by)
     store = options.store(ctx)
     totals: dict[tuple[Any, ...], dict[str, Any]] = {}
     for src in options.sources(source):

@@ -18,6 +18,7 @@ from qctl.cli.output import (
     emit_result,
     emit_rows,
     page_note,
+    stream_listing,
 )
 from qctl.core import bulk
 from qctl.core.errors import NoSuchName
@@ -56,16 +57,21 @@ def list_workflows(
 ) -> None:
     """Workflows, newest first, one page at a time (keyset: ``--after`` the cursor the
     previous page printed)."""
-    cursor = reads.Cursor.decode(after) if after else None
     db = database(ctx)
     # Machine forms carry each workflow's output and error (cut); a table stays one line
     # a workflow: `workflows show` and `workflows errors` show them.
     table = output == OutputFormat.TABLE
-    rows = reads.list_workflows(db, f, limit, cursor, payloads=not table)
-    emit_list(rows, reads.LIST_COLUMNS + ([] if table else ["output", "error"]), output)
-    page_note(
-        output, len(rows), None, reads.cursor_of(rows[-1]).encode() if len(rows) == limit else None
+    shown, position = stream_listing(
+        lambda n, at: reads.list_workflows(db, f, n, at, payloads=not table),
+        reads.cursor_of,
+        for_json,
+        reads.LIST_COLUMNS + ([] if table else ["output", "error"]),
+        output,
+        limit,
+        reads.Cursor.decode(after) if after else None,
+        shown=for_table,
     )
+    page_note(output, shown, None, position.encode() if position else None)
 
 
 ERROR_COLUMNS = ["count", "status", "name", "error", "last_created_at", "workflow_id"]
