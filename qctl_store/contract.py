@@ -951,7 +951,7 @@ class AdminStore(ABC):
 
 def job_sort_key(job: Job, state: JobState | None) -> datetime | None:
     """The column ``search_jobs`` orders ``state`` by (``listing.order_for`` with
-    ``search``: ``list_jobs``' order, pending in lease order)."""
+    ``search``: ``list_jobs``' order, pending in lease order, dead in failure order)."""
     value: datetime | None = getattr(job, order_for(state, search=True)[0])
     return value
 

@@ -58,18 +58,27 @@ def _state_index(state: str, order: str) -> str:
     )
 
 
-CONSOLE_INDEXES = {
-    f"qctl_jobs_{state.value}_idx": _state_index(state.value, order_for(state)[0])
-    for state in (JobState.PAUSED, JobState.CANCELLED, JobState.UNCERTAIN, JobState.SKIPPED)
-}
-"""The console's opt-in indexes and their definitions (``qctl db tune``): one per job
-state azync's schema has no index for (its migrations index pending, scheduled, active,
-dead and succeeded, and blocked and waiting by DAG), each (source, kind) then the state's
-listing order, so a first page across kinds merges index ranges, a count reads only the
-state's rows and ``throughput`` counts them. Created only on request; every object
-azync's migrations create is named ``azync_*``, so they can never take these names."""
+UNINDEXED_STATES = (JobState.PAUSED, JobState.CANCELLED, JobState.UNCERTAIN, JobState.SKIPPED)
+"""The job states azync's schema has no index for (its migrations index pending,
+scheduled, active, dead and succeeded, and blocked and waiting by DAG): counting or
+listing one reads the whole job table until ``tune`` creates its console index."""
 
-STATE_INDEXES = {JobState(name.split("_")[2]): name for name in CONSOLE_INDEXES}
+STATE_INDEXES = {
+    state: f"qctl_jobs_{state.value}_idx" for state in (*UNINDEXED_STATES, JobState.DEAD)
+}
+"""The console index a page of a state across kinds merges from (``across_kinds``):
+one per unindexed state, and one for dead jobs, whose azync index holds ``enqueued_at``
+while the console lists them in failure order."""
+
+CONSOLE_INDEXES = {
+    name: _state_index(state.value, order_for(state, search=True)[0])
+    for state, name in STATE_INDEXES.items()
+}
+"""The console's opt-in indexes and their definitions (``qctl db tune``), each (source,
+kind) then the state's ``search_jobs`` order, so a first page across kinds merges index
+ranges, a count reads only the state's rows and ``throughput`` counts them. Created
+only on request; every object azync's migrations create is named ``azync_*``, so they
+can never take these names."""
 
 PAUSED_INDEX = STATE_INDEXES[JobState.PAUSED]
 
@@ -88,10 +97,10 @@ _DEPTH_FIELDS = {
 }
 
 
-_MERGED_STATES = (JobState.PENDING, JobState.SCHEDULED, JobState.ACTIVE, JobState.DEAD)
-"""States whose partial index leads with (source, kind) and then holds ``search_jobs``'
-order, so a page across kinds merges index ranges (``across_kinds``); paused too once
-cancelled, uncertain and skipped too once their console index exists."""
+_MERGED_STATES = (JobState.PENDING, JobState.SCHEDULED, JobState.ACTIVE)
+"""States whose azync index leads with (source, kind) and then holds ``search_jobs``'
+order, so a page across kinds merges index ranges (``across_kinds``); the states of
+``STATE_INDEXES`` too once their console index exists."""
 
 _CAPPED_STATES = (JobState.DEAD, JobState.PAUSED, JobState.CANCELLED, JobState.UNCERTAIN)
 
@@ -148,7 +157,7 @@ def _cheap_count(
     (counting it would read all of it); huge unfiltered terminal states come from the
     planner's estimate; the states that pile up are counted up to ``EXACT_LIMIT`` on
     their index and estimated beyond it."""
-    if state in STATE_INDEXES and STATE_INDEXES[state] not in console_indexes_of(cur):
+    if state in UNINDEXED_STATES and STATE_INDEXES[state] not in console_indexes_of(cur):
         if _estimate(cur, "TRUE", {}) < ESTIMATE_THRESHOLD:
             return None
         estimate = _estimate(cur, where, args)
@@ -374,8 +383,9 @@ class AdminMixin(JobActions, JobReads, PgBase):
     def listing_scans(self, state: JobState | None) -> bool:
         """On a huge table, whether a page of ``state`` across kinds has no index to
         walk and reads the whole job table: paused, cancelled, uncertain and skipped jobs
-        until ``tune`` creates their index, and every state at once (newest first, an
-        order no index holds)."""
+        until ``tune`` creates their index, dead jobs until their console index holds
+        their failure order (every dead job is read and sorted), and every state at once
+        (newest first, an order no index holds)."""
         if state is not None and JobState(state) not in STATE_INDEXES:
             return False
         with self.read() as cur:

@@ -54,7 +54,7 @@ def test_db(run: Run, backend: str) -> None:
 
 def test_db_tune(run: Run, backend: str, db_args: list[str]) -> None:
     assert run("db", "tune", root=["--read-only"]).exit_code == 4
-    states = ("paused", "cancelled", "uncertain", "skipped")
+    states = ("paused", "cancelled", "uncertain", "skipped", "dead")
     want = [f"qctl_jobs_{s}_idx" for s in states] if backend == "postgres" else []
     dry = out_json(run("db", "tune", "--dry-run", "-o", "json"))
     assert dry == {"dry_run": True, "indexes": want}

@@ -92,8 +92,9 @@ def list_jobs(
 ) -> None:
     """List jobs, one page at a time. In the store's per-state order; the cursor of
     the next page is printed on stderr (keep the same --sort for it). Dead jobs list
-    newest first unless --sort oldest. A --payload-contains search without --kind and
-    --state (or --event, --dag, --run) scans the jobs and asks first on a large table.
+    by failure time, newest first unless --sort oldest. A --payload-contains search
+    without --kind and --state (or --event, --dag, --run) scans the jobs and asks
+    first on a large table.
 
     \b
     Example:
@@ -105,8 +106,10 @@ def list_jobs(
     store = options.store(ctx)
     filters.confirm_scan(store, search, yes)
     if not (search.event_id or search.dag_id or search.run_id) and store.listing_scans(state):
+        from qctl.systems.azync.ops.views import unindexed_read
+
         note(
-            "no index holds this listing: it reads the whole job table"
+            f"no index holds this listing: it reads {unindexed_read(state)}"
             + (" (`qctl db tune` adds one for this state)" if state else "; try --state")
         )
     shown, position = stream_listing(

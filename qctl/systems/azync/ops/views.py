@@ -1,5 +1,6 @@
 """Reads both front-ends shape the same way: attempt history by lifetime, the check
-that a name the operator typed exists, jobs grouped by their error."""
+that a name the operator typed exists, jobs grouped by their error, and what a listing no
+index holds reads."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from qctl.core.errors import NoSuchName
-from qctl_store.types import AttemptError, Job, JobSearch, PageCursor, Source
+from qctl_store.types import AttemptError, Job, JobSearch, JobState, PageCursor, Source
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
@@ -146,3 +147,10 @@ def error_groups(store: ConsoleStore, search: JobSearch, scan: int = ERROR_SCAN)
         key=lambda g: (-g.count, -(g.last_failed.timestamp() if g.last_failed else 0), g.error),
     )
     return ErrorGroups(ranked, scanned, complete)
+
+
+def unindexed_read(state: JobState | None) -> str:
+    """What a page of ``state`` reads when ``listing_scans`` says no index holds it: dead
+    jobs are all read from azync's dead index, which holds them in enqueue order, and
+    sorted by failure time; any other state reads the whole job table."""
+    return "every dead job, sorted" if state == JobState.DEAD else "the whole job table"

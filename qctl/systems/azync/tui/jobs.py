@@ -26,6 +26,7 @@ from qctl.systems.azync.ops.views import (
     error_groups,
     free_text,
     require_kind,
+    unindexed_read,
 )
 from qctl.systems.azync.order import newest_first
 from qctl.tui import fmt
@@ -139,8 +140,9 @@ def resolved(page: JobPage) -> str:
     return f" (kind, id or error contains {searched.text!r})"
 
 
-SCANS = (("   no index", "dim"), (": reads the whole table", "yellow"))
-"""The jobs bar's warning that no index holds the listing."""
+def scans_warning(state: JobState | None) -> tuple[tuple[str, str], ...]:
+    """The jobs bar's warning that no index holds the listing, and what it reads."""
+    return (("   no index", "dim"), (f": reads {unindexed_read(state)}", "yellow"))
 
 
 def job_when(job: Job, now: datetime) -> str:
@@ -289,7 +291,7 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
                 f"{shown} of {about}{data.count}",
                 ("   page ", "dim"),
                 str(len(self.cursors)),
-                *(SCANS if data.scans else ()),
+                *(scans_warning(data.asked[0].state) if data.scans else ()),
                 *self._marks_text(data),
                 *self._groups_text(data.groups),
             )
