@@ -157,9 +157,10 @@ def emit_rows(
 
 
 def stream_rows(
-    pages: Iterable[Sequence[Mapping[str, Any]]],
+    pages: Iterable[Sequence[Any]],
     columns: Sequence[str],
     fmt: OutputFormat,
+    record: Callable[[Any], Mapping[str, Any]],
     *,
     out: TextIO | None = None,
     shown: Callable[[Any], Mapping[str, Any]] | None = None,
@@ -167,12 +168,15 @@ def stream_rows(
     """``emit_rows`` of the rows of ``pages``, each page written as it comes (JSON as
     the one document ``emit_rows`` writes), so memory holds one page whatever the row
     count; a table, which sizes its columns on every row, is written at the end.
-    ``shown``: what a table and CSV show of a row (``emit_rows``' rows, where the row
-    is its ``full``). The number of rows."""
+    ``record``: a row as JSON shows it (``emit_rows``' ``full``); ``shown``: as a table
+    and CSV show it (``emit_rows``' rows; ``record`` when not given). Both take the row
+    as fetched, so a table can show what JSON spells differently (a decoded payload's
+    text). The number of rows."""
     out = out or sys.stdout
+    show = shown or record
     if fmt == OutputFormat.TABLE:
         rows = [row for page in pages for row in page]
-        emit_rows([shown(r) for r in rows] if shown else rows, columns, fmt, out=out, full=rows)
+        emit_rows([show(r) for r in rows], columns, fmt, out=out, full=[record(r) for r in rows])
         return len(rows)
     count = 0
     raw = csv_raw()
@@ -183,11 +187,11 @@ def stream_rows(
         for row in page:
             if fmt == OutputFormat.JSON:
                 # The list json.dumps(rows, indent=2) writes, one element at a time.
-                out.write(("[\n" if not count else ",\n") + _indented(_dumps(row, 2)))
+                out.write(("[\n" if not count else ",\n") + _indented(_dumps(record(row), 2)))
             elif fmt == OutputFormat.JSONL:
-                out.write(_dumps(row, None) + "\n")
+                out.write(_dumps(record(row), None) + "\n")
             else:
-                cells = shown(row) if shown else row
+                cells = show(row)
                 writer.writerow([_csv_cell(cells.get(c), raw) for c in columns])
             count += 1
         out.flush()
@@ -221,8 +225,8 @@ def stream_listing(
     """Every keyset listing's output: up to ``limit`` rows from ``after`` on, fetched
     ``STREAM_PAGE`` at a time (``fetch(n, after)``: the next ``n`` rows after a
     position; ``position(row)``: where a row ends its page) and written as they come
-    (``stream_rows``; ``record``: a row as JSON shows it, ``shown`` as a table and CSV
-    do), so memory holds one fetch whatever ``--limit``. ``--limit`` is capped (a table
+    (``stream_rows``; ``record``: a fetched row as JSON shows it, ``shown`` as a table
+    and CSV do), so memory holds one fetch whatever ``--limit``. ``--limit`` is capped (a table
     at ``MAX_TABLE_ROWS``, any form at ``MAX_ROWS``). Returns the number of rows written
     and, when that is ``limit`` (there may be more), the last row's position: where the
     next page starts."""
@@ -235,19 +239,19 @@ def stream_listing(
         raise ParseError(f"--limit: at most {MAX_ROWS} rows; --after continues from there")
     last: list[Row] = []  # the newest fetch's last row
 
-    def pages() -> Iterator[list[Mapping[str, Any]]]:
+    def pages() -> Iterator[Sequence[Row]]:
         left, at = limit, after
         while left > 0:
             want = min(STREAM_PAGE, left)
             batch = fetch(want, at)
             last[:] = batch[-1:]
-            yield [record(row) for row in batch]
+            yield batch
             if len(batch) < want:
                 return
             left -= len(batch)
             at = position(batch[-1])
 
-    count = stream_rows(pages(), columns, fmt, shown=shown)
+    count = stream_rows(pages(), columns, fmt, record, shown=shown)
     return count, (position(last[0]) if count == limit and last else None)
 
 

@@ -85,7 +85,7 @@ def list_dags(
         output,
         limit,
         options.cursor(after),
-        shown=lambda r: {**r, "tasks": counts_text(r["tasks"])},
+        shown=lambda row: {**dag_record(*row), "tasks": counts_text(row[1])},
     )
     page_note(output, shown, totals[0], parse.cursor_text(position) if position else None)
 

@@ -67,7 +67,7 @@ def listing(
         output,
         limit,
         reads.Cursor.decode(after) if after else None,
-        shown=for_table,
+        shown=lambda row: for_table(reads.as_record(row)),
     )
     page_note(output, shown, None, position.encode() if position else None)
 
