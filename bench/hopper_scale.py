@@ -5,12 +5,13 @@ jobs across the live table and history, as ``qctl jobs list|show``, ``queues lis
     .venv/bin/python bench/hopper_scale.py [--pg DSN] [--json PATH] [--quick]
         [--jobs N] [--live-share F]
 
-The schema is hopper's migrations 001..008 as ``tests/hopper/hopper_schema.sql``
+The schema is hopper's migrations 001..008 as ``qctl/systems/hopper/schema_5fd71c6.sql``
 reproduces them (the module proxy refuses hopper), in a scratch database; then filled
 with SQL: N jobs, ``--live-share`` of them live (a tenth of those running, the rest
 available or scheduled), the others in history (95% completed, 5% discarded with an
-error), over 20 queues and 50 kinds, and a queue with 10 live jobs and no history; ids
-hopper's UUIDv7s in insertion order. Figures:
+error), finalized one a millisecond (the last minute holds about 60,000), each inserted
+a second before it finalized, over 20 queues and 50 kinds, and a queue with 10 live jobs
+and no history; ids hopper's UUIDv7s of their insertion time, in insertion order. Figures:
 median of 7 after a warm-up, milliseconds, and for each read the relations any of its
 statements scans sequentially (EXPLAIN of the statements it ran).
 """
@@ -18,11 +19,11 @@ statements scans sequentially (EXPLAIN of the statements it ran).
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,22 +32,11 @@ sys.path.insert(0, HERE)
 
 from common import Recorder, base_args, median, scratch_database, timed  # noqa: E402
 
-from qctl.systems.hopper import reads  # noqa: E402
+from qctl.systems.hopper import reads, vacuum  # noqa: E402
 from qctl.systems.hopper.database import Database  # noqa: E402
+from qctl.systems.hopper.standin import install  # noqa: E402
 
-SCHEMA_SQL = os.path.join(os.path.dirname(HERE), "tests", "hopper", "hopper_schema.sql")
-
-
-def install(conn: Any) -> None:
-    """hopper's schema version 8 in schema ``hopper``, each version recorded."""
-    with open(SCHEMA_SQL) as f:
-        text = f.read()
-    parts = re.split(r"^-- version: (\d+) \w+$", text, flags=re.M)
-    conn.execute("CREATE SCHEMA hopper")
-    conn.execute("SET search_path = hopper")
-    for version, script in zip(parts[1::2], parts[2::2], strict=True):
-        conn.execute(script)
-        conn.execute("INSERT INTO hopper_schema (version) VALUES (%s)", [int(version)])
+MINUTE = timedelta(minutes=1)
 
 
 def fill(dsn: str, n: int, live_share: float) -> None:
@@ -54,7 +44,8 @@ def fill(dsn: str, n: int, live_share: float) -> None:
 
     live = int(n * live_share)
     with psycopg.connect(dsn, autocommit=True) as conn:
-        install(conn)
+        install(conn, "hopper")
+        conn.execute("SET search_path = hopper")
         clients = [
             conn.execute(
                 "INSERT INTO hopper_clients (hostname, expires_at) VALUES (%s, now() + interval"
@@ -75,14 +66,17 @@ def fill(dsn: str, n: int, live_share: float) -> None:
             "INSERT INTO hopper_job_history (id, seq, kind, queue, state, priority, attempt,"
             " max_attempts, scheduled_at, attempted_at, attempted_by, args, metadata, errors,"
             " await, created_at, finalized_at, output)"
-            " SELECT hopper_uuidv7(), g, 'k' || (g %% 50), 'q' || (g %% 20),"
+            " SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing"
+            "  substring(int8send((extract(epoch FROM t.at - interval '1 second') * 1000)::bigint)"
+            "  FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid,"
+            " g, 'k' || (g %% 50), 'q' || (g %% 20),"
             " (CASE WHEN g / 20 %% 20 = 0 THEN 'discarded' ELSE 'completed' END)::hopper_job_state,"
-            " 2, 1, 25, now() - interval '1 hour', now() - interval '1 hour', %s,"
+            " 2, 1, 25, t.at - interval '1 second', t.at - interval '1 second', %s,"
             " '{\"n\": 1}', '{}',"
             ' CASE WHEN g %% 20 = 0 THEN \'[{"attempt": 1, "error": "boom"}]\'::jsonb'
-            "  ELSE '[]' END, false, now() - interval '1 hour',"
-            " now() - make_interval(secs => (%s - g) * 0.001), '{\"ok\": true}'"
-            " FROM generate_series(1, %s) g",
+            "  ELSE '[]' END, false, t.at - interval '1 second', t.at, '{\"ok\": true}'"
+            " FROM generate_series(1, %s) g,"
+            " LATERAL (SELECT now() - make_interval(secs => (%s - g) * 0.001) AS at) t",
             [clients[1], n - live, n - live],
         )
         conn.execute(
@@ -183,6 +177,16 @@ def main() -> None:
             ("clients list", lambda: reads.list_clients(db)),
             ("leader and live clients", lambda: reads.cluster(db)),
             ("workflows list", lambda: reads.list_batches(db, limit=50)),
+            ("queues throughput --last 15m (minutes)",
+             lambda: reads.throughput(db, timedelta(minutes=15), MINUTE)),
+            ("queues throughput --last 1h (minutes)",
+             lambda: reads.throughput(db, timedelta(hours=1), MINUTE)),
+            ("queues throughput --last 15m --per-queue",
+             lambda: reads.throughput(db, timedelta(minutes=15), MINUTE, per_queue=True)),
+            ("queues throughput --last 15m --queue q3",
+             lambda: reads.throughput(db, timedelta(minutes=15), MINUTE, ["q3"])),
+            ("vacuum all --older-than 1h --dry-run (counts)",
+             lambda: vacuum.vacuum(db, timedelta(hours=1), dry_run=True)),
         ]  # fmt: skip
         for name, fn in cases:
             fn()  # warm-up

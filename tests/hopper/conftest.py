@@ -1,28 +1,27 @@
 """Fixtures of the hopper tests. The Go module proxy refuses github.com/parallelworks/
-hopper, so no hopper Go process runs here: each module's schema is written from
-``hopper_schema.sql`` (hoppermigrate's migrations 001..008, reproduced), and rows are
-made by ``worker.Worker``, a stand-in that runs hopper's own SQL (its ``hopper_insert``
-producer function, and its claim, finalize, client and workflow statements transcribed
-from ``driver/internal/pgsql``)."""
+hopper, so no hopper Go process runs here: each module's schema is written by
+``qctl.systems.hopper.standin.install`` (hoppermigrate's migrations 001..008, reproduced
+in the package's ``schema_5fd71c6.sql``), and rows are made by ``worker.Worker``, the
+package's stand-in that runs hopper's own SQL (its ``hopper_insert`` producer function,
+and its claim, finalize, client and workflow statements transcribed from
+``driver/internal/pgsql``)."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
 
 from qctl.cli.main import app as qctl_app
+from qctl.systems.hopper import standin
 from tests.conftest import PG_DSN, raw_pg
 from tests.hopper.worker import Worker
 
 Run = Callable[..., Result]
 
-SCHEMA_SQL = Path(__file__).with_name("hopper_schema.sql")
 TABLES = {
     "hopper_jobs": "id",
     "hopper_job_history": "id",
@@ -34,23 +33,10 @@ TABLES = {
 }
 
 
-def migrations() -> dict[int, str]:
-    """Version -> its script, from the ``-- version: N name`` sections."""
-    parts = re.split(r"^-- version: (\d+) \w+$", SCHEMA_SQL.read_text(), flags=re.M)
-    return {int(v): body for v, body in zip(parts[1::2], parts[2::2], strict=True)}
-
-
 def install(schema: str, upto: int = 8) -> None:
-    """hopper's schema at version ``upto`` in ``schema``, each version applied and
-    recorded in one transaction as hoppermigrate's Apply does."""
+    """hopper's schema at version ``upto`` in ``schema``."""
     with raw_pg(schema) as conn:
-        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-        for version, script in sorted(migrations().items()):
-            if version > upto:
-                break
-            with conn.transaction():
-                conn.execute(script)  # type: ignore[arg-type]  # a script, no parameters
-                conn.execute("INSERT INTO hopper_schema (version) VALUES (%s)", [version])
+        standin.install(conn, schema, upto)
 
 
 @pytest.fixture(autouse=True)

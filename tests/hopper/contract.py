@@ -1,7 +1,7 @@
 """hopper for the contract suite (``tests/systems``): hopper's schema written from its
-migrations (``hopper_schema.sql``; the module proxy refuses hopper), with a waiting job,
-a discarded one, a running one, a client, a queue row and a stream consumer, made by the
-stand-in client in hopper's own SQL."""
+migrations (the package's ``schema_5fd71c6.sql``; the module proxy refuses hopper), with
+a waiting job, a discarded one, a running one, a client, a queue row and a stream
+consumer, made by the stand-in client in hopper's own SQL."""
 
 from __future__ import annotations
 

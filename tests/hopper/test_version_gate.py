@@ -21,6 +21,8 @@ WRITES = (
     ("queues", "pause", "gate-q", "--yes"),
     ("queues", "resume", "gate-q", "--yes"),
     ("queues", "limit", "gate-q", "--global", "2", "--yes"),
+    ("vacuum", "all", "--older-than", "1s", "--yes"),
+    ("vacuum", "history", "--older-than", "1s", "--dry-run"),
 )
 
 

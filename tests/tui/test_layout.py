@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qctl.systems.azync.graph import ARROW, is_dummy, layout, render
+from qctl.core.graph import ARROW, is_dummy, layout, render
 
 
 def draw(keys: list[str], deps: list[tuple[str, str]]) -> str:

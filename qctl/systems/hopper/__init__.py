@@ -56,6 +56,12 @@ SYSTEM = System(
         "streams": Entry(
             f"{_CLI}.streams", "app", "hopper stream consumers: list, seek.", alias="stream"
         ),
+        "vacuum": Entry(
+            f"{_CLI}.vacuum",
+            "app",
+            "Delete what hopper's leader leaves: finished batches, delivered stream events,"
+            " history it keeps forever.",
+        ),
         "watch": Entry(
             f"{_CLI}.watch",
             "watch",
@@ -69,7 +75,10 @@ SYSTEM = System(
         "top": Entry(
             "qctl.cli.top", "top", "The live dashboard (polling): queues, jobs, clients, workflows."
         ),
+        # The one demo command, the shell's: --system hopper runs hopper's (below).
+        "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
+    demo="qctl.systems.hopper.cli.demo:demo",
     metrics="qctl.systems.hopper.metrics:collect",
     screens="qctl.systems.hopper.tui:HOPPER",
     database="qctl.systems.hopper.database:Database",
@@ -78,7 +87,6 @@ SYSTEM = System(
         "dlq": "hopper's dead letters are its discarded jobs: `qctl jobs list --state discarded`",
         "cron": "see `qctl periodic list`",
         "workers": "see `qctl clients list`",
-        "vacuum": "hopper's leader drops history partitions itself",
     },
     capabilities=frozenset(),
 )

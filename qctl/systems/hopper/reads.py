@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import asdict, dataclass, fields
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from qctl.core.errors import NoSuchName
@@ -333,3 +333,66 @@ def get_stream_consumer(db: Database, name: str) -> StreamConsumer:
     if not rows:
         raise NoSuchName("get stream consumer", f"no hopper stream consumer {name!r}")
     return rows[0]
+
+
+MEASURES = ("enqueued", "completed", "failed", "cancelled")
+"""Throughput's counts: failed are jobs discarded (out of attempts, or expired)."""
+_ORIGIN = datetime(2000, 1, 3, tzinfo=UTC)
+"""Where buckets are laid from (a Monday, midnight UTC)."""
+
+
+@dataclass
+class Throughput:
+    """One bucket's counts (of one queue, with ``per_queue``)."""
+
+    start: datetime
+    queue: str | None
+    enqueued: int = 0
+    completed: int = 0
+    failed: int = 0
+    cancelled: int = 0
+
+
+def first_uuid7(at: datetime) -> uuid.UUID:
+    """The smallest UUIDv7 made at or after ``at``: its millisecond, then zeros."""
+    return uuid.UUID(int=int(at.timestamp() * 1000) << 80)
+
+
+def throughput(
+    db: Database,
+    window: timedelta,
+    bucket: timedelta,
+    queues: list[str] | None = None,
+    per_queue: bool = False,
+) -> list[Throughput]:
+    """Per bucket of the last ``window`` (whole buckets, the newest one the current),
+    oldest first: jobs enqueued, completed, failed (discarded) and cancelled. Every
+    bucket is there, zero or not; with ``per_queue`` one row per queue that had any."""
+    if bucket <= timedelta(0) or window < bucket:
+        raise InvalidInput("the throughput window must hold at least one bucket")
+    q = queries("reads.sql")
+    now = (db.one(q.clock) or {})["now"]
+    current = _ORIGIN + (now - _ORIGIN) // bucket * bucket
+    starts = [current - i * bucket for i in range(-(-window // bucket) - 1, -1, -1)]
+    stops = [s + bucket for s in starts]
+    params = {
+        "starts": starts,
+        "stops": stops,
+        "los": [first_uuid7(s) for s in starts],
+        "his": [first_uuid7(s) for s in stops],
+        "queues": _any(queues),
+    }
+    enqueued = q.throughput_enqueued_queues if queues or per_queue else q.throughput_enqueued
+    cells: dict[tuple[datetime, str | None], Throughput] = {}
+    if not per_queue:
+        cells = {(s, None): Throughput(s, None) for s in starts}
+    for statement in (enqueued, q.throughput_finalized):
+        for row in db.all(statement, params):
+            counts = {m: int(row[m]) for m in MEASURES if row.get(m)}
+            if not counts:
+                continue
+            key = (row["start"], row["queue"] if per_queue else None)
+            point = cells.setdefault(key, Throughput(*key))
+            for measure, n in counts.items():
+                setattr(point, measure, getattr(point, measure) + n)
+    return [cells[k] for k in sorted(cells, key=lambda k: (k[0], k[1] or ""))]

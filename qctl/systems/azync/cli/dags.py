@@ -48,7 +48,7 @@ def dag_record(dag: DAGView, counts: dict[JobState, int] | None = None) -> dict[
 def draw(tasks: list[Job], deps: list[DAGDep]) -> tuple[list[Job], str]:
     """The tasks in graph reading order (roots first), and the graph drawn as text with
     each task labelled by its state."""
-    from qctl.systems.azync.graph import layout, render
+    from qctl.core.graph import layout, render
 
     lay = layout([t.task_key for t in tasks], [(d.task_key, d.depends_on_key) for d in deps])
     rank = {key: i for i, key in enumerate(lay.order())}

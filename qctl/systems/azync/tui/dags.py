@@ -15,12 +15,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, ScrollableContainer, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from qctl.systems.azync.graph import layout, render
+from qctl.core.graph import layout, render
 from qctl.systems.azync.ops import dags as ops_dags
 from qctl.systems.azync.ops.results import RunOutcome
 from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
+from qctl.tui.graph import styled
 from qctl.tui.panes import DetailScreen, Pane, RecordView
 from qctl.tui.widgets import PromptDialog, flex, refill, selected_key, table
 from qctl_store.types import (
@@ -291,19 +292,8 @@ def draw_run(run: DagRun, selected: str = "") -> tuple[Text, list[str]]:
     keys.sort(key=lambda k: (k.startswith(TASK_KEY_COMPENSATION_PREFIX), k))
     labels = {k: f"{fmt.one_line(k, 80)} [{_mark(states.get(k))}]" for k in keys}
     lay = layout(keys, [(d.task_key, d.depends_on_key) for d in run.deps])
-    rendering = render(lay, labels)
-    text = Text()
-    for i, line in enumerate(rendering.lines):
-        row = Text(line)
-        for key, box in rendering.boxes.items():
-            if box.line == i:
-                style = fmt.state_style(states.get(key, ""))
-                if key == selected:
-                    style = f"{style} reverse".strip()
-                row.stylize(style, box.x, box.x + box.width)
-        text.append_text(row)
-        text.append("\n")
-    return text, lay.order()
+    styles = {k: fmt.state_style(states.get(k, "")) for k in keys}
+    return styled(render(lay, labels), styles, selected), lay.order()
 
 
 def _mark(state: JobState | None) -> str:

@@ -1,15 +1,18 @@
 """``qctl queues`` on a hopper database: list, pause, resume, limit (hopper's own
-``hopper queues list|pause|resume|limit``, with the same notices to its clients)."""
+``hopper queues list|pause|resume|limit``, with the same notices to its clients) and
+throughput."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated, Any
 
 import typer
 
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
-from qctl.cli.output import OutputFormat, emit_rows
+from qctl.cli.output import OutputFormat, emit_rows, note
+from qctl.core.parse import ParseError
 from qctl.systems.hopper import actions, reads
 from qctl.systems.hopper.cli import database, group, writable
 
@@ -136,8 +139,51 @@ def limit(
 ) -> None:
     """Replace the queue's cluster-wide limits, as ``hopper queues limit`` does: a limit
     not given (or 0) is removed; NOTIFY hopper_control limit:QUEUE."""
-    from datetime import timedelta
-
     age = common.duration(aging, "--aging") or timedelta(0)
     _change(ctx, "limit", name, dry_run, yes, output, global_limit=global_, rate_per_sec=rate,
             rate_burst=burst, partition_limit=partition, aging=age)  # fmt: skip
+
+
+BUCKETS = {"minute": timedelta(minutes=1), "hour": timedelta(hours=1)}
+
+
+@app.command("throughput")
+def throughput(
+    ctx: typer.Context,
+    last: Annotated[
+        str, typer.Option("--last", metavar="DURATION", help="How far back (default 1h).")
+    ] = "1h",
+    by: Annotated[
+        str, typer.Option("--by", metavar="minute|hour", help="Bucket size (default minute).")
+    ] = "minute",
+    queue: Annotated[
+        list[str] | None,
+        typer.Option("--queue", "-q", metavar="QUEUE", help="Only this queue (repeatable)."),
+    ] = None,
+    per_queue: Annotated[
+        bool, typer.Option("--per-queue", help="One row per queue and bucket.")
+    ] = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Enqueued, completed, failed (discarded) and cancelled jobs per minute or hour.
+
+    Read on indexes over the window only: enqueued are the jobs, live or finalized,
+    whose id (hopper's UUIDv7) was made in the bucket; completed, failed and cancelled
+    the jobs history holds by the time they were finalized. A queue with DeleteCompleted
+    leaves no completed rows, and retention removes what is older than it keeps.
+
+    \b
+    Example:
+      qctl queues throughput --last 6h --by hour --queue emails
+    """
+    bucket = BUCKETS.get(by)
+    if bucket is None:
+        raise ParseError(f"--by: {by!r} is not minute or hour")
+    window = common.duration(last, "--last") or timedelta(0)
+    if window < bucket:
+        raise ParseError(f"--last: must be at least one {by}")
+    points = reads.throughput(database(ctx), window, bucket, queue, per_queue)
+    if not any(getattr(p, m) for p in points for m in reads.MEASURES):
+        note(f"no jobs were enqueued or finalized in the last {last}")
+    columns = ["start", *(["queue"] if per_queue else []), *reads.MEASURES]
+    emit_rows([reads.as_record(p) for p in points], columns, output)

@@ -37,8 +37,10 @@ def show(
     id: Annotated[str, typer.Argument(metavar="ID", help="Batch id or a unique prefix.")],
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """A batch or workflow: its progress, callbacks, and its jobs in insertion order,
-    each with the jobs it depends on (the workflow's whole graph, kept on the batch)."""
+    """A batch or workflow: its progress, callbacks, its jobs, each with the jobs it
+    depends on, and (in a table) the workflow's dependency graph with each job's kind,
+    id and state, the jobs then in the graph's reading order (roots first). JSON lists
+    the jobs in insertion order and the graph as ``edges`` ([job, depends_on] pairs)."""
     db = database(ctx)
     batch, jobs = reads.get_batch(db, reads.resolve_batch(db, id))
     needs: dict[str, list[str]] = {}
@@ -47,4 +49,12 @@ def show(
     rows = [{**reads.as_record(j), "depends_on": ", ".join(needs.get(str(j.id), []))} for j in jobs]
     record = reads.as_record(batch)
     head = {k: v for k, v in record.items() if k != "edges"}
-    emit_detail(output, head, {**record, "jobs": rows}, [(rows, JOB_COLUMNS)])
+    graph = ""
+    if batch.edges and output == OutputFormat.TABLE:  # for people only
+        from qctl.systems.hopper.graph import draw
+
+        drawn = draw(batch, jobs)
+        rank = {key: i for i, key in enumerate(drawn.order)}
+        rows.sort(key=lambda r: rank.get(str(r["id"]), len(rank)))
+        graph = drawn.rendering.text
+    emit_detail(output, head, {**record, "jobs": rows}, [(rows, JOB_COLUMNS)], graph)

@@ -213,3 +213,61 @@ SELECT name, pattern, kind, queue, max_attempts, seen::text AS seen, reading::te
        xid::text AS xid, seq, delivered_at, created_at, metadata
 FROM hopper_stream_consumers
 WHERE name = %(name)s;
+
+-- name: throughput_finalized
+-- Jobs completed, discarded (failed) and cancelled in each bucket of a window, per
+-- queue: for every queue and bucket, a count of one range of each outcome partition's
+-- (queue, finalized_at) index (index-only for completed: its partition holds that state
+-- alone), so no row's time is computed and the time partitions outside the bucket are
+-- pruned. The queues come from a loose scan of that index (one descent per queue). A
+-- job deleted without history (a queue with DeleteCompleted) is not counted, nor one
+-- retention has dropped.
+WITH RECURSIVE hq AS (
+    (SELECT queue FROM hopper_job_history ORDER BY queue LIMIT 1)
+    UNION ALL
+    SELECT (SELECT h.queue FROM hopper_job_history h WHERE h.queue > hq.queue
+            ORDER BY h.queue LIMIT 1)
+    FROM hq WHERE hq.queue IS NOT NULL
+)
+SELECT b.start, hq.queue,
+       (SELECT count(*) FROM hopper_job_history_completed h
+        WHERE h.queue = hq.queue AND h.finalized_at >= b.start AND h.finalized_at < b.stop)
+           AS completed,
+       f.failed, f.cancelled
+FROM hq
+CROSS JOIN unnest(%(starts)s::timestamptz[], %(stops)s::timestamptz[]) AS b(start, stop)
+CROSS JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE h.state = 'discarded') AS failed,
+           count(*) FILTER (WHERE h.state = 'cancelled') AS cancelled
+    FROM hopper_job_history_failed h
+    WHERE h.queue = hq.queue AND h.finalized_at >= b.start AND h.finalized_at < b.stop
+) f
+WHERE hq.queue IS NOT NULL
+  AND (%(queues)s::text[] IS NULL OR hq.queue = ANY(%(queues)s::text[]));
+
+-- name: throughput_enqueued
+-- Jobs inserted in each bucket of a window, live or finalized: per bucket, a count of
+-- one range of the id indexes (hopper_jobs_pkey, hopper_job_history_id), index-only,
+-- between the first UUIDv7s of the bucket's start and end (hopper's ids are UUIDv7s,
+-- made when the job is inserted, carrying that millisecond).
+SELECT b.start, NULL::text AS queue,
+       (SELECT count(*) FROM hopper_jobs WHERE id >= b.lo AND id < b.hi)
+       + (SELECT count(*) FROM hopper_job_history WHERE id >= b.lo AND id < b.hi) AS enqueued
+FROM unnest(%(starts)s::timestamptz[], %(los)s::uuid[], %(his)s::uuid[]) AS b(start, lo, hi);
+
+-- name: throughput_enqueued_queues
+-- throughput_enqueued per queue, or for some queues: the same id ranges, each row
+-- visited for its queue (no index holds a job's queue with its id).
+SELECT b.start, j.queue, count(*) AS enqueued
+FROM unnest(%(starts)s::timestamptz[], %(los)s::uuid[], %(his)s::uuid[]) AS b(start, lo, hi)
+CROSS JOIN LATERAL (
+    SELECT queue FROM hopper_jobs WHERE id >= b.lo AND id < b.hi
+    UNION ALL
+    SELECT queue FROM hopper_job_history WHERE id >= b.lo AND id < b.hi
+) j
+WHERE %(queues)s::text[] IS NULL OR j.queue = ANY(%(queues)s::text[])
+GROUP BY b.start, j.queue;
+
+-- name: clock
+-- The database's clock, which the throughput grid is laid on.
+SELECT now() AS now;

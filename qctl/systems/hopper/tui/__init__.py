@@ -23,7 +23,7 @@ HELP = """\
 qctl top: live view of a hopper database (polling)
 
   1-5        switch screen: Queues, Jobs, Clients, Workflows, Streams
-  enter      drill in (a queue's jobs, a job's detail)   esc   back
+  enter      drill in (a queue's jobs, a job, a workflow) esc  back
   /          filter the current list                     r     refresh now
   p          pause / resume automatic refresh            q     quit (top level)
   : or g     jump to a job by id or unique prefix        ?     this help
@@ -32,7 +32,8 @@ Queues:  paused, live jobs per state, oldest claimable age, completed last minut
 Jobs:    the newest jobs, live and finalized (/ words: a state, a queue, a kind)
 Detail:  every column of the job, its attempt errors, its workflow edges
 Clients: client leases, live or expired, the leader, jobs each runs
-Workflows: the newest batches and workflows and their progress (read-only)
+Workflows: the newest batches and workflows and their progress (read-only); enter:
+         its dependency graph (each job's kind, id end, state) and its jobs
 Streams: stream consumers and where each has read to (seek: qctl streams seek)
 
 Actions (a dry run, then confirmed; hidden with --read-only):
@@ -47,13 +48,13 @@ Detail: attempt, at, error: each failed attempt, when, and its error.
 class HopperScreens(SystemScreens):
     label = "hopper"
     tabs = tuple(
-        Tab(name, title, f"{__name__}.panes:{cls}")
-        for name, title, cls in [
-            ("queues", "Queues", "QueuesPane"),
-            ("jobs", "Jobs", "JobsPane"),
-            ("clients", "Clients", "ClientsPane"),
-            ("workflows", "Workflows", "WorkflowsPane"),
-            ("streams", "Streams", "StreamsPane"),
+        Tab(name, title, f"{__name__}.{where}")
+        for name, title, where in [
+            ("queues", "Queues", "panes:QueuesPane"),
+            ("jobs", "Jobs", "panes:JobsPane"),
+            ("clients", "Clients", "panes:ClientsPane"),
+            ("workflows", "Workflows", "workflows:WorkflowsPane"),
+            ("streams", "Streams", "panes:StreamsPane"),
         ]
     )
     help = HELP

@@ -3,9 +3,10 @@
 -- commit 5fd71c684487ad9e92266316d491196132b75730 (the commit of 008_function_schema).
 -- The tables, columns, types, defaults, indexes, functions, storage settings and
 -- notification channels are hopper's; the layout is ours. The Go module proxy refuses
--- hopper, so the tests write this instead of running hoppermigrate.
+-- hopper, so `qctl demo --system hopper`, the tests and bench/hopper_scale.py write this
+-- instead of running hoppermigrate.
 --
--- tests/hopper/conftest.py runs each "-- version: N" section in one transaction with
+-- standin.py's install runs each "-- version: N" section in one transaction with
 -- search_path set to the schema, then records it as hoppermigrate's Apply does
 -- (INSERT INTO hopper_schema (version) VALUES (N)).
 

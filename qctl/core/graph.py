@@ -1,4 +1,5 @@
-"""Layered layout and text drawing of a DAG run's task graph (pure; no Textual).
+"""Layered layout and text drawing of a dependency graph (pure; no Textual): azync's DAG
+runs and hopper's workflows.
 
 ``layout(keys, deps)`` assigns every task a layer (longest path from its roots, so a task
 sits right of everything it depends on) and a row (barycentre ordering, then rows that

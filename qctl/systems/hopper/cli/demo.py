@@ -1,0 +1,110 @@
+"""``qctl demo --system hopper``: a hopper workload, watched in ``qctl top``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from qctl.cli import common
+from qctl_store.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from qctl.cli.context import CliContext
+
+DEMO_SCHEMA = "hopper_demo"
+"""Where the demo creates hopper's tables when --schema names none."""
+OWNED = "created by qctl demo --system hopper"
+"""The comment the demo puts on a schema it creates: the one schema it may drop (--reset),
+lead and work without asking."""
+
+
+def demo(
+    cli: CliContext,
+    no_tui: bool,
+    seconds: float | None,
+    speed: float,
+    reset: bool,
+    yes: bool,
+    seed: int | None = None,
+) -> None:
+    """A producer, two stand-in workers and a stand-in leader (Python running hopper's
+    own SQL, labelled as such: hopper's Go runtime does not ship with qctl) on hopper's
+    schema version 8 in --schema (default ``hopper_demo``) of the --dsn PostgreSQL
+    database, created there when absent; watched in ``qctl top``, or headless for
+    ``seconds`` then the demo's jobs per state. A schema the demo did not create is
+    confirmed first when it holds anything, and the demo then inserts, claims and
+    finalizes only jobs of its own and leaves the leader lease alone. ``reset`` drops
+    the schema first, only one the demo created."""
+    import json
+    import sys
+    import time
+
+    import psycopg
+    from psycopg import sql
+
+    from qctl.systems.hopper import reads, standin
+    from qctl.systems.hopper.database import Database
+    from qctl.systems.hopper.demo import Workload
+
+    if not cli.dsn or not cli.is_postgres:
+        raise InvalidInput("the hopper demo needs --dsn postgresql://... (hopper is PostgreSQL)")
+    schema = cli.schema or DEMO_SCHEMA
+    q = reads.queries("demo.sql")
+    with psycopg.connect(cli.dsn, autocommit=True) as conn:
+        state = conn.execute(q.schema_state, {"schema": schema}).fetchone()
+        present, comment, hopper, relations = state or (False, None, False, 0)
+        owned = bool(present) and comment == OWNED
+        if reset:
+            if present and not owned:
+                raise InvalidInput(f"--reset drops only a schema the demo created, not {schema}")
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+            present = hopper = owned = False
+            relations = 0
+        if present and not owned and relations:
+            if not hopper:
+                raise InvalidInput(f"schema {schema} holds other tables but not hopper's")
+            common.confirm(
+                f"schema {schema} holds a hopper database the demo did not create: run the"
+                " demo's workload there (only on jobs it inserts)?",
+                yes,
+            )
+        if not present:
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+            conn.execute(
+                sql.SQL("COMMENT ON SCHEMA {} IS {}").format(
+                    sql.Identifier(schema), sql.Literal(OWNED)
+                )
+            )
+            owned = True
+        if not hopper:
+            standin.install(conn, schema)
+    db = Database(cli.dsn, schema)
+    try:
+        db.require_writable()  # hopper's schema at version 8, as the stand-in writes
+    except Exception:
+        db.close()
+        raise
+    workload = Workload(cli.dsn, schema, speed=speed, lead=owned, seed=seed)
+    workload.start()
+    try:
+        if no_tui:
+            sys.stderr.write(
+                f"qctl demo: hopper workload (stand-in workers running hopper's SQL) on"
+                f" {db.location} schema {schema} for {seconds:g}s\n"
+            )
+            time.sleep(seconds or 60.0)
+            workload.stop()
+            mark = json.dumps(workload.mark)
+            counts = {r["state"]: r["n"] for r in db.all(q.job_counts, {"mark": mark})}
+            json.dump(counts, sys.stdout, indent=2, sort_keys=True)
+            sys.stdout.write("\n")
+        else:
+            from qctl.systems.hopper.tui import HOPPER
+            from qctl.tui.app import run
+
+            location = f"{db.location} schema {schema} (hopper demo, stand-in workers)"
+            run(db, system=HOPPER, location=location, read_only=False, poll_interval=1.0)
+    finally:
+        workload.stop()
+        db.close()
+    for error in workload.errors:
+        sys.stderr.write(f"qctl demo: a stand-in stopped: {error}\n")

@@ -1,0 +1,111 @@
+"""``qctl vacuum`` on a hopper database: what hopper's leader leaves (finished batches
+and workflows, delivered stream events, and history where its retention keeps it
+forever or no leader runs), never the partitions it maintains."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli.output import OutputFormat
+from qctl.systems.hopper import vacuum as ops
+from qctl.systems.hopper.cli import group, writable
+
+app = group("vacuum")
+
+WORDS = {
+    "history": "finalized job(s) in history",
+    "batches": "finished batch(es) and workflow(s)",
+    "stream_events": "delivered stream event(s)",
+}
+
+
+def _run(
+    ctx: typer.Context,
+    verb: str,
+    targets: tuple[str, ...],
+    older_than: str,
+    dry_run: bool,
+    yes: bool,
+    output: OutputFormat,
+) -> None:
+    keep = common.duration(older_than, "--older-than") or timedelta(0)
+    db = writable(ctx, f"vacuum {verb}", dry_run)
+    plan = ops.vacuum(db, keep, targets, dry_run=True)
+
+    def say(v: ops.Vacuumed) -> str:
+        what = ", ".join(f"{v.counts[t]} {WORDS[t]}" for t in targets)
+        return f"{'would delete' if v.dry_run else 'deleted'} {what} older than {older_than}"
+
+    total = sum(plan.counts.values())
+    if dry_run:
+        common.dry_run_report(plan, say(plan), output)
+        return
+    if not total:
+        plan.dry_run = False
+        common.done(plan, say(plan), output)
+        return
+    common.confirm(f"Delete {total} hopper row(s) older than {older_than}?", yes)
+    with common.reported(output, "hopper row(s) deleted"):
+        result = ops.vacuum(db, keep, targets)
+    common.done(result, say(result), output)
+
+
+@app.command("all")
+def vacuum_all(
+    ctx: typer.Context,
+    older_than: common.Retention,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete, older than --older-than: finalized jobs in history, finished batches and
+    workflows, and stream events every consumer has delivered; in batches of 1000,
+    each its own transaction. hopper's leader drops history partitions past its
+    retention itself (24h completed, 7 days failed by default) and is left alone: no
+    partition is created or dropped here."""
+    _run(ctx, "all", ops.TARGETS, older_than, dry_run, yes, output)
+
+
+@app.command("history")
+def vacuum_history(
+    ctx: typer.Context,
+    older_than: common.Retention,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete finalized jobs (completed, cancelled, discarded) finalized longer ago than
+    --older-than: for a history hopper keeps forever (a negative retention) or while no
+    leader runs. Rows only; the leader's partitions stay."""
+    _run(ctx, "history", ("history",), older_than, dry_run, yes, output)
+
+
+@app.command("batches")
+def vacuum_batches(
+    ctx: typer.Context,
+    older_than: common.Retention,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete batches and workflows completed longer ago than --older-than with no live
+    job left (hopper never deletes them); their jobs stay in history."""
+    _run(ctx, "batches", ("batches",), older_than, dry_run, yes, output)
+
+
+@app.command("streams")
+def vacuum_streams(
+    ctx: typer.Context,
+    older_than: common.Retention,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete stream events created longer ago than --older-than that every consumer
+    has delivered (hopper never deletes them); a later `streams seek` cannot replay
+    them."""
+    _run(ctx, "streams", ("stream_events",), older_than, dry_run, yes, output)

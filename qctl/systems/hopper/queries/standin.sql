@@ -1,0 +1,225 @@
+-- A stand-in for hopper's Go client: hopper's own statements, run from Python where no
+-- hopper Go process can (the module proxy refuses hopper), by `qctl demo --system hopper`
+-- and the tests. Transcribed from driver/internal/pgsql at schema version 8 (jobs.go,
+-- flow.go, cluster.go, stream.go); standin.py says what differs.
+
+-- name: insert
+-- One job through hopper's SQL producer function (hoppermigrate/migrations/002).
+SELECT hopper_insert(%(kind)s, %(args)s::jsonb, %(opts)s::jsonb) AS id;
+
+-- name: claim
+-- Claim due jobs of a queue (jobs.go jobClaimSQL); a non-NULL mark also requires the
+-- job's metadata to contain it, so the demo claims only the jobs it inserted.
+WITH c AS MATERIALIZED (
+  SELECT cand.id FROM hopper_jobs cand
+  WHERE cand.queue = %(queue)s AND cand.state IN ('available', 'scheduled', 'retryable')
+    AND cand.scheduled_at <= now() AND (cand.expires_at IS NULL OR cand.expires_at > now())
+    AND (%(mark)s::jsonb IS NULL OR cand.metadata @> %(mark)s::jsonb)
+  ORDER BY cand.priority, cand.scheduled_at, cand.seq
+  LIMIT %(limit)s
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE hopper_jobs j
+SET state = 'running', attempt = j.attempt + 1, attempted_at = now(), attempted_by = %(by)s
+FROM c WHERE j.id = c.id
+RETURNING j.id;
+
+-- name: attempt
+-- A live job's attempt number (for the error entry its finalize appends) and its limit.
+SELECT attempt, max_attempts FROM hopper_jobs WHERE id = %(id)s;
+
+-- name: finalize
+-- One result, fenced on the claiming client (jobs.go jobFinalizeSQL with flow.go
+-- finalizeTailSQL): a retry stays live, a final state moves the job to history, with the
+-- workflow cascade, batch accounting and callbacks, promotion of dependents, and the
+-- hopper_done notice of an awaited job.
+WITH RECURSIVE r AS (
+  SELECT %(id)s::uuid AS id, %(by)s::bigint AS attempted_by, %(state)s::text AS state,
+         %(delay)s::float8 AS delay, %(error)s::jsonb AS error, %(output)s::jsonb AS output
+),
+retry AS (
+  UPDATE hopper_jobs j
+  SET state = r.state::hopper_job_state, scheduled_at = now() + make_interval(secs => r.delay),
+      errors = CASE WHEN r.error IS NULL THEN j.errors
+                    ELSE j.errors || jsonb_set(r.error, ARRAY['at'], to_jsonb(now())) END,
+      attempted_by = NULL
+  FROM r
+  WHERE j.id = r.id AND j.state = 'running' AND j.attempted_by = r.attempted_by
+    AND r.state IN ('retryable', 'scheduled')
+  RETURNING j.id
+),
+finished AS (
+  DELETE FROM hopper_jobs j USING r
+  WHERE j.id = r.id AND j.state = 'running' AND j.attempted_by = r.attempted_by
+    AND r.state IN ('completed', 'cancelled', 'discarded')
+  RETURNING j.id, j.seq, j.kind, j.queue, j.priority, j.attempt, j.max_attempts, j.scheduled_at,
+    j.attempted_at, j.attempted_by, j.args, j.metadata,
+    CASE WHEN r.error IS NULL THEN j.errors
+         ELSE j.errors || jsonb_set(r.error, ARRAY['at'], to_jsonb(now())) END AS errors,
+    j.unique_key, j.ordering_key, j.partition_key, j.batch_id, j.expires_at,
+    j.cancel_requested_at, j.await, j.created_at, r.output AS output, true AS archive,
+    r.state AS final_state,
+    CASE WHEN j.await THEN pg_notify('hopper_done', j.id::text) END AS notified
+),
+cascade AS (
+  SELECT d.job_id FROM hopper_job_deps d JOIN finished f ON d.depends_on = f.id
+  WHERE f.final_state IN ('cancelled', 'discarded') AND d.on_failure = 'cancel'
+  UNION
+  SELECT d.job_id FROM hopper_job_deps d JOIN cascade c ON d.depends_on = c.job_id
+  WHERE d.on_failure = 'cancel'
+),
+cascaded AS (
+  DELETE FROM hopper_jobs j USING (SELECT DISTINCT job_id FROM cascade) c
+  WHERE j.id = c.job_id AND j.state = 'pending'
+  RETURNING j.id, j.seq, j.kind, j.queue, j.priority, j.attempt, j.max_attempts, j.scheduled_at,
+    j.attempted_at, j.attempted_by, j.args, j.metadata,
+    j.errors || jsonb_build_object('at', now(), 'attempt', j.attempt,
+                                   'error', 'hopper: dependency failed') AS errors,
+    j.unique_key, j.ordering_key, j.partition_key, j.batch_id, j.expires_at,
+    j.cancel_requested_at, j.await, j.created_at, NULL::jsonb AS output, true AS archive,
+    'cancelled'::text AS final_state,
+    CASE WHEN j.await THEN pg_notify('hopper_done', j.id::text) END AS notified
+),
+done AS (SELECT * FROM finished UNION ALL SELECT * FROM cascaded),
+archived AS (
+  INSERT INTO hopper_job_history (
+    id, seq, kind, queue, state, priority, attempt, max_attempts, scheduled_at, attempted_at,
+    attempted_by, args, metadata, errors, unique_key, ordering_key, partition_key, batch_id,
+    expires_at, cancel_requested_at, await, created_at, finalized_at, output)
+  SELECT id, seq, kind, queue, final_state::hopper_job_state, priority, attempt, max_attempts,
+    scheduled_at, attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
+    partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, now(), output
+  FROM done WHERE archive
+  RETURNING id
+),
+batches AS (
+  UPDATE hopper_batches b
+  SET pending = b.pending - c.n, failed = b.failed + c.f,
+      completed_at = CASE WHEN b.pending - c.n <= 0 THEN now() ELSE b.completed_at END
+  FROM (SELECT batch_id, count(*) AS n,
+               count(*) FILTER (WHERE final_state IN ('cancelled', 'discarded')) AS f
+        FROM done WHERE batch_id IS NOT NULL GROUP BY batch_id) c
+  WHERE b.id = c.batch_id
+  RETURNING b.id, b.pending, b.failed, b.on_success, b.on_failure, b.on_complete
+),
+callbacks AS (
+  INSERT INTO hopper_jobs (kind, queue, priority, max_attempts, args, metadata)
+  SELECT cb->>'kind', coalesce(cb->>'queue', 'default'), coalesce((cb->>'priority')::smallint, 2),
+    coalesce((cb->>'max_attempts')::smallint, 25), coalesce(cb->'args', '{}'),
+    coalesce(cb->'metadata', '{}')
+      || jsonb_build_object('batch_id', b.id::text, 'batch_failed', b.failed)
+  FROM batches b, LATERAL (VALUES (CASE WHEN b.failed = 0 THEN b.on_success ELSE b.on_failure END),
+                                  (b.on_complete)) AS v(cb)
+  WHERE b.pending <= 0 AND cb IS NOT NULL
+  RETURNING pg_notify('hopper_insert', queue)
+),
+promoted AS (
+  UPDATE hopper_jobs j
+  SET state = CASE WHEN j.scheduled_at > now() THEN 'scheduled'
+                   ELSE 'available' END::hopper_job_state
+  WHERE j.state = 'pending'
+    AND j.id IN (SELECT d.job_id FROM hopper_job_deps d JOIN done ON d.depends_on = done.id)
+    AND j.id NOT IN (SELECT id FROM cascaded)
+    AND NOT EXISTS (
+      SELECT 1 FROM hopper_job_deps d JOIN hopper_jobs x ON x.id = d.depends_on
+      WHERE d.job_id = j.id AND x.id NOT IN (SELECT id FROM done))
+  RETURNING pg_notify('hopper_insert', j.queue)
+),
+edges AS (
+  DELETE FROM hopper_job_deps d WHERE d.job_id IN (SELECT id FROM done) RETURNING d.job_id
+)
+SELECT id FROM retry UNION ALL SELECT id FROM finished;
+
+-- name: register
+-- A client lease (cluster.go ClientRegister).
+INSERT INTO hopper_clients (hostname, expires_at, info)
+VALUES (%(hostname)s, now() + make_interval(secs => %(ttl)s::float8), %(info)s::jsonb)
+RETURNING id;
+
+-- name: renew
+-- Extend an unexpired client lease (cluster.go ClientRenew).
+UPDATE hopper_clients SET expires_at = now() + make_interval(secs => %(ttl)s::float8)
+WHERE id = %(id)s AND expires_at > now();
+
+-- name: deregister
+-- A client leaving: its lease row goes (cluster.go ClientDelete).
+DELETE FROM hopper_clients WHERE id = %(id)s;
+
+-- name: lead
+-- Take the leader lease if free or expired, or renew it (cluster.go leaderSQL).
+INSERT INTO hopper_leader (name, client_id, elected_at, expires_at)
+VALUES ('default', %(id)s, now(), now() + make_interval(secs => %(ttl)s::float8))
+ON CONFLICT (name) DO UPDATE SET
+  client_id  = EXCLUDED.client_id,
+  elected_at = CASE WHEN hopper_leader.client_id = EXCLUDED.client_id THEN hopper_leader.elected_at ELSE now() END,
+  expires_at = EXCLUDED.expires_at
+WHERE hopper_leader.expires_at < now() OR hopper_leader.client_id = EXCLUDED.client_id
+RETURNING client_id;
+
+-- name: resign
+-- Give the leader lease up (cluster.go LeaderResign).
+DELETE FROM hopper_leader WHERE name = 'default' AND client_id = %(id)s;
+
+-- name: new_ids
+-- Ids for a workflow's jobs, taken before they are inserted (flow.go WorkflowInsert).
+SELECT hopper_uuidv7() AS id FROM generate_series(1, %(n)s);
+
+-- name: insert_workflow
+-- A workflow's batch row with its whole graph (flow.go WorkflowInsert).
+INSERT INTO hopper_batches (name, pending, total, on_success, on_failure, on_complete, metadata, edges)
+VALUES (%(name)s, %(total)s, %(total)s, %(on_success)s::jsonb, %(on_failure)s::jsonb,
+        %(on_complete)s::jsonb, %(metadata)s::jsonb, %(edges)s::jsonb)
+RETURNING id;
+
+-- name: insert_workflow_job
+-- One job of a workflow: pending while it depends on another (flow.go WorkflowInsert).
+INSERT INTO hopper_jobs (id, kind, queue, state, batch_id, args, metadata)
+VALUES (%(id)s, %(kind)s, %(queue)s, %(state)s::hopper_job_state, %(batch_id)s, %(args)s::jsonb,
+        %(metadata)s::jsonb);
+
+-- name: insert_dep
+-- One edge of a workflow's working set (flow.go WorkflowInsert).
+INSERT INTO hopper_job_deps (job_id, depends_on, on_failure)
+VALUES (%(job_id)s, %(depends_on)s, %(on_failure)s);
+
+-- name: insert_consumer
+-- A stream consumer starting at the latest (stream.go StreamConsumerUpsert).
+INSERT INTO hopper_stream_consumers (name, pattern, kind, queue, seen)
+VALUES (%(name)s, %(pattern)s, 'deliver', %(queue)s, pg_current_snapshot());
+
+-- name: append
+-- One event in a transaction of its own (stream.go StreamAppend).
+INSERT INTO hopper_stream_events (topic, payload) VALUES (%(topic)s, %(payload)s::jsonb)
+RETURNING xid::text AS xid, seq;
+
+-- name: consumer_for_pump
+-- A consumer's position, locked for its pump (stream.go StreamPump).
+SELECT pattern, kind, queue, seen::text AS seen, xid::text AS xid, seq
+FROM hopper_stream_consumers WHERE name = %(name)s FOR UPDATE;
+
+-- name: snapshot
+-- The snapshot a pump delivers up to.
+SELECT pg_current_snapshot()::text AS s;
+
+-- name: pump
+-- A whole delta of stream.go streamPumpSQL (no limit), as the leader pumps.
+WITH ev AS (
+  SELECT xid, seq, topic, key, payload, headers, message_id FROM hopper_stream_events
+  WHERE xid >= pg_snapshot_xmin(%(seen)s::pg_snapshot)
+    AND xid < pg_snapshot_xmax(%(now)s::pg_snapshot)
+    AND (xid, seq) > (%(xid)s::text::xid8, %(seq)s::bigint)
+    AND pg_visible_in_snapshot(xid, %(now)s::pg_snapshot)
+    AND NOT pg_visible_in_snapshot(xid, %(seen)s::pg_snapshot)
+    AND topic ~ hopper_topic_regex(%(pattern)s::text)
+  ORDER BY xid, seq
+)
+INSERT INTO hopper_jobs (kind, queue, args, metadata, ordering_key)
+SELECT %(kind)s, %(queue)s, ev.payload,
+  jsonb_build_object('topic', ev.topic, 'position', ev.xid::text || ':' || ev.seq::text), ev.key
+FROM ev
+RETURNING metadata->>'position' AS position;
+
+-- name: pumped
+-- Record a consumer's delta as delivered (stream.go StreamPump).
+UPDATE hopper_stream_consumers SET seen = %(seen)s::pg_snapshot, reading = NULL, xid = '0', seq = 0
+WHERE name = %(name)s;

@@ -1,0 +1,91 @@
+"""``qctl vacuum`` on a hopper database: deleting what hopper's leader leaves, never what
+it maintains (``queries/vacuum.sql`` says which is which, from
+``driver/internal/pgsql/history.go`` HistoryMaintain at schema version 8).
+
+Each kind of row goes in short transactions of ``VACUUM_BATCH`` rows, each opened by
+``Database.transaction`` (which reads the schema version again and refuses any but 8),
+in key order after the last key deleted, so a pass never walks what it deleted. No
+partition is created, attached or dropped: the leader's partition maintenance and its
+advisory lock are left alone, and a batch holds its row locks only briefly.
+``dry_run=True`` counts and deletes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from qctl.systems.hopper import reads
+from qctl.systems.hopper.database import Database
+from qctl_store.errors import InvalidInput, add_done
+
+VACUUM_BATCH = 1000
+TARGETS = ("history", "batches", "stream_events")
+"""What a vacuum deletes: finalized jobs, finished batches and workflows, delivered
+stream events."""
+
+
+@dataclass
+class Vacuumed:
+    before: datetime
+    """The cutoff: the database's now() less --older-than."""
+    counts: dict[str, int] = field(default_factory=dict)
+    """Rows deleted (a dry run: that would be) per target."""
+    dry_run: bool = False
+
+
+def vacuum(
+    db: Database,
+    older_than: timedelta,
+    targets: tuple[str, ...] = TARGETS,
+    dry_run: bool = False,
+    batch: int = VACUUM_BATCH,
+) -> Vacuumed:
+    """Delete ``targets`` older than ``older_than`` (see ``TARGETS``)."""
+    db.require_writable()
+    if older_than <= timedelta(0):
+        raise InvalidInput("--older-than must be more than 0: a zero cutoff vacuums everything")
+    unknown = set(targets) - set(TARGETS)
+    if unknown:
+        raise InvalidInput(f"nothing to vacuum called {', '.join(sorted(unknown))}")
+    q = reads.queries("vacuum.sql")
+    now = (db.one(reads.queries("reads.sql").clock) or {})["now"]
+    outcome = Vacuumed(now - older_than, dry_run=dry_run)
+    for target in targets:
+        params: dict[str, Any] = {"before": outcome.before, "batch": batch}
+        if dry_run:
+            outcome.counts[target] = int((db.one(q[f"count_{target}"], params) or {})["n"])
+            continue
+        try:
+            outcome.counts[target] = _delete(db, q[f"vacuum_{target}"], params, target)
+        except BaseException as exc:  # the targets before this one are done
+            add_done(exc, sum(outcome.counts.values()))
+            raise
+    return outcome
+
+
+def _delete(db: Database, statement: str, params: dict[str, Any], target: str) -> int:
+    """Batches of one statement until one deletes less than a batch; rows deleted."""
+    total = 0
+    if target == "stream_events":
+        params.update(after_xid="0", after_seq=0)
+    else:
+        params["after"] = None
+    batches = 0
+    while True:
+        try:
+            with db.transaction():
+                rows = db.all(statement, params)
+        except BaseException as exc:  # what committed before it, for the stopped report
+            add_done(exc, total, batches)
+            raise
+        total += len(rows)
+        batches += 1
+        if len(rows) < params["batch"]:
+            return total
+        if target == "stream_events":
+            xid, seq = max((int(r["xid"]), int(r["seq"])) for r in rows)
+            params.update(after_xid=str(xid), after_seq=seq)
+        else:
+            params["after"] = max(r["id"] for r in rows)
