@@ -45,6 +45,10 @@ def database() -> Iterator[Target]:
                 "queues resume": ["ct-q"],
                 "queues limit": ["ct-q", "--global", "3"],
                 "streams seek": ["ct-stream", "--earliest"],
+                "vacuum all": ["--older-than", "1s"],
+                "vacuum history": ["--older-than", "1s"],
+                "vacuum batches": ["--older-than", "1s"],
+                "vacuum streams": ["--older-than", "1s"],
                 "db migrate": None,  # hopper's own migrator runs its migrations
             }
         )

@@ -41,9 +41,10 @@ pytestmark = pytest.mark.timeout(300)
 
 NAMES = [s.name for s in systems()]
 UNREACHABLE = "postgresql://qctl@127.0.0.1:1/nowhere?connect_timeout=1"
-NOT_WRITES = {"demo", "jobs list"}
+NOT_WRITES = {"demo", "jobs list", "jobs errors"}
 """Verbs with ``--yes`` that write nothing of the database they name: ``demo`` runs on its
-own database, and ``jobs list --yes`` only skips the question before a full scan."""
+own database, and ``jobs list --yes`` and ``jobs errors --yes`` only skip the question
+before a full scan."""
 
 
 def provider(name: str) -> ModuleType:
