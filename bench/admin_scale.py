@@ -7,12 +7,15 @@ Setup (SQL, not measured): ``rows`` queue jobs over 20 kinds are bulk-inserted w
 ``generate_series`` (PostgreSQL; secondary indexes and the change triggers are taken
 off during the load and put back from their own catalog definitions) or
 ``executemany`` (SQLite): 100,000 dead (scaled down for small runs), 50,000 pending,
-20,000 scheduled, 1,000 paused, the rest succeeded, 2% of those completed 40 days ago.
+20,000 scheduled, 1,000 paused, the rest succeeded, 2% of those completed 40 days ago;
+dead jobs failed at random times of the last 30 days (1% without a failure time).
 
 Measured through the public API: ``kind_depths`` (exact) and ``live_depths`` (the
 dashboard's refresh read, estimates marked); the first page (50) of every state
 with ``list_jobs`` (which also counts the state) and with ``search_jobs`` +
-``count_jobs`` (the console's keyset/estimate path); a page 100,000 rows deep into the
+``count_jobs`` (the console's keyset/estimate path), and dead jobs newest failure first
+(the console's default, untuned and with ``db tune``'s index, first page and 5,000
+deep, half the dead jobs on a small table); a page 100,000 rows deep into the
 succeeded listing by offset (``list_jobs``) and by keyset (``search_jobs(after=...)``);
 ``retry_all_dead`` of all dead jobs while two worker threads lease and ack a live kind
 fed by a producer (their lease latency idle and during the retry, and, on PostgreSQL,
@@ -66,7 +69,7 @@ from qctl_store.types import (
 SCHEMA = "qctl_bench"
 ADMIN_APP = "qctl_bench_admin"
 KINDS = 40
-LAYOUT_VERSION = 3
+LAYOUT_VERSION = 4
 """Bumped whenever the generated data changes, so a kept database is rebuilt."""
 AnyStore = PostgresStore | SqliteStore
 PAGED_STATES = [
@@ -179,7 +182,10 @@ def pg_load(dsn: str, rows: int) -> float:
                     " CASE WHEN %(state)s = 'active' THEN gen_random_uuid() END,"
                     f" 25, 1, jsonb_build_object('i', i), {error},"
                     f" {run_at} - interval '1 minute', {completed},"
-                    " CASE WHEN %(state)s = 'dead' THEN now() - interval '1 day' END"
+                    # Failed in an order of their own; 1% without a failure time (as
+                    # azync's resolveUncertain leaves a dead job).
+                    " CASE WHEN %(state)s = 'dead' AND mod(i, 100) <> 0"
+                    f" THEN now() - random() * {30 * _DAY} * interval '1 second' END"
                     " FROM (SELECT i, random() AS r"
                     " FROM generate_series(%(lo)s::int, %(hi)s::int) i) s",
                     {"state": state, "lo": lo + 1, "hi": min(n, lo + step)},
@@ -237,7 +243,7 @@ def sqlite_load(path: str, rows: int) -> float:
                     f"boom: {i}" if state == "dead" else None,
                     run_at - 60_000_000,
                     completed,
-                    now - day if state == "dead" else None,
+                    now - int(rnd.random() * 30 * day) if state == "dead" and i % 100 else None,
                     now,
                     now,
                 )
@@ -504,6 +510,19 @@ def run(
             f"{n:,}, {'estimated' if est else 'exact'}",
             plans,
         )
+    newest_dead = JobSearch(source=src, state=JobState.DEAD, reverse=True)
+    # 5,000 deep, or half way on a small table (a page past the last row is empty).
+    depth = min(5000, admin.count_jobs(newest_dead, exact=True)[0] // 2)
+    deep_dead = admin.job_cursor(admin.search_jobs(newest_dead, depth)[-1], JobState.DEAD)
+    dead_pages: list[tuple[str, Callable[[], Any]]] = [
+        ("search_jobs dead newest first page", lambda: admin.search_jobs(newest_dead, 50)),
+        (
+            f"search_jobs dead newest first, {depth:,} deep",
+            lambda: admin.search_jobs(newest_dead, 50, after=deep_dead),
+        ),
+    ]
+    for metric, fn in dead_pages:
+        measure(rec, backend, scans, metric, fn, repeat, "failure order, keyset", plans)
     if isinstance(admin, PostgresStore):
         # azync's schema has no index for paused, cancelled, uncertain or skipped jobs:
         # the console's opt-in ones. Throughput before and after (partial without them).
@@ -548,6 +567,7 @@ def run(
                     lambda s=search: admin.count_jobs(s),  # type: ignore[misc]
                 )
             )
+        tuned += [(f"{metric}, tuned", fn) for metric, fn in dead_pages]
         for metric, fn in tuned:
             measure(rec, backend, scans, metric, fn, repeat, "with qctl db tune's indexes", plans)
         if plans is not None:

@@ -1,7 +1,9 @@
 """Start-up cost of one-shot commands: wall time of ``qctl --help``, ``qctl queues list``
 on an embedded database, and ``qctl jobs list`` / ``qctl queues list`` on PostgreSQL,
 beside two floors: ``python -c pass`` and the least any PostgreSQL command can cost,
-``python -c "import psycopg; psycopg.connect(DSN).execute('select 1')"``.
+``python -c "import psycopg; psycopg.connect(DSN).execute('select 1')"``; and beside
+``python -c "import typer"``, the least any Typer command line costs (``--help`` is
+rendered by Typer from the command tree, so it cannot start below that import).
 
     python bench/cli_startup.py [--runs N] [--pg DSN] [--json out.jsonl]
 
@@ -49,6 +51,7 @@ def main() -> None:
                 )
         cases = {
             "python -c pass": [sys.executable, "-c", "pass"],
+            "python -c 'import typer'": [sys.executable, "-c", "import typer"],
             "qctl --help": [QCTL, "--help"],
             "qctl queues list (sqlite)": [QCTL, "--dsn", lite, "queues", "list"],
             "psycopg connect + select 1 (floor)": [sys.executable, "-c", FLOOR, pg],
@@ -63,10 +66,13 @@ def main() -> None:
                 samples[name].append(run_once(cmd, env))
     m = {name: median(s) for name, s in samples.items()}
     base, floor = m["python -c pass"], m["psycopg connect + select 1 (floor)"]
+    typer = m["python -c 'import typer'"]
     for name, seconds in m.items():
         pg_cmd = "(postgres)" in name
         ref = floor if pg_cmd else base
         ratio = f"{seconds / ref:.2f} x {'the floor' if pg_cmd else 'python -c pass'}"
+        if name == "qctl --help":
+            ratio += f", {seconds / typer:.2f} x import typer"
         rec.add("cli", name, seconds * 1000, "ms", f"median of {args.runs}; {ratio}")
 
 

@@ -2,25 +2,41 @@
 compared with (``bench/tui_bench.py``), as the psycopg floor is for one-shot commands.
 
 One screen of the widgets the overview's first frame shows (a data table of ten rows, a
-status line, the footer), no tabs, no stylesheet of its own and no database: Python's
-start, Textual's import, its default stylesheet, first layout and render. ``updated`` is
-in its first frame, the word the benchmark waits for in ``qctl top``'s status bar; ``q``
-quits.
+status line, the footer), no stylesheet of its own and no database: Python's start,
+Textual's import, its default stylesheet, first layout and render. With ``--tabs`` the
+table sits in the first of six tabs (``TabbedContent``, the hidden tabs empty, as
+``qctl top`` mounts them), the floor of a tabbed dashboard. ``updated`` is in its first
+frame, the word the benchmark waits for in ``qctl top``'s status bar; ``q`` quits.
 """
 
 from __future__ import annotations
 
+import sys
+
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+
+TABS = 6
+"""As many tabs as azync's dashboard has."""
 
 
 class Floor(App[None]):
     BINDINGS = [Binding("q", "quit", "Quit")]
 
+    def __init__(self, tabs: bool) -> None:
+        super().__init__()
+        self.tabs = tabs
+
     def compose(self) -> ComposeResult:
         yield Static("updated")
-        yield DataTable()
+        if self.tabs:
+            with TabbedContent():
+                yield TabPane("1 tab", DataTable())
+                for i in range(1, TABS):
+                    yield TabPane(f"{i + 1} tab")
+        else:
+            yield DataTable()
         yield Footer()
 
     def on_mount(self) -> None:
@@ -31,4 +47,4 @@ class Floor(App[None]):
 
 
 if __name__ == "__main__":
-    Floor().run()
+    Floor(tabs="--tabs" in sys.argv[1:]).run()

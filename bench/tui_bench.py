@@ -39,6 +39,8 @@ from common import DEFAULT_PG, Recorder, compile_qctl, pct, scratch_database
 QCTL = str(Path(sys.executable).parent / "qctl")
 FLOOR = "Textual floor"
 FLOOR_APP = [sys.executable, str(Path(__file__).resolve().parent / "textual_floor.py")]
+TABBED = "Textual floor, six tabs"
+"""The same app in the tabs ``qctl top`` has: the part of the ratio the tabs cost."""
 ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 
 
@@ -189,9 +191,16 @@ def main() -> None:
         stores = {name: stack.enter_context(migrated(dsn)) for name, dsn in dsns.items()}
         tops = {name: ["--dsn", dsn, "top"] for name, dsn in dsns.items()}
         frames = first_frames(
-            {**{name: [QCTL, *top] for name, top in tops.items()}, FLOOR: FLOOR_APP}, tmp, a.runs
+            {
+                **{name: [QCTL, *top] for name, top in tops.items()},
+                FLOOR: FLOOR_APP,
+                TABBED: [*FLOOR_APP, "--tabs"],
+            },
+            tmp,
+            a.runs,
         )
         floor = statistics.median(frames.pop(FLOOR))
+        tabbed = statistics.median(frames.pop(TABBED))
         for name, top in tops.items():
             results[f"first_frame_{name}"] = frames[name]
             results[f"latency_{name}"] = change_latency(top, stores[name], tmp, a.samples)
@@ -204,6 +213,7 @@ def main() -> None:
             med, p95 = statistics.median(values), pct(values, 0.95)
             print(f"| {name} (s) | {med:.3f} | {p95:.3f} | {len(values)} |")
     print(f"| {FLOOR} first frame (s) | {floor:.3f} | | {a.runs} |")
+    print(f"| {TABBED} first frame (s) | {tabbed:.3f} | | {a.runs} |")
     demo = results["demo"]
     print(f"| demo first frame (s) | {demo['first_frame_s']:.3f} | | 1 |")
     print(
@@ -226,6 +236,14 @@ def main() -> None:
                     "x",
                     f"medians; {FLOOR} (bench/textual_floor.py) {floor:.3f} s, run in turn",
                     floor=floor,
+                )
+                rec.add(
+                    backend,
+                    f"first_frame / {TABBED}",
+                    statistics.median(values) / tabbed,
+                    "x",
+                    f"medians; {TABBED} (textual_floor.py --tabs) {tabbed:.3f} s, run in turn",
+                    floor=tabbed,
                 )
     print(f"demo RSS per minute (MB): {demo['curve']}")
     rec.add(

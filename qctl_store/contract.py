@@ -863,6 +863,12 @@ class AdminStore(ABC):
     """Console reads the Go contract lacks. Both backends implement them."""
 
     @abstractmethod
+    def count_replay(self, filter: ReplayFilter) -> tuple[int, int]:
+        """What ``replay(filter)`` would create, written nothing: the ledger events it
+        re-delivers (those with at least one matching subscriber, among the events the
+        limit caps) and the deliveries it creates."""
+
+    @abstractmethod
     def find_ids_by_prefix(self, entity: str, prefix: str, limit: int = 10) -> list[uuid.UUID]:
         """Ids of ``entity`` (job, dag, event, workflow) whose text form starts with
         ``prefix`` (lower-case hex with or without dashes), at most ``limit``."""
@@ -893,11 +899,12 @@ class AdminStore(ABC):
 
     @abstractmethod
     def live_depths(self, source: Source) -> tuple[dict[str, Depths], bool]:
-        """``kind_depths`` for a refresh loop: ``(depths, estimated)``. Pending,
-        scheduled, active, blocked, waiting and the oldest pending age are exact and read
-        from each state's index; on a huge table succeeded, paused, uncertain and a kind's
-        dead jobs beyond a count may come from statistics, and ``estimated`` says so.
-        ``kind_depths`` stays the exact (Go) read."""
+        """``kind_depths`` for a refresh loop: ``(depths, estimated)``. Active,
+        blocked, waiting and the oldest pending age are exact and read from each state's
+        index; on a huge table succeeded, paused, uncertain and a kind's pending,
+        scheduled and dead jobs at ``LIVE_DEPTH_CAP`` may come from statistics
+        (``estimated_depths``), and ``estimated`` says so. ``kind_depths`` stays the
+        exact (Go) read."""
 
     @abstractmethod
     def sources_depths(
@@ -944,7 +951,7 @@ class AdminStore(ABC):
 
 def job_sort_key(job: Job, state: JobState | None) -> datetime | None:
     """The column ``search_jobs`` orders ``state`` by (``listing.order_for`` with
-    ``search``: ``list_jobs``' order, pending in lease order)."""
+    ``search``: ``list_jobs``' order, pending in lease order, dead in failure order)."""
     value: datetime | None = getattr(job, order_for(state, search=True)[0])
     return value
 

@@ -91,6 +91,12 @@ def check_version(where: str, applied: int, expected: int, pending: list[int]) -
         )
 
 
+class StorageFull(StoreError):
+    """The database could not grow: its disk is full (SQLite's SQLITE_FULL, PostgreSQL's
+    disk_full) or it reached its size limit (SQLite's ``max_page_count``). The statement
+    that hit it was rolled back; batches committed before it stand."""
+
+
 class ReadOnly(StoreError):
     """A write was attempted on a store opened read-only."""
 

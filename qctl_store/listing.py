@@ -133,9 +133,15 @@ def order_for(
     pending jobs come in lease order, ``(run_at, id)``, the order their partial index
     holds within a kind. A console page of pending jobs across kinds is then a merge of
     each kind's index range; in ``enqueued_at`` order, which no index holds, it would be
-    a sort of the whole pending state."""
+    a sort of the whole pending state. Dead jobs come in failure order, ``(failed_at,
+    id)``, what an operator triages by (``list_jobs`` keeps azync's ``enqueued_at``, as
+    Go's ``ListJobs`` does); a dead job azync's ``resolveUncertain`` wrote without a
+    ``failed_at`` sorts after every failure time, where its btree index holds NULLs, so
+    newest first shows it first."""
     if search and state == JobState.PENDING:
         return "run_at", reverse
+    if search and state == JobState.DEAD:
+        return "failed_at", reverse
     column, desc = _state_order(state)
     return column, desc != reverse
 

@@ -399,6 +399,22 @@ class Depths(_Record):
     uncertain: int = 0
 
 
+LIVE_DEPTH_CAP = 200
+"""On a huge table ``live_depths`` counts each kind's pending, scheduled and dead jobs no
+further than this and takes the statistics' estimate for a count at the cap, so a refresh
+over any backlog reads a bounded part of each index."""
+
+CAPPED_DEPTHS = ("pending", "scheduled", "dead")
+
+
+def estimated_depths(d: Depths, source: Source) -> list[str]:
+    """The fields of ``d`` that may be estimates when ``live_depths`` says it estimated:
+    succeeded and paused, uncertain for workflow jobs (the only ones that can be
+    uncertain), and the capped counts at ``LIVE_DEPTH_CAP``."""
+    fields = ["succeeded", "paused", *(f for f in CAPPED_DEPTHS if getattr(d, f) >= LIVE_DEPTH_CAP)]
+    return [*fields, "uncertain"] if source == Source.WORKFLOW else fields
+
+
 @dataclass(eq=False, repr=False)
 class DailyCount(_Record):
     """One day's throughput counters of a kind (or summed over kinds)."""

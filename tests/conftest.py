@@ -13,6 +13,7 @@ import os
 import re
 import signal
 import sqlite3
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,6 +30,10 @@ from qctl_store.types import Change
 from tests.conformance.helpers import await_change, is_reset
 
 PG_DSN = os.environ.get("QCTL_TEST_PG_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+
+# Every write a test makes appends to the audit trail (qctl.core.audit): never to the
+# operator's own, here or in the qctl processes the tests start.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="qctl-test-state-")
 BACKENDS = ["sqlite", "postgres"]
 
 # A run started in the background by a shell without job control (``nohup make test &``)
@@ -145,7 +150,15 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     the command-line and DBOS suites use it for every test."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    for var in ("QCTL_DSN", "QCTL_SCHEMA", "QCTL_CONTEXT", "QCTL_READ_ONLY", "QCTL_SYSTEM"):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    for var in (
+        "QCTL_DSN",
+        "QCTL_SCHEMA",
+        "QCTL_CONTEXT",
+        "QCTL_READ_ONLY",
+        "QCTL_SYSTEM",
+        "QCTL_REASON",
+    ):
         monkeypatch.delenv(var, raising=False)
 
 

@@ -8,18 +8,26 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 from qctl.cli.context import CliContext
-from qctl.cli.errors import Refused, message_for
+from qctl.cli.errors import ExitCode, Refused, Terminated, message_for
 from qctl.cli.launch import MIN_REFRESH
-from qctl.cli.output import OUTPUT_HELP, OutputFormat, as_dict, emit_result, emit_rows, note
+from qctl.cli.output import (
+    OUTPUT_HELP,
+    OutputFormat,
+    as_dict,
+    emit_object,
+    emit_result,
+    emit_rows,
+    note,
+)
 from qctl.core import bulk, parse
 from qctl.core.errors import NoSuchName, WrongState
 from qctl_store.dsn import redact
-from qctl_store.errors import done_before
+from qctl_store.errors import InvalidInput, done_before
 
 Output = Annotated[
     OutputFormat,
@@ -62,6 +70,16 @@ After = Annotated[
     ),
 ]
 """Every listing's one paging flag: a keyset cursor, never an offset to walk."""
+
+
+LastOpt = Annotated[
+    str, typer.Option("--last", metavar="DURATION", help="How far back (default 1h).")
+]
+ByOpt = Annotated[
+    str, typer.Option("--by", metavar="minute|hour", help="Bucket size (default minute).")
+]
+"""``queues throughput``'s window and bucket on every system."""
+BUCKETS = {"minute": timedelta(minutes=1), "hour": timedelta(hours=1)}
 MAX_TARGETS = 10_000
 """Default cap on what one bulk verb takes from a filter (``--max``): a filter that
 matches more is refused, not cut (``qctl.core.bulk.capped``)."""
@@ -129,6 +147,51 @@ def cli(ctx: typer.Context) -> CliContext:
         root.obj = obj
         root.call_on_close(obj.close)
     return obj
+
+
+def database_status(
+    ctx: typer.Context,
+    system: str,
+    db: Any,
+    fields: Mapping[str, Any],
+    refusal: str | None,
+    output: OutputFormat,
+) -> None:
+    """``qctl db status`` of a system over a PostgreSQL database of its own (``db`` has
+    ``location``, ``schema``, ``read_only``): the context and where, the system's
+    ``fields``; then, when qctl does not support the schema, ``refusal`` on stderr and
+    exit 5 (after the report)."""
+    emit_object(
+        {
+            "context": cli(ctx).context_name or "",
+            "system": system,
+            "backend": "postgres",
+            "location": db.location,
+            "schema": db.schema,
+            **fields,
+            "read_only": db.read_only,
+        },
+        output,
+    )
+    if refusal is not None:
+        note(refusal)
+        raise typer.Exit(int(ExitCode.SCHEMA))
+
+
+def refuse_migrate(system: str, migrated_by: str) -> NoReturn:
+    """``qctl db migrate`` on a system whose own application migrates its schema."""
+    raise InvalidInput(f"qctl never migrates a {system} database: {migrated_by}")
+
+
+@contextlib.contextmanager
+def until_ctrl_c() -> Iterator[None]:
+    """A ``watch`` loop's end: Ctrl-C is how it is stopped (exit 0, quietly); SIGTERM is
+    not asked for by its reader, so it goes on to the one ``terminated`` line and 143."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if Terminated.received:
+            raise
 
 
 def stdin_is_tty() -> bool:
@@ -315,6 +378,17 @@ def duration(value: str | None, option: str) -> timedelta | None:
         return None
     parsed: timedelta = option_value(parse.parse_duration, value, option)
     return parsed
+
+
+def window_and_bucket(last: str, by: str) -> tuple[timedelta, timedelta]:
+    """``--last`` and ``--by`` of ``queues throughput``, checked."""
+    bucket = BUCKETS.get(by)
+    if bucket is None:
+        raise parse.ParseError(f"--by: {by!r} is not minute or hour")
+    window = duration(last, "--last") or timedelta(0)
+    if window <= timedelta(0):
+        raise parse.ParseError("--last: must be more than 0")
+    return window, bucket
 
 
 def instant(value: str | None, option: str) -> datetime | None:

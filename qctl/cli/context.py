@@ -85,6 +85,11 @@ MAX_TIMEOUT = timedelta(milliseconds=2**31 - 1)
 """The longest timeout PostgreSQL takes (an int of milliseconds)."""
 
 
+AUDIT_UNSELECTING = frozenset({"yes", "output", "dry_run", "reason"})
+"""Options of a writing verb that say how to run it, not what it acts on: the audit
+entry has its own fields for a dry run and the reason."""
+
+
 class ConfigFileError(InvalidInput):
     """The config file is unreadable or names an unknown context (a usage error)."""
 
@@ -531,9 +536,47 @@ class CliContext:
         return where + (" [read-only]" if self.read_only else "")
 
     def require_writable(self, action: str) -> None:
-        """Refuse a write before anything reaches the database."""
+        """Refuse a write before anything reaches the database; else start its entry
+        of the audit trail (``qctl.core.audit``: the root command appends it with the
+        exit status): its verb the command's path, its selection the options and
+        arguments the operator gave."""
         if self.read_only:
             raise ReadOnly(f"{action}: refused, qctl is in read-only mode")
+        from typer._click.core import ParameterSource
+        from typer._click.globals import get_current_context
+
+        from qctl.core import audit
+
+        ctx = get_current_context(silent=True)
+        given, verb = {}, action
+        if ctx is not None:
+            verb = " ".join(ctx.command_path.split()[1:]) or action  # as typed, less "qctl"
+            given = {
+                # an option by its flag (--kind), an argument by its name
+                (p.opts[0] if p.param_type_name == "option" else p.name): ctx.params[p.name]
+                for p in ctx.command.params
+                if p.name in ctx.params
+                and p.name not in AUDIT_UNSELECTING
+                and ctx.get_parameter_source(p.name) not in (ParameterSource.DEFAULT, None)
+            }
+        audit.begin(verb, self.audit_where(), given)
+
+    def audit_where(self) -> dict[str, Any]:
+        """The database part of an audit entry: no password, the schema in effect
+        (PostgreSQL's), and the role the DSN connects as (libpq's default: ``PGUSER``,
+        else the OS user), read from the DSN without asking the server."""
+        from qctl.core import audit
+        from qctl_store.dsn import default_database_path, postgres_params, redact
+
+        role = None
+        if self.is_postgres:
+            with contextlib.suppress(InvalidInput):
+                role = postgres_params(self.dsn or "").get("user")
+            role = role or os.environ.get("PGUSER") or audit.os_user()
+        system = self._system.name if self._system else self.system_name
+        dsn = redact(self.dsn) if self.dsn else str(default_database_path())
+        schema = self.schema or (self._system.default_schema if self._system else None) or ""
+        return audit.where(system, self.context_name, dsn, schema if role else "", role)
 
     def open_store(
         self,

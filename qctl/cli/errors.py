@@ -20,6 +20,7 @@ class ExitCode(IntEnum):
     SCHEMA = 5
     UNAVAILABLE = 6
     TIMEOUT = 7
+    FULL = 8
     INTERRUPTED = 130
     TERMINATED = 143
 
@@ -50,11 +51,16 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
         "statement (--statement-timeout); the server cancelled that statement; or the server "
         "stopped answering",
     ),
+    (
+        ExitCode.FULL,
+        "the database is full (its disk, or SQLite's max_page_count): the statement that hit "
+        "it was rolled back, batches committed before it stand",
+    ),
     (ExitCode.INTERRUPTED, "interrupted by Ctrl-C (qctl watch and qctl maintain exit 0)"),
     (
         ExitCode.TERMINATED,
         "terminated by SIGTERM, the statement running cancelled on the server "
-        "(qctl watch and qctl maintain exit 0)",
+        "(qctl maintain exits 0)",
     ),
 ]
 
@@ -62,7 +68,7 @@ EXIT_CODE_DOCS: list[tuple[ExitCode, str]] = [
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread as Ctrl-C is: a statement waiting on the
     server is cancelled there (psycopg cancels on KeyboardInterrupt), cleanup runs, and
-    what stops cleanly on Ctrl-C (watch, maintain) stops cleanly on SIGTERM."""
+    what stops cleanly on Ctrl-C may choose to on SIGTERM (maintain does)."""
 
     received = False
 
@@ -124,6 +130,8 @@ def exit_code_for(exc: BaseException) -> ExitCode:
         return ExitCode.UNAVAILABLE
     if isinstance(exc, store_errors.Timeout):
         return ExitCode.TIMEOUT
+    if isinstance(exc, store_errors.StorageFull):
+        return ExitCode.FULL
     return ExitCode.FAILURE
 
 

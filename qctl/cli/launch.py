@@ -106,6 +106,7 @@ def dashboard(c: CliContext, refresh: float) -> int:
             poll_interval=refresh,
             preloads=preloads,
             lock_waits=lock_waits,
+            audit_where=c.audit_where(),
         )
     finally:
         # The database closes when the command ends: never under a read still running

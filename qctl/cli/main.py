@@ -15,7 +15,7 @@ from typer.models import DefaultPlaceholder
 
 from qctl import __version__, systems
 from qctl.cli.argv import arrange, undecodable
-from qctl.cli.errors import ExitCode, closed_pipe, fail, failed, interrupted
+from qctl.cli.errors import ExitCode, closed_pipe, fail, failed, interrupted, message_for
 from qctl.systems import Entry
 
 if TYPE_CHECKING:
@@ -56,6 +56,25 @@ class Verbs(TyperGroup):
         return super().resolve_command(ctx, args)
 
 
+def _audit_fails(exc: BaseException) -> None:
+    """The error line of a write that fails, for its audit entry (as stderr says it)."""
+    from qctl.core import audit
+
+    if isinstance(exc, KeyboardInterrupt):
+        audit.fails("interrupted")
+    elif isinstance(exc, typer.Abort):
+        audit.fails("aborted; nothing was changed")
+    elif isinstance(exc, Exception) and not (isinstance(exc, typer.Exit) and exc.exit_code == 0):
+        formatted = getattr(exc, "format_message", None)
+        audit.fails(formatted() if callable(formatted) else message_for(exc))
+
+
+def _warn(text: str) -> None:
+    from qctl.core.sanitize import sanitize
+
+    sys.stderr.write(f"qctl: warning: {sanitize(text)}\n")
+
+
 def _taking_yes(command: Command) -> Command:
     """``command`` and every verb under it built so far, each taking ``--yes``/``-y``:
     a verb that never asks accepts it, hidden and ignored, so a script can pass it to
@@ -74,7 +93,28 @@ def _taking_yes(command: Command) -> Command:
         command.params.append(
             TyperOption(param_decls=names, is_flag=True, hidden=True, expose_value=False)
         )
+    if "--reason" not in taken:
+        # Shown on the verbs that ask or dry-run (the writes); accepted by every verb.
+        writes = bool(taken & {"--yes", "--dry-run"})
+        command.params.append(
+            TyperOption(
+                param_decls=["--reason"],
+                metavar="TEXT",
+                envvar="QCTL_REASON",
+                help="Why: recorded with this write in the audit trail (qctl audit; "
+                "env QCTL_REASON).",
+                hidden=not writes,
+                expose_value=False,
+                callback=_reason,
+            )
+        )
     return command
+
+
+def _reason(ctx: Context, param: Any, value: str | None) -> None:
+    from qctl.core import audit
+
+    audit.give_reason(value)
 
 
 def _verbs(target: typer.Typer) -> Verbs:
@@ -236,6 +276,9 @@ class QctlGroup(TyperGroup):
             return rv
         except BrokenPipeError:
             raise _ClosedPipe from None
+        except BaseException as exc:
+            _audit_fails(exc)
+            raise
 
     def main(  # type: ignore[override]
         self,
@@ -246,6 +289,9 @@ class QctlGroup(TyperGroup):
         **extra: Any,
     ) -> Any:
         code = self._run(args, prog_name or "qctl", complete_var, **extra)
+        from qctl.core import audit
+
+        audit.finish(int(code), _warn)
         if standalone_mode:
             sys.exit(code)
         return code

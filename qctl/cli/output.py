@@ -16,14 +16,15 @@ import dataclasses
 import json
 import sys
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from enum import Enum, StrEnum
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 import typer
 
-from qctl.core.parse import format_duration
+from qctl.core import audit
+from qctl.core.parse import ParseError, format_duration
 from qctl.core.sanitize import JSON_DEPTH, cut_text, sanitize
 
 
@@ -156,20 +157,26 @@ def emit_rows(
 
 
 def stream_rows(
-    pages: Iterable[Sequence[Mapping[str, Any]]],
+    pages: Iterable[Sequence[Any]],
     columns: Sequence[str],
     fmt: OutputFormat,
+    record: Callable[[Any], Mapping[str, Any]],
     *,
     out: TextIO | None = None,
+    shown: Callable[[Any], Mapping[str, Any]] | None = None,
 ) -> int:
     """``emit_rows`` of the rows of ``pages``, each page written as it comes (JSON as
     the one document ``emit_rows`` writes), so memory holds one page whatever the row
-    count; a table, which sizes its columns on every row, is written at the end. The
-    number of rows."""
+    count; a table, which sizes its columns on every row, is written at the end.
+    ``record``: a row as JSON shows it (``emit_rows``' ``full``); ``shown``: as a table
+    and CSV show it (``emit_rows``' rows; ``record`` when not given). Both take the row
+    as fetched, so a table can show what JSON spells differently (a decoded payload's
+    text). The number of rows."""
     out = out or sys.stdout
+    show = shown or record
     if fmt == OutputFormat.TABLE:
         rows = [row for page in pages for row in page]
-        emit_rows(rows, columns, fmt, out=out)
+        emit_rows([show(r) for r in rows], columns, fmt, out=out, full=[record(r) for r in rows])
         return len(rows)
     count = 0
     raw = csv_raw()
@@ -180,16 +187,72 @@ def stream_rows(
         for row in page:
             if fmt == OutputFormat.JSON:
                 # The list json.dumps(rows, indent=2) writes, one element at a time.
-                out.write(("[\n" if not count else ",\n") + _indented(_dumps(row, 2)))
+                out.write(("[\n" if not count else ",\n") + _indented(_dumps(record(row), 2)))
             elif fmt == OutputFormat.JSONL:
-                out.write(_dumps(row, None) + "\n")
+                out.write(_dumps(record(row), None) + "\n")
             else:
-                writer.writerow([_csv_cell(row.get(c), raw) for c in columns])
+                cells = show(row)
+                writer.writerow([_csv_cell(cells.get(c), raw) for c in columns])
             count += 1
         out.flush()
     if fmt == OutputFormat.JSON:
         out.write("\n]\n" if count else "[]\n")
     return count
+
+
+STREAM_PAGE = 1000
+"""Rows a listing fetches and writes at a time: memory holds one such page."""
+MAX_TABLE_ROWS = 10_000
+"""The most rows a table lists (it is sized on all of them, and read by a person)."""
+MAX_ROWS = 1_000_000
+"""The most rows one listing writes; ``--after`` continues past them."""
+
+Row = TypeVar("Row")
+Position = TypeVar("Position")
+
+
+def stream_listing(
+    fetch: Callable[[int, Position | None], Sequence[Row]],
+    position: Callable[[Row], Position],
+    record: Callable[[Row], Mapping[str, Any]],
+    columns: Sequence[str],
+    fmt: OutputFormat,
+    limit: int,
+    after: Position | None,
+    *,
+    shown: Callable[[Any], Mapping[str, Any]] | None = None,
+) -> tuple[int, Position | None]:
+    """Every keyset listing's output: up to ``limit`` rows from ``after`` on, fetched
+    ``STREAM_PAGE`` at a time (``fetch(n, after)``: the next ``n`` rows after a
+    position; ``position(row)``: where a row ends its page) and written as they come
+    (``stream_rows``; ``record``: a fetched row as JSON shows it, ``shown`` as a table
+    and CSV do), so memory holds one fetch whatever ``--limit``. ``--limit`` is capped (a table
+    at ``MAX_TABLE_ROWS``, any form at ``MAX_ROWS``). Returns the number of rows written
+    and, when that is ``limit`` (there may be more), the last row's position: where the
+    next page starts."""
+    if fmt == OutputFormat.TABLE and limit > MAX_TABLE_ROWS:
+        raise ParseError(
+            f"--limit: at most {MAX_TABLE_ROWS} rows in a table; -o jsonl or -o csv "
+            f"stream up to {MAX_ROWS}"
+        )
+    if limit > MAX_ROWS:
+        raise ParseError(f"--limit: at most {MAX_ROWS} rows; --after continues from there")
+    last: list[Row] = []  # the newest fetch's last row
+
+    def pages() -> Iterator[Sequence[Row]]:
+        left, at = limit, after
+        while left > 0:
+            want = min(STREAM_PAGE, left)
+            batch = fetch(want, at)
+            last[:] = batch[-1:]
+            yield batch
+            if len(batch) < want:
+                return
+            left -= len(batch)
+            at = position(batch[-1])
+
+    count = stream_rows(pages(), columns, fmt, record, shown=shown)
+    return count, (position(last[0]) if count == limit and last else None)
 
 
 def _indented(text: str) -> str:
@@ -238,11 +301,29 @@ def emit_detail(
 
 
 def emit_result(result: Mapping[str, Any], message: str, fmt: OutputFormat) -> None:
-    """Print what a writing verb did: a sentence for people, the record for machines."""
+    """Print what a writing verb did: a sentence for people, the record for machines
+    (and for the write's audit entry)."""
+    audit.note(plain(result))
     if fmt == OutputFormat.TABLE:
         sys.stdout.write(sanitize(message, multiline=True) + "\n")
     else:
         emit_object(result, fmt)
+
+
+def emit_outcomes(
+    rows: Sequence[Mapping[str, Any]],
+    lines: Sequence[str],
+    columns: Sequence[str],
+    fmt: OutputFormat,
+) -> None:
+    """Print what a writing verb did to each of several rows: a line each for people,
+    the rows for machines (and for the write's audit entry)."""
+    audit.note([plain(r) for r in rows])
+    if fmt == OutputFormat.TABLE:
+        for line in lines:
+            sys.stdout.write(sanitize(line, multiline=True) + "\n")
+    else:
+        emit_rows(rows, columns, fmt)
 
 
 def as_dict(value: Any) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from qctl.systems import Entry
 
 SYSTEMLESS_COMMANDS: dict[str, Entry] = {
+    "audit": Entry("qctl.cli.audit", "audit", "The audit trail of qctl's writes, newest first."),
     "context": Entry(
         "qctl.cli.contexts", "app", "Named contexts: list, current, use, add, delete."
     ),

@@ -1,7 +1,7 @@
 """The refusals every system's actions share, and what counts as a lost connection.
 
 Each is a ``qctl_store`` error, so a front-end maps it like the store's own: ``WrongVerb``
-is a usage error (exit 2), ``WrongState`` and ``NoSuchName`` are not-found (exit 3).
+and ``Strands`` are usage errors (exit 2), ``WrongState`` and ``NoSuchName`` are not-found (exit 3).
 Their text is the whole message, one line, saying why and what to do instead.
 """
 
@@ -17,6 +17,12 @@ from qctl_store.errors import InvalidInput, NotFound, StoreError
 class WrongVerb(InvalidInput):
     """The row exists, but this verb must not act on it: another verb owns it (a DAG
     task is retried through its DAG). The message names the verb to use instead."""
+
+
+class Strands(InvalidInput):
+    """The system's own manager would do it, but on this row it strands work (a saga
+    left half undone, a step run twice): refused unless the operator forces it. The
+    message says what would break, what to do instead and that ``--force`` overrides."""
 
 
 class _Refusal(NotFound):

@@ -148,6 +148,15 @@ class SqlDatabase:
         where = f" in schema {self.schema!r}" if self.schema else ""
         return self.unsupported(f"{self.label} table missing{where}: {detail}")
 
+    def _unusable(self) -> Unavailable | None:
+        """The GRANT this session's role needs when the schema exists but the role may
+        not use it (its tables then look missing, or a qualified name is refused)."""
+        from qctl_store.postgres.base import SCHEMA_ACCESS, usage_refused
+
+        schema = getattr(self, "schema", "") or self._config.schema
+        row = self.one(SCHEMA_ACCESS, (schema,)) if schema else None
+        return usage_refused(schema, row["role"]) if row and not row["usable"] else None
+
     def refuse(self, exc: Exception) -> NoReturn:
         """Close the connection and raise ``exc`` (a gate refusing the schema)."""
         self.close()
@@ -179,9 +188,16 @@ class SqlDatabase:
                 try:
                     yield
                 except pgerr.UndefinedTable as exc:
-                    raise self.missing(str(exc.diag.message_primary)) from None
+                    raise self._unusable() or self.missing(str(exc.diag.message_primary)) from None
+                except pgerr.InsufficientPrivilege:
+                    refused = self._unusable()
+                    if refused is None:
+                        raise
+                    raise refused from None
         else:
             import sqlite3
+
+            from qctl_store.sqlite.base import full_or_unavailable
 
             try:
                 yield
@@ -191,7 +207,7 @@ class SqlDatabase:
                     raise ReadOnly("the database is read-only") from None
                 if "no such table" in text:
                     raise self.missing(text) from None
-                raise Unavailable(f"SQLite at {self.dsn}: {text}") from None
+                raise full_or_unavailable(exc, f"SQLite at {self.dsn}") from None
 
     @contextlib.contextmanager
     def _answered(self) -> Iterator[None]:

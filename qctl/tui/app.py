@@ -12,6 +12,7 @@ load succeeds again, so a database that comes back is picked up without a restar
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -29,7 +30,10 @@ from textual.screen import Screen
 from textual.widgets import TabbedContent, TabPane
 
 from qctl import startup
+from qctl.cli.errors import Refused, exit_code_for, message_for
+from qctl.core import audit
 from qctl.core.errors import NoSuchName, WrongState, WrongVerb, is_connection_error
+from qctl.core.sanitize import sanitize
 from qctl.tui.base import Dashboard, Loader, SystemScreens, TopScreen, footer
 from qctl.tui.live import DISCONNECTED, LOCKED, MANUAL, PAUSED, POLLING, LiveFeed
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
@@ -156,8 +160,11 @@ class QctlTop(Dashboard):
         preloads: dict[str, Preload[Any]] | None = None,
         lock_waits: list[tuple[float, str]] | None = None,
         owns_store: bool = False,
+        audit_where: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
+        self.audit_where = audit_where or {}
+        """The database part of the audit entry of each action (``qctl.core.audit``)."""
         self.owns_store = owns_store
         """The store ends with the app (``run``): quitting may interrupt it."""
         self.lock_waits = lock_waits if lock_waits is not None else []
@@ -343,7 +350,7 @@ class QctlTop(Dashboard):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.system.help))
+            self.push_screen(HelpScreen(self.system.help_text()))
 
     def action_jump(self) -> None:
         """``:``/``g``: ask for an id or prefix, then open what it names."""
@@ -390,29 +397,51 @@ class QctlTop(Dashboard):
         question: str | Callable[[R], str],
         fn: Callable[[Any, bool], R],
         done: Callable[[R], str],
+        verb: str = "",
     ) -> None:
         """An operator action: ``fn(store, dry_run)`` is an operations-layer call. Its
         dry run (the guards, and counts) runs first, so a refusal is told before anything
         is asked; then ``question`` (a text, or made from the dry run's record) is
         confirmed, ``fn`` runs for real and ``done(record)`` is the notice.
-        Every store call runs in a worker thread. Refused outright in read-only mode."""
+        Every store call runs in a worker thread. Refused outright in read-only mode.
+
+        Its outcome (refused by the dry run, cancelled, done or failed) is one entry of
+        the audit trail, as the command line's write: ``verb`` (default: the tab's name
+        and the question's first word, ``jobs retry``), the question asked as its
+        selection."""
         if self.read_only:
             self.notify("read-only: actions are disabled", severity="error")
             return
+        asked = [question if isinstance(question, str) else ""]
+        tab = self._active_tab()
+
+        def audited(result: Any = None, error: BaseException | None = None) -> None:
+            first = (asked[0].split() or [""])[0].lower()
+            entry = audit.Entry(
+                "dashboard", verb or f"{tab} {first}".strip(), self.audit_where, {"asked": asked[0]}
+            )
+            if result is not None:
+                entry.note(result)
+            if error is not None:
+                entry.error, entry.exit_status = message_for(error), exit_code_for(error)
+            audit.append(entry, self._audit_warn)
 
         def call(dry_run: bool) -> None:
             try:
                 result = fn(self.store, dry_run)
             except Exception as exc:
+                audited(error=exc)
                 self.call_from_thread(self._action_failed, exc)
                 return
             if dry_run:
                 self.call_from_thread(ask, result)
             else:
+                audited(result)
                 self.call_from_thread(self._action_done, done(result))
 
         def ask(planned: R) -> None:
             text = question if isinstance(question, str) else question(planned)
+            asked[0] = text
             self.push_screen(ConfirmDialog(text), answered)
 
         def answered(yes: bool | None) -> None:
@@ -421,9 +450,24 @@ class QctlTop(Dashboard):
                     lambda: call(False), thread=True, group="action", exit_on_error=False
                 )
             else:
+                audited(error=Refused("declined; nothing was changed"))
                 self.notify("cancelled")
 
         self.run_worker(lambda: call(True), thread=True, group="action", exit_on_error=False)
+
+    def _active_tab(self) -> str:
+        for screen in self.screen_stack:
+            if isinstance(screen, MainScreen):
+                with contextlib.suppress(NoMatches):
+                    return str(screen.query_one("#tabs", TabbedContent).active)
+        return ""
+
+    def _audit_warn(self, text: str) -> None:
+        """Tell the operator the audit log failed, from any thread."""
+        try:
+            self.call_from_thread(self.notify, sanitize(text), severity="warning")
+        except RuntimeError:  # on the app's own thread
+            self.notify(sanitize(text), severity="warning")
 
     def _action_done(self, text: str) -> None:
         self.actions_done += 1
@@ -450,6 +494,7 @@ def run(
     on_ready: Callable[[], object] | None = None,
     preloads: dict[str, Preload[Any]] | None = None,
     lock_waits: list[tuple[float, str]] | None = None,
+    audit_where: dict[str, Any] | None = None,
 ) -> int:
     """Run the dashboard in this terminal until the operator quits; the exit code (1
     after an unexpected error, which printed one line)."""
@@ -466,6 +511,7 @@ def run(
         preloads=preloads,
         lock_waits=lock_waits,
         owns_store=True,
+        audit_where=audit_where,
     )
     app.run()
     return app.return_code or 0

@@ -5,6 +5,7 @@ screen. Screens import this module, never ``app.py`` (which imports the screens)
 from __future__ import annotations
 
 import importlib
+import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Footer
 
 from qctl.core.sanitize import sanitize
-from qctl.tui.widgets import StatusBar
+from qctl.tui.widgets import StatusBar, glossary
 
 if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+HELP_WIDTH = 88
+"""Columns of the help text (the help screen is at most 90% of the terminal wide)."""
 
 
 @dataclass(frozen=True)
@@ -56,11 +60,25 @@ class SystemScreens:
     jump_prompt: tuple[str, str]
     """The ``:`` prompt's title and its field's label."""
 
-    def pane(self, name: str) -> Loader[Any]:
+    def pane_class(self, name: str) -> type[Loader[Any]]:
         tab = next(t for t in self.tabs if t.name == name)
         module, cls = tab.pane.split(":")
-        pane: Loader[Any] = getattr(importlib.import_module(module), cls)(id=f"{name}-pane")
+        pane: type[Loader[Any]] = getattr(importlib.import_module(module), cls)
         return pane
+
+    def pane(self, name: str) -> Loader[Any]:
+        return self.pane_class(name)(id=f"{name}-pane")
+
+    def help_text(self) -> str:
+        """``help``, then the meaning of each column of the tabs whose table is declared
+        (``qctl.tui.panes.ListPane.columns``), one paragraph per tab."""
+        lines = [self.help.rstrip("\n")]
+        for tab in self.tabs:
+            columns = getattr(self.pane_class(tab.name), "columns", ())
+            if columns:
+                text = glossary(tab.title, columns)
+                lines += textwrap.wrap(text, HELP_WIDTH, subsequent_indent="  ")
+        return "\n".join(lines) + "\n"
 
     def changes(self, store: Any) -> ChangeNotifier | None:
         """The store's change hints for the live feed; None: the system has none, the

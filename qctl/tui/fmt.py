@@ -50,14 +50,15 @@ def heading(name: str, id: uuid.UUID, state: StrEnum) -> Text:
     return Text.assemble((f"{safe(name)} ", "bold"), (f"{id}  ", "dim"), state_text(state))
 
 
-def job_cells(job: Job, lead: list[Any], tail: Sequence[Any] = (), error: int = 50) -> list[Any]:
-    """A job's table cells: ``lead``, its state and attempt, ``tail``, its last error."""
+def job_cells(job: Job, lead: list[Any], tail: Sequence[Any] = ()) -> list[Any]:
+    """A job's table cells: ``lead``, its state and attempt, ``tail``, its last error
+    (whole: its column is flexible and cuts it to the width it has)."""
     return [
         *lead,
         state_text(job.state),
         f"{job.attempt}/{job.max_attempts}",
         *tail,
-        one_line(job.last_error, error),
+        job.last_error,
     ]
 
 
@@ -121,8 +122,8 @@ def live_text(
     live: dict[str, list[ThroughputCount]], width: int = 26, rows: int = 3, what: str = "processed"
 ) -> Text:
     """The busiest ``rows`` series of the last hour (a kind, a workflow name), one
-    sparkline of ``processed`` per bucket each, with the hour's processed and failed
-    totals; ``what`` names what ``processed`` counts."""
+    sparkline of ``processed`` per bucket each (``width`` 0: none), with the hour's
+    processed and failed totals; ``what`` names what ``processed`` counts."""
     text = Text()
     busy = sorted(live.items(), key=lambda kv: (-sum(p.processed + p.failed for p in kv[1]), kv[0]))
     text.append(f"last hour per minute, {what}", "bold")
@@ -132,7 +133,8 @@ def live_text(
         processed = [p.processed for p in points]
         failed = sum(p.failed for p in points)
         text.append(f"\n{safe(label)[:10]:>10} ", "bold")
-        text.append(f"{sparkline(processed, width):<{width}}", "green")
+        if width:
+            text.append(f"{sparkline(processed, width):<{width}}", "green")
         text.append(f" {sum(processed):>4}")
         text.append(f" {failed:>3}✗", "red" if failed else "dim")
     return text

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any, ClassVar, TypeVar
 
 from textual import events
 from textual.app import ComposeResult
@@ -10,6 +11,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Input
 
 from qctl.tui.base import Guarded, Loader, TopScreen, footer
+from qctl.tui.widgets import Column, refill, selected_key, table
 
 T = TypeVar("T")
 
@@ -72,6 +74,54 @@ class Redrawn(Pane[T]):
 
     def render_data(self) -> None:
         raise NotImplementedError
+
+
+def matches(needle: str, *values: str) -> bool:
+    """Every word of a ``/`` filter is part of one of ``values`` (case-insensitive)."""
+    return all(any(w in v.lower() for v in values) for w in needle.lower().split())
+
+
+class ListPane(Redrawn[Sequence[Any]]):
+    """A tab that is one table of rows, declared: ``columns`` give its header, its cells
+    and the help's lines; ``fetch`` reads the rows; ``row_key`` keys them (the cursor
+    stays on a key across refreshes); ``words`` are what the ``/`` filter matches."""
+
+    table_id: ClassVar[str]
+    columns: ClassVar[tuple[Column[Any], ...]]
+
+    def row_key(self, row: Any) -> str:
+        raise NotImplementedError
+
+    def words(self, row: Any) -> Sequence[str]:
+        raise NotImplementedError
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_filter()
+        yield table(self.table_id, *self.columns)
+
+    def render_data(self) -> None:
+        now = self.top.clock()
+        refill(
+            self.query_one(f"#{self.table_id}", DataTable),
+            [
+                (self.row_key(r), [c.cell(r, now) for c in self.columns])
+                for r in self.data or []
+                if matches(self.filter_text, *self.words(r))
+            ],
+        )
+
+    def open_with(self, text: str) -> None:
+        """Show the rows ``text`` (``/`` words) matches, once the tab has read."""
+        self.filter_text = text
+        self.reload()
+
+    def selected(self, what: str) -> str | None:
+        """The key of the row under the cursor; None (and a notice naming ``what``)
+        on an empty table."""
+        key = selected_key(self.query_one(f"#{self.table_id}", DataTable))
+        if key is None:
+            self.top.notify(f"no {what} selected", severity="warning")
+        return key
 
 
 PAGE_BINDINGS = [

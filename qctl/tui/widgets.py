@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Generic, Literal, TypeVar
 
+from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Input, Label, Static
 
+from qctl.tui import fmt
 from qctl.tui.fmt import safe
 from qctl.tui.live import DISCONNECTED, LIVE, LOCKED, MANUAL, PAUSED, POLLING
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 MODE_STYLES = {
     LIVE: "bold green",
@@ -143,19 +151,109 @@ class HelpScreen(ModalScreen[None]):
             yield Static(self.text, id="help", markup=False)
 
 
+@dataclass(frozen=True)
+class Column(Generic[R]):
+    """One column of a dashboard table, declared once: its header, its cell for a row,
+    what it means (the help's Columns section is built from these) and how it takes
+    width. A fixed column (a count, a state, a time) is as wide as its widest cell; the
+    flexible ones (a kind, a name, an error) share what the terminal has left and cut
+    their text with an ellipsis, so that a long kind never pushes a count off the screen.
+    """
+
+    name: str
+    about: str
+    """What the column means, for the help: ``name: about``."""
+    get: Callable[[R], Any] | None = None
+    """The row's value; None where the pane fills the column itself."""
+    flex: bool = False
+    time: Literal["", "ago", "when"] = ""
+    """An instant shown relative to the dashboard's clock (``fmt.ago``, ``fmt.when``)."""
+
+    def cell(self, row: R, now: datetime) -> Any:
+        value = self.get(row) if self.get is not None else None
+        if self.time == "ago":
+            return fmt.ago(value, now)
+        if self.time == "when":
+            return fmt.when(value, now)
+        return "" if value is None else value
+
+
+def flex(name: str, about: str = "", get: Callable[[Any], Any] | None = None) -> Column[Any]:
+    """A column that shares the width left over (a kind, a name, an error)."""
+    return Column(name, about, get, flex=True)
+
+
+def glossary(title: str, columns: Sequence[Column[Any]]) -> str:
+    """``title: name: about; name: about.``: one table's lines of the help."""
+    return f"{title}: " + "; ".join(f"{c.name}: {c.about}" for c in columns) + "."
+
+
+FLEX_MIN = 8
+"""The narrowest a flexible column gets (its header and a few characters)."""
+
+
 class Table(DataTable[Any]):
+    """A DataTable whose flexible columns share the width its fixed columns leave."""
+
+    def __init__(self, *, flexible: Sequence[str] = (), **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.flexible = frozenset(flexible)
+
+    def clear(self, columns: bool = False) -> Table:
+        super().clear(columns)
+        # Measured again from the rows added next (DataTable keeps the widest cell ever
+        # shown: one long kind would keep its column wide for good).
+        for column in self.columns.values():
+            column.content_width = cell_len(column.label.plain)
+        return self
+
     def _update_dimensions(self, new_rows: Any) -> None:
         super()._update_dimensions(new_rows)
+        self._fit()
         # Textual keys its rendered cells by an update count that new column widths do
         # not bump: a header painted between add_row and this (idle) update kept the
         # header's narrow widths above the wider rows until the next refill.
         self._update_count += 1
 
+    def _on_resize(self, event: events.Resize) -> None:
+        super()._on_resize(event)
+        if self._fit():
+            self._clear_caches()
+            self.refresh()
 
-def table(widget_id: str, *columns: str) -> DataTable[Any]:
-    t = Table(id=widget_id, cursor_type="row", zebra_stripes=True)
-    for c in columns:
-        t.add_column(c, key=c)
+    def _fit(self) -> bool:
+        """Give each flexible column its share of the width left (water-filling: one
+        narrower than its share keeps its width and leaves the rest to the others).
+        Returns whether a width changed."""
+        flexible = [c for c in self.columns.values() if str(c.key.value) in self.flexible]
+        if not flexible:
+            return False
+        pad = 2 * self.cell_padding
+        fixed = sum(c.get_render_width(self) for c in self.columns.values() if c not in flexible)
+        left = self.scrollable_content_region.width - fixed - pad * len(flexible)
+        changed = False
+        pending = sorted(flexible, key=lambda c: c.content_width)
+        while pending:
+            share = max(FLEX_MIN, left // len(pending))
+            column = pending.pop(0)
+            width = min(column.content_width, share)
+            left -= width
+            if column.auto_width or column.width != width:
+                column.auto_width, column.width, changed = False, width, True
+        if changed:
+            width = sum(c.get_render_width(self) for c in self.columns.values())
+            self.virtual_size = Size(width + self._row_label_column_width, self.virtual_size.height)
+        return changed
+
+
+def table(widget_id: str, *columns: str | Column[Any]) -> DataTable[Any]:
+    """A row-cursor table; ``columns`` are declarations (``Column``, ``flex``) or plain
+    headers (fixed width)."""
+    names = [c if isinstance(c, str) else c.name for c in columns]
+    flexible = [c.name for c in columns if isinstance(c, Column) and c.flex]
+    t = Table(id=widget_id, cursor_type="row", zebra_stripes=True, flexible=flexible)
+    for name in names:
+        t.add_column(name, key=name)
     return t
 
 
@@ -169,14 +267,23 @@ def selected_key(t: DataTable[Any]) -> str | None:
     return key
 
 
+CELL_MAX = 1000
+"""Characters of a text kept for a cell: more than the widest terminal shows (a 5 MB
+error is not measured whole on every refresh)."""
+CELL_TEXT: dict[str, Any] = {"end": "", "no_wrap": True, "overflow": "ellipsis"}
+"""One line, cut with an ellipsis where the column is narrower."""
+
+
 def table_cell(value: Any) -> Any:
     """A DataTable cell: text as plain ``Text`` with control characters and escape
     sequences escaped (DataTable would read a ``str`` as markup, so a ``[`` in a kind or
     an error could restyle the table); other renderables as they are."""
     if isinstance(value, str):
-        return Text(" ".join(safe(value).split()), end="", no_wrap=True)
+        return Text(" ".join(safe(value[:CELL_MAX]).split()), **CELL_TEXT)
     if isinstance(value, Text) and safe(value.plain) != value.plain:
-        return Text(" ".join(safe(value.plain).split()), style=value.style, end="", no_wrap=True)
+        return Text(" ".join(safe(value.plain).split()), style=value.style, **CELL_TEXT)
+    if isinstance(value, Text):
+        value.overflow = "ellipsis"
     return value
 
 

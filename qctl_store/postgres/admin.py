@@ -29,6 +29,8 @@ from qctl_store.postgres.maintenance import keyset_batches, run_batches
 from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, job_from_row
 from qctl_store.sqlfile import fill
 from qctl_store.types import (
+    CAPPED_DEPTHS,
+    LIVE_DEPTH_CAP,
     DailyCount,
     Depths,
     Job,
@@ -48,11 +50,6 @@ EXACT_LIMIT = 10_000
 """Dead and paused jobs pile up: ``count_jobs`` counts them no further than this and
 answers with the planner's estimate (marked) beyond it."""
 
-KIND_EXACT_LIMIT = 200
-"""``live_depths`` counts each kind's dead jobs no further than this and takes the
-statistics' estimate beyond it, so a refresh over many kinds reads a bounded part of
-the dead index (at most this many entries per kind)."""
-
 
 def _state_index(state: str, order: str) -> str:
     return (
@@ -61,18 +58,27 @@ def _state_index(state: str, order: str) -> str:
     )
 
 
-CONSOLE_INDEXES = {
-    f"qctl_jobs_{state.value}_idx": _state_index(state.value, order_for(state)[0])
-    for state in (JobState.PAUSED, JobState.CANCELLED, JobState.UNCERTAIN, JobState.SKIPPED)
-}
-"""The console's opt-in indexes and their definitions (``qctl db tune``): one per job
-state azync's schema has no index for (its migrations index pending, scheduled, active,
-dead and succeeded, and blocked and waiting by DAG), each (source, kind) then the state's
-listing order, so a first page across kinds merges index ranges, a count reads only the
-state's rows and ``throughput`` counts them. Created only on request; every object
-azync's migrations create is named ``azync_*``, so they can never take these names."""
+UNINDEXED_STATES = (JobState.PAUSED, JobState.CANCELLED, JobState.UNCERTAIN, JobState.SKIPPED)
+"""The job states azync's schema has no index for (its migrations index pending,
+scheduled, active, dead and succeeded, and blocked and waiting by DAG): counting or
+listing one reads the whole job table until ``tune`` creates its console index."""
 
-STATE_INDEXES = {JobState(name.split("_")[2]): name for name in CONSOLE_INDEXES}
+STATE_INDEXES = {
+    state: f"qctl_jobs_{state.value}_idx" for state in (*UNINDEXED_STATES, JobState.DEAD)
+}
+"""The console index a page of a state across kinds merges from (``across_kinds``):
+one per unindexed state, and one for dead jobs, whose azync index holds ``enqueued_at``
+while the console lists them in failure order."""
+
+CONSOLE_INDEXES = {
+    name: _state_index(state.value, order_for(state, search=True)[0])
+    for state, name in STATE_INDEXES.items()
+}
+"""The console's opt-in indexes and their definitions (``qctl db tune``), each (source,
+kind) then the state's ``search_jobs`` order, so a first page across kinds merges index
+ranges, a count reads only the state's rows and ``throughput`` counts them. Created
+only on request; every object azync's migrations create is named ``azync_*``, so they
+can never take these names."""
 
 PAUSED_INDEX = STATE_INDEXES[JobState.PAUSED]
 
@@ -91,10 +97,10 @@ _DEPTH_FIELDS = {
 }
 
 
-_MERGED_STATES = (JobState.PENDING, JobState.SCHEDULED, JobState.ACTIVE, JobState.DEAD)
-"""States whose partial index leads with (source, kind) and then holds ``search_jobs``'
-order, so a page across kinds merges index ranges (``across_kinds``); paused too once
-cancelled, uncertain and skipped too once their console index exists."""
+_MERGED_STATES = (JobState.PENDING, JobState.SCHEDULED, JobState.ACTIVE)
+"""States whose azync index leads with (source, kind) and then holds ``search_jobs``'
+order, so a page across kinds merges index ranges (``across_kinds``); the states of
+``STATE_INDEXES`` too once their console index exists."""
 
 _CAPPED_STATES = (JobState.DEAD, JobState.PAUSED, JobState.CANCELLED, JobState.UNCERTAIN)
 
@@ -151,7 +157,7 @@ def _cheap_count(
     (counting it would read all of it); huge unfiltered terminal states come from the
     planner's estimate; the states that pile up are counted up to ``EXACT_LIMIT`` on
     their index and estimated beyond it."""
-    if state in STATE_INDEXES and STATE_INDEXES[state] not in console_indexes_of(cur):
+    if state in UNINDEXED_STATES and STATE_INDEXES[state] not in console_indexes_of(cur):
         if _estimate(cur, "TRUE", {}) < ESTIMATE_THRESHOLD:
             return None
         estimate = _estimate(cur, where, args)
@@ -199,7 +205,7 @@ def _daily(cur: Cursor, where: str, args: dict[str, Any]) -> list[DailyCount]:
 def _live_depths(cur: Cursor, source: Source, tuned: bool) -> tuple[dict[str, Depths], bool]:
     """``live_depths`` of one source on a huge table (``tuned``: the paused index exists)."""
     args: dict[str, Any] = {"source": source.value}
-    live = {**args, "cap": KIND_EXACT_LIMIT}
+    live = {**args, "cap": LIVE_DEPTH_CAP}
     cur.execute(fill(Q.live_depths, where="TRUE" if tuned else "FALSE"), live)
     rows = cur.fetchall()
     out = _add_depths({}, cur, [r for r in rows if r["estimate"] is None])
@@ -226,8 +232,11 @@ def _live_depths(cur: Cursor, source: Source, tuned: bool) -> tuple[dict[str, De
             budget -= succeeded
         else:
             d.succeeded, estimated = succeeded, True
-        if d.dead >= KIND_EXACT_LIMIT:
-            d.dead, estimated = max(d.dead, estimates.get((kind, "dead"), 0)), True
+        for state in CAPPED_DEPTHS:
+            n = getattr(d, state)
+            if n >= LIVE_DEPTH_CAP:
+                setattr(d, state, max(n, estimates.get((kind, state), 0)))
+                estimated = True
         if not tuned:
             d.paused = estimates.get((kind, "paused"), 0)
         if source == Source.WORKFLOW:  # uncertain has no index either
@@ -374,8 +383,9 @@ class AdminMixin(JobActions, JobReads, PgBase):
     def listing_scans(self, state: JobState | None) -> bool:
         """On a huge table, whether a page of ``state`` across kinds has no index to
         walk and reads the whole job table: paused, cancelled, uncertain and skipped jobs
-        until ``tune`` creates their index, and every state at once (newest first, an
-        order no index holds)."""
+        until ``tune`` creates their index, dead jobs until their console index holds
+        their failure order (every dead job is read and sorted), and every state at once
+        (newest first, an order no index holds)."""
         if state is not None and JobState(state) not in STATE_INDEXES:
             return False
         with self.read() as cur:

@@ -102,12 +102,32 @@ def mapped_errors(dsn: str, config: Config | None = None) -> Iterator[None]:
         text = _first_line(str(exc.diag.message_primary or exc))
         detail = exc.diag.message_detail
         raise errors.InvalidInput(f"{text} ({_first_line(detail)})" if detail else text) from None
+    except pgerr.DiskFull as exc:
+        raise errors.StorageFull(
+            f"PostgreSQL at {redact(dsn)}: {_first_line(str(exc.diag.message_primary or exc))}"
+            "; the statement was rolled back: free space on the server's disk, then run it again"
+        ) from None
     except psycopg.OperationalError as exc:
         reason = _first_line(redact(str(exc)))
         bad = _BAD_PARAMETER.search(reason)
         if bad:  # libpq refused a value of the DSN itself
             raise errors.InvalidInput(f"malformed PostgreSQL DSN {redact(dsn)}: {bad[0]}") from None
         raise _unavailable(dsn, exc) from None
+
+
+SCHEMA_ACCESS = (
+    "SELECT has_schema_privilege(oid, 'USAGE') AS usable, current_user AS role"
+    " FROM pg_namespace WHERE nspname = %s"
+)
+"""Whether this session's role may use a schema (no row: there is no such schema)."""
+
+
+def usage_refused(schema: str, role: str) -> errors.Unavailable:
+    """A schema whose tables this role cannot see: not missing, not unmigrated."""
+    return errors.Unavailable(
+        f'role "{role}" may not use schema "{schema}" (no USAGE privilege); '
+        f'ask for GRANT USAGE ON SCHEMA "{schema}" TO "{role}"'
+    )
 
 
 def _unavailable(dsn: str, exc: psycopg.Error) -> errors.Unavailable:
@@ -340,21 +360,14 @@ class PgBase(StoreBase):
                     f'schema "{self.schema}" does not exist; `qctl db migrate` creates it'
                 ) from None
             if not usable:  # its tables are invisible to this role, not missing
-                raise errors.Unavailable(
-                    f'role "{role}" may not use schema "{self.schema}" (no USAGE privilege); '
-                    f'ask for GRANT USAGE ON SCHEMA "{self.schema}" TO "{role}"'
-                ) from None
+                raise usage_refused(self.schema, role) from None
             raise
 
     def _schema_access(self) -> tuple[bool, bool, str]:
         """Whether the configured schema exists, whether this session's role may use
         it, and the role's name."""
         with mapped_errors(self.dsn, self.config), self._provider.connection() as conn:
-            row = conn.execute(
-                "SELECT has_schema_privilege(oid, 'USAGE') AS usable, current_user AS role"
-                " FROM pg_namespace WHERE nspname = %s",
-                (self.schema,),
-            ).fetchone()
+            row = conn.execute(SCHEMA_ACCESS, (self.schema,)).fetchone()
         return (row is not None, bool(row and row["usable"]), row["role"] if row else "")
 
     # --- connections ----------------------------------------------------------------

@@ -85,6 +85,12 @@ class EventsMixin(EventListing, PgBase):
         self.notify_after_commit(Source.EVENT, kinds)
         return len(kinds)
 
+    def count_replay(self, filter: ReplayFilter) -> tuple[int, int]:
+        with self.read() as cur:
+            cur.execute(Q.count_replay, replay_fields(DIALECT, filter))
+            row = cur.fetchone()
+        return (row["events"], row["deliveries"]) if row else (0, 0)
+
     def retain(self, before: datetime, limit: int) -> int:
         cutoff = validate.required_instant(before, "before")
         if validate.limit(limit) <= 0:

@@ -98,11 +98,13 @@ class Listener:
             except Exception as exc:
                 if self._stop.is_set():
                     break
+                # libpq's messages span lines ("server closed the connection
+                # unexpectedly\n\tThis probably means ..."): one log line each.
                 self._logger.warning(
                     "LISTEN %s connection lost, reconnecting in %.1fs: %s",
                     self.channel,
                     self._backoff,
-                    redact(str(exc)).strip() or type(exc).__name__,
+                    " ".join(redact(str(exc)).split()) or type(exc).__name__,
                 )
             finally:
                 if self._live:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from qctl_store import throughput
-from qctl_store.postgres.admin import STATE_INDEXES, console_indexes_of
+from qctl_store.postgres.admin import STATE_INDEXES, UNINDEXED_STATES, console_indexes_of
 from qctl_store.postgres.base import Cursor, PgBase, queries
 from qctl_store.postgres.rows import utc
 from qctl_store.sqlfile import fill
@@ -38,7 +38,7 @@ class ThroughputMixin(throughput.Throughput, PgBase):
         indexed = console_indexes_of(cur)
         sql = fill(
             Q.counts,
-            **{s.value: str(n in indexed).upper() for s, n in STATE_INDEXES.items()},
+            **{s.value: str(STATE_INDEXES[s] in indexed).upper() for s in UNINDEXED_STATES},
         )
         rows = cur.execute(sql, args).fetchall()
         return [(r["measure"], r["kind"], r["bucket"], r["n"]) for r in rows]
@@ -46,4 +46,4 @@ class ThroughputMixin(throughput.Throughput, PgBase):
     def throughput_omits(self) -> list[JobState]:
         with self.read() as cur:
             indexed = console_indexes_of(cur)
-        return [s for s, n in STATE_INDEXES.items() if n not in indexed]
+        return [s for s in UNINDEXED_STATES if STATE_INDEXES[s] not in indexed]

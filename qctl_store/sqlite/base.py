@@ -121,13 +121,24 @@ def mapped_errors() -> Iterator[None]:
             raise errors.ReadOnly("the store is read-only") from None
         if _is_busy(exc):
             raise errors.Conflict(f"SQLite: {msg}") from None
-        raise errors.Unavailable(f"SQLite: {msg}") from None
+        raise full_or_unavailable(exc, "SQLite") from None
     except sqlite3.DatabaseError as exc:
         if isinstance(exc, sqlite3.IntegrityError):
             if str(exc).startswith("UNIQUE constraint failed"):
                 raise errors.UniqueViolation(f"SQLite: {exc}") from None
             raise
         raise errors.Unavailable(f"SQLite: {exc}") from None
+
+
+def full_or_unavailable(exc: sqlite3.Error, where: str) -> errors.StoreError:
+    """SQLITE_FULL (the disk, or ``PRAGMA max_page_count``) as ``StorageFull``; any other
+    failure to read or write the file as ``Unavailable``."""
+    if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+        return errors.StorageFull(
+            f"{where}: the database is full ({exc}); the statement was rolled back: free "
+            "space on its disk, then run it again"
+        )
+    return errors.Unavailable(f"{where}: {exc}")
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

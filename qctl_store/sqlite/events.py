@@ -104,6 +104,11 @@ class EventsMixin(EventListing, SqliteBase):
             self._insert_deliveries(t, targets, replay=True)
         return len(targets)
 
+    def count_replay(self, filter: ReplayFilter) -> tuple[int, int]:
+        with self.read() as t:
+            row = t.one(Q.count_replay, replay_fields(DIALECT, filter))
+        return (row["events"], row["deliveries"]) if row else (0, 0)
+
     def retain(self, before: datetime, limit: int) -> int:
         cutoff = to_us(validate.required_instant(before, "before"))
         if validate.limit(limit) <= 0:

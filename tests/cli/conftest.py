@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,9 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from qctl.cli.main import app
+from qctl_store.sqlite.rows import DIALECT as SQLITE
 from qctl_store.types import DequeueParams, EnqueueParams, Job, Source
-from tests.conftest import PG_DSN, StoreFactory
+from tests.conftest import PG_DSN, StoreFactory, raw_pg, raw_sqlite
 
 Run = Callable[..., Result]
 
@@ -82,3 +84,25 @@ def make_dead(st: Any, kind: str, n: int = 1, error: str = "boom") -> list[uuid.
 def out_json(result: Result) -> Any:
     assert result.exit_code == 0, (result.stdout, result.stderr)
     return json.loads(result.stdout)
+
+
+def dead_out_of_order(st: Any, module_db: tuple[str, str, Path], kind: str) -> list[uuid.UUID]:
+    """Seven dead jobs of ``kind`` that failed in an order other than their enqueue
+    order, two at one instant and two without a failure time (as azync's
+    ``resolveUncertain`` leaves them); their ids newest failure first, NULLs (after
+    every time) leading and ties by id ascending: ``jobs list --state dead``'s order."""
+    e = make_dead(st, kind, 7)  # e[0] enqueued first
+    base = datetime.now(UTC) - timedelta(hours=1)
+    t = [base + timedelta(minutes=m) for m in range(5)]
+    failed = {e[3]: t[0], e[5]: t[2], e[1]: t[2], e[6]: t[3], e[2]: t[4], e[0]: None, e[4]: None}
+    backend, schema, path = module_db
+    if backend == "postgres":
+        with raw_pg(schema) as c:
+            for id, at in failed.items():
+                c.execute("UPDATE azync_jobs SET failed_at = %s WHERE id = %s", (at, id))
+    else:
+        with raw_sqlite(str(path)) as c:
+            for id, at in failed.items():
+                args = (SQLITE.instant(at), SQLITE.arg_id(id, "id"))
+                c.execute("UPDATE azync_jobs SET failed_at = ? WHERE id = ?", args)
+    return [*sorted([e[0], e[4]]), e[2], e[6], *sorted([e[1], e[5]]), e[3]]

@@ -73,3 +73,28 @@ def test_bad_cursor_and_the_old_offset_are_usage_errors(run: Run, noun: str) -> 
     assert "--after: 'not-a-cursor' is not a cursor printed by a qctl listing" in bad.stderr
     gone = run(noun, "list", "--offset", "2")
     assert gone.exit_code == 2 and "--offset" in gone.stderr
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv", "table"])
+@pytest.mark.parametrize("noun", LISTINGS)
+def test_listing_streams_in_fetches(
+    run: Run, st: Any, kind: str, noun: str, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every listing goes through ``output.stream_listing``: fetched a page at a time
+    (here 2 rows), it writes what one fetch writes, stdout and stderr alike."""
+    from qctl.cli import output
+
+    command = [*LISTINGS[noun](st, kind), "-o", fmt]
+    whole = run(*command)
+    monkeypatch.setattr(output, "STREAM_PAGE", 2)
+    fetched: list[int] = []
+    real = output.stream_rows
+
+    def counting(pages: Any, *a: Any, **kw: Any) -> int:
+        return real((fetched.append(len(p)) or p for p in pages), *a, **kw)
+
+    monkeypatch.setattr(output, "stream_rows", counting)
+    streamed = run(*command)
+    assert streamed.exit_code == whole.exit_code == 0, streamed.stderr
+    assert (streamed.stdout, streamed.stderr) == (whole.stdout, whole.stderr)
+    assert fetched == [2, 1]

@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from qctl_store import types
 from qctl_store.postgres import PostgresStore
 from qctl_store.sqlite import SqliteStore
 from qctl_store.types import (
@@ -65,6 +66,20 @@ def test_estimated_counts_are_marked(run: Run, st: Any, kind: str, estimating: N
     assert _row(csv_rows, kind)["estimated"] == "true"
     exact = _row(out_json(run("queues", "list", "--exact", "-s", "queue", "-o", "json")), kind)
     assert (exact["pending"], exact["estimated"]) == (2, False)
+
+
+def test_a_backlog_at_the_cap_is_marked(
+    run: Run, st: Any, kind: str, estimating: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kind's pending count at the cap of live_depths may be the statistics': marked;
+    one below it is exact: plain."""
+    enqueue(st, kind, 2)
+    monkeypatch.setattr(types, "LIVE_DEPTH_CAP", 2)
+    (line,) = [ln for ln in run("queues", "list", "-s", "queue").stdout.splitlines() if kind in ln]
+    assert line.split()[2:4] == ["~2", "0"], line  # pending marked, scheduled plain
+    monkeypatch.setattr(types, "LIVE_DEPTH_CAP", 3)
+    (line,) = [ln for ln in run("queues", "list", "-s", "queue").stdout.splitlines() if kind in ln]
+    assert line.split()[2:4] == ["2", "0"], line
 
 
 def test_list_shows_waiting_blocked_uncertain_and_held_jobs(run: Run, st: Any, kind: str) -> None:

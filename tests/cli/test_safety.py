@@ -28,6 +28,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from qctl.cli.main import app
+from qctl_store.sqlite.migrate import migrations
 from qctl_store.types import JobFilter, Source
 from tests.cli.conftest import Run, make_dead, out_json
 from tests.conformance.test_mixed_deployment import delete_job_row, suspended_saga
@@ -321,9 +322,17 @@ def test_sqlite_path_that_does_not_exist_is_created_only_by_migrate(tmp_path: Pa
     assert not path.exists()
     dry = qctl("--dsn", dsn, "db", "migrate", "--dry-run")
     assert dry.exit_code == 0, dry.stderr
-    assert dry.stdout.startswith(f"dry run: would create {path} and apply 2 migration(s): 1, 2")
+    versions = [v for v, _ in migrations()]
+    listed = ", ".join(map(str, versions))
+    assert dry.stdout.startswith(
+        f"dry run: would create {path} and apply {len(versions)} migration(s): {listed} "
+    )
     planned = qctl("--dsn", dsn, "db", "migrate", "--dry-run", "-o", "json")
-    assert out_json(planned) == {"dry_run": True, "pending_versions": [1, 2], "applied_version": 0}
+    assert out_json(planned) == {
+        "dry_run": True,
+        "pending_versions": versions,
+        "applied_version": 0,
+    }
     assert not path.exists(), "a dry run creates nothing"
     assert qctl("--dsn", dsn, "db", "migrate").exit_code == 0
     assert stat.S_IMODE(path.stat().st_mode) == 0o600

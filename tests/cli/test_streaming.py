@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from qctl.systems.azync.cli import jobs
+from qctl.cli import output
 from tests.cli.conftest import Run, enqueue
 
 
@@ -19,7 +19,7 @@ def test_fetches_of_a_few_rows_write_what_one_fetch_writes(
     enqueue(st, kind, 23)
     args = ["jobs", "list", "--kind", kind, "--state", "pending", "-n", "20", "-o", fmt]
     whole = run(*args)
-    monkeypatch.setattr(jobs, "STREAM_PAGE", 6)
+    monkeypatch.setattr(output, "STREAM_PAGE", 6)
     fetched: list[int] = []
     search = st.search_jobs
 

@@ -23,6 +23,7 @@ from qctl_store.types import (
     JobSearch,
     JobState,
     PublishParams,
+    ReplayFilter,
     ScheduleOperationParams,
     Source,
     WorkflowStartParams,
@@ -390,3 +391,26 @@ def test_count_jobs_exact_agrees_with_list_jobs_totals(store: AnyStore) -> None:
             _, total = store.list_jobs(source, JobFilter(state=state), 0, 1)
             counted, estimated = store.count_jobs(JobSearch(source=source, state=state), True)
             assert (counted, estimated) == (total, False), (source, state)
+
+
+def test_count_replay_counts_what_replay_creates(store: AnyStore) -> None:
+    """Events of two types; ``a`` subscribes to both, ``b`` to the first only: each
+    filter's count is the (events, deliveries) its replay then makes."""
+    t1, t2, a, b = unique("rpc.t1"), unique("rpc.t2"), unique("rpc_a"), unique("rpc_b")
+    subscribe(store, a, t1)
+    subscribe(store, a, t2)
+    subscribe(store, b, t1)
+    first = PublishParams(type=t1, payload={})
+    store.publish(first)
+    store.publish(PublishParams(type=t1, payload={}))
+    store.publish(PublishParams(type=t2, payload={}))
+    for flt, expected in [
+        (ReplayFilter(subscriber=b), (2, 2)),
+        (ReplayFilter(subscriber=a), (3, 3)),
+        (ReplayFilter(event_type=t1), (2, 4)),
+        (ReplayFilter(event_type=t1, limit=1), (1, 2)),
+        (ReplayFilter(event_id=first.id, subscriber=a), (1, 1)),
+        (ReplayFilter(event_type=t2, subscriber=b), (0, 0)),
+    ]:
+        assert store.count_replay(flt) == expected, flt
+        assert store.replay(flt) == expected[1], flt

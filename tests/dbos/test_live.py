@@ -91,6 +91,19 @@ def test_show_decodes_what_the_application_wrote(run: Run, dbos_app: App) -> Non
     assert re.search(r"\bcharge\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s", steps.stdout)
     assert isinstance(failed["steps"][0]["started_at_epoch_ms"], int)
     assert run("workflows", "events", ok, "-o", "json").exit_code == 0
+    # the list's machine forms carry output and error as show does; its table does not
+    listed = {
+        w["workflow_id"]: w
+        for w in data(
+            run("workflows", "list", "--name", "checkout", "--name", "failing", "-o", "json")
+        )
+    }
+    assert listed[ok]["output"] == wf["output"] and listed[ok]["error"] is None
+    assert listed[bad]["error"] == failed["error"] and listed[bad]["output"] is None
+    csv_rows = run("workflows", "list", "--prefix", bad, "-o", "csv").stdout.splitlines()
+    assert csv_rows[0].endswith(",output,error")
+    assert csv_rows[1].endswith(",CardDeclined('card declined for 7')")
+    assert "OUTPUT" not in run("workflows", "list", "--prefix", bad).stdout
 
 
 def test_child_workflow_and_prefix(run: Run, dbos_app: App) -> None:
@@ -341,8 +354,11 @@ def test_fork_copies_steps_before_n_and_runs_the_rest(run: Run, dbos_app: App) -
     finished(run, original)
     before = {s["function_id"]: s for s in status(run, original)["steps"]}
     forked = data(run("workflows", "fork", original, "--from-step", "3", "-o", "json"))
-    assert forked["action"] == "fork" and forked["new_workflow_id"]
-    new = finished(run, forked["new_workflow_id"])
+    # one id or a filter, the same shape: ids, new ids, a result per workflow
+    assert forked["action"] == "fork" and forked["workflow_ids"] == [original]
+    assert forked["new_workflow_ids"] == [forked["results"][0]["new_workflow_id"]]
+    assert forked["count"] == 1 and forked["skipped"] == []
+    new = finished(run, forked["new_workflow_ids"][0])
     assert new["forked_from"] == original
     assert status(run, original)["was_forked_from"] is True
     copied = {s["function_id"]: s for s in new["steps"]}
@@ -353,7 +369,9 @@ def test_fork_copies_steps_before_n_and_runs_the_rest(run: Run, dbos_app: App) -
     assert copied[3]["started_at_epoch_ms"] > before[3]["completed_at_epoch_ms"]
     assert new["output"]["value"]["shipped"] == "shipped f-1"
     forks = data(
-        run("workflows", "list", "--forked", "--prefix", forked["new_workflow_id"], "-o", "json")
+        run(
+            "workflows", "list", "--forked", "--prefix", forked["new_workflow_ids"][0], "-o", "json"
+        )
     )
     assert len(forks) == 1
     assert run("workflows", "fork", original, "--from-step", "0").exit_code == 2
@@ -367,13 +385,14 @@ def test_fork_by_filter(run: Run, dbos_app: App) -> None:
     dry = data(
         run("workflows", "fork", "--prefix", tag, "--from-step", "2", "--dry-run", "-o", "json")
     )
-    assert sorted(dry["workflow_ids"]) == sorted(originals) and "new_workflow_ids" not in dry
+    assert sorted(dry["workflow_ids"]) == sorted(originals) and dry["new_workflow_ids"] == []
     assert run("workflows", "fork", "--prefix", tag, "--from-step", "2").exit_code == 4
     assert run("workflows", "fork").exit_code == 2  # neither ids nor a filter
     done = data(
         run("workflows", "fork", "--prefix", tag, "--from-step", "2", "--yes", "-o", "json")
     )
     assert done["count"] == 2 and len(set(done["new_workflow_ids"])) == 2
+    assert [r["new_workflow_id"] for r in done["results"]] == done["new_workflow_ids"]
     for original, new_id in zip(done["workflow_ids"], done["new_workflow_ids"], strict=True):
         fork = finished(run, new_id)
         assert fork["forked_from"] == original and fork["output"]["value"]["order"] == original
@@ -425,7 +444,8 @@ def test_rewind_reruns_a_finished_workflow(run: Run, dbos_app: App) -> None:
             "json",
         )
     )
-    assert result["action"] == "rewind" and result["status"] == "ERROR"
+    assert result["action"] == "rewind" and result["workflow_ids"] == [wf_id]
+    assert result["results"][0]["status"] == "ERROR" and "new_workflow_ids" not in result
     rewound = status(run, wf_id)
     assert rewound["queue_name"] == "work"
     kept = [s for s in rewound["steps"] if s["function_id"] < 2]
@@ -848,3 +868,21 @@ def test_metrics_equal_the_dashboard_reads(run: Run, dbos_app: App) -> None:
     for status in ("enqueued", "pending", "delayed"):
         labels = {"queue": "work", "status": status.upper()}
         assert found[("qctl_dbos_queue_workflows", frozenset(labels.items()))] == work[status]
+
+
+def test_errors_groups_failed_workflows_by_error(run: Run, dbos_app: App) -> None:
+    tag = f"errs{uuid.uuid4().hex[:6]}-"
+    ids = [dbos_app.enqueue("failing", n, id=f"{tag}{i}") for i, n in enumerate([7, 8, 7])]
+    for wf_id in ids:
+        finished(run, wf_id, "ERROR")
+    groups = data(run("workflows", "errors", "--prefix", tag, "-o", "json"))
+    assert [(g["count"], g["error"]["value"]["text"]) for g in groups] == [
+        (2, "CardDeclined('card declined for 7')"),
+        (1, "CardDeclined('card declined for 8')"),
+    ]
+    assert groups[0]["workflow_id"] in (ids[0], ids[2]) and groups[1]["workflow_id"] == ids[1]
+    assert (groups[0]["name"], groups[0]["names"], groups[0]["status"]) == ("failing", 1, "ERROR")
+    table = run("workflows", "errors", "--prefix", tag).stdout.splitlines()
+    assert table[0].split()[:4] == ["COUNT", "STATUS", "NAME", "ERROR"]
+    assert table[2].split()[:3] == ["2", "ERROR", "failing"]
+    assert data(run("workflows", "errors", "--prefix", "nothing-", "-o", "json")) == []

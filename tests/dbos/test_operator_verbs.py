@@ -110,7 +110,7 @@ def test_fork_and_rewind_onto_a_partitioned_queue(run: Run, dbos_app: App) -> No
     forked = data(
         run("workflows", "fork", wf_id, "--on-queue", queue, "--partition-key", "eu", "-o", "json")
     )
-    new = data(run("workflows", "show", forked["new_workflow_id"], "-o", "json"))
+    new = data(run("workflows", "show", forked["new_workflow_ids"][0], "-o", "json"))
     assert (new["queue_name"], new["queue_partition_key"]) == (queue, "eu")
     wrong = run("workflows", "fork", wf_id, "--partition-key", "eu")  # DBOS's internal queue
     assert wrong.exit_code == 2 and "is not partitioned" in wrong.output
@@ -155,7 +155,7 @@ def test_fork_validates_version_and_step(run: Run, dbos_app: App) -> None:
     assert data(run("workflows", "show", wf_id, "-o", "json"))["forks"] == []
     # one past the last copies every step: accepted, on no version (the latest's run it)
     forked = data(run("workflows", "fork", wf_id, "--from-step", str(last + 1), "-o", "json"))
-    new = data(run("workflows", "show", forked["new_workflow_id"], "-o", "json"))
+    new = data(run("workflows", "show", forked["new_workflow_ids"][0], "-o", "json"))
     assert new["forked_from"] == wf_id
 
 

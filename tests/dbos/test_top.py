@@ -102,7 +102,12 @@ async def type_into(pilot: Any, words: str) -> None:
 
 async def confirm(app: QctlTop, pilot: Any) -> str:
     """Answer yes to the confirmation; its question."""
-    await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), 15)
+    # mounted (its No focused) before the answer: a key sooner races its on_mount
+    await until(
+        pilot,
+        lambda: isinstance(app.screen, ConfirmDialog) and getattr(app.focused, "id", "") == "no",
+        15,
+    )
     question = str(app.screen.query_one("#question").render())
     await pilot.press("y")
     return question
@@ -248,7 +253,7 @@ def test_filter_and_jump(dbos_app: App, run: Run) -> None:
         assert app.screen.record_id == ok
         await until(pilot, lambda: ok in text(app, "dbos-wf-text"), 10)
         await pilot.press("escape")
-        await pilot.press("g")
+        await pilot.press("colon")  # g groups by error on this tab; elsewhere it jumps
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
         await type_into(pilot, f"jump-{tag}")
         await until(pilot, lambda: any("ambiguous" in n.message for n in app._notifications), 10)
@@ -336,7 +341,7 @@ def test_fork_and_rewind_leave_the_rows_the_command_line_does(dbos_app: App, run
         finished(run, wf_id)
     cli_fork = data(
         run("workflows", "fork", by_cli, "--from-step", "3", "--on-queue", PARKED, "-o", "json")
-    )["new_workflow_id"]
+    )["new_workflow_ids"][0]
     rewind = run("workflows", "rewind", by_cli, "--from-step", "2", "--on-queue", PARKED, "--yes")
     assert rewind.exit_code == 0, rewind.output
     db = Database(dbos_app.url)
@@ -561,3 +566,96 @@ def test_mark_all_acts_on_exactly_the_confirmed_set(dbos_app: App, run: Run) -> 
         assert [show(run, i)["status"] for i in later] == ["ENQUEUED"] * 3
 
     dashboard(dbos_app, scenario)
+
+
+def test_delete_tree_leaves_the_rows_the_command_line_does(dbos_app: App, run: Run) -> None:
+    """``E`` on a parent deletes it and its child as ``workflows delete --children``."""
+    tag = uuid.uuid4().hex[:8]
+    by_cli, by_tui = (dbos_app.enqueue("parent", 2, id=f"tree-{tag}-{w}") for w in "ct")
+    for wf_id in (by_cli, by_tui):
+        finished(run, wf_id)
+    trees = {
+        w: [w, *(c["workflow_id"] for c in show(run, w)["children"])] for w in (by_cli, by_tui)
+    }
+    assert all(len(t) == 2 for t in trees.values())
+    assert run("workflows", "delete", by_cli, "--children", "--yes").exit_code == 0
+    db = Database(dbos_app.url)
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await app.push_screen(WorkflowDetailScreen(by_tui))
+        await until(pilot, lambda: by_tui in text(app, "dbos-wf-text"), 10)
+        await pilot.press("E")
+        question = await confirm(app, pilot)
+        assert question.startswith(f"delete the tree of {by_tui}: 2 DBOS workflow(s)")
+        assert trees[by_tui][1] in question
+        await until(pilot, lambda: not reads.existing_ids(db, trees[by_tui]), 15)
+
+    try:
+        dashboard(dbos_app, scenario)
+        assert reads.existing_ids(db, trees[by_cli] + trees[by_tui]) == []
+    finally:
+        db.close()
+
+
+def test_g_groups_failed_workflows_by_error(dbos_app: App, run: Run) -> None:
+    tag = uuid.uuid4().hex[:8]
+    ids = [dbos_app.enqueue("failing", n, id=f"grp-{tag}-{i}") for i, n in enumerate([4, 4, 5])]
+    for wf_id in ids:
+        finished(run, wf_id, "ERROR")
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await tab(app, pilot, "2")
+        await pilot.press("slash")
+        await type_into(pilot, f"id=grp-{tag}")
+        await until(pilot, lambda: set(cells(app, "dbos-workflows")) == set(ids), 10)
+        await pilot.press("g")
+        await until(pilot, lambda: len(cells(app, "dbos-error-groups")) == 2, 10)
+        groups = list(cells(app, "dbos-error-groups").values())
+        assert [(g[0], g[1], g[2], g[3]) for g in groups] == [
+            ("2", "ERROR", "failing", "CardDeclined('card declined for 4')"),
+            ("1", "ERROR", "failing", "CardDeclined('card declined for 5')"),
+        ]
+        assert "2 error group(s)" in text(app, "dbos-wf-filter")
+        await pilot.press("enter")  # the largest group's newest workflow
+        await until(pilot, lambda: isinstance(app.screen, WorkflowDetailScreen), 10)
+        assert app.screen.record_id in ids[:2]
+        await pilot.press("escape")
+        await pilot.press("g")
+        await until(pilot, lambda: app.screen.query_one("#dbos-workflows").display, 10)
+
+    dashboard(dbos_app, scenario)
+
+
+def test_cancel_tree_leaves_the_rows_the_command_line_does(dbos_app: App, run: Run) -> None:
+    """``T`` on a finished parent whose child still waits cancels the child (the parent,
+    finished, is skipped) as ``workflows cancel --children`` does."""
+    tag = uuid.uuid4().hex[:8]
+    by_cli, by_tui = (dbos_app.enqueue("hands_off", 120, id=f"ctree-{tag}-{w}") for w in "ct")
+    kids = {}
+    for wf_id in (by_cli, by_tui):
+        [kids[wf_id]] = [c["workflow_id"] for c in finished(run, wf_id)["children"]]
+        wait_for(lambda k=kids[wf_id]: show(run, k)["status"] == "PENDING")
+    assert run("workflows", "cancel", by_cli, "--children", "--yes").exit_code == 0
+    db = Database(dbos_app.url)
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await app.push_screen(WorkflowDetailScreen(by_tui))
+        await until(pilot, lambda: by_tui in text(app, "dbos-wf-text"), 10)
+        await pilot.press("T")
+        question = await confirm(app, pilot)
+        assert question.startswith(f"cancel the tree of {by_tui}: 1 DBOS workflow(s)")
+        assert "1 skipped: another status" in question and kids[by_tui] in question
+        await until(pilot, lambda: show(run, kids[by_tui])["status"] == "CANCELLED", 15)
+
+    try:
+        dashboard(dbos_app, scenario)
+        for parent, kid in kids.items():
+            assert show(run, parent)["status"] == "SUCCESS"
+            assert show(run, kid)["status"] == "CANCELLED"
+        # the same rows but for whose child each is and when its recv's sleep ends
+        tui_kid, cli_kid = (normal_rows(db, kids[w]) for w in (by_tui, by_cli))
+        for rows in (tui_kid, cli_kid):
+            del rows["parent_workflow_id"], rows["steps"]
+        assert tui_kid == cli_kid
+    finally:
+        db.close()

@@ -175,3 +175,22 @@ def test_top_marks_rows_and_retries_them(tmp_path: Path) -> None:
     finally:
         store.close()
     assert states == [JobState.DEAD, JobState.PENDING, JobState.PENDING]
+
+
+def test_top_groups_dead_jobs_by_error(tmp_path: Path) -> None:
+    """``g`` in a real terminal: the dead jobs grouped by error, enter a group's jobs."""
+    db = tmp_path / "groups.db"
+    kind = f"e2e_grp_{uuid.uuid4().hex[:6]}"
+    store, _ = dead_jobs(db, kind, 3)
+    try:
+        with top(tmp_path, db) as screen:
+            screen.wait_for(kind)
+            filter_dead(screen, kind)
+            screen.wait_for(f"filter {kind}   shown 1-3 of 3")
+            screen.child.send("g")
+            screen.wait_for("grouped by error 1 of 3 jobs")
+            screen.wait_for("last failed")  # the grouped table's header
+            screen.child.send("\r")
+            screen.wait_for(f"filter {kind} error:boom   shown 1-3 of 3")
+    finally:
+        store.close()

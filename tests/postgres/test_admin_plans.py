@@ -9,14 +9,24 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 import pytest
 
+from qctl_store import types
 from qctl_store.listing import order_for
 from qctl_store.postgres import PostgresStore, admin
-from qctl_store.types import JobFilter, JobSearch, JobState, PageCursor, Source
+from qctl_store.types import (
+    CAPPED_DEPTHS,
+    JobFilter,
+    JobSearch,
+    JobState,
+    PageCursor,
+    Source,
+    estimated_depths,
+)
 from tests.conftest import raw_pg
 from tests.postgres.conftest import plans
 
@@ -26,6 +36,7 @@ SUCCEEDED_PER_KIND = 10_000
 LIVE = {"pending": 2000, "scheduled": 200, "active": 40, "dead": 40, "paused": 8}  # per kind: / 4
 UNINDEXED = {"cancelled": 12, "uncertain": 12, "skipped": 12}
 """States azync's schema has no index for (``db tune`` adds one each)."""
+EPOCH = datetime.fromtimestamp(0, UTC)
 
 
 def seed(c: psycopg.Connection[Any]) -> None:
@@ -62,6 +73,17 @@ def seed(c: psycopg.Connection[Any]) -> None:
             """,
             (KINDS, state, state, state, n),
         )
+    # Dead jobs fail in an order of their own: ties, and every fifth without a failure
+    # time (azync's resolveUncertain writes none).
+    c.execute(
+        """
+        UPDATE azync_jobs j SET failed_at = CASE WHEN n.i % 5 = 0 THEN NULL
+                                                 ELSE now() + (n.i % 7) * interval '1 minute' END
+        FROM (SELECT id, row_number() OVER (ORDER BY enqueued_at, id) AS i
+              FROM azync_jobs WHERE state = 'dead') AS n
+        WHERE j.id = n.id
+        """
+    )
 
 
 def assert_no_table_scan(plan: str) -> None:
@@ -69,8 +91,12 @@ def assert_no_table_scan(plan: str) -> None:
 
 
 def test_live_depths_reads_only_partial_indexes(
-    store: PostgresStore, low_threshold: None, statements: list[tuple[str, Any]]
+    store: PostgresStore,
+    low_threshold: None,
+    statements: list[tuple[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(admin, "LIVE_DEPTH_CAP", max(LIVE.values()))  # under it: exact
     depths, estimated = store.live_depths(Q)
     assert estimated
     d = depths["plan_0"]
@@ -127,29 +153,38 @@ def test_live_depths_of_an_empty_source_estimate_nothing(
     assert store.live_depths(Source.WORKFLOW) == ({}, False)
 
 
-def test_dead_pages_across_kinds_merge_per_kind_index_ranges(
+def test_untuned_dead_pages_sort_the_dead_index_in_failure_order(
     store: PostgresStore, statements: list[tuple[str, Any]]
 ) -> None:
+    """Without ``db tune``'s index a dead page reads azync's dead index (every dead job)
+    and sorts it by failure time: never the table."""
     search = JobSearch(source=Q, state=JobState.DEAD)
     first = store.search_jobs(search, limit=7)
     store.search_jobs(search, limit=7, after=store.job_cursor(first[-1], JobState.DEAD))
-    for plan in plans(store, statements):
+    for plan in plans(store, [(q, a) for q, a in statements if q != admin.Q.console_indexes]):
         assert_no_table_scan(plan)
         assert "azync_jobs_dead_idx" in plan, plan
-        assert "Sort Key: azync_jobs.enqueued_at" in plan, plan
+        assert re.search(r"Sort Key: (azync_jobs\.)?failed_at", plan), plan
 
 
-@pytest.mark.parametrize("state", [JobState.DEAD, JobState.SUCCEEDED])
-def test_pages_across_kinds_follow_list_jobs_order(store: PostgresStore, state: JobState) -> None:
-    search = JobSearch(source=Q, state=state)
+def test_succeeded_pages_across_kinds_follow_list_jobs_order(store: PostgresStore) -> None:
+    search = JobSearch(source=Q, state=JobState.SUCCEEDED)
     walked: list[uuid.UUID] = []
     after: PageCursor | None = None
     for _ in range(6):
         page = store.search_jobs(search, limit=7, after=after)
         walked.extend(j.id for j in page)
-        after = store.job_cursor(page[-1], state)
-    listed, _ = store.list_jobs(Q, JobFilter(state=state), 0, 42)
+        after = store.job_cursor(page[-1], JobState.SUCCEEDED)
+    listed, _ = store.list_jobs(Q, JobFilter(state=JobState.SUCCEEDED), 0, 42)
     assert walked == [j.id for j in listed]
+
+
+def test_list_jobs_keeps_azync_s_enqueue_order_for_dead_jobs(store: PostgresStore) -> None:
+    listed, total = store.list_jobs(Q, JobFilter(state=JobState.DEAD), 0, 0)
+    assert total == LIVE["dead"]
+    assert [(j.enqueued_at, j.id) for j in listed] == sorted((j.enqueued_at, j.id) for j in listed)
+    failed = [j.failed_at for j in listed if j.failed_at is not None]
+    assert failed != sorted(failed)  # the seed's failure order is another order
 
 
 @pytest.fixture
@@ -179,7 +214,8 @@ def _merged_pages(store: PostgresStore, state: JobState, seen: list[tuple[str, A
     assert len(walked) == total
     key = [(getattr(j, column), str(j.id)) for j in walked]
     by_id = sorted(((getattr(j, column), str(j.id)) for j in listed), key=lambda r: r[1])
-    assert key == sorted(by_id, key=lambda r: r[0], reverse=desc)  # ties by id ascending
+    # Ties by id ascending; NULL after every time (PostgreSQL's btree order).
+    assert key == sorted(by_id, key=lambda r: (r[0] is None, r[0] or EPOCH), reverse=desc)
     found = plans(store, seen)
     for plan in found:
         assert_no_table_scan(plan)
@@ -225,7 +261,9 @@ def test_without_the_console_index_paused_listings_say_they_scan(
     for state in admin.STATE_INDEXES:
         assert store.listing_scans(state)
     assert store.listing_scans(None)
-    assert not store.listing_scans(JobState.DEAD)
+    # Dead jobs sort in failure order without the console index, but their count stays
+    # exact on azync's dead index.
+    assert store.count_jobs(JobSearch(source=Q, state=JobState.DEAD)) == (LIVE["dead"], False)
     n, estimated = store.count_jobs(JobSearch(source=Q, state=JobState.PAUSED))
     assert estimated and 0 <= n <= 100  # the statistics', never a scan
     assert store.count_jobs(JobSearch(source=Q, state=JobState.PAUSED), exact=True) == (
@@ -246,15 +284,26 @@ def test_dead_counts_are_exact_up_to_the_limit_then_estimated(
         assert_no_table_scan(plan)
 
 
-def test_live_depths_estimate_a_kind_s_dead_beyond_its_limit(
-    store: PostgresStore, low_threshold: None, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("state", CAPPED_DEPTHS)
+def test_live_depths_estimate_a_kind_s_backlog_beyond_the_cap(
+    store: PostgresStore, low_threshold: None, monkeypatch: pytest.MonkeyPatch, state: str
 ) -> None:
-    per_kind = LIVE["dead"] // KINDS
-    monkeypatch.setattr(admin, "KIND_EXACT_LIMIT", per_kind // 2)
+    """Pending, scheduled and dead are counted exactly below the cap; at it, the
+    statistics' estimate (never below the cap) is taken and the depths say so."""
+    per_kind = {s: n // KINDS for s, n in LIVE.items()}
+    for module in (admin, types):  # the store's cap and the marker's
+        monkeypatch.setattr(module, "LIVE_DEPTH_CAP", per_kind[state])
     depths, estimated = store.live_depths(Q)
+    d = depths["plan_0"]
     assert estimated
-    assert per_kind // 2 <= depths["plan_0"].dead <= per_kind * 3
-    assert depths["plan_0"].pending == LIVE["pending"] // KINDS  # live states stay exact
+    assert per_kind[state] <= getattr(d, state) <= per_kind[state] * 3
+    assert state in estimated_depths(d, Q)
+    for other in CAPPED_DEPTHS:
+        if per_kind[other] < per_kind[state]:  # below the cap: exact, not marked
+            assert getattr(d, other) == per_kind[other]
+            assert other not in estimated_depths(d, Q)
+    assert d.active == per_kind["active"]
+    assert d.oldest_pending_age.total_seconds() > 0
 
 
 def test_live_depths_count_paused_on_the_console_index(
@@ -282,3 +331,19 @@ def test_live_depths_count_succeeded_exactly_only_within_a_budget(
     assert "plan_few" in counted and len(counted) == 2, counted  # and one plan_N
     for kind in ("plan_0", "plan_1", "plan_2", "plan_3"):
         assert SUCCEEDED_PER_KIND / 3 <= depths[kind].succeeded <= SUCCEEDED_PER_KIND * 3
+
+
+def test_tuned_newest_dead_pages_start_their_index_range_at_the_cursor(
+    store: PostgresStore, statements: list[tuple[str, Any]], tuned: None
+) -> None:
+    """The console's default dead listing, newest failure first: each kind's range of
+    ``qctl_jobs_dead_idx`` is read backwards from the cursor (an index condition, not a
+    filter over the rows before it), past the jobs without a failure time."""
+    search = JobSearch(source=Q, state=JobState.DEAD, reverse=True)
+    ahead = store.search_jobs(search, limit=LIVE["dead"] // 2)
+    assert ahead[0].failed_at is None and ahead[-1].failed_at is not None
+    statements.clear()
+    store.search_jobs(search, limit=7, after=store.job_cursor(ahead[-1], JobState.DEAD))
+    (plan,) = plans(store, [(q, a) for q, a in statements if q != admin.Q.console_indexes])
+    assert_no_table_scan(plan)
+    assert re.search(r"Index Cond: .*kind = k\.kind.*failed_at <=", plan), plan

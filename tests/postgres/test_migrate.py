@@ -15,7 +15,7 @@ import pytest
 from psycopg import sql
 
 from qctl_store import Config, SchemaNotMigrated, SchemaTooNew
-from qctl_store.postgres import PostgresStore
+from qctl_store.postgres import PostgresStore, migrate
 from qctl_store.postgres.admin import CONSOLE_INDEXES, PAUSED_INDEX
 from qctl_store.postgres.migrate import load_migrations, split_statements
 from qctl_store.types import EnqueueParams
@@ -122,6 +122,24 @@ def test_split_statements_respects_quotes_comments_and_dollar_bodies() -> None:
     assert statements[1].startswith("/* block; comment */")
     assert statements[1].endswith("RETURN 1; END $fn$")
     assert statements[2] == "DO $$ BEGIN PERFORM 'it''s;'; END $$"
+
+
+def test_the_schema_check_reads_no_migration_file(
+    open_store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every command checks the schema before it reads; only migrating reads and splits
+    the migration files (the latest version is in their names)."""
+    store = open_store()
+    store.migrate()
+    load_migrations.cache_clear()
+
+    def unread(text: str) -> list[str]:
+        raise AssertionError("a migration file was split")
+
+    monkeypatch.setattr(migrate, "split_statements", unread)
+    store.require_schema()
+    assert store.schema_status().expected_version == 11
+    load_migrations.cache_clear()  # the next test reads them whole again
 
 
 def test_unmigrated_schema_status_is_version_zero(open_store: Any, fresh_pg_schema: str) -> None:

@@ -41,9 +41,10 @@ pytestmark = pytest.mark.timeout(300)
 
 NAMES = [s.name for s in systems()]
 UNREACHABLE = "postgresql://qctl@127.0.0.1:1/nowhere?connect_timeout=1"
-NOT_WRITES = {"demo", "jobs list"}
+NOT_WRITES = {"demo", "jobs list", "jobs errors"}
 """Verbs with ``--yes`` that write nothing of the database they name: ``demo`` runs on its
-own database, and ``jobs list --yes`` only skips the question before a full scan."""
+own database, and ``jobs list --yes`` and ``jobs errors --yes`` only skip the question
+before a full scan."""
 
 
 def provider(name: str) -> ModuleType:
@@ -135,7 +136,18 @@ def test_every_writing_verb_is_covered(target: tuple[str, Target]) -> None:
     assert not missing, f"tests/{name}/contract.py WRITES lacks {missing}"
 
 
-def test_read_only_refuses_every_write(target: tuple[str, Target]) -> None:
+@pytest.fixture
+def audit_log(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The audit trail of this test's writes (``qctl.core.audit``)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    return tmp_path / "qctl" / "audit.jsonl"
+
+
+def audited(log: Any) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_read_only_refuses_every_write(target: tuple[str, Target], audit_log: Any) -> None:
     name, t = target
     writes = provider(name).WRITES
     for verb, flags in writing_verbs(system(name)).items():
@@ -147,9 +159,10 @@ def test_read_only_refuses_every_write(target: tuple[str, Target]) -> None:
             continue
         assert result.exit_code == 4, (verb, result.output)
         assert "read-only" in result.stderr, (verb, result.stderr)
+    assert audited(audit_log) == [], "a write refused before it started is not audited"
 
 
-def test_every_dry_run_writes_nothing(target: tuple[str, Target]) -> None:
+def test_every_dry_run_writes_nothing(target: tuple[str, Target], audit_log: Any) -> None:
     name, t = target
     writes = provider(name).WRITES
     for verb, flags in writing_verbs(system(name)).items():
@@ -161,6 +174,58 @@ def test_every_dry_run_writes_nothing(target: tuple[str, Target]) -> None:
                 result = qctl(*t.args, *read_only, *verb.split(), *args, "--dry-run")
             expected = 2 if writes[verb] is None else 0
             assert result.exit_code == expected, (verb, read_only, result.output)
+    assert audited(audit_log) == [], "a dry run only reads: it is not audited"
+
+
+def test_every_write_is_audited(
+    target: tuple[str, Target], audit_log: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every writing verb starts its audit entry where it passes the read-only check:
+    stopped right there (nothing written), each appends one entry naming the verb, the
+    system, the selection, the reason and the exit status."""
+    from qctl.cli.context import CliContext
+    from qctl.cli.errors import Refused
+
+    began = CliContext.require_writable
+
+    def stop_there(self: CliContext, action: str) -> None:
+        began(self, action)
+        raise Refused("stopped by the test")
+
+    monkeypatch.setattr(CliContext, "require_writable", stop_there)
+    name, t = target
+    writes = provider(name).WRITES
+    verbs = [v for v in writing_verbs(system(name)) if writes[v] is not None]
+    for verb in verbs:
+        with unchanged(t):
+            result = qctl(*t.args, *verb.split(), *writes[verb], "--yes", "--reason", verb)
+        assert result.exit_code == 4, (verb, result.output)
+        entry = audited(audit_log)[-1]
+        assert (entry["verb"], entry["system"], entry["reason"]) == (verb, name, verb)
+        assert (entry["exit_status"], entry["error"]) == (4, "stopped by the test")
+        assert entry["selection"] or not writes[verb], verb
+    assert len(audited(audit_log)) == len(verbs)
+
+
+REAL_WRITES = {
+    "azync": ["jobs", "enqueue", "ct.audited"],
+    "dbos": ["queues", "set-limits", "work", "--concurrency", "5"],
+    "dispatch": ["cron", "trigger", "ct-cron"],
+    "hopper": ["queues", "limit", "ct-q", "--global", "3"],
+}
+"""A write per system that changes nothing the other tests' arguments need (azync's
+dashboard writes are in ``tests/cli/test_audit.py``)."""
+
+
+def test_a_real_write_is_audited(target: tuple[str, Target], audit_log: Any) -> None:
+    name, t = target
+    result = qctl(*t.args, *REAL_WRITES[name], "--yes", "--reason", "capacity")
+    assert result.exit_code == 0, result.output
+    [entry] = audited(audit_log)
+    assert entry["verb"] == " ".join(REAL_WRITES[name][:2])
+    assert (entry["system"], entry["exit_status"], entry["error"]) == (name, 0, None)
+    assert entry["done"] >= 1 and entry["reason"] == "capacity"
+    assert entry["schema"] == t.schema and entry["dsn"] == t.dsn
 
 
 def glossary(help_text: str) -> str:
@@ -177,7 +242,7 @@ def test_dashboard_tabs_mount_and_help_explains_columns(
 
     name, t = target
     screens: SystemScreens = load(system(name).screens)
-    words = glossary(screens.help)
+    words = glossary(screens.help_text())
     unexplained: set[str] = set()
 
     async def main(handle: Any) -> None:

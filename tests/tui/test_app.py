@@ -9,7 +9,7 @@ import time
 import uuid
 from collections import Counter
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from textual.widgets import Input
@@ -358,10 +358,22 @@ async def test_dag_compensate_draws_the_compensation(store: Any) -> None:
     root_kind = p.tasks[0].kind
     [job] = store.dequeue_batch(Source.DAG, DequeueParams(kind=root_kind))
     store.ack_task_result(job.id, job.lease_token, {"ok": 1})
+    store.promote_unblocked()
+    [running] = store.dequeue_batch(Source.DAG, DequeueParams(kind=root_kind, limit=1))
     app = app_for(store)
     async with app.run_test(size=SIZE) as pilot:
         await open_graph(pilot, app, name, p.id)
-        await confirm(pilot, app, "C", "y")
+        # The saga guard of the operations layer: refused while an original task runs.
+        await pilot.press("C")
+        await until(pilot, lambda: _notified(app, f"task(s) {running.task_key} (active)"))
+        assert dag_state(store, p.id) == DAGState.RUNNING
+        store.ack_task_result(running.id, running.lease_token, {"ok": 1})
+        # The question lists what the action cancels and undoes, as the CLI's does.
+        await pilot.press("C")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        question = cast(ConfirmDialog, app.screen).question
+        assert "leaves running no task; inserts compensations comp:root?" in question
+        await pilot.press("y")
         await until(pilot, lambda: dag_state(store, p.id) == DAGState.COMPENSATING)
         await until(pilot, lambda: "comp:root [pending]" in screen_text(app))
         assert "comp:root" in row_keys(app, "#dag-tasks")
@@ -382,7 +394,9 @@ async def test_dag_signal_from_the_list(store: Any) -> None:
         assert app.screen.query_one(DagsPane).state == DAGState.RUNNING
         await pilot.press("S")
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
-        await pilot.press(*"go", "enter", *'{"ok":1}', "enter", "enter")
+        # prefilled with the signal the run waits on (read for the list, which has no tasks)
+        assert app.screen.query_one("#field-name", Input).value == "go"
+        await pilot.press("enter", *'{"ok":1}', "enter", "enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
         await pilot.press("y")
         await until(pilot, lambda: store.task_results(p.id)["gate"].result == {"ok": 1})

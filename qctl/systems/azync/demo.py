@@ -35,6 +35,7 @@ from qctl_store import errors
 from qctl_store.types import (
     KIND_SIGNAL,
     KIND_SLEEP,
+    WORKFLOW_TERMINAL_STATES,
     DAGDep,
     DAGFilter,
     DAGParams,
@@ -50,6 +51,7 @@ from qctl_store.types import (
     Source,
     Subscriber,
     WorkflowStartParams,
+    WorkflowState,
 )
 
 if TYPE_CHECKING:
@@ -90,6 +92,9 @@ SUBSCRIBERS: dict[str, list[tuple[str, float]]] = {
 EVENT_RATE = 1.5
 DAG_RATE = 0.2
 WORKFLOW_RATE = 0.2
+WORKFLOW = "checkout"
+OPERATION, OPERATION_VERSION = "charge", "1"
+"""The demo's workflow and its one operation, ``$op:charge@1`` as azync names its kind."""
 MAX_PENDING = 400
 """Producers pause a kind whose backlog is this deep, so the demo stays bounded."""
 RETENTION = timedelta(minutes=10)
@@ -280,7 +285,7 @@ class Demo:
 
     def _start_workflow(self) -> None:
         inserted, _ = self.store.start_workflow(
-            WorkflowStartParams(name="checkout", version="1", input={"cart": uuid.uuid4().hex[:8]})
+            WorkflowStartParams(name=WORKFLOW, version="1", input={"cart": uuid.uuid4().hex[:8]})
         )
         self._count("workflows.started" if inserted else "workflows.deduplicated")
 
@@ -389,8 +394,8 @@ class Demo:
                 self._count("dags.signalled")
 
     def _work_workflows(self) -> None:
-        task_kind = "$wf:checkout"
-        op_kind = "$op:charge@1"
+        task_kind = f"$wf:{WORKFLOW}"
+        op_kind = f"$op:{OPERATION}@{OPERATION_VERSION}"
         while self._sleep(0.1):
             busy = False
             for job in self._lease(Source.WORKFLOW, task_kind):
@@ -403,31 +408,75 @@ class Demo:
                 return
 
     def _workflow_step(self, job: Job, op_kind: str) -> None:
-        """Replay the history: schedule the charge, or finish once it completed."""
+        """Replay the history as azync's workflow worker does (workflow/worker.go): a
+        settled or suspended execution is left alone; a recorded charge outcome settles
+        it (OperationCompleted: succeeded, OperationFailed: failed, each with its terminal
+        history event); else the charge is scheduled once."""
         assert job.run_id is not None and job.lease_token is not None
         wf = job.run_id
         try:
+            state = self.store.get_workflow_execution(wf).state
             history = self.store.list_history(wf)
-            done = [h for h in history if h.type == "OperationCompleted"]
-            if done:
-                self.store.complete_workflow(wf, {"charged": True, "seq": done[-1].seq})
+            outcome = next(
+                (h for h in history if h.type in ("OperationCompleted", "OperationFailed")), None
+            )
+            if state in WORKFLOW_TERMINAL_STATES or state == WorkflowState.SUSPENDED:
+                pass
+            elif outcome is not None and outcome.type == "OperationFailed":
+                reason = str((outcome.payload or {}).get("error") or "operation failed")
+                self.store.fail_workflow(wf, reason)
+                self.store.append_history(wf, "WorkflowFailed", {"reason": reason})
+                self._count("workflows.failed")
+            elif outcome is not None:
+                result = {"charged": True, "seq": outcome.seq}
+                self.store.complete_workflow(wf, result)
+                self.store.append_history(wf, "WorkflowCompleted", result)
                 self._count("workflows.completed")
             elif not any(h.type == "OperationScheduled" for h in history):
-                key = f"{wf}:1"
-                self.store.schedule_operation(
-                    ScheduleOperationParams(
-                        workflow_id=wf,
-                        kind=op_kind,
-                        payload={"amount": self.rng.randrange(5, 500)},
-                        meta={"workflow_name": "checkout", "execution_key": key},
-                        execution_key=key,
-                        max_attempts=3,
-                    )
-                )
-                self.store.append_history(wf, "OperationScheduled", {"execution_key": key})
+                self._schedule_charge(wf, op_kind, history[-1].seq + 1 if history else 1)
             self.store.ack(job.id, job.lease_token)
         except errors.NotFound:
             self._count("jobs.lost_lease")
+
+    def _schedule_charge(self, wf: uuid.UUID, op_kind: str, seq: int) -> None:
+        """The operation job and OperationScheduled event azync's ExecuteOperation writes
+        (workflow/operation.go): the execution key is the scheduling event's sequence."""
+        key = f"{wf}:{seq}"
+        name, version = OPERATION, OPERATION_VERSION
+        amount = {"amount": self.rng.randrange(5, 500)}
+        job_id = self.store.schedule_operation(
+            ScheduleOperationParams(
+                workflow_id=wf,
+                kind=op_kind,
+                payload={
+                    "name": name,
+                    "version": version,
+                    "input": amount,
+                    "execution_key": key,
+                    "workflow_name": WORKFLOW,
+                    "scheduled_seq": 0,
+                },
+                meta={
+                    "execution_key": key,
+                    "workflow_name": WORKFLOW,
+                    "op_name": name,
+                    "op_version": version,
+                },
+                execution_key=key,
+                max_attempts=3,
+            )
+        )
+        self.store.append_history(
+            wf,
+            "OperationScheduled",
+            {
+                "name": name,
+                "version": version,
+                "job_id": str(job_id),
+                "execution_key": key,
+                "input": amount,
+            },
+        )
 
     def _operation(self, job: Job) -> None:
         assert job.run_id is not None and job.lease_token is not None
@@ -439,12 +488,18 @@ class Demo:
                 )
                 self._count("workflows.uncertain")
                 return
-            key = job.meta.get("execution_key", "")
             self.store.append_history(
-                job.run_id, "OperationCompleted", {"execution_key": key, "ok": True}
+                job.run_id,
+                "OperationCompleted",
+                {
+                    "name": job.meta.get("op_name", ""),
+                    "version": job.meta.get("op_version", ""),
+                    "execution_key": job.meta.get("execution_key", ""),
+                    "result": {"ok": True},
+                },
             )
             self.store.ack(job.id, job.lease_token)
-            self.store.schedule_task(job.run_id, "$wf:checkout")
+            self.store.schedule_task(job.run_id, f"$wf:{WORKFLOW}")
             self._count("workflows.operations")
         except errors.NotFound:
             self._count("jobs.lost_lease")

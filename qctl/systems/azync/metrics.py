@@ -57,7 +57,12 @@ def collect(store: ConsoleStore) -> Iterator[Metric]:
     yield today
     ops = store.ops_stats()
     for name, value, help_ in (
-        ("undispatched_events", ops.undispatched, "Ledger events not yet dispatched."),
+        (
+            "undispatched_events",
+            ops.undispatched,
+            "Ledger events with no delivery row (no subscriber when published, or "
+            "deliveries vacuumed).",
+        ),
         ("events_24h", ops.total_24h, "Ledger events of the last 24 hours."),
         ("subscribers", ops.subscribers, "Registered event subscribers."),
     ):

@@ -30,7 +30,8 @@ SYSTEM = System(
         "workflows": Entry(
             f"{_CLI}.workflows",
             "app",
-            "Workflows: list, show, steps, streams; cancel, resume, fork, rewind, delete, delay.",
+            "Workflows: list, show, errors, steps, streams; cancel, resume, fork, rewind, delete,"
+            " delay.",
             alias="workflow",
         ),
         "queues": Entry(

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -188,7 +188,7 @@ def timeouts(db: Database) -> Iterator[None]:
         raise timeout from None
 
 
-def check(action: str, row: dict[str, Any]) -> None:
+def check(action: str, row: Mapping[str, Any]) -> None:
     """Refuse (WrongState, exit 3) ``action`` on a workflow in a status it does not take."""
     verb = VERBS[action]
     require_state(
@@ -196,7 +196,7 @@ def check(action: str, row: dict[str, Any]) -> None:
     )
 
 
-def _target(db: Database, workflow_id: str) -> dict[str, Any]:
+def _target(db: Database, workflow_id: str) -> reads.WorkflowRow:
     return reads.get_workflow(db, workflow_id, payloads=False)
 
 
@@ -427,7 +427,10 @@ def _each(call: Callable[..., str | None]) -> BulkCall:
 
 BULK_CALLS: dict[str, BulkCall] = {
     "cancel": lambda c, ids: c.cancel_workflows(ids),
-    "resume": lambda c, ids, queue_name=None: c.resume_workflows(ids, queue_name=queue_name),
+    # resume keeps the ids: its handles are no new workflows (fork's are).
+    "resume": lambda c, ids, queue_name=None: (
+        c.resume_workflows(ids, queue_name=queue_name) and None
+    ),
     "delete": lambda c, ids: c.delete_workflows(ids),
     # DBOSClient has no bulk fork, rewind or delay: its one-workflow calls, id by id.
     "fork": _each(
@@ -445,7 +448,7 @@ failure part-way names the workflow it stopped at."""
 def bulk(
     db: Database,
     action: str,
-    targets: Sequence[dict[str, Any]],
+    targets: Sequence[Mapping[str, Any]],
     dry_run: bool = False,
     **options: Any,
 ) -> BulkOutcome:
@@ -516,9 +519,9 @@ def _chunk_key(chunk: list[WorkflowOutcome]) -> str:
     return first if len(chunk) == 1 else f"{first} and {len(chunk) - 1} more (one call)"
 
 
-def ids_targets(db: Database, ids: Sequence[str]) -> list[dict[str, Any]]:
+def ids_targets(db: Database, ids: Sequence[str]) -> list[reads.Target]:
     """The rows of several ids typed by the operator (each must exist)."""
-    rows = []
+    rows: list[reads.Target] = []
     for text in ids:
         row = _target(db, reads.resolve_id(db, text))
         rows.append(
@@ -541,8 +544,8 @@ def unfinished_older_than(
 
 
 def with_descendants(
-    db: Database, targets: list[dict[str, Any]], max_targets: int
-) -> list[dict[str, Any]]:
+    db: Database, targets: Sequence[reads.Target], max_targets: int
+) -> list[reads.Target]:
     """``targets`` and every workflow they started, at any depth (what DBOSClient's
     ``cancel_children``/``delete_children`` reach), as the targets a bulk verb acts on:
     the dry run lists exactly the tree the real run acts on. Refused over
@@ -550,13 +553,13 @@ def with_descendants(
     given = {t["workflow_id"] for t in targets}
     below = reads.descendants(db, list(given), max_targets - len(targets) + 1)
     return core_bulk.capped(
-        targets + [r for r in below if r["workflow_id"] not in given],
+        [*targets, *(r for r in below if r["workflow_id"] not in given)],
         max_targets,
         "workflows (with their descendants)",
     )
 
 
-def filter_targets(db: Database, f: reads.WorkflowFilter, limit: int) -> list[dict[str, Any]]:
+def filter_targets(db: Database, f: reads.WorkflowFilter, limit: int) -> list[reads.Target]:
     """Every workflow matching ``f`` (newest first), at most ``limit``."""
     return reads.matching_ids(db, f, limit)
 
@@ -576,7 +579,7 @@ class ScheduleOutcome:
     """``backfill``: the window's slots that had a workflow already (not enqueued again)."""
 
 
-def _pickled_context(db: Database, name: str) -> dict[str, Any]:
+def _pickled_context(db: Database, name: str) -> reads.Schedule:
     """The schedule, when its context is a pickle (DBOS's default serializer): a
     trigger re-embeds it verbatim, which an application with its own serializer could
     not read."""
@@ -602,7 +605,7 @@ def trigger_schedule(db: Database, name: str, dry_run: bool = False) -> Schedule
     return ScheduleOutcome(name, "trigger", row["status"], False, [wf_id])
 
 
-def backfill_slots(row: dict[str, Any], start: datetime, end: datetime) -> list[str]:
+def backfill_slots(row: reads.Schedule, start: datetime, end: datetime) -> list[str]:
     """The workflow ids of the schedule's slots strictly between ``start`` and ``end``,
     as ``backfill_schedule`` of ``dbos/_scheduler.py`` names them (cron read in the
     schedule's time zone, naive instants as UTC)."""

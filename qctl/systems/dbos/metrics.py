@@ -37,8 +37,12 @@ def collect(db: Database) -> Iterator[Metric]:
     )
     now_ms = time.time() * 1000
     for q in reads.queue_stats(db):
-        for status in ("enqueued", "pending", "delayed"):
-            queued.add_metric([q["queue_name"], status.upper()], q[status])
+        for status, n in (
+            ("ENQUEUED", q["enqueued"]),
+            ("PENDING", q["pending"]),
+            ("DELAYED", q["delayed"]),
+        ):
+            queued.add_metric([q["queue_name"], status], n)
         at = q["oldest_enqueued_at"]
         oldest.add_metric([q["queue_name"]], max(0.0, (now_ms - at) / 1000) if at else 0.0)
     yield queued

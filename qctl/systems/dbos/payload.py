@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import io
 import math
 import pickletools
 import threading
@@ -99,11 +100,17 @@ class Raw:
 
     serializer: str
     text: str
+    stored: int | None = None
+    """The stored text's length when ``text`` is its beginning only."""
+
+    @property
+    def length(self) -> int:
+        return len(self.text) if self.stored is None else self.stored
 
     def shown(self) -> str:
-        if len(self.text) <= MAX_RAW:
+        if self.length <= MAX_RAW:
             return self.text
-        return self.text[:MAX_RAW] + f"... ({len(self.text)} characters)"
+        return self.text[:MAX_RAW] + f"... ({self.length} characters)"
 
 
 @dataclass(frozen=True)
@@ -240,7 +247,9 @@ def _build(obj: Any, state: Any) -> None:
     # BUILD on plain data (a dict restored by state) has nothing symbolic to record.
 
 
-def _interpret(ops: Iterator[tuple[pickletools.OpcodeInfo, Any, int | None]]) -> Any:
+def _interpret(
+    ops: Iterator[tuple[pickletools.OpcodeInfo, Any, int | None]], cut: bool = False
+) -> Any:
     stack: list[Any] = []
     memo: dict[int, Any] = {}
     items: list[Any]
@@ -361,6 +370,8 @@ def _interpret(ops: Iterator[tuple[pickletools.OpcodeInfo, Any, int | None]]) ->
         else:
             # NEXT_BUFFER / READONLY_BUFFER (out-of-band buffers) and anything newer.
             raise Undecodable(f"unsupported opcode {name}")
+    if cut and stack:
+        return _fold(stack)
     raise Undecodable("no STOP opcode")
 
 
@@ -392,42 +403,111 @@ def _setitems(target: Any, items: list[Any]) -> None:
         raise Undecodable(f"SETITEM on {type(target).__name__}")
 
 
-def render_pickle(data: bytes) -> Any:
+def render_pickle(data: bytes, stored: int | None = None) -> Any:
     """The value a pickle describes, as plain data and ``Obj``; nothing is imported or
-    called. Raises ``Undecodable`` when ``data`` is not a pickle this reads."""
-    if len(data) > MAX_PAYLOAD:
-        raise Undecodable(f"payload of {len(data)} bytes exceeds {MAX_PAYLOAD}")
+    called. Raises ``Undecodable`` when ``data`` is not a pickle this reads.
+
+    A pickle longer than ``MAX_PAYLOAD``, or of ``stored`` bytes of which ``data`` is a
+    prefix, is read up to the end of ``data`` (``MAX_PAYLOAD`` bytes at most): what those
+    opcodes built, a string or bytes the cut splits kept up to the cut, is
+    ``cut(stored_bytes=..., decoded_bytes=..., value=...)``."""
+    stored = len(data) if stored is None else stored
     try:
-        return _interpret(pickletools.genops(data))
+        if stored == len(data) <= MAX_PAYLOAD:
+            return _interpret(pickletools.genops(data))
+        value = _interpret(_whole_ops(data[:MAX_PAYLOAD]), cut=True)
     except Undecodable:
         raise
     except Exception as exc:  # genops' ValueError on a malformed stream, stack underflow
         raise Undecodable(f"not a readable pickle: {type(exc).__name__}: {exc}") from None
+    return cut_value(value, stored_bytes=stored, decoded_bytes=min(len(data), MAX_PAYLOAD))
 
 
-def decode(text: str | None, serialization: str | None) -> Decoded | None:
-    """A stored payload decoded by its ``serialization``; ``None`` for a NULL column."""
+def cut_value(value: Any, **sizes: int) -> Obj:
+    """A payload too large to read whole: how much is stored and how much was read
+    (first, so a cut rendering keeps them), then the part read: ``cut(stored_bytes=...,
+    decoded_bytes=..., value=...)``, ``{"$class": "cut", "kwargs": {...}}`` in JSON."""
+    return Obj("cut", (), {**sizes, "value": value})
+
+
+_OPCODES = {op.code.encode("latin-1"): op for op in pickletools.opcodes}
+_TEXT_HEADERS = {"SHORT_BINUNICODE": 1, "BINUNICODE": 4, "BINUNICODE8": 8}
+_BYTES_HEADERS = {"SHORT_BINBYTES": 1, "BINBYTES": 4, "BINBYTES8": 8, "BYTEARRAY8": 8}
+
+
+def _whole_ops(data: bytes) -> Iterator[tuple[pickletools.OpcodeInfo, Any, int | None]]:
+    """``genops`` over the first bytes of a pickle: the opcodes whole in ``data``, then a
+    string or bytes opcode the end of ``data`` splits with the part of it that is there;
+    anything else the end splits is left out."""
+    stream = io.BytesIO(data)
+    ops = pickletools.genops(stream)
+    while True:
+        start = stream.tell()
+        try:
+            item = next(ops)
+        except StopIteration:
+            return
+        except ValueError:  # the end of data, inside an opcode or before STOP
+            op = _OPCODES.get(data[start : start + 1])
+            header = op and (_TEXT_HEADERS.get(op.name) or _BYTES_HEADERS.get(op.name))
+            if op is not None and header:
+                part = data[start + 1 + header :]
+                text = op.name in _TEXT_HEADERS
+                yield op, part.decode("utf-8", "ignore") if text else part, start
+            return
+        yield item
+
+
+def _fold(stack: list[Any]) -> Any:
+    """What a cut pickle's stack holds: the items pushed since each open MARK added to
+    the container under it (as APPENDS, SETITEMS, ADDITEMS would), innermost first."""
+    while _MARK in stack:
+        at = len(stack) - 1 - stack[::-1].index(_MARK)
+        items = stack[at + 1 :]
+        del stack[at:]
+        target = stack[-1] if stack else None
+        if isinstance(target, list | Obj):
+            _append(target, items)
+        elif isinstance(target, dict):
+            _setitems(target, items)
+        elif isinstance(target, set):
+            target.update(_hashable(v) for v in items)
+        else:  # a tuple, list or dict built from its items at the end (TUPLE, LIST, DICT)
+            stack.append(items)
+    return stack[0] if len(stack) == 1 else stack
+
+
+def decode(
+    text: str | None, serialization: str | None, length: int | None = None
+) -> Decoded | None:
+    """A stored payload decoded by its ``serialization``; ``None`` for a NULL column.
+    ``text`` may be the first characters of a stored value ``length`` long (a listing
+    reads no more): it is then read as a payload larger than ``MAX_PAYLOAD`` is."""
     if text is None:
         return None
+    length = len(text) if length is None else length
     if serialization == PORTABLE_JSON:
+        if length > min(len(text), MAX_PAYLOAD):  # JSON read in part is not JSON: its text
+            return Decoded(PORTABLE_JSON, cut_value(text[:MAX_PAYLOAD], stored_characters=length))
         try:
             return Decoded(PORTABLE_JSON, deepjson.loads(text))
         except ValueError:
             return Decoded(PORTABLE_JSON, Obj("undecodable", (_cut(text),)))
+    stored = None if length == len(text) else length
     if serialization not in (None, PICKLE):
-        return Decoded(serialization, Raw(serialization, text))
-    if serialization is None and not _is_base64(text):
+        return Decoded(serialization, Raw(serialization, text, stored))
+    if serialization is None and not _is_base64(text[: len(text) // 4 * 4] if stored else text):
         # NULL: rows written before the column existed (DBOS's pickle), and the runs
         # DBOS's scheduler enqueues with the application's serializer
         # (``_enqueue_scheduled_workflow`` of ``dbos/_scheduler.py``): unnamed, as a
         # schedule's context is, and shown raw as ``decode_unnamed`` shows it.
-        return Decoded(UNNAMED, Raw(UNNAMED, text))
+        return Decoded(UNNAMED, Raw(UNNAMED, text, stored))
     # py_pickle, and NULL base64 (a pickle, or what cannot be one: shown as such).
     try:
-        return Decoded(serialization or PICKLE, _base64_pickle(text))
+        return Decoded(serialization or PICKLE, _base64_pickle(text, length))
     except Undecodable as exc:
         return Decoded(
-            serialization or PICKLE, Obj("undecodable", (str(exc), f"{len(text)} characters"))
+            serialization or PICKLE, Obj("undecodable", (str(exc), f"{length} characters"))
         )
 
 
@@ -455,12 +535,24 @@ def _is_base64(text: str) -> bool:
     return True
 
 
-def _base64_pickle(text: str) -> Any:
+_B64_PAYLOAD = (MAX_PAYLOAD + 2) // 3 * 4
+"""Base64 characters that hold ``MAX_PAYLOAD`` bytes: no more of a larger one is decoded."""
+
+
+def _base64_pickle(text: str, length: int | None = None) -> Any:
+    """A base64 pickle, or the prefix ``text`` of one ``length`` characters long."""
+    length = len(text) if length is None else length
+    if length == len(text) <= _B64_PAYLOAD:
+        part, stored = text, None
+    else:  # whole quadruples of the prefix; the size from the length (and padding seen)
+        part = text[: min(len(text), _B64_PAYLOAD) // 4 * 4]
+        padding = text[-2:].count("=") if length == len(text) else 0
+        stored = length // 4 * 3 - padding
     try:
-        raw = base64.b64decode(text, validate=True)
+        raw = base64.b64decode(part, validate=True)
     except (binascii.Error, ValueError):
         raise Undecodable("not base64") from None
-    return render_pickle(raw)
+    return render_pickle(raw, stored)
 
 
 def _cut(text: str) -> str:
@@ -830,7 +922,7 @@ def _json(value: Any, texts: _Writer) -> Any:
     if isinstance(value, Global):
         return {"$global": value.cls}
     if isinstance(value, Raw):
-        return {"$serializer": value.serializer, "raw": value.shown(), "length": len(value.text)}
+        return {"$serializer": value.serializer, "raw": value.shown(), "length": value.length}
     if isinstance(value, bytes):
         return {"$bytes": base64.b64encode(value).decode()}
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:

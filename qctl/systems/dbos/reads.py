@@ -22,7 +22,7 @@ import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from qctl.core.errors import NoSuchName
 from qctl.systems.dbos import payload
@@ -66,6 +66,177 @@ LIST_COLUMNS = [
     "completed_at",
     "recovery_attempts",
 ]
+
+
+class WorkflowRow(TypedDict):
+    """A ``workflow_status`` row by ``WorkflowStatus``'s field names (``STATUS_COLUMNS``);
+    instants are epoch milliseconds."""
+
+    workflow_id: str
+    status: str
+    name: str | None
+    class_name: str | None
+    config_name: str | None
+    queue_name: str | None
+    executor_id: str | None
+    app_version: str | None
+    app_id: str | None
+    recovery_attempts: int | None
+    created_at: int
+    updated_at: int | None
+    dequeued_at: int | None
+    completed_at: int | None
+    workflow_timeout_ms: int | None
+    workflow_deadline_epoch_ms: int | None
+    delay_until_epoch_ms: int | None
+    deduplication_id: str | None
+    priority: int | None
+    queue_partition_key: str | None
+    forked_from: str | None
+    was_forked_from: bool | None
+    parent_workflow_id: str | None
+    authenticated_user: str | None
+    assumed_role: str | None
+    authenticated_roles: Any
+    """JSON (a list of role names)."""
+    attributes: Any
+    """JSON (an object)."""
+    schedule_name: str | None
+    application_name: str | None
+
+
+class WorkflowPayloads(WorkflowRow, total=False):
+    """A workflow with its payloads: ``input``, ``output``, ``error`` from
+    ``get_workflow``; ``output`` and ``error`` (cut) from a listing with payloads."""
+
+    input: payload.Decoded | None
+    output: payload.Decoded | None
+    error: payload.Decoded | None
+
+
+class Target(TypedDict):
+    """A workflow an action acts on."""
+
+    workflow_id: str
+    name: str | None
+    status: str
+
+
+class Related(Target):
+    """A child or a fork of a workflow."""
+
+    created_at: int
+
+
+class Child(Related):
+    parent_workflow_id: str
+
+
+class Step(TypedDict):
+    """An ``operation_outputs`` row (``StepInfo``'s names)."""
+
+    function_id: int
+    function_name: str | None
+    output: payload.Decoded | None
+    error: payload.Decoded | None
+    child_workflow_id: str | None
+    started_at_epoch_ms: int | None
+    completed_at_epoch_ms: int | None
+
+
+class TimelineStep(TypedDict):
+    """A step on a tree's timeline: no payloads, whether it failed."""
+
+    workflow_id: str
+    function_id: int
+    function_name: str | None
+    child_workflow_id: str | None
+    started_at_epoch_ms: int | None
+    completed_at_epoch_ms: int | None
+    failed: bool
+
+
+class Event(TypedDict):
+    key: str
+    value: payload.Decoded | None
+
+
+class StreamValue(TypedDict):
+    key: str
+    offset: int
+    function_id: int | None
+    value: payload.Decoded | None
+    """None for the close marker (``closed``)."""
+    closed: bool
+
+
+class Message(TypedDict):
+    message_uuid: str
+    topic: str | None
+    message: payload.Decoded | None
+    created_at_epoch_ms: int | None
+    consumed: bool
+
+
+class ErrorGroup(TypedDict):
+    """Failed workflows with one error (``error_groups``)."""
+
+    error: payload.Decoded | None
+    count: int
+    name: str | None
+    """The least of their names; ``names`` counts them."""
+    names: int
+    status: str
+    statuses: int
+    first_created_at: int
+    last_created_at: int
+    workflow_id: str | None
+    """The newest of them."""
+
+
+class QueueStats(TypedDict):
+    """A queue's registered limits (``queues``; None when unregistered) and its
+    in-flight counts."""
+
+    queue_name: str
+    enqueued: int
+    pending: int
+    delayed: int
+    oldest_enqueued_at: int | None
+    concurrency: int | None
+    worker_concurrency: int | None
+    rate_limit_max: int | None
+    rate_limit_period_sec: float | None
+    partition_concurrency: int | None
+    polling_interval_sec: float | None
+    application_name: str | None
+    registered: bool
+
+
+class Schedule(TypedDict):
+    """A ``workflow_schedules`` row; ``context`` decoded (``payload.decode_unnamed``)."""
+
+    schedule_id: str
+    schedule_name: str
+    workflow_name: str
+    workflow_class_name: str | None
+    schedule: str
+    status: str
+    context: payload.Decoded | None
+    last_fired_at: str | None
+    """ISO 8601 text, as DBOS stores it."""
+    automatic_backfill: bool
+    cron_timezone: str | None
+    queue_name: str | None
+    application_name: str | None
+
+
+class AppVersion(TypedDict):
+    version_id: str
+    version_name: str
+    version_timestamp: int
+    created_at: int
+    application_name: str | None
 
 
 @dataclass(frozen=True)
@@ -205,23 +376,92 @@ def _row(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+LIST_PAYLOAD = 16_384
+"""Characters of a workflow's output and error a listing reads: a larger one is decoded
+from that prefix and shown cut (``payload.decode``'s ``length``)."""
+
+
 def list_workflows(
-    db: Database, f: WorkflowFilter, limit: int, after: Cursor | None = None
-) -> list[dict[str, Any]]:
-    """One page, newest first (``created_at`` then id, descending)."""
+    db: Database,
+    f: WorkflowFilter,
+    limit: int,
+    after: Cursor | None = None,
+    payloads: bool = False,
+) -> list[WorkflowPayloads]:
+    """One page, newest first (``created_at`` then id, descending); with ``payloads``,
+    each workflow's ``output`` and ``error`` too, read from their first ``LIST_PAYLOAD``
+    characters (as DBOS's own ``dbos workflow list`` shows them, whole)."""
     where, params = filter_sql(db, f)
     if after is not None:
         where += " AND ws.created_at <= %s AND (ws.created_at < %s OR ws.workflow_uuid < %s)"
         params += [after.created_at, after.created_at, after.workflow_id]
+    extra = joins = ""
+    if payloads:
+        for name in ("output", "error"):
+            value = f"coalesce(wo.{name}, ws.{name})"
+            extra += (
+                f", substr({value}, 1, {LIST_PAYLOAD}) AS {name}, length({value}) AS {name}_length"
+            )
+        extra += ", ws.serialization"
+        joins = " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
     rows = db.all(
-        f"SELECT {STATUS_COLUMNS} FROM {{t}}workflow_status ws WHERE {where}"
+        f"SELECT {STATUS_COLUMNS}{extra} FROM {{t}}workflow_status ws{joins} WHERE {where}"
         " ORDER BY ws.created_at DESC, ws.workflow_uuid DESC LIMIT %s",
         [*params, limit],
     )
-    return [_row(r) for r in rows]
+    if payloads:
+        for row in rows:
+            serialization = row.pop("serialization")
+            for name in ("output", "error"):
+                length = row.pop(f"{name}_length")
+                row[name] = payload.decode(row[name], serialization, length)
+    return [cast(WorkflowPayloads, _row(r)) for r in rows]
 
 
-def queue_workflows(db: Database, queue_name: str, limit: int) -> list[dict[str, Any]]:
+FAILED = ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
+"""The statuses ``error_groups`` groups: workflows that ended without a result."""
+
+
+def error_groups(db: Database, f: WorkflowFilter, limit: int) -> list[ErrorGroup]:
+    """Failed workflows (``FAILED``, within ``f``) grouped by their error as stored (its
+    first ``LIST_PAYLOAD`` characters; NULL, as recovery's give-up leaves it, is a group
+    too), largest group first: ``count``, the names and statuses in it, its first and
+    last ``created_at``, its newest workflow's id, and the ``error`` decoded from that
+    prefix. Error-first triage, as Oban Web's errors view."""
+    where, params = filter_sql(db, f)
+    failed = ", ".join(f"'{s}'" for s in FAILED)
+    error = "coalesce(wo.error, ws.error)"
+    groups = db.all(
+        f"SELECT substr({error}, 1, {LIST_PAYLOAD}) AS error, ws.serialization,"
+        f" count(*) AS count, max(length({error})) AS length, min(ws.name) AS name,"
+        " count(DISTINCT ws.name) AS names, min(ws.status) AS status,"
+        " count(DISTINCT ws.status) AS statuses,"
+        " min(ws.created_at) AS first_created_at, max(ws.created_at) AS last_created_at"
+        " FROM {t}workflow_status ws"
+        " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
+        f" WHERE {where} AND ws.status IN ({failed})"
+        f" GROUP BY substr({error}, 1, {LIST_PAYLOAD}), ws.serialization"
+        " ORDER BY count(*) DESC, max(ws.created_at) DESC LIMIT %s",
+        [*params, limit],
+    )
+    for group in groups:
+        # Its newest workflow, to open: by the group's last created_at (indexed).
+        newest = db.one(
+            "SELECT ws.workflow_uuid FROM {t}workflow_status ws"
+            " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
+            f" WHERE {where} AND ws.status IN ({failed}) AND ws.created_at = %s"
+            f" AND substr({error}, 1, {LIST_PAYLOAD}) IS NOT DISTINCT FROM %s"
+            " ORDER BY ws.workflow_uuid DESC LIMIT 1",
+            [*params, group["last_created_at"], group["error"]],
+        )
+        group["workflow_id"] = newest["workflow_uuid"] if newest else None
+        group["error"] = payload.decode(
+            group["error"], group.pop("serialization"), group.pop("length")
+        )
+    return cast(list[ErrorGroup], groups)
+
+
+def queue_workflows(db: Database, queue_name: str, limit: int) -> list[WorkflowRow]:
     """A queue's running (PENDING) workflows, then its ENQUEUED ones in the order DBOS
     dequeues them (priority, then oldest first: ``SystemDatabase.start_queued_workflows``)."""
     rows = db.all(
@@ -231,18 +471,18 @@ def queue_workflows(db: Database, queue_name: str, limit: int) -> list[dict[str,
         " ws.created_at, ws.workflow_uuid LIMIT %s",
         [queue_name, limit],
     )
-    return [_row(r) for r in rows]
+    return [cast(WorkflowRow, _row(r)) for r in rows]
 
 
-def cursor_of(row: dict[str, Any]) -> Cursor:
+def cursor_of(row: WorkflowRow) -> Cursor:
     return Cursor(int(row["created_at"]), str(row["workflow_id"]))
 
 
-def matching_ids(db: Database, f: WorkflowFilter, limit: int) -> list[dict[str, Any]]:
+def matching_ids(db: Database, f: WorkflowFilter, limit: int) -> list[Target]:
     """Id, name and status of up to ``limit`` workflows matching ``f``, newest first (the
     targets of a bulk action)."""
     where, params = filter_sql(db, f)
-    return db.all(
+    return db.all(  # type: ignore[return-value]
         "SELECT ws.workflow_uuid AS workflow_id, ws.name, ws.status"
         f" FROM {{t}}workflow_status ws WHERE {where}"
         " ORDER BY ws.created_at DESC, ws.workflow_uuid DESC LIMIT %s",
@@ -283,7 +523,7 @@ def resolve_id(db: Database, text: str) -> str:
     raise InvalidInput(f"workflow id prefix {text!r} is ambiguous ({shown}): type more of it")
 
 
-def get_workflow(db: Database, workflow_id: str, payloads: bool = True) -> dict[str, Any]:
+def get_workflow(db: Database, workflow_id: str, payloads: bool = True) -> WorkflowPayloads:
     """One workflow with its input, output and error decoded (DBOS keeps them in
     ``workflow_input``/``workflow_output``, older rows in ``workflow_status``)."""
     extra = ""
@@ -309,10 +549,75 @@ def get_workflow(db: Database, workflow_id: str, payloads: bool = True) -> dict[
         serialization = row.pop("serialization")
         for key in ("input", "output", "error"):
             row[key] = payload.decode(row[key], serialization)
-    return row
+    return cast(WorkflowPayloads, row)
 
 
-def list_steps(db: Database, workflow_id: str) -> list[dict[str, Any]]:
+RAW_FIELDS = (
+    "input",
+    "output",
+    "error",
+    "step:N:output",
+    "step:N:error",
+    "event:KEY",
+    "message:UUID",
+    "stream:KEY:OFFSET",
+)
+"""The stored payloads ``raw_payload`` reads, by the name an operator gives."""
+
+
+def raw_payload(db: Database, workflow_id: str, name: str) -> str | None:
+    """One payload of a workflow exactly as DBOS stored it (``RAW_FIELDS``), neither
+    decoded nor cut: ``None`` when the column is NULL. Raises ``NoSuchName`` when the
+    step, event, message or stream value does not exist."""
+    kind, _, rest = name.partition(":")
+    if kind in ("input", "output", "error") and not rest:
+        column = {"input": "inputs", "output": "output", "error": "error"}[kind]
+        table = "workflow_input" if kind == "input" else "workflow_output"
+        sql = (
+            f"SELECT coalesce(x.{column}, ws.{column}) AS v FROM {{t}}workflow_status ws"
+            f" LEFT JOIN {{t}}{table} x ON x.workflow_uuid = ws.workflow_uuid"
+            " WHERE ws.workflow_uuid = %s"
+        )
+        params: list[Any] = []
+    elif kind == "step" and rest.count(":") == 1 and rest.partition(":")[2] in ("output", "error"):
+        number, _, column = rest.partition(":")
+        sql = (
+            f"SELECT {column} AS v FROM {{t}}operation_outputs"
+            " WHERE workflow_uuid = %s AND function_id = %s"
+        )
+        params = [_number(number, name)]
+    elif kind == "event" and rest:
+        sql = "SELECT value AS v FROM {t}workflow_events WHERE workflow_uuid = %s AND key = %s"
+        params = [rest]
+    elif kind == "message" and rest:
+        sql = (
+            "SELECT message AS v FROM {t}notifications"
+            " WHERE destination_uuid = %s AND message_uuid = %s"
+        )
+        params = [rest]
+    elif kind == "stream" and ":" in rest:
+        key, _, offset = rest.rpartition(":")
+        sql = (
+            "SELECT value AS v FROM {t}streams WHERE workflow_uuid = %s AND key = %s"
+            ' AND "offset" = %s'
+        )
+        params = [key, _number(offset, name)]
+    else:
+        fields = ", ".join(RAW_FIELDS)
+        raise InvalidInput(f"--raw: {name!r} is not a stored payload (one of {fields})")
+    row = db.one(sql, [workflow_id, *params])
+    if row is None:
+        raise NoSuchName("raw payload", f"workflow {workflow_id} has no {name}")
+    return None if row["v"] is None else str(row["v"])
+
+
+def _number(text: str, name: str) -> int:
+    if not text.isdigit():
+        raise InvalidInput(f"--raw: {name!r}: {text!r} is not a number")
+    return int(text)
+
+
+def list_steps(db: Database, workflow_id: str) -> list[Step]:
     """The recorded steps (``operation_outputs``), by function id."""
     rows = db.all(
         "SELECT function_id, function_name, output, error, child_workflow_id,"
@@ -324,10 +629,10 @@ def list_steps(db: Database, workflow_id: str) -> list[dict[str, Any]]:
         serialization = row.pop("serialization")
         row["output"] = payload.decode(row["output"], serialization)
         row["error"] = payload.decode(row["error"], serialization)
-    return rows
+    return cast(list[Step], rows)
 
 
-def steps_of(db: Database, workflow_ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+def steps_of(db: Database, workflow_ids: Sequence[str], limit: int) -> list[TimelineStep]:
     """The steps of several workflows (a tree's) on one timeline, by start: no payloads,
     only whether a step failed; at most ``limit``."""
     if not workflow_ids:
@@ -342,27 +647,27 @@ def steps_of(db: Database, workflow_ids: Sequence[str], limit: int) -> list[dict
     )
     for row in rows:
         row["failed"] = bool(row["failed"])
-    return rows
+    return cast(list[TimelineStep], rows)
 
 
-def related(db: Database, column: str, workflow_id: str) -> list[dict[str, Any]]:
+def related(db: Database, column: str, workflow_id: str) -> list[Related]:
     """Workflows whose ``column`` (``parent_workflow_id`` or ``forked_from``, both
     indexed) is ``workflow_id``."""
     assert column in ("parent_workflow_id", "forked_from")
-    return db.all(
+    return db.all(  # type: ignore[return-value]
         "SELECT workflow_uuid AS workflow_id, name, status, created_at"
         f" FROM {{t}}workflow_status WHERE {column} = %s ORDER BY created_at, workflow_uuid",
         [workflow_id],
     )
 
 
-def children(db: Database, parent_ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+def children(db: Database, parent_ids: Sequence[str], limit: int) -> list[Child]:
     """The child workflows of any of ``parent_ids`` (one level of a workflow's tree, over
     DBOS's index on ``parent_workflow_id``), oldest first, at most ``limit``."""
     where: list[str] = []
     params: list[Any] = []
     _in("parent_workflow_id", parent_ids, where, params)
-    return db.all(
+    return db.all(  # type: ignore[return-value]
         "SELECT workflow_uuid AS workflow_id, name, status, created_at, parent_workflow_id"
         f" FROM {{t}}workflow_status WHERE {' AND '.join(where) or 'FALSE'}"
         " ORDER BY created_at, workflow_uuid LIMIT %s",
@@ -370,12 +675,12 @@ def children(db: Database, parent_ids: Sequence[str], limit: int) -> list[dict[s
     )
 
 
-def descendants(db: Database, parent_ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+def descendants(db: Database, parent_ids: Sequence[str], limit: int) -> list[Child]:
     """Every workflow started under any of ``parent_ids``, at any depth, breadth first
     (DBOS's ``cancel_children`` walk, ``SystemDatabase.cancel_workflows``): at most
     ``limit``."""
     seen = set(parent_ids)
-    found: list[dict[str, Any]] = []
+    found: list[Child] = []
     level = list(parent_ids)
     while level and len(found) < limit:
         rows = [
@@ -390,7 +695,7 @@ def descendants(db: Database, parent_ids: Sequence[str], limit: int) -> list[dic
     return found
 
 
-def list_events(db: Database, workflow_id: str) -> list[dict[str, Any]]:
+def list_events(db: Database, workflow_id: str) -> list[Event]:
     rows = db.all(
         "SELECT key, value, serialization FROM {t}workflow_events"
         " WHERE workflow_uuid = %s ORDER BY key",
@@ -398,14 +703,14 @@ def list_events(db: Database, workflow_id: str) -> list[dict[str, Any]]:
     )
     for row in rows:
         row["value"] = payload.decode(row["value"], row.pop("serialization"))
-    return rows
+    return cast(list[Event], rows)
 
 
 STREAM_CLOSED = '"__DBOS_STREAM_CLOSED__"'
 """The value DBOS writes (portable JSON) to close a stream (``dbos/_sys_db.py``)."""
 
 
-def list_streams(db: Database, workflow_id: str) -> list[dict[str, Any]]:
+def list_streams(db: Database, workflow_id: str) -> list[StreamValue]:
     """The values the workflow wrote to its streams (``DBOS.write_stream``), by key and
     offset (the table's primary key); a stream's close marker is ``closed``, not a value."""
     rows = db.all(
@@ -417,10 +722,10 @@ def list_streams(db: Database, workflow_id: str) -> list[dict[str, Any]]:
         serialization = row.pop("serialization")
         row["closed"] = serialization == payload.PORTABLE_JSON and row["value"] == STREAM_CLOSED
         row["value"] = None if row["closed"] else payload.decode(row["value"], serialization)
-    return rows
+    return cast(list[StreamValue], rows)
 
 
-def list_messages(db: Database, workflow_id: str) -> list[dict[str, Any]]:
+def list_messages(db: Database, workflow_id: str) -> list[Message]:
     """Messages sent to the workflow (``notifications``), oldest first."""
     rows = db.all(
         "SELECT message_uuid, topic, message, created_at_epoch_ms, consumed, serialization"
@@ -433,10 +738,10 @@ def list_messages(db: Database, workflow_id: str) -> list[dict[str, Any]]:
         row["consumed"] = bool(row["consumed"])
         if row["topic"] == "__null__topic__":  # DBOS's sentinel for "no topic"
             row["topic"] = None
-    return rows
+    return cast(list[Message], rows)
 
 
-def queue_stats(db: Database) -> list[dict[str, Any]]:
+def queue_stats(db: Database) -> list[QueueStats]:
     """Per queue: its registered limits (``queues``) and its in-flight counts.
 
     The counts read only ENQUEUED/PENDING rows (DBOS's partial index
@@ -462,7 +767,7 @@ def queue_stats(db: Database) -> list[dict[str, Any]]:
     )
     counts = [c for c in counts if c["queue_name"] is not None]
     names = sorted(set(limits) | {c["queue_name"] for c in counts})
-    out = []
+    out: list[QueueStats] = []
     for name in names:
         lim = limits.get(name, {})
         mine = {c["status"]: c for c in counts if c["queue_name"] == name}
@@ -492,7 +797,7 @@ def list_schedules(
     status: Sequence[str] = (),
     workflow_name: Sequence[str] = (),
     schedule_name_prefix: str = "",
-) -> list[dict[str, Any]]:
+) -> list[Schedule]:
     """Schedules by name, filtered as ``DBOSClient.list_schedules`` filters them."""
     where: list[str] = []
     params: list[Any] = []
@@ -512,10 +817,10 @@ def list_schedules(
         # Written with the application's serializer, which the row does not name.
         row["context"] = payload.decode_unnamed(row["context"])
         row["automatic_backfill"] = bool(row["automatic_backfill"])
-    return rows
+    return cast(list[Schedule], rows)
 
 
-def get_schedule(db: Database, name: str) -> dict[str, Any]:
+def get_schedule(db: Database, name: str) -> Schedule:
     for row in list_schedules(db):
         if row["schedule_name"] == name:
             return row
@@ -573,9 +878,9 @@ def queue_partitioned(db: Database, queue_name: str) -> bool | None:
     return None if row is None else any(v is not None for v in row.values())
 
 
-def list_application_versions(db: Database) -> list[dict[str, Any]]:
+def list_application_versions(db: Database) -> list[AppVersion]:
     """Newest first, as ``DBOSClient.list_application_versions`` orders them."""
-    return db.all(
+    return db.all(  # type: ignore[return-value]
         "SELECT version_id, version_name, version_timestamp, created_at, application_name"
         " FROM {t}application_versions ORDER BY version_timestamp DESC"
     )

@@ -408,3 +408,64 @@ def changes_since(db: Database, marks: WatchMarks) -> list[dict[str, Any]]:
         mark = getattr(marks, kind) or ""
         marks.seen[kind] = {r["id"] for r in rows if r["id"] > mark}
     return out
+
+
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+"""TypeID's base32 alphabet (go.jetify.com/typeid, the ids of dispatch's id/id.go)."""
+
+
+def typeid_floor(prefix: str, at: datetime) -> str:
+    """The smallest TypeID of ``prefix`` made at or after ``at``. A TypeID's 26 digits
+    are its UUID's 128 bits, 3 in the first digit and 5 in each other; a UUIDv7 begins
+    with its 48-bit Unix millisecond, so the first ten digits are the instant it was
+    made and the other sixteen (random) are lowest at 0."""
+    ms = max(0, int(at.timestamp() * 1000))
+    digits = [_CROCKFORD[(ms >> (45 - 5 * i)) & (7 if i == 0 else 31)] for i in range(10)]
+    return f"{prefix}_{''.join(digits)}{'0' * 16}"
+
+
+THROUGHPUT_MEASURES = ("enqueued", "completed", "failed", "cancelled")
+THROUGHPUT_LOOKBACK = timedelta(minutes=5)
+"""How long before the window a job may have been enqueued and still count as
+completed or cancelled in it (dispatch indexes no completed_at: the jobs read are the
+primary key's range from the look-back's start)."""
+
+
+@dataclass
+class ThroughputCount:
+    """One queue's bucket: jobs enqueued, completed, failed for good (entered the DLQ)
+    and cancelled in it."""
+
+    start: datetime
+    queue: str
+    enqueued: int = 0
+    completed: int = 0
+    failed: int = 0
+    cancelled: int = 0
+
+
+def throughput(
+    db: Database, window: timedelta, bucket: timedelta, queues: list[str] | None = None
+) -> tuple[list[ThroughputCount], datetime]:
+    """Every queue's counts per bucket of ``bucket``, the buckets aligned on the Unix
+    epoch, the last holding the database's now, together covering ``window`` (oldest
+    first, buckets where nothing happened left out); and the instant from which jobs
+    enqueued before the window count as completed or cancelled in it."""
+    from qctl_store.throughput import bucket_start, grid
+
+    [now] = db.all("SELECT now() AS now")
+    width, first, _count = grid(now["now"], window, bucket)
+    since = bucket_start(first, width)
+    horizon = since - THROUGHPUT_LOOKBACK
+    params = {
+        "width": width,
+        "since": since,
+        "from_id": typeid_floor("job", horizon),
+        "queues": _any(queues),
+    }
+    counts: dict[tuple[int, str], ThroughputCount] = {}
+    for row in db.all(queries("reads.sql").throughput, params):
+        key = (int(row["bucket"]), str(row["queue"]))
+        point = counts.setdefault(key, ThroughputCount(bucket_start(key[0], width), key[1]))
+        setattr(point, row["measure"], getattr(point, row["measure"]) + int(row["n"]))
+    return [counts[k] for k in sorted(counts)], horizon

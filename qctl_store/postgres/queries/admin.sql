@@ -24,70 +24,87 @@ GROUP BY source, kind, state
 
 -- name: live_depths
 -- The live states' per-kind counts of one source on their partial indexes, with estimates.
--- The console's refresh read, in one round trip: the four live states of one source,
--- each grouped by kind on its own partial index (index-only scans when the visibility
--- map allows), so the millions of succeeded rows are never visited; paused jobs on the
--- console's index, where {where} is TRUE (the index exists: with FALSE the planner
--- drops the branch, so no scan of the table is planned); then a row with no count for
--- each kind that may hold only succeeded or paused jobs (a loose index scan of the
--- succeeded index, one descent per kind, and the kinds of the daily stats). Columns as
--- in depths, plus estimate: after the counts, a row per kind found and per state of
--- succeeded, dead, paused and uncertain with the planner's row estimate and no count,
--- computed from pg_stats the way the planner estimates an equality on each of source,
--- kind and state (the most-common-value frequency, else the rest spread evenly over the
--- other distinct values), multiplied as independent: what EXPLAIN of each pair would
--- say, without planning a statement per pair (none before the first ANALYZE).
-WITH live AS (
-SELECT kind, 'pending' AS state, COUNT(*) AS n,
-       EXTRACT(EPOCH FROM (now() - MIN(run_at))) AS pending_age
-FROM azync_jobs WHERE source = %(source)s AND state = 'pending' GROUP BY kind
+-- The console's refresh read, in one round trip, never visiting the millions of
+-- succeeded rows. The kinds come from loose index scans (one descent per kind) of the
+-- pending, scheduled, dead and succeeded indexes, and from the daily stats. Each kind's
+-- pending, scheduled and dead jobs are counted on their partial index no further than
+-- %(cap)s (a backlog of any size reads a bounded part of each index: the caller takes
+-- the statistics' estimate for a count at the cap), with the oldest pending run_at as
+-- one descent of the pending index; active jobs are few, grouped by kind; paused jobs
+-- on the console's index, where {where} is TRUE (the index exists: with FALSE the
+-- planner drops the branch, so no scan of the table is planned). Columns as in depths,
+-- plus estimate: after the counts, a row per kind found and per state of pending,
+-- scheduled, succeeded, dead, paused and uncertain with the planner's row estimate and
+-- no count, computed from pg_stats the way the planner estimates an equality on each of
+-- source, kind and state (the most-common-value frequency, else the rest spread evenly
+-- over the other distinct values), multiplied as independent: what EXPLAIN of each
+-- pair would say, without planning a statement per pair (none before the first ANALYZE).
+WITH RECURSIVE pending_k(kind) AS (
+    (SELECT kind FROM azync_jobs WHERE source = %(source)s AND state = 'pending'
+     ORDER BY kind LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.kind FROM azync_jobs j
+            WHERE j.source = %(source)s AND j.state = 'pending' AND j.kind > k.kind
+            ORDER BY j.kind LIMIT 1)
+    FROM pending_k k WHERE k.kind IS NOT NULL
+), scheduled_k(kind) AS (
+    (SELECT kind FROM azync_jobs WHERE source = %(source)s AND state = 'scheduled'
+     ORDER BY kind LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.kind FROM azync_jobs j
+            WHERE j.source = %(source)s AND j.state = 'scheduled' AND j.kind > k.kind
+            ORDER BY j.kind LIMIT 1)
+    FROM scheduled_k k WHERE k.kind IS NOT NULL
+), dead_k(kind) AS (
+    (SELECT kind FROM azync_jobs WHERE source = %(source)s AND state = 'dead'
+     ORDER BY kind LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.kind FROM azync_jobs j
+            WHERE j.source = %(source)s AND j.state = 'dead' AND j.kind > k.kind
+            ORDER BY j.kind LIMIT 1)
+    FROM dead_k k WHERE k.kind IS NOT NULL
+), succeeded_k(kind) AS (
+    (SELECT kind FROM azync_jobs WHERE source = %(source)s AND state = 'succeeded'
+     ORDER BY kind LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.kind FROM azync_jobs j
+            WHERE j.source = %(source)s AND j.state = 'succeeded' AND j.kind > k.kind
+            ORDER BY j.kind LIMIT 1)
+    FROM succeeded_k k WHERE k.kind IS NOT NULL
+), kinds AS (
+    SELECT kind FROM pending_k WHERE kind IS NOT NULL
+    UNION SELECT kind FROM scheduled_k WHERE kind IS NOT NULL
+    UNION SELECT kind FROM dead_k WHERE kind IS NOT NULL
+    UNION SELECT kind FROM succeeded_k WHERE kind IS NOT NULL
+    UNION SELECT DISTINCT kind FROM azync_stats_daily WHERE source = %(source)s
+), capped AS (
+    SELECT k.kind,
+           (SELECT COUNT(*) FROM (SELECT 1 FROM azync_jobs
+            WHERE source = %(source)s AND state = 'pending' AND kind = k.kind
+            LIMIT %(cap)s) j) AS pending,
+           (SELECT MIN(run_at) FROM azync_jobs
+            WHERE source = %(source)s AND state = 'pending' AND kind = k.kind) AS oldest,
+           (SELECT COUNT(*) FROM (SELECT 1 FROM azync_jobs
+            WHERE source = %(source)s AND state = 'scheduled' AND kind = k.kind
+            LIMIT %(cap)s) j) AS scheduled,
+           (SELECT COUNT(*) FROM (SELECT 1 FROM azync_jobs
+            WHERE source = %(source)s AND state = 'dead' AND kind = k.kind
+            LIMIT %(cap)s) j) AS dead
+    FROM kinds k
+), live AS (
+SELECT kind, 'pending' AS state, pending AS n,
+       EXTRACT(EPOCH FROM (now() - oldest)) AS pending_age
+FROM capped
 UNION ALL
-SELECT kind, 'scheduled', COUNT(*), NULL
-FROM azync_jobs WHERE source = %(source)s AND state = 'scheduled' GROUP BY kind
+SELECT kind, 'scheduled', scheduled, NULL FROM capped
+UNION ALL
+SELECT kind, 'dead', dead, NULL FROM capped
 UNION ALL
 SELECT kind, 'active', COUNT(*), NULL
 FROM azync_jobs WHERE source = %(source)s AND state = 'active' GROUP BY kind
 UNION ALL
--- Dead jobs pile up: each kind is counted no further than %(cap)s (the caller takes
--- the statistics' estimate for a kind at the cap), its kinds from a loose index scan.
-SELECT k.kind, 'dead', d.n, NULL
-FROM (
-    WITH RECURSIVE k(kind) AS (
-        (SELECT kind FROM azync_jobs WHERE source = %(source)s AND state = 'dead'
-         ORDER BY kind LIMIT 1)
-        UNION ALL
-        SELECT (SELECT j.kind FROM azync_jobs j
-                WHERE j.source = %(source)s AND j.state = 'dead' AND j.kind > k.kind
-                ORDER BY j.kind LIMIT 1)
-        FROM k WHERE k.kind IS NOT NULL
-    )
-    SELECT kind FROM k WHERE kind IS NOT NULL
-) k
-CROSS JOIN LATERAL (
-    SELECT COUNT(*) AS n FROM (
-        SELECT 1 FROM azync_jobs
-        WHERE source = %(source)s AND state = 'dead' AND kind = k.kind LIMIT %(cap)s
-    ) AS j
-) d
-UNION ALL
 SELECT kind, 'paused', COUNT(*), NULL
 FROM azync_jobs WHERE source = %(source)s AND state = 'paused' AND {where} GROUP BY kind
-UNION ALL
-SELECT t.kind, 'succeeded', NULL, NULL
-FROM (
-    WITH RECURSIVE k(kind) AS (
-        (SELECT kind FROM azync_jobs WHERE source = %(source)s AND state = 'succeeded'
-         ORDER BY kind LIMIT 1)
-        UNION ALL
-        SELECT (SELECT j.kind FROM azync_jobs j
-                WHERE j.source = %(source)s AND j.state = 'succeeded' AND j.kind > k.kind
-                ORDER BY j.kind LIMIT 1)
-        FROM k WHERE k.kind IS NOT NULL
-    )
-    SELECT kind FROM k WHERE kind IS NOT NULL
-    UNION
-    SELECT DISTINCT kind FROM azync_stats_daily WHERE source = %(source)s
-) t
 ), rel AS (
     SELECT c.relnamespace, GREATEST(c.reltuples, 0)::float8 AS n
     FROM pg_class c WHERE c.oid = to_regclass('azync_jobs')
@@ -106,7 +123,8 @@ FROM (
                     / GREATEST(s.distinct_n - COALESCE(cardinality(s.vals), 0), 1)) AS p
     FROM s CROSS JOIN LATERAL unnest(CASE s.attname
                                          WHEN 'source' THEN ARRAY[%(source)s::text]
-                                         WHEN 'state' THEN ARRAY['succeeded', 'dead', 'paused', 'uncertain']
+                                         WHEN 'state' THEN ARRAY['pending', 'scheduled', 'succeeded',
+                                                                 'dead', 'paused', 'uncertain']
                                          ELSE ARRAY(SELECT DISTINCT kind FROM live) END) AS v(value)
 )
 SELECT kind, state, n, pending_age, NULL::bigint AS estimate FROM live

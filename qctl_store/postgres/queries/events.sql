@@ -58,6 +58,22 @@ JOIN azync_subscribers sub ON sub.event_type = e.type
 WHERE (%(subscriber)s = '' OR sub.name = %(subscriber)s)
 RETURNING kind
 
+-- name: count_replay
+-- How many ledger events a replay of the filter re-delivers, and how many deliveries it creates.
+-- The replay statement's SELECT, counted.
+SELECT COUNT(DISTINCT e.id) AS events, COUNT(*) AS deliveries
+FROM (
+    SELECT ev.id, ev.type FROM azync_events ev
+    WHERE (%(event_type)s = '' OR ev.type = %(event_type)s)
+      AND (%(event_id)s::uuid IS NULL OR ev.id = %(event_id)s::uuid)
+      AND (%(since)s::timestamptz IS NULL OR ev.occurred_at >= %(since)s::timestamptz)
+      AND (%(until)s::timestamptz IS NULL OR ev.occurred_at <= %(until)s::timestamptz)
+    ORDER BY ev.id
+    LIMIT %(limit)s
+) e
+JOIN azync_subscribers sub ON sub.event_type = e.type
+WHERE (%(subscriber)s = '' OR sub.name = %(subscriber)s)
+
 -- name: retain
 -- Up to limit ledger events older than a cutoff deleted, only those whose deliveries all ended.
 -- Only events whose deliveries are all terminal (succeeded/dead); the FK cascade then

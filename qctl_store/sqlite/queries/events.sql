@@ -50,6 +50,22 @@ FROM (
 JOIN azync_subscribers sub ON sub.event_type = e.type
 WHERE (:subscriber = '' OR sub.name = :subscriber)
 
+-- name: count_replay
+-- How many ledger events a replay of the filter re-delivers, and how many deliveries it creates.
+-- replay_targets, counted.
+SELECT COUNT(DISTINCT e.id) AS events, COUNT(*) AS deliveries
+FROM (
+    SELECT ev.id, ev.type FROM azync_events ev
+    WHERE (:event_type = '' OR ev.type = :event_type)
+      AND (:event_id IS NULL OR ev.id = :event_id)
+      AND (:since IS NULL OR ev.occurred_at >= :since)
+      AND (:until IS NULL OR ev.occurred_at <= :until)
+    ORDER BY ev.id
+    LIMIT :limit
+) e
+JOIN azync_subscribers sub ON sub.event_type = e.type
+WHERE (:subscriber = '' OR sub.name = :subscriber)
+
 -- name: retain
 -- Oldest events first whose deliveries (if any) are all terminal.
 DELETE FROM azync_events WHERE id IN (

@@ -41,8 +41,15 @@ def act(
     plan = call(st, ident, True)
     label = "DAG" if entity == "dag" else entity
     what = f"{label} {plan.name} {ident} ({plan.state})"
+    # Which tasks it cancels and leaves running, in the dry run and the question alike.
+    effects = f": {plan.effects()}" if plan.effects() else ""
     if destructive and not common.proceed(
-        dry_run, yes, output, plan, f"would {action} {what}", f"{action.capitalize()} {what}?"
+        dry_run,
+        yes,
+        output,
+        plan,
+        f"would {action} {what}{effects}",
+        f"{action.capitalize()} {what}{effects}?",
     ):
         return
     outcome = call(st, ident, False)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -17,17 +15,15 @@ from qctl.cli.output import (
     emit_result,
     emit_rows,
     page_note,
+    stream_listing,
 )
+from qctl.core import parse
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import options
 from qctl.systems.azync.cli.act import act
 from qctl.systems.azync.cli.jobs import job_record
 from qctl.systems.azync.ops import dags as ops_dags
-from qctl_store.types import DAGDep, DAGFilter, DAGState, DAGView, Job, JobState
-
-if TYPE_CHECKING:
-    from qctl.systems.azync.ops.results import RunOutcome
-    from qctl_store.contract import ConsoleStore
+from qctl_store.types import DAGDep, DAGFilter, DAGState, DAGView, Job, JobState, PageCursor
 
 app = common.app("dags", SYSTEM.commands["dags"].help)
 
@@ -73,12 +69,25 @@ def list_dags(
     """DAG runs, newest first, with per-run task-state counts."""
     store = options.store(ctx)
     flt = DAGFilter(name=name, state=state)
-    dags, total = store.list_dags(flt, 0, limit, options.cursor(after))
-    counts = store.dag_task_counts([d.id for d in dags]) if dags else {}
-    records = [dag_record(d, counts.get(d.id, {})) for d in dags]
-    table = [{**r, "tasks": counts_text(r["tasks"])} for r in records]
-    emit_rows(table, DAG_COLUMNS, output, full=records)
-    page_note(output, len(dags), total, options.next_cursor(dags, limit, options.newest_first))
+    totals: list[int] = []  # every fetch counts every match: the first's is shown
+
+    def fetch(n: int, at: PageCursor | None) -> list[tuple[DAGView, dict[JobState, int]]]:
+        dags, total = store.list_dags(flt, 0, n, at)
+        totals.append(total)
+        counts = store.dag_task_counts([d.id for d in dags]) if dags else {}
+        return [(d, counts.get(d.id, {})) for d in dags]
+
+    shown, position = stream_listing(
+        fetch,
+        lambda row: options.newest_first(row[0]),
+        lambda row: dag_record(*row),
+        DAG_COLUMNS,
+        output,
+        limit,
+        options.cursor(after),
+        shown=lambda row: {**dag_record(*row), "tasks": counts_text(row[1])},
+    )
+    page_note(output, shown, totals[0], parse.cursor_text(position) if position else None)
 
 
 @app.command("counts")
@@ -172,46 +181,85 @@ def pause(
     )
 
 
-def _destructive(
-    action: str, done: str, doc: str, call: Callable[[ConsoleStore, uuid.UUID, bool], RunOutcome]
+Force = Annotated[
+    bool,
+    typer.Option("--force", help="Act even where it strands the saga (the refusal says how)."),
+]
+"""The saga verbs' override of the operations layer's refusal (``Strands``)."""
+
+
+@app.command("retry")
+def retry(
+    ctx: typer.Context,
+    id: IdArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Register a verb that shows the run and confirms before it acts."""
-
-    def command(
-        ctx: typer.Context,
-        id: IdArg,
-        dry_run: DryRun = False,
-        yes: Yes = False,
-        output: Output = OutputFormat.TABLE,
-    ) -> None:
-        act(
-            ctx,
-            "dags",
-            "dag",
-            id,
-            action,
-            done,
-            output,
-            call,
-            destructive=True,
-            yes=yes,
-            dry_run=dry_run,
-        )
-
-    command.__doc__ = doc
-    app.command(action)(command)
+    """Resume a suspended or paused run. Dead tasks get a fresh budget."""
+    act(
+        ctx,
+        "dags",
+        "dag",
+        id,
+        "retry",
+        "retried",
+        output,
+        ops_dags.retry,
+        destructive=True,
+        yes=yes,
+        dry_run=dry_run,
+    )
 
 
-_destructive(
-    "retry",
-    "retried",
-    "Resume a suspended or paused run. Dead tasks get a fresh budget.",
-    ops_dags.retry,
-)
-_destructive(
-    "compensate",
-    "compensating",
-    "Run the compensation chain of a run (saga rollback).",
-    ops_dags.compensate,
-)
-_destructive("cancel", "cancelled", "Cancel a run without compensation.", ops_dags.cancel)
+@app.command("compensate")
+def compensate(
+    ctx: typer.Context,
+    id: IdArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    force: Force = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Run the compensation chain of a run (saga rollback): cancels the tasks that have
+    not run. Refused while an original task runs, or once the chain started, unless
+    --force."""
+    act(
+        ctx,
+        "dags",
+        "dag",
+        id,
+        "compensate",
+        "compensating",
+        output,
+        lambda s, i, dry: ops_dags.compensate(s, i, dry, force),
+        destructive=True,
+        yes=yes,
+        dry_run=dry_run,
+    )
+
+
+@app.command("cancel")
+def cancel(
+    ctx: typer.Context,
+    id: IdArg,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    force: Force = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Cancel a run without compensation. Refused where it would cancel compensation
+    steps that have not run, unless --force."""
+    act(
+        ctx,
+        "dags",
+        "dag",
+        id,
+        "cancel",
+        "cancelled",
+        output,
+        lambda s, i, dry: ops_dags.cancel(s, i, dry, force),
+        destructive=True,
+        yes=yes,
+        dry_run=dry_run,
+    )

@@ -99,7 +99,8 @@ def tune(
 ) -> None:
     """Add the console's own indexes (PostgreSQL): one for each job state azync's schema
     has none for (paused, cancelled, uncertain, skipped), so their pages, counts and
-    `queues throughput` stop reading the whole job table.
+    `queues throughput` stop reading the whole job table, and one for dead jobs in
+    failure order, so their pages stop sorting every dead job.
     Built with CREATE INDEX CONCURRENTLY (writers are not blocked); named qctl_*, a
     name azync's migrations never take; listed by `qctl db status`."""
     common.cli(ctx).unlimit("statement_timeout", "lock_timeout")

@@ -14,10 +14,12 @@ from qctl.cli.output import (
     as_dict,
     emit_detail,
     emit_object,
-    emit_rows,
     iso,
+    note,
     page_note,
+    stream_listing,
 )
+from qctl.core import parse
 from qctl.core.parse import ParseError
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import options
@@ -59,7 +61,12 @@ def list_events(
     ctx: typer.Context,
     type: Annotated[str, typer.Option("--type", "-t", help="Only this event type.")] = "",
     undispatched: Annotated[
-        bool, typer.Option("--undispatched", help="Only events not yet fanned out.")
+        bool,
+        typer.Option(
+            "--undispatched",
+            help="Only events with no delivery row: no subscriber when published, or "
+            "deliveries vacuumed since (azync keeps no dispatch time).",
+        ),
     ] = False,
     aggregate: Annotated[
         str | None,
@@ -87,10 +94,30 @@ def list_events(
         aggregate_type=aggregate_type,
         aggregate_id=aggregate_id,
     )
-    rows, total = options.store(ctx).list_events(flt, 0, limit, options.cursor(after))
-    emit_rows([event_record(r, payload) for r in rows], EVENT_COLUMNS, output)
-    position = options.next_cursor(rows, limit, lambda e: PageCursor(e.occurred_at, e.id))
-    page_note(output, len(rows), total, position)
+    store = options.store(ctx)
+    totals: list[int] = []  # every fetch counts every match: the first's is shown
+
+    def fetch(n: int, at: PageCursor | None) -> list[EventAdminRow]:
+        rows, total = store.list_events(flt, 0, n, at)
+        if undispatched and rows and not totals:
+            note(
+                "no delivery row is not proof of no delivery: vacuums (azync's maintenance "
+                "and `qctl vacuum`) delete succeeded deliveries, and replaying such an event "
+                "delivers it again"
+            )
+        totals.append(total)
+        return rows
+
+    shown, position = stream_listing(
+        fetch,
+        lambda e: PageCursor(e.occurred_at, e.id),
+        lambda e: event_record(e, payload),
+        EVENT_COLUMNS,
+        output,
+        limit,
+        options.cursor(after),
+    )
+    page_note(output, shown, totals[0], parse.cursor_text(position) if position else None)
 
 
 def _aggregate(text: str | None) -> tuple[str, str]:
@@ -166,7 +193,8 @@ def publish(
 
 @app.command("stats")
 def stats(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
-    """Undispatched events, last-24h volume and types, subscribers."""
+    """Events with no delivery row ("undispatched": none subscribed when published, or
+    deliveries vacuumed), last-24h volume and types, subscribers."""
     emit_object(as_dict(options.store(ctx).ops_stats()), output)
 
 

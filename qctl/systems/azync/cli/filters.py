@@ -77,7 +77,7 @@ SortOpt = Annotated[
     typer.Option(
         "--sort",
         metavar="newest|oldest",
-        help="Order on the state's time column (default: the store's; dead newest first).",
+        help="Order on the state's time column (default: the store's; dead newest failure first).",
     ),
 ]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,15 +16,16 @@ from qctl.cli.output import (
     OutputFormat,
     as_dict,
     emit_detail,
+    emit_outcomes,
     emit_result,
     emit_rows,
     note,
     page_note,
     rows_of,
-    stream_rows,
+    stream_listing,
 )
 from qctl.core import bulk
-from qctl.core.parse import ParseError
+from qctl.core.parse import ParseError, cursor_text
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import filters, options
 from qctl.systems.azync.cli.options import DeadAge, KindOpt, MetaOpt, SourceOpt
@@ -55,14 +56,6 @@ ATTEMPT_COLUMNS = ["lifetime", "attempt", "at", "error"]
 PAGE = 500
 
 ErrorOpt = filters.ErrorOpt
-
-
-STREAM_PAGE = 1000
-"""Jobs ``jobs list`` fetches and writes at a time: memory holds one such page."""
-MAX_TABLE_ROWS = 10_000
-"""The most rows a table lists (it is sized on all of them, and read by a person)."""
-MAX_ROWS = 1_000_000
-"""The most rows one ``jobs list`` writes; ``--after`` continues past them."""
 
 
 def job_record(job: Job, with_payload: bool = False) -> dict[str, Any]:
@@ -99,8 +92,9 @@ def list_jobs(
 ) -> None:
     """List jobs, one page at a time. In the store's per-state order; the cursor of
     the next page is printed on stderr (keep the same --sort for it). Dead jobs list
-    newest first unless --sort oldest. A --payload-contains search without --kind and
-    --state (or --event, --dag, --run) scans the jobs and asks first on a large table.
+    by failure time, newest first unless --sort oldest. A --payload-contains search
+    without --kind and --state (or --event, --dag, --run) scans the jobs and asks
+    first on a large table.
 
     \b
     Example:
@@ -112,43 +106,85 @@ def list_jobs(
     store = options.store(ctx)
     filters.confirm_scan(store, search, yes)
     if not (search.event_id or search.dag_id or search.run_id) and store.listing_scans(state):
+        from qctl.systems.azync.ops.views import unindexed_read
+
         note(
-            "no index holds this listing: it reads the whole job table"
+            f"no index holds this listing: it reads {unindexed_read(state)}"
             + (" (`qctl db tune` adds one for this state)" if state else "; try --state")
         )
-    if output == OutputFormat.TABLE and limit > MAX_TABLE_ROWS:
-        raise ParseError(
-            f"--limit: at most {MAX_TABLE_ROWS} rows in a table; -o jsonl or -o csv "
-            f"stream up to {MAX_ROWS}"
-        )
-    if limit > MAX_ROWS:
-        raise ParseError(f"--limit: at most {MAX_ROWS} rows; --after continues from there")
-    last: list[Job] = []  # the newest fetch's jobs, for the cursor of the next page
-
-    def pages() -> Iterator[list[dict[str, Any]]]:
-        # Fetched STREAM_PAGE jobs at a time, on the keyset the next page would use.
-        left, position = limit, options.cursor(after)
-        while left > 0:
-            batch = store.search_jobs(
-                search, limit=min(STREAM_PAGE, left), after=position, payload=False
-            )
-            last[:] = batch
-            yield [job_record(j) for j in batch]
-            if len(batch) < min(STREAM_PAGE, left):
-                return
-            left -= len(batch)
-            position = store.job_cursor(batch[-1], state)
-
-    shown = stream_rows(pages(), JOB_COLUMNS, output)
+    shown, position = stream_listing(
+        lambda n, at: store.search_jobs(search, limit=n, after=at, payload=False),
+        lambda job: store.job_cursor(job, state),
+        job_record,
+        JOB_COLUMNS,
+        output,
+        limit,
+        options.cursor(after),
+    )
     total: int | None = None
     estimated = False
     if output == OutputFormat.TABLE:
         # A first page shorter than the limit is every matching job: no count to ask.
         short = after is None and shown < limit
         total, estimated = (shown, False) if short else store.count_jobs(search)
-    full = shown == limit and last
-    position = options.next_cursor(last, len(last), lambda j: store.job_cursor(j, state))
-    page_note(output, shown, total, position if full else None, estimated)
+    page_note(output, shown, total, cursor_text(position) if position else None, estimated)
+    if not shown and search.kind and after is None:
+        # An empty page of a typo'd kind names it, as `queues stats` does (exit 0 still).
+        from qctl.systems.azync.ops.views import missing_kind
+
+        missing = missing_kind(
+            store, search.kind, [search.source] if search.source else list(Source)
+        )
+        if missing:
+            note(missing)
+
+
+ERROR_GROUP_COLUMNS = ["count", "error", "kinds", "last_failed", "newest"]
+
+
+@app.command("errors")
+@filters.filtered()
+def errors(
+    ctx: typer.Context,
+    search: JobSearch,
+    limit: common.PageLimit = 50,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Dead jobs (or --state's) grouped by last error, whitespace collapsed: one row per
+    error with its count, kinds, last failure and newest job, largest group first
+    (error-first triage; DBOS's is `workflows errors`). Reads the newest 10,000 matching
+    jobs without payloads; stderr says when that was fewer than all. The dashboard's `g`
+    on the dead jobs shows the same read.
+
+    \b
+    Example:
+      qctl jobs errors --kind email.send
+    """
+    from qctl.systems.azync.ops.views import ERROR_SCAN, error_groups
+
+    if search.state is None:
+        search.state = JobState.DEAD
+    store = options.store(ctx)
+    filters.confirm_scan(store, search, yes)
+    found = error_groups(store, search)
+    rows = [
+        {
+            "count": g.count,
+            "error": g.error,
+            "kinds": dict(g.kinds.most_common()),
+            "last_failed": g.last_failed,
+            "newest": g.newest,
+        }
+        for g in found.groups[:limit]
+    ]
+    emit_rows(rows, ERROR_GROUP_COLUMNS, output)
+    shown = f"{len(rows)} of {len(found.groups)}" if len(rows) < len(found.groups) else len(rows)
+    read_what = f"{found.scanned} job(s)" if found.complete else f"the newest {ERROR_SCAN} jobs"
+    note(
+        f"{shown} distinct error(s) over {read_what}"
+        + ("" if found.complete else "; narrow with --kind, --error or --older-than for the rest")
+    )
 
 
 def _timings(job: Job, now: datetime) -> dict[str, timedelta | None]:
@@ -258,11 +294,8 @@ def enqueue(
 
 
 def _emit_outcomes(outcomes: list[JobOutcome], verb: str, output: OutputFormat) -> None:
-    if output == OutputFormat.TABLE:
-        for o in outcomes:
-            typer.echo(f"{verb} {o.source} job {o.id} ({o.kind})")
-    else:
-        emit_rows(rows_of(outcomes), ["id", "source", "kind", "action", "state"], output)
+    lines = [f"{verb} {o.source} job {o.id} ({o.kind})" for o in outcomes]
+    emit_outcomes(rows_of(outcomes), lines, ["id", "source", "kind", "action", "state"], output)
 
 
 def _act(

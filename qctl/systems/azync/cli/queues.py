@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from datetime import timedelta
 from typing import Annotated, Any
 
 import typer
@@ -11,11 +10,10 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, as_dict, emit_detail, emit_rows, note
-from qctl.core.parse import ParseError
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import options
 from qctl.systems.azync.cli.options import KindOpt, SourceOpt
-from qctl_store.types import DailyCount, Depths, Source
+from qctl_store.types import DailyCount, Depths, Source, estimated_depths
 
 app = common.app("queues", SYSTEM.commands["queues"].help)
 
@@ -34,11 +32,6 @@ DEPTH_COLUMNS = [
 DAILY_COLUMNS = ["date", "enqueued", "processed", "failed", "reaped"]
 
 
-ESTIMABLE = ("succeeded", "paused")
-"""The depths ``live_depths`` may take from statistics on a huge table (and uncertain,
-for workflow jobs: the only ones that can be uncertain)."""
-
-
 def shown(record: dict[str, Any]) -> dict[str, Any]:
     """A depths record as printed: no oldest-pending age when nothing is pending (the
     store's 0 would read as "just enqueued"; absent values are null in JSON)."""
@@ -53,12 +46,11 @@ def status(d: Depths) -> str:
     return f"{d.paused} held" if d.paused else ""
 
 
-def marked(record: dict[str, Any]) -> dict[str, Any]:
-    """A table row: estimated counts read ``~N``."""
+def marked(record: dict[str, Any], d: Depths) -> dict[str, Any]:
+    """A table row: the counts of ``d`` that may be estimates read ``~N``."""
     if not record["estimated"]:
         return record
-    columns = (*ESTIMABLE, "uncertain") if record["source"] == Source.WORKFLOW else ESTIMABLE
-    return {**record, **{c: f"~{record[c]}" for c in columns}}
+    return {**record, **{c: f"~{record[c]}" for c in estimated_depths(d, record["source"])}}
 
 
 @app.command("list")
@@ -75,13 +67,16 @@ def list_queues(
     uncertain, dead, paused, succeeded and the age of the oldest pending job; STATUS
     says "N held" for a kind with N paused jobs (new jobs of the kind still run).
 
-    Live states are always exact. On a huge PostgreSQL table succeeded, paused and
-    uncertain come from the planner's statistics, shown as ~N in tables and with
-    "estimated": true in JSON and CSV; --exact counts them (a scan of the whole table)."""
+    On a huge PostgreSQL table succeeded, paused and uncertain come from the planner's
+    statistics, and a kind's pending, scheduled and dead jobs are counted up to a cap and
+    estimated beyond it: shown as ~N in tables and with "estimated": true in JSON and CSV;
+    --exact counts them all (a scan of the whole table)."""
     store = options.store(ctx)
     rows: list[dict[str, Any]] = []
+    kinds: list[Depths] = []
     for src, (depths, estimated) in store.sources_depths(options.sources(source), exact).items():
         for kind, d in sorted(depths.items()):
+            kinds.append(d)
             rows.append(
                 {
                     "source": src,
@@ -93,7 +88,7 @@ def list_queues(
             )
     columns = ["source", "kind", "status", *DEPTH_COLUMNS]
     if output == OutputFormat.TABLE:
-        emit_rows([marked(shown(r)) for r in rows], columns, output)
+        emit_rows([marked(shown(r), d) for r, d in zip(rows, kinds, strict=True)], columns, output)
     else:
         shown_rows = [shown(r) for r in rows]
         emit_rows(shown_rows, [*columns, "estimated"], output, full=shown_rows)
@@ -142,19 +137,14 @@ def daily(
     emit_rows(rows, ["source", *DAILY_COLUMNS], output)
 
 
-BUCKETS = {"minute": timedelta(minutes=1), "hour": timedelta(hours=1)}
 THROUGHPUT_COLUMNS = ["start", "enqueued", "processed", "failed", "reaped"]
 
 
 @app.command("throughput")
 def throughput(
     ctx: typer.Context,
-    last: Annotated[
-        str, typer.Option("--last", metavar="DURATION", help="How far back (default 1h).")
-    ] = "1h",
-    by: Annotated[
-        str, typer.Option("--by", metavar="minute|hour", help="Bucket size (default minute).")
-    ] = "minute",
+    last: common.LastOpt = "1h",
+    by: common.ByOpt = "minute",
     kind: KindOpt = "",
     source: SourceOpt = None,
     per_kind: Annotated[
@@ -175,12 +165,7 @@ def throughput(
     Example:
       qctl queues throughput --last 6h --by hour --kind email.send
     """
-    bucket = BUCKETS.get(by)
-    if bucket is None:
-        raise ParseError(f"--by: {by!r} is not minute or hour")
-    window = common.duration(last, "--last") or timedelta(0)
-    if window <= timedelta(0):
-        raise ParseError("--last: must be more than 0")
+    window, bucket = common.window_and_bucket(last, by)
     store = options.store(ctx)
     totals: dict[tuple[Any, ...], dict[str, Any]] = {}
     for src in options.sources(source):

@@ -58,12 +58,15 @@ def replay(
         yes,
         output,
         plan,
-        f"would replay up to {plan.events} event(s) to their subscribers "
-        f"({plan.subscribers} subscriber(s) match)",
-        f"Replay up to {plan.events} event(s) to {plan.subscribers} subscriber(s)?",
+        f"would replay {plan.events} event(s) to {plan.subscribers} subscriber(s): "
+        f"{plan.deliveries} replay deliveries",
+        f"Replay {plan.events} event(s) to {plan.subscribers} subscriber(s) "
+        f"({plan.deliveries} deliveries)?",
     ):
         done = ops_events.replay(store, flt)
-        common.done(done, f"enqueued {done.deliveries} replay deliveries", output)
+        common.done(
+            done, f"enqueued {done.deliveries} replay deliveries of {done.events} event(s)", output
+        )
 
 
 def nuke(

@@ -36,18 +36,17 @@ def watch(
     wanted = set(entity or ())
     note(f"watching {common.cli(ctx).describe()} (Ctrl-C to stop)")
     try:
-        while not sub.closed:
-            change = sub.get(timeout=POLL_SECONDS)
-            if change is None:
-                continue
-            if change.entity != ChangeEntity.RESET:
-                if wanted and change.entity not in wanted:
+        with common.until_ctrl_c():
+            while not sub.closed:
+                change = sub.get(timeout=POLL_SECONDS)
+                if change is None:
                     continue
-                if source and change.source != source:
-                    continue
-            sys.stdout.write(json.dumps(plain(change), ensure_ascii=False) + "\n")
-            sys.stdout.flush()
-    except KeyboardInterrupt:
-        pass
+                if change.entity != ChangeEntity.RESET:
+                    if wanted and change.entity not in wanted:
+                        continue
+                    if source and change.source != source:
+                        continue
+                sys.stdout.write(json.dumps(plain(change), ensure_ascii=False) + "\n")
+                sys.stdout.flush()
     finally:
         sub.close()

@@ -16,14 +16,18 @@ from qctl.cli.output import (
     emit_rows,
     page_note,
     rows_of,
+    stream_listing,
 )
+from qctl.core import parse
 from qctl.core.parse import IdNotFound
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import options
 from qctl.systems.azync.cli.act import act
 from qctl.systems.azync.ops import workflows as ops_wf
 from qctl_store.types import (
+    PageCursor,
     UncertainDecision,
+    WorkflowExecutionView,
     WorkflowFilter,
     WorkflowState,
 )
@@ -58,11 +62,19 @@ def list_workflows(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Executions, newest first."""
-    rows, total = options.store(ctx).list_workflow_executions(
-        WorkflowFilter(name=name, state=state), 0, limit, options.cursor(after)
+    store = options.store(ctx)
+    flt = WorkflowFilter(name=name, state=state)
+    totals: list[int] = []  # every fetch counts every match: the first's is shown
+
+    def fetch(n: int, at: PageCursor | None) -> list[WorkflowExecutionView]:
+        rows, total = store.list_workflow_executions(flt, 0, n, at)
+        totals.append(total)
+        return rows
+
+    shown, position = stream_listing(
+        fetch, options.newest_first, as_dict, WF_COLUMNS, output, limit, options.cursor(after)
     )
-    emit_rows(rows_of(rows), WF_COLUMNS, output)
-    page_note(output, len(rows), total, options.next_cursor(rows, limit, options.newest_first))
+    page_note(output, shown, totals[0], parse.cursor_text(position) if position else None)
 
 
 @app.command("show")

@@ -32,24 +32,19 @@ def publish(store: ConsoleStore, params: PublishParams) -> Published:
 
 def replay(store: ConsoleStore, flt: ReplayFilter, dry_run: bool = False) -> ReplayOutcome:
     """Re-deliver ledger events to their subscribers. A subscriber or event that does not
-    exist is refused (a typo must not read as "0 replayed")."""
+    exist is refused (a typo must not read as "0 replayed"). The dry run counts what the
+    real run does: the events it re-delivers and the deliveries it creates."""
     event_type = flt.event_type
     if flt.event_id is not None:
         event_type = event_type or store.get_event(flt.event_id).type
-        events = 1
-    else:
-        _, events = store.list_events(
-            EventFilter(type=flt.event_type, since=flt.since, until=flt.until), 0, 1
-        )
-    if flt.limit:
-        events = min(events, flt.limit)
     views = store.list_subscriber_views(event_type)
     subs = {v.subscriber for v in views if flt.subscriber in ("", v.subscriber)}
     if flt.subscriber and not subs:
         raise NoSuchName("replay", _no_subscriber(store, flt.subscriber, flt.event_type))
-    if dry_run:
-        return ReplayOutcome(events, len(subs), None, True)
-    return ReplayOutcome(events, len(subs), store.replay(flt))
+    events, deliveries = store.count_replay(flt)
+    if not dry_run:
+        deliveries = store.replay(flt)
+    return ReplayOutcome(events, len(subs), deliveries, dry_run)
 
 
 def _no_subscriber(store: ConsoleStore, name: str, event_type: str) -> str:

@@ -71,6 +71,39 @@ class RunOutcome:
     """The state the run was in when the action was decided."""
     dry_run: bool = False
 
+    def effects(self) -> str:
+        """What the action does to the run's tasks, for a dry run and a confirmation
+        ("" when it says nothing beyond the action)."""
+        return ""
+
+
+@dataclass(frozen=True)
+class SagaOutcome(RunOutcome):
+    """``dags compensate`` or ``dags cancel``: the task keys it cancels, the active ones
+    it leaves running (they keep their lease and settle on their own) and the
+    compensation steps it inserts (newest completion first)."""
+
+    cancels: tuple[str, ...] = ()
+    left_running: tuple[str, ...] = ()
+    compensations: tuple[str, ...] = ()
+    chain_started: bool = False
+    """The run already has its compensation chain (azync inserts none a second time)."""
+
+    def effects(self) -> str:
+        said = [f"cancels {_keys(self.cancels)}", f"leaves running {_keys(self.left_running)}"]
+        if self.action == "compensate":
+            if self.compensations:
+                said.append(f"inserts compensations {', '.join(self.compensations)}")
+            elif self.chain_started:
+                said.append("inserts no compensation (its chain exists already)")
+            else:
+                said.append("inserts no compensation (the run fails at once)")
+        return "; ".join(said)
+
+
+def _keys(keys: tuple[str, ...]) -> str:
+    return ", ".join(keys) if keys else "no task"
+
 
 @dataclass(frozen=True)
 class SignalOutcome:
@@ -117,11 +150,12 @@ class ReplayOutcome:
     """Events re-delivered to their subscribers."""
 
     events: int
-    """Events matched (a dry run: at most this many are replayed)."""
+    """Ledger events re-delivered: those of the events the limit caps that have a
+    matching subscriber."""
     subscribers: int
     """Subscribers that match the filter."""
-    deliveries: int | None
-    """Replay deliveries enqueued; ``None`` in a dry run."""
+    deliveries: int
+    """Replay deliveries enqueued (a dry run: that it would enqueue)."""
     dry_run: bool = False
 
 

@@ -205,6 +205,6 @@ def nuke_breaks(store: ConsoleStore, source: Source) -> str | None:
     if source == Source.EVENT:
         return (
             "every delivery goes, undelivered ones included, while the ledger stays: "
-            "events show as undispatched and `qctl replay` would deliver processed ones again"
+            "events show no delivery and `qctl replay` would deliver processed ones again"
         )
     return None

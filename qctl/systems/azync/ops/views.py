@@ -1,14 +1,17 @@
-"""Reads both front-ends shape the same way: attempt history by lifetime, and the
-check that a name the operator typed exists."""
+"""Reads both front-ends shape the same way: attempt history by lifetime, the check
+that a name the operator typed exists, jobs grouped by their error, and what a listing no
+index holds reads."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from qctl.core.errors import NoSuchName
-from qctl_store.types import AttemptError, JobSearch, Source
+from qctl_store.types import AttemptError, Job, JobSearch, JobState, PageCursor, Source
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
@@ -41,14 +44,23 @@ def attempt_history(attempts: list[AttemptError]) -> list[Attempt]:
 def require_kind(store: ConsoleStore, kind: str, sources: list[Source]) -> None:
     """Refuse a kind that no job of ``sources`` has (a typo must not read as an empty
     result); name the sources that do have it."""
+    missing = missing_kind(store, kind, sources)
+    if missing:
+        raise NoSuchName("kind", missing)
+
+
+def missing_kind(store: ConsoleStore, kind: str, sources: list[Source]) -> str:
+    """ "no kind named X" (and the sources that have it) when no job or daily stats row
+    of ``sources`` has ``kind``; "" when one does. Reads every source's kinds: ask it
+    only of an empty result."""
     if any(kind in store.list_kinds(s) for s in sources):
-        return
+        return ""
     elsewhere = [s for s in Source if s not in sources and kind in store.list_kinds(s)]
     where = "" if len(sources) == len(Source) else f" in source {', '.join(sources)}"
     hint = (
         f" (it is a {' and '.join(elsewhere)} kind: --source {elsewhere[0]})" if elsewhere else ""
     )
-    raise NoSuchName("kind", f"no kind named {kind!r}{where}{hint}")
+    return f"no kind named {kind!r}{where}{hint}"
 
 
 def free_text(store: ConsoleStore, search: JobSearch) -> tuple[JobSearch, str]:
@@ -69,3 +81,76 @@ def free_text(store: ConsoleStore, search: JobSearch) -> tuple[JobSearch, str]:
         shown = ", ".join(near[:4]) + (", ..." if len(near) > 4 else "")
         return by_text, f"{word!r} is part of {len(near)} kinds ({shown}): all of them shown"
     return by_text, ""
+
+
+ERROR_SCAN = 10_000
+"""Jobs ``error_groups`` reads at most, newest first: enough to rank the errors of an
+incident, bounded on a table of millions (``ErrorGroups.complete`` says when it cut)."""
+ERROR_PAGE = 1_000
+
+
+@dataclass
+class ErrorGroup:
+    """The jobs whose last error is ``error`` (whitespace collapsed)."""
+
+    error: str
+    text: str = ""
+    """The last error of one job of the group as stored (line breaks kept)."""
+    count: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    """Jobs of the group per kind."""
+    last_failed: datetime | None = None
+    newest: uuid.UUID | None = None
+    """The job of the group that failed last (a sample to open)."""
+
+
+@dataclass(frozen=True)
+class ErrorGroups:
+    groups: list[ErrorGroup]
+    """Largest first, then the most recent failure."""
+    scanned: int
+    complete: bool
+    """Every matching job was read (else the newest ``ERROR_SCAN``)."""
+
+
+def error_groups(store: ConsoleStore, search: JobSearch, scan: int = ERROR_SCAN) -> ErrorGroups:
+    """The jobs ``search`` matches (dead ones, for error-first triage) grouped by their
+    last error, with counts: the newest ``scan`` jobs, read by keyset pages without
+    payloads."""
+    from qctl.systems.azync.ops.jobs import died_at
+
+    search = replace(search, reverse=True)
+    groups: dict[str, ErrorGroup] = {}
+    after: PageCursor | None = None
+    scanned = 0
+    while True:
+        limit = min(ERROR_PAGE, scan - scanned)
+        page: list[Job] = store.search_jobs(search, limit=limit, after=after, payload=False)
+        scanned += len(page)
+        for job in page:
+            error = " ".join(job.last_error.split())
+            group = groups.setdefault(error, ErrorGroup(error, job.last_error))
+            group.count += 1
+            group.kinds[job.kind] += 1
+            failed = died_at(job)
+            if group.last_failed is None or (failed and failed > group.last_failed):
+                group.last_failed, group.newest = failed, job.id
+        if len(page) < limit:
+            complete = True
+            break
+        after = store.job_cursor(page[-1], search.state)
+        if scanned >= scan:
+            complete = not store.search_jobs(search, limit=1, after=after, payload=False)
+            break
+    ranked = sorted(
+        groups.values(),
+        key=lambda g: (-g.count, -(g.last_failed.timestamp() if g.last_failed else 0), g.error),
+    )
+    return ErrorGroups(ranked, scanned, complete)
+
+
+def unindexed_read(state: JobState | None) -> str:
+    """What a page of ``state`` reads when ``listing_scans`` says no index holds it: dead
+    jobs are all read from azync's dead index, which holds them in enqueue order, and
+    sorted by failure time; any other state reads the whole job table."""
+    return "every dead job, sorted" if state == JobState.DEAD else "the whole job table"

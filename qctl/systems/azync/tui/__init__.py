@@ -64,15 +64,18 @@ qctl top: live view of an azync store
   p          pause / resume automatic refresh        q     quit (top level)
   tab        move between tables                     ?     this help
   : or g     jump to a job, DAG run, event or workflow execution by id or prefix
+             (on the dead jobs, g groups them by error: use :)
 
 Jobs:      s source, t state, n/b next/previous page, v payload (detail);
            / a kind, key=value meta, error:TEXT; a word that names no kind
            matches the jobs whose kind, id or last error contains it
            space mark a row, * mark every job matching the filter (again: clear);
-           the actions then apply to the marked jobs after one confirmation
+           the actions then apply to the marked jobs after one confirmation;
+           g on dead jobs: grouped by last error with counts (error-first
+           triage), enter a group's jobs, g again the jobs
 DAGs:      t state tab; enter on a name narrows the runs, esc clears it;
            graph: arrows select a task, enter its job
-Events:    t undispatched only; enter an event's deliveries
+Events:    t events without deliveries only; enter an event's deliveries
 Workflows: t state; enter an execution's jobs and history
 Leases:    active jobs, soonest expiry first; per kind, the kinds whose leases
            expire most first
@@ -92,8 +95,9 @@ Status bar: live: change hints push updates; polling: re-read every --refresh
   schema, [read-only]); updated: the last read.
 Bars: source: the job source listed (s); state: the state listed (t), or DAG state
   tabs with their counts; filter: the / text, what it came to mean in italics; name:
-  the DAG or workflow name listed; type: the event type listed; undispatched only:
-  events not yet fanned out (t); shown: rows on screen of how many match (≈ estimated);
+  the DAG or workflow name listed; type: the event type listed; without deliveries
+  only: events with no delivery row, none subscribed when published or its deliveries
+  vacuumed (t); shown: rows on screen of how many match (≈ estimated);
   page: the page number (n/b); no index: the listing reads the whole table; marked:
   jobs the actions apply to (space, *); active leases: jobs leased now; overdue:
   leases past their expiry, not yet reaped.
@@ -105,13 +109,17 @@ Overview: source: queue, event, dag or workflow; kind: the job kind; pending: re
   beside the largest row; ~: an estimate; dag: a DAG name; live: its runs still
   going, by state; done: its finished runs, by state.
 Jobs: id: the job's id (short; ● marked); attempt: attempts used / allowed; when:
-  run at (scheduled, paused), lease expiry (active), completed, else enqueued; error:
-  the last error; lifetime: attempts since a retry started them again; at: when.
+  run at (scheduled, paused), lease expiry (active), completed, died (dead), else
+  enqueued; error: the last error; lifetime: attempts since a retry started them
+  again; at: when. Grouped (g): count: dead jobs with that last error; kinds: their
+  kinds, with counts; last failed: when the group's newest job died; grouped by error:
+  distinct errors of the jobs read (the newest 10,000 at most).
 DAGs: name: the DAG; tasks: its tasks by state; created: when the run started;
   reason: why it failed or was paused; task: the task's key in the graph.
 Events: type: the event type; aggregate: type:id of what it is about; ver: the
-  aggregate version; occurred: domain time; dispatched: when fanned out; deliveries:
-  jobs it fanned out to; event type: what a subscriber receives; subscriber: its
+  aggregate version; occurred: domain time; dispatched: when fanned out (azync keeps no dispatch
+  time: when it occurred), "no delivery" without delivery rows; deliveries: its delivery
+  jobs (one per subscriber, one per replay); event type: what a subscriber receives; subscriber: its
   name (a delivery job's kind); max attempts: per delivery; since: registered
   (subscribers) or uncertain since (operations); job: a delivery or operation job;
   replay: delivered again by a replay.

@@ -23,7 +23,7 @@ from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.graph import styled
 from qctl.tui.panes import DetailScreen, Pane, RecordView
-from qctl.tui.widgets import PromptDialog, refill, selected_key, table
+from qctl.tui.widgets import PromptDialog, flex, refill, selected_key, table
 from qctl_store.types import (
     TASK_KEY_COMPENSATION_PREFIX,
     DAGDep,
@@ -53,9 +53,10 @@ class DagActions(Dashboarded):
     def current_dag(self) -> uuid.UUID | None:
         raise NotImplementedError
 
-    def awaited_signal(self) -> str:
-        """A signal the run's tasks wait for, to offer in the signal dialog ("" if unknown)."""
-        return ""
+    def run_tasks(self) -> list[Job] | None:
+        """The run's tasks where the screen has read them; None: read them to learn the
+        signal to offer."""
+        return None
 
     def selected_dag(self) -> uuid.UUID | None:
         """``current_dag``; when there is none, the operator is told so."""
@@ -71,7 +72,10 @@ class DagActions(Dashboarded):
         if dag_id is None:
             return
         self.top.act(
-            lambda plan: f"{verb} DAG run {plan.name} {dag_id} ({plan.state})?",
+            lambda plan: (
+                f"{verb} DAG run {plan.name} {dag_id} ({plan.state})"
+                + (f": {plan.effects()}?" if plan.effects() else "?")
+            ),
             lambda store, dry_run: call(store, dag_id, dry_run),
             lambda done: f"{verb}: {done.id}",
         )
@@ -103,10 +107,27 @@ class DagActions(Dashboarded):
         )
 
     def action_dag_signal(self) -> None:
+        """``S``: a prompt prefilled with the signal the run waits on (its tasks read in a
+        worker thread where the screen has not read them)."""
         dag_id = self.selected_dag()
         if dag_id is None:
             return
+        tasks = self.run_tasks()
+        if tasks is not None:
+            self._signal_prompt(dag_id, ops_dags.awaited_signal(tasks))
+            return
+        store, top = self.top.store, self.top
 
+        def read() -> None:
+            try:
+                name = ops_dags.awaited_signal(store.dag_tasks(dag_id))
+            except Exception:  # the prompt opens empty; the signal's dry run reports
+                name = ""
+            top.call_from_thread(self._signal_prompt, dag_id, name)
+
+        top.run_worker(read, thread=True, group="signal", exit_on_error=False)
+
+    def _signal_prompt(self, dag_id: uuid.UUID, awaited: str) -> None:
         def got(values: dict[str, str] | None) -> None:
             if values is None or not values["name"]:
                 return
@@ -130,7 +151,7 @@ class DagActions(Dashboarded):
             PromptDialog(
                 f"signal DAG run {dag_id}",
                 [
-                    ("name", "signal name", self.awaited_signal()),
+                    ("name", "signal name", awaited),
                     ("payload", "payload (JSON)", ""),
                     ("message_id", "message id (dedupe, optional)", ""),
                 ],
@@ -161,8 +182,8 @@ class DagsPane(DagActions, Pane[DagsData]):
     def compose(self) -> ComposeResult:
         yield Static(id="dags-filter", classes="bar")
         yield from self.compose_filter()
-        yield table("dag-names", "name", "live", "done")
-        yield table("dag-runs", "id", "name", "state", "tasks", "created", "reason")
+        yield table("dag-names", flex("name"), flex("live"), flex("done"))
+        yield table("dag-runs", "id", flex("name"), "state", "tasks", "created", flex("reason"))
 
     def open_with(self, name: str) -> None:
         self.dag_name = name
@@ -203,7 +224,7 @@ class DagsPane(DagActions, Pane[DagsData]):
                     fmt.state_text(r.state),
                     fmt.counts_summary(data.task_counts.get(r.id, {})),
                     fmt.ago(r.created_at, now),
-                    fmt.one_line(r.failure_reason, 40),
+                    r.failure_reason,
                 ],
             )
             for r in data.runs
@@ -298,7 +319,7 @@ class DagRunView(RecordView[DagRun]):
         with ScrollableContainer(id="graph-box"):
             yield Static(id="graph")
         with Horizontal(id="dag-bottom"):
-            yield table("dag-tasks", "task", "kind", "state", "attempt", "error")
+            yield table("dag-tasks", flex("task"), flex("kind"), "state", "attempt", flex("error"))
             with VerticalScroll(id="task-box"):
                 yield Static(id="task-detail")
 
@@ -318,11 +339,7 @@ class DagRunView(RecordView[DagRun]):
         by_key = {t.task_key: t for t in data.tasks}
         # A key only a dependency names has no row (a vacuumed or missing task): it is
         # drawn with "?" and has no line in the table.
-        rows = [
-            (k, fmt.job_cells(by_key[k], [k, by_key[k].kind], error=40))
-            for k in order
-            if k in by_key
-        ]
+        rows = [(k, fmt.job_cells(by_key[k], [k, by_key[k].kind])) for k in order if k in by_key]
         refill(self.query_one("#dag-tasks", DataTable), rows)
         self.render_selection()
 
@@ -377,10 +394,9 @@ class DagGraphScreen(DagActions, DetailScreen):
     def current_dag(self) -> uuid.UUID | None:
         return self.record_id
 
-    def awaited_signal(self) -> str:
+    def run_tasks(self) -> list[Job] | None:
         run = self.query_one(DagRunView).detail
-        tasks = run.tasks if run else []
-        return next((t.signal_name for t in tasks if t.state == JobState.WAITING), "")
+        return run.tasks if run else None
 
     def on_mount(self) -> None:
         self.query_one("#dag-tasks", DataTable).focus()

@@ -18,7 +18,7 @@ from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.systems.azync.tui.overview import ledger_text
 from qctl.tui import fmt
 from qctl.tui.panes import DetailScreen, Pane, RecordView
-from qctl.tui.widgets import refill, table
+from qctl.tui.widgets import flex, refill, table
 from qctl_store.types import (
     EventAdminRow,
     EventFilter,
@@ -47,7 +47,7 @@ class EventsData:
 
 
 class EventsPane(Pane[EventsData]):
-    BINDINGS = [Binding("t", "toggle_undispatched", "Undispatched")]
+    BINDINGS = [Binding("t", "toggle_undispatched", "No deliveries")]
     filter_hint = "event type (exact)"
     undispatched = False
 
@@ -55,10 +55,19 @@ class EventsPane(Pane[EventsData]):
         yield Static(id="events-filter", classes="bar")
         yield from self.compose_filter()
         yield table(
-            "events-table", "id", "type", "aggregate", "ver", "occurred", "dispatched", "deliveries"
+            "events-table",
+            "id",
+            flex("type"),
+            flex("aggregate"),
+            "ver",
+            "occurred",
+            "dispatched",
+            "deliveries",
         )
         with Horizontal(id="events-bottom"):
-            yield table("subscribers", "event type", "subscriber", "max attempts", "since")
+            yield table(
+                "subscribers", flex("event type"), flex("subscriber"), "max attempts", "since"
+            )
             yield Static(id="events-ledger")
 
     def fetch(self, store: ConsoleStore) -> EventsData:
@@ -77,7 +86,9 @@ class EventsPane(Pane[EventsData]):
                     f"{e.aggregate_type}/{e.aggregate_id}" if e.aggregate_type else e.aggregate_id,
                     e.version,
                     fmt.ago(e.occurred_at, now),
-                    fmt.ago(e.dispatched_at, now) if e.dispatched_at else Text("pending", "yellow"),
+                    fmt.ago(e.dispatched_at, now)
+                    if e.dispatched_at
+                    else Text(NO_DELIVERY, "yellow"),
                     e.deliveries,
                 ],
             )
@@ -97,7 +108,7 @@ class EventsPane(Pane[EventsData]):
             Text.assemble(
                 ("type ", "dim"),
                 (self.filter_text or "all", "bold"),
-                ("  undispatched only" if self.undispatched else "", "dim bold yellow"),
+                ("  without deliveries only" if self.undispatched else "", "dim bold yellow"),
                 ("   shown ", "dim"),
                 f"{len(data.events)} of {data.total} events",
             )
@@ -119,16 +130,26 @@ class EventDetail:
     deliveries: list[Job]
 
 
-def event_text(e: EventAdminRow, now: datetime, payload: bool) -> Text:
+NO_DELIVERY = "no delivery"
+"""azync keeps no dispatch time: an event without delivery rows had no subscriber when
+published (fan-out is part of publishing), or its deliveries were vacuumed since."""
+
+
+def event_text(e: EventAdminRow, now: datetime, payload: bool, subscribers: int) -> Text:
+    """The event's header; ``subscribers``: how many its deliveries go to (a replay adds
+    a delivery, not a subscriber)."""
     t = Text()
     t.append(f"{fmt.safe(e.type)} ", "bold")
     t.append(f"{e.id}\n", "dim")
     t.append(f"aggregate {fmt.safe(f'{e.aggregate_type}/{e.aggregate_id}')} version {e.version}\n")
     t.append(f"occurred {e.occurred_at:%Y-%m-%d %H:%M:%S} UTC ({fmt.ago(e.occurred_at, now)})\n")
-    if e.dispatched_at:
-        t.append(f"dispatched {fmt.ago(e.dispatched_at, now)} to {e.deliveries} subscriber(s)\n")
+    if e.deliveries:
+        t.append(f"delivered to {subscribers} subscriber(s): {e.deliveries} delivery job(s)\n")
     else:
-        t.append("not dispatched yet\n", "yellow")
+        t.append(
+            "no delivery rows: no subscriber when published, or its deliveries were vacuumed\n",
+            "yellow",
+        )
     if e.meta:
         meta = ", ".join(f"{k}={v}" for k, v in sorted(e.meta.items()))
         t.append(f"meta {fmt.safe(meta)}\n")
@@ -143,7 +164,9 @@ class EventView(RecordView[EventDetail]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="event-text")
-            yield table("deliveries", "job", "subscriber", "state", "attempt", "replay", "error")
+            yield table(
+                "deliveries", "job", flex("subscriber"), "state", "attempt", "replay", flex("error")
+            )
 
     def fetch(self, store: ConsoleStore) -> EventDetail:
         search = JobSearch(source=Source.EVENT, event_id=self.record_id)
@@ -156,7 +179,9 @@ class EventView(RecordView[EventDetail]):
         if data is None:
             return
         self.query_one("#event-text", Static).update(
-            event_text(data.event, self.top.clock(), self.payload)
+            event_text(
+                data.event, self.top.clock(), self.payload, len({j.kind for j in data.deliveries})
+            )
         )
         rows = [
             (

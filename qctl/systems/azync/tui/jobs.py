@@ -20,15 +20,19 @@ from qctl.systems.azync.ops import jobs as ops_jobs
 from qctl.systems.azync.ops.results import BulkOutcome, JobOutcome
 from qctl.systems.azync.ops.views import (
     Attempt,
+    ErrorGroup,
+    ErrorGroups,
     attempt_history,
+    error_groups,
     free_text,
     require_kind,
+    unindexed_read,
 )
 from qctl.systems.azync.order import newest_first
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
-from qctl.tui.widgets import refill, table
+from qctl.tui.widgets import Column, flex, refill, table
 from qctl_store.types import Job, JobSearch, JobState, PageCursor, Source
 
 if TYPE_CHECKING:
@@ -103,6 +107,8 @@ class JobPage:
     """The search the page was read with: the ``/`` word resolved (see ``free_text``)."""
     unknown: bool = False
     """The ``/`` word names no kind, and no job's kind, id or last error contains it."""
+    groups: ErrorGroups | None = None
+    """``g`` on dead jobs: the matching jobs grouped by their last error."""
 
 
 def parse_search(source: Source | None, state: JobState | None, text: str) -> JobSearch:
@@ -134,8 +140,9 @@ def resolved(page: JobPage) -> str:
     return f" (kind, id or error contains {searched.text!r})"
 
 
-SCANS = (("   no index", "dim"), (": reads the whole table", "yellow"))
-"""The jobs bar's warning that no index holds the listing."""
+def scans_warning(state: JobState | None) -> tuple[tuple[str, str], ...]:
+    """The jobs bar's warning that no index holds the listing, and what it reads."""
+    return (("   no index", "dim"), (f": reads {unindexed_read(state)}", "yellow"))
 
 
 def job_when(job: Job, now: datetime) -> str:
@@ -150,10 +157,20 @@ def job_when(job: Job, now: datetime) -> str:
     return fmt.ago(job.enqueued_at, now)
 
 
+ERROR_GROUP_COLUMNS: tuple[Column[ErrorGroup], ...] = (
+    Column("count", "dead jobs with this last error", lambda g: g.count),
+    flex("error", "", lambda g: g.error),
+    flex("kinds", "", lambda g: ", ".join(f"{k} {n}" for k, n in g.kinds.most_common())),
+    Column("last failed", "when the group's newest job died", lambda g: g.last_failed, time="ago"),
+)
+"""The grouped view of dead jobs (``g``): one row per distinct last error."""
+
+
 class JobsPane(JobActions, MarkedPages[JobPage]):
     BINDINGS = [
         Binding("s", "cycle_source", "Source"),
         Binding("t", "cycle_state", "State"),
+        Binding("g", "group_errors", "Group errors"),
         *PAGE_BINDINGS,
         *JOB_BINDINGS,
     ]
@@ -164,11 +181,35 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
     state: JobState | None = JobState.PENDING
     page: JobPage | None = None
     table_id = "jobs-table"
+    grouped = False
+    """``g``: dead jobs shown grouped by their last error (see ``grouping``)."""
+    shown_groups: tuple[ErrorGroup, ...] = ()
+    """The groups on screen, by row."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="jobs-filter", classes="bar")
         yield from self.compose_filter()
-        yield table("jobs-table", "id", "source", "kind", "state", "attempt", "when", "error")
+        yield table(
+            "jobs-table", "id", "source", flex("kind"), "state", "attempt", "when", flex("error")
+        )
+        groups = table("error-groups", *ERROR_GROUP_COLUMNS)
+        groups.display = False
+        yield groups
+
+    @property
+    def grouping(self) -> bool:
+        """Whether the grouped view is on screen: ``g`` pressed, dead jobs listed."""
+        return self.grouped and self.state == JobState.DEAD
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Off the dead jobs, g is the app's jump again.
+        if action == "group_errors":
+            return self.state == JobState.DEAD
+        return super().check_action(action, parameters)
+
+    def action_group_errors(self) -> None:
+        self.grouped = not self.grouped
+        self.reload()
 
     def search(self) -> JobSearch:
         return parse_search(self.source, self.state, self.filter_text)
@@ -214,7 +255,8 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
                     unknown = True
         count, estimated = store.count_jobs(search)
         nxt = store.job_cursor(jobs[-1], search.state) if len(jobs) == PAGE else None
-        return JobPage(jobs, count, estimated, nxt, asked, scans, notice, search, unknown)
+        groups = error_groups(store, search) if self.grouping else None
+        return JobPage(jobs, count, estimated, nxt, asked, scans, notice, search, unknown, groups)
 
     def show(self, data: JobPage) -> None:
         if data.asked != self.asked():
@@ -230,7 +272,9 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
             )
             for j in data.jobs
         ]
-        refill(self.query_one("#jobs-table", DataTable), rows)
+        jobs_table = self.query_one("#jobs-table", DataTable)
+        refill(jobs_table, rows)
+        self._show_groups(data.groups)
         first = (len(self.cursors) - 1) * PAGE
         shown = f"{first + 1}-{first + len(data.jobs)}" if data.jobs else "0"
         about = "≈" if data.estimated else ""
@@ -247,10 +291,39 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
                 f"{shown} of {about}{data.count}",
                 ("   page ", "dim"),
                 str(len(self.cursors)),
-                *(SCANS if data.scans else ()),
+                *(scans_warning(data.asked[0].state) if data.scans else ()),
                 *self._marks_text(data),
+                *self._groups_text(data.groups),
             )
         )
+
+    def _show_groups(self, groups: ErrorGroups | None) -> None:
+        """The grouped view instead of the jobs while ``g`` is on (enter: its jobs)."""
+        groups_table = self.query_one("#error-groups", DataTable)
+        jobs_table = self.query_one("#jobs-table", DataTable)
+        on = groups is not None and self.grouping
+        if on and groups is not None:
+            now = self.top.clock()
+            self.shown_groups = tuple(groups.groups)
+            refill(
+                groups_table,
+                [
+                    (str(i), [c.cell(g, now) for c in ERROR_GROUP_COLUMNS])
+                    for i, g in enumerate(groups.groups)
+                ],
+            )
+        if groups_table.display != on:
+            focused = self.screen.focused in (groups_table, jobs_table)
+            groups_table.display, jobs_table.display = on, not on
+            if focused:
+                (groups_table if on else jobs_table).focus()
+
+    @staticmethod
+    def _groups_text(groups: ErrorGroups | None) -> tuple[tuple[str, str] | str, ...]:
+        if groups is None:
+            return ()
+        read = f"{groups.scanned}" if groups.complete else f"newest {groups.scanned}"
+        return ("   grouped by error ", "dim"), f"{len(groups.groups)} of {read} jobs"
 
     def _id_cell(self, job: Job) -> str:
         short = fmt.short_id(job.id)
@@ -309,6 +382,16 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
+        if event.data_table.id == "error-groups":
+            # The group's jobs, listed again as jobs: the filter's kind and meta words
+            # kept, the first line of the group's error as its error text (a filter is
+            # one line; the stored text may have more).
+            group = self.shown_groups[int(str(event.row_key.value))]
+            first = group.text.strip().splitlines()[0] if group.text.strip() else ""
+            words = self.filter_text.split("error:", 1)[0].strip()
+            self.grouped, self.filter_text = False, f"{words} error:{first}".strip()
+            self.restart()
+            return
         self.top.push_screen(JobDetailScreen(uuid.UUID(str(event.row_key.value))))
 
 
@@ -371,7 +454,7 @@ class JobView(RecordView[JobDetail]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="job-text")
-            yield table("attempts", "lifetime", "attempt", "at", "error")
+            yield table("attempts", "lifetime", "attempt", "at", flex("error"))
 
     def fetch(self, store: ConsoleStore) -> JobDetail:
         job = store.find_job(self.record_id)
@@ -384,7 +467,7 @@ class JobView(RecordView[JobDetail]):
         self.query_one("#job-text", Static).update(job_text(self.detail.job, now, self.payload))
         rows = [
             # Keyed by position: a retried job repeats attempt numbers.
-            (str(i), [a.lifetime, a.attempt, fmt.when(a.at, now), fmt.one_line(a.error, 90)])
+            (str(i), [a.lifetime, a.attempt, fmt.when(a.at, now), a.error])
             for i, a in enumerate(self.detail.attempts)
         ]
         refill(self.query_one("#attempts", DataTable), rows)

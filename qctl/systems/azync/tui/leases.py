@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Static
 from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.tui import fmt
 from qctl.tui.panes import Redrawn
-from qctl.tui.widgets import refill, table
+from qctl.tui.widgets import flex, refill, table
 from qctl_store.types import Job, JobSearch, JobState, Source, ThroughputCount
 
 if TYPE_CHECKING:
@@ -81,8 +81,12 @@ class LeasesPane(Redrawn[LeasesData]):
     def compose(self) -> ComposeResult:
         yield Static(id="leases-bar", classes="bar")
         yield from self.compose_filter()
-        yield table("lease-jobs", "id", "source", "kind", "leased", "expires", "reaps", "attempt")
-        yield table("lease-kinds", "source", "kind", "active", "overdue", "reaps", "killed 1h")
+        yield table(
+            "lease-jobs", "id", "source", flex("kind"), "leased", "expires", "reaps", "attempt"
+        )
+        yield table(
+            "lease-kinds", "source", flex("kind"), "active", "overdue", "reaps", "killed 1h"
+        )
 
     def fetch(self, store: ConsoleStore) -> LeasesData:
         return fetch_leases(store, self.top.clock())

@@ -14,13 +14,14 @@ from textual.widgets import DataTable, Static
 from qctl.systems.azync.tui.overview_data import OverviewData, fetch_overview
 from qctl.tui import fmt
 from qctl.tui.panes import Redrawn
-from qctl.tui.widgets import refill, table
+from qctl.tui.widgets import flex, refill, table
 from qctl_store.types import (
     DailyCount,
     Depths,
     JobState,
     OpsStats,
     Source,
+    estimated_depths,
 )
 
 if TYPE_CHECKING:
@@ -43,6 +44,12 @@ QUEUE_COLUMNS = [
 ]
 SORTS = ["source", "pending", "scheduled", "active", "dead", "paused", "succeeded", "oldest"]
 SERIES = ["enqueued", "processed", "failed", "reaped"]
+BACKLOG = 8
+"""Cells of the largest row's backlog bar: narrow, so that the kind keeps the width."""
+SPARK_MIN = 5
+"""Narrower than this, a chart shows its numbers only."""
+CHART_WIDTH = 48
+"""The chart panel's width inside its border, before the first layout."""
 LIVE_KINDS = 3
 """Kinds drawn in the live chart: the busiest of the last hour."""
 
@@ -57,6 +64,7 @@ def sort_key(column: str, row: tuple[Source, str, Depths]) -> Any:
 
 
 def throughput_text(daily: list[DailyCount], width: int = 20) -> Text:
+    """Per series: a sparkline ``width`` days long (none at 0), today and the total."""
     text = Text()
     if not daily:
         text.append("no daily stats yet", "dim")
@@ -64,14 +72,15 @@ def throughput_text(daily: list[DailyCount], width: int = 20) -> Text:
     styles = {"enqueued": "cyan", "processed": "green", "failed": "red", "reaped": "yellow"}
     last = daily[-1]
     shown = min(width, len(daily))
-    # One row per series in fixed columns, 47 cells wide: fits the panel without wrapping.
+    # One row per series in fixed columns, 27 cells and the sparkline wide.
     text.append(f"daily throughput, today {last.date:%Y-%m-%d} UTC\n", "bold")
-    trend = f"last {shown} day(s)"
-    text.append(f"{'':10}{trend:<{width}} {'today':>6} {f'{len(daily)}d total':>9}\n", "dim")
+    trend = f"last {shown} day(s)" if width else ""
+    text.append(f"{'':10}{trend:<{width}}{'today':>7} {f'{len(daily)}d total':>9}\n", "dim")
     for name in SERIES:
         values = [getattr(c, name) for c in daily]
         text.append(f"{name:>9} ", "bold")
-        text.append(f"{fmt.sparkline(values, width):<{width}}", styles[name])
+        if width:
+            text.append(f"{fmt.sparkline(values, width):<{width}}", styles[name])
         text.append(f" {getattr(last, name):>6} {sum(values):>9}\n")
     return text
 
@@ -79,7 +88,9 @@ def throughput_text(daily: list[DailyCount], width: int = 20) -> Text:
 def ledger_text(ops: OpsStats) -> Text:
     text = Text()
     text.append("event ledger\n", "bold")
-    text.append(f"  undispatched {ops.undispatched}\n", "bold red" if ops.undispatched else "")
+    # azync's "undispatched": events with no delivery row, which vacuumed deliveries
+    # leave too (azync keeps no dispatch time), so not an alarm.
+    text.append(f"  no delivery  {ops.undispatched}\n", "yellow" if ops.undispatched else "")
     text.append(f"  events 24h   {ops.total_24h}\n")
     text.append(f"  types 24h    {ops.types_24h}\n")
     text.append(f"  subscribers  {ops.subscribers}")
@@ -93,10 +104,10 @@ class OverviewPane(Redrawn[OverviewData]):
 
     def compose(self) -> ComposeResult:
         yield from self.compose_filter()
-        yield table("queues", *QUEUE_COLUMNS)
+        yield table("queues", *(flex(c) if c == "kind" else c for c in QUEUE_COLUMNS))
         with Horizontal(id="overview-bottom"):
             yield Static(id="throughput")
-            yield table("dag-states", "dag", "live", "done")
+            yield table("dag-states", flex("dag"), flex("live"), flex("done"))
             yield Static(id="ledger")
 
     def fetch(self, store: ConsoleStore) -> OverviewData:
@@ -112,24 +123,28 @@ class OverviewPane(Redrawn[OverviewData]):
         total = max([d.pending + d.scheduled + d.active + d.dead for *_, d in rows] + [0])
         cells: list[tuple[str, list[Any]]] = []
         for source, kind, d in rows:
-            about = "~" if source in data.estimated else ""
-            backlog = Text(fmt.bar(d.pending, total), "cyan")
-            backlog.append(fmt.bar(d.dead, total), "red")
+            guessed = estimated_depths(d, source) if source in data.estimated else []
+
+            def about(field: str, d: Depths = d, guessed: list[str] = guessed) -> str:
+                return f"{'~' if field in guessed else ''}{getattr(d, field)}"
+
+            backlog = Text(fmt.bar(d.pending, total, BACKLOG), "cyan")
+            backlog.append(fmt.bar(d.dead, total, BACKLOG), "red")
             cells.append(
                 (
                     f"{source.value}\x1f{kind}",
                     [
                         source.value,
                         kind,
-                        d.pending,
-                        d.scheduled,
+                        about("pending"),
+                        about("scheduled"),
                         d.active,
                         d.waiting,
                         d.blocked,
-                        f"{about}{d.uncertain}" if source == Source.WORKFLOW else d.uncertain,
-                        Text(str(d.dead), "bold red" if d.dead else ""),
-                        f"{about}{d.paused}",
-                        f"{about}{d.succeeded}",
+                        about("uncertain"),
+                        Text(about("dead"), "bold red" if d.dead else ""),
+                        about("paused"),
+                        about("succeeded"),
                         fmt.duration(d.oldest_pending_age) if d.pending else "",
                         backlog,
                     ],
@@ -148,10 +163,16 @@ class OverviewPane(Redrawn[OverviewData]):
             if needle in name.lower()
         ]
         refill(self.query_one("#dag-states", DataTable), dag_rows)
-        chart = throughput_text(data.daily)
-        chart.append_text(fmt.live_text(data.live, rows=LIVE_KINDS))
+        # The sparklines take what the panel has beside the numbers (27 and 21 cells).
+        room = self.query_one("#throughput", Static).content_size.width or CHART_WIDTH
+        daily, live = min(20, room - 27), min(26, room - 21)
+        chart = throughput_text(data.daily, daily if daily >= SPARK_MIN else 0)
+        chart.append_text(fmt.live_text(data.live, live if live >= SPARK_MIN else 0, LIVE_KINDS))
         self.query_one("#throughput", Static).update(chart)
         self.query_one("#ledger", Static).update(ledger_text(data.ops))
+
+    def on_resize(self) -> None:
+        self.render_data()
 
     def _depths(self, source: Source, kind: str) -> Depths | None:
         rows = self.data.depths if self.data else []

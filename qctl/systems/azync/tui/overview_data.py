@@ -24,7 +24,8 @@ class OverviewData:
     dag_counts: dict[str, dict[DAGState, int]] = field(default_factory=dict)
     ops: OpsStats = field(default_factory=OpsStats)
     estimated: set[Source] = field(default_factory=set)
-    """Sources whose succeeded and paused counts are planner estimates (huge tables)."""
+    """Sources whose depths may hold planner estimates (huge tables; which counts:
+    ``estimated_depths``)."""
     live: dict[str, list[ThroughputCount]] = field(default_factory=dict)
     """The last hour per minute of each active kind (``source:kind`` beyond the queue)."""
 

@@ -18,7 +18,7 @@ from qctl.systems.azync.tui.jobs import JobDetailScreen, job_when
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import DetailScreen, Pane, RecordView
-from qctl.tui.widgets import ChoiceDialog, refill, selected_key, table
+from qctl.tui.widgets import CELL_MAX, ChoiceDialog, flex, refill, selected_key, table
 from qctl_store.types import (
     HistoryEvent,
     Job,
@@ -103,8 +103,18 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
     def compose(self) -> ComposeResult:
         yield Static(id="wf-filter", classes="bar")
         yield from self.compose_filter()
-        yield table("executions", "id", "name", "version", "state", "queue", "created", "reason")
-        yield table("uncertain", "operation job", "execution", "kind", "attempt", "since", "error")
+        yield table(
+            "executions", "id", flex("name"), "version", "state", "queue", "created", flex("reason")
+        )
+        yield table(
+            "uncertain",
+            "operation job",
+            "execution",
+            flex("kind"),
+            "attempt",
+            "since",
+            flex("error"),
+        )
 
     def fetch(self, store: ConsoleStore) -> WorkflowsData:
         execs, total = store.list_workflow_executions(
@@ -130,7 +140,7 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
                         fmt.state_text(w.state),
                         w.task_queue,
                         fmt.ago(w.created_at, now),
-                        fmt.one_line(w.failure_reason, 40),
+                        w.failure_reason,
                     ],
                 )
                 for w in data.executions
@@ -147,7 +157,7 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
                         j.kind,
                         f"{j.attempt}/{j.max_attempts}",
                         fmt.ago(j.failed_at or j.enqueued_at, now),
-                        fmt.one_line(j.last_error, 50),
+                        j.last_error,
                     ],
                 )
                 for j in data.uncertain
@@ -213,8 +223,8 @@ class WorkflowView(RecordView[WorkflowDetail]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="wf-text")
-            yield table("wf-jobs", "job", "kind", "state", "attempt", "when", "error")
-            yield table("history", "seq", "type", "at", "payload")
+            yield table("wf-jobs", "job", flex("kind"), "state", "attempt", "when", flex("error"))
+            yield table("history", "seq", "type", "at", flex("payload"))
 
     def fetch(self, store: ConsoleStore) -> WorkflowDetail:
         return WorkflowDetail(
@@ -249,7 +259,7 @@ class WorkflowView(RecordView[WorkflowDetail]):
                         h.seq,
                         h.type,
                         fmt.when(h.created_at, now),
-                        fmt.one_line(fmt.json_text(h.payload), 80),
+                        fmt.json_text(h.payload, CELL_MAX),
                     ],
                 )
                 for h in data.history

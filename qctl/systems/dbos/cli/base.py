@@ -3,6 +3,7 @@ and rendering rows for tables and for JSON."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,8 @@ MS_FIELDS = {
     "started_at_epoch_ms",
     "completed_at_epoch_ms",
     "created_at_epoch_ms",
+    "first_created_at",
+    "last_created_at",
     "oldest_enqueued_at",
     "version_timestamp",
 }
@@ -78,7 +81,7 @@ ISO_FIELDS = {"last_fired_at"}
 """Instants DBOS stores as ISO 8601 text (``workflow_schedules``)."""
 
 
-def for_table(row: dict[str, Any]) -> dict[str, Any]:
+def for_table(row: Mapping[str, Any]) -> dict[str, Any]:
     """Instants as datetimes (shown as every table shows them), under names without
     ``_epoch_ms`` since they are dates now; payloads as their text
     (``RuntimeError('declined')``). JSON keeps DBOS's names and values (``for_json``)."""
@@ -98,7 +101,7 @@ def for_table(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def for_json(row: dict[str, Any]) -> dict[str, Any]:
+def for_json(row: Mapping[str, Any]) -> dict[str, Any]:
     """Payloads as ``{"serialization": ..., "value": ...}``; everything else exact."""
     out: dict[str, Any] = {}
     for key, value in row.items():
@@ -112,7 +115,7 @@ def for_json(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def emit_list(rows: list[dict[str, Any]], columns: list[str], output: OutputFormat) -> None:
+def emit_list(rows: Sequence[Mapping[str, Any]], columns: list[str], output: OutputFormat) -> None:
     emit_rows([for_table(r) for r in rows], columns, output, full=[for_json(r) for r in rows])
 
 

@@ -51,7 +51,7 @@ QUEUED_COLUMNS = [
 ]
 
 
-def _with_age(row: dict[str, Any]) -> dict[str, Any]:
+def _with_age(row: reads.QueueStats) -> dict[str, Any]:
     oldest = row["oldest_enqueued_at"]
     age = None if oldest is None else datetime.now(UTC) - from_ms(oldest)  # type: ignore[operator]
     return {**row, "oldest_enqueued_age": age}

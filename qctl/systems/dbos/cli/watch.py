@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from qctl.cli import common
 from qctl.cli.output import (
     note,
 )
@@ -37,7 +38,7 @@ def watch(
     reads.changes_since(db, marks)  # from now on
     wanted = set(name or ())
     note(f"watching {db.location} (polling every {refresh:g}s; Ctrl-C to stop)")
-    try:
+    with common.until_ctrl_c():
         while True:
             for change in reads.changes_since(db, marks):
                 if wanted and change["name"] not in wanted:
@@ -45,5 +46,3 @@ def watch(
                 sys.stdout.write(json.dumps(change, ensure_ascii=False) + "\n")
             sys.stdout.flush()
             time.sleep(refresh)
-    except KeyboardInterrupt:
-        pass

@@ -3,7 +3,9 @@ cancel, resume, delete, fork, rewind, set-delay, one workflow or many."""
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -16,8 +18,10 @@ from qctl.cli.output import (
     emit_result,
     emit_rows,
     page_note,
+    stream_listing,
 )
 from qctl.core import bulk
+from qctl.core.errors import NoSuchName
 from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.cli.base import (
     database,
@@ -53,12 +57,48 @@ def list_workflows(
 ) -> None:
     """Workflows, newest first, one page at a time (keyset: ``--after`` the cursor the
     previous page printed)."""
-    cursor = reads.Cursor.decode(after) if after else None
     db = database(ctx)
-    rows = reads.list_workflows(db, f, limit, cursor)
-    emit_list(rows, reads.LIST_COLUMNS, output)
-    page_note(
-        output, len(rows), None, reads.cursor_of(rows[-1]).encode() if len(rows) == limit else None
+    # Machine forms carry each workflow's output and error (cut); a table stays one line
+    # a workflow: `workflows show` and `workflows errors` show them.
+    table = output == OutputFormat.TABLE
+    shown, position = stream_listing(
+        lambda n, at: reads.list_workflows(db, f, n, at, payloads=not table),
+        reads.cursor_of,
+        for_json,
+        reads.LIST_COLUMNS + ([] if table else ["output", "error"]),
+        output,
+        limit,
+        reads.Cursor.decode(after) if after else None,
+        shown=for_table,
+    )
+    page_note(output, shown, None, position.encode() if position else None)
+
+
+ERROR_COLUMNS = ["count", "status", "name", "error", "last_created_at", "workflow_id"]
+
+
+@app.command("errors")
+@filtered(without="status")
+def errors(
+    ctx: typer.Context,
+    f: reads.WorkflowFilter,
+    limit: common.PageLimit = 50,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Failed workflows (ERROR, MAX_RECOVERY_ATTEMPTS_EXCEEDED) grouped by error, largest
+    group first, with their newest workflow's id: error-first triage."""
+    groups = reads.error_groups(database(ctx), f, limit)
+    table = [
+        {
+            **g,
+            "status": g["status"] + (f" +{g['statuses'] - 1}" if g["statuses"] > 1 else ""),
+            "name": (g["name"] or "") + (f" +{g['names'] - 1}" if g["names"] > 1 else ""),
+            "error": "(none recorded)" if g["error"] is None else g["error"].text(),
+        }
+        for g in groups
+    ]
+    emit_rows(
+        [for_table(g) for g in table], ERROR_COLUMNS, output, full=[for_json(g) for g in groups]
     )
 
 
@@ -85,11 +125,35 @@ STEP_COLUMNS = [
 ]
 
 
+RawField = Annotated[
+    str | None,
+    typer.Option(
+        "--raw",
+        metavar="FIELD",
+        help="Write this payload exactly as stored, undecoded and uncut, instead of the"
+        f" detail: {', '.join(reads.RAW_FIELDS)} (to a pipe or --raw-to).",
+    ),
+]
+RawTo = Annotated[
+    Path | None,
+    typer.Option("--raw-to", metavar="PATH", help="The file --raw writes (else stdout)."),
+]
+
+
 @app.command("show")
-def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+def show(
+    ctx: typer.Context,
+    id: IdArg,
+    raw: RawField = None,
+    raw_to: RawTo = None,
+    output: Output = OutputFormat.TABLE,
+) -> None:
     """One workflow: status, timings, queue, recovery attempts, timeout and deadline,
     parent, children, fork origin, input, output and error; then its steps, children,
     events and streams."""
+    if raw is not None or raw_to is not None:
+        _write_raw(ctx, id, raw, raw_to, output)
+        return
     db = database(ctx)
     wf = reads.get_workflow(db, reads.resolve_id(db, id))
     steps = reads.list_steps(db, wf["workflow_id"])
@@ -115,6 +179,38 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
             ([for_table(e) for e in events], ["key", "value"]),
             ([for_table(v) for v in streams], STREAM_COLUMNS),
         ],
+    )
+
+
+def _write_raw(
+    ctx: typer.Context, id: str, raw: str | None, to: Path | None, output: OutputFormat
+) -> None:
+    """The stored text's bytes (UTF-8, as both backends keep TEXT) to ``to`` or stdout:
+    never decoded, and never to a terminal, where its control characters would act."""
+    if raw is None:
+        raise InvalidInput("--raw-to: give --raw FIELD too")
+    if to is None and sys.stdout.isatty():
+        raise InvalidInput(
+            "--raw: a stored value is not written to a terminal unsanitised:"
+            " pipe it or give --raw-to PATH"
+        )
+    db = database(ctx)
+    wf_id = reads.resolve_id(db, id)
+    text = reads.raw_payload(db, wf_id, raw)
+    if text is None:
+        raise NoSuchName("raw payload", f"workflow {wf_id}'s {raw} is NULL: nothing stored")
+    data = text.encode()
+    if to is None:
+        typer.get_binary_stream("stdout").write(data)
+        return
+    try:
+        to.write_bytes(data)
+    except OSError as exc:
+        raise InvalidInput(f"--raw-to: cannot write {str(to)!r}: {exc.strerror}") from None
+    emit_result(
+        {"workflow_id": wf_id, "field": raw, "path": str(to), "bytes": len(data)},
+        f"wrote {wf_id}'s {raw} as stored ({len(data)} bytes) to {to}",
+        output,
     )
 
 
@@ -154,12 +250,34 @@ def messages(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE)
     )
 
 
+def _record(
+    action: str,
+    acted: list[actions.WorkflowOutcome],
+    skipped: list[dict[str, str]],
+    dry_run: bool,
+) -> dict[str, Any]:
+    """Every workflow verb's one JSON shape, for one id as for many: the ids it acted on
+    (or would), a result per workflow, what it skipped; a fork's new ids in
+    ``new_workflow_ids`` (in the order of ``workflow_ids``; empty in a dry run)."""
+    record: dict[str, Any] = {
+        "action": action,
+        "count": len(acted),
+        "dry_run": dry_run,
+        "workflow_ids": [o.workflow_id for o in acted],
+        "results": [o.__dict__ for o in acted],
+        "skipped": skipped,
+    }
+    if action == "fork":
+        record["new_workflow_ids"] = [o.new_workflow_id for o in acted if o.new_workflow_id]
+    return record
+
+
 def _single(outcome: actions.WorkflowOutcome, done: str, output: OutputFormat) -> None:
     extra = f" as {outcome.new_workflow_id}" if outcome.new_workflow_id else ""
     prefix = "would " if outcome.dry_run else ""
     verb = outcome.action if outcome.dry_run else done
     report(
-        outcome.__dict__,
+        _record(outcome.action, [outcome], [], outcome.dry_run),
         f"{prefix}{verb} DBOS workflow {outcome.name} {outcome.workflow_id}"
         f" ({outcome.status}){extra}",
         outcome.dry_run,
@@ -202,17 +320,9 @@ def _bulk(
         common.confirm(f"{question} {runnable} DBOS workflow(s)?", yes)
     with common.reported(output):
         result = actions.bulk(db, action, targets, dry_run=dry_run, **options)
-    record = {
-        "action": action,
-        "count": result.count,
-        "dry_run": result.dry_run,
-        "workflow_ids": [o.workflow_id for o in result.acted],
-        "skipped": result.skipped,
-    }
+    record = _record(action, result.acted, result.skipped, result.dry_run)
     if tree:
         record["descendants"] = len(targets) - len(given)
-    if action == "fork" and not dry_run:
-        record["new_workflow_ids"] = [o.new_workflow_id for o in result.acted]
     skipped = f"; skipped {len(result.skipped)} in another status" if result.skipped else ""
     if tree:
         skipped = f" ({len(targets) - len(given)} of them descendants){skipped}"

@@ -28,7 +28,7 @@ qctl top: live view of a DBOS system database (polling)
   /          filter the current list                 r     refresh now
   p          pause / resume automatic refresh        q     quit (top level)
   tab        move between tables                     ?     this help
-  : or g     jump to a workflow by id or unique prefix
+  : or g     jump to a workflow by id or unique prefix (g: not on Workflows)
 
 Overview:  per workflow name and per queue: in flight now (pending, enqueued,
            delayed) and finished in the last hour; workflows completed per minute
@@ -36,7 +36,9 @@ Overview:  per workflow name and per queue: in flight now (pending, enqueued,
            workflows of a name or queue, or an error's workflow
 Workflows: newest first; t status, n/b next/previous page;
            / words: a workflow name, a status, queue=Q, version=V, id=PREFIX,
-           parent=ID (several words narrow together)
+           parent=ID (several words narrow together); g groups the failed
+           ones (within the filter) by error, largest group first (again: the
+           workflows); enter opens a group's newest workflow
            space mark a row, * mark every workflow matching the filter (again:
            clear); the actions then apply to the marked ones after one
            confirmation that says how many
@@ -55,6 +57,8 @@ Executors: each executor's PENDING workflows and latest activity (the last hour)
 Actions (a dry run, then confirmed; hidden with --read-only):
   C cancel   R resume (optionally onto a queue)   F fork from step N
   W rewind to step N   D delete   L delay (a DELAYED workflow starts after a duration)
+  T cancel tree, E delete tree: the workflow (or the marked ones) and every workflow
+    it started, at any depth (the CLI's --children); the question counts the tree
   Schedules: P pause   U resume   N trigger now
   Executors: X recover a dead executor's PENDING workflows
 
@@ -76,7 +80,9 @@ Overview: workflow: a workflow name (its function); queue: a queue name (DBOS's
   each with its hour's total and ✗ errors; latest errors: a failed workflow's id;
   name: its workflow; created: when it started; error: its error, decoded.
 Workflows: workflow id: DBOS's id (● marked); version: the application version that
-  runs it; took: created to completed; recovery: recovery attempts so far.
+  runs it; took: created to completed; recovery: recovery attempts so far. By error
+  (g): count: the failed workflows with that error; status and name: theirs (+N:
+  N more statuses or names); last failed: the newest one's creation.
 Detail: step: the step's number (fork and rewind count from it); function: the step's
   function; started: when it started; output / error: what it returned or raised;
   child: a child workflow it started; kind: event (set_event) or stream (write_stream,
@@ -115,6 +121,8 @@ class DbosScreens(SystemScreens):
             "wf_fork",
             "wf_rewind",
             "wf_delete",
+            "wf_cancel_tree",
+            "wf_delete_tree",
             "wf_delay",
             "schedule_pause",
             "schedule_resume",

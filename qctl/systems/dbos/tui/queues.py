@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from qctl.systems.dbos.database import Database
 
 
-class QueuesPane(Redrawn[list[dict[str, Any]]]):
+class QueuesPane(Redrawn[list[reads.QueueStats]]):
     filter_hint = "filter queue name (substring)"
 
     def compose(self) -> ComposeResult:
@@ -32,7 +32,7 @@ class QueuesPane(Redrawn[list[dict[str, Any]]]):
             "worker concurrency", "rate limit",
         )  # fmt: skip
 
-    def fetch(self, db: Database) -> list[dict[str, Any]]:
+    def fetch(self, db: Database) -> list[reads.QueueStats]:
         return reads.queue_stats(db)
 
     def render_data(self) -> None:
@@ -81,7 +81,7 @@ def fired(text: str | None, now: datetime) -> str:
     return f"{fmt.when(at, now)} ({fmt.ago(at, now)})"
 
 
-class SchedulesPane(Redrawn[list[dict[str, Any]]]):
+class SchedulesPane(Redrawn[list[reads.Schedule]]):
     BINDINGS = [
         Binding("P", "schedule_pause", "Pause"),
         Binding("U", "schedule_resume", "Resume"),
@@ -95,7 +95,7 @@ class SchedulesPane(Redrawn[list[dict[str, Any]]]):
             "dbos-schedules", "schedule", "workflow", "cron", "timezone", "status", "last fired"
         )
 
-    def fetch(self, db: Database) -> list[dict[str, Any]]:
+    def fetch(self, db: Database) -> list[reads.Schedule]:
         return reads.list_schedules(db)
 
     def render_data(self) -> None:

@@ -4,7 +4,7 @@ with the workflow actions of ``qctl.systems.dbos.actions`` on either."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -31,6 +31,8 @@ PAGE = 100
 MATCHING_CAP = 10_000
 """At most this many workflows for ``*`` (every match), as the command line's ``--max``."""
 TREE_NODES = 200
+TREE_SHOWN = 5
+"""Workflow ids a tree action's question names (then how many more)."""
 TIMELINE_STEPS = 500
 """Steps of a workflow's tree on the detail's timeline."""
 """Child workflows drawn in a detail's tree (breadth first, one read per level)."""
@@ -50,6 +52,8 @@ WORKFLOW_BINDINGS = [
     Binding("F", "wf_fork", "Fork"),
     Binding("W", "wf_rewind", "Rewind"),
     Binding("D", "wf_delete", "Delete"),
+    Binding("T", "wf_cancel_tree", "Cancel tree"),
+    Binding("E", "wf_delete_tree", "Delete tree"),
     Binding("L", "wf_delay", "Delay"),
 ]
 
@@ -84,10 +88,10 @@ class WorkflowActions(Dashboarded):
     detail), or on ``marked`` ones: each is ``qctl.systems.dbos.actions``' as ``qctl
     workflows`` runs it, its dry run first (the status check), then one confirmation."""
 
-    def current_workflow(self) -> dict[str, Any] | None:
+    def current_workflow(self) -> Mapping[str, Any] | None:
         raise NotImplementedError
 
-    def marked_targets(self) -> tuple[str, Callable[[Database], list[dict[str, Any]]]] | None:
+    def marked_targets(self) -> tuple[str, Callable[[Database], list[reads.Target]]] | None:
         """The marked workflows (how they are described, and a read of their rows), or
         None: the verbs act on ``current_workflow``."""
         return None
@@ -95,7 +99,7 @@ class WorkflowActions(Dashboarded):
     def marks_done(self) -> None:
         """The marks were acted on."""
 
-    def _selected(self) -> dict[str, Any] | None:
+    def _selected(self) -> Mapping[str, Any] | None:
         wf = self.current_workflow()
         if wf is None:
             self.top.notify("no workflow selected", severity="warning")
@@ -105,24 +109,42 @@ class WorkflowActions(Dashboarded):
         self,
         verb: str,
         one: Callable[[Database, str, bool], actions.WorkflowOutcome],
+        tree: bool = False,
         **options: Any,
     ) -> None:
-        """``verb`` on the marked workflows, else on the selected one."""
+        """``verb`` on the marked workflows, else on the selected one; with ``tree``, on
+        every workflow they started too, at any depth, as ``qctl workflows <verb>
+        --children`` does (``actions.with_descendants``, then ``actions.bulk``)."""
         marked = self.marked_targets()
+        if marked is None and tree:
+            wf = self._selected()
+            if wf is None:
+                return
+            ids = [wf["workflow_id"]]
+            marked = ids[0], lambda db: actions.ids_targets(db, ids)
         if marked is not None:
             what, rows = marked
-            confirmed: list[dict[str, Any]] = []
+            confirmed: list[reads.Target] = []
 
             def plan(db: Database, dry_run: bool) -> actions.BulkOutcome:
                 # The real run acts on the rows the question counted: a filter read again
                 # after the confirmation could match workflows nobody confirmed.
                 if dry_run:
                     confirmed[:] = rows(db)
+                    if tree:
+                        confirmed[:] = actions.with_descendants(db, confirmed, MATCHING_CAP)
                 return actions.bulk(db, verb, confirmed, dry_run, **options)
 
             def question(p: actions.BulkOutcome) -> str:
                 skipped = f" ({len(p.skipped)} skipped: another status)" if p.skipped else ""
-                return f"{verb} {p.count} {what} DBOS workflow(s){skipped}?"
+                if not tree:
+                    return f"{verb} {p.count} {what} DBOS workflow(s){skipped}?"
+                shown = ", ".join(o.workflow_id for o in p.acted[:TREE_SHOWN])
+                more = f", ... {p.count - TREE_SHOWN} more" if p.count > TREE_SHOWN else ""
+                return (
+                    f"{verb} the tree of {what}: {p.count} DBOS workflow(s) with their"
+                    f" descendants{skipped}? ({shown}{more})"
+                )
 
             def done(p: actions.BulkOutcome) -> str:
                 self.marks_done()
@@ -159,6 +181,12 @@ class WorkflowActions(Dashboarded):
 
     def action_wf_delete(self) -> None:
         self._act("delete", lambda db, i, dry: actions.delete(db, i, dry_run=dry))
+
+    def action_wf_cancel_tree(self) -> None:
+        self._act("cancel", lambda db, i, dry: actions.cancel(db, i, dry), tree=True)
+
+    def action_wf_delete_tree(self) -> None:
+        self._act("delete", lambda db, i, dry: actions.delete(db, i, dry_run=dry), tree=True)
 
     def action_wf_resume(self) -> None:
         def then(queue: str) -> None:
@@ -234,21 +262,27 @@ def step_number(text: str) -> int:
 
 @dataclass
 class WorkflowPage:
-    rows: list[dict[str, Any]]
+    rows: list[reads.WorkflowPayloads]
     next_cursor: reads.Cursor | None
-    asked: tuple[reads.WorkflowFilter, reads.Cursor | None]
-    """The filter and cursor this page answers: an older page is never shown."""
+    asked: tuple[reads.WorkflowFilter, reads.Cursor | None, bool]
+    """The filter, cursor and grouping this page answers: an older page is never shown."""
+    groups: list[reads.ErrorGroup] = field(default_factory=list)
+    """``reads.error_groups`` when grouped by error (``g``)."""
 
 
 class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
     BINDINGS = [
         Binding("t", "cycle_status", "Status"),
+        Binding("g", "toggle_groups", "By error"),
         *PAGE_BINDINGS,
         *WORKFLOW_BINDINGS,
     ]
     filter_hint = "name, status, queue=Q, version=V, id=PREFIX, parent=ID"
     status: str | None = None
     page: WorkflowPage | None = None
+    grouped = False
+    """``g``: failed workflows grouped by error (``reads.error_groups``) in place of
+    the workflows; enter opens a group's newest workflow."""
 
     table_id = "dbos-workflows"
 
@@ -263,6 +297,9 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
             "dbos-workflows",
             "workflow id", "status", "name", "queue", "version", "created", "took", "recovery",
         )  # fmt: skip
+        groups = table("dbos-error-groups", "count", "status", "name", "error", "last failed")
+        groups.display = False
+        yield groups
 
     def open_with(self, text: str) -> None:
         """Show the workflows ``text`` (``/`` words) matches."""
@@ -277,11 +314,13 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
             return
         self.restart()
 
-    def asked(self) -> tuple[reads.WorkflowFilter, reads.Cursor | None]:
-        return self.filter, self.cursors[-1]
+    def asked(self) -> tuple[reads.WorkflowFilter, reads.Cursor | None, bool]:
+        return self.filter, self.cursors[-1], self.grouped
 
     def fetch(self, db: Database) -> WorkflowPage:
         asked = self.asked()
+        if self.grouped:
+            return WorkflowPage([], None, asked, reads.error_groups(db, asked[0], PAGE))
         rows = reads.list_workflows(db, asked[0], PAGE, asked[1])
         nxt = reads.cursor_of(rows[-1]) if len(rows) == PAGE else None
         return WorkflowPage(rows, nxt, asked)
@@ -291,6 +330,28 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
             return
         self.page = data
         now = self.top.clock()
+        workflows = self.query_one("#dbos-workflows", DataTable)
+        groups = self.query_one("#dbos-error-groups", DataTable)
+        if workflows.display == self.grouped:
+            workflows.display, groups.display = not self.grouped, self.grouped
+            (groups if self.grouped else workflows).focus()
+        refill(
+            groups,
+            [
+                (
+                    g["workflow_id"] or "",
+                    [
+                        g["count"],
+                        cells.status(g["status"])
+                        + (f" +{g['statuses'] - 1}" if g["statuses"] > 1 else ""),
+                        (g["name"] or "") + (f" +{g['names'] - 1}" if g["names"] > 1 else ""),
+                        Text(cells.value(g["error"]), "red") if g["error"] else "(none recorded)",
+                        cells.when(g["last_created_at"], now),
+                    ],
+                )
+                for g in data.groups
+            ],
+        )
         refill(
             self.query_one("#dbos-workflows", DataTable),
             [
@@ -312,6 +373,8 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
         )
         first = (len(self.cursors) - 1) * PAGE
         shown = f"{first + 1}-{first + len(data.rows)}" if data.rows else "0"
+        if self.grouped:
+            shown = f"{len(data.groups)} error group(s)"
         marks = ""
         if self.all_marked:
             marks = "   every matching workflow marked"
@@ -329,21 +392,21 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
             )
         )
 
-    def page_rows(self) -> list[dict[str, Any]]:
+    def page_rows(self) -> list[reads.WorkflowPayloads]:
         return self.page.rows if self.page else []
 
-    def row_key(self, row: dict[str, Any]) -> str:
+    def row_key(self, row: Mapping[str, Any]) -> str:
         return str(row["workflow_id"])
 
-    def current_workflow(self) -> dict[str, Any] | None:
-        row: dict[str, Any] | None = self.current_row()
+    def current_workflow(self) -> Mapping[str, Any] | None:
+        row: Mapping[str, Any] | None = self.current_row()
         return row
 
-    def marked_targets(self) -> tuple[str, Callable[[Database], list[dict[str, Any]]]] | None:
+    def marked_targets(self) -> tuple[str, Callable[[Database], list[reads.Target]]] | None:
         if self.all_marked:
             f = self.filter
 
-            def matching(db: Database) -> list[dict[str, Any]]:
+            def matching(db: Database) -> list[reads.Target]:
                 rows = actions.filter_targets(db, f, MATCHING_CAP + 1)
                 if len(rows) > MATCHING_CAP:
                     raise InvalidInput(
@@ -361,37 +424,44 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
     def marks_done(self) -> None:
         self.clear_marks()
 
+    def action_toggle_groups(self) -> None:
+        self.grouped = not self.grouped
+        self.restart()
+
     def action_cycle_status(self) -> None:
         self.status = STATUSES[(STATUSES.index(self.status) + 1) % len(STATUSES)]
         self.filter_changed()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
+        if not event.row_key.value:  # a group whose newest workflow was deleted since
+            return
         self.top.push_screen(WorkflowDetailScreen(str(event.row_key.value)))
 
 
 @dataclass
 class Node:
-    row: dict[str, Any]
+    row: Mapping[str, Any]
+    """The workflow (``reads.WorkflowPayloads``) or a descendant (``reads.Child``)."""
     children: list[Node] = field(default_factory=list)
 
 
 @dataclass
 class WorkflowDetail:
-    workflow: dict[str, Any]
-    steps: list[dict[str, Any]]
+    workflow: reads.WorkflowPayloads
+    steps: list[reads.Step]
     tree: Node
-    forks: list[dict[str, Any]]
-    events: list[dict[str, Any]]
-    streams: list[dict[str, Any]]
+    forks: list[reads.Related]
+    events: list[reads.Event]
+    streams: list[reads.StreamValue]
     truncated: bool = False
     """The tree has more than ``TREE_NODES`` children."""
-    timeline: list[dict[str, Any]] = field(default_factory=list)
+    timeline: list[reads.TimelineStep] = field(default_factory=list)
     """The steps of the workflow and its descendants in the tree, by start
     (``reads.steps_of``): Conductor's trace view."""
 
 
-def child_tree(db: Database, root: dict[str, Any]) -> tuple[Node, bool]:
+def child_tree(db: Database, root: Mapping[str, Any]) -> tuple[Node, bool]:
     """The workflow and its descendants, breadth first, one read per level; at most
     ``TREE_NODES`` (and whether some were left out)."""
     top = Node(root)
@@ -410,7 +480,7 @@ def child_tree(db: Database, root: dict[str, Any]) -> tuple[Node, bool]:
     return top, False
 
 
-def workflow_text(wf: dict[str, Any], forks: list[dict[str, Any]], now: datetime) -> Text:
+def workflow_text(wf: reads.WorkflowPayloads, forks: list[reads.Related], now: datetime) -> Text:
     t = Text.assemble(
         (f"{fmt.safe(wf['name'] or '')} ", "bold"),
         (f"{fmt.safe(wf['workflow_id'])}  ", "dim"),
@@ -525,7 +595,7 @@ class WorkflowView(RecordView[WorkflowDetail]):
         line = tree.cursor_line
         tree.clear()
 
-        def label(row: dict[str, Any]) -> Text:
+        def label(row: Mapping[str, Any]) -> Text:
             return Text.assemble(
                 cells.status(row["status"]),
                 f" {fmt.one_line(row['workflow_id'], 40)} ",
@@ -637,6 +707,6 @@ class WorkflowDetailScreen(WorkflowActions, DetailScreen):
         view.border_title = f"DBOS workflow {self.record_id}"
         return view
 
-    def current_workflow(self) -> dict[str, Any] | None:
+    def current_workflow(self) -> Mapping[str, Any] | None:
         detail = self.query_one(WorkflowView).detail
         return None if detail is None else detail.workflow

@@ -5,12 +5,14 @@ are dispatch's column names, JSON values exact (``timeout`` in nanoseconds, as s
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import typer
 
 from qctl.cli import common
+from qctl.cli.output import OutputFormat, page_note, stream_listing
 from qctl.systems.dispatch import SYSTEM
 
 if TYPE_CHECKING:
@@ -41,7 +43,36 @@ def writable(ctx: typer.Context, action: str, dry_run: bool) -> Database:
     return database(ctx)
 
 
-def for_table(record: dict[str, Any]) -> dict[str, Any]:
+class Identified(Protocol):
+    id: str
+
+
+def listing(
+    fetch: Callable[[int, Any], Sequence[Identified]],
+    columns: Sequence[str],
+    output: OutputFormat,
+    limit: int,
+    after: str | None,
+) -> None:
+    """A newest-first listing of dispatch rows (``fetch(n, cursor)``: the next ``n``
+    after a ``reads.Cursor``), streamed (``output.stream_listing``): JSON shows every
+    column as stored, a table and CSV as ``for_table``; the next page's cursor on stderr."""
+    from qctl.systems.dispatch import reads
+
+    shown, position = stream_listing(
+        fetch,
+        lambda row: reads.Cursor(row.id),
+        reads.as_record,
+        columns,
+        output,
+        limit,
+        reads.Cursor.decode(after) if after else None,
+        shown=lambda row: for_table(reads.as_record(row)),
+    )
+    page_note(output, shown, None, position.encode() if position else None)
+
+
+def for_table(record: Mapping[str, Any]) -> Mapping[str, Any]:
     """A row as a table shows it: ``timeout`` as a duration."""
     if isinstance(record.get("timeout"), int):
         return {**record, "timeout": timedelta(microseconds=record["timeout"] // 1000)}

@@ -6,10 +6,8 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output
-from qctl.cli.errors import ExitCode
-from qctl.cli.output import OutputFormat, emit_object, note
+from qctl.cli.output import OutputFormat
 from qctl.systems.dispatch.cli import database, group
-from qctl_store.errors import InvalidInput
 
 app = group("db")
 
@@ -32,30 +30,20 @@ def status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
         )
         for name, (table, column, what) in CAPABILITIES.items()
     }
-    emit_object(
-        {
-            "context": common.cli(ctx).context_name or "",
-            "system": "dispatch",
-            "backend": "postgres",
-            "location": db.location,
-            "schema": db.schema,
-            "migration_versions": list(state.applied),
-            "unknown_versions": list(state.unknown),
-            "missing_versions": list(state.missing),
-            "supported": state.supported,
-            "supported_versions": SUPPORTED,
-            "read_only": db.read_only,
-            "wake_notifications": "sent after a replay (dispatch_jobs_wake, dispatch v1.5.3);"
-            " qctl watch polls",
-            "keyset_index": "the primary key (dispatch's ids sort by creation); no"
-            " list-order index at the versions qctl knows",
-            **{f"capability_{k}": v for k, v in capabilities.items()},
-        },
-        output,
-    )
-    if not state.supported:
-        note(state.refusal())
-        raise typer.Exit(int(ExitCode.SCHEMA))
+    fields = {
+        "migration_versions": list(state.applied),
+        "unknown_versions": list(state.unknown),
+        "missing_versions": list(state.missing),
+        "supported": state.supported,
+        "supported_versions": SUPPORTED,
+        "wake_notifications": "sent after a replay (dispatch_jobs_wake, dispatch v1.5.3);"
+        " qctl watch polls",
+        "keyset_index": "the primary key (dispatch's ids sort by creation); no"
+        " list-order index at the versions qctl knows",
+        **{f"capability_{k}": v for k, v in capabilities.items()},
+    }
+    refusal = None if state.supported else state.refusal()
+    common.database_status(ctx, "dispatch", db, fields, refusal, output)
 
 
 @app.command("migrate")
@@ -63,7 +51,4 @@ def migrate(
     ctx: typer.Context, dry_run: DryRun = False, output: Output = OutputFormat.TABLE
 ) -> None:
     """Refused: dispatch migrates its own schema (its store's Migrate, through grove)."""
-    raise InvalidInput(
-        "qctl never migrates a dispatch database: the dispatch application does (its"
-        " store's Migrate)"
-    )
+    common.refuse_migrate("dispatch", "the dispatch application does (its store's Migrate)")

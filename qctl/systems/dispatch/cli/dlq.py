@@ -10,13 +10,14 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
-from qctl.cli.output import OutputFormat, emit_object, emit_rows, page_note
+from qctl.cli.output import OutputFormat, emit_object
 from qctl.core import bulk
 from qctl.systems.dispatch import actions, reads
 from qctl.systems.dispatch.cli import (
     Many,
     database,
     group,
+    listing,
     writable,
 )
 from qctl.systems.dispatch.cli.jobs import replayed
@@ -62,11 +63,14 @@ def list_dlq(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """DLQ entries, newest failure first, one page at a time (keyset: ``--after``)."""
-    cursor = reads.Cursor.decode(after) if after else None
-    entries = reads.list_dlq(database(ctx), queue, name, replayed, limit, cursor)
-    emit_rows([reads.as_record(e) for e in entries], LIST_COLUMNS, output)
-    last = entries[-1] if len(entries) == limit else None
-    page_note(output, len(entries), None, reads.Cursor(last.id).encode() if last else None)
+    db = database(ctx)
+    listing(
+        lambda n, at: reads.list_dlq(db, queue, name, replayed, n, at),
+        LIST_COLUMNS,
+        output,
+        limit,
+        after,
+    )
 
 
 @app.command("show")

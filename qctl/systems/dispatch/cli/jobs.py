@@ -8,7 +8,7 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
-from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note
+from qctl.cli.output import OutputFormat, emit_detail
 from qctl.core import bulk
 from qctl.systems.dispatch import actions, reads
 from qctl.systems.dispatch.cli import (
@@ -16,6 +16,7 @@ from qctl.systems.dispatch.cli import (
     database,
     for_table,
     group,
+    listing,
     writable,
 )
 from qctl_store.errors import InvalidInput
@@ -70,13 +71,14 @@ def list_jobs(
     """Jobs, newest first, one page at a time (keyset: ``--after`` the cursor the
     previous page printed)."""
     states = _states(state)
-    cursor = reads.Cursor.decode(after) if after else None
     db = database(ctx)
-    jobs = reads.list_jobs(db, states, queue, name, limit, cursor)
-    records = [reads.as_record(j) for j in jobs]
-    emit_rows([for_table(r) for r in records], LIST_COLUMNS, output, full=records)
-    last = jobs[-1] if len(jobs) == limit else None
-    page_note(output, len(jobs), None, reads.Cursor(last.id).encode() if last else None)
+    listing(
+        lambda n, at: reads.list_jobs(db, states, queue, name, n, at),
+        LIST_COLUMNS,
+        output,
+        limit,
+        after,
+    )
 
 
 @app.command("show")

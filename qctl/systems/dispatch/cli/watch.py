@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from qctl.cli import common
 from qctl.cli.output import note
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.cli import database
@@ -29,11 +30,9 @@ def watch(
     db = database(ctx)
     marks = reads.watch_start(db)
     note(f"watching {db.location} (polling every {refresh:g}s; Ctrl-C to stop)")
-    try:
+    with common.until_ctrl_c():
         while True:
             for change in reads.changes_since(db, marks):
                 sys.stdout.write(json.dumps(change, ensure_ascii=False, default=str) + "\n")
             sys.stdout.flush()
             time.sleep(refresh)
-    except KeyboardInterrupt:
-        pass

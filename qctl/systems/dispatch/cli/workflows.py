@@ -9,9 +9,9 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import Output
-from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note
+from qctl.cli.output import OutputFormat, emit_detail
 from qctl.systems.dispatch import reads
-from qctl.systems.dispatch.cli import Many, database, group
+from qctl.systems.dispatch.cli import Many, database, group, listing
 from qctl_store.errors import InvalidInput
 
 app = group("workflows")
@@ -42,11 +42,8 @@ def list_runs(
     for s in state or []:
         if s not in reads.RUN_STATES:
             raise InvalidInput(f"--state: {s!r} is not a dispatch workflow run state")
-    cursor = reads.Cursor.decode(after) if after else None
-    runs = reads.list_runs(database(ctx), state, name, limit, cursor)
-    emit_rows([reads.as_record(r) for r in runs], COLUMNS, output)
-    last = runs[-1] if len(runs) == limit else None
-    page_note(output, len(runs), None, reads.Cursor(last.id).encode() if last else None)
+    db = database(ctx)
+    listing(lambda n, at: reads.list_runs(db, state, name, n, at), COLUMNS, output, limit, after)
 
 
 @app.command("show")

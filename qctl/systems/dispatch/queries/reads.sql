@@ -202,3 +202,41 @@ LIMIT %(limit)s;
 -- name: newest_ids
 -- The newest job and DLQ entry ids: where a watch starts.
 SELECT (SELECT max(id) FROM dispatch_jobs) AS job, (SELECT max(id) FROM dispatch_dlq) AS dlq;
+
+-- name: throughput
+-- Per queue and bucket of %(width)s seconds (their index from the Unix epoch): jobs
+-- enqueued (created_at), completed and cancelled (completed_at, which worker/executor.go
+-- handleSuccess and api/job_handler.go cancelJob set) and failed for good (DLQ entries
+-- by failed_at: a job enters the DLQ when its retries run out, executor.go sendToDLQ).
+-- The jobs are one range of the primary key, from %(from_id)s, the smallest id made at
+-- the look-back's start (ids are TypeIDs of UUIDv7s, made at enqueue: id/id.go), each
+-- row read once for its two instants. dispatch indexes no completed_at, so a job that
+-- finished in the window but was enqueued before %(from_id)s is not counted (the
+-- command says so). The DLQ is read on idx_dispatch_dlq_queue (queue, failed_at DESC),
+-- one range per queue: its queues are found by skipping through that index. Buckets
+-- in double precision (date_part): extract's numeric cost more than the reading.
+WITH RECURSIVE dlq_queues AS (
+    SELECT min(queue) AS queue FROM dispatch_dlq
+    UNION ALL
+    SELECT (SELECT min(queue) FROM dispatch_dlq WHERE queue > q.queue)
+    FROM dlq_queues q WHERE q.queue IS NOT NULL
+)
+SELECT m.measure, j.queue, floor(date_part('epoch', m.at) / %(width)s)::bigint AS bucket,
+       count(*) AS n
+FROM dispatch_jobs j,
+     LATERAL (VALUES ('enqueued', j.created_at),
+                     (j.state, CASE WHEN j.state IN ('completed', 'cancelled')
+                                    THEN j.completed_at END)) m (measure, at)
+WHERE j.id >= %(from_id)s
+  AND (%(queues)s::text[] IS NULL OR j.queue = ANY(%(queues)s::text[]))
+  AND m.at >= %(since)s
+GROUP BY 1, 2, 3
+UNION ALL
+SELECT 'failed', d.queue, floor(date_part('epoch', d.failed_at) / %(width)s)::bigint,
+       count(*)
+FROM dlq_queues q
+JOIN dispatch_dlq d ON d.queue = q.queue
+WHERE q.queue IS NOT NULL
+  AND (%(queues)s::text[] IS NULL OR q.queue = ANY(%(queues)s::text[]))
+  AND d.failed_at >= %(since)s
+GROUP BY 2, 3;

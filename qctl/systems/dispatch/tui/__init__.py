@@ -43,21 +43,7 @@ Actions (a dry run, then confirmed; hidden with --read-only):
   Cron: T run now (the job a fire enqueues), E enable, D disable, X delete
 
 Columns (a word shown on the screen, then what it means; names are dispatch's):
-Queues: queue: the queue's name; pending, retrying, running: its jobs waiting and
-  running (qctl queues list counts the finished ones too); oldest pending: how long its
-  oldest due pending job has waited.
-Jobs: id: the job's id; name: the job's name (its handler); queue: its queue; state:
-  dispatch's state; priority: higher runs first; retries: attempts retried so far of
-  its maximum; run at: when it is due; created: when it was enqueued; last error: the
-  error of its last failed attempt.
-DLQ: id: the entry's id; job: the failed job's id; job name: its name; failed: when it
-  reached the DLQ; replayed: when it was replayed (empty: not yet); error: its error.
-  DLQ entry: an entry of the job shown.
-Cron: name: the entry's name; schedule: its cron expression; job: the job it enqueues;
-  enabled: whether it fires; next run, last run: when it fires next and fired last.
-Workers: hostname: where it runs; queues: the queues it takes; concurrency: jobs it
-  runs at once; leader: whether it holds the leadership; last seen: its last heartbeat.
-Workflows: started: when the run started; took: started to completed.
+Detail: DLQ entry: an entry of the job shown; failed, replayed, error: as in DLQ.
 """
 
 

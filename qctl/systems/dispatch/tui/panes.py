@@ -13,8 +13,8 @@ from textual.widgets import DataTable, Static
 
 from qctl.systems.dispatch import actions, reads
 from qctl.tui import fmt
-from qctl.tui.panes import DetailScreen, RecordView, Redrawn
-from qctl.tui.widgets import refill, selected_key, table
+from qctl.tui.panes import DetailScreen, ListPane, RecordView
+from qctl.tui.widgets import Column, flex, refill, table
 
 if TYPE_CHECKING:
     from qctl.systems.dispatch.database import Database
@@ -23,36 +23,36 @@ PAGE = 200
 """Rows a list tab reads per refresh (newest first)."""
 
 
-def _matches(needle: str, *values: str) -> bool:
-    """Every word of the ``/`` filter is one of ``values`` or part of one."""
-    return all(any(w in v.lower() for v in values) for w in needle.lower().split())
-
-
-class QueuesPane(Redrawn[list[reads.QueueDepth]]):
+class QueuesPane(ListPane):
     """What waits and runs per queue (``qctl queues list`` counts the finished jobs too,
     by a scan the live tab does not repeat every refresh)."""
 
     filter_hint = "filter queue name (substring)"
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_filter()
-        yield table("dispatch-queues", "queue", "pending", "retrying", "running", "oldest pending")
+    table_id = "dispatch-queues"
+    columns = (
+        flex("queue", "the queue's name", lambda q: q.queue),
+        Column("pending", "its jobs waiting to run", lambda q: q.pending),
+        Column("retrying", "its jobs waiting to be retried", lambda q: q.retrying),
+        Column(
+            "running",
+            "its jobs running (qctl queues list counts the finished ones too)",
+            lambda q: q.running,
+        ),
+        Column(
+            "oldest pending",
+            "how long its oldest due pending job has waited",
+            lambda q: fmt.duration(q.oldest_pending_age),
+        ),
+    )
 
     def fetch(self, db: Database) -> list[reads.QueueDepth]:
         return reads.queue_depths(db)
 
-    def render_data(self) -> None:
-        refill(
-            self.query_one("#dispatch-queues", DataTable),
-            [
-                (
-                    q.queue,
-                    [q.queue, q.pending, q.retrying, q.running, fmt.duration(q.oldest_pending_age)],
-                )
-                for q in self.data or []
-                if _matches(self.filter_text, q.queue)
-            ],
-        )
+    def row_key(self, row: reads.QueueDepth) -> str:
+        return row.queue
+
+    def words(self, row: reads.QueueDepth) -> tuple[str, ...]:
+        return (row.queue,)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -70,7 +70,6 @@ class JobActions:
         top = self.top  # type: ignore[attr-defined]
         job_id = self.current_job()
         if job_id is None:
-            top.notify("no job selected", severity="warning")
             return
         top.act(
             lambda p: f"Cancel {p.state} dispatch job {job_id} ({p.name})?",
@@ -79,98 +78,75 @@ class JobActions:
         )
 
 
-class JobsPane(JobActions, Redrawn[list[reads.Job]]):
+class JobsPane(JobActions, ListPane):
     BINDINGS = [Binding("C", "job_cancel", "Cancel")]
     filter_hint = "filter: words (a state, a queue, a job name)"
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_filter()
-        yield table(
-            "dispatch-jobs", "id", "name", "queue", "state", "priority", "retries", "run at",
-            "created", "last error",
-        )  # fmt: skip
+    table_id = "dispatch-jobs"
+    columns = (
+        Column("id", "the job's id", lambda j: j.id),
+        flex("name", "the job's name (its handler)", lambda j: j.name),
+        Column("queue", "its queue", lambda j: j.queue),
+        Column("state", "dispatch's state", lambda j: j.state),
+        Column("priority", "higher runs first", lambda j: j.priority),
+        Column(
+            "retries",
+            "attempts retried so far of its maximum",
+            lambda j: f"{j.retry_count}/{j.max_retries}",
+        ),
+        Column("run at", "when it is due", lambda j: j.run_at, time="when"),
+        Column("created", "when it was enqueued", lambda j: j.created_at, time="ago"),
+        flex("last error", "the error of its last failed attempt", lambda j: j.last_error),
+    )
 
     def fetch(self, db: Database) -> list[reads.Job]:
         return reads.list_jobs(db, limit=PAGE)
 
-    def open_with(self, text: str) -> None:
-        """Show the jobs ``text`` (``/`` words) matches, once the tab has read."""
-        self.filter_text = text
-        self.reload()
+    def row_key(self, row: reads.Job) -> str:
+        return row.id
 
-    def render_data(self) -> None:
-        now = self.top.clock()
-        refill(
-            self.query_one("#dispatch-jobs", DataTable),
-            [
-                (
-                    j.id,
-                    [
-                        j.id,
-                        j.name,
-                        j.queue,
-                        j.state,
-                        j.priority,
-                        f"{j.retry_count}/{j.max_retries}",
-                        fmt.when(j.run_at, now),
-                        fmt.ago(j.created_at, now),
-                        fmt.one_line(j.last_error or "", 50),
-                    ],
-                )
-                for j in self.data or []
-                if _matches(self.filter_text, j.state, j.queue, j.name)
-            ],
-        )
+    def words(self, row: reads.Job) -> tuple[str, ...]:
+        return (row.state, row.queue, row.name)
 
     def current_job(self) -> str | None:
-        return selected_key(self.query_one("#dispatch-jobs", DataTable))
+        return self.selected("job")
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         self.app.push_screen(JobDetailScreen(str(event.row_key.value)))
 
 
-class DlqPane(Redrawn[list[reads.DLQEntry]]):
+class DlqPane(ListPane):
     BINDINGS = [Binding("R", "dlq_replay", "Replay"), Binding("X", "dlq_delete", "Delete")]
     filter_hint = "filter: words (a queue, a job name)"
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_filter()
-        yield table(
-            "dispatch-dlq", "id", "job", "job name", "queue", "retries", "failed", "replayed",
-            "error",
-        )  # fmt: skip
+    table_id = "dispatch-dlq"
+    columns = (
+        Column("id", "the entry's id", lambda e: e.id),
+        Column("job", "the failed job's id", lambda e: e.job_id),
+        flex("job name", "its name", lambda e: e.job_name),
+        Column("queue", "its queue", lambda e: e.queue),
+        Column("retries", "attempts retried before it failed", lambda e: e.retry_count),
+        Column("failed", "when it reached the DLQ", lambda e: e.failed_at, time="ago"),
+        Column(
+            "replayed",
+            "when it was replayed (empty: not yet)",
+            lambda e: e.replayed_at,
+            time="ago",
+        ),
+        flex("error", "its error", lambda e: e.error),
+    )
 
     def fetch(self, db: Database) -> list[reads.DLQEntry]:
         return reads.list_dlq(db, limit=PAGE)
 
-    def render_data(self) -> None:
-        now = self.top.clock()
-        refill(
-            self.query_one("#dispatch-dlq", DataTable),
-            [
-                (
-                    e.id,
-                    [
-                        e.id,
-                        e.job_id,
-                        e.job_name,
-                        e.queue,
-                        e.retry_count,
-                        fmt.ago(e.failed_at, now),
-                        fmt.ago(e.replayed_at, now) if e.replayed_at else "",
-                        fmt.one_line(e.error, 50),
-                    ],
-                )
-                for e in self.data or []
-                if _matches(self.filter_text, e.queue, e.job_name)
-            ],
-        )
+    def row_key(self, row: reads.DLQEntry) -> str:
+        return row.id
+
+    def words(self, row: reads.DLQEntry) -> tuple[str, ...]:
+        return (row.queue, row.job_name)
 
     def action_dlq_replay(self) -> None:
-        entry_id = selected_key(self.query_one("#dispatch-dlq", DataTable))
+        entry_id = self.selected("DLQ entry")
         if entry_id is None:
-            self.top.notify("no DLQ entry selected", severity="warning")
             return
         self.top.act(
             lambda p: f"Replay DLQ entry {entry_id} ({p.job_name}) as a new job?",
@@ -179,9 +155,8 @@ class DlqPane(Redrawn[list[reads.DLQEntry]]):
         )
 
     def action_dlq_delete(self) -> None:
-        entry_id = selected_key(self.query_one("#dispatch-dlq", DataTable))
+        entry_id = self.selected("DLQ entry")
         if entry_id is None:
-            self.top.notify("no DLQ entry selected", severity="warning")
             return
         self.top.act(
             lambda p: (
@@ -193,7 +168,7 @@ class DlqPane(Redrawn[list[reads.DLQEntry]]):
         )
 
 
-class CronPane(Redrawn[list[reads.CronEntry]]):
+class CronPane(ListPane):
     BINDINGS = [
         Binding("T", "cron_trigger", "Run now"),
         Binding("E", "cron_enable", "Enable"),
@@ -201,46 +176,28 @@ class CronPane(Redrawn[list[reads.CronEntry]]):
         Binding("X", "cron_delete", "Delete"),
     ]
     filter_hint = "filter cron or job name (substring)"
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_filter()
-        yield table(
-            "dispatch-cron", "name", "schedule", "job", "queue", "enabled", "next run", "last run"
-        )
+    table_id = "dispatch-cron"
+    columns = (
+        flex("name", "the entry's name", lambda c: c.name),
+        Column("schedule", "its cron expression", lambda c: c.schedule),
+        flex("job", "the job it enqueues", lambda c: c.job_name),
+        Column("queue", "the queue it enqueues on", lambda c: c.queue),
+        Column("enabled", "whether it fires", lambda c: "yes" if c.enabled else "no"),
+        Column("next run", "when it fires next", lambda c: c.next_run_at, time="when"),
+        Column("last run", "when it fired last", lambda c: c.last_run_at, time="ago"),
+    )
 
     def fetch(self, db: Database) -> list[reads.CronEntry]:
         return reads.list_cron(db)
 
-    def render_data(self) -> None:
-        now = self.top.clock()
-        refill(
-            self.query_one("#dispatch-cron", DataTable),
-            [
-                (
-                    c.id,
-                    [
-                        c.name,
-                        c.schedule,
-                        c.job_name,
-                        c.queue,
-                        "yes" if c.enabled else "no",
-                        fmt.when(c.next_run_at, now),
-                        fmt.ago(c.last_run_at, now),
-                    ],
-                )
-                for c in self.data or []
-                if _matches(self.filter_text, c.name, c.job_name)
-            ],
-        )
+    def row_key(self, row: reads.CronEntry) -> str:
+        return row.id
 
-    def _selected(self) -> str | None:
-        cron_id = selected_key(self.query_one("#dispatch-cron", DataTable))
-        if cron_id is None:
-            self.top.notify("no cron entry selected", severity="warning")
-        return cron_id
+    def words(self, row: reads.CronEntry) -> tuple[str, ...]:
+        return (row.name, row.job_name)
 
     def action_cron_trigger(self) -> None:
-        cron_id = self._selected()
+        cron_id = self.selected("cron entry")
         if cron_id is None:
             return
         self.top.act(
@@ -250,7 +207,7 @@ class CronPane(Redrawn[list[reads.CronEntry]]):
         )
 
     def _change(self, action: str) -> None:
-        cron_id = self._selected()
+        cron_id = self.selected("cron entry")
         if cron_id is None:
             return
         self.top.act(
@@ -269,79 +226,60 @@ class CronPane(Redrawn[list[reads.CronEntry]]):
         self._change("delete")
 
 
-class WorkersPane(Redrawn[list[reads.Worker]]):
+class WorkersPane(ListPane):
     filter_hint = "filter hostname or queue (substring)"
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_filter()
-        yield table(
-            "dispatch-workers", "id", "hostname", "queues", "concurrency", "state", "leader",
-            "last seen",
-        )  # fmt: skip
+    table_id = "dispatch-workers"
+    columns = (
+        Column("id", "the worker's id", lambda w: w.id),
+        flex("hostname", "where it runs", lambda w: w.hostname),
+        flex("queues", "the queues it takes", lambda w: ", ".join(w.queues or [])),
+        Column("concurrency", "jobs it runs at once", lambda w: w.concurrency),
+        Column("state", "dispatch's worker state", lambda w: w.state),
+        Column("leader", "whether it holds the leadership", lambda w: "yes" if w.is_leader else ""),
+        Column("last seen", "its last heartbeat", lambda w: w.last_seen, time="ago"),
+    )
 
     def fetch(self, db: Database) -> list[reads.Worker]:
         return reads.list_workers(db)
 
-    def render_data(self) -> None:
-        now = self.top.clock()
-        refill(
-            self.query_one("#dispatch-workers", DataTable),
-            [
-                (
-                    w.id,
-                    [
-                        w.id,
-                        w.hostname,
-                        ", ".join(w.queues or []),
-                        w.concurrency,
-                        w.state,
-                        "yes" if w.is_leader else "",
-                        fmt.ago(w.last_seen, now),
-                    ],
-                )
-                for w in self.data or []
-                if _matches(self.filter_text, w.hostname, *(w.queues or []))
-            ],
-        )
+    def row_key(self, row: reads.Worker) -> str:
+        return row.id
+
+    def words(self, row: reads.Worker) -> tuple[str, ...]:
+        return (row.hostname, *(row.queues or []))
 
 
-class RunsPane(Redrawn[list[reads.Run]]):
+class RunsPane(ListPane):
     filter_hint = "filter: words (a state, a workflow name)"
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_filter()
-        yield table("dispatch-runs", "id", "name", "state", "started", "took", "error")
+    table_id = "dispatch-runs"
+    columns = (
+        Column("id", "the run's id", lambda r: r.id),
+        flex("name", "the workflow's name", lambda r: r.name),
+        Column("state", "dispatch's run state", lambda r: r.state),
+        Column("started", "when the run started", lambda r: r.started_at, time="ago"),
+        Column(
+            "took",
+            "started to completed",
+            lambda r: fmt.duration(r.completed_at - r.started_at) if r.completed_at else "",
+        ),
+        flex("error", "why it failed", lambda r: r.error),
+    )
 
     def fetch(self, db: Database) -> list[reads.Run]:
         return reads.list_runs(db, limit=PAGE)
 
-    def render_data(self) -> None:
-        now = self.top.clock()
-        refill(
-            self.query_one("#dispatch-runs", DataTable),
-            [
-                (
-                    r.id,
-                    [
-                        r.id,
-                        r.name,
-                        r.state,
-                        fmt.ago(r.started_at, now),
-                        fmt.duration(r.completed_at - r.started_at) if r.completed_at else "",
-                        fmt.one_line(r.error or "", 60),
-                    ],
-                )
-                for r in self.data or []
-                if _matches(self.filter_text, r.state, r.name)
-            ],
-        )
+    def row_key(self, row: reads.Run) -> str:
+        return row.id
+
+    def words(self, row: reads.Run) -> tuple[str, ...]:
+        return (row.state, row.name)
 
 
 class JobView(RecordView[tuple[reads.Job, list[reads.DLQEntry]]]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="dispatch-job-text")
-            yield table("dispatch-job-dlq", "DLQ entry", "failed", "replayed", "error")
+            yield table("dispatch-job-dlq", "DLQ entry", "failed", "replayed", flex("error"))
 
     def fetch(self, db: Database) -> tuple[reads.Job, list[reads.DLQEntry]]:
         job = reads.get_job(db, self.record_id)
@@ -368,7 +306,7 @@ class JobView(RecordView[tuple[reads.Job, list[reads.DLQEntry]]]):
                         e.id,
                         fmt.ago(e.failed_at, now),
                         fmt.ago(e.replayed_at, now) if e.replayed_at else "",
-                        fmt.one_line(e.error, 60),
+                        e.error,
                     ],
                 )
                 for e in entries

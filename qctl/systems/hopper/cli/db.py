@@ -6,10 +6,8 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output
-from qctl.cli.errors import ExitCode
-from qctl.cli.output import OutputFormat, emit_object, note
+from qctl.cli.output import OutputFormat
 from qctl.systems.hopper.cli import database, group
-from qctl_store.errors import InvalidInput
 
 app = group("db")
 
@@ -23,33 +21,23 @@ def status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
 
     db = database(ctx)
     state = db.state
-    emit_object(
-        {
-            "context": common.cli(ctx).context_name or "",
-            "system": "hopper",
-            "backend": "postgres",
-            "location": db.location,
-            "schema": db.schema,
-            "schema_version": state.version,
-            "applied_versions": list(state.applied),
-            "unknown_versions": list(state.unknown),
-            "known_versions": list(KNOWN_VERSIONS),
-            "writes_at_version": WRITES_AT,
-            "writable": state.writable,
-            "supported": SUPPORTED,
-            "read_only": db.read_only,
-            "notifications_sent": "hopper_insert, hopper_control, hopper_done (as hopper's)",
-            "dashboard_refresh": "polling",
-            "not_in_this_schema": (
-                "fences, job leases, progress, attempt logs, tags, snooze reasons,"
-                " dependency outputs (later hopper schemas)"
-            ),
-        },
-        output,
-    )
-    if not state.writable:
-        note(state.refusal())
-        raise typer.Exit(int(ExitCode.SCHEMA))
+    fields = {
+        "schema_version": state.version,
+        "applied_versions": list(state.applied),
+        "unknown_versions": list(state.unknown),
+        "known_versions": list(KNOWN_VERSIONS),
+        "writes_at_version": WRITES_AT,
+        "writable": state.writable,
+        "supported": SUPPORTED,
+        "notifications_sent": "hopper_insert, hopper_control, hopper_done (as hopper's)",
+        "dashboard_refresh": "polling",
+        "not_in_this_schema": (
+            "fences, job leases, progress, attempt logs, tags, snooze reasons,"
+            " dependency outputs (later hopper schemas)"
+        ),
+    }
+    refusal = None if state.writable else state.refusal()
+    common.database_status(ctx, "hopper", db, fields, refusal, output)
 
 
 @app.command("migrate")
@@ -57,7 +45,4 @@ def migrate(
     ctx: typer.Context, dry_run: DryRun = False, output: Output = OutputFormat.TABLE
 ) -> None:
     """Refused: hopper migrates its own schema (hoppermigrate, ``hopper migrate up``)."""
-    raise InvalidInput(
-        "qctl never migrates a hopper database: hopper does (hoppermigrate.Up, or"
-        " `hopper migrate up`)"
-    )
+    common.refuse_migrate("hopper", "hopper does (hoppermigrate.Up, or `hopper migrate up`)")

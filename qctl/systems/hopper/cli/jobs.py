@@ -11,7 +11,7 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import MAX_TARGETS, After, DryRun, MaxOpt, Output, PageLimit, Yes
-from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note
+from qctl.cli.output import OutputFormat, emit_detail, page_note, stream_listing
 from qctl.core import bulk
 from qctl.systems.hopper import actions, reads
 from qctl.systems.hopper.cli import database, group, writable
@@ -76,10 +76,17 @@ def list_jobs(
     """Jobs, live and finalized together, newest first (hopper's ids are time-ordered),
     one page at a time (keyset: ``--after`` the cursor the previous page printed)."""
     states = _states(state)
-    jobs = reads.list_jobs(database(ctx), states, kind, queue, limit, reads.parse_after(after))
-    records = [_record(j) for j in jobs]
-    emit_rows(records, LIST_COLUMNS, output)
-    page_note(output, len(jobs), None, str(jobs[-1].id) if len(jobs) == limit else None)
+    db = database(ctx)
+    shown, position = stream_listing(
+        lambda n, at: reads.list_jobs(db, states, kind, queue, n, at),
+        lambda job: job.id,
+        _record,
+        LIST_COLUMNS,
+        output,
+        limit,
+        reads.parse_after(after),
+    )
+    page_note(output, shown, None, str(position) if position else None)
 
 
 @app.command("show")

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from qctl.cli import common
 from qctl.cli.output import note
 from qctl.systems.hopper.cli import database
 
@@ -40,11 +41,9 @@ def watch(
     db = database(ctx)
     channels = channel or list(CHANNELS)
     note(f"watching {db.location} ({', '.join(channels)}; Ctrl-C to stop)")
-    try:
+    with common.until_ctrl_c():
         for name, payload in db.notifications(channels):
             at = datetime.now(UTC).isoformat()
             line = {"channel": name, "payload": payload, "at": at}
             sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")
             sys.stdout.flush()
-    except KeyboardInterrupt:
-        pass

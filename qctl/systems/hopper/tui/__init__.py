@@ -41,26 +41,7 @@ Actions (a dry run, then confirmed; hidden with --read-only):
   Queues: P pause, U resume
 
 Columns (a word shown on the screen, then what it means; names are hopper's):
-Queues: queue: the queue's name; paused: whether its clients stop claiming; available,
-  scheduled, retryable, running, pending: its live jobs in each state (pending: workflow
-  steps waiting on their dependencies); oldest: how long its oldest claimable job has
-  waited; done/min: jobs completed in the last minute; global: max running jobs across
-  all clients; rate/s: max claims per second; partition: max running jobs per
-  partition key (empty: no limit).
-Jobs: id: the job's id (a UUIDv7: newest first); kind: the job's kind (its worker);
-  queue: its queue; state: hopper's state; prio: priority, 1 runs first; attempt:
-  attempts made of its maximum; scheduled: when it may run; created: when it was
-  inserted; last error: the error of its last failed attempt.
 Detail: attempt, at, error: each failed attempt, when, and its error.
-Clients: id: the client's lease id; hostname: where it runs; started: when it
-  registered; lease: live, or expired (fenced: its jobs are rescued); leader: the
-  client holding the leadership; running: jobs it holds running.
-Workflows: id: the batch's id; name: the workflow's name (empty for a plain batch);
-  total: its jobs; pending: not finished yet; failed: cancelled or discarded; created:
-  when it was inserted; completed: when its last job finished.
-Streams: consumer: the consumer's name; pattern: the topics it takes (AMQP syntax);
-  kind, queue: of the jobs it delivers; cursor: part way through a delta, the last event
-  delivered (xid:seq); delivered: when it last delivered.
 """
 
 

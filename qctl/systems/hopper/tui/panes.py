@@ -13,8 +13,8 @@ from textual.widgets import DataTable, Static
 
 from qctl.systems.hopper import actions, reads
 from qctl.tui import fmt
-from qctl.tui.panes import DetailScreen, RecordView, Redrawn
-from qctl.tui.widgets import refill, selected_key, table
+from qctl.tui.panes import DetailScreen, ListPane, RecordView
+from qctl.tui.widgets import Column, flex, refill, table
 
 if TYPE_CHECKING:
     from qctl.systems.hopper.database import Database
@@ -23,56 +23,58 @@ PAGE = 200
 """Rows the jobs tab reads per refresh (newest first)."""
 
 
-def _matches(needle: str, *values: str) -> bool:
-    """Every word of the ``/`` filter is one of ``values`` or part of one."""
-    return all(any(w in v.lower() for v in values) for w in needle.lower().split())
-
-
 def _limit(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-class QueuesPane(Redrawn[tuple[list[reads.QueueDepth], dict[str, reads.Queue]]]):
+QueueRow = tuple[reads.QueueDepth, reads.Queue | None]
+"""A queue's live depths and its limits (None: no ``hopper_queues`` row)."""
+
+
+class QueuesPane(ListPane):
     BINDINGS = [Binding("P", "queue_pause", "Pause"), Binding("U", "queue_resume", "Resume")]
     filter_hint = "filter queue name (substring)"
+    table_id = "hopper-queues"
+    columns = (
+        flex("queue", "the queue's name", lambda r: r[0].queue),
+        Column(
+            "paused", "whether its clients stop claiming", lambda r: "paused" if r[0].paused else ""
+        ),
+        Column("available", "live jobs ready to be claimed", lambda r: r[0].available),
+        Column("scheduled", "live jobs waiting for their time", lambda r: r[0].scheduled),
+        Column("retryable", "live jobs waiting to be retried", lambda r: r[0].retryable),
+        Column("running", "live jobs being worked", lambda r: r[0].running),
+        Column("pending", "workflow steps waiting on their dependencies", lambda r: r[0].pending),
+        Column(
+            "oldest",
+            "how long its oldest claimable job has waited",
+            lambda r: fmt.duration(r[0].oldest_available),
+        ),
+        Column(
+            "done/min", "jobs completed in the last minute", lambda r: r[0].completed_last_minute
+        ),
+        Column(
+            "global",
+            "max running jobs across all clients",
+            lambda r: _limit(r[1] and r[1].global_limit),
+        ),
+        Column("rate/s", "max claims per second", lambda r: _limit(r[1] and r[1].rate_per_sec)),
+        Column(
+            "partition",
+            "max running jobs per partition key (empty: no limit)",
+            lambda r: _limit(r[1] and r[1].partition_limit),
+        ),
+    )
 
-    def compose(self) -> ComposeResult:
-        yield from self.compose_filter()
-        yield table(
-            "hopper-queues", "queue", "paused", "available", "scheduled", "retryable",
-            "running", "pending", "oldest", "done/min", "global", "rate/s", "partition",
-        )  # fmt: skip
+    def fetch(self, db: Database) -> list[QueueRow]:
+        limits = {q.name: q for q in reads.list_queues(db)}
+        return [(d, limits.get(d.queue)) for d in reads.queue_depths(db)]
 
-    def fetch(self, db: Database) -> tuple[list[reads.QueueDepth], dict[str, reads.Queue]]:
-        return reads.queue_depths(db), {q.name: q for q in reads.list_queues(db)}
+    def row_key(self, row: QueueRow) -> str:
+        return row[0].queue
 
-    def render_data(self) -> None:
-        depths, limits = self.data or ([], {})
-        rows = []
-        for d in depths:
-            if not _matches(self.filter_text, d.queue):
-                continue
-            q = limits.get(d.queue)
-            rows.append(
-                (
-                    d.queue,
-                    [
-                        d.queue,
-                        "paused" if d.paused else "",
-                        d.available,
-                        d.scheduled,
-                        d.retryable,
-                        d.running,
-                        d.pending,
-                        fmt.duration(d.oldest_available),
-                        d.completed_last_minute,
-                        _limit(q and q.global_limit),
-                        _limit(q and q.rate_per_sec),
-                        _limit(q and q.partition_limit),
-                    ],
-                )
-            )
-        refill(self.query_one("#hopper-queues", DataTable), rows)
+    def words(self, row: QueueRow) -> tuple[str, ...]:
+        return (row[0].queue,)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -80,9 +82,8 @@ class QueuesPane(Redrawn[tuple[list[reads.QueueDepth], dict[str, reads.Queue]]])
         self.screen.query_one(JobsPane).open_with(str(event.row_key.value))
 
     def _paused(self, paused: bool) -> None:
-        name = selected_key(self.query_one("#hopper-queues", DataTable))
+        name = self.selected("queue")
         if name is None:
-            self.top.notify("no queue selected", severity="warning")
             return
         verb = "pause" if paused else "resume"
         self.top.act(
@@ -108,7 +109,6 @@ class JobActions:
         top = self.top  # type: ignore[attr-defined]
         text = self.current_job()
         if text is None:
-            top.notify("no job selected", severity="warning")
             return
         job_id = uuid.UUID(text)
         if verb == "cancel":
@@ -131,94 +131,74 @@ class JobActions:
         self._act("retry")
 
 
-class JobsPane(JobActions, Redrawn[list[reads.Job]]):
+class JobsPane(JobActions, ListPane):
     BINDINGS = [Binding("C", "job_cancel", "Cancel"), Binding("R", "job_retry", "Retry")]
     filter_hint = "filter: words (a state, a queue, a kind)"
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_filter()
-        yield table(
-            "hopper-jobs", "id", "kind", "queue", "state", "prio", "attempt", "scheduled",
-            "created", "last error",
-        )  # fmt: skip
+    table_id = "hopper-jobs"
+    columns = (
+        Column("id", "the job's id (a UUIDv7: newest first)", lambda j: str(j.id)),
+        flex("kind", "the job's kind (its worker)", lambda j: j.kind),
+        Column("queue", "its queue", lambda j: j.queue),
+        Column("state", "hopper's state", lambda j: j.state),
+        Column("prio", "priority, 1 runs first", lambda j: j.priority),
+        Column(
+            "attempt", "attempts made of its maximum", lambda j: f"{j.attempt}/{j.max_attempts}"
+        ),
+        Column("scheduled", "when it may run", lambda j: j.scheduled_at, time="when"),
+        Column("created", "when it was inserted", lambda j: j.created_at, time="ago"),
+        flex("last error", "the error of its last failed attempt", lambda j: j.last_error),
+    )
 
     def fetch(self, db: Database) -> list[reads.Job]:
         return reads.list_jobs(db, limit=PAGE)
 
-    def open_with(self, text: str) -> None:
-        """Show the jobs ``text`` (``/`` words) matches, once the tab has read."""
-        self.filter_text = text
-        self.reload()
+    def row_key(self, row: reads.Job) -> str:
+        return str(row.id)
 
-    def render_data(self) -> None:
-        now = self.top.clock()
-        refill(
-            self.query_one("#hopper-jobs", DataTable),
-            [
-                (
-                    str(j.id),
-                    [
-                        str(j.id),
-                        j.kind,
-                        j.queue,
-                        j.state,
-                        j.priority,
-                        f"{j.attempt}/{j.max_attempts}",
-                        fmt.when(j.scheduled_at, now),
-                        fmt.ago(j.created_at, now),
-                        fmt.one_line(j.last_error, 50),
-                    ],
-                )
-                for j in self.data or []
-                if _matches(self.filter_text, j.state, j.queue, j.kind)
-            ],
-        )
+    def words(self, row: reads.Job) -> tuple[str, ...]:
+        return (row.state, row.queue, row.kind)
 
     def current_job(self) -> str | None:
-        return selected_key(self.query_one("#hopper-jobs", DataTable))
+        return self.selected("job")
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         self.app.push_screen(JobDetailScreen(uuid.UUID(str(event.row_key.value))))
 
 
-class ClientsPane(Redrawn[list[reads.Client]]):
+class ClientsPane(ListPane):
     filter_hint = "filter hostname (substring)"
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_filter()
-        yield table("hopper-clients", "id", "hostname", "started", "lease", "leader", "running")
+    table_id = "hopper-clients"
+    columns = (
+        Column("id", "the client's lease id", lambda c: str(c.id)),
+        flex("hostname", "where it runs", lambda c: c.hostname),
+        Column("started", "when it registered", lambda c: c.started_at, time="ago"),
+        Column(
+            "lease",
+            "live, or expired (fenced: its jobs are rescued)",
+            lambda c: "live" if c.live else "expired",
+        ),
+        Column(
+            "leader", "the client holding the leadership", lambda c: "leader" if c.leader else ""
+        ),
+        Column("running", "jobs it holds running", lambda c: c.running),
+    )
 
     def fetch(self, db: Database) -> list[reads.Client]:
         return reads.list_clients(db)
 
-    def render_data(self) -> None:
-        now = self.top.clock()
-        refill(
-            self.query_one("#hopper-clients", DataTable),
-            [
-                (
-                    str(c.id),
-                    [
-                        str(c.id),
-                        c.hostname,
-                        fmt.ago(c.started_at, now),
-                        "live" if c.live else "expired",
-                        "leader" if c.leader else "",
-                        c.running,
-                    ],
-                )
-                for c in self.data or []
-                if _matches(self.filter_text, c.hostname)
-            ],
-        )
+    def row_key(self, row: reads.Client) -> str:
+        return str(row.id)
+
+    def words(self, row: reads.Client) -> tuple[str, ...]:
+        return (row.hostname,)
 
 
 class JobView(RecordView[tuple[reads.Job, list[reads.Dep]]]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="hopper-job-text")
-            yield table("hopper-job-errors", "attempt", "at", "error")
+            yield table("hopper-job-errors", "attempt", "at", flex("error"))
 
     def fetch(self, db: Database) -> tuple[reads.Job, list[reads.Dep]]:
         job_id = uuid.UUID(str(self.record_id))
@@ -246,7 +226,7 @@ class JobView(RecordView[tuple[reads.Job, list[reads.Dep]]]):
                     [
                         str(e.get("attempt", "")),
                         fmt.safe(str(e.get("at", ""))),
-                        fmt.one_line(str(e.get("error", "")), 80),
+                        str(e.get("error", "")),
                     ],
                 )
                 for i, e in enumerate(job.errors)
@@ -266,68 +246,50 @@ class JobDetailScreen(JobActions, DetailScreen):
         return str(self.record_id)
 
 
-class WorkflowsPane(Redrawn[list[reads.Batch]]):
+class WorkflowsPane(ListPane):
     filter_hint = "filter workflow name (substring)"
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_filter()
-        yield table(
-            "hopper-workflows", "id", "name", "total", "pending", "failed", "created", "completed"
-        )
+    table_id = "hopper-workflows"
+    columns = (
+        Column("id", "the batch's id", lambda b: str(b.id)),
+        flex("name", "the workflow's name (empty for a plain batch)", lambda b: b.name or ""),
+        Column("total", "its jobs", lambda b: b.total),
+        Column("pending", "not finished yet", lambda b: b.pending),
+        Column("failed", "cancelled or discarded", lambda b: b.failed),
+        Column("created", "when it was inserted", lambda b: b.created_at, time="ago"),
+        Column("completed", "when its last job finished", lambda b: b.completed_at, time="ago"),
+    )
 
     def fetch(self, db: Database) -> list[reads.Batch]:
         return reads.list_batches(db, limit=PAGE)
 
-    def render_data(self) -> None:
-        now = self.top.clock()
-        refill(
-            self.query_one("#hopper-workflows", DataTable),
-            [
-                (
-                    str(b.id),
-                    [
-                        str(b.id),
-                        fmt.safe(b.name or ""),
-                        b.total,
-                        b.pending,
-                        b.failed,
-                        fmt.ago(b.created_at, now),
-                        fmt.ago(b.completed_at, now) if b.completed_at else "",
-                    ],
-                )
-                for b in self.data or []
-                if _matches(self.filter_text, b.name or "")
-            ],
-        )
+    def row_key(self, row: reads.Batch) -> str:
+        return str(row.id)
+
+    def words(self, row: reads.Batch) -> tuple[str, ...]:
+        return (row.name or "",)
 
 
-class StreamsPane(Redrawn[list[reads.StreamConsumer]]):
+class StreamsPane(ListPane):
     filter_hint = "filter consumer name or pattern (substring)"
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_filter()
-        yield table("hopper-streams", "consumer", "pattern", "kind", "queue", "cursor", "delivered")
+    table_id = "hopper-streams"
+    columns = (
+        flex("consumer", "the consumer's name", lambda c: c.name),
+        flex("pattern", "the topics it takes (AMQP syntax)", lambda c: c.pattern),
+        Column("kind", "the kind of the jobs it delivers", lambda c: c.kind),
+        Column("queue", "the queue of the jobs it delivers", lambda c: c.queue),
+        Column(
+            "cursor",
+            "part way through a delta, the last event delivered (xid:seq)",
+            lambda c: f"{c.xid}:{c.seq}" if c.reading else "",
+        ),
+        Column("delivered", "when it last delivered", lambda c: c.delivered_at, time="ago"),
+    )
 
     def fetch(self, db: Database) -> list[reads.StreamConsumer]:
         return reads.list_stream_consumers(db)
 
-    def render_data(self) -> None:
-        now = self.top.clock()
-        refill(
-            self.query_one("#hopper-streams", DataTable),
-            [
-                (
-                    c.name,
-                    [
-                        c.name,
-                        c.pattern,
-                        c.kind,
-                        c.queue,
-                        f"{c.xid}:{c.seq}" if c.reading else "",
-                        fmt.ago(c.delivered_at, now) if c.delivered_at else "",
-                    ],
-                )
-                for c in self.data or []
-                if _matches(self.filter_text, c.name, c.pattern)
-            ],
-        )
+    def row_key(self, row: reads.StreamConsumer) -> str:
+        return row.name
+
+    def words(self, row: reads.StreamConsumer) -> tuple[str, ...]:
+        return (row.name, row.pattern)

@@ -1,0 +1,268 @@
+"""The audit trail: one JSON line per operator write, from the command line and the
+dashboard alike, appended to ``$XDG_STATE_HOME/qctl/audit.jsonl``
+(``~/.local/state/qctl/audit.jsonl``).
+
+Each line says who (the OS user, and the database role the DSN connects as), when (UTC),
+where (system, context, DSN with its password removed, schema), what (the front-end, the
+verb, the selection the operator gave, the ids acted on: the first ``MAX_IDS`` and their
+count), the counts done, failed, skipped and not tried, the exit status (the dashboard
+records the code the same outcome has on the command line), the error line and the
+operator's ``--reason``.
+
+What is recorded: every write that started (a writing verb past the read-only check, a
+dashboard action once asked for), whatever its outcome: done, refused by a guard,
+declined at the question, failed. Dry runs are not: they only read (read-only mode
+allows them), and the trail is of what may have changed a database.
+
+The file is created 0600 in a 0700 directory and opened ``O_APPEND`` for each line (one
+``write``, so lines of concurrent processes never interleave). qctl only ever reads it to
+show it (``qctl audit``). A log that cannot be written never blocks the write it records:
+the first failure of the process is reported once through ``warn``.
+
+The command line keeps the entry of its one write in ``pending`` from ``begin`` (the
+read-only check) to ``finish`` (the exit status); the result records it prints on the
+way are noted in it. The dashboard builds and appends an entry per action (``entry``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import json
+import os
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field, fields, is_dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+MAX_IDS = 20
+"""How many ids an entry lists (``ids_count`` says how many there were)."""
+MAX_TEXT = 300
+"""How long a text of an entry may be (an option's value, an error line)."""
+ID_KEYS = (
+    "id",
+    "job_id",
+    "workflow_id",
+    "new_workflow_id",
+    "entry_id",
+    "event_id",
+    "name",
+    "schedule_name",
+    "queue_name",
+    "queue",
+)
+"""Where a result record names what it acted on, first match wins."""
+
+
+def log_path() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(Path.home(), ".local", "state")
+    return Path(base) / "qctl" / "audit.jsonl"
+
+
+def stamp(moment: datetime) -> str:
+    """An entry's time: RFC 3339 UTC with microseconds, so stamps sort as text."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def now() -> str:
+    return stamp(datetime.now(UTC))
+
+
+def os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name and no passwd entry (a container)
+        return str(os.getuid())
+
+
+def _text(value: Any) -> Any:
+    """A JSON-ready, bounded form of an option value or a result field."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_text(v) for v in list(value)[:MAX_IDS]]
+    if isinstance(value, Mapping):
+        return {str(k): _text(v) for k, v in list(value.items())[:MAX_IDS]}
+    text = str(getattr(value, "value", value))  # an enum's value
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def _fields(record: Any) -> Any:
+    """A dataclass record (the dashboard's results) as a mapping of its fields."""
+    if is_dataclass(record) and not isinstance(record, type):
+        return {f.name: getattr(record, f.name) for f in fields(record)}
+    return record
+
+
+def _id_of(record: Any) -> str | None:
+    if not isinstance(record, Mapping):
+        return None
+    for key in ID_KEYS:
+        value = record.get(key)
+        if value is not None and not isinstance(value, Mapping | list | bool):
+            return str(value)
+    return None
+
+
+@dataclass
+class Entry:
+    """One line of the trail (``line`` is its JSON form)."""
+
+    front: str
+    verb: str
+    where: dict[str, Any]
+    selection: dict[str, Any] = field(default_factory=dict)
+    reason: str | None = None
+    user: str = field(default_factory=os_user)
+    time: str = field(default_factory=now)
+    ids: list[str] = field(default_factory=list)
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+    not_tried: int = 0
+    exit_status: int = 0
+    error: str | None = None
+
+    def note(self, record: Any) -> None:
+        """What a result record (an ops record as a mapping, a list of them, or the one
+        record of several: ``{"count", "results", "skipped", "failed", "not_tried"}``)
+        says was done. A verb over a filter that acts in batches gives a count, no ids
+        (the selection says which)."""
+        if isinstance(record, list):
+            results: list[Any] = [_fields(r) for r in record]
+            record = {}
+        elif is_dataclass(record) and not isinstance(record, type):
+            return self.note(_fields(record))
+        elif isinstance(record, Mapping):
+            results = record["results"] if isinstance(record.get("results"), list) else []
+        else:
+            return
+        ids = [i for i in map(_id_of, results or [record]) if i is not None]
+        for key, value in record.items():  # DBOS names a schedule's workflows so
+            if key.endswith("_ids") and isinstance(value, list):
+                ids += [str(v) for v in value]
+        self.ids = ids
+        count = record.get("count")
+        self.done = count if isinstance(count, int) and not results else len(results) or 1
+        skipped, not_tried = record.get("skipped"), record.get("not_tried")
+        self.skipped = len(skipped) if isinstance(skipped, list) else 0
+        self.not_tried = len(not_tried) if isinstance(not_tried, list) else 0
+        self.failed = 1 if record.get("failed") else 0
+
+    def line(self) -> str:
+        record = {
+            "time": self.time,
+            "user": self.user,
+            **self.where,
+            "front": self.front,
+            "verb": self.verb,
+            "selection": {k: _text(v) for k, v in self.selection.items()},
+            "ids": self.ids[:MAX_IDS],
+            "ids_count": len(self.ids),
+            "done": self.done,
+            "failed": self.failed,
+            "skipped": self.skipped,
+            "not_tried": self.not_tried,
+            "exit_status": self.exit_status,
+            "error": self.error,
+            "reason": self.reason,
+        }
+        # ASCII only: the log is safe to cat, every control character escaped.
+        return json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n"
+
+
+def where(
+    system: str, context: str | None, dsn: str | None, schema: str, db_role: str | None
+) -> dict[str, Any]:
+    """The database part of an entry; ``dsn`` must already be redacted."""
+    return {
+        "db_role": db_role,
+        "system": system,
+        "context": context,
+        "dsn": dsn,
+        "schema": schema or None,
+    }
+
+
+_warned = False
+
+
+def append(entry: Entry, warn: Callable[[str], None]) -> None:
+    """Append ``entry``; a log that cannot be written is told to ``warn`` once per
+    process and never raises."""
+    global _warned
+    path = log_path()
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        fd = os.open(path, flags, 0o600)
+        try:
+            if os.fstat(fd).st_mode & 0o077:
+                os.fchmod(fd, 0o600)  # it names databases: for its owner only
+            os.write(fd, entry.line().encode("ascii"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        if not _warned:
+            _warned = True
+            with contextlib.suppress(Exception):
+                warn(f"audit log {path}: {exc.strerror or exc}; the write goes on unrecorded")
+
+
+_pending: ContextVar[Entry | None] = ContextVar("qctl_audit_pending", default=None)
+_reason: ContextVar[str | None] = ContextVar("qctl_audit_reason", default=None)
+
+
+def give_reason(reason: str | None) -> None:
+    """The operator's ``--reason`` for the write this invocation makes."""
+    if reason:
+        _reason.set(reason)
+
+
+def begin(verb: str, where: dict[str, Any], selection: dict[str, Any], front: str = "cli") -> None:
+    """Start the entry of this invocation's write (a verb that checks twice starts it
+    again: its results come after)."""
+    _pending.set(Entry(front, verb, where, selection, reason=_reason.get()))
+
+
+def note(record: Any) -> None:
+    """A result record the pending write printed (nothing when none is pending)."""
+    entry = _pending.get()
+    if entry is not None:
+        entry.note(record)
+
+
+def fails(error: str) -> None:
+    """The error line the pending write ends with."""
+    entry = _pending.get()
+    if entry is not None:
+        entry.error = _text(error)
+
+
+def finish(exit_status: int, warn: Callable[[str], None]) -> None:
+    """Append the pending entry with its exit status, and forget it and the reason."""
+    entry = _pending.get()
+    _pending.set(None)
+    _reason.set(None)
+    if entry is not None:
+        entry.exit_status = exit_status
+        append(entry, warn)
+
+
+def read(path: Path | None = None) -> list[dict[str, Any]]:
+    """The trail's entries, oldest first, for display only (a line that is not a JSON
+    object, as a torn last line, is left out)."""
+    path = path or log_path()
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return []
+    entries = []
+    for line in text.splitlines():
+        with contextlib.suppress(ValueError):
+            value = json.loads(line)
+            if isinstance(value, dict):
+                entries.append(value)
+    return entries

@@ -1,0 +1,205 @@
+"""The audit trail (``qctl.core.audit``): a write of the command line and the same write
+of the dashboard each append one entry with the same fields; read-only refusals and dry
+runs append none; the log is private, never holds a password, and a log that cannot be
+written warns once and never stops the write; ``qctl audit`` lists it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qctl.cli.context import CliContext
+from qctl.core import audit
+from qctl.tui.app import QctlTop
+from qctl_store.types import JobState, Source
+from tests.cli.conftest import Run, make_dead
+from tests.cli.test_hygiene import imports
+from tests.conftest import PG_DSN
+from tests.tui.helpers import SIZE, until
+from tests.tui.test_app import confirm, open_jobs
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture
+def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    return tmp_path / "state" / "qctl" / "audit.jsonl"
+
+
+def entries(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def retry_in_dashboard(st: Any, kind: str, db_args: list[str], answer: str) -> list[str]:
+    """Retry the dead job of ``kind`` in ``qctl top`` (``R``), answering ``answer``; the
+    notices it showed."""
+    c = CliContext.resolve(dsn=db_args[1], schema=db_args[3] if len(db_args) > 2 else None)
+    c.system()
+    app = QctlTop(st, live=False, location="test", audit_where=c.audit_where())
+    notices: list[str] = []
+    shown = app.notify
+    app.notify = lambda text, **kw: (notices.append(str(text)), shown(text, **kw))[1]  # type: ignore[method-assign]
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await open_jobs(pilot, app, kind, JobState.DEAD)
+            await confirm(pilot, app, "R", answer)
+            await until(pilot, lambda: app.actions_done or answer == "n")
+
+    asyncio.run(drive())
+    return notices
+
+
+def test_a_cli_write_and_the_same_dashboard_write_append_alike(
+    run: Run, st: Any, kind: str, db_args: list[str], log: Path
+) -> None:
+    [by_cli] = make_dead(st, kind)
+    result = run("jobs", "retry", str(by_cli), "--yes", "--reason", "ticket 42")
+    assert result.exit_code == 0, result.output
+    [by_top] = make_dead(st, kind)
+    retry_in_dashboard(st, kind, db_args, "y")
+    assert st.get_job(Source.QUEUE, by_top).state == JobState.PENDING
+    cli, top = entries(log)
+    assert list(cli) == list(top)
+    assert cli["front"] == "cli" and top["front"] == "dashboard"
+    assert cli["verb"] == top["verb"] == "jobs retry"
+    assert cli["ids"] == [str(by_cli)] and top["ids"] == [str(by_top)]
+    assert cli["ids_count"] == top["ids_count"] == 1
+    assert cli["done"] == top["done"] == 1
+    assert cli["exit_status"] == top["exit_status"] == 0
+    assert cli["error"] is top["error"] is None
+    assert cli["reason"] == "ticket 42" and top["reason"] is None
+    assert top["selection"]["asked"].startswith("retry dead queue job")
+    where = ("system", "context", "dsn", "schema", "db_role")
+    assert [cli[k] for k in where] == [top[k] for k in where]
+    assert cli["system"] == "azync"
+    assert cli["user"] == top["user"] == audit.os_user()
+    assert cli["time"] < top["time"] and cli["time"].endswith("Z")
+
+
+def test_declined_and_refused_are_recorded_read_only_and_dry_runs_are_not(
+    run: Run, st: Any, kind: str, db_args: list[str], log: Path
+) -> None:
+    [job] = make_dead(st, kind)
+    assert run("--read-only", "jobs", "retry", str(job), "--yes").exit_code == 4
+    assert run("jobs", "retry", "--kind", kind, "--dry-run").exit_code == 0
+    assert entries(log) == []
+    assert run("jobs", "retry", "--kind", kind).exit_code == 4  # no terminal, no --yes
+    retry_in_dashboard(st, kind, db_args, "n")
+    cli, top = entries(log)
+    assert st.get_job(Source.QUEUE, job).state == JobState.DEAD
+    assert cli["exit_status"] == top["exit_status"] == 4
+    assert cli["done"] == top["done"] == 0
+    assert cli["selection"] == {"--kind": kind}
+    assert "pass --yes" in cli["error"] and top["error"] == "declined; nothing was changed"
+
+
+def test_log_is_private_and_holds_no_password(
+    st: Any, kind: str, module_db: tuple[str, str, Path], db_args: list[str], log: Path
+) -> None:
+    """The log is 0600 in a 0700 directory on both backends; on PostgreSQL a DSN's password
+    is replaced by ``***`` (a SQLite path holds none)."""
+    from typer.testing import CliRunner
+
+    from qctl.cli.main import app
+
+    backend, schema, _ = module_db
+    [job] = make_dead(st, kind)
+    args = db_args
+    if backend == "postgres":
+        args = [
+            "--dsn",
+            PG_DSN.replace("://postgres@", "://postgres:s3cr3t-pw@"),
+            "--schema",
+            schema,
+        ]
+        assert args[1] != PG_DSN
+    result = CliRunner().invoke(app, [*args, "jobs", "retry", str(job), "--yes"])
+    assert result.exit_code == 0, result.output
+    [entry] = entries(log)
+    if backend == "postgres":
+        assert "s3cr3t-pw" not in log.read_text()
+        assert entry["dsn"] == PG_DSN.replace("://postgres@", "://postgres:***@")
+        assert entry["db_role"] == "postgres" and entry["schema"] == schema
+    else:
+        assert entry["dsn"] == db_args[1] and entry["db_role"] is None
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700
+
+
+def test_an_unwritable_log_warns_once_and_the_write_happens(
+    run: Run, st: Any, kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")  # a file where the directory should be: even root cannot
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
+    monkeypatch.setattr(audit, "_warned", False)
+    first, second = make_dead(st, kind, 2)
+    one = run("jobs", "retry", str(first), "--yes")
+    two = run("jobs", "retry", str(second), "--yes")
+    assert one.exit_code == two.exit_code == 0, (one.output, two.output)
+    assert st.get_job(Source.QUEUE, first).state == JobState.PENDING
+    assert st.get_job(Source.QUEUE, second).state == JobState.PENDING
+    [warning] = [line for line in one.stderr.splitlines() if "warning" in line]
+    assert warning.startswith("qctl: warning: audit log ") and "unrecorded" in warning
+    assert "warning" not in two.stderr
+
+
+def test_an_unwritable_log_warns_in_the_dashboard_and_the_write_happens(
+    st: Any, kind: str, db_args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
+    monkeypatch.setattr(audit, "_warned", False)
+    [job] = make_dead(st, kind)
+    notices = retry_in_dashboard(st, kind, db_args, "y")
+    assert st.get_job(Source.QUEUE, job).state == JobState.PENDING
+    assert [n for n in notices if n.startswith("audit log ") and "unrecorded" in n], notices
+
+
+def test_reason_from_the_environment_and_a_bulk_walk_counts(
+    run: Run, st: Any, kind: str, log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QCTL_REASON", "nightly cleanup")
+    make_dead(st, kind, 3)
+    assert run("jobs", "retry", "--kind", kind, "--yes").exit_code == 0
+    [entry] = entries(log)
+    assert entry["reason"] == "nightly cleanup"
+    assert entry["done"] == 3 and entry["selection"] == {"--kind": kind}
+
+
+def test_qctl_audit_lists_newest_first_filtered_and_sanitised(log: Path, run: Run) -> None:
+    where = audit.where("azync", "prod", "postgresql://ops:***@db/app", "azync", "ops")
+    for verb, reason, time in [
+        ("jobs retry", "old", "2026-01-01T00:00:00.000000Z"),
+        ("dags cancel", "evil \x1b[31mred", "2026-01-02T00:00:00.000000Z"),
+        ("jobs delete", "new", "2026-01-03T00:00:00.000000Z"),
+    ]:
+        audit.append(audit.Entry("cli", verb, where, reason=reason, time=time), print)
+    assert "\x1b" not in log.read_text()  # the file is ASCII, every control escaped
+    listed = json.loads(run("audit", "-o", "json").stdout)
+    assert [e["reason"] for e in listed] == ["new", "evil \x1b[31mred", "old"]
+    jobs = json.loads(run("audit", "--verb", "jobs", "-o", "json").stdout)
+    assert [e["verb"] for e in jobs] == ["jobs delete", "jobs retry"]
+    since = json.loads(run("audit", "--since", "2026-01-02", "-o", "json").stdout)
+    assert [e["verb"] for e in since] == ["jobs delete", "dags cancel"]
+    table = run("audit")
+    assert table.exit_code == 0 and "\x1b" not in table.stdout
+    assert "evil \\x1b[31mred" in table.stdout or "evil ^[" in table.stdout
+    bad = run("audit", "--since", "yesterday-ish")
+    assert bad.exit_code == 2 and bad.stderr.startswith("qctl: error: --since")
+
+
+def test_qctl_audit_is_a_plain_command(tmp_path: Path) -> None:
+    """No textual, pool, DBOS or database driver: it reads one file."""
+    assert imports(["audit"], tmp_path) in (
+        {"code": 0, "heavy": []},
+        {"code": 0, "heavy": ["qctl_store"]},  # its errors, as every command's options
+    )

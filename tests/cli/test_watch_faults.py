@@ -1,0 +1,106 @@
+"""Fault test: ``qctl watch`` in a subprocess on PostgreSQL. Its LISTEN connection
+terminated, it says so in one stderr line (libpq's message spans three) and goes on;
+SIGTERM ends it with the one ``terminated`` line and 143, Ctrl-C with 0.
+
+In a database of its own, as ``test_maintain_faults`` (whose fixture it uses), so
+terminating qctl's backends there touches no other test."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psycopg
+
+from qctl_store import Config
+from qctl_store.postgres import PostgresStore
+from tests.cli.test_maintain_faults import QCTL, fault_db  # noqa: F401 (a fixture)
+from tests.conftest import PG_DSN
+
+
+def _start(args: list[str], tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    err = tmp_path / "stderr"
+    proc = subprocess.Popen([str(QCTL), *args], stdout=subprocess.DEVNULL, stderr=err.open("w"))
+    return proc, err
+
+
+def _until(what: str, check: object, proc: subprocess.Popen[bytes], err: Path) -> None:
+    deadline = time.monotonic() + 30
+    while not check():  # type: ignore[operator]
+        assert proc.poll() is None, err.read_text()
+        assert time.monotonic() < deadline, f"{what}: {err.read_text()}"
+        time.sleep(0.1)
+
+
+def _stop(proc: subprocess.Popen[bytes], sig: signal.Signals) -> int:
+    proc.send_signal(sig)
+    try:
+        return proc.wait(15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_watch_reconnect_is_one_line_and_sigterm_exits_143(
+    fault_db: str,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    store = PostgresStore(fault_db, Config(application_name="qctl-fault-test"))
+    store.migrate()
+    store.close()
+    database = fault_db.rsplit("/", 1)[1]
+    proc, err = _start(["--dsn", fault_db, "watch"], tmp_path)
+
+    def listening() -> bool:
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            return bool(
+                conn.execute(
+                    "SELECT 1 FROM pg_stat_activity WHERE datname = %s"
+                    " AND application_name = 'qctl' AND query LIKE 'LISTEN%%'",
+                    (database,),
+                ).fetchall()
+            )
+
+    _until("the LISTEN connection", listening, proc, err)
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = %s AND application_name = 'qctl'",
+            (database,),
+        )
+    _until("the loss reported", lambda: "connection lost" in err.read_text(), proc, err)
+    _until("listening again", listening, proc, err)
+    code = _stop(proc, signal.SIGTERM)
+    lines = err.read_text().splitlines()
+    lost = [i for i, line in enumerate(lines) if "connection lost" in line]
+    assert len(lost) == 1, lines
+    # libpq's whole message on the one line, nothing after it but the end's line.
+    assert "This probably means" in lines[lost[0]], lines
+    assert lines[lost[0] + 1 :] == ["qctl: error: terminated (SIGTERM)"], lines
+    assert code == 143
+
+
+def test_polling_watch_sigterm_exits_143_and_ctrl_c_0(
+    fault_db: str,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """dispatch's watch polls (its notification names no job): SIGTERM and Ctrl-C end it
+    as they end azync's."""
+    schema = Path(__file__).parents[2] / "qctl" / "systems" / "dispatch" / "schema_6f7dda7.sql"
+    with psycopg.connect(fault_db, autocommit=True) as conn:
+        conn.execute(schema.read_text())  # type: ignore[arg-type]
+    for sig, expected, last in [
+        (signal.SIGTERM, 143, "qctl: error: terminated (SIGTERM)"),
+        (signal.SIGINT, 0, None),
+    ]:
+        proc, err = _start(
+            ["--dsn", fault_db, "--system", "dispatch", "watch", "--refresh", "0.2"], tmp_path
+        )
+        _until("watching", lambda: "watching" in err.read_text(), proc, err)  # noqa: B023
+        code = _stop(proc, sig)
+        lines = err.read_text().splitlines()
+        assert code == expected, lines
+        assert lines[-1] == last if last else len(lines) == 1, lines
+        assert not any("Traceback" in line for line in lines)

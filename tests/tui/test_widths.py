@@ -1,0 +1,114 @@
+"""Dashboard tables use the width they have: fixed columns (counts, states, times) keep
+theirs, flexible ones (a kind, an error) share the rest and are cut with an ellipsis, so a
+~150-character kind never pushes the counts off the screen (at 80 and at 200 columns)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from qctl.systems.azync.tui import JobsPane
+from qctl.tui.app import QctlTop
+from qctl_store.types import DequeueParams, EnqueueParams, JobState, Source
+from tests.tui.helpers import row_keys, screen_text, table, until
+
+pytestmark = pytest.mark.timeout(120)
+
+ERROR = "connection refused by upstream " + "x" * 300 + " END"
+
+
+def long_kind() -> str:
+    return f"w_{uuid.uuid4().hex[:8]}_" + "k" * 140
+
+
+def arrange(store: Any, k: str) -> None:
+    for _ in range(3):
+        store.enqueue(EnqueueParams(kind=k))
+    store.enqueue(EnqueueParams(kind=k, max_attempts=1))
+    store.enqueue(EnqueueParams(kind=k, max_attempts=1))
+    for job in store.dequeue_batch(Source.QUEUE, DequeueParams(kind=k, limit=2)):
+        store.dead(job.id, job.lease_token, ERROR)
+
+
+def line_with(text: str, needle: str) -> str:
+    """The first table line (a border's title aside) with ``needle``."""
+    return next(line for line in text.splitlines() if needle in line and "╭" not in line)
+
+
+async def settled(pilot: Any, app: QctlTop, needle: str) -> str:
+    """The line with ``needle`` once the table has measured its cells (on idle)."""
+    await until(pilot, lambda: line_with(screen_text(app), needle))
+    await pilot.pause()
+    return line_with(screen_text(app), needle)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+async def test_a_long_kind_is_cut_and_the_counts_stay(store: Any, size: tuple[int, int]) -> None:
+    k = long_kind()
+    arrange(store, k)
+    app = QctlTop(store, live=False, location="test")
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("slash", *k[:10], "enter")
+        await until(pilot, lambda: row_keys(app, "#queues") == [f"queue\x1f{k}"])
+        await until(pilot, lambda: line_with(screen_text(app), k[:5]))
+        text = screen_text(app)
+        header = line_with(text, "pending")
+        row = line_with(text, k[:5])
+        assert len(row) <= size[0]
+        assert "…" in row and k not in row  # cut, with an ellipsis
+        # pending, scheduled, active ... dead: every count column is on the screen
+        for column in ("pending", "scheduled", "active", "dead"):
+            assert column in header
+        cells = row.split("…", 1)[1].split()
+        assert cells[:3] == ["3", "0", "0"] and "2" in cells
+        # the kind takes what the fixed columns leave: more on a wider terminal
+        shown = row.split("…")[0].strip().split()[-1]
+        assert len(shown) >= (90 if size[0] == 200 else 7)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+async def test_an_error_takes_the_width_left(store: Any, size: tuple[int, int]) -> None:
+    k = f"w_{uuid.uuid4().hex[:8]}"
+    arrange(store, k)
+    app = QctlTop(store, live=False, location="test")
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("2")
+        pane = app.screen.query_one(JobsPane)
+        pane.open_with(Source.QUEUE, k, JobState.DEAD)
+        await until(pilot, lambda: pane.current and len(row_keys(app, "#jobs-table")) == 2)
+        await until(pilot, lambda: line_with(screen_text(app), "connection"))
+        row = line_with(screen_text(app), "connection")
+        assert len(row) <= size[0] and row.rstrip(" │").endswith("…")
+        error = row[row.index("connection") :].rstrip(" │")
+        # 50 characters was the fixed cut before; at 200 columns it takes far more
+        assert len(error) > (120 if size[0] == 200 else 10)
+        assert table(app, "#jobs-table").virtual_size.width <= size[0]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+async def test_overview_panels_stay_usable(size: tuple[int, int]) -> None:
+    """At 80x24 the DAG panel kept 4 columns (its names gone) and the charts wrapped;
+    the queues panel is as tall as its rows and the charts take the rest."""
+    from tests.tui.test_snapshots import NOW, FixedStore
+
+    app = QctlTop(FixedStore(), live=False, location="test", clock=lambda: NOW)
+    async with app.run_test(size=size) as pilot:
+        await until(
+            pilot, lambda: "etl.nig" in screen_text(app) and "event ledger" in screen_text(app)
+        )
+        await pilot.pause()
+        text = screen_text(app)
+        assert all(len(line) <= size[0] for line in text.splitlines())
+        dags = app.screen.query_one("#dag-states")
+        assert dags.size.width >= 20
+        assert "etl.nig" in line_with(text, "running")  # a DAG name beside its live runs
+        assert "1400" in line_with(text, "enqueued")  # today's count, on the series' line
+        assert "no delivery  3" in text
+        # every queue row is on the screen, and the panel ends below the last one
+        for kind in ("audit.l", "billing", "email.s", "report."):
+            assert kind in text
+        queues = app.screen.query_one("#queues")
+        # four rows, the header, the border (and at 80 columns a horizontal scrollbar)
+        assert queues.outer_size.height == 4 + 3 + queues.scrollbar_size_horizontal
