@@ -847,19 +847,30 @@ def test_vacuum_never_touches_unfinished_workflows(run: Run, dbos_app: App) -> N
 
 def test_metrics_equal_the_dashboard_reads(run: Run, dbos_app: App) -> None:
     delayed(dbos_app, f"metrics-{uuid.uuid4().hex[:8]}")
-    result = run("metrics")
-    assert result.exit_code == 0, result.output
+
+    def rows() -> tuple[Any, Any]:
+        db = Database(dbos_app.url)
+        try:
+            return reads.status_counts(db), reads.queue_stats(db)
+        finally:
+            db.close()
+
+    # The live app may still finish earlier tests' workflows: compare a scrape taken
+    # between two equal reads of the rows, so both saw the same database.
+    for _ in range(20):
+        before = rows()
+        result = run("metrics")
+        assert result.exit_code == 0, result.output
+        if rows() == before:
+            break
+    else:
+        raise AssertionError("the workflows never held still for a scrape")
+    counts, queues = before
     found = {
         (s.name, frozenset(s.labels.items())): s.value
         for f in text_string_to_metric_families(result.stdout)
         for s in f.samples
     }
-    db = Database(dbos_app.url)
-    try:
-        counts = reads.status_counts(db)
-        queues = reads.queue_stats(db)
-    finally:
-        db.close()
     for status, n in counts.counts.items():
         labels = {"status": status, "estimated": str(status in counts.estimated).lower()}
         assert found[("qctl_dbos_workflows", frozenset(labels.items()))] == n
