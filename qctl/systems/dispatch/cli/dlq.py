@@ -179,15 +179,13 @@ def purge(
             f" {older_than} ({p.unreplayed} never replayed)"
         )
 
-    if dry_run:
-        common.dry_run_report(plan, say(plan), output)
-        return
-    if plan.count:
-        common.confirm(
-            f"Delete {plan.count} dispatch DLQ entr(ies) older than {older_than}"
-            f" ({plan.unreplayed} never replayed)?",
-            yes,
-        )
+    ask = (
+        f"Delete {plan.count} dispatch DLQ entr(ies) older than {older_than}"
+        f" ({plan.unreplayed} never replayed)?"
+    )
+    if plan.count or dry_run:
+        if not common.proceed(dry_run, yes, output, plan, say(plan), ask):
+            return
         plan = actions.purge(db, keep)
     done = replace(plan, dry_run=False)  # nothing to delete: no question, no write
     common.done(done, say(done), output)

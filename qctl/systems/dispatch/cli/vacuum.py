@@ -40,13 +40,12 @@ def vacuum_all(
         )
 
     total = plan.jobs + plan.events + plan.dlq
-    if dry_run or not total:
-        if dry_run:
-            common.dry_run_report(plan, say(plan), output)
-        else:
-            plan.dry_run = False
-            common.done(plan, say(plan), output)
+    if not total and not dry_run:  # nothing to delete: no question, no write
+        plan.dry_run = False
+        common.done(plan, say(plan), output)
         return
-    common.confirm(f"Delete {total} dispatch row(s) older than {older_than}?", yes)
+    ask = f"Delete {total} dispatch row(s) older than {older_than}?"
+    if not common.proceed(dry_run, yes, output, plan, say(plan), ask):
+        return
     result = actions.vacuum(db, keep)
     common.done(result, say(result), output)
