@@ -257,6 +257,31 @@ def test_watch_prints_hopper_notifications(hopper: Worker, pg_schema: str) -> No
         assert watcher.wait(20) == 0
 
 
+def test_notifications_come_back_after_a_lost_connection(hopper: Worker, pg_schema: str) -> None:
+    """``watch``'s stream: its connection ended by the server (a restart, a failover, an
+    idle-session reaper), it listens again and says so, and hears what is sent after."""
+    from qctl.systems.hopper.database import LISTENING, watch_name
+
+    db = Database(PG_DSN, pg_schema)
+    stream = db.notifications(["hopper_control"], timeout=30)
+    try:
+        assert next(stream) == (LISTENING, "")
+        with psycopg.connect(PG_DSN, autocommit=True) as admin:
+            ended = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = %s",
+                [watch_name()],
+            ).fetchall()
+        assert ended
+        assert next(stream) == (LISTENING, "")  # listening again
+        actions.set_paused(db, "watch-again", True)
+        heard = next(n for n in stream if n[1] == "pause:watch-again")
+        assert heard == ("hopper_control", "pause:watch-again")
+    finally:
+        stream.close()
+        db.close()
+
+
 def test_retry_of_a_finished_batch_job_says_the_batch_counts_it_again(
     hopper: Worker, qctl: Run, pg_schema: str
 ) -> None:
