@@ -5,6 +5,7 @@ once by each path in a schema of their own, leave the same rows and notification
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -17,9 +18,14 @@ from tests.conftest import PG_DSN, raw_pg
 from tests.hopper.conftest import install
 from tests.hopper.worker import Worker
 
+RUN = uuid.uuid4().hex[:8]
+A, B, CB = f"tail-a-{RUN}", f"tail-b-{RUN}", f"tail-cb-{RUN}"
+"""This run's queues: hopper's channels are the database's, and another run of this
+module (another schema) sends the same notices."""
+LABELS = {A: "tail-a", B: "tail-b", CB: "tail-cb", f"wf-{A}": "wf-tail-a", f"wf-{B}": "wf-tail-b"}
 CALLBACKS = {
-    "on_failure": {"kind": "tail.failed", "queue": "tail-cb"},
-    "on_complete": {"kind": "tail.complete", "queue": "tail-cb"},
+    "on_failure": {"kind": "tail.failed", "queue": CB},
+    "on_complete": {"kind": "tail.complete", "queue": CB},
 }
 
 
@@ -39,10 +45,10 @@ def _settle(schema: str, finalize: Callable[[Worker, Any], None]) -> dict[str, A
         # root <- child <- grandchild (awaited), cancel edges: the cascade finishes
         # the whole batch, which enqueues its failure and completion callbacks
         cascade, (root, _, grandchild) = worker.workflow(
-            "tail-a", ["a.root", "a.child", "a.grandchild"], [(1, 0), (2, 1)], **CALLBACKS
+            A, ["a.root", "a.child", "a.grandchild"], [(1, 0), (2, 1)], **CALLBACKS
         )
         # root <- tolerant, an edge whose policy is not cancel: promoted, the batch open
-        _, (root_b, tolerant) = worker.workflow("tail-b", ["b.root", "b.tolerant"], [(1, 0)])
+        _, (root_b, tolerant) = worker.workflow(B, ["b.root", "b.tolerant"], [(1, 0)])
         worker.conn.execute("UPDATE hopper_jobs SET await = true WHERE id = %s", [grandchild])
         worker.conn.execute(
             "UPDATE hopper_job_deps SET on_failure = 'ignore' WHERE job_id = %s", [tolerant]
@@ -52,12 +58,11 @@ def _settle(schema: str, finalize: Callable[[Worker, Any], None]) -> dict[str, A
         finalize(worker, root)
         finalize(worker, root_b)
         names = {str(i): k for i, k in _kinds(schema).items()}
-        names |= {str(cascade): "batch a"}
-        ours = {"tail-a", "tail-b", "tail-cb", *names}  # other modules share the channels
+        names |= {str(cascade): "batch a", **LABELS}
         heard = sorted(
-            (n.channel, names.get(n.payload, n.payload))
+            (n.channel, names[n.payload])
             for n in listen.notifies(timeout=0.5)
-            if n.payload in ours
+            if n.payload in names  # other runs' notices left out
         )
         return {"rows": _rows(schema, names), "heard": heard}
     finally:
@@ -85,15 +90,18 @@ def _rows(schema: str, names: dict[str, str]) -> dict[str, list[tuple[Any, ...]]
             ).fetchall()
         ]
         live = [
-            (kind, queue, state, names.get(meta.get("batch_id")), meta.get("batch_failed"))
+            (kind, names[queue], state, names.get(meta.get("batch_id")), meta.get("batch_failed"))
             for kind, queue, state, meta in c.execute(
                 "SELECT kind, queue, state::text, metadata FROM hopper_jobs ORDER BY kind"
             ).fetchall()
         ]
-        batches = c.execute(
-            "SELECT name, total, pending, failed, completed_at IS NOT NULL FROM hopper_batches"
-            " ORDER BY name"
-        ).fetchall()
+        batches = [
+            (names[name], *counts)
+            for name, *counts in c.execute(
+                "SELECT name, total, pending, failed, completed_at IS NOT NULL"
+                " FROM hopper_batches ORDER BY name"
+            ).fetchall()
+        ]
         edges = [
             (names[str(j)], names[str(d)])
             for j, d in c.execute("SELECT job_id, depends_on FROM hopper_job_deps").fetchall()
