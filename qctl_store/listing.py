@@ -406,24 +406,29 @@ def newest_page(
 
 class NewestFirst(StoreBase):
     """The newest-first admin listings of both backends, each a shared mixin of its
-    backend module: one page in ``ORDER BY <column> DESC, id DESC`` (``newest_page``) and
-    the total of the filter, read together."""
+    backend module: one page in ``ORDER BY <column> DESC, id DESC`` (``newest_page``),
+    with the total of the filter read in the same transaction (``list_*``) or without
+    it (``*_page``: a walk past its first page needs no count, which on millions of rows
+    costs more than the page)."""
 
     def _newest(
         self,
         list_sql: str,
-        count_sql: str,
+        count_sql: str | None,
         column: str,
         filtered: tuple[str, dict[str, Any]],
         page: tuple[int, int, PageCursor | None],
         alias: str = "",
     ) -> tuple[list[Any], int]:
-        """The page's rows of ``list_sql`` and ``count_sql``'s total (its column ``n``),
-        both filtered by ``filtered`` (a WHERE and its arguments)."""
+        """The page's rows of ``list_sql`` and ``count_sql``'s total (its column ``n``;
+        0 with no ``count_sql``), both filtered by ``filtered`` (a WHERE and its
+        arguments)."""
         where, args = filtered
         in_page, page_args = newest_page(self.dialect, column, where, args, page, alias)
         with self.read() as cur:
-            total = cur.execute(fill(count_sql, where=where), args).fetchone()
+            total = (
+                cur.execute(fill(count_sql, where=where), args).fetchone() if count_sql else None
+            )
             rows = cur.execute(fill(list_sql, where=in_page), page_args).fetchall()
         return rows, int(total["n"]) if total else 0
 
@@ -436,12 +441,20 @@ class EventListing(NewestFirst):
         limit: int = 0,
         after: PageCursor | None = None,
     ) -> tuple[list[EventAdminRow], int]:
+        return self._events(filter, (offset, limit, after), counted=True)
+
+    def event_page(
+        self, filter: EventFilter, limit: int, after: PageCursor | None = None
+    ) -> list[EventAdminRow]:
+        return self._events(filter, (0, limit, after), counted=False)[0]
+
+    def _events(
+        self, filter: EventFilter, page: tuple[int, int, PageCursor | None], counted: bool
+    ) -> tuple[list[EventAdminRow], int]:
         q = self.queries("events.sql")
         filtered = event_where(self.dialect, filter)
-        page = (offset, limit, after)
-        rows, total = self._newest(
-            q.list_events, q.count_events, "occurred_at", filtered, page, "e"
-        )
+        count = q.count_events if counted else None
+        rows, total = self._newest(q.list_events, count, "occurred_at", filtered, page, "e")
         return [self.rows.event_admin(r) for r in rows], total
 
 
@@ -453,10 +466,20 @@ class DAGListing(NewestFirst):
         limit: int = 0,
         after: PageCursor | None = None,
     ) -> tuple[list[DAGView], int]:
+        return self._dags(filter, (offset, limit, after), counted=True)
+
+    def dag_page(
+        self, filter: DAGFilter, limit: int, after: PageCursor | None = None
+    ) -> list[DAGView]:
+        return self._dags(filter, (0, limit, after), counted=False)[0]
+
+    def _dags(
+        self, filter: DAGFilter, page: tuple[int, int, PageCursor | None], counted: bool
+    ) -> tuple[list[DAGView], int]:
         q = self.queries("dags.sql")
         filtered = dag_where(self.dialect, filter)
-        page = (offset, limit, after)
-        rows, total = self._newest(q.list_dags, q.count_dags, "created_at", filtered, page)
+        count = q.count_dags if counted else None
+        rows, total = self._newest(q.list_dags, count, "created_at", filtered, page)
         return [self.rows.dag_view(r) for r in rows], total
 
 
@@ -468,10 +491,18 @@ class WorkflowListing(NewestFirst):
         limit: int = 0,
         after: PageCursor | None = None,
     ) -> tuple[list[WorkflowExecutionView], int]:
+        return self._executions(filter, (offset, limit, after), counted=True)
+
+    def execution_page(
+        self, filter: WorkflowFilter, limit: int, after: PageCursor | None = None
+    ) -> list[WorkflowExecutionView]:
+        return self._executions(filter, (0, limit, after), counted=False)[0]
+
+    def _executions(
+        self, filter: WorkflowFilter, page: tuple[int, int, PageCursor | None], counted: bool
+    ) -> tuple[list[WorkflowExecutionView], int]:
         q = self.queries("workflows.sql")
         filtered = workflow_where(self.dialect, filter)
-        page = (offset, limit, after)
-        rows, total = self._newest(
-            q.list_executions, q.count_executions, "created_at", filtered, page
-        )
+        count = q.count_executions if counted else None
+        rows, total = self._newest(q.list_executions, count, "created_at", filtered, page)
         return [self.rows.workflow_execution(r) for r in rows], total
