@@ -4,21 +4,19 @@ the job, event and DAG / workflow header WHERE builders, the keyset conditions o
 pages (jobs in their per-state order, the other listings newest first), offset/limit paging,
 the console's entity tables for id-prefix lookup, and the daily stats window.
 
-The builders write SQL through a ``Dialect``, one per backend (``<backend>/rows.py``):
-its placeholder style and the few fragments whose SQL differs."""
+The builders write SQL through a ``Dialect`` (``qctl_store.dialect``), one per backend
+(``<backend>/rows.py``): its placeholder style and the few fragments whose SQL differs."""
 
 from __future__ import annotations
 
 import re
-import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from functools import cache
 from typing import Any
 
 from qctl_store import validate
 from qctl_store.backend import StoreBase
+from qctl_store.dialect import Dialect
 from qctl_store.errors import InvalidInput
 from qctl_store.sqlfile import fill
 from qctl_store.types import (
@@ -83,45 +81,6 @@ def stats_bump_sql(placeholder: str, day: str, column: str) -> str:
     )
 
 
-@dataclass(frozen=True)
-class Dialect:
-    """What the shared SQL builders need to know of one backend."""
-
-    placeholder: str
-    """A named parameter, ``{}`` standing for its name: ``%({})s`` or ``:{}``."""
-    no_limit: int | None
-    """The LIMIT value that means no limit (PostgreSQL's NULL, SQLite's -1)."""
-    arg_id: Callable[[uuid.UUID, str], Any]
-    """A checked uuid argument as the driver binds it."""
-    instant: Callable[[datetime | None], Any]
-    """An aware UTC instant (or None) as the driver binds it."""
-    meta_filter: str
-    """A job's ``meta`` holds every pair of the JSON object bound as ``meta``."""
-    error_filter: str
-    """A job's ``last_error`` contains the text bound as ``error``, ignoring case."""
-    text_filter: str
-    """A job's kind or ``last_error`` contains the text bound as ``text``, ignoring
-    case, or its id's 32 hex digits contain the lower-case digits bound as ``id_text``."""
-    contains_arg: Callable[[str], str]
-    """The bound value of a substring filter (``error``, ``text``, ``id_text``)."""
-    payload_filter: str
-    """A job's ``payload`` contains the JSON bound as ``payload`` (jsonb ``@>``)."""
-    older_than_filter: str
-    """A job was enqueued longer ago than the age bound as ``older_than``."""
-    older_than_arg: Callable[[timedelta], Any]
-    """The bound ``older_than`` value for ``older_than_filter``."""
-    array: Callable[[list[Any]], Any]
-    """A list argument, already bound values (``arg_id``): an array on PostgreSQL, a JSON
-    array text that SQLite reads with ``json_each``."""
-
-    def param(self, name: str) -> str:
-        return self.placeholder.format(name)
-
-    def page(self, offset: int, limit: int) -> dict[str, int | None]:
-        """``page`` with this backend's spelling of no limit."""
-        return page(offset, limit, no_limit=self.no_limit)
-
-
 def order_for(
     state: JobState | None, reverse: bool = False, *, search: bool = False
 ) -> tuple[str, bool]:
@@ -175,15 +134,6 @@ def index_clauses(source: Source | None, state: JobState | None) -> str:
     if source in (Source.QUEUE, Source.EVENT) and state == JobState.SUCCEEDED:
         return " AND dag_id IS NULL AND run_id IS NULL"
     return ""
-
-
-def page(offset: int, limit: int, *, no_limit: int | None = None) -> dict[str, int | None]:
-    """azync's paging rules as ``offset``/``limit`` parameters: a negative offset is 0,
-    ``limit <= 0`` is no limit, spelled ``no_limit`` (PostgreSQL's ``LIMIT NULL``,
-    SQLite's ``LIMIT -1``)."""
-    validate.limit(offset, "offset", maximum=2**62)
-    validate.limit(limit, "limit", maximum=2**62)
-    return {"offset": max(offset, 0), "limit": limit if limit > 0 else no_limit}
 
 
 def entity_table(entity: str) -> str:
