@@ -10,6 +10,8 @@ The builders write SQL through a ``Dialect`` (``qctl_store.dialect``), one per b
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
 from typing import Any
@@ -354,6 +356,20 @@ def newest_page(
     ), args
 
 
+@dataclass(frozen=True)
+class Newest:
+    """One newest-first listing: its page and count statements, its WHERE builder, the
+    NOT NULL column it is ordered by, the alias its list statement gives the table, and
+    the mapping of its rows."""
+
+    list_sql: str
+    count_sql: str
+    where: Callable[[Dialect, Any], tuple[str, dict[str, Any]]]
+    column: str
+    alias: str
+    row: Callable[[Any], Any]
+
+
 class NewestFirst(StoreBase):
     """The newest-first admin listings of both backends, each a shared mixin of its
     backend module: one page in ``ORDER BY <column> DESC, id DESC`` (``newest_page``),
@@ -363,27 +379,33 @@ class NewestFirst(StoreBase):
 
     def _newest(
         self,
-        list_sql: str,
-        count_sql: str | None,
-        column: str,
-        filtered: tuple[str, dict[str, Any]],
+        listing: Newest,
+        filter: Any,
         page: tuple[int, int, PageCursor | None],
-        alias: str = "",
+        counted: bool = True,
     ) -> tuple[list[Any], int]:
-        """The page's rows of ``list_sql`` and ``count_sql``'s total (its column ``n``;
-        0 with no ``count_sql``), both filtered by ``filtered`` (a WHERE and its
-        arguments)."""
-        where, args = filtered
-        in_page, page_args = newest_page(self.dialect, column, where, args, page, alias)
+        """The page's rows and, when ``counted``, the filter's total (else 0)."""
+        where, args = listing.where(self.dialect, filter)
+        in_page, page_args = newest_page(
+            self.dialect, listing.column, where, args, page, listing.alias
+        )
         with self.read() as cur:
             total = (
-                cur.execute(fill(count_sql, where=where), args).fetchone() if count_sql else None
+                cur.execute(fill(listing.count_sql, where=where), args).fetchone()
+                if counted
+                else None
             )
-            rows = cur.execute(fill(list_sql, where=in_page), page_args).fetchall()
-        return rows, int(total["n"]) if total else 0
+            rows = cur.execute(fill(listing.list_sql, where=in_page), page_args).fetchall()
+        return [listing.row(r) for r in rows], int(total["n"]) if total else 0
 
 
 class EventListing(NewestFirst):
+    def _events(self) -> Newest:
+        q = self.queries("events.sql")
+        return Newest(
+            q.list_events, q.count_events, event_where, "occurred_at", "e", self.rows.event_admin
+        )
+
     def list_events(
         self,
         filter: EventFilter,
@@ -391,24 +413,19 @@ class EventListing(NewestFirst):
         limit: int = 0,
         after: PageCursor | None = None,
     ) -> tuple[list[EventAdminRow], int]:
-        return self._events(filter, (offset, limit, after), counted=True)
+        return self._newest(self._events(), filter, (offset, limit, after))
 
     def event_page(
         self, filter: EventFilter, limit: int, after: PageCursor | None = None
     ) -> list[EventAdminRow]:
-        return self._events(filter, (0, limit, after), counted=False)[0]
-
-    def _events(
-        self, filter: EventFilter, page: tuple[int, int, PageCursor | None], counted: bool
-    ) -> tuple[list[EventAdminRow], int]:
-        q = self.queries("events.sql")
-        filtered = event_where(self.dialect, filter)
-        count = q.count_events if counted else None
-        rows, total = self._newest(q.list_events, count, "occurred_at", filtered, page, "e")
-        return [self.rows.event_admin(r) for r in rows], total
+        return self._newest(self._events(), filter, (0, limit, after), counted=False)[0]
 
 
 class DAGListing(NewestFirst):
+    def _dags(self) -> Newest:
+        q = self.queries("dags.sql")
+        return Newest(q.list_dags, q.count_dags, dag_where, "created_at", "", self.rows.dag_view)
+
     def list_dags(
         self,
         filter: DAGFilter,
@@ -416,24 +433,26 @@ class DAGListing(NewestFirst):
         limit: int = 0,
         after: PageCursor | None = None,
     ) -> tuple[list[DAGView], int]:
-        return self._dags(filter, (offset, limit, after), counted=True)
+        return self._newest(self._dags(), filter, (offset, limit, after))
 
     def dag_page(
         self, filter: DAGFilter, limit: int, after: PageCursor | None = None
     ) -> list[DAGView]:
-        return self._dags(filter, (0, limit, after), counted=False)[0]
-
-    def _dags(
-        self, filter: DAGFilter, page: tuple[int, int, PageCursor | None], counted: bool
-    ) -> tuple[list[DAGView], int]:
-        q = self.queries("dags.sql")
-        filtered = dag_where(self.dialect, filter)
-        count = q.count_dags if counted else None
-        rows, total = self._newest(q.list_dags, count, "created_at", filtered, page)
-        return [self.rows.dag_view(r) for r in rows], total
+        return self._newest(self._dags(), filter, (0, limit, after), counted=False)[0]
 
 
 class WorkflowListing(NewestFirst):
+    def _executions(self) -> Newest:
+        q = self.queries("workflows.sql")
+        return Newest(
+            q.list_executions,
+            q.count_executions,
+            workflow_where,
+            "created_at",
+            "",
+            self.rows.workflow_execution,
+        )
+
     def list_workflow_executions(
         self,
         filter: WorkflowFilter,
@@ -441,18 +460,9 @@ class WorkflowListing(NewestFirst):
         limit: int = 0,
         after: PageCursor | None = None,
     ) -> tuple[list[WorkflowExecutionView], int]:
-        return self._executions(filter, (offset, limit, after), counted=True)
+        return self._newest(self._executions(), filter, (offset, limit, after))
 
     def execution_page(
         self, filter: WorkflowFilter, limit: int, after: PageCursor | None = None
     ) -> list[WorkflowExecutionView]:
-        return self._executions(filter, (0, limit, after), counted=False)[0]
-
-    def _executions(
-        self, filter: WorkflowFilter, page: tuple[int, int, PageCursor | None], counted: bool
-    ) -> tuple[list[WorkflowExecutionView], int]:
-        q = self.queries("workflows.sql")
-        filtered = workflow_where(self.dialect, filter)
-        count = q.count_executions if counted else None
-        rows, total = self._newest(q.list_executions, count, "created_at", filtered, page)
-        return [self.rows.workflow_execution(r) for r in rows], total
+        return self._newest(self._executions(), filter, (0, limit, after), counted=False)[0]
