@@ -21,7 +21,7 @@ except SystemExit as exc:
     code = exc.code
 heavy = sorted(
     {m.split(".")[0] for m in sys.modules}
-    & {"textual", "psycopg_pool", "qctl_store", "dbos", "sqlalchemy"}
+    & {"textual", "psycopg_pool", "qctl_store", "dbos", "sqlalchemy", "tabulate"}
 )
 ops = sorted(m for m in sys.modules if m.startswith("qctl.systems.azync.ops."))
 print(json.dumps({"code": code, "heavy": heavy, "ops": ops, "gc": gc.isenabled()}), file=sys.stderr)
@@ -54,13 +54,14 @@ def test_help_loads_nothing_heavy(tmp_path: Path) -> None:
 @pytest.mark.parametrize("args", [["jobs", "list"], ["queues", "list"], ["jobs", "--help"]])
 def test_plain_commands_skip_textual_and_pool(args: list[str], tmp_path: Path) -> None:
     db = tmp_path / "q.db"
-    result = probe(["--dsn", f"sqlite:///{db}", "db", "migrate"], tmp_path)
-    assert result["code"] == 0
+    for setup in (["db", "migrate"], ["jobs", "enqueue", "mail.send"]):
+        assert probe(["--dsn", f"sqlite:///{db}", *setup], tmp_path)["code"] == 0
     result = probe(["--dsn", f"sqlite:///{db}", *args], tmp_path)
     assert result["code"] == 0
     heavy = result["heavy"]
     assert isinstance(heavy, list) and "textual" not in heavy and "psycopg_pool" not in heavy
     assert "dbos" not in heavy and "sqlalchemy" not in heavy
+    assert "tabulate" not in heavy  # a test dependency only: qctl lays tables out itself
     assert result["gc"] is True
     if args[-1] == "list":  # a read: the operations layer is for the verbs that act
         assert result["ops"] == []
