@@ -45,7 +45,7 @@ COLUMN_TOKENS = {
 """Tokens filled when a file is loaded."""
 
 FRAGMENT_TOKENS = frozenset(
-    {"where", "order", "table", "schema", "claim", "input", "columns"}
+    {"where", "order", "table", "schema", "claim", "input", "columns", "limit"}
     | {"paused", "cancelled", "uncertain", "skipped"}
 )
 """Tokens filled per call by ``fill``."""
