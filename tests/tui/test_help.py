@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.widgets import DataTable, Static
 
 from qctl.systems.azync.tui import (
-    HELP,
+    AZYNC,
     DagGraphScreen,
     EventDetailScreen,
     JobDetailScreen,
@@ -36,7 +36,7 @@ from tests.tui.helpers import SIZE, screen_text, until
 
 pytestmark = pytest.mark.timeout(120)
 
-GLOSSARY = " ".join(HELP.split("Columns and bars", 1)[1].split())
+GLOSSARY = " ".join(AZYNC.help_text().split("Columns and bars", 1)[1].split())
 """The help's glossary, on one line: ``word: meaning; word: meaning ...``."""
 
 
