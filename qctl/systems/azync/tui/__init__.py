@@ -99,8 +99,8 @@ Bars: source: the job source listed (s); state: the state listed (t), or DAG sta
   only: events with no delivery row, none subscribed when published or its deliveries
   vacuumed (t); shown: rows on screen of how many match (≈ estimated);
   page: the page number (n/b); no index: the listing reads the whole table; marked:
-  jobs the actions apply to (space, *); active leases: jobs leased now; overdue:
-  leases past their expiry, not yet reaped; ~: an estimated count (queues); grouped
+  jobs the actions apply to (space, *); active leases: jobs leased now; overdue: of
+  them, past their expiry and not yet reaped; ~: an estimated count (queues); grouped
   by error: distinct errors of the jobs read (the newest 10,000 at most).
 """
 

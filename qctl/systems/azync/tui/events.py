@@ -52,6 +52,7 @@ published (fan-out is part of publishing), or its deliveries were vacuumed since
 
 
 def dispatched(at: datetime | None, now: datetime) -> str | Text:
+    """When an event's deliveries were made, or that it has none."""
     return fmt.ago(at, now) if at else Text(NO_DELIVERY, "yellow")
 
 

@@ -168,13 +168,11 @@ JOB_WHEN: Column[Job] = Column(
     lambda j: j,
     time=job_when,
 )
-
-
 JOB_ATTEMPT: Column[Job] = Column(
     "attempt", "attempts used / allowed", lambda j: f"{j.attempt}/{j.max_attempts}"
 )
 JOB_ERROR = flex("error", "the last error", lambda j: j.last_error)
-"""Whole: its column is flexible and cuts it to the width it has."""
+"""Whole: the column is flexible and cuts it to the width it has."""
 
 
 def job_columns(*lead: Column[Job], tail: Sequence[Column[Job]] = ()) -> tuple[Column[Job], ...]:
