@@ -18,8 +18,8 @@ from textual.widgets import DataTable, Static
 from qctl.core.graph import layout, render
 from qctl.systems.azync.ops import dags as ops_dags
 from qctl.systems.azync.ops.results import RunOutcome
-from qctl.systems.azync.tui.jobs import JOB_KIND, JobDetailScreen, job_columns
-from qctl.systems.azync.tui.overview import DAG_COUNT_COLUMNS
+from qctl.systems.azync.tui.columns import DAG_COUNT_COLUMNS, JOB_KIND, job_columns
+from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.graph import styled

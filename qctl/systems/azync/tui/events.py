@@ -14,7 +14,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from qctl.systems.azync.ops import events as ops_events
-from qctl.systems.azync.tui.jobs import JobDetailScreen, job_columns
+from qctl.systems.azync.tui.columns import job_columns
+from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.systems.azync.tui.overview import ledger_text
 from qctl.tui import fmt
 from qctl.tui.panes import DetailScreen, Pane, RecordView

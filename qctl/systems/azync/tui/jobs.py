@@ -4,7 +4,7 @@ on the row under the cursor or on the marked rows (space; ``*`` for every match)
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -29,6 +29,7 @@ from qctl.systems.azync.ops.views import (
     unindexed_read,
 )
 from qctl.systems.azync.order import newest_first
+from qctl.systems.azync.tui.columns import JOB_KIND, JOB_SOURCE, job_columns
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
@@ -157,29 +158,12 @@ def job_when(job: Job, now: datetime) -> str:
     return fmt.ago(job.enqueued_at, now)
 
 
-JOB_STATE: Column[Job] = Column("state", "the job's state", lambda j: fmt.state_text(j.state))
-JOB_SOURCE: Column[Job] = Column(
-    "source", "queue, event, dag or workflow", lambda j: j.source.value
-)
-JOB_KIND = flex("kind", "the job kind", lambda j: j.kind)
 JOB_WHEN: Column[Job] = Column(
     "when",
     "run at (scheduled, paused), lease expiry (active), completed, died (dead), else enqueued",
     lambda j: j,
     time=job_when,
 )
-JOB_ATTEMPT: Column[Job] = Column(
-    "attempt", "attempts used / allowed", lambda j: f"{j.attempt}/{j.max_attempts}"
-)
-JOB_ERROR = flex("error", "the last error", lambda j: j.last_error)
-"""Whole: the column is flexible and cuts it to the width it has."""
-
-
-def job_columns(*lead: Column[Job], tail: Sequence[Column[Job]] = ()) -> tuple[Column[Job], ...]:
-    """A table of jobs: ``lead``, their state and attempt, ``tail``, their last error."""
-    return (*lead, JOB_STATE, JOB_ATTEMPT, *tail, JOB_ERROR)
-
-
 JOB_COLUMNS = job_columns(
     Column("id", "the job's id (short; ● marked)", lambda j: fmt.short_id(j.id)),
     JOB_SOURCE,

@@ -13,7 +13,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
-from qctl.systems.azync.tui.jobs import JOB_ATTEMPT, JOB_KIND, JOB_SOURCE, JobDetailScreen
+from qctl.systems.azync.tui.columns import JOB_ATTEMPT, JOB_KIND, JOB_SOURCE
+from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.tui import fmt
 from qctl.tui.panes import Redrawn
 from qctl.tui.widgets import Column, cells, flex, refill, table

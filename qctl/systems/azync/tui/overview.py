@@ -12,12 +12,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
+from qctl.systems.azync.tui.columns import DAG_COUNT_COLUMNS
 from qctl.systems.azync.tui.overview_data import OverviewData, fetch_overview
 from qctl.tui import fmt
 from qctl.tui.panes import Redrawn
 from qctl.tui.widgets import Column, cells, flex, refill, table
 from qctl_store.types import (
-    DAGState,
     DailyCount,
     Depths,
     JobState,
@@ -92,14 +92,6 @@ QUEUE_COLUMNS: tuple[Column[QueueRow], ...] = (
     Column("backlog", "pending (cyan) and dead (red) beside the largest row", QueueRow.backlog),
 )
 
-DagCounts = tuple[str, dict[DAGState, int]]
-"""A DAG name and its runs by state."""
-
-DAG_COUNT_COLUMNS: tuple[Column[DagCounts], ...] = (
-    flex("live", "its runs still going, by state", lambda r: fmt.split_counts(r[1])[0]),
-    flex("done", "its finished runs, by state", lambda r: fmt.split_counts(r[1])[1]),
-)
-"""A DAG name's runs (here and on the DAGs tab)."""
 DAG_STATE_COLUMNS = (flex("dag", "a DAG name", lambda r: r[0]), *DAG_COUNT_COLUMNS)
 
 

@@ -14,14 +14,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from qctl.systems.azync.ops import workflows as ops_wf
-from qctl.systems.azync.tui.jobs import (
-    JOB_ATTEMPT,
-    JOB_ERROR,
-    JOB_KIND,
-    JOB_WHEN,
-    JobDetailScreen,
-    job_columns,
-)
+from qctl.systems.azync.tui.columns import JOB_ATTEMPT, JOB_ERROR, JOB_KIND, job_columns
+from qctl.systems.azync.tui.jobs import JOB_WHEN, JobDetailScreen
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import DetailScreen, Pane, RecordView
