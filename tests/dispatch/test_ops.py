@@ -5,9 +5,14 @@ dispatch's own code leaves, through the harness (dispatch v0.1.0's engine)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import psycopg
+import pytest
 
+from qctl.systems.dispatch import actions
+from qctl.systems.dispatch.database import Database
+from qctl_store.errors import Done, done_before
 from tests.conftest import PG_DSN, raw_pg
 from tests.dispatch.conftest import Run, data, row, snapshot
 from tests.dispatch.test_actions import REPLAY_COLUMNS, _dead, _entry
@@ -149,3 +154,33 @@ def test_dlq_replay_all_and_delete(dispatch: Harness, pg_schema: str, qctl: Run)
         left = {r[0] for r in c.execute("SELECT id FROM dispatch_dlq")}
     assert other not in left and entries[0] not in left and set(entries[1:]) <= left
     assert qctl("dlq", "delete", other, "--yes").exit_code == 3
+
+
+def test_a_vacuum_stopped_part_way_says_what_it_deleted(dispatch: Harness, pg_schema: str) -> None:
+    """The stopped-run report's count: the batches that committed before the failure."""
+    ids = [dispatch.call("enqueue", name="v", queue="vac-stop")["id"] for _ in range(3)]
+    dispatch.call("dequeue", queues=["vac-stop"], limit=3)
+    for j in ids:
+        dispatch.call("complete", id=j)
+        _age(pg_schema, "dispatch_jobs", "completed_at", j, 40)
+
+    class Failing(Database):
+        deletes = 0
+
+        def execute(self, text: str, params: Any = ()) -> int:
+            if text.lstrip().startswith("DELETE"):
+                self.deletes += 1
+                if self.deletes == 3:
+                    raise KeyboardInterrupt
+            return super().execute(text, params)
+
+    db = Failing(PG_DSN, pg_schema)
+    try:
+        with pytest.raises(KeyboardInterrupt) as stopped:
+            actions.vacuum(db, timedelta(days=30), batch=1)
+    finally:
+        db.close()
+    with raw_pg(pg_schema) as c:
+        left = {r[0] for r in c.execute("SELECT id FROM dispatch_jobs WHERE id = ANY(%s)", (ids,))}
+    assert done_before(stopped.value) == Done(rows=2, batches=2)
+    assert len(left) == 1

@@ -19,7 +19,9 @@ from datetime import UTC, datetime, timedelta
 from qctl.core.errors import NoSuchName, WrongState
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.database import Database
-from qctl_store.errors import InvalidInput
+from qctl_store.batches import BatchSize, sized_batches
+from qctl_store.config import MAINTENANCE_BATCH_SECONDS
+from qctl_store.errors import InvalidInput, add_done
 
 CANCELLABLE = ("pending", "retrying")
 """The states api/job_handler.go cancelJob accepts. A running job is refused: dispatch
@@ -277,7 +279,8 @@ def trigger_cron(db: Database, key: str, dry_run: bool = False) -> CronTriggered
 
 
 VACUUM_BATCH = 1000
-"""Rows one vacuum statement deletes: short transactions beside a running fleet."""
+"""Most rows one vacuum statement deletes (fewer while its transactions run long:
+``qctl_store.batches.BatchSize``): short transactions beside a running fleet."""
 
 
 @dataclass
@@ -292,7 +295,9 @@ class Vacuumed:
     dry_run: bool = False
 
 
-def vacuum(db: Database, older_than: timedelta, dry_run: bool = False) -> Vacuumed:
+def vacuum(
+    db: Database, older_than: timedelta, dry_run: bool = False, batch: int = VACUUM_BATCH
+) -> Vacuumed:
     """Delete what dispatch no longer reads and never deletes itself: finished jobs,
     acked events and replayed DLQ entries older than ``older_than``, in batches."""
     db.writable()
@@ -310,16 +315,27 @@ def vacuum(db: Database, older_than: timedelta, dry_run: bool = False) -> Vacuum
     )
     if dry_run:
         return outcome
-    steps = (("jobs", q.vacuum_jobs), ("events", q.vacuum_events), ("dlq", q.vacuum_dlq))
-    for field, statement in steps:
-        total = 0
-        while True:
-            with db.transaction():
-                n = db.execute(statement, {"before": before, "batch": VACUUM_BATCH})
-            total += n
-            if n < VACUUM_BATCH:
-                break
-        setattr(outcome, field, total)
+
+    def delete(statement: str) -> int:
+        """``statement``'s batches, each in its own transaction, until one comes back short."""
+        return sized_batches(
+            BatchSize(batch, MAINTENANCE_BATCH_SECONDS),
+            db.transaction,
+            lambda _tx, rows: db.execute(statement, {"before": before, "batch": rows}),
+        ).rows
+
+    deleted = 0
+    for field, statement in (
+        ("jobs", q.vacuum_jobs),
+        ("events", q.vacuum_events),
+        ("dlq", q.vacuum_dlq),
+    ):
+        try:
+            setattr(outcome, field, delete(statement))
+        except BaseException as exc:  # the kinds of rows before this one are done
+            add_done(exc, deleted)
+            raise
+        deleted += getattr(outcome, field)
     return outcome
 
 

@@ -2,7 +2,8 @@
 it maintains (``queries/vacuum.sql`` says which is which, from
 ``driver/internal/pgsql/history.go`` HistoryMaintain at schema version 8).
 
-Each kind of row goes in short transactions of ``VACUUM_BATCH`` rows, each opened by
+Each kind of row goes in short transactions of at most ``VACUUM_BATCH`` rows (fewer while
+they run long: ``qctl_store.batches.BatchSize``), each opened by
 ``Database.transaction`` (which reads the schema version again and refuses any but 8),
 in key order after the last key deleted, so a pass never walks what it deleted. No
 partition is created, attached or dropped: the leader's partition maintenance and its
@@ -18,6 +19,8 @@ from typing import Any
 
 from qctl.systems.hopper import reads
 from qctl.systems.hopper.database import Database
+from qctl_store.batches import BatchSize, sized_batches
+from qctl_store.config import MAINTENANCE_BATCH_SECONDS
 from qctl_store.errors import InvalidInput, add_done
 
 VACUUM_BATCH = 1000
@@ -66,26 +69,21 @@ def vacuum(
 
 
 def _delete(db: Database, statement: str, params: dict[str, Any], target: str) -> int:
-    """Batches of one statement until one deletes less than a batch; rows deleted."""
-    total = 0
+    """Batches of one statement, each after the last key the one before deleted, until one
+    comes back short; rows deleted."""
     if target == "stream_events":
         params.update(after_xid="0", after_seq=0)
     else:
         params["after"] = None
-    batches = 0
-    while True:
-        try:
-            with db.transaction():
-                rows = db.all(statement, params)
-        except BaseException as exc:  # what committed before it, for the stopped report
-            add_done(exc, total, batches)
-            raise
-        total += len(rows)
-        batches += 1
-        if len(rows) < params["batch"]:
-            return total
-        if target == "stream_events":
+
+    def step(_tx: None, batch: int) -> int:
+        rows = db.all(statement, {**params, "batch": batch})
+        if target == "stream_events" and rows:
             xid, seq = max((int(r["xid"]), int(r["seq"])) for r in rows)
             params.update(after_xid=str(xid), after_seq=seq)
-        else:
+        elif rows:
             params["after"] = max(r["id"] for r in rows)
+        return len(rows)
+
+    size = BatchSize(params["batch"], MAINTENANCE_BATCH_SECONDS)
+    return sized_batches(size, db.transaction, step).rows

@@ -95,34 +95,38 @@ SELECT
 -- dispatch keeps every job row forever (it has no retention); these states are final in
 -- its code (nothing moves a job out of them), and the predicate is checked again on the
 -- rows it deletes. Failed jobs stay: their DLQ entries and `jobs retry` refer to them.
+-- Each vacuum statement picks its batch in an ARRAY(...) sub-select, which runs once:
+-- `id IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)` may be planned as a semi join that
+-- runs the sub-select again for each row, each run skipping the rows just deleted, so
+-- one "batch" deleted every matching row (seen on a small table).
 DELETE FROM dispatch_jobs
-WHERE id IN (
+WHERE id = ANY(ARRAY(
     SELECT id FROM dispatch_jobs
     WHERE state IN ('completed', 'cancelled') AND completed_at < %(before)s
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
-)
+))
   AND state IN ('completed', 'cancelled') AND completed_at < %(before)s;
 
 -- name: vacuum_events
 -- Delete up to a batch of events that were acknowledged, created before a cutoff
 -- (store/postgres/event.go AckEvent sets acked; nothing reads an acked event again).
 DELETE FROM dispatch_events
-WHERE id IN (
+WHERE id = ANY(ARRAY(
     SELECT id FROM dispatch_events WHERE acked AND created_at < %(before)s
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
-);
+));
 
 -- name: vacuum_dlq
 -- Delete up to a batch of DLQ entries replayed before a cutoff (their jobs live on as
 -- new jobs; an entry never replayed is only deleted by `dlq purge`).
 DELETE FROM dispatch_dlq
-WHERE id IN (
+WHERE id = ANY(ARRAY(
     SELECT id FROM dispatch_dlq WHERE replayed_at < %(before)s
     LIMIT %(batch)s
     FOR UPDATE SKIP LOCKED
-);
+));
 
 -- name: cron_payload
 -- A cron entry's payload, read where the trigger enqueues (the entry may have changed).

@@ -36,11 +36,14 @@ WHERE b.completed_at < %(before)s
 -- Delete up to a batch of batches and workflows completed before a cutoff (pending
 -- reached zero: flow.go's accounting has inserted their callbacks) with no live job left
 -- (hopper_jobs_batch), in id order after a cursor. Their finalized jobs stay in history
--- until its retention, with batch_id naming a batch that is gone.
+-- until its retention, with batch_id naming a batch that is gone. A batch that still has
+-- a live job is not picked at all: picked and kept, it would make the batch come back
+-- short, which ends the walk before the deletable batches after it.
 DELETE FROM hopper_batches
 WHERE id IN (
-    SELECT id FROM hopper_batches
+    SELECT id FROM hopper_batches b
     WHERE completed_at < %(before)s AND (%(after)s::uuid IS NULL OR id > %(after)s::uuid)
+      AND NOT EXISTS (SELECT 1 FROM hopper_jobs j WHERE j.batch_id = b.id)
     ORDER BY id
     LIMIT %(batch)s
 )
