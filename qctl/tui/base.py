@@ -85,9 +85,7 @@ class SystemScreens:
                 said.update((c.name, c.about) for c in new)
                 if new:
                     text = glossary(title, new)
-                    lines += textwrap.wrap(
-                        text, HELP_WIDTH, subsequent_indent="  ", break_on_hyphens=False
-                    )
+                    lines += textwrap.wrap(text, HELP_WIDTH, subsequent_indent="  ")
         return "\n".join(lines) + "\n"
 
     def changes(self, store: Any) -> ChangeNotifier | None:
