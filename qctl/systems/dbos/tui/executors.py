@@ -4,7 +4,7 @@ command line runs it)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.binding import Binding
 
@@ -24,7 +24,7 @@ class ExecutorsPane(ListPane):
     BINDINGS = [Binding("X", "executor_recover", "Recover")]
     filter_hint = "filter executor id (substring)"
     table_id = "dbos-executors"
-    columns: ClassVar[tuple[Column[dict[str, Any]], ...]] = (
+    columns: ClassVar[tuple[Column[executors.Executor], ...]] = (
         flex(
             "executor",
             "the executor_id its workflows carry (DBOS keeps no list of executors, nor a"
@@ -48,13 +48,13 @@ class ExecutorsPane(ListPane):
         ),
     )
 
-    def fetch(self, db: Database) -> list[dict[str, Any]]:
+    def fetch(self, db: Database) -> list[executors.Executor]:
         return executors.list_executors(db, WINDOW_MS)
 
-    def row_key(self, row: dict[str, Any]) -> str:
+    def row_key(self, row: executors.Executor) -> str:
         return str(row["executor_id"])
 
-    def words(self, row: dict[str, Any]) -> tuple[str, ...]:
+    def words(self, row: executors.Executor) -> tuple[str, ...]:
         return (row["executor_id"],)
 
     def action_executor_recover(self) -> None:
