@@ -85,7 +85,9 @@ class SystemScreens:
                 said.update((c.name, c.about) for c in new)
                 if new:
                     text = glossary(title, new)
-                    lines += textwrap.wrap(text, HELP_WIDTH, subsequent_indent="  ")
+                    lines += textwrap.wrap(
+                        text, HELP_WIDTH, subsequent_indent="  ", break_on_hyphens=False
+                    )
         return "\n".join(lines) + "\n"
 
     def changes(self, store: Any) -> ChangeNotifier | None:
