@@ -35,7 +35,7 @@ unit: $(STAMP)
 shuffled: $(STAMP)
 	$(BIN)/pytest tests/conformance -p randomly $(SHUFFLE_ARGS)
 
-generate: $(STAMP)  ## regenerate completions/ and man/ from the command tree
+generate: $(STAMP)  ## regenerate completions/, man/ and qctl/cli/help.txt from the command tree
 	$(BIN)/python scripts/generate_docs.py
 
 bench: $(STAMP)  ## benchmarks into docs/benchmarks.md (BENCH_ARGS=--quick for a smoke run)

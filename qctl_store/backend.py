@@ -22,7 +22,7 @@ from qctl_store.sqlfile import Queries, load
 
 if TYPE_CHECKING:
     from qctl_store.config import Config
-    from qctl_store.listing import Dialect
+    from qctl_store.dialect import Dialect
     from qctl_store.records import RowMapper
 
 

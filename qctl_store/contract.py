@@ -351,6 +351,13 @@ class Store(ABC):
         that row, with no offset to walk; ``total`` still counts every match."""
 
     @abstractmethod
+    def event_page(
+        self, filter: EventFilter, limit: int, after: PageCursor | None = None
+    ) -> list[EventAdminRow]:
+        """Extension: ``list_events``' page without its total, for a walk past the first
+        page (the count reads every match)."""
+
+    @abstractmethod
     def get_event(self, id: uuid.UUID) -> EventAdminRow:
         """One ledger event by id, with its delivery count. Go ``Store.GetEvent``.
 
@@ -511,6 +518,13 @@ class DAGStore(ABC):
         Extension (keyset paging for deep listings): ``after``, the ``PageCursor`` of the
         previous page's last row (``created_at`` and id), starts the page strictly after
         that row, with no offset to walk; ``total`` still counts every match."""
+
+    @abstractmethod
+    def dag_page(
+        self, filter: DAGFilter, limit: int, after: PageCursor | None = None
+    ) -> list[DAGView]:
+        """Extension: ``list_dags``' page without its total, for a walk past the first
+        page (the count reads every match)."""
 
     @abstractmethod
     def dag_tasks(self, id: uuid.UUID) -> list[Job]:
@@ -716,6 +730,13 @@ class WorkflowStore(ABC):
         ``(executions, total)``: the page, and how many match in all. ``after``: the
         ``PageCursor`` of the previous page's last row (``created_at`` and id), as for
         ``list_dags``."""
+
+    @abstractmethod
+    def execution_page(
+        self, filter: WorkflowFilter, limit: int, after: PageCursor | None = None
+    ) -> list[WorkflowExecutionView]:
+        """Extension: ``list_workflow_executions``' page without its total, for a walk
+        past the first page (the count reads every match)."""
 
 
 class ChangeNotifier(ABC):

@@ -4,21 +4,21 @@ the job, event and DAG / workflow header WHERE builders, the keyset conditions o
 pages (jobs in their per-state order, the other listings newest first), offset/limit paging,
 the console's entity tables for id-prefix lookup, and the daily stats window.
 
-The builders write SQL through a ``Dialect``, one per backend (``<backend>/rows.py``):
-its placeholder style and the few fragments whose SQL differs."""
+The builders write SQL through a ``Dialect`` (``qctl_store.dialect``), one per backend
+(``<backend>/rows.py``): its placeholder style and the few fragments whose SQL differs."""
 
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from functools import cache
 from typing import Any
 
 from qctl_store import validate
 from qctl_store.backend import StoreBase
+from qctl_store.dialect import Dialect
 from qctl_store.errors import InvalidInput
 from qctl_store.sqlfile import fill
 from qctl_store.types import (
@@ -83,45 +83,6 @@ def stats_bump_sql(placeholder: str, day: str, column: str) -> str:
     )
 
 
-@dataclass(frozen=True)
-class Dialect:
-    """What the shared SQL builders need to know of one backend."""
-
-    placeholder: str
-    """A named parameter, ``{}`` standing for its name: ``%({})s`` or ``:{}``."""
-    no_limit: int | None
-    """The LIMIT value that means no limit (PostgreSQL's NULL, SQLite's -1)."""
-    arg_id: Callable[[uuid.UUID, str], Any]
-    """A checked uuid argument as the driver binds it."""
-    instant: Callable[[datetime | None], Any]
-    """An aware UTC instant (or None) as the driver binds it."""
-    meta_filter: str
-    """A job's ``meta`` holds every pair of the JSON object bound as ``meta``."""
-    error_filter: str
-    """A job's ``last_error`` contains the text bound as ``error``, ignoring case."""
-    text_filter: str
-    """A job's kind or ``last_error`` contains the text bound as ``text``, ignoring
-    case, or its id's 32 hex digits contain the lower-case digits bound as ``id_text``."""
-    contains_arg: Callable[[str], str]
-    """The bound value of a substring filter (``error``, ``text``, ``id_text``)."""
-    payload_filter: str
-    """A job's ``payload`` contains the JSON bound as ``payload`` (jsonb ``@>``)."""
-    older_than_filter: str
-    """A job was enqueued longer ago than the age bound as ``older_than``."""
-    older_than_arg: Callable[[timedelta], Any]
-    """The bound ``older_than`` value for ``older_than_filter``."""
-    array: Callable[[list[Any]], Any]
-    """A list argument, already bound values (``arg_id``): an array on PostgreSQL, a JSON
-    array text that SQLite reads with ``json_each``."""
-
-    def param(self, name: str) -> str:
-        return self.placeholder.format(name)
-
-    def page(self, offset: int, limit: int) -> dict[str, int | None]:
-        """``page`` with this backend's spelling of no limit."""
-        return page(offset, limit, no_limit=self.no_limit)
-
-
 def order_for(
     state: JobState | None, reverse: bool = False, *, search: bool = False
 ) -> tuple[str, bool]:
@@ -175,15 +136,6 @@ def index_clauses(source: Source | None, state: JobState | None) -> str:
     if source in (Source.QUEUE, Source.EVENT) and state == JobState.SUCCEEDED:
         return " AND dag_id IS NULL AND run_id IS NULL"
     return ""
-
-
-def page(offset: int, limit: int, *, no_limit: int | None = None) -> dict[str, int | None]:
-    """azync's paging rules as ``offset``/``limit`` parameters: a negative offset is 0,
-    ``limit <= 0`` is no limit, spelled ``no_limit`` (PostgreSQL's ``LIMIT NULL``,
-    SQLite's ``LIMIT -1``)."""
-    validate.limit(offset, "offset", maximum=2**62)
-    validate.limit(limit, "limit", maximum=2**62)
-    return {"offset": max(offset, 0), "limit": limit if limit > 0 else no_limit}
 
 
 def entity_table(entity: str) -> str:
@@ -404,31 +356,56 @@ def newest_page(
     ), args
 
 
+@dataclass(frozen=True)
+class Newest:
+    """One newest-first listing: its page and count statements, its WHERE builder, the
+    NOT NULL column it is ordered by, the alias its list statement gives the table, and
+    the mapping of its rows."""
+
+    list_sql: str
+    count_sql: str
+    where: Callable[[Dialect, Any], tuple[str, dict[str, Any]]]
+    column: str
+    alias: str
+    row: Callable[[Any], Any]
+
+
 class NewestFirst(StoreBase):
     """The newest-first admin listings of both backends, each a shared mixin of its
-    backend module: one page in ``ORDER BY <column> DESC, id DESC`` (``newest_page``) and
-    the total of the filter, read together."""
+    backend module: one page in ``ORDER BY <column> DESC, id DESC`` (``newest_page``),
+    with the total of the filter read in the same transaction (``list_*``) or without
+    it (``*_page``: a walk past its first page needs no count, which on millions of rows
+    costs more than the page)."""
 
     def _newest(
         self,
-        list_sql: str,
-        count_sql: str,
-        column: str,
-        filtered: tuple[str, dict[str, Any]],
+        listing: Newest,
+        filter: Any,
         page: tuple[int, int, PageCursor | None],
-        alias: str = "",
+        counted: bool = True,
     ) -> tuple[list[Any], int]:
-        """The page's rows of ``list_sql`` and ``count_sql``'s total (its column ``n``),
-        both filtered by ``filtered`` (a WHERE and its arguments)."""
-        where, args = filtered
-        in_page, page_args = newest_page(self.dialect, column, where, args, page, alias)
+        """The page's rows and, when ``counted``, the filter's total (else 0)."""
+        where, args = listing.where(self.dialect, filter)
+        in_page, page_args = newest_page(
+            self.dialect, listing.column, where, args, page, listing.alias
+        )
         with self.read() as cur:
-            total = cur.execute(fill(count_sql, where=where), args).fetchone()
-            rows = cur.execute(fill(list_sql, where=in_page), page_args).fetchall()
-        return rows, int(total["n"]) if total else 0
+            total = (
+                cur.execute(fill(listing.count_sql, where=where), args).fetchone()
+                if counted
+                else None
+            )
+            rows = cur.execute(fill(listing.list_sql, where=in_page), page_args).fetchall()
+        return [listing.row(r) for r in rows], int(total["n"]) if total else 0
 
 
 class EventListing(NewestFirst):
+    def _events(self) -> Newest:
+        q = self.queries("events.sql")
+        return Newest(
+            q.list_events, q.count_events, event_where, "occurred_at", "e", self.rows.event_admin
+        )
+
     def list_events(
         self,
         filter: EventFilter,
@@ -436,16 +413,19 @@ class EventListing(NewestFirst):
         limit: int = 0,
         after: PageCursor | None = None,
     ) -> tuple[list[EventAdminRow], int]:
-        q = self.queries("events.sql")
-        filtered = event_where(self.dialect, filter)
-        page = (offset, limit, after)
-        rows, total = self._newest(
-            q.list_events, q.count_events, "occurred_at", filtered, page, "e"
-        )
-        return [self.rows.event_admin(r) for r in rows], total
+        return self._newest(self._events(), filter, (offset, limit, after))
+
+    def event_page(
+        self, filter: EventFilter, limit: int, after: PageCursor | None = None
+    ) -> list[EventAdminRow]:
+        return self._newest(self._events(), filter, (0, limit, after), counted=False)[0]
 
 
 class DAGListing(NewestFirst):
+    def _dags(self) -> Newest:
+        q = self.queries("dags.sql")
+        return Newest(q.list_dags, q.count_dags, dag_where, "created_at", "", self.rows.dag_view)
+
     def list_dags(
         self,
         filter: DAGFilter,
@@ -453,14 +433,26 @@ class DAGListing(NewestFirst):
         limit: int = 0,
         after: PageCursor | None = None,
     ) -> tuple[list[DAGView], int]:
-        q = self.queries("dags.sql")
-        filtered = dag_where(self.dialect, filter)
-        page = (offset, limit, after)
-        rows, total = self._newest(q.list_dags, q.count_dags, "created_at", filtered, page)
-        return [self.rows.dag_view(r) for r in rows], total
+        return self._newest(self._dags(), filter, (offset, limit, after))
+
+    def dag_page(
+        self, filter: DAGFilter, limit: int, after: PageCursor | None = None
+    ) -> list[DAGView]:
+        return self._newest(self._dags(), filter, (0, limit, after), counted=False)[0]
 
 
 class WorkflowListing(NewestFirst):
+    def _executions(self) -> Newest:
+        q = self.queries("workflows.sql")
+        return Newest(
+            q.list_executions,
+            q.count_executions,
+            workflow_where,
+            "created_at",
+            "",
+            self.rows.workflow_execution,
+        )
+
     def list_workflow_executions(
         self,
         filter: WorkflowFilter,
@@ -468,10 +460,9 @@ class WorkflowListing(NewestFirst):
         limit: int = 0,
         after: PageCursor | None = None,
     ) -> tuple[list[WorkflowExecutionView], int]:
-        q = self.queries("workflows.sql")
-        filtered = workflow_where(self.dialect, filter)
-        page = (offset, limit, after)
-        rows, total = self._newest(
-            q.list_executions, q.count_executions, "created_at", filtered, page
-        )
-        return [self.rows.workflow_execution(r) for r in rows], total
+        return self._newest(self._executions(), filter, (offset, limit, after))
+
+    def execution_page(
+        self, filter: WorkflowFilter, limit: int, after: PageCursor | None = None
+    ) -> list[WorkflowExecutionView]:
+        return self._newest(self._executions(), filter, (0, limit, after), counted=False)[0]

@@ -14,6 +14,9 @@ The convention, the same on both backends:
     ``types.Job`` is read from), ``{jobs_j}`` (the same under alias ``j``), ``{event_e}``
     (the ledger columns of alias ``e`` renamed ``ev_*``, riding along a job row) and
     ``{event_admin}`` (an admin event row's ledger columns of alias ``e``);
+  - statement text shared by the files of one package, filled when a file is loaded:
+    ``{name}`` where ``name`` is a block of that package's ``fragments.sql`` (one text
+    several queries run; the block's comment says what it needs around it);
   - fragments built in code, filled per call by ``fill``: ``{where}`` and ``{order}``
     (from the fixed fragments of ``listing``), ``{table}`` (a table name from a fixed
     set, or the quoted version table), ``{schema}`` (the quoted schema), ``{claim}`` and
@@ -28,6 +31,7 @@ The convention, the same on both backends:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import cache, lru_cache
 from importlib import resources
 
@@ -50,6 +54,9 @@ FRAGMENT_TOKENS = frozenset(
 )
 """Tokens filled per call by ``fill``."""
 
+SHARED_FILE = "fragments.sql"
+"""A package's file of statement text its other files name as tokens."""
+
 
 class Queries(dict[str, str]):
     """Statement text by query name, with each query's one-line description."""
@@ -65,8 +72,9 @@ class Queries(dict[str, str]):
             raise AttributeError(name) from None
 
 
-def parse(text: str, origin: str = "<sql>") -> Queries:
-    """The named queries of one file's text, column tokens filled in."""
+def parse(text: str, origin: str = "<sql>", shared: Mapping[str, str] | None = None) -> Queries:
+    """The named queries of one file's text, column tokens and ``shared`` blocks (by
+    name, from the package's ``fragments.sql``) filled in."""
     parts = _MARKER.split(text)
     queries = Queries()
     for name, body in zip(parts[1::2], parts[2::2], strict=True):
@@ -76,13 +84,15 @@ def parse(text: str, origin: str = "<sql>") -> Queries:
         if lines and lines[0].startswith("--"):
             queries.descriptions[name] = lines[0].removeprefix("--").strip()
         sql = "\n".join(line for line in lines if not line.lstrip().startswith("--"))
-        queries[name] = _fill_columns(sql.strip().rstrip(";"), f"{origin}: {name}")
+        queries[name] = _fill_columns(sql.strip().rstrip(";"), f"{origin}: {name}", shared or {})
     return queries
 
 
-def _fill_columns(sql: str, origin: str) -> str:
+def _fill_columns(sql: str, origin: str, shared: Mapping[str, str]) -> str:
     def one(m: re.Match[str]) -> str:
         token = m.group(1)
+        if token in shared:
+            return shared[token] + m.group(2)
         if token in COLUMN_TOKENS:
             return COLUMN_TOKENS[token] + m.group(2)
         if token in FRAGMENT_TOKENS:
@@ -94,8 +104,17 @@ def _fill_columns(sql: str, origin: str) -> str:
 
 @cache
 def load(package: str, filename: str) -> Queries:
-    text = resources.files(package).joinpath(filename).read_text(encoding="utf-8")
-    return parse(text, f"{package}/{filename}")
+    files = resources.files(package)
+    shared: Queries | None = None
+    if filename != SHARED_FILE and files.joinpath(SHARED_FILE).is_file():
+        shared = load(package, SHARED_FILE)
+    text = files.joinpath(filename).read_text(encoding="utf-8")
+    queries = parse(text, f"{package}/{filename}", shared)
+    if filename == SHARED_FILE and (
+        taken := set(queries) & (COLUMN_TOKENS.keys() | FRAGMENT_TOKENS)
+    ):
+        raise ValueError(f"{package}/{filename}: {sorted(taken)} are tokens already")
+    return queries
 
 
 def fill(sql: str, **fragments: str) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from qctl_store import validate
-from qctl_store.listing import Dialect
+from qctl_store.dialect import Dialect
 from qctl_store.types import EnqueueParams, PublishParams, ReplayFilter
 
 

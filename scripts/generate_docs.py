@@ -1,12 +1,15 @@
-"""Generate the shell completions and the man page from qctl's command tree.
+"""Generate the shell completions, the man page and the root help from qctl's command tree.
 
-    python scripts/generate_docs.py           # (re)write completions/ and man/
+    python scripts/generate_docs.py           # (re)write completions/, man/ and qctl/cli/help.txt
     python scripts/generate_docs.py --check   # exit 1 when a committed file is stale
 
 The completions are static: they encode the tree (commands, options, enum choices), so
 completing never starts Python. The tree is read by walking the click commands Typer
 builds, hidden aliases excluded: one tree per system (``qctl.systems``), merged for the
 completions; the man page documents azync's commands, then each other system's.
+``qctl/cli/help.txt`` is ``qctl --help`` as Typer writes it on a terminal of 80 columns
+or more, which the console script prints without importing Typer
+(``qctl.cli.launch.ROOT_HELP``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from typer._click import Context  # noqa: E402
+from typer._click import Context, formatting  # noqa: E402
 from typer._click.utils import make_default_short_help  # noqa: E402
 from typer.main import get_command  # noqa: E402
 
@@ -456,6 +459,16 @@ def man(root: Node, others: list[tuple[System, Node]]) -> str:
     return "\n".join(lines)
 
 
+def root_help() -> str:
+    """``qctl --help``'s output at click's widest (80 columns: 78 of text)."""
+    formatting.FORCED_WIDTH = 78
+    try:
+        command = get_command(app)
+        return Context(command, info_name="qctl", **command.context_settings).get_help() + "\n"
+    finally:
+        formatting.FORCED_WIDTH = None
+
+
 def generate() -> dict[Path, str]:
     trees = [(system, tree(system.commands)) for system in systems.systems()]
     # qctl's own commands (``context``, ``version``) work on every database: listed with
@@ -467,6 +480,7 @@ def generate() -> dict[Path, str]:
         ROOT / "completions" / "qctl.zsh": zsh(root),
         ROOT / "completions" / "qctl.fish": fish(root),
         ROOT / "man" / "qctl.1": man(trees[0][1], trees[1:]),
+        ROOT / "qctl" / "cli" / "help.txt": root_help(),
     }
 
 

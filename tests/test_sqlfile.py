@@ -64,6 +64,26 @@ def test_parse_refuses_a_token_outside_the_vocabulary() -> None:
         sqlfile.parse("-- name: a\nSELECT {colums} FROM t\n", "x.sql")
 
 
+def test_load_fills_the_blocks_of_the_packages_fragments_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "shared_sql_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "fragments.sql").write_text(
+        "-- name: tail\n-- The shared part.\ndone AS (SELECT {jobs} FROM azync_jobs)\n"
+    )
+    (package / "a.sql").write_text("-- name: q\n-- One.\nWITH {tail} SELECT * FROM done;\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    q = sqlfile.load("shared_sql_pkg", "a.sql")
+    assert q.q == f"WITH done AS (SELECT {job_columns()} FROM azync_jobs) SELECT * FROM done"
+    (package / "fragments.sql").write_text("-- name: where\n-- Taken.\nTRUE\n")
+    sqlfile.load.cache_clear()
+    with pytest.raises(ValueError, match=r"\['where'\] are tokens already"):
+        sqlfile.load("shared_sql_pkg", "a.sql")
+    sqlfile.load.cache_clear()
+
+
 def test_json_literals_are_not_tokens() -> None:
     q = sqlfile.parse("-- name: a\nSELECT '{}'::jsonb, '{\"k\": 1}'\n")
     assert q.a == "SELECT '{}'::jsonb, '{\"k\": 1}'"

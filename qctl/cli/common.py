@@ -178,6 +178,23 @@ def database_status(
         raise typer.Exit(int(ExitCode.SCHEMA))
 
 
+def tune_report(
+    created: Sequence[str], present: Sequence[str], dry_run: bool, output: OutputFormat
+) -> None:
+    """``qctl db tune``'s report on every system: the console indexes ``created`` (a dry
+    run: would create), or, with none, the ones ``present`` already."""
+    if created:
+        message = f"{'would create' if dry_run else 'created'} {', '.join(created)}"
+    else:
+        message = "nothing to tune" + (
+            f": {', '.join(present)} exist{'s' if len(present) == 1 else ''}" if present else ""
+        )
+    if dry_run:
+        dry_run_report({"indexes": list(created)}, message, output)
+        return
+    emit_result({"dry_run": False, "indexes": list(created)}, message, output)
+
+
 def refuse_migrate(system: str, migrated_by: str) -> NoReturn:
     """``qctl db migrate`` on a system whose own application migrates its schema."""
     raise InvalidInput(f"qctl never migrates a {system} database: {migrated_by}")

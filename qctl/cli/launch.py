@@ -1,11 +1,13 @@
-"""The console script: it runs the dashboard's plain line without Typer.
+"""The console script: it runs the dashboard's plain line and the root help without Typer.
 
 ``qctl top`` is the one command whose start-up the operator waits on: the common line
 (root options, ``top``, ``--refresh``) runs the dashboard here, on every system, without
-importing Typer and the command tree (~40 ms before Textual can start). Any other line,
-and any line this module does not fully understand (help, a bad value, a repeated
-option, completion), goes to ``qctl.cli.main``, which also maps every failure the same
-way (``failed``)."""
+importing Typer and the command tree (~40 ms before Textual can start). ``qctl --help``
+prints ``help.txt``, Typer's own output generated from the command tree (``make
+generate``; a test keeps it current), where Typer would write exactly that text.
+Any other line, and any line this module does not fully understand (a subcommand's
+help, a bad value, a repeated option, completion), goes to ``qctl.cli.main``, which also
+maps every failure the same way (``failed``)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,34 @@ MIN_REFRESH = 0.2
 """``--refresh``'s least value, here and in ``qctl.cli.common.Refresh``."""
 COMPLETE_VAR = "_QCTL_COMPLETE"
 """Set by the shell completion scripts: Typer answers those."""
+ROOT_HELP = os.path.join(os.path.dirname(__file__), "help.txt")
+"""``qctl --help`` as Typer writes it at 80 columns or more (``scripts/generate_docs.py``)."""
+HELP_WIDTH = 80
+"""click wraps help at the terminal's width up to 80 columns: at 80 or more, one text."""
+
+
+def root_help(argv: Sequence[str]) -> str | None:
+    """The generated root help when ``argv`` asks for it alone and Typer would write
+    that very text (a terminal of ``HELP_WIDTH`` columns or more, as click measures it:
+    ``COLUMNS``, else stdout's terminal, else 80); None otherwise."""
+    if list(argv) not in (["--help"], ["-h"]):
+        return None
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = HELP_WIDTH
+    if columns < HELP_WIDTH:
+        return None
+    try:
+        with open(ROOT_HELP, encoding="utf-8") as f:
+            return f.read()
+    except OSError:  # an install without it: Typer writes the help
+        return None
 
 
 def top_line(argv: Sequence[str]) -> tuple[dict[str, str | bool], float] | None:
@@ -132,6 +162,13 @@ def run() -> None:
     # the command tree of any other line is imported.
     startup.pause()
     on_sigterm()
+    if COMPLETE_VAR not in os.environ and (text := root_help(sys.argv[1:])) is not None:
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except OSError as exc:
+            sys.exit(closed_pipe() if exc.errno == errno.EPIPE else failed(exc))
+        sys.exit(ExitCode.OK)
     line = None if COMPLETE_VAR in os.environ else top_line(sys.argv[1:])
     code = None
     if line is not None:

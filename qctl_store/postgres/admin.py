@@ -24,6 +24,7 @@ from qctl_store.listing import (
     order_sql,
     search_where,
 )
+from qctl_store.postgres import tune
 from qctl_store.postgres.base import Cursor, PgBase, mapped_errors, queries
 from qctl_store.postgres.maintenance import keyset_batches, run_batches
 from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, job_from_row
@@ -129,13 +130,13 @@ def _size_and_tuning(cur: Cursor) -> tuple[bool, bool]:
     with conn.cursor(row_factory=cur.row_factory) as indexes:
         with conn.pipeline():
             cur.execute(fill(Q.estimate_jobs, where="TRUE"), {})
-            indexes.execute(Q.console_indexes, {"names": [PAUSED_INDEX]})
+            indexes.execute(tune.PRESENT, {"table": "azync_jobs", "names": [PAUSED_INDEX]})
         return _plan_rows(cur) >= ESTIMATE_THRESHOLD, bool(indexes.fetchall())
 
 
 def console_indexes_of(cur: Cursor) -> set[str]:
     """The names of ``CONSOLE_INDEXES`` that exist, valid, on this schema's job table."""
-    cur.execute(Q.console_indexes, {"names": list(CONSOLE_INDEXES)})
+    cur.execute(tune.PRESENT, {"table": "azync_jobs", "names": list(CONSOLE_INDEXES)})
     return {r["name"] for r in cur.fetchall()}
 
 
@@ -293,8 +294,8 @@ class AdminMixin(JobActions, JobReads, PgBase):
         self._check_writable()
         with mapped_errors(self.dsn, self.config), self._provider.connection() as conn:
             for name in missing:
-                conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
-                conn.execute(CONSOLE_INDEXES[name])
+                for statement in tune.build(name, CONSOLE_INDEXES[name]):
+                    conn.execute(statement)
         return missing
 
     def all_daily(self, source: Source) -> list[DailyCount]:

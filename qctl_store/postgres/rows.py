@@ -22,8 +22,8 @@ from psycopg.rows import dict_row
 
 from qctl_store import validate
 from qctl_store.columns import job_columns
+from qctl_store.dialect import Dialect
 from qctl_store.errors import InvalidInput
-from qctl_store.listing import Dialect
 from qctl_store.postgres.base import Cursor, PgBase, mapped_errors
 from qctl_store.records import RowMapper
 

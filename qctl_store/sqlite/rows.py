@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from qctl_store import deepjson, errors, validate
 from qctl_store.columns import job_columns
-from qctl_store.listing import Dialect
+from qctl_store.dialect import Dialect
 from qctl_store.records import RowMapper
 from qctl_store.sqlite.base import (
     JSONB_CONTAINS,

@@ -137,7 +137,45 @@ def test_the_dashboard_line_skips_typer_and_fails_alike(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "args", [["jobs", "list"], ["jobs", "list", "-o", "jsonl"], ["jobs", "--help"]]
+    ("args", "columns"), [(["--help"], "80"), (["-h"], "200"), (["--help"], "79")]
+)
+def test_the_root_help_skips_typer_where_it_writes_typer_s_text(
+    args: list[str], columns: str, tmp_path: Path
+) -> None:
+    """``qctl --help`` prints the generated help without Typer at 80 columns or more (click
+    wraps at 80 there, so Typer's text is the same), byte for byte what the command tree
+    writes; narrower, Typer writes it."""
+    code = (
+        "import json, sys\n"
+        "via, sys.argv = sys.argv[1], ['qctl', *json.loads(sys.argv[2])]\n"
+        "try:\n"
+        "    if via == 'launch':\n"
+        "        from qctl.cli.launch import run\n"
+        "        run()\n"
+        "    else:\n"
+        "        from qctl.cli.main import app\n"
+        "        app()\n"
+        "except SystemExit as exc:\n"
+        "    print(json.dumps([exc.code, 'typer' in sys.modules]), file=sys.stderr)\n"
+    )
+    env = {"XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path), "PATH": "/usr/bin"}
+    launched, tree = (
+        subprocess.run(
+            [sys.executable, "-c", code, via, json.dumps(args)],
+            capture_output=True,
+            text=True,
+            env={**env, "COLUMNS": columns},
+            timeout=120,
+        )
+        for via in ("launch", "main")
+    )
+    assert launched.stdout == tree.stdout and launched.stdout.startswith("Usage: qctl ")
+    assert json.loads(launched.stderr) == [0, columns == "79"]
+    assert json.loads(tree.stderr) == [0, True]
+
+
+@pytest.mark.parametrize(
+    "args", [["--help"], ["jobs", "list"], ["jobs", "list", "-o", "jsonl"], ["jobs", "--help"]]
 )
 def test_a_reader_that_went_away_ends_qctl_quietly_with_0(args: list[str], tmp_path: Path) -> None:
     """``qctl jobs list | head``: once the reader has what it wanted and closes the pipe,

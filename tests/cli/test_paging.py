@@ -42,6 +42,8 @@ LISTINGS: dict[str, Callable[[Any, str], list[str]]] = {
     "dags": _dags,
     "workflows": _workflows,
 }
+COUNTED = {"events": "list_events", "dags": "list_dags", "workflows": "list_workflow_executions"}
+"""Each listing's store call that reads the total beside its page."""
 
 
 def _next(stderr: str) -> str:
@@ -81,7 +83,8 @@ def test_listing_streams_in_fetches(
     run: Run, st: Any, kind: str, noun: str, fmt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every listing goes through ``output.stream_listing``: fetched a page at a time
-    (here 2 rows), it writes what one fetch writes, stdout and stderr alike."""
+    (here 2 rows), it writes what one fetch writes, stdout and stderr alike; only a
+    table's first fetch counts the matches (the others read their page alone)."""
     from qctl.cli import output
 
     command = [*LISTINGS[noun](st, kind), "-o", fmt]
@@ -94,7 +97,16 @@ def test_listing_streams_in_fetches(
         return real((fetched.append(len(p)) or p for p in pages), *a, **kw)
 
     monkeypatch.setattr(output, "stream_rows", counting)
+    totals: list[int] = []
+    listing = getattr(type(st), COUNTED[noun])
+
+    def counted(self: Any, *a: Any, **kw: Any) -> Any:
+        totals.append(1)
+        return listing(self, *a, **kw)
+
+    monkeypatch.setattr(type(st), COUNTED[noun], counted)
     streamed = run(*command)
     assert streamed.exit_code == whole.exit_code == 0, streamed.stderr
     assert (streamed.stdout, streamed.stderr) == (whole.stdout, whole.stderr)
     assert fetched == [2, 1]
+    assert len(totals) == (1 if fmt == "table" else 0)

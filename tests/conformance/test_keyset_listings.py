@@ -1,7 +1,8 @@
 """Keyset paging (``after``) of the newest-first listings, ``list_events``, ``list_dags``
 and ``list_workflow_executions``, on both backends: walking the pages by cursor yields
-exactly the offset listing, rows sharing a timestamp included, and the total counts every
-match whatever the position."""
+exactly the offset listing, rows sharing a timestamp included, the total counts every
+match whatever the position, and each listing's page without its total (``event_page``,
+``dag_page``, ``execution_page``) is the same page."""
 
 from __future__ import annotations
 
@@ -27,15 +28,17 @@ from qctl_store.types import (
 from tests.conformance.helpers import AnyStore, unique, wf_task
 
 Listing = Callable[[int, int, PageCursor | None], tuple[list[Any], int]]
+Page = Callable[[int, PageCursor | None], list[Any]]
 
 
-def walk(listing: Listing, key: str, size: int) -> list[Any]:
+def walk(listing: Listing, uncounted: Page, key: str, size: int) -> list[Any]:
     """Every row, ``size`` at a time, each page starting after the last row's cursor."""
     out: list[Any] = []
     after = None
     while True:
         page, total = listing(0, size, after)
         assert total == len(listing(0, 0, None)[0]), "the total ignores the position"
+        assert uncounted(size, after) == page
         out.extend(page)
         if len(page) < size:
             return out
@@ -60,7 +63,10 @@ def test_events_walk_equals_the_offset_listing_across_ties(store: AnyStore) -> N
     ordered = sorted(everything, key=lambda e: (e.occurred_at, str(e.id)), reverse=True)
     assert [e.id for e in everything] == [e.id for e in ordered]
     for size in (1, 2, 4):
-        assert [e.id for e in walk(listing, "occurred_at", size)] == [e.id for e in everything]
+        assert [
+            e.id
+            for e in walk(listing, lambda n, at: store.event_page(flt, n, at), "occurred_at", size)
+        ] == [e.id for e in everything]
     # The filter holds beside the position: a window in time, paged.
     window = EventFilter(type=etype, since=base + timedelta(hours=1))
     rows, total = store.list_events(
@@ -84,7 +90,10 @@ def test_dags_walk_equals_the_offset_listing(store: AnyStore) -> None:
 
     assert [d.id for d in listing(0, 0, None)[0]] == ids[::-1]
     for size in (1, 2, 3):
-        assert [d.id for d in walk(listing, "created_at", size)] == ids[::-1]
+        assert [
+            d.id
+            for d in walk(listing, lambda n, at: store.dag_page(flt, n, at), "created_at", size)
+        ] == ids[::-1]
     # A state filter pages the same way; a cursor past the last row is an empty page.
     running = DAGFilter(name=name, state=DAGState.RUNNING)
     last = store.get_dag(ids[0])
@@ -105,7 +114,12 @@ def test_workflow_executions_walk_equals_the_offset_listing(store: AnyStore) -> 
         return store.list_workflow_executions(flt, offset, limit, after)
 
     for size in (1, 2, 5):
-        assert [w.id for w in walk(listing, "created_at", size)] == ids[::-1]
+        assert [
+            w.id
+            for w in walk(
+                listing, lambda n, at: store.execution_page(flt, n, at), "created_at", size
+            )
+        ] == ids[::-1]
     # Offset and cursor compose: skip one row after the position.
     third = store.get_workflow_execution(ids[2])
     rows, total = listing(1, 1, PageCursor(third.created_at, third.id))

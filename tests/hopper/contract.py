@@ -49,6 +49,7 @@ def database() -> Iterator[Target]:
                 "vacuum history": ["--older-than", "1s"],
                 "vacuum batches": ["--older-than", "1s"],
                 "vacuum streams": ["--older-than", "1s"],
+                "db tune": [],
                 "db migrate": None,  # hopper's own migrator runs its migrations
             }
         )

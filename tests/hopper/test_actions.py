@@ -17,6 +17,13 @@ from tests.conftest import PG_DSN
 from tests.hopper.conftest import Run, data, job_row, snapshot
 from tests.hopper.worker import Worker
 
+RUN = uuid.uuid4().hex[:8]
+RETRY_Q = f"retry-q-{RUN}"
+OPS_Q = f"ops-q-{RUN}"
+"""Queue names of this run: hopper's channels are the database's, not the schema's, so
+another test run on the same database (another schema) sends the same notices; each
+payload ``heard`` keeps names a job id or a queue of this run."""
+
 
 @pytest.fixture
 def listen() -> Iterator[psycopg.Connection[Any]]:
@@ -28,8 +35,15 @@ def listen() -> Iterator[psycopg.Connection[Any]]:
     conn.close()
 
 
-def heard(conn: psycopg.Connection[Any]) -> list[tuple[str, str]]:
-    return [(n.channel, n.payload) for n in conn.notifies(timeout=0.5)]
+def heard(conn: psycopg.Connection[Any], pg_schema: str) -> list[tuple[str, str]]:
+    """The notifications since the last call that name this run's jobs or queues."""
+    with psycopg.connect(PG_DSN, options=f"-c search_path={pg_schema}") as c:
+        ids = {str(r[0]) for r in c.execute(
+            "SELECT id FROM hopper_jobs UNION ALL SELECT id FROM hopper_job_history"
+        )}  # fmt: skip
+    notices = [(n.channel, n.payload) for n in conn.notifies(timeout=0.5)]
+    ours = ids | {RETRY_Q, OPS_Q}  # payloads: "<queue>", "<id>", "<action>:<id or queue>"
+    return [(channel, payload) for channel, payload in notices if payload.split(":")[-1] in ours]
 
 
 def test_cancel_waiting_moves_it_to_history(
@@ -41,7 +55,7 @@ def test_cancel_waiting_moves_it_to_history(
     assert dry["dry_run"] is True and dry["outcome"] == "cancelled"
     refused = qctl("jobs", "cancel", str(job))  # no terminal, no --yes
     assert refused.exit_code == 4
-    assert snapshot(pg_schema) == before and heard(listen) == []
+    assert snapshot(pg_schema) == before and heard(listen, pg_schema) == []
 
     result = data(qctl("jobs", "cancel", str(job)[:18], "--yes", "-o", "json"))
     assert result["job_id"] == str(job) and result["state"] == "available"
@@ -50,7 +64,7 @@ def test_cancel_waiting_moves_it_to_history(
     [error] = row["errors"]
     assert error["error"] == "hopper: cancelled" and error["attempt"] == 0
     assert row["args"] == {"a": 1} and row["output"] is None
-    assert heard(listen) == [("hopper_done", str(job))]  # awaited: announced as done
+    assert heard(listen, pg_schema) == [("hopper_done", str(job))]  # awaited: announced as done
     again = qctl("jobs", "cancel", str(job), "--yes")
     assert again.exit_code == 3 and "already finalized" in again.output
 
@@ -66,7 +80,7 @@ def test_cancel_running_only_asks_its_client(
     where, row = job_row(pg_schema, job)  # type: ignore[misc]
     assert where == "live" and row["state"] == "running" and row["cancel_requested_at"]
     assert row["attempted_by"] == client
-    assert heard(listen) == [("hopper_control", f"cancel:{job}")]
+    assert heard(listen, pg_schema) == [("hopper_control", f"cancel:{job}")]
     # the client that holds it finalizes it, as hopper's worker does on the request
     assert hopper.finalize(job, client, "cancelled", error="hopper: job cancelled")
     assert job_row(pg_schema, job)[0] == "history"  # type: ignore[index]
@@ -94,9 +108,9 @@ def test_retry_from_history_as_hopper_does(
     hopper: Worker, qctl: Run, pg_schema: str, listen: psycopg.Connection[Any]
 ) -> None:
     client = hopper.register()
-    dead = hopper.dead("r.dead", "retry-q", client, error="out of luck")
+    dead = hopper.dead("r.dead", RETRY_Q, client, error="out of luck")
     _, before = job_row(pg_schema, dead)  # type: ignore[misc]
-    heard(listen)
+    heard(listen, pg_schema)
     result = data(qctl("jobs", "retry", str(dead), "--yes", "-o", "json"))
     assert result["from_history"] is True and result["state"] == "discarded"
     where, row = job_row(pg_schema, dead)  # type: ignore[misc]
@@ -104,9 +118,9 @@ def test_retry_from_history_as_hopper_does(
     # attempts and errors kept; one more attempt allowed since it had run out
     assert row["attempt"] == 1 and row["max_attempts"] == 2 and row["errors"] == before["errors"]
     assert row["seq"] != before["seq"] and row["created_at"] == before["created_at"]
-    assert heard(listen) == [("hopper_insert", "retry-q")]
+    assert heard(listen, pg_schema) == [("hopper_insert", RETRY_Q)]
     # hopper's worker runs it again
-    assert hopper.claim("retry-q", client) == [dead]
+    assert hopper.claim(RETRY_Q, client) == [dead]
     assert hopper.finalize(dead, client, "completed")
 
 
@@ -174,41 +188,43 @@ def test_a_claim_between_read_and_write_is_never_finalized(
 def test_queue_pause_resume_limit(
     hopper: Worker, qctl: Run, pg_schema: str, listen: psycopg.Connection[Any]
 ) -> None:
-    dry = data(qctl("queues", "pause", "ops-q", "--dry-run", "-o", "json"))
-    assert dry["before"] is None and heard(listen) == []
-    assert data(qctl("queues", "pause", "ops-q", "--yes", "-o", "json"))["action"] == "pause"
-    assert heard(listen) == [("hopper_control", "pause:ops-q")]
+    dry = data(qctl("queues", "pause", OPS_Q, "--dry-run", "-o", "json"))
+    assert dry["before"] is None and heard(listen, pg_schema) == []
+    assert data(qctl("queues", "pause", OPS_Q, "--yes", "-o", "json"))["action"] == "pause"
+    assert heard(listen, pg_schema) == [("hopper_control", f"pause:{OPS_Q}")]
     first = data(qctl("queues", "list", "-o", "json"))
-    [q] = [r for r in first if r["queue"] == "ops-q"]
+    [q] = [r for r in first if r["queue"] == OPS_Q]
     assert q["paused"] is True
-    paused_at = reads.get_queue(Database(PG_DSN, pg_schema), "ops-q").paused_at  # type: ignore[union-attr]
-    qctl("queues", "pause", "ops-q", "--yes")  # a second pause keeps the first time
-    again = reads.get_queue(Database(PG_DSN, pg_schema), "ops-q")
+    paused_at = reads.get_queue(Database(PG_DSN, pg_schema), OPS_Q).paused_at  # type: ignore[union-attr]
+    qctl("queues", "pause", OPS_Q, "--yes")  # a second pause keeps the first time
+    again = reads.get_queue(Database(PG_DSN, pg_schema), OPS_Q)
     assert again is not None and again.paused_at == paused_at
-    heard(listen)
-    assert qctl("queues", "resume", "ops-q", "--yes").exit_code == 0
-    assert heard(listen) == [("hopper_control", "resume:ops-q")]
+    heard(listen, pg_schema)
+    assert qctl("queues", "resume", OPS_Q, "--yes").exit_code == 0
+    assert heard(listen, pg_schema) == [("hopper_control", f"resume:{OPS_Q}")]
 
-    set_ = qctl("queues", "limit", "ops-q", "--global", "5", "--rate", "2.5", "--burst", "3",
+    set_ = qctl("queues", "limit", OPS_Q, "--global", "5", "--rate", "2.5", "--burst", "3",
                 "--aging", "90s", "--yes")  # fmt: skip
     assert set_.exit_code == 0, set_.output
-    assert heard(listen) == [("hopper_control", "limit:ops-q")]
+    assert heard(listen, pg_schema) == [("hopper_control", f"limit:{OPS_Q}")]
     with psycopg.connect(PG_DSN, autocommit=True, options=f"-c search_path={pg_schema}") as c:
-        c.execute("UPDATE hopper_queues SET tokens = 1.5 WHERE name = 'ops-q'")
+        c.execute("UPDATE hopper_queues SET tokens = 1.5 WHERE name = %s", [OPS_Q])
         row = c.execute(
             "SELECT paused_at, global_limit, rate_per_sec, rate_burst, partition_limit,"
-            " aging_seconds, tokens FROM hopper_queues WHERE name = 'ops-q'"
+            " aging_seconds, tokens FROM hopper_queues WHERE name = %s",
+            [OPS_Q],
         ).fetchone()
     assert row == (None, 5, 2.5, 3, None, 90, 1.5)
     # hopper's CLI: omitted limits are removed; the same rate keeps the bucket's tokens
-    qctl("queues", "limit", "ops-q", "--rate", "2.5", "--partition", "2", "--yes")
+    qctl("queues", "limit", OPS_Q, "--rate", "2.5", "--partition", "2", "--yes")
     with psycopg.connect(PG_DSN, autocommit=True, options=f"-c search_path={pg_schema}") as c:
         row = c.execute(
             "SELECT global_limit, rate_per_sec, rate_burst, partition_limit, aging_seconds,"
-            " tokens FROM hopper_queues WHERE name = 'ops-q'"
+            " tokens FROM hopper_queues WHERE name = %s",
+            [OPS_Q],
         ).fetchone()
     assert row == (None, 2.5, None, 2, None, 1.5)
-    bad = qctl("queues", "limit", "ops-q", "--global", "-1", "--yes")
+    bad = qctl("queues", "limit", OPS_Q, "--global", "-1", "--yes")
     assert bad.exit_code == 2
 
 
@@ -255,6 +271,31 @@ def test_watch_prints_hopper_notifications(hopper: Worker, pg_schema: str) -> No
     finally:
         watcher.send_signal(signal.SIGINT)
         assert watcher.wait(20) == 0
+
+
+def test_notifications_come_back_after_a_lost_connection(hopper: Worker, pg_schema: str) -> None:
+    """``watch``'s stream: its connection ended by the server (a restart, a failover, an
+    idle-session reaper), it listens again and says so, and hears what is sent after."""
+    from qctl.systems.hopper.database import LISTENING, watch_name
+
+    db = Database(PG_DSN, pg_schema)
+    stream = db.notifications(["hopper_control"], timeout=30)
+    try:
+        assert next(stream) == (LISTENING, "")
+        with psycopg.connect(PG_DSN, autocommit=True) as admin:
+            ended = admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = %s",
+                [watch_name()],
+            ).fetchall()
+        assert ended
+        assert next(stream) == (LISTENING, "")  # listening again
+        actions.set_paused(db, "watch-again", True)
+        heard = next(n for n in stream if n[1] == "pause:watch-again")
+        assert heard == ("hopper_control", "pause:watch-again")
+    finally:
+        stream.close()
+        db.close()
 
 
 def test_retry_of_a_finished_batch_job_says_the_batch_counts_it_again(

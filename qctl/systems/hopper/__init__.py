@@ -21,7 +21,7 @@ SYSTEM = System(
     tables=("hopper_jobs", "hopper_schema"),
     default_schema="hopper",
     commands={
-        "db": Entry(f"{_CLI}.db", "app", "The hopper database: status (never migrated)."),
+        "db": Entry(f"{_CLI}.db", "app", "The hopper database: status, tune (never migrated)."),
         "jobs": Entry(
             f"{_CLI}.jobs",
             "app",

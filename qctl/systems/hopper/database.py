@@ -14,12 +14,25 @@ migration advisory lock.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from qctl.core.sqldb import SqlDatabase
 from qctl_store.errors import SchemaTooNew
+
+LISTENING = ""
+"""``notifications``' channel of its mark that every channel is listened to."""
+
+
+def watch_name() -> str:
+    """The application_name of ``notifications``' connections: this process's."""
+    return f"qctl hopper watch {os.getpid()}"
+
+
+POLL_SECONDS = 0.25
+"""How often ``notifications`` wakes to notice Ctrl-C and its timeout."""
 
 KNOWN_VERSIONS: dict[int, str] = {
     1: "schema",
@@ -132,17 +145,63 @@ class Database(SqlDatabase):
     def notifications(
         self, channels: Sequence[str], timeout: float | None = None
     ) -> Iterator[tuple[str, str]]:
-        """``(channel, payload)`` of each notification on ``channels``, on a connection
-        of its own, until ``timeout`` seconds pass without one (None: forever)."""
+        """``(channel, payload)`` of each notification on ``channels``, until ``timeout``
+        seconds pass without one (None: forever); ``(LISTENING, "")`` once every channel
+        is listened to, first and again after a lost connection came back (what was sent
+        meanwhile is lost: re-read what you track). Each channel on a reconnecting
+        connection of its own (``qctl_store.postgres.listener``, azync's wake and change
+        channels' loop: backoff from 0.5 s to 30 s); an unreachable database at the start
+        is an error, as for every command."""
+        import queue
+        import threading
+        from functools import partial
+
         import psycopg
-        from psycopg import sql
+
+        from qctl_store.postgres.listener import Listener
+
+        def connect() -> Any:
+            return psycopg.connect(self.dsn, autocommit=True, application_name=watch_name())
 
         with self._errors():
-            conn = psycopg.connect(self.dsn, autocommit=True, application_name="qctl")
+            connect().close()
+        inbox: queue.Queue[tuple[str, str]] = queue.Queue()
+        down = set(channels)  # not listened to (yet, or since a lost connection)
+        lock = threading.Lock()
+
+        def live(channel: str) -> None:
+            with lock:
+                down.discard(channel)
+                if not down:
+                    inbox.put((LISTENING, ""))
+
+        def lost(channel: str) -> None:
+            with lock:
+                down.add(channel)
+
+        listeners = [
+            Listener(
+                connect,
+                c,
+                partial(lambda c, payload: inbox.put((c, payload)), c),
+                on_live=partial(live, c),
+                on_down=partial(lost, c),
+                name=f"qctl-hopper-{c}",
+            )
+            for c in channels
+        ]
+        waited = 0.0
         try:
-            for channel in channels:
-                conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
-            for n in conn.notifies(timeout=timeout):
-                yield n.channel, n.payload
+            for listener in listeners:
+                listener.start()
+            while timeout is None or waited < timeout:
+                try:  # in slices, so Ctrl-C is noticed
+                    item = inbox.get(timeout=POLL_SECONDS)
+                except queue.Empty:
+                    waited += POLL_SECONDS
+                    continue
+                waited = 0.0
+                yield item
         finally:
-            conn.close()
+            for listener in listeners:
+                listener.close()

@@ -285,7 +285,14 @@ def get_queue(db: Database, name: str) -> Queue | None:
 
 
 def queue_depths(db: Database) -> list[QueueDepth]:
-    return _rows(QueueDepth, db.all(queries("reads.sql").queue_depths))
+    """Every queue's depths: on qctl's opt-in index where ``qctl db tune`` created it
+    (index ranges), else by reading the live table (hopper's own indexes cannot split
+    the waiting states)."""
+    from qctl.systems.hopper import tune  # its catalog read is qctl_store's PostgreSQL's
+
+    q = queries("reads.sql")
+    tuned = tune.QUEUE_STATE in tune.present(db)
+    return _rows(QueueDepth, db.all(q.queue_depths_indexed if tuned else q.queue_depths))
 
 
 @dataclass

@@ -21,6 +21,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from qctl.systems.hopper.actions import CHANNEL_DONE, CHANNEL_INSERT
 from qctl.systems.hopper.reads import queries
 
 SCHEMA_FILE = "schema_5fd71c6.sql"
@@ -141,6 +142,8 @@ class StandIn:
             "delay": delay,
             "error": _json(entry) if error else None,
             "output": _json(output),
+            "done": CHANNEL_DONE,
+            "insert": CHANNEL_INSERT,
         }
         return bool(self.conn.execute(self.q.finalize, params).fetchall())
 

@@ -206,12 +206,6 @@ ORDER BY {order}
 -- How many jobs match, counting no further than %(cap)s.
 SELECT COUNT(*) AS n FROM (SELECT 1 FROM azync_jobs WHERE {where} LIMIT %(cap)s) AS j
 
--- name: console_indexes
--- Which of the console's own indexes on azync_jobs exist and are valid.
-SELECT c.relname AS name
-FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-WHERE i.indrelid = to_regclass('azync_jobs') AND i.indisvalid AND c.relname = ANY(%(names)s)
-
 -- name: get_job
 -- One job by id within one source.
 SELECT {jobs} FROM azync_jobs WHERE id = %(id)s AND source = %(source)s

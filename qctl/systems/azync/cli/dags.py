@@ -69,11 +69,14 @@ def list_dags(
     """DAG runs, newest first, with per-run task-state counts."""
     store = options.store(ctx)
     flt = DAGFilter(name=name, state=state)
-    totals: list[int] = []  # every fetch counts every match: the first's is shown
+    fetch_dags, totals = options.counted_first(
+        lambda n, at: store.list_dags(flt, 0, n, at),
+        lambda n, at: store.dag_page(flt, n, at),
+        output == OutputFormat.TABLE,
+    )
 
     def fetch(n: int, at: PageCursor | None) -> list[tuple[DAGView, dict[JobState, int]]]:
-        dags, total = store.list_dags(flt, 0, n, at)
-        totals.append(total)
+        dags = fetch_dags(n, at)
         counts = store.dag_task_counts([d.id for d in dags]) if dags else {}
         return [(d, counts.get(d.id, {})) for d in dags]
 
@@ -87,7 +90,8 @@ def list_dags(
         options.cursor(after),
         shown=lambda row: {**dag_record(*row), "tasks": counts_text(row[1])},
     )
-    page_note(output, shown, totals[0], parse.cursor_text(position) if position else None)
+    total = totals[0] if totals else None
+    page_note(output, shown, total, parse.cursor_text(position) if position else None)
 
 
 @app.command("counts")

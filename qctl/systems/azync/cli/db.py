@@ -106,17 +106,7 @@ def tune(
     common.cli(ctx).unlimit("statement_timeout", "lock_timeout")
     store = options.store(ctx) if dry_run else options.writable(ctx, "db tune")
     names = store.tune(dry_run=dry_run)
-    if names:
-        message = f"{'would create' if dry_run else 'created'} {', '.join(names)}"
-    else:
-        present = store.console_indexes()
-        message = "nothing to tune" + (
-            f": {', '.join(present)} exist{'s' if len(present) == 1 else ''}" if present else ""
-        )
-    if dry_run:
-        common.dry_run_report({"indexes": names}, message, output)
-        return
-    emit_result({"dry_run": False, "indexes": names}, message, output)
+    common.tune_report(names, [] if names else store.console_indexes(), dry_run, output)
 
 
 @app.command("status")

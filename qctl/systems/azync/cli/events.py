@@ -95,17 +95,22 @@ def list_events(
         aggregate_id=aggregate_id,
     )
     store = options.store(ctx)
-    totals: list[int] = []  # every fetch counts every match: the first's is shown
+    fetch_events, totals = options.counted_first(
+        lambda n, at: store.list_events(flt, 0, n, at),
+        lambda n, at: store.event_page(flt, n, at),
+        output == OutputFormat.TABLE,
+    )
+    noted: list[bool] = []
 
     def fetch(n: int, at: PageCursor | None) -> list[EventAdminRow]:
-        rows, total = store.list_events(flt, 0, n, at)
-        if undispatched and rows and not totals:
+        rows = fetch_events(n, at)
+        if undispatched and rows and not noted:
+            noted.append(True)
             note(
                 "no delivery row is not proof of no delivery: vacuums (azync's maintenance "
                 "and `qctl vacuum`) delete succeeded deliveries, and replaying such an event "
                 "delivers it again"
             )
-        totals.append(total)
         return rows
 
     shown, position = stream_listing(
@@ -117,7 +122,8 @@ def list_events(
         limit,
         options.cursor(after),
     )
-    page_note(output, shown, totals[0], parse.cursor_text(position) if position else None)
+    total = totals[0] if totals else None
+    page_note(output, shown, total, parse.cursor_text(position) if position else None)
 
 
 def _aggregate(text: str | None) -> tuple[str, str]:

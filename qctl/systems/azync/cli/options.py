@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -91,3 +91,27 @@ def newest_first(row: Any) -> PageCursor:
     """The position of a row of a newest-first listing by ``created_at`` (DAG runs,
     workflow executions)."""
     return PageCursor(row.created_at, row.id)
+
+
+T = TypeVar("T")
+Fetch = Callable[[int, PageCursor | None], list[T]]
+
+
+def counted_first(
+    counted: Callable[[int, PageCursor | None], tuple[list[T], int]],
+    page: Fetch[T],
+    count: bool,
+) -> tuple[Fetch[T], list[int]]:
+    """A newest-first walk's fetch (``stream_listing``'s) and the list that receives the
+    filter's total: read with the first page only, and only when ``count`` (a table
+    shows it), so fetches past the first read their page alone."""
+    totals: list[int] = []
+
+    def fetch(n: int, at: PageCursor | None) -> list[T]:
+        if count and not totals:
+            rows, total = counted(n, at)
+            totals.append(total)
+            return rows
+        return page(n, at)
+
+    return fetch, totals

@@ -25,9 +25,7 @@ from qctl.systems.azync.cli import options
 from qctl.systems.azync.cli.act import act
 from qctl.systems.azync.ops import workflows as ops_wf
 from qctl_store.types import (
-    PageCursor,
     UncertainDecision,
-    WorkflowExecutionView,
     WorkflowFilter,
     WorkflowState,
 )
@@ -64,17 +62,17 @@ def list_workflows(
     """Executions, newest first."""
     store = options.store(ctx)
     flt = WorkflowFilter(name=name, state=state)
-    totals: list[int] = []  # every fetch counts every match: the first's is shown
-
-    def fetch(n: int, at: PageCursor | None) -> list[WorkflowExecutionView]:
-        rows, total = store.list_workflow_executions(flt, 0, n, at)
-        totals.append(total)
-        return rows
+    fetch, totals = options.counted_first(
+        lambda n, at: store.list_workflow_executions(flt, 0, n, at),
+        lambda n, at: store.execution_page(flt, n, at),
+        output == OutputFormat.TABLE,
+    )
 
     shown, position = stream_listing(
         fetch, options.newest_first, as_dict, WF_COLUMNS, output, limit, options.cursor(after)
     )
-    page_note(output, shown, totals[0], parse.cursor_text(position) if position else None)
+    total = totals[0] if totals else None
+    page_note(output, shown, total, parse.cursor_text(position) if position else None)
 
 
 @app.command("show")

@@ -142,7 +142,7 @@ def dags(keep: timedelta) -> Step:
 
     def rows(st: ConsoleStore) -> Iterator[Any]:
         filters = [DAGFilter(state=state) for state in DAG_TERMINAL_STATES]
-        return _pages(lambda f, after: st.list_dags(f, 0, PAGE, after)[0], filters)
+        return _pages(lambda f, after: st.dag_page(f, PAGE, after), filters)
 
     return Step(
         "dags", None, lambda st: st.vacuum_dags(keep), lambda st: _completed_before(rows(st), keep)
@@ -154,7 +154,7 @@ def workflows(keep: timedelta) -> Step:
 
     def rows(st: ConsoleStore) -> Iterator[Any]:
         filters = [WorkflowFilter(state=state) for state in WORKFLOW_TERMINAL_STATES]
-        return _pages(lambda f, after: st.list_workflow_executions(f, 0, PAGE, after)[0], filters)
+        return _pages(lambda f, after: st.execution_page(f, PAGE, after), filters)
 
     return Step(
         "workflows",

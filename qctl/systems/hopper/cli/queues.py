@@ -53,7 +53,8 @@ def queue_rows(db: Any) -> list[dict[str, Any]]:
 def list_queues(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     """Per queue: pause, live jobs by state, how long the oldest claimable job has
     waited, completions in the last minute, and its cluster-wide limits (empty:
-    unlimited)."""
+    unlimited). The states are counted on `qctl db tune`'s index where it exists, else
+    by reading every live job (hopper's schema has no index that tells them apart)."""
     emit_rows(queue_rows(database(ctx)), COLUMNS, output)
 
 

@@ -28,11 +28,14 @@ def watch(
 ) -> None:  # fmt: skip
     """Print hopper's notifications as they are sent, one JSON line each (``channel``,
     ``payload``, ``at``), until Ctrl-C (exit 0). hopper's channels are not per schema:
-    every hopper installation of the database sends on them."""
+    every hopper installation of the database sends on them. A lost connection is
+    retried (from 0.5 s, doubling to 30 s); once back, a note says that notifications
+    sent meanwhile were lost."""
     import json
     import sys
     from datetime import UTC, datetime
 
+    from qctl.systems.hopper.database import LISTENING
     from qctl_store.errors import InvalidInput
 
     for c in channel or ():
@@ -40,9 +43,18 @@ def watch(
             raise InvalidInput(f"--channel: {c!r} is not one of hopper's ({', '.join(CHANNELS)})")
     db = database(ctx)
     channels = channel or list(CHANNELS)
-    note(f"watching {db.location} ({', '.join(channels)}; Ctrl-C to stop)")
+    listening = False
     with common.until_ctrl_c():
         for name, payload in db.notifications(channels):
+            if name == LISTENING:
+                note(
+                    f"reconnected to {db.location}: notifications sent while the connection"
+                    " was down are lost"
+                    if listening
+                    else f"watching {db.location} ({', '.join(channels)}; Ctrl-C to stop)"
+                )
+                listening = True
+                continue
             at = datetime.now(UTC).isoformat()
             line = {"channel": name, "payload": payload, "at": at}
             sys.stdout.write(json.dumps(line, ensure_ascii=False) + "\n")

@@ -131,6 +131,44 @@ FROM names LEFT JOIN d ON d.queue = names.queue
 GROUP BY names.queue
 ORDER BY names.queue;
 
+-- name: queue_depths_indexed
+-- queue_depths on qctl's opt-in index (tune.py's qctl_hopper_jobs_queue_state), same rows.
+-- Where `qctl db tune` created it: the queues with live jobs by a loose scan of it (one
+-- descent per queue), each state's count an index-only range of (queue, state), each
+-- waiting state's oldest due job one descent; nothing reads the live table's rows.
+WITH RECURSIVE found(queue) AS (
+    (SELECT queue FROM hopper_jobs ORDER BY queue LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.queue FROM hopper_jobs j WHERE j.queue > f.queue ORDER BY j.queue LIMIT 1)
+    FROM found f WHERE f.queue IS NOT NULL
+),
+names AS (SELECT queue FROM found WHERE queue IS NOT NULL UNION SELECT name FROM hopper_queues)
+SELECT n.queue,
+       (SELECT count(*) FROM hopper_jobs j WHERE j.queue = n.queue AND j.state = 'pending')
+           AS pending,
+       (SELECT count(*) FROM hopper_jobs j WHERE j.queue = n.queue AND j.state = 'available')
+           AS available,
+       (SELECT count(*) FROM hopper_jobs j WHERE j.queue = n.queue AND j.state = 'scheduled')
+           AS scheduled,
+       (SELECT count(*) FROM hopper_jobs j WHERE j.queue = n.queue AND j.state = 'retryable')
+           AS retryable,
+       (SELECT count(*) FROM hopper_jobs j WHERE j.queue = n.queue AND j.state = 'running')
+           AS running,
+       now() - least(
+           (SELECT min(j.scheduled_at) FROM hopper_jobs j
+            WHERE j.queue = n.queue AND j.state = 'available' AND j.scheduled_at <= now()),
+           (SELECT min(j.scheduled_at) FROM hopper_jobs j
+            WHERE j.queue = n.queue AND j.state = 'scheduled' AND j.scheduled_at <= now()),
+           (SELECT min(j.scheduled_at) FROM hopper_jobs j
+            WHERE j.queue = n.queue AND j.state = 'retryable' AND j.scheduled_at <= now())
+       ) AS oldest_available,
+       (SELECT count(*) FROM hopper_job_history_completed h
+        WHERE h.queue = n.queue
+          AND h.finalized_at > now() - interval '1 minute') AS completed_last_minute,
+       (SELECT q.paused_at IS NOT NULL FROM hopper_queues q WHERE q.name = n.queue) AS paused
+FROM names n
+ORDER BY n.queue;
+
 -- name: cluster
 -- The live clients and the leader (driver/internal/pgsql/cluster.go statsSQL).
 SELECT (SELECT count(*) FROM hopper_clients WHERE expires_at > now()) AS live_clients,

@@ -29,10 +29,10 @@ RETURNING j.id;
 SELECT attempt, max_attempts FROM hopper_jobs WHERE id = %(id)s;
 
 -- name: finalize
--- One result, fenced on the claiming client (jobs.go jobFinalizeSQL with flow.go
--- finalizeTailSQL): a retry stays live, a final state moves the job to history, with the
--- workflow cascade, batch accounting and callbacks, promotion of dependents, and the
--- hopper_done notice of an awaited job.
+-- One result, fenced on the claiming client (jobs.go jobFinalizeSQL): a retry stays
+-- live, a final state moves the job to history through fragments.sql's finalize_tail
+-- (flow.go finalizeTailSQL: the workflow cascade, batch accounting and callbacks,
+-- promotion of dependents, the done notice of an awaited job).
 WITH RECURSIVE r AS (
   SELECT %(id)s::uuid AS id, %(by)s::bigint AS attempted_by, %(state)s::text AS state,
          %(delay)s::float8 AS delay, %(error)s::jsonb AS error, %(output)s::jsonb AS output
@@ -59,75 +59,9 @@ finished AS (
     j.unique_key, j.ordering_key, j.partition_key, j.batch_id, j.expires_at,
     j.cancel_requested_at, j.await, j.created_at, r.output AS output, true AS archive,
     r.state AS final_state,
-    CASE WHEN j.await THEN pg_notify('hopper_done', j.id::text) END AS notified
+    CASE WHEN j.await THEN pg_notify(%(done)s, j.id::text) END AS notified
 ),
-cascade AS (
-  SELECT d.job_id FROM hopper_job_deps d JOIN finished f ON d.depends_on = f.id
-  WHERE f.final_state IN ('cancelled', 'discarded') AND d.on_failure = 'cancel'
-  UNION
-  SELECT d.job_id FROM hopper_job_deps d JOIN cascade c ON d.depends_on = c.job_id
-  WHERE d.on_failure = 'cancel'
-),
-cascaded AS (
-  DELETE FROM hopper_jobs j USING (SELECT DISTINCT job_id FROM cascade) c
-  WHERE j.id = c.job_id AND j.state = 'pending'
-  RETURNING j.id, j.seq, j.kind, j.queue, j.priority, j.attempt, j.max_attempts, j.scheduled_at,
-    j.attempted_at, j.attempted_by, j.args, j.metadata,
-    j.errors || jsonb_build_object('at', now(), 'attempt', j.attempt,
-                                   'error', 'hopper: dependency failed') AS errors,
-    j.unique_key, j.ordering_key, j.partition_key, j.batch_id, j.expires_at,
-    j.cancel_requested_at, j.await, j.created_at, NULL::jsonb AS output, true AS archive,
-    'cancelled'::text AS final_state,
-    CASE WHEN j.await THEN pg_notify('hopper_done', j.id::text) END AS notified
-),
-done AS (SELECT * FROM finished UNION ALL SELECT * FROM cascaded),
-archived AS (
-  INSERT INTO hopper_job_history (
-    id, seq, kind, queue, state, priority, attempt, max_attempts, scheduled_at, attempted_at,
-    attempted_by, args, metadata, errors, unique_key, ordering_key, partition_key, batch_id,
-    expires_at, cancel_requested_at, await, created_at, finalized_at, output)
-  SELECT id, seq, kind, queue, final_state::hopper_job_state, priority, attempt, max_attempts,
-    scheduled_at, attempted_at, attempted_by, args, metadata, errors, unique_key, ordering_key,
-    partition_key, batch_id, expires_at, cancel_requested_at, await, created_at, now(), output
-  FROM done WHERE archive
-  RETURNING id
-),
-batches AS (
-  UPDATE hopper_batches b
-  SET pending = b.pending - c.n, failed = b.failed + c.f,
-      completed_at = CASE WHEN b.pending - c.n <= 0 THEN now() ELSE b.completed_at END
-  FROM (SELECT batch_id, count(*) AS n,
-               count(*) FILTER (WHERE final_state IN ('cancelled', 'discarded')) AS f
-        FROM done WHERE batch_id IS NOT NULL GROUP BY batch_id) c
-  WHERE b.id = c.batch_id
-  RETURNING b.id, b.pending, b.failed, b.on_success, b.on_failure, b.on_complete
-),
-callbacks AS (
-  INSERT INTO hopper_jobs (kind, queue, priority, max_attempts, args, metadata)
-  SELECT cb->>'kind', coalesce(cb->>'queue', 'default'), coalesce((cb->>'priority')::smallint, 2),
-    coalesce((cb->>'max_attempts')::smallint, 25), coalesce(cb->'args', '{}'),
-    coalesce(cb->'metadata', '{}')
-      || jsonb_build_object('batch_id', b.id::text, 'batch_failed', b.failed)
-  FROM batches b, LATERAL (VALUES (CASE WHEN b.failed = 0 THEN b.on_success ELSE b.on_failure END),
-                                  (b.on_complete)) AS v(cb)
-  WHERE b.pending <= 0 AND cb IS NOT NULL
-  RETURNING pg_notify('hopper_insert', queue)
-),
-promoted AS (
-  UPDATE hopper_jobs j
-  SET state = CASE WHEN j.scheduled_at > now() THEN 'scheduled'
-                   ELSE 'available' END::hopper_job_state
-  WHERE j.state = 'pending'
-    AND j.id IN (SELECT d.job_id FROM hopper_job_deps d JOIN done ON d.depends_on = done.id)
-    AND j.id NOT IN (SELECT id FROM cascaded)
-    AND NOT EXISTS (
-      SELECT 1 FROM hopper_job_deps d JOIN hopper_jobs x ON x.id = d.depends_on
-      WHERE d.job_id = j.id AND x.id NOT IN (SELECT id FROM done))
-  RETURNING pg_notify('hopper_insert', j.queue)
-),
-edges AS (
-  DELETE FROM hopper_job_deps d WHERE d.job_id IN (SELECT id FROM done) RETURNING d.job_id
-)
+{finalize_tail}
 SELECT id FROM retry UNION ALL SELECT id FROM finished;
 
 -- name: register
