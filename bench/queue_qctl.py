@@ -62,7 +62,7 @@ from common import (
 from qctl_store import Config
 from qctl_store.postgres import PostgresStore
 from qctl_store.sqlite import SqliteStore
-from qctl_store.types import DequeueParams, EnqueueParams, Source
+from qctl_store.types import DequeueParams, EnqueueParams, Source, Wake
 
 AnyStore = PostgresStore | SqliteStore
 SCHEMA = "qctl_bench"
@@ -380,26 +380,33 @@ def e2e(
     lock = threading.Lock()
     stop = threading.Event()
     p = DequeueParams(kind=kind, limit=LEASE_BATCH, lease=timedelta(minutes=5))
+    # One wake subscription for the workers: a wake wakes one idle worker, not all of
+    # them (four leases racing for the same jobs, three finding none). A worker takes
+    # the wakes buffered so far before it leases (one lease covers every job committed
+    # before it starts: pgqueuer's manager likewise consumes a notice per job), and a
+    # full lease wakes a peer, since more may be due.
+    sub = None if poll_only else store.wake()
+    more = Wake(source=Source.QUEUE, kind=kind)
 
     def work() -> None:
-        sub = None if poll_only else store.wake()
-        try:
-            while not stop.is_set():
-                jobs = store.dequeue_batch(Source.QUEUE, p)
-                now = time.time()
-                for j in jobs:
-                    assert j.lease_token is not None and isinstance(j.payload, dict)
-                    with lock:
-                        lat.append((now - j.payload["t"]) * 1000)
-                if jobs:  # the batch call, as a worker built on qctl_store acks
-                    store.ack_many([(j.id, j.lease_token) for j in jobs if j.lease_token])
-                elif sub is not None:
-                    sub.get(timeout=POLL_INTERVAL)
-                else:
-                    stop.wait(POLL_INTERVAL)
-        finally:
+        while not stop.is_set():
             if sub is not None:
-                sub.close()
+                while sub.get(timeout=0) is not None:
+                    pass
+            jobs = store.dequeue_batch(Source.QUEUE, p)
+            now = time.time()
+            if sub is not None and len(jobs) == LEASE_BATCH:
+                sub.offer(more)
+            for j in jobs:
+                assert j.lease_token is not None and isinstance(j.payload, dict)
+                with lock:
+                    lat.append((now - j.payload["t"]) * 1000)
+            if jobs:  # the batch call, as a worker built on qctl_store acks
+                store.ack_many([(j.id, j.lease_token) for j in jobs if j.lease_token])
+            elif sub is not None:
+                sub.get(timeout=POLL_INTERVAL)
+            else:
+                stop.wait(POLL_INTERVAL)
 
     pool = [threading.Thread(target=work) for _ in range(threads)]
     for t in pool:
@@ -422,6 +429,8 @@ def e2e(
     stop.set()
     for t in pool:
         t.join()
+    if sub is not None:
+        sub.close()
     store.close()
     return lat, sent / took
 

@@ -4,9 +4,10 @@ compared with (``bench/tui_bench.py``), as the psycopg floor is for one-shot com
 One screen of the widgets the overview's first frame shows (a data table of ten rows, a
 status line, the footer), no stylesheet of its own and no database: Python's start,
 Textual's import, its default stylesheet, first layout and render. With ``--tabs`` the
-table sits in the first of six tabs (``TabbedContent``, the hidden tabs empty, as
-``qctl top`` mounts them), the floor of a tabbed dashboard. ``updated`` is in its first
-frame, the word the benchmark waits for in ``qctl top``'s status bar; ``q`` quits.
+table sits in the first of six tabs (a ``Tabs`` bar over a ``ContentSwitcher``, the
+hidden tabs empty, as ``qctl top`` has them), the floor of a tabbed dashboard.
+``updated`` is in its first frame, the word the benchmark waits for in ``qctl top``'s
+status bar; ``q`` quits.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import sys
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.containers import Vertical
+from textual.widgets import ContentSwitcher, DataTable, Footer, Static, Tab, Tabs
 
 TABS = 6
 """As many tabs as azync's dashboard has."""
@@ -31,10 +33,11 @@ class Floor(App[None]):
     def compose(self) -> ComposeResult:
         yield Static("updated")
         if self.tabs:
-            with TabbedContent():
-                yield TabPane("1 tab", DataTable())
+            yield Tabs(*(Tab(f"{i + 1} tab", id=f"tab-{i}") for i in range(TABS)))
+            with ContentSwitcher(initial="p0"):
+                yield Vertical(DataTable(), id="p0")
                 for i in range(1, TABS):
-                    yield TabPane(f"{i + 1} tab")
+                    yield Vertical(id=f"p{i}")
         else:
             yield DataTable()
         yield Footer()

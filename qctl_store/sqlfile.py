@@ -22,7 +22,9 @@ The convention, the same on both backends:
     set, or the quoted version table), ``{schema}`` (the quoted schema), ``{claim}`` and
     ``{input}`` (each one of two named queries of the enqueue statement,
     ``postgres/queries/jobs.sql``), ``{paused}``, ``{cancelled}``, ``{uncertain}`` and
-    ``{skipped}`` (TRUE or FALSE: whether that state's console index exists).
+    ``{skipped}`` (TRUE or FALSE: whether that state's console index exists), ``{limit}``
+    (the lease's validated int, written in so PostgreSQL keeps the statement's generic
+    plan, ``postgres/queries/jobs.sql``).
 
   A token outside that vocabulary is an error when the file is loaded; JSON literals such
   as ``'{}'`` are not tokens.
@@ -49,7 +51,7 @@ COLUMN_TOKENS = {
 """Tokens filled when a file is loaded."""
 
 FRAGMENT_TOKENS = frozenset(
-    {"where", "order", "table", "schema", "claim", "input", "columns"}
+    {"where", "order", "table", "schema", "claim", "input", "columns", "limit"}
     | {"paused", "cancelled", "uncertain", "skipped"}
 )
 """Tokens filled per call by ``fill``."""

@@ -70,14 +70,24 @@ class SystemScreens:
         return self.pane_class(name)(id=f"{name}-pane")
 
     def help_text(self) -> str:
-        """``help``, then the meaning of each column of the tabs whose table is declared
-        (``qctl.tui.panes.ListPane.columns``), one paragraph per tab."""
+        """``help``, then the meaning of each column of the tabs' declared tables
+        (``qctl.tui.panes.ListPane.columns``, ``Pane.tables``), one paragraph per table;
+        a column said before (same name, same meaning) is not said again."""
         lines = [self.help.rstrip("\n")]
+        said: set[tuple[str, str]] = set()
         for tab in self.tabs:
-            columns = getattr(self.pane_class(tab.name), "columns", ())
-            if columns:
-                text = glossary(tab.title, columns)
-                lines += textwrap.wrap(text, HELP_WIDTH, subsequent_indent="  ")
+            pane = self.pane_class(tab.name)
+            for title, columns in (
+                (tab.title, getattr(pane, "columns", ())),
+                *getattr(pane, "tables", ()),
+            ):
+                new = [c for c in columns if (c.name, c.about) not in said]
+                said.update((c.name, c.about) for c in new)
+                if new:
+                    text = glossary(title, new)
+                    lines += textwrap.wrap(
+                        text, HELP_WIDTH, subsequent_indent="  ", break_on_hyphens=False
+                    )
         return "\n".join(lines) + "\n"
 
     def changes(self, store: Any) -> ChangeNotifier | None:

@@ -14,7 +14,7 @@ from typing import Any
 from rich.text import Text
 
 from qctl.core.sanitize import cut_deep, sanitize
-from qctl_store.types import DAG_TERMINAL_STATES, DAGState, Job, ThroughputCount
+from qctl_store.types import DAG_TERMINAL_STATES, DAGState, ThroughputCount
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
@@ -48,18 +48,6 @@ def state_text(state: StrEnum) -> Text:
 def heading(name: str, id: uuid.UUID, state: StrEnum) -> Text:
     """``name id state``: how a record's detail begins."""
     return Text.assemble((f"{safe(name)} ", "bold"), (f"{id}  ", "dim"), state_text(state))
-
-
-def job_cells(job: Job, lead: list[Any], tail: Sequence[Any] = ()) -> list[Any]:
-    """A job's table cells: ``lead``, its state and attempt, ``tail``, its last error
-    (whole: its column is flexible and cuts it to the width it has)."""
-    return [
-        *lead,
-        state_text(job.state),
-        f"{job.attempt}/{job.max_attempts}",
-        *tail,
-        job.last_error,
-    ]
 
 
 def short_id(value: uuid.UUID | None) -> str:

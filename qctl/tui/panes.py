@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Input
 
 from qctl.tui.base import Guarded, Loader, TopScreen, footer
-from qctl.tui.widgets import Column, refill, selected_key, table
+from qctl.tui.widgets import Column, cells, refill, selected_key, table
 
 T = TypeVar("T")
 
@@ -22,6 +22,9 @@ class Pane(Guarded, Loader[T]):
     BINDINGS = [Binding("slash", "filter", "Filter")]
     filter_text = ""
     filter_hint = "filter (enter to apply, esc to cancel)"
+    tables: ClassVar[tuple[tuple[str, Sequence[Column[Any]]], ...]] = ()
+    """For the help: each table the tab shows (its drill-in screens' too) as (title,
+    columns), beside ``ListPane.columns``."""
 
     def compose_filter(self) -> ComposeResult:
         bar = Input(placeholder=self.filter_hint, classes="filter")
@@ -104,7 +107,7 @@ class ListPane(Redrawn[Sequence[Any]]):
         refill(
             self.query_one(f"#{self.table_id}", DataTable),
             [
-                (self.row_key(r), [c.cell(r, now) for c in self.columns])
+                (self.row_key(r), cells(self.columns, r, now))
                 for r in self.data or []
                 if matches(self.filter_text, *self.words(r))
             ],

@@ -166,8 +166,9 @@ class Column(Generic[R]):
     get: Callable[[R], Any] | None = None
     """The row's value; None where the pane fills the column itself."""
     flex: bool = False
-    time: Literal["", "ago", "when"] = ""
-    """An instant shown relative to the dashboard's clock (``fmt.ago``, ``fmt.when``)."""
+    time: Literal["", "ago", "when"] | Callable[[Any, datetime], Any] = ""
+    """A value shown against the dashboard's clock: an instant by ``fmt.ago`` or
+    ``fmt.when``, or by a function of (value, now) (a lease's time left)."""
 
     def cell(self, row: R, now: datetime) -> Any:
         value = self.get(row) if self.get is not None else None
@@ -175,12 +176,19 @@ class Column(Generic[R]):
             return fmt.ago(value, now)
         if self.time == "when":
             return fmt.when(value, now)
+        if callable(self.time):
+            return self.time(value, now)
         return "" if value is None else value
 
 
 def flex(name: str, about: str = "", get: Callable[[Any], Any] | None = None) -> Column[Any]:
     """A column that shares the width left over (a kind, a name, an error)."""
     return Column(name, about, get, flex=True)
+
+
+def cells(columns: Sequence[Column[R]], row: R, now: datetime) -> list[Any]:
+    """A row's cells, one per declared column."""
+    return [c.cell(row, now) for c in columns]
 
 
 def glossary(title: str, columns: Sequence[Column[Any]]) -> str:

@@ -21,6 +21,7 @@ from qctl_store.contract import distinct_job_ids, settled_in_order
 from qctl_store.errors import InvalidInput, NotFound
 from qctl_store.postgres.base import Cursor, PgBase, queries, seconds
 from qctl_store.postgres.rows import DIALECT, arg_id, caller_cursor, job_from_row
+from qctl_store.sqlfile import fill
 from qctl_store.types import DequeueParams, EnqueueParams, Job, Source
 from qctl_store.writes import enqueue_fields
 
@@ -167,13 +168,13 @@ class JobsMixin(PgBase):
         args = {
             "source": source.value,
             "kind": p.kind,
-            "limit": limit,
             "lease": seconds(p.lease, "lease"),
             "override": bool(p.override_default),
             "default_max": validate.non_negative(p.default_max_attempts, "default_max_attempts"),
         }
         with self.write() as cur:
-            cur.execute(Q.dequeue, args)
+            # int's own repr: a subclass's __str__ never reaches the statement text.
+            cur.execute(fill(Q.dequeue, limit=int.__repr__(limit)), args)
             rows = cur.fetchall()
         # RETURNING has no ORDER BY: restore the claim order (run_at, id).
         jobs = [job_from_row(r) for r in rows]

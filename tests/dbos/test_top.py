@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Input, Static, Tree
 
 from qctl.systems.dbos import reads
 from qctl.systems.dbos.database import Database
-from qctl.systems.dbos.tui import DBOS, HELP
+from qctl.systems.dbos.tui import DBOS
 from qctl.systems.dbos.tui.workflows import WorkflowDetailScreen, WorkflowsPane
 from qctl.tui.app import QctlTop
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
@@ -476,7 +476,7 @@ def test_question_mark_shows_the_dbos_keys(dbos_app: App) -> None:
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen))
         shown = str(app.screen.query_one("#help", Static).render())
-        assert shown.strip() == HELP.strip()
+        assert shown.strip() == DBOS.help_text().strip()
         assert "F fork from step N" in shown and "Jobs:" not in shown
         await pilot.press("question_mark")
         await until(pilot, lambda: not isinstance(app.screen, HelpScreen))
@@ -487,24 +487,39 @@ def test_question_mark_shows_the_dbos_keys(dbos_app: App) -> None:
 def test_the_help_explains_every_column_and_bar(dbos_app: App, run: Run) -> None:
     from tests.tui.test_help import bar_labels, columns
 
-    glossary = " ".join(HELP.split("Columns and bars", 1)[1].split())
+    glossary = " ".join(DBOS.help_text().split("Columns and bars", 1)[1].split())
     parent = dbos_app.enqueue("parent", 1)
     finished(run, parent)
     seen: set[str] = set()
+    headers: set[str] = set()
 
     async def scenario(app: QctlTop, pilot: Any) -> None:
         for key in "12345":
             await tab(app, pilot, key)
             await pilot.pause(INTERVAL)
-            seen.update(columns(app) | bar_labels(app))
+            headers.update(columns(app))
+            seen.update(bar_labels(app))
         await app.push_screen(WorkflowDetailScreen(parent))
         await until(pilot, lambda: len(cells(app, "dbos-steps")) == 2, 10)
-        seen.update(columns(app) | bar_labels(app))
+        headers.update(columns(app))
+        seen.update(bar_labels(app))
 
     dashboard(dbos_app, scenario)
+    seen |= headers
     assert {"workflow id", "oldest enqueued", "output / error", "last fired", "page"} <= seen
     unexplained = {w for w in seen if not re.search(rf"(?<![\w-]){re.escape(w)}: \S", glossary)}
     assert not unexplained
+    # Every table's header is its declaration's (which the help's lines are built from).
+    declared = {
+        c.name
+        for tab in DBOS.tabs
+        for _, cols in [
+            ("", getattr(DBOS.pane_class(tab.name), "columns", ())),
+            *getattr(DBOS.pane_class(tab.name), "tables", ()),
+        ]
+        for c in cols
+    }
+    assert headers <= declared, headers - declared
 
 
 def test_database_text_is_drawn_escaped() -> None:

@@ -63,3 +63,21 @@ def test_dag_and_operation_fences_plan_on_the_primary_key(store: PostgresStore) 
     ]
     for plan in plans(store, fenced):
         assert "azync_jobs_pkey" in plan and "azync_jobs_active_idx" not in plan, plan
+
+
+def test_the_lease_keeps_its_generic_plan(store_factory: Any) -> None:
+    """A worker's leases reuse one plan: with its LIMIT bound as a parameter PostgreSQL
+    found the generic plan dearer than a custom one on this table of 5,000 pending jobs
+    and planned every lease anew (0.3 ms of server time each)."""
+    s = store_factory(pool_max_size=1)  # one session, whose prepared statements are read
+    p = DequeueParams(kind=KIND, limit=5, lease=timedelta(minutes=5))
+    for _ in range(12):  # psycopg prepares at the 5th, PostgreSQL chooses after 5 more
+        leased = s.dequeue_batch(Source.QUEUE, p)
+        assert len(leased) == 5
+    with s.read() as cur:
+        cur.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE 'UPDATE azync_jobs j SET%%state = ''active''%%'"
+        )
+        rows = cur.fetchall()
+    assert len(rows) == 1 and rows[0]["generic_plans"] > 0, rows

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.widgets import DataTable, Static
 
 from qctl.systems.azync.tui import (
-    HELP,
+    AZYNC,
     DagGraphScreen,
     EventDetailScreen,
     JobDetailScreen,
@@ -36,8 +36,25 @@ from tests.tui.helpers import SIZE, screen_text, until
 
 pytestmark = pytest.mark.timeout(120)
 
-GLOSSARY = " ".join(HELP.split("Columns and bars", 1)[1].split())
+GLOSSARY = " ".join(AZYNC.help_text().split("Columns and bars", 1)[1].split())
 """The help's glossary, on one line: ``word: meaning; word: meaning ...``."""
+
+
+def declared() -> list[str]:
+    """``name: about`` of every column the azync tabs declare (``Pane.tables``)."""
+    return [
+        f"{c.name}: {c.about}"
+        for tab in AZYNC.tabs
+        for _, columns in getattr(AZYNC.pane_class(tab.name), "tables", ())
+        for c in columns
+    ]
+
+
+def test_help_says_each_declared_column_once() -> None:
+    """The help's column paragraphs come from the tables' declarations: every column is
+    said as declared, a column shared by several tables (same name and meaning) once."""
+    for said in declared():
+        assert len(re.findall(rf"(?<![\w-]){re.escape(said)}[;.]", GLOSSARY)) == 1, said
 
 
 def explained(word: str) -> bool:
@@ -120,6 +137,8 @@ async def test_help_explains_every_column_and_bar(store: Any) -> None:
         seen_columns
     )
     assert {"source", "state", "filter", "shown", "page", "name", "type"} <= seen_bars
+    # Each from its table's declaration (header, cells and help line in one place).
+    assert seen_columns <= {said.split(": ", 1)[0] for said in declared()}
     modes = {*MODE_STYLES, "connecting", "updated"}
     missing = sorted(w for w in seen_columns | seen_bars | modes if not explained(w))
     assert missing == [], f"not explained in the help: {missing}"

@@ -246,7 +246,7 @@ def placement(
                 f" (registered: {', '.join(known) or 'none'})"
             )
     # An id with no row passes here: the action names it as missing (exit 3).
-    facts: dict[str, dict[str, Any]] = {
+    facts: dict[str, reads.ForkFacts] = {
         i: {"queue_partition_key": None, "last_step": start_step} for i in ids
     }
     facts.update(reads.fork_facts(db, ids))

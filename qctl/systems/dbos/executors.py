@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from qctl.core.errors import NoSuchName
 from qctl.systems.dbos import reads
@@ -32,7 +32,25 @@ RECOVER_CHUNK = 500
 """Workflows re-enqueued per statement."""
 
 
-def list_executors(db: Database, window_ms: int, now_ms: int | None = None) -> list[dict[str, Any]]:
+class Executor(TypedDict):
+    """An executor's activity (``list_executors``)."""
+
+    executor_id: str
+    pending: int
+    """Its PENDING workflows."""
+    started: int
+    completed: int
+    """Workflows it started, and finished, within the window."""
+    last_active_at: int | None
+    """Epoch ms: the last time it started, finished or took a workflow it still runs."""
+    app_versions: list[str]
+    application_names: list[str]
+
+
+Counted = Literal["pending", "started", "completed"]
+
+
+def list_executors(db: Database, window_ms: int, now_ms: int | None = None) -> list[Executor]:
     """Per executor (newest activity first): its PENDING workflows, the workflows it
     started and finished within ``window_ms``, and its latest activity (the last time it
     started, finished or took a workflow it still runs), with the application versions
@@ -40,30 +58,33 @@ def list_executors(db: Database, window_ms: int, now_ms: int | None = None) -> l
     if window_ms <= 0:
         raise InvalidInput("--window: must be positive")
     since = (now_ms if now_ms is not None else int(time.time() * 1000)) - window_ms
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, Executor] = {}
+    versions: dict[str, set[str]] = {}
+    names: dict[str, set[str]] = {}
 
-    def add(rows: list[dict[str, Any]], count: str) -> None:
+    def add(rows: list[dict[str, Any]], count: Counted) -> None:
         for row in rows:
+            key = str(row["executor_id"])
             ex = found.setdefault(
-                str(row["executor_id"]),
-                {
-                    "executor_id": str(row["executor_id"]),
-                    "pending": 0,
-                    "started": 0,
-                    "completed": 0,
-                    "last_active_at": None,
-                    "app_versions": set(),
-                    "application_names": set(),
-                },
+                key,
+                Executor(
+                    executor_id=key,
+                    pending=0,
+                    started=0,
+                    completed=0,
+                    last_active_at=None,
+                    app_versions=[],
+                    application_names=[],
+                ),
             )
             ex[count] += int(row["n"])
             last = row["last"]
             if last is not None and (ex["last_active_at"] is None or last > ex["last_active_at"]):
                 ex["last_active_at"] = int(last)
             if row["application_version"] is not None:
-                ex["app_versions"].add(row["application_version"])
+                versions.setdefault(key, set()).add(row["application_version"])
             if row["application_name"] is not None:
-                ex["application_names"].add(row["application_name"])
+                names.setdefault(key, set()).add(row["application_name"])
 
     group = " GROUP BY executor_id, application_version, application_name"
     head = "SELECT executor_id, application_version, application_name, count(*) AS n"
@@ -90,11 +111,10 @@ def list_executors(db: Database, window_ms: int, now_ms: int | None = None) -> l
         ),
         "completed",
     )
-    out = []
-    for ex in found.values():
-        ex["app_versions"] = sorted(ex["app_versions"])
-        ex["application_names"] = sorted(ex["application_names"])
-        out.append(ex)
+    out = list(found.values())
+    for ex in out:
+        ex["app_versions"] = sorted(versions.get(ex["executor_id"], ()))
+        ex["application_names"] = sorted(names.get(ex["executor_id"], ()))
     out.sort(key=lambda e: (-(e["last_active_at"] or 0), e["executor_id"]))
     return out
 

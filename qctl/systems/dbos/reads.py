@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, cast
 
@@ -237,6 +237,66 @@ class AppVersion(TypedDict):
     version_timestamp: int
     created_at: int
     application_name: str | None
+
+
+class ForkFacts(TypedDict):
+    """What a fork or rewind of one workflow is checked against (``fork_facts``)."""
+
+    queue_partition_key: str | None
+    last_step: int
+    """Its highest recorded function id, 0 for none."""
+
+
+class Finished(TypedDict):
+    """Workflows of one name and status finished in one bucket (``overview``'s
+    throughput)."""
+
+    name: str | None
+    status: str
+    bucket: int
+    """Epoch ms where the bucket starts."""
+    n: int
+
+
+class FinishedCount(Finished):
+    """``Finished`` per queue too: a row of ``FinishedWindow``."""
+
+    queue_name: str | None
+
+
+class LatestError(TypedDict):
+    """A failed workflow among the newest (``overview``)."""
+
+    workflow_id: str
+    name: str | None
+    created_at: int
+    error: payload.Decoded | None
+
+
+class Overview(TypedDict):
+    """The dashboard's refresh read (``overview``)."""
+
+    by_name: dict[str, dict[str, int]]
+    """Per workflow name, workflows per status: in flight now, finished in the window."""
+    by_queue: dict[str, dict[str, int]]
+    throughput: list[Finished]
+    completed_last_window: int
+    queues: list[QueueStats]
+    errors: list[LatestError]
+
+
+class Change(TypedDict):
+    """A workflow created, started or completed (``changes_since``, ``qctl watch``)."""
+
+    entity: str
+    event: str
+    """``WATCH_EVENTS``' name: created, started or completed."""
+    workflow_id: str
+    name: str | None
+    status: str
+    queue_name: str | None
+    at: int
+    """Epoch ms of the event."""
 
 
 @dataclass(frozen=True)
@@ -844,11 +904,9 @@ def existing_ids(db: Database, ids: Sequence[str]) -> list[str]:
     return found
 
 
-def fork_facts(db: Database, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Per workflow id, what a fork or rewind is checked against: its
-    ``queue_partition_key`` and ``last_step`` (its highest recorded function id, 0 for
-    none)."""
-    facts: dict[str, dict[str, Any]] = {}
+def fork_facts(db: Database, ids: Sequence[str]) -> dict[str, ForkFacts]:
+    """Per workflow id, what a fork or rewind is checked against."""
+    facts: dict[str, ForkFacts] = {}
     for i in range(0, len(ids), 500):
         where: list[str] = []
         params: list[Any] = []
@@ -953,24 +1011,27 @@ class FinishedWindow:
     window_ms: int = 3_600_000
     bucket_ms: int = 60_000
     overlap: int = 2
-    buckets: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    buckets: dict[int, list[FinishedCount]] = field(default_factory=dict)
     current: int | None = None
     """The bucket current at the previous refresh; None: nothing read yet."""
 
     def clear(self) -> None:
         self.buckets, self.current = {}, None
 
-    def refresh(self, db: Database, now_ms: int) -> list[dict[str, Any]]:
+    def refresh(self, db: Database, now_ms: int) -> list[FinishedCount]:
         """The window's rows (oldest bucket first), read from where they can have changed."""
         size = int(self.bucket_ms)  # a literal: PostgreSQL groups by the same expression only
         current = now_ms // size * size
         start = (current - self.window_ms) // size * size
         since = start if self.current is None else max(start, self.current - self.overlap * size)
-        rows = db.all(
-            f"SELECT name, queue_name, status, completed_at / {size} * {size} AS bucket,"
-            " count(*) AS n FROM {t}workflow_status"
-            " WHERE completed_at >= %s GROUP BY 1, 2, 3, 4",
-            [since],
+        rows = cast(
+            list[FinishedCount],
+            db.all(
+                f"SELECT name, queue_name, status, completed_at / {size} * {size} AS bucket,"
+                " count(*) AS n FROM {t}workflow_status"
+                " WHERE completed_at >= %s GROUP BY 1, 2, 3, 4",
+                [since],
+            ),
         )
         self.buckets = {b: kept for b, kept in self.buckets.items() if start <= b < since}
         for row in rows:
@@ -979,7 +1040,7 @@ class FinishedWindow:
         return [row for b in sorted(self.buckets) for row in self.buckets[b]]
 
 
-def overview(db: Database, now_ms: int, finished: FinishedWindow | None = None) -> dict[str, Any]:
+def overview(db: Database, now_ms: int, finished: FinishedWindow | None = None) -> Overview:
     """The dashboard's refresh read, each part over an index DBOS has: workflows
     finished in the window per name, queue, status and bucket (the throughput:
     ``finished``, kept by the caller between refreshes; none: read whole), in-flight
@@ -999,7 +1060,8 @@ def overview(db: Database, now_ms: int, finished: FinishedWindow | None = None) 
     )
     by_name: dict[str, dict[str, int]] = {}
     by_queue: dict[str, dict[str, int]] = {}
-    for row in finished_rows + in_flight:
+    rows: list[Mapping[str, Any]] = [*finished_rows, *in_flight]
+    for row in rows:
         status, n = str(row["status"]), int(row["n"])
         for table, key in ((by_name, row["name"]), (by_queue, row["queue_name"])):
             if key is not None:
@@ -1018,11 +1080,12 @@ def overview(db: Database, now_ms: int, finished: FinishedWindow | None = None) 
         "by_name": by_name,
         "by_queue": by_queue,
         "throughput": [
-            {k: row[k] for k in ("name", "status", "bucket", "n")} for row in finished_rows
+            Finished(name=r["name"], status=r["status"], bucket=r["bucket"], n=r["n"])
+            for r in finished_rows
         ],
         "completed_last_window": sum(int(r["n"]) for r in finished_rows),
         "queues": queue_stats(db),
-        "errors": errors,
+        "errors": cast(list[LatestError], errors),
     }
 
 
@@ -1043,10 +1106,10 @@ class WatchMarks:
     seen: dict[str, set[str]] = field(default_factory=dict)
 
 
-def changes_since(db: Database, marks: WatchMarks, limit: int = 500) -> list[dict[str, Any]]:
+def changes_since(db: Database, marks: WatchMarks, limit: int = 500) -> list[Change]:
     """Workflows created, started or completed since ``marks`` (oldest first), and the
     marks advanced past them. DBOS keeps no change log, so this is a poll."""
-    out: list[dict[str, Any]] = []
+    out: list[Change] = []
     for event, column in WATCH_EVENTS:
         since = marks.at.get(event)
         if since is None:  # start from now: report what happens next
@@ -1073,7 +1136,7 @@ def changes_since(db: Database, marks: WatchMarks, limit: int = 500) -> list[dic
             if at > since:
                 since, seen = at, set()
             seen.add(row["workflow_id"])
-            out.append({"entity": "workflow", "event": event, **row})
+            out.append(cast(Change, {"entity": "workflow", "event": event, **row}))
         marks.at[event], marks.seen[event] = since, seen
     out.sort(key=lambda r: (r["at"], r["workflow_id"]))
     return out

@@ -99,35 +99,9 @@ Bars: source: the job source listed (s); state: the state listed (t), or DAG sta
   only: events with no delivery row, none subscribed when published or its deliveries
   vacuumed (t); shown: rows on screen of how many match (≈ estimated);
   page: the page number (n/b); no index: the listing reads the whole table; marked:
-  jobs the actions apply to (space, *); active leases: jobs leased now; overdue:
-  leases past their expiry, not yet reaped.
-Overview: source: queue, event, dag or workflow; kind: the job kind; pending: ready to
-  run; scheduled: to run later; active: leased by a worker;
-  wait: waiting for a signal; block: blocked on DAG dependencies; uncert: an
-  operation whose outcome is unknown; dead: out of attempts; paused: held; succeeded:
-  done; oldest: age of the oldest pending job; backlog: pending (cyan) and dead (red)
-  beside the largest row; ~: an estimate; dag: a DAG name; live: its runs still
-  going, by state; done: its finished runs, by state.
-Jobs: id: the job's id (short; ● marked); attempt: attempts used / allowed; when:
-  run at (scheduled, paused), lease expiry (active), completed, died (dead), else
-  enqueued; error: the last error; lifetime: attempts since a retry started them
-  again; at: when. Grouped (g): count: dead jobs with that last error; kinds: their
-  kinds, with counts; last failed: when the group's newest job died; grouped by error:
-  distinct errors of the jobs read (the newest 10,000 at most).
-DAGs: name: the DAG; tasks: its tasks by state; created: when the run started;
-  reason: why it failed or was paused; task: the task's key in the graph.
-Events: type: the event type; aggregate: type:id of what it is about; ver: the
-  aggregate version; occurred: domain time; dispatched: when fanned out (azync keeps no dispatch
-  time: when it occurred), "no delivery" without delivery rows; deliveries: its delivery
-  jobs (one per subscriber, one per replay); event type: what a subscriber receives; subscriber: its
-  name (a delivery job's kind); max attempts: per delivery; since: registered
-  (subscribers) or uncertain since (operations); job: a delivery or operation job;
-  replay: delivered again by a replay.
-Workflows: version: the code version; queue: its task queue; operation job: the job
-  whose outcome is unknown; execution: its workflow; seq: history order; payload:
-  the history record.
-Leases: leased: since the lease was taken; expires: time left, or overdue; reaps:
-  times its lease expired before; killed 1h: jobs the reaper killed in the last hour.
+  jobs the actions apply to (space, *); active leases: jobs leased now; overdue: of
+  them, past their expiry and not yet reaped; ~: an estimated count (queues); grouped
+  by error: distinct errors of the jobs read (the newest 10,000 at most).
 """
 
 

@@ -18,12 +18,13 @@ from textual.widgets import DataTable, Static
 from qctl.core.graph import layout, render
 from qctl.systems.azync.ops import dags as ops_dags
 from qctl.systems.azync.ops.results import RunOutcome
+from qctl.systems.azync.tui.columns import DAG_COUNT_COLUMNS, JOB_KIND, job_columns
 from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.graph import styled
 from qctl.tui.panes import DetailScreen, Pane, RecordView
-from qctl.tui.widgets import PromptDialog, flex, refill, selected_key, table
+from qctl.tui.widgets import Column, PromptDialog, cells, flex, refill, selected_key, table
 from qctl_store.types import (
     TASK_KEY_COMPENSATION_PREFIX,
     DAGDep,
@@ -168,6 +169,25 @@ class DagsData:
     task_counts: dict[uuid.UUID, dict[JobState, int]] = field(default_factory=dict)
 
 
+DAG_NAME_COLUMNS = (flex("name", "the DAG", lambda r: r[0]), *DAG_COUNT_COLUMNS)
+
+RunRow = tuple[DAGView, dict[JobState, int]]
+"""A run and its tasks by state."""
+
+DAG_RUN_COLUMNS: tuple[Column[RunRow], ...] = (
+    Column("id", "the run's id (short)", lambda r: fmt.short_id(r[0].id)),
+    flex("name", "the DAG", lambda r: r[0].name),
+    Column("state", "the run's state", lambda r: fmt.state_text(r[0].state)),
+    Column("tasks", "its tasks by state", lambda r: fmt.counts_summary(r[1])),
+    Column("created", "when the run started", lambda r: r[0].created_at, time="ago"),
+    flex("reason", "why it failed or was paused", lambda r: r[0].failure_reason),
+)
+DAG_TASK_COLUMNS = job_columns(
+    flex("task", "the task's key in the graph", lambda j: j.task_key), JOB_KIND
+)
+"""A run's tasks, beside its graph."""
+
+
 class DagsPane(DagActions, Pane[DagsData]):
     BINDINGS = [
         Binding("t", "cycle_state", "State"),
@@ -178,12 +198,17 @@ class DagsPane(DagActions, Pane[DagsData]):
     dag_name = ""
     state: DAGState | None = None
     data: DagsData | None = None
+    tables = (
+        ("DAGs", DAG_NAME_COLUMNS),
+        ("DAG runs", DAG_RUN_COLUMNS),
+        ("DAG graph, tasks", DAG_TASK_COLUMNS),
+    )
 
     def compose(self) -> ComposeResult:
         yield Static(id="dags-filter", classes="bar")
         yield from self.compose_filter()
-        yield table("dag-names", flex("name"), flex("live"), flex("done"))
-        yield table("dag-runs", "id", flex("name"), "state", "tasks", "created", flex("reason"))
+        yield table("dag-names", *DAG_NAME_COLUMNS)
+        yield table("dag-runs", *DAG_RUN_COLUMNS)
 
     def open_with(self, name: str) -> None:
         self.dag_name = name
@@ -209,24 +234,14 @@ class DagsPane(DagActions, Pane[DagsData]):
         self.data = data
         now = self.top.clock()
         needle = self.filter_text.lower()
-        names = []
-        for name, counts in sorted(data.counts.items()):
-            if needle not in name.lower():
-                continue
-            names.append((name, [name, *fmt.split_counts(counts)]))
+        names = [
+            (name, cells(DAG_NAME_COLUMNS, (name, counts), now))
+            for name, counts in sorted(data.counts.items())
+            if needle in name.lower()
+        ]
         refill(self.query_one("#dag-names", DataTable), names)
         runs = [
-            (
-                str(r.id),
-                [
-                    fmt.short_id(r.id),
-                    r.name,
-                    fmt.state_text(r.state),
-                    fmt.counts_summary(data.task_counts.get(r.id, {})),
-                    fmt.ago(r.created_at, now),
-                    r.failure_reason,
-                ],
-            )
+            (str(r.id), cells(DAG_RUN_COLUMNS, (r, data.task_counts.get(r.id, {})), now))
             for r in data.runs
         ]
         refill(self.query_one("#dag-runs", DataTable), runs)
@@ -319,7 +334,7 @@ class DagRunView(RecordView[DagRun]):
         with ScrollableContainer(id="graph-box"):
             yield Static(id="graph")
         with Horizontal(id="dag-bottom"):
-            yield table("dag-tasks", flex("task"), flex("kind"), "state", "attempt", flex("error"))
+            yield table("dag-tasks", *DAG_TASK_COLUMNS)
             with VerticalScroll(id="task-box"):
                 yield Static(id="task-detail")
 
@@ -334,12 +349,13 @@ class DagRunView(RecordView[DagRun]):
         data = self.detail
         if data is None:
             return
-        self.query_one("#dag-header", Static).update(dag_header(data.dag, self.top.clock()))
+        now = self.top.clock()
+        self.query_one("#dag-header", Static).update(dag_header(data.dag, now))
         _, order = draw_run(data)
         by_key = {t.task_key: t for t in data.tasks}
         # A key only a dependency names has no row (a vacuumed or missing task): it is
         # drawn with "?" and has no line in the table.
-        rows = [(k, fmt.job_cells(by_key[k], [k, by_key[k].kind])) for k in order if k in by_key]
+        rows = [(k, cells(DAG_TASK_COLUMNS, by_key[k], now)) for k in order if k in by_key]
         refill(self.query_one("#dag-tasks", DataTable), rows)
         self.render_selection()
 

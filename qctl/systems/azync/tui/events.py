@@ -14,11 +14,12 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from qctl.systems.azync.ops import events as ops_events
+from qctl.systems.azync.tui.columns import job_columns
 from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.systems.azync.tui.overview import ledger_text
 from qctl.tui import fmt
 from qctl.tui.panes import DetailScreen, Pane, RecordView
-from qctl.tui.widgets import flex, refill, table
+from qctl.tui.widgets import Column, cells, flex, refill, table
 from qctl_store.types import (
     EventAdminRow,
     EventFilter,
@@ -46,28 +47,70 @@ class EventsData:
     ops: OpsStats
 
 
+NO_DELIVERY = "no delivery"
+"""azync keeps no dispatch time: an event without delivery rows had no subscriber when
+published (fan-out is part of publishing), or its deliveries were vacuumed since."""
+
+
+def dispatched(at: datetime | None, now: datetime) -> str | Text:
+    """When an event's deliveries were made, or that it has none."""
+    return fmt.ago(at, now) if at else Text(NO_DELIVERY, "yellow")
+
+
+EVENT_COLUMNS: tuple[Column[EventAdminRow], ...] = (
+    Column("id", "the event's id (short)", lambda e: fmt.short_id(e.id)),
+    flex("type", "the event type", lambda e: e.type),
+    flex(
+        "aggregate",
+        "type/id of what it is about",
+        lambda e: f"{e.aggregate_type}/{e.aggregate_id}" if e.aggregate_type else e.aggregate_id,
+    ),
+    Column("ver", "the aggregate version", lambda e: e.version),
+    Column("occurred", "domain time", lambda e: e.occurred_at, time="ago"),
+    Column(
+        "dispatched",
+        "when fanned out (azync keeps no dispatch time: when it occurred), "
+        '"no delivery" without delivery rows',
+        lambda e: e.dispatched_at,
+        time=dispatched,
+    ),
+    Column(
+        "deliveries",
+        "its delivery jobs (one per subscriber, one per replay)",
+        lambda e: e.deliveries,
+    ),
+)
+SUBSCRIBER = flex("subscriber", "its name (a delivery job's kind)", lambda j: j.kind)
+SUBSCRIBER_COLUMNS: tuple[Column[SubscriberView], ...] = (
+    flex("event type", "what a subscriber receives", lambda s: s.event_type),
+    flex("subscriber", SUBSCRIBER.about, lambda s: s.subscriber),
+    Column("max attempts", "per delivery", lambda s: s.max_attempts),
+    Column("since", "when it registered", lambda s: s.created_at, time="ago"),
+)
+DELIVERY_COLUMNS = job_columns(
+    Column("job", "the delivery job (short id)", lambda j: fmt.short_id(j.id)),
+    SUBSCRIBER,
+    tail=(Column("replay", "delivered again by a replay", lambda j: "yes" if j.replay else ""),),
+)
+"""An event's deliveries, on its detail screen."""
+
+
 class EventsPane(Pane[EventsData]):
     BINDINGS = [Binding("t", "toggle_undispatched", "No deliveries")]
     filter_hint = "event type (exact)"
     undispatched = False
+    tables = (
+        ("Events", EVENT_COLUMNS),
+        ("Subscribers", SUBSCRIBER_COLUMNS),
+        ("Event detail, deliveries", DELIVERY_COLUMNS),
+    )
 
     def compose(self) -> ComposeResult:
         yield Static(id="events-filter", classes="bar")
         yield from self.compose_filter()
-        yield table(
-            "events-table",
-            "id",
-            flex("type"),
-            flex("aggregate"),
-            "ver",
-            "occurred",
-            "dispatched",
-            "deliveries",
-        )
+        yield table("events-table", *EVENT_COLUMNS)
         with Horizontal(id="events-bottom"):
-            yield table(
-                "subscribers", flex("event type"), flex("subscriber"), "max attempts", "since"
-            )
+            yield table("subscribers", *SUBSCRIBER_COLUMNS)
             yield Static(id="events-ledger")
 
     def fetch(self, store: ConsoleStore) -> EventsData:
@@ -77,29 +120,10 @@ class EventsPane(Pane[EventsData]):
 
     def show(self, data: EventsData) -> None:
         now = self.top.clock()
-        rows = [
-            (
-                str(e.id),
-                [
-                    fmt.short_id(e.id),
-                    e.type,
-                    f"{e.aggregate_type}/{e.aggregate_id}" if e.aggregate_type else e.aggregate_id,
-                    e.version,
-                    fmt.ago(e.occurred_at, now),
-                    fmt.ago(e.dispatched_at, now)
-                    if e.dispatched_at
-                    else Text(NO_DELIVERY, "yellow"),
-                    e.deliveries,
-                ],
-            )
-            for e in data.events
-        ]
+        rows = [(str(e.id), cells(EVENT_COLUMNS, e, now)) for e in data.events]
         refill(self.query_one("#events-table", DataTable), rows)
         subs = [
-            (
-                f"{s.event_type}\x1f{s.subscriber}",
-                [s.event_type, s.subscriber, s.max_attempts, fmt.ago(s.created_at, now)],
-            )
+            (f"{s.event_type}\x1f{s.subscriber}", cells(SUBSCRIBER_COLUMNS, s, now))
             for s in data.subscribers
         ]
         refill(self.query_one("#subscribers", DataTable), subs)
@@ -128,11 +152,6 @@ class EventsPane(Pane[EventsData]):
 class EventDetail:
     event: EventAdminRow
     deliveries: list[Job]
-
-
-NO_DELIVERY = "no delivery"
-"""azync keeps no dispatch time: an event without delivery rows had no subscriber when
-published (fan-out is part of publishing), or its deliveries were vacuumed since."""
 
 
 def event_text(e: EventAdminRow, now: datetime, payload: bool, subscribers: int) -> Text:
@@ -164,9 +183,7 @@ class EventView(RecordView[EventDetail]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="event-text")
-            yield table(
-                "deliveries", "job", flex("subscriber"), "state", "attempt", "replay", flex("error")
-            )
+            yield table("deliveries", *DELIVERY_COLUMNS)
 
     def fetch(self, store: ConsoleStore) -> EventDetail:
         search = JobSearch(source=Source.EVENT, event_id=self.record_id)
@@ -178,18 +195,11 @@ class EventView(RecordView[EventDetail]):
         data = self.detail
         if data is None:
             return
+        now = self.top.clock()
         self.query_one("#event-text", Static).update(
-            event_text(
-                data.event, self.top.clock(), self.payload, len({j.kind for j in data.deliveries})
-            )
+            event_text(data.event, now, self.payload, len({j.kind for j in data.deliveries}))
         )
-        rows = [
-            (
-                str(j.id),
-                fmt.job_cells(j, [fmt.short_id(j.id), j.kind], ["yes" if j.replay else ""]),
-            )
-            for j in data.deliveries
-        ]
+        rows = [(str(j.id), cells(DELIVERY_COLUMNS, j, now)) for j in data.deliveries]
         deliveries = self.query_one("#deliveries", DataTable)
         deliveries.border_title = f"deliveries: {len(rows)}"
         refill(deliveries, rows)

@@ -29,10 +29,11 @@ from qctl.systems.azync.ops.views import (
     unindexed_read,
 )
 from qctl.systems.azync.order import newest_first
+from qctl.systems.azync.tui.columns import JOB_KIND, JOB_SOURCE, job_columns
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
-from qctl.tui.widgets import Column, flex, refill, table
+from qctl.tui.widgets import Column, cells, flex, refill, table
 from qctl_store.types import Job, JobSearch, JobState, PageCursor, Source
 
 if TYPE_CHECKING:
@@ -157,13 +158,36 @@ def job_when(job: Job, now: datetime) -> str:
     return fmt.ago(job.enqueued_at, now)
 
 
+JOB_WHEN: Column[Job] = Column(
+    "when",
+    "run at (scheduled, paused), lease expiry (active), completed, died (dead), else enqueued",
+    lambda j: j,
+    time=job_when,
+)
+JOB_COLUMNS = job_columns(
+    Column("id", "the job's id (short; ● marked)", lambda j: fmt.short_id(j.id)),
+    JOB_SOURCE,
+    JOB_KIND,
+    tail=(JOB_WHEN,),
+)
 ERROR_GROUP_COLUMNS: tuple[Column[ErrorGroup], ...] = (
     Column("count", "dead jobs with this last error", lambda g: g.count),
-    flex("error", "", lambda g: g.error),
-    flex("kinds", "", lambda g: ", ".join(f"{k} {n}" for k, n in g.kinds.most_common())),
+    flex("error", "the last error they share", lambda g: g.error),
+    flex(
+        "kinds",
+        "their kinds, with counts",
+        lambda g: ", ".join(f"{k} {n}" for k, n in g.kinds.most_common()),
+    ),
     Column("last failed", "when the group's newest job died", lambda g: g.last_failed, time="ago"),
 )
 """The grouped view of dead jobs (``g``): one row per distinct last error."""
+ATTEMPT_COLUMNS: tuple[Column[Attempt], ...] = (
+    Column("lifetime", "attempts since a retry started them again", lambda a: a.lifetime),
+    Column("attempt", "the attempt's number in its lifetime", lambda a: a.attempt),
+    Column("at", "when it failed", lambda a: a.at, time="when"),
+    flex("error", "its error", lambda a: a.error),
+)
+"""A job's attempts, on its detail screen."""
 
 
 class JobsPane(JobActions, MarkedPages[JobPage]):
@@ -185,13 +209,16 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
     """``g``: dead jobs shown grouped by their last error (see ``grouping``)."""
     shown_groups: tuple[ErrorGroup, ...] = ()
     """The groups on screen, by row."""
+    tables = (
+        ("Jobs", JOB_COLUMNS),
+        ("Grouped (g)", ERROR_GROUP_COLUMNS),
+        ("Job detail, attempts", ATTEMPT_COLUMNS),
+    )
 
     def compose(self) -> ComposeResult:
         yield Static(id="jobs-filter", classes="bar")
         yield from self.compose_filter()
-        yield table(
-            "jobs-table", "id", "source", flex("kind"), "state", "attempt", "when", flex("error")
-        )
+        yield table("jobs-table", *JOB_COLUMNS)
         groups = table("error-groups", *ERROR_GROUP_COLUMNS)
         groups.display = False
         yield groups
@@ -265,13 +292,7 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
             self.top.notify(data.notice, severity="warning")
         self.page = data
         now = self.top.clock()
-        rows: list[tuple[str, list[Any]]] = [
-            (
-                str(j.id),
-                fmt.job_cells(j, [self._id_cell(j), j.source.value, j.kind], [job_when(j, now)]),
-            )
-            for j in data.jobs
-        ]
+        rows = [(str(j.id), self._cells(j, now)) for j in data.jobs]
         jobs_table = self.query_one("#jobs-table", DataTable)
         refill(jobs_table, rows)
         self._show_groups(data.groups)
@@ -307,10 +328,7 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
             self.shown_groups = tuple(groups.groups)
             refill(
                 groups_table,
-                [
-                    (str(i), [c.cell(g, now) for c in ERROR_GROUP_COLUMNS])
-                    for i, g in enumerate(groups.groups)
-                ],
+                [(str(i), cells(ERROR_GROUP_COLUMNS, g, now)) for i, g in enumerate(groups.groups)],
             )
         if groups_table.display != on:
             focused = self.screen.focused in (groups_table, jobs_table)
@@ -325,9 +343,11 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
         read = f"{groups.scanned}" if groups.complete else f"newest {groups.scanned}"
         return ("   grouped by error ", "dim"), f"{len(groups.groups)} of {read} jobs"
 
-    def _id_cell(self, job: Job) -> str:
-        short = fmt.short_id(job.id)
-        return f"● {short}" if self.is_marked(job) else short
+    def _cells(self, job: Job, now: datetime) -> list[Any]:
+        row = cells(JOB_COLUMNS, job, now)
+        if self.is_marked(job):
+            row[0] = f"● {row[0]}"
+        return row
 
     def _marks_text(self, data: JobPage) -> tuple[tuple[str, str], ...]:
         if self.all_marked:
@@ -454,7 +474,7 @@ class JobView(RecordView[JobDetail]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="job-text")
-            yield table("attempts", "lifetime", "attempt", "at", flex("error"))
+            yield table("attempts", *ATTEMPT_COLUMNS)
 
     def fetch(self, store: ConsoleStore) -> JobDetail:
         job = store.find_job(self.record_id)
@@ -467,7 +487,7 @@ class JobView(RecordView[JobDetail]):
         self.query_one("#job-text", Static).update(job_text(self.detail.job, now, self.payload))
         rows = [
             # Keyed by position: a retried job repeats attempt numbers.
-            (str(i), [a.lifetime, a.attempt, fmt.when(a.at, now), a.error])
+            (str(i), cells(ATTEMPT_COLUMNS, a, now))
             for i, a in enumerate(self.detail.attempts)
         ]
         refill(self.query_one("#attempts", DataTable), rows)

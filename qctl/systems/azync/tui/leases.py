@@ -7,16 +7,17 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
+from qctl.systems.azync.tui.columns import JOB_ATTEMPT, JOB_KIND, JOB_SOURCE
 from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.tui import fmt
 from qctl.tui.panes import Redrawn
-from qctl.tui.widgets import flex, refill, table
+from qctl.tui.widgets import Column, cells, flex, refill, table
 from qctl_store.types import Job, JobSearch, JobState, Source, ThroughputCount
 
 if TYPE_CHECKING:
@@ -75,18 +76,46 @@ def fetch_leases(store: ConsoleStore, now: datetime) -> LeasesData:
     return LeasesData(jobs, now, lease_kinds(jobs, killed, now))
 
 
+def expires(lease_until: datetime | None, now: datetime) -> str | Text:
+    """Time left on a lease, or how long it is overdue."""
+    left = lease_until - now if lease_until else None
+    if left is not None and left < timedelta(0):
+        return Text(f"overdue {fmt.duration(-left)}", "bold red")
+    return fmt.duration(left)
+
+
+LEASE_COLUMNS: tuple[Column[Job], ...] = (
+    Column("id", "the job's id (short)", lambda j: fmt.short_id(j.id)),
+    JOB_SOURCE,
+    JOB_KIND,
+    Column("leased", "since the lease was taken", lambda j: j.started_at, time="ago"),
+    Column("expires", "time left, or overdue", lambda j: j.lease_until, time=expires),
+    Column(
+        "reaps",
+        "times its lease expired before",
+        lambda j: Text(str(j.reap_count), "yellow") if j.reap_count else "0",
+    ),
+    JOB_ATTEMPT,
+)
+KIND_LEASE_COLUMNS: tuple[Column[KindLeases], ...] = (
+    Column("source", JOB_SOURCE.about, lambda k: k.source.value),
+    flex("kind", JOB_KIND.about, lambda k: k.kind),
+    Column("active", "leases out now", lambda k: k.active),
+    Column("overdue", "leases past their expiry, not yet reaped", lambda k: k.overdue),
+    Column("reaps", "reaps its active jobs went through", lambda k: k.reaps),
+    Column("killed 1h", "jobs the reaper killed in the last hour", lambda k: k.killed),
+)
+
+
 class LeasesPane(Redrawn[LeasesData]):
     filter_hint = "kind (substring)"
+    tables = (("Leases", LEASE_COLUMNS), ("Leases per kind", KIND_LEASE_COLUMNS))
 
     def compose(self) -> ComposeResult:
         yield Static(id="leases-bar", classes="bar")
         yield from self.compose_filter()
-        yield table(
-            "lease-jobs", "id", "source", flex("kind"), "leased", "expires", "reaps", "attempt"
-        )
-        yield table(
-            "lease-kinds", "source", flex("kind"), "active", "overdue", "reaps", "killed 1h"
-        )
+        yield table("lease-jobs", *LEASE_COLUMNS)
+        yield table("lease-kinds", *KIND_LEASE_COLUMNS)
 
     def fetch(self, store: ConsoleStore) -> LeasesData:
         return fetch_leases(store, self.top.clock())
@@ -97,36 +126,12 @@ class LeasesPane(Redrawn[LeasesData]):
             return
         needle = self.filter_text.lower()
         now = data.now
-        rows: list[tuple[str, list[Any]]] = []
-        for j in data.jobs:
-            if needle not in j.kind.lower():
-                continue
-            left = j.lease_until - now if j.lease_until else None
-            expires = (
-                Text(f"overdue {fmt.duration(-left)}", "bold red")
-                if left is not None and left < timedelta(0)
-                else fmt.duration(left)
-            )
-            rows.append(
-                (
-                    str(j.id),
-                    [
-                        fmt.short_id(j.id),
-                        j.source.value,
-                        fmt.safe(j.kind),
-                        fmt.ago(j.started_at, now) if j.started_at else "",
-                        expires,
-                        Text(str(j.reap_count), "yellow") if j.reap_count else "0",
-                        f"{j.attempt}/{j.max_attempts}",
-                    ],
-                )
-            )
+        rows = [
+            (str(j.id), cells(LEASE_COLUMNS, j, now)) for j in data.jobs if needle in j.kind.lower()
+        ]
         refill(self.query_one("#lease-jobs", DataTable), rows)
         kinds = [
-            (
-                f"{k.source.value}\x1f{k.kind}",
-                [k.source.value, fmt.safe(k.kind), k.active, k.overdue, k.reaps, k.killed],
-            )
+            (f"{k.source.value}\x1f{k.kind}", cells(KIND_LEASE_COLUMNS, k, now))
             for k in data.kinds
             if needle in k.kind.lower()
         ]

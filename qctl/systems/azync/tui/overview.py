@@ -3,6 +3,7 @@ throughput and the last hour per kind, DAG states, event ledger."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -11,10 +12,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
+from qctl.systems.azync.tui.columns import DAG_COUNT_COLUMNS
 from qctl.systems.azync.tui.overview_data import OverviewData, fetch_overview
 from qctl.tui import fmt
 from qctl.tui.panes import Redrawn
-from qctl.tui.widgets import flex, refill, table
+from qctl.tui.widgets import Column, cells, flex, refill, table
 from qctl_store.types import (
     DailyCount,
     Depths,
@@ -27,21 +29,6 @@ from qctl_store.types import (
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
 
-QUEUE_COLUMNS = [
-    "source",
-    "kind",
-    "pending",
-    "scheduled",
-    "active",
-    "wait",
-    "block",
-    "uncert",
-    "dead",
-    "paused",
-    "succeeded",
-    "oldest",
-    "backlog",
-]
 SORTS = ["source", "pending", "scheduled", "active", "dead", "paused", "succeeded", "oldest"]
 SERIES = ["enqueued", "processed", "failed", "reaped"]
 BACKLOG = 8
@@ -54,13 +41,66 @@ LIVE_KINDS = 3
 """Kinds drawn in the live chart: the busiest of the last hour."""
 
 
-def sort_key(column: str, row: tuple[Source, str, Depths]) -> Any:
-    source, kind, d = row
+@dataclass(frozen=True)
+class QueueRow:
+    """A (source, kind) of the queues table and what its cells need beside its depths."""
+
+    source: Source
+    kind: str
+    depths: Depths
+    guessed: frozenset[str] = frozenset()
+    """Its counts that may be planner estimates (``estimated_depths``), marked ``~``."""
+    largest: int = 0
+    """The largest row's backlog: the full width of the backlog bars."""
+
+    def count(self, field: str) -> str:
+        return f"{'~' if field in self.guessed else ''}{getattr(self.depths, field)}"
+
+    def backlog(self) -> Text:
+        d = self.depths
+        bar = Text(fmt.bar(d.pending, self.largest, BACKLOG), "cyan")
+        bar.append(fmt.bar(d.dead, self.largest, BACKLOG), "red")
+        return bar
+
+
+def _count(name: str, about: str, field: str = "") -> Column[QueueRow]:
+    """A depth that may be an estimate (``~``)."""
+    return Column(name, about, lambda r: r.count(field or name))
+
+
+QUEUE_COLUMNS: tuple[Column[QueueRow], ...] = (
+    Column("source", "queue, event, dag or workflow", lambda r: r.source.value),
+    flex("kind", "the job kind", lambda r: r.kind),
+    _count("pending", "ready to run"),
+    _count("scheduled", "to run later"),
+    Column("active", "leased by a worker", lambda r: r.depths.active),
+    Column("wait", "waiting for a signal", lambda r: r.depths.waiting),
+    Column("block", "blocked on DAG dependencies", lambda r: r.depths.blocked),
+    _count("uncert", "an operation whose outcome is unknown", "uncertain"),
+    Column(
+        "dead",
+        "out of attempts",
+        lambda r: Text(r.count("dead"), "bold red" if r.depths.dead else ""),
+    ),
+    _count("paused", "held"),
+    _count("succeeded", "done"),
+    Column(
+        "oldest",
+        "age of the oldest pending job",
+        lambda r: fmt.duration(r.depths.oldest_pending_age) if r.depths.pending else "",
+    ),
+    Column("backlog", "pending (cyan) and dead (red) beside the largest row", QueueRow.backlog),
+)
+
+DAG_STATE_COLUMNS = (flex("dag", "a DAG name", lambda r: r[0]), *DAG_COUNT_COLUMNS)
+
+
+def sort_key(column: str, row: QueueRow) -> Any:
     if column == "source":
-        return (source.value, kind)
+        return (row.source.value, row.kind)
     if column == "oldest":
-        return -d.oldest_pending_age.total_seconds()
-    return -getattr(d, column)
+        return -row.depths.oldest_pending_age.total_seconds()
+    return -getattr(row.depths, column)
 
 
 def throughput_text(daily: list[DailyCount], width: int = 20) -> Text:
@@ -101,13 +141,14 @@ class OverviewPane(Redrawn[OverviewData]):
     BINDINGS = [Binding("o", "sort", "Sort")]
     filter_hint = "filter source or kind (substring)"
     sort_column = "source"
+    tables = (("Overview", QUEUE_COLUMNS), ("Overview, DAG states", DAG_STATE_COLUMNS))
 
     def compose(self) -> ComposeResult:
         yield from self.compose_filter()
-        yield table("queues", *(flex(c) if c == "kind" else c for c in QUEUE_COLUMNS))
+        yield table("queues", *QUEUE_COLUMNS)
         with Horizontal(id="overview-bottom"):
             yield Static(id="throughput")
-            yield table("dag-states", flex("dag"), flex("live"), flex("done"))
+            yield table("dag-states", *DAG_STATE_COLUMNS)
             yield Static(id="ledger")
 
     def fetch(self, store: ConsoleStore) -> OverviewData:
@@ -118,47 +159,31 @@ class OverviewPane(Redrawn[OverviewData]):
         if data is None:
             return
         needle = self.filter_text.lower()
-        rows = [r for r in data.depths if needle in f"{r[0].value} {r[1]}".lower()]
-        rows.sort(key=lambda r: sort_key(self.sort_column, r))
-        total = max([d.pending + d.scheduled + d.active + d.dead for *_, d in rows] + [0])
-        cells: list[tuple[str, list[Any]]] = []
-        for source, kind, d in rows:
-            guessed = estimated_depths(d, source) if source in data.estimated else []
-
-            def about(field: str, d: Depths = d, guessed: list[str] = guessed) -> str:
-                return f"{'~' if field in guessed else ''}{getattr(d, field)}"
-
-            backlog = Text(fmt.bar(d.pending, total, BACKLOG), "cyan")
-            backlog.append(fmt.bar(d.dead, total, BACKLOG), "red")
-            cells.append(
-                (
-                    f"{source.value}\x1f{kind}",
-                    [
-                        source.value,
-                        kind,
-                        about("pending"),
-                        about("scheduled"),
-                        d.active,
-                        d.waiting,
-                        d.blocked,
-                        about("uncertain"),
-                        Text(about("dead"), "bold red" if d.dead else ""),
-                        about("paused"),
-                        about("succeeded"),
-                        fmt.duration(d.oldest_pending_age) if d.pending else "",
-                        backlog,
-                    ],
-                )
+        now = self.top.clock()
+        found = [r for r in data.depths if needle in f"{r[0].value} {r[1]}".lower()]
+        largest = max([d.pending + d.scheduled + d.active + d.dead for *_, d in found] + [0])
+        rows = [
+            QueueRow(
+                source,
+                kind,
+                d,
+                frozenset(estimated_depths(d, source) if source in data.estimated else ()),
+                largest,
             )
+            for source, kind, d in found
+        ]
+        rows.sort(key=lambda r: sort_key(self.sort_column, r))
         queues = self.query_one("#queues", DataTable)
-        refill(queues, cells)
+        refill(
+            queues, [(f"{r.source.value}\x1f{r.kind}", cells(QUEUE_COLUMNS, r, now)) for r in rows]
+        )
         queues.border_title = (
             f"queues (sorted by {self.sort_column})"
             + (f"  filter: {self.filter_text}" if self.filter_text else "")
             + ("  ~ estimated" if data.estimated else "")
         )
         dag_rows = [
-            (name, [name, *fmt.split_counts(counts)])
+            (name, cells(DAG_STATE_COLUMNS, (name, counts), now))
             for name, counts in sorted(data.dag_counts.items())
             if needle in name.lower()
         ]

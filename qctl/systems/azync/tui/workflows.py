@@ -14,11 +14,21 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from qctl.systems.azync.ops import workflows as ops_wf
-from qctl.systems.azync.tui.jobs import JobDetailScreen, job_when
+from qctl.systems.azync.tui.columns import JOB_ATTEMPT, JOB_ERROR, JOB_KIND, job_columns
+from qctl.systems.azync.tui.jobs import JOB_WHEN, JobDetailScreen
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import DetailScreen, Pane, RecordView
-from qctl.tui.widgets import CELL_MAX, ChoiceDialog, flex, refill, selected_key, table
+from qctl.tui.widgets import (
+    CELL_MAX,
+    ChoiceDialog,
+    Column,
+    cells,
+    flex,
+    refill,
+    selected_key,
+    table,
+)
 from qctl_store.types import (
     HistoryEvent,
     Job,
@@ -90,6 +100,37 @@ class WorkflowsData:
     uncertain: list[Job]
 
 
+EXECUTION_COLUMNS: tuple[Column[WorkflowExecutionView], ...] = (
+    Column("id", "the execution's id (short)", lambda w: fmt.short_id(w.id)),
+    flex("name", "the workflow", lambda w: w.name),
+    Column("version", "the code version", lambda w: w.version),
+    Column("state", "the execution's state", lambda w: fmt.state_text(w.state)),
+    Column("queue", "its task queue", lambda w: w.task_queue),
+    Column("created", "when it started", lambda w: w.created_at, time="ago"),
+    flex("reason", "why it failed", lambda w: w.failure_reason),
+)
+UNCERTAIN_COLUMNS: tuple[Column[Job], ...] = (
+    Column("operation job", "the job whose outcome is unknown", lambda j: str(j.id)),
+    Column("execution", "its workflow execution (short id)", lambda j: fmt.short_id(j.run_id)),
+    JOB_KIND,
+    JOB_ATTEMPT,
+    Column("since", "uncertain since", lambda j: j.failed_at or j.enqueued_at, time="ago"),
+    JOB_ERROR,
+)
+RUN_JOB_COLUMNS = job_columns(
+    Column("job", "a workflow task or operation (short id)", lambda j: fmt.short_id(j.id)),
+    JOB_KIND,
+    tail=(JOB_WHEN,),
+)
+"""An execution's jobs, on its detail screen."""
+HISTORY_COLUMNS: tuple[Column[HistoryEvent], ...] = (
+    Column("seq", "history order", lambda h: h.seq),
+    Column("type", "what the history records", lambda h: h.type),
+    Column("at", "when it was recorded", lambda h: h.created_at, time="when"),
+    flex("payload", "the history record", lambda h: fmt.json_text(h.payload, CELL_MAX)),
+)
+
+
 class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
     BINDINGS = [
         Binding("t", "cycle_state", "State"),
@@ -99,22 +140,18 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
     filter_hint = "workflow name (exact)"
     state: WorkflowState | None = None
     data: WorkflowsData | None = None
+    tables = (
+        ("Workflows", EXECUTION_COLUMNS),
+        ("Uncertain operations", UNCERTAIN_COLUMNS),
+        ("Workflow detail, jobs", RUN_JOB_COLUMNS),
+        ("Workflow detail, history", HISTORY_COLUMNS),
+    )
 
     def compose(self) -> ComposeResult:
         yield Static(id="wf-filter", classes="bar")
         yield from self.compose_filter()
-        yield table(
-            "executions", "id", flex("name"), "version", "state", "queue", "created", flex("reason")
-        )
-        yield table(
-            "uncertain",
-            "operation job",
-            "execution",
-            flex("kind"),
-            "attempt",
-            "since",
-            flex("error"),
-        )
+        yield table("executions", *EXECUTION_COLUMNS)
+        yield table("uncertain", *UNCERTAIN_COLUMNS)
 
     def fetch(self, store: ConsoleStore) -> WorkflowsData:
         execs, total = store.list_workflow_executions(
@@ -130,38 +167,11 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
         now = self.top.clock()
         refill(
             self.query_one("#executions", DataTable),
-            [
-                (
-                    str(w.id),
-                    [
-                        fmt.short_id(w.id),
-                        w.name,
-                        w.version,
-                        fmt.state_text(w.state),
-                        w.task_queue,
-                        fmt.ago(w.created_at, now),
-                        w.failure_reason,
-                    ],
-                )
-                for w in data.executions
-            ],
+            [(str(w.id), cells(EXECUTION_COLUMNS, w, now)) for w in data.executions],
         )
         refill(
             self.query_one("#uncertain", DataTable),
-            [
-                (
-                    str(j.id),
-                    [
-                        str(j.id),
-                        fmt.short_id(j.run_id),
-                        j.kind,
-                        f"{j.attempt}/{j.max_attempts}",
-                        fmt.ago(j.failed_at or j.enqueued_at, now),
-                        j.last_error,
-                    ],
-                )
-                for j in data.uncertain
-            ],
+            [(str(j.id), cells(UNCERTAIN_COLUMNS, j, now)) for j in data.uncertain],
         )
         self.query_one(
             "#uncertain", DataTable
@@ -223,8 +233,8 @@ class WorkflowView(RecordView[WorkflowDetail]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="wf-text")
-            yield table("wf-jobs", "job", flex("kind"), "state", "attempt", "when", flex("error"))
-            yield table("history", "seq", "type", "at", flex("payload"))
+            yield table("wf-jobs", *RUN_JOB_COLUMNS)
+            yield table("history", *HISTORY_COLUMNS)
 
     def fetch(self, store: ConsoleStore) -> WorkflowDetail:
         return WorkflowDetail(
@@ -240,31 +250,11 @@ class WorkflowView(RecordView[WorkflowDetail]):
         now = self.top.clock()
         self.query_one("#wf-text", Static).update(workflow_text(data.execution, now))
         jobs = self.query_one("#wf-jobs", DataTable)
-        refill(
-            jobs,
-            [
-                (str(j.id), fmt.job_cells(j, [fmt.short_id(j.id), j.kind], [job_when(j, now)]))
-                for j in data.jobs
-            ],
-        )
+        refill(jobs, [(str(j.id), cells(RUN_JOB_COLUMNS, j, now)) for j in data.jobs])
         jobs.border_title = f"jobs: {len(data.jobs)} (enter detail, Z resolve uncertain)"
         history = self.query_one("#history", DataTable)
         history.border_title = f"history: {len(data.history)} event(s)"
-        refill(
-            history,
-            [
-                (
-                    str(h.seq),
-                    [
-                        h.seq,
-                        h.type,
-                        fmt.when(h.created_at, now),
-                        fmt.json_text(h.payload, CELL_MAX),
-                    ],
-                )
-                for h in data.history
-            ],
-        )
+        refill(history, [(str(h.seq), cells(HISTORY_COLUMNS, h, now)) for h in data.history])
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -30,7 +30,7 @@ COLUMNS = [
 ]
 
 
-def _row(ex: dict[str, Any]) -> dict[str, Any]:
+def _row(ex: executors.Executor) -> dict[str, Any]:
     last = from_ms(ex["last_active_at"])
     return {
         **ex,

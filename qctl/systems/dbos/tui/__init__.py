@@ -69,35 +69,12 @@ Status bar: polling: re-read every --refresh seconds (DBOS sends no change
   follows); then the target (database, [read-only]); updated: the last read.
 Bars: status: the status listed (t); filter: the / words; page: the page number
   (n/b), after the rows shown; marked: workflows the actions apply to (space, *).
-Statuses: pending: running on an executor (PENDING); enqueued: waiting on its queue;
-  delayed: enqueued to start later; success: finished with a result; error: finished
-  with an error; cancelled: cancelled by an operator or a timeout; max-recovery: out
-  of recovery attempts (MAX_RECOVERY_ATTEMPTS_EXCEEDED). On the overview the first
-  three are counted now, the others over the last hour.
-Overview: workflow: a workflow name (its function); queue: a queue name (DBOS's
-  internal queue runs resumed and forked workflows); oldest enqueued: the age of its
-  oldest enqueued workflow; all: every workflow in the chart, then the busiest names,
-  each with its hour's total and ✗ errors; latest errors: a failed workflow's id;
-  name: its workflow; created: when it started; error: its error, decoded.
-Workflows: workflow id: DBOS's id (● marked); version: the application version that
-  runs it; took: created to completed; recovery: recovery attempts so far. By error
-  (g): count: the failed workflows with that error; status and name: theirs (+N:
-  N more statuses or names); last failed: the newest one's creation.
-Detail: step: the step's number (fork and rewind count from it); function: the step's
-  function; started: when it started; output / error: what it returned or raised;
-  child: a child workflow it started; kind: event (set_event) or stream (write_stream,
-  with its offset); key: the event's or stream's key; value: its value, decoded.
-  Timeline: at: when the step started, counted from the workflow's creation; span:
-  the step's time as a bar on the time of the whole tree.
-Queues: concurrency: at most this many running at once over every executor; worker
-  concurrency: per executor; rate limit: at most this many started per period.
-Schedules: schedule: its name; cron: when it fires (seconds first when six fields);
-  timezone: the cron's timezone; last fired: when it last enqueued its workflow.
-Executors: executor: the executor_id its workflows carry (DBOS keeps no list of
-  executors, nor a heartbeat); started: workflows it started in the last hour;
-  completed: workflows it finished in the last hour; last active: the last time it
-  started or finished one (idle long with pending workflows: likely dead); versions:
-  the application versions of its workflows.
+Statuses: PENDING: running on an executor; ENQUEUED: waiting on its queue; DELAYED:
+  enqueued to start later; SUCCESS: finished with a result; ERROR: finished with an
+  error; CANCELLED: cancelled by an operator or a timeout;
+  MAX_RECOVERY_ATTEMPTS_EXCEEDED: out of recovery attempts (max-recovery).
+Chart: all: every workflow, then the busiest names, each with its hour's total
+  and ✗ errors.
 """
 
 

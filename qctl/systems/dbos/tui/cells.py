@@ -8,7 +8,6 @@ from typing import Any
 
 from rich.text import Text
 
-from qctl.systems.dbos.reads import STATUSES
 from qctl.tui import fmt
 
 STATUS_STYLES = {
@@ -20,8 +19,6 @@ STATUS_STYLES = {
     "CANCELLED": fmt.state_style("cancelled"),
     "MAX_RECOVERY_ATTEMPTS_EXCEEDED": fmt.state_style("dead"),
 }
-HEADERS = {s: s.lower() for s in STATUSES} | {"MAX_RECOVERY_ATTEMPTS_EXCEEDED": "max-recovery"}
-"""Column titles of the per-status counts."""
 
 
 def status(value: str) -> Text:
@@ -30,6 +27,11 @@ def status(value: str) -> Text:
 
 def instant(ms: Any) -> datetime | None:
     return None if ms is None else datetime.fromtimestamp(int(ms) / 1000, UTC)
+
+
+def ago(ms: Any, now: datetime) -> str:
+    """How long ago, as ``fmt.ago`` (a ``Column``'s ``time``)."""
+    return fmt.ago(instant(ms), now)
 
 
 def when(ms: Any, now: datetime) -> str:
@@ -55,8 +57,3 @@ def value(decoded: Any, limit: int = 80) -> str:
         return ""
     text = decoded.text() if hasattr(decoded, "text") else str(decoded)
     return fmt.one_line(text, limit)
-
-
-def counts(row: dict[str, int]) -> list[Any]:
-    """Per-status count cells, in ``STATUSES`` order (blank for none)."""
-    return [Text(str(row[s]), STATUS_STYLES[s]) if row.get(s) else "" for s in STATUSES]

@@ -4,17 +4,14 @@ command line runs it)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, ClassVar
 
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable
 
 from qctl.systems.dbos import executors
 from qctl.systems.dbos.tui import cells
-from qctl.tui import fmt
-from qctl.tui.panes import Redrawn
-from qctl.tui.widgets import refill, selected_key, table
+from qctl.tui.panes import ListPane
+from qctl.tui.widgets import Column, flex
 
 if TYPE_CHECKING:
     from qctl.systems.dbos.database import Database
@@ -23,46 +20,46 @@ WINDOW_MS = 3_600_000
 """How far back started and finished workflows are counted (as ``--window 1h``)."""
 
 
-class ExecutorsPane(Redrawn[list[dict[str, Any]]]):
+class ExecutorsPane(ListPane):
     BINDINGS = [Binding("X", "executor_recover", "Recover")]
     filter_hint = "filter executor id (substring)"
+    table_id = "dbos-executors"
+    columns: ClassVar[tuple[Column[executors.Executor], ...]] = (
+        flex(
+            "executor",
+            "the executor_id its workflows carry (DBOS keeps no list of executors, nor a"
+            " heartbeat)",
+            lambda e: cells.value(e["executor_id"]),
+        ),
+        Column("pending", "its PENDING workflows", lambda e: e["pending"]),
+        Column("started", "workflows it started in the last hour", lambda e: e["started"]),
+        Column("completed", "workflows it finished in the last hour", lambda e: e["completed"]),
+        Column(
+            "last active",
+            "the last time it started or finished one (idle long with pending workflows:"
+            " likely dead)",
+            lambda e: e["last_active_at"],
+            time=cells.ago,
+        ),
+        flex(
+            "versions",
+            "the application versions of its workflows",
+            lambda e: cells.value(", ".join(e["app_versions"])),
+        ),
+    )
 
-    def compose(self) -> ComposeResult:
-        yield from self.compose_filter()
-        yield table(
-            "dbos-executors",
-            "executor", "pending", "started", "completed", "last active", "versions",
-        )  # fmt: skip
-
-    def fetch(self, db: Database) -> list[dict[str, Any]]:
+    def fetch(self, db: Database) -> list[executors.Executor]:
         return executors.list_executors(db, WINDOW_MS)
 
-    def render_data(self) -> None:
-        now = self.top.clock()
-        needle = self.filter_text.lower()
-        refill(
-            self.query_one("#dbos-executors", DataTable),
-            [
-                (
-                    e["executor_id"],
-                    [
-                        cells.value(e["executor_id"]),
-                        e["pending"],
-                        e["started"],
-                        e["completed"],
-                        fmt.ago(cells.instant(e["last_active_at"]), now),
-                        cells.value(", ".join(e["app_versions"])),
-                    ],
-                )
-                for e in self.data or []
-                if needle in e["executor_id"].lower()
-            ],
-        )
+    def row_key(self, row: executors.Executor) -> str:
+        return str(row["executor_id"])
+
+    def words(self, row: executors.Executor) -> tuple[str, ...]:
+        return (row["executor_id"],)
 
     def action_executor_recover(self) -> None:
-        executor_id = selected_key(self.query_one("#dbos-executors", DataTable))
+        executor_id = self.selected("executor")
         if executor_id is None:
-            self.top.notify("no executor selected", severity="warning")
             return
         self.top.act(
             lambda p: (

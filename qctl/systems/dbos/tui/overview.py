@@ -5,19 +5,21 @@ over an index DBOS has; the minutes already counted are kept between polls."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
 from qctl.systems.dbos import reads
 from qctl.systems.dbos.tui import cells
-from qctl.tui import fmt
+from qctl.tui import fmt, widgets
 from qctl.tui.panes import Redrawn
-from qctl.tui.widgets import refill, table
+from qctl.tui.widgets import Column, flex, refill, table
 from qctl_store.types import ThroughputCount
 
 if TYPE_CHECKING:
@@ -33,11 +35,63 @@ ALL = "all"
 @dataclass
 class OverviewData:
     now: datetime
-    read: dict[str, Any]
-    """``reads.overview``."""
+    read: reads.Overview
 
 
-def chart_series(read: dict[str, Any], now: datetime) -> dict[str, list[ThroughputCount]]:
+@dataclass(frozen=True)
+class Counted:
+    """A row of the per-name or per-queue table: its workflows per status and, for a
+    queue, when its oldest enqueued one was created."""
+
+    name: str
+    counts: Mapping[str, int]
+    oldest_enqueued_at: int | None = None
+
+
+def count(status: str, header: str, when: str) -> Column[Counted]:
+    """A status's count (blank for none), coloured as the status."""
+    return Column(
+        header,
+        f"{status} workflows {when}",
+        lambda r: (
+            Text(str(r.counts[status]), cells.STATUS_STYLES[status]) if r.counts.get(status) else ""
+        ),
+    )
+
+
+COUNTS = (
+    count("PENDING", "pending", "now"),
+    count("ENQUEUED", "enqueued", "now"),
+    count("DELAYED", "delayed", "now"),
+    count("SUCCESS", "success", "finished in the last hour"),
+    count("ERROR", "error", "finished in the last hour"),
+    count("CANCELLED", "cancelled", "finished in the last hour"),
+    count("MAX_RECOVERY_ATTEMPTS_EXCEEDED", "max-recovery", "finished in the last hour"),
+)
+NAME_COLUMNS = (flex("workflow", "a workflow name (its function)", lambda r: r.name), *COUNTS)
+QUEUE_COLUMNS: tuple[Column[Counted], ...] = (
+    flex(
+        "queue",
+        "a queue name (DBOS's internal queue runs resumed and forked ones)",
+        lambda r: r.name,
+    ),
+    *COUNTS,
+    Column(
+        "oldest enqueued",
+        "the age of its oldest enqueued workflow",
+        lambda r: r.oldest_enqueued_at,
+        time=cells.ago,
+    ),
+)
+ERROR_COLUMNS: tuple[Column[reads.LatestError], ...] = (
+    Column("latest errors", "a failed workflow's id", lambda e: e["workflow_id"]),
+    flex("name", "its workflow", lambda e: e["name"]),
+    Column("created", "when it started", lambda e: e["created_at"], time=cells.when),
+    flex("error", "its error, decoded", lambda e: cells.value(e["error"])),
+)
+
+
+def chart_series(read: reads.Overview, now: datetime) -> dict[str, list[ThroughputCount]]:
     """Per minute of the window, workflows completed (SUCCESS) and failed (ERROR): for
     every workflow together (``all``) and per name; minutes without any are zeros."""
     start = now - WINDOW
@@ -65,15 +119,19 @@ def chart_series(read: dict[str, Any], now: datetime) -> dict[str, list[Throughp
 
 class OverviewPane(Redrawn[OverviewData]):
     filter_hint = "filter workflow name or queue (substring)"
+    tables = (
+        ("Overview", NAME_COLUMNS),
+        ("Overview per queue", QUEUE_COLUMNS),
+        ("Overview errors", ERROR_COLUMNS),
+    )
 
     def compose(self) -> ComposeResult:
-        headers = [cells.HEADERS[s] for s in reads.STATUSES]
         yield from self.compose_filter()
-        yield table("dbos-names", "workflow", *headers)
-        yield table("dbos-queue-counts", "queue", *headers, "oldest enqueued")
+        yield table("dbos-names", *NAME_COLUMNS)
+        yield table("dbos-queue-counts", *QUEUE_COLUMNS)
         with Horizontal(id="dbos-ov-bottom"):
             yield Static(id="dbos-throughput")
-            yield table("dbos-errors", "latest errors", "name", "created", "error")
+            yield table("dbos-errors", *ERROR_COLUMNS)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -99,7 +157,7 @@ class OverviewPane(Redrawn[OverviewData]):
         refill(
             names,
             [
-                (name, [name, *cells.counts(counts)])
+                (name, widgets.cells(NAME_COLUMNS, Counted(name, counts), now))
                 for name, counts in sorted(read["by_name"].items())
                 if needle in name.lower()
             ],
@@ -115,11 +173,11 @@ class OverviewPane(Redrawn[OverviewData]):
             [
                 (
                     name,
-                    [
-                        name,
-                        *cells.counts(read["by_queue"].get(name, {})),
-                        fmt.ago(cells.instant(oldest.get(name)), now),
-                    ],
+                    widgets.cells(
+                        QUEUE_COLUMNS,
+                        Counted(name, read["by_queue"].get(name, {}), oldest.get(name)),
+                        now,
+                    ),
                 )
                 for name in queue_names
                 if needle in name.lower()
@@ -131,18 +189,7 @@ class OverviewPane(Redrawn[OverviewData]):
         errors = self.query_one("#dbos-errors", DataTable)
         refill(
             errors,
-            [
-                (
-                    e["workflow_id"],
-                    [
-                        e["workflow_id"],
-                        e["name"],
-                        cells.when(e["created_at"], now),
-                        cells.value(e["error"]),
-                    ],
-                )
-                for e in read["errors"]
-            ],
+            [(e["workflow_id"], widgets.cells(ERROR_COLUMNS, e, now)) for e in read["errors"]],
         )
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -5,61 +5,60 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
-from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable
 
 from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.tui import cells
 from qctl.tui import fmt
-from qctl.tui.panes import Redrawn
-from qctl.tui.widgets import refill, selected_key, table
+from qctl.tui.panes import ListPane
+from qctl.tui.widgets import Column, flex
 
 if TYPE_CHECKING:
     from qctl.systems.dbos.database import Database
 
 
-class QueuesPane(Redrawn[list[reads.QueueStats]]):
+class QueuesPane(ListPane):
     filter_hint = "filter queue name (substring)"
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_filter()
-        yield table(
-            "dbos-queues",
-            "queue", "enqueued", "pending", "delayed", "oldest enqueued", "concurrency",
-            "worker concurrency", "rate limit",
-        )  # fmt: skip
+    table_id = "dbos-queues"
+    columns: ClassVar[tuple[Column[reads.QueueStats], ...]] = (
+        flex("queue", "a queue's name", lambda q: q["queue_name"]),
+        Column("enqueued", "workflows waiting on it", lambda q: q["enqueued"]),
+        Column("pending", "its workflows running (dequeued)", lambda q: q["pending"]),
+        Column("delayed", "enqueued to start later", lambda q: q["delayed"]),
+        Column(
+            "oldest enqueued",
+            "the age of its oldest enqueued workflow",
+            lambda q: q["oldest_enqueued_at"],
+            time=cells.ago,
+        ),
+        Column(
+            "concurrency",
+            "at most this many running at once over every executor",
+            lambda q: q["concurrency"],
+        ),
+        Column("worker concurrency", "per executor", lambda q: q["worker_concurrency"]),
+        Column(
+            "rate limit",
+            "at most this many started per period",
+            lambda q: (
+                ""
+                if q["rate_limit_max"] is None
+                else f"{q['rate_limit_max']} per {q['rate_limit_period_sec']:g}s"
+            ),
+        ),
+    )
 
     def fetch(self, db: Database) -> list[reads.QueueStats]:
         return reads.queue_stats(db)
 
-    def render_data(self) -> None:
-        now = self.top.clock()
-        needle = self.filter_text.lower()
-        refill(
-            self.query_one("#dbos-queues", DataTable),
-            [
-                (
-                    q["queue_name"],
-                    [
-                        q["queue_name"],
-                        q["enqueued"],
-                        q["pending"],
-                        q["delayed"],
-                        fmt.ago(cells.instant(q["oldest_enqueued_at"]), now),
-                        "" if q["concurrency"] is None else q["concurrency"],
-                        "" if q["worker_concurrency"] is None else q["worker_concurrency"],
-                        ""
-                        if q["rate_limit_max"] is None
-                        else f"{q['rate_limit_max']} per {q['rate_limit_period_sec']:g}s",
-                    ],
-                )
-                for q in self.data or []
-                if needle in q["queue_name"].lower()
-            ],
-        )
+    def row_key(self, row: reads.QueueStats) -> str:
+        return row["queue_name"]
+
+    def words(self, row: reads.QueueStats) -> tuple[str, ...]:
+        return (row["queue_name"],)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         from qctl.systems.dbos.tui.workflows import WorkflowsPane
@@ -81,51 +80,42 @@ def fired(text: str | None, now: datetime) -> str:
     return f"{fmt.when(at, now)} ({fmt.ago(at, now)})"
 
 
-class SchedulesPane(Redrawn[list[reads.Schedule]]):
+class SchedulesPane(ListPane):
     BINDINGS = [
         Binding("P", "schedule_pause", "Pause"),
         Binding("U", "schedule_resume", "Resume"),
         Binding("N", "schedule_trigger", "Trigger now"),
     ]
     filter_hint = "filter schedule or workflow name (substring)"
-
-    def compose(self) -> ComposeResult:
-        yield from self.compose_filter()
-        yield table(
-            "dbos-schedules", "schedule", "workflow", "cron", "timezone", "status", "last fired"
-        )
+    table_id = "dbos-schedules"
+    columns: ClassVar[tuple[Column[reads.Schedule], ...]] = (
+        flex("schedule", "its name", lambda s: s["schedule_name"]),
+        flex("workflow", "the workflow it enqueues", lambda s: s["workflow_name"]),
+        Column("cron", "when it fires (seconds first when six fields)", lambda s: s["schedule"]),
+        Column("timezone", "the cron's timezone", lambda s: s["cron_timezone"] or "UTC"),
+        Column("status", "ACTIVE, or PAUSED (it does not fire)", lambda s: s["status"]),
+        Column(
+            "last fired",
+            "when it last enqueued its workflow",
+            lambda s: s["last_fired_at"],
+            time=fired,
+        ),
+    )
 
     def fetch(self, db: Database) -> list[reads.Schedule]:
         return reads.list_schedules(db)
 
-    def render_data(self) -> None:
-        now = self.top.clock()
-        needle = self.filter_text.lower()
-        refill(
-            self.query_one("#dbos-schedules", DataTable),
-            [
-                (
-                    s["schedule_name"],
-                    [
-                        s["schedule_name"],
-                        s["workflow_name"],
-                        s["schedule"],
-                        s["cron_timezone"] or "UTC",
-                        s["status"],
-                        fired(s["last_fired_at"], now),
-                    ],
-                )
-                for s in self.data or []
-                if needle in f"{s['schedule_name']} {s['workflow_name']}".lower()
-            ],
-        )
+    def row_key(self, row: reads.Schedule) -> str:
+        return row["schedule_name"]
+
+    def words(self, row: reads.Schedule) -> tuple[str, ...]:
+        return (row["schedule_name"], row["workflow_name"])
 
     def _act(
         self, verb: str, call: Callable[[Database, str, bool], actions.ScheduleOutcome]
     ) -> None:
-        name = selected_key(self.query_one("#dbos-schedules", DataTable))
+        name = self.selected("schedule")
         if name is None:
-            self.top.notify("no schedule selected", severity="warning")
             return
         self.top.act(
             lambda p: f"{verb} {p.status} DBOS schedule {name}?",

@@ -18,10 +18,10 @@ from textual.widgets import DataTable, Static, Tree
 from qctl.core.parse import parse_duration
 from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.tui import cells
-from qctl.tui import fmt
+from qctl.tui import fmt, widgets
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
-from qctl.tui.widgets import PromptDialog, refill, table
+from qctl.tui.widgets import Column, PromptDialog, flex, refill, table
 from qctl_store.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -260,6 +260,131 @@ def step_number(text: str) -> int:
         raise InvalidInput(f"step: {text!r} is not a step number") from None
 
 
+def _plus(value: Any, more: int) -> Any:
+    """A group's status or name, and how many others the group has (``+N``)."""
+    return value + (f" +{more - 1}" if more > 1 else "")
+
+
+WORKFLOW_COLUMNS: tuple[Column[reads.WorkflowPayloads], ...] = (
+    Column("workflow id", "DBOS's id (● marked)", lambda r: r["workflow_id"]),
+    Column("status", "its status (Statuses)", lambda r: cells.status(r["status"])),
+    flex("name", "its workflow's name (its function)", lambda r: r["name"] or ""),
+    Column("queue", "the queue it ran from", lambda r: r["queue_name"] or ""),
+    Column("version", "the application version that runs it", lambda r: r["app_version"] or ""),
+    Column("created", "when it was created", lambda r: r["created_at"], time=cells.when),
+    Column(
+        "took", "created to completed", lambda r: cells.took(r["created_at"], r["completed_at"])
+    ),
+    Column("recovery", "recovery attempts so far", lambda r: r["recovery_attempts"]),
+)
+GROUP_COLUMNS: tuple[Column[reads.ErrorGroup], ...] = (
+    Column("count", "the failed workflows with that error", lambda g: g["count"]),
+    Column(
+        "status",
+        "theirs (+N: N more statuses)",
+        lambda g: _plus(cells.status(g["status"]), g["statuses"]),
+    ),
+    flex("name", "theirs (+N: N more names)", lambda g: _plus(g["name"] or "", g["names"])),
+    flex(
+        "error",
+        "the error they share, decoded",
+        lambda g: Text(cells.value(g["error"]), "red") if g["error"] else "(none recorded)",
+    ),
+    Column(
+        "last failed", "the newest one's creation", lambda g: g["last_created_at"], time=cells.when
+    ),
+)
+STEP_NUMBER = "the step's number (fork and rewind count from it)"
+STEP_TOOK = "started to completed"
+STEP_COLUMNS: tuple[Column[reads.Step], ...] = (
+    Column("step", STEP_NUMBER, lambda s: s["function_id"]),
+    flex("function", "the step's function", lambda s: s["function_name"] or ""),
+    Column("started", "when it started", lambda s: s["started_at_epoch_ms"], time=cells.when),
+    Column(
+        "took",
+        STEP_TOOK,
+        lambda s: cells.took(s["started_at_epoch_ms"], s["completed_at_epoch_ms"]),
+    ),
+    flex(
+        "output / error",
+        "what it returned or raised",
+        lambda s: (
+            Text(cells.value(s["error"]), "red")
+            if s["error"] is not None
+            else cells.value(s["output"])
+        ),
+    ),
+    Column("child", "a child workflow it started", lambda s: s["child_workflow_id"] or ""),
+)
+
+
+@dataclass(frozen=True)
+class Axis:
+    """The detail's timeline: where its time starts (the workflow's creation, epoch ms),
+    how long it is, and each workflow of the tree's depth and name."""
+
+    origin: int
+    span: int
+    depth: Mapping[str, int]
+    names: Mapping[str, str]
+
+    def who(self, wf_id: str) -> str:
+        """The step's workflow, indented by its depth in the tree."""
+        d = self.depth.get(wf_id, 0)
+        return ("  " * (d - 1) + "└ " if d else "") + fmt.one_line(
+            self.names.get(wf_id) or wf_id, 30
+        )
+
+
+TimelineRow = tuple[reads.TimelineStep, Axis]
+TIMELINE_COLUMNS: tuple[Column[TimelineRow], ...] = (
+    Column(
+        "at",
+        "when the step started, counted from the workflow's creation",
+        lambda r: (
+            ""
+            if r[0]["started_at_epoch_ms"] is None
+            else f"+{(r[0]['started_at_epoch_ms'] - r[1].origin) / 1000:.3f}s"
+        ),
+    ),
+    Column(
+        "took",
+        STEP_TOOK,
+        lambda r: cells.took(r[0]["started_at_epoch_ms"], r[0]["completed_at_epoch_ms"]),
+    ),
+    Column(
+        "workflow", "the step's workflow, under its parent", lambda r: r[1].who(r[0]["workflow_id"])
+    ),
+    Column("step", STEP_NUMBER, lambda r: r[0]["function_id"]),
+    Column(
+        "function",
+        "the step's function (red: it failed)",
+        lambda r: Text(r[0]["function_name"] or "", "red" if r[0]["failed"] else ""),
+    ),
+    Column(
+        "span",
+        "the step's time as a bar on the time of the whole tree",
+        lambda r: _bar(
+            r[0]["started_at_epoch_ms"], r[0]["completed_at_epoch_ms"], r[1].origin, r[1].span
+        ),
+    ),
+)
+EVENT_COLUMNS: tuple[Column[Mapping[str, Any]], ...] = (
+    # A row is a ``reads.Event`` or a ``reads.StreamValue`` (with an offset).
+    Column(
+        "kind",
+        "event (set_event) or stream (write_stream, with its offset)",
+        lambda r: f"stream {r['offset']}" if "offset" in r else "event",
+    ),
+    Column("key", "the event's or stream's key", lambda r: r["key"]),
+    flex(
+        "value",
+        "its value, decoded",
+        lambda r: "(closed)" if r.get("closed") else cells.value(r["value"]),
+    ),
+)
+
+
 @dataclass
 class WorkflowPage:
     rows: list[reads.WorkflowPayloads]
@@ -285,6 +410,13 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
     the workflows; enter opens a group's newest workflow."""
 
     table_id = "dbos-workflows"
+    tables = (
+        ("Workflows", WORKFLOW_COLUMNS),
+        ("By error (g)", GROUP_COLUMNS),
+        ("Detail", STEP_COLUMNS),
+        ("Detail timeline", TIMELINE_COLUMNS),
+        ("Detail events and streams", EVENT_COLUMNS),
+    )
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -293,11 +425,8 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
     def compose(self) -> ComposeResult:
         yield Static(id="dbos-wf-filter", classes="bar")
         yield from self.compose_filter()
-        yield table(
-            "dbos-workflows",
-            "workflow id", "status", "name", "queue", "version", "created", "took", "recovery",
-        )  # fmt: skip
-        groups = table("dbos-error-groups", "count", "status", "name", "error", "last failed")
+        yield table("dbos-workflows", *WORKFLOW_COLUMNS)
+        groups = table("dbos-error-groups", *GROUP_COLUMNS)
         groups.display = False
         yield groups
 
@@ -337,40 +466,15 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
             (groups if self.grouped else workflows).focus()
         refill(
             groups,
-            [
-                (
-                    g["workflow_id"] or "",
-                    [
-                        g["count"],
-                        cells.status(g["status"])
-                        + (f" +{g['statuses'] - 1}" if g["statuses"] > 1 else ""),
-                        (g["name"] or "") + (f" +{g['names'] - 1}" if g["names"] > 1 else ""),
-                        Text(cells.value(g["error"]), "red") if g["error"] else "(none recorded)",
-                        cells.when(g["last_created_at"], now),
-                    ],
-                )
-                for g in data.groups
-            ],
+            [(g["workflow_id"] or "", widgets.cells(GROUP_COLUMNS, g, now)) for g in data.groups],
         )
-        refill(
-            self.query_one("#dbos-workflows", DataTable),
-            [
-                (
-                    r["workflow_id"],
-                    [
-                        ("● " if self.is_marked(r) else "") + r["workflow_id"],
-                        cells.status(r["status"]),
-                        r["name"] or "",
-                        r["queue_name"] or "",
-                        r["app_version"] or "",
-                        cells.when(r["created_at"], now),
-                        cells.took(r["created_at"], r["completed_at"]),
-                        r["recovery_attempts"],
-                    ],
-                )
-                for r in data.rows
-            ],
-        )
+        rows = []
+        for r in data.rows:
+            row = widgets.cells(WORKFLOW_COLUMNS, r, now)
+            if self.is_marked(r):
+                row[0] = f"● {row[0]}"
+            rows.append((r["workflow_id"], row))
+        refill(workflows, rows)
         first = (len(self.cursors) - 1) * PAGE
         shown = f"{first + 1}-{first + len(data.rows)}" if data.rows else "0"
         if self.grouped:
@@ -520,13 +624,11 @@ class WorkflowView(RecordView[WorkflowDetail]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="dbos-wf-text")
-            yield table(
-                "dbos-steps", "step", "function", "started", "took", "output / error", "child"
-            )
+            yield table("dbos-steps", *STEP_COLUMNS)
             with Horizontal(id="dbos-wf-bottom"):
                 yield Tree("children", id="dbos-children")
-                yield table("dbos-timeline", "at", "took", "workflow", "step", "function", "span")
-                yield table("dbos-events", "kind", "key", "value")
+                yield table("dbos-timeline", *TIMELINE_COLUMNS)
+                yield table("dbos-events", *EVENT_COLUMNS)
 
     def fetch(self, db: Database) -> WorkflowDetail:
         wf = reads.get_workflow(db, self.record_id)
@@ -555,40 +657,20 @@ class WorkflowView(RecordView[WorkflowDetail]):
         steps.border_title = f"steps: {len(data.steps)}"
         refill(
             steps,
-            [
-                (
-                    str(s["function_id"]),
-                    [
-                        s["function_id"],
-                        s["function_name"] or "",
-                        cells.when(s["started_at_epoch_ms"], now),
-                        cells.took(s["started_at_epoch_ms"], s["completed_at_epoch_ms"]),
-                        Text(cells.value(s["error"]), "red")
-                        if s["error"] is not None
-                        else cells.value(s["output"]),
-                        s["child_workflow_id"] or "",
-                    ],
-                )
-                for s in data.steps
-            ],
+            [(str(s["function_id"]), widgets.cells(STEP_COLUMNS, s, now)) for s in data.steps],
         )
         self._draw_tree(data)
         self._draw_timeline(data)
         events = self.query_one("#dbos-events", DataTable)
         events.border_title = f"events: {len(data.events)}  streams: {len(data.streams)} value(s)"
-        rows: list[tuple[str, list[Any]]] = [
-            (f"event\x1f{e['key']}", ["event", e["key"], cells.value(e["value"])])
-            for e in data.events
-        ]
-        for s in data.streams:
-            shown = "(closed)" if s["closed"] else cells.value(s["value"])
-            rows.append(
-                (
-                    f"stream\x1f{s['key']}\x1f{s['offset']}",
-                    [f"stream {s['offset']}", s["key"], shown],
-                )
-            )
-        refill(events, rows)
+        refill(
+            events,
+            [(f"event\x1f{e['key']}", widgets.cells(EVENT_COLUMNS, e, now)) for e in data.events]
+            + [
+                (f"stream\x1f{s['key']}\x1f{s['offset']}", widgets.cells(EVENT_COLUMNS, s, now))
+                for s in data.streams
+            ],
+        )
 
     def _draw_tree(self, data: WorkflowDetail) -> None:
         tree: Tree[str] = self.query_one("#dbos-children", Tree)
@@ -620,33 +702,22 @@ class WorkflowView(RecordView[WorkflowDetail]):
     def _draw_timeline(self, data: WorkflowDetail) -> None:
         """Every step of the tree on one time axis: its start after the workflow's
         creation, its duration, its workflow (indented by depth) and a bar of its span."""
-        depth = {n.row["workflow_id"]: d for n, d in _walk_depth(data.tree)}
-        names = {n.row["workflow_id"]: n.row["name"] or "" for n in _walk(data.tree)}
         origin = int(data.workflow["created_at"])
         ends = [s["completed_at_epoch_ms"] or s["started_at_epoch_ms"] for s in data.timeline]
-        span = max([e for e in ends if e is not None] + [origin + 1]) - origin
-        rows = []
-        for s in data.timeline:
-            start, end = s["started_at_epoch_ms"], s["completed_at_epoch_ms"]
-            at = "" if start is None else f"+{(start - origin) / 1000:.3f}s"
-            wf_id = s["workflow_id"]
-            d = depth.get(wf_id, 0)
-            indent = "  " * (d - 1) + "└ " if d else ""
-            who = indent + fmt.one_line(names.get(wf_id) or wf_id, 30)
-            function = Text(s["function_name"] or "", "red" if s["failed"] else "")
-            rows.append(
-                (
-                    f"{wf_id}\x1f{s['function_id']}",
-                    [
-                        at,
-                        cells.took(start, end),
-                        who,
-                        s["function_id"],
-                        function,
-                        _bar(start, end, origin, span),
-                    ],
-                )
+        axis = Axis(
+            origin,
+            max([e for e in ends if e is not None] + [origin + 1]) - origin,
+            {n.row["workflow_id"]: d for n, d in _walk_depth(data.tree)},
+            {n.row["workflow_id"]: n.row["name"] or "" for n in _walk(data.tree)},
+        )
+        now = self.top.clock()
+        rows = [
+            (
+                f"{s['workflow_id']}\x1f{s['function_id']}",
+                widgets.cells(TIMELINE_COLUMNS, (s, axis), now),
             )
+            for s in data.timeline
+        ]
         t = self.query_one("#dbos-timeline", DataTable)
         more = " (more not shown)" if len(data.timeline) >= TIMELINE_STEPS else ""
         t.border_title = f"timeline: {len(data.timeline)} step(s) of the tree{more}"
