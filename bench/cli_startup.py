@@ -2,8 +2,8 @@
 on an embedded database, and ``qctl jobs list`` / ``qctl queues list`` on PostgreSQL,
 beside two floors: ``python -c pass`` and the least any PostgreSQL command can cost,
 ``python -c "import psycopg; psycopg.connect(DSN).execute('select 1')"``; and beside
-``python -c "import typer"``, the least any Typer command line costs (``--help`` is
-rendered by Typer from the command tree, so it cannot start below that import).
+``python -c "import typer"``, the least any command Typer runs costs (``qctl --help``
+prints the help generated from the command tree without importing Typer).
 
     python bench/cli_startup.py [--runs N] [--pg DSN] [--json out.jsonl]
 
