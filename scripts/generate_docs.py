@@ -29,9 +29,9 @@ from typer._click.utils import make_default_short_help  # noqa: E402
 from typer.main import get_command  # noqa: E402
 
 from qctl import __version__, systems  # noqa: E402
-from qctl.cli.errors import EXIT_CODE_DOCS  # noqa: E402
 from qctl.cli.main import app, build  # noqa: E402
 from qctl.cli.registry import SYSTEMLESS_COMMANDS  # noqa: E402
+from qctl.core.exits import EXIT_CODE_DOCS  # noqa: E402
 from qctl.systems import Entry, System  # noqa: E402
 
 GENERIC_METAVARS = {"str": "TEXT", "int": "N", "int range": "N", "float range": "N"}

@@ -13,7 +13,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from qctl.cli.context import CliContext
-from qctl.cli.errors import ExitCode, Refused, Terminated, message_for
+from qctl.cli.errors import Terminated
 from qctl.cli.launch import MIN_REFRESH
 from qctl.cli.output import (
     OUTPUT_HELP,
@@ -26,6 +26,7 @@ from qctl.cli.output import (
 )
 from qctl.core import bulk, parse
 from qctl.core.errors import NoSuchName, WrongState
+from qctl.core.exits import ExitCode, Refused, message_for
 from qctl_store.dsn import redact
 from qctl_store.errors import InvalidInput, done_before
 

@@ -16,9 +16,9 @@ from qctl import systems
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.context import ConfigFileError, ConfigText, config_path, load_config_file
-from qctl.cli.errors import ExitCode
 from qctl.cli.output import emit_result, emit_rows, note
 from qctl.cli.registry import SYSTEMLESS_COMMANDS
+from qctl.core.exits import ExitCode
 from qctl_store.dsn import redact
 
 app = common.app("context", SYSTEMLESS_COMMANDS["context"].help)

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from qctl import startup
 from qctl.cli.argv import ROOT_FLAGS, ROOT_OPTIONS, arrange, undecodable
-from qctl.cli.errors import ExitCode, closed_pipe, fail, failed, interrupted, on_sigterm
+from qctl.cli.errors import closed_pipe, fail, failed, interrupted, on_sigterm
+from qctl.core.exits import ExitCode
 
 if TYPE_CHECKING:
     from qctl.cli.context import CliContext

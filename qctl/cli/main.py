@@ -15,7 +15,8 @@ from typer.models import DefaultPlaceholder
 
 from qctl import __version__, systems
 from qctl.cli.argv import arrange, undecodable
-from qctl.cli.errors import ExitCode, closed_pipe, fail, failed, interrupted, message_for
+from qctl.cli.errors import closed_pipe, fail, failed, interrupted
+from qctl.core.exits import ExitCode, message_for
 from qctl.systems import Entry
 
 if TYPE_CHECKING:

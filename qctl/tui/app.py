@@ -30,9 +30,9 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Tab, Tabs
 
 from qctl import startup
-from qctl.cli.errors import Refused, exit_code_for, message_for
 from qctl.core import audit
 from qctl.core.errors import NoSuchName, WrongState, WrongVerb, is_connection_error
+from qctl.core.exits import Refused, exit_code_for, message_for
 from qctl.core.sanitize import sanitize
 from qctl.tui.base import Dashboard, Loader, SystemScreens, TopScreen, footer
 from qctl.tui.live import DISCONNECTED, LOCKED, MANUAL, PAUSED, POLLING, LiveFeed

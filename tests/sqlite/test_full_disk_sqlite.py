@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from qctl.cli.errors import ExitCode, exit_code_for, message_for
+from qctl.core.exits import ExitCode, exit_code_for, message_for
 from qctl_store import Config
 from qctl_store.errors import StorageFull
 from qctl_store.sqlite import SqliteStore

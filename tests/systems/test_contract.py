@@ -184,7 +184,7 @@ def test_every_write_is_audited(
     stopped right there (nothing written), each appends one entry naming the verb, the
     system, the selection, the reason and the exit status."""
     from qctl.cli.context import CliContext
-    from qctl.cli.errors import Refused
+    from qctl.core.exits import Refused
 
     began = CliContext.require_writable
 

@@ -8,8 +8,8 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output
-from qctl.cli.errors import ExitCode
 from qctl.cli.output import as_dict, emit_object, emit_result, note
+from qctl.core.exits import ExitCode
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import options
 from qctl_store.dsn import redact

@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from qctl.cli import common
-from qctl.cli.errors import Failed
 from qctl.cli.output import note, plain
+from qctl.core.exits import Failed
 from qctl.systems.azync.cli import options
 from qctl.systems.azync.cli.options import SourceOpt
 from qctl_store.types import ChangeEntity
