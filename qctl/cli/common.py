@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import shlex
 import sys
@@ -303,6 +304,31 @@ def _bulk_record(results: Sequence[Any], skipped: list[dict[str, str]]) -> dict[
         return record_of(results[0])
     records = [record_of(r) for r in results]
     return {"count": len(results), "results": records, "skipped": skipped}
+
+
+def counted_delete(
+    plan: Any,
+    count: int,
+    say: Callable[[Any], str],
+    ask: str,
+    run: Callable[[], Any],
+    *,
+    dry_run: bool,
+    yes: bool,
+    output: OutputFormat,
+    noun: str,
+) -> None:
+    """A delete whose dry run ``plan`` counted ``count`` rows (a dataclass with a
+    ``dry_run`` field, ``say`` puts it in words): nothing to delete is said with no
+    question and no write; else ``proceed``'s gate, then ``run()``, a stop part-way
+    reported as ``noun`` (``reported``), and what it did."""
+    if count or dry_run:
+        if not proceed(dry_run, yes, output, plan, say(plan), ask):
+            return
+        with reported(output, noun):
+            plan = run()
+    result = dataclasses.replace(plan, dry_run=False)
+    done(result, say(result), output)
 
 
 @contextlib.contextmanager

@@ -184,3 +184,31 @@ def test_a_vacuum_stopped_part_way_says_what_it_deleted(dispatch: Harness, pg_sc
         left = {r[0] for r in c.execute("SELECT id FROM dispatch_jobs WHERE id = ANY(%s)", (ids,))}
     assert done_before(stopped.value) == Done(rows=2, batches=2)
     assert len(left) == 1
+
+
+def test_vacuum_stopped_part_way_reports_on_the_command_line(
+    dispatch: Harness, pg_schema: str, qctl: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command line says what a stopped vacuum committed, as every system's vacuum."""
+    ids = [dispatch.call("enqueue", name="v", queue="vac-cli")["id"] for _ in range(3)]
+    dispatch.call("dequeue", queues=["vac-cli"], limit=3)
+    for j in ids:
+        dispatch.call("complete", id=j)
+        _age(pg_schema, "dispatch_jobs", "completed_at", j, 40)
+    execute = Database.execute
+    deletes: list[str] = []
+
+    def failing(self: Database, text: str, params: Any = ()) -> int:
+        if text.lstrip().startswith("DELETE"):
+            deletes.append(text)
+            if len(deletes) == 2:  # the jobs are deleted; the events' delete fails
+                raise RuntimeError("boom")
+        return execute(self, text, params)
+
+    old = data(qctl("vacuum", "all", "--older-than", "30d", "--dry-run", "-o", "json"))["jobs"]
+    assert old >= 3  # ours, and any an earlier test of this module left
+    monkeypatch.setattr(Database, "execute", failing)
+    stopped = qctl("vacuum", "all", "--older-than", "30d", "--yes")
+    assert stopped.exit_code == 1, stopped.output
+    assert f"stopped part-way: done {old} dispatch row(s) deleted" in stopped.stderr
+    assert "boom" in stopped.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 from typing import Annotated
 
@@ -183,9 +182,14 @@ def purge(
         f"Delete {plan.count} dispatch DLQ entr(ies) older than {older_than}"
         f" ({plan.unreplayed} never replayed)?"
     )
-    if plan.count or dry_run:
-        if not common.proceed(dry_run, yes, output, plan, say(plan), ask):
-            return
-        plan = actions.purge(db, keep)
-    done = replace(plan, dry_run=False)  # nothing to delete: no question, no write
-    common.done(done, say(done), output)
+    common.counted_delete(
+        plan,
+        plan.count,
+        say,
+        ask,
+        lambda: actions.purge(db, keep),
+        dry_run=dry_run,
+        yes=yes,
+        output=output,
+        noun="DLQ entr(ies) deleted",
+    )

@@ -40,12 +40,14 @@ def vacuum_all(
         )
 
     total = plan.jobs + plan.events + plan.dlq
-    if not total and not dry_run:  # nothing to delete: no question, no write
-        plan.dry_run = False
-        common.done(plan, say(plan), output)
-        return
-    ask = f"Delete {total} dispatch row(s) older than {older_than}?"
-    if not common.proceed(dry_run, yes, output, plan, say(plan), ask):
-        return
-    result = actions.vacuum(db, keep)
-    common.done(result, say(result), output)
+    common.counted_delete(
+        plan,
+        total,
+        say,
+        f"Delete {total} dispatch row(s) older than {older_than}?",
+        lambda: actions.vacuum(db, keep),
+        dry_run=dry_run,
+        yes=yes,
+        output=output,
+        noun="dispatch row(s) deleted",
+    )

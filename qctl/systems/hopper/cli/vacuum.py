@@ -41,16 +41,17 @@ def _run(
         return f"{'would delete' if v.dry_run else 'deleted'} {what} older than {older_than}"
 
     total = sum(plan.counts.values())
-    if not total and not dry_run:  # nothing to delete: no question, no write
-        plan.dry_run = False
-        common.done(plan, say(plan), output)
-        return
-    ask = f"Delete {total} hopper row(s) older than {older_than}?"
-    if not common.proceed(dry_run, yes, output, plan, say(plan), ask):
-        return
-    with common.reported(output, "hopper row(s) deleted"):
-        result = ops.vacuum(db, keep, targets)
-    common.done(result, say(result), output)
+    common.counted_delete(
+        plan,
+        total,
+        say,
+        f"Delete {total} hopper row(s) older than {older_than}?",
+        lambda: ops.vacuum(db, keep, targets),
+        dry_run=dry_run,
+        yes=yes,
+        output=output,
+        noun="hopper row(s) deleted",
+    )
 
 
 @app.command("all")
