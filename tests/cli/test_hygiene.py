@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,35 +105,49 @@ def test_the_operations_layer_imports_no_front_end_nor_driver() -> None:
     assert json.loads(res.stdout) == []
 
 
+BOTH_WAYS = """
+import json, sys
+via, out, sys.argv = sys.argv[1], sys.argv[2], ["qctl", *json.loads(sys.argv[3])]
+try:
+    if via == "launch":
+        from qctl.cli.launch import run
+        run()
+    else:
+        from qctl.cli.main import app
+        app()
+except SystemExit as exc:
+    with open(out, "w") as f:
+        json.dump([exc.code, "typer" in sys.modules], f)
+"""
+
+
+def both_ways(
+    args: list[str], tmp_path: Path, **env: str
+) -> list[tuple[subprocess.CompletedProcess[str], list[Any]]]:
+    """``qctl ARGS`` through the console script (``qctl.cli.launch``) and through the
+    command tree (``qctl.cli.main``): each run's output, and its exit code and whether
+    it imported Typer."""
+    base = {"XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path), "PATH": "/usr/bin"}
+    runs = []
+    for via in ("launch", "main"):
+        out = tmp_path / f"{via}.json"
+        res = subprocess.run(
+            [sys.executable, "-c", BOTH_WAYS, via, str(out), json.dumps(args)],
+            capture_output=True,
+            text=True,
+            env={**base, **env},
+            timeout=120,
+        )
+        runs.append((res, json.loads(out.read_text())))
+    return runs
+
+
 def test_the_dashboard_line_skips_typer_and_fails_alike(tmp_path: Path) -> None:
     """``qctl top`` starts without Typer (``qctl.cli.launch``), and a failure reads as it
     does through the command tree: same line, same code."""
-    code = (
-        "import json, sys\n"
-        "via, sys.argv = sys.argv[1], ['qctl', *json.loads(sys.argv[2])]\n"
-        "try:\n"
-        "    if via == 'launch':\n"
-        "        from qctl.cli.launch import run\n"
-        "        run()\n"
-        "    else:\n"
-        "        from qctl.cli.main import app\n"
-        "        app()\n"
-        "except SystemExit as exc:\n"
-        "    print(json.dumps([exc.code, 'typer' in sys.modules]))\n"
-    )
-    env = {"XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path), "PATH": "/usr/bin"}
-    args = json.dumps(["top", "--dsn", f"sqlite:///{tmp_path / 'none.db'}", "--refresh", "1"])
-    launched, tree = (
-        subprocess.run(
-            [sys.executable, "-c", code, via, args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-        )
-        for via in ("launch", "main")
-    )
-    assert json.loads(launched.stdout) == [json.loads(tree.stdout)[0], False]
+    args = ["top", "--dsn", f"sqlite:///{tmp_path / 'none.db'}", "--refresh", "1"]
+    (launched, how), (tree, tree_how) = both_ways(args, tmp_path)
+    assert how == [tree_how[0], False]
     assert launched.stderr == tree.stderr
     assert launched.stderr.startswith("qctl: error: ")
 
@@ -146,33 +161,10 @@ def test_the_root_help_skips_typer_where_it_writes_typer_s_text(
     """``qctl --help`` prints the generated help without Typer at 80 columns or more (click
     wraps at 80 there, so Typer's text is the same), byte for byte what the command tree
     writes; narrower, Typer writes it."""
-    code = (
-        "import json, sys\n"
-        "via, sys.argv = sys.argv[1], ['qctl', *json.loads(sys.argv[2])]\n"
-        "try:\n"
-        "    if via == 'launch':\n"
-        "        from qctl.cli.launch import run\n"
-        "        run()\n"
-        "    else:\n"
-        "        from qctl.cli.main import app\n"
-        "        app()\n"
-        "except SystemExit as exc:\n"
-        "    print(json.dumps([exc.code, 'typer' in sys.modules]), file=sys.stderr)\n"
-    )
-    env = {"XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path), "PATH": "/usr/bin"}
-    launched, tree = (
-        subprocess.run(
-            [sys.executable, "-c", code, via, json.dumps(args)],
-            capture_output=True,
-            text=True,
-            env={**env, "COLUMNS": columns},
-            timeout=120,
-        )
-        for via in ("launch", "main")
-    )
+    (launched, how), (tree, tree_how) = both_ways(args, tmp_path, COLUMNS=columns)
     assert launched.stdout == tree.stdout and launched.stdout.startswith("Usage: qctl ")
-    assert json.loads(launched.stderr) == [0, columns == "79"]
-    assert json.loads(tree.stderr) == [0, True]
+    assert how == [0, columns == "79"]
+    assert tree_how == [0, True]
 
 
 @pytest.mark.parametrize(
