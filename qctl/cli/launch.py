@@ -163,14 +163,16 @@ def run() -> None:
     # the command tree of any other line is imported.
     startup.pause()
     on_sigterm()
-    if COMPLETE_VAR not in os.environ and (text := root_help(sys.argv[1:])) is not None:
+    # Shell completion is click's: neither fast path answers it.
+    completing = COMPLETE_VAR in os.environ
+    if not completing and (text := root_help(sys.argv[1:])) is not None:
         try:
             sys.stdout.write(text)
             sys.stdout.flush()
         except OSError as exc:
             sys.exit(closed_pipe() if exc.errno == errno.EPIPE else failed(exc))
         sys.exit(ExitCode.OK)
-    line = None if COMPLETE_VAR in os.environ else top_line(sys.argv[1:])
+    line = None if completing else top_line(sys.argv[1:])
     code = None
     if line is not None:
         # What ``qctl.cli.main`` makes of a failure, without click.
