@@ -20,7 +20,7 @@ from qctl_store import validate
 from qctl_store.contract import distinct_job_ids, settled_in_order
 from qctl_store.errors import InvalidInput, NotFound
 from qctl_store.postgres.base import Cursor, PgBase, queries, seconds
-from qctl_store.postgres.rows import DIALECT, arg_id, caller_cursor, job_from_row
+from qctl_store.postgres.rows import DIALECT, arg_id, caller_cursor, fetch_jobs
 from qctl_store.sqlfile import fill
 from qctl_store.types import DequeueParams, EnqueueParams, Job, Source
 from qctl_store.writes import enqueue_fields
@@ -175,9 +175,8 @@ class JobsMixin(PgBase):
         with self.write() as cur:
             # int's own repr: a subclass's __str__ never reaches the statement text.
             cur.execute(fill(Q.dequeue, limit=int.__repr__(limit)), args)
-            rows = cur.fetchall()
+            jobs = fetch_jobs(cur)
         # RETURNING has no ORDER BY: restore the claim order (run_at, id).
-        jobs = [job_from_row(r) for r in rows]
         jobs.sort(key=lambda j: (j.run_at, j.id.bytes))
         return jobs
 
