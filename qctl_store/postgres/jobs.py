@@ -242,17 +242,15 @@ class JobsMixin(PgBase):
         self._fenced("ack", Q.finish, **_lease(id, lease_token), state="succeeded", error=None)
 
     def ack_many(self, pairs: list[tuple[uuid.UUID, uuid.UUID]]) -> list[uuid.UUID]:
-        leases = [_lease(id, token) for id, token in pairs]
-        if not leases:
+        # The two arrays checked as they are built: no dict a pair.
+        ids = [arg_id(id) for id, _ in pairs]
+        tokens = [arg_id(token, "lease_token") for _, token in pairs]
+        if not ids:
             return []
         with self.write() as cur:
             cur.execute(
                 Q.ack_many,
-                {
-                    "ids": [lease["id"] for lease in leases],
-                    "tokens": [lease["token"] for lease in leases],
-                    "slot": self.random_slot(),
-                },
+                {"ids": ids, "tokens": tokens, "slot": self.random_slot()},
                 binary=True,
             )
             settled = {row["id"] for row in cur.fetchall()}
