@@ -417,8 +417,9 @@ def test_count_replay_counts_what_replay_creates(store: AnyStore) -> None:
 
 
 def test_a_job_reads_the_same_by_lease_lookup_and_listing(store: AnyStore) -> None:
-    """The lease and the listings read a job's columns by position (a reader compiled per
-    column list), the lookups by name: every field comes out the same either way."""
+    """A job's columns are read by position (a reader compiled per column list) from
+    psycopg's tuples (lease, listings) and from named rows (lookups, SQLite): every field
+    comes out the same, each from its own column."""
     kind = f"adx_read_{secrets.token_hex(3)}"
     p = EnqueueParams(
         kind=kind,
@@ -441,3 +442,7 @@ def test_a_job_reads_the_same_by_lease_lookup_and_listing(store: AnyStore) -> No
     assert leased.event is None and leased.last_error == "" and leased.task_key == ""
     instants = (leased.run_at, leased.lease_until, leased.started_at, leased.enqueued_at)
     assert all(at is not None and at.utcoffset() == timedelta(0) for at in instants)
+    # Each instant from its own column: the enqueue stamps two, the lease three.
+    assert leased.enqueued_at == leased.run_at <= leased.started_at == leased.updated_at
+    assert leased.started_at < leased.lease_until  # type: ignore[operator]
+    assert (leased.failed_at, leased.completed_at, leased.deadline_at) == (None, None, None)
