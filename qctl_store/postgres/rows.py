@@ -54,8 +54,8 @@ session's time zone and stats days as ``date``."""
 def _job_row(cursor: psycopg.Cursor[Any]) -> RowMaker[Job]:
     """A psycopg row factory: each row a ``Job``, read by position with the reader
     ``ROWS`` compiles once per column list (no dict built a row)."""
-    # The result's names, not ``cursor.description``: it builds a Column object for each
-    # of the ~40 columns, 3 us a job of a 50-job lease.
+    # The result's names, not ``cursor.description``: that builds a Column object for
+    # each of the ~40 columns (160 us a 50-job lease under cProfile).
     result = cursor.pgresult
     assert result is not None
     names = tuple((result.fname(i) or b"").decode() for i in range(result.nfields))
