@@ -14,6 +14,9 @@ issued another way, to size the fixes proposed in docs/benchmarks.md.
 - what azync's schema costs: the fused enqueue with the change triggers off (no NOTIFY
   per commit) and the bare insert; burn-down with ``ack_many`` as shipped and with the
   change triggers off;
+- client CPU a job (``time.process_time``, the whole process: a figure load moves far
+  less than a rate) of each hot path, one thread: ``enqueue_many_tx`` (500 a call and
+  transaction), ``enqueue``, ``dequeue_batch`` (50 a lease) and ``ack_many`` (50 a call);
 - ack: burn-down with 4 threads as in scenario 2, as shipped; then with the pool's
   per-checkout check off and single-statement writes in autocommit (no BEGIN/COMMIT
   round trips); then additionally with ``synchronous_commit = off`` for the session.
@@ -140,6 +143,42 @@ def burn(store: PostgresStore, kind: str, seconds: float, many: bool = False) ->
 
 
 @contextlib.contextmanager
+def client_cpu(rec: Recorder, store: PostgresStore, dsn: str, batches: int) -> None:
+    """Client CPU a job of the queue's hot paths: each path's calls, one after the other
+    in this thread, over the jobs the enqueues before them wrote."""
+    kind = "cpu"
+    jobs: list[Any] = []
+
+    def per_job(path: str, n: int, calls: Callable[[], None]) -> None:
+        t0 = time.process_time()
+        calls()
+        rec.add("postgres", f"client CPU a job, {path}", (time.process_time() - t0) / n * 1e6, "us")
+
+    def many() -> None:
+        with psycopg.connect(dsn) as pg:
+            for _ in range(batches):
+                chunk = [EnqueueParams(kind=kind, payload={"i": i}) for i in range(500)]
+                with pg.transaction():
+                    store.enqueue_many_tx(pg, chunk)
+
+    def single() -> None:
+        for i in range(batches * 50):
+            store.enqueue(EnqueueParams(kind=kind, payload={"i": i}))
+
+    def lease() -> None:
+        while batch := store.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind, limit=50)):
+            jobs.extend(batch)
+
+    def ack() -> None:
+        for lo in range(0, len(jobs), 50):
+            store.ack_many([(j.id, j.lease_token) for j in jobs[lo : lo + 50] if j.lease_token])
+
+    per_job("enqueue_many_tx (500/call and tx)", batches * 500, many)
+    per_job("enqueue", batches * 50, single)
+    per_job("dequeue_batch (50/lease)", batches * 550, lease)
+    per_job("ack_many (50/call)", len(jobs), ack)
+
+
 def autocommit_tx(self: PgBase) -> Iterator[Any]:
     """``PgBase.tx`` without BEGIN/COMMIT: exact for the single-statement writes that
     dequeue_batch and ack issue (one statement is atomic on its own)."""
@@ -157,6 +196,7 @@ def main() -> None:
         store.migrate()
         conn = psycopg.connect(dsn, autocommit=True, options=f"-c search_path={SCHEMA}")
         channel = store.config.channel
+        client_cpu(rec, store, dsn, batches)
 
         t0 = time.perf_counter()
         for i in range(n):

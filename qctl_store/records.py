@@ -9,13 +9,14 @@ NULL meta -> {}, NULL snooze budget -> 0) is written here once.
 
 from __future__ import annotations
 
+import operator
 import uuid
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from qctl_store.columns import EVENT_PREFIX
+from qctl_store.columns import EVENT_FIELDS, EVENT_PREFIX, JOB_FIELDS
 from qctl_store.types import (
     JSON,
     AttemptError,
@@ -37,6 +38,21 @@ from qctl_store.types import (
     WorkflowState,
 )
 
+# The enum members by value: a dict lookup, not EnumType.__call__ (1 us a job read).
+_SOURCES: dict[Any, Source] = {s.value: s for s in Source}
+_STATES: dict[Any, JobState] = {s.value: s for s in JobState}
+
+
+def _by_position(row: Row) -> Sequence[Any]:
+    """A named row's values by position: ``sqlite3.Row`` is indexable so, a dict row
+    (psycopg's ``dict_row``) is not."""
+    return tuple(row.values()) if isinstance(row, dict) else row
+
+
+def _no_event(row: Any) -> None:
+    return None
+
+
 Row = Any
 """A row indexable by column name with ``keys()`` (psycopg ``dict_row``, ``sqlite3.Row``)."""
 
@@ -51,6 +67,10 @@ class RowMapper:
     """A JSON column's value decoded; NULL is None (Go's nil RawMessage)."""
     decode_day: Callable[[Any], datetime]
     """A stats day as midnight UTC."""
+    _readers: dict[tuple[str, ...], Callable[[Sequence[Any]], Job]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """``job_reader``'s, by column list."""
 
     def id(self, value: Any) -> uuid.UUID:
         """A NOT NULL uuid column."""
@@ -71,46 +91,79 @@ class RowMapper:
     def job(self, row: Row) -> Job:
         """A ``Job`` from a row holding ``columns.JOB_FIELDS`` (and, when present, the
         ``ev_`` event columns of ``columns.event_columns``, which become ``Job.event``)."""
-        uid, at, js = self.decode_uuid, self.decode_instant, self.decode_json
-        job = Job(
-            id=self.id(row["id"]),
-            source=Source(row["source"]),
-            kind=row["kind"],
-            state=JobState(row["state"]),
-            attempt=row["attempt"],
-            max_attempts=row["max_attempts"],
-            reap_count=row["reap_count"],
-            payload=js(row["payload"]),
-            meta=self.meta(row["meta"]),
-            run_at=at(row["run_at"]),
-            lease_until=at(row["lease_until"]),
-            lease_token=uid(row["lease_token"]),
-            last_error=row["last_error"] or "",
-            event_id=uid(row["event_id"]),
-            replay=bool(row["replay"]),
-            dag_id=uid(row["dag_id"]),
-            run_id=uid(row["run_id"]),
-            task_key=row["task_key"] or "",
-            result=js(row["result"]),
-            signal_name=row["signal_name"] or "",
-            compensation_kind=row["compensation_kind"] or "",
-            ignore_dead_deps=bool(row["ignore_dead_deps"]),
-            snooze_budget=timedelta(seconds=row["snooze_budget"] or 0),
-            deadline_at=at(row["deadline_at"]),
-            enqueued_at=at(row["enqueued_at"]),
-            failed_at=at(row["failed_at"]),
-            completed_at=at(row["completed_at"]),
-            started_at=at(row["started_at"]),
-            idempotency_key=row["idempotency_key"] or "",
-            max_attempts_explicit=bool(row["max_attempts_explicit"]),
-            updated_at=at(row["updated_at"]),
-        )
-        if f"{EVENT_PREFIX}id" in row.keys() and row[f"{EVENT_PREFIX}id"] is not None:  # noqa: SIM118
-            job.event = self.event_record(row, EVENT_PREFIX)
-        return job
+        return self.job_reader(tuple(row.keys()))(_by_position(row))
 
     def jobs(self, rows: Iterable[Row]) -> list[Job]:
-        return [self.job(r) for r in rows]
+        rows = list(rows)
+        if not rows:
+            return []
+        read = self.job_reader(tuple(rows[0].keys()))
+        return [read(_by_position(r)) for r in rows]
+
+    def job_reader(self, names: tuple[str, ...]) -> Callable[[Sequence[Any]], Job]:
+        """``job`` for rows of the columns ``names``, taken by position: compiled once per
+        column list (a psycopg row factory gets it once per result), so a row costs one
+        ``itemgetter`` call and the decoders, not 31 lookups by name, and psycopg builds
+        no dict a row (a 50-job lease's client CPU a job, all told: about 29 -> 24 us)."""
+        read = self._readers.get(names)
+        if read is None:
+            read = self._readers[names] = self._compile_job(names)
+        return read
+
+    def _compile_job(self, names: tuple[str, ...]) -> Callable[[Sequence[Any]], Job]:
+        position: dict[str, int] = {}
+        for i, name in enumerate(names):
+            position.setdefault(name, i)
+        fields = operator.itemgetter(*(position[name] for name in JOB_FIELDS))
+        event = (
+            self._compile_event(position, EVENT_PREFIX)
+            if f"{EVENT_PREFIX}id" in position
+            else _no_event
+        )
+        ident, uid, at, js = self.id, self.decode_uuid, self.decode_instant, self.decode_json
+        meta = self.meta
+
+        def read(row: Sequence[Any]) -> Job:
+            (
+                id, source, kind, state, attempt, max_attempts, max_attempts_explicit,
+                reap_count, payload, meta_, run_at, lease_until, lease_token, last_error,
+                event_id, replay, enqueued_at, failed_at, completed_at, dag_id, run_id,
+                task_key, result, signal_name, compensation_kind, ignore_dead_deps,
+                snooze_budget, deadline_at, started_at, idempotency_key, updated_at,
+            ) = fields(row)  # fmt: skip
+            return Job(
+                ident(id), _SOURCES.get(source) or Source(source), kind,
+                _STATES.get(state) or JobState(state), attempt, max_attempts,
+                reap_count, js(payload), meta(meta_), at(run_at), at(lease_until),
+                uid(lease_token), last_error or "", uid(event_id), bool(replay),
+                event(row),
+                uid(dag_id), uid(run_id), task_key or "", js(result), signal_name or "",
+                compensation_kind or "", bool(ignore_dead_deps),
+                timedelta(seconds=snooze_budget or 0), at(deadline_at), at(enqueued_at),
+                at(failed_at), at(completed_at), at(started_at), idempotency_key or "",
+                bool(max_attempts_explicit), at(updated_at),
+            )  # fmt: skip
+
+        return read
+
+    def _compile_event(
+        self, position: dict[str, int], prefix: str
+    ) -> Callable[[Sequence[Any]], EventRecord | None]:
+        """The event a row's ``prefix`` columns hold; None when its id is NULL."""
+        fields = operator.itemgetter(*(position[prefix + name] for name in EVENT_FIELDS))
+
+        def read(row: Sequence[Any]) -> EventRecord | None:
+            id, type, aggregate_type, aggregate_id, version, occurred_at, payload, meta = fields(
+                row
+            )
+            if id is None:
+                return None
+            return EventRecord(
+                self.id(id), type, aggregate_type, aggregate_id, version,
+                self.at(occurred_at), self.decode_json(payload), self.meta(meta),
+            )  # fmt: skip
+
+        return read
 
     def event_record(self, row: Row, prefix: str = "") -> EventRecord:
         return EventRecord(

@@ -27,7 +27,7 @@ from qctl_store.listing import (
 from qctl_store.postgres import tune
 from qctl_store.postgres.base import Cursor, PgBase, mapped_errors, queries
 from qctl_store.postgres.maintenance import keyset_batches, run_batches
-from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, job_from_row
+from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, fetch_jobs
 from qctl_store.sqlfile import fill
 from qctl_store.types import (
     CAPPED_DEPTHS,
@@ -317,8 +317,8 @@ class AdminMixin(JobActions, JobReads, PgBase):
             cur.execute(
                 fill(Q.list_jobs, where=where, order=order_sql(state), columns=columns), args
             )
-            rows = cur.fetchall()
-        return [job_from_row(r) for r in rows], int(total_row["n"]) if total_row else 0
+            jobs = fetch_jobs(cur)
+        return jobs, int(total_row["n"]) if total_row else 0
 
     # --- actions --------------------------------------------------------------------
 
@@ -379,7 +379,7 @@ class AdminMixin(JobActions, JobReads, PgBase):
             else:
                 sql = fill(Q.list_jobs, where=where, order=order, columns=columns)
             cur.execute(sql, args)
-            return [job_from_row(r) for r in cur.fetchall()]
+            return fetch_jobs(cur)
 
     def listing_scans(self, state: JobState | None) -> bool:
         """On a huge table, whether a page of ``state`` across kinds has no index to

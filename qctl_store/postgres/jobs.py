@@ -9,6 +9,7 @@ fencing miss writes nothing and surfaces as ``NotFound(op)``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 import uuid
 from datetime import timedelta
@@ -20,7 +21,7 @@ from qctl_store import validate
 from qctl_store.contract import distinct_job_ids, settled_in_order
 from qctl_store.errors import InvalidInput, NotFound
 from qctl_store.postgres.base import Cursor, PgBase, queries, seconds
-from qctl_store.postgres.rows import DIALECT, arg_id, caller_cursor, job_from_row
+from qctl_store.postgres.rows import DIALECT, arg_id, caller_cursor, fetch_jobs
 from qctl_store.sqlfile import fill
 from qctl_store.types import DequeueParams, EnqueueParams, Job, Source
 from qctl_store.writes import enqueue_fields
@@ -73,6 +74,29 @@ def _as_value(value: Any, what: str) -> Any:
     return value
 
 
+def _fields(p: EnqueueParams) -> dict[str, Any]:
+    """One job's columns of ``Q.enqueue``'s input, checked; payload and meta not yet
+    encoded, the delay and the TTL as float seconds."""
+    job = enqueue_fields(_JSON_FIELDS, p, _as_value)
+    job["delay"] = p.delay.total_seconds()
+    job["ttl"] = p.idempotency_ttl.total_seconds()
+    return job
+
+
+def _claims(job: dict[str, Any]) -> bool:
+    """Whether a job claims a TTL dedupe window (``Q.enqueue_claim``)."""
+    return job["key"] is not None and job["ttl"] > 0
+
+
+def _scalars(job: dict[str, Any]) -> dict[str, Any]:
+    """``Q.enqueue_input_one``'s parameters for one job: payload and meta as JSON text."""
+    return {
+        **job,
+        "payload": validate.json_text(job["payload"]),
+        "meta": validate.json_text(job["meta"], "meta"),
+    }
+
+
 def _check_json(p: EnqueueParams) -> None:
     """The check the document's encoding makes of one job's payload and meta, raised
     with the field's name."""
@@ -92,11 +116,9 @@ class JobsMixin(PgBase):
         left_out: set[uuid.UUID] = set()
         sent = []
         for p in params:
-            job = enqueue_fields(_JSON_FIELDS, p, _as_value)
-            job["delay"] = p.delay.total_seconds()
-            job["ttl"] = ttl = p.idempotency_ttl.total_seconds()
+            job = _fields(p)
             ids.append(p.id)
-            if job["key"] is not None and ttl > 0:
+            if _claims(job):
                 if (job["kind"], job["key"]) in claimed:
                     _check_json(p)  # not sent, but checked as the others are
                     left_out.add(p.id)
@@ -105,13 +127,7 @@ class JobsMixin(PgBase):
             sent.append(job)
         args: dict[str, Any]
         if len(sent) == 1:  # scalar parameters: no document to build or to unpack
-            (job,) = sent
-            args = {
-                **job,
-                "payload": validate.json_text(job["payload"]),
-                "meta": validate.json_text(job["meta"], "meta"),
-            }
-            input_sql = Q.enqueue_input_one
+            args = _scalars(sent[0])
         else:
             columns = zip(_COLUMNS, zip(*map(_ROW, sent), strict=True), strict=True) if sent else ()
             try:
@@ -120,12 +136,34 @@ class JobsMixin(PgBase):
                 for p in params:  # name the payload or meta that cannot be encoded
                     _check_json(p)
                 raise
-            input_sql = Q.enqueue_input_document
         args["slot"] = self.random_slot()
         args["channel"] = self.config.channel
-        claim = self.qualified(Q.enqueue_claim) if claimed else Q.enqueue_no_claim
-        sql = self.qualified(Q.enqueue, claim=claim, input=input_sql)
+        sql = self._enqueue_sqls[bool(claimed), len(sent) == 1]
         return _Batch(distinct_job_ids(ids), left_out, sql, args)
+
+    @functools.cached_property
+    def _enqueue_sqls(self) -> dict[tuple[bool, bool], str]:
+        """``Q.enqueue`` qualified, by (with the TTL claim, for one job's scalar
+        parameters): filled once per store, not twice a call."""
+        return {
+            (claim, one): self.qualified(
+                Q.enqueue,
+                claim=self.qualified(Q.enqueue_claim) if claim else Q.enqueue_no_claim,
+                input=Q.enqueue_input_one if one else Q.enqueue_input_document,
+            )
+            for claim in (False, True)
+            for one in (False, True)
+        }
+
+    def _enqueue_one(self, cur: Cursor, p: EnqueueParams) -> bool:
+        """A single job's enqueue: ``_enqueue_batch`` and ``_enqueue_run`` for a batch of
+        one, without their lists, sets and dedupe."""
+        job = _fields(p)
+        args = _scalars(job)
+        args["slot"] = self.random_slot()
+        args["channel"] = self.config.channel
+        cur.execute(self._enqueue_sqls[_claims(job), True], args)
+        return cur.fetchone() is None  # the statement returns the id not inserted
 
     def _enqueue_run(self, cur: Cursor, batch: _Batch) -> list[bool]:
         if not batch.ids:
@@ -137,7 +175,9 @@ class JobsMixin(PgBase):
         return [id not in skipped for id in batch.ids]
 
     def enqueue(self, p: EnqueueParams) -> bool:
-        return self.enqueue_many([p])[0]
+        """One statement in autocommit: its wake is delivered when it commits."""
+        with self.write() as cur:
+            return self._enqueue_one(cur, p)
 
     def enqueue_many(self, params: list[EnqueueParams]) -> list[bool]:
         """One statement in autocommit: its wakes are delivered when it commits."""
@@ -148,7 +188,8 @@ class JobsMixin(PgBase):
     def enqueue_tx(self, tx: psycopg.Connection[Any], p: EnqueueParams) -> bool:
         """Enqueue inside the caller's open transaction (transactional outbox): the
         wake NOTIFY is part of that transaction and is delivered only on commit."""
-        return self.enqueue_many_tx(tx, [p])[0]
+        with caller_cursor(self, tx) as cur:
+            return self._enqueue_one(cur, p)
 
     def enqueue_many_tx(
         self, tx: psycopg.Connection[Any], params: list[EnqueueParams]
@@ -175,9 +216,8 @@ class JobsMixin(PgBase):
         with self.write() as cur:
             # int's own repr: a subclass's __str__ never reaches the statement text.
             cur.execute(fill(Q.dequeue, limit=int.__repr__(limit)), args)
-            rows = cur.fetchall()
+            jobs = fetch_jobs(cur)
         # RETURNING has no ORDER BY: restore the claim order (run_at, id).
-        jobs = [job_from_row(r) for r in rows]
         jobs.sort(key=lambda j: (j.run_at, j.id.bytes))
         return jobs
 
@@ -202,17 +242,15 @@ class JobsMixin(PgBase):
         self._fenced("ack", Q.finish, **_lease(id, lease_token), state="succeeded", error=None)
 
     def ack_many(self, pairs: list[tuple[uuid.UUID, uuid.UUID]]) -> list[uuid.UUID]:
-        leases = [_lease(id, token) for id, token in pairs]
-        if not leases:
+        # The two arrays checked as they are built: no dict a pair.
+        ids = [arg_id(id) for id, _ in pairs]
+        tokens = [arg_id(token, "lease_token") for _, token in pairs]
+        if not ids:
             return []
         with self.write() as cur:
             cur.execute(
                 Q.ack_many,
-                {
-                    "ids": [lease["id"] for lease in leases],
-                    "tokens": [lease["token"] for lease in leases],
-                    "slot": self.random_slot(),
-                },
+                {"ids": ids, "tokens": tokens, "slot": self.random_slot()},
                 binary=True,
             )
             settled = {row["id"] for row in cur.fetchall()}

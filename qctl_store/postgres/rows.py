@@ -14,11 +14,11 @@ import contextlib
 import re
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from psycopg import pq
-from psycopg.rows import dict_row
+from psycopg.rows import RowMaker, dict_row
 
 from qctl_store import validate
 from qctl_store.columns import job_columns
@@ -26,9 +26,10 @@ from qctl_store.dialect import Dialect
 from qctl_store.errors import InvalidInput
 from qctl_store.postgres.base import Cursor, PgBase, mapped_errors
 from qctl_store.records import RowMapper
+from qctl_store.types import Job
 
 JOB_COLUMNS = job_columns()
-"""``SELECT {JOB_COLUMNS} FROM azync_jobs``: every column ``job_from_row`` reads."""
+"""``SELECT {JOB_COLUMNS} FROM azync_jobs``: every column ``fetch_jobs`` reads."""
 
 
 def utc(value: datetime | None) -> datetime | None:
@@ -49,8 +50,28 @@ ROWS = RowMapper(decode_uuid=_as_is, decode_instant=utc, decode_json=_as_is, dec
 """psycopg hands back ``uuid.UUID`` and decoded jsonb already; instants come in the
 session's time zone and stats days as ``date``."""
 
-job_from_row = ROWS.job
-jobs_from_rows = ROWS.jobs
+
+def _job_row(cursor: psycopg.Cursor[Any]) -> RowMaker[Job]:
+    """A psycopg row factory: each row a ``Job``, read by position with the reader
+    ``ROWS`` compiles once per column list (no dict built a row)."""
+    # The result's names, not ``cursor.description``: that builds a Column object for
+    # each of the ~40 columns (160 us a 50-job lease under cProfile).
+    result = cursor.pgresult
+    assert result is not None
+    names = tuple((result.fname(i) or b"").decode() for i in range(result.nfields))
+    return ROWS.job_reader(names)
+
+
+def fetch_jobs(cur: Cursor) -> list[Job]:
+    """The rows of ``cur``'s result, which holds ``JOB_COLUMNS`` (and maybe the ``ev_``
+    event columns), as jobs; the cursor reads dicts again afterwards."""
+    jobs = cast("psycopg.Cursor[Job]", cur)
+    jobs.row_factory = _job_row
+    try:
+        return jobs.fetchall()
+    finally:
+        cur.row_factory = dict_row
+
 
 arg_id = validate.uuid_arg
 """psycopg binds ``uuid.UUID`` as it is: the argument only needs checking."""

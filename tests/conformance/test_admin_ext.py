@@ -414,3 +414,35 @@ def test_count_replay_counts_what_replay_creates(store: AnyStore) -> None:
     ]:
         assert store.count_replay(flt) == expected, flt
         assert store.replay(flt) == expected[1], flt
+
+
+def test_a_job_reads_the_same_by_lease_lookup_and_listing(store: AnyStore) -> None:
+    """A job's columns are read by position (a reader compiled per column list) from
+    psycopg's tuples (lease, listings) and from named rows (lookups, SQLite): every field
+    comes out the same, each from its own column."""
+    kind = f"adx_read_{secrets.token_hex(3)}"
+    p = EnqueueParams(
+        kind=kind,
+        payload={"n": [1, 2.5, None], "s": "é"},
+        meta={"team": "ops"},
+        max_attempts=7,
+        idempotency_key="key-1",
+    )
+    assert store.enqueue(p)
+    leased = lease_one(store, Source.QUEUE, kind)
+    (listed,), total = store.list_jobs(Source.QUEUE, JobFilter(kind=kind))
+    (searched,) = store.search_jobs(JobSearch(source=Source.QUEUE, kind=kind))
+    assert total == 1
+    assert leased == store.get_job(Source.QUEUE, p.id) == store.find_job(p.id)
+    assert leased == listed == searched
+    assert (leased.id, leased.source, leased.state) == (p.id, Source.QUEUE, JobState.ACTIVE)
+    assert (leased.payload, leased.meta) == ({"n": [1, 2.5, None], "s": "é"}, {"team": "ops"})
+    assert (leased.max_attempts, leased.max_attempts_explicit, leased.attempt) == (7, True, 1)
+    assert leased.idempotency_key == "key-1" and leased.lease_token is not None
+    assert leased.event is None and leased.last_error == "" and leased.task_key == ""
+    instants = (leased.run_at, leased.lease_until, leased.started_at, leased.enqueued_at)
+    assert all(at is not None and at.utcoffset() == timedelta(0) for at in instants)
+    # Each instant from its own column: the enqueue stamps two, the lease three.
+    assert leased.enqueued_at == leased.run_at <= leased.started_at == leased.updated_at
+    assert leased.started_at < leased.lease_until  # type: ignore[operator]
+    assert (leased.failed_at, leased.completed_at, leased.deadline_at) == (None, None, None)

@@ -57,7 +57,7 @@ def _recording(
 
     class Recording:
         def __init__(self, cur: Any) -> None:
-            self._cur = cur
+            object.__setattr__(self, "_cur", cur)
 
         def execute(self, sql: str, args: Any = None, **kw: Any) -> Any:
             seen.append((sql, args))
@@ -65,6 +65,9 @@ def _recording(
 
         def __getattr__(self, name: str) -> Any:
             return getattr(self._cur, name)
+
+        def __setattr__(self, name: str, value: Any) -> None:  # a row_factory, say
+            setattr(self._cur, name, value)
 
     @contextmanager
     def recording() -> Iterator[Any]:
