@@ -26,7 +26,6 @@ many sequential scans of ``azync_jobs`` it caused (``pg_stat_user_tables``).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
 import sqlite3
@@ -34,7 +33,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -46,10 +45,10 @@ from common import (
     Recorder,
     base_args,
     drop_database,
-    dsn_for,
+    kept_args,
+    kept_or_scratch,
     median,
     pct,
-    scratch_database,
     sqlite_file,
 )
 
@@ -679,32 +678,13 @@ def run(
         )
 
 
-@contextlib.contextmanager
-def pg_database(server: str, kept: str | None) -> Iterator[str]:
-    """A scratch database dropped afterwards, or the database ``kept`` (created when
-    missing), left in place so later runs skip the load."""
-    if kept is None:
-        with scratch_database(server, "qctl_bench_admin") as dsn:
-            yield dsn
-        return
-    with psycopg.connect(server, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (kept,)).fetchone():
-            conn.execute(f'CREATE DATABASE "{kept}"')
-    yield dsn_for(server, kept)
-
-
 def main() -> None:
     ap = base_args(__doc__.splitlines()[0])
     ap.add_argument("--backends", default="postgres,sqlite")
     ap.add_argument("--rows", type=int, default=None, help="PostgreSQL table size")
     ap.add_argument("--sqlite-rows", type=int, default=None)
-    ap.add_argument(
-        "--db",
-        default=None,
-        help="keep the PostgreSQL data in this database and reuse it (dropped after a run"
-        " with the bulk actions)",
-    )
-    ap.add_argument("--drop-db", action="store_true", help="drop the --db database and exit")
+    # a run with the bulk actions drops it afterwards: they change the data
+    kept_args(ap, "the PostgreSQL table")
     ap.add_argument(
         "--reads-only", action="store_true", help="skip the bulk actions (they change the data)"
     )
@@ -717,7 +697,7 @@ def main() -> None:
     if "postgres" in backends:
         rows = args.rows or (200_000 if args.quick else 10_000_000)
         print(f"== qctl admin on postgres, {rows:,} rows", flush=True)
-        with pg_database(args.pg, args.db) as dsn:
+        with kept_or_scratch(args.pg, args.db, "qctl_bench_admin") as dsn:
             setup = PostgresStore(dsn, Config(schema=SCHEMA))
             setup.migrate()
             setup.close()

@@ -211,10 +211,10 @@ def sqlite_file(name: str) -> str:
 
 class Plans:
     """Records the statements a read runs and EXPLAINs each one on a connection of its
-    own: the check that no read plans a sequential scan of ``relation``, whatever the
+    own: the check that no read plans a sequential scan of a big table, whatever the
     statistics counters happen to say."""
 
-    def __init__(self, dsn: str | None, relation: str, search_path: str = "") -> None:
+    def __init__(self, dsn: str | None, relation: str = "", search_path: str = "") -> None:
         import psycopg
 
         self.relation = relation
@@ -233,31 +233,88 @@ class Plans:
         if self.conn is not None:
             psycopg.Cursor.execute = execute  # type: ignore[method-assign,assignment]
 
-    def seq_scans(self, fn: Callable[[], Any]) -> list[str]:
-        """Calls ``fn()``; its statements whose plan scans the relation sequentially
-        (the start of each)."""
+    def _plans(self, fn: Callable[[], Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Calls ``fn()``; then each read statement it ran with its plan."""
         if self.conn is None:
             fn()
-            return []
+            return
         self.seen = []
         try:
             fn()
         finally:
             seen, self.seen = self.seen, None
-        bad = []
         for query, params in seen:
             text = query if isinstance(query, str) else query.as_string(self.conn)
-            if not text.lstrip().upper().startswith(("SELECT", "WITH")):
+            if not text.lstrip().upper().startswith(("SELECT", "WITH", "(")):
                 continue  # EXPLAINs of the estimates, SET, ...
             row = self.conn.execute(f"EXPLAIN (FORMAT JSON) {text}", params).fetchone()
-            if row and self._has_seq_scan(row[0][0]["Plan"]):
-                bad.append(" ".join(text.split())[:80])
-        return bad
+            if row:
+                yield text, row[0][0]["Plan"]
 
-    def _has_seq_scan(self, node: dict[str, Any]) -> bool:
-        if node.get("Node Type") == "Seq Scan" and node.get("Relation Name") == self.relation:
-            return True
-        return any(self._has_seq_scan(child) for child in node.get("Plans", []))
+    def seq_scans(self, fn: Callable[[], Any]) -> list[str]:
+        """Calls ``fn()``; its statements whose plan scans ``relation`` sequentially
+        (the start of each)."""
+        return [
+            " ".join(text.split())[:80]
+            for text, plan in self._plans(fn)
+            if self.relation in _seq_scanned(plan)
+        ]
+
+    def scanned(self, fn: Callable[[], Any], small: int = 10_000) -> list[str]:
+        """Calls ``fn()``; the relations of more than ``small`` rows (the planner's
+        estimate) that any of its statements scans sequentially."""
+        names = {name for _, plan in self._plans(fn) for name in _seq_scanned(plan)}
+        if not names or self.conn is None:
+            return []
+        rows = self.conn.execute(
+            "SELECT relname FROM pg_class WHERE relname = ANY(%s) AND reltuples > %s",
+            (sorted(names), small),
+        ).fetchall()
+        return sorted(r[0] for r in rows)
+
+
+def _seq_scanned(node: dict[str, Any]) -> set[str]:
+    """The relations a plan node and its children scan sequentially."""
+    here = {node["Relation Name"]} if node.get("Node Type") == "Seq Scan" else set()
+    return here.union(*(_seq_scanned(child) for child in node.get("Plans", [])))
+
+
+def measure_read(
+    rec: Recorder, plans: Plans, name: str, fn: Callable[[], Any], **extra: Any
+) -> None:
+    """A read at scale: median of 7 after a warm-up, in ms, and the big relations its
+    statements scan sequentially (``Plans.scanned``)."""
+    fn()  # warm-up
+    ms = median(timed(fn, 7))
+    scans = plans.scanned(fn)
+    note = "seq scans: " + (", ".join(scans) or "none")
+    rec.add("postgres", name, ms, "ms", note, seq_scans=scans, **extra)
+
+
+@contextlib.contextmanager
+def kept_or_scratch(server: str, kept: str | None, prefix: str) -> Iterator[str]:
+    """A scratch database dropped afterwards, or the database ``kept`` (created when
+    missing), left in place so later runs skip the load."""
+    if kept is None:
+        with scratch_database(server, prefix) as dsn:
+            yield dsn
+        return
+    import psycopg
+
+    with psycopg.connect(server, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (kept,)).fetchone():
+            conn.execute(f'CREATE DATABASE "{kept}"')
+    yield dsn_for(server, kept)
+
+
+def kept_args(ap: argparse.ArgumentParser, what: str) -> None:
+    """``--db``/``--drop-db`` of a scale script whose data is loaded once and reused."""
+    ap.add_argument(
+        "--db",
+        default=None,
+        help=f"keep {what} in this database: load it when empty, reuse it when loaded",
+    )
+    ap.add_argument("--drop-db", action="store_true", help="drop the --db database and exit")
 
 
 class RateSampler:

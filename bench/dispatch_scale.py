@@ -2,38 +2,50 @@
 N jobs (default 10,000,000), each timed and EXPLAINed (no sequential scan of a table of
 more than a few thousand rows).
 
-    .venv/bin/python bench/dispatch_scale.py [--pg SERVER_DSN] [--jobs N] [--keep DB]
+    .venv/bin/python bench/dispatch_scale.py [--pg DSN] [--json PATH] [--quick] [--jobs N]
+        [--db NAME | --db NAME --drop-db]
 
 The schema is dispatch's own at main 6f7dda7 (``qctl/systems/dispatch/schema_6f7dda7.sql``,
 compared with dispatch v0.1.0's migrator by the tests), filled with SQL: N jobs in 5
 queues and 20 names (98.64% completed, 1% failed, 0.1% pending, 0.05% retrying, 0.01%
 running, 0.2% cancelled), ids TypeIDs of their creation instant as dispatch's are
 (UUIDv7s), one DLQ entry per failed job, N/100 workflow runs, 20 cron entries, 10
-workers. Figures: the median of 7 runs after a warm-up, in milliseconds.
+workers. Figures: the median of 7 runs after a warm-up, in milliseconds, and the tables of
+more than 10,000 rows any statement of the read scans sequentially (EXPLAIN). Each figure
+says whether it is a refresh read or a first page (the 50 ms target's) or a command.
+``--db`` keeps the loaded database for the next run.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import platform
-import statistics
 import sys
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
+
+import psycopg
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
+
+from common import (  # noqa: E402
+    Plans,
+    Recorder,
+    base_args,
+    drop_database,
+    kept_args,
+    kept_or_scratch,
+    measure_read,
+)
 
 from qctl.systems.dispatch import reads  # noqa: E402
 from qctl.systems.dispatch.database import Database  # noqa: E402
 
 SCHEMA = os.path.join(ROOT, "qctl", "systems", "dispatch", "schema_6f7dda7.sql")
-SMALL = 10_000
-"""A table below this many rows may be scanned (cron entries, workers)."""
 
 FILL = [
     """INSERT INTO dispatch_jobs (id, name, queue, payload, state, priority, max_retries,
@@ -87,8 +99,6 @@ def typeid_sql(prefix: str, at: str, n: str) -> str:
 
 
 def load(dsn: str, n: int) -> float:
-    import psycopg
-
     started = time.perf_counter()
     with psycopg.connect(dsn, autocommit=True) as conn:
         with open(SCHEMA) as f:
@@ -99,70 +109,32 @@ def load(dsn: str, n: int) -> float:
     return time.perf_counter() - started
 
 
-def seq_scans(db: Database, fn: Callable[[], Any], sizes: dict[str, int]) -> list[str]:
-    """The statements ``fn`` runs whose plans scan a big table sequentially."""
-    seen: list[tuple[str, Any]] = []
-    original = db.all
-
-    def recording(text: str, params: Any = ()) -> list[dict[str, Any]]:
-        seen.append((text, params))
-        return original(text, params)
-
-    db.all = recording  # type: ignore[method-assign]
-    try:
-        fn()
-    finally:
-        db.all = original  # type: ignore[method-assign]
-    found = []
-    for text, params in seen:
-        [row] = original("EXPLAIN (FORMAT JSON) " + text, params)
-        for table in _scanned(row["QUERY PLAN"][0]["Plan"]):
-            if sizes.get(table, 0) > SMALL:
-                found.append(f"{table} ({text.split(chr(10))[0][:40]})")
-    return found
-
-
-def _scanned(node: dict[str, Any]) -> list[str]:
-    """The relations a plan node and its children scan sequentially."""
-    here = [node["Relation Name"]] if node.get("Node Type") == "Seq Scan" else []
-    return here + [t for child in node.get("Plans", []) for t in _scanned(child)]
+COMMANDS = ("queues list", "stats", "queues throughput")
+"""Reads that are commands an operator runs (each counts every state), not a refresh
+read or a first page."""
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument(
-        "--pg",
-        default=os.environ.get(
-            "QCTL_BENCH_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres"
-        ),
-    )
+    ap = base_args(__doc__ or "")
     ap.add_argument("--jobs", type=int, default=10_000_000)
-    ap.add_argument("--keep", metavar="DB", help="use (and keep) this database; load it if empty")
+    kept_args(ap, "the loaded dispatch schema")
     args = ap.parse_args()
-
-    import psycopg
-
-    name = args.keep or f"qctl_bench_dispatch_{os.getpid()}"
-    base = args.pg.rsplit("/", 1)[0]
-    dsn = f"{base}/{name}"
-    with psycopg.connect(args.pg, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
-        if not exists:
-            conn.execute(f'CREATE DATABASE "{name}"')
-    try:
+    if args.drop_db:
+        drop_database(args.pg, args.db)
+        return
+    n = 200_000 if args.quick else args.jobs
+    rec = Recorder(args.json, "dispatch-scale", "dispatch")
+    with kept_or_scratch(args.pg, args.db, "qctl_bench_dispatch") as dsn:
         with psycopg.connect(dsn, autocommit=True) as conn:
-            loaded = conn.execute("SELECT to_regclass('dispatch_jobs') IS NOT NULL").fetchone()[0]
-        if not loaded:
-            print(f"loading {args.jobs:,} jobs ...", flush=True)
-            print(f"loaded in {load(dsn, args.jobs):.0f} s", flush=True)
+            row = conn.execute("SELECT count(*) FROM pg_tables WHERE tablename = 'dispatch_jobs'")
+            present = row.fetchone()
+        if present and present[0]:
+            print(f"  reusing {args.db}", flush=True)
+        else:
+            print(f"  loading {n:,} jobs ...", flush=True)
+            print(f"  loaded in {load(dsn, n):.0f} s", flush=True)
         db = Database(dsn)
-        sizes = {
-            r["relname"]: int(r["n"])
-            for r in db.all(
-                "SELECT relname, reltuples::bigint AS n FROM pg_class"
-                " WHERE relname LIKE 'dispatch\\_%%' AND relkind = 'r'"
-            )
-        }
+        plans = Plans(dsn)
         deep = db.all("SELECT id FROM dispatch_jobs ORDER BY id DESC OFFSET 50000 LIMIT 1")
         reads_: dict[str, Callable[[], Any]] = {
             "Queues tab": lambda: reads.queue_depths(db),
@@ -172,7 +144,7 @@ def main() -> None:
             "jobs list --state pending --queue q1": lambda: reads.list_jobs(
                 db, states=["pending"], queues=["q1"], limit=50
             ),
-            "jobs list, page 1000 deep (keyset)": lambda: reads.list_jobs(
+            "jobs list, a page 50,000 deep (keyset)": lambda: reads.list_jobs(
                 db, limit=50, cursor=reads.Cursor(deep[0]["id"])
             ),
             "job detail (show by prefix)": lambda: reads.dlq_of_job(
@@ -190,25 +162,10 @@ def main() -> None:
                 db, timedelta(hours=1), timedelta(minutes=1)
             ),
         }
-        print(
-            f"\n{args.jobs:,} jobs; {platform.node()}, {os.cpu_count()} cores,"
-            f" {datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
-        )
-        print("| read | median ms | sequential scans |\n|---|---:|---|")
         for label, fn in reads_.items():
-            fn()  # warm-up
-            times = []
-            for _ in range(7):
-                t = time.perf_counter()
-                fn()
-                times.append((time.perf_counter() - t) * 1000)
-            scans = seq_scans(db, fn, sizes)
-            print(f"| {label} | {statistics.median(times):.1f} | {'; '.join(scans) or 'none'} |")
+            refresh = not label.startswith(COMMANDS)
+            measure_read(rec, plans, label, fn, jobs=n, refresh=refresh)
         db.close()
-    finally:
-        if not args.keep:
-            with psycopg.connect(args.pg, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ jobs across the live table and history, as ``qctl jobs list|show``, ``queues lis
 ``clients list``, ``stats`` and the dashboard's refreshes run them.
 
     .venv/bin/python bench/hopper_scale.py [--pg DSN] [--json PATH] [--quick]
-        [--jobs N] [--live-share F]
+        [--jobs N] [--live-share F] [--db NAME | --db NAME --drop-db]
 
 The schema is hopper's migrations 001..008 as ``qctl/systems/hopper/schema_5fd71c6.sql``
 reproduces them (the module proxy refuses hopper), in a scratch database; then filled
@@ -14,7 +14,10 @@ a second before it finalized, over 20 queues and 50 kinds, and a queue with 10 l
 and no history; ids hopper's UUIDv7s of their insertion time, in insertion order. Figures:
 median of 7 after a warm-up, milliseconds, and for each read the relations any of its
 statements scans sequentially (EXPLAIN of the statements it ran). Then ``qctl db tune``'s
-index and the queue depths and the rare queue's listing again.
+index and the queue depths and the rare queue's listing again. ``--db`` keeps the loaded
+database for the next run (which drops that index first, so its untuned figures are
+untuned). Each figure says whether it is a refresh read or a first page (the 50 ms
+target's) or a command.
 """
 
 from __future__ import annotations
@@ -31,7 +34,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from common import Recorder, base_args, median, scratch_database, timed  # noqa: E402
+from common import (  # noqa: E402
+    Plans,
+    Recorder,
+    base_args,
+    drop_database,
+    kept_args,
+    kept_or_scratch,
+    measure_read,
+)
 
 from qctl.systems.hopper import reads, tune, vacuum  # noqa: E402
 from qctl.systems.hopper.database import Database  # noqa: E402
@@ -40,11 +51,26 @@ from qctl.systems.hopper.standin import install  # noqa: E402
 MINUTE = timedelta(minutes=1)
 
 
-def fill(dsn: str, n: int, live_share: float) -> None:
+LAYOUT = "qctl bench hopper layout v1: {n} jobs, {share} live"
+"""The comment ``fill`` leaves on ``hopper_jobs``: a kept ``--db`` holding it is reused."""
+
+
+def loaded(dsn: str, layout: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT obj_description(to_regclass('hopper.hopper_jobs'), 'pg_class')"
+        ).fetchone()
+    return bool(row) and row[0] == layout
+
+
+def fill(dsn: str, n: int, live_share: float, layout: str) -> None:
     import psycopg
 
     live = int(n * live_share)
     with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS hopper CASCADE")
         install(conn, "hopper")
         conn.execute("SET search_path = hopper")
         clients = [
@@ -100,61 +126,35 @@ def fill(dsn: str, n: int, live_share: float) -> None:
             " SELECT 'rare', 'q-rare' FROM generate_series(1, 10)"
         )
         conn.execute("VACUUM ANALYZE")
+        conn.execute(f"COMMENT ON TABLE hopper_jobs IS '{layout}'")
         print(f"  filled {n:,} jobs ({live:,} live) in {time.perf_counter() - t0:.0f} s")
 
 
-class Statements:
-    """The statements a read runs, EXPLAINed afterwards on a connection of its own."""
-
-    def __init__(self, dsn: str) -> None:
-        import psycopg
-
-        self.conn = psycopg.connect(dsn, autocommit=True)
-        self.conn.execute("SET search_path = hopper")
-        self.seen: list[tuple[Any, Any]] | None = None
-        original = psycopg.Cursor.execute
-        me = self
-
-        def execute(cur: Any, query: Any, params: Any = None, **kw: Any) -> Any:
-            if me.seen is not None and cur.connection is not me.conn:
-                me.seen.append((query, params))
-            return original(cur, query, params, **kw)
-
-        psycopg.Cursor.execute = execute  # type: ignore[method-assign,assignment]
-
-    def seq_scanned(self, fn: Callable[[], Any]) -> list[str]:
-        self.seen = []
-        try:
-            fn()
-        finally:
-            seen, self.seen = self.seen, None
-        found: set[str] = set()
-        for query, params in seen:
-            if not str(query).lstrip().upper().startswith(("SELECT", "WITH", "(")):
-                continue
-            row = self.conn.execute(f"EXPLAIN (FORMAT JSON) {query}", params).fetchone()
-            if row:
-                self._walk(row[0][0]["Plan"], found)
-        return sorted(found)
-
-    def _walk(self, node: dict[str, Any], found: set[str]) -> None:
-        if node.get("Node Type") == "Seq Scan":
-            found.add(str(node.get("Relation Name")))
-        for child in node.get("Plans", []):
-            self._walk(child, found)
+COMMANDS = ("queues throughput", "vacuum")
+"""Cases that are commands an operator runs, not a refresh read or a first page."""
 
 
 def main() -> None:
     ap = base_args(__doc__ or "")
     ap.add_argument("--jobs", type=int, default=10_000_000)
     ap.add_argument("--live-share", type=float, default=0.01)
+    kept_args(ap, "the loaded hopper schema")
     args = ap.parse_args()
+    if args.drop_db:
+        drop_database(args.pg, args.db)
+        return
     n = 200_000 if args.quick else args.jobs
     rec = Recorder(args.json, "hopper-scale", "hopper")
-    with scratch_database(args.pg, "qctl_hopper_bench") as dsn:
-        fill(dsn, n, args.live_share)
+    layout = LAYOUT.format(n=n, share=args.live_share)
+    with kept_or_scratch(args.pg, args.db, "qctl_hopper_bench") as dsn:
+        if loaded(dsn, layout):
+            print(f"  reusing {args.db}: {layout}", flush=True)
+        else:
+            fill(dsn, n, args.live_share, layout)
         db = Database(dsn)
-        plans = Statements(dsn)
+        # a kept database may hold the index of an earlier run's `qctl db tune`
+        db.execute(f"DROP INDEX IF EXISTS {tune.QUEUE_STATE}")
+        plans = Plans(dsn, search_path="hopper")
         history = db.one("SELECT id FROM hopper_job_history ORDER BY id LIMIT 1 OFFSET 1000")
         deep = db.one("SELECT id FROM hopper_job_history ORDER BY id DESC LIMIT 1 OFFSET 100000")
         assert history and deep
@@ -189,25 +189,22 @@ def main() -> None:
             ("vacuum all --older-than 1h --dry-run (counts)",
              lambda: vacuum.vacuum(db, timedelta(hours=1), dry_run=True)),
         ]  # fmt: skip
+
+        def measure(name: str, fn: Callable[[], Any], tuned: bool) -> None:
+            label = f"{name} (db tune)" if tuned else name
+            refresh = not name.startswith(COMMANDS)
+            measure_read(rec, plans, label, fn, jobs=n, refresh=refresh, tuned=tuned)
+
         for name, fn in cases:
-            measure(rec, plans, name, fn, n)
+            measure(name, fn, tuned=False)
         # qctl's opt-in index (`qctl db tune`), then the reads it serves again
         t0 = time.perf_counter()
         tune.tune(db)
         print(f"  db tune in {time.perf_counter() - t0:.1f} s")
         served = ("queues list / stats depths", "jobs list --queue q-rare (none finalized)")
         for name, fn in [c for c in cases if c[0] in served]:
-            measure(rec, plans, f"{name} (db tune)", fn, n)
+            measure(name, fn, tuned=True)
         db.close()
-
-
-def measure(rec: Recorder, plans: Statements, name: str, fn: Callable[[], Any], n: int) -> None:
-    """Median of 7 after a warm-up, and the relations the read's statements scan."""
-    fn()  # warm-up
-    ms = median(timed(fn, 7))
-    scans = plans.seq_scanned(fn)
-    rec.add("postgres", name, ms, "ms", "seq scans: " + (", ".join(scans) or "none"),
-            jobs=n, seq_scans=scans)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -1,14 +1,15 @@
 """Run every benchmark scenario and append a dated section to docs/benchmarks.md.
 
-    make bench                       # the full run (35 to 40 minutes on 2 cores)
+    make bench                       # the full run (45 to 55 minutes on 2 cores)
     .venv/bin/python bench/run.py --quick          # a smoke run (a few minutes)
     .venv/bin/python bench/run.py --only queue,peers --no-doc
 
 Options: ``--pg DSN`` (a server DSN; scratch databases named ``qctl_bench_*`` are created
 on that server and dropped afterwards; default ``$QCTL_BENCH_PG_DSN`` or
 ``postgresql://postgres@127.0.0.1:5432/postgres``), ``--only`` (a comma list of
-machine, queue, peers, rounds, whatif, hints, admin, dags, cli, tui, dbos), ``--no-peers``,
-``--no-doc``.
+machine, queue, peers, rounds, whatif, hints, admin, dags, cli, tui, dbos, hopper,
+dispatch), ``--no-peers``, ``--no-doc``; ``--admin-db``, ``--hopper-db`` and
+``--dispatch-db`` reuse a 10-million-row table loaded by an earlier run.
 
 The peers (pgqueuer, procrastinate) are installed from PyPI into ``bench/.venv-peers``,
 an environment of their own created here on first use; they are never dependencies of
@@ -57,6 +58,8 @@ STEPS = [
     "cli",
     "tui",
     "dbos",
+    "hopper",
+    "dispatch",
 ]
 ROUNDS = 5
 """Alternating rounds of scenario 1 (qctl, then the peers, repeated) in the rounds step:
@@ -180,6 +183,10 @@ class Runner:
             self.texts["tui"] = self.script("tui", py, "tui_bench.py", *extra, pg=False)
         if "dbos" in steps:
             self.script("dbos", py, "dbos_scale.py")
+        for system in ("hopper", "dispatch"):
+            if system in steps:
+                kept = getattr(self.args, f"{system}_db")
+                self.script(system, py, f"{system}_scale.py", *(["--db", kept] if kept else []))
         section = report(self)
         print("\n" + section)
         if not self.args.no_doc:
@@ -433,6 +440,59 @@ def dbos_targets(t: Table) -> list[tuple[str, str, bool | None]]:
     return rows
 
 
+SCALE = {"hopper": "hopper-scale", "dispatch": "dispatch-scale"}
+"""The Go systems' scale steps and their results' scenario."""
+TUNED = " (db tune)"
+
+
+def scale_table(t: Table, system: str) -> list[str]:
+    lines = ["| read | ms | what it is | big tables scanned sequentially |", "|---|---:|---|---|"]
+    for r in t.rows:
+        if r["scenario"] == SCALE[system]:
+            kind = "refresh read or first page" if r["extra"].get("refresh") else "command"
+            scans = ", ".join(r["extra"].get("seq_scans") or []) or "none"
+            lines.append(f"| {r['metric']} | {fmt(r['value'])} | {kind} | {scans} |")
+    return lines
+
+
+def scale_targets(t: Table) -> list[tuple[str, str, bool | None]]:
+    """hopper's and dispatch's refresh reads and first pages at scale: each under 50 ms
+    with no sequential scan of a big table; a read ``qctl db tune`` serves counts tuned."""
+    rows: list[tuple[str, str, bool | None]] = []
+    for system, scenario in SCALE.items():
+        found = [r for r in t.rows if r["scenario"] == scenario and r["extra"].get("refresh")]
+        tuned = {r["metric"].removesuffix(TUNED) for r in found if r["metric"].endswith(TUNED)}
+        reads = [r for r in found if r["metric"].endswith(TUNED) or r["metric"] not in tuned]
+        if not reads:
+            continue
+        jobs = reads[0]["extra"].get("jobs", 0)
+        worst = max(reads, key=lambda r: r["value"])
+        after = " (after `qctl db tune`)" if tuned else ""
+        rows.append(
+            (
+                f"{system}: every refresh read and first page < 50 ms at {jobs:,} jobs{after}",
+                f"{len(reads)} reads, worst {worst['metric']}: {worst['value']:,.1f} ms",
+                all(r["value"] < 50 for r in reads),
+            )
+        )
+        scanning = [r["metric"] for r in reads if r["extra"].get("seq_scans")]
+        rows.append(
+            (
+                f"{system}: no sequential scan of a big table in those reads (EXPLAIN)",
+                ", ".join(scanning) or f"none in {len(reads)} reads",
+                not scanning,
+            )
+        )
+    return rows
+
+
+PCTS = ("p50", "p99")
+
+
+def _pair(values: list[float | None]) -> str:
+    return "/".join(fmt(v) for v in values)
+
+
 def verdict(ok: bool | None) -> str:
     return "-" if ok is None else ("met" if ok else "**missed**")
 
@@ -506,31 +566,52 @@ def targets(t: Table, rounds: Rounds) -> list[str]:
                 not planned,
             )
         )
+    depths = [r for r in reads if r["metric"].startswith("live_depths")]
+    if depths:
+        worst = max(depths, key=lambda r: r["value"])
+        rows.append(
+            (
+                "PG `live_depths` (the refresh read) < 20 ms on a quiet machine",
+                f"worst {worst['metric']}: {worst['value']:,.1f} ms",
+                worst["value"] < 20,
+            )
+        )
+    base = t.get("cli", "qctl", "cli", "python -c pass")
+    v = t.get("cli", "qctl", "cli", "qctl --help")
+    rows.append(
+        (
+            "`qctl --help` <= 2.5 x `python -c pass`",
+            "not measured" if v is None or not base else f"{v / base:.2f}x ({v:,.0f} ms)",
+            None if v is None or not base else v <= 2.5 * base,
+        )
+    )
     for metric in ("qctl jobs list (postgres)", "qctl queues list (postgres)"):
         v = t.get("cli", "qctl", "cli", metric)
         floor = t.get("cli", "qctl", "cli", "psycopg connect + select 1 (floor)")
         rows.append(
             (
-                f"`{metric.split(' (')[0]}` on PostgreSQL <= 1.5 x the psycopg floor",
+                f"`{metric.split(' (')[0]}` on PostgreSQL <= 1.4 x the psycopg floor",
                 "not measured" if v is None or not floor else f"{v / floor:.2f}x ({v:,.0f} ms)",
-                None if v is None or not floor else v <= 1.5 * floor,
+                None if v is None or not floor else v <= 1.4 * floor,
             )
         )
-    for backend in ("sqlite", "postgres"):
+    for backend, what in (("sqlite", "azync, SQLite"), ("postgres", "azync, PostgreSQL"),
+                          ("dbos", "DBOS, SQLite")):  # fmt: skip
         v = t.get("tui", "qctl", backend, "first_frame median")
         ratio = t.get("tui", "qctl", backend, "first_frame / Textual floor")
-        beside = "" if ratio is None else f" ({ratio:.2f}x a minimal Textual app's)"
         rows.append(
             (
-                f"`qctl top` first frame <= 0.5 s median ({backend})",
-                "not measured" if v is None else f"{v:.3f} s{beside}",
-                None if v is None else v <= 0.5,
+                f"`qctl top` first frame <= 1.3 x a minimal Textual app's ({what})",
+                "not measured" if v is None or ratio is None else f"{ratio:.2f}x ({v:.3f} s)",
+                None if ratio is None else ratio <= 1.3,
             )
         )
+        if backend == "dbos":
+            continue
         v = t.get("tui", "qctl", backend, "latency p95")
         rows.append(
             (
-                f"`qctl top` change committed -> on screen p95 < 150 ms ({backend})",
+                f"`qctl top` change committed -> on screen p95 < 150 ms ({what})",
                 "not measured" if v is None else f"{v * 1000:.0f} ms",
                 None if v is None else v < 0.150,
             )
@@ -538,18 +619,18 @@ def targets(t: Table, rounds: Rounds) -> list[str]:
     n = len(round_values(rounds, "qctl", "single enqueue"))
     for name, figure, ours, theirs, factor in (
         (
-            "PG batched enqueue >= faster peer",
+            "PG batched enqueue >= 1.2 x the faster peer",
             "batched enqueue",
             qctl_best(t, BATCHED),
             best_peer(t, "batched enqueue", True),
-            1.0,
+            1.2,
         ),
         (
-            "PG single enqueue within 20% of faster peer",
+            "PG single enqueue >= the faster peer",
             "single enqueue",
             t.get("queue", "qctl", "postgres", "single enqueue"),
             best_peer(t, "single enqueue", True),
-            0.8,
+            1.0,
         ),
     ):
         if n:  # the rounds' medians decide; the queue and peers steps' figures beside them
@@ -558,7 +639,12 @@ def targets(t: Table, rounds: Rounds) -> list[str]:
             cmp(f"{name} (medians of {n} alternating rounds)", *medians, factor, step)
         else:
             cmp(name, ours, theirs, factor)
-    cmp("PG burn-down >= faster peer", qctl_best(t, BURN), best_peer(t, "burn-down", True), 1.0)
+    cmp(
+        "PG burn-down >= 1.2 x the faster peer",
+        qctl_best(t, BURN),
+        best_peer(t, "burn-down", True),
+        1.2,
+    )
     cmp(
         f"PG burn-down >= faster peer, each with a VACUUM every {VACUUM_EVERY:g} s (what-if)",
         qctl_best(t, tuple(m + VACUUMED for m in BURN)),
@@ -579,23 +665,27 @@ def targets(t: Table, rounds: Rounds) -> list[str]:
                     None if flat is None or what_if else float(flat) >= 0.8,
                 )
             )
-    e2e = []
+    # Like for like: qctl's producer enqueues one job a call, as the peers' producers do
+    # (its batched producer's figures are shown beside); the workers lease in batches.
+    e2e, under = [], []
     for frac in (25, 50, 75):
-        m = f"e2e {frac}% wakeups{BATCH_PRODUCER}"
-        q50, q99 = (t.get("queue", "qctl", "postgres", f"{m} {p}") for p in ("p50", "p99"))
-        peers = [
-            (p, t.get("queue", p, "postgres", f"e2e {frac}% wakeups p50"),
-             t.get("queue", p, "postgres", f"e2e {frac}% wakeups p99"))
-            for p in PEERS
-        ]  # fmt: skip
-        if q50 is not None and q99 is not None:
-            theirs = ", ".join(f"{p} {fmt(a)}/{fmt(b)}" for p, a, b in peers if a is not None)
-            e2e.append(f"{frac}%: qctl {fmt(q50)}/{fmt(q99)} ms ({theirs})")
+        one = [t.get("queue", "qctl", "postgres", f"e2e {frac}% wakeups {p}") for p in PCTS]
+        batched = [
+            t.get("queue", "qctl", "postgres", f"e2e {frac}% wakeups{BATCH_PRODUCER} {p}")
+            for p in PCTS
+        ]
+        pgq = [t.get("queue", "pgqueuer", "postgres", f"e2e {frac}% wakeups {p}") for p in PCTS]
+        if None in one or None in pgq:
+            continue
+        under.append(all(q <= g for q, g in zip(one, pgq, strict=True)))  # type: ignore[operator]
+        also = "" if None in batched else f", batched producer {_pair(batched)}"
+        e2e.append(f"{frac}%: qctl {_pair(one)}{also}; pgqueuer {_pair(pgq)} ms")
     rows.append(
         (
-            "scenario 3 with the batch calls, PG enqueue-to-lease p50/p99 beside the peers",
+            "scenario 3, PG enqueue-to-lease p50 and p99 <= pgqueuer's (25%, 50%, 75% of the"
+            " burn-down rate)",
             "; ".join(e2e) or "not measured",
-            None,
+            all(under) if under else None,
         )
     )
     demo = t.by.get(("tui", "qctl", "sqlite", "demo RSS"))
@@ -625,6 +715,7 @@ def targets(t: Table, rounds: Rounds) -> list[str]:
         )
     )
     rows += dbos_targets(t)
+    rows += scale_targets(t)
     lines = ["| target | measured | verdict |", "|---|---|---|"]
     lines += [f"| {n} | {m} | {verdict(ok)} |" for n, m, ok in rows]
     return lines
@@ -714,7 +805,7 @@ def report(r: Runner) -> str:
     if any(x["scenario"] in ("cli", "tui") for x in t.rows):
         out += ["### Scenario 7: CLI and dashboard", ""]
         out += [*simple_table(t, "cli", ("cli",)), ""]
-        out += [*simple_table(t, "tui", ("sqlite", "postgres")), ""]
+        out += [*simple_table(t, "tui", ("sqlite", "postgres", "dbos")), ""]
     if any(x["scenario"] == "dbos" for x in t.rows):
         ran = {x["backend"] for x in t.rows if x["scenario"] == "dbos"}
         backends = tuple(b for b in ("postgres", "sqlite") if b in ran)
@@ -722,6 +813,10 @@ def report(r: Runner) -> str:
         out += [*simple_table(t, "dbos", backends), ""]
         out += ["qctl beside DBOS's own listing, same page, same database, same run:", ""]
         out += [*dbos_side_by_side(t, backends), ""]
+    for system, scenario in SCALE.items():
+        if any(x["scenario"] == scenario for x in t.rows):
+            out += [f"### {system} at scale (`bench/{system}_scale.py`)", ""]
+            out += [*scale_table(t, system), ""]
     rounds = load_rounds(r.rounds)
     if rounds:
         n = len(round_values(rounds, "qctl", "single enqueue"))
@@ -751,6 +846,13 @@ def main() -> None:
         help="admin step: build its table in this database, or reuse it when a read-only run"
         " (admin_scale.py --db --reads-only) left it; dropped after the run",
     )
+    for system in SCALE:
+        ap.add_argument(
+            f"--{system}-db",
+            default="",
+            help=f"{system} step: load its database into this one, or reuse it when an earlier"
+            f" run loaded it (bench/{system}_scale.py --db); kept after the run",
+        )
     ap.add_argument("--report", default="", help="re-render a results file, run nothing")
     args = ap.parse_args()
     runner = Runner(args)

@@ -1,8 +1,10 @@
 """Dashboard benchmarks: the real ``qctl top`` / ``qctl demo`` in a pty (120x40).
 
 - first frame: spawn to the first rendered data (the overview's status line saying
-  ``updated``), repeated, median; round-robin with ``bench/textual_floor.py``, a minimal
-  Textual app, whose first frame is the floor any Textual dashboard starts above;
+  ``updated``) of azync's dashboard (SQLite, and PostgreSQL with ``--pg``) and DBOS's
+  (an empty SQLite system database made by ``dbos migrate``), repeated, median;
+  round-robin with ``bench/textual_floor.py``, a minimal Textual app, whose first frame
+  is the floor any Textual dashboard starts above;
 - change latency: a job committed by this process -> its kind shown by the dashboard,
   median and p95 (SQLite by default; ``--pg`` also against PostgreSQL in a scratch schema);
 - memory: RSS of ``qctl demo`` after ``--minutes`` of its workload (run it long).
@@ -22,6 +24,7 @@ import contextlib
 import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -190,9 +193,14 @@ def main() -> None:
             dsns["pg"] = stack.enter_context(scratch_database(a.server, "qctl_bench_tui"))
         stores = {name: stack.enter_context(migrated(dsn)) for name, dsn in dsns.items()}
         tops = {name: ["--dsn", dsn, "top"] for name, dsn in dsns.items()}
+        # DBOS's dashboard too, on a system database of DBOS's own making
+        dbos = f"sqlite:///{tmp / 'dbos.sqlite'}"
+        dbos_cli = str(Path(sys.executable).with_name("dbos"))
+        subprocess.run([dbos_cli, "migrate", "--sys-db-url", dbos], check=True, capture_output=True)
         frames = first_frames(
             {
                 **{name: [QCTL, *top] for name, top in tops.items()},
+                "dbos": [QCTL, "--dsn", dbos, "top"],
                 FLOOR: FLOOR_APP,
                 TABBED: [*FLOOR_APP, "--tabs"],
             },
@@ -201,6 +209,7 @@ def main() -> None:
         )
         floor = statistics.median(frames.pop(FLOOR))
         tabbed = statistics.median(frames.pop(TABBED))
+        results["first_frame_dbos"] = frames.pop("dbos")
         for name, top in tops.items():
             results[f"first_frame_{name}"] = frames[name]
             results[f"latency_{name}"] = change_latency(top, stores[name], tmp, a.samples)
