@@ -179,9 +179,33 @@ class Guarded:
         return not (action in self.app.system.writes and self.app.read_only)
 
 
+class KeysFooter(Footer):
+    """Textual's footer, rebuilt only when the keys it shows change. Textual rebuilds it
+    on every focus and screen-stack change (five times before the first frame), making
+    and styling one widget per key each time, though the keys are mostly the same."""
+
+    _shown: tuple[Any, ...] | None = None
+
+    async def recompose(self) -> None:
+        if not self.is_attached:  # its screen was dismissed meanwhile
+            return
+        shown = (
+            self._bindings_ready,  # until Textual sets it, the footer composes empty
+            self.show_command_palette,
+            *(
+                (binding.key, binding.description, binding.action, enabled, tooltip)
+                for _, binding, enabled, tooltip in self.screen.active_bindings.values()
+                if binding.show
+            ),
+        )
+        if shown != self._shown:
+            self._shown = shown
+            await super().recompose()
+
+
 def footer() -> Footer:
     """Compact and without the palette hint, so the longest key list (Jobs) fits 120 columns."""
-    return Footer(compact=True, show_command_palette=False)
+    return KeysFooter(compact=True, show_command_palette=False)
 
 
 @dataclass

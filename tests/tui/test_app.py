@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import pytest
 from textual.widgets import Input
+from textual.widgets._footer import FooterKey
 
 from qctl import startup
 from qctl.cli.context import CliContext
@@ -128,6 +129,27 @@ async def test_help_screen_and_quit(store: Any) -> None:
         await until(pilot, lambda: not isinstance(app.screen, HelpScreen))
         await pilot.press("q")
         await until(pilot, lambda: not app.is_running)
+
+
+async def test_the_footer_is_rebuilt_only_when_its_keys_change(store: Any) -> None:
+    k = kind()
+    dead_job(store, k)
+    app = app_for(store)
+
+    def shown() -> list[tuple[str, str]]:
+        return [(k.key, k.description) for k in app.screen.query(FooterKey)]
+
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: ("q", "Quit") in shown())
+        widgets = list(app.screen.query(FooterKey))
+        app.screen.refresh_bindings()  # as every focus change does: the same keys
+        await pilot.pause()
+        assert all(a is b for a, b in zip(app.screen.query(FooterKey), widgets, strict=True))
+        overview = shown()
+        await open_jobs(pilot, app, k)
+        await until(pilot, lambda: ("R", "Retry") in shown())
+        await pilot.press("1")
+        await until(pilot, lambda: shown() == overview)
 
 
 async def test_jobs_browser_filters_and_keyset_pages(store: Any) -> None:
