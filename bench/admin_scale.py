@@ -552,18 +552,23 @@ def run(
                 lambda: admin.throughput(src, hour, timedelta(minutes=1)),
             ),
         ]
-        for state in (JobState.PAUSED, JobState.CANCELLED, JobState.UNCERTAIN, JobState.SKIPPED):
+        unindexed = (JobState.PAUSED, JobState.CANCELLED, JobState.UNCERTAIN, JobState.SKIPPED)
+        for state in unindexed:
+            search = JobSearch(source=src, state=state)
+            tuned.append(
+                (
+                    f"count_jobs {state}, tuned",
+                    lambda s=search: admin.count_jobs(s),  # type: ignore[misc]
+                )
+            )
+        # every first page an index of `db tune` serves (dead: azync's order, oldest
+        # failure first; the dashboard's newest first is among dead_pages)
+        for state in (*unindexed, JobState.DEAD):
             search = JobSearch(source=src, state=state)
             tuned.append(
                 (
                     f"search_jobs {state} first page, tuned",
                     lambda s=search: admin.search_jobs(s, 50),  # type: ignore[misc]
-                )
-            )
-            tuned.append(
-                (
-                    f"count_jobs {state}, tuned",
-                    lambda s=search: admin.count_jobs(s),  # type: ignore[misc]
                 )
             )
         tuned += [(f"{metric}, tuned", fn) for metric, fn in dead_pages]
