@@ -35,7 +35,7 @@ from qctl_store.sqlite.base import (
 from qctl_store.types import JSON
 
 JOB_COLUMNS = job_columns()
-"""``SELECT {JOB_COLUMNS} FROM azync_jobs``: every column ``job_from_row`` reads."""
+"""``SELECT {JOB_COLUMNS} FROM azync_jobs``: every column ``jobs_from_rows`` reads."""
 
 dt = from_us
 """An INTEGER µs instant column as an aware UTC datetime (NULL stays None)."""
@@ -55,7 +55,6 @@ ROWS = RowMapper(
     decode_uuid=parse_uuid, decode_instant=from_us, decode_json=json_value, decode_day=_day
 )
 
-job_from_row = ROWS.job
 jobs_from_rows = ROWS.jobs
 meta = ROWS.meta
 """A JSON TEXT meta column as a string map (NULL -> {})."""
