@@ -307,6 +307,41 @@ def kept_or_scratch(server: str, kept: str | None, prefix: str) -> Iterator[str]
     yield dsn_for(server, kept)
 
 
+def load_or_reuse(
+    rec: Recorder, dsn: str, kept: str | None, table: str, layout: str, load: Callable[[], None]
+) -> None:
+    """Run ``load`` unless ``table`` carries the comment that an earlier load of this
+    ``layout`` left (a kept database, or one whose load was interrupted, does not), then
+    stamp it. One "database" figure (the load's seconds, 0 when reused) says which, and
+    when a reused database was loaded: its time windows (a throughput's last hour) hold
+    what finished since."""
+    import psycopg
+    from psycopg import sql
+
+    def comment() -> str:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT obj_description(to_regclass(%s), 'pg_class')", [table]
+            ).fetchone()
+        return (row[0] if row else None) or ""
+
+    stamp = f"{layout}, loaded "
+    if comment().startswith(stamp):
+        note = f"{kept}, reused: {comment()}"
+        rec.add("postgres", "database", 0.0, "s", note, database=kept, reused=True)
+        return
+    t0 = time.perf_counter()
+    load()
+    took = time.perf_counter() - t0
+    at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        name = sql.Identifier(*table.split("."))
+        conn.execute(sql.SQL("COMMENT ON TABLE {} IS {}").format(name, stamp + at))
+    where = f"{kept} (kept)" if kept else "a scratch database"
+    note = f"{where}, loaded by this run in {took:.0f} s: {layout}"
+    rec.add("postgres", "database", took, "s", note, database=kept or "", reused=False)
+
+
 def kept_args(ap: argparse.ArgumentParser, what: str) -> None:
     """``--db``/``--drop-db`` of a scale script whose data is loaded once and reused."""
     ap.add_argument(

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -39,6 +38,7 @@ from common import (  # noqa: E402
     drop_database,
     kept_args,
     kept_or_scratch,
+    load_or_reuse,
     measure_read,
 )
 
@@ -98,15 +98,19 @@ def typeid_sql(prefix: str, at: str, n: str) -> str:
     return f"'{prefix}_' || {digits} || lpad(to_hex({n}), 16, '0')"
 
 
-def load(dsn: str, n: int) -> float:
-    started = time.perf_counter()
+LAYOUT = "qctl bench dispatch layout v1: {n:,} jobs"
+"""What ``load`` loads: a kept ``--db`` stamped with it is reused (``load_or_reuse``)."""
+
+
+def load(dsn: str, n: int) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
+        if conn.execute("SELECT to_regclass('dispatch_jobs')").fetchone() != (None,):
+            sys.exit("the --db database holds another or an interrupted load: --drop-db it first")
         with open(SCHEMA) as f:
             conn.execute(f.read())
         for statement in FILL:
             conn.execute(statement.replace("{typeid}", typeid_sql("job", "t", "g")), {"n": n})
         conn.execute("VACUUM ANALYZE")
-    return time.perf_counter() - started
 
 
 COMMANDS = ("queues list", "stats", "queues throughput")
@@ -125,14 +129,8 @@ def main() -> None:
     n = 200_000 if args.quick else args.jobs
     rec = Recorder(args.json, "dispatch-scale", "dispatch")
     with kept_or_scratch(args.pg, args.db, "qctl_bench_dispatch") as dsn:
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            row = conn.execute("SELECT count(*) FROM pg_tables WHERE tablename = 'dispatch_jobs'")
-            present = row.fetchone()
-        if present and present[0]:
-            print(f"  reusing {args.db}", flush=True)
-        else:
-            print(f"  loading {n:,} jobs ...", flush=True)
-            print(f"  loaded in {load(dsn, n):.0f} s", flush=True)
+        layout = LAYOUT.format(n=n)
+        load_or_reuse(rec, dsn, args.db, "dispatch_jobs", layout, lambda: load(dsn, n))
         db = Database(dsn)
         plans = Plans(dsn)
         deep = db.all("SELECT id FROM dispatch_jobs ORDER BY id DESC OFFSET 50000 LIMIT 1")

@@ -41,6 +41,7 @@ from common import (  # noqa: E402
     drop_database,
     kept_args,
     kept_or_scratch,
+    load_or_reuse,
     measure_read,
 )
 
@@ -51,21 +52,11 @@ from qctl.systems.hopper.standin import install  # noqa: E402
 MINUTE = timedelta(minutes=1)
 
 
-LAYOUT = "qctl bench hopper layout v1: {n} jobs, {share} live"
-"""The comment ``fill`` leaves on ``hopper_jobs``: a kept ``--db`` holding it is reused."""
+LAYOUT = "qctl bench hopper layout v1: {n:,} jobs, {share:.2%} live"
+"""What ``fill`` loads: a kept ``--db`` stamped with it is reused (``load_or_reuse``)."""
 
 
-def loaded(dsn: str, layout: str) -> bool:
-    import psycopg
-
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT obj_description(to_regclass('hopper.hopper_jobs'), 'pg_class')"
-        ).fetchone()
-    return bool(row) and row[0] == layout
-
-
-def fill(dsn: str, n: int, live_share: float, layout: str) -> None:
+def fill(dsn: str, n: int, live_share: float) -> None:
     import psycopg
 
     live = int(n * live_share)
@@ -88,7 +79,6 @@ def fill(dsn: str, n: int, live_share: float, layout: str) -> None:
         conn.execute(
             "INSERT INTO hopper_queues (name) SELECT 'q' || g FROM generate_series(0, 19) g"
         )
-        t0 = time.perf_counter()
         conn.execute(
             "INSERT INTO hopper_job_history (id, seq, kind, queue, state, priority, attempt,"
             " max_attempts, scheduled_at, attempted_at, attempted_by, args, metadata, errors,"
@@ -126,8 +116,6 @@ def fill(dsn: str, n: int, live_share: float, layout: str) -> None:
             " SELECT 'rare', 'q-rare' FROM generate_series(1, 10)"
         )
         conn.execute("VACUUM ANALYZE")
-        conn.execute(f"COMMENT ON TABLE hopper_jobs IS '{layout}'")
-        print(f"  filled {n:,} jobs ({live:,} live) in {time.perf_counter() - t0:.0f} s")
 
 
 COMMANDS = ("queues throughput", "vacuum")
@@ -147,10 +135,9 @@ def main() -> None:
     rec = Recorder(args.json, "hopper-scale", "hopper")
     layout = LAYOUT.format(n=n, share=args.live_share)
     with kept_or_scratch(args.pg, args.db, "qctl_hopper_bench") as dsn:
-        if loaded(dsn, layout):
-            print(f"  reusing {args.db}: {layout}", flush=True)
-        else:
-            fill(dsn, n, args.live_share, layout)
+        load_or_reuse(
+            rec, dsn, args.db, "hopper.hopper_jobs", layout, lambda: fill(dsn, n, args.live_share)
+        )
         db = Database(dsn)
         # a kept database may hold the index of an earlier run's `qctl db tune`
         db.execute(f"DROP INDEX IF EXISTS {tune.QUEUE_STATE}")

@@ -446,9 +446,15 @@ TUNED = " (db tune)"
 
 
 def scale_table(t: Table, system: str) -> list[str]:
-    lines = ["| read | ms | what it is | big tables scanned sequentially |", "|---|---:|---|---|"]
+    """The reads' table, after a line on the database they ran on (loaded by this run or
+    reused, as ``common.load_or_reuse`` recorded it)."""
+    database = t.by.get((SCALE[system], system, "postgres", "database"))
+    lines = []
+    if database:
+        lines += [f"Database: {database['note']}.", ""]
+    lines += ["| read | ms | what it is | big tables scanned sequentially |", "|---|---:|---|---|"]
     for r in t.rows:
-        if r["scenario"] == SCALE[system]:
+        if r["scenario"] == SCALE[system] and r is not database:
             kind = "refresh read or first page" if r["extra"].get("refresh") else "command"
             scans = ", ".join(r["extra"].get("seq_scans") or []) or "none"
             lines.append(f"| {r['metric']} | {fmt(r['value'])} | {kind} | {scans} |")
