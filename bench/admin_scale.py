@@ -46,7 +46,7 @@ from common import (
     base_args,
     drop_database,
     kept_args,
-    kept_or_scratch,
+    loaded_database,
     median,
     pct,
     sqlite_file,
@@ -131,16 +131,17 @@ _PG_STATE_SQL = {
 }
 
 
-def pg_loaded(dsn: str, rows: int) -> bool:
-    """Whether the database already holds this layout (a kept ``--db``)."""
+def pg_fresh(dsn: str, rows: int) -> None:
+    """The schema created afresh and loaded (SQL, not measured)."""
     with psycopg.connect(dsn, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT obj_description(to_regclass(%s), 'pg_class')", (f"{SCHEMA}.azync_jobs",)
-        ).fetchone()
-    return bool(row) and row[0] == f"qctl bench layout v{LAYOUT_VERSION} {rows} rows"
+        conn.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+    setup = PostgresStore(dsn, Config(schema=SCHEMA))
+    setup.migrate()
+    setup.close()
+    pg_load(dsn, rows)
 
 
-def pg_load(dsn: str, rows: int) -> float:
+def pg_load(dsn: str, rows: int) -> None:
     """Bulk-load with the primary key, the foreign key pointing at it, the secondary
     indexes and the change triggers taken off, then put back from their own catalog
     definitions (same names, same definitions): a random-uuid primary key maintained
@@ -196,10 +197,6 @@ def pg_load(dsn: str, rows: int) -> float:
             conn.execute(definition)
         conn.execute("ALTER TABLE azync_jobs ENABLE TRIGGER USER")
         conn.execute("VACUUM ANALYZE azync_jobs")
-        conn.execute(
-            f"COMMENT ON TABLE azync_jobs IS 'qctl bench layout v{LAYOUT_VERSION} {rows} rows'"
-        )
-    return time.perf_counter() - t0
 
 
 def sqlite_load(path: str, rows: int) -> float:
@@ -702,18 +699,14 @@ def main() -> None:
     if "postgres" in backends:
         rows = args.rows or (200_000 if args.quick else 10_000_000)
         print(f"== qctl admin on postgres, {rows:,} rows", flush=True)
-        with kept_or_scratch(args.pg, args.db, "qctl_bench_admin") as dsn:
+        layout_name = f"qctl bench layout v{LAYOUT_VERSION} {rows} rows"
+        with loaded_database(
+            rec, args.pg, args.db, "qctl_bench_admin", f"{SCHEMA}.azync_jobs", layout_name,
+            lambda dsn: pg_fresh(dsn, rows),
+        ) as dsn:  # fmt: skip
             setup = PostgresStore(dsn, Config(schema=SCHEMA))
-            setup.migrate()
+            setup.migrate()  # a kept schema brought up to date
             setup.close()
-            if not pg_loaded(dsn, rows):
-                with psycopg.connect(dsn, autocommit=True) as conn:
-                    conn.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
-                setup = PostgresStore(dsn, Config(schema=SCHEMA))
-                setup.migrate()
-                setup.close()
-                took = pg_load(dsn, rows)
-                print(f"  loaded {rows:,} rows in {took:.0f} s (SQL, not measured)", flush=True)
             rec.add(
                 "postgres",
                 "table size",

@@ -326,8 +326,8 @@ def load_or_reuse(
         return (row[0] if row else None) or ""
 
     stamp = f"{layout}, loaded "
-    if comment().startswith(stamp):
-        note = f"{kept}, reused: {comment()}"
+    if (found := comment()).startswith(stamp):
+        note = f"{kept}, reused: {found}"
         rec.add("postgres", "database", 0.0, "s", note, database=kept, reused=True)
         return
     t0 = time.perf_counter()
@@ -340,6 +340,23 @@ def load_or_reuse(
     where = f"{kept} (kept)" if kept else "a scratch database"
     note = f"{where}, loaded by this run in {took:.0f} s: {layout}"
     rec.add("postgres", "database", took, "s", note, database=kept or "", reused=False)
+
+
+@contextlib.contextmanager
+def loaded_database(
+    rec: Recorder,
+    server: str,
+    kept: str | None,
+    prefix: str,
+    table: str,
+    layout: str,
+    load: Callable[[str], None],
+) -> Iterator[str]:
+    """A database holding ``layout`` (``kept_or_scratch``, then ``load_or_reuse``);
+    ``load`` gets its DSN."""
+    with kept_or_scratch(server, kept, prefix) as dsn:
+        load_or_reuse(rec, dsn, kept, table, layout, lambda: load(dsn))
+        yield dsn
 
 
 def kept_args(ap: argparse.ArgumentParser, what: str) -> None:

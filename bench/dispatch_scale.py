@@ -37,8 +37,7 @@ from common import (  # noqa: E402
     base_args,
     drop_database,
     kept_args,
-    kept_or_scratch,
-    load_or_reuse,
+    loaded_database,
     measure_read,
 )
 
@@ -128,9 +127,11 @@ def main() -> None:
         return
     n = 200_000 if args.quick else args.jobs
     rec = Recorder(args.json, "dispatch-scale", "dispatch")
-    with kept_or_scratch(args.pg, args.db, "qctl_bench_dispatch") as dsn:
-        layout = LAYOUT.format(n=n)
-        load_or_reuse(rec, dsn, args.db, "dispatch_jobs", layout, lambda: load(dsn, n))
+    layout = LAYOUT.format(n=n)
+    with loaded_database(
+        rec, args.pg, args.db, "qctl_bench_dispatch", "dispatch_jobs", layout,
+        lambda dsn: load(dsn, n),
+    ) as dsn:  # fmt: skip
         db = Database(dsn)
         plans = Plans(dsn)
         deep = db.all("SELECT id FROM dispatch_jobs ORDER BY id DESC OFFSET 50000 LIMIT 1")

@@ -40,8 +40,7 @@ from common import (  # noqa: E402
     base_args,
     drop_database,
     kept_args,
-    kept_or_scratch,
-    load_or_reuse,
+    loaded_database,
     measure_read,
 )
 
@@ -134,10 +133,10 @@ def main() -> None:
     n = 200_000 if args.quick else args.jobs
     rec = Recorder(args.json, "hopper-scale", "hopper")
     layout = LAYOUT.format(n=n, share=args.live_share)
-    with kept_or_scratch(args.pg, args.db, "qctl_hopper_bench") as dsn:
-        load_or_reuse(
-            rec, dsn, args.db, "hopper.hopper_jobs", layout, lambda: fill(dsn, n, args.live_share)
-        )
+    with loaded_database(
+        rec, args.pg, args.db, "qctl_hopper_bench", "hopper.hopper_jobs", layout,
+        lambda dsn: fill(dsn, n, args.live_share),
+    ) as dsn:  # fmt: skip
         db = Database(dsn)
         # a kept database may hold the index of an earlier run's `qctl db tune`
         db.execute(f"DROP INDEX IF EXISTS {tune.QUEUE_STATE}")
