@@ -25,7 +25,7 @@ from qctl.cli.output import (
     emit_rows,
     note,
 )
-from qctl.core import bulk, parse
+from qctl.core import bulk, parse, verbs
 from qctl.core.errors import NoSuchName, WrongState
 from qctl.core.exits import ExitCode, Refused, message_for
 from qctl_store.dsn import redact
@@ -82,9 +82,9 @@ ByOpt = Annotated[
 ]
 """``queues throughput``'s window and bucket on every system."""
 BUCKETS = {"minute": timedelta(minutes=1), "hour": timedelta(hours=1)}
-MAX_TARGETS = 10_000
-"""Default cap on what one bulk verb takes from a filter (``--max``): a filter that
-matches more is refused, not cut (``qctl.core.bulk.capped``)."""
+MAX_TARGETS = verbs.MAX_TARGETS
+"""Default cap on what one bulk verb takes (``--max``): a selection that matches more is
+refused, not cut."""
 MaxOpt = Annotated[
     int, typer.Option("--max", metavar="N", min=1, help="Refuse when more than N match.")
 ]

@@ -124,12 +124,22 @@ class Entry:
     not_tried: int = 0
     exit_status: int = 0
     error: str | None = None
+    plan: str | None = None
+    """The digest of the plan file a ``--plan`` run ran."""
 
     def note(self, record: Any) -> None:
         """What a result record (an ops record as a mapping, a list of them, or the one
         record of several: ``{"count", "results", "skipped", "failed", "not_tried"}``)
         says was done. A verb over a filter that acts in batches gives a count, no ids
         (the selection says which)."""
+        if isinstance(record, Mapping) and "selected" in record and "stopped_part_way" in record:
+            # the verb engine's result (``qctl.core.verbs.Result``): its own counts
+            self.ids = [str(i) for i in record["ids"]]
+            self.done = int(record["done"])
+            self.skipped = sum(record["skipped"].values())
+            self.failed = 1 if record["stopped_part_way"] else 0
+            self.plan = record.get("plan_digest")
+            return
         if isinstance(record, list):
             results: list[Any] = [_fields(r) for r in record]
             record = {}
@@ -168,6 +178,7 @@ class Entry:
             "exit_status": self.exit_status,
             "error": self.error,
             "reason": self.reason,
+            **({"plan": self.plan} if self.plan else {}),
         }
         # ASCII only: the log is safe to cat, every control character escaped.
         return json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n"
@@ -184,6 +195,15 @@ def where(
         "dsn": dsn,
         "schema": schema or None,
     }
+
+
+def describe(where: Mapping[str, Any]) -> str:
+    """The database of ``where`` in words, as confirmations and plans name it:
+    "context prod: postgresql://ops@db/app, schema hopper"."""
+    text = str(where.get("dsn") or "")
+    if where.get("schema"):
+        text += f", schema {where['schema']}"
+    return f"context {where['context']}: {text}" if where.get("context") else text
 
 
 _warned = False

@@ -72,8 +72,11 @@ class Failed(Exception):
 def exit_code_for(exc: BaseException) -> ExitCode:
     """The documented exit code of a failure."""
     from qctl.core.parse import IdNotFound
+    from qctl.core.verbs import Stopped
     from qctl_store import errors as store_errors
 
+    if isinstance(exc, Stopped) and exc.__cause__ is not None:
+        return exit_code_for(exc.__cause__)
     if isinstance(exc, store_errors.InvalidInput):
         return ExitCode.USAGE
     if isinstance(exc, store_errors.NotFound | IdNotFound):
@@ -94,9 +97,12 @@ def exit_code_for(exc: BaseException) -> ExitCode:
 def message_for(exc: BaseException) -> str:
     """One line, never a DSN password, any text from the database in it escaped."""
     from qctl.core.sanitize import sanitize
+    from qctl.core.verbs import Stopped
     from qctl_store import errors as store_errors
     from qctl_store.dsn import redact
 
+    if isinstance(exc, Stopped) and exc.__cause__ is not None:
+        return f"stopped part-way ({exc.result.done} done): {message_for(exc.__cause__)}"
     text = str(exc).strip() or type(exc).__name__
     if isinstance(exc, store_errors.NotFound):
         # The store keeps azync's one wording for every entity ("azync: get dag: job not

@@ -30,7 +30,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Tab, Tabs
 
 from qctl import startup
-from qctl.core import audit
+from qctl.core import audit, verbs
 from qctl.core.errors import NoSuchName, WrongState, WrongVerb, is_connection_error
 from qctl.core.exits import Refused, exit_code_for, message_for
 from qctl.core.sanitize import sanitize
@@ -431,7 +431,8 @@ class QctlTop(Dashboard):
         and the question's first word, ``jobs retry``), the question asked as its
         selection."""
         if self.read_only:
-            self.notify("read-only: actions are disabled", severity="error")
+            what = verb.split()[-1] if verb else "actions"
+            self.notify(f"read-only: {what} is disabled", severity="error")
             return
         asked = [question if isinstance(question, str) else ""]
         tab = self._active_tab()
@@ -451,7 +452,7 @@ class QctlTop(Dashboard):
             try:
                 result = fn(self.store, dry_run)
             except Exception as exc:
-                audited(error=exc)
+                audited(exc.result if isinstance(exc, verbs.Stopped) else None, exc)
                 self.call_from_thread(self._action_failed, exc)
                 return
             if dry_run:
@@ -489,6 +490,27 @@ class QctlTop(Dashboard):
         except RuntimeError:  # on the app's own thread
             self.notify(sanitize(text), severity="warning")
 
+    def act_verb(self, verb: verbs.Verb[Any], selection: verbs.Selection) -> None:
+        """A system's declared verb (``qctl.core.verbs``) over ``selection``, as the
+        command line runs it: the plan first (a refusal is told before anything is
+        asked), the same question, then the run of exactly the planned targets; the
+        notice is the result's sentence, the audit entry its record."""
+        target = audit.describe(self.audit_where)
+        planned: list[verbs.Plan] = []
+
+        def step(handle: Any, dry_run: bool) -> Any:
+            if dry_run:
+                planned.append(verbs.plan(handle, verb, selection, target))
+                return planned[-1]
+            return verbs.run(handle, verb, planned[-1])
+
+        self.act(
+            lambda p: p.question(verb),
+            step,
+            lambda r: r.words(verb),
+            verb=verb.title,
+        )
+
     def _action_done(self, text: str) -> None:
         self.actions_done += 1
         self.notify(text)
@@ -497,6 +519,8 @@ class QctlTop(Dashboard):
     def _action_failed(self, error: Exception) -> None:
         if isinstance(error, WrongVerb | WrongState | NoSuchName | errors.InvalidInput):
             self.notify(str(error), severity="error")
+        elif isinstance(error, verbs.Stopped):
+            self.notify(message_for(error), severity="error")
         elif isinstance(error, errors.NotFound):
             self.notify("not possible in the current state (the row moved on)", severity="error")
         else:

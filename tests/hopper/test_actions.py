@@ -11,6 +11,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from qctl.core import verbs
+from qctl.core.verbs import Selection
 from qctl.systems.hopper import actions, reads
 from qctl.systems.hopper.database import Database
 from tests.conftest import PG_DSN
@@ -52,13 +54,14 @@ def test_cancel_waiting_moves_it_to_history(
     job = hopper.insert("c.wait", {"a": 1}, queue="cancel-q", **{"await": True})
     before = snapshot(pg_schema)
     dry = data(qctl("jobs", "cancel", str(job), "--dry-run", "-o", "json"))
-    assert dry["dry_run"] is True and dry["outcome"] == "cancelled"
+    assert dry["dry_run"] is True and dry["ids"] == [str(job)]
+    assert dry["states"] == {"available": 1} and dry["skipped"] == {}
     refused = qctl("jobs", "cancel", str(job))  # no terminal, no --yes
     assert refused.exit_code == 4
     assert snapshot(pg_schema) == before and heard(listen, pg_schema) == []
 
     result = data(qctl("jobs", "cancel", str(job)[:18], "--yes", "-o", "json"))
-    assert result["job_id"] == str(job) and result["state"] == "available"
+    assert result["ids"] == [str(job)] and result["done"] == 1 and result["batches"] == 1
     where, row = job_row(pg_schema, job)  # type: ignore[misc]
     assert where == "history" and row["state"] == "cancelled" and row["finalized_at"]
     [error] = row["errors"]
@@ -66,7 +69,7 @@ def test_cancel_waiting_moves_it_to_history(
     assert row["args"] == {"a": 1} and row["output"] is None
     assert heard(listen, pg_schema) == [("hopper_done", str(job))]  # awaited: announced as done
     again = qctl("jobs", "cancel", str(job), "--yes")
-    assert again.exit_code == 3 and "already finalized" in again.output
+    assert again.exit_code == 3 and "cancelled: already finalized" in again.output
 
 
 def test_cancel_running_only_asks_its_client(
@@ -76,7 +79,7 @@ def test_cancel_running_only_asks_its_client(
     job = hopper.insert("c.run", queue="cancel-run")
     assert hopper.claim("cancel-run", client) == [job]
     result = data(qctl("jobs", "cancel", str(job), "--yes", "-o", "json"))
-    assert result["outcome"] == "cancel requested" and result["state"] == "running"
+    assert result["ids"] == [str(job)] and result["skipped"] == {}
     where, row = job_row(pg_schema, job)  # type: ignore[misc]
     assert where == "live" and row["state"] == "running" and row["cancel_requested_at"]
     assert row["attempted_by"] == client
@@ -92,7 +95,7 @@ def test_cancel_cascades_through_a_workflow(hopper: Worker, qctl: Run, pg_schema
         "wf-cancel", ["root", "child", "grandchild"], [(1, 0), (2, 1)], on_failure=callback
     )
     result = data(qctl("jobs", "cancel", str(root), "--yes", "-o", "json"))
-    assert result["cascaded"] == 2 and result["callbacks"] == 1
+    assert result["ids"] == [str(root)]
     for job in (root, child, grandchild):
         where, row = job_row(pg_schema, job)  # type: ignore[misc]
         assert where == "history" and row["state"] == "cancelled"
@@ -112,7 +115,7 @@ def test_retry_from_history_as_hopper_does(
     _, before = job_row(pg_schema, dead)  # type: ignore[misc]
     heard(listen, pg_schema)
     result = data(qctl("jobs", "retry", str(dead), "--yes", "-o", "json"))
-    assert result["from_history"] is True and result["state"] == "discarded"
+    assert result["ids"] == [str(dead)] and result["selected"] == 1
     where, row = job_row(pg_schema, dead)  # type: ignore[misc]
     assert where == "live" and row["state"] == "available"
     # attempts and errors kept; one more attempt allowed since it had run out
@@ -132,7 +135,7 @@ def test_retry_refusals_write_nothing(hopper: Worker, qctl: Run, pg_schema: str)
     holder = hopper.insert("r.u", queue="retry-uq", unique_key="k1")
     _, pending = hopper.workflow("wf-retry", ["a", "b"], [(1, 0)])
     before = snapshot(pg_schema)
-    for job, why in ((running, "is running"), (dead, "same unique key"), (pending[1], "pending")):
+    for job, why in ((running, "is running"), (dead, "unique key"), (pending[1], "pending")):
         refused = qctl("jobs", "retry", str(job), "--yes")
         assert refused.exit_code == 3 and why in refused.output, refused.output
     assert snapshot(pg_schema) == before
@@ -147,42 +150,53 @@ def test_bulk_retry_by_filter(hopper: Worker, qctl: Run, pg_schema: str) -> None
     hopper.finalize(done, client, "completed")
     before = snapshot(pg_schema)
     dry = data(qctl("jobs", "retry", "--queue", "bulk-q", "--dry-run", "-o", "json"))
-    assert dry["count"] == 3 and {r["job_id"] for r in dry["results"]} == {str(d) for d in dead}
+    assert dry["selected"] == 3 and set(dry["ids"]) == {str(d) for d in dead}
     capped = qctl("jobs", "retry", "--queue", "bulk-q", "--max", "2", "--yes")
     assert capped.exit_code == 2 and "more than 2" in capped.output
     assert snapshot(pg_schema) == before
     words = qctl("jobs", "retry", "--queue", "bulk-q", "--yes")
-    assert words.exit_code == 0 and words.stdout.count("retried hopper job") == 3
+    assert words.exit_code == 0 and "retried 3 hopper jobs" in words.stdout
     assert all(job_row(pg_schema, d)[0] == "live" for d in dead)  # type: ignore[index]
     assert job_row(pg_schema, done)[0] == "history"  # type: ignore[index]  # completed: not by default
     both = qctl("jobs", "retry", str(done), "--queue", "bulk-q", "--yes")
     assert both.exit_code == 2
 
 
-def test_a_claim_between_read_and_write_is_never_finalized(
-    hopper: Worker, pg_schema: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A worker claims the job after qctl read it waiting: the locked re-read sees it
-    running, so the cancel only asks (hopper's rule); nothing finalizes it."""
+def test_a_claim_between_plan_and_write_is_never_finalized(hopper: Worker, pg_schema: str) -> None:
+    """A worker claims the job after qctl planned to cancel it waiting: the write's
+    predicate sees it running, so the cancel only asks (hopper's rule); nothing
+    finalizes it."""
     client = hopper.register()
     job = hopper.insert("race", queue="race-q")
-    real = reads.get_job
-
-    def then_claimed(db: Database, job_id: uuid.UUID) -> reads.Job:
-        found = real(db, job_id)
-        assert hopper.claim("race-q", client) == [job]
-        return found
-
-    monkeypatch.setattr(reads, "get_job", then_claimed)
     db = Database(PG_DSN, pg_schema)
     try:
-        result = actions.cancel(db, job)
+        planned = verbs.plan(db, actions.CANCEL, Selection.of_ids([str(job)]), "test")
+        assert planned.states == {"available": 1}
+        assert hopper.claim("race-q", client) == [job]
+        result = verbs.run(db, actions.CANCEL, planned)
     finally:
         db.close()
-    assert result.state == "running" and result.outcome == "cancel requested"
+    assert result.ids == [str(job)]
     where, row = job_row(pg_schema, job)  # type: ignore[misc]
     assert where == "live" and row["state"] == "running" and row["cancel_requested_at"]
     assert hopper.finalize(job, client, "completed")  # its client's result still applies
+
+
+def test_a_job_finished_between_plan_and_write_is_skipped(hopper: Worker, pg_schema: str) -> None:
+    """A cancel planned over waiting jobs, one of which is gone by the write: the others
+    are cancelled, that one counted under its reason, and the run goes on."""
+    jobs = [hopper.insert("race.r", queue="race-r") for _ in range(3)]
+    db = Database(PG_DSN, pg_schema)
+    try:
+        where = {"states": ["available"], "queues": ["race-r"]}
+        planned = verbs.plan(db, actions.CANCEL, Selection(filter=where), "test")
+        assert sorted(planned.ids) == sorted(map(str, jobs))
+        hopper.conn.execute("DELETE FROM hopper_jobs WHERE id = %s", [jobs[0]])
+        result = verbs.run(db, actions.CANCEL, planned)
+    finally:
+        db.close()
+    assert result.done == 2 and result.skipped == {"gone": 1} and not result.stopped_part_way
+    assert str(jobs[0]) not in result.ids
 
 
 def test_queue_pause_resume_limit(

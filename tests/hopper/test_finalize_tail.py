@@ -11,6 +11,8 @@ from typing import Any
 
 import psycopg
 
+from qctl.core import verbs
+from qctl.core.verbs import Selection
 from qctl.systems.hopper import actions
 from qctl.systems.hopper.database import Database
 from qctl.systems.hopper.reads import queries
@@ -113,7 +115,9 @@ def _qctl_cancel(schema: str) -> Callable[[Worker, Any], None]:
     def cancel(worker: Worker, job: Any) -> None:
         db = Database(PG_DSN, schema)
         try:
-            assert actions.cancel(db, job).outcome == "cancelled"
+            planned = verbs.plan(db, actions.CANCEL, Selection.of_ids([str(job)]), "test")
+            assert planned.states.keys() <= {"available", "scheduled", "pending", "retryable"}
+            assert verbs.run(db, actions.CANCEL, planned).ids == [str(job)]
         finally:
             db.close()
 

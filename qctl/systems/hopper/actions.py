@@ -3,23 +3,27 @@ schema version 8 (``driver/internal/pgsql``, transcribed statement by statement 
 ``queries/actions.sql``; the Go file and function are named beside each).
 
 Every write runs in one transaction that first reads the schema version again
-(``Database.transaction``) and locks the row it decides on, as hopper's own does, so a
-worker's claim or finalize cannot slip between qctl's check and its write. Running jobs
-are never finalized here: a cancel only asks the client holding the job (hopper's rule),
-a retry refuses it (``ErrJobRunning``). ``dry_run=True`` reads and writes nothing.
+(``Database.transaction``). The job verbs (``CANCEL``, ``RETRY``) are declarations the
+verb engine (``qctl.core.verbs``) runs in batches: each statement re-checks every job's
+state in its own predicate, so a worker's claim or finalize between the plan and the
+write leaves that job alone (counted under its reason). Running jobs are never finalized
+here: a cancel only asks the client holding the job (hopper's rule), a retry passes it
+over (``ErrJobRunning``). ``dry_run=True`` reads and writes nothing.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from qctl.core.errors import WrongState
+from qctl.core.verbs import Target, Verb, Written
 from qctl.systems.hopper import reads
 from qctl.systems.hopper.database import Database
-from qctl_store.errors import InvalidInput, UniqueViolation
+from qctl_store.errors import InvalidInput
 
 CHANNEL_INSERT = "hopper_insert"
 """``driver/driver.go`` ChannelInsert: the queue name of a committed insert."""
@@ -30,127 +34,106 @@ CHANNEL_DONE = "hopper_done"
 """ChannelDone: the id of a finalized job inserted with Await."""
 
 
-@dataclass
-class Cancelled:
-    job_id: str
-    kind: str
-    queue: str
-    state: str
-    """The state the job was in (a dry run: is in)."""
-    outcome: str
-    """``cancelled`` (a waiting job, now in history), ``cancel requested`` (a running
-    job: its client finalizes it)."""
-    cascaded: int = 0
-    """Workflow dependents cancelled with it."""
-    promoted: int = 0
-    callbacks: int = 0
-    dry_run: bool = False
+def _ids(ids: Sequence[str]) -> list[uuid.UUID]:
+    return [uuid.UUID(i) for i in ids]
 
 
-def _outcome(state: str) -> str:
-    return "cancel requested" if state == "running" else "cancelled"
+def _targets(rows: list[dict[str, Any]]) -> list[Target]:
+    return [Target(str(r["id"]), r["state"], r["kind"]) for r in rows]
 
 
-def cancel(db: Database, job_id: uuid.UUID, dry_run: bool = False) -> Cancelled:
-    """Cancel a job as hopper's ``JobCancel`` does (``driver/internal/pgsql/jobs.go``):
-    a waiting job is finalized as cancelled with hopper's whole finalize tail; a running
-    one is only marked ``cancel_requested_at`` and its client told on hopper_control. A
-    finalized job is refused (hopper returns it unchanged)."""
-    db.require_writable()
-    job = reads.get_job(db, job_id)
-    if job.state not in reads.LIVE_STATES:
-        raise WrongState("jobs cancel", f"hopper job {job.id} is {job.state}: already finalized")
-    result = Cancelled(str(job.id), job.kind, job.queue, job.state, _outcome(job.state))
-    if dry_run:
-        result.dry_run = True
-        return result
+def _page(db: Database, where: Mapping[str, Any], after: str | None, n: int) -> list[Target]:
+    """A keyset page of the jobs a filter matches (``states``, ``kinds``, ``queues``)."""
+    states = list(where["states"])
+    params = {
+        "live": any(s in reads.LIVE_STATES for s in states),
+        "completed": "completed" in states,
+        "failed": "cancelled" in states or "discarded" in states,
+        "states": states,
+        "kinds": where.get("kinds") or None,
+        "queues": where.get("queues") or None,
+        "after": uuid.UUID(after) if after else None,
+        "limit": n,
+    }
+    return _targets(db.all(reads.queries("actions.sql").targets_page, params))
+
+
+def _lookup(db: Database, ids: Sequence[str]) -> list[Target]:
+    return _targets(db.all(reads.queries("actions.sql").target_states, {"ids": _ids(ids)}))
+
+
+def _cancel(db: Database, ids: list[str]) -> Written:
+    """One batch of ``jobs cancel``, as hopper's ``JobCancel`` (``jobs.go``) does to each:
+    the waiting jobs finalized, then the running ones asked of their clients (in this
+    order, so a job claimed meanwhile is asked, not skipped)."""
     q = reads.queries("actions.sql")
+    params = {"ids": _ids(ids), "done": CHANNEL_DONE, "insert": CHANNEL_INSERT}
     with db.transaction():
-        live = db.one(q.lock_live, {"id": job.id})
-        if live is None:  # finalized since the read
-            now = reads.get_job(db, job.id).state
-            raise WrongState("jobs cancel", f"hopper job {job.id} became {now}; not cancelled")
-        result.state, result.outcome = live["state"], _outcome(live["state"])
-        if live["state"] == "running":
-            db.one(q.cancel_running, {"id": job.id})
-            db.one(q.notify, {"channel": CHANNEL_CONTROL, "payload": f"cancel:{job.id}"})
-        else:
-            row = db.one(
-                q.cancel_waiting, {"id": job.id, "done": CHANNEL_DONE, "insert": CHANNEL_INSERT}
-            )
-            assert row is not None  # the row is locked and not running
-            result.cascaded = int(row["cascaded"])
-            result.promoted = int(row["promoted"])
-            result.callbacks = int(row["callbacks"])
-    return result
+        finished = db.all(q.cancel_waiting, params)
+        asked = db.all(q.cancel_running, {"ids": params["ids"]})
+    return Written([str(r["id"]) for r in finished + asked])
 
 
-@dataclass
-class Retried:
-    job_id: str
-    kind: str
-    queue: str
-    state: str
-    """The state the job was in."""
-    from_history: bool
-    batch_id: str | None = None
-    """Its batch: one it finished in was counted down already, and counts it again
-    when it finishes again (hopper's JobRetry leaves the batch as it is)."""
-    dry_run: bool = False
-
-
-def retry(db: Database, job_id: uuid.UUID, dry_run: bool = False) -> Retried:
-    """Make a job available now as hopper's ``JobRetry`` does (``jobs.go``): a waiting
-    job has its schedule brought forward; a finalized one moves back from history with
-    its attempts and errors (one more attempt if it had run out). Then NOTIFY
-    hopper_insert with its queue, as the client's notifier does after it
-    (``control.go`` JobRetry). Refused: a running job (``ErrJobRunning``), a live job
-    holding the same unique key (``ErrUniqueConflict``) and, stricter than hopper, a
-    pending workflow step (its dependencies have not finished)."""
-    db.require_writable()
-    job = reads.get_job(db, job_id)
-    _retryable(job.id, job.state)
-    result = Retried(
-        str(job.id),
-        job.kind,
-        job.queue,
-        job.state,
-        job.state not in reads.LIVE_STATES,
-        str(job.batch_id) if job.batch_id else None,
-    )
-    if dry_run:
-        result.dry_run = True
-        return result
+def _retry(db: Database, ids: list[str]) -> Written:
+    """One batch of ``jobs retry``, as hopper's ``JobRetry`` (``jobs.go``) does to each: a
+    waiting job brought forward, a finalized one moved back from history (left there when
+    a live job holds its unique key: ``ErrUniqueConflict``); then NOTIFY hopper_insert
+    with each queue, as the client's notifier does (``control.go`` JobRetry)."""
     q = reads.queries("actions.sql")
+    batch = _ids(ids)
     with db.transaction():
-        live = db.one(q.lock_live, {"id": job.id})
-        result.from_history = live is None
-        if live is not None:
-            _retryable(job.id, live["state"])
-            row = db.one(q.retry_live, {"id": job.id})
-        else:
-            try:
-                row = db.one(q.retry_history, {"id": job.id})
-            except UniqueViolation:  # the transaction is rolled back
-                raise WrongState(
-                    "jobs retry",
-                    f"hopper job {job.id}: a live job with the same unique key exists",
-                ) from None
-            if row is None:
-                raise WrongState("jobs retry", f"hopper job {job.id} changed; not retried")
-        assert row is not None
-        db.one(q.notify, {"channel": CHANNEL_INSERT, "payload": row["queue"]})
-    return result
+        live = db.all(q.retry_live, {"ids": batch})
+        held = [r["id"] for r in db.all(q.unique_held, {"ids": batch})]
+        moved = db.all(q.retry_history, {"ids": batch, "held": held})
+        queues = sorted({r["queue"] for r in live + moved})
+        if queues:
+            db.all(q.notify_queues, {"queues": queues})
+    refused = {str(h): "a live job holds its unique key" for h in held}
+    return Written([str(r["id"]) for r in live + moved], refused)
 
 
-def _retryable(job_id: uuid.UUID, state: str) -> None:
-    if state == "running":
-        raise WrongState("jobs retry", f"hopper job {job_id} is running (hopper: job is running)")
-    if state == "pending":
-        raise WrongState(
-            "jobs retry",
-            f"hopper job {job_id} is pending: a workflow step waits for its dependencies",
-        )
+def _batches_counted(db: Database, ids: list[str]) -> list[str]:
+    """Finalized jobs of a batch that counted them already: hopper's JobRetry leaves the
+    batch as it is, so it counts each again when it finishes again."""
+    rows = db.all(reads.queries("actions.sql").batches_counted, {"ids": _ids(ids)})
+    return [f"batch {r['batch_id']} counted it already: hopper counts it again" for r in rows]
+
+
+CANCEL = Verb[Database](
+    system="hopper",
+    noun="jobs",
+    name="cancel",
+    past="cancelled",
+    accepts=reads.LIVE_STATES,
+    effect="cancel (a waiting job moved to history with hopper's finalize tail, a running"
+    " one asked of its client)",
+    page=_page,
+    lookup=_lookup,
+    write=_cancel,
+    reasons={s: f"{s}: already finalized" for s in reads.STATES if s not in reads.LIVE_STATES},
+)
+"""``jobs cancel``: hopper's ``JobCancel``; a finalized job is passed over."""
+
+RETRY = Verb[Database](
+    system="hopper",
+    noun="jobs",
+    name="retry",
+    past="retried",
+    accepts=("available", "scheduled", "retryable", "completed", "cancelled", "discarded"),
+    effect="make available now (a finalized job moved back from history), then NOTIFY"
+    " hopper_insert",
+    page=_page,
+    lookup=_lookup,
+    write=_retry,
+    reasons={
+        "running": "running (hopper: job is running)",
+        "pending": "pending: a workflow step waits for its dependencies",
+    },
+    filter_states=("discarded", "cancelled"),
+    caveats=_batches_counted,
+)
+"""``jobs retry``: hopper's ``JobRetry``; stricter than hopper, a pending workflow step
+is passed over (its dependencies have not finished)."""
 
 
 @dataclass

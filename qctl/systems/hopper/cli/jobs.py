@@ -3,16 +3,16 @@ history together, as hopper's own ``hopper jobs list|get|retry|cancel``)."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from qctl.cli import common
+from qctl.cli import verbs
 from qctl.cli.common import MAX_TARGETS, After, DryRun, MaxOpt, Output, PageLimit, Yes
 from qctl.cli.output import OutputFormat, emit_detail, page_note, stream_listing
-from qctl.core import bulk
+from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.core.verbs import Selection, Verb
 from qctl.systems.hopper import actions, reads
 from qctl.systems.hopper.cli import database, group, writable
 from qctl.systems.hopper.database import Database
@@ -103,33 +103,20 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     )
 
 
-def _targets(
-    db: Database,
-    ids: Many,
-    states: list[str] | None,
-    kind: Many,
-    queue: Many,
-    allowed: tuple[str, ...],
-    verb: str,
-    max_targets: int,
-) -> list[uuid.UUID]:
-    """Jobs by id, or every job the filters match (newest first, at most ``--max``)."""
-    bulk.select(ids, bool(states or kind or queue), f"jobs {verb}", "job")
+def _selection(db: Database, ids: Many, state: Many, kind: Many, queue: Many) -> Selection | None:
+    """Jobs by id (whole or a unique prefix), or by filter; None when neither is given."""
+    if ids and (state or kind or queue):
+        raise InvalidInput("give job ids or filter options, not both")
     if ids:
-        return [reads.resolve_job(db, i) for i in ids]
-    states = states or list(allowed)
-    if not set(states) <= set(allowed):
-        raise InvalidInput(f"--state: jobs {verb} takes {', '.join(allowed)} jobs")
-    found = reads.list_jobs(db, states, kind, queue, max_targets + 1)
-    return bulk.capped([j.id for j in found], max_targets, "jobs")
+        return Selection.of_ids([str(reads.resolve_job(db, i)) for i in ids])
+    if state or kind or queue:
+        return Selection(filter={"states": _states(state), "kinds": kind, "queues": queue})
+    return None
 
 
-def _run(
+def _act(
     ctx: typer.Context,
-    verb: str,
-    act: Callable[[Database, uuid.UUID, bool], Any],
-    allowed: tuple[str, ...],
-    say: Callable[[Any], str],
+    verb: Verb[Database],
     ids: Many,
     state: Many,
     kind: Many,
@@ -138,15 +125,22 @@ def _run(
     dry_run: bool,
     yes: bool,
     output: OutputFormat,
+    plan_in: Path | None,
+    plan_out: Path | None,
 ) -> None:
-    db = writable(ctx, f"jobs {verb}", dry_run)
-    targets = _targets(db, ids, _states(state), kind, queue, allowed, verb, max_targets)
-    ask = f"{verb.capitalize()} {len(targets)} hopper job(s)?"
-    common.act_each(targets, lambda t, dry: act(db, t, dry), say, ask, output, dry_run, yes)
-
-
-CANCELLABLE = reads.LIVE_STATES
-RETRYABLE = ("available", "scheduled", "retryable", "completed", "cancelled", "discarded")
+    db = writable(ctx, verb.title, dry_run or plan_out is not None)
+    verbs.act(
+        ctx,
+        verb,
+        db,
+        _selection(db, ids, state, kind, queue),
+        max_targets=max_targets,
+        dry_run=dry_run,
+        yes=yes,
+        output=output,
+        plan_in=plan_in,
+        plan_out=plan_out,
+    )
 
 
 @app.command("cancel")
@@ -158,6 +152,8 @@ def cancel(
     queue: QueueOpt = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
@@ -165,16 +161,9 @@ def cancel(
     cancelled (its workflow dependents cancelled, its batch counted down, callbacks
     and promotions as hopper's finalize does); a running job is only asked to cancel
     (cancel_requested_at, NOTIFY hopper_control): its client finalizes it. By id, or
-    every live job the filters match (newest first, --max)."""
-
-    def say(c: actions.Cancelled) -> str:
-        verb = {"cancelled": "cancel", "cancel requested": "request cancel of"}[c.outcome]
-        done = {"cancelled": "cancelled", "cancel requested": "requested cancel of"}[c.outcome]
-        extra = f", {c.cascaded} dependent(s) cancelled" if c.cascaded else ""
-        return f"{'would ' + verb if c.dry_run else done} hopper job {c.job_id} ({c.state}){extra}"
-
-    _run(ctx, "cancel", actions.cancel, CANCELLABLE, say, ids, state, kind, queue,
-         max_targets, dry_run, yes, output)  # fmt: skip
+    every live job the filters match; a finalized job is passed over."""
+    _act(ctx, actions.CANCEL, ids, state, kind, queue,
+         max_targets, dry_run, yes, output, plan_in, plan_out)  # fmt: skip
 
 
 @app.command("retry")
@@ -186,24 +175,15 @@ def retry(
     queue: QueueOpt = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Run jobs again now as hopper's JobRetry does: a waiting job's schedule brought
     forward; a finalized one moved back from history with its attempts and errors (one
-    more attempt if it had run out); then NOTIFY hopper_insert. Refused: running jobs,
-    pending workflow steps, a live job holding the same unique key. By id, or every job
-    the filters match (default: discarded and cancelled; newest first, --max)."""
-    if not ids and not state and (kind or queue):
-        state = ["discarded", "cancelled"]
-
-    def say(r: actions.Retried) -> str:
-        where = " from history" if r.from_history else ""
-        if r.from_history and r.batch_id:
-            where += f" (batch {r.batch_id} counted it already: hopper counts it again)"
-        return (
-            f"{'would retry' if r.dry_run else 'retried'} hopper job {r.job_id} ({r.state}){where}"
-        )
-
-    _run(ctx, "retry", actions.retry, RETRYABLE, say, ids, state, kind, queue,
-         max_targets, dry_run, yes, output)  # fmt: skip
+    more attempt if it had run out); then NOTIFY hopper_insert. Passed over: running
+    jobs, pending workflow steps, a job whose unique key a live job holds. By id, or
+    every job the filters match (default: discarded and cancelled)."""
+    _act(ctx, actions.RETRY, ids, state, kind, queue,
+         max_targets, dry_run, yes, output, plan_in, plan_out)  # fmt: skip

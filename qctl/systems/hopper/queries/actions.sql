@@ -3,65 +3,6 @@
 -- search_path is the hopper schema. Notifications are sent inside the write's
 -- transaction, so, as hopper's, they are delivered when it commits.
 
--- name: lock_live
--- A live job's state, its row locked for the rest of the transaction (jobs.go JobCancel
--- and JobRetry: SELECT state ... FOR UPDATE), so no claim or finalize can move it
--- between this check and the write.
-SELECT state::text AS state, queue FROM hopper_jobs WHERE id = %(id)s FOR UPDATE;
-
--- name: cancel_running
--- Ask a running job's client to cancel it (jobs.go jobCancelRunningSQL): only
--- cancel_requested_at is set; the client that holds the job finalizes it, so nothing
--- finalizes a job a live client holds. Sent with NOTIFY hopper_control 'cancel:<id>'.
-UPDATE hopper_jobs SET cancel_requested_at = coalesce(cancel_requested_at, now())
-WHERE id = %(id)s AND state = 'running'
-RETURNING id, queue, cancel_requested_at;
-
--- name: cancel_waiting
--- Finalize a waiting job as cancelled with hopper's whole finalize tail (jobs.go
--- jobCancelWaitingSQL, flow.go finishedColumns, appendErrorSQL and finalizeTailSQL):
--- the job moves to history with an error entry "hopper: cancelled", and
--- fragments.sql's finalize_tail settles its workflow dependents, batch, callbacks and
--- an awaited job's done notice. The running predicate fences the delete: a job a
--- client claimed is never finalized here.
-WITH RECURSIVE finished AS (
-  DELETE FROM hopper_jobs j WHERE j.id = %(id)s AND j.state <> 'running'
-  RETURNING j.id, j.seq, j.kind, j.queue, j.priority, j.attempt, j.max_attempts, j.scheduled_at,
-    j.attempted_at, j.attempted_by, j.args, j.metadata,
-    j.errors || jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', 'hopper: cancelled') AS errors,
-    j.unique_key, j.ordering_key, j.partition_key, j.batch_id, j.expires_at, j.cancel_requested_at,
-    j.await, j.created_at, NULL::jsonb AS output, true AS archive, 'cancelled'::text AS final_state,
-    CASE WHEN j.await THEN pg_notify(%(done)s, j.id::text) END AS notified
-),
-{finalize_tail}
-SELECT f.id, f.queue,
-       (SELECT count(*) FROM cascaded) AS cascaded,
-       (SELECT count(*) FROM promoted) AS promoted,
-       (SELECT count(*) FROM callbacks) AS callbacks
-FROM finished f;
-
--- name: retry_live
--- Make a waiting job available now (jobs.go jobRetryLiveSQL). qctl also leaves a
--- pending job alone (hopper's SQL would run a workflow step before its dependencies
--- finish): the caller refuses it first, and the predicate holds the line.
-UPDATE hopper_jobs SET state = 'available', scheduled_at = now()
-WHERE id = %(id)s AND state NOT IN ('running', 'pending')
-RETURNING id, queue, state::text AS state;
-
--- name: retry_history
--- Move a finalized job back to the live table, available now, with its attempt count
--- and errors (jobs.go jobRetryHistorySQL): a fresh seq, as a new insert would get, and
--- one more attempt allowed if it had run out. A live job holding its unique key makes
--- this a unique violation (ErrUniqueConflict).
-WITH h AS (DELETE FROM hopper_job_history WHERE id = %(id)s RETURNING *)
-INSERT INTO hopper_jobs (id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
-  args, metadata, errors, unique_key, ordering_key, partition_key, batch_id, await, created_at)
-SELECT id, kind, queue, 'available', priority, attempt,
-  CASE WHEN attempt >= max_attempts THEN attempt + 1 ELSE max_attempts END, now(), args, metadata,
-  errors, unique_key, ordering_key, partition_key, batch_id, await, created_at
-FROM h
-RETURNING id, queue, state::text AS state;
-
 -- name: notify
 -- One notification, delivered when the transaction commits (jobs.go NotifySQL).
 SELECT pg_notify(%(channel)s, %(payload)s);
@@ -112,3 +53,116 @@ UPDATE hopper_stream_consumers
 SET seen = %(snapshot)s::pg_snapshot, reading = NULL, xid = %(xid)s::text::xid8, seq = %(seq)s
 WHERE name = %(name)s
 RETURNING name;
+
+-- name: targets_page
+-- A page of the jobs a bulk verb's filter matches, ids and states only, newest first
+-- after a cursor: reads.sql list_jobs without the columns a verb does not check (each
+-- part walks its id index backwards; a part the states exclude, or whose rows hold none
+-- of the queues, is not walked).
+(SELECT id, state::text AS state, kind FROM hopper_jobs
+ WHERE %(live)s
+   AND state = ANY(%(states)s::hopper_job_state[])
+   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+   AND (%(after)s::uuid IS NULL OR id < %(after)s::uuid)
+ ORDER BY id DESC LIMIT %(limit)s)
+UNION ALL
+(SELECT id, state::text AS state, kind FROM hopper_job_history_completed
+ WHERE %(completed)s
+   AND state = ANY(%(states)s::hopper_job_state[])
+   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+   AND (%(after)s::uuid IS NULL OR id < %(after)s::uuid)
+   AND (%(queues)s::text[] IS NULL
+        OR EXISTS (SELECT 1 FROM hopper_job_history_completed q WHERE q.queue = ANY(%(queues)s::text[])))
+ ORDER BY id DESC LIMIT %(limit)s)
+UNION ALL
+(SELECT id, state::text AS state, kind FROM hopper_job_history_failed
+ WHERE %(failed)s
+   AND state = ANY(%(states)s::hopper_job_state[])
+   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+   AND (%(after)s::uuid IS NULL OR id < %(after)s::uuid)
+   AND (%(queues)s::text[] IS NULL
+        OR EXISTS (SELECT 1 FROM hopper_job_history_failed q WHERE q.queue = ANY(%(queues)s::text[])))
+ ORDER BY id DESC LIMIT %(limit)s)
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: target_states
+-- The current state of the given jobs that exist, live or finalized.
+SELECT id, state::text AS state, kind FROM hopper_jobs WHERE id = ANY(%(ids)s::uuid[])
+UNION ALL
+SELECT id, state::text AS state, kind FROM hopper_job_history WHERE id = ANY(%(ids)s::uuid[]);
+
+-- name: cancel_waiting
+-- Finalize a batch of waiting jobs as cancelled with hopper's whole finalize tail (jobs.go
+-- jobCancelWaitingSQL, flow.go finishedColumns, appendErrorSQL and finalizeTailSQL):
+-- each job moves to history with an error entry "hopper: cancelled", and
+-- fragments.sql's finalize_tail settles their workflow dependents, batches, callbacks and
+-- an awaited job's done notice. The running predicate fences the delete: a job a
+-- client claimed is never finalized here (cancel_running asks its client instead).
+WITH RECURSIVE finished AS (
+  DELETE FROM hopper_jobs j WHERE j.id = ANY(%(ids)s::uuid[]) AND j.state <> 'running'
+  RETURNING j.id, j.seq, j.kind, j.queue, j.priority, j.attempt, j.max_attempts, j.scheduled_at,
+    j.attempted_at, j.attempted_by, j.args, j.metadata,
+    j.errors || jsonb_build_object('at', now(), 'attempt', j.attempt, 'error', 'hopper: cancelled') AS errors,
+    j.unique_key, j.ordering_key, j.partition_key, j.batch_id, j.expires_at, j.cancel_requested_at,
+    j.await, j.created_at, NULL::jsonb AS output, true AS archive, 'cancelled'::text AS final_state,
+    CASE WHEN j.await THEN pg_notify(%(done)s, j.id::text) END AS notified
+),
+{finalize_tail}
+SELECT f.id FROM finished f;
+
+-- name: cancel_running
+-- Ask the clients of a batch's running jobs to cancel them (jobs.go jobCancelRunningSQL,
+-- then NOTIFY hopper_control 'cancel:<id>'): only cancel_requested_at is set; the client
+-- that holds a job finalizes it, so nothing finalizes a job a live client holds.
+WITH asked AS (
+  UPDATE hopper_jobs SET cancel_requested_at = coalesce(cancel_requested_at, now())
+  WHERE id = ANY(%(ids)s::uuid[]) AND state = 'running'
+  RETURNING id
+)
+SELECT id, pg_notify('hopper_control', 'cancel:' || id::text) AS notified FROM asked;
+
+-- name: retry_live
+-- Make a batch's waiting jobs available now (jobs.go jobRetryLiveSQL). qctl also leaves
+-- a pending job alone (hopper's SQL would run a workflow step before its dependencies
+-- finish), and a running one (ErrJobRunning).
+UPDATE hopper_jobs SET state = 'available', scheduled_at = now()
+WHERE id = ANY(%(ids)s::uuid[]) AND state NOT IN ('running', 'pending')
+RETURNING id, queue;
+
+-- name: unique_held
+-- Which finalized jobs of a batch a live job's unique key blocks (jobs.go
+-- jobRetryHistorySQL fails with ErrUniqueConflict on them): they stay in history.
+SELECT h.id FROM hopper_job_history h
+WHERE h.id = ANY(%(ids)s::uuid[]) AND h.unique_key IS NOT NULL
+  AND EXISTS (SELECT 1 FROM hopper_jobs l WHERE l.kind = h.kind AND l.unique_key = h.unique_key);
+
+-- name: retry_history
+-- Move a batch's finalized jobs back to the live table, available now, with their attempt
+-- counts and errors (jobs.go jobRetryHistorySQL): a fresh seq, as a new insert would get,
+-- and one more attempt allowed where they had run out; those unique_held named stay.
+WITH h AS (
+  DELETE FROM hopper_job_history WHERE id = ANY(%(ids)s::uuid[]) AND NOT id = ANY(%(held)s::uuid[])
+  RETURNING *
+)
+INSERT INTO hopper_jobs (id, kind, queue, state, priority, attempt, max_attempts, scheduled_at,
+  args, metadata, errors, unique_key, ordering_key, partition_key, batch_id, await, created_at)
+SELECT id, kind, queue, 'available', priority, attempt,
+  CASE WHEN attempt >= max_attempts THEN attempt + 1 ELSE max_attempts END, now(), args, metadata,
+  errors, unique_key, ordering_key, partition_key, batch_id, await, created_at
+FROM h
+RETURNING id, queue;
+
+-- name: batches_counted
+-- The batches (a few) that counted finalized jobs of a retry's batch as finished.
+SELECT DISTINCT batch_id FROM hopper_job_history
+WHERE id = ANY(%(ids)s::uuid[]) AND batch_id IS NOT NULL
+LIMIT 5;
+
+-- name: notify_queues
+-- One hopper_insert notification per queue jobs were made available in (control.go
+-- JobRetry: the client's notifier announces each retried job's queue).
+SELECT pg_notify('hopper_insert', q) FROM unnest(%(queues)s::text[]) AS q;

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from qctl.core.verbs import Selection, Verb
 from qctl.systems.hopper import actions, reads
 from qctl.tui import fmt
 from qctl.tui.panes import DetailScreen, ListPane, RecordView
@@ -105,30 +106,16 @@ class JobActions:
     def current_job(self) -> str | None:
         raise NotImplementedError
 
-    def _act(self, verb: str) -> None:
-        top = self.top  # type: ignore[attr-defined]
-        text = self.current_job()
-        if text is None:
-            return
-        job_id = uuid.UUID(text)
-        if verb == "cancel":
-            top.act(
-                lambda p: f"Cancel {p.state} hopper job {job_id} ({p.kind}): {p.outcome}?",
-                lambda db, dry_run: actions.cancel(db, job_id, dry_run),
-                lambda p: f"{p.outcome}: {job_id}",
-            )
-        else:
-            top.act(
-                lambda p: f"Retry {p.state} hopper job {job_id} ({p.kind})?",
-                lambda db, dry_run: actions.retry(db, job_id, dry_run),
-                lambda p: f"retried: {job_id}",
-            )
+    def _act(self, verb: Verb[Database]) -> None:
+        job_id = self.current_job()
+        if job_id is not None:
+            self.top.act_verb(verb, Selection.of_ids([job_id]))  # type: ignore[attr-defined]
 
     def action_job_cancel(self) -> None:
-        self._act("cancel")
+        self._act(actions.CANCEL)
 
     def action_job_retry(self) -> None:
-        self._act("retry")
+        self._act(actions.RETRY)
 
 
 class JobsPane(JobActions, ListPane):
