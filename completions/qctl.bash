@@ -85,6 +85,8 @@ _qctl() {
         'qctl jobs retry --reason') COMPREPLY=(); return ;;
         'qctl jobs retry --queue') COMPREPLY=(); return ;;
         'qctl jobs retry --max') COMPREPLY=(); return ;;
+        'qctl jobs retry --plan-out') COMPREPLY=(); return ;;
+        'qctl jobs retry --plan') COMPREPLY=(); return ;;
         'qctl jobs run-now --source' | 'qctl jobs run-now -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl jobs run-now --kind' | 'qctl jobs run-now -k') COMPREPLY=(); return ;;
         'qctl jobs run-now --state') COMPREPLY=($(compgen -W 'pending scheduled active dead paused succeeded blocked waiting cancelled uncertain skipped' -- "$cur")); return ;;
@@ -157,6 +159,8 @@ _qctl() {
         'qctl jobs cancel --output' | 'qctl jobs cancel -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs cancel --reason') COMPREPLY=(); return ;;
         'qctl jobs cancel --kind' | 'qctl jobs cancel -k') COMPREPLY=(); return ;;
+        'qctl jobs cancel --plan-out') COMPREPLY=(); return ;;
+        'qctl jobs cancel --plan') COMPREPLY=(); return ;;
         'qctl dags list --name') COMPREPLY=(); return ;;
         'qctl dags list --state') COMPREPLY=($(compgen -W 'running suspended compensating paused succeeded failed cancelled' -- "$cur")); return ;;
         'qctl dags list --limit' | 'qctl dags list -n') COMPREPLY=(); return ;;
@@ -599,14 +603,14 @@ _qctl() {
         'qctl jobs show') subs=''; opts='--payload --output -o -h --help' ;;
         'qctl jobs attempts') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs enqueue') subs=''; opts='--payload -p --delay --at --max-attempts --idempotency-key --ttl --meta --output -o -h --help' ;;
-        'qctl jobs retry') subs=''; opts='--all --all-dead --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o --reason -h --help --queue --max' ;;
+        'qctl jobs retry') subs=''; opts='--all --all-dead --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o --reason -h --help --queue --max --plan-out --plan' ;;
         'qctl jobs run-now') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl jobs archive') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl jobs pause') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl jobs resume') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl jobs delete') subs=''; opts='--state --all --source -s --kind -k --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl jobs vacuum-dead') subs=''; opts='--older-than --source -s --kind -k --dry-run --yes -y --output -o --reason -h --help' ;;
-        'qctl jobs cancel') subs=''; opts='--state --queue --name --max --dry-run --yes -y --output -o --reason -h --help --kind -k' ;;
+        'qctl jobs cancel') subs=''; opts='--state --queue --name --max --dry-run --yes -y --output -o --reason -h --help --kind -k --plan-out --plan' ;;
         'qctl dags') subs='list counts show find signal pause retry compensate cancel'; opts='-h --help' ;;
         'qctl dags list') subs=''; opts='--name --state --limit -n --after --output -o -h --help' ;;
         'qctl dags counts') subs=''; opts='--output -o -h --help' ;;

@@ -110,7 +110,7 @@ class Verb(Generic[H]):
         return f"{self.noun} {self.name}"
 
     def count(self, n: int) -> str:
-        """"3 hopper jobs", "1 hopper job"."""
+        """ "3 hopper jobs", "1 hopper job"."""
         one = self.singular or self.noun.removesuffix("s")
         return f"{n} {self.system} {one if n == 1 else self.noun}"
 
