@@ -78,6 +78,9 @@ class System:
     dsn_env: str = ""
     """The environment variable the system's own tools read its database from; qctl
     reads it after ``QCTL_DSN`` (``qctl.cli.context``)."""
+    verbs: str = ""
+    """``module:attribute`` of its operator verbs run by the verb engine: a tuple of
+    ``qctl.core.verbs.Verb`` (the contract suite runs each over every selection)."""
     capabilities: frozenset[str] = frozenset()
     """What differs between systems (``change_hints``: push notifications of changes;
     ``migrate``: qctl migrates the schema; ``store``: opened through ``qctl_store``, which

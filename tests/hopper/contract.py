@@ -67,3 +67,27 @@ def handle(target: Target) -> Iterator[Any]:
         yield db
     finally:
         db.close()
+
+
+def verb_rows(target: Target, verb: str, n: int) -> tuple[list[str], list[str]]:
+    """``n`` jobs of a queue of their own: waiting ones to cancel, discarded ones to
+    retry, made by the stand-in in hopper's own SQL."""
+    queue = f"ct-verb-{uuid.uuid4().hex[:8]}"
+    w = Worker(target.schema)
+    try:
+        if verb == "jobs retry":
+            client = w.register("ct-verbs")
+            ids = [w.dead("ct.verb", queue, client) for _ in range(n)]
+        else:
+            ids = [w.insert("ct.verb", queue=queue) for _ in range(n)]
+    finally:
+        w.close()
+    return [str(i) for i in ids], ["--queue", queue]
+
+
+def change(target: Target, verb: str, job_id: str) -> str:
+    """The job removed, as hopper's history retention would: the verb finds it gone."""
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        for table in ("hopper_jobs", "hopper_job_history"):
+            conn.execute(f'DELETE FROM "{target.schema}".{table} WHERE id = %s', [job_id])
+    return "gone"

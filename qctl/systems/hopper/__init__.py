@@ -20,6 +20,7 @@ SYSTEM = System(
     project="https://github.com/parallelworks/hopper",
     tables=("hopper_jobs", "hopper_schema"),
     default_schema="hopper",
+    verbs="qctl.systems.hopper.actions:VERBS",
     commands={
         "db": Entry(f"{_CLI}.db", "app", "The hopper database: status, tune (never migrated)."),
         "jobs": Entry(

@@ -135,6 +135,8 @@ RETRY = Verb[Database](
 """``jobs retry``: hopper's ``JobRetry``; stricter than hopper, a pending workflow step
 is passed over (its dependencies have not finished)."""
 
+VERBS = (CANCEL, RETRY)
+
 
 @dataclass
 class QueueChanged:
