@@ -100,7 +100,9 @@ class Verb(Generic[H]):
     filter_states: tuple[str, ...] = ()
     """The states a filter without ``--state`` selects (default: ``accepts``)."""
     singular: str = ""
-    """One of ``noun`` (default: ``noun`` less its final s)."""
+    """One of what it acts on (default: ``noun`` less its final s)."""
+    plural: str = ""
+    """Several of them (default: ``noun``)."""
     caveats: Callable[[H, list[str]], list[str]] | None = None
     """What the operator should know of a batch of planned targets before the run
     ("batch B counted it already"): read for the plan, a few of them shown."""
@@ -112,7 +114,7 @@ class Verb(Generic[H]):
     def count(self, n: int) -> str:
         """ "3 hopper jobs", "1 hopper job"."""
         one = self.singular or self.noun.removesuffix("s")
-        return f"{n} {self.system} {one if n == 1 else self.noun}"
+        return f"{n} {self.system} {one if n == 1 else self.plural or self.noun}"
 
     def reason(self, state: str) -> str | None:
         """Why a target in ``state`` is passed over; None when the verb acts on it."""
@@ -143,6 +145,18 @@ class Selection:
     @classmethod
     def of_ids(cls, ids: Sequence[str], by: str = "ids") -> Selection:
         return cls(tuple(dict.fromkeys(ids)), {}, by)
+
+    @classmethod
+    def given(
+        cls, ids: Sequence[str] | None, where: Mapping[str, Any], resolve: Callable[[str], str]
+    ) -> Selection | None:
+        """What the command line was given: ids (each typed whole or as a prefix, which
+        ``resolve`` makes whole) or filter values, never both; None for neither."""
+        if ids and any(where.values()):
+            raise InvalidInput("give ids or filter options, not both")
+        if ids:
+            return cls.of_ids([resolve(i) for i in ids])
+        return cls(filter=where) if any(where.values()) else None
 
     def record(self) -> dict[str, Any]:
         """The selection as the audit trail and a plan file keep it."""

@@ -25,6 +25,7 @@ from qctl.tui.widgets import StatusBar, glossary
 if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
 
+    from qctl.core.verbs import Selection, Verb
     from qctl.tui.preload import Preload
     from qctl_store.contract import ChangeNotifier
 
@@ -159,6 +160,10 @@ class Dashboard(App[None]):
         done: Callable[[R], str],
     ) -> None:
         """An operator action through the operations layer: ``fn(store, dry_run)``."""
+        raise NotImplementedError
+
+    def act_verb(self, verb: Verb[Any], selection: Selection) -> None:
+        """A system's declared verb over ``selection``, run by the verb engine."""
         raise NotImplementedError
 
 

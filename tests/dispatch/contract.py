@@ -13,6 +13,7 @@ import psycopg
 from typer.testing import CliRunner
 
 from qctl.cli.main import app
+from qctl.systems.dispatch.actions import VERBS
 from qctl.systems.dispatch.database import Database
 from tests.conftest import PG_DSN
 from tests.go.harness import Harness, pgx_dsn, require_go
@@ -20,6 +21,8 @@ from tests.systems.contract import Target
 
 WRITES: dict[str, list[str] | None] = {}
 """Filled by ``database()`` with the ids it made."""
+HARNESS: list[Harness] = []
+"""``database()``'s dispatch, for ``verb_rows``."""
 
 
 @contextlib.contextmanager
@@ -31,6 +34,7 @@ def database() -> Iterator[Target]:
     h = Harness("dispatchd", pgx_dsn(schema))
     try:
         h.call("migrate")
+        HARNESS[:] = [h]
         pending = h.call("enqueue", name="ct.job", queue="ct-q", payload={})["id"]
         dead = h.call("enqueue", name="ct.dead", queue="ct-dead", max_retries=0)["id"]
         h.call("dequeue", queues=["ct-dead"], limit=1)
@@ -73,3 +77,36 @@ def handle(target: Target) -> Iterator[Any]:
         yield db
     finally:
         db.close()
+
+
+def verb_rows(target: Target, verb: str, n: int) -> tuple[list[str], list[str]]:
+    """``n`` rows of a queue of their own, made by dispatch's own code: pending jobs to
+    cancel, or jobs its worker failed into the DLQ (their entries) to replay or delete."""
+    h, queue = HARNESS[0], f"ct-verb-{uuid.uuid4().hex[:8]}"
+    if verb == "jobs cancel":
+        ids = [h.call("enqueue", name="ct.verb", queue=queue, payload={})["id"] for _ in range(n)]
+        return ids, ["--queue", queue]
+    for _ in range(n):
+        dead = h.call("enqueue", name="ct.verb", queue=queue, max_retries=0)["id"]
+        h.call("dequeue", queues=[queue], limit=1)
+        h.call("run", id=dead, error="boom")
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        rows = conn.execute(
+            f'SELECT id FROM "{target.schema}".dispatch_dlq WHERE queue = %s', [queue]
+        ).fetchall()
+    waiting = ["--state", "waiting"] if verb == "dlq delete" else []
+    return [r[0] for r in rows], ["--queue", queue, *waiting]
+
+
+def change(target: Target, verb: str, id_: str) -> str:
+    """The row moved on: a job a worker took (dispatch's dequeue sets running), an entry
+    another operator replayed, an entry deleted."""
+    statement, reason = {
+        "jobs cancel": ("UPDATE {}.dispatch_jobs SET state = 'running' WHERE id = %s", "running"),
+        "dlq replay": ("UPDATE {}.dispatch_dlq SET replayed_at = now() WHERE id = %s", "replayed"),
+        "dlq delete": ("DELETE FROM {}.dispatch_dlq WHERE id = %s", "gone"),
+    }[verb]
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(statement.format(f'"{target.schema}"'), [id_])  # type: ignore[arg-type]
+    verbs = {v.title: v for v in VERBS}
+    return reason if reason == "gone" else verbs[verb].reason(reason) or reason

@@ -55,7 +55,7 @@ def test_cancel_pending_as_dispatch_api_does(dispatch: Harness, pg_schema: str, 
     assert row(pg_schema, "dispatch_jobs", job_id) == before
 
     result = data(qctl("jobs", "cancel", job_id[4:14], "--yes", "-o", "json"))
-    assert result["job_id"] == job_id and result["state"] == "pending"
+    assert result["ids"] == [job_id] and result["done"] == 1
     after = row(pg_schema, "dispatch_jobs", job_id)
     # cancelJob sets state and completed_at; UpdateJob stamps updated_at. Nothing else.
     assert after["state"] == "cancelled" and after["completed_at"] is not None
@@ -66,7 +66,7 @@ def test_cancel_pending_as_dispatch_api_does(dispatch: Harness, pg_schema: str, 
     }
     assert dispatch.call("dequeue", queues=["cancel-q"], limit=5)["jobs"] == []
     again = qctl("jobs", "cancel", job_id, "--yes")
-    assert again.exit_code == 3 and "is cancelled" in again.output
+    assert again.exit_code == 3 and "nothing to cancel: skipped 1 (1 cancelled)" in again.output
 
 
 def test_cancel_refuses_a_running_job(dispatch: Harness, pg_schema: str, qctl: Run) -> None:
@@ -94,11 +94,12 @@ def test_replay_leaves_what_dispatch_replay_leaves(
     theirs = _entry(qctl, _dead(dispatch, "replay-q", "smtp 421"))
     before = snapshot(pg_schema)
     plan = data(qctl("dlq", "replay", ours, "--dry-run", "-o", "json"))
-    assert plan["dry_run"] is True and plan["new_job_id"] is None
+    assert plan["dry_run"] is True and plan["ids"] == [ours] and plan["states"] == {"waiting": 1}
     assert snapshot(pg_schema) == before
 
     done = data(qctl("dlq", "replay", ours[4:16], "--yes", "-o", "json"))
-    new_id = done["new_job_id"]
+    assert done["ids"] == [ours]
+    [new_id] = _replayed_as(pg_schema, "replay-q", theirs_too=False)
     reference = dispatch.call("replay_dlq", id=theirs)["job"]["id"]
     mine, dispatchs = (
         row(pg_schema, "dispatch_jobs", new_id),
@@ -122,16 +123,34 @@ def test_replay_leaves_what_dispatch_replay_leaves(
     assert dispatch.call("run", id=new_id)["job"]["state"] == "completed"
 
 
+def _replayed_as(schema: str, queue: str, theirs_too: bool = True) -> list[str]:
+    """The pending jobs replays enqueued in ``queue`` (qctl's only, unless
+    ``theirs_too``: qctl's jobs carry the zero worker id, as dispatch v0.1.0 writes)."""
+    import psycopg
+
+    from qctl.systems.dispatch.actions import ZERO_WORKER_ID
+    from tests.conftest import PG_DSN
+
+    with psycopg.connect(PG_DSN) as conn:
+        rows = conn.execute(
+            f'SELECT id, worker_id FROM "{schema}".dispatch_jobs'
+            " WHERE queue = %s AND state = 'pending' ORDER BY id",
+            [queue],
+        ).fetchall()
+    return [i for i, w in rows if theirs_too or w == ZERO_WORKER_ID]
+
+
 def test_retry_replays_the_failed_jobs_entry(dispatch: Harness, pg_schema: str, qctl: Run) -> None:
     job_id = _dead(dispatch, "retry-q")
     entry = _entry(qctl, job_id)
     before = snapshot(pg_schema)
-    assert data(qctl("jobs", "retry", job_id, "--dry-run", "-o", "json"))["entry_id"] == entry
+    assert data(qctl("jobs", "retry", job_id, "--dry-run", "-o", "json"))["ids"] == [entry]
     assert snapshot(pg_schema) == before
     done = data(qctl("jobs", "retry", job_id, "--yes", "-o", "json"))
-    assert done["entry_id"] == entry and done["new_job_id"]
+    assert done["ids"] == [entry] and done["verb"] == "dlq replay"
     assert row(pg_schema, "dispatch_jobs", job_id)["state"] == "failed"  # the old row stays
-    assert row(pg_schema, "dispatch_jobs", done["new_job_id"])["state"] == "pending"
+    [new_id] = _replayed_as(pg_schema, "retry-q")
+    assert row(pg_schema, "dispatch_jobs", new_id)["state"] == "pending"
     gone = qctl("jobs", "retry", job_id, "--yes")
     assert gone.exit_code == 3 and "no DLQ entry left" in gone.output
     pending = dispatch.call("enqueue", name="p", queue="retry-q")["id"]
@@ -179,8 +198,8 @@ def test_bulk_cancel_by_filter(dispatch: Harness, pg_schema: str, qctl: Run) -> 
     waiting = [i for i in pending if i != running["id"]]
     before = snapshot(pg_schema)
     plan = data(qctl("jobs", "cancel", "--queue", "bulk-q", "--dry-run", "-o", "json"))
-    assert plan["dry_run"] is True and plan["count"] == 3
-    assert sorted(r["job_id"] for r in plan["results"]) == sorted(waiting)
+    assert plan["dry_run"] is True and plan["selected"] == 3
+    assert sorted(plan["ids"]) == sorted(waiting)
     for args in (
         ("--queue", "bulk-q", "--max", "2", "--yes"),  # more match than --max
         ("--queue", "bulk-q", "--state", "running", "--yes"),  # not a cancellable state
@@ -191,7 +210,7 @@ def test_bulk_cancel_by_filter(dispatch: Harness, pg_schema: str, qctl: Run) -> 
     assert snapshot(pg_schema) == before
 
     done = data(qctl("jobs", "cancel", "--queue", "bulk-q", "--yes", "-o", "json"))
-    assert done["count"] == 3 and done["skipped"] == []
+    assert done["done"] == 3 and done["skipped"] == {}
     assert all(row(pg_schema, "dispatch_jobs", i)["state"] == "cancelled" for i in waiting)
     assert row(pg_schema, "dispatch_jobs", running["id"])["state"] == "running"
     assert qctl("jobs", "cancel", "--queue", "bulk-q", "--yes").exit_code == 3  # none left
@@ -201,13 +220,14 @@ def test_replay_all_of_a_queue(dispatch: Harness, pg_schema: str, qctl: Run) -> 
     entries = sorted(_entry(qctl, _dead(dispatch, "bulk-dlq")) for _ in range(2))
     assert qctl("dlq", "replay", "--yes").exit_code == 2  # ids, a filter or --all
     plan = data(qctl("dlq", "replay", "--queue", "bulk-dlq", "--dry-run", "-o", "json"))
-    assert sorted(r["entry_id"] for r in plan["results"]) == entries
+    assert sorted(plan["ids"]) == entries
     done = data(qctl("dlq", "replay", "--queue", "bulk-dlq", "--yes", "-o", "json"))
-    assert sorted(r["entry_id"] for r in done["results"]) == entries
+    assert sorted(done["ids"]) == entries
     assert all(row(pg_schema, "dispatch_dlq", e)["replayed_at"] is not None for e in entries)
     assert qctl("dlq", "replay", "--queue", "bulk-dlq", "--yes").exit_code == 3  # none left
+    replayed = _replayed_as(pg_schema, "bulk-dlq")
     claimed = dispatch.call("dequeue", queues=["bulk-dlq"], limit=5)["jobs"]
-    assert sorted(j["id"] for j in claimed) == sorted(r["new_job_id"] for r in done["results"])
+    assert len(replayed) == 2 and sorted(j["id"] for j in claimed) == replayed
 
 
 def test_a_cancel_behind_a_row_lock_times_out_and_writes_nothing(
@@ -236,17 +256,19 @@ def test_a_cancel_behind_a_row_lock_times_out_and_writes_nothing(
 
 
 def test_a_bulk_cancel_stopped_part_way_reports_what_it_did(
-    dispatch: Harness, pg_schema: str, qctl: Run
+    dispatch: Harness, pg_schema: str, qctl: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The walk stops at a row another session holds (lock_timeout): what was cancelled,
-    where it stopped and what was not tried are printed (JSON here), then the timeout's
-    line and exit code."""
+    """A run in batches of one stops at a row another session holds (lock_timeout): the
+    first batch stays done, the result says so (JSON here), then the timeout's line and
+    exit code."""
     import json
 
     import psycopg
 
+    from qctl.core import verbs
     from tests.conftest import PG_DSN
 
+    monkeypatch.setattr(verbs, "BATCH", 1)
     ids = [
         dispatch.call("enqueue", name="p", queue="part-q", payload={"n": n})["id"] for n in range(3)
     ]
@@ -260,18 +282,9 @@ def test_a_bulk_cancel_stopped_part_way_reports_what_it_did(
         other.rollback()
     assert result.exit_code == 7, result.output
     report = json.loads(result.stdout)
-    assert [r["job_id"] for r in report["results"]] == [ids[0]]
-    assert report["failed"]["id"] == ids[1] and "lock" in report["failed"]["error"]
-    # The one shape of a stopped bulk run (docs/cli.md), as azync's batched verbs print it.
-    assert {k: v for k, v in report.items() if k not in ("results", "failed")} == {
-        "stopped": True,
-        "count": 1,
-        "batches": None,
-        "skipped": [],
-        "not_tried": [ids[2]],
-        "finish_with": None,
-    }
-    assert f"qctl: stopped part-way: done 1, skipped 0, failed at {ids[1]} (" in result.stderr
+    assert (report["stopped_part_way"], report["done"], report["batches"]) == (True, 1, 1)
+    assert report["ids"] == [ids[0]] and "lock" in report["error"]
+    assert "qctl: stopped part-way: cancelled 1 dispatch job in 1 committed" in result.stderr
     assert [row(pg_schema, "dispatch_jobs", i)["state"] for i in ids] == [
         "cancelled",
         "pending",

@@ -76,7 +76,7 @@ def test_replay_wakes_dispatchs_workers(dispatch: Harness, pg_schema: str, qctl:
     entry = _entry(qctl, _dead(dispatch, "wake-q"))
     with psycopg.connect(PG_DSN, autocommit=True) as listener:
         listener.execute("LISTEN dispatch_jobs_wake")
-        assert data(qctl("dlq", "replay", entry, "--yes", "-o", "json"))["new_job_id"]
+        assert data(qctl("dlq", "replay", entry, "--yes", "-o", "json"))["ids"] == [entry]
         got = list(listener.notifies(timeout=5, stop_after=1))
     assert [(n.channel, n.payload) for n in got] == [("dispatch_jobs_wake", "")]
 
@@ -139,17 +139,17 @@ def test_dlq_replay_all_and_delete(dispatch: Harness, pg_schema: str, qctl: Run)
     data(qctl("dlq", "replay", entries[0], "--yes", "-o", "json"))
     before = snapshot(pg_schema)
     plan = data(qctl("dlq", "replay-all", "--queue", "all-q", "--dry-run", "-o", "json"))
-    assert sorted(r["entry_id"] for r in plan["results"]) == sorted(entries[1:])
+    assert sorted(plan["ids"]) == sorted(entries[1:])
     assert snapshot(pg_schema) == before
     done = data(qctl("dlq", "replay-all", "--queue", "all-q", "--yes", "-o", "json"))
-    assert done["count"] == 2 and all(r["new_job_id"] for r in done["results"])
+    assert done["done"] == 2 and sorted(done["ids"]) == sorted(entries[1:])
     assert row(pg_schema, "dispatch_dlq", other)["replayed_at"] is None
 
     dry = data(qctl("dlq", "delete", other, "--dry-run", "-o", "json"))
-    assert dry["replayed"] is False and dry["dry_run"] is True
+    assert dry["states"] == {"waiting": 1} and dry["dry_run"] is True
     assert qctl("dlq", "delete", other).exit_code == 4  # no --yes off a terminal
     deleted = data(qctl("dlq", "delete", other[4:], entries[0], "--yes", "-o", "json"))
-    assert deleted["count"] == 2
+    assert deleted["done"] == 2
     with raw_pg(pg_schema) as c:
         left = {r[0] for r in c.execute("SELECT id FROM dispatch_dlq")}
     assert other not in left and entries[0] not in left and set(entries[1:]) <= left

@@ -1,4 +1,4 @@
-"""qctl's writes beside a running dispatch worker: a cancel never lands on a job the
+"""qctl's writes beside a running dispatch worker: a bulk cancel never lands on a job the
 worker claimed (dispatch's own cancel reads, then writes the whole row back, and can),
 and concurrent replays of one DLQ entry enqueue it once."""
 
@@ -6,14 +6,25 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
+from qctl.core import verbs
 from qctl.core.errors import WrongState
+from qctl.core.verbs import Selection
 from qctl.systems.dispatch import actions
 from qctl.systems.dispatch.database import Database
 from tests.conftest import PG_DSN, raw_pg
 from tests.go.harness import Harness, pgx_dsn
 
 
-def test_cancel_never_lands_on_a_claimed_job(dispatch: Harness, pg_schema: str) -> None:
+def test_a_bulk_cancel_on_a_queue_a_worker_drains(
+    dispatch: Harness, pg_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cancel by filter of a whole queue while dispatch's worker claims from it, in
+    small batches so the two interleave: every job ends cancelled or claimed, never
+    both, none lost; a job claimed after the plan is counted as running, and the run
+    goes on."""
+    monkeypatch.setattr(verbs, "BATCH", 5)
     ids = [dispatch.call("enqueue", name="race", queue="race-c")["id"] for _ in range(60)]
     worker = Harness("dispatchd", pgx_dsn(pg_schema))
     claimed: list[str] = []
@@ -23,16 +34,11 @@ def test_cancel_never_lands_on_a_claimed_job(dispatch: Harness, pg_schema: str) 
             claimed.extend(j["id"] for j in jobs)
 
     db = Database(PG_DSN, pg_schema)
-    cancelled, refused = [], []
     thread = threading.Thread(target=work)
-    thread.start()
     try:
-        for job_id in reversed(ids):  # from the far end: the two meet midway
-            try:
-                actions.cancel(db, job_id)
-                cancelled.append(job_id)
-            except WrongState:
-                refused.append(job_id)
+        planned = verbs.plan(db, actions.CANCEL, Selection(filter={"queues": ["race-c"]}), "t")
+        thread.start()
+        result = verbs.run(db, actions.CANCEL, planned)
     finally:
         thread.join(60)
         worker.close()
@@ -41,10 +47,11 @@ def test_cancel_never_lands_on_a_claimed_job(dispatch: Harness, pg_schema: str) 
         states = dict(
             c.execute("SELECT id, state FROM dispatch_jobs WHERE queue = 'race-c'").fetchall()
         )
-    assert sorted(claimed + cancelled) == sorted(ids)  # each job to one side, none lost
+    assert sorted(claimed + result.ids) == sorted(ids)  # each job to one side, none lost
     assert all(states[i] == "running" for i in claimed)
-    assert all(states[i] == "cancelled" for i in cancelled)
-    assert set(refused) <= set(claimed)
+    assert all(states[i] == "cancelled" for i in result.ids)
+    assert result.done + sum(result.skipped.values()) == len(planned.ids)
+    assert set(result.skipped) <= {actions.CANCEL.reason("running")}
 
 
 def test_concurrent_replays_enqueue_an_entry_once(dispatch: Harness, pg_schema: str) -> None:
@@ -64,10 +71,9 @@ def test_concurrent_replays_enqueue_an_entry_once(dispatch: Harness, pg_schema: 
             barrier.wait(10)
             for entry in entries:
                 try:
-                    outcome = actions.replay(db, entry)
-                    assert outcome.new_job_id is not None
-                    done.append(entry)
-                except WrongState:
+                    planned = verbs.plan(db, actions.REPLAY, Selection.of_ids([entry]), "t")
+                    done.extend(verbs.run(db, actions.REPLAY, planned).ids)
+                except WrongState:  # another replayed it before this plan
                     pass
         finally:
             db.close()

@@ -87,7 +87,7 @@ def test_tabs_jump_and_actions(fleet: dict[str, str], pg_schema: str) -> None:
         # C cancels the selected job after one confirmation
         await select(app, pilot, "dispatch-jobs", fleet["pending"])
         await pilot.press("C")
-        assert "Cancel pending dispatch job" in await confirm(app, pilot)
+        assert "Cancel 1 dispatch job (1 pending)?" in await confirm(app, pilot)
         await until(pilot, lambda: row(pg_schema, "dispatch_jobs", fleet["pending"])["state"]
                     == "cancelled", 10)  # fmt: skip
         # DLQ: R replays the entry as a new job
@@ -145,7 +145,7 @@ def test_tabs_jump_and_actions(fleet: dict[str, str], pg_schema: str) -> None:
         await pilot.press("3")
         await select(app, pilot, "dispatch-dlq", entry)
         await pilot.press("X")
-        assert "(tui.dead, replayed) for good?" in await confirm(app, pilot)
+        assert "Delete 1 dispatch DLQ entry (1 replayed)?" in await confirm(app, pilot)
         await until(pilot, lambda: entry not in cells(app, "dispatch-dlq"), 10)
 
     dashboard(pg_schema, scenario)

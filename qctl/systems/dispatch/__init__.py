@@ -20,6 +20,7 @@ SYSTEM = System(
     tables=("dispatch_jobs", "grove_migrations"),
     # dispatch names its tables unqualified: they live in the connection's search_path.
     default_schema=None,
+    verbs="qctl.systems.dispatch.actions:VERBS",
     commands={
         "db": Entry(f"{_CLI}.db", "app", "The dispatch database: status (never migrated)."),
         "jobs": Entry(

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from qctl.core.errors import NoSuchName, WrongState
+from qctl.core.verbs import Target, Verb, Written
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.database import Database
 from qctl_store.batches import BatchSize, sized_batches
@@ -48,84 +51,6 @@ def new_id(kind: str = "job") -> str:
     return f"{kind}_" + "".join(digits)
 
 
-@dataclass
-class Cancelled:
-    job_id: str
-    name: str
-    queue: str
-    state: str
-    """The state the job was in (a dry run: would be cancelled from)."""
-    dry_run: bool = False
-
-
-def cancel(db: Database, job_id: str, dry_run: bool = False) -> Cancelled:
-    """Cancel a pending or retrying job: state ``cancelled``, ``completed_at`` now."""
-    db.writable()
-    job = reads.get_job(db, job_id)
-    outcome = Cancelled(job.id, job.name, job.queue, job.state, dry_run)
-    _require(job.state, CANCELLABLE, "jobs cancel", f"dispatch job {job.id}", "cancelled")
-    if dry_run:
-        return outcome
-    with db.transaction():
-        done = db.one(reads.queries("actions.sql").cancel_job, {"id": job.id})
-    if done is None:  # a worker (or another operator) changed it since the read
-        now = reads.get_job(db, job.id).state
-        raise WrongState("jobs cancel", f"dispatch job {job.id} became {now}; not cancelled")
-    return outcome
-
-
-def _require(state: str, needs: tuple[str, ...], op: str, subject: str, action: str) -> None:
-    if state not in needs:
-        extra = (
-            "; a running job cannot be cancelled safely at dispatch v0.1.0 (no lease epoch"
-            " to fence its worker)"
-            if state == "running"
-            else ""
-        )
-        raise WrongState(
-            op, f"{subject} is {state}: only {' or '.join(needs)} jobs can be {action}{extra}"
-        )
-
-
-@dataclass
-class Replayed:
-    entry_id: str
-    job_id: str
-    """The job that failed."""
-    job_name: str
-    queue: str
-    new_job_id: str | None = None
-    dry_run: bool = False
-
-
-def replay(db: Database, entry_id: str, dry_run: bool = False) -> Replayed:
-    """Enqueue a DLQ entry again as a new pending job, once (dlq/replay.go Replay)."""
-    db.writable()
-    entry = reads.get_dlq(db, entry_id)
-    outcome = Replayed(entry.id, entry.job_id, entry.job_name, entry.queue, dry_run=dry_run)
-    if entry.replayed_at is not None:
-        raise _replayed(entry.id, entry.replayed_at)
-    if dry_run:
-        return outcome
-    q = reads.queries("actions.sql")
-    with db.transaction():
-        claimed = db.one(q.claim_dlq, {"id": entry.id})
-        if claimed is None:  # another replay took it since the read
-            again = reads.get_dlq(db, entry.id)
-            raise _replayed(entry.id, again.replayed_at)
-        outcome.new_job_id = _enqueue(
-            db,
-            name=claimed["job_name"],
-            queue=claimed["queue"],
-            payload=claimed["payload"],
-            max_retries=claimed["max_retries"],
-            scope_app_id=claimed["scope_app_id"],
-            scope_org_id=claimed["scope_org_id"],
-            timeout=0,
-        )
-    return outcome
-
-
 def _enqueue(db: Database, **job: object) -> str:
     """Insert one pending job (inside the caller's transaction) and wake dispatch's
     workers on commit; its new id."""
@@ -134,33 +59,6 @@ def _enqueue(db: Database, **job: object) -> str:
     db.one(q.wake)
     assert row is not None
     return str(row["id"])
-
-
-def _replayed(entry_id: str, at: datetime | None) -> WrongState:
-    return WrongState(
-        "dlq replay",
-        f"dispatch DLQ entry {entry_id} was already replayed"
-        + (f" at {at:%Y-%m-%d %H:%M:%S}" if at else "")
-        + "; qctl replays an entry once",
-    )
-
-
-def retry(db: Database, job_id: str, dry_run: bool = False) -> Replayed:
-    """Run a failed job again the one way dispatch v0.1.0 has: replay its DLQ entry (the
-    newest not yet replayed) as a new job. The failed row stays as it is."""
-    job = reads.get_job(db, job_id)
-    if job.state != "failed":
-        raise WrongState(
-            "jobs retry", f"dispatch job {job.id} is {job.state}: only failed jobs can be retried"
-        )
-    entries = [e for e in reads.dlq_of_job(db, job) if e.replayed_at is None]
-    if not entries:
-        raise WrongState(
-            "jobs retry",
-            f"dispatch job {job.id} has no DLQ entry left to replay (dispatch re-runs a"
-            " failed job only from its DLQ entry; see `qctl dlq list`)",
-        )
-    return replay(db, entries[0].id, dry_run)
 
 
 @dataclass
@@ -339,27 +237,120 @@ def vacuum(
     return outcome
 
 
-@dataclass
-class DLQDeleted:
-    entry_id: str
-    job_id: str
-    job_name: str
-    queue: str
-    replayed: bool
-    """False: the entry was its failed job's last copy."""
-    dry_run: bool = False
+def _targets(rows: list[dict[str, Any]]) -> list[Target]:
+    return [Target(r["id"], r["state"], r["name"]) for r in rows]
 
 
-def delete_dlq(db: Database, entry_id: str, dry_run: bool = False) -> DLQDeleted:
-    """Delete one DLQ entry for good, replayed or not, as dispatch's DeleteDLQ does."""
-    db.writable()
-    entry = reads.get_dlq(db, entry_id)
-    replayed = entry.replayed_at is not None
-    outcome = DLQDeleted(entry.id, entry.job_id, entry.job_name, entry.queue, replayed, dry_run)
-    if dry_run:
-        return outcome
-    with db.transaction():
-        done = db.one(reads.queries("actions.sql").delete_dlq, {"id": entry.id})
-    if done is None:
-        raise NoSuchName("dlq delete", f"dispatch DLQ entry {entry.id} was deleted meanwhile")
-    return outcome
+def _pager(query: str) -> Callable[[Database, Mapping[str, Any], str | None, int], list[Target]]:
+    def page(db: Database, where: Mapping[str, Any], after: str | None, n: int) -> list[Target]:
+        params = {
+            "states": list(where["states"]),
+            "queues": where.get("queues") or None,
+            "names": where.get("names") or None,
+            "after": after,
+            "limit": n,
+        }
+        return _targets(db.all(getattr(reads.queries("actions.sql"), query), params))
+
+    return page
+
+
+def _looker(query: str) -> Callable[[Database, Sequence[str]], list[Target]]:
+    def lookup(db: Database, ids: Sequence[str]) -> list[Target]:
+        rows = db.all(getattr(reads.queries("actions.sql"), query), {"ids": list(ids)})
+        return _targets(rows)
+
+    return lookup
+
+
+def _writer(query: str, wake: bool = False) -> Callable[[Database, list[str]], Written]:
+    """One batch of a verb: ``query`` in its own transaction (after the schema check),
+    then dispatch's wake notification when it enqueued jobs."""
+
+    def write(db: Database, ids: list[str]) -> Written:
+        db.writable()
+        q = reads.queries("actions.sql")
+        params: dict[str, Any] = {"ids": ids}
+        if wake:
+            params.update(new_ids=[new_id() for _ in ids], worker_id=ZERO_WORKER_ID)
+        with db.transaction():
+            done = [r["id"] for r in db.all(getattr(q, query), params)]
+            if wake and done:
+                db.one(q.wake)
+        return Written(done)
+
+    return write
+
+
+CANCEL = Verb[Database](
+    system="dispatch",
+    noun="jobs",
+    name="cancel",
+    past="cancelled",
+    accepts=CANCELLABLE,
+    effect="cancel (state cancelled, completed_at now)",
+    page=_pager("job_targets_page"),
+    lookup=_looker("job_targets"),
+    write=_writer("cancel_jobs"),
+    reasons={
+        "running": "running: dispatch v0.1.0 has no lease epoch to fence its worker with",
+    },
+)
+"""``jobs cancel`` (api/job_handler.go cancelJob)."""
+
+REPLAY = Verb[Database](
+    system="dispatch",
+    noun="dlq",
+    name="replay",
+    past="replayed",
+    singular="DLQ entry",
+    plural="DLQ entries",
+    accepts=("waiting",),
+    effect="enqueue again as a new pending job, each entry once",
+    page=_pager("dlq_targets_page"),
+    lookup=_looker("dlq_targets"),
+    write=_writer("replay_dlq", wake=True),
+    reasons={"replayed": "already replayed (qctl replays an entry once)"},
+)
+"""``dlq replay`` (dlq/replay.go Replay); ``jobs retry`` replays its jobs' entries."""
+
+DELETE_DLQ = Verb[Database](
+    system="dispatch",
+    noun="dlq",
+    name="delete",
+    past="deleted",
+    singular="DLQ entry",
+    plural="DLQ entries",
+    accepts=("waiting", "replayed"),
+    effect="delete for good (an entry never replayed is its failed job's last copy)",
+    page=_pager("dlq_targets_page"),
+    lookup=_looker("dlq_targets"),
+    write=_writer("delete_dlq"),
+    filter_states=("replayed",),
+)
+"""``dlq delete`` (engine/ops_dlq.go DeleteDLQ)."""
+
+VERBS = (CANCEL, REPLAY, DELETE_DLQ)
+
+
+def retry_entries(db: Database, job_ids: Sequence[str]) -> list[str]:
+    """The DLQ entries ``jobs retry`` replays for failed jobs: dispatch v0.1.0 re-runs a
+    failed job only from its DLQ entry (the newest not yet replayed), as a new job; the
+    failed row stays as it is. A job with none is refused."""
+    entries = []
+    for job_id in job_ids:
+        job = reads.get_job(db, job_id)
+        if job.state != "failed":
+            raise WrongState(
+                "jobs retry",
+                f"dispatch job {job.id} is {job.state}: only failed jobs can be retried",
+            )
+        waiting = [e for e in reads.dlq_of_job(db, job) if e.replayed_at is None]
+        if not waiting:
+            raise WrongState(
+                "jobs retry",
+                f"dispatch job {job.id} has no DLQ entry left to replay (dispatch re-runs a"
+                " failed job only from its DLQ entry; see `qctl dlq list`)",
+            )
+        entries.append(waiting[0].id)
+    return entries

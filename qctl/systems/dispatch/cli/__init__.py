@@ -37,10 +37,13 @@ def database(ctx: typer.Context, gate: bool = True) -> Database:
 
 def writable(ctx: typer.Context, action: str, dry_run: bool) -> Database:
     """The database for a writing verb, refused first when read-only (a dry run only
-    reads)."""
+    reads) or at a schema version qctl does not write to (a dry run too: the real run
+    would be refused)."""
     if not dry_run:
         common.cli(ctx).require_writable(action)
-    return database(ctx)
+    db = database(ctx)
+    db.writable()
+    return db
 
 
 class Identified(Protocol):

@@ -7,10 +7,11 @@ from typing import Annotated
 
 import typer
 
-from qctl.cli import common
+from qctl.cli import common, verbs
 from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import OutputFormat, emit_object
-from qctl.core import bulk
+from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.core.verbs import Selection
 from qctl.systems.dispatch import actions, reads
 from qctl.systems.dispatch.cli import (
     Many,
@@ -19,7 +20,7 @@ from qctl.systems.dispatch.cli import (
     listing,
     writable,
 )
-from qctl.systems.dispatch.cli.jobs import replayed
+from qctl_store.errors import InvalidInput
 
 app = group("dlq")
 
@@ -93,22 +94,29 @@ def replay(
     ] = False,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Enqueue DLQ entries again as new pending jobs (dispatch's DLQ replay), each entry
     once: it is marked replayed in the transaction that enqueues its job. By id, or
     every entry not yet replayed that the filters (or --all) select, newest first."""
-    db = writable(ctx, "dlq replay", dry_run)
-    bulk.select(ids, bool(queue or name or all_entries), "dlq replay", "DLQ entry")
-    if ids:
-        targets = [reads.resolve_dlq(db, i) for i in ids]
-    else:
-        found = reads.list_dlq(db, queue, name, False, max_targets + 1)
-        targets = bulk.capped([e.id for e in found], max_targets, "DLQ entries")
-    ask = f"Replay {len(targets)} dispatch DLQ entr(ies)?"
-    common.act_each(
-        targets, lambda t, dry: actions.replay(db, t, dry), replayed, ask, output, dry_run, yes
+    db = writable(ctx, "dlq replay", dry_run or plan_out is not None)
+    if ids and all_entries:
+        raise InvalidInput("give DLQ entry ids or filter options, not both")
+    where = {"queues": queue, "names": name, "all": all_entries}
+    verbs.act(
+        ctx,
+        actions.REPLAY,
+        db,
+        Selection.given(ids, where, lambda i: reads.resolve_dlq(db, i)),
+        max_targets=max_targets,
+        dry_run=dry_run,
+        yes=yes,
+        output=output,
+        plan_in=plan_in,
+        plan_out=plan_out,
     )
 
 
@@ -123,30 +131,52 @@ def replay_all(
 ) -> None:
     """Replay every entry not yet replayed, newest first (of --queue only), each once:
     dispatch's replay-all (engine/ops_dlq.go ReplayAllDLQ); `dlq replay --all`."""
-    replay(ctx, None, queue, None, True, max_targets, dry_run, yes, output)
+    replay(ctx, None, queue, None, True, max_targets, dry_run, None, None, yes, output)
+
+
+DlqStateOpt = Annotated[
+    Many,
+    typer.Option(
+        "--state",
+        metavar="waiting|replayed",
+        help="Entries not yet replayed, or replayed (repeatable; default: replayed).",
+    ),
+]
 
 
 @app.command("delete")
 def delete(
     ctx: typer.Context,
-    ids: Annotated[list[str], typer.Argument(metavar="ID...", help="DLQ entry ids or prefixes.")],
+    ids: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[ID]...", help="DLQ entry ids or prefixes; or select by filter."),
+    ] = None,
+    state: DlqStateOpt = None,
+    queue: QueueOpt = None,
+    name: NameOpt = None,
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Delete DLQ entries for good (dispatch's DeleteDLQ). An entry never replayed is its
-    failed job's last copy: the dry run and the question say which."""
-    db = writable(ctx, "dlq delete", dry_run)
-    targets = [reads.resolve_dlq(db, i) for i in ids]
-
-    def say(d: actions.DLQDeleted) -> str:
-        word = "would delete" if d.dry_run else "deleted"
-        kept = "replayed" if d.replayed else "never replayed"
-        return f"{word} DLQ entry {d.entry_id} of {d.job_name} ({kept})"
-
-    ask = f"Delete {len(targets)} dispatch DLQ entr(ies) for good?"
-    common.act_each(
-        targets, lambda t, dry: actions.delete_dlq(db, t, dry), say, ask, output, dry_run, yes
+    """Delete DLQ entries for good (dispatch's DeleteDLQ): by id, or every entry the
+    filters match (replayed ones unless --state waiting). An entry never replayed is its
+    failed job's last copy: the plan counts them as waiting."""
+    db = writable(ctx, "dlq delete", dry_run or plan_out is not None)
+    where = {"states": state, "queues": queue, "names": name}
+    verbs.act(
+        ctx,
+        actions.DELETE_DLQ,
+        db,
+        Selection.given(ids, where, lambda i: reads.resolve_dlq(db, i)),
+        max_targets=max_targets,
+        dry_run=dry_run,
+        yes=yes,
+        output=output,
+        plan_in=plan_in,
+        plan_out=plan_out,
     )
 
 

@@ -6,10 +6,11 @@ from typing import Annotated
 
 import typer
 
-from qctl.cli import common
+from qctl.cli import common, verbs
 from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import OutputFormat, emit_detail
-from qctl.core import bulk
+from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.core.verbs import Selection
 from qctl.systems.dispatch import actions, reads
 from qctl.systems.dispatch.cli import (
     Many,
@@ -107,38 +108,27 @@ def cancel(
     name: NameOpt = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Cancel pending or retrying jobs, as dispatch's API does (state cancelled,
-    completed_at now): by id, or every job the filters match (newest first, --max). A
-    running job is refused: dispatch v0.1.0 cannot fence its worker."""
-    db = writable(ctx, "jobs cancel", dry_run)
-    bulk.select(ids, bool(state or queue or name), "jobs cancel", "job")
-    if ids:
-        targets = [reads.resolve_job(db, i) for i in ids]
-    else:
-        states = _states(state) or list(actions.CANCELLABLE)
-        if not set(states) <= set(actions.CANCELLABLE):
-            raise InvalidInput("--state: only pending or retrying jobs can be cancelled")
-        found = reads.list_jobs(db, states, queue, name, max_targets + 1)
-        targets = bulk.capped([j.id for j in found], max_targets, "jobs")
-
-    def say(c: actions.Cancelled) -> str:
-        return f"{'would cancel' if c.dry_run else 'cancelled'} dispatch job {c.job_id} ({c.state})"
-
-    ask = f"Cancel {len(targets)} dispatch job(s)?"
-    common.act_each(
-        targets, lambda t, dry: actions.cancel(db, t, dry), say, ask, output, dry_run, yes
-    )
-
-
-def replayed(r: actions.Replayed) -> str:
-    """A replay's outcome in words (``jobs retry`` and ``dlq replay``)."""
-    new = f" as {r.new_job_id}" if r.new_job_id else ""
-    return (
-        f"{'would replay' if r.dry_run else 'replayed'} dispatch job {r.job_id}"
-        f" from DLQ entry {r.entry_id}{new}"
+    completed_at now): by id, or every job the filters match. A running job is passed
+    over: dispatch v0.1.0 cannot fence its worker."""
+    db = writable(ctx, "jobs cancel", dry_run or plan_out is not None)
+    where = {"states": _states(state), "queues": queue, "names": name}
+    verbs.act(
+        ctx,
+        actions.CANCEL,
+        db,
+        Selection.given(ids, where, lambda i: reads.resolve_job(db, i)),
+        max_targets=max_targets,
+        dry_run=dry_run,
+        yes=yes,
+        output=output,
+        plan_in=plan_in,
+        plan_out=plan_out,
     )
 
 
@@ -153,8 +143,16 @@ def retry(
     """Run failed jobs again: dispatch v0.1.0 does it only by replaying the job's DLQ
     entry, as a new job with a fresh id (the failed row stays); each entry once."""
     db = writable(ctx, "jobs retry", dry_run)
-    targets = [reads.resolve_job(db, i) for i in ids]
-    ask = f"Retry {len(targets)} dispatch job(s) from their DLQ entries?"
-    common.act_each(
-        targets, lambda t, dry: actions.retry(db, t, dry), replayed, ask, output, dry_run, yes
+    entries = actions.retry_entries(db, [reads.resolve_job(db, i) for i in ids])
+    verbs.act(
+        ctx,
+        actions.REPLAY,
+        db,
+        Selection.of_ids(entries),
+        max_targets=MAX_TARGETS,
+        dry_run=dry_run,
+        yes=yes,
+        output=output,
+        plan_in=None,
+        plan_out=None,
     )

@@ -2,27 +2,46 @@
 -- named above it, with the state predicate that code checks in Go made part of the
 -- statement (so a worker's concurrent claim cannot be overwritten).
 
--- name: cancel_job
--- Cancel a pending or retrying job (api/job_handler.go cancelJob).
+-- name: cancel_jobs
+-- Cancel a batch of pending or retrying jobs (api/job_handler.go cancelJob).
 -- dispatch reads the job, checks the state in Go and writes the whole row back by id
 -- (UpdateJob): a worker's dequeue between the two would be overwritten, and the job run
 -- after all while marked cancelled. Here the check is the UPDATE's predicate, and only
 -- the columns cancelJob changes are written (state, completed_at, updated_at).
 UPDATE dispatch_jobs
 SET state = 'cancelled', completed_at = now(), updated_at = now()
-WHERE id = %(id)s AND state IN ('pending', 'retrying')
-RETURNING id, state, completed_at;
+WHERE id = ANY(%(ids)s::text[]) AND state IN ('pending', 'retrying')
+RETURNING id;
 
--- name: claim_dlq
--- Mark a DLQ entry replayed, once (store/postgres/dlq.go ReplayDLQ sets replayed_at).
--- dispatch's replay (dlq/replay.go) enqueues first and marks after, and never checks
--- replayed_at: two replays of one entry enqueue the job twice. Claiming first, in the
--- transaction that enqueues, makes a replay happen once.
-UPDATE dispatch_dlq
-SET replayed_at = now()
-WHERE id = %(id)s AND replayed_at IS NULL
-RETURNING id, job_id, job_name, queue, payload, max_retries, scope_app_id, scope_org_id,
-          replayed_at;
+-- name: replay_dlq
+-- Replay a batch of DLQ entries, each once: marked replayed (store/postgres/dlq.go
+-- ReplayDLQ sets replayed_at) and enqueued again as a new pending job (dlq/replay.go
+-- Replay), in one statement. dispatch's replay enqueues first and marks after, and never
+-- checks replayed_at: two replays of one entry enqueue the job twice. Claiming in the
+-- statement that enqueues makes a replay happen once. The new jobs are what
+-- store/postgres/job.go EnqueueJob writes for dlq/replay.go: the entry's name, queue,
+-- payload, max_retries and scope; pending, due now, priority 0, no retries yet, timeout
+-- Go's zero, absent strings as ''. Each claimed entry takes the new id of its position
+-- (%(new_ids)s has one per entry of the batch).
+WITH claimed AS (
+    UPDATE dispatch_dlq
+    SET replayed_at = now()
+    WHERE id = ANY(%(ids)s::text[]) AND replayed_at IS NULL
+    RETURNING id, job_name, queue, payload, max_retries, scope_app_id, scope_org_id
+), numbered AS (
+    SELECT c.*, row_number() OVER (ORDER BY c.id) AS n FROM claimed c
+), enqueued AS (
+    INSERT INTO dispatch_jobs (
+        id, name, queue, payload, state, priority, max_retries, retry_count, last_error,
+        scope_app_id, scope_org_id, worker_id, run_at, started_at, completed_at,
+        heartbeat_at, timeout, created_at, updated_at
+    )
+    SELECT (%(new_ids)s::text[])[n], job_name, queue, payload, 'pending', 0, max_retries, 0, '',
+           scope_app_id, scope_org_id, %(worker_id)s, now(), NULL, NULL, NULL, 0, now(), now()
+    FROM numbered
+    RETURNING 1
+)
+SELECT id FROM numbered;
 
 -- name: enqueue_job
 -- A job qctl enqueues for dispatch: a DLQ replay's (dlq/replay.go Replay) or a cron
@@ -133,5 +152,40 @@ WHERE id = ANY(ARRAY(
 SELECT payload FROM dispatch_cron_entries WHERE id = %(id)s;
 
 -- name: delete_dlq
--- Delete one DLQ entry (engine/ops_dlq.go DeleteDLQ, on dispatch's main after v1.5.3).
-DELETE FROM dispatch_dlq WHERE id = %(id)s RETURNING id;
+-- Delete a batch of DLQ entries (engine/ops_dlq.go DeleteDLQ, on dispatch's main after
+-- v1.5.3).
+DELETE FROM dispatch_dlq WHERE id = ANY(%(ids)s::text[]) RETURNING id;
+
+-- name: job_targets_page
+-- A page of the jobs a bulk verb's filter matches, ids and states only, newest first
+-- after a cursor (reads.sql list_jobs without the columns a verb does not check).
+SELECT id, state, name FROM dispatch_jobs
+WHERE state = ANY(%(states)s::text[])
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+  AND (%(names)s::text[] IS NULL OR name = ANY(%(names)s::text[]))
+  AND (%(after)s::text IS NULL OR id < %(after)s::text)
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: job_targets
+-- The current state of the given jobs that exist.
+SELECT id, state, name FROM dispatch_jobs WHERE id = ANY(%(ids)s::text[]);
+
+-- name: dlq_targets_page
+-- A page of the DLQ entries a bulk verb's filter matches, newest first after a cursor;
+-- an entry's state is whether it was replayed.
+SELECT id, CASE WHEN replayed_at IS NULL THEN 'waiting' ELSE 'replayed' END AS state,
+       job_name AS name
+FROM dispatch_dlq
+WHERE CASE WHEN replayed_at IS NULL THEN 'waiting' ELSE 'replayed' END = ANY(%(states)s::text[])
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+  AND (%(names)s::text[] IS NULL OR job_name = ANY(%(names)s::text[]))
+  AND (%(after)s::text IS NULL OR id < %(after)s::text)
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: dlq_targets
+-- The given DLQ entries that exist, each waiting or replayed.
+SELECT id, CASE WHEN replayed_at IS NULL THEN 'waiting' ELSE 'replayed' END AS state,
+       job_name AS name
+FROM dispatch_dlq WHERE id = ANY(%(ids)s::text[]);

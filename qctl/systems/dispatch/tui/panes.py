@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from qctl.core.verbs import Selection, Verb
 from qctl.systems.dispatch import actions, reads
 from qctl.tui import fmt
 from qctl.tui.panes import DetailScreen, ListPane, RecordView
@@ -67,15 +68,9 @@ class JobActions:
         raise NotImplementedError
 
     def action_job_cancel(self) -> None:
-        top = self.top  # type: ignore[attr-defined]
         job_id = self.current_job()
-        if job_id is None:
-            return
-        top.act(
-            lambda p: f"Cancel {p.state} dispatch job {job_id} ({p.name})?",
-            lambda db, dry_run: actions.cancel(db, job_id, dry_run),
-            lambda p: f"cancelled: {job_id}",
-        )
+        if job_id is not None:
+            self.top.act_verb(actions.CANCEL, Selection.of_ids([job_id]))  # type: ignore[attr-defined]
 
 
 class JobsPane(JobActions, ListPane):
@@ -144,28 +139,16 @@ class DlqPane(ListPane):
     def words(self, row: reads.DLQEntry) -> tuple[str, ...]:
         return (row.queue, row.job_name)
 
-    def action_dlq_replay(self) -> None:
+    def _act(self, verb: Verb[Database]) -> None:
         entry_id = self.selected("DLQ entry")
-        if entry_id is None:
-            return
-        self.top.act(
-            lambda p: f"Replay DLQ entry {entry_id} ({p.job_name}) as a new job?",
-            lambda db, dry_run: actions.replay(db, entry_id, dry_run),
-            lambda p: f"replayed: {entry_id} as {p.new_job_id}",
-        )
+        if entry_id is not None:
+            self.top.act_verb(verb, Selection.of_ids([entry_id]))
+
+    def action_dlq_replay(self) -> None:
+        self._act(actions.REPLAY)
 
     def action_dlq_delete(self) -> None:
-        entry_id = self.selected("DLQ entry")
-        if entry_id is None:
-            return
-        self.top.act(
-            lambda p: (
-                f"Delete DLQ entry {entry_id} ({p.job_name},"
-                f" {'replayed' if p.replayed else 'never replayed: its last copy'}) for good?"
-            ),
-            lambda db, dry_run: actions.delete_dlq(db, entry_id, dry_run),
-            lambda p: f"deleted: {entry_id}",
-        )
+        self._act(actions.DELETE_DLQ)
 
 
 class CronPane(ListPane):

@@ -103,17 +103,6 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     )
 
 
-def _selection(db: Database, ids: Many, state: Many, kind: Many, queue: Many) -> Selection | None:
-    """Jobs by id (whole or a unique prefix), or by filter; None when neither is given."""
-    if ids and (state or kind or queue):
-        raise InvalidInput("give job ids or filter options, not both")
-    if ids:
-        return Selection.of_ids([str(reads.resolve_job(db, i)) for i in ids])
-    if state or kind or queue:
-        return Selection(filter={"states": _states(state), "kinds": kind, "queues": queue})
-    return None
-
-
 def _act(
     ctx: typer.Context,
     verb: Verb[Database],
@@ -133,7 +122,11 @@ def _act(
         ctx,
         verb,
         db,
-        _selection(db, ids, state, kind, queue),
+        Selection.given(
+            ids,
+            {"states": _states(state), "kinds": kind, "queues": queue},
+            lambda i: str(reads.resolve_job(db, i)),
+        ),
         max_targets=max_targets,
         dry_run=dry_run,
         yes=yes,
