@@ -490,11 +490,17 @@ class QctlTop(Dashboard):
         except RuntimeError:  # on the app's own thread
             self.notify(sanitize(text), severity="warning")
 
-    def act_verb(self, verb: verbs.Verb[Any], selection: verbs.Selection) -> None:
+    def act_verb(
+        self,
+        verb: verbs.Verb[Any],
+        selection: verbs.Selection,
+        ran: Callable[[], None] | None = None,
+    ) -> None:
         """A system's declared verb (``qctl.core.verbs``) over ``selection``, as the
         command line runs it: the plan first (a refusal is told before anything is
         asked), the same question, then the run of exactly the planned targets; the
-        notice is the result's sentence, the audit entry its record."""
+        notice is the result's sentence, the audit entry its record; ``ran`` is called
+        once the run is over."""
         target = audit.describe(self.audit_where)
         planned: list[verbs.Plan] = []
 
@@ -504,12 +510,12 @@ class QctlTop(Dashboard):
                 return planned[-1]
             return verbs.run(handle, verb, planned[-1])
 
-        self.act(
-            lambda p: p.question(verb),
-            step,
-            lambda r: r.words(verb),
-            verb=verb.title,
-        )
+        def said(result: verbs.Result) -> str:  # in the action's worker thread
+            if ran is not None:
+                self.call_from_thread(ran)
+            return result.words(verb)
+
+        self.act(lambda p: p.question(verb), step, said, verb=verb.title)
 
     def _action_done(self, text: str) -> None:
         self.actions_done += 1

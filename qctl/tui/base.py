@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
+from textual import events
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.screen import Screen
@@ -162,8 +164,11 @@ class Dashboard(App[None]):
         """An operator action through the operations layer: ``fn(store, dry_run)``."""
         raise NotImplementedError
 
-    def act_verb(self, verb: Verb[Any], selection: Selection) -> None:
-        """A system's declared verb over ``selection``, run by the verb engine."""
+    def act_verb(
+        self, verb: Verb[Any], selection: Selection, ran: Callable[[], None] | None = None
+    ) -> None:
+        """A system's declared verb over ``selection``, run by the verb engine; ``ran``
+        is called once it ran."""
         raise NotImplementedError
 
 
@@ -176,12 +181,27 @@ class Dashboarded(MessagePump):
 
 
 class Guarded:
-    """Hides write actions from the footer (and refuses them) in read-only mode."""
+    """Hides write actions from the footer (and refuses them) in read-only mode; their
+    keys say so instead of doing nothing."""
 
     app: Any
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return not (action in self.app.system.writes and self.app.read_only)
+
+    def on_key(self, event: events.Key) -> None:
+        if not self.app.read_only:
+            return
+        for cls in type(self).__mro__:
+            for b in cls.__dict__.get("BINDINGS", ()):
+                if (
+                    isinstance(b, Binding)
+                    and event.key in b.key.split(",")
+                    and b.action in self.app.system.writes
+                ):
+                    event.stop()
+                    self.app.notify(f"read-only: {b.description.lower()} is disabled")
+                    return
 
 
 class KeysFooter(Footer):

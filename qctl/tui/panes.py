@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Input
 
+from qctl.core.verbs import Selection, Verb
 from qctl.tui.base import Guarded, Loader, TopScreen, footer
 from qctl.tui.widgets import Column, cells, refill, selected_key, table
 
@@ -87,10 +88,20 @@ def matches(needle: str, *values: str) -> bool:
 class ListPane(Redrawn[Sequence[Any]]):
     """A tab that is one table of rows, declared: ``columns`` give its header, its cells
     and the help's lines; ``fetch`` reads the rows; ``row_key`` keys them (the cursor
-    stays on a key across refreshes); ``words`` are what the ``/`` filter matches."""
+    stays on a key across refreshes); ``words`` are what the ``/`` filter matches.
+
+    Rows can be marked (``MARK_BINDINGS``): space marks the row under the cursor, ``*``
+    every row the filter shows (again: clears); ``act_on`` runs a declared verb on the
+    marks, or on the row under the cursor when none are marked."""
 
     table_id: ClassVar[str]
     columns: ClassVar[tuple[Column[Any], ...]]
+    marked: dict[str, None]
+    """Keys of the marked rows, in the order marked."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.marked = {}
 
     def row_key(self, row: Any) -> str:
         raise NotImplementedError
@@ -102,16 +113,51 @@ class ListPane(Redrawn[Sequence[Any]]):
         yield from self.compose_filter()
         yield table(self.table_id, *self.columns)
 
+    def shown(self) -> list[Any]:
+        return [r for r in self.data or [] if matches(self.filter_text, *self.words(r))]
+
     def render_data(self) -> None:
         now = self.top.clock()
-        refill(
-            self.query_one(f"#{self.table_id}", DataTable),
-            [
-                (self.row_key(r), cells(self.columns, r, now))
-                for r in self.data or []
-                if matches(self.filter_text, *self.words(r))
-            ],
-        )
+        rows = []
+        for r in self.shown():
+            key, row = self.row_key(r), cells(self.columns, r, now)
+            if key in self.marked:
+                row[0] = f"● {row[0]}"
+            rows.append((key, row))
+        refill(self.query_one(f"#{self.table_id}", DataTable), rows)
+
+    def action_toggle_mark(self) -> None:
+        """Space: mark or unmark the row under the cursor, then move to the next one."""
+        t = self.query_one(f"#{self.table_id}", DataTable)
+        key = selected_key(t)
+        if key is None:
+            return
+        if self.marked.pop(key, "absent") == "absent":
+            self.marked[key] = None
+        at = t.cursor_row
+        self.render_data()
+        t.move_cursor(row=min(at + 1, t.row_count - 1))
+
+    def action_mark_shown(self) -> None:
+        """``*``: mark every row the filter shows, or clear the marks."""
+        self.marked = {} if self.marked else {self.row_key(r): None for r in self.shown()}
+        self.render_data()
+
+    def act_on(self, verb: Verb[Any], what: str) -> None:
+        """``verb`` on the marked rows, or on the row under the cursor (``what`` names it
+        when there is none); the marks are cleared once it ran."""
+        if self.marked:
+            selection = Selection.of_ids(list(self.marked), by="marks")
+        else:
+            key = self.selected(what)
+            if key is None:
+                return
+            selection = Selection.of_ids([key])
+        self.top.act_verb(verb, selection, self._unmark)
+
+    def _unmark(self) -> None:
+        self.marked = {}
+        self.render_data()
 
     def open_with(self, text: str) -> None:
         """Show the rows ``text`` (``/`` words) matches, once the tab has read."""
@@ -126,6 +172,12 @@ class ListPane(Redrawn[Sequence[Any]]):
             self.top.notify(f"no {what} selected", severity="warning")
         return key
 
+
+MARK_BINDINGS = [
+    Binding("space", "toggle_mark", "Mark", show=False),
+    Binding("asterisk", "mark_shown", "Mark all shown", show=False),
+]
+"""``ListPane``'s marking keys, for its subclasses' ``BINDINGS``."""
 
 PAGE_BINDINGS = [
     Binding("n", "next_page", "Page", key_display="n/b"),

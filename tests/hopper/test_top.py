@@ -162,3 +162,39 @@ def test_read_only_hides_and_refuses(hopper: Worker, pg_schema: str) -> None:
 
     dashboard(pg_schema, scenario, read_only=True)
     assert snapshot(pg_schema) == before
+
+
+def test_marked_jobs_are_retried_together(hopper: Worker, pg_schema: str) -> None:
+    """Space marks two of three discarded jobs (● in their first cell); R asks once for
+    both and retries exactly those; the marks are cleared after the run. In read-only
+    mode R says it is disabled."""
+    client = hopper.register()
+    dead = [hopper.dead("tui.mark", "tui-mark", client) for _ in range(3)]
+    keys = [str(d) for d in dead]
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await pilot.press("2")
+        await until(pilot, lambda: all(k in cells(app, "hopper-jobs") for k in keys), 10)
+        for key in keys[:2]:
+            await select(app, pilot, "hopper-jobs", key)
+            await pilot.press("space")
+        await until(pilot, lambda: cells(app, "hopper-jobs")[keys[0]][0].startswith("● "), 10)
+        await pilot.press("R")
+        assert "Retry 2 hopper jobs (2 discarded)" in await confirm(app, pilot)
+        await until(pilot, lambda: job_row(pg_schema, dead[1])[0] == "live", 10)  # type: ignore[index]
+        await until(pilot, lambda: not app.screen.query_one(JobsPane).marked, 10)
+
+    dashboard(pg_schema, scenario)
+    assert [job_row(pg_schema, d)[0] for d in dead] == ["live", "live", "history"]  # type: ignore[index]
+
+    said: list[str] = []
+
+    async def read_only(app: QctlTop, pilot: Any) -> None:
+        app.notify = lambda message, **_: said.append(str(message))  # type: ignore[method-assign]
+        await pilot.press("2")
+        await select(app, pilot, "hopper-jobs", keys[2])
+        await pilot.press("R")
+        await until(pilot, lambda: "read-only: retry is disabled" in said, 10)
+
+    dashboard(pg_schema, read_only, read_only=True)
+    assert job_row(pg_schema, dead[2])[0] == "history"  # type: ignore[index]

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.dispatch import actions, reads
 from qctl.tui import fmt
-from qctl.tui.panes import DetailScreen, ListPane, RecordView
+from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView
 from qctl.tui.widgets import Column, flex, refill, table
 
 if TYPE_CHECKING:
@@ -62,19 +62,18 @@ class QueuesPane(ListPane):
 
 
 class JobActions:
-    """``C``: cancel the job at hand (a pending or retrying one), after its dry run."""
+    """``C``: cancel the jobs at hand (``act_on``: the marked ones, or the one under the
+    cursor or on screen), after its plan."""
 
-    def current_job(self) -> str | None:
+    def act_on(self, verb: Verb[Database], what: str) -> None:
         raise NotImplementedError
 
     def action_job_cancel(self) -> None:
-        job_id = self.current_job()
-        if job_id is not None:
-            self.top.act_verb(actions.CANCEL, Selection.of_ids([job_id]))  # type: ignore[attr-defined]
+        self.act_on(actions.CANCEL, "job")
 
 
-class JobsPane(JobActions, ListPane):
-    BINDINGS = [Binding("C", "job_cancel", "Cancel")]
+class JobsPane(ListPane, JobActions):
+    BINDINGS = [Binding("C", "job_cancel", "Cancel"), *MARK_BINDINGS]
     filter_hint = "filter: words (a state, a queue, a job name)"
     table_id = "dispatch-jobs"
     columns = (
@@ -102,16 +101,17 @@ class JobsPane(JobActions, ListPane):
     def words(self, row: reads.Job) -> tuple[str, ...]:
         return (row.state, row.queue, row.name)
 
-    def current_job(self) -> str | None:
-        return self.selected("job")
-
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         self.app.push_screen(JobDetailScreen(str(event.row_key.value)))
 
 
 class DlqPane(ListPane):
-    BINDINGS = [Binding("R", "dlq_replay", "Replay"), Binding("X", "dlq_delete", "Delete")]
+    BINDINGS = [
+        Binding("R", "dlq_replay", "Replay"),
+        Binding("X", "dlq_delete", "Delete"),
+        *MARK_BINDINGS,
+    ]
     filter_hint = "filter: words (a queue, a job name)"
     table_id = "dispatch-dlq"
     columns = (
@@ -139,16 +139,11 @@ class DlqPane(ListPane):
     def words(self, row: reads.DLQEntry) -> tuple[str, ...]:
         return (row.queue, row.job_name)
 
-    def _act(self, verb: Verb[Database]) -> None:
-        entry_id = self.selected("DLQ entry")
-        if entry_id is not None:
-            self.top.act_verb(verb, Selection.of_ids([entry_id]))
-
     def action_dlq_replay(self) -> None:
-        self._act(actions.REPLAY)
+        self.act_on(actions.REPLAY, "DLQ entry")
 
     def action_dlq_delete(self) -> None:
-        self._act(actions.DELETE_DLQ)
+        self.act_on(actions.DELETE_DLQ, "DLQ entry")
 
 
 class CronPane(ListPane):
@@ -305,5 +300,5 @@ class JobDetailScreen(JobActions, DetailScreen):
         view.border_title = f"dispatch job {self.record_id}"
         return view
 
-    def current_job(self) -> str | None:
-        return str(self.record_id)
+    def act_on(self, verb: Verb[Database], what: str) -> None:
+        self.top.act_verb(verb, Selection.of_ids([str(self.record_id)]))

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.hopper import actions, reads
 from qctl.tui import fmt
-from qctl.tui.panes import DetailScreen, ListPane, RecordView
+from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView
 from qctl.tui.widgets import Column, flex, refill, table
 
 if TYPE_CHECKING:
@@ -101,25 +101,25 @@ class QueuesPane(ListPane):
 
 
 class JobActions:
-    """``C`` cancel and ``R`` retry of the job at hand, each after its dry run."""
+    """``C`` cancel and ``R`` retry of the jobs at hand (``act_on``: the marked ones, or
+    the one under the cursor or on screen), each after its plan."""
 
-    def current_job(self) -> str | None:
+    def act_on(self, verb: Verb[Database], what: str) -> None:
         raise NotImplementedError
 
-    def _act(self, verb: Verb[Database]) -> None:
-        job_id = self.current_job()
-        if job_id is not None:
-            self.top.act_verb(verb, Selection.of_ids([job_id]))  # type: ignore[attr-defined]
-
     def action_job_cancel(self) -> None:
-        self._act(actions.CANCEL)
+        self.act_on(actions.CANCEL, "job")
 
     def action_job_retry(self) -> None:
-        self._act(actions.RETRY)
+        self.act_on(actions.RETRY, "job")
 
 
-class JobsPane(JobActions, ListPane):
-    BINDINGS = [Binding("C", "job_cancel", "Cancel"), Binding("R", "job_retry", "Retry")]
+class JobsPane(ListPane, JobActions):
+    BINDINGS = [
+        Binding("C", "job_cancel", "Cancel"),
+        Binding("R", "job_retry", "Retry"),
+        *MARK_BINDINGS,
+    ]
     filter_hint = "filter: words (a state, a queue, a kind)"
     table_id = "hopper-jobs"
     columns = (
@@ -144,9 +144,6 @@ class JobsPane(JobActions, ListPane):
 
     def words(self, row: reads.Job) -> tuple[str, ...]:
         return (row.state, row.queue, row.kind)
-
-    def current_job(self) -> str | None:
-        return self.selected("job")
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -229,8 +226,8 @@ class JobDetailScreen(JobActions, DetailScreen):
         view.border_title = f"hopper job {self.record_id}"
         return view
 
-    def current_job(self) -> str | None:
-        return str(self.record_id)
+    def act_on(self, verb: Verb[Database], what: str) -> None:
+        self.top.act_verb(verb, Selection.of_ids([str(self.record_id)]))
 
 
 class WorkflowsPane(ListPane):
