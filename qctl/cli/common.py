@@ -26,7 +26,6 @@ from qctl.cli.output import (
     note,
 )
 from qctl.core import bulk, parse, verbs
-from qctl.core.errors import NoSuchName, WrongState
 from qctl.core.exits import ExitCode, Refused, message_for
 from qctl_store.dsn import redact
 from qctl_store.errors import InvalidInput, done_before
@@ -291,21 +290,6 @@ def dry_run_report(
         emit_rows([record_of(row) for row in sample], list(columns), output)
 
 
-def _words(outcomes: Sequence[Any], say: Callable[[Any], str], sep: str) -> str:
-    """Each outcome in words, the first few of many then how many more."""
-    shown = [say(o) for o in outcomes[: bulk.SAMPLE]]
-    more = len(outcomes) - bulk.SAMPLE
-    return sep.join(shown) + (f"{sep}... and {more} more" if more > 0 else "")
-
-
-def _bulk_record(results: Sequence[Any], skipped: list[dict[str, str]]) -> dict[str, Any]:
-    """One result record, or one for several (one JSON document either way)."""
-    if len(results) == 1 and not skipped:
-        return record_of(results[0])
-    records = [record_of(r) for r in results]
-    return {"count": len(results), "results": records, "skipped": skipped}
-
-
 def counted_delete(
     plan: Any,
     count: int,
@@ -387,33 +371,6 @@ def stopped_report(report: bulk.Report[Any], output: OutputFormat, noun: str = "
             + (f" and {more} more" if more > 0 else "")
         )
     note(said)
-
-
-def act_each(
-    targets: Sequence[Any],
-    act: Callable[[Any, bool], Any],
-    say: Callable[[Any], str],
-    ask: str,
-    output: OutputFormat,
-    dry_run: bool,
-    yes: bool,
-    key: Callable[[Any], str] = str,
-) -> None:
-    """``act(target, dry_run)`` on each target (``qctl.core.bulk``): every refusal (each
-    target's dry run) before the one question ``ask``, then one result record; ``say``
-    words one outcome. A target that changed in between (``WrongState``: a worker took
-    it) is skipped and listed, as any target alone is refused; a walk that stops
-    part-way says how far it got."""
-    if not targets:
-        raise NoSuchName("select", "nothing matches")
-    plans = [act(t, True) for t in targets]
-    if not proceed(dry_run, yes, output, _bulk_record(plans, []), _words(plans, say, "; "), ask):
-        return
-    with reported(output):
-        report = bulk.each(targets, lambda t: act(t, False), key, (WrongState,))
-    skipped = report.skipped
-    tail = f"\nskipped {len(skipped)} changed since they were read" if skipped else ""
-    done(_bulk_record(report.done, skipped), _words(report.done, say, "\n") + tail, output)
 
 
 def duration(value: str | None, option: str) -> timedelta | None:

@@ -195,7 +195,10 @@ class Plan:
     def question(self, verb: Verb[Any]) -> str:
         """The confirmation both front ends ask: the verb, the count, the database."""
         where = f" on {self.target}" if self.target else ""
-        states = f" ({self.by_state()})" if self.states else ""
+        # what the targets are, where they are few enough to name
+        labels = list(dict.fromkeys(t["label"] for t in self.sample if t["label"]))
+        named = f": {', '.join(labels)}" if labels and len(self.ids) <= SAMPLE else ""
+        states = f" ({self.by_state()}{named})" if self.states else ""
         return f"{verb.name.capitalize()} {verb.count(len(self.ids))}{states}{where}?"
 
     def by_state(self) -> str:

@@ -83,6 +83,23 @@ def verb_rows(target: Target, verb: str, n: int) -> tuple[list[str], list[str]]:
     """``n`` rows of a queue of their own, made by dispatch's own code: pending jobs to
     cancel, or jobs its worker failed into the DLQ (their entries) to replay or delete."""
     h, queue = HARNESS[0], f"ct-verb-{uuid.uuid4().hex[:8]}"
+    if verb.startswith("cron "):
+        names = [f"{queue}-{n}" for n in range(n)]
+        for name in names:
+            h.call("cron", name=name, schedule="@every 1h", job_name=name, queue=queue)
+        if verb == "cron enable":
+            with psycopg.connect(PG_DSN, autocommit=True) as conn:
+                conn.execute(
+                    f'UPDATE "{target.schema}".dispatch_cron_entries SET enabled = false'
+                    " WHERE queue = %s",
+                    [queue],
+                )
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            rows = conn.execute(
+                f'SELECT id FROM "{target.schema}".dispatch_cron_entries WHERE queue = %s',
+                [queue],
+            ).fetchall()
+        return [r[0] for r in rows], ["--queue", queue]
     if verb == "jobs cancel":
         ids = [h.call("enqueue", name="ct.verb", queue=queue, payload={})["id"] for _ in range(n)]
         return ids, ["--queue", queue]
@@ -101,6 +118,20 @@ def verb_rows(target: Target, verb: str, n: int) -> tuple[list[str], list[str]]:
 def change(target: Target, verb: str, id_: str) -> str:
     """The row moved on: a job a worker took (dispatch's dequeue sets running), an entry
     another operator replayed, an entry deleted."""
+    if verb.startswith("cron "):  # the scheduler took its fire lock
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            conn.execute(
+                f'UPDATE "{target.schema}".dispatch_cron_entries'
+                " SET locked_by = 'ct-leader', locked_until = now() + interval '1 hour'"
+                " WHERE id = %s",
+                [id_],
+            )
+        if verb != "cron trigger":
+            return next(v for v in VERBS if v.title == verb).reason("firing") or "firing"
+        statement, reason = "DELETE FROM {}.dispatch_cron_entries WHERE id = %s", "gone"
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            conn.execute(statement.format(f'"{target.schema}"'), [id_])  # type: ignore[arg-type]
+        return reason
     statement, reason = {
         "jobs cancel": ("UPDATE {}.dispatch_jobs SET state = 'running' WHERE id = %s", "running"),
         "dlq replay": ("UPDATE {}.dispatch_dlq SET replayed_at = now() WHERE id = %s", "replayed"),
@@ -110,3 +141,17 @@ def change(target: Target, verb: str, id_: str) -> str:
         conn.execute(statement.format(f'"{target.schema}"'), [id_])  # type: ignore[arg-type]
     verbs = {v.title: v for v in VERBS}
     return reason if reason == "gone" else verbs[verb].reason(reason) or reason
+
+
+def observe(target: Target, verb: str, ids: list[str]) -> dict[str, int] | None:
+    """A trigger changes no entry: it enqueues the entry's job (on the entry's queue)."""
+    if verb != "cron trigger":
+        return None
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        rows = conn.execute(
+            f'SELECT e.id, (SELECT count(*) FROM "{target.schema}".dispatch_jobs j'
+            "  WHERE j.queue = e.queue AND j.name = e.job_name)"
+            f' FROM "{target.schema}".dispatch_cron_entries e WHERE e.id = ANY(%s)',
+            [ids],
+        ).fetchall()
+    return {i: n for i, n in rows}

@@ -87,7 +87,7 @@ def test_tabs_jump_and_actions(fleet: dict[str, str], pg_schema: str) -> None:
         # C cancels the selected job after one confirmation
         await select(app, pilot, "dispatch-jobs", fleet["pending"])
         await pilot.press("C")
-        assert "Cancel 1 dispatch job (1 pending)?" in await confirm(app, pilot)
+        assert "Cancel 1 dispatch job (1 pending: " in await confirm(app, pilot)
         await until(pilot, lambda: row(pg_schema, "dispatch_jobs", fleet["pending"])["state"]
                     == "cancelled", 10)  # fmt: skip
         # DLQ: R replays the entry as a new job
@@ -108,7 +108,7 @@ def test_tabs_jump_and_actions(fleet: dict[str, str], pg_schema: str) -> None:
         [cron_id] = [k for k, r in cells(app, "dispatch-cron").items() if r[0] == "tui-cron"]
         await select(app, pilot, "dispatch-cron", cron_id)
         await pilot.press("T")
-        assert "Run cron entry tui-cron now (tui.mail on default)" in await confirm(app, pilot)
+        assert "Trigger 1 dispatch cron entry (1 enabled: tui-cron)?" in await confirm(app, pilot)
         await until(pilot, lambda: tui_mail_jobs(pg_schema) == 2, 10)
         await pilot.press("D")
         await confirm(app, pilot)
@@ -117,7 +117,7 @@ def test_tabs_jump_and_actions(fleet: dict[str, str], pg_schema: str) -> None:
         )
         await until(pilot, lambda: cells(app, "dispatch-cron")[cron_id][4] == "no", 10)
         await pilot.press("X")
-        assert "Delete cron entry tui-cron?" in await confirm(app, pilot)
+        assert "Delete 1 dispatch cron entry (1 disabled: tui-cron)?" in await confirm(app, pilot)
         await until(pilot, lambda: cron_id not in cells(app, "dispatch-cron"), 10)
         await pilot.press("5")
         await until(
@@ -145,7 +145,7 @@ def test_tabs_jump_and_actions(fleet: dict[str, str], pg_schema: str) -> None:
         await pilot.press("3")
         await select(app, pilot, "dispatch-dlq", entry)
         await pilot.press("X")
-        assert "Delete 1 dispatch DLQ entry (1 replayed)?" in await confirm(app, pilot)
+        assert "Delete 1 dispatch DLQ entry (1 replayed: tui.dead)?" in await confirm(app, pilot)
         await until(pilot, lambda: entry not in cells(app, "dispatch-dlq"), 10)
 
     dashboard(pg_schema, scenario)

@@ -107,7 +107,7 @@ def test_dashboard_and_command_line_leave_the_same_rows(
         await until(pilot, lambda: str(waiting[1]) in cells(app, "hopper-jobs"), 10)
         await select(app, pilot, "hopper-jobs", str(waiting[1]))
         await pilot.press("C")
-        assert "Cancel 1 hopper job (1 available)" in await confirm(app, pilot)
+        assert "Cancel 1 hopper job (1 available: " in await confirm(app, pilot)
         await until(pilot, lambda: job_row(pg_schema, waiting[1])[0] == "history", 10)  # type: ignore[index]
         # : jumps to the dead job by a prefix; R retries it from its detail
         await pilot.press("colon")
@@ -121,7 +121,7 @@ def test_dashboard_and_command_line_leave_the_same_rows(
         errors = cells(app, "hopper-job-errors")
         assert [r[2] for r in errors.values()] == ["smtp [bold]421"]  # text, not markup
         await pilot.press("R")
-        assert "Retry 1 hopper job (1 discarded)" in await confirm(app, pilot)
+        assert "Retry 1 hopper job (1 discarded: " in await confirm(app, pilot)
         await until(pilot, lambda: job_row(pg_schema, dead[1])[0] == "live", 10)  # type: ignore[index]
         await pilot.press("escape")
         await pilot.press("3")
@@ -180,7 +180,7 @@ def test_marked_jobs_are_retried_together(hopper: Worker, pg_schema: str) -> Non
             await pilot.press("space")
         await until(pilot, lambda: cells(app, "hopper-jobs")[keys[0]][0].startswith("● "), 10)
         await pilot.press("R")
-        assert "Retry 2 hopper jobs (2 discarded)" in await confirm(app, pilot)
+        assert "Retry 2 hopper jobs (2 discarded: tui.mark)" in await confirm(app, pilot)
         await until(pilot, lambda: job_row(pg_schema, dead[1])[0] == "live", 10)  # type: ignore[index]
         await until(pilot, lambda: not app.screen.query_one(JobsPane).marked, 10)
 

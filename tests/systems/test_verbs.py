@@ -9,7 +9,10 @@ A system's provider (``tests/<system>/contract.py``) gives, besides its database
   exactly those rows;
 - ``change(target, verb, id)``: that row moved on as a worker (or another operator)
   would, so that the verb no longer acts on it; the reason the engine must count it
-  under.
+  under;
+- optionally ``observe(target, verb, ids)``: for a verb whose effect is not its
+  targets' state (a cron trigger enqueues a job), what it changes, per id (None: the
+  targets' states are what it changes).
 """
 
 from __future__ import annotations
@@ -81,7 +84,12 @@ def audit_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "qctl" / "audit.jsonl"
 
 
-def states(name: str, t: Target, verb: Verb[Any], ids: list[str]) -> dict[str, str]:
+def states(name: str, t: Target, verb: Verb[Any], ids: list[str]) -> dict[str, Any]:
+    """What the verb changes of each target: its state, or what the provider observes."""
+    observe = getattr(provider(name), "observe", None)
+    seen = observe(t, verb.title, ids) if observe else None
+    if seen is not None:
+        return dict(seen)
     with provider(name).handle(t) as handle:
         return {x.id: x.state for x in verb.lookup(handle, ids)}
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from qctl.core.errors import NoSuchName, WrongState
+from qctl.core.errors import WrongState
 from qctl.core.verbs import Target, Verb, Written
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.database import Database
@@ -51,16 +51,6 @@ def new_id(kind: str = "job") -> str:
     return f"{kind}_" + "".join(digits)
 
 
-def _enqueue(db: Database, **job: object) -> str:
-    """Insert one pending job (inside the caller's transaction) and wake dispatch's
-    workers on commit; its new id."""
-    q = reads.queries("actions.sql")
-    row = db.one(q.enqueue_job, {"id": new_id(), "worker_id": ZERO_WORKER_ID, **job})
-    db.one(q.wake)
-    assert row is not None
-    return str(row["id"])
-
-
 @dataclass
 class Purged:
     before: datetime
@@ -86,93 +76,6 @@ def purge(db: Database, older_than: timedelta, dry_run: bool = False) -> Purged:
         deleted = db.all(q.purge_dlq, {"before": before})
     outcome.count = len(deleted)
     outcome.unreplayed = sum(1 for r in deleted if r["replayed_at"] is None)
-    return outcome
-
-
-@dataclass
-class CronChanged:
-    cron_id: str
-    name: str
-    action: str
-    enabled: bool
-    """Whether the entry was enabled before."""
-    dry_run: bool = False
-
-
-def _firing(entry: reads.CronEntry) -> bool:
-    return bool(entry.locked_by and entry.locked_until and entry.locked_until > datetime.now(UTC))
-
-
-def change_cron(db: Database, key: str, action: str, dry_run: bool = False) -> CronChanged:
-    """``enable``, ``disable`` or ``delete`` a cron entry (by id or name); refused while
-    the scheduler is firing it (see queries/actions.sql)."""
-    db.writable()
-    entry = reads.get_cron(db, key)
-    outcome = CronChanged(entry.id, entry.name, action, entry.enabled, dry_run)
-    op = f"cron {action}"
-    if action != "delete" and entry.enabled == (action == "enable"):
-        raise WrongState(op, f"dispatch cron entry {entry.name} is already {action}d")
-    if _firing(entry):
-        raise WrongState(op, f"dispatch cron entry {entry.name} is firing now; try again")
-    if dry_run:
-        return outcome
-    q = reads.queries("actions.sql")
-    with db.transaction():
-        if action == "delete":
-            done = db.one(q.delete_cron, {"id": entry.id})
-        else:
-            done = db.one(q.set_cron_enabled, {"id": entry.id, "enabled": action == "enable"})
-    if done is None:
-        raise WrongState(
-            op, f"dispatch cron entry {entry.name} changed or started firing; try again"
-        )
-    return outcome
-
-
-ENQUEUE_RAW_MAX_RETRIES = 3
-ENQUEUE_RAW_TIMEOUT_NS = 5 * 60 * 10**9
-"""engine.go EnqueueRaw's job with no options (job/options.go DefaultOptions): three
-retries, a five-minute timeout, queue ``default``."""
-
-
-@dataclass
-class CronTriggered:
-    cron_id: str
-    name: str
-    job_name: str
-    queue: str
-    new_job_id: str | None = None
-    dry_run: bool = False
-
-
-def trigger_cron(db: Database, key: str, dry_run: bool = False) -> CronTriggered:
-    """Run a cron entry's job now (engine/ops_cron.go TriggerCron): the job a scheduled
-    fire enqueues (cron/scheduler.go fireEntry: EnqueueRaw with the entry's job name,
-    payload and queue override), the schedule untouched (last_run_at, next_run_at), a
-    disabled entry too. The scheduler's fire carries no scope, so neither does this."""
-    db.writable()
-    entry = reads.get_cron(db, key)
-    queue = entry.queue or "default"
-    outcome = CronTriggered(entry.id, entry.name, entry.job_name, queue, dry_run=dry_run)
-    if dry_run:
-        return outcome
-    with db.transaction():
-        raw = db.one(reads.queries("actions.sql").cron_payload, {"id": entry.id})
-        if raw is None:
-            raise NoSuchName("cron trigger", f"dispatch cron entry {entry.name} was deleted")
-        outcome.new_job_id = _enqueue(
-            db,
-            name=entry.job_name,
-            queue=queue,
-            # a NULL payload (the column allows it) would fail dispatch_jobs' NOT NULL:
-            # dispatch's own trigger errors there; qctl enqueues the empty payload the
-            # handler would have been given
-            payload=raw["payload"] or b"",
-            max_retries=ENQUEUE_RAW_MAX_RETRIES,
-            scope_app_id="",
-            scope_org_id="",
-            timeout=ENQUEUE_RAW_TIMEOUT_NS,
-        )
     return outcome
 
 
@@ -263,14 +166,16 @@ def _looker(query: str) -> Callable[[Database, Sequence[str]], list[Target]]:
     return lookup
 
 
-def _writer(query: str, wake: bool = False) -> Callable[[Database, list[str]], Written]:
-    """One batch of a verb: ``query`` in its own transaction (after the schema check),
-    then dispatch's wake notification when it enqueued jobs."""
+def _writer(
+    query: str, wake: bool = False, **fixed: Any
+) -> Callable[[Database, list[str]], Written]:
+    """One batch of a verb: ``query`` (with ``fixed`` parameters) in its own transaction
+    after the schema check, then dispatch's wake notification when it enqueued jobs."""
 
     def write(db: Database, ids: list[str]) -> Written:
         db.writable()
         q = reads.queries("actions.sql")
-        params: dict[str, Any] = {"ids": ids}
+        params: dict[str, Any] = {"ids": ids, **fixed}
         if wake:
             params.update(new_ids=[new_id() for _ in ids], worker_id=ZERO_WORKER_ID)
         with db.transaction():
@@ -330,7 +235,65 @@ DELETE_DLQ = Verb[Database](
 )
 """``dlq delete`` (engine/ops_dlq.go DeleteDLQ)."""
 
-VERBS = (CANCEL, REPLAY, DELETE_DLQ)
+FIRING = "firing now (the scheduler's fire would write the whole entry back); try again"
+
+
+def _cron(name: str, past: str, accepts: tuple[str, ...], effect: str, **kw: Any) -> Verb[Database]:
+    return Verb[Database](
+        system="dispatch",
+        noun="cron",
+        name=name,
+        past=past,
+        singular="cron entry",
+        plural="cron entries",
+        accepts=accepts,
+        effect=effect,
+        page=_pager("cron_targets_page"),
+        lookup=_looker("cron_targets"),
+        **kw,
+    )
+
+
+CRON_ENABLE = _cron(
+    "enable",
+    "enabled",
+    ("disabled",),
+    "enable (only the enabled column written)",
+    write=_writer("set_cron_enabled", enabled=True),
+    reasons={"enabled": "already enabled", "firing": FIRING},
+)
+"""``cron enable`` (api/cron_handler.go enableCron)."""
+
+CRON_DISABLE = _cron(
+    "disable",
+    "disabled",
+    ("enabled",),
+    "disable (only the enabled column written)",
+    write=_writer("set_cron_enabled", enabled=False),
+    reasons={"disabled": "already disabled", "firing": FIRING},
+)
+"""``cron disable`` (api/cron_handler.go disableCron)."""
+
+CRON_DELETE = _cron(
+    "delete",
+    "deleted",
+    ("enabled", "disabled"),
+    "delete (an application registering the entry again on start recreates it)",
+    write=_writer("delete_cron"),
+    reasons={"firing": FIRING},
+)
+"""``cron delete`` (store/postgres/cron.go DeleteCron)."""
+
+CRON_TRIGGER = _cron(
+    "trigger",
+    "triggered",
+    ("enabled", "disabled", "firing"),
+    "enqueue its job now, as a scheduled fire does (the schedule untouched)",
+    write=_writer("trigger_cron", wake=True),
+)
+"""``cron trigger`` (engine/ops_cron.go TriggerCron)."""
+
+VERBS = (CANCEL, REPLAY, DELETE_DLQ, CRON_ENABLE, CRON_DISABLE, CRON_DELETE, CRON_TRIGGER)
 
 
 def retry_entries(db: Database, job_ids: Sequence[str]) -> list[str]:

@@ -3,8 +3,8 @@
 dispatch's Go runtime cannot ship with qctl, so the workers are labelled stand-ins that
 run dispatch v0.1.0's own worker statements (``queries/demo.sql``: its dequeue, heartbeat,
 settle and DLQ push) from Python: what qctl then shows and operates is what a dispatch
-fleet leaves. Jobs are enqueued as the operator actions enqueue them
-(``actions.sql`` ``enqueue_job``). No typer, no textual: ``cli/demo.py`` runs it.
+fleet leaves. Jobs are enqueued as dispatch's EnqueueJob writes them (``demo.sql``
+``enqueue_job``). No typer, no textual: ``cli/demo.py`` runs it.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class Workload:
             t.join(10)
 
     def _produce(self, rng: random.Random) -> None:
-        q = reads.queries("actions.sql")
+        q = reads.queries("demo.sql")
         while not self._stop.wait(0.2 / self.speed):
             queue = rng.choice(QUEUES)
             with self.db.transaction():

@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from qctl.cli import common
-from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli import verbs
+from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import OutputFormat, emit_rows
+from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.core.verbs import Selection, Verb
 from qctl.systems.dispatch import actions, reads
-from qctl.systems.dispatch.cli import database, group, writable
-
-if TYPE_CHECKING:
-    pass
+from qctl.systems.dispatch.cli import Many, database, group, writable
+from qctl.systems.dispatch.database import Database
 
 app = group("cron")
 
 COLUMNS = ["id", "name", "schedule", "job_name", "queue", "enabled", "next_run_at", "last_run_at"]
-NamesArg = Annotated[list[str], typer.Argument(metavar="NAME...", help="Cron entry names or ids.")]
+NamesArg = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="[NAME]...", help="Cron entry names or ids; or select by filter."),
+]
 
 
 @app.command("list")
@@ -29,84 +33,116 @@ def list_cron(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     emit_rows(rows, COLUMNS, output)
 
 
-def _change(
+QueueOpt = Annotated[
+    Many, typer.Option("--queue", metavar="QUEUE", help="Entries of this queue (repeatable).")
+]
+JobNameOpt = Annotated[
+    Many,
+    typer.Option("--job-name", metavar="NAME", help="Entries enqueuing this job (repeatable)."),
+]
+
+
+def _act(
     ctx: typer.Context,
-    names: list[str],
-    action: str,
+    verb: Verb[Database],
+    names: Many,
+    queue: Many,
+    job_name: Many,
+    max_targets: int,
     dry_run: bool,
+    plan_out: Path | None,
+    plan_in: Path | None,
     yes: bool,
     output: OutputFormat,
 ) -> None:
-    db = writable(ctx, f"cron {action}", dry_run)
-
-    def say(c: actions.CronChanged) -> str:
-        word = f"would {action}" if c.dry_run else f"{action}d"
-        return f"{word} dispatch cron entry {c.name} ({c.cron_id})"
-
-    def act(key: str, dry: bool) -> actions.CronChanged:
-        return actions.change_cron(db, key, action, dry)
-
-    ask = f"{action.capitalize()} {len(names)} dispatch cron entr(ies)?"
-    common.act_each(names, act, say, ask, output, dry_run, yes)
+    db = writable(ctx, verb.title, dry_run or plan_out is not None)
+    verbs.act(
+        ctx,
+        verb,
+        db,
+        Selection.given(
+            names, {"queues": queue, "names": job_name}, lambda k: reads.get_cron(db, k).id
+        ),
+        max_targets=max_targets,
+        dry_run=dry_run,
+        yes=yes,
+        output=output,
+        plan_in=plan_in,
+        plan_out=plan_out,
+    )
 
 
 @app.command("enable")
 def enable(
     ctx: typer.Context,
-    names: NamesArg,
+    names: NamesArg = None,
+    queue: QueueOpt = None,
+    job_name: JobNameOpt = None,
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Enable cron entries (only the enabled column is written; refused while the
+    """Enable cron entries (only the enabled column is written; passed over while the
     scheduler is firing one)."""
-    _change(ctx, names, "enable", dry_run, yes, output)
+    _act(ctx, actions.CRON_ENABLE, names, queue, job_name, max_targets, dry_run, plan_out, plan_in,
+         yes, output)  # fmt: skip
 
 
 @app.command("disable")
 def disable(
     ctx: typer.Context,
-    names: NamesArg,
+    names: NamesArg = None,
+    queue: QueueOpt = None,
+    job_name: JobNameOpt = None,
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Disable cron entries: the scheduler skips them until enabled (refused while it is
-    firing one: its fire ends by writing the whole entry back)."""
-    _change(ctx, names, "disable", dry_run, yes, output)
+    """Disable cron entries: the scheduler skips them until enabled (passed over while it
+    is firing one: its fire ends by writing the whole entry back)."""
+    _act(ctx, actions.CRON_DISABLE, names, queue, job_name, max_targets, dry_run, plan_out, plan_in,
+         yes, output)  # fmt: skip
 
 
 @app.command("delete")
 def delete(
     ctx: typer.Context,
-    names: NamesArg,
+    names: NamesArg = None,
+    queue: QueueOpt = None,
+    job_name: JobNameOpt = None,
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Delete cron entries (dispatch's DeleteCron; an application registering the entry
     again on start recreates it)."""
-    _change(ctx, names, "delete", dry_run, yes, output)
+    _act(ctx, actions.CRON_DELETE, names, queue, job_name, max_targets, dry_run, plan_out, plan_in,
+         yes, output)  # fmt: skip
 
 
 @app.command("trigger")
 def trigger(
     ctx: typer.Context,
-    names: NamesArg,
+    names: NamesArg = None,
+    queue: QueueOpt = None,
+    job_name: JobNameOpt = None,
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Run cron entries' jobs now (dispatch's TriggerCron): the job a scheduled fire
     enqueues, disabled entries too; the schedule stays as it was."""
-    db = writable(ctx, "cron trigger", dry_run)
-
-    def say(t: actions.CronTriggered) -> str:
-        if t.dry_run:
-            return f"would enqueue {t.job_name} on {t.queue} for dispatch cron entry {t.name}"
-        return f"enqueued {t.job_name} on {t.queue} as {t.new_job_id} for cron entry {t.name}"
-
-    ask = f"Run {len(names)} dispatch cron entr(ies) now?"
-    common.act_each(
-        names, lambda t, dry: actions.trigger_cron(db, t, dry), say, ask, output, dry_run, yes
-    )
+    _act(ctx, actions.CRON_TRIGGER, names, queue, job_name, max_targets, dry_run, plan_out, plan_in,
+         yes, output)  # fmt: skip

@@ -43,25 +43,6 @@ WITH claimed AS (
 )
 SELECT id FROM numbered;
 
--- name: enqueue_job
--- A job qctl enqueues for dispatch: a DLQ replay's (dlq/replay.go Replay) or a cron
--- entry's run now (engine/ops_cron.go TriggerCron, through engine.go EnqueueRaw), as
--- store/postgres/job.go EnqueueJob writes it.
--- Pending, due now, priority 0, no retries yet; the caller gives the rest (a replay: the
--- entry's name, queue, payload, max_retries and scope, timeout Go's zero; a trigger:
--- EnqueueRaw's defaults). store/postgres/models.go writes absent strings as '' and the
--- zero worker id as its text.
-INSERT INTO dispatch_jobs (
-    id, name, queue, payload, state, priority, max_retries, retry_count, last_error,
-    scope_app_id, scope_org_id, worker_id, run_at, started_at, completed_at,
-    heartbeat_at, timeout, created_at, updated_at
-) VALUES (
-    %(id)s, %(name)s, %(queue)s, %(payload)s, 'pending', 0, %(max_retries)s, 0, '',
-    %(scope_app_id)s, %(scope_org_id)s, %(worker_id)s, now(), NULL, NULL, NULL,
-    %(timeout)s, now(), now()
-)
-RETURNING id, name, queue, state, max_retries, run_at;
-
 -- name: wake
 -- Wake dispatch's workers: what EnqueueJob sends after each enqueue from dispatch v1.5.3
 -- (store/postgres/wake.go notifyWake, channel dispatch_jobs_wake, empty payload).
@@ -79,7 +60,7 @@ DELETE FROM dispatch_dlq WHERE failed_at < %(before)s
 RETURNING replayed_at;
 
 -- name: set_cron_enabled
--- Enable or disable a cron entry (api/cron_handler.go enableCron and disableCron).
+-- Enable or disable a batch of cron entries (api/cron_handler.go enableCron and disableCron).
 -- dispatch reads the entry and writes the whole row back (UpdateCronEntry), which can
 -- undo the scheduler's lock and last-run writes made in between. Here only enabled and
 -- updated_at are written, and not while the scheduler holds the entry's fire lock
@@ -89,14 +70,14 @@ RETURNING replayed_at;
 -- own write could close that window.
 UPDATE dispatch_cron_entries
 SET enabled = %(enabled)s, updated_at = now()
-WHERE id = %(id)s AND enabled <> %(enabled)s
+WHERE id = ANY(%(ids)s::text[]) AND enabled <> %(enabled)s
   AND (locked_by IS NULL OR locked_until IS NULL OR locked_until < now())
-RETURNING id, enabled;
+RETURNING id;
 
 -- name: delete_cron
--- Delete a cron entry (store/postgres/cron.go DeleteCron), not while it is firing.
+-- Delete a batch of cron entries (store/postgres/cron.go DeleteCron), not while it is firing.
 DELETE FROM dispatch_cron_entries
-WHERE id = %(id)s AND (locked_by IS NULL OR locked_until IS NULL OR locked_until < now())
+WHERE id = ANY(%(ids)s::text[]) AND (locked_by IS NULL OR locked_until IS NULL OR locked_until < now())
 RETURNING id;
 
 -- name: count_vacuum
@@ -147,9 +128,32 @@ WHERE id = ANY(ARRAY(
     FOR UPDATE SKIP LOCKED
 ));
 
--- name: cron_payload
--- A cron entry's payload, read where the trigger enqueues (the entry may have changed).
-SELECT payload FROM dispatch_cron_entries WHERE id = %(id)s;
+-- name: trigger_cron
+-- Run a batch of cron entries' jobs now (engine/ops_cron.go TriggerCron): the job a
+-- scheduled fire enqueues (cron/scheduler.go fireEntry: EnqueueRaw with the entry's job
+-- name, payload and queue override, else "default"; EnqueueRaw's defaults from
+-- job/options.go: three retries, a five-minute timeout), read from each entry as it is
+-- now, the schedule untouched, a disabled entry too. The scheduler's fire carries no
+-- scope, so neither does this. A NULL payload (the column allows it) would fail
+-- dispatch_jobs' NOT NULL: dispatch's own trigger errors there; qctl enqueues the empty
+-- payload the handler would have been given. Each entry takes the new id of its
+-- position (%(new_ids)s has one per entry of the batch).
+WITH entries AS (
+    SELECT e.*, row_number() OVER (ORDER BY e.id) AS n
+    FROM dispatch_cron_entries e WHERE e.id = ANY(%(ids)s::text[])
+), enqueued AS (
+    INSERT INTO dispatch_jobs (
+        id, name, queue, payload, state, priority, max_retries, retry_count, last_error,
+        scope_app_id, scope_org_id, worker_id, run_at, started_at, completed_at,
+        heartbeat_at, timeout, created_at, updated_at
+    )
+    SELECT (%(new_ids)s::text[])[n], job_name, coalesce(nullif(queue, ''), 'default'),
+           coalesce(payload, ''::bytea), 'pending', 0, 3, 0, '', '', '', %(worker_id)s, now(),
+           NULL, NULL, NULL, 300000000000, now(), now()
+    FROM entries
+    RETURNING 1
+)
+SELECT id FROM entries;
 
 -- name: delete_dlq
 -- Delete a batch of DLQ entries (engine/ops_dlq.go DeleteDLQ, on dispatch's main after
@@ -189,3 +193,27 @@ LIMIT %(limit)s;
 SELECT id, CASE WHEN replayed_at IS NULL THEN 'waiting' ELSE 'replayed' END AS state,
        job_name AS name
 FROM dispatch_dlq WHERE id = ANY(%(ids)s::text[]);
+
+-- name: cron_targets
+-- The given cron entries that exist, each enabled, disabled or firing (the scheduler
+-- holds its fire lock, store/postgres/cron.go AcquireCronLock).
+SELECT id,
+       CASE WHEN locked_by IS NOT NULL AND locked_until > now() THEN 'firing'
+            WHEN enabled THEN 'enabled' ELSE 'disabled' END AS state,
+       name
+FROM dispatch_cron_entries WHERE id = ANY(%(ids)s::text[]);
+
+-- name: cron_targets_page
+-- Every cron entry of the given job names or queues, by id after a cursor.
+SELECT id, state, name FROM (
+    SELECT id, name, job_name, queue,
+           CASE WHEN locked_by IS NOT NULL AND locked_until > now() THEN 'firing'
+                WHEN enabled THEN 'enabled' ELSE 'disabled' END AS state
+    FROM dispatch_cron_entries
+) e
+WHERE state = ANY(%(states)s::text[])
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+  AND (%(names)s::text[] IS NULL OR job_name = ANY(%(names)s::text[]))
+  AND (%(after)s::text IS NULL OR id < %(after)s::text)
+ORDER BY id DESC
+LIMIT %(limit)s;

@@ -49,3 +49,18 @@ SELECT to_regclass('dispatch_jobs') IS NOT NULL AS present;
 -- name: job_counts
 -- Jobs per state, for the headless demo's summary.
 SELECT state, count(*) AS n FROM dispatch_jobs GROUP BY state ORDER BY state;
+
+-- name: enqueue_job
+-- The demo producer's job, as store/postgres/job.go EnqueueJob writes it: pending, due
+-- now, priority 0, no retries yet; store/postgres/models.go writes absent strings as ''
+-- and the zero worker id as its text.
+INSERT INTO dispatch_jobs (
+    id, name, queue, payload, state, priority, max_retries, retry_count, last_error,
+    scope_app_id, scope_org_id, worker_id, run_at, started_at, completed_at,
+    heartbeat_at, timeout, created_at, updated_at
+) VALUES (
+    %(id)s, %(name)s, %(queue)s, %(payload)s, 'pending', 0, %(max_retries)s, 0, '',
+    %(scope_app_id)s, %(scope_org_id)s, %(worker_id)s, now(), NULL, NULL, NULL,
+    %(timeout)s, now(), now()
+)
+RETURNING id;

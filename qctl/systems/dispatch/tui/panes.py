@@ -152,6 +152,7 @@ class CronPane(ListPane):
         Binding("E", "cron_enable", "Enable"),
         Binding("D", "cron_disable", "Disable"),
         Binding("X", "cron_delete", "Delete"),
+        *MARK_BINDINGS,
     ]
     filter_hint = "filter cron or job name (substring)"
     table_id = "dispatch-cron"
@@ -175,33 +176,16 @@ class CronPane(ListPane):
         return (row.name, row.job_name)
 
     def action_cron_trigger(self) -> None:
-        cron_id = self.selected("cron entry")
-        if cron_id is None:
-            return
-        self.top.act(
-            lambda p: f"Run cron entry {p.name} now ({p.job_name} on {p.queue})?",
-            lambda db, dry_run: actions.trigger_cron(db, cron_id, dry_run),
-            lambda p: f"triggered: {p.name} as {p.new_job_id}",
-        )
-
-    def _change(self, action: str) -> None:
-        cron_id = self.selected("cron entry")
-        if cron_id is None:
-            return
-        self.top.act(
-            lambda p: f"{action.capitalize()} cron entry {p.name}?",
-            lambda db, dry_run: actions.change_cron(db, cron_id, action, dry_run),
-            lambda p: f"{action}d: {p.name}",
-        )
+        self.act_on(actions.CRON_TRIGGER, "cron entry")
 
     def action_cron_enable(self) -> None:
-        self._change("enable")
+        self.act_on(actions.CRON_ENABLE, "cron entry")
 
     def action_cron_disable(self) -> None:
-        self._change("disable")
+        self.act_on(actions.CRON_DISABLE, "cron entry")
 
     def action_cron_delete(self) -> None:
-        self._change("delete")
+        self.act_on(actions.CRON_DELETE, "cron entry")
 
 
 class WorkersPane(ListPane):
