@@ -561,22 +561,27 @@ class CliContext:
             }
         audit.begin(verb, self.audit_where(), given)
 
-    def audit_where(self) -> dict[str, Any]:
+    def audit_where(
+        self, dsn: str | None = None, system: str = "", schema: str | None = None
+    ) -> dict[str, Any]:
         """The database part of an audit entry: no password, the schema in effect
         (PostgreSQL's), and the role the DSN connects as (libpq's default: ``PGUSER``,
-        else the OS user), read from the DSN without asking the server."""
+        else the OS user), read from the DSN without asking the server. A demo names
+        its own database (``dsn``, ``system``, ``schema``) instead of the context's."""
         from qctl.core import audit
-        from qctl_store.dsn import default_database_path, postgres_params, redact
+        from qctl_store.dsn import default_database_path, is_postgres, postgres_params, redact
 
+        dsn = dsn or self.dsn
         role = None
-        if self.is_postgres:
+        if dsn and is_postgres(dsn):
             with contextlib.suppress(InvalidInput):
-                role = postgres_params(self.dsn or "").get("user")
+                role = postgres_params(dsn).get("user")
             role = role or os.environ.get("PGUSER") or audit.os_user()
-        system = self._system.name if self._system else self.system_name
-        dsn = redact(self.dsn) if self.dsn else str(default_database_path())
-        schema = self.schema or (self._system.default_schema if self._system else None) or ""
-        return audit.where(system, self.context_name, dsn, schema if role else "", role)
+        system = system or (self._system.name if self._system else self.system_name)
+        shown = redact(dsn) if dsn else str(default_database_path())
+        if schema is None:
+            schema = self.schema or (self._system.default_schema if self._system else None) or ""
+        return audit.where(system, self.context_name, shown, schema if role else "", role)
 
     def open_store(
         self,

@@ -203,3 +203,16 @@ def test_qctl_audit_is_a_plain_command(tmp_path: Path) -> None:
         {"code": 0, "heavy": []},
         {"code": 0, "heavy": ["qctl_store"]},  # its errors, as every command's options
     )
+
+
+def test_a_demo_names_its_own_database(tmp_path: Path) -> None:
+    """A demo's dashboard records the demo's database, not the context's (the DBOS demo
+    writes to its own file beside qctl's demo database)."""
+    c = CliContext.resolve(dsn=PG_DSN, schema="elsewhere")
+    demo = tmp_path / "dbos-demo.sqlite"
+    where = c.audit_where(f"sqlite:///{demo}", "dbos", "")
+    assert (where["system"], where["dsn"], where["schema"]) == ("dbos", f"sqlite:///{demo}", None)
+    assert where["db_role"] is None
+    pg = c.audit_where("postgresql://ops:secret@db/app", "hopper", "hop")
+    assert (pg["system"], pg["schema"], pg["db_role"]) == ("hopper", "hop", "ops")
+    assert "secret" not in json.dumps(pg)

@@ -76,7 +76,8 @@ def demo(
 
     # The dashboard's first frame comes first; the workload starts right after it.
     try:
-        code = run(store, location=location, on_ready=workload.start)
+        where = c.audit_where(c.dsn or f"sqlite:///{path}", "azync")
+        code = run(store, location=location, on_ready=workload.start, audit_where=where)
     finally:
         workload.stop()
         workload.join()

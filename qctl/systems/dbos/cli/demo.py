@@ -84,7 +84,13 @@ def demo(
                 from qctl.systems.dbos.tui import DBOS
                 from qctl.tui.app import run
 
-                run(db, system=DBOS, location=f"{db.location} (DBOS demo)", poll_interval=1.0)
+                run(
+                    db,
+                    system=DBOS,
+                    location=f"{db.location} (DBOS demo)",
+                    poll_interval=1.0,
+                    audit_where=cli.audit_where(url, "dbos", db.schema if cli.is_postgres else ""),
+                )
         finally:
             db.close()
     finally:

@@ -79,7 +79,8 @@ def demo(
             from qctl.tui.app import run
 
             location = f"{db.location} schema {schema} (dispatch demo, stand-in workers)"
-            run(db, system=DISPATCH, location=location, read_only=False, poll_interval=1.0)
+            where = cli.audit_where(cli.dsn, "dispatch", schema)
+            run(db, system=DISPATCH, location=location, poll_interval=1.0, audit_where=where)
     finally:
         workload.stop()
         workload.db.close()

@@ -102,7 +102,8 @@ def demo(
             from qctl.tui.app import run
 
             location = f"{db.location} schema {schema} (hopper demo, stand-in workers)"
-            run(db, system=HOPPER, location=location, read_only=False, poll_interval=1.0)
+            where = cli.audit_where(cli.dsn, "hopper", schema)
+            run(db, system=HOPPER, location=location, poll_interval=1.0, audit_where=where)
     finally:
         workload.stop()
         db.close()
