@@ -17,7 +17,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -206,21 +205,16 @@ def silent_server() -> Iterator[int]:
 
 
 def test_a_server_that_never_answers_times_out() -> None:
+    """A server that accepts and never answers: one line and exit 6, with qctl's default
+    connect timeout and with the DSN's own (their values: test_dsn.py)."""
     with silent_server() as port:
-        start = time.monotonic()
-        default = subprocess_qctl("--dsn", f"postgresql://u@127.0.0.1:{port}/db", "jobs", "list")
-        took = time.monotonic() - start
-        assert default.returncode == 6, default.stderr
-        assert "timeout expired" in default.stderr and len(default.stderr.splitlines()) == 1
-        assert 4.5 < took < 20, f"the default timeout is 5 s, took {took:.1f}s"
-
-        start = time.monotonic()
-        own = subprocess_qctl(
-            "--dsn", f"postgresql://u@127.0.0.1:{port}/db?connect_timeout=1", "jobs", "list"
-        )
-        took = time.monotonic() - start
-        assert own.returncode == 6 and "timeout expired" in own.stderr
-        assert took < 4.5, f"the DSN's connect_timeout=1 wins, took {took:.1f}s"
+        for query in ["", "?connect_timeout=1"]:
+            result = subprocess_qctl(
+                "--dsn", f"postgresql://u@127.0.0.1:{port}/db{query}", "jobs", "list"
+            )
+            assert result.returncode == 6, result.stderr
+            assert len(result.stderr.splitlines()) == 1, result.stderr
+            assert "is unavailable: connection timeout expired" in result.stderr
 
 
 def test_top_on_an_unreachable_database_prints_one_line() -> None:

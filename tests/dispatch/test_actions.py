@@ -225,14 +225,11 @@ def test_a_cancel_behind_a_row_lock_times_out_and_writes_nothing(
         other.execute(
             f'SELECT 1 FROM "{pg_schema}".dispatch_jobs WHERE id = %s FOR UPDATE', (job_id,)
         ).fetchall()
-        start = time.monotonic()
         result = qctl("jobs", "cancel", job_id, "--yes", root=("--lock-timeout", "700ms"))
-        took = time.monotonic() - start
         other.rollback()
     assert result.exit_code == 7, result.output
     assert "waiting for a lock held by another session (lock_timeout)" in result.stderr
     assert row(pg_schema, "dispatch_jobs", job_id) == before
-    assert took < 0.7 + 2.0
 
 
 def test_a_bulk_cancel_stopped_part_way_reports_what_it_did(
