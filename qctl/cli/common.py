@@ -151,6 +151,22 @@ def cli(ctx: typer.Context) -> CliContext:
     return obj
 
 
+def invalid_indexes_note(names: Sequence[str], fix: str) -> None:
+    """``db status``'s line, on every system, on the schema's invalid indexes: what they
+    cost and ``fix``."""
+    if names:
+        note(
+            f"invalid index(es): {', '.join(names)} (a cancelled CREATE INDEX CONCURRENTLY"
+            " leaves one: never used by queries, yet kept up by every write; or one being"
+            f" built right now): {fix}"
+        )
+
+
+def reindex_fix(schema: str) -> str:
+    """How an operator rebuilds an invalid index of a schema qctl does not migrate."""
+    return f'rebuild each with REINDEX INDEX CONCURRENTLY "{schema}".<name>'
+
+
 def database_status(
     ctx: typer.Context,
     system: str,
@@ -163,6 +179,7 @@ def database_status(
     ``location``, ``schema``, ``read_only``): the context and where, the system's
     ``fields``; then, when qctl does not support the schema, ``refusal`` on stderr and
     exit 5 (after the report)."""
+    invalid = db.invalid_indexes()
     emit_object(
         {
             "context": cli(ctx).context_name or "",
@@ -171,10 +188,12 @@ def database_status(
             "location": db.location,
             "schema": db.schema,
             **fields,
+            "invalid_indexes": invalid,
             "read_only": db.read_only,
         },
         output,
     )
+    invalid_indexes_note(invalid, reindex_fix(db.schema))
     if refusal is not None:
         note(refusal)
         raise typer.Exit(int(ExitCode.SCHEMA))

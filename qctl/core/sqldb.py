@@ -141,6 +141,15 @@ class SqlDatabase:
     def location(self) -> str:
         return redact(self.dsn)
 
+    def invalid_indexes(self) -> list[str]:
+        """The schema's invalid indexes (``qctl_store.postgres.tune.INVALID``); none on
+        SQLite, which builds no index concurrently."""
+        if not self.postgres:
+            return []
+        from qctl_store.postgres.tune import INVALID
+
+        return [str(r["name"]) for r in self.all(INVALID, {"schema": self.schema})]
+
     # --- errors ---------------------------------------------------------------------
 
     def missing(self, detail: str) -> SchemaTooNew:

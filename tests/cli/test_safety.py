@@ -326,6 +326,7 @@ def test_sqlite_path_that_does_not_exist_is_created_only_by_migrate(tmp_path: Pa
         "dry_run": True,
         "pending_versions": versions,
         "applied_version": 0,
+        "rebuild_indexes": [],
     }
     assert not path.exists(), "a dry run creates nothing"
     assert qctl("--dsn", dsn, "db", "migrate").exit_code == 0
