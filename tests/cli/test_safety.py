@@ -287,6 +287,38 @@ def test_a_missing_schema_is_named_and_only_migrate_creates_it() -> None:
             conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
+def test_a_mistyped_schema_is_named_with_the_schemas_that_hold_the_tables(
+    fresh_pg_schema: str,
+) -> None:
+    """A typo of an existing schema is not taken for a new one: the schemas holding
+    azync's tables come first (the closest as "did you mean"), `db migrate` last."""
+    pg_schema = fresh_pg_schema
+    assert qctl("--dsn", PG_DSN, "--schema", pg_schema, "db", "migrate").exit_code == 0
+    typo = pg_schema[:-1]
+    line = one_line_error(
+        qctl("--dsn", PG_DSN, "--schema", typo, "--system", "azync", "jobs", "list"), 5
+    )
+    assert line.startswith(
+        f'qctl: error: schema "{typo}" does not exist; did you mean "{pg_schema}"?'
+    )
+    assert line.endswith("; if it is a new one, `qctl db migrate` creates it"), line
+    assert not schema_exists(typo)
+
+
+def test_a_mistyped_schema_of_another_system_is_named_with_its_schemas() -> None:
+    from tests.dbos.fixtures import migrate, pg_database
+
+    with pg_database() as url:
+        migrate(url)
+        line = one_line_error(
+            qctl("--dsn", url, "--schema", "dbso", "--system", "dbos", "workflows", "list"), 5
+        )
+    assert line == (
+        'qctl: error: schema "dbso" does not exist; did you mean "dbos"?'
+        ' DBOS\'s tables are in "dbos"'
+    )
+
+
 def test_db_status_shows_channel_and_schema_and_ends_the_table_first() -> None:
     require_pg()
     name = f"qt_status_{uuid.uuid4().hex[:8]}"

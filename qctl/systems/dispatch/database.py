@@ -97,6 +97,7 @@ class Database(SqlDatabase):
     known version is missing; a write calls ``writable`` first."""
 
     label = "dispatch"
+    marker = "dispatch_jobs"
     unsupported = UnsupportedSchema
 
     def __init__(self, dsn: str, schema: str = "", gate: bool = True, **session: Any) -> None:
