@@ -14,7 +14,6 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from qctl.cli.context import CliContext
-from qctl.cli.errors import Terminated
 from qctl.cli.launch import MIN_REFRESH
 from qctl.cli.output import (
     OUTPUT_HELP,
@@ -222,14 +221,12 @@ def refuse_migrate(system: str, migrated_by: str) -> NoReturn:
 
 
 @contextlib.contextmanager
-def until_ctrl_c() -> Iterator[None]:
-    """A ``watch`` loop's end: Ctrl-C is how it is stopped (exit 0, quietly); SIGTERM is
-    not asked for by its reader, so it goes on to the one ``terminated`` line and 143."""
-    try:
+def until_stopped() -> Iterator[None]:
+    """A ``watch`` loop's end: Ctrl-C, or SIGTERM (how a supervisor stops it, as it stops
+    ``maintain``), ends it quietly with exit 0: a stream that was asked to stop did not
+    fail."""
+    with contextlib.suppress(KeyboardInterrupt):
         yield
-    except KeyboardInterrupt:
-        if Terminated.received:
-            raise
 
 
 def stdin_is_tty() -> bool:

@@ -275,3 +275,22 @@ def test_a_bulk_cancel_stopped_part_way_reports_what_it_did(
         "pending",
     ]
     assert "lock_timeout" in result.stderr
+
+
+def test_a_replay_writes_the_worker_id_the_deployments_dispatch_writes(
+    dispatch: Harness, pg_schema: str, qctl: Run
+) -> None:
+    """A job no worker holds carries v0.1.0's zero TypeID text, or '' from dispatch's main
+    at 6f7dda7 (same schema): qctl's jobs carry what the deployment's own waiting jobs
+    carry, not always v0.1.0's."""
+    from qctl.systems.dispatch.database import ZERO_WORKER_ID
+    from tests.conftest import raw_pg
+
+    first, second = (_entry(qctl, _dead(dispatch, "wid-q")) for _ in range(2))
+    dispatch.call("enqueue", name="w", queue="wid-waiting")  # v0.1.0's producer
+    replayed = data(qctl("dlq", "replay", first, "--yes", "-o", "json"))["new_job_id"]
+    assert row(pg_schema, "dispatch_jobs", replayed)["worker_id"] == ZERO_WORKER_ID
+    with raw_pg(pg_schema) as c:  # as 6f7dda7's producer writes them
+        c.execute("UPDATE dispatch_jobs SET worker_id = '' WHERE worker_id = %s", (ZERO_WORKER_ID,))
+    replayed = data(qctl("dlq", "replay", second, "--yes", "-o", "json"))["new_job_id"]
+    assert row(pg_schema, "dispatch_jobs", replayed)["worker_id"] == ""

@@ -38,13 +38,14 @@ def test_cron_trigger_enqueues_what_a_fire_enqueues(
     assert dry["dry_run"] is True and dry["queue"] == "cron-t"
     assert snapshot(pg_schema) == before
 
-    done = data(qctl("cron", "trigger", "nightly", "--yes", "-o", "json"))
-    ours = row(pg_schema, "dispatch_jobs", done["new_job_id"])
+    # dispatch's row first: a waiting job tells qctl what this dispatch writes as worker_id
     theirs = row(
         pg_schema,
         "dispatch_jobs",
         dispatch.call("enqueue", name="report", queue="cron-t", payload={"k": 1})["id"],
     )
+    done = data(qctl("cron", "trigger", "nightly", "--yes", "-o", "json"))
+    ours = row(pg_schema, "dispatch_jobs", done["new_job_id"])
     same = [c for c in REPLAY_COLUMNS if c != "payload"]
     assert {c: ours[c] for c in same} == {c: theirs[c] for c in same}
     with raw_pg(pg_schema) as c:

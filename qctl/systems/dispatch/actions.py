@@ -28,9 +28,6 @@ CANCELLABLE = ("pending", "retrying")
 v0.1.0 has no lease epoch to fence its worker with, and that worker's whole-row
 UpdateJob on completion would overwrite the cancel anyway."""
 
-ZERO_WORKER_ID = "wkr_" + "0" * 26
-"""What store/postgres/models.go writes as ``worker_id`` for a job no worker holds (the
-zero TypeID's text): every job dispatch v0.1.0 enqueues carries it."""
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 
@@ -130,7 +127,7 @@ def _enqueue(db: Database, **job: object) -> str:
     """Insert one pending job (inside the caller's transaction) and wake dispatch's
     workers on commit; its new id."""
     q = reads.queries("actions.sql")
-    row = db.one(q.enqueue_job, {"id": new_id(), "worker_id": ZERO_WORKER_ID, **job})
+    row = db.one(q.enqueue_job, {"id": new_id(), "worker_id": db.unheld_worker_id, **job})
     db.one(q.wake)
     assert row is not None
     return str(row["id"])
@@ -248,8 +245,9 @@ class CronTriggered:
 
 
 def trigger_cron(db: Database, key: str, dry_run: bool = False) -> CronTriggered:
-    """Run a cron entry's job now (engine/ops_cron.go TriggerCron): the job a scheduled
-    fire enqueues (cron/scheduler.go fireEntry: EnqueueRaw with the entry's job name,
+    """Run a cron entry's job now (dispatch's own API has no such call: api/cron_handler.go
+    lists, enables, disables and deletes): the job a scheduled fire enqueues
+    (cron/scheduler.go fireEntry, through engine/engine.go EnqueueRaw, with the entry's job name,
     payload and queue override), the schedule untouched (last_run_at, next_run_at), a
     disabled entry too. The scheduler's fire carries no scope, so neither does this."""
     db.writable()

@@ -26,7 +26,8 @@ RETURNING id, job_id, job_name, queue, payload, max_retries, scope_app_id, scope
 
 -- name: enqueue_job
 -- A job qctl enqueues for dispatch: a DLQ replay's (dlq/replay.go Replay) or a cron
--- entry's run now (engine/ops_cron.go TriggerCron, through engine.go EnqueueRaw), as
+-- entry's run now (what cron/scheduler.go fireEntry enqueues, through engine/engine.go
+-- EnqueueRaw), as
 -- store/postgres/job.go EnqueueJob writes it.
 -- Pending, due now, priority 0, no retries yet; the caller gives the rest (a replay: the
 -- entry's name, queue, payload, max_retries and scope, timeout Go's zero; a trigger:
@@ -133,5 +134,5 @@ WHERE id = ANY(ARRAY(
 SELECT payload FROM dispatch_cron_entries WHERE id = %(id)s;
 
 -- name: delete_dlq
--- Delete one DLQ entry (engine/ops_dlq.go DeleteDLQ, on dispatch's main after v1.5.3).
+-- Delete one DLQ entry (dispatch's own dlq/store.go only purges by age, PurgeDLQ).
 DELETE FROM dispatch_dlq WHERE id = %(id)s RETURNING id;
