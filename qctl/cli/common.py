@@ -61,7 +61,16 @@ Refresh = Annotated[
     ),
 ]
 """``qctl top``'s polling interval on every system (DBOS pushes no hints: it polls)."""
-PageLimit = Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")]
+PageLimit = Annotated[
+    int,
+    typer.Option(
+        "--limit",
+        "-n",
+        metavar="N",
+        min=1,
+        help="Rows per page (-o json, jsonl and csv: every row unless given).",
+    ),
+]
 After = Annotated[
     str | None,
     typer.Option(
