@@ -41,6 +41,7 @@ from qctl_store.postgres.base import (
     usage_refused,
 )
 from qctl_store.postgres.rows import utc
+from qctl_store.postgres.watch import Blocker
 from qctl_store.sqlfile import fill, identifier
 from qctl_store.types import SchemaStatus
 
@@ -283,12 +284,19 @@ class MigrateMixin(SchemaGate, PgBase):
         return {int(r["version_id"]) for r in cur.fetchall()}
 
     def _take_migration_lock(self, conn: Connection) -> None:
+        """goose's lock, polled (as goose does) up to ``LOCK_WAIT_LIMIT``; the session
+        holding it is named to ``on_lock_wait`` once (another migrator, Go or Python)."""
         q = queries("migrate.sql")
         deadline = time.monotonic() + LOCK_WAIT_LIMIT
+        told = False
         while True:
             row = conn.execute(q.try_lock, {"key": GOOSE_LOCK_KEY}).fetchone()
             if row and row["acquired"]:
                 return
+            if not told and self.config.on_lock_wait is not None:
+                told = True
+                for holder in conn.execute(q.lock_holders, {"key": GOOSE_LOCK_KEY}).fetchall():
+                    self.config.on_lock_wait(Blocker(**holder))
             if time.monotonic() >= deadline:
                 raise errors.Conflict(
                     f"another migration has held the migration lock for {LOCK_WAIT_LIMIT:.0f}s"

@@ -153,3 +153,35 @@ def test_status_lists_an_invalid_index_and_migrate_rebuilds_it(fresh_pg_schema: 
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"applied": [], "version": 11, "rebuilt_indexes": [INDEX]}
     assert invalid(fresh_pg_schema) == []
+
+
+def test_migrate_names_another_migrator_holding_gooses_lock(fresh_pg_schema: str) -> None:
+    """Another migrator (azync's goose, or a second qctl) holds goose's session lock:
+    qctl waits for it, as goose does, and names it."""
+    from qctl_store.postgres.migrate import GOOSE_LOCK_KEY
+
+    with psycopg.connect(PG_DSN, autocommit=True, application_name="qctl-test-goose") as other:
+        other.execute("SELECT pg_advisory_lock(%s)", (GOOSE_LOCK_KEY,))
+        proc = subprocess.Popen(
+            qctl(fresh_pg_schema, "db", "migrate"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert proc.stderr is not None
+            line = proc.stderr.readline()
+            other.execute("SELECT pg_advisory_unlock(%s)", (GOOSE_LOCK_KEY,))
+            stdout, stderr = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        pid = other.info.backend_pid
+    assert line.startswith(
+        f"qctl: waiting for a lock held by pid {pid} (user postgres, "
+        "application 'qctl-test-goose', from 127.0.0.1, idle for "
+    ), line
+    assert line.rstrip().endswith(": SELECT pg_advisory_lock($1))"), line
+    assert proc.returncode == 0, stderr
+    assert "applied 11 migration(s)" in stdout
