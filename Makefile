@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: try test postgres lint typecheck unit shuffled generate bench clean
+.PHONY: try test postgres lint typecheck harness unit shuffled generate bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 try: $(STAMP)  ## the live demo workload in the dashboard (embedded database)
 	$(BIN)/qctl demo
 
-test: lint typecheck unit shuffled  ## the whole test suite: ruff, mypy, pytest, a shuffled run
+test: lint typecheck harness unit shuffled  ## the whole test suite: ruff, mypy, pytest, a shuffled run
 
 postgres:  ## a PostgreSQL server at the tests' default DSN (installs and starts one if none answers)
 	bash scripts/postgres.sh
@@ -27,7 +27,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+# The Go harness (tests/go) built before the tests, under its own limit (HARNESS_TIMEOUT,
+# seconds); without Go it does nothing unless QCTL_REQUIRE_GO=1.
+harness:
+	@bash scripts/build_harness.sh
+
+unit: $(STAMP) harness
 	$(BIN)/pytest
 
 # The conformance suites once more in a random order (pytest-randomly prints the seed;

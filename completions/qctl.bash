@@ -541,6 +541,7 @@ _qctl() {
         'qctl executors list --output' | 'qctl executors list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl executors recover --application-version' | 'qctl executors recover --app-version') COMPREPLY=(); return ;;
         'qctl executors recover --application-name') COMPREPLY=(); return ;;
+        'qctl executors recover --idle-for') COMPREPLY=(); return ;;
         'qctl executors recover --output' | 'qctl executors recover -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl executors recover --reason') COMPREPLY=(); return ;;
         'qctl dlq list --queue') COMPREPLY=(); return ;;
@@ -722,7 +723,7 @@ _qctl() {
         'qctl versions set-latest') subs=''; opts='--application-name --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl executors') subs='list recover'; opts='-h --help' ;;
         'qctl executors list') subs=''; opts='--window --output -o -h --help' ;;
-        'qctl executors recover') subs=''; opts='--application-version --app-version --application-name --dry-run --yes -y --output -o --reason -h --help' ;;
+        'qctl executors recover') subs=''; opts='--application-version --app-version --application-name --idle-for --force --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl dlq') subs='list show replay replay-all delete purge'; opts='-h --help' ;;
         'qctl dlq list') subs=''; opts='--queue --name --replayed --not-replayed --limit -n --after --output -o -h --help' ;;
         'qctl dlq show') subs=''; opts='--output -o -h --help' ;;

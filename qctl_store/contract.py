@@ -965,6 +965,12 @@ class AdminStore(ABC):
         with ``dry_run``, that would be). A backend with none creates nothing."""
         return []
 
+    def rebuild_indexes(self, names: list[str]) -> list[str]:
+        """Rebuild those of the invalid indexes ``names`` (``SchemaStatus``) that the
+        migrations define; the names rebuilt. A backend that builds no index
+        concurrently never has any."""
+        return []
+
     def job_cursor(self, job: Job, state: JobState | None) -> PageCursor:
         """The keyset position of ``job`` in the listing order of ``state``."""
         return PageCursor(sort_key=job_sort_key(job, state), id=job.id)

@@ -661,6 +661,9 @@ class SchemaStatus(_Record):
     ``WithSchema`` derives it (``azync_<schema>``); a Go deployment must use the same."""
     console_indexes: list[str] = field(default_factory=list)
     """The console's own opt-in indexes present (``qctl db tune``; PostgreSQL)."""
+    invalid_indexes: list[str] = field(default_factory=list)
+    """PostgreSQL: the schema's indexes a cancelled ``CREATE INDEX CONCURRENTLY`` left
+    invalid (or being built right now); ``migrate`` rebuilds azync's."""
     autovacuum: bool | None = None
     """PostgreSQL: whether autovacuum vacuums ``azync_jobs`` (the server's setting and
     the table's own). Without a vacuum, every lease walks the pending-index entries of

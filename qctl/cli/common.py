@@ -14,7 +14,6 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from qctl.cli.context import CliContext
-from qctl.cli.errors import Terminated
 from qctl.cli.launch import MIN_REFRESH
 from qctl.cli.output import (
     OUTPUT_HELP,
@@ -61,7 +60,16 @@ Refresh = Annotated[
     ),
 ]
 """``qctl top``'s polling interval on every system (DBOS pushes no hints: it polls)."""
-PageLimit = Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1, help="Rows per page.")]
+PageLimit = Annotated[
+    int,
+    typer.Option(
+        "--limit",
+        "-n",
+        metavar="N",
+        min=1,
+        help="Rows per page (-o json, jsonl and csv: every row unless given).",
+    ),
+]
 After = Annotated[
     str | None,
     typer.Option(
@@ -150,6 +158,22 @@ def cli(ctx: typer.Context) -> CliContext:
     return obj
 
 
+def invalid_indexes_note(names: Sequence[str], fix: str) -> None:
+    """``db status``'s line, on every system, on the schema's invalid indexes: what they
+    cost and ``fix``."""
+    if names:
+        note(
+            f"invalid index(es): {', '.join(names)} (a cancelled CREATE INDEX CONCURRENTLY"
+            " leaves one: never used by queries, yet kept up by every write; or one being"
+            f" built right now): {fix}"
+        )
+
+
+def reindex_fix(schema: str) -> str:
+    """How an operator rebuilds an invalid index of a schema qctl does not migrate."""
+    return f'rebuild each with REINDEX INDEX CONCURRENTLY "{schema}".<name>'
+
+
 def database_status(
     ctx: typer.Context,
     system: str,
@@ -162,6 +186,7 @@ def database_status(
     ``location``, ``schema``, ``read_only``): the context and where, the system's
     ``fields``; then, when qctl does not support the schema, ``refusal`` on stderr and
     exit 5 (after the report)."""
+    invalid = db.invalid_indexes()
     emit_object(
         {
             "context": cli(ctx).context_name or "",
@@ -170,10 +195,12 @@ def database_status(
             "location": db.location,
             "schema": db.schema,
             **fields,
+            "invalid_indexes": invalid,
             "read_only": db.read_only,
         },
         output,
     )
+    invalid_indexes_note(invalid, reindex_fix(db.schema))
     if refusal is not None:
         note(refusal)
         raise typer.Exit(int(ExitCode.SCHEMA))
@@ -202,14 +229,12 @@ def refuse_migrate(system: str, migrated_by: str) -> NoReturn:
 
 
 @contextlib.contextmanager
-def until_ctrl_c() -> Iterator[None]:
-    """A ``watch`` loop's end: Ctrl-C is how it is stopped (exit 0, quietly); SIGTERM is
-    not asked for by its reader, so it goes on to the one ``terminated`` line and 143."""
-    try:
+def until_stopped() -> Iterator[None]:
+    """A ``watch`` loop's end: Ctrl-C, or SIGTERM (how a supervisor stops it, as it stops
+    ``maintain``), ends it quietly with exit 0: a stream that was asked to stop did not
+    fail."""
+    with contextlib.suppress(KeyboardInterrupt):
         yield
-    except KeyboardInterrupt:
-        if Terminated.received:
-            raise
 
 
 def stdin_is_tty() -> bool:

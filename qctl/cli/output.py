@@ -240,7 +240,8 @@ def stream_listing(
     *,
     shown: Callable[[Any], Mapping[str, Any]] | None = None,
 ) -> tuple[int, Position | None]:
-    """Every keyset listing's output: up to ``limit`` rows from ``after`` on, fetched
+    """Every keyset listing's output: up to ``limit`` rows from ``after`` on (every row
+    in JSON, JSON lines and CSV unless ``--limit`` was given), fetched
     ``STREAM_PAGE`` at a time (``fetch(n, after)``: the next ``n`` rows after a
     position; ``position(row)``: where a row ends its page) and written as they come
     (``stream_rows``; ``record``: a fetched row as JSON shows it, ``shown`` as a table
@@ -248,12 +249,16 @@ def stream_listing(
     at ``MAX_TABLE_ROWS``, any form at ``MAX_ROWS``). Returns the number of rows written
     and, when that is ``limit`` (there may be more), the last row's position: where the
     next page starts."""
-    if fmt == OutputFormat.TABLE and limit > MAX_TABLE_ROWS:
+    if fmt != OutputFormat.TABLE and _limit_defaulted():
+        # A machine reads every row unless it asked for a page: a cut it would not see
+        # (the next page's cursor goes to stderr) would pass for the whole listing.
+        limit = sys.maxsize
+    elif fmt == OutputFormat.TABLE and limit > MAX_TABLE_ROWS:
         raise ParseError(
             f"--limit: at most {MAX_TABLE_ROWS} rows in a table; -o jsonl or -o csv "
             f"stream up to {MAX_ROWS}"
         )
-    if limit > MAX_ROWS:
+    elif limit > MAX_ROWS:
         raise ParseError(f"--limit: at most {MAX_ROWS} rows; --after continues from there")
     last: list[Row] = []  # the newest fetch's last row
 
@@ -271,6 +276,17 @@ def stream_listing(
 
     count = stream_rows(pages(), columns, fmt, record, shown=shown)
     return count, (position(last[0]) if count == limit and last else None)
+
+
+def _limit_defaulted() -> bool:
+    """Whether the command's ``--limit`` was left at its default (a page of a table)."""
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    if ctx is None or "limit" not in ctx.params:
+        return False
+    return ctx.get_parameter_source("limit") == ParameterSource.DEFAULT
 
 
 def _indented(text: str) -> str:

@@ -22,6 +22,8 @@ from qctl_store.errors import InvalidInput, ReadOnly, SchemaTooNew, Timeout, Una
 
 Params = Sequence[Any] | dict[str, Any]
 
+SCHEMA_EXISTS = "SELECT 1 FROM pg_namespace WHERE nspname = %s"
+
 
 class SqlDatabase:
     """One autocommit connection (``transaction()`` for several statements).
@@ -38,6 +40,9 @@ class SqlDatabase:
     """Whether the system keeps databases in SQLite files."""
     unsupported: ClassVar[type[SchemaTooNew]] = SchemaTooNew
     """What a missing table or an unknown schema version raises (exit 5)."""
+    marker: ClassVar[str] = ""
+    """A table every schema of the system holds: a schema that does not exist is named
+    with the schemas that hold it."""
 
     def __init__(
         self,
@@ -141,6 +146,15 @@ class SqlDatabase:
     def location(self) -> str:
         return redact(self.dsn)
 
+    def invalid_indexes(self) -> list[str]:
+        """The schema's invalid indexes (``qctl_store.postgres.tune.INVALID``); none on
+        SQLite, which builds no index concurrently."""
+        if not self.postgres:
+            return []
+        from qctl_store.postgres.tune import INVALID
+
+        return [str(r["name"]) for r in self.all(INVALID, {"schema": self.schema})]
+
     # --- errors ---------------------------------------------------------------------
 
     def missing(self, detail: str) -> SchemaTooNew:
@@ -156,6 +170,16 @@ class SqlDatabase:
         schema = getattr(self, "schema", "") or self._config.schema
         row = self.one(SCHEMA_ACCESS, (schema,)) if schema else None
         return usage_refused(schema, row["role"]) if row and not row["usable"] else None
+
+    def _no_such_schema(self) -> SchemaTooNew | None:
+        """The schema does not exist: named with the ones that hold the system's tables."""
+        from qctl_store.postgres.base import SCHEMAS_HOLDING, no_such_schema
+
+        schema = getattr(self, "schema", "") or self._config.schema
+        if not schema or not self.marker or self.one(SCHEMA_EXISTS, (schema,)):
+            return None
+        holders = [str(r["schema"]) for r in self.all(SCHEMAS_HOLDING, (self.marker,))]
+        return self.unsupported(no_such_schema(schema, holders, self.label))
 
     def refuse(self, exc: Exception) -> NoReturn:
         """Close the connection and raise ``exc`` (a gate refusing the schema)."""
@@ -188,7 +212,11 @@ class SqlDatabase:
                 try:
                     yield
                 except pgerr.UndefinedTable as exc:
-                    raise self._unusable() or self.missing(str(exc.diag.message_primary)) from None
+                    raise (
+                        self._unusable()
+                        or self._no_such_schema()
+                        or self.missing(str(exc.diag.message_primary))
+                    ) from None
                 except pgerr.InsufficientPrivilege:
                     refused = self._unusable()
                     if refused is None:

@@ -122,6 +122,37 @@ SCHEMA_ACCESS = (
 """Whether this session's role may use a schema (no row: there is no such schema)."""
 
 
+SCHEMAS_HOLDING = (
+    "SELECT n.nspname AS schema FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+    " WHERE c.relname = %s AND c.relkind IN ('r', 'p') ORDER BY 1"
+)
+"""The schemas that hold a table of this name (a system's marker table)."""
+
+SCHEMAS_SHOWN = 8
+
+
+def no_such_schema(schema: str, holders: list[str], system: str) -> str:
+    """``schema "X" does not exist``, with the schemas ``holders`` that hold the
+    ``system``'s tables, the closest to a typo of ``X`` first, so that a mistyped
+    ``--schema`` is not taken for a new one."""
+    import difflib
+
+    text = f'schema "{schema}" does not exist'
+    if not holders:
+        return f"{text} (no schema of this database holds {system}'s tables)"
+    close = difflib.get_close_matches(schema, holders, n=3)
+    listed = close + [h for h in holders if h not in close]
+    more = len(listed) - SCHEMAS_SHOWN
+    shown = ", ".join(f'"{h}"' for h in listed[:SCHEMAS_SHOWN]) + (
+        f" and {more} more" if more > 0 else ""
+    )
+    return (
+        text
+        + (f'; did you mean "{close[0]}"?' if close else ";")
+        + f" {system}'s tables are in {shown}"
+    )
+
+
 def usage_refused(schema: str, role: str) -> errors.Unavailable:
     """A schema whose tables this role cannot see: not missing, not unmigrated."""
     return errors.Unavailable(
@@ -357,11 +388,17 @@ class PgBase(StoreBase):
             exists, usable, role = self._schema_access() if self.schema else (True, True, "")
             if not exists:
                 raise errors.SchemaNotMigrated(
-                    f'schema "{self.schema}" does not exist; `qctl db migrate` creates it'
+                    no_such_schema(self.schema, self._holders(), "azync")
+                    + "; if it is a new one, `qctl db migrate` creates it"
                 ) from None
             if not usable:  # its tables are invisible to this role, not missing
                 raise usage_refused(self.schema, role) from None
             raise
+
+    def _holders(self) -> list[str]:
+        """The schemas that hold azync's job table."""
+        with mapped_errors(self.dsn, self.config), self._provider.connection() as conn:
+            return [r["schema"] for r in conn.execute(SCHEMAS_HOLDING, ("azync_jobs",))]
 
     def _schema_access(self) -> tuple[bool, bool, str]:
         """Whether the configured schema exists, whether this session's role may use

@@ -30,6 +30,7 @@ import psycopg
 from qctl_store import errors
 from qctl_store.backend import SchemaGate
 from qctl_store.dsn import redact
+from qctl_store.postgres import tune
 from qctl_store.postgres.admin import console_indexes_of
 from qctl_store.postgres.base import (
     Connection,
@@ -40,6 +41,7 @@ from qctl_store.postgres.base import (
     usage_refused,
 )
 from qctl_store.postgres.rows import utc
+from qctl_store.postgres.watch import Blocker
 from qctl_store.sqlfile import fill, identifier
 from qctl_store.types import SchemaStatus
 
@@ -59,6 +61,7 @@ _FILENAME = r"^(\d+)_[A-Za-z0-9_]+\.sql$"
 _NO_TRANSACTION = r"(?m)^--\s*qctl:\s*no-transaction\s*$"
 _DOLLAR_TAG = r"\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$"
 _COMMENT_LINE = r"(?m)^\s*--.*$"
+_CONCURRENT_INDEX = r"(?i)^CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+IF\s+NOT\s+EXISTS\s+(\w+)"
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,19 @@ def load_migrations() -> tuple[Migration, ...]:
     return tuple(found)
 
 
+@cache
+def concurrent_indexes() -> dict[str, tuple[Migration, str]]:
+    """The indexes the migrations build with CREATE INDEX CONCURRENTLY (the only builds
+    that can leave an index invalid), by name: the migration and its statement."""
+    found: dict[str, tuple[Migration, str]] = {}
+    for migration in load_migrations():
+        for statement in migration.statements:
+            match = re.match(_CONCURRENT_INDEX, statement)
+            if match:
+                found[match.group(1)] = (migration, statement)
+    return found
+
+
 def latest_version() -> int:
     """From the file names alone: every command checks the schema against it, and
     reading and splitting the files cost a one-shot command some 15 ms."""
@@ -164,6 +180,30 @@ class MigrateMixin(SchemaGate, PgBase):
         finally:
             conn.close()
 
+    def rebuild_indexes(self, names: list[str]) -> list[str]:
+        """Rebuild those of ``names`` (invalid indexes, ``schema_status``) that azync's
+        migrations build concurrently, as their migration defines them: DROP INDEX
+        CONCURRENTLY, then the migration's CREATE INDEX CONCURRENTLY, under goose's lock
+        (so no migrator builds them meanwhile). Returns the ones rebuilt."""
+        self._check_writable()
+        known = concurrent_indexes()
+        chosen = [n for n in names if n in known]
+        if not chosen:
+            return []
+        conn = self.connect()
+        try:
+            with mapped_errors(self.dsn, self.config):
+                self._take_migration_lock(conn)
+                try:
+                    for name in chosen:
+                        for statement in tune.build(name, known[name][1]):
+                            conn.execute(statement)
+                finally:
+                    self._release_migration_lock(conn)
+        finally:
+            conn.close()
+        return chosen
+
     def schema_status(self) -> SchemaStatus:
         """Works read-only and on a database that was never migrated (version 0); a
         schema this role may not use is said so (its tables are not missing)."""
@@ -182,6 +222,8 @@ class MigrateMixin(SchemaGate, PgBase):
             row = cur.fetchone()
             triggers = int((row or {}).get("present") or 0)
             tuned = sorted(console_indexes_of(cur))
+            cur.execute(tune.INVALID, {"schema": self.schema})
+            invalid = [r["name"] for r in cur.fetchall()]
             cur.execute(q.jobs_upkeep)
             upkeep = cur.fetchone() or {}
         applied.discard(0)
@@ -196,6 +238,7 @@ class MigrateMixin(SchemaGate, PgBase):
             location=redact(self.dsn),
             channel=self.config.channel,
             console_indexes=tuned,
+            invalid_indexes=invalid,
             autovacuum=upkeep.get("autovacuum"),
             jobs_dead_rows=upkeep.get("dead_rows"),
             jobs_vacuumed_at=utc(upkeep.get("vacuumed_at")),
@@ -241,12 +284,19 @@ class MigrateMixin(SchemaGate, PgBase):
         return {int(r["version_id"]) for r in cur.fetchall()}
 
     def _take_migration_lock(self, conn: Connection) -> None:
+        """goose's lock, polled (as goose does) up to ``LOCK_WAIT_LIMIT``; the session
+        holding it is named to ``on_lock_wait`` once (another migrator, Go or Python)."""
         q = queries("migrate.sql")
         deadline = time.monotonic() + LOCK_WAIT_LIMIT
+        told = False
         while True:
             row = conn.execute(q.try_lock, {"key": GOOSE_LOCK_KEY}).fetchone()
             if row and row["acquired"]:
                 return
+            if not told and self.config.on_lock_wait is not None:
+                told = True
+                for holder in conn.execute(q.lock_holders, {"key": GOOSE_LOCK_KEY}).fetchall():
+                    self.config.on_lock_wait(Blocker(**holder))
             if time.monotonic() >= deadline:
                 raise errors.Conflict(
                     f"another migration has held the migration lock for {LOCK_WAIT_LIMIT:.0f}s"

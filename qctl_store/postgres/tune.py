@@ -11,6 +11,10 @@ from qctl_store.postgres.base import queries
 PRESENT = queries("tune.sql").present
 """Which of ``%(names)s`` exist, valid, on ``%(table)s``: rows of ``name``."""
 
+INVALID = queries("tune.sql").invalid
+"""The invalid indexes of ``%(schema)s`` (empty: the session's schema): rows of ``name``
+and ``table``; ``qctl db status`` lists them on every system."""
+
 
 def build(name: str, definition: str) -> tuple[str, str]:
     """The statements that build the index ``name`` from its ``definition`` (CREATE INDEX

@@ -39,6 +39,9 @@ def test_nuke_of_another_source_says_what_breaks(run: Run, st: Any) -> None:
     assert "1 unfinished DAG run(s)" in dry.stdout
     flows = out_json(run("nuke", "--source", "workflow", "--dry-run", "-o", "json"))
     assert "1 unfinished workflow execution(s)" in flows["breaks"]
+    # Not "never wakes": azync's reconcilers revive them; the safe verb comes first.
+    assert "reconciler" in flows["breaks"] and "runs again" in flows["breaks"]
+    assert "cancel them first (`qctl workflows cancel ID`" in flows["breaks"]
     events = out_json(run("nuke", "--source", "event", "--dry-run", "-o", "json"))
     assert "replay" in events["breaks"]
     assert count(st, Source.DAG, task_kind) == 1, "dry runs delete nothing"

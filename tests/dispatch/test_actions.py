@@ -99,7 +99,7 @@ def test_replay_leaves_what_dispatch_replay_leaves(
 
     done = data(qctl("dlq", "replay", ours[4:16], "--yes", "-o", "json"))
     assert done["ids"] == [ours]
-    [new_id] = _replayed_as(pg_schema, "replay-q", theirs_too=False)
+    [new_id] = _replayed_as(pg_schema, "replay-q")  # before dispatch's own replay
     reference = dispatch.call("replay_dlq", id=theirs)["job"]["id"]
     mine, dispatchs = (
         row(pg_schema, "dispatch_jobs", new_id),
@@ -123,21 +123,19 @@ def test_replay_leaves_what_dispatch_replay_leaves(
     assert dispatch.call("run", id=new_id)["job"]["state"] == "completed"
 
 
-def _replayed_as(schema: str, queue: str, theirs_too: bool = True) -> list[str]:
-    """The pending jobs replays enqueued in ``queue`` (qctl's only, unless
-    ``theirs_too``: qctl's jobs carry the zero worker id, as dispatch v0.1.0 writes)."""
+def _replayed_as(schema: str, queue: str) -> list[str]:
+    """The pending jobs of ``queue``: those replays enqueued (its failed jobs are not)."""
     import psycopg
 
-    from qctl.systems.dispatch.actions import ZERO_WORKER_ID
     from tests.conftest import PG_DSN
 
     with psycopg.connect(PG_DSN) as conn:
         rows = conn.execute(
-            f'SELECT id, worker_id FROM "{schema}".dispatch_jobs'
+            f'SELECT id FROM "{schema}".dispatch_jobs'
             " WHERE queue = %s AND state = 'pending' ORDER BY id",
             [queue],
         ).fetchall()
-    return [i for i, w in rows if theirs_too or w == ZERO_WORKER_ID]
+    return [i for (i,) in rows]
 
 
 def test_retry_replays_the_failed_jobs_entry(dispatch: Harness, pg_schema: str, qctl: Run) -> None:
@@ -245,14 +243,11 @@ def test_a_cancel_behind_a_row_lock_times_out_and_writes_nothing(
         other.execute(
             f'SELECT 1 FROM "{pg_schema}".dispatch_jobs WHERE id = %s FOR UPDATE', (job_id,)
         ).fetchall()
-        start = time.monotonic()
         result = qctl("jobs", "cancel", job_id, "--yes", root=("--lock-timeout", "700ms"))
-        took = time.monotonic() - start
         other.rollback()
     assert result.exit_code == 7, result.output
     assert "waiting for a lock held by another session (lock_timeout)" in result.stderr
     assert row(pg_schema, "dispatch_jobs", job_id) == before
-    assert took < 0.7 + 2.0
 
 
 def test_a_bulk_cancel_stopped_part_way_reports_what_it_did(
@@ -291,3 +286,24 @@ def test_a_bulk_cancel_stopped_part_way_reports_what_it_did(
         "pending",
     ]
     assert "lock_timeout" in result.stderr
+
+
+def test_a_replay_writes_the_worker_id_the_deployments_dispatch_writes(
+    dispatch: Harness, pg_schema: str, qctl: Run
+) -> None:
+    """A job no worker holds carries v0.1.0's zero TypeID text, or '' from dispatch's main
+    at 6f7dda7 (same schema): qctl's jobs carry what the deployment's own waiting jobs
+    carry, not always v0.1.0's."""
+    from qctl.systems.dispatch.database import ZERO_WORKER_ID
+    from tests.conftest import raw_pg
+
+    first, second = (_entry(qctl, _dead(dispatch, "wid-q")) for _ in range(2))
+    dispatch.call("enqueue", name="w", queue="wid-waiting")  # v0.1.0's producer
+    data(qctl("dlq", "replay", first, "--yes", "-o", "json"))
+    [replayed] = _replayed_as(pg_schema, "wid-q")
+    assert row(pg_schema, "dispatch_jobs", replayed)["worker_id"] == ZERO_WORKER_ID
+    with raw_pg(pg_schema) as c:  # as 6f7dda7's producer writes them
+        c.execute("UPDATE dispatch_jobs SET worker_id = '' WHERE worker_id = %s", (ZERO_WORKER_ID,))
+    data(qctl("dlq", "replay", second, "--yes", "-o", "json"))
+    [replayed] = [i for i in _replayed_as(pg_schema, "wid-q") if i != replayed]
+    assert row(pg_schema, "dispatch_jobs", replayed)["worker_id"] == ""

@@ -2,8 +2,9 @@
 requires the Go systems qctl operates), built on first use and driven over JSON lines.
 
 Each program under ``cmd/`` runs a system's own Go code as an application would and
-answers one JSON object a line per request. ``go build`` keeps its cache between runs,
-so only the first build on a machine compiles the systems' modules.
+answers one JSON object a line per request. ``make harness`` (which ``make test`` and
+``.ci/run`` run first) builds them before the tests, under its own limit; here ``go build``
+only checks that nothing changed since.
 
 Without a Go toolchain the tests that need one skip, unless ``QCTL_REQUIRE_GO=1`` (CI),
 which fails them instead.

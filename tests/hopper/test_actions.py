@@ -213,8 +213,14 @@ def test_queue_pause_resume_limit(
     qctl("queues", "pause", OPS_Q, "--yes")  # a second pause keeps the first time
     again = reads.get_queue(Database(PG_DSN, pg_schema), OPS_Q)
     assert again is not None and again.paused_at == paused_at
+    # The stand-in claims as hopper's clients do: nothing of a paused queue.
+    client = hopper.register()
+    waiting = hopper.insert("paused.job", queue=OPS_Q)
+    assert hopper.claim(OPS_Q, client, limit=10) == []
     heard(listen, pg_schema)
     assert qctl("queues", "resume", OPS_Q, "--yes").exit_code == 0
+    assert hopper.claim(OPS_Q, client, limit=10) == [waiting]
+    assert hopper.finalize(waiting, client, "completed")
     assert heard(listen, pg_schema) == [("hopper_control", f"resume:{OPS_Q}")]
 
     set_ = qctl("queues", "limit", OPS_Q, "--global", "5", "--rate", "2.5", "--burst", "3",

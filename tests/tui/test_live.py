@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
@@ -125,6 +125,14 @@ def test_changes_raising_is_treated_as_poll_only() -> None:
     assert refreshes
 
 
+def settle(cond: Callable[[], bool]) -> None:
+    """Wait for ``cond`` (the limit only keeps a failure from hanging the run)."""
+    end = time.monotonic() + 30
+    while not cond():
+        assert time.monotonic() < end, "never happened"
+        time.sleep(0.01)
+
+
 def test_refreshes_are_spaced_by_their_own_cost() -> None:
     store = HintStore()
     feed, refreshes, _ = feed_for(store, min_interval=0.02, heartbeat=60)
@@ -132,15 +140,15 @@ def test_refreshes_are_spaced_by_their_own_cost() -> None:
     time.sleep(0.1)
     t0 = time.monotonic()
     store.hub.publish(Change(entity=ChangeEntity.JOB, kind="k"))
-    time.sleep(0.1)
-    # A cheap refresh follows the change at once.
-    assert [r for r in refreshes if r >= t0] and min(r for r in refreshes if r >= t0) - t0 < 0.08
+    # A cheap refresh follows the change (the heartbeat is a minute away).
+    settle(lambda: any(r >= t0 for r in refreshes))
     feed.took(0.1)  # then refreshes that take 0.1 s start 0.3 s apart at least
+    t1 = time.monotonic()
     with storm(store, 1, 0.002):
-        time.sleep(1.0)
+        settle(lambda: len([r for r in refreshes if r > t1]) >= 3)
     feed.stop()
-    late = [r for r in refreshes if r > t0 + 0.1]
+    late = [r for r in refreshes if r > t1]
     gaps = [b - a for a, b in itertools.pairwise(late)]
-    assert len(late) >= 2 and all(g >= 0.29 for g in gaps)
+    assert all(g >= 0.29 for g in gaps), gaps
     feed.took(2.0)  # a slow refresh holds the next one back no longer than MAX_SPACING
     assert feed.spacing == MAX_SPACING

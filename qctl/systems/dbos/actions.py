@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from qctl.core import bulk as core_bulk
-from qctl.core.errors import NoSuchName, require_state
+from qctl.core.errors import NoSuchName, WrongState, require_state
 from qctl.systems.dbos import INSTALL_HINT, reads
 from qctl.systems.dbos.database import Database
 from qctl_store.batches import BatchSize, SizedRun, sized_batches
@@ -83,9 +83,26 @@ class Verb:
     action: str
     needs: tuple[str, ...]
     """Statuses it acts on (DBOS's statement skips the others)."""
+    cannot: Mapping[str, str] = field(default_factory=dict)
+    """Statuses it skips that an operator expects it to take: why, and what does it."""
+
+    def skipped(self, statuses: Sequence[str]) -> str:
+        """``; skipped N in another status`` for the ``statuses`` of the workflows it
+        skipped, the ones of ``cannot`` counted apart with their reason ("" for none)."""
+        said = [
+            f"; skipped {n} in {status}: {why}"
+            for status, why in self.cannot.items()
+            if (n := statuses.count(status))
+        ]
+        other = sum(1 for s in statuses if s not in self.cannot)
+        return (f"; skipped {other} in another status" if other else "") + "".join(said)
 
 
 ANY = reads.STATUSES
+RESUME_ERROR = (
+    "DBOS cannot resume an ERROR workflow; `qctl workflows rewind` runs it again under its"
+    " id from a step, `qctl workflows fork` as a new workflow"
+)
 VERBS = {
     v.action: v
     for v in [
@@ -95,6 +112,7 @@ VERBS = {
         Verb(
             "resume",
             ("CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED", "PENDING", "ENQUEUED", "DELAYED"),
+            {"ERROR": RESUME_ERROR},
         ),
         # rewind_workflow: "Only a workflow in a terminal state can be rewound."
         Verb("rewind", reads.FINISHED),
@@ -191,6 +209,11 @@ def timeouts(db: Database) -> Iterator[None]:
 def check(action: str, row: Mapping[str, Any]) -> None:
     """Refuse (WrongState, exit 3) ``action`` on a workflow in a status it does not take."""
     verb = VERBS[action]
+    if row["status"] in verb.cannot:
+        raise WrongState(
+            action,
+            f"workflow {row['workflow_id']} is {row['status']}; {verb.cannot[row['status']]}",
+        )
     require_state(
         verb.action, f"workflow {row['workflow_id']}", row["status"], verb.needs, verb.action
     )

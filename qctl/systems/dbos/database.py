@@ -35,6 +35,7 @@ class Database(SqlDatabase):
     """A DBOS system database, its migration version checked on opening."""
 
     label = "DBOS"
+    marker = "workflow_status"
     default_schema = DEFAULT_SCHEMA
     sqlite = True
     unsupported = UnsupportedSchema

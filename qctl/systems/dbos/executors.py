@@ -119,6 +119,32 @@ def list_executors(db: Database, window_ms: int, now_ms: int | None = None) -> l
     return out
 
 
+def last_active(db: Database, ids: Sequence[str], window_ms: int) -> dict[str, int | None]:
+    """Per executor of ``ids``, its latest activity in epoch ms (None: none on record):
+    ``list_executors``' over ``window_ms``, or the last step its PENDING workflows
+    recorded, if later (an executor deep in one long workflow starts and finishes
+    none). DBOS records no heartbeat: this is the nearest sign of life."""
+    found: dict[str, int | None] = {
+        e["executor_id"]: e["last_active_at"]
+        for e in list_executors(db, window_ms)
+        if e["executor_id"] in ids
+    }
+    marks = ", ".join(["%s"] * len(ids))
+    steps = db.all(
+        "SELECT ws.executor_id, max(o.completed_at_epoch_ms) AS last"
+        " FROM {t}workflow_status ws JOIN {t}operation_outputs o"
+        " ON o.workflow_uuid = ws.workflow_uuid"
+        f" WHERE ws.status = 'PENDING' AND ws.executor_id IN ({marks})"
+        " GROUP BY ws.executor_id",
+        list(ids),
+    )
+    for row in steps:
+        key, last = str(row["executor_id"]), row["last"]
+        if last is not None and int(last) > (found.get(key) or 0):
+            found[key] = int(last)
+    return {i: found.get(i) for i in ids}
+
+
 @dataclass(frozen=True)
 class RecoveryOutcome:
     executor_ids: list[str]

@@ -31,10 +31,6 @@ CANCELLABLE = ("pending", "retrying")
 v0.1.0 has no lease epoch to fence its worker with, and that worker's whole-row
 UpdateJob on completion would overwrite the cancel anyway."""
 
-ZERO_WORKER_ID = "wkr_" + "0" * 26
-"""What store/postgres/models.go writes as ``worker_id`` for a job no worker holds (the
-zero TypeID's text): every job dispatch v0.1.0 enqueues carries it."""
-
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 
 
@@ -177,7 +173,7 @@ def _writer(
         q = reads.queries("actions.sql")
         params: dict[str, Any] = {"ids": ids, **fixed}
         if wake:
-            params.update(new_ids=[new_id() for _ in ids], worker_id=ZERO_WORKER_ID)
+            params.update(new_ids=[new_id() for _ in ids], worker_id=db.unheld_worker_id)
         with db.transaction():
             done = [r["id"] for r in db.all(getattr(q, query), params)]
             if wake and done:

@@ -13,6 +13,7 @@ a cancel must fence. qctl never migrates it and never takes grove's migration lo
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,11 @@ SUPPORTED = (
     "dispatch v0.1.0 to v1.5.3 (main at 6f7dda7; grove group dispatch,"
     " 20240101120000..20240101120006)"
 )
+
+ZERO_WORKER_ID = "wkr_" + "0" * 26
+"""What dispatch v0.1.0 writes as ``worker_id`` for a job no worker holds:
+store/postgres/models.go writes ``WorkerID.String()``, the zero TypeID's text there. On
+main at 6f7dda7 the same line writes '' (id/id.go: ``String`` of the nil ID)."""
 
 CAPABILITIES: dict[str, tuple[str, str, str]] = {
     "fenced_cancel": (
@@ -97,6 +103,7 @@ class Database(SqlDatabase):
     known version is missing; a write calls ``writable`` first."""
 
     label = "dispatch"
+    marker = "dispatch_jobs"
     unsupported = UnsupportedSchema
 
     def __init__(self, dsn: str, schema: str = "", gate: bool = True, **session: Any) -> None:
@@ -108,6 +115,21 @@ class Database(SqlDatabase):
         self.state = self._read_state()
         if gate and not self.state.readable:
             self.refuse(UnsupportedSchema(self.state.refusal()))
+
+    @functools.cached_property
+    def unheld_worker_id(self) -> str:
+        """The ``worker_id`` this deployment's dispatch writes on a job no worker holds,
+        for the jobs qctl enqueues: v0.1.0's zero TypeID text or 6f7dda7's ''. Their
+        schemas are the same, so the newest jobs tell (a job still waiting carries its
+        producer's value); with none, the current dispatch's ''. Both versions read
+        either."""
+        row = self.one(
+            "SELECT worker_id FROM (SELECT worker_id, started_at FROM {t}dispatch_jobs"
+            " ORDER BY id DESC LIMIT 1000) AS newest"
+            " WHERE started_at IS NULL AND worker_id IN ('', %s) LIMIT 1",
+            [ZERO_WORKER_ID],
+        )
+        return str(row["worker_id"]) if row else ""
 
     def writable(self) -> None:
         """Refuse (exit 5) to write to a schema at a version qctl does not know."""

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qctl.systems.dispatch import reads
-from qctl.systems.dispatch.actions import ZERO_WORKER_ID, new_id
-from qctl.systems.dispatch.database import Database
+from qctl.systems.dispatch.actions import new_id
+from qctl.systems.dispatch.database import ZERO_WORKER_ID, Database
 from qctl_store.sqlfile import Queries
 
 QUEUES = ("default", "emails", "reports")

@@ -94,6 +94,7 @@ class Database(SqlDatabase):
     ``hopper_schema`` says, read again by every write's transaction."""
 
     label = "hopper"
+    marker = "hopper_jobs"
     default_schema = "hopper"
     unsupported = UnsupportedSchema
 

@@ -5,6 +5,21 @@
 -- Try to take a session advisory lock without waiting.
 SELECT pg_try_advisory_lock(%(key)s) AS acquired
 
+-- name: lock_holders
+-- The sessions holding a session advisory lock of this database, as the session watch
+-- names a blocker (the waiter is this session: a try-lock never waits on the server).
+-- A bigint key is held as (classid, objid) = its high and low 32 bits, objsubid 1.
+SELECT pg_backend_pid() AS waiter, a.pid, a.usename AS "user",
+       a.application_name AS application, host(a.client_addr) AS client, a.state,
+       extract(epoch FROM now() - coalesce(a.xact_start, a.query_start))::int AS seconds,
+       left(a.query, 200) AS query
+FROM pg_locks l
+JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND l.classid = (%(key)s >> 32)::oid AND l.objid = (%(key)s & 4294967295)::oid
+ORDER BY a.pid
+
 -- name: unlock
 -- Release a session advisory lock.
 SELECT pg_advisory_unlock(%(key)s) AS released

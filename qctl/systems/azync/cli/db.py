@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import typer
 
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output
+from qctl.cli.context import lock_wait_note
 from qctl.cli.output import as_dict, emit_object, emit_result, note
 from qctl.core.exits import ExitCode
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import options
 from qctl_store.dsn import redact
+from qctl_store.errors import StoreError
 from qctl_store.types import SchemaStatus
+
+if TYPE_CHECKING:
+    from qctl.cli.context import AnyStore
 
 app = common.app("db", SYSTEM.commands["db"].help)
 
@@ -24,11 +30,16 @@ def migrate(
     dry_run: DryRun = False,
     output: Output = common.OutputFormat.TABLE,
 ) -> None:
-    """Bring azync's schema up to date (goose-compatible version table)."""
+    """Bring azync's schema up to date (goose-compatible version table), and rebuild the
+    indexes of its migrations that a cancelled concurrent build left invalid.
+    On PostgreSQL it waits for other sessions' locks as azync's own migrator does (a
+    concurrent index build waits for every older transaction to end), with a line on
+    stderr naming each session it waits behind; `--lock-timeout` sets a limit. A run
+    that stops says which versions are applied and which are left."""
     cli = common.cli(ctx)
-    # A migration's index builds read whole tables; its lock waits stay limited, so that
-    # it never queues the workers' statements behind it for long.
-    cli.unlimit("statement_timeout")
+    # A migration's index builds read whole tables and wait for older transactions:
+    # neither limit applies unless the operator sets one.
+    cli.unlimit("statement_timeout", "lock_timeout")
     if dry_run:
         absent = _absent_sqlite_file(cli.dsn)
         if absent:
@@ -40,28 +51,69 @@ def migrate(
                 status = empty.schema_status()
         else:
             status = cli.store(check=False).schema_status()
+        rebuild = _rebuildable(status.invalid_indexes)
         common.dry_run_report(
             {
                 "pending_versions": status.pending_versions,
                 "applied_version": status.applied_version,
+                "rebuild_indexes": rebuild,
             },
             (f"would create {absent} and apply " if absent else "would apply ")
             + f"{len(status.pending_versions)} migration(s): "
             f"{', '.join(map(str, status.pending_versions)) or 'none'} "
-            f"(at version {status.applied_version})",
+            f"(at version {status.applied_version})"
+            + (
+                f"; would rebuild the invalid index(es) {', '.join(rebuild)} (DROP INDEX"
+                " CONCURRENTLY, then CREATE INDEX CONCURRENTLY as their migration defines them)"
+                if rebuild
+                else ""
+            ),
             output,
         )
         return
     cli.require_writable("db migrate")
-    store = cli.open_store(create=True, check=False)  # the one command that may create a file
-    applied = store.migrate()
+    # The one command that may create a file; its lock waits are named wherever stderr
+    # goes (a deploy log too), since it waits without limit.
+    store = cli.open_store(create=True, check=False, on_lock_wait=lock_wait_note)
+    try:
+        applied = store.migrate()
+        rebuilt = store.rebuild_indexes(store.schema_status().invalid_indexes)
+    except StoreError:
+        _say_where_it_stopped(store)
+        raise
     status = store.schema_status()
     emit_result(
-        {"applied": applied, "version": status.applied_version},
+        {"applied": applied, "version": status.applied_version, "rebuilt_indexes": rebuilt},
         f"applied {len(applied)} migration(s)"
         + (f": {', '.join(map(str, applied))}" if applied else " (already up to date)")
-        + f"; schema at version {status.applied_version}",
+        + f"; schema at version {status.applied_version}"
+        + (f"; rebuilt the invalid index(es) {', '.join(rebuilt)}" if rebuilt else ""),
         output,
+    )
+
+
+def _rebuildable(invalid: list[str]) -> list[str]:
+    """Which of the ``invalid`` indexes ``db migrate`` rebuilds: those azync's
+    migrations build concurrently (others, e.g. ``db tune``'s, are left to their own)."""
+    from qctl_store.postgres.migrate import concurrent_indexes
+
+    return [name for name in invalid if name in concurrent_indexes()] if invalid else []
+
+
+def _say_where_it_stopped(store: AnyStore) -> None:
+    """After a failed run, how far the schema got and what is left (one stderr line),
+    read afresh; nothing when even that read fails (the error says why)."""
+    try:
+        status = store.schema_status()
+    except StoreError:
+        return
+    left = ", ".join(map(str, status.pending_versions))
+    note(
+        f"db migrate stopped with the schema at version {status.applied_version} of "
+        f"{status.expected_version}"
+        + (f"; left: {left}" if left else "")
+        + (f"; invalid: {', '.join(status.invalid_indexes)}" if status.invalid_indexes else "")
+        + "; `qctl db migrate` again goes on from there"
     )
 
 
@@ -122,6 +174,12 @@ def status(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> No
     emit_object(record, output)
     if result.autovacuum is False:
         note(_no_autovacuum(result))
+    common.invalid_indexes_note(
+        result.invalid_indexes,
+        "`qctl db migrate` rebuilds those of azync's migrations"
+        if _rebuildable(result.invalid_indexes)
+        else common.reindex_fix(result.schema),
+    )
     if result.pending_versions:
         note(f"{len(result.pending_versions)} migration(s) pending: run `qctl db migrate`")
     elif result.applied_version > result.expected_version:

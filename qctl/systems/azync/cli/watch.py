@@ -36,7 +36,7 @@ def watch(
     wanted = set(entity or ())
     note(f"watching {common.cli(ctx).describe()} (Ctrl-C to stop)")
     try:
-        with common.until_ctrl_c():
+        with common.until_stopped():
             while not sub.closed:
                 change = sub.get(timeout=POLL_SECONDS)
                 if change is None:

@@ -198,9 +198,15 @@ def nuke_breaks(store: ConsoleStore, source: Source) -> str | None:
             for state in WorkflowState
             if state not in WORKFLOW_TERMINAL_STATES
         )
+        # Every azync worker process runs a reconciler over ListStalledWorkflows (running
+        # executions with no live job): a nuke does not stop an execution, it restarts it.
         return (
-            f"{live} unfinished workflow execution(s) lose their tasks: a parked one "
-            "never wakes, and an operation in flight is run again on replay"
+            f"{live} unfinished workflow execution(s) lose their tasks, which does not stop"
+            " them: each azync worker process's reconciler gives every running execution"
+            " it finds without a task a new one (within about a minute), so each runs again"
+            " from its history, once per worker process that finds it, and an operation in"
+            " flight runs again; to stop them, cancel them first (`qctl workflows cancel ID`"
+            " for each of `qctl workflows list --state running` and `--state suspended`)"
         )
     if source == Source.EVENT:
         return (

@@ -25,6 +25,7 @@ def db_status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     from qctl.systems.dbos.database import MAX_VERSION, MIN_VERSION
 
     db = database(ctx)
+    invalid = db.invalid_indexes()
     emit_object(
         {
             "context": common.cli(ctx).context_name or "",
@@ -36,9 +37,11 @@ def db_status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
             "supported_versions": f"{MIN_VERSION}-{MAX_VERSION}",
             "read_only": db.read_only,
             "change_hints": False,
+            "invalid_indexes": invalid,
         },
         output,
     )
+    common.invalid_indexes_note(invalid, common.reindex_fix(db.schema))
 
 
 @app.command("migrate")

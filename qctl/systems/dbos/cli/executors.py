@@ -12,6 +12,8 @@ from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_rows
 from qctl.core.bulk import SAMPLE
+from qctl.core.errors import WrongState
+from qctl.core.parse import format_duration
 from qctl.systems.dbos import executors
 from qctl.systems.dbos.cli.base import database, from_ms, group, report, writable
 from qctl.systems.dbos.cli.filters import AppNameOpt, VersionOpt
@@ -63,6 +65,20 @@ def executors_list(
     emit_rows([_row(r) for r in rows], COLUMNS, output, full=rows)
 
 
+IdleFor = Annotated[
+    str,
+    typer.Option(
+        "--idle-for",
+        metavar="DURATION",
+        help="Refuse an executor active more recently than this (it may be alive).",
+    ),
+]
+Force = Annotated[
+    bool,
+    typer.Option("--force", help="Recover even an executor active within --idle-for."),
+]
+
+
 @app.command("recover")
 def executors_recover(
     ctx: typer.Context,
@@ -71,6 +87,8 @@ def executors_recover(
     ],
     application_version: VersionOpt = None,
     application_name: AppNameOpt = None,
+    idle_for: IdleFor = "5m",
+    force: Force = False,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
@@ -78,17 +96,36 @@ def executors_recover(
     """Recover dead executors' PENDING workflows, as DBOS's recovery (and Conductor's)
     does: each goes back on its queue (or DBOS's internal one) and the next executor
     of its application version runs it on from its last recorded step. Only for
-    executors that are gone: a live one's workflows would be taken from it."""
+    executors that are gone: a live one's workflows would be taken from it and run
+    twice. DBOS records no heartbeat, so an executor that started, finished or
+    recorded a step within --idle-for (default 5m) is refused, in the dry run too,
+    unless --force."""
     db = writable(ctx, "executors recover", dry_run)
     options: dict[str, Any] = {
         "app_version": tuple(application_version or ()),
         "application_name": tuple(application_name or ()),
     }
+    window = common.duration(idle_for, "--idle-for") or timedelta(0)
     planned = executors.recover(db, executor_ids, dry_run=True, **options)
+    last = executors.last_active(db, planned.executor_ids, max(_ms(window), 1))
+    now = datetime.now(UTC)
+    idle = {e: now - at for e, t in last.items() if (at := from_ms(t)) is not None}
+    recent = [f"{e} was active {format_duration(d)} ago" for e, d in idle.items() if d < window]
+    if recent and not force:
+        raise WrongState(
+            "executors recover",
+            f"DBOS executor {'; '.join(recent)} (within --idle-for {format_duration(window)}):"
+            " it may be alive, and its workflows would run twice; wait, or use --force",
+        )
     versions = ", ".join(f"{n} of {v or 'no version'}" for v, n in planned.by_version.items())
-    who = ", ".join(planned.executor_ids)
+    who = ", ".join(
+        f"{e} (last active {format_duration(idle[e])} ago)"
+        if e in idle
+        else f"{e} (no activity on record)"
+        for e in planned.executor_ids
+    )
     if dry_run:
-        record = {**planned.__dict__}
+        record = {**planned.__dict__, "last_active_at": last}
         sample = [{"workflow_id": w} for w in planned.workflow_ids[:SAMPLE]]
         common.dry_run_report(
             record,
@@ -106,8 +143,13 @@ def executors_recover(
     result = executors.recover(db, executor_ids, **options)
     skipped = f"; {result.skipped} were taken meanwhile" if result.skipped else ""
     report(
-        result.__dict__,
-        f"re-enqueued {result.count} PENDING DBOS workflow(s) of {who}{skipped}",
+        {**result.__dict__, "last_active_at": last},
+        f"re-enqueued {result.count} PENDING DBOS workflow(s) of"
+        f" {', '.join(result.executor_ids)}{skipped}",
         False,
         output,
     )
+
+
+def _ms(value: timedelta) -> int:
+    return int(value.total_seconds() * 1000)

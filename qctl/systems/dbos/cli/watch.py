@@ -38,7 +38,7 @@ def watch(
     reads.changes_since(db, marks)  # from now on
     wanted = set(name or ())
     note(f"watching {db.location} (polling every {refresh:g}s; Ctrl-C to stop)")
-    with common.until_ctrl_c():
+    with common.until_stopped():
         while True:
             for change in reads.changes_since(db, marks):
                 if wanted and change["name"] not in wanted:

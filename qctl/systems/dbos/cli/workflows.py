@@ -323,7 +323,7 @@ def _bulk(
     record = _record(action, result.acted, result.skipped, result.dry_run)
     if tree:
         record["descendants"] = len(targets) - len(given)
-    skipped = f"; skipped {len(result.skipped)} in another status" if result.skipped else ""
+    skipped = verb.skipped([s["status"] for s in result.skipped])
     if tree:
         skipped = f" ({len(targets) - len(given)} of them descendants){skipped}"
     if dry_run:
@@ -395,7 +395,9 @@ def resume(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Resume workflows from their last completed step: re-enqueued for an executor."""
+    """Resume workflows from their last completed step: re-enqueued for an executor.
+    DBOS cannot resume ERROR (or SUCCESS) workflows: `rewind` runs one again under its id
+    from a step, `fork` as a new workflow."""
     _bulk(ctx, "resume", "resumed", ids, f, max_targets, dry_run, yes, output, queue_name=on_queue)
 
 

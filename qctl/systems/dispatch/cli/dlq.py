@@ -130,7 +130,7 @@ def replay_all(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Replay every entry not yet replayed, newest first (of --queue only), each once:
-    dispatch's replay-all (engine/ops_dlq.go ReplayAllDLQ); `dlq replay --all`."""
+    dispatch's replay-all (api/dlq_handler.go replayAllDLQ); `dlq replay --all`."""
     replay(ctx, None, queue, None, True, max_targets, dry_run, None, None, yes, output)
 
 

@@ -30,7 +30,7 @@ def watch(
     db = database(ctx)
     marks = reads.watch_start(db)
     note(f"watching {db.location} (polling every {refresh:g}s; Ctrl-C to stop)")
-    with common.until_ctrl_c():
+    with common.until_stopped():
         while True:
             for change in reads.changes_since(db, marks):
                 sys.stdout.write(json.dumps(change, ensure_ascii=False, default=str) + "\n")

@@ -129,9 +129,9 @@ WHERE id = ANY(ARRAY(
 ));
 
 -- name: trigger_cron
--- Run a batch of cron entries' jobs now (engine/ops_cron.go TriggerCron): the job a
--- scheduled fire enqueues (cron/scheduler.go fireEntry: EnqueueRaw with the entry's job
--- name, payload and queue override, else "default"; EnqueueRaw's defaults from
+-- Run a batch of cron entries' jobs now: the job a scheduled fire enqueues
+-- (cron/scheduler.go fireEntry: engine/engine.go EnqueueRaw with the entry's job name,
+-- payload and queue override, else "default"; EnqueueRaw's defaults from
 -- job/options.go: three retries, a five-minute timeout), read from each entry as it is
 -- now, the schedule untouched, a disabled entry too. The scheduler's fire carries no
 -- scope, so neither does this. A NULL payload (the column allows it) would fail
@@ -156,8 +156,7 @@ WITH entries AS (
 SELECT id FROM entries;
 
 -- name: delete_dlq
--- Delete a batch of DLQ entries (engine/ops_dlq.go DeleteDLQ, on dispatch's main after
--- v1.5.3).
+-- Delete a batch of DLQ entries (dlq/store.go DeleteDLQ).
 DELETE FROM dispatch_dlq WHERE id = ANY(%(ids)s::text[]) RETURNING id;
 
 -- name: job_targets_page

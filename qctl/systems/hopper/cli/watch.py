@@ -44,7 +44,7 @@ def watch(
     db = database(ctx)
     channels = channel or list(CHANNELS)
     listening = False
-    with common.until_ctrl_c():
+    with common.until_stopped():
         for name, payload in db.notifications(channels):
             if name == LISTENING:
                 note(

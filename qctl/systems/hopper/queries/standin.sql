@@ -8,11 +8,14 @@
 SELECT hopper_insert(%(kind)s, %(args)s::jsonb, %(opts)s::jsonb) AS id;
 
 -- name: claim
--- Claim due jobs of a queue (jobs.go jobClaimSQL); a non-NULL mark also requires the
--- job's metadata to contain it, so the demo claims only the jobs it inserted.
+-- Claim due jobs of a queue (jobs.go jobClaimSQL); none while the queue is paused (a
+-- pause stops every client's claims: driver.go QueuePause); a non-NULL mark also
+-- requires the job's metadata to contain it, so the demo claims only the jobs it inserted.
 WITH c AS MATERIALIZED (
   SELECT cand.id FROM hopper_jobs cand
   WHERE cand.queue = %(queue)s AND cand.state IN ('available', 'scheduled', 'retryable')
+    AND NOT EXISTS (SELECT 1 FROM hopper_queues q
+                    WHERE q.name = %(queue)s AND q.paused_at IS NOT NULL)
     AND cand.scheduled_at <= now() AND (cand.expires_at IS NULL OR cand.expires_at > now())
     AND (%(mark)s::jsonb IS NULL OR cand.metadata @> %(mark)s::jsonb)
   ORDER BY cand.priority, cand.scheduled_at, cand.seq
