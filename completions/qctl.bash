@@ -23,6 +23,8 @@ _qctl() {
         'qctl context add --dsn') COMPREPLY=(); return ;;
         'qctl context add --schema') COMPREPLY=(); return ;;
         'qctl context add --system') COMPREPLY=(); return ;;
+        'qctl context add --statement-timeout') COMPREPLY=(); return ;;
+        'qctl context add --lock-timeout') COMPREPLY=(); return ;;
         'qctl context add --output' | 'qctl context add -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl context delete --output' | 'qctl context delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl context delete --reason') COMPREPLY=(); return ;;
@@ -586,7 +588,7 @@ _qctl() {
         'qctl context list') subs=''; opts='--output -o -h --help' ;;
         'qctl context current') subs=''; opts='-h --help' ;;
         'qctl context use') subs=''; opts='--output -o -h --help' ;;
-        'qctl context add') subs=''; opts='--dsn --schema --system --read-only --no-read-only --replace --output -o -h --help' ;;
+        'qctl context add') subs=''; opts='--dsn --schema --system --read-only --no-read-only --statement-timeout --lock-timeout --replace --output -o -h --help' ;;
         'qctl context delete') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl version') subs=''; opts='-h --help' ;;
         'qctl db') subs='migrate tune status'; opts='-h --help' ;;

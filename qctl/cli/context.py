@@ -343,12 +343,14 @@ def _context_entry(data: dict[str, Any], name: str, path: Path) -> dict[str, Any
     if "read_only" in entry and not isinstance(entry["read_only"], bool):
         raise ConfigFileError(f"context {name!r} in {path}: read_only must be true or false")
     limits = {
-        k: _timeout(entry[k], f"context {name!r} in {path}: {k}") for k in TIMEOUTS if k in entry
+        k: timeout_setting(entry[k], f"context {name!r} in {path}: {k}")
+        for k in TIMEOUTS
+        if k in entry
     }
     return {**entry, **limits}
 
 
-def _timeout(value: Any, what: str) -> timedelta:
+def timeout_setting(value: Any, what: str) -> timedelta:
     """A timeout setting's duration (``5s``, ``500ms``, ``0`` for none)."""
     from qctl.core.parse import parse_duration
 
@@ -453,11 +455,11 @@ class CliContext:
         for key in TIMEOUTS:
             env_name = f"QCTL_{key.upper()}"
             if flags[key] is not None:
-                limits[key] = _timeout(flags[key], f"--{key.replace('_', '-')}")
+                limits[key] = timeout_setting(flags[key], f"--{key.replace('_', '-')}")
             elif key in named:
                 limits[key] = named[key]
             elif env.get(env_name):
-                limits[key] = _timeout(env[env_name], env_name)
+                limits[key] = timeout_setting(env[env_name], env_name)
             elif key in default:
                 limits[key] = default[key]
         given = tuple(limits)

@@ -15,7 +15,14 @@ import typer
 from qctl import systems
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
-from qctl.cli.context import ConfigFileError, ConfigText, config_path, load_config_file
+from qctl.cli.context import (
+    TIMEOUTS,
+    ConfigFileError,
+    ConfigText,
+    config_path,
+    load_config_file,
+    timeout_setting,
+)
 from qctl.cli.output import emit_result, emit_rows, note
 from qctl.cli.registry import SYSTEMLESS_COMMANDS
 from qctl.core.exits import ExitCode
@@ -53,11 +60,12 @@ def list_(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> Non
             "schema": entry.get("schema", ""),
             "system": entry.get("system", ""),
             "read_only": bool(entry.get("read_only", False)),
+            **{key: entry.get(key, "") for key in TIMEOUTS},
         }
         for name, entry in sorted(_contexts(load_config_file()).items())
         if isinstance(entry, dict)
     ]
-    emit_rows(rows, ["current", "name", "dsn", "schema", "system", "read_only"], output)
+    emit_rows(rows, ["current", "name", "dsn", "schema", "system", "read_only", *TIMEOUTS], output)
 
 
 @app.command("current")
@@ -103,12 +111,30 @@ def add(
             show_default=False,
         ),
     ] = None,
+    statement_timeout: Annotated[
+        str,
+        typer.Option(
+            "--statement-timeout",
+            metavar="DURATION",
+            help="PostgreSQL: how long one statement may run, 0 for no limit.",
+        ),
+    ] = "",
+    lock_timeout: Annotated[
+        str,
+        typer.Option(
+            "--lock-timeout",
+            metavar="DURATION",
+            help="PostgreSQL: how long a statement may wait for another session's lock, "
+            "0 for no limit.",
+        ),
+    ] = "",
     replace: Annotated[
         bool, typer.Option("--replace", help="Replace a context of that name.")
     ] = False,
     output: Output = common.OutputFormat.TABLE,
 ) -> None:
-    """Add a context (--dsn, and --schema, --system, --read-only as the root options)."""
+    """Add a context (--dsn, and --schema, --system, --read-only, --statement-timeout,
+    --lock-timeout as the root options)."""
     from qctl_store.dsn import check_dsn
 
     if not name.strip():
@@ -116,6 +142,11 @@ def add(
     check_dsn(dsn)  # a DSN every command would refuse is refused now, not on first use
     if system:
         systems.get(system)
+    # Kept as given (the file's form, "2s"), once it reads as every command will read it.
+    limits = {"statement_timeout": statement_timeout, "lock_timeout": lock_timeout}
+    limits = {key: value for key, value in limits.items() if value}
+    for key, value in limits.items():
+        timeout_setting(value, f"--{key.replace('_', '-')}")
     data = load_config_file()
     contexts = _contexts(data)
     if name in contexts and not replace:
@@ -126,14 +157,21 @@ def add(
     if read_only is None:  # a replaced read-only context never loses the flag silently
         read_only = bool(contexts.get(name, {}).get("read_only", False))
     entry |= {"read_only": True} if read_only else {}
+    entry |= limits
     contexts[name] = entry
     data["contexts"] = contexts
     text = ConfigText()
     text.set_table(("contexts", name), entry)
     text.save(data)
-    shown = f"{redact(dsn)}{', read-only' if read_only else ''}"
+    shown = ", ".join(
+        [
+            redact(dsn),
+            *(["read-only"] if read_only else []),
+            *(f"{k} {v}" for k, v in limits.items()),
+        ]
+    )
     emit_result(
-        {"added": name, "dsn": redact(dsn), "read_only": read_only},
+        {"added": name, "dsn": redact(dsn), "read_only": read_only, **limits},
         f"added context {name!r} ({shown})",
         output,
     )
