@@ -582,7 +582,7 @@ _qctl() {
         'qctl streams seek --reason') COMPREPLY=(); return ;;
     esac
     case "$cmdpath" in
-        'qctl') subs='audit context version db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch metrics top demo schedules versions executors dlq cron workers stats clients periodic subscriptions streams'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --version -h --help' ;;
+        'qctl') subs='audit context version db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch metrics top demo schedules versions executors dlq cron workers stats clients periodic subscriptions streams'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --wide --version -h --help' ;;
         'qctl audit') subs=''; opts='--since --verb --limit -n --output -o -h --help' ;;
         'qctl context') subs='list current use add delete'; opts='-h --help' ;;
         'qctl context list') subs=''; opts='--output -o -h --help' ;;

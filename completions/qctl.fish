@@ -47,6 +47,7 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l system -x -d 'The system 
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l statement-timeout -x -d 'PostgreSQL: how long one statement (a read, one batch of a bulk verb) may run, 0 for no limit (env QCTL_STATEMENT_TIMEOUT; default 10s, none for db migrate and db tune).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l lock-timeout -x -d 'PostgreSQL: how long a statement may wait for a lock another session holds, 0 for no limit (env QCTL_LOCK_TIMEOUT; default 5s).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l no-color -d 'No colours (env NO_COLOR).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l wide -d 'Tables show long values whole on a terminal too (in a pipe or a file they always do).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -l version -d 'Print the version.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl audit\'' -l since -x -d 'Written at or after (-1d, 2026-01-02).'

@@ -14,7 +14,7 @@ ROOT_OPTIONS = (
     "--lock-timeout",
 )
 """Root options that take a value: accepted anywhere on the line (kubectl-style)."""
-ROOT_FLAGS = ("--read-only", "--no-color")
+ROOT_FLAGS = ("--read-only", "--no-color", "--wide")
 OUTPUT_OPTIONS = ("-o", "--output")
 """The verbs' output option: accepted before the command too."""
 KEEPS_ROOT_OPTIONS = ("context",)

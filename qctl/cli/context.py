@@ -394,6 +394,8 @@ class CliContext:
     context_name: str | None = None
     read_only: bool = False
     no_color: bool = False
+    wide: bool = False
+    """``--wide``: table cells whole on a terminal too (``qctl.cli.output``)."""
     system_name: str = ""
     """``--system`` or the context's ``system``; empty: detect it."""
     dsn_flag: bool = False
@@ -418,6 +420,7 @@ class CliContext:
         context: str | None = None,
         read_only: bool = False,
         no_color: bool = False,
+        wide: bool = False,
         system: str | None = None,
         statement_timeout: str | None = None,
         lock_timeout: str | None = None,
@@ -480,6 +483,7 @@ class CliContext:
                 or (named or default).get("read_only", False)
             ),
             no_color=no_color or bool(env.get("NO_COLOR")),
+            wide=wide,
             dsn_flag=bool(dsn),
             system_name=system
             or named.get("system")

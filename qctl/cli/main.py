@@ -173,6 +173,7 @@ def cli_context(ctx: Context) -> Any:
             context=p.get("context"),
             read_only=bool(p.get("read_only")),
             no_color=bool(p.get("no_color")),
+            wide=bool(p.get("wide")),
             system=p.get("system"),
             statement_timeout=p.get("statement_timeout"),
             lock_timeout=p.get("lock_timeout"),
@@ -419,6 +420,14 @@ def root(
     ] = None,
     no_color: Annotated[
         bool, typer.Option("--no-color", help="No colours (env NO_COLOR).")
+    ] = False,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide",
+            help="Tables show long values whole on a terminal too (in a pipe or a file "
+            "they always do).",
+        ),
     ] = False,
     version: Annotated[
         bool,
