@@ -47,7 +47,6 @@ _qctl() {
         'qctl jobs list --limit' | 'qctl jobs list -n') COMPREPLY=(); return ;;
         'qctl jobs list --after') COMPREPLY=(); return ;;
         'qctl jobs list --output' | 'qctl jobs list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
-        'qctl jobs list --reason') COMPREPLY=(); return ;;
         'qctl jobs list --queue') COMPREPLY=(); return ;;
         'qctl jobs list --name') COMPREPLY=(); return ;;
         'qctl jobs errors --source' | 'qctl jobs errors -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
@@ -62,7 +61,6 @@ _qctl() {
         'qctl jobs errors --run') COMPREPLY=(); return ;;
         'qctl jobs errors --limit' | 'qctl jobs errors -n') COMPREPLY=(); return ;;
         'qctl jobs errors --output' | 'qctl jobs errors -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
-        'qctl jobs errors --reason') COMPREPLY=(); return ;;
         'qctl jobs show --output' | 'qctl jobs show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs attempts --output' | 'qctl jobs attempts -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs enqueue --payload' | 'qctl jobs enqueue -p') COMPREPLY=(); return ;;
@@ -73,6 +71,7 @@ _qctl() {
         'qctl jobs enqueue --ttl') COMPREPLY=(); return ;;
         'qctl jobs enqueue --meta') COMPREPLY=(); return ;;
         'qctl jobs enqueue --output' | 'qctl jobs enqueue -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl jobs enqueue --reason') COMPREPLY=(); return ;;
         'qctl jobs retry --source' | 'qctl jobs retry -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl jobs retry --kind' | 'qctl jobs retry -k') COMPREPLY=(); return ;;
         'qctl jobs retry --state') COMPREPLY=($(compgen -W 'pending scheduled active dead paused succeeded blocked waiting cancelled uncertain skipped' -- "$cur")); return ;;
@@ -170,6 +169,7 @@ _qctl() {
         'qctl dags signal --payload' | 'qctl dags signal -p') COMPREPLY=(); return ;;
         'qctl dags signal --message-id') COMPREPLY=(); return ;;
         'qctl dags signal --output' | 'qctl dags signal -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl dags signal --reason') COMPREPLY=(); return ;;
         'qctl dags pause --reason') COMPREPLY=(); return ;;
         'qctl dags pause --output' | 'qctl dags pause -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl dags retry --output' | 'qctl dags retry -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -192,6 +192,7 @@ _qctl() {
         'qctl events publish --version') COMPREPLY=(); return ;;
         'qctl events publish --meta') COMPREPLY=(); return ;;
         'qctl events publish --output' | 'qctl events publish -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl events publish --reason') COMPREPLY=(); return ;;
         'qctl events stats --output' | 'qctl events stats -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl events retain --before') COMPREPLY=(); return ;;
         'qctl events retain --older-than') COMPREPLY=(); return ;;
@@ -202,6 +203,7 @@ _qctl() {
         'qctl subscribers list --output' | 'qctl subscribers list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl subscribers register --max-attempts') COMPREPLY=(); return ;;
         'qctl subscribers register --output' | 'qctl subscribers register -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl subscribers register --reason') COMPREPLY=(); return ;;
         'qctl subscribers delete --output' | 'qctl subscribers delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl subscribers delete --reason') COMPREPLY=(); return ;;
         'qctl queues list --source' | 'qctl queues list -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
@@ -266,6 +268,7 @@ _qctl() {
         'qctl workflows signal --payload' | 'qctl workflows signal -p') COMPREPLY=(); return ;;
         'qctl workflows signal --message-id') COMPREPLY=(); return ;;
         'qctl workflows signal --output' | 'qctl workflows signal -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows signal --reason') COMPREPLY=(); return ;;
         'qctl workflows cancel --output' | 'qctl workflows cancel -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows cancel --reason') COMPREPLY=(); return ;;
         'qctl workflows cancel --state' | 'qctl workflows cancel --status') COMPREPLY=(); return ;;
@@ -290,6 +293,7 @@ _qctl() {
         'qctl workflows suspend --reason') COMPREPLY=(); return ;;
         'qctl workflows suspend --output' | 'qctl workflows suspend -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows resume --output' | 'qctl workflows resume -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl workflows resume --reason') COMPREPLY=(); return ;;
         'qctl workflows resume --state' | 'qctl workflows resume --status') COMPREPLY=(); return ;;
         'qctl workflows resume --name') COMPREPLY=(); return ;;
         'qctl workflows resume --queue') COMPREPLY=(); return ;;
@@ -309,7 +313,6 @@ _qctl() {
         'qctl workflows resume --attribute') COMPREPLY=(); return ;;
         'qctl workflows resume --on-queue') COMPREPLY=(); return ;;
         'qctl workflows resume --max') COMPREPLY=(); return ;;
-        'qctl workflows resume --reason') COMPREPLY=(); return ;;
         'qctl workflows resolve --result') COMPREPLY=(); return ;;
         'qctl workflows resolve --output' | 'qctl workflows resolve -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows resolve --reason') COMPREPLY=(); return ;;
@@ -482,6 +485,7 @@ _qctl() {
         'qctl maintain --source' | 'qctl maintain -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl maintain --max-reaps') COMPREPLY=(); return ;;
         'qctl maintain --output' | 'qctl maintain -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl maintain --reason') COMPREPLY=(); return ;;
         'qctl replay --subscriber') COMPREPLY=(); return ;;
         'qctl replay --event-type' | 'qctl replay -t') COMPREPLY=(); return ;;
         'qctl replay --event-id') COMPREPLY=(); return ;;
@@ -505,7 +509,6 @@ _qctl() {
         'qctl demo --speed') COMPREPLY=(); return ;;
         'qctl demo --seed') COMPREPLY=(); return ;;
         'qctl demo --system') COMPREPLY=(); return ;;
-        'qctl demo --reason') COMPREPLY=(); return ;;
         'qctl schedules list --state' | 'qctl schedules list --status') COMPREPLY=(); return ;;
         'qctl schedules list --name') COMPREPLY=(); return ;;
         'qctl schedules list --prefix') COMPREPLY=(); return ;;
@@ -596,11 +599,11 @@ _qctl() {
         'qctl db tune') subs=''; opts='--dry-run --output -o --reason -h --help' ;;
         'qctl db status') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs') subs='list errors show attempts enqueue retry run-now archive pause resume delete vacuum-dead cancel'; opts='-h --help' ;;
-        'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --sort --limit -n --after --yes -y --output -o --reason -h --help --queue --name' ;;
-        'qctl jobs errors') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --limit -n --yes -y --output -o --reason -h --help' ;;
+        'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --sort --limit -n --after --yes -y --output -o -h --help --queue --name' ;;
+        'qctl jobs errors') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --limit -n --yes -y --output -o -h --help' ;;
         'qctl jobs show') subs=''; opts='--payload --output -o -h --help' ;;
         'qctl jobs attempts') subs=''; opts='--output -o -h --help' ;;
-        'qctl jobs enqueue') subs=''; opts='--payload -p --delay --at --max-attempts --idempotency-key --ttl --meta --output -o -h --help' ;;
+        'qctl jobs enqueue') subs=''; opts='--payload -p --delay --at --max-attempts --idempotency-key --ttl --meta --output -o --reason -h --help' ;;
         'qctl jobs retry') subs=''; opts='--all --all-dead --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o --reason -h --help --queue --max' ;;
         'qctl jobs run-now') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl jobs archive') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --dry-run --yes -y --output -o --reason -h --help' ;;
@@ -614,7 +617,7 @@ _qctl() {
         'qctl dags counts') subs=''; opts='--output -o -h --help' ;;
         'qctl dags show') subs=''; opts='--output -o -h --help' ;;
         'qctl dags find') subs=''; opts='--output -o -h --help' ;;
-        'qctl dags signal') subs=''; opts='--payload -p --message-id --output -o -h --help' ;;
+        'qctl dags signal') subs=''; opts='--payload -p --message-id --output -o --reason -h --help' ;;
         'qctl dags pause') subs=''; opts='--reason --output -o -h --help' ;;
         'qctl dags retry') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl dags compensate') subs=''; opts='--dry-run --yes -y --force --output -o --reason -h --help' ;;
@@ -622,12 +625,12 @@ _qctl() {
         'qctl events') subs='list show publish stats retain'; opts='-h --help' ;;
         'qctl events list') subs=''; opts='--type -t --undispatched --aggregate --since --until --limit -n --after --payload --output -o -h --help' ;;
         'qctl events show') subs=''; opts='--output -o -h --help' ;;
-        'qctl events publish') subs=''; opts='--payload -p --aggregate-type --aggregate-id --version --meta --output -o -h --help' ;;
+        'qctl events publish') subs=''; opts='--payload -p --aggregate-type --aggregate-id --version --meta --output -o --reason -h --help' ;;
         'qctl events stats') subs=''; opts='--output -o -h --help' ;;
         'qctl events retain') subs=''; opts='--before --older-than --limit -n --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl subscribers') subs='list register delete'; opts='-h --help' ;;
         'qctl subscribers list') subs=''; opts='--event-type -t --output -o -h --help' ;;
-        'qctl subscribers register') subs=''; opts='--max-attempts --output -o -h --help' ;;
+        'qctl subscribers register') subs=''; opts='--max-attempts --output -o --reason -h --help' ;;
         'qctl subscribers delete') subs=''; opts='--drain --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl queues') subs='list stats daily throughput show set-limits pause resume limit'; opts='-h --help' ;;
         'qctl queues list') subs=''; opts='--source -s --exact --output -o -h --help' ;;
@@ -642,10 +645,10 @@ _qctl() {
         'qctl workflows') subs='list show signal cancel suspend resume resolve stalled errors counts steps events streams messages delete fork rewind set-delay send set-attributes'; opts='-h --help' ;;
         'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute' ;;
         'qctl workflows show') subs=''; opts='--output -o -h --help --raw --raw-to' ;;
-        'qctl workflows signal') subs=''; opts='--payload -p --message-id --output -o -h --help' ;;
+        'qctl workflows signal') subs=''; opts='--payload -p --message-id --output -o --reason -h --help' ;;
         'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --older-than --children --max' ;;
         'qctl workflows suspend') subs=''; opts='--reason --output -o -h --help' ;;
-        'qctl workflows resume') subs=''; opts='--output -o -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --on-queue --max --dry-run --yes -y --reason' ;;
+        'qctl workflows resume') subs=''; opts='--output -o --reason -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --on-queue --max --dry-run --yes -y' ;;
         'qctl workflows resolve') subs=''; opts='--result --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl workflows stalled') subs=''; opts='--older-than --limit -n --output -o -h --help' ;;
         'qctl workflows errors') subs=''; opts='--name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --limit -n --output -o -h --help' ;;
@@ -671,13 +674,13 @@ _qctl() {
         'qctl vacuum history') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum batches') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum streams') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;
-        'qctl maintain') subs=''; opts='--once --interval --source -s --max-reaps --output -o -h --help' ;;
+        'qctl maintain') subs=''; opts='--once --interval --source -s --max-reaps --output -o --reason -h --help' ;;
         'qctl replay') subs=''; opts='--subscriber --event-type -t --event-id --since --until --limit -n --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl nuke') subs=''; opts='--source -s --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl watch') subs=''; opts='--entity -e --source -s -h --help --name --refresh --channel' ;;
         'qctl metrics') subs=''; opts='--listen --textfile -h --help' ;;
         'qctl top') subs=''; opts='--refresh -h --help' ;;
-        'qctl demo') subs=''; opts='--no-tui --duration --speed --reset --seed --yes -y --system --reason -h --help' ;;
+        'qctl demo') subs=''; opts='--no-tui --duration --speed --reset --seed --yes -y --system -h --help' ;;
         'qctl schedules') subs='list show pause resume trigger backfill create delete'; opts='-h --help' ;;
         'qctl schedules list') subs=''; opts='--state --status --name --prefix --output -o -h --help' ;;
         'qctl schedules show') subs=''; opts='--output -o -h --help' ;;

@@ -94,9 +94,13 @@ def _taking_yes(command: Command) -> Command:
         command.params.append(
             TyperOption(param_decls=names, is_flag=True, hidden=True, expose_value=False)
         )
-    if "--reason" not in taken:
-        # Shown on the verbs that ask or dry-run (the writes); accepted by every verb.
-        writes = bool(taken & {"--yes", "--dry-run"})
+    if "--reason" in taken:  # the verb's own (why a run is paused): the audit trail's too
+        own = next(p for p in command.params if "--reason" in getattr(p, "opts", []))
+        own.callback = own.callback or _reason
+    else:
+        # Shown on the writes: the verbs that dry-run, and those marked by common.writes
+        # (a signal, an enqueue); accepted by every verb.
+        writes = "--dry-run" in taken or getattr(command.callback, "qctl_writes", False)
         command.params.append(
             TyperOption(
                 param_decls=["--reason"],
@@ -112,10 +116,11 @@ def _taking_yes(command: Command) -> Command:
     return command
 
 
-def _reason(ctx: Context, param: Any, value: str | None) -> None:
+def _reason(ctx: Context, param: Any, value: str | None) -> str | None:
     from qctl.core import audit
 
     audit.give_reason(value)
+    return value
 
 
 def _verbs(target: typer.Typer) -> Verbs:
