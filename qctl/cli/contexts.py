@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from qctl import systems
-from qctl.cli import common
+from qctl.cli import common, complete
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.context import (
     TIMEOUTS,
@@ -31,6 +31,9 @@ from qctl_store.dsn import redact
 app = common.app("context", SYSTEMLESS_COMMANDS["context"].help)
 
 Name = Annotated[str, typer.Argument(metavar="NAME", help="Context name.")]
+Known = Annotated[
+    str, typer.Argument(metavar="NAME", help="Context name.", autocompletion=complete.contexts)
+]
 
 
 def _contexts(data: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +82,7 @@ def current(ctx: typer.Context) -> None:
 
 
 @app.command("use")
-def use(ctx: typer.Context, name: Name, output: Output = common.OutputFormat.TABLE) -> None:
+def use(ctx: typer.Context, name: Known, output: Output = common.OutputFormat.TABLE) -> None:
     """Make NAME the default context (default_context in the config file)."""
     data = _existing(load_config_file(), name)
     data["default_context"] = name
@@ -100,7 +103,13 @@ def add(
     ],
     schema: Annotated[str, typer.Option("--schema", metavar="SCHEMA", help="Schema.")] = "",
     system: Annotated[
-        str, typer.Option("--system", metavar=systems.choices(), help="The system it holds.")
+        str,
+        typer.Option(
+            "--system",
+            metavar=systems.choices(),
+            help="The system it holds.",
+            autocompletion=complete.system_names,
+        ),
     ] = "",
     read_only: Annotated[
         bool | None,
@@ -179,7 +188,7 @@ def add(
 
 @app.command("delete")
 def delete(
-    name: Name,
+    name: Known,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = common.OutputFormat.TABLE,
