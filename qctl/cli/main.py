@@ -91,8 +91,13 @@ def _taking_yes(command: Command) -> Command:
         _taking_yes(sub)
     if hasattr(command, "commands"):
         return command
+    # Help is made from docstrings, whose literals are reStructuredText's (``x``): help
+    # quotes as its other text does (`x`).
+    command.help = command.help and command.help.replace("``", "`")
     for param in command.params:
         param._custom_shell_complete = param._custom_shell_complete or values_of(param)
+        if getattr(param, "help", None):
+            param.help = param.help.replace("``", "`")  # type: ignore[attr-defined]
     taken = {name for p in command.params for name in getattr(p, "opts", [])}
     names = [n for n in ("--yes", "-y") if n not in taken]
     if "--yes" in names:
@@ -359,7 +364,8 @@ app = typer.Typer(
     cls=QctlGroup,
     help=f"{systems.summary()} (PostgreSQL or SQLite).",
     epilog="Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 refused, "
-    "5 schema not migrated or unknown, 6 unavailable, 7 timed out. See qctl(1).",
+    "5 schema not migrated or unknown, 6 unavailable, 7 timed out, 8 database full. "
+    "See qctl(1).",
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,

@@ -6,9 +6,9 @@ at all when the database does not answer."""
 from __future__ import annotations
 
 import os
-import uuid
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 

@@ -99,6 +99,28 @@ def test_man_page_renders() -> None:
     assert "\b" not in source
 
 
+def test_help_has_no_restructuredtext_markup() -> None:
+    """Help is made from docstrings: their ``literals`` show as `literals`."""
+    for path in [ROOT / "man" / "qctl.1", *(ROOT / "completions").iterdir()]:
+        assert "``" not in path.read_text(), path
+
+
+def test_root_help_lists_every_exit_code_qctl_chooses() -> None:
+    """Every code but the signals' (130, 143: the shell's own convention)."""
+    from qctl.core.exits import ExitCode
+
+    text = " ".join((ROOT / "qctl" / "cli" / "help.txt").read_text().split())
+    listed = text.split("Exit codes: ", 1)[1]
+    assert [c for c in ExitCode if c < 128 and f"{c.value} " not in listed] == []
+
+
+def test_readme_says_how_often_the_dbos_demo_polls() -> None:
+    from qctl.systems.dbos.cli.demo import DEMO_POLL
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f'"polling every {DEMO_POLL:g}s" in `qctl demo --system dbos`' in readme
+
+
 def test_check_mode_exit_code() -> None:
     res = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "generate_docs.py"), "--check"],

@@ -11,6 +11,10 @@ from qctl_store.errors import InvalidInput
 if TYPE_CHECKING:
     from qctl.cli.context import CliContext
 
+DEMO_POLL = 1.0
+"""Seconds between the demo dashboard's reads: its workload moves faster than a live
+system's (``qctl top`` polls every 2 s)."""
+
 
 def demo_database_url() -> str:
     """The DBOS demo's SQLite file, beside qctl's own demo database."""
@@ -84,7 +88,8 @@ def demo(
                 from qctl.systems.dbos.tui import DBOS
                 from qctl.tui.app import run
 
-                run(db, system=DBOS, location=f"{db.location} (DBOS demo)", poll_interval=1.0)
+                where = f"{db.location} (DBOS demo)"
+                run(db, system=DBOS, location=where, poll_interval=DEMO_POLL)
         finally:
             db.close()
     finally:
