@@ -6,11 +6,17 @@ STAMP := $(VENV)/.installed
 
 .PHONY: try test postgres lint typecheck harness unit shuffled generate bench clean
 
+# pip's output (setuptools' warnings among it) goes to a log, shown whole when pip fails.
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
-	touch $(STAMP)
+	@echo "qctl: setting up $(VENV), 1 to 2 minutes (pip's log: $(VENV)/install.log)"
+	@$(PYTHON) -m venv $(VENV)
+	@( $(BIN)/python -m pip install -q --upgrade pip \
+	  && $(BIN)/python -m pip install -q -e '.[test]' ) >$(VENV)/install.log 2>&1 \
+	  || { cat $(VENV)/install.log >&2; \
+	       echo "qctl: setting up $(VENV) failed: pip's log is above and in $(VENV)/install.log" >&2; \
+	       exit 1; }
+	@touch $(STAMP)
+	@echo "qctl: $(VENV) is ready"
 
 try: $(STAMP)  ## the live demo workload in the dashboard (embedded database)
 	$(BIN)/qctl demo

@@ -4,9 +4,13 @@
     python scripts/generate_docs.py --check   # exit 1 when a committed file is stale
 
 The completions are static: they encode the tree (commands, options, enum choices), so
-completing never starts Python. The tree is read by walking the click commands Typer
-builds, hidden aliases excluded: one tree per system (``qctl.systems``), merged for the
-completions; the man page documents azync's commands, then each other system's.
+completing a command or an option never starts Python; a value only the config file or
+the database knows (a parameter with a completer of its own: contexts, states of the
+detected system, kinds, queues, ids) is asked of ``qctl`` (``qctl.cli.complete``). Root
+options are completed after the verb too, where the line takes them. The tree is read
+by walking the click commands Typer builds, hidden aliases excluded: one tree per system
+(``qctl.systems``), merged for the completions; the man page documents azync's commands,
+then each other system's.
 ``qctl/cli/help.txt`` is ``qctl --help`` as Typer writes it on a terminal of 80 columns
 or more, which the console script prints without importing Typer
 (``qctl.cli.launch.ROOT_HELP``).
@@ -17,7 +21,7 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +51,8 @@ class Opt:
     flag: bool
     metavar: str
     choices: list[str]
+    asks: bool = False
+    """Its values are asked of qctl (it has a completer of its own)."""
 
 
 @dataclass
@@ -59,6 +65,8 @@ class Node:
     children: list[Node] = field(default_factory=list)
     short: str = ""
     """The one-line help ``qctl --help`` lists (top-level commands: the registry's)."""
+    asks: bool = False
+    """An argument's values are asked of qctl (one has a completer of its own)."""
 
     @property
     def key(self) -> str:
@@ -75,14 +83,20 @@ def _choices(param: Any) -> list[str]:
     return [str(getattr(c, "value", c)) for c in getattr(param.type, "choices", None) or []]
 
 
+def _asks(param: Any) -> bool:
+    return param._custom_shell_complete is not None
+
+
 def _node(cmd: Any, ctx: Context, path: list[str]) -> Node:
     options: list[Opt] = []
     arguments: list[tuple[str, str]] = []
+    asks = False
     for param in cmd.params:
         if getattr(param, "hidden", False):  # the --yes a verb that never asks ignores
             continue
         if param.param_type_name == "argument":
             arguments.append((param.metavar or param.name.upper(), param.help or ""))
+            asks = asks or _asks(param)
             continue
         record = param.get_help_record(ctx)
         metavar = ""
@@ -96,12 +110,18 @@ def _node(cmd: Any, ctx: Context, path: list[str]) -> Node:
                 flag=bool(param.is_flag),
                 metavar=GENERIC_METAVARS.get(metavar.strip("<>"), metavar.strip("<>")),
                 choices=_choices(param),
+                asks=_asks(param),
             )
         )
     options.append(Opt(["-h", "--help"], "Show the help and exit.", True, "", []))
     pieces = " ".join(cmd.collect_usage_pieces(ctx))
     node = Node(
-        path, inspect.cleandoc(cmd.help or ""), f"{' '.join(path)} {pieces}", options, arguments
+        path,
+        inspect.cleandoc(cmd.help or ""),
+        f"{' '.join(path)} {pieces}",
+        options,
+        arguments,
+        asks=asks,
     )
     if hasattr(cmd, "list_commands") and len(path) > 1:
         for name in cmd.list_commands(ctx):
@@ -132,8 +152,12 @@ def merged(nodes: list[Node]) -> Node:
     first = nodes[0]
     options = list(first.options)
     for other in nodes[1:]:
-        known = {n for o in options for n in o.names}
-        options += [o for o in other.options if not set(o.names) & known]
+        for o in other.options:
+            same = [i for i, m in enumerate(options) if set(m.names) & set(o.names)]
+            if not same:
+                options.append(o)
+            elif o.asks:  # another system's values: only qctl knows which system it is
+                options[same[0]] = replace(options[same[0]], asks=True)
     children: dict[str, list[Node]] = {}
     for n in nodes:
         for c in n.children:
@@ -146,6 +170,7 @@ def merged(nodes: list[Node]) -> Node:
         first.arguments,
         [merged(group) for group in children.values()],
         first.short,
+        any(n.asks for n in nodes),
     )
 
 
@@ -169,14 +194,30 @@ def _value_options(nodes: list[Node]) -> list[tuple[str, Opt]]:
     return [(n.key, o) for n in nodes for o in n.options if not o.flag]
 
 
+def _anywhere(root: Node) -> list[Opt]:
+    """The root options a verb's line takes too (not ``--version`` and ``--help``)."""
+    return [o for o in root.options if not {"--version", "--help"} & set(o.names)]
+
+
+KEEPS = "qctl context"
+"""The group whose verbs have options named like the root's (``qctl.cli.argv``)."""
+
+
 def bash(root: Node) -> str:
     nodes = walk(root)
     paths = " | ".join(_sq(n.key) for n in nodes[1:])
+    anywhere = _anywhere(root)
     lines = [
         f"# bash completion for qctl ({HEADER})",
+        "# What only the config file or the database knows is asked of qctl itself.",
+        "_qctl_ask() {",
+        "    local IFS=$'\\n'",
+        '    COMPREPLY=($(COMP_LINE="${COMP_LINE:0:COMP_POINT}" _QCTL_COMPLETE=complete '
+        '"${COMP_WORDS[0]}" 2>/dev/null))',
+        "}",
         "_qctl() {",
         '    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"',
-        '    local cmdpath="qctl" i subs="" opts=""',
+        '    local cmdpath="qctl" i subs="" opts="" ask=""',
         "    for ((i = 1; i < COMP_CWORD; i++)); do",
         '        case "$cmdpath ${COMP_WORDS[i]}" in',
         f'            {paths}) cmdpath="$cmdpath ${{COMP_WORDS[i]}}" ;;',
@@ -184,22 +225,36 @@ def bash(root: Node) -> str:
         "    done",
         '    case "$cmdpath $prev" in',
     ]
+
+    def reply(opt: Opt) -> str:
+        if opt.asks:
+            return "_qctl_ask"
+        words = " ".join(opt.choices)
+        return f'COMPREPLY=($(compgen -W {_sq(words)} -- "$cur"))' if words else "COMPREPLY=()"
+
     for key, opt in _value_options(nodes):
         pattern = " | ".join(_sq(f"{key} {name}") for name in opt.names)
-        words = " ".join(opt.choices)
-        reply = f'COMPREPLY=($(compgen -W {_sq(words)} -- "$cur"))' if words else "COMPREPLY=()"
-        lines.append(f"        {pattern}) {reply}; return ;;")
+        lines.append(f"        {pattern}) {reply(opt)}; return ;;")
+    for opt in anywhere:  # after the verb: last, so that a verb's own option comes first
+        if not opt.flag:
+            pattern = " | ".join(f"{_sq('qctl ')}*{_sq(' ' + name)}" for name in opt.names)
+            lines.append(f"        {pattern}) {reply(opt)}; return ;;")
     lines += ["    esac", '    case "$cmdpath" in']
     for n in nodes:
         subs = " ".join(c.path[-1] for c in n.children)
         opts = " ".join(name for o in n.options for name in o.names)
-        lines.append(f"        {_sq(n.key)}) subs={_sq(subs)}; opts={_sq(opts)} ;;")
+        ask = "; ask=1" if n.asks else ""
+        lines.append(f"        {_sq(n.key)}) subs={_sq(subs)}; opts={_sq(opts)}{ask} ;;")
+    rootopts = " ".join(name for o in anywhere for name in o.names)
     lines += [
         "    esac",
-        '    if [[ "$cur" == -* || -z "$subs" ]]; then',
+        f'    [[ $cmdpath == qctl || $cmdpath == {_sq(KEEPS)}* ]] || opts="$opts {rootopts}"',
+        '    if [[ "$cur" == -* || ( -z "$subs" && -z "$ask" ) ]]; then',
         '        COMPREPLY=($(compgen -W "$opts" -- "$cur"))',
-        "    else",
+        '    elif [[ -n "$subs" ]]; then',
         '        COMPREPLY=($(compgen -W "$subs" -- "$cur"))',
+        "    else",
+        "        _qctl_ask",
         "    fi",
         "}",
         "complete -F _qctl qctl",
@@ -215,11 +270,19 @@ def _zsh_item(name: str, desc: str) -> str:
 def zsh(root: Node) -> str:
     nodes = walk(root)
     paths = "|".join(_sq(n.key) for n in nodes[1:])
+    anywhere = _anywhere(root)
     lines = [
         "#compdef qctl",
         f"# zsh completion for qctl ({HEADER})",
+        "# What only the config file or the database knows is asked of qctl itself.",
+        "_qctl_ask() {",
+        "    local -a values",
+        '    values=(${(f)"$(COMP_LINE="${(j: :)words[1,CURRENT]}" _QCTL_COMPLETE=complete '
+        '$words[1] 2>/dev/null)"})',
+        "    compadd -- $values",
+        "}",
         "_qctl() {",
-        '    local cmdpath="qctl" i',
+        '    local cmdpath="qctl" i ask=""',
         "    local -a subs opts",
         "    for ((i = 2; i < CURRENT; i++)); do",
         '        case "$cmdpath ${words[i]}" in',
@@ -228,21 +291,35 @@ def zsh(root: Node) -> str:
         "    done",
         '    case "$cmdpath ${words[CURRENT-1]}" in',
     ]
+
+    def action(opt: Opt) -> str:
+        if opt.asks:
+            return "_qctl_ask"
+        return f"compadd -- {' '.join(opt.choices)}" if opt.choices else "_message value"
+
     for key, opt in _value_options(nodes):
         pattern = "|".join(_sq(f"{key} {name}") for name in opt.names)
-        action = f"compadd -- {' '.join(opt.choices)}" if opt.choices else "_message value"
-        lines.append(f"        ({pattern}) {action}; return ;;")
+        lines.append(f"        ({pattern}) {action(opt)}; return ;;")
+    for opt in anywhere:  # after the verb: last, so that a verb's own option comes first
+        if not opt.flag:
+            pattern = "|".join(f"{_sq('qctl ')}*{_sq(' ' + name)}" for name in opt.names)
+            lines.append(f"        ({pattern}) {action(opt)}; return ;;")
     lines += ["    esac", '    case "$cmdpath" in']
     for n in nodes:
         subs = " ".join(_zsh_item(c.path[-1], c.summary) for c in n.children)
         opts = " ".join(_zsh_item(name, o.help) for o in n.options for name in o.names)
-        lines.append(f"        ({_sq(n.key)}) subs=({subs}); opts=({opts}) ;;")
+        ask = "; ask=1" if n.asks else ""
+        lines.append(f"        ({_sq(n.key)}) subs=({subs}); opts=({opts}){ask} ;;")
+    rootopts = " ".join(_zsh_item(name, o.help) for o in anywhere for name in o.names)
     lines += [
         "    esac",
-        "    if [[ ${words[CURRENT]} == -* || ${#subs} -eq 0 ]]; then",
+        f"    [[ $cmdpath == qctl || $cmdpath == {_sq(KEEPS)}* ]] || opts+=({rootopts})",
+        "    if [[ ${words[CURRENT]} == -* || ( ${#subs} -eq 0 && -z $ask ) ]]; then",
         "        _describe -t options option opts",
-        "    else",
+        "    elif (( ${#subs} )); then",
         "        _describe -t commands command subs",
+        "    else",
+        "        _qctl_ask",
         "    fi",
         "}",
         "# Autoloaded from $fpath: complete now; sourced: register the function.",
@@ -259,6 +336,7 @@ def zsh(root: Node) -> str:
 def fish(root: Node) -> str:
     nodes = walk(root)
     cases = " ".join(_fish_sq(n.key) for n in nodes[1:])
+    anywhere = _anywhere(root)
     lines = [
         f"# fish completion for qctl ({HEADER})",
         "function __qctl_path",
@@ -271,21 +349,36 @@ def fish(root: Node) -> str:
         "    end",
         "    echo $cmdpath",
         "end",
+        "# Root options go after the verb too, but in the group whose verbs name theirs alike.",
+        "function __qctl_root_options",
+        "    set -l cmdpath (__qctl_path)",
+        f"    test $cmdpath = qctl; or not string match -q {_fish_sq(KEEPS + '*')} -- $cmdpath",
+        "end",
+        "# What only the config file or the database knows is asked of qctl itself.",
+        "function __qctl_ask",
+        "    env COMP_LINE=(commandline -cp) _QCTL_COMPLETE=complete (commandline -opc)[1] "
+        "2>/dev/null",
+        "end",
         "complete -c qctl -f",
     ]
     for n in nodes:
         cond = f"-n {_fish_sq(f'test (__qctl_path) = {_fish_sq(n.key)}')}"
         for c in n.children:
             lines.append(f"complete -c qctl {cond} -a {c.path[-1]} -d {_fish_sq(c.summary)}")
+        if n.asks:
+            lines.append(f"complete -c qctl {cond} -a '(__qctl_ask)'")
         for o in n.options:
             parts = []
             for name in o.names:
                 parts.append(f"-l {name[2:]}" if name.startswith("--") else f"-s {name[1:]}")
             if not o.flag:
                 parts.append("-x")
-                if o.choices:
+                if o.asks:
+                    parts.append("-a '(__qctl_ask)'")
+                elif o.choices:
                     parts.append(f"-a {_fish_sq(' '.join(o.choices))}")
-            lines.append(f"complete -c qctl {cond} {' '.join(parts)} -d {_fish_sq(o.help)}")
+            where = "-n __qctl_root_options" if n is root and o in anywhere else cond
+            lines.append(f"complete -c qctl {where} {' '.join(parts)} -d {_fish_sq(o.help)}")
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,7 @@ ROOT_OPTIONS = (
     "--lock-timeout",
 )
 """Root options that take a value: accepted anywhere on the line (kubectl-style)."""
-ROOT_FLAGS = ("--read-only", "--no-color")
+ROOT_FLAGS = ("--read-only", "--no-color", "--wide")
 OUTPUT_OPTIONS = ("-o", "--output")
 """The verbs' output option: accepted before the command too."""
 KEEPS_ROOT_OPTIONS = ("context",)
@@ -50,6 +50,26 @@ def arrange(argv: Sequence[str]) -> list[str]:
 
     A root option that ends the line without its value is a usage error in its own name
     (``--dsn needs a value``), not the verb's "no such option"."""
+    root, rest = _parts(argv)
+    return [*root, *rest]
+
+
+def completing(argv: Sequence[str]) -> list[str]:
+    """``arrange`` for shell completion of the word after ``argv``: a root option that
+    ends them waits for that word, its value, which the root command completes (the
+    root options before it kept, the command's words left out)."""
+    if argv and argv[-1] in ROOT_OPTIONS:
+        from typer._click.exceptions import UsageError
+
+        try:
+            arrange(argv)
+        except UsageError:
+            return [*_parts(argv[:-1])[0], argv[-1]]
+    return arrange(argv)
+
+
+def _parts(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``arrange``'s line in two: the root options, then the rest."""
     args = list(argv)
     tail: list[str] = []
     if "--" in args:
@@ -71,4 +91,4 @@ def arrange(argv: Sequence[str]) -> list[str]:
             group = args[i]
         (root if n else output if m else rest).extend(args[i : i + (n or m or 1)])
         i += n or m or 1
-    return [*root, *rest, *output, *tail]
+    return root, [*rest, *output, *tail]

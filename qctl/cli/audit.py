@@ -1,5 +1,5 @@
 """``qctl audit``: the audit trail of this machine's writes (``qctl.core.audit``),
-newest first. It only reads the log, to show it."""
+newest first by when each started. It only reads the log, to show it."""
 
 from __future__ import annotations
 
@@ -34,16 +34,20 @@ def audit(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """The audit trail: every write qctl made from this account (command line and
-    dashboard), newest first, from $XDG_STATE_HOME/qctl/audit.jsonl. Dry runs only read
-    and are not recorded.
+    dashboard), newest first by when each started, from $XDG_STATE_HOME/qctl/audit.jsonl.
+    Dry runs only read and are not recorded.
 
     Example:
       qctl audit --since -1d --verb jobs -o json
     """
     start = common.instant(since, "--since")
     words = (verb or "").split()
+    # A write is appended when it ends, so a long one's line follows those of writes
+    # that started after it: sorted by start (the entry's time), the newest line first
+    # among equal times.
+    entries = sorted(reversed(trail.read()), key=lambda e: str(e.get("time", "")), reverse=True)
     shown = []
-    for entry in reversed(trail.read()):
+    for entry in entries:
         if start and str(entry.get("time", "")) < trail.stamp(start):
             continue
         if words and str(entry.get("verb", "")).split()[: len(words)] != words:

@@ -9,7 +9,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -108,6 +108,16 @@ def app(name: str, help: str) -> typer.Typer:
         pretty_exceptions_enable=False,
         add_completion=False,
     )
+
+
+Verb = TypeVar("Verb", bound=Callable[..., Any])
+
+
+def writes(verb: Verb) -> Verb:
+    """Mark a verb that writes without a ``--dry-run`` (a signal, an enqueue): its help
+    lists ``--reason``, as every write's does (``qctl.cli.main`` reads the mark)."""
+    verb.qctl_writes = True  # type: ignore[attr-defined]
+    return verb
 
 
 Options = list[tuple[str, Any, Any]]

@@ -343,12 +343,14 @@ def _context_entry(data: dict[str, Any], name: str, path: Path) -> dict[str, Any
     if "read_only" in entry and not isinstance(entry["read_only"], bool):
         raise ConfigFileError(f"context {name!r} in {path}: read_only must be true or false")
     limits = {
-        k: _timeout(entry[k], f"context {name!r} in {path}: {k}") for k in TIMEOUTS if k in entry
+        k: timeout_setting(entry[k], f"context {name!r} in {path}: {k}")
+        for k in TIMEOUTS
+        if k in entry
     }
     return {**entry, **limits}
 
 
-def _timeout(value: Any, what: str) -> timedelta:
+def timeout_setting(value: Any, what: str) -> timedelta:
     """A timeout setting's duration (``5s``, ``500ms``, ``0`` for none)."""
     from qctl.core.parse import parse_duration
 
@@ -392,6 +394,8 @@ class CliContext:
     context_name: str | None = None
     read_only: bool = False
     no_color: bool = False
+    wide: bool = False
+    """``--wide``: table cells whole on a terminal too (``qctl.cli.output``)."""
     system_name: str = ""
     """``--system`` or the context's ``system``; empty: detect it."""
     dsn_flag: bool = False
@@ -416,6 +420,7 @@ class CliContext:
         context: str | None = None,
         read_only: bool = False,
         no_color: bool = False,
+        wide: bool = False,
         system: str | None = None,
         statement_timeout: str | None = None,
         lock_timeout: str | None = None,
@@ -453,11 +458,11 @@ class CliContext:
         for key in TIMEOUTS:
             env_name = f"QCTL_{key.upper()}"
             if flags[key] is not None:
-                limits[key] = _timeout(flags[key], f"--{key.replace('_', '-')}")
+                limits[key] = timeout_setting(flags[key], f"--{key.replace('_', '-')}")
             elif key in named:
                 limits[key] = named[key]
             elif env.get(env_name):
-                limits[key] = _timeout(env[env_name], env_name)
+                limits[key] = timeout_setting(env[env_name], env_name)
             elif key in default:
                 limits[key] = default[key]
         given = tuple(limits)
@@ -478,6 +483,7 @@ class CliContext:
                 or (named or default).get("read_only", False)
             ),
             no_color=no_color or bool(env.get("NO_COLOR")),
+            wide=wide,
             dsn_flag=bool(dsn),
             system_name=system
             or named.get("system")

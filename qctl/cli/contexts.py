@@ -13,9 +13,16 @@ from typing import Annotated, Any
 import typer
 
 from qctl import systems
-from qctl.cli import common
+from qctl.cli import common, complete
 from qctl.cli.common import DryRun, Output, Yes
-from qctl.cli.context import ConfigFileError, ConfigText, config_path, load_config_file
+from qctl.cli.context import (
+    TIMEOUTS,
+    ConfigFileError,
+    ConfigText,
+    config_path,
+    load_config_file,
+    timeout_setting,
+)
 from qctl.cli.output import emit_result, emit_rows, note
 from qctl.cli.registry import SYSTEMLESS_COMMANDS
 from qctl.core.exits import ExitCode
@@ -24,6 +31,9 @@ from qctl_store.dsn import redact
 app = common.app("context", SYSTEMLESS_COMMANDS["context"].help)
 
 Name = Annotated[str, typer.Argument(metavar="NAME", help="Context name.")]
+Known = Annotated[
+    str, typer.Argument(metavar="NAME", help="Context name.", autocompletion=complete.contexts)
+]
 
 
 def _contexts(data: dict[str, Any]) -> dict[str, Any]:
@@ -53,11 +63,12 @@ def list_(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> Non
             "schema": entry.get("schema", ""),
             "system": entry.get("system", ""),
             "read_only": bool(entry.get("read_only", False)),
+            **{key: entry.get(key, "") for key in TIMEOUTS},
         }
         for name, entry in sorted(_contexts(load_config_file()).items())
         if isinstance(entry, dict)
     ]
-    emit_rows(rows, ["current", "name", "dsn", "schema", "system", "read_only"], output)
+    emit_rows(rows, ["current", "name", "dsn", "schema", "system", "read_only", *TIMEOUTS], output)
 
 
 @app.command("current")
@@ -71,7 +82,7 @@ def current(ctx: typer.Context) -> None:
 
 
 @app.command("use")
-def use(ctx: typer.Context, name: Name, output: Output = common.OutputFormat.TABLE) -> None:
+def use(ctx: typer.Context, name: Known, output: Output = common.OutputFormat.TABLE) -> None:
     """Make NAME the default context (default_context in the config file)."""
     data = _existing(load_config_file(), name)
     data["default_context"] = name
@@ -92,7 +103,13 @@ def add(
     ],
     schema: Annotated[str, typer.Option("--schema", metavar="SCHEMA", help="Schema.")] = "",
     system: Annotated[
-        str, typer.Option("--system", metavar=systems.choices(), help="The system it holds.")
+        str,
+        typer.Option(
+            "--system",
+            metavar=systems.choices(),
+            help="The system it holds.",
+            autocompletion=complete.system_names,
+        ),
     ] = "",
     read_only: Annotated[
         bool | None,
@@ -103,12 +120,30 @@ def add(
             show_default=False,
         ),
     ] = None,
+    statement_timeout: Annotated[
+        str,
+        typer.Option(
+            "--statement-timeout",
+            metavar="DURATION",
+            help="PostgreSQL: how long one statement may run, 0 for no limit.",
+        ),
+    ] = "",
+    lock_timeout: Annotated[
+        str,
+        typer.Option(
+            "--lock-timeout",
+            metavar="DURATION",
+            help="PostgreSQL: how long a statement may wait for another session's lock, "
+            "0 for no limit.",
+        ),
+    ] = "",
     replace: Annotated[
         bool, typer.Option("--replace", help="Replace a context of that name.")
     ] = False,
     output: Output = common.OutputFormat.TABLE,
 ) -> None:
-    """Add a context (--dsn, and --schema, --system, --read-only as the root options)."""
+    """Add a context (--dsn, and --schema, --system, --read-only, --statement-timeout,
+    --lock-timeout as the root options)."""
     from qctl_store.dsn import check_dsn
 
     if not name.strip():
@@ -116,6 +151,11 @@ def add(
     check_dsn(dsn)  # a DSN every command would refuse is refused now, not on first use
     if system:
         systems.get(system)
+    # Kept as given (the file's form, "2s"), once it reads as every command will read it.
+    limits = {"statement_timeout": statement_timeout, "lock_timeout": lock_timeout}
+    limits = {key: value for key, value in limits.items() if value}
+    for key, value in limits.items():
+        timeout_setting(value, f"--{key.replace('_', '-')}")
     data = load_config_file()
     contexts = _contexts(data)
     if name in contexts and not replace:
@@ -126,14 +166,21 @@ def add(
     if read_only is None:  # a replaced read-only context never loses the flag silently
         read_only = bool(contexts.get(name, {}).get("read_only", False))
     entry |= {"read_only": True} if read_only else {}
+    entry |= limits
     contexts[name] = entry
     data["contexts"] = contexts
     text = ConfigText()
     text.set_table(("contexts", name), entry)
     text.save(data)
-    shown = f"{redact(dsn)}{', read-only' if read_only else ''}"
+    shown = ", ".join(
+        [
+            redact(dsn),
+            *(["read-only"] if read_only else []),
+            *(f"{k} {v}" for k, v in limits.items()),
+        ]
+    )
     emit_result(
-        {"added": name, "dsn": redact(dsn), "read_only": read_only},
+        {"added": name, "dsn": redact(dsn), "read_only": read_only, **limits},
         f"added context {name!r} ({shown})",
         output,
     )
@@ -141,7 +188,7 @@ def add(
 
 @app.command("delete")
 def delete(
-    name: Name,
+    name: Known,
     dry_run: DryRun = False,
     yes: Yes = False,
     output: Output = common.OutputFormat.TABLE,

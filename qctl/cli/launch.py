@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from qctl import startup
 from qctl.cli.argv import ROOT_FLAGS, ROOT_OPTIONS, arrange, undecodable
+from qctl.cli.complete import COMPLETE_VAR
 from qctl.cli.errors import closed_pipe, fail, failed, interrupted, on_sigterm
 from qctl.core.exits import ExitCode
 
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
 
 MIN_REFRESH = 0.2
 """``--refresh``'s least value, here and in ``qctl.cli.common.Refresh``."""
-COMPLETE_VAR = "_QCTL_COMPLETE"
-"""Set by the shell completion scripts: Typer answers those."""
 ROOT_HELP = os.path.join(os.path.dirname(__file__), "help.txt")
 """``qctl --help`` as Typer writes it at 80 columns or more (``scripts/generate_docs.py``)."""
 HELP_WIDTH = 80

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import copy
 import importlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -15,6 +16,7 @@ from typer.models import DefaultPlaceholder
 
 from qctl import __version__, systems
 from qctl.cli.argv import arrange, undecodable
+from qctl.cli.complete import COMPLETE_VAR, answer, contexts, system_names, values_of
 from qctl.cli.errors import closed_pipe, fail, failed, interrupted
 from qctl.core.exits import ExitCode, message_for
 from qctl.systems import Entry
@@ -79,7 +81,8 @@ def _warn(text: str) -> None:
 def _taking_yes(command: Command) -> Command:
     """``command`` and every verb under it built so far, each taking ``--yes``/``-y``:
     a verb that never asks accepts it, hidden and ignored, so a script can pass it to
-    every verb alike."""
+    every verb alike; and ``--reason``, and its kinds, queues and ids completed from the
+    database (``qctl.cli.complete``)."""
     from typer.core import TyperOption
 
     if isinstance(command, Verbs):
@@ -88,15 +91,26 @@ def _taking_yes(command: Command) -> Command:
         _taking_yes(sub)
     if hasattr(command, "commands"):
         return command
+    # Help is made from docstrings, whose literals are reStructuredText's (``x``): help
+    # quotes as its other text does (`x`).
+    command.help = command.help and command.help.replace("``", "`")
+    for param in command.params:
+        param._custom_shell_complete = param._custom_shell_complete or values_of(param)
+        if getattr(param, "help", None):
+            param.help = param.help.replace("``", "`")  # type: ignore[attr-defined]
     taken = {name for p in command.params for name in getattr(p, "opts", [])}
     names = [n for n in ("--yes", "-y") if n not in taken]
     if "--yes" in names:
         command.params.append(
             TyperOption(param_decls=names, is_flag=True, hidden=True, expose_value=False)
         )
-    if "--reason" not in taken:
-        # Shown on the verbs that ask or dry-run (the writes); accepted by every verb.
-        writes = bool(taken & {"--yes", "--dry-run"})
+    if "--reason" in taken:  # the verb's own (why a run is paused): the audit trail's too
+        own = next(p for p in command.params if "--reason" in getattr(p, "opts", []))
+        own.callback = own.callback or _reason
+    else:
+        # Shown on the writes: the verbs that dry-run, and those marked by common.writes
+        # (a signal, an enqueue); accepted by every verb.
+        writes = "--dry-run" in taken or getattr(command.callback, "qctl_writes", False)
         command.params.append(
             TyperOption(
                 param_decls=["--reason"],
@@ -112,10 +126,11 @@ def _taking_yes(command: Command) -> Command:
     return command
 
 
-def _reason(ctx: Context, param: Any, value: str | None) -> None:
+def _reason(ctx: Context, param: Any, value: str | None) -> str | None:
     from qctl.core import audit
 
     audit.give_reason(value)
+    return value
 
 
 def _verbs(target: typer.Typer) -> Verbs:
@@ -167,15 +182,19 @@ def cli_context(ctx: Context) -> Any:
     root = ctx.find_root()
     if not isinstance(root.obj, CliContext):
         p = root.params
+        # Completing a word (click parses resiliently only then): what a database slow
+        # to answer says comes too late, whatever limits the line or a context sets.
+        limit = "1s" if root.resilient_parsing else None
         root.obj = CliContext.resolve(
             dsn=p.get("dsn"),
             schema=p.get("schema"),
             context=p.get("context"),
             read_only=bool(p.get("read_only")),
             no_color=bool(p.get("no_color")),
+            wide=bool(p.get("wide")),
             system=p.get("system"),
-            statement_timeout=p.get("statement_timeout"),
-            lock_timeout=p.get("lock_timeout"),
+            statement_timeout=limit or p.get("statement_timeout"),
+            lock_timeout=limit or p.get("lock_timeout"),
         )
         root.call_on_close(root.obj.close)
     return root.obj
@@ -183,17 +202,18 @@ def cli_context(ctx: Context) -> Any:
 
 def _system_entry(ctx: Context, name: str) -> Entry:
     """The system's implementation of noun ``name``; a noun it lacks is a usage error
-    saying what to use instead. Completion (resilient parsing) never opens a database."""
+    saying what to use instead."""
     from typer._click.exceptions import UsageError
 
     from qctl.cli.registry import SYSTEMLESS_COMMANDS
     from qctl_store.errors import StoreError
 
-    if ctx.resilient_parsing or name in SYSTEMLESS_COMMANDS:
+    if name in SYSTEMLESS_COMMANDS:
         return _nouns()[name]
-    if ctx.meta.get(HELP_ONLY):
-        # Help describes the command tree: the database's system when it answers, else
-        # the first system with the noun (an unreachable database never hides help).
+    if ctx.meta.get(HELP_ONLY) or ctx.resilient_parsing:
+        # Help and completion (click parses resiliently only then) describe the command
+        # tree: the database's system when it answers, else the first system with the
+        # noun (an unreachable database never hides help).
         try:
             entry = cli_context(ctx).system().commands.get(name)
         except StoreError:  # unreachable, not migrated, a bad DSN or config file
@@ -281,6 +301,12 @@ class QctlGroup(TyperGroup):
             _audit_fails(exc)
             raise
 
+    def _main_shell_completion(
+        self, ctx_args: MutableMapping[str, Any], prog_name: str, complete_var: str | None = None
+    ) -> None:
+        if os.environ.get(complete_var or COMPLETE_VAR):
+            answer(self, ctx_args, prog_name)
+
     def main(  # type: ignore[override]
         self,
         args: Sequence[str] | None = None,
@@ -338,7 +364,8 @@ app = typer.Typer(
     cls=QctlGroup,
     help=f"{systems.summary()} (PostgreSQL or SQLite).",
     epilog="Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 refused, "
-    "5 schema not migrated or unknown, 6 unavailable, 7 timed out. See qctl(1).",
+    "5 schema not migrated or unknown, 6 unavailable, 7 timed out, 8 database full. "
+    "See qctl(1).",
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -381,6 +408,7 @@ def root(
             "--context",
             metavar="NAME",
             help="Named context from $XDG_CONFIG_HOME/qctl/config.toml (env QCTL_CONTEXT).",
+            autocompletion=contexts,
         ),
     ] = None,
     read_only: Annotated[
@@ -394,6 +422,7 @@ def root(
             metavar=systems.choices(),
             help="The system the database holds, when it holds several (env QCTL_SYSTEM; "
             "default: detected from its tables).",
+            autocompletion=system_names,
         ),
     ] = None,
     statement_timeout: Annotated[
@@ -419,6 +448,14 @@ def root(
     ] = None,
     no_color: Annotated[
         bool, typer.Option("--no-color", help="No colours (env NO_COLOR).")
+    ] = False,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide",
+            help="Tables show long values whole on a terminal too (in a pipe or a file "
+            "they always do).",
+        ),
     ] = False,
     version: Annotated[
         bool,

@@ -3,7 +3,9 @@
 The JSON forms are stable and documented (docs/cli.md): dataclasses become objects with
 their field names, instants are RFC 3339 UTC strings (``2026-01-02T03:04:05.123456Z``),
 durations are seconds (a number), ids are strings, enums their string values. Tables are
-for people: shortened instants and durations, JSON cells cut to fit. Tables, CSV and the
+for people: shortened instants and durations, and on a terminal long cells cut to fit
+(whole with ``--wide``, and always in a pipe or a file, where a cut value would be lost
+to the program or the reader that gets it). Tables, CSV and the
 sentences for people show text from the database through ``qctl.core.sanitize`` (control
 characters and escape sequences escaped); JSON is exact. CSV text cells that a
 spreadsheet would evaluate get a leading ``'`` (``QCTL_CSV_RAW=1`` keeps them as stored).
@@ -68,8 +70,27 @@ def plain(value: Any, depth: int = JSON_DEPTH) -> Any:
     return value
 
 
-def cell(value: Any) -> str:
-    """A table cell: short instants and durations, compact JSON, cut to fit."""
+def cell_width(out: TextIO) -> int | None:
+    """How long a table cell written to ``out`` may be: ``TABLE_CELL_WIDTH`` on a
+    terminal, so that rows fit its lines, unless ``--wide``; else no limit."""
+    try:
+        terminal = out.isatty()
+    except (AttributeError, ValueError):  # a closed or bare stream
+        terminal = False
+    if not terminal:
+        return None
+    from typer._click.globals import get_current_context
+
+    from qctl.cli.context import CliContext
+
+    ctx = get_current_context(silent=True)
+    root = ctx.find_root().obj if ctx is not None else None
+    return None if isinstance(root, CliContext) and root.wide else TABLE_CELL_WIDTH
+
+
+def cell(value: Any, width: int | None = TABLE_CELL_WIDTH) -> str:
+    """A table cell: short instants and durations, compact JSON, on one line and cut to
+    ``width`` characters (None: whole)."""
     if value is None:
         return ""
     if isinstance(value, datetime):
@@ -85,7 +106,7 @@ def cell(value: Any) -> str:
     else:
         text = json.dumps(plain(value), separators=(",", ":"), ensure_ascii=False)
     text = " ".join(sanitize(text, multiline=True).split())
-    return text if len(text) <= TABLE_CELL_WIDTH else text[: TABLE_CELL_WIDTH - 1] + "…"
+    return text if width is None or len(text) <= width else text[: width - 1] + "…"
 
 
 def layout(table: Sequence[Sequence[str]], headers: Sequence[str] = ()) -> str:
@@ -170,7 +191,8 @@ def emit_rows(
         if not rows:
             note("no rows")  # stderr: an empty table must not look like a hung command
             return
-        table = [[cell(row.get(c)) for c in columns] for row in rows]
+        width = cell_width(out)
+        table = [[cell(row.get(c), width) for c in columns] for row in rows]
         out.write(layout(table, [c.upper() for c in columns]) + "\n")
 
 
@@ -303,7 +325,8 @@ def emit_object(record: Mapping[str, Any], fmt: OutputFormat, *, out: TextIO | N
     elif fmt == OutputFormat.CSV:
         emit_rows([record], list(record), fmt, out=out)
     else:
-        table = [[cell(key), cell(value)] for key, value in record.items()]
+        width = cell_width(out)
+        table = [[cell(key, width), cell(value, width)] for key, value in record.items()]
         out.write(layout(table) + "\n")
 
 

@@ -64,6 +64,10 @@ class System:
     """``module:function`` of its collector for ``qctl metrics``: ``function(handle)``
     yields ``prometheus_client`` metric families from the dashboard's cheap reads; empty
     where it has none."""
+    values: str = ""
+    """``module:function`` giving shell completion the values its database holds:
+    ``function(handle, noun, what, prefix)`` (``what``: ``kind``, ``queue`` or ``id`` of
+    the noun's items), a short list; empty where it has none."""
     instead: Mapping[str, str] = field(default_factory=dict)
     """For a noun it lacks: what to do instead (``jobs``: "see `qctl workflows`")."""
     database: str = ""

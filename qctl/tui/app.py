@@ -436,11 +436,16 @@ class QctlTop(Dashboard):
             return
         asked = [question if isinstance(question, str) else ""]
         tab = self._active_tab()
+        started = audit.now()  # an entry is dated by its start, as the command line's
 
         def audited(result: Any = None, error: BaseException | None = None) -> None:
             first = (asked[0].split() or [""])[0].lower()
             entry = audit.Entry(
-                "dashboard", verb or f"{tab} {first}".strip(), self.audit_where, {"asked": asked[0]}
+                "dashboard",
+                verb or f"{tab} {first}".strip(),
+                self.audit_where,
+                {"asked": asked[0]},
+                time=started,
             )
             if result is not None:
                 entry.note(result)

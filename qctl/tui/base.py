@@ -204,6 +204,10 @@ class Guarded:
                     return
 
 
+FIRST_KEYS = ("q", "question_mark")
+"""The footer's keys that every width shows."""
+
+
 class KeysFooter(Footer):
     """Textual's footer, rebuilt only when the keys it shows change. Textual rebuilds it
     on every focus and screen-stack change (five times before the first frame), making
@@ -226,6 +230,11 @@ class KeysFooter(Footer):
         if shown != self._shown:
             self._shown = shown
             await super().recompose()
+
+    def compose(self) -> ComposeResult:
+        # Quit and help first: a terminal narrower than the keys cuts the end of the line.
+        keys = list(super().compose())
+        yield from sorted(keys, key=lambda w: getattr(w, "key", "") not in FIRST_KEYS)
 
 
 def footer() -> Footer:

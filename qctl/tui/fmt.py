@@ -120,12 +120,23 @@ def live_text(
     for label, points in busy[:rows]:
         processed = [p.processed for p in points]
         failed = sum(p.failed for p in points)
-        text.append(f"\n{safe(label)[:10]:>10} ", "bold")
+        text.append(f"\n{middle(safe(label), 10):>10} ", "bold")
         if width:
             text.append(f"{sparkline(processed, width):<{width}}", "green")
         text.append(f" {sum(processed):>4}")
         text.append(f" {failed:>3}✗", "red" if failed else "dim")
     return text
+
+
+def middle(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, cut in its middle where longer, keeping
+    both ends ("appr…ved"): two kinds that share a long prefix never look the same."""
+    if len(text) <= width:
+        return text
+    if width < 3:
+        return text[:width]
+    tail = (width - 1) // 2
+    return f"{text[: width - 1 - tail]}…{text[len(text) - tail :]}"
 
 
 def bar(value: int, total: int, width: int = 12) -> str:

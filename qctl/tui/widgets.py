@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Literal, TypeVar
 
 from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions
+from rich.segment import Segment
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -166,6 +168,9 @@ class Column(Generic[R]):
     get: Callable[[R], Any] | None = None
     """The row's value; None where the pane fills the column itself."""
     flex: bool = False
+    middle: bool = False
+    """Cut in the middle, keeping both ends (``MiddleCut``): a kind, where two that share
+    a long prefix must not look the same."""
     time: Literal["", "ago", "when"] | Callable[[Any, datetime], Any] = ""
     """A value shown against the dashboard's clock: an instant by ``fmt.ago`` or
     ``fmt.when``, or by a function of (value, now) (a lease's time left)."""
@@ -178,12 +183,31 @@ class Column(Generic[R]):
             return fmt.when(value, now)
         if callable(self.time):
             return self.time(value, now)
+        if self.middle and isinstance(value, str):
+            return MiddleCut(" ".join(safe(value[:CELL_MAX]).split()), **CELL_TEXT)
         return "" if value is None else value
 
 
-def flex(name: str, about: str = "", get: Callable[[Any], Any] | None = None) -> Column[Any]:
+def flex(
+    name: str, about: str = "", get: Callable[[Any], Any] | None = None, *, middle: bool = False
+) -> Column[Any]:
     """A column that shares the width left over (a kind, a name, an error)."""
-    return Column(name, about, get, flex=True)
+    return Column(name, about, get, flex=True, middle=middle)
+
+
+class MiddleCut(Text):
+    """A one-line text that a narrower column cuts in its middle, keeping both ends
+    ("appro…oved"), where an ellipsis at the end would show ``approval.requested`` and
+    ``approval.approved`` alike."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
+        width = options.max_width
+        if self.cell_len <= width:
+            yield from super().__rich_console__(console, options)
+            return
+        cut = Text(fmt.middle(self.plain, width), style=self.style, **CELL_TEXT)
+        cut.overflow = "crop"  # a wide character may still overhang: never wrap
+        yield from cut.__rich_console__(console, options)
 
 
 def cells(columns: Sequence[Column[R]], row: R, now: datetime) -> list[Any]:

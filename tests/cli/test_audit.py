@@ -164,6 +164,18 @@ def test_an_unwritable_log_warns_in_the_dashboard_and_the_write_happens(
     assert [n for n in notices if n.startswith("audit log ") and "unrecorded" in n], notices
 
 
+def test_a_dashboard_entry_is_dated_when_its_action_started(
+    st: Any, kind: str, db_args: list[str], log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the command line's: the time the action was asked for, not its end."""
+    stamps = iter(f"2026-01-01T00:00:0{n}.000000Z" for n in range(10))
+    monkeypatch.setattr(audit, "now", lambda: next(stamps))
+    make_dead(st, kind)
+    retry_in_dashboard(st, kind, db_args, "y")
+    [entry] = entries(log)
+    assert entry["time"] == "2026-01-01T00:00:00.000000Z"
+
+
 def test_reason_from_the_environment_and_a_bulk_walk_counts(
     run: Run, st: Any, kind: str, log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

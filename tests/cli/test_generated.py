@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -41,23 +42,38 @@ def test_generated_files_are_current() -> None:
     assert not stale, f"stale generated files (run `make generate`): {stale}"
 
 
-def _bash_complete(words: list[str]) -> list[str]:
+def with_qctl(env: dict[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: this one) where ``qctl`` runs this checkout's, as the scripts
+    ask it for what only the database knows."""
+    env = dict(os.environ if env is None else env)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def bash_complete(words: list[str], env: dict[str, str] | None = None) -> list[str]:
+    """What bash offers for the last of ``words`` (the one being typed)."""
+    need("bash")
+    line = " ".join(words)
     script = (
         f"source {ROOT / 'completions' / 'qctl.bash'}; "
-        f"COMP_WORDS=({' '.join(repr(w) for w in words)}); COMP_CWORD={len(words) - 1}; "
+        f"COMP_WORDS=({' '.join(shlex.quote(w) for w in words)}); COMP_CWORD={len(words) - 1}; "
+        f"COMP_LINE={shlex.quote(line)}; COMP_POINT={len(line)}; "
         '_qctl; printf "%s\\n" "${COMPREPLY[@]}"'
     )
-    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, check=True, env=with_qctl(env)
+    )
+    assert out.stderr == ""
     return out.stdout.split()
 
 
 def test_bash_completion() -> None:
     need("bash")
-    assert "jobs" in _bash_complete(["qctl", ""]) and "job" not in _bash_complete(["qctl", ""])
-    assert _bash_complete(["qctl", "jobs", "re"]) == ["retry", "resume"]
-    assert "dead" in _bash_complete(["qctl", "--dsn", "x", "jobs", "list", "--state", ""])
-    assert _bash_complete(["qctl", "jobs", "list", "-o", "js"]) == ["json", "jsonl"]
-    assert "--all-dead" in _bash_complete(["qctl", "jobs", "retry", "--"])
+    assert "jobs" in bash_complete(["qctl", ""]) and "job" not in bash_complete(["qctl", ""])
+    assert bash_complete(["qctl", "jobs", "re"]) == ["retry", "resume"]
+    assert "dead" in bash_complete(["qctl", "--dsn", "x", "jobs", "list", "--state", ""])
+    assert bash_complete(["qctl", "jobs", "list", "-o", "js"]) == ["json", "jsonl"]
+    assert "--all-dead" in bash_complete(["qctl", "jobs", "retry", "--"])
 
 
 @pytest.mark.parametrize("shell", ["zsh", "fish"])
@@ -83,6 +99,28 @@ def test_man_page_renders() -> None:
     assert "\b" not in source
 
 
+def test_help_has_no_restructuredtext_markup() -> None:
+    """Help is made from docstrings: their ``literals`` show as `literals`."""
+    for path in [ROOT / "man" / "qctl.1", *(ROOT / "completions").iterdir()]:
+        assert "``" not in path.read_text(), path
+
+
+def test_root_help_lists_every_exit_code_qctl_chooses() -> None:
+    """Every code but the signals' (130, 143: the shell's own convention)."""
+    from qctl.core.exits import ExitCode
+
+    text = " ".join((ROOT / "qctl" / "cli" / "help.txt").read_text().split())
+    listed = text.split("Exit codes: ", 1)[1]
+    assert [c for c in ExitCode if c < 128 and f"{c.value} " not in listed] == []
+
+
+def test_readme_says_how_often_the_dbos_demo_polls() -> None:
+    from qctl.systems.dbos.cli.demo import DEMO_POLL
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f'"polling every {DEMO_POLL:g}s" in `qctl demo --system dbos`' in readme
+
+
 def test_check_mode_exit_code() -> None:
     res = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "generate_docs.py"), "--check"],
@@ -104,6 +142,8 @@ def test_fish_completion() -> None:
     need("fish")
     path = ROOT / "completions" / "qctl.fish"
     script = f"source {path}; complete -C 'qctl jobs re'; complete -C 'qctl jobs list --state d'"
-    out = subprocess.run(["fish", "-c", script], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["fish", "-c", script], capture_output=True, text=True, check=True, env=with_qctl()
+    )
     words = [line.split("\t")[0] for line in out.stdout.splitlines()]
     assert words == ["resume", "retry", "dead"]

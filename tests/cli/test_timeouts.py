@@ -265,6 +265,30 @@ def test_a_context_sets_its_limits(pg_schema: str, tmp_path: Path) -> None:
     assert shown == {"statement_timeout": "1min", "lock_timeout": "0"}
 
 
+def test_context_add_stores_the_limits_a_session_then_has(
+    pg_schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    add = ["context", "add", "slow", "--dsn", PG_DSN, "--schema", pg_schema, "--system", "azync"]
+    result = CliRunner().invoke(app, [*add, "--statement-timeout", "1m", "--lock-timeout", "0"])
+    assert result.exit_code == 0, result.output
+    assert "statement_timeout 1m, lock_timeout 0" in result.stdout
+    listed = CliRunner().invoke(app, ["context", "list", "-o", "json"]).stdout
+    assert '"statement_timeout": "1m"' in listed and '"lock_timeout": "0"' in listed
+    c = CliContext.resolve(context="slow", environ={}, config_file=tmp_path / "qctl/config.toml")
+    try:
+        shown = session(c, "statement_timeout", "lock_timeout")
+    finally:
+        c.close()
+    assert shown == {"statement_timeout": "1min", "lock_timeout": "0"}
+
+    result = CliRunner().invoke(app, [*add, "--replace", "--lock-timeout", "soon"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("qctl: error: --lock-timeout: invalid duration 'soon'")
+    assert result.stderr.count("\n") == 1
+    assert "1m" in (tmp_path / "qctl/config.toml").read_text(), "left as it was"
+
+
 def test_a_bad_timeout_is_a_usage_error(run: Run) -> None:
     result = run("--lock-timeout", "soon", "jobs", "list")
     assert result.exit_code == 2

@@ -100,6 +100,8 @@ def test_queue_limits(run: Run, dbos_app: App) -> None:
     dry = data(run(*set_limits, "--concurrency", "4", "--dry-run", "-o", "json"))
     assert dry["before"]["concurrency"] == 1 and dry["after"]["concurrency"] == 4
     assert queue("limited")["concurrency"] == 1
+    table = run(*set_limits, "--concurrency", "0", "--dry-run").stdout
+    assert "limited: concurrency: 1 → 0, stops new starts; nothing was changed" in table
     assert run(*set_limits, "--concurrency", "4", "--yes").exit_code == 0
     assert run(*set_limits, "--worker-concurrency", "2", "--yes").exit_code == 0
     assert (queue("limited")["concurrency"], queue("limited")["worker_concurrency"]) == (4, 2)

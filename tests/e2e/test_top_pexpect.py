@@ -188,7 +188,7 @@ def test_top_groups_dead_jobs_by_error(tmp_path: Path) -> None:
             filter_dead(screen, kind)
             screen.wait_for(f"filter {kind}   shown 1-3 of 3")
             screen.child.send("g")
-            screen.wait_for("grouped by error 1 of 3 jobs")
+            screen.wait_for("grouped by error 1 error over 3 jobs")
             screen.wait_for("last failed")  # the grouped table's header
             screen.child.send("\r")
             screen.wait_for(f"filter {kind} error:boom   shown 1-3 of 3")

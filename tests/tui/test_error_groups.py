@@ -45,7 +45,7 @@ async def test_dead_jobs_grouped_by_error(store: Any, size: tuple[int, int]) -> 
             ["1", "bad address", f"{k} 1"],
         ]
         await until(pilot, lambda: "smtp 421 try later" in screen_text(app))
-        assert "grouped by error 2 of 4 jobs" in screen_text(app)
+        assert "grouped by error 2 errors over 4 jobs" in screen_text(app)
         # enter: the group's jobs, listed as jobs again
         assert app.screen.focused is groups
         await pilot.press("enter")

@@ -1,6 +1,7 @@
 """Dashboard tables use the width they have: fixed columns (counts, states, times) keep
 theirs, flexible ones (a kind, an error) share the rest and are cut with an ellipsis, so a
-~150-character kind never pushes the counts off the screen (at 80 and at 200 columns)."""
+~150-character kind never pushes the counts off the screen (at 80 and at 200 columns); a
+kind is cut in its middle, so two that share a long prefix still differ."""
 
 from __future__ import annotations
 
@@ -52,20 +53,21 @@ async def test_a_long_kind_is_cut_and_the_counts_stay(store: Any, size: tuple[in
     async with app.run_test(size=size) as pilot:
         await pilot.press("slash", *k[:10], "enter")
         await until(pilot, lambda: row_keys(app, "#queues") == [f"queue\x1f{k}"])
-        await until(pilot, lambda: line_with(screen_text(app), k[:5]))
+        cut = f"{k[:3]}"  # the kind's start, then "…" and its end
+        await until(pilot, lambda: line_with(screen_text(app), "…k"))
         text = screen_text(app)
         header = line_with(text, "pending")
-        row = line_with(text, k[:5])
-        assert len(row) <= size[0]
-        assert "…" in row and k not in row  # cut, with an ellipsis
+        row = line_with(text, "…k")
+        assert len(row) <= size[0] and cut in row and k not in row
+        head, tail = row.split("…", 1)
+        start, (end, *cells) = head.split()[-1], tail.split()
+        assert k.startswith(start) and k.endswith(end)  # both ends kept
         # pending, scheduled, active ... dead: every count column is on the screen
         for column in ("pending", "scheduled", "active", "dead"):
             assert column in header
-        cells = row.split("…", 1)[1].split()
         assert cells[:3] == ["3", "0", "0"] and "2" in cells
         # the kind takes what the fixed columns leave: more on a wider terminal
-        shown = row.split("…")[0].strip().split()[-1]
-        assert len(shown) >= (90 if size[0] == 200 else 7)
+        assert len(start) + len(end) >= (90 if size[0] == 200 else 6)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
@@ -107,8 +109,38 @@ async def test_overview_panels_stay_usable(size: tuple[int, int]) -> None:
         assert "1400" in line_with(text, "enqueued")  # today's count, on the series' line
         assert "no delivery  3" in text
         # every queue row is on the screen, and the panel ends below the last one
-        for kind in ("audit.l", "billing", "email.s", "report."):
+        for kind in ("audi", "bill", "emai", "repo"):
             assert kind in text
         queues = app.screen.query_one("#queues")
         # four rows, the header, the border (and at 80 columns a horizontal scrollbar)
         assert queues.outer_size.height == 4 + 3 + queues.scrollbar_size_horizontal
+
+
+async def test_at_80_columns_kinds_keep_both_ends_and_the_footer_quit_and_help(
+    store: Any,
+) -> None:
+    """Two kinds that share a long prefix, cut to the width left: their ends tell them
+    apart. The footer's longest line (Jobs) still shows quit and help."""
+    tag = uuid.uuid4().hex[:6]
+    kinds = [f"approval.{tag}.workflow.step.requested", f"approval.{tag}.workflow.step.approved"]
+    for k in kinds:  # the busiest of the last hour: the chart shows the busiest three
+        for _ in range(5):
+            store.enqueue(EnqueueParams(kind=k))
+        for job in store.dequeue_batch(Source.QUEUE, DequeueParams(kind=k, limit=4)):
+            store.ack(job.id, job.lease_token)
+    app = QctlTop(store, live=False, location="test")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("slash", *f"approval.{tag}", "enter")
+        await until(pilot, lambda: len(row_keys(app, "#queues")) == 2)
+        await until(pilot, lambda: screen_text(app).count("…") >= 2)
+        await pilot.pause()
+        text = screen_text(app)
+        rows = [line for line in text.splitlines() if "│ queue" in line]
+        assert len(rows) == 2 and all(len(line) <= 80 for line in rows)
+        assert {row.split()[2][-3:] for row in rows} == {"ted", "ved"}  # the kinds' ends
+        # The last hour's chart names them apart too.
+        assert {f"{k[:5]}…{k[-4:]}" in text for k in kinds} == {True}
+        await pilot.press("2")
+        await until(pilot, lambda: "Filter" in screen_text(app).splitlines()[-1])
+        footer = screen_text(app).splitlines()[-1]
+        assert footer.startswith("q Quit ? Help"), footer

@@ -85,6 +85,7 @@ SYSTEM = System(
         "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     metrics="qctl.systems.azync.metrics:collect",
+    values="qctl.systems.azync.values:values",
     screens="qctl.systems.azync.tui:AZYNC",
     preloads={"overview-pane": "qctl.systems.azync.tui.overview_data:fetch_overview"},
     demo="qctl.systems.azync.cli.demo:demo",

@@ -65,6 +65,7 @@ SYSTEM = System(
         "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     metrics="qctl.systems.dispatch.metrics:collect",
+    values="qctl.systems.dispatch.values:values",
     screens="qctl.systems.dispatch.tui:DISPATCH",
     database="qctl.systems.dispatch.database:Database",
     demo="qctl.systems.dispatch.cli.demo:demo",

@@ -81,6 +81,7 @@ SYSTEM = System(
     },
     demo="qctl.systems.hopper.cli.demo:demo",
     metrics="qctl.systems.hopper.metrics:collect",
+    values="qctl.systems.hopper.values:values",
     screens="qctl.systems.hopper.tui:HOPPER",
     database="qctl.systems.hopper.database:Database",
     instead={

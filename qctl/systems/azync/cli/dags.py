@@ -142,6 +142,7 @@ def find(
 
 
 @app.command("signal")
+@common.writes
 def signal(
     ctx: typer.Context,
     id: IdArg,
@@ -166,6 +167,7 @@ def signal(
 
 
 @app.command("pause")
+@common.writes
 def pause(
     ctx: typer.Context,
     id: IdArg,

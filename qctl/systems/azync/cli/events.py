@@ -168,6 +168,7 @@ def show(
 
 
 @app.command("publish")
+@common.writes
 def publish(
     ctx: typer.Context,
     type: Annotated[str, typer.Argument(metavar="TYPE", help="Event type.")],

@@ -245,6 +245,7 @@ def attempts(
 
 
 @app.command("enqueue")
+@common.writes
 def enqueue(
     ctx: typer.Context,
     kind: Annotated[str, typer.Argument(metavar="KIND", help="Job kind.")],

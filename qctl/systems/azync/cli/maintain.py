@@ -25,6 +25,7 @@ from qctl_store.contract import ConsoleStore
 COLUMNS = ["step", "source", "count"]
 
 
+@common.writes
 def maintain(
     ctx: typer.Context,
     once: Annotated[bool, typer.Option("--once", help="One pass, then exit.")] = False,

@@ -33,6 +33,7 @@ def list_subscribers(
 
 
 @app.command("register")
+@common.writes
 def register(
     ctx: typer.Context,
     name: Annotated[

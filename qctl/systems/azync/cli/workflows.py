@@ -91,6 +91,7 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
 
 
 @app.command("signal")
+@common.writes
 def signal(
     ctx: typer.Context,
     id: IdArg,
@@ -136,6 +137,7 @@ def cancel(
 
 
 @app.command("suspend")
+@common.writes
 def suspend(
     ctx: typer.Context,
     id: IdArg,
@@ -156,6 +158,7 @@ def suspend(
 
 
 @app.command("resume")
+@common.writes
 def resume(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
     """Resume a suspended execution. Its workflow task is re-enqueued, as azync's
     workflow.Manager does: tasks that arrived while suspended were consumed."""

@@ -13,7 +13,7 @@ from qctl_store.types import DAGState, Job
 JOB_SOURCE: Column[Job] = Column(
     "source", "queue, event, dag or workflow", lambda j: j.source.value
 )
-JOB_KIND = flex("kind", "the job kind", lambda j: j.kind)
+JOB_KIND = flex("kind", "the job kind", lambda j: j.kind, middle=True)
 JOB_STATE: Column[Job] = Column("state", "the job's state", lambda j: fmt.state_text(j.state))
 JOB_ATTEMPT: Column[Job] = Column(
     "attempt", "attempts used / allowed", lambda j: f"{j.attempt}/{j.max_attempts}"

@@ -340,8 +340,10 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
     def _groups_text(groups: ErrorGroups | None) -> tuple[tuple[str, str] | str, ...]:
         if groups is None:
             return ()
-        read = f"{groups.scanned}" if groups.complete else f"newest {groups.scanned}"
-        return ("   grouped by error ", "dim"), f"{len(groups.groups)} of {read} jobs"
+        # As the command line says it: "2 errors over 4 jobs", not "2 of 4 jobs".
+        n = len(groups.groups)
+        read = f"{groups.scanned}" if groups.complete else f"the newest {groups.scanned}"
+        return ("   grouped by error ", "dim"), f"{n} error{'' if n == 1 else 's'} over {read} jobs"
 
     def _cells(self, job: Job, now: datetime) -> list[Any]:
         row = cells(JOB_COLUMNS, job, now)

@@ -99,7 +99,7 @@ LEASE_COLUMNS: tuple[Column[Job], ...] = (
 )
 KIND_LEASE_COLUMNS: tuple[Column[KindLeases], ...] = (
     Column("source", JOB_SOURCE.about, lambda k: k.source.value),
-    flex("kind", JOB_KIND.about, lambda k: k.kind),
+    flex("kind", JOB_KIND.about, lambda k: k.kind, middle=True),
     Column("active", "leases out now", lambda k: k.active),
     Column("overdue", "leases past their expiry, not yet reaped", lambda k: k.overdue),
     Column("reaps", "reaps its active jobs went through", lambda k: k.reaps),

@@ -70,7 +70,7 @@ def _count(name: str, about: str, field: str = "") -> Column[QueueRow]:
 
 QUEUE_COLUMNS: tuple[Column[QueueRow], ...] = (
     Column("source", "queue, event, dag or workflow", lambda r: r.source.value),
-    flex("kind", "the job kind", lambda r: r.kind),
+    flex("kind", "the job kind", lambda r: r.kind, middle=True),
     _count("pending", "ready to run"),
     _count("scheduled", "to run later"),
     Column("active", "leased by a worker", lambda r: r.depths.active),

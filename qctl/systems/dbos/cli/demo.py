@@ -11,6 +11,10 @@ from qctl_store.errors import InvalidInput
 if TYPE_CHECKING:
     from qctl.cli.context import CliContext
 
+DEMO_POLL = 1.0
+"""Seconds between the demo dashboard's reads: its workload moves faster than a live
+system's (``qctl top`` polls every 2 s)."""
+
 
 def demo_database_url() -> str:
     """The DBOS demo's SQLite file, beside qctl's own demo database."""
@@ -88,7 +92,7 @@ def demo(
                     db,
                     system=DBOS,
                     location=f"{db.location} (DBOS demo)",
-                    poll_interval=1.0,
+                    poll_interval=DEMO_POLL,
                     audit_where=cli.audit_where(url, "dbos", db.schema if cli.is_postgres else ""),
                 )
         finally:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from qctl.cli import common
+from qctl.cli import common, complete
 from qctl.systems.dbos import reads
 from qctl.systems.dbos.cli.base import to_ms
 
@@ -19,6 +19,7 @@ StatusOpt = Annotated[
         "--status",
         metavar="STATUS",
         help="DBOS status (repeatable; --status: DBOS's word): " + ", ".join(reads.STATUSES) + ".",
+        autocompletion=complete.choices(reads.STATUSES),
     ),
 ]
 NameOpt = Annotated[

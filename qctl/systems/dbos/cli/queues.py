@@ -128,6 +128,27 @@ def _limit_option(key: str) -> Any:
     return Annotated[str | None, typer.Option(flag, metavar="N", help=f"{text} none: no limit.")]
 
 
+STOPPING = {"concurrency", "worker_concurrency", "partition_concurrency"}
+STOPPING |= {"partition_worker_concurrency"}
+"""Limits at which 0 lets no workflow of the queue start."""
+
+
+def limit_changes(before: dict[str, Any] | None, after: dict[str, Any]) -> str:
+    """What a change of limits does, each limit that changes old → new ("concurrency:
+    none → 0, stops new starts"); DBOS's default polling interval where it is set."""
+
+    def shown(value: Any) -> str:
+        return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+    lines = []
+    for key, new in after.items():
+        old = (before or {}).get(key)
+        if old != new:
+            stops = ", stops new starts" if new == 0 and key in STOPPING else ""
+            lines.append(f"{key}: {shown(old)} → {shown(new)}{stops}")
+    return "; ".join(lines) or "no limit changes"
+
+
 def _changes(ctx: typer.Context, **limits: str | None) -> dict[str, Any]:
     return {
         key: _limit(text, LIMIT_FLAGS[key][0], LIMIT_FLAGS[key][1])
@@ -154,9 +175,10 @@ def queues_set_limits(
 
     db = writable(ctx, "queues set-limits", dry_run)
     planned = writes.set_queue_limits(db, name, changes, dry_run=True)
+    what = limit_changes(planned.before, planned.after)
     if not dry_run:
-        what = "Register" if planned.before is None else "Change the limits of"
-        common.confirm(f"{what} DBOS queue {name}?", yes)
+        verb = "Register" if planned.before is None else "Change the limits of"
+        common.confirm(f"{verb} DBOS queue {name} ({what})?", yes)
     outcome = planned if dry_run else writes.set_queue_limits(db, name, changes)
     word = "would set" if dry_run else "set"
-    report(outcome.__dict__, f"{word} the limits of DBOS queue {name}", dry_run, output)
+    report(outcome.__dict__, f"{word} the limits of DBOS queue {name}: {what}", dry_run, output)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from qctl.cli import common
+from qctl.cli import common, complete
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import (
     OutputFormat,
@@ -53,6 +53,7 @@ def schedules_list(
             "--status",
             metavar="STATUS",
             help="ACTIVE or PAUSED (repeatable; --status: DBOS's word).",
+            autocompletion=complete.choices(("ACTIVE", "PAUSED")),
         ),
     ] = None,
     name: Annotated[

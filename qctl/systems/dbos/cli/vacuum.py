@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from qctl.cli import common
+from qctl.cli import common, complete
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import (
     OutputFormat,
@@ -36,6 +36,7 @@ def vacuum_workflows(
             help="Only these finished statuses (--status: DBOS's word; default: "
             + ", ".join(reads.FINISHED)
             + ").",
+            autocompletion=complete.choices(reads.FINISHED),
         ),
     ] = None,
     batch: Annotated[

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from qctl.cli import common, verbs
+from qctl.cli import common, complete, verbs
 from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import OutputFormat, emit_detail
 from qctl.cli.verbs import PlanIn, PlanOut
@@ -45,7 +45,10 @@ IdsArg = Annotated[list[str], typer.Argument(metavar="ID...", help="Job ids or u
 StateOpt = Annotated[
     Many,
     typer.Option(
-        "--state", metavar="STATE", help="Job state (repeatable): " + ", ".join(reads.STATES) + "."
+        "--state",
+        metavar="STATE",
+        help="Job state (repeatable): " + ", ".join(reads.STATES) + ".",
+        autocompletion=complete.choices(reads.STATES),
     ),
 ]
 QueueOpt = Annotated[Many, typer.Option("--queue", metavar="QUEUE", help="Queue (repeatable).")]

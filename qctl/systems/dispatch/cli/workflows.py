@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from qctl.cli import common
+from qctl.cli import common, complete
 from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_detail
 from qctl.systems.dispatch import reads
@@ -29,6 +29,7 @@ def list_runs(
             "--state",
             metavar="STATE",
             help="Run state (repeatable): " + ", ".join(reads.RUN_STATES) + ".",
+            autocompletion=complete.choices(reads.RUN_STATES),
         ),
     ] = None,
     name: Annotated[

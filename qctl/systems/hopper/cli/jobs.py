@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from qctl.cli import verbs
+from qctl.cli import complete, verbs
 from qctl.cli.common import MAX_TARGETS, After, DryRun, MaxOpt, Output, PageLimit, Yes
 from qctl.cli.output import OutputFormat, emit_detail, page_note, stream_listing
 from qctl.cli.verbs import PlanIn, PlanOut
@@ -43,7 +43,10 @@ OptionalIds = Annotated[
 StateOpt = Annotated[
     Many,
     typer.Option(
-        "--state", metavar="STATE", help="Job state (repeatable): " + ", ".join(reads.STATES) + "."
+        "--state",
+        metavar="STATE",
+        help="Job state (repeatable): " + ", ".join(reads.STATES) + ".",
+        autocompletion=complete.choices(reads.STATES),
     ),
 ]
 KindOpt = Annotated[
