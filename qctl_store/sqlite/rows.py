@@ -16,16 +16,17 @@ import sqlite3
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import cast
 
-from qctl_store import deepjson, errors, validate
+from qctl_store import decode, errors, validate
 from qctl_store.columns import job_columns
 from qctl_store.dialect import Dialect
 from qctl_store.records import RowMapper
 from qctl_store.sqlite.base import (
     JSONB_CONTAINS,
+    US,
     SqliteBase,
     Tx,
-    from_us,
     mapped_errors,
     now_us,
     parse_uuid,
@@ -37,13 +38,17 @@ from qctl_store.types import JSON
 JOB_COLUMNS = job_columns()
 """``SELECT {JOB_COLUMNS} FROM azync_jobs``: every column ``jobs_from_rows`` reads."""
 
-dt = from_us
-"""An INTEGER µs instant column as an aware UTC datetime (NULL stays None)."""
+
+def dt(value: int | None) -> datetime | None:
+    """An INTEGER µs instant column as an aware UTC datetime (NULL stays None); a value
+    out of ``datetime``'s range as a ``decode.FarInstant`` of its text, which views show
+    and sort (typed as the datetime it stands for)."""
+    return cast(datetime | None, decode.from_epoch(value, US))
 
 
 def json_value(value: str | None) -> JSON:
     """Decoded JSON; SQL NULL is None (Go's nil RawMessage)."""
-    return None if value is None else deepjson.loads(value)
+    return None if value is None else decode.loads(value)
 
 
 def _day(value: str) -> datetime:
@@ -51,9 +56,7 @@ def _day(value: str) -> datetime:
     return datetime.strptime(value, "%Y-%m-%d").replace(tzinfo=UTC)
 
 
-ROWS = RowMapper(
-    decode_uuid=parse_uuid, decode_instant=from_us, decode_json=json_value, decode_day=_day
-)
+ROWS = RowMapper(decode_uuid=parse_uuid, decode_instant=dt, decode_json=json_value, decode_day=_day)
 
 jobs_from_rows = ROWS.jobs
 meta = ROWS.meta

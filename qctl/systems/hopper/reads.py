@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from dataclasses import asdict, dataclass, fields
@@ -12,6 +13,7 @@ from typing import Any, TypeVar
 
 from qctl.core.errors import NoSuchName
 from qctl.systems.hopper.database import Database
+from qctl_store.decode import fold
 from qctl_store.errors import InvalidInput
 from qctl_store.sqlfile import Queries, load
 
@@ -66,7 +68,9 @@ class Job:
 
     @property
     def last_error(self) -> str:
-        return str(self.errors[-1].get("error", "")) if self.errors else ""
+        last = self.errors[-1] if isinstance(self.errors, list) and self.errors else None
+        error = last.get("error", "") if isinstance(last, dict) else ""
+        return error if isinstance(error, str) else json.dumps(fold(error))
 
 
 @dataclass

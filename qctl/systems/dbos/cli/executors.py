@@ -35,7 +35,7 @@ def _row(ex: executors.Executor) -> dict[str, Any]:
     return {
         **ex,
         "last_active": last,
-        "idle": None if last is None else datetime.now(UTC) - last,
+        "idle": datetime.now(UTC) - last if isinstance(last, datetime) else None,
         "app_versions": ", ".join(ex["app_versions"]),
         "application_names": ", ".join(ex["application_names"]),
     }

@@ -3,12 +3,13 @@ payloads as their text (escaped by ``qctl.tui.fmt``)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from rich.text import Text
 
 from qctl.tui import fmt
+from qctl_store.decode import Instant, from_epoch
 
 STATUS_STYLES = {
     "PENDING": fmt.state_style("running"),
@@ -25,8 +26,8 @@ def status(value: str) -> Text:
     return Text(value, STATUS_STYLES.get(value, ""))
 
 
-def instant(ms: Any) -> datetime | None:
-    return None if ms is None else datetime.fromtimestamp(int(ms) / 1000, UTC)
+def instant(ms: Any) -> Instant | None:
+    return from_epoch(ms, 1000)
 
 
 def ago(ms: Any, now: datetime) -> str:
@@ -42,7 +43,9 @@ def when(ms: Any, now: datetime) -> str:
 def full(ms: Any, now: datetime) -> str:
     """A detail's instant: ``2026-12-01 21:30:00 UTC (4m ago)``."""
     at = instant(ms)
-    return "" if at is None else f"{at:%Y-%m-%d %H:%M:%S} UTC ({fmt.ago(at, now)})"
+    if not isinstance(at, datetime):
+        return fmt.when(at, now)  # none, or out of range: as stored
+    return f"{at:%Y-%m-%d %H:%M:%S} UTC ({fmt.ago(at, now)})"
 
 
 def took(start_ms: Any, end_ms: Any) -> str:
