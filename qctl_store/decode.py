@@ -11,6 +11,7 @@ Knows no system: azync's store, the SQL database base of the other systems
 - Instants outside ``datetime``'s range (PostgreSQL's ``infinity``, ``-infinity``, years
   past 9999 or before 1; an SQLite column holding what does not parse) are ``FarInstant``:
   the stored text, sorted before or after every ``datetime``.
+- SQLite TEXT that is not UTF-8 read with replacement characters (``SQLITE_TEXT``).
 - Rendering (``fold``): nesting cut at ``JSON_DEPTH`` levels (``json.dumps`` and every
   renderer recurse), NaN and infinities as strings, so JSON output is strict JSON.
 
@@ -19,6 +20,7 @@ Every marker starts with ``…(cut:`` and says what was cut.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import sys
@@ -71,18 +73,21 @@ def loads(text: str | bytes) -> Any:
         )
 
 
-def json_bytes(raw: bytes | memoryview | None) -> Any:
-    """A bytes column (bytea, BLOB) an application writes its payloads in: decoded as JSON
-    (``loads``) where it is JSON, else its bytes escaped as text (``b'\\x00...'``), never
-    anything executed or unpickled; NULL is None."""
-    if raw is None:
+def json_value(value: str | bytes | memoryview | None) -> Any:
+    """A JSON column's value (SQLite TEXT, or bytes such as a bytea payload) decoded by
+    ``loads``; what is not JSON as its text (bytes escaped: ``b'\\x00...'``), never
+    anything executed or unpickled, never an exception; NULL is None."""
+    if value is None:
         return None
-    data = bytes(raw)
     try:
-        return loads(data.decode("utf-8"))
-    except ValueError:  # not UTF-8 (UnicodeDecodeError), or not JSON
-        return repr(data)
+        return loads(value if isinstance(value, str) else bytes(value).decode("utf-8"))
+    except ValueError:  # not JSON, or bytes not UTF-8 (UnicodeDecodeError)
+        return value if isinstance(value, str) else repr(bytes(value))
 
+
+SQLITE_TEXT = functools.partial(str, encoding="utf-8", errors="replace")
+"""sqlite3's ``text_factory``: a TEXT value that is not UTF-8 (SQLite stores what it is
+given) read with U+FFFD for its bad bytes, where the default fails the whole fetch."""
 
 _CANONICAL = json.JSONDecoder()
 

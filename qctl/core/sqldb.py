@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 from typing import Any, ClassVar, NoReturn
 
+from qctl_store.decode import SQLITE_TEXT
 from qctl_store.dsn import is_postgres, redact, sqlite_path
 from qctl_store.errors import InvalidInput, ReadOnly, SchemaTooNew, Timeout, Unavailable
 
@@ -130,6 +131,7 @@ class SqlDatabase:
                 check_same_thread=False,
             )
         conn.row_factory = sqlite3.Row
+        conn.text_factory = SQLITE_TEXT
         return conn
 
     @property

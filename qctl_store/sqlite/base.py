@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from qctl_store import errors, jsonb, validate
+from qctl_store import decode, errors, jsonb, validate
 from qctl_store.backend import StoreBase
 from qctl_store.config import Config
 from qctl_store.listing import stats_bump_sql
@@ -285,6 +285,7 @@ class SqliteBase(StoreBase):
                 uri=uri,
             )
             conn.row_factory = sqlite3.Row
+            conn.text_factory = decode.SQLITE_TEXT
             conn.create_function(JSONB_CONTAINS, 2, jsonb.contains_text, deterministic=True)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")

@@ -33,7 +33,6 @@ from qctl_store.sqlite.base import (
     td_us,
     to_us,
 )
-from qctl_store.types import JSON
 
 JOB_COLUMNS = job_columns()
 """``SELECT {JOB_COLUMNS} FROM azync_jobs``: every column ``jobs_from_rows`` reads."""
@@ -46,17 +45,14 @@ def dt(value: int | None) -> datetime | None:
     return cast(datetime | None, decode.from_epoch(value, US))
 
 
-def json_value(value: str | None) -> JSON:
-    """Decoded JSON; SQL NULL is None (Go's nil RawMessage)."""
-    return None if value is None else decode.loads(value)
-
-
 def _day(value: str) -> datetime:
     """A ``YYYY-MM-DD`` stats day (``base.utc_day``)."""
     return datetime.strptime(value, "%Y-%m-%d").replace(tzinfo=UTC)
 
 
-ROWS = RowMapper(decode_uuid=parse_uuid, decode_instant=dt, decode_json=json_value, decode_day=_day)
+ROWS = RowMapper(
+    decode_uuid=parse_uuid, decode_instant=dt, decode_json=decode.json_value, decode_day=_day
+)
 
 jobs_from_rows = ROWS.jobs
 meta = ROWS.meta

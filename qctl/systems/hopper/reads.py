@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -199,7 +199,8 @@ def _rows(cls: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
 
 def as_record(row: Any) -> dict[str, Any]:
     """A row as JSON shows it: hopper's column names."""
-    return {k.rstrip("_"): v for k, v in asdict(row).items()}
+    # Not dataclasses.asdict: it deep-copies args, recursing as deep as they nest.
+    return {f.name.rstrip("_"): getattr(row, f.name) for f in fields(row)}
 
 
 def _any(values: list[str] | None) -> list[str] | None:
