@@ -186,6 +186,13 @@ Instant = datetime | FarInstant
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+def elapsed(start: Instant | None, end: Instant | None) -> timedelta | None:
+    """``end - start``; None where either is missing or a ``FarInstant`` (no duration)."""
+    if isinstance(start, datetime) and isinstance(end, datetime):
+        return end - start
+    return None
+
+
 def from_epoch(value: Any, per_second: int) -> Instant | None:
     """An instant stored as a count of ``1/per_second`` seconds since the Unix epoch
     (SQLite's azync columns: µs; DBOS: ms); NULL is None, a value out of range or not an

@@ -92,6 +92,14 @@ def when(at: Instant | None, now: datetime | None = None) -> str:
     return at.strftime("%m-%d %H:%M")
 
 
+def full(at: Instant | None, now: datetime | None = None) -> str:
+    """A detail's instant: ``2026-12-01 21:30:00 UTC (4m ago)``; one out of
+    ``datetime``'s range as stored (``infinity``)."""
+    if not isinstance(at, datetime):
+        return when(at)
+    return f"{at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC ({ago(at, now)})"
+
+
 def ago(at: Instant | None, now: datetime | None = None) -> str:
     if at is None:
         return ""

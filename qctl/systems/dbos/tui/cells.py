@@ -42,10 +42,7 @@ def when(ms: Any, now: datetime) -> str:
 
 def full(ms: Any, now: datetime) -> str:
     """A detail's instant: ``2026-12-01 21:30:00 UTC (4m ago)``."""
-    at = instant(ms)
-    if not isinstance(at, datetime):
-        return fmt.when(at, now)  # none, or out of range: as stored
-    return f"{at:%Y-%m-%d %H:%M:%S} UTC ({fmt.ago(at, now)})"
+    return fmt.full(instant(ms), now)
 
 
 def took(start_ms: Any, end_ms: Any) -> str:
