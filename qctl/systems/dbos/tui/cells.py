@@ -9,7 +9,7 @@ from typing import Any
 from rich.text import Text
 
 from qctl.tui import fmt
-from qctl_store.decode import Instant, from_epoch
+from qctl_store.decode import Instant, elapsed, from_epoch
 
 STATUS_STYLES = {
     "PENDING": fmt.state_style("running"),
@@ -46,9 +46,8 @@ def full(ms: Any, now: datetime) -> str:
 
 
 def took(start_ms: Any, end_ms: Any) -> str:
-    if start_ms is None or end_ms is None:
-        return ""
-    return fmt.duration((int(end_ms) - int(start_ms)) / 1000)
+    span = elapsed(instant(start_ms), instant(end_ms))
+    return "" if span is None else fmt.duration(span)
 
 
 def value(decoded: Any, limit: int = 80) -> str:
