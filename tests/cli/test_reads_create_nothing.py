@@ -3,8 +3,10 @@ error (exit 2), not an unavailable server."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -66,20 +68,31 @@ def test_migrate_refuses_a_device(tmp_path: Path) -> None:
     assert set(device.parent.iterdir()) - before == set()
 
 
-@pytest.fixture
-def migrated(tmp_path: Path) -> Path:
-    """An azync SQLite file with one job, in WAL mode (which needs a ``-shm`` file beside
-    it to be read, unless opened immutable), closed: no ``-wal`` or ``-shm`` left."""
+@pytest.fixture(params=["azync", "dbos"])
+def migrated(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, list[str], list[str]]:
+    """An SQLite file of each system with SQLite files, one row in it, closed (a WAL
+    database, which needs a ``-shm`` file beside it to be read unless opened immutable):
+    its path, a listing that shows the row and a write."""
+    path = tmp_path / "queue.db"
+    if request.param == "dbos":
+        from tests.dbos.fixtures import make_sqlite_system_db
+
+        make_sqlite_system_db(path)
+        with contextlib.closing(sqlite3.connect(path)) as conn, conn:
+            conn.execute(
+                "INSERT INTO workflow_status (workflow_uuid, status, name)"
+                " VALUES ('ro-wf', 'SUCCESS', 'ro.kind')"
+            )
+        return path, ["workflows", "list"], ["workflows", "delete", "ro-wf", "--yes"]
     from qctl_store import Config
     from qctl_store.sqlite import SqliteStore
     from qctl_store.types import EnqueueParams
 
-    path = tmp_path / "queue.db"
     store = SqliteStore(str(path), Config(create_database=True))
     store.migrate()
     store.enqueue(EnqueueParams(kind="ro.kind"))
     store.close()
-    return path
+    return path, ["jobs", "list"], ["jobs", "enqueue", "ro.other", "--yes"]
 
 
 def read_only_filesystem(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
@@ -100,15 +113,16 @@ def read_only_filesystem(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
 
 @pytest.mark.parametrize("how", ["read-only filesystem", "unwritable file", "--read-only"])
 def test_an_unwritable_file_is_read_and_a_write_refused(
-    migrated: Path, monkeypatch: pytest.MonkeyPatch, how: str
+    migrated: tuple[Path, list[str], list[str]], monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     from typer.testing import CliRunner
 
     from qctl.cli.main import app
 
-    root = ["--dsn", f"sqlite:///{migrated}"]
+    path, listing, write = migrated
+    root = ["--dsn", f"sqlite:///{path}"]
     if how == "read-only filesystem":
-        read_only_filesystem(monkeypatch, migrated)
+        read_only_filesystem(monkeypatch, path)
     elif how == "unwritable file":
         real = os.access
         monkeypatch.setattr(
@@ -116,13 +130,13 @@ def test_an_unwritable_file_is_read_and_a_write_refused(
         )
     else:
         root.append("--read-only")
-    files = sorted(migrated.parent.glob("queue.db*"))
-    listed = CliRunner().invoke(app, [*root, "jobs", "list", "-o", "json"])
+    files = sorted(path.parent.glob("queue.db*"))
+    listed = CliRunner().invoke(app, [*root, *listing, "-o", "json"])
     assert listed.exit_code == 0, listed.output
-    assert [j["kind"] for j in json.loads(listed.stdout)] == ["ro.kind"]
-    written = CliRunner().invoke(app, [*root, "jobs", "enqueue", "ro.other", "--yes"])
+    assert [r.get("kind") or r.get("name") for r in json.loads(listed.stdout)] == ["ro.kind"]
+    written = CliRunner().invoke(app, [*root, *write])
     assert written.exit_code == 4, written.output
     [line] = written.stderr.splitlines()
     assert "write was refused" in line or "read-only" in line, line
     if how == "read-only filesystem":  # immutable: no -wal, -shm or lock file either
-        assert sorted(migrated.parent.glob("queue.db*")) == files
+        assert sorted(path.parent.glob("queue.db*")) == files
