@@ -45,6 +45,14 @@ def dt(value: int | None) -> datetime | None:
     return cast(datetime | None, decode.from_epoch(value, US))
 
 
+def instant_arg(value: datetime | None) -> int | str | None:
+    """An instant argument as the column holds it: µs, or a ``decode.FarInstant`` from a
+    read (a listing's next page starting after it) as it is stored there."""
+    if isinstance(value, decode.FarInstant):
+        return int(value) if value.lstrip("-").isdigit() else str(value)
+    return to_us(value)
+
+
 def _day(value: str) -> datetime:
     """A ``YYYY-MM-DD`` stats day (``base.utc_day``)."""
     return datetime.strptime(value, "%Y-%m-%d").replace(tzinfo=UTC)
@@ -85,7 +93,7 @@ DIALECT = Dialect(
     placeholder=":{}",
     no_limit=-1,
     arg_id=arg_id,
-    instant=to_us,
+    instant=instant_arg,
     # Every requested meta pair is present with the same value.
     meta_filter=(
         "NOT EXISTS (SELECT 1 FROM json_each(:meta) f WHERE f.value IS NOT "
