@@ -220,6 +220,9 @@ def register_postgres(adapters: Any) -> None:
         def load(self, data: Any) -> Any:
             return loads(bytes(data).decode())
 
+    class JsonBinary(Json):
+        format = Format.BINARY  # the same text
+
     class Jsonb(Loader):
         def load(self, data: Any) -> Any:
             return jsonb(data)
@@ -231,6 +234,7 @@ def register_postgres(adapters: Any) -> None:
             return jsonb(bytes(data)[1:])  # a version byte, then the text
 
     adapters.register_loader("json", Json)
+    adapters.register_loader("json", JsonBinary)
     adapters.register_loader("jsonb", Jsonb)
     adapters.register_loader("jsonb", JsonbBinary)
 
