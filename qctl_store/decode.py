@@ -125,6 +125,7 @@ def scalar(value: Any) -> Any:
     """A leaf value as ``fold`` renders it."""
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+    # At least 3 bits a decimal digit: only an integer this long can be too long to print.
     if isinstance(value, int) and value.bit_length() > 3 * _digit_limit():
         try:
             str(value)
@@ -254,7 +255,7 @@ def _instant_loader(loader: type[Any], base: type[Any], fmt: Any) -> type[Any]:
     subclass of a C loader would be bypassed) and keeps what it refuses as ``FarInstant``."""
     from psycopg import DataError
 
-    class Instant(loader):
+    class InstantLoader(loader):
         format = fmt
 
         def __init__(self, oid: int, context: Any = None) -> None:
@@ -267,7 +268,7 @@ def _instant_loader(loader: type[Any], base: type[Any], fmt: Any) -> type[Any]:
             except (DataError, ValueError, OverflowError):
                 return FarInstant(_far_text(bytes(data), fmt))
 
-    return Instant
+    return InstantLoader
 
 
 def _far_text(data: bytes, fmt: Any) -> str:
