@@ -1,24 +1,15 @@
 """JSON of any depth: ``json.loads``' parser recurses, so a valid document nested
 deeper than the interpreter's recursion limit (about a thousand levels, which a Go
 producer writes without trouble) raises RecursionError there; ``parse`` keeps a stack of
-its own. ``loads`` is ``json.loads`` with ``parse`` as its fallback."""
+its own (``qctl_store.decode.loads`` falls back on it)."""
 
 from __future__ import annotations
 
-import json
 import math
 import re
+from collections.abc import Callable
 from json.decoder import scanstring as _scanstring  # type: ignore[attr-defined]
 from typing import Any
-
-
-def loads(text: str | bytes) -> Any:
-    """``json.loads(text)``, and a document too deep for it parsed by ``parse``."""
-    try:
-        return json.loads(text)
-    except RecursionError:
-        return parse(text if isinstance(text, str) else text.decode())
-
 
 _JSON_ATOM = re.compile(
     r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null|NaN|-?Infinity"
@@ -30,9 +21,10 @@ _JSON_CONSTANTS = {
 _WS = re.compile(r"[ \t\n\r]*")
 
 
-def parse(text: str) -> Any:
+def parse(text: str, parse_int: Callable[[str], Any] = int) -> Any:
     """JSON parsed with a stack of its own: nesting deeper than the interpreter's stack
-    (which ``json.loads`` uses) is plain data. Raises ``ValueError`` on malformed text."""
+    (which ``json.loads`` uses) is plain data; ``parse_int`` makes an integer of its
+    literal, as ``json.loads``' does. Raises ``ValueError`` on malformed text."""
     root: list[Any] = []
     stack: list[Any] = [root]  # open containers; a dict's pending key rides beside it
     keys: list[Any] = [None]
@@ -78,9 +70,10 @@ def parse(text: str) -> Any:
                 word, pos = atom.group(), atom.end()
                 is_number = word not in _JSON_CONSTANTS
                 integral = is_number and not any(c in word for c in ".eE")
-                value = (
-                    int(word) if integral else float(word) if is_number else _JSON_CONSTANTS[word]
-                )
+                if integral:
+                    value = parse_int(word)
+                else:
+                    value = float(word) if is_number else _JSON_CONSTANTS[word]
             _json_add(stack, keys, value)
             expect_value = False
             pos = _WS.match(text, pos).end()  # type: ignore[union-attr]

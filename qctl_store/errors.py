@@ -1,8 +1,10 @@
 """The error hierarchy of qctl_store.
 
 ``NotFound`` is raised exactly where the Go contract returns its not-found error
-(``driver.IsNotFound``); its message matches azync's: ``azync: <op>: job not found in
-expected state``. Everything else a caller can act on has its own class.
+(``driver.IsNotFound``, which tests the type); its message names the operation in words
+that fit any system and any row (azync's Go driver says ``azync: <op>: job not found in
+expected state`` of DAGs and workflows too). Everything else a caller can act on has its
+own class.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ class NotFound(StoreError):
 
     def __init__(self, op: str, detail: str = "") -> None:
         self.op = op
-        msg = f"azync: {op}: job not found in expected state"
+        msg = f"{op}: not found, or not in a state that allows it"
         super().__init__(f"{msg} ({detail})" if detail else msg)
 
 

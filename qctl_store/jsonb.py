@@ -7,7 +7,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from qctl_store import deepjson
+from qctl_store import decode
 
 
 def contains(value: Any, needle: Any, top: bool = True) -> bool:
@@ -49,7 +49,7 @@ def contains_text(value: str | None, needle: str) -> bool:
     if value is None:
         return False
     try:
-        decoded = deepjson.loads(value)
+        decoded = decode.loads(value)
     except ValueError:  # not written by a store; contains nothing
         return False
     return contains(decoded, _needle(needle))

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS, REPLAY_LIMIT
+from qctl_store.decode import FarInstant
 from qctl_store.errors import InvalidInput
 from qctl_store.types import JobState, Source, Subscriber
 
@@ -118,9 +119,10 @@ def retention(value: timedelta) -> bool:
 
 
 def instant(value: datetime | None, what: str) -> datetime | None:
-    """Aware datetimes only (a naive one is ambiguous); returned in UTC."""
-    if value is None:
-        return None
+    """Aware datetimes only (a naive one is ambiguous); returned in UTC. A
+    ``decode.FarInstant`` a read returned (``infinity``) is returned as it is."""
+    if value is None or isinstance(value, FarInstant):
+        return value
     if not isinstance(value, datetime):
         raise InvalidInput(f"{what} must be a datetime, not {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:

@@ -50,3 +50,18 @@ def test_contract_types_compare_and_print_as_generated_dataclasses() -> None:
     for cls in classes:
         for f in dataclasses.fields(cls):
             assert f.compare and f.repr, f"{cls.__name__}.{f.name}"
+
+
+def test_not_found_names_the_operation_and_no_system() -> None:
+    """Every system's front end shows it as it is: no "azync:" of one system, no "job" for
+    a DAG (the front ends used to strip and reword azync's Go wording)."""
+    from qctl.core.exits import ExitCode, exit_code_for, message_for
+    from qctl_store.errors import NotFound
+
+    exc = NotFound("get dag", "no dag 0193")
+    assert str(exc) == "get dag: not found, or not in a state that allows it (no dag 0193)"
+    assert (exc.op, message_for(exc), exit_code_for(exc)) == (
+        "get dag",
+        str(exc),
+        ExitCode.NOT_FOUND,
+    )

@@ -104,12 +104,6 @@ def message_for(exc: BaseException) -> str:
     if isinstance(exc, Stopped) and exc.__cause__ is not None:
         return f"stopped part-way ({exc.result.done} done): {message_for(exc.__cause__)}"
     text = str(exc).strip() or type(exc).__name__
-    if isinstance(exc, store_errors.NotFound):
-        # The store keeps azync's one wording for every entity ("azync: get dag: job not
-        # found in expected state"); say it without naming the wrong noun.
-        text = text.removeprefix("azync: ").replace(
-            "job not found in expected state", "not found, or not in a state that allows it", 1
-        )
     if isinstance(exc, store_errors.SchemaNotMigrated) and "qctl db migrate" not in text:
         text += "; run `qctl db migrate`"
     if isinstance(exc, store_errors.Timeout):

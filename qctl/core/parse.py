@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+from qctl_store.decode import FarInstant
 from qctl_store.errors import InvalidInput, StoreError
 from qctl_store.types import PageCursor
 from qctl_store.validate import MAX_DURATION
@@ -183,15 +184,28 @@ def resolve_id(store: PrefixFinder, entity: str, text: str) -> uuid.UUID:
 def cursor_text(cursor: PageCursor) -> str:
     """The ``--after`` text of a keyset position, opaque to the operator: every listing
     prints its next page's cursor in this one form, and ``parse_cursor`` reads it."""
-    key = cursor.sort_key.isoformat() if cursor.sort_key else "-"
+    key = "-" if cursor.sort_key is None else _instant_text(cursor.sort_key)
     return base64.urlsafe_b64encode(f"{key}|{cursor.id}".encode()).decode().rstrip("=")
+
+
+def _instant_text(value: datetime) -> str:
+    # A FarInstant (out of datetime's range) as stored: the next page compares with it.
+    return value.isoformat() if isinstance(value, datetime) else str(value)
+
+
+_FAR = re.compile(r"-?infinity|-?\d+|\d{5,}-\d\d-\d\d [\d:.+-]*|.* BC")
+"""What a ``FarInstant`` stored by PostgreSQL or SQLite reads like."""
 
 
 def parse_cursor(text: str) -> PageCursor:
     try:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode()
         key, _, ident = raw.partition("|")
-        sort_key = None if key == "-" else datetime.fromisoformat(key).astimezone(UTC)
+        sort_key: Any = None
+        if _FAR.fullmatch(key):
+            sort_key = FarInstant(key)
+        elif key != "-":
+            sort_key = datetime.fromisoformat(key).astimezone(UTC)
         return PageCursor(sort_key=sort_key, id=uuid.UUID(ident))
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise ParseError(

@@ -32,28 +32,3 @@ def sanitize(text: str, *, multiline: bool = False) -> str:
     detail view); otherwise they are escaped too (one table cell, one line)."""
     pattern = _KEEP_LAYOUT if multiline else _ANY
     return pattern.sub(_escaped, text) if pattern.search(text) else text
-
-
-JSON_DEPTH = 100
-"""How deep the console renders a JSON value (tables, JSON output, the dashboard):
-rendering and ``json.dumps`` recurse, and a producer may write JSON nested deeper than
-Python's recursion limit (a thousand levels)."""
-
-
-def cut_text(depth: int = JSON_DEPTH) -> str:
-    """What stands for a list or object nested deeper than ``depth`` levels."""
-    return f"…(cut: nested deeper than {depth} levels)"
-
-
-def cut_deep(value: object, depth: int = JSON_DEPTH) -> object:
-    """``value`` with every list or dict nested deeper than ``depth`` levels replaced
-    by ``cut_text``; the recursion is bounded by ``depth``, whatever ``value``'s."""
-    if isinstance(value, dict):
-        if depth <= 0:
-            return cut_text()
-        return {k: cut_deep(v, depth - 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        if depth <= 0:
-            return cut_text()
-        return [cut_deep(v, depth - 1) for v in value]
-    return value

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 from typing import Any, ClassVar, NoReturn
 
+from qctl_store.decode import SQLITE_TEXT
 from qctl_store.dsn import is_postgres, redact, sqlite_path
 from qctl_store.errors import InvalidInput, ReadOnly, SchemaTooNew, Timeout, Unavailable
 
@@ -68,6 +69,9 @@ class SqlDatabase:
         self._lock = threading.RLock()
         self._interrupted = False
         self._watch: Any = None
+        self.unwritable = ""
+        """Why this process cannot write the SQLite file ("": it can, or PostgreSQL):
+        then it is read read-only and a write is refused before it starts."""
         if self.postgres:
             from qctl_store.postgres.watch import SessionWatch, side_connection
 
@@ -122,19 +126,25 @@ class SqlDatabase:
         import sqlite3
         from urllib.parse import quote
 
+        from qctl_store.sqlite.base import read_only_uri, unwritable
+
         path = sqlite_path(self.dsn)
         if not os.path.exists(path):
             raise Unavailable(f"no {self.label} database at {path}")
-        mode = "ro" if self.read_only else "rw"  # never create a file
+        self.unwritable = unwritable(path)
+        read_only = self.read_only or self.unwritable
         with self._errors():
             conn = sqlite3.connect(
-                f"file:{quote(path)}?mode={mode}",
+                read_only_uri(path, self.unwritable)
+                if read_only
+                else f"file:{quote(path)}?mode=rw",  # never create a file
                 uri=True,
                 isolation_level=None,
                 timeout=10,
                 check_same_thread=False,
             )
         conn.row_factory = sqlite3.Row
+        conn.text_factory = SQLITE_TEXT
         return conn
 
     @property
@@ -286,6 +296,8 @@ class SqlDatabase:
     def _check_writable(self) -> None:
         if self.read_only:
             raise ReadOnly("qctl is read-only; the write was refused")
+        if self.unwritable:
+            raise ReadOnly(f"SQLite {self.dsn}: {self.unwritable}; the write was refused")
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:

@@ -27,7 +27,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -104,8 +104,8 @@ class Verb(Generic[H]):
     plural: str = ""
     """Several of them (default: ``noun``)."""
     caveats: Callable[[H, list[str]], list[str]] | None = None
-    """What the operator should know of a batch of planned targets before the run
-    ("batch B counted it already"): read for the plan, a few of them shown."""
+    """What the operator should know of the planned targets before the run ("batch B
+    counted it already"): one read of every planned id, a few of them shown."""
 
     @property
     def title(self) -> str:
@@ -250,7 +250,8 @@ class Result:
     """Why it stopped part-way."""
 
     def record(self) -> dict[str, Any]:
-        return asdict(self)
+        # the fields as they are: asdict would deep-copy every id
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def words(self, verb: Verb[Any]) -> str:
         text = f"{verb.past} {verb.count(self.done)}"
@@ -333,12 +334,7 @@ def plan(
     if not ids:
         what = f": {passed_over(skipped).removeprefix('; ')}" if skipped else ""
         raise WrongState(verb.title, f"nothing to {verb.name}{what}")
-    caveats: list[str] = []
-    if verb.caveats is not None:
-        for at in range(0, len(ids), BATCH):
-            if len(caveats) >= SAMPLE:
-                break
-            caveats += [c for c in verb.caveats(handle, ids[at : at + BATCH]) if c not in caveats]
+    caveats = verb.caveats(handle, ids) if verb.caveats is not None else []
     return Plan(
         verb.title,
         verb.system,

@@ -245,7 +245,8 @@ def _postgres_tables(
 def _sqlite_tables(path: str, candidates: tuple[System, ...]) -> set[tuple[str | None, str]]:
     import os
     import sqlite3
-    from urllib.parse import quote
+
+    from qctl_store.sqlite.base import read_only_uri, unwritable
 
     if path == ":memory:" or not os.path.exists(path):
         return set()
@@ -253,7 +254,7 @@ def _sqlite_tables(path: str, candidates: tuple[System, ...]) -> set[tuple[str |
     marks = ", ".join("?" * len(tables))
     try:
         # Read-only and never creating the file: detection must not write.
-        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True)
+        conn = sqlite3.connect(read_only_uri(path, unwritable(path)), uri=True)
         try:
             rows = conn.execute(
                 f"SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({marks})",

@@ -13,7 +13,8 @@ from typing import Any
 
 from rich.text import Text
 
-from qctl.core.sanitize import cut_deep, sanitize
+from qctl.core.sanitize import sanitize
+from qctl_store.decode import FarInstant, Instant, fold
 from qctl_store.types import DAG_TERMINAL_STATES, DAGState, ThroughputCount
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -77,10 +78,13 @@ def duration(td: timedelta | float | None) -> str:
     return f"{sign}{s}s"
 
 
-def when(at: datetime | None, now: datetime | None = None) -> str:
-    """An instant as ``HH:MM:SS`` today (UTC), else ``MM-DD HH:MM``."""
+def when(at: Instant | None, now: datetime | None = None) -> str:
+    """An instant as ``HH:MM:SS`` today (UTC), else ``MM-DD HH:MM``; one out of
+    ``datetime``'s range as stored (``infinity``)."""
     if at is None:
         return ""
+    if isinstance(at, FarInstant):
+        return sanitize(at)
     now = now or datetime.now(UTC)
     at = at.astimezone(UTC)
     if at.date() == now.date():
@@ -88,9 +92,19 @@ def when(at: datetime | None, now: datetime | None = None) -> str:
     return at.strftime("%m-%d %H:%M")
 
 
-def ago(at: datetime | None, now: datetime | None = None) -> str:
+def full(at: Instant | None, now: datetime | None = None) -> str:
+    """A detail's instant: ``2026-12-01 21:30:00 UTC (4m ago)``; one out of
+    ``datetime``'s range as stored (``infinity``)."""
+    if not isinstance(at, datetime):
+        return when(at)
+    return f"{at.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC ({ago(at, now)})"
+
+
+def ago(at: Instant | None, now: datetime | None = None) -> str:
     if at is None:
         return ""
+    if isinstance(at, FarInstant):
+        return sanitize(at)
     now = now or datetime.now(UTC)
     delta = now - at
     return f"{duration(delta)} ago" if delta >= timedelta(0) else f"in {duration(-delta)}"
@@ -153,8 +167,8 @@ def safe(text: str) -> str:
 
 
 def json_text(value: Any, limit: int = 0) -> str:
-    # ASCII: every control escaped; nesting cut at JSON_DEPTH levels (dumps recurses).
-    text = json.dumps(cut_deep(value), sort_keys=True, default=str)
+    # ASCII: every control escaped; folded as every view folds (dumps recurses).
+    text = json.dumps(fold(value), sort_keys=True, default=str)
     return text if not limit or len(text) <= limit else text[: limit - 1] + "…"
 
 

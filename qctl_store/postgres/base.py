@@ -9,7 +9,6 @@ classes itself, because ``mapped_errors`` translates them into qctl_store's.
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import re
 import select
@@ -24,9 +23,8 @@ import psycopg
 from psycopg import errors as pgerr
 from psycopg.adapt import AdaptersMap
 from psycopg.rows import dict_row
-from psycopg.types.json import JsonbBinaryLoader, JsonbLoader
 
-from qctl_store import deepjson, errors, validate
+from qctl_store import decode, errors, validate
 from qctl_store.backend import StoreBase
 from qctl_store.config import Config
 from qctl_store.dsn import (
@@ -179,34 +177,10 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else "connection failed"
 
 
-_JSON = json.JSONDecoder()
-
-
-def _load_jsonb(data: str | bytes) -> Any:
-    """A jsonb value from the text PostgreSQL writes for it, which is canonical: UTF-8,
-    one value, no whitespace around it. So it needs neither ``json.loads``' encoding
-    detection nor its whitespace and trailing-data checks: 0.7 against 2.6 us a value, and
-    a leased job has two (payload and meta)."""
-    text = data if isinstance(data, str) else data.decode()
-    try:
-        return _JSON.raw_decode(text)[0]
-    except RecursionError:  # a valid document deeper than json's parser recurses
-        return deepjson.parse(text)
-
-
-class _Jsonb(JsonbLoader):
-    _loads = staticmethod(_load_jsonb)
-
-
-class _JsonbBinary(JsonbBinaryLoader):
-    _loads = staticmethod(_load_jsonb)
-
-
 ADAPTERS = AdaptersMap(psycopg.adapters)
-"""psycopg's adapters with jsonb loaded by ``_load_jsonb`` (not json: its text is kept
-as written, whitespace and all)."""
-ADAPTERS.register_loader("jsonb", _Jsonb)
-ADAPTERS.register_loader("jsonb", _JsonbBinary)
+"""psycopg's adapters with json, jsonb and the timestamps decoded by ``decode`` (any
+depth, no integer too long, instants out of ``datetime``'s range kept as text)."""
+decode.register_postgres(ADAPTERS)
 
 
 KEEPALIVES = {

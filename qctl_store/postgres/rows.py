@@ -34,8 +34,9 @@ JOB_COLUMNS = job_columns()
 
 def utc(value: datetime | None) -> datetime | None:
     """A timestamptz in UTC: psycopg returns it in the session's TimeZone, which is
-    the server's default (left alone so CURRENT_DATE stats days match azync's)."""
-    return None if value is None else value.astimezone(UTC)
+    the server's default (left alone so CURRENT_DATE stats days match azync's). One out
+    of ``datetime``'s range is the ``decode.FarInstant`` psycopg's loader made."""
+    return value.astimezone(UTC) if isinstance(value, datetime) else value
 
 
 def _day(value: date) -> datetime:

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from qctl_store import errors, jsonb, validate
+from qctl_store import decode, errors, jsonb, validate
 from qctl_store.backend import StoreBase
 from qctl_store.config import Config
 from qctl_store.listing import stats_bump_sql
@@ -128,6 +128,34 @@ def mapped_errors() -> Iterator[None]:
                 raise errors.UniqueViolation(f"SQLite: {exc}") from None
             raise
         raise errors.Unavailable(f"SQLite: {exc}") from None
+
+
+READ_ONLY_FS = "its filesystem is read-only"
+
+
+def unwritable(path: str) -> str:
+    """Why this process cannot write the SQLite database ``path`` ("" when it can): it is
+    on a read-only filesystem, or this user may not write the file or its directory
+    (where SQLite writes its journal)."""
+    try:
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return READ_ONLY_FS
+    except OSError:
+        return ""  # missing: whoever creates it finds out
+    if not os.access(path, os.W_OK) or not os.access(
+        os.path.dirname(os.path.abspath(path)), os.W_OK
+    ):
+        return "this user may not write it or its directory"
+    return ""
+
+
+def read_only_uri(path: str, why: str) -> str:
+    """The URI that opens ``path`` read-only (``mode=ro``: never created, never written).
+    On a read-only filesystem also ``immutable``: nobody can change the file there, and
+    SQLite then takes no lock and needs no ``-shm`` file, which it could not create (a
+    WAL database is unreadable there otherwise)."""
+    uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro"
+    return uri + "&immutable=1" if why == READ_ONLY_FS else uri
 
 
 def full_or_unavailable(exc: sqlite3.Error, where: str) -> errors.StoreError:
@@ -243,12 +271,20 @@ class SqliteBase(StoreBase):
         self._gates: list[int] = []
         self._conns_lock = threading.Lock()
         self._closed = False
+        self.unwritable = ""
+        """Why this process cannot write the file ("": it can): then it is read through
+        read-only connections and a write is refused (``ReadOnly``) before it starts."""
         if path != ":memory:" and not path.startswith("file:"):
             parent = os.path.dirname(os.path.abspath(path))
             if not os.path.isdir(parent):
                 raise errors.Unavailable(f"SQLite: directory {parent} does not exist")
             if not os.path.exists(path):
                 self._create_file()
+            elif self.config.create_database and not os.path.isfile(path):
+                # A device or a pipe (db migrate on /dev/null): SQLite would write its
+                # journal beside it (/dev/null-journal).
+                raise errors.InvalidInput(f"SQLite: {path} is not a regular file")
+            self.unwritable = unwritable(path)
         self._conn()  # fail fast on an unopenable file
 
     def _create_file(self) -> None:
@@ -272,10 +308,10 @@ class SqliteBase(StoreBase):
             raise errors.Unavailable("SQLite: the store is closed")
         # Read-only opens the file with mode=ro: it is never created, and its journal
         # mode is left as it is (switching to WAL would write the file).
-        read_only = self.config.read_only and self.path != ":memory:"
+        read_only = (self.config.read_only or bool(self.unwritable)) and self.path != ":memory:"
         target, uri = self.path, self.path.startswith("file:")
         if read_only and not uri:
-            target, uri = f"file:{urllib.parse.quote(os.path.abspath(self.path))}?mode=ro", True
+            target, uri = read_only_uri(self.path, self.unwritable), True
         with mapped_errors():
             conn = sqlite3.connect(
                 target,
@@ -285,6 +321,7 @@ class SqliteBase(StoreBase):
                 uri=uri,
             )
             conn.row_factory = sqlite3.Row
+            conn.text_factory = decode.SQLITE_TEXT
             conn.create_function(JSONB_CONTAINS, 2, jsonb.contains_text, deterministic=True)
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -343,6 +380,8 @@ class SqliteBase(StoreBase):
         After-commit hooks run once the commit succeeded."""
         if self.config.read_only:
             raise errors.ReadOnly("the store is read-only; the write was refused")
+        if self.unwritable:
+            raise errors.ReadOnly(f"SQLite {self.path}: {self.unwritable}; the write was refused")
         conn = self._conn()
         with mapped_errors():
             self._begin_immediate(conn)

@@ -16,34 +16,41 @@ import sqlite3
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import cast
 
-from qctl_store import deepjson, errors, validate
+from qctl_store import decode, errors, validate
 from qctl_store.columns import job_columns
 from qctl_store.dialect import Dialect
 from qctl_store.records import RowMapper
 from qctl_store.sqlite.base import (
     JSONB_CONTAINS,
+    US,
     SqliteBase,
     Tx,
-    from_us,
     mapped_errors,
     now_us,
     parse_uuid,
     td_us,
     to_us,
 )
-from qctl_store.types import JSON
 
 JOB_COLUMNS = job_columns()
 """``SELECT {JOB_COLUMNS} FROM azync_jobs``: every column ``jobs_from_rows`` reads."""
 
-dt = from_us
-"""An INTEGER µs instant column as an aware UTC datetime (NULL stays None)."""
+
+def dt(value: int | None) -> datetime | None:
+    """An INTEGER µs instant column as an aware UTC datetime (NULL stays None); a value
+    out of ``datetime``'s range as a ``decode.FarInstant`` of its text, which views show
+    and sort (typed as the datetime it stands for)."""
+    return cast(datetime | None, decode.from_epoch(value, US))
 
 
-def json_value(value: str | None) -> JSON:
-    """Decoded JSON; SQL NULL is None (Go's nil RawMessage)."""
-    return None if value is None else deepjson.loads(value)
+def instant_arg(value: datetime | None) -> int | str | None:
+    """An instant argument as the column holds it: µs, or a ``decode.FarInstant`` from a
+    read (a listing's next page starting after it) as it is stored there."""
+    if isinstance(value, decode.FarInstant):
+        return int(value) if value.lstrip("-").isdigit() else str(value)
+    return to_us(value)
 
 
 def _day(value: str) -> datetime:
@@ -52,7 +59,7 @@ def _day(value: str) -> datetime:
 
 
 ROWS = RowMapper(
-    decode_uuid=parse_uuid, decode_instant=from_us, decode_json=json_value, decode_day=_day
+    decode_uuid=parse_uuid, decode_instant=dt, decode_json=decode.json_value, decode_day=_day
 )
 
 jobs_from_rows = ROWS.jobs
@@ -86,7 +93,7 @@ DIALECT = Dialect(
     placeholder=":{}",
     no_limit=-1,
     arg_id=arg_id,
-    instant=to_us,
+    instant=instant_arg,
     # Every requested meta pair is present with the same value.
     meta_filter=(
         "NOT EXISTS (SELECT 1 FROM json_each(:meta) f WHERE f.value IS NOT "

@@ -9,12 +9,14 @@ import contextlib
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import psycopg
 
-from qctl_store import Config
+from qctl_store import Config, open_store
 from qctl_store.postgres import PostgresStore
+from qctl_store.sqlite import SqliteStore
 from qctl_store.types import (
     DAGParams,
     DAGTask,
@@ -26,8 +28,9 @@ from qctl_store.types import (
     Subscriber,
     WorkflowStartParams,
 )
-from tests.conftest import PG_DSN
+from tests.conftest import PG_DSN, raw_pg, raw_sqlite
 from tests.systems.contract import Target
+from tests.systems.hostile import Hostile, HostileRow, open_row
 
 NONE = "00000000-0000-7000-8000-000000000000"
 
@@ -103,8 +106,77 @@ def _arrange(store: PostgresStore) -> dict[str, list[str]]:
 
 @contextlib.contextmanager
 def handle(target: Target) -> Iterator[Any]:
-    store = PostgresStore(target.dsn, Config(schema=target.schema, pooled=False))
+    store = open_store(target.dsn, Config(schema=target.schema, pooled=False))
     try:
         yield store
     finally:
         store.close()
+
+
+HOSTILE_BACKENDS = ("postgres", "sqlite")
+
+
+@contextlib.contextmanager
+def hostile_database(backend: str, tmp: Path) -> Iterator[Target]:
+    """An empty store migrated by ``qctl_store`` (a schema of its own on PostgreSQL)."""
+    if backend == "sqlite":
+        path = tmp / "azync.db"
+        with contextlib.closing(SqliteStore(str(path), Config())) as st:
+            st.migrate()
+        yield Target(["--dsn", f"sqlite:///{path}"], f"sqlite://{path}", "")
+        return
+    schema = f"qt_hostile_azync_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    try:
+        with contextlib.closing(PostgresStore(PG_DSN, Config(schema=schema))) as pg:
+            pg.migrate()
+        yield Target(["--dsn", PG_DSN, "--schema", schema], PG_DSN, schema)
+    finally:
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def insert_hostile(target: Target, case: Hostile) -> HostileRow | None:
+    """A pending queue job of kind ``hostile.<case>``, its payload (jsonb; TEXT on SQLite)
+    or its run and enqueue instants rewritten as another producer would."""
+    kind = f"hostile.{case.name}"
+    p = EnqueueParams(kind=kind)
+    sets: dict[str, Any] = {}
+    if case.instant:
+        sets = {"run_at": case.instant, "enqueued_at": case.instant}
+    if target.schema:
+        if case.raw is not None and case.json is None:
+            return None  # jsonb holds JSON only
+        with contextlib.closing(PostgresStore(PG_DSN, Config(schema=target.schema))) as st:
+            st.enqueue(p)
+        if case.json is not None:
+            sets["payload"] = case.json
+        try:
+            with raw_pg(target.schema) as conn:
+                conn.execute("SET max_stack_depth = '7MB'")  # jsonb's parser recurses
+                assigned = ", ".join(f"{c} = %({c})s" for c in sets)
+                conn.execute(
+                    f"UPDATE azync_jobs SET {assigned} WHERE id = %(id)s", {**sets, "id": p.id}
+                )
+        except (psycopg.errors.DataError, psycopg.errors.StatementTooComplex):
+            return None  # not a value jsonb takes (NaN, \u0000, 100,000 levels)
+    else:
+        path = target.dsn.removeprefix("sqlite://")
+        with contextlib.closing(SqliteStore(path, Config())) as st:
+            st.enqueue(p)
+        sets["payload"] = case.raw if case.raw is not None else case.json
+        with raw_sqlite(path) as conn:
+            assigned = ", ".join(f"{c} = :{c}" for c in sets if sets[c] is not None)
+            conn.execute(
+                f"UPDATE azync_jobs SET {assigned} WHERE id = :id", {**sets, "id": str(p.id)}
+            )
+    return HostileRow(str(p.id), ["jobs", "list", "--kind", kind], ["jobs", "show", str(p.id)])
+
+
+async def show_in_dashboard(app: Any, pilot: Any, row: HostileRow) -> None:
+    from qctl.systems.azync.tui import JobsPane
+
+    await pilot.press("2")
+    app.screen.query_one(JobsPane).open_with(None, row.list_args[-1], None)
+    await open_row(app, pilot, "2", "jobs-table", row.key)

@@ -15,9 +15,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from qctl.core.sanitize import JSON_DEPTH, cut_text
 from qctl.systems.azync.tui import JobDetailScreen, JobsPane
 from qctl.tui.app import QctlTop
+from qctl_store.decode import JSON_DEPTH, cut_text
 from qctl_store.types import DequeueParams, EnqueueParams, JobState, Source
 from tests.cli.conftest import Run
 from tests.conftest import PG_DSN

@@ -6,12 +6,15 @@ plus a workflow enqueued and one delayed that nobody runs, and a paused schedule
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from qctl.systems.dbos.database import Database
-from tests.dbos.fixtures import App, delayed, pg_database, wait_for
+from tests.dbos.fixtures import App, delayed, make_sqlite_system_db, migrate, pg_database, wait_for
 from tests.systems.contract import Target
+from tests.systems.hostile import Hostile, HostileRow, open_row
 
 WRITES: dict[str, list[str] | None] = {}
 """Filled by ``database()`` with the ids it made."""
@@ -67,7 +70,7 @@ def database() -> Iterator[Target]:
                 "schedules trigger": ["every-second"],
                 "vacuum workflows": ["--older-than", "1s"],
                 "versions set-latest": ["ct-v0"],
-                "executors recover": ["qctl-demo-executor"],
+                "executors recover": ["qctl-demo-executor", "--force"],
                 "queues set-limits": ["work", "--concurrency", "5"],
                 "schedules create": ["ct-new", "--workflow", "every_second", "--cron", "0 0 * * *"],
                 "schedules delete": ["ct-paused"],
@@ -86,3 +89,51 @@ def handle(target: Target) -> Iterator[Any]:
         yield db
     finally:
         db.close()
+
+
+HOSTILE_BACKENDS = ("postgres", "sqlite")
+
+FAR_MS = {"infinity": 2**62, "-infinity": -(2**62), "10000-01-01 00:00:00+00": 253402300800000}
+"""The hostile instants as epoch milliseconds (DBOS's BIGINT), out of ``datetime``'s range."""
+
+
+@contextlib.contextmanager
+def hostile_database(backend: str, tmp: Path) -> Iterator[Target]:
+    """A system database DBOS migrated (``dbos migrate``), empty."""
+    if backend == "sqlite":
+        path = make_sqlite_system_db(tmp / "dbos.sqlite")
+        yield Target(["--dsn", f"sqlite:///{path}"], f"sqlite://{path}", "")
+        return
+    with pg_database() as url:
+        migrate(url)
+        yield Target(["--dsn", url], url, "dbos")
+
+
+def insert_hostile(target: Target, case: Hostile) -> HostileRow | None:
+    """A workflow named ``hostile.<case>`` whose output is the JSON (``portable_json``) or
+    the bytes (SQLite's TEXT takes any), or whose instants are out of range (on SQLite,
+    the instant's text where DBOS stores an integer)."""
+    wf_id = f"hostile-{case.name}"
+    postgres = target.dsn.startswith("postgres")
+    # PostgreSQL's text holds neither NUL nor invalid UTF-8: the bytes on SQLite only.
+    output = case.json if postgres or case.raw is None else case.raw
+    if output is None and case.instant is None:
+        return None
+    ms: Any = int(time.time() * 1000)
+    if case.instant is not None:
+        ms = FAR_MS[case.instant] if postgres else case.instant
+    sql = (
+        "INSERT INTO {t}workflow_status (workflow_uuid, status, name, output, serialization,"
+        " created_at, updated_at) VALUES (%s, 'SUCCESS', %s, %s, 'portable_json', %s, %s)"
+    )
+    db = Database(target.dsn)
+    try:
+        db.execute(sql, [wf_id, f"hostile.{case.name}", output, ms, ms])
+    finally:
+        db.close()
+    list_args = ["workflows", "list", "--name", f"hostile.{case.name}"]
+    return HostileRow(wf_id, list_args, ["workflows", "show", wf_id])
+
+
+async def show_in_dashboard(app: Any, pilot: Any, row: HostileRow) -> None:
+    await open_row(app, pilot, "2", "dbos-workflows", row.key)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Iterator
+from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -18,6 +20,7 @@ from qctl.systems.dispatch.database import Database
 from tests.conftest import PG_DSN
 from tests.go.harness import Harness, pgx_dsn, require_go
 from tests.systems.contract import Target
+from tests.systems.hostile import Hostile, HostileRow, open_row
 
 WRITES: dict[str, list[str] | None] = {}
 """Filled by ``database()`` with the ids it made."""
@@ -155,3 +158,43 @@ def observe(target: Target, verb: str, ids: list[str]) -> dict[str, int] | None:
             [ids],
         ).fetchall()
     return {i: n for i, n in rows}
+
+
+HOSTILE_BACKENDS = ("postgres",)
+
+
+@contextlib.contextmanager
+def hostile_database(backend: str, tmp: Path) -> Iterator[Target]:
+    """dispatch's schema as its migrations leave it (``schema_6f7dda7.sql``), empty."""
+    schema = f"qt_hostile_dispatch_{uuid.uuid4().hex[:8]}"
+    sql = files("qctl.systems.dispatch").joinpath("schema_6f7dda7.sql").read_text()
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+        conn.execute(f'SET search_path = "{schema}"')
+        conn.execute(sql.encode())
+    try:
+        yield Target(["--dsn", PG_DSN, "--schema", schema], PG_DSN, schema)
+    finally:
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def insert_hostile(target: Target, case: Hostile) -> HostileRow | None:
+    """A pending job in queue ``hostile-<case>`` as dispatch's store inserts one, its
+    payload (bytea: any bytes) or its instants hostile."""
+    job = f"job_{uuid.uuid4().hex[:26]}"
+    payload = case.raw if case.raw is not None else (case.json or "{}").encode()
+    instant = case.instant or "now"
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(
+            f'INSERT INTO "{target.schema}".dispatch_jobs'
+            " (id, name, queue, payload, run_at, created_at, updated_at)"
+            " VALUES (%(id)s, 'hostile', %(q)s, %(p)s, %(t)s, %(t)s, %(t)s)",
+            {"id": job, "q": f"hostile-{case.name}", "p": payload, "t": instant},
+        )
+    list_args = ["jobs", "list", "--queue", f"hostile-{case.name}"]
+    return HostileRow(job, list_args, ["jobs", "show", job])
+
+
+async def show_in_dashboard(app: Any, pilot: Any, row: HostileRow) -> None:
+    await open_row(app, pilot, "2", "dispatch-jobs", row.key)

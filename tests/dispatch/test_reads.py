@@ -133,12 +133,12 @@ def test_queues_dlq_cron_workers(jobs: dict[str, Any], qctl: Run) -> None:
 
 
 def test_payloads_decode_as_json_or_escaped_bytes() -> None:
-    from qctl.systems.dispatch.reads import decode_payload
+    from qctl_store.decode import json_value
 
-    assert decode_payload(b'{"to": ["ops"]}') == {"to": ["ops"]}
-    assert decode_payload(b"null") is None and decode_payload(None) is None
-    assert decode_payload(b"\x00\xffraw") == "b'\\x00\\xffraw'"
-    assert decode_payload(b"not json") == "b'not json'"
+    assert json_value(b'{"to": ["ops"]}') == {"to": ["ops"]}
+    assert json_value(b"null") is None and json_value(None) is None
+    assert json_value(b"\x00\xffraw") == "b'\\x00\\xffraw'"
+    assert json_value(b"not json") == "b'not json'"
 
 
 def test_metrics_equal_queues_list(jobs: dict[str, Any], qctl: Run) -> None:

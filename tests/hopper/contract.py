@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -17,6 +18,7 @@ from tests.conftest import PG_DSN, require_pg
 from tests.hopper.conftest import install
 from tests.hopper.worker import Worker
 from tests.systems.contract import Target
+from tests.systems.hostile import Hostile, HostileRow, open_row
 
 WRITES: dict[str, list[str] | None] = {}
 """Filled by ``database()`` with the ids it made."""
@@ -91,3 +93,53 @@ def change(target: Target, verb: str, job_id: str) -> str:
         for table in ("hopper_jobs", "hopper_job_history"):
             conn.execute(f'DELETE FROM "{target.schema}".{table} WHERE id = %s', [job_id])
     return "gone"
+
+
+HOSTILE_BACKENDS = ("postgres",)
+
+
+@contextlib.contextmanager
+def hostile_database(backend: str, tmp: Path) -> Iterator[Target]:
+    """hopper's schema, empty."""
+    schema = f"qt_hostile_hopper_{uuid.uuid4().hex[:8]}"
+    install(schema)
+    try:
+        yield Target(["--dsn", PG_DSN, "--schema", schema], PG_DSN, schema)
+    finally:
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def insert_hostile(target: Target, case: Hostile) -> HostileRow | None:
+    """A job of kind ``hostile.<case>`` inserted by hopper's own SQL, its args (and its
+    attempt errors) or its instants rewritten."""
+    if case.json is None and case.raw is not None:
+        return None  # jsonb holds JSON only
+    kind = f"hostile.{case.name}"
+    w = Worker(target.schema)
+    try:
+        job = w.insert(kind, queue="hostile")
+        w.conn.execute("SET max_stack_depth = '7MB'")  # jsonb's parser recurses
+        try:
+            if case.json is not None:
+                w.conn.execute(
+                    "UPDATE hopper_jobs SET args = %(j)s::jsonb,"
+                    " errors = jsonb_build_array(jsonb_build_object('error', %(j)s::jsonb))"
+                    " WHERE id = %(id)s",
+                    {"j": case.json, "id": job},
+                )
+            if case.instant is not None:
+                w.conn.execute(
+                    "UPDATE hopper_jobs SET scheduled_at = %(t)s, created_at = %(t)s,"
+                    " attempted_at = %(t)s WHERE id = %(id)s",
+                    {"t": case.instant, "id": job},
+                )
+        except (psycopg.errors.DataError, psycopg.errors.StatementTooComplex):
+            return None  # not a value jsonb takes (NaN, \u0000, 100,000 levels)
+    finally:
+        w.close()
+    return HostileRow(str(job), ["jobs", "list", "--kind", kind], ["jobs", "show", str(job)])
+
+
+async def show_in_dashboard(app: Any, pilot: Any, row: HostileRow) -> None:
+    await open_row(app, pilot, "2", "hopper-jobs", row.key)

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from qctl_store import deepjson
+from qctl_store.decode import loads as json_loads
 
 PICKLE = "py_pickle"
 PORTABLE_JSON = "portable_json"
@@ -490,7 +490,7 @@ def decode(
         if length > min(len(text), MAX_PAYLOAD):  # JSON read in part is not JSON: its text
             return Decoded(PORTABLE_JSON, cut_value(text[:MAX_PAYLOAD], stored_characters=length))
         try:
-            return Decoded(PORTABLE_JSON, deepjson.loads(text))
+            return Decoded(PORTABLE_JSON, json_loads(text))
         except ValueError:
             return Decoded(PORTABLE_JSON, Obj("undecodable", (_cut(text),)))
     stored = None if length == len(text) else length

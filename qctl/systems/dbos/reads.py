@@ -347,7 +347,9 @@ class WorkflowFilter:
 class Cursor:
     """Where a newest-first page ends: the last row's ``created_at`` and id."""
 
-    created_at: int
+    created_at: int | str
+    """Epoch ms, or the text an SQLite writer put there instead (which SQLite sorts after
+    every integer)."""
     workflow_id: str
 
     def encode(self) -> str:
@@ -359,7 +361,9 @@ class Cursor:
         try:
             raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
             created_at, workflow_id = json.loads(raw)
-            return cls(int(created_at), str(workflow_id))
+            return cls(
+                created_at if isinstance(created_at, str) else int(created_at), str(workflow_id)
+            )
         except (ValueError, TypeError):
             raise InvalidInput(
                 f"--after: {text!r} is not a cursor printed by `qctl workflows list`"
@@ -535,7 +539,8 @@ def queue_workflows(db: Database, queue_name: str, limit: int) -> list[WorkflowR
 
 
 def cursor_of(row: WorkflowRow) -> Cursor:
-    return Cursor(int(row["created_at"]), str(row["workflow_id"]))
+    created = row["created_at"]
+    return Cursor(created if isinstance(created, int) else str(created), str(row["workflow_id"]))
 
 
 def matching_ids(db: Database, f: WorkflowFilter, limit: int) -> list[Target]:

@@ -7,12 +7,13 @@ from __future__ import annotations
 import base64
 import json
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from qctl.core.errors import NoSuchName
 from qctl.systems.dispatch.database import Database
+from qctl_store.decode import json_value
 from qctl_store.errors import InvalidInput
 from qctl_store.sqlfile import Queries, load
 
@@ -24,17 +25,6 @@ RUN_STATES = ("running", "completed", "failed")
 
 def queries(name: str) -> Queries:
     return load("qctl.systems.dispatch.queries", name)
-
-
-def decode_payload(raw: bytes | None) -> Any:
-    """A payload as JSON where it is JSON (what dispatch's ``Enqueue`` writes), else its
-    bytes escaped (``b'\\x00...'`` as text): never anything executed or unpickled."""
-    if raw is None:
-        return None
-    try:
-        return json.loads(bytes(raw).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return repr(bytes(raw))
 
 
 @dataclass
@@ -183,20 +173,22 @@ Row = TypeVar(
 
 
 _PAYLOADS = frozenset({"payload", "input", "output", "data"})
-"""Columns of bytes the application wrote: decoded as JSON where they are JSON."""
+"""Columns of bytes the application wrote: decoded as JSON where they are JSON
+(``decode.json_value``)."""
 
 
 def _rows(cls: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
     names = {f.name for f in fields(cls)}
     out = []
     for row in rows:
-        row = {k: decode_payload(v) if k in _PAYLOADS else v for k, v in row.items()}
+        row = {k: json_value(v) if k in _PAYLOADS else v for k, v in row.items()}
         out.append(cls(**{k: v for k, v in row.items() if k in names}))
     return out
 
 
 def as_record(row: Any) -> dict[str, Any]:
-    return asdict(row)
+    # Not dataclasses.asdict: it deep-copies a payload, recursing as deep as it nests.
+    return {f.name: getattr(row, f.name) for f in fields(row)}
 
 
 @dataclass(frozen=True)

@@ -4,14 +4,16 @@
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from qctl.core.errors import NoSuchName
 from qctl.systems.hopper.database import Database
+from qctl_store.decode import fold
 from qctl_store.errors import InvalidInput
 from qctl_store.sqlfile import Queries, load
 
@@ -66,7 +68,9 @@ class Job:
 
     @property
     def last_error(self) -> str:
-        return str(self.errors[-1].get("error", "")) if self.errors else ""
+        last = self.errors[-1] if isinstance(self.errors, list) and self.errors else None
+        error = last.get("error", "") if isinstance(last, dict) else ""
+        return error if isinstance(error, str) else json.dumps(fold(error))
 
 
 @dataclass
@@ -195,7 +199,8 @@ def _rows(cls: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
 
 def as_record(row: Any) -> dict[str, Any]:
     """A row as JSON shows it: hopper's column names."""
-    return {k.rstrip("_"): v for k, v in asdict(row).items()}
+    # Not dataclasses.asdict: it deep-copies args, recursing as deep as they nest.
+    return {f.name.rstrip("_"): getattr(row, f.name) for f in fields(row)}
 
 
 def _any(values: list[str] | None) -> list[str] | None:

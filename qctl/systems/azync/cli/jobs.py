@@ -30,6 +30,7 @@ from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import filters, options
 from qctl.systems.azync.cli.options import DeadAge, KindOpt, MetaOpt, SourceOpt
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS
+from qctl_store.decode import elapsed
 from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, Source
 
 if TYPE_CHECKING:
@@ -189,19 +190,14 @@ def errors(
 
 def _timings(job: Job, now: datetime) -> dict[str, timedelta | None]:
     """How long the job waited to start and how long its current attempt ran."""
-    queued_for = None
-    if job.enqueued_at:
-        if job.started_at:
-            queued_for = job.started_at - job.enqueued_at
-        elif job.state in (JobState.PENDING, JobState.SCHEDULED):
-            queued_for = now - job.enqueued_at
-    ran_for = None
-    if job.started_at:
-        end = job.completed_at or job.failed_at
-        if end is None and job.state == JobState.ACTIVE:
-            end = now
-        if end is not None and end >= job.started_at:
-            ran_for = end - job.started_at
+    waiting = job.state in (JobState.PENDING, JobState.SCHEDULED)
+    queued_for = elapsed(job.enqueued_at, job.started_at or (now if waiting else None))
+    end = job.completed_at or job.failed_at
+    if end is None and job.state == JobState.ACTIVE:
+        end = now
+    ran_for = elapsed(job.started_at, end)
+    if ran_for is not None and ran_for < timedelta(0):
+        ran_for = None
     return {"queued_for": queued_for, "ran_for": ran_for}
 
 

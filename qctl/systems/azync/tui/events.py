@@ -161,7 +161,7 @@ def event_text(e: EventAdminRow, now: datetime, payload: bool, subscribers: int)
     t.append(f"{fmt.safe(e.type)} ", "bold")
     t.append(f"{e.id}\n", "dim")
     t.append(f"aggregate {fmt.safe(f'{e.aggregate_type}/{e.aggregate_id}')} version {e.version}\n")
-    t.append(f"occurred {e.occurred_at:%Y-%m-%d %H:%M:%S} UTC ({fmt.ago(e.occurred_at, now)})\n")
+    t.append(f"occurred {fmt.full(e.occurred_at, now)}\n")
     if e.deliveries:
         t.append(f"delivered to {subscribers} subscriber(s): {e.deliveries} delivery job(s)\n")
     else:

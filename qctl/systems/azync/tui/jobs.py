@@ -34,6 +34,7 @@ from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
 from qctl.tui.widgets import Column, cells, flex, refill, table
+from qctl_store.decode import elapsed
 from qctl_store.types import Job, JobSearch, JobState, PageCursor, Source
 
 if TYPE_CHECKING:
@@ -456,13 +457,13 @@ def job_text(job: Job, now: datetime, payload: bool) -> Text:
         ("completed", job.completed_at),
     ]:
         if at is not None:
-            line(label, f"{at:%Y-%m-%d %H:%M:%S} UTC ({fmt.ago(at, now)})")
-    if job.enqueued_at and job.started_at:
-        line("queued for", fmt.duration(job.started_at - job.enqueued_at))
-    if job.started_at and (job.completed_at or job.failed_at):
-        end = job.completed_at or job.failed_at
-        assert end is not None
-        line("ran for", fmt.duration(end - job.started_at))
+            line(label, fmt.full(at, now))
+    queued_for = elapsed(job.enqueued_at, job.started_at)
+    if queued_for is not None:
+        line("queued for", fmt.duration(queued_for))
+    ran_for = elapsed(job.started_at, job.completed_at or job.failed_at)
+    if ran_for is not None:
+        line("ran for", fmt.duration(ran_for))
     if job.result is not None:
         line("result", fmt.json_text(job.result, 400))
     if payload:

@@ -4,7 +4,7 @@ and rendering rows for tables and for JSON."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -16,6 +16,7 @@ from qctl.cli.output import (
     emit_rows,
 )
 from qctl.systems.dbos import SYSTEM
+from qctl_store.decode import Instant, from_epoch
 
 if TYPE_CHECKING:
     from qctl.systems.dbos.database import Database
@@ -63,8 +64,9 @@ MS_FIELDS = {
 }
 
 
-def from_ms(ms: Any) -> datetime | None:
-    return None if ms is None else datetime.fromtimestamp(int(ms) / 1000, UTC)
+def from_ms(ms: Any) -> Instant | None:
+    """An epoch-milliseconds column as an instant (``decode.from_epoch``)."""
+    return from_epoch(ms, 1000)
 
 
 def to_ms(value: datetime | None) -> int | None:

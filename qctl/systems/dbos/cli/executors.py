@@ -37,7 +37,7 @@ def _row(ex: executors.Executor) -> dict[str, Any]:
     return {
         **ex,
         "last_active": last,
-        "idle": None if last is None else datetime.now(UTC) - last,
+        "idle": datetime.now(UTC) - last if isinstance(last, datetime) else None,
         "app_versions": ", ".join(ex["app_versions"]),
         "application_names": ", ".join(ex["application_names"]),
     }
@@ -109,7 +109,7 @@ def executors_recover(
     planned = executors.recover(db, executor_ids, dry_run=True, **options)
     last = executors.last_active(db, planned.executor_ids, max(_ms(window), 1))
     now = datetime.now(UTC)
-    idle = {e: now - at for e, t in last.items() if (at := from_ms(t)) is not None}
+    idle = {e: now - at for e, t in last.items() if isinstance(at := from_ms(t), datetime)}
     recent = [f"{e} was active {format_duration(d)} ago" for e, d in idle.items() if d < window]
     if recent and not force:
         raise WrongState(

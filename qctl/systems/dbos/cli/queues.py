@@ -52,8 +52,8 @@ QUEUED_COLUMNS = [
 
 
 def _with_age(row: reads.QueueStats) -> dict[str, Any]:
-    oldest = row["oldest_enqueued_at"]
-    age = None if oldest is None else datetime.now(UTC) - from_ms(oldest)  # type: ignore[operator]
+    oldest = from_ms(row["oldest_enqueued_at"])
+    age = datetime.now(UTC) - oldest if isinstance(oldest, datetime) else None
     return {**row, "oldest_enqueued_age": age}
 
 

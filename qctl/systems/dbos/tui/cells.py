@@ -3,12 +3,13 @@ payloads as their text (escaped by ``qctl.tui.fmt``)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from rich.text import Text
 
 from qctl.tui import fmt
+from qctl_store.decode import Instant, elapsed, from_epoch
 
 STATUS_STYLES = {
     "PENDING": fmt.state_style("running"),
@@ -25,8 +26,8 @@ def status(value: str) -> Text:
     return Text(value, STATUS_STYLES.get(value, ""))
 
 
-def instant(ms: Any) -> datetime | None:
-    return None if ms is None else datetime.fromtimestamp(int(ms) / 1000, UTC)
+def instant(ms: Any) -> Instant | None:
+    return from_epoch(ms, 1000)
 
 
 def ago(ms: Any, now: datetime) -> str:
@@ -41,14 +42,12 @@ def when(ms: Any, now: datetime) -> str:
 
 def full(ms: Any, now: datetime) -> str:
     """A detail's instant: ``2026-12-01 21:30:00 UTC (4m ago)``."""
-    at = instant(ms)
-    return "" if at is None else f"{at:%Y-%m-%d %H:%M:%S} UTC ({fmt.ago(at, now)})"
+    return fmt.full(instant(ms), now)
 
 
 def took(start_ms: Any, end_ms: Any) -> str:
-    if start_ms is None or end_ms is None:
-        return ""
-    return fmt.duration((int(end_ms) - int(start_ms)) / 1000)
+    span = elapsed(instant(start_ms), instant(end_ms))
+    return "" if span is None else fmt.duration(span)
 
 
 def value(decoded: Any, limit: int = 80) -> str:

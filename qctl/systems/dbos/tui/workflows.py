@@ -702,11 +702,14 @@ class WorkflowView(RecordView[WorkflowDetail]):
     def _draw_timeline(self, data: WorkflowDetail) -> None:
         """Every step of the tree on one time axis: its start after the workflow's
         creation, its duration, its workflow (indented by depth) and a bar of its span."""
-        origin = int(data.workflow["created_at"])
+        # Epoch ms as DBOS writes them; SQLite keeps whatever a writer put there instead.
+        created = data.workflow["created_at"]
+        starts = [s["started_at_epoch_ms"] for s in data.timeline]
+        origin = created if isinstance(created, int) else min(_ms(starts), default=0)
         ends = [s["completed_at_epoch_ms"] or s["started_at_epoch_ms"] for s in data.timeline]
         axis = Axis(
             origin,
-            max([e for e in ends if e is not None] + [origin + 1]) - origin,
+            max([*_ms(ends), origin + 1]) - origin,
             {n.row["workflow_id"]: d for n, d in _walk_depth(data.tree)},
             {n.row["workflow_id"]: n.row["name"] or "" for n in _walk(data.tree)},
         )
@@ -781,3 +784,8 @@ class WorkflowDetailScreen(WorkflowActions, DetailScreen):
     def current_workflow(self) -> Mapping[str, Any] | None:
         detail = self.query_one(WorkflowView).detail
         return None if detail is None else detail.workflow
+
+
+def _ms(values: list[Any]) -> list[int]:
+    """The epoch-ms instants among ``values`` (no NULL, no text)."""
+    return [v for v in values if isinstance(v, int)]

@@ -202,20 +202,25 @@ class JobView(RecordView[tuple[reads.Job, list[reads.Dep]]]):
         lines += [f"waits on: {d.depends_on} ({d.on_failure})" for d in deps if d.job_id == job.id]
         lines += [f"needed by: {d.job_id}" for d in deps if d.depends_on == job.id]
         self.query_one("#hopper-job-text", Static).update(Text("\n".join(lines)))
+        errors = job.errors if isinstance(job.errors, list) else []
         refill(
             self.query_one("#hopper-job-errors", DataTable),
             [
                 (
                     str(i),
-                    [
-                        str(e.get("attempt", "")),
-                        fmt.safe(str(e.get("at", ""))),
-                        str(e.get("error", "")),
-                    ],
+                    [_cell(e.get("attempt", "")), _cell(e.get("at", "")), _cell(e.get("error"))],
                 )
-                for i, e in enumerate(job.errors)
+                for i, e in enumerate(errors)
+                if isinstance(e, dict)
             ],
         )
+
+
+def _cell(value: Any) -> str:
+    """An attempt error's field, as hopper's worker wrote it (any JSON value)."""
+    if value is None or isinstance(value, str):
+        return fmt.safe(value or "")
+    return fmt.json_text(value)
 
 
 class JobDetailScreen(JobActions, DetailScreen):
