@@ -22,8 +22,10 @@ cancel`` of the same jobs (now available); dispatch ``jobs cancel`` (it retries 
 failed jobs, through their DLQ entries: nothing to retry among pending ones). For each:
 wall time, the process's peak RSS (``wait4``), the result's ``done`` against N, the
 longest transaction of a ``qctl*`` connection (``pg_stat_activity`` sampled every 20 ms),
-and the worker's claim latency p99 during the verb over its p99 alone (10 s before the
-first verb). ``--max`` is passed where the verb's ``--help`` offers it.
+and the worker's claim latency p99 during the verb over its p99 alone (the 10 s before
+the verb). ``--profile DIR`` runs each verb under cProfile (its figures then include
+cProfile's cost) and prints where its time went. ``--max`` is passed where the verb's
+``--help`` offers it.
 """
 
 from __future__ import annotations
@@ -239,6 +241,8 @@ class TxSampler(threading.Thread):
         self.dsn = dsn
         self.exclude = exclude
         self.longest = 0.0
+        self.statement = ""
+        """What the longest transaction was running when it was seen longest."""
         self.seen = 0
         """Samples that found a qctl connection: 0 would mean it names itself otherwise."""
         self.stop = threading.Event()
@@ -246,15 +250,17 @@ class TxSampler(threading.Thread):
     def run(self) -> None:
         with psycopg.connect(self.dsn, autocommit=True, application_name=f"{BENCH_APP} tx") as c:
             while not self.stop.is_set():
-                row = c.execute(
-                    "SELECT count(*), EXTRACT(EPOCH FROM max(clock_timestamp() - xact_start))"
+                rows = c.execute(
+                    "SELECT EXTRACT(EPOCH FROM clock_timestamp() - xact_start),"
+                    " state || ': ' || left(regexp_replace(query, '\\s+', ' ', 'g'), 160)"
                     " FROM pg_stat_activity WHERE datname = current_database()"
                     " AND application_name LIKE 'qctl%%' AND pid <> ALL(%s)",
                     [self.exclude],
-                ).fetchone()
-                if row and row[0]:
-                    self.seen += 1
-                    self.longest = max(self.longest, float(row[1] or 0))
+                ).fetchall()
+                self.seen += bool(rows)
+                for age, statement in rows:
+                    if age is not None and float(age) > self.longest:
+                        self.longest, self.statement = float(age), statement
                 time.sleep(SAMPLE_EVERY)
 
 
@@ -269,6 +275,7 @@ class Measured:
     stderr: str
     load: tuple[float, float, float]
     tx_samples: int
+    tx_statement: str
     lat: list[float] = field(default_factory=list)
 
 
@@ -328,6 +335,7 @@ def measure(dsn: str, cmd: list[str], worker: Worker, label: str) -> Measured:
         stderr=errors.strip()[-500:],
         load=os.getloadavg(),
         tx_samples=sampler.seen,
+        tx_statement=sampler.statement,
         lat=worker.lat.get(label, []),
     )
 
@@ -382,24 +390,34 @@ def loaded(rec: Recorder, server: str, system: System, n: int, worker_jobs: int)
         yield dsn
 
 
-def run_system(server: str, json_path: str | None, system: System, n: int, baseline: float) -> None:
+def run_system(
+    server: str, json_path: str | None, system: System, n: int, baseline: float, profile: str
+) -> None:
     rec = Recorder(json_path, "bulk", system.name)
     # More than the worker claims in the run (about 40 a second); no more, since
     # dispatch's dequeue sorts every pending job of its queue for each claim.
     worker_jobs = 5_000 if n < 50_000 else 20_000
     with loaded(rec, server, system, n, worker_jobs) as dsn, system.worker(dsn) as worker:
         time.sleep(1)  # connections made, caches warm: not part of the baseline
-        worker.phase = "baseline"
-        time.sleep(baseline)
-        worker.phase = "between"
-        base = worker.lat.get("baseline", [])
-        base_p99 = pct(base, 0.99)
-        rec.add("postgres", "worker claim p99 alone", base_p99, "ms", f"{len(base)} claims")
         for kind, verb, filters in system.verbs:
+            # The baseline right before each verb: on a shared machine the load moves
+            # within minutes (a first run's baselines were 32 to 118 ms apart).
+            worker.phase = f"{verb} alone"
+            time.sleep(baseline)
+            base = worker.lat.get(worker.phase, [])
+            base_p99 = pct(base, 0.99)
+            alone = f"{len(base)} claims"
+            rec.add("postgres", f"{kind}: worker claim p99 alone", base_p99, "ms", alone)
             extra = ("--max", str(MAX)) if offers_max(dsn, system.name, "jobs", verb) else ()
             args = ("jobs", verb, *filters, *extra, "--yes", "-o", "json")
             cmd = qctl_cmd(dsn, system.name, *args)
+            if profile:
+                # cProfile of the qctl process itself: its figures are not the run's
+                path = os.path.join(profile, f"{system.name}-{verb}.prof")
+                cmd = [sys.executable, "-m", "cProfile", "-o", path, *cmd]
             m = measure(dsn, cmd, worker, verb)
+            if profile:
+                show_profile(path)
             shown = "qctl " + " ".join(args)
             ok = m.exit == 0 and m.done == n
             if not ok:
@@ -424,6 +442,7 @@ def run_system(server: str, json_path: str | None, system: System, n: int, basel
                 m.longest_tx * 1000,
                 "ms",
                 f"{m.tx_samples} samples found a qctl connection",
+                statement=m.tx_statement,
                 **common,
             )
             rec.add(
@@ -431,15 +450,27 @@ def run_system(server: str, json_path: str | None, system: System, n: int, basel
                 f"{kind}: worker claim p99 / alone",
                 p99 / base_p99 if base_p99 else float("nan"),
                 "x",
-                f"p99 {p99:.2f} ms over {len(m.lat)} claims; alone {base_p99:.2f} ms",
+                f"p99 {p99:.2f} ms over {len(m.lat)} claims; alone {base_p99:.2f} ms"
+                f" over {len(base)}",
                 **common,
             )
+
+
+def show_profile(path: str, top: int = 25) -> None:
+    import pstats
+
+    print(f"  profile {path}:", flush=True)
+    pstats.Stats(path).sort_stats("cumulative").print_stats(top)
+    pstats.Stats(path).sort_stats("tottime").print_stats(top)
 
 
 def main() -> None:
     ap = base_args(__doc__.splitlines()[0] if __doc__ else "")
     ap.add_argument("--jobs", type=int, default=150_000, help="targets per system")
     ap.add_argument("--systems", default="azync,hopper,dispatch")
+    ap.add_argument(
+        "--profile", default="", metavar="DIR", help="run each verb under cProfile into DIR"
+    )
     args = ap.parse_args()
     n = 15_000 if args.quick else args.jobs
     baseline = 3.0 if args.quick else 10.0
@@ -450,7 +481,7 @@ def main() -> None:
     for system in SYSTEMS:
         if system.name in wanted:
             print(f"== {system.name}: {n:,} jobs", flush=True)
-            run_system(args.pg, args.json, system, n, baseline)
+            run_system(args.pg, args.json, system, n, baseline, args.profile)
     load = os.getloadavg()
     rec.add("postgres", "load at end", load[0], "load", " ".join(f"{x:.2f}" for x in load))
 
