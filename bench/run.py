@@ -8,7 +8,7 @@ Options: ``--pg DSN`` (a server DSN; scratch databases named ``qctl_bench_*`` ar
 on that server and dropped afterwards; default ``$QCTL_BENCH_PG_DSN`` or
 ``postgresql://postgres@127.0.0.1:5432/postgres``), ``--only`` (a comma list of
 machine, queue, peers, rounds, whatif, hints, admin, dags, cli, tui, dbos, hopper,
-dispatch), ``--no-peers``, ``--no-doc``; ``--admin-db``, ``--hopper-db`` and
+dispatch, bulk), ``--no-peers``, ``--no-doc``; ``--admin-db``, ``--hopper-db`` and
 ``--dispatch-db`` reuse a 10-million-row table loaded by an earlier run.
 
 The peers (pgqueuer, procrastinate) are installed from PyPI into ``bench/.venv-peers``,
@@ -60,6 +60,7 @@ STEPS = [
     "dbos",
     "hopper",
     "dispatch",
+    "bulk",
 ]
 ROUNDS = 5
 """Alternating rounds of scenario 1 (qctl, then the peers, repeated) in the rounds step:
@@ -187,6 +188,8 @@ class Runner:
             if system in steps:
                 kept = getattr(self.args, f"{system}_db")
                 self.script(system, py, f"{system}_scale.py", *(["--db", kept] if kept else []))
+        if "bulk" in steps:
+            self.script("bulk", py, "bulk_verbs.py")
         section = report(self)
         print("\n" + section)
         if not self.args.no_doc:
@@ -492,6 +495,96 @@ def scale_targets(t: Table) -> list[tuple[str, str, bool | None]]:
     return rows
 
 
+BULK_KINDS = ("retry", "cancel")
+BULK_SYSTEMS = ("azync", "hopper", "dispatch")
+BULK_TARGETS = {
+    "time": ("/ azync", 1.5),
+    "peak RSS": ("MB", 100.0),
+    "longest qctl transaction": ("ms", 1000.0),
+    "worker claim p99 / alone": ("x", 1.2),
+}
+"""The issue's targets of a bulk verb by filter (``bench/bulk_verbs.py``): within 1.5x
+azync's time, peak RSS, the longest transaction, the worker's p99 over its own."""
+
+
+def bulk_figure(t: Table, system: str, kind: str, figure: str) -> float | None:
+    """One figure of a bulk verb; ``time`` as a ratio to azync's time for the same kind
+    when ``figure`` is ``/ azync``."""
+    if figure == "/ azync":
+        ours = t.get("bulk", system, "postgres", f"{kind}: time")
+        base = t.get("bulk", "azync", "postgres", f"{kind}: time")
+        return ours / base if ours is not None and base else None
+    return t.get("bulk", system, "postgres", f"{kind}: {figure}")
+
+
+def bulk_section(t: Table) -> list[str]:
+    machine = t.by.get(("bulk", "machine", "postgres", "machine"))
+    end = t.by.get(("bulk", "machine", "postgres", "load at end"))
+    lines = []
+    if machine:
+        x = machine["extra"]
+        lines += [
+            f"{x.get('date', '?')}; {x.get('cores', '?')} cores, {x.get('cpu', '?')},"
+            f" {x.get('memory', '?')}; PostgreSQL {x.get('postgresql', '?')}"
+            f" ({x.get('server settings', '')}); load average at start"
+            f" {x.get('load average at start', '?')}"
+            + (f", at end {end['note']}" if end else "")
+            + ".",
+            "",
+        ]
+    lines += [
+        "| system | verb (`-o json`) | done | time (s) | / azync, same kind | / azync retry |"
+        " peak RSS (MB) | longest qctl transaction (ms) | worker claim p99 during / alone |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for kind in BULK_KINDS:
+        for system in BULK_SYSTEMS:
+            r = t.by.get(("bulk", system, "postgres", f"{kind}: time"))
+            if r is None:
+                continue
+            x = r["extra"]
+            done = "-" if x.get("done") is None else f"{x['done']:,} of {x['jobs']:,}"
+            if not x.get("ok"):
+                done += f" (exit {x.get('exit')})"
+            ratio = bulk_figure(t, system, kind, "/ azync")
+            # the issue's reference is azync's retry; azync has no cancel to compare with
+            retry = t.get("bulk", "azync", "postgres", "retry: time")
+            p99 = t.by.get(("bulk", system, "postgres", f"{kind}: worker claim p99 / alone"))
+            cells = [
+                system,
+                f"`{x['command']}`",
+                done,
+                fmt(r["value"]),
+                "-" if ratio is None else f"{ratio:.2f}x",
+                f"{r['value'] / retry:.2f}x" if retry else "-",
+                fmt(bulk_figure(t, system, kind, "peak RSS")),
+                fmt(bulk_figure(t, system, kind, "longest qctl transaction")),
+                "-" if p99 is None else f"{p99['value']:.2f}x ({p99['note']})",
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def bulk_targets(t: Table) -> list[tuple[str, str, bool | None]]:
+    rows: list[tuple[str, str, bool | None]] = []
+    for name, (unit, limit) in BULK_TARGETS.items():
+        found = []
+        for kind in BULK_KINDS:
+            for system in BULK_SYSTEMS:
+                if system == "azync" and unit == "/ azync":
+                    continue
+                v = bulk_figure(t, system, kind, unit if unit == "/ azync" else name)
+                if v is not None:
+                    found.append((f"{system} {kind}", v))
+        if not found:
+            continue
+        shown = "; ".join(f"{w} {fmt(v)}{'x' if unit in ('x', '/ azync') else ' ' + unit}"
+                          for w, v in found)  # fmt: skip
+        what = "time within 1.5x azync's" if unit == "/ azync" else f"{name} <= {limit:g} {unit}"
+        rows.append((f"bulk verbs by filter: {what}", shown, all(v <= limit for _, v in found)))
+    return rows
+
+
 PCTS = ("p50", "p99")
 
 
@@ -725,6 +818,7 @@ def targets(t: Table, rounds: Rounds) -> list[str]:
     )
     rows += dbos_targets(t)
     rows += scale_targets(t)
+    rows += bulk_targets(t)
     lines = ["| target | measured | verdict |", "|---|---|---|"]
     lines += [f"| {n} | {m} | {verdict(ok)} |" for n, m, ok in rows]
     return lines
@@ -826,6 +920,9 @@ def report(r: Runner) -> str:
         if any(x["scenario"] == scenario for x in t.rows):
             out += [f"### {system} at scale (`bench/{system}_scale.py`)", ""]
             out += [*scale_table(t, system), ""]
+    if any(x["scenario"] == "bulk" for x in t.rows):
+        out += ["### Bulk verbs by filter at scale (`bench/bulk_verbs.py`)", ""]
+        out += [*bulk_section(t), ""]
     rounds = load_rounds(r.rounds)
     if rounds:
         n = len(round_values(rounds, "qctl", "single enqueue"))
