@@ -37,10 +37,10 @@ DBOS_ONLY: dict[str, set[str]] = {
     # takes one execution by id); --children: DBOSClient's cancel_children.
     "workflows cancel": FILTERS | {"--max", "--name", "--older-than", "--state", "--children"},
     # Bulk resume selects by filter, so it previews (--dry-run); DBOS resumes onto a queue.
-    # azync resumes one execution by id and asks nothing; DBOS's bulk form asks (--yes),
-    # so its help shows --reason (every verb takes it; help shows it where one asks).
+    # azync resumes one execution by id and asks nothing; DBOS's bulk form asks (--yes).
+    # Both show --reason, as every write does.
     "workflows resume": FILTERS
-    | {"--dry-run", "--max", "--name", "--on-queue", "--reason", "--state", "--yes", "-y"},
+    | {"--dry-run", "--max", "--name", "--on-queue", "--state", "--yes", "-y"},
     # Which finished statuses to delete, the batch size of its short transactions, and
     # the newest of each name to keep (a DBOS workflow's name is its function).
     "vacuum workflows": {"--batch", "--keep-last", "--state", "--status"},
