@@ -9,7 +9,6 @@ azync's Go driver) and on embedded SQLite.
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import TYPE_CHECKING
 
 from qctl_store.config import Config
@@ -66,13 +65,6 @@ def open_store(dsn: str | None = None, config: Config | None = None) -> Postgres
     if dsn:
         return SqliteStore(sqlite_path(dsn), config)
     path = default_database_path()
-    data_home = os.environ.get("XDG_DATA_HOME")
-    if data_home and not os.path.isdir(data_home):
-        # A mistyped variable must not grow a directory tree of its own.
-        raise Unavailable(
-            f"XDG_DATA_HOME is {data_home}, which is not a directory: the embedded database"
-            " lives under it (create it, or unset it for ~/.local/share)"
-        )
     if not config.read_only:  # a read-only session creates nothing, not even a directory
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # private: jobs carry data
     store = SqliteStore(str(path), dataclasses.replace(config, create_database=True))

@@ -48,15 +48,6 @@ def test_an_unknown_service_is_a_usage_error(dsn: str, tmp_path: Path) -> None:
     assert result.stderr.startswith("qctl: error: malformed PostgreSQL DSN")
 
 
-def test_a_data_home_that_is_missing_is_not_created(tmp_path: Path) -> None:
-    """Without ``--read-only`` too: a mistyped ``XDG_DATA_HOME`` grows no directory."""
-    data = tmp_path / "nonexistent" / "x"
-    result = qctl("jobs", "list", env={"XDG_DATA_HOME": str(data)})
-    assert result.returncode == 6, result.stderr
-    assert result.stderr.startswith("qctl: error: XDG_DATA_HOME is "), result.stderr
-    assert not (tmp_path / "nonexistent").exists()
-
-
 def test_migrate_refuses_a_device(tmp_path: Path) -> None:
     """``db migrate`` on ``/dev/null`` used to write ``/dev/null-journal``."""
     device = Path("/dev/null")
