@@ -61,6 +61,8 @@ _qctl() {
         'qctl jobs errors --limit' | 'qctl jobs errors -n') COMPREPLY=(); return ;;
         'qctl jobs errors --output' | 'qctl jobs errors -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs errors --reason') COMPREPLY=(); return ;;
+        'qctl jobs errors --queue') COMPREPLY=(); return ;;
+        'qctl jobs errors --name') COMPREPLY=(); return ;;
         'qctl jobs show --output' | 'qctl jobs show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs attempts --output' | 'qctl jobs attempts -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs enqueue --payload' | 'qctl jobs enqueue -p') COMPREPLY=(); return ;;
@@ -607,7 +609,7 @@ _qctl() {
         'qctl db status') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs') subs='list errors show attempts enqueue retry run-now archive pause resume delete vacuum-dead cancel'; opts='-h --help' ;;
         'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --sort --limit -n --after --yes -y --output -o --reason -h --help --queue --name' ;;
-        'qctl jobs errors') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --limit -n --yes -y --output -o --reason -h --help' ;;
+        'qctl jobs errors') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --limit -n --yes -y --output -o --reason -h --help --queue --name' ;;
         'qctl jobs show') subs=''; opts='--payload --output -o -h --help' ;;
         'qctl jobs attempts') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs enqueue') subs=''; opts='--payload -p --delay --at --max-attempts --idempotency-key --ttl --meta --output -o -h --help' ;;

@@ -26,7 +26,7 @@ def emit_error_groups(
         {
             "count": g.count,
             "error": g.fingerprint,
-            label: dict(g.labels.most_common()),
+            label: dict(g.ranked_labels()),
             "first_failed": g.first_seen,
             "last_failed": g.last_seen,
             "newest": g.newest,

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+R = TypeVar("R")
 
 SCAN = 10_000
 """Failures a grouping reads at most, newest first: enough to rank the errors of an
@@ -77,6 +80,10 @@ class ErrorGroup:
     newest: Any = None
     """The id of the failure that happened last (a sample to open)."""
 
+    def ranked_labels(self) -> list[tuple[str, int]]:
+        """``labels`` largest first, then by name."""
+        return sorted(self.labels.items(), key=lambda item: (-item[1], item[0]))
+
 
 @dataclass(frozen=True)
 class ErrorGroups:
@@ -123,6 +130,34 @@ class Grouper:
         ranked.sort(key=lambda g: (g.last_seen is not None, g.last_seen or 0), reverse=True)
         ranked.sort(key=lambda g: -g.count)
         return ErrorGroups(ranked, scanned, complete)
+
+
+def scan_groups(
+    fetch: Callable[[Any, int], Sequence[R]],
+    cursor: Callable[[R], Any],
+    failure: Callable[[R], tuple[Any, str, Any, str]],
+    scan: int = SCAN,
+) -> ErrorGroups:
+    """The newest ``scan`` failures grouped: ``fetch(after, n)`` reads a page of at most
+    ``n`` newest first after a keyset cursor (None: from the newest), ``cursor`` is a
+    row's, ``failure`` a row's (id, error, time, label)."""
+    grouper = Grouper()
+    after: Any = None
+    scanned = 0
+    while True:
+        limit = min(PAGE, scan - scanned)
+        page = fetch(after, limit)
+        scanned += len(page)
+        for row in page:
+            grouper.add(*failure(row))
+        if len(page) < limit:
+            complete = True
+            break
+        after = cursor(page[-1])
+        if scanned >= scan:
+            complete = not fetch(after, 1)
+            break
+    return grouper.result(scanned, complete)
 
 
 _PLACEHOLDER = re.compile(r"'<str>'|\"<str>\"|<uuid>|<hex>|<n>|_<id>")

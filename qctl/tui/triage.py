@@ -32,7 +32,7 @@ def error_group_columns(failures: str, label: str) -> tuple[Column[ErrorGroup], 
         flex(
             label,
             f"their {label}, with counts",
-            lambda g: ", ".join(f"{k} {n}" for k, n in g.labels.most_common()),
+            lambda g: ", ".join(f"{k} {n}" for k, n in g.ranked_labels()),
         ),
         Column(
             "last failed",

@@ -9,8 +9,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from qctl.core.errors import NoSuchName
-from qctl.core.triage import PAGE, SCAN, ErrorGroups, Grouper
-from qctl_store.types import AttemptError, Job, JobSearch, JobState, PageCursor, Source
+from qctl.core.triage import SCAN, ErrorGroups, scan_groups
+from qctl_store.types import AttemptError, JobSearch, JobState, Source
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
@@ -89,23 +89,12 @@ def error_groups(store: ConsoleStore, search: JobSearch, scan: int = SCAN) -> Er
     from qctl.systems.azync.ops.jobs import died_at
 
     search = replace(search, reverse=True)
-    grouper = Grouper()
-    after: PageCursor | None = None
-    scanned = 0
-    while True:
-        limit = min(PAGE, scan - scanned)
-        page: list[Job] = store.search_jobs(search, limit=limit, after=after, payload=False)
-        scanned += len(page)
-        for job in page:
-            grouper.add(job.id, job.last_error, died_at(job), job.kind)
-        if len(page) < limit:
-            complete = True
-            break
-        after = store.job_cursor(page[-1], search.state)
-        if scanned >= scan:
-            complete = not store.search_jobs(search, limit=1, after=after, payload=False)
-            break
-    return grouper.result(scanned, complete)
+    return scan_groups(
+        lambda after, n: store.search_jobs(search, limit=n, after=after, payload=False),
+        lambda job: store.job_cursor(job, search.state),
+        lambda job: (job.id, job.last_error, died_at(job), job.kind),
+        scan,
+    )
 
 
 def unindexed_read(state: JobState | None) -> str:
