@@ -464,6 +464,7 @@ _qctl() {
         'qctl vacuum workflows --state' | 'qctl vacuum workflows --status') COMPREPLY=(); return ;;
         'qctl vacuum workflows --batch') COMPREPLY=(); return ;;
         'qctl vacuum workflows --keep-last') COMPREPLY=(); return ;;
+        'qctl vacuum all --older-than' | 'qctl vacuum all --retention') COMPREPLY=(); return ;;
         'qctl vacuum all --completed') COMPREPLY=(); return ;;
         'qctl vacuum all --dead') COMPREPLY=(); return ;;
         'qctl vacuum all --stats') COMPREPLY=(); return ;;
@@ -472,7 +473,6 @@ _qctl() {
         'qctl vacuum all --source' | 'qctl vacuum all -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl vacuum all --output' | 'qctl vacuum all -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl vacuum all --reason') COMPREPLY=(); return ;;
-        'qctl vacuum all --older-than' | 'qctl vacuum all --retention') COMPREPLY=(); return ;;
         'qctl vacuum history --older-than' | 'qctl vacuum history --retention') COMPREPLY=(); return ;;
         'qctl vacuum history --output' | 'qctl vacuum history -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl vacuum history --reason') COMPREPLY=(); return ;;
@@ -679,7 +679,7 @@ _qctl() {
         'qctl vacuum idempotency') subs=''; opts='--source -s --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum dags') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum workflows') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help --state --status --batch --keep-last' ;;
-        'qctl vacuum all') subs=''; opts='--completed --dead --stats --dags --workflows --source -s --dry-run --yes -y --output -o --reason -h --help --older-than --retention' ;;
+        'qctl vacuum all') subs=''; opts='--older-than --retention --completed --dead --stats --dags --workflows --source -s --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum history') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum batches') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum streams') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;
