@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -158,6 +158,21 @@ def scan_groups(
             complete = not fetch(after, 1)
             break
     return grouper.result(scanned, complete)
+
+
+COUNT_CAP = 100_000
+"""Rows a failure count of ``qctl metrics`` reads at most where no index holds the failed
+state: a bounded read in place of a scan of a table of millions."""
+
+
+def bounded_counts(
+    rows: Sequence[Mapping[str, Any]], cap: int = COUNT_CAP
+) -> tuple[dict[str, int], bool]:
+    """Counts per queue from a read of at most ``cap`` rows (each row: ``queue``, ``n``
+    counted, ``read`` rows read), and whether the read stopped at the cap (the counts
+    are then lower bounds)."""
+    counts = {str(r["queue"]): int(r["n"]) for r in rows}
+    return counts, sum(int(r["read"]) for r in rows) >= cap
 
 
 _PLACEHOLDER = re.compile(r"'<str>'|\"<str>\"|<uuid>|<hex>|<n>|_<id>")

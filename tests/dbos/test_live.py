@@ -874,6 +874,9 @@ def test_metrics_equal_the_dashboard_reads(run: Run, dbos_app: App) -> None:
     for status, n in counts.counts.items():
         labels = {"status": status, "estimated": str(status in counts.estimated).lower()}
         assert found[("qctl_dbos_workflows", frozenset(labels.items()))] == n
+    for status in ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
+        failed = frozenset({"status": status}.items())
+        assert found[("qctl_dbos_failed_workflows", failed)] == counts.counts.get(status, 0)
     work = next(q for q in queues if q["queue_name"] == "work")
     assert work["delayed"] >= 1
     for status in ("enqueued", "pending", "delayed"):

@@ -279,6 +279,13 @@ def error_groups(
     )
 
 
+def dlq_waiting(db: Database, cap: int = triage.COUNT_CAP) -> tuple[dict[str, int], bool]:
+    """DLQ entries not replayed per queue, and whether the count is a lower bound (a
+    bounded read: no index holds replayed_at)."""
+    rows = db.all(queries("reads.sql").dlq_waiting_bounded, {"cap": cap})
+    return triage.bounded_counts(rows, cap)
+
+
 _TYPEID_PREFIX = re.compile(r"[a-z]+_[0-9a-z]*")
 _TOP = "z" * 40
 """Sorts after every id suffix of TypeID digits, so a prefix's ids are one index range."""

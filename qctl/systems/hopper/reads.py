@@ -331,6 +331,13 @@ def queue_depths(db: Database) -> list[QueueDepth]:
     return _rows(QueueDepth, db.all(q.queue_depths_indexed if tuned else q.queue_depths))
 
 
+def discarded(db: Database, cap: int = triage.COUNT_CAP) -> tuple[dict[str, int], bool]:
+    """Discarded jobs per queue, and whether the count is a lower bound (a bounded read:
+    no index holds the state)."""
+    rows = db.all(queries("reads.sql").discarded_bounded, {"cap": cap})
+    return triage.bounded_counts(rows, cap)
+
+
 @dataclass
 class Cluster:
     live_clients: int

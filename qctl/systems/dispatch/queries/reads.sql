@@ -253,3 +253,11 @@ WHERE (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
   AND (%(after_id)s::text IS NULL OR id < %(after_id)s::text)
 ORDER BY id DESC
 LIMIT %(limit)s;
+
+-- name: dlq_waiting_bounded
+-- DLQ entries not replayed per queue for `qctl metrics`. dispatch indexes no replayed_at
+-- (idx_dispatch_dlq_queue is (queue, failed_at)), so at most %(cap)s entries are read, in
+-- no order: `read` says how many (fewer than the cap: all of them).
+SELECT queue, count(*) FILTER (WHERE replayed_at IS NULL) AS n, count(*) AS read
+FROM (SELECT queue, replayed_at FROM dispatch_dlq LIMIT %(cap)s) d
+GROUP BY queue;

@@ -353,3 +353,11 @@ UNION ALL
  LIMIT %(limit)s)
 ORDER BY id DESC
 LIMIT %(limit)s;
+
+-- name: discarded_bounded
+-- Discarded jobs per queue for `qctl metrics`. No index holds a history row's state (the
+-- failed partition holds cancelled and discarded jobs alike), so at most %(cap)s of its
+-- rows are read, in no order: `read` says how many (fewer than the cap: all of them).
+SELECT queue, count(*) FILTER (WHERE state = 'discarded') AS n, count(*) AS read
+FROM (SELECT queue, state FROM hopper_job_history_failed LIMIT %(cap)s) h
+GROUP BY queue;
