@@ -270,9 +270,10 @@ def error_groups(
     """The newest ``scan`` jobs of ``states`` (default ``FAILED``) grouped by the
     fingerprint of their last error, labelled by job name: only ids, names, last errors
     and times are read."""
-    q = queries("reads.sql").failures
+    q = queries("reads.sql")
+    statement = f"{q.failures_of} ({q.list_jobs}) AS j ORDER BY id DESC"
     return triage.scan_groups(
-        lambda after, n: db.all(q, _job_filter(states or FAILED, queues, names, n, after)),
+        lambda after, n: db.all(statement, _job_filter(states or FAILED, queues, names, n, after)),
         lambda row: Cursor(row["id"]),
         lambda row: (row["id"], row["error"] or "", row["at"], row["name"]),
         scan,

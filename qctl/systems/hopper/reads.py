@@ -262,9 +262,10 @@ def error_groups(
     """The newest ``scan`` jobs of ``states`` (default ``FAILED``) grouped by the
     fingerprint of their last error, labelled by kind: only ids, kinds, last errors and
     times are read."""
-    q = queries("reads.sql").failures
+    q = queries("reads.sql")
+    statement = f"{q.failures_of} ({q.list_jobs}) AS j ORDER BY id DESC"
     return triage.scan_groups(
-        lambda after, n: db.all(q, _job_filter(states or FAILED, kinds, queues, n, after)),
+        lambda after, n: db.all(statement, _job_filter(states or FAILED, kinds, queues, n, after)),
         lambda row: row["id"],
         lambda row: (row["id"], row["error"] or "", row["at"], row["kind"]),
         scan,

@@ -241,18 +241,13 @@ WHERE q.queue IS NOT NULL
   AND d.failed_at >= %(since)s
 GROUP BY 2, 3;
 
--- name: failures
--- A page of jobs' last errors for `jobs errors`, newest first by id as list_jobs, reading
--- only the id, name, last_error (its first 4096 characters) and when the job last changed
--- (its failure, for a failed job).
+-- name: failures_of
+-- The head of `jobs errors`' read: reads.error_groups follows it with list_jobs as a
+-- subquery (newest first by id, the same filters) and takes of each job only its id,
+-- name, last_error (its first 4096 characters) and when it last changed (its failure,
+-- for a failed job).
 SELECT id, name, left(last_error, 4096) AS error, coalesce(completed_at, updated_at) AS at
-FROM dispatch_jobs
-WHERE (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
-  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
-  AND (%(names)s::text[] IS NULL OR name = ANY(%(names)s::text[]))
-  AND (%(after_id)s::text IS NULL OR id < %(after_id)s::text)
-ORDER BY id DESC
-LIMIT %(limit)s;
+FROM
 
 -- name: dlq_waiting_bounded
 -- DLQ entries not replayed per queue for `qctl metrics`. dispatch indexes no replayed_at

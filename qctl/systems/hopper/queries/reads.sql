@@ -310,49 +310,17 @@ GROUP BY b.start, j.queue;
 -- The database's clock, which the throughput grid is laid on.
 SELECT now() AS now;
 
--- name: failures
--- A page of jobs' last errors for `jobs errors`, newest first, as list_jobs walks them
--- (the same parts, skipped the same way), reading only the id, kind, the last element of
--- errors (its first 4096 characters; hopper appends one per failed attempt) and when it
--- failed: finalized_at in history, else when the last attempt started.
-(SELECT id, kind, left(CASE WHEN jsonb_typeof(errors) = 'array' THEN errors -> -1 ->> 'error' END, 4096) AS error,
-        attempted_at AS at
- FROM hopper_jobs
- WHERE %(live)s
-   AND (%(states)s::hopper_job_state[] IS NULL OR state = ANY(%(states)s::hopper_job_state[]))
-   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
-   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
-   AND (%(after)s::uuid IS NULL OR id < %(after)s::uuid)
- ORDER BY id DESC
- LIMIT %(limit)s)
-UNION ALL
-(SELECT id, kind, left(CASE WHEN jsonb_typeof(errors) = 'array' THEN errors -> -1 ->> 'error' END, 4096),
-        finalized_at
- FROM hopper_job_history_completed
- WHERE %(completed)s
-   AND (%(states)s::hopper_job_state[] IS NULL OR state = ANY(%(states)s::hopper_job_state[]))
-   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
-   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
-   AND (%(after)s::uuid IS NULL OR id < %(after)s::uuid)
-   AND (%(queues)s::text[] IS NULL
-        OR EXISTS (SELECT 1 FROM hopper_job_history_completed q WHERE q.queue = ANY(%(queues)s::text[])))
- ORDER BY id DESC
- LIMIT %(limit)s)
-UNION ALL
-(SELECT id, kind, left(CASE WHEN jsonb_typeof(errors) = 'array' THEN errors -> -1 ->> 'error' END, 4096),
-        finalized_at
- FROM hopper_job_history_failed
- WHERE %(failed)s
-   AND (%(states)s::hopper_job_state[] IS NULL OR state = ANY(%(states)s::hopper_job_state[]))
-   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
-   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
-   AND (%(after)s::uuid IS NULL OR id < %(after)s::uuid)
-   AND (%(queues)s::text[] IS NULL
-        OR EXISTS (SELECT 1 FROM hopper_job_history_failed q WHERE q.queue = ANY(%(queues)s::text[])))
- ORDER BY id DESC
- LIMIT %(limit)s)
-ORDER BY id DESC
-LIMIT %(limit)s;
+-- name: failures_of
+-- The head of `jobs errors`' read: reads.error_groups follows it with list_jobs as a
+-- subquery (the same parts, walked and skipped the same way) and takes of each job only
+-- its id, kind, the last element of errors (its first 4096 characters; hopper appends
+-- one per failed attempt) and when it failed: finalized_at in history, else when its
+-- last attempt started.
+SELECT id, kind,
+       left(CASE WHEN jsonb_typeof(errors) = 'array' THEN errors -> -1 ->> 'error' END, 4096)
+           AS error,
+       coalesce(finalized_at, attempted_at) AS at
+FROM
 
 -- name: discarded_bounded
 -- Discarded jobs per queue for `qctl metrics`. No index holds a history row's state (the
