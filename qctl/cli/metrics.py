@@ -59,8 +59,8 @@ def metrics(
     hopper's discarded, dispatch's failed; qctl_dbos_failed_workflows) with dispatch's
     DLQ entries waiting, and what is paused (azync's paused jobs, hopper's paused
     queues). Every figure is a cheap read: where no index holds a failed state (hopper's
-    discarded, dispatch's DLQ) at most 100,000 rows are read and bounded=true marks a
-    lower bound. Always read-only."""
+    discarded, dispatch's DLQ) a bounded number of rows is read (each gauge's help says
+    how many) and bounded=true marks a lower bound. Always read-only."""
     from qctl import systems
 
     c = cli(ctx)

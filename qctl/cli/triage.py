@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 from qctl.cli.output import OutputFormat, emit_rows, note
-from qctl.core.triage import ErrorGroups
+from qctl.core.triage import SCAN, ErrorGroups
 
 HELP = (
     "Grouped by error fingerprint: numbers, UUIDs, hex ids, TypeIDs and quoted values"
     " folded to placeholders, so `card declined for 480` and `... for 168` are one group."
     " One row per group, largest first: its count, {labels}, first and last failure, the"
-    " newest failure's id and (in JSON) its error as stored. Reads the newest 10,000"
+    " newest failure's id and (in JSON) its error as stored. Reads the newest"
+    f" {SCAN:,}"
     " failures (ids, errors and times only); stderr says when that was fewer than all."
 )
 """The part of every system's ``jobs errors`` help that says what it prints."""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from qctl.core.triage import COUNT_CAP
 from qctl.systems.dispatch import reads
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def collect(db: Database) -> Iterator[Metric]:
     waiting = GaugeMetricFamily(
         "qctl_dispatch_dlq_waiting",
         "DLQ entries not replayed per queue. dispatch indexes no replayed_at: at most"
-        " 100,000 entries are read, and bounded=true marks counts that are then lower"
+        f" {COUNT_CAP:,} entries are read, and bounded=true marks counts that are then lower"
         " bounds.",
         labels=["queue", "bounded"],
     )

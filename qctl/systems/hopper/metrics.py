@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from qctl.core.triage import COUNT_CAP
 from qctl.systems.hopper import reads
 
 if TYPE_CHECKING:
@@ -49,7 +50,8 @@ def collect(db: Database) -> Iterator[Metric]:
     failed = GaugeMetricFamily(
         "qctl_hopper_failed_jobs",
         "Discarded jobs (out of attempts, or expired) per queue, in history until hopper's"
-        " retention drops them. No index holds a history row's state: at most 100,000"
+        " retention drops them. No index holds a history row's state: at most"
+        f" {COUNT_CAP:,}"
         " rows of the failed history are read, and bounded=true marks counts that are"
         " then lower bounds.",
         labels=["queue", "bounded"],
