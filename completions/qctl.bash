@@ -56,7 +56,7 @@ _qctl() {
         'qctl jobs list --name') COMPREPLY=(); return ;;
         'qctl jobs errors --source' | 'qctl jobs errors -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl jobs errors --kind' | 'qctl jobs errors -k') _qctl_ask; return ;;
-        'qctl jobs errors --state') COMPREPLY=($(compgen -W 'pending scheduled active dead paused succeeded blocked waiting cancelled uncertain skipped' -- "$cur")); return ;;
+        'qctl jobs errors --state') _qctl_ask; return ;;
         'qctl jobs errors --meta') COMPREPLY=(); return ;;
         'qctl jobs errors --error') COMPREPLY=(); return ;;
         'qctl jobs errors --payload-contains') COMPREPLY=(); return ;;
@@ -66,6 +66,8 @@ _qctl() {
         'qctl jobs errors --run') COMPREPLY=(); return ;;
         'qctl jobs errors --limit' | 'qctl jobs errors -n') COMPREPLY=(); return ;;
         'qctl jobs errors --output' | 'qctl jobs errors -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl jobs errors --queue') _qctl_ask; return ;;
+        'qctl jobs errors --name') COMPREPLY=(); return ;;
         'qctl jobs show --output' | 'qctl jobs show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs attempts --output' | 'qctl jobs attempts -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs enqueue --payload' | 'qctl jobs enqueue -p') COMPREPLY=(); return ;;
@@ -472,6 +474,7 @@ _qctl() {
         'qctl vacuum workflows --state' | 'qctl vacuum workflows --status') _qctl_ask; return ;;
         'qctl vacuum workflows --batch') COMPREPLY=(); return ;;
         'qctl vacuum workflows --keep-last') COMPREPLY=(); return ;;
+        'qctl vacuum all --older-than' | 'qctl vacuum all --retention') COMPREPLY=(); return ;;
         'qctl vacuum all --completed') COMPREPLY=(); return ;;
         'qctl vacuum all --dead') COMPREPLY=(); return ;;
         'qctl vacuum all --stats') COMPREPLY=(); return ;;
@@ -480,7 +483,6 @@ _qctl() {
         'qctl vacuum all --source' | 'qctl vacuum all -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl vacuum all --output' | 'qctl vacuum all -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl vacuum all --reason') COMPREPLY=(); return ;;
-        'qctl vacuum all --older-than' | 'qctl vacuum all --retention') COMPREPLY=(); return ;;
         'qctl vacuum history --older-than' | 'qctl vacuum history --retention') COMPREPLY=(); return ;;
         'qctl vacuum history --output' | 'qctl vacuum history -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl vacuum history --reason') COMPREPLY=(); return ;;
@@ -644,7 +646,7 @@ _qctl() {
         'qctl db status') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs') subs='list errors show attempts enqueue retry run-now archive pause resume delete vacuum-dead cancel'; opts='-h --help' ;;
         'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --sort --limit -n --after --yes -y --output -o -h --help --queue --name' ;;
-        'qctl jobs errors') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --limit -n --yes -y --output -o -h --help' ;;
+        'qctl jobs errors') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --limit -n --yes -y --output -o -h --help --queue --name' ;;
         'qctl jobs show') subs=''; opts='--payload --output -o -h --help'; ask=1 ;;
         'qctl jobs attempts') subs=''; opts='--output -o -h --help'; ask=1 ;;
         'qctl jobs enqueue') subs=''; opts='--payload -p --delay --at --max-attempts --idempotency-key --ttl --meta --output -o --reason -h --help' ;;
@@ -714,7 +716,7 @@ _qctl() {
         'qctl vacuum idempotency') subs=''; opts='--source -s --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum dags') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum workflows') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help --state --status --batch --keep-last' ;;
-        'qctl vacuum all') subs=''; opts='--completed --dead --stats --dags --workflows --source -s --dry-run --yes -y --output -o --reason -h --help --older-than --retention' ;;
+        'qctl vacuum all') subs=''; opts='--older-than --retention --completed --dead --stats --dags --workflows --source -s --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum history') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum batches') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum streams') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;

@@ -55,7 +55,12 @@ def metrics(
 ) -> None:
     """Print the database's figures once as OpenMetrics text, write them to a textfile,
     or serve them over HTTP: depths per kind or queue and state, oldest pending age,
-    today's throughput, dead and failed counts. Always read-only."""
+    throughput, failure counts on every system (qctl_<system>_failed_jobs: azync's dead,
+    hopper's discarded, dispatch's failed; qctl_dbos_failed_workflows) with dispatch's
+    DLQ entries waiting, and what is paused (azync's paused jobs, hopper's paused
+    queues). Every figure is a cheap read: where no index holds a failed state (hopper's
+    discarded, dispatch's DLQ) a bounded number of rows is read (each gauge's help says
+    how many) and bounded=true marks a lower bound. Always read-only."""
     from qctl import systems
 
     c = cli(ctx)

@@ -128,10 +128,10 @@ class Entry:
     """The digest of the plan file a ``--plan`` run ran."""
 
     def note(self, record: Any) -> None:
-        """What a result record (an ops record as a mapping, a list of them, or the one
-        record of several: ``{"count", "results", "skipped", "failed", "not_tried"}``)
-        says was done. A verb over a filter that acts in batches gives a count, no ids
-        (the selection says which)."""
+        """What a result record (an ops record as a mapping, a list of them, the one
+        record of several: ``{"count", "results", "skipped", "failed", "not_tried"}``, or a
+        vacuum's ``{"tables", "total"}``) says was done. A verb over a filter that acts in
+        batches gives a count, no ids (the selection says which)."""
         if isinstance(record, Mapping) and "selected" in record and "stopped_part_way" in record:
             # the verb engine's result (``qctl.core.verbs.Result``): its own counts
             self.ids = [str(i) for i in record["ids"]]
@@ -139,6 +139,10 @@ class Entry:
             self.skipped = sum(record["skipped"].values())
             self.failed = 1 if record["stopped_part_way"] else 0
             self.plan = record.get("plan_digest")
+            return
+        if isinstance(record, Mapping) and "tables" in record and "total" in record:
+            # a vacuum's result (``qctl.cli.vacuum.record``): the rows it removed
+            self.done = int(record["total"])
             return
         if isinstance(record, list):
             results: list[Any] = [_fields(r) for r in record]

@@ -75,6 +75,17 @@ def parse_duration(text: str) -> timedelta:
     return total
 
 
+ZERO_AGE = "--older-than 0 would remove everything finished up to now; give a positive age"
+"""Every vacuum's refusal of a zero age (a cutoff of now)."""
+
+
+def retention_age(age: timedelta) -> timedelta:
+    """A vacuum's ``--older-than``: more than 0, which would be everything."""
+    if age <= timedelta(0):
+        raise ParseError(ZERO_AGE)
+    return age
+
+
 def format_duration(value: timedelta) -> str:
     """A compact human form (``1d2h``, ``45s``, ``350ms``) for tables."""
     us = (value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds

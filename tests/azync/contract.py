@@ -75,6 +75,7 @@ def _arrange(store: PostgresStore) -> dict[str, list[str]]:
     store.register_subscriber(Subscriber(name="ct.sub", event_type="ct.event"))
     store.publish(PublishParams(type="ct.event", payload={}))
     old = ["--older-than", "0"]
+    aged = ["--older-than", "1s"]  # a vacuum refuses 0: it would remove everything
     return {
         "jobs retry": ["--kind", "ct.dead"],
         "jobs delete": ["--kind", "ct.pending", "--state", "pending"],
@@ -92,13 +93,13 @@ def _arrange(store: PostgresStore) -> dict[str, list[str]]:
         "subscribers delete": ["ct.sub"],
         "replay": ["--event-type", "ct.event"],
         "nuke": [],
-        "vacuum all": ["--completed", "0"],
-        "vacuum completed": old,
-        "vacuum dags": old,
+        "vacuum all": aged,
+        "vacuum completed": aged,
+        "vacuum dags": aged,
         "vacuum dead": old,
         "vacuum idempotency": [],
-        "vacuum stats": old,
-        "vacuum workflows": old,
+        "vacuum stats": aged,
+        "vacuum workflows": aged,
         "db tune": [],
         "db migrate": [],
     }

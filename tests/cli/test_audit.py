@@ -187,6 +187,16 @@ def test_reason_from_the_environment_and_a_bulk_walk_counts(
     assert entry["done"] == 3 and entry["selection"] == {"--kind": kind}
 
 
+def test_a_vacuum_records_the_rows_it_removed(run: Run, st: Any, kind: str, log: Path) -> None:
+    make_dead(st, kind, 3)
+    args = ["vacuum", "dead", "--older-than", "0", "--kind", kind, "--source", "queue"]
+    result = run(*args, "--yes", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["total"] == 3
+    [entry] = entries(log)
+    assert (entry["verb"], entry["done"], entry["exit_status"]) == ("vacuum dead", 3, 0)
+
+
 def test_qctl_audit_lists_newest_first_filtered_and_sanitised(log: Path, run: Run) -> None:
     where = audit.where("azync", "prod", "postgresql://ops:***@db/app", "azync", "ops")
     for verb, reason, time in [

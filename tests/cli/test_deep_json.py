@@ -96,7 +96,7 @@ def test_jobs_show_cuts_what_is_too_deep(run: Run, deep_job: tuple[str, uuid.UUI
     "verb",
     [
         ["jobs", "retry", "--all-dead", "--kind", "{kind}", "--dry-run"],
-        ["vacuum", "all", "--dead", "0s", "--dry-run"],
+        ["vacuum", "all", "--older-than", "30d", "--dead", "0s", "--dry-run"],
     ],
     ids=["retry-dry-run", "vacuum-all-dry-run"],
 )

@@ -386,7 +386,12 @@ def test_vacuum(run: Run, st: Any, kind: str) -> None:
             "json",
         )
     )
-    assert dry == [{"target": "dead", "source": "queue", "removed": 2, "dry_run": True}]
+    assert dry == {
+        "older_than": "0",
+        "dry_run": True,
+        "tables": [{"table": "dead.queue", "would_remove": 2}],
+        "total": 2,
+    }
     assert run("vacuum", "dead", "--older-than", "0", "--kind", kind).exit_code == 4
     rows = out_json(
         run(
@@ -403,7 +408,12 @@ def test_vacuum(run: Run, st: Any, kind: str) -> None:
             "json",
         )
     )
-    assert rows == [{"target": "dead", "source": "queue", "removed": 2}]
+    assert rows == {
+        "older_than": "0",
+        "dry_run": False,
+        "tables": [{"table": "dead.queue", "removed": 2}],
+        "total": 2,
+    }
 
     (done,) = enqueue(st, kind, 1)
     (job,) = st.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind, limit=1))
@@ -413,10 +423,10 @@ def test_vacuum(run: Run, st: Any, kind: str) -> None:
         run(
             "vacuum",
             "all",
+            "--older-than",
+            "30d",
             "--completed",
             "1ms",
-            "--dags",
-            "30d",
             "--stats",
             "90d",
             "--source",
@@ -426,9 +436,13 @@ def test_vacuum(run: Run, st: Any, kind: str) -> None:
             "json",
         )
     )
-    by_target = {r["target"]: r["removed"] for r in plan}
-    assert by_target["completed"] >= 1 and by_target["dags"] >= 0
-    assert by_target["stats"] is None and by_target["idempotency"] is None
+    by_table = {r["table"]: r["would_remove"] for r in plan["tables"]}
+    assert list(by_table) == [
+        "completed.queue", "dead.queue", "stats.queue", "idempotency.queue", "dags", "workflows"
+    ]  # fmt: skip
+    assert by_table["completed.queue"] >= 1 and by_table["dags"] >= 0
+    assert by_table["stats.queue"] is None and by_table["idempotency.queue"] is None
+    assert plan["total"] == sum(n or 0 for n in by_table.values())
     st.get_job(Source.QUEUE, done)  # the dry run removed nothing
     for args in (
         ["completed", "--retention", "30d"],
@@ -439,16 +453,18 @@ def test_vacuum(run: Run, st: Any, kind: str) -> None:
     ):
         r = run("vacuum", *args, "--yes", "-o", "json")
         assert r.exit_code == 0, (args, r.stderr)
-        assert all(isinstance(row["removed"], int) for row in json.loads(r.stdout))
+        result = json.loads(r.stdout)
+        assert all(isinstance(row["removed"], int) for row in result["tables"])
+        assert result["total"] == sum(row["removed"] for row in result["tables"])
         assert run("vacuum", *args, "--dry-run").exit_code == 0
     every = out_json(
         run(
             "vacuum",
             "all",
+            "--older-than",
+            "30d",
             "--completed",
             "1ms",
-            "--dags",
-            "30d",
             "--source",
             "queue",
             "--yes",
@@ -456,11 +472,18 @@ def test_vacuum(run: Run, st: Any, kind: str) -> None:
             "json",
         )
     )
-    assert [r["target"] for r in every] == ["completed", "idempotency", "dags"]
-    assert every[0]["removed"] >= 1
+    assert every["tables"][0]["table"] == "completed.queue"
+    assert every["tables"][0]["removed"] >= 1
+    assert every["total"] == sum(t["removed"] for t in every["tables"])
     with pytest.raises(NotFound):
         st.get_job(Source.QUEUE, done)
-    assert run("vacuum", "all", "--yes").exit_code == 2
+    assert run("vacuum", "all", "--yes").exit_code == 2  # no --older-than
+    for zero in (["all", "--older-than", "0"], ["completed", "--older-than", "0s"]):
+        refused = run("vacuum", *zero, "--yes")
+        assert refused.exit_code == 2 and refused.stderr.splitlines() == [
+            "qctl: error: --older-than 0 would remove everything finished up to now;"
+            " give a positive age"
+        ]
     assert run("vacuum", "completed", "--retention", "1x", "--yes").exit_code == 2
     assert run("vacuum", "idempotency", "--yes", root=["--read-only"]).exit_code == 4
 

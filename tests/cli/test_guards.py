@@ -88,7 +88,13 @@ def test_vacuum_dry_run_says_so_in_csv(run: Run, kind: str) -> None:
     res = run("vacuum", "dead", "--older-than", "0", "--kind", kind, "--dry-run", "-o", "csv")
     assert res.exit_code == 0
     lines = res.stdout.splitlines()
-    assert lines[0] == "target,source,removed,dry_run"
+    assert lines[0] == "table,would_remove,older_than,dry_run"
+    assert lines[1:] == [
+        "dead.queue,0,0,true",
+        "dead.event,0,0,true",
+        "dead.dag,0,0,true",
+        "dead.workflow,0,0,true",
+    ]
     assert all(line.endswith(",true") for line in lines[1:])
 
 

@@ -29,7 +29,8 @@ def job_count(found: dict[Any, float], kind: str, state: str) -> float:
 
 
 def test_one_shot_openmetrics_equals_the_store(run: Run, st: Any, kind: str) -> None:
-    enqueue(st, kind, 3)
+    held = enqueue(st, kind, 4)[0]
+    st.pause_job(Source.QUEUE, held)
     make_dead(st, kind, 2)
     result = run("metrics")
     assert result.exit_code == 0, result.stderr
@@ -37,6 +38,11 @@ def test_one_shot_openmetrics_equals_the_store(run: Run, st: Any, kind: str) -> 
     depths = st.sources_depths([Source.QUEUE], True)[Source.QUEUE][0][kind]
     assert job_count(found, kind, "pending") == depths.pending == 3
     assert job_count(found, kind, "dead") == depths.dead == 2
+    # the failure and paused gauges every system has
+    mine = frozenset({"source": "queue", "kind": kind}.items())
+    assert found[("qctl_azync_failed_jobs", mine)] == 2
+    paused = frozenset({"source": "queue", "kind": kind, "estimated": "false"}.items())
+    assert found[("qctl_azync_paused_jobs", paused)] == depths.paused == 1
     age = found[
         (
             "qctl_azync_oldest_pending_age_seconds",

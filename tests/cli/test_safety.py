@@ -477,7 +477,7 @@ def test_vacuum_dead_keeps_a_suspended_sagas_task_and_retry_refuses_a_gap(
     dag_id, dead = suspended_saga(st)
     for args in (
         ["vacuum", "dead", "--source", "dag", "--older-than", "0s"],
-        ["vacuum", "all", "--source", "dag", "--dead", "0s"],
+        ["vacuum", "all", "--older-than", "30d", "--source", "dag", "--dead", "0s"],
     ):
         result = run(*args, "--yes")
         assert result.exit_code == 0, (args, result.stderr)

@@ -23,7 +23,7 @@ COMMANDS = [
     ["jobs", "enqueue", "gate_kind"],
     ["jobs", "retry", "--all-dead", "--yes"],
     ["maintain", "--once"],
-    ["vacuum", "all", "--completed", "1d", "--yes"],
+    ["vacuum", "all", "--older-than", "1d", "--yes"],
     ["nuke", "--source", "queue", "--yes"],
     ["top"],
 ]

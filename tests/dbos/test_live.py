@@ -874,6 +874,9 @@ def test_metrics_equal_the_dashboard_reads(run: Run, dbos_app: App) -> None:
     for status, n in counts.counts.items():
         labels = {"status": status, "estimated": str(status in counts.estimated).lower()}
         assert found[("qctl_dbos_workflows", frozenset(labels.items()))] == n
+    for status in ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
+        failed = frozenset({"status": status}.items())
+        assert found[("qctl_dbos_failed_workflows", failed)] == counts.counts.get(status, 0)
     work = next(q for q in queues if q["queue_name"] == "work")
     assert work["delayed"] >= 1
     for status in ("enqueued", "pending", "delayed"):
@@ -887,13 +890,17 @@ def test_errors_groups_failed_workflows_by_error(run: Run, dbos_app: App) -> Non
     for wf_id in ids:
         finished(run, wf_id, "ERROR")
     groups = data(run("workflows", "errors", "--prefix", tag, "-o", "json"))
-    assert [(g["count"], g["error"]["value"]["text"]) for g in groups] == [
-        (2, "CardDeclined('card declined for 7')"),
-        (1, "CardDeclined('card declined for 8')"),
+    # one fingerprint: the amounts folded; the newest one's error is the sample
+    assert [(g["count"], g["fingerprint"]) for g in groups] == [
+        (3, "CardDeclined('card declined for <n>')")
     ]
-    assert groups[0]["workflow_id"] in (ids[0], ids[2]) and groups[1]["workflow_id"] == ids[1]
+    newest = groups[0]["workflow_id"]
+    assert status(run, newest)["created_at"] == groups[0]["last_created_at"]
+    amount = dict(zip(ids, [7, 8, 7], strict=True))[newest]
+    assert groups[0]["error"]["value"]["text"] == f"CardDeclined('card declined for {amount}')"
     assert (groups[0]["name"], groups[0]["names"], groups[0]["status"]) == ("failing", 1, "ERROR")
+    assert groups[0]["first_created_at"] <= groups[0]["last_created_at"]
     table = run("workflows", "errors", "--prefix", tag).stdout.splitlines()
     assert table[0].split()[:4] == ["COUNT", "STATUS", "NAME", "ERROR"]
-    assert table[2].split()[:3] == ["2", "ERROR", "failing"]
+    assert table[2].split()[:4] == ["3", "ERROR", "failing", "CardDeclined('card"]
     assert data(run("workflows", "errors", "--prefix", "nothing-", "-o", "json")) == []

@@ -10,6 +10,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from qctl.core import audit
 from qctl.systems.dispatch import actions
 from qctl.systems.dispatch.database import Database
 from qctl_store.errors import Done, done_before
@@ -115,14 +116,38 @@ def test_vacuum_deletes_only_old_finished_rows(
 
     before = snapshot(pg_schema)
     plan = data(qctl("vacuum", "all", "--older-than", "30d", "--dry-run", "-o", "json"))
-    assert (plan["jobs"], plan["dlq"], plan["dry_run"]) == (1, 1, True)
+    assert plan == {
+        "older_than": "30d",
+        "dry_run": True,
+        "tables": [
+            {"table": "dispatch_jobs", "would_remove": 1},
+            {"table": "dispatch_events", "would_remove": 0},
+            {"table": "dispatch_dlq", "would_remove": 1},
+        ],
+        "total": 2,
+    }
     assert snapshot(pg_schema) == before
     assert qctl("vacuum", "all", "--older-than", "30d").exit_code == 4  # no --yes
-    assert qctl("vacuum", "all", "--older-than", "0s", "--yes").exit_code == 2
+    zero = qctl("vacuum", "all", "--older-than", "0s", "--yes")
+    assert zero.exit_code == 2 and zero.stderr.strip().splitlines() == [
+        "qctl: error: --older-than 0 would remove everything finished up to now;"
+        " give a positive age"
+    ]
     assert snapshot(pg_schema) == before
 
     done = data(qctl("vacuum", "all", "--older-than", "30d", "--yes", "-o", "json"))
-    assert (done["jobs"], done["dlq"], done["dry_run"]) == (1, 1, False)
+    assert done == {
+        "older_than": "30d",
+        "dry_run": False,
+        "tables": [
+            {"table": "dispatch_jobs", "removed": 1},
+            {"table": "dispatch_events", "removed": 0},
+            {"table": "dispatch_dlq", "removed": 1},
+        ],
+        "total": 2,
+    }
+    entry = audit.read()[-1]  # the audit record counts the rows removed
+    assert (entry["verb"], entry["done"]) == ("vacuum all", 2)
     with raw_pg(pg_schema) as c:
         jobs = {r[0] for r in c.execute("SELECT id FROM dispatch_jobs")}
         dlq = {r[0] for r in c.execute("SELECT id FROM dispatch_dlq")}
@@ -210,7 +235,8 @@ def test_vacuum_stopped_part_way_reports_on_the_command_line(
                 raise RuntimeError("boom")
         return execute(self, text, params)
 
-    old = data(qctl("vacuum", "all", "--older-than", "30d", "--dry-run", "-o", "json"))["jobs"]
+    plan = data(qctl("vacuum", "all", "--older-than", "30d", "--dry-run", "-o", "json"))
+    old = plan["tables"][0]["would_remove"]
     assert old >= 3  # ours, and any an earlier test of this module left
     monkeypatch.setattr(Database, "execute", failing)
     stopped = qctl("vacuum", "all", "--older-than", "30d", "--yes")

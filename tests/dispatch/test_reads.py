@@ -155,3 +155,12 @@ def test_metrics_equal_queues_list(jobs: dict[str, Any], qctl: Run) -> None:
         for state in ("pending", "retrying", "running", "completed", "failed", "cancelled"):
             labels = frozenset({"queue": q["queue"], "state": state}.items())
             assert found[("qctl_dispatch_jobs", labels)] == q[state]
+        failed = ("qctl_dispatch_failed_jobs", frozenset({"queue": q["queue"]}.items()))
+        assert found[failed] == q["failed"]
+    # DLQ entries not replayed: the mail job dead after its retries, counted whole
+    waiting = {
+        dict(labels)["queue"]: (dict(labels)["bounded"], n)
+        for (name, labels), n in found.items()
+        if name == "qctl_dispatch_dlq_waiting"
+    }
+    assert waiting == {"mail": ("false", 1)}

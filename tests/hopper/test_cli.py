@@ -136,19 +136,50 @@ def test_a_noun_hopper_lacks_says_what_to_use(hopper: Worker, qctl: Run) -> None
     assert "--state discarded" in lacking.output
 
 
-def test_metrics_equal_queues_list(fleet: dict[str, uuid.UUID], qctl: Run) -> None:
-    result = qctl("metrics")
+def test_metrics_equal_queues_list(fleet: dict[str, uuid.UUID], qctl: Run, pg_schema: str) -> None:
+    with raw_pg(pg_schema) as c:  # a queue paused by hopper's QueuePause
+        c.execute("INSERT INTO hopper_queues (name, paused_at) VALUES ('list-paused', now())")
+    try:
+        result = qctl("metrics")
+        queues = data(qctl("queues", "list", "-o", "json"))
+    finally:
+        with raw_pg(pg_schema) as c:
+            c.execute("DELETE FROM hopper_queues WHERE name = 'list-paused'")
     assert result.exit_code == 0, result.output
     found = {
         (s.name, frozenset(s.labels.items())): s.value
         for f in text_string_to_metric_families(result.stdout)
         for s in f.samples
     }
-    queues = data(qctl("queues", "list", "-o", "json"))
     assert any(q["queue"] == "list-q" for q in queues)
+    assert found[("qctl_hopper_queue_paused", frozenset({"queue": "list-paused"}.items()))] == 1
     for q in queues:
         for state in ("pending", "available", "scheduled", "retryable", "running"):
             labels = frozenset({"queue": q["queue"], "state": state}.items())
             assert found[("qctl_hopper_jobs", labels)] == q[state]
         done = ("qctl_hopper_completed_last_minute", frozenset({"queue": q["queue"]}.items()))
         assert found[done] == q["completed_last_minute"]
+        paused = ("qctl_hopper_queue_paused", frozenset({"queue": q["queue"]}.items()))
+        assert found[paused] == (1 if q["paused"] else 0)
+    # the discarded jobs, per queue: one in list-dead, counted whole (bounded=false)
+    failed = {
+        dict(labels)["queue"]: (dict(labels)["bounded"], n)
+        for (name, labels), n in found.items()
+        if name == "qctl_hopper_failed_jobs"
+    }
+    assert failed == {"list-dead": ("false", 1)}
+
+
+def test_failure_count_reads_a_bounded_part_of_history(
+    fleet: dict[str, uuid.UUID], pg_schema: str
+) -> None:
+    from qctl.systems.hopper import reads
+    from qctl.systems.hopper.database import Database
+
+    db = Database(PG_DSN, pg_schema)
+    try:
+        assert reads.discarded(db) == ({"list-dead": 1}, False)
+        counts, bounded = reads.discarded(db, cap=1)  # one row read of history's failed part
+        assert bounded and sum(counts.values()) <= 1
+    finally:
+        db.close()

@@ -1,5 +1,6 @@
 """azync's metrics for ``qctl metrics``: the overview's reads (live depths per source,
-kind and state, the oldest pending job's age, today's throughput counters, the event
+kind and state, with dead and paused jobs also as the failure and paused gauges every
+system has, the oldest pending job's age, today's throughput counters, the event
 ledger's figures), as Prometheus metric families."""
 
 from __future__ import annotations
@@ -33,6 +34,17 @@ def collect(store: ConsoleStore) -> Iterator[Metric]:
         "Age of the oldest pending job per source and kind (0: none pending).",
         labels=["source", "kind"],
     )
+    failed = GaugeMetricFamily(
+        "qctl_azync_failed_jobs",
+        "Dead jobs (out of attempts) per source and kind, exact from azync's dead index.",
+        labels=["source", "kind"],
+    )
+    paused = GaugeMetricFamily(
+        "qctl_azync_paused_jobs",
+        "Paused jobs per source and kind (azync pauses jobs, not queues; estimated from"
+        " planner statistics on a huge PostgreSQL table).",
+        labels=["source", "kind", "estimated"],
+    )
     for source, (by_kind, estimated) in store.sources_depths(list(Source)).items():
         for kind, d in sorted(by_kind.items()):
             for state in STATES:
@@ -43,8 +55,12 @@ def collect(store: ConsoleStore) -> Iterator[Metric]:
                 [source.value, kind],
                 d.oldest_pending_age.total_seconds() if d.pending else 0.0,
             )
+            failed.add_metric([source.value, kind], d.dead)
+            paused.add_metric([source.value, kind, str(estimated).lower()], d.paused)
     yield jobs
     yield oldest
+    yield failed
+    yield paused
     today = GaugeMetricFamily(
         "qctl_azync_today_jobs",
         "Today's throughput counters per source (UTC day): enqueued, processed, failed, reaped.",

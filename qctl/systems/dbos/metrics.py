@@ -1,5 +1,6 @@
 """DBOS's metrics for ``qctl metrics``: the dashboard's reads (workflows per status,
-per queue in-flight counts and oldest enqueued age), as Prometheus metric families."""
+failed ones among them, per queue in-flight counts and oldest enqueued age), as
+Prometheus metric families. DBOS cannot pause a queue."""
 
 from __future__ import annotations
 
@@ -22,9 +23,18 @@ def collect(db: Database) -> Iterator[Metric]:
         "Workflows per status (estimated: SUCCESS from planner statistics on PostgreSQL).",
         labels=["status", "estimated"],
     )
+    failed = GaugeMetricFamily(
+        "qctl_dbos_failed_workflows",
+        "Workflows that ended without a result (ERROR, MAX_RECOVERY_ATTEMPTS_EXCEEDED),"
+        " exact from DBOS's partial index.",
+        labels=["status"],
+    )
     for status, n in sorted(counts.counts.items()):
         workflows.add_metric([status, str(status in counts.estimated).lower()], n)
+    for status in reads.FAILED:
+        failed.add_metric([status], counts.counts.get(status, 0))
     yield workflows
+    yield failed
     queued = GaugeMetricFamily(
         "qctl_dbos_queue_workflows",
         "In-flight workflows per queue and status (ENQUEUED, PENDING, DELAYED).",

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, cast
 
+from qctl.core import triage
 from qctl.core.errors import NoSuchName
 from qctl.systems.dbos import payload
 from qctl.systems.dbos.database import Database
@@ -179,9 +180,11 @@ class Message(TypedDict):
 
 
 class ErrorGroup(TypedDict):
-    """Failed workflows with one error (``error_groups``)."""
+    """Failed workflows with one error fingerprint (``error_groups``)."""
 
     error: payload.Decoded | None
+    """The newest one's."""
+    fingerprint: str
     count: int
     name: str | None
     """The least of their names; ``names`` counts them."""
@@ -487,40 +490,70 @@ FAILED = ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
 
 def error_groups(db: Database, f: WorkflowFilter, limit: int) -> list[ErrorGroup]:
-    """Failed workflows (``FAILED``, within ``f``) grouped by their error as stored (its
-    first ``LIST_PAYLOAD`` characters; NULL, as recovery's give-up leaves it, is a group
-    too), largest group first: ``count``, the names and statuses in it, its first and
-    last ``created_at``, its newest workflow's id, and the ``error`` decoded from that
-    prefix. Error-first triage, as Oban Web's errors view."""
+    """Failed workflows (``FAILED``, within ``f``) grouped by the fingerprint of their
+    error (``qctl.core.triage``: values folded, so ``card declined for 7`` and ``... for
+    8`` are one group; NULL, as recovery's give-up leaves it, is a group too), largest
+    group first: ``count``, the names and statuses in it, its first and last
+    ``created_at``, its newest workflow's id, and the ``error`` of that newest one,
+    decoded from its first ``LIST_PAYLOAD`` characters. The database groups by exact
+    error, name and status (the most recent ``triage.SCAN`` of those groups are read);
+    the fingerprints merge them here. Error-first triage, as Oban Web's errors view."""
     where, params = filter_sql(db, f)
     failed = ", ".join(f"'{s}'" for s in FAILED)
     error = "coalesce(wo.error, ws.error)"
-    groups = db.all(
+    rows = db.all(
         f"SELECT substr({error}, 1, {LIST_PAYLOAD}) AS error, ws.serialization,"
-        f" count(*) AS count, max(length({error})) AS length, min(ws.name) AS name,"
-        " count(DISTINCT ws.name) AS names, min(ws.status) AS status,"
-        " count(DISTINCT ws.status) AS statuses,"
+        f" count(*) AS count, max(length({error})) AS length, ws.name, ws.status,"
         " min(ws.created_at) AS first_created_at, max(ws.created_at) AS last_created_at"
         " FROM {t}workflow_status ws"
         " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
         f" WHERE {where} AND ws.status IN ({failed})"
-        f" GROUP BY substr({error}, 1, {LIST_PAYLOAD}), ws.serialization"
-        " ORDER BY count(*) DESC, max(ws.created_at) DESC LIMIT %s",
-        [*params, limit],
+        f" GROUP BY substr({error}, 1, {LIST_PAYLOAD}), ws.serialization, ws.name, ws.status"
+        " ORDER BY max(ws.created_at) DESC LIMIT %s",
+        [*params, triage.SCAN],
     )
-    for group in groups:
+    grouper = triage.Grouper()
+    statuses: dict[str, set[str]] = {}
+    decoded: list[payload.Decoded | None] = []
+    for i, row in enumerate(rows):
+        value = payload.decode(row["error"], row["serialization"], row["length"])
+        decoded.append(value)
+        text = "" if value is None else value.text()
+        grouper.add(
+            i,
+            text,
+            row["last_created_at"],
+            row["name"] or "",
+            row["count"],
+            row["first_created_at"],
+        )
+        statuses.setdefault(triage.fingerprint(text), set()).add(row["status"])
+    groups: list[dict[str, Any]] = []
+    for g in grouper.result(len(rows), True).groups[:limit]:
+        newest = rows[g.newest]
         # Its newest workflow, to open: by the group's last created_at (indexed).
-        newest = db.one(
+        found = db.one(
             "SELECT ws.workflow_uuid FROM {t}workflow_status ws"
             " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
             f" WHERE {where} AND ws.status IN ({failed}) AND ws.created_at = %s"
             f" AND substr({error}, 1, {LIST_PAYLOAD}) IS NOT DISTINCT FROM %s"
             " ORDER BY ws.workflow_uuid DESC LIMIT 1",
-            [*params, group["last_created_at"], group["error"]],
+            [*params, newest["last_created_at"], newest["error"]],
         )
-        group["workflow_id"] = newest["workflow_uuid"] if newest else None
-        group["error"] = payload.decode(
-            group["error"], group.pop("serialization"), group.pop("length")
+        names = [n for n in g.labels if n]
+        groups.append(
+            {
+                "error": decoded[g.newest],
+                "fingerprint": g.fingerprint,
+                "count": g.count,
+                "name": min(names) if names else None,
+                "names": len(names),
+                "status": min(statuses[g.fingerprint]),
+                "statuses": len(statuses[g.fingerprint]),
+                "first_created_at": g.first_seen,
+                "last_created_at": g.last_seen,
+                "workflow_id": found["workflow_uuid"] if found else None,
+            }
         )
     return cast(list[ErrorGroup], groups)
 

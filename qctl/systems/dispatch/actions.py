@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from qctl.core.errors import WrongState
+from qctl.core.parse import retention_age
 from qctl.core.verbs import Target, Verb, Written
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.database import Database
@@ -98,8 +99,7 @@ def vacuum(
     """Delete what dispatch no longer reads and never deletes itself: finished jobs,
     acked events and replayed DLQ entries older than ``older_than``, in batches."""
     db.writable()
-    if older_than <= timedelta(0):
-        raise InvalidInput("--older-than must be more than 0: a zero cutoff vacuums everything")
+    retention_age(older_than)
     before = datetime.now(UTC) - older_than
     q = reads.queries("actions.sql")
     counted = db.one(q.count_vacuum, {"before": before}) or {}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
+from qctl.core import triage
 from qctl.core.errors import NoSuchName
 from qctl.systems.dispatch.database import Database
 from qctl_store.decode import json_value
@@ -219,6 +220,22 @@ def _page(cursor: Cursor | None) -> dict[str, Any]:
     return {"after_id": cursor.id if cursor else None}
 
 
+def _job_filter(
+    states: list[str] | None,
+    queues: list[str] | None,
+    names: list[str] | None,
+    limit: int,
+    cursor: Cursor | None,
+) -> dict[str, Any]:
+    return {
+        "states": _any(states),
+        "queues": _any(queues),
+        "names": _any(names),
+        "limit": limit,
+        **_page(cursor),
+    }
+
+
 def list_jobs(
     db: Database,
     states: list[str] | None = None,
@@ -227,14 +244,39 @@ def list_jobs(
     limit: int = 50,
     cursor: Cursor | None = None,
 ) -> list[Job]:
-    params = {
-        "states": _any(states),
-        "queues": _any(queues),
-        "names": _any(names),
-        "limit": limit,
-        **_page(cursor),
-    }
+    params = _job_filter(states, queues, names, limit, cursor)
     return _rows(Job, db.all(queries("reads.sql").list_jobs, params))
+
+
+FAILED = ["failed"]
+"""The jobs ``error_groups`` reads unless told: out of retries (each has a DLQ entry)."""
+
+
+def error_groups(
+    db: Database,
+    states: list[str] | None = None,
+    queues: list[str] | None = None,
+    names: list[str] | None = None,
+    scan: int = triage.SCAN,
+) -> triage.ErrorGroups:
+    """The newest ``scan`` jobs of ``states`` (default ``FAILED``) grouped by the
+    fingerprint of their last error, labelled by job name: only ids, names, last errors
+    and times are read."""
+    q = queries("reads.sql")
+    statement = f"{q.failures_of} ({q.list_jobs}) AS j ORDER BY id DESC"
+    return triage.scan_groups(
+        lambda after, n: db.all(statement, _job_filter(states or FAILED, queues, names, n, after)),
+        lambda row: Cursor(row["id"]),
+        lambda row: (row["id"], row["error"] or "", row["at"], row["name"]),
+        scan,
+    )
+
+
+def dlq_waiting(db: Database, cap: int = triage.COUNT_CAP) -> tuple[dict[str, int], bool]:
+    """DLQ entries not replayed per queue, and whether the count is a lower bound (a
+    bounded read: no index holds replayed_at)."""
+    rows = db.all(queries("reads.sql").dlq_waiting_bounded, {"cap": cap})
+    return triage.bounded_counts(rows, cap)
 
 
 _TYPEID_PREFIX = re.compile(r"[a-z]+_[0-9a-z]*")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
+from qctl.core import triage
 from qctl.core.errors import NoSuchName
 from qctl.systems.hopper.database import Database
 from qctl_store.decode import fold
@@ -217,6 +218,27 @@ def parse_after(text: str | None) -> uuid.UUID | None:
         raise InvalidInput(f"--after: {text!r} is not a cursor printed by a listing") from None
 
 
+def _job_filter(
+    states: list[str] | None,
+    kinds: list[str] | None,
+    queues: list[str] | None,
+    limit: int,
+    after: uuid.UUID | None,
+) -> dict[str, Any]:
+    """A listing's parameters: which parts (live, completed, failed history) the states
+    filter reads, and the filters."""
+    return {
+        "live": not states or any(s in LIVE_STATES for s in states),
+        "completed": not states or "completed" in states,
+        "failed": not states or "cancelled" in states or "discarded" in states,
+        "states": _any(states),
+        "kinds": _any(kinds),
+        "queues": _any(queues),
+        "after": after,
+        "limit": limit,
+    }
+
+
 def list_jobs(
     db: Database,
     states: list[str] | None = None,
@@ -227,17 +249,32 @@ def list_jobs(
 ) -> list[Job]:
     """Live and finalized jobs together, newest first; a table or history partition the
     state filter excludes is not read."""
-    params = {
-        "live": not states or any(s in LIVE_STATES for s in states),
-        "completed": not states or "completed" in states,
-        "failed": not states or "cancelled" in states or "discarded" in states,
-        "states": _any(states),
-        "kinds": _any(kinds),
-        "queues": _any(queues),
-        "after": after,
-        "limit": limit,
-    }
+    params = _job_filter(states, kinds, queues, limit, after)
     return _rows(Job, db.all(queries("reads.sql").list_jobs, params))
+
+
+FAILED = ["discarded"]
+"""The jobs ``error_groups`` reads unless told: out of attempts (or expired)."""
+
+
+def error_groups(
+    db: Database,
+    states: list[str] | None = None,
+    kinds: list[str] | None = None,
+    queues: list[str] | None = None,
+    scan: int = triage.SCAN,
+) -> triage.ErrorGroups:
+    """The newest ``scan`` jobs of ``states`` (default ``FAILED``) grouped by the
+    fingerprint of their last error, labelled by kind: only ids, kinds, last errors and
+    times are read."""
+    q = queries("reads.sql")
+    statement = f"{q.failures_of} ({q.list_jobs}) AS j ORDER BY id DESC"
+    return triage.scan_groups(
+        lambda after, n: db.all(statement, _job_filter(states or FAILED, kinds, queues, n, after)),
+        lambda row: row["id"],
+        lambda row: (row["id"], row["error"] or "", row["at"], row["kind"]),
+        scan,
+    )
 
 
 _HEX = re.compile(r"^[0-9a-f]{1,32}$")
@@ -298,6 +335,13 @@ def queue_depths(db: Database) -> list[QueueDepth]:
     q = queries("reads.sql")
     tuned = tune.QUEUE_STATE in tune.present(db)
     return _rows(QueueDepth, db.all(q.queue_depths_indexed if tuned else q.queue_depths))
+
+
+def discarded(db: Database, cap: int = triage.COUNT_CAP) -> tuple[dict[str, int], bool]:
+    """Discarded jobs per queue, and whether the count is a lower bound (a bounded read:
+    no index holds the state)."""
+    rows = db.all(queries("reads.sql").discarded_bounded, {"cap": cap})
+    return triage.bounded_counts(rows, cap)
 
 
 @dataclass

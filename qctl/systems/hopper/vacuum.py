@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from qctl.core.parse import retention_age
 from qctl.systems.hopper import reads
 from qctl.systems.hopper.database import Database
 from qctl_store.batches import BatchSize, sized_batches
@@ -47,8 +48,7 @@ def vacuum(
 ) -> Vacuumed:
     """Delete ``targets`` older than ``older_than`` (see ``TARGETS``)."""
     db.require_writable()
-    if older_than <= timedelta(0):
-        raise InvalidInput("--older-than must be more than 0: a zero cutoff vacuums everything")
+    retention_age(older_than)
     unknown = set(targets) - set(TARGETS)
     if unknown:
         raise InvalidInput(f"nothing to vacuum called {', '.join(sorted(unknown))}")

@@ -24,6 +24,8 @@ from qctl.cli.output import (
     rows_of,
     stream_listing,
 )
+from qctl.cli.triage import HELP as ERRORS_HELP
+from qctl.cli.triage import emit_error_groups
 from qctl.core import bulk
 from qctl.core.parse import ParseError, cursor_text
 from qctl.systems.azync import SYSTEM
@@ -140,10 +142,13 @@ def list_jobs(
             note(missing)
 
 
-ERROR_GROUP_COLUMNS = ["count", "error", "kinds", "last_failed", "newest"]
-
-
-@app.command("errors")
+@app.command(
+    "errors",
+    help="Dead jobs (or --state's), error-first triage (DBOS's is `workflows errors`). "
+    + ERRORS_HELP.format(labels="their kinds")
+    + " The dashboard's `g` on the dead jobs shows the same read."
+    + "\n\n\b\nExample:\n  qctl jobs errors --kind email.send",
+)
 @filters.filtered()
 def errors(
     ctx: typer.Context,
@@ -152,39 +157,14 @@ def errors(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Dead jobs (or --state's) grouped by last error, whitespace collapsed: one row per
-    error with its count, kinds, last failure and newest job, largest group first
-    (error-first triage; DBOS's is `workflows errors`). Reads the newest 10,000 matching
-    jobs without payloads; stderr says when that was fewer than all. The dashboard's `g`
-    on the dead jobs shows the same read.
-
-    \b
-    Example:
-      qctl jobs errors --kind email.send
-    """
-    from qctl.systems.azync.ops.views import ERROR_SCAN, error_groups
+    from qctl.systems.azync.ops.views import error_groups
 
     if search.state is None:
         search.state = JobState.DEAD
     store = options.store(ctx)
     filters.confirm_scan(store, search, yes)
-    found = error_groups(store, search)
-    rows = [
-        {
-            "count": g.count,
-            "error": g.error,
-            "kinds": dict(g.kinds.most_common()),
-            "last_failed": g.last_failed,
-            "newest": g.newest,
-        }
-        for g in found.groups[:limit]
-    ]
-    emit_rows(rows, ERROR_GROUP_COLUMNS, output)
-    shown = f"{len(rows)} of {len(found.groups)}" if len(rows) < len(found.groups) else len(rows)
-    read_what = f"{found.scanned} job(s)" if found.complete else f"the newest {ERROR_SCAN} jobs"
-    note(
-        f"{shown} distinct error(s) over {read_what}"
-        + ("" if found.complete else "; narrow with --kind, --error or --older-than for the rest")
+    emit_error_groups(
+        error_groups(store, search), "kinds", limit, output, "--kind, --error or --older-than"
     )
 
 

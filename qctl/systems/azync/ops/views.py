@@ -4,14 +4,13 @@ index holds reads."""
 
 from __future__ import annotations
 
-import uuid
-from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from qctl.core.errors import NoSuchName
-from qctl_store.types import AttemptError, Job, JobSearch, JobState, PageCursor, Source
+from qctl.core.triage import SCAN, ErrorGroups, scan_groups
+from qctl_store.types import AttemptError, JobSearch, JobState, Source
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
@@ -83,70 +82,19 @@ def free_text(store: ConsoleStore, search: JobSearch) -> tuple[JobSearch, str]:
     return by_text, ""
 
 
-ERROR_SCAN = 10_000
-"""Jobs ``error_groups`` reads at most, newest first: enough to rank the errors of an
-incident, bounded on a table of millions (``ErrorGroups.complete`` says when it cut)."""
-ERROR_PAGE = 1_000
-
-
-@dataclass
-class ErrorGroup:
-    """The jobs whose last error is ``error`` (whitespace collapsed)."""
-
-    error: str
-    text: str = ""
-    """The last error of one job of the group as stored (line breaks kept)."""
-    count: int = 0
-    kinds: Counter[str] = field(default_factory=Counter)
-    """Jobs of the group per kind."""
-    last_failed: datetime | None = None
-    newest: uuid.UUID | None = None
-    """The job of the group that failed last (a sample to open)."""
-
-
-@dataclass(frozen=True)
-class ErrorGroups:
-    groups: list[ErrorGroup]
-    """Largest first, then the most recent failure."""
-    scanned: int
-    complete: bool
-    """Every matching job was read (else the newest ``ERROR_SCAN``)."""
-
-
-def error_groups(store: ConsoleStore, search: JobSearch, scan: int = ERROR_SCAN) -> ErrorGroups:
-    """The jobs ``search`` matches (dead ones, for error-first triage) grouped by their
-    last error, with counts: the newest ``scan`` jobs, read by keyset pages without
-    payloads."""
+def error_groups(store: ConsoleStore, search: JobSearch, scan: int = SCAN) -> ErrorGroups:
+    """The jobs ``search`` matches (dead ones, for error-first triage) grouped by the
+    fingerprint of their last error (``qctl.core.triage``), labelled by kind, with
+    counts: the newest ``scan`` jobs, read by keyset pages without payloads."""
     from qctl.systems.azync.ops.jobs import died_at
 
     search = replace(search, reverse=True)
-    groups: dict[str, ErrorGroup] = {}
-    after: PageCursor | None = None
-    scanned = 0
-    while True:
-        limit = min(ERROR_PAGE, scan - scanned)
-        page: list[Job] = store.search_jobs(search, limit=limit, after=after, payload=False)
-        scanned += len(page)
-        for job in page:
-            error = " ".join(job.last_error.split())
-            group = groups.setdefault(error, ErrorGroup(error, job.last_error))
-            group.count += 1
-            group.kinds[job.kind] += 1
-            failed = died_at(job)
-            if group.last_failed is None or (failed and failed > group.last_failed):
-                group.last_failed, group.newest = failed, job.id
-        if len(page) < limit:
-            complete = True
-            break
-        after = store.job_cursor(page[-1], search.state)
-        if scanned >= scan:
-            complete = not store.search_jobs(search, limit=1, after=after, payload=False)
-            break
-    ranked = sorted(
-        groups.values(),
-        key=lambda g: (-g.count, -(g.last_failed.timestamp() if g.last_failed else 0), g.error),
+    return scan_groups(
+        lambda after, n: store.search_jobs(search, limit=n, after=after, payload=False),
+        lambda job: store.job_cursor(job, search.state),
+        lambda job: (job.id, job.last_error, died_at(job), job.kind),
+        scan,
     )
-    return ErrorGroups(ranked, scanned, complete)
 
 
 def unindexed_read(state: JobState | None) -> str:

@@ -16,12 +16,11 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from qctl.core.errors import NoSuchName
+from qctl.core.triage import ErrorGroup, ErrorGroups, literal
 from qctl.systems.azync.ops import jobs as ops_jobs
 from qctl.systems.azync.ops.results import BulkOutcome, JobOutcome
 from qctl.systems.azync.ops.views import (
     Attempt,
-    ErrorGroup,
-    ErrorGroups,
     attempt_history,
     error_groups,
     free_text,
@@ -33,6 +32,7 @@ from qctl.systems.azync.tui.columns import JOB_KIND, JOB_SOURCE, job_columns
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
+from qctl.tui.triage import error_group_columns, groups_summary
 from qctl.tui.widgets import Column, cells, flex, refill, table
 from qctl_store.decode import elapsed
 from qctl_store.types import Job, JobSearch, JobState, PageCursor, Source
@@ -171,16 +171,7 @@ JOB_COLUMNS = job_columns(
     JOB_KIND,
     tail=(JOB_WHEN,),
 )
-ERROR_GROUP_COLUMNS: tuple[Column[ErrorGroup], ...] = (
-    Column("count", "dead jobs with this last error", lambda g: g.count),
-    flex("error", "the last error they share", lambda g: g.error),
-    flex(
-        "kinds",
-        "their kinds, with counts",
-        lambda g: ", ".join(f"{k} {n}" for k, n in g.kinds.most_common()),
-    ),
-    Column("last failed", "when the group's newest job died", lambda g: g.last_failed, time="ago"),
-)
+ERROR_GROUP_COLUMNS = error_group_columns("dead jobs", "kinds")
 """The grouped view of dead jobs (``g``): one row per distinct last error."""
 ATTEMPT_COLUMNS: tuple[Column[Attempt], ...] = (
     Column("lifetime", "attempts since a retry started them again", lambda a: a.lifetime),
@@ -341,10 +332,7 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
     def _groups_text(groups: ErrorGroups | None) -> tuple[tuple[str, str] | str, ...]:
         if groups is None:
             return ()
-        # As the command line says it: "2 errors over 4 jobs", not "2 of 4 jobs".
-        n = len(groups.groups)
-        read = f"{groups.scanned}" if groups.complete else f"the newest {groups.scanned}"
-        return ("   grouped by error ", "dim"), f"{n} error{'' if n == 1 else 's'} over {read} jobs"
+        return ("   grouped by error ", "dim"), groups_summary(groups)
 
     def _cells(self, job: Job, now: datetime) -> list[Any]:
         row = cells(JOB_COLUMNS, job, now)
@@ -407,10 +395,10 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
         event.stop()
         if event.data_table.id == "error-groups":
             # The group's jobs, listed again as jobs: the filter's kind and meta words
-            # kept, the first line of the group's error as its error text (a filter is
-            # one line; the stored text may have more).
+            # kept, the longest part of the group's error that its fingerprint keeps as
+            # its error text (a substring the whole group has, on one line).
             group = self.shown_groups[int(str(event.row_key.value))]
-            first = group.text.strip().splitlines()[0] if group.text.strip() else ""
+            first = literal(group.sample)
             words = self.filter_text.split("error:", 1)[0].strip()
             self.grouped, self.filter_text = False, f"{words} error:{first}".strip()
             self.restart()

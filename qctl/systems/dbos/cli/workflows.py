@@ -85,15 +85,17 @@ def errors(
     limit: common.PageLimit = 50,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Failed workflows (ERROR, MAX_RECOVERY_ATTEMPTS_EXCEEDED) grouped by error, largest
-    group first, with their newest workflow's id: error-first triage."""
+    """Failed workflows (ERROR, MAX_RECOVERY_ATTEMPTS_EXCEEDED) grouped by error
+    fingerprint (numbers, UUIDs, hex ids, TypeIDs and quoted values folded), largest group
+    first, with their newest workflow's id: error-first triage. JSON gives the newest
+    one's error, decoded, beside the fingerprint."""
     groups = reads.error_groups(database(ctx), f, limit)
     table = [
         {
             **g,
             "status": g["status"] + (f" +{g['statuses'] - 1}" if g["statuses"] > 1 else ""),
             "name": (g["name"] or "") + (f" +{g['names'] - 1}" if g["names"] > 1 else ""),
-            "error": "(none recorded)" if g["error"] is None else g["error"].text(),
+            "error": "(none recorded)" if g["error"] is None else g["fingerprint"],
         }
         for g in groups
     ]

@@ -287,8 +287,8 @@ GROUP_COLUMNS: tuple[Column[reads.ErrorGroup], ...] = (
     flex("name", "theirs (+N: N more names)", lambda g: _plus(g["name"] or "", g["names"])),
     flex(
         "error",
-        "the error they share, decoded",
-        lambda g: Text(cells.value(g["error"]), "red") if g["error"] else "(none recorded)",
+        "the error they share, decoded, values folded (<n>, <str>, <uuid>, <hex>, <id>)",
+        lambda g: Text(fmt.safe(g["fingerprint"]), "red") if g["error"] else "(none recorded)",
     ),
     Column(
         "last failed", "the newest one's creation", lambda g: g["last_created_at"], time=cells.when

@@ -1,4 +1,4 @@
-"""``qctl jobs`` on a dispatch database: list, show, cancel, retry."""
+"""``qctl jobs`` on a dispatch database: list, show, cancel, retry, errors."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import typer
 from qctl.cli import common, complete, verbs
 from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import OutputFormat, emit_detail
+from qctl.cli.triage import HELP as ERRORS_HELP
+from qctl.cli.triage import emit_error_groups
 from qctl.cli.verbs import PlanIn, PlanOut
 from qctl.core.verbs import Selection
 from qctl.systems.dispatch import actions, reads
@@ -83,6 +85,24 @@ def list_jobs(
         limit,
         after,
     )
+
+
+@app.command(
+    "errors",
+    help="Failed jobs (or --state's), error-first triage. "
+    + ERRORS_HELP.format(labels="their names")
+    + " The dashboard's `g` on the jobs shows the same read.",
+)
+def errors(
+    ctx: typer.Context,
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    name: NameOpt = None,
+    limit: common.PageLimit = 50,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    found = reads.error_groups(database(ctx), _states(state), queue, name)
+    emit_error_groups(found, "names", limit, output, "--queue or --name")
 
 
 @app.command("show")

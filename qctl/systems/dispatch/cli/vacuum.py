@@ -3,17 +3,23 @@ reads."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import typer
 
-from qctl.cli import common
+from qctl.cli import common, vacuum
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat
 from qctl.systems.dispatch import actions
 from qctl.systems.dispatch.cli import group, writable
 
 app = group("vacuum")
+
+
+def _removed(outcome: actions.Vacuumed) -> vacuum.Removed:
+    return [
+        ("dispatch_jobs", outcome.jobs),
+        ("dispatch_events", outcome.events),
+        ("dispatch_dlq", outcome.dlq),
+    ]
 
 
 @app.command("all")
@@ -28,24 +34,14 @@ def vacuum_all(
     entries replayed longer ago than --older-than, in short transactions. Pending,
     running, retrying and failed jobs and DLQ entries never replayed are never touched
     (`dlq purge` deletes those entries). dispatch has no retention of its own."""
-    keep = common.duration(older_than, "--older-than") or timedelta(0)
+    keep = vacuum.older_than(older_than)
     db = writable(ctx, "vacuum all", dry_run)
-    plan = actions.vacuum(db, keep, dry_run=True)
-
-    def say(v: actions.Vacuumed) -> str:
-        return (
-            f"{'would delete' if v.dry_run else 'deleted'} {v.jobs} finished job(s),"
-            f" {v.events} acked event(s) and {v.dlq} replayed DLQ entr(ies) older than"
-            f" {older_than}"
-        )
-
-    total = plan.jobs + plan.events + plan.dlq
-    common.counted_delete(
-        plan,
-        total,
-        say,
-        f"Delete {total} dispatch row(s) older than {older_than}?",
-        lambda: actions.vacuum(db, keep),
+    vacuum.run(
+        older_than,
+        lambda: _removed(actions.vacuum(db, keep, dry_run=True)),
+        lambda: _removed(actions.vacuum(db, keep)),
+        lambda n: f"Delete {n} dispatch row(s) older than {older_than}?",
+        count_first=True,
         dry_run=dry_run,
         yes=yes,
         output=output,

@@ -240,3 +240,19 @@ WHERE q.queue IS NOT NULL
   AND (%(queues)s::text[] IS NULL OR q.queue = ANY(%(queues)s::text[]))
   AND d.failed_at >= %(since)s
 GROUP BY 2, 3;
+
+-- name: failures_of
+-- The head of `jobs errors`' read: reads.error_groups follows it with list_jobs as a
+-- subquery (newest first by id, the same filters) and takes of each job only its id,
+-- name, last_error (its first 4096 characters) and when it last changed (its failure,
+-- for a failed job).
+SELECT id, name, left(last_error, 4096) AS error, coalesce(completed_at, updated_at) AS at
+FROM
+
+-- name: dlq_waiting_bounded
+-- DLQ entries not replayed per queue for `qctl metrics`. dispatch indexes no replayed_at
+-- (idx_dispatch_dlq_queue is (queue, failed_at)), so at most %(cap)s entries are read, in
+-- no order: `read` says how many (fewer than the cap: all of them).
+SELECT queue, count(*) FILTER (WHERE replayed_at IS NULL) AS n, count(*) AS read
+FROM (SELECT queue, replayed_at FROM dispatch_dlq LIMIT %(cap)s) d
+GROUP BY queue;

@@ -28,6 +28,7 @@ qctl top: live view of a dispatch database (polling)
   /          filter the current list                     r     refresh now
   p          pause / resume automatic refresh            q     quit (top level)
   : or g     jump to a job by id or unique prefix        ?     this help
+  g          on Jobs: the failed jobs grouped by error (enter: a group's newest)
 
 Queues:  jobs waiting and running, and how long the oldest due one has waited
 Jobs:    the newest jobs (/ words: a state, a queue, a job name)

@@ -15,6 +15,7 @@ from qctl.core.verbs import Selection, Verb
 from qctl.systems.dispatch import actions, reads
 from qctl.tui import fmt
 from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView
+from qctl.tui.triage import ErrorGroupsScreen, error_group_columns
 from qctl.tui.widgets import Column, flex, refill, table
 
 if TYPE_CHECKING:
@@ -72,8 +73,16 @@ class JobActions:
         self.act_on(actions.CANCEL, "job")
 
 
+ERROR_GROUP_COLUMNS = error_group_columns("failed jobs", "names")
+
+
 class JobsPane(ListPane, JobActions):
-    BINDINGS = [Binding("C", "job_cancel", "Cancel"), *MARK_BINDINGS]
+    BINDINGS = [
+        Binding("C", "job_cancel", "Cancel"),
+        Binding("g", "error_groups", "Errors"),
+        *MARK_BINDINGS,
+    ]
+    tables = (("Errors (g)", ERROR_GROUP_COLUMNS),)
     filter_hint = "filter: words (a state, a queue, a job name)"
     table_id = "dispatch-jobs"
     columns = (
@@ -104,6 +113,17 @@ class JobsPane(ListPane, JobActions):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         self.app.push_screen(JobDetailScreen(str(event.row_key.value)))
+
+    def action_error_groups(self) -> None:
+        """``g``: the failed jobs grouped by error (``qctl jobs errors``'s read)."""
+        self.app.push_screen(
+            ErrorGroupsScreen(
+                "dispatch: failed jobs by error",
+                reads.error_groups,
+                ERROR_GROUP_COLUMNS,
+                JobDetailScreen,
+            )
+        )
 
 
 class DlqPane(ListPane):

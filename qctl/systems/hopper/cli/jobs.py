@@ -1,5 +1,5 @@
 """``qctl jobs`` on a hopper database: list, show, retry, cancel (live jobs and
-history together, as hopper's own ``hopper jobs list|get|retry|cancel``)."""
+history together, as hopper's own ``hopper jobs list|get|retry|cancel``), and errors."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import typer
 from qctl.cli import complete, verbs
 from qctl.cli.common import MAX_TARGETS, After, DryRun, MaxOpt, Output, PageLimit, Yes
 from qctl.cli.output import OutputFormat, emit_detail, page_note, stream_listing
+from qctl.cli.triage import HELP as ERRORS_HELP
+from qctl.cli.triage import emit_error_groups
 from qctl.cli.verbs import PlanIn, PlanOut
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.hopper import actions, reads
@@ -104,6 +106,24 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     emit_detail(
         output, head, {**record, "deps": deps}, [(job.errors, ERROR_COLUMNS), (deps, DEP_COLUMNS)]
     )
+
+
+@app.command(
+    "errors",
+    help="Discarded jobs (or --state's), error-first triage. "
+    + ERRORS_HELP.format(labels="their kinds")
+    + " The dashboard's `g` on the jobs shows the same read.",
+)
+def errors(
+    ctx: typer.Context,
+    state: StateOpt = None,
+    kind: KindOpt = None,
+    queue: QueueOpt = None,
+    limit: PageLimit = 50,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    found = reads.error_groups(database(ctx), _states(state), kind, queue)
+    emit_error_groups(found, "kinds", limit, output, "--kind or --queue")
 
 
 def _act(

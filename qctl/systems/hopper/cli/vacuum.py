@@ -4,11 +4,9 @@ forever or no leader runs), never the partitions it maintains."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import typer
 
-from qctl.cli import common
+from qctl.cli import common, vacuum
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat
 from qctl.systems.hopper import vacuum as ops
@@ -16,11 +14,12 @@ from qctl.systems.hopper.cli import group, writable
 
 app = group("vacuum")
 
-WORDS = {
-    "history": "finalized job(s) in history",
-    "batches": "finished batch(es) and workflow(s)",
-    "stream_events": "delivered stream event(s)",
+TABLES = {
+    "history": "hopper_job_history",
+    "batches": "hopper_batches",
+    "stream_events": "hopper_stream_events",
 }
+"""Each target's table, as the result names it."""
 
 
 def _run(
@@ -32,21 +31,18 @@ def _run(
     yes: bool,
     output: OutputFormat,
 ) -> None:
-    keep = common.duration(older_than, "--older-than") or timedelta(0)
+    keep = vacuum.older_than(older_than)
     db = writable(ctx, f"vacuum {verb}", dry_run)
-    plan = ops.vacuum(db, keep, targets, dry_run=True)
 
-    def say(v: ops.Vacuumed) -> str:
-        what = ", ".join(f"{v.counts[t]} {WORDS[t]}" for t in targets)
-        return f"{'would delete' if v.dry_run else 'deleted'} {what} older than {older_than}"
+    def removed(outcome: ops.Vacuumed) -> vacuum.Removed:
+        return [(TABLES[t], outcome.counts[t]) for t in targets]
 
-    total = sum(plan.counts.values())
-    common.counted_delete(
-        plan,
-        total,
-        say,
-        f"Delete {total} hopper row(s) older than {older_than}?",
-        lambda: ops.vacuum(db, keep, targets),
+    vacuum.run(
+        older_than,
+        lambda: removed(ops.vacuum(db, keep, targets, dry_run=True)),
+        lambda: removed(ops.vacuum(db, keep, targets)),
+        lambda n: f"Delete {n} hopper row(s) older than {older_than}?",
+        count_first=True,
         dry_run=dry_run,
         yes=yes,
         output=output,

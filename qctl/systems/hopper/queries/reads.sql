@@ -309,3 +309,23 @@ GROUP BY b.start, j.queue;
 -- name: clock
 -- The database's clock, which the throughput grid is laid on.
 SELECT now() AS now;
+
+-- name: failures_of
+-- The head of `jobs errors`' read: reads.error_groups follows it with list_jobs as a
+-- subquery (the same parts, walked and skipped the same way) and takes of each job only
+-- its id, kind, the last element of errors (its first 4096 characters; hopper appends
+-- one per failed attempt) and when it failed: finalized_at in history, else when its
+-- last attempt started.
+SELECT id, kind,
+       left(CASE WHEN jsonb_typeof(errors) = 'array' THEN errors -> -1 ->> 'error' END, 4096)
+           AS error,
+       coalesce(finalized_at, attempted_at) AS at
+FROM
+
+-- name: discarded_bounded
+-- Discarded jobs per queue for `qctl metrics`. No index holds a history row's state (the
+-- failed partition holds cancelled and discarded jobs alike), so at most %(cap)s of its
+-- rows are read, in no order: `read` says how many (fewer than the cap: all of them).
+SELECT queue, count(*) FILTER (WHERE state = 'discarded') AS n, count(*) AS read
+FROM (SELECT queue, state FROM hopper_job_history_failed LIMIT %(cap)s) h
+GROUP BY queue;

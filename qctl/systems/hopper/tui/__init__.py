@@ -27,6 +27,7 @@ qctl top: live view of a hopper database (polling)
   /          filter the current list                     r     refresh now
   p          pause / resume automatic refresh            q     quit (top level)
   : or g     jump to a job by id or unique prefix        ?     this help
+  g          on Jobs: the discarded jobs grouped by error (enter: a group's newest)
 
 Queues:  paused, live jobs per state, oldest claimable age, completed last minute, limits
 Jobs:    the newest jobs, live and finalized (/ words: a state, a queue, a kind)

@@ -15,6 +15,7 @@ from qctl.core.verbs import Selection, Verb
 from qctl.systems.hopper import actions, reads
 from qctl.tui import fmt
 from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView
+from qctl.tui.triage import ErrorGroupsScreen, error_group_columns
 from qctl.tui.widgets import Column, flex, refill, table
 
 if TYPE_CHECKING:
@@ -114,12 +115,17 @@ class JobActions:
         self.act_on(actions.RETRY, "job")
 
 
+ERROR_GROUP_COLUMNS = error_group_columns("discarded jobs", "kinds")
+
+
 class JobsPane(ListPane, JobActions):
     BINDINGS = [
         Binding("C", "job_cancel", "Cancel"),
         Binding("R", "job_retry", "Retry"),
+        Binding("g", "error_groups", "Errors"),
         *MARK_BINDINGS,
     ]
+    tables = (("Errors (g)", ERROR_GROUP_COLUMNS),)
     filter_hint = "filter: words (a state, a queue, a kind)"
     table_id = "hopper-jobs"
     columns = (
@@ -148,6 +154,17 @@ class JobsPane(ListPane, JobActions):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         self.app.push_screen(JobDetailScreen(uuid.UUID(str(event.row_key.value))))
+
+    def action_error_groups(self) -> None:
+        """``g``: the discarded jobs grouped by error (``qctl jobs errors``'s read)."""
+        self.app.push_screen(
+            ErrorGroupsScreen(
+                "hopper: discarded jobs by error",
+                reads.error_groups,
+                ERROR_GROUP_COLUMNS,
+                JobDetailScreen,
+            )
+        )
 
 
 class ClientsPane(ListPane):
