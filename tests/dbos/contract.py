@@ -70,6 +70,7 @@ def database() -> Iterator[Target]:
                 "schedules trigger": ["every-second"],
                 "vacuum workflows": ["--older-than", "1s"],
                 "versions set-latest": ["ct-v0"],
+                # the demo's executor is alive: only --force recovers it
                 "executors recover": ["qctl-demo-executor", "--force"],
                 "queues set-limits": ["work", "--concurrency", "5"],
                 "schedules create": ["ct-new", "--workflow", "every_second", "--cron", "0 0 * * *"],

@@ -105,6 +105,7 @@ def test_dashboard_lists_executors_and_recovers_one(run: Run, dbos_app: App) -> 
         await pilot.press("X")
         question = await confirm(app, pilot)
         assert f"re-enqueue {row[1]} PENDING workflow(s) of DBOS executor crashed" in question
+        assert re.search(r"executor crashed \(last active \S+ ago; only if it is dead\)", question)
         await until(pilot, lambda: any("recovered" in n.message for n in app._notifications), 15)
 
     dashboard(dbos_app, scenario)

@@ -72,8 +72,12 @@ def test_migrate_waits_behind_an_open_transaction_and_names_it(
     )
     try:
         assert proc.stderr is not None
-        line = proc.stderr.readline()
         pid = holder.info.backend_pid
+        # Other sessions of the database may hold the build back too (another test's
+        # transaction): each is named; ours comes among them.
+        line = proc.stderr.readline()
+        while line and f" pid {pid} " not in line:
+            line = proc.stderr.readline()
         assert line.startswith(
             f"qctl: waiting for a lock held by pid {pid} (user postgres, "
             "application 'qctl-test-holder', from 127.0.0.1, idle in transaction for "

@@ -21,9 +21,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Literal, TypedDict
 
 from qctl.core.errors import NoSuchName
+from qctl.core.parse import format_duration
 from qctl.systems.dbos import reads
 from qctl.systems.dbos.database import Database
 from qctl_store.errors import InvalidInput
@@ -143,6 +145,15 @@ def last_active(db: Database, ids: Sequence[str], window_ms: int) -> dict[str, i
         if last is not None and int(last) > (found.get(key) or 0):
             found[key] = int(last)
     return {i: found.get(i) for i in ids}
+
+
+def activity(last_ms: int | None) -> str:
+    """How a confirmation names an executor's last activity (``last_active``)."""
+    if last_ms is None:
+        return "no activity on record"
+    return (
+        f"last active {format_duration(timedelta(milliseconds=time.time() * 1000 - last_ms))} ago"
+    )
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@
 SELECT pg_try_advisory_lock(%(key)s) AS acquired
 
 -- name: lock_holders
--- The sessions holding a session advisory lock of this database, as the session watch
--- names a blocker (the waiter is this session: a try-lock never waits on the server).
--- A bigint key is held as (classid, objid) = its high and low 32 bits, objsubid 1.
+-- The sessions holding a session advisory lock of this database.
+-- Rows as the session watch names a blocker (the waiter is this session: a try-lock
+-- never waits on the server). A bigint key is held as (classid, objid) = its high and
+-- low 32 bits, objsubid 1.
 SELECT pg_backend_pid() AS waiter, a.pid, a.usename AS "user",
        a.application_name AS application, host(a.client_addr) AS client, a.state,
        extract(epoch FROM now() - coalesce(a.xact_start, a.query_start))::int AS seconds,

@@ -118,12 +118,7 @@ def executors_recover(
             " it may be alive, and its workflows would run twice; wait, or use --force",
         )
     versions = ", ".join(f"{n} of {v or 'no version'}" for v, n in planned.by_version.items())
-    who = ", ".join(
-        f"{e} (last active {format_duration(idle[e])} ago)"
-        if e in idle
-        else f"{e} (no activity on record)"
-        for e in planned.executor_ids
-    )
+    who = ", ".join(f"{e} ({executors.activity(last[e])})" for e in planned.executor_ids)
     if dry_run:
         record = {**planned.__dict__, "last_active_at": last}
         sample = [{"workflow_id": w} for w in planned.workflow_ids[:SAMPLE]]

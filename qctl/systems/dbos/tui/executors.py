@@ -61,11 +61,19 @@ class ExecutorsPane(ListPane):
         executor_id = self.selected("executor")
         if executor_id is None:
             return
+        last: dict[str, int | None] = {}  # read with the plan, shown in the question
+
+        def recover(db: Database, dry_run: bool) -> executors.RecoveryOutcome:
+            if dry_run:
+                last.update(executors.last_active(db, [executor_id], WINDOW_MS))
+            return executors.recover(db, [executor_id], dry_run=dry_run)
+
         self.top.act(
             lambda p: (
                 f"re-enqueue {p.count} PENDING workflow(s) of DBOS executor"
-                f" {cells.value(executor_id)} (only if it is dead)?"
+                f" {cells.value(executor_id)} ({executors.activity(last.get(executor_id))};"
+                " only if it is dead)?"
             ),
-            lambda db, dry_run: executors.recover(db, [executor_id], dry_run=dry_run),
+            recover,
             lambda p: f"recovered: {p.count} workflow(s) of {cells.value(executor_id)}",
         )
