@@ -12,18 +12,31 @@ has SQLite databases (``sqlite``).
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn, TypeVar
 
+from qctl.core.changes import RESET, Hint
 from qctl_store.decode import SQLITE_TEXT
 from qctl_store.dsn import is_postgres, redact, sqlite_path
 from qctl_store.errors import InvalidInput, ReadOnly, SchemaTooNew, Timeout, Unavailable
+from qctl_store.streams import Subscription
 
 Params = Sequence[Any] | dict[str, Any]
+T = TypeVar("T")
 
 SCHEMA_EXISTS = "SELECT 1 FROM pg_namespace WHERE nspname = %s"
+
+LISTENING = ""
+"""``notifications``' channel of its mark that every channel is listened to."""
+POLL_SECONDS = 0.25
+"""How often ``notifications`` wakes to notice Ctrl-C and its timeout."""
+HINT_BUFFER = 256
+"""Hints one dashboard may fall behind by; past it, a ``RESET`` (it re-reads anyway)."""
+WATCH_BUFFER = 65536
+"""Notifications ``watch`` may fall behind by (a pipe that stalls): past it, a gap mark."""
 
 
 class SqlDatabase:
@@ -44,6 +57,12 @@ class SqlDatabase:
     marker: ClassVar[str] = ""
     """A table every schema of the system holds: a schema that does not exist is named
     with the schemas that hold it."""
+    channels: ClassVar[dict[str, str]] = {}
+    """The channels the system's own software NOTIFYs on (PostgreSQL), each with the kind
+    of row a notice on it says changed: ``changes`` listens to them."""
+    partial: ClassVar[bool] = True
+    """No system read through this class notifies every change it makes (a job's or a
+    workflow's state change is silent): the dashboard polls behind the hints."""
 
     def __init__(
         self,
@@ -316,6 +335,103 @@ class SqlDatabase:
                     self._conn.execute("ROLLBACK")
                     raise
                 self._conn.execute("COMMIT")
+
+    # --- notifications ----------------------------------------------------------------
+
+    @property
+    def watch_name(self) -> str:
+        """The application_name of the listening connections: this process's."""
+        return f"qctl {self.label} watch {os.getpid()}"
+
+    def hint(self, channel: str, payload: str) -> Hint:
+        """What a notice on one of ``channels`` says changed; unless a system reads its
+        payload, rows of the channel's kind."""
+        return Hint(self.channels[channel], bulk=True)
+
+    def changes(self) -> Subscription[Hint] | None:
+        """Hints from the system's own notices (``hint``), opening with ``RESET`` and
+        another after each lost connection came back; None where the system sends none
+        (SQLite, no ``channels``): poll."""
+        if not self.postgres or not self.channels:
+            return None
+        return self._listen(list(self.channels), self.hint, RESET, HINT_BUFFER)
+
+    def notifications(
+        self, channels: Sequence[str], timeout: float | None = None
+    ) -> Iterator[tuple[str, str]]:
+        """``(channel, payload)`` of each notification on ``channels``, until ``timeout``
+        seconds pass without one (None: forever); ``(LISTENING, "")`` once every channel
+        is listened to, first and again after a lost connection came back (what was sent
+        meanwhile is lost: re-read what you track)."""
+        sub = self._listen(channels, lambda c, p: (c, p), (LISTENING, ""), WATCH_BUFFER)
+        waited = 0.0
+        try:
+            while timeout is None or waited < timeout:
+                item = sub.get(timeout=POLL_SECONDS)  # in slices, so Ctrl-C is noticed
+                if item is None:
+                    waited += POLL_SECONDS
+                    continue
+                waited = 0.0
+                yield item
+        finally:
+            sub.close()
+
+    def _listen(
+        self, channels: Sequence[str], item: Callable[[str, str], T], live: T, buffer: int
+    ) -> Subscription[T]:
+        """Each notice on ``channels`` as ``item(channel, payload)``; ``live`` once every
+        channel is listened to, again after a lost connection came back, and in place of
+        what overflowed ``buffer``. Each channel on a reconnecting connection of its own
+        (``qctl_store.postgres.listener``: backoff from 0.5 s to 30 s); closing the
+        subscription ends them. An unreachable database at the start is an error, as for
+        every command."""
+        from functools import partial
+
+        import psycopg
+
+        from qctl_store.postgres.listener import Listener
+
+        def connect() -> Any:
+            return psycopg.connect(self.dsn, autocommit=True, application_name=self.watch_name)
+
+        with self._errors():
+            connect().close()
+        down = set(channels)  # not listened to (yet, or since a lost connection)
+        lock = threading.Lock()
+        listeners: list[Listener] = []
+
+        def stop(_: Subscription[T]) -> None:
+            for listener in listeners:  # all told first: they stop together
+                listener.close(timeout=0)
+            for listener in listeners:
+                listener.close()
+
+        sub: Subscription[T] = Subscription(buffer, lambda: live, stop)
+
+        def up(channel: str) -> None:
+            with lock:
+                down.discard(channel)
+                if not down:
+                    sub.offer(live)
+
+        def lost(channel: str) -> None:
+            with lock:
+                down.add(channel)
+
+        listeners += [
+            Listener(
+                connect,
+                c,
+                partial(lambda c, payload: sub.offer(item(c, payload)), c),
+                on_live=partial(up, c),
+                on_down=partial(lost, c),
+                name=f"qctl-{self.label}-{c}",
+            )
+            for c in channels
+        ]
+        for listener in listeners:
+            listener.start()
+        return sub
 
     def close(self) -> None:
         if self._watch is not None:

@@ -35,7 +35,7 @@ from qctl.core.errors import NoSuchName, WrongState, WrongVerb, is_connection_er
 from qctl.core.exits import Refused, exit_code_for, message_for
 from qctl.core.sanitize import sanitize
 from qctl.tui.base import Dashboard, Loader, SystemScreens, TopScreen, footer
-from qctl.tui.live import DISCONNECTED, LOCKED, MANUAL, PAUSED, POLLING, LiveFeed
+from qctl.tui.live import DISCONNECTED, LIVE, LOCKED, MANUAL, PAUSED, POLLING, LiveFeed
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
 from qctl_store import errors
 
@@ -328,6 +328,9 @@ class QctlTop(Dashboard):
                 detail = f"updated {self.clock():%H:%M:%S}" if self.refresh_count else ""
                 if self.mode == POLLING:
                     detail = f"every {self.poll_interval:g}s  {detail}".strip()
+                elif self.mode == LIVE and self.feed is not None and self.feed.partial:
+                    # What the system's notices miss (state changes) is polled behind them.
+                    detail = f"+ polling every {self.poll_interval:g}s  {detail}".strip()
                 if self.paused:
                     detail = f"{detail}  (p resumes refresh)".strip()
             bar.show(self.mode, self.location, detail)

@@ -27,9 +27,9 @@ from qctl.tui.widgets import StatusBar, glossary
 if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
 
+    from qctl.core.changes import ChangeFeed
     from qctl.core.verbs import Selection, Verb
     from qctl.tui.preload import Preload
-    from qctl_store.contract import ChangeNotifier
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -93,10 +93,11 @@ class SystemScreens:
                     )
         return "\n".join(lines) + "\n"
 
-    def changes(self, store: Any) -> ChangeNotifier | None:
-        """The store's change hints for the live feed; None: the system has none, the
-        dashboard polls."""
-        return None
+    def changes(self, store: Any) -> ChangeFeed | None:
+        """Where the live feed's hints come from: the system's database object
+        (``qctl.core.sqldb.SqlDatabase.changes``, None there when it cannot push); None:
+        a store without a feed, the dashboard polls."""
+        return store if callable(getattr(store, "changes", None)) else None
 
     def jump_targets(self, store: Any, text: str) -> list[tuple[str, Any]]:
         """Every (entity, id) that ``text`` (an id or a prefix) names, in a worker

@@ -6,11 +6,14 @@ storm of hints costs one refresh per interval), plus a slow heartbeat so ages ke
 The interval is ``SPACING`` times what the last refresh took (``took``), never less than
 ``min_interval`` and never more than ``MAX_SPACING``: a cheap refresh follows a change
 within milliseconds, and a slower one keeps the database busy a third of the time at
-most until the interval reaches its cap. When the
-backend is poll-only, or the stream fails or closes, it polls every ``poll_interval`` and
-tries to reopen the stream now and then; a system without change hints (``store``
-None: DBOS sends no notification) polls from the start. ``on_mode`` reports ``live`` or ``polling``;
-connection errors are the refresh's business (the app shows ``disconnected``).
+most until the interval reaches its cap. The hints are
+neutral (``qctl.core.changes``), whatever system sends them. When the backend is
+poll-only (``changes()`` None: SQLite for most systems), or the stream fails or closes,
+it polls every ``poll_interval`` and tries to reopen the stream now and then; without a
+feed (``store`` None) it polls from the start. ``on_mode`` reports ``live`` or
+``polling``; connection errors are the refresh's business (the app shows
+``disconnected``). Where hints cover only some changes (``partial``: every system but
+azync), the heartbeat is the poll: live for what is hinted, polled for the rest.
 """
 
 from __future__ import annotations
@@ -19,9 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from qctl_store.contract import ChangeNotifier
-from qctl_store.streams import Subscription
-from qctl_store.types import Change
+from qctl.core.changes import ChangeFeed, Hints
 
 LIVE = "live"
 POLLING = "polling"
@@ -41,7 +42,7 @@ before it (a slow refresh on a busy server would otherwise hold the next one bac
 class LiveFeed:
     def __init__(
         self,
-        store: ChangeNotifier | None,
+        store: ChangeFeed | None,
         on_refresh: Callable[[], None],
         on_mode: Callable[[str], None],
         *,
@@ -57,13 +58,15 @@ class LiveFeed:
         self.spacing = min_interval
         """The least time between two refreshes, from the last one's cost."""
         self.poll_interval = poll_interval
-        self.heartbeat = heartbeat
+        self.partial = store is not None and store.partial
+        # A partial feed's hints miss some changes: its heartbeat is the poll.
+        self.heartbeat = poll_interval if self.partial else heartbeat
         self.reopen_after = reopen_after
         self.mode = ""
         self.hints = 0
         self.refreshes = 0
         self._stop = threading.Event()
-        self._sub: Subscription[Change] | None = None
+        self._sub: Hints | None = None
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="qctl-live", daemon=True)
 
@@ -92,11 +95,11 @@ class LiveFeed:
         self.refreshes += 1
         self.on_refresh()
 
-    def _open(self) -> Subscription[Change] | None:
+    def _open(self) -> Hints | None:
         if self.store is None:
             return None
         try:
-            sub: Subscription[Change] | None = self.store.changes()  # None: poll-only
+            sub = self.store.changes()  # None: poll-only
         except Exception:  # unavailable now: poll, and try again later
             return None
         with self._lock:
@@ -127,7 +130,7 @@ class LiveFeed:
             if time.monotonic() >= end:
                 return
 
-    def _follow(self, sub: Subscription[Change]) -> None:
+    def _follow(self, sub: Hints) -> None:
         """Debounce hints until the stream ends (closed by the backend or by stop)."""
         dirty = False
         last = time.monotonic()

@@ -1,5 +1,5 @@
 """``qctl top`` on a DBOS database: azync's shell with DBOS's screens (``qctl.systems.dbos.tui``),
-driven by pilot against a real DBOS application on both backends: polling, the
+driven by pilot against a real DBOS application on both backends: live or polling, the
 overview, the browser's filter and marks, jump, detail with the step timeline and the
 child tree, the actions (with the same rows as the command line's), read-only."""
 
@@ -24,7 +24,7 @@ from qctl.tui.app import QctlTop
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
 from tests.dbos.conftest import Run, data
 from tests.dbos.fixtures import App, delayed, wait_for
-from tests.tui.helpers import until
+from tests.tui.helpers import listening, until
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -58,6 +58,7 @@ def dashboard(
     scenario: Callable[[QctlTop, Any], Awaitable[None]],
     read_only: bool = False,
     clock: Callable[[], datetime] | None = None,
+    poll_interval: float = INTERVAL,
 ) -> None:
     """Run ``scenario(app, pilot)`` in the dashboard on the application's database."""
     db = Database(dbos_app.url, read_only=read_only)
@@ -68,7 +69,7 @@ def dashboard(
             system=DBOS,
             location=db.location + (" [read-only]" if read_only else ""),
             read_only=read_only,
-            poll_interval=INTERVAL,
+            poll_interval=poll_interval,
             clock=clock,
         )
         async with app.run_test(size=SIZE) as pilot:
@@ -125,6 +126,25 @@ async def prompt(app: QctlTop, pilot: Any, values: dict[str, str]) -> None:
     await pilot.press("enter")
 
 
+def test_a_message_sent_elsewhere_is_a_hint_on_postgres(dbos_app: App, run: Run) -> None:
+    """DBOS's trigger notifies dbos_notifications_channel when a message is sent: a
+    dashboard polling once a minute hears it (and still polls for status)."""
+    if dbos_app.url.startswith("sqlite"):
+        pytest.skip("DBOS on SQLite notifies nothing (the overview test: polling)")
+    wf_id = dbos_app.enqueue("checkout", "hinted", 10)
+    finished(run, wf_id)
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await listening(app, pilot)
+        assert app.feed is not None
+        heard, refreshed = app.feed.hints, app.feed.refreshes
+        dbos_app.client.send(wf_id, "hello", "hint")
+        await until(pilot, lambda: app.feed is not None and app.feed.refreshes > refreshed, 30)
+        assert app.feed.hints > heard
+
+    dashboard(dbos_app, scenario, poll_interval=60)
+
+
 def test_overview_counts_throughput_and_errors(dbos_app: App, run: Run) -> None:
     done = [dbos_app.enqueue("checkout", f"ov-{i}", 10) for i in range(2)]
     failed = dbos_app.enqueue("failing", 7)
@@ -133,9 +153,14 @@ def test_overview_counts_throughput_and_errors(dbos_app: App, run: Run) -> None:
     finished(run, failed, "ERROR")
 
     async def scenario(app: QctlTop, pilot: Any) -> None:
+        # On PostgreSQL DBOS notifies messages, events and streams (status is polled
+        # behind them); on SQLite it sends nothing.
         bar = app.screen.query_one(StatusBar)
-        await until(pilot, lambda: "polling" in str(bar.render()), 10)
-        assert "every 1s" in str(bar.render())
+        if dbos_app.url.startswith("sqlite"):
+            await until(pilot, lambda: "polling" in str(bar.render()), 10)
+            assert "every 1s" in str(bar.render())
+        else:
+            await until(pilot, lambda: "live" in str(bar.render()), 10)
         await until(pilot, lambda: "checkout" in cells(app, "dbos-names"), 10)
         names = cells(app, "dbos-names")
         success = reads.STATUSES.index("SUCCESS") + 1

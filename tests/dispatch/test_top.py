@@ -1,6 +1,6 @@
 """``qctl top`` on a dispatch database: the shared shell with dispatch's screens
 (``qctl.systems.dispatch.tui``), driven by pilot over rows dispatch's own Go code wrote:
-polling, the tabs, a queue's jobs, jump and detail, cancel, DLQ replay, cron run now and
+live, the tabs, a queue's jobs, jump and detail, cancel, DLQ replay, cron run now and
 disable (the rows the command line leaves), read-only."""
 
 from __future__ import annotations
@@ -23,20 +23,23 @@ from tests.conftest import PG_DSN, raw_pg
 from tests.dbos.test_top import cells, confirm
 from tests.dispatch.conftest import row, snapshot
 from tests.go.harness import Harness
-from tests.tui.helpers import until
+from tests.tui.helpers import listening, until
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def dashboard(
-    schema: str, scenario: Callable[[QctlTop, Any], Awaitable[None]], read_only: bool = False
+    schema: str,
+    scenario: Callable[[QctlTop, Any], Awaitable[None]],
+    read_only: bool = False,
+    poll_interval: float = 0.5,
 ) -> None:
     db = Database(PG_DSN, schema, read_only=read_only)
 
     async def main() -> None:
         location = "test" + (" [read-only]" if read_only else "")
         app = QctlTop(
-            db, system=DISPATCH, location=location, read_only=read_only, poll_interval=0.5
+            db, system=DISPATCH, location=location, read_only=read_only, poll_interval=poll_interval
         )
         async with app.run_test(size=(160, 50)) as pilot:
             await scenario(app, pilot)
@@ -74,10 +77,27 @@ def tui_mail_jobs(schema: str) -> int:
         )
 
 
+def test_an_enqueue_elsewhere_shows_without_waiting_for_the_poll(
+    dispatch: Harness, pg_schema: str
+) -> None:
+    """dispatch (from v1.5.3) wakes its workers on dispatch_jobs_wake after an enqueue:
+    a dashboard polling once a minute shows the new queue on that notice. The harness
+    is v0.1.0, which sends none: the test sends it as v1.5.3's enqueue does."""
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await listening(app, pilot)
+        dispatch.call("enqueue", name="tui.pushed", queue="pushed-q")
+        with raw_pg(pg_schema) as c:
+            c.execute("SELECT pg_notify('dispatch_jobs_wake', '')")
+        await until(pilot, lambda: "pushed-q" in cells(app, "dispatch-queues"), 30)
+
+    dashboard(pg_schema, scenario, poll_interval=60)
+
+
 def test_tabs_jump_and_actions(fleet: dict[str, str], pg_schema: str) -> None:
     async def scenario(app: QctlTop, pilot: Any) -> None:
         bar = app.screen.query_one(StatusBar)
-        await until(pilot, lambda: "polling" in str(bar.render()), 10)
+        await until(pilot, lambda: "live" in str(bar.render()), 10)
         await until(pilot, lambda: "tui-q" in cells(app, "dispatch-queues"), 10)
         assert cells(app, "dispatch-queues")["tui-q"][1] == "1"  # pending
         # enter on a queue opens its jobs

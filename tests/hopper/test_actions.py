@@ -296,7 +296,7 @@ def test_watch_prints_hopper_notifications(hopper: Worker, pg_schema: str) -> No
 def test_notifications_come_back_after_a_lost_connection(hopper: Worker, pg_schema: str) -> None:
     """``watch``'s stream: its connection ended by the server (a restart, a failover, an
     idle-session reaper), it listens again and says so, and hears what is sent after."""
-    from qctl.systems.hopper.database import LISTENING, watch_name
+    from qctl.core.sqldb import LISTENING
 
     db = Database(PG_DSN, pg_schema)
     stream = db.notifications(["hopper_control"], timeout=30)
@@ -306,7 +306,7 @@ def test_notifications_come_back_after_a_lost_connection(hopper: Worker, pg_sche
             ended = admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                 " WHERE application_name = %s",
-                [watch_name()],
+                [db.watch_name],
             ).fetchall()
         assert ended
         assert next(stream) == (LISTENING, "")  # listening again

@@ -1,5 +1,5 @@
 """``qctl top`` on a hopper database: the shared shell with hopper's screens
-(``qctl.systems.hopper.tui``), driven by pilot: polling, the tabs, a queue's jobs, jump
+(``qctl.systems.hopper.tui``), driven by pilot: live, the tabs, a queue's jobs, jump
 and detail, clients, workflows, streams; cancel, retry and pause leave the same rows as
 the command line does (both call ``qctl.systems.hopper.actions``); read-only hides and
 refuses them."""
@@ -25,7 +25,7 @@ from tests.conftest import PG_DSN, raw_pg
 from tests.dbos.test_top import cells, confirm
 from tests.hopper.conftest import Run, job_row, snapshot
 from tests.hopper.worker import Worker
-from tests.tui.helpers import until
+from tests.tui.helpers import listening, until
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -34,13 +34,18 @@ VOLATILE = {"id", "seq", "scheduled_at", "created_at", "finalized_at", "attempte
 
 
 def dashboard(
-    schema: str, scenario: Callable[[QctlTop, Any], Awaitable[None]], read_only: bool = False
+    schema: str,
+    scenario: Callable[[QctlTop, Any], Awaitable[None]],
+    read_only: bool = False,
+    poll_interval: float = 0.5,
 ) -> None:
     db = Database(PG_DSN, schema, read_only=read_only)
 
     async def main() -> None:
         location = "test" + (" [read-only]" if read_only else "")
-        app = QctlTop(db, system=HOPPER, location=location, read_only=read_only, poll_interval=0.5)
+        app = QctlTop(
+            db, system=HOPPER, location=location, read_only=read_only, poll_interval=poll_interval
+        )
         async with app.run_test(size=(160, 50)) as pilot:
             await scenario(app, pilot)
 
@@ -79,6 +84,20 @@ def queue_row(schema: str, name: str) -> tuple[Any, ...]:
     return tuple(row) if row else ()
 
 
+def test_an_insert_elsewhere_shows_without_waiting_for_the_poll(
+    hopper: Worker, pg_schema: str
+) -> None:
+    """hopper's producer notifies hopper_insert: a dashboard polling once a minute shows
+    the new queue on that notice."""
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await listening(app, pilot)
+        hopper.insert("tui.pushed", {}, queue="pushed-q")
+        await until(pilot, lambda: "pushed-q" in cells(app, "hopper-queues"), 30)
+
+    dashboard(pg_schema, scenario, poll_interval=60)
+
+
 def test_dashboard_and_command_line_leave_the_same_rows(
     hopper: Worker, qctl: Run, pg_schema: str
 ) -> None:
@@ -93,7 +112,7 @@ def test_dashboard_and_command_line_leave_the_same_rows(
 
     async def scenario(app: QctlTop, pilot: Any) -> None:
         bar = app.screen.query_one(StatusBar)
-        await until(pilot, lambda: "polling" in str(bar.render()), 10)
+        await until(pilot, lambda: "live" in str(bar.render()), 10)
         await until(pilot, lambda: "tui-q" in cells(app, "hopper-queues"), 10)
         # P pauses the selected queue after one confirmation
         await select(app, pilot, "hopper-queues", "tui-dead")

@@ -29,6 +29,19 @@ async def until(pilot: Pilot[Any], cond: Callable[[], object], timeout: float = 
         await pilot.pause(0.05)
 
 
+async def listening(app: QctlTop, pilot: Pilot[Any]) -> None:
+    """Until the header says live and the feed's opening reset came (every channel is
+    listened to): from then on, with the test's poll interval of a minute, only a hint
+    refreshes."""
+    from qctl.tui.widgets import StatusBar
+
+    feed = app.feed
+    assert feed is not None and feed.heartbeat >= 60
+    bar = app.screen.query_one(StatusBar)
+    await until(pilot, lambda: "live" in str(bar.render()), 10)
+    await until(pilot, lambda: feed.hints >= 1, 10)
+
+
 async def eventually(cond: Callable[[], object], timeout: float = 8.0) -> None:
     end = time.monotonic() + timeout
     while not cond():

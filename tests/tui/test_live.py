@@ -7,27 +7,30 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 
+from qctl.core.changes import RESET, Hint
 from qctl.tui.live import LIVE, MAX_SPACING, POLLING, LiveFeed
 from qctl_store.streams import Hub, Subscription
-from qctl_store.types import Change, ChangeEntity
+
+JOBS = Hint("jobs", bulk=True)
 
 
-def reset() -> Change:
-    return Change(entity=ChangeEntity.RESET, at=datetime.now(UTC))
+def reset() -> Hint:
+    return RESET
 
 
 class HintStore:
-    """Just ``changes()``: a hub the test publishes into, or None (poll-only)."""
+    """Just ``changes()``: a hub the test publishes into, or None (poll-only); its hints
+    cover every change unless ``partial``."""
 
-    def __init__(self, push: bool = True) -> None:
-        self.hub: Hub[Change] = Hub(256, reset)
+    def __init__(self, push: bool = True, partial: bool = False) -> None:
+        self.hub: Hub[Hint] = Hub(256, reset)
         self.hub.set_live()
         self.push = push
+        self.partial = partial
         self.opened = 0
 
-    def changes(self) -> Subscription[Change] | None:
+    def changes(self) -> Subscription[Hint] | None:
         self.opened += 1
         return self.hub.subscribe() if self.push else None
 
@@ -47,7 +50,7 @@ def storm(store: HintStore, burst: int, pause: float) -> Iterator[None]:
     def publish() -> None:
         while not stop.is_set():
             for _ in range(burst):
-                store.hub.publish(Change(entity=ChangeEntity.JOB, kind="k"))
+                store.hub.publish(JOBS)
             time.sleep(pause)
 
     t = threading.Thread(target=publish)
@@ -95,6 +98,15 @@ def test_quiet_stream_refreshes_on_heartbeat_only() -> None:
     assert 2 <= len(refreshes) <= 5
 
 
+def test_a_partial_feed_polls_behind_its_hints() -> None:
+    """Where the system's notices miss some changes, the heartbeat is the poll."""
+    feed, refreshes, modes = feed_for(HintStore(partial=True), poll_interval=0.05, heartbeat=60)
+    feed.start()
+    settle(lambda: len(refreshes) >= 4)
+    feed.stop()
+    assert modes == [LIVE]
+
+
 def test_a_failed_stream_falls_back_to_polling_then_reopens() -> None:
     store = HintStore()
     feed, refreshes, modes = feed_for(store, poll_interval=0.05, reopen_after=0.2, heartbeat=60)
@@ -112,6 +124,8 @@ def test_a_failed_stream_falls_back_to_polling_then_reopens() -> None:
 
 def test_changes_raising_is_treated_as_poll_only() -> None:
     class Broken:
+        partial = False
+
         def changes(self) -> None:
             raise RuntimeError("connection refused")
 
@@ -139,7 +153,7 @@ def test_refreshes_are_spaced_by_their_own_cost() -> None:
     feed.start()
     time.sleep(0.1)
     t0 = time.monotonic()
-    store.hub.publish(Change(entity=ChangeEntity.JOB, kind="k"))
+    store.hub.publish(JOBS)
     # A cheap refresh follows the change (the heartbeat is a minute away).
     settle(lambda: any(r >= t0 for r in refreshes))
     feed.took(0.1)  # then refreshes that take 0.1 s start 0.3 s apart at least

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from qctl.core.changes import Hint
 from qctl.core.sqldb import SqlDatabase
 from qctl_store.dsn import sqlite_path
 from qctl_store.errors import SchemaTooNew
@@ -39,11 +40,23 @@ class Database(SqlDatabase):
     default_schema = DEFAULT_SCHEMA
     sqlite = True
     unsupported = UnsupportedSchema
+    channels = {
+        "dbos_notifications_channel": "messages",
+        "dbos_workflow_events_channel": "events",
+        "dbos_streams_channel": "streams",
+    }
+    """``dbos/_sys_db.py``'s, sent on PostgreSQL only with ``<workflow id>::<topic or
+    key>``: a message sent, an event or a stream value written. A workflow's status
+    changes notify nothing, so they are polled; on SQLite nothing is sent at all."""
 
     def __init__(self, dsn: str, schema: str = "", **session: Any) -> None:
         """``session``: ``SqlDatabase``'s (``read_only``, the timeouts)."""
         super().__init__(dsn, schema, **session)
         self.version = self._check_version()
+
+    def hint(self, channel: str, payload: str) -> Hint:
+        workflow, _, _ = payload.partition("::")
+        return Hint(self.channels[channel], ids=(workflow,) if workflow else ())
 
     def _connect_sqlite(self) -> Any:
         conn = super()._connect_sqlite()

@@ -105,6 +105,9 @@ class Database(SqlDatabase):
     label = "dispatch"
     marker = "dispatch_jobs"
     unsupported = UnsupportedSchema
+    channels = {"dispatch_jobs_wake": "jobs"}
+    """``store/postgres/wake.go``'s, sent on enqueue from v1.5.3 (empty payload, not per
+    schema); a state change sends nothing, so the rest is polled."""
 
     def __init__(self, dsn: str, schema: str = "", gate: bool = True, **session: Any) -> None:
         """``session``: ``SqlDatabase``'s (``read_only``, the timeouts)."""

@@ -14,25 +14,13 @@ migration advisory lock.
 from __future__ import annotations
 
 import contextlib
-import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from qctl.core.changes import Hint
 from qctl.core.sqldb import SqlDatabase
 from qctl_store.errors import SchemaTooNew
-
-LISTENING = ""
-"""``notifications``' channel of its mark that every channel is listened to."""
-
-
-def watch_name() -> str:
-    """The application_name of ``notifications``' connections: this process's."""
-    return f"qctl hopper watch {os.getpid()}"
-
-
-POLL_SECONDS = 0.25
-"""How often ``notifications`` wakes to notice Ctrl-C and its timeout."""
 
 KNOWN_VERSIONS: dict[int, str] = {
     1: "schema",
@@ -97,6 +85,17 @@ class Database(SqlDatabase):
     marker = "hopper_jobs"
     default_schema = "hopper"
     unsupported = UnsupportedSchema
+    channels = {
+        "hopper_insert": "jobs",
+        "hopper_control": "jobs",
+        "hopper_done": "jobs",
+        "hopper_leader": "clients",
+    }
+    """``driver/driver.go``'s channels: ChannelInsert (a queue name), ChannelControl
+    (``cancel:<id>``, ``pause:<queue>``, ``resume:<queue>``, ``limit:<queue>``),
+    ChannelDone (an awaited job's id), ChannelLeader (``resigned``). They are not per
+    schema: a notice may be another hopper installation's in the same database (a
+    refresh too many, never one too few)."""
 
     def __init__(self, dsn: str, schema: str = "", **session: Any) -> None:
         """``session``: ``SqlDatabase``'s (``read_only``, the timeouts)."""
@@ -143,66 +142,16 @@ class Database(SqlDatabase):
         rows = self.all("SELECT version FROM hopper_schema ORDER BY version")
         return SchemaState(tuple(int(r["version"]) for r in rows))
 
-    def notifications(
-        self, channels: Sequence[str], timeout: float | None = None
-    ) -> Iterator[tuple[str, str]]:
-        """``(channel, payload)`` of each notification on ``channels``, until ``timeout``
-        seconds pass without one (None: forever); ``(LISTENING, "")`` once every channel
-        is listened to, first and again after a lost connection came back (what was sent
-        meanwhile is lost: re-read what you track). Each channel on a reconnecting
-        connection of its own (``qctl_store.postgres.listener``, azync's wake and change
-        channels' loop: backoff from 0.5 s to 30 s); an unreachable database at the start
-        is an error, as for every command."""
-        import queue
-        import threading
-        from functools import partial
-
-        import psycopg
-
-        from qctl_store.postgres.listener import Listener
-
-        def connect() -> Any:
-            return psycopg.connect(self.dsn, autocommit=True, application_name=watch_name())
-
-        with self._errors():
-            connect().close()
-        inbox: queue.Queue[tuple[str, str]] = queue.Queue()
-        down = set(channels)  # not listened to (yet, or since a lost connection)
-        lock = threading.Lock()
-
-        def live(channel: str) -> None:
-            with lock:
-                down.discard(channel)
-                if not down:
-                    inbox.put((LISTENING, ""))
-
-        def lost(channel: str) -> None:
-            with lock:
-                down.add(channel)
-
-        listeners = [
-            Listener(
-                connect,
-                c,
-                partial(lambda c, payload: inbox.put((c, payload)), c),
-                on_live=partial(live, c),
-                on_down=partial(lost, c),
-                name=f"qctl-hopper-{c}",
-            )
-            for c in channels
-        ]
-        waited = 0.0
-        try:
-            for listener in listeners:
-                listener.start()
-            while timeout is None or waited < timeout:
-                try:  # in slices, so Ctrl-C is noticed
-                    item = inbox.get(timeout=POLL_SECONDS)
-                except queue.Empty:
-                    waited += POLL_SECONDS
-                    continue
-                waited = 0.0
-                yield item
-        finally:
-            for listener in listeners:
-                listener.close()
+    def hint(self, channel: str, payload: str) -> Hint:
+        """ChannelInsert names a queue, ChannelDone a job, ChannelControl ``cancel:<id>``
+        or ``pause|resume|limit:<queue>``."""
+        if channel == "hopper_insert":
+            return Hint("jobs", queue=payload, bulk=True)
+        if channel == "hopper_done":
+            return Hint("jobs", ids=(payload,))
+        verb, _, name = payload.partition(":")
+        if channel == "hopper_control" and verb == "cancel":
+            return Hint("jobs", ids=(name,))
+        if channel == "hopper_control" and name:
+            return Hint("queues", queue=name)
+        return super().hint(channel, payload)

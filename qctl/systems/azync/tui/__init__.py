@@ -14,13 +14,14 @@ from qctl.tui.base import SystemScreens, Tab
 if TYPE_CHECKING:
     from textual.screen import Screen
 
+    from qctl.core.changes import ChangeFeed
     from qctl.systems.azync.tui.dags import DagGraphScreen, DagsPane
     from qctl.systems.azync.tui.events import EventDetailScreen, EventsPane
     from qctl.systems.azync.tui.jobs import JobDetailScreen, JobsPane
     from qctl.systems.azync.tui.leases import LeasesPane
     from qctl.systems.azync.tui.overview import OverviewPane
     from qctl.systems.azync.tui.workflows import WorkflowDetailScreen, WorkflowsPane
-    from qctl_store.contract import ChangeNotifier, ConsoleStore
+    from qctl_store.contract import ConsoleStore
 
 MODULES = {
     "DagGraphScreen": "dags",
@@ -142,8 +143,10 @@ class AzyncScreens(SystemScreens):
         "id or unique prefix (8+ hex digits)",
     )
 
-    def changes(self, store: ConsoleStore) -> ChangeNotifier:
-        return store  # LISTEN on PostgreSQL, the change log on SQLite
+    def changes(self, store: ConsoleStore) -> ChangeFeed:
+        from qctl.systems.azync.tui.feed import AzyncFeed
+
+        return AzyncFeed(store)  # LISTEN on PostgreSQL, the change log on SQLite
 
     def jump_targets(self, store: ConsoleStore, text: str) -> list[tuple[str, Any]]:
         from qctl.systems.azync.tui.jump import jump_targets

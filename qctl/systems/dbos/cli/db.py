@@ -36,7 +36,7 @@ def db_status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
             "migration_version": db.version,
             "supported_versions": f"{MIN_VERSION}-{MAX_VERSION}",
             "read_only": db.read_only,
-            "change_hints": False,
+            "change_hints": db.postgres,  # messages, events, streams; status is polled
             "invalid_indexes": invalid,
         },
         output,

@@ -1,7 +1,8 @@
 """DBOS's dashboard: the tabs and screens ``qctl top`` shows on a DBOS system database,
 in the shell every system shares (``qctl.tui.app``).
 
-DBOS sends no notification when a workflow's status changes, so the dashboard polls:
+DBOS sends no notification when a workflow's status changes, so the dashboard polls
+(on PostgreSQL it refreshes at once on the messages, events and streams DBOS notifies):
 the visible tab reloads every ``--refresh`` seconds with the indexed reads of
 ``qctl.systems.dbos.reads`` (never a scan of the whole history) and the status bar says
 "polling". Actions are ``qctl.systems.dbos.actions``, as ``qctl workflows`` and ``qctl
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from qctl.systems.dbos.database import Database
 
 HELP = """\
-qctl top: live view of a DBOS system database (polling)
+qctl top: live view of a DBOS system database (polling; notifications on PostgreSQL)
 
   1-5        switch screen: Overview, Workflows, Queues, Schedules, Executors
   enter      drill in (workflow detail, a child workflow)  esc   back
@@ -63,8 +64,10 @@ Actions (a dry run, then confirmed; hidden with --read-only):
   Executors: X recover a dead executor's PENDING workflows
 
 Columns and bars (a word shown on the screen, then what it means):
-Status bar: polling: re-read every --refresh seconds (DBOS sends no change
-  notifications); every: that interval; paused: p stopped the refresh; connecting:
+Status bar: live: DBOS's notifications (messages, events, streams; PostgreSQL
+  only) push updates, + polling: status is re-read every --refresh seconds too;
+  polling: re-read every --refresh seconds (SQLite: DBOS sends no notifications);
+  every: that interval; paused: p stopped the refresh; connecting:
   before the first answer; disconnected: the database does not answer (its error
   follows); then the target (database, [read-only]); updated: the last read.
 Bars: status: the status listed (t); filter: the / words; page: the page number

@@ -37,7 +37,7 @@ def status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
         "supported": state.supported,
         "supported_versions": SUPPORTED,
         "wake_notifications": "sent after a replay (dispatch_jobs_wake, dispatch v1.5.3);"
-        " qctl watch polls",
+        " qctl top refreshes on them, qctl watch polls",
         "keyset_index": "the primary key (dispatch's ids sort by creation); no"
         " list-order index at the versions qctl knows",
         **{f"capability_{k}": v for k, v in capabilities.items()},

@@ -2,8 +2,9 @@
 shell every system shares (``qctl.tui.app``).
 
 dispatch sends no notification when a job changes (from v1.5.3 only a wake on enqueue,
-naming no job), so the dashboard polls: the visible tab reloads every ``--refresh``
-seconds and the status bar says "polling". The actions are
+naming no job), so the dashboard refreshes on that wake and polls for the rest: the
+visible tab reloads every ``--refresh`` seconds and the status bar says "live", "+ polling
+every Ns". The actions are
 ``qctl.systems.dispatch.actions``, as ``qctl jobs cancel``, ``qctl dlq replay`` and
 ``qctl cron trigger|enable|disable`` run them: a dry run first, then one confirmation;
 hidden and refused with ``--read-only``.
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from qctl.systems.dispatch.database import Database
 
 HELP = """\
-qctl top: live view of a dispatch database (polling)
+qctl top: live view of a dispatch database (wake channel, polled for the rest)
 
   1-6        switch screen: Queues, Jobs, DLQ, Cron, Workers, Workflows
   enter      drill in (a queue's jobs, a job's detail)   esc   back

@@ -32,7 +32,7 @@ def status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
         "writable": state.writable,
         "supported": SUPPORTED,
         "notifications_sent": "hopper_insert, hopper_control, hopper_done (as hopper's)",
-        "dashboard_refresh": "polling",
+        "dashboard_refresh": "live on hopper's notifications, polled for the rest",
         "console_indexes": tune.present(db),
         "not_in_this_schema": (
             "fences, job leases, progress, attempt logs, tags, snooze reasons,"

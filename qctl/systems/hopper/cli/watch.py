@@ -9,11 +9,9 @@ import typer
 from qctl.cli import common
 from qctl.cli.output import note
 from qctl.systems.hopper.cli import database
+from qctl.systems.hopper.database import Database
 
-CHANNELS = ("hopper_insert", "hopper_control", "hopper_done", "hopper_leader")
-"""``driver/driver.go``'s channels: ChannelInsert (a queue name), ChannelControl
-(``cancel:<id>``, ``pause:<queue>``, ``resume:<queue>``, ``limit:<queue>``), ChannelDone
-(an awaited job's id), ChannelLeader (``resigned``)."""
+CHANNELS = tuple(Database.channels)
 
 
 def watch(
@@ -35,7 +33,7 @@ def watch(
     import sys
     from datetime import UTC, datetime
 
-    from qctl.systems.hopper.database import LISTENING
+    from qctl.core.sqldb import LISTENING
     from qctl_store.errors import InvalidInput
 
     for c in channel or ():

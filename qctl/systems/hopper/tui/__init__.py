@@ -1,11 +1,12 @@
 """hopper's dashboard: the tabs ``qctl top`` shows on a hopper database, in the shell
 every system shares (``qctl.tui.app``).
 
-The dashboard polls: the visible tab reloads every ``--refresh`` seconds and the status
-bar says "polling" (hopper's notifications carry queue names and job ids only, so a
-poll reads what changed anyway). The actions are ``qctl.systems.hopper.actions``, as
-``qctl jobs cancel|retry`` and ``qctl queues pause|resume`` run them: a dry run first,
-then one confirmation; hidden and refused with ``--read-only``.
+The dashboard is live on hopper's notifications (``Database.channels``: inserts, cancels,
+queue changes, awaited jobs done) and polls for what they miss (claims, completions,
+clients): the status bar says "live", "+ polling every Ns". The actions are
+``qctl.systems.hopper.actions``, as ``qctl jobs cancel|retry`` and ``qctl queues
+pause|resume`` run them: a dry run first, then one confirmation; hidden and refused with
+``--read-only``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from qctl.systems.hopper.database import Database
 
 HELP = """\
-qctl top: live view of a hopper database (polling)
+qctl top: live view of a hopper database (notifications, polled for the rest)
 
   1-5        switch screen: Queues, Jobs, Clients, Workflows, Streams
   enter      drill in (a queue's jobs, a job, a workflow) esc  back
