@@ -490,11 +490,17 @@ class QctlTop(Dashboard):
         except RuntimeError:  # on the app's own thread
             self.notify(sanitize(text), severity="warning")
 
-    def act_verb(self, verb: verbs.Verb[Any], selection: verbs.Selection) -> None:
+    def act_verb(
+        self,
+        verb: verbs.Verb[Any],
+        selection: verbs.Selection,
+        then: Callable[[], object] | None = None,
+    ) -> None:
         """A system's declared verb (``qctl.core.verbs``) over ``selection``, as the
         command line runs it: the plan first (a refusal is told before anything is
         asked), the same question, then the run of exactly the planned targets; the
-        notice is the result's sentence, the audit entry its record."""
+        notice is the result's sentence, the audit entry its record. ``then`` runs after
+        a run that finished (a pane clears its marks)."""
         target = audit.describe(self.audit_where)
         planned: list[verbs.Plan] = []
 
@@ -504,12 +510,12 @@ class QctlTop(Dashboard):
                 return planned[-1]
             return verbs.run(handle, verb, planned[-1])
 
-        self.act(
-            lambda p: p.question(verb),
-            step,
-            lambda r: r.words(verb),
-            verb=verb.title,
-        )
+        def done(result: verbs.Result) -> str:
+            if then is not None:
+                then()
+            return result.words(verb)
+
+        self.act(lambda p: p.question(verb), step, done, verb=verb.title)
 
     def _action_done(self, text: str) -> None:
         self.actions_done += 1

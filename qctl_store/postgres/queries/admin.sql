@@ -260,10 +260,17 @@ RETURNING id, source, kind
 
 -- name: delete_jobs
 -- Jobs of the given ids and sources deleted while in one of the given states.
--- As delete_job (the DELETE re-checks the state on the row it locks).
-DELETE FROM azync_jobs
-WHERE id = ANY(%(ids)s) AND source = ANY(%(sources)s) AND state = ANY(%(states)s)
-RETURNING id, source, kind
+-- As delete_job, the rows locked as picked (SKIP LOCKED, as delete_all): a job a worker
+-- is leasing is passed over, one leased since the statement's snapshot fails the state
+-- check on its locked version, so the delete never takes a job from under its worker
+-- and never waits on another session.
+DELETE FROM azync_jobs j USING (
+    SELECT id FROM azync_jobs
+    WHERE id = ANY(%(ids)s) AND source = ANY(%(sources)s) AND state = ANY(%(states)s)
+    FOR UPDATE SKIP LOCKED
+) picked
+WHERE j.id = picked.id
+RETURNING j.id, j.source, j.kind
 
 -- name: job_targets
 -- A keyset page of the jobs {where} matches, in id order after the previous page's.
