@@ -55,6 +55,7 @@ from qctl_store.types import (
     JobFilter,
     JobSearch,
     JobState,
+    JobTarget,
     NukeReport,
     OpsStats,
     PageCursor,
@@ -910,6 +911,55 @@ class AdminStore(ABC):
         come in lease order ``(run_at, id)``, keyset-paginated: ``after`` is the cursor
         of the previous page's last row (see ``job_cursor``). Without ``payload`` the
         jobs' ``payload`` and ``result`` are None, never read from the database."""
+
+    @abstractmethod
+    def job_targets(
+        self,
+        search: JobSearch,
+        states: Sequence[JobState],
+        after: uuid.UUID | None = None,
+        limit: int = 1000,
+    ) -> list[JobTarget]:
+        """A keyset page of the jobs ``search`` matches in one of ``states`` (its own
+        ``state`` and order ignored), in id order after ``after``: what a bulk verb reads
+        to plan, its ids and the columns it checks, nothing decoded."""
+
+    @abstractmethod
+    def job_targets_of(self, ids: Sequence[uuid.UUID]) -> list[JobTarget]:
+        """``job_targets``' columns of those of ``ids`` that exist, in any order."""
+
+    @abstractmethod
+    def retry_jobs(self, ids: Sequence[uuid.UUID], sources: Sequence[Source]) -> list[uuid.UUID]:
+        """``retry_job`` on every one of ``ids`` that is a dead job of one of ``sources``,
+        in one statement; the ids it reset."""
+
+    @abstractmethod
+    def run_now_jobs(self, ids: Sequence[uuid.UUID], sources: Sequence[Source]) -> list[uuid.UUID]:
+        """``run_now`` on every one of ``ids`` that is a scheduled job of one of
+        ``sources`` (never a DAG's ``$sleep`` timer: only a scheduled timer completes), in
+        one statement, then the wake of each kind; the ids it made due."""
+
+    @abstractmethod
+    def pause_jobs(self, ids: Sequence[uuid.UUID], sources: Sequence[Source]) -> list[uuid.UUID]:
+        """``pause_job`` on every one of ``ids`` that is a pending or scheduled job of
+        one of ``sources``, in one statement; the ids it paused."""
+
+    @abstractmethod
+    def resume_jobs(self, ids: Sequence[uuid.UUID], sources: Sequence[Source]) -> list[uuid.UUID]:
+        """``resume_job`` on every one of ``ids`` that is a paused job of one of
+        ``sources``, in one statement; the ids it resumed."""
+
+    @abstractmethod
+    def archive_jobs(self, ids: Sequence[uuid.UUID], sources: Sequence[Source]) -> list[uuid.UUID]:
+        """``archive_job`` on every one of ``ids`` that is a pending or scheduled job of
+        one of ``sources``, in one statement; the ids it moved to dead."""
+
+    @abstractmethod
+    def delete_jobs(
+        self, ids: Sequence[uuid.UUID], sources: Sequence[Source], states: Sequence[JobState]
+    ) -> list[uuid.UUID]:
+        """``delete_job`` on every one of ``ids`` that is a job of one of ``sources`` in
+        one of ``states``, in one statement; the ids it deleted."""
 
     @abstractmethod
     def count_jobs(self, search: JobSearch, exact: bool = False) -> tuple[int, bool]:

@@ -609,6 +609,17 @@ class JobSearch(_Record):
 
 
 @dataclass(eq=False, repr=False)
+class JobTarget(_Record):
+    """Extension: what a bulk verb reads of a job to plan and check it (``job_targets``):
+    the columns as stored, nothing decoded."""
+
+    id: uuid.UUID
+    source: str
+    state: str
+    kind: str
+
+
+@dataclass(eq=False, repr=False)
 class ThroughputCount(_Record):
     """Extension: one bucket of one kind's throughput (``AdminStore.throughput``).
 

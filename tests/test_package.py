@@ -44,7 +44,7 @@ def test_contract_types_compare_and_print_as_generated_dataclasses() -> None:
         else:
             raise AssertionError(f"{type(value).__name__} is hashable")
     classes = [v for v in vars(types).values() if dataclasses.is_dataclass(v)]
-    assert len(classes) == 37 and all(issubclass(c, types._Record) for c in classes)
+    assert len(classes) == 38 and all(issubclass(c, types._Record) for c in classes)
     # The shared methods compare and print every field: a field(compare=False) or
     # field(repr=False) would need them extended first.
     for cls in classes:

@@ -142,8 +142,14 @@ def _file_of(node: ast.expr, bound: dict[str, str]) -> str | None:
     return None
 
 
-HOOKS = {"_act": "admin.sql", "_settle": "workflows.sql"}
-"""Backend hooks of the shared verbs and the file whose statement they run by name."""
+HOOKS = {
+    "_act": ("admin.sql", 1),
+    "_settle": ("workflows.sql", 1),
+    "_changed": ("admin.sql", 0),
+    "_act_many": ("admin.sql", 0),
+}
+"""Backend hooks of the shared verbs, the file whose statement they run by name and the
+argument that names it."""
 
 
 def _scan(scope: ast.AST, outer: dict[str, str], refs: set[tuple[str, str]]) -> None:
@@ -171,18 +177,18 @@ def _scan(scope: ast.AST, outer: dict[str, str], refs: set[tuple[str, str]]) -> 
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and node.func.attr in HOOKS
-            and len(node.args) >= 2
-            and isinstance(node.args[1], ast.Constant)
+            and len(node.args) > (at := HOOKS[node.func.attr][1])
+            and isinstance(node.args[at], ast.Constant)
         ):
-            refs.add((HOOKS[node.func.attr], str(node.args[1].value)))
+            refs.add((HOOKS[node.func.attr][0], str(node.args[at].value)))
     for func in inner:
         _scan(func, bound, refs)
 
 
 def _references(backend: str) -> set[tuple[str, str]]:
     """(file, query) pairs the backend's and the shared modules name, and the statement
-    names the shared verbs hand to a backend's hook (``_act`` runs them from
-    ``admin.sql``, ``_settle`` from ``workflows.sql``)."""
+    names the shared verbs hand to a backend's hook (``_act`` and ``_act_many`` run them
+    from ``admin.sql``, ``_settle`` from ``workflows.sql``)."""
     refs: set[tuple[str, str]] = set()
     for path in [*sorted((PACKAGE / backend).glob("*.py")), *sorted(PACKAGE.glob("*.py"))]:
         _scan(ast.parse(path.read_text(encoding="utf-8")), {}, refs)

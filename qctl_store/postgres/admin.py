@@ -347,6 +347,28 @@ class AdminMixin(JobActions, JobReads, PgBase):
         where, args = kind_clause(DIALECT, source, kind, state)
         return run_batches(self, fill(Q.delete_all, where=where), args)
 
+    def _act_many(
+        self, statement: str, ids: Sequence[uuid.UUID], sources: Sequence[Source], **extra: Any
+    ) -> list[Any]:
+        args = {
+            "ids": [arg_id(i) for i in ids],
+            "sources": [validate.source(s).value for s in sources],
+            **extra,
+        }
+        with self.write() as cur:  # one statement: its own transaction
+            cur.execute(Q[statement], args)
+            return cur.fetchall()
+
+    def run_now_jobs(self, ids: Sequence[uuid.UUID], sources: Sequence[Source]) -> list[uuid.UUID]:
+        rows = self._act_many("run_now_jobs", ids, sources) if ids else []
+        # The wake run_now sends, once per (source, kind) made due.
+        kinds: dict[str, set[str]] = {}
+        for r in rows:
+            kinds.setdefault(r["source"], set()).add(r["kind"])
+        for source, names in kinds.items():
+            self.notify_after_commit(source, names)
+        return [r["id"] for r in rows]
+
     # --- AdminStore extensions ------------------------------------------------------
 
     def find_ids_by_prefix(self, entity: str, prefix: str, limit: int = 10) -> list[uuid.UUID]:

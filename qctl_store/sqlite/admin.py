@@ -140,6 +140,20 @@ class AdminMixin(JobActions, JobReads, SqliteBase):
         where, params = kind_clause(DIALECT, source, kind, state)
         return run_batches(self, fill(Q.delete_all, where=where), params)
 
+    def _act_many(
+        self, statement: str, ids: Sequence[uuid.UUID], sources: Sequence[Source], **extra: Any
+    ) -> list[Any]:
+        args = {
+            "ids": DIALECT.array([arg_id(i) for i in ids]),
+            "sources": DIALECT.array([validate.source(s).value for s in sources]),
+            **{k: DIALECT.array(v) for k, v in extra.items()},
+        }
+        with self.tx() as t:
+            return t.all(Q[statement], {**args, "now": t.now})
+
+    def run_now_jobs(self, ids: Sequence[uuid.UUID], sources: Sequence[Source]) -> list[uuid.UUID]:
+        return self._changed("run_now_jobs", ids, sources)
+
     # --- AdminStore extensions -----------------------------------------------------------
 
     def find_ids_by_prefix(self, entity: str, prefix: str, limit: int = 10) -> list[uuid.UUID]:

@@ -65,6 +65,9 @@ def _arrange(store: PostgresStore) -> dict[str, list[str]]:
     store.dead(dead.id, dead.lease_token, "boom")
     later = datetime.now(UTC) + timedelta(hours=1)
     store.enqueue(EnqueueParams(kind="ct.scheduled", run_at=later))
+    paused = EnqueueParams(kind="ct.paused")
+    store.enqueue(paused)
+    store.pause_job(Source.QUEUE, paused.id)
     dag = DAGParams(name="ct.dag", tasks=[DAGTask("a", "ct.task")])
     store.create_dag(dag)
     wf = WorkflowStartParams(name="ct.wf", version="v1", input={})
@@ -80,9 +83,9 @@ def _arrange(store: PostgresStore) -> dict[str, list[str]]:
         "jobs retry": ["--kind", "ct.dead"],
         "jobs delete": ["--kind", "ct.pending", "--state", "pending"],
         "jobs pause": ["--kind", "ct.pending"],
-        "jobs resume": ["--kind", "ct.pending"],
+        "jobs resume": ["--kind", "ct.paused"],
         "jobs run-now": ["--kind", "ct.scheduled"],
-        "jobs archive": ["--kind", "ct.dead"],
+        "jobs archive": ["--kind", "ct.pending"],
         "jobs vacuum-dead": old,
         "dags cancel": [str(dag.id)],
         "dags compensate": [str(dag.id)],
@@ -103,6 +106,61 @@ def _arrange(store: PostgresStore) -> dict[str, list[str]]:
         "db tune": [],
         "db migrate": [],
     }
+
+
+def _store(target: Target) -> PostgresStore:
+    return PostgresStore(target.dsn, Config(schema=target.schema, pooled=False))
+
+
+def _lease(store: PostgresStore, kind: str) -> None:
+    [leased] = store.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind))
+    assert leased.kind == kind
+
+
+def verb_rows(target: Target, verb: str, n: int) -> tuple[list[str], list[str]]:
+    """``n`` queue jobs in a state the verb takes, made through the store as azync's
+    producers and workers make them: each of its own kind (``change`` leases one), all
+    with one meta tag, the filter that selects exactly them."""
+    tag = uuid.uuid4().hex[:8]
+    store = _store(target)
+    ids = []
+    try:
+        for i in range(n):
+            kind = f"ct.verb.{tag}.{i}"
+            later = datetime.now(UTC) + timedelta(hours=1) if verb == "jobs run-now" else None
+            p = EnqueueParams(kind=kind, meta={"ct": tag}, run_at=later, max_attempts=1)
+            store.enqueue(p)
+            if verb in ("jobs retry", "jobs delete"):
+                [job] = store.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind))
+                store.dead(job.id, job.lease_token, "boom")
+            elif verb == "jobs resume":
+                store.pause_job(Source.QUEUE, p.id)
+            ids.append(str(p.id))
+    finally:
+        store.close()
+    where = ["--meta", f"ct={tag}"]
+    return ids, [*where, "--state", "dead"] if verb == "jobs delete" else where
+
+
+def change(target: Target, verb: str, job_id: str) -> str:
+    """The job moved on: a worker leases a waiting one (pause, archive); another
+    operator retries a dead one (retry, delete), runs a scheduled one now or resumes a
+    paused one; the reason the verb's engine counts it under."""
+    store = _store(target)
+    try:
+        id = uuid.UUID(job_id)
+        if verb in ("jobs pause", "jobs archive"):
+            _lease(store, store.find_job(id).kind)
+            return "active: a worker holds it"
+        {
+            "jobs retry": store.retry_job,
+            "jobs delete": store.retry_job,
+            "jobs run-now": store.run_now,
+            "jobs resume": store.resume_job,
+        }[verb](Source.QUEUE, id)
+        return "pending"
+    finally:
+        store.close()
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
 """The command line's side of azync's manager guards and of typo refusals: one line on
-stderr, naming the verb to use instead (exit 2) or the name that matched nothing
-(exit 3); nothing written."""
+stderr, naming the verb to use instead (a job verb's targets passed over, exit 3 when
+nothing is left; a refused source, exit 2) or the name that matched nothing (exit 3);
+nothing written."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from qctl_store.types import (
     Source,
     WorkflowStartParams,
 )
-from tests.cli.conftest import Run, enqueue
+from tests.cli.conftest import Run, enqueue, make_dead
 from tests.conformance.helpers import lease_one, token, unique
 
 
@@ -32,20 +33,20 @@ def test_job_verbs_on_a_dag_task_name_the_dag_verb(run: Run, st: Any, kind: str)
     st.dead(job.id, token(job), "boom")
     st.apply_failure_policy()
     for args, verb in [
-        (["jobs", "retry", str(job.id)], "dags retry"),
-        (["jobs", "archive", str(job.id)], "dags cancel"),
+        (["jobs", "retry", str(job.id), "--yes"], "dags retry"),
+        (["jobs", "archive", str(job.id), "--yes"], "dags cancel"),
         (["jobs", "delete", str(job.id), "--state", "dead", "--yes"], "dags cancel"),
         (["jobs", "retry", "--all-dead", "--source", "dag", "--yes"], "dags retry"),
-        (["jobs", "vacuum-dead", "--older-than", "0", "--source", "dag", "--yes"], "vacuum dags"),
+        # A filter that matches only DAG tasks says so too (before: "retried 0", no hint).
+        (["jobs", "retry", "--all-dead", "--kind", kind, "--yes"], "dags retry"),
     ]:
         res = run(*args)
-        assert res.exit_code == 2, (args, res.stderr)
+        assert res.exit_code == 3, (args, res.stderr)
         assert res.stdout == "" and res.stderr.count("\n") == 1
-        assert f"use `qctl {verb}" in res.stderr, res.stderr
-    assert st.find_job(job.id).state == JobState.DEAD
-    # A filter that matches only DAG tasks says so too (before: "retried 0", no hint).
-    done = run("jobs", "retry", "--all-dead", "--kind", kind, "--yes")
-    assert done.exit_code == 2 and "use `qctl dags retry ID`" in done.stderr
+        assert f"skipped 1 (1 dag task: use {verb})" in res.stderr, res.stderr
+    res = run("jobs", "vacuum-dead", "--older-than", "0", "--source", "dag", "--yes")
+    assert res.exit_code == 2 and res.stdout == "" and res.stderr.count("\n") == 1
+    assert "use `qctl vacuum dags" in res.stderr, res.stderr
     assert st.find_job(job.id).state == JobState.DEAD
 
 
@@ -53,11 +54,9 @@ def test_a_state_refusal_says_why(run: Run, st: Any, kind: str) -> None:
     (job_id,) = enqueue(st, kind)
     job = lease_one(st, Source.QUEUE, kind)
     st.ack(job.id, token(job))
-    res = run("jobs", "pause", str(job_id)[:8])
+    res = run("jobs", "pause", str(job_id)[:8], "--yes")
     assert res.exit_code == 3
-    assert res.stderr == (
-        f"qctl: error: job {str(job_id)[:8]} is succeeded; pause needs pending or scheduled\n"
-    )
+    assert res.stderr == "qctl: error: nothing to pause: skipped 1 (1 succeeded)\n"
 
 
 def test_typos_exit_3(run: Run, st: Any, kind: str) -> None:
@@ -72,6 +71,7 @@ def test_typos_exit_3(run: Run, st: Any, kind: str) -> None:
 
 
 def test_dry_run_says_so_in_every_format(run: Run, st: Any, kind: str) -> None:
+    make_dead(st, kind, 1)
     for fmt in ("json", "jsonl", "csv"):
         res = run("jobs", "retry", "--all-dead", "--kind", kind, "--dry-run", "-o", fmt)
         assert res.exit_code == 0
@@ -81,7 +81,10 @@ def test_dry_run_says_so_in_every_format(run: Run, st: Any, kind: str) -> None:
         else:
             assert '"dry_run": true' in res.stdout
     table = run("jobs", "retry", "--all-dead", "--kind", kind, "--dry-run")
-    assert table.stdout.startswith("dry run: would retry 0 dead job(s); nothing was changed")
+    assert table.stdout.startswith("dry run: jobs retry will reset to pending now")
+    assert "1 azync job (1 dead); nothing was changed" in table.stdout.splitlines()[0]
+    nothing = run("jobs", "retry", "--all-dead", "--kind", kind + "_none", "--dry-run")
+    assert nothing.exit_code == 3 and nothing.stderr == "qctl: error: nothing to retry\n"
 
 
 def test_vacuum_dry_run_says_so_in_csv(run: Run, kind: str) -> None:

@@ -166,29 +166,38 @@ def test_enqueue(run: Run, st: Any, kind: str) -> None:
 
 def test_retry_by_id_and_state_errors(run: Run, st: Any, kind: str) -> None:
     ids = make_dead(st, kind, 2)
-    res = run("jobs", "retry", *(str(i) for i in ids))
-    assert res.exit_code == 0 and res.stdout.count("retried") == 2
+    refused = run("jobs", "retry", *(str(i) for i in ids))
+    assert refused.exit_code == 4 and "--yes" in refused.stderr  # off a terminal
+    res = run("jobs", "retry", *(str(i) for i in ids), "--yes")
+    assert res.exit_code == 0 and "retried 2 azync jobs" in res.stdout
+    assert all(str(i) in res.stdout for i in ids)
     assert all(st.get_job(Source.QUEUE, i).state == JobState.PENDING for i in ids)
-    again = run("jobs", "retry", str(ids[0]))
-    assert again.exit_code == 3  # not dead any more
+    again = run("jobs", "retry", str(ids[0]), "--yes")
+    assert again.exit_code == 3 and "nothing to retry: skipped 1 (1 pending)" in again.stderr
     usage = run("jobs", "retry")
     assert usage.exit_code == 2
 
 
 def test_retry_all_dead(run: Run, st: Any, kind: str, tty: None) -> None:
-    make_dead(st, kind, 3)
+    ids = make_dead(st, kind, 3)
     dry = out_json(run("jobs", "retry", "--all-dead", "--kind", kind, "--dry-run", "-o", "json"))
     assert dry == {
-        "action": "retry",
-        "count": 3,
-        "source": None,
-        "kind": kind,
-        "target": "dead",
-        "dry_run": True,
-        "skipped": 0,
+        "verb": "jobs retry",
+        "system": "azync",
+        "target": dry["target"],
+        "selection": {"by": "filter", "kind": kind},
+        "selected": 3,
+        "will": dry["will"],
+        "states": {"dead": 3},
+        "skipped": {},
         "sample": dry["sample"],
+        "caveats": [],
+        "digest": dry["digest"],
+        "ids": dry["ids"],
+        "dry_run": True,
     }
-    assert len(dry["sample"]) == 3 and {j["kind"] for j in dry["sample"]} == {kind}
+    assert sorted(dry["ids"]) == sorted(str(i) for i in ids)
+    assert len(dry["sample"]) == 3 and {j["label"] for j in dry["sample"]} == {kind}
     assert st.kind_depths(Source.QUEUE)[kind].dead == 3
 
     declined = run("jobs", "retry", "--all-dead", "--kind", kind, input="n\n")
@@ -196,54 +205,59 @@ def test_retry_all_dead(run: Run, st: Any, kind: str, tty: None) -> None:
     assert st.kind_depths(Source.QUEUE)[kind].dead == 3
 
     done = run("jobs", "retry", "--all-dead", "--kind", kind, "--source", "queue", input="y\n")
-    assert done.exit_code == 0 and "retried 3" in done.stdout
+    assert done.exit_code == 0 and "retried 3 azync jobs" in done.stdout
     assert st.kind_depths(Source.QUEUE)[kind].dead == 0
 
 
 def test_retry_all_dead_by_filter_needs_yes_off_terminal(run: Run, st: Any, kind: str) -> None:
-    make_dead(st, kind, 2, error="disk full")
+    disk = make_dead(st, kind, 2, error="disk full")
     make_dead(st, kind, 1, error="other")
     refused = run("jobs", "retry", "--all-dead", "--kind", kind, "--error", "disk")
     assert refused.exit_code == 4 and "--yes" in refused.stderr
     done = out_json(
         run("jobs", "retry", "--all-dead", "--kind", kind, "--error", "disk", "--yes", "-o", "json")
     )
-    assert done["count"] == 2
+    assert (done["done"], sorted(done["ids"])) == (2, sorted(str(i) for i in disk))
     assert st.kind_depths(Source.QUEUE)[kind].dead == 1
 
 
 def test_single_job_actions(run: Run, st: Any, kind: str) -> None:
     (sched,) = enqueue(st, kind, 1, delay=timedelta(hours=1))
-    assert run("jobs", "pause", str(sched)).exit_code == 0
+    assert run("jobs", "pause", str(sched), "--yes").exit_code == 0
     assert st.get_job(Source.QUEUE, sched).state == JobState.PAUSED
-    assert run("jobs", "resume", str(sched)).exit_code == 0
+    assert run("jobs", "resume", str(sched), "--yes").exit_code == 0
     assert st.get_job(Source.QUEUE, sched).state == JobState.SCHEDULED
-    res = out_json(run("jobs", "run-now", str(sched), "-o", "json"))
-    assert res == [
-        {
-            "id": str(sched),
-            "source": "queue",
-            "kind": kind,
-            "action": "run-now",
-            "state": "scheduled",
-            "dry_run": False,
-        }
-    ]
+    res = out_json(run("jobs", "run-now", str(sched), "--yes", "-o", "json"))
+    assert res == {
+        "verb": "jobs run-now",
+        "system": "azync",
+        "target": res["target"],
+        "selected": 1,
+        "done": 1,
+        "skipped": {},
+        "batches": 1,
+        "stopped_part_way": False,
+        "ids": [str(sched)],
+        "plan_digest": None,
+        "error": None,
+    }
     assert st.get_job(Source.QUEUE, sched).state == JobState.PENDING
-    assert run("jobs", "run-now", str(sched)).exit_code == 3
-    assert run("jobs", "archive", str(sched)).exit_code == 0
+    assert run("jobs", "run-now", str(sched), "--yes").exit_code == 3
+    assert run("jobs", "archive", str(sched), "--yes").exit_code == 0
     assert st.get_job(Source.QUEUE, sched).state == JobState.DEAD
-    assert run("jobs", "archive", str(sched)).exit_code == 3
+    assert run("jobs", "archive", str(sched), "--yes").exit_code == 3
 
 
 def test_delete(run: Run, st: Any, kind: str, tty: None) -> None:
     ids = enqueue(st, kind, 3)
     wrong = run("jobs", "delete", str(ids[0]), "--state", "dead", "--yes")
-    assert wrong.exit_code == 3
+    assert wrong.exit_code == 3 and "skipped 1 (1 pending)" in wrong.stderr
+    settled = run("jobs", "delete", str(ids[0]), "--yes")  # by id: settled jobs only
+    assert settled.exit_code == 3 and "skipped 1 (1 pending)" in settled.stderr
     dry = out_json(
         run("jobs", "delete", str(ids[0]), "--state", "pending", "--dry-run", "-o", "json")
     )
-    assert dry["count"] == 1
+    assert (dry["ids"], dry["states"]) == ([str(ids[0])], {"pending": 1})
     assert run("jobs", "delete", str(ids[0]), "--state", "pending", input="n\n").exit_code == 4
     assert run("jobs", "delete", str(ids[0]), "--state", "pending", "--yes").exit_code == 0
     with pytest.raises(NotFound):
@@ -262,7 +276,7 @@ def test_delete(run: Run, st: Any, kind: str, tty: None) -> None:
             "json",
         )
     )
-    assert dry_all["count"] == 2
+    assert sorted(dry_all["ids"]) == sorted(str(i) for i in ids[1:])
     done = out_json(
         run(
             "jobs",
@@ -279,8 +293,10 @@ def test_delete(run: Run, st: Any, kind: str, tty: None) -> None:
             "json",
         )
     )
-    assert done["count"] == 2
+    assert (done["done"], sorted(done["ids"])) == (2, sorted(str(i) for i in ids[1:]))
     assert run("jobs", "delete", "--all", "--kind", kind).exit_code == 2  # --state required
+    active = run("jobs", "delete", "--all", "--kind", kind, "--state", "active", "--yes")
+    assert active.exit_code == 2 and "does not delete active jobs" in active.stderr
 
 
 def test_vacuum_dead(run: Run, st: Any, kind: str) -> None:
@@ -300,13 +316,13 @@ def test_read_only_refuses_every_write(run: Run, st: Any, kind: str) -> None:
     (dead,) = make_dead(st, kind, 1)
     writes = [
         ["jobs", "enqueue", kind],
-        ["jobs", "retry", str(dead)],
+        ["jobs", "retry", str(dead), "--yes"],
         ["jobs", "retry", "--all-dead", "--yes"],
         ["jobs", "delete", str(dead), "--state", "dead", "--yes"],
         ["jobs", "delete", "--all", "--state", "dead", "--yes"],
         ["jobs", "vacuum-dead", "--older-than", "0", "--yes"],
-        ["jobs", "pause", str(dead)],
-        ["jobs", "archive", str(dead)],
+        ["jobs", "pause", str(dead), "--yes"],
+        ["jobs", "archive", str(dead), "--yes"],
     ]
     for args in writes:
         r = run(*args, root=["--read-only"])
@@ -320,7 +336,7 @@ def test_read_only_refuses_every_write(run: Run, st: Any, kind: str) -> None:
 
 def test_singular_alias_is_hidden(run: Run, st: Any, kind: str) -> None:
     (dead,) = make_dead(st, kind, 1)
-    assert run("job", "retry", str(dead)).exit_code == 0
+    assert run("job", "retry", str(dead), "--yes").exit_code == 0
     commands = [
         line.split()[0]
         for line in run("--help").stdout.splitlines()
@@ -329,16 +345,19 @@ def test_singular_alias_is_hidden(run: Run, st: Any, kind: str) -> None:
     assert "jobs" in commands and "job" not in commands and "dag" not in commands
 
 
-def test_delete_by_id_refuses_a_mixed_selection_before_asking(
+def test_delete_by_id_passes_over_a_job_in_another_state(
     run: Run, st: Any, kind: str, tty: None
 ) -> None:
     pending, other = enqueue(st, kind, 2)
-    run("jobs", "pause", str(other))
-    res = run("jobs", "delete", str(pending), str(other), "--state", "pending", input="y\n")
-    assert res.exit_code == 3 and "Delete" not in res.stderr  # nothing was asked
-    assert f"job {str(other)[:8]} is paused; delete --state pending deletes only" in res.stderr
-    assert "job not found" not in res.stderr  # azync's wording names the wrong noun
-    assert st.get_job(Source.QUEUE, pending).state == JobState.PENDING
+    run("jobs", "pause", str(other), "--yes")
+    args = ["jobs", "delete", str(pending), str(other), "--state", "pending"]
+    dry = out_json(run(*args, "--dry-run", "-o", "json"))
+    assert (dry["ids"], dry["skipped"]) == ([str(pending)], {"paused": 1})
+    declined = run(*args, input="n\n")
+    assert declined.exit_code == 4 and "Delete 1 azync job (1 pending) on " in declined.stderr
+    done = out_json(run(*args, "--yes", "-o", "json"))
+    assert (done["ids"], done["skipped"]) == ([str(pending)], {"paused": 1})
+    assert st.get_job(Source.QUEUE, other).state == JobState.PAUSED
 
 
 def test_show_as_csv_is_one_record(run: Run, st: Any, kind: str) -> None:

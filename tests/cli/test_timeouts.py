@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from typer.testing import CliRunner
 
 from qctl.cli.context import CliContext
 from qctl.cli.main import app
+from qctl.core.verbs import BATCH
 from qctl_store.types import DequeueParams, JobFilter, JobState, Source
 from tests.cli.conftest import Run, enqueue, make_dead
 from tests.conftest import PG_DSN
@@ -172,8 +172,8 @@ def test_a_bulk_delete_passes_over_rows_another_session_holds(
         timeout=60,
         env={**os.environ, "QCTL_LOCK_TIMEOUT": "30s"},
     )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("deleted 0 dead job(s)")
+    assert result.returncode == 3, result.stderr
+    assert result.stderr == "qctl: error: nothing deleted; skipped 3 (3 held by another session)\n"
     holder.rollback()
     jobs, total = st.list_jobs(Source.QUEUE, JobFilter(kind=kind))
     assert total == 3 and {j.id for j in jobs} == set(ids)
@@ -515,45 +515,37 @@ def test_a_bulk_retry_stopped_part_way_says_what_it_did_and_how_to_finish(
     holder: psycopg.Connection[Any],
     fmt: str,
 ) -> None:
-    """The newest dead jobs are locked by another session: the batches before them
-    commit, the one that reaches them times out. qctl says how many were retried in how
-    many batches and the command that finishes (before: only the timeout line, and
-    nothing at all on stdout for -o json); run again once the lock is gone, it does."""
-    make_dead(st, kind, 400)
+    """The dead jobs of the last batch (the highest ids: the engine plans in id order,
+    1,000 a batch) are locked by another session: the batch before them commits, the one
+    that reaches them times out. qctl says how many were retried in how many batches and
+    that running again finishes (-o json: the result, stopped part-way, every id done);
+    run again once the lock is gone, it does."""
+    n = BATCH + 5
+    make_dead(st, kind, n)
     holder.execute(
         f'SELECT id FROM "{pg_schema}".azync_jobs WHERE kind = %s'
-        " ORDER BY enqueued_at DESC, id DESC LIMIT 5 FOR UPDATE",
+        " ORDER BY id DESC LIMIT 5 FOR UPDATE",
         (kind,),
     ).fetchall()
     verb = [*db_args, "--lock-timeout", "1s", "jobs", "retry", "--all-dead", "--kind", kind]
-    result, _ = qctl_behind(holder, *verb, "--yes", "-o", fmt)
+    result, _ = qctl_behind(holder, *verb, "--yes", "--max", str(n), "-o", fmt)
     holder.rollback()
     retried = st.kind_depths(Source.QUEUE)[kind].pending
-    assert 0 < retried < 400
+    assert retried == BATCH
     assert result.returncode == 7, result.stderr
-    again = f"qctl {' '.join(verb)} --yes -o {fmt}"
     lines = result.stderr.splitlines()
     assert lines[-1] == LOCK_LINE.format("1s")
-    said = re.fullmatch(
-        rf"qctl: stopped part-way: done {retried} job\(s\) retried in (\d+) committed "
-        rf"batch\(es\); "
-        rf"they stay done\. To finish, run again: (.*)",
-        lines[-2],
+    assert lines[-2] == (
+        f"qctl: stopped part-way: retried {BATCH} azync jobs in 1 committed batch(es); "
+        "they stay done, and running the command again finishes the rest"
     )
-    assert said and said[2] == again, lines
     if fmt == "json":
-        assert json.loads(result.stdout) == {
-            "stopped": True,
-            "count": retried,
-            "batches": int(said[1]),
-            "results": [],
-            "skipped": [],
-            "failed": {"id": None, "error": LOCK_LINE.format("1s").removeprefix("qctl: error: ")},
-            "not_tried": [],
-            "finish_with": again,
-        }
+        record = json.loads(result.stdout)
+        assert (record["done"], record["batches"], record["stopped_part_way"]) == (BATCH, 1, True)
+        assert (record["selected"], len(record["ids"])) == (n, BATCH)
+        assert LOCK_LINE.format("1s").startswith(f"qctl: error: {record['error']}")
     finish = subprocess.run(
         [sys.executable, "-m", "qctl", *verb, "--yes"], capture_output=True, text=True
     )
     assert finish.returncode == 0, finish.stderr
-    assert st.kind_depths(Source.QUEUE)[kind].pending == 400
+    assert st.kind_depths(Source.QUEUE)[kind].pending == n

@@ -53,7 +53,7 @@ def test_confirmation_no_then_yes(
     args = [*root_args, "jobs", "retry", "--all-dead", "--kind", kind]
 
     child = spawn(args, tmp_path)
-    child.expect(r"Retry 2 dead job\(s\)\? \[y/N\]: ")
+    child.expect(r"Retry 2 azync jobs \(2 dead\) on .*\? \[y/N\]: ")
     child.sendline("n")
     code, rest = finish(child)
     assert code == 4 and "declined" in rest and "Traceback" not in rest
@@ -63,7 +63,7 @@ def test_confirmation_no_then_yes(
     child.expect(r"\[y/N\]: ")
     child.sendline("y")
     code, rest = finish(child)
-    assert code == 0 and "retried 2 dead job(s)" in rest
+    assert code == 0 and "retried 2 azync jobs" in rest
     assert st.kind_depths(Source.QUEUE)[kind].dead == 0
     assert all(j.state == JobState.PENDING for j in st.search_jobs(JobSearch(kind=kind)))
 

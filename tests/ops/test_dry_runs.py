@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from qctl.core import verbs
+from qctl.core.verbs import Selection
 from qctl.systems.azync.ops import dags as ops_dags
 from qctl.systems.azync.ops import events as ops_events
 from qctl.systems.azync.ops import jobs as ops_jobs
@@ -18,6 +20,7 @@ from qctl_store.types import (
     DAGTask,
     DequeueParams,
     EnqueueParams,
+    JobSearch,
     JobState,
     PublishParams,
     ReplayFilter,
@@ -60,7 +63,7 @@ def test_dry_runs_write_nothing(store: Any, module_db: tuple[str, str, Path]) ->
         store.enqueue(EnqueueParams(kind=kind, max_attempts=1))
     for job in store.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind, limit=3)):
         store.dead(job.id, job.lease_token, "boom")
-    (dead,) = store.search_jobs(ops_jobs.JobSearch(kind=kind), limit=1)
+    (dead,) = store.search_jobs(JobSearch(kind=kind), limit=1)
     dag = DAGParams(name=unique("dag"), tasks=[DAGTask("a", unique("dk"))])
     store.create_dag(dag)
     _, op_id, _ = uncertain_operation(store)
@@ -70,11 +73,14 @@ def test_dry_runs_write_nothing(store: Any, module_db: tuple[str, str, Path]) ->
     store.publish(PublishParams(type=etype, payload={}))
 
     before = snapshot(module_db)
+    by_filter = Selection(filter=ops_jobs.job_filter(JobSearch(kind=kind, state=JobState.DEAD)))
+    job_plans = [
+        verbs.plan(store, ops_jobs.RETRY, Selection.of_ids([str(dead.id)]), "dry"),
+        verbs.plan(store, ops_jobs.DELETE, Selection.of_ids([str(dead.id)]), "dry"),
+        verbs.plan(store, ops_jobs.RETRY, by_filter, "dry"),
+        verbs.plan(store, ops_jobs.deleting([JobState.DEAD]), by_filter, "dry"),
+    ]
     plans = [
-        ops_jobs.retry(store, dead.id, dry_run=True),
-        ops_jobs.delete(store, dead.id, JobState.DEAD, dry_run=True),
-        ops_jobs.retry_all_dead(store, kind=kind, dry_run=True),
-        ops_jobs.delete_all(store, JobState.DEAD, kind=kind, dry_run=True),
         ops_jobs.vacuum_dead(store, timedelta(0), kind=kind, dry_run=True),
         ops_dags.cancel(store, dag.id, dry_run=True),
         ops_dags.compensate(store, dag.id, dry_run=True),
@@ -88,9 +94,10 @@ def test_dry_runs_write_nothing(store: Any, module_db: tuple[str, str, Path]) ->
     ]
     assert snapshot(module_db) == before
     assert all(p.dry_run for p in plans)
-    counts = [getattr(p, "count", None) for p in plans]
-    assert counts[2:5] == [3, 3, 3]  # retry, delete and vacuum would each touch all three
-    assert plans[12].count == 3  # type: ignore[union-attr]
-    assert plans[8].history_event == "OperationCompleted"  # type: ignore[union-attr]
-    assert (plans[9].events, plans[9].subscribers) == (1, 1)  # type: ignore[union-attr]
-    assert plans[11].drained == 1  # type: ignore[union-attr]
+    # retry and delete would each touch the one job by id and all three by filter
+    assert [len(p.ids) for p in job_plans] == [1, 1, 3, 3]
+    assert plans[0].count == 3  # type: ignore[union-attr]  # and vacuum all three
+    assert plans[8].count == 3  # type: ignore[union-attr]
+    assert plans[4].history_event == "OperationCompleted"  # type: ignore[union-attr]
+    assert (plans[5].events, plans[5].subscribers) == (1, 1)  # type: ignore[union-attr]
+    assert plans[7].drained == 1  # type: ignore[union-attr]

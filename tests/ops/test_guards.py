@@ -1,7 +1,8 @@
 """azync's manager guards in the operations layer, on both backends: job verbs act on
-the queue and event sources; DAG tasks go through DAG verbs and workflow operations
-through workflow verbs. Each refusal leaves the row as it was and no Go worker would
-lease it (azync's own dequeue predicate, see conftest)."""
+the queue and event sources, and the verb engine passes a DAG task or a workflow
+operation over under the verb that owns it (DAG verbs, workflow verbs). Each refusal
+leaves the row as it was and no Go worker would lease it (azync's own dequeue
+predicate, see conftest)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from qctl.core import verbs
 from qctl.core.errors import NoSuchName, WrongState, WrongVerb
+from qctl.core.verbs import Selection, Verb
 from qctl.systems.azync.ops import dags as ops_dags
 from qctl.systems.azync.ops import events as ops_events
 from qctl.systems.azync.ops import jobs as ops_jobs
@@ -56,20 +59,54 @@ def dead_dag_task(store: Any, policy: OnFailurePolicy) -> tuple[uuid.UUID, uuid.
     return p.id, job.id, kind
 
 
-def test_retry_refuses_a_dag_task_and_names_dags_retry(store: Any, schema: str) -> None:
-    dag_id, task_id, _kind = dead_dag_task(store, OnFailurePolicy.SUSPEND)
-    with pytest.raises(WrongVerb) as refused:
-        ops_jobs.retry(store, task_id)
-    assert f"use `qctl dags retry {dag_id}`" in str(refused.value)
-    assert "\n" not in str(refused.value)
+def by_ids(*ids: uuid.UUID) -> Selection:
+    return Selection.of_ids([str(i) for i in ids])
+
+
+def by_filter(search: JobSearch) -> Selection:
+    return Selection(filter=ops_jobs.job_filter(search))
+
+
+def act(store: Any, verb: Verb[Any], selection: Selection) -> verbs.Result:
+    """The verb as both front ends run it: planned, then run."""
+    return verbs.run(store, verb, verbs.plan(store, verb, selection, "guards"))
+
+
+def test_job_verbs_pass_over_a_dag_task_naming_the_dag_verb(store: Any, schema: str) -> None:
+    _dag_id, task_id, _kind = dead_dag_task(store, OnFailurePolicy.SUSPEND)
+    owners = [
+        (ops_jobs.RETRY, "dags retry"),
+        (ops_jobs.PAUSE, "dags pause"),
+        (ops_jobs.ARCHIVE, "dags cancel"),
+        (ops_jobs.DELETE, "dags cancel"),
+    ]
+    for verb, owner in owners:
+        with pytest.raises(WrongState) as refused:
+            act(store, verb, by_ids(task_id))
+        assert f"1 dag task: use {owner}" in str(refused.value)
+        assert "\n" not in str(refused.value)
     assert store.find_job(task_id).state == JobState.DEAD
     assert not go_would_lease(store, schema, task_id)
-    for verb in ("pause", "archive"):
-        with pytest.raises(WrongVerb):
-            ops_jobs.act(store, verb, task_id)
-    with pytest.raises(WrongVerb, match="dags cancel"):
-        ops_jobs.delete(store, task_id, JobState.DEAD)
-    assert store.find_job(task_id).state == JobState.DEAD
+
+
+def test_marked_queue_job_and_dag_tasks_retry_the_job_and_count_the_tasks(
+    store: Any, schema: str
+) -> None:
+    """Marking 1 dead queue job and 2 dead DAG tasks and pressing retry retries the job
+    and says why the tasks were not: before, they stayed dead without a word."""
+    kind = unique("mixk")
+    p = EnqueueParams(kind=kind, max_attempts=1)
+    store.enqueue(p)
+    job = lease_one(store, Source.QUEUE, kind)
+    store.dead(job.id, token(job), "boom")
+    tasks = [dead_dag_task(store, OnFailurePolicy.SUSPEND)[1] for _ in range(2)]
+    marks = Selection.of_ids([str(i) for i in (p.id, *tasks)], by="marks")
+    result = act(store, ops_jobs.RETRY, marks)
+    assert (result.done, result.ids) == (1, [str(p.id)])
+    assert result.skipped == {"dag task: use dags retry": 2}
+    assert result.words(ops_jobs.RETRY).endswith("skipped 2 (2 dag task: use dags retry)")
+    assert [store.find_job(t).state for t in tasks] == [JobState.DEAD, JobState.DEAD]
+    assert not any(go_would_lease(store, schema, t) for t in tasks)
 
 
 def test_retry_all_dead_skips_a_compensated_saga_task(store: Any, schema: str) -> None:
@@ -77,13 +114,11 @@ def test_retry_all_dead_skips_a_compensated_saga_task(store: Any, schema: str) -
     failed (already compensated) saga was re-run."""
     dag_id, task_id, kind = dead_dag_task(store, OnFailurePolicy.CANCEL)
     assert store.get_dag(dag_id).state in (DAGState.FAILED, DAGState.COMPENSATING)
-    with pytest.raises(WrongVerb, match="dags retry"):  # the dry run names the owner
-        ops_jobs.retry_all_dead(store, kind=kind, dry_run=True)
-    assert ops_jobs.retry_all_dead(store, kind=kind).count == 0
+    for search in (JobSearch(kind=kind), JobSearch(source=Source.DAG, kind=kind)):
+        with pytest.raises(WrongState, match="1 dag task: use dags retry"):
+            act(store, ops_jobs.RETRY, by_filter(search))
     assert store.find_job(task_id).state == JobState.DEAD
     assert not go_would_lease(store, schema, task_id)
-    with pytest.raises(WrongVerb, match="dags retry"):
-        ops_jobs.retry_all_dead(store, source=Source.DAG)
     with pytest.raises(WrongVerb, match="vacuum dags"):
         ops_jobs.vacuum_dead(store, timedelta(0), source=Source.DAG)
     assert ops_jobs.vacuum_dead(store, timedelta(0), kind=kind).count == 0
@@ -98,8 +133,8 @@ def test_resume_refuses_a_task_of_a_paused_dag(store: Any, schema: str) -> None:
     ops_dags.pause(store, p.id, "look")
     (task,) = store.dag_tasks(p.id)
     assert task.state == JobState.PAUSED
-    with pytest.raises(WrongVerb, match=f"use `qctl dags retry {p.id}`"):
-        ops_jobs.resume(store, task.id)
+    with pytest.raises(WrongState, match="1 dag task: use dags retry"):
+        act(store, ops_jobs.RESUME, by_ids(task.id))
     assert store.find_job(task.id).state == JobState.PAUSED
     assert not go_would_lease(store, schema, task.id)
     assert store.get_dag(p.id).state == DAGState.PAUSED
@@ -116,8 +151,9 @@ def test_run_now_stays_allowed_on_a_dag_task(store: Any, schema: str) -> None:
     store.reschedule(job.id, token(job), timedelta(hours=1), "later")
     assert store.find_job(job.id).state == JobState.SCHEDULED
     assert not go_would_lease(store, schema, job.id)
-    done = ops_jobs.run_now(store, job.id)
-    assert (done.action, done.state, done.source) == ("run-now", JobState.SCHEDULED, Source.DAG)
+    planned = verbs.plan(store, ops_jobs.RUN_NOW, by_ids(job.id), "guards")
+    assert planned.states == {"scheduled": 1}
+    assert verbs.run(store, ops_jobs.RUN_NOW, planned).ids == [str(job.id)]
     assert go_would_lease(store, schema, job.id)
 
 
@@ -131,13 +167,11 @@ def test_run_now_refuses_a_sleep_timer_and_names_dags_signal(store: Any, schema:
     store.create_dag(p)
     (timer,) = store.dag_tasks(p.id)
     assert timer.state == JobState.SCHEDULED
-    with pytest.raises(WrongVerb) as refused:
-        ops_jobs.run_now(store, timer.id)
-    assert f"use `qctl dags signal {p.id} nap`" in str(refused.value)
-    with pytest.raises(WrongVerb):
-        ops_jobs.run_now(store, timer.id, dry_run=True)
-    bulk = ops_jobs.act_all(store, "run-now", JobSearch(dag_id=p.id))
-    assert bulk.count == 0
+    for selection in (by_ids(timer.id), by_filter(JobSearch(dag_id=p.id))):
+        with pytest.raises(WrongState, match="1 dag timer: use dags signal"):
+            act(store, ops_jobs.RUN_NOW, selection)
+    # The write refuses it too, whatever a plan said.
+    assert store.run_now_jobs([timer.id], [Source.DAG]) == []
     assert store.find_job(timer.id).state == JobState.SCHEDULED
     ops_dags.signal(store, p.id, "nap")  # the verb that wakes it
     assert store.complete_due_sleeps() == 1
@@ -165,13 +199,13 @@ def test_a_resolved_failed_operation_is_never_re_run(store: Any, schema: str) ->
     ops_wf.resolve(store, op_id, UncertainDecision.FAIL)
     state = store.find_job(op_id).state
     assert state not in (JobState.PENDING, JobState.UNCERTAIN)
-    assert ops_jobs.retry_all_dead(store, kind=kind).count == 0
+    for search in (JobSearch(kind=kind), JobSearch(source=Source.WORKFLOW)):
+        with pytest.raises(WrongState):
+            act(store, ops_jobs.RETRY, by_filter(search))
     assert store.find_job(op_id).state == state
     if state == JobState.DEAD:
-        with pytest.raises(WrongVerb, match="workflows resolve"):
-            ops_jobs.retry(store, op_id)
-    with pytest.raises(WrongVerb, match="workflows resolve"):
-        ops_jobs.retry_all_dead(store, source=Source.WORKFLOW)
+        with pytest.raises(WrongState, match="workflow job: use workflows resolve"):
+            act(store, ops_jobs.RETRY, by_ids(op_id))
     assert not go_would_lease(store, schema, op_id)
 
 
@@ -205,12 +239,10 @@ def test_state_refusals_say_why(store: Any) -> None:
     job = lease_one(store, Source.QUEUE, kind)
     store.ack(job.id, token(job))
     with pytest.raises(WrongState) as refused:
-        ops_jobs.pause(store, p.id)
-    assert str(refused.value) == (
-        f"job {str(p.id)[:8]} is succeeded; pause needs pending or scheduled"
-    )
-    with pytest.raises(WrongState, match="retry needs dead"):
-        ops_jobs.retry(store, p.id)
+        act(store, ops_jobs.PAUSE, by_ids(p.id))
+    assert str(refused.value) == "nothing to pause: skipped 1 (1 succeeded)"
+    with pytest.raises(WrongState, match="nothing to retry: skipped 1 \\(1 succeeded\\)"):
+        act(store, ops_jobs.RETRY, by_ids(p.id))
 
 
 def test_delete_refuses_active_jobs(store: Any, schema: str) -> None:
@@ -220,11 +252,13 @@ def test_delete_refuses_active_jobs(store: Any, schema: str) -> None:
     p = EnqueueParams(kind=kind)
     store.enqueue(p)
     job = lease_one(store, Source.QUEUE, kind)
-    for dry_run in (True, False):
-        with pytest.raises(InvalidInput, match="does not delete active jobs"):
-            ops_jobs.delete(store, p.id, JobState.ACTIVE, dry_run=dry_run)
-        with pytest.raises(InvalidInput, match="does not delete active jobs"):
-            ops_jobs.delete_all(store, JobState.ACTIVE, kind=kind, dry_run=dry_run)
+    with pytest.raises(InvalidInput, match="does not delete active jobs"):
+        ops_jobs.deleting([JobState.ACTIVE])
+    for verb in (ops_jobs.DELETE, ops_jobs.deleting([JobState.PENDING])):
+        with pytest.raises(WrongState, match="1 active: a worker holds it"):
+            act(store, verb, by_ids(p.id))
+    # A job leased between the plan and the write is left to its worker.
+    assert store.delete_jobs([p.id], [Source.QUEUE], [JobState.PENDING]) == []
     got = store.find_job(p.id)
     assert (got.state, got.lease_token) == (JobState.ACTIVE, job.lease_token)
 
@@ -270,7 +304,7 @@ def test_drain_deletes_paused_deliveries_too(store: Any) -> None:
     for _ in range(2):
         store.publish(PublishParams(type=etype, payload={}))
     first, _second = store.search_jobs(JobSearch(source=Source.EVENT, kind=sub), limit=2)
-    ops_jobs.pause(store, first.id)
+    store.pause_job(Source.EVENT, first.id)
     plan = ops_events.delete_subscriber(store, sub, drain=True, dry_run=True)
     assert plan.drained == 2
     done = ops_events.delete_subscriber(store, sub, drain=True)
@@ -279,10 +313,11 @@ def test_drain_deletes_paused_deliveries_too(store: Any) -> None:
 
 
 def test_a_filter_matching_only_dag_tasks_names_the_dag_verb(store: Any) -> None:
-    """By id the refusal names the DAG verb; a filter did not: "would retry 0"."""
+    """By id and by filter alike the refusal names the DAG verb (before, a filter said
+    "would retry 0")."""
     _dag_id, task_id, kind = dead_dag_task(store, OnFailurePolicy.SUSPEND)
-    with pytest.raises(WrongVerb, match=r"dag jobs match the filter.*`qctl dags retry ID`"):
-        ops_jobs.act_all(store, "retry", JobSearch(kind=kind), dry_run=True)
+    with pytest.raises(WrongState, match="skipped 1 \\(1 dag task: use dags retry\\)"):
+        act(store, ops_jobs.RETRY, by_filter(JobSearch(kind=kind)))
     assert store.find_job(task_id).state == JobState.DEAD
-    unknown = ops_jobs.act_all(store, "retry", JobSearch(kind=unique("none")), dry_run=True)
-    assert unknown.count == 0
+    with pytest.raises(WrongState, match=r"^nothing to retry$"):
+        act(store, ops_jobs.RETRY, by_filter(JobSearch(kind=unique("none"))))

@@ -7,10 +7,20 @@ import threading
 import time
 from typing import Any
 
+from qctl.core import verbs
+from qctl.core.verbs import Selection, Verb
 from qctl.systems.azync.ops import events as ops_events
 from qctl.systems.azync.ops import jobs as ops_jobs
 from qctl_store.postgres import PostgresStore
-from qctl_store.types import DequeueParams, JobFilter, JobState, PublishParams, Source, Subscriber
+from qctl_store.types import (
+    DequeueParams,
+    JobFilter,
+    JobSearch,
+    JobState,
+    PublishParams,
+    Source,
+    Subscriber,
+)
 from tests.conformance.helpers import enqueue_due, unique
 from tests.conftest import raw_pg
 
@@ -42,33 +52,31 @@ def leased_during(store: PostgresStore, job_id: Any, bulk: Any, statement: str =
     return result[0]
 
 
+def run_verb(store: PostgresStore, verb: Verb[Any], search: JobSearch) -> verbs.Result:
+    selection = Selection(filter=ops_jobs.job_filter(search))
+    return verbs.run(store, verb, verbs.plan(store, verb, selection, "races"))
+
+
 def test_bulk_delete_by_kind_spares_a_job_leased_meanwhile(store: PostgresStore) -> None:
-    """Before, the leased job was deleted under its worker (the state was checked only
-    in the snapshot of the id subquery, not again after the row lock)."""
+    """The batch's DELETE passes over the row the worker's lease holds (SKIP LOCKED, as
+    delete_all): counted under that reason, never deleted under its worker."""
     kind = unique("race_del")
     job_id = enqueue_due(store, kind)
-    outcome = leased_during(
-        store,
-        job_id,
-        lambda: ops_jobs.delete_all(store, JobState.PENDING, source=Source.QUEUE, kind=kind),
-    )
-    assert outcome.count == 0
+    delete = ops_jobs.deleting([JobState.PENDING])
+    search = JobSearch(kind=kind, state=JobState.PENDING)
+    result = leased_during(store, job_id, lambda: run_verb(store, delete, search))
+    assert (result.done, result.skipped) == (0, {"held by another session": 1})
     assert store.get_job(Source.QUEUE, job_id).state == JobState.ACTIVE
 
 
-def test_bulk_delete_says_how_many_rows_it_passed_over(store: PostgresStore) -> None:
-    """A row another session holds is passed over (SKIP LOCKED); before, the outcome
-    said "deleted 0" and nothing of the row left behind."""
-    kind = unique("held_del")
-    held, _free = enqueue_due(store, kind), enqueue_due(store, kind)
-    with raw_pg(store.schema) as other:
-        other.autocommit = False
-        other.execute("SELECT 1 FROM azync_jobs WHERE id = %s FOR UPDATE", (held,))
-        outcome = ops_jobs.delete_all(store, JobState.PENDING, source=Source.QUEUE, kind=kind)
-        other.rollback()
-    assert (outcome.count, outcome.skipped) == (1, 1)
-    assert store.get_job(Source.QUEUE, held).state == JobState.PENDING
-    assert ops_jobs.delete_all(store, JobState.PENDING, source=Source.QUEUE, kind=kind).count == 1
+def test_bulk_pause_spares_a_job_leased_meanwhile(store: PostgresStore) -> None:
+    kind = unique("race_pause")
+    job_id, free = enqueue_due(store, kind), enqueue_due(store, kind)
+    result = leased_during(
+        store, job_id, lambda: run_verb(store, ops_jobs.PAUSE, JobSearch(kind=kind))
+    )
+    assert (result.ids, result.skipped) == ([str(free)], {"active: a worker holds it": 1})
+    assert store.get_job(Source.QUEUE, job_id).state == JobState.ACTIVE
 
 
 def test_drain_spares_a_delivery_leased_meanwhile(store: PostgresStore) -> None:
@@ -109,3 +117,23 @@ def test_bulk_retry_spares_a_job_another_retry_revived_and_a_worker_leased(
     assert revived == 1
     assert store.get_job(Source.QUEUE, job_id).state == JobState.ACTIVE
     assert store.get_job(Source.QUEUE, other).state == JobState.PENDING
+
+
+def test_bulk_retry_by_the_verb_spares_a_job_revived_and_leased_meanwhile(
+    store: PostgresStore,
+) -> None:
+    """The same race through ``jobs retry``'s batch statement (``retry_jobs``)."""
+    kind = unique("race_retry_verb")
+    ids = []
+    for _ in range(2):
+        ids.append(enqueue_due(store, kind))
+        (job,) = store.dequeue_batch(Source.QUEUE, DequeueParams(kind=kind))
+        store.dead(job.id, job.lease_token, "boom")
+    result = leased_during(
+        store,
+        ids[0],
+        lambda: run_verb(store, ops_jobs.RETRY, JobSearch(kind=kind)),
+        statement=REVIVE_AND_LEASE,
+    )
+    assert (result.ids, result.skipped) == ([str(ids[1])], {"active: a worker holds it": 1})
+    assert store.get_job(Source.QUEUE, ids[0]).state == JobState.ACTIVE

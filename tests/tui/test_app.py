@@ -17,6 +17,7 @@ from textual.widgets._footer import FooterKey
 
 from qctl import startup
 from qctl.cli.context import CliContext
+from qctl.core.verbs import Selection
 from qctl.systems.azync.ops import jobs as ops_jobs
 from qctl.systems.azync.tui import (
     DagGraphScreen,
@@ -263,9 +264,9 @@ async def test_action_on_a_job_that_moved_on_says_so(store: Any) -> None:
         store.retry_job(Source.QUEUE, job_id)  # someone else was faster
         await confirm(pilot, app, "A", "y")  # archive needs pending/scheduled: it is pending
         await until(pilot, lambda: store.get_job(Source.QUEUE, job_id).state == JobState.DEAD)
-        # Dead is not pausable: the operations layer's check refuses before any question.
+        # Dead is not pausable: the plan refuses before any question, saying why.
         await pilot.press("P")
-        said = f"job {str(job_id)[:8]} is dead; pause needs pending or scheduled"
+        said = "nothing to pause: skipped 1 (1 dead)"
         await until(pilot, lambda: any(said in str(n.message) for n in app._notifications))
         assert not isinstance(app.screen, ConfirmDialog)
 
@@ -288,8 +289,8 @@ async def test_read_only_hides_and_refuses_actions(store: Any) -> None:
         assert not isinstance(app.screen, ConfirmDialog)
         assert store.get_job(Source.QUEUE, job_id).state == JobState.DEAD
         assert "read-only" in screen_text(app)
-        # the store-level guard too: act() refuses outright
-        app.act("retry?", lambda s, dry: ops_jobs.retry(s, job_id, dry), lambda o: "done")
+        # the app-level guard too: a verb run by the engine is refused outright
+        app.act_verb(ops_jobs.RETRY, Selection.of_ids([str(job_id)]))
         await pilot.pause(0.2)
         assert store.get_job(Source.QUEUE, job_id).state == JobState.DEAD
 
@@ -722,7 +723,7 @@ async def test_marked_rows_are_retried_together_after_one_confirmation(store: An
         assert "2 marked" in screen_text(app)
         await pilot.press("R")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-        assert "retry 2 marked job(s)?" in screen_text(app)
+        assert "Retry 2 azync jobs (2 dead)?" in screen_text(app)
         await pilot.press("y")
         await until(
             pilot,
@@ -746,7 +747,7 @@ async def test_marking_every_match_acts_on_the_filter(store: Any) -> None:
         await until(pilot, lambda: "all 3 matching marked" in screen_text(app))
         await pilot.press("R")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-        assert "retry 3 dead job(s) matching the filter?" in screen_text(app)
+        assert "Retry 3 azync jobs (3 dead)?" in screen_text(app)
         await pilot.press("y")
         await until(
             pilot,

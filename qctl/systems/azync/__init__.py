@@ -13,6 +13,7 @@ SYSTEM = System(
     project="https://github.com/kausys/azync",
     tables=("azync_jobs",),
     default_schema=None,
+    verbs="qctl.systems.azync.ops.jobs:VERBS",
     commands={
         "db": Entry(
             "qctl.systems.azync.cli.db", "app", "Database schema: migrate, status and tune."

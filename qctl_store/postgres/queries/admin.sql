@@ -214,6 +214,77 @@ SELECT {jobs} FROM azync_jobs WHERE id = %(id)s AND source = %(source)s
 -- One job by id, whatever its source.
 SELECT {jobs} FROM azync_jobs WHERE id = %(id)s
 
+-- Set-based forms of the single-job actions above, one statement per batch of ids that
+-- a bulk verb runs: the same columns set, the source and state re-checked in the WHERE
+-- on the row the UPDATE locks (a job a worker leased since the plan is 'active' then,
+-- and left alone), the ids changed returned. The change-hint triggers fire per
+-- statement, as for the single-job forms (over 50 rows: one bulk hint per source).
+
+-- name: retry_jobs
+-- Dead jobs of the given ids and sources back to pending now, as retry_job.
+UPDATE azync_jobs SET
+    state = 'pending', run_at = now(), attempt = 0, reap_count = 0,
+    last_error = NULL, failed_at = NULL, deadline_at = NULL, started_at = NULL,
+    updated_at = now()
+WHERE id = ANY(%(ids)s) AND source = ANY(%(sources)s) AND state = 'dead'
+RETURNING id, source, kind
+
+-- name: run_now_jobs
+-- Scheduled jobs of the given ids and sources made due now, as run_now.
+-- Never a DAG's $sleep timer: only a scheduled timer completes, a pending one would
+-- strand its DAG.
+UPDATE azync_jobs SET state = 'pending', run_at = now(), updated_at = now()
+WHERE id = ANY(%(ids)s) AND source = ANY(%(sources)s) AND state = 'scheduled'
+  AND NOT (source = 'dag' AND kind = '$sleep')
+RETURNING id, source, kind
+
+-- name: pause_jobs
+-- Pending or scheduled jobs of the given ids and sources paused, as pause_job.
+UPDATE azync_jobs SET state = 'paused', updated_at = now()
+WHERE id = ANY(%(ids)s) AND source = ANY(%(sources)s) AND state IN ('pending', 'scheduled')
+RETURNING id, source, kind
+
+-- name: resume_jobs
+-- Paused jobs of the given ids and sources resumed, as resume_job.
+UPDATE azync_jobs SET
+    state = CASE WHEN run_at <= now() THEN 'pending' ELSE 'scheduled' END,
+    updated_at = now()
+WHERE id = ANY(%(ids)s) AND source = ANY(%(sources)s) AND state = 'paused'
+RETURNING id, source, kind
+
+-- name: archive_jobs
+-- Pending or scheduled jobs of the given ids and sources moved to dead, as archive_job.
+UPDATE azync_jobs SET state = 'dead', lease_until = NULL, updated_at = now()
+WHERE id = ANY(%(ids)s) AND source = ANY(%(sources)s) AND state IN ('pending', 'scheduled')
+RETURNING id, source, kind
+
+-- name: delete_jobs
+-- Jobs of the given ids and sources deleted while in one of the given states.
+-- As delete_job, the rows locked as picked (SKIP LOCKED, as delete_all): a job a worker
+-- is leasing is passed over, one leased since the statement's snapshot fails the state
+-- check on its locked version, so the delete never takes a job from under its worker
+-- and never waits on another session.
+DELETE FROM azync_jobs j USING (
+    SELECT id FROM azync_jobs
+    WHERE id = ANY(%(ids)s) AND source = ANY(%(sources)s) AND state = ANY(%(states)s)
+    FOR UPDATE SKIP LOCKED
+) picked
+WHERE j.id = picked.id
+RETURNING j.id, j.source, j.kind
+
+-- name: job_targets
+-- A keyset page of the jobs {where} matches, in id order after the previous page's.
+-- Its states are inlined in {where}; ids and the columns a bulk verb checks, nothing
+-- decoded.
+SELECT id, source, state, kind FROM azync_jobs
+WHERE {where}
+ORDER BY id
+LIMIT %(limit)s
+
+-- name: job_targets_of
+-- job_targets' columns of the given ids that exist.
+SELECT id, source, state, kind FROM azync_jobs WHERE id = ANY(%(ids)s)
+
 -- name: find_ids_by_prefix
 -- Up to limit ids of {table} that start with a uuid prefix, in id order.
 -- A range on the uuid primary key, so the lookup is an index range scan.

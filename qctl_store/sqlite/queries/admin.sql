@@ -115,6 +115,70 @@ DELETE FROM azync_jobs WHERE id IN (
     SELECT id FROM azync_jobs WHERE {where} AND state = :state LIMIT :batch
 )
 
+-- Set-based forms of the single-job actions above, one statement per batch of ids that
+-- a bulk verb runs: the same columns set, the source and state re-checked in the WHERE
+-- in the statement's one write transaction (a job a worker leased before it is
+-- 'active', and left alone), the ids changed returned. The change-log triggers record each row
+-- changed, as for the single-job forms.
+
+-- name: retry_jobs
+-- Dead jobs of the given ids and sources back to pending now, as retry_job.
+UPDATE azync_jobs SET
+    state = 'pending', run_at = :now, attempt = 0, reap_count = 0,
+    last_error = NULL, failed_at = NULL, deadline_at = NULL, started_at = NULL,
+    updated_at = :now
+WHERE id IN (SELECT value FROM json_each(:ids)) AND source IN (SELECT value FROM json_each(:sources)) AND state = 'dead'
+RETURNING id, source, kind
+
+-- name: run_now_jobs
+-- Scheduled jobs of the given ids and sources made due now, as run_now.
+-- Never a DAG's $sleep timer: only a scheduled timer completes, a pending one would
+-- strand its DAG.
+UPDATE azync_jobs SET state = 'pending', run_at = :now, updated_at = :now
+WHERE id IN (SELECT value FROM json_each(:ids)) AND source IN (SELECT value FROM json_each(:sources)) AND state = 'scheduled'
+  AND NOT (source = 'dag' AND kind = '$sleep')
+RETURNING id, source, kind
+
+-- name: pause_jobs
+-- Pending or scheduled jobs of the given ids and sources paused, as pause_job.
+UPDATE azync_jobs SET state = 'paused', updated_at = :now
+WHERE id IN (SELECT value FROM json_each(:ids)) AND source IN (SELECT value FROM json_each(:sources)) AND state IN ('pending', 'scheduled')
+RETURNING id, source, kind
+
+-- name: resume_jobs
+-- Paused jobs of the given ids and sources resumed, as resume_job.
+UPDATE azync_jobs SET
+    state = CASE WHEN run_at <= :now THEN 'pending' ELSE 'scheduled' END,
+    updated_at = :now
+WHERE id IN (SELECT value FROM json_each(:ids)) AND source IN (SELECT value FROM json_each(:sources)) AND state = 'paused'
+RETURNING id, source, kind
+
+-- name: archive_jobs
+-- Pending or scheduled jobs of the given ids and sources moved to dead, as archive_job.
+UPDATE azync_jobs SET state = 'dead', lease_until = NULL, updated_at = :now
+WHERE id IN (SELECT value FROM json_each(:ids)) AND source IN (SELECT value FROM json_each(:sources)) AND state IN ('pending', 'scheduled')
+RETURNING id, source, kind
+
+-- name: delete_jobs
+-- Jobs of the given ids and sources deleted while in one of the given states.
+-- As delete_job.
+DELETE FROM azync_jobs
+WHERE id IN (SELECT value FROM json_each(:ids)) AND source IN (SELECT value FROM json_each(:sources)) AND state IN (SELECT value FROM json_each(:states))
+RETURNING id, source, kind
+
+-- name: job_targets
+-- A keyset page of the jobs {where} matches, in id order after the previous page's.
+-- Its states are inlined in {where}; ids and the columns a bulk verb checks, nothing
+-- decoded.
+SELECT id, source, state, kind FROM azync_jobs
+WHERE {where}
+ORDER BY id
+LIMIT :limit
+
+-- name: job_targets_of
+-- job_targets' columns of the given ids that exist.
+SELECT id, source, state, kind FROM azync_jobs WHERE id IN (SELECT value FROM json_each(:ids))
+
 -- name: find_ids_by_prefix
 -- Up to limit ids of {table} that start with a uuid prefix, in id order.
 -- A range scan on the canonical text id: every character of an id sorts below 'g'.

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Annotated, Any
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
-from qctl.cli import common
-from qctl.cli.common import DryRun, Output, Yes
+from qctl.cli import common, verbs
+from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
     emit_detail,
-    emit_outcomes,
     emit_result,
     emit_rows,
     note,
@@ -26,18 +23,16 @@ from qctl.cli.output import (
 )
 from qctl.cli.triage import HELP as ERRORS_HELP
 from qctl.cli.triage import emit_error_groups
-from qctl.core import bulk
+from qctl.cli.verbs import PlanIn, PlanOut
 from qctl.core.parse import ParseError, cursor_text
+from qctl.core.verbs import Selection
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import filters, options
 from qctl.systems.azync.cli.options import DeadAge, KindOpt, MetaOpt, SourceOpt
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS
 from qctl_store.decode import elapsed
+from qctl_store.errors import InvalidInput
 from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, Source
-
-if TYPE_CHECKING:
-    from qctl.systems.azync.ops.results import JobOutcome
-    from qctl_store.contract import ConsoleStore
 
 # The operations layer is imported by the verbs that act, in their bodies: the reads
 # (``jobs list``, ``jobs show``) start without it.
@@ -270,108 +265,65 @@ def enqueue(
     )
 
 
-def _emit_outcomes(outcomes: list[JobOutcome], verb: str, output: OutputFormat) -> None:
-    lines = [f"{verb} {o.source} job {o.id} ({o.kind})" for o in outcomes]
-    emit_outcomes(rows_of(outcomes), lines, ["id", "source", "kind", "action", "state"], output)
-
-
-def _act(
-    ctx: typer.Context,
-    ids: list[str],
-    verb: str,
-    output: OutputFormat,
-    call: Callable[[ConsoleStore, uuid.UUID, bool], JobOutcome],
-) -> None:
-    """``call`` each job of ``ids``; every one is checked first (a dry run), so a refusal
-    stops the command before anything was written."""
-    store = options.writable(ctx, f"jobs {verb}")
-    targets = [options.resolve(ctx, "job", text) for text in ids]
-    for ident in targets:
-        call(store, ident, True)
-    _emit_outcomes([call(store, ident, False) for ident in targets], DONE[verb], output)
-
-
-DONE = {
-    "retry": "retried",
-    "run-now": "expedited",
-    "pause": "paused",
-    "resume": "resumed",
-    "archive": "archived",
-    "delete": "deleted",
-}
-
-
 ALL_HELP = "Every job the verb can act on (narrow it with the filters)."
-ALL = "filters (or --all)"
-"""What a bulk job verb takes instead of ids."""
 AllOpt = Annotated[bool, typer.Option("--all", help=ALL_HELP)]
 RetryAllOpt = Annotated[bool, typer.Option("--all", "--all-dead", help=ALL_HELP)]
 """``jobs retry`` keeps the name it had before every verb took filters."""
-
-
-def _bulk(
-    ctx: typer.Context,
-    action: str,
-    search: JobSearch,
-    dry_run: bool,
-    yes: bool,
-    output: OutputFormat,
-) -> None:
-    """``action`` on every job matching ``search``, after a dry run that counts them:
-    printed with a sample for --dry-run, else the question that says how many."""
-    from qctl.systems.azync.ops import jobs as ops_jobs
-    from qctl.systems.azync.ops.results import BulkOutcome
-
-    if not dry_run:
-        common.cli(ctx).require_writable(f"jobs {action}")
-    store = options.store(ctx)
-    filters.confirm_scan(store, search, yes)
-    plan = ops_jobs.act_all(store, action, search, dry_run=True)
-    noun = f"{plan.target} job(s)"
-    verb = action.replace("-", " ")
-    if not plan.count and not dry_run:  # nothing to confirm, and nothing is acted on
-        nothing = BulkOutcome(action, 0, search.source, search.kind, plan.target)
-        common.done(nothing, f"{DONE[action]} 0 {noun}", output)
-        return
-    if common.proceed(
-        dry_run,
-        yes,
-        output,
-        plan,
-        f"would {verb} {plan.count} {noun}",
-        f"{verb.capitalize()} {plan.count} {noun}?",
-    ):
-        with common.reported(output, f"job(s) {DONE[action]}"):
-            done = ops_jobs.act_all(store, action, search)
-        common.done(done, f"{DONE[action]} {done.count} {noun}{done.passed_over()}", output)
-
-
 IdsArg = Annotated[
     list[str] | None, typer.Argument(metavar="ID...", help="Job ids or unique prefixes.")
 ]
 
 
-def _verb(
+def _run(
     ctx: typer.Context,
-    action: str,
+    name: str,
     ids: list[str] | None,
     all_: bool,
     search: JobSearch,
+    max_targets: int,
     dry_run: bool,
     yes: bool,
     output: OutputFormat,
+    plan_in: Path | None,
+    plan_out: Path | None,
+    state: JobState | None = None,
 ) -> None:
-    """``jobs ACTION``: by id, or on every job matching the filters (or --all), through
-    the operations layer's function of the same name (``run-now``: ``run_now``)."""
-    bulk.select(ids, all_ or search != JobSearch(), f"jobs {action}", "job", ALL)
-    if ids:
-        if dry_run:
-            raise ParseError("--dry-run goes with filters or --all")
-        from qctl.systems.azync.ops import jobs as ops_jobs
+    """The job verb ``name`` (``jobs delete``: of jobs in ``state``) over the ids, the
+    filters or --plan, through the verb engine (``qctl.cli.verbs.act``)."""
+    from qctl.systems.azync.ops import jobs as ops_jobs
 
-        _act(ctx, ids, action, output, getattr(ops_jobs, action.replace("-", "_")))
-        return
-    _bulk(ctx, action, search, dry_run, yes, output)
+    filtered = all_ or search != JobSearch()
+    if ids and filtered:
+        raise InvalidInput(f"jobs {name}: give job ids or filter options (or --all), not both")
+    if name != "delete":
+        verb = next(v for v in ops_jobs.VERBS if v.name == name)
+    elif state is not None:
+        verb = ops_jobs.deleting([state])
+    elif filtered:
+        raise InvalidInput("jobs delete: --state is required with filters or --all")
+    else:
+        verb = ops_jobs.DELETE
+    if not (dry_run or plan_out is not None):
+        common.cli(ctx).require_writable(verb.title)
+    store = options.store(ctx)
+    selection = None
+    if ids:
+        selection = Selection.of_ids([str(options.resolve(ctx, "job", text)) for text in ids])
+    elif filtered:
+        filters.confirm_scan(store, search, yes)
+        selection = Selection(filter=ops_jobs.job_filter(search))
+    verbs.act(
+        ctx,
+        verb,
+        store,
+        selection,
+        max_targets=max_targets,
+        dry_run=dry_run,
+        yes=yes,
+        output=output,
+        plan_in=plan_in,
+        plan_out=plan_out,
+    )
 
 
 @app.command("retry")
@@ -381,21 +333,27 @@ def retry(
     ids: IdsArg = None,
     all_: RetryAllOpt = False,
     search: JobSearch = JobSearch(),
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Retry dead jobs. DAG tasks are retried through their run (`qctl dags retry`),
-    workflow operations settled with `qctl workflows resolve`.
+    """Retry dead jobs: pending now, attempts cleared (azync's RetryJob). DAG tasks are
+    retried through their run (`qctl dags retry`), workflow operations settled with
+    `qctl workflows resolve`: both are passed over and counted.
 
-    Without ids, on every job that matches the filters (the same set as `jobs list`),
-    after one confirmation that says how many; --dry-run prints the count and a sample.
+    By id, or every job the filters match (or --all), in batches of one statement that
+    checks each job again: a job that moved on meanwhile is skipped and counted by its
+    state. --dry-run prints the plan (counts by state, a sample), --plan-out FILE keeps
+    it, --plan FILE runs exactly its jobs; refused past --max jobs.
 
     \b
     Example:
       qctl jobs retry --kind email.send --error timeout --dry-run
     """
-    _verb(ctx, "retry", ids, all_, search, dry_run, yes, output)
+    _run(ctx, "retry", ids, all_, search, max_targets, dry_run, yes, output, plan_in, plan_out)
 
 
 @app.command("run-now")
@@ -405,16 +363,22 @@ def run_now(
     ids: IdsArg = None,
     all_: AllOpt = False,
     search: JobSearch = JobSearch(),
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Run scheduled jobs now (DAG tasks too).
+    """Run scheduled jobs now (DAG tasks too; a DAG's timer is woken by `qctl dags
+    signal`).
 
-    Without ids, on every job that matches the filters (the same set as `jobs list`),
-    after one confirmation that says how many; --dry-run prints the count and a sample.
+    By id, or every job the filters match (or --all), in batches of one statement that
+    checks each job again: a job that moved on meanwhile is skipped and counted by its
+    state. --dry-run prints the plan (counts by state, a sample), --plan-out FILE keeps
+    it, --plan FILE runs exactly its jobs; refused past --max jobs.
     """
-    _verb(ctx, "run-now", ids, all_, search, dry_run, yes, output)
+    _run(ctx, "run-now", ids, all_, search, max_targets, dry_run, yes, output, plan_in, plan_out)
 
 
 @app.command("archive")
@@ -424,16 +388,21 @@ def archive(
     ids: IdsArg = None,
     all_: AllOpt = False,
     search: JobSearch = JobSearch(),
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Force pending or scheduled jobs to dead. No further attempts.
 
-    Without ids, on every job that matches the filters (the same set as `jobs list`),
-    after one confirmation that says how many; --dry-run prints the count and a sample.
+    By id, or every job the filters match (or --all), in batches of one statement that
+    checks each job again: a job that moved on meanwhile is skipped and counted by its
+    state. --dry-run prints the plan (counts by state, a sample), --plan-out FILE keeps
+    it, --plan FILE runs exactly its jobs; refused past --max jobs.
     """
-    _verb(ctx, "archive", ids, all_, search, dry_run, yes, output)
+    _run(ctx, "archive", ids, all_, search, max_targets, dry_run, yes, output, plan_in, plan_out)
 
 
 @app.command("pause")
@@ -443,21 +412,26 @@ def pause(
     ids: IdsArg = None,
     all_: AllOpt = False,
     search: JobSearch = JobSearch(),
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Pause pending or scheduled jobs (a DAG: `qctl dags pause`).
 
-    Without ids, on every job that matches the filters (the same set as `jobs list`),
-    after one confirmation that says how many; --dry-run prints the count and a sample.
+    By id, or every job the filters match (or --all), in batches of one statement that
+    checks each job again: a job that moved on meanwhile is skipped and counted by its
+    state. --dry-run prints the plan (counts by state, a sample), --plan-out FILE keeps
+    it, --plan FILE runs exactly its jobs; refused past --max jobs.
 
     \b
     Example (hold every job of a kind there is now; new jobs of the kind still run,
     azync has no kind-level pause; `jobs resume --kind` undoes it):
       qctl jobs pause --kind report.build
     """
-    _verb(ctx, "pause", ids, all_, search, dry_run, yes, output)
+    _run(ctx, "pause", ids, all_, search, max_targets, dry_run, yes, output, plan_in, plan_out)
 
 
 @app.command("resume")
@@ -467,16 +441,21 @@ def resume(
     ids: IdsArg = None,
     all_: AllOpt = False,
     search: JobSearch = JobSearch(),
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Resume paused jobs (a DAG: `qctl dags retry`).
 
-    Without ids, on every job that matches the filters (the same set as `jobs list`),
-    after one confirmation that says how many; --dry-run prints the count and a sample.
+    By id, or every job the filters match (or --all), in batches of one statement that
+    checks each job again: a job that moved on meanwhile is skipped and counted by its
+    state. --dry-run prints the plan (counts by state, a sample), --plan-out FILE keeps
+    it, --plan FILE runs exactly its jobs; refused past --max jobs.
     """
-    _verb(ctx, "resume", ids, all_, search, dry_run, yes, output)
+    _run(ctx, "resume", ids, all_, search, max_targets, dry_run, yes, output, plan_in, plan_out)
 
 
 @app.command("delete")
@@ -484,49 +463,38 @@ def resume(
 def delete(
     ctx: typer.Context,
     state: Annotated[
-        JobState, typer.Option("--state", help="Delete only in this state (required).")
-    ],
-    ids: Annotated[
-        list[str] | None, typer.Argument(metavar="ID...", help="Job ids or prefixes.")
+        JobState | None,
+        typer.Option(
+            "--state",
+            help="Delete only in this state (required with filters; by id the default is "
+            "dead, succeeded, cancelled or skipped).",
+        ),
     ] = None,
+    ids: IdsArg = None,
     all_: AllOpt = False,
     search: JobSearch = JobSearch(),
+    max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Delete jobs in a given state. By id, or every job in --state that matches the
-    filters (at least one, or --all), after one confirmation that says how many.
+    """Delete jobs in a given state (never active ones), with their attempt rows.
+
+    By id, or every job in --state the filters match (or --all), in batches of one
+    statement that checks each job again: a job that moved on meanwhile is skipped and
+    counted by its state. --dry-run prints the plan (counts by state, a sample),
+    --plan-out FILE keeps it, --plan FILE runs exactly its jobs; refused past --max jobs.
 
     \b
     Example:
       qctl jobs delete --all --state dead --kind report.build --dry-run
     """
-    search = replace(search, state=state)
-    filtered = all_ or replace(search, state=None) != JobSearch()
-    bulk.select(ids, filtered, "jobs delete", "job", ALL)
-    if not ids:
-        _bulk(ctx, "delete", search, dry_run, yes, output)
-        return
-    from qctl.systems.azync.ops import jobs as ops_jobs
-    from qctl.systems.azync.ops.results import BulkOutcome
-
-    if not dry_run:
-        common.cli(ctx).require_writable("jobs delete")
-    store = options.store(ctx)
-    targets = [options.resolve(ctx, "job", text) for text in ids]
-    # Refuse before asking: every job is checked before any is deleted.
-    plans = [ops_jobs.delete(store, ident, state, dry_run=True) for ident in targets]
-    if common.proceed(
-        dry_run,
-        yes,
-        output,
-        BulkOutcome("delete", len(plans), target=state, dry_run=True),
-        f"would delete {len(plans)} job(s)",
-        f"Delete {len(plans)} {state} job(s)?",
-    ):
-        deleted = [ops_jobs.delete(store, ident, state) for ident in targets]
-        _emit_outcomes(deleted, "deleted", output)
+    _run(
+        ctx, "delete", ids, all_, search, max_targets, dry_run, yes, output, plan_in, plan_out,
+        state,
+    )  # fmt: skip
 
 
 @app.command("vacuum-dead")

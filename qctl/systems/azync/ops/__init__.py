@@ -2,11 +2,13 @@
 
 Rules:
 
-- An action exists once, here: one typed function per verb (``jobs.retry``,
-  ``dags.compensate``, ``workflows.resolve``, ``maintain.one_pass``, ...). It validates
-  its input, applies the system's guards, calls the store and returns a result record
-  from ``qctl.systems.azync.ops.results``. Refusals are the exceptions of
-  ``qctl.core.errors``.
+- An action exists once, here: one typed function per verb (``dags.compensate``,
+  ``workflows.resolve``, ``maintain.one_pass``, ...). It validates its input, applies
+  the system's guards, calls the store and returns a result record from
+  ``qctl.systems.azync.ops.results``. Refusals are the exceptions of
+  ``qctl.core.errors``. The job verbs (``jobs.VERBS``: retry, run-now, pause, resume,
+  archive, delete) are declarations the verb engine (``qctl.core.verbs``) runs instead,
+  with the one result shape of every system's verbs.
 - Front-ends (azync's ``cli/`` and ``tui/``) call only these for writes: they parse
   input, confirm, call, and render the record. They never call a store's write method.
 - Dry runs are answered here too: ``dry_run=True`` validates and counts what the action

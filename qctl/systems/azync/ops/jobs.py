@@ -3,28 +3,37 @@
 azync's ``queue/manager.go`` acts on ``SourceQueue`` only and ``event/manager.go`` on
 ``SourceEvent`` only; DAG tasks are operated through ``dag/manager.go`` (which allows
 ``RunNow`` on a task) and workflow operations through ``workflow/manager.go``. The
-driver's admin statements (``driver/azyncpgx/store_admin.go``) accept any source, so
-these functions refuse what no manager would do before the store is called.
+driver's admin statements (``driver/azyncpgx/store_admin.go``) accept any source.
+
+The verbs (``VERBS``) are declarations the verb engine (``qctl.core.verbs``) runs in
+batches, from the command line and the dashboard alike: each batch is one of the
+store's set-based statements (``retry_jobs``, ...), which re-checks every job's source
+and state in its ``WHERE``, so a job a worker leased or an operator moved since the plan
+is left alone and counted under its state. A DAG task or workflow job is seen in the
+state "dag task" or "workflow job", which the verb passes over with the verb that owns
+it ("dag task: use dags retry").
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
-from qctl.core.bulk import SAMPLE
-from qctl.core.errors import WrongState, WrongVerb, require_state
-from qctl.systems.azync.ops.results import BulkOutcome, BulkPlan, JobOutcome
-from qctl_store.errors import InvalidInput, NotFound, add_done
+from qctl.core.errors import WrongVerb
+from qctl.core.verbs import Target, Verb, Written
+from qctl.systems.azync.ops.results import BulkOutcome
+from qctl_store.errors import InvalidInput, add_done
 from qctl_store.types import (
     KIND_SLEEP,
     EnqueueParams,
     Job,
     JobSearch,
     JobState,
+    JobTarget,
     PageCursor,
     Source,
 )
@@ -35,166 +44,215 @@ if TYPE_CHECKING:
 JOB_SOURCES = (Source.QUEUE, Source.EVENT)
 """The sources azync's queue and event managers act on: what job verbs touch."""
 PAGE = 500
-
-
-def short(id: uuid.UUID | None) -> str:
-    return str(id)[:8]
+DAG_TASK = "dag task"
+WORKFLOW_JOB = "workflow job"
+DAG_TIMER = "dag timer"
+"""The states a job verb sees a DAG task, a workflow job and a DAG's ``$sleep`` timer
+in (``Owners.state``): each passed over under the verb that owns it."""
 
 
 @dataclass(frozen=True)
-class Verb:
-    """A per-job verb: the states it accepts, the store call, and the verbs that own the
-    job instead when it is a DAG task or a workflow job (``""``: allowed)."""
+class Owners:
+    """The verbs that own a job verb's DAG tasks and workflow jobs instead of it (azync's
+    ``dag/manager.go`` and ``workflow/manager.go``); ``dag`` "": the verb acts on DAG
+    tasks too (``RunNow``), but for a ``$sleep`` timer."""
 
-    action: str
-    needs: tuple[JobState, ...]
-    call: Callable[[ConsoleStore, Job], None]
     dag: str
     workflow: str
 
+    def state(self, t: JobTarget) -> str:
+        """The state a verb sees: the job's own, or the word of the owner that takes it."""
+        if t.source == Source.DAG:
+            if self.dag:
+                return DAG_TASK
+            if t.kind == KIND_SLEEP:
+                return DAG_TIMER
+        elif t.source == Source.WORKFLOW:
+            return WORKFLOW_JOB
+        return t.state
 
-VERBS: dict[str, Verb] = {
-    v.action: v
-    for v in [
-        Verb(
-            "retry",
-            (JobState.DEAD,),
-            lambda s, j: s.retry_job(j.source, j.id),
-            "dags retry",
-            "workflows resolve",
-        ),
-        Verb(
-            "run-now",
-            (JobState.SCHEDULED,),
-            lambda s, j: s.run_now(j.source, j.id),
-            "",
-            "workflows resume",
-        ),
-        Verb(
-            "pause",
-            (JobState.PENDING, JobState.SCHEDULED),
-            lambda s, j: s.pause_job(j.source, j.id),
-            "dags pause",
-            "workflows suspend",
-        ),
-        Verb(
-            "resume",
-            (JobState.PAUSED,),
-            lambda s, j: s.resume_job(j.source, j.id),
-            "dags retry",
-            "workflows resume",
-        ),
-        Verb(
-            "archive",
-            (JobState.PENDING, JobState.SCHEDULED),
-            lambda s, j: s.archive_job(j.source, j.id),
-            "dags cancel",
-            "workflows cancel",
-        ),
-    ]
-}
+    def reasons(self) -> dict[str, str]:
+        reasons = {
+            WORKFLOW_JOB: f"{WORKFLOW_JOB}: use {self.workflow}",
+            JobState.ACTIVE.value: "active: a worker holds it",
+        }
+        if self.dag:
+            reasons[DAG_TASK] = f"{DAG_TASK}: use {self.dag}"
+        else:  # a pending timer is never run: it completes from scheduled only
+            reasons[DAG_TIMER] = f"{DAG_TIMER}: use dags signal"
+        return reasons
+
+    def sources(self) -> tuple[Source, ...]:
+        return JOB_SOURCES if self.dag else (*JOB_SOURCES, Source.DAG)
 
 
-def owner_refusal(job: Job, action: str, dag_verb: str, workflow_verb: str) -> WrongVerb | None:
-    """The refusal of ``action`` on ``job`` when a DAG or a workflow owns it."""
-    if job.source == Source.DAG and dag_verb:
-        return WrongVerb(
-            f"job {short(job.id)} is task {job.task_key!r} of DAG {job.dag_id}: "
-            f"jobs {action} does not act on DAG tasks; use `qctl {dag_verb} {job.dag_id}`"
-        )
-    if job.source == Source.WORKFLOW and workflow_verb:
-        target = job.id if workflow_verb == "workflows resolve" else job.run_id
-        return WrongVerb(
-            f"job {short(job.id)} belongs to workflow execution {job.run_id}: "
-            f"jobs {action} does not act on workflow jobs; use `qctl {workflow_verb} {target}`"
-        )
-    return None
+def job_filter(search: JobSearch) -> dict[str, Any]:
+    """A ``JobSearch`` as a verb's filter (``Selection.filter``), in JSON values for the
+    plan file and the audit record; its state as ``states``."""
+    return {
+        "source": search.source.value if search.source else None,
+        "kind": search.kind,
+        "states": [search.state.value] if search.state else None,
+        "meta": dict(search.meta),
+        "error": search.error,
+        "text": search.text,
+        "payload": search.payload,
+        "older_than": search.older_than.total_seconds() if search.older_than else None,
+        "event": str(search.event_id) if search.event_id else None,
+        "dag": str(search.dag_id) if search.dag_id else None,
+        "run": str(search.run_id) if search.run_id else None,
+    }
 
 
-def timer_refusal(job: Job, action: str) -> WrongVerb | None:
-    """The refusal of run-now on a DAG's ``$sleep`` timer: only a scheduled timer
-    completes (``CompleteDueSleeps``), so a pending one strands its DAG; azync wakes a
-    timer early with a signal of its name (``deliverSignalNowSQL``,
-    ``driver/azyncpgx/dag_store.go``)."""
-    if action != "run-now" or job.kind != KIND_SLEEP:
-        return None
-    return WrongVerb(
-        f"job {short(job.id)} is the {KIND_SLEEP} timer {job.task_key!r} of DAG {job.dag_id}: "
-        f"run-now would leave it pending, which no worker runs; "
-        f"use `qctl dags signal {job.dag_id} {job.signal_name}`"
+def _search(where: Mapping[str, Any]) -> JobSearch:
+    def ident(key: str) -> uuid.UUID | None:
+        return uuid.UUID(where[key]) if where.get(key) else None
+
+    older = where.get("older_than")
+    return JobSearch(
+        source=Source(where["source"]) if where.get("source") else None,
+        kind=where.get("kind") or "",
+        meta=dict(where.get("meta") or {}),
+        error=where.get("error") or "",
+        text=where.get("text") or "",
+        payload=where.get("payload"),
+        older_than=timedelta(seconds=older) if older is not None else None,
+        event_id=ident("event"),
+        dag_id=ident("dag"),
+        run_id=ident("run"),
     )
 
 
-def act(store: ConsoleStore, action: str, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
-    """``action`` (a key of ``VERBS``) on the job ``id``, after the guards; with
-    ``dry_run`` only the guards."""
-    verb = VERBS[action]
-    job = store.find_job(id)
-    refusal = owner_refusal(job, action, verb.dag, verb.workflow) or timer_refusal(job, action)
-    if refusal is not None:
-        raise refusal
-    require_state(action, f"job {short(job.id)}", job.state, verb.needs, action)
-    if not dry_run:
-        verb.call(store, job)
-    return JobOutcome(job.id, job.source, job.kind, action, job.state, dry_run)
+def _page(
+    owners: Owners, store: ConsoleStore, where: Mapping[str, Any], after: str | None, n: int
+) -> list[Target]:
+    states = [JobState(s) for s in where["states"]]
+    rows = store.job_targets(_search(where), states, uuid.UUID(after) if after else None, n)
+    return [Target(str(t.id), owners.state(t), t.kind) for t in rows]
 
 
-def retry(store: ConsoleStore, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
-    return act(store, "retry", id, dry_run)
+def _lookup(owners: Owners, store: ConsoleStore, ids: Sequence[str]) -> list[Target]:
+    rows = store.job_targets_of([uuid.UUID(i) for i in ids])
+    return [Target(str(t.id), owners.state(t), t.kind) for t in rows]
 
 
-def run_now(store: ConsoleStore, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
-    return act(store, "run-now", id, dry_run)
+def _write(
+    statement: str, sources: tuple[Source, ...], store: ConsoleStore, ids: list[str]
+) -> Written:
+    """One batch through the store's set-based statement ``statement`` (``retry_jobs``)."""
+    done = getattr(store, statement)([uuid.UUID(i) for i in ids], sources)
+    return Written([str(i) for i in done])
 
 
-def pause(store: ConsoleStore, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
-    return act(store, "pause", id, dry_run)
+def _delete(states: tuple[str, ...], store: ConsoleStore, ids: list[str]) -> Written:
+    """One batch of ``jobs delete``: the store's statement passes over a job another
+    session holds (a worker leasing it) rather than wait; one still in a state the verb
+    takes is refused under that reason."""
+    batch = [uuid.UUID(i) for i in ids]
+    done = {str(i) for i in store.delete_jobs(batch, JOB_SOURCES, [JobState(s) for s in states])}
+    missed = [i for i in batch if str(i) not in done]
+    found = store.job_targets_of(missed) if missed else []
+    held = [t for t in found if t.source in JOB_SOURCES and t.state in states]
+    return Written(
+        [i for i in ids if i in done], {str(t.id): "held by another session" for t in held}
+    )
 
 
-def resume(store: ConsoleStore, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
-    return act(store, "resume", id, dry_run)
+def _declare(
+    name: str,
+    past: str,
+    accepts: tuple[str, ...],
+    effect: str,
+    owners: Owners,
+    write: Callable[[ConsoleStore, list[str]], Written] | None = None,
+) -> Verb[ConsoleStore]:
+    statement = f"{name.replace('-', '_')}_jobs"
+    return Verb(
+        system="azync",
+        noun="jobs",
+        name=name,
+        past=past,
+        accepts=accepts,
+        effect=effect,
+        page=partial(_page, owners),
+        lookup=partial(_lookup, owners),
+        write=write or partial(_write, statement, owners.sources()),
+        reasons=owners.reasons(),
+    )
 
 
-def archive(store: ConsoleStore, id: uuid.UUID, dry_run: bool = False) -> JobOutcome:
-    return act(store, "archive", id, dry_run)
+RETRY = _declare(
+    "retry",
+    "retried",
+    ("dead",),
+    "reset to pending now (attempt and reap counts, error and failure time cleared)",
+    Owners("dags retry", "workflows resolve"),
+)
+"""``jobs retry``: azync's ``RetryJob`` (``driver/azyncpgx/store_admin.go``)."""
+RUN_NOW = _declare(
+    "run-now",
+    "expedited",
+    ("scheduled",),
+    "make due now (pending) and wake their workers",
+    Owners("", "workflows resume"),
+)
+"""``jobs run-now``: ``RunNow``, on DAG tasks too (as azync's DAG manager allows)."""
+PAUSE = _declare(
+    "pause",
+    "paused",
+    ("pending", "scheduled"),
+    "pause (held out of the ready set)",
+    Owners("dags pause", "workflows suspend"),
+)
+"""``jobs pause``: ``PauseJob``."""
+RESUME = _declare(
+    "resume",
+    "resumed",
+    ("paused",),
+    "resume (pending, or scheduled while their run_at is ahead)",
+    Owners("dags retry", "workflows resume"),
+)
+"""``jobs resume``: ``ResumeJob``."""
+ARCHIVE = _declare(
+    "archive",
+    "archived",
+    ("pending", "scheduled"),
+    "move to dead without running them",
+    Owners("dags cancel", "workflows cancel"),
+)
+"""``jobs archive``: ``ArchiveJob``."""
+SETTLED = ("dead", "succeeded", "cancelled", "skipped")
+"""What ``jobs delete`` deletes unless told a state: jobs no worker or timer moves on."""
+DELETE = _declare(
+    "delete",
+    "deleted",
+    SETTLED,
+    "delete (their attempt rows with them)",
+    Owners("dags cancel", "workflows cancel"),
+    partial(_delete, SETTLED),
+)
+"""``jobs delete``: ``DeleteJob``, a job deleted only in a state the operator named
+(azync's ``Manager.Delete`` takes it), by default a settled one (``deleting``)."""
+
+VERBS = (RETRY, RUN_NOW, PAUSE, RESUME, ARCHIVE, DELETE)
 
 
-def delete(
-    store: ConsoleStore, id: uuid.UUID, state: JobState, dry_run: bool = False
-) -> JobOutcome:
-    """Delete the job ``id`` if it is in ``state`` (the operator says what they expect
-    to delete, as azync's ``Manager.Delete`` takes the state); never an active job."""
-    deletable(state)
-    job = store.find_job(id)
-    refusal = owner_refusal(job, "delete", "dags cancel", "workflows cancel")
-    if refusal is not None:
-        raise refusal
-    if job.state != state:
-        raise WrongState(
-            "delete",
-            f"job {short(job.id)} is {job.state}; delete --state {state} deletes only {state} jobs",
-        )
-    if not dry_run:
-        store.delete_job(job.source, job.id, state)
-    return JobOutcome(job.id, job.source, job.kind, "delete", job.state, dry_run)
-
-
-def deletable(state: JobState) -> None:
-    """Refuse deleting active jobs: a running job's row belongs to its worker, whose
-    settlement would find it gone (azync's ``queue/manager.go`` Delete says the same)."""
-    if state == JobState.ACTIVE:
+def deleting(states: Sequence[JobState]) -> Verb[ConsoleStore]:
+    """``jobs delete`` of jobs in ``states`` only; never an active job: a running job's
+    row belongs to its worker, whose settlement would find it gone (azync's
+    ``queue/manager.go`` Delete says the same)."""
+    if JobState.ACTIVE in states:
         raise InvalidInput(
             "jobs delete does not delete active jobs: a running job's row belongs to its "
             "worker; delete it once it has settled"
         )
+    taken = tuple(dict.fromkeys(JobState(s).value for s in states))
+    return replace(DELETE, accepts=taken, write=partial(_delete, taken))
 
 
 def enqueue(store: ConsoleStore, params: EnqueueParams) -> bool:
     """Enqueue a queue job; False when its idempotency key is taken (deduplicated)."""
     return store.enqueue(params)
-
-
-# --- bulk verbs ------------------------------------------------------------------------
 
 
 def job_sources(
@@ -224,174 +282,6 @@ def iter_jobs(store: ConsoleStore, search: JobSearch) -> Iterator[Job]:
         if len(page) < PAGE:
             return
         after = store.job_cursor(page[-1], search.state)
-
-
-def retry_all_dead(
-    store: ConsoleStore,
-    source: Source | None = None,
-    kind: str = "",
-    meta: dict[str, str] | None = None,
-    error: str = "",
-    dry_run: bool = False,
-) -> BulkOutcome:
-    """Retry every dead job of the queue and event sources (or of ``source``), narrowed
-    by kind, meta and error text (``act_all`` with those filters)."""
-    search = JobSearch(source=source, kind=kind, meta=dict(meta or {}), error=error)
-    return act_all(store, "retry", search, dry_run)
-
-
-def delete_all(
-    store: ConsoleStore,
-    state: JobState,
-    source: Source | None = None,
-    kind: str = "",
-    dry_run: bool = False,
-) -> BulkOutcome:
-    """Delete every job in ``state`` of the queue and event sources (or of ``source``)."""
-    return act_all(store, "delete", JobSearch(source=source, kind=kind, state=state), dry_run)
-
-
-DELETE_OWNERS = ("dags cancel ID", "workflows cancel ID")
-"""The verbs that delete a DAG's tasks and a workflow's jobs instead of ``jobs delete``."""
-
-
-def _owners(action: str) -> tuple[str, str]:
-    """The DAG and workflow verbs that own ``action``'s jobs ("" where it may act)."""
-    if action == "delete":
-        return DELETE_OWNERS
-    verb = VERBS[action]
-    return verb.dag and f"{verb.dag} ID", verb.workflow and f"{verb.workflow} ID"
-
-
-def bulk_searches(action: str, search: JobSearch) -> list[JobSearch]:
-    """The searches, one per (source, state), that select the jobs ``action`` would act
-    on among those matching ``search``: the states the verb accepts (``delete`` the one
-    given), the queue and event sources unless a source, a DAG run or an execution is
-    named; sources whose jobs another verb owns are refused with that verb."""
-    if action == "delete":
-        if search.state is None:
-            raise InvalidInput("jobs delete needs the state of the jobs to delete")
-        deletable(JobState(search.state))
-        states: tuple[JobState, ...] = (JobState(search.state),)
-    else:
-        needs = VERBS[action].needs
-        if search.state is not None and JobState(search.state) not in needs:
-            raise InvalidInput(
-                f"jobs {action} acts on {' or '.join(needs)} jobs, not {search.state} ones"
-            )
-        states = (JobState(search.state),) if search.state is not None else needs
-    source = search.source
-    if source is None and search.dag_id is not None:
-        source = Source.DAG
-    elif source is None and search.run_id is not None:
-        source = Source.WORKFLOW
-    dag_verb, workflow_verb = _owners(action)
-    if source == Source.DAG and not dag_verb:
-        sources = [Source.DAG]  # e.g. run-now, which azync's DAG manager allows on tasks
-    else:
-        sources = job_sources(source, action, dag_verb, workflow_verb)
-    return [replace(search, source=s, state=st) for s in sources for st in states]
-
-
-def _only_kind(search: JobSearch) -> bool:
-    """Whether ``search`` narrows by source, kind and state only: what the store's own
-    bulk statements (``retry_all_dead``, ``delete_all``) express."""
-    return replace(search, source=None, kind="", state=None, reverse=False) == JobSearch()
-
-
-def _refuse_if_owned(
-    store: ConsoleStore, action: str, search: JobSearch, searches: list[JobSearch]
-) -> None:
-    """When a filter over the queue and event sources matches nothing but DAG tasks or
-    workflow jobs match it, refuse with the verb that owns them (as by id) rather than
-    a bare "would ... 0"."""
-    if search.source is not None or search.dag_id is not None or search.run_id is not None:
-        return
-    for source, verb in zip((Source.DAG, Source.WORKFLOW), _owners(action), strict=True):
-        if not verb:
-            continue
-        owned = [replace(s, source=source) for s in searches]
-        if any(store.count_jobs(s, exact=True)[0] for s in owned):
-            raise WrongVerb(
-                f"jobs {action} matches no queue or event job; {source} jobs match the "
-                f"filter, which jobs {action} does not act on: use `qctl {verb}`"
-            )
-
-
-def act_all(
-    store: ConsoleStore,
-    action: str,
-    search: JobSearch,
-    dry_run: bool = False,
-    sample: int = SAMPLE,
-) -> BulkOutcome:
-    """``action`` (a key of ``VERBS``, or ``delete``) on every job matching ``search``
-    that it may act on (see ``bulk_searches``). A dry run counts them exactly and
-    returns the first ``sample`` as ``sample``. Filters the store's bulk statements
-    cannot express act by id, page by page (keyset pages stay correct while acted-on
-    rows leave the searched state); a job that changed meanwhile is skipped."""
-    searches = bulk_searches(action, search)
-    target = " or ".join(dict.fromkeys(str(s.state) for s in searches))
-    if dry_run:
-        picked: list[JobOutcome] = []
-        if action == "run-now":  # few scheduled rows; DAG timers are left out
-            allowed = [
-                j for s in searches for j in iter_jobs(store, s) if not timer_refusal(j, action)
-            ]
-            count = len(allowed)
-            picked = [
-                JobOutcome(j.id, j.source, j.kind, action, j.state, True) for j in allowed[:sample]
-            ]
-            return BulkPlan(
-                action,
-                count,
-                search.source,
-                search.kind,
-                target,
-                dry_run=True,
-                sample=tuple(picked),
-            )
-        count = sum(store.count_jobs(s, exact=True)[0] for s in searches)
-        if not count:
-            _refuse_if_owned(store, action, search, searches)
-        for s in searches:
-            if len(picked) < sample:
-                jobs = store.search_jobs(s, limit=sample - len(picked))
-                picked += [JobOutcome(j.id, j.source, j.kind, action, j.state, True) for j in jobs]
-        return BulkPlan(
-            action, count, search.source, search.kind, target, dry_run=True, sample=tuple(picked)
-        )
-    count = skipped = 0
-    try:
-        if _only_kind(search) and action in ("retry", "delete"):
-            sources = dict.fromkeys(s.source for s in searches if s.source is not None)
-            state = searches[0].state
-            for src in sources:
-                if action == "retry":
-                    count += store.retry_all_dead(src, search.kind)
-                else:
-                    assert state is not None
-                    count += store.delete_all(src, search.kind, state)
-            # The store's statements pass over rows another session holds (SKIP LOCKED):
-            # those still matching are what was skipped.
-            left = sum(store.count_jobs(s, exact=True)[0] for s in searches)
-            return BulkOutcome(action, count, search.source, search.kind, target, skipped=left)
-        for s in searches:
-            for job in iter_jobs(store, s):
-                if timer_refusal(job, action):
-                    continue
-                try:
-                    if action == "delete":
-                        store.delete_job(job.source, job.id, job.state)
-                    else:
-                        VERBS[action].call(store, job)
-                    count += 1
-                except NotFound:  # acted on, leased or deleted meanwhile
-                    skipped += 1
-    except BaseException as exc:  # what was done stays done: one transaction a job here
-        add_done(exc, count, 0 if _only_kind(search) else count)
-        raise
-    return BulkOutcome(action, count, search.source, search.kind, target, skipped=skipped)
 
 
 def died_at(job: Job) -> datetime | None:

@@ -13,21 +13,8 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class JobOutcome:
-    """One job acted on (retry, pause, delete, ...)."""
-
-    id: uuid.UUID
-    source: str
-    kind: str
-    action: str
-    state: str
-    """The state the job was in when the action was decided."""
-    dry_run: bool = False
-
-
-@dataclass(frozen=True)
 class BulkOutcome:
-    """A bulk action over many rows (retry every dead job, a vacuum step, a replay):
+    """A bulk action over many rows (a vacuum step, a retention, a replay):
     how many rows it changed, or with ``dry_run`` how many it would."""
 
     action: str
@@ -37,27 +24,7 @@ class BulkOutcome:
     kind: str = ""
     target: str = ""
     """What the action removes or changes (a vacuum step: ``dead``, ``dags``, ...)."""
-    skipped: int = 0
-    """Matching rows passed over: another session held them (a worker leasing them) or
-    changed them meanwhile; a second run acts on those still matching."""
     dry_run: bool = False
-
-    def passed_over(self) -> str:
-        """The front-ends' note of ``skipped`` ("" when none), after the count."""
-        if not self.skipped:
-            return ""
-        return (
-            f"; {self.skipped} passed over (another session held or changed them; "
-            "run it again for those still matching)"
-        )
-
-
-@dataclass(frozen=True)
-class BulkPlan(BulkOutcome):
-    """The dry run of a job verb over a filter: the count and the first few jobs it
-    would act on."""
-
-    sample: tuple[JobOutcome, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ on the row under the cursor or on the marked rows (space; ``*`` for every match)
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -17,8 +16,8 @@ from textual.widgets import DataTable, Static
 
 from qctl.core.errors import NoSuchName
 from qctl.core.triage import ErrorGroup, ErrorGroups, literal
+from qctl.core.verbs import Selection, Verb
 from qctl.systems.azync.ops import jobs as ops_jobs
-from qctl.systems.azync.ops.results import BulkOutcome, JobOutcome
 from qctl.systems.azync.ops.views import (
     Attempt,
     attempt_history,
@@ -35,6 +34,7 @@ from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
 from qctl.tui.triage import error_group_columns, groups_summary
 from qctl.tui.widgets import Column, cells, flex, refill, table
 from qctl_store.decode import elapsed
+from qctl_store.errors import InvalidInput
 from qctl_store.types import Job, JobSearch, JobState, PageCursor, Source
 
 if TYPE_CHECKING:
@@ -55,41 +55,56 @@ JOB_BINDINGS = [
 
 
 class JobActions(Dashboarded):
-    """The job verbs, on whatever job ``current_job`` names (list row or detail); each
-    is the operations layer's (``qctl.systems.azync.ops.jobs``), as ``qctl jobs`` runs it."""
+    """The job verbs (``qctl.systems.azync.ops.jobs.VERBS``), run by the verb engine as
+    ``qctl jobs`` runs them (``top.act_verb``), on the job ``current_job`` names (list
+    row or detail)."""
 
     def current_job(self) -> Job | None:
         raise NotImplementedError
 
-    def _job_act(self, verb: str, call: Callable[[ConsoleStore, Job, bool], JobOutcome]) -> None:
+    def chosen(self) -> tuple[Selection, list[str | None]] | None:
+        """What the verbs act on and the states it was seen in (None: a filter of any
+        state); None (said) when nothing is."""
         job = self.current_job()
         if job is None:
             self.top.notify("no job selected", severity="warning")
+            return None
+        return Selection.of_ids([str(job.id)]), [job.state]
+
+    def marks_done(self) -> None:
+        """After a run: the marks it acted on are cleared."""
+
+    def _job_act(self, verb: Verb[Any]) -> None:
+        chosen = self.chosen()
+        if chosen is None:
             return
-        self.top.act(
-            f"{verb} {job.state} {job.source} job {job.id} ({job.kind})?",
-            lambda store, dry_run: call(store, job, dry_run),
-            lambda done: f"{verb}: {done.id}",
-        )
+        selection, states = chosen
+        if verb is ops_jobs.DELETE and None not in states:
+            # The states on screen: a job that moved on meanwhile is not deleted.
+            try:
+                verb = ops_jobs.deleting([JobState(s) for s in states if s is not None])
+            except InvalidInput as exc:
+                self.top.notify(str(exc), severity="error")
+                return
+        self.top.act_verb(verb, selection, self.marks_done)
 
     def action_job_retry(self) -> None:
-        self._job_act("retry", lambda s, j, dry: ops_jobs.retry(s, j.id, dry))
+        self._job_act(ops_jobs.RETRY)
 
     def action_job_run_now(self) -> None:
-        self._job_act("run now", lambda s, j, dry: ops_jobs.run_now(s, j.id, dry))
+        self._job_act(ops_jobs.RUN_NOW)
 
     def action_job_pause(self) -> None:
-        self._job_act("pause", lambda s, j, dry: ops_jobs.pause(s, j.id, dry))
+        self._job_act(ops_jobs.PAUSE)
 
     def action_job_resume(self) -> None:
-        self._job_act("resume", lambda s, j, dry: ops_jobs.resume(s, j.id, dry))
+        self._job_act(ops_jobs.RESUME)
 
     def action_job_archive(self) -> None:
-        self._job_act("archive", lambda s, j, dry: ops_jobs.archive(s, j.id, dry))
+        self._job_act(ops_jobs.ARCHIVE)
 
     def action_job_delete(self) -> None:
-        # The state on screen: a job that moved on meanwhile is not deleted.
-        self._job_act("delete", lambda s, j, dry: ops_jobs.delete(s, j.id, j.state, dry))
+        self._job_act(ops_jobs.DELETE)
 
 
 @dataclass
@@ -349,35 +364,19 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
             return ()
         return (count, "bold magenta"), (" marked", "dim")
 
-    def _job_act(self, verb: str, call: Callable[[ConsoleStore, Job, bool], JobOutcome]) -> None:
-        """A verb on the marked jobs when there are any, after one confirmation that says
-        how many; otherwise on the row under the cursor."""
+    def chosen(self) -> tuple[Selection, list[str | None]] | None:
+        """The marked jobs when there are any (``*``: every job the filter matches, as
+        the page was read), else the row under the cursor."""
         if self.all_marked:
-            page_search = self.page.searched if self.page else None
-            search, action = page_search or self.search(), verb.replace(" ", "-")
-
-            def plan(store: ConsoleStore, dry_run: bool) -> BulkOutcome:
-                return ops_jobs.act_all(store, action, search, dry_run)
-
-            self.top.act(
-                lambda p: f"{verb} {p.count} {p.target} job(s) matching the filter?",
-                plan,
-                lambda done: self._marks_done(f"{verb}: {done.count} job(s){done.passed_over()}"),
-            )
-        elif self.marked:
+            search = (self.page.searched if self.page else None) or self.search()
+            return Selection(filter=ops_jobs.job_filter(search)), [search.state]
+        if self.marked:
             jobs = list(self.marked.values())
-            # The dry run checks every marked job, so one refusal stops them all.
-            self.top.act(
-                f"{verb} {len(jobs)} marked job(s)?",
-                lambda store, dry_run: [call(store, j, dry_run) for j in jobs],
-                lambda done: self._marks_done(f"{verb}: {len(done)} job(s)"),
-            )
-        else:
-            super()._job_act(verb, call)
+            return Selection.of_ids([str(j.id) for j in jobs], by="marks"), [j.state for j in jobs]
+        return super().chosen()
 
-    def _marks_done(self, notice: str) -> str:
+    def marks_done(self) -> None:
         self.clear_marks()
-        return notice
 
     def current_job(self) -> Job | None:
         job: Job | None = self.current_row()
