@@ -13,6 +13,9 @@ from qctl.systems.dbos.database import Database
 from tests.dbos.fixtures import App, delayed, pg_database, wait_for
 from tests.systems.contract import Target
 
+REAL_WRITE = ["queues", "set-limits", "work", "--concurrency", "5"]
+"""A write that changes nothing the other contract tests' arguments need, audited for real
+(``test_a_real_write_is_audited``)."""
 WRITES: dict[str, list[str] | None] = {}
 """Filled by ``database()`` with the ids it made."""
 

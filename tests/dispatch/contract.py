@@ -19,6 +19,9 @@ from tests.conftest import PG_DSN
 from tests.go.harness import Harness, pgx_dsn, require_go
 from tests.systems.contract import Target
 
+REAL_WRITE = ["cron", "trigger", "ct-cron"]
+"""A write that changes nothing the other contract tests' arguments need, audited for real
+(``test_a_real_write_is_audited``)."""
 WRITES: dict[str, list[str] | None] = {}
 """Filled by ``database()`` with the ids it made."""
 HARNESS: list[Harness] = []
