@@ -217,6 +217,12 @@ func (h *harness) do(ctx context.Context, req *request, answer map[string]any) e
 			return err
 		}
 		answer["job"] = row(job)
+	case "queues_create":
+		return h.queuesCreate(ctx, req)
+	case "pause":
+		return h.client.QueuePause(ctx, req.Queue, nil)
+	case "resume":
+		return h.client.QueueResume(ctx, req.Queue, nil)
 	case "job_list":
 		return h.jobList(ctx, req, answer)
 	case "queue_list":
@@ -299,6 +305,54 @@ func (h *harness) start(ctx context.Context, req *request) error {
 	}
 	h.worker = worker
 	return nil
+}
+
+// queuesCreate gives queues their river_queue rows as River does: a client working them
+// starts a producer for each, which registers its queue; the client is stopped once
+// every row is there, so nothing changes afterwards.
+func (h *harness) queuesCreate(ctx context.Context, req *request) error {
+	queues := map[string]river.QueueConfig{}
+	for _, q := range req.Queues {
+		queues[q] = river.QueueConfig{MaxWorkers: 1}
+	}
+	client, err := river.NewClient(riverpgxv5.New(h.pool), &river.Config{
+		Logger:  quiet(),
+		Queues:  queues,
+		Workers: h.workers,
+	})
+	if err != nil {
+		return err
+	}
+	if err := client.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = client.StopAndCancel(stopCtx)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := h.client.QueueList(ctx, river.NewQueueListParams().First(10000))
+		if err != nil {
+			return err
+		}
+		found := map[string]bool{}
+		for _, q := range res.Queues {
+			found[q.Name] = true
+		}
+		missing := false
+		for _, q := range req.Queues {
+			missing = missing || !found[q]
+		}
+		if !missing {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("queues not registered")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // jobList counts River's own JobList over every page: per state, and the ids.
