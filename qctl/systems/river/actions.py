@@ -70,18 +70,31 @@ def _held(rows: list[dict[str, Any]]) -> dict[str, str]:
 Write = Callable[[Database, list[str]], Written]
 
 
-def _writer(query: str, key: str, notifies: bool = False) -> Write:
+def _writer(query: str, key: str, notifies: bool = False, alone: bool = False) -> Write:
     """One batch of a verb: ``query`` in its own transaction after the schema check;
     ``key``: how the statement takes the batch (``ids`` of jobs, ``names`` of queues);
-    ``notifies``: it sends River's control notifications (the channel passed in)."""
+    ``notifies``: it sends River's control notifications (the channel passed in);
+    ``alone``: the statement skips rows another transaction holds, so each id it did not
+    change is tried again in a transaction of its own, after waiting for that row's lock
+    alone (``lock_job``), as River's one-job-per-statement functions wait."""
+
+    def run(db: Database, batch: list[str]) -> list[dict[str, Any]]:
+        params: dict[str, Any] = {key: _job_ids(batch) if key == "ids" else list(batch)}
+        if notifies:
+            params["channel"] = db.control_channel
+        q = reads.queries("actions.sql")
+        with db.transaction():
+            if alone and len(batch) == 1:
+                db.all(q.lock_job, {"id": int(batch[0])})
+            return db.all(getattr(q, query), params)
 
     def write(db: Database, ids: list[str]) -> Written:
         db.writable()
-        params: dict[str, Any] = {key: _job_ids(ids) if key == "ids" else list(ids)}
-        if notifies:
-            params["channel"] = db.control_channel
-        with db.transaction():
-            rows = db.all(getattr(reads.queries("actions.sql"), query), params)
+        rows = run(db, ids)
+        if alone:
+            answered = {r["id"] for r in rows}
+            for id_ in (i for i in ids if i not in answered):
+                rows += run(db, [id_])
         return Written([r["id"] for r in rows if not r.get("held")], _held(rows))
 
     return write
@@ -99,7 +112,7 @@ CANCEL = Verb[Database](
     " through river_control)",
     page=_job_page,
     lookup=_job_lookup,
-    write=_writer("cancel_jobs", "ids", notifies=True),
+    write=_writer("cancel_jobs", "ids", notifies=True, alone=True),
     reasons=_FINALIZED,
 )
 """``jobs cancel``: River's ``JobCancel``."""
@@ -113,7 +126,7 @@ RETRY = Verb[Database](
     effect="make available now (attempt kept, max_attempts raised when spent)",
     page=_job_page,
     lookup=_job_lookup,
-    write=_writer("retry_jobs", "ids"),
+    write=_writer("retry_jobs", "ids", alone=True),
     reasons={
         "running": "running (River never retries a running job)",
         "available": "available: already waiting to run",

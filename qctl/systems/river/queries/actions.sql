@@ -3,6 +3,12 @@
 -- once: the state River checks is the statement's own predicate, so a producer's fetch or
 -- a worker's completion between qctl's plan and its write leaves that row alone.
 
+-- name: lock_job
+-- Wait for one job's row lock, holding no other (River's JobCancel and JobRetry lock one
+-- job per statement): for a job a batch skipped because River's producer, completer or
+-- scheduler held it, before the batch's statement runs again for that job alone.
+SELECT id FROM river_job WHERE id = %(id)s FOR UPDATE;
+
 -- name: cancel_jobs
 -- Cancel a batch of jobs (river_job.sql JobCancel): a job not yet finalized is locked;
 -- one that is not running is finalized cancelled at once; a running one keeps its state
@@ -12,15 +18,18 @@
 -- rescuer not to rescue a job whose cancel was asked (maintenance/job_rescuer.go) and
 -- the completer to cancel, not retry, a running job that then fails or snoozes
 -- (JobSetStateIfRunningMany). The instant is written as Go's time.Time marshals it
--- (RFC 3339, UTC): the rescuer unmarshals it into one.
+-- (RFC 3339, UTC): the rescuer unmarshals it into one. Rows another transaction holds
+-- are skipped, not waited for: River's completer (JobSetStateIfRunningMany) and
+-- scheduler (JobSchedule) lock many jobs in an order of their own, and a batch waiting
+-- on one of them while holding others deadlocks with it (seen beside a draining
+-- producer); actions.py runs each skipped job again alone (lock_job).
 WITH locked AS (
     SELECT id
     FROM river_job
     WHERE id = ANY(%(ids)s::bigint[])
       AND state NOT IN ('cancelled', 'completed', 'discarded')
       AND finalized_at IS NULL
-    ORDER BY id
-    FOR UPDATE
+    FOR UPDATE SKIP LOCKED
 ), updated AS (
     UPDATE river_job j
     SET state = CASE WHEN j.state = 'running' THEN j.state ELSE 'cancelled' END,
@@ -50,13 +59,13 @@ FROM updated;
 -- over by qctl's predicate. JobRetry fails with a unique violation where another job in
 -- one of its unique states holds the retried job's unique key (river_job_unique_idx,
 -- 006_bulk_unique.up.sql); here such a job is left as it is and returned as held, as is
--- the second of two jobs of the batch with one key.
+-- the second of two jobs of the batch with one key. Locked rows are skipped as in
+-- cancel_jobs.
 WITH locked AS (
     SELECT id, unique_key, unique_states
     FROM river_job
     WHERE id = ANY(%(ids)s::bigint[])
-    ORDER BY id
-    FOR UPDATE
+    FOR UPDATE SKIP LOCKED
 ), held AS (
     SELECT l.id
     FROM locked l
