@@ -65,6 +65,11 @@ def test_a_retried_job_is_worked_again(working: Harness, qctl: Run) -> None:
     row = job(working, id_)
     assert (row["max_attempts"], row["errors"]) == (2, 2)
     assert runs(working)[id_] == 2
+    history = data(qctl("jobs", "show", str(id_), "-o", "json"))["errors"]
+    assert [(e["attempt"], e["error"]) for e in history] == [
+        (1, "harness failure"),
+        (2, "harness failure"),
+    ]
 
 
 def test_a_bulk_cancel_of_a_queue_river_drains_loses_no_job(
