@@ -91,7 +91,7 @@ def _writer(query: str, key: str, notifies: bool = False, alone: bool = False) -
     def write(db: Database, ids: list[str]) -> Written:
         db.writable()
         rows = run(db, ids)
-        if alone:
+        if alone and len(ids) > 1:  # a batch of one waited for its lock already
             answered = {r["id"] for r in rows}
             for id_ in (i for i in ids if i not in answered):
                 rows += run(db, [id_])
