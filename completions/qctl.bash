@@ -170,6 +170,7 @@ _qctl() {
         'qctl jobs delete --plan') COMPREPLY=(); return ;;
         'qctl jobs delete --output' | 'qctl jobs delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs delete --reason') COMPREPLY=(); return ;;
+        'qctl jobs delete --queue') _qctl_ask; return ;;
         'qctl jobs vacuum-dead --older-than') COMPREPLY=(); return ;;
         'qctl jobs vacuum-dead --source' | 'qctl jobs vacuum-dead -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl jobs vacuum-dead --kind' | 'qctl jobs vacuum-dead -k') _qctl_ask; return ;;
@@ -259,8 +260,16 @@ _qctl() {
         'qctl queues set-limits --reason') COMPREPLY=(); return ;;
         'qctl queues pause --output' | 'qctl queues pause -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl queues pause --reason') COMPREPLY=(); return ;;
+        'qctl queues pause --match') COMPREPLY=(); return ;;
+        'qctl queues pause --max') COMPREPLY=(); return ;;
+        'qctl queues pause --plan-out') COMPREPLY=(); return ;;
+        'qctl queues pause --plan') COMPREPLY=(); return ;;
         'qctl queues resume --output' | 'qctl queues resume -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl queues resume --reason') COMPREPLY=(); return ;;
+        'qctl queues resume --match') COMPREPLY=(); return ;;
+        'qctl queues resume --max') COMPREPLY=(); return ;;
+        'qctl queues resume --plan-out') COMPREPLY=(); return ;;
+        'qctl queues resume --plan') COMPREPLY=(); return ;;
         'qctl queues limit --global') COMPREPLY=(); return ;;
         'qctl queues limit --rate') COMPREPLY=(); return ;;
         'qctl queues limit --burst') COMPREPLY=(); return ;;
@@ -670,7 +679,7 @@ _qctl() {
         'qctl jobs archive') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
         'qctl jobs pause') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
         'qctl jobs resume') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
-        'qctl jobs delete') subs=''; opts='--state --all --source -s --kind -k --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
+        'qctl jobs delete') subs=''; opts='--state --all --source -s --kind -k --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --queue'; ask=1 ;;
         'qctl jobs vacuum-dead') subs=''; opts='--older-than --source -s --kind -k --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl jobs cancel') subs=''; opts='--state --queue --name --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --kind -k'; ask=1 ;;
         'qctl dags') subs='list counts show find signal pause retry compensate cancel'; opts='-h --help' ;;
@@ -700,8 +709,8 @@ _qctl() {
         'qctl queues throughput') subs=''; opts='--last --by --kind -k --source -s --per-kind --output -o -h --help --queue --per-queue' ;;
         'qctl queues show') subs=''; opts='--output -o -h --help' ;;
         'qctl queues set-limits') subs=''; opts='--concurrency --worker-concurrency --rate-limit --rate-period --partition-concurrency --partition-worker-concurrency --partition-rate-limit --partition-rate-period --polling-interval --dry-run --yes -y --output -o --reason -h --help' ;;
-        'qctl queues pause') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help' ;;
-        'qctl queues resume') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help' ;;
+        'qctl queues pause') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help --match --all --max --plan-out --plan' ;;
+        'qctl queues resume') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help --match --all --max --plan-out --plan' ;;
         'qctl queues limit') subs=''; opts='--global --rate --burst --partition --aging --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl workflows') subs='list show signal cancel suspend resume resolve stalled errors counts steps events streams messages delete fork rewind set-delay send set-attributes'; opts='-h --help' ;;
         'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute' ;;

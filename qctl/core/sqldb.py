@@ -15,6 +15,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import fields
 from datetime import timedelta
 from typing import Any, ClassVar, NoReturn, TypeVar
 
@@ -25,6 +26,15 @@ from qctl_store.errors import InvalidInput, ReadOnly, SchemaTooNew, Timeout, Una
 from qctl_store.streams import Subscription
 
 Params = Sequence[Any] | dict[str, Any]
+
+
+def row_record(row: Any) -> dict[str, Any]:
+    """A row dataclass as its columns: each field under its column's name (a trailing
+    ``_`` dropped: ``await_`` is ``await``), values as they are. Not
+    ``dataclasses.asdict``: it deep-copies a JSON value, recursing as deep as it nests."""
+    return {f.name.rstrip("_"): getattr(row, f.name) for f in fields(row)}
+
+
 T = TypeVar("T")
 
 SCHEMA_EXISTS = "SELECT 1 FROM pg_namespace WHERE nspname = %s"

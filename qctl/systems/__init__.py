@@ -24,6 +24,7 @@ SYSTEM_PACKAGES = (
     "qctl.systems.dbos",
     "qctl.systems.dispatch",
     "qctl.systems.hopper",
+    "qctl.systems.river",
 )
 """Detection order; the first is the default (an empty or new database is azync's)."""
 

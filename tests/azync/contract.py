@@ -34,6 +34,9 @@ from tests.systems.hostile import Hostile, HostileRow, open_row
 
 NONE = "00000000-0000-7000-8000-000000000000"
 
+REAL_WRITE = ["jobs", "enqueue", "ct.audited"]
+"""A write that changes nothing the other contract tests' arguments need, audited for real
+(``test_a_real_write_is_audited``)."""
 WRITES: dict[str, list[str]] = {}
 """Filled by ``database()`` with the ids it made (the keys are fixed: see ``VERBS``)."""
 

@@ -16,6 +16,9 @@ from tests.dbos.fixtures import App, delayed, make_sqlite_system_db, migrate, pg
 from tests.systems.contract import Target
 from tests.systems.hostile import Hostile, HostileRow, open_row
 
+REAL_WRITE = ["queues", "set-limits", "work", "--concurrency", "5"]
+"""A write that changes nothing the other contract tests' arguments need, audited for real
+(``test_a_real_write_is_audited``)."""
 WRITES: dict[str, list[str] | None] = {}
 """Filled by ``database()`` with the ids it made."""
 

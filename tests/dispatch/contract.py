@@ -22,6 +22,9 @@ from tests.go.harness import Harness, pgx_dsn, require_go
 from tests.systems.contract import Target
 from tests.systems.hostile import Hostile, HostileRow, open_row
 
+REAL_WRITE = ["cron", "trigger", "ct-cron"]
+"""A write that changes nothing the other contract tests' arguments need, audited for real
+(``test_a_real_write_is_audited``)."""
 WRITES: dict[str, list[str] | None] = {}
 """Filled by ``database()`` with the ids it made."""
 HARNESS: list[Harness] = []

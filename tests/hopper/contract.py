@@ -20,6 +20,9 @@ from tests.hopper.worker import Worker
 from tests.systems.contract import Target
 from tests.systems.hostile import Hostile, HostileRow, open_row
 
+REAL_WRITE = ["queues", "limit", "ct-q", "--global", "3"]
+"""A write that changes nothing the other contract tests' arguments need, audited for real
+(``test_a_real_write_is_audited``)."""
 WRITES: dict[str, list[str] | None] = {}
 """Filled by ``database()`` with the ids it made."""
 

@@ -8,6 +8,8 @@ with
 - ``WRITES``: every verb that writes ("noun verb" → arguments that would write, without
   ``--yes``/``--dry-run``, naming rows the verb would change; None for a verb the system
   refuses outright, as DBOS's ``db migrate``);
+- ``REAL_WRITE``: the arguments of one write that changes nothing the other tests'
+  arguments need (``--yes`` added), run for real and audited;
 - ``handle(target)``: a context manager yielding what the dashboard (``QctlTop``) reads
   for the target, opened as ``qctl top`` opens it.
 """
@@ -34,6 +36,7 @@ class Target:
 
 class Provider(Protocol):
     WRITES: dict[str, list[str] | None]
+    REAL_WRITE: list[str]
 
     def database(self) -> contextlib.AbstractContextManager[Target]: ...
 

@@ -95,6 +95,7 @@ def test_every_system_has_a_provider() -> None:
         module = provider(name)
         assert callable(module.database) and callable(module.handle), name
         assert isinstance(module.WRITES, dict), name
+        assert isinstance(module.REAL_WRITE, list), name
 
 
 def test_detected_and_named(target: tuple[str, Target]) -> None:
@@ -238,22 +239,15 @@ def test_every_write_is_audited(
     assert len(audited(audit_log)) == len(verbs)
 
 
-REAL_WRITES = {
-    "azync": ["jobs", "enqueue", "ct.audited"],
-    "dbos": ["queues", "set-limits", "work", "--concurrency", "5"],
-    "dispatch": ["cron", "trigger", "ct-cron"],
-    "hopper": ["queues", "limit", "ct-q", "--global", "3"],
-}
-"""A write per system that changes nothing the other tests' arguments need (azync's
-dashboard writes are in ``tests/cli/test_audit.py``)."""
-
-
 def test_a_real_write_is_audited(target: tuple[str, Target], audit_log: Any) -> None:
+    """Each provider's ``REAL_WRITE`` (azync's dashboard writes are in
+    ``tests/cli/test_audit.py``)."""
     name, t = target
-    result = qctl(*t.args, *REAL_WRITES[name], "--yes", "--reason", "capacity")
+    real = provider(name).REAL_WRITE
+    result = qctl(*t.args, *real, "--yes", "--reason", "capacity")
     assert result.exit_code == 0, result.output
     [entry] = audited(audit_log)
-    assert entry["verb"] == " ".join(REAL_WRITES[name][:2])
+    assert entry["verb"] == " ".join(real[:2])
     assert (entry["system"], entry["exit_status"], entry["error"]) == (name, 0, None)
     assert entry["done"] >= 1 and entry["reason"] == "capacity"
     assert entry["schema"] == t.schema and entry["dsn"] == t.dsn

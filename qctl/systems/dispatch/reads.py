@@ -187,11 +187,6 @@ def _rows(cls: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
     return out
 
 
-def as_record(row: Any) -> dict[str, Any]:
-    # Not dataclasses.asdict: it deep-copies a payload, recursing as deep as it nests.
-    return {f.name: getattr(row, f.name) for f in fields(row)}
-
-
 @dataclass(frozen=True)
 class Cursor:
     """Where a newest-first page ends: the last row's id (ids sort by creation)."""

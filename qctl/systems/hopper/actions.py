@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from qctl.core.errors import WrongState
+from qctl.core.sqldb import row_record
 from qctl.core.verbs import Target, Verb, Written
 from qctl.systems.hopper import reads
 from qctl.systems.hopper.database import Database
@@ -153,7 +154,7 @@ def _queue(db: Database, name: str) -> dict[str, Any] | None:
     if not name:
         raise InvalidInput("a queue name is required")
     row = reads.get_queue(db, name)
-    return reads.as_record(row) if row else None
+    return row_record(row) if row else None
 
 
 def set_paused(db: Database, name: str, paused: bool, dry_run: bool = False) -> QueueChanged:

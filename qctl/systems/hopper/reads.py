@@ -198,12 +198,6 @@ def _rows(cls: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
     return out
 
 
-def as_record(row: Any) -> dict[str, Any]:
-    """A row as JSON shows it: hopper's column names."""
-    # Not dataclasses.asdict: it deep-copies args, recursing as deep as they nest.
-    return {f.name.rstrip("_"): getattr(row, f.name) for f in fields(row)}
-
-
 def _any(values: list[str] | None) -> list[str] | None:
     return list(values) if values else None
 

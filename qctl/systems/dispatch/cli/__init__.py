@@ -13,6 +13,7 @@ import typer
 
 from qctl.cli import common
 from qctl.cli.output import OutputFormat, page_note, stream_listing
+from qctl.core.sqldb import row_record
 from qctl.systems.dispatch import SYSTEM
 
 if TYPE_CHECKING:
@@ -65,12 +66,12 @@ def listing(
     shown, position = stream_listing(
         fetch,
         lambda row: reads.Cursor(row.id),
-        reads.as_record,
+        row_record,
         columns,
         output,
         limit,
         reads.Cursor.decode(after) if after else None,
-        shown=lambda row: for_table(reads.as_record(row)),
+        shown=lambda row: for_table(row_record(row)),
     )
     page_note(output, shown, None, position.encode() if position else None)
 

@@ -11,6 +11,7 @@ from qctl.cli import verbs
 from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import OutputFormat, emit_rows
 from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.dispatch import actions, reads
 from qctl.systems.dispatch.cli import Many, database, group, writable
@@ -29,7 +30,7 @@ NamesArg = Annotated[
 def list_cron(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     """Cron entries by name: schedule, the job each enqueues, whether enabled, next and
     last run, and the scheduler's lock."""
-    rows = [reads.as_record(c) for c in reads.list_cron(database(ctx))]
+    rows = [row_record(c) for c in reads.list_cron(database(ctx))]
     emit_rows(rows, COLUMNS, output)
 
 

@@ -11,6 +11,7 @@ from qctl.cli import common, verbs
 from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import OutputFormat, emit_object
 from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection
 from qctl.systems.dispatch import actions, reads
 from qctl.systems.dispatch.cli import (
@@ -77,7 +78,7 @@ def list_dlq(
 def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
     """One DLQ entry: the failed job, its error, retries, scope and payload."""
     db = database(ctx)
-    emit_object(reads.as_record(reads.get_dlq(db, reads.resolve_dlq(db, id))), output)
+    emit_object(row_record(reads.get_dlq(db, reads.resolve_dlq(db, id))), output)
 
 
 @app.command("replay")

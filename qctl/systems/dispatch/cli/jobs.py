@@ -12,6 +12,7 @@ from qctl.cli.output import OutputFormat, emit_detail
 from qctl.cli.triage import HELP as ERRORS_HELP
 from qctl.cli.triage import emit_error_groups
 from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection
 from qctl.systems.dispatch import actions, reads
 from qctl.systems.dispatch.cli import (
@@ -111,8 +112,8 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     otherwise) and its DLQ entries."""
     db = database(ctx)
     job = reads.get_job(db, reads.resolve_job(db, id))
-    entries = [reads.as_record(e) for e in reads.dlq_of_job(db, job)]
-    record = reads.as_record(job)
+    entries = [row_record(e) for e in reads.dlq_of_job(db, job)]
+    record = row_record(job)
     emit_detail(output, for_table(record), {**record, "dlq": entries}, [(entries, DLQ_COLUMNS)])
 
 

@@ -9,6 +9,7 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_rows, note
+from qctl.core.sqldb import row_record
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.cli import Many, database, group
 
@@ -32,7 +33,7 @@ def list_queues(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None
     job has waited (its run_at passed, not yet claimed). Counting the finished jobs
     reads the whole table; `qctl top`'s Queues tab shows what waits and runs, from the
     indexes."""
-    rows = [reads.as_record(q) for q in reads.queue_stats(database(ctx))]
+    rows = [row_record(q) for q in reads.queue_stats(database(ctx))]
     emit_rows(rows, COLUMNS, output)
 
 

@@ -6,6 +6,7 @@ import typer
 
 from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_rows
+from qctl.core.sqldb import row_record
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.cli import database, group
 
@@ -18,5 +19,5 @@ COLUMNS = ["id", "hostname", "queues", "concurrency", "state", "is_leader", "las
 def list_workers(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     """Registered workers (``dispatch_workers``), the leader first, then by last
     heartbeat."""
-    rows = [reads.as_record(w) for w in reads.list_workers(database(ctx))]
+    rows = [row_record(w) for w in reads.list_workers(database(ctx))]
     emit_rows(rows, COLUMNS, output)

@@ -10,6 +10,7 @@ import typer
 from qctl.cli import common, complete
 from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_detail
+from qctl.core.sqldb import row_record
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.cli import Many, database, group, listing
 from qctl_store.errors import InvalidInput
@@ -57,6 +58,6 @@ def show(
     finished)."""
     db = database(ctx)
     run, checkpoints = reads.get_run(db, reads.resolve_run(db, id))
-    record = reads.as_record(run)
-    steps = [reads.as_record(c) for c in checkpoints]
+    record = row_record(run)
+    steps = [row_record(c) for c in checkpoints]
     emit_detail(output, record, {**record, "checkpoints": steps}, [(steps, CHECKPOINT_COLUMNS)])

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.dispatch import actions, reads
 from qctl.tui import fmt
@@ -271,7 +272,7 @@ class JobView(RecordView[tuple[reads.Job, list[reads.DLQEntry]]]):
         if self.detail is None:
             return
         job, entries = self.detail
-        record: dict[str, Any] = reads.as_record(job)
+        record: dict[str, Any] = row_record(job)
         lines = [
             f"{key}: {fmt.json_text(value) if key == 'payload' else fmt.safe(str(value))}"
             for key, value in record.items()

@@ -6,6 +6,7 @@ import typer
 
 from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_rows
+from qctl.core.sqldb import row_record
 from qctl.systems.hopper import reads
 from qctl.systems.hopper.cli import database, group
 
@@ -18,5 +19,5 @@ COLUMNS = ["id", "hostname", "started_at", "expires_at", "live", "leader", "runn
 def list_clients(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     """Every client lease, live or expired (the leader prunes expired ones), with the
     jobs each holds running and which is the leader."""
-    rows = [reads.as_record(c) for c in reads.list_clients(database(ctx))]
+    rows = [row_record(c) for c in reads.list_clients(database(ctx))]
     emit_rows(rows, COLUMNS, output)

@@ -14,6 +14,7 @@ from qctl.cli.output import OutputFormat, emit_detail, page_note, stream_listing
 from qctl.cli.triage import HELP as ERRORS_HELP
 from qctl.cli.triage import emit_error_groups
 from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.hopper import actions, reads
 from qctl.systems.hopper.cli import database, group, writable
@@ -65,7 +66,7 @@ def _states(states: Many) -> list[str] | None:
 
 
 def _record(job: reads.Job) -> dict[str, Any]:
-    return {**reads.as_record(job), "last_error": job.last_error}
+    return {**row_record(job), "last_error": job.last_error}
 
 
 @app.command("list")
@@ -100,7 +101,7 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     still unsatisfied (what it waits on, what waits on it)."""
     db = database(ctx)
     job = reads.get_job(db, reads.resolve_job(db, id))
-    deps = [reads.as_record(d) for d in reads.job_deps(db, job.id)]
+    deps = [row_record(d) for d in reads.job_deps(db, job.id)]
     record = _record(job)
     head = {k: v for k, v in record.items() if k != "errors"}
     emit_detail(

@@ -6,6 +6,7 @@ import typer
 
 from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_rows
+from qctl.core.sqldb import row_record
 from qctl.systems.hopper import reads
 from qctl.systems.hopper.cli import database, group
 
@@ -16,5 +17,5 @@ app = group("periodic")
 def list_periodic(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     """Each periodic job's last inserted slot (``hopper_periodic``); the schedules live in
     the applications' code, not in the database."""
-    rows = [reads.as_record(p) for p in reads.list_periodic(database(ctx))]
+    rows = [row_record(p) for p in reads.list_periodic(database(ctx))]
     emit_rows(rows, ["name", "last_slot"], output)

@@ -13,6 +13,7 @@ from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_rows, note
 from qctl.core.parse import ParseError
+from qctl.core.sqldb import row_record
 from qctl.systems.hopper import actions, reads
 from qctl.systems.hopper.cli import database, group, writable
 
@@ -40,10 +41,10 @@ NameArg = Annotated[str, typer.Argument(metavar="QUEUE", help="Queue name.")]
 
 def queue_rows(db: Any) -> list[dict[str, Any]]:
     """Every queue hopper knows or has live jobs in: its depths and its limits."""
-    limits = {q.name: reads.as_record(q) for q in reads.list_queues(db)}
+    limits = {q.name: row_record(q) for q in reads.list_queues(db)}
     rows = []
     for depth in reads.queue_depths(db):
-        row = {**reads.as_record(depth), **limits.get(depth.queue, {})}
+        row = {**row_record(depth), **limits.get(depth.queue, {})}
         row.pop("name", None)
         rows.append(row)
     return rows
@@ -187,4 +188,4 @@ def throughput(
     if not any(getattr(p, m) for p in points for m in reads.MEASURES):
         note(f"no jobs were enqueued or finalized in the last {last}")
     columns = ["start", *(["queue"] if per_queue else []), *reads.MEASURES]
-    emit_rows([reads.as_record(p) for p in points], columns, output)
+    emit_rows([row_record(p) for p in points], columns, output)

@@ -10,6 +10,7 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_rows
+from qctl.core.sqldb import row_record
 from qctl.systems.hopper import actions, reads
 from qctl.systems.hopper.cli import database, group, writable
 
@@ -23,7 +24,7 @@ def list_streams(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> Non
     """Stream consumers: the topic pattern, the job kind and queue of their deliveries,
     and where each has read to (the snapshot seen; part way through a delta, the delta's
     snapshot and the last event delivered, xid:seq)."""
-    rows = [reads.as_record(c) for c in reads.list_stream_consumers(database(ctx))]
+    rows = [row_record(c) for c in reads.list_stream_consumers(database(ctx))]
     emit_rows(rows, COLUMNS, output)
 
 

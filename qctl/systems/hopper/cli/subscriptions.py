@@ -6,6 +6,7 @@ import typer
 
 from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_rows
+from qctl.core.sqldb import row_record
 from qctl.systems.hopper import reads
 from qctl.systems.hopper.cli import database, group
 
@@ -16,5 +17,5 @@ app = group("subscriptions")
 def list_subscriptions(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     """Topic subscriptions: a published message matching the pattern (AMQP topic syntax)
     becomes a job of the kind on the queue."""
-    rows = [reads.as_record(s) for s in reads.list_subscriptions(database(ctx))]
+    rows = [row_record(s) for s in reads.list_subscriptions(database(ctx))]
     emit_rows(rows, ["name", "pattern", "kind", "queue", "max_attempts", "created_at"], output)

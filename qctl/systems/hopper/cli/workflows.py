@@ -8,6 +8,7 @@ import typer
 
 from qctl.cli.common import After, Output, PageLimit
 from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note
+from qctl.core.sqldb import row_record
 from qctl.systems.hopper import reads
 from qctl.systems.hopper.cli import database, group
 
@@ -26,7 +27,7 @@ def list_workflows(
 ) -> None:
     """Batches and workflows, newest first: jobs in all, still pending, failed."""
     batches = reads.list_batches(database(ctx), limit, reads.parse_after(after))
-    records = [reads.as_record(b) for b in batches]
+    records = [row_record(b) for b in batches]
     emit_rows(records, COLUMNS, output)
     page_note(output, len(batches), None, str(batches[-1].id) if len(batches) == limit else None)
 
@@ -46,8 +47,8 @@ def show(
     needs: dict[str, list[str]] = {}
     for job_id, depends_on in batch.edges or []:
         needs.setdefault(job_id, []).append(depends_on)
-    rows = [{**reads.as_record(j), "depends_on": ", ".join(needs.get(str(j.id), []))} for j in jobs]
-    record = reads.as_record(batch)
+    rows = [{**row_record(j), "depends_on": ", ".join(needs.get(str(j.id), []))} for j in jobs]
+    record = row_record(batch)
     head = {k: v for k, v in record.items() if k != "edges"}
     graph = ""
     if batch.edges and output == OutputFormat.TABLE:  # for people only

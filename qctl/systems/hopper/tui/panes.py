@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
+from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.hopper import actions, reads
 from qctl.tui import fmt
@@ -209,7 +210,7 @@ class JobView(RecordView[tuple[reads.Job, list[reads.Dep]]]):
         if self.detail is None:
             return
         job, deps = self.detail
-        record: dict[str, Any] = reads.as_record(job)
+        record: dict[str, Any] = row_record(job)
         json_keys = {"args", "metadata", "output"}
         lines = [
             f"{key}: {fmt.json_text(value) if key in json_keys else fmt.safe(str(value))}"

@@ -1,0 +1,42 @@
+"""River: the PostgreSQL database of a github.com/riverqueue/river deployment (Go), its
+tables created by River's own migrator (rivermigrate, line ``main``).
+
+``database`` opens it and gates on the applied migrations, ``reads`` and ``actions``
+hold qctl's SQL (``queries/*.sql``), each write with the effect of River's own query
+named beside it. The command groups are ``qctl.systems.river.cli``, the dashboard
+``qctl.systems.river.tui``. Importing this package imports none of them.
+"""
+
+from __future__ import annotations
+
+from qctl.systems import Entry, System
+
+_CLI = "qctl.systems.river.cli"
+
+SYSTEM = System(
+    name="river",
+    label="River",
+    project="https://github.com/riverqueue/river",
+    tables=("river_job", "river_migration"),
+    # River names its tables unqualified (its client's Schema empty): they live in the
+    # connection's search_path.
+    default_schema=None,
+    verbs="qctl.systems.river.actions:VERBS",
+    commands={
+        "db": Entry(f"{_CLI}.db", "app", "The River database: status (never migrated)."),
+        "jobs": Entry(
+            f"{_CLI}.jobs", "app", "River jobs: list, show, retry, cancel, delete.", alias="job"
+        ),
+        "queues": Entry(
+            f"{_CLI}.queues",
+            "app",
+            "River queues: jobs per state, pause, resume.",
+            alias="queue",
+        ),
+        "top": Entry("qctl.cli.top", "top", "The live dashboard (polling): queues, jobs."),
+    },
+    screens="qctl.systems.river.tui:RIVER",
+    database="qctl.systems.river.database:Database",
+    instead={},
+    capabilities=frozenset(),
+)

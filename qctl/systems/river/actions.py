@@ -1,0 +1,184 @@
+"""qctl's writes to a River database: the operator verbs, declared for the verb engine
+(``qctl.core.verbs``), each batch one statement of ``queries/actions.sql`` with the
+effect of River's own query named there (River v0.51.2, riverpgxv5).
+
+Every batch first refuses (exit 5) a schema at migrations qctl does not know
+(``Database.writable``) and runs in its own transaction; River's control notifications
+go out on its commit, as River's client sends them inside its own transactions. Running
+jobs are never finalized or deleted here: a cancel asks the client working the job
+(River's rule), a retry and a delete pass it over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from qctl.core.verbs import Target, Verb, Written
+from qctl.systems.river import reads
+from qctl.systems.river.database import Database
+
+
+def _targets(rows: list[dict[str, Any]]) -> list[Target]:
+    return [Target(str(r["id"]), r["state"], r["kind"]) for r in rows]
+
+
+def _job_ids(ids: Sequence[str]) -> list[int]:
+    return [int(i) for i in ids]
+
+
+def _job_page(db: Database, where: Mapping[str, Any], after: str | None, n: int) -> list[Target]:
+    """A keyset page of the jobs a filter matches (``states``, ``queues``, ``kinds``)."""
+    params = {
+        "states": list(where["states"]),
+        "queues": where.get("queues") or None,
+        "kinds": where.get("kinds") or None,
+        "after": int(after) if after else None,
+        "limit": n,
+    }
+    return _targets(db.all(reads.queries("actions.sql").job_targets_page, params))
+
+
+def _job_lookup(db: Database, ids: Sequence[str]) -> list[Target]:
+    rows = db.all(reads.queries("actions.sql").job_targets, {"ids": _job_ids(ids)})
+    return _targets(rows)
+
+
+def _queue_page(db: Database, where: Mapping[str, Any], after: str | None, n: int) -> list[Target]:
+    """A page of the queues a filter matches (``match``: part of the name; ``all``)."""
+    params = {
+        "states": list(where["states"]),
+        "match": where.get("match") or None,
+        "after": after,
+        "limit": n,
+    }
+    return _targets(db.all(reads.queries("actions.sql").queue_targets_page, params))
+
+
+def _queue_lookup(db: Database, names: Sequence[str]) -> list[Target]:
+    rows = db.all(reads.queries("actions.sql").queue_targets, {"names": list(names)})
+    return _targets(rows)
+
+
+UNIQUE_HELD = "unique key held by another job"
+
+
+def _held(rows: list[dict[str, Any]]) -> dict[str, str]:
+    return {r["id"]: UNIQUE_HELD for r in rows if r.get("held")}
+
+
+Write = Callable[[Database, list[str]], Written]
+
+
+def _writer(query: str, key: str, notifies: bool = False, alone: bool = False) -> Write:
+    """One batch of a verb: ``query`` in its own transaction after the schema check;
+    ``key``: how the statement takes the batch (``ids`` of jobs, ``names`` of queues);
+    ``notifies``: it sends River's control notifications (the channel passed in);
+    ``alone``: the statement skips rows another transaction holds, so each id it did not
+    change is tried again in a transaction of its own, after waiting for that row's lock
+    alone (``lock_job``), as River's one-job-per-statement functions wait."""
+
+    def run(db: Database, batch: list[str]) -> list[dict[str, Any]]:
+        params: dict[str, Any] = {key: _job_ids(batch) if key == "ids" else list(batch)}
+        if notifies:
+            params["channel"] = db.control_channel
+        q = reads.queries("actions.sql")
+        with db.transaction():
+            if alone and len(batch) == 1:
+                db.all(q.lock_job, {"id": int(batch[0])})
+            return db.all(getattr(q, query), params)
+
+    def write(db: Database, ids: list[str]) -> Written:
+        db.writable()
+        rows = run(db, ids)
+        if alone and len(ids) > 1:  # a batch of one waited for its lock already
+            answered = {r["id"] for r in rows}
+            for id_ in (i for i in ids if i not in answered):
+                rows += run(db, [id_])
+        return Written([r["id"] for r in rows if not r.get("held")], _held(rows))
+
+    return write
+
+
+_FINALIZED = {s: f"{s}: already finalized" for s in reads.FINALIZED_STATES}
+
+CANCEL = Verb[Database](
+    system="river",
+    noun="jobs",
+    name="cancel",
+    past="cancelled",
+    accepts=reads.LIVE_STATES,
+    effect="cancel (a waiting job finalized cancelled; a running one asked of its client"
+    " through river_control)",
+    page=_job_page,
+    lookup=_job_lookup,
+    write=_writer("cancel_jobs", "ids", notifies=True, alone=True),
+    reasons=_FINALIZED,
+)
+"""``jobs cancel``: River's ``JobCancel``."""
+
+RETRY = Verb[Database](
+    system="river",
+    noun="jobs",
+    name="retry",
+    past="retried",
+    accepts=("scheduled", "retryable", "cancelled", "completed", "discarded"),
+    effect="make available now (attempt kept, max_attempts raised when spent)",
+    page=_job_page,
+    lookup=_job_lookup,
+    write=_writer("retry_jobs", "ids", alone=True),
+    reasons={
+        "running": "running (River never retries a running job)",
+        "available": "available: already waiting to run",
+        "pending": "pending: waits for what made it pending",
+    },
+    filter_states=("discarded", "cancelled"),
+)
+"""``jobs retry``: River's ``JobRetry``; stricter than River, an available or pending job
+is passed over."""
+
+DELETE = Verb[Database](
+    system="river",
+    noun="jobs",
+    name="delete",
+    past="deleted",
+    accepts=tuple(s for s in reads.STATES if s != "running"),
+    effect="delete for good",
+    page=_job_page,
+    lookup=_job_lookup,
+    write=_writer("delete_jobs", "ids"),
+    reasons={"running": "running (River never deletes a running job)"},
+    filter_states=reads.FINALIZED_STATES,
+)
+"""``jobs delete``: River's ``JobDeleteMany``; a filter without ``--state`` takes the
+finalized jobs only."""
+
+PAUSE = Verb[Database](
+    system="river",
+    noun="queues",
+    name="pause",
+    past="paused",
+    accepts=("active",),
+    effect="pause (paused_at now, then river_control pause: its producers stop fetching)",
+    page=_queue_page,
+    lookup=_queue_lookup,
+    write=_writer("pause_queues", "names", notifies=True),
+    reasons={"paused": "already paused"},
+)
+"""``queues pause``: River's ``QueuePause``."""
+
+RESUME = Verb[Database](
+    system="river",
+    noun="queues",
+    name="resume",
+    past="resumed",
+    accepts=("paused",),
+    effect="resume (paused_at cleared, then river_control resume: its producers fetch again)",
+    page=_queue_page,
+    lookup=_queue_lookup,
+    write=_writer("resume_queues", "names", notifies=True),
+    reasons={"active": "not paused"},
+)
+"""``queues resume``: River's ``QueueResume``."""
+
+VERBS = (CANCEL, RETRY, DELETE, PAUSE, RESUME)

@@ -1,0 +1,194 @@
+"""``qctl jobs`` on a River database: list, show, retry, cancel, delete."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from qctl.cli import common, verbs
+from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
+from qctl.cli.output import OutputFormat, emit_detail, page_note, stream_listing
+from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.core.sqldb import row_record
+from qctl.core.verbs import Selection, Verb
+from qctl.systems.river import actions, reads
+from qctl.systems.river.cli import Many, database, group, writable
+from qctl.systems.river.database import Database
+from qctl_store.errors import InvalidInput
+
+app = group("jobs")
+
+LIST_COLUMNS = [
+    "id",
+    "state",
+    "queue",
+    "kind",
+    "priority",
+    "attempt",
+    "max_attempts",
+    "scheduled_at",
+    "attempted_by",
+    "tags",
+    "error_count",
+]
+ERROR_COLUMNS = ["attempt", "at", "error"]
+
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="River job id (a number).")]
+OptionalIds = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="[ID]...", help="River job ids; or select by filter."),
+]
+StateOpt = Annotated[
+    Many,
+    typer.Option(
+        "--state", metavar="STATE", help="Job state (repeatable): " + ", ".join(reads.STATES) + "."
+    ),
+]
+QueueOpt = Annotated[Many, typer.Option("--queue", metavar="QUEUE", help="Queue (repeatable).")]
+KindOpt = Annotated[Many, typer.Option("--kind", metavar="KIND", help="Job kind (repeatable).")]
+
+
+def _states(states: Many) -> list[str] | None:
+    for state in states or []:
+        if state not in reads.STATES:
+            raise InvalidInput(f"--state: {state!r} is not a River job state")
+    return states
+
+
+def _after(text: str | None) -> int | None:
+    return None if text is None else reads.parse_id(text, "--after")
+
+
+@app.command("list")
+def list_jobs(
+    ctx: typer.Context,
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    kind: KindOpt = None,
+    limit: common.PageLimit = 50,
+    after: common.After = None,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Jobs, newest first, one page at a time (keyset on the id: ``--after`` the cursor
+    the previous page printed). A table shows the columns above; JSON every column,
+    args, metadata and unique_states decoded (errors: `jobs show`)."""
+    states = _states(state)
+    start = _after(after)
+    db = database(ctx)
+    shown, position = stream_listing(
+        lambda n, at: reads.list_jobs(db, states, queue, kind, n, at),
+        lambda job: job.id,
+        lambda job: {k: v for k, v in row_record(job).items() if k != "errors"},
+        LIST_COLUMNS,
+        output,
+        limit,
+        start,
+    )
+    page_note(output, shown, None, str(position) if position else None)
+
+
+@app.command("show")
+def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """One job: every column, args and metadata decoded, and its errors, one per failed
+    attempt (River's attempt history: when, which attempt, the error; JSON also the
+    trace)."""
+    db = database(ctx)
+    job = reads.get_job(db, reads.parse_id(id))
+    record = row_record(job)
+    errors = [e if isinstance(e, dict) else {"error": e} for e in job.errors or []]
+    head = {k: v for k, v in record.items() if k != "errors"}
+    emit_detail(output, head, record, [(errors, ERROR_COLUMNS)])
+
+
+def _act(
+    ctx: typer.Context,
+    verb: Verb[Database],
+    ids: list[str] | None,
+    where: dict[str, Any],
+    max_targets: int,
+    dry_run: bool,
+    plan_out: PlanOut,
+    plan_in: PlanIn,
+    yes: bool,
+    output: OutputFormat,
+) -> None:
+    db = writable(ctx, verb.title, dry_run or plan_out is not None)
+    verbs.act(
+        ctx,
+        verb,
+        db,
+        Selection.given(ids, where, lambda i: str(reads.parse_id(i))),
+        max_targets=max_targets,
+        dry_run=dry_run,
+        yes=yes,
+        output=output,
+        plan_in=plan_in,
+        plan_out=plan_out,
+    )
+
+
+@app.command("retry")
+def retry(
+    ctx: typer.Context,
+    ids: OptionalIds = None,
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    kind: KindOpt = None,
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Make jobs available to run now, as River's JobRetry does: the attempt count kept,
+    max_attempts raised by one when they are spent. By id, or every job the filters match
+    (without --state: discarded and cancelled). A running job is passed over, and so is
+    one whose unique key another job holds."""
+    where = {"states": _states(state), "queues": queue, "kinds": kind}
+    _act(ctx, actions.RETRY, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)
+
+
+@app.command("cancel")
+def cancel(
+    ctx: typer.Context,
+    ids: OptionalIds = None,
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    kind: KindOpt = None,
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Cancel jobs, as River's JobCancel does: a job waiting to run is finalized
+    cancelled; a running one is marked (metadata cancel_attempted_at) and its client is
+    told on River's control topic, which cancels the work's context (the job ends
+    cancelled once its worker returns). By id, or every job not finalized the filters
+    match."""
+    where = {"states": _states(state), "queues": queue, "kinds": kind}
+    _act(ctx, actions.CANCEL, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)
+
+
+@app.command("delete")
+def delete(
+    ctx: typer.Context,
+    ids: OptionalIds = None,
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    kind: KindOpt = None,
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete jobs for good, as River's JobDeleteMany does: never a running one. By id,
+    or every job the filters match (without --state: the finalized ones, completed,
+    cancelled and discarded)."""
+    where = {"states": _states(state), "queues": queue, "kinds": kind}
+    _act(ctx, actions.DELETE, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)

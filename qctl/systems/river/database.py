@@ -1,0 +1,125 @@
+"""A connection to a River database (PostgreSQL), gated on the migrations River's
+migrator recorded in ``river_migration``.
+
+rivermigrate records one ``river_migration`` row per applied version and line
+(``riverdriver/riverpgxv5/migration/main/005_migration_unique_client.up.sql`` gave the
+table its ``line`` column). qctl knows line ``main``, versions 1 to 8 (River v0.51.2;
+008 is a no-op on PostgreSQL, so a v0.40 to v0.47 schema at 007 has the same tables).
+A schema lacking one of 1 to 7 is refused (exit 5): its tables are not what qctl reads
+(``unique_states`` is 006's). A schema with versions or lines qctl does not know (a newer
+River, or a River Pro line whose pilot may cancel or retry differently) is read but
+never written (exit 5, both lists named). qctl never migrates River's schema and never
+takes rivermigrate's lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from qctl.core.sqldb import SqlDatabase
+from qctl_store.errors import SchemaTooNew
+
+LINE = "main"
+KNOWN_VERSIONS: dict[int, str] = {
+    1: "create_river_migration",
+    2: "initial_schema",
+    3: "river_job_tags_non_null",
+    4: "pending_and_more",
+    5: "migration_unique_client",
+    6: "bulk_unique",
+    7: "notification_outbox_sqlite_jsonb_and_sql_cleanup",
+    8: "job_id_autoincrement",
+}
+"""``riverdriver/riverpgxv5/migration/main/00N_<name>.up.sql`` at River v0.51.2."""
+REQUIRED = tuple(range(1, 8))
+"""The versions every column qctl reads and writes needs (008 changes nothing on
+PostgreSQL)."""
+SUPPORTED = "River v0.40.0 to v0.51.2 (line main, versions 1..7 or 1..8; tested at v0.51.2)"
+
+
+class UnsupportedSchema(SchemaTooNew):
+    """The River schema is at versions qctl does not know; exit 5."""
+
+
+@dataclass(frozen=True)
+class SchemaState:
+    """What ``river_migration`` says: the applied (line, version) pairs."""
+
+    applied: tuple[tuple[str, int], ...]
+
+    @property
+    def main(self) -> tuple[int, ...]:
+        return tuple(v for line, v in self.applied if line == LINE)
+
+    @property
+    def missing(self) -> tuple[int, ...]:
+        return tuple(v for v in REQUIRED if v not in self.main)
+
+    @property
+    def unknown(self) -> tuple[str, ...]:
+        """Versions of line main qctl does not know, and every version of another line."""
+        return tuple(
+            f"{line} {v}" for line, v in self.applied if line != LINE or v not in KNOWN_VERSIONS
+        )
+
+    @property
+    def readable(self) -> bool:
+        return not self.missing
+
+    @property
+    def supported(self) -> bool:
+        """Read and written: every required version applied, nothing unknown."""
+        return not self.missing and not self.unknown
+
+    def refusal(self, writing: bool = False) -> str:
+        found = ", ".join(f"{line} {v}" for line, v in self.applied) or "none"
+        why = (
+            f"versions not applied: main {', '.join(map(str, self.missing))}"
+            if self.missing
+            else f"migrations qctl does not know: {', '.join(self.unknown)}"
+            " (a newer River or a River Pro line)"
+        )
+        refused = "qctl reads it but never writes to it" if writing else "refused"
+        return (
+            f"River schema at migrations {found}: {why}; qctl knows {SUPPORTED}; {refused},"
+            " and never migrates a River database (River's migrator does: rivermigrate)"
+        )
+
+
+class Database(SqlDatabase):
+    """A River database (PostgreSQL), its migrations gated on opening unless ``gate`` is
+    False (``db status`` reports what it finds instead); a write calls ``writable``
+    first."""
+
+    label = "River"
+    unsupported = UnsupportedSchema
+
+    def __init__(self, dsn: str, schema: str = "", gate: bool = True, **session: Any) -> None:
+        """``session``: ``SqlDatabase``'s (``read_only``, the timeouts)."""
+        super().__init__(dsn, schema, **session)
+        self.state = self._read_state()
+        if gate and not self.state.readable:
+            self.refuse(UnsupportedSchema(self.state.refusal()))
+
+    def writable(self) -> None:
+        """Refuse (exit 5) to write to a schema at migrations qctl does not know."""
+        if not self.state.supported:
+            raise UnsupportedSchema(self.state.refusal(writing=True))
+
+    @property
+    def control_channel(self) -> str:
+        """River's control topic as its listeners LISTEN on it: ``<schema>.river_control``
+        (riverpgxv5 ``Listener.Connect`` prefixes the schema; ``PGNotifyMany``)."""
+        return f"{self.schema}.river_control"
+
+    def _read_state(self) -> SchemaState:
+        # Before 005 the table had no line: every row was line main
+        # (005_migration_unique_client.up.sql copies them over as such).
+        has_line = self.one(
+            "SELECT count(*) AS n FROM information_schema.columns WHERE table_schema ="
+            " current_schema() AND table_name = 'river_migration' AND column_name = 'line'"
+        )
+        line = "line" if has_line and has_line["n"] else "'main'"
+        rows = self.all(f"SELECT {line} AS line, version FROM {{t}}river_migration ORDER BY 1, 2")
+        return SchemaState(tuple((str(r["line"]), int(r["version"])) for r in rows))

@@ -1,0 +1,85 @@
+-- qctl's reads of a River database (River v0.51.2's tables,
+-- riverdriver/riverpgxv5/migration/main/*.up.sql). A NULL filter parameter means "any";
+-- every listing is newest first with a keyset cursor on the job id (river_job's
+-- bigserial primary key, so ids sort by insertion), never an offset.
+
+-- name: list_jobs
+-- A page of jobs, newest first, filtered by states, queues and kinds (River's JobList,
+-- riverpgxv5 internal/dbsqlc/river_job.sql, ordered by id descending). unique_states is
+-- read as its bit string (text) so that no bit type reaches the driver.
+SELECT id, state::text AS state, queue, kind, priority, attempt, max_attempts,
+       scheduled_at, attempted_at, attempted_by, created_at, finalized_at, tags,
+       unique_key, unique_states::text AS unique_states, args, metadata,
+       coalesce(array_length(errors, 1), 0) AS error_count
+FROM river_job
+WHERE (%(states)s::text[] IS NULL OR state::text = ANY(%(states)s::text[]))
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+  AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+  AND (%(after_id)s::bigint IS NULL OR id < %(after_id)s::bigint)
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: get_job
+-- One job by id, its errors (the attempt history) included (River's JobGetByID).
+SELECT id, state::text AS state, queue, kind, priority, attempt, max_attempts,
+       scheduled_at, attempted_at, attempted_by, created_at, finalized_at, tags,
+       unique_key, unique_states::text AS unique_states, args, metadata,
+       coalesce(array_length(errors, 1), 0) AS error_count, errors
+FROM river_job
+WHERE id = %(id)s;
+
+-- name: queues
+-- Every queue River knows (river_queue: a row per queue a client has worked, River's
+-- QueueList, internal/dbsqlc/river_queue.sql) or that holds jobs not yet finalized, with
+-- its jobs per state. The states that are not finalized are counted on
+-- river_job_prioritized_fetching_index (state, queue, ...); the finalized ones are counted
+-- too, by reading every job (`qctl top` reads only the live ones: live_depths).
+WITH counts AS (
+    SELECT queue,
+           count(*) FILTER (WHERE state = 'available') AS available,
+           count(*) FILTER (WHERE state = 'running') AS running,
+           count(*) FILTER (WHERE state = 'scheduled') AS scheduled,
+           count(*) FILTER (WHERE state = 'retryable') AS retryable,
+           count(*) FILTER (WHERE state = 'pending') AS pending,
+           count(*) FILTER (WHERE state = 'completed') AS completed,
+           count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+           count(*) FILTER (WHERE state = 'discarded') AS discarded,
+           now() - min(scheduled_at) FILTER (WHERE state = 'available') AS oldest_available_age
+    FROM river_job
+    GROUP BY queue
+)
+SELECT coalesce(q.name, c.queue) AS queue, q.paused_at, q.created_at, q.updated_at,
+       coalesce(c.available, 0) AS available, coalesce(c.running, 0) AS running,
+       coalesce(c.scheduled, 0) AS scheduled, coalesce(c.retryable, 0) AS retryable,
+       coalesce(c.pending, 0) AS pending, coalesce(c.completed, 0) AS completed,
+       coalesce(c.cancelled, 0) AS cancelled, coalesce(c.discarded, 0) AS discarded,
+       c.oldest_available_age
+FROM river_queue q
+FULL JOIN counts c ON c.queue = q.name
+ORDER BY 1;
+
+-- name: live_depths
+-- As queues, the live states only: each state one range of
+-- river_job_prioritized_fetching_index (state, queue, priority, scheduled_at, id), never
+-- the finalized jobs (the bulk of a busy table); the dashboard's Queues tab.
+WITH counts AS (
+    SELECT queue,
+           count(*) FILTER (WHERE state = 'available') AS available,
+           count(*) FILTER (WHERE state = 'running') AS running,
+           count(*) FILTER (WHERE state = 'scheduled') AS scheduled,
+           count(*) FILTER (WHERE state = 'retryable') AS retryable,
+           count(*) FILTER (WHERE state = 'pending') AS pending,
+           now() - min(scheduled_at) FILTER (WHERE state = 'available') AS oldest_available_age
+    FROM river_job
+    WHERE state IN ('available', 'running', 'scheduled', 'retryable', 'pending')
+    GROUP BY queue
+)
+SELECT coalesce(q.name, c.queue) AS queue, q.paused_at, q.created_at, q.updated_at,
+       coalesce(c.available, 0) AS available, coalesce(c.running, 0) AS running,
+       coalesce(c.scheduled, 0) AS scheduled, coalesce(c.retryable, 0) AS retryable,
+       coalesce(c.pending, 0) AS pending, NULL::bigint AS completed,
+       NULL::bigint AS cancelled, NULL::bigint AS discarded,
+       c.oldest_available_age
+FROM river_queue q
+FULL JOIN counts c ON c.queue = q.name
+ORDER BY 1;

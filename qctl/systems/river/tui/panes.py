@@ -1,0 +1,192 @@
+"""River's dashboard tabs and job detail (``qctl.systems.river.tui``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Static
+
+from qctl.core.sqldb import row_record
+from qctl.core.verbs import Selection, Verb
+from qctl.systems.river import actions, reads
+from qctl.tui import fmt
+from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView
+from qctl.tui.widgets import Column, flex, refill, table
+
+if TYPE_CHECKING:
+    from qctl.systems.river.database import Database
+
+PAGE = 200
+"""Rows the Jobs tab reads per refresh (newest first)."""
+
+
+class QueuesPane(ListPane):
+    """What waits and runs per queue, counted on River's fetch index (``qctl queues
+    list`` counts the finalized jobs too, by reading them all)."""
+
+    BINDINGS = [
+        Binding("P", "queue_pause", "Pause"),
+        Binding("U", "queue_resume", "Resume"),
+        *MARK_BINDINGS,
+    ]
+    filter_hint = "filter queue name (substring)"
+    table_id = "river-queues"
+    columns = (
+        flex("queue", "the queue's name", lambda q: q.queue),
+        Column(
+            "paused",
+            "when it was paused (empty: River's clients fetch from it)",
+            lambda q: q.paused_at,
+            time="ago",
+        ),
+        Column("available", "its jobs ready to be fetched", lambda q: q.available),
+        Column("running", "its jobs a client works now", lambda q: q.running),
+        Column("scheduled", "its jobs due later", lambda q: q.scheduled),
+        Column("retryable", "its jobs that failed and wait to be retried", lambda q: q.retryable),
+        Column("pending", "its jobs waiting for something else first", lambda q: q.pending),
+        Column(
+            "oldest available",
+            "how long its oldest available job has waited",
+            lambda q: fmt.duration(q.oldest_available_age),
+        ),
+        Column(
+            "reported",
+            "when a River client last reported it (empty: none has worked it)",
+            lambda q: q.updated_at,
+            time="ago",
+        ),
+    )
+
+    def fetch(self, db: Database) -> list[reads.Queue]:
+        return reads.list_queues(db, live=True)
+
+    def row_key(self, row: reads.Queue) -> str:
+        return row.queue
+
+    def words(self, row: reads.Queue) -> tuple[str, ...]:
+        return (row.queue,)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.screen.action_show_tab("jobs")  # type: ignore[attr-defined]
+        self.screen.query_one(JobsPane).open_with(str(event.row_key.value))
+
+    def action_queue_pause(self) -> None:
+        self.act_on(actions.PAUSE, "queue")
+
+    def action_queue_resume(self) -> None:
+        self.act_on(actions.RESUME, "queue")
+
+
+class JobActions:
+    """``R``, ``C``, ``X``: retry, cancel or delete the jobs at hand (``act_on``)."""
+
+    def act_on(self, verb: Verb[Database], what: str) -> None:
+        raise NotImplementedError
+
+    def action_job_retry(self) -> None:
+        self.act_on(actions.RETRY, "job")
+
+    def action_job_cancel(self) -> None:
+        self.act_on(actions.CANCEL, "job")
+
+    def action_job_delete(self) -> None:
+        self.act_on(actions.DELETE, "job")
+
+
+JOB_BINDINGS = [
+    Binding("R", "job_retry", "Retry"),
+    Binding("C", "job_cancel", "Cancel"),
+    Binding("X", "job_delete", "Delete"),
+]
+
+
+class JobsPane(ListPane, JobActions):
+    BINDINGS = [*JOB_BINDINGS, *MARK_BINDINGS]
+    filter_hint = "filter: words (a state, a queue, a kind)"
+    table_id = "river-jobs"
+    columns = (
+        Column("id", "the job's id", lambda j: j.id),
+        Column("state", "River's state", lambda j: j.state),
+        Column("queue", "its queue", lambda j: j.queue),
+        flex("kind", "its kind (the worker that runs it)", lambda j: j.kind),
+        Column("priority", "1 runs first, 4 last", lambda j: j.priority),
+        Column(
+            "attempt", "attempts started of its maximum", lambda j: f"{j.attempt}/{j.max_attempts}"
+        ),
+        Column("scheduled", "when it is or was due", lambda j: j.scheduled_at, time="when"),
+        Column(
+            "attempted by",
+            "the client of its last attempt",
+            lambda j: (j.attempted_by or [""])[-1],
+        ),
+        Column("errors", "its failed attempts", lambda j: j.error_count or ""),
+        flex("tags", "its tags", lambda j: ", ".join(j.tags)),
+    )
+
+    def fetch(self, db: Database) -> list[reads.Job]:
+        return reads.list_jobs(db, limit=PAGE)
+
+    def row_key(self, row: reads.Job) -> str:
+        return str(row.id)
+
+    def words(self, row: reads.Job) -> tuple[str, ...]:
+        return (row.state, row.queue, row.kind)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.app.push_screen(JobDetailScreen(int(str(event.row_key.value))))
+
+
+class JobView(RecordView[reads.Job]):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(id="river-job-text")
+            yield table("river-job-errors", "attempt", "at", flex("error"))
+
+    def fetch(self, db: Database) -> reads.Job:
+        return reads.get_job(db, int(self.record_id))
+
+    def render_detail(self) -> None:
+        if self.detail is None:
+            return
+        job = self.detail
+        record: dict[str, Any] = row_record(job)
+        decoded = {"args", "metadata"}
+        lines = [
+            f"{key}: {fmt.json_text(value) if key in decoded else fmt.safe(str(value))}"
+            for key, value in record.items()
+            if value not in (None, "", []) and key != "errors"
+        ]
+        self.query_one("#river-job-text", Static).update(Text("\n".join(lines)))
+        errors = [e for e in job.errors or [] if isinstance(e, dict)]
+        refill(
+            self.query_one("#river-job-errors", DataTable),
+            [
+                (
+                    str(i),
+                    [
+                        fmt.safe(str(e.get("attempt", ""))),
+                        fmt.safe(str(e.get("at", ""))),
+                        fmt.safe(str(e.get("error", ""))),
+                    ],
+                )
+                for i, e in enumerate(errors)
+            ],
+        )
+
+
+class JobDetailScreen(JobActions, DetailScreen):
+    BINDINGS = [*JOB_BINDINGS]
+
+    def view(self) -> JobView:
+        view = JobView(self.record_id)
+        view.border_title = f"River job {self.record_id}"
+        return view
+
+    def act_on(self, verb: Verb[Database], what: str) -> None:
+        self.top.act_verb(verb, Selection.of_ids([str(self.record_id)]))

@@ -1,0 +1,45 @@
+"""qctl's reads of a River database River's own client wrote: keyset pages by id in
+every output format, a job's decoded columns and attempt history, database text
+sanitised before a terminal and exact in JSON."""
+
+from __future__ import annotations
+
+import json
+
+from tests.go.harness import Harness
+from tests.river.conftest import Run, data, job
+
+
+def test_keyset_pages_in_every_format(river: Harness, qctl: Run) -> None:
+    ids = river.call("insert", queue="paged", n=5)["ids"]
+    first = qctl("jobs", "list", "--queue", "paged", "-n", "2", "-o", "json")
+    assert [j["id"] for j in data(first)] == sorted(ids, reverse=True)[:2]
+    cursor = first.stderr.split("--after ")[1].split()[0]
+    rest = data(qctl("jobs", "list", "--queue", "paged", "--after", cursor, "-o", "json"))
+    assert [j["id"] for j in rest] == sorted(ids, reverse=True)[2:]
+    lines = qctl("jobs", "list", "--queue", "paged", "-o", "jsonl").stdout.splitlines()
+    assert [json.loads(line)["id"] for line in lines] == sorted(ids, reverse=True)
+    csv = qctl("jobs", "list", "--queue", "paged", "-o", "csv").stdout.splitlines()
+    assert csv[0].startswith("id,state,queue,kind") and len(csv) == 6
+    table = qctl("jobs", "list", "--queue", "paged")
+    assert table.exit_code == 0 and "available" in table.stdout
+    bad = qctl("jobs", "list", "--after", "x")
+    assert bad.exit_code == 2 and len(bad.stderr.splitlines()) == 1
+
+
+def test_show_decodes_and_sanitises(river: Harness, qctl: Run) -> None:
+    note = "\x1b[31mred\x1b]0;title\x07"
+    [id_] = river.call(
+        "insert", queue="shown", note=note, unique=True, tags=["t-1"], metadata={"k": "v"}
+    )["ids"]
+    river.call("cancel", id=id_)
+    shown = data(qctl("jobs", "show", str(id_), "-o", "json"))
+    assert shown["args"] == {"mode": "ok", "note": note}  # exact in JSON
+    assert shown["metadata"]["k"] == "v" and "cancel_attempted_at" in shown["metadata"]
+    assert shown["tags"] == ["t-1"] and len(shown["unique_key"]) == 64
+    assert "cancelled" not in shown["unique_states"] and "available" in shown["unique_states"]
+    table = qctl("jobs", "show", str(id_))
+    assert table.exit_code == 0 and "\x1b" not in table.stdout and "\x07" not in table.stdout
+    assert job(river, id_)["state"] == shown["state"] == "cancelled"
+    missing = qctl("jobs", "show", "999999")
+    assert missing.exit_code == 3 and "no River job 999999" in missing.stderr
