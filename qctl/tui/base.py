@@ -25,6 +25,7 @@ from qctl.tui.widgets import StatusBar, glossary
 if TYPE_CHECKING:
     from textual.notifications import SeverityLevel
 
+    from qctl.core.verbs import Selection, Verb
     from qctl.tui.preload import Preload
     from qctl_store.contract import ChangeNotifier
 
@@ -159,6 +160,15 @@ class Dashboard(App[None]):
         done: Callable[[R], str],
     ) -> None:
         """An operator action through the operations layer: ``fn(store, dry_run)``."""
+        raise NotImplementedError
+
+    def act_verb(
+        self,
+        verb: Verb[Any],
+        selection: Selection | Callable[[Any], Selection],
+        then: Callable[[], object] | None = None,
+    ) -> None:
+        """A system's declared verb run by the verb engine (``QctlTop.act_verb``)."""
         raise NotImplementedError
 
 
