@@ -6,6 +6,7 @@ plus a workflow enqueued and one delayed that nobody runs, and a paused schedule
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -66,6 +67,7 @@ def database() -> Iterator[Target]:
                 "schedules resume": ["ct-paused"],
                 "schedules trigger": ["every-second"],
                 "vacuum workflows": ["--older-than", "1s"],
+                "vacuum all": ["--older-than", "1s"],
                 "versions set-latest": ["ct-v0"],
                 "executors recover": ["qctl-demo-executor"],
                 "queues set-limits": ["work", "--concurrency", "5"],
@@ -86,3 +88,39 @@ def handle(target: Target) -> Iterator[Any]:
         yield db
     finally:
         db.close()
+
+
+def verb_rows(target: Target, verb: str, n: int) -> tuple[list[str], list[str]]:
+    """``n`` workflows of an id prefix of their own, enqueued by DBOS's client with no
+    executor running: ENQUEUED ones to cancel or delete, then cancelled by the client
+    for the verbs that take finished ones (resume, rewind)."""
+    from dbos import DBOSClient
+
+    tag = f"ct-verb-{uuid.uuid4().hex[:8]}-"
+    client = DBOSClient(system_database_url=target.dsn)
+    try:
+        ids = [f"{tag}{i}" for i in range(n)]
+        for wf_id in ids:
+            client.enqueue(
+                {"queue_name": "work", "workflow_name": "checkout", "workflow_id": wf_id},
+                wf_id,
+                1,
+            )
+        if verb in ("workflows resume", "workflows rewind"):
+            client.cancel_workflows(ids)
+    finally:
+        client.destroy()
+    return ids, ["--prefix", tag]
+
+
+def change(target: Target, verb: str, wf_id: str) -> str:
+    """The workflow deleted by DBOS's client, as another operator would: the verb finds
+    it gone."""
+    from dbos import DBOSClient
+
+    client = DBOSClient(system_database_url=target.dsn)
+    try:
+        client.delete_workflow(wf_id)
+    finally:
+        client.destroy()
+    return "gone"

@@ -120,12 +120,12 @@ def test_cancel_older_than_cancels_only_unfinished_old_workflows(run: Run, dbos_
     young = dbos_app.enqueue("awaits_message", 120.0)
     args = ["workflows", "cancel", "--older-than", "1h", "-o", "json"]
     dry = data(run(*args, "--dry-run"))
-    assert dry["dry_run"] is True and old in dry["workflow_ids"]
-    assert young not in dry["workflow_ids"] and done not in dry["workflow_ids"]
+    assert dry["dry_run"] is True and old in dry["ids"]
+    assert young not in dry["ids"] and done not in dry["ids"]
     assert status(run, old) == "PENDING"
     assert run(*args[:-2]).exit_code == 4  # not a terminal: --yes needed
     result = data(run(*args, "--yes"))
-    assert old in result["workflow_ids"] and young not in result["workflow_ids"]
+    assert old in result["ids"] and young not in result["ids"]
     assert status(run, old) == "CANCELLED" and status(run, done) == "SUCCESS"
     assert status(run, young) in ("PENDING", "ENQUEUED")
     assert run("workflows", "cancel", "--older-than", "0s", "--yes").exit_code == 2

@@ -71,6 +71,7 @@ SYSTEM = System(
         "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     metrics="qctl.systems.dbos.metrics:collect",
+    verbs="qctl.systems.dbos.actions:VERBS",
     screens="qctl.systems.dbos.tui:DBOS",
     database="qctl.systems.dbos.database:Database",
     demo="qctl.systems.dbos.cli.demo:demo",
