@@ -9,6 +9,7 @@ import threading
 import time
 from typing import Any
 
+from qctl.systems.dbos import actions
 from qctl.systems.dbos.database import Database
 from tests.dbos.conftest import Run, data
 from tests.dbos.fixtures import App, wait_for
@@ -201,3 +202,26 @@ def test_vacuum_leaves_the_application_room(run: Run, dbos_app: App) -> None:
     during, rate = int(row["n"]) / seconds, int(before["n"]) / 2
     print(f"vacuum {seconds:.1f}s: {during:.1f}/s during, {rate:.1f}/s before", result)
     assert during >= rate / 2, (during, rate, seconds)
+
+
+def test_vacuum_all_reports_the_rows_it_removed_per_table(run: Run, dbos_app: App) -> None:
+    """``vacuum all`` is DBOS's vacuum under every system's name: a row per table and
+    what it removed; ``--older-than 0`` is refused with what it would mean."""
+    zero = run("vacuum", "all", "--older-than", "0s", "--yes")
+    assert zero.exit_code == 2 and zero.stdout == ""
+    assert zero.stderr.splitlines() == [
+        "qctl: error: --older-than: 0 would delete every finished workflow, however recent;"
+        " give an age above 0"
+    ]
+    done = dbos_app.enqueue("checkout", "va-1", 1)
+    finished(run, done)
+    time.sleep(0.05)
+    dry = data(run("vacuum", "all", "--older-than", "1ms", "--dry-run", "-o", "json"))
+    assert (dry["verb"], dry["system"], dry["dry_run"]) == ("vacuum all", "dbos", True)
+    assert exists(run, done)
+    result = data(run("vacuum", "all", "--older-than", "1ms", "--yes", "-o", "json"))
+    removed = {t["table"]: t["removed"] for t in result["tables"]}
+    assert set(removed) == set(actions.WORKFLOW_TABLES)
+    assert removed["workflow_status"] == result["count"] >= 1
+    assert removed["operation_outputs"] >= 1 and removed["workflow_input"] >= 1
+    assert not exists(run, done)
