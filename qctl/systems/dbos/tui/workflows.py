@@ -4,7 +4,7 @@ with the workflow actions of ``qctl.systems.dbos.actions`` on either."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -100,11 +100,12 @@ class WorkflowActions(Dashboarded):
         self,
         verb: Verb[Database],
         tree: bool = False,
-        check: Callable[[Database], object] | None = None,
+        check: Callable[[Database, Sequence[str]], object] | None = None,
     ) -> None:
         """``verb`` on the selection; with ``tree``, on every workflow they started too,
         at any depth, as ``qctl workflows <verb> --children`` does; ``check`` refuses
-        before the plan (a fork's or rewind's options)."""
+        before the plan, as the command line does (a fork's or rewind's options, and a
+        marked workflow they cannot take)."""
         chosen = self.marked_selection()
         then = None if chosen is None else self.marks_done
         if chosen is None:
@@ -117,7 +118,7 @@ class WorkflowActions(Dashboarded):
 
         def read(db: Database) -> Selection:
             if check is not None:
-                check(db)
+                check(db, picked.ids)
             return actions.with_descendants(db, picked, MAX_TARGETS) if tree else picked
 
         self.top.act_verb(verb, read if tree or check else chosen, then)
@@ -161,7 +162,7 @@ class WorkflowActions(Dashboarded):
             actions.check_step(n)
             self._act(
                 actions.fork_verb(n, v, q),
-                check=lambda db: actions.check_placement(db, n, v, q, None),
+                check=lambda db, ids: actions.check_placed(db, ids, n, v, q, None),
             )
 
         self._ask(
@@ -180,7 +181,7 @@ class WorkflowActions(Dashboarded):
             actions.check_step(n)
             self._act(
                 actions.rewind(n, queue_name=q),
-                check=lambda db: actions.check_placement(db, n, None, q, None),
+                check=lambda db, ids: actions.check_placed(db, ids, n, None, q, None),
             )
 
         self._ask(
