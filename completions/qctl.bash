@@ -325,6 +325,8 @@ _qctl() {
         'qctl workflows cancel --attribute') COMPREPLY=(); return ;;
         'qctl workflows cancel --older-than') COMPREPLY=(); return ;;
         'qctl workflows cancel --max') COMPREPLY=(); return ;;
+        'qctl workflows cancel --plan-out') COMPREPLY=(); return ;;
+        'qctl workflows cancel --plan') COMPREPLY=(); return ;;
         'qctl workflows suspend --reason') COMPREPLY=(); return ;;
         'qctl workflows suspend --output' | 'qctl workflows suspend -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows resume --output' | 'qctl workflows resume -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -348,6 +350,8 @@ _qctl() {
         'qctl workflows resume --attribute') COMPREPLY=(); return ;;
         'qctl workflows resume --on-queue') COMPREPLY=(); return ;;
         'qctl workflows resume --max') COMPREPLY=(); return ;;
+        'qctl workflows resume --plan-out') COMPREPLY=(); return ;;
+        'qctl workflows resume --plan') COMPREPLY=(); return ;;
         'qctl workflows resolve --result') COMPREPLY=(); return ;;
         'qctl workflows resolve --output' | 'qctl workflows resolve -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows resolve --reason') COMPREPLY=(); return ;;
@@ -395,6 +399,8 @@ _qctl() {
         'qctl workflows delete --prefix') COMPREPLY=(); return ;;
         'qctl workflows delete --attribute') COMPREPLY=(); return ;;
         'qctl workflows delete --max') COMPREPLY=(); return ;;
+        'qctl workflows delete --plan-out') COMPREPLY=(); return ;;
+        'qctl workflows delete --plan') COMPREPLY=(); return ;;
         'qctl workflows delete --output' | 'qctl workflows delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows delete --reason') COMPREPLY=(); return ;;
         'qctl workflows fork --state' | 'qctl workflows fork --status') _qctl_ask; return ;;
@@ -420,6 +426,8 @@ _qctl() {
         'qctl workflows fork --timeout') COMPREPLY=(); return ;;
         'qctl workflows fork --partition-key') COMPREPLY=(); return ;;
         'qctl workflows fork --max') COMPREPLY=(); return ;;
+        'qctl workflows fork --plan-out') COMPREPLY=(); return ;;
+        'qctl workflows fork --plan') COMPREPLY=(); return ;;
         'qctl workflows fork --output' | 'qctl workflows fork -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows fork --reason') COMPREPLY=(); return ;;
         'qctl workflows rewind --state' | 'qctl workflows rewind --status') _qctl_ask; return ;;
@@ -443,6 +451,8 @@ _qctl() {
         'qctl workflows rewind --on-queue') COMPREPLY=(); return ;;
         'qctl workflows rewind --partition-key') COMPREPLY=(); return ;;
         'qctl workflows rewind --max') COMPREPLY=(); return ;;
+        'qctl workflows rewind --plan-out') COMPREPLY=(); return ;;
+        'qctl workflows rewind --plan') COMPREPLY=(); return ;;
         'qctl workflows rewind --output' | 'qctl workflows rewind -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows rewind --reason') COMPREPLY=(); return ;;
         'qctl workflows set-delay --state' | 'qctl workflows set-delay --status') _qctl_ask; return ;;
@@ -465,6 +475,8 @@ _qctl() {
         'qctl workflows set-delay --delay') COMPREPLY=(); return ;;
         'qctl workflows set-delay --until') COMPREPLY=(); return ;;
         'qctl workflows set-delay --max') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --plan-out') COMPREPLY=(); return ;;
+        'qctl workflows set-delay --plan') COMPREPLY=(); return ;;
         'qctl workflows set-delay --output' | 'qctl workflows set-delay -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl workflows set-delay --reason') COMPREPLY=(); return ;;
         'qctl workflows send --topic') COMPREPLY=(); return ;;
@@ -507,6 +519,9 @@ _qctl() {
         'qctl vacuum all --source' | 'qctl vacuum all -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl vacuum all --output' | 'qctl vacuum all -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl vacuum all --reason') COMPREPLY=(); return ;;
+        'qctl vacuum all --state' | 'qctl vacuum all --status') _qctl_ask; return ;;
+        'qctl vacuum all --batch') COMPREPLY=(); return ;;
+        'qctl vacuum all --keep-last') COMPREPLY=(); return ;;
         'qctl vacuum history --older-than' | 'qctl vacuum history --retention') COMPREPLY=(); return ;;
         'qctl vacuum history --output' | 'qctl vacuum history -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl vacuum history --reason') COMPREPLY=(); return ;;
@@ -716,9 +731,9 @@ _qctl() {
         'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute' ;;
         'qctl workflows show') subs=''; opts='--output -o -h --help --raw --raw-to'; ask=1 ;;
         'qctl workflows signal') subs=''; opts='--payload -p --message-id --output -o --reason -h --help'; ask=1 ;;
-        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --older-than --children --max'; ask=1 ;;
+        'qctl workflows cancel') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --older-than --children --max --plan-out --plan'; ask=1 ;;
         'qctl workflows suspend') subs=''; opts='--reason --output -o -h --help'; ask=1 ;;
-        'qctl workflows resume') subs=''; opts='--output -o --reason -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --on-queue --max --dry-run --yes -y'; ask=1 ;;
+        'qctl workflows resume') subs=''; opts='--output -o --reason -h --help --state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --on-queue --max --dry-run --plan-out --plan --yes -y'; ask=1 ;;
         'qctl workflows resolve') subs=''; opts='--result --dry-run --yes -y --output -o --reason -h --help'; ask=1 ;;
         'qctl workflows stalled') subs=''; opts='--older-than --limit -n --output -o -h --help' ;;
         'qctl workflows errors') subs=''; opts='--name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --limit -n --output -o -h --help' ;;
@@ -727,10 +742,10 @@ _qctl() {
         'qctl workflows events') subs=''; opts='--output -o -h --help'; ask=1 ;;
         'qctl workflows streams') subs=''; opts='--output -o -h --help'; ask=1 ;;
         'qctl workflows messages') subs=''; opts='--output -o -h --help'; ask=1 ;;
-        'qctl workflows delete') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --children --max --dry-run --yes -y --output -o --reason -h --help'; ask=1 ;;
-        'qctl workflows fork') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --forked-workflow-id --timeout --partition-key --max --dry-run --yes -y --output -o --reason -h --help'; ask=1 ;;
-        'qctl workflows rewind') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --partition-key --max --dry-run --yes -y --output -o --reason -h --help'; ask=1 ;;
-        'qctl workflows set-delay') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --delay --until --max --dry-run --yes -y --output -o --reason -h --help'; ask=1 ;;
+        'qctl workflows delete') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --children --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
+        'qctl workflows fork') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --forked-workflow-id --timeout --partition-key --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
+        'qctl workflows rewind') subs=''; opts='--state --status --name --queue --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --from-step --application-version --app-version --on-queue --partition-key --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
+        'qctl workflows set-delay') subs=''; opts='--state --status --name --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute --delay --until --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
         'qctl workflows send') subs=''; opts='--topic --idempotency-key --dry-run --output -o --reason -h --help'; ask=1 ;;
         'qctl workflows set-attributes') subs=''; opts='--replace --dry-run --yes -y --output -o --reason -h --help'; ask=1 ;;
         'qctl vacuum') subs='completed dead stats idempotency dags workflows all history batches streams'; opts='-h --help' ;;
@@ -740,7 +755,7 @@ _qctl() {
         'qctl vacuum idempotency') subs=''; opts='--source -s --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum dags') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum workflows') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help --state --status --batch --keep-last' ;;
-        'qctl vacuum all') subs=''; opts='--older-than --retention --completed --dead --stats --dags --workflows --source -s --dry-run --yes -y --output -o --reason -h --help' ;;
+        'qctl vacuum all') subs=''; opts='--older-than --retention --completed --dead --stats --dags --workflows --source -s --dry-run --yes -y --output -o --reason -h --help --state --status --batch --keep-last' ;;
         'qctl vacuum history') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum batches') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl vacuum streams') subs=''; opts='--older-than --retention --dry-run --yes -y --output -o --reason -h --help' ;;

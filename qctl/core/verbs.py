@@ -106,6 +106,10 @@ class Verb(Generic[H]):
     caveats: Callable[[H, list[str]], list[str]] | None = None
     """What the operator should know of the planned targets before the run ("batch B
     counted it already"): one read of every planned id, a few of them shown."""
+    batch: int = 0
+    """Targets a write takes at once (default: ``BATCH``); 1 for a write that is one
+    call per target in its own transaction (the system's client has no set-based
+    form), so that a run stopped part-way counts exactly what was committed."""
 
     @property
     def title(self) -> str:
@@ -367,9 +371,10 @@ def run(
         plan_digest=plan.digest if from_file else None,
     )
     skipped: Counter[str] = Counter(plan.skipped)
+    size = verb.batch or BATCH
     try:
-        for at in range(0, len(plan.ids), BATCH):
-            batch = plan.ids[at : at + BATCH]
+        for at in range(0, len(plan.ids), size):
+            batch = plan.ids[at : at + size]
             written = verb.write(handle, batch)
             done = set(written.done)
             missed = [i for i in batch if i not in done and i not in written.refused]

@@ -501,29 +501,31 @@ class QctlTop(Dashboard):
     def act_verb(
         self,
         verb: verbs.Verb[Any],
-        selection: verbs.Selection,
-        ran: Callable[[], None] | None = None,
+        selection: verbs.Selection | Callable[[Any], verbs.Selection],
+        then: Callable[[], object] | None = None,
     ) -> None:
-        """A system's declared verb (``qctl.core.verbs``) over ``selection``, as the
+        """A system's declared verb (``qctl.core.verbs``) over ``selection`` (or what a
+        read of the database makes it, in the worker: a tree of workflows), as the
         command line runs it: the plan first (a refusal is told before anything is
         asked), the same question, then the run of exactly the planned targets; the
-        notice is the result's sentence, the audit entry its record; ``ran`` is called
-        once the run is over."""
+        notice is the result's sentence, the audit entry its record. ``then`` runs on
+        the app's thread after a completed run (a pane clears the marks it acted on)."""
         target = audit.describe(self.audit_where)
         planned: list[verbs.Plan] = []
 
         def step(handle: Any, dry_run: bool) -> Any:
             if dry_run:
-                planned.append(verbs.plan(handle, verb, selection, target))
+                chosen = selection if isinstance(selection, verbs.Selection) else selection(handle)
+                planned.append(verbs.plan(handle, verb, chosen, target))
                 return planned[-1]
             return verbs.run(handle, verb, planned[-1])
 
-        def said(result: verbs.Result) -> str:  # in the action's worker thread
-            if ran is not None:
-                self.call_from_thread(ran)
+        def done(result: verbs.Result) -> str:
+            if then is not None:
+                self.call_from_thread(then)
             return result.words(verb)
 
-        self.act(lambda p: p.question(verb), step, said, verb=verb.title)
+        self.act(lambda p: p.question(verb), step, done, verb=verb.title)
 
     def _action_done(self, text: str) -> None:
         self.actions_done += 1

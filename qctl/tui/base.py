@@ -166,10 +166,12 @@ class Dashboard(App[None]):
         raise NotImplementedError
 
     def act_verb(
-        self, verb: Verb[Any], selection: Selection, ran: Callable[[], None] | None = None
+        self,
+        verb: Verb[Any],
+        selection: Selection | Callable[[Any], Selection],
+        then: Callable[[], object] | None = None,
     ) -> None:
-        """A system's declared verb over ``selection``, run by the verb engine; ``ran``
-        is called once it ran."""
+        """A system's declared verb run by the verb engine (``QctlTop.act_verb``)."""
         raise NotImplementedError
 
 

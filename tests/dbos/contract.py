@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,7 @@ def database() -> Iterator[Target]:
                 "schedules resume": ["ct-paused"],
                 "schedules trigger": ["every-second"],
                 "vacuum workflows": ["--older-than", "1s"],
+                "vacuum all": ["--older-than", "1s"],
                 "versions set-latest": ["ct-v0"],
                 # the demo's executor is alive: only --force recovers it
                 "executors recover": ["qctl-demo-executor", "--force"],
@@ -141,3 +143,39 @@ def insert_hostile(target: Target, case: Hostile) -> HostileRow | None:
 
 async def show_in_dashboard(app: Any, pilot: Any, row: HostileRow) -> None:
     await open_row(app, pilot, "2", "dbos-workflows", row.key)
+
+
+def verb_rows(target: Target, verb: str, n: int) -> tuple[list[str], list[str]]:
+    """``n`` workflows of an id prefix of their own, enqueued by DBOS's client with no
+    executor running: ENQUEUED ones to cancel or delete, then cancelled by the client
+    for the verbs that take finished ones (resume, rewind)."""
+    from dbos import DBOSClient
+
+    tag = f"ct-verb-{uuid.uuid4().hex[:8]}-"
+    client = DBOSClient(system_database_url=target.dsn)
+    try:
+        ids = [f"{tag}{i}" for i in range(n)]
+        for wf_id in ids:
+            client.enqueue(
+                {"queue_name": "work", "workflow_name": "checkout", "workflow_id": wf_id},
+                wf_id,
+                1,
+            )
+        if verb in ("workflows resume", "workflows rewind"):
+            client.cancel_workflows(ids)
+    finally:
+        client.destroy()
+    return ids, ["--prefix", tag]
+
+
+def change(target: Target, verb: str, wf_id: str) -> str:
+    """The workflow deleted by DBOS's client, as another operator would: the verb finds
+    it gone."""
+    from dbos import DBOSClient
+
+    client = DBOSClient(system_database_url=target.dsn)
+    try:
+        client.delete_workflow(wf_id)
+    finally:
+        client.destroy()
+    return "gone"

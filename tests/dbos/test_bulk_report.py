@@ -1,6 +1,6 @@
 """A bulk DBOS verb that stops part-way (here: a workflow row another session holds,
-past ``--lock-timeout``) reports what it did, where it stopped and what it did not try,
-in the output format asked for, then fails with the cause's line and exit code."""
+past ``--lock-timeout``) reports the engine's result of what it committed, in the output
+format asked for, then fails with the cause's line and exit code."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tests.conftest import require_pg
 from tests.dbos.fixtures import App, pg_database, wait_for
 
 
-def test_a_bulk_rewind_stopped_part_way_reports_done_failed_and_not_tried() -> None:
+def test_a_bulk_rewind_stopped_part_way_reports_what_it_committed() -> None:
     require_pg()
     with pg_database() as url:
         dbos = App(url)
@@ -56,11 +56,12 @@ def test_a_bulk_rewind_stopped_part_way_reports_done_failed_and_not_tried() -> N
             ]
     assert result.exit_code == 7, result.output
     report = json.loads(result.stdout)
-    assert [r["workflow_id"] for r in report["results"]] == [ids[0]]
-    assert report["failed"]["id"] == ids[1]
-    assert report["not_tried"] == [ids[2]]
-    assert report["stopped"] is True and report["count"] == 1 and report["batches"] is None
-    assert f"qctl: stopped part-way: done 1, skipped 0, failed at {ids[1]} (" in result.stderr
+    assert (report["verb"], report["system"], report["selected"]) == ("workflows rewind", "dbos", 3)
+    assert report["ids"] == [ids[0]] and report["done"] == 1 and report["batches"] == 1
+    assert report["stopped_part_way"] is True and report["skipped"] == {}
+    assert "qctl: stopped part-way: rewound 1 dbos workflow in 1 committed batch(es)" in (
+        result.stderr
+    )
     assert statuses[1:] == [("SUCCESS",), ("SUCCESS",)]
     assert statuses[0] != ("SUCCESS",)  # rewound: enqueued again
     assert "lock_timeout" in result.stderr

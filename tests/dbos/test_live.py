@@ -16,7 +16,7 @@ from typing import Any
 
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from qctl.systems.dbos import reads
+from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.database import Database
 from tests.dbos.conftest import Run, data
 from tests.dbos.fixtures import App, delayed, wait_for
@@ -324,7 +324,7 @@ def test_cancel_stops_at_next_step_and_resume_completes(run: Run, dbos_app: App)
     wf_id = dbos_app.enqueue("slow", 15)
     wait_for(lambda: len(status(run, wf_id)["steps"]) >= 2)
     result = run("workflows", "cancel", wf_id, "--yes", "-o", "json")
-    assert data(result)["workflow_ids"] == [wf_id]
+    assert data(result)["ids"] == [wf_id]
     assert status(run, wf_id)["status"] == "CANCELLED"
     # A step is 0.4 s: the running one ends and no next one starts. Wait until the
     # count has held for three steps' time, then check that it holds.
@@ -340,9 +340,9 @@ def test_cancel_stops_at_next_step_and_resume_completes(run: Run, dbos_app: App)
     # Cancelling again is refused with the status (nothing to cancel).
     again = run("workflows", "cancel", wf_id, "--yes", "-o", "json")
     assert again.exit_code == 3 and again.stdout == ""
-    assert f"workflow {wf_id} is CANCELLED" in again.stderr
+    assert "nothing to cancel: skipped 1 (1 CANCELLED: already finished)" in again.stderr
 
-    assert data(run("workflows", "resume", wf_id, "--yes", "-o", "json"))["count"] == 1
+    assert data(run("workflows", "resume", wf_id, "--yes", "-o", "json"))["done"] == 1
     done = finished(run, wf_id)
     assert done["executor_id"] == "qctl-demo-executor"
     assert done["output"]["value"] == sum(range(15))
@@ -354,11 +354,9 @@ def test_fork_copies_steps_before_n_and_runs_the_rest(run: Run, dbos_app: App) -
     finished(run, original)
     before = {s["function_id"]: s for s in status(run, original)["steps"]}
     forked = data(run("workflows", "fork", original, "--from-step", "3", "-o", "json"))
-    # one id or a filter, the same shape: ids, new ids, a result per workflow
-    assert forked["action"] == "fork" and forked["workflow_ids"] == [original]
-    assert forked["new_workflow_ids"] == [forked["results"][0]["new_workflow_id"]]
-    assert forked["count"] == 1 and forked["skipped"] == []
-    new = finished(run, forked["new_workflow_ids"][0])
+    # one id: the fork's own record, with the new workflow's id
+    assert (forked["action"], forked["workflow_id"]) == ("fork", original)
+    new = finished(run, forked["new_workflow_id"])
     assert new["forked_from"] == original
     assert status(run, original)["was_forked_from"] is True
     copied = {s["function_id"]: s for s in new["steps"]}
@@ -369,9 +367,7 @@ def test_fork_copies_steps_before_n_and_runs_the_rest(run: Run, dbos_app: App) -
     assert copied[3]["started_at_epoch_ms"] > before[3]["completed_at_epoch_ms"]
     assert new["output"]["value"]["shipped"] == "shipped f-1"
     forks = data(
-        run(
-            "workflows", "list", "--forked", "--prefix", forked["new_workflow_ids"][0], "-o", "json"
-        )
+        run("workflows", "list", "--forked", "--prefix", forked["new_workflow_id"], "-o", "json")
     )
     assert len(forks) == 1
     assert run("workflows", "fork", original, "--from-step", "0").exit_code == 2
@@ -385,22 +381,24 @@ def test_fork_by_filter(run: Run, dbos_app: App) -> None:
     dry = data(
         run("workflows", "fork", "--prefix", tag, "--from-step", "2", "--dry-run", "-o", "json")
     )
-    assert sorted(dry["workflow_ids"]) == sorted(originals) and dry["new_workflow_ids"] == []
+    assert sorted(dry["ids"]) == sorted(originals) and dry["dry_run"] is True
     assert run("workflows", "fork", "--prefix", tag, "--from-step", "2").exit_code == 4
     assert run("workflows", "fork").exit_code == 2  # neither ids nor a filter
     done = data(
         run("workflows", "fork", "--prefix", tag, "--from-step", "2", "--yes", "-o", "json")
     )
-    assert done["count"] == 2 and len(set(done["new_workflow_ids"])) == 2
-    assert [r["new_workflow_id"] for r in done["results"]] == done["new_workflow_ids"]
-    for original, new_id in zip(done["workflow_ids"], done["new_workflow_ids"], strict=True):
-        fork = finished(run, new_id)
+    assert done["done"] == 2 and sorted(done["ids"]) == sorted(originals)
+    new_ids = []
+    for original in done["ids"]:
+        [made] = status(run, original)["forks"]
+        new_ids.append(made["workflow_id"])
+        fork = finished(run, made["workflow_id"])
         assert fork["forked_from"] == original and fork["output"]["value"]["order"] == original
         assert (
             fork["steps"][0]["started_at_epoch_ms"]
             == status(run, original)["steps"][0]["started_at_epoch_ms"]
         ), "step 1 copied"
-    assert run("workflows", "delete", *originals, *done["new_workflow_ids"], "--yes").exit_code == 0
+    assert run("workflows", "delete", *originals, *new_ids, "--yes").exit_code == 0
 
 
 def rerun(
@@ -426,7 +424,9 @@ def test_rewind_reruns_a_finished_workflow(run: Run, dbos_app: App) -> None:
     pending = dbos_app.enqueue("slow", 40)
     wait_for(lambda: status(run, pending)["status"] == "PENDING")
     refused = run("workflows", "rewind", pending, "--yes")
-    assert refused.exit_code == 3 and "rewind needs" in refused.output
+    assert refused.exit_code == 3 and "nothing to rewind: skipped 1 (1 PENDING: not finished)" in (
+        refused.output
+    )
     assert run("workflows", "cancel", pending, "--yes").exit_code == 0
     # Onto the application's fast-polling queue: DBOS's internal queue, the default, can
     # sit idle for many seconds on a loaded machine.
@@ -444,8 +444,7 @@ def test_rewind_reruns_a_finished_workflow(run: Run, dbos_app: App) -> None:
             "json",
         )
     )
-    assert result["action"] == "rewind" and result["workflow_ids"] == [wf_id]
-    assert result["results"][0]["status"] == "ERROR" and "new_workflow_ids" not in result
+    assert result["verb"] == "workflows rewind" and result["ids"] == [wf_id]
     rewound = status(run, wf_id)
     assert rewound["queue_name"] == "work"
     kept = [s for s in rewound["steps"] if s["function_id"] < 2]
@@ -471,7 +470,7 @@ def test_set_delay_moves_a_delayed_workflow(run: Run, dbos_app: App) -> None:
     assert status(run, wf_id)["status"] == "DELAYED"
     assert run("workflows", "set-delay", wf_id, "--delay", "1s").exit_code == 4  # no --yes
     result = data(run("workflows", "set-delay", wf_id, "--delay", "1s", "--yes", "-o", "json"))
-    assert result["action"] == "set-delay"
+    assert result["verb"] == "workflows set-delay" and result["ids"] == [wf_id]
     finished(run, wf_id, timeout=30)
     assert run("workflows", "set-delay", wf_id, "--delay", "1s", "--yes").exit_code == 3
 
@@ -498,7 +497,7 @@ def test_user_application_and_schedule_filters(run: Run, dbos_app: App) -> None:
     dry = data(
         run("workflows", "delete", "--prefix", tag, "--user", "alice", "--dry-run", "-o", "json")
     )
-    assert dry["workflow_ids"] == [alice]
+    assert dry["ids"] == [alice]
     scheduled = wait_for(
         lambda: data(
             run("workflows", "list", "--schedule", "every-second", "-n", "3", "-o", "json")
@@ -506,7 +505,7 @@ def test_user_application_and_schedule_filters(run: Run, dbos_app: App) -> None:
     )
     assert {r["name"] for r in scheduled} == {"every_second"}
     assert data(run("workflows", "list", "--schedule", "nope", "-o", "json")) == []
-    assert data(run("workflows", "delete", "--prefix", tag, "--yes", "-o", "json"))["count"] == 2
+    assert data(run("workflows", "delete", "--prefix", tag, "--yes", "-o", "json"))["done"] == 2
 
 
 def test_set_delay_and_rewind_by_filter(run: Run, dbos_app: App) -> None:
@@ -516,25 +515,25 @@ def test_set_delay_and_rewind_by_filter(run: Run, dbos_app: App) -> None:
     dry = data(
         run("workflows", "set-delay", "--prefix", tag, "--delay", "2h", "--dry-run", "-o", "json")
     )
-    assert sorted(dry["workflow_ids"]) == sorted(waiting) and dry["dry_run"] is True
+    assert sorted(dry["ids"]) == sorted(waiting) and dry["dry_run"] is True
     assert {w: status(run, w)["delay_until_epoch_ms"] for w in waiting} == before
     assert run("workflows", "set-delay", "--prefix", tag, "--delay", "2h").exit_code == 4
     moved = data(
         run("workflows", "set-delay", "--prefix", tag, "--delay", "2h", "--yes", "-o", "json")
     )
-    assert moved["count"] == 3
+    assert moved["done"] == 3
     for w in waiting:
         # an hour later than DBOS's delay of one hour, within a minute
         assert abs(status(run, w)["delay_until_epoch_ms"] - before[w] - 3_600_000) < 60_000
     # two of them now: they run on the application's executor
     now = data(run("workflows", "set-delay", *waiting[:2], "--delay", "0s", "--yes", "-o", "json"))
-    assert sorted(now["workflow_ids"]) == sorted(waiting[:2])
+    assert sorted(now["ids"]) == sorted(waiting[:2])
     for w in waiting[:2]:
         finished(run, w)
     assert status(run, waiting[2])["status"] == "DELAYED"
 
-    # Rewind by filter: the finished ones re-enqueued under their ids, the DELAYED one
-    # skipped (rewind takes finished workflows only).
+    # Rewind by filter: the finished ones re-enqueued under their ids; the filter
+    # selects only what rewind takes (finished workflows), so the DELAYED one is left.
     ran = {w: status(run, w) for w in waiting[:2]}
     result = data(
         run(
@@ -542,8 +541,8 @@ def test_set_delay_and_rewind_by_filter(run: Run, dbos_app: App) -> None:
             "--yes", "-o", "json",
         )
     )  # fmt: skip
-    assert sorted(result["workflow_ids"]) == sorted(waiting[:2])
-    assert [s["workflow_id"] for s in result["skipped"]] == [waiting[2]]
+    assert sorted(result["ids"]) == sorted(waiting[:2]) and result["skipped"] == {}
+    assert status(run, waiting[2])["status"] == "DELAYED"
     for w in waiting[:2]:
         again = wait_for(lambda w=w: rerun(run, w, ran[w], 3, "SUCCESS"), timeout=60)
         assert again["queue_name"] == "work"
@@ -644,9 +643,9 @@ def test_delete_removes_steps_inputs_outputs_events(run: Run, dbos_app: App) -> 
     assert all(n > 0 for n in counts().values()), counts()
     assert run("workflows", "delete", wf_id).exit_code == 4  # no terminal, no --yes
     dry = data(run("workflows", "delete", wf_id, "--dry-run", "-o", "json"))
-    assert dry["dry_run"] is True and dry["workflow_ids"] == [wf_id]
+    assert dry["dry_run"] is True and dry["ids"] == [wf_id]
     assert counts()["workflow_status"] == 1
-    assert data(run("workflows", "delete", wf_id, "--yes", "-o", "json"))["count"] == 1
+    assert data(run("workflows", "delete", wf_id, "--yes", "-o", "json"))["done"] == 1
     assert counts() == {t: 0 for t in tables}
     assert run("workflows", "show", wf_id).exit_code == 3
 
@@ -658,21 +657,24 @@ def test_bulk_by_filter(run: Run, dbos_app: App) -> None:
     queued = [dbos_app.enqueue("slow", 1, queue="limited", id=f"{tag}{i}") for i in range(3)]
     assert run("workflows", "cancel").exit_code == 2  # neither ids nor a filter
     dry = data(run("workflows", "cancel", "--prefix", tag, "--dry-run", "-o", "json"))
-    assert sorted(dry["workflow_ids"]) == sorted(queued) and dry["dry_run"] is True
+    assert sorted(dry["ids"]) == sorted(queued) and dry["dry_run"] is True
     assert {status(run, w)["status"] for w in queued} == {"ENQUEUED"}
     # a table dry run reads as azync's: the sentence, then a sample of the targets
     table = run("workflows", "cancel", "--prefix", tag, "--dry-run")
     assert table.exit_code == 0, table.output
     lines = table.stdout.splitlines()
-    assert lines[0] == "dry run: would cancel 3 DBOS workflow(s); nothing was changed"
-    assert lines[2].split() == ["WORKFLOW_ID", "NAME", "STATUS"]
+    assert lines[0] == (
+        f"dry run: workflows cancel will {actions.CANCEL.effect}: 3 dbos workflows"
+        " (3 ENQUEUED); nothing was changed"
+    )
+    assert lines[2].split() == ["ID", "STATE", "LABEL"]
     assert {line.split()[0] for line in lines[4:]} == set(queued)  # under the rule
     assert {status(run, w)["status"] for w in queued} == {"ENQUEUED"}
     assert run("workflows", "cancel", "--prefix", tag, "--max", "2", "--yes").exit_code == 2
     done = data(
         run("workflows", "cancel", "--prefix", tag, "--status", "ENQUEUED", "--yes", "-o", "json")
     )
-    assert done["count"] == 3
+    assert done["done"] == 3 and sorted(done["ids"]) == sorted(queued)
     assert {status(run, w)["status"] for w in queued} == {"CANCELLED"}
     assert run("workflows", "cancel", blocker, "--yes").exit_code == 0
 

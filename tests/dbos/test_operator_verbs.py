@@ -103,14 +103,14 @@ def test_fork_and_rewind_onto_a_partitioned_queue(run: Run, dbos_app: App) -> No
     # no key given and none to keep: refused before anything is written
     refused = run("workflows", "fork", wf_id, "--on-queue", queue)
     assert refused.exit_code == 2
-    assert f"queue {queue} is partitioned and workflow {wf_id} has no partition key" in (
+    assert f"workflow {wf_id} has no partition key and queue {queue} is partitioned" in (
         refused.output
     )
     assert forks() == []
     forked = data(
         run("workflows", "fork", wf_id, "--on-queue", queue, "--partition-key", "eu", "-o", "json")
     )
-    new = data(run("workflows", "show", forked["new_workflow_ids"][0], "-o", "json"))
+    new = data(run("workflows", "show", forked["new_workflow_id"], "-o", "json"))
     assert (new["queue_name"], new["queue_partition_key"]) == (queue, "eu")
     wrong = run("workflows", "fork", wf_id, "--partition-key", "eu")  # DBOS's internal queue
     assert wrong.exit_code == 2 and "is not partitioned" in wrong.output
@@ -155,7 +155,7 @@ def test_fork_validates_version_and_step(run: Run, dbos_app: App) -> None:
     assert data(run("workflows", "show", wf_id, "-o", "json"))["forks"] == []
     # one past the last copies every step: accepted, on no version (the latest's run it)
     forked = data(run("workflows", "fork", wf_id, "--from-step", str(last + 1), "-o", "json"))
-    new = data(run("workflows", "show", forked["new_workflow_ids"][0], "-o", "json"))
+    new = data(run("workflows", "show", forked["new_workflow_id"], "-o", "json"))
     assert new["forked_from"] == wf_id
 
 
@@ -178,9 +178,10 @@ def test_cancel_and_delete_reach_the_whole_tree(run: Run, dbos_app: App) -> None
     finally:
         db.close()
     dry = data(run("workflows", "cancel", root, "--children", "--dry-run", "-o", "json"))
-    assert dry["workflow_ids"] == [root, a, b, c] and dry["descendants"] == 3
+    assert dry["ids"] == [root, a, b, c]
+    assert dry["selection"] == {"by": "ids with descendants", "count": 4}
     text = run("workflows", "cancel", root, "--children", "--dry-run").stdout
-    assert "would cancel 4 DBOS workflow(s) (3 of them descendants)" in text
+    assert "4 dbos workflows (4 ENQUEUED)" in text
     done = run("workflows", "cancel", root, "--children", "--yes")
     assert done.exit_code == 0, done.output
     statuses = {i: data(run("workflows", "show", i, "-o", "json"))["status"] for i in (root, c)}
@@ -190,7 +191,7 @@ def test_cancel_and_delete_reach_the_whole_tree(run: Run, dbos_app: App) -> None
     parent = dbos_app.enqueue("parent", 3)
     wait_for(lambda: data(run("workflows", "show", parent, "-o", "json"))["status"] == "SUCCESS")
     gone = run("workflows", "delete", parent, root, "--children", "--yes", "-o", "json")
-    assert data(gone)["descendants"] == 4
+    assert data(gone)["selected"] == 6 and data(gone)["done"] == 6
     assert run("workflows", "show", f"{parent}-child").exit_code == 3
     assert run("workflows", "show", c).exit_code == 3
     assert data(run("workflows", "show", other, "-o", "json"))["status"] == "ENQUEUED"

@@ -9,6 +9,7 @@ import threading
 import time
 from typing import Any
 
+from qctl.systems.dbos import actions
 from qctl.systems.dbos.database import Database
 from tests.dbos.conftest import Run, data
 from tests.dbos.fixtures import App, wait_for
@@ -120,12 +121,12 @@ def test_cancel_older_than_cancels_only_unfinished_old_workflows(run: Run, dbos_
     young = dbos_app.enqueue("awaits_message", 120.0)
     args = ["workflows", "cancel", "--older-than", "1h", "-o", "json"]
     dry = data(run(*args, "--dry-run"))
-    assert dry["dry_run"] is True and old in dry["workflow_ids"]
-    assert young not in dry["workflow_ids"] and done not in dry["workflow_ids"]
+    assert dry["dry_run"] is True and old in dry["ids"]
+    assert young not in dry["ids"] and done not in dry["ids"]
     assert status(run, old) == "PENDING"
     assert run(*args[:-2]).exit_code == 4  # not a terminal: --yes needed
     result = data(run(*args, "--yes"))
-    assert old in result["workflow_ids"] and young not in result["workflow_ids"]
+    assert old in result["ids"] and young not in result["ids"]
     assert status(run, old) == "CANCELLED" and status(run, done) == "SUCCESS"
     assert status(run, young) in ("PENDING", "ENQUEUED")
     assert run("workflows", "cancel", "--older-than", "0s", "--yes").exit_code == 2
@@ -201,3 +202,26 @@ def test_vacuum_leaves_the_application_room(run: Run, dbos_app: App) -> None:
     during, rate = int(row["n"]) / seconds, int(before["n"]) / 2
     print(f"vacuum {seconds:.1f}s: {during:.1f}/s during, {rate:.1f}/s before", result)
     assert during >= rate / 2, (during, rate, seconds)
+
+
+def test_vacuum_all_reports_the_rows_it_removed_per_table(run: Run, dbos_app: App) -> None:
+    """``vacuum all`` is DBOS's vacuum under every system's name: a row per table and
+    what it removed; ``--older-than 0`` is refused with what it would mean."""
+    zero = run("vacuum", "all", "--older-than", "0s", "--yes")
+    assert zero.exit_code == 2 and zero.stdout == ""
+    assert zero.stderr.splitlines() == [
+        "qctl: error: --older-than: 0 would delete every finished workflow, however recent;"
+        " give an age above 0"
+    ]
+    done = dbos_app.enqueue("checkout", "va-1", 1)
+    finished(run, done)
+    time.sleep(0.05)
+    dry = data(run("vacuum", "all", "--older-than", "1ms", "--dry-run", "-o", "json"))
+    assert (dry["verb"], dry["system"], dry["dry_run"]) == ("vacuum all", "dbos", True)
+    assert exists(run, done)
+    result = data(run("vacuum", "all", "--older-than", "1ms", "--yes", "-o", "json"))
+    removed = {t["table"]: t["removed"] for t in result["tables"]}
+    assert set(removed) == set(actions.WORKFLOW_TABLES)
+    assert removed["workflow_status"] == result["count"] >= 1
+    assert removed["operation_outputs"] >= 1 and removed["workflow_input"] >= 1
+    assert not exists(run, done)

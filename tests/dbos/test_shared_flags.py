@@ -18,6 +18,8 @@ AZYNC_ONLY: dict[str, set[str]] = {
     "queues list": {"--exact", "--source", "-s"},
     # Change hints carry an entity and a source; DBOS has no hints (watch polls).
     "watch": {"--entity", "-e", "--source", "-s"},
+    # azync's vacuum takes an age per kind of row (and a source); DBOS has workflows only.
+    "vacuum all": {"--completed", "--dags", "--dead", "--source", "-s", "--stats", "--workflows"},
 }
 FILTERS = {
     "--application-name", "--application-version", "--app-version", "--attribute",
@@ -35,7 +37,9 @@ DBOS_ONLY: dict[str, set[str]] = {
     "workflows show": {"--raw", "--raw-to"},
     # --older-than: a global timeout over every unfinished workflow (azync's cancel
     # takes one execution by id); --children: DBOSClient's cancel_children.
-    "workflows cancel": FILTERS | {"--max", "--name", "--older-than", "--state", "--children"},
+    # --plan-out/--plan: DBOS's bulk verbs run on the verb engine (azync's by id do not).
+    "workflows cancel": FILTERS
+    | {"--max", "--name", "--older-than", "--state", "--children", "--plan", "--plan-out"},
     # Bulk resume selects by filter, so it previews (--dry-run); DBOS resumes onto a queue.
     # azync resumes one execution by id and asks nothing; DBOS's bulk form asks (--yes).
     # Both show --reason, as every write does.
@@ -44,6 +48,8 @@ DBOS_ONLY: dict[str, set[str]] = {
     # Which finished statuses to delete, the batch size of its short transactions, and
     # the newest of each name to keep (a DBOS workflow's name is its function).
     "vacuum workflows": {"--batch", "--keep-last", "--state", "--status"},
+    # The same verb on DBOS (workflows are all it has to vacuum): one age for all.
+    "vacuum all": {"--batch", "--keep-last", "--state", "--status", "--older-than", "--retention"},
     # Workflow names are DBOS's watch filter (azync's hints carry none); DBOS's watch
     # polls, named --refresh as top's interval on both systems, where azync's is pushed.
     "watch": {"--name", "--refresh"},

@@ -132,7 +132,7 @@ def test_fork_with_its_id_and_timeout(run: Run, dbos_app: App) -> None:
     new_id = f"{wf_id}-mine"
     args = ["workflows", "fork", wf_id, "--from-step", "2", "--forked-workflow-id", new_id]
     forked = data(run(*args, "--timeout", "1h", "-o", "json"))
-    assert forked["new_workflow_ids"][0] == new_id
+    assert forked["new_workflow_id"] == new_id
     wait_for(lambda: show(run, new_id)["status"] == "SUCCESS")
     row = show(run, new_id)
     assert (row["forked_from"], row["workflow_timeout_ms"]) == (wf_id, 3_600_000)

@@ -72,6 +72,7 @@ SYSTEM = System(
     },
     metrics="qctl.systems.dbos.metrics:collect",
     values="qctl.systems.dbos.values:values",
+    verbs="qctl.systems.dbos.actions:VERBS",
     screens="qctl.systems.dbos.tui:DBOS",
     database="qctl.systems.dbos.database:Database",
     demo="qctl.systems.dbos.cli.demo:demo",

@@ -5,10 +5,16 @@ Every workflow action goes through DBOS's own client library (``dbos.DBOSClient`
 ``dbos/_client.py``), so its effect on the database is exactly DBOS's: cancel, resume
 (optionally onto a queue), fork from a step (optionally on another application version),
 rewind, delete, set a delay, pause/resume/trigger/backfill of schedules, and the latest
-application version. qctl adds what an operator
-needs around them: the target is looked up first (DBOS silently ignores an unknown id
-or a state its statement skips, which would read as success), the verb's accepted
-statuses are checked, and bulk forms skip and count what a verb does not apply to.
+application version.
+
+The workflow verbs are declarations the verb engine (``qctl.core.verbs``) runs in
+batches, from the command line and the dashboard alike. DBOS silently ignores an unknown
+id or a status its statement skips, which would read as success, so each batch reads
+its workflows' statuses just before the client's call and hands the client only those
+the verb takes; DBOS's own statement re-checks the status in its ``WHERE`` (cancel and
+resume leave SUCCESS and ERROR alone, rewind refuses an active workflow, a delay moves
+only a DELAYED one), and a read after the call counts as done only the workflows the
+call changed. One that finished in between is left alone and counted under its reason.
 
 The one action DBOS lacks is garbage collection (``vacuum_workflows``): open-source DBOS
 has no function that deletes old workflows, so it is qctl's SQL, deleting exactly the
@@ -17,11 +23,6 @@ and only for finished workflows.
 
 The client is given a serializer that never deserializes (``_verbatim_serializer``): what
 DBOS's client would unpickle stays the stored text.
-
-Refusals are the ones every system shares (``qctl.core.errors``). The records are DBOS's own
-shape rather than azync's ``RunOutcome`` (``qctl.systems.azync.ops.results``): a DBOS
-workflow id is any string (not a UUID), its field is ``status`` (DBOS's name), and a fork
-has a new id to report.
 """
 
 from __future__ import annotations
@@ -29,12 +30,12 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from qctl.core import bulk as core_bulk
-from qctl.core.errors import NoSuchName, WrongState, require_state
+from qctl.core.errors import NoSuchName, require_state
+from qctl.core.verbs import Selection, Target, Verb, Written
 from qctl.systems.dbos import INSTALL_HINT, reads
 from qctl.systems.dbos.database import Database
 from qctl_store.batches import BatchSize, SizedRun, sized_batches
@@ -44,15 +45,13 @@ from qctl_store.errors import InvalidInput
 if TYPE_CHECKING:
     from dbos import DBOSClient
 
-BULK_CHUNK = 100
-"""Ids per client call in a bulk action."""
 VACUUM_BATCH = 500
 """Workflows deleted per vacuum transaction: keeps each transaction short."""
 
 
 @dataclass(frozen=True)
 class WorkflowOutcome:
-    """One workflow acted on."""
+    """One workflow forked (``fork``: the one verb that makes a new workflow)."""
 
     workflow_id: str
     name: str
@@ -61,67 +60,7 @@ class WorkflowOutcome:
     """The status when the action was decided."""
     dry_run: bool = False
     new_workflow_id: str | None = None
-    """``fork``: the id of the new workflow."""
-
-
-@dataclass(frozen=True)
-class BulkOutcome:
-    """A bulk action: what it acted on (or would), and what it skipped and why."""
-
-    action: str
-    acted: list[WorkflowOutcome]
-    skipped: list[dict[str, str]] = field(default_factory=list)
-    dry_run: bool = False
-
-    @property
-    def count(self) -> int:
-        return len(self.acted)
-
-
-@dataclass(frozen=True)
-class Verb:
-    action: str
-    needs: tuple[str, ...]
-    """Statuses it acts on (DBOS's statement skips the others)."""
-    cannot: Mapping[str, str] = field(default_factory=dict)
-    """Statuses it skips that an operator expects it to take: why, and what does it."""
-
-    def skipped(self, statuses: Sequence[str]) -> str:
-        """``; skipped N in another status`` for the ``statuses`` of the workflows it
-        skipped, the ones of ``cannot`` counted apart with their reason ("" for none)."""
-        said = [
-            f"; skipped {n} in {status}: {why}"
-            for status, why in self.cannot.items()
-            if (n := statuses.count(status))
-        ]
-        other = sum(1 for s in statuses if s not in self.cannot)
-        return (f"; skipped {other} in another status" if other else "") + "".join(said)
-
-
-ANY = reads.STATUSES
-RESUME_ERROR = (
-    "DBOS cannot resume an ERROR workflow; `qctl workflows rewind` runs it again under its"
-    " id from a step, `qctl workflows fork` as a new workflow"
-)
-VERBS = {
-    v.action: v
-    for v in [
-        # DBOS's cancel_workflows leaves SUCCESS and ERROR alone; CANCELLED is already so.
-        Verb("cancel", ("PENDING", "ENQUEUED", "DELAYED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")),
-        # resume_workflows re-enqueues anything but SUCCESS and ERROR.
-        Verb(
-            "resume",
-            ("CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED", "PENDING", "ENQUEUED", "DELAYED"),
-            {"ERROR": RESUME_ERROR},
-        ),
-        # rewind_workflow: "Only a workflow in a terminal state can be rewound."
-        Verb("rewind", reads.FINISHED),
-        Verb("fork", ANY),
-        Verb("delete", ANY),
-        # set_workflow_delay: "Only affects DELAYED workflows."
-        Verb("set-delay", ("DELAYED",)),
-    ]
-}
+    """The id of the new workflow."""
 
 
 class Stored:
@@ -166,9 +105,8 @@ def _verbatim_serializer() -> Any:
     return VerbatimSerializer()
 
 
-@contextlib.contextmanager
-def client(db: Database) -> Iterator[DBOSClient]:
-    """A ``DBOSClient`` on the same database (it never migrates), closed afterwards."""
+def _open_client(db: Database) -> DBOSClient:
+    """A ``DBOSClient`` on the same database (it never migrates)."""
     db.execute("SELECT 1")  # the read-only refusal comes before any DBOS import
     import logging
 
@@ -180,13 +118,19 @@ def client(db: Database) -> Iterator[DBOSClient]:
         ) from None
 
     logging.getLogger("dbos").setLevel(logging.WARNING)
-    c = DBOSClient(
+    return DBOSClient(
         system_database_url=db.client_url,
         dbos_system_schema=db.schema or "dbos",
         serializer=_verbatim_serializer(),
         system_database_pool_size=2,
         retry_connection_errors=False,
     )
+
+
+@contextlib.contextmanager
+def client(db: Database) -> Iterator[DBOSClient]:
+    """A ``DBOSClient`` for one action, closed afterwards."""
+    c = _open_client(db)
     try:
         with timeouts(db):
             yield c
@@ -206,40 +150,12 @@ def timeouts(db: Database) -> Iterator[None]:
         raise timeout from None
 
 
-def check(action: str, row: Mapping[str, Any]) -> None:
-    """Refuse (WrongState, exit 3) ``action`` on a workflow in a status it does not take."""
-    verb = VERBS[action]
-    if row["status"] in verb.cannot:
-        raise WrongState(
-            action,
-            f"workflow {row['workflow_id']} is {row['status']}; {verb.cannot[row['status']]}",
-        )
-    require_state(
-        verb.action, f"workflow {row['workflow_id']}", row["status"], verb.needs, verb.action
-    )
-
-
-def _target(db: Database, workflow_id: str) -> reads.WorkflowRow:
-    return reads.get_workflow(db, workflow_id, payloads=False)
-
-
-def _one(
-    db: Database,
-    action: str,
-    workflow_id: str,
-    call: Callable[[DBOSClient, str], str | None],
-    dry_run: bool,
-) -> WorkflowOutcome:
-    row = _target(db, workflow_id)
-    check(action, row)
-    outcome = WorkflowOutcome(row["workflow_id"], row["name"] or "", action, row["status"], dry_run)
-    if dry_run:
-        return outcome
-    with client(db) as c:
-        new_id = call(c, row["workflow_id"])
-    if new_id:
-        outcome = WorkflowOutcome(**{**outcome.__dict__, "new_workflow_id": new_id})
-    return outcome
+def shared_client(db: Database) -> DBOSClient:
+    """The one ``DBOSClient`` every batch of a verb's run uses (making one opens a
+    connection pool), closed with ``db``."""
+    if db.dbos_client is None:
+        db.dbos_client = _open_client(db)
+    return db.dbos_client
 
 
 def check_step(start_step: int) -> None:
@@ -247,19 +163,21 @@ def check_step(start_step: int) -> None:
         raise InvalidInput(f"--from-step: {start_step} is not a step number (1 or more)")
 
 
-def placement(
+def check_timeout(timeout_seconds: float | None) -> None:
+    if timeout_seconds is not None and not timeout_seconds > 0:
+        raise InvalidInput("--timeout: must be positive")
+
+
+def check_placement(
     db: Database,
-    ids: Sequence[str],
     start_step: int,
     application_version: str | None,
     queue_name: str | None,
     queue_partition_key: str | None,
-) -> dict[str, str | None]:
-    """Checks of a fork or rewind before anything is written (InvalidInput, exit 2), and
-    each workflow's ``queue_partition_key``. DBOS takes an unregistered version or a
-    step past the last silently; onto a partitioned queue without a partition key the
-    workflow stays ENQUEUED forever, and a rewind drops the original's key. So: the
-    given key, else the original's; a partitioned queue with neither is refused."""
+) -> None:
+    """The checks of a fork or rewind that hold for every workflow (InvalidInput, exit
+    2), before anything is written: DBOS takes an unregistered version silently, and a
+    partition key on a queue without partitions."""
     check_step(start_step)
     if application_version is not None:
         known = [v["version_name"] for v in reads.list_application_versions(db)]
@@ -268,55 +186,62 @@ def placement(
                 f"--application-version: no DBOS application version {application_version!r}"
                 f" (registered: {', '.join(known) or 'none'})"
             )
-    # An id with no row passes here: the action names it as missing (exit 3).
-    facts: dict[str, reads.ForkFacts] = {
-        i: {"queue_partition_key": None, "last_step": start_step} for i in ids
-    }
-    facts.update(reads.fork_facts(db, ids))
-    past = [i for i in ids if start_step > facts[i]["last_step"] + 1]
-    if past:
-        last = facts[past[0]]["last_step"]
-        raise InvalidInput(
-            f"--from-step {start_step}: workflow {past[0]} has {last} step(s), so the last"
-            f" step to start from is {last + 1}"
-            + (f" ({len(past) - 1} more like it)" if len(past) > 1 else "")
-        )
-    partitioned = queue_name is not None and reads.queue_partitioned(db, queue_name)
-    if queue_partition_key is not None and partitioned is False:
+    if queue_partition_key is not None and not (
+        queue_name is not None and reads.queue_partitioned(db, queue_name) is not False
+    ):
         queue = queue_name or "DBOS's internal queue (no --on-queue)"
         raise InvalidInput(f"--partition-key: {queue} is not partitioned")
-    if queue_name is None:  # DBOS's internal queue, never partitioned
-        return dict.fromkeys(ids)
-    keys: dict[str, str | None] = {
-        i: queue_partition_key or facts[i]["queue_partition_key"] for i in ids
-    }
-    missing = [i for i, k in keys.items() if k is None]
-    if partitioned and missing:
-        raise InvalidInput(
-            f"queue {queue_name} is partitioned and workflow {missing[0]} has no partition"
-            " key: give one with --partition-key"
-        )
+
+
+def placements(
+    db: Database,
+    ids: Sequence[str],
+    start_step: int,
+    queue_name: str | None,
+    queue_partition_key: str | None,
+) -> tuple[dict[str, str | None], dict[str, str]]:
+    """Each workflow's ``queue_partition_key`` for a fork or rewind (the given key, else
+    its own), and why those that cannot go are refused: DBOS takes a step past the last
+    silently, a workflow put on a partitioned queue without a key stays ENQUEUED
+    forever, and a rewind drops the original's key. An id with no row gets None (the
+    verb finds it gone)."""
+    facts = reads.fork_facts(db, ids)
+    partitioned = queue_name is not None and reads.queue_partitioned(db, queue_name)
+    keys: dict[str, str | None] = {}
+    refused: dict[str, str] = {}
+    for i in ids:
+        fact = facts.get(i)
+        if fact is None:
+            keys[i] = None
+            continue
+        last = fact["last_step"]
+        key = None if queue_name is None else queue_partition_key or fact["queue_partition_key"]
+        keys[i] = key
+        if start_step > last + 1:
+            refused[i] = f"has {last} step(s), so the last step to start from is {last + 1}"
+        elif partitioned and key is None:
+            refused[i] = f"has no partition key and queue {queue_name} is partitioned: give one"
+    return keys, refused
+
+
+def check_placed(
+    db: Database,
+    ids: Sequence[str],
+    start_step: int,
+    application_version: str | None,
+    queue_name: str | None,
+    queue_partition_key: str | None,
+) -> dict[str, str | None]:
+    """``check_placement``, then each of the workflows an operator named (a filter's
+    are passed over instead): refused (exit 2) when one cannot go; their partition
+    keys."""
+    check_placement(db, start_step, application_version, queue_name, queue_partition_key)
+    keys, refused = placements(db, ids, start_step, queue_name, queue_partition_key)
+    if refused:
+        first, why = next(iter(refused.items()))
+        more = f" ({len(refused) - 1} more like it)" if len(refused) > 1 else ""
+        raise InvalidInput(f"workflow {first} {why}{more}")
     return keys
-
-
-def cancel(db: Database, workflow_id: str, dry_run: bool = False) -> WorkflowOutcome:
-    """Cancel: DBOS marks it CANCELLED and takes it off its queue; a running workflow
-    stops when it next starts a step."""
-    return _one(db, "cancel", workflow_id, lambda c, i: c.cancel_workflow(i), dry_run)
-
-
-def resume(
-    db: Database, workflow_id: str, queue_name: str | None = None, dry_run: bool = False
-) -> WorkflowOutcome:
-    """Resume: re-enqueued (on ``queue_name``, else DBOS's internal queue) for an
-    executor to run from its last completed step."""
-    return _one(
-        db,
-        "resume",
-        workflow_id,
-        lambda c, i: c.resume_workflow(i, queue_name=queue_name).get_workflow_id() and None,
-        dry_run,
-    )
 
 
 def fork(
@@ -330,14 +255,14 @@ def fork(
     forked_workflow_id: str | None = None,
     timeout_seconds: float | None = None,
 ) -> WorkflowOutcome:
-    """Fork: a new workflow with the original's inputs and the steps before
-    ``start_step`` copied; the rest runs again. Without ``application_version`` the fork
-    has none, and executors of the latest version run it (DBOS's dequeue).
-    ``forked_workflow_id`` names the new workflow (``dbos workflow fork
-    --forked-workflow-id``: DBOS's ``SetWorkflowID`` around the fork),
+    """Fork one workflow, naming its new one: a new workflow with the original's inputs
+    and the steps before ``start_step`` copied; the rest runs again. Without
+    ``application_version`` the fork has none, and executors of the latest version run
+    it (DBOS's dequeue). ``forked_workflow_id`` names the new workflow (``dbos workflow
+    fork --forked-workflow-id``: DBOS's ``SetWorkflowID`` around the fork),
     ``timeout_seconds`` gives it a timeout from its start."""
     check_timeout(timeout_seconds)
-    keys = placement(
+    keys = check_placed(
         db, [workflow_id], start_step, application_version, queue_name, queue_partition_key
     )
     if forked_workflow_id is not None:
@@ -347,244 +272,322 @@ def fork(
             "SELECT 1 AS x FROM {t}workflow_status WHERE workflow_uuid = %s", [forked_workflow_id]
         ):
             raise InvalidInput(f"--forked-workflow-id: workflow {forked_workflow_id} exists")
+    row = reads.get_workflow(db, workflow_id, payloads=False)
+    outcome = WorkflowOutcome(row["workflow_id"], row["name"] or "", "fork", row["status"], dry_run)
+    if dry_run:
+        return outcome
+    from dbos import SetWorkflowID
 
-    def call(c: DBOSClient, i: str) -> str:
-        from dbos import SetWorkflowID
-
-        with (
-            SetWorkflowID(forked_workflow_id)
-            if forked_workflow_id is not None
-            else contextlib.nullcontext()
-        ):
-            return c.fork_workflow(
-                i,
-                start_step,
-                application_version=application_version,
-                queue_name=queue_name,
-                queue_partition_key=keys[i],
-                timeout_seconds=timeout_seconds,
-            ).get_workflow_id()
-
-    return _one(db, "fork", workflow_id, call, dry_run)
-
-
-def check_timeout(timeout_seconds: float | None) -> None:
-    if timeout_seconds is not None and not timeout_seconds > 0:
-        raise InvalidInput("--timeout: must be positive")
+    with (
+        client(db) as c,
+        SetWorkflowID(forked_workflow_id)
+        if forked_workflow_id is not None
+        else contextlib.nullcontext(),
+    ):
+        new_id = c.fork_workflow(
+            workflow_id,
+            start_step,
+            application_version=application_version,
+            queue_name=queue_name,
+            queue_partition_key=keys[workflow_id],
+            timeout_seconds=timeout_seconds,
+        ).get_workflow_id()
+    return replace(outcome, new_workflow_id=new_id)
 
 
-def rewind(
-    db: Database,
-    workflow_id: str,
+# --- the workflow verbs (qctl.core.verbs) --------------------------------------------
+
+
+UNFINISHED = tuple(s for s in reads.STATUSES if s not in reads.FINISHED)
+"""PENDING, ENQUEUED, DELAYED: a workflow an executor will still run."""
+CANCELLABLE = (*UNFINISHED, "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
+"""What ``cancel_workflows`` changes: all but SUCCESS and ERROR (which it leaves alone)
+and CANCELLED (already so)."""
+RESUMABLE = ("CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED", *UNFINISHED)
+"""What ``resume_workflows`` re-enqueues: all but SUCCESS and ERROR."""
+FINISHED_REASONS = {s: f"{s}: already finished" for s in reads.FINISHED}
+
+Row = Mapping[str, Any]
+Call = Callable[[Database, "DBOSClient", list[str]], Mapping[str, str] | None]
+"""The client's call on the workflows of a batch the verb takes; what it refused (and
+why), if anything."""
+
+
+def selection_filter(f: reads.WorkflowFilter) -> dict[str, Any]:
+    """A ``WorkflowFilter`` as a ``Selection``'s filter (JSON, for plan files and the
+    audit trail): its fields, the statuses as ``states``."""
+    where = {x.name: getattr(f, x.name) for x in fields(f) if x.name != "status"}
+    return {**where, "states": list(f.status) or None}
+
+
+def _filter(where: Mapping[str, Any]) -> reads.WorkflowFilter:
+    rest = {k: v for k, v in where.items() if k != "states"}
+    return reads.WorkflowFilter(**rest, status=tuple(where["states"]))
+
+
+def _targets(rows: list[dict[str, Any]]) -> list[Target]:
+    return [Target(str(r["workflow_uuid"]), r["status"], r["name"] or "") for r in rows]
+
+
+def _page(db: Database, where: Mapping[str, Any], after: str | None, n: int) -> list[Target]:
+    return _targets(reads.target_page(db, _filter(where), after, n))
+
+
+def _lookup(db: Database, ids: Sequence[str]) -> list[Target]:
+    return _targets(reads.target_states(db, ids))
+
+
+def _through_client(
+    accepts: tuple[str, ...], call: Call, became: Callable[[Row, Row | None], bool]
+) -> Callable[[Database, list[str]], Written]:
+    """A verb's write: the batch's statuses read, the client's call on those the verb
+    takes, then read again: done are those the call changed as ``became`` says
+    (``before``, ``after``: None when the row is gone)."""
+
+    def write(db: Database, ids: list[str]) -> Written:
+        before = {r["workflow_uuid"]: r for r in reads.target_states(db, ids)}
+        taken = [i for i in ids if i in before and before[i]["status"] in accepts]
+        if not taken:
+            return Written([])
+        with timeouts(db):
+            refused = dict(call(db, shared_client(db), taken) or {})
+        after = {r["workflow_uuid"]: r for r in reads.target_states(db, taken)}
+        done = [i for i in taken if i not in refused and became(before[i], after.get(i))]
+        return Written(done, refused)
+
+    return write
+
+
+def _now(status: str) -> Callable[[Row, Row | None], bool]:
+    """The workflow is in ``status`` now, moved there by the call (or, already in it,
+    written by the call: its ``updated_at``)."""
+    return lambda b, a: (
+        a is not None
+        and a["status"] == status
+        and (b["status"] != status or a["updated_at"] != b["updated_at"])
+    )
+
+
+def _verb(
+    name: str, past: str, accepts: tuple[str, ...], effect: str, **rest: Any
+) -> Verb[Database]:
+    return Verb[Database](
+        system="dbos",
+        noun="workflows",
+        name=name,
+        past=past,
+        accepts=accepts,
+        effect=effect,
+        page=_page,
+        lookup=_lookup,
+        **rest,
+    )
+
+
+CANCEL = _verb(
+    "cancel",
+    "cancelled",
+    CANCELLABLE,
+    "mark CANCELLED and take off their queues (DBOSClient.cancel_workflows; a running"
+    " one stops when it next starts a step)",
+    write=_through_client(
+        CANCELLABLE, lambda db, c, ids: c.cancel_workflows(ids), _now("CANCELLED")
+    ),
+    reasons={s: r for s, r in FINISHED_REASONS.items() if s not in CANCELLABLE},
+)
+"""``workflows cancel``: DBOS's ``cancel_workflows``."""
+
+
+def resume(queue_name: str | None = None) -> Verb[Database]:
+    """``workflows resume``: DBOS's ``resume_workflows``, onto ``queue_name`` (else
+    DBOS's internal queue); an executor runs each from its last completed step."""
+
+    def call(db: Database, c: DBOSClient, ids: list[str]) -> None:
+        c.resume_workflows(ids, queue_name=queue_name)
+
+    return _verb(
+        "resume",
+        "resumed",
+        RESUMABLE,
+        f"re-enqueue on {queue_name or reads.INTERNAL_QUEUE} to run from their last"
+        " completed step (DBOSClient.resume_workflows)",
+        write=_through_client(RESUMABLE, call, _now("ENQUEUED")),
+        reasons={
+            s: f"{s}: resume does not take it; use rewind or fork" for s in ("SUCCESS", "ERROR")
+        },
+    )
+
+
+DELETE = _verb(
+    "delete",
+    "deleted",
+    reads.STATUSES,
+    "delete with their steps, inputs, outputs, events, messages and streams"
+    " (DBOSClient.delete_workflows)",
+    write=_through_client(
+        reads.STATUSES, lambda db, c, ids: c.delete_workflows(ids), lambda b, a: a is None
+    ),
+)
+"""``workflows delete``: DBOS's ``delete_workflows``, in any status (as DBOS's own)."""
+
+
+def _placed(
+    start_step: int,
+    queue_name: str | None,
+    queue_partition_key: str | None,
+    each: Callable[[DBOSClient, str, str | None], object],
+) -> Call:
+    """A fork's or rewind's call: each workflow (DBOSClient takes one at a time) with its
+    partition key, those ``placements`` refuses left out."""
+
+    def call(db: Database, c: DBOSClient, ids: list[str]) -> Mapping[str, str]:
+        keys, refused = placements(db, ids, start_step, queue_name, queue_partition_key)
+        for i in ids:
+            if i not in refused:
+                each(c, i, keys[i])
+        return refused
+
+    return call
+
+
+def _placement_caveats(
+    start_step: int, queue_name: str | None, queue_partition_key: str | None
+) -> Callable[[Database, list[str]], list[str]]:
+    def caveats(db: Database, ids: list[str]) -> list[str]:
+        _, refused = placements(db, ids, start_step, queue_name, queue_partition_key)
+        return [f"workflow {i} will be passed over: {why}" for i, why in refused.items()]
+
+    return caveats
+
+
+def fork_verb(
     start_step: int = 1,
     application_version: str | None = None,
     queue_name: str | None = None,
-    dry_run: bool = False,
     queue_partition_key: str | None = None,
-) -> WorkflowOutcome:
-    """Rewind a finished workflow to ``start_step`` under the same id: its history from
-    that step on is dropped and it is re-enqueued (on its own application version unless
-    ``application_version`` names another)."""
-    keys = placement(
-        db, [workflow_id], start_step, application_version, queue_name, queue_partition_key
-    )
-    return _one(
-        db,
-        "rewind",
-        workflow_id,
-        lambda c, i: (
-            c.rewind_workflow(
-                i,
-                start_step=start_step,
-                application_version=application_version,
-                queue_name=queue_name,
-                queue_partition_key=keys[i],
-            ).get_workflow_id()
-            and None
+    timeout_seconds: float | None = None,
+) -> Verb[Database]:
+    """``workflows fork`` of several: DBOS's ``fork_workflow`` on each (the originals stay
+    as they are; their forks are listed by ``workflows list --forked``)."""
+
+    def each(c: DBOSClient, i: str, key: str | None) -> object:
+        return c.fork_workflow(
+            i,
+            start_step,
+            application_version=application_version,
+            queue_name=queue_name,
+            queue_partition_key=key,
+            timeout_seconds=timeout_seconds,
+        )
+
+    return _verb(
+        "fork",
+        "forked",
+        reads.STATUSES,
+        f"start a new workflow with each one's inputs, from step {start_step}"
+        " (DBOSClient.fork_workflow)",
+        write=_through_client(
+            reads.STATUSES,
+            _placed(start_step, queue_name, queue_partition_key, each),
+            lambda b, a: a is not None,
         ),
-        dry_run,
+        caveats=_placement_caveats(start_step, queue_name, queue_partition_key),
+        batch=1,
     )
 
 
-def delete(
-    db: Database, workflow_id: str, delete_children: bool = False, dry_run: bool = False
-) -> WorkflowOutcome:
-    """Delete with its steps, inputs, outputs, events, messages and streams."""
-    return _one(
-        db,
-        "delete",
-        workflow_id,
-        lambda c, i: c.delete_workflow(i, delete_children=delete_children),
-        dry_run,
+def rewind(
+    start_step: int = 1,
+    application_version: str | None = None,
+    queue_name: str | None = None,
+    queue_partition_key: str | None = None,
+) -> Verb[Database]:
+    """``workflows rewind``: DBOS's ``rewind_workflow`` on each finished workflow (its
+    history from ``start_step`` on dropped, re-enqueued under the same id, on its own
+    application version unless ``application_version`` names another)."""
+
+    def each(c: DBOSClient, i: str, key: str | None) -> object:
+        return c.rewind_workflow(
+            i,
+            start_step=start_step,
+            application_version=application_version,
+            queue_name=queue_name,
+            queue_partition_key=key,
+        )
+
+    return _verb(
+        "rewind",
+        "rewound",
+        reads.FINISHED,
+        f"drop their history from step {start_step} on and re-enqueue them under the same"
+        " ids (DBOSClient.rewind_workflow)",
+        write=_through_client(
+            reads.FINISHED,
+            _placed(start_step, queue_name, queue_partition_key, each),
+            _now("ENQUEUED"),
+        ),
+        reasons={s: f"{s}: not finished" for s in UNFINISHED},
+        caveats=_placement_caveats(start_step, queue_name, queue_partition_key),
+        batch=1,
     )
 
 
-def set_delay(
-    db: Database, workflow_id: str, delay_until_epoch_ms: int, dry_run: bool = False
-) -> WorkflowOutcome:
-    """Move a DELAYED workflow's start to ``delay_until_epoch_ms``."""
-    return _one(
-        db,
+def set_delay(delay_until_epoch_ms: int) -> Verb[Database]:
+    """``workflows set-delay``: DBOS's ``set_workflow_delay`` on each DELAYED workflow
+    (its statement changes only a DELAYED one)."""
+    at = datetime.fromtimestamp(delay_until_epoch_ms / 1000, UTC)
+
+    def call(db: Database, c: DBOSClient, ids: list[str]) -> None:
+        for i in ids:
+            c.set_workflow_delay(i, delay_until_epoch_ms=delay_until_epoch_ms)
+
+    return _verb(
         "set-delay",
-        workflow_id,
-        lambda c, i: c.set_workflow_delay(i, delay_until_epoch_ms=delay_until_epoch_ms),
-        dry_run,
+        "delayed",
+        ("DELAYED",),
+        f"start at {at:%Y-%m-%d %H:%M:%S} UTC (DBOSClient.set_workflow_delay)",
+        write=_through_client(
+            ("DELAYED",),
+            call,
+            lambda b, a: a is not None and a["delay_until_epoch_ms"] == delay_until_epoch_ms,
+        ),
+        batch=1,
     )
 
 
-BulkCall = Callable[..., list[str | None] | None]
-"""A verb on a chunk of ids; a fork returns the new workflows' ids, in order."""
-
-
-def _each(call: Callable[..., str | None]) -> BulkCall:
-    """A bulk form of a DBOSClient call that takes one id (one statement per id)."""
-
-    def run(c: DBOSClient, ids: list[str], **options: Any) -> list[str | None]:
-        keys = options.pop("partition_keys", None)  # fork and rewind: each its own
-        return [
-            call(c, i, **options, **({"queue_partition_key": keys[i]} if keys else {})) for i in ids
-        ]
-
-    return run
-
-
-BULK_CALLS: dict[str, BulkCall] = {
-    "cancel": lambda c, ids: c.cancel_workflows(ids),
-    # resume keeps the ids: its handles are no new workflows (fork's are).
-    "resume": lambda c, ids, queue_name=None: (
-        c.resume_workflows(ids, queue_name=queue_name) and None
-    ),
-    "delete": lambda c, ids: c.delete_workflows(ids),
-    # DBOSClient has no bulk fork, rewind or delay: its one-workflow calls, id by id.
-    "fork": _each(
-        lambda c, i, start_step, **kw: c.fork_workflow(i, start_step, **kw).get_workflow_id()
-    ),
-    "rewind": _each(lambda c, i, **kw: c.rewind_workflow(i, **kw) and None),
-    "set-delay": _each(lambda c, i, **kw: c.set_workflow_delay(i, **kw)),
-}
-"""Each bulk verb on a chunk of ids, with DBOSClient's parameter names as options."""
-ONE_AT_A_TIME = frozenset({"fork", "rewind", "set-delay"})
-"""The verbs DBOSClient takes one workflow at a time: their chunks are one id each, so a
-failure part-way names the workflow it stopped at."""
-
-
-def bulk(
-    db: Database,
-    action: str,
-    targets: Sequence[Mapping[str, Any]],
-    dry_run: bool = False,
-    **options: Any,
-) -> BulkOutcome:
-    """``action`` on each of ``targets`` (rows with ``workflow_id``, ``name``,
-    ``status``): those whose status the verb does not accept are skipped and listed."""
-    verb = VERBS[action]
-    if "start_step" in options:
-        check_step(options["start_step"])
-    acted: list[WorkflowOutcome] = []
-    skipped: list[dict[str, str]] = []
-    for row in targets:
-        if row["status"] in verb.needs:
-            acted.append(
-                WorkflowOutcome(
-                    row["workflow_id"], row["name"] or "", action, row["status"], dry_run
-                )
-            )
-        else:
-            skipped.append(
-                {"workflow_id": row["workflow_id"], "status": row["status"], "reason": "status"}
-            )
-    if action in ("fork", "rewind") and acted:
-        options["partition_keys"] = placement(
-            db,
-            [o.workflow_id for o in acted],
-            options["start_step"],
-            options.get("application_version"),
-            options.get("queue_name"),
-            options.pop("queue_partition_key", None),
-        )
-    if acted and not dry_run:
-        acted = _call_in_chunks(db, action, acted, **options)
-    return BulkOutcome(action, acted, skipped, dry_run)
-
-
-def _call_in_chunks(
-    db: Database, action: str, acted: list[WorkflowOutcome], **options: Any
-) -> list[WorkflowOutcome]:
-    """``BULK_CALLS[action]`` on ``acted``, a chunk per client call (one id per call for
-    the verbs DBOSClient takes one at a time); a walk stopped part-way raises
-    ``qctl.core.bulk.Stopped`` reporting workflow by workflow."""
-    call = BULK_CALLS[action]
-    size = 1 if action in ONE_AT_A_TIME else BULK_CHUNK
-    chunks = [acted[i : i + size] for i in range(0, len(acted), size)]
-
-    def run(c: DBOSClient, chunk: list[WorkflowOutcome]) -> list[WorkflowOutcome]:
-        with timeouts(db):
-            new_ids = call(c, [o.workflow_id for o in chunk], **options) or [None] * len(chunk)
-        return [replace(o, new_workflow_id=n) for o, n in zip(chunk, new_ids, strict=True)]
-
-    with client(db) as c:
-        try:
-            report = core_bulk.each(chunks, lambda chunk: run(c, chunk), _chunk_key)
-        except core_bulk.Stopped as stop:
-            done = [o for part in stop.report.done for o in part]
-            after = chunks[len(stop.report.done) + 1 :]
-            stop.report = core_bulk.Report(
-                done=done,
-                failed=stop.report.failed,
-                not_tried=[o.workflow_id for part in after for o in part],
-            )
-            raise
-    return [o for part in report.done for o in part]
-
-
-def _chunk_key(chunk: list[WorkflowOutcome]) -> str:
-    first = chunk[0].workflow_id
-    return first if len(chunk) == 1 else f"{first} and {len(chunk) - 1} more (one call)"
-
-
-def ids_targets(db: Database, ids: Sequence[str]) -> list[reads.Target]:
-    """The rows of several ids typed by the operator (each must exist)."""
-    rows: list[reads.Target] = []
-    for text in ids:
-        row = _target(db, reads.resolve_id(db, text))
-        rows.append(
-            {"workflow_id": row["workflow_id"], "name": row["name"], "status": row["status"]}
-        )
-    return rows
+REWIND = rewind()
+VERBS = (CANCEL, resume(), DELETE, REWIND)
+"""The verbs with their default options, for the contract suite (``System.verbs``); a
+fork leaves its original as it was, and a delay needs its instant."""
 
 
 def unfinished_older_than(
     f: reads.WorkflowFilter, older_than_ms: int, now_ms: int | None = None
 ) -> reads.WorkflowFilter:
     """``f`` narrowed to what a global timeout cancels: workflows created more than
-    ``older_than_ms`` ago that have not finished (the statuses ``cancel`` takes, unless
-    ``f`` names statuses)."""
+    ``older_than_ms`` ago (cancel takes only the unfinished)."""
     if older_than_ms <= 0:
         raise InvalidInput("--older-than: must be positive")
     cutoff = (now_ms if now_ms is not None else int(time.time() * 1000)) - older_than_ms
-    end = cutoff if f.end_time is None else min(f.end_time, cutoff)
-    return replace(f, end_time=end, status=tuple(f.status) or VERBS["cancel"].needs)
+    return replace(f, end_time=cutoff if f.end_time is None else min(f.end_time, cutoff))
 
 
-def with_descendants(
-    db: Database, targets: Sequence[reads.Target], max_targets: int
-) -> list[reads.Target]:
-    """``targets`` and every workflow they started, at any depth (what DBOSClient's
-    ``cancel_children``/``delete_children`` reach), as the targets a bulk verb acts on:
-    the dry run lists exactly the tree the real run acts on. Refused over
-    ``max_targets``."""
-    given = {t["workflow_id"] for t in targets}
-    below = reads.descendants(db, list(given), max_targets - len(targets) + 1)
-    return core_bulk.capped(
-        [*targets, *(r for r in below if r["workflow_id"] not in given)],
-        max_targets,
-        "workflows (with their descendants)",
-    )
-
-
-def filter_targets(db: Database, f: reads.WorkflowFilter, limit: int) -> list[reads.Target]:
-    """Every workflow matching ``f`` (newest first), at most ``limit``."""
-    return reads.matching_ids(db, f, limit)
+def with_descendants(db: Database, selection: Selection, max_targets: int) -> Selection:
+    """The selected workflows and every workflow they started, at any depth (what
+    DBOSClient's ``cancel_children``/``delete_children`` reach), as ids: the plan lists
+    exactly the tree the run acts on. Refused over ``max_targets``."""
+    ids = list(selection.ids)
+    if selection.by == "filter":
+        f = _filter({**selection.filter, "states": selection.filter.get("states") or ()})
+        ids = [r["workflow_id"] for r in reads.matching_ids(db, f, max_targets + 1)]
+    below = [r["workflow_id"] for r in reads.descendants(db, ids, max_targets + 1)]
+    tree = list(dict.fromkeys([*ids, *below]))
+    if len(tree) > max_targets:
+        raise InvalidInput(
+            f"more than {max_targets} workflows (with their descendants) match:"
+            " narrow the selection or raise --max"
+        )
+    return Selection.of_ids(tree, by=f"{selection.by} with descendants")
 
 
 # --- schedules (DBOSClient) ----------------------------------------------------------
@@ -738,8 +741,6 @@ def set_latest_version(
 # --- garbage collection (qctl's SQL: DBOS has none) ----------------------------------
 
 
-UNFINISHED = tuple(s for s in reads.STATUSES if s not in reads.FINISHED)
-"""PENDING, ENQUEUED, DELAYED: a workflow an executor will still run."""
 KEPT_REASONS = {
     "unfinished_ancestor": "an ancestor is unfinished and may still wait for its result",
     "unfinished_descendant": "a descendant is unfinished and may still read its events or messages",
@@ -769,6 +770,9 @@ class VacuumOutcome:
     """Workflows old enough but kept, per reason (``KEPT_REASONS``)."""
     analyzed: bool = False
     """PostgreSQL: the table's statistics were refreshed after the deletes."""
+    tables: dict[str, int] = field(default_factory=dict)
+    """Rows deleted (or that would be) per table: the workflows' own and what the
+    status rows' delete cascades to."""
 
 
 def _walk(db: Database, column: str, first: str, statuses: list[str], lock: str) -> Any:
@@ -883,7 +887,10 @@ def vacuum_workflows(
             + ", ".join(reads.FINISHED)
         )
     if older_than_ms <= 0:
-        raise InvalidInput("--older-than: must be positive")
+        raise InvalidInput(
+            "--older-than: 0 would delete every finished workflow, however recent;"
+            " give an age above 0"
+        )
     if keep_last < 0:
         raise InvalidInput("--keep-last: must not be negative")
     cutoff = (now_ms if now_ms is not None else int(time.time() * 1000)) - older_than_ms
@@ -901,6 +908,7 @@ def vacuum_workflows(
         _walk(db, "created_at", "completed_at IS NULL AND", statuses, lock),
     ]
     kept: dict[str, int] = {}
+    tables = dict.fromkeys(WORKFLOW_TABLES, 0)
     deleted = 0
 
     def take(walk: Any, rows: int) -> int:
@@ -910,14 +918,22 @@ def vacuum_workflows(
         for reason in reasons.values():
             kept[reason] = kept.get(reason, 0) + 1
         doomed = [i for i in ids if i not in reasons]
-        if doomed and not dry_run:
-            _delete_rows(db, doomed)
+        if doomed:
+            for table, n in _rows_of(db, doomed).items():
+                tables[table] += n
+            if not dry_run:
+                _delete_rows(db, doomed)
         deleted += len(doomed)
         return len(ids)
 
     def record(**fields: Any) -> VacuumOutcome:
         return VacuumOutcome(
-            "vacuum", older_than_ms=older_than_ms, status=statuses, keep_last=keep_last, **fields
+            "vacuum",
+            older_than_ms=older_than_ms,
+            status=statuses,
+            keep_last=keep_last,
+            tables=tables,
+            **fields,
         )
 
     if dry_run:
@@ -962,6 +978,30 @@ def _analyze(db: Database) -> bool:
     except psycopg.errors.InsufficientPrivilege:
         return False
     return True
+
+
+WORKFLOW_TABLES = {
+    "workflow_status": "workflow_uuid",
+    "workflow_input": "workflow_uuid",
+    "workflow_output": "workflow_uuid",
+    "operation_outputs": "workflow_uuid",
+    "notifications": "destination_uuid",
+    "workflow_events": "workflow_uuid",
+    "workflow_events_history": "workflow_uuid",
+    "streams": "workflow_uuid",
+}
+"""The tables holding a workflow's rows, and the column naming it (DBOS's migrations,
+``dbos/_migration.py``)."""
+
+
+def _rows_of(db: Database, ids: list[str]) -> dict[str, int]:
+    """The rows of each ``WORKFLOW_TABLES`` table that deleting ``ids`` removes."""
+    marks = ", ".join(["%s"] * len(ids))
+    counts = {}
+    for table, column in WORKFLOW_TABLES.items():
+        row = db.one(f"SELECT count(*) AS n FROM {{t}}{table} WHERE {column} IN ({marks})", ids)
+        counts[table] = int(row["n"]) if row else 0
+    return counts
 
 
 def _delete_rows(db: Database, ids: list[str]) -> None:

@@ -51,12 +51,20 @@ class Database(SqlDatabase):
 
     def __init__(self, dsn: str, schema: str = "", **session: Any) -> None:
         """``session``: ``SqlDatabase``'s (``read_only``, the timeouts)."""
+        self.dbos_client: Any = None
+        """The ``DBOSClient`` a verb's batches share (``actions.shared_client``)."""
         super().__init__(dsn, schema, **session)
         self.version = self._check_version()
 
     def hint(self, channel: str, payload: str) -> Hint:
         workflow, _, _ = payload.partition("::")
         return Hint(self.channels[channel], ids=(workflow,) if workflow else ())
+
+    def close(self) -> None:
+        if self.dbos_client is not None:
+            self.dbos_client.destroy()
+            self.dbos_client = None
+        super().close()
 
     def _connect_sqlite(self) -> Any:
         conn = super()._connect_sqlite()

@@ -588,6 +588,40 @@ def matching_ids(db: Database, f: WorkflowFilter, limit: int) -> list[Target]:
     )
 
 
+def target_page(
+    db: Database, f: WorkflowFilter, after: str | None, limit: int
+) -> list[dict[str, Any]]:
+    """A keyset page, in id order after ``after``, of the workflows ``f`` matches: id,
+    status and name only (a verb's selection; nothing is decoded)."""
+    where, params = filter_sql(db, f)
+    if after is not None:
+        where += " AND ws.workflow_uuid > %s"
+        params.append(after)
+    return db.all(
+        "SELECT ws.workflow_uuid, ws.status, ws.name FROM {t}workflow_status ws"
+        f" WHERE {where} ORDER BY ws.workflow_uuid LIMIT %s",
+        [*params, limit],
+    )
+
+
+def target_states(db: Database, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """Id, status, name, ``updated_at`` and ``delay_until_epoch_ms`` of those of ``ids``
+    that exist (a verb's re-check around its write), 500 ids a statement (SQLite's
+    parameter limit)."""
+    found: list[dict[str, Any]] = []
+    for i in range(0, len(ids), 500):
+        where: list[str] = []
+        params: list[Any] = []
+        _in("workflow_uuid", ids[i : i + 500], where, params)
+        found += db.all(
+            "SELECT workflow_uuid, status, name, updated_at, delay_until_epoch_ms"
+            " FROM {t}workflow_status"
+            f" WHERE {where[0]}",
+            params,
+        )
+    return found
+
+
 def resolve_id(db: Database, text: str) -> str:
     """A workflow id typed whole, or a prefix of one (at least 4 characters): unique, or
     the top-level workflow whose id begins every match; an ambiguous one lists some."""

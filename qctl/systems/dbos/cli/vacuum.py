@@ -23,55 +23,53 @@ from qctl.systems.dbos.cli.filters import Many
 app = group("vacuum")
 
 
-@app.command("workflows")
-def vacuum_workflows(
+Statuses = Annotated[
+    Many,
+    typer.Option(
+        "--state",
+        "--status",
+        metavar="STATUS",
+        help="Only these finished statuses (--status: DBOS's word; default: "
+        + ", ".join(reads.FINISHED)
+        + ").",
+        autocompletion=complete.choices(reads.FINISHED),
+    ),
+]
+Batch = Annotated[
+    int,
+    typer.Option(
+        "--batch",
+        metavar="N",
+        min=1,
+        help="At most N workflows per transaction (fewer while transactions run long).",
+    ),
+]
+KeepLast = Annotated[
+    int,
+    typer.Option(
+        "--keep-last",
+        metavar="N",
+        min=0,
+        help="Keep the N newest finished workflows of each name, however old.",
+    ),
+]
+
+
+def _vacuum(
     ctx: typer.Context,
-    older_than: common.Retention,
-    status: Annotated[
-        Many,
-        typer.Option(
-            "--state",
-            "--status",
-            metavar="STATUS",
-            help="Only these finished statuses (--status: DBOS's word; default: "
-            + ", ".join(reads.FINISHED)
-            + ").",
-            autocompletion=complete.choices(reads.FINISHED),
-        ),
-    ] = None,
-    batch: Annotated[
-        int,
-        typer.Option(
-            "--batch",
-            metavar="N",
-            min=1,
-            help="At most N workflows per transaction (fewer while transactions run long).",
-        ),
-    ] = actions.VACUUM_BATCH,
-    keep_last: Annotated[
-        int,
-        typer.Option(
-            "--keep-last",
-            metavar="N",
-            min=0,
-            help="Keep the N newest finished workflows of each name, however old.",
-        ),
-    ] = 0,
-    dry_run: DryRun = False,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    verb: str,
+    older_than: str,
+    status: Many,
+    batch: int,
+    keep_last: int,
+    dry_run: bool,
+    yes: bool,
+    output: OutputFormat,
 ) -> None:
-    """Delete old finished workflows with their steps, inputs, outputs, events, messages
-    and streams, in short transactions. PENDING, ENQUEUED and DELAYED workflows are never
-    touched, nor is a finished workflow in a tree with an unfinished one (its parent may
-    still read its result, a child its events); the report counts what was kept and why.
-    On SQLite the application's writers get the database between batches; on PostgreSQL
-    the table is analyzed afterwards. (Open-source DBOS has no garbage collection of its
-    own.)"""
     keep = common.duration(older_than, "--older-than") or timedelta(0)
     statuses = [s.upper() for s in status or []] or list(reads.FINISHED)
     ms = int(keep.total_seconds() * 1000)
-    db = writable(ctx, "vacuum workflows", dry_run)
+    db = writable(ctx, f"vacuum {verb}", dry_run)
     options = {"batch": batch, "keep_last": keep_last}
     if not dry_run:
         # Validate (and count) before asking.
@@ -84,8 +82,10 @@ def vacuum_workflows(
             )
     result = actions.vacuum_workflows(db, ms, statuses, dry_run=dry_run, **options)
     word = "would delete" if dry_run else "deleted"
+    # One row per table and what it removed, as every system's vacuum reports.
+    tables = [{"table": t, "removed": n} for t, n in result.tables.items()]
     report(
-        result.__dict__,
+        {**result.__dict__, "verb": f"vacuum {verb}", "system": "dbos", "tables": tables},
         f"{word} {result.count} DBOS workflow(s) ({', '.join(result.status)}) finished more"
         f" than {older_than} ago"
         + ("" if dry_run else f" in {result.batches} batch(es)")
@@ -93,6 +93,32 @@ def vacuum_workflows(
         dry_run,
         output,
     )
+
+
+def vacuum_workflows(
+    ctx: typer.Context,
+    older_than: common.Retention,
+    status: Statuses = None,
+    batch: Batch = actions.VACUUM_BATCH,
+    keep_last: KeepLast = 0,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete old finished workflows with their steps, inputs, outputs, events, messages
+    and streams, in short transactions. PENDING, ENQUEUED and DELAYED workflows are never
+    touched, nor is a finished workflow in a tree with an unfinished one (its parent may
+    still read its result, a child its events); the report counts what was kept and
+    why, and the rows removed per table. On SQLite the application's writers get the
+    database between batches; on PostgreSQL the table is analyzed afterwards.
+    (Open-source DBOS has no garbage collection of its own.)"""
+    verb = ctx.info_name or "workflows"
+    _vacuum(ctx, verb, older_than, status, batch, keep_last, dry_run, yes, output)
+
+
+# Workflows are all DBOS has to vacuum: `vacuum all`, every system's verb, is the same.
+app.command("all")(vacuum_workflows)
+app.command("workflows")(vacuum_workflows)
 
 
 def _kept(result: actions.VacuumOutcome) -> str:

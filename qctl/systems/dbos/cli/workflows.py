@@ -4,13 +4,14 @@ cancel, resume, delete, fork, rewind, set-delay, one workflow or many."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from qctl.cli import common
+from qctl.cli import common, verbs
 from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import (
     OutputFormat,
@@ -20,8 +21,9 @@ from qctl.cli.output import (
     page_note,
     stream_listing,
 )
-from qctl.core import bulk
+from qctl.cli.verbs import PlanIn, PlanOut
 from qctl.core.errors import NoSuchName
+from qctl.core.verbs import Selection, Verb
 from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.cli.base import (
     database,
@@ -34,6 +36,7 @@ from qctl.systems.dbos.cli.base import (
     writable,
 )
 from qctl.systems.dbos.cli.filters import filtered
+from qctl.systems.dbos.database import Database
 from qctl_store.errors import InvalidInput
 
 app = group("workflows")
@@ -252,88 +255,52 @@ def messages(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE)
     )
 
 
-def _record(
-    action: str,
-    acted: list[actions.WorkflowOutcome],
-    skipped: list[dict[str, str]],
-    dry_run: bool,
-) -> dict[str, Any]:
-    """Every workflow verb's one JSON shape, for one id as for many: the ids it acted on
-    (or would), a result per workflow, what it skipped; a fork's new ids in
-    ``new_workflow_ids`` (in the order of ``workflow_ids``; empty in a dry run)."""
-    record: dict[str, Any] = {
-        "action": action,
-        "count": len(acted),
-        "dry_run": dry_run,
-        "workflow_ids": [o.workflow_id for o in acted],
-        "results": [o.__dict__ for o in acted],
-        "skipped": skipped,
-    }
-    if action == "fork":
-        record["new_workflow_ids"] = [o.new_workflow_id for o in acted if o.new_workflow_id]
-    return record
+def _selection(db: Database, ids: list[str] | None, f: reads.WorkflowFilter) -> Selection | None:
+    """Workflows by id (whole or a unique prefix), or by filter; None when neither is
+    given."""
+    if ids and not f.empty():
+        raise InvalidInput("give workflow ids or filter options, not both")
+    if ids:
+        return Selection.of_ids([reads.resolve_id(db, i) for i in ids])
+    return None if f.empty() else Selection(filter=actions.selection_filter(f))
 
 
-def _single(outcome: actions.WorkflowOutcome, done: str, output: OutputFormat) -> None:
-    extra = f" as {outcome.new_workflow_id}" if outcome.new_workflow_id else ""
-    prefix = "would " if outcome.dry_run else ""
-    verb = outcome.action if outcome.dry_run else done
-    report(
-        _record(outcome.action, [outcome], [], outcome.dry_run),
-        f"{prefix}{verb} DBOS workflow {outcome.name} {outcome.workflow_id}"
-        f" ({outcome.status}){extra}",
-        outcome.dry_run,
-        output,
-    )
-
-
-def _bulk(
+def _act(
     ctx: typer.Context,
-    action: str,
-    done: str,
+    verb: Verb[Database],
     ids: list[str] | None,
     f: reads.WorkflowFilter,
     max_targets: int,
     dry_run: bool,
     yes: bool,
     output: OutputFormat,
-    tree: bool = False,
-    **options: Any,
+    plan_in: Path | None,
+    plan_out: Path | None,
+    children: bool = False,
+    check: Callable[[Database, Sequence[str]], object] | None = None,
 ) -> None:
-    """A verb on several ids, or on everything ``f`` matches (newest first); with
-    ``tree``, on their descendants too."""
-    db = writable(ctx, f"workflows {action}", dry_run)
-    bulk.select(ids, not f.empty(), f"workflows {action}", "workflow")
-    if ids:
-        targets = actions.ids_targets(db, ids)
-        if _one_id(ids, f) and not tree:
-            actions.check(action, targets[0])
-    else:
-        targets = bulk.capped(
-            actions.filter_targets(db, f, max_targets + 1), max_targets, "workflows"
-        )
-    given = {t["workflow_id"] for t in targets}
-    if tree:
-        targets = actions.with_descendants(db, targets, max_targets)
-    verb = actions.VERBS[action]
-    runnable = sum(1 for t in targets if t["status"] in verb.needs)
-    if not dry_run and runnable:
-        question = action.replace("-", " ").capitalize()
-        common.confirm(f"{question} {runnable} DBOS workflow(s)?", yes)
-    with common.reported(output):
-        result = actions.bulk(db, action, targets, dry_run=dry_run, **options)
-    record = _record(action, result.acted, result.skipped, result.dry_run)
-    if tree:
-        record["descendants"] = len(targets) - len(given)
-    skipped = verb.skipped([s["status"] for s in result.skipped])
-    if tree:
-        skipped = f" ({len(targets) - len(given)} of them descendants){skipped}"
-    if dry_run:
-        would = f"would {action} {result.count} DBOS workflow(s){skipped}"
-        sample = result.acted[: bulk.SAMPLE]
-        common.dry_run_report(record, would, output, sample, ["workflow_id", "name", "status"])
-        return
-    emit_result(record, f"{done} {result.count} DBOS workflow(s){skipped}", output)
+    """``verb`` through the verb engine (``qctl.cli.verbs.act``); with ``children``, on
+    every workflow the selected ones started too; ``check`` refuses a fork's or
+    rewind's options, and a workflow named by id that they cannot take, before any
+    question."""
+    db = writable(ctx, verb.title, dry_run or plan_out is not None)
+    selection = _selection(db, ids, f)
+    if check is not None:
+        check(db, selection.ids if selection is not None else ())
+    if children and selection is not None:
+        selection = actions.with_descendants(db, selection, max_targets)
+    verbs.act(
+        ctx,
+        verb,
+        db,
+        selection,
+        max_targets=max_targets,
+        dry_run=dry_run,
+        yes=yes,
+        output=output,
+        plan_in=plan_in,
+        plan_out=plan_out,
+    )
 
 
 OlderThan = Annotated[
@@ -349,7 +316,7 @@ Children = Annotated[
     typer.Option(
         "--children",
         help="Every workflow they started too, at any depth (DBOSClient's cancel_children"
-        " / delete_children); the dry run lists them.",
+        " / delete_children); the plan lists them.",
     ),
 ]
 
@@ -364,17 +331,20 @@ def cancel(
     children: Children = False,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Cancel workflows: DBOS marks them CANCELLED and takes them off their queue; a
-    running one stops when it next starts a step. ``--older-than D``: a global timeout,
-    every unfinished workflow created more than D ago (with the filters). --children:
-    their descendants too."""
+    running one stops when it next starts a step. By id, or every unfinished workflow
+    the filters match. ``--older-than D``: a global timeout, every unfinished workflow
+    created more than D ago (with the filters). --children: their descendants too."""
     if older_than is not None:
         age = common.duration(older_than, "--older-than") or timedelta(0)
         f = actions.unfinished_older_than(f, int(age.total_seconds() * 1000))
-    _bulk(ctx, "cancel", "cancelled", ids, f, max_targets, dry_run, yes, output, children)
+    _act(ctx, actions.CANCEL, ids, f, max_targets, dry_run, yes, output, plan_in, plan_out,
+         children)  # fmt: skip
 
 
 OnQueue = Annotated[
@@ -394,13 +364,17 @@ def resume(
     on_queue: OnQueue = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Resume workflows from their last completed step: re-enqueued for an executor.
-    DBOS cannot resume ERROR (or SUCCESS) workflows: `rewind` runs one again under its id
-    from a step, `fork` as a new workflow."""
-    _bulk(ctx, "resume", "resumed", ids, f, max_targets, dry_run, yes, output, queue_name=on_queue)
+    """Resume workflows from their last completed step: re-enqueued for an executor
+    (DBOS's resume_workflows). DBOS cannot resume ERROR (or SUCCESS) workflows: they are
+    passed over, and `rewind` runs one again under its id from a step, `fork` as a new
+    workflow."""
+    _act(ctx, actions.resume(on_queue), ids, f, max_targets, dry_run, yes, output, plan_in,
+         plan_out)  # fmt: skip
 
 
 @app.command("delete")
@@ -412,12 +386,15 @@ def delete(
     children: Children = False,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Delete workflows with their steps, inputs, outputs, events, messages and streams
     (DBOS's delete_workflows). --children: their descendants too."""
-    _bulk(ctx, "delete", "deleted", ids, f, max_targets, dry_run, yes, output, children)
+    _act(ctx, actions.DELETE, ids, f, max_targets, dry_run, yes, output, plan_in, plan_out,
+         children)  # fmt: skip
 
 
 FromStep = Annotated[
@@ -439,7 +416,7 @@ PartitionKey = Annotated[
         "--partition-key",
         metavar="KEY",
         help="The queue_partition_key on a partitioned --on-queue (default: the"
-        " workflow's own; refused when it has none).",
+        " workflow's own; a workflow with none is passed over).",
     ),
 ]
 
@@ -466,49 +443,53 @@ def fork(
     partition_key: PartitionKey = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Start new workflows with these ones' inputs: the steps before --from-step are
-    copied, the rest run again; the originals stay as they are."""
+    copied, the rest run again; the originals stay as they are. One id: the new
+    workflow's id is printed (no question, as DBOS's own `dbos workflow fork`)."""
     actions.check_step(from_step)
     timeout_seconds = None
     if timeout is not None:
         timeout_seconds = (common.duration(timeout, "--timeout") or timedelta(0)).total_seconds()
         actions.check_timeout(timeout_seconds)
-    one = _one_id(ids, f)
-    if one is None:
-        if forked_workflow_id is not None:
-            raise InvalidInput("--forked-workflow-id names one fork: give one workflow id")
-        options: dict[str, Any] = {
-            "start_step": from_step,
-            "application_version": application_version,
-            "queue_name": on_queue,
-            "timeout_seconds": timeout_seconds,
-            "queue_partition_key": partition_key,
-        }
-        _bulk(ctx, "fork", "forked", ids, f, max_targets, dry_run, yes, output, **options)
+    if ids and len(ids) == 1 and f.empty() and plan_in is None and plan_out is None:
+        db = writable(ctx, "workflows fork", dry_run)
+        outcome = actions.fork(
+            db,
+            reads.resolve_id(db, ids[0]),
+            from_step,
+            application_version,
+            on_queue,
+            dry_run,
+            queue_partition_key=partition_key,
+            forked_workflow_id=forked_workflow_id,
+            timeout_seconds=timeout_seconds,
+        )
+        word = "would fork" if dry_run else "forked"
+        made = f" as {outcome.new_workflow_id}" if outcome.new_workflow_id else ""
+        report(
+            outcome.__dict__,
+            f"{word} DBOS workflow {outcome.name} {outcome.workflow_id} ({outcome.status}){made}",
+            dry_run,
+            output,
+        )
         return
-    # One fork only adds a workflow: no question, as DBOS's own `dbos workflow fork`.
-    db = writable(ctx, "workflows fork", dry_run)
-    outcome = actions.fork(
-        db,
-        reads.resolve_id(db, one),
-        from_step,
-        application_version,
-        on_queue,
-        dry_run,
-        queue_partition_key=partition_key,
-        forked_workflow_id=forked_workflow_id,
-        timeout_seconds=timeout_seconds,
-    )
-    _single(outcome, "forked", output)
+    if forked_workflow_id is not None:
+        raise InvalidInput("--forked-workflow-id names one fork: give one workflow id")
+    verb = actions.fork_verb(from_step, application_version, on_queue, partition_key,
+                             timeout_seconds)  # fmt: skip
+    _act(ctx, verb, ids, f, max_targets, dry_run, yes, output, plan_in, plan_out,
+         check=_placement(from_step, application_version, on_queue, partition_key))  # fmt: skip
 
 
-def _one_id(ids: list[str] | None, f: reads.WorkflowFilter) -> str | None:
-    """The id of a verb given exactly one id and no filter: refused (exit 3) in a status
-    the verb does not take, where several ids or a filter skip such workflows."""
-    return ids[0] if ids and len(ids) == 1 and f.empty() else None
+def _placement(
+    start_step: int, version: str | None, queue: str | None, key: str | None
+) -> Callable[[Database, Sequence[str]], object]:
+    return lambda db, ids: actions.check_placed(db, ids, start_step, version, queue, key)
 
 
 @app.command("rewind")
@@ -523,28 +504,17 @@ def rewind(
     partition_key: PartitionKey = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Rewind finished workflows to --from-step under the same ids: their history from
-    that step on is discarded and they run again."""
-    options: dict[str, Any] = {
-        "start_step": from_step,
-        "application_version": application_version,
-        "queue_name": on_queue,
-        "queue_partition_key": partition_key,
-    }
-    actions.check_step(from_step)  # before any question
-    one = _one_id(ids, f)
-    if one is None:
-        _bulk(ctx, "rewind", "rewound", ids, f, max_targets, dry_run, yes, output, **options)
-        return
-    db = writable(ctx, "workflows rewind", dry_run)
-    wf_id = reads.resolve_id(db, one)
-    if not dry_run:
-        actions.rewind(db, wf_id, dry_run=True, **options)  # refusals before the question
-        common.confirm(f"Rewind DBOS workflow {wf_id} to step {from_step}?", yes)
-    _single(actions.rewind(db, wf_id, dry_run=dry_run, **options), "rewound", output)
+    that step on is discarded and they run again (DBOS's rewind_workflow)."""
+    actions.check_step(from_step)
+    verb = actions.rewind(from_step, application_version, on_queue, partition_key)
+    _act(ctx, verb, ids, f, max_targets, dry_run, yes, output, plan_in, plan_out,
+         check=_placement(from_step, application_version, on_queue, partition_key))  # fmt: skip
 
 
 @app.command("set-delay")
@@ -561,6 +531,8 @@ def set_delay(
     ] = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
@@ -572,17 +544,8 @@ def set_delay(
         if delay is not None
         else common.instant(until, "--until")
     )
-    options: dict[str, Any] = {"delay_until_epoch_ms": to_ms(at) or 0}
-    one = _one_id(ids, f)
-    if one is None:
-        _bulk(ctx, "set-delay", "delayed", ids, f, max_targets, dry_run, yes, output, **options)
-        return
-    db = writable(ctx, "workflows set-delay", dry_run)
-    wf_id = reads.resolve_id(db, one)
-    if not dry_run:
-        actions.set_delay(db, wf_id, dry_run=True, **options)
-        common.confirm(f"Delay DBOS workflow {wf_id} until {at:%Y-%m-%d %H:%M:%S}?", yes)
-    _single(actions.set_delay(db, wf_id, dry_run=dry_run, **options), "delayed", output)
+    verb = actions.set_delay(to_ms(at) or 0)
+    _act(ctx, verb, ids, f, max_targets, dry_run, yes, output, plan_in, plan_out)
 
 
 @app.command("send")

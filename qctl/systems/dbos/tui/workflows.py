@@ -4,7 +4,7 @@ with the workflow actions of ``qctl.systems.dbos.actions`` on either."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -16,6 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Static, Tree
 
 from qctl.core.parse import parse_duration
+from qctl.core.verbs import MAX_TARGETS, Selection, Verb
 from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.tui import cells
 from qctl.tui import fmt, widgets
@@ -28,11 +29,7 @@ if TYPE_CHECKING:
     from qctl.systems.dbos.database import Database
 
 PAGE = 100
-MATCHING_CAP = 10_000
-"""At most this many workflows for ``*`` (every match), as the command line's ``--max``."""
 TREE_NODES = 200
-TREE_SHOWN = 5
-"""Workflow ids a tree action's question names (then how many more)."""
 TIMELINE_STEPS = 500
 """Steps of a workflow's tree on the detail's timeline."""
 """Child workflows drawn in a detail's tree (breadth first, one read per level)."""
@@ -84,83 +81,47 @@ def parse_filter(text: str, status: str | None = None) -> reads.WorkflowFilter:
 
 
 class WorkflowActions(Dashboarded):
-    """The workflow verbs on the workflow ``current_workflow`` names (a list row or a
-    detail), or on ``marked`` ones: each is ``qctl.systems.dbos.actions``' as ``qctl
-    workflows`` runs it, its dry run first (the status check), then one confirmation."""
+    """The workflow verbs (``qctl.systems.dbos.actions``' declarations, run by the verb
+    engine as ``qctl workflows`` runs them) on the marked workflows, on every workflow
+    the filter matches (``*``), else on the one ``current_workflow`` names."""
 
     def current_workflow(self) -> Mapping[str, Any] | None:
         raise NotImplementedError
 
-    def marked_targets(self) -> tuple[str, Callable[[Database], list[reads.Target]]] | None:
-        """The marked workflows (how they are described, and a read of their rows), or
-        None: the verbs act on ``current_workflow``."""
+    def marked_selection(self) -> Selection | None:
+        """The marks, or the filter with ``*``; None: the verbs act on
+        ``current_workflow``."""
         return None
 
     def marks_done(self) -> None:
         """The marks were acted on."""
 
-    def _selected(self) -> Mapping[str, Any] | None:
-        wf = self.current_workflow()
-        if wf is None:
-            self.top.notify("no workflow selected", severity="warning")
-        return wf
-
     def _act(
         self,
-        verb: str,
-        one: Callable[[Database, str, bool], actions.WorkflowOutcome],
+        verb: Verb[Database],
         tree: bool = False,
-        **options: Any,
+        check: Callable[[Database, Sequence[str]], object] | None = None,
     ) -> None:
-        """``verb`` on the marked workflows, else on the selected one; with ``tree``, on
-        every workflow they started too, at any depth, as ``qctl workflows <verb>
-        --children`` does (``actions.with_descendants``, then ``actions.bulk``)."""
-        marked = self.marked_targets()
-        if marked is None and tree:
-            wf = self._selected()
+        """``verb`` on the selection; with ``tree``, on every workflow they started too,
+        at any depth, as ``qctl workflows <verb> --children`` does; ``check`` refuses
+        before the plan, as the command line does (a fork's or rewind's options, and a
+        marked workflow they cannot take)."""
+        chosen = self.marked_selection()
+        then = None if chosen is None else self.marks_done
+        if chosen is None:
+            wf = self.current_workflow()
             if wf is None:
+                self.top.notify("no workflow selected", severity="warning")
                 return
-            ids = [wf["workflow_id"]]
-            marked = ids[0], lambda db: actions.ids_targets(db, ids)
-        if marked is not None:
-            what, rows = marked
-            confirmed: list[reads.Target] = []
+            chosen = Selection.of_ids([wf["workflow_id"]])
+        picked = chosen
 
-            def plan(db: Database, dry_run: bool) -> actions.BulkOutcome:
-                # The real run acts on the rows the question counted: a filter read again
-                # after the confirmation could match workflows nobody confirmed.
-                if dry_run:
-                    confirmed[:] = rows(db)
-                    if tree:
-                        confirmed[:] = actions.with_descendants(db, confirmed, MATCHING_CAP)
-                return actions.bulk(db, verb, confirmed, dry_run, **options)
+        def read(db: Database) -> Selection:
+            if check is not None:
+                check(db, picked.ids)
+            return actions.with_descendants(db, picked, MAX_TARGETS) if tree else picked
 
-            def question(p: actions.BulkOutcome) -> str:
-                skipped = f" ({len(p.skipped)} skipped: another status)" if p.skipped else ""
-                if not tree:
-                    return f"{verb} {p.count} {what} DBOS workflow(s){skipped}?"
-                shown = ", ".join(o.workflow_id for o in p.acted[:TREE_SHOWN])
-                more = f", ... {p.count - TREE_SHOWN} more" if p.count > TREE_SHOWN else ""
-                return (
-                    f"{verb} the tree of {what}: {p.count} DBOS workflow(s) with their"
-                    f" descendants{skipped}? ({shown}{more})"
-                )
-
-            def done(p: actions.BulkOutcome) -> str:
-                self.marks_done()
-                return f"{verb}: {p.count} workflow(s)"
-
-            self.top.act(question, plan, done)
-            return
-        wf = self._selected()
-        if wf is None:
-            return
-        wf_id = wf["workflow_id"]
-        self.top.act(
-            lambda p: f"{verb} {p.status} DBOS workflow {p.workflow_id} ({p.name})?",
-            lambda db, dry_run: one(db, wf_id, dry_run),
-            lambda p: f"{verb}: {p.new_workflow_id or p.workflow_id}",
-        )
+        self.top.act_verb(verb, read if tree or check else chosen, then)
 
     def _ask(
         self, title: str, fields: list[tuple[str, str, str]], then: Callable[..., None]
@@ -177,37 +138,31 @@ class WorkflowActions(Dashboarded):
         self.top.push_screen(PromptDialog(title, fields), got)
 
     def action_wf_cancel(self) -> None:
-        self._act("cancel", lambda db, i, dry: actions.cancel(db, i, dry))
+        self._act(actions.CANCEL)
 
     def action_wf_delete(self) -> None:
-        self._act("delete", lambda db, i, dry: actions.delete(db, i, dry_run=dry))
+        self._act(actions.DELETE)
 
     def action_wf_cancel_tree(self) -> None:
-        self._act("cancel", lambda db, i, dry: actions.cancel(db, i, dry), tree=True)
+        self._act(actions.CANCEL, tree=True)
 
     def action_wf_delete_tree(self) -> None:
-        self._act("delete", lambda db, i, dry: actions.delete(db, i, dry_run=dry), tree=True)
+        self._act(actions.DELETE, tree=True)
 
     def action_wf_resume(self) -> None:
-        def then(queue: str) -> None:
-            q = queue or None
-            self._act("resume", lambda db, i, dry: actions.resume(db, i, q, dry), queue_name=q)
-
         self._ask(
             "resume: re-enqueued to run from its last completed step",
             [QUEUE_FIELD],
-            then,
+            lambda queue: self._act(actions.resume(queue or None)),
         )
 
     def action_wf_fork(self) -> None:
         def then(step: str, version: str, queue: str) -> None:
             n, v, q = step_number(step), version or None, queue or None
+            actions.check_step(n)
             self._act(
-                "fork",
-                lambda db, i, dry: actions.fork(db, i, n, v, q, dry),
-                start_step=n,
-                application_version=v,
-                queue_name=q,
+                actions.fork_verb(n, v, q),
+                check=lambda db, ids: actions.check_placed(db, ids, n, v, q, None),
             )
 
         self._ask(
@@ -223,11 +178,10 @@ class WorkflowActions(Dashboarded):
     def action_wf_rewind(self) -> None:
         def then(step: str, queue: str) -> None:
             n, q = step_number(step), queue or None
+            actions.check_step(n)
             self._act(
-                "rewind",
-                lambda db, i, dry: actions.rewind(db, i, n, queue_name=q, dry_run=dry),
-                start_step=n,
-                queue_name=q,
+                actions.rewind(n, queue_name=q),
+                check=lambda db, ids: actions.check_placed(db, ids, n, None, q, None),
             )
 
         self._ask(
@@ -239,12 +193,7 @@ class WorkflowActions(Dashboarded):
     def action_wf_delay(self) -> None:
         def then(delay: str) -> None:
             wait = parse_duration(delay)
-            ms = int((datetime.now(UTC) + wait).timestamp() * 1000)
-            self._act(
-                "set-delay",
-                lambda db, i, dry: actions.set_delay(db, i, ms, dry),
-                delay_until_epoch_ms=ms,
-            )
+            self._act(actions.set_delay(int((datetime.now(UTC) + wait).timestamp() * 1000)))
 
         self._ask(
             "delay: a DELAYED workflow starts after this long instead",
@@ -506,23 +455,12 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
         row: Mapping[str, Any] | None = self.current_row()
         return row
 
-    def marked_targets(self) -> tuple[str, Callable[[Database], list[reads.Target]]] | None:
+    def marked_selection(self) -> Selection | None:
         if self.all_marked:
-            f = self.filter
-
-            def matching(db: Database) -> list[reads.Target]:
-                rows = actions.filter_targets(db, f, MATCHING_CAP + 1)
-                if len(rows) > MATCHING_CAP:
-                    raise InvalidInput(
-                        f"more than {MATCHING_CAP} workflows match: narrow the filter"
-                    )
-                return rows
-
-            return "matching", matching
+            return Selection(filter=actions.selection_filter(self.filter))
         if self.marked:
-            ids = list(self.marked)
             # Read again when acted on: the statuses on screen may be a poll old.
-            return "marked", lambda db: actions.ids_targets(db, ids)
+            return Selection.of_ids(list(self.marked), by="marks")
         return None
 
     def marks_done(self) -> None:
