@@ -352,60 +352,38 @@ def counted_delete(
 
 @contextlib.contextmanager
 def reported(output: OutputFormat, noun: str = "") -> Iterator[None]:
-    """Around a bulk verb's real run: when it stops part-way, say what was done, where
-    it stopped and what finishes it (``stopped_report``), then fail with the cause's
-    line and exit code. A walk target by target stops with ``qctl.core.bulk.Stopped``;
-    batched work (azync's batched statements) with any error or interruption (Ctrl-C,
-    SIGTERM) after some of its batches committed (``done_before``), its rows being
-    ``noun`` ("job(s) retried")."""
+    """Around batched work (a vacuum's batched statements): when any error or
+    interruption (Ctrl-C, SIGTERM) stops it after some of its batches committed
+    (``done_before``), say what was done and what finishes it (``stopped_report``), its
+    rows being ``noun`` ("dead job(s) deleted"), then fail with the cause's line and exit
+    code."""
     try:
         yield
-    except bulk.Stopped as stop:
-        stopped_report(stop.report, output)
-        raise stop.__cause__ or stop from None
     except BaseException as exc:
         done = done_before(exc)
         if done is not None:
             error = message_for(exc) if isinstance(exc, Exception) else "interrupted"
-            stopped_report(bulk.batched(done.rows, done.batches, error), output, noun)
+            stopped_report(bulk.Report(done.rows, done.batches, error), output, noun)
         raise
 
 
-def stopped_report(report: bulk.Report[Any], output: OutputFormat, noun: str = "") -> None:
-    """A bulk run stopped part-way, in one form however it worked (the keys are in
-    docs/cli.md): the record on stdout in JSON forms, the sentence on stderr in every
-    form, before the cause's line. Batched work names the command line that finishes it
-    (each verb acts on what is still left); a walk target by target, the targets it did
-    not try."""
-    batched = report.batches is not None
-    again = " ".join(shlex.quote(redact(a)) for a in ["qctl", *sys.argv[1:]]) if batched else None
+def stopped_report(report: bulk.Report, output: OutputFormat, noun: str = "") -> None:
+    """Batched work stopped part-way (the keys are in docs/cli.md): the record on stdout
+    in JSON forms, the sentence on stderr in every form, before the cause's line, naming
+    the command line that finishes it (each batch acts on what is still left)."""
+    again = " ".join(shlex.quote(redact(a)) for a in ["qctl", *sys.argv[1:]])
     if output in (OutputFormat.JSON, OutputFormat.JSONL):
         record = {
             "stopped": True,
-            "count": report.count,
+            "count": report.rows,
             "batches": report.batches,
-            "results": [record_of(d) for d in report.done],
-            "skipped": report.skipped,
-            "failed": report.failed,
-            "not_tried": report.not_tried,
+            "error": report.error,
             "finish_with": again,
         }
         emit_result(record, "", output)
-    said = f"qctl: stopped part-way: done {report.count}" + (f" {noun}" if noun else "")
-    if batched:
-        said += f" in {report.batches} committed batch(es)" if report.batches else ""
-        said += f"; they stay done. To finish, run again: {again}"
-    else:
-        failed = report.failed or {"id": "", "error": ""}
-        rest = ", ".join(report.not_tried[: bulk.SAMPLE])
-        more = len(report.not_tried) - bulk.SAMPLE
-        said += (
-            f", skipped {len(report.skipped)}, failed at {failed['id']} ({failed['error']}), "
-            f"not tried {len(report.not_tried)}"
-            + (f": {rest}" if rest else "")
-            + (f" and {more} more" if more > 0 else "")
-        )
-    note(said)
+    said = f"qctl: stopped part-way: done {report.rows}" + (f" {noun}" if noun else "")
+    said += f" in {report.batches} committed batch(es)" if report.batches else ""
+    note(said + f"; they stay done. To finish, run again: {again}")
 
 
 def duration(value: str | None, option: str) -> timedelta | None:

@@ -130,9 +130,10 @@ class Verb(Generic[H]):
             return list(self.filter_states or self.accepts)
         wrong = [s for s in states if s not in self.accepts]
         if wrong:
+            why = "".join(f"; {self.reasons[s]}" for s in wrong if s in self.reasons)
             raise InvalidInput(
                 f"--state: {self.title} acts on {', '.join(self.accepts)} {self.noun}, "
-                f"not {', '.join(wrong)}"
+                f"not {', '.join(wrong)}{why}"
             )
         return list(states)
 

@@ -75,7 +75,7 @@ def test_a_cli_write_and_the_same_dashboard_write_append_alike(
     assert cli["exit_status"] == top["exit_status"] == 0
     assert cli["error"] is top["error"] is None
     assert cli["reason"] == "ticket 42" and top["reason"] is None
-    assert top["selection"]["asked"].startswith("Retry 1 azync job (1 dead) on ")
+    assert top["selection"]["asked"].startswith("Retry 1 azync job (1 dead: ")
     where = ("system", "context", "dsn", "schema", "db_role")
     assert [cli[k] for k in where] == [top[k] for k in where]
     assert cli["system"] == "azync"

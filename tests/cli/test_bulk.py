@@ -80,7 +80,7 @@ def test_one_confirmation_says_how_many(run: Run, st: Any, kind: str, monkeypatc
     assert refused.exit_code == 4 and "--yes" in refused.stderr and refused.stdout == ""
     monkeypatch.setattr("qctl.cli.common.stdin_is_tty", lambda: True)
     declined = run("jobs", "archive", "--kind", kind, input="n\n")
-    assert declined.exit_code == 4 and "Archive 2 azync jobs (2 pending) on " in declined.stderr
+    assert declined.exit_code == 4 and "Archive 2 azync jobs (2 pending: " in declined.stderr
     assert states(st, ids) == [JobState.PENDING] * 2
     done = run("jobs", "archive", "--kind", kind, input="y\n")
     assert done.exit_code == 0 and "archived 2 azync jobs" in done.stdout

@@ -354,7 +354,7 @@ def test_delete_by_id_passes_over_a_job_in_another_state(
     dry = out_json(run(*args, "--dry-run", "-o", "json"))
     assert (dry["ids"], dry["skipped"]) == ([str(pending)], {"paused": 1})
     declined = run(*args, input="n\n")
-    assert declined.exit_code == 4 and "Delete 1 azync job (1 pending) on " in declined.stderr
+    assert declined.exit_code == 4 and "Delete 1 azync job (1 pending: " in declined.stderr
     done = out_json(run(*args, "--yes", "-o", "json"))
     assert (done["ids"], done["skipped"]) == ([str(pending)], {"paused": 1})
     assert st.get_job(Source.QUEUE, other).state == JobState.PAUSED

@@ -1,6 +1,6 @@
 """DBOS's resume leaves ERROR workflows as they are (``resume_workflows`` re-enqueues
-anything but SUCCESS and ERROR): qctl says so, and names the verbs that do run one again,
-instead of "skipped N in another status" for workflows in exactly the status asked for."""
+anything but SUCCESS and ERROR): qctl passes them over under a reason that says so and
+names the verbs that do run one again, and refuses ``--state ERROR`` saying the same."""
 
 from __future__ import annotations
 
@@ -36,21 +36,16 @@ def test_resume_of_error_workflows_names_rewind_and_fork() -> None:
                 (ids[:2],),
             )
         run = CliRunner().invoke
+        why = f"ERROR: {RESUME_ERROR}"
         one = run(app, ["--dsn", url, "workflows", "resume", ids[0], "--yes"])
         assert one.exit_code == 3, one.output
-        assert one.stderr.splitlines() == [
-            f"qctl: error: workflow {ids[0]} is ERROR; {RESUME_ERROR}"
-        ]
-        dry = run(app, ["--dsn", url, "workflows", "resume", "--state", "ERROR", "--dry-run"])
-        assert dry.exit_code == 0, dry.output
-        assert f"would resume 0 DBOS workflow(s); skipped 2 in ERROR: {RESUME_ERROR}" in dry.stdout
+        assert one.stderr.splitlines() == [f"qctl: error: nothing to resume: skipped 1 (1 {why})"]
+        refused = run(app, ["--dsn", url, "workflows", "resume", "--state", "ERROR", "--dry-run"])
+        assert refused.exit_code == 2 and RESUME_ERROR in refused.stderr, refused.output
         both = run(app, ["--dsn", url, "workflows", "resume", *ids, "--yes", "-o", "json"])
         assert both.exit_code == 0, both.output
-        assert json.loads(both.stdout)["count"] == 1
-        said = run(app, ["--dsn", url, "workflows", "resume", *ids[:2], "--yes"])
-        assert (
-            said.stdout.strip() == f"resumed 0 DBOS workflow(s); skipped 2 in ERROR: {RESUME_ERROR}"
-        )
+        result = json.loads(both.stdout)
+        assert (result["done"], result["skipped"]) == (1, {why: 2})
     helped = CliRunner().invoke(app, ["--system", "dbos", "workflows", "resume", "--help"])
     assert "DBOS cannot resume ERROR" in helped.stdout and "`rewind`" in helped.stdout
     assert "`fork`" in helped.stdout

@@ -44,12 +44,14 @@ DBOS_ONLY: dict[str, set[str]] = {
     # azync resumes one execution by id and asks nothing; DBOS's bulk form asks (--yes).
     # Both show --reason, as every write does.
     "workflows resume": FILTERS
-    | {"--dry-run", "--max", "--name", "--on-queue", "--state", "--yes", "-y"},
+    | {"--dry-run", "--max", "--name", "--on-queue", "--state", "--yes", "-y"}
+    | {"--plan", "--plan-out"},
     # Which finished statuses to delete, the batch size of its short transactions, and
     # the newest of each name to keep (a DBOS workflow's name is its function).
     "vacuum workflows": {"--batch", "--keep-last", "--state", "--status"},
-    # The same verb on DBOS (workflows are all it has to vacuum): one age for all.
-    "vacuum all": {"--batch", "--keep-last", "--state", "--status", "--older-than", "--retention"},
+    # The same verb on DBOS (workflows are all it has to vacuum); --older-than is every
+    # system's.
+    "vacuum all": {"--batch", "--keep-last", "--state", "--status"},
     # Workflow names are DBOS's watch filter (azync's hints carry none); DBOS's watch
     # polls, named --refresh as top's interval on both systems, where azync's is pushed.
     "watch": {"--name", "--refresh"},

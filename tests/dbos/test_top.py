@@ -304,7 +304,7 @@ def test_marked_workflows_cancel_after_one_confirmation(dbos_app: App, run: Run)
         assert marked == list(cells(app, "dbos-workflows"))[:2]
         assert "2 marked" in text(app, "dbos-wf-filter")
         await pilot.press("C")
-        assert (await confirm(app, pilot)).startswith("Cancel 2 dbos workflows (2 ENQUEUED)")
+        assert (await confirm(app, pilot)).startswith("Cancel 2 dbos workflows (2 ENQUEUED")
         await until(pilot, lambda: all(show(run, i)["status"] == "CANCELLED" for i in marked), 15)
         # * marks every match: the filter selects only what cancel takes
         live = [i for i in ids if show(run, i)["status"] == "ENQUEUED"]
@@ -313,7 +313,7 @@ def test_marked_workflows_cancel_after_one_confirmation(dbos_app: App, run: Run)
         assert "every matching workflow marked" in text(app, "dbos-wf-filter")
         await pilot.press("C")
         question = await confirm(app, pilot)
-        assert question.startswith("Cancel 2 dbos workflows (2 ENQUEUED)")
+        assert question.startswith("Cancel 2 dbos workflows (2 ENQUEUED")
         await until(pilot, lambda: all(show(run, i)["status"] == "CANCELLED" for i in ids), 15)
         await until(pilot, lambda: "marked" not in text(app, "dbos-wf-filter"), 5)
         # a fork of the marked ones: one new workflow each
@@ -321,7 +321,7 @@ def test_marked_workflows_cancel_after_one_confirmation(dbos_app: App, run: Run)
         await pilot.press("space", "space")
         await pilot.press("F")
         await prompt(app, pilot, {"step": "1", "queue": PARKED})
-        assert (await confirm(app, pilot)).startswith("Fork 2 dbos workflows (2 CANCELLED)")
+        assert (await confirm(app, pilot)).startswith("Fork 2 dbos workflows (2 CANCELLED")
         db = Database(dbos_app.url)
         try:
             await until(pilot, lambda: all(reads.related(db, "forked_from", i) for i in marked), 15)
@@ -376,11 +376,11 @@ def test_fork_and_rewind_leave_the_rows_the_command_line_does(dbos_app: App, run
         await until(pilot, lambda: by_tui in text(app, "dbos-wf-text"), 10)
         await pilot.press("F")
         await prompt(app, pilot, {"step": "3", "queue": PARKED})
-        assert (await confirm(app, pilot)).startswith("Fork 1 dbos workflow (1 SUCCESS)")
+        assert (await confirm(app, pilot)).startswith("Fork 1 dbos workflow (1 SUCCESS")
         await until(pilot, lambda: reads.related(db, "forked_from", by_tui), 15)
         await pilot.press("W")
         await prompt(app, pilot, {"step": "2", "queue": PARKED})
-        assert (await confirm(app, pilot)).startswith("Rewind 1 dbos workflow (1 SUCCESS)")
+        assert (await confirm(app, pilot)).startswith("Rewind 1 dbos workflow (1 SUCCESS")
         await until(pilot, lambda: show(run, by_tui)["status"] == "ENQUEUED", 15)
 
     try:
@@ -409,7 +409,7 @@ def test_delay_moves_a_delayed_workflow_as_the_command_line_does(dbos_app: App, 
         await until(pilot, lambda: by_tui in text(app, "dbos-wf-text"), 10)
         await pilot.press("L")
         await prompt(app, pilot, {"delay": "2h"})
-        assert (await confirm(app, pilot)).startswith("Set-delay 1 dbos workflow (1 DELAYED)")
+        assert (await confirm(app, pilot)).startswith("Set-delay 1 dbos workflow (1 DELAYED")
         await until(
             pilot,
             lambda: show(run, by_tui)["delay_until_epoch_ms"] > time.time() * 1000 + 5400_000,
@@ -600,7 +600,7 @@ def test_mark_all_acts_on_exactly_the_confirmed_set(dbos_app: App, run: Run) -> 
         later.extend(
             dbos_app.enqueue("slow", 50, queue=PARKED, id=f"all-{tag}-{i}") for i in (7, 8, 9)
         )
-        assert (await confirm(app, pilot)).startswith("Cancel 2 dbos workflows (2 ENQUEUED)")
+        assert (await confirm(app, pilot)).startswith("Cancel 2 dbos workflows (2 ENQUEUED")
         await until(pilot, lambda: all(show(run, i)["status"] == "CANCELLED" for i in ids), 15)
         await pilot.pause(0.5)
         assert [show(run, i)["status"] for i in later] == ["ENQUEUED"] * 3
@@ -626,7 +626,7 @@ def test_delete_tree_leaves_the_rows_the_command_line_does(dbos_app: App, run: R
         await until(pilot, lambda: by_tui in text(app, "dbos-wf-text"), 10)
         await pilot.press("E")
         question = await confirm(app, pilot)
-        assert question.startswith("Delete 2 dbos workflows (2 SUCCESS)")
+        assert question.startswith("Delete 2 dbos workflows (2 SUCCESS")
         await until(pilot, lambda: not reads.existing_ids(db, trees[by_tui]), 15)
 
     try:
@@ -682,7 +682,7 @@ def test_cancel_tree_leaves_the_rows_the_command_line_does(dbos_app: App, run: R
         await until(pilot, lambda: by_tui in text(app, "dbos-wf-text"), 10)
         await pilot.press("T")
         question = await confirm(app, pilot)
-        assert question.startswith("Cancel 1 dbos workflow (1 PENDING)")
+        assert question.startswith("Cancel 1 dbos workflow (1 PENDING")
         await until(pilot, lambda: show(run, kids[by_tui])["status"] == "CANCELLED", 15)
 
     try:

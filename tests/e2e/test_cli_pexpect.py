@@ -53,7 +53,7 @@ def test_confirmation_no_then_yes(
     args = [*root_args, "jobs", "retry", "--all-dead", "--kind", kind]
 
     child = spawn(args, tmp_path)
-    child.expect(r"Retry 2 azync jobs \(2 dead\) on .*\? \[y/N\]: ")
+    child.expect(rf"Retry 2 azync jobs \(2 dead: {kind}\) on .*\? \[y/N\]: ")
     child.sendline("n")
     code, rest = finish(child)
     assert code == 4 and "declined" in rest and "Traceback" not in rest

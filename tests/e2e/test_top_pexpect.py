@@ -168,7 +168,7 @@ def test_top_marks_rows_and_retries_them(tmp_path: Path) -> None:
             screen.child.send("  ")  # mark two rows
             screen.wait_for("2 marked")
             screen.child.send("R")
-            screen.wait_for("Retry 2 azync jobs (2 dead) on ")
+            screen.wait_for("Retry 2 azync jobs (2 dead: ")
             screen.child.send("y")
             screen.wait_for(f"filter {kind}   shown 1-1 of 1")  # the two left the dead list
         states = sorted(j.state for j in store.list_jobs(Source.QUEUE, JobFilter(kind=kind))[0])

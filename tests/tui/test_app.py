@@ -723,7 +723,7 @@ async def test_marked_rows_are_retried_together_after_one_confirmation(store: An
         assert "2 marked" in screen_text(app)
         await pilot.press("R")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-        assert "Retry 2 azync jobs (2 dead)?" in screen_text(app)
+        assert "Retry 2 azync jobs (2 dead: " in screen_text(app)
         await pilot.press("y")
         await until(
             pilot,
@@ -747,7 +747,7 @@ async def test_marking_every_match_acts_on_the_filter(store: Any) -> None:
         await until(pilot, lambda: "all 3 matching marked" in screen_text(app))
         await pilot.press("R")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
-        assert "Retry 3 azync jobs (3 dead)?" in screen_text(app)
+        assert "Retry 3 azync jobs (3 dead: " in screen_text(app)
         await pilot.press("y")
         await until(
             pilot,

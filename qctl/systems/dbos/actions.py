@@ -305,6 +305,11 @@ CANCELLABLE = (*UNFINISHED, "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 and CANCELLED (already so)."""
 RESUMABLE = ("CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED", *UNFINISHED)
 """What ``resume_workflows`` re-enqueues: all but SUCCESS and ERROR."""
+RESUME_ERROR = (
+    "DBOS cannot resume an ERROR workflow; `qctl workflows rewind` runs it again under its"
+    " id from a step, `qctl workflows fork` as a new workflow"
+)
+RESUME_SUCCESS = "finished; `qctl workflows rewind` or `fork` runs it again"
 FINISHED_REASONS = {s: f"{s}: already finished" for s in reads.FINISHED}
 
 Row = Mapping[str, Any]
@@ -412,9 +417,7 @@ def resume(queue_name: str | None = None) -> Verb[Database]:
         f"re-enqueue on {queue_name or reads.INTERNAL_QUEUE} to run from their last"
         " completed step (DBOSClient.resume_workflows)",
         write=_through_client(RESUMABLE, call, _now("ENQUEUED")),
-        reasons={
-            s: f"{s}: resume does not take it; use rewind or fork" for s in ("SUCCESS", "ERROR")
-        },
+        reasons={"ERROR": f"ERROR: {RESUME_ERROR}", "SUCCESS": f"SUCCESS: {RESUME_SUCCESS}"},
     )
 
 

@@ -11,9 +11,9 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_rows
-from qctl.core.bulk import SAMPLE
 from qctl.core.errors import WrongState
 from qctl.core.parse import format_duration
+from qctl.core.verbs import SAMPLE
 from qctl.systems.dbos import executors
 from qctl.systems.dbos.cli.base import database, from_ms, group, report, writable
 from qctl.systems.dbos.cli.filters import AppNameOpt, VersionOpt
