@@ -89,9 +89,13 @@ def act(
 
 def report(result: verbs.Result, verb: verbs.Verb[Any], output: OutputFormat) -> None:
     """A run's result: the record in JSON forms (every id), a sentence and a sample of
-    the ids in a table; a run stopped part-way says so on stderr, before the caller's
-    error line, in every form."""
+    the ids in a table; a run stopped part-way after a batch committed says so on stderr,
+    before the caller's error line, in every form (one stopped before any says nothing:
+    the error line is the whole story)."""
     record = result.record()
+    if result.stopped_part_way and not result.batches:  # nothing committed: the error alone
+        audit.note(record)
+        return
     if result.stopped_part_way:
         note(
             f"qctl: stopped part-way: {result.words(verb)} in {result.batches} committed "

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from qctl.systems import systems
 from qctl_store import EnqueueParams, open_store
 from tests.cli.test_generated import ROOT, bash_complete, need, with_qctl
 from tests.conftest import PG_DSN
@@ -51,7 +52,7 @@ def test_contexts_and_systems(home: dict[str, str]) -> None:
     assert bash_complete(["qctl", "--context", ""], home) == ["dev", "prod"]
     assert bash_complete(["qctl", "jobs", "list", "--context", "p"], home) == ["prod"]
     assert bash_complete(["qctl", "context", "use", ""], home) == ["dev", "prod"]
-    assert bash_complete(["qctl", "--system", ""], home) == ["azync", "dbos", "dispatch", "hopper"]
+    assert bash_complete(["qctl", "--system", ""], home) == [s.name for s in systems()]
     assert bash_complete(["qctl", "context", "add", "x", "--system", "d"], home) == [
         "dbos",
         "dispatch",

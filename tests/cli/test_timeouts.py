@@ -374,8 +374,7 @@ def test_dbos_writes_time_out_behind_a_row_lock() -> None:
                 "SELECT status FROM dbos.workflow_status WHERE workflow_uuid = %s", (wf,)
             ).fetchone()
     assert result.exit_code == 7, (result.stdout, result.stderr)
-    stopped, why = result.stderr.splitlines()
-    assert stopped.startswith("qctl: stopped part-way: cancelled 0 dbos workflows in 0 committed")
+    [why] = result.stderr.splitlines()  # nothing was committed: the error alone
     assert why == LOCK_LINE.format("0.7s")
     assert status == ("ENQUEUED",)
     print(f"DBOS workflows cancel: lock_timeout 0.7s, exited after {took:.2f}s in all")
