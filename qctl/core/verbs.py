@@ -104,8 +104,8 @@ class Verb(Generic[H]):
     plural: str = ""
     """Several of them (default: ``noun``)."""
     caveats: Callable[[H, list[str]], list[str]] | None = None
-    """What the operator should know of the planned targets before the run ("batch B
-    counted it already"): one read of every planned id, a few of them shown."""
+    """What the operator should know of a batch of planned targets before the run
+    ("batch B counted it already"): read for the plan, a few of them shown."""
     batch: int = 0
     """Targets a write takes at once (default: ``BATCH``); 1 for a write that is one
     call per target in its own transaction (the system's client has no set-based
@@ -339,7 +339,13 @@ def plan(
     if not ids:
         what = f": {passed_over(skipped).removeprefix('; ')}" if skipped else ""
         raise WrongState(verb.title, f"nothing to {verb.name}{what}")
-    caveats = verb.caveats(handle, ids) if verb.caveats is not None else []
+    caveats: list[str] = []
+    # read a batch at a time (a read of every id at once holds them all as parameters),
+    # and only until enough are found to show
+    at = 0
+    while verb.caveats is not None and at < len(ids) and len(caveats) < SAMPLE:
+        caveats += [c for c in verb.caveats(handle, ids[at : at + BATCH]) if c not in caveats]
+        at += BATCH
     return Plan(
         verb.title,
         verb.system,
