@@ -34,8 +34,8 @@ from typing import Any
 
 import psycopg
 
-from qctl_store.dsn import redact
-from qctl_store.sqlfile import identifier
+from qctl_kit.dsn import redact
+from qctl_kit.sqlfile import identifier
 
 BACKOFF_MIN = 0.5
 BACKOFF_MAX = 30.0

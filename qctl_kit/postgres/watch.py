@@ -164,7 +164,7 @@ class SessionWatch:
     def answered(self, conn: WatchedConnection) -> Iterator[None]:
         """Around a use of ``conn``: a failure because this watch shut its socket is
         ``errors.NoAnswer``."""
-        from qctl_store import errors
+        from qctl_kit import errors
 
         try:
             yield
