@@ -1,4 +1,4 @@
-"""DSN parsing and redaction shared by the store and the console."""
+"""DSN parsing and redaction shared by every system's database and the console."""
 
 from __future__ import annotations
 

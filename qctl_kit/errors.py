@@ -81,7 +81,7 @@ class StorageFull(StoreError):
 
 
 class ReadOnly(StoreError):
-    """A write was attempted on a store opened read-only."""
+    """A write was attempted on a session or store opened read-only."""
 
 
 class Conflict(StoreError):

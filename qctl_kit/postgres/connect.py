@@ -67,7 +67,7 @@ def mapped_errors(dsn: str, session: Session | None = None, tables: str = "") ->
     except pgerr.UniqueViolation as exc:
         raise errors.UniqueViolation(str(exc.diag.message_primary or exc)) from None
     except pgerr.ReadOnlySqlTransaction:
-        raise errors.ReadOnly("the store is read-only") from None
+        raise errors.ReadOnly("the database is read-only") from None
     except (pgerr.SerializationFailure, pgerr.DeadlockDetected) as exc:
         raise errors.Conflict(str(exc.diag.message_primary or exc)) from None
     except (psycopg.DataError, pgerr.ProgramLimitExceeded) as exc:

@@ -1,6 +1,6 @@
 """Watching a store's own sessions from beside them, on a thread of its own: who holds
-the lock a statement has waited on for a while (``Config.on_lock_wait``), and a server
-that stopped answering (``Config.unanswered_after``: a paused server, a dead peer the
+the lock a statement has waited on for a while (``Session.on_lock_wait``), and a server
+that stopped answering (``Session.unanswered_after``: a paused server, a dead peer the
 kernel has not noticed yet).
 
 A paused server never cancels a statement at its ``statement_timeout``, and a cancel
