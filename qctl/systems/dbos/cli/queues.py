@@ -14,6 +14,7 @@ from qctl.cli.output import (
     emit_detail,
     emit_rows,
 )
+from qctl.cli.verbs import no_queue_command
 from qctl.systems.dbos import reads
 from qctl.systems.dbos.cli.base import (
     database,
@@ -26,6 +27,20 @@ from qctl.systems.dbos.cli.base import (
 )
 
 app = group("queues")
+
+# DBOS's client and its queues table have no pause; a concurrency of 0 starts nothing.
+no_queue_command(
+    app,
+    "pause",
+    "DBOS cannot pause a queue; `qctl queues set-limits QUEUE --concurrency 0` lets none of"
+    " its workflows start (running ones finish)",
+)
+no_queue_command(
+    app,
+    "resume",
+    "DBOS cannot pause a queue; `qctl queues set-limits QUEUE --concurrency none` lifts a"
+    " concurrency of 0",
+)
 
 
 QUEUE_COLUMNS = [
