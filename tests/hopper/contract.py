@@ -40,6 +40,7 @@ def database() -> Iterator[Target]:
         w.insert("ct.run", queue="ct-run")
         w.claim("ct-run", client)
         w.conn.execute("INSERT INTO hopper_queues (name) VALUES ('ct-q')")
+        w.pause("ct-paused")
         w.consumer("ct-stream", "ct.#", "ct-q")
         WRITES.clear()
         WRITES.update(
@@ -47,7 +48,7 @@ def database() -> Iterator[Target]:
                 "jobs cancel": [str(waiting)],
                 "jobs retry": [str(dead)],
                 "queues pause": ["ct-q"],
-                "queues resume": ["ct-q"],
+                "queues resume": ["ct-paused"],
                 "queues limit": ["ct-q", "--global", "3"],
                 "streams seek": ["ct-stream", "--earliest"],
                 "vacuum all": ["--older-than", "1s"],
