@@ -146,6 +146,7 @@ def add(
         typer.Option(
             "--audit",
             metavar="file|database",
+            autocompletion=complete.choices(AUDIT_KEEPERS),
             help="Where its audit trail is kept: this account's local file (the default) or "
             "the database's own table (`qctl audit init` creates it), for every operator.",
         ),
