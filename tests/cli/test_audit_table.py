@@ -175,3 +175,30 @@ def test_a_context_keeps_its_trail_in_the_database(database: str, tmp_path: Path
     assert [(e["verb"], e["context"]) for e in local(tmp_path / "state")] == [
         ("jobs enqueue", "solo")
     ]
+
+
+def test_the_dashboard_keeps_its_actions_in_the_same_table(tmp_path: Path) -> None:
+    """``qctl top``'s action goes where the context keeps the trail, as the command
+    line's write does (the root command sets it for both)."""
+    from qctl.cli.context import CliContext
+    from tests.cli.conftest import make_dead
+    from tests.cli.test_audit import retry_in_dashboard
+
+    dsn = f"sqlite:///{tmp_path / 'top.db'}"
+    st = open_store(dsn)
+    st.migrate()
+    home = tmp_path / "state"
+    assert qctl(dsn, home, "audit", "init").exit_code == 0
+    c = CliContext.resolve(dsn=dsn, environ={"QCTL_AUDIT": "database"})
+    make_dead(st, "top.kind")
+    audit.keep_in(c.audit_table)
+    try:
+        retry_in_dashboard(st, "top.kind", ["--dsn", dsn], "y")
+    finally:
+        audit.keep_in(None)
+        st.close()
+    listed = json.loads(qctl(dsn, home, "audit", "list", "-o", "json").stdout)
+    assert [(e["front"], e["verb"], e["done"]) for e in listed[:1]] == [
+        ("dashboard", "jobs retry", 1)
+    ]
+    assert [e["verb"] for e in local(home)] == []
