@@ -7,7 +7,7 @@ operator selected; nothing here knows a system."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -183,3 +183,22 @@ def no_queue_command(app: typer.Typer, name: str, why: str) -> None:
     )
     def command(ctx: typer.Context) -> None:
         raise InvalidInput(f"queues {name}: {why}")
+
+
+def changed_limits(
+    before: Mapping[str, Any] | None, after: Mapping[str, Any], stopping: Collection[str] = ()
+) -> str:
+    """A queue's limits that change, each old → new, as every system's limit command
+    says them in its dry run, question and result ("concurrency: none → 0, stops new
+    starts": ``stopping`` names the limits at which 0 starts nothing)."""
+
+    def shown(value: Any) -> str:
+        return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+    lines = []
+    for key, new in after.items():
+        old = (before or {}).get(key)
+        if old != new:
+            stops = ", stops new starts" if new == 0 and key in stopping else ""
+            lines.append(f"{key}: {shown(old)} → {shown(new)}{stops}")
+    return "; ".join(lines) or "no limit changes"

@@ -231,6 +231,10 @@ def test_queue_pause_resume_limit(
     set_ = qctl("queues", "limit", OPS_Q, "--global", "5", "--rate", "2.5", "--burst", "3",
                 "--aging", "90s", "--yes")  # fmt: skip
     assert set_.exit_code == 0, set_.output
+    assert set_.stdout == (  # old → new, as DBOS's set-limits says it
+        f"set the limits of hopper queue {OPS_Q}: global_limit: none → 5; rate_per_sec: none"
+        " → 2.5; rate_burst: none → 3; aging_seconds: none → 90\n"
+    )
     assert heard(listen, pg_schema) == [("hopper_control", f"limit:{OPS_Q}")]
     with psycopg.connect(PG_DSN, autocommit=True, options=f"-c search_path={pg_schema}") as c:
         c.execute("UPDATE hopper_queues SET tokens = 1.5 WHERE name = %s", [OPS_Q])

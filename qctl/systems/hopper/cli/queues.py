@@ -12,7 +12,8 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_rows, note
-from qctl.cli.verbs import queue_command
+from qctl.cli.verbs import changed_limits, queue_command
+from qctl.core.audit import describe
 from qctl.core.parse import ParseError
 from qctl.core.sqldb import row_record
 from qctl.systems.hopper import actions, reads
@@ -61,12 +62,11 @@ def list_queues(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None
 
 
 def _said(c: actions.LimitsChanged) -> str:
-    set_ = {k: v for k, v in c.limits.items() if v is not None}
-    what = ", ".join(f"{k}={v}" for k, v in set_.items()) or "no limits"
+    what = changed_limits({k: (c.before or {}).get(k) for k in c.limits}, c.limits)
     new = " (a new queue row)" if c.before is None else ""
     if c.dry_run:
-        return f"would set limits on hopper queue {c.queue}: {what}{new}"
-    return f"set limits on hopper queue {c.queue}: {what}"
+        return f"would set the limits of hopper queue {c.queue}{new}: {what}"
+    return f"set the limits of hopper queue {c.queue}: {what}"
 
 
 queue_command(
@@ -119,7 +119,8 @@ def limit(
         return actions.set_limits(db, name, global_, rate, burst, partition, age, dry)
 
     plan = set_limits(True)
-    question = f"Set the limits of hopper queue {name}?"
+    target = describe(common.cli(ctx).audit_where())
+    question = f"S{_said(plan).removeprefix('would s')} on {target}?"
     if common.proceed(dry_run, yes, output, plan, _said(plan).removeprefix("would "), question):
         result = set_limits(False)
         common.done(result, _said(result), output)
