@@ -202,3 +202,28 @@ def test_the_dashboard_keeps_its_actions_in_the_same_table(tmp_path: Path) -> No
         ("dashboard", "jobs retry", 1)
     ]
     assert [e["verb"] for e in local(home)] == []
+
+
+def test_a_hostile_row_of_another_operator_is_shown_escaped_or_left_out(tmp_path: Path) -> None:
+    """The table is shared: a row someone wrote by hand (control characters, an entry
+    that is not a JSON object, text that is not JSON) never crashes the listing, and a
+    table shows its text escaped."""
+    import sqlite3
+
+    path = tmp_path / "shared.db"
+    dsn = f"sqlite:///{path}"
+    open_store(dsn).migrate()
+    home = tmp_path / "state"
+    assert qctl(dsn, home, "audit", "init", keep="file").exit_code == 0
+    hostile = {"time": "2026-01-01T00:00:00.000000Z", "verb": "jobs \x1b[2Jretry", "done": 1}
+    with sqlite3.connect(path) as conn:
+        for entry in (json.dumps(hostile), '"a string"', "{not json", "[1, 2]"):
+            conn.execute(
+                "INSERT INTO qctl_audit (time, verb, entry) VALUES (?, ?, ?)",
+                ["2026-01-01T00:00:00.000000Z", "jobs retry", entry],
+            )
+    shown = qctl(dsn, home, "audit", "list")
+    assert shown.exit_code == 0, shown.output
+    assert "\x1b" not in shown.stdout and "jobs \\x1b[2Jretry" in shown.stdout
+    listed = json.loads(qctl(dsn, home, "audit", "list", "-o", "json").stdout)
+    assert [e["verb"] for e in listed] == ["jobs \x1b[2Jretry"]  # JSON stays exact
