@@ -62,11 +62,9 @@ def list_queues(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None
 
 
 def _said(c: actions.LimitsChanged) -> str:
-    what = changed_limits({k: (c.before or {}).get(k) for k in c.limits}, c.limits)
+    """What a change of limits does: its dry run, its question and its result."""
     new = " (a new queue row)" if c.before is None else ""
-    if c.dry_run:
-        return f"would set the limits of hopper queue {c.queue}{new}: {what}"
-    return f"set the limits of hopper queue {c.queue}: {what}"
+    return f"set the limits of hopper queue {c.queue}{new}: {changed_limits(c.before, c.limits)}"
 
 
 queue_command(
@@ -120,8 +118,8 @@ def limit(
 
     plan = set_limits(True)
     target = describe(common.cli(ctx).audit_where())
-    question = f"S{_said(plan).removeprefix('would s')} on {target}?"
-    if common.proceed(dry_run, yes, output, plan, _said(plan).removeprefix("would "), question):
+    said = _said(plan)
+    if common.proceed(dry_run, yes, output, plan, said, f"S{said[1:]} on {target}?"):
         result = set_limits(False)
         common.done(result, _said(result), output)
 
