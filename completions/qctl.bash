@@ -9,7 +9,7 @@ _qctl() {
     local cmdpath="qctl" i subs="" opts="" ask=""
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "$cmdpath ${COMP_WORDS[i]}" in
-            'qctl audit' | 'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs errors' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues set-limits' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows errors' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl workflows send' | 'qctl workflows set-attributes' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl vacuum history' | 'qctl vacuum batches' | 'qctl vacuum streams' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl metrics' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl schedules create' | 'qctl schedules delete' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl executors' | 'qctl executors list' | 'qctl executors recover' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq replay-all' | 'qctl dlq delete' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl cron trigger' | 'qctl workers' | 'qctl workers list' | 'qctl stats' | 'qctl clients' | 'qctl clients list' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
+            'qctl audit' | 'qctl audit list' | 'qctl audit init' | 'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs errors' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues set-limits' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows errors' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl workflows send' | 'qctl workflows set-attributes' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl vacuum history' | 'qctl vacuum batches' | 'qctl vacuum streams' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl metrics' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl schedules create' | 'qctl schedules delete' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl executors' | 'qctl executors list' | 'qctl executors recover' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq replay-all' | 'qctl dlq delete' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl cron trigger' | 'qctl workers' | 'qctl workers list' | 'qctl stats' | 'qctl clients' | 'qctl clients list' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
         esac
     done
     case "$cmdpath $prev" in
@@ -23,6 +23,12 @@ _qctl() {
         'qctl audit --verb') COMPREPLY=(); return ;;
         'qctl audit --limit' | 'qctl audit -n') COMPREPLY=(); return ;;
         'qctl audit --output' | 'qctl audit -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl audit list --since') COMPREPLY=(); return ;;
+        'qctl audit list --verb') COMPREPLY=(); return ;;
+        'qctl audit list --limit' | 'qctl audit list -n') COMPREPLY=(); return ;;
+        'qctl audit list --output' | 'qctl audit list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl audit init --output' | 'qctl audit init -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl audit init --reason') COMPREPLY=(); return ;;
         'qctl context list --output' | 'qctl context list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl context use --output' | 'qctl context use -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl context add --dsn') COMPREPLY=(); return ;;
@@ -30,6 +36,7 @@ _qctl() {
         'qctl context add --system') _qctl_ask; return ;;
         'qctl context add --statement-timeout') COMPREPLY=(); return ;;
         'qctl context add --lock-timeout') COMPREPLY=(); return ;;
+        'qctl context add --audit') _qctl_ask; return ;;
         'qctl context add --output' | 'qctl context add -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl context delete --output' | 'qctl context delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl context delete --reason') COMPREPLY=(); return ;;
@@ -258,18 +265,18 @@ _qctl() {
         'qctl queues set-limits --polling-interval') COMPREPLY=(); return ;;
         'qctl queues set-limits --output' | 'qctl queues set-limits -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl queues set-limits --reason') COMPREPLY=(); return ;;
-        'qctl queues pause --output' | 'qctl queues pause -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
-        'qctl queues pause --reason') COMPREPLY=(); return ;;
         'qctl queues pause --match') COMPREPLY=(); return ;;
         'qctl queues pause --max') COMPREPLY=(); return ;;
         'qctl queues pause --plan-out') COMPREPLY=(); return ;;
         'qctl queues pause --plan') COMPREPLY=(); return ;;
-        'qctl queues resume --output' | 'qctl queues resume -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
-        'qctl queues resume --reason') COMPREPLY=(); return ;;
+        'qctl queues pause --output' | 'qctl queues pause -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl queues pause --reason') COMPREPLY=(); return ;;
         'qctl queues resume --match') COMPREPLY=(); return ;;
         'qctl queues resume --max') COMPREPLY=(); return ;;
         'qctl queues resume --plan-out') COMPREPLY=(); return ;;
         'qctl queues resume --plan') COMPREPLY=(); return ;;
+        'qctl queues resume --output' | 'qctl queues resume -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl queues resume --reason') COMPREPLY=(); return ;;
         'qctl queues limit --global') COMPREPLY=(); return ;;
         'qctl queues limit --rate') COMPREPLY=(); return ;;
         'qctl queues limit --burst') COMPREPLY=(); return ;;
@@ -671,12 +678,14 @@ _qctl() {
     esac
     case "$cmdpath" in
         'qctl') subs='audit context version db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch metrics top demo schedules versions executors dlq cron workers stats clients periodic subscriptions streams'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --wide --version -h --help' ;;
-        'qctl audit') subs=''; opts='--since --verb --limit -n --output -o -h --help' ;;
+        'qctl audit') subs='list init'; opts='--since --verb --limit -n --local --output -o -h --help' ;;
+        'qctl audit list') subs=''; opts='--since --verb --limit -n --local --output -o -h --help' ;;
+        'qctl audit init') subs=''; opts='--dry-run --output -o --reason -h --help' ;;
         'qctl context') subs='list current use add delete'; opts='-h --help' ;;
         'qctl context list') subs=''; opts='--output -o -h --help' ;;
         'qctl context current') subs=''; opts='-h --help' ;;
         'qctl context use') subs=''; opts='--output -o -h --help'; ask=1 ;;
-        'qctl context add') subs=''; opts='--dsn --schema --system --read-only --no-read-only --statement-timeout --lock-timeout --replace --output -o -h --help' ;;
+        'qctl context add') subs=''; opts='--dsn --schema --system --read-only --no-read-only --statement-timeout --lock-timeout --audit --replace --output -o -h --help' ;;
         'qctl context delete') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help'; ask=1 ;;
         'qctl version') subs=''; opts='-h --help' ;;
         'qctl db') subs='migrate tune status'; opts='-h --help' ;;
@@ -724,8 +733,8 @@ _qctl() {
         'qctl queues throughput') subs=''; opts='--last --by --kind -k --source -s --per-kind --output -o -h --help --queue --per-queue' ;;
         'qctl queues show') subs=''; opts='--output -o -h --help' ;;
         'qctl queues set-limits') subs=''; opts='--concurrency --worker-concurrency --rate-limit --rate-period --partition-concurrency --partition-worker-concurrency --partition-rate-limit --partition-rate-period --polling-interval --dry-run --yes -y --output -o --reason -h --help' ;;
-        'qctl queues pause') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help --match --all --max --plan-out --plan' ;;
-        'qctl queues resume') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help --match --all --max --plan-out --plan' ;;
+        'qctl queues pause') subs=''; opts='--match --all --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help' ;;
+        'qctl queues resume') subs=''; opts='--match --all --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help' ;;
         'qctl queues limit') subs=''; opts='--global --rate --burst --partition --aging --dry-run --yes -y --output -o --reason -h --help' ;;
         'qctl workflows') subs='list show signal cancel suspend resume resolve stalled errors counts steps events streams messages delete fork rewind set-delay send set-attributes'; opts='-h --help' ;;
         'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute' ;;
