@@ -17,7 +17,7 @@ from tests.oban.conftest import Run, data
 
 
 @pytest.fixture
-def made(pg_schema: str) -> Iterator[psycopg.Connection]:  # type: ignore[type-arg]
+def made(pg_schema: str) -> Iterator[psycopg.Connection]:
     with psycopg.connect(PG_DSN, autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA IF EXISTS "{pg_schema}" CASCADE')
         conn.execute(f'CREATE SCHEMA "{pg_schema}"')
@@ -39,7 +39,7 @@ def test_status_names_the_flavour(
     pg_schema: str,
     flavour: str,
     version: int,
-    named: str,  # type: ignore[type-arg]
+    named: str,
 ) -> None:
     ddl.install(made, pg_schema, flavour, version)
     status = data(qctl("db", "status", "-o", "json"))
@@ -52,7 +52,7 @@ def test_status_names_the_flavour(
 def test_an_unknown_version_is_read_but_never_written(
     made: psycopg.Connection,
     qctl: Run,
-    pg_schema: str,  # type: ignore[type-arg]
+    pg_schema: str,
 ) -> None:
     ddl.install(made, pg_schema, "elixir", 14)
     [id_] = ddl.insert(made, "gated")
@@ -71,7 +71,7 @@ def test_an_unknown_version_is_read_but_never_written(
 def test_an_unknown_state_is_read_but_never_written(
     made: psycopg.Connection,
     qctl: Run,
-    pg_schema: str,  # type: ignore[type-arg]
+    pg_schema: str,
 ) -> None:
     ddl.install(made, pg_schema, "oban-py")
     [id_] = ddl.insert(made, "gated")
@@ -84,7 +84,7 @@ def test_an_unknown_state_is_read_but_never_written(
 def test_older_than_v11_is_refused(
     made: psycopg.Connection,
     qctl: Run,
-    pg_schema: str,  # type: ignore[type-arg]
+    pg_schema: str,
 ) -> None:
     ddl.install(made, pg_schema, "elixir", 11)
     made.execute("DROP TABLE oban_peers")
@@ -93,7 +93,7 @@ def test_older_than_v11_is_refused(
     assert refused.exit_code == 5 and "Elixir Oban v10 is older than v11" in refused.stderr
 
 
-def test_never_migrated(made: psycopg.Connection, qctl: Run, pg_schema: str) -> None:  # type: ignore[type-arg]
+def test_never_migrated(made: psycopg.Connection, qctl: Run, pg_schema: str) -> None:
     ddl.install(made, pg_schema, "oban-py")
     for flags in ([], ["--dry-run"]):
         refused = qctl("db", "migrate", *flags)
