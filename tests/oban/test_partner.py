@@ -96,6 +96,7 @@ def test_the_elixir_flavour_at_each_version(fresh_pg_schema: str) -> None:
             (f'"{fresh_pg_schema}".oban_jobs', f'"{fresh_pg_schema}".oban_peers'),
         ).fetchone()
     assert (comment, peers is not None) == ("12", True)
-    assert elixir_statements("s", ELIXIR_LATEST)[-1] == f"COMMENT ON TABLE \"s\".oban_jobs IS '{ELIXIR_LATEST}'"
+    last = elixir_statements("s", ELIXIR_LATEST)[-1]
+    assert last == f"COMMENT ON TABLE \"s\".oban_jobs IS '{ELIXIR_LATEST}'"
     with pytest.raises(ValueError):
         elixir_statements("s", ELIXIR_LATEST + 1)
