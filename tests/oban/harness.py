@@ -84,9 +84,11 @@ def until(check: Callable[[], bool], seconds: float = 20, what: str = "oban-py")
 
 
 def watch_executing_writes(dsn: str, schema: str) -> None:
-    """Records in ``<schema>.qctl_test_executing_writes`` every UPDATE or DELETE of an
-    ``executing`` row made by anyone but oban-py itself (its connections' application
-    name): the invariant that qctl never writes an executing job."""
+    """Records in ``<schema>.qctl_test_executing_writes`` every UPDATE that changes an
+    ``executing`` row, and every DELETE of one, made by anyone but oban-py itself (its
+    connections' application name): the invariant that qctl never writes an executing job.
+    An UPDATE that leaves the row as it was (what oban-py's own ``cancel_many_jobs.sql``
+    does to an executing job it signals) changes nothing and is not recorded."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(
             f"""
@@ -95,7 +97,8 @@ def watch_executing_writes(dsn: str, schema: str) -> None:
             CREATE FUNCTION "{schema}".qctl_test_executing_write() RETURNS trigger
             LANGUAGE plpgsql AS $$
             BEGIN
-              IF current_setting('application_name') <> '{APPLICATION}' THEN
+              IF current_setting('application_name') <> '{APPLICATION}'
+                 AND (TG_OP = 'DELETE' OR NEW IS DISTINCT FROM OLD) THEN
                 INSERT INTO "{schema}".qctl_test_executing_writes
                 VALUES (OLD.id, TG_OP,
                         CASE WHEN TG_OP = 'UPDATE' THEN NEW.state::text END,

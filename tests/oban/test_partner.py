@@ -100,3 +100,18 @@ def test_the_elixir_flavour_at_each_version(fresh_pg_schema: str) -> None:
     assert last == f"COMMENT ON TABLE \"s\".oban_jobs IS '{ELIXIR_LATEST}'"
     with pytest.raises(ValueError):
         elixir_statements("s", ELIXIR_LATEST + 1)
+
+
+def test_a_write_to_an_executing_row_by_another_session_is_recorded(
+    partner: Partner, pg_schema: str
+) -> None:
+    """The watch the runtime tests rely on sees a write that is not oban-py's."""
+    [id_] = partner.call("insert", worker="hold", queue="held")["ids"]
+    until(lambda: id_ in partner.runs()["running"].get("held", []))
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        table = f'"{pg_schema}".oban_jobs'
+        conn.execute(f"UPDATE {table} SET meta = meta WHERE id = %s", (id_,))  # no change
+        conn.execute(f"UPDATE {table} SET meta = meta || '{{\"x\": 1}}' WHERE id = %s", (id_,))
+    assert executing_writes(PG_DSN, pg_schema) == [(id_, "UPDATE", "executing", "")]
+    partner.call("cancel", ids=[id_])
+    until(lambda: partner.job(id_)["state"] == "cancelled")
