@@ -1,0 +1,45 @@
+"""``qctl db`` on an Oban database: status, and the refusal to migrate."""
+
+from __future__ import annotations
+
+import typer
+
+from qctl.cli import common
+from qctl.cli.common import DryRun, Output
+from qctl.cli.output import OutputFormat
+from qctl.systems.oban.cli import database, group
+
+app = group("db")
+
+
+@app.command("status")
+def status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
+    """The context, schema (Oban's prefix), the flavour that made it (oban-py's tables,
+    or Elixir Oban's migration version) and whether qctl supports it; exit 5 (after the
+    report) when qctl does not know it."""
+    from qctl.systems.oban.database import SUPPORTED
+
+    db = database(ctx, gate=False)
+    state = db.state
+    fields = {
+        "flavour": state.described,
+        "elixir_version": state.version,
+        "tables": list(state.tables),
+        "job_states": list(state.states),
+        "supported": state.supported,
+        "supported_versions": SUPPORTED,
+        "signal_channel": f"{db.channel('signal')} (cancel of an executing job, pause,"
+        " resume and scale reach Oban's nodes there)",
+        "timestamps": "UTC (Oban stores timestamps without time zone)",
+    }
+    refusal = None if state.supported else state.refusal()
+    common.database_status(ctx, "oban", db, fields, refusal, output)
+
+
+@app.command("migrate")
+def migrate(
+    ctx: typer.Context, dry_run: DryRun = False, output: Output = OutputFormat.TABLE
+) -> None:
+    """Refused: Oban installs and migrates its own schema (oban-py's oban.schema.install,
+    Elixir's Oban.Migration)."""
+    common.refuse_migrate("Oban", "oban-py's oban.schema.install or Elixir's Oban.Migration does")

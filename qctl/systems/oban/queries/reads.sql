@@ -1,0 +1,90 @@
+-- qctl's reads of an Oban database (oban-py 0.7.0's oban/queries/install.sql; Elixir
+-- Oban's lib/oban/migrations/postgres/v01.ex to v15.ex): the columns are Oban's own. The
+-- instants are Oban's UTC timestamps without time zone, as stored (reads.py marks them
+-- UTC). errors is jsonb in oban-py's schema and jsonb[] in Elixir's: to_jsonb reads both
+-- as one JSON array.
+
+-- name: list_jobs
+-- A page of jobs, newest first after a cursor (oban-py's all_jobs.sql orders by id too),
+-- without the attempt history: how many failed attempts it holds instead.
+SELECT id, state::text AS state, queue, worker, priority, attempt, max_attempts,
+       args, meta, tags, attempted_by, inserted_at, scheduled_at, attempted_at,
+       completed_at, cancelled_at, discarded_at,
+       CASE jsonb_typeof(to_jsonb(errors)) WHEN 'array'
+            THEN jsonb_array_length(to_jsonb(errors)) ELSE 0 END AS error_count
+FROM oban_jobs
+WHERE (%(states)s::text[] IS NULL OR state::text = ANY(%(states)s::text[]))
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+  AND (%(workers)s::text[] IS NULL OR worker = ANY(%(workers)s::text[]))
+  AND (%(after_id)s::bigint IS NULL OR id < %(after_id)s::bigint)
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: get_job
+-- One job with its attempt history (oban-py's get_job.sql): errors, oldest first, one
+-- entry per failed attempt as oban-py's _executor.py and Elixir's Oban.Job write them
+-- ({"at", "attempt", "error"}).
+SELECT id, state::text AS state, queue, worker, priority, attempt, max_attempts,
+       args, meta, tags, attempted_by, inserted_at, scheduled_at, attempted_at,
+       completed_at, cancelled_at, discarded_at, to_jsonb(errors) AS errors,
+       CASE jsonb_typeof(to_jsonb(errors)) WHEN 'array'
+            THEN jsonb_array_length(to_jsonb(errors)) ELSE 0 END AS error_count
+FROM oban_jobs
+WHERE id = %(id)s;
+
+-- name: failed_jobs
+-- The jobs that hold failed attempts, newest first after a cursor, with their history
+-- (jobs errors): retryable, discarded and any other state an error was recorded in.
+SELECT id, state::text AS state, queue, worker, attempt, max_attempts,
+       to_jsonb(errors) AS errors
+FROM oban_jobs
+WHERE errors IS NOT NULL AND to_jsonb(errors) NOT IN ('[]'::jsonb, 'null'::jsonb)
+  AND (%(states)s::text[] IS NULL OR state::text = ANY(%(states)s::text[]))
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+  AND (%(workers)s::text[] IS NULL OR worker = ANY(%(workers)s::text[]))
+  AND (%(after_id)s::bigint IS NULL OR id < %(after_id)s::bigint)
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: depths
+-- Jobs per queue and state (oban-py's count_jobs.sql), every state or (live) the states
+-- not finished, counted on the state-queue index both flavours make
+-- (oban_jobs_state_queue_priority_scheduled_at_id_index).
+SELECT queue, state::text AS state, count(*) AS n,
+       min(scheduled_at) FILTER (WHERE state = 'available') AS oldest_available
+FROM oban_jobs
+WHERE NOT %(live)s OR state::text IN ('available', 'scheduled', 'suspended', 'executing',
+                                      'retryable')
+GROUP BY queue, state;
+
+-- name: producers
+-- oban-py's producers (install.sql oban_producers, written by _producer.py and kept
+-- fresh by _refresher.py): one per queue per node, its meta saying local_limit and paused
+-- as the producer last wrote them (pause, resume and scale update it).
+SELECT uuid::text AS uuid, name, node, queue, meta, started_at, updated_at
+FROM oban_producers
+ORDER BY queue, node, uuid;
+
+-- name: leader
+-- oban-py's leader (install.sql oban_leaders, _leader.py elect_leader.sql).
+SELECT name, node, elected_at AS started_at, expires_at FROM oban_leaders ORDER BY name;
+
+-- name: peers
+-- Elixir Oban's peers (v11.ex oban_peers, lib/oban/peers/database.ex): the one row per
+-- Oban instance name is its leader.
+SELECT name, node, started_at, expires_at FROM oban_peers ORDER BY name;
+
+-- name: throughput
+-- Jobs finished per state in the last %(seconds)s seconds, per queue (each finished
+-- state's own instant: completed_at, cancelled_at, discarded_at).
+SELECT queue,
+       count(*) FILTER (WHERE state = 'completed' AND completed_at >= cutoff) AS completed,
+       count(*) FILTER (WHERE state = 'cancelled' AND cancelled_at >= cutoff) AS cancelled,
+       count(*) FILTER (WHERE state = 'discarded' AND discarded_at >= cutoff) AS discarded
+FROM oban_jobs,
+     LATERAL (SELECT timezone('UTC', now()) - make_interval(secs => %(seconds)s) AS cutoff) c
+WHERE (state = 'completed' AND completed_at >= cutoff)
+   OR (state = 'cancelled' AND cancelled_at >= cutoff)
+   OR (state = 'discarded' AND discarded_at >= cutoff)
+GROUP BY queue
+ORDER BY queue;
