@@ -7,29 +7,18 @@ is worked again; no job is lost or run twice; qctl's counts are oban-py's own.""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
-from typer.testing import CliRunner, Result
 
-from qctl.cli.main import app as qctl_app
 from qctl.core import verbs
 from tests.conftest import PG_DSN
+from tests.oban.conftest import Run, data
 from tests.oban.harness import Partner, executing_writes, until, watch_executing_writes
 
 pytestmark = pytest.mark.timeout(300)
-pytest.importorskip("qctl.systems.oban")  # until the oban system's branch is merged
-
-Run = Callable[..., Result]
 QUEUES = {"held": 1, "paused": 1, "scaled": 1, "failing": 1, "draining": 2, "counted": 1}
-
-
-@pytest.fixture(autouse=True)
-def _isolated_home(isolated_home: None) -> None:
-    """Every test here runs in ``isolated_home`` (tests/conftest.py)."""
 
 
 @pytest.fixture(scope="module")
@@ -42,19 +31,6 @@ def partner(pg_schema: str) -> Iterator[Partner]:
     p.call("start", queues=QUEUES)
     yield p
     p.close()
-
-
-@pytest.fixture
-def qctl(pg_schema: str) -> Run:
-    def invoke(*args: str) -> Result:
-        return CliRunner().invoke(qctl_app, ["--dsn", PG_DSN, "--schema", pg_schema, *args])
-
-    return invoke
-
-
-def data(result: Result) -> Any:
-    assert result.exit_code == 0, (result.exit_code, result.output)
-    return json.loads(result.stdout)
 
 
 def test_a_cancel_reaches_an_executing_job_through_oban_s_signal(
