@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -33,6 +34,20 @@ def partner(pg_schema: str) -> Iterator[Partner]:
     p.close()
 
 
+def queue_row(qctl: Run, name: str) -> dict[str, Any]:
+    [row] = [q for q in data(qctl("queues", "list", "-o", "json")) if q["queue"] == name]
+    return row
+
+
+def test_the_nodes_are_oban_py_s_producers_and_leader(partner: Partner, qctl: Run) -> None:
+    until(lambda: any(n["leader"] for n in data(qctl("nodes", "list", "-o", "json"))))
+    nodes = data(qctl("nodes", "list", "-o", "json"))
+    assert {(n["queue"], n["local_limit"]) for n in nodes} == set(QUEUES.items())
+    uuids = {partner.call("check", queue=q)["uuid"] for q in QUEUES}
+    assert {n["uuid"] for n in nodes} == uuids
+    assert {n["node"] for n in nodes} == {"partner.1"} and all(n["leader"] for n in nodes)
+
+
 def test_a_cancel_reaches_an_executing_job_through_oban_s_signal(
     partner: Partner, qctl: Run, pg_schema: str
 ) -> None:
@@ -50,6 +65,8 @@ def test_a_cancel_reaches_an_executing_job_through_oban_s_signal(
 def test_a_paused_queue_fetches_nothing_until_resumed(partner: Partner, qctl: Run) -> None:
     assert data(qctl("queues", "pause", "paused", "--yes", "-o", "json"))["done"] == 1
     until(lambda: partner.call("check", queue="paused")["paused"])
+    # The producer records its pause in its own row, which qctl reads back.
+    until(lambda: queue_row(qctl, "paused")["paused"] is True)
     ids = partner.call("insert", worker="work", queue="paused", n=5)["ids"]
     woken = partner.runs()["woken"].get("paused", 0)
     # Three runs of oban-py's stager found the queue's jobs available and woke its producer.
@@ -59,12 +76,14 @@ def test_a_paused_queue_fetches_nothing_until_resumed(partner: Partner, qctl: Ru
     assert data(qctl("queues", "resume", "paused", "--yes", "-o", "json"))["done"] == 1
     until(lambda: partner.counts("paused") == {"completed": 5})
     assert [partner.runs()["started"][i] for i in ids] == [1] * 5
+    assert queue_row(qctl, "paused")["paused"] is False
 
 
 def test_a_scaled_queue_runs_at_its_new_limit(partner: Partner, qctl: Run) -> None:
     result = data(qctl("queues", "scale", "scaled", "--limit", "3", "--yes", "-o", "json"))
     assert result["done"] == 1
     until(lambda: partner.call("check", queue="scaled")["limit"] == 3)
+    until(lambda: queue_row(qctl, "scaled")["limits"] == [3])
     partner.call("insert", worker="hold", queue="scaled", n=6)
     until(lambda: len(partner.runs()["running"].get("scaled", [])) == 3)
     partner.call("release", queue="scaled")
