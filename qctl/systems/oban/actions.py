@@ -129,15 +129,20 @@ def ident(db: Database, node: str | None, instance: str | None = None) -> str:
 
 
 def signal(
-    action: str, node: str | None = None, instance: str | None = None, **extra: Any
+    action: str,
+    accepts: tuple[str, ...],
+    node: str | None = None,
+    instance: str | None = None,
+    **extra: Any,
 ) -> Write:
-    """One batch of a queue verb: Oban's signal ``action`` for each queue of the batch,
-    for every node or ``node`` alone."""
+    """One batch of a queue verb: Oban's signal ``action`` for each queue of the batch
+    still in a state the verb ``accepts`` (read again first: a queue another operator
+    paused meanwhile is not signalled again), for every node or ``node`` alone."""
 
     def write(db: Database, names: list[str]) -> Written:
         db.writable()
         params = {
-            "names": list(names),
+            "names": [t.id for t in _queue_lookup(db, names) if t.state in accepts],
             "channel": db.channel("signal"),
             "action": action,
             "ident": ident(db, node, instance),
@@ -213,17 +218,17 @@ def queue_verb(name: str, node: str | None = None, instance: str | None = None,
         accepts: tuple[str, ...] = ("active", "mixed", "unknown")
         effect = f"pause (Oban's pause signal{where}: its producers stop fetching)"
         reasons = {"paused": "already paused", **_NO_NODE}
-        write = signal("pause", node, instance)
+        write = signal("pause", accepts, node, instance)
     elif name == "resume":
         accepts = ("paused", "mixed", "unknown")
         effect = f"resume (Oban's resume signal{where}: its producers fetch again)"
         reasons = {"active": "not paused", **_NO_NODE}
-        write = signal("resume", node, instance)
+        write = signal("resume", accepts, node, instance)
     else:
         accepts = ("active", "paused", "mixed", "unknown")
         effect = f"scale to {limit} (Oban's scale signal{where})"
         reasons = dict(_NO_NODE)
-        write = signal("scale", node, instance, limit=limit)
+        write = signal("scale", accepts, node, instance, limit=limit)
     return Verb[Database](
         system="oban",
         noun="queues",

@@ -8,6 +8,7 @@ from qctl.cli import common
 from qctl.cli.common import DryRun, Output
 from qctl.cli.output import OutputFormat
 from qctl.systems.oban.cli import database, group
+from qctl_store.errors import InvalidInput
 
 app = group("db")
 
@@ -42,4 +43,7 @@ def migrate(
 ) -> None:
     """Refused: Oban installs and migrates its own schema (oban-py's oban.schema.install,
     Elixir's Oban.Migration)."""
-    common.refuse_migrate("Oban", "oban-py's oban.schema.install or Elixir's Oban.Migration does")
+    raise InvalidInput(
+        "qctl never migrates an Oban database: oban-py's oban.schema.install or Elixir's"
+        " Oban.Migration does"
+    )
