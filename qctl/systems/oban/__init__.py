@@ -53,7 +53,10 @@ SYSTEM = System(
             "Figures as OpenMetrics: once, to a textfile or over HTTP.",
         ),
         "top": Entry("qctl.cli.top", "top", "The live dashboard: queues, jobs, nodes."),
+        # The one demo command, the shell's: --system oban runs Oban's (below).
+        "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
+    demo="qctl.systems.oban.cli.demo:demo",
     metrics="qctl.systems.oban.metrics:collect",
     screens="qctl.systems.oban.tui:OBAN",
     database="qctl.systems.oban.database:Database",
