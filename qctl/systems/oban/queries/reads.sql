@@ -48,13 +48,14 @@ LIMIT %(limit)s;
 
 -- name: depths
 -- Jobs per queue and state (oban-py's count_jobs.sql), every state or (live) the states
--- not finished, counted on the state-queue index both flavours make
--- (oban_jobs_state_queue_priority_scheduled_at_id_index).
+-- not finished, on the state-queue index both flavours make
+-- (oban_jobs_state_queue_priority_scheduled_at_id_index): %(states)s is the unfinished
+-- states this schema's enum holds (no suspended before Elixir's v14), compared as the
+-- enum so that the index serves it.
 SELECT queue, state::text AS state, count(*) AS n,
        min(scheduled_at) FILTER (WHERE state = 'available') AS oldest_available
 FROM oban_jobs
-WHERE NOT %(live)s OR state::text IN ('available', 'scheduled', 'suspended', 'executing',
-                                      'retryable')
+WHERE NOT %(live)s OR state = ANY(%(states)s::text[]::oban_job_state[])
 GROUP BY queue, state;
 
 -- name: producers
