@@ -77,16 +77,26 @@ SELECT name, node, started_at, expires_at FROM oban_peers ORDER BY name;
 
 -- name: throughput
 -- Jobs finished per state in the last %(seconds)s seconds, per queue (each finished
--- state's own instant: completed_at, cancelled_at, discarded_at).
+-- state's own instant: completed_at, cancelled_at, discarded_at), one branch per state
+-- so that each can use the index on its instant (oban-py's oban_jobs_completed_at_index
+-- and its siblings; Elixir's v13 state-instant indexes).
 SELECT queue,
-       count(*) FILTER (WHERE state = 'completed' AND completed_at >= cutoff) AS completed,
-       count(*) FILTER (WHERE state = 'cancelled' AND cancelled_at >= cutoff) AS cancelled,
-       count(*) FILTER (WHERE state = 'discarded' AND discarded_at >= cutoff) AS discarded
-FROM oban_jobs,
-     LATERAL (SELECT timezone('UTC', now()) - make_interval(secs => %(seconds)s) AS cutoff) c
-WHERE (state = 'completed' AND completed_at >= cutoff)
-   OR (state = 'cancelled' AND cancelled_at >= cutoff)
-   OR (state = 'discarded' AND discarded_at >= cutoff)
+       count(*) FILTER (WHERE state = 'completed') AS completed,
+       count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+       count(*) FILTER (WHERE state = 'discarded') AS discarded
+FROM (
+    SELECT queue, 'completed' AS state FROM oban_jobs
+    WHERE state = 'completed'
+      AND completed_at >= timezone('UTC', now()) - make_interval(secs => %(seconds)s)
+    UNION ALL
+    SELECT queue, 'cancelled' FROM oban_jobs
+    WHERE state = 'cancelled'
+      AND cancelled_at >= timezone('UTC', now()) - make_interval(secs => %(seconds)s)
+    UNION ALL
+    SELECT queue, 'discarded' FROM oban_jobs
+    WHERE state = 'discarded'
+      AND discarded_at >= timezone('UTC', now()) - make_interval(secs => %(seconds)s)
+) finished
 GROUP BY queue
 ORDER BY queue;
 
