@@ -128,7 +128,9 @@ def main() -> None:
         deep = db.all("SELECT id FROM oban_jobs ORDER BY id DESC OFFSET 100000 LIMIT 1")[0]["id"]
         some = db.all("SELECT id FROM oban_jobs WHERE state = 'discarded' LIMIT 1")[0]["id"]
         cases: dict[str, Callable[[], Any]] = {
-            "Queues tab (live depths, producers)": lambda: reads.list_queues(db, live=True),
+            "Queues tab (live depths, producers)": lambda: reads.list_queues(
+                db, live=True, cap=reads.DASHBOARD_CAP
+            ),
             "Jobs tab, first page": lambda: reads.list_jobs(db, limit=200),
             "Nodes tab": lambda: reads.nodes(db),
             "jobs list, first page": lambda: reads.list_jobs(db, limit=50),

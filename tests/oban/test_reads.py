@@ -64,6 +64,17 @@ def test_queues_count_per_state(oban: psycopg.Connection[Any], qctl: Run) -> Non
     ddl.insert(oban, "counted", 1, state="completed", completed_at="2026-01-01")
     [queue] = [q for q in data(qctl("queues", "list", "-o", "json")) if q["queue"] == "counted"]
     assert (queue["available"], queue["executing"], queue["completed"]) == (2, 1, 1)
+    from qctl.systems.oban import reads
+    from qctl.systems.oban.database import Database
+    from tests.conftest import PG_DSN
+
+    db = Database(PG_DSN, str(oban.execute("SELECT current_schema()").fetchone()[0]))  # type: ignore[index]
+    try:
+        [live] = [q for q in reads.list_queues(db, live=True, cap=1) if q.queue == "counted"]
+        assert (live.available, live.executing, live.capped) == (1, 1, ["available", "executing"])
+        assert live.completed is None and live.oldest_available_age is not None
+    finally:
+        db.close()
     shown = data(qctl("queues", "show", "counted", "-o", "json"))
     assert shown["executing"] == 1
     assert qctl("queues", "show", "nowhere").exit_code == 3

@@ -83,7 +83,7 @@ def queue_targets(db: Database) -> list[Target]:
     paused: dict[str, list[bool]] = {}
     for node in reads.nodes(db) if db.flavour == PY else []:
         paused.setdefault(node.queue, []).append(bool(node.paused))
-    names = {q.queue for q in reads.list_queues(db, live=True)} | set(paused)
+    names = {q.queue for q in reads.list_queues(db, live=True, cap=1)} | set(paused)
 
     def state(name: str) -> str:
         if db.flavour != PY:

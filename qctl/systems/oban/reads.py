@@ -18,6 +18,9 @@ from qctl_store.sqlfile import Queries, load
 LIVE_STATES = ("available", "scheduled", "suspended", "executing", "retryable")
 FINISHED_STATES = ("completed", "cancelled", "discarded")
 """The states Oban's pruner deletes from, each with its own instant (``_pruner.py``)."""
+DASHBOARD_CAP = 10_000
+"""Jobs the dashboard's Queues tab counts per queue and state at most (``10000+`` past
+it): its refresh stays one index probe per pair and a bounded count, however deep."""
 INSTANTS = (
     "inserted_at",
     "scheduled_at",
@@ -125,6 +128,8 @@ class Queue:
     paused: bool | None = None
     """Every producer paused (True), none (False); None: no producer row says (an Elixir
     node keeps its queues' state in memory)."""
+    capped: list[str] = field(default_factory=list)
+    """The states counted only up to the dashboard's cap (at least that many)."""
 
 
 Row = TypeVar("Row", Job, Node)
@@ -238,16 +243,20 @@ def nodes(db: Database) -> list[Node]:
     ]
 
 
-def list_queues(db: Database, live: bool = False) -> list[Queue]:
-    """Every queue with its jobs per state (``live``: the states not finished only) and
-    what its producers say."""
+def list_queues(db: Database, live: bool = False, cap: int | None = None) -> list[Queue]:
+    """Every queue with its jobs per state (``live``: the states not finished only, each
+    counted up to ``cap``, None: all) and what its producers say."""
     now = datetime.now(UTC)
     queues: dict[str, Queue] = {}
+    q = queries("reads.sql")
     states = [s for s in LIVE_STATES if s in db.state.states]
-    for r in db.all(queries("reads.sql").depths, {"live": live, "states": states}):
+    rows = db.all(q.live_depths, {"states": states, "cap": cap}) if live else db.all(q.depths)
+    for r in rows:
         queue = queues.setdefault(r["queue"], Queue(r["queue"]))
         if r["state"] in {f.name for f in fields(Queue)}:
             setattr(queue, r["state"], int(r["n"]))
+            if cap is not None and int(r["n"]) >= cap:
+                queue.capped.append(r["state"])
         oldest = utc(r["oldest_available"])
         if isinstance(oldest, datetime):
             queue.oldest_available_age = max(now - oldest, timedelta(0))

@@ -47,16 +47,45 @@ ORDER BY id DESC
 LIMIT %(limit)s;
 
 -- name: depths
--- Jobs per queue and state (oban-py's count_jobs.sql), every state or (live) the states
--- not finished, on the state-queue index both flavours make
--- (oban_jobs_state_queue_priority_scheduled_at_id_index): %(states)s is the unfinished
--- states this schema's enum holds (no suspended before Elixir's v14), compared as the
--- enum so that the index serves it.
+-- Jobs per queue and state (oban-py's count_jobs.sql), every state, by reading every job
+-- (queues list).
 SELECT queue, state::text AS state, count(*) AS n,
        min(scheduled_at) FILTER (WHERE state = 'available') AS oldest_available
 FROM oban_jobs
-WHERE NOT %(live)s OR state = ANY(%(states)s::text[]::oban_job_state[])
 GROUP BY queue, state;
+
+-- name: live_depths
+-- Unfinished jobs per queue and state on the state-queue index both flavours make
+-- (oban_jobs_state_queue_priority_scheduled_at_id_index), for the dashboard's refresh:
+-- the (state, queue) pairs found one index probe each (a loose index scan), each pair
+-- counted up to %(cap)s (NULL: all), and an available queue's oldest job as Oban's fetch
+-- orders them (fetch_jobs.sql: priority, scheduled_at, id), its next to run.
+-- %(states)s: the unfinished states this schema's enum holds (no suspended before
+-- Elixir's v14), compared as the enum so that the index serves it.
+WITH RECURSIVE pairs AS (
+    (SELECT state, queue FROM oban_jobs
+     WHERE state = ANY(%(states)s::text[]::oban_job_state[])
+     ORDER BY state, queue LIMIT 1)
+    UNION ALL
+    SELECT next.state, next.queue
+    FROM pairs p
+    CROSS JOIN LATERAL (
+        SELECT state, queue FROM oban_jobs
+        WHERE state = ANY(%(states)s::text[]::oban_job_state[])
+          AND (state, queue) > (p.state, p.queue)
+        ORDER BY state, queue LIMIT 1
+    ) next
+)
+SELECT p.queue, p.state::text AS state,
+       (SELECT count(*) FROM (SELECT 1 FROM oban_jobs j
+                              WHERE j.state = p.state AND j.queue = p.queue
+                              LIMIT %(cap)s) capped) AS n,
+       CASE WHEN p.state = 'available' THEN
+           (SELECT j.scheduled_at FROM oban_jobs j
+            WHERE j.state = p.state AND j.queue = p.queue
+            ORDER BY j.priority, j.scheduled_at, j.id LIMIT 1)
+       END AS oldest_available
+FROM pairs p;
 
 -- name: producers
 -- oban-py's producers (install.sql oban_producers, written by _producer.py and kept

@@ -24,6 +24,11 @@ PAGE = 200
 """Rows the Jobs tab reads per refresh (newest first)."""
 
 
+def depth(queue: reads.Queue, state: str) -> str:
+    n = getattr(queue, state)
+    return f"{n}+" if state in queue.capped else str(n)
+
+
 class QueuesPane(ListPane):
     """What waits and runs per queue, counted on Oban's state-queue index (``qctl queues
     list`` counts the finished jobs too, by reading them all), and what oban-py's
@@ -45,20 +50,28 @@ class QueuesPane(ListPane):
         ),
         Column("limits", "each producer's limit", lambda q: ", ".join(map(str, q.limits))),
         Column("nodes", "the nodes that run it", lambda q: len(q.nodes) or ""),
-        Column("available", "its jobs ready to be fetched", lambda q: q.available),
-        Column("executing", "its jobs a node runs now", lambda q: q.executing),
-        Column("scheduled", "its jobs due later", lambda q: q.scheduled),
-        Column("retryable", "its jobs that failed and wait to be retried", lambda q: q.retryable),
-        Column("suspended", "its jobs held until something else happens", lambda q: q.suspended),
+        Column("available", "its jobs ready to be fetched", lambda q: depth(q, "available")),
+        Column("executing", "its jobs a node runs now", lambda q: depth(q, "executing")),
+        Column("scheduled", "its jobs due later", lambda q: depth(q, "scheduled")),
+        Column(
+            "retryable",
+            "its jobs that failed and wait to be retried",
+            lambda q: depth(q, "retryable"),
+        ),
+        Column(
+            "suspended",
+            "its jobs held until something else happens",
+            lambda q: depth(q, "suspended"),
+        ),
         Column(
             "oldest available",
-            "how long its oldest available job has waited",
+            "how long its next available job (in Oban's fetch order) has waited",
             lambda q: fmt.duration(q.oldest_available_age),
         ),
     )
 
     def fetch(self, db: Database) -> list[reads.Queue]:
-        return reads.list_queues(db, live=True)
+        return reads.list_queues(db, live=True, cap=reads.DASHBOARD_CAP)
 
     def row_key(self, row: reads.Queue) -> str:
         return row.queue
