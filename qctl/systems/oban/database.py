@@ -151,6 +151,9 @@ class Database(SqlDatabase):
                 " pass --dsn postgresql://..."
             )
         super().__init__(dsn, schema, **session)
+        # JIT compiles for longer than any of qctl's reads runs (a second, on the
+        # Queues tab's probes over a large oban_jobs, for a read of milliseconds).
+        self.all("SELECT set_config('jit', 'off', false)")
         self.state = self._read_state()
         if gate and not self.state.readable:
             self.refuse(UnsupportedSchema(self.state.refusal()))

@@ -57,24 +57,22 @@ GROUP BY queue, state;
 -- name: live_depths
 -- Unfinished jobs per queue and state on the state-queue index both flavours make
 -- (oban_jobs_state_queue_priority_scheduled_at_id_index), for the dashboard's refresh:
--- the (state, queue) pairs found one index probe each (a loose index scan), each pair
+-- the (state, queue) pairs found one index probe each (a loose index scan, state by
+-- state), each pair
 -- counted up to %(cap)s (NULL: all), and an available queue's oldest job as Oban's fetch
 -- orders them (fetch_jobs.sql: priority, scheduled_at, id), its next to run.
 -- %(states)s: the unfinished states this schema's enum holds (no suspended before
 -- Elixir's v14), compared as the enum so that the index serves it.
 WITH RECURSIVE pairs AS (
-    (SELECT state, queue FROM oban_jobs
-     WHERE state = ANY(%(states)s::text[]::oban_job_state[])
-     ORDER BY state, queue LIMIT 1)
+    SELECT s.state,
+           (SELECT queue FROM oban_jobs WHERE state = s.state ORDER BY queue LIMIT 1) AS queue
+    FROM unnest(%(states)s::text[]::oban_job_state[]) AS s(state)
     UNION ALL
-    SELECT next.state, next.queue
+    SELECT p.state,
+           (SELECT queue FROM oban_jobs WHERE state = p.state AND queue > p.queue
+            ORDER BY queue LIMIT 1)
     FROM pairs p
-    CROSS JOIN LATERAL (
-        SELECT state, queue FROM oban_jobs
-        WHERE state = ANY(%(states)s::text[]::oban_job_state[])
-          AND (state, queue) > (p.state, p.queue)
-        ORDER BY state, queue LIMIT 1
-    ) next
+    WHERE p.queue IS NOT NULL
 )
 SELECT p.queue, p.state::text AS state,
        (SELECT count(*) FROM (SELECT 1 FROM oban_jobs j
@@ -85,7 +83,8 @@ SELECT p.queue, p.state::text AS state,
             WHERE j.state = p.state AND j.queue = p.queue
             ORDER BY j.priority, j.scheduled_at, j.id LIMIT 1)
        END AS oldest_available
-FROM pairs p;
+FROM pairs p
+WHERE p.queue IS NOT NULL;
 
 -- name: producers
 -- oban-py's producers (install.sql oban_producers, written by _producer.py and kept
