@@ -88,6 +88,7 @@ def verb_rows(target: Target, verb: str, n: int) -> tuple[list[str], list[str]]:
     """``n`` rows as Oban makes them, and the filter that selects exactly them: jobs
     waiting in a queue of their own (to cancel), cancelled jobs (to retry or delete),
     queues a producer runs (to pause; paused, to resume)."""
+    PRODUCERS[0].sync()  # a signal of an earlier test answered before the suite's snapshots
     name = f"ct-verb-{uuid.uuid4().hex[:8]}"
     if verb.startswith("queues "):
         queues = [f"{name}-{i}" for i in range(n)]
