@@ -3,7 +3,8 @@ oban-py installed the schema, inserts, and its producers fetch and work while qc
 cancels, retries, deletes, pauses, resumes and scales. A cancel of an executing job reaches
 its worker through Oban's signal and qctl never writes an executing row; a paused queue's
 producer fetches nothing until resumed; a scaled queue runs at its new limit; a retried job
-is worked again; no job is lost or run twice; qctl's counts are oban-py's own."""
+is worked again; no job is lost or run twice; qctl's counts are oban-py's own. Each test
+runs on oban-py's own schema and on Elixir Oban's that oban-py's install joined."""
 
 from __future__ import annotations
 
@@ -11,21 +12,31 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+import psycopg
 import pytest
 
 from qctl.core import verbs
 from tests.conftest import PG_DSN
 from tests.oban.conftest import Run, data
 from tests.oban.harness import Partner, executing_writes, until, watch_executing_writes
+from tests.oban.schemas import install_elixir
 
 pytestmark = pytest.mark.timeout(300)
 QUEUES = {"held": 1, "paused": 1, "scaled": 1, "failing": 1, "draining": 2, "counted": 1}
 
 
-@pytest.fixture(scope="module")
-def partner(pg_schema: str) -> Iterator[Partner]:
-    """oban-py on this module's schema: its own install, then a node working ``QUEUES``;
-    every write to an executing row by anyone but oban-py is recorded."""
+@pytest.fixture(scope="module", params=["oban-py", "elixir-v14"])
+def partner(pg_schema: str, request: pytest.FixtureRequest) -> Iterator[Partner]:
+    """oban-py on this module's schema, made afresh: oban-py's own install, on its own or
+    over Elixir Oban's migrations to v14 (the schema an Elixir application shares with
+    oban-py: ``errors`` a ``jsonb[]`` that oban-py's acks append to, ``oban_peers``); then
+    a node working ``QUEUES``. Every write to an executing row by anyone but oban-py is
+    recorded."""
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA "{pg_schema}" CASCADE')
+        conn.execute(f'CREATE SCHEMA "{pg_schema}"')
+    if request.param == "elixir-v14":
+        install_elixir(PG_DSN, pg_schema, 14)
     p = Partner(PG_DSN, pg_schema)
     p.call("install")
     watch_executing_writes(PG_DSN, pg_schema)
