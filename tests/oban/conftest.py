@@ -1,5 +1,6 @@
-"""Fixtures of the Oban tests: an Oban schema per module in each flavour (``ddl``), rows
-written by the tests' Oban-shaped statements, qctl run in-process."""
+"""Fixtures of the Oban tests: an Oban schema per module in each flavour (``schemas``:
+oban-py's own install, Elixir's migrations), rows written by the tests' Oban-shaped
+statements (``ddl``) or a real oban-py node (``harness``), qctl run in-process."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typer.testing import CliRunner, Result
 
 from qctl.cli.main import app as qctl_app
 from tests.conftest import PG_DSN
-from tests.oban import ddl
+from tests.oban import schemas
 
 Run = Callable[..., Result]
 
@@ -30,12 +31,21 @@ def flavour(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="module")
 def oban(pg_schema: str, flavour: str) -> Iterator[psycopg.Connection[Any]]:
-    """An autocommit connection in this module's schema, Oban's tables made in it."""
+    """An autocommit connection in this module's schema, Oban's tables made in it by
+    oban-py's own install or Elixir's migrations (``tests/oban/schemas.py``)."""
     with psycopg.connect(PG_DSN, autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA IF EXISTS "{pg_schema}" CASCADE')
         conn.execute(f'CREATE SCHEMA "{pg_schema}"')
-        ddl.install(conn, pg_schema, flavour)
+        install(PG_DSN, pg_schema, flavour)
+        conn.execute(f'SET search_path TO "{pg_schema}"')
         yield conn
+
+
+def install(dsn: str, schema: str, flavour: str, version: int = schemas.ELIXIR_LATEST) -> None:
+    if flavour == "oban-py":
+        schemas.install_obanpy(dsn, schema)
+    else:
+        schemas.install_elixir(dsn, schema, version)
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""Oban for the contract suites (``tests/systems``): oban-py's schema (the tests' fixture
-of its ``install.sql``, ``tests/oban/ddl.py``) holding a discarded job, a job waiting in a
+"""Oban for the contract suites (``tests/systems``): oban-py's schema (its own install, by
+the partner: ``tests/oban/schemas.py``) holding a discarded job, a job waiting in a
 queue nobody runs, a cancelled job, and three queues with producers (one paused), whose
 stand-in (``tests/oban/standin.py``) answers Oban's signals as oban-py's producers do."""
 
@@ -16,7 +16,7 @@ import psycopg
 from qctl.systems.oban.actions import VERBS, queue_targets
 from qctl.systems.oban.database import Database
 from tests.conftest import PG_DSN
-from tests.oban import ddl
+from tests.oban import ddl, schemas
 from tests.oban.standin import Producers
 from tests.systems.contract import Target
 from tests.systems.hostile import Hostile, HostileRow, open_row
@@ -38,7 +38,7 @@ def _schema(prefix: str) -> Iterator[str]:
     schema = f"qt_{prefix}_oban_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(PG_DSN, autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
-        ddl.install(conn, schema, "oban-py")
+    schemas.install_obanpy(PG_DSN, schema)
     producers = Producers(schema)
     PRODUCERS[:] = [producers]
     try:
@@ -68,6 +68,7 @@ def database() -> Iterator[Target]:
                 "queues pause": ["ct-work"],
                 "queues resume": ["ct-paused"],
                 "queues scale": ["ct-work", "--limit", "3"],
+                "vacuum all": ["--older-than", "1s"],
                 "db migrate": None,  # Oban installs and migrates its own schema
             }
         )

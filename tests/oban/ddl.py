@@ -1,17 +1,7 @@
-"""Test fixtures: Oban's schema in either flavour, written for the tests from the public
-sources (not shipped, and not upstream's text):
-
-- ``PY``: the tables, type, indexes and column defaults of oban-py 0.7.0's
-  ``oban/queries/install.sql`` (what ``oban.schema.install`` makes);
-- ``elixir(version)``: Elixir Oban's ``lib/oban/migrations/postgres/v01.ex`` to
-  ``v<version>.ex`` as they leave the schema (``errors`` a ``jsonb[]``, ``oban_peers``
-  from v11, ``suspended`` from v14), the version recorded as the comment on ``oban_jobs``
-  as ``lib/oban/migrations/postgres.ex`` records it.
-
-Jobs are inserted and worked by ``Oban``-shaped statements of the tests' own
-(``insert``, ``fetch``, ``ack``), after oban-py's ``insert_job.sql``, ``fetch_jobs.sql``
-and ``ack_job.sql``.
-"""
+"""Jobs written as Oban writes them, for tests that need rows in a given state without
+running a node: ``insert``, ``fetch`` and ``fail`` follow oban-py 0.7.0's
+``insert_job.sql``, ``fetch_jobs.sql`` and ``ack_job.sql`` (on either flavour's schema,
+``tests/oban/schemas.py``)."""
 
 from __future__ import annotations
 
@@ -19,97 +9,6 @@ import json
 from typing import Any
 
 import psycopg
-
-_PY_STATES = "'available', 'scheduled', 'suspended', 'executing', 'retryable', 'completed', \
-'discarded', 'cancelled'"
-
-PY = f"""
-CREATE TYPE oban_job_state AS ENUM ({_PY_STATES});
-CREATE TABLE oban_jobs (
-    id bigint PRIMARY KEY GENERATED ALWAYS AS IDENTITY,
-    state oban_job_state NOT NULL DEFAULT 'available',
-    queue text NOT NULL DEFAULT 'default',
-    worker text NOT NULL,
-    attempt smallint NOT NULL DEFAULT 0,
-    max_attempts smallint NOT NULL DEFAULT 20,
-    priority smallint NOT NULL DEFAULT 0,
-    args jsonb NOT NULL DEFAULT '{{}}',
-    meta jsonb NOT NULL DEFAULT '{{}}',
-    tags text[] NOT NULL DEFAULT ARRAY[]::text[],
-    errors jsonb NOT NULL DEFAULT '[]',
-    attempted_by text[] NOT NULL DEFAULT ARRAY[]::text[],
-    inserted_at timestamp NOT NULL DEFAULT timezone('UTC', now()),
-    scheduled_at timestamp NOT NULL DEFAULT timezone('UTC', now()),
-    attempted_at timestamp, cancelled_at timestamp, completed_at timestamp,
-    discarded_at timestamp,
-    CONSTRAINT attempt_range CHECK (attempt >= 0 AND attempt <= max_attempts),
-    CONSTRAINT positive_max_attempts CHECK (max_attempts > 0)
-);
-CREATE UNLOGGED TABLE oban_leaders (
-    name text PRIMARY KEY DEFAULT 'oban', node text NOT NULL,
-    elected_at timestamp NOT NULL, expires_at timestamp NOT NULL
-);
-CREATE UNLOGGED TABLE oban_producers (
-    uuid uuid PRIMARY KEY, name text NOT NULL DEFAULT 'oban', node text NOT NULL,
-    queue text NOT NULL, meta jsonb NOT NULL DEFAULT '{{}}',
-    started_at timestamp NOT NULL DEFAULT timezone('UTC', now()),
-    updated_at timestamp NOT NULL DEFAULT timezone('UTC', now())
-);
-CREATE INDEX oban_jobs_state_queue_priority_scheduled_at_id_index
-    ON oban_jobs (state, queue, priority, scheduled_at, id);
-CREATE INDEX oban_jobs_completed_at_index ON oban_jobs (completed_at) WHERE state = 'completed';
-CREATE INDEX oban_jobs_cancelled_at_index ON oban_jobs (cancelled_at) WHERE state = 'cancelled';
-CREATE INDEX oban_jobs_discarded_at_index ON oban_jobs (discarded_at) WHERE state = 'discarded';
-"""
-
-
-def elixir(version: int = 14) -> str:
-    """Elixir Oban's schema at migration ``version`` (11 or later)."""
-    states = ["available", "scheduled", "executing", "retryable", "completed", "discarded",
-              "cancelled"]  # fmt: skip
-    if version >= 14:
-        states.insert(1, "suspended")
-    labels = ", ".join(f"'{s}'" for s in states)
-    return f"""
-CREATE TYPE oban_job_state AS ENUM ({labels});
-CREATE TABLE oban_jobs (
-    id bigserial PRIMARY KEY,
-    state oban_job_state NOT NULL DEFAULT 'available',
-    queue text NOT NULL DEFAULT 'default',
-    worker text NOT NULL,
-    args jsonb NOT NULL DEFAULT '{{}}',
-    errors jsonb[] NOT NULL DEFAULT ARRAY[]::jsonb[],
-    attempt integer NOT NULL DEFAULT 0,
-    max_attempts integer NOT NULL DEFAULT 20,
-    inserted_at timestamp NOT NULL DEFAULT timezone('UTC', now()),
-    scheduled_at timestamp NOT NULL DEFAULT timezone('UTC', now()),
-    attempted_at timestamp,
-    completed_at timestamp,
-    attempted_by text[],
-    discarded_at timestamp,
-    priority integer NOT NULL DEFAULT 0,
-    tags character varying(255)[] DEFAULT ARRAY[]::character varying[],
-    meta jsonb DEFAULT '{{}}',
-    cancelled_at timestamp,
-    CONSTRAINT attempt_range CHECK (attempt >= 0 AND attempt <= max_attempts),
-    CONSTRAINT non_negative_priority CHECK (priority >= 0) NOT VALID
-);
-CREATE INDEX oban_jobs_state_queue_priority_scheduled_at_id_index
-    ON oban_jobs (state, queue, priority, scheduled_at, id);
-CREATE INDEX oban_jobs_args_index ON oban_jobs USING gin (args);
-CREATE INDEX oban_jobs_meta_index ON oban_jobs USING gin (meta);
-CREATE UNLOGGED TABLE oban_peers (
-    name text PRIMARY KEY, node text NOT NULL,
-    started_at timestamp NOT NULL, expires_at timestamp NOT NULL
-);
-COMMENT ON TABLE oban_jobs IS '{version}';
-"""
-
-
-def install(conn: psycopg.Connection[Any], schema: str, flavour: str, version: int = 14) -> None:
-    """Oban's schema in ``schema`` (which exists), ``flavour`` "oban-py" or "elixir"."""
-    conn.execute(f'SET search_path TO "{schema}"')
-    conn.execute(PY if flavour == "oban-py" else elixir(version))
 
 
 def insert(

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import PG_DSN
 from tests.oban import ddl
-from tests.oban.conftest import Run, data
+from tests.oban.conftest import Run, data, install
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def test_status_names_the_flavour(
     version: int,
     named: str,
 ) -> None:
-    ddl.install(made, pg_schema, flavour, version)
+    install(PG_DSN, pg_schema, flavour, version)
     status = data(qctl("db", "status", "-o", "json"))
     assert status["system"] == "oban" and status["supported"] is True
     assert status["flavour"].startswith(named)
@@ -54,7 +54,7 @@ def test_an_unknown_version_is_read_but_never_written(
     qctl: Run,
     pg_schema: str,
 ) -> None:
-    ddl.install(made, pg_schema, "elixir", 14)
+    install(PG_DSN, pg_schema, "elixir", 14)
     [id_] = ddl.insert(made, "gated")
     made.execute("COMMENT ON TABLE oban_jobs IS '16'")
     assert [j["id"] for j in data(qctl("jobs", "list", "-o", "json"))] == [id_]
@@ -73,7 +73,7 @@ def test_an_unknown_state_is_read_but_never_written(
     qctl: Run,
     pg_schema: str,
 ) -> None:
-    ddl.install(made, pg_schema, "oban-py")
+    install(PG_DSN, pg_schema, "oban-py")
     [id_] = ddl.insert(made, "gated")
     made.execute("ALTER TYPE oban_job_state ADD VALUE 'paused'")
     assert data(qctl("jobs", "show", str(id_), "-o", "json"))["state"] == "available"
@@ -86,7 +86,7 @@ def test_older_than_v11_is_refused(
     qctl: Run,
     pg_schema: str,
 ) -> None:
-    ddl.install(made, pg_schema, "elixir", 11)
+    install(PG_DSN, pg_schema, "elixir", 11)
     made.execute("DROP TABLE oban_peers")
     made.execute("COMMENT ON TABLE oban_jobs IS '10'")
     refused = qctl("jobs", "list")
@@ -94,7 +94,7 @@ def test_older_than_v11_is_refused(
 
 
 def test_never_migrated(made: psycopg.Connection, qctl: Run, pg_schema: str) -> None:
-    ddl.install(made, pg_schema, "oban-py")
+    install(PG_DSN, pg_schema, "oban-py")
     for flags in ([], ["--dry-run"]):
         refused = qctl("db", "migrate", *flags)
         assert refused.exit_code == 2 and "never migrates an Oban database" in refused.stderr

@@ -41,8 +41,23 @@ SYSTEM = System(
         "nodes": Entry(
             f"{_CLI}.queues", "nodes_app", "Oban nodes: producers or peers, and the leader."
         ),
+        "vacuum": Entry(
+            f"{_CLI}.vacuum", "app", "Delete what Oban's pruner deletes: finished jobs older than."
+        ),
+        "watch": Entry(
+            f"{_CLI}.watch", "watch", "Oban's notifications (insert, signal, leader) as JSON lines."
+        ),
+        "metrics": Entry(
+            "qctl.cli.metrics",
+            "metrics",
+            "Figures as OpenMetrics: once, to a textfile or over HTTP.",
+        ),
         "top": Entry("qctl.cli.top", "top", "The live dashboard: queues, jobs, nodes."),
+        # The one demo command, the shell's: --system oban runs Oban's (below).
+        "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
+    demo="qctl.systems.oban.cli.demo:demo",
+    metrics="qctl.systems.oban.metrics:collect",
     screens="qctl.systems.oban.tui:OBAN",
     database="qctl.systems.oban.database:Database",
     instead={},

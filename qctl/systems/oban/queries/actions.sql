@@ -121,3 +121,39 @@ SELECT q AS id,
                                                   'ident', %(ident)s::text)
                                || coalesce(%(extra)s::jsonb, '{}'::jsonb))::text) AS notified
 FROM unnest(%(names)s::text[]) AS q;
+
+-- name: prune_jobs
+-- Delete a batch of finished jobs older than the cutoff, in id order after the last
+-- deleted (oban-py _pruner.py prune_jobs.sql: completed by completed_at, cancelled by
+-- cancelled_at, discarded by discarded_at; Elixir lib/oban/plugins/pruner.ex: the same,
+-- but completed by attempted_at). Rows another transaction holds are left for the next
+-- pass.
+WITH doomed AS (
+    SELECT id
+    FROM oban_jobs
+    WHERE ((state = 'completed' AND %(py)s AND completed_at < %(before)s)
+        OR (state = 'completed' AND NOT %(py)s AND attempted_at < %(before)s)
+        OR (state = 'cancelled' AND cancelled_at < %(before)s)
+        OR (state = 'discarded' AND discarded_at < %(before)s))
+      AND (%(after)s::bigint IS NULL OR id > %(after)s::bigint)
+    ORDER BY id
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+DELETE FROM oban_jobs j
+USING doomed
+WHERE j.id = doomed.id
+RETURNING j.id;
+
+-- name: count_prunable
+-- What prune_jobs would delete (vacuum --dry-run).
+SELECT count(*) AS n
+FROM oban_jobs
+WHERE (state = 'completed' AND %(py)s AND completed_at < %(before)s)
+   OR (state = 'completed' AND NOT %(py)s AND attempted_at < %(before)s)
+   OR (state = 'cancelled' AND cancelled_at < %(before)s)
+   OR (state = 'discarded' AND discarded_at < %(before)s);
+
+-- name: clock
+-- The database's UTC now, as Oban's timestamps hold it (timezone('UTC', now())).
+SELECT timezone('UTC', now()) AS now;

@@ -88,3 +88,8 @@ WHERE (state = 'completed' AND completed_at >= cutoff)
    OR (state = 'discarded' AND discarded_at >= cutoff)
 GROUP BY queue
 ORDER BY queue;
+
+-- name: discarded
+-- Discarded jobs per queue (out of attempts, or discarded by their worker), counted on
+-- the state-queue index until the pruner deletes them.
+SELECT queue, count(*) AS n FROM oban_jobs WHERE state = 'discarded' GROUP BY queue ORDER BY queue;
