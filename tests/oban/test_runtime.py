@@ -53,9 +53,10 @@ def queue_row(qctl: Run, name: str) -> dict[str, Any]:
 def test_the_nodes_are_oban_py_s_producers_and_leader(partner: Partner, qctl: Run) -> None:
     until(lambda: any(n["leader"] for n in data(qctl("nodes", "list", "-o", "json"))))
     nodes = data(qctl("nodes", "list", "-o", "json"))
-    assert {(n["queue"], n["local_limit"]) for n in nodes} == set(QUEUES.items())
-    uuids = {partner.call("check", queue=q)["uuid"] for q in QUEUES}
-    assert {n["uuid"] for n in nodes} == uuids
+    checks = [partner.call("check", queue=q) for q in QUEUES]
+    assert {(n["uuid"], n["queue"], n["local_limit"]) for n in nodes} == {
+        (c["uuid"], c["queue"], c["limit"]) for c in checks
+    }
     assert {n["node"] for n in nodes} == {"partner.1"} and all(n["leader"] for n in nodes)
 
 
