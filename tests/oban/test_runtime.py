@@ -8,6 +8,7 @@ runs on oban-py's own schema and on Elixir Oban's that oban-py's install joined.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +17,7 @@ import psycopg
 import pytest
 
 from qctl.core import verbs
+from qctl.systems.oban.database import Database
 from tests.conftest import PG_DSN
 from tests.oban.conftest import Run, data
 from tests.oban.harness import Partner, executing_writes, until, watch_executing_writes
@@ -160,3 +162,30 @@ def test_counts_equal_oban_py_s_own(partner: Partner, qctl: Run) -> None:
         assert {s: queue[s] for s in theirs} == theirs, queue["queue"]
     shown = data(qctl("jobs", "list", "--queue", "counted", "--state", "scheduled", "-o", "json"))
     assert len(shown) == partner.counts("counted")["scheduled"] == 2
+
+
+def test_the_change_feed_hears_oban_py_s_own_notifications(
+    partner: Partner, pg_schema: str
+) -> None:
+    """oban-py's insert notice (plain JSON naming the queue) and its signals (base64 of
+    gzip, as its notifier sends them) each reach qctl's feed."""
+    db = Database(PG_DSN, pg_schema)
+    feed = db.changes()
+    assert feed is not None
+
+    def hears(kind: str, *queues: str) -> None:
+        deadline = time.monotonic() + 10
+        while (hint := feed.get(timeout=max(deadline - time.monotonic(), 0))) is not None:
+            if hint.kind == kind and hint.queue in queues:
+                return
+        pytest.fail(f"no {kind} hint for {queues} from oban-py")
+
+    try:
+        hears("reset", "")
+        partner.call("insert", worker="work", queue="fed")
+        hears("jobs", "fed")
+        partner.call("pause", queue="fed")  # no producer runs it: the signal alone
+        hears("queues", "fed", "")  # a compressed signal names no queue readable here
+    finally:
+        feed.close()
+        db.close()
