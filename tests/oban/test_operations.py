@@ -49,7 +49,10 @@ def test_vacuum_prunes_as_the_pruner(
 def test_metrics(oban: psycopg.Connection[Any], qctl: Run) -> None:
     ddl.insert(oban, "measured", 2)
     ddl.insert(oban, "measured", 1, state="discarded")
+    [done] = ddl.insert(oban, "measured", 1, state="completed")
+    oban.execute(f"UPDATE oban_jobs SET completed_at = timezone('UTC', now()) WHERE id = {done}")
     text = qctl("metrics").stdout
+    assert 'qctl_oban_finished_last_minute{queue="measured",state="completed"} 1.0' in text
     assert 'qctl_oban_jobs{queue="measured",state="available"} 2.0' in text
     assert 'qctl_oban_failed_jobs{queue="measured"} 1.0' in text
     assert text.rstrip().endswith("# EOF")

@@ -243,7 +243,8 @@ def list_queues(db: Database, live: bool = False) -> list[Queue]:
     what its producers say."""
     now = datetime.now(UTC)
     queues: dict[str, Queue] = {}
-    for r in db.all(queries("reads.sql").depths, {"live": live}):
+    states = [s for s in LIVE_STATES if s in db.state.states]
+    for r in db.all(queries("reads.sql").depths, {"live": live, "states": states}):
         queue = queues.setdefault(r["queue"], Queue(r["queue"]))
         if r["state"] in {f.name for f in fields(Queue)}:
             setattr(queue, r["state"], int(r["n"]))

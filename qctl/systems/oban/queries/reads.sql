@@ -48,13 +48,14 @@ LIMIT %(limit)s;
 
 -- name: depths
 -- Jobs per queue and state (oban-py's count_jobs.sql), every state or (live) the states
--- not finished, counted on the state-queue index both flavours make
--- (oban_jobs_state_queue_priority_scheduled_at_id_index).
+-- not finished, on the state-queue index both flavours make
+-- (oban_jobs_state_queue_priority_scheduled_at_id_index): %(states)s is the unfinished
+-- states this schema's enum holds (no suspended before Elixir's v14), compared as the
+-- enum so that the index serves it.
 SELECT queue, state::text AS state, count(*) AS n,
        min(scheduled_at) FILTER (WHERE state = 'available') AS oldest_available
 FROM oban_jobs
-WHERE NOT %(live)s OR state::text IN ('available', 'scheduled', 'suspended', 'executing',
-                                      'retryable')
+WHERE NOT %(live)s OR state = ANY(%(states)s::text[]::oban_job_state[])
 GROUP BY queue, state;
 
 -- name: producers
@@ -76,16 +77,26 @@ SELECT name, node, started_at, expires_at FROM oban_peers ORDER BY name;
 
 -- name: throughput
 -- Jobs finished per state in the last %(seconds)s seconds, per queue (each finished
--- state's own instant: completed_at, cancelled_at, discarded_at).
+-- state's own instant: completed_at, cancelled_at, discarded_at), one branch per state
+-- so that each can use the index on its instant (oban-py's oban_jobs_completed_at_index
+-- and its siblings; Elixir's v13 state-instant indexes).
 SELECT queue,
-       count(*) FILTER (WHERE state = 'completed' AND completed_at >= cutoff) AS completed,
-       count(*) FILTER (WHERE state = 'cancelled' AND cancelled_at >= cutoff) AS cancelled,
-       count(*) FILTER (WHERE state = 'discarded' AND discarded_at >= cutoff) AS discarded
-FROM oban_jobs,
-     LATERAL (SELECT timezone('UTC', now()) - make_interval(secs => %(seconds)s) AS cutoff) c
-WHERE (state = 'completed' AND completed_at >= cutoff)
-   OR (state = 'cancelled' AND cancelled_at >= cutoff)
-   OR (state = 'discarded' AND discarded_at >= cutoff)
+       count(*) FILTER (WHERE state = 'completed') AS completed,
+       count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+       count(*) FILTER (WHERE state = 'discarded') AS discarded
+FROM (
+    SELECT queue, 'completed' AS state FROM oban_jobs
+    WHERE state = 'completed'
+      AND completed_at >= timezone('UTC', now()) - make_interval(secs => %(seconds)s)
+    UNION ALL
+    SELECT queue, 'cancelled' FROM oban_jobs
+    WHERE state = 'cancelled'
+      AND cancelled_at >= timezone('UTC', now()) - make_interval(secs => %(seconds)s)
+    UNION ALL
+    SELECT queue, 'discarded' FROM oban_jobs
+    WHERE state = 'discarded'
+      AND discarded_at >= timezone('UTC', now()) - make_interval(secs => %(seconds)s)
+) finished
 GROUP BY queue
 ORDER BY queue;
 
