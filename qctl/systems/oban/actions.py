@@ -75,23 +75,23 @@ def _job_writer(query: str) -> Write:
 
 
 def queue_targets(db: Database) -> list[Target]:
-    """Every queue a job names or a producer runs, by name, in the state its producers
-    last recorded (oban-py): ``paused`` (every producer), ``active`` (none), ``mixed``,
-    ``stopped`` (no producer runs it); ``unknown`` on Elixir, whose nodes keep it in
-    memory."""
-    names = {r["queue"] for r in db.all(reads.queries("actions.sql").queue_names)}
-    producers: dict[str, list[bool]] = {}
+    """Every queue with unfinished jobs or a producer, by name, in the state its
+    producers last recorded (oban-py): ``paused`` (every producer), ``active`` (none),
+    ``mixed``, ``stopped`` (no producer runs it); ``unknown`` on Elixir, whose nodes keep
+    it in memory. The names come from the dashboard's own read (the state-queue index):
+    a queue holding only finished jobs has nothing to pause."""
+    paused: dict[str, list[bool]] = {}
     for node in reads.nodes(db) if db.flavour == PY else []:
-        producers.setdefault(node.queue, []).append(bool(node.paused))
-    names |= set(producers)
+        paused.setdefault(node.queue, []).append(bool(node.paused))
+    names = {q.queue for q in reads.list_queues(db, live=True)} | set(paused)
 
     def state(name: str) -> str:
         if db.flavour != PY:
             return "unknown"
-        paused = producers.get(name, [])
-        if not paused:
+        flags = paused.get(name, [])
+        if not flags:
             return "stopped"
-        return "paused" if all(paused) else "mixed" if any(paused) else "active"
+        return "paused" if all(flags) else "mixed" if any(flags) else "active"
 
     return [Target(name, state(name), "") for name in sorted(names)]
 

@@ -48,7 +48,9 @@ MatchOpt = Annotated[
     str | None,
     typer.Option("--match", metavar="TEXT", help="Every queue whose name contains TEXT."),
 ]
-AllOpt = Annotated[bool, typer.Option("--all", help="Every queue a job names or a node runs.")]
+AllOpt = Annotated[
+    bool, typer.Option("--all", help="Every queue with unfinished jobs or a node running it.")
+]
 NodeOpt = Annotated[
     str | None,
     typer.Option("--node", metavar="NODE", help="Only the producers of this node (Oban's ident)."),

@@ -106,10 +106,6 @@ SELECT id::text AS id, state::text AS state, worker
 FROM oban_jobs
 WHERE id = ANY(%(ids)s::bigint[]);
 
--- name: queue_names
--- Every queue a job names (reads.py adds the queues oban-py's producers run).
-SELECT DISTINCT queue FROM oban_jobs;
-
 -- name: signal_queues
 -- Signal a batch of queues on <prefix>.oban_signal as Oban.pause_queue,
 -- Oban.resume_queue and Oban.scale_queue do (oban-py oban.py; Elixir lib/oban.ex):

@@ -25,8 +25,9 @@ PAGE = 200
 
 
 class QueuesPane(ListPane):
-    """What waits and runs per queue, counted on Oban's fetch index (``qctl queues
-    list`` counts the finalized jobs too, by reading them all)."""
+    """What waits and runs per queue, counted on Oban's state-queue index (``qctl queues
+    list`` counts the finished jobs too, by reading them all), and what oban-py's
+    producers say of it."""
 
     BINDINGS = [
         Binding("P", "queue_pause", "Pause"),
