@@ -140,6 +140,12 @@ def main() -> None:
             "jobs list --state available --queue q1": lambda: reads.list_jobs(
                 db, states=["available"], queues=["q1"], limit=50
             ),
+            "jobs list --state executing (1 in 2,000)": lambda: reads.list_jobs(
+                db, states=["executing"], limit=50
+            ),
+            "jobs list --queue q-none (no such job)": lambda: reads.list_jobs(
+                db, queues=["q-none"], limit=50
+            ),
             "jobs list --worker app.workers.W7": lambda: reads.list_jobs(
                 db, workers=["app.workers.W7"], limit=50
             ),

@@ -3,7 +3,8 @@ prefix), which must exist:
 
 - ``install_obanpy(dsn, schema)``: oban-py 0.7.0's own install (``oban.schema.install``,
   its ``queries/install.sql``), run by the partner in oban-py's environment: ``oban_jobs``,
-  ``oban_leaders``, ``oban_producers``; no version comment.
+  ``oban_leaders``, ``oban_producers``; no version comment. oban-py writes its prefix
+  into its SQL unquoted, so ``schema`` is a plain lower-case identifier here.
 - ``install_elixir(dsn, schema, version)``: Elixir Oban's PostgreSQL migrations up to
   ``version`` (1 to ``ELIXIR_LATEST``), written here from the public migrations of
   oban-bg/oban v2.23.1 (``lib/oban/migrations/postgres/vNN.ex``, each step below names its

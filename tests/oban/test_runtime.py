@@ -3,29 +3,42 @@ oban-py installed the schema, inserts, and its producers fetch and work while qc
 cancels, retries, deletes, pauses, resumes and scales. A cancel of an executing job reaches
 its worker through Oban's signal and qctl never writes an executing row; a paused queue's
 producer fetches nothing until resumed; a scaled queue runs at its new limit; a retried job
-is worked again; no job is lost or run twice; qctl's counts are oban-py's own."""
+is worked again; no job is lost or run twice; qctl's counts are oban-py's own. Each test
+runs on oban-py's own schema and on Elixir Oban's that oban-py's install joined."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+import psycopg
 import pytest
 
 from qctl.core import verbs
+from qctl.systems.oban.database import Database
 from tests.conftest import PG_DSN
 from tests.oban.conftest import Run, data
 from tests.oban.harness import Partner, executing_writes, until, watch_executing_writes
+from tests.oban.schemas import install_elixir
 
 pytestmark = pytest.mark.timeout(300)
 QUEUES = {"held": 1, "paused": 1, "scaled": 1, "failing": 1, "draining": 2, "counted": 1}
 
 
-@pytest.fixture(scope="module")
-def partner(pg_schema: str) -> Iterator[Partner]:
-    """oban-py on this module's schema: its own install, then a node working ``QUEUES``;
-    every write to an executing row by anyone but oban-py is recorded."""
+@pytest.fixture(scope="module", params=["oban-py", "elixir-v14"])
+def partner(pg_schema: str, request: pytest.FixtureRequest) -> Iterator[Partner]:
+    """oban-py on this module's schema, made afresh: oban-py's own install, on its own or
+    over Elixir Oban's migrations to v14 (the schema an Elixir application shares with
+    oban-py: ``errors`` a ``jsonb[]`` that oban-py's acks append to, ``oban_peers``); then
+    a node working ``QUEUES``. Every write to an executing row by anyone but oban-py is
+    recorded."""
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA "{pg_schema}" CASCADE')
+        conn.execute(f'CREATE SCHEMA "{pg_schema}"')
+    if request.param == "elixir-v14":
+        install_elixir(PG_DSN, pg_schema, 14)
     p = Partner(PG_DSN, pg_schema)
     p.call("install")
     watch_executing_writes(PG_DSN, pg_schema)
@@ -42,9 +55,10 @@ def queue_row(qctl: Run, name: str) -> dict[str, Any]:
 def test_the_nodes_are_oban_py_s_producers_and_leader(partner: Partner, qctl: Run) -> None:
     until(lambda: any(n["leader"] for n in data(qctl("nodes", "list", "-o", "json"))))
     nodes = data(qctl("nodes", "list", "-o", "json"))
-    assert {(n["queue"], n["local_limit"]) for n in nodes} == set(QUEUES.items())
-    uuids = {partner.call("check", queue=q)["uuid"] for q in QUEUES}
-    assert {n["uuid"] for n in nodes} == uuids
+    checks = [partner.call("check", queue=q) for q in QUEUES]
+    assert {(n["uuid"], n["queue"], n["local_limit"]) for n in nodes} == {
+        (c["uuid"], c["queue"], c["limit"]) for c in checks
+    }
     assert {n["node"] for n in nodes} == {"partner.1"} and all(n["leader"] for n in nodes)
 
 
@@ -148,3 +162,30 @@ def test_counts_equal_oban_py_s_own(partner: Partner, qctl: Run) -> None:
         assert {s: queue[s] for s in theirs} == theirs, queue["queue"]
     shown = data(qctl("jobs", "list", "--queue", "counted", "--state", "scheduled", "-o", "json"))
     assert len(shown) == partner.counts("counted")["scheduled"] == 2
+
+
+def test_the_change_feed_hears_oban_py_s_own_notifications(
+    partner: Partner, pg_schema: str
+) -> None:
+    """oban-py's insert notice (plain JSON naming the queue) and its signals (base64 of
+    gzip, as its notifier sends them) each reach qctl's feed."""
+    db = Database(PG_DSN, pg_schema)
+    feed = db.changes()
+    assert feed is not None
+
+    def hears(kind: str, *queues: str) -> None:
+        deadline = time.monotonic() + 10
+        while (hint := feed.get(timeout=max(deadline - time.monotonic(), 0))) is not None:
+            if hint.kind == kind and hint.queue in queues:
+                return
+        pytest.fail(f"no {kind} hint for {queues} from oban-py")
+
+    try:
+        hears("reset", "")
+        partner.call("insert", worker="work", queue="fed")
+        hears("jobs", "fed")
+        partner.call("pause", queue="fed")  # no producer runs it: the signal alone
+        hears("queues", "fed", "")  # a compressed signal names no queue readable here
+    finally:
+        feed.close()
+        db.close()

@@ -19,6 +19,7 @@ import sys
 from collections import Counter
 from datetime import datetime
 from typing import Any
+from urllib.parse import quote
 
 from oban import Oban, telemetry
 from oban.schema import install
@@ -52,8 +53,12 @@ def plain(value: Any) -> Any:
 
 class Partner:
     def __init__(self, dsn: str, prefix: str) -> None:
+        # The search path too: oban-py's install looks for its enum in current_schema()
+        # and creates oban_count_estimate there. oban-py writes the prefix into its SQL
+        # unquoted (_query.py _load_file), so it is a plain lower-case identifier.
         sep = "&" if "?" in dsn else "?"
-        self.dsn = f"{dsn}{sep}application_name={APPLICATION}&options=-csearch_path%3D{prefix}"
+        options = quote(f"-csearch_path={prefix}")
+        self.dsn = f"{dsn}{sep}application_name={APPLICATION}&options={options}"
         self.prefix = prefix
         self.pool: AsyncConnectionPool | None = None
         self.client: Oban | None = None  # client mode: inserts and the job API
