@@ -93,7 +93,8 @@ RETURNING j.id::text AS id;
 -- after a cursor (reads.sql list_jobs without the columns a verb does not check).
 SELECT id::text AS id, state::text AS state, worker
 FROM oban_jobs
-WHERE state::text = ANY(%(states)s::text[])
+WHERE state = ANY(ARRAY(SELECT s FROM unnest(enum_range(NULL::oban_job_state)) AS s
+                WHERE s::text = ANY(%(states)s::text[])))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(workers)s::text[] IS NULL OR worker = ANY(%(workers)s::text[]))
   AND (%(after)s::bigint IS NULL OR id < %(after)s::bigint)

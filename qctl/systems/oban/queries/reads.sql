@@ -2,7 +2,9 @@
 -- Oban's lib/oban/migrations/postgres/v01.ex to v15.ex): the columns are Oban's own. The
 -- instants are Oban's UTC timestamps without time zone, as stored (reads.py marks them
 -- UTC). errors is jsonb in oban-py's schema and jsonb[] in Elixir's: to_jsonb reads both
--- as one JSON array.
+-- as one JSON array. A --state filter compares Oban's enum itself, its labels picked by
+-- name from enum_range (a label an older Elixir enum lacks matches nothing instead of
+-- failing), so that the state-queue index can serve it.
 
 -- name: list_jobs
 -- A page of jobs, newest first after a cursor (oban-py's all_jobs.sql orders by id too),
@@ -13,7 +15,9 @@ SELECT id, state::text AS state, queue, worker, priority, attempt, max_attempts,
        CASE jsonb_typeof(to_jsonb(errors)) WHEN 'array'
             THEN jsonb_array_length(to_jsonb(errors)) ELSE 0 END AS error_count
 FROM oban_jobs
-WHERE (%(states)s::text[] IS NULL OR state::text = ANY(%(states)s::text[]))
+WHERE (%(states)s::text[] IS NULL
+       OR state = ANY(ARRAY(SELECT s FROM unnest(enum_range(NULL::oban_job_state)) AS s
+                  WHERE s::text = ANY(%(states)s::text[]))))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(workers)s::text[] IS NULL OR worker = ANY(%(workers)s::text[]))
   AND (%(after_id)s::bigint IS NULL OR id < %(after_id)s::bigint)
@@ -39,7 +43,9 @@ SELECT id, state::text AS state, queue, worker, attempt, max_attempts,
        to_jsonb(errors) AS errors
 FROM oban_jobs
 WHERE errors IS NOT NULL AND to_jsonb(errors) NOT IN ('[]'::jsonb, 'null'::jsonb)
-  AND (%(states)s::text[] IS NULL OR state::text = ANY(%(states)s::text[]))
+  AND (%(states)s::text[] IS NULL
+       OR state = ANY(ARRAY(SELECT s FROM unnest(enum_range(NULL::oban_job_state)) AS s
+                  WHERE s::text = ANY(%(states)s::text[]))))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(workers)s::text[] IS NULL OR worker = ANY(%(workers)s::text[]))
   AND (%(after_id)s::bigint IS NULL OR id < %(after_id)s::bigint)
