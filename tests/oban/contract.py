@@ -69,6 +69,7 @@ def database() -> Iterator[Target]:
                 "queues resume": ["ct-paused"],
                 "queues scale": ["ct-work", "--limit", "3"],
                 "vacuum all": ["--older-than", "1s"],
+                "db tune": [],
                 "db migrate": None,  # Oban installs and migrates its own schema
             }
         )

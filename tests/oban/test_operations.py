@@ -4,6 +4,7 @@ feed."""
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -105,3 +106,17 @@ def test_watch_prints_oban_notifications(pg_schema: str, oban: psycopg.Connectio
         assert seen == [(f"{pg_schema}.oban_signal", packed)]
     finally:
         db.close()
+
+
+def test_tune_adds_the_queue_index(oban: psycopg.Connection[Any], qctl: Run) -> None:
+    plan = data(qctl("db", "tune", "--dry-run", "-o", "json"))
+    assert "qctl_oban_jobs_queue_id" in json.dumps(plan)
+    assert data(qctl("db", "status", "-o", "json"))["console_indexes"] == []
+    assert qctl("--read-only", "db", "tune").exit_code == 4
+    data(qctl("db", "tune", "-o", "json"))
+    assert data(qctl("db", "status", "-o", "json"))["console_indexes"] == [
+        "qctl_oban_jobs_queue_id"
+    ]
+    [id_] = ddl.insert(oban, "tuned")
+    assert [j["id"] for j in data(qctl("jobs", "list", "--queue", "tuned", "-o", "json"))] == [id_]
+    oban.execute("DROP INDEX qctl_oban_jobs_queue_id")

@@ -24,7 +24,7 @@ SYSTEM = System(
     verbs="qctl.systems.oban.actions:VERBS",
     commands={
         "db": Entry(
-            f"{_CLI}.db", "app", "The Oban database: flavour and version (never migrated)."
+            f"{_CLI}.db", "app", "The Oban database: flavour and version, tune (never migrated)."
         ),
         "jobs": Entry(
             f"{_CLI}.jobs",

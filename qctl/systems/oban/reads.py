@@ -20,7 +20,8 @@ FINISHED_STATES = ("completed", "cancelled", "discarded")
 """The states Oban's pruner deletes from, each with its own instant (``_pruner.py``)."""
 DASHBOARD_CAP = 1_000
 """Jobs the dashboard's Queues tab counts per queue and state at most (``1000+`` past
-it; ``queues list`` counts them all): its refresh stays one index probe per pair and a bounded count, however deep."""
+it; ``queues list`` counts them all): its refresh stays one index probe per pair and a
+bounded count, however deep."""
 INSTANTS = (
     "inserted_at",
     "scheduled_at",
