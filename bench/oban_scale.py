@@ -13,7 +13,8 @@ failed attempts, 50 retryable with 1, 100 available, 40 scheduled, 5 executing, 
 cancelled), and a producer per queue on one node, the leader. Figures: the median of 7
 runs after a warm-up, in milliseconds, and the tables of more than 10,000 rows any
 statement of the read scans sequentially (EXPLAIN). Each figure says whether it is a
-refresh read or a first page (the 50 ms target's) or a command. ``--db`` keeps the loaded
+refresh read or a first page (the 50 ms target's) or a command. Then ``qctl db tune``'s
+index and the reads it serves again. ``--db`` keeps the loaded
 database for the next run; its load is stamped on ``oban_leaders`` (a comment on
 ``oban_jobs`` would read as an Elixir Oban migration version).
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -42,7 +44,7 @@ from common import (  # noqa: E402
     measure_read,
 )
 
-from qctl.systems.oban import reads  # noqa: E402
+from qctl.systems.oban import reads, tune  # noqa: E402
 from qctl.systems.oban.database import Database  # noqa: E402
 from tests.oban.schemas import install_obanpy  # noqa: E402
 
@@ -124,6 +126,8 @@ def main() -> None:
         lambda dsn: load(dsn, n),
     ) as dsn:  # fmt: skip
         db = Database(dsn)
+        # a kept database may hold the index of an earlier run's `qctl db tune`
+        db.execute(f"DROP INDEX IF EXISTS {tune.QUEUE_ID}")
         plans = Plans(dsn)
         deep = db.all("SELECT id FROM oban_jobs ORDER BY id DESC OFFSET 100000 LIMIT 1")[0]["id"]
         some = db.all("SELECT id FROM oban_jobs WHERE state = 'discarded' LIMIT 1")[0]["id"]
@@ -161,9 +165,20 @@ def main() -> None:
             "queues throughput --last 10m (command)": lambda: reads.throughput(db, 600),
             "queues throughput --last 1h (command)": lambda: reads.throughput(db, 3600),
         }
-        for label, fn in cases.items():
+
+        def measure(label: str, tuned: bool) -> None:
             refresh = not label.startswith(COMMANDS) and "(command" not in label
-            measure_read(rec, plans, label, fn, jobs=n, refresh=refresh)
+            name = f"{label} (db tune)" if tuned else label
+            measure_read(rec, plans, name, cases[label], jobs=n, refresh=refresh, tuned=tuned)
+
+        for label in cases:
+            measure(label, tuned=False)
+        # qctl's opt-in index (`qctl db tune`), then the reads it serves again
+        t0 = time.perf_counter()
+        tune.tune(db)
+        print(f"  db tune in {time.perf_counter() - t0:.1f} s")
+        for label in ("jobs list --queue q-none (no such job)", "jobs list, first page"):
+            measure(label, tuned=True)
         db.close()
 
 
