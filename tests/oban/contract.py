@@ -73,7 +73,7 @@ def database() -> Iterator[Target]:
                 "db migrate": None,  # Oban installs and migrates its own schema
             }
         )
-        yield Target(["--dsn", PG_DSN, "--schema", schema], PG_DSN, schema)
+        yield Target(["--dsn", PG_DSN, "--schema", schema], PG_DSN, schema, PRODUCERS[0].sync)
 
 
 @contextlib.contextmanager
@@ -141,7 +141,7 @@ HOSTILE_BACKENDS = ("postgres",)
 def hostile_database(backend: str, tmp: Path) -> Iterator[Target]:
     """oban-py's schema, empty."""
     with _schema("hostile") as schema:
-        yield Target(["--dsn", PG_DSN, "--schema", schema], PG_DSN, schema)
+        yield Target(["--dsn", PG_DSN, "--schema", schema], PG_DSN, schema, PRODUCERS[0].sync)
 
 
 def insert_hostile(target: Target, case: Hostile) -> HostileRow | None:
