@@ -262,7 +262,9 @@ def _cron(name: str, past: str, accepts: tuple[str, ...], effect: str, **kw: Any
 
 
 def _instant(value: datetime | None) -> str:
-    return value.astimezone(UTC).isoformat(timespec="seconds") if value else "none scheduled"
+    if value is None:
+        return "none scheduled"
+    return value.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _stopped_fires(db: Database, ids: list[str]) -> list[str]:
