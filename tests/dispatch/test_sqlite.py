@@ -40,9 +40,9 @@ def dispatch(path: Path) -> Iterator[Harness]:
     h.close()
 
 
-def _rows(path: Path, sql: str) -> list[tuple[object, ...]]:
+def _rows(path: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
     with sqlite3.connect(path) as c:
-        return c.execute(sql).fetchall()
+        return c.execute(sql, params).fetchall()
 
 
 def test_dispatch_sqlite_store_cannot_run_a_job(dispatch: Harness, path: Path) -> None:
@@ -54,10 +54,10 @@ def test_dispatch_sqlite_store_cannot_run_a_job(dispatch: Harness, path: Path) -
         == SQLITE_VERSIONS
     )
     job_id = dispatch.call("enqueue", name="email.send", queue="mail")["id"]
-    assert _rows(path, f"SELECT state FROM dispatch_jobs WHERE id = '{job_id}'") == [("pending",)]
-    with pytest.raises(HarnessError, match="Scan error on column .*run_at.*time.Time"):
+    assert _rows(path, "SELECT state FROM dispatch_jobs WHERE id = ?", job_id) == [("pending",)]
+    with pytest.raises(HarnessError, match=r"Scan error on column .*run_at.*time\.Time"):
         dispatch.call("dequeue", queues=["mail"], limit=1)
-    assert _rows(path, f"SELECT state FROM dispatch_jobs WHERE id = '{job_id}'") == [("running",)]
+    assert _rows(path, "SELECT state FROM dispatch_jobs WHERE id = ?", job_id) == [("running",)]
     worker = dispatch.call("worker", hostname="would-lead", queues=["mail"], limit=1)["id"]
     with pytest.raises(HarnessError, match="model must be a struct"):
         dispatch.call("lead", worker_id=worker)
