@@ -265,6 +265,7 @@ def confirm(question: str, yes: bool, typed: str = "") -> None:
         return
     if not stdin_is_tty():
         raise Refused(f"{question} refused: stdin is not a terminal, pass --yes to confirm")
+    question = sanitize(question, multiline=True)  # it names rows: database text
     if typed:
         try:
             answer = typer.prompt(

@@ -20,7 +20,6 @@ from typing import Any
 
 from qctl.core.errors import WrongState
 from qctl.core.parse import format_duration, retention_age
-from qctl.core.sanitize import sanitize
 from qctl.core.verbs import Target, Verb, Written
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.database import Database
@@ -272,7 +271,7 @@ def _stopped_fires(db: Database, ids: list[str]) -> list[str]:
     the scheduler already has in hand does not run."""
     rows = db.all(reads.queries("actions.sql").cron_next_runs, {"ids": ids})
     said = [
-        f"{sanitize(r['name'])}'s next fire ({_instant(r['next_run_at'])}) does not happen"
+        f"{r['name']}'s next fire ({_instant(r['next_run_at'])}) does not happen"
         for r in rows
     ]
     return [
