@@ -28,8 +28,8 @@ from qctl.cli.output import (
 from qctl.core import bulk, parse, verbs
 from qctl.core.exits import ExitCode, Refused, message_for
 from qctl.core.sanitize import sanitize
-from qctl_store.dsn import default_database_path, redact, sqlite_path
-from qctl_store.errors import InvalidInput, done_before
+from qctl_kit.dsn import default_database_path, redact, sqlite_path
+from qctl_kit.errors import InvalidInput, done_before
 
 Output = Annotated[
     OutputFormat,
