@@ -9,6 +9,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
@@ -26,7 +27,8 @@ from qctl.cli.output import (
 )
 from qctl.core import bulk, parse, verbs
 from qctl.core.exits import ExitCode, Refused, message_for
-from qctl_kit.dsn import redact
+from qctl.core.sanitize import sanitize
+from qctl_kit.dsn import default_database_path, redact, sqlite_path
 from qctl_kit.errors import InvalidInput, done_before
 
 Output = Annotated[
@@ -254,18 +256,51 @@ def stdin_is_tty() -> bool:
         return False
 
 
-def confirm(question: str, yes: bool) -> None:
-    """Ask on a terminal; without one, refuse unless --yes was given."""
+def confirm(question: str, yes: bool, typed: str = "") -> None:
+    """Ask on a terminal; without one, refuse unless --yes was given. With ``typed`` (a
+    command that destroys a whole system's data or a schema-wide set: ``typed_name``),
+    the operator types that name instead of y: a reflex answer cannot run it, and any
+    other answer, an empty one included, declines."""
     if yes:
         return
     if not stdin_is_tty():
         raise Refused(f"{question} refused: stdin is not a terminal, pass --yes to confirm")
+    question = sanitize(question, multiline=True)  # it names rows: database text
+    if typed:
+        try:
+            answer = typer.prompt(
+                f"{question}\nType {sanitize(typed)} to confirm",
+                default="",
+                show_default=False,
+                err=True,
+            )
+        except typer.Abort:
+            answer = ""
+        if answer.strip() != typed:
+            raise Refused(
+                f"declined: {sanitize(answer.strip())!r} is not {sanitize(typed)!r};"
+                " nothing was changed"
+            )
+        return
     try:
         answer = typer.confirm(question, default=False, err=True)
     except typer.Abort:
         answer = False
     if not answer:
         raise Refused("declined; nothing was changed")
+
+
+def typed_name(ctx: typer.Context, schema: str) -> str:
+    """The name the operator types to confirm a command that destroys a whole system's
+    data or a schema-wide set (``confirm``'s ``typed``): the context's name when one is
+    in use (what the operator calls that database), else on PostgreSQL ``schema`` (the
+    one in effect), else the SQLite file's name."""
+    c = cli(ctx)
+    if c.context_name:
+        return c.context_name
+    if c.is_postgres:
+        return schema
+    return Path(sqlite_path(c.dsn)).name if c.dsn else default_database_path().name
 
 
 def option_value(parser: Callable[[Any], Any], value: Any, option: str) -> Any:
@@ -290,11 +325,17 @@ SAMPLE_COLUMNS = ["id", "source", "kind", "state"]
 
 
 def proceed(
-    dry_run: bool, yes: bool, output: OutputFormat, plan: Any, would: str, ask: str
+    dry_run: bool,
+    yes: bool,
+    output: OutputFormat,
+    plan: Any,
+    would: str,
+    ask: str,
+    typed: str = "",
 ) -> bool:
     """The gate of a destructive verb: with ``dry_run`` print ``plan`` (an ops record,
     marked ``"dry_run": true``) and ``would`` prefixed "dry run:" and return False;
-    else confirm with ``ask``."""
+    else confirm with ``ask`` (and ``typed``: ``confirm``'s)."""
     if dry_run:
         record = record_of(plan)
         # A job verb's plan over a filter carries a sample of the jobs: a list for JSON,
@@ -303,7 +344,7 @@ def proceed(
         sample = record.pop("sample", None) if people else None
         dry_run_report(record, would, output, sample or ())
         return False
-    confirm(ask, yes)
+    confirm(ask, yes, typed)
     return True
 
 

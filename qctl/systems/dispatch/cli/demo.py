@@ -40,7 +40,7 @@ def demo(
 
     if not cli.dsn or not cli.is_postgres:
         raise InvalidInput(
-            "the dispatch demo needs --dsn postgresql://... (dispatch is PostgreSQL)"
+            "the dispatch demo needs --dsn postgresql://... (qctl operates dispatch on PostgreSQL)"
         )
     schema = cli.schema or DEMO_SCHEMA
     import psycopg
