@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
+from qctl.core import triage
 from qctl.core.errors import NoSuchName
 from qctl.systems.river.database import Database
 from qctl_store.errors import InvalidInput
@@ -171,3 +172,130 @@ def list_queues(db: Database, live: bool = False) -> list[Queue]:
     through the fetch index (the dashboard's refresh)."""
     q = queries("reads.sql")
     return _rows(Queue, db.all(q.live_depths if live else q.queues))
+
+
+FAILED = ["discarded", "retryable"]
+"""The jobs ``error_groups`` reads unless told: out of attempts (discarded) and failed
+waiting for their next attempt (retryable), River's two states of a job whose last
+attempt failed."""
+
+
+def error_groups(
+    db: Database,
+    states: list[str] | None = None,
+    kinds: list[str] | None = None,
+    queues: list[str] | None = None,
+    scan: int = triage.SCAN,
+) -> triage.ErrorGroups:
+    """The newest ``scan`` jobs of ``states`` (default ``FAILED``) grouped by the
+    fingerprint of their last error, labelled by kind: only ids, kinds, last errors and
+    times are read."""
+    statement = queries("reads.sql").failures
+
+    def page(after: int | None, n: int) -> list[dict[str, Any]]:
+        params = {
+            "states": states or FAILED,
+            "queues": queues or None,
+            "kinds": kinds or None,
+            "after_id": after,
+            "limit": n,
+        }
+        return db.all(statement, params)
+
+    return triage.scan_groups(
+        page,
+        lambda row: row["id"],
+        lambda row: (row["id"], row["error"] or "", row["at"], row["kind"]),
+        scan,
+    )
+
+
+def attempt_errors(job: Job) -> list[dict[str, Any]]:
+    """A job's attempt history, oldest first: River's ``rivertype.AttemptError`` fields
+    (attempt, at, error, trace) of each failed attempt; an element that is not an object
+    kept as its error."""
+    return [
+        {k: e.get(k) for k in ("attempt", "at", "error", "trace")}
+        if isinstance(e, dict)
+        else {"attempt": None, "at": None, "error": e, "trace": None}
+        for e in job.errors or []
+    ]
+
+
+THROUGHPUT_MEASURES = ("completed", "cancelled", "discarded")
+
+
+@dataclass
+class ThroughputCount:
+    """One queue's bucket: jobs finalized in each final state in it."""
+
+    start: datetime
+    queue: str
+    completed: int = 0
+    cancelled: int = 0
+    discarded: int = 0
+
+
+def throughput(
+    db: Database, window: timedelta, bucket: timedelta, queues: list[str] | None = None
+) -> list[ThroughputCount]:
+    """Every queue's finalized jobs per bucket of ``bucket``, the buckets aligned on the
+    Unix epoch, the last holding the database's now, together covering ``window``
+    (oldest first, buckets where nothing was finalized left out)."""
+    from qctl_store.throughput import bucket_start, grid
+
+    [now] = db.all("SELECT now() AS now")
+    width, first, _count = grid(now["now"], window, bucket)
+    params = {"width": width, "since": bucket_start(first, width), "queues": queues or None}
+    counts: dict[tuple[int, str], ThroughputCount] = {}
+    for row in db.all(queries("reads.sql").throughput, params):
+        key = (int(row["bucket"]), str(row["queue"]))
+        point = counts.setdefault(key, ThroughputCount(bucket_start(key[0], width), key[1]))
+        setattr(point, row["measure"], int(row["n"]))
+    return [counts[k] for k in sorted(counts)]
+
+
+@dataclass
+class Finalized:
+    """One queue's jobs finalized lately, and its discarded jobs (``qctl metrics``)."""
+
+    queue: str
+    completed: int
+    discarded_recently: int
+    discarded: int
+
+
+def finalized_since(db: Database, since: datetime) -> list[Finalized]:
+    rows = db.all(queries("reads.sql").finalized_recently, {"since": since})
+    return [Finalized(**r) for r in rows]
+
+
+@dataclass
+class Leader:
+    """``river_leader``'s row: the client that runs River's maintenance services."""
+
+    name: str
+    leader_id: str
+    elected_at: datetime
+    expires_at: datetime
+    expired: bool
+    """Its lease ran out without a renewal (the next election replaces it)."""
+
+
+@dataclass
+class Client:
+    """A River client seen at work: its running jobs of one queue."""
+
+    client: str | None
+    queue: str
+    running: int
+    oldest_attempted_at: datetime | None
+    leader: bool
+
+
+def leaders(db: Database) -> list[Leader]:
+    return [Leader(**r) for r in db.all(queries("reads.sql").leader)]
+
+
+def clients(db: Database) -> list[Client]:
+    return [Client(**r) for r in db.all(queries("reads.sql").clients)]

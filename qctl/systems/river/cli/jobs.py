@@ -1,4 +1,4 @@
-"""``qctl jobs`` on a River database: list, show, retry, cancel, delete."""
+"""``qctl jobs`` on a River database: list, show, errors, retry, cancel, delete."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import typer
 
 from qctl.cli import common, verbs
 from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
-from qctl.cli.output import OutputFormat, emit_detail, page_note, stream_listing
+from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note, stream_listing
+from qctl.cli.triage import HELP as ERRORS_HELP
+from qctl.cli.triage import emit_error_groups
 from qctl.cli.verbs import PlanIn, PlanOut
 from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
@@ -96,9 +98,38 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     db = database(ctx)
     job = reads.get_job(db, reads.parse_id(id))
     record = row_record(job)
-    errors = [e if isinstance(e, dict) else {"error": e} for e in job.errors or []]
     head = {k: v for k, v in record.items() if k != "errors"}
-    emit_detail(output, head, record, [(errors, ERROR_COLUMNS)])
+    emit_detail(output, head, record, [(reads.attempt_errors(job), ERROR_COLUMNS)])
+
+
+@app.command(
+    "errors",
+    help="With an ID: that job's attempt history, one row per failed attempt (River's"
+    " errors: attempt, at, error; JSON also the trace), oldest first. Without: discarded"
+    " and retryable jobs (or --state's), error-first triage. "
+    + ERRORS_HELP.format(labels="their kinds")
+    + " The dashboard's `g` on the jobs shows the same read.",
+)
+def errors(
+    ctx: typer.Context,
+    id: Annotated[
+        str | None, typer.Argument(metavar="[ID]", help="A River job id: its attempts.")
+    ] = None,
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    kind: KindOpt = None,
+    limit: common.PageLimit = 50,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    states = _states(state)
+    if id is not None:
+        if states or queue or kind:
+            raise InvalidInput("give a job id or filters (--state, --queue, --kind), not both")
+        job = reads.get_job(database(ctx), reads.parse_id(id))
+        emit_rows(reads.attempt_errors(job), ERROR_COLUMNS, output)
+        return
+    found = reads.error_groups(database(ctx), states, kind, queue)
+    emit_error_groups(found, "kinds", limit, output, "--kind or --queue")
 
 
 def _act(

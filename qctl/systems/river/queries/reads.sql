@@ -83,3 +83,77 @@ SELECT coalesce(q.name, c.queue) AS queue, q.paused_at, q.created_at, q.updated_
 FROM river_queue q
 FULL JOIN counts c ON c.queue = q.name
 ORDER BY 1;
+
+-- name: failures
+-- A page of `jobs errors`' read (reads.error_groups), newest first by id after a keyset
+-- cursor: of each job of the states only its id, kind, the text of its last error and
+-- when it failed. River's completer appends one rivertype.AttemptError (at, attempt,
+-- error, trace) to river_job.errors (jsonb[]) per failed attempt
+-- (river_job.sql JobSetStateIfRunningMany appends it); the last is the newest.
+-- An element that is not an object reads as no text.
+SELECT id, kind,
+       left(errors[array_upper(errors, 1)] ->> 'error', 4096) AS error,
+       coalesce(finalized_at, attempted_at) AS at
+FROM river_job
+WHERE state::text = ANY(%(states)s::text[])
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+  AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+  AND (%(after_id)s::bigint IS NULL OR id < %(after_id)s::bigint)
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: throughput
+-- Per queue and bucket of %(width)s seconds (their index from the Unix epoch): jobs
+-- finalized completed, cancelled and discarded, by finalized_at (River's completer sets
+-- it with the final state: river_job.sql JobSetStateIfRunningMany). Each state is one
+-- range of river_job_state_and_finalized_at_index (state, finalized_at), from the
+-- window's start: never the rest of the table.
+SELECT state::text AS measure, queue,
+       floor(date_part('epoch', finalized_at) / %(width)s)::bigint AS bucket, count(*) AS n
+FROM river_job
+WHERE state IN ('completed', 'cancelled', 'discarded')
+  AND finalized_at IS NOT NULL
+  AND finalized_at >= %(since)s
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+GROUP BY 1, 2, 3;
+
+-- name: finalized_recently
+-- Per queue, the jobs finalized completed and discarded since %(since)s, and every
+-- discarded job (qctl metrics): ranges of river_job_state_and_finalized_at_index, as
+-- throughput reads them.
+SELECT queue,
+       count(*) FILTER (WHERE state = 'completed') AS completed,
+       count(*) FILTER (WHERE state = 'discarded' AND finalized_at >= %(since)s)
+           AS discarded_recently,
+       count(*) FILTER (WHERE state = 'discarded') AS discarded
+FROM river_job
+WHERE finalized_at IS NOT NULL
+  AND ((state = 'completed' AND finalized_at >= %(since)s) OR state = 'discarded')
+GROUP BY queue;
+
+-- name: leader
+-- The elected leader (river_leader.sql LeaderGetElectedLeader; one row, named 'default'),
+-- which runs River's maintenance (cleaner, rescuer, scheduler, ...): its client id, when
+-- it was elected and when its lease expires unless it renews it (LeaderAttemptReelect).
+SELECT name, leader_id, elected_at, expires_at, expires_at < now() AS expired
+FROM river_leader
+ORDER BY name;
+
+-- name: clients
+-- The clients River's schema shows at work: River v0.51.2 keeps no client table
+-- (007_notification_outbox_sqlite_jsonb_and_sql_cleanup dropped river_client and
+-- river_client_queue, which no River version wrote), so a client is known by the id its
+-- producers write as the last element of attempted_by on the jobs they fetch
+-- (river_job.sql JobGetAvailable: array_append(attempted_by, @attempted_by)). Read from the running
+-- jobs (river_job_prioritized_fetching_index's running range), per client and queue:
+-- its jobs running now and since when its oldest one runs; leader: whether it holds
+-- river_leader.
+SELECT attempted_by[array_upper(attempted_by, 1)] AS client, queue,
+       count(*) AS running, min(attempted_at) AS oldest_attempted_at,
+       EXISTS (SELECT 1 FROM river_leader l
+               WHERE l.leader_id = attempted_by[array_upper(attempted_by, 1)]
+                 AND l.expires_at >= now()) AS leader
+FROM river_job
+WHERE state = 'running'
+GROUP BY 1, 2
+ORDER BY 1, 2;

@@ -35,6 +35,7 @@ Detail:  every column of the job, args and metadata decoded, its errors
 
 Actions (the plan, then confirmed; hidden with --read-only):
   Jobs and detail: R retry, C cancel (a running job: its client is told), X delete
+  Jobs: g the discarded and retryable jobs grouped by error (enter: a group's newest)
   Queues: P pause, U resume (River's control topic tells its clients)
 
 Columns (a word shown on the screen, then what it means; names are River's):

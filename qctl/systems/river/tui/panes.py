@@ -15,6 +15,7 @@ from qctl.core.verbs import Selection, Verb
 from qctl.systems.river import actions, reads
 from qctl.tui import fmt
 from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView
+from qctl.tui.triage import ErrorGroupsScreen, error_group_columns
 from qctl.tui.widgets import Column, flex, refill, table
 
 if TYPE_CHECKING:
@@ -105,8 +106,12 @@ JOB_BINDINGS = [
 ]
 
 
+ERROR_GROUP_COLUMNS = error_group_columns("failed jobs", "kinds")
+
+
 class JobsPane(ListPane, JobActions):
-    BINDINGS = [*JOB_BINDINGS, *MARK_BINDINGS]
+    BINDINGS = [*JOB_BINDINGS, Binding("g", "error_groups", "Errors"), *MARK_BINDINGS]
+    tables = (("Errors (g)", ERROR_GROUP_COLUMNS),)
     filter_hint = "filter: words (a state, a queue, a kind)"
     table_id = "river-jobs"
     columns = (
@@ -141,6 +146,18 @@ class JobsPane(ListPane, JobActions):
         event.stop()
         self.app.push_screen(JobDetailScreen(int(str(event.row_key.value))))
 
+    def action_error_groups(self) -> None:
+        """``g``: the discarded and retryable jobs grouped by error (``qctl jobs errors``'s
+        read)."""
+        self.app.push_screen(
+            ErrorGroupsScreen(
+                "River: discarded and retryable jobs by error",
+                reads.error_groups,
+                ERROR_GROUP_COLUMNS,
+                JobDetailScreen,
+            )
+        )
+
 
 class JobView(RecordView[reads.Job]):
     def compose(self) -> ComposeResult:
@@ -163,16 +180,16 @@ class JobView(RecordView[reads.Job]):
             if value not in (None, "", []) and key != "errors"
         ]
         self.query_one("#river-job-text", Static).update(Text("\n".join(lines)))
-        errors = [e for e in job.errors or [] if isinstance(e, dict)]
+        errors = reads.attempt_errors(job)
         refill(
             self.query_one("#river-job-errors", DataTable),
             [
                 (
                     str(i),
                     [
-                        fmt.safe(str(e.get("attempt", ""))),
-                        fmt.safe(str(e.get("at", ""))),
-                        fmt.safe(str(e.get("error", ""))),
+                        fmt.safe(str(e["attempt"] if e["attempt"] is not None else "")),
+                        fmt.safe(str(e["at"] or "")),
+                        fmt.safe(str(e["error"] if e["error"] is not None else "")),
                     ],
                 )
                 for i, e in enumerate(errors)
