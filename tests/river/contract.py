@@ -64,6 +64,7 @@ def database() -> Iterator[Target]:
                 "jobs delete": [cancelled],
                 "queues pause": ["ct-work"],
                 "queues resume": ["ct-paused"],
+                "vacuum all": ["--older-than", "1s"],
                 "db migrate": None,  # River's own migrator runs its migrations
             }
         )

@@ -25,13 +25,21 @@ SYSTEM = System(
     commands={
         "db": Entry(f"{_CLI}.db", "app", "The River database: status (never migrated)."),
         "jobs": Entry(
-            f"{_CLI}.jobs", "app", "River jobs: list, show, retry, cancel, delete.", alias="job"
+            f"{_CLI}.jobs",
+            "app",
+            "River jobs: list, show, errors, retry, cancel, delete.",
+            alias="job",
         ),
         "queues": Entry(
             f"{_CLI}.queues",
             "app",
             "River queues: jobs per state, pause, resume.",
             alias="queue",
+        ),
+        "vacuum": Entry(
+            f"{_CLI}.vacuum",
+            "app",
+            "Delete what River's cleaner deletes (finalized jobs), with your age, now.",
         ),
         "top": Entry("qctl.cli.top", "top", "The live dashboard (polling): queues, jobs."),
     },
