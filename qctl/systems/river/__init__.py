@@ -33,18 +33,31 @@ SYSTEM = System(
         "queues": Entry(
             f"{_CLI}.queues",
             "app",
-            "River queues: jobs per state, pause, resume.",
+            "River queues: jobs per state, throughput, pause, resume.",
             alias="queue",
+        ),
+        "clients": Entry(
+            f"{_CLI}.clients",
+            "app",
+            "River's clients at work and its leader: list, leader.",
+            alias="client",
         ),
         "vacuum": Entry(
             f"{_CLI}.vacuum",
             "app",
             "Delete what River's cleaner deletes (finalized jobs), with your age, now.",
         ),
+        "metrics": Entry(
+            "qctl.cli.metrics",
+            "metrics",
+            "Figures as OpenMetrics: once, to a textfile or over HTTP.",
+        ),
         "top": Entry("qctl.cli.top", "top", "The live dashboard (polling): queues, jobs."),
     },
+    metrics="qctl.systems.river.metrics:collect",
+    values="qctl.systems.river.values:values",
     screens="qctl.systems.river.tui:RIVER",
     database="qctl.systems.river.database:Database",
-    instead={},
+    instead={"workers": "see `qctl clients list`"},
     capabilities=frozenset(),
 )

@@ -284,13 +284,17 @@ class Leader:
 
 @dataclass
 class Client:
-    """A River client seen at work: its running jobs of one queue."""
+    """A River client seen at work (its running jobs of one queue), or the leader."""
 
     client: str | None
-    queue: str
+    queue: str | None
+    """None: the leader's own row (it runs no job)."""
     running: int
     oldest_attempted_at: datetime | None
     leader: bool
+    elected_at: datetime | None
+    expires_at: datetime | None
+    """The leader's lease, on its rows (None on other clients')."""
 
 
 def leaders(db: Database) -> list[Leader]:

@@ -144,16 +144,20 @@ ORDER BY name;
 -- (007_notification_outbox_sqlite_jsonb_and_sql_cleanup dropped river_client and
 -- river_client_queue, which no River version wrote), so a client is known by the id its
 -- producers write as the last element of attempted_by on the jobs they fetch
--- (river_job.sql JobGetAvailable: array_append(attempted_by, @attempted_by)). Read from the running
--- jobs (river_job_prioritized_fetching_index's running range), per client and queue:
--- its jobs running now and since when its oldest one runs; leader: whether it holds
--- river_leader.
-SELECT attempted_by[array_upper(attempted_by, 1)] AS client, queue,
-       count(*) AS running, min(attempted_at) AS oldest_attempted_at,
-       EXISTS (SELECT 1 FROM river_leader l
-               WHERE l.leader_id = attempted_by[array_upper(attempted_by, 1)]
-                 AND l.expires_at >= now()) AS leader
-FROM river_job
-WHERE state = 'running'
-GROUP BY 1, 2
+-- (river_job.sql JobGetAvailable: array_append(attempted_by, @attempted_by)), and the
+-- leader by river_leader's row. Per client and queue, from the running jobs
+-- (river_job_prioritized_fetching_index's running range): its jobs running now and
+-- since when its oldest one runs; the leader's election and lease on its rows, and a
+-- row of its own when it runs no job.
+WITH running AS (
+    SELECT attempted_by[array_upper(attempted_by, 1)] AS client, queue,
+           count(*) AS running, min(attempted_at) AS oldest_attempted_at
+    FROM river_job
+    WHERE state = 'running'
+    GROUP BY 1, 2
+)
+SELECT coalesce(r.client, l.leader_id) AS client, r.queue, coalesce(r.running, 0) AS running,
+       r.oldest_attempted_at, l.leader_id IS NOT NULL AS leader, l.elected_at, l.expires_at
+FROM running r
+FULL JOIN river_leader l ON l.leader_id = r.client
 ORDER BY 1, 2;
