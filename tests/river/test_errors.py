@@ -102,7 +102,8 @@ def test_a_scan_cut_short_says_so(failed: dict[str, int], pg_schema: str) -> Non
 
 
 def test_bad_input_is_one_line(failed: dict[str, int], qctl: Run) -> None:
-    for args in (["--state", "dead"], ["--limit", "0"], ["x"], [str(failed["a"]), "--state", "discarded"]):  # fmt: skip
+    both = [str(failed["a"]), "--state", "discarded"]
+    for args in (["--state", "dead"], ["--limit", "0"], ["x"], both):
         result = qctl("jobs", "errors", *args)
         assert result.exit_code == 2 and "Traceback" not in result.output, args
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -5,6 +5,7 @@ attempted_by), each equal to what River's own client did and reports."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -12,8 +13,14 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from qctl.systems.river.database import Database
+from qctl.systems.river.tui import RIVER
+from qctl.tui.app import QctlTop
+from tests.conftest import PG_DSN
+from tests.dbos.test_top import cells
 from tests.go.harness import Harness
 from tests.river.conftest import Run, data, job, until
+from tests.tui.helpers import until as until_ui
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -82,7 +89,8 @@ def test_metrics_equal_queues_list_and_river(fleet: dict[str, Any], qctl: Run) -
     assert by_queue[("qctl_river_completed_last_minute", "fl-a")] == 3
     assert by_queue[("qctl_river_failed_jobs", "fl-b")] == queues["fl-b"]["discarded"] == 1
     [leader] = data(qctl("clients", "leader", "-o", "json"))
-    lease = found[("qctl_river_leader_lease_seconds", frozenset({"leader_id": leader["leader_id"]}.items()))]  # fmt: skip
+    labels = frozenset({"leader_id": leader["leader_id"]}.items())
+    lease = found[("qctl_river_leader_lease_seconds", labels)]
     assert lease > 0
 
 
@@ -108,3 +116,25 @@ def test_throughput_counts_what_river_finalized(fleet: dict[str, Any], qctl: Run
     assert data(nothing) == [] and "no jobs were completed" in nothing.stderr
     bad = qctl("queues", "throughput", "--by", "fortnight")
     assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_clients_tab_shows_the_running_client_and_the_leader(
+    fleet: dict[str, Any], qctl: Run, pg_schema: str
+) -> None:
+    until(lambda: data(qctl("clients", "leader", "-o", "json")) != [], 30)
+    [leader] = data(qctl("clients", "leader", "-o", "json"))
+    db = Database(PG_DSN, pg_schema)
+
+    async def main() -> None:
+        app = QctlTop(db, system=RIVER, location="test", poll_interval=0.5)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.press("3")
+            await until_ui(pilot, lambda: bool(cells(app, "river-clients")), 10)
+            [row] = [r for r in cells(app, "river-clients").values() if r[1] == "fl-b"]
+            assert (row[0], row[2]) == (leader["leader_id"], "1")
+            assert row[4] and row[5]  # elected, lease
+
+    try:
+        asyncio.run(main())
+    finally:
+        db.close()

@@ -220,13 +220,13 @@ def vacuum(
     deleted: dict[str, int] = dict.fromkeys(states, 0)
     done = 0
     for state in states:  # one state at a time, so the result says each one's count
+
+        def step(_tx: None, rows: int, state: str = state) -> int:
+            return db.execute(q.clean_jobs, {"states": [state], "before": before, "batch": rows})
+
         try:
             deleted[state] = sized_batches(
-                BatchSize(batch, MAINTENANCE_BATCH_SECONDS),
-                db.transaction,
-                lambda _tx, rows, s=state: db.execute(
-                    q.clean_jobs, {"states": [s], "before": before, "batch": rows}
-                ),
+                BatchSize(batch, MAINTENANCE_BATCH_SECONDS), db.transaction, step
             ).rows
         except BaseException as exc:  # the states before this one are done
             add_done(exc, done)

@@ -26,8 +26,7 @@ def collect(db: Database) -> Iterator[Metric]:
     )
     oldest = GaugeMetricFamily(
         "qctl_river_oldest_available_age_seconds",
-        "How long the oldest available job of a queue has waited since its scheduled_at"
-        " (0: none).",
+        "How long the oldest available job of a queue has waited since its scheduled_at (0: none).",
         labels=["queue"],
     )
     paused = GaugeMetricFamily(

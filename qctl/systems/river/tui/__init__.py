@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 HELP = """\
 qctl top: live view of a River database (polling)
 
-  1-2        switch screen: Queues, Jobs
+  1-3        switch screen: Queues, Jobs, Clients
   enter      drill in (a queue's jobs, a job's detail)   esc   back
   /          filter the current list                     r     refresh now
   p          pause / resume automatic refresh            q     quit (top level)
@@ -31,6 +31,7 @@ qctl top: live view of a River database (polling)
 
 Queues:  paused or not, jobs not finalized per state, oldest available job's wait
 Jobs:    the newest jobs, live and finalized (/ words: a state, a queue, a kind)
+Clients: the clients running jobs (per queue) and the leader, its lease
 Detail:  every column of the job, args and metadata decoded, its errors
 
 Actions (the plan, then confirmed; hidden with --read-only):
@@ -47,7 +48,11 @@ class RiverScreens(SystemScreens):
     label = "River"
     tabs = tuple(
         Tab(name, title, f"{__name__}.panes:{cls}")
-        for name, title, cls in [("queues", "Queues", "QueuesPane"), ("jobs", "Jobs", "JobsPane")]
+        for name, title, cls in [
+            ("queues", "Queues", "QueuesPane"),
+            ("jobs", "Jobs", "JobsPane"),
+            ("clients", "Clients", "ClientsPane"),
+        ]
     )
     help = HELP
     writes = frozenset({"job_retry", "job_cancel", "job_delete", "queue_pause", "queue_resume"})

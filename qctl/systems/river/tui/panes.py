@@ -159,6 +159,47 @@ class JobsPane(ListPane, JobActions):
         )
 
 
+class ClientsPane(ListPane):
+    """River's clients at work and its leader (``qctl clients list``)."""
+
+    filter_hint = "filter client id or queue (substring)"
+    table_id = "river-clients"
+    columns = (
+        flex("client", "the client's id (as River writes it in attempted_by)", lambda c: c.client),
+        Column(
+            "queue", "a queue it runs jobs of (empty: the leader, running none)", lambda c: c.queue
+        ),
+        Column("running", "its jobs of that queue running now", lambda c: c.running),
+        Column(
+            "since",
+            "when its oldest running job of the queue started",
+            lambda c: c.oldest_attempted_at,
+            time="ago",
+        ),
+        Column(
+            "leader",
+            "when the leader (River's maintenance runs there) was elected",
+            lambda c: c.elected_at,
+            time="ago",
+        ),
+        Column(
+            "lease",
+            "when the leader's lease expires unless it renews it",
+            lambda c: c.expires_at,
+            time="when",
+        ),
+    )
+
+    def fetch(self, db: Database) -> list[reads.Client]:
+        return reads.clients(db)
+
+    def row_key(self, row: reads.Client) -> str:
+        return f"{row.client}\x00{row.queue or ''}"
+
+    def words(self, row: reads.Client) -> tuple[str, ...]:
+        return (row.client or "", row.queue or "")
+
+
 class JobView(RecordView[reads.Job]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
