@@ -52,7 +52,14 @@ SYSTEM = System(
             "metrics",
             "Figures as OpenMetrics: once, to a textfile or over HTTP.",
         ),
-        "top": Entry("qctl.cli.top", "top", "The live dashboard (polling): queues, jobs."),
+        "watch": Entry(
+            f"{_CLI}.watch",
+            "watch",
+            "River's notifications (inserts, control, leadership) as JSON lines.",
+        ),
+        "top": Entry(
+            "qctl.cli.top", "top", "The live dashboard (live + polling): queues, jobs, clients."
+        ),
     },
     metrics="qctl.systems.river.metrics:collect",
     values="qctl.systems.river.values:values",

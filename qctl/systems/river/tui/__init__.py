@@ -1,8 +1,11 @@
 """River's dashboard: the tabs ``qctl top`` shows on a River database, in the shell every
 system shares (``qctl.tui.app``).
 
-The dashboard polls: the visible tab reloads every ``--refresh`` seconds and the status
-bar says "polling" (River's insert notifications name a queue, no job). The actions are
+The dashboard is pushed what River notifies on this schema's topics (inserts of
+available jobs, cancels, pauses and resumes, leadership: ``Database.changes``) and polls
+the rest (fetches and completions send nothing) every ``--refresh`` seconds; the status
+bar says "live + polling every Ns". On a lost connection it polls until the feed is
+back. The actions are
 ``qctl.systems.river.actions``, as ``qctl jobs retry|cancel|delete`` and ``qctl queues
 pause|resume`` run them, on the marked rows or the one under the cursor: the plan, then
 one confirmation; hidden and refused with ``--read-only``.
@@ -20,7 +23,7 @@ if TYPE_CHECKING:
     from qctl.systems.river.database import Database
 
 HELP = """\
-qctl top: live view of a River database (polling)
+qctl top: live view of a River database (River's notifications + polling)
 
   1-3        switch screen: Queues, Jobs, Clients
   enter      drill in (a queue's jobs, a job's detail)   esc   back
