@@ -228,9 +228,9 @@ class JobView(RecordView[reads.Job]):
                 (
                     str(i),
                     [
-                        fmt.safe(str(e["attempt"] if e["attempt"] is not None else "")),
-                        fmt.safe(str(e["at"] or "")),
-                        fmt.safe(str(e["error"] if e["error"] is not None else "")),
+                        fmt.any_text(e["attempt"]),
+                        fmt.any_text(e["at"]),
+                        fmt.any_text(e["error"]),
                     ],
                 )
                 for i, e in enumerate(errors)
