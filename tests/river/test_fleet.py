@@ -82,12 +82,14 @@ def test_metrics_equal_queues_list_and_river(fleet: dict[str, Any], qctl: Run) -
         paused = ("qctl_river_queue_paused", frozenset({"queue": name}.items()))
         assert found[paused] == 0
     by_queue = {
-        (name, dict(labels)["queue"]): n
+        (name, *sorted(dict(labels).items())): n
         for (name, labels), n in found.items()
-        if name in ("qctl_river_completed_last_minute", "qctl_river_failed_jobs")
+        if name.endswith(("_last_minute", "_failed_jobs"))
     }
-    assert by_queue[("qctl_river_completed_last_minute", "fl-a")] == 3
-    assert by_queue[("qctl_river_failed_jobs", "fl-b")] == queues["fl-b"]["discarded"] == 1
+    assert by_queue[("qctl_river_completed_last_minute", ("queue", "fl-a"))] == 3
+    assert by_queue[("qctl_river_discarded_last_minute", ("queue", "fl-b"))] == 1
+    failed = ("qctl_river_failed_jobs", ("bounded", "false"), ("queue", "fl-b"))
+    assert by_queue[failed] == queues["fl-b"]["discarded"] == 1
     [leader] = data(qctl("clients", "leader", "-o", "json"))
     labels = frozenset({"leader_id": leader["leader_id"]}.items())
     lease = found[("qctl_river_leader_lease_seconds", labels)]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from qctl.core.triage import COUNT_CAP
 from qctl.systems.river import reads
 
 if TYPE_CHECKING:
@@ -52,18 +53,21 @@ def collect(db: Database) -> Iterator[Metric]:
         "Jobs discarded (out of attempts) in the last minute.",
         labels=["queue"],
     )
+    for f in reads.finalized_since(db, now["now"] - timedelta(minutes=1)):
+        completed.add_metric([f.queue], f.completed)
+        failed_lately.add_metric([f.queue], f.discarded)
+    yield completed
+    yield failed_lately
+    counts, bounded = reads.discarded(db)
     failed = GaugeMetricFamily(
         "qctl_river_failed_jobs",
         "Discarded jobs (out of attempts) per queue, until River's cleaner deletes them"
-        " (7 days unless configured).",
-        labels=["queue"],
+        f" (7 days unless configured). At most the newest {COUNT_CAP:,} are read, and"
+        " bounded=true marks counts that are then lower bounds.",
+        labels=["queue", "bounded"],
     )
-    for f in reads.finalized_since(db, now["now"] - timedelta(minutes=1)):
-        completed.add_metric([f.queue], f.completed)
-        failed_lately.add_metric([f.queue], f.discarded_recently)
-        failed.add_metric([f.queue], f.discarded)
-    yield completed
-    yield failed_lately
+    for queue, n in sorted(counts.items()):
+        failed.add_metric([queue, str(bounded).lower()], n)
     yield failed
     leader = GaugeMetricFamily(
         "qctl_river_leader_lease_seconds",

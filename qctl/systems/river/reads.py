@@ -257,17 +257,22 @@ def throughput(
 
 @dataclass
 class Finalized:
-    """One queue's jobs finalized lately, and its discarded jobs (``qctl metrics``)."""
+    """One queue's jobs finalized lately (``qctl metrics``)."""
 
     queue: str
     completed: int
-    discarded_recently: int
     discarded: int
 
 
 def finalized_since(db: Database, since: datetime) -> list[Finalized]:
     rows = db.all(queries("reads.sql").finalized_recently, {"since": since})
     return [Finalized(**r) for r in rows]
+
+
+def discarded(db: Database, cap: int = triage.COUNT_CAP) -> tuple[dict[str, int], bool]:
+    """Discarded jobs per queue, and whether the count is a lower bound (the newest
+    ``cap`` read)."""
+    return triage.bounded_counts(db.all(queries("reads.sql").discarded_bounded, {"cap": cap}))
 
 
 @dataclass

@@ -118,17 +118,28 @@ WHERE state IN ('completed', 'cancelled', 'discarded')
 GROUP BY 1, 2, 3;
 
 -- name: finalized_recently
--- Per queue, the jobs finalized completed and discarded since %(since)s, and every
--- discarded job (qctl metrics): ranges of river_job_state_and_finalized_at_index, as
--- throughput reads them.
+-- Per queue, the jobs finalized completed and discarded since %(since)s (qctl metrics):
+-- each state one range of river_job_state_and_finalized_at_index, as throughput reads
+-- them.
 SELECT queue,
        count(*) FILTER (WHERE state = 'completed') AS completed,
-       count(*) FILTER (WHERE state = 'discarded' AND finalized_at >= %(since)s)
-           AS discarded_recently,
        count(*) FILTER (WHERE state = 'discarded') AS discarded
 FROM river_job
-WHERE finalized_at IS NOT NULL
-  AND ((state = 'completed' AND finalized_at >= %(since)s) OR state = 'discarded')
+WHERE state IN ('completed', 'discarded')
+  AND finalized_at IS NOT NULL
+  AND finalized_at >= %(since)s
+GROUP BY queue;
+
+-- name: discarded_bounded
+-- Discarded jobs per queue for `qctl metrics`: the newest %(cap)s of them by finalized_at,
+-- one range of river_job_state_and_finalized_at_index (the queue is read from each
+-- row, so a count of millions is capped); `read` says how many were read (fewer than the
+-- cap: all of them).
+SELECT queue, count(*) AS n, count(*) AS read
+FROM (SELECT queue FROM river_job
+      WHERE state = 'discarded' AND finalized_at IS NOT NULL
+      ORDER BY finalized_at DESC
+      LIMIT %(cap)s) d
 GROUP BY queue;
 
 -- name: leader
