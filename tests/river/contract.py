@@ -65,6 +65,7 @@ def database() -> Iterator[Target]:
                 "queues pause": ["ct-work"],
                 "queues resume": ["ct-paused"],
                 "vacuum all": ["--older-than", "1s"],
+                "db tune": [],
                 "db migrate": None,  # River's own migrator runs its migrations
             }
         )

@@ -23,7 +23,7 @@ SYSTEM = System(
     default_schema=None,
     verbs="qctl.systems.river.actions:VERBS",
     commands={
-        "db": Entry(f"{_CLI}.db", "app", "The River database: status (never migrated)."),
+        "db": Entry(f"{_CLI}.db", "app", "The River database: status, tune (never migrated)."),
         "jobs": Entry(
             f"{_CLI}.jobs",
             "app",
