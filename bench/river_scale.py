@@ -162,6 +162,7 @@ def main() -> None:
             ("vacuum all --older-than 1h --dry-run (counts)",
              lambda: actions.vacuum(db, timedelta(hours=1), dry_run=True)),
         ]  # fmt: skip
+
         def measure(name: str, fn: Callable[[], Any], tuned: bool) -> None:
             label = f"{name} (db tune)" if tuned else name
             refresh = not name.startswith(COMMANDS)

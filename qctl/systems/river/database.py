@@ -115,6 +115,16 @@ class Database(SqlDatabase):
     def __init__(self, dsn: str, schema: str = "", gate: bool = True, **session: Any) -> None:
         """``session``: ``SqlDatabase``'s (``read_only``, the timeouts)."""
         super().__init__(dsn, schema, **session)
+        if self.postgres:
+            # A listing's filters are "NULL or ..." parameters: planned for the values
+            # given they fold away, while the generic plan a statement run five times
+            # gets keeps them all and went parallel for a page of 50 (workers started for
+            # tens of milliseconds at 10M jobs). JIT compiles for longer than any of
+            # qctl's reads runs, as on hopper's and dispatch's sessions.
+            self.all(
+                "SELECT set_config('plan_cache_mode', 'force_custom_plan', false),"
+                " set_config('jit', 'off', false)"
+            )
         self.state = self._read_state()
         if gate and not self.state.readable:
             self.refuse(UnsupportedSchema(self.state.refusal()))
