@@ -43,3 +43,29 @@ def test_show_decodes_and_sanitises(river: Harness, qctl: Run) -> None:
     assert job(river, id_)["state"] == shown["state"] == "cancelled"
     missing = qctl("jobs", "show", "999999")
     assert missing.exit_code == 3 and "no River job 999999" in missing.stderr
+
+
+def test_priority_and_tag_filters(river: Harness, qctl: Run) -> None:
+    """River UI's filters: --priority (any of those given) and --tag (every one given,
+    River's TagsAll), on the listing, the triage and a bulk verb's selection alike."""
+    urgent = river.call("insert", queue="filtered", priority=1, tags=["red", "eu-west"])["ids"]
+    tagged = river.call("insert", queue="filtered", priority=3, tags=["red"])["ids"]
+    river.call("insert", queue="filtered", priority=3, tags=["blue"])
+
+    def ids(*args: str) -> list[int]:
+        rows = data(qctl("jobs", "list", "--queue", "filtered", *args, "-o", "json"))
+        return sorted(j["id"] for j in rows)
+
+    assert ids("--priority", "1") == urgent
+    assert ids("--tag", "red") == sorted(urgent + tagged)
+    assert ids("--tag", "red", "--tag", "eu-west") == urgent
+    assert ids("--priority", "3", "--tag", "red") == tagged
+    plan = data(
+        qctl("jobs", "cancel", "--queue", "filtered", "--tag", "red", "--dry-run", "-o", "json")
+    )
+    assert sorted(int(i) for i in plan["ids"]) == sorted(urgent + tagged), plan
+    groups = data(qctl("jobs", "errors", "--state", "available", "--tag", "eu-west", "-o", "json"))
+    assert [g["newest"] for g in groups] == urgent
+    for bad in (["--priority", "5"], ["--priority", "x"]):
+        result = qctl("jobs", "list", *bad)
+        assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, bad

@@ -41,8 +41,7 @@ def test_tune_adds_the_queue_index(river: Harness, qctl: Run, pg_schema: str) ->
             c.execute(f'SET search_path = "{pg_schema}"')
             c.execute("SET enable_seqscan = off")  # a table this small is read whole anyway
             plan = c.execute(
-                "EXPLAIN SELECT id FROM river_job WHERE queue = ANY(%s)"
-                " ORDER BY id DESC LIMIT 50",
+                "EXPLAIN SELECT id FROM river_job WHERE queue = ANY(%s) ORDER BY id DESC LIMIT 50",
                 [["tune-rare"]],
             ).fetchall()
         assert tune.QUEUE_ID in str(plan)

@@ -131,6 +131,17 @@ def _rows(cls: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
     return [cls(**{k: v for k, v in decode(r).items() if k in names}) for r in rows]
 
 
+PRIORITIES = (1, 2, 3, 4)
+"""River's priorities (``priority_in_range``): 1 runs first."""
+
+
+def parse_priorities(values: list[int] | None) -> list[int] | None:
+    for value in values or []:
+        if value not in PRIORITIES:
+            raise InvalidInput(f"--priority: {value} is not a River priority (1 to 4)")
+    return values or None
+
+
 def parse_id(text: str, what: str = "job id") -> int:
     """A River job id (a positive integer) as typed."""
     try:
@@ -149,11 +160,16 @@ def list_jobs(
     kinds: list[str] | None = None,
     limit: int = 50,
     after: int | None = None,
+    priorities: list[int] | None = None,
+    tags: list[str] | None = None,
 ) -> list[Job]:
+    """A page newest first; ``tags``: jobs carrying every one of them."""
     params = {
         "states": states or None,
         "queues": queues or None,
         "kinds": kinds or None,
+        "priorities": priorities or None,
+        "tags": tags or None,
         "limit": limit,
         "after_id": after,
     }
@@ -186,6 +202,8 @@ def error_groups(
     kinds: list[str] | None = None,
     queues: list[str] | None = None,
     scan: int = triage.SCAN,
+    priorities: list[int] | None = None,
+    tags: list[str] | None = None,
 ) -> triage.ErrorGroups:
     """The newest ``scan`` jobs of ``states`` (default ``FAILED``) grouped by the
     fingerprint of their last error, labelled by kind: only ids, kinds, last errors and
@@ -197,6 +215,8 @@ def error_groups(
             "states": states or FAILED,
             "queues": queues or None,
             "kinds": kinds or None,
+            "priorities": priorities or None,
+            "tags": tags or None,
             "after_id": after,
             "limit": n,
         }

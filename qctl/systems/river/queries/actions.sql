@@ -121,6 +121,8 @@ FROM river_job
 WHERE state::text = ANY(%(states)s::text[])
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+  AND (%(priorities)s::int[] IS NULL OR priority = ANY(%(priorities)s::int[]))
+  AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::varchar(255)[])
   AND (%(after)s::bigint IS NULL OR id < %(after)s::bigint)
 ORDER BY id DESC
 LIMIT %(limit)s;

@@ -4,8 +4,9 @@
 -- bigserial primary key, so ids sort by insertion), never an offset.
 
 -- name: list_jobs
--- A page of jobs, newest first, filtered by states, queues and kinds (River's JobList,
--- riverpgxv5 internal/dbsqlc/river_job.sql, ordered by id descending). unique_states is
+-- A page of jobs, newest first, filtered by states, queues, kinds, priorities and tags
+-- (every tag given: River's JobList with JobListParams.TagsAll, riverpgxv5
+-- internal/dbsqlc/river_job.sql, ordered by id descending). unique_states is
 -- read as its bit string (text) so that no bit type reaches the driver.
 SELECT id, state::text AS state, queue, kind, priority, attempt, max_attempts,
        scheduled_at, attempted_at, attempted_by, created_at, finalized_at, tags,
@@ -15,6 +16,8 @@ FROM river_job
 WHERE (%(states)s::text[] IS NULL OR state::text = ANY(%(states)s::text[]))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+  AND (%(priorities)s::int[] IS NULL OR priority = ANY(%(priorities)s::int[]))
+  AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::varchar(255)[])
   AND (%(after_id)s::bigint IS NULL OR id < %(after_id)s::bigint)
 ORDER BY id DESC
 LIMIT %(limit)s;
@@ -98,6 +101,8 @@ FROM river_job
 WHERE state::text = ANY(%(states)s::text[])
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+  AND (%(priorities)s::int[] IS NULL OR priority = ANY(%(priorities)s::int[]))
+  AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::varchar(255)[])
   AND (%(after_id)s::bigint IS NULL OR id < %(after_id)s::bigint)
 ORDER BY id DESC
 LIMIT %(limit)s;
