@@ -69,3 +69,25 @@ def test_priority_and_tag_filters(river: Harness, qctl: Run) -> None:
     for bad in (["--priority", "5"], ["--priority", "x"]):
         result = qctl("jobs", "list", *bad)
         assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, bad
+
+
+def test_queues_show(river: Harness, qctl: Run) -> None:
+    river.call("queues_create", queues=["shown-q"])
+    river.call("pause", queue="shown-q")
+    river.call("insert", queue="shown-q", n=2)
+    [cancelled] = river.call("insert", queue="shown-q")["ids"]
+    river.call("cancel", id=cancelled)
+    shown = data(qctl("queues", "show", "shown-q", "-o", "json"))
+    assert (shown["queue"], shown["metadata"], shown["available"], shown["cancelled"]) == (
+        "shown-q", {}, 2, 1
+    )  # fmt: skip
+    assert shown["paused_at"] and shown["oldest_available_age"] is not None
+    listed = {q["queue"]: q for q in data(qctl("queues", "list", "-o", "json"))}["shown-q"]
+    same = [k for k in listed if k != "oldest_available_age"]
+    assert {k: shown[k] for k in same} == {k: listed[k] for k in same}
+    unregistered = data(qctl("queues", "show", "paged", "-o", "json"))  # jobs, no row
+    assert unregistered["paused_at"] is None and unregistered["available"] == 5
+    table = qctl("queues", "show", "shown-q")
+    assert table.exit_code == 0 and "available" in table.stdout
+    missing = qctl("queues", "show", "nosuch")
+    assert missing.exit_code == 3 and "no River queue 'nosuch'" in missing.stderr

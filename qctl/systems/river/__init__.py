@@ -33,7 +33,7 @@ SYSTEM = System(
         "queues": Entry(
             f"{_CLI}.queues",
             "app",
-            "River queues: jobs per state, throughput, pause, resume.",
+            "River queues: list, show, throughput, pause, resume.",
             alias="queue",
         ),
         "clients": Entry(

@@ -107,6 +107,8 @@ class Queue:
     cancelled: int | None
     discarded: int | None
     oldest_available_age: timedelta | None
+    metadata: Any = None
+    """River's queue metadata, decoded (None: no queue row); River UI edits it."""
 
     @property
     def paused(self) -> bool:
@@ -181,6 +183,17 @@ def get_job(db: Database, job_id: int) -> Job:
     if not rows:
         raise NoSuchName("get job", f"no River job {job_id}")
     return rows[0]
+
+
+def get_queue(db: Database, name: str) -> Queue:
+    """One queue with its jobs per state (counted on River's fetch index for it alone)."""
+    [row] = db.all(queries("reads.sql").queue, {"name": name})
+    queue = _rows(Queue, [row])[0]
+    states = (queue.available, queue.running, queue.scheduled, queue.retryable, queue.pending)
+    finalized = (queue.completed, queue.cancelled, queue.discarded)
+    if not row["registered"] and not any(states) and not any(finalized):
+        raise NoSuchName("get queue", f"no River queue {name!r}")
+    return queue
 
 
 def list_queues(db: Database, live: bool = False) -> list[Queue]:

@@ -1,4 +1,4 @@
-"""``qctl queues`` on a River database: list, throughput, pause, resume."""
+"""``qctl queues`` on a River database: list, show, throughput, pause, resume."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import typer
 
 from qctl.cli import common, verbs
 from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
-from qctl.cli.output import OutputFormat, emit_rows, note
+from qctl.cli.output import OutputFormat, emit_detail, emit_rows, note
 from qctl.cli.verbs import PlanIn, PlanOut
 from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
@@ -53,6 +53,19 @@ def list_queues(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None
     Counting the finalized jobs reads every job; `qctl top`'s Queues tab counts the
     live ones from River's fetch index."""
     emit_rows([row_record(q) for q in reads.list_queues(database(ctx))], COLUMNS, output)
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(metavar="QUEUE", help="A queue's name.")],
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """One queue: River's queue row (paused_at, when a client last reported it, its
+    metadata decoded), its jobs in each state, each counted on River's fetch index for
+    this queue alone, and how long its oldest available job has waited."""
+    record = row_record(reads.get_queue(database(ctx), name))
+    emit_detail(output, record, record)
 
 
 @app.command("throughput")

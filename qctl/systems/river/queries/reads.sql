@@ -51,7 +51,7 @@ WITH counts AS (
     FROM river_job
     GROUP BY queue
 )
-SELECT coalesce(q.name, c.queue) AS queue, q.paused_at, q.created_at, q.updated_at,
+SELECT coalesce(q.name, c.queue) AS queue, q.paused_at, q.created_at, q.updated_at, q.metadata,
        coalesce(c.available, 0) AS available, coalesce(c.running, 0) AS running,
        coalesce(c.scheduled, 0) AS scheduled, coalesce(c.retryable, 0) AS retryable,
        coalesce(c.pending, 0) AS pending, coalesce(c.completed, 0) AS completed,
@@ -77,7 +77,7 @@ WITH counts AS (
     WHERE state IN ('available', 'running', 'scheduled', 'retryable', 'pending')
     GROUP BY queue
 )
-SELECT coalesce(q.name, c.queue) AS queue, q.paused_at, q.created_at, q.updated_at,
+SELECT coalesce(q.name, c.queue) AS queue, q.paused_at, q.created_at, q.updated_at, q.metadata,
        coalesce(c.available, 0) AS available, coalesce(c.running, 0) AS running,
        coalesce(c.scheduled, 0) AS scheduled, coalesce(c.retryable, 0) AS retryable,
        coalesce(c.pending, 0) AS pending, NULL::bigint AS completed,
@@ -177,3 +177,29 @@ SELECT coalesce(r.client, l.leader_id) AS client, r.queue, coalesce(r.running, 0
 FROM running r
 FULL JOIN river_leader l ON l.leader_id = r.client
 ORDER BY 1, 2;
+
+-- name: queue
+-- One queue (river_queue.sql QueueGet, its metadata included; no row when no River
+-- client has worked it) with its jobs per state and the oldest available job's wait,
+-- each state one range of river_job_prioritized_fetching_index (state, queue, ...) for
+-- this queue alone. NULL queue columns and zero jobs: no such queue anywhere.
+SELECT %(name)s::text AS queue, q.paused_at, q.created_at, q.updated_at, q.metadata,
+       (SELECT count(*) FROM river_job WHERE state = 'available' AND queue = %(name)s)
+           AS available,
+       (SELECT count(*) FROM river_job WHERE state = 'running' AND queue = %(name)s) AS running,
+       (SELECT count(*) FROM river_job WHERE state = 'scheduled' AND queue = %(name)s)
+           AS scheduled,
+       (SELECT count(*) FROM river_job WHERE state = 'retryable' AND queue = %(name)s)
+           AS retryable,
+       (SELECT count(*) FROM river_job WHERE state = 'pending' AND queue = %(name)s) AS pending,
+       (SELECT count(*) FROM river_job WHERE state = 'completed' AND queue = %(name)s)
+           AS completed,
+       (SELECT count(*) FROM river_job WHERE state = 'cancelled' AND queue = %(name)s)
+           AS cancelled,
+       (SELECT count(*) FROM river_job WHERE state = 'discarded' AND queue = %(name)s)
+           AS discarded,
+       now() - (SELECT min(scheduled_at) FROM river_job
+                WHERE state = 'available' AND queue = %(name)s) AS oldest_available_age,
+       q.name IS NOT NULL AS registered
+FROM (SELECT 1) one
+LEFT JOIN river_queue q ON q.name = %(name)s;
