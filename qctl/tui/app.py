@@ -37,7 +37,7 @@ from qctl.core.sanitize import sanitize
 from qctl.tui.base import Dashboard, Loader, SystemScreens, TopScreen, footer
 from qctl.tui.live import DISCONNECTED, LIVE, LOCKED, MANUAL, PAUSED, POLLING, LiveFeed
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
-from qctl_store import errors
+from qctl_kit import errors
 
 if TYPE_CHECKING:
     from qctl.tui.preload import Preload
@@ -235,7 +235,7 @@ class QctlTop(Dashboard):
     def _fatal_error(self) -> None:
         """One line on stderr instead of a traceback, after Textual restored the terminal
         (``run`` then exits non-zero)."""
-        from qctl_store.dsn import redact
+        from qctl_kit.dsn import redact
 
         error = self.crash
         text = f"{type(error).__name__}: {error}" if error else "unknown error"

@@ -69,5 +69,4 @@ SYSTEM = System(
     screens="qctl.systems.river.tui:RIVER",
     database="qctl.systems.river.database:Database",
     instead={"workers": "see `qctl clients list`"},
-    capabilities=frozenset(),
 )

@@ -19,9 +19,9 @@ from qctl.core.parse import retention_age
 from qctl.core.verbs import Target, Verb, Written
 from qctl.systems.river import reads
 from qctl.systems.river.database import Database
-from qctl_store.batches import BatchSize, sized_batches
-from qctl_store.config import MAINTENANCE_BATCH_SECONDS
-from qctl_store.errors import add_done
+from qctl_kit.batches import BatchSize, sized_batches
+from qctl_kit.config import MAINTENANCE_BATCH_SECONDS
+from qctl_kit.errors import add_done
 
 
 def _targets(rows: list[dict[str, Any]]) -> list[Target]:
@@ -195,7 +195,7 @@ VERBS = (CANCEL, RETRY, DELETE, PAUSE, RESUME)
 CLEAN_BATCH = 10_000
 """Most jobs one vacuum statement deletes, River's cleaner's batch
 (``riversharedmaintenance.BatchSizeDefault``); fewer while its transactions run long
-(``qctl_store.batches.BatchSize``), as River's cleaner falls back to 1,000 when its
+(``qctl_kit.batches.BatchSize``), as River's cleaner falls back to 1,000 when its
 statements time out."""
 
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from qctl.core.changes import RESET, Hint
 from qctl.core.sqldb import HINT_BUFFER, SqlDatabase
-from qctl_store.errors import SchemaTooNew
-from qctl_store.streams import Subscription
+from qctl_kit.errors import SchemaTooNew
+from qctl_kit.streams import Subscription
 
 LINE = "main"
 KNOWN_VERSIONS: dict[int, str] = {

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 from qctl.core import triage
 from qctl.core.errors import NoSuchName
 from qctl.systems.river.database import Database
-from qctl_store.errors import InvalidInput
-from qctl_store.sqlfile import Queries, load
+from qctl_kit.errors import InvalidInput
+from qctl_kit.sqlfile import Queries, load
 
 STATES = (
     "available",
@@ -275,7 +275,7 @@ def throughput(
     """Every queue's finalized jobs per bucket of ``bucket``, the buckets aligned on the
     Unix epoch, the last holding the database's now, together covering ``window``
     (oldest first, buckets where nothing was finalized left out)."""
-    from qctl_store.throughput import bucket_start, grid
+    from qctl_kit.throughput import bucket_start, grid
 
     [now] = db.all("SELECT now() AS now")
     width, first, _count = grid(now["now"], window, bucket)

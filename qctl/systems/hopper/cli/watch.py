@@ -28,7 +28,7 @@ def watch(
     retried (from 0.5 s, doubling to 30 s); once back, a note says that notifications
     sent meanwhile were lost."""
     from qctl.cli.watch import follow
-    from qctl_store.errors import InvalidInput
+    from qctl_kit.errors import InvalidInput
 
     for c in channel or ():
         if c not in CHANNELS:

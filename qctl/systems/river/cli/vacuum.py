@@ -11,7 +11,7 @@ from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat
 from qctl.systems.river import actions, reads
 from qctl.systems.river.cli import group, writable
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 app = group("vacuum")
 

@@ -27,7 +27,7 @@ def watch(
     connection is retried (from 0.5 s, doubling to 30 s); once back, a note says that
     notifications sent meanwhile were lost."""
     from qctl.cli.watch import follow
-    from qctl_store.errors import InvalidInput
+    from qctl_kit.errors import InvalidInput
 
     for t in channel or ():
         if t not in TOPICS:
