@@ -9,7 +9,7 @@ _qctl() {
     local cmdpath="qctl" i subs="" opts="" ask=""
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "$cmdpath ${COMP_WORDS[i]}" in
-            'qctl audit' | 'qctl audit list' | 'qctl audit init' | 'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs errors' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues set-limits' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl queues scale' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows errors' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl workflows send' | 'qctl workflows set-attributes' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl vacuum history' | 'qctl vacuum batches' | 'qctl vacuum streams' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl metrics' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl schedules create' | 'qctl schedules delete' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl executors' | 'qctl executors list' | 'qctl executors recover' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq replay-all' | 'qctl dlq delete' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl cron trigger' | 'qctl workers' | 'qctl workers list' | 'qctl stats' | 'qctl clients' | 'qctl clients list' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek' | 'qctl nodes' | 'qctl nodes list') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
+            'qctl audit' | 'qctl audit list' | 'qctl audit init' | 'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs errors' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues set-limits' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl queues scale' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows errors' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl workflows send' | 'qctl workflows set-attributes' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl vacuum history' | 'qctl vacuum batches' | 'qctl vacuum streams' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl metrics' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl schedules create' | 'qctl schedules delete' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl executors' | 'qctl executors list' | 'qctl executors recover' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq replay-all' | 'qctl dlq delete' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl cron trigger' | 'qctl workers' | 'qctl workers list' | 'qctl stats' | 'qctl clients' | 'qctl clients list' | 'qctl clients leader' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek' | 'qctl nodes' | 'qctl nodes list') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
         esac
     done
     case "$cmdpath $prev" in
@@ -61,6 +61,8 @@ _qctl() {
         'qctl jobs list --output' | 'qctl jobs list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs list --queue') _qctl_ask; return ;;
         'qctl jobs list --name') COMPREPLY=(); return ;;
+        'qctl jobs list --priority') COMPREPLY=(); return ;;
+        'qctl jobs list --tag') COMPREPLY=(); return ;;
         'qctl jobs list --worker') COMPREPLY=(); return ;;
         'qctl jobs errors --source' | 'qctl jobs errors -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl jobs errors --kind' | 'qctl jobs errors -k') _qctl_ask; return ;;
@@ -76,6 +78,8 @@ _qctl() {
         'qctl jobs errors --output' | 'qctl jobs errors -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs errors --queue') _qctl_ask; return ;;
         'qctl jobs errors --name') COMPREPLY=(); return ;;
+        'qctl jobs errors --priority') COMPREPLY=(); return ;;
+        'qctl jobs errors --tag') COMPREPLY=(); return ;;
         'qctl jobs errors --worker') COMPREPLY=(); return ;;
         'qctl jobs errors --after') COMPREPLY=(); return ;;
         'qctl jobs show --output' | 'qctl jobs show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -105,6 +109,8 @@ _qctl() {
         'qctl jobs retry --output' | 'qctl jobs retry -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs retry --reason') COMPREPLY=(); return ;;
         'qctl jobs retry --queue') _qctl_ask; return ;;
+        'qctl jobs retry --priority') COMPREPLY=(); return ;;
+        'qctl jobs retry --tag') COMPREPLY=(); return ;;
         'qctl jobs retry --worker') COMPREPLY=(); return ;;
         'qctl jobs run-now --source' | 'qctl jobs run-now -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl jobs run-now --kind' | 'qctl jobs run-now -k') _qctl_ask; return ;;
@@ -182,6 +188,8 @@ _qctl() {
         'qctl jobs delete --output' | 'qctl jobs delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs delete --reason') COMPREPLY=(); return ;;
         'qctl jobs delete --queue') _qctl_ask; return ;;
+        'qctl jobs delete --priority') COMPREPLY=(); return ;;
+        'qctl jobs delete --tag') COMPREPLY=(); return ;;
         'qctl jobs delete --worker') COMPREPLY=(); return ;;
         'qctl jobs vacuum-dead --older-than') COMPREPLY=(); return ;;
         'qctl jobs vacuum-dead --source' | 'qctl jobs vacuum-dead -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
@@ -197,6 +205,8 @@ _qctl() {
         'qctl jobs cancel --output' | 'qctl jobs cancel -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs cancel --reason') COMPREPLY=(); return ;;
         'qctl jobs cancel --kind' | 'qctl jobs cancel -k') _qctl_ask; return ;;
+        'qctl jobs cancel --priority') COMPREPLY=(); return ;;
+        'qctl jobs cancel --tag') COMPREPLY=(); return ;;
         'qctl jobs cancel --worker') COMPREPLY=(); return ;;
         'qctl dags list --name') COMPREPLY=(); return ;;
         'qctl dags list --state') COMPREPLY=($(compgen -W 'running suspended compensating paused succeeded failed cancelled' -- "$cur")); return ;;
@@ -682,6 +692,7 @@ _qctl() {
         'qctl workers list --output' | 'qctl workers list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl stats --output' | 'qctl stats -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl clients list --output' | 'qctl clients list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl clients leader --output' | 'qctl clients leader -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl periodic list --output' | 'qctl periodic list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl subscriptions list --output' | 'qctl subscriptions list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl streams list --output' | 'qctl streams list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -714,19 +725,19 @@ _qctl() {
         'qctl db tune') subs=''; opts='--dry-run --output -o --reason -h --help' ;;
         'qctl db status') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs') subs='list errors show attempts enqueue retry run-now archive pause resume delete vacuum-dead cancel'; opts='-h --help' ;;
-        'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --sort --limit -n --after --yes -y --output -o -h --help --queue --name --worker' ;;
-        'qctl jobs errors') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --limit -n --yes -y --output -o -h --help --queue --name --worker --after' ;;
+        'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --sort --limit -n --after --yes -y --output -o -h --help --queue --name --priority --tag --worker' ;;
+        'qctl jobs errors') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --limit -n --yes -y --output -o -h --help --queue --name --priority --tag --worker --after'; ask=1 ;;
         'qctl jobs show') subs=''; opts='--payload --output -o -h --help'; ask=1 ;;
         'qctl jobs attempts') subs=''; opts='--output -o -h --help'; ask=1 ;;
         'qctl jobs enqueue') subs=''; opts='--payload -p --delay --at --max-attempts --idempotency-key --ttl --meta --output -o --reason -h --help' ;;
-        'qctl jobs retry') subs=''; opts='--all --all-dead --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --queue --worker'; ask=1 ;;
+        'qctl jobs retry') subs=''; opts='--all --all-dead --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --queue --priority --tag --worker'; ask=1 ;;
         'qctl jobs run-now') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
         'qctl jobs archive') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
         'qctl jobs pause') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
         'qctl jobs resume') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
-        'qctl jobs delete') subs=''; opts='--state --all --source -s --kind -k --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --queue --worker'; ask=1 ;;
+        'qctl jobs delete') subs=''; opts='--state --all --source -s --kind -k --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --queue --priority --tag --worker'; ask=1 ;;
         'qctl jobs vacuum-dead') subs=''; opts='--older-than --source -s --kind -k --dry-run --yes -y --output -o --reason -h --help' ;;
-        'qctl jobs cancel') subs=''; opts='--state --queue --name --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --kind -k --worker'; ask=1 ;;
+        'qctl jobs cancel') subs=''; opts='--state --queue --name --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --kind -k --priority --tag --worker'; ask=1 ;;
         'qctl dags') subs='list counts show find signal pause retry compensate cancel'; opts='-h --help' ;;
         'qctl dags list') subs=''; opts='--name --state --limit -n --after --output -o -h --help' ;;
         'qctl dags counts') subs=''; opts='--output -o -h --help' ;;
@@ -828,8 +839,9 @@ _qctl() {
         'qctl workers') subs='list'; opts='-h --help' ;;
         'qctl workers list') subs=''; opts='--output -o -h --help' ;;
         'qctl stats') subs=''; opts='--output -o -h --help' ;;
-        'qctl clients') subs='list'; opts='-h --help' ;;
+        'qctl clients') subs='list leader'; opts='-h --help' ;;
         'qctl clients list') subs=''; opts='--output -o -h --help' ;;
+        'qctl clients leader') subs=''; opts='--output -o -h --help' ;;
         'qctl periodic') subs='list'; opts='-h --help' ;;
         'qctl periodic list') subs=''; opts='--output -o -h --help' ;;
         'qctl subscriptions') subs='list'; opts='-h --help' ;;

@@ -3,7 +3,7 @@ function __qctl_path
     set -l cmdpath qctl
     for w in (commandline -opc)[2..-1]
         switch "$cmdpath $w"
-            case 'qctl audit' 'qctl audit list' 'qctl audit init' 'qctl context' 'qctl context list' 'qctl context current' 'qctl context use' 'qctl context add' 'qctl context delete' 'qctl version' 'qctl db' 'qctl db migrate' 'qctl db tune' 'qctl db status' 'qctl jobs' 'qctl jobs list' 'qctl jobs errors' 'qctl jobs show' 'qctl jobs attempts' 'qctl jobs enqueue' 'qctl jobs retry' 'qctl jobs run-now' 'qctl jobs archive' 'qctl jobs pause' 'qctl jobs resume' 'qctl jobs delete' 'qctl jobs vacuum-dead' 'qctl jobs cancel' 'qctl dags' 'qctl dags list' 'qctl dags counts' 'qctl dags show' 'qctl dags find' 'qctl dags signal' 'qctl dags pause' 'qctl dags retry' 'qctl dags compensate' 'qctl dags cancel' 'qctl events' 'qctl events list' 'qctl events show' 'qctl events publish' 'qctl events stats' 'qctl events retain' 'qctl subscribers' 'qctl subscribers list' 'qctl subscribers register' 'qctl subscribers delete' 'qctl queues' 'qctl queues list' 'qctl queues stats' 'qctl queues daily' 'qctl queues throughput' 'qctl queues show' 'qctl queues set-limits' 'qctl queues pause' 'qctl queues resume' 'qctl queues limit' 'qctl queues scale' 'qctl workflows' 'qctl workflows list' 'qctl workflows show' 'qctl workflows signal' 'qctl workflows cancel' 'qctl workflows suspend' 'qctl workflows resume' 'qctl workflows resolve' 'qctl workflows stalled' 'qctl workflows errors' 'qctl workflows counts' 'qctl workflows steps' 'qctl workflows events' 'qctl workflows streams' 'qctl workflows messages' 'qctl workflows delete' 'qctl workflows fork' 'qctl workflows rewind' 'qctl workflows set-delay' 'qctl workflows send' 'qctl workflows set-attributes' 'qctl vacuum' 'qctl vacuum completed' 'qctl vacuum dead' 'qctl vacuum stats' 'qctl vacuum idempotency' 'qctl vacuum dags' 'qctl vacuum workflows' 'qctl vacuum all' 'qctl vacuum history' 'qctl vacuum batches' 'qctl vacuum streams' 'qctl maintain' 'qctl replay' 'qctl nuke' 'qctl watch' 'qctl metrics' 'qctl top' 'qctl demo' 'qctl schedules' 'qctl schedules list' 'qctl schedules show' 'qctl schedules pause' 'qctl schedules resume' 'qctl schedules trigger' 'qctl schedules backfill' 'qctl schedules create' 'qctl schedules delete' 'qctl versions' 'qctl versions list' 'qctl versions set-latest' 'qctl executors' 'qctl executors list' 'qctl executors recover' 'qctl dlq' 'qctl dlq list' 'qctl dlq show' 'qctl dlq replay' 'qctl dlq replay-all' 'qctl dlq delete' 'qctl dlq purge' 'qctl cron' 'qctl cron list' 'qctl cron enable' 'qctl cron disable' 'qctl cron delete' 'qctl cron trigger' 'qctl workers' 'qctl workers list' 'qctl stats' 'qctl clients' 'qctl clients list' 'qctl periodic' 'qctl periodic list' 'qctl subscriptions' 'qctl subscriptions list' 'qctl streams' 'qctl streams list' 'qctl streams seek' 'qctl nodes' 'qctl nodes list'
+            case 'qctl audit' 'qctl audit list' 'qctl audit init' 'qctl context' 'qctl context list' 'qctl context current' 'qctl context use' 'qctl context add' 'qctl context delete' 'qctl version' 'qctl db' 'qctl db migrate' 'qctl db tune' 'qctl db status' 'qctl jobs' 'qctl jobs list' 'qctl jobs errors' 'qctl jobs show' 'qctl jobs attempts' 'qctl jobs enqueue' 'qctl jobs retry' 'qctl jobs run-now' 'qctl jobs archive' 'qctl jobs pause' 'qctl jobs resume' 'qctl jobs delete' 'qctl jobs vacuum-dead' 'qctl jobs cancel' 'qctl dags' 'qctl dags list' 'qctl dags counts' 'qctl dags show' 'qctl dags find' 'qctl dags signal' 'qctl dags pause' 'qctl dags retry' 'qctl dags compensate' 'qctl dags cancel' 'qctl events' 'qctl events list' 'qctl events show' 'qctl events publish' 'qctl events stats' 'qctl events retain' 'qctl subscribers' 'qctl subscribers list' 'qctl subscribers register' 'qctl subscribers delete' 'qctl queues' 'qctl queues list' 'qctl queues stats' 'qctl queues daily' 'qctl queues throughput' 'qctl queues show' 'qctl queues set-limits' 'qctl queues pause' 'qctl queues resume' 'qctl queues limit' 'qctl queues scale' 'qctl workflows' 'qctl workflows list' 'qctl workflows show' 'qctl workflows signal' 'qctl workflows cancel' 'qctl workflows suspend' 'qctl workflows resume' 'qctl workflows resolve' 'qctl workflows stalled' 'qctl workflows errors' 'qctl workflows counts' 'qctl workflows steps' 'qctl workflows events' 'qctl workflows streams' 'qctl workflows messages' 'qctl workflows delete' 'qctl workflows fork' 'qctl workflows rewind' 'qctl workflows set-delay' 'qctl workflows send' 'qctl workflows set-attributes' 'qctl vacuum' 'qctl vacuum completed' 'qctl vacuum dead' 'qctl vacuum stats' 'qctl vacuum idempotency' 'qctl vacuum dags' 'qctl vacuum workflows' 'qctl vacuum all' 'qctl vacuum history' 'qctl vacuum batches' 'qctl vacuum streams' 'qctl maintain' 'qctl replay' 'qctl nuke' 'qctl watch' 'qctl metrics' 'qctl top' 'qctl demo' 'qctl schedules' 'qctl schedules list' 'qctl schedules show' 'qctl schedules pause' 'qctl schedules resume' 'qctl schedules trigger' 'qctl schedules backfill' 'qctl schedules create' 'qctl schedules delete' 'qctl versions' 'qctl versions list' 'qctl versions set-latest' 'qctl executors' 'qctl executors list' 'qctl executors recover' 'qctl dlq' 'qctl dlq list' 'qctl dlq show' 'qctl dlq replay' 'qctl dlq replay-all' 'qctl dlq delete' 'qctl dlq purge' 'qctl cron' 'qctl cron list' 'qctl cron enable' 'qctl cron disable' 'qctl cron delete' 'qctl cron trigger' 'qctl workers' 'qctl workers list' 'qctl stats' 'qctl clients' 'qctl clients list' 'qctl clients leader' 'qctl periodic' 'qctl periodic list' 'qctl subscriptions' 'qctl subscriptions list' 'qctl streams' 'qctl streams list' 'qctl streams seek' 'qctl nodes' 'qctl nodes list'
                 set cmdpath "$cmdpath $w"
         end
     end
@@ -153,7 +153,10 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l output -s o -x 
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l queue -x -a '(__qctl_ask)' -d 'Queue (repeatable).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l name -x -d 'Job name (repeatable).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l priority -x -d 'Priority, 1 to 4 (repeatable).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l tag -x -d 'Jobs carrying this tag (repeatable: every one).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs list\'' -l worker -x -d 'Worker (repeatable).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs errors\'' -a '(__qctl_ask)'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs errors\'' -l source -s s -x -a 'queue event dag workflow' -d 'Job source (default: all).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs errors\'' -l kind -s k -x -a '(__qctl_ask)' -d 'Job kind (default: all).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs errors\'' -l state -x -a '(__qctl_ask)' -d 'Job state.'
@@ -170,6 +173,8 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl jobs errors\'' -l output -s o -
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs errors\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs errors\'' -l queue -x -a '(__qctl_ask)' -d 'Queue (repeatable).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs errors\'' -l name -x -d 'Job name (repeatable).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs errors\'' -l priority -x -d 'Priority, 1 to 4 (repeatable).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs errors\'' -l tag -x -d 'Jobs carrying this tag (repeatable: every one).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs errors\'' -l worker -x -d 'Worker (repeatable).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs errors\'' -l after -x -d 'Continue after this cursor (the previous page\'s `next page:` on stderr).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs show\'' -a '(__qctl_ask)'
@@ -210,6 +215,8 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl jobs retry\'' -l output -s o -x
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs retry\'' -l reason -x -d 'Why: recorded with this write in the audit trail (qctl audit; env QCTL_REASON).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs retry\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs retry\'' -l queue -x -a '(__qctl_ask)' -d 'Queue (repeatable).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs retry\'' -l priority -x -d 'Priority, 1 to 4 (repeatable).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs retry\'' -l tag -x -d 'Jobs carrying this tag (repeatable: every one).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs retry\'' -l worker -x -d 'Worker (repeatable).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs run-now\'' -a '(__qctl_ask)'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs run-now\'' -l all -d 'Every job the verb can act on (narrow it with the filters).'
@@ -312,6 +319,8 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl jobs delete\'' -l output -s o -
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs delete\'' -l reason -x -d 'Why: recorded with this write in the audit trail (qctl audit; env QCTL_REASON).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs delete\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs delete\'' -l queue -x -a '(__qctl_ask)' -d 'Queue (repeatable).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs delete\'' -l priority -x -d 'Priority, 1 to 4 (repeatable).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs delete\'' -l tag -x -d 'Jobs carrying this tag (repeatable: every one).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs delete\'' -l worker -x -d 'Worker (repeatable).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs vacuum-dead\'' -l older-than -x -d 'Died longer ago than (failed_at; the enqueue time where a row has none).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs vacuum-dead\'' -l source -s s -x -a 'queue event dag workflow' -d 'Job source (default: all).'
@@ -334,6 +343,8 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl jobs cancel\'' -l output -s o -
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs cancel\'' -l reason -x -d 'Why: recorded with this write in the audit trail (qctl audit; env QCTL_REASON).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs cancel\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs cancel\'' -l kind -s k -x -a '(__qctl_ask)' -d 'Job kind (repeatable).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs cancel\'' -l priority -x -d 'Priority, 1 to 4 (repeatable).'
+complete -c qctl -n 'test (__qctl_path) = \'qctl jobs cancel\'' -l tag -x -d 'Jobs carrying this tag (repeatable: every one).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl jobs cancel\'' -l worker -x -d 'Worker (repeatable).'
 complete -c qctl -n 'test (__qctl_path) = \'qctl dags\'' -a list -d 'DAG runs, newest first, with per-run task-state counts.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl dags\'' -a counts -d 'How many runs of each DAG name are in each state.'
@@ -1155,9 +1166,12 @@ complete -c qctl -n 'test (__qctl_path) = \'qctl workers list\'' -s h -l help -d
 complete -c qctl -n 'test (__qctl_path) = \'qctl stats\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl stats\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl clients\'' -a list -d 'Every client lease, live or expired (the leader prunes expired ones), with...'
+complete -c qctl -n 'test (__qctl_path) = \'qctl clients\'' -a leader -d 'River\'s elected leader (river_leader): its client id, when it was elected,...'
 complete -c qctl -n 'test (__qctl_path) = \'qctl clients\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl clients list\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl clients list\'' -s h -l help -d 'Show the help and exit.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl clients leader\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'
+complete -c qctl -n 'test (__qctl_path) = \'qctl clients leader\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl periodic\'' -a list -d 'Each periodic job\'s last inserted slot (`hopper_periodic`); the schedules...'
 complete -c qctl -n 'test (__qctl_path) = \'qctl periodic\'' -s h -l help -d 'Show the help and exit.'
 complete -c qctl -n 'test (__qctl_path) = \'qctl periodic list\'' -l output -s o -x -a 'table json jsonl csv' -d 'Output format: table, json, jsonl or csv.'

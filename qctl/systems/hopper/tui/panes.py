@@ -219,19 +219,12 @@ class JobView(RecordView[tuple[reads.Job, list[reads.Dep]]]):
             [
                 (
                     str(i),
-                    [_cell(e.get("attempt", "")), _cell(e.get("at", "")), _cell(e.get("error"))],
+                    [fmt.any_text(e.get(k, "")) for k in ("attempt", "at", "error")],
                 )
                 for i, e in enumerate(errors)
                 if isinstance(e, dict)
             ],
         )
-
-
-def _cell(value: Any) -> str:
-    """An attempt error's field, as hopper's worker wrote it (any JSON value)."""
-    if value is None or isinstance(value, str):
-        return fmt.safe(value or "")
-    return fmt.json_text(value)
 
 
 class JobDetailScreen(JobActions, DetailScreen):
