@@ -6,6 +6,7 @@ operator selected; nothing here knows a system."""
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
@@ -129,23 +130,37 @@ QueueMatch = Annotated[
 AllQueues = Annotated[bool, typer.Option("--all", help="Every queue the system knows.")]
 
 
+QueueNode = Annotated[
+    str | None,
+    typer.Option("--node", metavar="NODE", help="Only the producers of this node."),
+]
+QueueInstance = Annotated[
+    str | None,
+    typer.Option("--instance", metavar="NAME", help="The instance on --node (default: the one its rows name)."),
+]
+
+
 def queue_command(
     app: typer.Typer,
     verb: verbs.Verb[H],
     writable: Callable[[typer.Context, str, bool], H],
     help: str,
+    addressed: Callable[[str, str | None], verbs.Verb[H]] | None = None,
 ) -> None:
     """``qctl queues pause|resume`` of a system that can pause a queue: the same
     selection (names, ``--match``, ``--all``), options, output and exit codes on each;
     ``writable`` is the system's database for a writing verb (refused first when
-    read-only, unless only planning)."""
+    read-only, unless only planning). ``addressed(node, instance)``: the verb sent to one
+    node alone, for a system whose nodes answer one at a time (Oban's ident); only such
+    a system's command takes ``--node`` and ``--instance``."""
 
-    @app.command(verb.name, help=help)
     def command(
         ctx: typer.Context,
         names: QueueNames = None,
         match: QueueMatch = None,
         all_queues: AllQueues = False,
+        node: QueueNode = None,
+        instance: QueueInstance = None,
         max_targets: MaxOpt = MAX_TARGETS,
         dry_run: DryRun = False,
         plan_out: PlanOut = None,
@@ -155,11 +170,14 @@ def queue_command(
     ) -> None:
         if names and all_queues:
             raise InvalidInput("give queue names, --match or --all, not both")
-        handle = writable(ctx, verb.title, dry_run or plan_out is not None)
+        if instance and not node:
+            raise InvalidInput("--instance names an instance on --node: give --node too")
+        chosen = addressed(node, instance) if addressed and node else verb
+        handle = writable(ctx, chosen.title, dry_run or plan_out is not None)
         where = {"match": match, "all": all_queues}
         act(
             ctx,
-            verb,
+            chosen,
             handle,
             verbs.Selection.given(names, where, lambda name: name),
             max_targets=max_targets,
@@ -169,6 +187,12 @@ def queue_command(
             plan_in=plan_in,
             plan_out=plan_out,
         )
+
+    if addressed is None:  # typer reads the options from the signature
+        signature = inspect.signature(command, eval_str=True)
+        kept = [p for p in signature.parameters.values() if p.name not in ("node", "instance")]
+        command.__signature__ = signature.replace(parameters=kept)  # type: ignore[attr-defined]
+    app.command(verb.name, help=help)(command)
 
 
 def no_queue_command(app: typer.Typer, name: str, why: str) -> None:

@@ -27,13 +27,26 @@ def params(system: System, verb: str) -> list[tuple[str, ...]]:
 PAUSING = [s for s in systems() if pauses(s)]
 
 
+NODE = [("--node",), ("--instance",)]
+"""A system whose nodes answer one at a time (Oban) adds these two, and no other."""
+
+
 def test_every_pausing_system_has_the_same_command() -> None:
     assert len(PAUSING) >= 2
     for verb in ("pause", "resume"):
-        first = params(PAUSING[0], verb)
+        first = [p for p in params(PAUSING[0], verb) if p not in NODE]
         assert ("--match",) in first and ("--plan",) in first and ("--dry-run",) in first
-        for system in PAUSING[1:]:
-            assert params(system, verb) == first, (system.name, verb)
+        for system in PAUSING:
+            own = params(system, verb)
+            assert [p for p in own if p not in NODE] == first, (system.name, verb)
+            assert sum(p in NODE for p in own) in (0, 2), (system.name, verb)
+
+
+def test_an_instance_needs_its_node() -> None:
+    done = CliRunner().invoke(
+        app, ["--system", "oban", "queues", "pause", "mail", "--instance", "Oban", "--yes"]
+    )
+    assert done.exit_code == 2 and "--node" in done.stderr and done.stdout == ""
 
 
 @pytest.mark.parametrize("name", [s.name for s in systems() if not pauses(s)])

@@ -10,7 +10,16 @@ import typer
 from qctl.cli import verbs
 from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import OutputFormat, emit_detail, emit_rows
-from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.cli.verbs import (
+    AllQueues,
+    PlanIn,
+    PlanOut,
+    QueueInstance,
+    QueueMatch,
+    QueueNames,
+    QueueNode,
+    queue_command,
+)
 from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.oban import actions, reads
@@ -39,30 +48,6 @@ COLUMNS = [
 NODE_COLUMNS = ["node", "name", "queue", "local_limit", "paused", "leader", "started_at",
                 "updated_at", "expires_at"]  # fmt: skip
 THROUGHPUT_COLUMNS = ["queue", "completed", "cancelled", "discarded"]
-
-Names = Annotated[
-    list[str] | None,
-    typer.Argument(metavar="[QUEUE]...", help="Queue names; or --match / --all."),
-]
-MatchOpt = Annotated[
-    str | None,
-    typer.Option("--match", metavar="TEXT", help="Every queue whose name contains TEXT."),
-]
-AllOpt = Annotated[
-    bool, typer.Option("--all", help="Every queue with unfinished jobs or a node running it.")
-]
-NodeOpt = Annotated[
-    str | None,
-    typer.Option("--node", metavar="NODE", help="Only the producers of this node (Oban's ident)."),
-]
-InstanceOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--instance",
-        metavar="NAME",
-        help="The Oban instance name on --node (default: the one its producer rows name).",
-    ),
-]
 
 
 @app.command("list")
@@ -140,62 +125,36 @@ def _act(
     )
 
 
-@app.command("pause")
-def pause(
-    ctx: typer.Context,
-    names: Names = None,
-    match: MatchOpt = None,
-    all_queues: AllOpt = False,
-    node: NodeOpt = None,
-    instance: InstanceOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
-    """Stop Oban's producers fetching from queues, as Oban's pause_queue does: a pause
-    on Oban's signal channel, to every node or --node alone; executing jobs finish. Each
-    oban-py producer records it in its own row."""
-    verb = actions.queue_verb("pause", node, instance) if node else actions.PAUSE
-    _act(ctx, verb, names, match, all_queues, max_targets, dry_run, plan_out, plan_in, yes,
-         output)  # fmt: skip
-
-
-@app.command("resume")
-def resume(
-    ctx: typer.Context,
-    names: Names = None,
-    match: MatchOpt = None,
-    all_queues: AllOpt = False,
-    node: NodeOpt = None,
-    instance: InstanceOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
-    """Let Oban's producers fetch from paused queues again, as Oban's resume_queue does
-    (a resume on Oban's signal channel, to every node or --node alone)."""
-    verb = actions.queue_verb("resume", node, instance) if node else actions.RESUME
-    _act(ctx, verb, names, match, all_queues, max_targets, dry_run, plan_out, plan_in, yes,
-         output)  # fmt: skip
+queue_command(
+    app,
+    actions.PAUSE,
+    writable,
+    "Stop Oban's producers fetching from queues, as Oban's pause_queue does: a pause on"
+    " Oban's signal channel, to every node or --node alone (Oban's ident); executing jobs"
+    " finish. Each oban-py producer records it in its own row.",
+    lambda node, instance: actions.queue_verb("pause", node, instance),
+)
+queue_command(
+    app,
+    actions.RESUME,
+    writable,
+    "Let Oban's producers fetch from paused queues again, as Oban's resume_queue does (a"
+    " resume on Oban's signal channel, to every node or --node alone).",
+    lambda node, instance: actions.queue_verb("resume", node, instance),
+)
 
 
 @app.command("scale")
 def scale(
     ctx: typer.Context,
-    names: Names = None,
+    names: QueueNames = None,
     limit: Annotated[
         int, typer.Option("--limit", metavar="N", min=1, help="The new concurrency limit.")
     ] = 0,
-    match: MatchOpt = None,
-    all_queues: AllOpt = False,
-    node: NodeOpt = None,
-    instance: InstanceOpt = None,
+    match: QueueMatch = None,
+    all_queues: AllQueues = False,
+    node: QueueNode = None,
+    instance: QueueInstance = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     plan_out: PlanOut = None,
@@ -206,6 +165,8 @@ def scale(
     """Change how many jobs of a queue each producer runs at once, as Oban's scale_queue
     does (a scale with the new limit on Oban's signal channel, to every node or --node
     alone)."""
+    if instance and not node:
+        raise InvalidInput("--instance names an instance on --node: give --node too")
     if limit < 1:
         raise InvalidInput("--limit N is required: the new limit, 1 or more")
     verb = actions.queue_verb("scale", node, instance, limit)
