@@ -127,6 +127,7 @@ class SqlDatabase:
                 lambda: side_connection(dsn, self._config.application_name),
                 on_lock_wait,
                 unanswered_after.total_seconds() if unanswered_after else None,
+                lock_timeout.total_seconds() if lock_timeout else None,
             )
             self._watch.add(self._conn)
             self._prefix = ""  # the session's own search_path, until the schema is known
