@@ -113,6 +113,13 @@ class Database(SqlDatabase):
         (riverpgxv5 ``Listener.Connect`` prefixes the schema; ``PGNotifyMany``)."""
         return f"{self.schema}.river_control"
 
+    def listened(self) -> dict[str, str]:
+        """River's insert and control topics as its clients send them
+        (``<schema>.river_insert``: a queue's new available jobs, client.go's
+        ``notifyInsert``; control: cancels, pauses and resumes). Completions, retries
+        and a job's other state changes notify nothing: they are polled."""
+        return {f"{self.schema}.river_insert": "jobs", self.control_channel: "queues"}
+
     def _read_state(self) -> SchemaState:
         # Before 005 the table had no line: every row was line main
         # (005_migration_unique_client.up.sql copies them over as such).
