@@ -423,6 +423,9 @@ class CliContext:
     unlimited: tuple[str, ...] = ()
     """Limits of ``TIMEOUTS`` that are off unless asked for, set by ``unlimit``."""
     _timeouts_given: tuple[str, ...] = field(default=(), repr=False)
+    writes: bool = False
+    """A command that writes said so (``require_writable``) before opening anything: the
+    embedded default database is created for a write, never for a read."""
     opened: list[Any] = field(default_factory=list, repr=False)
     """What a system's database opener opened for this invocation (azync's stores),
     closed with the context."""
@@ -569,6 +572,7 @@ class CliContext:
         arguments the operator gave."""
         if self.read_only:
             raise ReadOnly(f"{action}: refused, qctl is in read-only mode")
+        self.writes = True
         from typer._click.core import ParameterSource
         from typer._click.globals import get_current_context
 

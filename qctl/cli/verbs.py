@@ -136,7 +136,11 @@ QueueNode = Annotated[
 ]
 QueueInstance = Annotated[
     str | None,
-    typer.Option("--instance", metavar="NAME", help="The instance on --node (default: the one its rows name)."),
+    typer.Option(
+        "--instance",
+        metavar="NAME",
+        help="The instance on --node (default: the one its rows name).",
+    ),
 ]
 
 

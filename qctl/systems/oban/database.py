@@ -157,11 +157,12 @@ class Database(SqlDatabase):
         self.state = self._read_state()
         if gate and not self.state.readable:
             self.refuse(UnsupportedSchema(self.state.refusal()))
-        # Oban's notifier (oban-py's _notifier.py _to_full_channel, Elixir's
-        # Oban.Notifiers.Postgres) prefixes each channel with the schema: this
-        # connection's channels are its own, not the class's.
-        own = {self.channel("insert"): "jobs", self.channel("signal"): "queues"}
-        self.channels = own  # type: ignore[misc]
+
+    def listened(self) -> dict[str, str]:
+        """Oban's insert and signal channels of this prefix: its notifier (oban-py's
+        ``_notifier.py`` ``_to_full_channel``, Elixir's ``Oban.Notifiers.Postgres``)
+        prefixes each with the schema."""
+        return {self.channel("insert"): "jobs", self.channel("signal"): "queues"}
 
     def channel(self, name: str) -> str:
         """Oban's channel ``name`` as its nodes LISTEN on it: ``<prefix>.oban_<name>``."""
@@ -190,7 +191,7 @@ class Database(SqlDatabase):
                 value = None
             if isinstance(value, dict) and isinstance(value.get("queue"), str):
                 queue = value["queue"] if value["queue"] != "*" else ""
-        return Hint(self.channels[channel], queue=queue, bulk=True)
+        return Hint(self.listened()[channel], queue=queue, bulk=True)
 
     def _read_state(self) -> SchemaState:
         row = self.one(STATE_SQL, (self.schema,)) or {}

@@ -146,13 +146,6 @@ class Database(SqlDatabase):
         """River's control topic (``channel``): cancel, pause and resume go there."""
         return self.channel("river_control")
 
-    def changes(self) -> Subscription[Hint] | None:
-        """Hints from River's own notifications on this schema's topics (``TOPICS``),
-        opening with ``RESET``; state changes River does not notify are polled."""
-        if not self.postgres:
-            return None
-        return self._listen([self.channel(t) for t in TOPICS], self.hint, RESET, HINT_BUFFER)
-
     def hint(self, channel: str, payload: str) -> Hint:
         """An insert names its queue, a cancel its job, a pause or resume its queue, a
         leadership notice no row; a payload qctl cannot read says its topic's kind
@@ -175,6 +168,12 @@ class Database(SqlDatabase):
         if topic == "river_control" and queue:
             return Hint("queues", queue=queue)
         return Hint(kind, bulk=True)
+
+    def listened(self) -> dict[str, str]:
+        """River's topics on this schema (``TOPICS``), each with the kind of row a notice
+        on it says changed; state changes River does not notify (fetches, completions,
+        retries) are polled."""
+        return {self.channel(topic): kind for topic, kind in TOPICS.items()}
 
     def _read_state(self) -> SchemaState:
         # Before 005 the table had no line: every row was line main
