@@ -18,10 +18,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from qctl.core.changes import RESET, Hint
-from qctl.core.sqldb import HINT_BUFFER, SqlDatabase
+from qctl.core.changes import Hint
+from qctl.core.sqldb import SqlDatabase
 from qctl_kit.errors import SchemaTooNew
-from qctl_kit.streams import Subscription
 
 LINE = "main"
 KNOWN_VERSIONS: dict[int, str] = {
