@@ -4,6 +4,8 @@ feed."""
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import threading
 from typing import Any
@@ -79,23 +81,45 @@ def test_the_change_feed_hears_oban(oban: psycopg.Connection[Any], pg_schema: st
         db.close()
 
 
-def test_watch_prints_oban_notifications(pg_schema: str, oban: psycopg.Connection[Any]) -> None:
-    import base64
-    import gzip
-    import json
+def packed(value: Any) -> str:
+    """A payload as oban-py's notifier sends it (``_notifier.py`` encode_payload): compact
+    JSON, gzip, base64."""
+    return base64.b64encode(
+        gzip.compress(json.dumps(value, separators=(",", ":")).encode())
+    ).decode()
 
+
+BOMB = base64.b64encode(gzip.compress(b" " * 4_000_000)).decode()
+"""Fits one NOTIFY, opens to megabytes."""
+
+
+def test_compressed_signals_name_their_queue(pg_schema: str, oban: psycopg.Connection[Any]) -> None:
+    db = Database(PG_DSN, pg_schema)
+    try:
+        signal = db.channel("signal")
+        hint = db.hint(signal, packed({"action": "pause", "queue": "fed", "ident": "any"}))
+        assert (hint.kind, hint.queue) == ("queues", "fed")
+        assert db.hint(signal, packed({"action": "scale", "queue": "*"})).queue == ""
+        for odd in (BOMB, packed([1, 2]), "bm90IGd6aXA=", "not base64 !", ""):
+            assert (db.hint(signal, odd).queue, db.hint(signal, odd).bulk) == ("", True)
+    finally:
+        db.close()
+
+
+def test_watch_prints_oban_notifications(pg_schema: str, oban: psycopg.Connection[Any]) -> None:
     from qctl.systems.oban.cli.watch import decoded
 
-    packed = base64.b64encode(gzip.compress(b'{"action": "pkill", "job_id": 7}')).decode()
-    assert json.loads(decoded(packed)) == {"action": "pkill", "job_id": 7}  # oban-py's own
+    sent = packed({"action": "pkill", "job_id": 7})
+    assert json.loads(decoded(sent)) == {"action": "pkill", "job_id": 7}  # oban-py's own
     assert decoded("not base64 !") == "not base64 !"
+    assert decoded(BOMB) == BOMB  # shown as sent, never opened past a bound
     db = Database(PG_DSN, pg_schema)
     try:
         seen: list[tuple[str, str]] = []
         stream = db.notifications([db.channel("signal")], timeout=5)
 
         def send() -> None:
-            oban.execute("SELECT pg_notify(%s, %s)", (db.channel("signal"), packed))
+            oban.execute("SELECT pg_notify(%s, %s)", (db.channel("signal"), sent))
 
         for name, payload in stream:
             if not name:
@@ -103,7 +127,7 @@ def test_watch_prints_oban_notifications(pg_schema: str, oban: psycopg.Connectio
                 continue
             seen.append((name, payload))
             break
-        assert seen == [(f"{pg_schema}.oban_signal", packed)]
+        assert seen == [(f"{pg_schema}.oban_signal", sent)]
     finally:
         db.close()
 

@@ -178,19 +178,18 @@ class Database(SqlDatabase):
             raise UnsupportedSchema(self.state.refusal(writing=True))
 
     def hint(self, channel: str, payload: str) -> Hint:
-        """An insert notice names a queue (``{"queue": ...}``); a signal may name one.
-        Payloads oban-py sends compressed (base64 of gzip) say nothing readable here: a
-        refresh of the kind."""
+        """An insert notice names a queue (``{"queue": ...}``); a signal may name one,
+        sent plain or compressed (``payload_text``). Anything else: a refresh of the
+        kind."""
         import json
 
         queue = ""
-        if payload.startswith("{"):
-            try:
-                value = json.loads(payload)
-            except ValueError:
-                value = None
-            if isinstance(value, dict) and isinstance(value.get("queue"), str):
-                queue = value["queue"] if value["queue"] != "*" else ""
+        try:
+            value = json.loads(payload_text(payload) or "null")
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and isinstance(value.get("queue"), str):
+            queue = value["queue"] if value["queue"] != "*" else ""
         return Hint(self.listened()[channel], queue=queue, bulk=True)
 
     def _read_state(self) -> SchemaState:
@@ -198,3 +197,28 @@ class Database(SqlDatabase):
         return SchemaState(
             tuple(row.get("tables") or ()), row.get("comment"), tuple(row.get("states") or ())
         )
+
+
+PAYLOAD_LIMIT = 64 * 1024
+"""Bytes a compressed payload may open to: a NOTIFY carries under 8000, and gzip can
+multiply that past any use."""
+
+
+def payload_text(payload: str) -> str | None:
+    """A notice's payload as Oban's notifiers read it (oban-py's ``_notifier.py``
+    decode_payload): JSON as sent, or oban-py's base64 of gzip opened up to
+    ``PAYLOAD_LIMIT``; None when it is neither, or opens past the limit."""
+    if payload.startswith("{"):
+        return payload
+    import base64
+    import binascii
+    import zlib
+
+    try:
+        opener = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip's header
+        text = opener.decompress(base64.b64decode(payload, validate=True), PAYLOAD_LIMIT + 1)
+    except (binascii.Error, zlib.error):
+        return None
+    if len(text) > PAYLOAD_LIMIT or not opener.eof:
+        return None
+    return text.decode("utf-8", "replace")

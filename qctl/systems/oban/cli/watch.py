@@ -29,9 +29,10 @@ def watch(
     """Print Oban's notifications as they are sent, one JSON line each (``channel``,
     ``payload``, ``at``), until Ctrl-C (exit 0). Channels are Oban's prefix's own
     (``<schema>.oban_<name>``). oban-py compresses the payloads it sends itself (base64
-    of gzip): those are printed decoded, as its notifier decodes them. A lost connection
-    is retried (from 0.5 s, doubling to 30 s); once back, a note says that
-    notifications sent meanwhile were lost."""
+    of gzip): those are printed decoded, as its notifier decodes them (as sent when they
+    open past 64 KiB or are not gzip). A lost connection is retried (from 0.5 s,
+    doubling to 30 s); once back, a note says that notifications sent meanwhile were
+    lost."""
     import json
     import sys
     from datetime import UTC, datetime
@@ -63,16 +64,8 @@ def watch(
 
 
 def decoded(payload: str) -> str:
-    """A payload as Oban's notifiers read it: JSON as sent, or oban-py's base64 of gzip
-    opened (``_notifier.py`` decode_payload); never executed, only shown."""
-    if payload.startswith("{"):
-        return payload
-    import base64
-    import binascii
-    import gzip
-    import zlib
+    """A payload as Oban's notifiers read it (``payload_text``), or as sent when it opens
+    to nothing readable; never executed, only shown."""
+    from qctl.systems.oban.database import payload_text
 
-    try:
-        return gzip.decompress(base64.b64decode(payload, validate=True)).decode("utf-8", "replace")
-    except (binascii.Error, OSError, EOFError, zlib.error):
-        return payload
+    return payload_text(payload) or payload
