@@ -60,5 +60,6 @@ SYSTEM = System(
     metrics="qctl.systems.oban.metrics:collect",
     screens="qctl.systems.oban.tui:OBAN",
     database="qctl.systems.oban.database:Database",
+    values="qctl.systems.oban.values:values",
     instead={},
 )

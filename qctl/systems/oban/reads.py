@@ -152,6 +152,35 @@ def parse_id(text: str, what: str = "job id") -> int:
     return value
 
 
+BIGINT_MAX = 2**63 - 1
+
+
+def id_ranges(digits: str) -> list[tuple[int, int]]:
+    """The ranges of job ids whose decimal digits start with ``digits`` (``12``: 12,
+    120 to 129, 1200 to 1299, ...), up to bigint's last; every id for ``""``; none for
+    what no id starts with."""
+    if not digits:
+        return [(1, BIGINT_MAX)]
+    if not (digits.isascii() and digits.isdigit()) or digits[0] == "0":
+        return []
+    ranges = []
+    low, high = int(digits), int(digits)
+    while low <= BIGINT_MAX:
+        ranges.append((low, min(high, BIGINT_MAX)))
+        low, high = low * 10, high * 10 + 9
+    return ranges
+
+
+def job_ids(db: Database, digits: str, limit: int) -> list[int]:
+    """At most ``limit`` job ids that start with ``digits``, the shortest first, newest
+    first among equals."""
+    ranges = id_ranges(digits)
+    if not ranges:
+        return []
+    params = {"lows": [r[0] for r in ranges], "highs": [r[1] for r in ranges], "limit": limit}
+    return [int(r["id"]) for r in db.all(queries("reads.sql").job_ids_by_prefix, params)]
+
+
 def check_states(states: list[str] | None) -> list[str] | None:
     for state in states or []:
         if state not in STATES:

@@ -138,3 +138,17 @@ ORDER BY queue;
 -- Discarded jobs per queue (out of attempts, or discarded by their worker), counted on
 -- the state-queue index until the pruner deletes them.
 SELECT queue, count(*) AS n FROM oban_jobs WHERE state = 'discarded' GROUP BY queue ORDER BY queue;
+
+-- name: job_ids_by_prefix
+-- Job ids for shell completion (oban_jobs.id, a bigserial in oban-py's install.sql and
+-- Elixir's v01.ex): the ids whose digits start with what was typed are the ranges
+-- reads.id_ranges gives, each read newest first on the primary key, the shortest ids
+-- first.
+SELECT j.id
+FROM unnest(%(lows)s::bigint[], %(highs)s::bigint[]) WITH ORDINALITY AS r(low, high, n)
+CROSS JOIN LATERAL (
+    SELECT id FROM oban_jobs WHERE id BETWEEN r.low AND r.high ORDER BY id DESC
+    LIMIT %(limit)s
+) j
+ORDER BY r.n, j.id DESC
+LIMIT %(limit)s;
