@@ -8,31 +8,16 @@ to Oban's schema otherwise."""
 from __future__ import annotations
 
 from qctl.systems.oban.database import Database
-from qctl_kit.postgres.tune import PRESENT, build
+from qctl_kit.postgres.tune import ConsoleIndex
 
 QUEUE_ID = "qctl_oban_jobs_queue_id"
-
-INDEXES = {
-    QUEUE_ID: f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {QUEUE_ID} ON oban_jobs (queue, id)",
-}
-"""The index's definitions by name; Oban names everything ``oban_*``."""
+"""Oban names everything ``oban_*``."""
+INDEX = ConsoleIndex(QUEUE_ID, "oban_jobs", "queue, id")
 
 
 def present(db: Database) -> list[str]:
-    """The indexes of ``INDEXES`` this schema has (valid ones)."""
-    rows = db.all(PRESENT, {"table": "oban_jobs", "names": list(INDEXES)})
-    return sorted(str(r["name"]) for r in rows)
+    return INDEX.present(db)
 
 
 def tune(db: Database, dry_run: bool = False) -> list[str]:
-    """Create the missing indexes of ``INDEXES`` (each CONCURRENTLY: Oban's nodes go on);
-    their names. ``dry_run``: only their names."""
-    have = present(db)
-    missing = [name for name in INDEXES if name not in have]
-    if dry_run or not missing:
-        return missing
-    db.writable()
-    for name in missing:
-        for statement in build(name, INDEXES[name]):
-            db.execute(statement)
-    return missing
+    return INDEX.create(db, dry_run, db.writable)
