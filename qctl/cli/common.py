@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -30,6 +30,9 @@ from qctl.core.exits import ExitCode, Refused, message_for
 from qctl.core.sanitize import sanitize
 from qctl_kit.dsn import default_database_path, redact, sqlite_path
 from qctl_kit.errors import InvalidInput, done_before
+
+if TYPE_CHECKING:
+    import psycopg
 
 Output = Annotated[
     OutputFormat,
@@ -288,6 +291,58 @@ def confirm(question: str, yes: bool, typed: str = "") -> None:
         answer = False
     if not answer:
         raise Refused("declined; nothing was changed")
+
+
+@dataclasses.dataclass(frozen=True)
+class DemoSchema:
+    owned: bool
+    """The demo created it (its comment is the demo's mark)."""
+    holds: bool
+    """It holds the system's table already."""
+
+
+def demo_schema(
+    conn: psycopg.Connection[Any],
+    schema: str,
+    *,
+    mark: str,
+    table: str,
+    label: str,
+    scope: str,
+    reset: bool,
+    yes: bool,
+) -> DemoSchema:
+    """The PostgreSQL schema a system's demo runs in, created and marked with ``mark``
+    (its comment) when absent. ``reset`` drops it first, only when it carries the mark.
+    One the demo did not create that holds anything is refused unless it holds
+    ``label``'s ``table``, and then confirmed (``scope``: what the workload touches)."""
+    from psycopg import sql
+
+    from qctl_kit.sqlfile import load
+
+    query = load("qctl_kit.postgres.queries", "owned.sql").schema_state
+    row = conn.execute(query, {"schema": schema, "table": table}).fetchone()
+    present, comment, holds, relations = row or (False, None, False, 0)
+    owned = bool(present) and comment == mark
+    name = sql.Identifier(schema)
+    if reset:
+        if present and not owned:
+            raise InvalidInput(f"--reset drops only a schema the demo created, not {schema}")
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(name))
+        present = holds = False
+    if present and not owned and relations:
+        if not holds:
+            raise InvalidInput(f"schema {schema} holds other tables but not {label}'s")
+        confirm(
+            f"schema {schema} holds {label}'s tables, not created by the demo: run the"
+            f" demo's workload there ({scope})?",
+            yes,
+        )
+    if not present:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(name))
+        conn.execute(sql.SQL("COMMENT ON SCHEMA {} IS {}").format(name, sql.Literal(mark)))
+        owned = True
+    return DemoSchema(owned, bool(holds))
 
 
 def typed_name(ctx: typer.Context, schema: str) -> str:

@@ -3,17 +3,6 @@
 -- demo inserted (meta @> its mark): on a schema shared with real nodes it touches no
 -- other job.
 
--- name: schema_state
--- Whether the demo's schema exists, its comment, whether it holds oban_jobs, and how
--- many relations it holds.
-SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = %(schema)s) AS present,
-       (SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace
-         WHERE nspname = %(schema)s) AS comment,
-       EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = %(schema)s
-               AND tablename = 'oban_jobs') AS oban,
-       (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-         WHERE n.nspname = %(schema)s) AS relations;
-
 -- name: insert_job
 -- A job (insert_job.sql), marked as the demo's, then the insert notice oban-py's
 -- producers wake on (Oban.insert: notify "insert" with the queue).

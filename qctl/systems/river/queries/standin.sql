@@ -144,14 +144,3 @@ SELECT state::text AS state, count(*) AS n
 FROM river_job
 WHERE metadata @> %(mark)s::jsonb
 GROUP BY 1;
-
--- name: schema_state
--- The demo's schema: whether it exists, its comment, whether it holds River's jobs table,
--- and how many relations it holds.
-SELECT true AS present,
-       obj_description(n.oid, 'pg_namespace') AS comment,
-       EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid
-               AND c.relname = 'river_job') AS river,
-       (SELECT count(*) FROM pg_class c WHERE c.relnamespace = n.oid) AS relations
-FROM pg_namespace n
-WHERE n.nspname = %(schema)s;
