@@ -18,6 +18,7 @@ from qctl.core.changes import Hint
 from qctl.core.sqldb import SqlDatabase
 from qctl_kit.dsn import sqlite_path
 from qctl_kit.errors import SchemaTooNew
+from qctl_kit.sqlfile import Queries, Vocabulary, load
 
 DEFAULT_SCHEMA = "dbos"
 MIN_VERSION = 114
@@ -25,6 +26,16 @@ MIN_VERSION = 114
 version 100 on every SDK numbers migrations the same)."""
 MAX_VERSION = 125
 """``dbos_migrations.version`` that DBOS 3.4.0 writes."""
+
+
+POSTGRES_SQL = Vocabulary(columns=(("now_ms", "CAST(EXTRACT(epoch FROM now()) * 1000 AS BIGINT)"),))
+SQLITE_SQL = Vocabulary(
+    columns=(("now_ms", "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"),)
+)
+"""The dialect's text of the tokens of ``queries/*.sql`` besides every system's, filled
+when a file is loaded: ``{now_ms}``, the database's clock in epoch milliseconds as
+``SystemDatabase._now_ms_sql`` (``dbos/_sys_db.py``) takes it (on SQLite from
+``julianday``, which every SQLite version has)."""
 
 
 class UnsupportedSchema(SchemaTooNew):
@@ -55,6 +66,25 @@ class Database(SqlDatabase):
         """The ``DBOSClient`` a verb's batches share (``actions.shared_client``)."""
         super().__init__(dsn, schema, **session)
         self.version = self._check_version()
+
+    def queries(self, filename: str) -> Queries:
+        """The named statements of ``queries/<filename>``, in this backend's dialect: one
+        text for both where they agree (``%s`` placeholders, ``{schema}.`` before each
+        table: ``sql`` fills it per backend), a ``_postgres`` and a ``_sqlite`` statement
+        where they do not."""
+        return load(
+            "qctl.systems.dbos.queries", filename, POSTGRES_SQL if self.postgres else SQLITE_SQL
+        )
+
+    def statement(self, filename: str, name: str) -> str:
+        """Statement ``name`` of ``queries/<filename>``: this backend's own
+        (``<name>_postgres`` or ``<name>_sqlite``) where the file has one."""
+        queries = self.queries(filename)
+        return queries.get(f"{name}_{self.backend}") or queries[name]
+
+    def sql(self, text: str) -> str:
+        """``SqlDatabase.sql``, and ``{schema}.`` (the sqlfile token) the schema prefix."""
+        return super().sql(text.replace("{schema}.", self._prefix))
 
     def hint(self, channel: str, payload: str) -> Hint:
         workflow, _, _ = payload.partition("::")
@@ -92,7 +122,7 @@ class Database(SqlDatabase):
         return url._replace(query=urlencode(query)).geturl()
 
     def _check_version(self) -> int:
-        row = self.one("SELECT max(version) AS version FROM {t}dbos_migrations")
+        row = self.one(self.queries("database.sql").version)
         version = int(row["version"]) if row and row["version"] is not None else 0
         if not MIN_VERSION <= version <= MAX_VERSION:
             relation = "older" if version < MIN_VERSION else "newer"
