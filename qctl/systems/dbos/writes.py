@@ -149,7 +149,8 @@ QUEUE_LIMITS = (
     "partition_rate_limit_period_sec",
     "polling_interval_sec",
 )
-"""The limits of a queue, as DBOS's ``queues`` table names them."""
+"""The limits of a queue, as DBOS's ``queues`` table names them (``queue_limits``
+reads them)."""
 
 
 def set_queue_limits(
@@ -164,10 +165,7 @@ def set_queue_limits(
         raise InvalidInput(f"unknown queue limit {bad[0]!r}")
     if not changes:
         raise InvalidInput("give at least one limit to set")
-    rows = db.all(
-        f"SELECT {', '.join(QUEUE_LIMITS)}, application_name FROM {{t}}queues WHERE name = %s",
-        [name],
-    )
+    rows = db.all(db.queries("writes.sql").queue_limits, [name])
     before = {k: rows[0][k] for k in QUEUE_LIMITS} if rows else None
     after = {**(before or dict.fromkeys(QUEUE_LIMITS)), **changes}
     if after["polling_interval_sec"] is None:
