@@ -18,7 +18,7 @@ from qctl.core.changes import Hint
 from qctl.core.sqldb import SqlDatabase
 from qctl_kit.dsn import sqlite_path
 from qctl_kit.errors import SchemaTooNew
-from qctl_kit.sqlfile import Queries, Vocabulary, load
+from qctl_kit.sqlfile import Queries, Vocabulary, fill, load
 
 DEFAULT_SCHEMA = "dbos"
 MIN_VERSION = 114
@@ -28,14 +28,24 @@ MAX_VERSION = 125
 """``dbos_migrations.version`` that DBOS 3.4.0 writes."""
 
 
-POSTGRES_SQL = Vocabulary(columns=(("now_ms", "CAST(EXTRACT(epoch FROM now()) * 1000 AS BIGINT)"),))
-SQLITE_SQL = Vocabulary(
-    columns=(("now_ms", "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"),)
+LISTS = frozenset({"ids", "executor_ids"})
+POSTGRES_SQL = Vocabulary(
+    columns=(("now_ms", "CAST(EXTRACT(epoch FROM now()) * 1000 AS BIGINT)"),), fragments=LISTS
 )
-"""The dialect's text of the tokens of ``queries/*.sql`` besides every system's, filled
-when a file is loaded: ``{now_ms}``, the database's clock in epoch milliseconds as
-``SystemDatabase._now_ms_sql`` (``dbos/_sys_db.py``) takes it (on SQLite from
-``julianday``, which every SQLite version has)."""
+SQLITE_SQL = Vocabulary(
+    columns=(("now_ms", "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"),),
+    fragments=LISTS,
+)
+"""The tokens of ``queries/*.sql`` besides every system's: ``{now_ms}``, the database's
+clock in epoch milliseconds as ``SystemDatabase._now_ms_sql`` (``dbos/_sys_db.py``)
+takes it (on SQLite from ``julianday``, which every SQLite version has), filled when a
+file is loaded; the lists of ``LISTS``, one ``%s`` per value (``marks``), filled per
+call."""
+
+
+def marks(n: int) -> str:
+    """The placeholders of an ``IN`` list of ``n`` values."""
+    return ", ".join(["%s"] * n)
 
 
 class UnsupportedSchema(SchemaTooNew):
@@ -81,6 +91,10 @@ class Database(SqlDatabase):
         (``<name>_postgres`` or ``<name>_sqlite``) where the file has one."""
         queries = self.queries(filename)
         return queries.get(f"{name}_{self.backend}") or queries[name]
+
+    def fill(self, text: str, **fragments: str) -> str:
+        """``qctl_kit.sqlfile.fill``: ``text``'s per-call fragments, its schema too."""
+        return fill(text, schema=self._prefix.removesuffix("."), **fragments)
 
     def sql(self, text: str) -> str:
         """``SqlDatabase.sql``, and ``{schema}.`` (the sqlfile token) the schema prefix."""

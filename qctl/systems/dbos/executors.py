@@ -27,7 +27,7 @@ from typing import Any, Literal, TypedDict
 from qctl.core.errors import NoSuchName
 from qctl.core.parse import format_duration
 from qctl.systems.dbos import reads
-from qctl.systems.dbos.database import Database
+from qctl.systems.dbos.database import Database, marks
 from qctl_kit.errors import InvalidInput
 
 RECOVER_CHUNK = 500
@@ -88,31 +88,10 @@ def list_executors(db: Database, window_ms: int, now_ms: int | None = None) -> l
             if row["application_name"] is not None:
                 names.setdefault(key, set()).add(row["application_name"])
 
-    group = " GROUP BY executor_id, application_version, application_name"
-    head = "SELECT executor_id, application_version, application_name, count(*) AS n"
-    add(
-        db.all(
-            f"{head}, max(coalesce(started_at_epoch_ms, updated_at)) AS last"
-            " FROM {t}workflow_status WHERE status = 'PENDING' AND executor_id IS NOT NULL" + group
-        ),
-        "pending",
-    )
-    add(
-        db.all(
-            f"{head}, max(started_at_epoch_ms) AS last FROM {{t}}workflow_status"
-            " WHERE started_at_epoch_ms >= %s AND executor_id IS NOT NULL" + group,
-            [since],
-        ),
-        "started",
-    )
-    add(
-        db.all(
-            f"{head}, max(completed_at) AS last FROM {{t}}workflow_status"
-            " WHERE completed_at >= %s AND executor_id IS NOT NULL" + group,
-            [since],
-        ),
-        "completed",
-    )
+    q = db.queries("executors.sql")
+    add(db.all(q.executors_pending), "pending")
+    add(db.all(q.executors_started, [since]), "started")
+    add(db.all(q.executors_completed, [since]), "completed")
     out = list(found.values())
     for ex in out:
         ex["app_versions"] = sorted(versions.get(ex["executor_id"], ()))
@@ -131,14 +110,8 @@ def last_active(db: Database, ids: Sequence[str], window_ms: int) -> dict[str, i
         for e in list_executors(db, window_ms)
         if e["executor_id"] in ids
     }
-    marks = ", ".join(["%s"] * len(ids))
     steps = db.all(
-        "SELECT ws.executor_id, max(o.completed_at_epoch_ms) AS last"
-        " FROM {t}workflow_status ws JOIN {t}operation_outputs o"
-        " ON o.workflow_uuid = ws.workflow_uuid"
-        f" WHERE ws.status = 'PENDING' AND ws.executor_id IN ({marks})"
-        " GROUP BY ws.executor_id",
-        list(ids),
+        db.fill(db.queries("executors.sql").last_steps, executor_ids=marks(len(ids))), list(ids)
     )
     for row in steps:
         key, last = str(row["executor_id"]), row["last"]
@@ -170,14 +143,6 @@ class RecoveryOutcome:
     action: str = "recover"
 
 
-def _now_ms_sql(db: Database) -> str:
-    """The database's clock in epoch milliseconds, as ``SystemDatabase._now_ms_sql``
-    takes it (on SQLite from ``julianday``, which every SQLite version has)."""
-    if db.postgres:
-        return "CAST(EXTRACT(epoch FROM now()) * 1000 AS BIGINT)"
-    return "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
-
-
 def recover(
     db: Database,
     executor_ids: Sequence[str],
@@ -196,22 +161,15 @@ def recover(
         app_version=tuple(app_version),
         application_name=tuple(application_name),
     )
+    q = db.queries("executors.sql")
     where, params = reads.filter_sql(db, f)
-    rows = db.all(
-        "SELECT ws.workflow_uuid AS workflow_id, ws.application_version"
-        f" FROM {{t}}workflow_status ws WHERE {where}"
-        " ORDER BY ws.created_at, ws.workflow_uuid",
-        params,
-    )
+    rows = db.all(db.fill(q.recover_targets, where=where), params)
     if not rows:
         # Nothing to recover: say so when an id names no executor at all (a typo would
         # otherwise read as success). Without DBOS's old index on executor_id this
         # reads until a row matches: only here, never on the way to a write.
         for executor_id in ids:
-            if not db.one(
-                "SELECT 1 AS x FROM {t}workflow_status WHERE executor_id = %s LIMIT 1",
-                [executor_id],
-            ):
+            if not db.one(q.executor_exists, [executor_id]):
                 raise NoSuchName("executors recover", f"no DBOS executor {executor_id!r}")
     by_version: dict[str, int] = {}
     for row in rows:
@@ -220,17 +178,11 @@ def recover(
     wf_ids = [str(r["workflow_id"]) for r in rows]
     if dry_run:
         return RecoveryOutcome(ids, len(wf_ids), wf_ids, by_version, True)
-    executors = ", ".join(["%s"] * len(ids))
     done = 0
     for i in range(0, len(wf_ids), RECOVER_CHUNK):
         chunk = wf_ids[i : i + RECOVER_CHUNK]
-        marks = ", ".join(["%s"] * len(chunk))
         done += db.execute(
-            "UPDATE {t}workflow_status SET status = 'ENQUEUED', owner_xid = NULL,"
-            f" started_at_epoch_ms = NULL, updated_at = {_now_ms_sql(db)},"
-            " queue_name = coalesce(queue_name, %s)"
-            f" WHERE workflow_uuid IN ({marks}) AND status = 'PENDING'"
-            f" AND executor_id IN ({executors})",
+            db.fill(q.reenqueue, ids=marks(len(chunk)), executor_ids=marks(len(ids))),
             [reads.INTERNAL_QUEUE, *chunk, *ids],
         )
     return RecoveryOutcome(ids, done, wf_ids, by_version, False, len(wf_ids) - done)
