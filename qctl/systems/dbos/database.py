@@ -28,19 +28,30 @@ MAX_VERSION = 125
 """``dbos_migrations.version`` that DBOS 3.4.0 writes."""
 
 
+LIST_PAYLOAD = 16_384
+"""Characters of a workflow's output and error a listing reads: a larger one is decoded
+from that prefix and shown cut (``payload.decode``'s ``length``)."""
 LISTS = frozenset({"ids", "executor_ids"})
 POSTGRES_SQL = Vocabulary(
-    columns=(("now_ms", "CAST(EXTRACT(epoch FROM now()) * 1000 AS BIGINT)"),), fragments=LISTS
-)
-SQLITE_SQL = Vocabulary(
-    columns=(("now_ms", "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"),),
+    columns=(
+        ("now_ms", "CAST(EXTRACT(epoch FROM now()) * 1000 AS BIGINT)"),
+        ("list_payload", str(LIST_PAYLOAD)),
+    ),
     fragments=LISTS,
 )
-"""The tokens of ``queries/*.sql`` besides every system's: ``{now_ms}``, the database's
-clock in epoch milliseconds as ``SystemDatabase._now_ms_sql`` (``dbos/_sys_db.py``)
-takes it (on SQLite from ``julianday``, which every SQLite version has), filled when a
-file is loaded; the lists of ``LISTS``, one ``%s`` per value (``marks``), filled per
-call."""
+SQLITE_SQL = Vocabulary(
+    columns=(
+        ("now_ms", "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"),
+        ("list_payload", str(LIST_PAYLOAD)),
+    ),
+    fragments=LISTS,
+)
+"""The tokens of ``queries/*.sql`` besides every system's, filled when a file is loaded:
+``{now_ms}``, the database's clock in epoch milliseconds as
+``SystemDatabase._now_ms_sql`` (``dbos/_sys_db.py``) takes it (on SQLite from
+``julianday``, which every SQLite version has); ``{list_payload}``, ``LIST_PAYLOAD``
+written in (an expression of the select list that a GROUP BY repeats). Filled per
+call: the lists of ``LISTS``, one ``%s`` per value (``marks``)."""
 
 
 def marks(n: int) -> str:

@@ -27,7 +27,7 @@ from typing import Any, TypedDict, cast
 from qctl.core import triage
 from qctl.core.errors import NoSuchName
 from qctl.systems.dbos import payload
-from qctl.systems.dbos.database import Database
+from qctl.systems.dbos.database import LIST_PAYLOAD, Database, marks
 from qctl_kit.errors import InvalidInput
 
 STATUSES = (
@@ -45,17 +45,6 @@ FINISHED = ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 INTERNAL_QUEUE = "_dbos_internal_queue"
 """The queue DBOS resumes and forks onto when none is named (``dbos/_utils.py``)."""
 
-# Column list of a workflow row, aliased to WorkflowStatus's field names.
-STATUS_COLUMNS = """
-    ws.workflow_uuid AS workflow_id, ws.status, ws.name, ws.class_name, ws.config_name,
-    ws.queue_name, ws.executor_id, ws.application_version AS app_version,
-    ws.application_id AS app_id, ws.recovery_attempts, ws.created_at, ws.updated_at,
-    ws.started_at_epoch_ms AS dequeued_at, ws.completed_at, ws.workflow_timeout_ms,
-    ws.workflow_deadline_epoch_ms, ws.delay_until_epoch_ms, ws.deduplication_id,
-    ws.priority, ws.queue_partition_key, ws.forked_from, ws.was_forked_from,
-    ws.parent_workflow_id, ws.authenticated_user, ws.assumed_role, ws.authenticated_roles,
-    ws.attributes, ws.schedule_name, ws.application_name
-"""
 LIST_COLUMNS = [
     "workflow_id",
     "status",
@@ -70,7 +59,8 @@ LIST_COLUMNS = [
 
 
 class WorkflowRow(TypedDict):
-    """A ``workflow_status`` row by ``WorkflowStatus``'s field names (``STATUS_COLUMNS``);
+    """A ``workflow_status`` row by ``WorkflowStatus``'s field names (``{status_columns}`` of
+    ``queries/fragments.sql``);
     instants are epoch milliseconds."""
 
     workflow_id: str
@@ -443,11 +433,6 @@ def _row(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-LIST_PAYLOAD = 16_384
-"""Characters of a workflow's output and error a listing reads: a larger one is decoded
-from that prefix and shown cut (``payload.decode``'s ``length``)."""
-
-
 def list_workflows(
     db: Database,
     f: WorkflowFilter,
@@ -462,18 +447,9 @@ def list_workflows(
     if after is not None:
         where += " AND ws.created_at <= %s AND (ws.created_at < %s OR ws.workflow_uuid < %s)"
         params += [after.created_at, after.created_at, after.workflow_id]
-    extra = joins = ""
-    if payloads:
-        for name in ("output", "error"):
-            value = f"coalesce(wo.{name}, ws.{name})"
-            extra += (
-                f", substr({value}, 1, {LIST_PAYLOAD}) AS {name}, length({value}) AS {name}_length"
-            )
-        extra += ", ws.serialization"
-        joins = " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
+    q = db.queries("reads.sql")
     rows = db.all(
-        f"SELECT {STATUS_COLUMNS}{extra} FROM {{t}}workflow_status ws{joins} WHERE {where}"
-        " ORDER BY ws.created_at DESC, ws.workflow_uuid DESC LIMIT %s",
+        db.fill(q.list_workflows_payloads if payloads else q.list_workflows, where=where),
         [*params, limit],
     )
     if payloads:
@@ -561,13 +537,7 @@ def error_groups(db: Database, f: WorkflowFilter, limit: int) -> list[ErrorGroup
 def queue_workflows(db: Database, queue_name: str, limit: int) -> list[WorkflowRow]:
     """A queue's running (PENDING) workflows, then its ENQUEUED ones in the order DBOS
     dequeues them (priority, then oldest first: ``SystemDatabase.start_queued_workflows``)."""
-    rows = db.all(
-        f"SELECT {STATUS_COLUMNS} FROM {{t}}workflow_status ws"
-        " WHERE ws.status IN ('ENQUEUED', 'PENDING') AND ws.queue_name = %s"
-        " ORDER BY CASE WHEN ws.status = 'PENDING' THEN 0 ELSE 1 END, ws.priority,"
-        " ws.created_at, ws.workflow_uuid LIMIT %s",
-        [queue_name, limit],
-    )
+    rows = db.all(db.queries("reads.sql").queue_workflows, [queue_name, limit])
     return [cast(WorkflowRow, _row(r)) for r in rows]
 
 
@@ -581,10 +551,7 @@ def matching_ids(db: Database, f: WorkflowFilter, limit: int) -> list[Target]:
     targets of a bulk action)."""
     where, params = filter_sql(db, f)
     return db.all(  # type: ignore[return-value]
-        "SELECT ws.workflow_uuid AS workflow_id, ws.name, ws.status"
-        f" FROM {{t}}workflow_status ws WHERE {where}"
-        " ORDER BY ws.created_at DESC, ws.workflow_uuid DESC LIMIT %s",
-        [*params, limit],
+        db.fill(db.queries("reads.sql").matching_ids, where=where), [*params, limit]
     )
 
 
@@ -597,11 +564,7 @@ def target_page(
     if after is not None:
         where += " AND ws.workflow_uuid > %s"
         params.append(after)
-    return db.all(
-        "SELECT ws.workflow_uuid, ws.status, ws.name FROM {t}workflow_status ws"
-        f" WHERE {where} ORDER BY ws.workflow_uuid LIMIT %s",
-        [*params, limit],
-    )
+    return db.all(db.fill(db.queries("reads.sql").target_page, where=where), [*params, limit])
 
 
 def target_states(db: Database, ids: Sequence[str]) -> list[dict[str, Any]]:
@@ -610,14 +573,9 @@ def target_states(db: Database, ids: Sequence[str]) -> list[dict[str, Any]]:
     parameter limit)."""
     found: list[dict[str, Any]] = []
     for i in range(0, len(ids), 500):
-        where: list[str] = []
-        params: list[Any] = []
-        _in("workflow_uuid", ids[i : i + 500], where, params)
+        chunk = list(ids[i : i + 500])
         found += db.all(
-            "SELECT workflow_uuid, status, name, updated_at, delay_until_epoch_ms"
-            " FROM {t}workflow_status"
-            f" WHERE {where[0]}",
-            params,
+            db.fill(db.queries("reads.sql").target_states, ids=marks(len(chunk))), chunk
         )
     return found
 
@@ -627,17 +585,13 @@ def resolve_id(db: Database, text: str) -> str:
     the top-level workflow whose id begins every match; an ambiguous one lists some."""
     if not text:
         raise InvalidInput("workflow id: empty")
-    if db.one("SELECT 1 AS x FROM {t}workflow_status WHERE workflow_uuid = %s", [text]):
+    q = db.queries("reads.sql")
+    if db.one(q.workflow_exists, [text]):
         return text
     if len(text) < 4:
         raise NoSuchName("get workflow", f"no DBOS workflow {text!r}")
     like = _like_prefix(text)
-    rows = db.all(
-        "SELECT workflow_uuid, parent_workflow_id FROM {t}workflow_status"
-        " WHERE workflow_uuid LIKE %s ESCAPE '\\'"
-        " ORDER BY length(workflow_uuid), workflow_uuid LIMIT 6",
-        [like],
-    )
+    rows = db.all(q.workflows_by_prefix, [like])
     if not rows:
         raise NoSuchName("get workflow", f"no DBOS workflow {text!r}")
     if len(rows) == 1:
@@ -646,9 +600,7 @@ def resolve_id(db: Database, text: str) -> str:
     # so the one top-level workflow whose id begins every match is the one meant.
     root = rows[0]
     if root["parent_workflow_id"] is None and not db.one(
-        "SELECT 1 AS x FROM {t}workflow_status WHERE workflow_uuid LIKE %s ESCAPE '\\'"
-        " AND workflow_uuid NOT LIKE %s ESCAPE '\\' LIMIT 1",
-        [like, _like_prefix(root["workflow_uuid"])],
+        q.prefix_outside, [like, _like_prefix(root["workflow_uuid"])]
     ):
         return str(root["workflow_uuid"])
     shown = ", ".join(r["workflow_uuid"] for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
@@ -658,22 +610,8 @@ def resolve_id(db: Database, text: str) -> str:
 def get_workflow(db: Database, workflow_id: str, payloads: bool = True) -> WorkflowPayloads:
     """One workflow with its input, output and error decoded (DBOS keeps them in
     ``workflow_input``/``workflow_output``, older rows in ``workflow_status``)."""
-    extra = ""
-    joins = ""
-    if payloads:
-        extra = (
-            ", coalesce(wi.inputs, ws.inputs) AS input, coalesce(wo.output, ws.output) AS output,"
-            " coalesce(wo.error, ws.error) AS error, ws.serialization"
-        )
-        joins = (
-            " LEFT JOIN {t}workflow_input wi ON wi.workflow_uuid = ws.workflow_uuid"
-            " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
-        )
-    row = db.one(
-        f"SELECT {STATUS_COLUMNS}{extra} FROM {{t}}workflow_status ws{joins}"
-        " WHERE ws.workflow_uuid = %s",
-        [workflow_id],
-    )
+    q = db.queries("reads.sql")
+    row = db.one(q.get_workflow_payloads if payloads else q.get_workflow, [workflow_id])
     if row is None:
         raise NoSuchName("get workflow", f"no DBOS workflow {workflow_id!r}")
     row = _row(row)
@@ -701,38 +639,24 @@ def raw_payload(db: Database, workflow_id: str, name: str) -> str | None:
     """One payload of a workflow exactly as DBOS stored it (``RAW_FIELDS``), neither
     decoded nor cut: ``None`` when the column is NULL. Raises ``NoSuchName`` when the
     step, event, message or stream value does not exist."""
+    q = db.queries("reads.sql")
     kind, _, rest = name.partition(":")
     if kind in ("input", "output", "error") and not rest:
-        column = {"input": "inputs", "output": "output", "error": "error"}[kind]
-        table = "workflow_input" if kind == "input" else "workflow_output"
-        sql = (
-            f"SELECT coalesce(x.{column}, ws.{column}) AS v FROM {{t}}workflow_status ws"
-            f" LEFT JOIN {{t}}{table} x ON x.workflow_uuid = ws.workflow_uuid"
-            " WHERE ws.workflow_uuid = %s"
-        )
+        sql = q[f"raw_{kind}"]
         params: list[Any] = []
     elif kind == "step" and rest.count(":") == 1 and rest.partition(":")[2] in ("output", "error"):
         number, _, column = rest.partition(":")
-        sql = (
-            f"SELECT {column} AS v FROM {{t}}operation_outputs"
-            " WHERE workflow_uuid = %s AND function_id = %s"
-        )
+        sql = q[f"raw_step_{column}"]
         params = [_number(number, name)]
     elif kind == "event" and rest:
-        sql = "SELECT value AS v FROM {t}workflow_events WHERE workflow_uuid = %s AND key = %s"
+        sql = q.raw_event
         params = [rest]
     elif kind == "message" and rest:
-        sql = (
-            "SELECT message AS v FROM {t}notifications"
-            " WHERE destination_uuid = %s AND message_uuid = %s"
-        )
+        sql = q.raw_message
         params = [rest]
     elif kind == "stream" and ":" in rest:
         key, _, offset = rest.rpartition(":")
-        sql = (
-            "SELECT value AS v FROM {t}streams WHERE workflow_uuid = %s AND key = %s"
-            ' AND "offset" = %s'
-        )
+        sql = q.raw_stream
         params = [key, _number(offset, name)]
     else:
         fields = ", ".join(RAW_FIELDS)
@@ -751,12 +675,7 @@ def _number(text: str, name: str) -> int:
 
 def list_steps(db: Database, workflow_id: str) -> list[Step]:
     """The recorded steps (``operation_outputs``), by function id."""
-    rows = db.all(
-        "SELECT function_id, function_name, output, error, child_workflow_id,"
-        " started_at_epoch_ms, completed_at_epoch_ms, serialization"
-        " FROM {t}operation_outputs WHERE workflow_uuid = %s ORDER BY function_id",
-        [workflow_id],
-    )
+    rows = db.all(db.queries("reads.sql").list_steps, [workflow_id])
     for row in rows:
         serialization = row.pop("serialization")
         row["output"] = payload.decode(row["output"], serialization)
@@ -769,12 +688,8 @@ def steps_of(db: Database, workflow_ids: Sequence[str], limit: int) -> list[Time
     only whether a step failed; at most ``limit``."""
     if not workflow_ids:
         return []
-    marks = ", ".join(["%s"] * len(workflow_ids))
     rows = db.all(
-        "SELECT workflow_uuid AS workflow_id, function_id, function_name, child_workflow_id,"
-        " started_at_epoch_ms, completed_at_epoch_ms, error IS NOT NULL AS failed"
-        f" FROM {{t}}operation_outputs WHERE workflow_uuid IN ({marks})"
-        " ORDER BY started_at_epoch_ms, workflow_uuid, function_id LIMIT %s",
+        db.fill(db.queries("reads.sql").steps_of, ids=marks(len(workflow_ids))),
         [*workflow_ids, limit],
     )
     for row in rows:
@@ -786,24 +701,17 @@ def related(db: Database, column: str, workflow_id: str) -> list[Related]:
     """Workflows whose ``column`` (``parent_workflow_id`` or ``forked_from``, both
     indexed) is ``workflow_id``."""
     assert column in ("parent_workflow_id", "forked_from")
-    return db.all(  # type: ignore[return-value]
-        "SELECT workflow_uuid AS workflow_id, name, status, created_at"
-        f" FROM {{t}}workflow_status WHERE {column} = %s ORDER BY created_at, workflow_uuid",
-        [workflow_id],
-    )
+    return db.all(db.queries("reads.sql")[f"related_{column}"], [workflow_id])  # type: ignore[return-value]
 
 
 def children(db: Database, parent_ids: Sequence[str], limit: int) -> list[Child]:
     """The child workflows of any of ``parent_ids`` (one level of a workflow's tree, over
     DBOS's index on ``parent_workflow_id``), oldest first, at most ``limit``."""
-    where: list[str] = []
-    params: list[Any] = []
-    _in("parent_workflow_id", parent_ids, where, params)
+    if not parent_ids:
+        return []
     return db.all(  # type: ignore[return-value]
-        "SELECT workflow_uuid AS workflow_id, name, status, created_at, parent_workflow_id"
-        f" FROM {{t}}workflow_status WHERE {' AND '.join(where) or 'FALSE'}"
-        " ORDER BY created_at, workflow_uuid LIMIT %s",
-        [*params, limit],
+        db.fill(db.queries("reads.sql").children, ids=marks(len(parent_ids))),
+        [*parent_ids, limit],
     )
 
 
@@ -828,11 +736,7 @@ def descendants(db: Database, parent_ids: Sequence[str], limit: int) -> list[Chi
 
 
 def list_events(db: Database, workflow_id: str) -> list[Event]:
-    rows = db.all(
-        "SELECT key, value, serialization FROM {t}workflow_events"
-        " WHERE workflow_uuid = %s ORDER BY key",
-        [workflow_id],
-    )
+    rows = db.all(db.queries("reads.sql").list_events, [workflow_id])
     for row in rows:
         row["value"] = payload.decode(row["value"], row.pop("serialization"))
     return cast(list[Event], rows)
@@ -845,11 +749,7 @@ STREAM_CLOSED = '"__DBOS_STREAM_CLOSED__"'
 def list_streams(db: Database, workflow_id: str) -> list[StreamValue]:
     """The values the workflow wrote to its streams (``DBOS.write_stream``), by key and
     offset (the table's primary key); a stream's close marker is ``closed``, not a value."""
-    rows = db.all(
-        'SELECT key, "offset", function_id, value, serialization FROM {t}streams'
-        ' WHERE workflow_uuid = %s ORDER BY key, "offset"',
-        [workflow_id],
-    )
+    rows = db.all(db.queries("reads.sql").list_streams, [workflow_id])
     for row in rows:
         serialization = row.pop("serialization")
         row["closed"] = serialization == payload.PORTABLE_JSON and row["value"] == STREAM_CLOSED
@@ -859,12 +759,7 @@ def list_streams(db: Database, workflow_id: str) -> list[StreamValue]:
 
 def list_messages(db: Database, workflow_id: str) -> list[Message]:
     """Messages sent to the workflow (``notifications``), oldest first."""
-    rows = db.all(
-        "SELECT message_uuid, topic, message, created_at_epoch_ms, consumed, serialization"
-        " FROM {t}notifications WHERE destination_uuid = %s"
-        " ORDER BY created_at_epoch_ms, message_uuid",
-        [workflow_id],
-    )
+    rows = db.all(db.queries("reads.sql").list_messages, [workflow_id])
     for row in rows:
         row["message"] = payload.decode(row["message"], row.pop("serialization"))
         row["consumed"] = bool(row["consumed"])
@@ -879,24 +774,9 @@ def queue_stats(db: Database) -> list[QueueStats]:
     The counts read only ENQUEUED/PENDING rows (DBOS's partial index
     ``idx_workflow_status_in_flight_v2``) and DELAYED ones (``idx_workflow_status_delayed``),
     never the finished history."""
-    limits = {
-        r["name"]: r
-        for r in db.all(
-            "SELECT name, concurrency, worker_concurrency, rate_limit_max,"
-            " rate_limit_period_sec, partition_concurrency, polling_interval_sec,"
-            " application_name FROM {t}queues"
-        )
-    }
-    # Each WHERE repeats a partial index's predicate word for word, so both backends
-    # answer from the index (index-only on PostgreSQL) however long the history is.
-    counts = db.all(
-        "SELECT queue_name, status, count(*) AS n, min(created_at) AS oldest"
-        " FROM {t}workflow_status WHERE status IN ('ENQUEUED', 'PENDING')"
-        " GROUP BY queue_name, status"
-    ) + db.all(
-        "SELECT queue_name, status, count(*) AS n, min(created_at) AS oldest"
-        " FROM {t}workflow_status WHERE status = 'DELAYED' GROUP BY queue_name, status"
-    )
+    q = db.queries("reads.sql")
+    limits = {r["name"]: r for r in db.all(q.queue_limits)}
+    counts = db.all(q.queue_in_flight) + db.all(q.queue_delayed)
     counts = [c for c in counts if c["queue_name"] is not None]
     names = sorted(set(limits) | {c["queue_name"] for c in counts})
     out: list[QueueStats] = []
