@@ -17,7 +17,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.screen import ModalScreen
-from textual.widgets import Button, DataTable, Input, Label, Static
+from textual.suggester import Suggester
+from textual.widgets import Button, DataTable, Input, Label, OptionList, Static
 
 from qctl.tui import fmt
 from qctl.tui.fmt import safe
@@ -104,6 +105,92 @@ class PromptDialog(ModalScreen[dict[str, str] | None]):
             return
         values = {name: self.query_one(f"#field-{name}", Input).value for name, *_ in self.fields}
         self.dismiss(values)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class CommandPrompt(PromptDialog):
+    """The ``:`` command line: one field whose words complete from ``complete`` (tab or
+    right arrow takes the suggestion); enter submits, esc leaves."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("tab", "accept", "Complete", show=False, priority=True),
+    ]
+
+    def __init__(self, title: str, label: str, complete: Callable[[str], str | None]) -> None:
+        super().__init__(title, [("command", label, "")])
+        self.complete = complete
+
+    def on_mount(self) -> None:
+        field = self.query_one(Input)
+        field.suggester = Completer(self.complete)
+        field.focus()
+
+    def action_accept(self) -> None:
+        field = self.query_one(Input)
+        suggestion = self.complete(field.value)
+        if suggestion:
+            field.value = suggestion
+            field.cursor_position = len(suggestion)
+
+
+class Completer(Suggester):
+    """An ``Input``'s suggestion from a function of its value (None: none)."""
+
+    def __init__(self, complete: Callable[[str], str | None]) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self.complete = complete
+
+    async def get_suggestion(self, value: str) -> str | None:
+        return self.complete(value)
+
+
+ALL_STATES = "all"
+"""The state picker's choice of every state."""
+
+
+class StatePicker(ModalScreen[str | None]):
+    """Which state a list shows: one of the system's declared ``states``, or all.
+    Arrows and enter pick; typing jumps to the first state starting with what was typed;
+    esc leaves the list as it was (None)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, states: Sequence[str], current: str | None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.choices = [ALL_STATES, *states]
+        self.current = current or ALL_STATES
+        self.typed = ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.title_text, id="question")
+            yield OptionList(*self.choices, id="states")
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        if self.current in self.choices:
+            options.highlighted = self.choices.index(self.current)
+        options.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        if event.character is None or not event.character.isprintable() or event.key == "space":
+            return
+        event.stop()
+        self.typed += event.character.lower()
+        found = [i for i, c in enumerate(self.choices) if c.lower().startswith(self.typed)]
+        if not found:
+            self.typed = event.character.lower()
+            found = [i for i, c in enumerate(self.choices) if c.lower().startswith(self.typed)]
+        if found:
+            self.query_one(OptionList).highlighted = found[0]
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(self.choices[event.option_index])
 
     def action_cancel(self) -> None:
         self.dismiss(None)
