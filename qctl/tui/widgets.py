@@ -114,26 +114,41 @@ class CommandPrompt(PromptDialog):
     """The ``:`` command line: one field whose words complete from ``complete`` (tab or
     right arrow takes the suggestion); enter submits, esc leaves."""
 
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("tab", "accept", "Complete", show=False, priority=True),
-    ]
-
     def __init__(self, title: str, label: str, complete: Callable[[str], str | None]) -> None:
-        super().__init__(title, [("command", label, "")])
+        super().__init__(title, [])
+        self.label = label
         self.complete = complete
 
-    def on_mount(self) -> None:
-        field = self.query_one(Input)
-        field.suggester = Completer(self.complete)
-        field.focus()
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.title_text, id="question")
+            yield Label(self.label)
+            yield CommandInput(self.complete, id="field-command")
 
-    def action_accept(self) -> None:
-        field = self.query_one(Input)
-        suggestion = self.complete(field.value)
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.prevent_default()  # not PromptDialog's handler too: one dismissal
+        self.dismiss({"command": event.value})
+
+
+class CommandInput(Input):
+    """The command line's field: tab completes it. Handled by the field itself, in the
+    order of the keys typed: a binding of the screen would run ahead of the keys the
+    field has not inserted yet (typed faster than the app reads them)."""
+
+    def __init__(self, complete: Callable[[str], str | None], **kwargs: Any) -> None:
+        super().__init__(suggester=Completer(complete), **kwargs)
+        self.complete = complete
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key != "tab":
+            await super()._on_key(event)
+            return
+        event.stop()
+        event.prevent_default()
+        suggestion = self.complete(self.value)
         if suggestion:
-            field.value = suggestion
-            field.cursor_position = len(suggestion)
+            self.value = suggestion
+            self.cursor_position = len(suggestion)
 
 
 class Completer(Suggester):
