@@ -11,7 +11,7 @@ import pytest
 from textual.widgets import Input, OptionList
 
 from qctl import systems
-from qctl.systems.azync.tui import DagGraphScreen, DagsPane, JobDetailScreen, JobsPane
+from qctl.systems.azync.tui import DagGraphScreen, DagsPane, JobsPane
 from qctl.tui.app import MainScreen, QctlTop
 from qctl.tui.panes import StatePicked
 from qctl.tui.widgets import CommandPrompt, StatePicker
