@@ -18,6 +18,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.suggester import Suggester
+from textual.widget import Widget
 from textual.widgets import Button, DataTable, Input, Label, OptionList, Static
 
 from qctl.tui import fmt
@@ -355,6 +356,39 @@ class Table(DataTable[Any]):
             self._clear_caches()
             self.refresh()
 
+    def measure(self) -> None:
+        """Measure the rows just added now, as Textual does when the app is next idle: a
+        frame painted in between would draw them at their header's widths."""
+        if self._require_update_dimensions:
+            self._require_update_dimensions = False
+            new_rows = self._new_rows.copy()
+            self._new_rows.clear()
+            self._update_dimensions(new_rows)
+
+    def width_for_columns(self) -> int:
+        """The width the columns share. A table not laid out yet (on a tab shown for the
+        first time, or displayed again) is given its first page before its size: it
+        takes the width its nearest laid-out container has, less the borders and padding
+        in between, so that the first frame is drawn as the next ones (not every flexible
+        column at its narrowest, then again when its size arrives)."""
+        tall = self.row_count + int(self.show_header)
+        bar = self.styles.scrollbar_size_vertical
+        region = self.scrollable_content_region
+        if region.width:
+            # The scrollbar the rows will need (or no longer need) once they are laid out.
+            shown = bar if self.show_vertical_scrollbar else 0
+            return region.width + shown - (bar if tall > region.height else 0)
+        gutter = self.styles.gutter.width
+        for node in self.ancestors_with_self[1:]:
+            if not isinstance(node, Widget):
+                break
+            region = node.scrollable_content_region
+            if region.width:
+                # The rows that will not fit its height leave room for a scrollbar.
+                return max(0, region.width - gutter - (bar if tall > region.height else 0))
+            gutter += node.styles.gutter.width
+        return max(0, self.app.size.width - gutter)
+
     def _fit(self) -> bool:
         """Give each flexible column its share of the width left (water-filling: one
         narrower than its share keeps its width and leaves the rest to the others).
@@ -364,7 +398,7 @@ class Table(DataTable[Any]):
             return False
         pad = 2 * self.cell_padding
         fixed = sum(c.get_render_width(self) for c in self.columns.values() if c not in flexible)
-        left = self.scrollable_content_region.width - fixed - pad * len(flexible)
+        left = self.width_for_columns() - fixed - pad * len(flexible)
         changed = False
         pending = sorted(flexible, key=lambda c: c.content_width)
         while pending:
@@ -428,6 +462,8 @@ def refill(t: DataTable[Any], rows: list[tuple[str, list[Any]]]) -> None:
     t.clear()
     for key, cells in rows:
         t.add_row(*map(table_cell, cells), key=key)
+    if isinstance(t, Table):
+        t.measure()
     keys = [k for k, _ in rows]
     if keep in keys:
         t.move_cursor(row=keys.index(keep), animate=False)
