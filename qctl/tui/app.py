@@ -513,6 +513,8 @@ class QctlTop(Dashboard):
             self.notify(f"read-only: {what} is disabled", severity="error")
             return
         asked = [question if isinstance(question, str) else ""]
+        reason: list[str | None] = [None]
+        """The reason typed in the question, as the command line's ``--reason``."""
         tab = self._active_tab()
         started = audit.now()  # an entry is dated by its start, as the command line's
 
@@ -523,6 +525,7 @@ class QctlTop(Dashboard):
                 verb or f"{tab} {first}".strip(),
                 self.audit_where,
                 {"asked": asked[0]},
+                reason=reason[0],
                 time=started,
             )
             if result is not None:
@@ -547,9 +550,15 @@ class QctlTop(Dashboard):
         def ask(planned: R) -> None:
             text = question if isinstance(question, str) else question(planned)
             asked[0] = text
-            self.push_screen(ConfirmDialog(text), answered)
+            dialog = ConfirmDialog(text, ask_reason=True)
 
-        def answered(yes: bool | None) -> None:
+            def answered(yes: bool | None) -> None:
+                reason[0] = dialog.reason
+                then(yes)
+
+            self.push_screen(dialog, answered)
+
+        def then(yes: bool | None) -> None:
             if yes:
                 self.run_worker(
                     lambda: call(False), thread=True, group="action", exit_on_error=False

@@ -53,20 +53,30 @@ class StatusBar(Static):
 
 
 class ConfirmDialog(ModalScreen[bool]):
-    """Yes/no for a destructive action; ``y``/``enter`` confirm, ``n``/``esc`` decline."""
+    """Yes/no for a destructive action; ``y``/``enter`` confirm, ``n``/``esc`` decline.
+    With ``ask_reason``, an optional reason field (``r`` or a click; enter leaves it for
+    the answer), whose text (``reason``) the audit entry keeps as the command line's
+    ``--reason``."""
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes"),
         Binding("n,escape", "answer(False)", "No"),
+        Binding("r", "reason", "Reason"),
     ]
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, *, ask_reason: bool = False) -> None:
         super().__init__()
         self.question = question
+        self.ask_reason = ask_reason
+        self.reason: str | None = None
+        """The reason typed, on one line, once answered; None when none was."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(self.question, id="question")
+            if self.ask_reason:
+                yield Label("reason (r; optional, kept in the audit trail):")
+                yield Input(id="reason", placeholder="why, e.g. an incident's name")
             with Horizontal(id="buttons"):
                 yield Button("Yes (y)", variant="error", id="yes")
                 yield Button("No (n)", variant="primary", id="no")
@@ -75,9 +85,19 @@ class ConfirmDialog(ModalScreen[bool]):
         self.query_one("#no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+        self.action_answer(event.button.id == "yes")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one("#no", Button).focus()  # the answer is still to give
+
+    def action_reason(self) -> None:
+        if self.ask_reason:
+            self.query_one("#reason", Input).focus()
 
     def action_answer(self, yes: bool) -> None:
+        if self.ask_reason:
+            self.reason = " ".join(self.query_one("#reason", Input).value.split()) or None
         self.dismiss(yes)
 
 
