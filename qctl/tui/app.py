@@ -433,7 +433,7 @@ class QctlTop(Dashboard):
 
     def command(self, text: str) -> None:
         """Run a ``:`` command line: ``jobs`` shows the tab, ``jobs dead`` its list in
-        that state, ``dag ID`` opens what the id names, ``queues reports`` the tab's
+        that state (and no ``/`` words), ``dag ID`` opens what the id names, ``queues reports`` the tab's
         rows those ``/`` words match; a line that names no tab is an id to jump to.
         What names nothing says so in one line."""
         first, _, rest = text.partition(" ")
@@ -466,6 +466,9 @@ class QctlTop(Dashboard):
         pane = main.pane(tab.name)
         states = {s.lower(): s for s in (*self.system.tab_states(tab), ALL_STATES)}
         if isinstance(pane, StatePicked) and rest.lower() in states:
+            # What the line names, alone: the words of an earlier / are let go.
+            if isinstance(pane, Pane):
+                pane.filter_text = ""
             state = states[rest.lower()]
             pane.pick_state(None if state == ALL_STATES else state)
             return
