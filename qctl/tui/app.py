@@ -433,9 +433,9 @@ class QctlTop(Dashboard):
 
     def command(self, text: str) -> None:
         """Run a ``:`` command line: ``jobs`` shows the tab, ``jobs dead`` its list in
-        that state (and no ``/`` words), ``dag ID`` opens what the id names, ``queues reports`` the tab's
-        rows those ``/`` words match; a line that names no tab is an id to jump to.
-        What names nothing says so in one line."""
+        that state (and no ``/`` words), ``dag ID`` opens what the id names, ``queues
+        reports`` the tab's rows those ``/`` words match; a line that names no tab is an
+        id to jump to. What names nothing says so in one line."""
         first, _, rest = text.partition(" ")
         rest = rest.strip()
         if first.lower() in ("q", "quit"):
