@@ -44,9 +44,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import psycopg
 from common import Recorder, base_args, scratch_database
 
+from qctl_kit.postgres.connect import mapped_errors
 from qctl_store import Config
 from qctl_store.postgres import PostgresStore
-from qctl_store.postgres.base import PgBase, mapped_errors
+from qctl_store.postgres.base import PgBase
 from qctl_store.types import DequeueParams, EnqueueParams, Source
 
 SCHEMA = "qctl_bench"

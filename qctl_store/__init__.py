@@ -12,16 +12,6 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from qctl_store.config import Config
-from qctl_store.errors import (
-    Conflict,
-    InvalidInput,
-    NotFound,
-    ReadOnly,
-    SchemaNotMigrated,
-    SchemaTooNew,
-    StoreError,
-    Unavailable,
-)
 from qctl_store.types import *  # noqa: F403  (the contract's row and parameter types)
 
 if TYPE_CHECKING:
@@ -33,14 +23,6 @@ from qctl_store import types as _types
 __all__ = [
     *_types.__all__,
     "Config",
-    "Conflict",
-    "InvalidInput",
-    "NotFound",
-    "ReadOnly",
-    "SchemaNotMigrated",
-    "SchemaTooNew",
-    "StoreError",
-    "Unavailable",
     "open_store",
 ]
 
@@ -53,7 +35,7 @@ def open_store(dsn: str | None = None, config: Config | None = None) -> Postgres
     opens SQLite. No DSN opens the embedded default database
     (``$XDG_DATA_HOME/qctl/qctl.db``), created and migrated on first use.
     """
-    from qctl_store.dsn import default_database_path, is_postgres, sqlite_path
+    from qctl_kit.dsn import default_database_path, is_postgres, sqlite_path
 
     config = config or Config()
     if dsn and is_postgres(dsn):

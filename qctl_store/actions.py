@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from qctl_kit.errors import NotFound
+from qctl_kit.sqlfile import fill
 from qctl_store import validate
 from qctl_store.backend import StoreBase
-from qctl_store.errors import NotFound
 from qctl_store.listing import job_where
-from qctl_store.sqlfile import fill
 from qctl_store.types import AttemptError, Job, JobSearch, JobState, JobTarget, Source
 
 

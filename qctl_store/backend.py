@@ -17,8 +17,9 @@ from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from qctl_store import errors
-from qctl_store.sqlfile import Queries, load
+from qctl_kit import errors
+from qctl_kit.sqlfile import Queries, load
+from qctl_store.columns import AZYNC_SQL
 
 if TYPE_CHECKING:
     from qctl_store.config import Config
@@ -55,7 +56,7 @@ class StoreBase(ABC):
 
     def queries(self, filename: str) -> Queries:
         """The backend's named queries of ``filename`` (``events.sql``)."""
-        return load(f"qctl_store.{self.backend}.queries", filename)
+        return load(f"qctl_store.{self.backend}.queries", filename, AZYNC_SQL)
 
     def _mapped(self) -> AbstractContextManager[None]:
         """Around a refusal of the database as it is: the backend's own words for it
@@ -65,7 +66,7 @@ class StoreBase(ABC):
 
 class SchemaGate(StoreBase):
     """``require_schema`` of both backends' ``MigrateMixin``: the backend reads its
-    version table, the refusals are ``errors.check_version``'s."""
+    version table, the refusals are ``check_version``'s."""
 
     _known_version: int | None = None
     """The schema version ``require_schema`` accepted, once per store."""
@@ -76,12 +77,32 @@ class SchemaGate(StoreBase):
         if self._known_version is None:
             where, applied, expected, pending = self._schema_versions()
             with self._mapped():
-                errors.check_version(where, applied, expected, pending)
+                check_version(where, applied, expected, pending)
             self._known_version = applied
         return self._known_version
 
     @abstractmethod
     def _schema_versions(self) -> tuple[str, int, int, list[int]]:
-        """``errors.check_version``'s arguments, from one read of the version table: the
+        """``check_version``'s arguments, from one read of the version table: the
         database named for a person, its applied version, this release's, and this
         release's versions not applied."""
+
+
+def check_version(where: str, applied: int, expected: int, pending: list[int]) -> None:
+    """Raise ``SchemaTooNew`` or ``SchemaNotMigrated``, naming both versions, unless the
+    database ``where`` is at this release's schema version ``expected`` with no version
+    ``pending``."""
+    if applied > expected:
+        raise errors.SchemaTooNew(
+            f"{where} is at azync schema version {applied}, newer than this release's "
+            f"{expected}; upgrade qctl"
+        )
+    if applied == 0:
+        raise errors.SchemaNotMigrated(f"{where} has no azync schema yet; run `qctl db migrate`")
+    if pending:
+        missing = ", ".join(str(v) for v in pending)
+        than = "older than" if applied < expected else "with versions missing from"
+        raise errors.SchemaNotMigrated(
+            f"{where} is at azync schema version {applied}, {than} this release's "
+            f"{expected} (missing {missing}); run `qctl db migrate`"
+        )

@@ -4,6 +4,8 @@ same column names on PostgreSQL and SQLite; only the value decoding differs."""
 
 from __future__ import annotations
 
+from qctl_kit.sqlfile import Vocabulary
+
 JOB_FIELDS = (
     "id",
     "source",
@@ -83,3 +85,22 @@ def event_admin_columns(alias: str = "e") -> str:
     """The ledger columns of an admin event row (``records.RowMapper.event_admin``) under
     ``alias``; the query adds ``deliveries``."""
     return ", ".join(f"{alias}.{name}" for name in EVENT_FIELDS)
+
+
+AZYNC_SQL = Vocabulary(
+    columns=(
+        ("jobs", job_columns()),
+        ("jobs_j", job_columns("j")),
+        ("event_e", event_columns("e")),
+        ("event_admin", event_admin_columns("e")),
+    ),
+    fragments=frozenset({"claim", "input", "paused", "cancelled", "uncertain", "skipped"}),
+)
+"""The tokens of azync's SQL files besides every system's: ``{jobs}`` (every job column a
+``types.Job`` is read from), ``{jobs_j}`` (the same under alias ``j``), ``{event_e}`` (the
+ledger columns of alias ``e`` renamed ``ev_*``, riding along a job row) and
+``{event_admin}`` (an admin event row's ledger columns of alias ``e``), filled when a file
+is loaded; ``{claim}`` and ``{input}`` (each one of two named queries of the enqueue
+statement, ``postgres/queries/jobs.sql``) and ``{paused}``, ``{cancelled}``,
+``{uncertain}`` and ``{skipped}`` (TRUE or FALSE: whether that state's console index
+exists), filled per call."""

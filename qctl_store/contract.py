@@ -30,9 +30,11 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Generic, Self, TypeVar
 
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
+from qctl_kit.streams import Subscription
+from qctl_kit.throughput import ThroughputCount
+from qctl_kit.values import PageCursor
 from qctl_store.listing import order_for
-from qctl_store.streams import Subscription
 from qctl_store.types import (
     JSON,
     AttemptError,
@@ -58,7 +60,6 @@ from qctl_store.types import (
     JobTarget,
     NukeReport,
     OpsStats,
-    PageCursor,
     PublishParams,
     ReplayFilter,
     ScheduleOperationParams,
@@ -69,7 +70,6 @@ from qctl_store.types import (
     Subscriber,
     SubscriberView,
     TaskResult,
-    ThroughputCount,
     Wake,
     WorkflowExecutionView,
     WorkflowFilter,

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol
 
+from qctl_kit import values
+from qctl_kit.errors import InvalidInput, NotFound
 from qctl_store import validate
 from qctl_store.backend import StoreBase
-from qctl_store.errors import InvalidInput, NotFound
 from qctl_store.types import (
     KIND_SIGNAL,
     KIND_SLEEP,
@@ -136,8 +137,8 @@ def _check_task(tk: DAGTask) -> None:
             raise InvalidInput(f"task key {tk.key!r} uses the reserved prefix {prefix!r}")
     validate.kind(tk.kind, f"task {tk.key!r} kind")
     validate.non_negative(tk.max_attempts, f"task {tk.key!r} max_attempts")
-    validate.duration(tk.sleep_for, f"task {tk.key!r} sleep_for")
-    validate.duration(tk.deadline, f"task {tk.key!r} deadline")
+    values.duration(tk.sleep_for, f"task {tk.key!r} sleep_for")
+    values.duration(tk.deadline, f"task {tk.key!r} deadline")
     for what in ("compensation_kind", "signal_name"):
         if not isinstance(getattr(tk, what), str):
             raise InvalidInput(f"task {tk.key!r} {what} must be a string")

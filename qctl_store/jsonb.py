@@ -7,7 +7,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from qctl_store import decode
+from qctl_kit import decode
 
 
 def contains(value: Any, needle: Any, top: bool = True) -> bool:

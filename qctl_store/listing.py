@@ -16,11 +16,13 @@ from datetime import timedelta
 from functools import cache
 from typing import Any
 
+from qctl_kit import values
+from qctl_kit.errors import InvalidInput
+from qctl_kit.sqlfile import fill
+from qctl_kit.values import PageCursor
 from qctl_store import validate
 from qctl_store.backend import StoreBase
 from qctl_store.dialect import Dialect
-from qctl_store.errors import InvalidInput
-from qctl_store.sqlfile import fill
 from qctl_store.types import (
     DAGFilter,
     DAGState,
@@ -29,7 +31,6 @@ from qctl_store.types import (
     EventFilter,
     JobSearch,
     JobState,
-    PageCursor,
     Source,
     WorkflowExecutionView,
     WorkflowFilter,
@@ -43,7 +44,7 @@ DAILY_WINDOW_DAYS = 30
 def stats_retention_days(retention: timedelta) -> int:
     """``vacuum_stats``' retention in whole days, rounded up so that a day still inside
     the retention is never trimmed; 0 (a zero retention) deletes nothing."""
-    return -(-validate.duration(retention, "retention") // timedelta(days=1))
+    return -(-values.duration(retention, "retention") // timedelta(days=1))
 
 
 ENTITY_TABLES = {
@@ -208,7 +209,7 @@ def job_where(d: Dialect, search: JobSearch) -> tuple[str, dict[str, Any]]:
         args["payload"] = validate.json_text(search.payload, "payload")
     if search.older_than is not None:
         clauses.append(d.older_than_filter)
-        args["older_than"] = d.older_than_arg(validate.duration(search.older_than, "older_than"))
+        args["older_than"] = d.older_than_arg(values.duration(search.older_than, "older_than"))
     return " AND ".join(clauses) or "TRUE", args
 
 

@@ -13,47 +13,23 @@ search (``first_id_since``).
 
 from __future__ import annotations
 
-import math
 from abc import abstractmethod
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
+from qctl_kit.throughput import ThroughputCount, bucket_start, grid
 from qctl_store import validate
 from qctl_store.backend import StoreBase
-from qctl_store.errors import InvalidInput
-from qctl_store.types import Source, ThroughputCount
+from qctl_store.types import Source
 
 Counts = Iterable[tuple[str, str, int, int]]
 """(measure, kind, bucket index, n) rows of a backend's ``counts`` statement."""
 
-MAX_BUCKETS = 10_000
 MEASURES = ("enqueued", "processed", "failed", "reaped")
 REAP_KILL_PATTERN = "lease expired % times"
 """The attempt error the reaper writes when it kills a job (azync's
 ``driver/azyncpgx/store_maintenance.go``), as a LIKE pattern."""
-
-
-def grid(now: datetime, window: timedelta, bucket: timedelta) -> tuple[int, int, int]:
-    """(bucket width in seconds, index of the first bucket, bucket count): whole buckets
-    of ``bucket`` aligned on the Unix epoch, the last one holding ``now``, together
-    covering at least ``window``."""
-    validate.duration(window, "window")
-    validate.duration(bucket, "bucket")
-    width = int(bucket.total_seconds())
-    if width < 1 or bucket != timedelta(seconds=width):
-        raise InvalidInput("bucket must be a whole number of seconds, at least 1")
-    if window <= timedelta(0):
-        raise InvalidInput("window must be positive")
-    count = math.ceil(window.total_seconds() / width)
-    if count > MAX_BUCKETS:
-        raise InvalidInput(f"window / bucket is {count} buckets (at most {MAX_BUCKETS})")
-    last = int(now.timestamp()) // width
-    return width, last - count + 1, count
-
-
-def bucket_start(index: int, width: int) -> datetime:
-    return datetime.fromtimestamp(index * width, UTC)
 
 
 def first_id_since(

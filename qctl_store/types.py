@@ -620,42 +620,6 @@ class JobTarget(_Record):
 
 
 @dataclass(eq=False, repr=False)
-class ThroughputCount(_Record):
-    """Extension: one bucket of one kind's throughput (``AdminStore.throughput``).
-
-    ``processed`` counts succeeded jobs by ``completed_at``; ``failed`` the attempt rows
-    by ``failed_at``, but for the reaper's kills, which are ``reaped``; ``enqueued`` the
-    jobs by ``enqueued_at`` whatever their state now, so a later pause or cancel never
-    rewrites the past. On PostgreSQL jobs now paused, cancelled, uncertain or skipped are
-    read on the console's index of each state (``tune``) and left out without it
-    (``throughput_omits``: nothing else bounds them without reading the whole table). Not
-    counted: a reap that returned a job to pending (it writes no attempt row and no
-    timestamp of its own; the daily stats count it per day)."""
-
-    kind: str
-    start: datetime
-    enqueued: int = 0
-    processed: int = 0
-    failed: int = 0
-    reaped: int = 0
-
-
-@dataclass(eq=False, repr=False)
-class PageCursor(_Record):
-    """Extension: keyset position for deep listings: the last row of the previous page.
-
-    ``sort_key`` is the value of the listing's ordering column on that row (None where
-    the row has none: only jobs, whose column depends on the state), ``id`` its id. For
-    ``search_jobs`` see ``AdminStore.job_cursor``; for the newest-first listings of DAG
-    runs, workflow executions and ledger events it is the row's ``created_at`` (events:
-    ``occurred_at``) and id.
-    """
-
-    sort_key: datetime | None
-    id: uuid.UUID
-
-
-@dataclass(eq=False, repr=False)
 class SchemaStatus(_Record):
     """Extension: what ``qctl db status`` reports."""
 

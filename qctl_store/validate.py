@@ -8,9 +8,10 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from qctl_kit.decode import FarInstant
+from qctl_kit.errors import InvalidInput, not_unicode
+from qctl_kit.values import duration
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS, REPLAY_LIMIT
-from qctl_store.decode import FarInstant
-from qctl_store.errors import InvalidInput
 from qctl_store.types import JobState, Source, Subscriber
 
 MAX_HINT_NAME_BYTES = 3000
@@ -18,9 +19,6 @@ MAX_HINT_NAME_BYTES = 3000
 (JSON-encoded): two of them, the schema and the rest of a hint stay under PostgreSQL's
 8000-byte NOTIFY payload, which would otherwise fail the write on PostgreSQL only."""
 
-MAX_DURATION = timedelta(days=366 * 1000)
-"""Longer durations are refused: added to now they would leave the instants both
-backends (and Python's datetime) can hold."""
 _ZERO = timedelta(0)
 
 
@@ -45,12 +43,6 @@ def unicode_text(value: str, what: str) -> str:
         except UnicodeEncodeError as exc:
             raise not_unicode(exc, what) from None
     return value
-
-
-def not_unicode(exc: UnicodeEncodeError, what: str = "a text argument") -> InvalidInput:
-    """The error for text without a UTF-8 form, showing the offending characters."""
-    bad = exc.object[exc.start : exc.end]
-    return InvalidInput(f"{what} is not valid Unicode text ({bad!r}, {exc.reason})")
 
 
 def kind(value: str, what: str = "kind") -> str:
@@ -100,16 +92,6 @@ def job_state(value: JobState | str) -> JobState:
         raise InvalidInput(
             f"unknown job state {value!r} (one of {', '.join(s.value for s in JobState)})"
         ) from None
-
-
-def duration(value: timedelta, what: str) -> timedelta:
-    if not isinstance(value, timedelta):
-        raise InvalidInput(f"{what} must be a timedelta, not {type(value).__name__}")
-    if not _ZERO <= value <= MAX_DURATION:  # one comparison chain: checked once per job
-        if value < _ZERO:
-            raise InvalidInput(f"{what} must not be negative")
-        raise InvalidInput(f"{what} is out of range (at most {MAX_DURATION.days} days)")
-    return value
 
 
 def retention(value: timedelta) -> bool:

@@ -13,10 +13,10 @@ import uuid
 from abc import abstractmethod
 from typing import Any
 
+from qctl_kit.errors import Conflict, InvalidInput, NotFound
 from qctl_store import validate
 from qctl_store.backend import StoreBase
 from qctl_store.config import OPERATION_MAX_ATTEMPTS, STALLED_LIMIT, WORKFLOW_TASK_QUEUE
-from qctl_store.errors import Conflict, InvalidInput, NotFound
 from qctl_store.types import (
     JSON,
     WORKFLOW_TASK_KIND_PREFIX,

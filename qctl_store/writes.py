@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from qctl_kit import values
 from qctl_store import validate
 from qctl_store.dialect import Dialect
 from qctl_store.types import EnqueueParams, PublishParams, ReplayFilter
@@ -26,8 +27,8 @@ def enqueue_fields(
     caller that encodes the fields of a whole batch as one JSON document."""
     validate.kind(p.kind)
     run_at = validate.instant(p.run_at, "run_at")
-    validate.duration(p.delay, "delay")
-    validate.duration(p.idempotency_ttl, "idempotency_ttl")
+    values.duration(p.delay, "delay")
+    values.duration(p.idempotency_ttl, "idempotency_ttl")
     max_attempts, explicit = validate.enqueue_budget(p.max_attempts, p.max_attempts_explicit)
     return {
         "id": d.arg_id(p.id, "id"),

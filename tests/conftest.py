@@ -22,10 +22,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from qctl_kit.streams import Subscription
 from qctl_store import Config
 from qctl_store.postgres import PostgresStore
 from qctl_store.sqlite import SqliteStore
-from qctl_store.streams import Subscription
 from qctl_store.types import Change
 from tests.conformance.helpers import await_change, is_reset
 

@@ -8,8 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from qctl_store.batches import BatchSize, batched_tx, sized_batches
-from qctl_store.config import MAINTENANCE_BATCH, MAINTENANCE_BATCH_SECONDS, Config
+from qctl_kit.batches import BatchSize, sized_batches
+from qctl_kit.config import MAINTENANCE_BATCH, MAINTENANCE_BATCH_SECONDS
+from qctl_store.batches import batched_tx
+from qctl_store.config import Config
 
 
 class Clocked:

@@ -1,4 +1,4 @@
-"""``qctl_store.decode``: the one decoding path every system's reads use."""
+"""``qctl_kit.decode``: the one decoding path every system's reads use."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from qctl_store import decode
-from qctl_store.decode import FarInstant
+from qctl_kit import decode
+from qctl_kit.decode import FarInstant
 
 
 def depth(value: Any) -> int:
@@ -90,7 +90,7 @@ def test_epoch_counts_out_of_range_or_not_numbers() -> None:
 def test_postgres_loaders() -> None:
     import psycopg
 
-    from qctl_store.postgres.base import ADAPTERS
+    from qctl_kit.postgres.connect import ADAPTERS
     from tests.conftest import PG_DSN, require_pg
 
     require_pg()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from qctl_store.dsn import (
+from qctl_kit.dsn import (
     connect_timeout,
     is_postgres,
     postgres_params,
@@ -12,7 +12,7 @@ from qctl_store.dsn import (
     session_options,
     sqlite_path,
 )
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,11 @@
 """The import rules between qctl's layers, read from the source with ``ast`` (nothing is
 imported to check them):
 
-- ``qctl_store`` imports nothing of ``qctl``: it is a library of its own.
+- ``qctl_kit``, the database toolkit under every system, imports neither ``qctl`` nor
+  ``qctl_store``; ``qctl_store`` (azync's store, one client of the toolkit) imports
+  nothing of ``qctl``: each is a library of its own.
+- Only azync's package reaches azync's store: ``qctl/core``, the shells and every other
+  system import ``qctl_kit``, never ``qctl_store``.
 - ``qctl/core``, the toolkit every system and both front-ends share, imports no system
   (``qctl.systems``, azync's operations layer included) and no front-end (``qctl.cli``,
   ``qctl.tui``, typer, textual).
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("qctl", "qctl_store")
+PACKAGES = ("qctl", "qctl_kit", "qctl_store")
 
 CORE_MUST_NOT_IMPORT = ("qctl.systems", "qctl.cli", "qctl.tui", "typer", "textual")
 
@@ -116,6 +120,28 @@ def test_the_store_imports_nothing_of_qctl() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def test_the_toolkit_imports_no_system() -> None:
+    wrong = [
+        str(i)
+        for i in ALL_IMPORTS
+        if _within(i.source, ("qctl_kit",)) and _within(i.target, ("qctl", "qctl_store"))
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_only_azync_reaches_azync_store() -> None:
+    """``qctl/core``, ``qctl/cli``, ``qctl/tui`` and every system but azync read and
+    write through ``qctl_kit``; azync's store is azync's package's alone."""
+    wrong = [
+        str(i)
+        for i in ALL_IMPORTS
+        if _within(i.source, ("qctl",))
+        and not _within(i.source, ("qctl.systems.azync",))
+        and _within(i.target, ("qctl_store",))
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_core_imports_no_system_and_no_front_end() -> None:
     assert (ROOT / "qctl" / "core" / "__init__.py").is_file()
     wrong = [
@@ -195,9 +221,9 @@ def test_the_reader_sees_every_kind_of_import() -> None:
         target
         for node in relative
         if isinstance(node, ast.ImportFrom)
-        for target in _targets("qctl_store.config", MODULES["qctl_store.config"], node)
+        for target in _targets("qctl_kit.config", MODULES["qctl_kit.config"], node)
     ]
-    assert targets == ["qctl_store.errors", "qctl_store.dsn"]
+    assert targets == ["qctl_kit.errors", "qctl_kit.dsn"]
 
 
 SHELLS = ("qctl.cli", "qctl.tui")
@@ -252,8 +278,8 @@ AZYNC_CONTRACT = ("qctl_store.types", "qctl_store.contract", "qctl_store.listing
 def test_the_command_line_shell_names_no_azync_concept() -> None:
     """``qctl/cli`` holds what every system's commands share; azync's job options,
     sources, states and keyset cursors are in its own package
-    (``qctl/systems/azync/cli/options.py``). The shell reaches azync's store only to open
-    it (``CliContext.store``), as it opens any system's database."""
+    (``qctl/systems/azync/cli/options.py``), and its store is opened by its own
+    ``System.database`` (``qctl/systems/azync/cli/database.py``)."""
     wrong = [
         str(i)
         for i in ALL_IMPORTS

@@ -1,6 +1,7 @@
-"""The SQL-file convention (``qctl_store/sqlfile.py``): the parser, the token vocabulary,
-and that the named queries of both backends and their Python callers agree: every
-query referenced exists, every query is used, every query has its one-line description."""
+"""The SQL-file convention (``qctl_kit/sqlfile.py``): the parser, the token vocabulary
+(azync's ``AZYNC_SQL`` besides every system's), and that the named queries of both
+backends and their Python callers agree: every query referenced exists, every query is
+used, every query has its one-line description."""
 
 from __future__ import annotations
 
@@ -10,17 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from qctl_store import sqlfile
-from qctl_store.columns import job_columns
+import qctl_store
+from qctl_kit import sqlfile
+from qctl_store.columns import AZYNC_SQL, job_columns
 
-PACKAGE = Path(sqlfile.__file__).parent
+PACKAGE = Path(qctl_store.__file__).parent
 BACKENDS = ("postgres", "sqlite")
 
 
 def _files(backend: str) -> dict[str, sqlfile.Queries]:
     package = f"qctl_store.{backend}.queries"
     return {
-        f.name: sqlfile.load(package, f.name)
+        f.name: sqlfile.load(package, f.name, AZYNC_SQL)
         for f in resources.files(package).iterdir()
         if f.name.endswith(".sql")
     }
@@ -55,8 +57,12 @@ def test_parse_refuses_a_name_defined_twice() -> None:
 
 
 def test_parse_fills_column_tokens_and_keeps_fragment_tokens() -> None:
-    q = sqlfile.parse("-- name: a\nSELECT {jobs_j} FROM azync_jobs j WHERE {where}\n")
-    assert q.a == f"SELECT {job_columns('j')} FROM azync_jobs j WHERE {{where}}"
+    text = "-- name: a\nSELECT {jobs_j} FROM azync_jobs j WHERE {where} AND {paused}\n"
+    q = sqlfile.parse(text, vocabulary=AZYNC_SQL)
+    assert q.a == f"SELECT {job_columns('j')} FROM azync_jobs j WHERE {{where}} AND {{paused}}"
+    # A system's vocabulary is its own: without it, azync's tokens are unknown.
+    with pytest.raises(ValueError, match=r"unknown token \{jobs_j\}"):
+        sqlfile.parse(text)
 
 
 def test_parse_refuses_a_token_outside_the_vocabulary() -> None:
@@ -75,7 +81,7 @@ def test_load_fills_the_blocks_of_the_packages_fragments_file(
     )
     (package / "a.sql").write_text("-- name: q\n-- One.\nWITH {tail} SELECT * FROM done;\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    q = sqlfile.load("shared_sql_pkg", "a.sql")
+    q = sqlfile.load("shared_sql_pkg", "a.sql", AZYNC_SQL)
     assert q.q == f"WITH done AS (SELECT {job_columns()} FROM azync_jobs) SELECT * FROM done"
     (package / "fragments.sql").write_text("-- name: where\n-- Taken.\nTRUE\n")
     sqlfile.load.cache_clear()

@@ -26,8 +26,8 @@ from qctl.cli.output import (
 )
 from qctl.core import bulk, parse, verbs
 from qctl.core.exits import ExitCode, Refused, message_for
-from qctl_store.dsn import redact
-from qctl_store.errors import InvalidInput, done_before
+from qctl_kit.dsn import redact
+from qctl_kit.errors import InvalidInput, done_before
 
 Output = Annotated[
     OutputFormat,

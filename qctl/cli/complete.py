@@ -109,7 +109,7 @@ def database(what: str) -> Completer:
     def complete(ctx: Context, param: Parameter, incomplete: str) -> list[str]:
         from qctl import systems
         from qctl.cli.context import CliContext
-        from qctl_store.dsn import default_database_path
+        from qctl_kit.dsn import default_database_path
 
         c = ctx.find_root().obj  # made from the root options as the command was resolved
         if not isinstance(c, CliContext):

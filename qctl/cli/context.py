@@ -53,18 +53,14 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from qctl_store.errors import InvalidInput, ReadOnly
+from qctl_kit.errors import InvalidInput, ReadOnly
 
 D = TypeVar("D")
 
 if TYPE_CHECKING:
     from qctl.systems import System
-    from qctl_store.config import Config
-    from qctl_store.postgres import PostgresStore
-    from qctl_store.postgres.watch import Blocker
-    from qctl_store.sqlite import SqliteStore
-
-    AnyStore = PostgresStore | SqliteStore
+    from qctl_kit.config import Session
+    from qctl_kit.postgres.watch import Blocker
 
 
 DEFAULT_STATEMENT_TIMEOUT = timedelta(seconds=10)
@@ -367,7 +363,7 @@ def timeout_setting(value: Any, what: str) -> timedelta:
 
 def _dsn_sets(dsn: str, name: str) -> bool:
     """Whether a PostgreSQL DSN's ``options`` (or ``PGOPTIONS``) set ``name``."""
-    from qctl_store.dsn import is_postgres, options_set, own_options, postgres_params
+    from qctl_kit.dsn import is_postgres, options_set, own_options, postgres_params
 
     if not dsn or not is_postgres(dsn):
         return False
@@ -406,10 +402,13 @@ class CliContext:
     unlimited: tuple[str, ...] = ()
     """Limits of ``TIMEOUTS`` that are off unless asked for, set by ``unlimit``."""
     _timeouts_given: tuple[str, ...] = field(default=(), repr=False)
-    _stores: list[AnyStore] = field(default_factory=list, repr=False)
+    opened: list[Any] = field(default_factory=list, repr=False)
+    """What a system's database opener opened for this invocation (azync's stores),
+    closed with the context."""
     _system: System | None = field(default=None, repr=False)
     _detected_on: Any = field(default=None, repr=False)
-    """The connection azync's detection read on, kept for the first unpooled store."""
+    """The connection detection read on, kept for a system whose opener takes it over
+    (``System.takes_detection``, ``detected``)."""
     _databases: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -503,22 +502,22 @@ class CliContext:
             if self.system_name:
                 self._system = systems.get(self.system_name)
             elif self.is_postgres:
-                # Detected on the connection an unpooled azync store opens, which the
-                # store then takes over: one connection for a one-shot command.
-                from qctl_store.postgres.base import open_connection
+                # Detected on a connection of this session's terms, which a system's
+                # opener may take over: one connection for a one-shot command.
+                from qctl_kit.postgres.connect import open_connection
 
                 try:
-                    config = self._config()
-                except InvalidInput:  # a bad --schema: the store says so when it opens
+                    session = self.session()
+                except InvalidInput:  # a bad --schema: the opener says so
                     self._system = systems.detect(self.dsn, self.schema)
                     return self._system
-                conn = open_connection(self.dsn or "", config)
+                conn = open_connection(self.dsn or "", session)
                 try:
                     self._system = systems.detect(self.dsn, self.schema, conn)
                 except BaseException:
                     conn.close()
                     raise
-                if "store" in self._system.capabilities:
+                if self._system.takes_detection:
                     self._detected_on = conn
                 else:
                     conn.close()
@@ -528,13 +527,13 @@ class CliContext:
 
     @property
     def is_postgres(self) -> bool:
-        from qctl_store.dsn import is_postgres
+        from qctl_kit.dsn import is_postgres
 
         return bool(self.dsn) and is_postgres(self.dsn or "")
 
     def describe(self) -> str:
         """Where this context points, safe to print (passwords redacted)."""
-        from qctl_store.dsn import default_database_path, redact
+        from qctl_kit.dsn import default_database_path, redact
 
         where = redact(self.dsn) if self.dsn else f"{default_database_path()} (embedded default)"
         if self.schema and self.is_postgres:
@@ -575,7 +574,7 @@ class CliContext:
         else the OS user), read from the DSN without asking the server. A demo names
         its own database (``dsn``, ``system``, ``schema``) instead of the context's."""
         from qctl.core import audit
-        from qctl_store.dsn import default_database_path, is_postgres, postgres_params, redact
+        from qctl_kit.dsn import default_database_path, is_postgres, postgres_params, redact
 
         dsn = dsn or self.dsn
         role = None
@@ -589,64 +588,27 @@ class CliContext:
             schema = self.schema or (self._system.default_schema if self._system else None) or ""
         return audit.where(system, self.context_name, shown, schema if role else "", role)
 
-    def open_store(
-        self,
-        pooled: bool = False,
-        create: bool = False,
-        check: bool = True,
-        on_lock_wait: Callable[[Blocker], None] | None = None,
-    ) -> AnyStore:
-        """Open the store this context points at (the one-shot CLI uses ``pooled=False``;
-        the dashboard passes ``pooled=True``). Stores are closed by ``close()``.
+    def session(self, on_lock_wait: Callable[[Blocker], None] | None = None) -> Session:
+        """The terms of a session opened now: schema, read-only, timeouts and the
+        session watch's (``on_lock_wait``: who hears of a statement waiting behind
+        another session's lock, the dashboard's status bar; by default a line on stderr
+        when it is a terminal)."""
+        from qctl_kit.config import Session
 
-        With no DSN the embedded default database is created and migrated on first use
-        (unless read-only). PostgreSQL is never migrated implicitly. A SQLite file that
-        does not exist is created only with ``create`` (``db migrate``).
-
-        ``check`` is the schema-version gate of every command and the dashboard: a
-        schema older or newer than this release's raises ``SchemaNotMigrated`` or
-        ``SchemaTooNew`` (exit 5) before any other statement, for reads and writes
-        alike, since a read over columns or states qctl does not know could misstate
-        rows (``db status`` and ``db migrate`` pass False: they report and fix it).
-
-        ``on_lock_wait``: who hears of a statement waiting behind another session's lock
-        (the dashboard's status bar); by default a line on stderr when it is a terminal.
-        """
-        from qctl_store import open_store
-        from qctl_store.dsn import check_dsn
-
-        check_dsn(self.dsn or "")
-        conn, self._detected_on = self._detected_on, None
-        # A connection's settings are fixed when it opens: detection's has the usual limits.
-        if conn is not None and (pooled or self.unlimited):
-            conn.close()
-            conn = None
-        store = open_store(self.dsn, self._config(pooled, create, conn, on_lock_wait))
-        self._stores.append(store)
-        if check:
-            store.require_schema()
-        return store
-
-    def _config(
-        self,
-        pooled: bool = False,
-        create: bool = False,
-        conn: Any = None,
-        on_lock_wait: Callable[[Blocker], None] | None = None,
-    ) -> Config:
-        from qctl_store import Config
-
-        return Config(
-            schema=self.schema,
+        return Session(
+            schema=self.schema or "",
             read_only=self.read_only,
-            pooled=pooled,
-            create_database=create,
             statement_timeout=self.session_statement_timeout,
             lock_timeout=self.session_lock_timeout,
-            connection=conn,
             on_lock_wait=on_lock_wait or self.on_lock_wait,
             unanswered_after=self.session_unanswered_after,
         )
+
+    def detected(self) -> Any:
+        """The connection detection read on (None: there is none, or it was taken), for
+        a system's opener to take over; its settings are this session's."""
+        conn, self._detected_on = self._detected_on, None
+        return conn
 
     @property
     def session_unanswered_after(self) -> timedelta | None:
@@ -692,7 +654,7 @@ class CliContext:
         """The database of this invocation for a system qctl reads with its own SQL:
         ``kind`` (a ``qctl.core.sqldb.SqlDatabase``) opened on the DSN, the schema and
         this session's terms (read-only, timeouts, the session watch) on first use, then
-        reused; closed with the context. ``on_lock_wait`` as ``open_store``'s;
+        reused; closed with the context. ``on_lock_wait`` as ``session``'s;
         ``options``: ``kind``'s own (they take part in the reuse)."""
         key = (kind, on_lock_wait, tuple(sorted(options.items())))
         if key not in self._databases:
@@ -714,28 +676,12 @@ class CliContext:
     def handle(
         self, pooled: bool = False, on_lock_wait: Callable[[Blocker], None] | None = None
     ) -> Any:
-        """What a system's reads and actions take for this context's database: its
-        ``System.database`` (a ``SqlDatabase``), or azync's store (``pooled``: a pool of
-        its own, for the dashboard's threads, after a check on one plain connection, so
-        an unreachable or unmigrated database fails in one line before a pool would log
-        every failed attempt)."""
+        """What a system's reads and actions take for this context's database, from its
+        ``System.database`` opener (``pooled``: for the dashboard's threads)."""
         from qctl import systems
 
-        system = self.system()
-        if system.database:
-            return self.database(systems.load(system.database), on_lock_wait=on_lock_wait)
-        if not pooled:
-            return self.store()
-        self.store().ops_stats()
-        return self.open_store(pooled=True, on_lock_wait=on_lock_wait)
-
-    def store(self, check: bool = True) -> AnyStore:
-        """The store of this invocation: opened unpooled on first use, then reused;
-        ``check`` as ``open_store``'s (the store remembers a passed gate)."""
-        store = self._stores[0] if self._stores else self.open_store(check=False)
-        if check:
-            store.require_schema()
-        return store
+        opener = systems.load(self.system().database)
+        return opener.open(self, pooled=pooled, on_lock_wait=on_lock_wait)
 
     def close(self) -> None:
         if self._detected_on is not None:
@@ -744,6 +690,6 @@ class CliContext:
         databases, self._databases = self._databases, {}
         for database in databases.values():
             database.close()
-        stores, self._stores = self._stores, []
-        for store in stores:
-            store.close()
+        opened, self.opened = self.opened, []
+        for each in opened:
+            each.close()

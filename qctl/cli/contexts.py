@@ -26,7 +26,7 @@ from qctl.cli.context import (
 from qctl.cli.output import emit_result, emit_rows, note
 from qctl.cli.registry import SYSTEMLESS_COMMANDS
 from qctl.core.exits import ExitCode
-from qctl_store.dsn import redact
+from qctl_kit.dsn import redact
 
 app = common.app("context", SYSTEMLESS_COMMANDS["context"].help)
 
@@ -144,7 +144,7 @@ def add(
 ) -> None:
     """Add a context (--dsn, and --schema, --system, --read-only, --statement-timeout,
     --lock-timeout as the root options)."""
-    from qctl_store.dsn import check_dsn
+    from qctl_kit.dsn import check_dsn
 
     if not name.strip():
         raise ConfigFileError("a context name must not be empty")

@@ -51,7 +51,7 @@ def demo(
     vacuums nothing there), and watch it in qctl top."""
     from qctl.cli.context import CliContext
     from qctl.core import parse
-    from qctl_store.errors import InvalidInput
+    from qctl_kit.errors import InvalidInput
 
     c = cli(ctx)
     c.require_writable("demo")

@@ -62,7 +62,7 @@ def failed(exc: Exception) -> int:
     if os.environ.get("QCTL_DEBUG"):
         import traceback
 
-        from qctl_store.dsn import redact
+        from qctl_kit.dsn import redact
 
         sys.stderr.write(redact(traceback.format_exc()))
     return fail(message_for(exc), exit_code_for(exc))

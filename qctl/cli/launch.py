@@ -26,7 +26,7 @@ from qctl.core.exits import ExitCode
 
 if TYPE_CHECKING:
     from qctl.cli.context import CliContext
-    from qctl_store.postgres.watch import Blocker
+    from qctl_kit.postgres.watch import Blocker
 
 MIN_REFRESH = 0.2
 """``--refresh``'s least value, here and in ``qctl.cli.common.Refresh``."""

@@ -206,7 +206,7 @@ def _system_entry(ctx: Context, name: str) -> Entry:
     from typer._click.exceptions import UsageError
 
     from qctl.cli.registry import SYSTEMLESS_COMMANDS
-    from qctl_store.errors import StoreError
+    from qctl_kit.errors import StoreError
 
     if name in SYSTEMLESS_COMMANDS:
         return _nouns()[name]

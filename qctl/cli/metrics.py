@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from qctl.cli.common import cli
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 
 class _Collector:

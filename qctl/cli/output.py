@@ -28,7 +28,7 @@ import typer
 from qctl.core import audit
 from qctl.core.parse import ParseError, format_duration
 from qctl.core.sanitize import sanitize
-from qctl_store.decode import JSON_DEPTH, cut_text, scalar
+from qctl_kit.decode import JSON_DEPTH, cut_text, scalar
 
 
 class OutputFormat(StrEnum):
@@ -49,7 +49,7 @@ def iso(value: datetime) -> str:
 
 def plain(value: Any, depth: int = JSON_DEPTH) -> Any:
     """A JSON-ready form of a store value (see the module doc), folded as
-    ``qctl_store.decode.fold`` folds: a list or object nested deeper than ``depth`` levels
+    ``qctl_kit.decode.fold`` folds: a list or object nested deeper than ``depth`` levels
     is ``cut_text()``, NaN and infinities are strings, an integer too long to print is
     cut."""
     if type(value) is str:  # the commonest leaf (a bulk verb's 150,000 ids) first

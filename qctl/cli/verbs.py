@@ -17,7 +17,7 @@ from qctl.cli.output import OutputFormat, emit_result, emit_rows, note
 from qctl.core import audit, verbs
 from qctl.core.audit import describe
 from qctl.core.errors import WrongState
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 H = TypeVar("H")
 

@@ -29,7 +29,7 @@ RESET = Hint("reset", bulk=True)
 
 
 class Hints(Protocol):
-    """An open stream of hints (``qctl_store.streams.Subscription[Hint]`` is one)."""
+    """An open stream of hints (``qctl_kit.streams.Subscription[Hint]`` is one)."""
 
     @property
     def closed(self) -> bool: ...

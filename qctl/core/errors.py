@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from enum import Enum
 
-from qctl_store import errors
-from qctl_store.errors import InvalidInput, NotFound, StoreError
+from qctl_kit import errors
+from qctl_kit.errors import InvalidInput, NotFound, StoreError
 
 
 class WrongVerb(InvalidInput):

@@ -73,7 +73,7 @@ def exit_code_for(exc: BaseException) -> ExitCode:
     """The documented exit code of a failure."""
     from qctl.core.parse import IdNotFound
     from qctl.core.verbs import Stopped
-    from qctl_store import errors as store_errors
+    from qctl_kit import errors as store_errors
 
     if isinstance(exc, Stopped) and exc.__cause__ is not None:
         return exit_code_for(exc.__cause__)
@@ -98,8 +98,8 @@ def message_for(exc: BaseException) -> str:
     """One line, never a DSN password, any text from the database in it escaped."""
     from qctl.core.sanitize import sanitize
     from qctl.core.verbs import Stopped
-    from qctl_store import errors as store_errors
-    from qctl_store.dsn import redact
+    from qctl_kit import errors as store_errors
+    from qctl_kit.dsn import redact
 
     if isinstance(exc, Stopped) and exc.__cause__ is not None:
         return f"stopped part-way ({exc.result.done} done): {message_for(exc.__cause__)}"

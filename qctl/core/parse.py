@@ -17,10 +17,9 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from qctl_store.decode import FarInstant
-from qctl_store.errors import InvalidInput, StoreError
-from qctl_store.types import PageCursor
-from qctl_store.validate import MAX_DURATION
+from qctl_kit.decode import FarInstant
+from qctl_kit.errors import InvalidInput, StoreError
+from qctl_kit.values import MAX_DURATION, PageCursor
 
 MIN_PREFIX = 8
 """Hex characters an id prefix needs before it is looked up."""

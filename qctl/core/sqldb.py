@@ -1,5 +1,5 @@
 """A connection to a system's own SQL database, for the systems qctl reads with its own
-SQL (DBOS, dispatch, ...) rather than through ``qctl_store``.
+SQL (DBOS, dispatch, ...) over the toolkit (``qctl_kit``).
 
 After dbos-transact-py's ``SystemDatabase``: one class holds what every system's database
 needs (the session qctl opens, read-only and timeouts included; driver errors as qctl's
@@ -17,13 +17,13 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields
 from datetime import timedelta
-from typing import Any, ClassVar, NoReturn, TypeVar
+from typing import Any, ClassVar, NoReturn, Self, TypeVar
 
 from qctl.core.changes import RESET, Hint
-from qctl_store.decode import SQLITE_TEXT
-from qctl_store.dsn import is_postgres, redact, sqlite_path
-from qctl_store.errors import InvalidInput, ReadOnly, SchemaTooNew, Timeout, Unavailable
-from qctl_store.streams import Subscription
+from qctl_kit.decode import SQLITE_TEXT
+from qctl_kit.dsn import is_postgres, redact, sqlite_path
+from qctl_kit.errors import InvalidInput, ReadOnly, SchemaTooNew, Timeout, Unavailable
+from qctl_kit.streams import Subscription
 
 Params = Sequence[Any] | dict[str, Any]
 
@@ -74,6 +74,16 @@ class SqlDatabase:
     """No system read through this class notifies every change it makes (a job's or a
     workflow's state change is silent): the dashboard polls behind the hints."""
 
+    @classmethod
+    def open(
+        cls, context: Any, pooled: bool = False, on_lock_wait: Callable[[Any], None] | None = None
+    ) -> Self:
+        """``System.database``'s opener: the ``CliContext``'s connection of this class
+        (``context.database``), one for the invocation; ``pooled`` changes nothing (the
+        dashboard's threads share the one connection, a statement at a time)."""
+        database: Self = context.database(cls, on_lock_wait=on_lock_wait)
+        return database
+
     def __init__(
         self,
         dsn: str,
@@ -86,7 +96,7 @@ class SqlDatabase:
     ) -> None:
         """``statement_timeout``/``lock_timeout``: PostgreSQL's session limits, a
         statement past one raises ``Timeout``; ``on_lock_wait`` and ``unanswered_after``:
-        the session watch's (``qctl_store.Config``, ``qctl_store.postgres.watch``)."""
+        the session watch's (``qctl_kit.config.Session``, ``qctl_kit.postgres.watch``)."""
         self.dsn = dsn
         self.read_only = read_only
         self.statement_timeout = statement_timeout
@@ -102,9 +112,16 @@ class SqlDatabase:
         """Why this process cannot write the SQLite file ("": it can, or PostgreSQL):
         then it is read read-only and a write is refused before it starts."""
         if self.postgres:
-            from qctl_store.postgres.watch import SessionWatch, side_connection
+            from qctl_kit.config import Session
+            from qctl_kit.postgres.watch import SessionWatch, side_connection
 
-            self._config = self._session(schema or self.default_schema, unanswered_after)
+            self._config = Session(
+                schema=schema or self.default_schema,
+                read_only=read_only,  # the session itself refuses writes
+                statement_timeout=statement_timeout,
+                lock_timeout=lock_timeout,
+                unanswered_after=unanswered_after,
+            )
             self._conn: Any = self._connect_postgres()
             self._watch = SessionWatch(
                 lambda: side_connection(dsn, self._config.application_name),
@@ -121,27 +138,15 @@ class SqlDatabase:
 
     # --- the session ----------------------------------------------------------------
 
-    def _session(self, schema: str, unanswered_after: timedelta | None) -> Any:
-        from qctl_store.config import Config
-
-        return Config(
-            schema=schema,
-            read_only=self.read_only,  # the session itself refuses writes
-            pooled=False,
-            statement_timeout=self.statement_timeout,
-            lock_timeout=self.lock_timeout,
-            unanswered_after=unanswered_after,
-        )
-
     def options(self) -> str:
         """The libpq ``options`` of this session (the DSN's own or PGOPTIONS first), for
         a client library that opens its own connection on the same terms."""
-        from qctl_store.postgres.base import connect_kwargs
+        from qctl_kit.postgres.connect import connect_kwargs
 
         return str(connect_kwargs(self.dsn, self._config).get("options", ""))
 
     def _connect_postgres(self) -> Any:
-        from qctl_store.postgres.base import open_connection
+        from qctl_kit.postgres.connect import open_connection
 
         with self._errors():
             return open_connection(self.dsn, self._config)
@@ -155,7 +160,7 @@ class SqlDatabase:
         import sqlite3
         from urllib.parse import quote
 
-        from qctl_store.sqlite.base import read_only_uri, unwritable
+        from qctl_kit.sqlite.connect import read_only_uri, unwritable
 
         path = sqlite_path(self.dsn)
         if not os.path.exists(path):
@@ -186,11 +191,11 @@ class SqlDatabase:
         return redact(self.dsn)
 
     def invalid_indexes(self) -> list[str]:
-        """The schema's invalid indexes (``qctl_store.postgres.tune.INVALID``); none on
+        """The schema's invalid indexes (``qctl_kit.postgres.tune.INVALID``); none on
         SQLite, which builds no index concurrently."""
         if not self.postgres:
             return []
-        from qctl_store.postgres.tune import INVALID
+        from qctl_kit.postgres.tune import INVALID
 
         return [str(r["name"]) for r in self.all(INVALID, {"schema": self.schema})]
 
@@ -204,7 +209,7 @@ class SqlDatabase:
     def _unusable(self) -> Unavailable | None:
         """The GRANT this session's role needs when the schema exists but the role may
         not use it (its tables then look missing, or a qualified name is refused)."""
-        from qctl_store.postgres.base import SCHEMA_ACCESS, usage_refused
+        from qctl_kit.postgres.connect import SCHEMA_ACCESS, usage_refused
 
         schema = getattr(self, "schema", "") or self._config.schema
         row = self.one(SCHEMA_ACCESS, (schema,)) if schema else None
@@ -212,7 +217,7 @@ class SqlDatabase:
 
     def _no_such_schema(self) -> SchemaTooNew | None:
         """The schema does not exist: named with the ones that hold the system's tables."""
-        from qctl_store.postgres.base import SCHEMAS_HOLDING, no_such_schema
+        from qctl_kit.postgres.connect import SCHEMAS_HOLDING, no_such_schema
 
         schema = getattr(self, "schema", "") or self._config.schema
         if not schema or not self.marker or self.one(SCHEMA_EXISTS, (schema,)):
@@ -232,7 +237,7 @@ class SqlDatabase:
             return None
         import psycopg
 
-        from qctl_store.postgres.base import timeout_error
+        from qctl_kit.postgres.connect import timeout_error
 
         cause = getattr(exc, "orig", exc)
         if not isinstance(cause, psycopg.Error):
@@ -245,7 +250,7 @@ class SqlDatabase:
         if self.postgres:
             from psycopg import errors as pgerr
 
-            from qctl_store.postgres.base import mapped_errors
+            from qctl_kit.postgres.connect import mapped_errors
 
             with mapped_errors(self.dsn, self._config):
                 try:
@@ -264,7 +269,7 @@ class SqlDatabase:
         else:
             import sqlite3
 
-            from qctl_store.sqlite.base import full_or_unavailable
+            from qctl_kit.sqlite.connect import full_or_unavailable
 
             try:
                 yield
@@ -392,14 +397,14 @@ class SqlDatabase:
         """Each notice on ``channels`` as ``item(channel, payload)``; ``live`` once every
         channel is listened to, again after a lost connection came back, and in place of
         what overflowed ``buffer``. Each channel on a reconnecting connection of its own
-        (``qctl_store.postgres.listener``: backoff from 0.5 s to 30 s); closing the
+        (``qctl_kit.postgres.listener``: backoff from 0.5 s to 30 s); closing the
         subscription ends them. An unreachable database at the start is an error, as for
         every command."""
         from functools import partial
 
         import psycopg
 
-        from qctl_store.postgres.listener import Listener
+        from qctl_kit.postgres.listener import Listener
 
         def connect() -> Any:
             return psycopg.connect(self.dsn, autocommit=True, application_name=self.watch_name)

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from qctl.core.errors import WrongState
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 BATCH = 1_000
 """Targets a write statement takes at once (one short transaction each)."""

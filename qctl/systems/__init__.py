@@ -57,6 +57,14 @@ class System:
     """The top-level nouns it has, with the module implementing each."""
     screens: str
     """``module:attribute`` of its dashboard's ``SystemScreens`` (``qctl.tui.base``)."""
+    database: str
+    """``module:attribute`` of what opens its database for a ``CliContext``:
+    ``attribute.open(context, pooled=..., on_lock_wait=...)`` gives the handle its reads
+    and actions take (a ``qctl.core.sqldb.SqlDatabase`` subclass opens itself; azync's
+    is ``qctl.systems.azync.cli.database:Store``)."""
+    takes_detection: bool = False
+    """Its opener takes over the connection detection read on (``CliContext.detected``),
+    so that a one-shot command opens one connection, not two."""
     demo: str = ""
     """``module:attribute`` of what ``qctl demo`` runs for it: a function taking the
     ``CliContext`` and the demo's options (``no_tui``, ``seconds``, ``speed``, ``reset``,
@@ -71,9 +79,6 @@ class System:
     the noun's items), a short list; empty where it has none."""
     instead: Mapping[str, str] = field(default_factory=dict)
     """For a noun it lacks: what to do instead (``jobs``: "see `qctl workflows`")."""
-    database: str = ""
-    """``module:Class`` of its connection, a ``qctl.core.sqldb.SqlDatabase``; empty: its
-    database is an azync store, opened through ``qctl_store``."""
     preloads: Mapping[str, str] = field(default_factory=dict)
     """Reads ``qctl top`` starts while Textual is imported: pane id → ``module:function``
     (``function(handle)``, importing no Textual), its result that pane's first data
@@ -86,10 +91,6 @@ class System:
     verbs: str = ""
     """``module:attribute`` of its operator verbs run by the verb engine: a tuple of
     ``qctl.core.verbs.Verb`` (the contract suite runs each over every selection)."""
-    capabilities: frozenset[str] = frozenset()
-    """What differs between systems (``change_hints``: push notifications of changes;
-    ``migrate``: qctl migrates the schema; ``store``: opened through ``qctl_store``, which
-    takes over the connection detection read on)."""
 
     def schema(self, option: str) -> str | None:
         return option or self.default_schema
@@ -145,7 +146,7 @@ def get(name: str) -> System:
     for system in systems():
         if system.name == name:
             return system
-    from qctl_store.errors import InvalidInput
+    from qctl_kit.errors import InvalidInput
 
     known = ", ".join(s.name for s in systems())
     raise InvalidInput(f"unknown system {name!r} (known: {known})")
@@ -190,7 +191,7 @@ def detect(dsn: str | None, schema: str = "", conn: Any = None) -> System:
         return candidates[0]
     present = holding(dsn, schema, conn)
     if len(present) > 1:
-        from qctl_store.errors import InvalidInput
+        from qctl_kit.errors import InvalidInput
 
         names = " and ".join(s.label for s in present)
         raise InvalidInput(
@@ -202,7 +203,7 @@ def detect(dsn: str | None, schema: str = "", conn: Any = None) -> System:
 
 def holding(dsn: str, schema: str = "", conn: Any = None) -> list[System]:
     """The systems whose tables the database ``dsn`` holds (none for a new one)."""
-    from qctl_store.dsn import is_postgres, sqlite_path
+    from qctl_kit.dsn import is_postgres, sqlite_path
 
     candidates = systems()
     if is_postgres(dsn):
@@ -222,8 +223,8 @@ def _postgres_tables(
     import psycopg
     from psycopg.rows import tuple_row
 
-    from qctl_store.dsn import connect_timeout, postgres_params
-    from qctl_store.postgres.base import mapped_errors
+    from qctl_kit.dsn import connect_timeout, postgres_params
+    from qctl_kit.postgres.connect import mapped_errors
 
     pairs = [(s.schema(schema), t) for s in candidates for t in s.tables]
     values = ", ".join(["(%s::text, %s::text)"] * len(pairs))
@@ -247,7 +248,7 @@ def _sqlite_tables(path: str, candidates: tuple[System, ...]) -> set[tuple[str |
     import os
     import sqlite3
 
-    from qctl_store.sqlite.base import read_only_uri, unwritable
+    from qctl_kit.sqlite.connect import read_only_uri, unwritable
 
     if path == ":memory:" or not os.path.exists(path):
         return set()

@@ -45,7 +45,7 @@ from qctl.tui.widgets import (
     PromptDialog,
     StatusBar,
 )
-from qctl_store import errors
+from qctl_kit import errors
 
 if TYPE_CHECKING:
     from qctl.tui.preload import Preload
@@ -244,7 +244,7 @@ class QctlTop(Dashboard):
     def _fatal_error(self) -> None:
         """One line on stderr instead of a traceback, after Textual restored the terminal
         (``run`` then exits non-zero)."""
-        from qctl_store.dsn import redact
+        from qctl_kit.dsn import redact
 
         error = self.crash
         text = f"{type(error).__name__}: {error}" if error else "unknown error"

@@ -14,8 +14,8 @@ from typing import Any
 from rich.text import Text
 
 from qctl.core.sanitize import sanitize
-from qctl_store.decode import FarInstant, Instant, fold
-from qctl_store.types import DAG_TERMINAL_STATES, DAGState, ThroughputCount
+from qctl_kit.decode import FarInstant, Instant, fold
+from qctl_kit.throughput import ThroughputCount
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
@@ -175,13 +175,6 @@ def json_text(value: Any, limit: int = 0) -> str:
 def one_line(text: str, limit: int = 60) -> str:
     text = " ".join(safe(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def split_counts(counts: dict[DAGState, int]) -> tuple[Text, Text]:
-    """A name's run counts as (live states, terminal states) summaries."""
-    live = {s: n for s, n in counts.items() if s not in DAG_TERMINAL_STATES}
-    done = {s: n for s, n in counts.items() if s in DAG_TERMINAL_STATES}
-    return counts_summary(live), counts_summary(done)
 
 
 def counts_summary(counts: dict[Any, int]) -> Text:

@@ -11,10 +11,14 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
+from qctl_kit.errors import NotFound
+from qctl_kit.postgres import tune
+from qctl_kit.postgres.connect import Cursor
+from qctl_kit.sqlfile import fill
+from qctl_kit.values import PageCursor
 from qctl_store import validate
 from qctl_store.actions import JobActions, JobReads
 from qctl_store.columns import listed_job_columns
-from qctl_store.errors import NotFound
 from qctl_store.listing import (
     DAILY_WINDOW_DAYS,
     entity_table,
@@ -24,11 +28,9 @@ from qctl_store.listing import (
     order_sql,
     search_where,
 )
-from qctl_store.postgres import tune
-from qctl_store.postgres.base import Cursor, PgBase, mapped_errors, queries
+from qctl_store.postgres.base import PgBase, azync_errors, queries
 from qctl_store.postgres.maintenance import keyset_batches, run_batches
 from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, fetch_jobs
-from qctl_store.sqlfile import fill
 from qctl_store.types import (
     CAPPED_DEPTHS,
     LIVE_DEPTH_CAP,
@@ -38,7 +40,6 @@ from qctl_store.types import (
     JobFilter,
     JobSearch,
     JobState,
-    PageCursor,
     Source,
 )
 
@@ -292,7 +293,7 @@ class AdminMixin(JobActions, JobReads, PgBase):
         if dry_run or not missing:
             return missing
         self._check_writable()
-        with mapped_errors(self.dsn, self.config), self._provider.connection() as conn:
+        with azync_errors(self.dsn, self.config), self._provider.connection() as conn:
             for name in missing:
                 for statement in tune.build(name, CONSOLE_INDEXES[name]):
                     conn.execute(statement)

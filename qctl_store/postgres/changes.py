@@ -20,12 +20,12 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from qctl_store import errors
+from qctl_kit import errors
+from qctl_kit.postgres.listener import Listener
+from qctl_kit.streams import Hub, Subscription
 from qctl_store.config import CHANGE_BUFFER, CHANGES_CHANNEL
 from qctl_store.hints import reset_change
 from qctl_store.postgres.base import PgBase
-from qctl_store.postgres.listener import Listener
-from qctl_store.streams import Hub, Subscription
 from qctl_store.types import Change, ChangeEntity, Source
 
 _STRING_KEYS = ("schema", "entity", "source", "id", "dagId", "kind", "taskKey", "state")

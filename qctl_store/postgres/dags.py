@@ -16,7 +16,9 @@ from typing import Any
 
 import psycopg
 
-from qctl_store import errors, validate
+from qctl_kit import errors
+from qctl_kit.postgres.connect import Cursor
+from qctl_store import validate
 from qctl_store.dagcheck import (
     COMPENSABLE_STATES,
     DAGReads,
@@ -29,7 +31,7 @@ from qctl_store.dagcheck import (
     signal_payload,
 )
 from qctl_store.listing import DAGListing
-from qctl_store.postgres.base import Cursor, PgBase, queries
+from qctl_store.postgres.base import PgBase, queries
 from qctl_store.postgres.rows import caller_tx
 from qctl_store.types import (
     DAG_TERMINAL_STATES,

@@ -9,10 +9,11 @@ from typing import Any
 
 import psycopg
 
+from qctl_kit.errors import NotFound
+from qctl_kit.postgres.connect import Cursor
 from qctl_store import validate
-from qctl_store.errors import NotFound
 from qctl_store.listing import EventListing
-from qctl_store.postgres.base import Cursor, PgBase, queries
+from qctl_store.postgres.base import PgBase, queries
 from qctl_store.postgres.rows import DIALECT, ROWS, arg_id, caller_tx
 from qctl_store.types import (
     EventAdminRow,

@@ -17,12 +17,13 @@ from typing import Any, NamedTuple
 
 import psycopg
 
+from qctl_kit.errors import InvalidInput, NotFound
+from qctl_kit.postgres.connect import Cursor
+from qctl_kit.sqlfile import fill
 from qctl_store import validate
 from qctl_store.contract import distinct_job_ids, settled_in_order
-from qctl_store.errors import InvalidInput, NotFound
-from qctl_store.postgres.base import Cursor, PgBase, queries, seconds
+from qctl_store.postgres.base import PgBase, queries, seconds
 from qctl_store.postgres.rows import DIALECT, arg_id, caller_cursor, fetch_jobs
-from qctl_store.sqlfile import fill
 from qctl_store.types import DequeueParams, EnqueueParams, Job, Source
 from qctl_store.writes import enqueue_fields
 

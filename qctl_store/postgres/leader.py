@@ -14,8 +14,9 @@ from collections.abc import Callable
 
 import psycopg
 
+from qctl_kit.postgres.connect import Connection
 from qctl_store import contract
-from qctl_store.postgres.base import Connection, PgBase, mapped_errors, queries
+from qctl_store.postgres.base import PgBase, azync_errors, queries
 
 _FNV64_OFFSET = 0xCBF29CE484222325
 _FNV64_PRIME = 0x100000001B3
@@ -84,7 +85,7 @@ class LeaderMixin(PgBase):
         key = advisory_lock_key(name, self.schema)
         conn = self.connect(**_LEASE_CONNECTION)
         try:
-            with mapped_errors(self.dsn, self.config):
+            with azync_errors(self.dsn, self.config):
                 row = conn.execute(queries("leader.sql").try_lock, {"key": key}).fetchone()
         except BaseException:
             conn.close()

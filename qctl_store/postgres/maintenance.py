@@ -12,12 +12,14 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from qctl_store import errors, validate
+from qctl_kit import errors
+from qctl_kit.postgres.connect import Cursor
+from qctl_kit.sqlfile import fill
+from qctl_store import validate
 from qctl_store.batches import Nuke, batched_tx, reap_batches
 from qctl_store.listing import kind_clause, stats_retention_days
-from qctl_store.postgres.base import Cursor, PgBase, queries, seconds
+from qctl_store.postgres.base import PgBase, queries, seconds
 from qctl_store.postgres.rows import DIALECT
-from qctl_store.sqlfile import fill
 from qctl_store.types import Source
 
 Q = queries("maintenance.sql")

@@ -27,22 +27,16 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
-from qctl_store import errors
-from qctl_store.backend import SchemaGate
-from qctl_store.dsn import redact
-from qctl_store.postgres import tune
+from qctl_kit import errors
+from qctl_kit.dsn import redact
+from qctl_kit.postgres import tune
+from qctl_kit.postgres.connect import Connection, Cursor, usage_refused
+from qctl_kit.postgres.watch import Blocker
+from qctl_kit.sqlfile import fill, identifier
+from qctl_store.backend import SchemaGate, check_version
 from qctl_store.postgres.admin import console_indexes_of
-from qctl_store.postgres.base import (
-    Connection,
-    Cursor,
-    PgBase,
-    mapped_errors,
-    queries,
-    usage_refused,
-)
+from qctl_store.postgres.base import PgBase, azync_errors, queries
 from qctl_store.postgres.rows import utc
-from qctl_store.postgres.watch import Blocker
-from qctl_store.sqlfile import fill, identifier
 from qctl_store.types import SchemaStatus
 
 if TYPE_CHECKING:
@@ -171,7 +165,7 @@ class MigrateMixin(SchemaGate, PgBase):
         migrations = load_migrations()
         conn = self.connect()
         try:
-            with mapped_errors(self.dsn, self.config):
+            with azync_errors(self.dsn, self.config):
                 self._take_migration_lock(conn)
                 try:
                     return self._migrate_locked(conn, migrations)
@@ -192,7 +186,7 @@ class MigrateMixin(SchemaGate, PgBase):
             return []
         conn = self.connect()
         try:
-            with mapped_errors(self.dsn, self.config):
+            with azync_errors(self.dsn, self.config):
                 self._take_migration_lock(conn)
                 try:
                     for name in chosen:
@@ -248,7 +242,7 @@ class MigrateMixin(SchemaGate, PgBase):
         """The schema status, or ``SchemaNotMigrated``/``SchemaTooNew`` when this release
         cannot work on the database as it is."""
         status = self.schema_status()
-        errors.check_version(
+        check_version(
             self._where(status.schema),
             status.applied_version,
             status.expected_version,

@@ -20,11 +20,12 @@ import psycopg
 from psycopg import pq
 from psycopg.rows import RowMaker, dict_row
 
+from qctl_kit.errors import InvalidInput
+from qctl_kit.postgres.connect import Cursor
 from qctl_store import validate
 from qctl_store.columns import job_columns
 from qctl_store.dialect import Dialect
-from qctl_store.errors import InvalidInput
-from qctl_store.postgres.base import Cursor, PgBase, mapped_errors
+from qctl_store.postgres.base import PgBase, azync_errors
 from qctl_store.records import RowMapper
 from qctl_store.types import Job
 
@@ -85,7 +86,7 @@ def caller_cursor(store: PgBase, conn: psycopg.Connection[Any]) -> Iterator[Curs
     store._check_writable()
     if conn.autocommit and conn.info.transaction_status == pq.TransactionStatus.IDLE:
         raise InvalidInput("the connection must be inside a transaction (BEGIN first)")
-    with mapped_errors(store.dsn, store.config), conn.cursor(row_factory=dict_row) as cur:
+    with azync_errors(store.dsn, store.config), conn.cursor(row_factory=dict_row) as cur:
         yield cur
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from qctl_kit.postgres.connect import Cursor
+from qctl_kit.sqlfile import fill
 from qctl_store import throughput
 from qctl_store.postgres.admin import STATE_INDEXES, UNINDEXED_STATES, console_indexes_of
-from qctl_store.postgres.base import Cursor, PgBase, queries
+from qctl_store.postgres.base import PgBase, queries
 from qctl_store.postgres.rows import utc
-from qctl_store.sqlfile import fill
 from qctl_store.types import JobState
 
 Q = queries("throughput.sql")

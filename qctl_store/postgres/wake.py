@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import threading
 
-from qctl_store import errors
+from qctl_kit import errors
+from qctl_kit.postgres.listener import Listener
+from qctl_kit.streams import Hub, Subscription
 from qctl_store.config import WAKE_BUFFER
 from qctl_store.postgres.base import PgBase
-from qctl_store.postgres.listener import Listener
-from qctl_store.streams import Hub, Subscription
 from qctl_store.types import Source, Wake
 
 _lazy_init = threading.Lock()

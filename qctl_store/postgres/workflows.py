@@ -12,9 +12,11 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from qctl_store import errors, validate
+from qctl_kit import errors, values
+from qctl_kit.postgres.connect import Cursor
+from qctl_store import validate
 from qctl_store.listing import WorkflowListing
-from qctl_store.postgres.base import Cursor, PgBase, queries
+from qctl_store.postgres.base import PgBase, queries
 from qctl_store.postgres.rows import ROWS
 from qctl_store.types import (
     JSON,
@@ -234,7 +236,7 @@ class WorkflowMixin(WorkflowListing, ExecutionReads, ExecutionVerbs, PgBase):
     def list_stalled_workflows(
         self, older_than: timedelta, limit: int = 0
     ) -> list[StalledWorkflow]:
-        validate.duration(older_than, "older_than")
+        values.duration(older_than, "older_than")
         params = {
             "older_than": older_than.total_seconds(),
             "limit": stalled_limit(limit),

@@ -14,7 +14,10 @@ from dataclasses import fields
 from datetime import timedelta
 from typing import Any
 
-from qctl_store import errors, validate
+from qctl_kit import errors
+from qctl_kit.sqlfile import fill
+from qctl_kit.values import PageCursor
+from qctl_store import validate
 from qctl_store.actions import JobActions, JobReads
 from qctl_store.columns import listed_job_columns
 from qctl_store.listing import (
@@ -26,7 +29,6 @@ from qctl_store.listing import (
     order_sql,
     search_where,
 )
-from qctl_store.sqlfile import fill
 from qctl_store.sqlite.base import SqliteBase, queries, utc_day
 from qctl_store.sqlite.maintenance import run_batches
 from qctl_store.sqlite.rows import (
@@ -35,16 +37,7 @@ from qctl_store.sqlite.rows import (
     arg_id,
     jobs_from_rows,
 )
-from qctl_store.types import (
-    DailyCount,
-    Depths,
-    Job,
-    JobFilter,
-    JobSearch,
-    JobState,
-    PageCursor,
-    Source,
-)
+from qctl_store.types import DailyCount, Depths, Job, JobFilter, JobSearch, JobState, Source
 
 Q = queries("admin.sql")
 

@@ -30,17 +30,19 @@ import sqlite3
 import stat
 import threading
 import time
-import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from qctl_store import decode, errors, jsonb, validate
+from qctl_kit import decode, errors
+from qctl_kit.sqlfile import Queries, load
+from qctl_kit.sqlite.connect import full_or_unavailable, read_only_uri, unwritable
+from qctl_store import jsonb
 from qctl_store.backend import StoreBase
+from qctl_store.columns import AZYNC_SQL
 from qctl_store.config import Config
 from qctl_store.listing import stats_bump_sql
-from qctl_store.sqlfile import Queries, load
 
 try:
     import fcntl
@@ -66,7 +68,7 @@ JSONB_CONTAINS = "qctl_jsonb_contains"
 
 
 def queries(filename: str) -> Queries:
-    return load("qctl_store.sqlite.queries", filename)
+    return load("qctl_store.sqlite.queries", filename, AZYNC_SQL)
 
 
 def now_us() -> int:
@@ -110,7 +112,7 @@ def mapped_errors() -> Iterator[None]:
     except UnicodeEncodeError as exc:
         # A text argument the checks at the API edge do not cover: the driver refused it
         # before the statement reached the database.
-        raise validate.not_unicode(exc) from None
+        raise errors.not_unicode(exc) from None
     except sqlite3.OperationalError as exc:
         msg = str(exc)
         if msg.startswith("no such table"):
@@ -128,45 +130,6 @@ def mapped_errors() -> Iterator[None]:
                 raise errors.UniqueViolation(f"SQLite: {exc}") from None
             raise
         raise errors.Unavailable(f"SQLite: {exc}") from None
-
-
-READ_ONLY_FS = "its filesystem is read-only"
-
-
-def unwritable(path: str) -> str:
-    """Why this process cannot write the SQLite database ``path`` ("" when it can): it is
-    on a read-only filesystem, or this user may not write the file or its directory
-    (where SQLite writes its journal)."""
-    try:
-        if os.statvfs(path).f_flag & os.ST_RDONLY:
-            return READ_ONLY_FS
-    except OSError:
-        return ""  # missing: whoever creates it finds out
-    if not os.access(path, os.W_OK) or not os.access(
-        os.path.dirname(os.path.abspath(path)), os.W_OK
-    ):
-        return "this user may not write it or its directory"
-    return ""
-
-
-def read_only_uri(path: str, why: str) -> str:
-    """The URI that opens ``path`` read-only (``mode=ro``: never created, never written).
-    On a read-only filesystem also ``immutable``: nobody can change the file there, and
-    SQLite then takes no lock and needs no ``-shm`` file, which it could not create (a
-    WAL database is unreadable there otherwise)."""
-    uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro"
-    return uri + "&immutable=1" if why == READ_ONLY_FS else uri
-
-
-def full_or_unavailable(exc: sqlite3.Error, where: str) -> errors.StoreError:
-    """SQLITE_FULL (the disk, or ``PRAGMA max_page_count``) as ``StorageFull``; any other
-    failure to read or write the file as ``Unavailable``."""
-    if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
-        return errors.StorageFull(
-            f"{where}: the database is full ({exc}); the statement was rolled back: free "
-            "space on its disk, then run it again"
-        )
-    return errors.Unavailable(f"{where}: {exc}")
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:

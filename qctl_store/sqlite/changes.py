@@ -28,11 +28,11 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from qctl_store import errors
+from qctl_kit import errors
+from qctl_kit.streams import Hub, Subscription
 from qctl_store.config import BULK_HINT_CAP, CHANGE_BUFFER, WAKE_BUFFER
 from qctl_store.hints import reset_change
 from qctl_store.sqlite.base import SqliteBase, from_us, queries
-from qctl_store.streams import Hub, Subscription
 from qctl_store.types import Change, ChangeEntity, JobState, Source, Wake
 
 Q = queries("changes.sql")

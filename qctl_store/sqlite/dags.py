@@ -15,7 +15,8 @@ import sqlite3
 import uuid
 from datetime import timedelta
 
-from qctl_store import errors, validate
+from qctl_kit import errors
+from qctl_store import validate
 from qctl_store.dagcheck import (
     COMPENSABLE_STATES,
     DAGReads,

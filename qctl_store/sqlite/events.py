@@ -13,7 +13,8 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from qctl_store import errors, validate
+from qctl_kit import errors
+from qctl_store import validate
 from qctl_store.listing import EventListing
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us
 from qctl_store.sqlite.rows import DIALECT, ROWS, arg_id, caller_tx

@@ -17,7 +17,8 @@ from collections import Counter
 from datetime import timedelta
 from typing import Any
 
-from qctl_store import errors, validate
+from qctl_kit import errors, values
+from qctl_store import validate
 from qctl_store.contract import distinct_job_ids, settled_in_order
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us
 from qctl_store.sqlite.rows import DIALECT, arg_id, caller_tx, jobs_from_rows
@@ -99,7 +100,7 @@ class JobsMixin(SqliteBase):
         if validate.limit(p.limit) <= 0:
             return []  # before the other checks, as the PostgreSQL backend
         validate.non_negative(p.default_max_attempts, "default_max_attempts")
-        validate.duration(p.lease, "lease")
+        values.duration(p.lease, "lease")
         with self.tx() as t:
             ids = [
                 r["id"]
@@ -159,7 +160,7 @@ class JobsMixin(SqliteBase):
         self, id: uuid.UUID, lease_token: uuid.UUID, delay: timedelta, last_error: str
     ) -> None:
         args = _lease(id, lease_token)
-        delay_us = td_us(validate.duration(delay, "delay"))
+        delay_us = td_us(values.duration(delay, "delay"))
         self._fenced(
             "reschedule",
             Q.fail,
@@ -182,7 +183,7 @@ class JobsMixin(SqliteBase):
         self, id: uuid.UUID, lease_token: uuid.UUID, delay: timedelta, deadline_error: str
     ) -> bool:
         args = _lease(id, lease_token)
-        delay_us = td_us(validate.duration(delay, "delay"))
+        delay_us = td_us(values.duration(delay, "delay"))
         row = self._fenced(
             "snooze", Q.snooze, {**args, "delay": delay_us, "error": str(deadline_error)}
         )
@@ -190,7 +191,7 @@ class JobsMixin(SqliteBase):
 
     def extend_lease(self, id: uuid.UUID, lease_token: uuid.UUID, lease: timedelta) -> None:
         args = _lease(id, lease_token)
-        lease_us = td_us(validate.duration(lease, "lease"))
+        lease_us = td_us(values.duration(lease, "lease"))
         self._fenced("extend lease", Q.extend_lease, {**args, "lease": lease_us})
 
 

@@ -15,7 +15,8 @@ import uuid
 from collections.abc import Callable
 from datetime import timedelta
 
-from qctl_store import contract, errors, validate
+from qctl_kit import errors
+from qctl_store import contract, validate
 from qctl_store.sqlite.base import SqliteBase, now_us, queries, td_us
 
 Q = queries("leader.sql")

@@ -13,10 +13,11 @@ import sqlite3
 from datetime import timedelta
 from typing import Any
 
+from qctl_kit import values
+from qctl_kit.sqlfile import fill
 from qctl_store import validate
 from qctl_store.batches import Nuke, batched_tx, reap_batches
 from qctl_store.listing import kind_clause, stats_retention_days
-from qctl_store.sqlfile import fill
 from qctl_store.sqlite.base import US, SqliteBase, Tx, queries, td_us, utc_day
 from qctl_store.sqlite.jobs import insert_attempt
 from qctl_store.sqlite.rows import DIALECT
@@ -84,5 +85,5 @@ class MaintenanceMixin(Nuke, SqliteBase):
 
     def vacuum_dead(self, source: Source, kind: str, older_than: timedelta) -> int:
         where, params = kind_clause(DIALECT, source, kind)
-        params["older_than"] = td_us(validate.duration(older_than, "older_than"))
+        params["older_than"] = td_us(values.duration(older_than, "older_than"))
         return run_batches(self, fill(Q.vacuum_dead, where=where), params)

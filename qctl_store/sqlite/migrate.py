@@ -15,9 +15,9 @@ import sqlite3
 from functools import cache
 from importlib import resources
 
-from qctl_store import errors
-from qctl_store.backend import SchemaGate
-from qctl_store.sqlfile import fill, identifier
+from qctl_kit import errors
+from qctl_kit.sqlfile import fill, identifier
+from qctl_store.backend import SchemaGate, check_version
 from qctl_store.sqlite.base import SqliteBase, Tx, queries
 from qctl_store.types import SchemaStatus
 
@@ -123,7 +123,7 @@ class MigrateMixin(SchemaGate, SqliteBase):
         """The schema status, or ``SchemaNotMigrated``/``SchemaTooNew`` when this release
         cannot work on the file as it is."""
         status = self.schema_status()
-        errors.check_version(
+        check_version(
             self.path, status.applied_version, status.expected_version, status.pending_versions
         )
         return status

@@ -18,7 +18,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import cast
 
-from qctl_store import decode, errors, validate
+from qctl_kit import decode, errors
+from qctl_store import validate
 from qctl_store.columns import job_columns
 from qctl_store.dialect import Dialect
 from qctl_store.records import RowMapper

@@ -11,9 +11,9 @@ in-memory database, which the reader thread cannot see) returns None.
 
 from __future__ import annotations
 
+from qctl_kit.streams import Subscription
 from qctl_store.sqlite.base import SqliteBase
 from qctl_store.sqlite.changes import change_log_reader, pushes
-from qctl_store.streams import Subscription
 from qctl_store.types import Wake
 
 

@@ -12,7 +12,8 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from qctl_store import errors, validate
+from qctl_kit import errors, values
+from qctl_store import validate
 from qctl_store.listing import WorkflowListing
 from qctl_store.sqlite.base import SqliteBase, Tx, queries, td_us, to_us, uid
 from qctl_store.sqlite.rows import ROWS
@@ -235,7 +236,7 @@ class WorkflowMixin(WorkflowListing, ExecutionReads, ExecutionVerbs, SqliteBase)
     def list_stalled_workflows(
         self, older_than: timedelta, limit: int = 0
     ) -> list[StalledWorkflow]:
-        validate.duration(older_than, "older_than")
+        values.duration(older_than, "older_than")
         with self.read() as t:
             found = t.all(
                 Q.list_stalled,

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from qctl.cli.context import CliContext, ConfigFileError
 from qctl.cli.main import app
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 CONFIG = """
 default_context = "local"

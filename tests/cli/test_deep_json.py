@@ -17,7 +17,7 @@ import pytest
 
 from qctl.systems.azync.tui import JobDetailScreen, JobsPane
 from qctl.tui.app import QctlTop
-from qctl_store.decode import JSON_DEPTH, cut_text
+from qctl_kit.decode import JSON_DEPTH, cut_text
 from qctl_store.types import DequeueParams, EnqueueParams, JobState, Source
 from tests.cli.conftest import Run
 from tests.conftest import PG_DSN

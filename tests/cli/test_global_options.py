@@ -19,9 +19,9 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from qctl.cli.main import app, arrange
+from qctl_kit.streams import Subscription
 from qctl_store.postgres import PostgresStore
 from qctl_store.sqlite import SqliteStore
-from qctl_store.streams import Subscription
 from qctl_store.types import JobSearch
 from tests.cli.conftest import enqueue
 

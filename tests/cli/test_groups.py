@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from qctl.cli.main import app
-from qctl_store.errors import NotFound
-from qctl_store.streams import Subscription
+from qctl_kit.errors import NotFound
+from qctl_kit.streams import Subscription
 from qctl_store.types import (
     DAGDep,
     DAGParams,

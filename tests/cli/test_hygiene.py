@@ -77,16 +77,14 @@ def test_postgres_command_skips_pool(tmp_path: Path, pg_schema: str) -> None:
 
 
 def test_dbos_reads_skip_dbos(tmp_path: Path) -> None:
-    """Reading a DBOS system database is qctl's own SQL: DBOS (and SQLAlchemy) load only
-    for an action, through DBOSClient."""
+    """Reading a DBOS system database is qctl's own SQL over the toolkit: DBOS (and
+    SQLAlchemy) load only for an action, through DBOSClient, and azync's store never."""
     from tests.dbos.fixtures import make_sqlite_system_db
 
     db = make_sqlite_system_db(tmp_path / "dbos.sqlite")
     for args in (["workflows", "list"], ["queues", "list"], ["db", "status"], ["--help"]):
         result = imports(["--dsn", f"sqlite:///{db}", *args], tmp_path)
-        assert result == {"code": 0, "heavy": ["qctl_store"]} or (
-            args == ["--help"] and result == {"code": 0, "heavy": []}
-        ), (args, result)
+        assert result == {"code": 0, "heavy": []}, (args, result)
 
 
 def test_the_operations_layer_imports_no_front_end_nor_driver() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from qctl_store.errors import NotFound
+from qctl_kit.errors import NotFound
 from qctl_store.postgres import PostgresStore
 from qctl_store.sqlite import SqliteStore
 from qctl_store.types import JobState, Source

@@ -1,4 +1,4 @@
-"""Batched work stopped part-way (an error carrying ``qctl_store.errors.add_done``: a
+"""Batched work stopped part-way (an error carrying ``qctl_kit.errors.add_done``: a
 vacuum's batched statements) says what it committed and the line that finishes it. The
 verb engine's own part-way result is in tests/systems/test_verbs.py; the end-to-end
 batched runs are in tests/cli/test_timeouts.py."""
@@ -12,7 +12,7 @@ import pytest
 
 from qctl.cli.common import reported
 from qctl.cli.output import OutputFormat
-from qctl_store.errors import add_done
+from qctl_kit.errors import add_done
 
 
 def _stop_batches() -> None:

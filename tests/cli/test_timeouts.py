@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 from qctl.cli.context import CliContext
 from qctl.cli.main import app
 from qctl.core.verbs import BATCH
+from qctl.systems.azync.cli import database
 from qctl_store.types import DequeueParams, JobFilter, JobState, Source
 from tests.cli.conftest import Run, enqueue, make_dead
 from tests.conftest import PG_DSN
@@ -212,7 +213,7 @@ def test_a_dsn_statement_timeout_is_a_timeout_not_unavailable(
 
 
 def session(c: CliContext, *names: str) -> dict[str, str]:
-    with c.store().read() as cur:  # type: ignore[attr-defined]
+    with database.store(c).read() as cur:  # type: ignore[attr-defined]
         return {n: cur.execute(f"SHOW {n}").fetchone()[n] for n in names}
 
 

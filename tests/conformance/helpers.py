@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
+from qctl_kit.streams import Subscription
 from qctl_store.postgres import PostgresStore
 from qctl_store.sqlite import SqliteStore
-from qctl_store.streams import Subscription
 from qctl_store.types import (
     JSON,
     KIND_SIGNAL,

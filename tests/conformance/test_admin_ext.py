@@ -13,7 +13,7 @@ from datetime import timedelta
 
 import pytest
 
-from qctl_store.errors import NotFound
+from qctl_kit.errors import NotFound
 from qctl_store.types import (
     DAGParams,
     DAGTask,

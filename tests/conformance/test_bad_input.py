@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from qctl_kit.errors import InvalidInput, NotFound
 from qctl_store import Config
-from qctl_store.errors import InvalidInput, NotFound
 from qctl_store.postgres import PostgresStore
 from qctl_store.sqlite import SqliteStore
 from qctl_store.types import (

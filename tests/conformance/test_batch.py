@@ -15,8 +15,8 @@ from datetime import timedelta
 import psycopg
 import pytest
 
+from qctl_kit.errors import InvalidInput, NotFound, ReadOnly
 from qctl_store import contract
-from qctl_store.errors import InvalidInput, NotFound, ReadOnly
 from qctl_store.postgres import PostgresStore
 from qctl_store.types import EnqueueParams, Job, JobState, Source
 from tests.conformance.helpers import (

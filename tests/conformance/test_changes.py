@@ -13,8 +13,8 @@ from datetime import timedelta
 
 import pytest
 
-from qctl_store.errors import Unavailable
-from qctl_store.streams import Subscription
+from qctl_kit.errors import Unavailable
+from qctl_kit.streams import Subscription
 from qctl_store.types import (
     Change,
     ChangeEntity,

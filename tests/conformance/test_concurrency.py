@@ -13,8 +13,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
+from qctl_kit.errors import NotFound
 from qctl_store import Config
-from qctl_store.errors import NotFound
 from qctl_store.postgres import PostgresStore
 from qctl_store.sqlite import SqliteStore
 from qctl_store.types import DequeueParams, Job, JobFilter, JobState, Source

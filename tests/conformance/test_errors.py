@@ -15,8 +15,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from qctl_kit.errors import SchemaNotMigrated, SchemaTooNew, Unavailable
 from qctl_store import Config, open_store
-from qctl_store.errors import SchemaNotMigrated, SchemaTooNew, Unavailable
 from qctl_store.postgres import PostgresStore
 from qctl_store.sqlite import SqliteStore
 from qctl_store.types import EnqueueParams, JobFilter, Source

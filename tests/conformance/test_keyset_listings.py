@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
+from qctl_kit.values import PageCursor
 from qctl_store.types import (
     DAGFilter,
     DAGParams,
     DAGState,
     EventFilter,
-    PageCursor,
     PublishParams,
     WorkflowFilter,
     WorkflowStartParams,

@@ -17,7 +17,7 @@ from datetime import timedelta
 
 import pytest
 
-from qctl_store.errors import NotFound
+from qctl_kit.errors import NotFound
 from qctl_store.postgres import PostgresStore
 from qctl_store.types import (
     KIND_SIGNAL,

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from qctl_kit.errors import InvalidInput
 from qctl_store import jsonb
-from qctl_store.errors import InvalidInput
 from qctl_store.types import (
     KIND_SIGNAL,
     DAGDep,

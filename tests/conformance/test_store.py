@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from qctl_store.errors import Conflict, NotFound, UniqueViolation
+from qctl_kit.errors import Conflict, NotFound, UniqueViolation
 from qctl_store.postgres import PostgresStore
 from qctl_store.types import (
     Depths,

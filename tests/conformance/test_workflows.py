@@ -16,7 +16,7 @@ from datetime import timedelta
 
 import pytest
 
-from qctl_store.errors import Conflict, InvalidInput, NotFound
+from qctl_kit.errors import Conflict, InvalidInput, NotFound
 from qctl_store.types import (
     DequeueParams,
     JobFilter,

@@ -807,7 +807,7 @@ def test_read_only_refuses_every_action(run: Run, dbos_app: App) -> None:
     try:
         import pytest
 
-        from qctl_store.errors import ReadOnly
+        from qctl_kit.errors import ReadOnly
 
         with pytest.raises(ReadOnly):
             db.execute("DELETE FROM {t}workflow_status WHERE workflow_uuid = %s", [wf_id])

@@ -267,7 +267,7 @@ def test_without_dbos_both_hints_name_this_checkouts_extra(
     from qctl.cli.context import CliContext
     from qctl.systems.dbos import INSTALL_HINT, actions
     from qctl.systems.dbos.cli.demo import demo
-    from qctl_store.errors import InvalidInput
+    from qctl_kit.errors import InvalidInput
 
     assert "pip install '.[dbos]'" in INSTALL_HINT
     monkeypatch.setitem(sys.modules, "dbos", None)  # `import dbos` raises ImportError

@@ -13,7 +13,7 @@ import pytest
 from qctl.core import audit
 from qctl.systems.dispatch import actions
 from qctl.systems.dispatch.database import Database
-from qctl_store.errors import Done, done_before
+from qctl_kit.errors import Done, done_before
 from tests.conftest import PG_DSN, raw_pg
 from tests.dispatch.conftest import Run, data, row, snapshot
 from tests.dispatch.test_actions import REPLAY_COLUMNS, _dead, _entry

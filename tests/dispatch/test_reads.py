@@ -133,7 +133,7 @@ def test_queues_dlq_cron_workers(jobs: dict[str, Any], qctl: Run) -> None:
 
 
 def test_payloads_decode_as_json_or_escaped_bytes() -> None:
-    from qctl_store.decode import json_value
+    from qctl_kit.decode import json_value
 
     assert json_value(b'{"to": ["ops"]}') == {"to": ["ops"]}
     assert json_value(b"null") is None and json_value(None) is None

@@ -16,7 +16,7 @@ from qctl.cli.main import app
 from qctl.core import audit
 from qctl.systems.hopper import vacuum
 from qctl.systems.hopper.database import Database
-from qctl_store.errors import Done, done_before
+from qctl_kit.errors import Done, done_before
 from tests.conftest import PG_DSN, raw_pg
 from tests.hopper.conftest import Run, data, install, snapshot
 from tests.hopper.worker import Worker
@@ -164,6 +164,6 @@ def test_a_vacuum_stopped_part_way_says_what_it_deleted(fresh_pg_schema: str) ->
     finally:
         db.close()
     left = len(_rows(fresh_pg_schema, "SELECT id FROM hopper_job_history"))
-    # batches of 1 then 2 rows (the first batch is sized small: qctl_store.batches.BatchSize)
+    # batches of 1 then 2 rows (the first batch is sized small: qctl_kit.batches.BatchSize)
     assert done_before(stopped.value) == Done(rows=history - left, batches=2)
     assert history - left == 3

@@ -20,7 +20,7 @@ from qctl.systems.azync.ops import dags as ops_dags
 from qctl.systems.azync.ops import events as ops_events
 from qctl.systems.azync.ops import jobs as ops_jobs
 from qctl.systems.azync.ops import workflows as ops_wf
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 from qctl_store.types import (
     KIND_SLEEP,
     DAGParams,

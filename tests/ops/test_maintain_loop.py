@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from qctl.systems.azync.ops import maintain
-from qctl_store import errors
+from qctl_kit import errors
 
 
 class Lease:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 from qctl.systems.azync.ops import maintain
-from qctl_store.errors import Unavailable
+from qctl_kit.errors import Unavailable
 
 CAUSE = (
     "PostgreSQL at postgresql://qctl@db.internal:5432/prod is unavailable: server closed "

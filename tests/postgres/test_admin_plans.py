@@ -15,18 +15,12 @@ from typing import Any
 import psycopg
 import pytest
 
+from qctl_kit.postgres import tune
+from qctl_kit.values import PageCursor
 from qctl_store import types
 from qctl_store.listing import order_for
-from qctl_store.postgres import PostgresStore, admin, tune
-from qctl_store.types import (
-    CAPPED_DEPTHS,
-    JobFilter,
-    JobSearch,
-    JobState,
-    PageCursor,
-    Source,
-    estimated_depths,
-)
+from qctl_store.postgres import PostgresStore, admin
+from qctl_store.types import CAPPED_DEPTHS, JobFilter, JobSearch, JobState, Source, estimated_depths
 from tests.conftest import raw_pg
 from tests.postgres.conftest import plans
 

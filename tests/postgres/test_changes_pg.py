@@ -10,10 +10,10 @@ import uuid
 import psycopg
 import pytest
 
+from qctl_kit.streams import Subscription
 from qctl_store import Config
 from qctl_store.postgres import PostgresStore
 from qctl_store.postgres.changes import _schema_needle, parse_change
-from qctl_store.streams import Subscription
 from qctl_store.types import (
     Change,
     ChangeEntity,

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from qctl_store.errors import NotFound
+from qctl_kit.errors import NotFound
 from qctl_store.postgres import PostgresStore
 from qctl_store.types import (
     KIND_SIGNAL,

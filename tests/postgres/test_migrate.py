@@ -14,7 +14,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from qctl_store import Config, SchemaNotMigrated, SchemaTooNew
+from qctl_kit.errors import SchemaNotMigrated, SchemaTooNew
+from qctl_store import Config
 from qctl_store.postgres import PostgresStore, migrate
 from qctl_store.postgres.admin import CONSOLE_INDEXES, PAUSED_INDEX
 from qctl_store.postgres.migrate import load_migrations, split_statements

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from qctl_store.errors import InvalidInput, NotFound
+from qctl_kit.errors import InvalidInput, NotFound
 from qctl_store.postgres import PostgresStore
 from qctl_store.types import EnqueueParams, PublishParams, Source, Subscriber
 from tests.conftest import PG_DSN

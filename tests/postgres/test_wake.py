@@ -13,11 +13,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from qctl_store import Config, EnqueueParams, Unavailable
+from qctl_kit.errors import Unavailable
+from qctl_kit.postgres.listener import Listener
+from qctl_kit.streams import Subscription
+from qctl_store import Config, EnqueueParams
 from qctl_store.postgres import PostgresStore
-from qctl_store.postgres.listener import Listener
 from qctl_store.postgres.wake import parse_wake
-from qctl_store.streams import Subscription
 from qctl_store.types import Source, Wake
 from tests.conftest import PG_DSN
 from tests.postgres.conftest import terminate_backends

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from qctl_store.errors import SchemaNotMigrated
+from qctl_kit.errors import SchemaNotMigrated
+from qctl_kit.streams import Subscription
 from qctl_store.sqlite import SqliteStore, changes
 from qctl_store.sqlite.changes import ChangeLogReader
-from qctl_store.streams import Subscription
 from qctl_store.types import Change, ChangeEntity, JobState, Source, Wake
 from tests.conformance.helpers import (
     SQLITE_INSERT_QUEUE_JOBS,
@@ -41,7 +41,7 @@ def db_path(store: SqliteStore) -> str:
 
 CHILD = """
 import sys, time, uuid
-from qctl_store.errors import SchemaNotMigrated
+from qctl_kit.errors import SchemaNotMigrated
 from qctl_store.sqlite import SqliteStore
 from qctl_store.types import EnqueueParams
 s = SqliteStore(sys.argv[1])

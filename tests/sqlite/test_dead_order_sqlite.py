@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from qctl_kit.sqlfile import fill
 from qctl_store.columns import listed_job_columns
 from qctl_store.listing import order_sql, search_where
-from qctl_store.sqlfile import fill
 from qctl_store.sqlite import SqliteStore
 from qctl_store.sqlite.admin import Q
 from qctl_store.sqlite.rows import DIALECT

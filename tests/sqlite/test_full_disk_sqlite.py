@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from qctl.core.exits import ExitCode, exit_code_for, message_for
+from qctl_kit.errors import StorageFull
 from qctl_store import Config
-from qctl_store.errors import StorageFull
 from qctl_store.sqlite import SqliteStore
 from qctl_store.types import EnqueueParams, JobSearch
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from qctl_store import errors
+from qctl_kit import errors
 from qctl_store.config import Config
 from qctl_store.sqlite import SqliteStore
 from qctl_store.sqlite.migrate import latest_version, migrations, statements

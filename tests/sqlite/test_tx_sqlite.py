@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from qctl_store import errors
+from qctl_kit import errors
 from qctl_store.sqlite import SqliteStore
 from qctl_store.types import EnqueueParams, JobFilter, PublishParams, Source, Subscriber
 

@@ -30,7 +30,7 @@ from qctl.systems.azync.tui import (
 from qctl.tui.app import QctlTop
 from qctl.tui.live import DISCONNECTED
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatePicker
-from qctl_store import errors
+from qctl_kit import errors
 from qctl_store.types import (
     KIND_SIGNAL,
     DAGDep,
@@ -648,7 +648,7 @@ async def test_change_hints_refresh_the_screen(store: Any) -> None:
 
 
 async def test_hint_storm_keeps_the_app_responsive_and_capped(store: Any) -> None:
-    from qctl_store.streams import Hub
+    from qctl_kit.streams import Hub
     from qctl_store.types import Change, ChangeEntity
 
     hub: Hub[Change] = Hub(256, lambda: Change(entity=ChangeEntity.RESET))

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 from qctl.core.changes import RESET, Hint
 from qctl.tui.live import LIVE, MAX_SPACING, POLLING, LiveFeed
-from qctl_store.streams import Hub, Subscription
+from qctl_kit.streams import Hub, Subscription
 
 JOBS = Hint("jobs", bulk=True)
 

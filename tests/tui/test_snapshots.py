@@ -23,7 +23,8 @@ from qctl.systems.azync.tui import (
     WorkflowDetailScreen,
 )
 from qctl.tui.app import QctlTop
-from qctl_store import errors
+from qctl_kit import errors
+from qctl_kit.throughput import ThroughputCount
 from qctl_store.types import (
     AttemptError,
     DAGDep,
@@ -40,7 +41,6 @@ from qctl_store.types import (
     Source,
     Subscriber,
     SubscriberView,
-    ThroughputCount,
     WorkflowExecutionView,
     WorkflowState,
 )

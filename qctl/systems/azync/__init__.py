@@ -94,5 +94,6 @@ SYSTEM = System(
         "schedules": "see `qctl jobs list --state scheduled`",
         "versions": "see `qctl workflows list`",
     },
-    capabilities=frozenset({"change_hints", "migrate", "store"}),
+    database="qctl.systems.azync.cli.database:Store",
+    takes_detection=True,
 )

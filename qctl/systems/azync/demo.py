@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from qctl.systems.azync.ops import maintain as ops_maintain
 from qctl.systems.azync.ops import vacuum as ops_vacuum
-from qctl_store import errors
+from qctl_kit import errors
 from qctl_store.types import (
     KIND_SIGNAL,
     KIND_SLEEP,

@@ -85,5 +85,4 @@ SYSTEM = System(
         "nuke": "see `qctl vacuum workflows`",
         "maintain": "DBOS applications run their own queues and recovery",
     },
-    capabilities=frozenset(),
 )

@@ -38,9 +38,9 @@ from qctl.core.errors import NoSuchName, require_state
 from qctl.core.verbs import Selection, Target, Verb, Written
 from qctl.systems.dbos import INSTALL_HINT, reads
 from qctl.systems.dbos.database import Database
-from qctl_store.batches import BatchSize, SizedRun, sized_batches
-from qctl_store.config import MAINTENANCE_BATCH_SECONDS
-from qctl_store.errors import InvalidInput
+from qctl_kit.batches import BatchSize, SizedRun, sized_batches
+from qctl_kit.config import MAINTENANCE_BATCH_SECONDS
+from qctl_kit.errors import InvalidInput
 
 if TYPE_CHECKING:
     from dbos import DBOSClient
@@ -870,7 +870,7 @@ def vacuum_workflows(
     """Delete finished workflows that completed (or, for rows DBOS wrote without
     ``completed_at``, were created) more than ``older_than_ms`` ago, with their
     steps, inputs, outputs, events, messages and streams, at most ``batch`` per
-    transaction (fewer while transactions run long: ``qctl_store.batches.BatchSize``).
+    transaction (fewer while transactions run long: ``qctl_kit.batches.BatchSize``).
 
     Only ``reads.FINISHED`` statuses may be named: a PENDING, ENQUEUED or DELAYED
     workflow is never deleted, and the status is re-checked inside each delete so a

@@ -16,8 +16,8 @@ from typing import Any
 
 from qctl.core.changes import Hint
 from qctl.core.sqldb import SqlDatabase
-from qctl_store.dsn import sqlite_path
-from qctl_store.errors import SchemaTooNew
+from qctl_kit.dsn import sqlite_path
+from qctl_kit.errors import SchemaTooNew
 
 DEFAULT_SCHEMA = "dbos"
 MIN_VERSION = 114

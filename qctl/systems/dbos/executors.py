@@ -28,7 +28,7 @@ from qctl.core.errors import NoSuchName
 from qctl.core.parse import format_duration
 from qctl.systems.dbos import reads
 from qctl.systems.dbos.database import Database
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 RECOVER_CHUNK = 500
 """Workflows re-enqueued per statement."""

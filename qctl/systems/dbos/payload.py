@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from qctl_store.decode import loads as json_loads
+from qctl_kit.decode import loads as json_loads
 
 PICKLE = "py_pickle"
 PORTABLE_JSON = "portable_json"

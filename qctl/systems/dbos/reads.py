@@ -28,7 +28,7 @@ from qctl.core import triage
 from qctl.core.errors import NoSuchName
 from qctl.systems.dbos import payload
 from qctl.systems.dbos.database import Database
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 STATUSES = (
     "PENDING",

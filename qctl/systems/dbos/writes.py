@@ -15,7 +15,7 @@ from typing import Any
 from qctl.core.errors import require_state
 from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.database import Database
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 
 @dataclass(frozen=True)

@@ -70,5 +70,4 @@ SYSTEM = System(
     database="qctl.systems.dispatch.database:Database",
     demo="qctl.systems.dispatch.cli.demo:demo",
     instead={},
-    capabilities=frozenset(),
 )

@@ -23,9 +23,9 @@ from qctl.core.parse import retention_age
 from qctl.core.verbs import Target, Verb, Written
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.database import Database
-from qctl_store.batches import BatchSize, sized_batches
-from qctl_store.config import MAINTENANCE_BATCH_SECONDS
-from qctl_store.errors import InvalidInput, add_done
+from qctl_kit.batches import BatchSize, sized_batches
+from qctl_kit.config import MAINTENANCE_BATCH_SECONDS
+from qctl_kit.errors import InvalidInput, add_done
 
 CANCELLABLE = ("pending", "retrying")
 """The states api/job_handler.go cancelJob accepts. A running job is refused: dispatch
@@ -78,7 +78,7 @@ def purge(db: Database, older_than: timedelta, dry_run: bool = False) -> Purged:
 
 VACUUM_BATCH = 1000
 """Most rows one vacuum statement deletes (fewer while its transactions run long:
-``qctl_store.batches.BatchSize``): short transactions beside a running fleet."""
+``qctl_kit.batches.BatchSize``): short transactions beside a running fleet."""
 
 
 @dataclass

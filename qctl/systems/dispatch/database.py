@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qctl.core.sqldb import SqlDatabase
-from qctl_store.errors import SchemaTooNew
+from qctl_kit.errors import SchemaTooNew
 
 KNOWN_VERSIONS: dict[str, str] = {
     "20240101120000": "create_jobs_table",

@@ -20,7 +20,7 @@ from typing import Any
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.actions import new_id
 from qctl.systems.dispatch.database import ZERO_WORKER_ID, Database
-from qctl_store.sqlfile import Queries
+from qctl_kit.sqlfile import Queries
 
 QUEUES = ("default", "emails", "reports")
 NAMES = {

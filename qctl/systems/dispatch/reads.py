@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 from qctl.core import triage
 from qctl.core.errors import NoSuchName
 from qctl.systems.dispatch.database import Database
-from qctl_store.decode import json_value
-from qctl_store.errors import InvalidInput
-from qctl_store.sqlfile import Queries, load
+from qctl_kit.decode import json_value
+from qctl_kit.errors import InvalidInput
+from qctl_kit.sqlfile import Queries, load
 
 STATES = ("pending", "running", "completed", "failed", "retrying", "cancelled")
 """``job/job.go``'s states at dispatch v0.1.0."""
@@ -480,7 +480,7 @@ def throughput(
     epoch, the last holding the database's now, together covering ``window`` (oldest
     first, buckets where nothing happened left out); and the instant from which jobs
     enqueued before the window count as completed or cancelled in it."""
-    from qctl_store.throughput import bucket_start, grid
+    from qctl_kit.throughput import bucket_start, grid
 
     [now] = db.all("SELECT now() AS now")
     width, first, _count = grid(now["now"], window, bucket)

@@ -90,5 +90,4 @@ SYSTEM = System(
         "cron": "see `qctl periodic list`",
         "workers": "see `qctl clients list`",
     },
-    capabilities=frozenset(),
 )

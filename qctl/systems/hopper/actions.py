@@ -24,7 +24,7 @@ from qctl.core.sqldb import row_record
 from qctl.core.verbs import Target, Verb, Written
 from qctl.systems.hopper import reads
 from qctl.systems.hopper.database import Database
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 CHANNEL_INSERT = "hopper_insert"
 """``driver/driver.go`` ChannelInsert: the queue name of a committed insert."""

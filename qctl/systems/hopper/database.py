@@ -20,7 +20,7 @@ from typing import Any
 
 from qctl.core.changes import Hint
 from qctl.core.sqldb import SqlDatabase
-from qctl_store.errors import SchemaTooNew
+from qctl_kit.errors import SchemaTooNew
 
 KNOWN_VERSIONS: dict[int, str] = {
     1: "schema",

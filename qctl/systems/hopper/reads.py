@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 from qctl.core import triage
 from qctl.core.errors import NoSuchName
 from qctl.systems.hopper.database import Database
-from qctl_store.decode import fold
-from qctl_store.errors import InvalidInput
-from qctl_store.sqlfile import Queries, load
+from qctl_kit.decode import fold
+from qctl_kit.errors import InvalidInput
+from qctl_kit.sqlfile import Queries, load
 
 STATES = (
     "pending",

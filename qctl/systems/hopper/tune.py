@@ -1,5 +1,5 @@
 """qctl's opt-in index on hopper's live table (``qctl db tune``), in the shape every
-system's share (``qctl_store.postgres.tune``): hopper's schema version 8 indexes waiting
+system's share (``qctl_kit.postgres.tune``): hopper's schema version 8 indexes waiting
 jobs together (``hopper_jobs_claim`` holds available, scheduled and retryable) and
 pending ones not at all, so the queue depths split by state read the whole live table;
 (queue, state, scheduled_at) counts each queue's states on index ranges and finds each
@@ -8,7 +8,7 @@ state's oldest due job in one descent. qctl never adds to hopper's schema otherw
 from __future__ import annotations
 
 from qctl.systems.hopper.database import Database
-from qctl_store.postgres.tune import PRESENT, build
+from qctl_kit.postgres.tune import PRESENT, build
 
 QUEUE_STATE = "qctl_hopper_jobs_queue_state"
 

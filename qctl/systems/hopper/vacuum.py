@@ -3,7 +3,7 @@ it maintains (``queries/vacuum.sql`` says which is which, from
 ``driver/internal/pgsql/history.go`` HistoryMaintain at schema version 8).
 
 Each kind of row goes in short transactions of at most ``VACUUM_BATCH`` rows (fewer while
-they run long: ``qctl_store.batches.BatchSize``), each opened by
+they run long: ``qctl_kit.batches.BatchSize``), each opened by
 ``Database.transaction`` (which reads the schema version again and refuses any but 8),
 in key order after the last key deleted, so a pass never walks what it deleted. No
 partition is created, attached or dropped: the leader's partition maintenance and its
@@ -20,9 +20,9 @@ from typing import Any
 from qctl.core.parse import retention_age
 from qctl.systems.hopper import reads
 from qctl.systems.hopper.database import Database
-from qctl_store.batches import BatchSize, sized_batches
-from qctl_store.config import MAINTENANCE_BATCH_SECONDS
-from qctl_store.errors import InvalidInput, add_done
+from qctl_kit.batches import BatchSize, sized_batches
+from qctl_kit.config import MAINTENANCE_BATCH_SECONDS
+from qctl_kit.errors import InvalidInput, add_done
 
 VACUUM_BATCH = 1000
 TARGETS = ("history", "batches", "stream_events")

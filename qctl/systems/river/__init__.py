@@ -38,5 +38,4 @@ SYSTEM = System(
     screens="qctl.systems.river.tui:RIVER",
     database="qctl.systems.river.database:Database",
     instead={},
-    capabilities=frozenset(),
 )

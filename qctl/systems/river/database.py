@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qctl.core.sqldb import SqlDatabase
-from qctl_store.errors import SchemaTooNew
+from qctl_kit.errors import SchemaTooNew
 
 LINE = "main"
 KNOWN_VERSIONS: dict[int, str] = {

@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 
 from qctl.core.errors import NoSuchName
 from qctl.systems.river.database import Database
-from qctl_store.errors import InvalidInput
-from qctl_store.sqlfile import Queries, load
+from qctl_kit.errors import InvalidInput
+from qctl_kit.sqlfile import Queries, load
 
 STATES = (
     "available",

@@ -23,7 +23,8 @@ from qctl.systems.azync.cli import options
 from qctl.systems.azync.cli.act import act
 from qctl.systems.azync.cli.jobs import job_record
 from qctl.systems.azync.ops import dags as ops_dags
-from qctl_store.types import DAGDep, DAGFilter, DAGState, DAGView, Job, JobState, PageCursor
+from qctl_kit.values import PageCursor
+from qctl_store.types import DAGDep, DAGFilter, DAGState, DAGView, Job, JobState
 
 app = common.app("dags", SYSTEM.commands["dags"].help)
 

@@ -13,13 +13,13 @@ from qctl.cli.context import lock_wait_note
 from qctl.cli.output import as_dict, emit_object, emit_result, note
 from qctl.core.exits import ExitCode
 from qctl.systems.azync import SYSTEM
-from qctl.systems.azync.cli import options
-from qctl_store.dsn import redact
-from qctl_store.errors import StoreError
+from qctl.systems.azync.cli import database, options
+from qctl_kit.dsn import redact
+from qctl_kit.errors import StoreError
 from qctl_store.types import SchemaStatus
 
 if TYPE_CHECKING:
-    from qctl.cli.context import AnyStore
+    from qctl.systems.azync.cli.database import AnyStore
 
 app = common.app("db", SYSTEM.commands["db"].help)
 
@@ -50,7 +50,7 @@ def migrate(
             with open_store("sqlite::memory:") as empty:
                 status = empty.schema_status()
         else:
-            status = cli.store(check=False).schema_status()
+            status = database.store(cli, check=False).schema_status()
         rebuild = _rebuildable(status.invalid_indexes)
         common.dry_run_report(
             {
@@ -74,7 +74,7 @@ def migrate(
     cli.require_writable("db migrate")
     # The one command that may create a file; its lock waits are named wherever stderr
     # goes (a deploy log too), since it waits without limit.
-    store = cli.open_store(create=True, check=False, on_lock_wait=lock_wait_note)
+    store = database.open_store(cli, create=True, check=False, on_lock_wait=lock_wait_note)
     try:
         applied = store.migrate()
         rebuilt = store.rebuild_indexes(store.schema_status().invalid_indexes)
@@ -119,7 +119,7 @@ def _say_where_it_stopped(store: AnyStore) -> None:
 
 def _no_autovacuum(status: SchemaStatus) -> str:
     """What an operator should know, and do, when no autovacuum reaches azync_jobs."""
-    from qctl_store.sqlfile import identifier
+    from qctl_kit.sqlfile import identifier
 
     table = f"{identifier(status.schema)}.azync_jobs" if status.schema else "azync_jobs"
     dead = status.jobs_dead_rows
@@ -135,7 +135,7 @@ def _no_autovacuum(status: SchemaStatus) -> str:
 def _absent_sqlite_file(dsn: str | None) -> str:
     """The path of a SQLite file ``dsn`` names that does not exist yet in an existing
     directory (what ``db migrate`` would create), else ""."""
-    from qctl_store.dsn import is_postgres, sqlite_path
+    from qctl_kit.dsn import is_postgres, sqlite_path
 
     if not dsn or is_postgres(dsn):
         return ""
@@ -168,7 +168,7 @@ def status(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> No
     pending, a schema that does not exist yet, or one newer than this release), as every
     other command would on that database; 0 when it is up to date."""
     cli = common.cli(ctx)
-    result = cli.store(check=False).schema_status()
+    result = database.store(cli, check=False).schema_status()
     record = {"context": cli.context_name or "", "system": "azync", **as_dict(result)}
     record["location"] = redact(result.location) if result.location else cli.describe()
     emit_object(record, output)

@@ -29,13 +29,16 @@ def demo(
     """Run the workload on ``c``'s database (PostgreSQL must be migrated; one that already
     holds jobs is confirmed first, and the demo then maintains and vacuums nothing there),
     else on the embedded demo database."""
+    from qctl.systems.azync.cli import database
     from qctl.systems.azync.demo import Demo
     from qctl_store import Config, open_store
     from qctl_store.types import Source
 
     maintain = True
     if c.dsn:
-        store = c.open_store(pooled=True, create=True, check=False)  # checked or migrated below
+        store = database.open_store(
+            c, pooled=True, create=True, check=False
+        )  # checked or migrated below
         location = c.describe()
         if c.is_postgres:
             store.check_schema()  # never migrate someone's PostgreSQL implicitly
@@ -57,7 +60,7 @@ def demo(
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
         store = open_store(f"sqlite:///{path}", Config())
-        c._stores.append(store)
+        c.opened.append(store)
         store.migrate()
         location = f"{path} (demo)"
     workload = Demo(store, speed=speed, duration=seconds, seed=seed, maintain=maintain)

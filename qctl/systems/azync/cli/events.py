@@ -25,14 +25,8 @@ from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import options
 from qctl.systems.azync.cli.options import MetaOpt, SinceOpt, UntilOpt
 from qctl.systems.azync.ops import events as ops_events
-from qctl_store.types import (
-    EventAdminRow,
-    EventFilter,
-    JobSearch,
-    PageCursor,
-    PublishParams,
-    Source,
-)
+from qctl_kit.values import PageCursor
+from qctl_store.types import EventAdminRow, EventFilter, JobSearch, PublishParams, Source
 
 app = common.app("events", SYSTEM.commands["events"].help)
 

@@ -18,7 +18,7 @@ from qctl_store.listing import order_for, seeks_index
 from qctl_store.types import JobSearch, JobState, Source
 
 if TYPE_CHECKING:
-    from qctl.cli.context import AnyStore
+    from qctl.systems.azync.cli.database import AnyStore
 
 ErrorOpt = Annotated[
     str,

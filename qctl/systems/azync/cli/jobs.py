@@ -29,9 +29,9 @@ from qctl.core.verbs import Selection
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import filters, options
 from qctl.systems.azync.cli.options import DeadAge, KindOpt, MetaOpt, SourceOpt
+from qctl_kit.decode import elapsed
+from qctl_kit.errors import InvalidInput
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS
-from qctl_store.decode import elapsed
-from qctl_store.errors import InvalidInput
 from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, Source
 
 # The operations layer is imported by the verbs that act, in their bodies: the reads

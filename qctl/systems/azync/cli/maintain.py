@@ -16,7 +16,7 @@ from qctl.cli.common import Output
 from qctl.cli.errors import Terminated
 from qctl.cli.output import OutputFormat, emit_rows, note, rows_of
 from qctl.core.parse import ParseError
-from qctl.systems.azync.cli import options
+from qctl.systems.azync.cli import database, options
 from qctl.systems.azync.cli.options import SourceOpt
 from qctl.systems.azync.ops import maintain as ops_maintain
 from qctl.systems.azync.ops.results import MaintainStep
@@ -57,7 +57,7 @@ def maintain(
     stores: list[ConsoleStore] = [options.writable(ctx, "maintain")]
 
     def open_store() -> ConsoleStore:
-        return stores.pop() if stores else context.open_store(pooled=False)
+        return stores.pop() if stores else database.open_store(context, pooled=False)
 
     def on_pass(steps: list[MaintainStep]) -> None:
         rows = [{**r, "source": r["source"] or None} for r in rows_of(steps)]

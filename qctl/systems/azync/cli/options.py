@@ -12,10 +12,11 @@ import typer
 
 from qctl.cli.common import cli, option_value
 from qctl.core import parse
-from qctl_store.types import JobState, PageCursor, Source
+from qctl_kit.values import PageCursor
+from qctl_store.types import JobState, Source
 
 if TYPE_CHECKING:
-    from qctl.cli.context import AnyStore
+    from qctl.systems.azync.cli.database import AnyStore
 
 SourceOpt = Annotated[
     Source | None, typer.Option("--source", "-s", help="Job source (default: all).")
@@ -53,7 +54,9 @@ MetaOpt = Annotated[
 
 def store(ctx: typer.Context) -> AnyStore:
     """The store of this invocation, opened once (unpooled: one-shot commands)."""
-    return cli(ctx).store()
+    from qctl.systems.azync.cli import database
+
+    return database.store(cli(ctx))
 
 
 def writable(ctx: typer.Context, action: str) -> AnyStore:

@@ -26,17 +26,9 @@ from typing import TYPE_CHECKING, Any
 from qctl.core.errors import WrongVerb
 from qctl.core.verbs import Target, Verb, Written
 from qctl.systems.azync.ops.results import BulkOutcome
-from qctl_store.errors import InvalidInput, add_done
-from qctl_store.types import (
-    KIND_SLEEP,
-    EnqueueParams,
-    Job,
-    JobSearch,
-    JobState,
-    JobTarget,
-    PageCursor,
-    Source,
-)
+from qctl_kit.errors import InvalidInput, add_done
+from qctl_kit.values import PageCursor
+from qctl_store.types import KIND_SLEEP, EnqueueParams, Job, JobSearch, JobState, JobTarget, Source
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore

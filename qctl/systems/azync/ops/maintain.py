@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from qctl.core.errors import is_connection_error
 from qctl.systems.azync.ops.results import MaintainStep
-from qctl_store import errors
+from qctl_kit import errors
 from qctl_store.types import KIND_SIGNAL, KIND_SLEEP, Source
 
 if TYPE_CHECKING:

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from qctl.systems.azync.ops.jobs import count_dead, iter_jobs
 from qctl.systems.azync.ops.results import BulkOutcome, NukeOutcome
-from qctl_store.errors import add_done
+from qctl_kit.errors import add_done
+from qctl_kit.values import PageCursor
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
     WORKFLOW_TERMINAL_STATES,
     DAGFilter,
     JobSearch,
     JobState,
-    PageCursor,
     Source,
     WorkflowFilter,
     WorkflowState,

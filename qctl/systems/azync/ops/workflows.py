@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from qctl.core.errors import WrongVerb, require_state
 from qctl.systems.azync.ops.results import ResolveOutcome, RunOutcome, SignalOutcome
+from qctl_kit.errors import NotFound
 from qctl_store import wac
-from qctl_store.errors import NotFound
 from qctl_store.types import (
     JSON,
     WORKFLOW_TERMINAL_STATES,

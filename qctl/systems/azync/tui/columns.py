@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.text import Text
+
 from qctl.tui import fmt
 from qctl.tui.widgets import Column, flex
-from qctl_store.types import DAGState, Job
+from qctl_store.types import DAG_TERMINAL_STATES, DAGState, Job
 
 JOB_SOURCE: Column[Job] = Column(
     "source", "queue, event, dag or workflow", lambda j: j.source.value
@@ -30,7 +32,15 @@ def job_columns(*lead: Column[Job], tail: Sequence[Column[Job]] = ()) -> tuple[C
 DagCounts = tuple[str, dict[DAGState, int]]
 """A DAG name and its runs by state."""
 
+
+def split_counts(counts: dict[DAGState, int]) -> tuple[Text, Text]:
+    """A name's run counts as (live states, terminal states) summaries."""
+    live = {s: n for s, n in counts.items() if s not in DAG_TERMINAL_STATES}
+    done = {s: n for s, n in counts.items() if s in DAG_TERMINAL_STATES}
+    return fmt.counts_summary(live), fmt.counts_summary(done)
+
+
 DAG_COUNT_COLUMNS: tuple[Column[DagCounts], ...] = (
-    flex("live", "its runs still going, by state", lambda r: fmt.split_counts(r[1])[0]),
-    flex("done", "its finished runs, by state", lambda r: fmt.split_counts(r[1])[1]),
+    flex("live", "its runs still going, by state", lambda r: split_counts(r[1])[0]),
+    flex("done", "its finished runs, by state", lambda r: split_counts(r[1])[1]),
 )

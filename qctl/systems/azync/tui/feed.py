@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qctl.core.changes import RESET, Hint, Hints
+from qctl_kit.streams import Subscription
 from qctl_store.contract import ChangeNotifier
-from qctl_store.streams import Subscription
 from qctl_store.types import Change, ChangeEntity
 
 

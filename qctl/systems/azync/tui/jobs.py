@@ -33,9 +33,10 @@ from qctl.tui.base import Dashboarded
 from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView, StatePicked
 from qctl.tui.triage import error_group_columns, groups_summary
 from qctl.tui.widgets import Column, cells, flex, refill, table
-from qctl_store.decode import elapsed
-from qctl_store.errors import InvalidInput
-from qctl_store.types import Job, JobSearch, JobState, PageCursor, Source
+from qctl_kit.decode import elapsed
+from qctl_kit.errors import InvalidInput
+from qctl_kit.values import PageCursor
+from qctl_store.types import Job, JobSearch, JobState, Source
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore

@@ -18,7 +18,8 @@ from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.tui import fmt
 from qctl.tui.panes import Redrawn
 from qctl.tui.widgets import Column, cells, flex, refill, table
-from qctl_store.types import Job, JobSearch, JobState, Source, ThroughputCount
+from qctl_kit.throughput import ThroughputCount
+from qctl_store.types import Job, JobSearch, JobState, Source
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from qctl_store.types import DAGState, DailyCount, Depths, OpsStats, Source, ThroughputCount
+from qctl_kit.throughput import ThroughputCount
+from qctl_store.types import DAGState, DailyCount, Depths, OpsStats, Source
 
 if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore

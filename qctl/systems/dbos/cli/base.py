@@ -16,7 +16,7 @@ from qctl.cli.output import (
     emit_rows,
 )
 from qctl.systems.dbos import SYSTEM
-from qctl_store.decode import Instant, from_epoch
+from qctl_kit.decode import Instant, from_epoch
 
 if TYPE_CHECKING:
     from qctl.systems.dbos.database import Database

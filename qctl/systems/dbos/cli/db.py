@@ -14,7 +14,7 @@ from qctl.systems.dbos.cli.base import (
     database,
     group,
 )
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 app = group("db")
 

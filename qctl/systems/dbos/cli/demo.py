@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from qctl.cli import common
 from qctl.systems.dbos import INSTALL_HINT, reads
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 if TYPE_CHECKING:
     from qctl.cli.context import CliContext
@@ -46,7 +46,7 @@ def demo(
     from qctl import systems
     from qctl.systems.dbos.app_process import AppProcess
     from qctl.systems.dbos.database import Database
-    from qctl_store.dsn import sqlite_path
+    from qctl_kit.dsn import sqlite_path
 
     if importlib.util.find_spec("dbos") is None:
         raise InvalidInput(f"the DBOS demo needs the dbos package: {INSTALL_HINT}")

@@ -95,7 +95,7 @@ def _limit(text: str | None, flag: str, kind: type = int) -> Any:
     try:
         value = kind(text)
     except ValueError:
-        from qctl_store.errors import InvalidInput
+        from qctl_kit.errors import InvalidInput
 
         raise InvalidInput(f"{flag}: {text!r} is not a number (or none)") from None
     return value

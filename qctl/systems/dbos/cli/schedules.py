@@ -23,7 +23,7 @@ from qctl.systems.dbos.cli.base import (
     writable,
 )
 from qctl.systems.dbos.cli.filters import Many
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 app = group("schedules")
 

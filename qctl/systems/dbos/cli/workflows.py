@@ -37,7 +37,7 @@ from qctl.systems.dbos.cli.base import (
 )
 from qctl.systems.dbos.cli.filters import filtered
 from qctl.systems.dbos.database import Database
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 app = group("workflows")
 

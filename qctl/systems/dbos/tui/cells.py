@@ -9,7 +9,7 @@ from typing import Any
 from rich.text import Text
 
 from qctl.tui import fmt
-from qctl_store.decode import Instant, elapsed, from_epoch
+from qctl_kit.decode import Instant, elapsed, from_epoch
 
 STATUS_STYLES = {
     "PENDING": fmt.state_style("running"),

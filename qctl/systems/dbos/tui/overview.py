@@ -20,7 +20,7 @@ from qctl.systems.dbos.tui import cells
 from qctl.tui import fmt, widgets
 from qctl.tui.panes import Redrawn
 from qctl.tui.widgets import Column, flex, refill, table
-from qctl_store.types import ThroughputCount
+from qctl_kit.throughput import ThroughputCount
 
 if TYPE_CHECKING:
     from qctl.systems.dbos.database import Database

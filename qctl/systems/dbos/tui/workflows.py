@@ -23,7 +23,7 @@ from qctl.tui import fmt, widgets
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView, StatePicked
 from qctl.tui.widgets import Column, PromptDialog, flex, refill, table
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 if TYPE_CHECKING:
     from qctl.systems.dbos.database import Database

@@ -23,7 +23,7 @@ from qctl.systems.dispatch.cli import (
     listing,
     writable,
 )
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 app = group("jobs")
 

@@ -13,7 +13,7 @@ from qctl.cli.output import OutputFormat, emit_detail
 from qctl.core.sqldb import row_record
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.cli import Many, database, group, listing
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 app = group("workflows")
 

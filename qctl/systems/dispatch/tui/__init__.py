@@ -78,7 +78,7 @@ class DispatchScreens(SystemScreens):
 
     def jump_targets(self, db: Database, text: str) -> list[tuple[str, Any]]:
         from qctl.systems.dispatch import reads
-        from qctl_store.errors import NotFound
+        from qctl_kit.errors import NotFound
 
         try:
             return [("job", reads.resolve_job(db, text.strip()))]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from qctl.cli import common
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 if TYPE_CHECKING:
     from qctl.cli.context import CliContext

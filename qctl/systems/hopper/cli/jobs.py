@@ -19,7 +19,7 @@ from qctl.core.verbs import Selection, Verb
 from qctl.systems.hopper import actions, reads
 from qctl.systems.hopper.cli import database, group, writable
 from qctl.systems.hopper.database import Database
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 app = group("jobs")
 

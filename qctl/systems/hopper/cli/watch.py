@@ -34,7 +34,7 @@ def watch(
     from datetime import UTC, datetime
 
     from qctl.core.sqldb import LISTENING
-    from qctl_store.errors import InvalidInput
+    from qctl_kit.errors import InvalidInput
 
     for c in channel or ():
         if c not in CHANNELS:

@@ -65,7 +65,7 @@ class HopperScreens(SystemScreens):
 
     def jump_targets(self, db: Database, text: str) -> list[tuple[str, Any]]:
         from qctl.systems.hopper import reads
-        from qctl_store.errors import NotFound
+        from qctl_kit.errors import NotFound
 
         try:
             return [("job", reads.resolve_job(db, text.strip()))]

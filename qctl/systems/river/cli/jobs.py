@@ -15,7 +15,7 @@ from qctl.core.verbs import Selection, Verb
 from qctl.systems.river import actions, reads
 from qctl.systems.river.cli import Many, database, group, writable
 from qctl.systems.river.database import Database
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 app = group("jobs")
 

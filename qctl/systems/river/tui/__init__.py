@@ -54,7 +54,7 @@ class RiverScreens(SystemScreens):
 
     def jump_targets(self, db: Database, text: str) -> list[tuple[str, Any]]:
         from qctl.systems.river import reads
-        from qctl_store.errors import NotFound
+        from qctl_kit.errors import NotFound
 
         job_id = reads.parse_id(text)
         try:

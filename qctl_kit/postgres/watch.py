@@ -1,6 +1,6 @@
 """Watching a store's own sessions from beside them, on a thread of its own: who holds
-the lock a statement has waited on for a while (``Config.on_lock_wait``), and a server
-that stopped answering (``Config.unanswered_after``: a paused server, a dead peer the
+the lock a statement has waited on for a while (``Session.on_lock_wait``), and a server
+that stopped answering (``Session.unanswered_after``: a paused server, a dead peer the
 kernel has not noticed yet).
 
 A paused server never cancels a statement at its ``statement_timeout``, and a cancel
@@ -164,7 +164,7 @@ class SessionWatch:
     def answered(self, conn: WatchedConnection) -> Iterator[None]:
         """Around a use of ``conn``: a failure because this watch shut its socket is
         ``errors.NoAnswer``."""
-        from qctl_store import errors
+        from qctl_kit import errors
 
         try:
             yield

@@ -1,4 +1,5 @@
-"""The error hierarchy of qctl_store.
+"""The errors every system's database code raises, whatever the system (azync's store,
+DBOS, hopper, ...); the front-ends map each class to an exit code.
 
 ``NotFound`` is raised exactly where the Go contract returns its not-found error
 (``driver.IsNotFound``, which tests the type); its message names the operation in words
@@ -14,7 +15,7 @@ from datetime import timedelta
 
 
 class StoreError(Exception):
-    """Base class of every error qctl_store raises on purpose."""
+    """Base class of every error the toolkit and the systems raise on purpose."""
 
 
 class NotFound(StoreError):
@@ -66,31 +67,11 @@ class NoAnswer(Timeout):
 
 
 class SchemaNotMigrated(StoreError):
-    """The database has no azync schema (or an older one): run ``qctl db migrate``."""
+    """The database has no schema of the system (or an older one): run ``qctl db migrate``."""
 
 
 class SchemaTooNew(StoreError):
     """The database was migrated past the versions this release knows."""
-
-
-def check_version(where: str, applied: int, expected: int, pending: list[int]) -> None:
-    """Raise ``SchemaTooNew`` or ``SchemaNotMigrated``, naming both versions, unless the
-    database ``where`` is at this release's schema version ``expected`` with no version
-    ``pending``."""
-    if applied > expected:
-        raise SchemaTooNew(
-            f"{where} is at azync schema version {applied}, newer than this release's "
-            f"{expected}; upgrade qctl"
-        )
-    if applied == 0:
-        raise SchemaNotMigrated(f"{where} has no azync schema yet; run `qctl db migrate`")
-    if pending:
-        missing = ", ".join(str(v) for v in pending)
-        than = "older than" if applied < expected else "with versions missing from"
-        raise SchemaNotMigrated(
-            f"{where} is at azync schema version {applied}, {than} this release's "
-            f"{expected} (missing {missing}); run `qctl db migrate`"
-        )
 
 
 class StorageFull(StoreError):
@@ -100,7 +81,7 @@ class StorageFull(StoreError):
 
 
 class ReadOnly(StoreError):
-    """A write was attempted on a store opened read-only."""
+    """A write was attempted on a session or store opened read-only."""
 
 
 class Conflict(StoreError):
@@ -134,3 +115,9 @@ def done_before(exc: BaseException) -> Done | None:
     """What the bulk work ``exc`` stopped had committed (``add_done``), if any."""
     done = getattr(exc, "qctl_done", None)
     return done if isinstance(done, Done) else None
+
+
+def not_unicode(exc: UnicodeEncodeError, what: str = "a text argument") -> InvalidInput:
+    """The error for text without a UTF-8 form, showing the offending characters."""
+    bad = exc.object[exc.start : exc.end]
+    return InvalidInput(f"{what} is not valid Unicode text ({bad!r}, {exc.reason})")

@@ -10,21 +10,15 @@ The convention, the same on both backends:
   Whole-line comments are not sent to the database.
 - ``{token}`` marks text filled in before the statement runs, from one vocabulary:
 
-  - column lists, filled when the file is loaded: ``{jobs}`` (every job column a
-    ``types.Job`` is read from), ``{jobs_j}`` (the same under alias ``j``), ``{event_e}``
-    (the ledger columns of alias ``e`` renamed ``ev_*``, riding along a job row) and
-    ``{event_admin}`` (an admin event row's ledger columns of alias ``e``);
   - statement text shared by the files of one package, filled when a file is loaded:
     ``{name}`` where ``name`` is a block of that package's ``fragments.sql`` (one text
     several queries run; the block's comment says what it needs around it);
-  - fragments built in code, filled per call by ``fill``: ``{where}`` and ``{order}``
-    (from the fixed fragments of ``listing``), ``{table}`` (a table name from a fixed
-    set, or the quoted version table), ``{schema}`` (the quoted schema), ``{claim}`` and
-    ``{input}`` (each one of two named queries of the enqueue statement,
-    ``postgres/queries/jobs.sql``), ``{paused}``, ``{cancelled}``, ``{uncertain}`` and
-    ``{skipped}`` (TRUE or FALSE: whether that state's console index exists), ``{limit}``
-    (the lease's validated int, written in so PostgreSQL keeps the statement's generic
-    plan, ``postgres/queries/jobs.sql``).
+  - fragments built in code, filled per call by ``fill``: ``{where}``, ``{order}``,
+    ``{table}`` (a table name from a fixed set, or a quoted table), ``{schema}`` (the
+    quoted schema), ``{columns}`` and ``{limit}`` (a validated int, written in so
+    PostgreSQL keeps the statement's generic plan);
+  - a system's own ``Vocabulary``, given to ``load``: column lists filled when the file is
+    loaded, and further fragments filled per call (azync's, ``qctl_store.columns.AZYNC_SQL``).
 
   A token outside that vocabulary is an error when the file is loaded; JSON literals such
   as ``'{}'`` are not tokens.
@@ -34,27 +28,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from importlib import resources
-
-from qctl_store.columns import event_admin_columns, event_columns, job_columns
 
 _MARKER = re.compile(r"^--\s*name:\s*([a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 _TOKEN = re.compile(r"\{([a-z_]+)\}(\.?)")
 
-COLUMN_TOKENS = {
-    "jobs": job_columns(),
-    "jobs_j": job_columns("j"),
-    "event_e": event_columns("e"),
-    "event_admin": event_admin_columns("e"),
-}
-"""Tokens filled when a file is loaded."""
+FRAGMENT_TOKENS = frozenset({"where", "order", "table", "schema", "columns", "limit"})
+"""Tokens filled per call by ``fill``, in every system's files."""
 
-FRAGMENT_TOKENS = frozenset(
-    {"where", "order", "table", "schema", "claim", "input", "columns", "limit"}
-    | {"paused", "cancelled", "uncertain", "skipped"}
-)
-"""Tokens filled per call by ``fill``."""
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """A system's own tokens: ``columns`` (name, text) filled when a file is loaded,
+    ``fragments`` filled per call by ``fill`` besides ``FRAGMENT_TOKENS``."""
+
+    columns: tuple[tuple[str, str], ...] = ()
+    fragments: frozenset[str] = field(default_factory=frozenset)
+
+    def tokens(self) -> set[str]:
+        return {name for name, _ in self.columns} | FRAGMENT_TOKENS | self.fragments
+
+
+NEUTRAL = Vocabulary()
 
 SHARED_FILE = "fragments.sql"
 """A package's file of statement text its other files name as tokens."""
@@ -74,9 +71,14 @@ class Queries(dict[str, str]):
             raise AttributeError(name) from None
 
 
-def parse(text: str, origin: str = "<sql>", shared: Mapping[str, str] | None = None) -> Queries:
-    """The named queries of one file's text, column tokens and ``shared`` blocks (by
-    name, from the package's ``fragments.sql``) filled in."""
+def parse(
+    text: str,
+    origin: str = "<sql>",
+    shared: Mapping[str, str] | None = None,
+    vocabulary: Vocabulary = NEUTRAL,
+) -> Queries:
+    """The named queries of one file's text, ``vocabulary``'s column tokens and ``shared``
+    blocks (by name, from the package's ``fragments.sql``) filled in."""
     parts = _MARKER.split(text)
     queries = Queries()
     for name, body in zip(parts[1::2], parts[2::2], strict=True):
@@ -86,18 +88,22 @@ def parse(text: str, origin: str = "<sql>", shared: Mapping[str, str] | None = N
         if lines and lines[0].startswith("--"):
             queries.descriptions[name] = lines[0].removeprefix("--").strip()
         sql = "\n".join(line for line in lines if not line.lstrip().startswith("--"))
-        queries[name] = _fill_columns(sql.strip().rstrip(";"), f"{origin}: {name}", shared or {})
+        queries[name] = _fill_columns(
+            sql.strip().rstrip(";"), f"{origin}: {name}", shared or {}, vocabulary
+        )
     return queries
 
 
-def _fill_columns(sql: str, origin: str, shared: Mapping[str, str]) -> str:
+def _fill_columns(sql: str, origin: str, shared: Mapping[str, str], vocabulary: Vocabulary) -> str:
+    columns = dict(vocabulary.columns)
+
     def one(m: re.Match[str]) -> str:
         token = m.group(1)
         if token in shared:
             return shared[token] + m.group(2)
-        if token in COLUMN_TOKENS:
-            return COLUMN_TOKENS[token] + m.group(2)
-        if token in FRAGMENT_TOKENS:
+        if token in columns:
+            return columns[token] + m.group(2)
+        if token in FRAGMENT_TOKENS or token in vocabulary.fragments:
             return m.group(0)
         raise ValueError(f"{origin}: unknown token {{{token}}}")
 
@@ -105,16 +111,15 @@ def _fill_columns(sql: str, origin: str, shared: Mapping[str, str]) -> str:
 
 
 @cache
-def load(package: str, filename: str) -> Queries:
+def load(package: str, filename: str, vocabulary: Vocabulary = NEUTRAL) -> Queries:
+    """The named queries of ``filename`` in ``package`` (a package of ``.sql`` files)."""
     files = resources.files(package)
     shared: Queries | None = None
     if filename != SHARED_FILE and files.joinpath(SHARED_FILE).is_file():
-        shared = load(package, SHARED_FILE)
+        shared = load(package, SHARED_FILE, vocabulary)
     text = files.joinpath(filename).read_text(encoding="utf-8")
-    queries = parse(text, f"{package}/{filename}", shared)
-    if filename == SHARED_FILE and (
-        taken := set(queries) & (COLUMN_TOKENS.keys() | FRAGMENT_TOKENS)
-    ):
+    queries = parse(text, f"{package}/{filename}", shared, vocabulary)
+    if filename == SHARED_FILE and (taken := set(queries) & vocabulary.tokens()):
         raise ValueError(f"{package}/{filename}: {sorted(taken)} are tokens already")
     return queries
 
@@ -122,7 +127,7 @@ def load(package: str, filename: str) -> Queries:
 def fill(sql: str, **fragments: str) -> str:
     """``sql`` with its fragment tokens replaced by ``fragments``; each token must be
     given and each fragment used. An empty fragment takes a ``.`` right after its token
-    with it, so ``{schema}.azync_jobs`` with no schema is the unqualified name."""
+    with it, so ``{schema}.jobs`` with no schema is the unqualified name."""
     return _fill(sql, tuple(sorted(fragments.items())))
 
 

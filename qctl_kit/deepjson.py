@@ -1,7 +1,7 @@
 """JSON of any depth: ``json.loads``' parser recurses, so a valid document nested
 deeper than the interpreter's recursion limit (about a thousand levels, which a Go
 producer writes without trouble) raises RecursionError there; ``parse`` keeps a stack of
-its own (``qctl_store.decode.loads`` falls back on it)."""
+its own (``qctl_kit.decode.loads`` falls back on it)."""
 
 from __future__ import annotations
 

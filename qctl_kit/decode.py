@@ -27,7 +27,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from qctl_store import deepjson
+from qctl_kit import deepjson
 
 JSON_DEPTH = 100
 """How deep the console renders a JSON value (tables, JSON output, the dashboard):

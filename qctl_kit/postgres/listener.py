@@ -1,7 +1,8 @@
 """A reconnecting LISTEN loop on one dedicated PostgreSQL connection.
 
-Used for the wake channel (``wake.py``) and the ``azync_changes`` hint channel
-(``changes.py``); it knows nothing about payload formats. API::
+Used by azync's store for its wake and ``azync_changes`` hint channels
+(``qctl_store/postgres/wake.py``, ``changes.py``) and by ``SqlDatabase.changes`` for the
+other systems' channels; it knows nothing about payload formats. API::
 
     listener = Listener(
         connect=store.connect,          # () -> psycopg.Connection, autocommit, outside the pool
@@ -34,8 +35,8 @@ from typing import Any
 
 import psycopg
 
-from qctl_store.dsn import redact
-from qctl_store.sqlfile import identifier
+from qctl_kit.dsn import redact
+from qctl_kit.sqlfile import identifier
 
 BACKOFF_MIN = 0.5
 BACKOFF_MAX = 30.0
@@ -60,7 +61,7 @@ class Listener:
         self._on_notify = on_notify
         self._on_live = on_live
         self._on_down = on_down
-        self._logger = logger or logging.getLogger("qctl_store")
+        self._logger = logger or logging.getLogger("qctl_kit")
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None

@@ -1,4 +1,4 @@
-"""DSN parsing and redaction shared by the store and the console."""
+"""DSN parsing and redaction shared by every system's database and the console."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from qctl_store.errors import InvalidInput
+from qctl_kit.errors import InvalidInput
 
 _PASSWORD_KV = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'?|\S+)", re.IGNORECASE)
 _URL_SCHEMES = ("postgresql://", "postgres://")

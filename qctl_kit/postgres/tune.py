@@ -6,12 +6,12 @@ status``; a read that needs one checks for it (``PRESENT``) and has a path witho
 
 from __future__ import annotations
 
-from qctl_store.postgres.base import queries
+from qctl_kit.sqlfile import load
 
-PRESENT = queries("tune.sql").present
+PRESENT = load("qctl_kit.postgres.queries", "tune.sql").present
 """Which of ``%(names)s`` exist, valid, on ``%(table)s``: rows of ``name``."""
 
-INVALID = queries("tune.sql").invalid
+INVALID = load("qctl_kit.postgres.queries", "tune.sql").invalid
 """The invalid indexes of ``%(schema)s`` (empty: the session's schema): rows of ``name``
 and ``table``; ``qctl db status`` lists them on every system."""
 

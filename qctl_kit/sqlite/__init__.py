@@ -1,0 +1,1 @@
+"""SQLite files of any system: read-only opening and error mapping."""
