@@ -33,8 +33,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# The Go harness (tests/go) built before the tests, under its own limit (HARNESS_TIMEOUT,
-# seconds); without Go it does nothing unless QCTL_REQUIRE_GO=1.
+# The test partners built before the tests, under their own limit (HARNESS_TIMEOUT,
+# seconds): the Go harness (tests/go; without Go nothing, unless QCTL_REQUIRE_GO=1) and
+# oban-py's Python 3.12 environment (tests/oban/.venv-obanpy; without a Python 3.12
+# nothing, unless QCTL_REQUIRE_OBAN=1).
 harness:
 	@bash scripts/build_harness.sh
 

@@ -33,7 +33,7 @@ def compile_qctl() -> None:
     checkout writes it only on a first run, never with PYTHONDONTWRITEBYTECODE set: timed
     without it, every run of qctl would also compile qctl's source (~0.1 s)."""
     root = os.path.dirname(BENCH_DIR)
-    for package in ("qctl", "qctl_store"):
+    for package in ("qctl", "qctl_kit", "qctl_store"):
         compileall.compile_dir(os.path.join(root, package), quiet=1)
 
 

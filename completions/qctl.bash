@@ -9,7 +9,7 @@ _qctl() {
     local cmdpath="qctl" i subs="" opts="" ask=""
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "$cmdpath ${COMP_WORDS[i]}" in
-            'qctl audit' | 'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs errors' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues set-limits' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows errors' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl workflows send' | 'qctl workflows set-attributes' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl vacuum history' | 'qctl vacuum batches' | 'qctl vacuum streams' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl metrics' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl schedules create' | 'qctl schedules delete' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl executors' | 'qctl executors list' | 'qctl executors recover' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq replay-all' | 'qctl dlq delete' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl cron trigger' | 'qctl workers' | 'qctl workers list' | 'qctl stats' | 'qctl clients' | 'qctl clients list' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
+            'qctl audit' | 'qctl audit list' | 'qctl audit init' | 'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs errors' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues set-limits' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl queues scale' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows errors' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl workflows send' | 'qctl workflows set-attributes' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl vacuum history' | 'qctl vacuum batches' | 'qctl vacuum streams' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl metrics' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl schedules create' | 'qctl schedules delete' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl executors' | 'qctl executors list' | 'qctl executors recover' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq replay-all' | 'qctl dlq delete' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl cron trigger' | 'qctl workers' | 'qctl workers list' | 'qctl stats' | 'qctl clients' | 'qctl clients list' | 'qctl clients leader' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek' | 'qctl nodes' | 'qctl nodes list') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
         esac
     done
     case "$cmdpath $prev" in
@@ -23,6 +23,12 @@ _qctl() {
         'qctl audit --verb') COMPREPLY=(); return ;;
         'qctl audit --limit' | 'qctl audit -n') COMPREPLY=(); return ;;
         'qctl audit --output' | 'qctl audit -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl audit list --since') COMPREPLY=(); return ;;
+        'qctl audit list --verb') COMPREPLY=(); return ;;
+        'qctl audit list --limit' | 'qctl audit list -n') COMPREPLY=(); return ;;
+        'qctl audit list --output' | 'qctl audit list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl audit init --output' | 'qctl audit init -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl audit init --reason') COMPREPLY=(); return ;;
         'qctl context list --output' | 'qctl context list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl context use --output' | 'qctl context use -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl context add --dsn') COMPREPLY=(); return ;;
@@ -30,6 +36,7 @@ _qctl() {
         'qctl context add --system') _qctl_ask; return ;;
         'qctl context add --statement-timeout') COMPREPLY=(); return ;;
         'qctl context add --lock-timeout') COMPREPLY=(); return ;;
+        'qctl context add --audit') _qctl_ask; return ;;
         'qctl context add --output' | 'qctl context add -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl context delete --output' | 'qctl context delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl context delete --reason') COMPREPLY=(); return ;;
@@ -54,6 +61,9 @@ _qctl() {
         'qctl jobs list --output' | 'qctl jobs list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs list --queue') _qctl_ask; return ;;
         'qctl jobs list --name') COMPREPLY=(); return ;;
+        'qctl jobs list --priority') COMPREPLY=(); return ;;
+        'qctl jobs list --tag') COMPREPLY=(); return ;;
+        'qctl jobs list --worker') COMPREPLY=(); return ;;
         'qctl jobs errors --source' | 'qctl jobs errors -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl jobs errors --kind' | 'qctl jobs errors -k') _qctl_ask; return ;;
         'qctl jobs errors --state') _qctl_ask; return ;;
@@ -68,6 +78,10 @@ _qctl() {
         'qctl jobs errors --output' | 'qctl jobs errors -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs errors --queue') _qctl_ask; return ;;
         'qctl jobs errors --name') COMPREPLY=(); return ;;
+        'qctl jobs errors --priority') COMPREPLY=(); return ;;
+        'qctl jobs errors --tag') COMPREPLY=(); return ;;
+        'qctl jobs errors --worker') COMPREPLY=(); return ;;
+        'qctl jobs errors --after') COMPREPLY=(); return ;;
         'qctl jobs show --output' | 'qctl jobs show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs attempts --output' | 'qctl jobs attempts -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs enqueue --payload' | 'qctl jobs enqueue -p') COMPREPLY=(); return ;;
@@ -95,6 +109,9 @@ _qctl() {
         'qctl jobs retry --output' | 'qctl jobs retry -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs retry --reason') COMPREPLY=(); return ;;
         'qctl jobs retry --queue') _qctl_ask; return ;;
+        'qctl jobs retry --priority') COMPREPLY=(); return ;;
+        'qctl jobs retry --tag') COMPREPLY=(); return ;;
+        'qctl jobs retry --worker') COMPREPLY=(); return ;;
         'qctl jobs run-now --source' | 'qctl jobs run-now -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl jobs run-now --kind' | 'qctl jobs run-now -k') _qctl_ask; return ;;
         'qctl jobs run-now --state') COMPREPLY=($(compgen -W 'pending scheduled active dead paused succeeded blocked waiting cancelled uncertain skipped' -- "$cur")); return ;;
@@ -171,6 +188,9 @@ _qctl() {
         'qctl jobs delete --output' | 'qctl jobs delete -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs delete --reason') COMPREPLY=(); return ;;
         'qctl jobs delete --queue') _qctl_ask; return ;;
+        'qctl jobs delete --priority') COMPREPLY=(); return ;;
+        'qctl jobs delete --tag') COMPREPLY=(); return ;;
+        'qctl jobs delete --worker') COMPREPLY=(); return ;;
         'qctl jobs vacuum-dead --older-than') COMPREPLY=(); return ;;
         'qctl jobs vacuum-dead --source' | 'qctl jobs vacuum-dead -s') COMPREPLY=($(compgen -W 'queue event dag workflow' -- "$cur")); return ;;
         'qctl jobs vacuum-dead --kind' | 'qctl jobs vacuum-dead -k') _qctl_ask; return ;;
@@ -185,6 +205,9 @@ _qctl() {
         'qctl jobs cancel --output' | 'qctl jobs cancel -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl jobs cancel --reason') COMPREPLY=(); return ;;
         'qctl jobs cancel --kind' | 'qctl jobs cancel -k') _qctl_ask; return ;;
+        'qctl jobs cancel --priority') COMPREPLY=(); return ;;
+        'qctl jobs cancel --tag') COMPREPLY=(); return ;;
+        'qctl jobs cancel --worker') COMPREPLY=(); return ;;
         'qctl dags list --name') COMPREPLY=(); return ;;
         'qctl dags list --state') COMPREPLY=($(compgen -W 'running suspended compensating paused succeeded failed cancelled' -- "$cur")); return ;;
         'qctl dags list --limit' | 'qctl dags list -n') COMPREPLY=(); return ;;
@@ -247,6 +270,7 @@ _qctl() {
         'qctl queues throughput --output' | 'qctl queues throughput -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl queues throughput --queue') _qctl_ask; return ;;
         'qctl queues show --output' | 'qctl queues show -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl queues show --window') COMPREPLY=(); return ;;
         'qctl queues set-limits --concurrency') COMPREPLY=(); return ;;
         'qctl queues set-limits --worker-concurrency') COMPREPLY=(); return ;;
         'qctl queues set-limits --rate-limit') COMPREPLY=(); return ;;
@@ -258,18 +282,22 @@ _qctl() {
         'qctl queues set-limits --polling-interval') COMPREPLY=(); return ;;
         'qctl queues set-limits --output' | 'qctl queues set-limits -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl queues set-limits --reason') COMPREPLY=(); return ;;
-        'qctl queues pause --output' | 'qctl queues pause -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
-        'qctl queues pause --reason') COMPREPLY=(); return ;;
         'qctl queues pause --match') COMPREPLY=(); return ;;
         'qctl queues pause --max') COMPREPLY=(); return ;;
         'qctl queues pause --plan-out') COMPREPLY=(); return ;;
         'qctl queues pause --plan') COMPREPLY=(); return ;;
-        'qctl queues resume --output' | 'qctl queues resume -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
-        'qctl queues resume --reason') COMPREPLY=(); return ;;
+        'qctl queues pause --output' | 'qctl queues pause -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl queues pause --reason') COMPREPLY=(); return ;;
+        'qctl queues pause --node') COMPREPLY=(); return ;;
+        'qctl queues pause --instance') COMPREPLY=(); return ;;
         'qctl queues resume --match') COMPREPLY=(); return ;;
         'qctl queues resume --max') COMPREPLY=(); return ;;
         'qctl queues resume --plan-out') COMPREPLY=(); return ;;
         'qctl queues resume --plan') COMPREPLY=(); return ;;
+        'qctl queues resume --output' | 'qctl queues resume -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl queues resume --reason') COMPREPLY=(); return ;;
+        'qctl queues resume --node') COMPREPLY=(); return ;;
+        'qctl queues resume --instance') COMPREPLY=(); return ;;
         'qctl queues limit --global') COMPREPLY=(); return ;;
         'qctl queues limit --rate') COMPREPLY=(); return ;;
         'qctl queues limit --burst') COMPREPLY=(); return ;;
@@ -277,6 +305,15 @@ _qctl() {
         'qctl queues limit --aging') COMPREPLY=(); return ;;
         'qctl queues limit --output' | 'qctl queues limit -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl queues limit --reason') COMPREPLY=(); return ;;
+        'qctl queues scale --limit') COMPREPLY=(); return ;;
+        'qctl queues scale --match') COMPREPLY=(); return ;;
+        'qctl queues scale --node') COMPREPLY=(); return ;;
+        'qctl queues scale --instance') COMPREPLY=(); return ;;
+        'qctl queues scale --max') COMPREPLY=(); return ;;
+        'qctl queues scale --plan-out') COMPREPLY=(); return ;;
+        'qctl queues scale --plan') COMPREPLY=(); return ;;
+        'qctl queues scale --output' | 'qctl queues scale -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl queues scale --reason') COMPREPLY=(); return ;;
         'qctl workflows list --name') COMPREPLY=(); return ;;
         'qctl workflows list --state') _qctl_ask; return ;;
         'qctl workflows list --limit' | 'qctl workflows list -n') COMPREPLY=(); return ;;
@@ -655,6 +692,7 @@ _qctl() {
         'qctl workers list --output' | 'qctl workers list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl stats --output' | 'qctl stats -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl clients list --output' | 'qctl clients list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
+        'qctl clients leader --output' | 'qctl clients leader -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl periodic list --output' | 'qctl periodic list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl subscriptions list --output' | 'qctl subscriptions list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl streams list --output' | 'qctl streams list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
@@ -662,6 +700,7 @@ _qctl() {
         'qctl streams seek --position') COMPREPLY=(); return ;;
         'qctl streams seek --output' | 'qctl streams seek -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl streams seek --reason') COMPREPLY=(); return ;;
+        'qctl nodes list --output' | 'qctl nodes list -o') COMPREPLY=($(compgen -W 'table json jsonl csv' -- "$cur")); return ;;
         'qctl '*' --dsn') COMPREPLY=(); return ;;
         'qctl '*' --schema') COMPREPLY=(); return ;;
         'qctl '*' --context') _qctl_ask; return ;;
@@ -670,13 +709,15 @@ _qctl() {
         'qctl '*' --lock-timeout') COMPREPLY=(); return ;;
     esac
     case "$cmdpath" in
-        'qctl') subs='audit context version db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch metrics top demo schedules versions executors dlq cron workers stats clients periodic subscriptions streams'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --wide --version -h --help' ;;
-        'qctl audit') subs=''; opts='--since --verb --limit -n --output -o -h --help' ;;
+        'qctl') subs='audit context version db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch metrics top demo schedules versions executors dlq cron workers stats clients periodic subscriptions streams nodes'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --wide --version -h --help' ;;
+        'qctl audit') subs='list init'; opts='--since --verb --limit -n --local --output -o -h --help' ;;
+        'qctl audit list') subs=''; opts='--since --verb --limit -n --local --output -o -h --help' ;;
+        'qctl audit init') subs=''; opts='--dry-run --output -o --reason -h --help' ;;
         'qctl context') subs='list current use add delete'; opts='-h --help' ;;
         'qctl context list') subs=''; opts='--output -o -h --help' ;;
         'qctl context current') subs=''; opts='-h --help' ;;
         'qctl context use') subs=''; opts='--output -o -h --help'; ask=1 ;;
-        'qctl context add') subs=''; opts='--dsn --schema --system --read-only --no-read-only --statement-timeout --lock-timeout --replace --output -o -h --help' ;;
+        'qctl context add') subs=''; opts='--dsn --schema --system --read-only --no-read-only --statement-timeout --lock-timeout --audit --replace --output -o -h --help' ;;
         'qctl context delete') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help'; ask=1 ;;
         'qctl version') subs=''; opts='-h --help' ;;
         'qctl db') subs='migrate tune status'; opts='-h --help' ;;
@@ -684,19 +725,19 @@ _qctl() {
         'qctl db tune') subs=''; opts='--dry-run --output -o --reason -h --help' ;;
         'qctl db status') subs=''; opts='--output -o -h --help' ;;
         'qctl jobs') subs='list errors show attempts enqueue retry run-now archive pause resume delete vacuum-dead cancel'; opts='-h --help' ;;
-        'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --sort --limit -n --after --yes -y --output -o -h --help --queue --name' ;;
-        'qctl jobs errors') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --limit -n --yes -y --output -o -h --help --queue --name' ;;
+        'qctl jobs list') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --sort --limit -n --after --yes -y --output -o -h --help --queue --name --priority --tag --worker' ;;
+        'qctl jobs errors') subs=''; opts='--source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --limit -n --yes -y --output -o -h --help --queue --name --priority --tag --worker --after'; ask=1 ;;
         'qctl jobs show') subs=''; opts='--payload --output -o -h --help'; ask=1 ;;
         'qctl jobs attempts') subs=''; opts='--output -o -h --help'; ask=1 ;;
         'qctl jobs enqueue') subs=''; opts='--payload -p --delay --at --max-attempts --idempotency-key --ttl --meta --output -o --reason -h --help' ;;
-        'qctl jobs retry') subs=''; opts='--all --all-dead --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --queue'; ask=1 ;;
+        'qctl jobs retry') subs=''; opts='--all --all-dead --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --queue --priority --tag --worker'; ask=1 ;;
         'qctl jobs run-now') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
         'qctl jobs archive') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
         'qctl jobs pause') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
         'qctl jobs resume') subs=''; opts='--all --source -s --kind -k --state --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help'; ask=1 ;;
-        'qctl jobs delete') subs=''; opts='--state --all --source -s --kind -k --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --queue'; ask=1 ;;
+        'qctl jobs delete') subs=''; opts='--state --all --source -s --kind -k --meta --error --payload-contains --older-than --event --dag --run --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --queue --priority --tag --worker'; ask=1 ;;
         'qctl jobs vacuum-dead') subs=''; opts='--older-than --source -s --kind -k --dry-run --yes -y --output -o --reason -h --help' ;;
-        'qctl jobs cancel') subs=''; opts='--state --queue --name --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --kind -k'; ask=1 ;;
+        'qctl jobs cancel') subs=''; opts='--state --queue --name --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --kind -k --priority --tag --worker'; ask=1 ;;
         'qctl dags') subs='list counts show find signal pause retry compensate cancel'; opts='-h --help' ;;
         'qctl dags list') subs=''; opts='--name --state --limit -n --after --output -o -h --help' ;;
         'qctl dags counts') subs=''; opts='--output -o -h --help' ;;
@@ -717,16 +758,17 @@ _qctl() {
         'qctl subscribers list') subs=''; opts='--event-type -t --output -o -h --help' ;;
         'qctl subscribers register') subs=''; opts='--max-attempts --output -o --reason -h --help' ;;
         'qctl subscribers delete') subs=''; opts='--drain --dry-run --yes -y --output -o --reason -h --help' ;;
-        'qctl queues') subs='list stats daily throughput show set-limits pause resume limit'; opts='-h --help' ;;
+        'qctl queues') subs='list stats daily throughput show set-limits pause resume limit scale'; opts='-h --help' ;;
         'qctl queues list') subs=''; opts='--source -s --exact --output -o -h --help' ;;
         'qctl queues stats') subs=''; opts='--source -s --output -o -h --help' ;;
         'qctl queues daily') subs=''; opts='--source -s --days --output -o -h --help' ;;
         'qctl queues throughput') subs=''; opts='--last --by --kind -k --source -s --per-kind --output -o -h --help --queue --per-queue' ;;
-        'qctl queues show') subs=''; opts='--output -o -h --help' ;;
+        'qctl queues show') subs=''; opts='--output -o -h --help --window' ;;
         'qctl queues set-limits') subs=''; opts='--concurrency --worker-concurrency --rate-limit --rate-period --partition-concurrency --partition-worker-concurrency --partition-rate-limit --partition-rate-period --polling-interval --dry-run --yes -y --output -o --reason -h --help' ;;
-        'qctl queues pause') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help --match --all --max --plan-out --plan' ;;
-        'qctl queues resume') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help --match --all --max --plan-out --plan' ;;
+        'qctl queues pause') subs=''; opts='--match --all --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --node --instance' ;;
+        'qctl queues resume') subs=''; opts='--match --all --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help --node --instance' ;;
         'qctl queues limit') subs=''; opts='--global --rate --burst --partition --aging --dry-run --yes -y --output -o --reason -h --help' ;;
+        'qctl queues scale') subs=''; opts='--limit --match --all --node --instance --max --dry-run --plan-out --plan --yes -y --output -o --reason -h --help' ;;
         'qctl workflows') subs='list show signal cancel suspend resume resolve stalled errors counts steps events streams messages delete fork rewind set-delay send set-attributes'; opts='-h --help' ;;
         'qctl workflows list') subs=''; opts='--name --state --limit -n --after --output -o -h --help --queue --application-version --app-version --application-name --executor --user --parent --has-parent --no-parent --forked --not-forked --schedule --created-after --created-before --completed-after --completed-before --dequeued-after --dequeued-before --prefix --attribute' ;;
         'qctl workflows show') subs=''; opts='--output -o -h --help --raw --raw-to'; ask=1 ;;
@@ -797,8 +839,9 @@ _qctl() {
         'qctl workers') subs='list'; opts='-h --help' ;;
         'qctl workers list') subs=''; opts='--output -o -h --help' ;;
         'qctl stats') subs=''; opts='--output -o -h --help' ;;
-        'qctl clients') subs='list'; opts='-h --help' ;;
+        'qctl clients') subs='list leader'; opts='-h --help' ;;
         'qctl clients list') subs=''; opts='--output -o -h --help' ;;
+        'qctl clients leader') subs=''; opts='--output -o -h --help' ;;
         'qctl periodic') subs='list'; opts='-h --help' ;;
         'qctl periodic list') subs=''; opts='--output -o -h --help' ;;
         'qctl subscriptions') subs='list'; opts='-h --help' ;;
@@ -806,6 +849,8 @@ _qctl() {
         'qctl streams') subs='list seek'; opts='-h --help' ;;
         'qctl streams list') subs=''; opts='--output -o -h --help' ;;
         'qctl streams seek') subs=''; opts='--earliest --latest --time --position --dry-run --yes -y --output -o --reason -h --help' ;;
+        'qctl nodes') subs='list'; opts='-h --help' ;;
+        'qctl nodes list') subs=''; opts='--output -o -h --help' ;;
     esac
     [[ $cmdpath == qctl || $cmdpath == 'qctl context'* ]] || opts="$opts --dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --wide"
     if [[ "$cur" == -* || ( -z "$subs" && -z "$ask" ) ]]; then

@@ -39,14 +39,16 @@ class Timeout(StoreError):
     """PostgreSQL cancelled a statement: it waited longer than the session's
     ``lock_timeout`` for a lock another session holds, or ran longer than its
     ``statement_timeout``. The statement is gone from the server and its transaction
-    rolled back; ``setting`` names which limit it hit, ``limit`` its value when known."""
+    rolled back; ``setting`` names which limit it hit, ``limit`` its value when known;
+    ``holder``: the session the statement waited behind, as the session watch saw it
+    (``qctl_kit.postgres.watch.Blocker.line``), when it did."""
 
-    def __init__(self, setting: str, limit: timedelta | None = None) -> None:
+    def __init__(self, setting: str, limit: timedelta | None = None, holder: str = "") -> None:
         self.setting = setting
         self.limit = limit
         after = f" after {limit.total_seconds():g}s" if limit else ""
         what = (
-            "waiting for a lock held by another session"
+            holder or "waiting for a lock held by another session"
             if setting == "lock_timeout"
             else "running one statement"
         )

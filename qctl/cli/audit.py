@@ -1,52 +1,111 @@
-"""``qctl audit``: the audit trail of this machine's writes (``qctl.core.audit``),
-newest first by when each started. It only reads the log, to show it."""
+"""``qctl audit``: the audit trail of qctl's writes (``qctl.core.audit``), newest first
+by when each started: ``list`` reads it (the database's table where the context keeps
+the trail there, else this account's local file), ``init`` creates the database's table
+(``qctl.core.audit_table``). Bare ``qctl audit`` is ``qctl audit list``."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from qctl.cli import common
-from qctl.cli.common import Output
-from qctl.cli.output import OutputFormat, emit_rows
+from qctl.cli.common import DryRun, Output
+from qctl.cli.output import OutputFormat, emit_result, emit_rows, note
+from qctl.cli.registry import SYSTEMLESS_COMMANDS
 from qctl.core import audit as trail
 
 COLUMNS = ["time", "user", "front", "system", "context", "verb", "done", "exit_status", "reason"]
 
+app = common.app("audit", SYSTEMLESS_COMMANDS["audit"].help)
+app.info.no_args_is_help = False
+app.info.invoke_without_command = True
 
-def audit(
-    since: Annotated[
-        str | None,
-        typer.Option("--since", metavar="INSTANT", help="Written at or after (-1d, 2026-01-02)."),
-    ] = None,
-    verb: Annotated[
-        str | None,
-        typer.Option(
-            "--verb",
-            metavar="VERB",
-            help="Only this verb, or the verbs of a noun: 'jobs retry', 'jobs'.",
-        ),
-    ] = None,
-    limit: Annotated[
-        int, typer.Option("--limit", "-n", metavar="N", min=1, help="At most N entries.")
-    ] = 50,
+
+Since = Annotated[
+    str | None,
+    typer.Option("--since", metavar="INSTANT", help="Written at or after (-1d, 2026-01-02)."),
+]
+VerbOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--verb",
+        metavar="VERB",
+        help="Only this verb, or the verbs of a noun: 'jobs retry', 'jobs'.",
+    ),
+]
+Limit = Annotated[int, typer.Option("--limit", "-n", metavar="N", min=1, help="At most N entries.")]
+Local = Annotated[
+    bool,
+    typer.Option(
+        "--local",
+        help="This account's local file, where the context keeps the trail in the database.",
+    ),
+]
+
+
+@app.callback()
+def bare(
+    ctx: typer.Context,
+    since: Since = None,
+    verb: VerbOpt = None,
+    limit: Limit = 50,
+    local: Local = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """The audit trail: every write qctl made from this account (command line and
-    dashboard), newest first by when each started, from $XDG_STATE_HOME/qctl/audit.jsonl.
-    Dry runs only read and are not recorded.
+    """The audit trail of qctl's writes: bare, or with list's options, it is `qctl audit
+    list`."""
+    if ctx.invoked_subcommand is None:
+        show(ctx, since, verb, limit, local, output)
 
+
+@app.command("list")
+def list_entries(
+    ctx: typer.Context,
+    since: Since = None,
+    verb: VerbOpt = None,
+    limit: Limit = 50,
+    local: Local = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """The audit trail: every write qctl made (command line and dashboard), newest
+    first by when each started. From the database's audit table where the context keeps
+    the trail there (audit = "database", QCTL_AUDIT=database: every operator's writes to
+    that database), else from this account's $XDG_STATE_HOME/qctl/audit.jsonl. Dry runs
+    only read and are not recorded.
+
+    \b
     Example:
-      qctl audit --since -1d --verb jobs -o json
+      qctl audit list --since -1d --verb jobs -o json
     """
+    show(ctx, since, verb, limit, local, output)
+
+
+def show(
+    ctx: typer.Context,
+    since: str | None,
+    verb: str | None,
+    limit: int,
+    local: bool,
+    output: OutputFormat,
+) -> None:
     start = common.instant(since, "--since")
     words = (verb or "").split()
+    c = common.cli(ctx)
+    if c.audit == "database" and not local:
+        from qctl.core.audit_table import Missing
+
+        table = c.audit_table()
+        try:
+            emit_rows(table.read(start, " ".join(words), limit), COLUMNS, output)
+            return
+        except Missing as exc:
+            note(f"{exc}: this account's local file {trail.log_path()} instead")
     # A write is appended when it ends, so a long one's line follows those of writes
     # that started after it: sorted by start (the entry's time), the newest line first
     # among equal times.
     entries = sorted(reversed(trail.read()), key=lambda e: str(e.get("time", "")), reverse=True)
-    shown = []
+    shown: list[dict[str, Any]] = []
     for entry in entries:
         if start and str(entry.get("time", "")) < trail.stamp(start):
             continue
@@ -56,3 +115,40 @@ def audit(
         if len(shown) == limit:
             break
     emit_rows(shown, COLUMNS, output)
+
+
+@app.command("init")
+def init(ctx: typer.Context, dry_run: DryRun = False, output: Output = OutputFormat.TABLE) -> None:
+    """Create the audit table in this database, in qctl's own namespace (PostgreSQL:
+    schema qctl, table qctl.qctl_audit; SQLite: table qctl_audit), never in a system's
+    schema: a context with audit = "database" (or QCTL_AUDIT=database) then keeps its
+    trail there, where every operator of the database sees it. Refused in read-only
+    mode; a table that exists is left as it is.
+
+    \b
+    Example:
+      qctl --context prod audit init --dry-run
+    """
+    c = common.cli(ctx)
+    if not dry_run:
+        c.require_writable("audit init")
+    table = c.audit_table()
+    record = {"table": table.name, "database": table.database, "statements": table.statements()}
+    if dry_run:
+        exists = table.exists()
+        record["created"] = False
+        would = f"{table.where} exists already" if exists else f"would create the {table.where}"
+        common.dry_run_report(record, would, output)
+        return
+    created = table.create()
+    record["created"] = created
+    keeps = (
+        ""
+        if c.audit == "database"
+        else (
+            '; set audit = "database" in the context (or QCTL_AUDIT=database) to keep the trail'
+            " there"
+        )
+    )
+    said = f"created the {table.where}" if created else f"the {table.where} exists already"
+    emit_result(record, said + keeps, output)

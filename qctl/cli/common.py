@@ -9,7 +9,8 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Annotated, Any, NoReturn, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
@@ -26,8 +27,12 @@ from qctl.cli.output import (
 )
 from qctl.core import bulk, parse, verbs
 from qctl.core.exits import ExitCode, Refused, message_for
-from qctl_kit.dsn import redact
+from qctl.core.sanitize import sanitize
+from qctl_kit.dsn import default_database_path, redact, sqlite_path
 from qctl_kit.errors import InvalidInput, done_before
+
+if TYPE_CHECKING:
+    import psycopg
 
 Output = Annotated[
     OutputFormat,
@@ -254,18 +259,103 @@ def stdin_is_tty() -> bool:
         return False
 
 
-def confirm(question: str, yes: bool) -> None:
-    """Ask on a terminal; without one, refuse unless --yes was given."""
+def confirm(question: str, yes: bool, typed: str = "") -> None:
+    """Ask on a terminal; without one, refuse unless --yes was given. With ``typed`` (a
+    command that destroys a whole system's data or a schema-wide set: ``typed_name``),
+    the operator types that name instead of y: a reflex answer cannot run it, and any
+    other answer, an empty one included, declines."""
     if yes:
         return
     if not stdin_is_tty():
         raise Refused(f"{question} refused: stdin is not a terminal, pass --yes to confirm")
+    question = sanitize(question, multiline=True)  # it names rows: database text
+    if typed:
+        try:
+            answer = typer.prompt(
+                f"{question}\nType {sanitize(typed)} to confirm",
+                default="",
+                show_default=False,
+                err=True,
+            )
+        except typer.Abort:
+            answer = ""
+        if answer.strip() != typed:
+            raise Refused(
+                f"declined: {sanitize(answer.strip())!r} is not {sanitize(typed)!r};"
+                " nothing was changed"
+            )
+        return
     try:
         answer = typer.confirm(question, default=False, err=True)
     except typer.Abort:
         answer = False
     if not answer:
         raise Refused("declined; nothing was changed")
+
+
+@dataclasses.dataclass(frozen=True)
+class DemoSchema:
+    owned: bool
+    """The demo created it (its comment is the demo's mark)."""
+    holds: bool
+    """It holds the system's table already."""
+
+
+def demo_schema(
+    conn: psycopg.Connection[Any],
+    schema: str,
+    *,
+    mark: str,
+    table: str,
+    label: str,
+    scope: str,
+    reset: bool,
+    yes: bool,
+) -> DemoSchema:
+    """The PostgreSQL schema a system's demo runs in, created and marked with ``mark``
+    (its comment) when absent. ``reset`` drops it first, only when it carries the mark.
+    One the demo did not create that holds anything is refused unless it holds
+    ``label``'s ``table``, and then confirmed (``scope``: what the workload touches)."""
+    from psycopg import sql
+
+    from qctl_kit.sqlfile import load
+
+    query = load("qctl_kit.postgres.queries", "owned.sql").schema_state
+    row = conn.execute(query, {"schema": schema, "table": table}).fetchone()
+    present, comment, holds, relations = row or (False, None, False, 0)
+    owned = bool(present) and comment == mark
+    name = sql.Identifier(schema)
+    if reset:
+        if present and not owned:
+            raise InvalidInput(f"--reset drops only a schema the demo created, not {schema}")
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(name))
+        present = holds = False
+    if present and not owned and relations:
+        if not holds:
+            raise InvalidInput(f"schema {schema} holds other tables but not {label}'s")
+        confirm(
+            f"schema {schema} holds {label}'s tables, not created by the demo: run the"
+            f" demo's workload there ({scope})?",
+            yes,
+        )
+    if not present:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(name))
+        conn.execute(sql.SQL("COMMENT ON SCHEMA {} IS {}").format(name, sql.Literal(mark)))
+        owned = True
+    return DemoSchema(owned, bool(holds))
+
+
+def typed_name(ctx: typer.Context, schema: str) -> str:
+    """The name the operator types to confirm a command that destroys a whole system's
+    data or a schema-wide set (``confirm``'s ``typed``): the context's name when one is
+    in use (what the operator calls that database), else on PostgreSQL ``schema`` (the
+    one in effect), else the SQLite file's name."""
+    c = cli(ctx)
+    if c.context_name:
+        return c.context_name
+    if c.is_postgres:
+        return schema
+    return Path(sqlite_path(c.dsn)).name if c.dsn else default_database_path().name
 
 
 def option_value(parser: Callable[[Any], Any], value: Any, option: str) -> Any:
@@ -290,11 +380,17 @@ SAMPLE_COLUMNS = ["id", "source", "kind", "state"]
 
 
 def proceed(
-    dry_run: bool, yes: bool, output: OutputFormat, plan: Any, would: str, ask: str
+    dry_run: bool,
+    yes: bool,
+    output: OutputFormat,
+    plan: Any,
+    would: str,
+    ask: str,
+    typed: str = "",
 ) -> bool:
     """The gate of a destructive verb: with ``dry_run`` print ``plan`` (an ops record,
     marked ``"dry_run": true``) and ``would`` prefixed "dry run:" and return False;
-    else confirm with ``ask``."""
+    else confirm with ``ask`` (and ``typed``: ``confirm``'s)."""
     if dry_run:
         record = record_of(plan)
         # A job verb's plan over a filter carries a sample of the jobs: a list for JSON,
@@ -303,7 +399,7 @@ def proceed(
         sample = record.pop("sample", None) if people else None
         dry_run_report(record, would, output, sample or ())
         return False
-    confirm(ask, yes)
+    confirm(ask, yes, typed)
     return True
 
 

@@ -16,6 +16,10 @@ Then, first match wins:
   context in effect (any of them turns it on; nothing turns it off).
 - system: ``--system``; the named context; ``QCTL_SYSTEM``; the default context; else
   detected from the database's tables (``qctl.systems.detect``).
+- where the audit trail is kept: ``audit = "database"`` in the context in effect or
+  ``QCTL_AUDIT=database``: the database's own table (``qctl.core.audit_table``, made by
+  ``qctl audit init``), so every operator of it sees one trail; else (``file``, the
+  default) this account's local file.
 - PostgreSQL's ``statement_timeout`` and ``lock_timeout`` of every session qctl opens:
   ``--statement-timeout``/``--lock-timeout``; the named context's ``statement_timeout``/
   ``lock_timeout``; ``QCTL_STATEMENT_TIMEOUT``/``QCTL_LOCK_TIMEOUT``; the default
@@ -34,6 +38,7 @@ The config file is ``$XDG_CONFIG_HOME/qctl/config.toml`` (``~/.config/qctl/confi
     schema = "azync"
     read_only = true
     lock_timeout = "2s"
+    audit = "database"
 
     [contexts.payments]
     dsn = "postgresql://ops@db.internal/payments"
@@ -80,6 +85,10 @@ TIMEOUTS = ("statement_timeout", "lock_timeout")
 MAX_TIMEOUT = timedelta(milliseconds=2**31 - 1)
 """The longest timeout PostgreSQL takes (an int of milliseconds)."""
 
+
+AUDIT_KEEPERS = ("file", "database")
+"""Where a context keeps its audit trail (``audit``): this account's local file, or the
+database's own table."""
 
 AUDIT_UNSELECTING = frozenset({"yes", "output", "dry_run", "reason"})
 """Options of a writing verb that say how to run it, not what it acts on: the audit
@@ -338,12 +347,22 @@ def _context_entry(data: dict[str, Any], name: str, path: Path) -> dict[str, Any
             raise ConfigFileError(f"context {name!r} in {path}: {key} must be a string")
     if "read_only" in entry and not isinstance(entry["read_only"], bool):
         raise ConfigFileError(f"context {name!r} in {path}: read_only must be true or false")
+    if "audit" in entry and entry["audit"] not in AUDIT_KEEPERS:
+        raise ConfigFileError(f'context {name!r} in {path}: audit must be "file" or "database"')
     limits = {
         k: timeout_setting(entry[k], f"context {name!r} in {path}: {k}")
         for k in TIMEOUTS
         if k in entry
     }
     return {**entry, **limits}
+
+
+def _audit_keeper(env: Mapping[str, str], context: Mapping[str, Any]) -> str:
+    """The context's ``audit``, else ``QCTL_AUDIT``, else ``file``."""
+    value = context.get("audit") or env.get("QCTL_AUDIT", "").strip().lower() or "file"
+    if value not in AUDIT_KEEPERS:
+        raise InvalidInput(f'QCTL_AUDIT={value!r}: use "file" or "database"')
+    return str(value)
 
 
 def timeout_setting(value: Any, what: str) -> timedelta:
@@ -399,9 +418,14 @@ class CliContext:
     statement_timeout: timedelta | None = DEFAULT_STATEMENT_TIMEOUT
     lock_timeout: timedelta | None = DEFAULT_LOCK_TIMEOUT
     """PostgreSQL's session limits (see the module doc); None: the DSN's own."""
+    audit: str = "file"
+    """Where the audit trail is kept: ``file`` or ``database`` (``AUDIT_KEEPERS``)."""
     unlimited: tuple[str, ...] = ()
     """Limits of ``TIMEOUTS`` that are off unless asked for, set by ``unlimit``."""
     _timeouts_given: tuple[str, ...] = field(default=(), repr=False)
+    writes: bool = False
+    """A command that writes said so (``require_writable``) before opening anything: the
+    embedded default database is created for a write, never for a read."""
     opened: list[Any] = field(default_factory=list, repr=False)
     """What a system's database opener opened for this invocation (azync's stores),
     closed with the context."""
@@ -489,6 +513,7 @@ class CliContext:
             or env.get("QCTL_SYSTEM")
             or default.get("system")
             or "",
+            audit=_audit_keeper(env, named or default),
             statement_timeout=limits.get("statement_timeout", DEFAULT_STATEMENT_TIMEOUT),
             lock_timeout=limits.get("lock_timeout", DEFAULT_LOCK_TIMEOUT),
             _timeouts_given=given,
@@ -547,6 +572,7 @@ class CliContext:
         arguments the operator gave."""
         if self.read_only:
             raise ReadOnly(f"{action}: refused, qctl is in read-only mode")
+        self.writes = True
         from typer._click.core import ParameterSource
         from typer._click.globals import get_current_context
 
@@ -587,6 +613,31 @@ class CliContext:
         if schema is None:
             schema = self.schema or (self._system.default_schema if self._system else None) or ""
         return audit.where(system, self.context_name, shown, schema if role else "", role)
+
+    def audit_table(self) -> Any:
+        """The audit table of this invocation's database (``qctl.core.audit_table``), on
+        connections of its own: PostgreSQL's with this session's terms; an SQLite file
+        opened as it is, never created."""
+        from qctl.core.audit_table import AuditTable
+        from qctl_kit.dsn import default_database_path, redact, sqlite_path
+
+        if self.is_postgres:
+            from qctl_kit.postgres.connect import open_connection
+
+            dsn = self.dsn or ""
+            return AuditTable(lambda: open_connection(dsn, self.session()), True, redact(dsn))
+        import sqlite3
+        from urllib.parse import quote
+
+        path = sqlite_path(self.dsn) if self.dsn else str(default_database_path())
+        mode = "ro" if self.read_only else "rw"
+        uri = f"file:{quote(path)}?mode={mode}"
+        limit = (self.lock_timeout or timedelta(seconds=5)).total_seconds()
+
+        def connect() -> sqlite3.Connection:
+            return sqlite3.connect(uri, uri=True, timeout=limit, isolation_level=None)
+
+        return AuditTable(connect, False, path)
 
     def session(self, on_lock_wait: Callable[[Blocker], None] | None = None) -> Session:
         """The terms of a session opened now: schema, read-only, timeouts and the

@@ -16,6 +16,7 @@ from qctl import systems
 from qctl.cli import common, complete
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.context import (
+    AUDIT_KEEPERS,
     TIMEOUTS,
     ConfigFileError,
     ConfigText,
@@ -27,6 +28,7 @@ from qctl.cli.output import emit_result, emit_rows, note
 from qctl.cli.registry import SYSTEMLESS_COMMANDS
 from qctl.core.exits import ExitCode
 from qctl_kit.dsn import redact
+from qctl_kit.errors import InvalidInput
 
 app = common.app("context", SYSTEMLESS_COMMANDS["context"].help)
 
@@ -64,11 +66,13 @@ def list_(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> Non
             "system": entry.get("system", ""),
             "read_only": bool(entry.get("read_only", False)),
             **{key: entry.get(key, "") for key in TIMEOUTS},
+            "audit": entry.get("audit", "file"),
         }
         for name, entry in sorted(_contexts(load_config_file()).items())
         if isinstance(entry, dict)
     ]
-    emit_rows(rows, ["current", "name", "dsn", "schema", "system", "read_only", *TIMEOUTS], output)
+    columns = ["current", "name", "dsn", "schema", "system", "read_only", *TIMEOUTS, "audit"]
+    emit_rows(rows, columns, output)
 
 
 @app.command("current")
@@ -137,13 +141,23 @@ def add(
             "0 for no limit.",
         ),
     ] = "",
+    audit: Annotated[
+        str,
+        typer.Option(
+            "--audit",
+            metavar="file|database",
+            autocompletion=complete.choices(AUDIT_KEEPERS),
+            help="Where its audit trail is kept: this account's local file (the default) or "
+            "the database's own table (`qctl audit init` creates it), for every operator.",
+        ),
+    ] = "",
     replace: Annotated[
         bool, typer.Option("--replace", help="Replace a context of that name.")
     ] = False,
     output: Output = common.OutputFormat.TABLE,
 ) -> None:
     """Add a context (--dsn, and --schema, --system, --read-only, --statement-timeout,
-    --lock-timeout as the root options)."""
+    --lock-timeout as the root options; --audit)."""
     from qctl_kit.dsn import check_dsn
 
     if not name.strip():
@@ -151,6 +165,8 @@ def add(
     check_dsn(dsn)  # a DSN every command would refuse is refused now, not on first use
     if system:
         systems.get(system)
+    if audit and audit not in AUDIT_KEEPERS:
+        raise InvalidInput(f"--audit: {audit!r} is not file or database")
     # Kept as given (the file's form, "2s"), once it reads as every command will read it.
     limits = {"statement_timeout": statement_timeout, "lock_timeout": lock_timeout}
     limits = {key: value for key, value in limits.items() if value}
@@ -167,6 +183,7 @@ def add(
         read_only = bool(contexts.get(name, {}).get("read_only", False))
     entry |= {"read_only": True} if read_only else {}
     entry |= limits
+    entry |= {"audit": audit} if audit else {}
     contexts[name] = entry
     data["contexts"] = contexts
     text = ConfigText()
@@ -177,10 +194,17 @@ def add(
             redact(dsn),
             *(["read-only"] if read_only else []),
             *(f"{k} {v}" for k, v in limits.items()),
+            *([f"audit in the {audit}"] if audit else []),
         ]
     )
     emit_result(
-        {"added": name, "dsn": redact(dsn), "read_only": read_only, **limits},
+        {
+            "added": name,
+            "dsn": redact(dsn),
+            "read_only": read_only,
+            **limits,
+            "audit": audit or "file",
+        },
         f"added context {name!r} ({shown})",
         output,
     )

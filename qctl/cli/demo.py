@@ -30,7 +30,11 @@ def demo(
     ] = 1.0,
     reset: Annotated[
         bool,
-        typer.Option("--reset", help="Start from an empty demo database (embedded only)."),
+        typer.Option(
+            "--reset",
+            help="Start afresh: delete the embedded demo database, or drop the PostgreSQL"
+            " schema the demo itself created (never one it did not).",
+        ),
     ] = False,
     seed: Annotated[int | None, typer.Option("--seed", help="Random seed.")] = None,
     yes: Yes = False,

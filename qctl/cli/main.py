@@ -197,6 +197,9 @@ def cli_context(ctx: Context) -> Any:
             lock_timeout=limit or p.get("lock_timeout"),
         )
         root.call_on_close(root.obj.close)
+        from qctl.core import audit
+
+        audit.keep_in(root.obj.audit_table if root.obj.audit == "database" else None)
     return root.obj
 
 
@@ -319,6 +322,7 @@ class QctlGroup(TyperGroup):
         from qctl.core import audit
 
         audit.finish(int(code), _warn)
+        audit.keep_in(None)  # the next invocation in this process says where its trail is
         if standalone_mode:
             sys.exit(code)
         return code

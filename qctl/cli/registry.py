@@ -8,7 +8,9 @@ from __future__ import annotations
 from qctl.systems import Entry
 
 SYSTEMLESS_COMMANDS: dict[str, Entry] = {
-    "audit": Entry("qctl.cli.audit", "audit", "The audit trail of qctl's writes, newest first."),
+    "audit": Entry(
+        "qctl.cli.audit", "app", "The audit trail of qctl's writes: list (newest first), init."
+    ),
     "context": Entry(
         "qctl.cli.contexts", "app", "Named contexts: list, current, use, add, delete."
     ),

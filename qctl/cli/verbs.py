@@ -6,13 +6,16 @@ operator selected; nothing here knows a system."""
 
 from __future__ import annotations
 
+import inspect
 import sys
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 
 from qctl.cli import common
+from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import OutputFormat, emit_result, emit_rows, note
 from qctl.core import audit, verbs
 from qctl.core.audit import describe
@@ -114,3 +117,116 @@ def report(result: verbs.Result, verb: verbs.Verb[Any], output: OutputFormat) ->
         more = len(result.ids) - verbs.SAMPLE
         if more > 0:
             sys.stdout.write(f"... and {more} more (-o json lists every id)\n")
+
+
+QueueNames = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="[QUEUE]...", help="Queue names; or --match / --all."),
+]
+QueueMatch = Annotated[
+    str | None,
+    typer.Option("--match", metavar="TEXT", help="Every queue whose name contains TEXT."),
+]
+AllQueues = Annotated[bool, typer.Option("--all", help="Every queue the system knows.")]
+
+
+QueueNode = Annotated[
+    str | None,
+    typer.Option("--node", metavar="NODE", help="Only the producers of this node."),
+]
+QueueInstance = Annotated[
+    str | None,
+    typer.Option(
+        "--instance",
+        metavar="NAME",
+        help="The instance on --node (default: the one its rows name).",
+    ),
+]
+
+
+def queue_command(
+    app: typer.Typer,
+    verb: verbs.Verb[H],
+    writable: Callable[[typer.Context, str, bool], H],
+    help: str,
+    addressed: Callable[[str, str | None], verbs.Verb[H]] | None = None,
+) -> None:
+    """``qctl queues pause|resume`` of a system that can pause a queue: the same
+    selection (names, ``--match``, ``--all``), options, output and exit codes on each;
+    ``writable`` is the system's database for a writing verb (refused first when
+    read-only, unless only planning). ``addressed(node, instance)``: the verb sent to one
+    node alone, for a system whose nodes answer one at a time (Oban's ident); only such
+    a system's command takes ``--node`` and ``--instance``."""
+
+    def command(
+        ctx: typer.Context,
+        names: QueueNames = None,
+        match: QueueMatch = None,
+        all_queues: AllQueues = False,
+        node: QueueNode = None,
+        instance: QueueInstance = None,
+        max_targets: MaxOpt = MAX_TARGETS,
+        dry_run: DryRun = False,
+        plan_out: PlanOut = None,
+        plan_in: PlanIn = None,
+        yes: Yes = False,
+        output: Output = OutputFormat.TABLE,
+    ) -> None:
+        if names and all_queues:
+            raise InvalidInput("give queue names, --match or --all, not both")
+        if instance and not node:
+            raise InvalidInput("--instance names an instance on --node: give --node too")
+        chosen = addressed(node, instance) if addressed and node else verb
+        handle = writable(ctx, chosen.title, dry_run or plan_out is not None)
+        where = {"match": match, "all": all_queues}
+        act(
+            ctx,
+            chosen,
+            handle,
+            verbs.Selection.given(names, where, lambda name: name),
+            max_targets=max_targets,
+            dry_run=dry_run,
+            yes=yes,
+            output=output,
+            plan_in=plan_in,
+            plan_out=plan_out,
+        )
+
+    if addressed is None:  # typer reads the options from the signature
+        signature = inspect.signature(command, eval_str=True)
+        kept = [p for p in signature.parameters.values() if p.name not in ("node", "instance")]
+        command.__signature__ = signature.replace(parameters=kept)  # type: ignore[attr-defined]
+    app.command(verb.name, help=help)(command)
+
+
+def no_queue_command(app: typer.Typer, name: str, why: str) -> None:
+    """``qctl queues pause|resume`` of a system that cannot pause a queue: a usage error
+    (exit 2) saying so and what to do instead, not "no such command"."""
+
+    @app.command(
+        name,
+        hidden=True,
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+        add_help_option=False,
+    )
+    def command(ctx: typer.Context) -> None:
+        raise InvalidInput(f"queues {name}: {why}")
+
+
+def changed_limits(
+    before: Mapping[str, Any] | None, after: Mapping[str, Any], stopping: Collection[str] = ()
+) -> str:
+    """A queue's limits that change, each old → new, as every system's limit command
+    says them in its dry run, question and result ("concurrency: none → 0, stops new
+    starts": ``stopping`` names the limits at which 0 starts nothing)."""
+
+    def shown(value: Any) -> str:
+        return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+    lines = []
+    for key, new in after.items():
+        old = (before or {}).get(key)
+        if old != new:
+            stops = ", stops new starts" if new == 0 and key in stopping else ""
+            lines.append(f"{key}: {shown(old)} → {shown(new)}{stops}")
+    return "; ".join(lines) or "no limit changes"

@@ -165,8 +165,10 @@ class Entry:
         self.not_tried = len(not_tried) if isinstance(not_tried, list) else 0
         self.failed = 1 if record.get("failed") else 0
 
-    def line(self) -> str:
-        record = {
+    def record(self) -> dict[str, Any]:
+        """The entry as the trail keeps it: a line of the local file, a row's ``entry``
+        in the database's table."""
+        return {
             "time": self.time,
             "user": self.user,
             **self.where,
@@ -184,8 +186,10 @@ class Entry:
             "reason": self.reason,
             **({"plan": self.plan} if self.plan else {}),
         }
+
+    def line(self) -> str:
         # ASCII only: the log is safe to cat, every control character escaped.
-        return json.dumps(record, ensure_ascii=True, separators=(",", ":")) + "\n"
+        return json.dumps(self.record(), ensure_ascii=True, separators=(",", ":")) + "\n"
 
 
 def where(
@@ -210,14 +214,54 @@ def describe(where: Mapping[str, Any]) -> str:
     return f"context {where['context']}: {text}" if where.get("context") else text
 
 
-_warned = False
+class Table:
+    """Where the trail is kept in a database (``qctl.core.audit_table.AuditTable``):
+    what ``append`` needs of it."""
+
+    where: str
+    """The table and its database in words, for notes."""
+
+    def insert(self, record: Mapping[str, Any]) -> None:
+        raise NotImplementedError
+
+
+_table: Callable[[], Table] | None = None
+"""The context's ``audit = "database"``: the table the entries go to (made when the
+first entry is appended: nothing is opened for an invocation that writes nothing)."""
+_warned: set[str] = set()
+
+
+def keep_in(table: Callable[[], Table] | None) -> None:
+    """Keep this invocation's entries in a database's table (None: the local file)."""
+    global _table
+    _table = table
+
+
+def _warn_once(key: str, text: str, warn: Callable[[str], None]) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        with contextlib.suppress(Exception):
+            warn(text)
 
 
 def append(entry: Entry, warn: Callable[[str], None]) -> None:
-    """Append ``entry``; a log that cannot be written is told to ``warn`` once per
-    process and never raises."""
-    global _warned
+    """Append ``entry``: to the database's table where the context keeps the trail
+    there, else (and when the table cannot take it: none yet, a read-only database, a
+    lost connection) to the local file. A failure is told to ``warn`` once per process
+    and never raises."""
     path = log_path()
+    if _table is not None:
+        where = "the audit table"
+        try:
+            table = _table()
+            where = table.where
+            table.insert(entry.record())
+            return
+        except Exception as exc:
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            _warn_once(
+                "table", f"{where}: {text}; this write is recorded in the local file {path}", warn
+            )
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
@@ -229,10 +273,9 @@ def append(entry: Entry, warn: Callable[[str], None]) -> None:
         finally:
             os.close(fd)
     except OSError as exc:
-        if not _warned:
-            _warned = True
-            with contextlib.suppress(Exception):
-                warn(f"audit log {path}: {exc.strerror or exc}; the write goes on unrecorded")
+        _warn_once(
+            "file", f"audit log {path}: {exc.strerror or exc}; the write goes on unrecorded", warn
+        )
 
 
 _pending: ContextVar[Entry | None] = ContextVar("qctl_audit_pending", default=None)

@@ -127,6 +127,7 @@ class SqlDatabase:
                 lambda: side_connection(dsn, self._config.application_name),
                 on_lock_wait,
                 unanswered_after.total_seconds() if unanswered_after else None,
+                lock_timeout.total_seconds() if lock_timeout else None,
             )
             self._watch.add(self._conn)
             self._prefix = ""  # the session's own search_path, until the schema is known
@@ -358,18 +359,24 @@ class SqlDatabase:
         """The application_name of the listening connections: this process's."""
         return f"qctl {self.label} watch {os.getpid()}"
 
+    def listened(self) -> dict[str, str]:
+        """The channels ``changes`` listens to, each with the kind of row a notice on it
+        says changed: ``channels``, unless the system's names depend on the schema."""
+        return self.channels
+
     def hint(self, channel: str, payload: str) -> Hint:
-        """What a notice on one of ``channels`` says changed; unless a system reads its
+        """What a notice on one of ``listened`` says changed; unless a system reads its
         payload, rows of the channel's kind."""
-        return Hint(self.channels[channel], bulk=True)
+        return Hint(self.listened()[channel], bulk=True)
 
     def changes(self) -> Subscription[Hint] | None:
         """Hints from the system's own notices (``hint``), opening with ``RESET`` and
         another after each lost connection came back; None where the system sends none
-        (SQLite, no ``channels``): poll."""
-        if not self.postgres or not self.channels:
+        (SQLite, no ``listened`` channel): poll."""
+        channels = self.listened()
+        if not self.postgres or not channels:
             return None
-        return self._listen(list(self.channels), self.hint, RESET, HINT_BUFFER)
+        return self._listen(list(channels), self.hint, RESET, HINT_BUFFER)
 
     def notifications(
         self, channels: Sequence[str], timeout: float | None = None

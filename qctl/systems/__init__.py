@@ -25,6 +25,7 @@ SYSTEM_PACKAGES = (
     "qctl.systems.dispatch",
     "qctl.systems.hopper",
     "qctl.systems.river",
+    "qctl.systems.oban",
 )
 """Detection order; the first is the default (an empty or new database is azync's)."""
 

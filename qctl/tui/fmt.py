@@ -172,6 +172,14 @@ def json_text(value: Any, limit: int = 0) -> str:
     return text if not limit or len(text) <= limit else text[: limit - 1] + "…"
 
 
+def any_text(value: Any) -> str:
+    """A stored value of any JSON type (an attempt error's field): a string sanitised,
+    None empty, anything else as JSON (``json_text``, hostile depths folded)."""
+    if value is None or isinstance(value, str):
+        return safe(value or "")
+    return json_text(value)
+
+
 def one_line(text: str, limit: int = 60) -> str:
     text = " ".join(safe(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -40,7 +40,8 @@ def timeout_error(
     known (``statement``, ``lock``: the ones qctl set); None for any other failure (a
     cancel asked by a user or an administrator is no timeout)."""
     if isinstance(exc, pgerr.LockNotAvailable):
-        return errors.Timeout("lock_timeout", lock)
+        holder = getattr(exc, "qctl_holder", None)  # SessionWatch.answered's
+        return errors.Timeout("lock_timeout", lock, holder.line() if holder else "")
     if isinstance(exc, pgerr.QueryCanceled) and "statement timeout" in str(exc):
         return errors.Timeout("statement_timeout", statement)
     return None

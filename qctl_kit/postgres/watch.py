@@ -25,7 +25,9 @@ import psycopg
 TICK = 0.25
 """How often the thread looks at the sessions (a few attribute reads, no round trip)."""
 LOCK_WAIT_AFTER = 1.0
-"""How long a statement runs before the thread asks the server what it waits for."""
+"""How long a statement runs before the thread asks the server what it waits for (half
+the session's ``lock_timeout`` when that is shorter, so that a statement the limit
+cancels still names who held it)."""
 
 # The sessions that block one of ours (pg_blocking_pids: lock holders and the sessions
 # queued ahead for the same lock), with what an operator needs to find them.
@@ -104,27 +106,36 @@ def side_connection(dsn: str, application_name: str) -> psycopg.Connection[Any]:
 
 
 class SessionWatch:
-    """A store's connections, and the thread that watches them when asked to (either
-    callback given). ``connect`` opens the side connection it asks the server on
-    (lazily, once a statement has run ``LOCK_WAIT_AFTER``); ``on_lock_wait`` is called
-    once per blocker of each waiting statement; ``unanswered_after``: seconds, or None."""
+    """A store's connections, and the thread that watches them when asked to (a
+    callback, ``unanswered_after`` or ``lock_timeout`` given). ``connect`` opens the side
+    connection it asks the server on (lazily, once a statement has run
+    ``LOCK_WAIT_AFTER``); ``on_lock_wait`` is called once per blocker of each waiting
+    statement; ``unanswered_after``: seconds, or None; ``lock_timeout``: the session's,
+    in seconds (None or 0: none), after which a waiting statement fails naming the last
+    blocker seen (``answered``)."""
 
     def __init__(
         self,
         connect: Callable[[], psycopg.Connection[Any]],
         on_lock_wait: Callable[[Blocker], None] | None,
         unanswered_after: float | None,
+        lock_timeout: float | None = None,
     ) -> None:
         self._connect = connect
         self._on_lock_wait = on_lock_wait
         self._unanswered_after = unanswered_after
+        self._ask_after = (
+            min(LOCK_WAIT_AFTER, lock_timeout / 2) if lock_timeout else LOCK_WAIT_AFTER
+        )
+        self._holders: dict[int, tuple[float, Blocker]] = {}
+        """The last blocker seen of each waiting backend, with since when it waited."""
         self._sessions: weakref.WeakSet[WatchedConnection] = weakref.WeakSet()
         self.abandoned: weakref.WeakSet[WatchedConnection] = weakref.WeakSet()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._side: psycopg.Connection[Any] | None = None
         self._thread: threading.Thread | None = None
-        if on_lock_wait is not None or unanswered_after is not None:
+        if on_lock_wait is not None or unanswered_after is not None or lock_timeout:
             self._thread = threading.Thread(
                 target=self._run, name="qctl-session-watch", daemon=True
             )
@@ -163,15 +174,25 @@ class SessionWatch:
     @contextlib.contextmanager
     def answered(self, conn: WatchedConnection) -> Iterator[None]:
         """Around a use of ``conn``: a failure because this watch shut its socket is
-        ``errors.NoAnswer``."""
+        ``errors.NoAnswer``; a lock wait the session's ``lock_timeout`` ended carries the
+        last blocker seen (``qctl_holder``, which ``connect.timeout_error`` names)."""
+        from psycopg import errors as pgerr
+
         from qctl_kit import errors
 
+        pid = conn.info.backend_pid if not conn.closed else 0
+        started = time.monotonic()
         try:
             yield
-        except psycopg.Error:
+        except psycopg.Error as exc:
             if conn in self.abandoned and self._unanswered_after is not None:
                 raise errors.NoAnswer(self._unanswered_after) from None
+            seen = self._holders.pop(pid, None)
+            if seen is not None and seen[0] >= started and isinstance(exc, pgerr.LockNotAvailable):
+                exc.qctl_holder = seen[1]  # type: ignore[attr-defined]
             raise
+        finally:
+            self._holders.pop(pid, None)
 
     def _run(self) -> None:
         told: set[tuple[int, float, int]] = set()  # (waiter, since, blocker) reported
@@ -185,12 +206,14 @@ class SessionWatch:
                     continue
                 if self._unanswered_after is not None and now - started >= self._unanswered_after:
                     self._abandon(conn)
-                elif now - started >= LOCK_WAIT_AFTER:
+                elif now - started >= self._ask_after:
                     waiting[conn.info.backend_pid] = started
-            if waiting and self._on_lock_wait is not None:
+            if waiting:
                 for blocker in self._blockers(list(waiting)):
-                    key = (blocker.waiter, waiting.get(blocker.waiter, 0.0), blocker.pid)
-                    if key not in told:
+                    since = waiting.get(blocker.waiter, 0.0)
+                    self._holders[blocker.waiter] = (since, blocker)
+                    key = (blocker.waiter, since, blocker.pid)
+                    if key not in told and self._on_lock_wait is not None:
                         told.add(key)
                         self._on_lock_wait(blocker)
 

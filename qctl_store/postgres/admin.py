@@ -126,12 +126,20 @@ def _plan_rows(cur: Cursor) -> int:
 
 def _size_and_tuning(cur: Cursor) -> tuple[bool, bool]:
     """Whether the table is huge (its ``_estimate`` at least ``ESTIMATE_THRESHOLD``) and
-    whether the paused index exists, asked in one round trip (a pipeline)."""
+    whether the paused index exists, asked in one round trip (a pipeline).
+
+    Neither statement is prepared: psycopg names a statement it prepares in a pipeline
+    as prepared even when the server skipped its Parse because an earlier statement of
+    the pipeline failed (the estimate behind a lock, at the lock timeout), and the next
+    run of it on that connection then fails with ``prepared statement "_pg3_N" does
+    not exist``."""
     conn = cur.connection
     with conn.cursor(row_factory=cur.row_factory) as indexes:
         with conn.pipeline():
-            cur.execute(fill(Q.estimate_jobs, where="TRUE"), {})
-            indexes.execute(tune.PRESENT, {"table": "azync_jobs", "names": [PAUSED_INDEX]})
+            cur.execute(fill(Q.estimate_jobs, where="TRUE"), {}, prepare=False)
+            indexes.execute(
+                tune.PRESENT, {"table": "azync_jobs", "names": [PAUSED_INDEX]}, prepare=False
+            )
         return _plan_rows(cur) >= ESTIMATE_THRESHOLD, bool(indexes.fetchall())
 
 

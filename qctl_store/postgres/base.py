@@ -153,6 +153,7 @@ class PgBase(StoreBase):
             self._side_connection,
             self.config.on_lock_wait,
             unanswered.total_seconds() if unanswered else None,
+            self.config.lock_timeout.total_seconds() if self.config.lock_timeout else None,
         )
         watched = self._watch.add
         self._provider: ConnectionPool[Connection] | _SingleConnection

@@ -165,7 +165,7 @@ class MigrateMixin(SchemaGate, PgBase):
         migrations = load_migrations()
         conn = self.connect()
         try:
-            with azync_errors(self.dsn, self.config):
+            with azync_errors(self.dsn, self.config), self._answered(conn):
                 self._take_migration_lock(conn)
                 try:
                     return self._migrate_locked(conn, migrations)
@@ -186,7 +186,7 @@ class MigrateMixin(SchemaGate, PgBase):
             return []
         conn = self.connect()
         try:
-            with azync_errors(self.dsn, self.config):
+            with azync_errors(self.dsn, self.config), self._answered(conn):
                 self._take_migration_lock(conn)
                 try:
                     for name in chosen:

@@ -139,7 +139,7 @@ def test_an_unwritable_log_warns_once_and_the_write_happens(
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")  # a file where the directory should be: even root cannot
     monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
-    monkeypatch.setattr(audit, "_warned", False)
+    monkeypatch.setattr(audit, "_warned", set())
     first, second = make_dead(st, kind, 2)
     one = run("jobs", "retry", str(first), "--yes")
     two = run("jobs", "retry", str(second), "--yes")
@@ -157,7 +157,7 @@ def test_an_unwritable_log_warns_in_the_dashboard_and_the_write_happens(
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
     monkeypatch.setenv("XDG_STATE_HOME", str(blocker))
-    monkeypatch.setattr(audit, "_warned", False)
+    monkeypatch.setattr(audit, "_warned", set())
     [job] = make_dead(st, kind)
     notices = retry_in_dashboard(st, kind, db_args, "y")
     assert st.get_job(Source.QUEUE, job).state == JobState.PENDING

@@ -34,11 +34,35 @@ def test_a_device_as_database_gets_no_lock_file_beside_it(tmp_path: Path) -> Non
     assert set(device.parent.iterdir()) - before == set()
 
 
-def test_a_read_only_read_of_the_default_database_makes_no_directory(tmp_path: Path) -> None:
+@pytest.mark.parametrize("root", [[], ["--read-only"]], ids=["plain", "read-only"])
+@pytest.mark.parametrize(
+    "read", [["jobs", "list"], ["queues", "list"], ["db", "status"], ["dags", "list"]]
+)
+def test_a_read_of_the_embedded_default_before_it_exists_creates_nothing(
+    tmp_path: Path, root: list[str], read: list[str]
+) -> None:
+    """A read before any write reads an empty database; only a write creates the
+    embedded default (``XDG_DATA_HOME`` pointing at a directory that does not exist)."""
     data = tmp_path / "nonexistent" / "x"
-    result = qctl("--read-only", "jobs", "list", env={"XDG_DATA_HOME": str(data)})
-    assert result.returncode == 6, result.stderr
+    env = {"XDG_DATA_HOME": str(data), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    result = qctl(*root, *read, env=env)
+    assert result.returncode == 0, result.stderr
+    said = result.stdout + result.stderr  # "no rows" goes to stderr, as a note
+    assert "no rows" in said or "not created yet" in said, said
     assert not (tmp_path / "nonexistent").exists()
+
+
+def test_the_first_write_creates_the_embedded_default_and_reads_then_see_it(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "nonexistent" / "x"
+    env = {"XDG_DATA_HOME": str(data), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    assert qctl("jobs", "list", env=env).returncode == 0
+    enqueued = qctl("jobs", "enqueue", "first.use", env=env)
+    assert enqueued.returncode == 0, enqueued.stderr
+    assert (data / "qctl" / "qctl.db").is_file()
+    listed = qctl("jobs", "list", "-o", "json", env=env)
+    assert [j["kind"] for j in json.loads(listed.stdout)] == ["first.use"]
 
 
 @pytest.mark.parametrize("dsn", ["service=nosuch_qctl_test", "postgresql:///test?service=nosuch"])

@@ -381,7 +381,7 @@ def test_sqlite_read_only_never_converts_the_file(tmp_path: Path) -> None:
 def test_embedded_default_is_private(tmp_path: Path) -> None:
     data = tmp_path / "xdg"
     env = {"XDG_DATA_HOME": str(data), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
-    assert qctl("jobs", "list", env=env).exit_code == 0
+    assert qctl("jobs", "enqueue", "private", env=env).exit_code == 0  # the first write
     directory = data / "qctl"
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     files = list(directory.iterdir())

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from qctl.cli.main import app
 from qctl.systems.dispatch import reads
+from qctl.systems.dispatch.cli.demo import OWNED
 from qctl.systems.dispatch.reads import STATES
 from tests.conftest import PG_DSN, raw_pg
 
@@ -83,3 +84,43 @@ def test_the_workload_reaches_every_screen(fresh_pg_schema: str) -> None:
         workload.stop()
     assert reads.list_workers(db) == []
     db.close()
+
+
+def demo(schema: str, *extra: str) -> Result:
+    return CliRunner().invoke(
+        app,
+        ["--dsn", PG_DSN, "--schema", schema, "demo", "--system", "dispatch", "--no-tui",
+         "--duration", "1s", "--speed", "5", *extra],
+    )  # fmt: skip
+
+
+def test_reset_drops_only_a_schema_the_demo_created(fresh_pg_schema: str) -> None:
+    with raw_pg(fresh_pg_schema) as c:
+        c.execute(f'CREATE SCHEMA "{fresh_pg_schema}"')
+        c.execute(f'CREATE TABLE "{fresh_pg_schema}".kept (id int)')
+        c.execute(f'INSERT INTO "{fresh_pg_schema}".kept VALUES (1)')
+    for extra in (("--reset", "--yes"), ("--yes",)):
+        refused = demo(fresh_pg_schema, *extra)
+        assert refused.exit_code == 2, refused.output
+        with raw_pg(fresh_pg_schema) as c:
+            tables = c.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = %s", (fresh_pg_schema,)
+            )
+            assert tables.fetchall() == [("kept",)]
+    assert "only a schema the demo created" in demo(fresh_pg_schema, "--reset").output
+    with raw_pg(fresh_pg_schema) as c:
+        c.execute(f'DROP SCHEMA "{fresh_pg_schema}" CASCADE')
+    first = demo(fresh_pg_schema)
+    assert first.exit_code == 0, first.output
+    with raw_pg(fresh_pg_schema) as c:
+        comment = c.execute(
+            "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = %s",
+            (fresh_pg_schema,),
+        )
+        assert comment.fetchone() == (OWNED,)
+        c.execute(f'CREATE TABLE "{fresh_pg_schema}".stale (id int)')
+    again = demo(fresh_pg_schema, "--reset")  # its own schema: dropped, no question asked
+    assert again.exit_code == 0, again.output
+    with raw_pg(fresh_pg_schema) as c:
+        stale = c.execute("SELECT to_regclass(%s)", (f'"{fresh_pg_schema}".stale',))
+        assert stale.fetchone() == (None,)

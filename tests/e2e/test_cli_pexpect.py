@@ -82,3 +82,37 @@ def test_watch_exits_cleanly_on_ctrl_c(
     code, rest = finish(child)
     assert code == 0
     assert "Traceback" not in rest and "KeyboardInterrupt" not in rest
+
+
+def test_nuke_runs_only_once_the_name_is_typed(
+    root_args: list[str],
+    module_db: tuple[str, str, Path],
+    store_factory: StoreFactory,
+    tmp_path: Path,
+) -> None:
+    """In a real terminal: a wrong name typed at the nuke's question writes nothing (exit
+    4); the name of the schema (the SQLite file's on SQLite) runs it."""
+    st: Any = store_factory()
+    backend, schema, path = module_db
+    name = schema if backend == "postgres" else path.name
+    kind = f"pexn_{uuid.uuid4().hex[:8]}"
+    for _ in range(3):
+        st.enqueue(EnqueueParams(kind=kind))
+
+    def queued() -> int:
+        return int(st.count_jobs(JobSearch(source=Source.QUEUE, kind=kind), exact=True)[0])
+
+    child = spawn([*root_args, "nuke"], tmp_path)
+    child.expect(r"NUKE every queue job \(\d+\), stats row and idempotency key on .*\?")
+    child.expect(f"Type {name} to confirm: ")
+    child.sendline(f"{name}_typo")
+    code, rest = finish(child)
+    assert code == 4 and "nothing was changed" in rest and "Traceback" not in rest
+    assert queued() == 3
+
+    child = spawn([*root_args, "nuke"], tmp_path)
+    child.expect(f"Type {name} to confirm: ")
+    child.sendline(name)
+    code, rest = finish(child)
+    assert code == 0 and "nuked queue in one transaction" in rest
+    assert queued() == 0

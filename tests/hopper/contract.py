@@ -40,6 +40,7 @@ def database() -> Iterator[Target]:
         w.insert("ct.run", queue="ct-run")
         w.claim("ct-run", client)
         w.conn.execute("INSERT INTO hopper_queues (name) VALUES ('ct-q')")
+        w.pause("ct-paused")
         w.consumer("ct-stream", "ct.#", "ct-q")
         WRITES.clear()
         WRITES.update(
@@ -47,7 +48,7 @@ def database() -> Iterator[Target]:
                 "jobs cancel": [str(waiting)],
                 "jobs retry": [str(dead)],
                 "queues pause": ["ct-q"],
-                "queues resume": ["ct-q"],
+                "queues resume": ["ct-paused"],
                 "queues limit": ["ct-q", "--global", "3"],
                 "streams seek": ["ct-stream", "--earliest"],
                 "vacuum all": ["--older-than", "1s"],
@@ -75,26 +76,43 @@ def handle(target: Target) -> Iterator[Any]:
 
 
 def verb_rows(target: Target, verb: str, n: int) -> tuple[list[str], list[str]]:
-    """``n`` jobs of a queue of their own: waiting ones to cancel, discarded ones to
-    retry, made by the stand-in in hopper's own SQL."""
-    queue = f"ct-verb-{uuid.uuid4().hex[:8]}"
+    """``n`` rows of a name of their own, and the filter that selects exactly them: jobs
+    of a queue (waiting ones to cancel, discarded ones to retry, made by the stand-in in
+    hopper's own SQL), queues with a job waiting in each (to pause; paused by hopper's
+    QueuePause statement, to resume)."""
+    name = f"ct-verb-{uuid.uuid4().hex[:8]}"
     w = Worker(target.schema)
     try:
+        if verb.startswith("queues "):
+            queues = [f"{name}-{i}" for i in range(n)]
+            for queue in queues:
+                w.insert("ct.verb", queue=queue)
+                if verb == "queues resume":
+                    w.pause(queue)
+            return queues, ["--match", name]
         if verb == "jobs retry":
             client = w.register("ct-verbs")
-            ids = [w.dead("ct.verb", queue, client) for _ in range(n)]
+            ids = [w.dead("ct.verb", name, client) for _ in range(n)]
         else:
-            ids = [w.insert("ct.verb", queue=queue) for _ in range(n)]
+            ids = [w.insert("ct.verb", queue=name) for _ in range(n)]
     finally:
         w.close()
-    return [str(i) for i in ids], ["--queue", queue]
+    return [str(i) for i in ids], ["--queue", name]
 
 
-def change(target: Target, verb: str, job_id: str) -> str:
-    """The job removed, as hopper's history retention would: the verb finds it gone."""
+def change(target: Target, verb: str, id_: str) -> str:
+    """The row moved on as hopper would: a job removed by its history retention (the
+    verb finds it gone), a queue paused or resumed by another operator's hopper."""
+    if verb.startswith("queues "):
+        w = Worker(target.schema)
+        try:
+            w.pause(id_, verb == "queues resume")
+        finally:
+            w.close()
+        return "already paused" if verb == "queues pause" else "not paused"
     with psycopg.connect(PG_DSN, autocommit=True) as conn:
         for table in ("hopper_jobs", "hopper_job_history"):
-            conn.execute(f'DELETE FROM "{target.schema}".{table} WHERE id = %s', [job_id])
+            conn.execute(f'DELETE FROM "{target.schema}".{table} WHERE id = %s', [id_])
     return "gone"
 
 

@@ -202,17 +202,22 @@ def test_a_job_finished_between_plan_and_write_is_skipped(hopper: Worker, pg_sch
 def test_queue_pause_resume_limit(
     hopper: Worker, qctl: Run, pg_schema: str, listen: psycopg.Connection[Any]
 ) -> None:
+    """``queues pause|resume`` on the verb engine: hopper's QueuePause (a row made where
+    there is none) and its notice, a second pause passed over keeping the first time."""
     dry = data(qctl("queues", "pause", OPS_Q, "--dry-run", "-o", "json"))
-    assert dry["before"] is None and heard(listen, pg_schema) == []
-    assert data(qctl("queues", "pause", OPS_Q, "--yes", "-o", "json"))["action"] == "pause"
+    assert dry["ids"] == [OPS_Q] and dry["states"] == {"active": 1}
+    assert dry["sample"][0]["label"] == "no queue row yet" and heard(listen, pg_schema) == []
+    done = data(qctl("queues", "pause", OPS_Q, "--yes", "-o", "json"))
+    assert (done["verb"], done["done"], done["ids"]) == ("queues pause", 1, [OPS_Q])
     assert heard(listen, pg_schema) == [("hopper_control", f"pause:{OPS_Q}")]
     first = data(qctl("queues", "list", "-o", "json"))
     [q] = [r for r in first if r["queue"] == OPS_Q]
     assert q["paused"] is True
     paused_at = reads.get_queue(Database(PG_DSN, pg_schema), OPS_Q).paused_at  # type: ignore[union-attr]
-    qctl("queues", "pause", OPS_Q, "--yes")  # a second pause keeps the first time
-    again = reads.get_queue(Database(PG_DSN, pg_schema), OPS_Q)
-    assert again is not None and again.paused_at == paused_at
+    again = qctl("queues", "pause", OPS_Q, "--yes")  # a second pause keeps the first time
+    assert again.exit_code == 3 and "nothing to pause: skipped 1 (1 already paused)" in again.stderr
+    kept = reads.get_queue(Database(PG_DSN, pg_schema), OPS_Q)
+    assert kept is not None and kept.paused_at == paused_at
     # The stand-in claims as hopper's clients do: nothing of a paused queue.
     client = hopper.register()
     waiting = hopper.insert("paused.job", queue=OPS_Q)
@@ -226,6 +231,10 @@ def test_queue_pause_resume_limit(
     set_ = qctl("queues", "limit", OPS_Q, "--global", "5", "--rate", "2.5", "--burst", "3",
                 "--aging", "90s", "--yes")  # fmt: skip
     assert set_.exit_code == 0, set_.output
+    assert set_.stdout == (  # old → new, as DBOS's set-limits says it
+        f"set the limits of hopper queue {OPS_Q}: global_limit: none → 5; rate_per_sec: none"
+        " → 2.5; rate_burst: none → 3; aging_seconds: none → 90\n"
+    )
     assert heard(listen, pg_schema) == [("hopper_control", f"limit:{OPS_Q}")]
     with psycopg.connect(PG_DSN, autocommit=True, options=f"-c search_path={pg_schema}") as c:
         c.execute("UPDATE hopper_queues SET tokens = 1.5 WHERE name = %s", [OPS_Q])
@@ -283,7 +292,7 @@ def test_watch_prints_hopper_notifications(hopper: Worker, pg_schema: str) -> No
         assert "watching" in watcher.stderr.readline()
         db = Database(PG_DSN, pg_schema)
         try:
-            actions.set_paused(db, "watch-q", True)
+            actions.PAUSE.write(db, ["watch-q"])
         finally:
             db.close()
         line = json.loads(watcher.stdout.readline())
@@ -310,7 +319,7 @@ def test_notifications_come_back_after_a_lost_connection(hopper: Worker, pg_sche
             ).fetchall()
         assert ended
         assert next(stream) == (LISTENING, "")  # listening again
-        actions.set_paused(db, "watch-again", True)
+        actions.PAUSE.write(db, ["watch-again"])
         heard = next(n for n in stream if n[1] == "pause:watch-again")
         assert heard == ("hopper_control", "pause:watch-again")
     finally:

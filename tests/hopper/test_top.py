@@ -117,7 +117,7 @@ def test_dashboard_and_command_line_leave_the_same_rows(
         # P pauses the selected queue after one confirmation
         await select(app, pilot, "hopper-queues", "tui-dead")
         await pilot.press("P")
-        assert "Pause hopper queue tui-dead" in await confirm(app, pilot)
+        assert "Pause 1 hopper queue (1 active: no queue row yet)" in await confirm(app, pilot)
         await until(pilot, lambda: queue_row(pg_schema, "tui-dead") == (True, None), 10)
         await until(pilot, lambda: cells(app, "hopper-queues")["tui-dead"][1] == "paused", 10)
         # enter on a queue opens its jobs; C cancels the selected one

@@ -84,7 +84,7 @@ def test_a_migration_after_connecting_is_seen_by_the_write(fresh_pg_schema: str)
         with raw_pg(fresh_pg_schema) as c:
             c.execute("INSERT INTO hopper_schema (version) VALUES (9)")
         with pytest.raises(UnsupportedSchema, match="version 9"):
-            actions.set_paused(db, "late-q", True)
+            actions.PAUSE.write(db, ["late-q"])
     finally:
         db.close()
     with raw_pg(fresh_pg_schema) as c:

@@ -24,3 +24,24 @@ class Worker(StandIn):
         assert self.claim(queue, client) == [job]
         assert self.finalize(job, client, "discarded", error=error)
         return job
+
+    def pause(self, queue: str, resume: bool = False) -> None:
+        """Pause (or resume) one queue as hopper's own QueuePause / QueueResume do
+        (driver/internal/pgsql/cluster.go setPaused, then NOTIFY hopper_control), in one
+        transaction: another operator's hopper, for the tests."""
+        with self.conn.transaction():
+            if resume:
+                self.conn.execute(
+                    "INSERT INTO hopper_queues (name) VALUES (%s)"
+                    " ON CONFLICT (name) DO UPDATE SET paused_at = NULL, updated_at = now()",
+                    [queue],
+                )
+            else:
+                self.conn.execute(
+                    "INSERT INTO hopper_queues (name, paused_at) VALUES (%s, now())"
+                    " ON CONFLICT (name) DO UPDATE"
+                    " SET paused_at = coalesce(hopper_queues.paused_at, now()), updated_at = now()",
+                    [queue],
+                )
+            action = "resume" if resume else "pause"
+            self.conn.execute("SELECT pg_notify('hopper_control', %s)", [f"{action}:{queue}"])

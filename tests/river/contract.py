@@ -64,6 +64,8 @@ def database() -> Iterator[Target]:
                 "jobs delete": [cancelled],
                 "queues pause": ["ct-work"],
                 "queues resume": ["ct-paused"],
+                "vacuum all": ["--older-than", "1s"],
+                "db tune": [],
                 "db migrate": None,  # River's own migrator runs its migrations
             }
         )

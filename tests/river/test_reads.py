@@ -43,3 +43,51 @@ def test_show_decodes_and_sanitises(river: Harness, qctl: Run) -> None:
     assert job(river, id_)["state"] == shown["state"] == "cancelled"
     missing = qctl("jobs", "show", "999999")
     assert missing.exit_code == 3 and "no River job 999999" in missing.stderr
+
+
+def test_priority_and_tag_filters(river: Harness, qctl: Run) -> None:
+    """River UI's filters: --priority (any of those given) and --tag (every one given,
+    River's TagsAll), on the listing, the triage and a bulk verb's selection alike."""
+    urgent = river.call("insert", queue="filtered", priority=1, tags=["red", "eu-west"])["ids"]
+    tagged = river.call("insert", queue="filtered", priority=3, tags=["red"])["ids"]
+    river.call("insert", queue="filtered", priority=3, tags=["blue"])
+
+    def ids(*args: str) -> list[int]:
+        rows = data(qctl("jobs", "list", "--queue", "filtered", *args, "-o", "json"))
+        return sorted(j["id"] for j in rows)
+
+    assert ids("--priority", "1") == urgent
+    assert ids("--tag", "red") == sorted(urgent + tagged)
+    assert ids("--tag", "red", "--tag", "eu-west") == urgent
+    assert ids("--priority", "3", "--tag", "red") == tagged
+    plan = data(
+        qctl("jobs", "cancel", "--queue", "filtered", "--tag", "red", "--dry-run", "-o", "json")
+    )
+    assert sorted(int(i) for i in plan["ids"]) == sorted(urgent + tagged), plan
+    groups = data(qctl("jobs", "errors", "--state", "available", "--tag", "eu-west", "-o", "json"))
+    assert [g["newest"] for g in groups] == urgent
+    for bad in (["--priority", "5"], ["--priority", "x"]):
+        result = qctl("jobs", "list", *bad)
+        assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, bad
+
+
+def test_queues_show(river: Harness, qctl: Run) -> None:
+    river.call("queues_create", queues=["shown-q"])
+    river.call("pause", queue="shown-q")
+    river.call("insert", queue="shown-q", n=2)
+    [cancelled] = river.call("insert", queue="shown-q")["ids"]
+    river.call("cancel", id=cancelled)
+    shown = data(qctl("queues", "show", "shown-q", "-o", "json"))
+    assert (shown["queue"], shown["metadata"], shown["available"], shown["cancelled"]) == (
+        "shown-q", {}, 2, 1
+    )  # fmt: skip
+    assert shown["paused_at"] and shown["oldest_available_age"] is not None
+    listed = {q["queue"]: q for q in data(qctl("queues", "list", "-o", "json"))}["shown-q"]
+    same = [k for k in listed if k != "oldest_available_age"]
+    assert {k: shown[k] for k in same} == {k: listed[k] for k in same}
+    unregistered = data(qctl("queues", "show", "paged", "-o", "json"))  # jobs, no row
+    assert unregistered["paused_at"] is None and unregistered["available"] == 5
+    table = qctl("queues", "show", "shown-q")
+    assert table.exit_code == 0 and "available" in table.stdout
+    missing = qctl("queues", "show", "nosuch")
+    assert missing.exit_code == 3 and "no River queue 'nosuch'" in missing.stderr

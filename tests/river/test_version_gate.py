@@ -28,8 +28,13 @@ def test_an_unknown_line_is_read_but_never_written(
         assert [j["id"] for j in data(qctl("jobs", "list", "--queue", "gated", "-o", "json"))] == [
             id_
         ]
-        for args in (["jobs", "cancel", str(id_), "--yes"], ["jobs", "cancel", str(id_),
-                                                             "--dry-run"]):  # fmt: skip
+        for args in (
+            ["jobs", "cancel", str(id_), "--yes"],
+            ["jobs", "cancel", str(id_), "--dry-run"],
+            ["vacuum", "all", "--older-than", "1s", "--yes"],
+            ["vacuum", "all", "--older-than", "1s", "--dry-run"],
+            ["db", "tune", "--yes"],
+        ):
             refused = qctl(*args)
             assert refused.exit_code == 5, refused.output
             assert "main 9, workflow 1" in refused.stderr and "never writes" in refused.stderr

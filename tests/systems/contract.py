@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -32,6 +32,9 @@ class Target:
     dsn: str
     schema: str
     """The PostgreSQL schema holding the system's tables ("" for SQLite)."""
+    settle: Callable[[], None] | None = None
+    """Waits until the system's own processes answered every signal sent so far (their
+    answers change rows after the command that signalled has returned)."""
 
 
 class Provider(Protocol):
@@ -66,8 +69,12 @@ def snapshot(target: Target) -> dict[str, list[str]]:
 @contextlib.contextmanager
 def unchanged(target: Target) -> Iterator[None]:
     """Asserts that the body leaves every row of the target as it found it."""
+    if target.settle:
+        target.settle()
     before = snapshot(target)
     yield
+    if target.settle:
+        target.settle()
     after = snapshot(target)
     changed = [t for t in sorted(set(before) | set(after)) if before.get(t) != after.get(t)]
     assert not changed, f"rows changed in {changed}"

@@ -423,6 +423,10 @@ async def test_dag_signal_from_the_list(store: Any) -> None:
         assert app.screen.query_one("#field-name", Input).value == "go"
         await pilot.press("enter", *'{"ok":1}', "enter", "enter")
         await until(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        # the question says what the signal will do, and to a run in which state
+        assert app.screen.question == (  # type: ignore[attr-defined]
+            f"Signal 'go' to DAG run {p.id} (running): completes its waiting task with the payload?"
+        )
         await pilot.press("y")
         await until(pilot, lambda: store.task_results(p.id)["gate"].result == {"ok": 1})
 

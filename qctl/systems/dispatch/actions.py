@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from qctl.core.errors import WrongState
-from qctl.core.parse import retention_age
+from qctl.core.parse import format_duration, retention_age
 from qctl.core.verbs import Target, Verb, Written
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.database import Database
@@ -140,7 +140,9 @@ def _targets(rows: list[dict[str, Any]]) -> list[Target]:
     return [Target(r["id"], r["state"], r["name"]) for r in rows]
 
 
-def _pager(query: str) -> Callable[[Database, Mapping[str, Any], str | None, int], list[Target]]:
+def _pager(
+    query: str, **fixed: Any
+) -> Callable[[Database, Mapping[str, Any], str | None, int], list[Target]]:
     def page(db: Database, where: Mapping[str, Any], after: str | None, n: int) -> list[Target]:
         params = {
             "states": list(where["states"]),
@@ -148,15 +150,16 @@ def _pager(query: str) -> Callable[[Database, Mapping[str, Any], str | None, int
             "names": where.get("names") or None,
             "after": after,
             "limit": n,
+            **fixed,
         }
         return _targets(db.all(getattr(reads.queries("actions.sql"), query), params))
 
     return page
 
 
-def _looker(query: str) -> Callable[[Database, Sequence[str]], list[Target]]:
+def _looker(query: str, **fixed: Any) -> Callable[[Database, Sequence[str]], list[Target]]:
     def lookup(db: Database, ids: Sequence[str]) -> list[Target]:
-        rows = db.all(getattr(reads.queries("actions.sql"), query), {"ids": list(ids)})
+        rows = db.all(getattr(reads.queries("actions.sql"), query), {"ids": list(ids), **fixed})
         return _targets(rows)
 
     return lookup
@@ -232,6 +235,13 @@ DELETE_DLQ = Verb[Database](
 """``dlq delete`` (engine/ops_dlq.go DeleteDLQ)."""
 
 FIRING = "firing now (the scheduler's fire would write the whole entry back); try again"
+HOLD_BY = "qctl-disable"
+"""The holder a qctl disable writes in an entry's ``locked_by`` (a worker id there when
+dispatch's scheduler fires it): any string, as dispatch reads the column."""
+HOLD = timedelta(minutes=2)
+"""How long a disable holds the entry's fire lock: longer than the scheduler keeps a
+copy of the entries it read (v0.1.0 re-reads them every tick; main at 6f7dda7 every 30 s
+by default), so no fire from a copy read before the disable can take the lock."""
 
 
 def _cron(name: str, past: str, accepts: tuple[str, ...], effect: str, **kw: Any) -> Verb[Database]:
@@ -244,18 +254,36 @@ def _cron(name: str, past: str, accepts: tuple[str, ...], effect: str, **kw: Any
         plural="cron entries",
         accepts=accepts,
         effect=effect,
-        page=_pager("cron_targets_page"),
-        lookup=_looker("cron_targets"),
+        page=_pager("cron_targets_page", hold_by=HOLD_BY),
+        lookup=_looker("cron_targets", hold_by=HOLD_BY),
         **kw,
     )
+
+
+def _instant(value: datetime | None) -> str:
+    if value is None:
+        return "none scheduled"
+    return value.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _stopped_fires(db: Database, ids: list[str]) -> list[str]:
+    """What a disable of ``ids`` stops: each entry's next scheduled fire, and why a fire
+    the scheduler already has in hand does not run."""
+    rows = db.all(reads.queries("actions.sql").cron_next_runs, {"ids": ids})
+    said = [f"{r['name']}'s next fire ({_instant(r['next_run_at'])}) does not happen" for r in rows]
+    return [
+        f"the scheduler skips a disabled entry; its fire lock stays with {HOLD_BY} for"
+        f" {format_duration(HOLD)}, so a fire from entries it read before cannot run either",
+        *said,
+    ]
 
 
 CRON_ENABLE = _cron(
     "enable",
     "enabled",
     ("disabled",),
-    "enable (only the enabled column written)",
-    write=_writer("set_cron_enabled", enabled=True),
+    "enable (the enabled column written, a qctl disable's fire lock released)",
+    write=_writer("enable_cron", hold_by=HOLD_BY),
     reasons={"enabled": "already enabled", "firing": FIRING},
 )
 """``cron enable`` (api/cron_handler.go enableCron)."""
@@ -264,18 +292,19 @@ CRON_DISABLE = _cron(
     "disable",
     "disabled",
     ("enabled",),
-    "disable (only the enabled column written)",
-    write=_writer("set_cron_enabled", enabled=False),
+    f"disable (the enabled column written, the entry's fire lock held {format_duration(HOLD)})",
+    write=_writer("disable_cron", hold_by=HOLD_BY, hold=HOLD),
     reasons={"disabled": "already disabled", "firing": FIRING},
+    caveats=_stopped_fires,
 )
-"""``cron disable`` (api/cron_handler.go disableCron)."""
+"""``cron disable`` (api/cron_handler.go disableCron), lasting against the scheduler."""
 
 CRON_DELETE = _cron(
     "delete",
     "deleted",
     ("enabled", "disabled"),
     "delete (an application registering the entry again on start recreates it)",
-    write=_writer("delete_cron"),
+    write=_writer("delete_cron", hold_by=HOLD_BY),
     reasons={"firing": FIRING},
 )
 """``cron delete`` (store/postgres/cron.go DeleteCron)."""

@@ -1,5 +1,6 @@
-"""A connection to a dispatch database (PostgreSQL; dispatch v0.1.0 has no other SQL
-store qctl reads), gated on the migration versions dispatch's migrator recorded.
+"""A connection to a dispatch database (PostgreSQL), gated on the migration versions
+dispatch's migrator recorded. dispatch v0.1.0's SQLite store cannot run a job
+(``SQLITE_REFUSAL``): a SQLite file holding its tables is refused.
 
 dispatch migrates through grove: one ``grove_migrations`` row per applied version, group
 ``dispatch`` (``store/postgres/migrations.go``). qctl knows the seven versions of dispatch
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from qctl.core.sqldb import SqlDatabase
+from qctl_kit.dsn import is_postgres
 from qctl_kit.errors import SchemaTooNew
 
 KNOWN_VERSIONS: dict[str, str] = {
@@ -57,6 +59,17 @@ CAPABILITIES: dict[str, tuple[str, str, str]] = {
 
 class UnsupportedSchema(SchemaTooNew):
     """The dispatch schema is at versions qctl does not know; exit 5."""
+
+
+SQLITE_REFUSAL = (
+    "dispatch on SQLite is not supported: dispatch v0.1.0's own SQLite store cannot run a"
+    " job (store/sqlite DequeueJobs marks the jobs running, then fails to read them back,"
+    " its TEXT time columns not scanning into Go times, so no worker ever gets one), and no"
+    " process can lead its cron scheduler (AcquireLeadership fails); qctl operates dispatch"
+    " on PostgreSQL (--dsn postgresql://...)"
+)
+"""Why a dispatch database in a SQLite file is refused (exit 5), as found by running
+dispatch v0.1.0's store/sqlite (tests/go/test_dispatch_runtime.py)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +124,8 @@ class Database(SqlDatabase):
 
     def __init__(self, dsn: str, schema: str = "", gate: bool = True, **session: Any) -> None:
         """``session``: ``SqlDatabase``'s (``read_only``, the timeouts)."""
+        if not is_postgres(dsn):
+            raise UnsupportedSchema(SQLITE_REFUSAL)
         super().__init__(dsn, schema, **session)
         # As hopper's session: JIT compiles for longer than qctl's reads run (90 ms of
         # queues throughput's 200 ms over 300,000 jobs, for nothing).

@@ -3,10 +3,11 @@ schema version 8 (``driver/internal/pgsql``, transcribed statement by statement 
 ``queries/actions.sql``; the Go file and function are named beside each).
 
 Every write runs in one transaction that first reads the schema version again
-(``Database.transaction``). The job verbs (``CANCEL``, ``RETRY``) are declarations the
-verb engine (``qctl.core.verbs``) runs in batches: each statement re-checks every job's
-state in its own predicate, so a worker's claim or finalize between the plan and the
-write leaves that job alone (counted under its reason). Running jobs are never finalized
+(``Database.transaction``). The job verbs (``CANCEL``, ``RETRY``) and the queue verbs
+(``PAUSE``, ``RESUME``) are declarations the verb engine (``qctl.core.verbs``) runs in
+batches: each statement re-checks every target's state in its own predicate, so a
+worker's claim or finalize between the plan and the write leaves that job alone (counted
+under its reason). Running jobs are never finalized
 here: a cancel only asks the client holding the job (hopper's rule), a retry passes it
 over (``ErrJobRunning``). ``dry_run=True`` reads and writes nothing.
 """
@@ -14,7 +15,7 @@ over (``ErrJobRunning``). ``dry_run=True`` reads and writes nothing.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -136,17 +137,74 @@ RETRY = Verb[Database](
 """``jobs retry``: hopper's ``JobRetry``; stricter than hopper, a pending workflow step
 is passed over (its dependencies have not finished)."""
 
-VERBS = (CANCEL, RETRY)
+
+def _queue_page(db: Database, where: Mapping[str, Any], after: str | None, n: int) -> list[Target]:
+    """A page of the queues a filter matches (``match``: part of the name; ``all``)."""
+    params = {
+        "states": list(where["states"]),
+        "match": where.get("match") or None,
+        "after": after,
+        "limit": n,
+    }
+    return _targets(db.all(reads.queries("actions.sql").queue_targets_page, params))
+
+
+def _queue_lookup(db: Database, names: Sequence[str]) -> list[Target]:
+    rows = db.all(reads.queries("actions.sql").queue_targets, {"names": list(names)})
+    return _targets(rows)
+
+
+def _queues_written(query: str) -> Callable[[Database, list[str]], Written]:
+    """One batch of a queue verb: ``query`` (the change and hopper_control's notice of
+    each queue it changed) in one transaction, delivered on its commit."""
+
+    def write(db: Database, names: list[str]) -> Written:
+        with db.transaction():
+            rows = db.all(getattr(reads.queries("actions.sql"), query), {"names": names})
+        return Written([r["id"] for r in rows])
+
+    return write
+
+
+PAUSE = Verb[Database](
+    system="hopper",
+    noun="queues",
+    name="pause",
+    past="paused",
+    accepts=("active",),
+    effect="pause (paused_at now, a queue row made where hopper has none, then NOTIFY"
+    " hopper_control pause:QUEUE: its clients stop claiming; running jobs finish)",
+    page=_queue_page,
+    lookup=_queue_lookup,
+    write=_queues_written("pause_queues"),
+    reasons={"paused": "already paused"},
+)
+"""``queues pause``: hopper's ``QueuePause``."""
+
+RESUME = Verb[Database](
+    system="hopper",
+    noun="queues",
+    name="resume",
+    past="resumed",
+    accepts=("paused",),
+    effect="resume (paused_at cleared, then NOTIFY hopper_control resume:QUEUE: its"
+    " clients claim again)",
+    page=_queue_page,
+    lookup=_queue_lookup,
+    write=_queues_written("resume_queues"),
+    reasons={"active": "not paused"},
+)
+"""``queues resume``: hopper's ``QueueResume``; a queue not paused is passed over."""
+
+VERBS = (CANCEL, RETRY, PAUSE, RESUME)
 
 
 @dataclass
-class QueueChanged:
+class LimitsChanged:
     queue: str
-    action: str
-    """``pause``, ``resume`` or ``limit``."""
     before: dict[str, Any] | None
     """The queue row before (None: hopper had no row for it; the write creates one)."""
-    limits: dict[str, Any] | None = None
+    limits: dict[str, Any]
     dry_run: bool = False
 
 
@@ -155,23 +213,6 @@ def _queue(db: Database, name: str) -> dict[str, Any] | None:
         raise InvalidInput("a queue name is required")
     row = reads.get_queue(db, name)
     return row_record(row) if row else None
-
-
-def set_paused(db: Database, name: str, paused: bool, dry_run: bool = False) -> QueueChanged:
-    """Pause or resume a queue as hopper's ``QueuePause``/``QueueResume`` do
-    (``driver/internal/pgsql/cluster.go`` setPaused): the row (created if needed), then
-    NOTIFY hopper_control ``pause:<queue>`` or ``resume:<queue>``, in one transaction.
-    Running jobs finish; clients stop claiming on the notice or their next renewal."""
-    db.require_writable()
-    action = "pause" if paused else "resume"
-    result = QueueChanged(name, action, _queue(db, name), dry_run=dry_run)
-    if dry_run:
-        return result
-    q = reads.queries("actions.sql")
-    with db.transaction():
-        db.execute(q.queue_pause if paused else q.queue_resume, {"name": name})
-        db.one(q.notify, {"channel": CHANNEL_CONTROL, "payload": f"{action}:{name}"})
-    return result
 
 
 def set_limits(
@@ -183,7 +224,7 @@ def set_limits(
     partition_limit: int = 0,
     aging: timedelta = timedelta(0),
     dry_run: bool = False,
-) -> QueueChanged:
+) -> LimitsChanged:
     """Replace a queue's cluster-wide limits as hopper's ``QueueControl.SetLimits`` does
     (``control.go``, ``cluster.go`` QueueSetLimits): zero removes a limit (hopper's CLI:
     "omitted limits are removed"), negatives are refused; then NOTIFY hopper_control
@@ -199,7 +240,7 @@ def set_limits(
         # hopper stores whole seconds: int(l.Aging / time.Second)
         "aging_seconds": int(aging.total_seconds()) or None,
     }
-    result = QueueChanged(name, "limit", _queue(db, name), limits, dry_run)
+    result = LimitsChanged(name, _queue(db, name), limits, dry_run)
     if dry_run:
         return result
     q = reads.queries("actions.sql")

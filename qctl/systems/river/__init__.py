@@ -23,19 +23,50 @@ SYSTEM = System(
     default_schema=None,
     verbs="qctl.systems.river.actions:VERBS",
     commands={
-        "db": Entry(f"{_CLI}.db", "app", "The River database: status (never migrated)."),
+        "db": Entry(f"{_CLI}.db", "app", "The River database: status, tune (never migrated)."),
         "jobs": Entry(
-            f"{_CLI}.jobs", "app", "River jobs: list, show, retry, cancel, delete.", alias="job"
+            f"{_CLI}.jobs",
+            "app",
+            "River jobs: list, show, errors, retry, cancel, delete.",
+            alias="job",
         ),
         "queues": Entry(
             f"{_CLI}.queues",
             "app",
-            "River queues: jobs per state, pause, resume.",
+            "River queues: list, show, throughput, pause, resume.",
             alias="queue",
         ),
-        "top": Entry("qctl.cli.top", "top", "The live dashboard (polling): queues, jobs."),
+        "clients": Entry(
+            f"{_CLI}.clients",
+            "app",
+            "River's clients at work and its leader: list, leader.",
+            alias="client",
+        ),
+        "vacuum": Entry(
+            f"{_CLI}.vacuum",
+            "app",
+            "Delete what River's cleaner deletes (finalized jobs), with your age, now.",
+        ),
+        "metrics": Entry(
+            "qctl.cli.metrics",
+            "metrics",
+            "Figures as OpenMetrics: once, to a textfile or over HTTP.",
+        ),
+        "watch": Entry(
+            f"{_CLI}.watch",
+            "watch",
+            "River's notifications (inserts, control, leadership) as JSON lines.",
+        ),
+        "top": Entry(
+            "qctl.cli.top", "top", "The live dashboard (live + polling): queues, jobs, clients."
+        ),
+        # The one demo command, the shell's: --system river runs River's (below).
+        "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
+    demo="qctl.systems.river.cli.demo:demo",
+    metrics="qctl.systems.river.metrics:collect",
+    values="qctl.systems.river.values:values",
     screens="qctl.systems.river.tui:RIVER",
     database="qctl.systems.river.database:Database",
-    instead={},
+    instead={"workers": "see `qctl clients list`"},
 )

@@ -12,11 +12,16 @@ jobs are never finalized or deleted here: a cancel asks the client working the j
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
+from qctl.core.parse import retention_age
 from qctl.core.verbs import Target, Verb, Written
 from qctl.systems.river import reads
 from qctl.systems.river.database import Database
+from qctl_kit.batches import BatchSize, sized_batches
+from qctl_kit.config import MAINTENANCE_BATCH_SECONDS
+from qctl_kit.errors import add_done
 
 
 def _targets(rows: list[dict[str, Any]]) -> list[Target]:
@@ -28,11 +33,14 @@ def _job_ids(ids: Sequence[str]) -> list[int]:
 
 
 def _job_page(db: Database, where: Mapping[str, Any], after: str | None, n: int) -> list[Target]:
-    """A keyset page of the jobs a filter matches (``states``, ``queues``, ``kinds``)."""
+    """A keyset page of the jobs a filter matches (``states``, ``queues``, ``kinds``,
+    ``priorities``, ``tags``: every one of them)."""
     params = {
         "states": list(where["states"]),
         "queues": where.get("queues") or None,
         "kinds": where.get("kinds") or None,
+        "priorities": where.get("priorities") or None,
+        "tags": where.get("tags") or None,
         "after": int(after) if after else None,
         "limit": n,
     }
@@ -182,3 +190,49 @@ RESUME = Verb[Database](
 """``queues resume``: River's ``QueueResume``."""
 
 VERBS = (CANCEL, RETRY, DELETE, PAUSE, RESUME)
+
+
+CLEAN_BATCH = 10_000
+"""Most jobs one vacuum statement deletes, River's cleaner's batch
+(``riversharedmaintenance.BatchSizeDefault``); fewer while its transactions run long
+(``qctl_kit.batches.BatchSize``), as River's cleaner falls back to 1,000 when its
+statements time out."""
+
+
+def vacuum(
+    db: Database,
+    older_than: timedelta,
+    states: Sequence[str] = reads.FINALIZED_STATES,
+    dry_run: bool = False,
+    batch: int = CLEAN_BATCH,
+) -> dict[str, int]:
+    """Delete what River's JobCleaner deletes (``internal/maintenance/job_cleaner.go``):
+    jobs finalized in ``states`` (cancelled, completed, discarded) longer ago than
+    ``older_than``, in batches of their own transactions, lowest ids first; the jobs
+    deleted per state (a dry run: counted, nothing deleted). Never a job that is not
+    finalized."""
+    db.writable()
+    retention_age(older_than)
+    [now] = db.all("SELECT now() AS now")
+    before: datetime = now["now"] - older_than
+    q = reads.queries("actions.sql")
+    params: dict[str, Any] = {"states": list(states), "before": before}
+    counted = {r["state"]: int(r["n"]) for r in db.all(q.count_cleanable, params)}
+    if dry_run:
+        return {s: counted.get(s, 0) for s in states}
+    deleted: dict[str, int] = dict.fromkeys(states, 0)
+    done = 0
+    for state in states:  # one state at a time, so the result says each one's count
+
+        def step(_tx: None, rows: int, state: str = state) -> int:
+            return db.execute(q.clean_jobs, {"states": [state], "before": before, "batch": rows})
+
+        try:
+            deleted[state] = sized_batches(
+                BatchSize(batch, MAINTENANCE_BATCH_SECONDS), db.transaction, step
+            ).rows
+        except BaseException as exc:  # the states before this one are done
+            add_done(exc, done)
+            raise
+        done += deleted[state]
+    return deleted

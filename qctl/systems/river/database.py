@@ -14,9 +14,11 @@ takes rivermigrate's lock.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
+from qctl.core.changes import Hint
 from qctl.core.sqldb import SqlDatabase
 from qctl_kit.errors import SchemaTooNew
 
@@ -36,6 +38,20 @@ REQUIRED = tuple(range(1, 8))
 """The versions every column qctl reads and writes needs (008 changes nothing on
 PostgreSQL)."""
 SUPPORTED = "River v0.40.0 to v0.51.2 (line main, versions 1..7 or 1..8; tested at v0.51.2)"
+
+
+TOPICS: dict[str, str] = {
+    "river_insert": "jobs",
+    "river_control": "jobs",
+    "river_leadership": "clients",
+}
+"""River's notification topics (``internal/notifier/notifier.go``), each with the kind
+of row a notice on it says changed. A client sends ``river_insert`` (``{"queue": ...}``,
+at most once per queue per FetchCooldown) when it inserts available jobs,
+``river_control`` (``{"action": "cancel"|"pause"|"resume"|"metadata_changed",
+"job_id", "queue"}``) from JobCancel and QueuePause/QueueResume/QueueUpdate, and
+``river_leadership`` (``{"action": "resigned"|"request_resign", "leader_id"}``) from its
+elector. Fetches, completions and snoozes send nothing: those are polled."""
 
 
 class UnsupportedSchema(SchemaTooNew):
@@ -98,6 +114,16 @@ class Database(SqlDatabase):
     def __init__(self, dsn: str, schema: str = "", gate: bool = True, **session: Any) -> None:
         """``session``: ``SqlDatabase``'s (``read_only``, the timeouts)."""
         super().__init__(dsn, schema, **session)
+        if self.postgres:
+            # A listing's filters are "NULL or ..." parameters: planned for the values
+            # given they fold away, while the generic plan a statement run five times
+            # gets keeps them all and went parallel for a page of 50 (workers started for
+            # tens of milliseconds at 10M jobs). JIT compiles for longer than any of
+            # qctl's reads runs, as on hopper's and dispatch's sessions.
+            self.all(
+                "SELECT set_config('plan_cache_mode', 'force_custom_plan', false),"
+                " set_config('jit', 'off', false)"
+            )
         self.state = self._read_state()
         if gate and not self.state.readable:
             self.refuse(UnsupportedSchema(self.state.refusal()))
@@ -107,11 +133,46 @@ class Database(SqlDatabase):
         if not self.state.supported:
             raise UnsupportedSchema(self.state.refusal(writing=True))
 
+    def channel(self, topic: str) -> str:
+        """A River topic as River's listeners LISTEN on it and its clients NOTIFY it:
+        ``<schema>.<topic>`` (riverpgxv5 ``Listener.Connect`` prefixes the connection's
+        schema; ``pg_misc.sql`` PGNotifyMany the client's or ``current_schema()``), the
+        bare topic where the session has no schema."""
+        return f"{self.schema}.{topic}" if self.schema else topic
+
     @property
     def control_channel(self) -> str:
-        """River's control topic as its listeners LISTEN on it: ``<schema>.river_control``
-        (riverpgxv5 ``Listener.Connect`` prefixes the schema; ``PGNotifyMany``)."""
-        return f"{self.schema}.river_control"
+        """River's control topic (``channel``): cancel, pause and resume go there."""
+        return self.channel("river_control")
+
+    def hint(self, channel: str, payload: str) -> Hint:
+        """An insert names its queue, a cancel its job, a pause or resume its queue, a
+        leadership notice no row; a payload qctl cannot read says its topic's kind
+        changed."""
+        topic = channel.rpartition(".")[2]
+        kind = TOPICS.get(topic, "jobs")
+        try:
+            body = json.loads(payload)
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            return Hint(kind, bulk=True)
+        named = body.get("queue")
+        queue = named if isinstance(named, str) else ""
+        if topic == "river_insert":
+            return Hint("jobs", queue=queue, bulk=True)
+        if topic == "river_control" and body.get("action") == "cancel":
+            job = body.get("job_id")
+            return Hint("jobs", ids=(str(job),), queue=queue) if job else Hint("jobs", bulk=True)
+        if topic == "river_control" and queue:
+            return Hint("queues", queue=queue)
+        return Hint(kind, bulk=True)
+
+    def listened(self) -> dict[str, str]:
+        """River's topics on this schema (``TOPICS``), each with the kind of row a notice
+        on it says changed; state changes River does not notify (fetches, completions,
+        retries) are polled."""
+        return {self.channel(topic): kind for topic, kind in TOPICS.items()}
 
     def _read_state(self) -> SchemaState:
         # Before 005 the table had no line: every row was line main

@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
+from qctl.core import triage
 from qctl.core.errors import NoSuchName
 from qctl.systems.river.database import Database
 from qctl_kit.errors import InvalidInput
@@ -106,6 +107,8 @@ class Queue:
     cancelled: int | None
     discarded: int | None
     oldest_available_age: timedelta | None
+    metadata: Any = None
+    """River's queue metadata, decoded (None: no queue row); River UI edits it."""
 
     @property
     def paused(self) -> bool:
@@ -130,6 +133,17 @@ def _rows(cls: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
     return [cls(**{k: v for k, v in decode(r).items() if k in names}) for r in rows]
 
 
+PRIORITIES = (1, 2, 3, 4)
+"""River's priorities (``priority_in_range``): 1 runs first."""
+
+
+def parse_priorities(values: list[int] | None) -> list[int] | None:
+    for value in values or []:
+        if value not in PRIORITIES:
+            raise InvalidInput(f"--priority: {value} is not a River priority (1 to 4)")
+    return values or None
+
+
 def parse_id(text: str, what: str = "job id") -> int:
     """A River job id (a positive integer) as typed."""
     try:
@@ -148,11 +162,16 @@ def list_jobs(
     kinds: list[str] | None = None,
     limit: int = 50,
     after: int | None = None,
+    priorities: list[int] | None = None,
+    tags: list[str] | None = None,
 ) -> list[Job]:
+    """A page newest first; ``tags``: jobs carrying every one of them."""
     params = {
         "states": states or None,
         "queues": queues or None,
         "kinds": kinds or None,
+        "priorities": priorities or None,
+        "tags": tags or None,
         "limit": limit,
         "after_id": after,
     }
@@ -166,8 +185,159 @@ def get_job(db: Database, job_id: int) -> Job:
     return rows[0]
 
 
+def get_queue(db: Database, name: str) -> Queue:
+    """One queue with its jobs per state (counted on River's fetch index for it alone)."""
+    [row] = db.all(queries("reads.sql").queue, {"name": name})
+    queue = _rows(Queue, [row])[0]
+    states = (queue.available, queue.running, queue.scheduled, queue.retryable, queue.pending)
+    finalized = (queue.completed, queue.cancelled, queue.discarded)
+    if not row["registered"] and not any(states) and not any(finalized):
+        raise NoSuchName("get queue", f"no River queue {name!r}")
+    return queue
+
+
 def list_queues(db: Database, live: bool = False) -> list[Queue]:
     """Every queue with its jobs per state; ``live``: the states not finalized only,
     through the fetch index (the dashboard's refresh)."""
     q = queries("reads.sql")
     return _rows(Queue, db.all(q.live_depths if live else q.queues))
+
+
+FAILED = ["discarded", "retryable"]
+"""The jobs ``error_groups`` reads unless told: out of attempts (discarded) and failed
+waiting for their next attempt (retryable), River's two states of a job whose last
+attempt failed."""
+
+
+def error_groups(
+    db: Database,
+    states: list[str] | None = None,
+    kinds: list[str] | None = None,
+    queues: list[str] | None = None,
+    scan: int = triage.SCAN,
+    priorities: list[int] | None = None,
+    tags: list[str] | None = None,
+) -> triage.ErrorGroups:
+    """The newest ``scan`` jobs of ``states`` (default ``FAILED``) grouped by the
+    fingerprint of their last error, labelled by kind: only ids, kinds, last errors and
+    times are read."""
+    statement = queries("reads.sql").failures
+
+    def page(after: int | None, n: int) -> list[dict[str, Any]]:
+        params = {
+            "states": states or FAILED,
+            "queues": queues or None,
+            "kinds": kinds or None,
+            "priorities": priorities or None,
+            "tags": tags or None,
+            "after_id": after,
+            "limit": n,
+        }
+        return db.all(statement, params)
+
+    return triage.scan_groups(
+        page,
+        lambda row: row["id"],
+        lambda row: (row["id"], row["error"] or "", row["at"], row["kind"]),
+        scan,
+    )
+
+
+def attempt_errors(job: Job) -> list[dict[str, Any]]:
+    """A job's attempt history, oldest first: River's ``rivertype.AttemptError`` fields
+    (attempt, at, error, trace) of each failed attempt; an element that is not an object
+    kept as its error."""
+    return [
+        {k: e.get(k) for k in ("attempt", "at", "error", "trace")}
+        if isinstance(e, dict)
+        else {"attempt": None, "at": None, "error": e, "trace": None}
+        for e in job.errors or []
+    ]
+
+
+THROUGHPUT_MEASURES = ("completed", "cancelled", "discarded")
+
+
+@dataclass
+class ThroughputCount:
+    """One queue's bucket: jobs finalized in each final state in it."""
+
+    start: datetime
+    queue: str
+    completed: int = 0
+    cancelled: int = 0
+    discarded: int = 0
+
+
+def throughput(
+    db: Database, window: timedelta, bucket: timedelta, queues: list[str] | None = None
+) -> list[ThroughputCount]:
+    """Every queue's finalized jobs per bucket of ``bucket``, the buckets aligned on the
+    Unix epoch, the last holding the database's now, together covering ``window``
+    (oldest first, buckets where nothing was finalized left out)."""
+    from qctl_kit.throughput import bucket_start, grid
+
+    [now] = db.all("SELECT now() AS now")
+    width, first, _count = grid(now["now"], window, bucket)
+    params = {"width": width, "since": bucket_start(first, width), "queues": queues or None}
+    counts: dict[tuple[int, str], ThroughputCount] = {}
+    for row in db.all(queries("reads.sql").throughput, params):
+        key = (int(row["bucket"]), str(row["queue"]))
+        point = counts.setdefault(key, ThroughputCount(bucket_start(key[0], width), key[1]))
+        setattr(point, row["measure"], int(row["n"]))
+    return [counts[k] for k in sorted(counts)]
+
+
+@dataclass
+class Finalized:
+    """One queue's jobs finalized lately (``qctl metrics``)."""
+
+    queue: str
+    completed: int
+    discarded: int
+
+
+def finalized_since(db: Database, since: datetime) -> list[Finalized]:
+    rows = db.all(queries("reads.sql").finalized_recently, {"since": since})
+    return [Finalized(**r) for r in rows]
+
+
+def discarded(db: Database, cap: int = triage.COUNT_CAP) -> tuple[dict[str, int], bool]:
+    """Discarded jobs per queue, and whether the count is a lower bound (the newest
+    ``cap`` read)."""
+    return triage.bounded_counts(db.all(queries("reads.sql").discarded_bounded, {"cap": cap}))
+
+
+@dataclass
+class Leader:
+    """``river_leader``'s row: the client that runs River's maintenance services."""
+
+    name: str
+    leader_id: str
+    elected_at: datetime
+    expires_at: datetime
+    expired: bool
+    """Its lease ran out without a renewal (the next election replaces it)."""
+
+
+@dataclass
+class Client:
+    """A River client seen at work (its running jobs of one queue), or the leader."""
+
+    client: str | None
+    queue: str | None
+    """None: the leader's own row (it runs no job)."""
+    running: int
+    oldest_attempted_at: datetime | None
+    leader: bool
+    elected_at: datetime | None
+    expires_at: datetime | None
+    """The leader's lease, on its rows (None on other clients')."""
+
+
+def leaders(db: Database) -> list[Leader]:
+    return [Leader(**r) for r in db.all(queries("reads.sql").leader)]
+
+
+def clients(db: Database) -> list[Client]:
+    return [Client(**r) for r in db.all(queries("reads.sql").clients)]

@@ -152,19 +152,22 @@ def signal(
     message_id: Annotated[str, typer.Option("--message-id", help="Dedupe id.")] = "",
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Send a signal to a run's waiting tasks. Buffered when none waits yet; a name no
-    task of the run waits for is refused (exit 3)."""
+    """Send signal NAME to a live run: its waiting $signal task of that name completes
+    with the payload as its result; a $sleep timer of that name wakes now (its sleep
+    ends early; the payload is not used). With neither ready (a task not reached yet, a
+    paused run) the signal is buffered until one is. A finished run is refused naming its
+    state, and a name no task of the run declares is refused listing the run's signals
+    (exit 3).
+
+    \b
+    Example:
+      qctl dags signal 3f2a9c1e approve --payload '{"by": "ops"}'
+    """
     store = options.writable(ctx, "dags signal")
     dag_id = options.resolve(ctx, "dag", id)
     value = common.json_value(payload, "--payload")
     sent = ops_dags.signal(store, dag_id, name, value, message_id)
-    if sent.deduplicated:
-        message = f"signal {name!r} to DAG {dag_id} was a duplicate (message id {message_id!r})"
-    else:
-        message = f"signal {name!r} to DAG {dag_id}: delivered to {sent.delivered} task(s)" + (
-            "" if sent.delivered else " (buffered)"
-        )
-    common.done(sent, message, output)
+    common.done(sent, ops_dags.signal_words(sent), output)
 
 
 @app.command("pause")

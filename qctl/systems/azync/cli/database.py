@@ -47,9 +47,11 @@ def open_store(
     """Open the store ``context`` points at (the one-shot CLI uses ``pooled=False``; the
     dashboard passes ``pooled=True``), closed with the context.
 
-    With no DSN the embedded default database is created and migrated on first use
-    (unless read-only). PostgreSQL is never migrated implicitly. A SQLite file that does
-    not exist is created only with ``create`` (``db migrate``).
+    With no DSN the embedded default database is created and migrated by the first
+    command that writes (``CliContext.writes``) or the dashboard (``pooled``); a read
+    before it exists reads an empty database and creates nothing, not even a directory.
+    PostgreSQL is never migrated implicitly. A SQLite file that does not exist is
+    created only with ``create`` (``db migrate``).
 
     ``check`` is the schema-version gate of every command and the dashboard: a schema
     older or newer than this release's raises ``SchemaNotMigrated`` or ``SchemaTooNew``
@@ -59,10 +61,13 @@ def open_store(
 
     ``on_lock_wait``: as ``CliContext.session``'s.
     """
-    from qctl_kit.dsn import check_dsn
+    from qctl_kit.dsn import check_dsn, default_database_path
     from qctl_store import open_store as open_azync_store
 
     check_dsn(context.dsn or "")
+    reads = not (context.writes or pooled or create)
+    if reads and not context.dsn and not default_database_path().exists():
+        return _empty(context)
     conn = context.detected()
     # A connection's settings are fixed when it opens: detection's has the usual limits.
     if conn is not None and (pooled or context.unlimited):
@@ -73,6 +78,17 @@ def open_store(
     if check:
         opened.require_schema()
     return opened
+
+
+def _empty(context: CliContext) -> AnyStore:
+    """What a read of the embedded default finds before anything was written there: an
+    empty database, in memory."""
+    from qctl_store.sqlite import SqliteStore
+
+    empty = SqliteStore(":memory:", dataclasses.replace(config(context), read_only=False))
+    context.opened.append(empty)
+    empty.migrate()
+    return empty
 
 
 def config(

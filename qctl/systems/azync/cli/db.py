@@ -14,7 +14,7 @@ from qctl.cli.output import as_dict, emit_object, emit_result, note
 from qctl.core.exits import ExitCode
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import database, options
-from qctl_kit.dsn import redact
+from qctl_kit.dsn import default_database_path, redact
 from qctl_kit.errors import StoreError
 from qctl_store.types import SchemaStatus
 
@@ -171,6 +171,8 @@ def status(ctx: typer.Context, output: Output = common.OutputFormat.TABLE) -> No
     result = database.store(cli, check=False).schema_status()
     record = {"context": cli.context_name or "", "system": "azync", **as_dict(result)}
     record["location"] = redact(result.location) if result.location else cli.describe()
+    if not cli.dsn and not default_database_path().exists():  # read from an empty one
+        record["location"] = f"{cli.describe()}, not created yet: the first write creates it"
     emit_object(record, output)
     if result.autovacuum is False:
         note(_no_autovacuum(result))

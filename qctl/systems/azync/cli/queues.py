@@ -10,12 +10,25 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, as_dict, emit_detail, emit_rows, note
+from qctl.cli.verbs import no_queue_command
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import options
 from qctl.systems.azync.cli.options import KindOpt, SourceOpt
 from qctl_store.types import DailyCount, Depths, Source, estimated_depths
 
 app = common.app("queues", SYSTEM.commands["queues"].help)
+
+# azync's dequeue (driver/azyncpgx/store_jobs.go dequeueClaimBody) takes any pending job
+# of a kind: there is no queue to pause.
+no_queue_command(
+    app,
+    "pause",
+    "azync cannot pause a queue; `qctl jobs pause --kind KIND` holds the kind's jobs that"
+    " exist now (new jobs of the kind still run)",
+)
+no_queue_command(
+    app, "resume", "azync cannot pause a queue; `qctl jobs resume --kind KIND` resumes held jobs"
+)
 
 DEPTH_COLUMNS = [
     "pending",

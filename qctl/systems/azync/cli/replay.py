@@ -9,6 +9,7 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, note
+from qctl.core.audit import describe
 from qctl.systems.azync.cli import options
 from qctl.systems.azync.cli.options import SinceOpt, UntilOpt
 from qctl.systems.azync.ops import events as ops_events
@@ -85,20 +86,25 @@ def nuke(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Delete every job, stats row and idempotency key of a source, in one transaction
-    (a dev reset; the event ledger stays)."""
+    (a dev reset; the event ledger stays). On a terminal the operator types the
+    context's name (else the schema, or the SQLite file's name) to confirm."""
     if not dry_run:
         common.cli(ctx).require_writable("nuke")
     store = options.store(ctx)
     plan = ops_vacuum.nuke(store, source, dry_run=True)
+    schema = store.schema_status().schema
+    target = describe(common.cli(ctx).audit_where(schema=schema))
     breaks = f"; {plan.breaks}" if plan.breaks else ""
     if not common.proceed(
         dry_run,
         yes,
         output,
         plan,
-        f"would delete {plan.jobs} {source} job(s) with their stats and keys, in one "
-        f"transaction{breaks}",
-        f"NUKE every {source} job ({plan.jobs}), stats row and idempotency key{breaks}?",
+        f"would delete {plan.jobs} {source} job(s) with their stats and keys on {target},"
+        f" in one transaction{breaks}",
+        f"NUKE every {source} job ({plan.jobs}), stats row and idempotency key on"
+        f" {target}{breaks}?",
+        typed=common.typed_name(ctx, schema),
     ):
         return
     if plan.breaks and yes:

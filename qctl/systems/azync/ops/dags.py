@@ -7,12 +7,14 @@ from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from qctl.core.errors import NoSuchName, Strands, require_state
+from qctl.core.errors import NoSuchName, Strands, WrongState, require_state
 from qctl.systems.azync.ops.results import RunOutcome, SagaOutcome, SignalOutcome
 from qctl_store.dagcheck import COMPENSABLE_STATES
 from qctl_store.types import (
     DAG_TERMINAL_STATES,
     JSON,
+    KIND_SIGNAL,
+    KIND_SLEEP,
     TASK_KEY_COMPENSATION_PREFIX,
     DAGSignalParams,
     DAGState,
@@ -192,20 +194,75 @@ def signal(
     message_id: str = "",
     dry_run: bool = False,
 ) -> SignalOutcome:
-    """Send signal ``name`` to the run's tasks that wait for it (buffered until one
-    waits). A name no task of the run waits for is refused: it would be buffered
-    forever, and a typo must not read as success."""
+    """Send signal ``name`` to a live run (``DAGStore.Signal``): its waiting ``$signal``
+    task of that name completes with the payload as its result, and a scheduled
+    ``$sleep`` timer of that name wakes now; with neither ready, the signal is buffered
+    until one is. A finished run takes no signal (named with its state), and a name no
+    task of the run declares is refused: it would be buffered forever, and a typo must
+    not read as success. The dry run counts the tasks it would reach now."""
     dag = store.get_dag(id)
-    names = sorted({t.signal_name for t in store.dag_tasks(id) if t.signal_name})
-    if name not in names:
-        known = f" (its signals: {', '.join(names)})" if names else " (it waits for no signal)"
+    subject = f"DAG run {str(dag.id)[:8]}"
+    if dag.state in DAG_TERMINAL_STATES:
+        raise WrongState("signal dag", f"{subject} is {dag.state}: a finished run takes no signal")
+    tasks = store.dag_tasks(id)
+    named = [t for t in tasks if t.signal_name == name]
+    if not named:
         raise NoSuchName(
-            "signal", f"no task of DAG {str(dag.id)[:8]} waits for a signal named {name!r}{known}"
+            "signal", f"no task of {subject} waits for a signal named {name!r}{_declared(tasks)}"
         )
+    if all(t.state in _SETTLED for t in named):
+        settled = ", ".join(f"{t.task_key} {t.state}" for t in named)
+        raise WrongState(
+            "signal dag",
+            f"every task of {subject} that takes signal {name!r} has settled ({settled}):"
+            " it would be buffered for good",
+        )
+    timer = all(t.kind == KIND_SLEEP for t in named)
     if dry_run:
-        return SignalOutcome(id, name, 0, False, message_id, True)
+        ready = sum(1 for t in named if (t.kind, t.state) in _READY)
+        return SignalOutcome(id, name, ready, False, message_id, True, dag.state, timer)
     delivered, dedup = store.signal(DAGSignalParams(id, name, message_id, payload))
-    return SignalOutcome(id, name, delivered, dedup, message_id)
+    return SignalOutcome(id, name, delivered, dedup, message_id, False, dag.state, timer)
+
+
+_READY = {(KIND_SIGNAL, JobState.WAITING), (KIND_SLEEP, JobState.SCHEDULED)}
+"""The tasks a signal reaches at once (dag_store.go deliverSignalNowSQL); others wait for
+the buffered signal."""
+
+
+def _declared(tasks: Sequence[Job]) -> str:
+    """The names a run's tasks take signals by: its ``$signal`` tasks' signals, then the
+    ``$sleep`` timers a signal of their name wakes early."""
+    signals = sorted({t.signal_name for t in tasks if t.kind == KIND_SIGNAL and t.signal_name})
+    timers = sorted({t.signal_name for t in tasks if t.kind == KIND_SLEEP and t.signal_name})
+    said = [f"its signals: {', '.join(signals)}"] if signals else []
+    if timers:
+        said.append(f"its timers, which a signal of their name wakes early: {', '.join(timers)}")
+    return f" ({'; '.join(said)})" if said else " (it waits for no signal)"
+
+
+def signal_words(sent: SignalOutcome) -> str:
+    """What a DAG signal did (or, in a dry run, will do), for the command line's output
+    and the dashboard's question and notice alike."""
+    to = f"signal {sent.signal!r} to DAG run {sent.id}"
+    if sent.deduplicated:
+        return f"{to} was a duplicate (message id {sent.message_id!r}): nothing changed"
+    n, will = sent.delivered, sent.dry_run
+    if n and sent.timer:
+        timers = "$sleep timer" if n == 1 else f"{n} $sleep timers"
+        did = f"{'wakes' if will else 'woke'} its {timers} now (the payload is not used)"
+    elif n:
+        tasks = "task" if n == 1 else f"{n} tasks"
+        did = f"{'completes' if will else 'completed'} its waiting {tasks} with the payload"
+    else:
+        held = " (the run is paused)" if sent.run_state in _HELD else ""
+        did = f"{'is' if will else 'was'} buffered until a task of that name is ready{held}"
+    return f"{to} ({sent.run_state}): {did}" if sent.run_state else f"{to}: {did}"
+
+
+_HELD = {DAGState.PAUSED, DAGState.SUSPENDED}
+_SETTLED = {JobState.SUCCEEDED, JobState.CANCELLED, JobState.SKIPPED}
+"""Task states nothing brings back (a dead task waits again after `dags retry`)."""
 
 
 def awaited_signal(tasks: Sequence[Job]) -> str:

@@ -83,6 +83,11 @@ class SignalOutcome:
     deduplicated: bool
     message_id: str = ""
     dry_run: bool = False
+    run_state: str = ""
+    """The DAG run's state when it was sent."""
+    timer: bool = False
+    """The name is a DAG ``$sleep`` timer's, which the signal wakes (no ``$signal`` task
+    of the run has it)."""
 
 
 @dataclass(frozen=True)

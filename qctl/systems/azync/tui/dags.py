@@ -139,13 +139,11 @@ class DagActions(Dashboarded):
                 return
             name, message_id = values["name"], values["message_id"]
             self.top.act(
-                f"signal {name!r} to DAG run {dag_id}?",
-                # The dry run refuses a name no task waits for before anything is asked.
+                # The dry run refuses a finished run or a name no task takes before anything
+                # is asked, and says what the signal will do.
+                lambda planned: "S" + ops_dags.signal_words(planned)[1:] + "?",
                 lambda s, dry: ops_dags.signal(s, dag_id, name, payload, message_id, dry),
-                lambda sent: (
-                    f"signal {sent.signal}: delivered to {sent.delivered} task(s)"
-                    + (" (duplicate)" if sent.deduplicated else "")
-                ),
+                ops_dags.signal_words,
             )
 
         self.top.push_screen(

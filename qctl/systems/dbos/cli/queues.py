@@ -14,6 +14,7 @@ from qctl.cli.output import (
     emit_detail,
     emit_rows,
 )
+from qctl.cli.verbs import changed_limits, no_queue_command
 from qctl.systems.dbos import reads
 from qctl.systems.dbos.cli.base import (
     database,
@@ -26,6 +27,20 @@ from qctl.systems.dbos.cli.base import (
 )
 
 app = group("queues")
+
+# DBOS's client and its queues table have no pause; a concurrency of 0 starts nothing.
+no_queue_command(
+    app,
+    "pause",
+    "DBOS cannot pause a queue; `qctl queues set-limits QUEUE --concurrency 0` lets none of"
+    " its workflows start (running ones finish)",
+)
+no_queue_command(
+    app,
+    "resume",
+    "DBOS cannot pause a queue; `qctl queues set-limits QUEUE --concurrency none` lifts a"
+    " concurrency of 0",
+)
 
 
 QUEUE_COLUMNS = [
@@ -133,22 +148,6 @@ STOPPING |= {"partition_worker_concurrency"}
 """Limits at which 0 lets no workflow of the queue start."""
 
 
-def limit_changes(before: dict[str, Any] | None, after: dict[str, Any]) -> str:
-    """What a change of limits does, each limit that changes old → new ("concurrency:
-    none → 0, stops new starts"); DBOS's default polling interval where it is set."""
-
-    def shown(value: Any) -> str:
-        return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
-
-    lines = []
-    for key, new in after.items():
-        old = (before or {}).get(key)
-        if old != new:
-            stops = ", stops new starts" if new == 0 and key in STOPPING else ""
-            lines.append(f"{key}: {shown(old)} → {shown(new)}{stops}")
-    return "; ".join(lines) or "no limit changes"
-
-
 def _changes(ctx: typer.Context, **limits: str | None) -> dict[str, Any]:
     return {
         key: _limit(text, LIMIT_FLAGS[key][0], LIMIT_FLAGS[key][1])
@@ -175,7 +174,7 @@ def queues_set_limits(
 
     db = writable(ctx, "queues set-limits", dry_run)
     planned = writes.set_queue_limits(db, name, changes, dry_run=True)
-    what = limit_changes(planned.before, planned.after)
+    what = changed_limits(planned.before, planned.after, STOPPING)
     if not dry_run:
         verb = "Register" if planned.before is None else "Change the limits of"
         common.confirm(f"{verb} DBOS queue {name} ({what})?", yes)

@@ -86,8 +86,8 @@ def enable(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Enable cron entries (only the enabled column is written; passed over while the
-    scheduler is firing one)."""
+    """Enable cron entries (the enabled column written, a disable's fire lock released;
+    passed over while the scheduler is firing one)."""
     _act(ctx, actions.CRON_ENABLE, names, queue, job_name, max_targets, dry_run, plan_out, plan_in,
          yes, output)  # fmt: skip
 
@@ -105,8 +105,9 @@ def disable(
     yes: Yes = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Disable cron entries: the scheduler skips them until enabled (passed over while it
-    is firing one: its fire ends by writing the whole entry back)."""
+    """Disable cron entries: the scheduler skips them until enabled. The entry's fire
+    lock is held 2m, so a fire from entries the scheduler read before cannot run and
+    write the entry back enabled (passed over while the scheduler is firing one)."""
     _act(ctx, actions.CRON_DISABLE, names, queue, job_name, max_targets, dry_run, plan_out, plan_in,
          yes, output)  # fmt: skip
 

@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 DEMO_SCHEMA = "dispatch_demo"
 """Where the demo creates dispatch's tables when --schema names none."""
+OWNED = "created by qctl demo --system dispatch"
+"""The comment the demo puts on a schema it creates: the one schema it may drop
+(--reset)."""
 
 
 def demo(
@@ -27,8 +30,10 @@ def demo(
     SQL, labelled as such: dispatch's Go runtime does not ship with qctl) on dispatch's
     schema in --schema (default ``dispatch_demo``) of the --dsn PostgreSQL database,
     created there from dispatch's migrations at main 6f7dda7 when absent; watched in
-    ``qctl top``, or headless for ``seconds`` then jobs per state. ``reset`` drops the
-    demo's schema first (only ``dispatch_demo``, never one --schema names)."""
+    ``qctl top``, or headless for ``seconds`` then jobs per state. A schema the demo did
+    not create is confirmed first when it holds anything (its workers then take that
+    fleet's jobs of the demo's queues too). ``reset`` drops the schema first, only one
+    the demo created."""
     import json
     import sys
     import time
@@ -36,30 +41,25 @@ def demo(
 
     from qctl.systems.dispatch import reads
     from qctl.systems.dispatch.database import Database
-    from qctl.systems.dispatch.demo import Workload
+    from qctl.systems.dispatch.demo import QUEUES, Workload
 
     if not cli.dsn or not cli.is_postgres:
         raise InvalidInput(
-            "the dispatch demo needs --dsn postgresql://... (dispatch is PostgreSQL)"
+            "the dispatch demo needs --dsn postgresql://... (qctl operates dispatch on PostgreSQL)"
         )
     schema = cli.schema or DEMO_SCHEMA
     import psycopg
+    from psycopg import sql
 
     with psycopg.connect(cli.dsn, autocommit=True) as conn:
-        if reset and not cli.schema:
-            conn.execute(f'DROP SCHEMA IF EXISTS "{DEMO_SCHEMA}" CASCADE')
-        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-        conn.execute(f'SET search_path = "{schema}"')
-        present = conn.execute(reads.queries("demo.sql").has_schema).fetchone()
-        if not (present and present[0]):
-            if conn.execute("SELECT to_regclass('grove_migrations')").fetchone() != (None,):
-                raise InvalidInput(f"schema {schema} holds grove's tables but no dispatch_jobs")
+        place = common.demo_schema(
+            conn, schema, mark=OWNED, table="dispatch_jobs", label="dispatch",
+            scope=f"its workers take any job of queues {', '.join(QUEUES)}",
+            reset=reset, yes=yes,
+        )  # fmt: skip
+        if not place.holds:
+            conn.execute(sql.SQL("SET search_path = {}").format(sql.Identifier(schema)))
             conn.execute(files("qctl.systems.dispatch").joinpath("schema_6f7dda7.sql").read_text())
-        elif cli.schema:
-            common.confirm(
-                f"schema {schema} already holds dispatch's tables: run the demo's workload there?",
-                yes,
-            )
     db = Database(cli.dsn, schema)
     workload = Workload(Database(cli.dsn, schema), speed=speed, seed=seed)
     workload.start()

@@ -9,11 +9,20 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_rows, note
+from qctl.cli.verbs import no_queue_command
 from qctl.core.sqldb import row_record
 from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.cli import Many, database, group
 
 app = group("queues")
+
+# dispatch keeps no queue rows: its workers claim from the queues they were started with.
+no_queue_command(
+    app,
+    "pause",
+    "dispatch cannot pause a queue (its workers claim from the queues they were started with)",
+)
+no_queue_command(app, "resume", "dispatch cannot pause a queue")
 
 COLUMNS = [
     "queue",

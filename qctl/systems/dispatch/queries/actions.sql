@@ -59,26 +59,55 @@ WHERE failed_at < %(before)s;
 DELETE FROM dispatch_dlq WHERE failed_at < %(before)s
 RETURNING replayed_at;
 
--- name: set_cron_enabled
--- Enable or disable a batch of cron entries (api/cron_handler.go enableCron and disableCron).
--- dispatch reads the entry and writes the whole row back (UpdateCronEntry), which can
--- undo the scheduler's lock and last-run writes made in between. Here only enabled and
--- updated_at are written, and not while the scheduler holds the entry's fire lock
--- (store/postgres/cron.go AcquireCronLock): its fire ends with its own whole-row write
--- (cron/scheduler.go fireEntry), which would put the old enabled value back. A fire that
--- listed the entry before this write and locks it after can still do so; only dispatch's
--- own write could close that window.
+-- name: disable_cron
+-- Disable a batch of cron entries (api/cron_handler.go disableCron), and hold each
+-- entry's fire lock for a while in qctl's name. dispatch's disableCron reads the entry
+-- and writes the whole row back (UpdateCronEntry); here only enabled, the lock and
+-- updated_at are written. The lock is what makes the disable last: the scheduler's tick
+-- lists the entries (cron/scheduler.go tick; at dispatch main 6f7dda7 a cached list,
+-- re-read every 30 s by default), then fires each one its copy says is enabled and due:
+-- it takes the entry's lock (store/postgres/cron.go AcquireCronLock: only a lock that
+-- is free, expired or its own), enqueues, and ends by writing back the whole entry it
+-- read (fireEntry: UpdateCronEntry), enabled included. A fire from a copy read before
+-- this write finds the lock taken and does nothing (fireEntry returns when the lock is
+-- not acquired); a read after it finds the entry disabled. Not while the scheduler
+-- holds the lock itself: its fire is under way and would write the entry back.
 UPDATE dispatch_cron_entries
-SET enabled = %(enabled)s, updated_at = now()
-WHERE id = ANY(%(ids)s::text[]) AND enabled <> %(enabled)s
-  AND (locked_by IS NULL OR locked_until IS NULL OR locked_until < now())
+SET enabled = false, locked_by = %(hold_by)s, locked_until = now() + %(hold)s,
+    updated_at = now()
+WHERE id = ANY(%(ids)s::text[]) AND enabled
+  AND (locked_by IS NULL OR locked_until IS NULL OR locked_until < now()
+       OR locked_by = %(hold_by)s)
+RETURNING id;
+
+-- name: enable_cron
+-- Enable a batch of cron entries (api/cron_handler.go enableCron): only enabled and
+-- updated_at are written, and the lock a qctl disable holds (disable_cron) is released,
+-- so the scheduler fires the entry at its next due time. Not while the scheduler holds
+-- the lock: its fire would write back the entry it read.
+UPDATE dispatch_cron_entries
+SET enabled = true, updated_at = now(),
+    locked_by = CASE WHEN locked_by = %(hold_by)s THEN NULL ELSE locked_by END,
+    locked_until = CASE WHEN locked_by = %(hold_by)s THEN NULL ELSE locked_until END
+WHERE id = ANY(%(ids)s::text[]) AND NOT enabled
+  AND (locked_by IS NULL OR locked_until IS NULL OR locked_until < now()
+       OR locked_by = %(hold_by)s)
 RETURNING id;
 
 -- name: delete_cron
--- Delete a batch of cron entries (store/postgres/cron.go DeleteCron), not while it is firing.
+-- Delete a batch of cron entries (store/postgres/cron.go DeleteCron), not while it is
+-- firing (a lock a qctl disable holds is no fire).
 DELETE FROM dispatch_cron_entries
-WHERE id = ANY(%(ids)s::text[]) AND (locked_by IS NULL OR locked_until IS NULL OR locked_until < now())
+WHERE id = ANY(%(ids)s::text[])
+  AND (locked_by IS NULL OR locked_until IS NULL OR locked_until < now()
+       OR locked_by = %(hold_by)s)
 RETURNING id;
+
+-- name: cron_next_runs
+-- The planned entries' next scheduled fires, for a disable's plan: what it stops.
+SELECT name, next_run_at FROM dispatch_cron_entries
+WHERE id = ANY(%(ids)s::text[]) AND enabled
+ORDER BY next_run_at NULLS LAST, name;
 
 -- name: count_vacuum
 -- What a vacuum would delete: finished jobs, acked events and replayed DLQ entries from
@@ -195,9 +224,10 @@ FROM dispatch_dlq WHERE id = ANY(%(ids)s::text[]);
 
 -- name: cron_targets
 -- The given cron entries that exist, each enabled, disabled or firing (the scheduler
--- holds its fire lock, store/postgres/cron.go AcquireCronLock).
+-- holds its fire lock, store/postgres/cron.go AcquireCronLock; a qctl disable's hold
+-- is no fire).
 SELECT id,
-       CASE WHEN locked_by IS NOT NULL AND locked_until > now() THEN 'firing'
+       CASE WHEN locked_by <> %(hold_by)s AND locked_until > now() THEN 'firing'
             WHEN enabled THEN 'enabled' ELSE 'disabled' END AS state,
        name
 FROM dispatch_cron_entries WHERE id = ANY(%(ids)s::text[]);
@@ -206,7 +236,7 @@ FROM dispatch_cron_entries WHERE id = ANY(%(ids)s::text[]);
 -- Every cron entry of the given job names or queues, by id after a cursor.
 SELECT id, state, name FROM (
     SELECT id, name, job_name, queue,
-           CASE WHEN locked_by IS NOT NULL AND locked_until > now() THEN 'firing'
+           CASE WHEN locked_by <> %(hold_by)s AND locked_until > now() THEN 'firing'
                 WHEN enabled THEN 'enabled' ELSE 'disabled' END AS state
     FROM dispatch_cron_entries
 ) e

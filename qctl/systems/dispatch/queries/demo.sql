@@ -42,10 +42,6 @@ INSERT INTO dispatch_dlq (
     %(max_retries)s, %(scope_app_id)s, %(scope_org_id)s, now(), NULL, now()
 );
 
--- name: has_schema
--- Whether the demo's schema already holds dispatch's tables.
-SELECT to_regclass('dispatch_jobs') IS NOT NULL AS present;
-
 -- name: job_counts
 -- Jobs per state, for the headless demo's summary.
 SELECT state, count(*) AS n FROM dispatch_jobs GROUP BY state ORDER BY state;

@@ -39,7 +39,6 @@ def demo(
     import time
 
     import psycopg
-    from psycopg import sql
 
     from qctl.systems.hopper import reads, standin
     from qctl.systems.hopper.database import Database
@@ -50,32 +49,11 @@ def demo(
     schema = cli.schema or DEMO_SCHEMA
     q = reads.queries("demo.sql")
     with psycopg.connect(cli.dsn, autocommit=True) as conn:
-        state = conn.execute(q.schema_state, {"schema": schema}).fetchone()
-        present, comment, hopper, relations = state or (False, None, False, 0)
-        owned = bool(present) and comment == OWNED
-        if reset:
-            if present and not owned:
-                raise InvalidInput(f"--reset drops only a schema the demo created, not {schema}")
-            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
-            present = hopper = owned = False
-            relations = 0
-        if present and not owned and relations:
-            if not hopper:
-                raise InvalidInput(f"schema {schema} holds other tables but not hopper's")
-            common.confirm(
-                f"schema {schema} holds a hopper database the demo did not create: run the"
-                " demo's workload there (only on jobs it inserts)?",
-                yes,
-            )
-        if not present:
-            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-            conn.execute(
-                sql.SQL("COMMENT ON SCHEMA {} IS {}").format(
-                    sql.Identifier(schema), sql.Literal(OWNED)
-                )
-            )
-            owned = True
-        if not hopper:
+        place = common.demo_schema(
+            conn, schema, mark=OWNED, table="hopper_jobs", label="hopper",
+            scope="only on jobs it inserts", reset=reset, yes=yes,
+        )  # fmt: skip
+        if not place.holds:
             standin.install(conn, schema)
     db = Database(cli.dsn, schema)
     try:
@@ -83,7 +61,7 @@ def demo(
     except Exception:
         db.close()
         raise
-    workload = Workload(cli.dsn, schema, speed=speed, lead=owned, seed=seed)
+    workload = Workload(cli.dsn, schema, speed=speed, lead=place.owned, seed=seed)
     workload.start()
     try:
         if no_tui:

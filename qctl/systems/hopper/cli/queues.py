@@ -12,6 +12,8 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_rows, note
+from qctl.cli.verbs import changed_limits, queue_command
+from qctl.core.audit import describe
 from qctl.core.parse import ParseError
 from qctl.core.sqldb import row_record
 from qctl.systems.hopper import actions, reads
@@ -59,60 +61,27 @@ def list_queues(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None
     emit_rows(queue_rows(database(ctx)), COLUMNS, output)
 
 
-def _say(c: actions.QueueChanged) -> str:
-    done = {"pause": "paused", "resume": "resumed", "limit": "set limits on"}[c.action]
-    what = ""
-    if c.limits is not None:
-        set_ = {k: v for k, v in c.limits.items() if v is not None}
-        what = ": " + (", ".join(f"{k}={v}" for k, v in set_.items()) or "no limits")
+def _said(c: actions.LimitsChanged) -> str:
+    """What a change of limits does: its dry run, its question and its result."""
     new = " (a new queue row)" if c.before is None else ""
-    if c.dry_run:
-        return f"would {c.action} hopper queue {c.queue}{what}{new}"
-    return f"{done} hopper queue {c.queue}{what}"
+    return f"set the limits of hopper queue {c.queue}{new}: {changed_limits(c.before, c.limits)}"
 
 
-def _change(
-    ctx: typer.Context, verb: str, name: str, dry_run: bool, yes: bool, output: OutputFormat,
-    **kw: Any,
-) -> None:  # fmt: skip
-    db = writable(ctx, f"queues {verb}", dry_run)
-    act = (
-        (lambda dry: actions.set_limits(db, name, dry_run=dry, **kw))
-        if verb == "limit"
-        else (lambda dry: actions.set_paused(db, name, verb == "pause", dry))
-    )
-    plan = act(True)
-    if not common.proceed(dry_run, yes, output, plan, _say(plan).removeprefix("would "), (
-        f"{verb.capitalize()} hopper queue {name}?"
-    )):  # fmt: skip
-        return
-    result = act(False)
-    common.done(result, _say(result), output)
-
-
-@app.command("pause")
-def pause(
-    ctx: typer.Context,
-    name: NameArg,
-    dry_run: DryRun = False,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
-    """Stop every client claiming from the queue (hopper's QueuePause: paused_at, NOTIFY
-    hopper_control pause:QUEUE). Running jobs finish."""
-    _change(ctx, "pause", name, dry_run, yes, output)
-
-
-@app.command("resume")
-def resume(
-    ctx: typer.Context,
-    name: NameArg,
-    dry_run: DryRun = False,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
-    """Undo a pause (hopper's QueueResume, NOTIFY hopper_control resume:QUEUE)."""
-    _change(ctx, "resume", name, dry_run, yes, output)
+queue_command(
+    app,
+    actions.PAUSE,
+    writable,
+    "Stop every client claiming from queues, as hopper's QueuePause does (paused_at set,"
+    " a queue row made where hopper has none, NOTIFY hopper_control pause:QUEUE). Running"
+    " jobs finish.",
+)
+queue_command(
+    app,
+    actions.RESUME,
+    writable,
+    "Let clients claim from paused queues again, as hopper's QueueResume does (paused_at"
+    " cleared, NOTIFY hopper_control resume:QUEUE).",
+)
 
 
 @app.command("limit")
@@ -142,8 +111,17 @@ def limit(
     """Replace the queue's cluster-wide limits, as ``hopper queues limit`` does: a limit
     not given (or 0) is removed; NOTIFY hopper_control limit:QUEUE."""
     age = common.duration(aging, "--aging") or timedelta(0)
-    _change(ctx, "limit", name, dry_run, yes, output, global_limit=global_, rate_per_sec=rate,
-            rate_burst=burst, partition_limit=partition, aging=age)  # fmt: skip
+    db = writable(ctx, "queues limit", dry_run)
+
+    def set_limits(dry: bool) -> actions.LimitsChanged:
+        return actions.set_limits(db, name, global_, rate, burst, partition, age, dry)
+
+    plan = set_limits(True)
+    target = describe(common.cli(ctx).audit_where())
+    said = _said(plan)
+    if common.proceed(dry_run, yes, output, plan, said, f"S{said[1:]} on {target}?"):
+        result = set_limits(False)
+        common.done(result, _said(result), output)
 
 
 BUCKETS = {"minute": timedelta(minutes=1), "hour": timedelta(hours=1)}

@@ -7,17 +7,53 @@
 -- One notification, delivered when the transaction commits (jobs.go NotifySQL).
 SELECT pg_notify(%(channel)s, %(payload)s);
 
--- name: queue_pause
--- Pause a queue, creating its row if needed (cluster.go setPaused); an earlier pause
--- keeps its time. Sent with NOTIFY hopper_control 'pause:<queue>'.
-INSERT INTO hopper_queues (name, paused_at) VALUES (%(name)s, now())
-ON CONFLICT (name) DO UPDATE SET paused_at = coalesce(hopper_queues.paused_at, now()), updated_at = now();
+-- name: pause_queues
+-- Pause a batch of queues as QueuePause does to each (cluster.go setPaused): the row
+-- created where hopper has none, paused_at set, then NOTIFY hopper_control
+-- 'pause:<queue>' (control.go): its clients stop claiming; running jobs finish. A queue
+-- already paused is left alone (it keeps its paused_at), and not returned.
+WITH paused AS (
+    INSERT INTO hopper_queues (name, paused_at)
+    SELECT n, now() FROM unnest(%(names)s::text[]) AS n
+    ON CONFLICT (name) DO UPDATE SET paused_at = now(), updated_at = now()
+    WHERE hopper_queues.paused_at IS NULL
+    RETURNING name
+)
+SELECT name AS id, pg_notify('hopper_control', 'pause:' || name) AS notified FROM paused;
 
--- name: queue_resume
--- Resume a queue, creating its row if needed (cluster.go setPaused). Sent with NOTIFY
--- hopper_control 'resume:<queue>'.
-INSERT INTO hopper_queues (name) VALUES (%(name)s)
-ON CONFLICT (name) DO UPDATE SET paused_at = NULL, updated_at = now();
+-- name: resume_queues
+-- Resume a batch of paused queues as QueueResume does to each (cluster.go setPaused),
+-- then NOTIFY hopper_control 'resume:<queue>'. A queue not paused is left alone.
+WITH resumed AS (
+    UPDATE hopper_queues SET paused_at = NULL, updated_at = now()
+    WHERE name = ANY(%(names)s::text[]) AND paused_at IS NOT NULL
+    RETURNING name
+)
+SELECT name AS id, pg_notify('hopper_control', 'resume:' || name) AS notified FROM resumed;
+
+-- name: queue_targets_page
+-- A page of the queues a bulk verb's filter matches: those hopper has a row for or
+-- live jobs in (as cluster.go statsSQL lists them), by name after a cursor; %(match)s:
+-- a part of the name, any case (taken literally).
+WITH names AS (SELECT name FROM hopper_queues UNION SELECT queue FROM hopper_jobs),
+found AS (
+    SELECT n.name, CASE WHEN q.paused_at IS NULL THEN 'active' ELSE 'paused' END AS state,
+           CASE WHEN q.name IS NULL THEN 'no queue row yet' ELSE '' END AS kind
+    FROM names n LEFT JOIN hopper_queues q ON q.name = n.name
+)
+SELECT name AS id, state, kind FROM found
+WHERE state = ANY(%(states)s::text[])
+  AND (%(match)s::text IS NULL OR strpos(lower(name), lower(%(match)s::text)) > 0)
+  AND (%(after)s::text IS NULL OR name > %(after)s::text)
+ORDER BY name
+LIMIT %(limit)s;
+
+-- name: queue_targets
+-- The given queues, each active or paused: a name hopper has no row for is active (its
+-- QueuePause creates the row).
+SELECT n AS id, CASE WHEN q.paused_at IS NULL THEN 'active' ELSE 'paused' END AS state,
+       CASE WHEN q.name IS NULL THEN 'no queue row yet' ELSE '' END AS kind
+FROM unnest(%(names)s::text[]) AS n LEFT JOIN hopper_queues q ON q.name = n;
 
 -- name: queue_set_limits
 -- Replace a queue's cluster-wide limits, creating its row if needed (cluster.go

@@ -5,7 +5,7 @@ The dashboard is live on hopper's notifications (``Database.channels``: inserts,
 queue changes, awaited jobs done) and polls for what they miss (claims, completions,
 clients): the status bar says "live", "+ polling every Ns". The actions are
 ``qctl.systems.hopper.actions``, as ``qctl jobs cancel|retry`` and ``qctl queues
-pause|resume`` run them: a dry run first, then one confirmation; hidden and refused with
+pause|resume`` run them: the plan first, then one confirmation; hidden and refused with
 ``--read-only``.
 """
 
@@ -29,6 +29,7 @@ qctl top: live view of a hopper database (notifications, polled for the rest)
   p          pause / resume automatic refresh            q     quit (top level)
   : or g     jump to a job by id or unique prefix        ?     this help
   g          on Jobs: the discarded jobs grouped by error (enter: a group's newest)
+  space      mark the row (* every row shown): an action takes the marked rows
 
 Queues:  paused, live jobs per state, oldest claimable age, completed last minute, limits
 Jobs:    the newest jobs, live and finalized (/ words: a state, a queue, a kind)
@@ -38,9 +39,9 @@ Workflows: the newest batches and workflows and their progress (read-only); ente
          its dependency graph (each job's kind, id end, state) and its jobs
 Streams: stream consumers and where each has read to (seek: qctl streams seek)
 
-Actions (a dry run, then confirmed; hidden with --read-only):
+Actions (the plan, then confirmed; hidden with --read-only):
   Jobs and detail: C cancel (a running job: cancel requested), R retry
-  Queues: P pause, U resume
+  Queues: P pause, U resume (NOTIFY hopper_control tells its clients)
 
 Columns (a word shown on the screen, then what it means; names are hopper's):
 Detail: attempt, at, error: each failed attempt, when, and its error.

@@ -35,7 +35,11 @@ QueueRow = tuple[reads.QueueDepth, reads.Queue | None]
 
 
 class QueuesPane(ListPane):
-    BINDINGS = [Binding("P", "queue_pause", "Pause"), Binding("U", "queue_resume", "Resume")]
+    BINDINGS = [
+        Binding("P", "queue_pause", "Pause"),
+        Binding("U", "queue_resume", "Resume"),
+        *MARK_BINDINGS,
+    ]
     filter_hint = "filter queue name (substring)"
     table_id = "hopper-queues"
     columns = (
@@ -84,22 +88,11 @@ class QueuesPane(ListPane):
         self.screen.action_show_tab("jobs")  # type: ignore[attr-defined]
         self.screen.query_one(JobsPane).open_with(str(event.row_key.value))
 
-    def _paused(self, paused: bool) -> None:
-        name = self.selected("queue")
-        if name is None:
-            return
-        verb = "pause" if paused else "resume"
-        self.top.act(
-            lambda p: f"{verb.capitalize()} hopper queue {name}? (NOTIFY hopper_control)",
-            lambda db, dry_run: actions.set_paused(db, name, paused, dry_run),
-            lambda p: f"{verb}d: {name}",
-        )
-
     def action_queue_pause(self) -> None:
-        self._paused(True)
+        self.act_on(actions.PAUSE, "queue")
 
     def action_queue_resume(self) -> None:
-        self._paused(False)
+        self.act_on(actions.RESUME, "queue")
 
 
 class JobActions:
@@ -228,19 +221,12 @@ class JobView(RecordView[tuple[reads.Job, list[reads.Dep]]]):
             [
                 (
                     str(i),
-                    [_cell(e.get("attempt", "")), _cell(e.get("at", "")), _cell(e.get("error"))],
+                    [fmt.any_text(e.get(k, "")) for k in ("attempt", "at", "error")],
                 )
                 for i, e in enumerate(errors)
                 if isinstance(e, dict)
             ],
         )
-
-
-def _cell(value: Any) -> str:
-    """An attempt error's field, as hopper's worker wrote it (any JSON value)."""
-    if value is None or isinstance(value, str):
-        return fmt.safe(value or "")
-    return fmt.json_text(value)
 
 
 class JobDetailScreen(JobActions, DetailScreen):

@@ -1,4 +1,5 @@
-"""``qctl db`` on a River database: status, and the refusal to migrate."""
+"""``qctl db`` on a River database: status, tune (qctl's opt-in index), and the refusal
+to migrate."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import typer
 from qctl.cli import common
 from qctl.cli.common import DryRun, Output
 from qctl.cli.output import OutputFormat
-from qctl.systems.river.cli import database, group
+from qctl.systems.river.cli import database, group, writable
 
 app = group("db")
 
@@ -16,6 +17,7 @@ app = group("db")
 def status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     """The context, schema, River's applied migrations (line and version) and what qctl
     supports of them; exit 5 (after the report) when qctl does not know them."""
+    from qctl.systems.river import tune
     from qctl.systems.river.database import SUPPORTED
 
     db = database(ctx, gate=False)
@@ -28,9 +30,27 @@ def status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
         "supported_versions": SUPPORTED,
         "control_channel": f"{db.control_channel} (cancel, pause and resume notify River's"
         " clients there)",
+        "dashboard_refresh": "live on River's notifications, polled for the rest",
+        "console_indexes": tune.present(db) if state.readable else [],
     }
     refusal = None if state.supported else state.refusal()
     common.database_status(ctx, "river", db, fields, refusal, output)
+
+
+@app.command("tune")
+def tune(ctx: typer.Context, dry_run: DryRun = False, output: Output = OutputFormat.TABLE) -> None:
+    """Add qctl's own index on river_job (queue, id), so a listing by queue (`jobs list
+    --queue`, a queue's jobs in the dashboard) reads its page on one range instead of
+    walking every newer job of the table: River indexes a queue only after a state.
+    Built with CREATE INDEX CONCURRENTLY (River's clients are not blocked; each insert
+    then updates one more index); named qctl_*, a name River's migrations never take;
+    listed by `qctl db status`. Nothing else of River's schema is changed."""
+    from qctl.systems.river import tune as tuning
+
+    common.cli(ctx).unlimit("statement_timeout", "lock_timeout")
+    db = writable(ctx, "db tune", dry_run)
+    names = tuning.tune(db, dry_run=dry_run)
+    common.tune_report(names, [] if names else tuning.present(db), dry_run, output)
 
 
 @app.command("migrate")

@@ -1,4 +1,4 @@
-"""``qctl jobs`` on a River database: list, show, retry, cancel, delete."""
+"""``qctl jobs`` on a River database: list, show, errors, retry, cancel, delete."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import typer
 
 from qctl.cli import common, verbs
 from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
-from qctl.cli.output import OutputFormat, emit_detail, page_note, stream_listing
+from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note, stream_listing
+from qctl.cli.triage import HELP as ERRORS_HELP
+from qctl.cli.triage import emit_error_groups
 from qctl.cli.verbs import PlanIn, PlanOut
 from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
@@ -47,6 +49,14 @@ StateOpt = Annotated[
 ]
 QueueOpt = Annotated[Many, typer.Option("--queue", metavar="QUEUE", help="Queue (repeatable).")]
 KindOpt = Annotated[Many, typer.Option("--kind", metavar="KIND", help="Job kind (repeatable).")]
+PriorityOpt = Annotated[
+    list[int] | None,
+    typer.Option("--priority", metavar="N", help="Priority, 1 to 4 (repeatable)."),
+]
+TagOpt = Annotated[
+    Many,
+    typer.Option("--tag", metavar="TAG", help="Jobs carrying this tag (repeatable: every one)."),
+]
 
 
 def _states(states: Many) -> list[str] | None:
@@ -54,6 +64,19 @@ def _states(states: Many) -> list[str] | None:
         if state not in reads.STATES:
             raise InvalidInput(f"--state: {state!r} is not a River job state")
     return states
+
+
+def _where(
+    state: Many, queue: Many, kind: Many, priority: list[int] | None, tag: Many
+) -> dict[str, Any]:
+    """A bulk verb's filter (the verb engine's ``where``)."""
+    return {
+        "states": _states(state),
+        "queues": queue,
+        "kinds": kind,
+        "priorities": reads.parse_priorities(priority),
+        "tags": tag,
+    }
 
 
 def _after(text: str | None) -> int | None:
@@ -66,6 +89,8 @@ def list_jobs(
     state: StateOpt = None,
     queue: QueueOpt = None,
     kind: KindOpt = None,
+    priority: PriorityOpt = None,
+    tag: TagOpt = None,
     limit: common.PageLimit = 50,
     after: common.After = None,
     output: Output = OutputFormat.TABLE,
@@ -74,10 +99,11 @@ def list_jobs(
     the previous page printed). A table shows the columns above; JSON every column,
     args, metadata and unique_states decoded (errors: `jobs show`)."""
     states = _states(state)
+    priorities = reads.parse_priorities(priority)
     start = _after(after)
     db = database(ctx)
     shown, position = stream_listing(
-        lambda n, at: reads.list_jobs(db, states, queue, kind, n, at),
+        lambda n, at: reads.list_jobs(db, states, queue, kind, n, at, priorities, tag),
         lambda job: job.id,
         lambda job: {k: v for k, v in row_record(job).items() if k != "errors"},
         LIST_COLUMNS,
@@ -96,9 +122,41 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     db = database(ctx)
     job = reads.get_job(db, reads.parse_id(id))
     record = row_record(job)
-    errors = [e if isinstance(e, dict) else {"error": e} for e in job.errors or []]
     head = {k: v for k, v in record.items() if k != "errors"}
-    emit_detail(output, head, record, [(errors, ERROR_COLUMNS)])
+    emit_detail(output, head, record, [(reads.attempt_errors(job), ERROR_COLUMNS)])
+
+
+@app.command(
+    "errors",
+    help="With an ID: that job's attempt history, one row per failed attempt (River's"
+    " errors: attempt, at, error; JSON also the trace), oldest first. Without: discarded"
+    " and retryable jobs (or --state's), error-first triage. "
+    + ERRORS_HELP.format(labels="their kinds")
+    + " The dashboard's `g` on the jobs shows the same read.",
+)
+def errors(
+    ctx: typer.Context,
+    id: Annotated[
+        str | None, typer.Argument(metavar="[ID]", help="A River job id: its attempts.")
+    ] = None,
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    kind: KindOpt = None,
+    priority: PriorityOpt = None,
+    tag: TagOpt = None,
+    limit: common.PageLimit = 50,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    states = _states(state)
+    priorities = reads.parse_priorities(priority)
+    if id is not None:
+        if states or queue or kind or priorities or tag:
+            raise InvalidInput("give a job id or filters (--state, --queue, ...), not both")
+        job = reads.get_job(database(ctx), reads.parse_id(id))
+        emit_rows(reads.attempt_errors(job), ERROR_COLUMNS, output)
+        return
+    found = reads.error_groups(database(ctx), states, kind, queue, priorities=priorities, tags=tag)
+    emit_error_groups(found, "kinds", limit, output, "--kind or --queue")
 
 
 def _act(
@@ -135,6 +193,8 @@ def retry(
     state: StateOpt = None,
     queue: QueueOpt = None,
     kind: KindOpt = None,
+    priority: PriorityOpt = None,
+    tag: TagOpt = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     plan_out: PlanOut = None,
@@ -146,7 +206,7 @@ def retry(
     max_attempts raised by one when they are spent. By id, or every job the filters match
     (without --state: discarded and cancelled). A running job is passed over, and so is
     one whose unique key another job holds."""
-    where = {"states": _states(state), "queues": queue, "kinds": kind}
+    where = _where(state, queue, kind, priority, tag)
     _act(ctx, actions.RETRY, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)
 
 
@@ -157,6 +217,8 @@ def cancel(
     state: StateOpt = None,
     queue: QueueOpt = None,
     kind: KindOpt = None,
+    priority: PriorityOpt = None,
+    tag: TagOpt = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     plan_out: PlanOut = None,
@@ -169,7 +231,7 @@ def cancel(
     told on River's control topic, which cancels the work's context (the job ends
     cancelled once its worker returns). By id, or every job not finalized the filters
     match."""
-    where = {"states": _states(state), "queues": queue, "kinds": kind}
+    where = _where(state, queue, kind, priority, tag)
     _act(ctx, actions.CANCEL, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)
 
 
@@ -180,6 +242,8 @@ def delete(
     state: StateOpt = None,
     queue: QueueOpt = None,
     kind: KindOpt = None,
+    priority: PriorityOpt = None,
+    tag: TagOpt = None,
     max_targets: MaxOpt = MAX_TARGETS,
     dry_run: DryRun = False,
     plan_out: PlanOut = None,
@@ -190,5 +254,5 @@ def delete(
     """Delete jobs for good, as River's JobDeleteMany does: never a running one. By id,
     or every job the filters match (without --state: the finalized ones, completed,
     cancelled and discarded)."""
-    where = {"states": _states(state), "queues": queue, "kinds": kind}
+    where = _where(state, queue, kind, priority, tag)
     _act(ctx, actions.DELETE, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)

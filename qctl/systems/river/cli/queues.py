@@ -1,21 +1,18 @@
-"""``qctl queues`` on a River database: list, pause, resume."""
+"""``qctl queues`` on a River database: list, show, throughput, pause, resume."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from qctl.cli import verbs
-from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
-from qctl.cli.output import OutputFormat, emit_rows
-from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.cli import common
+from qctl.cli.common import Output
+from qctl.cli.output import OutputFormat, emit_detail, emit_rows, note
+from qctl.cli.verbs import queue_command
 from qctl.core.sqldb import row_record
-from qctl.core.verbs import Selection, Verb
 from qctl.systems.river import actions, reads
-from qctl.systems.river.cli import database, group, writable
-from qctl.systems.river.database import Database
-from qctl_kit.errors import InvalidInput
+from qctl.systems.river.cli import Many, database, group, writable
 
 app = group("queues")
 
@@ -34,16 +31,6 @@ COLUMNS = [
     "updated_at",
 ]
 
-Names = Annotated[
-    list[str] | None,
-    typer.Argument(metavar="[QUEUE]...", help="Queue names; or --match / --all."),
-]
-MatchOpt = Annotated[
-    str | None,
-    typer.Option("--match", metavar="TEXT", help="Every queue whose name contains TEXT."),
-]
-AllOpt = Annotated[bool, typer.Option("--all", help="Every queue River knows.")]
-
 
 @app.command("list")
 def list_queues(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
@@ -55,70 +42,74 @@ def list_queues(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None
     emit_rows([row_record(q) for q in reads.list_queues(database(ctx))], COLUMNS, output)
 
 
-def _act(
+@app.command("show")
+def show(
     ctx: typer.Context,
-    verb: Verb[Database],
-    names: list[str] | None,
-    match: str | None,
-    all_queues: bool,
-    max_targets: int,
-    dry_run: bool,
-    plan_out: PlanOut,
-    plan_in: PlanIn,
-    yes: bool,
-    output: OutputFormat,
-) -> None:
-    if names and all_queues:
-        raise InvalidInput("give queue names, --match or --all, not both")
-    db = writable(ctx, verb.title, dry_run or plan_out is not None)
-    verbs.act(
-        ctx,
-        verb,
-        db,
-        Selection.given(names, {"match": match, "all": all_queues}, lambda name: name),
-        max_targets=max_targets,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=plan_in,
-        plan_out=plan_out,
-    )
-
-
-@app.command("pause")
-def pause(
-    ctx: typer.Context,
-    names: Names = None,
-    match: MatchOpt = None,
-    all_queues: AllOpt = False,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
+    name: Annotated[str, typer.Argument(metavar="QUEUE", help="A queue's name.")],
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Stop River's clients fetching from queues, as River's QueuePause does: paused_at
-    set, then a pause on River's control topic; running jobs finish. A queue no River
-    client has worked yet (no queue row) cannot be paused, as with River."""
-    _act(ctx, actions.PAUSE, names, match, all_queues, max_targets, dry_run, plan_out,
-         plan_in, yes, output)  # fmt: skip
+    """One queue: River's queue row (paused_at, when a client last reported it, its
+    metadata decoded), its jobs in each state, each counted on River's fetch index for
+    this queue alone, and how long its oldest available job has waited."""
+    record = row_record(reads.get_queue(database(ctx), name))
+    emit_detail(output, record, record)
 
 
-@app.command("resume")
-def resume(
+@app.command("throughput")
+def throughput(
     ctx: typer.Context,
-    names: Names = None,
-    match: MatchOpt = None,
-    all_queues: AllOpt = False,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
+    last: common.LastOpt = "1h",
+    by: common.ByOpt = "minute",
+    queue: Annotated[
+        Many, typer.Option("--queue", metavar="QUEUE", help="Queue (repeatable; default: all).")
+    ] = None,
+    per_queue: Annotated[
+        bool, typer.Option("--per-queue", help="One row per queue and bucket.")
+    ] = False,
     output: Output = OutputFormat.TABLE,
 ) -> None:
-    """Let River's clients fetch from paused queues again, as River's QueueResume does
-    (paused_at cleared, then a resume on River's control topic)."""
-    _act(ctx, actions.RESUME, names, match, all_queues, max_targets, dry_run, plan_out,
-         plan_in, yes, output)  # fmt: skip
+    """Jobs finalized completed, cancelled and discarded per minute or hour, by when
+    River finalized them (finalized_at), each state one range of River's index on state
+    and finalized_at: never the whole table. A job River's cleaner deleted is no longer
+    counted (completed and cancelled ones after 24 hours unless configured).
+
+    \b
+    Example:
+      qctl queues throughput --last 6h --by hour --queue emails
+    """
+    window, bucket = common.window_and_bucket(last, by)
+    points = reads.throughput(database(ctx), window, bucket, queue)
+    totals: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for point in points:  # oldest first, by queue
+        key = (point.start, point.queue) if per_queue else (point.start,)
+        row = totals.setdefault(
+            key,
+            {
+                "start": point.start,
+                **({"queue": point.queue} if per_queue else {}),
+                **dict.fromkeys(reads.THROUGHPUT_MEASURES, 0),
+            },
+        )
+        for measure in reads.THROUGHPUT_MEASURES:
+            row[measure] += getattr(point, measure)
+    if not totals:
+        note(f"no jobs were completed, cancelled or discarded in the last {last}")
+    columns = ["start", *(["queue"] if per_queue else []), *reads.THROUGHPUT_MEASURES]
+    emit_rows(list(totals.values()), columns, output)
+
+
+queue_command(
+    app,
+    actions.PAUSE,
+    writable,
+    "Stop River's clients fetching from queues, as River's QueuePause does: paused_at set,"
+    " then a pause on River's control topic; running jobs finish. A queue no River client"
+    " has worked yet (no queue row) cannot be paused, as with River.",
+)
+queue_command(
+    app,
+    actions.RESUME,
+    writable,
+    "Let River's clients fetch from paused queues again, as River's QueueResume does"
+    " (paused_at cleared, then a resume on River's control topic).",
+)

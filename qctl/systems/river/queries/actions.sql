@@ -121,6 +121,8 @@ FROM river_job
 WHERE state::text = ANY(%(states)s::text[])
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+  AND (%(priorities)s::int[] IS NULL OR priority = ANY(%(priorities)s::int[]))
+  AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::varchar(255)[])
   AND (%(after)s::bigint IS NULL OR id < %(after)s::bigint)
 ORDER BY id DESC
 LIMIT %(limit)s;
@@ -180,3 +182,33 @@ SELECT name AS id, CASE WHEN paused_at IS NULL THEN 'active' ELSE 'paused' END A
        '' AS kind
 FROM river_queue
 WHERE name = ANY(%(names)s::text[]);
+
+-- name: count_cleanable
+-- What a vacuum would delete, per final state: the jobs River's JobCleaner deletes
+-- (river_job.sql JobDeleteBefore), finalized in %(states)s before %(before)s. Each
+-- state is one range of river_job_state_and_finalized_at_index (state, finalized_at).
+SELECT state::text AS state, count(*) AS n
+FROM river_job
+WHERE state::text = ANY(%(states)s::text[])
+  AND finalized_at IS NOT NULL
+  AND finalized_at < %(before)s
+GROUP BY 1;
+
+-- name: clean_jobs
+-- Delete a batch of the jobs River's JobCleaner deletes (river_job.sql JobDeleteBefore:
+-- finalized cancelled, completed or discarded before their horizon, lowest ids first,
+-- at most a batch per statement), one horizon for the states asked. The batch is picked
+-- in an ARRAY(...) sub-select, which runs once (an `id IN (SELECT ... LIMIT n)` may be
+-- planned as a semi join whose sub-select runs again); the predicate is checked again on
+-- the rows deleted, so a job retried since (JobRetry clears finalized_at) stays.
+DELETE FROM river_job
+WHERE id = ANY(ARRAY(
+    SELECT id FROM river_job
+    WHERE state::text = ANY(%(states)s::text[])
+      AND finalized_at IS NOT NULL
+      AND finalized_at < %(before)s
+    ORDER BY id
+    LIMIT %(batch)s
+))
+  AND state::text = ANY(%(states)s::text[])
+  AND finalized_at < %(before)s;

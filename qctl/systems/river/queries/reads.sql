@@ -4,8 +4,9 @@
 -- bigserial primary key, so ids sort by insertion), never an offset.
 
 -- name: list_jobs
--- A page of jobs, newest first, filtered by states, queues and kinds (River's JobList,
--- riverpgxv5 internal/dbsqlc/river_job.sql, ordered by id descending). unique_states is
+-- A page of jobs, newest first, filtered by states, queues, kinds, priorities and tags
+-- (every tag given: River's JobList with JobListParams.TagsAll, riverpgxv5
+-- internal/dbsqlc/river_job.sql, ordered by id descending). unique_states is
 -- read as its bit string (text) so that no bit type reaches the driver.
 SELECT id, state::text AS state, queue, kind, priority, attempt, max_attempts,
        scheduled_at, attempted_at, attempted_by, created_at, finalized_at, tags,
@@ -15,6 +16,8 @@ FROM river_job
 WHERE (%(states)s::text[] IS NULL OR state::text = ANY(%(states)s::text[]))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+  AND (%(priorities)s::int[] IS NULL OR priority = ANY(%(priorities)s::int[]))
+  AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::varchar(255)[])
   AND (%(after_id)s::bigint IS NULL OR id < %(after_id)s::bigint)
 ORDER BY id DESC
 LIMIT %(limit)s;
@@ -48,7 +51,7 @@ WITH counts AS (
     FROM river_job
     GROUP BY queue
 )
-SELECT coalesce(q.name, c.queue) AS queue, q.paused_at, q.created_at, q.updated_at,
+SELECT coalesce(q.name, c.queue) AS queue, q.paused_at, q.created_at, q.updated_at, q.metadata,
        coalesce(c.available, 0) AS available, coalesce(c.running, 0) AS running,
        coalesce(c.scheduled, 0) AS scheduled, coalesce(c.retryable, 0) AS retryable,
        coalesce(c.pending, 0) AS pending, coalesce(c.completed, 0) AS completed,
@@ -74,7 +77,7 @@ WITH counts AS (
     WHERE state IN ('available', 'running', 'scheduled', 'retryable', 'pending')
     GROUP BY queue
 )
-SELECT coalesce(q.name, c.queue) AS queue, q.paused_at, q.created_at, q.updated_at,
+SELECT coalesce(q.name, c.queue) AS queue, q.paused_at, q.created_at, q.updated_at, q.metadata,
        coalesce(c.available, 0) AS available, coalesce(c.running, 0) AS running,
        coalesce(c.scheduled, 0) AS scheduled, coalesce(c.retryable, 0) AS retryable,
        coalesce(c.pending, 0) AS pending, NULL::bigint AS completed,
@@ -83,3 +86,120 @@ SELECT coalesce(q.name, c.queue) AS queue, q.paused_at, q.created_at, q.updated_
 FROM river_queue q
 FULL JOIN counts c ON c.queue = q.name
 ORDER BY 1;
+
+-- name: failures
+-- A page of `jobs errors`' read (reads.error_groups), newest first by id after a keyset
+-- cursor: of each job of the states only its id, kind, the text of its last error and
+-- when it failed. River's completer appends one rivertype.AttemptError (at, attempt,
+-- error, trace) to river_job.errors (jsonb[]) per failed attempt
+-- (river_job.sql JobSetStateIfRunningMany appends it); the last is the newest.
+-- An element that is not an object reads as no text.
+SELECT id, kind,
+       left(errors[array_upper(errors, 1)] ->> 'error', 4096) AS error,
+       coalesce(finalized_at, attempted_at) AS at
+FROM river_job
+WHERE state::text = ANY(%(states)s::text[])
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+  AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+  AND (%(priorities)s::int[] IS NULL OR priority = ANY(%(priorities)s::int[]))
+  AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::varchar(255)[])
+  AND (%(after_id)s::bigint IS NULL OR id < %(after_id)s::bigint)
+ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: throughput
+-- Per queue and bucket of %(width)s seconds (their index from the Unix epoch): jobs
+-- finalized completed, cancelled and discarded, by finalized_at (River's completer sets
+-- it with the final state: river_job.sql JobSetStateIfRunningMany). Each state is one
+-- range of river_job_state_and_finalized_at_index (state, finalized_at), from the
+-- window's start: never the rest of the table.
+SELECT state::text AS measure, queue,
+       floor(date_part('epoch', finalized_at) / %(width)s)::bigint AS bucket, count(*) AS n
+FROM river_job
+WHERE state IN ('completed', 'cancelled', 'discarded')
+  AND finalized_at IS NOT NULL
+  AND finalized_at >= %(since)s
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+GROUP BY 1, 2, 3;
+
+-- name: finalized_recently
+-- Per queue, the jobs finalized completed and discarded since %(since)s (qctl metrics):
+-- each state one range of river_job_state_and_finalized_at_index, as throughput reads
+-- them.
+SELECT queue,
+       count(*) FILTER (WHERE state = 'completed') AS completed,
+       count(*) FILTER (WHERE state = 'discarded') AS discarded
+FROM river_job
+WHERE state IN ('completed', 'discarded')
+  AND finalized_at IS NOT NULL
+  AND finalized_at >= %(since)s
+GROUP BY queue;
+
+-- name: discarded_bounded
+-- Discarded jobs per queue for `qctl metrics`: the newest %(cap)s of them by finalized_at,
+-- one range of river_job_state_and_finalized_at_index (the queue is read from each
+-- row, so a count of millions is capped); `read` says how many were read (fewer than the
+-- cap: all of them).
+SELECT queue, count(*) AS n, count(*) AS read
+FROM (SELECT queue FROM river_job
+      WHERE state = 'discarded' AND finalized_at IS NOT NULL
+      ORDER BY finalized_at DESC
+      LIMIT %(cap)s) d
+GROUP BY queue;
+
+-- name: leader
+-- The elected leader (river_leader.sql LeaderGetElectedLeader; one row, named 'default'),
+-- which runs River's maintenance (cleaner, rescuer, scheduler, ...): its client id, when
+-- it was elected and when its lease expires unless it renews it (LeaderAttemptReelect).
+SELECT name, leader_id, elected_at, expires_at, expires_at < now() AS expired
+FROM river_leader
+ORDER BY name;
+
+-- name: clients
+-- The clients River's schema shows at work: River v0.51.2 keeps no client table
+-- (007_notification_outbox_sqlite_jsonb_and_sql_cleanup dropped river_client and
+-- river_client_queue, which no River version wrote), so a client is known by the id its
+-- producers write as the last element of attempted_by on the jobs they fetch
+-- (river_job.sql JobGetAvailable: array_append(attempted_by, @attempted_by)), and the
+-- leader by river_leader's row. Per client and queue, from the running jobs
+-- (river_job_prioritized_fetching_index's running range): its jobs running now and
+-- since when its oldest one runs; the leader's election and lease on its rows, and a
+-- row of its own when it runs no job.
+WITH running AS (
+    SELECT attempted_by[array_upper(attempted_by, 1)] AS client, queue,
+           count(*) AS running, min(attempted_at) AS oldest_attempted_at
+    FROM river_job
+    WHERE state = 'running'
+    GROUP BY 1, 2
+)
+SELECT coalesce(r.client, l.leader_id) AS client, r.queue, coalesce(r.running, 0) AS running,
+       r.oldest_attempted_at, l.leader_id IS NOT NULL AS leader, l.elected_at, l.expires_at
+FROM running r
+FULL JOIN river_leader l ON l.leader_id = r.client
+ORDER BY 1, 2;
+
+-- name: queue
+-- One queue (river_queue.sql QueueGet, its metadata included; no row when no River
+-- client has worked it) with its jobs per state and the oldest available job's wait,
+-- each state one range of river_job_prioritized_fetching_index (state, queue, ...) for
+-- this queue alone. NULL queue columns and zero jobs: no such queue anywhere.
+SELECT %(name)s::text AS queue, q.paused_at, q.created_at, q.updated_at, q.metadata,
+       (SELECT count(*) FROM river_job WHERE state = 'available' AND queue = %(name)s)
+           AS available,
+       (SELECT count(*) FROM river_job WHERE state = 'running' AND queue = %(name)s) AS running,
+       (SELECT count(*) FROM river_job WHERE state = 'scheduled' AND queue = %(name)s)
+           AS scheduled,
+       (SELECT count(*) FROM river_job WHERE state = 'retryable' AND queue = %(name)s)
+           AS retryable,
+       (SELECT count(*) FROM river_job WHERE state = 'pending' AND queue = %(name)s) AS pending,
+       (SELECT count(*) FROM river_job WHERE state = 'completed' AND queue = %(name)s)
+           AS completed,
+       (SELECT count(*) FROM river_job WHERE state = 'cancelled' AND queue = %(name)s)
+           AS cancelled,
+       (SELECT count(*) FROM river_job WHERE state = 'discarded' AND queue = %(name)s)
+           AS discarded,
+       now() - (SELECT min(scheduled_at) FROM river_job
+                WHERE state = 'available' AND queue = %(name)s) AS oldest_available_age,
+       q.name IS NOT NULL AS registered
+FROM (SELECT 1) one
+LEFT JOIN river_queue q ON q.name = %(name)s;

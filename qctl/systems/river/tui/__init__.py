@@ -1,8 +1,11 @@
 """River's dashboard: the tabs ``qctl top`` shows on a River database, in the shell every
 system shares (``qctl.tui.app``).
 
-The dashboard polls: the visible tab reloads every ``--refresh`` seconds and the status
-bar says "polling" (River's insert notifications name a queue, no job). The actions are
+The dashboard is pushed what River notifies on this schema's topics (inserts of
+available jobs, cancels, pauses and resumes, leadership: ``Database.changes``) and polls
+the rest (fetches and completions send nothing) every ``--refresh`` seconds; the status
+bar says "live + polling every Ns". On a lost connection it polls until the feed is
+back. The actions are
 ``qctl.systems.river.actions``, as ``qctl jobs retry|cancel|delete`` and ``qctl queues
 pause|resume`` run them, on the marked rows or the one under the cursor: the plan, then
 one confirmation; hidden and refused with ``--read-only``.
@@ -20,9 +23,9 @@ if TYPE_CHECKING:
     from qctl.systems.river.database import Database
 
 HELP = """\
-qctl top: live view of a River database (polling)
+qctl top: live view of a River database (River's notifications + polling)
 
-  1-2        switch screen: Queues, Jobs
+  1-3        switch screen: Queues, Jobs, Clients
   enter      drill in (a queue's jobs, a job's detail)   esc   back
   /          filter the current list                     r     refresh now
   p          pause / resume automatic refresh            q     quit (top level)
@@ -31,10 +34,12 @@ qctl top: live view of a River database (polling)
 
 Queues:  paused or not, jobs not finalized per state, oldest available job's wait
 Jobs:    the newest jobs, live and finalized (/ words: a state, a queue, a kind)
+Clients: the clients running jobs (per queue) and the leader, its lease
 Detail:  every column of the job, args and metadata decoded, its errors
 
 Actions (the plan, then confirmed; hidden with --read-only):
   Jobs and detail: R retry, C cancel (a running job: its client is told), X delete
+  Jobs: g the discarded and retryable jobs grouped by error (enter: a group's newest)
   Queues: P pause, U resume (River's control topic tells its clients)
 
 Columns (a word shown on the screen, then what it means; names are River's):
@@ -46,7 +51,11 @@ class RiverScreens(SystemScreens):
     label = "River"
     tabs = tuple(
         Tab(name, title, f"{__name__}.panes:{cls}")
-        for name, title, cls in [("queues", "Queues", "QueuesPane"), ("jobs", "Jobs", "JobsPane")]
+        for name, title, cls in [
+            ("queues", "Queues", "QueuesPane"),
+            ("jobs", "Jobs", "JobsPane"),
+            ("clients", "Clients", "ClientsPane"),
+        ]
     )
     help = HELP
     writes = frozenset({"job_retry", "job_cancel", "job_delete", "queue_pause", "queue_resume"})

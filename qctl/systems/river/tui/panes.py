@@ -15,6 +15,7 @@ from qctl.core.verbs import Selection, Verb
 from qctl.systems.river import actions, reads
 from qctl.tui import fmt
 from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView, StatePicked
+from qctl.tui.triage import ErrorGroupsScreen, error_group_columns
 from qctl.tui.widgets import Column, flex, refill, table
 
 if TYPE_CHECKING:
@@ -105,9 +106,18 @@ JOB_BINDINGS = [
 ]
 
 
+ERROR_GROUP_COLUMNS = error_group_columns("failed jobs", "kinds")
+
+
 class JobsPane(StatePicked, ListPane, JobActions):
-    BINDINGS = [StatePicked.STATE_BINDING, *JOB_BINDINGS, *MARK_BINDINGS]
+    BINDINGS = [
+        StatePicked.STATE_BINDING,
+        *JOB_BINDINGS,
+        Binding("g", "error_groups", "Errors"),
+        *MARK_BINDINGS,
+    ]
     states = reads.STATES
+    tables = (("Errors (g)", ERROR_GROUP_COLUMNS),)
     filter_hint = "filter: words (a state, a queue, a kind)"
     table_id = "river-jobs"
     columns = (
@@ -142,6 +152,59 @@ class JobsPane(StatePicked, ListPane, JobActions):
         event.stop()
         self.app.push_screen(JobDetailScreen(int(str(event.row_key.value))))
 
+    def action_error_groups(self) -> None:
+        """``g``: the discarded and retryable jobs grouped by error (``qctl jobs errors``'s
+        read)."""
+        self.app.push_screen(
+            ErrorGroupsScreen(
+                "River: discarded and retryable jobs by error",
+                reads.error_groups,
+                ERROR_GROUP_COLUMNS,
+                JobDetailScreen,
+            )
+        )
+
+
+class ClientsPane(ListPane):
+    """River's clients at work and its leader (``qctl clients list``)."""
+
+    filter_hint = "filter client id or queue (substring)"
+    table_id = "river-clients"
+    columns = (
+        flex("client", "the client's id (as River writes it in attempted_by)", lambda c: c.client),
+        Column(
+            "queue", "a queue it runs jobs of (empty: the leader, running none)", lambda c: c.queue
+        ),
+        Column("running", "its jobs of that queue running now", lambda c: c.running),
+        Column(
+            "since",
+            "when its oldest running job of the queue started",
+            lambda c: c.oldest_attempted_at,
+            time="ago",
+        ),
+        Column(
+            "leader",
+            "when the leader (River's maintenance runs there) was elected",
+            lambda c: c.elected_at,
+            time="ago",
+        ),
+        Column(
+            "lease",
+            "when the leader's lease expires unless it renews it",
+            lambda c: c.expires_at,
+            time="when",
+        ),
+    )
+
+    def fetch(self, db: Database) -> list[reads.Client]:
+        return reads.clients(db)
+
+    def row_key(self, row: reads.Client) -> str:
+        return f"{row.client}\x00{row.queue or ''}"
+
+    def words(self, row: reads.Client) -> tuple[str, ...]:
+        return (row.client or "", row.queue or "")
+
 
 class JobView(RecordView[reads.Job]):
     def compose(self) -> ComposeResult:
@@ -164,16 +227,16 @@ class JobView(RecordView[reads.Job]):
             if value not in (None, "", []) and key != "errors"
         ]
         self.query_one("#river-job-text", Static).update(Text("\n".join(lines)))
-        errors = [e for e in job.errors or [] if isinstance(e, dict)]
+        errors = reads.attempt_errors(job)
         refill(
             self.query_one("#river-job-errors", DataTable),
             [
                 (
                     str(i),
                     [
-                        fmt.safe(str(e.get("attempt", ""))),
-                        fmt.safe(str(e.get("at", ""))),
-                        fmt.safe(str(e.get("error", ""))),
+                        fmt.any_text(e["attempt"]),
+                        fmt.any_text(e["at"]),
+                        fmt.any_text(e["error"]),
                     ],
                 )
                 for i, e in enumerate(errors)

@@ -1,10 +1,12 @@
-// Command dispatchd drives dispatch's own PostgreSQL store (github.com/xraph/dispatch,
-// store/postgres) as an application would, for qctl's tests: its migrator creates the
-// schema, and its producer and worker calls write the rows qctl then reads and operates.
+// Command dispatchd drives dispatch's own store (github.com/xraph/dispatch, store/postgres
+// or store/sqlite) as an application would, for qctl's tests: its migrator creates the
+// schema, and its producer, worker and scheduler calls write the rows qctl then reads and
+// operates.
 //
 // It speaks JSON lines: one request object a line on stdin ({"op": "...", ...}), one
 // answer a line on stdout ({"ok": true, ...} or {"ok": false, "error": "..."}). The
-// database comes from the first argument, a pgx DSN (its search_path picks the schema).
+// database comes from the first argument: a pgx DSN (its search_path picks the schema),
+// or sqlite:PATH for dispatch's SQLite store on that file.
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/xraph/dispatch"
@@ -26,11 +29,14 @@ import (
 	"github.com/xraph/dispatch/engine"
 	"github.com/xraph/dispatch/id"
 	"github.com/xraph/dispatch/job"
+	dstore "github.com/xraph/dispatch/store"
 	"github.com/xraph/dispatch/store/postgres"
+	"github.com/xraph/dispatch/store/sqlite"
 	"github.com/xraph/dispatch/worker"
 	"github.com/xraph/dispatch/workflow"
 	"github.com/xraph/grove"
 	"github.com/xraph/grove/drivers/pgdriver"
+	"github.com/xraph/grove/drivers/sqlitedriver"
 )
 
 type request struct {
@@ -53,7 +59,7 @@ type request struct {
 }
 
 type harness struct {
-	store  *postgres.Store
+	store  dstore.Store
 	engine *engine.Engine
 	// The jobs this worker holds, as dequeued: a worker settles the job it was handed.
 	// (Reading one back is no option at v0.1.0: the PostgreSQL store's GetJob builds
@@ -64,6 +70,7 @@ type harness struct {
 	// its handler returns outcome. No backoff, so a retrying job is due at once.
 	run     *worker.Executor
 	outcome error
+	sched   *scheduler
 }
 
 func main() {
@@ -72,18 +79,12 @@ func main() {
 		os.Exit(2)
 	}
 	ctx := context.Background()
-	drv := pgdriver.New()
-	if err := drv.Open(ctx, os.Args[1]); err != nil {
+	db, store, err := open(ctx, os.Args[1])
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "dispatchd: open:", err)
 		os.Exit(1)
 	}
-	db, err := grove.Open(drv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "dispatchd: grove:", err)
-		os.Exit(1)
-	}
 	defer db.Close()
-	store := postgres.New(db)
 	d, err := dispatch.New(dispatch.WithStore(store))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dispatchd: dispatcher:", err)
@@ -116,6 +117,32 @@ func main() {
 			os.Exit(1)
 		}
 	}
+}
+
+// open opens the store the DSN names: dispatch's SQLite store for sqlite:PATH (busy
+// waits up to 10 s, as an application sharing the file with other writers sets), else
+// its PostgreSQL store.
+func open(ctx context.Context, dsn string) (*grove.DB, dstore.Store, error) {
+	if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
+		drv := sqlitedriver.New()
+		if err := drv.Open(ctx, "file:"+path+"?_pragma=busy_timeout(10000)"); err != nil {
+			return nil, nil, err
+		}
+		db, err := grove.Open(drv)
+		if err != nil {
+			return nil, nil, err
+		}
+		return db, sqlite.New(db), nil
+	}
+	drv := pgdriver.New()
+	if err := drv.Open(ctx, dsn); err != nil {
+		return nil, nil, err
+	}
+	db, err := grove.Open(drv)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, postgres.New(db), nil
 }
 
 func (h *harness) do(ctx context.Context, req request, answer map[string]any) error {
@@ -294,14 +321,30 @@ func (h *harness) do(ctx context.Context, req request, answer map[string]any) er
 			return err
 		}
 		answer["purged"] = n
+	case "sched_start":
+		h.sched = startScheduler(h)
+	case "sched_pause":
+		entries, err := h.sched.pause()
+		if err != nil {
+			return err
+		}
+		listed := []map[string]any{}
+		for _, e := range entries {
+			listed = append(listed, map[string]any{"name": e.Name, "enabled": e.Enabled})
+		}
+		answer["entries"] = listed
+	case "sched_resume":
+		return h.sched.resume()
+	case "sched_stop":
+		return h.sched.stop(ctx)
 	default:
 		return fmt.Errorf("unknown op %q", req.Op)
 	}
 	return nil
 }
 
-// listedDLQ is dispatch's PostgreSQL store with GetDLQ answered from ListDLQ.
-type listedDLQ struct{ *postgres.Store }
+// listedDLQ is dispatch's store with GetDLQ answered from ListDLQ.
+type listedDLQ struct{ dstore.Store }
 
 func (s listedDLQ) GetDLQ(ctx context.Context, entryID id.DLQID) (*dlq.Entry, error) {
 	entries, err := s.ListDLQ(ctx, dlq.ListOpts{})
@@ -314,4 +357,127 @@ func (s listedDLQ) GetDLQ(ctx context.Context, entryID id.DLQID) (*dlq.Entry, er
 		}
 	}
 	return nil, dispatch.ErrDLQNotFound
+}
+
+// scheduler is dispatch's own cron scheduler (cron/scheduler.go: each tick lists the
+// entries and fires every enabled due one under its lock, the fire ending with the
+// whole entry written back) over this store's cron entries, with one change: the
+// cluster store says this worker leads. At v0.1.0 the stores' AcquireLeadership fails
+// on its own leader check (store/postgres/cluster.go scans the leader's id into a
+// string, which grove refuses), so no process ever leads and nothing fires. A test
+// can stop a tick right after it read the entries (pause) and let it go on (resume),
+// to put a write between the scheduler's read and its fire.
+type scheduler struct {
+	*cron.Scheduler
+	gate *gate
+}
+
+func startScheduler(h *harness) *scheduler {
+	self := id.NewWorkerID()
+	g := &gate{
+		Store:  h.store,
+		listed: make(chan []*cron.Entry),
+		resume: make(chan struct{}),
+		ticked: make(chan struct{}, 1),
+	}
+	enqueue := func(ctx context.Context, name string, payload []byte, opts ...job.Option) (id.JobID, error) {
+		j, err := h.engine.EnqueueRaw(ctx, name, payload, opts...)
+		if err != nil {
+			return id.JobID{}, err
+		}
+		return j.ID, nil
+	}
+	s := cron.NewScheduler(g, leading{h.store, self}, enqueue, nil, self, slog.Default(),
+		cron.WithTickInterval(50*time.Millisecond))
+	_ = s.Start(context.Background())
+	return &scheduler{s, g}
+}
+
+// pause stops the next tick right after its listing, and returns what it read.
+func (s *scheduler) pause() ([]*cron.Entry, error) {
+	s.gate.mu.Lock()
+	s.gate.armed = true
+	s.gate.mu.Unlock()
+	select {
+	case entries := <-s.gate.listed:
+		return entries, nil
+	case <-time.After(10 * time.Second):
+		return nil, errors.New("the scheduler did not tick")
+	}
+}
+
+// resume lets the paused tick go on, and returns once it ended (the next tick began).
+func (s *scheduler) resume() error {
+	select {
+	case <-s.gate.ticked:
+	default:
+	}
+	s.gate.resume <- struct{}{}
+	select {
+	case <-s.gate.ticked:
+		return nil
+	case <-time.After(10 * time.Second):
+		return errors.New("the paused tick did not end")
+	}
+}
+
+// stop ends the scheduler, a paused tick first let go (it would wait for ever).
+func (s *scheduler) stop(ctx context.Context) error {
+	s.gate.mu.Lock()
+	s.gate.armed = false
+	s.gate.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- s.Stop(ctx) }()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case s.gate.resume <- struct{}{}:
+		}
+	}
+}
+
+// gate is the cron store with ListCrons that can be held right after it read.
+type gate struct {
+	cron.Store
+	mu     sync.Mutex
+	armed  bool
+	listed chan []*cron.Entry
+	resume chan struct{}
+	ticked chan struct{}
+}
+
+func (g *gate) ListCrons(ctx context.Context) ([]*cron.Entry, error) {
+	entries, err := g.Store.ListCrons(ctx)
+	g.mu.Lock()
+	armed := g.armed && err == nil
+	g.armed = g.armed && !armed
+	g.mu.Unlock()
+	select {
+	case g.ticked <- struct{}{}:
+	default:
+	}
+	if armed {
+		g.listed <- entries
+		<-g.resume
+	}
+	return entries, err
+}
+
+// leading is the cluster store with this worker as the leader.
+type leading struct {
+	cluster.Store
+	self id.WorkerID
+}
+
+func (l leading) GetLeader(context.Context) (*cluster.Worker, error) {
+	return &cluster.Worker{ID: l.self, State: cluster.WorkerActive}, nil
+}
+
+func (l leading) AcquireLeadership(context.Context, id.WorkerID, time.Duration) (bool, error) {
+	return true, nil
+}
+
+func (l leading) RenewLeadership(context.Context, id.WorkerID, time.Duration) (bool, error) {
+	return true, nil
 }

@@ -31,8 +31,9 @@ import (
 
 // TestArgs are the args of every job the harness inserts: Mode is what the worker does.
 type TestArgs struct {
-	// "ok" (complete), "fail" (return an error), "snooze" (river.JobSnooze), "block"
-	// (wait until the job's context is cancelled, then return its error).
+	// "ok" (complete), "fail" (return an error: Note's text, else "harness failure"),
+	// "snooze" (river.JobSnooze), "block" (wait until the job's context is cancelled,
+	// then return its error).
 	Mode string `json:"mode"`
 	Note string `json:"note,omitempty"`
 }
@@ -49,6 +50,9 @@ func (w *testWorker) Work(ctx context.Context, job *river.Job[TestArgs]) error {
 	w.h.started(job.ID)
 	switch job.Args.Mode {
 	case "fail":
+		if job.Args.Note != "" {
+			return errors.New(job.Args.Note)
+		}
 		return errors.New("harness failure")
 	case "snooze":
 		return river.JobSnooze(time.Hour)

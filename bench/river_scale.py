@@ -1,0 +1,183 @@
+"""River at scale: qctl's reads of a River database (line main, version 8) with millions
+of jobs, as ``qctl jobs list|show|errors``, ``queues list|throughput``, ``clients``,
+``metrics``, ``vacuum --dry-run`` and the dashboard's refreshes run them.
+
+    .venv/bin/python bench/river_scale.py [--pg DSN] [--json PATH] [--quick]
+        [--jobs N] [--live-share F] [--db NAME | --db NAME --drop-db]
+
+The schema is River's as its migrator makes it (``qctl/systems/river/schema_v0.51.2.sql``,
+tested equal to rivermigrate's catalog), in schema ``river`` of a scratch database; then
+filled with SQL: N jobs in id order, ``--live-share`` of them not finalized (a tenth
+running on one of 8 clients, a tenth scheduled, a twentieth retryable with an error, the
+rest available), the others finalized one a millisecond up to now (94% completed, 5%
+discarded with an error, 1% cancelled; the last minute holds about 60,000), over 20
+queues and 50 kinds, and a queue with 10 available jobs and nothing finalized; 20
+river_queue rows and a leader. Figures: median of 7 after a warm-up, milliseconds, and
+for each read the relations any of its statements scans sequentially (EXPLAIN of the
+statements it ran). Then ``qctl db tune``'s index and the listings by queue again. Each
+figure says whether it is a refresh read or a first page (the 50 ms target's) or a
+command.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+from common import (  # noqa: E402
+    Plans,
+    Recorder,
+    base_args,
+    drop_database,
+    kept_args,
+    loaded_database,
+    measure_read,
+)
+
+from qctl.systems.river import actions, metrics, reads, tune  # noqa: E402
+from qctl.systems.river.database import Database  # noqa: E402
+from qctl.systems.river.standin import install  # noqa: E402
+
+MINUTE = timedelta(minutes=1)
+LAYOUT = "qctl bench river layout v1: {n:,} jobs, {share:.2%} live"
+"""What ``fill`` loads: a kept ``--db`` stamped with it is reused."""
+
+
+def fill(dsn: str, n: int, live_share: float) -> None:
+    import psycopg
+
+    live = int(n * live_share)
+    done = n - live
+    error = '{"at": "2026-01-01T00:00:00Z", "attempt": 1, "error": "boom %s", "trace": ""}'
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS river CASCADE")
+        conn.execute("CREATE SCHEMA river")
+        install(conn, "river")
+        conn.execute("SET search_path = river")
+        conn.execute(
+            "INSERT INTO river_queue (name, updated_at) SELECT 'q' || g, now()"
+            " FROM generate_series(0, 19) g"
+        )
+        conn.execute(
+            "INSERT INTO river_leader (leader_id, elected_at, expires_at)"
+            " VALUES ('client-0', now(), now() + interval '1 hour')"
+        )
+        # finalized, one a millisecond up to now, in id order
+        conn.execute(
+            "INSERT INTO river_job (state, attempt, max_attempts, attempted_at, attempted_by,"
+            " created_at, finalized_at, scheduled_at, priority, args, errors, kind, queue)"
+            " SELECT s.state::river_job_state, 1, 1, t.at - interval '1 second',"
+            " ARRAY['client-' || (g %% 8)], t.at - interval '1 second', t.at,"
+            " t.at - interval '1 second', 1, '{\"n\": 1}',"
+            " CASE WHEN s.state = 'discarded' THEN ARRAY[format(%s, g %% 97)::jsonb] END,"
+            " 'k' || (g %% 50), 'q' || (g %% 20)"
+            " FROM generate_series(1, %s) g,"
+            " LATERAL (SELECT now() - make_interval(secs => (%s - g) * 0.001) AS at) t,"
+            " LATERAL (SELECT CASE WHEN g %% 100 < 5 THEN 'discarded'"
+            "  WHEN g %% 100 = 5 THEN 'cancelled' ELSE 'completed' END AS state) s",
+            [error, done, done],
+        )
+        conn.execute(
+            "INSERT INTO river_job (state, attempt, max_attempts, attempted_at, attempted_by,"
+            " scheduled_at, args, errors, kind, queue)"
+            " SELECT s.state::river_job_state, CASE WHEN s.state IN ('running', 'retryable')"
+            "  THEN 1 ELSE 0 END, 25,"
+            " CASE WHEN s.state IN ('running', 'retryable') THEN now() END,"
+            " CASE WHEN s.state IN ('running', 'retryable') THEN ARRAY['client-' || (g %% 8)] END,"
+            " CASE WHEN s.state IN ('scheduled', 'retryable') THEN now() + interval '1 hour'"
+            "  ELSE now() END, '{}',"
+            " CASE WHEN s.state = 'retryable' THEN ARRAY[format(%s, g %% 97)::jsonb] END,"
+            " 'k' || (g %% 50), 'q' || (g %% 20)"
+            " FROM generate_series(1, %s) g,"
+            " LATERAL (SELECT CASE WHEN g %% 10 = 0 THEN 'running' WHEN g %% 10 = 1"
+            "  THEN 'scheduled' WHEN g %% 20 = 2 THEN 'retryable' ELSE 'available' END AS state) s",
+            [error, live],
+        )
+        conn.execute(
+            "INSERT INTO river_job (kind, queue, args, max_attempts)"
+            " SELECT 'rare', 'q-rare', '{}', 25 FROM generate_series(1, 10)"
+        )
+        conn.execute("VACUUM ANALYZE")
+
+
+COMMANDS = ("queues list", "queues throughput", "vacuum", "jobs errors")
+"""Cases that are commands an operator runs, not a refresh read or a first page."""
+
+
+def main() -> None:
+    ap = base_args(__doc__ or "")
+    ap.add_argument("--jobs", type=int, default=10_000_000)
+    ap.add_argument("--live-share", type=float, default=0.01)
+    kept_args(ap, "the loaded River schema")
+    args = ap.parse_args()
+    if args.drop_db:
+        drop_database(args.pg, args.db)
+        return
+    n = 200_000 if args.quick else args.jobs
+    rec = Recorder(args.json, "river-scale", "river")
+    layout = LAYOUT.format(n=n, share=args.live_share)
+    with loaded_database(
+        rec, args.pg, args.db, "qctl_river_bench", "river.river_job", layout,
+        lambda dsn: fill(dsn, n, args.live_share),
+    ) as dsn:  # fmt: skip
+        db = Database(dsn, "river")
+        # a kept database may hold the index of an earlier run's `qctl db tune`
+        db.execute(f"DROP INDEX IF EXISTS {tune.QUEUE_ID}")
+        plans = Plans(dsn, search_path="river")
+        deep = db.one("SELECT id FROM river_job ORDER BY id DESC LIMIT 1 OFFSET 100000")
+        old = db.one("SELECT id FROM river_job ORDER BY id LIMIT 1 OFFSET 1000")
+        assert deep and old
+        cursor, job_id = int(deep["id"]), int(old["id"])
+        cases: list[tuple[str, Callable[[], Any]]] = [
+            ("jobs list: first page", lambda: reads.list_jobs(db, limit=50)),
+            ("jobs list --queue q3", lambda: reads.list_jobs(db, queues=["q3"], limit=50)),
+            ("jobs list --queue q-rare (none finalized)",
+             lambda: reads.list_jobs(db, queues=["q-rare"], limit=50)),
+            ("jobs list --state discarded", lambda: reads.list_jobs(db, ["discarded"], limit=50)),
+            ("jobs list --state available --kind k7",
+             lambda: reads.list_jobs(db, ["available"], kinds=["k7"], limit=50)),
+            ("jobs list --state running", lambda: reads.list_jobs(db, ["running"], limit=50)),
+            ("jobs list: a page 100,000 deep", lambda: reads.list_jobs(db, limit=50, after=cursor)),
+            ("jobs show", lambda: reads.get_job(db, job_id)),
+            ("top Queues tab (live depths)", lambda: reads.list_queues(db, live=True)),
+            ("queues list (every state counted)", lambda: reads.list_queues(db)),
+            ("clients list", lambda: reads.clients(db)),
+            ("clients leader", lambda: reads.leaders(db)),
+            ("metrics (every family)", lambda: list(metrics.collect(db))),
+            ("jobs errors (newest 10,000 failures grouped)", lambda: reads.error_groups(db)),
+            ("queues throughput --last 15m (minutes)",
+             lambda: reads.throughput(db, timedelta(minutes=15), MINUTE)),
+            ("queues throughput --last 1h (minutes)",
+             lambda: reads.throughput(db, timedelta(hours=1), MINUTE)),
+            ("queues throughput --last 15m --queue q3",
+             lambda: reads.throughput(db, timedelta(minutes=15), MINUTE, ["q3"])),
+            ("vacuum all --older-than 1h --dry-run (counts)",
+             lambda: actions.vacuum(db, timedelta(hours=1), dry_run=True)),
+        ]  # fmt: skip
+
+        def measure(name: str, fn: Callable[[], Any], tuned: bool) -> None:
+            label = f"{name} (db tune)" if tuned else name
+            refresh = not name.startswith(COMMANDS)
+            measure_read(rec, plans, label, fn, jobs=n, refresh=refresh, tuned=tuned)
+
+        for name, fn in cases:
+            measure(name, fn, tuned=False)
+        # qctl's opt-in index (`qctl db tune`), then the reads it serves again
+        t0 = time.perf_counter()
+        tune.tune(db)
+        print(f"  db tune in {time.perf_counter() - t0:.1f} s")
+        for name, fn in [c for c in cases if c[0].startswith("jobs list --queue")]:
+            measure(name, fn, tuned=True)
+        db.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,216 @@
+"""``qctl jobs`` on an Oban database: list, show, errors, retry, cancel, delete."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from qctl.cli import common, verbs
+from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
+from qctl.cli.output import OutputFormat, emit_detail, page_note, stream_listing
+from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.core.sqldb import row_record
+from qctl.core.verbs import Selection, Verb
+from qctl.systems.oban import actions, reads
+from qctl.systems.oban.cli import Many, database, group, writable
+from qctl.systems.oban.database import STATES, Database
+
+app = group("jobs")
+
+LIST_COLUMNS = [
+    "id",
+    "state",
+    "queue",
+    "worker",
+    "priority",
+    "attempt",
+    "max_attempts",
+    "scheduled_at",
+    "attempted_by",
+    "tags",
+    "error_count",
+]
+ERROR_COLUMNS = ["attempt", "at", "error"]
+FAILURE_COLUMNS = ["id", "state", "queue", "worker", "attempt", "at", "error"]
+
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="Oban job id (a number).")]
+OptionalIds = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="[ID]...", help="Oban job ids; or select by filter."),
+]
+StateOpt = Annotated[
+    Many,
+    typer.Option(
+        "--state", metavar="STATE", help="Job state (repeatable): " + ", ".join(STATES) + "."
+    ),
+]
+QueueOpt = Annotated[Many, typer.Option("--queue", metavar="QUEUE", help="Queue (repeatable).")]
+WorkerOpt = Annotated[Many, typer.Option("--worker", metavar="WORKER", help="Worker (repeatable).")]
+
+
+def _after(text: str | None) -> int | None:
+    return None if text is None else reads.parse_id(text, "--after")
+
+
+@app.command("list")
+def list_jobs(
+    ctx: typer.Context,
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    worker: WorkerOpt = None,
+    limit: common.PageLimit = 50,
+    after: common.After = None,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Jobs, newest first, one page at a time (keyset on the id: ``--after`` the cursor
+    the previous page printed). A table shows the columns above; JSON every column, args
+    and meta decoded, instants in UTC (errors: `jobs show`, `jobs errors`)."""
+    states = reads.check_states(state)
+    start = _after(after)
+    db = database(ctx)
+    shown, position = stream_listing(
+        lambda n, at: reads.list_jobs(db, states, queue, worker, n, at),
+        lambda job: job.id,
+        lambda job: {k: v for k, v in row_record(job).items() if k != "errors"},
+        LIST_COLUMNS,
+        output,
+        limit,
+        start,
+    )
+    page_note(output, shown, None, str(position) if position else None)
+
+
+@app.command("show")
+def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
+    """One job: every column, args and meta decoded, every instant in UTC, and its
+    errors, one per failed attempt (Oban's attempt history: which attempt, when, the
+    error)."""
+    db = database(ctx)
+    job = reads.get_job(db, reads.parse_id(id))
+    record = row_record(job)
+    errors = [e if isinstance(e, dict) else {"error": e} for e in job.errors or []]
+    head = {k: v for k, v in record.items() if k != "errors"}
+    emit_detail(output, head, record, [(errors, ERROR_COLUMNS)])
+
+
+@app.command("errors")
+def errors(
+    ctx: typer.Context,
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    worker: WorkerOpt = None,
+    limit: common.PageLimit = 50,
+    after: common.After = None,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """The failed attempts of the jobs that hold any, newest job first (keyset on the
+    job's id), each job's attempts newest first: which attempt, when and the error."""
+    states = reads.check_states(state)
+    start = _after(after)
+    db = database(ctx)
+    shown, position = stream_listing(
+        lambda n, at: reads.failures(db, states, queue, worker, n, at),
+        lambda page: page[0],
+        lambda page: {"id": page[0], "attempts": [row_record(f) for f in page[1]]},
+        FAILURE_COLUMNS,
+        output,
+        limit,
+        start,
+        shown=lambda page: row_record(page[1][0]) if page[1] else {"id": page[0]},
+    )
+    page_note(output, shown, None, str(position) if position else None)
+
+
+def _act(
+    ctx: typer.Context,
+    verb: Verb[Database],
+    ids: list[str] | None,
+    where: dict[str, Any],
+    max_targets: int,
+    dry_run: bool,
+    plan_out: PlanOut,
+    plan_in: PlanIn,
+    yes: bool,
+    output: OutputFormat,
+) -> None:
+    db = writable(ctx, verb.title, dry_run or plan_out is not None)
+    verbs.act(
+        ctx,
+        verb,
+        db,
+        Selection.given(ids, where, lambda i: str(reads.parse_id(i))),
+        max_targets=max_targets,
+        dry_run=dry_run,
+        yes=yes,
+        output=output,
+        plan_in=plan_in,
+        plan_out=plan_out,
+    )
+
+
+@app.command("retry")
+def retry(
+    ctx: typer.Context,
+    ids: OptionalIds = None,
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    worker: WorkerOpt = None,
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Make jobs available to run now, as Oban's retry does: max_attempts raised to one
+    past the attempt when they are spent, the finished instants cleared (oban-py also
+    empties meta.uniq_bmp). By id, or every job the filters match (without --state:
+    retryable, discarded and cancelled). An executing, available or suspended job is
+    passed over."""
+    where = {"states": reads.check_states(state), "queues": queue, "workers": worker}
+    _act(ctx, actions.RETRY, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)
+
+
+@app.command("cancel")
+def cancel(
+    ctx: typer.Context,
+    ids: OptionalIds = None,
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    worker: WorkerOpt = None,
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Cancel jobs, as Oban's cancel does: a job waiting to run is cancelled now; an
+    executing one is signalled (pkill on Oban's signal channel) and the node running it
+    cancels it (on oban-py its row is left to that node; Elixir's engine marks it
+    cancelled too, and so does qctl there). By id, or every unfinished job the filters
+    match."""
+    where = {"states": reads.check_states(state), "queues": queue, "workers": worker}
+    _act(ctx, actions.CANCEL, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)
+
+
+@app.command("delete")
+def delete(
+    ctx: typer.Context,
+    ids: OptionalIds = None,
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    worker: WorkerOpt = None,
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """Delete jobs for good, as Oban's delete does: never an executing one. By id, or
+    every job the filters match (without --state: the finished ones, completed,
+    cancelled and discarded)."""
+    where = {"states": reads.check_states(state), "queues": queue, "workers": worker}
+    _act(ctx, actions.DELETE, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)

@@ -1,0 +1,92 @@
+"""``qctl demo --system river``: a River workload, watched in ``qctl top``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from qctl.cli import common
+from qctl_kit.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from qctl.cli.context import CliContext
+
+DEMO_SCHEMA = "river_demo"
+"""Where the demo creates River's tables when --schema names none."""
+OWNED = "created by qctl demo --system river"
+"""The comment the demo puts on a schema it creates: the one schema it may drop
+(--reset), lead and write River's schema into."""
+
+
+def demo(
+    cli: CliContext,
+    no_tui: bool,
+    seconds: float | None,
+    speed: float,
+    reset: bool,
+    yes: bool,
+    seed: int | None = None,
+) -> None:
+    """A producer and two stand-in clients (Python running River's own SQL, labelled as
+    such: River's Go runtime does not ship with qctl) on River's schema (line main,
+    version 8) in --schema (default ``river_demo``) of the --dsn PostgreSQL database,
+    written there when the schema is absent or empty; watched in ``qctl top``, or headless
+    for ``seconds`` then the demo's jobs per state. A River schema the demo did not
+    create is confirmed first, and the demo then inserts, fetches and settles only jobs
+    of its own and leaves the leadership alone. ``reset`` drops the schema first, only
+    one the demo created."""
+    import json
+    import sys
+    import time
+
+    import psycopg
+
+    from qctl.systems.river import reads, standin
+    from qctl.systems.river.database import Database
+
+    if not cli.dsn or not cli.is_postgres:
+        raise InvalidInput(
+            "the River demo needs --dsn postgresql://... (River's schema here is PostgreSQL)"
+        )
+    schema = cli.schema or DEMO_SCHEMA
+    q = reads.queries("standin.sql")
+    with psycopg.connect(cli.dsn, autocommit=True) as conn:
+        place = common.demo_schema(
+            conn, schema, mark=OWNED, table="river_job", label="River",
+            scope="only on jobs it inserts", reset=reset, yes=yes,
+        )  # fmt: skip
+        if not place.holds:
+            standin.install(conn, schema)
+    db = Database(cli.dsn, schema)
+    try:
+        db.writable()  # River's migrations as the stand-in's statements need them
+    except Exception:
+        db.close()
+        raise
+    workload = standin.Workload(cli.dsn, schema, speed=speed, lead=place.owned, seed=seed)
+    workload.start()
+    try:
+        if no_tui:
+            sys.stderr.write(
+                f"qctl demo: River workload (stand-in clients running River's SQL) on"
+                f" {db.location} schema {schema} for {seconds:g}s\n"
+            )
+            time.sleep(seconds or 60.0)
+            workload.stop()
+            counts = {
+                r["state"]: r["n"]
+                for r in db.all(q.job_counts, {"mark": json.dumps(workload.mark)})
+            }
+            json.dump(counts, sys.stdout, indent=2, sort_keys=True)
+            sys.stdout.write("\n")
+        else:
+            from qctl.systems.river.tui import RIVER
+            from qctl.tui.app import run
+
+            location = f"{db.location} schema {schema} (River demo, stand-in clients)"
+            where = cli.audit_where(cli.dsn, "river", schema)
+            run(db, system=RIVER, location=location, poll_interval=1.0, audit_where=where)
+    finally:
+        workload.stop()
+        db.close()
+    for error in workload.errors:
+        sys.stderr.write(f"qctl demo: a stand-in stopped: {error}\n")

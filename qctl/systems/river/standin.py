@@ -1,0 +1,214 @@
+"""The labelled stand-in of ``qctl demo --system river``: River's schema and River's own
+statements run from Python, because River's Go runtime does not ship with qctl.
+
+``install`` writes River's schema (``schema_v0.51.2.sql``: line main at version 8, as
+rivermigrate leaves it) into a schema the demo created. ``Workload`` runs a producer
+that inserts jobs and stand-in clients (ids ``qctl-demo-stand-in-N``) that register
+their queues, fetch, work and settle jobs, schedule the ones whose time came, and
+elect a leader, each through the statements of ``queries/standin.sql``, which name the
+River query they follow. Every job the demo inserts carries ``MARK_KEY`` with the run's
+id in its metadata, and its clients fetch and schedule only those: on a schema shared
+with real River clients it touches no job it did not insert, and it takes the
+leadership only on a schema it created (``lead``). A paused queue is not fetched from.
+No typer, no textual: ``cli/demo.py`` runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from importlib.resources import files
+from typing import Any
+
+from qctl.systems.river.reads import queries
+
+SCHEMA_FILE = "schema_v0.51.2.sql"
+MARK_KEY = "qctl_demo"
+QUEUES = ("default", "emails", "reports")
+KINDS = {
+    "default": ("thumbnail_render", "cache_warm"),
+    "emails": ("email_send", "email_digest"),
+    "reports": ("report_build",),
+}
+ERRORS = ("demo: upstream timed out after 30s", "demo: card declined for 4242", "demo: smtp 451")
+FAIL_RATE = 0.15
+"""How often an attempt fails; a job out of attempts is discarded."""
+LEADER_TTL = 15.0
+"""Seconds a leader's lease lasts unless renewed (elector.go's TTL: its interval, 5s,
+plus its padding, 10s)."""
+
+
+def install(conn: Any, schema: str) -> None:
+    """River's schema in ``schema`` over an autocommit psycopg connection, in one
+    transaction with the schema as its search_path."""
+    script = files("qctl.systems.river").joinpath(SCHEMA_FILE).read_text()
+    with conn.transaction():
+        conn.execute("SELECT set_config('search_path', %s, true)", [f'"{schema}"'])
+        conn.execute(script)
+
+
+def retry_delay(attempt: int) -> float:
+    """River's default retry policy's delay before the next attempt, attempt⁴ seconds
+    (retry_policy.go DefaultClientRetryPolicy, its jitter left out)."""
+    return float(attempt**4)
+
+
+class StandIn:
+    """One autocommit connection to a River schema, acting as River's client would;
+    ``mark``: metadata every job it inserts carries and the only jobs it fetches."""
+
+    def __init__(self, dsn: str, schema: str, mark: dict[str, str]) -> None:
+        import psycopg
+        from psycopg.rows import dict_row
+
+        self.schema, self.mark = schema, mark
+        self.q = queries("standin.sql")
+        self.conn = psycopg.connect(
+            dsn,
+            autocommit=True,
+            row_factory=dict_row,
+            options=f"-c search_path={schema}",
+            application_name="qctl river stand-in",
+        )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def channel(self, topic: str) -> str:
+        return f"{self.schema}.{topic}"
+
+    def insert(self, kind: str, args: Any, **opts: Any) -> int:
+        scheduled = opts.get("scheduled_at")
+        params = {
+            "args": json.dumps(args),
+            "kind": kind,
+            "max_attempts": opts.get("max_attempts", 25),
+            "metadata": json.dumps(self.mark),
+            "priority": opts.get("priority", 1),
+            "queue": opts.get("queue", "default"),
+            "scheduled_at": scheduled,
+            "state": "scheduled" if scheduled else "available",
+            "tags": opts.get("tags", []),
+            "insert_channel": self.channel("river_insert"),
+        }
+        row = self.conn.execute(self.q.insert_job, params).fetchone()
+        assert row is not None
+        return int(row["id"])
+
+    def paused(self, queue: str, register: bool) -> bool:
+        """Whether the queue is paused; ``register``: its row created or renewed first,
+        as River's producer keeps it."""
+        query = self.q.register_queue if register else self.q.queue_paused
+        row = self.conn.execute(query, {"name": queue}).fetchone()
+        return bool(row and row["paused"])
+
+    def fetch(self, queue: str, client: str, n: int) -> list[dict[str, Any]]:
+        params = {"queue": queue, "client": client, "max": n, "mark": json.dumps(self.mark)}
+        return list(self.conn.execute(self.q.fetch, params).fetchall())
+
+    def complete(self, job: dict[str, Any], error: str | None = None) -> None:
+        retry_at = datetime.now(UTC) + timedelta(seconds=retry_delay(int(job["attempt"])))
+        params = {"id": job["id"], "failed": error is not None, "error": error or "",
+                  "retry_at": retry_at}  # fmt: skip
+        self.conn.execute(self.q.complete, params)
+
+    def schedule(self) -> None:
+        self.conn.execute(self.q.schedule, {"mark": json.dumps(self.mark)})
+
+    def elect(self, client: str) -> bool:
+        self.conn.execute(self.q.expire_leader)
+        row = self.conn.execute(self.q.elect, {"client": client, "ttl": LEADER_TTL}).fetchone()
+        return bool(row and row["leading"])
+
+    def resign(self, client: str) -> None:
+        channel = self.channel("river_leadership")
+        self.conn.execute(self.q.resign, {"client": client, "leadership_channel": channel})
+
+    def counts(self) -> dict[str, int]:
+        rows = self.conn.execute(self.q.job_counts, {"mark": json.dumps(self.mark)})
+        return {r["state"]: int(r["n"]) for r in rows}
+
+
+@dataclass
+class Workload:
+    """``start()`` runs a producer and ``clients`` stand-in clients (the first one also
+    elects itself leader and the clients keep their queues' rows when ``lead``, the
+    schema being the demo's; the first schedules the demo's jobs whose time came) until
+    ``stop()``."""
+
+    dsn: str
+    schema: str
+    speed: float = 1.0
+    clients: int = 2
+    lead: bool = False
+    seed: int | None = None
+    mark: dict[str, str] = field(default_factory=lambda: {MARK_KEY: uuid.uuid4().hex[:12]})
+    errors: list[str] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _threads: list[threading.Thread] = field(default_factory=list)
+
+    def start(self) -> None:
+        rng = random.Random(self.seed)
+        self._threads = [threading.Thread(target=self._guard, args=(self._produce, rng))]
+        self._threads += [
+            threading.Thread(target=self._guard, args=(self._work, random.Random(rng.random()), n))
+            for n in range(self.clients)
+        ]
+        for t in self._threads:
+            t.daemon = True
+            t.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(30)
+
+    def _guard(self, body: Any, *args: Any) -> None:
+        """A thread's loop; its failure is kept for the summary, never a traceback."""
+        try:
+            body(*args)
+        except Exception as exc:  # a lost connection, a dropped schema
+            self.errors.append(f"{type(exc).__name__}: {exc}".splitlines()[0])
+            self._stop.set()
+
+    def _produce(self, rng: random.Random) -> None:
+        s = StandIn(self.dsn, self.schema, self.mark)
+        try:
+            while not self._stop.wait(0.2 / self.speed):
+                queue = rng.choice(QUEUES)
+                later = datetime.now(UTC) + timedelta(seconds=rng.uniform(5, 60))
+                s.insert(
+                    rng.choice(KINDS[queue]),
+                    {"n": rng.randrange(1000)},
+                    queue=queue,
+                    priority=rng.choice((1, 2, 2, 2, 3, 4)),
+                    max_attempts=rng.choice((1, 2, 3)),
+                    scheduled_at=later if rng.random() < 0.1 else None,
+                    tags=["demo"],
+                )
+        finally:
+            s.close()
+
+    def _work(self, rng: random.Random, number: int) -> None:
+        s = StandIn(self.dsn, self.schema, self.mark)
+        client = f"qctl-demo-stand-in-{number}"
+        leading = False
+        try:
+            while not self._stop.wait(0.3 / self.speed):
+                if number == 0:  # the demo's own jobs only, leader or not
+                    leading = self.lead and s.elect(client)
+                    s.schedule()
+                for queue in QUEUES:
+                    if s.paused(queue, register=self.lead):
+                        continue  # paused: River's producer fetches nothing
+                    for job in s.fetch(queue, client, 2):
+                        failed = rng.random() < FAIL_RATE
+                        s.complete(job, rng.choice(ERRORS) if failed else None)
+        finally:
+            if leading:
+                s.resign(client)
+            s.close()

@@ -1,0 +1,173 @@
+"""``qctl demo --system river``: stand-in clients running River's own SQL on River's
+schema (written by the demo in a schema it creates, the same schema River's migrator
+makes), or on a schema it shares with River's clients, where it touches only what it
+made."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from typer.testing import CliRunner, Result
+
+from qctl.cli.main import app
+from qctl.systems.river import standin
+from qctl.systems.river.cli.demo import OWNED
+from qctl.systems.river.reads import STATES
+from tests.conftest import PG_DSN, raw_pg
+from tests.go.harness import Harness, pgx_dsn
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def demo(schema: str, *extra: str) -> Result:
+    return CliRunner().invoke(
+        app,
+        ["--dsn", PG_DSN, "--schema", schema, "demo", "--system", "river", "--no-tui",
+         "--duration", "3s", "--speed", "5", "--seed", "7", *extra],
+    )  # fmt: skip
+
+
+def test_headless_demo_works_jobs_on_rivers_statements(fresh_pg_schema: str) -> None:
+    run = demo(fresh_pg_schema)
+    assert run.exit_code == 0, run.output
+    counts = json.loads(run.stdout)
+    assert counts.get("completed", 0) > 0 and set(counts) <= set(STATES)
+    assert "stand-in clients" in run.stderr
+    with raw_pg(fresh_pg_schema) as c:
+        comment = c.execute("SELECT obj_description(%s::regnamespace)", [fresh_pg_schema])
+        assert comment.fetchone() == (OWNED,)
+        versions = c.execute("SELECT array_agg(version ORDER BY version) FROM river_migration")
+        assert versions.fetchone() == (list(range(1, 9)),)
+        # the clients settled what they fetched, and the leader resigned
+        running = c.execute("SELECT count(*) FROM river_job WHERE state = 'running'")
+        assert running.fetchone() == (0,)
+        assert c.execute("SELECT count(*) FROM river_leader").fetchone() == (0,)
+        queues = c.execute("SELECT array_agg(name ORDER BY name) FROM river_queue")
+        assert queues.fetchone() == (sorted(standin.QUEUES),)
+        failed = c.execute(
+            "SELECT count(*) FROM river_job WHERE errors IS NOT NULL"
+            " AND attempted_by[1] LIKE 'qctl-demo-stand-in-%'"
+        )
+        assert failed.fetchone()[0] > 0  # type: ignore[index]
+        unmarked = c.execute("SELECT count(*) FROM river_job WHERE NOT metadata ? 'qctl_demo'")
+        assert unmarked.fetchone() == (0,)
+    args = ["--dsn", PG_DSN, "--schema", fresh_pg_schema]
+    listed = CliRunner().invoke(app, [*args, "jobs", "list", "-o", "json", "--limit", "5"])
+    assert listed.exit_code == 0 and len(json.loads(listed.stdout)) == 5
+    errors = CliRunner().invoke(app, [*args, "jobs", "errors", "-o", "json"])
+    assert errors.exit_code == 0 and json.loads(errors.stdout)
+    again = demo(fresh_pg_schema)  # its own schema: no question asked
+    assert again.exit_code == 0, again.output
+
+
+def _catalog(schema: str) -> dict[str, Any]:
+    """What River's code depends on in a schema: columns with types, defaults and
+    nullability; constraints; indexes; functions; enum labels in order; persistence."""
+    with psycopg.connect(PG_DSN, autocommit=True) as c:
+
+        def rows(query: str) -> list[tuple[Any, ...]]:
+            return sorted(c.execute(query, [schema]).fetchall())
+
+        return {
+            "columns": rows(
+                "SELECT table_name, column_name, data_type, udt_name, column_default,"
+                " is_nullable, character_maximum_length FROM information_schema.columns"
+                " WHERE table_schema = %s"
+            ),
+            "constraints": rows(
+                "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM"
+                " pg_constraint WHERE connamespace = %s::regnamespace"
+            ),
+            "indexes": rows(
+                "SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = %s"
+            ),
+            "functions": rows(
+                "SELECT proname, pg_get_function_arguments(oid) FROM pg_proc"
+                " WHERE pronamespace = %s::regnamespace"
+            ),
+            "enum": rows(
+                "SELECT array_agg(e.enumlabel ORDER BY e.enumsortorder) FROM pg_enum e"
+                " JOIN pg_type t ON t.oid = e.enumtypid"
+                " WHERE t.typnamespace = %s::regnamespace"
+            ),
+            "tables": rows(
+                "SELECT relname, relpersistence FROM pg_class WHERE relkind = 'r'"
+                " AND relnamespace = %s::regnamespace"
+            ),
+        }
+
+
+@pytest.fixture
+def two_schemas() -> Iterator[tuple[str, str]]:
+    names = (f"qt_river_migrated_{uuid.uuid4().hex[:8]}", f"qt_river_demo_{uuid.uuid4().hex[:8]}")
+    with psycopg.connect(PG_DSN, autocommit=True) as c:
+        for name in names:
+            c.execute(f'CREATE SCHEMA "{name}"')
+    yield names
+    with psycopg.connect(PG_DSN, autocommit=True) as c:
+        for name in names:
+            c.execute(f'DROP SCHEMA "{name}" CASCADE')
+
+
+def test_the_demos_schema_is_the_one_rivers_migrator_makes(two_schemas: tuple[str, str]) -> None:
+    migrated, written = two_schemas
+    h = Harness("riverd", pgx_dsn(migrated))
+    try:
+        h.call("migrate")
+    finally:
+        h.close()
+    with psycopg.connect(PG_DSN, autocommit=True) as c:
+        standin.install(c, written)
+
+    def renamed(catalog: dict[str, Any], schema: str) -> str:
+        return json.dumps(catalog, default=str, sort_keys=True).replace(f"{schema}.", "S.")
+
+    a, b = _catalog(migrated), _catalog(written)
+    for key in a:
+        assert renamed(a[key], migrated) == renamed(b[key], written), key
+
+
+def test_a_rivers_schema_is_confirmed_and_its_rows_left_alone(fresh_pg_schema: str) -> None:
+    with psycopg.connect(PG_DSN, autocommit=True) as c:
+        c.execute(f'CREATE SCHEMA "{fresh_pg_schema}"')
+    h = Harness("riverd", pgx_dsn(fresh_pg_schema))
+    try:
+        h.call("migrate")
+        h.call("queues_create", queues=["default"])
+        fleet = h.call("insert", queue="emails", n=3)["ids"]
+
+        def snapshot() -> tuple[Any, ...]:
+            with raw_pg(fresh_pg_schema) as c:
+                jobs = c.execute(
+                    "SELECT id, state, attempt, errors FROM river_job WHERE id = ANY(%s)"
+                    " ORDER BY id",
+                    [fleet],
+                ).fetchall()
+                queues = c.execute("SELECT * FROM river_queue ORDER BY name").fetchall()
+                leader = c.execute("SELECT * FROM river_leader").fetchall()
+            return jobs, queues, leader
+
+        before = snapshot()
+        refused = demo(fresh_pg_schema)
+        assert refused.exit_code == 4 and "--yes" in refused.output
+        reset = demo(fresh_pg_schema, "--reset", "--yes")
+        assert reset.exit_code == 2 and "only a schema the demo created" in reset.output
+        assert snapshot() == before
+        run = demo(fresh_pg_schema, "--yes")
+        assert run.exit_code == 0, run.output
+        assert json.loads(run.stdout).get("completed", 0) > 0
+        assert snapshot() == before
+    finally:
+        h.close()
+
+
+def test_the_demo_needs_postgresql() -> None:
+    refused = CliRunner().invoke(
+        app, ["--dsn", "sqlite:////tmp/x.db", "demo", "--system", "river", "--no-tui"]
+    )
+    assert refused.exit_code == 2 and "needs --dsn postgresql" in refused.output
