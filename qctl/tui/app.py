@@ -170,6 +170,7 @@ class QctlTop(Dashboard):
         Binding("p", "toggle_pause", "Pause refresh"),
         Binding("colon", "command", "Command", show=False),
         Binding("g", "jump", "Jump", show=False),
+        Binding("a", "audit", "Audit"),
         # Ctrl-C quits, as in the console's other long-running verbs (Textual's own
         # binding only says which key would).
         Binding("ctrl+c", "quit", "Quit", show=False, system=True),
@@ -191,10 +192,14 @@ class QctlTop(Dashboard):
         lock_waits: list[tuple[float, str]] | None = None,
         owns_store: bool = False,
         audit_where: dict[str, Any] | None = None,
+        audit_table: audit.Table | None = None,
     ) -> None:
         super().__init__()
         self.audit_where = audit_where or {}
         """The database part of the audit entry of each action (``qctl.core.audit``)."""
+        self.audit_table = audit_table
+        """The database's audit table, where the context keeps the trail there (None:
+        the local file); the audit screen reads it."""
         self.owns_store = owns_store
         """The store ends with the app (``run``): quitting may interrupt it."""
         self.lock_waits = lock_waits if lock_waits is not None else []
@@ -385,6 +390,13 @@ class QctlTop(Dashboard):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.system.help_text()))
 
+    def action_audit(self) -> None:
+        """``a``, ``:audit``: the audit trail of this database (``qctl.tui.audit``)."""
+        from qctl.tui.audit import AuditScreen
+
+        if not isinstance(self.screen, AuditScreen):
+            self.push_screen(AuditScreen())
+
     def action_jump(self) -> None:
         """``:``/``g``: ask for an id or prefix, then open what it names."""
 
@@ -428,7 +440,7 @@ class QctlTop(Dashboard):
                 self.command(text)
 
         title = f"{self.system.label}: a screen, then a state, an id or words; or an id"
-        label = "screens: " + ", ".join(t.name for t in self.system.tabs)
+        label = "screens: " + ", ".join([*(t.name for t in self.system.tabs), "audit"])
         self.push_screen(CommandPrompt(title, label, self.system.complete), got)
 
     def command(self, text: str) -> None:
@@ -440,6 +452,9 @@ class QctlTop(Dashboard):
         rest = rest.strip()
         if first.lower() in ("q", "quit"):
             self.run_worker(self.action_quit())
+            return
+        if first.lower() == "audit" and not rest:
+            self.action_audit()
             return
         tab = self.system.tab_named(first)
         screens = ", ".join(t.name for t in self.system.tabs)
@@ -642,6 +657,7 @@ def run(
     preloads: dict[str, Preload[Any]] | None = None,
     lock_waits: list[tuple[float, str]] | None = None,
     audit_where: dict[str, Any] | None = None,
+    audit_table: audit.Table | None = None,
 ) -> int:
     """Run the dashboard in this terminal until the operator quits; the exit code (1
     after an unexpected error, which printed one line)."""
@@ -659,6 +675,7 @@ def run(
         lock_waits=lock_waits,
         owns_store=True,
         audit_where=audit_where,
+        audit_table=audit_table,
     )
     app.run()
     return app.return_code or 0

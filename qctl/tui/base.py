@@ -92,7 +92,8 @@ class SystemScreens:
         to one of that tab's states; None when nothing (else) fits."""
         first, space, rest = text.partition(" ")
         if not space:
-            found = [t.name for t in self.tabs if t.name.startswith(first.lower())]
+            names = [*(t.name for t in self.tabs), "audit"]
+            found = [n for n in names if n.startswith(first.lower())]
             return found[0] if first and found and found[0] != first else None
         tab = self.tab_named(first)
         if tab is None or not rest or " " in rest:
@@ -104,7 +105,10 @@ class SystemScreens:
         """The ``:`` command line's lines of the help, naming the tabs."""
         text = (
             ":SCREEN [a state | an id | words]: the command line (tab completes, esc leaves; "
-            "an id alone jumps). Screens: " + ", ".join(t.name for t in self.tabs) + "."
+            "an id alone jumps). Screens: "
+            + ", ".join(t.name for t in self.tabs)
+            + "; audit (also a): the audit trail of this database, every operator's where the"
+            " context keeps it in the database."
         )
         return textwrap.fill(text, HELP_WIDTH, initial_indent="  ", subsequent_indent="  ")
 
@@ -163,6 +167,9 @@ class Dashboard(App[None]):
 
     store: Any
     """The system's store: azync's ``ConsoleStore``, DBOS's ``Database``."""
+    audit_where: dict[str, Any]
+    audit_table: Any
+    """The database's audit table (``qctl.core.audit.Table``), or None: the local file."""
     system: SystemScreens
     read_only: bool
     clock: Callable[[], datetime]

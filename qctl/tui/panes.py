@@ -13,7 +13,16 @@ from textual.widgets import DataTable, Input, Static
 
 from qctl.core.verbs import Selection, Verb
 from qctl.tui.base import Guarded, Loader, TopScreen, footer
-from qctl.tui.widgets import ALL_STATES, Column, StatePicker, cells, refill, selected_key, table
+from qctl.tui.widgets import (
+    ALL_STATES,
+    Column,
+    StatePicker,
+    Table,
+    cells,
+    refill,
+    selected_key,
+    table,
+)
 
 T = TypeVar("T")
 
@@ -21,7 +30,11 @@ T = TypeVar("T")
 class Pane(Guarded, Loader[T]):
     """A tab's content: a loader with a ``/`` filter bar and tables."""
 
-    BINDINGS = [Binding("slash", "filter", "Filter")]
+    BINDINGS = [
+        Binding("slash", "filter", "Filter"),
+        Binding("o", "sort_next", "Sort", key_display="o/O"),
+        Binding("O", "sort_reverse", "Reverse sort", show=False),
+    ]
     filter_text = ""
     filter_hint = "filter (enter to apply, esc to cancel)"
     tables: ClassVar[tuple[tuple[str, Sequence[Column[Any]]], ...]] = ()
@@ -61,6 +74,34 @@ class Pane(Guarded, Loader[T]):
             self.focus_first()
 
     def filter_changed(self) -> None:
+        self.reload()
+
+    def sorted_table(self) -> Table | None:
+        """The table ``o``/``O`` sort: the focused one, else the pane's first."""
+        focused = self.screen.focused
+        if isinstance(focused, Table) and focused in self.query(Table):
+            return focused
+        tables = list(self.query(Table))
+        return tables[0] if tables else None
+
+    def action_sort_next(self) -> None:
+        """``o``: sort the rows shown by the next column (k9s's column sort)."""
+        self._sort(False)
+
+    def action_sort_reverse(self) -> None:
+        """``O``: the other way."""
+        self._sort(True)
+
+    def _sort(self, reverse: bool) -> None:
+        t = self.sorted_table()
+        if t is None:
+            return
+        t.next_sort(reverse)
+        self.redraw()
+        self.top.notify(t.sorting() or "in the order read")
+
+    def redraw(self) -> None:
+        """Draw the rows again (a new sort): read again, where a pane keeps no rows."""
         self.reload()
 
 
@@ -116,6 +157,9 @@ class Redrawn(Pane[T]):
     def filter_changed(self) -> None:
         self.render_data()
 
+    def redraw(self) -> None:
+        self.render_data()
+
     def render_data(self) -> None:
         raise NotImplementedError
 
@@ -169,6 +213,9 @@ class ListPane(Redrawn[Sequence[Any]]):
         refill(self.query_one(f"#{self.table_id}", DataTable), rows)
         if isinstance(self, StatePicked):
             bar = Text.assemble((f"{self.state_word} ", "dim"), (str(self.state or "all"), "bold"))
+            sorting = self.query_one(f"#{self.table_id}", Table).sorting()
+            if sorting:
+                bar.append(f"  {sorting}", "dim")
             self.query_one(".state-bar", Static).update(bar)
 
     def action_toggle_mark(self) -> None:
@@ -270,10 +317,15 @@ class MarkedPages(Pane[T]):
         self.clear_marks()
         self.reload()
 
+    def redraw(self) -> None:
+        if self.page is not None:
+            self.show(self.page)
+
     def current_row(self) -> Any:
-        t = self.query_one(f"#{self.table_id}", DataTable)
+        """The row under the cursor, by its key (the table may be sorted)."""
+        key = selected_key(self.query_one(f"#{self.table_id}", DataTable))
         rows = self.page_rows() if self.page is not None else []
-        return rows[t.cursor_row] if t.row_count and 0 <= t.cursor_row < len(rows) else None
+        return next((r for r in rows if str(self.row_key(r)) == key), None)
 
     def action_toggle_mark(self) -> None:
         """Space: mark or unmark the row, then move to the next one."""

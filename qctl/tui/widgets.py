@@ -347,12 +347,51 @@ FLEX_MIN = 8
 """The narrowest a flexible column gets (its header and a few characters)."""
 
 
+def sort_key(value: Any) -> tuple[int, float, str]:
+    """A cell's place in a sorted column: numbers (``1,234`` too) by value, before text,
+    text case-insensitively."""
+    if isinstance(value, bool | int | float):
+        return (0, float(value), "")
+    plain = value.plain if isinstance(value, Text) else str(value)
+    try:
+        return (0, float(plain.replace(",", "").strip()), plain)
+    except ValueError:
+        return (1, 0.0, plain.lower())
+
+
 class Table(DataTable[Any]):
-    """A DataTable whose flexible columns share the width its fixed columns leave."""
+    """A DataTable whose flexible columns share the width its fixed columns leave, and
+    whose rows can be sorted by any column (``sort_by``; ``refill`` keeps the order)."""
+
+    sort_column: str | None = None
+    """The key of the column the rows are sorted by; None: in the order read."""
+    sort_reverse = False
 
     def __init__(self, *, flexible: Sequence[str] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.flexible = frozenset(flexible)
+
+    def next_sort(self, reverse: bool) -> None:
+        """``reverse``: the other way (by the first column when unsorted); else by the
+        next column, and after the last, in the order read again. The header's arrow says
+        which; the pane draws its rows again."""
+        keys = [str(k.value) for k in self.columns]
+        if reverse:
+            self.sort_reverse = not self.sort_reverse if self.sort_column else True
+            self.sort_column = self.sort_column or (keys[0] if keys else None)
+        else:
+            at = keys.index(self.sort_column) + 1 if self.sort_column in keys else 0
+            self.sort_column = keys[at] if at < len(keys) else None
+            self.sort_reverse = False
+        for key, column in self.columns.items():
+            arrow = (" ▼" if self.sort_reverse else " ▲") if key == self.sort_column else ""
+            column.label = Text(str(key.value) + arrow)
+
+    def sorting(self) -> str:
+        """The sort in words, for a pane's bar ("" when the rows are as read)."""
+        if self.sort_column is None:
+            return ""
+        return f"sorted by {self.sort_column} {'▼' if self.sort_reverse else '▲'}"
 
     def clear(self, columns: bool = False) -> Table:
         super().clear(columns)
@@ -483,9 +522,10 @@ def refill(t: DataTable[Any], rows: list[tuple[str, list[Any]]]) -> None:
     for key, cells in rows:
         t.add_row(*map(table_cell, cells), key=key)
     if isinstance(t, Table):
+        if t.sort_column is not None and t.sort_column in t.columns:
+            t.sort(t.sort_column, key=sort_key, reverse=t.sort_reverse)
         t.measure()
-    keys = [k for k, _ in rows]
-    if keep in keys:
-        t.move_cursor(row=keys.index(keep), animate=False)
+    if keep is not None and keep in t.rows:
+        t.move_cursor(row=t.get_row_index(keep), animate=False)
     elif rows:
         t.move_cursor(row=min(row_index, len(rows) - 1), animate=False)
