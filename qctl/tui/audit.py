@@ -20,7 +20,7 @@ from qctl.core import audit
 from qctl.tui import fmt
 from qctl.tui.base import TopScreen, footer
 from qctl.tui.panes import ListPane
-from qctl.tui.widgets import Column, flex
+from qctl.tui.widgets import Column, Table, flex
 
 LIMIT = 500
 """Entries read: the newest ones (``qctl audit list -n`` reads further back)."""
@@ -105,6 +105,8 @@ class AuditPane(ListPane):
     table_id = "audit"
     columns = COLUMNS
     filter_hint = "filter who, verb, target or reason (substring)"
+    source = ""
+    """Where the entries shown were read, in words."""
 
     def fetch(self, store: Any) -> Sequence[Any]:
         entries, said = audit.listing(
@@ -115,13 +117,17 @@ class AuditPane(ListPane):
 
     def show(self, data: Sequence[Any]) -> None:
         said = str(data[0]) if data else ""
-        where = self.top.audit_table.where if self.top.audit_table is not None else ""
-        where = where if not said else ""
-        source = where or f"this account's local file {audit.log_path()}"
-        self.query_one(".audit-source", Static).update(
-            f"audit trail, newest first: {source}" + (f" ({said})" if said else "")
+        table = self.top.audit_table
+        where = table.where if table is not None and not said else ""
+        self.source = (where or f"this account's local file {audit.log_path()}") + (
+            f" ({said})" if said else ""
         )
         super().show(list(data[1:]))
+
+    def render_data(self) -> None:
+        super().render_data()
+        order = self.query_one(f"#{self.table_id}", Table).sorting() or "newest first"
+        self.query_one(".audit-source", Static).update(f"audit trail, {order}: {self.source}")
 
     def compose(self) -> ComposeResult:
         yield Static(classes="bar audit-source", markup=False)
@@ -137,7 +143,7 @@ class AuditPane(ListPane):
 class AuditScreen(TopScreen):
     """``a`` or ``:audit`` from any screen; ``esc`` goes back."""
 
-    BINDINGS = [Binding("escape", "back", "Back")]
+    BINDINGS = [Binding("q", "app.quit", "Quit"), Binding("escape", "back", "Back")]
 
     def compose(self) -> ComposeResult:
         yield from self.compose_status()

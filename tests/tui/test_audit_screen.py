@@ -184,6 +184,7 @@ async def test_o_sorts_the_rows_shown_by_any_column(
             await pilot.press("o")  # by when
             assert column(2) == ["c verb", "a verb", "b verb"]
             assert str(t.columns[t.sort_column or ""].label) == "when ▲"  # type: ignore[index]
+            assert "audit trail, sorted by when ▲: this account's local file" in screen_text(app)
             await pilot.press("o")  # by who
             assert column(1) == ["al (cli)", "bo (cli)", "cy (cli)"]
             t.move_cursor(row=0)
