@@ -66,6 +66,7 @@ def dashboard(
     read_only: bool = False,
     clock: Callable[[], datetime] | None = None,
     poll_interval: float = INTERVAL,
+    size: tuple[int, int] = SIZE,
 ) -> None:
     """Run ``scenario(app, pilot)`` in the dashboard on the application's database."""
     db = Database(dbos_app.url, read_only=read_only)
@@ -79,7 +80,7 @@ def dashboard(
             poll_interval=poll_interval,
             clock=clock,
         )
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=size) as pilot:
             await scenario(app, pilot)
 
     try:
@@ -189,6 +190,23 @@ def test_overview_counts_throughput_and_errors(dbos_app: App, run: Run) -> None:
         assert {r[2] for r in cells(app, "dbos-workflows").values()} == {"failing"}
 
     dashboard(dbos_app, scenario)
+
+
+def test_the_overview_chart_fits_80_columns(dbos_app: App, run: Run) -> None:
+    """At 80x24 the last hour's chart narrows its sparklines to the panel: the panel's
+    right border and each series' totals stay on the screen."""
+    finished(run, dbos_app.enqueue("checkout", "fits-80", 10))
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await until(pilot, lambda: "checkout" in text(app, "dbos-throughput"), 10)
+        await pilot.pause(0.3)
+        panel = app.screen.query_one("#dbos-throughput", Static)
+        assert panel.region.right <= 80
+        widest = max(len(line) for line in text(app, "dbos-throughput").splitlines())
+        assert widest <= panel.content_size.width
+        assert re.search(r"checkout .* +\d+ +\d+✗", text(app, "dbos-throughput"))
+
+    dashboard(dbos_app, scenario, size=(80, 24))
 
 
 def test_overview_reads_the_hour_again_after_an_action(dbos_app: App, run: Run) -> None:
