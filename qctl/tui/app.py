@@ -170,7 +170,7 @@ class QctlTop(Dashboard):
         Binding("p", "toggle_pause", "Pause refresh"),
         Binding("colon", "command", "Command", show=False),
         Binding("g", "jump", "Jump", show=False),
-        Binding("a", "audit", "Audit"),
+        Binding("a", "audit", "Audit", show=False),
         # Ctrl-C quits, as in the console's other long-running verbs (Textual's own
         # binding only says which key would).
         Binding("ctrl+c", "quit", "Quit", show=False, system=True),

@@ -108,7 +108,8 @@ class SystemScreens:
             "an id alone jumps). Screens: "
             + ", ".join(t.name for t in self.tabs)
             + "; audit (also a): the audit trail of this database, every operator's where the"
-            " context keeps it in the database."
+            " context keeps it in the database. o sorts a list by its next column (the"
+            " header's arrow says which; after the last, as read), O the other way."
         )
         return textwrap.fill(text, HELP_WIDTH, initial_indent="  ", subsequent_indent="  ")
 

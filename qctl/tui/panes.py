@@ -32,7 +32,8 @@ class Pane(Guarded, Loader[T]):
 
     BINDINGS = [
         Binding("slash", "filter", "Filter"),
-        Binding("o", "sort_next", "Sort", key_display="o/O"),
+        # Off the footer (the help says them), as the Jobs footer must fit 120 columns.
+        Binding("o", "sort_next", "Sort", show=False),
         Binding("O", "sort_reverse", "Reverse sort", show=False),
     ]
     filter_text = ""
