@@ -211,3 +211,32 @@ def test_audit_list_and_the_screen_read_one_path(
     listed, said = audit.listing(None)
     out = CliRunner().invoke(cli, ["audit", "list", "-o", "json"])
     assert json.loads(out.stdout) == listed and said == ""
+
+
+async def test_a_sorted_page_acts_on_the_row_under_the_cursor(store: Any) -> None:
+    """On a page of jobs (``MarkedPages``), sorted by ``o``/``O``, the row an action
+    takes is the one under the cursor, found by its key, not by its place in the page."""
+    from qctl.systems.azync.tui import JobsPane
+    from qctl_store.types import EnqueueParams, JobState, Source
+
+    k = f"sort_{uuid.uuid4().hex[:8]}"
+    for c in "bca":
+        store.enqueue(EnqueueParams(kind=f"{k}_{c}"))
+    app = QctlTop(store, live=False, location="test")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        pane = app.screen.query_one(JobsPane)
+        pane.open_with(Source.QUEUE, k, JobState.PENDING)
+        await until(pilot, lambda: len(row_keys(app, "#jobs-table")) == 3)
+        t = app.screen.query_one("#jobs-table", Table)
+        t.focus()
+        kind_at = list(t.columns).index("kind")  # type: ignore[arg-type]
+        while t.sort_column != "kind":
+            await pilot.press("o")
+        await pilot.press("O")  # by kind, the other way: c, b, a
+        await until(pilot, lambda: [str(c)[-1] for c in t.get_column_at(kind_at)] == list("cba"))
+        for row, kind in enumerate("cba"):
+            t.move_cursor(row=row)
+            job = pane.current_row()
+            assert job is not None and job.kind == f"{k}_{kind}"
+            assert str(job.id) == row_keys(app, "#jobs-table")[row]
