@@ -116,6 +116,8 @@ RETURNING j.id::text AS id;
 -- name: job_targets_page
 -- A page of the jobs a bulk verb's filter matches, ids and states only, newest first
 -- after a cursor (reads.sql list_jobs without the columns a verb does not check).
+-- Ordered by the column, not the text id the select names (a bare ORDER BY id would
+-- sort the text: 999 before 3000, so the keyset would skip jobs).
 SELECT id::text AS id, state::text AS state, kind
 FROM river_job
 WHERE state::text = ANY(%(states)s::text[])
@@ -124,7 +126,7 @@ WHERE state::text = ANY(%(states)s::text[])
   AND (%(priorities)s::int[] IS NULL OR priority = ANY(%(priorities)s::int[]))
   AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::varchar(255)[])
   AND (%(after)s::bigint IS NULL OR id < %(after)s::bigint)
-ORDER BY id DESC
+ORDER BY river_job.id DESC
 LIMIT %(limit)s;
 
 -- name: job_targets
