@@ -1,6 +1,7 @@
-"""Bulk verbs by filter at scale: retry and cancel of 150,000 jobs on azync, hopper and
-dispatch, each run as ``qctl`` on the command line (whatever implementation the checkout
-holds), beside a worker claiming jobs from another queue of the same table.
+"""Bulk verbs by filter at scale: retry and cancel of 150,000 jobs on azync, hopper,
+dispatch, River and Oban, each run as ``qctl`` on the command line (whatever
+implementation the checkout holds), beside a worker claiming jobs from another queue of
+the same table.
 
     .venv/bin/python bench/bulk_verbs.py [--pg DSN] [--json PATH] [--quick] [--jobs N]
 
@@ -13,13 +14,22 @@ One scratch database per system, loaded with SQL (not measured), then VACUUM ANA
   in ``hopper_jobs`` and a few running ones.
 - dispatch: its schema (``schema_6f7dda7.sql``); N pending jobs of queue ``target``,
   50,000 completed and 1,000 failed of another queue, the worker's pending jobs.
+- River: its schema (``schema_v0.51.2.sql``, as the demo installs it) in ``public``; N
+  discarded jobs of queue ``target`` with an error, 50,000 completed of another queue,
+  the worker's available jobs.
+- Oban: oban-py 0.7.0's schema (``schema_obanpy_0.7.0.sql``, as the demo installs it)
+  in ``public``; N discarded jobs of queue ``target`` with an error, 50,000 completed of
+  another queue, the worker's available jobs.
 
 The verbs, each one ``qctl ... -o json`` subprocess: azync ``jobs retry --state dead``
 then ``jobs delete --state pending`` of the same jobs (azync has no cancel; its ``jobs
 pause`` by filter walks job by job on this main, 135 s for 15,000 in a smoke run, so the
 set-based delete is the reference); hopper ``jobs retry --state discarded`` then ``jobs
 cancel`` of the same jobs (now available); dispatch ``jobs cancel`` (it retries only
-failed jobs, through their DLQ entries: nothing to retry among pending ones). For each:
+failed jobs, through their DLQ entries: nothing to retry among pending ones); River and
+Oban ``jobs retry --state discarded`` then ``jobs cancel`` of the same jobs, their
+worker claiming with the system's own fetch (River's JobGetAvailable, oban-py's
+fetch_jobs, the demos' statements). For each:
 wall time, the process's peak RSS (``wait4``), the result's ``done`` against N, the
 longest transaction of a ``qctl*`` connection (``pg_stat_activity`` sampled every 20 ms),
 and the worker's claim latency p99 during the verb over its p99 alone (the 10 s before
