@@ -9,6 +9,14 @@
 -- scheduler held it, before the batch's statement runs again for that job alone.
 SELECT id FROM river_job WHERE id = %(id)s FOR UPDATE;
 
+-- name: gin_pending_limit
+-- The rest of this transaction merges GIN pending lists of more than 512 kB (4 MB by
+-- default): every row a batch rewrites adds its args and metadata to the pending lists of
+-- river_job_args_index and river_job_metadata_index, and the insert that finds a list
+-- over the limit merges all of it inside its own statement; under a smaller limit a
+-- batch merges a little, often, instead of one batch holding its rows for a 4 MB merge.
+SELECT set_config('gin_pending_list_limit', '512kB', true);
+
 -- name: cancel_jobs
 -- Cancel a batch of jobs (river_job.sql JobCancel): a job not yet finalized is locked;
 -- one that is not running is finalized cancelled at once; a running one keeps its state
