@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
 
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Static
 
 from qctl.core.verbs import Selection, Verb
 from qctl.tui.base import Guarded, Loader, TopScreen, footer
-from qctl.tui.widgets import Column, cells, refill, selected_key, table
+from qctl.tui.widgets import ALL_STATES, Column, StatePicker, cells, refill, selected_key, table
 
 T = TypeVar("T")
 
@@ -63,6 +64,45 @@ class Pane(Guarded, Loader[T]):
         self.reload()
 
 
+class StatePicked:
+    """A list of the rows in one of its system's states, or in all (``t``: the state
+    picker, ``:jobs dead``): ``states`` are the states the system's package declares,
+    ``state`` the one shown (None: all), made from the picked name by ``state_type``."""
+
+    STATE_BINDING = Binding("t", "pick_state", "State")
+    states: ClassVar[Sequence[str]] = ()
+    state_type: ClassVar[type[Any]] = str
+    state_word: ClassVar[str] = "state"
+    """What the system calls it (DBOS: status)."""
+    state: Any = None
+    app: Any
+
+    def action_pick_state(self) -> None:
+        def picked(choice: str | None) -> None:
+            if choice is not None:
+                self.pick_state(None if choice == ALL_STATES else choice)
+
+        shown = None if self.state is None else str(self.state)
+        title = f"show the rows in which {self.state_word}"
+        self.app.push_screen(StatePicker(title, self.states, shown), picked)
+
+    def pick_state(self, state: str | None) -> None:
+        """Show the rows in ``state`` (one of ``states``; None: every state)."""
+        self.state = None if state is None else type(self).state_type(state)
+        self.state_changed()
+
+    def picked(self) -> list[str] | None:
+        """The states to read (None: every state)."""
+        return None if self.state is None else [str(self.state)]
+
+    def state_changed(self) -> None:
+        """Read again, from the first page where the list has pages."""
+        if isinstance(self, MarkedPages):
+            self.restart()
+        elif isinstance(self, Loader):
+            self.reload()
+
+
 class Redrawn(Pane[T]):
     """A pane that keeps its last load (``data``) and draws it again when the ``/``
     filter changes, without reading again."""
@@ -110,6 +150,8 @@ class ListPane(Redrawn[Sequence[Any]]):
         raise NotImplementedError
 
     def compose(self) -> ComposeResult:
+        if isinstance(self, StatePicked):
+            yield Static(classes="bar state-bar")
         yield from self.compose_filter()
         yield table(self.table_id, *self.columns)
 
@@ -125,6 +167,9 @@ class ListPane(Redrawn[Sequence[Any]]):
                 row[0] = f"● {row[0]}"
             rows.append((key, row))
         refill(self.query_one(f"#{self.table_id}", DataTable), rows)
+        if isinstance(self, StatePicked):
+            bar = Text.assemble((f"{self.state_word} ", "dim"), (str(self.state or "all"), "bold"))
+            self.query_one(".state-bar", Static).update(bar)
 
     def action_toggle_mark(self) -> None:
         """Space: mark or unmark the row under the cursor, then move to the next one."""

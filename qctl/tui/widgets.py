@@ -17,7 +17,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.screen import ModalScreen
-from textual.widgets import Button, DataTable, Input, Label, Static
+from textual.suggester import Suggester
+from textual.widget import Widget
+from textual.widgets import Button, DataTable, Input, Label, OptionList, Static
 
 from qctl.tui import fmt
 from qctl.tui.fmt import safe
@@ -51,20 +53,30 @@ class StatusBar(Static):
 
 
 class ConfirmDialog(ModalScreen[bool]):
-    """Yes/no for a destructive action; ``y``/``enter`` confirm, ``n``/``esc`` decline."""
+    """Yes/no for a destructive action; ``y``/``enter`` confirm, ``n``/``esc`` decline.
+    With ``ask_reason``, an optional reason field (``r`` or a click; enter leaves it for
+    the answer), whose text (``reason``) the audit entry keeps as the command line's
+    ``--reason``."""
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes"),
         Binding("n,escape", "answer(False)", "No"),
+        Binding("r", "reason", "Reason"),
     ]
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, *, ask_reason: bool = False) -> None:
         super().__init__()
         self.question = question
+        self.ask_reason = ask_reason
+        self.reason: str | None = None
+        """The reason typed, on one line, once answered; None when none was."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(self.question, id="question")
+            if self.ask_reason:
+                yield Label("reason (r; optional, kept in the audit trail):")
+                yield Input(id="reason", placeholder="why, e.g. an incident's name")
             with Horizontal(id="buttons"):
                 yield Button("Yes (y)", variant="error", id="yes")
                 yield Button("No (n)", variant="primary", id="no")
@@ -73,9 +85,19 @@ class ConfirmDialog(ModalScreen[bool]):
         self.query_one("#no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+        self.action_answer(event.button.id == "yes")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one("#no", Button).focus()  # the answer is still to give
+
+    def action_reason(self) -> None:
+        if self.ask_reason:
+            self.query_one("#reason", Input).focus()
 
     def action_answer(self, yes: bool) -> None:
+        if self.ask_reason:
+            self.reason = " ".join(self.query_one("#reason", Input).value.split()) or None
         self.dismiss(yes)
 
 
@@ -104,6 +126,107 @@ class PromptDialog(ModalScreen[dict[str, str] | None]):
             return
         values = {name: self.query_one(f"#field-{name}", Input).value for name, *_ in self.fields}
         self.dismiss(values)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class CommandPrompt(PromptDialog):
+    """The ``:`` command line: one field whose words complete from ``complete`` (tab or
+    right arrow takes the suggestion); enter submits, esc leaves."""
+
+    def __init__(self, title: str, label: str, complete: Callable[[str], str | None]) -> None:
+        super().__init__(title, [])
+        self.label = label
+        self.complete = complete
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.title_text, id="question")
+            yield Label(self.label)
+            yield CommandInput(self.complete, id="field-command")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.prevent_default()  # not PromptDialog's handler too: one dismissal
+        self.dismiss({"command": event.value})
+
+
+class CommandInput(Input):
+    """The command line's field: tab completes it. Handled by the field itself, in the
+    order of the keys typed: a binding of the screen would run ahead of the keys the
+    field has not inserted yet (typed faster than the app reads them)."""
+
+    def __init__(self, complete: Callable[[str], str | None], **kwargs: Any) -> None:
+        super().__init__(suggester=Completer(complete), **kwargs)
+        self.complete = complete
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key != "tab":
+            await super()._on_key(event)
+            return
+        event.stop()
+        event.prevent_default()
+        suggestion = self.complete(self.value)
+        if suggestion:
+            self.value = suggestion
+            self.cursor_position = len(suggestion)
+
+
+class Completer(Suggester):
+    """An ``Input``'s suggestion from a function of its value (None: none)."""
+
+    def __init__(self, complete: Callable[[str], str | None]) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self.complete = complete
+
+    async def get_suggestion(self, value: str) -> str | None:
+        return self.complete(value)
+
+
+ALL_STATES = "all"
+"""The state picker's choice of every state."""
+
+
+class StatePicker(ModalScreen[str | None]):
+    """Which state a list shows: one of the system's declared ``states``, or all.
+    Arrows and enter pick; typing jumps to the first state starting with what was typed;
+    esc leaves the list as it was (None)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, states: Sequence[str], current: str | None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.choices = [ALL_STATES, *states]
+        self.current = current or ALL_STATES
+        self.typed = ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.title_text, id="question")
+            yield OptionList(*self.choices, id="states")
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        if self.current in self.choices:
+            options.highlighted = self.choices.index(self.current)
+        options.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        if event.character is None or not event.character.isprintable() or event.key == "space":
+            return
+        event.stop()
+        self.typed += event.character.lower()
+        found = [i for i, c in enumerate(self.choices) if c.lower().startswith(self.typed)]
+        if not found:
+            self.typed = event.character.lower()
+            found = [i for i, c in enumerate(self.choices) if c.lower().startswith(self.typed)]
+        if found:
+            self.query_one(OptionList).highlighted = found[0]
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(self.choices[event.option_index])
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -253,6 +376,39 @@ class Table(DataTable[Any]):
             self._clear_caches()
             self.refresh()
 
+    def measure(self) -> None:
+        """Measure the rows just added now, as Textual does when the app is next idle: a
+        frame painted in between would draw them at their header's widths."""
+        if self._require_update_dimensions:
+            self._require_update_dimensions = False
+            new_rows = self._new_rows.copy()
+            self._new_rows.clear()
+            self._update_dimensions(new_rows)
+
+    def width_for_columns(self) -> int:
+        """The width the columns share. A table not laid out yet (on a tab shown for the
+        first time, or displayed again) is given its first page before its size: it
+        takes the width its nearest laid-out container has, less the borders and padding
+        in between, so that the first frame is drawn as the next ones (not every flexible
+        column at its narrowest, then again when its size arrives)."""
+        tall = self.row_count + int(self.show_header)
+        bar = self.styles.scrollbar_size_vertical
+        region = self.scrollable_content_region
+        if region.width:
+            # The scrollbar the rows will need (or no longer need) once they are laid out.
+            shown = bar if self.show_vertical_scrollbar else 0
+            return region.width + shown - (bar if tall > region.height else 0)
+        gutter = self.styles.gutter.width
+        for node in self.ancestors_with_self[1:]:
+            if not isinstance(node, Widget):
+                break
+            region = node.scrollable_content_region
+            if region.width:
+                # The rows that will not fit its height leave room for a scrollbar.
+                return max(0, region.width - gutter - (bar if tall > region.height else 0))
+            gutter += node.styles.gutter.width
+        return max(0, self.app.size.width - gutter)
+
     def _fit(self) -> bool:
         """Give each flexible column its share of the width left (water-filling: one
         narrower than its share keeps its width and leaves the rest to the others).
@@ -262,7 +418,7 @@ class Table(DataTable[Any]):
             return False
         pad = 2 * self.cell_padding
         fixed = sum(c.get_render_width(self) for c in self.columns.values() if c not in flexible)
-        left = self.scrollable_content_region.width - fixed - pad * len(flexible)
+        left = self.width_for_columns() - fixed - pad * len(flexible)
         changed = False
         pending = sorted(flexible, key=lambda c: c.content_width)
         while pending:
@@ -326,6 +482,8 @@ def refill(t: DataTable[Any], rows: list[tuple[str, list[Any]]]) -> None:
     t.clear()
     for key, cells in rows:
         t.add_row(*map(table_cell, cells), key=key)
+    if isinstance(t, Table):
+        t.measure()
     keys = [k for k, _ in rows]
     if keep in keys:
         t.move_cursor(row=keys.index(keep), animate=False)

@@ -21,7 +21,14 @@ from qctl.systems.dbos.database import Database
 from qctl.systems.dbos.tui import DBOS
 from qctl.systems.dbos.tui.workflows import WorkflowDetailScreen, WorkflowsPane
 from qctl.tui.app import QctlTop
-from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
+from qctl.tui.widgets import (
+    CommandPrompt,
+    ConfirmDialog,
+    HelpScreen,
+    PromptDialog,
+    StatePicker,
+    StatusBar,
+)
 from tests.dbos.conftest import Run, data
 from tests.dbos.fixtures import App, delayed, wait_for
 from tests.tui.helpers import listening, until
@@ -282,6 +289,17 @@ def test_filter_and_jump(dbos_app: App, run: Run) -> None:
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
         await type_into(pilot, f"jump-{tag}")
         await until(pilot, lambda: any("ambiguous" in n.message for n in app._notifications), 10)
+        # the command line narrows to a status (DBOS's own, completed from its start),
+        # then the status picker (t) to every status again
+        await pilot.press("colon")
+        await until(pilot, lambda: isinstance(app.screen, CommandPrompt))
+        await pilot.press(*"workflows SU", "tab", "enter")
+        await until(pilot, lambda: pane.state == "SUCCESS" and ok in cells(app, "dbos-workflows"))
+        assert bad not in cells(app, "dbos-workflows")
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, StatePicker))
+        await pilot.press("a", "enter")
+        await until(pilot, lambda: pane.state is None and bad in cells(app, "dbos-workflows"), 10)
 
     dashboard(dbos_app, scenario)
 
