@@ -1,6 +1,7 @@
-"""Bulk verbs by filter at scale: retry and cancel of 150,000 jobs on azync, hopper and
-dispatch, each run as ``qctl`` on the command line (whatever implementation the checkout
-holds), beside a worker claiming jobs from another queue of the same table.
+"""Bulk verbs by filter at scale: retry and cancel of 150,000 jobs on azync, hopper,
+dispatch, River and Oban, each run as ``qctl`` on the command line (whatever
+implementation the checkout holds), beside a worker claiming jobs from another queue of
+the same table.
 
     .venv/bin/python bench/bulk_verbs.py [--pg DSN] [--json PATH] [--quick] [--jobs N]
 
@@ -13,13 +14,22 @@ One scratch database per system, loaded with SQL (not measured), then VACUUM ANA
   in ``hopper_jobs`` and a few running ones.
 - dispatch: its schema (``schema_6f7dda7.sql``); N pending jobs of queue ``target``,
   50,000 completed and 1,000 failed of another queue, the worker's pending jobs.
+- River: its schema (``schema_v0.51.2.sql``, as the demo installs it) in ``public``; N
+  discarded jobs of queue ``target`` with an error, 50,000 completed of another queue,
+  the worker's available jobs.
+- Oban: oban-py 0.7.0's schema (``schema_obanpy_0.7.0.sql``, as the demo installs it)
+  in ``public``; N discarded jobs of queue ``target`` with an error, 50,000 completed of
+  another queue, the worker's available jobs.
 
 The verbs, each one ``qctl ... -o json`` subprocess: azync ``jobs retry --state dead``
 then ``jobs delete --state pending`` of the same jobs (azync has no cancel; its ``jobs
 pause`` by filter walks job by job on this main, 135 s for 15,000 in a smoke run, so the
 set-based delete is the reference); hopper ``jobs retry --state discarded`` then ``jobs
 cancel`` of the same jobs (now available); dispatch ``jobs cancel`` (it retries only
-failed jobs, through their DLQ entries: nothing to retry among pending ones). For each:
+failed jobs, through their DLQ entries: nothing to retry among pending ones); River and
+Oban ``jobs retry --state discarded`` then ``jobs cancel`` of the same jobs, their
+worker claiming with the system's own fetch (River's JobGetAvailable, oban-py's
+fetch_jobs, the demos' statements). For each:
 wall time, the process's peak RSS (``wait4``), the result's ``done`` against N, the
 longest transaction of a ``qctl*`` connection (``pg_stat_activity`` sampled every 20 ms),
 and the worker's claim latency p99 during the verb over its p99 alone (the 10 s before
@@ -164,6 +174,69 @@ def load_dispatch(dsn: str, n: int, worker_jobs: int) -> None:
         conn.execute("VACUUM ANALYZE")
 
 
+def load_river(dsn: str, n: int, worker_jobs: int) -> None:
+    from qctl.systems.river.standin import install
+
+    error = '{"at": "2026-01-01T00:00:00Z", "attempt": 25, "error": "boom", "trace": ""}'
+    finalized = (
+        "INSERT INTO river_job (state, attempt, max_attempts, attempted_at, attempted_by,"
+        " created_at, finalized_at, scheduled_at, args, errors, kind, queue)"
+        " SELECT %(state)s::river_job_state, 25, 25, t - interval '1 second',"
+        " ARRAY['bench'], t - interval '1 second', t, t - interval '1 second',"
+        " jsonb_build_object('n', g),"
+        " CASE WHEN %(state)s = 'discarded' THEN ARRAY[%(error)s::jsonb] END,"
+        " 'k' || (g %% 10), %(queue)s"
+        " FROM generate_series(1, %(n)s) g,"
+        " LATERAL (SELECT now() - make_interval(secs => (%(n)s - g) * 0.001) AS t) w"
+    )
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        install(conn, "public")
+        conn.execute(
+            "INSERT INTO river_queue (name, updated_at)"
+            " VALUES ('target', now()), ('other', now()), ('worker', now())"
+        )
+        for queue, state, count in (("target", "discarded", n), ("other", "completed", BACKGROUND)):
+            conn.execute(finalized, {"queue": queue, "state": state, "n": count, "error": error})
+        conn.execute(
+            "INSERT INTO river_job (kind, queue, args) SELECT 'k' || (g %% 10), 'worker',"
+            " jsonb_build_object('n', g) FROM generate_series(1, %(n)s) g",
+            {"n": worker_jobs},
+        )
+        conn.execute("VACUUM ANALYZE")
+
+
+def load_oban(dsn: str, n: int, worker_jobs: int) -> None:
+    from importlib.resources import files
+
+    ddl = files("qctl.systems.oban").joinpath("schema_obanpy_0.7.0.sql").read_text()
+    insert = (
+        "INSERT INTO oban_jobs (state, queue, worker, attempt, max_attempts, args, errors,"
+        " attempted_by, inserted_at, scheduled_at, attempted_at, completed_at, discarded_at)"
+        " SELECT %(state)s::oban_job_state, %(queue)s, 'app.workers.W' || (g %% 10),"
+        " CASE WHEN %(state)s = 'available' THEN 0 ELSE 20 END, 20, jsonb_build_object('n', g),"
+        " CASE WHEN %(state)s = 'discarded' THEN jsonb_build_array(jsonb_build_object("
+        "  'attempt', 20, 'at', t, 'error', 'RuntimeError: boom')) ELSE '[]'::jsonb END,"
+        " CASE WHEN %(state)s = 'available' THEN ARRAY[]::text[] ELSE ARRAY['bench'] END,"
+        " t, t, CASE WHEN %(state)s = 'available' THEN NULL ELSE t END,"
+        " CASE WHEN %(state)s = 'completed' THEN t END,"
+        " CASE WHEN %(state)s = 'discarded' THEN t END"
+        " FROM generate_series(1, %(n)s) g,"
+        " LATERAL (SELECT timezone('UTC', now()) - make_interval(secs => (%(n)s - g) * 0.001)"
+        "  AS t) w"
+    )
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        with conn.transaction():
+            conn.execute("SET LOCAL search_path TO public")
+            conn.execute(ddl.encode())
+        for queue, state, count in (
+            ("target", "discarded", n),
+            ("other", "completed", BACKGROUND),
+            ("worker", "available", worker_jobs),
+        ):
+            conn.execute(insert, {"queue": queue, "state": state, "n": count})
+        conn.execute("VACUUM ANALYZE")
+
+
 # --- the concurrent worker -------------------------------------------------------------------
 
 
@@ -226,6 +299,29 @@ def dispatch_worker(dsn: str) -> Worker:
     params = {"queues": ["worker"], "limit": 1}
     return Worker(
         lambda: conn.execute(dequeue, params).fetchall(), [conn.info.backend_pid], conn.close
+    )
+
+
+def river_worker(dsn: str) -> Worker:
+    from qctl.systems.river.standin import StandIn
+
+    # River's own JobGetAvailable (FOR UPDATE SKIP LOCKED), through the demo's stand-in;
+    # an empty mark matches every job
+    standin = StandIn(dsn, "public", {})
+    pid = standin.conn.info.backend_pid
+    return Worker(lambda: standin.fetch("worker", "bench-worker", 1), [pid], standin.close)
+
+
+def oban_worker(dsn: str) -> Worker:
+    from qctl.systems.oban import reads
+
+    # oban-py's own fetch_jobs (FOR UPDATE SKIP LOCKED), as the demo's nodes run it; an
+    # empty mark matches every job
+    fetch = reads.queries("demo.sql").fetch_jobs
+    conn = psycopg.connect(dsn, autocommit=True, application_name=f"{BENCH_APP} worker")
+    params = {"queue": "worker", "mark": "{}", "demand": 1, "attempted_by": ["bench", "w"]}
+    return Worker(
+        lambda: conn.execute(fetch, params).fetchall(), [conn.info.backend_pid], conn.close
     )
 
 
@@ -377,6 +473,24 @@ SYSTEMS = (
         dispatch_worker,
         (("cancel", "cancel", ("--queue", "target")),),
     ),
+    System(
+        "river",
+        load_river,
+        river_worker,
+        (
+            ("retry", "retry", ("--state", "discarded", "--queue", "target")),
+            ("cancel", "cancel", ("--queue", "target")),
+        ),
+    ),
+    System(
+        "oban",
+        load_oban,
+        oban_worker,
+        (
+            ("retry", "retry", ("--state", "discarded", "--queue", "target")),
+            ("cancel", "cancel", ("--queue", "target")),
+        ),
+    ),
 )
 
 
@@ -467,7 +581,7 @@ def show_profile(path: str, top: int = 25) -> None:
 def main() -> None:
     ap = base_args(__doc__.splitlines()[0] if __doc__ else "")
     ap.add_argument("--jobs", type=int, default=150_000, help="targets per system")
-    ap.add_argument("--systems", default="azync,hopper,dispatch")
+    ap.add_argument("--systems", default="azync,hopper,dispatch,river,oban")
     ap.add_argument(
         "--profile", default="", metavar="DIR", help="run each verb under cProfile into DIR"
     )

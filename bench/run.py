@@ -496,7 +496,7 @@ def scale_targets(t: Table) -> list[tuple[str, str, bool | None]]:
 
 
 BULK_KINDS = ("retry", "cancel")
-BULK_SYSTEMS = ("azync", "hopper", "dispatch")
+BULK_SYSTEMS = ("azync", "hopper", "dispatch", "river", "oban")
 BULK_TARGETS = {
     "time": ("/ azync", 1.5),
     "peak RSS": ("MB", 100.0),

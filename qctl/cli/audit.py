@@ -5,7 +5,7 @@ the trail there, else this account's local file), ``init`` creates the database'
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -90,31 +90,12 @@ def show(
     output: OutputFormat,
 ) -> None:
     start = common.instant(since, "--since")
-    words = (verb or "").split()
     c = common.cli(ctx)
-    if c.audit == "database" and not local:
-        from qctl.core.audit_table import Missing
-
-        table = c.audit_table()
-        try:
-            emit_rows(table.read(start, " ".join(words), limit), COLUMNS, output)
-            return
-        except Missing as exc:
-            note(f"{exc}: this account's local file {trail.log_path()} instead")
-    # A write is appended when it ends, so a long one's line follows those of writes
-    # that started after it: sorted by start (the entry's time), the newest line first
-    # among equal times.
-    entries = sorted(reversed(trail.read()), key=lambda e: str(e.get("time", "")), reverse=True)
-    shown: list[dict[str, Any]] = []
-    for entry in entries:
-        if start and str(entry.get("time", "")) < trail.stamp(start):
-            continue
-        if words and str(entry.get("verb", "")).split()[: len(words)] != words:
-            continue
-        shown.append(entry)
-        if len(shown) == limit:
-            break
-    emit_rows(shown, COLUMNS, output)
+    table = c.audit_table() if c.audit == "database" and not local else None
+    entries, said = trail.listing(table, start, verb or "", limit)
+    if said:
+        note(said)
+    emit_rows(entries, COLUMNS, output)
 
 
 @app.command("init")

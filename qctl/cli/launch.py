@@ -137,6 +137,7 @@ def dashboard(c: CliContext, refresh: float) -> int:
             preloads=preloads,
             lock_waits=lock_waits,
             audit_where=c.audit_where(),
+            audit_table=c.audit_table() if c.audit == "database" else None,
         )
     finally:
         # The database closes when the command ends: never under a read still running

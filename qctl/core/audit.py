@@ -224,6 +224,15 @@ class Table:
     def insert(self, record: Mapping[str, Any]) -> None:
         raise NotImplementedError
 
+    def read(self, since: datetime | None, verb: str | None, limit: int) -> list[dict[str, Any]]:
+        """The newest ``limit`` entries by start, started at or after ``since``, of
+        ``verb`` (or of the noun's verbs); ``Missing`` where there is no table."""
+        raise NotImplementedError
+
+
+class Missing(Exception):
+    """The database has no audit table."""
+
 
 _table: Callable[[], Table] | None = None
 """The context's ``audit = "database"``: the table the entries go to (made when the
@@ -316,6 +325,44 @@ def finish(exit_status: int, warn: Callable[[str], None]) -> None:
     if entry is not None:
         entry.exit_status = exit_status
         append(entry, warn)
+
+
+def listing(
+    table: Table | None,
+    since: datetime | None = None,
+    verb: str = "",
+    limit: int = 50,
+    dsn: str | None = None,
+) -> tuple[list[dict[str, Any]], str]:
+    """The trail as ``qctl audit list`` and the dashboard's audit screen show it: the
+    newest ``limit`` entries by when each started, at or after ``since``, of ``verb``
+    (or of a noun's verbs: "jobs"). From ``table`` (the database's, where the context
+    keeps the trail there), else from the local file, where ``dsn`` (redacted, as the
+    entries name it) keeps only the entries of that database. The second value is a
+    note: why the local file was read instead of the table ("" when it was not)."""
+    words = verb.split()
+    said = ""
+    if table is not None:
+        try:
+            return table.read(since, " ".join(words), limit), ""
+        except Missing as exc:
+            said = f"{exc}: this account's local file {log_path()} instead"
+    # A write is appended when it ends, so a long one's line follows those of writes
+    # that started after it: sorted by start (the entry's time), the newest line first
+    # among equal times.
+    entries = sorted(reversed(read()), key=lambda e: str(e.get("time", "")), reverse=True)
+    shown: list[dict[str, Any]] = []
+    for entry in entries:
+        if since and str(entry.get("time", "")) < stamp(since):
+            continue
+        if words and str(entry.get("verb", "")).split()[: len(words)] != words:
+            continue
+        if dsn is not None and entry.get("dsn") != dsn:
+            continue
+        shown.append(entry)
+        if len(shown) == limit:
+            break
+    return shown, said
 
 
 def read(path: Path | None = None) -> list[dict[str, Any]]:

@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from qctl.core import audit
+from qctl.core.audit import Missing
 
 # PostgreSQL: the schema first (qctl's own), then the table and its index; each
 # statement is a no-op where its object exists.
@@ -143,10 +144,6 @@ class AuditTable(audit.Table):
                 if isinstance(value, dict):
                     entries.append(value)
         return entries
-
-
-class Missing(Exception):
-    """The database has no audit table."""
 
 
 @contextlib.contextmanager

@@ -36,7 +36,15 @@ from qctl.core.exits import Refused, exit_code_for, message_for
 from qctl.core.sanitize import sanitize
 from qctl.tui.base import Dashboard, Loader, SystemScreens, TopScreen, footer
 from qctl.tui.live import DISCONNECTED, LIVE, LOCKED, MANUAL, PAUSED, POLLING, LiveFeed
-from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
+from qctl.tui.panes import Pane, StatePicked
+from qctl.tui.widgets import (
+    ALL_STATES,
+    CommandPrompt,
+    ConfirmDialog,
+    HelpScreen,
+    PromptDialog,
+    StatusBar,
+)
 from qctl_kit import errors
 
 if TYPE_CHECKING:
@@ -160,7 +168,9 @@ class QctlTop(Dashboard):
         # footer must fit 120 columns.
         Binding("r", "refresh", "Refresh", show=False),
         Binding("p", "toggle_pause", "Pause refresh"),
-        Binding("colon,g", "jump", "Jump", show=False),
+        Binding("colon", "command", "Command", show=False),
+        Binding("g", "jump", "Jump", show=False),
+        Binding("a", "audit", "Audit", show=False),
         # Ctrl-C quits, as in the console's other long-running verbs (Textual's own
         # binding only says which key would).
         Binding("ctrl+c", "quit", "Quit", show=False, system=True),
@@ -182,10 +192,14 @@ class QctlTop(Dashboard):
         lock_waits: list[tuple[float, str]] | None = None,
         owns_store: bool = False,
         audit_where: dict[str, Any] | None = None,
+        audit_table: audit.Table | None = None,
     ) -> None:
         super().__init__()
         self.audit_where = audit_where or {}
         """The database part of the audit entry of each action (``qctl.core.audit``)."""
+        self.audit_table = audit_table
+        """The database's audit table, where the context keeps the trail there (None:
+        the local file); the audit screen reads it."""
         self.owns_store = owns_store
         """The store ends with the app (``run``): quitting may interrupt it."""
         self.lock_waits = lock_waits if lock_waits is not None else []
@@ -376,6 +390,13 @@ class QctlTop(Dashboard):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.system.help_text()))
 
+    def action_audit(self) -> None:
+        """``a``, ``:audit``: the audit trail of this database (``qctl.tui.audit``)."""
+        from qctl.tui.audit import AuditScreen
+
+        if not isinstance(self.screen, AuditScreen):
+            self.push_screen(AuditScreen())
+
     def action_jump(self) -> None:
         """``:``/``g``: ask for an id or prefix, then open what it names."""
 
@@ -387,22 +408,94 @@ class QctlTop(Dashboard):
         title, label = self.system.jump_prompt
         self.push_screen(PromptDialog(title, [("id", label, "")]), got)
 
-    def _find(self, text: str) -> None:
+    def _find(self, text: str, instead: Callable[[str], object] | None = None) -> None:
+        """Open what the id or prefix ``text`` names, in a worker thread. ``instead`` is
+        told, on the app's thread, what went wrong when ``text`` names nothing (a bad id
+        or no match); by default the notice says it."""
         from qctl.core.parse import ParseError
 
         try:
             targets = self.system.jump_targets(self.store, text)
         except (ParseError, errors.InvalidInput) as exc:
-            self.call_from_thread(self.notify, str(exc), severity="error")
+            self.call_from_thread(instead or self._warn, str(exc))
             return
         except Exception as exc:
             self.call_from_thread(self.connection_failed, exc)
             return
         if len(targets) != 1:
-            text = self.system.describe(targets, text)
-            self.call_from_thread(self.notify, text, severity="warning")
+            said = self.system.describe(targets, text)
+            self.call_from_thread(instead if instead and not targets else self._warn, said)
             return
         self.call_from_thread(self._open, *targets[0])
+
+    def _warn(self, text: str) -> None:
+        self.notify(text, severity="warning")
+
+    def action_command(self) -> None:
+        """``:``: the command line (``qctl.tui.base.SystemScreens.complete``)."""
+
+        def got(values: dict[str, str] | None) -> None:
+            text = (values or {}).get("command", "").strip()
+            if text:
+                self.command(text)
+
+        title = f"{self.system.label}: a screen, then a state, an id or words; or an id"
+        label = "screens: " + ", ".join([*(t.name for t in self.system.tabs), "audit"])
+        self.push_screen(CommandPrompt(title, label, self.system.complete), got)
+
+    def command(self, text: str) -> None:
+        """Run a ``:`` command line: ``jobs`` shows the tab, ``jobs dead`` its list in
+        that state (and no ``/`` words), ``dag ID`` opens what the id names, ``queues
+        reports`` the tab's rows those ``/`` words match; a line that names no tab is an
+        id to jump to. What names nothing says so in one line."""
+        first, _, rest = text.partition(" ")
+        rest = rest.strip()
+        if first.lower() in ("q", "quit"):
+            self.run_worker(self.action_quit())
+            return
+        if first.lower() == "audit" and not rest:
+            self.action_audit()
+            return
+        tab = self.system.tab_named(first)
+        screens = ", ".join(t.name for t in self.system.tabs)
+        if tab is None:
+            if rest:
+                self.notify(
+                    f"no screen {first!r} on {self.system.label} ({screens})", severity="error"
+                )
+                return
+
+            def unknown(why: str) -> None:
+                self.notify(f"no screen {first!r} ({screens}) and {why}", severity="error")
+
+            self.run_worker(lambda: self._find(text, unknown), thread=True, exit_on_error=False)
+            return
+        while not isinstance(self.screen, MainScreen):
+            self.pop_screen()
+        main = self.screen
+        if not isinstance(main, MainScreen):
+            return
+        main.action_show_tab(tab.name)
+        if not rest:
+            return
+        pane = main.pane(tab.name)
+        states = {s.lower(): s for s in (*self.system.tab_states(tab), ALL_STATES)}
+        if isinstance(pane, StatePicked) and rest.lower() in states:
+            # What the line names, alone: the words of an earlier / are let go.
+            if isinstance(pane, Pane):
+                pane.filter_text = ""
+            state = states[rest.lower()]
+            pane.pick_state(None if state == ALL_STATES else state)
+            return
+
+        def words(why: str) -> None:
+            if isinstance(pane, Pane):
+                pane.filter_text = rest
+                pane.filter_changed()
+            else:
+                self.notify(why, severity="error")
+
+        self.run_worker(lambda: self._find(rest, words), thread=True, exit_on_error=False)
 
     def _open(self, entity: str, id: Any) -> None:
         self.push_screen(self.system.detail(entity, id))
@@ -438,6 +531,8 @@ class QctlTop(Dashboard):
             self.notify(f"read-only: {what} is disabled", severity="error")
             return
         asked = [question if isinstance(question, str) else ""]
+        reason: list[str | None] = [None]
+        """The reason typed in the question, as the command line's ``--reason``."""
         tab = self._active_tab()
         started = audit.now()  # an entry is dated by its start, as the command line's
 
@@ -448,6 +543,7 @@ class QctlTop(Dashboard):
                 verb or f"{tab} {first}".strip(),
                 self.audit_where,
                 {"asked": asked[0]},
+                reason=reason[0],
                 time=started,
             )
             if result is not None:
@@ -472,9 +568,15 @@ class QctlTop(Dashboard):
         def ask(planned: R) -> None:
             text = question if isinstance(question, str) else question(planned)
             asked[0] = text
-            self.push_screen(ConfirmDialog(text), answered)
+            dialog = ConfirmDialog(text, ask_reason=True)
 
-        def answered(yes: bool | None) -> None:
+            def answered(yes: bool | None) -> None:
+                reason[0] = dialog.reason
+                then(yes)
+
+            self.push_screen(dialog, answered)
+
+        def then(yes: bool | None) -> None:
             if yes:
                 self.run_worker(
                     lambda: call(False), thread=True, group="action", exit_on_error=False
@@ -555,6 +657,7 @@ def run(
     preloads: dict[str, Preload[Any]] | None = None,
     lock_waits: list[tuple[float, str]] | None = None,
     audit_where: dict[str, Any] | None = None,
+    audit_table: audit.Table | None = None,
 ) -> int:
     """Run the dashboard in this terminal until the operator quits; the exit code (1
     after an unexpected error, which printed one line)."""
@@ -572,6 +675,7 @@ def run(
         lock_waits=lock_waits,
         owns_store=True,
         audit_where=audit_where,
+        audit_table=audit_table,
     )
     app.run()
     return app.return_code or 0

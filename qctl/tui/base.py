@@ -72,11 +72,61 @@ class SystemScreens:
     def pane(self, name: str) -> Loader[Any]:
         return self.pane_class(name)(id=f"{name}-pane")
 
+    def tab_named(self, word: str) -> Tab | None:
+        """The tab ``word`` names for the ``:`` command line: its name or title, singular
+        or plural (``:dag``, ``:jobs``), or the start of exactly one tab's."""
+        word = word.lower()
+        names = [(t, {t.name, t.title.lower()}) for t in self.tabs]
+        for tab, said in names:
+            if word in said or f"{word}s" in said:
+                return tab
+        started = [t for t, said in names if any(n.startswith(word) for n in said)]
+        return started[0] if len(started) == 1 else None
+
+    def tab_states(self, tab: Tab) -> tuple[str, ...]:
+        """The states a tab's list can be narrowed to (``qctl.tui.panes.StatePicked``)."""
+        return tuple(str(s) for s in getattr(self.pane_class(tab.name), "states", ()))
+
+    def complete(self, text: str) -> str | None:
+        """The ``:`` command line completed: the first word to a tab's name, the second
+        to one of that tab's states; None when nothing (else) fits."""
+        first, space, rest = text.partition(" ")
+        if not space:
+            names = [*(t.name for t in self.tabs), "audit"]
+            found = [n for n in names if n.startswith(first.lower())]
+            return found[0] if first and found and found[0] != first else None
+        tab = self.tab_named(first)
+        if tab is None or not rest or " " in rest:
+            return None
+        fits = [s for s in self.tab_states(tab) if s.lower().startswith(rest.lower())]
+        return f"{first} {fits[0]}" if fits and fits[0] != rest else None
+
+    def command_help(self) -> str:
+        """The ``:`` command line's lines of the help, naming the tabs."""
+        text = (
+            ":SCREEN [a state | an id | words]: the command line (tab completes, esc leaves; "
+            "an id alone jumps). Screens: "
+            + ", ".join(t.name for t in self.tabs)
+            + "; audit (also a): the audit trail of this database, every operator's where the"
+            " context keeps it in the database. o sorts a list by its next column (the"
+            " header's arrow says which; after the last, as read), O the other way."
+        )
+        return textwrap.fill(text, HELP_WIDTH, initial_indent="  ", subsequent_indent="  ")
+
     def help_text(self) -> str:
         """``help``, then the meaning of each column of the tabs' declared tables
         (``qctl.tui.panes.ListPane.columns``, ``Pane.tables``), one paragraph per table;
         a column said before (same name, same meaning) is not said again."""
-        lines = [self.help.rstrip("\n")]
+        # The command line's paragraph goes before the columns' glossary, which ends it.
+        at = self.help.find("\nColumns")
+        at = len(self.help.rstrip("\n")) if at < 0 else at
+        lines = [
+            self.help[:at].rstrip("\n"),
+            "",
+            self.command_help(),
+            "",
+            self.help[at:].strip("\n"),
+        ]
         said: set[tuple[str, str]] = set()
         for tab in self.tabs:
             pane = self.pane_class(tab.name)
@@ -118,6 +168,9 @@ class Dashboard(App[None]):
 
     store: Any
     """The system's store: azync's ``ConsoleStore``, DBOS's ``Database``."""
+    audit_where: dict[str, Any]
+    audit_table: Any
+    """The database's audit table (``qctl.core.audit.Table``), or None: the local file."""
     system: SystemScreens
     read_only: bool
     clock: Callable[[], datetime]

@@ -120,6 +120,10 @@ def sparkline(values: Sequence[int | float], width: int = 0) -> str:
     return "".join(BLOCKS[max(1, round(v / top * (len(BLOCKS) - 1)))] if v else " " for v in vals)
 
 
+SPARK_MIN = 5
+"""Narrower than this, a chart shows its numbers only."""
+
+
 def live_text(
     live: dict[str, list[ThroughputCount]], width: int = 26, rows: int = 3, what: str = "processed"
 ) -> Text:

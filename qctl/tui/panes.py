@@ -5,14 +5,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
 
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Static
 
 from qctl.core.verbs import Selection, Verb
 from qctl.tui.base import Guarded, Loader, TopScreen, footer
-from qctl.tui.widgets import Column, cells, refill, selected_key, table
+from qctl.tui.widgets import (
+    ALL_STATES,
+    Column,
+    StatePicker,
+    Table,
+    cells,
+    refill,
+    selected_key,
+    table,
+)
 
 T = TypeVar("T")
 
@@ -20,7 +30,12 @@ T = TypeVar("T")
 class Pane(Guarded, Loader[T]):
     """A tab's content: a loader with a ``/`` filter bar and tables."""
 
-    BINDINGS = [Binding("slash", "filter", "Filter")]
+    BINDINGS = [
+        Binding("slash", "filter", "Filter"),
+        # Off the footer (the help says them), as the Jobs footer must fit 120 columns.
+        Binding("o", "sort_next", "Sort", show=False),
+        Binding("O", "sort_reverse", "Reverse sort", show=False),
+    ]
     filter_text = ""
     filter_hint = "filter (enter to apply, esc to cancel)"
     tables: ClassVar[tuple[tuple[str, Sequence[Column[Any]]], ...]] = ()
@@ -62,6 +77,73 @@ class Pane(Guarded, Loader[T]):
     def filter_changed(self) -> None:
         self.reload()
 
+    def sorted_table(self) -> Table | None:
+        """The table ``o``/``O`` sort: the focused one, else the pane's first."""
+        focused = self.screen.focused
+        if isinstance(focused, Table) and focused in self.query(Table):
+            return focused
+        tables = list(self.query(Table))
+        return tables[0] if tables else None
+
+    def action_sort_next(self) -> None:
+        """``o``: sort the rows shown by the next column (k9s's column sort)."""
+        self._sort(False)
+
+    def action_sort_reverse(self) -> None:
+        """``O``: the other way."""
+        self._sort(True)
+
+    def _sort(self, reverse: bool) -> None:
+        t = self.sorted_table()
+        if t is None:
+            return
+        t.next_sort(reverse)
+        self.redraw()
+        self.top.notify(t.sorting() or "in the order read")
+
+    def redraw(self) -> None:
+        """Draw the rows again (a new sort): read again, where a pane keeps no rows."""
+        self.reload()
+
+
+class StatePicked:
+    """A list of the rows in one of its system's states, or in all (``t``: the state
+    picker, ``:jobs dead``): ``states`` are the states the system's package declares,
+    ``state`` the one shown (None: all), made from the picked name by ``state_type``."""
+
+    STATE_BINDING = Binding("t", "pick_state", "State")
+    states: ClassVar[Sequence[str]] = ()
+    state_type: ClassVar[type[Any]] = str
+    state_word: ClassVar[str] = "state"
+    """What the system calls it (DBOS: status)."""
+    state: Any = None
+    app: Any
+
+    def action_pick_state(self) -> None:
+        def picked(choice: str | None) -> None:
+            if choice is not None:
+                self.pick_state(None if choice == ALL_STATES else choice)
+
+        shown = None if self.state is None else str(self.state)
+        title = f"show the rows in which {self.state_word}"
+        self.app.push_screen(StatePicker(title, self.states, shown), picked)
+
+    def pick_state(self, state: str | None) -> None:
+        """Show the rows in ``state`` (one of ``states``; None: every state)."""
+        self.state = None if state is None else type(self).state_type(state)
+        self.state_changed()
+
+    def picked(self) -> list[str] | None:
+        """The states to read (None: every state)."""
+        return None if self.state is None else [str(self.state)]
+
+    def state_changed(self) -> None:
+        """Read again, from the first page where the list has pages."""
+        if isinstance(self, MarkedPages):
+            self.restart()
+        elif isinstance(self, Loader):
+            self.reload()
+
 
 class Redrawn(Pane[T]):
     """A pane that keeps its last load (``data``) and draws it again when the ``/``
@@ -74,6 +156,9 @@ class Redrawn(Pane[T]):
         self.render_data()
 
     def filter_changed(self) -> None:
+        self.render_data()
+
+    def redraw(self) -> None:
         self.render_data()
 
     def render_data(self) -> None:
@@ -110,6 +195,8 @@ class ListPane(Redrawn[Sequence[Any]]):
         raise NotImplementedError
 
     def compose(self) -> ComposeResult:
+        if isinstance(self, StatePicked):
+            yield Static(classes="bar state-bar")
         yield from self.compose_filter()
         yield table(self.table_id, *self.columns)
 
@@ -125,6 +212,12 @@ class ListPane(Redrawn[Sequence[Any]]):
                 row[0] = f"● {row[0]}"
             rows.append((key, row))
         refill(self.query_one(f"#{self.table_id}", DataTable), rows)
+        if isinstance(self, StatePicked):
+            bar = Text.assemble((f"{self.state_word} ", "dim"), (str(self.state or "all"), "bold"))
+            sorting = self.query_one(f"#{self.table_id}", Table).sorting()
+            if sorting:
+                bar.append(f"  {sorting}", "dim")
+            self.query_one(".state-bar", Static).update(bar)
 
     def action_toggle_mark(self) -> None:
         """Space: mark or unmark the row under the cursor, then move to the next one."""
@@ -225,10 +318,15 @@ class MarkedPages(Pane[T]):
         self.clear_marks()
         self.reload()
 
+    def redraw(self) -> None:
+        if self.page is not None:
+            self.show(self.page)
+
     def current_row(self) -> Any:
-        t = self.query_one(f"#{self.table_id}", DataTable)
+        """The row under the cursor, by its key (the table may be sorted)."""
+        key = selected_key(self.query_one(f"#{self.table_id}", DataTable))
         rows = self.page_rows() if self.page is not None else []
-        return rows[t.cursor_row] if t.row_count and 0 <= t.cursor_row < len(rows) else None
+        return next((r for r in rows if str(self.row_key(r)) == key), None)
 
     def action_toggle_mark(self) -> None:
         """Space: mark or unmark the row, then move to the next one."""

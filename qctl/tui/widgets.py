@@ -17,7 +17,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.screen import ModalScreen
-from textual.widgets import Button, DataTable, Input, Label, Static
+from textual.suggester import Suggester
+from textual.widget import Widget
+from textual.widgets import Button, DataTable, Input, Label, OptionList, Static
 
 from qctl.tui import fmt
 from qctl.tui.fmt import safe
@@ -51,20 +53,30 @@ class StatusBar(Static):
 
 
 class ConfirmDialog(ModalScreen[bool]):
-    """Yes/no for a destructive action; ``y``/``enter`` confirm, ``n``/``esc`` decline."""
+    """Yes/no for a destructive action; ``y``/``enter`` confirm, ``n``/``esc`` decline.
+    With ``ask_reason``, an optional reason field (``r`` or a click; enter leaves it for
+    the answer), whose text (``reason``) the audit entry keeps as the command line's
+    ``--reason``."""
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes"),
         Binding("n,escape", "answer(False)", "No"),
+        Binding("r", "reason", "Reason"),
     ]
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, *, ask_reason: bool = False) -> None:
         super().__init__()
         self.question = question
+        self.ask_reason = ask_reason
+        self.reason: str | None = None
+        """The reason typed, on one line, once answered; None when none was."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(self.question, id="question")
+            if self.ask_reason:
+                yield Label("reason (r; optional, kept in the audit trail):")
+                yield Input(id="reason", placeholder="why, e.g. an incident's name")
             with Horizontal(id="buttons"):
                 yield Button("Yes (y)", variant="error", id="yes")
                 yield Button("No (n)", variant="primary", id="no")
@@ -73,9 +85,19 @@ class ConfirmDialog(ModalScreen[bool]):
         self.query_one("#no", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+        self.action_answer(event.button.id == "yes")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one("#no", Button).focus()  # the answer is still to give
+
+    def action_reason(self) -> None:
+        if self.ask_reason:
+            self.query_one("#reason", Input).focus()
 
     def action_answer(self, yes: bool) -> None:
+        if self.ask_reason:
+            self.reason = " ".join(self.query_one("#reason", Input).value.split()) or None
         self.dismiss(yes)
 
 
@@ -104,6 +126,107 @@ class PromptDialog(ModalScreen[dict[str, str] | None]):
             return
         values = {name: self.query_one(f"#field-{name}", Input).value for name, *_ in self.fields}
         self.dismiss(values)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class CommandPrompt(PromptDialog):
+    """The ``:`` command line: one field whose words complete from ``complete`` (tab or
+    right arrow takes the suggestion); enter submits, esc leaves."""
+
+    def __init__(self, title: str, label: str, complete: Callable[[str], str | None]) -> None:
+        super().__init__(title, [])
+        self.label = label
+        self.complete = complete
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.title_text, id="question")
+            yield Label(self.label)
+            yield CommandInput(self.complete, id="field-command")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.prevent_default()  # not PromptDialog's handler too: one dismissal
+        self.dismiss({"command": event.value})
+
+
+class CommandInput(Input):
+    """The command line's field: tab completes it. Handled by the field itself, in the
+    order of the keys typed: a binding of the screen would run ahead of the keys the
+    field has not inserted yet (typed faster than the app reads them)."""
+
+    def __init__(self, complete: Callable[[str], str | None], **kwargs: Any) -> None:
+        super().__init__(suggester=Completer(complete), **kwargs)
+        self.complete = complete
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key != "tab":
+            await super()._on_key(event)
+            return
+        event.stop()
+        event.prevent_default()
+        suggestion = self.complete(self.value)
+        if suggestion:
+            self.value = suggestion
+            self.cursor_position = len(suggestion)
+
+
+class Completer(Suggester):
+    """An ``Input``'s suggestion from a function of its value (None: none)."""
+
+    def __init__(self, complete: Callable[[str], str | None]) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self.complete = complete
+
+    async def get_suggestion(self, value: str) -> str | None:
+        return self.complete(value)
+
+
+ALL_STATES = "all"
+"""The state picker's choice of every state."""
+
+
+class StatePicker(ModalScreen[str | None]):
+    """Which state a list shows: one of the system's declared ``states``, or all.
+    Arrows and enter pick; typing jumps to the first state starting with what was typed;
+    esc leaves the list as it was (None)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, states: Sequence[str], current: str | None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.choices = [ALL_STATES, *states]
+        self.current = current or ALL_STATES
+        self.typed = ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label(self.title_text, id="question")
+            yield OptionList(*self.choices, id="states")
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        if self.current in self.choices:
+            options.highlighted = self.choices.index(self.current)
+        options.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        if event.character is None or not event.character.isprintable() or event.key == "space":
+            return
+        event.stop()
+        self.typed += event.character.lower()
+        found = [i for i, c in enumerate(self.choices) if c.lower().startswith(self.typed)]
+        if not found:
+            self.typed = event.character.lower()
+            found = [i for i, c in enumerate(self.choices) if c.lower().startswith(self.typed)]
+        if found:
+            self.query_one(OptionList).highlighted = found[0]
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(self.choices[event.option_index])
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -224,12 +347,51 @@ FLEX_MIN = 8
 """The narrowest a flexible column gets (its header and a few characters)."""
 
 
+def sort_key(value: Any) -> tuple[int, float, str]:
+    """A cell's place in a sorted column: numbers (``1,234`` too) by value, before text,
+    text case-insensitively."""
+    if isinstance(value, bool | int | float):
+        return (0, float(value), "")
+    plain = value.plain if isinstance(value, Text) else str(value)
+    try:
+        return (0, float(plain.replace(",", "").strip()), plain)
+    except ValueError:
+        return (1, 0.0, plain.lower())
+
+
 class Table(DataTable[Any]):
-    """A DataTable whose flexible columns share the width its fixed columns leave."""
+    """A DataTable whose flexible columns share the width its fixed columns leave, and
+    whose rows can be sorted by any column (``sort_by``; ``refill`` keeps the order)."""
+
+    sort_column: str | None = None
+    """The key of the column the rows are sorted by; None: in the order read."""
+    sort_reverse = False
 
     def __init__(self, *, flexible: Sequence[str] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.flexible = frozenset(flexible)
+
+    def next_sort(self, reverse: bool) -> None:
+        """``reverse``: the other way (by the first column when unsorted); else by the
+        next column, and after the last, in the order read again. The header's arrow says
+        which; the pane draws its rows again."""
+        keys = [str(k.value) for k in self.columns]
+        if reverse:
+            self.sort_reverse = not self.sort_reverse if self.sort_column else True
+            self.sort_column = self.sort_column or (keys[0] if keys else None)
+        else:
+            at = keys.index(self.sort_column) + 1 if self.sort_column in keys else 0
+            self.sort_column = keys[at] if at < len(keys) else None
+            self.sort_reverse = False
+        for key, column in self.columns.items():
+            arrow = (" ▼" if self.sort_reverse else " ▲") if key == self.sort_column else ""
+            column.label = Text(str(key.value) + arrow)
+
+    def sorting(self) -> str:
+        """The sort in words, for a pane's bar ("" when the rows are as read)."""
+        if self.sort_column is None:
+            return ""
+        return f"sorted by {self.sort_column} {'▼' if self.sort_reverse else '▲'}"
 
     def clear(self, columns: bool = False) -> Table:
         super().clear(columns)
@@ -253,6 +415,39 @@ class Table(DataTable[Any]):
             self._clear_caches()
             self.refresh()
 
+    def measure(self) -> None:
+        """Measure the rows just added now, as Textual does when the app is next idle: a
+        frame painted in between would draw them at their header's widths."""
+        if self._require_update_dimensions:
+            self._require_update_dimensions = False
+            new_rows = self._new_rows.copy()
+            self._new_rows.clear()
+            self._update_dimensions(new_rows)
+
+    def width_for_columns(self) -> int:
+        """The width the columns share. A table not laid out yet (on a tab shown for the
+        first time, or displayed again) is given its first page before its size: it
+        takes the width its nearest laid-out container has, less the borders and padding
+        in between, so that the first frame is drawn as the next ones (not every flexible
+        column at its narrowest, then again when its size arrives)."""
+        tall = self.row_count + int(self.show_header)
+        bar = self.styles.scrollbar_size_vertical
+        region = self.scrollable_content_region
+        if region.width:
+            # The scrollbar the rows will need (or no longer need) once they are laid out.
+            shown = bar if self.show_vertical_scrollbar else 0
+            return region.width + shown - (bar if tall > region.height else 0)
+        gutter = self.styles.gutter.width
+        for node in self.ancestors_with_self[1:]:
+            if not isinstance(node, Widget):
+                break
+            region = node.scrollable_content_region
+            if region.width:
+                # The rows that will not fit its height leave room for a scrollbar.
+                return max(0, region.width - gutter - (bar if tall > region.height else 0))
+            gutter += node.styles.gutter.width
+        return max(0, self.app.size.width - gutter)
+
     def _fit(self) -> bool:
         """Give each flexible column its share of the width left (water-filling: one
         narrower than its share keeps its width and leaves the rest to the others).
@@ -262,7 +457,7 @@ class Table(DataTable[Any]):
             return False
         pad = 2 * self.cell_padding
         fixed = sum(c.get_render_width(self) for c in self.columns.values() if c not in flexible)
-        left = self.scrollable_content_region.width - fixed - pad * len(flexible)
+        left = self.width_for_columns() - fixed - pad * len(flexible)
         changed = False
         pending = sorted(flexible, key=lambda c: c.content_width)
         while pending:
@@ -326,8 +521,11 @@ def refill(t: DataTable[Any], rows: list[tuple[str, list[Any]]]) -> None:
     t.clear()
     for key, cells in rows:
         t.add_row(*map(table_cell, cells), key=key)
-    keys = [k for k, _ in rows]
-    if keep in keys:
-        t.move_cursor(row=keys.index(keep), animate=False)
+    if isinstance(t, Table):
+        if t.sort_column is not None and t.sort_column in t.columns:
+            t.sort(t.sort_column, key=sort_key, reverse=t.sort_reverse)
+        t.measure()
+    if keep is not None and keep in t.rows:
+        t.move_cursor(row=t.get_row_index(keep), animate=False)
     elif rows:
         t.move_cursor(row=min(row_index, len(rows) - 1), animate=False)

@@ -21,7 +21,14 @@ from qctl.systems.dbos.database import Database
 from qctl.systems.dbos.tui import DBOS
 from qctl.systems.dbos.tui.workflows import WorkflowDetailScreen, WorkflowsPane
 from qctl.tui.app import QctlTop
-from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatusBar
+from qctl.tui.widgets import (
+    CommandPrompt,
+    ConfirmDialog,
+    HelpScreen,
+    PromptDialog,
+    StatePicker,
+    StatusBar,
+)
 from tests.dbos.conftest import Run, data
 from tests.dbos.fixtures import App, delayed, wait_for
 from tests.tui.helpers import listening, until
@@ -59,6 +66,7 @@ def dashboard(
     read_only: bool = False,
     clock: Callable[[], datetime] | None = None,
     poll_interval: float = INTERVAL,
+    size: tuple[int, int] = SIZE,
 ) -> None:
     """Run ``scenario(app, pilot)`` in the dashboard on the application's database."""
     db = Database(dbos_app.url, read_only=read_only)
@@ -72,7 +80,7 @@ def dashboard(
             poll_interval=poll_interval,
             clock=clock,
         )
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=size) as pilot:
             await scenario(app, pilot)
 
     try:
@@ -184,6 +192,23 @@ def test_overview_counts_throughput_and_errors(dbos_app: App, run: Run) -> None:
     dashboard(dbos_app, scenario)
 
 
+def test_the_overview_chart_fits_80_columns(dbos_app: App, run: Run) -> None:
+    """At 80x24 the last hour's chart narrows its sparklines to the panel: the panel's
+    right border and each series' totals stay on the screen."""
+    finished(run, dbos_app.enqueue("checkout", "fits-80", 10))
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await until(pilot, lambda: "checkout" in text(app, "dbos-throughput"), 10)
+        await pilot.pause(0.3)
+        panel = app.screen.query_one("#dbos-throughput", Static)
+        assert panel.region.right <= 80
+        widest = max(len(line) for line in text(app, "dbos-throughput").splitlines())
+        assert widest <= panel.content_size.width
+        assert re.search(r"checkout .* +\d+ +\d+✗", text(app, "dbos-throughput"))
+
+    dashboard(dbos_app, scenario, size=(80, 24))
+
+
 def test_overview_reads_the_hour_again_after_an_action(dbos_app: App, run: Run) -> None:
     """The overview keeps the minutes it has counted and recounts only the last ones;
     after an action (a rewind: the workflow's completion leaves the hour) it reads the
@@ -282,6 +307,17 @@ def test_filter_and_jump(dbos_app: App, run: Run) -> None:
         await until(pilot, lambda: isinstance(app.screen, PromptDialog))
         await type_into(pilot, f"jump-{tag}")
         await until(pilot, lambda: any("ambiguous" in n.message for n in app._notifications), 10)
+        # the command line narrows to a status (DBOS's own, completed from its start),
+        # then the status picker (t) to every status again
+        await pilot.press("colon")
+        await until(pilot, lambda: isinstance(app.screen, CommandPrompt))
+        await pilot.press(*"workflows SU", "tab", "enter")
+        await until(pilot, lambda: pane.state == "SUCCESS" and ok in cells(app, "dbos-workflows"))
+        assert bad not in cells(app, "dbos-workflows")
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, StatePicker))
+        await pilot.press("a", "enter")
+        await until(pilot, lambda: pane.state is None and bad in cells(app, "dbos-workflows"), 10)
 
     dashboard(dbos_app, scenario)
 

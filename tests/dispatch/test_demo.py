@@ -8,6 +8,7 @@ import json
 from typer.testing import CliRunner, Result
 
 from qctl.cli.main import app
+from qctl.systems.dispatch import reads
 from qctl.systems.dispatch.cli.demo import OWNED
 from qctl.systems.dispatch.reads import STATES
 from tests.conftest import PG_DSN, raw_pg
@@ -39,6 +40,50 @@ def test_the_demo_needs_postgresql() -> None:
         app, ["--dsn", "sqlite:////tmp/x.db", "demo", "--system", "dispatch", "--no-tui"]
     )
     assert refused.exit_code == 2 and "needs --dsn postgresql" in refused.output
+
+
+def test_the_workload_reaches_every_screen(fresh_pg_schema: str) -> None:
+    """While the demo runs, each screen of dispatch's dashboard has rows: queues, jobs,
+    the DLQ, cron entries that fired, registered workers with a leader, workflow runs
+    finished both ways. Stopped, its workers leave the cluster."""
+    import time
+    from importlib.resources import files
+
+    from qctl.systems.dispatch.database import Database
+    from qctl.systems.dispatch.demo import CRONS, Workload
+    from qctl.systems.dispatch.tui import DISPATCH
+
+    with raw_pg(fresh_pg_schema) as c:
+        c.execute(f'CREATE SCHEMA "{fresh_pg_schema}"')
+        c.execute(files("qctl.systems.dispatch").joinpath("schema_6f7dda7.sql").read_text())
+    db = Database(PG_DSN, fresh_pg_schema)
+    workload = Workload(db, speed=5, seed=3)
+    workload.start()
+    try:
+        end = time.monotonic() + 30
+        shown: dict[str, int] = {}
+        while time.monotonic() < end:
+            runs = reads.list_runs(db)
+            cron = reads.list_cron(db)
+            shown = {
+                "queues": len(reads.queue_depths(db)),
+                "jobs": len(reads.list_jobs(db)),
+                "dlq": len(reads.list_dlq(db)),
+                "cron": sum(1 for e in cron if e.last_run_at is not None),
+                "workers": sum(1 for w in reads.list_workers(db) if w.is_leader),
+                "workflows": len({r.state for r in runs} & {"completed", "failed"}),
+            }
+            if all(shown.values()) and shown["workflows"] == 2:
+                break
+            time.sleep(0.2)
+        assert set(shown) == {t.name for t in DISPATCH.tabs}
+        assert all(shown.values()) and shown["workflows"] == 2, shown
+        assert {e.name for e in reads.list_cron(db)} == {name for name, *_ in CRONS}
+        assert len(reads.list_workers(db)) == 2
+    finally:
+        workload.stop()
+    assert reads.list_workers(db) == []
+    db.close()
 
 
 def demo(schema: str, *extra: str) -> Result:

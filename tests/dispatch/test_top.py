@@ -16,7 +16,7 @@ from qctl.systems.dispatch.database import Database
 from qctl.systems.dispatch.tui import DISPATCH
 from qctl.systems.dispatch.tui.panes import JobDetailScreen, JobsPane
 from qctl.tui.app import QctlTop
-from qctl.tui.widgets import ConfirmDialog, PromptDialog, StatusBar
+from qctl.tui.widgets import CommandPrompt, ConfirmDialog, PromptDialog, StatePicker, StatusBar
 from tests.conftest import PG_DSN, raw_pg
 
 # Pilot helpers that are not DBOS-specific, used where they are.
@@ -160,7 +160,28 @@ def test_tabs_jump_and_actions(fleet: dict[str, str], pg_schema: str) -> None:
         await until(pilot, lambda: fleet["dead"] in str(text.render()), 10)
         assert "state: failed" in str(text.render())
         assert list(cells(app, "dispatch-job-dlq")) == [entry]
-        await pilot.press("escape")
+        # the command line from a detail: the failed jobs alone (dispatch's own states)
+        await pilot.press("colon")
+        await until(pilot, lambda: isinstance(app.screen, CommandPrompt))
+        await pilot.press(*"jobs fa", "tab", "enter")
+        jobs = app.screen.query_one(JobsPane)
+        await until(
+            pilot,
+            lambda: jobs.state == "failed" and fleet["dead"] in cells(app, "dispatch-jobs"),
+            10,
+        )
+        assert {r[3] for r in cells(app, "dispatch-jobs").values()} == {"failed"}
+        # t picks another: all states again
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, StatePicker))
+        await pilot.press("a", "enter")
+        await until(
+            pilot,
+            lambda: (
+                jobs.state is None and len({r[3] for r in cells(app, "dispatch-jobs").values()}) > 1
+            ),
+            10,
+        )
         # DLQ: X deletes the (replayed) entry
         await pilot.press("3")
         await select(app, pilot, "dispatch-dlq", entry)

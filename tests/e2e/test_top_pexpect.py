@@ -111,7 +111,9 @@ def filter_dead(screen: Screen, kind: str) -> None:
     """From the overview to the Jobs tab's dead jobs of ``kind``."""
     screen.child.send("2")
     screen.wait_for("state pending")  # the Jobs tab opens on a live state
-    screen.child.send("ttt")
+    screen.child.send("t")  # the state picker: d picks dead
+    screen.wait_for("show the rows in which state")
+    screen.child.send("d\r")
     screen.wait_for("state dead")
     screen.child.send("/")
     screen.wait_for("error text [key=value")  # the filter prompt
@@ -194,3 +196,36 @@ def test_top_groups_dead_jobs_by_error(tmp_path: Path) -> None:
             screen.wait_for(f"filter {kind} error:boom   shown 1-3 of 3")
     finally:
         store.close()
+
+
+def test_top_command_line_completes_and_jumps(tmp_path: Path) -> None:
+    """The ``:`` command line in a real terminal: tab completes a screen and a state,
+    enter goes there; an unknown name says so; esc leaves."""
+    db = tmp_path / "command.db"
+    kind = f"e2e_cmd_{uuid.uuid4().hex[:6]}"
+    store, _ = dead_jobs(db, kind, 2)
+    try:
+        with top(tmp_path, db) as screen:
+            screen.wait_for(kind)
+            command(screen, "jo\t de\t\r")  # typed at once: tab completes in order
+            screen.wait_for("state dead")
+            screen.child.send("/")
+            screen.wait_for("error text [key=value")
+            screen.child.send(kind + "\r")
+            screen.wait_for(f"filter {kind}   shown 1-2 of 2")
+            command(screen, "nosuch\r")
+            screen.wait_for("no screen 'nosuch'")
+            command(screen, "dag\x1b")  # esc leaves: still the jobs
+            screen.wait_for("Filter s Source")
+            command(screen, "over\t\r")
+            screen.wait_for("Overview")
+            screen.wait_for(kind)
+    finally:
+        store.close()
+
+
+def command(screen: Screen, keys: str) -> None:
+    """``:``, then ``keys`` once the prompt is up."""
+    screen.child.send(":")
+    screen.wait_for("screens: overview, jobs, dags")
+    screen.child.send(keys)

@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from qctl.core import verbs
 from tests.oban import ddl
 from tests.oban.conftest import Run, data
 from tests.oban.standin import Producers
@@ -93,3 +94,16 @@ def test_queue_signals_reach_one_node_or_all(
     assert queue["paused"] is False and queue["limits"] == [3, 3]
     bad = qctl("queues", "scale", "mailers", "--yes")
     assert bad.exit_code == 2 and "--limit" in bad.stderr
+
+
+def test_a_filter_pages_its_jobs_in_id_order(
+    oban: psycopg.Connection[Any], qctl: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ids of ten and eleven digits in pages of two: the keyset follows the ids, not their
+    text (as text 9999999999 sorts before 10000000000 descending), so none is passed over."""
+    oban.execute("SELECT setval(pg_get_serial_sequence('oban_jobs', 'id'), 9999999998, false)")
+    ids = ddl.insert(oban, "paged", 4)
+    monkeypatch.setattr(verbs, "BATCH", 2)
+    plan = data(qctl("jobs", "cancel", "--queue", "paged", "--dry-run", "-o", "json"))
+    assert plan["ids"] == [str(i) for i in sorted(ids, reverse=True)]
+    assert min(ids) < 10**10 <= max(ids)

@@ -9,9 +9,12 @@ from __future__ import annotations
 import time
 from collections import Counter
 
+import psycopg
 import pytest
+from psycopg import sql
 
 from qctl.core import verbs
+from tests.conftest import PG_DSN
 from tests.go.harness import Harness
 from tests.river.conftest import Run, data, job, runs, until
 
@@ -132,3 +135,18 @@ def test_a_retry_never_breaks_a_unique_key(river: Harness, qctl: Run) -> None:
     assert result.exit_code == 3, result.output
     assert "unique key held by another job" in result.stderr
     assert job(river, first)["state"] == "cancelled"
+
+
+def test_a_filter_pages_its_jobs_in_id_order(
+    river: Harness, qctl: Run, pg_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ids of ten and eleven digits in pages of two: the keyset follows the ids, not their
+    text (as text 9999999999 sorts before 10000000000 descending), so none is passed over."""
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(pg_schema)))
+        conn.execute("SELECT setval(pg_get_serial_sequence('river_job', 'id'), 9999999998, false)")
+    ids = river.call("insert", queue="paged", n=4)["ids"]
+    monkeypatch.setattr(verbs, "BATCH", 2)
+    plan = data(qctl("jobs", "cancel", "--queue", "paged", "--dry-run", "-o", "json"))
+    assert plan["ids"] == [str(i) for i in sorted(ids, reverse=True)]
+    assert min(ids) < 10**10 <= max(ids)

@@ -205,7 +205,8 @@ def test_dashboard_and_command_line_leave_the_same_rows(
     t, verb = targets[name], declared(name, title)
     by_cli, _ = provider(name).verb_rows(t, title, N)
     by_top, _ = provider(name).verb_rows(t, title, N)
-    data(qctl(t, *title.split(), *by_cli, "--yes", "-o", "json"))
+    reason = "incident 42: upstream back"
+    data(qctl(t, *title.split(), *by_cli, "--yes", "--reason", reason, "-o", "json"))
     screens = load(system(name).screens)
 
     async def main(handle: Any) -> None:
@@ -215,7 +216,11 @@ def test_dashboard_and_command_line_leave_the_same_rows(
             await until(pilot, lambda: isinstance(top.screen, ConfirmDialog), 10)
             question = top.screen.question  # type: ignore[attr-defined]
             assert question.startswith(f"{verb.name.capitalize()} {verb.count(N)} (")
-            await pilot.press("y")
+            # the reason field: r, the text (its y and n are text), enter back to the answer
+            await until(pilot, lambda: top.screen.focused is not None)
+            await pilot.press("r")
+            await until(pilot, lambda: top.screen.focused.id == "reason")  # type: ignore[union-attr]
+            await pilot.press(*reason, "enter", "y")
             await until(pilot, lambda: top.actions_done == 1, 20)
 
     with provider(name).handle(t) as handle:
@@ -225,6 +230,10 @@ def test_dashboard_and_command_line_leave_the_same_rows(
     cli_entry, top_entry = [json.loads(line) for line in audit_log.read_text().splitlines()]
     assert (top_entry["front"], top_entry["verb"], top_entry["done"]) == ("dashboard", title, N)
     assert cli_entry["done"] == top_entry["done"] and sorted(top_entry["ids"]) == sorted(by_top)
+    # the same row but for the front, the moment, the selection and the ids
+    same = ("verb", "reason", "done", "failed", "skipped", "not_tried", "exit_status", "error")
+    assert {k: cli_entry[k] for k in same} == {k: top_entry[k] for k in same}
+    assert top_entry["reason"] == reason
 
 
 @pytest.mark.parametrize(("name", "title"), CASES)

@@ -29,7 +29,7 @@ from qctl.systems.azync.tui import (
 )
 from qctl.tui.app import QctlTop
 from qctl.tui.live import DISCONNECTED
-from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog
+from qctl.tui.widgets import ConfirmDialog, HelpScreen, PromptDialog, StatePicker
 from qctl_kit import errors
 from qctl_store.types import (
     KIND_SIGNAL,
@@ -175,8 +175,10 @@ async def test_jobs_browser_filters_and_keyset_pages(store: Any) -> None:
         await pilot.press("slash")
         await pilot.press("end", *" n=1", "enter")
         await until(pilot, lambda: "of 60" in screen_text(app))
-        # state cycling: all -> pending
+        # the state picker: all -> pending (typing picks the first state it starts)
         await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, StatePicker))
+        await pilot.press("p", "enter")
         await until(pilot, lambda: "state pending" in screen_text(app))
 
 
@@ -412,7 +414,7 @@ async def test_dag_signal_from_the_list(store: Any) -> None:
         app.screen.query_one(DagsPane).open_with(name)
         await until(pilot, lambda: row_keys(app, "#dag-runs") == [str(p.id)])
         table(app, "#dag-runs").focus()
-        await pilot.press("t")  # state tab: running
+        await pilot.press("t", "r", "enter")  # the state picker: running
         await until(pilot, lambda: "name " + name in screen_text(app))
         assert app.screen.query_one(DagsPane).state == DAGState.RUNNING
         await pilot.press("S")

@@ -285,8 +285,8 @@ async def test_overview_snapshot() -> None:
     await snap("overview", [], "billing.charge")
 
 
-DEAD_STATE = ["t", "t", "t"]
-"""From the Jobs tab's default state (pending) to dead."""
+DEAD_STATE = ["t", "d", "enter"]
+"""From the Jobs tab's default state (pending) to dead, by the state picker."""
 
 
 async def test_jobs_snapshot() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from qctl.systems.azync.tui import JobsPane
 from qctl.tui.app import QctlTop
-from qctl_store.types import DequeueParams, EnqueueParams, JobState, Source
+from qctl_store.types import DAGParams, DAGTask, DequeueParams, EnqueueParams, JobState, Source
 from tests.tui.helpers import row_keys, screen_text, table, until
 
 pytestmark = pytest.mark.timeout(120)
@@ -144,3 +144,55 @@ async def test_at_80_columns_kinds_keep_both_ends_and_the_footer_quit_and_help(
         await until(pilot, lambda: "Filter" in screen_text(app).splitlines()[-1])
         footer = screen_text(app).splitlines()[-1]
         assert footer.startswith("q Quit ? Help"), footer
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)], ids=["80x24", "160x45"])
+async def test_tables_are_sized_from_their_first_page(
+    store: Any, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first frame of a table shown for the first time (every tab, and the dead jobs
+    grouped by error, a table displayed again) has the widths of the frames after it:
+    its flexible columns are not drawn at their narrowest until its size arrives (nor
+    its columns at their header's widths until the app is idle)."""
+    from qctl.tui import widgets
+
+    k = f"w_{uuid.uuid4().hex[:8]}"
+    arrange(store, k)
+    store.create_dag(DAGParams(name=k + "_" + "d" * 120, tasks=[DAGTask("a", k)]))
+    drawn: dict[tuple[str, str], set[tuple[int, ...]]] = {}
+    """The widths each table was drawn at, by the rows it showed."""
+    render_line = widgets.Table.render_line
+
+    def record(self: widgets.Table, y: int) -> Any:
+        if y == 0 and self.row_count:
+            rows = repr([self.get_row_at(i) for i in range(self.row_count)])
+            widths = tuple(c.get_render_width(self) for c in self.columns.values())
+            drawn.setdefault((self.id or "", rows), set()).add(widths)
+        return render_line(self, y)
+
+    monkeypatch.setattr(widgets.Table, "render_line", record)
+    app = QctlTop(store, live=False, location="test")
+    async with app.run_test(size=size) as pilot:
+        await until(pilot, lambda: app.refresh_count >= 1)
+        for key in "23456":
+            await pilot.press(key)
+            await pilot.pause(0.3)
+        await pilot.press("2")
+        pane = app.screen.query_one(JobsPane)
+        pane.open_with(Source.QUEUE, k, JobState.DEAD)
+        await until(pilot, lambda: pane.current and len(row_keys(app, "#jobs-table")) == 2)
+        await pilot.press("g")
+        await until(pilot, lambda: line_with(screen_text(app), "connection"))
+        await pilot.pause(0.3)
+        app.reload_screen()  # a refresh draws what the first frame drew
+        await pilot.pause(0.3)
+    tables = {table for table, _ in drawn}
+    assert {"error-groups", "jobs-table", "queues", "dag-runs"} <= tables
+    # At most a scrollbar's width apart: a table that fills its height makes room for
+    # its scrollbar once Textual shows it.
+    moved = {
+        table: widths
+        for (table, _), widths in drawn.items()
+        if sum(max(w) - min(w) for w in zip(*widths, strict=True)) > 2
+    }
+    assert moved == {}, f"the same rows drawn at other widths: {moved}"

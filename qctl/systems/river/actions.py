@@ -92,6 +92,7 @@ def _writer(query: str, key: str, notifies: bool = False, alone: bool = False) -
             params["channel"] = db.control_channel
         q = reads.queries("actions.sql")
         with db.transaction():
+            db.all(q.gin_pending_limit)
             if alone and len(batch) == 1:
                 db.all(q.lock_job, {"id": int(batch[0])})
             return db.all(getattr(q, query), params)

@@ -23,7 +23,7 @@ from qctl.systems.azync.tui.jobs import JobDetailScreen
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.graph import styled
-from qctl.tui.panes import DetailScreen, Pane, RecordView
+from qctl.tui.panes import DetailScreen, Pane, RecordView, StatePicked
 from qctl.tui.widgets import Column, PromptDialog, cells, flex, refill, selected_key, table
 from qctl_store.types import (
     TASK_KEY_COMPENSATION_PREFIX,
@@ -186,15 +186,17 @@ DAG_TASK_COLUMNS = job_columns(
 """A run's tasks, beside its graph."""
 
 
-class DagsPane(DagActions, Pane[DagsData]):
+class DagsPane(DagActions, StatePicked, Pane[DagsData]):
     BINDINGS = [
-        Binding("t", "cycle_state", "State"),
+        StatePicked.STATE_BINDING,
         Binding("escape", "clear_name", "Clear name", show=False),
         *DAG_BINDINGS,
     ]
     filter_hint = "DAG name (substring for the navigator)"
     dag_name = ""
     state: DAGState | None = None
+    states = tuple(DAGState)
+    state_type = DAGState
     data: DagsData | None = None
     tables = (
         ("DAGs", DAG_NAME_COLUMNS),
@@ -270,10 +272,6 @@ class DagsPane(DagActions, Pane[DagsData]):
     def current_dag(self) -> uuid.UUID | None:
         key = selected_key(self.query_one("#dag-runs", DataTable))
         return uuid.UUID(key) if key else None
-
-    def action_cycle_state(self) -> None:
-        self.state = STATES[(STATES.index(self.state) + 1) % len(STATES)]
-        self.reload()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -30,7 +30,7 @@ from qctl.systems.azync.order import newest_first
 from qctl.systems.azync.tui.columns import JOB_KIND, JOB_SOURCE, job_columns
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
-from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
+from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView, StatePicked
 from qctl.tui.triage import error_group_columns, groups_summary
 from qctl.tui.widgets import Column, cells, flex, refill, table
 from qctl_kit.decode import elapsed
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from qctl_store.contract import ConsoleStore
 
 PAGE = 50
-STATES: list[JobState | None] = [None, *JobState]
 SOURCES: list[Source | None] = [None, *Source]
 
 JOB_BINDINGS = [
@@ -198,10 +197,10 @@ ATTEMPT_COLUMNS: tuple[Column[Attempt], ...] = (
 """A job's attempts, on its detail screen."""
 
 
-class JobsPane(JobActions, MarkedPages[JobPage]):
+class JobsPane(JobActions, StatePicked, MarkedPages[JobPage]):
     BINDINGS = [
         Binding("s", "cycle_source", "Source"),
-        Binding("t", "cycle_state", "State"),
+        StatePicked.STATE_BINDING,
         Binding("g", "group_errors", "Group errors"),
         *PAGE_BINDINGS,
         *JOB_BINDINGS,
@@ -211,6 +210,8 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
     # A live state by default: "all states" is ordered by enqueued_at, which no index
     # serves, so on a huge table it sorts every row (press t to get there anyway).
     state: JobState | None = JobState.PENDING
+    states = tuple(JobState)
+    state_type = JobState
     page: JobPage | None = None
     table_id = "jobs-table"
     grouped = False
@@ -385,10 +386,6 @@ class JobsPane(JobActions, MarkedPages[JobPage]):
 
     def action_cycle_source(self) -> None:
         self.source = SOURCES[(SOURCES.index(self.source) + 1) % len(SOURCES)]
-        self.restart()
-
-    def action_cycle_state(self) -> None:
-        self.state = STATES[(STATES.index(self.state) + 1) % len(STATES)]
         self.restart()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

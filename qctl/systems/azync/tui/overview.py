@@ -33,8 +33,6 @@ SORTS = ["source", "pending", "scheduled", "active", "dead", "paused", "succeede
 SERIES = ["enqueued", "processed", "failed", "reaped"]
 BACKLOG = 8
 """Cells of the largest row's backlog bar: narrow, so that the kind keeps the width."""
-SPARK_MIN = 5
-"""Narrower than this, a chart shows its numbers only."""
 CHART_WIDTH = 48
 """The chart panel's width inside its border, before the first layout."""
 LIVE_KINDS = 3
@@ -191,8 +189,10 @@ class OverviewPane(Redrawn[OverviewData]):
         # The sparklines take what the panel has beside the numbers (27 and 21 cells).
         room = self.query_one("#throughput", Static).content_size.width or CHART_WIDTH
         daily, live = min(20, room - 27), min(26, room - 21)
-        chart = throughput_text(data.daily, daily if daily >= SPARK_MIN else 0)
-        chart.append_text(fmt.live_text(data.live, live if live >= SPARK_MIN else 0, LIVE_KINDS))
+        chart = throughput_text(data.daily, daily if daily >= fmt.SPARK_MIN else 0)
+        chart.append_text(
+            fmt.live_text(data.live, live if live >= fmt.SPARK_MIN else 0, LIVE_KINDS)
+        )
         self.query_one("#throughput", Static).update(chart)
         self.query_one("#ledger", Static).update(ledger_text(data.ops))
 

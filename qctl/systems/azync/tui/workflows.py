@@ -18,7 +18,7 @@ from qctl.systems.azync.tui.columns import JOB_ATTEMPT, JOB_ERROR, JOB_KIND, job
 from qctl.systems.azync.tui.jobs import JOB_WHEN, JobDetailScreen
 from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
-from qctl.tui.panes import DetailScreen, Pane, RecordView
+from qctl.tui.panes import DetailScreen, Pane, RecordView, StatePicked
 from qctl.tui.widgets import (
     CELL_MAX,
     ChoiceDialog,
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 EXECUTIONS = 100
 RUN_JOBS = 200
 """An execution's newest jobs (decision tasks and operations) shown in its detail."""
-STATES: list[WorkflowState | None] = [None, *WorkflowState]
 
 
 class WorkflowActions(Dashboarded):
@@ -131,14 +130,16 @@ HISTORY_COLUMNS: tuple[Column[HistoryEvent], ...] = (
 )
 
 
-class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
+class WorkflowsPane(WorkflowActions, StatePicked, Pane[WorkflowsData]):
     BINDINGS = [
-        Binding("t", "cycle_state", "State"),
+        StatePicked.STATE_BINDING,
         Binding("X", "wf_cancel", "Cancel"),
         Binding("Z", "wf_resolve", "Resolve"),
     ]
     filter_hint = "workflow name (exact)"
     state: WorkflowState | None = None
+    states = tuple(WorkflowState)
+    state_type = WorkflowState
     data: WorkflowsData | None = None
     tables = (
         ("Workflows", EXECUTION_COLUMNS),
@@ -195,10 +196,6 @@ class WorkflowsPane(WorkflowActions, Pane[WorkflowsData]):
         key = selected_key(self.query_one("#uncertain", DataTable))
         jobs = self.data.uncertain if self.data else []
         return next((j for j in jobs if str(j.id) == key), None)
-
-    def action_cycle_state(self) -> None:
-        self.state = STATES[(STATES.index(self.state) + 1) % len(STATES)]
-        self.reload()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 WINDOW = timedelta(hours=1)
 BUCKET = timedelta(minutes=1)
 CHART_ROWS = 4
+CHART_WIDTH = 61
+"""The sparklines' widest, in cells (a minute each, for the hour)."""
 """Series drawn in the chart: every workflow, then the busiest names."""
 ALL = "all"
 
@@ -184,13 +186,24 @@ class OverviewPane(Redrawn[OverviewData]):
             ],
         )
         queues.border_title = "per queue: in flight now, finished in the last hour"
-        chart = fmt.live_text(chart_series(read, now), width=61, rows=CHART_ROWS, what="completed")
-        self.query_one("#dbos-throughput", Static).update(chart)
+        # The sparklines take what the panel has beside the label and the numbers.
+        panel = self.query_one("#dbos-throughput", Static)
+        room = min(CHART_WIDTH, (panel.content_size.width or CHART_WIDTH + 21) - 21)
+        chart = fmt.live_text(
+            chart_series(read, now),
+            width=room if room >= fmt.SPARK_MIN else 0,
+            rows=CHART_ROWS,
+            what="completed",
+        )
+        panel.update(chart)
         errors = self.query_one("#dbos-errors", DataTable)
         refill(
             errors,
             [(e["workflow_id"], widgets.cells(ERROR_COLUMNS, e, now)) for e in read["errors"]],
         )
+
+    def on_resize(self) -> None:
+        self.render_data()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         from qctl.systems.dbos.tui.workflows import WorkflowDetailScreen, WorkflowsPane

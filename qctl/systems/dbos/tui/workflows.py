@@ -21,7 +21,7 @@ from qctl.systems.dbos import actions, reads
 from qctl.systems.dbos.tui import cells
 from qctl.tui import fmt, widgets
 from qctl.tui.base import Dashboarded
-from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView
+from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView, StatePicked
 from qctl.tui.widgets import Column, PromptDialog, flex, refill, table
 from qctl_kit.errors import InvalidInput
 
@@ -33,7 +33,6 @@ TREE_NODES = 200
 TIMELINE_STEPS = 500
 """Steps of a workflow's tree on the detail's timeline."""
 """Child workflows drawn in a detail's tree (breadth first, one read per level)."""
-STATUSES: list[str | None] = [None, *reads.STATUSES]
 FILTER_KEYS = {
     "queue": "queue_name",
     "version": "app_version",
@@ -344,15 +343,17 @@ class WorkflowPage:
     """``reads.error_groups`` when grouped by error (``g``)."""
 
 
-class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
+class WorkflowsPane(WorkflowActions, StatePicked, MarkedPages[WorkflowPage]):
     BINDINGS = [
-        Binding("t", "cycle_status", "Status"),
+        Binding("t", "pick_state", "Status"),
         Binding("g", "toggle_groups", "By error"),
         *PAGE_BINDINGS,
         *WORKFLOW_BINDINGS,
     ]
     filter_hint = "name, status, queue=Q, version=V, id=PREFIX, parent=ID"
-    status: str | None = None
+    states = reads.STATUSES
+    state_word = "status"
+    state: str | None = None
     page: WorkflowPage | None = None
     grouped = False
     """``g``: failed workflows grouped by error (``reads.error_groups``) in place of
@@ -386,7 +387,7 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
 
     def filter_changed(self) -> None:
         try:
-            self.filter = parse_filter(self.filter_text, self.status)
+            self.filter = parse_filter(self.filter_text, self.state)
         except InvalidInput as exc:
             self.top.notify(str(exc), severity="error")
             return
@@ -436,7 +437,7 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
         self.query_one("#dbos-wf-filter", Static).update(
             Text.assemble(
                 ("status ", "dim"),
-                (self.status or "all", "bold"),
+                (self.state or "all", "bold"),
                 ("  filter ", "dim"),
                 (self.filter_text or "-", "bold"),
                 (f"   {shown}", ""),
@@ -470,8 +471,7 @@ class WorkflowsPane(WorkflowActions, MarkedPages[WorkflowPage]):
         self.grouped = not self.grouped
         self.restart()
 
-    def action_cycle_status(self) -> None:
-        self.status = STATUSES[(STATUSES.index(self.status) + 1) % len(STATUSES)]
+    def state_changed(self) -> None:
         self.filter_changed()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -15,7 +15,7 @@ from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.dispatch import actions, reads
 from qctl.tui import fmt
-from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView
+from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView, StatePicked
 from qctl.tui.triage import ErrorGroupsScreen, error_group_columns
 from qctl.tui.widgets import Column, flex, refill, table
 
@@ -77,8 +77,10 @@ class JobActions:
 ERROR_GROUP_COLUMNS = error_group_columns("failed jobs", "names")
 
 
-class JobsPane(ListPane, JobActions):
+class JobsPane(StatePicked, ListPane, JobActions):
+    states = reads.STATES
     BINDINGS = [
+        StatePicked.STATE_BINDING,
         Binding("C", "job_cancel", "Cancel"),
         Binding("g", "error_groups", "Errors"),
         *MARK_BINDINGS,
@@ -103,7 +105,7 @@ class JobsPane(ListPane, JobActions):
     )
 
     def fetch(self, db: Database) -> list[reads.Job]:
-        return reads.list_jobs(db, limit=PAGE)
+        return reads.list_jobs(db, self.picked(), limit=PAGE)
 
     def row_key(self, row: reads.Job) -> str:
         return row.id
@@ -232,7 +234,9 @@ class WorkersPane(ListPane):
         return (row.hostname, *(row.queues or []))
 
 
-class RunsPane(ListPane):
+class RunsPane(StatePicked, ListPane):
+    BINDINGS = [StatePicked.STATE_BINDING]
+    states = reads.RUN_STATES
     filter_hint = "filter: words (a state, a workflow name)"
     table_id = "dispatch-runs"
     columns = (
@@ -249,7 +253,7 @@ class RunsPane(ListPane):
     )
 
     def fetch(self, db: Database) -> list[reads.Run]:
-        return reads.list_runs(db, limit=PAGE)
+        return reads.list_runs(db, self.picked(), limit=PAGE)
 
     def row_key(self, row: reads.Run) -> str:
         return row.id

@@ -15,7 +15,7 @@ from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.hopper import actions, reads
 from qctl.tui import fmt
-from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView
+from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView, StatePicked
 from qctl.tui.triage import ErrorGroupsScreen, error_group_columns
 from qctl.tui.widgets import Column, flex, refill, table
 
@@ -112,8 +112,10 @@ class JobActions:
 ERROR_GROUP_COLUMNS = error_group_columns("discarded jobs", "kinds")
 
 
-class JobsPane(ListPane, JobActions):
+class JobsPane(StatePicked, ListPane, JobActions):
+    states = reads.STATES
     BINDINGS = [
+        StatePicked.STATE_BINDING,
         Binding("C", "job_cancel", "Cancel"),
         Binding("R", "job_retry", "Retry"),
         Binding("g", "error_groups", "Errors"),
@@ -137,7 +139,7 @@ class JobsPane(ListPane, JobActions):
     )
 
     def fetch(self, db: Database) -> list[reads.Job]:
-        return reads.list_jobs(db, limit=PAGE)
+        return reads.list_jobs(db, self.picked(), limit=PAGE)
 
     def row_key(self, row: reads.Job) -> str:
         return str(row.id)

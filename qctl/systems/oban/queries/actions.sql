@@ -91,6 +91,8 @@ RETURNING j.id::text AS id;
 -- name: job_targets_page
 -- A page of the jobs a bulk verb's filter matches, ids and states only, newest first
 -- after a cursor (reads.sql list_jobs without the columns a verb does not check).
+-- Ordered by the column, not the text id the select names (a bare ORDER BY id would
+-- sort the text: 999 before 3000, so the keyset would skip jobs).
 SELECT id::text AS id, state::text AS state, worker
 FROM oban_jobs
 WHERE state = ANY(ARRAY(SELECT s FROM unnest(enum_range(NULL::oban_job_state)) AS s
@@ -98,7 +100,7 @@ WHERE state = ANY(ARRAY(SELECT s FROM unnest(enum_range(NULL::oban_job_state)) A
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(workers)s::text[] IS NULL OR worker = ANY(%(workers)s::text[]))
   AND (%(after)s::bigint IS NULL OR id < %(after)s::bigint)
-ORDER BY id DESC
+ORDER BY oban_jobs.id DESC
 LIMIT %(limit)s;
 
 -- name: job_targets

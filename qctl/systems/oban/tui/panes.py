@@ -14,7 +14,7 @@ from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.oban import actions, reads
 from qctl.tui import fmt
-from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView
+from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView, StatePicked
 from qctl.tui.widgets import Column, flex, refill, table
 
 if TYPE_CHECKING:
@@ -114,8 +114,9 @@ JOB_BINDINGS = [
 ]
 
 
-class JobsPane(ListPane, JobActions):
-    BINDINGS = [*JOB_BINDINGS, *MARK_BINDINGS]
+class JobsPane(StatePicked, ListPane, JobActions):
+    BINDINGS = [StatePicked.STATE_BINDING, *JOB_BINDINGS, *MARK_BINDINGS]
+    states = reads.STATES
     filter_hint = "filter: words (a state, a queue, a worker)"
     table_id = "oban-jobs"
     columns = (
@@ -138,7 +139,7 @@ class JobsPane(ListPane, JobActions):
     )
 
     def fetch(self, db: Database) -> list[reads.Job]:
-        return reads.list_jobs(db, limit=PAGE)
+        return reads.list_jobs(db, self.picked(), limit=PAGE)
 
     def row_key(self, row: reads.Job) -> str:
         return str(row.id)

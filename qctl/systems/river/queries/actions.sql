@@ -9,6 +9,14 @@
 -- scheduler held it, before the batch's statement runs again for that job alone.
 SELECT id FROM river_job WHERE id = %(id)s FOR UPDATE;
 
+-- name: gin_pending_limit
+-- The rest of this transaction merges GIN pending lists of more than 512 kB (4 MB by
+-- default): every row a batch rewrites adds its args and metadata to the pending lists of
+-- river_job_args_index and river_job_metadata_index, and the insert that finds a list
+-- over the limit merges all of it inside its own statement; under a smaller limit a
+-- batch merges a little, often, instead of one batch holding its rows for a 4 MB merge.
+SELECT set_config('gin_pending_list_limit', '512kB', true);
+
 -- name: cancel_jobs
 -- Cancel a batch of jobs (river_job.sql JobCancel): a job not yet finalized is locked;
 -- one that is not running is finalized cancelled at once; a running one keeps its state
@@ -116,6 +124,8 @@ RETURNING j.id::text AS id;
 -- name: job_targets_page
 -- A page of the jobs a bulk verb's filter matches, ids and states only, newest first
 -- after a cursor (reads.sql list_jobs without the columns a verb does not check).
+-- Ordered by the column, not the text id the select names (a bare ORDER BY id would
+-- sort the text: 999 before 3000, so the keyset would skip jobs).
 SELECT id::text AS id, state::text AS state, kind
 FROM river_job
 WHERE state::text = ANY(%(states)s::text[])
@@ -124,7 +134,7 @@ WHERE state::text = ANY(%(states)s::text[])
   AND (%(priorities)s::int[] IS NULL OR priority = ANY(%(priorities)s::int[]))
   AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::varchar(255)[])
   AND (%(after)s::bigint IS NULL OR id < %(after)s::bigint)
-ORDER BY id DESC
+ORDER BY river_job.id DESC
 LIMIT %(limit)s;
 
 -- name: job_targets

@@ -14,7 +14,7 @@ from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.river import actions, reads
 from qctl.tui import fmt
-from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView
+from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView, StatePicked
 from qctl.tui.triage import ErrorGroupsScreen, error_group_columns
 from qctl.tui.widgets import Column, flex, refill, table
 
@@ -109,8 +109,14 @@ JOB_BINDINGS = [
 ERROR_GROUP_COLUMNS = error_group_columns("failed jobs", "kinds")
 
 
-class JobsPane(ListPane, JobActions):
-    BINDINGS = [*JOB_BINDINGS, Binding("g", "error_groups", "Errors"), *MARK_BINDINGS]
+class JobsPane(StatePicked, ListPane, JobActions):
+    BINDINGS = [
+        StatePicked.STATE_BINDING,
+        *JOB_BINDINGS,
+        Binding("g", "error_groups", "Errors"),
+        *MARK_BINDINGS,
+    ]
+    states = reads.STATES
     tables = (("Errors (g)", ERROR_GROUP_COLUMNS),)
     filter_hint = "filter: words (a state, a queue, a kind)"
     table_id = "river-jobs"
@@ -134,7 +140,7 @@ class JobsPane(ListPane, JobActions):
     )
 
     def fetch(self, db: Database) -> list[reads.Job]:
-        return reads.list_jobs(db, limit=PAGE)
+        return reads.list_jobs(db, self.picked(), limit=PAGE)
 
     def row_key(self, row: reads.Job) -> str:
         return str(row.id)
