@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from qctl.systems.oban import reads
+from qctl.systems.oban.database import payload_text
 
 MARK_KEY = "qctl_demo"
 QUEUES = {"default": 5, "mailers": 3, "media": 2}
@@ -258,10 +259,11 @@ class Workload:
             try:
                 while not self._stop.is_set():
                     for note in list(listener.notifies(timeout=0.2 / self.speed)):
+                        text = payload_text(note.payload)  # oban-py's: base64 of gzip
                         try:
-                            payload = json.loads(note.payload)
+                            payload = json.loads(text or "")
                         except ValueError:
-                            continue  # oban-py's compressed payloads: not for the stand-in
+                            continue
                         for producer, change in node.answer(payload):
                             conn.execute(
                                 q.update_producer, {"uuid": producer, "meta": json.dumps(change)}
