@@ -42,6 +42,8 @@ FAIL_RATE = 0.15
 ERRORS = ("timeout talking to the upstream", "connection reset by peer")
 APPLICATION = "qctl-demo-obanpy"
 """The real nodes' connections' application name."""
+LONGEST = 8.0
+"""Seconds the longest of the demo's jobs takes on a real node at speed 1."""
 START_TIMEOUT = 60.0
 """Seconds a real node may take to start (import oban-py, connect, start its queues)."""
 
@@ -159,6 +161,9 @@ class Workload:
             "queues": QUEUES,
             "workers": sorted({w for names in WORKERS.values() for w in names}),
             "application": APPLICATION,
+            # A stopped node's unfinished jobs are orphans: rescued by the next run's
+            # leader once they have run longer than any of the demo's jobs (``_args``).
+            "lifeline": {"interval": 10.0, "rescue_after": 30.0 + LONGEST / self.speed},
         }
         proc.stdin.write(json.dumps(spec) + "\n")
         proc.stdin.flush()
@@ -203,7 +208,8 @@ class Workload:
         q = reads.queries("demo.sql")
         with self._connect() as conn:
             while not self._stop.wait(0.25 / self.speed):
-                queue = rng.choice(list(QUEUES))
+                # media's long jobs come less often: its two slots per node keep up
+                queue = rng.choices(list(QUEUES), weights=(3, 2, 1))[0]
                 worker = rng.choice(WORKERS[queue])
                 conn.execute(
                     q.insert_job,
@@ -223,16 +229,18 @@ class Workload:
     def _args(self, queue: str, rng: random.Random) -> dict[str, Any]:
         """What a real node's worker does with the job (``obanpy_node.Work``): media's
         take long enough to cancel or pause them running; some fail once or twice, some
-        on every attempt, some snooze first."""
+        on every attempt, some snooze first, a few cancel themselves."""
         args: dict[str, Any] = {"id": rng.randrange(1, 10_000)}
-        slow = 3.0 if queue == "media" else 1.0
-        args["seconds"] = round(rng.uniform(0.5, 4.0) * slow / self.speed, 2)
+        slow = LONGEST if queue == "media" else LONGEST / 3
+        args["seconds"] = round(rng.uniform(0.125, 1.0) * slow / self.speed, 2)
         fails = rng.choices((0, 1, 2, 99), weights=(80, 10, 5, 5))[0]
         if fails:
             args["fails"] = fails
             args["error"] = rng.choice(ERRORS)
         if rng.random() < 0.05:
             args["snooze"] = 5
+        elif rng.random() < 0.03:
+            args["cancel"] = "the upload it was for is gone"
         return args
 
     def _work(self, node: Node, rng: random.Random, lead: bool) -> None:

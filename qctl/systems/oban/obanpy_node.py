@@ -5,7 +5,7 @@ environment (``obanpy.py``), never imported by qctl:
     python obanpy_node.py
 
 It reads one JSON line on stdin (``dsn``, ``prefix``, ``node``, ``queues``, ``workers``,
-``application``), starts the node, writes ``ready`` on stdout, and runs until stdin
+``application``, ``lifeline``), starts the node, writes ``ready`` on stdout, and runs until stdin
 closes; then it stops as an oban-py application does on shutdown. Each of the demo's
 worker names is a worker here that does what its job's args ask (``Work``).
 """
@@ -26,8 +26,9 @@ STEP = 0.1
 
 class Work:
     """A demo job: on its first attempt snoozes ``snooze`` seconds when asked, then takes
-    ``seconds`` (ended early by a cancel), and raises ``error`` while its attempt is
-    within ``fails``; each retry waits ``2 ** attempt`` seconds."""
+    ``seconds`` (ended early by a cancel), raises ``error`` while its attempt is within
+    ``fails``, and cancels itself with ``cancel`` as reason when that is given; each retry
+    waits ``2 ** attempt`` seconds."""
 
     async def process(self, job: Any) -> Cancel | Snooze | None:
         args = job.args
@@ -41,6 +42,8 @@ class Work:
             await asyncio.sleep(STEP)
         if job.attempt <= int(args.get("fails", 0)):
             raise RuntimeError(args.get("error", "failed"))
+        if args.get("cancel"):
+            return Cancel(args["cancel"])
         return None
 
     def backoff(self, job: Any) -> int:
@@ -73,6 +76,7 @@ async def main() -> None:
         prefix=spec["prefix"],
         node=spec["node"],
         queues=spec["queues"],
+        lifeline=spec["lifeline"],
         shutdown_grace_period=1.0,
     )
     await oban.start()
