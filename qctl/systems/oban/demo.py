@@ -151,6 +151,7 @@ class Workload:
                 stdout=subprocess.PIPE,
                 stderr=err,
                 text=True,
+                start_new_session=True,  # stopped by the demo (stdin), not by a terminal's ^C
             )
         self._procs[name] = proc
         assert proc.stdin is not None and proc.stdout is not None
