@@ -270,7 +270,7 @@ class Workload:
                     for note in list(listener.notifies(timeout=0.2 / self.speed)):
                         text = payload_text(note.payload)  # oban-py's: base64 of gzip
                         try:
-                            payload = json.loads(text or "")
+                            payload = json.loads(text) if text is not None else {}
                         except ValueError:
                             continue
                         for producer, change in node.answer(payload):
