@@ -12,14 +12,16 @@ kind the system's own software notifies, ``gap`` seconds apart, each the way tha
 software makes it (azync's store enqueues, hopper's stand-in inserts and notifies as
 hopper's Go client does, dispatch's and River's Go clients enqueue through ``tests/go``'s
 harnesses, dispatch's followed by the wake its v1.5.3 sends, DBOS's client sends a
-message), and prints the wall-clock time just before each write. The latency of a
-change is from that time to the first refresh after it (an upper bound: it includes the
-write itself). The target: p95 within 0.5 s.
+message, oban-py (the tests' partner) in turn enqueues and pauses or resumes a queue,
+notifying on its insert and signal channels), and prints the wall-clock time just before
+each write. The latency of a change is from that time to the first refresh after it (an
+upper bound: it includes the write itself). The target: p95 within 0.5 s.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import subprocess
 import sys
@@ -76,6 +78,19 @@ def write(name: str, dsn: str, schema: str, n: int, gap: float) -> None:
                 waker.execute("SELECT pg_notify('dispatch_jobs_wake', '')")
             else:
                 harness.call("insert", queue="bench", n=1)
+
+    elif name == "oban":
+        from tests.oban.harness import Partner
+
+        partner = Partner(dsn, schema)
+        closing.append(partner)
+        turns = itertools.cycle(("insert", "pause", "insert", "resume"))
+
+        def change() -> None:
+            # oban-py's enqueue notifies <prefix>.oban_insert, its pause and resume
+            # <prefix>.oban_signal (the Oban instance's insert and signal channels).
+            op = next(turns)
+            partner.call(op, queue="bench")
 
     elif name == "dbos":
         from dbos import DBOSClient

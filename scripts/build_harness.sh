@@ -6,7 +6,8 @@
 # - The Go harness: every program of tests/go/cmd/* into tests/go/bin (the compiler's
 #   output in tests/go/bin/build.log). Without Go it skips, unless QCTL_REQUIRE_GO=1 (CI).
 # - oban-py's own environment for the oban-py partner, tests/oban/.venv-obanpy (a Python
-#   3.12+ venv with oban from PyPI; tests/oban/obanpy_env.py), reused while it matches.
+#   3.12+ venv with oban from PyPI, built as the demo's: qctl/systems/oban/obanpy.py),
+#   reused while it matches.
 #   Without a Python 3.12 it skips, unless QCTL_REQUIRE_OBAN=1 (CI).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -37,4 +38,4 @@ build_go() {
 }
 
 ( build_go ) || exit 1
-HARNESS_TIMEOUT="$limit" python3 tests/oban/obanpy_env.py
+HARNESS_TIMEOUT="$limit" python3 -m tests.oban.obanpy_env

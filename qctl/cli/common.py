@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Protocol, TypeVar
 
 import typer
 
@@ -343,6 +343,73 @@ def demo_schema(
         conn.execute(sql.SQL("COMMENT ON SCHEMA {} IS {}").format(name, sql.Literal(mark)))
         owned = True
     return DemoSchema(owned, bool(holds))
+
+
+class DemoWorkload(Protocol):
+    """A system's demo workload as ``run_demo`` runs it."""
+
+    mark: dict[str, str]
+    """What its jobs carry in their meta (``job_counts``'s ``mark``)."""
+    errors: list[str]
+    """What stopped part of it, said when the demo ends."""
+
+    def stop(self) -> None: ...
+
+
+def run_demo(
+    cli: CliContext,
+    db: Any,
+    workload: DemoWorkload,
+    *,
+    system: str,
+    screens: str,
+    schema: str,
+    no_tui: bool,
+    seconds: float | None,
+    job_counts: str,
+    running: str,
+    label: str,
+    stopped: str = "a stand-in stopped",
+) -> None:
+    """Watch a started ``workload`` on ``db`` (``schema`` of the --dsn PostgreSQL database)
+    in the dashboard of ``system`` (``screens``: its import string), or headless for
+    ``seconds`` (``running`` says what runs) and then print its jobs per state
+    (``job_counts``, over the workload's mark). Stops the workload, closes ``db`` and
+    says each of its ``errors`` after ``stopped``. ``label`` names the demo's workers in
+    the dashboard's location."""
+    import json
+    import time
+
+    from qctl import systems
+
+    try:
+        if no_tui:
+            sys.stderr.write(
+                f"qctl demo: {running} on {db.location} schema {schema} for {seconds or 60.0:g}s\n"
+            )
+            time.sleep(seconds or 60.0)
+            workload.stop()
+            mark = json.dumps(workload.mark)
+            counts = {r["state"]: r["n"] for r in db.all(job_counts, {"mark": mark})}
+            json.dump(counts, sys.stdout, indent=2, sort_keys=True)
+            sys.stdout.write("\n")
+        else:
+            from qctl.tui.app import run
+
+            location = f"{db.location} schema {schema} ({label})"
+            where = cli.audit_where(cli.dsn, system, schema)
+            run(
+                db,
+                system=systems.load(screens),
+                location=location,
+                poll_interval=1.0,
+                audit_where=where,
+            )
+    finally:
+        workload.stop()
+        db.close()
+    for error in workload.errors:
+        sys.stderr.write(f"qctl demo: {stopped}: {error}\n")
 
 
 def typed_name(ctx: typer.Context, schema: str) -> str:

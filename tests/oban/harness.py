@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from qctl.systems.oban import obanpy
 from tests.go.harness import Harness
 from tests.oban import obanpy_env
 
@@ -32,7 +33,7 @@ def require_obanpy() -> Path:
     python = obanpy_env.ready()
     if python is not None:
         return python
-    if obanpy_env.interpreter() is None:
+    if obanpy.interpreter() is None:
         if os.environ.get("QCTL_REQUIRE_OBAN") == "1":
             pytest.fail(f"QCTL_REQUIRE_OBAN=1 but {obanpy_env.MISSING}")
         pytest.skip(obanpy_env.MISSING)

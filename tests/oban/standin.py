@@ -15,6 +15,7 @@ from typing import Any
 
 import psycopg
 
+from qctl.systems.oban.database import payload_text
 from tests.conftest import PG_DSN
 
 
@@ -49,7 +50,9 @@ class Producers:
         while not self._stop:
             # Gathered first: the connection is not free while notifies() waits.
             for note in list(self._conn.notifies(timeout=0.2)):
-                self._handle(json.loads(note.payload))
+                text = payload_text(note.payload)  # oban-py's own are base64 of gzip
+                if text is not None:
+                    self._handle(json.loads(text))
 
     def _handle(self, payload: dict[str, Any]) -> None:
         action = payload.get("action")

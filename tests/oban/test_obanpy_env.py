@@ -1,5 +1,6 @@
-"""The partner's environment (tests/oban/obanpy_env.py): which interpreter it takes, when a
-built environment is reused, and what ``make harness`` and ``.ci/run`` say without one."""
+"""oban-py's environment (qctl/systems/oban/obanpy.py; the partner's is tests/oban/obanpy_env.py):
+which interpreter it takes, when a built environment is reused, and what ``make harness``
+and ``.ci/run`` say without one."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from qctl.systems.oban import obanpy
 from tests.oban import obanpy_env
 
 
@@ -25,7 +27,7 @@ def test_an_interpreter_older_than_3_12_is_not_taken(
 ) -> None:
     monkeypatch.setenv("QCTL_OBANPY_PYTHON", fake_python(tmp_path, "3.11"))
     monkeypatch.delenv("QCTL_REQUIRE_OBAN", raising=False)
-    assert obanpy_env.interpreter() is None
+    assert obanpy.interpreter() is None
     assert obanpy_env.main(["--check"]) == 1
     assert capsys.readouterr().err == f"tests/oban: {obanpy_env.MISSING}\n"
     assert obanpy_env.main([]) == 0  # make harness: nothing to build, no failure
@@ -43,14 +45,13 @@ def test_a_built_environment_is_reused_only_while_it_matches(
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").touch()
     monkeypatch.setattr(obanpy_env, "VENV", venv)
-    monkeypatch.setattr(obanpy_env, "STAMP", venv / "stamp.json")
     assert obanpy_env.ready() is None  # no stamp: a build stopped part-way
-    stamp = {"requirement": obanpy_env.REQUIREMENT, "interpreter": python}
-    (venv / "stamp.json").write_text(json.dumps(stamp))
+    stamp = {"requirement": obanpy.REQUIREMENT, "interpreter": python}
+    (venv / obanpy.STAMP).write_text(json.dumps(stamp))
     assert obanpy_env.ready() == venv / "bin" / "python"
-    (venv / "stamp.json").write_text(json.dumps({**stamp, "requirement": "oban==0.6.0"}))
+    (venv / obanpy.STAMP).write_text(json.dumps({**stamp, "requirement": "oban==0.6.0"}))
     assert obanpy_env.ready() is None
     (tmp_path / "other").mkdir()
     other = fake_python(tmp_path / "other", "3.13")
-    (venv / "stamp.json").write_text(json.dumps({**stamp, "interpreter": other}))
+    (venv / obanpy.STAMP).write_text(json.dumps({**stamp, "interpreter": other}))
     assert obanpy_env.ready() is None

@@ -1,27 +1,33 @@
-"""The Oban demo's workload: a producer of jobs and stand-in Oban nodes on oban-py's
-schema, running oban-py's own statements (``queries/demo.sql``: fetch, ack, producers,
-leader) in Python threads. oban-py needs Python 3.12 and is not a dependency of qctl, so
-the nodes are labelled stand-ins (``qctl-demo-stand-in-N``).
+"""The Oban demo's workload: a producer of jobs on oban-py's schema, worked by real
+oban-py nodes (``obanpy_node.py``, in oban-py's own Python 3.12 environment: ``obanpy``)
+or, without one, by stand-in nodes running oban-py's own statements (``queries/demo.sql``:
+fetch, ack, producers, leader) in Python threads, labelled as such
+(``qctl-demo-stand-in-N``).
 
-Each node runs a producer per queue, with its limit and pause in its ``oban_producers``
-row, and answers Oban's signal channel as oban-py's producers do (``_producer.py``
-``_on_signal``: pause, resume, pkill; ``oban.py``: scale), matching the signal's queue and
-``ident``. Every job the demo inserts carries ``MARK_KEY`` with the run's id in its meta,
-and the nodes fetch only those. No typer, no textual: ``cli/demo.py`` runs it.
+Each stand-in node runs a producer per queue, with its limit and pause in its
+``oban_producers`` row, and answers Oban's signal channel as oban-py's producers do
+(``_producer.py`` ``_on_signal``: pause, resume, pkill; ``oban.py``: scale), matching the
+signal's queue and ``ident``. Every job the demo inserts carries ``MARK_KEY`` with the
+run's id in its meta, and the stand-ins fetch only those; its args say what a real node's
+worker does with it (``obanpy_node.Work``). No typer, no textual: ``cli/demo.py`` runs it.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import select
+import subprocess
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from qctl.systems.oban import reads
+from qctl.systems.oban.database import payload_text
 
 MARK_KEY = "qctl_demo"
 QUEUES = {"default": 5, "mailers": 3, "media": 2}
@@ -32,6 +38,14 @@ WORKERS = {
     "media": ("MyApp.Workers.Transcode",),
 }
 FAIL_RATE = 0.15
+"""How often a stand-in fails an attempt."""
+ERRORS = ("timeout talking to the upstream", "connection reset by peer")
+APPLICATION = "qctl-demo-obanpy"
+"""The real nodes' connections' application name."""
+LONGEST = 8.0
+"""Seconds the longest of the demo's jobs takes on a real node at speed 1."""
+START_TIMEOUT = 60.0
+"""Seconds a real node may take to start (import oban-py, connect, start its queues)."""
 
 
 def new_mark() -> dict[str, str]:
@@ -74,8 +88,9 @@ class Node:
 
 @dataclass
 class Workload:
-    """``start()`` runs a producer of jobs and ``nodes`` stand-in nodes (the first one the
-    leader when ``lead``) until ``stop()``."""
+    """``start()`` runs a producer of jobs and ``nodes`` nodes until ``stop()``: real
+    oban-py nodes run by ``python`` (oban-py's environment's, their output in ``logs``),
+    else stand-ins (the first one the leader when ``lead``)."""
 
     dsn: str
     schema: str
@@ -84,21 +99,93 @@ class Workload:
     nodes: int = 2
     lead: bool = False
     seed: int | None = None
+    python: Path | None = None
+    logs: Path | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
+    _procs: dict[str, subprocess.Popen[str]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
+    @property
+    def node_names(self) -> list[str]:
+        kind = "stand-in" if self.python is None else "obanpy"
+        return [f"qctl-demo-{kind}-{i + 1}" for i in range(self.nodes)]
+
     def start(self) -> None:
+        """Raises ``RuntimeError`` (one line) when a real node does not start: none is
+        left running."""
         rng = random.Random(self.seed)
-        self._spawn(self._produce, random.Random(rng.random()))
-        for i in range(self.nodes):
-            node = Node(f"qctl-demo-stand-in-{i + 1}")
-            self._spawn(self._work, node, random.Random(rng.random()), self.lead and i == 0)
+        produce = random.Random(rng.random())
+        if self.python is not None:
+            try:
+                for name in self.node_names:
+                    self._start_node(name)
+            except RuntimeError:
+                self.stop()
+                raise
+        else:
+            for i, name in enumerate(self.node_names):
+                node = Node(name)
+                self._spawn(self._work, node, random.Random(rng.random()), self.lead and i == 0)
+        self._spawn(self._produce, produce)
 
     def stop(self) -> None:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=10)
+        for name, proc in self._procs.items():
+            self._end_node(name, proc)
+        self._procs.clear()
+
+    def _start_node(self, name: str) -> None:
+        """Starts a real node and waits for its ``ready``."""
+        assert self.python is not None and self.logs is not None
+        from importlib.resources import files
+
+        program = files("qctl.systems.oban").joinpath("obanpy_node.py")
+        log = self.logs / f"{name}.log"
+        with log.open("w") as err:
+            proc = subprocess.Popen(
+                [str(self.python), str(program)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                start_new_session=True,  # stopped by the demo (stdin), not by a terminal's ^C
+            )
+        self._procs[name] = proc
+        assert proc.stdin is not None and proc.stdout is not None
+        spec = {
+            "dsn": self.dsn,
+            "prefix": self.schema,
+            "node": name,
+            "queues": QUEUES,
+            "workers": sorted({w for names in WORKERS.values() for w in names}),
+            "application": APPLICATION,
+            # A stopped node's unfinished jobs are orphans: rescued by the next run's
+            # leader once they have run longer than any of the demo's jobs (``_args``).
+            "lifeline": {"interval": 10.0, "rescue_after": 30.0 + LONGEST / self.speed},
+        }
+        proc.stdin.write(json.dumps(spec) + "\n")
+        proc.stdin.flush()
+        readable, _, _ = select.select([proc.stdout], [], [], START_TIMEOUT)
+        if not readable or proc.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"oban-py node {name} did not start; see {log}")
+
+    def _end_node(self, name: str, proc: subprocess.Popen[str]) -> None:
+        """Closes its stdin (the node then stops as oban-py does on shutdown)."""
+        assert proc.stdin is not None
+        try:
+            proc.stdin.close()
+            code = proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
+        except OSError:
+            code = proc.wait()
+        if code != 0:
+            where = self.logs / f"{name}.log" if self.logs else "its log"
+            self.errors.append(f"oban-py node {name} exited with {code}; see {where}")
 
     def _spawn(self, target: Any, *args: Any) -> None:
         def run() -> None:
@@ -122,19 +209,40 @@ class Workload:
         q = reads.queries("demo.sql")
         with self._connect() as conn:
             while not self._stop.wait(0.25 / self.speed):
-                queue = rng.choice(list(QUEUES))
+                # media's long jobs come less often: its two slots per node keep up
+                queue = rng.choices(list(QUEUES), weights=(3, 2, 1))[0]
+                worker = rng.choice(WORKERS[queue])
                 conn.execute(
                     q.insert_job,
                     {
                         "queue": queue,
-                        "worker": rng.choice(WORKERS[queue]),
-                        "args": json.dumps({"id": rng.randrange(1, 10_000)}),
+                        "worker": worker,
+                        "args": json.dumps(self._args(queue, rng)),
                         "meta": json.dumps(self.mark),
                         "max_attempts": rng.choice((1, 3, 5)),
+                        "priority": rng.choice((0, 0, 0, 1, 2)),
+                        "tags": [queue, worker.rsplit(".", 1)[-1].lower()],
                         "delay": rng.choice((0, 0, 0, 5)),
                         "channel": f"{self.schema}.oban_insert",
                     },
                 )
+
+    def _args(self, queue: str, rng: random.Random) -> dict[str, Any]:
+        """What a real node's worker does with the job (``obanpy_node.Work``): media's
+        take long enough to cancel or pause them running; some fail once or twice, some
+        on every attempt, some snooze first, a few cancel themselves."""
+        args: dict[str, Any] = {"id": rng.randrange(1, 10_000)}
+        slow = LONGEST if queue == "media" else LONGEST / 3
+        args["seconds"] = round(rng.uniform(0.125, 1.0) * slow / self.speed, 2)
+        fails = rng.choices((0, 1, 2, 99), weights=(80, 10, 5, 5))[0]
+        if fails:
+            args["fails"] = fails
+            args["error"] = rng.choice(ERRORS)
+        if rng.random() < 0.05:
+            args["snooze"] = 5
+        elif rng.random() < 0.03:
+            args["cancel"] = "the upload it was for is gone"
+        return args
 
     def _work(self, node: Node, rng: random.Random, lead: bool) -> None:
         q = reads.queries("demo.sql")
@@ -160,10 +268,11 @@ class Workload:
             try:
                 while not self._stop.is_set():
                     for note in list(listener.notifies(timeout=0.2 / self.speed)):
+                        text = payload_text(note.payload)  # oban-py's: base64 of gzip
                         try:
-                            payload = json.loads(note.payload)
+                            payload = json.loads(text) if text is not None else {}
                         except ValueError:
-                            continue  # oban-py's compressed payloads: not for the stand-in
+                            continue
                         for producer, change in node.answer(payload):
                             conn.execute(
                                 q.update_producer, {"uuid": producer, "meta": json.dumps(change)}
@@ -215,7 +324,7 @@ class Workload:
                 error = {
                     "attempt": attempt,
                     "at": datetime.now(UTC).isoformat(),
-                    "error": rng.choice(("** (RuntimeError) timeout", "connection reset")),
+                    "error": rng.choice(ERRORS),
                 }
             else:
                 state = "completed"

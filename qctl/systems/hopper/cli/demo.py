@@ -34,10 +34,6 @@ def demo(
     confirmed first when it holds anything, and the demo then inserts, claims and
     finalizes only jobs of its own and leaves the leader lease alone. ``reset`` drops
     the schema first, only one the demo created."""
-    import json
-    import sys
-    import time
-
     import psycopg
 
     from qctl.systems.hopper import reads, standin
@@ -63,27 +59,9 @@ def demo(
         raise
     workload = Workload(cli.dsn, schema, speed=speed, lead=place.owned, seed=seed)
     workload.start()
-    try:
-        if no_tui:
-            sys.stderr.write(
-                f"qctl demo: hopper workload (stand-in workers running hopper's SQL) on"
-                f" {db.location} schema {schema} for {seconds:g}s\n"
-            )
-            time.sleep(seconds or 60.0)
-            workload.stop()
-            mark = json.dumps(workload.mark)
-            counts = {r["state"]: r["n"] for r in db.all(q.job_counts, {"mark": mark})}
-            json.dump(counts, sys.stdout, indent=2, sort_keys=True)
-            sys.stdout.write("\n")
-        else:
-            from qctl.systems.hopper.tui import HOPPER
-            from qctl.tui.app import run
-
-            location = f"{db.location} schema {schema} (hopper demo, stand-in workers)"
-            where = cli.audit_where(cli.dsn, "hopper", schema)
-            run(db, system=HOPPER, location=location, poll_interval=1.0, audit_where=where)
-    finally:
-        workload.stop()
-        db.close()
-    for error in workload.errors:
-        sys.stderr.write(f"qctl demo: a stand-in stopped: {error}\n")
+    common.run_demo(
+        cli, db, workload, system="hopper", screens="qctl.systems.hopper.tui:HOPPER",
+        schema=schema, no_tui=no_tui, seconds=seconds, job_counts=q.job_counts,
+        running="hopper workload (stand-in workers running hopper's SQL)",
+        label="hopper demo, stand-in workers",
+    )  # fmt: skip

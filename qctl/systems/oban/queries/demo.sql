@@ -7,8 +7,10 @@
 -- A job (insert_job.sql), marked as the demo's, then the insert notice oban-py's
 -- producers wake on (Oban.insert: notify "insert" with the queue).
 WITH job AS (
-    INSERT INTO oban_jobs (queue, worker, args, meta, max_attempts, scheduled_at, state)
-    VALUES (%(queue)s, %(worker)s, %(args)s, %(meta)s, %(max_attempts)s,
+    INSERT INTO oban_jobs (queue, worker, args, meta, max_attempts, priority, tags,
+                           scheduled_at, state)
+    VALUES (%(queue)s, %(worker)s, %(args)s, %(meta)s, %(max_attempts)s, %(priority)s,
+            %(tags)s,
             timezone('UTC', now()) + make_interval(secs => %(delay)s),
             CASE WHEN %(delay)s > 0 THEN 'scheduled' ELSE 'available' END::oban_job_state)
     RETURNING id, queue

@@ -34,10 +34,6 @@ def demo(
     create is confirmed first, and the demo then inserts, fetches and settles only jobs
     of its own and leaves the leadership alone. ``reset`` drops the schema first, only
     one the demo created."""
-    import json
-    import sys
-    import time
-
     import psycopg
 
     from qctl.systems.river import reads, standin
@@ -64,29 +60,9 @@ def demo(
         raise
     workload = standin.Workload(cli.dsn, schema, speed=speed, lead=place.owned, seed=seed)
     workload.start()
-    try:
-        if no_tui:
-            sys.stderr.write(
-                f"qctl demo: River workload (stand-in clients running River's SQL) on"
-                f" {db.location} schema {schema} for {seconds:g}s\n"
-            )
-            time.sleep(seconds or 60.0)
-            workload.stop()
-            counts = {
-                r["state"]: r["n"]
-                for r in db.all(q.job_counts, {"mark": json.dumps(workload.mark)})
-            }
-            json.dump(counts, sys.stdout, indent=2, sort_keys=True)
-            sys.stdout.write("\n")
-        else:
-            from qctl.systems.river.tui import RIVER
-            from qctl.tui.app import run
-
-            location = f"{db.location} schema {schema} (River demo, stand-in clients)"
-            where = cli.audit_where(cli.dsn, "river", schema)
-            run(db, system=RIVER, location=location, poll_interval=1.0, audit_where=where)
-    finally:
-        workload.stop()
-        db.close()
-    for error in workload.errors:
-        sys.stderr.write(f"qctl demo: a stand-in stopped: {error}\n")
+    common.run_demo(
+        cli, db, workload, system="river", screens="qctl.systems.river.tui:RIVER",
+        schema=schema, no_tui=no_tui, seconds=seconds, job_counts=q.job_counts,
+        running="River workload (stand-in clients running River's SQL)",
+        label="River demo, stand-in clients",
+    )  # fmt: skip
