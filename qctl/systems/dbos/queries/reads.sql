@@ -227,3 +227,163 @@ LIMIT %s;
 SELECT workflow_uuid, status, name, updated_at, delay_until_epoch_ms
 FROM {schema}.workflow_status
 WHERE workflow_uuid IN ({ids});
+
+-- name: error_groups
+-- The failed workflows (reads.FAILED) {where} matches (reads.filter_sql's conditions),
+-- grouped by their error's first {list_payload} characters, serialization, name and
+-- status: count, whole length, first and last created_at; the %s groups with the
+-- latest workflows (DBOS's idx_workflow_status_failed). The error is workflow_output's,
+-- as SystemDatabase.update_workflow_outcome (dbos/_sys_db.py) writes it, or
+-- workflow_status' for older rows.
+SELECT substr(coalesce(wo.error, ws.error), 1, {list_payload}) AS error, ws.serialization,
+       count(*) AS count, max(length(coalesce(wo.error, ws.error))) AS length, ws.name,
+       ws.status, min(ws.created_at) AS first_created_at, max(ws.created_at) AS last_created_at
+FROM {schema}.workflow_status ws
+LEFT JOIN {schema}.workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid
+WHERE {where} AND ws.status IN ('ERROR', 'MAX_RECOVERY_ATTEMPTS_EXCEEDED')
+GROUP BY substr(coalesce(wo.error, ws.error), 1, {list_payload}), ws.serialization, ws.name,
+         ws.status
+ORDER BY max(ws.created_at) DESC
+LIMIT %s;
+
+-- name: error_group_newest
+-- The id of a group's newest workflow (error_groups' group): among the failed ones
+-- {where} matches, created at %s with an error beginning as %s (NULL matches NULL), the
+-- greatest id; over idx_workflow_status_failed's (status, created_at).
+SELECT ws.workflow_uuid
+FROM {schema}.workflow_status ws
+LEFT JOIN {schema}.workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid
+WHERE {where} AND ws.status IN ('ERROR', 'MAX_RECOVERY_ATTEMPTS_EXCEEDED')
+  AND ws.created_at = %s
+  AND substr(coalesce(wo.error, ws.error), 1, {list_payload}) IS NOT DISTINCT FROM %s
+ORDER BY ws.workflow_uuid DESC
+LIMIT 1;
+
+-- name: list_schedules
+-- The schedules {where} matches (status, workflow_name, a schedule_name prefix:
+-- conditions.sql's), by name: the columns SystemDatabase._list_schedules
+-- (dbos/_sys_db.py) reads from workflow_schedules.
+SELECT schedule_id, schedule_name, workflow_name, workflow_class_name, schedule, status,
+       context, last_fired_at, automatic_backfill, cron_timezone, queue_name,
+       application_name
+FROM {schema}.workflow_schedules
+WHERE {where}
+ORDER BY schedule_name;
+
+-- name: existing_ids
+-- Those of {ids} that name a workflow (workflow_status' primary key).
+SELECT workflow_uuid FROM {schema}.workflow_status WHERE workflow_uuid IN ({ids});
+
+-- name: fork_facts
+-- Per workflow of {ids}: its queue_partition_key and its highest recorded function id,
+-- what SystemDatabase.fork_workflow (dbos/_sys_db.py) copies steps up to.
+SELECT ws.workflow_uuid, ws.queue_partition_key,
+       (SELECT max(o.function_id)
+        FROM {schema}.operation_outputs o
+        WHERE o.workflow_uuid = ws.workflow_uuid) AS last
+FROM {schema}.workflow_status ws
+WHERE ws.workflow_uuid IN ({ids});
+
+-- name: queue_partitioned
+-- A registered queue's partition limits, by name %s (the queues table,
+-- SystemDatabase.get_queue of dbos/_sys_db.py); no row: unregistered.
+SELECT partition_concurrency, partition_worker_concurrency, partition_rate_limit_max
+FROM {schema}.queues
+WHERE name = %s;
+
+-- name: list_application_versions
+-- Every application version, newest first (SystemDatabase.list_application_versions of
+-- dbos/_sys_db.py, without its application filter).
+SELECT version_id, version_name, version_timestamp, created_at, application_name
+FROM {schema}.application_versions
+ORDER BY version_timestamp DESC;
+
+-- name: status_in_flight
+-- ENQUEUED and PENDING workflows per status, on DBOS's partial index
+-- idx_workflow_status_in_flight_v2 (its predicate word for word, as queue_in_flight).
+SELECT status, count(*) AS n
+FROM {schema}.workflow_status
+WHERE status IN ('ENQUEUED', 'PENDING')
+GROUP BY status;
+
+-- name: status_delayed
+-- DELAYED workflows, on DBOS's partial index idx_workflow_status_delayed.
+SELECT status, count(*) AS n FROM {schema}.workflow_status WHERE status = 'DELAYED' GROUP BY status;
+
+-- name: status_failed
+-- ERROR, CANCELLED and MAX_RECOVERY_ATTEMPTS_EXCEEDED workflows per status, on DBOS's
+-- partial index idx_workflow_status_failed (its predicate word for word).
+SELECT status, count(*) AS n
+FROM {schema}.workflow_status
+WHERE status IN ('ERROR', 'CANCELLED', 'MAX_RECOVERY_ATTEMPTS_EXCEEDED')
+GROUP BY status;
+
+-- name: workflow_total_postgres
+-- The planner's row count of workflow_status in schema %s, not a count: reltuples, or
+-- while it is -1 (the table never analyzed, a young database) the statistics
+-- collector's live rows, an estimate as cheap.
+SELECT greatest(CASE WHEN c.reltuples < 0 THEN s.n_live_tup ELSE c.reltuples END, 0)::bigint AS n
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid
+WHERE n.nspname = %s AND c.relname = 'workflow_status';
+
+-- name: workflow_total_sqlite
+-- Every workflow, counted: SQLite reads its smallest index.
+SELECT count(*) AS n FROM {schema}.workflow_status;
+
+-- name: finished_buckets
+-- Workflows completed since %s (epoch ms) per name, queue, status and bucket of
+-- {bucket_ms} ms (epoch ms where it starts), over DBOS's
+-- idx_workflow_status_completed_at: the throughput of the dashboard's overview
+-- (completed_at as SystemDatabase.update_workflow_outcome of dbos/_sys_db.py writes it).
+SELECT name, queue_name, status, completed_at / {bucket_ms} * {bucket_ms} AS bucket,
+       count(*) AS n
+FROM {schema}.workflow_status
+WHERE completed_at >= %s
+GROUP BY 1, 2, 3, 4;
+
+-- name: overview_in_flight
+-- ENQUEUED and PENDING workflows per name, queue and status, on DBOS's partial index
+-- idx_workflow_status_in_flight_v2 (its predicate word for word).
+SELECT name, queue_name, status, count(*) AS n
+FROM {schema}.workflow_status
+WHERE status IN ('ENQUEUED', 'PENDING')
+GROUP BY name, queue_name, status;
+
+-- name: overview_delayed
+-- DELAYED workflows per name, queue and status, on DBOS's partial index
+-- idx_workflow_status_delayed.
+SELECT name, queue_name, status, count(*) AS n
+FROM {schema}.workflow_status
+WHERE status = 'DELAYED'
+GROUP BY name, queue_name, status;
+
+-- name: latest_errors
+-- The 10 newest ERROR workflows with their error (workflow_output's, or workflow_status'
+-- for older rows), on DBOS's idx_workflow_status_failed (status, created_at).
+SELECT ws.workflow_uuid AS workflow_id, ws.name, ws.created_at,
+       coalesce(wo.error, ws.error) AS error, ws.serialization
+FROM {schema}.workflow_status ws
+LEFT JOIN {schema}.workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid
+WHERE ws.status = 'ERROR'
+ORDER BY ws.created_at DESC
+LIMIT 10;
+
+-- name: watch_latest
+-- The latest {column} (one of reads.WATCH_EVENTS' columns, each indexed by DBOS): where
+-- a watch starts. DBOS keeps no change log, so a watch polls these columns.
+SELECT max({column}) AS m FROM {schema}.workflow_status;
+
+-- name: watch_at
+-- The workflows whose {column} is %s: those a watch starting there has seen.
+SELECT workflow_uuid FROM {schema}.workflow_status WHERE {column} = %s;
+
+-- name: watch_since
+-- Workflows whose {column} is at or after %s, oldest first, at most %s: what a watch
+-- reports next.
+SELECT workflow_uuid AS workflow_id, name, status, queue_name, {column} AS at
+FROM {schema}.workflow_status
+WHERE {column} >= %s
+ORDER BY {column}
+LIMIT %s;
