@@ -1,20 +1,22 @@
 -- qctl's statements around the actions of qctl.systems.dbos.actions, on PostgreSQL and
 -- SQLite alike: the workflow verbs go through DBOSClient (dbos/_client.py); vacuum is
 -- qctl's own (DBOS has no garbage collection), deleting the rows
--- SystemDatabase._delete_workflows (dbos/_sys_db.py) deletes. Tokens follow qctl_kit/sqlfile.py; {schema}. is the schema on PostgreSQL,
--- nothing on SQLite; {ids} and {statuses} are one %s per value, filled per call.
+-- SystemDatabase._delete_workflows (dbos/_sys_db.py) deletes. Tokens follow
+-- qctl_kit/sqlfile.py; {schema}. is the schema on PostgreSQL, nothing on SQLite; {ids}
+-- and {statuses} are one %s per value, filled per call.
 
 -- name: writable
--- Reads nothing: run as a write before DBOSClient is opened, so a read-only session
--- refuses the action before the dbos package is imported.
+-- A statement that reads nothing, run as a write.
+-- Run before DBOSClient is opened, so a read-only session refuses the action before the
+-- dbos package is imported.
 SELECT 1;
 
 -- name: vacuum_candidates
--- The next %s old finished workflows of a vacuum's walk over {column} (completed_at, or
--- created_at for rows finished without completed_at), in {column} then id order
--- ({where}: conditions.sql's status, cutoff and walk position), over DBOS's index on
--- the column; {lock} is skip_locked or nothing. The statuses are reads.FINISHED, the
--- WorkflowStatusString values (dbos/_sys_db.py) no executor moves on its own.
+-- The next %s old finished workflows of a vacuum's walk over {column}.
+-- {column} is completed_at, or created_at for rows finished without completed_at; the
+-- order is {column} then id, over DBOS's index on the column. {where}: conditions.sql's
+-- status (reads.FINISHED, the WorkflowStatusString values of dbos/_sys_db.py no
+-- executor moves on its own), cutoff and walk position. {lock}: skip_locked or nothing.
 SELECT workflow_uuid, {column} AS at
 FROM {schema}.workflow_status
 WHERE {where}
@@ -22,15 +24,15 @@ ORDER BY {column}, workflow_uuid
 LIMIT %s {lock};
 
 -- name: skip_locked
--- vacuum_candidates' {lock} on PostgreSQL, but for a dry run: its rows locked as
--- selected, so a resume racing the batch waits for it and a row being changed is left
--- for a later run.
+-- vacuum_candidates' {lock} on PostgreSQL, but for a dry run.
+-- Its rows are locked as selected, so a resume racing the batch waits for it (and then
+-- finds nothing), and a row being changed right now is left for a later run.
 FOR UPDATE SKIP LOCKED;
 
 -- name: unfinished_ancestor
--- Those of {ids} with an unfinished (PENDING, ENQUEUED, DELAYED) ancestor, up the
--- parent_workflow_id chain (the key): a parent may still read a child's result or
--- events (SystemDatabase.await_workflow_result of dbos/_sys_db.py).
+-- Those of {ids} with an unfinished (PENDING, ENQUEUED, DELAYED) ancestor.
+-- Up the parent_workflow_id chain (by the key): a parent may still wait for a child's
+-- result (SystemDatabase.await_workflow_result of dbos/_sys_db.py) or read its events.
 WITH RECURSIVE up(id, anc) AS (
   SELECT workflow_uuid, parent_workflow_id
   FROM {schema}.workflow_status
@@ -47,9 +49,9 @@ JOIN {schema}.workflow_status a ON a.workflow_uuid = up.anc
 WHERE a.status IN ('PENDING', 'ENQUEUED', 'DELAYED');
 
 -- name: unfinished_descendant
--- Those of {ids} with an unfinished (PENDING, ENQUEUED, DELAYED) descendant, down DBOS's
--- index on parent_workflow_id (SystemDatabase.get_workflow_children of
--- dbos/_sys_db.py walks the same way): it may still read their events or messages.
+-- Those of {ids} with an unfinished (PENDING, ENQUEUED, DELAYED) descendant.
+-- Down DBOS's index on parent_workflow_id, as SystemDatabase.get_workflow_children
+-- (dbos/_sys_db.py) walks: a descendant may still read their events or messages.
 WITH RECURSIVE down(id, d) AS (
   SELECT parent_workflow_id, workflow_uuid
   FROM {schema}.workflow_status
@@ -65,9 +67,9 @@ JOIN {schema}.workflow_status x ON x.workflow_uuid = down.d
 WHERE x.status IN ('PENDING', 'ENQUEUED', 'DELAYED');
 
 -- name: newest_of_each_name
--- The %s newest workflows of each name among {statuses}, by completion then creation
--- (DBOS on SQLite may record completions to the second): what vacuum --keep-last
--- keeps, over workflow_status' columns (dbos/_migration.py).
+-- The %s newest workflows of each name among {statuses}: what --keep-last keeps.
+-- Newest by completion, then creation (DBOS on SQLite may record completions to the
+-- second), over workflow_status' columns (dbos/_migration.py).
 SELECT workflow_uuid
 FROM (
   SELECT workflow_uuid,
@@ -80,17 +82,18 @@ FROM (
 WHERE rn <= %s;
 
 -- name: rows_of
--- The rows of {table} (one of actions.WORKFLOW_TABLES, the tables of dbos/_migration.py)
--- whose {column} names one of {ids}: what deleting those workflows removes.
+-- How many rows of {table} have a {column} of {ids}.
+-- {table} is one of actions.WORKFLOW_TABLES (the tables of dbos/_migration.py) and
+-- {column} the column naming the workflow: what deleting those workflows removes.
 SELECT count(*) AS n FROM {schema}.{table} WHERE {column} IN ({ids});
 
 -- name: delete_rows
--- The rows of {table} of the workflows {ids}: as SystemDatabase._delete_workflows
--- (dbos/_sys_db.py), run on the payload tables (no foreign key) and then on
--- workflow_status, whose delete cascades to the rest.
+-- Delete the rows of {table} of the workflows {ids}.
+-- As SystemDatabase._delete_workflows (dbos/_sys_db.py): run on the payload tables (no
+-- foreign key), then on workflow_status, whose delete cascades to the rest.
 DELETE FROM {schema}.{table} WHERE workflow_uuid IN ({ids});
 
 -- name: analyze_postgres
--- PostgreSQL: refresh workflow_status' statistics, whose reltuples is the SUCCESS
--- estimate of reads.sql's workflow_total_postgres.
+-- PostgreSQL: refresh workflow_status' statistics.
+-- Its reltuples is the SUCCESS estimate of reads.sql's workflow_total_postgres.
 ANALYZE {schema}.workflow_status;

@@ -13,8 +13,9 @@ TRUE
 {column} IN ({values})
 
 -- name: in_list_or_unclaimed
--- {column} is one of {values} or NULL: SystemDatabase._name_filter (dbos/_sys_db.py)
--- counts rows no application claims as every application's.
+-- {column} is one of {values} or NULL (application_name).
+-- SystemDatabase._name_filter (dbos/_sys_db.py) counts rows no application claims as
+-- every application's.
 ({column} IN ({values}) OR {column} IS NULL)
 
 -- name: is_null
@@ -42,20 +43,21 @@ TRUE
 {column} LIKE %s ESCAPE '\'
 
 -- name: attribute_postgres
--- The attributes hold the JSON object %s: containment, which DBOS's GIN index
--- idx_workflow_status_attributes answers (_attributes_contains_clause of
--- dbos/_sys_db_postgres.py).
+-- The attributes hold the JSON object %s.
+-- Containment, which DBOS's GIN index idx_workflow_status_attributes answers
+-- (_attributes_contains_clause of dbos/_sys_db_postgres.py).
 ws.attributes @> %s::jsonb
 
 -- name: attribute_sqlite
--- The attribute at JSON path %s equals the JSON value %s: qctl's own, as
--- _attributes_contains_clause of dbos/_sys_db_sqlite.py refuses the filter on SQLite.
+-- The attribute at JSON path %s equals the JSON value %s.
+-- qctl's own: _attributes_contains_clause of dbos/_sys_db_sqlite.py refuses the filter
+-- on SQLite.
 json_extract(ws.attributes, %s) = json_extract(%s, '$')
 
 -- name: newest_first_after
--- A newest-first keyset page's cursor (created_at %s, %s; id %s): rows before it in
--- created_at then id order. The created_at <= %s first, so the walk starts at the
--- cursor on DBOS's workflow_status_created_at_index.
+-- Rows before a newest-first page's cursor (created_at %s, %s; id %s).
+-- Before it in created_at then id order; the created_at <= %s first, so the walk starts
+-- at the cursor on DBOS's workflow_status_created_at_index.
 ws.created_at <= %s AND (ws.created_at < %s OR ws.workflow_uuid < %s)
 
 -- name: id_after
@@ -63,7 +65,7 @@ ws.created_at <= %s AND (ws.created_at < %s OR ws.workflow_uuid < %s)
 ws.workflow_uuid > %s
 
 -- name: oldest_first_after
--- An oldest-first keyset walk's position on {column} (%s, %s; id %s, vacuum's): rows
--- after it in {column} then id order. The {column} >= %s first, so the walk starts at
--- the position on DBOS's index on the column.
+-- Rows after an oldest-first walk's position on {column} (%s, %s; id %s).
+-- After it in {column} then id order (vacuum's walks); the {column} >= %s first, so the
+-- walk starts at the position on DBOS's index on the column.
 {column} >= %s AND ({column} > %s OR workflow_uuid > %s)

@@ -6,8 +6,8 @@
 SELECT max(version) AS version FROM {schema}.dbos_migrations;
 
 -- name: foreign_keys_sqlite
--- SQLite: enforce foreign keys on this connection, as DBOS's SQLite engine does
--- (dbos/_sys_db_sqlite.py): DBOS declares ON DELETE CASCADE from its event, message
--- and stream tables to workflow_status (dbos/_migration.py), which SQLite enforces only
--- with foreign keys on.
+-- SQLite: enforce foreign keys on this connection, as DBOS's engine does.
+-- DBOS's SQLite engine (dbos/_sys_db_sqlite.py) turns them on: its event, message and
+-- stream tables declare ON DELETE CASCADE to workflow_status (dbos/_migration.py),
+-- which SQLite enforces only then.
 PRAGMA foreign_keys = ON;
