@@ -371,3 +371,18 @@ def test_every_dbos_query_is_used_and_every_reference_exists() -> None:
         and not (f == sqlfile.SHARED_FILE and any(f"{{{q}}}" in t for t in texts))
     ]
     assert not unused, "DBOS queries nothing runs:\n" + "\n".join(unused)
+
+
+def test_dbos_status_lists_in_statements_are_the_python_ones() -> None:
+    """The status lists written into statements (so each matches its partial index) are
+    those the Python names."""
+    from qctl.systems.dbos import actions, reads
+
+    def listed(statuses: tuple[str, ...]) -> str:
+        return "IN (" + ", ".join(f"'{s}'" for s in statuses) + ")"
+
+    q = {name.partition("/")[2]: queries for name, queries in _dbos_files().items()}
+    assert listed(reads.FAILED) in q["reads.sql"].error_groups
+    assert listed(reads.FAILED) in q["reads.sql"].error_group_newest
+    for walk in ("unfinished_ancestor", "unfinished_descendant"):
+        assert listed(actions.UNFINISHED) in q["actions.sql"][walk]

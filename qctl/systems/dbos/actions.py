@@ -107,7 +107,7 @@ def _verbatim_serializer() -> Any:
 
 def _open_client(db: Database) -> DBOSClient:
     """A ``DBOSClient`` on the same database (it never migrates)."""
-    db.execute(db.queries("actions.sql").writable)
+    db.execute(db.queries("actions.sql").writable)  # refused read-only before DBOS's import
     import logging
 
     try:
