@@ -1,16 +1,19 @@
 """The SQL-file convention (``qctl_kit/sqlfile.py``): the parser, the token vocabulary
 (azync's ``AZYNC_SQL`` besides every system's), and that the named queries of both
 backends and their Python callers agree: every query referenced exists, every query is
-used, every query has its one-line description."""
+used, every query has its one-line description. For DBOS too, and no DBOS module holds
+SQL text of its own."""
 
 from __future__ import annotations
 
 import ast
+import re
 from importlib import resources
 from pathlib import Path
 
 import pytest
 
+import qctl.systems.dbos
 import qctl_store
 from qctl_kit import sqlfile
 from qctl_store.columns import AZYNC_SQL, job_columns
@@ -220,3 +223,166 @@ def test_every_named_query_is_used(backend: str) -> None:
         if (name, query) not in refs
     ]
     assert not unused, "named queries nothing runs:\n" + "\n".join(unused)
+
+
+# --- DBOS: its statements live in qctl/systems/dbos/queries ----------------------------
+
+DBOS = Path(qctl.systems.dbos.__file__).parent
+DBOS_QUERIES = "qctl.systems.dbos.queries"
+
+STATEMENT_TEXT = re.compile(
+    r"\b(?:SELECT|INSERT\s+INTO|UPDATE|DELETE\s+FROM|WITH\s+RECURSIVE|ANALYZE|PRAGMA|"
+    r"FOR\s+UPDATE|WHERE|GROUP\s+BY|ORDER\s+BY|IS\s+(?:NOT\s+)?NULL|LIKE|ESCAPE)\b"
+    r"|\bIN\s*\(|(?:[=<>]|<>)\s*%s"
+)
+"""SQL in a string: a statement's keywords, or a condition's (``IS NULL``, ``IN (``, a
+comparison with a placeholder). Upper case, as qctl writes SQL; prose says these in
+lower case."""
+
+
+def _dbos_files() -> dict[str, sqlfile.Queries]:
+    from qctl.systems.dbos.database import POSTGRES_SQL, SQLITE_SQL
+
+    return {
+        f"{dialect}/{f.name}": sqlfile.load(DBOS_QUERIES, f.name, vocabulary)
+        for dialect, vocabulary in (("postgres", POSTGRES_SQL), ("sqlite", SQLITE_SQL))
+        for f in resources.files(DBOS_QUERIES).iterdir()
+        if f.name.endswith(".sql")
+    }
+
+
+def _sql_literals(path: Path) -> list[str]:
+    """The string literals of ``path`` (f-strings' literal parts too) that hold SQL, but
+    docstrings (a module's, class's or function's, and an attribute's after it)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {
+        id(stmt.value)
+        for node in ast.walk(tree)
+        if isinstance(body := getattr(node, "body", None), list)
+        for stmt in body
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+    }
+    return [
+        f"{path.relative_to(DBOS)}:{node.lineno}: {node.value[:80]!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docs
+        and STATEMENT_TEXT.search(node.value)
+    ]
+
+
+def test_the_statement_pattern_finds_sql_and_not_prose() -> None:
+    for text in (
+        "SELECT 1",
+        " FROM {t}workflow_status WHERE status IN (",
+        "DELETE FROM {{t}}{table} WHERE workflow_uuid IN ({marks})",
+        "ws.created_at <= %s AND (ws.created_at < %s OR ws.workflow_uuid < %s)",
+        "ws.forked_from IS NOT NULL",
+        "schedule_name LIKE %s ESCAPE '\\'",
+        " FOR UPDATE SKIP LOCKED",
+        "ANALYZE {t}workflow_status",
+        "WITH RECURSIVE up(id, anc) AS (",
+    ):
+        assert STATEMENT_TEXT.search(text), text
+    for text in ("tick %s", "%s", ", ", " AND ", "ws.status", "select a workflow", "in (a)"):
+        assert not STATEMENT_TEXT.search(text), text
+
+
+def test_dbos_modules_hold_no_statement_text() -> None:
+    """Every statement and condition qctl sends a DBOS database is a named block of
+    ``qctl/systems/dbos/queries/*.sql``; the Python names blocks, columns of a fixed set
+    and placeholders (``database.marks``), and joins conditions with AND."""
+    modules = sorted(DBOS.rglob("*.py"))
+    assert len(modules) > 20, "the scan found too few modules: its path is wrong"
+    found = [hit for path in modules for hit in _sql_literals(path)]
+    assert not found, "SQL in DBOS's Python (move it to queries/*.sql):\n" + "\n".join(found)
+
+
+def test_dbos_queries_load_in_both_dialects_with_descriptions() -> None:
+    files = _dbos_files()
+    assert len(files) >= 12
+    missing = [
+        f"{name}: {query}"
+        for name, queries in files.items()
+        for query in queries
+        if not queries.descriptions.get(query, "").endswith(".")
+    ]
+    assert not missing, "DBOS queries without a one-line description:\n" + "\n".join(missing)
+
+
+def _dbos_references() -> set[tuple[str, str]]:
+    """(file, query) pairs DBOS's modules name: attributes of ``queries("<file>")``,
+    ``statement("<file>", "<name>")`` and ``condition(db, "<name>")`` (conditions.sql),
+    and the literal parts of names put together in code (``q[f"raw_{kind}"]``)."""
+    refs: set[tuple[str, str]] = set()
+    for path in sorted(DBOS.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        _scan(tree, {}, refs)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            name = name or (node.func.id if isinstance(node.func, ast.Name) else None)
+            args = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            if name == "statement" and len(args) == 2:
+                refs.add((str(args[0]), str(args[1])))
+            if name == "condition" and len(args) == 1:
+                refs.add(("conditions.sql", str(args[0])))
+    return refs
+
+
+def test_every_dbos_query_is_used_and_every_reference_exists() -> None:
+    files = {name.partition("/")[2]: q for name, q in _dbos_files().items()}
+    refs = _dbos_references()
+    assert refs, "the reference scan found nothing: it no longer matches the code"
+    missing = [
+        f"{f}: {q}"
+        for f, q in sorted(refs)
+        if not {q, f"{q}_postgres", f"{q}_sqlite"} & set(files.get(f, {}))
+    ]
+    assert not missing, "referenced DBOS queries that do not exist:\n" + "\n".join(missing)
+    named = {q for f, q in refs} | {
+        part.value
+        for path in sorted(DBOS.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for part in (
+            node.values
+            if isinstance(node, ast.JoinedStr)
+            else node.elts
+            if isinstance(node, ast.Tuple | ast.List)
+            else [node.body, node.orelse]
+            if isinstance(node, ast.IfExp)
+            else []
+        )
+        if isinstance(part, ast.Constant) and isinstance(part.value, str)
+    }
+    texts = [
+        f.read_text(encoding="utf-8")
+        for f in resources.files(DBOS_QUERIES).iterdir()
+        if f.name.endswith(".sql")
+    ]
+    unused = [
+        f"{f}: {q}"
+        for f, queries in sorted(files.items())
+        for q in queries
+        if not {q, q.removesuffix("_postgres").removesuffix("_sqlite")} & named
+        and not any(p.endswith("_") and q.startswith(p) for p in named)
+        and not (f == sqlfile.SHARED_FILE and any(f"{{{q}}}" in t for t in texts))
+    ]
+    assert not unused, "DBOS queries nothing runs:\n" + "\n".join(unused)
+
+
+def test_dbos_status_lists_in_statements_are_the_python_ones() -> None:
+    """The status lists written into statements (so each matches its partial index) are
+    those the Python names."""
+    from qctl.systems.dbos import actions, reads
+
+    def listed(statuses: tuple[str, ...]) -> str:
+        return "IN (" + ", ".join(f"'{s}'" for s in statuses) + ")"
+
+    q = {name.partition("/")[2]: queries for name, queries in _dbos_files().items()}
+    assert listed(reads.FAILED) in q["reads.sql"].error_groups
+    assert listed(reads.FAILED) in q["reads.sql"].error_group_newest
+    for walk in ("unfinished_ancestor", "unfinished_descendant"):
+        assert listed(actions.UNFINISHED) in q["actions.sql"][walk]

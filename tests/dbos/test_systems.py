@@ -267,7 +267,9 @@ def test_without_dbos_both_hints_name_this_checkouts_extra(
     from qctl.cli.context import CliContext
     from qctl.systems.dbos import INSTALL_HINT, actions
     from qctl.systems.dbos.cli.demo import demo
+    from qctl.systems.dbos.database import SQLITE_SQL
     from qctl_kit.errors import InvalidInput
+    from qctl_kit.sqlfile import Queries, load
 
     assert "pip install '.[dbos]'" in INSTALL_HINT
     monkeypatch.setitem(sys.modules, "dbos", None)  # `import dbos` raises ImportError
@@ -277,6 +279,9 @@ def test_without_dbos_both_hints_name_this_checkouts_extra(
     )
 
     class Reachable:
+        def queries(self, filename: str) -> Queries:
+            return load("qctl.systems.dbos.queries", filename, SQLITE_SQL)
+
         def execute(self, sql: str) -> None:
             """The read-only check ``client`` makes before importing DBOS."""
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from qctl.core.errors import NoSuchName, require_state
 from qctl.core.verbs import Selection, Target, Verb, Written
 from qctl.systems.dbos import INSTALL_HINT, reads
-from qctl.systems.dbos.database import Database
+from qctl.systems.dbos.database import Database, marks
 from qctl_kit.batches import BatchSize, SizedRun, sized_batches
 from qctl_kit.config import MAINTENANCE_BATCH_SECONDS
 from qctl_kit.errors import InvalidInput
@@ -107,7 +107,7 @@ def _verbatim_serializer() -> Any:
 
 def _open_client(db: Database) -> DBOSClient:
     """A ``DBOSClient`` on the same database (it never migrates)."""
-    db.execute("SELECT 1")  # the read-only refusal comes before any DBOS import
+    db.execute(db.queries("actions.sql").writable)  # refused read-only before DBOS's import
     import logging
 
     try:
@@ -268,9 +268,7 @@ def fork(
     if forked_workflow_id is not None:
         if not forked_workflow_id:
             raise InvalidInput("--forked-workflow-id: empty")
-        if db.one(
-            "SELECT 1 AS x FROM {t}workflow_status WHERE workflow_uuid = %s", [forked_workflow_id]
-        ):
+        if db.one(db.queries("reads.sql").workflow_exists, [forked_workflow_id]):
             raise InvalidInput(f"--forked-workflow-id: workflow {forked_workflow_id} exists")
     row = reads.get_workflow(db, workflow_id, payloads=False)
     outcome = WorkflowOutcome(row["workflow_id"], row["name"] or "", "fork", row["status"], dry_run)
@@ -778,19 +776,22 @@ class VacuumOutcome:
     status rows' delete cascades to."""
 
 
-def _walk(db: Database, column: str, first: str, statuses: list[str], lock: str) -> Any:
+def _walk(db: Database, column: str, unrecorded: bool, statuses: list[str], lock: str) -> Any:
     """A keyset walk over old candidates in ``column`` order (an index DBOS has), past
-    those a batch kept: ``walk(cutoff, rows)`` returns the next ``rows`` (id, position)."""
-    marks = ", ".join(["%s"] * len(statuses))
+    those a batch kept: ``walk(cutoff, rows)`` returns the next ``rows`` (id, position).
+    ``unrecorded``: only rows without ``completed_at``."""
     last: list[Any] = []
+    status = reads.condition(db, "in_list", column="status", values=marks(len(statuses)))
+    completed = reads.condition(db, "is_null", column="completed_at")
+    before = reads.condition(db, "before", column=column)
+    after = reads.condition(db, "oldest_first_after", column=column)
+    candidates = db.queries("actions.sql").vacuum_candidates
 
     def walk(cutoff: int, rows: int) -> list[dict[str, Any]]:
-        after = f" AND {column} >= %s AND ({column} > %s OR workflow_uuid > %s)" if last else ""
+        where = [status, *([completed] if unrecorded else []), before, *([after] if last else [])]
         params = [last[0], last[0], last[1]] if last else []
         found = db.all(
-            f"SELECT workflow_uuid, {column} AS at FROM {{t}}workflow_status"
-            f" WHERE status IN ({marks}) AND {first} {column} < %s{after}"
-            f" ORDER BY {column}, workflow_uuid LIMIT %s{lock}",
+            db.fill(candidates, where=" AND ".join(where), column=column, lock=lock),
             [*statuses, cutoff, *params, rows],
         )
         if found:
@@ -813,32 +814,9 @@ def _kept(db: Database, ids: list[str], protected: set[str]) -> dict[str, str]:
     out = {i: "keep_last" for i in ids if i in protected}
     if not ids:
         return out
-    marks = ", ".join(["%s"] * len(ids))
-    live = ", ".join(f"'{s}'" for s in UNFINISHED)
-    for reason, sql in (
-        (
-            "unfinished_ancestor",
-            "WITH RECURSIVE up(id, anc) AS ("
-            " SELECT workflow_uuid, parent_workflow_id FROM {t}workflow_status"
-            f" WHERE workflow_uuid IN ({marks}) AND parent_workflow_id IS NOT NULL"
-            " UNION SELECT up.id, p.parent_workflow_id FROM up"
-            " JOIN {t}workflow_status p ON p.workflow_uuid = up.anc"
-            " WHERE p.parent_workflow_id IS NOT NULL)"
-            " SELECT DISTINCT up.id FROM up JOIN {t}workflow_status a"
-            f" ON a.workflow_uuid = up.anc WHERE a.status IN ({live})",
-        ),
-        (
-            "unfinished_descendant",
-            "WITH RECURSIVE down(id, d) AS ("
-            " SELECT parent_workflow_id, workflow_uuid FROM {t}workflow_status"
-            f" WHERE parent_workflow_id IN ({marks})"
-            " UNION SELECT down.id, c.workflow_uuid FROM down"
-            " JOIN {t}workflow_status c ON c.parent_workflow_id = down.d)"
-            " SELECT DISTINCT down.id FROM down JOIN {t}workflow_status x"
-            f" ON x.workflow_uuid = down.d WHERE x.status IN ({live})",
-        ),
-    ):
-        for row in db.all(sql, ids):
+    q = db.queries("actions.sql")
+    for reason in ("unfinished_ancestor", "unfinished_descendant"):
+        for row in db.all(db.fill(q[reason], ids=marks(len(ids))), ids):
             out.setdefault(str(row["id"]), reason)
     return out
 
@@ -847,12 +825,8 @@ def _newest_of_each_name(db: Database, statuses: list[str], keep_last: int) -> s
     """The ``keep_last`` newest workflows of each name among ``statuses`` (by completion,
     then creation: DBOS on SQLite may record completions to the second): one pass over
     the history, before the first batch."""
-    marks = ", ".join(["%s"] * len(statuses))
     rows = db.all(
-        "SELECT workflow_uuid FROM (SELECT workflow_uuid, row_number() OVER (PARTITION BY"
-        " name ORDER BY coalesce(completed_at, created_at) DESC, created_at DESC,"
-        " workflow_uuid DESC) AS rn"
-        f" FROM {{t}}workflow_status WHERE status IN ({marks})) newest WHERE rn <= %s",
+        db.fill(db.queries("actions.sql").newest_of_each_name, statuses=marks(len(statuses))),
         [*statuses, keep_last],
     )
     return {str(r["workflow_uuid"]) for r in rows}
@@ -899,16 +873,15 @@ def vacuum_workflows(
     cutoff = (now_ms if now_ms is not None else int(time.time() * 1000)) - older_than_ms
     statuses = list(status) or list(reads.FINISHED)
     protected = _newest_of_each_name(db, statuses, keep_last) if keep_last else set()
-    # Locked as selected: a resume racing the batch waits for it (and then finds
-    # nothing), and a row being changed right now is left for a later run. SQLite's
-    # BEGIN IMMEDIATE already excludes every other writer.
-    lock = " FOR UPDATE SKIP LOCKED" if db.postgres and not dry_run else ""
+    # Locked as selected (a dry run writes nothing, so locks nothing). SQLite's BEGIN
+    # IMMEDIATE already excludes every other writer.
+    lock = db.queries("actions.sql").skip_locked if db.postgres and not dry_run else ""
     # Two walks, each over an index DBOS has, so a batch reads only what it deletes:
     # completed_at (idx_workflow_status_completed_at) for what DBOS 3.x finished, and
     # created_at for rows an older DBOS finished without recording completed_at.
     walks = [
-        _walk(db, "completed_at", "", statuses, lock),
-        _walk(db, "created_at", "completed_at IS NULL AND", statuses, lock),
+        _walk(db, "completed_at", False, statuses, lock),
+        _walk(db, "created_at", True, statuses, lock),
     ]
     kept: dict[str, int] = {}
     tables = dict.fromkeys(WORKFLOW_TABLES, 0)
@@ -977,7 +950,7 @@ def _analyze(db: Database) -> bool:
     import psycopg
 
     try:
-        db.execute("ANALYZE {t}workflow_status")
+        db.execute(db.queries("actions.sql").analyze_postgres)
     except psycopg.errors.InsufficientPrivilege:
         return False
     return True
@@ -999,10 +972,11 @@ WORKFLOW_TABLES = {
 
 def _rows_of(db: Database, ids: list[str]) -> dict[str, int]:
     """The rows of each ``WORKFLOW_TABLES`` table that deleting ``ids`` removes."""
-    marks = ", ".join(["%s"] * len(ids))
+    rows_of = db.queries("actions.sql").rows_of
     counts = {}
     for table, column in WORKFLOW_TABLES.items():
-        row = db.one(f"SELECT count(*) AS n FROM {{t}}{table} WHERE {column} IN ({marks})", ids)
+        sql = db.fill(rows_of, table=table, column=column, ids=marks(len(ids)))
+        row = db.one(sql, ids)
         counts[table] = int(row["n"]) if row else 0
     return counts
 
@@ -1011,6 +985,6 @@ def _delete_rows(db: Database, ids: list[str]) -> None:
     """The rows ``SystemDatabase._delete_workflows`` deletes: the payload tables (no
     foreign key), then the status rows, whose delete cascades to notifications,
     workflow_events, workflow_events_history and streams."""
-    marks = ", ".join(["%s"] * len(ids))
+    delete = db.queries("actions.sql").delete_rows
     for table in ("workflow_input", "workflow_output", "operation_outputs", "workflow_status"):
-        db.execute(f"DELETE FROM {{t}}{table} WHERE workflow_uuid IN ({marks})", ids)
+        db.execute(db.fill(delete, table=table, ids=marks(len(ids))), ids)

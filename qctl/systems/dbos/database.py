@@ -31,27 +31,31 @@ MAX_VERSION = 125
 LIST_PAYLOAD = 16_384
 """Characters of a workflow's output and error a listing reads: a larger one is decoded
 from that prefix and shown cut (``payload.decode``'s ``length``)."""
-LISTS = frozenset({"ids", "executor_ids"})
+LISTS = frozenset({"ids", "executor_ids", "statuses", "values"})
+PER_CALL = LISTS | {"column", "bucket_ms", "lock"}
 POSTGRES_SQL = Vocabulary(
     columns=(
         ("now_ms", "CAST(EXTRACT(epoch FROM now()) * 1000 AS BIGINT)"),
         ("list_payload", str(LIST_PAYLOAD)),
     ),
-    fragments=LISTS,
+    fragments=PER_CALL,
 )
 SQLITE_SQL = Vocabulary(
     columns=(
         ("now_ms", "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"),
         ("list_payload", str(LIST_PAYLOAD)),
     ),
-    fragments=LISTS,
+    fragments=PER_CALL,
 )
 """The tokens of ``queries/*.sql`` besides every system's, filled when a file is loaded:
 ``{now_ms}``, the database's clock in epoch milliseconds as
 ``SystemDatabase._now_ms_sql`` (``dbos/_sys_db.py``) takes it (on SQLite from
 ``julianday``, which every SQLite version has); ``{list_payload}``, ``LIST_PAYLOAD``
 written in (an expression of the select list that a GROUP BY repeats). Filled per
-call: the lists of ``LISTS``, one ``%s`` per value (``marks``)."""
+call (``PER_CALL``): the lists of ``LISTS``, one ``%s`` per value (``marks``);
+``{column}``, a column from the caller's fixed set; ``{bucket_ms}``, a validated int
+written in (an expression a GROUP BY repeats); ``{lock}``, a row-locking clause or
+nothing."""
 
 
 def marks(n: int) -> str:
@@ -123,9 +127,7 @@ class Database(SqlDatabase):
 
     def _connect_sqlite(self) -> Any:
         conn = super()._connect_sqlite()
-        # DBOS declares ON DELETE CASCADE from its event, message and stream tables to
-        # workflow_status; SQLite enforces it only with foreign keys on (as DBOS sets).
-        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute(self.queries("database.sql").foreign_keys_sqlite)
         return conn
 
     @property

@@ -27,8 +27,9 @@ from typing import Any, TypedDict, cast
 from qctl.core import triage
 from qctl.core.errors import NoSuchName
 from qctl.systems.dbos import payload
-from qctl.systems.dbos.database import LIST_PAYLOAD, Database, marks
+from qctl.systems.dbos.database import Database, marks
 from qctl_kit.errors import InvalidInput
+from qctl_kit.sqlfile import fill
 
 STATUSES = (
     "PENDING",
@@ -363,9 +364,17 @@ class Cursor:
             ) from None
 
 
-def _in(column: str, values: Sequence[Any], where: list[str], params: list[Any]) -> None:
+def condition(db: Database, name: str, **fragments: str) -> str:
+    """Condition ``name`` of ``queries/conditions.sql`` (this backend's, where the file
+    has one per backend), its tokens filled: a part of a ``{where}``."""
+    return fill(db.statement("conditions.sql", name), **fragments)
+
+
+def _in(
+    db: Database, column: str, values: Sequence[Any], where: list[str], params: list[Any]
+) -> None:
     if values:
-        where.append(f"{column} IN ({', '.join(['%s'] * len(values))})")
+        where.append(condition(db, "in_list", column=column, values=marks(len(values))))
         params.extend(values)
 
 
@@ -374,52 +383,60 @@ def _like_prefix(prefix: str) -> str:
 
 
 def filter_sql(db: Database, f: WorkflowFilter) -> tuple[str, list[Any]]:
-    """``WHERE`` conditions (``ws.`` columns) and their parameters."""
+    """``WHERE`` conditions (``ws.`` columns) and their parameters: each filter given is
+    a condition of ``queries/conditions.sql`` on its column, joined by AND (a statement
+    names the result ``{where}``)."""
     where: list[str] = []
     params: list[Any] = []
-    _in("ws.status", f.status, where, params)
-    _in("ws.name", f.name, where, params)
-    _in("ws.queue_name", f.queue_name, where, params)
-    _in("ws.application_version", f.app_version, where, params)
-    _in("ws.executor_id", f.executor_id, where, params)
-    _in("ws.authenticated_user", f.user, where, params)
+    _in(db, "ws.status", f.status, where, params)
+    _in(db, "ws.name", f.name, where, params)
+    _in(db, "ws.queue_name", f.queue_name, where, params)
+    _in(db, "ws.application_version", f.app_version, where, params)
+    _in(db, "ws.executor_id", f.executor_id, where, params)
+    _in(db, "ws.authenticated_user", f.user, where, params)
     if f.application_name:
-        marks = ", ".join(["%s"] * len(f.application_name))
-        where.append(f"(ws.application_name IN ({marks}) OR ws.application_name IS NULL)")
+        where.append(
+            condition(
+                db,
+                "in_list_or_unclaimed",
+                column="ws.application_name",
+                values=marks(len(f.application_name)),
+            )
+        )
         params.extend(f.application_name)
-    _in("ws.parent_workflow_id", f.parent_workflow_id, where, params)
-    _in("ws.forked_from", f.forked_from, where, params)
-    _in("ws.schedule_name", f.schedule_name, where, params)
-    if f.is_fork is not None:
-        where.append(f"ws.forked_from IS {'NOT ' if f.is_fork else ''}NULL")
-    if f.has_parent is not None:
-        where.append(f"ws.parent_workflow_id IS {'NOT ' if f.has_parent else ''}NULL")
+    _in(db, "ws.parent_workflow_id", f.parent_workflow_id, where, params)
+    _in(db, "ws.forked_from", f.forked_from, where, params)
+    _in(db, "ws.schedule_name", f.schedule_name, where, params)
+    for column, present in (
+        ("ws.forked_from", f.is_fork),
+        ("ws.parent_workflow_id", f.has_parent),
+    ):
+        if present is not None:
+            where.append(condition(db, "is_not_null" if present else "is_null", column=column))
     if f.was_forked_from is not None:
-        where.append("ws.was_forked_from = %s")
+        where.append(condition(db, "equals", column="ws.was_forked_from"))
         params.append(f.was_forked_from)
-    for column, op, value in (
-        ("created_at", ">=", f.start_time),
-        ("created_at", "<", f.end_time),
-        ("completed_at", ">=", f.completed_after),
-        ("completed_at", "<", f.completed_before),
-        ("started_at_epoch_ms", ">=", f.dequeued_after),
-        ("started_at_epoch_ms", "<", f.dequeued_before),
+    for column, name, value in (
+        ("ws.created_at", "at_least", f.start_time),
+        ("ws.created_at", "before", f.end_time),
+        ("ws.completed_at", "at_least", f.completed_after),
+        ("ws.completed_at", "before", f.completed_before),
+        ("ws.started_at_epoch_ms", "at_least", f.dequeued_after),
+        ("ws.started_at_epoch_ms", "before", f.dequeued_before),
     ):
         if value is not None:
-            where.append(f"ws.{column} {op} %s")
+            where.append(condition(db, name, column=column))
             params.append(value)
     if f.workflow_id_prefix:
-        where.append("ws.workflow_uuid LIKE %s ESCAPE '\\'")
+        where.append(condition(db, "prefix", column="ws.workflow_uuid"))
         params.append(_like_prefix(f.workflow_id_prefix))
     for key, value in f.attributes.items():
+        where.append(condition(db, "attribute"))
         if db.postgres:
-            # Containment uses DBOS's GIN index idx_workflow_status_attributes.
-            where.append("ws.attributes @> %s::jsonb")
             params.append(json.dumps({key: value}))
         else:
-            where.append("json_extract(ws.attributes, %s) = json_extract(%s, '$')")
             params.extend([f'$."{key}"', json.dumps(value)])
-    return (" AND ".join(where) or "TRUE"), params
+    return " AND ".join(where) or condition(db, "every"), params
 
 
 def _row(row: dict[str, Any]) -> dict[str, Any]:
@@ -445,7 +462,7 @@ def list_workflows(
     characters (as DBOS's own ``dbos workflow list`` shows them, whole)."""
     where, params = filter_sql(db, f)
     if after is not None:
-        where += " AND ws.created_at <= %s AND (ws.created_at < %s OR ws.workflow_uuid < %s)"
+        where += " AND " + condition(db, "newest_first_after")
         params += [after.created_at, after.created_at, after.workflow_id]
     q = db.queries("reads.sql")
     rows = db.all(
@@ -475,19 +492,8 @@ def error_groups(db: Database, f: WorkflowFilter, limit: int) -> list[ErrorGroup
     error, name and status (the most recent ``triage.SCAN`` of those groups are read);
     the fingerprints merge them here. Error-first triage, as Oban Web's errors view."""
     where, params = filter_sql(db, f)
-    failed = ", ".join(f"'{s}'" for s in FAILED)
-    error = "coalesce(wo.error, ws.error)"
-    rows = db.all(
-        f"SELECT substr({error}, 1, {LIST_PAYLOAD}) AS error, ws.serialization,"
-        f" count(*) AS count, max(length({error})) AS length, ws.name, ws.status,"
-        " min(ws.created_at) AS first_created_at, max(ws.created_at) AS last_created_at"
-        " FROM {t}workflow_status ws"
-        " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
-        f" WHERE {where} AND ws.status IN ({failed})"
-        f" GROUP BY substr({error}, 1, {LIST_PAYLOAD}), ws.serialization, ws.name, ws.status"
-        " ORDER BY max(ws.created_at) DESC LIMIT %s",
-        [*params, triage.SCAN],
-    )
+    q = db.queries("reads.sql")
+    rows = db.all(db.fill(q.error_groups, where=where), [*params, triage.SCAN])
     grouper = triage.Grouper()
     statuses: dict[str, set[str]] = {}
     decoded: list[payload.Decoded | None] = []
@@ -509,11 +515,7 @@ def error_groups(db: Database, f: WorkflowFilter, limit: int) -> list[ErrorGroup
         newest = rows[g.newest]
         # Its newest workflow, to open: by the group's last created_at (indexed).
         found = db.one(
-            "SELECT ws.workflow_uuid FROM {t}workflow_status ws"
-            " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
-            f" WHERE {where} AND ws.status IN ({failed}) AND ws.created_at = %s"
-            f" AND substr({error}, 1, {LIST_PAYLOAD}) IS NOT DISTINCT FROM %s"
-            " ORDER BY ws.workflow_uuid DESC LIMIT 1",
+            db.fill(q.error_group_newest, where=where),
             [*params, newest["last_created_at"], newest["error"]],
         )
         names = [n for n in g.labels if n]
@@ -562,7 +564,7 @@ def target_page(
     status and name only (a verb's selection; nothing is decoded)."""
     where, params = filter_sql(db, f)
     if after is not None:
-        where += " AND ws.workflow_uuid > %s"
+        where += " AND " + condition(db, "id_after")
         params.append(after)
     return db.all(db.fill(db.queries("reads.sql").target_page, where=where), [*params, limit])
 
@@ -813,16 +815,16 @@ def list_schedules(
     """Schedules by name, filtered as ``DBOSClient.list_schedules`` filters them."""
     where: list[str] = []
     params: list[Any] = []
-    _in("status", status, where, params)
-    _in("workflow_name", workflow_name, where, params)
+    _in(db, "status", status, where, params)
+    _in(db, "workflow_name", workflow_name, where, params)
     if schedule_name_prefix:
-        where.append("schedule_name LIKE %s ESCAPE '\\'")
+        where.append(condition(db, "prefix", column="schedule_name"))
         params.append(_like_prefix(schedule_name_prefix))
     rows = db.all(
-        "SELECT schedule_id, schedule_name, workflow_name, workflow_class_name, schedule,"
-        " status, context, last_fired_at, automatic_backfill, cron_timezone, queue_name,"
-        f" application_name FROM {{t}}workflow_schedules WHERE {' AND '.join(where) or 'TRUE'}"
-        " ORDER BY schedule_name",
+        db.fill(
+            db.queries("reads.sql").list_schedules,
+            where=" AND ".join(where) or condition(db, "every"),
+        ),
         params,
     )
     for row in rows:
@@ -844,15 +846,9 @@ def existing_ids(db: Database, ids: Sequence[str]) -> list[str]:
     can hold more slots than SQLite takes parameters)."""
     found: list[str] = []
     for i in range(0, len(ids), 500):
-        where: list[str] = []
-        params: list[Any] = []
-        _in("workflow_uuid", ids[i : i + 500], where, params)
-        found += [
-            r["workflow_uuid"]
-            for r in db.all(
-                f"SELECT workflow_uuid FROM {{t}}workflow_status WHERE {where[0]}", params
-            )
-        ]
+        chunk = list(ids[i : i + 500])
+        sql = db.fill(db.queries("reads.sql").existing_ids, ids=marks(len(chunk)))
+        found += [r["workflow_uuid"] for r in db.all(sql, chunk)]
     return found
 
 
@@ -860,15 +856,9 @@ def fork_facts(db: Database, ids: Sequence[str]) -> dict[str, ForkFacts]:
     """Per workflow id, what a fork or rewind is checked against."""
     facts: dict[str, ForkFacts] = {}
     for i in range(0, len(ids), 500):
-        where: list[str] = []
-        params: list[Any] = []
-        _in("ws.workflow_uuid", ids[i : i + 500], where, params)
-        for r in db.all(
-            "SELECT ws.workflow_uuid, ws.queue_partition_key, (SELECT max(o.function_id)"
-            " FROM {t}operation_outputs o WHERE o.workflow_uuid = ws.workflow_uuid) AS last"
-            f" FROM {{t}}workflow_status ws WHERE {where[0]}",
-            params,
-        ):
+        chunk = list(ids[i : i + 500])
+        sql = db.fill(db.queries("reads.sql").fork_facts, ids=marks(len(chunk)))
+        for r in db.all(sql, chunk):
             facts[r["workflow_uuid"]] = {
                 "queue_partition_key": r["queue_partition_key"],
                 "last_step": int(r["last"] or 0),
@@ -880,20 +870,13 @@ def queue_partitioned(db: Database, queue_name: str) -> bool | None:
     """Whether the registered queue has a partition limit (then every workflow on it
     needs a ``queue_partition_key``, ``DBOSClient.register_queue``); None when the
     ``queues`` table has no row for it (a queue declared only in code)."""
-    row = db.one(
-        "SELECT partition_concurrency, partition_worker_concurrency, partition_rate_limit_max"
-        " FROM {t}queues WHERE name = %s",
-        [queue_name],
-    )
+    row = db.one(db.queries("reads.sql").queue_partitioned, [queue_name])
     return None if row is None else any(v is not None for v in row.values())
 
 
 def list_application_versions(db: Database) -> list[AppVersion]:
     """Newest first, as ``DBOSClient.list_application_versions`` orders them."""
-    return db.all(  # type: ignore[return-value]
-        "SELECT version_id, version_name, version_timestamp, created_at, application_name"
-        " FROM {t}application_versions ORDER BY version_timestamp DESC"
-    )
+    return db.all(db.queries("reads.sql").list_application_versions)  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -908,37 +891,11 @@ def status_counts(db: Database) -> StatusCounts:
     counted exactly from DBOS's partial indexes (in-flight, delayed, failed); SUCCESS is
     the table's size less those, exact on SQLite (``count(*)`` reads its smallest
     index), estimated on PostgreSQL from the planner's row count."""
-    rows = (
-        db.all(
-            "SELECT status, count(*) AS n FROM {t}workflow_status"
-            " WHERE status IN ('ENQUEUED', 'PENDING') GROUP BY status"
-        )
-        + db.all(
-            "SELECT status, count(*) AS n FROM {t}workflow_status"
-            " WHERE status = 'DELAYED' GROUP BY status"
-        )
-        + db.all(
-            "SELECT status, count(*) AS n FROM {t}workflow_status"
-            " WHERE status IN ('ERROR', 'CANCELLED', 'MAX_RECOVERY_ATTEMPTS_EXCEEDED')"
-            " GROUP BY status"
-        )
-    )
+    q = db.queries("reads.sql")
+    rows = db.all(q.status_in_flight) + db.all(q.status_delayed) + db.all(q.status_failed)
     counts = {str(r["status"]): int(r["n"]) for r in rows}
-    if db.postgres:
-        # reltuples is -1 until the table is first analyzed (a young database): then
-        # the statistics collector's live-row count, also an estimate and as cheap.
-        row = db.one(
-            "SELECT greatest(CASE WHEN c.reltuples < 0 THEN s.n_live_tup"
-            " ELSE c.reltuples END, 0)::bigint AS n FROM pg_class c"
-            " JOIN pg_namespace n ON n.oid = c.relnamespace"
-            " LEFT JOIN pg_stat_all_tables s ON s.relid = c.oid"
-            " WHERE n.nspname = %s AND c.relname = 'workflow_status'",
-            [db.schema],
-        )
-        estimated: tuple[str, ...] = ("SUCCESS",)
-    else:
-        row = db.one("SELECT count(*) AS n FROM {t}workflow_status")
-        estimated = ()
+    row = db.one(db.statement("reads.sql", "workflow_total"), [db.schema] if db.postgres else [])
+    estimated = ("SUCCESS",) if db.postgres else ()
     total = int(row["n"]) if row else 0
     counts["SUCCESS"] = max(0, total - sum(counts.values()))
     return StatusCounts(counts, estimated)
@@ -972,18 +929,13 @@ class FinishedWindow:
 
     def refresh(self, db: Database, now_ms: int) -> list[FinishedCount]:
         """The window's rows (oldest bucket first), read from where they can have changed."""
-        size = int(self.bucket_ms)  # a literal: PostgreSQL groups by the same expression only
+        size = int(self.bucket_ms)  # written in: PostgreSQL groups by the same expression only
         current = now_ms // size * size
         start = (current - self.window_ms) // size * size
         since = start if self.current is None else max(start, self.current - self.overlap * size)
         rows = cast(
             list[FinishedCount],
-            db.all(
-                f"SELECT name, queue_name, status, completed_at / {size} * {size} AS bucket,"
-                " count(*) AS n FROM {t}workflow_status"
-                " WHERE completed_at >= %s GROUP BY 1, 2, 3, 4",
-                [since],
-            ),
+            db.all(db.fill(db.queries("reads.sql").finished_buckets, bucket_ms=str(size)), [since]),
         )
         self.buckets = {b: kept for b, kept in self.buckets.items() if start <= b < since}
         for row in rows:
@@ -1003,13 +955,8 @@ def overview(db: Database, now_ms: int, finished: FinishedWindow | None = None) 
     ``by_name`` and ``by_queue`` are the counts per status of both together;
     ``throughput`` the finished rows (``bucket``: epoch ms where the bucket starts)."""
     finished_rows = (finished or FinishedWindow()).refresh(db, now_ms)
-    in_flight = db.all(
-        "SELECT name, queue_name, status, count(*) AS n FROM {t}workflow_status"
-        " WHERE status IN ('ENQUEUED', 'PENDING') GROUP BY name, queue_name, status"
-    ) + db.all(
-        "SELECT name, queue_name, status, count(*) AS n FROM {t}workflow_status"
-        " WHERE status = 'DELAYED' GROUP BY name, queue_name, status"
-    )
+    q = db.queries("reads.sql")
+    in_flight = db.all(q.overview_in_flight) + db.all(q.overview_delayed)
     by_name: dict[str, dict[str, int]] = {}
     by_queue: dict[str, dict[str, int]] = {}
     rows: list[Mapping[str, Any]] = [*finished_rows, *in_flight]
@@ -1019,13 +966,7 @@ def overview(db: Database, now_ms: int, finished: FinishedWindow | None = None) 
             if key is not None:
                 counts = table.setdefault(str(key), {})
                 counts[status] = counts.get(status, 0) + n
-    errors = db.all(
-        "SELECT ws.workflow_uuid AS workflow_id, ws.name, ws.created_at,"
-        " coalesce(wo.error, ws.error) AS error, ws.serialization"
-        " FROM {t}workflow_status ws"
-        " LEFT JOIN {t}workflow_output wo ON wo.workflow_uuid = ws.workflow_uuid"
-        " WHERE ws.status = 'ERROR' ORDER BY ws.created_at DESC LIMIT 10"
-    )
+    errors = db.all(q.latest_errors)
     for row in errors:
         row["error"] = payload.decode(row["error"], row.pop("serialization"))
     return {
@@ -1058,29 +999,24 @@ class WatchMarks:
     seen: dict[str, set[str]] = field(default_factory=dict)
 
 
-def changes_since(db: Database, marks: WatchMarks, limit: int = 500) -> list[Change]:
-    """Workflows created, started or completed since ``marks`` (oldest first), and the
+def changes_since(db: Database, watched: WatchMarks, limit: int = 500) -> list[Change]:
+    """Workflows created, started or completed since ``watched`` (oldest first), and its
     marks advanced past them. DBOS keeps no change log, so this is a poll."""
+    q = db.queries("reads.sql")
     out: list[Change] = []
     for event, column in WATCH_EVENTS:
-        since = marks.at.get(event)
+        since = watched.at.get(event)
         if since is None:  # start from now: report what happens next
-            row = db.one(f"SELECT max({column}) AS m FROM {{t}}workflow_status")
+            row = db.one(db.fill(q.watch_latest, column=column))
             start = int(row["m"]) if row and row["m"] is not None else 0
             # The latest instant's rows are history too; one that comes later with the
             # same millisecond is not.
-            present = db.all(
-                f"SELECT workflow_uuid FROM {{t}}workflow_status WHERE {column} = %s", [start]
-            )
-            marks.at[event] = start
-            marks.seen[event] = {str(r["workflow_uuid"]) for r in present}
+            present = db.all(db.fill(q.watch_at, column=column), [start])
+            watched.at[event] = start
+            watched.seen[event] = {str(r["workflow_uuid"]) for r in present}
             continue
-        rows = db.all(
-            f"SELECT workflow_uuid AS workflow_id, name, status, queue_name, {column} AS at"
-            f" FROM {{t}}workflow_status WHERE {column} >= %s ORDER BY {column} LIMIT %s",
-            [since, limit],
-        )
-        seen = marks.seen.setdefault(event, set())
+        rows = db.all(db.fill(q.watch_since, column=column), [since, limit])
+        seen = watched.seen.setdefault(event, set())
         for row in rows:
             at = int(row["at"])
             if at == since and row["workflow_id"] in seen:
@@ -1089,6 +1025,6 @@ def changes_since(db: Database, marks: WatchMarks, limit: int = 500) -> list[Cha
                 since, seen = at, set()
             seen.add(row["workflow_id"])
             out.append(cast(Change, {"entity": "workflow", "event": event, **row}))
-        marks.at[event], marks.seen[event] = since, seen
+        watched.at[event], watched.seen[event] = since, seen
     out.sort(key=lambda r: (r["at"], r["workflow_id"]))
     return out

@@ -4,3 +4,10 @@
 -- name: version
 -- The migration version DBOS wrote (dbos/_migration.py keeps one row in dbos_migrations).
 SELECT max(version) AS version FROM {schema}.dbos_migrations;
+
+-- name: foreign_keys_sqlite
+-- SQLite: enforce foreign keys on this connection, as DBOS's engine does.
+-- DBOS's SQLite engine (dbos/_sys_db_sqlite.py) turns them on: its event, message and
+-- stream tables declare ON DELETE CASCADE to workflow_status (dbos/_migration.py),
+-- which SQLite enforces only then.
+PRAGMA foreign_keys = ON;

@@ -2,8 +2,8 @@
 -- (qctl_kit/sqlfile.py's fragments.sql).
 
 -- name: status_columns
--- A workflow_status row under alias ws by WorkflowStatus's field names (dbos/_sys_db.py);
--- reads.WorkflowRow types it.
+-- A workflow_status row under alias ws by WorkflowStatus's field names.
+-- WorkflowStatus of dbos/_sys_db.py; reads.WorkflowRow types it.
 ws.workflow_uuid AS workflow_id, ws.status, ws.name, ws.class_name, ws.config_name,
 ws.queue_name, ws.executor_id, ws.application_version AS app_version,
 ws.application_id AS app_id, ws.recovery_attempts, ws.created_at, ws.updated_at,
