@@ -225,7 +225,7 @@ def _members(data: bytes) -> tuple[list[tuple[bytes, bytes, bytes]], bool]:
         return [], False
     members, at = [], start
     while at < end:
-        key_kind, key_start, key_end = header(data, at)
+        key_kind, _, key_end = header(data, at)
         _, _, value_end = header(data, key_end)
         if not TEXT <= key_kind <= TEXTRAW:
             raise ValueError("JSONB: an object key that is not text")
