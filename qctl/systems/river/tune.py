@@ -8,6 +8,7 @@ River's schema otherwise."""
 from __future__ import annotations
 
 from qctl.systems.river.database import Database
+from qctl_kit.errors import InvalidInput
 from qctl_kit.postgres.tune import ConsoleIndex
 
 QUEUE_ID = "qctl_river_job_queue_id"
@@ -16,8 +17,18 @@ INDEX = ConsoleIndex(QUEUE_ID, "river_job", "queue, id")
 
 
 def present(db: Database) -> list[str]:
+    if not db.postgres:
+        rows = db.all(db.statements("reads").index_present, {"name": QUEUE_ID})
+        return [str(r["name"]) for r in rows]
     return INDEX.present(db)
 
 
 def tune(db: Database, dry_run: bool = False) -> list[str]:
+    """The index built where missing; on SQLite refused (exit 2): no index is built there
+    while River's clients write (SQLite builds one under the write lock)."""
+    if not db.postgres:
+        raise InvalidInput(
+            "qctl db tune: PostgreSQL only; on SQLite an index is built holding River's"
+            " writers, so qctl adds none"
+        )
     return INDEX.create(db, dry_run, db.writable)

@@ -29,8 +29,12 @@ def status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
         "supported": state.supported,
         "supported_versions": SUPPORTED,
         "control_channel": f"{db.control_channel} (cancel, pause and resume notify River's"
-        " clients there)",
-        "dashboard_refresh": "live on River's notifications, polled for the rest",
+        " clients there"
+        + ("" if db.postgres else ": a row of river_notification, which they poll")
+        + ")",
+        "dashboard_refresh": "live on River's notifications, polled for the rest"
+        if db.postgres
+        else "polled",
         "console_indexes": tune.present(db) if state.readable else [],
     }
     refusal = None if state.supported else state.refusal()
