@@ -89,7 +89,7 @@ def rows(
     booleans; list parameters as JSON arrays there (``many``)."""
     if db.postgres:
         return db.all(statement, params or {})
-    found = db.all(statement, {k: many(v) for k, v in (params or {}).items()})
+    found = db.all(statement, bind(db, params or {}))
     for row in found:
         for key, value in row.items():
             if value is None:
@@ -103,6 +103,12 @@ def rows(
             elif key == "oldest_available_age":
                 row[key] = timedelta(seconds=float(value))
     return found
+
+
+def bind(db: Database, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` as the backend takes them: as they are on PostgreSQL, each one
+    ``many`` on SQLite."""
+    return params if db.postgres else {k: many(v) for k, v in params.items()}
 
 
 def many(value: Any) -> Any:
