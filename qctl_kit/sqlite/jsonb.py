@@ -17,6 +17,7 @@ rendered."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import sqlite3
 from typing import Any
@@ -198,6 +199,8 @@ def _scalar(value: Any) -> bytes:
     if isinstance(value, _Verbatim):
         is_float = any(c in value for c in ".eE")
         return element(FLOAT if is_float else INT, value.encode("ascii"))
+    if isinstance(value, float) and not math.isfinite(value):  # JSON5's NaN and Infinity
+        return element(FLOAT5, json.dumps(value).encode())
     if isinstance(value, int | float):
         return element(FLOAT if isinstance(value, float) else INT, json.dumps(value).encode())
     return element(TEXTJ, json.dumps(value, ensure_ascii=False)[1:-1].encode())

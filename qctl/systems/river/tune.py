@@ -8,7 +8,6 @@ River's schema otherwise."""
 from __future__ import annotations
 
 from qctl.systems.river.database import Database
-from qctl_kit.errors import InvalidInput
 from qctl_kit.postgres.tune import ConsoleIndex
 
 QUEUE_ID = "qctl_river_job_queue_id"
@@ -24,11 +23,13 @@ def present(db: Database) -> list[str]:
 
 
 def tune(db: Database, dry_run: bool = False) -> list[str]:
-    """The index built where missing; on SQLite refused (exit 2): no index is built there
-    while River's clients write (SQLite builds one under the write lock)."""
-    if not db.postgres:
-        raise InvalidInput(
-            "qctl db tune: PostgreSQL only; on SQLite an index is built holding River's"
-            " writers, so qctl adds none"
-        )
-    return INDEX.create(db, dry_run, db.writable)
+    """The index built where missing: on SQLite by a plain CREATE INDEX, which holds the
+    file's write lock (River's clients wait) while it reads the jobs once."""
+    if db.postgres:
+        return INDEX.create(db, dry_run, db.writable)
+    if present(db):
+        return []
+    if not dry_run:
+        db.writable()
+        db.execute(db.statements("reads").index_create)
+    return [QUEUE_ID]

@@ -46,9 +46,10 @@ def tune(ctx: typer.Context, dry_run: DryRun = False, output: Output = OutputFor
     """Add qctl's own index on river_job (queue, id), so a listing by queue (`jobs list
     --queue`, a queue's jobs in the dashboard) reads its page on one range instead of
     walking every newer job of the table: River indexes a queue only after a state.
-    Built with CREATE INDEX CONCURRENTLY (River's clients are not blocked; each insert
-    then updates one more index); named qctl_*, a name River's migrations never take;
-    listed by `qctl db status`. Nothing else of River's schema is changed."""
+    Built with CREATE INDEX CONCURRENTLY on PostgreSQL (River's clients are not blocked;
+    each insert then updates one more index); on SQLite under the file's write lock
+    (River's clients wait while it is built); named qctl_*, a name River's migrations
+    never take; listed by `qctl db status`. Nothing else of River's schema is changed."""
     from qctl.systems.river import tune as tuning
 
     common.cli(ctx).unlimit("statement_timeout", "lock_timeout")

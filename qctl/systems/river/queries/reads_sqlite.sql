@@ -2,7 +2,9 @@
 -- riverdriver/riversqlite/migration/main/*.up.sql): the statements of reads.sql, each
 -- with its effect. A list parameter is a JSON array (SQLite has no arrays), NULL meaning
 -- "any"; args, metadata, tags, attempted_by and errors are JSONB, read through json()
--- (riversqlite's own reads wrap each JSON column in it); instants are text in UTC
+-- (riversqlite's own reads wrap each JSON column in it), and looked into only where
+-- json_valid (SQLite's JSON functions fail a statement on a value nested past 1000
+-- levels, or one changed out of band to text that is not JSON); instants are text in UTC
 -- ('YYYY-MM-DD HH:MM:SS.SSS', riversqlite's timeString), compared as text as River
 -- compares them. Every listing is newest first with a keyset cursor on the job id.
 
@@ -23,7 +25,8 @@ SELECT id, state, queue, kind, priority, attempt, max_attempts,
        scheduled_at, attempted_at, json(attempted_by) AS attempted_by, created_at,
        finalized_at, json(tags) AS tags, unique_key, unique_states, json(args) AS args,
        json(metadata) AS metadata,
-       coalesce(json_array_length(json(errors)), 0) AS error_count
+       coalesce(CASE WHEN json_valid(json(errors)) THEN json_array_length(json(errors)) END, 0)
+           AS error_count
 FROM river_job
 WHERE (:states IS NULL OR state IN (SELECT value FROM json_each(:states)))
   AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
@@ -43,7 +46,9 @@ SELECT id, state, queue, kind, priority, attempt, max_attempts,
        scheduled_at, attempted_at, json(attempted_by) AS attempted_by, created_at,
        finalized_at, json(tags) AS tags, unique_key, unique_states, json(args) AS args,
        json(metadata) AS metadata,
-       coalesce(json_array_length(json(errors)), 0) AS error_count, json(errors) AS errors
+       coalesce(CASE WHEN json_valid(json(errors)) THEN json_array_length(json(errors)) END, 0)
+           AS error_count,
+       json(errors) AS errors
 FROM river_job
 WHERE id = :id;
 
@@ -110,7 +115,8 @@ ORDER BY 1;
 -- (river_job.sql JobSetStateIfRunning); the last is the newest. An element that is not
 -- an object reads as no text.
 SELECT id, kind,
-       substr(CASE WHEN json_type(json(errors), '$[#-1]') = 'object'
+       substr(CASE WHEN json_valid(json(errors))
+                    AND json_type(json(errors), '$[#-1]') = 'object'
                    THEN json_extract(json(errors), '$[#-1].error') END, 1, 4096) AS error,
        coalesce(finalized_at, attempted_at) AS at
 FROM river_job
@@ -214,3 +220,8 @@ LEFT JOIN river_queue q ON q.name = :name;
 -- name: index_present
 -- qctl's console index on river_job, when the file has it (tune.py names it).
 SELECT name FROM sqlite_master WHERE type = 'index' AND name = :name;
+
+-- name: index_create
+-- qctl's console index on river_job (queue, id) (tune.py), a name River's migrations
+-- never take (they name everything river_*).
+CREATE INDEX IF NOT EXISTS qctl_river_job_queue_id ON river_job (queue, id);
