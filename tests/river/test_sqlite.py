@@ -18,6 +18,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from qctl.cli.main import app as qctl_app
+from qctl.core.sqldb import LISTENING
+from qctl.systems.river.database import Database
 from qctl_kit.sqlite import jsonb
 from tests.go.harness import Harness
 from tests.river.conftest import Run, data, job, runs, until
@@ -160,3 +162,15 @@ def test_a_retry_never_breaks_a_unique_key(lite: Harness, qctl: Run) -> None:
     assert result.exit_code == 3, result.output
     assert "unique key held by another job" in result.stderr
     assert job(lite, first)["state"] == "cancelled"
+
+
+def test_watch_polls_rivers_outbox(lite: Harness, path: Path) -> None:
+    db = Database(f"sqlite://{path}")
+    try:
+        notices = db.notifications(["river_insert"], timeout=10)
+        assert next(notices) == (LISTENING, "")
+        lite.call("insert", queue="watched")
+        topic, payload = next(notices)
+        assert (topic, json.loads(payload)) == ("river_insert", {"queue": "watched"})
+    finally:
+        db.close()

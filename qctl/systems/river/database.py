@@ -21,11 +21,13 @@ over it from ``qctl_kit.sqlite.jsonb``, so one statement reads the same on both.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from qctl.core.changes import Hint
-from qctl.core.sqldb import SqlDatabase
+from qctl.core.sqldb import LISTENING, POLL_SECONDS, SqlDatabase
 from qctl_kit.errors import SchemaTooNew
 from qctl_kit.sqlfile import Queries, load
 
@@ -59,6 +61,10 @@ at most once per queue per FetchCooldown) when it inserts available jobs,
 "job_id", "queue"}``) from JobCancel and QueuePause/QueueResume/QueueUpdate, and
 ``river_leadership`` (``{"action": "resigned"|"request_resign", "leader_id"}``) from its
 elector. Fetches, completions and snoozes send nothing: those are polled."""
+
+
+OUTBOX_BATCH = 256
+"""Notices read from River's SQLite outbox at once (riversqlite's listener's batch)."""
 
 
 class UnsupportedSchema(SchemaTooNew):
@@ -194,6 +200,34 @@ class Database(SqlDatabase):
         on it says changed; state changes River does not notify (fetches, completions,
         retries) are polled."""
         return {self.channel(topic): kind for topic, kind in TOPICS.items()}
+
+    def notifications(
+        self, channels: Sequence[str], timeout: float | None = None
+    ) -> Iterator[tuple[str, str]]:
+        """``SqlDatabase.notifications``; on SQLite River's outbox polled as River's
+        listener polls it (``river_sqlite_listener.go``): the notices added after the
+        first poll, every ``POLL_SECONDS``."""
+        if self.postgres:
+            yield from super().notifications(channels, timeout)
+            return
+        q = self.statements("reads")
+        [row] = self.all(q.notification_last_id)
+        last = int(row["id"])
+        topics = json.dumps(list(channels))
+        yield LISTENING, ""
+        waited = 0.0
+        while timeout is None or waited < timeout:
+            found = self.all(
+                q.notifications_after, {"after": last, "topics": topics, "max": OUTBOX_BATCH}
+            )
+            if not found:
+                time.sleep(POLL_SECONDS)
+                waited += POLL_SECONDS
+                continue
+            waited = 0.0
+            for notice in found:
+                last = int(notice["id"])
+                yield str(notice["topic"]), str(notice["payload"])
 
     def _connect_sqlite(self) -> Any:
         from qctl_kit.sqlite import jsonb

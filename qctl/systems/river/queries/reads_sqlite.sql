@@ -225,3 +225,17 @@ SELECT name FROM sqlite_master WHERE type = 'index' AND name = :name;
 -- qctl's console index on river_job (queue, id) (tune.py), a name River's migrations
 -- never take (they name everything river_*).
 CREATE INDEX IF NOT EXISTS qctl_river_job_queue_id ON river_job (queue, id);
+
+-- name: notification_last_id
+-- The newest notice of River's outbox (river_notification.sql NotificationGetLastID):
+-- where a listener starts, so that it delivers only what is sent after it.
+SELECT coalesce(max(id), 0) AS id FROM river_notification;
+
+-- name: notifications_after
+-- The notices on :topics past the last one seen, oldest first, a batch at a time
+-- (river_notification.sql NotificationGetAfter, as River's listener polls it).
+SELECT id, payload, topic
+FROM river_notification
+WHERE id > :after AND topic IN (SELECT value FROM json_each(:topics))
+ORDER BY id
+LIMIT :max;
