@@ -194,10 +194,10 @@ def _job(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _rows(cls: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
+def _rows(cls: type[Row], found: list[dict[str, Any]]) -> list[Row]:
     names = {f.name for f in fields(cls)}
     decode = _job if cls is Job else dict
-    return [cls(**{k: v for k, v in decode(r).items() if k in names}) for r in rows]
+    return [cls(**{k: v for k, v in decode(r).items() if k in names}) for r in found]
 
 
 PRIORITIES = (1, 2, 3, 4)
