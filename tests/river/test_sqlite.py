@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from qctl.cli.main import app as qctl_app
+from qctl.core.changes import RESET, Hint
 from qctl.core.sqldb import LISTENING
 from qctl.systems.river.database import Database
 from qctl_kit.sqlite import jsonb
@@ -172,5 +173,17 @@ def test_watch_polls_rivers_outbox(lite: Harness, path: Path) -> None:
         lite.call("insert", queue="watched")
         topic, payload = next(notices)
         assert (topic, json.loads(payload)) == ("river_insert", {"queue": "watched"})
+    finally:
+        db.close()
+
+
+def test_the_dashboard_is_hinted_from_rivers_outbox(lite: Harness, path: Path) -> None:
+    lite.call("queues_create", queues=["hinted"])
+    db = Database(f"sqlite://{path}")
+    try:
+        hints = db.changes()
+        assert hints is not None and hints.get(timeout=10) == RESET
+        lite.call("pause", queue="hinted")
+        assert hints.get(timeout=10) == Hint("queues", queue="hinted")
     finally:
         db.close()

@@ -20,16 +20,19 @@ over it from ``qctl_kit.sqlite.jsonb``, so one statement reads the same on both.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qctl.core.changes import Hint
-from qctl.core.sqldb import LISTENING, POLL_SECONDS, SqlDatabase
+from qctl.core.changes import RESET, Hint
+from qctl.core.sqldb import HINT_BUFFER, LISTENING, POLL_SECONDS, SqlDatabase
 from qctl_kit.errors import SchemaTooNew
 from qctl_kit.sqlfile import Queries, load
+from qctl_kit.streams import Subscription
 
 LINE = "main"
 KNOWN_VERSIONS: dict[int, str] = {
@@ -127,6 +130,7 @@ class Database(SqlDatabase):
 
     def __init__(self, dsn: str, schema: str = "", gate: bool = True, **session: Any) -> None:
         """``session``: ``SqlDatabase``'s (``read_only``, the timeouts)."""
+        self._feeds: list[tuple[Subscription[Hint], threading.Thread]] = []
         super().__init__(dsn, schema, **session)
         if self.postgres:
             # A listing's filters are "NULL or ..." parameters: planned for the values
@@ -204,30 +208,71 @@ class Database(SqlDatabase):
     def notifications(
         self, channels: Sequence[str], timeout: float | None = None
     ) -> Iterator[tuple[str, str]]:
-        """``SqlDatabase.notifications``; on SQLite River's outbox polled as River's
-        listener polls it (``river_sqlite_listener.go``): the notices added after the
-        first poll, every ``POLL_SECONDS``."""
+        """``SqlDatabase.notifications``; on SQLite River's outbox (``outbox``)."""
         if self.postgres:
             yield from super().notifications(channels, timeout)
             return
+        waited = 0.0
+        for notice in self.outbox(channels):
+            if notice is not None:
+                waited = 0.0
+                yield notice
+            elif timeout is not None and waited >= timeout:
+                return
+            else:
+                waited += POLL_SECONDS
+
+    def changes(self) -> Subscription[Hint] | None:
+        """``SqlDatabase.changes``; on SQLite the hints of River's outbox (``outbox``),
+        polled on a thread of their own until the subscription is closed or the database
+        is."""
+        if self.postgres:
+            return super().changes()
+        sub: Subscription[Hint] = Subscription(HINT_BUFFER, lambda: RESET)
+
+        def poll() -> None:
+            with contextlib.suppress(Exception):  # the database closed: the hints end
+                for notice in self.outbox(list(self.listened())):
+                    if sub.closed:
+                        return
+                    if notice is not None:
+                        topic, payload = notice
+                        sub.offer(RESET if topic == LISTENING else self.hint(topic, payload))
+
+        thread = threading.Thread(target=poll, name="qctl-River-outbox", daemon=True)
+        self._feeds.append((sub, thread))
+        thread.start()
+        return sub
+
+    def outbox(self, topics: Sequence[str]) -> Iterator[tuple[str, str] | None]:
+        """River's notifications on SQLite, polled as River's listener polls its outbox
+        (``river_sqlite_listener.go``): ``(LISTENING, "")`` first, then each notice on
+        ``topics`` added since (``(topic, payload)``), and None after each poll that found
+        none (``POLL_SECONDS`` later)."""
         q = self.statements("reads")
         [row] = self.all(q.notification_last_id)
         last = int(row["id"])
-        topics = json.dumps(list(channels))
+        wanted = json.dumps(list(topics))
         yield LISTENING, ""
-        waited = 0.0
-        while timeout is None or waited < timeout:
+        while True:
             found = self.all(
-                q.notifications_after, {"after": last, "topics": topics, "max": OUTBOX_BATCH}
+                q.notifications_after, {"after": last, "topics": wanted, "max": OUTBOX_BATCH}
             )
-            if not found:
-                time.sleep(POLL_SECONDS)
-                waited += POLL_SECONDS
-                continue
-            waited = 0.0
             for notice in found:
                 last = int(notice["id"])
                 yield str(notice["topic"]), str(notice["payload"])
+            if not found:
+                time.sleep(POLL_SECONDS)
+                yield None
+
+    def close(self) -> None:
+        """The outbox's hints stopped first (``changes``): no poll runs on a closed
+        connection."""
+        for sub, thread in self._feeds:
+            sub.close()
+            thread.join(timeout=2 * POLL_SECONDS)
+        self._feeds.clear()
+        super().close()
 
     def _connect_sqlite(self) -> Any:
         from qctl_kit.sqlite import jsonb

@@ -32,9 +32,9 @@ def status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
         " clients there"
         + ("" if db.postgres else ": a row of river_notification, which they poll")
         + ")",
-        "dashboard_refresh": "live on River's notifications, polled for the rest"
-        if db.postgres
-        else "polled",
+        "dashboard_refresh": "live on River's notifications"
+        + ("" if db.postgres else " (its outbox, polled)")
+        + ", polled for the rest",
         "console_indexes": tune.present(db) if state.readable else [],
     }
     refusal = None if state.supported else state.refusal()
