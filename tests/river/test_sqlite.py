@@ -187,3 +187,12 @@ def test_the_dashboard_is_hinted_from_rivers_outbox(lite: Harness, path: Path) -
         assert hints.get(timeout=10) == Hint("queues", queue="hinted")
     finally:
         db.close()
+
+
+def test_vacuum_deletes_the_finalized_jobs_past_the_age(lite: Harness, qctl: Run) -> None:
+    [old] = lite.call("insert", queue="vacuumed")["ids"]
+    lite.call("cancel", id=old)
+    time.sleep(1.1)  # River's instants have milliseconds: the job is now over a second old
+    [waiting] = lite.call("insert", queue="vacuumed")["ids"]
+    data(qctl("vacuum", "all", "--older-than", "1s", "--yes", "-o", "json"))
+    assert lite.call("job_list", queue="vacuumed")["ids"] == [waiting]
