@@ -166,7 +166,7 @@ class _Verbatim(str):
 
 
 def _encode(value: Any) -> bytes:
-    # Encoded innermost first: (value, parts of the container being built) on a stack.
+    # Innermost first, with a stack of (container, its encoded children, those to do).
     done: list[bytes] = []
     stack: list[tuple[Any, list[bytes], list[Any]]] = []
     item = value
