@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -206,6 +207,22 @@ def from_epoch(value: Any, per_second: int) -> Instant | None:
         return _EPOCH + timedelta(seconds=seconds, microseconds=part * (1_000_000 // per_second))
     except (TypeError, ValueError, OverflowError):
         return FarInstant(value)
+
+
+_FRACTION = re.compile(r"(\.\d{6})\d+")
+
+
+def from_sqlite_text(value: Any) -> Instant | None:
+    """An instant stored as SQLite's date-time text (``YYYY-MM-DD HH:MM:SS[.fff]``, UTC
+    unless it names an offset, as SQLite's date functions write it); NULL is None, text
+    that does not parse a ``FarInstant`` of it."""
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(_FRACTION.sub(r"\1", str(value).strip()))
+    except ValueError:
+        return FarInstant(value)
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
 def register_postgres(adapters: Any) -> None:

@@ -197,8 +197,8 @@ def database_status(
     refusal: str | None,
     output: OutputFormat,
 ) -> None:
-    """``qctl db status`` of a system over a PostgreSQL database of its own (``db`` has
-    ``location``, ``schema``, ``read_only``): the context and where, the system's
+    """``qctl db status`` of a system over a SQL database of its own (``db`` has
+    ``backend``, ``location``, ``schema``, ``read_only``): the context and where, the system's
     ``fields``; then, when qctl does not support the schema, ``refusal`` on stderr and
     exit 5 (after the report)."""
     invalid = db.invalid_indexes()
@@ -206,7 +206,7 @@ def database_status(
         {
             "context": cli(ctx).context_name or "",
             "system": system,
-            "backend": "postgres",
+            "backend": db.backend,
             "location": db.location,
             "schema": db.schema,
             **fields,

@@ -5,11 +5,15 @@ go 1.26.0
 require (
 	github.com/jackc/pgx/v5 v5.11.0
 	github.com/riverqueue/river v0.51.2
+	github.com/riverqueue/river/riverdriver v0.51.2
 	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.51.2
+	github.com/riverqueue/river/riverdriver/riversqlite v0.51.2
 	github.com/riverqueue/river/rivertype v0.51.2
 	github.com/xraph/dispatch v0.1.0
 	github.com/xraph/grove v0.0.5
 	github.com/xraph/grove/drivers/pgdriver v0.0.5
+	github.com/xraph/grove/drivers/sqlitedriver v0.0.5
+	modernc.org/sqlite v1.46.1
 )
 
 require (
@@ -66,7 +70,6 @@ require (
 	github.com/quic-go/quic-go v0.57.0 // indirect
 	github.com/quic-go/webtransport-go v0.9.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
-	github.com/riverqueue/river/riverdriver v0.51.2 // indirect
 	github.com/riverqueue/river/rivershared v0.51.2 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
@@ -79,7 +82,6 @@ require (
 	github.com/xraph/confy v0.0.3 // indirect
 	github.com/xraph/forge v0.9.12 // indirect
 	github.com/xraph/go-utils v0.0.11 // indirect
-	github.com/xraph/grove/drivers/sqlitedriver v0.0.5 // indirect
 	github.com/xraph/vessel v0.0.5 // indirect
 	go.jetify.com/typeid v1.3.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
@@ -112,7 +114,6 @@ require (
 	modernc.org/libc v1.68.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.11.0 // indirect
-	modernc.org/sqlite v1.46.1 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.0 // indirect

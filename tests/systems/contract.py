@@ -11,7 +11,10 @@ with
 - ``REAL_WRITE``: the arguments of one write that changes nothing the other tests'
   arguments need (``--yes`` added), run for real and audited;
 - ``handle(target)``: a context manager yielding what the dashboard (``QctlTop``) reads
-  for the target, opened as ``qctl top`` opens it.
+  for the target, opened as ``qctl top`` opens it;
+- ``BACKENDS`` (optional): the backends its databases live on, PostgreSQL first
+  (``("postgres",)`` when absent); for each further one ``database(backend)`` yields a
+  target there, and the suites run over every one.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import contextlib
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, Protocol
 
 import psycopg
@@ -44,6 +48,28 @@ class Provider(Protocol):
     def database(self) -> contextlib.AbstractContextManager[Target]: ...
 
     def handle(self, target: Target) -> contextlib.AbstractContextManager[Any]: ...
+
+
+DEFAULT_BACKEND = "postgres"
+
+
+def backends(provider: ModuleType) -> tuple[str, ...]:
+    """The backends of a provider's databases (``BACKENDS``)."""
+    return tuple(getattr(provider, "BACKENDS", (DEFAULT_BACKEND,)))
+
+
+def open_database(provider: ModuleType, backend: str) -> contextlib.AbstractContextManager[Target]:
+    """The provider's database on ``backend``."""
+    if backend == DEFAULT_BACKEND:
+        database: contextlib.AbstractContextManager[Target] = provider.database()
+        return database
+    other: contextlib.AbstractContextManager[Target] = provider.database(backend)
+    return other
+
+
+def target_id(name: str, backend: str) -> str:
+    """A target's test id: the system's name, and the backend where it is not the first."""
+    return name if backend == DEFAULT_BACKEND else f"{name}-{backend}"
 
 
 def snapshot(target: Target) -> dict[str, list[str]]:

@@ -34,16 +34,17 @@ from qctl.systems import load, systems
 from qctl.tui.app import QctlTop
 from qctl.tui.widgets import ConfirmDialog
 from tests.conftest import require_pg
-from tests.systems.contract import Target, unchanged
+from tests.systems.contract import Target, backends, open_database, target_id, unchanged
 from tests.systems.test_contract import provider, system
 from tests.tui.helpers import until
 
 pytestmark = pytest.mark.timeout(300)
 
 CASES = [
-    pytest.param(s.name, v.title, id=f"{s.name}-{v.title.replace(' ', '-')}")
+    pytest.param(s.name, b, v.title, id=f"{target_id(s.name, b)}-{v.title.replace(' ', '-')}")
     for s in systems()
     if s.verbs
+    for b in backends(provider(s.name))
     for v in load(s.verbs)
 ]
 N = 4
@@ -63,15 +64,15 @@ def declared(name: str, title: str) -> Verb[Any]:
 
 
 @pytest.fixture(scope="module")
-def targets() -> Iterator[dict[str, Target]]:
-    """One database per system, made once for the module."""
+def targets() -> Iterator[dict[tuple[str, str], Target]]:
+    """One database per system and backend, made once for the module."""
     require_pg()
-    names = sorted({c.values[0] for c in CASES})
-    made: dict[str, Target] = {}
-    stack = [provider(n).database() for n in names]
+    keys = sorted({(str(c.values[0]), str(c.values[1])) for c in CASES})
+    made: dict[tuple[str, str], Target] = {}
+    stack = [open_database(provider(n), b) for n, b in keys]
     try:
-        for n, ctx in zip(names, stack, strict=True):
-            made[n] = ctx.__enter__()
+        for key, ctx in zip(keys, stack, strict=True):
+            made[key] = ctx.__enter__()
         yield made
     finally:
         for ctx in reversed(stack[: len(made)]):
@@ -99,9 +100,11 @@ def moved(before: dict[str, str], after: dict[str, str]) -> bool:
     return all(after.get(i) != s for i, s in before.items())
 
 
-@pytest.mark.parametrize(("name", "title"), CASES)
-def test_by_ids(name: str, title: str, targets: dict[str, Target], audit_log: Path) -> None:
-    t, verb = targets[name], declared(name, title)
+@pytest.mark.parametrize(("name", "backend", "title"), CASES)
+def test_by_ids(
+    name: str, backend: str, title: str, targets: dict[tuple[str, str], Target], audit_log: Path
+) -> None:
+    t, verb = targets[name, backend], declared(name, title)
     ids, _ = provider(name).verb_rows(t, title, N)
     with unchanged(t):
         plan = data(qctl(t, *title.split(), *ids, "--dry-run", "-o", "json"))
@@ -118,9 +121,11 @@ def test_by_ids(name: str, title: str, targets: dict[str, Target], audit_log: Pa
     assert sorted(entry["ids"]) == sorted(ids)
 
 
-@pytest.mark.parametrize(("name", "title"), CASES)
-def test_by_filter_with_max(name: str, title: str, targets: dict[str, Target]) -> None:
-    t, verb = targets[name], declared(name, title)
+@pytest.mark.parametrize(("name", "backend", "title"), CASES)
+def test_by_filter_with_max(
+    name: str, backend: str, title: str, targets: dict[tuple[str, str], Target]
+) -> None:
+    t, verb = targets[name, backend], declared(name, title)
     ids, where = provider(name).verb_rows(t, title, N)
     with unchanged(t):
         capped = qctl(t, *title.split(), *where, "--max", str(N - 1), "--yes")
@@ -133,11 +138,16 @@ def test_by_filter_with_max(name: str, title: str, targets: dict[str, Target]) -
     assert moved(before, states(name, t, verb, ids))
 
 
-@pytest.mark.parametrize(("name", "title"), CASES)
+@pytest.mark.parametrize(("name", "backend", "title"), CASES)
 def test_plan_file_runs_exactly_its_ids(
-    name: str, title: str, targets: dict[str, Target], tmp_path: Path, audit_log: Path
+    name: str,
+    backend: str,
+    title: str,
+    targets: dict[tuple[str, str], Target],
+    tmp_path: Path,
+    audit_log: Path,
 ) -> None:
-    t = targets[name]
+    t = targets[name, backend]
     ids, where = provider(name).verb_rows(t, title, N)
     plan_file = tmp_path / "plan.json"
     with unchanged(t):
@@ -157,11 +167,11 @@ def test_plan_file_runs_exactly_its_ids(
     assert refused.exit_code == 2 and "digest" in refused.stderr
 
 
-@pytest.mark.parametrize(("name", "title"), CASES)
+@pytest.mark.parametrize(("name", "backend", "title"), CASES)
 def test_a_target_changed_after_the_plan_is_skipped(
-    name: str, title: str, targets: dict[str, Target]
+    name: str, backend: str, title: str, targets: dict[tuple[str, str], Target]
 ) -> None:
-    t, verb = targets[name], declared(name, title)
+    t, verb = targets[name, backend], declared(name, title)
     ids, _ = provider(name).verb_rows(t, title, N)
     with provider(name).handle(t) as handle:
         planned = verbs.plan(handle, verb, Selection.of_ids(ids), "contract")
@@ -171,11 +181,15 @@ def test_a_target_changed_after_the_plan_is_skipped(
     assert not result.stopped_part_way
 
 
-@pytest.mark.parametrize(("name", "title"), CASES)
+@pytest.mark.parametrize(("name", "backend", "title"), CASES)
 def test_a_run_stopped_part_way_says_what_it_committed(
-    name: str, title: str, targets: dict[str, Target], monkeypatch: pytest.MonkeyPatch
+    name: str,
+    backend: str,
+    title: str,
+    targets: dict[tuple[str, str], Target],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    t, verb = targets[name], declared(name, title)
+    t, verb = targets[name, backend], declared(name, title)
     ids, _ = provider(name).verb_rows(t, title, N)
     monkeypatch.setattr(verbs, "BATCH", 1)
     calls = []
@@ -198,11 +212,11 @@ def test_a_run_stopped_part_way_says_what_it_committed(
     assert [i for i in ids if after.get(i) != before[i]] == result.ids
 
 
-@pytest.mark.parametrize(("name", "title"), CASES)
+@pytest.mark.parametrize(("name", "backend", "title"), CASES)
 def test_dashboard_and_command_line_leave_the_same_rows(
-    name: str, title: str, targets: dict[str, Target], audit_log: Path
+    name: str, backend: str, title: str, targets: dict[tuple[str, str], Target], audit_log: Path
 ) -> None:
-    t, verb = targets[name], declared(name, title)
+    t, verb = targets[name, backend], declared(name, title)
     by_cli, _ = provider(name).verb_rows(t, title, N)
     by_top, _ = provider(name).verb_rows(t, title, N)
     reason = "incident 42: upstream back"
@@ -236,11 +250,11 @@ def test_dashboard_and_command_line_leave_the_same_rows(
     assert top_entry["reason"] == reason
 
 
-@pytest.mark.parametrize(("name", "title"), CASES)
+@pytest.mark.parametrize(("name", "backend", "title"), CASES)
 def test_read_only_dashboard_names_the_disabled_verb(
-    name: str, title: str, targets: dict[str, Target]
+    name: str, backend: str, title: str, targets: dict[tuple[str, str], Target]
 ) -> None:
-    t, verb = targets[name], declared(name, title)
+    t, verb = targets[name, backend], declared(name, title)
     ids, _ = provider(name).verb_rows(t, title, 1)
     screens = load(system(name).screens)
     said: list[str] = []

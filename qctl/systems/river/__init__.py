@@ -1,5 +1,6 @@
-"""River: the PostgreSQL database of a github.com/riverqueue/river deployment (Go), its
-tables created by River's own migrator (rivermigrate, line ``main``).
+"""River: the database of a github.com/riverqueue/river deployment (Go), PostgreSQL
+(riverpgxv5) or a SQLite file (riversqlite), its tables created by River's own migrator
+(rivermigrate, line ``main``).
 
 ``database`` opens it and gates on the applied migrations, ``reads`` and ``actions``
 hold qctl's SQL (``queries/*.sql``), each write with the effect of River's own query

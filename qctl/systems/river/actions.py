@@ -1,6 +1,8 @@
 """qctl's writes to a River database: the operator verbs, declared for the verb engine
 (``qctl.core.verbs``), each batch one statement of ``queries/actions.sql`` with the
-effect of River's own query named there (River v0.51.2, riverpgxv5).
+effect of River's own query named there (River v0.51.2, riverpgxv5), or on SQLite the
+statements of ``queries/actions_sqlite.sql`` (riversqlite's), River's notifications then
+rows of its outbox (``river_notification``) written in the batch's transaction.
 
 Every batch first refuses (exit 5) a schema at migrations qctl does not know
 (``Database.writable``) and runs in its own transaction; River's control notifications
@@ -11,6 +13,7 @@ jobs are never finalized or deleted here: a cancel asks the client working the j
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -44,11 +47,11 @@ def _job_page(db: Database, where: Mapping[str, Any], after: str | None, n: int)
         "after": int(after) if after else None,
         "limit": n,
     }
-    return _targets(db.all(reads.queries("actions.sql").job_targets_page, params))
+    return _targets(reads.rows(db, db.statements("actions").job_targets_page, params))
 
 
 def _job_lookup(db: Database, ids: Sequence[str]) -> list[Target]:
-    rows = db.all(reads.queries("actions.sql").job_targets, {"ids": _job_ids(ids)})
+    rows = reads.rows(db, db.statements("actions").job_targets, {"ids": _job_ids(ids)})
     return _targets(rows)
 
 
@@ -60,11 +63,11 @@ def _queue_page(db: Database, where: Mapping[str, Any], after: str | None, n: in
         "after": after,
         "limit": n,
     }
-    return _targets(db.all(reads.queries("actions.sql").queue_targets_page, params))
+    return _targets(reads.rows(db, db.statements("actions").queue_targets_page, params))
 
 
 def _queue_lookup(db: Database, names: Sequence[str]) -> list[Target]:
-    rows = db.all(reads.queries("actions.sql").queue_targets, {"names": list(names)})
+    rows = reads.rows(db, db.statements("actions").queue_targets, {"names": list(names)})
     return _targets(rows)
 
 
@@ -84,13 +87,16 @@ def _writer(query: str, key: str, notifies: bool = False, alone: bool = False) -
     ``notifies``: it sends River's control notifications (the channel passed in);
     ``alone``: the statement skips rows another transaction holds, so each id it did not
     change is tried again in a transaction of its own, after waiting for that row's lock
-    alone (``lock_job``), as River's one-job-per-statement functions wait."""
+    alone (``lock_job``), as River's one-job-per-statement functions wait (PostgreSQL:
+    SQLite's one writer skips nothing)."""
 
     def run(db: Database, batch: list[str]) -> list[dict[str, Any]]:
         params: dict[str, Any] = {key: _job_ids(batch) if key == "ids" else list(batch)}
+        if not db.postgres:
+            return _run_sqlite(db, query, params, notifies)
         if notifies:
             params["channel"] = db.control_channel
-        q = reads.queries("actions.sql")
+        q = db.statements("actions")
         with db.transaction():
             db.all(q.gin_pending_limit)
             if alone and len(batch) == 1:
@@ -100,13 +106,31 @@ def _writer(query: str, key: str, notifies: bool = False, alone: bool = False) -
     def write(db: Database, ids: list[str]) -> Written:
         db.writable()
         rows = run(db, ids)
-        if alone and len(ids) > 1:  # a batch of one waited for its lock already
+        if alone and db.postgres and len(ids) > 1:  # a batch of one waited for its lock
             answered = {r["id"] for r in rows}
             for id_ in (i for i in ids if i not in answered):
                 rows += run(db, [id_])
         return Written([r["id"] for r in rows if not r.get("held")], _held(rows))
 
     return write
+
+
+def _run_sqlite(
+    db: Database, query: str, params: dict[str, Any], notifies: bool
+) -> list[dict[str, Any]]:
+    """One batch on SQLite, in one transaction: the jobs ``<query>_held`` finds first
+    (passed over as held), ``query``'s write, then its rows' notices into River's outbox
+    on River's control topic."""
+    q = db.statements("actions")
+    bound = reads.bind(db, params)
+    with db.transaction():
+        held = db.all(q[f"{query}_held"], bound) if f"{query}_held" in q else []
+        bound["held"] = json.dumps([int(r["id"]) for r in held])
+        rows = db.all(q[query], bound)
+        if notifies and rows:
+            notices = json.dumps([r["notice"] for r in rows])
+            db.execute(q.notify, {"topic": db.control_channel, "payloads": notices})
+    return rows + [{"id": r["id"], "held": True} for r in held]
 
 
 _FINALIZED = {s: f"{s}: already finalized" for s in reads.FINALIZED_STATES}
@@ -214,11 +238,10 @@ def vacuum(
     finalized."""
     db.writable()
     retention_age(older_than)
-    [now] = db.all("SELECT now() AS now")
-    before: datetime = now["now"] - older_than
-    q = reads.queries("actions.sql")
+    before: datetime = db.now() - older_than
+    q = db.statements("actions")
     params: dict[str, Any] = {"states": list(states), "before": before}
-    counted = {r["state"]: int(r["n"]) for r in db.all(q.count_cleanable, params)}
+    counted = {r["state"]: int(r["n"]) for r in reads.rows(db, q.count_cleanable, params)}
     if dry_run:
         return {s: counted.get(s, 0) for s in states}
     deleted: dict[str, int] = dict.fromkeys(states, 0)
@@ -226,7 +249,8 @@ def vacuum(
     for state in states:  # one state at a time, so the result says each one's count
 
         def step(_tx: None, rows: int, state: str = state) -> int:
-            return db.execute(q.clean_jobs, {"states": [state], "before": before, "batch": rows})
+            batch_params = {"states": [state], "before": before, "batch": rows}
+            return db.execute(q.clean_jobs, reads.bind(db, batch_params))
 
         try:
             deleted[state] = sized_batches(

@@ -1,5 +1,5 @@
-"""A connection to a River database (PostgreSQL), gated on the migrations River's
-migrator recorded in ``river_migration``.
+"""A connection to a River database, PostgreSQL (riverpgxv5) or a SQLite file
+(riversqlite), gated on the migrations River's migrator recorded in ``river_migration``.
 
 rivermigrate records one ``river_migration`` row per applied version and line
 (``riverdriver/riverpgxv5/migration/main/005_migration_unique_client.up.sql`` gave the
@@ -10,17 +10,29 @@ A schema lacking one of 1 to 7 is refused (exit 5): its tables are not what qctl
 River, or a River Pro line whose pilot may cancel or retry differently) is read but
 never written (exit 5, both lists named). qctl never migrates River's schema and never
 takes rivermigrate's lock.
+
+riversqlite's line ``main`` has the same eight versions (its
+``migration/main/00N_<name>.up.sql``): 007 turns args, metadata, tags, attempted_by and
+errors into SQLite's binary JSONB, 008 gives river_job AUTOINCREMENT ids. Where the
+SQLite library predates JSONB (3.45), the connection gets SQLite's own JSON functions
+over it from ``qctl_kit.sqlite.jsonb``, so one statement reads the same on both.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from qctl.core.changes import Hint
-from qctl.core.sqldb import SqlDatabase
+from qctl.core.changes import RESET, Hint
+from qctl.core.sqldb import HINT_BUFFER, LISTENING, POLL_SECONDS, SqlDatabase
 from qctl_kit.errors import SchemaTooNew
+from qctl_kit.sqlfile import Queries, load
+from qctl_kit.streams import Subscription
 
 LINE = "main"
 KNOWN_VERSIONS: dict[int, str] = {
@@ -52,6 +64,10 @@ at most once per queue per FetchCooldown) when it inserts available jobs,
 "job_id", "queue"}``) from JobCancel and QueuePause/QueueResume/QueueUpdate, and
 ``river_leadership`` (``{"action": "resigned"|"request_resign", "leader_id"}``) from its
 elector. Fetches, completions and snoozes send nothing: those are polled."""
+
+
+OUTBOX_BATCH = 256
+"""Notices read from River's SQLite outbox at once (riversqlite's listener's batch)."""
 
 
 class UnsupportedSchema(SchemaTooNew):
@@ -104,15 +120,17 @@ class SchemaState:
 
 
 class Database(SqlDatabase):
-    """A River database (PostgreSQL), its migrations gated on opening unless ``gate`` is
-    False (``db status`` reports what it finds instead); a write calls ``writable``
-    first."""
+    """A River database (PostgreSQL or SQLite), its migrations gated on opening unless
+    ``gate`` is False (``db status`` reports what it finds instead); a write calls
+    ``writable`` first."""
 
     label = "River"
+    sqlite = True
     unsupported = UnsupportedSchema
 
     def __init__(self, dsn: str, schema: str = "", gate: bool = True, **session: Any) -> None:
         """``session``: ``SqlDatabase``'s (``read_only``, the timeouts)."""
+        self._feeds: list[tuple[Subscription[Hint], threading.Thread]] = []
         super().__init__(dsn, schema, **session)
         if self.postgres:
             # A listing's filters are "NULL or ..." parameters: planned for the values
@@ -128,6 +146,18 @@ class Database(SqlDatabase):
         if gate and not self.state.readable:
             self.refuse(UnsupportedSchema(self.state.refusal()))
 
+    def statements(self, capability: str) -> Queries:
+        """The named statements of ``queries/<capability>.sql`` (PostgreSQL, riverpgxv5's
+        schema) or ``queries/<capability>_sqlite.sql`` (riversqlite's)."""
+        suffix = "" if self.postgres else "_sqlite"
+        return load("qctl.systems.river.queries", f"{capability}{suffix}.sql")
+
+    def now(self) -> Any:
+        """The database's now: PostgreSQL's ``now()``; on SQLite the UTC wall clock River's
+        SQLite statements use (``datetime('now', 'subsec')``)."""
+        [row] = self.all(self.statements("reads").now)
+        return row["now"] if self.postgres else instant(row["now"])
+
     def writable(self) -> None:
         """Refuse (exit 5) to write to a schema at migrations qctl does not know."""
         if not self.state.supported:
@@ -137,7 +167,8 @@ class Database(SqlDatabase):
         """A River topic as River's listeners LISTEN on it and its clients NOTIFY it:
         ``<schema>.<topic>`` (riverpgxv5 ``Listener.Connect`` prefixes the connection's
         schema; ``pg_misc.sql`` PGNotifyMany the client's or ``current_schema()``), the
-        bare topic where the session has no schema."""
+        bare topic where the session has no schema, and always on SQLite (riversqlite's
+        outbox, ``river_notification``, holds the topic as River's client names it)."""
         return f"{self.schema}.{topic}" if self.schema else topic
 
     @property
@@ -174,13 +205,95 @@ class Database(SqlDatabase):
         retries) are polled."""
         return {self.channel(topic): kind for topic, kind in TOPICS.items()}
 
+    def notifications(
+        self, channels: Sequence[str], timeout: float | None = None
+    ) -> Iterator[tuple[str, str]]:
+        """``SqlDatabase.notifications``; on SQLite River's outbox (``outbox``)."""
+        if self.postgres:
+            yield from super().notifications(channels, timeout)
+            return
+        waited = 0.0
+        for notice in self.outbox(channels):
+            if notice is not None:
+                waited = 0.0
+                yield notice
+            elif timeout is not None and waited >= timeout:
+                return
+            else:
+                waited += POLL_SECONDS
+
+    def changes(self) -> Subscription[Hint] | None:
+        """``SqlDatabase.changes``; on SQLite the hints of River's outbox (``outbox``),
+        polled on a thread of their own until the subscription is closed or the database
+        is."""
+        if self.postgres:
+            return super().changes()
+        sub: Subscription[Hint] = Subscription(HINT_BUFFER, lambda: RESET)
+
+        def poll() -> None:
+            with contextlib.suppress(Exception):  # the database closed: the hints end
+                for notice in self.outbox(list(self.listened())):
+                    if sub.closed:
+                        return
+                    if notice is not None:
+                        topic, payload = notice
+                        sub.offer(RESET if topic == LISTENING else self.hint(topic, payload))
+
+        thread = threading.Thread(target=poll, name="qctl-River-outbox", daemon=True)
+        self._feeds.append((sub, thread))
+        thread.start()
+        return sub
+
+    def outbox(self, topics: Sequence[str]) -> Iterator[tuple[str, str] | None]:
+        """River's notifications on SQLite, polled as River's listener polls its outbox
+        (``river_sqlite_listener.go``): ``(LISTENING, "")`` first, then each notice on
+        ``topics`` added since (``(topic, payload)``), and None after each poll that found
+        none (``POLL_SECONDS`` later)."""
+        q = self.statements("reads")
+        [row] = self.all(q.notification_last_id)
+        last = int(row["id"])
+        wanted = json.dumps(list(topics))
+        yield LISTENING, ""
+        while True:
+            found = self.all(
+                q.notifications_after, {"after": last, "topics": wanted, "max": OUTBOX_BATCH}
+            )
+            for notice in found:
+                last = int(notice["id"])
+                yield str(notice["topic"]), str(notice["payload"])
+            if not found:
+                time.sleep(POLL_SECONDS)
+                yield None
+
+    def close(self) -> None:
+        """The outbox's hints stopped first (``changes``): no poll runs on a closed
+        connection."""
+        for sub, thread in self._feeds:
+            sub.close()
+            thread.join(timeout=2 * POLL_SECONDS)
+        self._feeds.clear()
+        super().close()
+
+    def _connect_sqlite(self) -> Any:
+        from qctl_kit.sqlite import jsonb
+
+        conn = super()._connect_sqlite()
+        jsonb.install(conn)
+        return conn
+
     def _read_state(self) -> SchemaState:
         # Before 005 the table had no line: every row was line main
         # (005_migration_unique_client.up.sql copies them over as such).
-        has_line = self.one(
-            "SELECT count(*) AS n FROM information_schema.columns WHERE table_schema ="
-            " current_schema() AND table_name = 'river_migration' AND column_name = 'line'"
-        )
+        has_line = self.one(self.statements("reads").migration_has_line)
         line = "line" if has_line and has_line["n"] else "'main'"
         rows = self.all(f"SELECT {line} AS line, version FROM {{t}}river_migration ORDER BY 1, 2")
         return SchemaState(tuple((str(r["line"]), int(r["version"])) for r in rows))
+
+
+def instant(value: Any) -> Any:
+    """A River instant as read: PostgreSQL's timestamptz as psycopg gives it, riversqlite's
+    text (UTC, ``YYYY-MM-DD HH:MM:SS[.fff]``, as River's timeString and SQLite's
+    CURRENT_TIMESTAMP write it) as a UTC ``datetime``."""
+    from qctl_kit.decode import from_sqlite_text
+
+    return from_sqlite_text(value) if isinstance(value, str) else value

@@ -44,7 +44,6 @@ def collect(db: Database) -> Iterator[Metric]:
     yield jobs
     yield oldest
     yield paused
-    [now] = db.all("SELECT now() AS now")
     completed = GaugeMetricFamily(
         "qctl_river_completed_last_minute", "Jobs completed in the last minute.", labels=["queue"]
     )
@@ -53,7 +52,8 @@ def collect(db: Database) -> Iterator[Metric]:
         "Jobs discarded (out of attempts) in the last minute.",
         labels=["queue"],
     )
-    for f in reads.finalized_since(db, now["now"] - timedelta(minutes=1)):
+    now = db.now()
+    for f in reads.finalized_since(db, now - timedelta(minutes=1)):
         completed.add_metric([f.queue], f.completed)
         failed_lately.add_metric([f.queue], f.discarded)
     yield completed
@@ -77,5 +77,5 @@ def collect(db: Database) -> Iterator[Metric]:
     )
     for row in reads.leaders(db):
         if isinstance(row.expires_at, datetime):  # not an instant out of Python's range
-            leader.add_metric([row.leader_id], (row.expires_at - now["now"]).total_seconds())
+            leader.add_metric([row.leader_id], (row.expires_at - now).total_seconds())
     yield leader

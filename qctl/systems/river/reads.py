@@ -1,17 +1,20 @@
 """qctl's reads of a River database: typed rows (the column names of River's tables,
-``riverdriver/riverpgxv5/migration/main``) and the listings, each one statement of
-``queries/reads.sql``. JSON columns come back decoded by the driver (``args``,
-``metadata``, each ``errors`` entry); nothing read is executed."""
+``riverdriver/riverpgxv5/migration/main`` and ``riverdriver/riversqlite/migration/main``)
+and the listings, each one statement of ``queries/reads.sql`` (PostgreSQL) or
+``queries/reads_sqlite.sql``. JSON columns come back decoded (``args``, ``metadata``, each
+``errors`` entry: by psycopg, or from SQLite's JSON text here), instants as UTC
+``datetime``s on both; nothing read is executed."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from qctl.core import triage
 from qctl.core.errors import NoSuchName
-from qctl.systems.river.database import Database
+from qctl.systems.river.database import Database, instant
+from qctl_kit.decode import json_value
 from qctl_kit.errors import InvalidInput
 from qctl_kit.sqlfile import Queries, load
 
@@ -49,11 +52,75 @@ def queries(name: str) -> Queries:
     return load("qctl.systems.river.queries", name)
 
 
-def unique_states(bits: str | None) -> list[str] | None:
-    """The states a ``unique_states`` bit string names (None: the job is not unique)."""
+def unique_states(bits: str | int | None) -> list[str] | None:
+    """The states a ``unique_states`` bit string names (None: the job is not unique); on
+    SQLite the column is the integer of those bits (bit 0 available to bit 7 scheduled,
+    riversqlite's ``river_job_unique_idx``), read as the same string."""
     if bits is None:
         return None
+    if isinstance(bits, int):
+        bits = format(bits & 0xFF, "08b")
     return [state for state, bit in zip(UNIQUE_BITS, bits, strict=False) if bit == "1"]
+
+
+JSON_COLUMNS = frozenset({"args", "metadata", "tags", "attempted_by", "errors"})
+INSTANT_COLUMNS = frozenset(
+    {
+        "scheduled_at",
+        "attempted_at",
+        "created_at",
+        "finalized_at",
+        "paused_at",
+        "updated_at",
+        "elected_at",
+        "expires_at",
+        "oldest_attempted_at",
+        "at",
+    }
+)
+FLAG_COLUMNS = frozenset({"expired", "leader", "registered"})
+
+
+def rows(
+    db: Database, statement: str, params: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """``statement``'s rows with River's values as PostgreSQL's give them: on SQLite, the
+    JSON columns decoded, instants as UTC ``datetime``s, ages as ``timedelta``s, flags as
+    booleans; list parameters as JSON arrays there (``many``)."""
+    if db.postgres:
+        return db.all(statement, params or {})
+    found = db.all(statement, bind(db, params or {}))
+    for row in found:
+        for key, value in row.items():
+            if value is None:
+                continue
+            if key in JSON_COLUMNS:
+                row[key] = json_value(value)
+            elif key in INSTANT_COLUMNS:
+                row[key] = instant(value)
+            elif key in FLAG_COLUMNS:
+                row[key] = bool(value)
+            elif key == "oldest_available_age":
+                row[key] = timedelta(seconds=float(value))
+    return found
+
+
+def bind(db: Database, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` as the backend takes them: as they are on PostgreSQL, each one
+    ``many`` on SQLite."""
+    return params if db.postgres else {k: many(v) for k, v in params.items()}
+
+
+def many(value: Any) -> Any:
+    """A parameter as SQLite takes it: a list as its JSON array, an instant as River's
+    SQLite text (riversqlite's timeString: UTC, milliseconds)."""
+    import json
+
+    if isinstance(value, list | tuple):
+        return json.dumps(list(value))
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    return value
 
 
 @dataclass
@@ -127,10 +194,10 @@ def _job(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _rows(cls: type[Row], rows: list[dict[str, Any]]) -> list[Row]:
+def _rows(cls: type[Row], found: list[dict[str, Any]]) -> list[Row]:
     names = {f.name for f in fields(cls)}
     decode = _job if cls is Job else dict
-    return [cls(**{k: v for k, v in decode(r).items() if k in names}) for r in rows]
+    return [cls(**{k: v for k, v in decode(r).items() if k in names}) for r in found]
 
 
 PRIORITIES = (1, 2, 3, 4)
@@ -175,19 +242,19 @@ def list_jobs(
         "limit": limit,
         "after_id": after,
     }
-    return _rows(Job, db.all(queries("reads.sql").list_jobs, params))
+    return _rows(Job, rows(db, db.statements("reads").list_jobs, params))
 
 
 def get_job(db: Database, job_id: int) -> Job:
-    rows = _rows(Job, db.all(queries("reads.sql").get_job, {"id": job_id}))
-    if not rows:
+    found = _rows(Job, rows(db, db.statements("reads").get_job, {"id": job_id}))
+    if not found:
         raise NoSuchName("get job", f"no River job {job_id}")
-    return rows[0]
+    return found[0]
 
 
 def get_queue(db: Database, name: str) -> Queue:
     """One queue with its jobs per state (counted on River's fetch index for it alone)."""
-    [row] = db.all(queries("reads.sql").queue, {"name": name})
+    [row] = rows(db, db.statements("reads").queue, {"name": name})
     queue = _rows(Queue, [row])[0]
     states = (queue.available, queue.running, queue.scheduled, queue.retryable, queue.pending)
     finalized = (queue.completed, queue.cancelled, queue.discarded)
@@ -199,8 +266,8 @@ def get_queue(db: Database, name: str) -> Queue:
 def list_queues(db: Database, live: bool = False) -> list[Queue]:
     """Every queue with its jobs per state; ``live``: the states not finalized only,
     through the fetch index (the dashboard's refresh)."""
-    q = queries("reads.sql")
-    return _rows(Queue, db.all(q.live_depths if live else q.queues))
+    q = db.statements("reads")
+    return _rows(Queue, rows(db, q.live_depths if live else q.queues))
 
 
 FAILED = ["discarded", "retryable"]
@@ -221,7 +288,7 @@ def error_groups(
     """The newest ``scan`` jobs of ``states`` (default ``FAILED``) grouped by the
     fingerprint of their last error, labelled by kind: only ids, kinds, last errors and
     times are read."""
-    statement = queries("reads.sql").failures
+    statement = db.statements("reads").failures
 
     def page(after: int | None, n: int) -> list[dict[str, Any]]:
         params = {
@@ -233,7 +300,7 @@ def error_groups(
             "after_id": after,
             "limit": n,
         }
-        return db.all(statement, params)
+        return rows(db, statement, params)
 
     return triage.scan_groups(
         page,
@@ -277,11 +344,10 @@ def throughput(
     (oldest first, buckets where nothing was finalized left out)."""
     from qctl_kit.throughput import bucket_start, grid
 
-    [now] = db.all("SELECT now() AS now")
-    width, first, _count = grid(now["now"], window, bucket)
+    width, first, _count = grid(db.now(), window, bucket)
     params = {"width": width, "since": bucket_start(first, width), "queues": queues or None}
     counts: dict[tuple[int, str], ThroughputCount] = {}
-    for row in db.all(queries("reads.sql").throughput, params):
+    for row in rows(db, db.statements("reads").throughput, params):
         key = (int(row["bucket"]), str(row["queue"]))
         point = counts.setdefault(key, ThroughputCount(bucket_start(key[0], width), key[1]))
         setattr(point, row["measure"], int(row["n"]))
@@ -298,14 +364,14 @@ class Finalized:
 
 
 def finalized_since(db: Database, since: datetime) -> list[Finalized]:
-    rows = db.all(queries("reads.sql").finalized_recently, {"since": since})
-    return [Finalized(**r) for r in rows]
+    found = rows(db, db.statements("reads").finalized_recently, {"since": since})
+    return [Finalized(**r) for r in found]
 
 
 def discarded(db: Database, cap: int = triage.COUNT_CAP) -> tuple[dict[str, int], bool]:
     """Discarded jobs per queue, and whether the count is a lower bound (the newest
     ``cap`` read)."""
-    return triage.bounded_counts(db.all(queries("reads.sql").discarded_bounded, {"cap": cap}))
+    return triage.bounded_counts(rows(db, db.statements("reads").discarded_bounded, {"cap": cap}))
 
 
 @dataclass
@@ -336,8 +402,8 @@ class Client:
 
 
 def leaders(db: Database) -> list[Leader]:
-    return [Leader(**r) for r in db.all(queries("reads.sql").leader)]
+    return [Leader(**r) for r in rows(db, db.statements("reads").leader)]
 
 
 def clients(db: Database) -> list[Client]:
-    return [Client(**r) for r in db.all(queries("reads.sql").clients)]
+    return [Client(**r) for r in rows(db, db.statements("reads").clients)]

@@ -16,8 +16,20 @@ INDEX = ConsoleIndex(QUEUE_ID, "river_job", "queue, id")
 
 
 def present(db: Database) -> list[str]:
+    if not db.postgres:
+        rows = db.all(db.statements("reads").index_present, {"name": QUEUE_ID})
+        return [str(r["name"]) for r in rows]
     return INDEX.present(db)
 
 
 def tune(db: Database, dry_run: bool = False) -> list[str]:
-    return INDEX.create(db, dry_run, db.writable)
+    """The index built where missing: on SQLite by a plain CREATE INDEX, which holds the
+    file's write lock (River's clients wait) while it reads the jobs once."""
+    if db.postgres:
+        return INDEX.create(db, dry_run, db.writable)
+    if present(db):
+        return []
+    if not dry_run:
+        db.writable()
+        db.execute(db.statements("reads").index_create)
+    return [QUEUE_ID]

@@ -29,8 +29,12 @@ def status(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
         "supported": state.supported,
         "supported_versions": SUPPORTED,
         "control_channel": f"{db.control_channel} (cancel, pause and resume notify River's"
-        " clients there)",
-        "dashboard_refresh": "live on River's notifications, polled for the rest",
+        " clients there"
+        + ("" if db.postgres else ": a row of river_notification, which they poll")
+        + ")",
+        "dashboard_refresh": "live on River's notifications"
+        + ("" if db.postgres else " (its outbox, polled)")
+        + ", polled for the rest",
         "console_indexes": tune.present(db) if state.readable else [],
     }
     refusal = None if state.supported else state.refusal()
@@ -42,9 +46,10 @@ def tune(ctx: typer.Context, dry_run: DryRun = False, output: Output = OutputFor
     """Add qctl's own index on river_job (queue, id), so a listing by queue (`jobs list
     --queue`, a queue's jobs in the dashboard) reads its page on one range instead of
     walking every newer job of the table: River indexes a queue only after a state.
-    Built with CREATE INDEX CONCURRENTLY (River's clients are not blocked; each insert
-    then updates one more index); named qctl_*, a name River's migrations never take;
-    listed by `qctl db status`. Nothing else of River's schema is changed."""
+    Built with CREATE INDEX CONCURRENTLY on PostgreSQL (River's clients are not blocked;
+    each insert then updates one more index); on SQLite under the file's write lock
+    (River's clients wait while it is built); named qctl_*, a name River's migrations
+    never take; listed by `qctl db status`. Nothing else of River's schema is changed."""
     from qctl.systems.river import tune as tuning
 
     common.cli(ctx).unlimit("statement_timeout", "lock_timeout")

@@ -25,7 +25,8 @@ def watch(
     until Ctrl-C (exit 0): inserts of available jobs (a queue, at most once per queue per
     client fetch cooldown), control (cancel, pause, resume), leadership (resigned). A lost
     connection is retried (from 0.5 s, doubling to 30 s); once back, a note says that
-    notifications sent meanwhile were lost."""
+    notifications sent meanwhile were lost. On SQLite River's outbox (river_notification)
+    is polled, as River's clients poll it."""
     from qctl.cli.watch import follow
     from qctl_kit.errors import InvalidInput
 

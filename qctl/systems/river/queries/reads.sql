@@ -203,3 +203,13 @@ SELECT %(name)s::text AS queue, q.paused_at, q.created_at, q.updated_at, q.metad
        q.name IS NOT NULL AS registered
 FROM (SELECT 1) one
 LEFT JOIN river_queue q ON q.name = %(name)s;
+
+-- name: now
+-- The database's now, which River's statements compare instants with.
+SELECT now() AS now;
+
+-- name: migration_has_line
+-- Whether river_migration has its line column (005_migration_unique_client.up.sql).
+SELECT count(*) AS n FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = 'river_migration'
+  AND column_name = 'line';

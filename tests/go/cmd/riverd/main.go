@@ -1,32 +1,40 @@
-// Command riverd drives River (github.com/riverqueue/river, riverpgxv5) through its public
-// API as an application would, for qctl's tests: River's migrator creates the schema, an
+// Command riverd drives River (github.com/riverqueue/river) through its public API as an
+// application would, for qctl's tests: River's migrator creates the schema, an
 // insert-only client inserts jobs and calls River's own job and queue functions, and a
 // working client (started on request) fetches and works jobs with a worker whose
 // behaviour each job's args choose.
 //
 // It speaks JSON lines: one request object a line on stdin ({"op": "...", ...}), one
 // answer a line on stdout ({"ok": true, ...} or {"ok": false, "error": "..."}). The
-// database comes from the first argument, a pgx DSN (its search_path picks the schema).
+// database comes from the first argument: a pgx DSN (riverpgxv5; its search_path picks
+// the schema), or sqlite://PATH, a SQLite file (riversqlite over modernc.org/sqlite, the
+// pure-Go SQLite; the file is made if missing).
 package main
 
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
+	_ "modernc.org/sqlite"
 )
 
 // TestArgs are the args of every job the harness inserts: Mode is what the worker does.
@@ -43,7 +51,7 @@ func (TestArgs) Kind() string { return "qctl_test" }
 // testWorker works TestArgs and records each attempt it starts.
 type testWorker struct {
 	river.WorkerDefaults[TestArgs]
-	h *harness
+	h interface{ started(id int64) }
 }
 
 func (w *testWorker) Work(ctx context.Context, job *river.Job[TestArgs]) error {
@@ -80,17 +88,19 @@ type request struct {
 	Seconds     float64         `json:"seconds"`
 }
 
-type harness struct {
-	pool    *pgxpool.Pool
-	client  *river.Client[pgx.Tx] // insert-only: River's job and queue functions
-	worker  *river.Client[pgx.Tx] // working, once started
+// harness is one River application on one database, whichever River driver opens it
+// (TTx: the driver's transaction type).
+type harness[TTx any] struct {
+	driver  func() riverdriver.Driver[TTx]
+	client  *river.Client[TTx] // insert-only: River's job and queue functions
+	worker  *river.Client[TTx] // working, once started
 	workers *river.Workers
 
 	mu   sync.Mutex
 	runs map[int64]int // attempts started per job id
 }
 
-func (h *harness) started(id int64) {
+func (h *harness[TTx]) started(id int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.runs[id]++
@@ -98,20 +108,48 @@ func (h *harness) started(id int64) {
 
 func main() {
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: riverd DSN")
+		fmt.Fprintln(os.Stderr, "usage: riverd DSN|sqlite://PATH")
 		os.Exit(2)
 	}
 	ctx := context.Background()
+	if path, ok := strings.CutPrefix(os.Args[1], "sqlite://"); ok {
+		db, err := openSQLite(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "riverd: open:", err)
+			os.Exit(1)
+		}
+		defer db.Close()
+		serve(ctx, func() riverdriver.Driver[*sql.Tx] { return riversqlite.New(db) })
+		return
+	}
 	pool, err := pgxpool.New(ctx, os.Args[1])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "riverd: open:", err)
 		os.Exit(1)
 	}
 	defer pool.Close()
-	h := &harness{pool: pool, runs: map[int64]int{}}
+	serve(ctx, func() riverdriver.Driver[pgx.Tx] { return riverpgxv5.New(pool) })
+}
+
+// openSQLite opens the file as River's SQLite driver asks: one connection (SQLite has one
+// writer; River's own clients then never wait on each other), and a busy timeout for the
+// writers of other processes (qctl).
+func openSQLite(path string) (*sql.DB, error) {
+	query := url.Values{"_pragma": {"busy_timeout(10000)", "journal_mode(WAL)"}}
+	db, err := sql.Open("sqlite", "file:"+path+"?"+query.Encode())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+func serve[TTx any](ctx context.Context, driver func() riverdriver.Driver[TTx]) {
+	h := &harness[TTx]{driver: driver, runs: map[int64]int{}}
 	h.workers = river.NewWorkers()
 	river.AddWorker(h.workers, &testWorker{h: h})
-	h.client, err = river.NewClient(riverpgxv5.New(pool), &river.Config{
+	var err error
+	h.client, err = river.NewClient(driver(), &river.Config{
 		Logger:  quiet(),
 		Workers: h.workers,
 	})
@@ -149,10 +187,10 @@ func quiet() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-func (h *harness) do(ctx context.Context, req *request, answer map[string]any) error {
+func (h *harness[TTx]) do(ctx context.Context, req *request, answer map[string]any) error {
 	switch req.Op {
 	case "migrate":
-		migrator, err := rivermigrate.New(riverpgxv5.New(h.pool), nil)
+		migrator, err := rivermigrate.New(h.driver(), nil)
 		if err != nil {
 			return err
 		}
@@ -245,7 +283,7 @@ func (h *harness) do(ctx context.Context, req *request, answer map[string]any) e
 	return nil
 }
 
-func (h *harness) insert(ctx context.Context, req *request, answer map[string]any) error {
+func (h *harness[TTx]) insert(ctx context.Context, req *request, answer map[string]any) error {
 	opts := &river.InsertOpts{
 		Queue:       req.Queue,
 		MaxAttempts: req.MaxAttempts,
@@ -286,7 +324,7 @@ func (h *harness) insert(ctx context.Context, req *request, answer map[string]an
 
 // start starts the working client on the given queues; it fetches often so that a test
 // sees a pause or a resume within a second.
-func (h *harness) start(ctx context.Context, req *request) error {
+func (h *harness[TTx]) start(ctx context.Context, req *request) error {
 	if h.worker != nil {
 		return errors.New("a working client runs already")
 	}
@@ -294,7 +332,7 @@ func (h *harness) start(ctx context.Context, req *request) error {
 	for _, q := range req.Queues {
 		queues[q] = river.QueueConfig{MaxWorkers: 10}
 	}
-	worker, err := river.NewClient(riverpgxv5.New(h.pool), &river.Config{
+	worker, err := river.NewClient(h.driver(), &river.Config{
 		FetchCooldown:     20 * time.Millisecond,
 		FetchPollInterval: 100 * time.Millisecond,
 		Logger:            quiet(),
@@ -314,12 +352,12 @@ func (h *harness) start(ctx context.Context, req *request) error {
 // queuesCreate gives queues their river_queue rows as River does: a client working them
 // starts a producer for each, which registers its queue; the client is stopped once
 // every row is there, so nothing changes afterwards.
-func (h *harness) queuesCreate(ctx context.Context, req *request) error {
+func (h *harness[TTx]) queuesCreate(ctx context.Context, req *request) error {
 	queues := map[string]river.QueueConfig{}
 	for _, q := range req.Queues {
 		queues[q] = river.QueueConfig{MaxWorkers: 1}
 	}
-	client, err := river.NewClient(riverpgxv5.New(h.pool), &river.Config{
+	client, err := river.NewClient(h.driver(), &river.Config{
 		Logger:  quiet(),
 		Queues:  queues,
 		Workers: h.workers,
@@ -360,7 +398,7 @@ func (h *harness) queuesCreate(ctx context.Context, req *request) error {
 }
 
 // jobList counts River's own JobList over every page: per state, and the ids.
-func (h *harness) jobList(ctx context.Context, req *request, answer map[string]any) error {
+func (h *harness[TTx]) jobList(ctx context.Context, req *request, answer map[string]any) error {
 	params := river.NewJobListParams().First(10000)
 	if req.Queue != "" {
 		params = params.Queues(req.Queue)
