@@ -1,7 +1,7 @@
 """The command line's side of the verb engine (``qctl.core.verbs``): the options every
 bulk verb of every system takes, and one ``act`` that plans, asks, runs and reports.
 
-A system's command passes its declared ``Verb``, its database handle and what the
+A system's command passes its declared ``Verb``, its database opener and what the
 operator selected; nothing here knows a system."""
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ SAMPLE_COLUMNS = ["id", "state", "label"]
 def act(
     ctx: typer.Context,
     verb: verbs.Verb[H],
-    handle: H,
-    selection: verbs.Selection | None,
+    writable: Callable[[typer.Context, str, bool], H],
+    select: Callable[[H], verbs.Selection | None],
     *,
     max_targets: int,
     dry_run: bool,
@@ -58,10 +58,13 @@ def act(
     plan_in: Path | None,
     plan_out: Path | None,
 ) -> None:
-    """``verb`` over ``selection`` (None: the operator gave none), or over ``--plan``'s
-    ids: a dry run (or ``--plan-out``) prints the plan; a real run asks on a terminal
-    (naming the database and the count), runs in batches and prints the result. The
-    caller has already refused a write in read-only mode (a dry run only reads)."""
+    """``verb`` over ``select(handle)`` (None: the operator gave no selection), or over
+    ``--plan``'s ids: a dry run (or ``--plan-out``) prints the plan; a real run asks on a
+    terminal (naming the database and the count), runs in batches and prints the result.
+    ``writable(ctx, title, planning)`` is the system's database for a writing verb,
+    refused first when read-only unless only planning (a plan only reads)."""
+    handle = writable(ctx, verb.title, dry_run or plan_out is not None)
+    selection = select(handle)
     target = describe(common.cli(ctx).audit_where())
     if plan_in is not None:
         if selection is not None:
@@ -153,10 +156,10 @@ def queue_command(
 ) -> None:
     """``qctl queues pause|resume`` of a system that can pause a queue: the same
     selection (names, ``--match``, ``--all``), options, output and exit codes on each;
-    ``writable`` is the system's database for a writing verb (refused first when
-    read-only, unless only planning). ``addressed(node, instance)``: the verb sent to one
-    node alone, for a system whose nodes answer one at a time (Oban's ident); only such
-    a system's command takes ``--node`` and ``--instance``."""
+    ``writable`` is the system's database for a writing verb (``act``).
+    ``addressed(node, instance)``: the verb sent to one node alone, for a system whose
+    nodes answer one at a time (Oban's ident); only such a system's command takes
+    ``--node`` and ``--instance``."""
 
     def command(
         ctx: typer.Context,
@@ -176,14 +179,12 @@ def queue_command(
             raise InvalidInput("give queue names, --match or --all, not both")
         if instance and not node:
             raise InvalidInput("--instance names an instance on --node: give --node too")
-        chosen = addressed(node, instance) if addressed and node else verb
-        handle = writable(ctx, chosen.title, dry_run or plan_out is not None)
         where = {"match": match, "all": all_queues}
         act(
             ctx,
-            chosen,
-            handle,
-            verbs.Selection.given(names, where, lambda name: name),
+            addressed(node, instance) if addressed and node else verb,
+            writable,
+            lambda _: verbs.Selection.given(names, where, lambda name: name),
             max_targets=max_targets,
             dry_run=dry_run,
             yes=yes,

@@ -303,20 +303,20 @@ def _run(
         raise InvalidInput("jobs delete: --state is required with filters or --all")
     else:
         verb = ops_jobs.DELETE
-    if not (dry_run or plan_out is not None):
-        common.cli(ctx).require_writable(verb.title)
-    store = options.store(ctx)
-    selection = None
-    if ids:
-        selection = Selection.of_ids([str(options.resolve(ctx, "job", text)) for text in ids])
-    elif filtered:
-        filters.confirm_scan(store, search, yes)
-        selection = Selection(filter=ops_jobs.job_filter(search))
+
+    def select(_: object) -> Selection | None:  # the store: options.store's, opened once
+        if ids:
+            return Selection.of_ids([str(options.resolve(ctx, "job", text)) for text in ids])
+        if filtered:
+            filters.confirm_scan(options.store(ctx), search, yes)
+            return Selection(filter=ops_jobs.job_filter(search))
+        return None
+
     verbs.act(
         ctx,
         verb,
-        store,
-        selection,
+        options.writable,
+        select,
         max_targets=max_targets,
         dry_run=dry_run,
         yes=yes,

@@ -283,17 +283,20 @@ def _act(
     every workflow the selected ones started too; ``check`` refuses a fork's or
     rewind's options, and a workflow named by id that they cannot take, before any
     question."""
-    db = writable(ctx, verb.title, dry_run or plan_out is not None)
-    selection = _selection(db, ids, f)
-    if check is not None:
-        check(db, selection.ids if selection is not None else ())
-    if children and selection is not None:
-        selection = actions.with_descendants(db, selection, max_targets)
+
+    def select(db: Database) -> Selection | None:
+        selection = _selection(db, ids, f)
+        if check is not None:
+            check(db, selection.ids if selection is not None else ())
+        if children and selection is not None:
+            selection = actions.with_descendants(db, selection, max_targets)
+        return selection
+
     verbs.act(
         ctx,
         verb,
-        db,
-        selection,
+        writable,
+        select,
         max_targets=max_targets,
         dry_run=dry_run,
         yes=yes,

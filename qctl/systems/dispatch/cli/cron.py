@@ -56,14 +56,12 @@ def _act(
     yes: bool,
     output: OutputFormat,
 ) -> None:
-    db = writable(ctx, verb.title, dry_run or plan_out is not None)
+    where = {"queues": queue, "names": job_name}
     verbs.act(
         ctx,
         verb,
-        db,
-        Selection.given(
-            names, {"queues": queue, "names": job_name}, lambda k: reads.get_cron(db, k).id
-        ),
+        writable,
+        lambda db: Selection.given(names, where, lambda k: reads.get_cron(db, k).id),
         max_targets=max_targets,
         dry_run=dry_run,
         yes=yes,

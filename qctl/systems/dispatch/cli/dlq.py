@@ -103,15 +103,14 @@ def replay(
     """Enqueue DLQ entries again as new pending jobs (dispatch's DLQ replay), each entry
     once: it is marked replayed in the transaction that enqueues its job. By id, or
     every entry not yet replayed that the filters (or --all) select, newest first."""
-    db = writable(ctx, "dlq replay", dry_run or plan_out is not None)
     if ids and all_entries:
         raise InvalidInput("give DLQ entry ids or filter options, not both")
     where = {"queues": queue, "names": name, "all": all_entries}
     verbs.act(
         ctx,
         actions.REPLAY,
-        db,
-        Selection.given(ids, where, lambda i: reads.resolve_dlq(db, i)),
+        writable,
+        lambda db: Selection.given(ids, where, lambda i: reads.resolve_dlq(db, i)),
         max_targets=max_targets,
         dry_run=dry_run,
         yes=yes,
@@ -165,13 +164,12 @@ def delete(
     """Delete DLQ entries for good (dispatch's DeleteDLQ): by id, or every entry the
     filters match (replayed ones unless --state waiting). An entry never replayed is its
     failed job's last copy: the plan counts them as waiting."""
-    db = writable(ctx, "dlq delete", dry_run or plan_out is not None)
     where = {"states": state, "queues": queue, "names": name}
     verbs.act(
         ctx,
         actions.DELETE_DLQ,
-        db,
-        Selection.given(ids, where, lambda i: reads.resolve_dlq(db, i)),
+        writable,
+        lambda db: Selection.given(ids, where, lambda i: reads.resolve_dlq(db, i)),
         max_targets=max_targets,
         dry_run=dry_run,
         yes=yes,

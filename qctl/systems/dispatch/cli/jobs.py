@@ -140,13 +140,12 @@ def cancel(
     """Cancel pending or retrying jobs, as dispatch's API does (state cancelled,
     completed_at now): by id, or every job the filters match. A running job is passed
     over: dispatch v0.1.0 cannot fence its worker."""
-    db = writable(ctx, "jobs cancel", dry_run or plan_out is not None)
     where = {"states": _states(state), "queues": queue, "names": name}
     verbs.act(
         ctx,
         actions.CANCEL,
-        db,
-        Selection.given(ids, where, lambda i: reads.resolve_job(db, i)),
+        writable,
+        lambda db: Selection.given(ids, where, lambda i: reads.resolve_job(db, i)),
         max_targets=max_targets,
         dry_run=dry_run,
         yes=yes,
@@ -166,13 +165,13 @@ def retry(
 ) -> None:
     """Run failed jobs again: dispatch v0.1.0 does it only by replaying the job's DLQ
     entry, as a new job with a fresh id (the failed row stays); each entry once."""
-    db = writable(ctx, "jobs retry", dry_run)
-    entries = actions.retry_entries(db, [reads.resolve_job(db, i) for i in ids])
     verbs.act(
         ctx,
         actions.REPLAY,
-        db,
-        Selection.of_ids(entries),
+        lambda ctx, _, planning: writable(ctx, "jobs retry", planning),  # refused as typed
+        lambda db: Selection.of_ids(
+            actions.retry_entries(db, [reads.resolve_job(db, i) for i in ids])
+        ),
         max_targets=MAX_TARGETS,
         dry_run=dry_run,
         yes=yes,

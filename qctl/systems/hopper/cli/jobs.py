@@ -141,16 +141,12 @@ def _act(
     plan_in: Path | None,
     plan_out: Path | None,
 ) -> None:
-    db = writable(ctx, verb.title, dry_run or plan_out is not None)
+    where = {"states": _states(state), "kinds": kind, "queues": queue}
     verbs.act(
         ctx,
         verb,
-        db,
-        Selection.given(
-            ids,
-            {"states": _states(state), "kinds": kind, "queues": queue},
-            lambda i: str(reads.resolve_job(db, i)),
-        ),
+        writable,
+        lambda db: Selection.given(ids, where, lambda i: str(reads.resolve_job(db, i))),
         max_targets=max_targets,
         dry_run=dry_run,
         yes=yes,

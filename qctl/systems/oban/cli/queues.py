@@ -110,12 +110,11 @@ def _act(
 ) -> None:
     if names and all_queues:
         raise InvalidInput("give queue names, --match or --all, not both")
-    db = writable(ctx, verb.title, dry_run or plan_out is not None)
     verbs.act(
         ctx,
         verb,
-        db,
-        Selection.given(names, {"match": match, "all": all_queues}, lambda name: name),
+        writable,
+        lambda _: Selection.given(names, {"match": match, "all": all_queues}, lambda name: name),
         max_targets=max_targets,
         dry_run=dry_run,
         yes=yes,

@@ -171,12 +171,11 @@ def _act(
     yes: bool,
     output: OutputFormat,
 ) -> None:
-    db = writable(ctx, verb.title, dry_run or plan_out is not None)
     verbs.act(
         ctx,
         verb,
-        db,
-        Selection.given(ids, where, lambda i: str(reads.parse_id(i))),
+        writable,
+        lambda _: Selection.given(ids, where, lambda i: str(reads.parse_id(i))),
         max_targets=max_targets,
         dry_run=dry_run,
         yes=yes,
