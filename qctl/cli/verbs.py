@@ -122,6 +122,74 @@ def report(result: verbs.Result, verb: verbs.Verb[Any], output: OutputFormat) ->
             sys.stdout.write(f"... and {more} more (-o json lists every id)\n")
 
 
+def _job_options(
+    max_targets: MaxOpt = MAX_TARGETS,
+    dry_run: DryRun = False,
+    plan_out: PlanOut = None,
+    plan_in: PlanIn = None,
+    yes: Yes = False,
+    output: Output = OutputFormat.TABLE,
+) -> None:
+    """The options of every ``job_command``, after its filter options."""
+
+
+def job_command(
+    app: typer.Typer,
+    verb: verbs.Verb[H],
+    writable: Callable[[typer.Context, str, bool], H],
+    ids: Any,
+    resolve: Callable[[H, str], str],
+    where: Callable[..., Mapping[str, Any]],
+    help: str,
+) -> Callable[..., None]:
+    """``qctl <noun> <verb>`` of a verb that selects its targets by id or by filter (a
+    system's job, cron entry or DLQ entry verbs): the ids (``ids``: the argument as the
+    system words it; ``resolve(handle, text)`` makes each whole), the filter options
+    ``where`` declares (its parameters, in help order; it returns the filter they
+    select), then the options, output and exit codes of every such verb (``act``);
+    ``writable`` is the system's database for a writing verb. Returns the command, for a
+    shorthand that runs it with some options fixed (dispatch's ``dlq replay-all``)."""
+
+    def command(
+        ctx: typer.Context,
+        ids: list[str] | None,
+        max_targets: int,
+        dry_run: bool,
+        plan_out: Path | None,
+        plan_in: Path | None,
+        yes: bool,
+        output: OutputFormat,
+        **options: Any,
+    ) -> None:
+        chosen = where(**options)
+        act(
+            ctx,
+            verb,
+            writable,
+            lambda handle: verbs.Selection.given(ids, chosen, lambda i: resolve(handle, i)),
+            max_targets=max_targets,
+            dry_run=dry_run,
+            yes=yes,
+            output=output,
+            plan_in=plan_in,
+            plan_out=plan_out,
+        )
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    params = [  # typer reads the options from the signature
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
+        inspect.Parameter("ids", keyword, annotation=ids, default=None),
+        *(
+            p.replace(kind=keyword)
+            for f in (where, _job_options)
+            for p in inspect.signature(f, eval_str=True).parameters.values()
+        ),
+    ]
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    return app.command(verb.name, help=help)(command)
+
+
 QueueNames = Annotated[
     list[str] | None,
     typer.Argument(metavar="[QUEUE]...", help="Queue names; or --match / --all."),
