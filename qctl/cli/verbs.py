@@ -215,6 +215,15 @@ QueueInstance = Annotated[
 ]
 
 
+def queue_selection(
+    names: list[str] | None, match: str | None, all_queues: bool
+) -> verbs.Selection | None:
+    """The queues a queue verb was given: names, ``--match`` or ``--all``."""
+    if names and all_queues:
+        raise InvalidInput("give queue names, --match or --all, not both")
+    return verbs.Selection.given(names, {"match": match, "all": all_queues}, lambda name: name)
+
+
 def queue_command(
     app: typer.Typer,
     verb: verbs.Verb[H],
@@ -243,16 +252,14 @@ def queue_command(
         yes: Yes = False,
         output: Output = OutputFormat.TABLE,
     ) -> None:
-        if names and all_queues:
-            raise InvalidInput("give queue names, --match or --all, not both")
+        selection = queue_selection(names, match, all_queues)
         if instance and not node:
             raise InvalidInput("--instance names an instance on --node: give --node too")
-        where = {"match": match, "all": all_queues}
         act(
             ctx,
             addressed(node, instance) if addressed and node else verb,
             writable,
-            lambda _: verbs.Selection.given(names, where, lambda name: name),
+            lambda _: selection,
             max_targets=max_targets,
             dry_run=dry_run,
             yes=yes,

@@ -19,12 +19,11 @@ from qctl.cli.verbs import (
     QueueNames,
     QueueNode,
     queue_command,
+    queue_selection,
 )
 from qctl.core.sqldb import row_record
-from qctl.core.verbs import Selection, Verb
 from qctl.systems.oban import actions, reads
 from qctl.systems.oban.cli import database, group, writable
-from qctl.systems.oban.database import Database
 from qctl_kit.errors import InvalidInput
 
 app = group("queues")
@@ -95,35 +94,6 @@ def list_nodes(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     emit_rows([row_record(n) for n in reads.nodes(database(ctx))], NODE_COLUMNS, output)
 
 
-def _act(
-    ctx: typer.Context,
-    verb: Verb[Database],
-    names: list[str] | None,
-    match: str | None,
-    all_queues: bool,
-    max_targets: int,
-    dry_run: bool,
-    plan_out: PlanOut,
-    plan_in: PlanIn,
-    yes: bool,
-    output: OutputFormat,
-) -> None:
-    if names and all_queues:
-        raise InvalidInput("give queue names, --match or --all, not both")
-    verbs.act(
-        ctx,
-        verb,
-        writable,
-        lambda _: Selection.given(names, {"match": match, "all": all_queues}, lambda name: name),
-        max_targets=max_targets,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=plan_in,
-        plan_out=plan_out,
-    )
-
-
 queue_command(
     app,
     actions.PAUSE,
@@ -168,6 +138,16 @@ def scale(
         raise InvalidInput("--instance names an instance on --node: give --node too")
     if limit < 1:
         raise InvalidInput("--limit N is required: the new limit, 1 or more")
-    verb = actions.queue_verb("scale", node, instance, limit)
-    _act(ctx, verb, names, match, all_queues, max_targets, dry_run, plan_out, plan_in, yes,
-         output)  # fmt: skip
+    selection = queue_selection(names, match, all_queues)
+    verbs.act(
+        ctx,
+        actions.queue_verb("scale", node, instance, limit),
+        writable,
+        lambda _: selection,
+        max_targets=max_targets,
+        dry_run=dry_run,
+        yes=yes,
+        output=output,
+        plan_in=plan_in,
+        plan_out=plan_out,
+    )
