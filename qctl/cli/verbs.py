@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -45,50 +46,82 @@ PlanOut = Annotated[
 SAMPLE_COLUMNS = ["id", "state", "label"]
 
 
+@dataclass(frozen=True)
+class Run:
+    """How the operator runs a bulk verb: the options every one takes (``running``)."""
+
+    max_targets: int = MAX_TARGETS
+    dry_run: bool = False
+    plan_out: Path | None = None
+    plan_in: Path | None = None
+    yes: bool = False
+    output: OutputFormat = OutputFormat.TABLE
+
+    @property
+    def planning(self) -> bool:
+        """Only planning (a dry run or ``--plan-out``): it only reads."""
+        return self.dry_run or self.plan_out is not None
+
+
+RUN_OPTIONS: common.Options = [
+    ("max_targets", MaxOpt, MAX_TARGETS),
+    ("dry_run", DryRun, False),
+    ("plan_out", PlanOut, None),
+    ("plan_in", PlanIn, None),
+    ("yes", Yes, False),
+    ("output", Output, OutputFormat.TABLE),
+]
+
+
+def running(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` taking the options every bulk verb takes (``--max``, ``--dry-run``,
+    ``--plan-out``, ``--plan``, ``--yes``, ``-o``) in place of its ``run: Run``
+    parameter, the last: after its own options, in every verb's help alike."""
+    return common.with_options("run", RUN_OPTIONS, lambda ctx, **given: Run(**given))(command)
+
+
 def act(
     ctx: typer.Context,
     verb: verbs.Verb[H],
     writable: Callable[[typer.Context, str, bool], H],
     select: Callable[[H], verbs.Selection | None],
-    *,
-    max_targets: int,
-    dry_run: bool,
-    yes: bool,
-    output: OutputFormat,
-    plan_in: Path | None,
-    plan_out: Path | None,
+    run: Run,
 ) -> None:
     """``verb`` over ``select(handle)`` (None: the operator gave no selection), or over
     ``--plan``'s ids: a dry run (or ``--plan-out``) prints the plan; a real run asks on a
     terminal (naming the database and the count), runs in batches and prints the result.
     ``writable(ctx, title, planning)`` is the system's database for a writing verb,
     refused first when read-only unless only planning (a plan only reads)."""
-    handle = writable(ctx, verb.title, dry_run or plan_out is not None)
+    handle = writable(ctx, verb.title, run.planning)
     selection = select(handle)
     target = describe(common.cli(ctx).audit_where())
-    if plan_in is not None:
+    if run.plan_in is not None:
         if selection is not None:
             raise InvalidInput(f"{verb.title}: give --plan or a selection, not both")
-        planned = verbs.load(plan_in, verb, target)
+        planned = verbs.load(run.plan_in, verb, target)
     elif selection is None:
         raise InvalidInput(f"{verb.title}: give {verb.noun} ids, filter options or --plan")
     else:
-        planned = verbs.plan(handle, verb, selection, target, max_targets)
-    if plan_out is not None:
-        verbs.save(planned, plan_out)
-    if dry_run or plan_out is not None:
-        saved = f"; the plan is in {plan_out}" if plan_out is not None else ""
+        planned = verbs.plan(handle, verb, selection, target, run.max_targets)
+    if run.plan_out is not None:
+        verbs.save(planned, run.plan_out)
+    if run.planning:
+        saved = f"; the plan is in {run.plan_out}" if run.plan_out is not None else ""
         common.dry_run_report(
-            planned.record(), planned.words(verb) + saved, output, planned.sample, SAMPLE_COLUMNS
+            planned.record(),
+            planned.words(verb) + saved,
+            run.output,
+            planned.sample,
+            SAMPLE_COLUMNS,
         )
         return
-    common.confirm(planned.question(verb), yes)
+    common.confirm(planned.question(verb), run.yes)
     try:
-        result = verbs.run(handle, verb, planned, from_file=plan_in is not None)
+        result = verbs.run(handle, verb, planned, from_file=run.plan_in is not None)
     except verbs.Stopped as stop:
-        report(stop.result, verb, output)
+        report(stop.result, verb, run.output)
         raise stop.__cause__ or stop from None
-    report(result, verb, output)
+    report(result, verb, run.output)
     if not result.done:
         raise WrongState(verb.title, f"nothing {verb.past}{verbs.passed_over(result.skipped)}")
 
@@ -122,17 +155,6 @@ def report(result: verbs.Result, verb: verbs.Verb[Any], output: OutputFormat) ->
             sys.stdout.write(f"... and {more} more (-o json lists every id)\n")
 
 
-def _job_options(
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
-    """The options of every ``job_command``, after its filter options."""
-
-
 def job_command(
     app: typer.Typer,
     verb: verbs.Verb[H],
@@ -150,29 +172,14 @@ def job_command(
     ``writable`` is the system's database for a writing verb. Returns the command, for a
     shorthand that runs it with some options fixed (dispatch's ``dlq replay-all``)."""
 
-    def command(
-        ctx: typer.Context,
-        ids: list[str] | None,
-        max_targets: int,
-        dry_run: bool,
-        plan_out: Path | None,
-        plan_in: Path | None,
-        yes: bool,
-        output: OutputFormat,
-        **options: Any,
-    ) -> None:
+    def command(ctx: typer.Context, ids: list[str] | None, run: Run, **options: Any) -> None:
         chosen = where(**options)
         act(
             ctx,
             verb,
             writable,
-            lambda handle: verbs.Selection.given(ids, chosen, lambda i: resolve(handle, i)),
-            max_targets=max_targets,
-            dry_run=dry_run,
-            yes=yes,
-            output=output,
-            plan_in=plan_in,
-            plan_out=plan_out,
+            lambda h: verbs.Selection.given(ids, chosen, lambda i: resolve(h, i)),
+            run,
         )
 
     keyword = inspect.Parameter.KEYWORD_ONLY
@@ -181,13 +188,12 @@ def job_command(
         inspect.Parameter("ids", keyword, annotation=ids, default=None),
         *(
             p.replace(kind=keyword)
-            for f in (where, _job_options)
-            for p in inspect.signature(f, eval_str=True).parameters.values()
+            for p in inspect.signature(where, eval_str=True).parameters.values()
         ),
+        inspect.Parameter("run", keyword, annotation=Run),
     ]
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    command.__annotations__ = {p.name: p.annotation for p in params}
-    return app.command(verb.name, help=help)(command)
+    return app.command(verb.name, help=help)(running(command))
 
 
 QueueNames = Annotated[
@@ -245,12 +251,8 @@ def queue_command(
         all_queues: AllQueues = False,
         node: QueueNode = None,
         instance: QueueInstance = None,
-        max_targets: MaxOpt = MAX_TARGETS,
-        dry_run: DryRun = False,
-        plan_out: PlanOut = None,
-        plan_in: PlanIn = None,
-        yes: Yes = False,
-        output: Output = OutputFormat.TABLE,
+        *,
+        run: Run,
     ) -> None:
         selection = queue_selection(names, match, all_queues)
         if instance and not node:
@@ -260,19 +262,15 @@ def queue_command(
             addressed(node, instance) if addressed and node else verb,
             writable,
             lambda _: selection,
-            max_targets=max_targets,
-            dry_run=dry_run,
-            yes=yes,
-            output=output,
-            plan_in=plan_in,
-            plan_out=plan_out,
+            run,
         )
 
+    declared = running(command)
     if addressed is None:  # typer reads the options from the signature
-        signature = inspect.signature(command, eval_str=True)
+        signature = inspect.signature(declared)
         kept = [p for p in signature.parameters.values() if p.name not in ("node", "instance")]
-        command.__signature__ = signature.replace(parameters=kept)  # type: ignore[attr-defined]
-    app.command(verb.name, help=help)(command)
+        declared.__signature__ = signature.replace(parameters=kept)  # type: ignore[attr-defined]
+    app.command(verb.name, help=help)(declared)
 
 
 def no_queue_command(app: typer.Typer, name: str, why: str) -> None:

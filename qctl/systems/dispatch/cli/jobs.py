@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from qctl.cli import common, complete, verbs
-from qctl.cli.common import MAX_TARGETS, DryRun, Output, Yes
+from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_detail
 from qctl.cli.triage import HELP as ERRORS_HELP
 from qctl.cli.triage import emit_error_groups
@@ -157,10 +157,5 @@ def retry(
         lambda db: Selection.of_ids(
             actions.retry_entries(db, [reads.resolve_job(db, i) for i in ids])
         ),
-        max_targets=MAX_TARGETS,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=None,
-        plan_out=None,
+        verbs.Run(dry_run=dry_run, yes=yes, output=output),
     )

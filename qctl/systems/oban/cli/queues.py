@@ -8,12 +8,10 @@ from typing import Annotated
 import typer
 
 from qctl.cli import verbs
-from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
+from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_detail, emit_rows
 from qctl.cli.verbs import (
     AllQueues,
-    PlanIn,
-    PlanOut,
     QueueInstance,
     QueueMatch,
     QueueNames,
@@ -114,6 +112,7 @@ queue_command(
 
 
 @app.command("scale")
+@verbs.running
 def scale(
     ctx: typer.Context,
     names: QueueNames = None,
@@ -124,12 +123,8 @@ def scale(
     all_queues: AllQueues = False,
     node: QueueNode = None,
     instance: QueueInstance = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    *,
+    run: verbs.Run,
 ) -> None:
     """Change how many jobs of a queue each producer runs at once, as Oban's scale_queue
     does (a scale with the new limit on Oban's signal channel, to every node or --node
@@ -144,10 +139,5 @@ def scale(
         actions.queue_verb("scale", node, instance, limit),
         writable,
         lambda _: selection,
-        max_targets=max_targets,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=plan_in,
-        plan_out=plan_out,
+        run,
     )
