@@ -297,7 +297,7 @@ def _run(
     else:
         verb = ops_jobs.DELETE
 
-    def select(_: object) -> Selection | None:  # the store: options.store's, opened once
+    def select(_: object) -> Selection | None:  # act opens options.store(ctx)'s store
         if ids:
             return Selection.of_ids([str(options.resolve(ctx, "job", text)) for text in ids])
         if filtered:
