@@ -1,7 +1,7 @@
 """The command line's side of the verb engine (``qctl.core.verbs``): the options every
 bulk verb of every system takes, and one ``act`` that plans, asks, runs and reports.
 
-A system's command passes its declared ``Verb``, its database handle and what the
+A system's command passes its declared ``Verb``, its database opener and what the
 operator selected; nothing here knows a system."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -45,47 +46,82 @@ PlanOut = Annotated[
 SAMPLE_COLUMNS = ["id", "state", "label"]
 
 
+@dataclass(frozen=True)
+class Run:
+    """How the operator runs a bulk verb: the options every one takes (``running``)."""
+
+    max_targets: int = MAX_TARGETS
+    dry_run: bool = False
+    plan_out: Path | None = None
+    plan_in: Path | None = None
+    yes: bool = False
+    output: OutputFormat = OutputFormat.TABLE
+
+    @property
+    def planning(self) -> bool:
+        """Only planning (a dry run or ``--plan-out``): it only reads."""
+        return self.dry_run or self.plan_out is not None
+
+
+RUN_OPTIONS: common.Options = [
+    ("max_targets", MaxOpt, MAX_TARGETS),
+    ("dry_run", DryRun, False),
+    ("plan_out", PlanOut, None),
+    ("plan_in", PlanIn, None),
+    ("yes", Yes, False),
+    ("output", Output, OutputFormat.TABLE),
+]
+
+
+def running(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` taking the options every bulk verb takes (``--max``, ``--dry-run``,
+    ``--plan-out``, ``--plan``, ``--yes``, ``-o``) in place of its ``run: Run``
+    parameter, the last: after its own options, in every verb's help alike."""
+    return common.with_options("run", RUN_OPTIONS, lambda ctx, **given: Run(**given))(command)
+
+
 def act(
     ctx: typer.Context,
     verb: verbs.Verb[H],
-    handle: H,
-    selection: verbs.Selection | None,
-    *,
-    max_targets: int,
-    dry_run: bool,
-    yes: bool,
-    output: OutputFormat,
-    plan_in: Path | None,
-    plan_out: Path | None,
+    writable: Callable[[typer.Context, str, bool], H],
+    select: Callable[[H], verbs.Selection | None],
+    run: Run,
 ) -> None:
-    """``verb`` over ``selection`` (None: the operator gave none), or over ``--plan``'s
-    ids: a dry run (or ``--plan-out``) prints the plan; a real run asks on a terminal
-    (naming the database and the count), runs in batches and prints the result. The
-    caller has already refused a write in read-only mode (a dry run only reads)."""
+    """``verb`` over ``select(handle)`` (None: the operator gave no selection), or over
+    ``--plan``'s ids: a dry run (or ``--plan-out``) prints the plan; a real run asks on a
+    terminal (naming the database and the count), runs in batches and prints the result.
+    ``writable(ctx, title, planning)`` is the system's database for a writing verb,
+    refused first when read-only unless only planning (a plan only reads)."""
+    handle = writable(ctx, verb.title, run.planning)
+    selection = select(handle)
     target = describe(common.cli(ctx).audit_where())
-    if plan_in is not None:
+    if run.plan_in is not None:
         if selection is not None:
             raise InvalidInput(f"{verb.title}: give --plan or a selection, not both")
-        planned = verbs.load(plan_in, verb, target)
+        planned = verbs.load(run.plan_in, verb, target)
     elif selection is None:
         raise InvalidInput(f"{verb.title}: give {verb.noun} ids, filter options or --plan")
     else:
-        planned = verbs.plan(handle, verb, selection, target, max_targets)
-    if plan_out is not None:
-        verbs.save(planned, plan_out)
-    if dry_run or plan_out is not None:
-        saved = f"; the plan is in {plan_out}" if plan_out is not None else ""
+        planned = verbs.plan(handle, verb, selection, target, run.max_targets)
+    if run.plan_out is not None:
+        verbs.save(planned, run.plan_out)
+    if run.planning:
+        saved = f"; the plan is in {run.plan_out}" if run.plan_out is not None else ""
         common.dry_run_report(
-            planned.record(), planned.words(verb) + saved, output, planned.sample, SAMPLE_COLUMNS
+            planned.record(),
+            planned.words(verb) + saved,
+            run.output,
+            planned.sample,
+            SAMPLE_COLUMNS,
         )
         return
-    common.confirm(planned.question(verb), yes)
+    common.confirm(planned.question(verb), run.yes)
     try:
-        result = verbs.run(handle, verb, planned, from_file=plan_in is not None)
+        result = verbs.run(handle, verb, planned, from_file=run.plan_in is not None)
     except verbs.Stopped as stop:
-        report(stop.result, verb, output)
+        report(stop.result, verb, run.output)
         raise stop.__cause__ or stop from None
-    report(result, verb, output)
+    report(result, verb, run.output)
     if not result.done:
         raise WrongState(verb.title, f"nothing {verb.past}{verbs.passed_over(result.skipped)}")
 
@@ -119,6 +155,47 @@ def report(result: verbs.Result, verb: verbs.Verb[Any], output: OutputFormat) ->
             sys.stdout.write(f"... and {more} more (-o json lists every id)\n")
 
 
+def job_command(
+    app: typer.Typer,
+    verb: verbs.Verb[H],
+    writable: Callable[[typer.Context, str, bool], H],
+    ids: Any,
+    resolve: Callable[[H, str], str],
+    where: Callable[..., Mapping[str, Any]],
+    help: str,
+) -> Callable[..., None]:
+    """``qctl <noun> <verb>`` of a verb that selects its targets by id or by filter (a
+    system's job, cron entry or DLQ entry verbs): the ids (``ids``: the argument as the
+    system words it; ``resolve(handle, text)`` makes each whole), the filter options
+    ``where`` declares (its parameters, in help order; it returns the filter they
+    select), then the options, output and exit codes of every such verb (``act``);
+    ``writable`` is the system's database for a writing verb. Returns the command, for a
+    shorthand that runs it with some options fixed (dispatch's ``dlq replay-all``)."""
+
+    def command(ctx: typer.Context, ids: list[str] | None, run: Run, **options: Any) -> None:
+        chosen = where(**options)
+        act(
+            ctx,
+            verb,
+            writable,
+            lambda h: verbs.Selection.given(ids, chosen, lambda i: resolve(h, i)),
+            run,
+        )
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    params = [  # typer reads the options from the signature
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
+        inspect.Parameter("ids", keyword, annotation=ids, default=None),
+        *(
+            p.replace(kind=keyword)
+            for p in inspect.signature(where, eval_str=True).parameters.values()
+        ),
+        inspect.Parameter("run", keyword, annotation=Run),
+    ]
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    return app.command(verb.name, help=help)(running(command))
+
+
 QueueNames = Annotated[
     list[str] | None,
     typer.Argument(metavar="[QUEUE]...", help="Queue names; or --match / --all."),
@@ -144,6 +221,15 @@ QueueInstance = Annotated[
 ]
 
 
+def queue_selection(
+    names: list[str] | None, match: str | None, all_queues: bool
+) -> verbs.Selection | None:
+    """The queues a queue verb was given: names, ``--match`` or ``--all``."""
+    if names and all_queues:
+        raise InvalidInput("give queue names, --match or --all, not both")
+    return verbs.Selection.given(names, {"match": match, "all": all_queues}, lambda name: name)
+
+
 def queue_command(
     app: typer.Typer,
     verb: verbs.Verb[H],
@@ -153,10 +239,10 @@ def queue_command(
 ) -> None:
     """``qctl queues pause|resume`` of a system that can pause a queue: the same
     selection (names, ``--match``, ``--all``), options, output and exit codes on each;
-    ``writable`` is the system's database for a writing verb (refused first when
-    read-only, unless only planning). ``addressed(node, instance)``: the verb sent to one
-    node alone, for a system whose nodes answer one at a time (Oban's ident); only such
-    a system's command takes ``--node`` and ``--instance``."""
+    ``writable`` is the system's database for a writing verb (``act``).
+    ``addressed(node, instance)``: the verb sent to one node alone, for a system whose
+    nodes answer one at a time (Oban's ident); only such a system's command takes
+    ``--node`` and ``--instance``."""
 
     def command(
         ctx: typer.Context,
@@ -165,38 +251,26 @@ def queue_command(
         all_queues: AllQueues = False,
         node: QueueNode = None,
         instance: QueueInstance = None,
-        max_targets: MaxOpt = MAX_TARGETS,
-        dry_run: DryRun = False,
-        plan_out: PlanOut = None,
-        plan_in: PlanIn = None,
-        yes: Yes = False,
-        output: Output = OutputFormat.TABLE,
+        *,
+        run: Run,
     ) -> None:
-        if names and all_queues:
-            raise InvalidInput("give queue names, --match or --all, not both")
+        selection = queue_selection(names, match, all_queues)
         if instance and not node:
             raise InvalidInput("--instance names an instance on --node: give --node too")
-        chosen = addressed(node, instance) if addressed and node else verb
-        handle = writable(ctx, chosen.title, dry_run or plan_out is not None)
-        where = {"match": match, "all": all_queues}
         act(
             ctx,
-            chosen,
-            handle,
-            verbs.Selection.given(names, where, lambda name: name),
-            max_targets=max_targets,
-            dry_run=dry_run,
-            yes=yes,
-            output=output,
-            plan_in=plan_in,
-            plan_out=plan_out,
+            addressed(node, instance) if addressed and node else verb,
+            writable,
+            lambda _: selection,
+            run,
         )
 
+    declared = running(command)
     if addressed is None:  # typer reads the options from the signature
-        signature = inspect.signature(command, eval_str=True)
+        signature = inspect.signature(declared)
         kept = [p for p in signature.parameters.values() if p.name not in ("node", "instance")]
-        command.__signature__ = signature.replace(parameters=kept)  # type: ignore[attr-defined]
-    app.command(verb.name, help=help)(command)
+        declared.__signature__ = signature.replace(parameters=kept)  # type: ignore[attr-defined]
+    app.command(verb.name, help=help)(declared)
 
 
 def no_queue_command(app: typer.Typer, name: str, why: str) -> None:

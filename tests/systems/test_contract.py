@@ -9,8 +9,9 @@ operator:
 - every verb that writes (one with ``--dry-run`` or ``--yes``, not the hidden ``--yes``
   every verb takes) is in the provider's
   ``WRITES``; with ``--read-only`` each is refused (exit 4) and writes nothing, and its
-  dry run exits 0 and writes nothing (a verb the provider maps to None is one the system
-  never runs, as DBOS's ``db migrate``: exit 2 and nothing written, whatever the flags);
+  dry run and its ``--plan-out`` (only planning) exit 0 and write nothing (a verb the
+  provider maps to None is one the system never runs, as DBOS's ``db migrate``: exit 2
+  and nothing written, whatever the flags);
 - every dashboard tab mounts on its rows and the help explains every column; with
   ``--read-only`` the footer offers no writing action.
 """
@@ -22,6 +23,7 @@ import importlib
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -76,16 +78,16 @@ def leaves(command: Any, ctx: Context, path: str) -> Iterator[tuple[str, Any]]:
 
 
 def writing_verbs(s: System) -> dict[str, set[str]]:
-    """Every verb of ``s`` with ``--dry-run`` or ``--yes``, and which of the two it has."""
+    """Every verb of ``s`` with ``--dry-run`` or ``--yes``, and which of those and
+    ``--plan-out`` it has."""
     verbs = {}
     for noun, entry in s.commands.items():
         command = build(noun, entry)
         for path, leaf in leaves(command, Context(command, info_name=noun), noun):
             shown = [p for p in leaf.params if not getattr(p, "hidden", False)]
             opts = {o for p in shown for o in getattr(p, "opts", [])}
-            flags = opts & {"--dry-run", "--yes"}
-            if flags and path not in NOT_WRITES:
-                verbs[path] = flags
+            if opts & {"--dry-run", "--yes"} and path not in NOT_WRITES:
+                verbs[path] = opts & {"--dry-run", "--yes", "--plan-out"}
     return verbs
 
 
@@ -207,19 +209,27 @@ def test_read_only_refuses_every_write(target: tuple[str, Target], audit_log: An
     assert audited(audit_log) == [], "a write refused before it started is not audited"
 
 
-def test_every_dry_run_writes_nothing(target: tuple[str, Target], audit_log: Any) -> None:
+def test_every_plan_writes_nothing(
+    target: tuple[str, Target], audit_log: Any, tmp_path: Path
+) -> None:
+    """A dry run and ``--plan-out`` only plan: read-only or not, each exits 0, writes
+    nothing of the database (``--plan-out`` its plan file) and is not audited."""
     name, t = target
     writes = provider(name).WRITES
+    plan = tmp_path / "plan.json"
     for verb, flags in writing_verbs(system(name)).items():
-        if "--dry-run" not in flags:
-            continue
-        for read_only in ([], ["--read-only"]):
-            with unchanged(t):
-                args = writes[verb] or ()
-                result = qctl(*t.args, *read_only, *verb.split(), *args, "--dry-run")
-            expected = 2 if writes[verb] is None else 0
-            assert result.exit_code == expected, (verb, read_only, result.output)
-    assert audited(audit_log) == [], "a dry run only reads: it is not audited"
+        for planning in (["--dry-run"], ["--plan-out", str(plan)]):
+            if planning[0] not in flags:
+                continue
+            for read_only in ([], ["--read-only"]):
+                plan.unlink(missing_ok=True)
+                with unchanged(t):
+                    args = writes[verb] or ()
+                    result = qctl(*t.args, *read_only, *verb.split(), *args, *planning)
+                expected = 2 if writes[verb] is None else 0
+                assert result.exit_code == expected, (verb, planning, read_only, result.output)
+                assert plan.exists() == (planning[0] == "--plan-out" and expected == 0), verb
+    assert audited(audit_log) == [], "a plan only reads: it is not audited"
 
 
 def test_every_write_is_audited(

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from qctl.cli import common, verbs
-from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
+from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import (
     OutputFormat,
     as_dict,
@@ -23,7 +22,6 @@ from qctl.cli.output import (
 )
 from qctl.cli.triage import HELP as ERRORS_HELP
 from qctl.cli.triage import emit_error_groups
-from qctl.cli.verbs import PlanIn, PlanOut
 from qctl.core.parse import ParseError, cursor_text
 from qctl.core.verbs import Selection
 from qctl.systems.azync import SYSTEM
@@ -280,12 +278,7 @@ def _run(
     ids: list[str] | None,
     all_: bool,
     search: JobSearch,
-    max_targets: int,
-    dry_run: bool,
-    yes: bool,
-    output: OutputFormat,
-    plan_in: Path | None,
-    plan_out: Path | None,
+    run: verbs.Run,
     state: JobState | None = None,
 ) -> None:
     """The job verb ``name`` (``jobs delete``: of jobs in ``state``) over the ids, the
@@ -303,42 +296,34 @@ def _run(
         raise InvalidInput("jobs delete: --state is required with filters or --all")
     else:
         verb = ops_jobs.DELETE
-    if not (dry_run or plan_out is not None):
-        common.cli(ctx).require_writable(verb.title)
-    store = options.store(ctx)
-    selection = None
-    if ids:
-        selection = Selection.of_ids([str(options.resolve(ctx, "job", text)) for text in ids])
-    elif filtered:
-        filters.confirm_scan(store, search, yes)
-        selection = Selection(filter=ops_jobs.job_filter(search))
+
+    def select(_: object) -> Selection | None:  # act opens options.store(ctx)'s store
+        if ids:
+            return Selection.of_ids([str(options.resolve(ctx, "job", text)) for text in ids])
+        if filtered:
+            filters.confirm_scan(options.store(ctx), search, run.yes)
+            return Selection(filter=ops_jobs.job_filter(search))
+        return None
+
     verbs.act(
         ctx,
         verb,
-        store,
-        selection,
-        max_targets=max_targets,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=plan_in,
-        plan_out=plan_out,
+        options.writable,
+        select,
+        run,
     )
 
 
 @app.command("retry")
 @filters.filtered()
+@verbs.running
 def retry(
     ctx: typer.Context,
     ids: IdsArg = None,
     all_: RetryAllOpt = False,
     search: JobSearch = JobSearch(),
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    *,
+    run: verbs.Run,
 ) -> None:
     """Retry dead jobs: pending now, attempts cleared (azync's RetryJob). DAG tasks are
     retried through their run (`qctl dags retry`), workflow operations settled with
@@ -353,22 +338,19 @@ def retry(
     Example:
       qctl jobs retry --kind email.send --error timeout --dry-run
     """
-    _run(ctx, "retry", ids, all_, search, max_targets, dry_run, yes, output, plan_in, plan_out)
+    _run(ctx, "retry", ids, all_, search, run)
 
 
 @app.command("run-now")
 @filters.filtered()
+@verbs.running
 def run_now(
     ctx: typer.Context,
     ids: IdsArg = None,
     all_: AllOpt = False,
     search: JobSearch = JobSearch(),
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    *,
+    run: verbs.Run,
 ) -> None:
     """Run scheduled jobs now (DAG tasks too; a DAG's timer is woken by `qctl dags
     signal`).
@@ -378,22 +360,19 @@ def run_now(
     state. --dry-run prints the plan (counts by state, a sample), --plan-out FILE keeps
     it, --plan FILE runs exactly its jobs; refused past --max jobs.
     """
-    _run(ctx, "run-now", ids, all_, search, max_targets, dry_run, yes, output, plan_in, plan_out)
+    _run(ctx, "run-now", ids, all_, search, run)
 
 
 @app.command("archive")
 @filters.filtered()
+@verbs.running
 def archive(
     ctx: typer.Context,
     ids: IdsArg = None,
     all_: AllOpt = False,
     search: JobSearch = JobSearch(),
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    *,
+    run: verbs.Run,
 ) -> None:
     """Force pending or scheduled jobs to dead. No further attempts.
 
@@ -402,22 +381,19 @@ def archive(
     state. --dry-run prints the plan (counts by state, a sample), --plan-out FILE keeps
     it, --plan FILE runs exactly its jobs; refused past --max jobs.
     """
-    _run(ctx, "archive", ids, all_, search, max_targets, dry_run, yes, output, plan_in, plan_out)
+    _run(ctx, "archive", ids, all_, search, run)
 
 
 @app.command("pause")
 @filters.filtered()
+@verbs.running
 def pause(
     ctx: typer.Context,
     ids: IdsArg = None,
     all_: AllOpt = False,
     search: JobSearch = JobSearch(),
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    *,
+    run: verbs.Run,
 ) -> None:
     """Pause pending or scheduled jobs (a DAG: `qctl dags pause`).
 
@@ -431,22 +407,19 @@ def pause(
     azync has no kind-level pause; `jobs resume --kind` undoes it):
       qctl jobs pause --kind report.build
     """
-    _run(ctx, "pause", ids, all_, search, max_targets, dry_run, yes, output, plan_in, plan_out)
+    _run(ctx, "pause", ids, all_, search, run)
 
 
 @app.command("resume")
 @filters.filtered()
+@verbs.running
 def resume(
     ctx: typer.Context,
     ids: IdsArg = None,
     all_: AllOpt = False,
     search: JobSearch = JobSearch(),
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    *,
+    run: verbs.Run,
 ) -> None:
     """Resume paused jobs (a DAG: `qctl dags retry`).
 
@@ -455,11 +428,12 @@ def resume(
     state. --dry-run prints the plan (counts by state, a sample), --plan-out FILE keeps
     it, --plan FILE runs exactly its jobs; refused past --max jobs.
     """
-    _run(ctx, "resume", ids, all_, search, max_targets, dry_run, yes, output, plan_in, plan_out)
+    _run(ctx, "resume", ids, all_, search, run)
 
 
 @app.command("delete")
 @filters.filtered(with_state=False)
+@verbs.running
 def delete(
     ctx: typer.Context,
     state: Annotated[
@@ -473,12 +447,8 @@ def delete(
     ids: IdsArg = None,
     all_: AllOpt = False,
     search: JobSearch = JobSearch(),
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    *,
+    run: verbs.Run,
 ) -> None:
     """Delete jobs in a given state (never active ones), with their attempt rows.
 
@@ -491,10 +461,7 @@ def delete(
     Example:
       qctl jobs delete --all --state dead --kind report.build --dry-run
     """
-    _run(
-        ctx, "delete", ids, all_, search, max_targets, dry_run, yes, output, plan_in, plan_out,
-        state,
-    )  # fmt: skip
+    _run(ctx, "delete", ids, all_, search, run, state)
 
 
 @app.command("vacuum-dead")

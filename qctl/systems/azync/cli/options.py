@@ -59,9 +59,11 @@ def store(ctx: typer.Context) -> AnyStore:
     return database.store(cli(ctx))
 
 
-def writable(ctx: typer.Context, action: str) -> AnyStore:
-    """The store, after refusing the write when qctl is read-only (before any I/O)."""
-    cli(ctx).require_writable(action)
+def writable(ctx: typer.Context, action: str, planning: bool = False) -> AnyStore:
+    """The store, after refusing the write when qctl is read-only (before any I/O),
+    unless only planning (a plan only reads)."""
+    if not planning:
+        cli(ctx).require_writable(action)
     return store(ctx)
 
 

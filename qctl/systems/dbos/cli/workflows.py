@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from qctl.cli import common, verbs
-from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
+from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import (
     OutputFormat,
     emit_detail,
@@ -21,7 +21,6 @@ from qctl.cli.output import (
     page_note,
     stream_listing,
 )
-from qctl.cli.verbs import PlanIn, PlanOut
 from qctl.core.errors import NoSuchName
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.dbos import actions, reads
@@ -270,12 +269,7 @@ def _act(
     verb: Verb[Database],
     ids: list[str] | None,
     f: reads.WorkflowFilter,
-    max_targets: int,
-    dry_run: bool,
-    yes: bool,
-    output: OutputFormat,
-    plan_in: Path | None,
-    plan_out: Path | None,
+    run: verbs.Run,
     children: bool = False,
     check: Callable[[Database, Sequence[str]], object] | None = None,
 ) -> None:
@@ -283,23 +277,21 @@ def _act(
     every workflow the selected ones started too; ``check`` refuses a fork's or
     rewind's options, and a workflow named by id that they cannot take, before any
     question."""
-    db = writable(ctx, verb.title, dry_run or plan_out is not None)
-    selection = _selection(db, ids, f)
-    if check is not None:
-        check(db, selection.ids if selection is not None else ())
-    if children and selection is not None:
-        selection = actions.with_descendants(db, selection, max_targets)
+
+    def select(db: Database) -> Selection | None:
+        selection = _selection(db, ids, f)
+        if check is not None:
+            check(db, selection.ids if selection is not None else ())
+        if children and selection is not None:
+            selection = actions.with_descendants(db, selection, run.max_targets)
+        return selection
+
     verbs.act(
         ctx,
         verb,
-        db,
-        selection,
-        max_targets=max_targets,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=plan_in,
-        plan_out=plan_out,
+        writable,
+        select,
+        run,
     )
 
 
@@ -323,18 +315,15 @@ Children = Annotated[
 
 @app.command("cancel")
 @filtered()
+@verbs.running
 def cancel(
     ctx: typer.Context,
     f: reads.WorkflowFilter,
     ids: IdsArg = None,
     older_than: OlderThan = None,
     children: Children = False,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    *,
+    run: verbs.Run,
 ) -> None:
     """Cancel workflows: DBOS marks them CANCELLED and takes them off their queue; a
     running one stops when it next starts a step. By id, or every unfinished workflow
@@ -343,8 +332,7 @@ def cancel(
     if older_than is not None:
         age = common.duration(older_than, "--older-than") or timedelta(0)
         f = actions.unfinished_older_than(f, int(age.total_seconds() * 1000))
-    _act(ctx, actions.CANCEL, ids, f, max_targets, dry_run, yes, output, plan_in, plan_out,
-         children)  # fmt: skip
+    _act(ctx, actions.CANCEL, ids, f, run, children)
 
 
 OnQueue = Annotated[
@@ -357,44 +345,36 @@ OnQueue = Annotated[
 
 @app.command("resume")
 @filtered()
+@verbs.running
 def resume(
     ctx: typer.Context,
     f: reads.WorkflowFilter,
     ids: IdsArg = None,
     on_queue: OnQueue = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    *,
+    run: verbs.Run,
 ) -> None:
     """Resume workflows from their last completed step: re-enqueued for an executor
     (DBOS's resume_workflows). DBOS cannot resume ERROR (or SUCCESS) workflows: they are
     passed over, and `rewind` runs one again under its id from a step, `fork` as a new
     workflow."""
-    _act(ctx, actions.resume(on_queue), ids, f, max_targets, dry_run, yes, output, plan_in,
-         plan_out)  # fmt: skip
+    _act(ctx, actions.resume(on_queue), ids, f, run)
 
 
 @app.command("delete")
 @filtered()
+@verbs.running
 def delete(
     ctx: typer.Context,
     f: reads.WorkflowFilter,
     ids: IdsArg = None,
     children: Children = False,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    *,
+    run: verbs.Run,
 ) -> None:
     """Delete workflows with their steps, inputs, outputs, events, messages and streams
     (DBOS's delete_workflows). --children: their descendants too."""
-    _act(ctx, actions.DELETE, ids, f, max_targets, dry_run, yes, output, plan_in, plan_out,
-         children)  # fmt: skip
+    _act(ctx, actions.DELETE, ids, f, run, children)
 
 
 FromStep = Annotated[
@@ -423,6 +403,7 @@ PartitionKey = Annotated[
 
 @app.command("fork")
 @filtered(without="application_version")
+@verbs.running
 def fork(
     ctx: typer.Context,
     f: reads.WorkflowFilter,
@@ -441,12 +422,8 @@ def fork(
         typer.Option("--timeout", metavar="DURATION", help="The new workflows' timeout."),
     ] = None,
     partition_key: PartitionKey = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    *,
+    run: verbs.Run,
 ) -> None:
     """Start new workflows with these ones' inputs: the steps before --from-step are
     copied, the rest run again; the originals stay as they are. One id: the new
@@ -456,33 +433,33 @@ def fork(
     if timeout is not None:
         timeout_seconds = (common.duration(timeout, "--timeout") or timedelta(0)).total_seconds()
         actions.check_timeout(timeout_seconds)
-    if ids and len(ids) == 1 and f.empty() and plan_in is None and plan_out is None:
-        db = writable(ctx, "workflows fork", dry_run)
+    if ids and len(ids) == 1 and f.empty() and run.plan_in is None and run.plan_out is None:
+        db = writable(ctx, "workflows fork", run.dry_run)
         outcome = actions.fork(
             db,
             reads.resolve_id(db, ids[0]),
             from_step,
             application_version,
             on_queue,
-            dry_run,
+            run.dry_run,
             queue_partition_key=partition_key,
             forked_workflow_id=forked_workflow_id,
             timeout_seconds=timeout_seconds,
         )
-        word = "would fork" if dry_run else "forked"
+        word = "would fork" if run.dry_run else "forked"
         made = f" as {outcome.new_workflow_id}" if outcome.new_workflow_id else ""
         report(
             outcome.__dict__,
             f"{word} DBOS workflow {outcome.name} {outcome.workflow_id} ({outcome.status}){made}",
-            dry_run,
-            output,
+            run.dry_run,
+            run.output,
         )
         return
     if forked_workflow_id is not None:
         raise InvalidInput("--forked-workflow-id names one fork: give one workflow id")
     verb = actions.fork_verb(from_step, application_version, on_queue, partition_key,
                              timeout_seconds)  # fmt: skip
-    _act(ctx, verb, ids, f, max_targets, dry_run, yes, output, plan_in, plan_out,
+    _act(ctx, verb, ids, f, run,
          check=_placement(from_step, application_version, on_queue, partition_key))  # fmt: skip
 
 
@@ -494,6 +471,7 @@ def _placement(
 
 @app.command("rewind")
 @filtered(without="application_version")
+@verbs.running
 def rewind(
     ctx: typer.Context,
     f: reads.WorkflowFilter,
@@ -502,23 +480,20 @@ def rewind(
     application_version: AppVersion = None,
     on_queue: OnQueue = None,
     partition_key: PartitionKey = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    *,
+    run: verbs.Run,
 ) -> None:
     """Rewind finished workflows to --from-step under the same ids: their history from
     that step on is discarded and they run again (DBOS's rewind_workflow)."""
     actions.check_step(from_step)
     verb = actions.rewind(from_step, application_version, on_queue, partition_key)
-    _act(ctx, verb, ids, f, max_targets, dry_run, yes, output, plan_in, plan_out,
+    _act(ctx, verb, ids, f, run,
          check=_placement(from_step, application_version, on_queue, partition_key))  # fmt: skip
 
 
 @app.command("set-delay")
 @filtered()
+@verbs.running
 def set_delay(
     ctx: typer.Context,
     f: reads.WorkflowFilter,
@@ -529,12 +504,8 @@ def set_delay(
     until: Annotated[
         str | None, typer.Option("--until", metavar="INSTANT", help="Start at this instant.")
     ] = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    *,
+    run: verbs.Run,
 ) -> None:
     """Move the start of DELAYED workflows (``--delay 0s``: start now)."""
     if (delay is None) == (until is None):
@@ -545,7 +516,7 @@ def set_delay(
         else common.instant(until, "--until")
     )
     verb = actions.set_delay(to_ms(at) or 0)
-    _act(ctx, verb, ids, f, max_targets, dry_run, yes, output, plan_in, plan_out)
+    _act(ctx, verb, ids, f, run)
 
 
 @app.command("send")

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from qctl.cli import verbs
-from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
+from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_rows
-from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.cli.verbs import job_command
 from qctl.core.sqldb import row_record
-from qctl.core.verbs import Selection, Verb
 from qctl.systems.dispatch import actions, reads
 from qctl.systems.dispatch.cli import Many, database, group, writable
 from qctl.systems.dispatch.database import Database
@@ -43,108 +40,52 @@ JobNameOpt = Annotated[
 ]
 
 
-def _act(
-    ctx: typer.Context,
-    verb: Verb[Database],
-    names: Many,
-    queue: Many,
-    job_name: Many,
-    max_targets: int,
-    dry_run: bool,
-    plan_out: Path | None,
-    plan_in: Path | None,
-    yes: bool,
-    output: OutputFormat,
-) -> None:
-    db = writable(ctx, verb.title, dry_run or plan_out is not None)
-    verbs.act(
-        ctx,
-        verb,
-        db,
-        Selection.given(
-            names, {"queues": queue, "names": job_name}, lambda k: reads.get_cron(db, k).id
-        ),
-        max_targets=max_targets,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=plan_in,
-        plan_out=plan_out,
-    )
+def _where(queue: QueueOpt = None, job_name: JobNameOpt = None) -> dict[str, Any]:
+    return {"queues": queue, "names": job_name}
 
 
-@app.command("enable")
-def enable(
-    ctx: typer.Context,
-    names: NamesArg = None,
-    queue: QueueOpt = None,
-    job_name: JobNameOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+def _resolve(db: Database, key: str) -> str:
+    return reads.get_cron(db, key).id
+
+
+job_command(
+    app,
+    actions.CRON_ENABLE,
+    writable,
+    NamesArg,
+    _resolve,
+    _where,
     """Enable cron entries (the enabled column written, a disable's fire lock released;
-    passed over while the scheduler is firing one)."""
-    _act(ctx, actions.CRON_ENABLE, names, queue, job_name, max_targets, dry_run, plan_out, plan_in,
-         yes, output)  # fmt: skip
-
-
-@app.command("disable")
-def disable(
-    ctx: typer.Context,
-    names: NamesArg = None,
-    queue: QueueOpt = None,
-    job_name: JobNameOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+    passed over while the scheduler is firing one).""",
+)
+job_command(
+    app,
+    actions.CRON_DISABLE,
+    writable,
+    NamesArg,
+    _resolve,
+    _where,
     """Disable cron entries: the scheduler skips them until enabled. The entry's fire
     lock is held 2m, so a fire from entries the scheduler read before cannot run and
-    write the entry back enabled (passed over while the scheduler is firing one)."""
-    _act(ctx, actions.CRON_DISABLE, names, queue, job_name, max_targets, dry_run, plan_out, plan_in,
-         yes, output)  # fmt: skip
-
-
-@app.command("delete")
-def delete(
-    ctx: typer.Context,
-    names: NamesArg = None,
-    queue: QueueOpt = None,
-    job_name: JobNameOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+    write the entry back enabled (passed over while the scheduler is firing one).""",
+)
+job_command(
+    app,
+    actions.CRON_DELETE,
+    writable,
+    NamesArg,
+    _resolve,
+    _where,
     """Delete cron entries (dispatch's DeleteCron; an application registering the entry
-    again on start recreates it)."""
-    _act(ctx, actions.CRON_DELETE, names, queue, job_name, max_targets, dry_run, plan_out, plan_in,
-         yes, output)  # fmt: skip
-
-
-@app.command("trigger")
-def trigger(
-    ctx: typer.Context,
-    names: NamesArg = None,
-    queue: QueueOpt = None,
-    job_name: JobNameOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+    again on start recreates it).""",
+)
+job_command(
+    app,
+    actions.CRON_TRIGGER,
+    writable,
+    NamesArg,
+    _resolve,
+    _where,
     """Run cron entries' jobs now (dispatch's TriggerCron): the job a scheduled fire
-    enqueues, disabled entries too; the schedule stays as it was."""
-    _act(ctx, actions.CRON_TRIGGER, names, queue, job_name, max_targets, dry_run, plan_out, plan_in,
-         yes, output)  # fmt: skip
+    enqueues, disabled entries too; the schedule stays as it was.""",
+)

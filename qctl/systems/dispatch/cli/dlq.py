@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from qctl.cli import common, verbs
+from qctl.cli import common
 from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
 from qctl.cli.output import OutputFormat, emit_object
-from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.cli.verbs import job_command
 from qctl.core.sqldb import row_record
-from qctl.core.verbs import Selection
 from qctl.systems.dispatch import actions, reads
 from qctl.systems.dispatch.cli import (
     Many,
@@ -21,7 +20,6 @@ from qctl.systems.dispatch.cli import (
     listing,
     writable,
 )
-from qctl_kit.errors import InvalidInput
 
 app = group("dlq")
 
@@ -81,44 +79,33 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     emit_object(row_record(reads.get_dlq(db, reads.resolve_dlq(db, id))), output)
 
 
-@app.command("replay")
-def replay(
-    ctx: typer.Context,
-    ids: Annotated[
-        list[str] | None,
-        typer.Argument(metavar="[ID]...", help="DLQ entry ids or prefixes; or select by filter."),
-    ] = None,
+EntryIds = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="[ID]...", help="DLQ entry ids or prefixes; or select by filter."),
+]
+
+
+def _replayed(
     queue: QueueOpt = None,
     name: NameOpt = None,
     all_entries: Annotated[
         bool, typer.Option("--all", help="Every entry not yet replayed (dispatch's replay-all).")
     ] = False,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+) -> dict[str, Any]:
+    return {"queues": queue, "names": name, "all": all_entries}
+
+
+replay = job_command(
+    app,
+    actions.REPLAY,
+    writable,
+    EntryIds,
+    reads.resolve_dlq,
+    _replayed,
     """Enqueue DLQ entries again as new pending jobs (dispatch's DLQ replay), each entry
     once: it is marked replayed in the transaction that enqueues its job. By id, or
-    every entry not yet replayed that the filters (or --all) select, newest first."""
-    db = writable(ctx, "dlq replay", dry_run or plan_out is not None)
-    if ids and all_entries:
-        raise InvalidInput("give DLQ entry ids or filter options, not both")
-    where = {"queues": queue, "names": name, "all": all_entries}
-    verbs.act(
-        ctx,
-        actions.REPLAY,
-        db,
-        Selection.given(ids, where, lambda i: reads.resolve_dlq(db, i)),
-        max_targets=max_targets,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=plan_in,
-        plan_out=plan_out,
-    )
+    every entry not yet replayed that the filters (or --all) select, newest first.""",
+)
 
 
 @app.command("replay-all")
@@ -132,7 +119,8 @@ def replay_all(
 ) -> None:
     """Replay every entry not yet replayed, newest first (of --queue only), each once:
     dispatch's replay-all (api/dlq_handler.go replayAllDLQ); `dlq replay --all`."""
-    replay(ctx, None, queue, None, True, max_targets, dry_run, None, None, yes, output)
+    replay(ctx, ids=None, max_targets=max_targets, dry_run=dry_run, plan_out=None,
+           plan_in=None, yes=yes, output=output, queue=queue, all_entries=True)  # fmt: skip
 
 
 DlqStateOpt = Annotated[
@@ -145,40 +133,23 @@ DlqStateOpt = Annotated[
 ]
 
 
-@app.command("delete")
-def delete(
-    ctx: typer.Context,
-    ids: Annotated[
-        list[str] | None,
-        typer.Argument(metavar="[ID]...", help="DLQ entry ids or prefixes; or select by filter."),
-    ] = None,
-    state: DlqStateOpt = None,
-    queue: QueueOpt = None,
-    name: NameOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+def _deleted(
+    state: DlqStateOpt = None, queue: QueueOpt = None, name: NameOpt = None
+) -> dict[str, Any]:
+    return {"states": state, "queues": queue, "names": name}
+
+
+job_command(
+    app,
+    actions.DELETE_DLQ,
+    writable,
+    EntryIds,
+    reads.resolve_dlq,
+    _deleted,
     """Delete DLQ entries for good (dispatch's DeleteDLQ): by id, or every entry the
     filters match (replayed ones unless --state waiting). An entry never replayed is its
-    failed job's last copy: the plan counts them as waiting."""
-    db = writable(ctx, "dlq delete", dry_run or plan_out is not None)
-    where = {"states": state, "queues": queue, "names": name}
-    verbs.act(
-        ctx,
-        actions.DELETE_DLQ,
-        db,
-        Selection.given(ids, where, lambda i: reads.resolve_dlq(db, i)),
-        max_targets=max_targets,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=plan_in,
-        plan_out=plan_out,
-    )
+    failed job's last copy: the plan counts them as waiting.""",
+)
 
 
 @app.command("purge")

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from qctl.cli import common, complete, verbs
-from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
+from qctl.cli.common import DryRun, Output, Yes
 from qctl.cli.output import OutputFormat, emit_detail
 from qctl.cli.triage import HELP as ERRORS_HELP
 from qctl.cli.triage import emit_error_groups
-from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.cli.verbs import job_command
 from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection
 from qctl.systems.dispatch import actions, reads
@@ -123,37 +123,21 @@ OptionalIds = Annotated[
 ]
 
 
-@app.command("cancel")
-def cancel(
-    ctx: typer.Context,
-    ids: OptionalIds = None,
-    state: StateOpt = None,
-    queue: QueueOpt = None,
-    name: NameOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+def _where(state: StateOpt = None, queue: QueueOpt = None, name: NameOpt = None) -> dict[str, Any]:
+    return {"states": _states(state), "queues": queue, "names": name}
+
+
+job_command(
+    app,
+    actions.CANCEL,
+    writable,
+    OptionalIds,
+    reads.resolve_job,
+    _where,
     """Cancel pending or retrying jobs, as dispatch's API does (state cancelled,
     completed_at now): by id, or every job the filters match. A running job is passed
-    over: dispatch v0.1.0 cannot fence its worker."""
-    db = writable(ctx, "jobs cancel", dry_run or plan_out is not None)
-    where = {"states": _states(state), "queues": queue, "names": name}
-    verbs.act(
-        ctx,
-        actions.CANCEL,
-        db,
-        Selection.given(ids, where, lambda i: reads.resolve_job(db, i)),
-        max_targets=max_targets,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=plan_in,
-        plan_out=plan_out,
-    )
+    over: dispatch v0.1.0 cannot fence its worker.""",
+)
 
 
 @app.command("retry")
@@ -166,17 +150,12 @@ def retry(
 ) -> None:
     """Run failed jobs again: dispatch v0.1.0 does it only by replaying the job's DLQ
     entry, as a new job with a fresh id (the failed row stays); each entry once."""
-    db = writable(ctx, "jobs retry", dry_run)
-    entries = actions.retry_entries(db, [reads.resolve_job(db, i) for i in ids])
     verbs.act(
         ctx,
         actions.REPLAY,
-        db,
-        Selection.of_ids(entries),
-        max_targets=MAX_TARGETS,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=None,
-        plan_out=None,
+        lambda ctx, _, planning: writable(ctx, "jobs retry", planning),  # refused as typed
+        lambda db: Selection.of_ids(
+            actions.retry_entries(db, [reads.resolve_job(db, i) for i in ids])
+        ),
+        verbs.Run(dry_run=dry_run, yes=yes, output=output),
     )

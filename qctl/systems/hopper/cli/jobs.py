@@ -3,19 +3,17 @@ history together, as hopper's own ``hopper jobs list|get|retry|cancel``), and er
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from qctl.cli import complete, verbs
-from qctl.cli.common import MAX_TARGETS, After, DryRun, MaxOpt, Output, PageLimit, Yes
+from qctl.cli import complete
+from qctl.cli.common import After, Output, PageLimit
 from qctl.cli.output import OutputFormat, emit_detail, page_note, stream_listing
 from qctl.cli.triage import HELP as ERRORS_HELP
 from qctl.cli.triage import emit_error_groups
-from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.cli.verbs import job_command
 from qctl.core.sqldb import row_record
-from qctl.core.verbs import Selection, Verb
 from qctl.systems.hopper import actions, reads
 from qctl.systems.hopper.cli import database, group, writable
 from qctl.systems.hopper.database import Database
@@ -127,80 +125,37 @@ def errors(
     emit_error_groups(found, "kinds", limit, output, "--kind or --queue")
 
 
-def _act(
-    ctx: typer.Context,
-    verb: Verb[Database],
-    ids: Many,
-    state: Many,
-    kind: Many,
-    queue: Many,
-    max_targets: int,
-    dry_run: bool,
-    yes: bool,
-    output: OutputFormat,
-    plan_in: Path | None,
-    plan_out: Path | None,
-) -> None:
-    db = writable(ctx, verb.title, dry_run or plan_out is not None)
-    verbs.act(
-        ctx,
-        verb,
-        db,
-        Selection.given(
-            ids,
-            {"states": _states(state), "kinds": kind, "queues": queue},
-            lambda i: str(reads.resolve_job(db, i)),
-        ),
-        max_targets=max_targets,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=plan_in,
-        plan_out=plan_out,
-    )
+def _where(state: StateOpt = None, kind: KindOpt = None, queue: QueueOpt = None) -> dict[str, Any]:
+    return {"states": _states(state), "kinds": kind, "queues": queue}
 
 
-@app.command("cancel")
-def cancel(
-    ctx: typer.Context,
-    ids: OptionalIds = None,
-    state: StateOpt = None,
-    kind: KindOpt = None,
-    queue: QueueOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+def _resolve(db: Database, id: str) -> str:
+    return str(reads.resolve_job(db, id))
+
+
+job_command(
+    app,
+    actions.CANCEL,
+    writable,
+    OptionalIds,
+    _resolve,
+    _where,
     """Cancel jobs as hopper's JobCancel does: a waiting job moves to history as
     cancelled (its workflow dependents cancelled, its batch counted down, callbacks
     and promotions as hopper's finalize does); a running job is only asked to cancel
     (cancel_requested_at, NOTIFY hopper_control): its client finalizes it. By id, or
-    every live job the filters match; a finalized job is passed over."""
-    _act(ctx, actions.CANCEL, ids, state, kind, queue,
-         max_targets, dry_run, yes, output, plan_in, plan_out)  # fmt: skip
-
-
-@app.command("retry")
-def retry(
-    ctx: typer.Context,
-    ids: OptionalIds = None,
-    state: StateOpt = None,
-    kind: KindOpt = None,
-    queue: QueueOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+    every live job the filters match; a finalized job is passed over.""",
+)
+job_command(
+    app,
+    actions.RETRY,
+    writable,
+    OptionalIds,
+    _resolve,
+    _where,
     """Run jobs again now as hopper's JobRetry does: a waiting job's schedule brought
     forward; a finalized one moved back from history with its attempts and errors (one
     more attempt if it had run out); then NOTIFY hopper_insert. Passed over: running
     jobs, pending workflow steps, a job whose unique key a live job holds. By id, or
-    every job the filters match (default: discarded and cancelled)."""
-    _act(ctx, actions.RETRY, ids, state, kind, queue,
-         max_targets, dry_run, yes, output, plan_in, plan_out)  # fmt: skip
+    every job the filters match (default: discarded and cancelled).""",
+)

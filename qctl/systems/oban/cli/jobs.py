@@ -6,12 +6,11 @@ from typing import Annotated, Any
 
 import typer
 
-from qctl.cli import common, verbs
-from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
+from qctl.cli import common
+from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_detail, page_note, stream_listing
-from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.cli.verbs import job_command
 from qctl.core.sqldb import row_record
-from qctl.core.verbs import Selection, Verb
 from qctl.systems.oban import actions, reads
 from qctl.systems.oban.cli import Many, database, group, writable
 from qctl.systems.oban.database import STATES, Database
@@ -122,95 +121,50 @@ def errors(
     page_note(output, shown, None, str(position) if position else None)
 
 
-def _act(
-    ctx: typer.Context,
-    verb: Verb[Database],
-    ids: list[str] | None,
-    where: dict[str, Any],
-    max_targets: int,
-    dry_run: bool,
-    plan_out: PlanOut,
-    plan_in: PlanIn,
-    yes: bool,
-    output: OutputFormat,
-) -> None:
-    db = writable(ctx, verb.title, dry_run or plan_out is not None)
-    verbs.act(
-        ctx,
-        verb,
-        db,
-        Selection.given(ids, where, lambda i: str(reads.parse_id(i))),
-        max_targets=max_targets,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=plan_in,
-        plan_out=plan_out,
-    )
+def _where(
+    state: StateOpt = None, queue: QueueOpt = None, worker: WorkerOpt = None
+) -> dict[str, Any]:
+    return {"states": reads.check_states(state), "queues": queue, "workers": worker}
 
 
-@app.command("retry")
-def retry(
-    ctx: typer.Context,
-    ids: OptionalIds = None,
-    state: StateOpt = None,
-    queue: QueueOpt = None,
-    worker: WorkerOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+def _resolve(_: Database, id: str) -> str:
+    return str(reads.parse_id(id))
+
+
+job_command(
+    app,
+    actions.RETRY,
+    writable,
+    OptionalIds,
+    _resolve,
+    _where,
     """Make jobs available to run now, as Oban's retry does: max_attempts raised to one
     past the attempt when they are spent, the finished instants cleared (oban-py also
     empties meta.uniq_bmp). By id, or every job the filters match (without --state:
     retryable, discarded and cancelled). An executing, available or suspended job is
-    passed over."""
-    where = {"states": reads.check_states(state), "queues": queue, "workers": worker}
-    _act(ctx, actions.RETRY, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)
-
-
-@app.command("cancel")
-def cancel(
-    ctx: typer.Context,
-    ids: OptionalIds = None,
-    state: StateOpt = None,
-    queue: QueueOpt = None,
-    worker: WorkerOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+    passed over.""",
+)
+job_command(
+    app,
+    actions.CANCEL,
+    writable,
+    OptionalIds,
+    _resolve,
+    _where,
     """Cancel jobs, as Oban's cancel does: a job waiting to run is cancelled now; an
     executing one is signalled (pkill on Oban's signal channel) and the node running it
     cancels it (on oban-py its row is left to that node; Elixir's engine marks it
     cancelled too, and so does qctl there). By id, or every unfinished job the filters
-    match."""
-    where = {"states": reads.check_states(state), "queues": queue, "workers": worker}
-    _act(ctx, actions.CANCEL, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)
-
-
-@app.command("delete")
-def delete(
-    ctx: typer.Context,
-    ids: OptionalIds = None,
-    state: StateOpt = None,
-    queue: QueueOpt = None,
-    worker: WorkerOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+    match.""",
+)
+job_command(
+    app,
+    actions.DELETE,
+    writable,
+    OptionalIds,
+    _resolve,
+    _where,
     """Delete jobs for good, as Oban's delete does: never an executing one. By id, or
     every job the filters match (without --state: the finished ones, completed,
-    cancelled and discarded)."""
-    where = {"states": reads.check_states(state), "queues": queue, "workers": worker}
-    _act(ctx, actions.DELETE, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)
+    cancelled and discarded).""",
+)

@@ -8,23 +8,20 @@ from typing import Annotated
 import typer
 
 from qctl.cli import verbs
-from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
+from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_detail, emit_rows
 from qctl.cli.verbs import (
     AllQueues,
-    PlanIn,
-    PlanOut,
     QueueInstance,
     QueueMatch,
     QueueNames,
     QueueNode,
     queue_command,
+    queue_selection,
 )
 from qctl.core.sqldb import row_record
-from qctl.core.verbs import Selection, Verb
 from qctl.systems.oban import actions, reads
 from qctl.systems.oban.cli import database, group, writable
-from qctl.systems.oban.database import Database
 from qctl_kit.errors import InvalidInput
 
 app = group("queues")
@@ -95,36 +92,6 @@ def list_nodes(ctx: typer.Context, output: Output = OutputFormat.TABLE) -> None:
     emit_rows([row_record(n) for n in reads.nodes(database(ctx))], NODE_COLUMNS, output)
 
 
-def _act(
-    ctx: typer.Context,
-    verb: Verb[Database],
-    names: list[str] | None,
-    match: str | None,
-    all_queues: bool,
-    max_targets: int,
-    dry_run: bool,
-    plan_out: PlanOut,
-    plan_in: PlanIn,
-    yes: bool,
-    output: OutputFormat,
-) -> None:
-    if names and all_queues:
-        raise InvalidInput("give queue names, --match or --all, not both")
-    db = writable(ctx, verb.title, dry_run or plan_out is not None)
-    verbs.act(
-        ctx,
-        verb,
-        db,
-        Selection.given(names, {"match": match, "all": all_queues}, lambda name: name),
-        max_targets=max_targets,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=plan_in,
-        plan_out=plan_out,
-    )
-
-
 queue_command(
     app,
     actions.PAUSE,
@@ -145,6 +112,7 @@ queue_command(
 
 
 @app.command("scale")
+@verbs.running
 def scale(
     ctx: typer.Context,
     names: QueueNames = None,
@@ -155,12 +123,8 @@ def scale(
     all_queues: AllQueues = False,
     node: QueueNode = None,
     instance: QueueInstance = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
+    *,
+    run: verbs.Run,
 ) -> None:
     """Change how many jobs of a queue each producer runs at once, as Oban's scale_queue
     does (a scale with the new limit on Oban's signal channel, to every node or --node
@@ -169,6 +133,11 @@ def scale(
         raise InvalidInput("--instance names an instance on --node: give --node too")
     if limit < 1:
         raise InvalidInput("--limit N is required: the new limit, 1 or more")
-    verb = actions.queue_verb("scale", node, instance, limit)
-    _act(ctx, verb, names, match, all_queues, max_targets, dry_run, plan_out, plan_in, yes,
-         output)  # fmt: skip
+    selection = queue_selection(names, match, all_queues)
+    verbs.act(
+        ctx,
+        actions.queue_verb("scale", node, instance, limit),
+        writable,
+        lambda _: selection,
+        run,
+    )

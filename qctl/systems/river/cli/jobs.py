@@ -6,14 +6,13 @@ from typing import Annotated, Any
 
 import typer
 
-from qctl.cli import common, verbs
-from qctl.cli.common import MAX_TARGETS, DryRun, MaxOpt, Output, Yes
+from qctl.cli import common
+from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note, stream_listing
 from qctl.cli.triage import HELP as ERRORS_HELP
 from qctl.cli.triage import emit_error_groups
-from qctl.cli.verbs import PlanIn, PlanOut
+from qctl.cli.verbs import job_command
 from qctl.core.sqldb import row_record
-from qctl.core.verbs import Selection, Verb
 from qctl.systems.river import actions, reads
 from qctl.systems.river.cli import Many, database, group, writable
 from qctl.systems.river.database import Database
@@ -67,7 +66,11 @@ def _states(states: Many) -> list[str] | None:
 
 
 def _where(
-    state: Many, queue: Many, kind: Many, priority: list[int] | None, tag: Many
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    kind: KindOpt = None,
+    priority: PriorityOpt = None,
+    tag: TagOpt = None,
 ) -> dict[str, Any]:
     """A bulk verb's filter (the verb engine's ``where``)."""
     return {
@@ -159,100 +162,43 @@ def errors(
     emit_error_groups(found, "kinds", limit, output, "--kind or --queue")
 
 
-def _act(
-    ctx: typer.Context,
-    verb: Verb[Database],
-    ids: list[str] | None,
-    where: dict[str, Any],
-    max_targets: int,
-    dry_run: bool,
-    plan_out: PlanOut,
-    plan_in: PlanIn,
-    yes: bool,
-    output: OutputFormat,
-) -> None:
-    db = writable(ctx, verb.title, dry_run or plan_out is not None)
-    verbs.act(
-        ctx,
-        verb,
-        db,
-        Selection.given(ids, where, lambda i: str(reads.parse_id(i))),
-        max_targets=max_targets,
-        dry_run=dry_run,
-        yes=yes,
-        output=output,
-        plan_in=plan_in,
-        plan_out=plan_out,
-    )
+def _resolve(_: Database, id: str) -> str:
+    return str(reads.parse_id(id))
 
 
-@app.command("retry")
-def retry(
-    ctx: typer.Context,
-    ids: OptionalIds = None,
-    state: StateOpt = None,
-    queue: QueueOpt = None,
-    kind: KindOpt = None,
-    priority: PriorityOpt = None,
-    tag: TagOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+job_command(
+    app,
+    actions.RETRY,
+    writable,
+    OptionalIds,
+    _resolve,
+    _where,
     """Make jobs available to run now, as River's JobRetry does: the attempt count kept,
     max_attempts raised by one when they are spent. By id, or every job the filters match
     (without --state: discarded and cancelled). A running job is passed over, and so is
-    one whose unique key another job holds."""
-    where = _where(state, queue, kind, priority, tag)
-    _act(ctx, actions.RETRY, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)
-
-
-@app.command("cancel")
-def cancel(
-    ctx: typer.Context,
-    ids: OptionalIds = None,
-    state: StateOpt = None,
-    queue: QueueOpt = None,
-    kind: KindOpt = None,
-    priority: PriorityOpt = None,
-    tag: TagOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+    one whose unique key another job holds.""",
+)
+job_command(
+    app,
+    actions.CANCEL,
+    writable,
+    OptionalIds,
+    _resolve,
+    _where,
     """Cancel jobs, as River's JobCancel does: a job waiting to run is finalized
     cancelled; a running one is marked (metadata cancel_attempted_at) and its client is
     told on River's control topic, which cancels the work's context (the job ends
     cancelled once its worker returns). By id, or every job not finalized the filters
-    match."""
-    where = _where(state, queue, kind, priority, tag)
-    _act(ctx, actions.CANCEL, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)
-
-
-@app.command("delete")
-def delete(
-    ctx: typer.Context,
-    ids: OptionalIds = None,
-    state: StateOpt = None,
-    queue: QueueOpt = None,
-    kind: KindOpt = None,
-    priority: PriorityOpt = None,
-    tag: TagOpt = None,
-    max_targets: MaxOpt = MAX_TARGETS,
-    dry_run: DryRun = False,
-    plan_out: PlanOut = None,
-    plan_in: PlanIn = None,
-    yes: Yes = False,
-    output: Output = OutputFormat.TABLE,
-) -> None:
+    match.""",
+)
+job_command(
+    app,
+    actions.DELETE,
+    writable,
+    OptionalIds,
+    _resolve,
+    _where,
     """Delete jobs for good, as River's JobDeleteMany does: never a running one. By id,
     or every job the filters match (without --state: the finalized ones, completed,
-    cancelled and discarded)."""
-    where = _where(state, queue, kind, priority, tag)
-    _act(ctx, actions.DELETE, ids, where, max_targets, dry_run, plan_out, plan_in, yes, output)
+    cancelled and discarded).""",
+)
