@@ -6,8 +6,9 @@ the nodes are labelled stand-ins (``qctl-demo-stand-in-N``).
 Each node runs a producer per queue, with its limit and pause in its ``oban_producers``
 row, and answers Oban's signal channel as oban-py's producers do (``_producer.py``
 ``_on_signal``: pause, resume, pkill; ``oban.py``: scale), matching the signal's queue and
-``ident``. Every job the demo inserts carries ``MARK_KEY`` with the run's id in its meta,
-and the nodes fetch only those. No typer, no textual: ``cli/demo.py`` runs it.
+``ident``. Every job the demo inserts carries ``MARK_KEY`` with the run's id in its meta;
+the nodes stage and fetch every job of a schema the demo created (``lead``), only those on
+one it shares (``qctl.core.demo.claimed``). No typer, no textual: ``cli/demo.py`` runs it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from qctl.core.demo import claimed
 from qctl.systems.oban import reads
 
 MARK_KEY = "qctl_demo"
@@ -138,7 +140,7 @@ class Workload:
 
     def _work(self, node: Node, rng: random.Random, lead: bool) -> None:
         q = reads.queries("demo.sql")
-        mark = json.dumps(self.mark)
+        mark = claimed(self.mark, self.lead)
         with self._connect() as conn, self._connect() as listener:
             from psycopg import sql
 
@@ -178,7 +180,7 @@ class Workload:
                 uuids = [p["uuid"] for p in node.producers.values()]
                 conn.execute(q.delete_producers, {"uuids": uuids})
 
-    def _fetch(self, conn: Any, node: Node, rng: random.Random, mark: str) -> None:
+    def _fetch(self, conn: Any, node: Node, rng: random.Random, mark: str | None) -> None:
         q = reads.queries("demo.sql")
         for queue, producer in node.producers.items():
             mine = sum(1 for job in node.running.values() if job["queue"] == queue)

@@ -75,12 +75,14 @@ def demo(
             counts = {r["state"]: r["n"] for r in db.all(q.job_counts, {"mark": mark})}
             json.dump(counts, sys.stdout, indent=2, sort_keys=True)
             sys.stdout.write("\n")
+            common.say_demo_reading(cli.dsn, "hopper", schema)
         else:
             from qctl.systems.hopper.tui import HOPPER
             from qctl.tui.app import run
 
             location = f"{db.location} schema {schema} (hopper demo, stand-in workers)"
             where = cli.audit_where(cli.dsn, "hopper", schema)
+            common.say_demo_reading(cli.dsn, "hopper", schema)
             run(db, system=HOPPER, location=location, poll_interval=1.0, audit_where=where)
     finally:
         workload.stop()

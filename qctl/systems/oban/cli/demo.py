@@ -81,12 +81,14 @@ def demo(
             counts = {r["state"]: r["n"] for r in db.all(q.job_counts, {"mark": mark})}
             json.dump(counts, sys.stdout, indent=2, sort_keys=True)
             sys.stdout.write("\n")
+            common.say_demo_reading(cli.dsn, "oban", schema)
         else:
             from qctl.systems.oban.tui import OBAN
             from qctl.tui.app import run
 
             location = f"{db.location} schema {schema} (Oban demo, stand-in nodes)"
             where = cli.audit_where(cli.dsn, "oban", schema)
+            common.say_demo_reading(cli.dsn, "oban", schema)
             run(db, system=OBAN, location=location, poll_interval=1.0, audit_where=where)
     finally:
         workload.stop()

@@ -78,12 +78,14 @@ def demo(
             }
             json.dump(counts, sys.stdout, indent=2, sort_keys=True)
             sys.stdout.write("\n")
+            common.say_demo_reading(cli.dsn, "river", schema)
         else:
             from qctl.systems.river.tui import RIVER
             from qctl.tui.app import run
 
             location = f"{db.location} schema {schema} (River demo, stand-in clients)"
             where = cli.audit_where(cli.dsn, "river", schema)
+            common.say_demo_reading(cli.dsn, "river", schema)
             run(db, system=RIVER, location=location, poll_interval=1.0, audit_where=where)
     finally:
         workload.stop()
