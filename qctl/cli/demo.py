@@ -66,6 +66,9 @@ def demo(
     if not record.demo:
         having = ", ".join(s.name for s in systems.systems() if s.demo)
         raise InvalidInput(f"{record.label} has no demo (demos: {having})")
+    seconds = parse.parse_duration(duration).total_seconds() if duration else None
+    if seconds is None and no_tui:
+        seconds = 60.0
     instead = c.describe() if c.dsn and not c.dsn_flag else ""
     if instead:
         # A context or QCTL_DSN names the database an operator works on, maybe a
@@ -76,8 +79,5 @@ def demo(
     c.require_writable("demo")
     if instead and record.demo_embedded:
         sys.stderr.write(f"qctl demo: on its own database, not {instead} (--dsn runs it there)\n")
-    seconds = parse.parse_duration(duration).total_seconds() if duration else None
-    if seconds is None and no_tui:
-        seconds = 60.0
     run = systems.load(record.demo)
     run(c, no_tui=no_tui, seconds=seconds, speed=speed, reset=reset, seed=seed, yes=yes)
