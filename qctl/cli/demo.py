@@ -50,11 +50,12 @@ def demo(
 ) -> None:
     """Run a workload (jobs, retries, dead jobs, crashed workers, events, DAG runs with
     fan-out, signals and sagas, workflows with uncertain operations) on the embedded demo
-    database ($XDG_DATA_HOME/qctl/demo.db), or on --dsn, and watch it in qctl top; then
-    it says the command that reads what it made. On PostgreSQL it creates its own schema
-    (SYSTEM_demo, DBOS's dbos) or --schema, and works every job there; a schema it did
-    not create is confirmed first when it holds anything, and the demo then works only
-    the jobs it inserts and maintains nothing there."""
+    database ($XDG_DATA_HOME/qctl/demo.db), or on --dsn, and watch it in qctl top; it
+    says the command that reads what it made. On PostgreSQL --dsn is all it needs: it
+    runs in a schema of its own, created when absent (the system's name and _demo, as
+    river_demo; DBOS's dbos), or in --schema. Its workers work every job of a schema it
+    created; one it did not create is confirmed first when it holds anything, and the
+    demo then works only the jobs it inserts and maintains nothing there."""
     from qctl.cli.context import CliContext
     from qctl.core import parse
     from qctl_kit.errors import InvalidInput
