@@ -9,7 +9,7 @@ _qctl() {
     local cmdpath="qctl" i subs="" opts="" ask=""
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "$cmdpath ${COMP_WORDS[i]}" in
-            'qctl audit' | 'qctl audit list' | 'qctl audit init' | 'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs errors' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues set-limits' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl queues scale' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows errors' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl workflows send' | 'qctl workflows set-attributes' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl vacuum history' | 'qctl vacuum batches' | 'qctl vacuum streams' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl metrics' | 'qctl top' | 'qctl demo' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl schedules create' | 'qctl schedules delete' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl executors' | 'qctl executors list' | 'qctl executors recover' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq replay-all' | 'qctl dlq delete' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl cron trigger' | 'qctl workers' | 'qctl workers list' | 'qctl stats' | 'qctl clients' | 'qctl clients list' | 'qctl clients leader' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek' | 'qctl nodes' | 'qctl nodes list') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
+            'qctl demo' | 'qctl audit' | 'qctl audit list' | 'qctl audit init' | 'qctl context' | 'qctl context list' | 'qctl context current' | 'qctl context use' | 'qctl context add' | 'qctl context delete' | 'qctl version' | 'qctl db' | 'qctl db migrate' | 'qctl db tune' | 'qctl db status' | 'qctl jobs' | 'qctl jobs list' | 'qctl jobs errors' | 'qctl jobs show' | 'qctl jobs attempts' | 'qctl jobs enqueue' | 'qctl jobs retry' | 'qctl jobs run-now' | 'qctl jobs archive' | 'qctl jobs pause' | 'qctl jobs resume' | 'qctl jobs delete' | 'qctl jobs vacuum-dead' | 'qctl jobs cancel' | 'qctl dags' | 'qctl dags list' | 'qctl dags counts' | 'qctl dags show' | 'qctl dags find' | 'qctl dags signal' | 'qctl dags pause' | 'qctl dags retry' | 'qctl dags compensate' | 'qctl dags cancel' | 'qctl events' | 'qctl events list' | 'qctl events show' | 'qctl events publish' | 'qctl events stats' | 'qctl events retain' | 'qctl subscribers' | 'qctl subscribers list' | 'qctl subscribers register' | 'qctl subscribers delete' | 'qctl queues' | 'qctl queues list' | 'qctl queues stats' | 'qctl queues daily' | 'qctl queues throughput' | 'qctl queues show' | 'qctl queues set-limits' | 'qctl queues pause' | 'qctl queues resume' | 'qctl queues limit' | 'qctl queues scale' | 'qctl workflows' | 'qctl workflows list' | 'qctl workflows show' | 'qctl workflows signal' | 'qctl workflows cancel' | 'qctl workflows suspend' | 'qctl workflows resume' | 'qctl workflows resolve' | 'qctl workflows stalled' | 'qctl workflows errors' | 'qctl workflows counts' | 'qctl workflows steps' | 'qctl workflows events' | 'qctl workflows streams' | 'qctl workflows messages' | 'qctl workflows delete' | 'qctl workflows fork' | 'qctl workflows rewind' | 'qctl workflows set-delay' | 'qctl workflows send' | 'qctl workflows set-attributes' | 'qctl vacuum' | 'qctl vacuum completed' | 'qctl vacuum dead' | 'qctl vacuum stats' | 'qctl vacuum idempotency' | 'qctl vacuum dags' | 'qctl vacuum workflows' | 'qctl vacuum all' | 'qctl vacuum history' | 'qctl vacuum batches' | 'qctl vacuum streams' | 'qctl maintain' | 'qctl replay' | 'qctl nuke' | 'qctl watch' | 'qctl metrics' | 'qctl top' | 'qctl schedules' | 'qctl schedules list' | 'qctl schedules show' | 'qctl schedules pause' | 'qctl schedules resume' | 'qctl schedules trigger' | 'qctl schedules backfill' | 'qctl schedules create' | 'qctl schedules delete' | 'qctl versions' | 'qctl versions list' | 'qctl versions set-latest' | 'qctl executors' | 'qctl executors list' | 'qctl executors recover' | 'qctl dlq' | 'qctl dlq list' | 'qctl dlq show' | 'qctl dlq replay' | 'qctl dlq replay-all' | 'qctl dlq delete' | 'qctl dlq purge' | 'qctl cron' | 'qctl cron list' | 'qctl cron enable' | 'qctl cron disable' | 'qctl cron delete' | 'qctl cron trigger' | 'qctl workers' | 'qctl workers list' | 'qctl stats' | 'qctl clients' | 'qctl clients list' | 'qctl clients leader' | 'qctl periodic' | 'qctl periodic list' | 'qctl subscriptions' | 'qctl subscriptions list' | 'qctl streams' | 'qctl streams list' | 'qctl streams seek' | 'qctl nodes' | 'qctl nodes list') cmdpath="$cmdpath ${COMP_WORDS[i]}" ;;
         esac
     done
     case "$cmdpath $prev" in
@@ -19,6 +19,10 @@ _qctl() {
         'qctl --system') _qctl_ask; return ;;
         'qctl --statement-timeout') COMPREPLY=(); return ;;
         'qctl --lock-timeout') COMPREPLY=(); return ;;
+        'qctl demo --duration') COMPREPLY=(); return ;;
+        'qctl demo --speed') COMPREPLY=(); return ;;
+        'qctl demo --seed') COMPREPLY=(); return ;;
+        'qctl demo --system') COMPREPLY=(); return ;;
         'qctl audit --since') COMPREPLY=(); return ;;
         'qctl audit --verb') COMPREPLY=(); return ;;
         'qctl audit --limit' | 'qctl audit -n') COMPREPLY=(); return ;;
@@ -592,10 +596,6 @@ _qctl() {
         'qctl metrics --listen') COMPREPLY=(); return ;;
         'qctl metrics --textfile') COMPREPLY=(); return ;;
         'qctl top --refresh') COMPREPLY=(); return ;;
-        'qctl demo --duration') COMPREPLY=(); return ;;
-        'qctl demo --speed') COMPREPLY=(); return ;;
-        'qctl demo --seed') COMPREPLY=(); return ;;
-        'qctl demo --system') COMPREPLY=(); return ;;
         'qctl schedules list --state' | 'qctl schedules list --status') _qctl_ask; return ;;
         'qctl schedules list --name') COMPREPLY=(); return ;;
         'qctl schedules list --prefix') COMPREPLY=(); return ;;
@@ -709,7 +709,8 @@ _qctl() {
         'qctl '*' --lock-timeout') COMPREPLY=(); return ;;
     esac
     case "$cmdpath" in
-        'qctl') subs='audit context version db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch metrics top demo schedules versions executors dlq cron workers stats clients periodic subscriptions streams nodes'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --wide --version -h --help' ;;
+        'qctl') subs='demo audit context version db jobs dags events subscribers queues workflows vacuum maintain replay nuke watch metrics top schedules versions executors dlq cron workers stats clients periodic subscriptions streams nodes'; opts='--dsn --schema --context --read-only --system --statement-timeout --lock-timeout --no-color --wide --version -h --help' ;;
+        'qctl demo') subs=''; opts='--no-tui --duration --speed --reset --seed --yes -y --system -h --help' ;;
         'qctl audit') subs='list init'; opts='--since --verb --limit -n --local --output -o -h --help' ;;
         'qctl audit list') subs=''; opts='--since --verb --limit -n --local --output -o -h --help' ;;
         'qctl audit init') subs=''; opts='--dry-run --output -o --reason -h --help' ;;
@@ -807,7 +808,6 @@ _qctl() {
         'qctl watch') subs=''; opts='--entity -e --source -s -h --help --name --refresh --channel' ;;
         'qctl metrics') subs=''; opts='--listen --textfile -h --help' ;;
         'qctl top') subs=''; opts='--refresh -h --help' ;;
-        'qctl demo') subs=''; opts='--no-tui --duration --speed --reset --seed --yes -y --system -h --help' ;;
         'qctl schedules') subs='list show pause resume trigger backfill create delete'; opts='-h --help' ;;
         'qctl schedules list') subs=''; opts='--state --status --name --prefix --output -o -h --help' ;;
         'qctl schedules show') subs=''; opts='--output -o -h --help' ;;

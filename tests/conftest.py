@@ -92,6 +92,19 @@ def fresh_pg_schema(request: pytest.FixtureRequest) -> Iterator[str]:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
+@pytest.fixture
+def fresh_pg_database() -> Iterator[str]:
+    """A PostgreSQL database of one test's own (for what takes a fixed schema name, as a
+    demo does), dropped afterwards: its DSN."""
+    require_pg()
+    name = f"qctl_test_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield PG_DSN.rsplit("/", 1)[0] + f"/{name}"
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 StoreFactory = Callable[..., PostgresStore | SqliteStore]
 
 

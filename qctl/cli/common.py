@@ -293,6 +293,17 @@ def confirm(question: str, yes: bool, typed: str = "") -> None:
         raise Refused("declined; nothing was changed")
 
 
+def say_demo_reading(dsn: str, system: str, schema: str = "", noun: str = "jobs") -> None:
+    """The line a demo says where the operator looks (after its headless summary, before
+    its dashboard): the command that reads what it made, on ``dsn`` (its password
+    redacted) and, on PostgreSQL, ``schema``."""
+    from qctl_kit.dsn import is_postgres
+
+    where = ["--schema", schema] if schema and is_postgres(dsn) else []
+    words = ["qctl", "--dsn", redact(dsn), "--system", system, *where, noun, "list"]
+    sys.stderr.write(f"qctl demo: read it with {shlex.join(words)}\n")
+
+
 @dataclasses.dataclass(frozen=True)
 class DemoSchema:
     owned: bool
@@ -393,11 +404,13 @@ def run_demo(
             counts = {r["state"]: r["n"] for r in db.all(job_counts, {"mark": mark})}
             json.dump(counts, sys.stdout, indent=2, sort_keys=True)
             sys.stdout.write("\n")
+            say_demo_reading(cli.dsn, system, schema)
         else:
             from qctl.tui.app import run
 
             location = f"{db.location} schema {schema} ({label})"
             where = cli.audit_where(cli.dsn, system, schema)
+            say_demo_reading(cli.dsn, system, schema)
             run(
                 db,
                 system=systems.load(screens),

@@ -50,31 +50,35 @@ def demo(
 ) -> None:
     """Run a workload (jobs, retries, dead jobs, crashed workers, events, DAG runs with
     fan-out, signals and sagas, workflows with uncertain operations) on the embedded demo
-    database ($XDG_DATA_HOME/qctl/demo.db), or on --dsn (PostgreSQL must be migrated; a
-    database that already holds jobs is confirmed first, and the demo then maintains and
-    vacuums nothing there), and watch it in qctl top."""
+    database ($XDG_DATA_HOME/qctl/demo.db), or on --dsn, and watch it in qctl top; it
+    says the command that reads what it made. On PostgreSQL --dsn is all it needs: it
+    runs in a schema of its own, created when absent (the system's name and _demo, as
+    river_demo; DBOS's dbos), or in --schema. Its workers work every job of a schema it
+    created; one it did not create is confirmed first when it holds anything, and the
+    demo then works only the jobs it inserts and maintains nothing there."""
     from qctl.cli.context import CliContext
     from qctl.core import parse
     from qctl_kit.errors import InvalidInput
 
     c = cli(ctx)
-    c.require_writable("demo")
-    seconds = parse.parse_duration(duration).total_seconds() if duration else None
-    if seconds is None and no_tui:
-        seconds = 60.0
-    if c.dsn and not c.dsn_flag:
-        # A context or QCTL_DSN names the database an operator works on, maybe a
-        # production one: the demo writes there only when --dsn says so.
-        sys.stderr.write(
-            f"qctl demo: on its own database, not {c.describe()} (--dsn runs it there)\n"
-        )
-        c = CliContext(read_only=c.read_only, no_color=c.no_color, system_name=c.system_name)
-        ctx.call_on_close(c.close)
-    # The named system's workload, else the default system's.
+    # The named system's workload, else the default system's: never the one detected.
     name = system or c.system_name
     record = systems.get(name) if name else systems.systems()[0]
     if not record.demo:
         having = ", ".join(s.name for s in systems.systems() if s.demo)
         raise InvalidInput(f"{record.label} has no demo (demos: {having})")
+    seconds = parse.parse_duration(duration).total_seconds() if duration else None
+    if seconds is None and no_tui:
+        seconds = 60.0
+    instead = c.describe() if c.dsn and not c.dsn_flag else ""
+    if instead:
+        # A context or QCTL_DSN names the database an operator works on, maybe a
+        # production one: the demo writes there only when --dsn says so.
+        c = CliContext(read_only=c.read_only, no_color=c.no_color)
+        ctx.call_on_close(c.close)
+    c.system_name = record.name
+    c.require_writable("demo")
+    if instead and record.demo_embedded:
+        sys.stderr.write(f"qctl demo: on its own database, not {instead} (--dsn runs it there)\n")
     run = systems.load(record.demo)
     run(c, no_tui=no_tui, seconds=seconds, speed=speed, reset=reset, seed=seed, yes=yes)

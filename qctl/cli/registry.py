@@ -8,6 +8,7 @@ from __future__ import annotations
 from qctl.systems import Entry
 
 SYSTEMLESS_COMMANDS: dict[str, Entry] = {
+    "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     "audit": Entry(
         "qctl.cli.audit", "app", "The audit trail of qctl's writes: list (newest first), init."
     ),
@@ -16,5 +17,5 @@ SYSTEMLESS_COMMANDS: dict[str, Entry] = {
     ),
     "version": Entry("qctl.cli.version", "version", "qctl's version (as --version)."),
 }
-"""Commands about qctl itself rather than a database: the same for every system, and
-run without detecting one."""
+"""Commands about qctl itself rather than a database, and the demo (its ``--system``
+picks the workload): the same for every system, and run without detecting one."""

@@ -12,7 +12,8 @@ operator's ``--reason``.
 What is recorded: every write that started (a writing verb past the read-only check, a
 dashboard action once asked for), whatever its outcome: done, refused by a guard,
 declined at the question, failed. Dry runs are not: they only read (read-only mode
-allows them), and the trail is of what may have changed a database.
+allows them), and the trail is of what may have changed a database. Nor is a command
+refused as bad input (exit 2) before it did anything: it changed nothing.
 
 The file is created 0600 in a 0700 directory and opened ``O_APPEND`` for each line (one
 ``write``, so lines of concurrent processes never interleave). qctl only ever reads it to
@@ -36,6 +37,8 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from qctl.core.exits import ExitCode
 
 MAX_IDS = 20
 """How many ids an entry lists (``ids_count`` says how many there were)."""
@@ -318,10 +321,13 @@ def fails(error: str) -> None:
 
 
 def finish(exit_status: int, warn: Callable[[str], None]) -> None:
-    """Append the pending entry with its exit status, and forget it and the reason."""
+    """Append the pending entry with its exit status, and forget it and the reason; a
+    usage error's entry that noted nothing done is dropped."""
     entry = _pending.get()
     _pending.set(None)
     _reason.set(None)
+    if entry is not None and exit_status == ExitCode.USAGE and not (entry.done or entry.ids):
+        return
     if entry is not None:
         entry.exit_status = exit_status
         append(entry, warn)

@@ -69,7 +69,11 @@ class System:
     demo: str = ""
     """``module:attribute`` of what ``qctl demo`` runs for it: a function taking the
     ``CliContext`` and the demo's options (``no_tui``, ``seconds``, ``speed``, ``reset``,
-    ``seed``, ``yes``); empty where it has none."""
+    ``seed``, ``yes``); empty where it has none. ``qctl demo`` is the shell's command
+    (``SYSTEMLESS_COMMANDS``): its ``--system`` picks the system, never detection."""
+    demo_embedded: bool = False
+    """Its demo runs on a database of its own beside qctl's embedded demo database when
+    no ``--dsn`` is given; else it needs ``--dsn``."""
     metrics: str = ""
     """``module:function`` of its collector for ``qctl metrics``: ``function(handle)``
     yields ``prometheus_client`` metric families from the dashboard's cheap reads; empty

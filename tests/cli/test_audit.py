@@ -100,6 +100,24 @@ def test_declined_and_refused_are_recorded_read_only_and_dry_runs_are_not(
     assert "pass --yes" in cli["error"] and top["error"] == "declined; nothing was changed"
 
 
+def test_a_usage_error_writes_no_entry(run: Run, st: Any, kind: str, log: Path) -> None:
+    """A command refused as bad input (exit 2) changed nothing: the trail stays as it
+    was, whether the command refused before or after its read-only check."""
+    [job] = make_dead(st, kind)
+    assert run("jobs", "retry", str(job), "--yes").exit_code == 0
+    before = entries(log)
+    assert len(before) == 1
+    for bad in (
+        ["jobs", "retry", "zzz", "--yes"],
+        ["jobs", "retry", "--kind", kind, "--older-than", "nonsense", "--yes"],
+        ["demo", "--system", "hopper", "--no-tui"],  # refused by hopper's demo
+        ["demo", "--system", "nosuch"],
+    ):
+        result = run(*bad)
+        assert result.exit_code == 2, (bad, result.output)
+    assert entries(log) == before
+
+
 def test_log_is_private_and_holds_no_password(
     st: Any, kind: str, module_db: tuple[str, str, Path], db_args: list[str], log: Path
 ) -> None:

@@ -90,3 +90,29 @@ def test_the_demo_needs_postgresql() -> None:
         app, ["--dsn", "sqlite:////tmp/x.db", "demo", "--system", "hopper", "--no-tui"]
     )
     assert refused.exit_code == 2 and "needs --dsn postgresql" in refused.output
+
+
+def test_a_later_run_works_every_job_of_its_own_schema(fresh_pg_schema: str) -> None:
+    """On the schema it created the demo's workers claim every job, whoever inserted it:
+    what an earlier run left and an operator's job alike."""
+    assert demo(fresh_pg_schema).exit_code == 0
+    operator = Worker(fresh_pg_schema)
+    try:
+        job = operator.insert("operator.job", {}, queue="default")
+    finally:
+        operator.close()
+    with raw_pg(fresh_pg_schema) as c:
+        left = [r[0] for r in c.execute("SELECT id FROM hopper_jobs WHERE state = 'available'")]
+    run = demo(fresh_pg_schema)
+    assert run.exit_code == 0, run.output
+    with raw_pg(fresh_pg_schema) as c:
+        worked = c.execute(
+            "SELECT attempt FROM hopper_jobs WHERE id = %(id)s"
+            " UNION ALL SELECT attempt FROM hopper_job_history WHERE id = %(id)s",
+            {"id": job},
+        ).fetchone()
+        assert worked is not None and worked[0] >= 1
+        still = c.execute(
+            "SELECT count(*) FROM hopper_jobs WHERE id = ANY(%s) AND attempt = 0", [left]
+        )
+        assert still.fetchone() == (0,)

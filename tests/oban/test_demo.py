@@ -20,7 +20,7 @@ from qctl.cli.main import app
 from qctl.systems.oban import obanpy
 from qctl.systems.oban.demo import QUEUES, Workload
 from tests.conftest import PG_DSN, require_pg
-from tests.oban import obanpy_env
+from tests.oban import ddl, obanpy_env
 from tests.oban.harness import require_obanpy
 from tests.oban.test_obanpy_env import fake_python
 
@@ -134,3 +134,21 @@ def test_stand_in_nodes_answer_signals(schema: str, no_obanpy: None) -> None:
     finally:
         workload.stop()
     assert workload.errors == []
+
+
+def test_a_later_run_works_every_job_of_its_own_schema(schema: str, no_obanpy: None) -> None:
+    """On the schema it created the demo's nodes work every job, whoever inserted it:
+    what an earlier run left available and an operator's job alike."""
+    demo = ["demo", "--system", "oban", "--no-tui", "--duration", "3s", "--speed", "4"]
+    qctl(schema, *demo)
+    with psycopg.connect(PG_DSN, autocommit=True, options=f"-c search_path={schema}") as c:
+        [job] = ddl.insert(c, "default")
+        left = [r[0] for r in c.execute("SELECT id FROM oban_jobs WHERE state = 'available'")]
+    qctl(schema, *demo)
+    with psycopg.connect(PG_DSN, autocommit=True, options=f"-c search_path={schema}") as c:
+        worked = c.execute("SELECT attempt FROM oban_jobs WHERE id = %s", [job]).fetchone()
+        assert worked is not None and worked[0] >= 1
+        still = c.execute(
+            "SELECT count(*) FROM oban_jobs WHERE id = ANY(%s) AND attempt = 0", [left]
+        )
+        assert still.fetchone() == (0,)

@@ -14,7 +14,17 @@ from typing import Any
 import pytest
 
 from qctl.systems.azync.demo import Demo, approval_dag, dag_kinds, etl_dag, saga_dag
-from qctl_store.types import KIND_SLEEP, DAGFilter, DAGState, JobSearch, JobState, Source
+from qctl_store import Config
+from qctl_store.postgres import PostgresStore
+from qctl_store.types import (
+    KIND_SLEEP,
+    DAGFilter,
+    DAGState,
+    EnqueueParams,
+    JobSearch,
+    JobState,
+    Source,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -92,20 +102,56 @@ def test_cli_demo_headless_on_the_embedded_demo_database(tmp_path: Path) -> None
     assert "demo.db" in r.stderr
 
 
-def test_cli_demo_refuses_an_unmigrated_postgres(tmp_path: Path, fresh_pg_schema: str) -> None:
+def test_cli_demo_on_a_shared_postgres_database_runs_in_its_own_schema(
+    tmp_path: Path, fresh_pg_database: str
+) -> None:
+    """``qctl demo --dsn`` needs nothing else: on a database that already holds azync's
+    tables in public and DBOS's (detection would find both), the demo's --system
+    (azync by default) decides; it creates, migrates and maintains azync_demo, says how
+    to read it, runs again without a question, and leaves public as it was."""
     import psycopg
 
+    from qctl.systems.azync.cli.demo import DEMO_SCHEMA, OWNED
+
+    dsn = fresh_pg_database
+    app = PostgresStore(dsn, Config())
+    app.migrate()
+    app.enqueue(EnqueueParams(kind="app.job"))
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA dbos")
+        conn.execute("CREATE TABLE dbos.workflow_status (workflow_uuid text)")
+        conn.execute("CREATE TABLE dbos.dbos_migrations (version bigint)")
+    demo = ["--dsn", dsn, "demo", "--no-tui", "--duration", "3s", "--speed", "3"]
+    for _ in range(2):
+        r = run_qctl(demo, tmp_path)
+        assert r.returncode == 0, r.stderr
+        summary = json.loads(r.stdout)
+        assert summary["jobs.enqueued"] > 0
+        assert any(key.startswith("maint.") for key in summary), summary
+        assert f"--system azync --schema {DEMO_SCHEMA} jobs list" in r.stderr
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        comment = conn.execute("SELECT obj_description(%s::regnamespace)", [DEMO_SCHEMA])
+        assert comment.fetchone() == (OWNED,)
+    assert app.kind_depths(Source.QUEUE)["app.job"].pending == 1
+    assert app.list_kinds(Source.QUEUE) == ["app.job"]
+    app.close()
+    reset = run_qctl([*demo, "--schema", "public", "--reset"], tmp_path)
+    assert reset.returncode == 2 and "only a schema the demo created" in reset.stderr
+
+
+def test_cli_demo_on_a_schema_it_did_not_create_asks_and_maintains_nothing(
+    tmp_path: Path, fresh_pg_schema: str
+) -> None:
     from tests.conftest import PG_DSN
 
-    with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        conn.execute(f'CREATE SCHEMA "{fresh_pg_schema}"')
-    r = run_qctl(
-        ["--dsn", PG_DSN, "--schema", fresh_pg_schema, "demo", "--no-tui", "--duration", "2s"],
-        tmp_path,
-    )
-    assert r.returncode == 5, (r.returncode, r.stderr)
-    assert "migrate" in r.stderr
-    assert "Traceback" not in r.stderr
+    root = ["--dsn", PG_DSN, "--schema", fresh_pg_schema]
+    assert run_qctl([*root, "db", "migrate"], tmp_path).returncode == 0
+    demo = [*root, "demo", "--no-tui", "--duration", "2s", "--speed", "3"]
+    refused = run_qctl(demo, tmp_path)
+    assert refused.returncode == 4 and "pass --yes" in refused.stderr
+    r = run_qctl([*demo, "--yes"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not any(key.startswith("maint.") for key in json.loads(r.stdout))
 
 
 def test_cli_demo_refuses_read_only(tmp_path: Path) -> None:
@@ -145,6 +191,19 @@ def test_demo_never_runs_on_the_database_a_context_names(tmp_path: Path) -> None
     assert store.list_kinds(Source.QUEUE) == ["billing.charge"]
     assert store.get_job(Source.QUEUE, job.id).state == JobState.ACTIVE
     store.close()
+
+
+def test_a_demo_that_needs_a_dsn_says_only_that_under_a_context(tmp_path: Path) -> None:
+    """With a default context, a PostgreSQL-only demo's one line is its error: nothing
+    about a database of its own that it does not have."""
+    (tmp_path / "cfg" / "qctl").mkdir(parents=True)
+    (tmp_path / "cfg" / "qctl" / "config.toml").write_text(
+        f'default_context = "prod"\n[contexts.prod]\ndsn = "sqlite:///{tmp_path}/prod.db"\n'
+    )
+    r = run_qctl(["demo", "--system", "hopper", "--no-tui"], tmp_path)
+    assert r.returncode == 2
+    [line] = r.stderr.splitlines()
+    assert line.startswith("qctl: error: the hopper demo needs --dsn postgresql://")
 
 
 def test_demo_on_a_dsn_holding_jobs_confirms_and_maintains_nothing(tmp_path: Path) -> None:

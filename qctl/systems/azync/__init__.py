@@ -83,13 +83,13 @@ SYSTEM = System(
         "top": Entry(
             "qctl.cli.top", "top", "The live dashboard: queues, jobs, DAGs, events, workflows."
         ),
-        "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     metrics="qctl.systems.azync.metrics:collect",
     values="qctl.systems.azync.values:values",
     screens="qctl.systems.azync.tui:AZYNC",
     preloads={"overview-pane": "qctl.systems.azync.tui.overview_data:fetch_overview"},
     demo="qctl.systems.azync.cli.demo:demo",
+    demo_embedded=True,
     instead={
         "schedules": "see `qctl jobs list --state scheduled`",
         "versions": "see `qctl workflows list`",

@@ -66,9 +66,6 @@ SYSTEM = System(
         "watch": Entry(
             f"{_CLI}.watch", "watch", "Workflows created, started, completed: JSON lines."
         ),
-        # The one demo command, the shell's: --system dbos (here, or its own option) runs
-        # DBOS's (``demo`` below).
-        "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     metrics="qctl.systems.dbos.metrics:collect",
     values="qctl.systems.dbos.values:values",
@@ -76,6 +73,7 @@ SYSTEM = System(
     screens="qctl.systems.dbos.tui:DBOS",
     database="qctl.systems.dbos.database:Database",
     demo="qctl.systems.dbos.cli.demo:demo",
+    demo_embedded=True,
     instead={
         "jobs": "see `qctl workflows`",
         "dags": "see `qctl workflows`",

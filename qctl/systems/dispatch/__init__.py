@@ -61,8 +61,6 @@ SYSTEM = System(
         "top": Entry(
             "qctl.cli.top", "top", "The live dashboard (polling): queues, jobs, DLQ, cron, workers."
         ),
-        # The one demo command, the shell's: --system dispatch runs dispatch's (below).
-        "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     metrics="qctl.systems.dispatch.metrics:collect",
     values="qctl.systems.dispatch.values:values",

@@ -76,8 +76,6 @@ SYSTEM = System(
         "top": Entry(
             "qctl.cli.top", "top", "The live dashboard (polling): queues, jobs, clients, workflows."
         ),
-        # The one demo command, the shell's: --system hopper runs hopper's (below).
-        "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     demo="qctl.systems.hopper.cli.demo:demo",
     metrics="qctl.systems.hopper.metrics:collect",

@@ -5,10 +5,10 @@ hopper schema (version 8), through ``standin.StandIn`` (hopper's own SQL: the
 hopper's Go runtime cannot ship with qctl, so the workers are labelled stand-ins
 (hostname ``qctl-demo-stand-in-N``, ``info.stand_in``). Every job the demo inserts,
 workflows and batch callbacks included, carries ``MARK_KEY`` with the run's id in its
-metadata, and its workers claim only jobs with that mark: on a schema it shares with a
-real fleet it touches no row it did not create. It takes the leader lease only on a
-schema it created (``lead``), and removes its client leases when it stops. No typer, no
-textual: ``cli/demo.py`` runs it.
+metadata. On a schema it created (``lead``) it takes the leader lease and its workers
+claim every job, whoever inserted it; on one it shares with a real fleet they claim only
+jobs with its run's mark, and it touches no row it did not create. It removes its client
+leases when it stops. No typer, no textual: ``cli/demo.py`` runs it.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def new_mark() -> dict[str, str]:
 @dataclass
 class Workload:
     """``start()`` runs a producer and ``workers`` stand-in workers (the first one also
-    the leader when ``lead``) until ``stop()``."""
+    the leader when ``lead``: the schema is the demo's own) until ``stop()``."""
 
     dsn: str
     schema: str
@@ -82,7 +82,7 @@ class Workload:
             self._stop.set()
 
     def _standin(self) -> StandIn:
-        return StandIn(self.dsn, self.schema, self.mark)
+        return StandIn(self.dsn, self.schema, self.mark, own=self.lead)
 
     def _produce(self, rng: random.Random) -> None:
         s = self._standin()

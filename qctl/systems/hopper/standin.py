@@ -8,8 +8,8 @@ transaction per version, then its ``hopper_schema`` row. ``StandIn`` inserts thr
 hopper's SQL producer function (``hopper_insert``) and claims, finalizes, leases and
 leads through the statements of ``queries/standin.sql``, transcribed from
 ``driver/internal/pgsql``. Two things differ from hopper: ``claim`` can require a
-metadata mark (the demo claims only the jobs it inserted), and ``pump`` delivers a
-consumer's whole delta at once. No typer, no textual.
+metadata mark (the demo on a schema it shares claims only the jobs it inserted), and
+``pump`` delivers a consumer's whole delta at once. No typer, no textual.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from qctl.core.demo import claimed
 from qctl.systems.hopper.actions import CHANNEL_DONE, CHANNEL_INSERT
 from qctl.systems.hopper.reads import queries
 
@@ -57,14 +58,17 @@ def _json(value: Any) -> str | None:
 
 class StandIn:
     """One autocommit connection to a hopper schema, acting as hopper's client would.
-    ``mark``: metadata every job it inserts carries and the only jobs it claims."""
+    ``mark``: metadata every job it inserts carries and the only jobs it claims, unless
+    the schema is the demo's ``own`` (``qctl.core.demo.claimed``)."""
 
-    def __init__(self, dsn: str, schema: str, mark: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, dsn: str, schema: str, mark: dict[str, Any] | None = None, own: bool = False
+    ) -> None:
         import psycopg
         from psycopg.rows import dict_row
 
         self.schema = schema
-        self.mark = mark
+        self.mark, self.own = mark, own
         self.q = queries("standin.sql")
         self.conn = psycopg.connect(
             dsn,
@@ -116,7 +120,8 @@ class StandIn:
         self.conn.execute(self.q.resign, {"id": client})
 
     def claim(self, queue: str, client: int, limit: int = 1) -> list[uuid.UUID]:
-        params = {"queue": queue, "by": client, "limit": limit, "mark": _json(self.mark)}
+        mark = claimed(self.mark, self.own)
+        params = {"queue": queue, "by": client, "limit": limit, "mark": mark}
         return [uuid.UUID(str(r["id"])) for r in self.conn.execute(self.q.claim, params).fetchall()]
 
     def attempts(self, job: uuid.UUID) -> tuple[int, int]:

@@ -53,8 +53,6 @@ SYSTEM = System(
             "Figures as OpenMetrics: once, to a textfile or over HTTP.",
         ),
         "top": Entry("qctl.cli.top", "top", "The live dashboard: queues, jobs, nodes."),
-        # The one demo command, the shell's: --system oban runs Oban's (below).
-        "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     demo="qctl.systems.oban.cli.demo:demo",
     metrics="qctl.systems.oban.metrics:collect",

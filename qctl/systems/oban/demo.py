@@ -8,8 +8,10 @@ Each stand-in node runs a producer per queue, with its limit and pause in its
 ``oban_producers`` row, and answers Oban's signal channel as oban-py's producers do
 (``_producer.py`` ``_on_signal``: pause, resume, pkill; ``oban.py``: scale), matching the
 signal's queue and ``ident``. Every job the demo inserts carries ``MARK_KEY`` with the
-run's id in its meta, and the stand-ins fetch only those; its args say what a real node's
-worker does with it (``obanpy_node.Work``). No typer, no textual: ``cli/demo.py`` runs it.
+run's id in its meta; the stand-ins stage and fetch every job of a schema the demo created
+(``lead``), only those on one it shares (``qctl.core.demo.claimed``). Its args say what a
+real node's worker does with it (``obanpy_node.Work``). No typer, no textual:
+``cli/demo.py`` runs it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from qctl.core.demo import claimed
 from qctl.systems.oban import reads
 from qctl.systems.oban.database import payload_text
 
@@ -246,7 +249,7 @@ class Workload:
 
     def _work(self, node: Node, rng: random.Random, lead: bool) -> None:
         q = reads.queries("demo.sql")
-        mark = json.dumps(self.mark)
+        mark = claimed(self.mark, self.lead)
         with self._connect() as conn, self._connect() as listener:
             from psycopg import sql
 
@@ -287,7 +290,7 @@ class Workload:
                 uuids = [p["uuid"] for p in node.producers.values()]
                 conn.execute(q.delete_producers, {"uuids": uuids})
 
-    def _fetch(self, conn: Any, node: Node, rng: random.Random, mark: str) -> None:
+    def _fetch(self, conn: Any, node: Node, rng: random.Random, mark: str | None) -> None:
         q = reads.queries("demo.sql")
         for queue, producer in node.producers.items():
             mine = sum(1 for job in node.running.values() if job["queue"] == queue)

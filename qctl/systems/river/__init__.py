@@ -61,8 +61,6 @@ SYSTEM = System(
         "top": Entry(
             "qctl.cli.top", "top", "The live dashboard (live + polling): queues, jobs, clients."
         ),
-        # The one demo command, the shell's: --system river runs River's (below).
-        "demo": Entry("qctl.cli.demo", "demo", "A live demo workload, watched in qctl top."),
     },
     demo="qctl.systems.river.cli.demo:demo",
     metrics="qctl.systems.river.metrics:collect",

@@ -7,9 +7,10 @@ that inserts jobs and stand-in clients (ids ``qctl-demo-stand-in-N``) that regis
 their queues, fetch, work and settle jobs, schedule the ones whose time came, and
 elect a leader, each through the statements of ``queries/standin.sql``, which name the
 River query they follow. Every job the demo inserts carries ``MARK_KEY`` with the run's
-id in its metadata, and its clients fetch and schedule only those: on a schema shared
-with real River clients it touches no job it did not insert, and it takes the
-leadership only on a schema it created (``lead``). A paused queue is not fetched from.
+id in its metadata. On a schema it created (``lead``) it takes the leadership and its
+clients fetch and schedule every job, whoever inserted it; on one shared with real River
+clients they fetch and schedule only its run's, and it touches no job it did not insert.
+A paused queue is not fetched from.
 No typer, no textual: ``cli/demo.py`` runs it.
 """
 
@@ -24,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from importlib.resources import files
 from typing import Any
 
+from qctl.core.demo import claimed
 from qctl.systems.river.reads import queries
 
 SCHEMA_FILE = "schema_v0.51.2.sql"
@@ -59,13 +61,15 @@ def retry_delay(attempt: int) -> float:
 
 class StandIn:
     """One autocommit connection to a River schema, acting as River's client would;
-    ``mark``: metadata every job it inserts carries and the only jobs it fetches."""
+    ``mark``: metadata every job it inserts carries and the only jobs it fetches and
+    schedules, unless the schema is the demo's ``own`` (``qctl.core.demo.claimed``)."""
 
-    def __init__(self, dsn: str, schema: str, mark: dict[str, str]) -> None:
+    def __init__(self, dsn: str, schema: str, mark: dict[str, str], own: bool = False) -> None:
         import psycopg
         from psycopg.rows import dict_row
 
         self.schema, self.mark = schema, mark
+        self.claims = claimed(mark, own)
         self.q = queries("standin.sql")
         self.conn = psycopg.connect(
             dsn,
@@ -107,7 +111,7 @@ class StandIn:
         return bool(row and row["paused"])
 
     def fetch(self, queue: str, client: str, n: int) -> list[dict[str, Any]]:
-        params = {"queue": queue, "client": client, "max": n, "mark": json.dumps(self.mark)}
+        params = {"queue": queue, "client": client, "max": n, "mark": self.claims}
         return list(self.conn.execute(self.q.fetch, params).fetchall())
 
     def complete(self, job: dict[str, Any], error: str | None = None) -> None:
@@ -117,7 +121,7 @@ class StandIn:
         self.conn.execute(self.q.complete, params)
 
     def schedule(self) -> None:
-        self.conn.execute(self.q.schedule, {"mark": json.dumps(self.mark)})
+        self.conn.execute(self.q.schedule, {"mark": self.claims})
 
     def elect(self, client: str) -> bool:
         self.conn.execute(self.q.expire_leader)
@@ -137,7 +141,7 @@ class StandIn:
 class Workload:
     """``start()`` runs a producer and ``clients`` stand-in clients (the first one also
     elects itself leader and the clients keep their queues' rows when ``lead``, the
-    schema being the demo's; the first schedules the demo's jobs whose time came) until
+    schema being the demo's; the first schedules the jobs whose time came) until
     ``stop()``."""
 
     dsn: str
@@ -194,12 +198,12 @@ class Workload:
             s.close()
 
     def _work(self, rng: random.Random, number: int) -> None:
-        s = StandIn(self.dsn, self.schema, self.mark)
+        s = StandIn(self.dsn, self.schema, self.mark, own=self.lead)
         client = f"qctl-demo-stand-in-{number}"
         leading = False
         try:
             while not self._stop.wait(0.3 / self.speed):
-                if number == 0:  # the demo's own jobs only, leader or not
+                if number == 0:  # leader or not, as its fetches (StandIn's ``own``)
                     leading = self.lead and s.elect(client)
                     s.schedule()
                 for queue in QUEUES:

@@ -10,11 +10,18 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from qctl.cli.common import confirm
+from qctl.cli.common import confirm, demo_schema, say_demo_reading
 from qctl.core.paths import demo_database_path
 
 if TYPE_CHECKING:
+    from qctl.cli.common import DemoSchema
     from qctl.cli.context import CliContext
+
+DEMO_SCHEMA = "azync_demo"
+"""Where the demo creates azync's tables on PostgreSQL when --schema names none."""
+OWNED = "created by qctl demo --system azync"
+"""The comment the demo puts on a schema it creates: the one schema it may drop
+(--reset), migrate, maintain and vacuum without asking."""
 
 
 def demo(
@@ -26,27 +33,35 @@ def demo(
     seed: int | None,
     yes: bool,
 ) -> None:
-    """Run the workload on ``c``'s database (PostgreSQL must be migrated; one that already
-    holds jobs is confirmed first, and the demo then maintains and vacuums nothing there),
-    else on the embedded demo database."""
+    """Run the workload on the embedded demo database, or on ``c``'s: on PostgreSQL in
+    --schema (default ``azync_demo``), created and migrated there when absent; a schema
+    the demo did not create is confirmed first when it holds anything, and the demo then
+    maintains and vacuums nothing there (nor on a SQLite file that already holds jobs).
+    ``reset`` deletes the embedded demo database, or drops the schema the demo created."""
     from qctl.systems.azync.cli import database
     from qctl.systems.azync.demo import Demo
     from qctl_store import Config, open_store
     from qctl_store.types import Source
 
     maintain = True
-    if c.dsn:
-        store = database.open_store(
-            c, pooled=True, create=True, check=False
-        )  # checked or migrated below
-        location = c.describe()
-        if c.is_postgres:
-            store.check_schema()  # never migrate someone's PostgreSQL implicitly
-        else:
+    dsn = c.dsn or ""
+    if c.is_postgres:
+        c.schema = c.schema or DEMO_SCHEMA
+        place = _schema(c, reset, yes)
+        store = database.open_store(c, pooled=True, create=True, check=False)
+        if place.owned or not place.holds:
             store.migrate()
+        else:
+            store.check_schema()  # never migrate a schema the demo did not create
+        # Its maintenance reaps and its vacuums delete across kinds: they act only where
+        # every row is the demo's.
+        maintain = place.owned
+        location = c.describe()
+    elif c.dsn:
+        store = database.open_store(c, pooled=True, create=True, check=False)
+        store.migrate()
+        location = c.describe()
         if any(store.list_kinds(source) for source in Source):
-            # Its maintenance reaps and its vacuums delete across kinds: on a database
-            # with jobs of its own they would act on rows the demo did not create.
             confirm(
                 f"{location} already holds jobs: add the demo's workload to it (its "
                 "maintenance and vacuums stay off there)?",
@@ -63,6 +78,7 @@ def demo(
         c.opened.append(store)
         store.migrate()
         location = f"{path} (demo)"
+        dsn = f"sqlite:///{path}"
     workload = Demo(store, speed=speed, duration=seconds, seed=seed, maintain=maintain)
     if no_tui:
         sys.stderr.write(f"qctl demo: running on {location} for {seconds:g}s\n")
@@ -74,15 +90,29 @@ def demo(
             workload.join()
         json.dump(workload.summary(), sys.stdout, indent=2)
         sys.stdout.write("\n")
+        say_demo_reading(dsn, "azync", c.schema)
         return
     from qctl.tui.app import run
 
     # The dashboard's first frame comes first; the workload starts right after it.
     try:
-        where = c.audit_where(c.dsn or f"sqlite:///{path}", "azync")
+        where = c.audit_where(dsn, "azync")
+        say_demo_reading(dsn, "azync", c.schema)
         code = run(store, location=location, on_ready=workload.start, audit_where=where)
     finally:
         workload.stop()
         workload.join()
     if code:
         raise typer.Exit(code)
+
+
+def _schema(c: CliContext, reset: bool, yes: bool) -> DemoSchema:
+    """``common.demo_schema`` for azync's tables in ``c``'s schema."""
+    import psycopg
+
+    with psycopg.connect(c.dsn or "", autocommit=True) as conn:
+        return demo_schema(
+            conn, c.schema, mark=OWNED, table="azync_jobs", label="azync",
+            scope="it works any job of its kinds there, and maintains and vacuums nothing",
+            reset=reset, yes=yes,
+        )  # fmt: skip

@@ -79,21 +79,24 @@ def demo(
             lock_timeout=cli.session_lock_timeout,
         )
         try:
+            tables = db.schema if cli.is_postgres else ""  # where DBOS made them
             if no_tui:
                 sys.stderr.write(f"qctl demo: DBOS application on {db.location} for {seconds:g}s\n")
                 time.sleep(seconds or 60.0)
                 json.dump(reads.status_counts(db).counts, sys.stdout, indent=2, sort_keys=True)
                 sys.stdout.write("\n")
+                common.say_demo_reading(url, "dbos", tables, "workflows")
             else:
                 from qctl.systems.dbos.tui import DBOS
                 from qctl.tui.app import run
 
+                common.say_demo_reading(url, "dbos", tables, "workflows")
                 run(
                     db,
                     system=DBOS,
                     location=f"{db.location} (DBOS demo)",
                     poll_interval=DEMO_POLL,
-                    audit_where=cli.audit_where(url, "dbos", db.schema if cli.is_postgres else ""),
+                    audit_where=cli.audit_where(url, "dbos", tables),
                 )
         finally:
             db.close()

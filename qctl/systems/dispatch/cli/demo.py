@@ -74,12 +74,14 @@ def demo(
             counts = {r["state"]: r["n"] for r in db.all(reads.queries("demo.sql").job_counts)}
             json.dump(counts, sys.stdout, indent=2, sort_keys=True)
             sys.stdout.write("\n")
+            common.say_demo_reading(cli.dsn, "dispatch", schema)
         else:
             from qctl.systems.dispatch.tui import DISPATCH
             from qctl.tui.app import run
 
             location = f"{db.location} schema {schema} (dispatch demo, stand-in workers)"
             where = cli.audit_where(cli.dsn, "dispatch", schema)
+            common.say_demo_reading(cli.dsn, "dispatch", schema)
             run(db, system=DISPATCH, location=location, poll_interval=1.0, audit_where=where)
     finally:
         workload.stop()

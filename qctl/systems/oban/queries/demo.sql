@@ -1,7 +1,7 @@
 -- The demo's stand-in Oban nodes (qctl demo --system oban), each statement after the
--- oban-py 0.7.0 statement named above it (oban/queries/*.sql), limited to the jobs the
--- demo inserted (meta @> its mark): on a schema shared with real nodes it touches no
--- other job.
+-- oban-py 0.7.0 statement named above it (oban/queries/*.sql); staging and fetching
+-- limited by a non-NULL mark to the jobs the demo's run inserted (meta @> it): on a
+-- schema shared with real nodes it touches no other job.
 
 -- name: insert_job
 -- A job (insert_job.sql), marked as the demo's, then the insert notice oban-py's
@@ -18,16 +18,17 @@ WITH job AS (
 SELECT id, pg_notify(%(channel)s, json_build_object('queue', queue)::text) FROM job;
 
 -- name: stage_jobs
--- Make the demo's due scheduled and retryable jobs available (stage_jobs.sql).
+-- Make the due scheduled and retryable jobs available (stage_jobs.sql).
 UPDATE oban_jobs SET state = 'available'
 WHERE state IN ('scheduled', 'retryable') AND scheduled_at <= timezone('UTC', now())
-  AND meta @> %(mark)s::jsonb;
+  AND (%(mark)s::jsonb IS NULL OR meta @> %(mark)s::jsonb);
 
 -- name: fetch_jobs
--- Claim up to %(demand)s of the demo's available jobs of a queue (fetch_jobs.sql).
+-- Claim up to %(demand)s available jobs of a queue (fetch_jobs.sql).
 WITH locked AS (
     SELECT id FROM oban_jobs
-    WHERE state = 'available' AND queue = %(queue)s AND meta @> %(mark)s::jsonb
+    WHERE state = 'available' AND queue = %(queue)s
+      AND (%(mark)s::jsonb IS NULL OR meta @> %(mark)s::jsonb)
     ORDER BY priority, scheduled_at, id
     LIMIT %(demand)s
     FOR UPDATE SKIP LOCKED

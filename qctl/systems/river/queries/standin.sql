@@ -1,7 +1,8 @@
 -- The statements of `qctl demo --system river`'s labelled stand-in (standin.py), each
 -- one River v0.51.2's own query of riverdriver/riverpgxv5/internal/dbsqlc/*.sql as a
--- River client runs it, narrowed to the demo's jobs (metadata @> the run's mark) so that
--- on a schema shared with real River clients it touches no job it did not insert.
+-- River client runs it; fetch and schedule narrowed by a non-NULL mark to the run's jobs
+-- (metadata @> it) so that on a schema shared with real River clients it touches no job
+-- it did not insert.
 
 -- name: insert_job
 -- One job (river_job.sql JobInsertFastMany for one row, no unique key), then River's
@@ -45,7 +46,7 @@ WITH locked_jobs AS (
     WHERE state = 'available'
       AND queue = %(queue)s
       AND scheduled_at <= now()
-      AND metadata @> %(mark)s::jsonb
+      AND (%(mark)s::jsonb IS NULL OR metadata @> %(mark)s::jsonb)
     ORDER BY priority ASC, scheduled_at ASC, id ASC
     LIMIT %(max)s
     FOR UPDATE SKIP LOCKED
@@ -94,7 +95,7 @@ SET state = CASE
 WHERE id = %(id)s AND state = 'running';
 
 -- name: schedule
--- Make the demo's scheduled and retryable jobs whose time came available (river_job.sql
+-- Make the scheduled and retryable jobs whose time came available (river_job.sql
 -- JobSchedule, which the leader's scheduler runs; the demo's jobs carry no unique key).
 UPDATE river_job
 SET state = 'available'
@@ -102,7 +103,7 @@ WHERE id IN (
     SELECT id FROM river_job
     WHERE state IN ('retryable', 'scheduled')
       AND scheduled_at <= now()
-      AND metadata @> %(mark)s::jsonb
+      AND (%(mark)s::jsonb IS NULL OR metadata @> %(mark)s::jsonb)
     ORDER BY priority, scheduled_at, id
     LIMIT 1000
     FOR UPDATE
