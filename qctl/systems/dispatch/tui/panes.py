@@ -184,7 +184,7 @@ class CronPane(ListPane):
         Column("schedule", "its cron expression", lambda c: c.schedule),
         flex("job", "the job it enqueues", lambda c: c.job_name),
         Column("queue", "the queue it enqueues on", lambda c: c.queue),
-        Column("enabled", "whether it fires", lambda c: "yes" if c.enabled else "no"),
+        Column("enabled", "whether it fires", lambda c: c.enabled),
         Column("next run", "when it fires next", lambda c: c.next_run_at, time="when"),
         Column("last run", "when it fired last", lambda c: c.last_run_at, time="ago"),
     )
@@ -276,12 +276,7 @@ class JobView(RecordView[tuple[reads.Job, list[reads.DLQEntry]]]):
         if self.detail is None:
             return
         job, entries = self.detail
-        record: dict[str, Any] = row_record(job)
-        lines = [
-            f"{key}: {fmt.json_text(value) if key == 'payload' else fmt.safe(str(value))}"
-            for key, value in record.items()
-            if value not in (None, "")
-        ]
+        lines = fmt.record_lines(row_record(job), json_keys=("payload",))
         self.query_one("#dispatch-job-text", Static).update(Text("\n".join(lines)))
         now = self.top.clock()
         refill(
