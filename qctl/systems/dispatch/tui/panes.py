@@ -3,7 +3,7 @@ screen."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -24,6 +24,14 @@ if TYPE_CHECKING:
 
 PAGE = 200
 """Rows a list tab reads per refresh (newest first)."""
+
+
+FAILURES: Column[reads.Job | reads.DLQEntry] = Column(
+    "failures",
+    "its failed attempts of the attempts it may make (dispatch's retry_count of "
+    "max_retries + 1: a job that fails more often goes to the DLQ)",
+    lambda j: f"{j.retry_count}/{j.max_retries + 1}",
+)
 
 
 class QueuesPane(ListPane):
@@ -94,11 +102,7 @@ class JobsPane(StatePicked, ListPane, JobActions):
         Column("queue", "its queue", lambda j: j.queue),
         Column("state", "dispatch's state", lambda j: j.state),
         Column("priority", "higher runs first", lambda j: j.priority),
-        Column(
-            "retries",
-            "attempts retried so far of its maximum",
-            lambda j: f"{j.retry_count}/{j.max_retries}",
-        ),
+        FAILURES,
         Column("run at", "when it is due", lambda j: j.run_at, time="when"),
         Column("created", "when it was enqueued", lambda j: j.created_at, time="ago"),
         flex("last error", "the error of its last failed attempt", lambda j: j.last_error),
@@ -142,7 +146,7 @@ class DlqPane(ListPane):
         Column("job", "the failed job's id", lambda e: e.job_id),
         flex("job name", "its name", lambda e: e.job_name),
         Column("queue", "its queue", lambda e: e.queue),
-        Column("retries", "attempts retried before it failed", lambda e: e.retry_count),
+        FAILURES,
         Column("failed", "when it reached the DLQ", lambda e: e.failed_at, time="ago"),
         Column(
             "replayed",
