@@ -171,6 +171,8 @@ class Dashboard(App[None]):
     actions_done = 0
     """Actions carried out so far: a pane that keeps reads across refreshes reads whole
     again after one."""
+    shown: TopScreen | None = None
+    """The dashboard screen last shown (a dialog over it leaves it shown)."""
 
     def notify(
         self,
@@ -386,6 +388,11 @@ class TopScreen(Guarded, Dashboarded, Screen[None]):
         return list(self.query(Loader))
 
     def on_screen_resume(self) -> None:
+        if self.top.shown not in (None, self):
+            # A notice speaks of the screen it came on (":bogus", a refusal): another
+            # screen starts without it; back from a dialog, the dialog's outcome stays.
+            self.app.clear_notifications()
+        self.top.shown = self
         self.top.render_status()
         for loader in self.loaders():
             loader.reload()

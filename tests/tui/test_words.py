@@ -12,9 +12,9 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from qctl.core import audit
+from qctl.systems import get, load
 from qctl.systems.azync.tui import JobsPane
 from qctl.tui.app import QctlTop
-from qctl.systems import get, load
 from qctl.tui.widgets import ConfirmDialog, HelpScreen, hang
 from qctl_store.types import DequeueParams, EnqueueParams, Source
 from tests.tui.helpers import row_keys, screen_text, table, until
@@ -103,3 +103,53 @@ def test_a_help_paragraph_cut_where_it_was_written_is_filled_again() -> None:
         "Actions:",
         "  R retry   N run now",
     ]
+
+
+async def test_esc_on_the_list_lets_an_applied_filter_go(store: Any) -> None:
+    k = kind()
+    store.enqueue(EnqueueParams(kind=k))
+    app = QctlTop(store, live=False, location="test")
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("2")
+        pane = app.screen.query_one(JobsPane)
+        await until(pilot, lambda: pane.page is not None)
+        table(app, "#jobs-table").focus()
+        await pilot.press("slash", *"nosuchthingzz", "enter")
+        await until(pilot, lambda: pane.current and pane.page is not None and pane.page.unknown)
+        assert pane.filter_text == "nosuchthingzz"
+        await pilot.press("escape")
+        await until(pilot, lambda: pane.current and k in unwrapped(app))
+        assert pane.filter_text == "" and "filter -" in screen_text(app)
+
+
+async def test_the_jobs_tab_opens_on_every_state_as_every_systems_does(store: Any) -> None:
+    app = QctlTop(store, live=False, location="test")
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("2")
+        pane = app.screen.query_one(JobsPane)
+        await until(pilot, lambda: pane.page is not None)
+        assert pane.state is None and "state all" in screen_text(app)
+
+
+async def test_an_error_notice_leaves_with_its_screen(store: Any) -> None:
+    app = QctlTop(store, live=False, location="test")
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await until(pilot, lambda: app.screen.query("#status"))
+        app.command("bogus")
+        await until(pilot, lambda: "bogus" in " ".join(n.message for n in app._notifications))
+        await until(pilot, lambda: "bogus" in screen_text(app))
+        await pilot.press("a")  # the audit trail: another screen
+        await until(pilot, lambda: "audit trail" in screen_text(app))
+        await pilot.pause(0.2)
+        assert "bogus" not in screen_text(app) and not app._notifications
+        # a dialog's outcome stays on the screen it came back to
+        await pilot.press("escape")
+        await until(pilot, lambda: "Overview" in screen_text(app))
+        app.notify("kept")
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+        await pilot.pause(0.2)
+        assert [n.message for n in app._notifications] == ["kept"]
+        assert "kept" in screen_text(app)
