@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from qctl.cli.main import app
-from qctl.systems.oban.demo import Workload
+from qctl.systems.oban.demo import REFRESH, Workload
 from tests.conftest import PG_DSN, require_pg
 
 
@@ -70,6 +70,12 @@ def test_stand_in_nodes_answer_signals(schema: str) -> None:
             assert time.monotonic() < deadline, nodes
             time.sleep(0.1)
         assert seen[("qctl-demo-stand-in-1", "media")]["paused"] is False
+        # each node refreshes its producers as oban-py's refresher does: updated_at moves
+        deadline = time.monotonic() + 2 * REFRESH / 4
+        while not all(n["updated_at"] > n["started_at"] for n in nodes):
+            assert time.monotonic() < deadline, nodes
+            time.sleep(0.2)
+            nodes = qctl(schema, "nodes", "list", "-o", "json")
     finally:
         workload.stop()
     assert workload.errors == []
