@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from qctl.core.exits import ExitCode
+from qctl_kit.dsn import redact
 
 MAX_IDS = 20
 """How many ids an entry lists (``ids_count`` says how many there were)."""
@@ -210,8 +211,8 @@ def where(
 
 def describe(where: Mapping[str, Any]) -> str:
     """The database of ``where`` in words, as confirmations and plans name it:
-    "context prod: postgresql://ops@db/app, schema hopper"."""
-    text = str(where.get("dsn") or "")
+    "context prod: postgresql://ops@db/app, schema hopper"; never a password."""
+    text = redact(str(where.get("dsn") or ""))
     if where.get("schema"):
         text += f", schema {where['schema']}"
     return f"context {where['context']}: {text}" if where.get("context") else text

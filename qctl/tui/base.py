@@ -5,7 +5,6 @@ screen. Screens import this module, never ``app.py`` (which imports the screens)
 from __future__ import annotations
 
 import importlib
-import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,9 +32,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-HELP_WIDTH = 88
-"""Columns of the help text (the help screen is at most 90% of the terminal wide)."""
 
 
 @dataclass(frozen=True)
@@ -111,11 +107,12 @@ class SystemScreens:
             " context keeps it in the database. o sorts a list by its next column (the"
             " header's arrow says which; after the last, as read), O the other way."
         )
-        return textwrap.fill(text, HELP_WIDTH, initial_indent="  ", subsequent_indent="  ")
+        return f"  {text}"
 
     def help_text(self) -> str:
         """``help``, then the meaning of each column of the tabs' declared tables
-        (``qctl.tui.panes.ListPane.columns``, ``Pane.tables``), one paragraph per table;
+        (``qctl.tui.panes.ListPane.columns``, ``Pane.tables``), one paragraph per table,
+        each on one line (``HelpScreen`` wraps it at the width it has);
         a column said before (same name, same meaning) is not said again."""
         # The command line's paragraph goes before the columns' glossary, which ends it.
         at = self.help.find("\nColumns")
@@ -137,10 +134,7 @@ class SystemScreens:
                 new = [c for c in columns if (c.name, c.about) not in said]
                 said.update((c.name, c.about) for c in new)
                 if new:
-                    text = glossary(title, new)
-                    lines += textwrap.wrap(
-                        text, HELP_WIDTH, subsequent_indent="  ", break_on_hyphens=False
-                    )
+                    lines.append(glossary(title, new))
         return "\n".join(lines) + "\n"
 
     def changes(self, store: Any) -> ChangeFeed | None:
@@ -177,6 +171,8 @@ class Dashboard(App[None]):
     actions_done = 0
     """Actions carried out so far: a pane that keeps reads across refreshes reads whole
     again after one."""
+    shown: TopScreen | None = None
+    """The dashboard screen last shown (a dialog over it leaves it shown)."""
 
     def notify(
         self,
@@ -392,6 +388,11 @@ class TopScreen(Guarded, Dashboarded, Screen[None]):
         return list(self.query(Loader))
 
     def on_screen_resume(self) -> None:
+        if self.top.shown not in (None, self):
+            # A notice speaks of the screen it came on (":bogus", a refusal): another
+            # screen starts without it; back from a dialog, the dialog's outcome stays.
+            self.app.clear_notifications()
+        self.top.shown = self
         self.top.render_status()
         for loader in self.loaders():
             loader.reload()

@@ -177,11 +177,28 @@ def json_text(value: Any, limit: int = 0) -> str:
 
 
 def any_text(value: Any) -> str:
-    """A stored value of any JSON type (an attempt error's field): a string sanitised,
-    None empty, anything else as JSON (``json_text``, hostile depths folded)."""
-    if value is None or isinstance(value, str):
-        return safe(value or "")
-    return json_text(value)
+    """A stored value as every screen writes it, in a cell or a detail line (the
+    command line's ``qctl.cli.output.cell`` alike): None empty, a boolean yes or no, a
+    list or mapping as JSON (``json_text``, hostile depths folded), anything else its
+    text sanitised."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple | dict):
+        return json_text(value)
+    return safe(str(value))
+
+
+def record_lines(record: dict[str, Any], json_keys: Sequence[str] = ()) -> list[str]:
+    """A record's ``key: value`` lines for its detail (``any_text``), the empty ones
+    left out; ``json_keys`` are documents, shown as JSON whatever their type (a JSON
+    string payload quoted)."""
+    return [
+        f"{key}: {json_text(value) if key in json_keys else any_text(value)}"
+        for key, value in record.items()
+        if value not in (None, "", [])
+    ]
 
 
 def one_line(text: str, limit: int = 60) -> str:

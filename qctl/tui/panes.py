@@ -68,11 +68,19 @@ class Pane(Guarded, Loader[T]):
         self.filter_changed()
 
     def on_key(self, event: events.Key) -> None:
+        """Esc in the filter bar leaves it as it was; on the list, it lets an applied
+        filter go (k9s's esc)."""
+        if event.key != "escape":
+            return
         focused = self.screen.focused
-        if event.key == "escape" and isinstance(focused, Input) and "filter" in focused.classes:
+        if isinstance(focused, Input) and "filter" in focused.classes:
             event.stop()
             focused.display = False
             self.focus_first()
+        elif self.filter_text and not isinstance(focused, Input):
+            event.stop()
+            self.filter_text = ""
+            self.filter_changed()
 
     def filter_changed(self) -> None:
         self.reload()

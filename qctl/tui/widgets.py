@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -261,8 +263,52 @@ class ChoiceDialog(ModalScreen[str | None]):
                 return
 
 
+HELP_WIDTH = 88
+"""The widest the help's lines are drawn, or the terminal's width less ``HELP_FRAME``
+where narrower."""
+HELP_FRAME = 6
+"""Columns of the help's frame: its border, padding and scrollbar (qctl.tcss)."""
+KEY_COLUMN = re.compile(r" *\S.*? {2,}(?=\S)")
+"""A help line's key column (``  enter      ``, ``Jobs:      ``): where its words, and
+its continuation lines, start."""
+FULL = HELP_WIDTH - 20
+"""A help line this long was cut where the text was written: the next line, indented to
+its continuation, goes on with it."""
+
+
+def hanging(line: str, width: int) -> int:
+    """Where ``line``'s continuations start: under its words after a key column, else
+    at its own indent (two, where it has none)."""
+    key = KEY_COLUMN.match(line)
+    if key and key.end() <= width // 2:
+        return key.end()
+    return len(line) - len(line.lstrip(" ")) or 2
+
+
+def hang(text: str, width: int) -> str:
+    """The help's ``text`` wrapped at ``width``: its paragraphs (a line, or lines the
+    text cut at its own width) filled, each continuation under its first line's words."""
+    out: list[str] = []
+    paragraph, indent, last = "", 0, ""
+    for line in [*text.splitlines(), ""]:
+        lead = len(line) - len(line.lstrip(" "))
+        if paragraph and line.strip() and lead == indent and len(last) >= FULL:
+            paragraph, last = f"{paragraph} {line.strip()}", line
+            continue
+        if paragraph or out:
+            out += textwrap.wrap(
+                paragraph,
+                max(width, indent + 8),
+                subsequent_indent=" " * indent,
+                break_on_hyphens=False,
+            ) or [""]
+        paragraph, indent, last = line.rstrip(), hanging(line, width), line
+    return "\n".join(out)
+
+
 class HelpScreen(ModalScreen[None]):
-    """The keys of a dashboard (``?``): the system's help text."""
+    """The keys of a dashboard (``?``): the system's help text, wrapped at the width the
+    terminal has, scrolled where it is taller (the keys come first)."""
 
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
@@ -271,9 +317,18 @@ class HelpScreen(ModalScreen[None]):
         self.text = text
 
     def compose(self) -> ComposeResult:
-        # Scrolls where the terminal is shorter than the text (the keys come first).
         with VerticalScroll(id="dialog"):
-            yield Static(self.text, id="help", markup=False)
+            yield Static(id="help")
+
+    def on_mount(self) -> None:
+        self.wrap(self.app.size.width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.wrap(event.size.width)
+
+    def wrap(self, width: int) -> None:
+        wrapped = hang(self.text, min(HELP_WIDTH, width - HELP_FRAME))
+        self.query_one("#help", Static).update(Text(wrapped))
 
 
 @dataclass(frozen=True)
@@ -504,7 +559,10 @@ CELL_TEXT: dict[str, Any] = {"end": "", "no_wrap": True, "overflow": "ellipsis"}
 def table_cell(value: Any) -> Any:
     """A DataTable cell: text as plain ``Text`` with control characters and escape
     sequences escaped (DataTable would read a ``str`` as markup, so a ``[`` in a kind or
-    an error could restyle the table); other renderables as they are."""
+    an error could restyle the table); a boolean, list or mapping as ``fmt.any_text``
+    writes it; other renderables as they are."""
+    if isinstance(value, bool | list | tuple | dict):
+        value = fmt.any_text(value)
     if isinstance(value, str):
         return Text(" ".join(safe(value[:CELL_MAX]).split()), **CELL_TEXT)
     if isinstance(value, Text) and safe(value.plain) != value.plain:

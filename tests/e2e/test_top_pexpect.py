@@ -110,7 +110,7 @@ def top(tmp_path: Path, db: Path) -> Iterator[Screen]:
 def filter_dead(screen: Screen, kind: str) -> None:
     """From the overview to the Jobs tab's dead jobs of ``kind``."""
     screen.child.send("2")
-    screen.wait_for("state pending")  # the Jobs tab opens on a live state
+    screen.wait_for("state all")  # the Jobs tab opens on every state
     screen.child.send("t")  # the state picker: d picks dead
     screen.wait_for("show the rows in which state")
     screen.child.send("d\r")

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from qctl.cli.main import app
 from qctl.systems.oban import obanpy
-from qctl.systems.oban.demo import QUEUES, Workload
+from qctl.systems.oban.demo import QUEUES, REFRESH, Workload
 from tests.conftest import PG_DSN, require_pg
 from tests.oban import ddl, obanpy_env
 from tests.oban.harness import require_obanpy
@@ -131,6 +131,12 @@ def test_stand_in_nodes_answer_signals(schema: str, no_obanpy: None) -> None:
             assert time.monotonic() < deadline, nodes
             time.sleep(0.1)
         assert seen[("qctl-demo-stand-in-1", "media")]["paused"] is False
+        # each node refreshes its producers as oban-py's refresher does: updated_at moves
+        deadline = time.monotonic() + 2 * REFRESH / 4
+        while not all(n["updated_at"] > n["started_at"] for n in nodes):
+            assert time.monotonic() < deadline, nodes
+            time.sleep(0.2)
+            nodes = qctl(schema, "nodes", "list", "-o", "json")
     finally:
         workload.stop()
     assert workload.errors == []

@@ -61,6 +61,8 @@ def test_live_tabs(oban: psycopg.Connection[Any], pg_schema: str, flavour: str) 
             await until(
                 pilot, lambda: any("tui-node" in r for r in cells(app, "oban-nodes").values()), 10
             )
+            [node] = [r for r in cells(app, "oban-nodes").values() if "tui-node" in r]
+            assert node[3] == "no", node  # paused, as the Queues tab says it
 
     try:
         dashboard(pg_schema, scenario)

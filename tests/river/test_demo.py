@@ -6,6 +6,7 @@ made."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -15,8 +16,9 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from qctl.cli.main import app
-from qctl.systems.river import standin
+from qctl.systems.river import reads, standin
 from qctl.systems.river.cli.demo import OWNED
+from qctl.systems.river.database import Database
 from qctl.systems.river.reads import STATES
 from tests.conftest import PG_DSN, raw_pg
 from tests.go.harness import Harness, pgx_dsn
@@ -63,6 +65,32 @@ def test_headless_demo_works_jobs_on_rivers_statements(fresh_pg_schema: str) -> 
     assert errors.exit_code == 0 and json.loads(errors.stdout)
     again = demo(fresh_pg_schema)  # its own schema: no question asked
     assert again.exit_code == 0, again.output
+
+
+def test_both_stand_in_clients_are_seen_at_work(fresh_pg_schema: str) -> None:
+    """River records a client only in the jobs it runs (``attempted_by``): the stand-in
+    clients work each job a while, so that the clients read (``clients list``, the
+    Clients tab) shows both at work, as the docs say, beside the leader."""
+    with raw_pg(fresh_pg_schema) as c:
+        c.execute(f'CREATE SCHEMA "{fresh_pg_schema}"')
+        standin.install(c, fresh_pg_schema)
+    work = standin.Workload(PG_DSN, fresh_pg_schema, speed=2, lead=True, seed=3)
+    db = Database(PG_DSN, fresh_pg_schema)
+    work.start()
+    try:
+        wanted = {"qctl-demo-stand-in-0", "qctl-demo-stand-in-1"}
+        seen: set[str] = set()
+        for _ in range(100):
+            seen |= {c.client for c in reads.clients(db) if c.running and c.client}
+            if seen >= wanted:
+                break
+            time.sleep(0.1)
+        assert seen >= wanted
+        assert any(c.leader for c in reads.clients(db))
+    finally:
+        work.stop()
+        db.close()
+    assert not work.errors
 
 
 def _catalog(schema: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
+from textual.widgets import Static
 
 from qctl.systems.river import reads
 from qctl.systems.river.database import Database
@@ -133,6 +134,9 @@ def test_g_on_the_jobs_tab_shows_the_groups(failed: dict[str, int], pg_schema: s
             await pilot.press("enter")  # the largest group's newest job
             await until_ui(pilot, lambda: isinstance(app.screen, JobDetailScreen), 10)
             assert app.screen.record_id == failed["d"]
+            # a list as the command line writes it (JSON), never Python's repr
+            detail = app.screen.query_one("#river-job-text", Static)
+            await until_ui(pilot, lambda: 'attempted_by: ["' in str(detail.render()), 10)
             await pilot.press("escape", "escape")
             await until_ui(pilot, lambda: not isinstance(app.screen, ErrorGroupsScreen), 10)
 

@@ -108,15 +108,15 @@ async def test_state_picker_lists_the_declared_states(store: Any) -> None:
         options = app.screen.query_one(OptionList)
         listed = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         assert listed == ["all", *JobState]
-        assert options.highlighted == listed.index("pending")  # the state shown
+        assert options.highlighted == listed.index("all")  # the state shown
         # esc leaves the list as it was
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, StatePicker))
-        assert pane.state == JobState.PENDING
+        assert pane.state is None
         # arrows and enter pick: scheduled, where the job is not
         await pilot.press("t")
         await until(pilot, lambda: isinstance(app.screen, StatePicker))
-        await pilot.press("down", "enter")
+        await pilot.press("down", "down", "enter")
         await until(pilot, lambda: pane.state == JobState.SCHEDULED)
         await until(pilot, lambda: row_keys(app, "#jobs-table") == [])
         await pilot.press("t", "a", "enter")

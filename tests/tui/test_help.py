@@ -172,21 +172,3 @@ async def test_errors_use_the_width_they_have(store: Any, width: int) -> None:
         toast = app.screen.query_one("Toast")
         # Wider than Textual's toast (60 columns, at most half the screen), never off it.
         assert min(60, width // 2) < toast.size.width <= width
-
-
-async def test_the_help_at_80_columns_scrolls_to_its_lines_ends(store: Any) -> None:
-    """At 80x24 the help takes the whole width and its lines, wider than that, scroll
-    sideways: nothing of a line is out of reach (the keys' right column included)."""
-    app = QctlTop(store, live=False, location="test")
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("question_mark")
-        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
-        await pilot.pause()
-        dialog = app.screen.query_one("#dialog")
-        widest = max(len(line) for line in AZYNC.help_text().splitlines())
-        assert dialog.region.right <= 80 and dialog.region.width >= 78  # all there is
-        assert dialog.max_scroll_x > 0
-        assert dialog.max_scroll_x + dialog.scrollable_content_region.width >= widest
-        dialog.scroll_to(x=dialog.max_scroll_x, animate=False)
-        await pilot.pause()
-        assert "refresh" in screen_text(app) and "this" in screen_text(app)

@@ -286,7 +286,7 @@ async def test_overview_snapshot() -> None:
 
 
 DEAD_STATE = ["t", "d", "enter"]
-"""From the Jobs tab's default state (pending) to dead, by the state picker."""
+"""From the Jobs tab's first state (all) to dead, by the state picker."""
 
 
 async def test_jobs_snapshot() -> None:

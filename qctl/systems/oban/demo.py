@@ -49,6 +49,9 @@ LONGEST = 8.0
 """Seconds the longest of the demo's jobs takes on a real node at speed 1."""
 START_TIMEOUT = 60.0
 """Seconds a real node may take to start (import oban-py, connect, start its queues)."""
+REFRESH = 15.0
+"""Seconds between a node's refreshes of its producers (oban-py ``_refresher.py``'s
+default interval): their ``updated_at``, which a stopped node's rows stop advancing."""
 
 
 def new_mark() -> dict[str, str]:
@@ -268,8 +271,13 @@ class Workload:
                     {"uuid": node.producers[queue]["uuid"], "node": node.name, "queue": queue,
                      "meta": json.dumps(meta)},
                 )  # fmt: skip
+            uuids = [p["uuid"] for p in node.producers.values()]
+            refreshed = time.monotonic()
             try:
                 while not self._stop.is_set():
+                    if time.monotonic() - refreshed >= REFRESH / self.speed:
+                        conn.execute(q.refresh_producers, {"uuids": uuids})
+                        refreshed = time.monotonic()
                     for note in list(listener.notifies(timeout=0.2 / self.speed)):
                         text = payload_text(note.payload)  # oban-py's: base64 of gzip
                         try:
@@ -287,7 +295,6 @@ class Workload:
                     self._fetch(conn, node, rng, mark)
             finally:
                 conn.execute(q.rescue_jobs, {"ids": list(node.running)})
-                uuids = [p["uuid"] for p in node.producers.values()]
                 conn.execute(q.delete_producers, {"uuids": uuids})
 
     def _fetch(self, conn: Any, node: Node, rng: random.Random, mark: str | None) -> None:

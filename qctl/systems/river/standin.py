@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -39,6 +40,11 @@ KINDS = {
 ERRORS = ("demo: upstream timed out after 30s", "demo: card declined for 4242", "demo: smtp 451")
 FAIL_RATE = 0.15
 """How often an attempt fails; a job out of attempts is discarded."""
+WORK = (0.2, 2.0)
+"""Seconds a stand-in client works a job, at the lowest and highest: River records a
+client only in the jobs it runs (``attempted_by``), so the clients are seen at work."""
+MAX_WORKERS = 3
+"""Jobs a client works at once per queue (River's ``QueueConfig.MaxWorkers``)."""
 LEADER_TTL = 15.0
 """Seconds a leader's lease lasts unless renewed (elector.go's TTL: its interval, 5s,
 plus its padding, 10s)."""
@@ -201,18 +207,29 @@ class Workload:
         s = StandIn(self.dsn, self.schema, self.mark, own=self.lead)
         client = f"qctl-demo-stand-in-{number}"
         leading = False
+        working: dict[str, list[tuple[float, dict[str, Any]]]] = {q: [] for q in QUEUES}
+        """Per queue, the jobs being worked and when each is done (monotonic)."""
         try:
             while not self._stop.wait(0.3 / self.speed):
                 if number == 0:  # leader or not, as its fetches (StandIn's ``own``)
                     leading = self.lead and s.elect(client)
                     s.schedule()
+                now = time.monotonic()
                 for queue in QUEUES:
-                    if s.paused(queue, register=self.lead):
-                        continue  # paused: River's producer fetches nothing
-                    for job in s.fetch(queue, client, 2):
+                    for _, job in (w for w in working[queue] if w[0] <= now):
                         failed = rng.random() < FAIL_RATE
                         s.complete(job, rng.choice(ERRORS) if failed else None)
+                    working[queue] = [w for w in working[queue] if w[0] > now]
+                    free = MAX_WORKERS - len(working[queue])
+                    if s.paused(queue, register=self.lead) or free <= 0:
+                        continue  # paused: River's producer fetches nothing
+                    working[queue] += [
+                        (now + rng.uniform(*WORK) / self.speed, job)
+                        for job in s.fetch(queue, client, free)
+                    ]
         finally:
+            for _, job in (w for jobs in working.values() for w in jobs):
+                s.complete(job)  # River's graceful stop lets running jobs finish
             if leading:
                 s.resign(client)
             s.close()

@@ -61,7 +61,7 @@ qctl top: live view of an azync store
 
   1-6        switch screen: Overview, Jobs, DAGs, Events, Workflows, Leases
   enter      drill in (row detail, DAG graph)        esc   back
-  /          filter the current list                 r     refresh now
+  /          filter the list (esc clears it)         r     refresh now
   p          pause / resume automatic refresh        q     quit (top level)
   tab        move between tables                     ?     this help
   : or g     jump to a job, DAG run, event or workflow execution by id or prefix

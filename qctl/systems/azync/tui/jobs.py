@@ -207,9 +207,10 @@ class JobsPane(JobActions, StatePicked, MarkedPages[JobPage]):
     ]
     filter_hint = "kind, id or error text [key=value ...] [error:text]"
     source: Source | None = None
-    # A live state by default: "all states" is ordered by enqueued_at, which no index
-    # serves, so on a huge table it sorts every row (press t to get there anyway).
-    state: JobState | None = JobState.PENDING
+    state: JobState | None = None
+    """Every state at first, as every system's Jobs tab opens (``first_state``)."""
+    opened = False
+    """Whether the tab has read once (``first_state``)."""
     states = tuple(JobState)
     state_type = JobState
     page: JobPage | None = None
@@ -271,7 +272,17 @@ class JobsPane(JobActions, StatePicked, MarkedPages[JobPage]):
         """Whether the page on screen answers the search and cursor now asked for."""
         return self.page is not None and self.page.asked == self.asked()
 
+    def first_state(self, store: ConsoleStore) -> None:
+        """On the tab's first read, pending jobs rather than every state where no index
+        holds every state's order on a huge table (each refresh would read and sort all
+        of it; ``t`` gets there anyway)."""
+        if not self.opened:
+            self.opened = True
+            if self.state is None and store.listing_scans(None):
+                self.state = JobState.PENDING
+
     def fetch(self, store: ConsoleStore) -> JobPage:
+        self.first_state(store)
         asked = self.asked()
         search, after = asked
         scans = store.listing_scans(search.state)

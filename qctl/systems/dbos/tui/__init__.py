@@ -26,7 +26,7 @@ qctl top: live view of a DBOS system database (polling; notifications on Postgre
 
   1-5        switch screen: Overview, Workflows, Queues, Schedules, Executors
   enter      drill in (workflow detail, a child workflow)  esc   back
-  /          filter the current list                 r     refresh now
+  /          filter the list (esc clears it)         r     refresh now
   p          pause / resume automatic refresh        q     quit (top level)
   tab        move between tables                     ?     this help
   : or g     jump to a workflow by id or unique prefix (g: not on Workflows)

@@ -26,7 +26,7 @@ qctl top: live view of a dispatch database (wake channel, polled for the rest)
 
   1-6        switch screen: Queues, Jobs, DLQ, Cron, Workers, Workflows
   enter      drill in (a queue's jobs, a job's detail)   esc   back
-  /          filter the current list                     r     refresh now
+  /          filter the list (esc clears it)             r     refresh now
   p          pause / resume automatic refresh            q     quit (top level)
   : or g     jump to a job by id or unique prefix        ?     this help
   g          on Jobs: the failed jobs grouped by error (enter: a group's newest)

@@ -3,7 +3,7 @@ screen."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -24,6 +24,14 @@ if TYPE_CHECKING:
 
 PAGE = 200
 """Rows a list tab reads per refresh (newest first)."""
+
+
+FAILURES: Column[reads.Job | reads.DLQEntry] = Column(
+    "failures",
+    "its failed attempts of the attempts it may make (dispatch's retry_count of "
+    "max_retries + 1: a job that fails more often goes to the DLQ)",
+    lambda j: f"{j.retry_count}/{j.max_retries + 1}",
+)
 
 
 class QueuesPane(ListPane):
@@ -94,11 +102,7 @@ class JobsPane(StatePicked, ListPane, JobActions):
         Column("queue", "its queue", lambda j: j.queue),
         Column("state", "dispatch's state", lambda j: j.state),
         Column("priority", "higher runs first", lambda j: j.priority),
-        Column(
-            "retries",
-            "attempts retried so far of its maximum",
-            lambda j: f"{j.retry_count}/{j.max_retries}",
-        ),
+        FAILURES,
         Column("run at", "when it is due", lambda j: j.run_at, time="when"),
         Column("created", "when it was enqueued", lambda j: j.created_at, time="ago"),
         flex("last error", "the error of its last failed attempt", lambda j: j.last_error),
@@ -142,7 +146,7 @@ class DlqPane(ListPane):
         Column("job", "the failed job's id", lambda e: e.job_id),
         flex("job name", "its name", lambda e: e.job_name),
         Column("queue", "its queue", lambda e: e.queue),
-        Column("retries", "attempts retried before it failed", lambda e: e.retry_count),
+        FAILURES,
         Column("failed", "when it reached the DLQ", lambda e: e.failed_at, time="ago"),
         Column(
             "replayed",
@@ -184,7 +188,7 @@ class CronPane(ListPane):
         Column("schedule", "its cron expression", lambda c: c.schedule),
         flex("job", "the job it enqueues", lambda c: c.job_name),
         Column("queue", "the queue it enqueues on", lambda c: c.queue),
-        Column("enabled", "whether it fires", lambda c: "yes" if c.enabled else "no"),
+        Column("enabled", "whether it fires", lambda c: c.enabled),
         Column("next run", "when it fires next", lambda c: c.next_run_at, time="when"),
         Column("last run", "when it fired last", lambda c: c.last_run_at, time="ago"),
     )
@@ -276,12 +280,7 @@ class JobView(RecordView[tuple[reads.Job, list[reads.DLQEntry]]]):
         if self.detail is None:
             return
         job, entries = self.detail
-        record: dict[str, Any] = row_record(job)
-        lines = [
-            f"{key}: {fmt.json_text(value) if key == 'payload' else fmt.safe(str(value))}"
-            for key, value in record.items()
-            if value not in (None, "")
-        ]
+        lines = fmt.record_lines(row_record(job), json_keys=("payload",))
         self.query_one("#dispatch-job-text", Static).update(Text("\n".join(lines)))
         now = self.top.clock()
         refill(

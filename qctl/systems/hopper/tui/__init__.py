@@ -25,7 +25,7 @@ qctl top: live view of a hopper database (notifications, polled for the rest)
 
   1-5        switch screen: Queues, Jobs, Clients, Workflows, Streams
   enter      drill in (a queue's jobs, a job, a workflow) esc  back
-  /          filter the current list                     r     refresh now
+  /          filter the list (esc clears it)             r     refresh now
   p          pause / resume automatic refresh            q     quit (top level)
   : or g     jump to a job by id or unique prefix        ?     this help
   g          on Jobs: the discarded jobs grouped by error (enter: a group's newest)

@@ -206,12 +206,8 @@ class JobView(RecordView[tuple[reads.Job, list[reads.Dep]]]):
             return
         job, deps = self.detail
         record: dict[str, Any] = row_record(job)
-        json_keys = {"args", "metadata", "output"}
-        lines = [
-            f"{key}: {fmt.json_text(value) if key in json_keys else fmt.safe(str(value))}"
-            for key, value in record.items()
-            if value not in (None, "") and key != "errors"
-        ]
+        record.pop("errors")  # the table below
+        lines = fmt.record_lines(record, json_keys=("args", "metadata", "output"))
         lines += [f"waits on: {d.depends_on} ({d.on_failure})" for d in deps if d.job_id == job.id]
         lines += [f"needed by: {d.job_id}" for d in deps if d.depends_on == job.id]
         self.query_one("#hopper-job-text", Static).update(Text("\n".join(lines)))

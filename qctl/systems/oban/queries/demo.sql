@@ -61,10 +61,12 @@ VALUES (%(uuid)s, 'Oban', %(node)s, %(queue)s, %(meta)s)
 ON CONFLICT (uuid) DO NOTHING;
 
 -- name: update_producer
--- What a producer records of itself after a signal (update_producer.sql), and its
--- heartbeat (refresh_producers.sql).
-UPDATE oban_producers SET meta = meta || %(meta)s::jsonb, updated_at = timezone('UTC', now())
-WHERE uuid = %(uuid)s;
+-- What a producer records of itself after a signal (update_producer.sql).
+UPDATE oban_producers SET meta = meta || %(meta)s::jsonb WHERE uuid = %(uuid)s;
+
+-- name: refresh_producers
+-- A node's heartbeat (_refresher.py, refresh_producers.sql).
+UPDATE oban_producers SET updated_at = timezone('UTC', now()) WHERE uuid = ANY(%(uuids)s::uuid[]);
 
 -- name: delete_producers
 -- A node's producers at its stop (delete_producer.sql).

@@ -46,7 +46,7 @@ class QueuesPane(ListPane):
         Column(
             "paused",
             "its producers paused (yes, no, some; empty: Elixir keeps it in memory)",
-            lambda q: {None: "", True: "yes", False: "no"}[q.paused],
+            lambda q: q.paused,
         ),
         Column("limits", "each producer's limit", lambda q: ", ".join(map(str, q.limits))),
         Column("nodes", "the nodes that run it", lambda q: len(q.nodes) or ""),
@@ -166,12 +166,8 @@ class JobView(RecordView[reads.Job]):
             return
         job = self.detail
         record: dict[str, Any] = row_record(job)
-        decoded = {"args", "meta"}
-        lines = [
-            f"{key}: {fmt.json_text(value) if key in decoded else fmt.safe(str(value))}"
-            for key, value in record.items()
-            if value not in (None, "", []) and key != "errors"
-        ]
+        record.pop("errors")  # the table below
+        lines = fmt.record_lines(record, json_keys=("args", "meta"))
         self.query_one("#oban-job-text", Static).update(Text("\n".join(lines)))
         errors = [e for e in job.errors or [] if isinstance(e, dict)]
         refill(
@@ -179,11 +175,7 @@ class JobView(RecordView[reads.Job]):
             [
                 (
                     str(i),
-                    [
-                        fmt.safe(str(e.get("attempt", ""))),
-                        fmt.safe(str(e.get("at", ""))),
-                        fmt.safe(str(e.get("error", ""))),
-                    ],
+                    [fmt.any_text(e.get(k)) for k in ("attempt", "at", "error")],
                 )
                 for i, e in enumerate(errors)
             ],
@@ -218,7 +210,12 @@ class NodesPane(ListPane):
             lambda n: "yes" if n.leader else "",
         ),
         Column("started", "when it started", lambda n: n.started_at, time="ago"),
-        Column("reported", "when it last reported", lambda n: n.updated_at, time="ago"),
+        Column(
+            "reported",
+            "when its node last refreshed it (oban-py: every 15s; a minute late, it is deleted)",
+            lambda n: n.updated_at,
+            time="ago",
+        ),
     )
 
     def fetch(self, db: Database) -> list[reads.Node]:

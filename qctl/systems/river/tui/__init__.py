@@ -27,7 +27,7 @@ qctl top: live view of a River database (River's notifications + polling)
 
   1-3        switch screen: Queues, Jobs, Clients
   enter      drill in (a queue's jobs, a job's detail)   esc   back
-  /          filter the current list                     r     refresh now
+  /          filter the list (esc clears it)             r     refresh now
   p          pause / resume automatic refresh            q     quit (top level)
   : or g     jump to a job by id                         ?     this help
   space      mark the row (* every row shown): an action takes the marked rows

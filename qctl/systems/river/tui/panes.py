@@ -220,12 +220,8 @@ class JobView(RecordView[reads.Job]):
             return
         job = self.detail
         record: dict[str, Any] = row_record(job)
-        decoded = {"args", "metadata"}
-        lines = [
-            f"{key}: {fmt.json_text(value) if key in decoded else fmt.safe(str(value))}"
-            for key, value in record.items()
-            if value not in (None, "", []) and key != "errors"
-        ]
+        record.pop("errors")  # the table below
+        lines = fmt.record_lines(record, json_keys=("args", "metadata"))
         self.query_one("#river-job-text", Static).update(Text("\n".join(lines)))
         errors = reads.attempt_errors(job)
         refill(
