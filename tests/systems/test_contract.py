@@ -162,6 +162,20 @@ def test_a_lacking_noun_names_the_nouns_it_has(name: str) -> None:
         assert f"(its nouns: {', '.join(s.commands)})" in line, line
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_no_option_defaults_outside_its_range(name: str) -> None:
+    """An option an operator must give is required ("Missing option"), never a default
+    its own range refuses (``[default: 0; x>=1]``)."""
+    for noun, entry in system(name).commands.items():
+        command = build(noun, entry)
+        for path, leaf in leaves(command, Context(command, info_name=noun), noun):
+            for p in leaf.params:
+                low, high = getattr(p.type, "min", None), getattr(p.type, "max", None)
+                if isinstance(p.default, int | float) and not isinstance(p.default, bool):
+                    assert low is None or p.default >= low, (path, p.opts)
+                    assert high is None or p.default <= high, (path, p.opts)
+
+
 def test_every_writing_verb_is_covered(target: tuple[str, Target]) -> None:
     name, _ = target
     missing = sorted(set(writing_verbs(system(name))) - set(provider(name).WRITES))

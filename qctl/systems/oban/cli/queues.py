@@ -147,10 +147,10 @@ queue_command(
 @app.command("scale")
 def scale(
     ctx: typer.Context,
-    names: QueueNames = None,
     limit: Annotated[
         int, typer.Option("--limit", metavar="N", min=1, help="The new concurrency limit.")
-    ] = 0,
+    ],
+    names: QueueNames = None,
     match: QueueMatch = None,
     all_queues: AllQueues = False,
     node: QueueNode = None,
@@ -167,8 +167,6 @@ def scale(
     alone)."""
     if instance and not node:
         raise InvalidInput("--instance names an instance on --node: give --node too")
-    if limit < 1:
-        raise InvalidInput("--limit N is required: the new limit, 1 or more")
     verb = actions.queue_verb("scale", node, instance, limit)
     _act(ctx, verb, names, match, all_queues, max_targets, dry_run, plan_out, plan_in, yes,
          output)  # fmt: skip
