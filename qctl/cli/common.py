@@ -501,8 +501,12 @@ def window_and_bucket(last: str, by: str) -> tuple[timedelta, timedelta]:
     return window, bucket
 
 
-def instant(value: str | None, option: str) -> datetime | None:
-    return None if value is None else option_value(parse.parse_instant, value, option)
+def instant(value: str | None, option: str, *, ago: bool = True) -> datetime | None:
+    """An instant option (``parse.parse_instant``; ``ago``: an unsigned duration is
+    that long ago, else refused)."""
+    if value is None:
+        return None
+    return option_value(lambda text: parse.parse_instant(text, ago=ago), value, option)
 
 
 def json_value(value: str | None, option: str) -> Any:

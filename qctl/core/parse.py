@@ -101,17 +101,23 @@ def format_duration(value: timedelta) -> str:
     return sign + "".join(parts[:2])
 
 
-def parse_instant(text: str, now: datetime | None = None) -> datetime:
+def parse_instant(text: str, now: datetime | None = None, *, ago: bool = True) -> datetime:
     """RFC 3339 / ISO 8601 (``2026-01-02T03:04:05Z``; a value without an offset is UTC;
-    a date alone is its midnight UTC), ``now``, or relative to now: ``-2h``, ``+15m``."""
+    a date alone is its midnight UTC), ``now``, or relative to now: ``-2h``, ``+15m``,
+    and a duration unsigned as every other option takes it (``1d``) that long ago,
+    unless ``ago`` is False (an instant that is usually ahead, as a job's run time,
+    where ``15m`` could mean either): then the sign is required."""
     value = text.strip()
     base = now or datetime.now(UTC)
     if value.lower() == "now":
         return base
-    if value[:1] in ("-", "+"):
-        delta = parse_duration(value[1:])
+    unsigned = re.fullmatch(_DURATION, value.lower()) is not None
+    if unsigned and not ago:
+        raise ParseError(f"instant {text!r}: give -{value} for before now or +{value} for later")
+    if unsigned or value[:1] in ("-", "+"):
+        delta = parse_duration(value if unsigned else value[1:])
         try:
-            return base - delta if value[0] == "-" else base + delta
+            return base + delta if value[0] == "+" else base - delta
         except OverflowError:
             raise ParseError(f"instant {text!r} is out of range") from None
     try:
@@ -122,7 +128,7 @@ def parse_instant(text: str, now: datetime | None = None) -> datetime:
     except (ValueError, OverflowError):
         raise ParseError(
             f"invalid instant {text!r}: expected RFC 3339 (2026-01-02T03:04:05Z), "
-            "'now' or relative like -2h"
+            "'now', or relative like 2h or -2h (ago) and +2h (ahead)"
         ) from None
 
 

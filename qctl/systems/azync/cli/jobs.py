@@ -246,7 +246,7 @@ def enqueue(
         kind=kind,
         payload=common.json_value(payload, "--payload"),
         meta=options.meta(meta),
-        run_at=common.instant(at, "--at"),
+        run_at=common.instant(at, "--at", ago=False),
         delay=common.duration(delay, "--delay") or timedelta(0),
         max_attempts=max_attempts or DEFAULT_MAX_ATTEMPTS,
         max_attempts_explicit=max_attempts is not None,
