@@ -409,16 +409,20 @@ def dry_run_report(
     output: OutputFormat,
     sample: Sequence[Any] = (),
     columns: Sequence[str] = SAMPLE_COLUMNS,
+    total: int = 0,
 ) -> None:
     """What a dry run would do, in every system's one form: ``plan`` marked
     ``"dry_run": true``, "dry run: {would}; nothing was changed" in a table, followed
-    there by the ``sample`` rows (a few of the targets) in ``columns``."""
+    there by the ``sample`` rows (a few of the ``total`` targets) in ``columns`` and, when
+    they are not all, how many of them it shows."""
     emit_result(
         {**record_of(plan), "dry_run": True}, f"dry run: {would}; nothing was changed", output
     )
     if sample and output == OutputFormat.TABLE:
         sys.stdout.write("\n")
         emit_rows([record_of(row) for row in sample], list(columns), output)
+        if total > len(sample):
+            sys.stdout.write(f"{len(sample)} of {total} shown (-o json lists every id)\n")
 
 
 def counted_delete(

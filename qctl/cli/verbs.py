@@ -76,7 +76,12 @@ def act(
     if dry_run or plan_out is not None:
         saved = f"; the plan is in {plan_out}" if plan_out is not None else ""
         common.dry_run_report(
-            planned.record(), planned.words(verb) + saved, output, planned.sample, SAMPLE_COLUMNS
+            planned.record(),
+            planned.words(verb) + saved,
+            output,
+            planned.sample,
+            SAMPLE_COLUMNS,
+            len(planned.ids),
         )
         return
     common.confirm(planned.question(verb), yes)

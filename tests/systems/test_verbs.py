@@ -119,13 +119,19 @@ def test_by_ids(name: str, title: str, targets: dict[str, Target], audit_log: Pa
 
 
 @pytest.mark.parametrize(("name", "title"), CASES)
-def test_by_filter_with_max(name: str, title: str, targets: dict[str, Target]) -> None:
+def test_by_filter_with_max(
+    name: str, title: str, targets: dict[str, Target], monkeypatch: pytest.MonkeyPatch
+) -> None:
     t, verb = targets[name], declared(name, title)
     ids, where = provider(name).verb_rows(t, title, N)
     with unchanged(t):
         capped = qctl(t, *title.split(), *where, "--max", str(N - 1), "--yes")
         assert capped.exit_code == 2 and f"more than {N - 1}" in capped.stderr, capped.output
         plan = data(qctl(t, *title.split(), *where, "--dry-run", "-o", "json"))
+        # a table's sample says it is one
+        monkeypatch.setattr(verbs, "SAMPLE", N - 1)
+        table = qctl(t, *title.split(), *where, "--dry-run")
+        assert table.exit_code == 0 and f"{N - 1} of {N} shown" in table.stdout, table.output
     assert sorted(plan["ids"]) == sorted(ids) and plan["selection"]["by"] == "filter"
     before = states(name, t, verb, ids)
     result = data(qctl(t, *title.split(), *where, "--yes", "-o", "json"))
