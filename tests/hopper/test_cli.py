@@ -95,7 +95,7 @@ def test_jobs_show_by_prefix_with_errors(fleet: dict[str, uuid.UUID], qctl: Run)
     table = qctl("jobs", "show", dead)
     assert table.exit_code == 0 and "smtp [bold]421" in table.stdout
     missing = qctl("jobs", "show", "0" * 32)
-    assert missing.exit_code == 3 and "no hopper job" in missing.output
+    assert missing.exit_code == 3 and "no job " in missing.output
     assert qctl("jobs", "show", "not-hex").exit_code == 2
 
 

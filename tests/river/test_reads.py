@@ -42,7 +42,7 @@ def test_show_decodes_and_sanitises(river: Harness, qctl: Run) -> None:
     assert table.exit_code == 0 and "\x1b" not in table.stdout and "\x07" not in table.stdout
     assert job(river, id_)["state"] == shown["state"] == "cancelled"
     missing = qctl("jobs", "show", "999999")
-    assert missing.exit_code == 3 and "no River job 999999" in missing.stderr
+    assert missing.exit_code == 3 and "no job '999999'" in missing.stderr
 
 
 def test_priority_and_tag_filters(river: Harness, qctl: Run) -> None:

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from qctl.core import triage
-from qctl.core.errors import NoSuchName
+from qctl.core.errors import NoSuchName, no_such_id
 from qctl.systems.river.database import Database
 from qctl_kit.errors import InvalidInput
 from qctl_kit.sqlfile import Queries, load
@@ -181,7 +181,7 @@ def list_jobs(
 def get_job(db: Database, job_id: int) -> Job:
     rows = _rows(Job, db.all(queries("reads.sql").get_job, {"id": job_id}))
     if not rows:
-        raise NoSuchName("get job", f"no River job {job_id}")
+        raise no_such_id("job", job_id)
     return rows[0]
 
 
