@@ -183,6 +183,7 @@ def queue_command(
             raise InvalidInput("--instance names an instance on --node: give --node too")
         chosen = addressed(node, instance) if addressed and node else verb
         handle = writable(ctx, chosen.title, dry_run or plan_out is not None)
+        verbs.require_named(handle, chosen, names or [])
         where = {"match": match, "all": all_queues}
         act(
             ctx,

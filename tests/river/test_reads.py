@@ -90,4 +90,4 @@ def test_queues_show(river: Harness, qctl: Run) -> None:
     table = qctl("queues", "show", "shown-q")
     assert table.exit_code == 0 and "available" in table.stdout
     missing = qctl("queues", "show", "nosuch")
-    assert missing.exit_code == 3 and "no River queue 'nosuch'" in missing.stderr
+    assert missing.exit_code == 3 and "no queue 'nosuch'" in missing.stderr

@@ -139,6 +139,28 @@ def test_by_filter_with_max(
     assert moved(before, states(name, t, verb, ids))
 
 
+@pytest.mark.parametrize(
+    ("name", "title"), [c for c in CASES if str(c.values[1]).startswith("queues ")]
+)
+def test_a_queue_named_that_does_not_exist_is_not_found(
+    name: str, title: str, targets: dict[str, Target], audit_log: Path
+) -> None:
+    """A queue name is typed, not read from a listing: one that names nothing is a typo
+    to say (exit 3, as ``jobs show`` of an unknown id), alone or beside a real queue,
+    and nothing is planned or written."""
+    t = targets[name]
+    real, _ = provider(name).verb_rows(t, title, 1)
+    with unchanged(t):
+        for names in (["nosuchqueue"], [real[0], "nosuchqueue"]):
+            for flag in ("--yes", "--dry-run"):
+                result = qctl(t, *title.split(), *names, flag)
+                said = (result.exit_code, result.stderr, result.stdout)
+                assert said == (3, "qctl: error: no queue 'nosuchqueue'\n", ""), said
+    # the attempts are audited as refused: exit 3, nothing done
+    entries = [json.loads(line) for line in audit_log.read_text().splitlines()]
+    assert {(e["exit_status"], e["done"]) for e in entries} == {(3, 0)}
+
+
 @pytest.mark.parametrize(("name", "title"), CASES)
 def test_plan_file_runs_exactly_its_ids(
     name: str, title: str, targets: dict[str, Target], tmp_path: Path, audit_log: Path

@@ -309,7 +309,7 @@ def list_queues(db: Database, live: bool = False, cap: int | None = None) -> lis
 def get_queue(db: Database, name: str) -> tuple[Queue, list[Node]]:
     found = [q for q in list_queues(db) if q.queue == name]
     if not found:
-        raise NoSuchName("show queue", f"no Oban queue {name!r} (no job and no producer)")
+        raise NoSuchName("show queue", f"no queue {name!r} (no job and no producer)")
     return found[0], [n for n in nodes(db) if n.queue == name]
 
 

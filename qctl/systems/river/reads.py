@@ -192,7 +192,7 @@ def get_queue(db: Database, name: str) -> Queue:
     states = (queue.available, queue.running, queue.scheduled, queue.retryable, queue.pending)
     finalized = (queue.completed, queue.cancelled, queue.discarded)
     if not row["registered"] and not any(states) and not any(finalized):
-        raise NoSuchName("get queue", f"no River queue {name!r}")
+        raise NoSuchName("get queue", f"no queue {name!r}")
     return queue
 
 

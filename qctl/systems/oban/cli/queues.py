@@ -21,7 +21,7 @@ from qctl.cli.verbs import (
     queue_command,
 )
 from qctl.core.sqldb import row_record
-from qctl.core.verbs import Selection, Verb
+from qctl.core.verbs import Selection, Verb, require_named
 from qctl.systems.oban import actions, reads
 from qctl.systems.oban.cli import database, group, writable
 from qctl.systems.oban.database import Database
@@ -111,6 +111,7 @@ def _act(
     if names and all_queues:
         raise InvalidInput("give queue names, --match or --all, not both")
     db = writable(ctx, verb.title, dry_run or plan_out is not None)
+    require_named(db, verb, names or [])
     verbs.act(
         ctx,
         verb,
