@@ -13,7 +13,7 @@ import binascii
 import json
 import re
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -181,19 +181,31 @@ class PrefixFinder(Protocol):
     def find_ids_by_prefix(self, entity: str, prefix: str, limit: int = 10) -> list[uuid.UUID]: ...
 
 
+AMBIGUOUS_SHOWN = 5
+"""Ids an ambiguous prefix's error lists; a prefix lookup asks for one more, to say
+there are more."""
+
+
+def ambiguous(entity: str, text: str, found: Sequence[object]) -> AmbiguousId:
+    """The one wording of a prefix several ids start with, on every system: the first
+    of them whole, to copy (an id that begins with its creation time, as a UUIDv7, shares
+    its first characters with every id made in the same minute)."""
+    shown = ", ".join(str(i) for i in found[:AMBIGUOUS_SHOWN])
+    more = ", ..." if len(found) > AMBIGUOUS_SHOWN else ""
+    return AmbiguousId(f"{entity} id prefix {text!r} is ambiguous: {shown}{more}")
+
+
 def resolve_id(store: PrefixFinder, entity: str, text: str) -> uuid.UUID:
     """The id ``text`` names: a whole UUID as is, or the single id starting with the
     prefix. No match raises ``IdNotFound``; several raise ``AmbiguousId`` listing them."""
     parsed = parse_id_text(text)
     if isinstance(parsed, uuid.UUID):
         return parsed
-    found = store.find_ids_by_prefix(entity, parsed, limit=6)
+    found = store.find_ids_by_prefix(entity, parsed, limit=AMBIGUOUS_SHOWN + 1)
     if not found:
         raise IdNotFound(f"no {entity} id starts with {text!r}")
     if len(found) > 1:
-        shown = ", ".join(str(i) for i in found[:5])
-        more = ", ..." if len(found) > 5 else ""
-        raise AmbiguousId(f"{entity} id prefix {text!r} is ambiguous: {shown}{more}")
+        raise ambiguous(entity, text, found)
     return found[0]
 
 

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from qctl.core import triage
 from qctl.core.errors import NoSuchName, no_such_id
+from qctl.core.parse import ambiguous
 from qctl.systems.dispatch.database import Database
 from qctl_kit.decode import json_value
 from qctl_kit.errors import InvalidInput
@@ -296,7 +297,7 @@ def _resolve(db: Database, what: str, prefix: str, exact: str, starting: str, te
     if not ids:
         raise no_such_id(what, text, whole=len(full) == len(prefix) + _SUFFIX)
     if len(ids) > 1:
-        raise InvalidInput(f"{what} id prefix {text!r} is ambiguous: type more of it")
+        raise ambiguous(what, text, ids)
     return str(ids[0])
 
 

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from qctl.core import triage
 from qctl.core.errors import NoSuchName, no_such_id
+from qctl.core.parse import ambiguous
 from qctl.systems.hopper.database import Database
 from qctl_kit.decode import fold
 from qctl_kit.errors import InvalidInput
@@ -288,7 +289,7 @@ def _resolve(db: Database, what: str, query: str, text: str) -> uuid.UUID:
     if not ids:
         raise no_such_id(what, text, whole=lo == hi)
     if len(ids) > 1:
-        raise InvalidInput(f"{what} id prefix {text!r} is ambiguous: type more of it")
+        raise ambiguous(what, text, ids)
     return uuid.UUID(str(ids[0]))
 
 
