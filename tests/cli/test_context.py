@@ -301,7 +301,10 @@ def test_context_add_takes_the_password_off_the_command_line(
 def test_context_add_refuses_a_password_it_cannot_place(home: Path) -> None:
     cases = [
         (["--dsn", "sqlite:///x.db", "--password-stdin"], "SQLite file has none"),
-        (["--dsn", "postgresql://ops:h1dden@db/app", "--password-stdin"], "already holds a password"),
+        (
+            ["--dsn", "postgresql://ops:h1dden@db/app", "--password-stdin"],
+            "already holds a password",
+        ),
         (["--dsn", "postgresql://ops@db/app", "--password-stdin", "--ask-password"], "not both"),
         (["--dsn", "postgresql://ops@db/app", "--ask-password"], "needs a terminal"),
         (["--dsn", "postgresql://ops@db/app", "--password-stdin"], "the password is empty"),
