@@ -718,7 +718,7 @@ _qctl() {
         'qctl context list') subs=''; opts='--output -o -h --help' ;;
         'qctl context current') subs=''; opts='-h --help' ;;
         'qctl context use') subs=''; opts='--output -o -h --help'; ask=1 ;;
-        'qctl context add') subs=''; opts='--dsn --schema --system --read-only --no-read-only --statement-timeout --lock-timeout --audit --replace --output -o -h --help' ;;
+        'qctl context add') subs=''; opts='--dsn --schema --system --read-only --no-read-only --statement-timeout --lock-timeout --audit --replace --password-stdin --ask-password --output -o -h --help' ;;
         'qctl context delete') subs=''; opts='--dry-run --yes -y --output -o --reason -h --help'; ask=1 ;;
         'qctl version') subs=''; opts='-h --help' ;;
         'qctl db') subs='migrate tune status'; opts='-h --help' ;;

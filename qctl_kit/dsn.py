@@ -97,6 +97,25 @@ def check_dsn(dsn: str) -> None:
         postgres_params(dsn)
 
 
+def with_password(dsn: str, password: str) -> str:
+    """The PostgreSQL ``dsn`` with ``password`` added, for a password given apart from
+    the DSN (so not on a command line): a URL gets it as its ``password`` query
+    parameter, percent-encoded (libpq takes any connection keyword there, with or
+    without a user name); a ``key=value`` string as one more quoted pair."""
+    if not is_postgres(dsn):
+        raise InvalidInput("a password is for a PostgreSQL DSN; an SQLite file has none")
+    if "password" in postgres_params(dsn):
+        raise InvalidInput(f"the DSN {redact(dsn)} already holds a password: give it once")
+    if not password:
+        raise InvalidInput("the password is empty")
+    if dsn.startswith(_URL_SCHEMES):
+        from urllib.parse import quote
+
+        return f"{dsn}{'&' if '?' in dsn else '?'}password={quote(password, safe='')}"
+    quoted = password.replace("\\", "\\\\").replace("'", "\\'")
+    return f"{dsn} password='{quoted}'"
+
+
 def own_options(params: dict[str, str]) -> str:
     """The libpq ``options`` a connection on the DSN ``params`` would send by itself: the
     DSN's ``options=``, else ``PGOPTIONS`` (libpq reads it only when no ``options`` is

@@ -24,7 +24,9 @@ app.info.invoke_without_command = True
 
 Since = Annotated[
     str | None,
-    typer.Option("--since", metavar="INSTANT", help="Written at or after (-1d, 2026-01-02)."),
+    typer.Option(
+        "--since", metavar="INSTANT", help="Written at or after (1d: a day ago; 2026-01-02)."
+    ),
 ]
 VerbOpt = Annotated[
     str | None,
@@ -76,7 +78,7 @@ def list_entries(
 
     \b
     Example:
-      qctl audit list --since -1d --verb jobs -o json
+      qctl audit list --since 1d --verb jobs -o json
     """
     show(ctx, since, verb, limit, local, output)
 

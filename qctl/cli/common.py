@@ -404,13 +404,13 @@ def run_demo(
             counts = {r["state"]: r["n"] for r in db.all(job_counts, {"mark": mark})}
             json.dump(counts, sys.stdout, indent=2, sort_keys=True)
             sys.stdout.write("\n")
-            say_demo_reading(cli.dsn, system, schema)
+            say_demo_reading(db.dsn, system, schema)
         else:
             from qctl.tui.app import run
 
             location = f"{db.location} schema {schema} ({label})"
             where = cli.audit_where(cli.dsn, system, schema)
-            say_demo_reading(cli.dsn, system, schema)
+            say_demo_reading(db.dsn, system, schema)
             run(
                 db,
                 system=systems.load(screens),
@@ -489,16 +489,20 @@ def dry_run_report(
     output: OutputFormat,
     sample: Sequence[Any] = (),
     columns: Sequence[str] = SAMPLE_COLUMNS,
+    total: int = 0,
 ) -> None:
     """What a dry run would do, in every system's one form: ``plan`` marked
     ``"dry_run": true``, "dry run: {would}; nothing was changed" in a table, followed
-    there by the ``sample`` rows (a few of the targets) in ``columns``."""
+    there by the ``sample`` rows (a few of the ``total`` targets) in ``columns`` and, when
+    they are not all, how many of them it shows."""
     emit_result(
         {**record_of(plan), "dry_run": True}, f"dry run: {would}; nothing was changed", output
     )
     if sample and output == OutputFormat.TABLE:
         sys.stdout.write("\n")
         emit_rows([record_of(row) for row in sample], list(columns), output)
+        if total > len(sample):
+            sys.stdout.write(f"{len(sample)} of {total} shown (-o json lists every id)\n")
 
 
 def counted_delete(
@@ -581,8 +585,12 @@ def window_and_bucket(last: str, by: str) -> tuple[timedelta, timedelta]:
     return window, bucket
 
 
-def instant(value: str | None, option: str) -> datetime | None:
-    return None if value is None else option_value(parse.parse_instant, value, option)
+def instant(value: str | None, option: str, *, ago: bool = True) -> datetime | None:
+    """An instant option (``parse.parse_instant``; ``ago``: an unsigned duration is
+    that long ago, else refused)."""
+    if value is None:
+        return None
+    return option_value(lambda text: parse.parse_instant(text, ago=ago), value, option)
 
 
 def json_value(value: str | None, option: str) -> Any:

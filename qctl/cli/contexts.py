@@ -8,6 +8,7 @@ atomically with mode 0600. ``list`` never shows a DSN's password."""
 from __future__ import annotations
 
 import os
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -154,15 +155,35 @@ def add(
     replace: Annotated[
         bool, typer.Option("--replace", help="Replace a context of that name.")
     ] = False,
+    password_stdin: Annotated[
+        bool,
+        typer.Option(
+            "--password-stdin",
+            help="Read the DSN's password from the first line of stdin, not the command "
+            "line (which every user of the host sees in ps).",
+        ),
+    ] = False,
+    ask_password: Annotated[
+        bool,
+        typer.Option(
+            "--ask-password", help="Ask for the DSN's password on the terminal, unechoed."
+        ),
+    ] = False,
     output: Output = common.OutputFormat.TABLE,
 ) -> None:
     """Add a context (--dsn, and --schema, --system, --read-only, --statement-timeout,
-    --lock-timeout as the root options; --audit)."""
-    from qctl_kit.dsn import check_dsn
+    --lock-timeout as the root options; --audit). A PostgreSQL password is best given
+    with --password-stdin or --ask-password, then kept in the DSN of the config file
+    (mode 0600)."""
+    from qctl_kit.dsn import check_dsn, with_password
 
     if not name.strip():
         raise ConfigFileError("a context name must not be empty")
     check_dsn(dsn)  # a DSN every command would refuse is refused now, not on first use
+    if password_stdin and ask_password:
+        raise InvalidInput("give --password-stdin or --ask-password, not both")
+    if password_stdin or ask_password:
+        dsn = with_password(dsn, _password(ask_password))
     if system:
         systems.get(system)
     if audit and audit not in AUDIT_KEEPERS:
@@ -208,6 +229,19 @@ def add(
         f"added context {name!r} ({shown})",
         output,
     )
+
+
+def _password(ask: bool) -> str:
+    """The password: asked on the terminal, unechoed, or stdin's first line."""
+    if not ask:
+        return sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+    if not common.stdin_is_tty():
+        raise InvalidInput("--ask-password needs a terminal: pipe the password to --password-stdin")
+    try:
+        password: str = typer.prompt("Password", hide_input=True, err=True)
+    except typer.Abort:
+        raise InvalidInput("no password given") from None
+    return password
 
 
 @app.command("delete")

@@ -113,6 +113,7 @@ def act(
             run.output,
             planned.sample,
             SAMPLE_COLUMNS,
+            len(planned.ids),
         )
         return
     common.confirm(planned.question(verb), run.yes)
@@ -222,12 +223,19 @@ QueueInstance = Annotated[
 
 
 def queue_selection(
-    names: list[str] | None, match: str | None, all_queues: bool
-) -> verbs.Selection | None:
-    """The queues a queue verb was given: names, ``--match`` or ``--all``."""
+    verb: verbs.Verb[H], names: list[str] | None, match: str | None, all_queues: bool
+) -> Callable[[H], verbs.Selection | None]:
+    """The queues a queue verb was given (names, ``--match`` or ``--all``), as ``act``'s
+    ``select``: each typed name must name a queue of the opened database."""
     if names and all_queues:
         raise InvalidInput("give queue names, --match or --all, not both")
-    return verbs.Selection.given(names, {"match": match, "all": all_queues}, lambda name: name)
+    selection = verbs.Selection.given(names, {"match": match, "all": all_queues}, str)
+
+    def select(handle: H) -> verbs.Selection | None:
+        verbs.require_named(handle, verb, names or [])
+        return selection
+
+    return select
 
 
 def queue_command(
@@ -254,16 +262,10 @@ def queue_command(
         *,
         run: Run,
     ) -> None:
-        selection = queue_selection(names, match, all_queues)
         if instance and not node:
             raise InvalidInput("--instance names an instance on --node: give --node too")
-        act(
-            ctx,
-            addressed(node, instance) if addressed and node else verb,
-            writable,
-            lambda _: selection,
-            run,
-        )
+        chosen = addressed(node, instance) if addressed and node else verb
+        act(ctx, chosen, writable, queue_selection(chosen, names, match, all_queues), run)
 
     declared = running(command)
     if addressed is None:  # typer reads the options from the signature

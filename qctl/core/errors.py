@@ -51,6 +51,14 @@ class NoSuchName(_Refusal):
     read as an empty success)."""
 
 
+def no_such_id(what: str, text: object, whole: bool = True) -> NoSuchName:
+    """The one wording, on every system, of an id that names nothing: "no job '42'" for
+    an id typed whole, "no job id starts with '0192f3a1'" for a prefix of one."""
+    typed = repr(str(text))
+    said = f"no {what} {typed}" if whole else f"no {what} id starts with {typed}"
+    return NoSuchName(f"get {what}", said)
+
+
 def is_connection_error(error: BaseException) -> bool:
     """The database is unreachable, the session was lost, or the schema is not (or no
     longer) one qctl reads: what a long-running front-end waits out instead of failing on."""

@@ -13,7 +13,7 @@ import binascii
 import json
 import re
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -101,17 +101,23 @@ def format_duration(value: timedelta) -> str:
     return sign + "".join(parts[:2])
 
 
-def parse_instant(text: str, now: datetime | None = None) -> datetime:
+def parse_instant(text: str, now: datetime | None = None, *, ago: bool = True) -> datetime:
     """RFC 3339 / ISO 8601 (``2026-01-02T03:04:05Z``; a value without an offset is UTC;
-    a date alone is its midnight UTC), ``now``, or relative to now: ``-2h``, ``+15m``."""
+    a date alone is its midnight UTC), ``now``, or relative to now: ``-2h``, ``+15m``,
+    and a duration unsigned as every other option takes it (``1d``) that long ago,
+    unless ``ago`` is False (an instant that is usually ahead, as a job's run time,
+    where ``15m`` could mean either): then the sign is required."""
     value = text.strip()
     base = now or datetime.now(UTC)
     if value.lower() == "now":
         return base
-    if value[:1] in ("-", "+"):
-        delta = parse_duration(value[1:])
+    unsigned = re.fullmatch(_DURATION, value.lower()) is not None
+    if unsigned and not ago:
+        raise ParseError(f"instant {text!r}: give -{value} for before now or +{value} for later")
+    if unsigned or value[:1] in ("-", "+"):
+        delta = parse_duration(value if unsigned else value[1:])
         try:
-            return base - delta if value[0] == "-" else base + delta
+            return base + delta if value[0] == "+" else base - delta
         except OverflowError:
             raise ParseError(f"instant {text!r} is out of range") from None
     try:
@@ -122,7 +128,7 @@ def parse_instant(text: str, now: datetime | None = None) -> datetime:
     except (ValueError, OverflowError):
         raise ParseError(
             f"invalid instant {text!r}: expected RFC 3339 (2026-01-02T03:04:05Z), "
-            "'now' or relative like -2h"
+            "'now', or relative like 2h or -2h (ago) and +2h (ahead)"
         ) from None
 
 
@@ -175,19 +181,31 @@ class PrefixFinder(Protocol):
     def find_ids_by_prefix(self, entity: str, prefix: str, limit: int = 10) -> list[uuid.UUID]: ...
 
 
+AMBIGUOUS_SHOWN = 5
+"""Ids an ambiguous prefix's error lists; a prefix lookup asks for one more, to say
+there are more."""
+
+
+def ambiguous(entity: str, text: str, found: Sequence[object]) -> AmbiguousId:
+    """The one wording of a prefix several ids start with, on every system: the first
+    of them whole, to copy (an id that begins with its creation time, as a UUIDv7, shares
+    its first characters with every id made in the same minute)."""
+    shown = ", ".join(str(i) for i in found[:AMBIGUOUS_SHOWN])
+    more = ", ..." if len(found) > AMBIGUOUS_SHOWN else ""
+    return AmbiguousId(f"{entity} id prefix {text!r} is ambiguous: {shown}{more}")
+
+
 def resolve_id(store: PrefixFinder, entity: str, text: str) -> uuid.UUID:
     """The id ``text`` names: a whole UUID as is, or the single id starting with the
     prefix. No match raises ``IdNotFound``; several raise ``AmbiguousId`` listing them."""
     parsed = parse_id_text(text)
     if isinstance(parsed, uuid.UUID):
         return parsed
-    found = store.find_ids_by_prefix(entity, parsed, limit=6)
+    found = store.find_ids_by_prefix(entity, parsed, limit=AMBIGUOUS_SHOWN + 1)
     if not found:
         raise IdNotFound(f"no {entity} id starts with {text!r}")
     if len(found) > 1:
-        shown = ", ".join(str(i) for i in found[:5])
-        more = ", ..." if len(found) > 5 else ""
-        raise AmbiguousId(f"{entity} id prefix {text!r} is ambiguous: {shown}{more}")
+        raise ambiguous(entity, text, found)
     return found[0]
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from qctl.core.errors import WrongState
+from qctl.core.errors import NoSuchName, WrongState
 from qctl_kit.errors import InvalidInput
 
 BATCH = 1_000
@@ -303,6 +303,16 @@ def _looked_up(handle: H, verb: Verb[H], ids: Sequence[str]) -> Iterator[Target]
         chunk = ids[at : at + BATCH]
         found = {t.id: t for t in verb.lookup(handle, chunk)}
         yield from (found.get(i, Target(i, GONE)) for i in chunk)
+
+
+def require_named(handle: H, verb: Verb[H], names: Sequence[str]) -> None:
+    """Names the operator typed (a queue's) must each name something: one that names
+    nothing is a typo to say (exit 3, nothing planned or written), not a target gone
+    since it was listed, as an id that vanished is."""
+    missing = [t.id for t in _looked_up(handle, verb, names) if t.state == GONE]
+    if missing:
+        one = verb.singular or verb.noun.removesuffix("s")
+        raise NoSuchName(verb.title, f"no {one} {', '.join(repr(n) for n in missing)}")
 
 
 def plan(

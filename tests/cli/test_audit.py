@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import stat
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -235,6 +236,17 @@ def test_qctl_audit_lists_newest_first_filtered_and_sanitised(log: Path, run: Ru
     assert "evil \\x1b[31mred" in table.stdout or "evil ^[" in table.stdout
     bad = run("audit", "--since", "yesterday-ish")
     assert bad.exit_code == 2 and bad.stderr.startswith("qctl: error: --since")
+
+
+def test_since_takes_a_duration_as_that_long_ago(log: Path, run: Run) -> None:
+    where = audit.where("azync", "prod", "postgresql://ops@db/app", "azync", "ops")
+    hour_ago = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    for verb, time in [("jobs retry", "2026-01-01T00:00:00.000000Z"), ("jobs delete", hour_ago)]:
+        audit.append(audit.Entry("cli", verb, where, time=time), print)
+    for since in ("1d", "-1d", "90m"):
+        listed = json.loads(run("audit", "--since", since, "-o", "json").stdout)
+        assert [e["verb"] for e in listed] == ["jobs delete"], since
+    assert json.loads(run("audit", "--since", "30m", "-o", "json").stdout) == []
 
 
 def test_qctl_audit_is_a_plain_command(tmp_path: Path) -> None:

@@ -260,6 +260,63 @@ def test_context_add_list_use_current_delete(home: Path, tmp_path: Path) -> None
     assert list(data["contexts"]) == ["prod"] and "default_context" not in data
 
 
+SECRET = "s3cr/t@'x %20\\y"
+"""A password with every character a DSN has to encode or quote."""
+
+
+@pytest.mark.parametrize(
+    "dsn", ["postgresql://ops@db.internal:5432/app?sslmode=prefer", "host=db.internal user=ops"]
+)
+def test_context_add_takes_the_password_off_the_command_line(
+    home: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import stat
+    import tomllib
+
+    from qctl_kit.dsn import postgres_params
+
+    piped = CliRunner().invoke(
+        app, ["context", "add", "piped", "--dsn", dsn, "--password-stdin"], input=SECRET + "\n"
+    )
+    assert piped.exit_code == 0, piped.output
+    monkeypatch.setattr("qctl.cli.common.stdin_is_tty", lambda: True)
+    asked = CliRunner().invoke(
+        app, ["context", "add", "asked", "--dsn", dsn, "--ask-password"], input=SECRET + "\n"
+    )
+    assert asked.exit_code == 0, asked.output
+    assert stat.S_IMODE(home.stat().st_mode) == 0o600
+    contexts = tomllib.loads(home.read_text())["contexts"]
+    for name in ("piped", "asked"):
+        stored = postgres_params(contexts[name]["dsn"])
+        assert stored["password"] == SECRET and stored["user"] == "ops", name
+    for said in (
+        piped.output,
+        asked.output,
+        ok("context", "list"),
+        ok("context", "list", "-o", "json"),
+    ):
+        assert "s3cr" not in said
+
+
+def test_context_add_refuses_a_password_it_cannot_place(home: Path) -> None:
+    cases = [
+        (["--dsn", "sqlite:///x.db", "--password-stdin"], "SQLite file has none"),
+        (
+            ["--dsn", "postgresql://ops:h1dden@db/app", "--password-stdin"],
+            "already holds a password",
+        ),
+        (["--dsn", "postgresql://ops@db/app", "--password-stdin", "--ask-password"], "not both"),
+        (["--dsn", "postgresql://ops@db/app", "--ask-password"], "needs a terminal"),
+        (["--dsn", "postgresql://ops@db/app", "--password-stdin"], "the password is empty"),
+    ]
+    for args, why in cases:
+        given = "" if why == "the password is empty" else "pw\n"
+        res = CliRunner().invoke(app, ["context", "add", "c", *args], input=given)
+        assert res.exit_code == 2 and why in res.stderr, (args, res.output)
+        assert "h1dden" not in res.stderr and res.stdout == ""
+    assert not home.exists()
+
+
 def test_context_add_refuses_bad_input_and_keeps_other_settings(home: Path) -> None:
     import tomllib
 

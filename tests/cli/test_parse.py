@@ -70,6 +70,12 @@ def test_instants() -> None:
     assert parse.parse_instant("-2h", now) == now - timedelta(hours=2)
     assert parse.parse_instant("+15m", now) == now + timedelta(minutes=15)
     assert parse.parse_instant("now", now) == now
+    # unsigned, as every other duration option takes it: that long ago
+    assert parse.parse_instant("1d", now) == parse.parse_instant("-1d", now)
+    assert parse.parse_instant("1h30m", now) == now - timedelta(minutes=90)
+    with pytest.raises(ParseError, match=r"give -15m for before now or \+15m for later"):
+        parse.parse_instant("15m", now, ago=False)
+    assert parse.parse_instant("+15m", now, ago=False) == now + timedelta(minutes=15)
     for bad in ("", "yesterday", "-2", "2026-13-01", "+"):
         with pytest.raises(ParseError):
             parse.parse_instant(bad, now)

@@ -203,7 +203,10 @@ def test_queue_pause_resume_limit(
     hopper: Worker, qctl: Run, pg_schema: str, listen: psycopg.Connection[Any]
 ) -> None:
     """``queues pause|resume`` on the verb engine: hopper's QueuePause (a row made where
-    there is none) and its notice, a second pause passed over keeping the first time."""
+    there is none) and its notice, a second pause passed over keeping the first time; a
+    queue hopper knows by its finished jobs alone."""
+    hopper.dead("ops.first", OPS_Q, hopper.register())
+    heard(listen, pg_schema)
     dry = data(qctl("queues", "pause", OPS_Q, "--dry-run", "-o", "json"))
     assert dry["ids"] == [OPS_Q] and dry["states"] == {"active": 1}
     assert dry["sample"][0]["label"] == "no queue row yet" and heard(listen, pg_schema) == []

@@ -106,6 +106,7 @@ def test_dashboard_and_command_line_leave_the_same_rows(
     dead = [hopper.dead("tui.dead", "tui-dead", client, error="smtp [bold]421") for _ in range(2)]
     assert qctl("jobs", "cancel", str(waiting[0]), "--yes").exit_code == 0
     assert qctl("jobs", "retry", str(dead[0]), "--yes").exit_code == 0
+    hopper.dead("tui.cli", "tui-cli", client)  # a queue hopper knows by its jobs alone
     assert qctl("queues", "pause", "tui-cli", "--yes").exit_code == 0
     batch, _ = hopper.workflow("tui-wf", ["a", "b"], [(1, 0)])
     hopper.consumer("tui-stream", "tui.#", "tui-q")

@@ -93,7 +93,7 @@ def test_queue_signals_reach_one_node_or_all(
     [queue] = [q for q in data(qctl("queues", "list", "-o", "json")) if q["queue"] == "mailers"]
     assert queue["paused"] is False and queue["limits"] == [3, 3]
     bad = qctl("queues", "scale", "mailers", "--yes")
-    assert bad.exit_code == 2 and "--limit" in bad.stderr
+    assert bad.exit_code == 2 and "Missing option '--limit'" in bad.stderr
 
 
 def test_a_filter_pages_its_jobs_in_id_order(

@@ -55,7 +55,7 @@ def test_show_decodes_sanitises_and_gives_utc(oban: psycopg.Connection[Any], qct
     errors = data(qctl("jobs", "errors", "--queue", "shown", "-o", "json"))
     assert [(e["id"], [a["error"] for a in e["attempts"]]) for e in errors] == [(id_, [note])]
     missing = qctl("jobs", "show", "999999")
-    assert missing.exit_code == 3 and "no Oban job 999999" in missing.stderr
+    assert missing.exit_code == 3 and "no job '999999'" in missing.stderr
 
 
 def test_queues_count_per_state(oban: psycopg.Connection[Any], qctl: Run) -> None:

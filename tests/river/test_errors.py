@@ -78,7 +78,7 @@ def test_one_jobs_attempt_history(failed: dict[str, int], qctl: Run, river: Harn
     none = qctl("jobs", "errors", str(failed["live"]), "-o", "json")
     assert data(none) == []
     missing = qctl("jobs", "errors", "999999")
-    assert missing.exit_code == 3 and "no River job 999999" in missing.stderr
+    assert missing.exit_code == 3 and "no job '999999'" in missing.stderr
 
 
 def test_table_says_what_it_read(failed: dict[str, int], qctl: Run) -> None:

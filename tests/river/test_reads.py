@@ -42,7 +42,7 @@ def test_show_decodes_and_sanitises(river: Harness, qctl: Run) -> None:
     assert table.exit_code == 0 and "\x1b" not in table.stdout and "\x07" not in table.stdout
     assert job(river, id_)["state"] == shown["state"] == "cancelled"
     missing = qctl("jobs", "show", "999999")
-    assert missing.exit_code == 3 and "no River job 999999" in missing.stderr
+    assert missing.exit_code == 3 and "no job '999999'" in missing.stderr
 
 
 def test_priority_and_tag_filters(river: Harness, qctl: Run) -> None:
@@ -90,4 +90,4 @@ def test_queues_show(river: Harness, qctl: Run) -> None:
     table = qctl("queues", "show", "shown-q")
     assert table.exit_code == 0 and "available" in table.stdout
     missing = qctl("queues", "show", "nosuch")
-    assert missing.exit_code == 3 and "no River queue 'nosuch'" in missing.stderr
+    assert missing.exit_code == 3 and "no queue 'nosuch'" in missing.stderr

@@ -177,6 +177,44 @@ def test_a_lacking_noun_names_the_nouns_it_has(name: str) -> None:
         assert f"(its nouns: {', '.join(s.commands)})" in line, line
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_no_option_defaults_outside_its_range(name: str) -> None:
+    """An option an operator must give is required ("Missing option"), never a default
+    its own range refuses (``[default: 0; x>=1]``)."""
+    for noun, entry in system(name).commands.items():
+        command = build(noun, entry)
+        for path, leaf in leaves(command, Context(command, info_name=noun), noun):
+            for p in leaf.params:
+                low, high = getattr(p.type, "min", None), getattr(p.type, "max", None)
+                if isinstance(p.default, int | float) and not isinstance(p.default, bool):
+                    assert low is None or p.default >= low, (path, p.opts)
+                    assert high is None or p.default <= high, (path, p.opts)
+
+
+UNKNOWN_JOBS = {
+    "azync": ("0d3c2b1a-1111-4222-8333-444455556666", "deadbeef"),
+    "hopper": ("0d3c2b1a-1111-7222-8333-444455556666", "deadbeef"),
+    "dispatch": ("job_01h455vb4pex5vsknk084sn02q", "job_01h455vb"),
+    "river": ("999999999", None),
+    "oban": ("999999999", None),
+}
+"""A job id each system with jobs could have and does not, typed whole and (where the
+system takes one) as a prefix."""
+
+
+def test_an_unknown_job_id_is_not_found(target: tuple[str, Target]) -> None:
+    name, t = target
+    if "jobs" not in system(name).commands:
+        pytest.skip(f"{name} has no jobs")
+    whole, prefix = UNKNOWN_JOBS[name]
+    result = qctl(*t.args, "jobs", "show", whole)
+    assert (result.exit_code, result.stderr) == (3, f"qctl: error: no job {whole!r}\n")
+    if prefix:
+        result = qctl(*t.args, "jobs", "show", prefix)
+        said = f"qctl: error: no job id starts with {prefix!r}\n"
+        assert (result.exit_code, result.stderr) == (3, said)
+
+
 def test_every_writing_verb_is_covered(target: tuple[str, Target]) -> None:
     name, _ = target
     missing = sorted(set(writing_verbs(system(name))) - set(provider(name).WRITES))

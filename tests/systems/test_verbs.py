@@ -123,7 +123,11 @@ def test_by_ids(
 
 @pytest.mark.parametrize(("name", "backend", "title"), CASES)
 def test_by_filter_with_max(
-    name: str, backend: str, title: str, targets: dict[tuple[str, str], Target]
+    name: str,
+    backend: str,
+    title: str,
+    targets: dict[tuple[str, str], Target],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     t, verb = targets[name, backend], declared(name, title)
     ids, where = provider(name).verb_rows(t, title, N)
@@ -131,11 +135,41 @@ def test_by_filter_with_max(
         capped = qctl(t, *title.split(), *where, "--max", str(N - 1), "--yes")
         assert capped.exit_code == 2 and f"more than {N - 1}" in capped.stderr, capped.output
         plan = data(qctl(t, *title.split(), *where, "--dry-run", "-o", "json"))
+        # a table's sample says it is one
+        monkeypatch.setattr(verbs, "SAMPLE", N - 1)
+        table = qctl(t, *title.split(), *where, "--dry-run")
+        assert table.exit_code == 0 and f"{N - 1} of {N} shown" in table.stdout, table.output
     assert sorted(plan["ids"]) == sorted(ids) and plan["selection"]["by"] == "filter"
     before = states(name, t, verb, ids)
     result = data(qctl(t, *title.split(), *where, "--yes", "-o", "json"))
     assert result["done"] == N and sorted(result["ids"]) == sorted(ids)
     assert moved(before, states(name, t, verb, ids))
+
+
+@pytest.mark.parametrize(
+    ("name", "backend", "title"), [c for c in CASES if str(c.values[2]).startswith("queues ")]
+)
+def test_a_queue_named_that_does_not_exist_is_not_found(
+    name: str,
+    backend: str,
+    title: str,
+    targets: dict[tuple[str, str], Target],
+    audit_log: Path,
+) -> None:
+    """A queue name is typed, not read from a listing: one that names nothing is a typo
+    to say (exit 3, as ``jobs show`` of an unknown id), alone or beside a real queue,
+    and nothing is planned or written."""
+    t = targets[name, backend]
+    real, _ = provider(name).verb_rows(t, title, 1)
+    with unchanged(t):
+        for names in (["nosuchqueue"], [real[0], "nosuchqueue"]):
+            for flag in ("--yes", "--dry-run"):
+                result = qctl(t, *title.split(), *names, flag)
+                said = (result.exit_code, result.stderr, result.stdout)
+                assert said == (3, "qctl: error: no queue 'nosuchqueue'\n", ""), said
+    # the attempts are audited as refused: exit 3, nothing done
+    entries = [json.loads(line) for line in audit_log.read_text().splitlines()]
+    assert {(e["exit_status"], e["done"]) for e in entries} == {(3, 0)}
 
 
 @pytest.mark.parametrize(("name", "backend", "title"), CASES)

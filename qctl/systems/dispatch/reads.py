@@ -12,7 +12,8 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from qctl.core import triage
-from qctl.core.errors import NoSuchName
+from qctl.core.errors import NoSuchName, no_such_id
+from qctl.core.parse import ambiguous
 from qctl.systems.dispatch.database import Database
 from qctl_kit.decode import json_value
 from qctl_kit.errors import InvalidInput
@@ -275,6 +276,8 @@ def dlq_waiting(db: Database, cap: int = triage.COUNT_CAP) -> tuple[dict[str, in
 
 
 _TYPEID_PREFIX = re.compile(r"[a-z]+_[0-9a-z]*")
+_SUFFIX = 26
+"""A TypeID's characters after its type prefix (typeid's spec: 26 of base32)."""
 _TOP = "z" * 40
 """Sorts after every id suffix of TypeID digits, so a prefix's ids are one index range."""
 
@@ -292,9 +295,9 @@ def _resolve(db: Database, what: str, prefix: str, exact: str, starting: str, te
         raise InvalidInput(f"{what} id {text!r}: not a dispatch id or a prefix of one")
     ids = [r["id"] for r in db.all(starting, {"prefix": full, "top": _TOP})]
     if not ids:
-        raise NoSuchName(f"get {what}", f"no dispatch {what} {text!r}")
+        raise no_such_id(what, text, whole=len(full) == len(prefix) + _SUFFIX)
     if len(ids) > 1:
-        raise InvalidInput(f"{what} id prefix {text!r} is ambiguous: type more of it")
+        raise ambiguous(what, text, ids)
     return str(ids[0])
 
 
@@ -316,7 +319,7 @@ def resolve_dlq(db: Database, text: str) -> str:
 def get_job(db: Database, job_id: str) -> Job:
     rows = _rows(Job, db.all(queries("reads.sql").get_job, {"id": job_id}))
     if not rows:
-        raise NoSuchName("get job", f"no dispatch job {job_id!r}")
+        raise no_such_id("job", job_id)
     return rows[0]
 
 

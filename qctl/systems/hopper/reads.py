@@ -12,7 +12,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from qctl.core import triage
-from qctl.core.errors import NoSuchName
+from qctl.core.errors import NoSuchName, no_such_id
+from qctl.core.parse import ambiguous
 from qctl.systems.hopper.database import Database
 from qctl_kit.decode import fold
 from qctl_kit.errors import InvalidInput
@@ -286,9 +287,9 @@ def _resolve(db: Database, what: str, query: str, text: str) -> uuid.UUID:
     lo, hi = _id_range(text)
     ids = [r["id"] for r in db.all(query, {"lo": lo, "hi": hi})]
     if not ids:
-        raise NoSuchName(f"get {what}", f"no hopper {what} {text!r}")
+        raise no_such_id(what, text, whole=lo == hi)
     if len(ids) > 1:
-        raise InvalidInput(f"{what} id prefix {text!r} is ambiguous: type more of it")
+        raise ambiguous(what, text, ids)
     return uuid.UUID(str(ids[0]))
 
 
@@ -303,7 +304,7 @@ def resolve_batch(db: Database, text: str) -> uuid.UUID:
 def get_job(db: Database, job_id: uuid.UUID) -> Job:
     rows = _rows(Job, db.all(queries("reads.sql").get_job, {"id": job_id}))
     if not rows:
-        raise NoSuchName("get job", f"no hopper job {job_id}")
+        raise no_such_id("job", job_id)
     return rows[0]
 
 

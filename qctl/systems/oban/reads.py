@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from qctl.core.errors import NoSuchName
+from qctl.core.errors import NoSuchName, no_such_id
 from qctl.systems.oban.database import PY, STATES, Database
 from qctl_kit.errors import InvalidInput
 from qctl_kit.sqlfile import Queries, load
@@ -209,7 +209,7 @@ def list_jobs(
 def get_job(db: Database, job_id: int) -> Job:
     rows = db.all(queries("reads.sql").get_job, {"id": job_id})
     if not rows:
-        raise NoSuchName("get job", f"no Oban job {job_id}")
+        raise no_such_id("job", job_id)
     return _record(Job, rows[0])
 
 
@@ -309,7 +309,7 @@ def list_queues(db: Database, live: bool = False, cap: int | None = None) -> lis
 def get_queue(db: Database, name: str) -> tuple[Queue, list[Node]]:
     found = [q for q in list_queues(db) if q.queue == name]
     if not found:
-        raise NoSuchName("show queue", f"no Oban queue {name!r} (no job and no producer)")
+        raise NoSuchName("show queue", f"no queue {name!r} (no job and no producer)")
     return found[0], [n for n in nodes(db) if n.queue == name]
 
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from qctl.core import triage
-from qctl.core.errors import NoSuchName
+from qctl.core.errors import NoSuchName, no_such_id
 from qctl.systems.river.database import Database, instant
 from qctl_kit.decode import json_value
 from qctl_kit.errors import InvalidInput
@@ -248,7 +248,7 @@ def list_jobs(
 def get_job(db: Database, job_id: int) -> Job:
     found = _rows(Job, rows(db, db.statements("reads").get_job, {"id": job_id}))
     if not found:
-        raise NoSuchName("get job", f"no River job {job_id}")
+        raise no_such_id("job", job_id)
     return found[0]
 
 
@@ -259,7 +259,7 @@ def get_queue(db: Database, name: str) -> Queue:
     states = (queue.available, queue.running, queue.scheduled, queue.retryable, queue.pending)
     finalized = (queue.completed, queue.cancelled, queue.discarded)
     if not row["registered"] and not any(states) and not any(finalized):
-        raise NoSuchName("get queue", f"no River queue {name!r}")
+        raise NoSuchName("get queue", f"no queue {name!r}")
     return queue
 
 

@@ -22,13 +22,14 @@ from qctl.cli.output import (
 )
 from qctl.cli.triage import HELP as ERRORS_HELP
 from qctl.cli.triage import emit_error_groups
+from qctl.core.errors import no_such_id
 from qctl.core.parse import ParseError, cursor_text
 from qctl.core.verbs import Selection
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import filters, options
 from qctl.systems.azync.cli.options import DeadAge, KindOpt, MetaOpt, SourceOpt
 from qctl_kit.decode import elapsed
-from qctl_kit.errors import InvalidInput
+from qctl_kit.errors import InvalidInput, NotFound
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS
 from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, Source
 
@@ -72,7 +73,11 @@ def make_search(
 
 
 def find(ctx: typer.Context, text: str) -> Job:
-    return options.store(ctx).find_job(options.resolve(ctx, "job", text))
+    """The job ``text`` names (whole, or a unique prefix the lookup already found)."""
+    try:
+        return options.store(ctx).find_job(options.resolve(ctx, "job", text))
+    except NotFound:
+        raise no_such_id("job", text) from None
 
 
 @app.command("list")
@@ -244,7 +249,7 @@ def enqueue(
         kind=kind,
         payload=common.json_value(payload, "--payload"),
         meta=options.meta(meta),
-        run_at=common.instant(at, "--at"),
+        run_at=common.instant(at, "--at", ago=False),
         delay=common.duration(delay, "--delay") or timedelta(0),
         max_attempts=max_attempts or DEFAULT_MAX_ATTEMPTS,
         max_attempts_explicit=max_attempts is not None,

@@ -129,6 +129,7 @@ def executors_recover(
             output,
             sample,
             ["workflow_id"],
+            len(planned.workflow_ids),
         )
         return
     if planned.count:

@@ -28,14 +28,14 @@ FROM dispatch_jobs
 WHERE id = %(id)s;
 
 -- name: job_ids_with_prefix
--- At most two job ids starting with a prefix (a unique prefix names one job): a range
--- of the primary key's index, never a scan. The prefix is a TypeID's (type, '_', then
+-- At most six job ids starting with a prefix (a unique prefix names one job, more are
+-- listed): a range of the primary key's index, never a scan. The prefix is a TypeID's (type, '_', then
 -- base32 digits and lower-case letters) and %(top)s a run of 'z' longer than any id, so
 -- [prefix, prefix || top] holds every id starting with the prefix in any collation
 -- (these characters sort as in C); starts_with rechecks each row the range yields.
 SELECT id FROM dispatch_jobs
 WHERE id >= %(prefix)s AND id <= %(prefix)s || %(top)s AND starts_with(id, %(prefix)s)
-ORDER BY id LIMIT 2;
+ORDER BY id LIMIT 6;
 
 -- name: dlq_of_job
 -- The DLQ entries of one job, newest first.
@@ -108,10 +108,10 @@ FROM dispatch_dlq
 WHERE id = %(id)s;
 
 -- name: dlq_ids_with_prefix
--- At most two DLQ entry ids starting with a prefix (a range, as job_ids_with_prefix).
+-- At most six DLQ entry ids starting with a prefix (a range, as job_ids_with_prefix).
 SELECT id FROM dispatch_dlq
 WHERE id >= %(prefix)s AND id <= %(prefix)s || %(top)s AND starts_with(id, %(prefix)s)
-ORDER BY id LIMIT 2;
+ORDER BY id LIMIT 6;
 
 -- name: list_cron
 -- Every cron entry, by name.
@@ -154,10 +154,10 @@ FROM dispatch_workflow_runs
 WHERE id = %(id)s;
 
 -- name: run_ids_with_prefix
--- At most two workflow run ids starting with a prefix (a range, as job_ids_with_prefix).
+-- At most six workflow run ids starting with a prefix (a range, as job_ids_with_prefix).
 SELECT id FROM dispatch_workflow_runs
 WHERE id >= %(prefix)s AND id <= %(prefix)s || %(top)s AND starts_with(id, %(prefix)s)
-ORDER BY id LIMIT 2;
+ORDER BY id LIMIT 6;
 
 -- name: run_checkpoints
 -- The checkpoints of one run (a step that finished), in the order they were written.

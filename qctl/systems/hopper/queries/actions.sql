@@ -49,11 +49,16 @@ ORDER BY name
 LIMIT %(limit)s;
 
 -- name: queue_targets
--- The given queues, each active or paused: a name hopper has no row for is active (its
--- QueuePause creates the row).
+-- The given queues hopper knows (a row, or jobs in it, live or finished: the claim and
+-- history queue indexes), each active or paused: one without a row is active (its
+-- QueuePause creates the row). A name hopper knows no way is left out: a typo, not a
+-- queue to create.
 SELECT n AS id, CASE WHEN q.paused_at IS NULL THEN 'active' ELSE 'paused' END AS state,
        CASE WHEN q.name IS NULL THEN 'no queue row yet' ELSE '' END AS kind
-FROM unnest(%(names)s::text[]) AS n LEFT JOIN hopper_queues q ON q.name = n;
+FROM unnest(%(names)s::text[]) AS n LEFT JOIN hopper_queues q ON q.name = n
+WHERE q.name IS NOT NULL
+   OR EXISTS (SELECT 1 FROM hopper_jobs j WHERE j.queue = n)
+   OR EXISTS (SELECT 1 FROM hopper_job_history h WHERE h.queue = n);
 
 -- name: queue_set_limits
 -- Replace a queue's cluster-wide limits, creating its row if needed (cluster.go

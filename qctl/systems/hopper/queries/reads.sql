@@ -70,12 +70,12 @@ FROM hopper_job_history WHERE id = %(id)s
 LIMIT 1;
 
 -- name: job_ids_in_range
--- At most two job ids, live or finalized, between two UUIDs (a typed prefix padded with
--- 0s and fs: a range of the id indexes, not a scan).
-(SELECT id FROM hopper_jobs WHERE id BETWEEN %(lo)s::uuid AND %(hi)s::uuid ORDER BY id LIMIT 2)
+-- At most six job ids, live or finalized, between two UUIDs (a typed prefix padded with
+-- 0s and fs: a range of the id indexes, not a scan): one names its job, more are listed.
+(SELECT id FROM hopper_jobs WHERE id BETWEEN %(lo)s::uuid AND %(hi)s::uuid ORDER BY id LIMIT 6)
 UNION
-(SELECT id FROM hopper_job_history WHERE id BETWEEN %(lo)s::uuid AND %(hi)s::uuid ORDER BY id LIMIT 2)
-LIMIT 2;
+(SELECT id FROM hopper_job_history WHERE id BETWEEN %(lo)s::uuid AND %(hi)s::uuid ORDER BY id LIMIT 6)
+ORDER BY id LIMIT 6;
 
 -- name: job_deps
 -- A job's unsatisfied workflow edges, both ways: what it waits on and what waits on it
@@ -215,8 +215,8 @@ FROM hopper_batches
 WHERE id = %(id)s;
 
 -- name: batch_ids_in_range
--- At most two batch ids between two UUIDs (a typed prefix).
-SELECT id FROM hopper_batches WHERE id BETWEEN %(lo)s::uuid AND %(hi)s::uuid ORDER BY id LIMIT 2;
+-- At most six batch ids between two UUIDs (a typed prefix, as job_ids_in_range).
+SELECT id FROM hopper_batches WHERE id BETWEEN %(lo)s::uuid AND %(hi)s::uuid ORDER BY id LIMIT 6;
 
 -- name: batch_jobs
 -- A batch's jobs, live and finalized, in insertion order (driver/internal/pgsql/flow.go

@@ -115,10 +115,10 @@ queue_command(
 @verbs.running
 def scale(
     ctx: typer.Context,
-    names: QueueNames = None,
     limit: Annotated[
         int, typer.Option("--limit", metavar="N", min=1, help="The new concurrency limit.")
-    ] = 0,
+    ],
+    names: QueueNames = None,
     match: QueueMatch = None,
     all_queues: AllQueues = False,
     node: QueueNode = None,
@@ -131,13 +131,5 @@ def scale(
     alone)."""
     if instance and not node:
         raise InvalidInput("--instance names an instance on --node: give --node too")
-    if limit < 1:
-        raise InvalidInput("--limit N is required: the new limit, 1 or more")
-    selection = queue_selection(names, match, all_queues)
-    verbs.act(
-        ctx,
-        actions.queue_verb("scale", node, instance, limit),
-        writable,
-        lambda _: selection,
-        run,
-    )
+    verb = actions.queue_verb("scale", node, instance, limit)
+    verbs.act(ctx, verb, writable, queue_selection(verb, names, match, all_queues), run)
