@@ -312,6 +312,23 @@ class DemoSchema:
     """It holds the system's table already."""
 
 
+@contextlib.contextmanager
+def demo_connection(dsn: str) -> Iterator[psycopg.Connection[Any]]:
+    """The autocommit connection a demo sets its schema up on, its failures said as every
+    command says them (an unreachable server: one line, exit 6; never libpq's text with
+    the DSN's password)."""
+    import psycopg
+
+    from qctl_kit.dsn import connect_timeout, postgres_params
+    from qctl_kit.postgres.connect import mapped_errors
+
+    with (
+        mapped_errors(dsn),
+        psycopg.connect(dsn, autocommit=True, **connect_timeout(postgres_params(dsn))) as conn,
+    ):
+        yield conn
+
+
 def demo_schema(
     conn: psycopg.Connection[Any],
     schema: str,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from qctl.cli.common import confirm, demo_schema, say_demo_reading
+from qctl.cli.common import confirm, demo_connection, demo_schema, say_demo_reading
 from qctl.core.paths import demo_database_path
 
 if TYPE_CHECKING:
@@ -108,9 +108,8 @@ def demo(
 
 def _schema(c: CliContext, reset: bool, yes: bool) -> DemoSchema:
     """``common.demo_schema`` for azync's tables in ``c``'s schema."""
-    import psycopg
 
-    with psycopg.connect(c.dsn or "", autocommit=True) as conn:
+    with demo_connection(c.dsn or "") as conn:
         return demo_schema(
             conn, c.schema, mark=OWNED, table="azync_jobs", label="azync",
             scope="it works any job of its kinds there, and maintains and vacuums nothing",

@@ -48,10 +48,9 @@ def demo(
             "the dispatch demo needs --dsn postgresql://... (qctl operates dispatch on PostgreSQL)"
         )
     schema = cli.schema or DEMO_SCHEMA
-    import psycopg
     from psycopg import sql
 
-    with psycopg.connect(cli.dsn, autocommit=True) as conn:
+    with common.demo_connection(cli.dsn) as conn:
         place = common.demo_schema(
             conn, schema, mark=OWNED, table="dispatch_jobs", label="dispatch",
             scope=f"its workers take any job of queues {', '.join(QUEUES)}",

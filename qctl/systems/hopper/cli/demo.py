@@ -34,7 +34,6 @@ def demo(
     confirmed first when it holds anything, and the demo then inserts, claims and
     finalizes only jobs of its own and leaves the leader lease alone. ``reset`` drops
     the schema first, only one the demo created."""
-    import psycopg
 
     from qctl.systems.hopper import reads, standin
     from qctl.systems.hopper.database import Database
@@ -44,7 +43,7 @@ def demo(
         raise InvalidInput("the hopper demo needs --dsn postgresql://... (hopper is PostgreSQL)")
     schema = cli.schema or DEMO_SCHEMA
     q = reads.queries("demo.sql")
-    with psycopg.connect(cli.dsn, autocommit=True) as conn:
+    with common.demo_connection(cli.dsn) as conn:
         place = common.demo_schema(
             conn, schema, mark=OWNED, table="hopper_jobs", label="hopper",
             scope="only on jobs it inserts", reset=reset, yes=yes,

@@ -45,7 +45,6 @@ def demo(
     import sys
     from importlib.resources import files
 
-    import psycopg
     from psycopg import sql
 
     from qctl.systems.oban import reads
@@ -56,7 +55,7 @@ def demo(
         raise InvalidInput("the Oban demo needs --dsn postgresql://... (Oban is PostgreSQL only)")
     schema = cli.schema or DEMO_SCHEMA
     q = reads.queries("demo.sql")
-    with psycopg.connect(cli.dsn, autocommit=True) as conn:
+    with common.demo_connection(cli.dsn) as conn:
         place = common.demo_schema(
             conn, schema, mark=OWNED, table="oban_jobs", label="Oban",
             scope="only on jobs it inserts", reset=reset, yes=yes,

@@ -34,7 +34,6 @@ def demo(
     create is confirmed first, and the demo then inserts, fetches and settles only jobs
     of its own and leaves the leadership alone. ``reset`` drops the schema first, only
     one the demo created."""
-    import psycopg
 
     from qctl.systems.river import reads, standin
     from qctl.systems.river.database import Database
@@ -45,7 +44,7 @@ def demo(
         )
     schema = cli.schema or DEMO_SCHEMA
     q = reads.queries("standin.sql")
-    with psycopg.connect(cli.dsn, autocommit=True) as conn:
+    with common.demo_connection(cli.dsn) as conn:
         place = common.demo_schema(
             conn, schema, mark=OWNED, table="river_job", label="River",
             scope="only on jobs it inserts", reset=reset, yes=yes,
