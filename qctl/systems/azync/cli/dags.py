@@ -115,10 +115,9 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
       qctl dags show 3f2a9c1e
     """
     store = options.store(ctx)
-    dag_id = options.resolve(ctx, "dag", id)
-    dag = store.get_dag(dag_id)
-    tasks = store.dag_tasks(dag_id)
-    deps = store.dag_deps(dag_id)
+    dag = options.found(ctx, "dag", id, store.get_dag)
+    tasks = store.dag_tasks(dag.id)
+    deps = store.dag_deps(dag.id)
     # The graph is for people only (and imports the layout code).
     ordered, graph = draw(tasks, deps) if tasks and output == OutputFormat.TABLE else (tasks, "")
     emit_detail(

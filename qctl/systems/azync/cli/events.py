@@ -145,7 +145,7 @@ def show(
 ) -> None:
     """One event, payload included, and each delivery: its subscriber and job state."""
     store = options.store(ctx)
-    row = store.get_event(options.resolve(ctx, "event", id))
+    row = options.found(ctx, "event", id, store.get_event)
     jobs = store.search_jobs(JobSearch(source=Source.EVENT, event_id=row.id), limit=0)
     # A delivery job's kind is its subscriber's name.
     deliveries = [{"subscriber": j.kind, **as_dict(j)} for j in jobs]

@@ -22,14 +22,13 @@ from qctl.cli.output import (
 )
 from qctl.cli.triage import HELP as ERRORS_HELP
 from qctl.cli.triage import emit_error_groups
-from qctl.core.errors import no_such_id
 from qctl.core.parse import ParseError, cursor_text
 from qctl.core.verbs import Selection
 from qctl.systems.azync import SYSTEM
 from qctl.systems.azync.cli import filters, options
 from qctl.systems.azync.cli.options import DeadAge, KindOpt, MetaOpt, SourceOpt
 from qctl_kit.decode import elapsed
-from qctl_kit.errors import InvalidInput, NotFound
+from qctl_kit.errors import InvalidInput
 from qctl_store.config import DEFAULT_MAX_ATTEMPTS
 from qctl_store.types import EnqueueParams, Job, JobSearch, JobState, Source
 
@@ -74,10 +73,7 @@ def make_search(
 
 def find(ctx: typer.Context, text: str) -> Job:
     """The job ``text`` names (whole, or a unique prefix the lookup already found)."""
-    try:
-        return options.store(ctx).find_job(options.resolve(ctx, "job", text))
-    except NotFound:
-        raise no_such_id("job", text) from None
+    return options.found(ctx, "job", text, options.store(ctx).find_job)
 
 
 @app.command("list")

@@ -12,6 +12,8 @@ import typer
 
 from qctl.cli.common import cli, option_value
 from qctl.core import parse
+from qctl.core.errors import no_such_id
+from qctl_kit.errors import NotFound
 from qctl_kit.values import PageCursor
 from qctl_store.types import JobState, Source
 
@@ -72,8 +74,20 @@ def meta(values: list[str] | None) -> dict[str, str]:
     return result
 
 
+T = TypeVar("T")
+
+
 def resolve(ctx: typer.Context, entity: str, text: str) -> uuid.UUID:
     return parse.resolve_id(store(ctx), entity, text)
+
+
+def found(ctx: typer.Context, entity: str, text: str, get: Callable[[uuid.UUID], T]) -> T:
+    """``get`` of the row ``text`` names (whole, or a unique prefix): one that names
+    nothing said as every system says it (``no_such_id``)."""
+    try:
+        return get(resolve(ctx, entity, text))
+    except NotFound:
+        raise no_such_id(entity, text) from None
 
 
 def sources(source: Source | None) -> list[Source]:
@@ -98,7 +112,6 @@ def newest_first(row: Any) -> PageCursor:
     return PageCursor(row.created_at, row.id)
 
 
-T = TypeVar("T")
 Fetch = Callable[[int, PageCursor | None], list[T]]
 
 

@@ -79,9 +79,8 @@ def list_workflows(
 def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> None:
     """One execution and its history."""
     store = options.store(ctx)
-    wf_id = options.resolve(ctx, "workflow", id)
-    execution = store.get_workflow_execution(wf_id)
-    history = store.list_history(wf_id)
+    execution = options.found(ctx, "workflow", id, store.get_workflow_execution)
+    history = store.list_history(execution.id)
     emit_detail(
         output,
         as_dict(execution),
