@@ -23,7 +23,7 @@ import psycopg
 import pytest
 
 from qctl_kit.streams import Subscription
-from qctl_store import Config
+from qctl_store import Config, open_store
 from qctl_store.postgres import PostgresStore
 from qctl_store.sqlite import SqliteStore
 from qctl_store.types import Change
@@ -92,17 +92,43 @@ def fresh_pg_schema(request: pytest.FixtureRequest) -> Iterator[str]:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
-@pytest.fixture
-def fresh_pg_database() -> Iterator[str]:
-    """A PostgreSQL database of one test's own (for what takes a fixed schema name, as a
-    demo does), dropped afterwards: its DSN."""
+@contextlib.contextmanager
+def own_pg_database() -> Iterator[str]:
+    """A PostgreSQL database of its own (a unique name), dropped afterwards with whatever
+    sessions are still on it: its DSN. For what a schema cannot hold apart: a fixed
+    schema name (a demo's), a table per database (the audit's), its sessions killed."""
     require_pg()
     name = f"qctl_test_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(PG_DSN, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
-    yield PG_DSN.rsplit("/", 1)[0] + f"/{name}"
-    with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    try:
+        yield PG_DSN.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(PG_DSN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def fresh_pg_database() -> Iterator[str]:
+    """``own_pg_database`` for one test."""
+    with own_pg_database() as dsn:
+        yield dsn
+
+
+@pytest.fixture(params=BACKENDS)
+def azync_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A migrated azync database of one test's own: an SQLite file, or a PostgreSQL
+    database (``own_pg_database``); its DSN."""
+
+    with contextlib.ExitStack() as stack:
+        if request.param == "sqlite":
+            dsn = f"sqlite:///{tmp_path / 'own.db'}"
+        else:
+            dsn = stack.enter_context(own_pg_database())
+        store = open_store(dsn)
+        store.migrate()
+        store.close()
+        yield dsn
 
 
 StoreFactory = Callable[..., PostgresStore | SqliteStore]

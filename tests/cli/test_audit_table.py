@@ -9,8 +9,6 @@ file, said once."""
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,27 +31,11 @@ def _warns_again(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(audit, "_warned", set())
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A migrated azync database of its own: an SQLite file, or a PostgreSQL database."""
-    if request.param == "sqlite":
-        dsn = f"sqlite:///{tmp_path / 'team.db'}"
-        open_store(dsn).migrate()
-        yield dsn
-        return
-    require_pg()
-    name = f"qt_audit_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    dsn = PG_DSN.rsplit("/", 1)[0] + f"/{name}"
-    try:
-        store = open_store(dsn)
-        store.migrate()
-        store.close()
-        yield dsn
-    finally:
-        with psycopg.connect(PG_DSN, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+@pytest.fixture
+def database(azync_database: str) -> str:
+    """A migrated azync database of its own, on each backend (the audit table is per
+    database)."""
+    return azync_database
 
 
 def qctl(dsn: str, home: Path, *args: str, keep: str = "database") -> Result:

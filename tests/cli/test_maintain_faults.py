@@ -15,32 +15,19 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import psycopg
-import pytest
 
 from qctl_store import Config
 from qctl_store.postgres import PostgresStore
 from qctl_store.types import DequeueParams, EnqueueParams, JobState, Source
-from tests.conftest import PG_DSN, require_pg
+from tests.conftest import PG_DSN
 
 QCTL = Path(sys.executable).parent / "qctl"
 RUN_FOR = 60.0
 KILL_EVERY = 3.0
-
-
-@pytest.fixture
-def fault_db() -> Iterator[str]:
-    require_pg()
-    name = f"qctl_fault_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield PG_DSN.rsplit("/", 1)[0] + f"/{name}"
-    with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _killer(dsn: str, stop: threading.Event, kills: list[int]) -> None:
@@ -56,20 +43,20 @@ def _killer(dsn: str, stop: threading.Event, kills: list[int]) -> None:
             kills.append(sum(1 for (ok,) in rows if ok))
 
 
-def test_maintain_survives_terminated_backends(fault_db: str, tmp_path: Path) -> None:
-    store = PostgresStore(fault_db, Config(application_name="qctl-fault-test"))
+def test_maintain_survives_terminated_backends(fresh_pg_database: str, tmp_path: Path) -> None:
+    store = PostgresStore(fresh_pg_database, Config(application_name="qctl-fault-test"))
     store.migrate()
     kind = f"k_{uuid.uuid4().hex[:8]}"
     err = (tmp_path / "stderr").open("w")
     proc = subprocess.Popen(
-        [str(QCTL), "--dsn", fault_db, "maintain", "--interval", "500ms", "-o", "jsonl"],
+        [str(QCTL), "--dsn", fresh_pg_database, "maintain", "--interval", "500ms", "-o", "jsonl"],
         stdout=subprocess.DEVNULL,
         stderr=err,
         env={**os.environ, "QCTL_READ_ONLY": ""},
     )
     stop = threading.Event()
     kills: list[int] = []
-    killer = threading.Thread(target=_killer, args=(fault_db, stop, kills), daemon=True)
+    killer = threading.Thread(target=_killer, args=(fresh_pg_database, stop, kills), daemon=True)
     killer.start()
     delayed: list[tuple[float, uuid.UUID]] = []
     leased: list[tuple[float, uuid.UUID]] = []

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,33 +22,16 @@ from qctl.tui.app import QctlTop
 from qctl.tui.audit import AuditScreen
 from qctl.tui.widgets import CommandPrompt, Table
 from qctl_store import open_store
-from tests.conftest import PG_DSN, require_pg
 from tests.tui.helpers import SIZE, row_keys, screen_text, until
 
 pytestmark = pytest.mark.timeout(120)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A migrated azync database of its own (the audit table is per database)."""
-    if request.param == "sqlite":
-        dsn = f"sqlite:///{tmp_path / 'team.db'}"
-        open_store(dsn).migrate()
-        yield dsn
-        return
-    require_pg()
-    name = f"qt_audit_tui_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    dsn = PG_DSN.rsplit("/", 1)[0] + f"/{name}"
-    try:
-        store = open_store(dsn)
-        store.migrate()
-        store.close()
-        yield dsn
-    finally:
-        with psycopg.connect(PG_DSN, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+@pytest.fixture
+def database(azync_database: str) -> str:
+    """A migrated azync database of its own, on each backend (the audit table is per
+    database)."""
+    return azync_database
 
 
 def qctl(dsn: str, home: Path, *args: str) -> None:
