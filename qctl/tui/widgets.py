@@ -20,6 +20,7 @@ from textual.screen import ModalScreen
 from textual.suggester import Suggester
 from textual.widget import Widget
 from textual.widgets import Button, DataTable, Input, Label, OptionList, Static
+from textual.widgets.data_table import ColumnKey
 
 from qctl.tui import fmt
 from qctl.tui.fmt import safe
@@ -297,6 +298,15 @@ class Column(Generic[R]):
     time: Literal["", "ago", "when"] | Callable[[Any, datetime], Any] = ""
     """A value shown against the dashboard's clock: an instant by ``fmt.ago`` or
     ``fmt.when``, or by a function of (value, now) (a lease's time left)."""
+    short: str = ""
+    """The header where the table is too wide for the terminal ("avail" for
+    "available"); empty: ``name`` always."""
+    narrow: int = 0
+    """The most cells a fixed ``middle`` column takes where the table is too wide (a
+    whole id, cut in its middle); 0: its widest cell always."""
+    drop: int = 0
+    """Where the table is still too wide: 0, always shown; else hidden, the highest
+    first (then the rightmost), until the rest fit (``Table.layout``)."""
 
     def cell(self, row: R, now: datetime) -> Any:
         value = self.get(row) if self.get is not None else None
@@ -312,10 +322,30 @@ class Column(Generic[R]):
 
 
 def flex(
-    name: str, about: str = "", get: Callable[[Any], Any] | None = None, *, middle: bool = False
+    name: str,
+    about: str = "",
+    get: Callable[[Any], Any] | None = None,
+    *,
+    middle: bool = False,
+    drop: int = 0,
 ) -> Column[Any]:
     """A column that shares the width left over (a kind, a name, an error)."""
-    return Column(name, about, get, flex=True, middle=middle)
+    return Column(name, about, get, flex=True, middle=middle, drop=drop)
+
+
+ID_NARROW = 13
+"""An id's cells where the table is too wide: both ends of a UUID ("0193a1b2-…4f2e1c")."""
+
+
+def ident(name: str, about: str, get: Callable[[Any], Any], *, drop: int = 0) -> Column[Any]:
+    """A whole id (a UUID, a workflow id): whole where the table fits, else cut in its
+    middle to ``ID_NARROW`` cells, both ends kept."""
+
+    def text(row: Any) -> str:
+        value = get(row)
+        return "" if value is None else str(value)
+
+    return Column(name, about, text, middle=True, narrow=ID_NARROW, drop=drop)
 
 
 class MiddleCut(Text):
@@ -359,22 +389,107 @@ def sort_key(value: Any) -> tuple[int, float, str]:
         return (1, 0.0, plain.lower())
 
 
+@dataclass(frozen=True)
+class Layout:
+    """The declared columns a table shows (by index), and whether in their narrow form
+    (short headers, ids cut in their middle)."""
+
+    shown: tuple[int, ...] = ()
+    narrow: bool = False
+
+
+def cell_width(value: Any) -> int:
+    """The cells a table cell's text takes, whole."""
+    return value.cell_len if isinstance(value, Text) else cell_len(str(value))
+
+
 class Table(DataTable[Any]):
-    """A DataTable whose flexible columns share the width its fixed columns leave, and
-    whose rows can be sorted by any column (``sort_by``; ``refill`` keeps the order)."""
+    """A DataTable of declared columns (``Column``) that fits the terminal: its flexible
+    columns share the width the fixed ones leave; where even so the columns do not fit,
+    ``layout`` takes their narrow form and hides the droppable ones, so that the key
+    column and the counts stay on the screen. Its rows (``fill``) can be sorted by any
+    column shown (``next_sort``)."""
 
     sort_column: str | None = None
     """The key of the column the rows are sorted by; None: in the order read."""
     sort_reverse = False
 
-    def __init__(self, *, flexible: Sequence[str] = (), **kwargs: Any) -> None:
+    def __init__(self, *, declared: Sequence[Column[Any]] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.flexible = frozenset(flexible)
+        self.declared = tuple(declared)
+        self.flexible = frozenset(c.name for c in self.declared if c.flex)
+        self.shown = Layout()
+        self.rows_read: list[tuple[str, list[Any]]] = []
+        """The rows last filled: a cell for every declared column."""
+
+    def layout(self, width: int) -> Layout:
+        """The columns shown at ``width``: every one in full where they fit; else in
+        their narrow form, less the droppable ones (highest ``drop``, then rightmost,
+        first) until the rest fit or none is left to drop."""
+        pad = 2 * self.cell_padding
+        widest = [
+            max((cell_width(cells[i]) for _, cells in self.rows_read), default=0)
+            for i in range(len(self.declared))
+        ]
+
+        def need(shown: Sequence[int], narrow: bool) -> int:
+            total = 0
+            for i in shown:
+                c, cell = self.declared[i], widest[i]
+                if c.flex:
+                    cell = min(cell, FLEX_MIN)
+                elif narrow and c.narrow:
+                    cell = min(cell, c.narrow)
+                total += pad + max(cell_len(self.header(c, narrow)), cell)
+            return total
+
+        shown = list(range(len(self.declared)))
+        if need(shown, False) <= width:
+            return Layout(tuple(shown), False)
+        droppable = sorted((i for i in shown if self.declared[i].drop), reverse=True)
+        droppable.sort(key=lambda i: -self.declared[i].drop)
+        while droppable and need(shown, True) > width:
+            shown.remove(droppable.pop(0))
+        return Layout(tuple(shown), True)
+
+    def header(self, column: Column[Any], narrow: bool) -> str:
+        name = column.short if narrow and column.short else column.name
+        if column.name != self.sort_column:
+            return name
+        return name + (" ▼" if self.sort_reverse else " ▲")
+
+    def fill(self, rows: list[tuple[str, list[Any]]]) -> None:
+        """Show ``rows`` (key, a cell for every declared column) in the columns that fit,
+        sorted as chosen, the cursor kept on the same key where it survives."""
+        self.rows_read = rows
+        self.lay_out(self.layout(self.width_for_columns()))
+
+    def lay_out(self, layout: Layout) -> None:
+        keep, at = selected_key(self), self.cursor_row
+        if layout != self.shown or len(self.columns) != len(layout.shown):
+            self.shown = layout
+            self.clear(columns=True)
+            for i in layout.shown:
+                c = self.declared[i]
+                self.add_column(Text(self.header(c, layout.narrow)), key=c.name)
+        else:
+            self.clear()
+        rows = self.rows_read
+        if self.sort_column is not None:
+            by = [c.name for c in self.declared].index(self.sort_column)
+            rows = sorted(rows, key=lambda r: sort_key(r[1][by]), reverse=self.sort_reverse)
+        for key, cells in rows:
+            self.add_row(*(cells[i] for i in layout.shown), key=key)
+        self.measure()
+        if keep is not None and keep in self.rows:
+            self.move_cursor(row=self.get_row_index(keep), animate=False)
+        elif rows:
+            self.move_cursor(row=min(at, len(rows) - 1), animate=False)
 
     def next_sort(self, reverse: bool) -> None:
         """``reverse``: the other way (by the first column when unsorted); else by the
-        next column, and after the last, in the order read again. The header's arrow says
-        which; the pane draws its rows again."""
+        next column shown, and after the last, in the order read again. The header's
+        arrow says which; the pane draws its rows again."""
         keys = [str(k.value) for k in self.columns]
         if reverse:
             self.sort_reverse = not self.sort_reverse if self.sort_column else True
@@ -383,9 +498,9 @@ class Table(DataTable[Any]):
             at = keys.index(self.sort_column) + 1 if self.sort_column in keys else 0
             self.sort_column = keys[at] if at < len(keys) else None
             self.sort_reverse = False
-        for key, column in self.columns.items():
-            arrow = (" ▼" if self.sort_reverse else " ▲") if key == self.sort_column else ""
-            column.label = Text(str(key.value) + arrow)
+        for i in self.shown.shown:
+            c = self.declared[i]
+            self.columns[ColumnKey(c.name)].label = Text(self.header(c, self.shown.narrow))
 
     def sorting(self) -> str:
         """The sort in words, for a pane's bar ("" when the rows are as read)."""
@@ -411,7 +526,10 @@ class Table(DataTable[Any]):
 
     def _on_resize(self, event: events.Resize) -> None:
         super()._on_resize(event)
-        if self._fit():
+        layout = self.layout(self.width_for_columns())
+        if layout != self.shown:
+            self.lay_out(layout)
+        elif self._fit():
             self._clear_caches()
             self.refresh()
 
@@ -449,16 +567,24 @@ class Table(DataTable[Any]):
         return max(0, self.app.size.width - gutter)
 
     def _fit(self) -> bool:
-        """Give each flexible column its share of the width left (water-filling: one
-        narrower than its share keeps its width and leaves the rest to the others).
-        Returns whether a width changed."""
+        """Cut the ids of a narrow layout to their ``narrow`` width, and give each
+        flexible column its share of the width left (water-filling: one narrower than
+        its share keeps its width and leaves the rest to the others). Returns whether a
+        width changed."""
+        changed = False
+        if self.shown.narrow:
+            for i in self.shown.shown:
+                c = self.declared[i]
+                column = self.columns.get(ColumnKey(c.name))
+                if c.flex or not c.narrow or column is None:
+                    continue
+                width = min(column.content_width, max(c.narrow, cell_len(column.label.plain)))
+                if column.auto_width or column.width != width:
+                    column.auto_width, column.width, changed = False, width, True
         flexible = [c for c in self.columns.values() if str(c.key.value) in self.flexible]
-        if not flexible:
-            return False
         pad = 2 * self.cell_padding
         fixed = sum(c.get_render_width(self) for c in self.columns.values() if c not in flexible)
         left = self.width_for_columns() - fixed - pad * len(flexible)
-        changed = False
         pending = sorted(flexible, key=lambda c: c.content_width)
         while pending:
             share = max(FLEX_MIN, left // len(pending))
@@ -473,14 +599,14 @@ class Table(DataTable[Any]):
         return changed
 
 
-def table(widget_id: str, *columns: str | Column[Any]) -> DataTable[Any]:
+def table(widget_id: str, *columns: str | Column[Any]) -> Table:
     """A row-cursor table; ``columns`` are declarations (``Column``, ``flex``) or plain
-    headers (fixed width)."""
-    names = [c if isinstance(c, str) else c.name for c in columns]
-    flexible = [c.name for c in columns if isinstance(c, Column) and c.flex]
-    t = Table(id=widget_id, cursor_type="row", zebra_stripes=True, flexible=flexible)
-    for name in names:
-        t.add_column(name, key=name)
+    headers (fixed width, always shown)."""
+    declared = [Column(c, "") if isinstance(c, str) else c for c in columns]
+    t = Table(id=widget_id, cursor_type="row", zebra_stripes=True, declared=declared)
+    t.shown = Layout(tuple(range(len(declared))))
+    for c in declared:
+        t.add_column(Text(c.name), key=c.name)
     return t
 
 
@@ -516,16 +642,5 @@ def table_cell(value: Any) -> Any:
 
 def refill(t: DataTable[Any], rows: list[tuple[str, list[Any]]]) -> None:
     """Replace a table's rows, keeping the cursor on the same key when it survives."""
-    keep = selected_key(t)
-    row_index = t.cursor_row
-    t.clear()
-    for key, cells in rows:
-        t.add_row(*map(table_cell, cells), key=key)
-    if isinstance(t, Table):
-        if t.sort_column is not None and t.sort_column in t.columns:
-            t.sort(t.sort_column, key=sort_key, reverse=t.sort_reverse)
-        t.measure()
-    if keep is not None and keep in t.rows:
-        t.move_cursor(row=t.get_row_index(keep), animate=False)
-    elif rows:
-        t.move_cursor(row=min(row_index, len(rows) - 1), animate=False)
+    assert isinstance(t, Table), "every dashboard table is made by ``table``"
+    t.fill([(key, list(map(table_cell, cells))) for key, cells in rows])
