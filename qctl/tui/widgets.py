@@ -25,6 +25,7 @@ from textual.widgets.data_table import ColumnKey
 from qctl.tui import fmt
 from qctl.tui.fmt import safe
 from qctl.tui.live import DISCONNECTED, LIVE, LOCKED, MANUAL, PAUSED, POLLING
+from qctl_kit.dsn import redact
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -39,18 +40,39 @@ MODE_STYLES = {
 }
 
 
+LOCATION_MIN = 24
+"""The fewest cells the status bar's target keeps beside a detail too long for the line
+(an error, which wraps below it)."""
+
+
 class StatusBar(Static):
     """One line: connection mode (live / polling / disconnected / waiting for a lock /
-    paused), target, error.
-    The target is ``CliContext.describe()``, which already says ``[read-only]``."""
+    paused), target, detail. The target is ``CliContext.describe()``, which already says
+    ``[read-only]``; it is cut in its middle to the width the line leaves (a long DSN's
+    host and its schema both kept), so that the bar wraps only for an error too long for
+    one line, which it shows in full."""
+
+    parts: tuple[str, str, str] = ("", "", "")
 
     def show(self, mode: str, location: str, detail: str) -> None:
+        # Passwords never reach the screen, whoever built the location.
+        self.parts = (mode, redact(location), detail)
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        mode, location, detail = self.parts
+        head = f" ● {mode or 'connecting'} "
+        tail = f"  {detail}" if detail else ""
+        width = self.content_size.width or self.app.size.width
+        room = width - cell_len(head) - 1 - cell_len(tail)
+        if room < min(LOCATION_MIN, cell_len(location)):
+            room = width - cell_len(head) - 1  # the detail wraps to the lines below
         text = Text()
-        text.append(f" ● {mode or 'connecting'} ", MODE_STYLES.get(mode, "bold"))
-        text.append(f" {location}")
+        text.append(head, MODE_STYLES.get(mode, "bold"))
+        text.append(f" {fmt.middle(location, max(room, 0))}")
         if detail:
-            text.append(f"  {detail}", "red" if mode == DISCONNECTED else "dim")
-        self.update(text)
+            text.append(tail, "red" if mode == DISCONNECTED else "dim")
+        return text
 
 
 class ConfirmDialog(ModalScreen[bool]):
@@ -306,7 +328,7 @@ class Column(Generic[R]):
     whole id, cut in its middle); 0: its widest cell always."""
     drop: int = 0
     """Where the table is still too wide: 0, always shown; else hidden, the highest
-    first (then the rightmost), until the rest fit (``Table.layout``)."""
+    first (then the rightmost), until the rest fit (``Table.fitting``)."""
 
     def cell(self, row: R, now: datetime) -> Any:
         value = self.get(row) if self.get is not None else None
@@ -363,18 +385,34 @@ class MiddleCut(Text):
         yield from cut.__rich_console__(console, options)
 
 
+def marked(cell: Any) -> Any:
+    """A marked row's first cell: ``●`` before it, cut as the cell was."""
+    if isinstance(cell, MiddleCut):
+        return MiddleCut(f"● {cell.plain}", **CELL_TEXT)
+    return f"● {cell}"
+
+
 def cells(columns: Sequence[Column[R]], row: R, now: datetime) -> list[Any]:
     """A row's cells, one per declared column."""
     return [c.cell(row, now) for c in columns]
 
 
 def glossary(title: str, columns: Sequence[Column[Any]]) -> str:
-    """``title: name: about; name: about.``: one table's lines of the help."""
-    return f"{title}: " + "; ".join(f"{c.name}: {c.about}" for c in columns) + "."
+    """``title: name: about; name (short): about.``: one table's lines of the help."""
+    return f"{title}: " + "; ".join(f"{said(c)}: {c.about}" for c in columns) + "."
+
+
+def said(column: Column[Any]) -> str:
+    """A column's header as the help names it: ``available (avail)``."""
+    return f"{column.name} ({column.short})" if column.short else column.name
 
 
 FLEX_MIN = 8
 """The narrowest a flexible column gets (its header and a few characters)."""
+FLEX_WANT = 24
+"""The width a flexible column is counted at when a table decides which columns it shows
+(``Table.fitting``): a queue's or a kind's name that long is shown whole before a
+droppable column is."""
 
 
 def sort_key(value: Any) -> tuple[int, float, str]:
@@ -390,11 +428,11 @@ def sort_key(value: Any) -> tuple[int, float, str]:
 
 
 @dataclass(frozen=True)
-class Layout:
+class Shown:
     """The declared columns a table shows (by index), and whether in their narrow form
     (short headers, ids cut in their middle)."""
 
-    shown: tuple[int, ...] = ()
+    columns: tuple[int, ...] = ()
     narrow: bool = False
 
 
@@ -406,7 +444,7 @@ def cell_width(value: Any) -> int:
 class Table(DataTable[Any]):
     """A DataTable of declared columns (``Column``) that fits the terminal: its flexible
     columns share the width the fixed ones leave; where even so the columns do not fit,
-    ``layout`` takes their narrow form and hides the droppable ones, so that the key
+    ``fitting`` takes their narrow form and hides the droppable ones, so that the key
     column and the counts stay on the screen. Its rows (``fill``) can be sorted by any
     column shown (``next_sort``)."""
 
@@ -418,14 +456,15 @@ class Table(DataTable[Any]):
         super().__init__(**kwargs)
         self.declared = tuple(declared)
         self.flexible = frozenset(c.name for c in self.declared if c.flex)
-        self.shown = Layout()
+        self.shown = Shown()
         self.rows_read: list[tuple[str, list[Any]]] = []
         """The rows last filled: a cell for every declared column."""
 
-    def layout(self, width: int) -> Layout:
+    def fitting(self, width: int) -> Shown:
         """The columns shown at ``width``: every one in full where they fit; else in
         their narrow form, less the droppable ones (highest ``drop``, then rightmost,
-        first) until the rest fit or none is left to drop."""
+        first) until the rest fit or none is left to drop. A flexible column counts as
+        its widest cell up to ``FLEX_WANT``."""
         pad = 2 * self.cell_padding
         widest = [
             max((cell_width(cells[i]) for _, cells in self.rows_read), default=0)
@@ -437,7 +476,7 @@ class Table(DataTable[Any]):
             for i in shown:
                 c, cell = self.declared[i], widest[i]
                 if c.flex:
-                    cell = min(cell, FLEX_MIN)
+                    cell = min(cell, FLEX_WANT)
                 elif narrow and c.narrow:
                     cell = min(cell, c.narrow)
                 total += pad + max(cell_len(self.header(c, narrow)), cell)
@@ -445,12 +484,12 @@ class Table(DataTable[Any]):
 
         shown = list(range(len(self.declared)))
         if need(shown, False) <= width:
-            return Layout(tuple(shown), False)
+            return Shown(tuple(shown), False)
         droppable = sorted((i for i in shown if self.declared[i].drop), reverse=True)
         droppable.sort(key=lambda i: -self.declared[i].drop)
         while droppable and need(shown, True) > width:
             shown.remove(droppable.pop(0))
-        return Layout(tuple(shown), True)
+        return Shown(tuple(shown), True)
 
     def header(self, column: Column[Any], narrow: bool) -> str:
         name = column.short if narrow and column.short else column.name
@@ -462,16 +501,16 @@ class Table(DataTable[Any]):
         """Show ``rows`` (key, a cell for every declared column) in the columns that fit,
         sorted as chosen, the cursor kept on the same key where it survives."""
         self.rows_read = rows
-        self.lay_out(self.layout(self.width_for_columns()))
+        self.lay_out(self.fitting(self.width_for_columns()))
 
-    def lay_out(self, layout: Layout) -> None:
+    def lay_out(self, shown: Shown) -> None:
         keep, at = selected_key(self), self.cursor_row
-        if layout != self.shown or len(self.columns) != len(layout.shown):
-            self.shown = layout
+        if shown != self.shown or len(self.columns) != len(shown.columns):
+            self.shown = shown
             self.clear(columns=True)
-            for i in layout.shown:
+            for i in shown.columns:
                 c = self.declared[i]
-                self.add_column(Text(self.header(c, layout.narrow)), key=c.name)
+                self.add_column(Text(self.header(c, shown.narrow)), key=c.name)
         else:
             self.clear()
         rows = self.rows_read
@@ -479,7 +518,7 @@ class Table(DataTable[Any]):
             by = [c.name for c in self.declared].index(self.sort_column)
             rows = sorted(rows, key=lambda r: sort_key(r[1][by]), reverse=self.sort_reverse)
         for key, cells in rows:
-            self.add_row(*(cells[i] for i in layout.shown), key=key)
+            self.add_row(*(cells[i] for i in shown.columns), key=key)
         self.measure()
         if keep is not None and keep in self.rows:
             self.move_cursor(row=self.get_row_index(keep), animate=False)
@@ -498,7 +537,7 @@ class Table(DataTable[Any]):
             at = keys.index(self.sort_column) + 1 if self.sort_column in keys else 0
             self.sort_column = keys[at] if at < len(keys) else None
             self.sort_reverse = False
-        for i in self.shown.shown:
+        for i in self.shown.columns:
             c = self.declared[i]
             self.columns[ColumnKey(c.name)].label = Text(self.header(c, self.shown.narrow))
 
@@ -526,9 +565,9 @@ class Table(DataTable[Any]):
 
     def _on_resize(self, event: events.Resize) -> None:
         super()._on_resize(event)
-        layout = self.layout(self.width_for_columns())
-        if layout != self.shown:
-            self.lay_out(layout)
+        shown = self.fitting(self.width_for_columns())
+        if shown != self.shown:
+            self.lay_out(shown)
         elif self._fit():
             self._clear_caches()
             self.refresh()
@@ -573,7 +612,7 @@ class Table(DataTable[Any]):
         width changed."""
         changed = False
         if self.shown.narrow:
-            for i in self.shown.shown:
+            for i in self.shown.columns:
                 c = self.declared[i]
                 column = self.columns.get(ColumnKey(c.name))
                 if c.flex or not c.narrow or column is None:
@@ -604,7 +643,7 @@ def table(widget_id: str, *columns: str | Column[Any]) -> Table:
     headers (fixed width, always shown)."""
     declared = [Column(c, "") if isinstance(c, str) else c for c in columns]
     t = Table(id=widget_id, cursor_type="row", zebra_stripes=True, declared=declared)
-    t.shown = Layout(tuple(range(len(declared))))
+    t.shown = Shown(tuple(range(len(declared))))
     for c in declared:
         t.add_column(Text(c.name), key=c.name)
     return t

@@ -48,25 +48,36 @@ class QueuesPane(ListPane):
             "its producers paused (yes, no, some; empty: Elixir keeps it in memory)",
             lambda q: {None: "", True: "yes", False: "no"}[q.paused],
         ),
-        Column("limits", "each producer's limit", lambda q: ", ".join(map(str, q.limits))),
-        Column("nodes", "the nodes that run it", lambda q: len(q.nodes) or ""),
-        Column("available", "its jobs ready to be fetched", lambda q: depth(q, "available")),
-        Column("executing", "its jobs a node runs now", lambda q: depth(q, "executing")),
-        Column("scheduled", "its jobs due later", lambda q: depth(q, "scheduled")),
+        Column("limits", "each producer's limit", lambda q: ", ".join(map(str, q.limits)), drop=2),
+        Column("nodes", "the nodes that run it", lambda q: len(q.nodes) or "", drop=2),
+        Column(
+            "available",
+            "its jobs ready to be fetched",
+            lambda q: depth(q, "available"),
+            short="avail",
+        ),
+        Column(
+            "executing", "its jobs a node runs now", lambda q: depth(q, "executing"), short="exec"
+        ),
+        Column("scheduled", "its jobs due later", lambda q: depth(q, "scheduled"), short="sched"),
         Column(
             "retryable",
             "its jobs that failed and wait to be retried",
             lambda q: depth(q, "retryable"),
+            short="retry",
         ),
         Column(
             "suspended",
             "its jobs held until something else happens",
             lambda q: depth(q, "suspended"),
+            short="susp",
         ),
         Column(
             "oldest available",
             "how long its next available job (in Oban's fetch order) has waited",
             lambda q: fmt.duration(q.oldest_available_age),
+            short="oldest",
+            drop=1,
         ),
     )
 
