@@ -64,6 +64,7 @@ def demo(
         store.migrate()
         location = f"{path} (demo)"
     workload = Demo(store, speed=speed, duration=seconds, seed=seed, maintain=maintain)
+    where = c.demo_where(c.dsn or f"sqlite:///{path}", "azync")
     if no_tui:
         sys.stderr.write(f"qctl demo: running on {location} for {seconds:g}s\n")
         workload.start()
@@ -79,7 +80,6 @@ def demo(
 
     # The dashboard's first frame comes first; the workload starts right after it.
     try:
-        where = c.audit_where(c.dsn or f"sqlite:///{path}", "azync")
         code = run(store, location=location, on_ready=workload.start, audit_where=where)
     finally:
         workload.stop()

@@ -47,6 +47,7 @@ def demo(
     if not cli.dsn or not cli.is_postgres:
         raise InvalidInput("the hopper demo needs --dsn postgresql://... (hopper is PostgreSQL)")
     schema = cli.schema or DEMO_SCHEMA
+    where = cli.demo_where(cli.dsn, "hopper", schema)
     q = reads.queries("demo.sql")
     with psycopg.connect(cli.dsn, autocommit=True) as conn:
         place = common.demo_schema(
@@ -80,7 +81,6 @@ def demo(
             from qctl.tui.app import run
 
             location = f"{db.location} schema {schema} (hopper demo, stand-in workers)"
-            where = cli.audit_where(cli.dsn, "hopper", schema)
             run(db, system=HOPPER, location=location, poll_interval=1.0, audit_where=where)
     finally:
         workload.stop()

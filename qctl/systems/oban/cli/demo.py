@@ -50,6 +50,7 @@ def demo(
     if not cli.dsn or not cli.is_postgres:
         raise InvalidInput("the Oban demo needs --dsn postgresql://... (Oban is PostgreSQL only)")
     schema = cli.schema or DEMO_SCHEMA
+    where = cli.demo_where(cli.dsn, "oban", schema)
     q = reads.queries("demo.sql")
     with psycopg.connect(cli.dsn, autocommit=True) as conn:
         place = common.demo_schema(
@@ -86,7 +87,6 @@ def demo(
             from qctl.tui.app import run
 
             location = f"{db.location} schema {schema} (Oban demo, stand-in nodes)"
-            where = cli.audit_where(cli.dsn, "oban", schema)
             run(db, system=OBAN, location=location, poll_interval=1.0, audit_where=where)
     finally:
         workload.stop()

@@ -48,6 +48,7 @@ def demo(
             "the River demo needs --dsn postgresql://... (River's schema here is PostgreSQL)"
         )
     schema = cli.schema or DEMO_SCHEMA
+    where = cli.demo_where(cli.dsn, "river", schema)
     q = reads.queries("standin.sql")
     with psycopg.connect(cli.dsn, autocommit=True) as conn:
         place = common.demo_schema(
@@ -83,7 +84,6 @@ def demo(
             from qctl.tui.app import run
 
             location = f"{db.location} schema {schema} (River demo, stand-in clients)"
-            where = cli.audit_where(cli.dsn, "river", schema)
             run(db, system=RIVER, location=location, poll_interval=1.0, audit_where=where)
     finally:
         workload.stop()
