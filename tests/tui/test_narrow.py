@@ -22,6 +22,7 @@ from qctl.systems.river.tui import RIVER
 from qctl.systems.river.tui import panes as river_panes
 from qctl.tui.app import QctlTop
 from qctl.tui.base import SystemScreens
+from qctl.tui.jobtabs import JobView
 from qctl.tui.widgets import StatusBar, Table
 from tests.tui.helpers import screen_text, until
 
@@ -276,3 +277,90 @@ async def test_the_status_bar_keeps_to_one_line(
         assert drawn.split()[2].startswith("postgresql://payments_app")
         assert "[read-only]" in drawn and "updated 09:00:00" in drawn
         assert ("…" in drawn) == (width == 80)  # whole where it fits
+
+
+def river_job() -> river_reads.Job:
+    return river_reads.Job(
+        id=4242,
+        state="retryable",
+        queue=QUEUE,
+        kind="settlement.reconcile_ledger",
+        priority=1,
+        attempt=3,
+        max_attempts=25,
+        scheduled_at=NOW,
+        attempted_at=NOW,
+        attempted_by=["river-client-7f3a9c"],
+        created_at=NOW - timedelta(hours=1),
+        finalized_at=None,
+        tags=["billing", "eu"],
+        unique_key=None,
+        unique_states=None,
+        args={"ledger": 7},
+        metadata={},
+        error_count=2,
+        errors=[{"attempt": 1, "at": "2026-12-07T08:00:00Z", "error": "card [bold]declined"}],
+    )
+
+
+def oban_job() -> oban_reads.Job:
+    return oban_reads.Job(
+        id=4242,
+        state="retryable",
+        queue=QUEUE,
+        worker="Settlement.ReconcileLedger",
+        priority=0,
+        attempt=3,
+        max_attempts=20,
+        args={"ledger": 7},
+        meta={},
+        tags=["billing"],
+        attempted_by=["web-1", "a1b2"],
+        inserted_at=NOW - timedelta(hours=1),
+        scheduled_at=NOW,
+        attempted_at=NOW,
+        completed_at=None,
+        cancelled_at=None,
+        discarded_at=None,
+        error_count=2,
+        errors=[{"attempt": 1, "at": "2026-12-07T08:00:00Z", "error": "card [bold]declined"}, "x"],
+    )
+
+
+JOBS = {
+    "river": (RIVER, river_panes, river_job, "settlement.reconcile_ledger", "River job 4242"),
+    "oban": (OBAN, oban_panes, oban_job, "Settlement.ReconcileLedger", "Oban job 4242"),
+}
+"""River's and Oban's dashboards (one job tab and detail serves both), a job of each,
+what runs it and its detail's title."""
+
+
+@pytest.mark.parametrize("name", list(JOBS))
+async def test_river_and_oban_jobs_at_80x24_and_their_detail(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    system, panes, job, runs, title = JOBS[name]
+    monkeypatch.setattr(panes.JobsPane, "fetch", lambda self, db: [job()])
+    monkeypatch.setattr(panes.reads, "get_job", lambda db, id: job())
+    app = app_of(system)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("2")
+        await until(pilot, lambda: "4242" in screen_text(app))
+        await pilot.pause()
+        dump(f"{name}_jobs_80x24", screen_text(app))
+        row = line_with(app, "4242")
+        assert all(len(line) <= 80 for line in lines(app))
+        for cell in ("retryable", QUEUE, "3/"):
+            assert cell in row, (cell, row)
+        start, end = row.split("…")[0].split()[-1], row.split("…")[1].split()[0]
+        assert runs.startswith(start) and runs.endswith(end) and len(end) >= 5  # both ends
+        await pilot.press("slash", *runs[:10], "enter")  # the filter's words: what runs it
+        await until(pilot, lambda: "4242" in screen_text(app))
+        await pilot.press("enter")
+        await until(pilot, lambda: "declined" in screen_text(app))
+        assert isinstance(app.screen, panes.JobDetailScreen)
+        assert app.screen.query_one(JobView).border_title == title
+        text = screen_text(app)
+        dump(f"{name}_job_detail_80x24", text)
+        assert "card [bold]declined" in text  # database text as it is, never markup
+        assert '"ledger": 7' in text  # args decoded
