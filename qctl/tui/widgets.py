@@ -465,6 +465,9 @@ class Table(DataTable[Any]):
         their narrow form, less the droppable ones (highest ``drop``, then rightmost,
         first) until the rest fit or none is left to drop. A flexible column counts as
         its widest cell up to ``FLEX_WANT``."""
+        every = tuple(range(len(self.declared)))
+        if not any(c.short or c.narrow or c.drop for c in self.declared):
+            return Shown(every, False)  # one form: nothing to decide
         pad = 2 * self.cell_padding
         widest = [
             max((cell_width(cells[i]) for _, cells in self.rows_read), default=0)
@@ -482,9 +485,9 @@ class Table(DataTable[Any]):
                 total += pad + max(cell_len(self.header(c, narrow)), cell)
             return total
 
-        shown = list(range(len(self.declared)))
-        if need(shown, False) <= width:
-            return Shown(tuple(shown), False)
+        if need(every, False) <= width:
+            return Shown(every, False)
+        shown = list(every)
         droppable = sorted((i for i in shown if self.declared[i].drop), reverse=True)
         droppable.sort(key=lambda i: -self.declared[i].drop)
         while droppable and need(shown, True) > width:
