@@ -398,13 +398,15 @@ def cells(columns: Sequence[Column[R]], row: R, now: datetime) -> list[Any]:
 
 
 def glossary(title: str, columns: Sequence[Column[Any]]) -> str:
-    """``title: name: about; name (short): about.``: one table's lines of the help."""
-    return f"{title}: " + "; ".join(f"{said(c)}: {c.about}" for c in columns) + "."
+    """``title: name: about; name: about (short when narrow).``: one table's lines of the
+    help."""
+    return f"{title}: " + "; ".join(said(c) for c in columns) + "."
 
 
 def said(column: Column[Any]) -> str:
-    """A column's header as the help names it: ``available (avail)``."""
-    return f"{column.name} ({column.short})" if column.short else column.name
+    """A column in the help: ``available: its jobs ready (avail when narrow)``."""
+    narrow = f" ({column.short} when narrow)" if column.short else ""
+    return f"{column.name}: {column.about}{narrow}"
 
 
 FLEX_MIN = 8

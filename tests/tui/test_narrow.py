@@ -196,7 +196,8 @@ async def test_at_80x24_the_queue_and_every_count_are_on_screen(
             assert count in cells, (count, shown)
         # The narrow form is said in the help, beside the full name.
         first = counted(pane)[0]
-        assert f"{first.name} ({first.short}): " in " ".join(system.help_text().split())
+        said = f"{first.name}: {first.about} ({first.short} when narrow)"
+        assert said in " ".join(system.help_text().split())
 
 
 @pytest.mark.parametrize("name", list(QUEUES))
