@@ -49,7 +49,7 @@ class StatusBar(Static):
     """One line: connection mode (live / polling / disconnected / waiting for a lock /
     paused), target, detail. The target is ``CliContext.describe()``, which already says
     ``[read-only]``; it is cut in its middle to the width the line leaves (a long DSN's
-    host and its schema both kept), so that the bar wraps only for an error too long for
+    start and its schema both kept), so that the bar wraps only for an error too long for
     one line, which it shows in full."""
 
     parts: tuple[str, str, str] = ("", "", "")
