@@ -388,6 +388,7 @@ def run_demo(
     cli: CliContext,
     db: Any,
     workload: DemoWorkload,
+    where: dict[str, Any],
     *,
     system: str,
     screens: str,
@@ -404,7 +405,8 @@ def run_demo(
     ``seconds`` (``running`` says what runs) and then print its jobs per state
     (``job_counts``, over the workload's mark). Stops the workload, closes ``db`` and
     says each of its ``errors`` after ``stopped``. ``label`` names the demo's workers in
-    the dashboard's location."""
+    the dashboard's location; ``where`` is the audit's name of the demo's database
+    (``CliContext.demo_where``)."""
     import json
     import time
 
@@ -426,7 +428,6 @@ def run_demo(
             from qctl.tui.app import run
 
             location = f"{db.location} schema {schema} ({label})"
-            where = cli.audit_where(cli.dsn, system, schema)
             say_demo_reading(db.dsn, system, schema)
             run(
                 db,

@@ -614,6 +614,16 @@ class CliContext:
             schema = self.schema or (self._system.default_schema if self._system else None) or ""
         return audit.where(system, self.context_name, shown, schema if role else "", role)
 
+    def demo_where(self, dsn: str, system: str, schema: str | None = None) -> dict[str, Any]:
+        """``audit_where`` of the database a demo runs on (``dsn``, ``system``,
+        ``schema``), which its dashboard's actions name; ``qctl demo``'s own entry, begun
+        on the context's database before the demo chose its own, is re-targeted there."""
+        from qctl.core import audit
+
+        where = self.audit_where(dsn, system, schema)
+        audit.retarget(where)
+        return where
+
     def audit_table(self) -> Any:
         """The audit table of this invocation's database (``qctl.core.audit_table``), on
         connections of its own: PostgreSQL's with this session's terms; an SQLite file

@@ -104,6 +104,19 @@ def top_line(argv: Sequence[str]) -> tuple[dict[str, str | bool], float] | None:
     return (options, refresh) if refresh >= MIN_REFRESH else None
 
 
+def preload_reads(c: CliContext) -> dict[str, Callable[[Any], Any]]:
+    """The reads ``qctl top`` starts before Textual is imported (``System.preloads``), by
+    pane, their modules and the database's opener imported here, in the thread that goes
+    on to import Textual, before any other starts: a package imported by two threads at
+    once can fail in one (CPython takes it out of ``sys.modules`` for an instant as its
+    import ends: ``KeyError: 'qctl_store'`` in the other)."""
+    from qctl import systems
+
+    system = c.system()
+    systems.load(system.database)
+    return {pane: systems.load(ref) for pane, ref in system.preloads.items()}
+
+
 def dashboard(c: CliContext, refresh: float) -> int:
     """``qctl top`` on the database of ``c``, whatever system it holds; the exit code
     (1: the dashboard printed the line)."""
@@ -118,12 +131,13 @@ def dashboard(c: CliContext, refresh: float) -> int:
         lock_waits.append((time.monotonic(), sanitize(blocker.line())))
 
     # Opening the database and the first tab's reads run while Textual is imported.
+    reads = preload_reads(c)
     opened = Preload(lambda: c.handle(pooled=True, on_lock_wait=lock_wait))
 
     def start(read: Callable[[Any], Any]) -> Preload[Any]:
         return Preload(lambda: read(opened.result()))
 
-    preloads = {pane: start(systems.load(ref)) for pane, ref in system.preloads.items()}
+    preloads = {pane: start(read) for pane, read in reads.items()}
     from qctl.tui.app import run
 
     handle = opened.result()

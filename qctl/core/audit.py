@@ -307,6 +307,14 @@ def begin(verb: str, where: dict[str, Any], selection: dict[str, Any], front: st
     _pending.set(Entry(front, verb, where, selection, reason=_reason.get()))
 
 
+def retarget(where: dict[str, Any]) -> None:
+    """Name ``where`` as the database of the pending write: ``qctl demo`` begins its
+    entry on the context's database, then runs on one of its own choosing."""
+    entry = _pending.get()
+    if entry is not None:
+        entry.where = where
+
+
 def note(record: Any) -> None:
     """A result record the pending write printed (nothing when none is pending)."""
     entry = _pending.get()

@@ -19,6 +19,7 @@ from qctl.tui.widgets import (
     StatePicker,
     Table,
     cells,
+    marked,
     refill,
     selected_key,
     table,
@@ -217,7 +218,7 @@ class ListPane(Redrawn[Sequence[Any]]):
         for r in self.shown():
             key, row = self.row_key(r), cells(self.columns, r, now)
             if key in self.marked:
-                row[0] = f"● {row[0]}"
+                row[0] = marked(row[0])
             rows.append((key, row))
         refill(self.query_one(f"#{self.table_id}", DataTable), rows)
         if isinstance(self, StatePicked):

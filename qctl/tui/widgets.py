@@ -22,10 +22,12 @@ from textual.screen import ModalScreen
 from textual.suggester import Suggester
 from textual.widget import Widget
 from textual.widgets import Button, DataTable, Input, Label, OptionList, Static
+from textual.widgets.data_table import ColumnKey
 
 from qctl.tui import fmt
 from qctl.tui.fmt import safe
 from qctl.tui.live import DISCONNECTED, LIVE, LOCKED, MANUAL, PAUSED, POLLING
+from qctl_kit.dsn import redact
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -40,18 +42,39 @@ MODE_STYLES = {
 }
 
 
+LOCATION_MIN = 24
+"""The fewest cells the status bar's target keeps beside a detail too long for the line
+(an error, which wraps below it)."""
+
+
 class StatusBar(Static):
     """One line: connection mode (live / polling / disconnected / waiting for a lock /
-    paused), target, error.
-    The target is ``CliContext.describe()``, which already says ``[read-only]``."""
+    paused), target, detail. The target is ``CliContext.describe()``, which already says
+    ``[read-only]``; it is cut in its middle to the width the line leaves (a long DSN's
+    start and its schema both kept), so that the bar wraps only for an error too long for
+    one line, which it shows in full."""
+
+    parts: tuple[str, str, str] = ("", "", "")
 
     def show(self, mode: str, location: str, detail: str) -> None:
+        # Passwords never reach the screen, whoever built the location.
+        self.parts = (mode, redact(location), detail)
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        mode, location, detail = self.parts
+        head = f" ● {mode or 'connecting'} "
+        tail = f"  {detail}" if detail else ""
+        width = self.content_size.width or self.app.size.width
+        room = width - cell_len(head) - 1 - cell_len(tail)
+        if room < min(LOCATION_MIN, cell_len(location)):
+            room = width - cell_len(head) - 1  # the detail wraps to the lines below
         text = Text()
-        text.append(f" ● {mode or 'connecting'} ", MODE_STYLES.get(mode, "bold"))
-        text.append(f" {location}")
+        text.append(head, MODE_STYLES.get(mode, "bold"))
+        text.append(f" {fmt.middle(location, max(room, 0))}")
         if detail:
-            text.append(f"  {detail}", "red" if mode == DISCONNECTED else "dim")
-        self.update(text)
+            text.append(tail, "red" if mode == DISCONNECTED else "dim")
+        return text
 
 
 class ConfirmDialog(ModalScreen[bool]):
@@ -352,6 +375,15 @@ class Column(Generic[R]):
     time: Literal["", "ago", "when"] | Callable[[Any, datetime], Any] = ""
     """A value shown against the dashboard's clock: an instant by ``fmt.ago`` or
     ``fmt.when``, or by a function of (value, now) (a lease's time left)."""
+    short: str = ""
+    """The header where the table is too wide for the terminal ("avail" for
+    "available"); empty: ``name`` always."""
+    narrow: int = 0
+    """The most cells a fixed ``middle`` column takes where the table is too wide (a
+    whole id, cut in its middle); 0: its widest cell always."""
+    drop: int = 0
+    """Where the table is still too wide: 0, always shown; else hidden, the highest
+    first (then the rightmost), until the rest fit (``Table.fitting``)."""
 
     def cell(self, row: R, now: datetime) -> Any:
         value = self.get(row) if self.get is not None else None
@@ -367,10 +399,30 @@ class Column(Generic[R]):
 
 
 def flex(
-    name: str, about: str = "", get: Callable[[Any], Any] | None = None, *, middle: bool = False
+    name: str,
+    about: str = "",
+    get: Callable[[Any], Any] | None = None,
+    *,
+    middle: bool = False,
+    drop: int = 0,
 ) -> Column[Any]:
     """A column that shares the width left over (a kind, a name, an error)."""
-    return Column(name, about, get, flex=True, middle=middle)
+    return Column(name, about, get, flex=True, middle=middle, drop=drop)
+
+
+ID_NARROW = 13
+"""An id's cells where the table is too wide: both ends of a UUID ("0193a1b2-…4f2e1c")."""
+
+
+def ident(name: str, about: str, get: Callable[[Any], Any], *, drop: int = 0) -> Column[Any]:
+    """A whole id (a UUID, a workflow id): whole where the table fits, else cut in its
+    middle to ``ID_NARROW`` cells, both ends kept."""
+
+    def text(row: Any) -> str:
+        value = get(row)
+        return "" if value is None else str(value)
+
+    return Column(name, about, text, middle=True, narrow=ID_NARROW, drop=drop)
 
 
 class MiddleCut(Text):
@@ -388,18 +440,36 @@ class MiddleCut(Text):
         yield from cut.__rich_console__(console, options)
 
 
+def marked(cell: Any) -> Any:
+    """A marked row's first cell: ``●`` before it, cut as the cell was."""
+    if isinstance(cell, MiddleCut):
+        return MiddleCut(f"● {cell.plain}", **CELL_TEXT)
+    return f"● {cell}"
+
+
 def cells(columns: Sequence[Column[R]], row: R, now: datetime) -> list[Any]:
     """A row's cells, one per declared column."""
     return [c.cell(row, now) for c in columns]
 
 
 def glossary(title: str, columns: Sequence[Column[Any]]) -> str:
-    """``title: name: about; name: about.``: one table's lines of the help."""
-    return f"{title}: " + "; ".join(f"{c.name}: {c.about}" for c in columns) + "."
+    """``title: name: about; name: about (short when narrow).``: one table's lines of the
+    help."""
+    return f"{title}: " + "; ".join(said(c) for c in columns) + "."
+
+
+def said(column: Column[Any]) -> str:
+    """A column in the help: ``available: its jobs ready (avail when narrow)``."""
+    narrow = f" ({column.short} when narrow)" if column.short else ""
+    return f"{column.name}: {column.about}{narrow}"
 
 
 FLEX_MIN = 8
 """The narrowest a flexible column gets (its header and a few characters)."""
+FLEX_WANT = 24
+"""The width a flexible column is counted at when a table decides which columns it shows
+(``Table.fitting``): a queue's or a kind's name that long is shown whole before a
+droppable column is."""
 
 
 def sort_key(value: Any) -> tuple[int, float, str]:
@@ -414,22 +484,111 @@ def sort_key(value: Any) -> tuple[int, float, str]:
         return (1, 0.0, plain.lower())
 
 
+@dataclass(frozen=True)
+class Shown:
+    """The declared columns a table shows (by index), and whether in their narrow form
+    (short headers, ids cut in their middle)."""
+
+    columns: tuple[int, ...] = ()
+    narrow: bool = False
+
+
+def cell_width(value: Any) -> int:
+    """The cells a table cell's text takes, whole."""
+    return value.cell_len if isinstance(value, Text) else cell_len(str(value))
+
+
 class Table(DataTable[Any]):
-    """A DataTable whose flexible columns share the width its fixed columns leave, and
-    whose rows can be sorted by any column (``sort_by``; ``refill`` keeps the order)."""
+    """A DataTable of declared columns (``Column``) that fits the terminal: its flexible
+    columns share the width the fixed ones leave; where even so the columns do not fit,
+    ``fitting`` takes their narrow form and hides the droppable ones, so that the key
+    column and the counts stay on the screen. Its rows (``fill``) can be sorted by any
+    column shown (``next_sort``)."""
 
     sort_column: str | None = None
     """The key of the column the rows are sorted by; None: in the order read."""
     sort_reverse = False
 
-    def __init__(self, *, flexible: Sequence[str] = (), **kwargs: Any) -> None:
+    def __init__(self, *, declared: Sequence[Column[Any]] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.flexible = frozenset(flexible)
+        self.declared = tuple(declared)
+        self.flexible = frozenset(c.name for c in self.declared if c.flex)
+        self.shown = Shown()
+        self.rows_read: list[tuple[str, list[Any]]] = []
+        """The rows last filled: a cell for every declared column."""
+
+    def fitting(self, width: int) -> Shown:
+        """The columns shown at ``width``: every one in full where they fit; else in
+        their narrow form, less the droppable ones (highest ``drop``, then rightmost,
+        first) until the rest fit or none is left to drop. A flexible column counts as
+        its widest cell up to ``FLEX_WANT``."""
+        every = tuple(range(len(self.declared)))
+        if not any(c.short or c.narrow or c.drop for c in self.declared):
+            return Shown(every, False)  # one form: nothing to decide
+        pad = 2 * self.cell_padding
+        widest = [
+            max((cell_width(cells[i]) for _, cells in self.rows_read), default=0)
+            for i in range(len(self.declared))
+        ]
+
+        def need(shown: Sequence[int], narrow: bool) -> int:
+            total = 0
+            for i in shown:
+                c, cell = self.declared[i], widest[i]
+                if c.flex:
+                    cell = min(cell, FLEX_WANT)
+                elif narrow and c.narrow:
+                    cell = min(cell, c.narrow)
+                total += pad + max(cell_len(self.header(c, narrow)), cell)
+            return total
+
+        if need(every, False) <= width:
+            return Shown(every, False)
+        shown = list(every)
+        droppable = sorted((i for i in shown if self.declared[i].drop), reverse=True)
+        droppable.sort(key=lambda i: -self.declared[i].drop)
+        while droppable and need(shown, True) > width:
+            shown.remove(droppable.pop(0))
+        return Shown(tuple(shown), True)
+
+    def header(self, column: Column[Any], narrow: bool) -> str:
+        name = column.short if narrow and column.short else column.name
+        if column.name != self.sort_column:
+            return name
+        return name + (" ▼" if self.sort_reverse else " ▲")
+
+    def fill(self, rows: list[tuple[str, list[Any]]]) -> None:
+        """Show ``rows`` (key, a cell for every declared column) in the columns that fit,
+        sorted as chosen, the cursor kept on the same key where it survives."""
+        self.rows_read = rows
+        self.lay_out(self.fitting(self.width_for_columns()))
+
+    def lay_out(self, shown: Shown) -> None:
+        keep, at = selected_key(self), self.cursor_row
+        if shown != self.shown or len(self.columns) != len(shown.columns):
+            self.shown = shown
+            self.clear(columns=True)
+            for i in shown.columns:
+                c = self.declared[i]
+                self.add_column(Text(self.header(c, shown.narrow)), key=c.name)
+        else:
+            self.clear()
+        rows = self.rows_read
+        if self.sort_column is not None:
+            by = [c.name for c in self.declared].index(self.sort_column)
+            rows = sorted(rows, key=lambda r: sort_key(r[1][by]), reverse=self.sort_reverse)
+        for key, cells in rows:
+            self.add_row(*(cells[i] for i in shown.columns), key=key)
+        self.measure()
+        if keep is not None and keep in self.rows:
+            self.move_cursor(row=self.get_row_index(keep), animate=False)
+        elif rows:
+            self.move_cursor(row=min(at, len(rows) - 1), animate=False)
 
     def next_sort(self, reverse: bool) -> None:
         """``reverse``: the other way (by the first column when unsorted); else by the
-        next column, and after the last, in the order read again. The header's arrow says
-        which; the pane draws its rows again."""
+        next column shown, and after the last, in the order read again. The header's
+        arrow says which; the pane draws its rows again."""
         keys = [str(k.value) for k in self.columns]
         if reverse:
             self.sort_reverse = not self.sort_reverse if self.sort_column else True
@@ -438,9 +597,9 @@ class Table(DataTable[Any]):
             at = keys.index(self.sort_column) + 1 if self.sort_column in keys else 0
             self.sort_column = keys[at] if at < len(keys) else None
             self.sort_reverse = False
-        for key, column in self.columns.items():
-            arrow = (" ▼" if self.sort_reverse else " ▲") if key == self.sort_column else ""
-            column.label = Text(str(key.value) + arrow)
+        for i in self.shown.columns:
+            c = self.declared[i]
+            self.columns[ColumnKey(c.name)].label = Text(self.header(c, self.shown.narrow))
 
     def sorting(self) -> str:
         """The sort in words, for a pane's bar ("" when the rows are as read)."""
@@ -466,7 +625,10 @@ class Table(DataTable[Any]):
 
     def _on_resize(self, event: events.Resize) -> None:
         super()._on_resize(event)
-        if self._fit():
+        shown = self.fitting(self.width_for_columns())
+        if shown != self.shown:
+            self.lay_out(shown)
+        elif self._fit():
             self._clear_caches()
             self.refresh()
 
@@ -504,16 +666,24 @@ class Table(DataTable[Any]):
         return max(0, self.app.size.width - gutter)
 
     def _fit(self) -> bool:
-        """Give each flexible column its share of the width left (water-filling: one
-        narrower than its share keeps its width and leaves the rest to the others).
-        Returns whether a width changed."""
+        """Cut the ids of a narrow layout to their ``narrow`` width, and give each
+        flexible column its share of the width left (water-filling: one narrower than
+        its share keeps its width and leaves the rest to the others). Returns whether a
+        width changed."""
+        changed = False
+        if self.shown.narrow:
+            for i in self.shown.columns:
+                c = self.declared[i]
+                column = self.columns.get(ColumnKey(c.name))
+                if c.flex or not c.narrow or column is None:
+                    continue
+                width = min(column.content_width, max(c.narrow, cell_len(column.label.plain)))
+                if column.auto_width or column.width != width:
+                    column.auto_width, column.width, changed = False, width, True
         flexible = [c for c in self.columns.values() if str(c.key.value) in self.flexible]
-        if not flexible:
-            return False
         pad = 2 * self.cell_padding
         fixed = sum(c.get_render_width(self) for c in self.columns.values() if c not in flexible)
         left = self.width_for_columns() - fixed - pad * len(flexible)
-        changed = False
         pending = sorted(flexible, key=lambda c: c.content_width)
         while pending:
             share = max(FLEX_MIN, left // len(pending))
@@ -528,14 +698,14 @@ class Table(DataTable[Any]):
         return changed
 
 
-def table(widget_id: str, *columns: str | Column[Any]) -> DataTable[Any]:
+def table(widget_id: str, *columns: str | Column[Any]) -> Table:
     """A row-cursor table; ``columns`` are declarations (``Column``, ``flex``) or plain
-    headers (fixed width)."""
-    names = [c if isinstance(c, str) else c.name for c in columns]
-    flexible = [c.name for c in columns if isinstance(c, Column) and c.flex]
-    t = Table(id=widget_id, cursor_type="row", zebra_stripes=True, flexible=flexible)
-    for name in names:
-        t.add_column(name, key=name)
+    headers (fixed width, always shown)."""
+    declared = [Column(c, "") if isinstance(c, str) else c for c in columns]
+    t = Table(id=widget_id, cursor_type="row", zebra_stripes=True, declared=declared)
+    t.shown = Shown(tuple(range(len(declared))))
+    for c in declared:
+        t.add_column(Text(c.name), key=c.name)
     return t
 
 
@@ -574,16 +744,5 @@ def table_cell(value: Any) -> Any:
 
 def refill(t: DataTable[Any], rows: list[tuple[str, list[Any]]]) -> None:
     """Replace a table's rows, keeping the cursor on the same key when it survives."""
-    keep = selected_key(t)
-    row_index = t.cursor_row
-    t.clear()
-    for key, cells in rows:
-        t.add_row(*map(table_cell, cells), key=key)
-    if isinstance(t, Table):
-        if t.sort_column is not None and t.sort_column in t.columns:
-            t.sort(t.sort_column, key=sort_key, reverse=t.sort_reverse)
-        t.measure()
-    if keep is not None and keep in t.rows:
-        t.move_cursor(row=t.get_row_index(keep), animate=False)
-    elif rows:
-        t.move_cursor(row=min(row_index, len(rows) - 1), animate=False)
+    assert isinstance(t, Table), "every dashboard table is made by ``table``"
+    t.fill([(key, list(map(table_cell, cells))) for key, cells in rows])

@@ -268,3 +268,31 @@ def test_a_demo_names_its_own_database(tmp_path: Path) -> None:
     pg = c.audit_where("postgresql://ops:secret@db/app", "hopper", "hop")
     assert (pg["system"], pg["schema"], pg["db_role"]) == ("hopper", "hop", "ops")
     assert "secret" not in json.dumps(pg)
+
+
+def test_the_demos_entry_names_the_database_it_ran_on(
+    tmp_path: Path, log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``qctl demo`` under a context (QCTL_DSN) runs on its own database: its entry names
+    that one, not the context's."""
+    from typer.testing import CliRunner
+
+    from qctl.cli.main import app
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("QCTL_DSN", f"sqlite:///{tmp_path / 'operated.db'}")
+    result = CliRunner().invoke(app, ["demo", "--no-tui", "--duration", "1s", "--seed", "1"])
+    assert result.exit_code == 0, result.output
+    [entry] = entries(log)
+    demo = tmp_path / "data" / "qctl" / "demo.db"
+    assert (entry["verb"], entry["system"], entry["dsn"]) == ("demo", "azync", f"sqlite:///{demo}")
+
+
+def test_a_demo_retargets_the_pending_entry() -> None:
+    """The entry ``qctl demo`` began on the context's schema names the demo's schema."""
+    c = CliContext.resolve(dsn=PG_DSN, schema="operated")
+    audit.begin("demo", c.audit_where(), {})
+    where = c.demo_where(PG_DSN, "river", "river_demo")
+    entry = audit._pending.get()
+    audit._pending.set(None)
+    assert entry is not None and entry.where is where and where["schema"] == "river_demo"

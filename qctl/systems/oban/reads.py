@@ -79,6 +79,12 @@ class Job:
         return str(last.get("error", "")) if isinstance(last, dict) else str(last)
 
 
+def attempt_errors(job: Job) -> list[dict[str, Any]]:
+    """A job's failed attempts, oldest first, as Oban records them (``at``, ``attempt``,
+    ``error``); an element that is not an object kept as its error."""
+    return [e if isinstance(e, dict) else {"error": e} for e in job.errors or []]
+
+
 @dataclass
 class Failure:
     """One failed attempt of a job (``jobs errors``)."""

@@ -80,6 +80,7 @@ def demo(
         location = f"{path} (demo)"
         dsn = f"sqlite:///{path}"
     workload = Demo(store, speed=speed, duration=seconds, seed=seed, maintain=maintain)
+    where = c.demo_where(dsn, "azync")
     if no_tui:
         sys.stderr.write(f"qctl demo: running on {location} for {seconds:g}s\n")
         workload.start()
@@ -96,7 +97,6 @@ def demo(
 
     # The dashboard's first frame comes first; the workload starts right after it.
     try:
-        where = c.audit_where(dsn, "azync")
         say_demo_reading(dsn, "azync", c.schema)
         code = run(store, location=location, on_ready=workload.start, audit_where=where)
     finally:

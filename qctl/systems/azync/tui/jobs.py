@@ -32,7 +32,7 @@ from qctl.tui import fmt
 from qctl.tui.base import Dashboarded
 from qctl.tui.panes import PAGE_BINDINGS, DetailScreen, MarkedPages, RecordView, StatePicked
 from qctl.tui.triage import error_group_columns, groups_summary
-from qctl.tui.widgets import Column, cells, flex, refill, table
+from qctl.tui.widgets import Column, cells, flex, marked, refill, table
 from qctl_kit.decode import elapsed
 from qctl_kit.errors import InvalidInput
 from qctl_kit.values import PageCursor
@@ -365,7 +365,7 @@ class JobsPane(JobActions, StatePicked, MarkedPages[JobPage]):
     def _cells(self, job: Job, now: datetime) -> list[Any]:
         row = cells(JOB_COLUMNS, job, now)
         if self.is_marked(job):
-            row[0] = f"● {row[0]}"
+            row[0] = marked(row[0])
         return row
 
     def _marks_text(self, data: JobPage) -> tuple[tuple[str, str], ...]:

@@ -78,6 +78,7 @@ def demo(
             statement_timeout=cli.session_statement_timeout,
             lock_timeout=cli.session_lock_timeout,
         )
+        where = cli.demo_where(url, "dbos", db.schema if cli.is_postgres else "")
         try:
             tables = db.schema if cli.is_postgres else ""  # where DBOS made them
             if no_tui:
@@ -96,7 +97,7 @@ def demo(
                     system=DBOS,
                     location=f"{db.location} (DBOS demo)",
                     poll_interval=DEMO_POLL,
-                    audit_where=cli.audit_where(url, "dbos", tables),
+                    audit_where=where,
                 )
         finally:
             db.close()

@@ -25,21 +25,30 @@ class QueuesPane(ListPane):
     table_id = "dbos-queues"
     columns: ClassVar[tuple[Column[reads.QueueStats], ...]] = (
         flex("queue", "a queue's name", lambda q: q["queue_name"]),
-        Column("enqueued", "workflows waiting on it", lambda q: q["enqueued"]),
-        Column("pending", "its workflows running (dequeued)", lambda q: q["pending"]),
-        Column("delayed", "enqueued to start later", lambda q: q["delayed"]),
+        Column("enqueued", "workflows waiting on it", lambda q: q["enqueued"], short="enq"),
+        Column("pending", "its workflows running (dequeued)", lambda q: q["pending"], short="pend"),
+        Column("delayed", "enqueued to start later", lambda q: q["delayed"], short="delay"),
         Column(
             "oldest enqueued",
             "the age of its oldest enqueued workflow",
             lambda q: q["oldest_enqueued_at"],
             time=cells.ago,
+            short="oldest",
         ),
         Column(
             "concurrency",
             "at most this many running at once over every executor",
             lambda q: q["concurrency"],
+            short="conc",
+            drop=2,
         ),
-        Column("worker concurrency", "per executor", lambda q: q["worker_concurrency"]),
+        Column(
+            "worker concurrency",
+            "per executor",
+            lambda q: q["worker_concurrency"],
+            short="per exec",
+            drop=3,
+        ),
         Column(
             "rate limit",
             "at most this many started per period",
@@ -48,6 +57,7 @@ class QueuesPane(ListPane):
                 if q["rate_limit_max"] is None
                 else f"{q['rate_limit_max']} per {q['rate_limit_period_sec']:g}s"
             ),
+            drop=1,
         ),
     )
 

@@ -214,7 +214,7 @@ def _plus(value: Any, more: int) -> Any:
 
 
 WORKFLOW_COLUMNS: tuple[Column[reads.WorkflowPayloads], ...] = (
-    Column("workflow id", "DBOS's id (● marked)", lambda r: r["workflow_id"]),
+    widgets.ident("workflow id", "DBOS's id (● marked)", lambda r: r["workflow_id"]),
     Column("status", "its status (Statuses)", lambda r: cells.status(r["status"])),
     flex("name", "its workflow's name (its function)", lambda r: r["name"] or ""),
     Column("queue", "the queue it ran from", lambda r: r["queue_name"] or ""),
@@ -422,7 +422,7 @@ class WorkflowsPane(WorkflowActions, StatePicked, MarkedPages[WorkflowPage]):
         for r in data.rows:
             row = widgets.cells(WORKFLOW_COLUMNS, r, now)
             if self.is_marked(r):
-                row[0] = f"● {row[0]}"
+                row[0] = widgets.marked(row[0])
             rows.append((r["workflow_id"], row))
         refill(workflows, rows)
         first = (len(self.cursors) - 1) * PAGE

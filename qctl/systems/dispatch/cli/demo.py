@@ -48,6 +48,7 @@ def demo(
             "the dispatch demo needs --dsn postgresql://... (qctl operates dispatch on PostgreSQL)"
         )
     schema = cli.schema or DEMO_SCHEMA
+    where = cli.demo_where(cli.dsn, "dispatch", schema)
     from psycopg import sql
 
     with common.demo_connection(cli.dsn) as conn:
@@ -79,7 +80,6 @@ def demo(
             from qctl.tui.app import run
 
             location = f"{db.location} schema {schema} (dispatch demo, stand-in workers)"
-            where = cli.audit_where(cli.dsn, "dispatch", schema)
             common.say_demo_reading(cli.dsn, "dispatch", schema)
             run(db, system=DISPATCH, location=location, poll_interval=1.0, audit_where=where)
     finally:

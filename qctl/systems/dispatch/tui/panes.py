@@ -17,7 +17,7 @@ from qctl.systems.dispatch import actions, reads
 from qctl.tui import fmt
 from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView, StatePicked
 from qctl.tui.triage import ErrorGroupsScreen, error_group_columns
-from qctl.tui.widgets import Column, flex, refill, table
+from qctl.tui.widgets import Column, flex, ident, refill, table
 
 if TYPE_CHECKING:
     from qctl.systems.dispatch.database import Database
@@ -97,7 +97,7 @@ class JobsPane(StatePicked, ListPane, JobActions):
     filter_hint = "filter: words (a state, a queue, a job name)"
     table_id = "dispatch-jobs"
     columns = (
-        Column("id", "the job's id", lambda j: j.id),
+        ident("id", "the job's id", lambda j: j.id),
         flex("name", "the job's name (its handler)", lambda j: j.name),
         Column("queue", "its queue", lambda j: j.queue),
         Column("state", "dispatch's state", lambda j: j.state),
@@ -142,8 +142,8 @@ class DlqPane(ListPane):
     filter_hint = "filter: words (a queue, a job name)"
     table_id = "dispatch-dlq"
     columns = (
-        Column("id", "the entry's id", lambda e: e.id),
-        Column("job", "the failed job's id", lambda e: e.job_id),
+        ident("id", "the entry's id", lambda e: e.id),
+        ident("job", "the failed job's id", lambda e: e.job_id),
         flex("job name", "its name", lambda e: e.job_name),
         Column("queue", "its queue", lambda e: e.queue),
         FAILURES,
@@ -219,7 +219,7 @@ class WorkersPane(ListPane):
     filter_hint = "filter hostname or queue (substring)"
     table_id = "dispatch-workers"
     columns = (
-        Column("id", "the worker's id", lambda w: w.id),
+        ident("id", "the worker's id", lambda w: w.id),
         flex("hostname", "where it runs", lambda w: w.hostname),
         flex("queues", "the queues it takes", lambda w: ", ".join(w.queues or [])),
         Column("concurrency", "jobs it runs at once", lambda w: w.concurrency),
@@ -244,7 +244,7 @@ class RunsPane(StatePicked, ListPane):
     filter_hint = "filter: words (a state, a workflow name)"
     table_id = "dispatch-runs"
     columns = (
-        Column("id", "the run's id", lambda r: r.id),
+        ident("id", "the run's id", lambda r: r.id),
         flex("name", "the workflow's name", lambda r: r.name),
         Column("state", "dispatch's run state", lambda r: r.state),
         Column("started", "when the run started", lambda r: r.started_at, time="ago"),

@@ -42,6 +42,7 @@ def demo(
     if not cli.dsn or not cli.is_postgres:
         raise InvalidInput("the hopper demo needs --dsn postgresql://... (hopper is PostgreSQL)")
     schema = cli.schema or DEMO_SCHEMA
+    where = cli.demo_where(cli.dsn, "hopper", schema)
     q = reads.queries("demo.sql")
     with common.demo_connection(cli.dsn) as conn:
         place = common.demo_schema(
@@ -59,7 +60,7 @@ def demo(
     workload = Workload(cli.dsn, schema, speed=speed, lead=place.owned, seed=seed)
     workload.start()
     common.run_demo(
-        cli, db, workload, system="hopper", screens="qctl.systems.hopper.tui:HOPPER",
+        cli, db, workload, where, system="hopper", screens="qctl.systems.hopper.tui:HOPPER",
         schema=schema, no_tui=no_tui, seconds=seconds, job_counts=q.job_counts,
         running="hopper workload (stand-in workers running hopper's SQL)",
         label="hopper demo, stand-in workers",

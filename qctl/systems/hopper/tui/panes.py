@@ -17,7 +17,7 @@ from qctl.systems.hopper import actions, reads
 from qctl.tui import fmt
 from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView, StatePicked
 from qctl.tui.triage import ErrorGroupsScreen, error_group_columns
-from qctl.tui.widgets import Column, flex, refill, table
+from qctl.tui.widgets import Column, flex, ident, refill, table
 
 if TYPE_CHECKING:
     from qctl.systems.hopper.database import Database
@@ -47,29 +47,53 @@ class QueuesPane(ListPane):
         Column(
             "paused", "whether its clients stop claiming", lambda r: "paused" if r[0].paused else ""
         ),
-        Column("available", "live jobs ready to be claimed", lambda r: r[0].available),
-        Column("scheduled", "live jobs waiting for their time", lambda r: r[0].scheduled),
-        Column("retryable", "live jobs waiting to be retried", lambda r: r[0].retryable),
-        Column("running", "live jobs being worked", lambda r: r[0].running),
-        Column("pending", "workflow steps waiting on their dependencies", lambda r: r[0].pending),
+        Column(
+            "available", "live jobs ready to be claimed", lambda r: r[0].available, short="avail"
+        ),
+        Column(
+            "scheduled", "live jobs waiting for their time", lambda r: r[0].scheduled, short="sched"
+        ),
+        Column(
+            "retryable", "live jobs waiting to be retried", lambda r: r[0].retryable, short="retry"
+        ),
+        Column("running", "live jobs being worked", lambda r: r[0].running, short="run"),
+        Column(
+            "pending",
+            "workflow steps waiting on their dependencies",
+            lambda r: r[0].pending,
+            short="pend",
+        ),
         Column(
             "oldest",
             "how long its oldest claimable job has waited",
             lambda r: fmt.duration(r[0].oldest_available),
+            drop=1,
         ),
         Column(
-            "done/min", "jobs completed in the last minute", lambda r: r[0].completed_last_minute
+            "done/min",
+            "jobs completed in the last minute",
+            lambda r: r[0].completed_last_minute,
+            short="/min",
+            drop=2,
         ),
         Column(
             "global",
             "max running jobs across all clients",
             lambda r: _limit(r[1] and r[1].global_limit),
+            drop=3,
         ),
-        Column("rate/s", "max claims per second", lambda r: _limit(r[1] and r[1].rate_per_sec)),
+        Column(
+            "rate/s",
+            "max claims per second",
+            lambda r: _limit(r[1] and r[1].rate_per_sec),
+            drop=3,
+        ),
         Column(
             "partition",
             "max running jobs per partition key (empty: no limit)",
             lambda r: _limit(r[1] and r[1].partition_limit),
+            short="part",
+            drop=3,
         ),
     )
 
@@ -125,16 +149,16 @@ class JobsPane(StatePicked, ListPane, JobActions):
     filter_hint = "filter: words (a state, a queue, a kind)"
     table_id = "hopper-jobs"
     columns = (
-        Column("id", "the job's id (a UUIDv7: newest first)", lambda j: str(j.id)),
+        ident("id", "the job's id (a UUIDv7: newest first)", lambda j: j.id),
         flex("kind", "the job's kind (its worker)", lambda j: j.kind),
         Column("queue", "its queue", lambda j: j.queue),
         Column("state", "hopper's state", lambda j: j.state),
-        Column("prio", "priority, 1 runs first", lambda j: j.priority),
+        Column("prio", "priority, 1 runs first", lambda j: j.priority, drop=2),
         Column(
             "attempt", "attempts made of its maximum", lambda j: f"{j.attempt}/{j.max_attempts}"
         ),
-        Column("scheduled", "when it may run", lambda j: j.scheduled_at, time="when"),
-        Column("created", "when it was inserted", lambda j: j.created_at, time="ago"),
+        Column("scheduled", "when it may run", lambda j: j.scheduled_at, time="when", drop=1),
+        Column("created", "when it was inserted", lambda j: j.created_at, time="ago", drop=3),
         flex("last error", "the error of its last failed attempt", lambda j: j.last_error),
     )
 
@@ -167,7 +191,7 @@ class ClientsPane(ListPane):
     filter_hint = "filter hostname (substring)"
     table_id = "hopper-clients"
     columns = (
-        Column("id", "the client's lease id", lambda c: str(c.id)),
+        ident("id", "the client's lease id", lambda c: c.id),
         flex("hostname", "where it runs", lambda c: c.hostname),
         Column("started", "when it registered", lambda c: c.started_at, time="ago"),
         Column(
@@ -241,7 +265,7 @@ class WorkflowsPane(ListPane):
     filter_hint = "filter workflow name (substring)"
     table_id = "hopper-workflows"
     columns = (
-        Column("id", "the batch's id", lambda b: str(b.id)),
+        ident("id", "the batch's id", lambda b: b.id),
         flex("name", "the workflow's name (empty for a plain batch)", lambda b: b.name or ""),
         Column("total", "its jobs", lambda b: b.total),
         Column("pending", "not finished yet", lambda b: b.pending),

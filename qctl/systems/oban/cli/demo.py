@@ -54,6 +54,7 @@ def demo(
     if not cli.dsn or not cli.is_postgres:
         raise InvalidInput("the Oban demo needs --dsn postgresql://... (Oban is PostgreSQL only)")
     schema = cli.schema or DEMO_SCHEMA
+    where = cli.demo_where(cli.dsn, "oban", schema)
     q = reads.queries("demo.sql")
     with common.demo_connection(cli.dsn) as conn:
         place = common.demo_schema(
@@ -92,7 +93,7 @@ def demo(
         running = f"Oban workload (oban-py {obanpy.VERSION} nodes {names})"
         label, stopped = "Oban demo, oban-py nodes", "an oban-py node stopped"
     common.run_demo(
-        cli, db, workload, system="oban", screens="qctl.systems.oban.tui:OBAN",
+        cli, db, workload, where, system="oban", screens="qctl.systems.oban.tui:OBAN",
         schema=schema, no_tui=no_tui, seconds=seconds, job_counts=q.job_counts,
         running=running, label=label, stopped=stopped,
     )  # fmt: skip

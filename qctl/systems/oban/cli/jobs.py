@@ -88,9 +88,8 @@ def show(ctx: typer.Context, id: IdArg, output: Output = OutputFormat.TABLE) -> 
     db = database(ctx)
     job = reads.get_job(db, reads.parse_id(id))
     record = row_record(job)
-    errors = [e if isinstance(e, dict) else {"error": e} for e in job.errors or []]
     head = {k: v for k, v in record.items() if k != "errors"}
-    emit_detail(output, head, record, [(errors, ERROR_COLUMNS)])
+    emit_detail(output, head, record, [(reads.attempt_errors(job), ERROR_COLUMNS)])
 
 
 @app.command("errors")

@@ -43,6 +43,7 @@ def demo(
             "the River demo needs --dsn postgresql://... (River's schema here is PostgreSQL)"
         )
     schema = cli.schema or DEMO_SCHEMA
+    where = cli.demo_where(cli.dsn, "river", schema)
     q = reads.queries("standin.sql")
     with common.demo_connection(cli.dsn) as conn:
         place = common.demo_schema(
@@ -60,7 +61,7 @@ def demo(
     workload = standin.Workload(cli.dsn, schema, speed=speed, lead=place.owned, seed=seed)
     workload.start()
     common.run_demo(
-        cli, db, workload, system="river", screens="qctl.systems.river.tui:RIVER",
+        cli, db, workload, where, system="river", screens="qctl.systems.river.tui:RIVER",
         schema=schema, no_tui=no_tui, seconds=seconds, job_counts=q.job_counts,
         running="River workload (stand-in clients running River's SQL)",
         label="River demo, stand-in clients",

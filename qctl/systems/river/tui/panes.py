@@ -2,39 +2,27 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, ClassVar
 
-from rich.text import Text
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Static
 
-from qctl.core.sqldb import row_record
-from qctl.core.verbs import Selection, Verb
 from qctl.systems.river import actions, reads
 from qctl.tui import fmt
-from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView, StatePicked
+from qctl.tui.jobtabs import JobDetail, JobsTab, JobView, QueuesTab
+from qctl.tui.panes import ListPane
 from qctl.tui.triage import ErrorGroupsScreen, error_group_columns
-from qctl.tui.widgets import Column, flex, refill, table
+from qctl.tui.widgets import Column, flex
 
 if TYPE_CHECKING:
     from qctl.systems.river.database import Database
 
-PAGE = 200
-"""Rows the Jobs tab reads per refresh (newest first)."""
 
-
-class QueuesPane(ListPane):
+class QueuesPane(QueuesTab):
     """What waits and runs per queue, counted on River's fetch index (``qctl queues
     list`` counts the finalized jobs too, by reading them all)."""
 
-    BINDINGS = [
-        Binding("P", "queue_pause", "Pause"),
-        Binding("U", "queue_resume", "Resume"),
-        *MARK_BINDINGS,
-    ]
-    filter_hint = "filter queue name (substring)"
+    verbs: ClassVar[ModuleType] = actions
     table_id = "river-queues"
     columns = (
         flex("queue", "the queue's name", lambda q: q.queue),
@@ -44,79 +32,62 @@ class QueuesPane(ListPane):
             lambda q: q.paused_at,
             time="ago",
         ),
-        Column("available", "its jobs ready to be fetched", lambda q: q.available),
-        Column("running", "its jobs a client works now", lambda q: q.running),
-        Column("scheduled", "its jobs due later", lambda q: q.scheduled),
-        Column("retryable", "its jobs that failed and wait to be retried", lambda q: q.retryable),
-        Column("pending", "its jobs waiting for something else first", lambda q: q.pending),
+        Column("available", "its jobs ready to be fetched", lambda q: q.available, short="avail"),
+        Column("running", "its jobs a client works now", lambda q: q.running, short="run"),
+        Column("scheduled", "its jobs due later", lambda q: q.scheduled, short="sched"),
+        Column(
+            "retryable",
+            "its jobs that failed and wait to be retried",
+            lambda q: q.retryable,
+            short="retry",
+        ),
+        Column(
+            "pending",
+            "its jobs waiting for something else first",
+            lambda q: q.pending,
+            short="pend",
+        ),
         Column(
             "oldest available",
             "how long its oldest available job has waited",
             lambda q: fmt.duration(q.oldest_available_age),
+            short="oldest",
+            drop=1,
         ),
         Column(
             "reported",
             "when a River client last reported it (empty: none has worked it)",
             lambda q: q.updated_at,
             time="ago",
+            drop=2,
         ),
     )
 
     def fetch(self, db: Database) -> list[reads.Queue]:
         return reads.list_queues(db, live=True)
 
-    def row_key(self, row: reads.Queue) -> str:
-        return row.queue
-
-    def words(self, row: reads.Queue) -> tuple[str, ...]:
-        return (row.queue,)
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        event.stop()
-        self.screen.action_show_tab("jobs")  # type: ignore[attr-defined]
-        self.screen.query_one(JobsPane).open_with(str(event.row_key.value))
-
-    def action_queue_pause(self) -> None:
-        self.act_on(actions.PAUSE, "queue")
-
-    def action_queue_resume(self) -> None:
-        self.act_on(actions.RESUME, "queue")
-
-
-class JobActions:
-    """``R``, ``C``, ``X``: retry, cancel or delete the jobs at hand (``act_on``)."""
-
-    def act_on(self, verb: Verb[Database], what: str) -> None:
-        raise NotImplementedError
-
-    def action_job_retry(self) -> None:
-        self.act_on(actions.RETRY, "job")
-
-    def action_job_cancel(self) -> None:
-        self.act_on(actions.CANCEL, "job")
-
-    def action_job_delete(self) -> None:
-        self.act_on(actions.DELETE, "job")
-
-
-JOB_BINDINGS = [
-    Binding("R", "job_retry", "Retry"),
-    Binding("C", "job_cancel", "Cancel"),
-    Binding("X", "job_delete", "Delete"),
-]
-
 
 ERROR_GROUP_COLUMNS = error_group_columns("failed jobs", "kinds")
 
 
-class JobsPane(StatePicked, ListPane, JobActions):
-    BINDINGS = [
-        StatePicked.STATE_BINDING,
-        *JOB_BINDINGS,
-        Binding("g", "error_groups", "Errors"),
-        *MARK_BINDINGS,
-    ]
+class RiverJobView(JobView):
+    reads: ClassVar[ModuleType] = reads
+    decoded = frozenset({"args", "metadata"})
+    prefix = "river-job"
+
+
+class JobDetailScreen(JobDetail):
+    verbs: ClassVar[ModuleType] = actions
+    label = "River"
+    view_type = RiverJobView
+
+
+class JobsPane(JobsTab):
+    BINDINGS = [Binding("g", "error_groups", "Errors")]
+    verbs: ClassVar[ModuleType] = actions
+    reads: ClassVar[ModuleType] = reads
     states = reads.STATES
+    detail = JobDetailScreen
     tables = (("Errors (g)", ERROR_GROUP_COLUMNS),)
     filter_hint = "filter: words (a state, a queue, a kind)"
     table_id = "river-jobs"
@@ -124,33 +95,21 @@ class JobsPane(StatePicked, ListPane, JobActions):
         Column("id", "the job's id", lambda j: j.id),
         Column("state", "River's state", lambda j: j.state),
         Column("queue", "its queue", lambda j: j.queue),
-        flex("kind", "its kind (the worker that runs it)", lambda j: j.kind),
-        Column("priority", "1 runs first, 4 last", lambda j: j.priority),
+        flex("kind", "its kind (the worker that runs it)", lambda j: j.kind, middle=True),
+        Column("priority", "1 runs first, 4 last", lambda j: j.priority, short="prio", drop=2),
         Column(
             "attempt", "attempts started of its maximum", lambda j: f"{j.attempt}/{j.max_attempts}"
         ),
-        Column("scheduled", "when it is or was due", lambda j: j.scheduled_at, time="when"),
+        Column("scheduled", "when it is or was due", lambda j: j.scheduled_at, time="when", drop=1),
         Column(
             "attempted by",
             "the client of its last attempt",
             lambda j: (j.attempted_by or [""])[-1],
+            drop=3,
         ),
         Column("errors", "its failed attempts", lambda j: j.error_count or ""),
-        flex("tags", "its tags", lambda j: ", ".join(j.tags)),
+        flex("tags", "its tags", lambda j: ", ".join(j.tags), drop=3),
     )
-
-    def fetch(self, db: Database) -> list[reads.Job]:
-        return reads.list_jobs(db, self.picked(), limit=PAGE)
-
-    def row_key(self, row: reads.Job) -> str:
-        return str(row.id)
-
-    def words(self, row: reads.Job) -> tuple[str, ...]:
-        return (row.state, row.queue, row.kind)
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        event.stop()
-        self.app.push_screen(JobDetailScreen(int(str(event.row_key.value))))
 
     def action_error_groups(self) -> None:
         """``g``: the discarded and retryable jobs grouped by error (``qctl jobs errors``'s
@@ -204,49 +163,3 @@ class ClientsPane(ListPane):
 
     def words(self, row: reads.Client) -> tuple[str, ...]:
         return (row.client or "", row.queue or "")
-
-
-class JobView(RecordView[reads.Job]):
-    def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield Static(id="river-job-text")
-            yield table("river-job-errors", "attempt", "at", flex("error"))
-
-    def fetch(self, db: Database) -> reads.Job:
-        return reads.get_job(db, int(self.record_id))
-
-    def render_detail(self) -> None:
-        if self.detail is None:
-            return
-        job = self.detail
-        record: dict[str, Any] = row_record(job)
-        record.pop("errors")  # the table below
-        lines = fmt.record_lines(record, json_keys=("args", "metadata"))
-        self.query_one("#river-job-text", Static).update(Text("\n".join(lines)))
-        errors = reads.attempt_errors(job)
-        refill(
-            self.query_one("#river-job-errors", DataTable),
-            [
-                (
-                    str(i),
-                    [
-                        fmt.any_text(e["attempt"]),
-                        fmt.any_text(e["at"]),
-                        fmt.any_text(e["error"]),
-                    ],
-                )
-                for i, e in enumerate(errors)
-            ],
-        )
-
-
-class JobDetailScreen(JobActions, DetailScreen):
-    BINDINGS = [*JOB_BINDINGS]
-
-    def view(self) -> JobView:
-        view = JobView(self.record_id)
-        view.border_title = f"River job {self.record_id}"
-        return view
-
-    def act_on(self, verb: Verb[Database], what: str) -> None:
-        self.top.act_verb(verb, Selection.of_ids([str(self.record_id)]))
