@@ -729,9 +729,9 @@ CELL_TEXT: dict[str, Any] = {"end": "", "no_wrap": True, "overflow": "ellipsis"}
 def table_cell(value: Any) -> Any:
     """A DataTable cell: text as plain ``Text`` with control characters and escape
     sequences escaped (DataTable would read a ``str`` as markup, so a ``[`` in a kind or
-    an error could restyle the table); a boolean, list or mapping as ``fmt.any_text``
-    writes it; other renderables as they are."""
-    if isinstance(value, bool | list | tuple | dict):
+    an error could restyle the table); None, a boolean, list or mapping as
+    ``fmt.any_text`` writes it; other renderables as they are."""
+    if value is None or isinstance(value, bool | list | tuple | dict):
         value = fmt.any_text(value)
     if isinstance(value, str):
         return Text(" ".join(safe(value[:CELL_MAX]).split()), **CELL_TEXT)
