@@ -21,7 +21,7 @@ from qctl.systems.azync.tui import (
 )
 from qctl.tui.app import QctlTop
 from qctl.tui.base import Loader
-from qctl.tui.widgets import MODE_STYLES, HelpScreen, StatusBar
+from qctl.tui.widgets import MODE_STYLES, HelpScreen, StatusBar, said
 from qctl_store.types import (
     DAGParams,
     DAGTask,
@@ -41,9 +41,10 @@ GLOSSARY = " ".join(AZYNC.help_text().split("Columns and bars", 1)[1].split())
 
 
 def declared() -> list[str]:
-    """``name: about`` of every column the azync tabs declare (``Pane.tables``)."""
+    """``name: about`` of every column the azync tabs declare (``Pane.tables``), as the
+    help says it (``said``: its short header named)."""
     return [
-        f"{c.name}: {c.about}"
+        said(c)
         for tab in AZYNC.tabs
         for _, columns in getattr(AZYNC.pane_class(tab.name), "tables", ())
         for c in columns
@@ -53,8 +54,8 @@ def declared() -> list[str]:
 def test_help_says_each_declared_column_once() -> None:
     """The help's column paragraphs come from the tables' declarations: every column is
     said as declared, a column shared by several tables (same name and meaning) once."""
-    for said in declared():
-        assert len(re.findall(rf"(?<![\w-]){re.escape(said)}[;.]", GLOSSARY)) == 1, said
+    for line in declared():
+        assert len(re.findall(rf"(?<![\w-]){re.escape(line)}[;.]", GLOSSARY)) == 1, line
 
 
 def explained(word: str) -> bool:

@@ -13,8 +13,10 @@ from qctl.tui.widgets import Column, flex
 from qctl_store.types import DAG_TERMINAL_STATES, DAGState, Job
 
 JOB_SOURCE: Column[Job] = Column(
-    "source", "queue, event, dag or workflow", lambda j: j.source.value
+    "source", "queue, event, dag or workflow", lambda j: j.source.value, drop=1
 )
+"""Hidden first where a table is too wide: the kind mostly says it, and the error needs
+the room."""
 JOB_KIND = flex("kind", "the job kind", lambda j: j.kind, middle=True)
 JOB_STATE: Column[Job] = Column("state", "the job's state", lambda j: fmt.state_text(j.state))
 JOB_ATTEMPT: Column[Job] = Column(

@@ -61,33 +61,43 @@ class QueueRow:
         return bar
 
 
-def _count(name: str, about: str, field: str = "") -> Column[QueueRow]:
+def _count(
+    name: str, about: str, field: str = "", short: str = "", drop: int = 0
+) -> Column[QueueRow]:
     """A depth that may be an estimate (``~``)."""
-    return Column(name, about, lambda r: r.count(field or name))
+    return Column(name, about, lambda r: r.count(field or name), short=short, drop=drop)
 
 
+# Where the terminal is narrow every state's count stays, under a short header, and the
+# totals, the age and the bar go: the kind gets the width they leave.
 QUEUE_COLUMNS: tuple[Column[QueueRow], ...] = (
     Column("source", "queue, event, dag or workflow", lambda r: r.source.value),
     flex("kind", "the job kind", lambda r: r.kind, middle=True),
-    _count("pending", "ready to run"),
-    _count("scheduled", "to run later"),
-    Column("active", "leased by a worker", lambda r: r.depths.active),
+    _count("pending", "ready to run", short="pend"),
+    _count("scheduled", "to run later", short="sched"),
+    Column("active", "leased by a worker", lambda r: r.depths.active, short="act"),
     Column("wait", "waiting for a signal", lambda r: r.depths.waiting),
-    Column("block", "blocked on DAG dependencies", lambda r: r.depths.blocked),
-    _count("uncert", "an operation whose outcome is unknown", "uncertain"),
+    Column("block", "blocked on DAG dependencies", lambda r: r.depths.blocked, short="blk"),
+    _count("uncert", "an operation whose outcome is unknown", "uncertain", short="unc"),
     Column(
         "dead",
         "out of attempts",
         lambda r: Text(r.count("dead"), "bold red" if r.depths.dead else ""),
     ),
-    _count("paused", "held"),
-    _count("succeeded", "done"),
+    _count("paused", "held", short="paus"),
+    _count("succeeded", "done", short="done", drop=3),
     Column(
         "oldest",
         "age of the oldest pending job",
         lambda r: fmt.duration(r.depths.oldest_pending_age) if r.depths.pending else "",
+        drop=3,
     ),
-    Column("backlog", "pending (cyan) and dead (red) beside the largest row", QueueRow.backlog),
+    Column(
+        "backlog",
+        "pending (cyan) and dead (red) beside the largest row",
+        QueueRow.backlog,
+        drop=4,
+    ),
 )
 
 DAG_STATE_COLUMNS = (flex("dag", "a DAG name", lambda r: r[0]), *DAG_COUNT_COLUMNS)
