@@ -232,7 +232,7 @@ def job_filter(db: Database, statement: str, params: dict[str, Any]) -> str:
         return statement
     q = db.statements("reads")
     states, queues = params.get("states"), params.get("queues")
-    live = bool(states and queues) and set(states) <= set(LIVE_STATES)
+    live = bool(states and queues and set(states) <= set(LIVE_STATES))
     where = []
     if states:
         where.append(q.job_live_states if live else q.job_states)
