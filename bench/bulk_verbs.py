@@ -36,6 +36,13 @@ and the worker's claim latency p99 during the verb over its p99 alone (the 10 s 
 the verb). ``--profile DIR`` runs each verb under cProfile (its figures then include
 cProfile's cost) and prints where its time went. ``--max`` is passed where the verb's
 ``--help`` offers it.
+
+``--backend sqlite``: azync and River on SQLite files under bench/out/ (azync's made by
+``qctl db migrate``, River's by its migrator through the Go harness ``riverd``), loaded as
+above without the worker's jobs; azync ``jobs retry`` then ``jobs delete``, River ``jobs
+retry``, ``jobs cancel`` and ``jobs delete --state cancelled`` of the same jobs, each
+``qctl`` process alone: wall time, peak RSS and the time over azync's (retry over retry,
+cancel and delete over delete) in the same run.
 """
 
 from __future__ import annotations

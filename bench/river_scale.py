@@ -3,7 +3,7 @@ of jobs, as ``qctl jobs list|show|errors``, ``queues list|throughput``, ``client
 ``metrics``, ``vacuum --dry-run`` and the dashboard's refreshes run them.
 
     .venv/bin/python bench/river_scale.py [--pg DSN] [--json PATH] [--quick]
-        [--jobs N] [--live-share F] [--db NAME | --db NAME --drop-db]
+        [--jobs N] [--live-share F] [--db NAME | --db NAME --drop-db] [--backend sqlite]
 
 The schema is River's as its migrator makes it (``qctl/systems/river/schema_v0.51.2.sql``,
 tested equal to rivermigrate's catalog), in schema ``river`` of a scratch database; then
@@ -17,6 +17,13 @@ for each read the relations any of its statements scans sequentially (EXPLAIN of
 statements it ran). Then ``qctl db tune``'s index and the listings by queue again. Each
 figure says whether it is a refresh read or a first page (the 50 ms target's) or a
 command.
+
+``--backend sqlite``: the same layout in a SQLite file River's migrator made (riversqlite,
+through the Go harness ``riverd``), kept as ``bench/out/river_scale_<N>.sqlite3`` and
+reused while the stamp beside it names the layout (``fill_sqlite``), read the same way;
+for each read the ``SCAN river_job`` steps of its statements' plans (``EXPLAIN QUERY
+PLAN``) and the virtual machine instructions it ran, which tell a walk of the ids that
+stops at a page from a scan of the table.
 """
 
 from __future__ import annotations
