@@ -36,6 +36,13 @@ and the worker's claim latency p99 during the verb over its p99 alone (the 10 s 
 the verb). ``--profile DIR`` runs each verb under cProfile (its figures then include
 cProfile's cost) and prints where its time went. ``--max`` is passed where the verb's
 ``--help`` offers it.
+
+``--backend sqlite``: azync and River on SQLite files under bench/out/ (azync's made by
+``qctl db migrate``, River's by its migrator through the Go harness ``riverd``), loaded as
+above without the worker's jobs; azync ``jobs retry`` then ``jobs delete``, River ``jobs
+retry``, ``jobs cancel`` and ``jobs delete --state cancelled`` of the same jobs, each
+``qctl`` process alone: wall time, peak RSS and the time over azync's (retry over retry,
+cancel and delete over delete) in the same run.
 """
 
 from __future__ import annotations
@@ -59,7 +66,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 
 import psycopg  # noqa: E402
-from common import Recorder, base_args, pct, scratch_database  # noqa: E402
+from common import Recorder, base_args, pct, scratch_database, sqlite_file  # noqa: E402
 from machine import machine_info  # noqa: E402
 
 QCTL = os.path.join(os.path.dirname(sys.executable), "qctl")
@@ -237,6 +244,83 @@ def load_oban(dsn: str, n: int, worker_jobs: int) -> None:
         conn.execute("VACUUM ANALYZE")
 
 
+def load_azync_sqlite(path: str, n: int) -> None:
+    """``load_azync``'s targets and background in a SQLite file ``qctl db migrate`` made
+    (no worker's jobs: nothing claims beside a verb on SQLite, see ``run_sqlite``)."""
+    import sqlite3
+    import uuid
+
+    subprocess.run(
+        [QCTL, "--dsn", f"sqlite:///{path}", "db", "migrate"], check=True, capture_output=True
+    )
+    now = time.time_ns() // 1000
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    loads = (("bench.target", "dead", n), ("bench.other", "succeeded", BACKGROUND))
+    for kind, state, count in loads:
+        dead = state == "dead"
+        conn.executemany(
+            "INSERT INTO azync_jobs (id, source, kind, state, run_at, max_attempts, attempt,"
+            " payload, last_error, enqueued_at, completed_at, failed_at, created_at, updated_at)"
+            " VALUES (?, 'queue', ?, ?, ?, 25, 1, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                (
+                    str(uuid.uuid4()), kind, state, now - 3_600_000_000, f'{{"i":{i}}}',
+                    f"boom: {i}" if dead else None, now - 7_200_000_000,
+                    None if dead else now - i * 1000, now - i * 1000 if dead else None,
+                    now - 7_200_000_000, now,
+                )
+                for i in range(count)
+            ),
+        )  # fmt: skip
+    conn.execute("COMMIT")
+    conn.execute("ANALYZE")
+    conn.close()
+
+
+def load_river_sqlite(path: str, n: int) -> None:
+    """``load_river``'s targets and background in a SQLite file River's migrator made
+    (riversqlite, through the Go harness ``riverd``), JSONB as River writes it."""
+    import sqlite3
+
+    from qctl_kit.sqlite import jsonb
+    from tests.go.harness import Harness
+
+    harness = Harness("riverd", f"sqlite://{path}")
+    try:
+        harness.call("migrate")
+    finally:
+        harness.close()
+    error = '[{"at": "2026-01-01T00:00:00Z", "attempt": 25, "error": "boom", "trace": ""}]'
+    # finalized one a millisecond up to now, attempted a second before
+    at = "strftime('%Y-%m-%d %H:%M:%f', julianday('now') - (:n - i) / 86400000.0)"
+    before = "strftime('%Y-%m-%d %H:%M:%f', julianday('now') - (:n - i) / 86400000.0 - 1 / 86400.0)"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.executemany(
+        "INSERT INTO river_queue (name, created_at, metadata, updated_at) VALUES"
+        " (?, strftime('%Y-%m-%d %H:%M:%f', 'now'), ?, strftime('%Y-%m-%d %H:%M:%f', 'now'))",
+        [(name, jsonb.from_json("{}")) for name in ("target", "other")],
+    )
+    for queue, state, count in (("target", "discarded", n), ("other", "completed", BACKGROUND)):
+        conn.execute(
+            "INSERT INTO river_job (state, attempt, max_attempts, attempted_at, attempted_by,"
+            " created_at, finalized_at, scheduled_at, args, errors, kind, queue, metadata, tags)"
+            " WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < :n)"
+            f" SELECT :state, 25, 25, {before}, :by, {before}, {at}, {before},"
+            " :args, CASE WHEN :state = 'discarded' THEN :error END, 'k' || (i % 10), :queue,"
+            " :empty, :none FROM g",
+            {
+                "n": count, "state": state, "queue": queue,
+                "by": jsonb.from_json('["bench"]'), "args": jsonb.from_json('{"n": 1}'),
+                "error": jsonb.from_json(error), "empty": jsonb.from_json("{}"),
+                "none": jsonb.from_json("[]"),
+            },
+        )  # fmt: skip
+    conn.execute("COMMIT")
+    conn.close()
+
+
 # --- the concurrent worker -------------------------------------------------------------------
 
 
@@ -401,17 +485,27 @@ def measure(dsn: str, cmd: list[str], worker: Worker, label: str) -> Measured:
     """``cmd`` as a subprocess, its output into files (a 150,000-id JSON would fill a
     pipe while ``wait4`` waits), its own peak RSS from ``wait4``."""
     sampler = TxSampler(dsn, worker.pids)
+    sampler.start()
+    worker.phase = label
+    try:
+        m = run_qctl(cmd)
+    finally:
+        worker.phase = "between"
+        sampler.stop.set()
+        sampler.join()
+    m.longest_tx, m.tx_samples, m.tx_statement = sampler.longest, sampler.seen, sampler.statement
+    m.lat = worker.lat.get(label, [])
+    return m
+
+
+def run_qctl(cmd: list[str]) -> Measured:
+    """``cmd`` alone: its wall time, peak RSS, record and exit."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        sampler.start()
-        worker.phase = label
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT)
         _, status, usage = os.wait4(proc.pid, 0)
         took = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
-        worker.phase = "between"
-        sampler.stop.set()
-        sampler.join()
         out.seek(0)
         err.seek(0)
         text, errors = out.read().decode(), err.read().decode()
@@ -424,15 +518,14 @@ def measure(dsn: str, cmd: list[str], worker: Worker, label: str) -> Measured:
     return Measured(
         seconds=took,
         rss_mb=usage.ru_maxrss / 1024,  # KiB on Linux
-        longest_tx=sampler.longest,
+        longest_tx=0.0,
         done=done_count(record),
         record=record,
         exit=proc.returncode,
         stderr=errors.strip()[-500:],
         load=os.getloadavg(),
-        tx_samples=sampler.seen,
-        tx_statement=sampler.statement,
-        lat=worker.lat.get(label, []),
+        tx_samples=0,
+        tx_statement="",
     )
 
 
@@ -570,6 +663,72 @@ def run_system(
             )
 
 
+Verbs = tuple[tuple[str, str, tuple[str, ...]], ...]
+SQLITE_SYSTEMS: dict[str, tuple[Callable[[str, int], None], Verbs]] = {
+    "azync": (
+        load_azync_sqlite,
+        (
+            ("retry", "retry", ("--state", "dead", "--kind", "bench.target")),
+            ("delete", "delete", ("--state", "pending", "--kind", "bench.target")),
+        ),
+    ),
+    "river": (
+        load_river_sqlite,
+        (
+            ("retry", "retry", ("--state", "discarded", "--queue", "target")),
+            ("cancel", "cancel", ("--queue", "target")),
+            ("delete", "delete", ("--state", "cancelled", "--queue", "target")),
+        ),
+    ),
+}
+"""The systems on SQLite, each loader and verbs as ``SYSTEMS``' (azync's delete is the
+reference of River's cancel and delete, as its delete is of cancel on PostgreSQL)."""
+AZYNC_REFERENCE = {"retry": "retry", "cancel": "delete", "delete": "delete"}
+
+
+def run_sqlite(json_path: str | None, n: int, wanted: list[str]) -> None:
+    """The verbs on SQLite files, azync's first: each one ``qctl`` process alone (no
+    worker beside it, and no transaction sampling: SQLite has no pg_stat_activity), its
+    time also over azync's of the same kind in this run."""
+    reference: dict[str, float] = {}
+    for name, (load, verbs) in SQLITE_SYSTEMS.items():
+        if name not in wanted:
+            continue
+        print(f"== {name} on SQLite: {n:,} jobs", flush=True)
+        rec = Recorder(json_path, "bulk", name)
+        path = sqlite_file(f"bulk_{name}.sqlite3")
+        t0 = time.perf_counter()
+        load(path, n)
+        took = time.perf_counter() - t0
+        rec.add("sqlite", "load", took, "s", f"{n:,} targets, SQL, not measured below")
+        dsn = f"sqlite:///{path}"
+        for kind, verb, filters in verbs:
+            extra = ("--max", str(MAX)) if offers_max(dsn, name, "jobs", verb) else ()
+            args = ("jobs", verb, *filters, *extra, "--yes", "-o", "json")
+            m = run_qctl(qctl_cmd(dsn, name, *args))
+            shown = "qctl " + " ".join(args)
+            ok = m.exit == 0 and m.done == n
+            if not ok:
+                print(f"  {shown}: exit {m.exit}, done {m.done} of {n:,}: {m.stderr}", flush=True)
+            common = {
+                "kind": kind,
+                "command": shown,
+                "jobs": n,
+                "done": m.done,
+                "exit": m.exit,
+                "ok": ok,
+                "batches": m.record.get("batches"),
+                "load_after": [round(x, 2) for x in m.load],
+            }
+            rec.add("sqlite", f"{kind}: time", m.seconds, "s", shown, **common)
+            rec.add("sqlite", f"{kind}: peak RSS", m.rss_mb, "MB", "wait4 ru_maxrss", **common)
+            if name == "azync":
+                reference[kind] = m.seconds
+            elif (base := reference.get(AZYNC_REFERENCE[kind])) is not None:
+                ref = f"azync's {AZYNC_REFERENCE[kind]} in this run, {base:.2f} s"
+                rec.add("sqlite", f"{kind}: time / azync's", m.seconds / base, "x", ref, **common)
+
+
 def show_profile(path: str, top: int = 25) -> None:
     import pstats
 
@@ -583,6 +742,12 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=150_000, help="targets per system")
     ap.add_argument("--systems", default="azync,hopper,dispatch,river,oban")
     ap.add_argument(
+        "--backend",
+        choices=("postgres", "sqlite"),
+        default="postgres",
+        help="sqlite: azync and River on SQLite files under bench/out/",
+    )
+    ap.add_argument(
         "--profile", default="", metavar="DIR", help="run each verb under cProfile into DIR"
     )
     args = ap.parse_args()
@@ -592,7 +757,9 @@ def main() -> None:
     rec = Recorder(args.json, "bulk", "machine")
     rec.add("postgres", "machine", os.getloadavg()[0], "load", "load average at start", **info)
     wanted = args.systems.split(",")
-    for system in SYSTEMS:
+    if args.backend == "sqlite":
+        run_sqlite(args.json, n, wanted)
+    for system in SYSTEMS if args.backend == "postgres" else ():
         if system.name in wanted:
             print(f"== {system.name}: {n:,} jobs", flush=True)
             run_system(args.pg, args.json, system, n, baseline, args.profile)

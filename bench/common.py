@@ -384,3 +384,114 @@ class RateSampler:
         if now - self._t >= self.window:
             self.samples.append((self.count - self._last) / (now - self._t))
             self._t, self._last = now, self.count
+
+
+# --- SQLite files ---------------------------------------------------------------------------
+
+
+def sqlite_loaded(rec: Recorder, name: str, layout: str, load: Callable[[str], None]) -> str:
+    """A SQLite file under bench/out/ holding ``layout``: reused when the stamp beside it
+    (``<name>.layout``) says an earlier run loaded that layout, else made afresh by
+    ``load(path)`` and stamped; as ``load_or_reuse``, one "database" figure says which."""
+    path = os.path.join(OUT_DIR, name)
+    stamp_path = path + ".layout"
+    stamp = f"{layout}, loaded "
+    with contextlib.suppress(FileNotFoundError), open(stamp_path) as f:
+        found = f.read()
+        if found.startswith(stamp) and os.path.exists(path):
+            note = f"{path}, reused: {found}"
+            rec.add("sqlite", "database", 0.0, "s", note, database=path, reused=True)
+            return path
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(stamp_path)
+    sqlite_file(name)
+    t0 = time.perf_counter()
+    load(path)
+    took = time.perf_counter() - t0
+    with open(stamp_path, "w") as f:
+        f.write(stamp + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    note = f"{path}, loaded by this run in {took:.0f} s: {layout}"
+    rec.add("sqlite", "database", took, "s", note, database=path, reused=False)
+    return path
+
+
+class SqlitePlans:
+    """``Plans`` on SQLite: records the statements run on ``db``'s connection (a
+    ``qctl.core.sqldb.SqlDatabase`` on a SQLite file) and asks ``EXPLAIN QUERY PLAN``
+    of each on that same connection (its functions installed). SQLite's sequential scan
+    is a ``SCAN <table>`` step: the whole table, or all of one index (``USING [COVERING]
+    INDEX``), walked rather than searched; ``SEARCH <table> USING ...`` reads a range.
+    A ``SCAN`` in the order a ``LIMIT`` wants stops early, so each read also counts the
+    virtual machine's instructions it ran (``steps``), the work the plan did."""
+
+    def __init__(self, db: Any) -> None:
+        self.conn = db._conn
+        self.seen: list[tuple[str, Any]] | None = None
+        db._conn = _Recording(self.conn, self)
+
+    def _statements(self, fn: Callable[[], Any]) -> list[tuple[str, Any]]:
+        self.seen = []
+        try:
+            fn()
+        finally:
+            seen, self.seen = self.seen, None
+        return [
+            (text, params)
+            for text, params in seen
+            if text.lstrip().upper().startswith(("SELECT", "WITH", "("))
+        ]
+
+    def scans(self, fn: Callable[[], Any], table: str) -> list[str]:
+        """Calls ``fn()``; the ``SCAN`` steps on ``table`` of its statements' plans."""
+        found = []
+        for text, params in self._statements(fn):
+            plan = self.conn.execute(f"EXPLAIN QUERY PLAN {text}", params).fetchall()
+            for row in plan:
+                detail = str(row[3])
+                if detail == f"SCAN {table}" or detail.startswith(f"SCAN {table} "):
+                    found.append(detail)
+        return sorted(set(found))
+
+    def steps(self, fn: Callable[[], Any]) -> int:
+        """Calls ``fn()``; the virtual machine instructions its statements ran."""
+        count = [0]
+
+        def tick() -> int:
+            count[0] += 1
+            return 0
+
+        self.conn.set_progress_handler(tick, 1000)
+        try:
+            fn()
+        finally:
+            self.conn.set_progress_handler(None, 0)
+        return count[0] * 1000
+
+
+class _Recording:
+    """A sqlite3 connection that tells ``SqlitePlans`` what it runs."""
+
+    def __init__(self, conn: Any, plans: SqlitePlans) -> None:
+        self._conn = conn
+        self._plans = plans
+
+    def execute(self, text: str, params: Any = ()) -> Any:
+        if self._plans.seen is not None:
+            self._plans.seen.append((text, params))
+        return self._conn.execute(text, params)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+def measure_sqlite_read(
+    rec: Recorder, plans: SqlitePlans, table: str, name: str, fn: Callable[[], Any], **extra: Any
+) -> None:
+    """``measure_read`` on SQLite: median of 7 after a warm-up, in ms, the ``SCAN`` steps
+    on ``table`` of its statements' plans and the instructions it ran."""
+    fn()  # warm-up
+    ms = median(timed(fn, 7))
+    scans = plans.scans(fn, table)
+    steps = plans.steps(fn)
+    note = f"scans: {'; '.join(scans) or 'none'}; {steps:,} VM steps"
+    rec.add("sqlite", name, ms, "ms", note, scans=scans, steps=steps, **extra)

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -20,6 +21,7 @@ from typer.testing import CliRunner, Result
 from qctl.cli.main import app as qctl_app
 from qctl.core.changes import RESET, Hint
 from qctl.core.sqldb import LISTENING
+from qctl.systems.river import reads, tune
 from qctl.systems.river.database import Database
 from qctl_kit.sqlite import jsonb
 from tests.go.harness import Harness
@@ -185,6 +187,51 @@ def test_the_dashboard_is_hinted_from_rivers_outbox(lite: Harness, path: Path) -
         assert hints is not None and hints.get(timeout=10) == RESET
         lite.call("pause", queue="hinted")
         assert hints.get(timeout=10) == Hint("queues", queue="hinted")
+    finally:
+        db.close()
+
+
+FILTERS: list[dict[str, list[Any]]] = [
+    {"states": ["available"], "queues": ["filt-a"]},
+    {"states": ["available", "cancelled"], "queues": ["filt-a"]},
+    {"states": ["cancelled"], "queues": ["filt-a", "filt-b"]},
+    {"states": ["scheduled", "available"], "queues": ["filt-a", "filt-b"]},
+    {"states": ["cancelled"]},
+    {"queues": ["filt-b"]},
+    {"queues": ["filt-a", "filt-b"], "kinds": ["qctl_test"], "priorities": [2]},
+    {},
+]
+"""Every shape of a listing's filter, each read by other conditions (reads.job_filter)."""
+
+
+def test_every_filter_pages_the_jobs_it_matches_newest_first(lite: Harness, path: Path) -> None:
+    for n in range(12):
+        queue = "filt-a" if n % 2 else "filt-b"
+        [id_] = lite.call(
+            "insert", queue=queue, priority=1 + n % 3, seconds=3600 if n % 4 == 0 else 0
+        )["ids"]
+        if n % 3 == 0 and n % 4:
+            lite.call("cancel", id=id_)
+    every = raw(path, "SELECT id, state, queue, kind, priority FROM river_job")
+    fields = ("states", "queues", "kinds", "priorities")
+
+    def matched(f: dict[str, list[Any]]) -> list[int]:
+        rows = [
+            r for r in every if all(not f.get(k) or r[i + 1] in f[k] for i, k in enumerate(fields))
+        ]
+        return sorted((int(str(r[0])) for r in rows), reverse=True)
+
+    db = Database(f"sqlite:///{path}")
+    try:
+        for tuned in (False, True):
+            if tuned:
+                tune.tune(db)
+            for f in FILTERS:
+                pages, after = [], None
+                while page := reads.list_jobs(db, **f, limit=2, after=after):
+                    pages += [j.id for j in page]
+                    after = page[-1].id
+                assert pages == matched(f), (f, tuned)
     finally:
         db.close()
 

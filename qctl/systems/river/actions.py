@@ -44,10 +44,11 @@ def _job_page(db: Database, where: Mapping[str, Any], after: str | None, n: int)
         "kinds": where.get("kinds") or None,
         "priorities": where.get("priorities") or None,
         "tags": where.get("tags") or None,
-        "after": int(after) if after else None,
+        "after_id": int(after) if after else None,
         "limit": n,
     }
-    return _targets(reads.rows(db, db.statements("actions").job_targets_page, params))
+    statement = reads.job_filter(db, db.statements("actions").job_targets_page, params)
+    return _targets(reads.rows(db, statement, params))
 
 
 def _job_lookup(db: Database, ids: Sequence[str]) -> list[Target]:

@@ -16,7 +16,7 @@ from qctl.core.errors import NoSuchName, no_such_id
 from qctl.systems.river.database import Database, instant
 from qctl_kit.decode import json_value
 from qctl_kit.errors import InvalidInput
-from qctl_kit.sqlfile import Queries, load
+from qctl_kit.sqlfile import Queries, fill, load
 
 STATES = (
     "available",
@@ -222,6 +222,39 @@ def parse_id(text: str, what: str = "job id") -> int:
     return value
 
 
+def job_filter(db: Database, statement: str, params: dict[str, Any]) -> str:
+    """A job listing's ``statement`` as ``db`` runs it with ``params`` (``states``,
+    ``queues``, ``kinds``, ``priorities``, ``tags``, ``after_id``: None or empty for any):
+    on PostgreSQL as written (its session plans each run for the values given); on SQLite
+    its ``{where}`` made of reads_sqlite.sql's ``job_*`` conditions of the filters given
+    (why there). ``params`` gains ``queue`` for a single queue."""
+    if db.postgres:
+        return statement
+    q = db.statements("reads")
+    states, queues = params.get("states"), params.get("queues")
+    live = bool(states and queues and set(states) <= set(LIVE_STATES))
+    where = []
+    if states:
+        where.append(q.job_live_states if live else q.job_states)
+    if queues and live:
+        where.append(q.job_live_queues)
+    elif queues and len(queues) == 1:
+        where.append(q.job_queue)
+        params["queue"] = queues[0]
+    elif queues:
+        where.append(q.job_queues)
+    for key, condition in (
+        ("kinds", q.job_kinds),
+        ("priorities", q.job_priorities),
+        ("tags", q.job_tags),
+    ):
+        if params.get(key):
+            where.append(condition)
+    if params.get("after_id") is not None:
+        where.append(q.job_after)
+    return fill(statement, where="\n  AND ".join(where) or q.job_every)
+
+
 def list_jobs(
     db: Database,
     states: list[str] | None = None,
@@ -242,7 +275,8 @@ def list_jobs(
         "limit": limit,
         "after_id": after,
     }
-    return _rows(Job, rows(db, db.statements("reads").list_jobs, params))
+    statement = job_filter(db, db.statements("reads").list_jobs, params)
+    return _rows(Job, rows(db, statement, params))
 
 
 def get_job(db: Database, job_id: int) -> Job:
@@ -288,10 +322,9 @@ def error_groups(
     """The newest ``scan`` jobs of ``states`` (default ``FAILED``) grouped by the
     fingerprint of their last error, labelled by kind: only ids, kinds, last errors and
     times are read."""
-    statement = db.statements("reads").failures
 
     def page(after: int | None, n: int) -> list[dict[str, Any]]:
-        params = {
+        params: dict[str, Any] = {
             "states": states or FAILED,
             "queues": queues or None,
             "kinds": kinds or None,
@@ -300,7 +333,7 @@ def error_groups(
             "after_id": after,
             "limit": n,
         }
-        return rows(db, statement, params)
+        return rows(db, job_filter(db, db.statements("reads").failures, params), params)
 
     return triage.scan_groups(
         page,

@@ -92,18 +92,11 @@ RETURNING cast(id AS text) AS id;
 
 -- name: job_targets_page
 -- A page of the jobs a bulk verb's filter matches, ids and states only, newest first
--- after a cursor (reads_sqlite.sql list_jobs without the columns a verb does not check).
+-- after a cursor (reads_sqlite.sql list_jobs without the columns a verb does not check,
+-- {where} as its).
 SELECT cast(id AS text) AS id, state, kind
 FROM river_job
-WHERE state IN (SELECT value FROM json_each(:states))
-  AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
-  AND (:kinds IS NULL OR kind IN (SELECT value FROM json_each(:kinds)))
-  AND (:priorities IS NULL OR priority IN (SELECT value FROM json_each(:priorities)))
-  AND (:tags IS NULL OR NOT EXISTS (
-      SELECT 1 FROM json_each(:tags) wanted
-      WHERE wanted.value NOT IN (SELECT value FROM json_each(json(river_job.tags)))
-  ))
-  AND (:after IS NULL OR id < :after)
+WHERE {where}
 ORDER BY river_job.id DESC
 LIMIT :limit;
 

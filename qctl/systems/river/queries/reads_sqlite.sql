@@ -20,7 +20,8 @@ SELECT count(*) AS n FROM pragma_table_info('river_migration') WHERE name = 'lin
 -- name: list_jobs
 -- A page of jobs, newest first, filtered by states, queues, kinds, priorities and tags
 -- (every tag given: River's JobList with JobListParams.TagsAll, riversqlite
--- SQLFragmentColumnContainsAll over json_each).
+-- SQLFragmentColumnContainsAll over json_each): {where} is the job_* conditions below of
+-- the filters given, joined by AND (reads.job_filter).
 SELECT id, state, queue, kind, priority, attempt, max_attempts,
        scheduled_at, attempted_at, json(attempted_by) AS attempted_by, created_at,
        finalized_at, json(tags) AS tags, unique_key, unique_states, json(args) AS args,
@@ -28,15 +29,7 @@ SELECT id, state, queue, kind, priority, attempt, max_attempts,
        coalesce(CASE WHEN json_valid(json(errors)) THEN json_array_length(json(errors)) END, 0)
            AS error_count
 FROM river_job
-WHERE (:states IS NULL OR state IN (SELECT value FROM json_each(:states)))
-  AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
-  AND (:kinds IS NULL OR kind IN (SELECT value FROM json_each(:kinds)))
-  AND (:priorities IS NULL OR priority IN (SELECT value FROM json_each(:priorities)))
-  AND (:tags IS NULL OR NOT EXISTS (
-      SELECT 1 FROM json_each(:tags) wanted
-      WHERE wanted.value NOT IN (SELECT value FROM json_each(json(river_job.tags)))
-  ))
-  AND (:after_id IS NULL OR id < :after_id)
+WHERE {where}
 ORDER BY id DESC
 LIMIT :limit;
 
@@ -51,6 +44,59 @@ SELECT id, state, queue, kind, priority, attempt, max_attempts,
        json(errors) AS errors
 FROM river_job
 WHERE id = :id;
+
+-- The conditions of a job listing's {where} (reads.job_filter), one per filter given:
+-- SQLite plans a statement once for any parameters, so a ":x IS NULL OR ..." condition
+-- never reaches an index, and a condition that can reach one is taken even where it
+-- leads to sorting a range of millions of rows for a page. A page newest first walks the
+-- ids down from the cursor, as on PostgreSQL's primary key, and stops at a full page;
+-- the unary + keeps a condition off the indexes. Two ranges are read instead: one queue
+-- on qctl's (queue, id) index (tune.py), in id order, and live states of given queues on
+-- river_job_prioritized_fetching_index (state, queue, ...), the jobs River fetches from,
+-- sorted.
+
+-- name: job_every
+-- No filter.
+1
+
+-- name: job_states
+-- Any of the states.
++state IN (SELECT value FROM json_each(:states))
+
+-- name: job_live_states
+-- Any of the states, each one River fetches from (with job_queue or job_queues).
+state IN (SELECT value FROM json_each(:states))
+
+-- name: job_queue
+-- The one queue.
+queue = :queue
+
+-- name: job_queues
+-- Any of the queues.
++queue IN (SELECT value FROM json_each(:queues))
+
+-- name: job_live_queues
+-- Any of the queues, with job_live_states.
+queue IN (SELECT value FROM json_each(:queues))
+
+-- name: job_kinds
+-- Any of the kinds (river_job_kind would read every job of a kind to sort them).
++kind IN (SELECT value FROM json_each(:kinds))
+
+-- name: job_priorities
+-- Any of the priorities.
+priority IN (SELECT value FROM json_each(:priorities))
+
+-- name: job_tags
+-- Every one of the tags.
+NOT EXISTS (
+    SELECT 1 FROM json_each(:tags) wanted
+    WHERE wanted.value NOT IN (SELECT value FROM json_each(json(river_job.tags)))
+)
+
+-- name: job_after
+-- Past the keyset cursor, newest first.
+id < :after_id
 
 -- name: queues
 -- Every queue River knows (river_queue, River's QueueList) or that holds jobs not yet
@@ -113,22 +159,14 @@ ORDER BY 1;
 -- id, kind, the text of its last error and when it failed. riversqlite's completer
 -- appends one rivertype.AttemptError per failed attempt to the errors array
 -- (river_job.sql JobSetStateIfRunning); the last is the newest. An element that is not
--- an object reads as no text.
+-- an object reads as no text. {where} as list_jobs'.
 SELECT id, kind,
        substr(CASE WHEN json_valid(json(errors))
                     AND json_type(json(errors), '$[#-1]') = 'object'
                    THEN json_extract(json(errors), '$[#-1].error') END, 1, 4096) AS error,
        coalesce(finalized_at, attempted_at) AS at
 FROM river_job
-WHERE state IN (SELECT value FROM json_each(:states))
-  AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
-  AND (:kinds IS NULL OR kind IN (SELECT value FROM json_each(:kinds)))
-  AND (:priorities IS NULL OR priority IN (SELECT value FROM json_each(:priorities)))
-  AND (:tags IS NULL OR NOT EXISTS (
-      SELECT 1 FROM json_each(:tags) wanted
-      WHERE wanted.value NOT IN (SELECT value FROM json_each(json(river_job.tags)))
-  ))
-  AND (:after_id IS NULL OR id < :after_id)
+WHERE {where}
 ORDER BY id DESC
 LIMIT :limit;
 
