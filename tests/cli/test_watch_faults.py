@@ -16,7 +16,7 @@ import psycopg
 
 from qctl_store import Config
 from qctl_store.postgres import PostgresStore
-from tests.cli.test_maintain_faults import QCTL, fault_db  # noqa: F401 (a fixture)
+from tests.cli.test_maintain_faults import QCTL
 from tests.conftest import PG_DSN
 
 
@@ -44,14 +44,14 @@ def _stop(proc: subprocess.Popen[bytes], sig: signal.Signals) -> int:
 
 
 def test_watch_reconnect_is_one_line_and_sigterm_ends_it_quietly(
-    fault_db: str,  # noqa: F811
+    fresh_pg_database: str,
     tmp_path: Path,
 ) -> None:
-    store = PostgresStore(fault_db, Config(application_name="qctl-fault-test"))
+    store = PostgresStore(fresh_pg_database, Config(application_name="qctl-fault-test"))
     store.migrate()
     store.close()
-    database = fault_db.rsplit("/", 1)[1]
-    proc, err = _start(["--dsn", fault_db, "watch"], tmp_path)
+    database = fresh_pg_database.rsplit("/", 1)[1]
+    proc, err = _start(["--dsn", fresh_pg_database, "watch"], tmp_path)
 
     def listening() -> bool:
         with psycopg.connect(PG_DSN, autocommit=True) as conn:
@@ -83,17 +83,18 @@ def test_watch_reconnect_is_one_line_and_sigterm_ends_it_quietly(
 
 
 def test_polling_watch_ends_quietly_on_sigterm_and_ctrl_c(
-    fault_db: str,  # noqa: F811
+    fresh_pg_database: str,
     tmp_path: Path,
 ) -> None:
     """dispatch's watch polls (its notification names no job): SIGTERM (a supervisor's
     stop) and Ctrl-C end it with exit 0 and no error line, as they end azync's."""
     schema = Path(__file__).parents[2] / "qctl" / "systems" / "dispatch" / "schema_6f7dda7.sql"
-    with psycopg.connect(fault_db, autocommit=True) as conn:
+    with psycopg.connect(fresh_pg_database, autocommit=True) as conn:
         conn.execute(schema.read_text())  # type: ignore[arg-type]
     for sig in [signal.SIGTERM, signal.SIGINT]:
         proc, err = _start(
-            ["--dsn", fault_db, "--system", "dispatch", "watch", "--refresh", "0.2"], tmp_path
+            ["--dsn", fresh_pg_database, "--system", "dispatch", "watch", "--refresh", "0.2"],
+            tmp_path,
         )
         _until("watching", lambda: "watching" in err.read_text(), proc, err)  # noqa: B023
         code = _stop(proc, sig)
