@@ -66,3 +66,39 @@ def job(h: Harness, id_: int | str) -> dict[str, Any]:
 def runs(h: Harness) -> dict[int, int]:
     """Attempts River's worker started, per job id."""
     return {int(k): v for k, v in h.call("runs")["runs"].items()}
+
+
+def check_contains_filters(h: Harness, qctl: Run, postgres: bool) -> None:
+    """``--args`` and ``--metadata`` select the jobs whose columns contain the object
+    given, on ``jobs list`` and a bulk verb's selection alike; PostgreSQL's @> also
+    contains a nested value in part, SQLite compares a nested value whole."""
+    meta = {"tenant": "acme", "n": 3, "deep": {"x": [1, 2]}}
+    [acme] = h.call("insert", queue="contained", note="acme-1", metadata=meta)["ids"]
+    [other] = h.call("insert", queue="contained", note="other", metadata={"tenant": "o", "n": 3})[
+        "ids"
+    ]
+    [plain] = h.call("insert", queue="contained", note="acme-1")["ids"]
+
+    def ids(*args: str) -> list[int]:
+        rows = data(qctl("jobs", "list", "--queue", "contained", *args, "-o", "json"))
+        return sorted(j["id"] for j in rows)
+
+    assert ids("--args", '{"note": "acme-1"}') == sorted([acme, plain])
+    assert ids("--args", "note=acme-1", "--metadata", '{"tenant": "acme"}') == [acme]
+    assert ids("--metadata", '{"n": 3}') == sorted([acme, other])
+    assert ids("--metadata", '{"n": 3.0, "tenant": "o"}') == [other]
+    assert ids("--metadata", '{"n": "3"}') == []  # a string is not the number
+    assert ids("--metadata", '{"deep": {"x": [1, 2]}}') == [acme]
+    assert ids("--metadata", '{"deep": {"x": [1]}}') == ([acme] if postgres else [])
+    assert ids("--metadata", '{"missing": null}') == []
+    plan = data(
+        qctl("jobs", "cancel", "--queue", "contained", "--args", '{"note": "acme-1"}',
+             "--metadata", "tenant=acme", "--dry-run", "-o", "json")
+    )  # fmt: skip
+    assert [int(i) for i in plan["ids"]] == [acme], plan
+    assert job(h, acme)["state"] == "available"  # a dry run
+    for bad in (["--args", "[1]"], ["--metadata", "{nope"], ["--args", "x"]):
+        result = qctl("jobs", "list", *bad)
+        assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, bad
+        result = qctl("jobs", "delete", *bad, "--dry-run")
+        assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, bad

@@ -23,7 +23,7 @@ from qctl.core.sqldb import LISTENING
 from qctl.systems.river.database import Database
 from qctl_kit.sqlite import jsonb
 from tests.go.harness import Harness
-from tests.river.conftest import Run, data, job, runs, until
+from tests.river.conftest import Run, check_contains_filters, data, job, runs, until
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -196,3 +196,7 @@ def test_vacuum_deletes_the_finalized_jobs_past_the_age(lite: Harness, qctl: Run
     [waiting] = lite.call("insert", queue="vacuumed")["ids"]
     data(qctl("vacuum", "all", "--older-than", "1s", "--yes", "-o", "json"))
     assert lite.call("job_list", queue="vacuumed")["ids"] == [waiting]
+
+
+def test_args_and_metadata_filters(lite: Harness, qctl: Run) -> None:
+    check_contains_filters(lite, qctl, postgres=False)

@@ -222,6 +222,18 @@ def parse_id(text: str, what: str = "job id") -> int:
     return value
 
 
+def contained(args: dict[str, Any] | None, metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """The parameters of fragments.sql ``contains``: each object as its JSON text (None:
+    any). PostgreSQL matches its @> (nested values contained); SQLite each top-level key
+    equal (nested values whole)."""
+    import json
+
+    return {
+        "args": None if args is None else json.dumps(args),
+        "metadata": None if metadata is None else json.dumps(metadata),
+    }
+
+
 def list_jobs(
     db: Database,
     states: list[str] | None = None,
@@ -231,14 +243,18 @@ def list_jobs(
     after: int | None = None,
     priorities: list[int] | None = None,
     tags: list[str] | None = None,
+    args: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> list[Job]:
-    """A page newest first; ``tags``: jobs carrying every one of them."""
+    """A page newest first; ``tags``: jobs carrying every one of them; ``args``,
+    ``metadata``: JSON objects the job's columns contain (``contained``)."""
     params = {
         "states": states or None,
         "queues": queues or None,
         "kinds": kinds or None,
         "priorities": priorities or None,
         "tags": tags or None,
+        **contained(args, metadata),
         "limit": limit,
         "after_id": after,
     }

@@ -12,6 +12,7 @@ from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note, str
 from qctl.cli.triage import HELP as ERRORS_HELP
 from qctl.cli.triage import emit_error_groups
 from qctl.cli.verbs import job_command
+from qctl.core.parse import parse_fragment
 from qctl.core.sqldb import row_record
 from qctl.systems.river import actions, reads
 from qctl.systems.river.cli import Many, database, group, writable
@@ -57,6 +58,26 @@ TagOpt = Annotated[
     typer.Option("--tag", metavar="TAG", help="Jobs carrying this tag (repeatable: every one)."),
 ]
 
+CONTAINS_HELP = (
+    " (repeatable, merged; KEY=VALUE for one string value). PostgreSQL: River's @>, nested"
+    " objects and arrays contained; SQLite: each top-level key equal, a nested value"
+    " whole (as JSON text)."
+)
+ArgsOpt = Annotated[
+    Many,
+    typer.Option(
+        "--args", metavar="JSON", help="Jobs whose args contain this JSON object" + CONTAINS_HELP
+    ),
+]
+MetadataOpt = Annotated[
+    Many,
+    typer.Option(
+        "--metadata",
+        metavar="JSON",
+        help="Jobs whose metadata contain this JSON object" + CONTAINS_HELP,
+    ),
+]
+
 
 def _states(states: Many) -> list[str] | None:
     for state in states or []:
@@ -71,6 +92,8 @@ def _where(
     kind: KindOpt = None,
     priority: PriorityOpt = None,
     tag: TagOpt = None,
+    args: ArgsOpt = None,
+    metadata: MetadataOpt = None,
 ) -> dict[str, Any]:
     """A bulk verb's filter (the verb engine's ``where``)."""
     return {
@@ -79,6 +102,8 @@ def _where(
         "kinds": kind,
         "priorities": reads.parse_priorities(priority),
         "tags": tag,
+        "args": parse_fragment(args, "--args"),
+        "metadata": parse_fragment(metadata, "--metadata"),
     }
 
 
@@ -94,6 +119,8 @@ def list_jobs(
     kind: KindOpt = None,
     priority: PriorityOpt = None,
     tag: TagOpt = None,
+    args: ArgsOpt = None,
+    metadata: MetadataOpt = None,
     limit: common.PageLimit = 50,
     after: common.After = None,
     output: Output = OutputFormat.TABLE,
@@ -103,10 +130,14 @@ def list_jobs(
     args, metadata and unique_states decoded (errors: `jobs show`)."""
     states = _states(state)
     priorities = reads.parse_priorities(priority)
+    contains = {
+        "args": parse_fragment(args, "--args"),
+        "metadata": parse_fragment(metadata, "--metadata"),
+    }
     start = _after(after)
     db = database(ctx)
     shown, position = stream_listing(
-        lambda n, at: reads.list_jobs(db, states, queue, kind, n, at, priorities, tag),
+        lambda n, at: reads.list_jobs(db, states, queue, kind, n, at, priorities, tag, **contains),
         lambda job: job.id,
         lambda job: {k: v for k, v in row_record(job).items() if k != "errors"},
         LIST_COLUMNS,

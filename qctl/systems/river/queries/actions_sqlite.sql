@@ -103,6 +103,7 @@ WHERE state IN (SELECT value FROM json_each(:states))
       SELECT 1 FROM json_each(:tags) wanted
       WHERE wanted.value NOT IN (SELECT value FROM json_each(json(river_job.tags)))
   ))
+  AND {contains_sqlite}
   AND (:after IS NULL OR id < :after)
 ORDER BY river_job.id DESC
 LIMIT :limit;

@@ -4,7 +4,8 @@
 -- bigserial primary key, so ids sort by insertion), never an offset.
 
 -- name: list_jobs
--- A page of jobs, newest first, filtered by states, queues, kinds, priorities and tags
+-- A page of jobs, newest first, filtered by states, queues, kinds, priorities, tags,
+-- args and metadata (fragments.sql contains)
 -- (every tag given: River's JobList with JobListParams.TagsAll, riverpgxv5
 -- internal/dbsqlc/river_job.sql, ordered by id descending). unique_states is
 -- read as its bit string (text) so that no bit type reaches the driver.
@@ -18,6 +19,7 @@ WHERE (%(states)s::text[] IS NULL OR state::text = ANY(%(states)s::text[]))
   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
   AND (%(priorities)s::int[] IS NULL OR priority = ANY(%(priorities)s::int[]))
   AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::varchar(255)[])
+  AND {contains}
   AND (%(after_id)s::bigint IS NULL OR id < %(after_id)s::bigint)
 ORDER BY id DESC
 LIMIT %(limit)s;

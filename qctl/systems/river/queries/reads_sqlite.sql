@@ -18,7 +18,8 @@ SELECT strftime('%Y-%m-%d %H:%M:%f', 'now') AS now;
 SELECT count(*) AS n FROM pragma_table_info('river_migration') WHERE name = 'line';
 
 -- name: list_jobs
--- A page of jobs, newest first, filtered by states, queues, kinds, priorities and tags
+-- A page of jobs, newest first, filtered by states, queues, kinds, priorities, tags,
+-- args and metadata (fragments.sql contains_sqlite)
 -- (every tag given: River's JobList with JobListParams.TagsAll, riversqlite
 -- SQLFragmentColumnContainsAll over json_each).
 SELECT id, state, queue, kind, priority, attempt, max_attempts,
@@ -36,6 +37,7 @@ WHERE (:states IS NULL OR state IN (SELECT value FROM json_each(:states)))
       SELECT 1 FROM json_each(:tags) wanted
       WHERE wanted.value NOT IN (SELECT value FROM json_each(json(river_job.tags)))
   ))
+  AND {contains_sqlite}
   AND (:after_id IS NULL OR id < :after_id)
 ORDER BY id DESC
 LIMIT :limit;
