@@ -102,3 +102,30 @@ def check_contains_filters(h: Harness, qctl: Run, postgres: bool) -> None:
         assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, bad
         result = qctl("jobs", "delete", *bad, "--dry-run")
         assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, bad
+
+
+def check_finalized_order(h: Harness, qctl: Run) -> None:
+    """Finalized states alone list newest finalized first, as River UI lists them, paged
+    on (finalized_at, id), a page's cursor or a job id alike; other listings by id."""
+    first, second, third = h.call("insert", queue="finalized", n=3)["ids"]
+    for id_ in (third, first, second):
+        h.call("cancel", id=id_)
+    [live] = h.call("insert", queue="finalized")["ids"]
+
+    def ids(*args: str) -> list[int]:
+        rows = data(qctl("jobs", "list", "--queue", "finalized", *args, "-o", "json"))
+        return [j["id"] for j in rows]
+
+    assert ids("--state", "cancelled") == [second, first, third]
+    assert ids("--state", "cancelled", "--state", "completed") == [second, first, third]
+    assert ids() == [live, third, second, first]
+    assert ids("--state", "cancelled", "--state", "available") == [live, third, second, first]
+    page = qctl("jobs", "list", "--queue", "finalized", "--state", "cancelled", "-n", "1")
+    cursor = page.stderr.split("--after ")[1].split()[0]
+    assert ids("--state", "cancelled", "--after", cursor) == [first, third]
+    assert ids("--state", "cancelled", "--after", str(first)) == [third]
+    for bad in ("x,1", "2026-01-01T00:00:00,1", str(live)):
+        result = qctl(
+            "jobs", "list", "--queue", "finalized", "--state", "cancelled", "--after", bad
+        )
+        assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, bad

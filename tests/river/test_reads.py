@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from tests.go.harness import Harness
-from tests.river.conftest import Run, check_contains_filters, data, job
+from tests.river.conftest import Run, check_contains_filters, check_finalized_order, data, job
 
 
 def test_keyset_pages_in_every_format(river: Harness, qctl: Run) -> None:
@@ -95,3 +95,7 @@ def test_queues_show(river: Harness, qctl: Run) -> None:
 
 def test_args_and_metadata_filters(river: Harness, qctl: Run) -> None:
     check_contains_filters(river, qctl, postgres=True)
+
+
+def test_finalized_jobs_list_newest_finalized_first(river: Harness, qctl: Run) -> None:
+    check_finalized_order(river, qctl)

@@ -23,7 +23,15 @@ from qctl.core.sqldb import LISTENING
 from qctl.systems.river.database import Database
 from qctl_kit.sqlite import jsonb
 from tests.go.harness import Harness
-from tests.river.conftest import Run, check_contains_filters, data, job, runs, until
+from tests.river.conftest import (
+    Run,
+    check_contains_filters,
+    check_finalized_order,
+    data,
+    job,
+    runs,
+    until,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -200,3 +208,7 @@ def test_vacuum_deletes_the_finalized_jobs_past_the_age(lite: Harness, qctl: Run
 
 def test_args_and_metadata_filters(lite: Harness, qctl: Run) -> None:
     check_contains_filters(lite, qctl, postgres=False)
+
+
+def test_finalized_jobs_list_newest_finalized_first(lite: Harness, qctl: Run) -> None:
+    check_finalized_order(lite, qctl)

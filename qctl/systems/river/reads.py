@@ -234,31 +234,81 @@ def contained(args: dict[str, Any] | None, metadata: dict[str, Any] | None) -> d
     }
 
 
+Position = int | tuple[datetime, int]
+"""Where a job listing's page ends: the last job's id, or in ``by_finalized`` order its
+(finalized_at, id)."""
+
+
+def by_finalized(states: list[str] | None) -> bool:
+    """A listing of finalized states only, which River UI orders newest finalized first
+    (``JobListOrderByTime``: finalized_at, then id), as ``list_jobs`` does."""
+    return bool(states) and all(s in FINALIZED_STATES for s in states or [])
+
+
+def position(job: Job, states: list[str] | None) -> Position:
+    """Where a page ending with ``job`` ends, in the order ``states`` list in."""
+    if by_finalized(states) and job.finalized_at is not None:
+        return (job.finalized_at, job.id)
+    return job.id
+
+
+def position_text(at: Position) -> str:
+    """``--after``'s text of a position: the id, or ``INSTANT,ID`` (UTC, microseconds)."""
+    if isinstance(at, int):
+        return str(at)
+    return f"{at[0].astimezone(UTC):%Y-%m-%dT%H:%M:%S.%fZ},{at[1]}"
+
+
+def parse_position(text: str) -> Position:
+    """``--after``'s position as ``position_text`` prints it."""
+    instant_text, comma, id_text = text.rpartition(",")
+    if not comma:
+        return parse_id(text, "--after")
+    try:
+        at = datetime.fromisoformat(instant_text.strip())
+    except ValueError:
+        raise InvalidInput(f"--after {text!r}: not a cursor a job listing printed") from None
+    if at.tzinfo is None:
+        raise InvalidInput(f"--after {text!r}: the instant needs its zone (Z)")
+    return (at.astimezone(UTC), parse_id(id_text, "--after"))
+
+
 def list_jobs(
     db: Database,
     states: list[str] | None = None,
     queues: list[str] | None = None,
     kinds: list[str] | None = None,
     limit: int = 50,
-    after: int | None = None,
+    after: Position | None = None,
     priorities: list[int] | None = None,
     tags: list[str] | None = None,
     args: dict[str, Any] | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> list[Job]:
-    """A page newest first; ``tags``: jobs carrying every one of them; ``args``,
-    ``metadata``: JSON objects the job's columns contain (``contained``)."""
-    params = {
-        "states": states or None,
+    """A page newest first, after ``after`` (``position``): finalized states only newest
+    finalized first (``by_finalized``), any other listing by id; ``tags``: jobs
+    carrying every one of them; ``args``, ``metadata``: JSON objects the job's columns
+    contain (``contained``)."""
+    params: dict[str, Any] = {
+        "states": list(dict.fromkeys(states)) if states else None,
         "queues": queues or None,
         "kinds": kinds or None,
         "priorities": priorities or None,
         "tags": tags or None,
         **contained(args, metadata),
         "limit": limit,
-        "after_id": after,
     }
-    return _rows(Job, rows(db, db.statements("reads").list_jobs, params))
+    q = db.statements("reads")
+    if not by_finalized(states):
+        params["after_id"] = after[1] if isinstance(after, tuple) else after
+        return _rows(Job, rows(db, q.list_jobs, params))
+    if isinstance(after, int):  # an id typed: where that job was finalized
+        finalized_at = get_job(db, after).finalized_at
+        if finalized_at is None:
+            raise InvalidInput(f"--after {after}: that job is not finalized")
+        after = (finalized_at, after)
+    params["after_at"], params["after_id"] = after or (None, None)
+    return _rows(Job, rows(db, q.list_finalized_jobs, params))
 
 
 def get_job(db: Database, job_id: int) -> Job:

@@ -107,10 +107,6 @@ def _where(
     }
 
 
-def _after(text: str | None) -> int | None:
-    return None if text is None else reads.parse_id(text, "--after")
-
-
 @app.command("list")
 def list_jobs(
     ctx: typer.Context,
@@ -126,26 +122,28 @@ def list_jobs(
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Jobs, newest first, one page at a time (keyset on the id: ``--after`` the cursor
-    the previous page printed). A table shows the columns above; JSON every column,
-    args, metadata and unique_states decoded (errors: `jobs show`)."""
+    the previous page printed); of finalized states only (completed, cancelled,
+    discarded), newest finalized first, as River UI lists them (keyset on finalized_at
+    and id). A table shows the columns above; JSON every column, args, metadata and
+    unique_states decoded (errors: `jobs show`)."""
     states = _states(state)
     priorities = reads.parse_priorities(priority)
     contains = {
         "args": parse_fragment(args, "--args"),
         "metadata": parse_fragment(metadata, "--metadata"),
     }
-    start = _after(after)
+    start = None if after is None else reads.parse_position(after)
     db = database(ctx)
     shown, position = stream_listing(
         lambda n, at: reads.list_jobs(db, states, queue, kind, n, at, priorities, tag, **contains),
-        lambda job: job.id,
+        lambda job: reads.position(job, states),
         lambda job: {k: v for k, v in row_record(job).items() if k != "errors"},
         LIST_COLUMNS,
         output,
         limit,
         start,
     )
-    page_note(output, shown, None, str(position) if position else None)
+    page_note(output, shown, None, reads.position_text(position) if position else None)
 
 
 @app.command("show")

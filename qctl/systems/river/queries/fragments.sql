@@ -28,3 +28,39 @@
                OR have.type IN ('integer', 'real') AND wanted.type IN ('integer', 'real'))
     )
 ))
+
+-- name: job_rows
+-- The columns of a job listing (reads.sql list_jobs, list_finalized_jobs), filtered by
+-- states, queues, kinds, priorities, tags (every tag given: River's JobList with
+-- JobListParams.TagsAll, riverpgxv5 internal/dbsqlc/river_job.sql). unique_states is
+-- read as its bit string (text) so that no bit type reaches the driver. A WHERE that
+-- the query continues with AND (contains, then its keyset).
+SELECT id, state::text AS state, queue, kind, priority, attempt, max_attempts,
+       scheduled_at, attempted_at, attempted_by, created_at, finalized_at, tags,
+       unique_key, unique_states::text AS unique_states, args, metadata,
+       coalesce(array_length(errors, 1), 0) AS error_count
+FROM river_job
+WHERE (%(states)s::text[] IS NULL OR state::text = ANY(%(states)s::text[]))
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+  AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+  AND (%(priorities)s::int[] IS NULL OR priority = ANY(%(priorities)s::int[]))
+  AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::varchar(255)[])
+
+-- name: job_rows_sqlite
+-- job_rows on SQLite (reads_sqlite.sql): every tag given through json_each, as
+-- riversqlite's SQLFragmentColumnContainsAll.
+SELECT id, state, queue, kind, priority, attempt, max_attempts,
+       scheduled_at, attempted_at, json(attempted_by) AS attempted_by, created_at,
+       finalized_at, json(tags) AS tags, unique_key, unique_states, json(args) AS args,
+       json(metadata) AS metadata,
+       coalesce(CASE WHEN json_valid(json(errors)) THEN json_array_length(json(errors)) END, 0)
+           AS error_count
+FROM river_job
+WHERE (:states IS NULL OR state IN (SELECT value FROM json_each(:states)))
+  AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
+  AND (:kinds IS NULL OR kind IN (SELECT value FROM json_each(:kinds)))
+  AND (:priorities IS NULL OR priority IN (SELECT value FROM json_each(:priorities)))
+  AND (:tags IS NULL OR NOT EXISTS (
+      SELECT 1 FROM json_each(:tags) wanted
+      WHERE wanted.value NOT IN (SELECT value FROM json_each(json(river_job.tags)))
+  ))

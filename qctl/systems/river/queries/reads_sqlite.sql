@@ -18,28 +18,24 @@ SELECT strftime('%Y-%m-%d %H:%M:%f', 'now') AS now;
 SELECT count(*) AS n FROM pragma_table_info('river_migration') WHERE name = 'line';
 
 -- name: list_jobs
--- A page of jobs, newest first, filtered by states, queues, kinds, priorities, tags,
--- args and metadata (fragments.sql contains_sqlite)
--- (every tag given: River's JobList with JobListParams.TagsAll, riversqlite
--- SQLFragmentColumnContainsAll over json_each).
-SELECT id, state, queue, kind, priority, attempt, max_attempts,
-       scheduled_at, attempted_at, json(attempted_by) AS attempted_by, created_at,
-       finalized_at, json(tags) AS tags, unique_key, unique_states, json(args) AS args,
-       json(metadata) AS metadata,
-       coalesce(CASE WHEN json_valid(json(errors)) THEN json_array_length(json(errors)) END, 0)
-           AS error_count
-FROM river_job
-WHERE (:states IS NULL OR state IN (SELECT value FROM json_each(:states)))
-  AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
-  AND (:kinds IS NULL OR kind IN (SELECT value FROM json_each(:kinds)))
-  AND (:priorities IS NULL OR priority IN (SELECT value FROM json_each(:priorities)))
-  AND (:tags IS NULL OR NOT EXISTS (
-      SELECT 1 FROM json_each(:tags) wanted
-      WHERE wanted.value NOT IN (SELECT value FROM json_each(json(river_job.tags)))
-  ))
+-- A page of jobs, newest first, filtered as fragments.sql job_rows_sqlite and
+-- contains_sqlite say.
+{job_rows_sqlite}
   AND {contains_sqlite}
   AND (:after_id IS NULL OR id < :after_id)
 ORDER BY id DESC
+LIMIT :limit;
+
+-- name: list_finalized_jobs
+-- A page of jobs of finalized states, newest finalized first, after the keyset
+-- (:after_at, :after_id), as reads.sql list_finalized_jobs: for one state a backward
+-- range of river_job_state_and_finalized_at_index (state, finalized_at) WHERE
+-- finalized_at IS NOT NULL, whose entries end with the id (the rowid).
+{job_rows_sqlite}
+  AND {contains_sqlite}
+  AND finalized_at IS NOT NULL
+  AND (:after_id IS NULL OR (finalized_at, id) < (:after_at, :after_id))
+ORDER BY finalized_at DESC, id DESC
 LIMIT :limit;
 
 -- name: get_job
