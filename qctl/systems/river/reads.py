@@ -7,6 +7,8 @@ and the listings, each one statement of ``queries/reads.sql`` (PostgreSQL) or
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -308,7 +310,12 @@ def list_jobs(
             raise InvalidInput(f"--after {after}: that job is not finalized")
         after = (finalized_at, after)
     params["after_at"], params["after_id"] = after or (None, None)
-    return _rows(Job, rows(db, q.list_finalized_jobs, params))
+    pages = [  # one index range per state, merged
+        _rows(Job, rows(db, q.list_finalized_jobs, {**params, "state": s, "states": [s]}))
+        for s in params["states"]
+    ]
+    newest = heapq.merge(*pages, key=lambda job: (job.finalized_at, job.id), reverse=True)
+    return list(itertools.islice(newest, limit))
 
 
 def get_job(db: Database, job_id: int) -> Job:

@@ -13,26 +13,20 @@ ORDER BY id DESC
 LIMIT %(limit)s;
 
 -- name: list_finalized_jobs
--- A page of jobs of finalized states, newest finalized first (River UI's lists of
+-- A page of the jobs of one finalized state, newest finalized first (River UI's lists of
 -- completed, cancelled and discarded jobs: JobListOrderByTime orders these by
--- finalized_at, then id, job_list_params.go), after the keyset (%(after_at)s,
--- %(after_id)s), filtered as job_rows and contains say. Each state is one backward range of
+-- finalized_at, then id, and JobList filters one state by equality so that the index
+-- serves the order, job_list_params.go), after the keyset (%(after_at)s, %(after_id)s),
+-- filtered as job_rows and contains say: one backward range of
 -- river_job_state_and_finalized_at_index (state, finalized_at) WHERE finalized_at IS
--- NOT NULL, read up to the page's length and merged, never the state's other jobs.
-SELECT page.*
-FROM unnest(%(states)s::text[]) AS wanted(state)
-CROSS JOIN LATERAL (
-    {job_rows}
-      AND {contains}
-      AND river_job.state = wanted.state::river_job_state
-      AND river_job.finalized_at IS NOT NULL
-      AND (%(after_id)s::bigint IS NULL
-           OR (river_job.finalized_at, river_job.id)
-              < (%(after_at)s::timestamptz, %(after_id)s::bigint))
-    ORDER BY river_job.finalized_at DESC, river_job.id DESC
-    LIMIT %(limit)s
-) page
-ORDER BY page.finalized_at DESC, page.id DESC
+-- NOT NULL. reads.py merges the pages of several states.
+{job_rows}
+  AND {contains}
+  AND state = %(state)s::river_job_state
+  AND finalized_at IS NOT NULL
+  AND (%(after_id)s::bigint IS NULL
+       OR (finalized_at, id) < (%(after_at)s::timestamptz, %(after_id)s::bigint))
+ORDER BY finalized_at DESC, id DESC
 LIMIT %(limit)s;
 
 -- name: get_job

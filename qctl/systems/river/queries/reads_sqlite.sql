@@ -27,12 +27,13 @@ ORDER BY id DESC
 LIMIT :limit;
 
 -- name: list_finalized_jobs
--- A page of jobs of finalized states, newest finalized first, after the keyset
--- (:after_at, :after_id), as reads.sql list_finalized_jobs: for one state a backward
--- range of river_job_state_and_finalized_at_index (state, finalized_at) WHERE
--- finalized_at IS NOT NULL, whose entries end with the id (the rowid).
+-- A page of the jobs of one finalized state, newest finalized first, after the keyset
+-- (:after_at, :after_id), as reads.sql list_finalized_jobs: one backward range of
+-- river_job_state_and_finalized_at_index (state, finalized_at) WHERE finalized_at IS
+-- NOT NULL, whose entries end with the id (the rowid), so nothing is sorted.
 {job_rows_sqlite}
   AND {contains_sqlite}
+  AND state = :state
   AND finalized_at IS NOT NULL
   AND (:after_id IS NULL OR (finalized_at, id) < (:after_at, :after_id))
 ORDER BY finalized_at DESC, id DESC
