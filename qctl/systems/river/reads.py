@@ -236,9 +236,9 @@ def contained(args: dict[str, Any] | None, metadata: dict[str, Any] | None) -> d
     }
 
 
-Position = int | tuple[datetime, int]
-"""Where a job listing's page ends: the last job's id, or in ``by_finalized`` order its
-(finalized_at, id)."""
+Position = tuple[datetime | None, int]
+"""Where a job listing's page ends: the last job's finalized_at in ``by_finalized``
+order (None in id order, or typed as an id alone) and its id."""
 
 
 def by_finalized(states: list[str] | None) -> bool:
@@ -249,15 +249,13 @@ def by_finalized(states: list[str] | None) -> bool:
 
 def position(job: Job, states: list[str] | None) -> Position:
     """Where a page ending with ``job`` ends, in the order ``states`` list in."""
-    if by_finalized(states) and job.finalized_at is not None:
-        return (job.finalized_at, job.id)
-    return job.id
+    return (job.finalized_at if by_finalized(states) else None, job.id)
 
 
 def position_text(at: Position) -> str:
     """``--after``'s text of a position: the id, or ``INSTANT,ID`` (UTC, microseconds)."""
-    if isinstance(at, int):
-        return str(at)
+    if at[0] is None:
+        return str(at[1])
     return f"{at[0].astimezone(UTC):%Y-%m-%dT%H:%M:%S.%fZ},{at[1]}"
 
 
@@ -265,7 +263,7 @@ def parse_position(text: str) -> Position:
     """``--after``'s position as ``position_text`` prints it."""
     instant_text, comma, id_text = text.rpartition(",")
     if not comma:
-        return parse_id(text, "--after")
+        return (None, parse_id(text, "--after"))
     try:
         at = datetime.fromisoformat(instant_text.strip())
     except ValueError:
@@ -301,15 +299,14 @@ def list_jobs(
         "limit": limit,
     }
     q = db.statements("reads")
+    at, params["after_id"] = after or (None, None)
     if not by_finalized(states):
-        params["after_id"] = after[1] if isinstance(after, tuple) else after
         return _rows(Job, rows(db, q.list_jobs, params))
-    if isinstance(after, int):  # an id typed: where that job was finalized
-        finalized_at = get_job(db, after).finalized_at
-        if finalized_at is None:
-            raise InvalidInput(f"--after {after}: that job is not finalized")
-        after = (finalized_at, after)
-    params["after_at"], params["after_id"] = after or (None, None)
+    if at is None and after is not None:  # an id typed: where that job was finalized
+        at = get_job(db, after[1]).finalized_at
+        if at is None:
+            raise InvalidInput(f"--after {after[1]}: that job is not finalized")
+    params["after_at"] = at
     pages = [  # one index range per state, merged
         _rows(Job, rows(db, q.list_finalized_jobs, {**params, "state": s, "states": [s]}))
         for s in params["states"]

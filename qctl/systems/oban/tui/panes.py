@@ -14,7 +14,14 @@ from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.oban import actions, reads
 from qctl.tui import fmt
-from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView, StatePicked
+from qctl.tui.panes import (
+    MARK_BINDINGS,
+    ContainsFiltered,
+    DetailScreen,
+    ListPane,
+    RecordView,
+    StatePicked,
+)
 from qctl.tui.widgets import Column, flex, refill, table
 
 if TYPE_CHECKING:
@@ -114,10 +121,11 @@ JOB_BINDINGS = [
 ]
 
 
-class JobsPane(StatePicked, ListPane, JobActions):
+class JobsPane(ContainsFiltered, StatePicked, ListPane, JobActions):
     BINDINGS = [StatePicked.STATE_BINDING, *JOB_BINDINGS, *MARK_BINDINGS]
     states = reads.STATES
-    filter_hint = "filter: words (a state, a queue, a worker)"
+    filter_hint = "filter: words (a state, a queue, a worker), args.KEY=VALUE, meta.KEY:=JSON"
+    contains_columns = ("args", "meta")
     table_id = "oban-jobs"
     columns = (
         Column("id", "the job's id", lambda j: j.id),
@@ -139,7 +147,8 @@ class JobsPane(StatePicked, ListPane, JobActions):
     )
 
     def fetch(self, db: Database) -> list[reads.Job]:
-        return reads.list_jobs(db, self.picked(), limit=PAGE)
+        args, meta = self.contains.get("args"), self.contains.get("meta")
+        return reads.list_jobs(db, self.picked(), limit=PAGE, args=args, meta=meta)
 
     def row_key(self, row: reads.Job) -> str:
         return str(row.id)

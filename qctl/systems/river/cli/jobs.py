@@ -132,10 +132,14 @@ def list_jobs(
         "args": parse_fragment(args, "--args"),
         "metadata": parse_fragment(metadata, "--metadata"),
     }
-    start = None if after is None else reads.parse_position(after)
+    start: reads.Position | None = None if after is None else reads.parse_position(after)
     db = database(ctx)
+
+    def page(n: int, at: reads.Position | None) -> list[reads.Job]:
+        return reads.list_jobs(db, states, queue, kind, n, at, priorities, tag, **contains)
+
     shown, position = stream_listing(
-        lambda n, at: reads.list_jobs(db, states, queue, kind, n, at, priorities, tag, **contains),
+        page,
         lambda job: reads.position(job, states),
         lambda job: {k: v for k, v in row_record(job).items() if k != "errors"},
         LIST_COLUMNS,

@@ -14,7 +14,14 @@ from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
 from qctl.systems.river import actions, reads
 from qctl.tui import fmt
-from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView, StatePicked
+from qctl.tui.panes import (
+    MARK_BINDINGS,
+    ContainsFiltered,
+    DetailScreen,
+    ListPane,
+    RecordView,
+    StatePicked,
+)
 from qctl.tui.triage import ErrorGroupsScreen, error_group_columns
 from qctl.tui.widgets import Column, flex, refill, table
 
@@ -109,7 +116,7 @@ JOB_BINDINGS = [
 ERROR_GROUP_COLUMNS = error_group_columns("failed jobs", "kinds")
 
 
-class JobsPane(StatePicked, ListPane, JobActions):
+class JobsPane(ContainsFiltered, StatePicked, ListPane, JobActions):
     BINDINGS = [
         StatePicked.STATE_BINDING,
         *JOB_BINDINGS,
@@ -118,7 +125,8 @@ class JobsPane(StatePicked, ListPane, JobActions):
     ]
     states = reads.STATES
     tables = (("Errors (g)", ERROR_GROUP_COLUMNS),)
-    filter_hint = "filter: words (a state, a queue, a kind)"
+    filter_hint = "filter: words (a state, a queue, a kind), args.KEY=VALUE, metadata.KEY:=JSON"
+    contains_columns = ("args", "metadata")
     table_id = "river-jobs"
     columns = (
         Column("id", "the job's id", lambda j: j.id),
@@ -140,7 +148,8 @@ class JobsPane(StatePicked, ListPane, JobActions):
     )
 
     def fetch(self, db: Database) -> list[reads.Job]:
-        return reads.list_jobs(db, self.picked(), limit=PAGE)
+        args, metadata = self.contains.get("args"), self.contains.get("metadata")
+        return reads.list_jobs(db, self.picked(), limit=PAGE, args=args, metadata=metadata)
 
     def row_key(self, row: reads.Job) -> str:
         return str(row.id)
