@@ -48,8 +48,8 @@ StateOpt = Annotated[
 QueueOpt = Annotated[Many, typer.Option("--queue", metavar="QUEUE", help="Queue (repeatable).")]
 WorkerOpt = Annotated[Many, typer.Option("--worker", metavar="WORKER", help="Worker (repeatable).")]
 CONTAINS_HELP = (
-    " (PostgreSQL's @>: nested objects and arrays contained; repeatable, merged; KEY=VALUE"
-    " for one string value)."
+    " (PostgreSQL's @>: nested objects and arrays contained; repeatable, merged; KEY=VALUE:"
+    " one key of a string, KEY:=JSON: of any value)."
 )
 ArgsOpt = Annotated[
     Many,

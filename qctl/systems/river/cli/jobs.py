@@ -59,9 +59,9 @@ TagOpt = Annotated[
 ]
 
 CONTAINS_HELP = (
-    " (repeatable, merged; KEY=VALUE for one string value). PostgreSQL: River's @>, nested"
-    " objects and arrays contained; SQLite: each top-level key equal, a nested value"
-    " whole (as JSON text)."
+    " (repeatable, merged; KEY=VALUE: one key of a string, KEY:=JSON: of any value)."
+    " PostgreSQL: River's @>, nested objects and arrays contained; SQLite: each top-level"
+    " key equal, a nested value whole (as JSON text)."
 )
 ArgsOpt = Annotated[
     Many,
