@@ -30,12 +30,15 @@ LIMIT :limit;
 -- A page of the jobs of one finalized state, newest finalized first, after the keyset
 -- (:after_at, :after_id), as reads.sql list_finalized_jobs: one backward range of
 -- river_job_state_and_finalized_at_index (state, finalized_at) WHERE finalized_at IS
--- NOT NULL, whose entries end with the id (the rowid), so nothing is sorted.
+-- NOT NULL, whose entries end with the id (the rowid), so nothing is sorted. The
+-- keyset compares finalized_at in River's timeString form (milliseconds), as the
+-- cursor is written, whatever fraction the row's text holds.
 {job_rows_sqlite}
   AND {contains_sqlite}
   AND state = :state
   AND finalized_at IS NOT NULL
-  AND (:after_id IS NULL OR (finalized_at, id) < (:after_at, :after_id))
+  AND (:after_id IS NULL
+       OR (strftime('%Y-%m-%d %H:%M:%f', finalized_at), id) < (:after_at, :after_id))
 ORDER BY finalized_at DESC, id DESC
 LIMIT :limit;
 
