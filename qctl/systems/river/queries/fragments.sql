@@ -14,14 +14,18 @@
 -- each top-level key of :args (:metadata) present in the job's args (metadata) with an
 -- equal value: a number equal as a number, an object or array as its JSON text (key
 -- order kept), so a nested value must be whole, not contained. A column that is not
--- valid JSON contains nothing. Needs river_job in FROM.
+-- valid JSON contains nothing. Each column is decoded (json()) once per row, and only
+-- when its object is given. Needs river_job in FROM.
 (:args IS NULL AND :metadata IS NULL OR NOT EXISTS (
     SELECT 1
-    FROM (SELECT river_job.args AS doc, :args AS fragment
-          UNION ALL SELECT river_job.metadata, :metadata) w,
+    FROM (SELECT CASE WHEN :args IS NOT NULL THEN json(river_job.args) END AS doc,
+                 :args AS fragment
+          UNION ALL
+          SELECT CASE WHEN :metadata IS NOT NULL THEN json(river_job.metadata) END,
+                 :metadata) w,
          json_each(w.fragment) wanted
     WHERE NOT EXISTS (
-        SELECT 1 FROM json_each(CASE WHEN json_valid(json(w.doc)) THEN json(w.doc) END) have
+        SELECT 1 FROM json_each(CASE WHEN json_valid(w.doc) THEN w.doc END) have
         WHERE have.key = wanted.key
           AND have.value IS wanted.value
           AND (have.type = wanted.type
