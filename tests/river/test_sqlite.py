@@ -25,7 +25,15 @@ from qctl.systems.river import reads, tune
 from qctl.systems.river.database import Database
 from qctl_kit.sqlite import jsonb
 from tests.go.harness import Harness
-from tests.river.conftest import Run, data, job, runs, until
+from tests.river.conftest import (
+    Run,
+    check_contains_filters,
+    check_finalized_order,
+    data,
+    job,
+    runs,
+    until,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -191,7 +199,7 @@ def test_the_dashboard_is_hinted_from_rivers_outbox(lite: Harness, path: Path) -
         db.close()
 
 
-FILTERS: list[dict[str, list[Any]]] = [
+FILTERS: list[dict[str, Any]] = [
     {"states": ["available"], "queues": ["filt-a"]},
     {"states": ["available", "cancelled"], "queues": ["filt-a"]},
     {"states": ["cancelled"], "queues": ["filt-a", "filt-b"]},
@@ -199,25 +207,40 @@ FILTERS: list[dict[str, list[Any]]] = [
     {"states": ["cancelled"]},
     {"queues": ["filt-b"]},
     {"queues": ["filt-a", "filt-b"], "kinds": ["qctl_test"], "priorities": [2]},
+    {"queues": ["filt-a"], "metadata": {"third": 0}},
+    {"states": ["cancelled"], "queues": ["filt-b"], "metadata": {"third": 0}},
+    {"metadata": {"third": 2}},
     {},
 ]
-"""Every shape of a listing's filter, each read by other conditions (reads.job_filter)."""
+"""Every shape of a listing's filter, each read by other conditions (reads.job_filter);
+finalized states alone page newest finalized first, which is newest first here (the
+jobs are cancelled in the order they were inserted)."""
 
 
 def test_every_filter_pages_the_jobs_it_matches_newest_first(lite: Harness, path: Path) -> None:
     for n in range(12):
         queue = "filt-a" if n % 2 else "filt-b"
         [id_] = lite.call(
-            "insert", queue=queue, priority=1 + n % 3, seconds=3600 if n % 4 == 0 else 0
+            "insert",
+            queue=queue,
+            priority=1 + n % 3,
+            seconds=3600 if n % 4 == 0 else 0,
+            metadata={"third": n % 3},
         )["ids"]
         if n % 3 == 0 and n % 4:
             lite.call("cancel", id=id_)
-    every = raw(path, "SELECT id, state, queue, kind, priority FROM river_job")
+    every = raw(
+        path,
+        "SELECT id, state, queue, kind, priority, json_extract(metadata, '$.third') FROM river_job",
+    )
     fields = ("states", "queues", "kinds", "priorities")
 
-    def matched(f: dict[str, list[Any]]) -> list[int]:
+    def matched(f: dict[str, Any]) -> list[int]:
         rows = [
-            r for r in every if all(not f.get(k) or r[i + 1] in f[k] for i, k in enumerate(fields))
+            r
+            for r in every
+            if all(not f.get(k) or r[i + 1] in f[k] for i, k in enumerate(fields))
+            and ("metadata" not in f or r[5] == f["metadata"]["third"])
         ]
         return sorted((int(str(r[0])) for r in rows), reverse=True)
 
@@ -230,7 +253,7 @@ def test_every_filter_pages_the_jobs_it_matches_newest_first(lite: Harness, path
                 pages, after = [], None
                 while page := reads.list_jobs(db, **f, limit=2, after=after):
                     pages += [j.id for j in page]
-                    after = page[-1].id
+                    after = reads.position(page[-1], f.get("states"))
                 assert pages == matched(f), (f, tuned)
     finally:
         db.close()
@@ -243,3 +266,11 @@ def test_vacuum_deletes_the_finalized_jobs_past_the_age(lite: Harness, qctl: Run
     [waiting] = lite.call("insert", queue="vacuumed")["ids"]
     data(qctl("vacuum", "all", "--older-than", "1s", "--yes", "-o", "json"))
     assert lite.call("job_list", queue="vacuumed")["ids"] == [waiting]
+
+
+def test_args_and_metadata_filters(lite: Harness, qctl: Run) -> None:
+    check_contains_filters(lite, qctl, postgres=False)
+
+
+def test_finalized_jobs_list_newest_finalized_first(lite: Harness, qctl: Run) -> None:
+    check_finalized_order(lite, qctl)
