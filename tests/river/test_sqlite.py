@@ -6,6 +6,7 @@ control notices from its outbox (river_notification), which they poll."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import time
@@ -23,7 +24,10 @@ from qctl.core.changes import RESET, Hint
 from qctl.core.sqldb import LISTENING
 from qctl.systems.river import reads, tune
 from qctl.systems.river.database import Database
+from qctl.systems.river.tui import RIVER
+from qctl.tui.app import QctlTop
 from qctl_kit.sqlite import jsonb
+from tests.dbos.test_top import cells
 from tests.go.harness import Harness
 from tests.river.conftest import (
     Run,
@@ -34,6 +38,7 @@ from tests.river.conftest import (
     runs,
     until,
 )
+from tests.tui.helpers import until as until_ui
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -195,6 +200,32 @@ def test_the_dashboard_is_hinted_from_rivers_outbox(lite: Harness, path: Path) -
         assert hints is not None and hints.get(timeout=10) == RESET
         lite.call("pause", queue="hinted")
         assert hints.get(timeout=10) == Hint("queues", queue="hinted")
+    finally:
+        db.close()
+
+
+def test_the_jobs_tab_filter_reads_args_and_metadata_keys(lite: Harness, path: Path) -> None:
+    """The shared Jobs tab's ``/`` with ``args.KEY=VALUE`` and ``metadata.KEY:=JSON``
+    words reads the jobs whose columns contain them; other words match the rows read."""
+    [wanted] = lite.call("insert", queue="tui-f", note="n1", metadata={"n": 3})["ids"]
+    [other] = lite.call("insert", queue="tui-f", note="n1", metadata={"n": 4})["ids"]
+    [elsewhere] = lite.call("insert", queue="tui-g", note="n1", metadata={"n": 3})["ids"]
+    db = Database(f"sqlite:///{path}")
+
+    async def main() -> None:
+        app = QctlTop(db, system=RIVER, location="test", poll_interval=60)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.press("2")
+            await until_ui(pilot, lambda: str(other) in cells(app, "river-jobs"), 10)
+            await pilot.press("slash", *"args.note=n1 metadata.n:=3", "enter")
+            await until_ui(
+                pilot, lambda: set(cells(app, "river-jobs")) == {str(wanted), str(elsewhere)}
+            )
+            await pilot.press("escape", "slash", *"args.note=n1 metadata.n:=3 tui-f", "enter")
+            await until_ui(pilot, lambda: set(cells(app, "river-jobs")) == {str(wanted)})
+
+    try:
+        asyncio.run(main())
     finally:
         db.close()
 
