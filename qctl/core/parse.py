@@ -157,6 +157,38 @@ def parse_meta(items: Iterable[str] | None) -> dict[str, str]:
     return dict(parse_key_value(item) for item in items or ())
 
 
+def parse_pair(text: str, what: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` (a string) or ``KEY:=JSON`` (any JSON value), as HTTPie writes a
+    request's fields."""
+    key, value = parse_key_value(text)
+    if not key.endswith(":"):
+        return key, value
+    if not key[:-1].strip():
+        raise ParseError(f"{what}: {text!r}: expected KEY:=JSON")
+    return key[:-1].strip(), parse_json(value, f"JSON in {what} {text!r}")
+
+
+def parse_fragment(items: Iterable[str] | None, option: str) -> dict[str, Any] | None:
+    """Repeated JSON-filter options (River's ``--args``, Oban's ``--meta``): each a JSON
+    object, or ``KEY=VALUE`` (a string) or ``KEY:=JSON`` for one key (``parse_pair``),
+    merged into the one object a job's column must contain (a later key wins); None for
+    none."""
+    merged: dict[str, Any] = {}
+    for text in items or ():
+        try:
+            value = json.loads(text, parse_constant=_reject_constant)
+        except (ValueError, RecursionError) as exc:
+            if text.lstrip().startswith("{") or "=" not in text:
+                raise ParseError(
+                    f"{option}: {text!r} is neither a JSON object nor KEY=VALUE ({exc})"
+                ) from None
+            value = dict([parse_pair(text, option)])
+        if not isinstance(value, dict):
+            raise ParseError(f"{option}: {text!r} is JSON but not an object")
+        merged.update(value)
+    return merged if items else None
+
+
 _HEX = r"[0-9a-f]+"
 
 

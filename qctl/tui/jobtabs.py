@@ -4,7 +4,8 @@ pause and resume of queues (River, Oban). The behaviour is here once; a system's
 subclasses declare their columns and name their reads, verbs and words.
 
 What a subclass names (``reads``, ``verbs``): its module of reads, with ``list_jobs(db,
-states, limit=)``, ``get_job(db, id)`` and ``attempt_errors(job)`` (dicts of ``attempt``,
+states, limit=, **contains)`` (a keyword per ``contains_columns``: the JSON object that
+column must contain), ``get_job(db, id)`` and ``attempt_errors(job)`` (dicts of ``attempt``,
 ``at``, ``error``), and its module of verbs, with ``RETRY``, ``CANCEL``, ``DELETE``,
 ``PAUSE`` and ``RESUME``."""
 
@@ -22,7 +23,14 @@ from textual.widgets import DataTable, Static
 from qctl.core.sqldb import row_record
 from qctl.core.verbs import Selection, Verb
 from qctl.tui import fmt
-from qctl.tui.panes import MARK_BINDINGS, DetailScreen, ListPane, RecordView, StatePicked
+from qctl.tui.panes import (
+    MARK_BINDINGS,
+    ContainsFiltered,
+    DetailScreen,
+    ListPane,
+    RecordView,
+    StatePicked,
+)
 from qctl.tui.widgets import flex, refill, table
 
 PAGE = 200
@@ -84,8 +92,10 @@ class QueuesTab(ListPane):
         self.act_on(self.verbs.RESUME, "queue")
 
 
-class JobsTab(StatePicked, ListPane, JobActions):
-    """The newest jobs (``PAGE``), in the state picked; enter opens a job's detail."""
+class JobsTab(ContainsFiltered, StatePicked, ListPane, JobActions):
+    """The newest jobs (``PAGE``, in the order ``list_jobs`` reads them: River's finalized
+    states newest finalized first), in the state picked, those whose JSON columns
+    contain the ``/`` filter's ``COLUMN.KEY=VALUE`` words; enter opens a job's detail."""
 
     BINDINGS = [StatePicked.STATE_BINDING, *JOB_BINDINGS, *MARK_BINDINGS]
     reads: ClassVar[ModuleType]
@@ -95,7 +105,7 @@ class JobsTab(StatePicked, ListPane, JobActions):
     filter's words are a state, a queue and that."""
 
     def fetch(self, db: Any) -> list[Any]:
-        return list(self.reads.list_jobs(db, self.picked(), limit=PAGE))
+        return list(self.reads.list_jobs(db, self.picked(), limit=PAGE, **self.contains))
 
     def row_key(self, row: Any) -> str:
         return str(row.id)

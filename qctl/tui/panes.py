@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from rich.text import Text
@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Input, Static
 
+from qctl.core.parse import parse_pair
 from qctl.core.verbs import Selection, Verb
 from qctl.tui.base import Guarded, Loader, TopScreen, footer
 from qctl.tui.widgets import (
@@ -24,6 +25,7 @@ from qctl.tui.widgets import (
     selected_key,
     table,
 )
+from qctl_kit.errors import InvalidInput
 
 T = TypeVar("T")
 
@@ -177,6 +179,50 @@ class Redrawn(Pane[T]):
 def matches(needle: str, *values: str) -> bool:
     """Every word of a ``/`` filter is part of one of ``values`` (case-insensitive)."""
     return all(any(w in v.lower() for v in values) for w in needle.lower().split())
+
+
+class ContainsFiltered:
+    """A job list whose ``/`` filter also takes ``COLUMN.KEY=VALUE`` words (a string;
+    ``COLUMN.KEY:=JSON`` any JSON value), COLUMN one of ``contains_columns`` (River's
+    args and metadata): the jobs read are those whose column contains every such key,
+    as the command line's ``--args`` selects them; the other words are matched in the
+    rows read, as on every list."""
+
+    contains_columns: ClassVar[tuple[str, ...]] = ()
+    contains: Mapping[str, dict[str, Any]] = {}  # replaced, never changed
+    """The objects the last read asked for, per column."""
+    words_left = ""
+    """The filter's other words."""
+    filter_text: str
+    app: Any
+    data: Sequence[Any] | None
+    reload: Callable[[], None]
+    render_data: Callable[[], None]
+    words: Callable[[Any], Sequence[str]]
+
+    def filter_changed(self) -> None:
+        objects: dict[str, dict[str, Any]] = {}
+        left = []
+        try:
+            for word in self.filter_text.split():
+                column, dot, pair = word.partition(".")
+                if dot and column in self.contains_columns and "=" in pair:
+                    key, value = parse_pair(pair, word)
+                    objects.setdefault(column, {})[key] = value
+                else:
+                    left.append(word)
+        except InvalidInput as exc:
+            self.app.notify(str(exc), severity="error")
+            return
+        self.words_left = " ".join(left)
+        if objects != self.contains:
+            self.contains = objects
+            self.reload()
+        else:
+            self.render_data()
+
+    def shown(self) -> list[Any]:
+        return [r for r in self.data or [] if matches(self.words_left, *self.words(r))]
 
 
 class ListPane(Redrawn[Sequence[Any]]):

@@ -94,6 +94,23 @@ def test_json_and_key_value() -> None:
             parse.parse_key_value(bad)
 
 
+def test_fragment() -> None:
+    """A JSON-filter option's values (``--args``): objects, ``KEY=VALUE`` strings and
+    ``KEY:=JSON`` values merged, a later key winning; anything else one clean error."""
+    given = ['{"a": {"b": [1]}, "n": 1}', "n:=2", "s=x=y", "t := true"]
+    assert parse.parse_fragment(given, "--args") == {"a": {"b": [1]}, "n": 2, "s": "x=y", "t": True}
+    assert parse.parse_fragment(None, "--args") is None
+    for bad in ("[1]", '"a=b"', "7", "{nope", "x", "=v", ":=1", "n:=nope", "n:=NaN"):
+        with pytest.raises(ParseError):
+            parse.parse_fragment([bad], "--args")
+
+
+@given(st.lists(st.text(max_size=30), min_size=1, max_size=3))
+def test_fragment_never_crashes(items: list[str]) -> None:
+    with contextlib.suppress(ParseError):
+        assert isinstance(parse.parse_fragment(items, "--meta"), dict)
+
+
 def test_id_text() -> None:
     ident = uuid.uuid4()
     assert parse.parse_id_text(str(ident)) == ident

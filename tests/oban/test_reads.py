@@ -91,3 +91,34 @@ def test_oban_is_postgres_only(tmp_path: Path, qctl: Run) -> None:
         result = CliRunner().invoke(app, ["--dsn", f"sqlite://{path}", "--system", "oban", *args])
         assert result.exit_code == 2 and "PostgreSQL only" in result.stderr
         assert len(result.stderr.splitlines()) == 1
+
+
+def test_args_and_meta_filters(oban: psycopg.Connection[Any], qctl: Run) -> None:
+    """``--args`` and ``--meta`` select the jobs whose columns contain the object given
+    (PostgreSQL's @>, a nested value contained in part), on ``jobs list`` and a bulk
+    verb's selection alike."""
+    meta = '{"tenant": "acme", "n": 3, "deep": {"x": [1, 2]}}'
+    [acme] = ddl.insert(oban, "contained", args={"user": 7, "mail": "a@x"}, meta=meta)
+    [other] = ddl.insert(oban, "contained", args={"user": 8}, meta='{"tenant": "o", "n": 3}')
+    [plain] = ddl.insert(oban, "contained", args={"user": 7})
+
+    def ids(*args: str) -> list[int]:
+        rows = data(qctl("jobs", "list", "--queue", "contained", *args, "-o", "json"))
+        return sorted(j["id"] for j in rows)
+
+    assert ids("--args", '{"user": 7}') == sorted([acme, plain])
+    assert ids("--args", '{"user": 7}', "--meta", "tenant=acme") == [acme]
+    assert ids("--meta", '{"n": 3}') == sorted([acme, other])
+    assert ids("--meta", '{"n": "3"}') == []
+    assert ids("--meta", '{"deep": {"x": [2]}}') == [acme]
+    plan = data(
+        qctl("jobs", "cancel", "--queue", "contained", "--args", '{"user": 7}',
+             "--meta", '{"tenant": "acme"}', "--dry-run", "-o", "json")
+    )  # fmt: skip
+    assert [int(i) for i in plan["ids"]] == [acme], plan
+    [(state,)] = oban.execute("SELECT state::text FROM oban_jobs WHERE id = %s", [acme]).fetchall()
+    assert state == "available"  # a dry run
+    for bad in (["--args", "[1]"], ["--meta", "{nope"], ["--args", "7"]):
+        for verb in (["list"], ["retry", "--dry-run"]):
+            result = qctl("jobs", *verb, *bad)
+            assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, bad

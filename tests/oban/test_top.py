@@ -68,3 +68,23 @@ def test_live_tabs(oban: psycopg.Connection[Any], pg_schema: str, flavour: str) 
         dashboard(pg_schema, scenario)
     finally:
         producers.close()
+
+
+def test_the_jobs_filter_reads_args_and_meta_keys(
+    oban: psycopg.Connection[Any], pg_schema: str
+) -> None:
+    """``/`` with ``args.KEY:=JSON`` and ``meta.KEY=VALUE`` words reads the jobs whose
+    columns contain them (``jobs list --args``); other words match the rows read."""
+    [wanted] = ddl.insert(oban, "tui-f", args={"user": 7}, meta='{"tenant": "acme"}')
+    [other] = ddl.insert(oban, "tui-f", args={"user": 7}, meta='{"tenant": "o"}')
+    [elsewhere] = ddl.insert(oban, "tui-g", args={"user": 7}, meta='{"tenant": "acme"}')
+
+    async def scenario(app: QctlTop, pilot: Any) -> None:
+        await pilot.press("2")
+        await until(pilot, lambda: str(other) in cells(app, "oban-jobs"), 10)
+        await pilot.press("slash", *"args.user:=7 meta.tenant=acme", "enter")
+        await until(pilot, lambda: set(cells(app, "oban-jobs")) == {str(wanted), str(elsewhere)})
+        await pilot.press("escape", "slash", *"args.user:=7 meta.tenant=acme tui-f", "enter")
+        await until(pilot, lambda: set(cells(app, "oban-jobs")) == {str(wanted)})
+
+    dashboard(pg_schema, scenario)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from tests.go.harness import Harness
-from tests.river.conftest import Run, data, job
+from tests.river.conftest import Run, check_contains_filters, check_finalized_order, data, job
 
 
 def test_keyset_pages_in_every_format(river: Harness, qctl: Run) -> None:
@@ -91,3 +91,11 @@ def test_queues_show(river: Harness, qctl: Run) -> None:
     assert table.exit_code == 0 and "available" in table.stdout
     missing = qctl("queues", "show", "nosuch")
     assert missing.exit_code == 3 and "no queue 'nosuch'" in missing.stderr
+
+
+def test_args_and_metadata_filters(river: Harness, qctl: Run) -> None:
+    check_contains_filters(river, qctl, postgres=True)
+
+
+def test_finalized_jobs_list_newest_finalized_first(river: Harness, qctl: Run) -> None:
+    check_finalized_order(river, qctl)

@@ -6,6 +6,7 @@ control notices from its outbox (river_notification), which they poll."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import time
@@ -23,9 +24,21 @@ from qctl.core.changes import RESET, Hint
 from qctl.core.sqldb import LISTENING
 from qctl.systems.river import reads, tune
 from qctl.systems.river.database import Database
+from qctl.systems.river.tui import RIVER
+from qctl.tui.app import QctlTop
 from qctl_kit.sqlite import jsonb
+from tests.dbos.test_top import cells
 from tests.go.harness import Harness
-from tests.river.conftest import Run, data, job, runs, until
+from tests.river.conftest import (
+    Run,
+    check_contains_filters,
+    check_finalized_order,
+    data,
+    job,
+    runs,
+    until,
+)
+from tests.tui.helpers import until as until_ui
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -191,7 +204,33 @@ def test_the_dashboard_is_hinted_from_rivers_outbox(lite: Harness, path: Path) -
         db.close()
 
 
-FILTERS: list[dict[str, list[Any]]] = [
+def test_the_jobs_tab_filter_reads_args_and_metadata_keys(lite: Harness, path: Path) -> None:
+    """The shared Jobs tab's ``/`` with ``args.KEY=VALUE`` and ``metadata.KEY:=JSON``
+    words reads the jobs whose columns contain them; other words match the rows read."""
+    [wanted] = lite.call("insert", queue="tui-f", note="n1", metadata={"n": 3})["ids"]
+    [other] = lite.call("insert", queue="tui-f", note="n1", metadata={"n": 4})["ids"]
+    [elsewhere] = lite.call("insert", queue="tui-g", note="n1", metadata={"n": 3})["ids"]
+    db = Database(f"sqlite:///{path}")
+
+    async def main() -> None:
+        app = QctlTop(db, system=RIVER, location="test", poll_interval=60)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.press("2")
+            await until_ui(pilot, lambda: str(other) in cells(app, "river-jobs"), 10)
+            await pilot.press("slash", *"args.note=n1 metadata.n:=3", "enter")
+            await until_ui(
+                pilot, lambda: set(cells(app, "river-jobs")) == {str(wanted), str(elsewhere)}
+            )
+            await pilot.press("escape", "slash", *"args.note=n1 metadata.n:=3 tui-f", "enter")
+            await until_ui(pilot, lambda: set(cells(app, "river-jobs")) == {str(wanted)})
+
+    try:
+        asyncio.run(main())
+    finally:
+        db.close()
+
+
+FILTERS: list[dict[str, Any]] = [
     {"states": ["available"], "queues": ["filt-a"]},
     {"states": ["available", "cancelled"], "queues": ["filt-a"]},
     {"states": ["cancelled"], "queues": ["filt-a", "filt-b"]},
@@ -199,26 +238,42 @@ FILTERS: list[dict[str, list[Any]]] = [
     {"states": ["cancelled"]},
     {"queues": ["filt-b"]},
     {"queues": ["filt-a", "filt-b"], "kinds": ["qctl_test"], "priorities": [2]},
+    {"queues": ["filt-a"], "metadata": {"third": 0}},
+    {"states": ["cancelled"], "queues": ["filt-b"], "metadata": {"third": 0}},
+    {"metadata": {"third": 2}},
     {},
 ]
 """Every shape of a listing's filter, each read by other conditions (reads.job_filter)."""
 
 
-def test_every_filter_pages_the_jobs_it_matches_newest_first(lite: Harness, path: Path) -> None:
+def test_every_filter_pages_the_jobs_it_matches_in_order(lite: Harness, path: Path) -> None:
+    """Newest first; finalized states alone newest finalized first."""
+    third: dict[int, int] = {}  # the metadata of the jobs inserted here
     for n in range(12):
         queue = "filt-a" if n % 2 else "filt-b"
         [id_] = lite.call(
-            "insert", queue=queue, priority=1 + n % 3, seconds=3600 if n % 4 == 0 else 0
+            "insert",
+            queue=queue,
+            priority=1 + n % 3,
+            seconds=3600 if n % 4 == 0 else 0,
+            metadata={"third": n % 3},
         )["ids"]
+        third[id_] = n % 3
         if n % 3 == 0 and n % 4:
             lite.call("cancel", id=id_)
-    every = raw(path, "SELECT id, state, queue, kind, priority FROM river_job")
+    every = raw(path, "SELECT id, state, queue, kind, priority, finalized_at FROM river_job")
     fields = ("states", "queues", "kinds", "priorities")
 
-    def matched(f: dict[str, list[Any]]) -> list[int]:
+    def matched(f: dict[str, Any]) -> list[int]:
         rows = [
-            r for r in every if all(not f.get(k) or r[i + 1] in f[k] for i, k in enumerate(fields))
+            r
+            for r in every
+            if all(not f.get(k) or r[i + 1] in f[k] for i, k in enumerate(fields))
+            and ("metadata" not in f or third.get(int(str(r[0]))) == f["metadata"]["third"])
         ]
+        if reads.by_finalized(f.get("states")):  # River's text instants sort as text
+            rows.sort(key=lambda r: (str(r[5]), int(str(r[0]))), reverse=True)
+            return [int(str(r[0])) for r in rows]
         return sorted((int(str(r[0])) for r in rows), reverse=True)
 
     db = Database(f"sqlite:///{path}")
@@ -230,7 +285,7 @@ def test_every_filter_pages_the_jobs_it_matches_newest_first(lite: Harness, path
                 pages, after = [], None
                 while page := reads.list_jobs(db, **f, limit=2, after=after):
                     pages += [j.id for j in page]
-                    after = page[-1].id
+                    after = reads.position(page[-1], f.get("states"))
                 assert pages == matched(f), (f, tuned)
     finally:
         db.close()
@@ -243,3 +298,11 @@ def test_vacuum_deletes_the_finalized_jobs_past_the_age(lite: Harness, qctl: Run
     [waiting] = lite.call("insert", queue="vacuumed")["ids"]
     data(qctl("vacuum", "all", "--older-than", "1s", "--yes", "-o", "json"))
     assert lite.call("job_list", queue="vacuumed")["ids"] == [waiting]
+
+
+def test_args_and_metadata_filters(lite: Harness, qctl: Run) -> None:
+    check_contains_filters(lite, qctl, postgres=False)
+
+
+def test_finalized_jobs_list_newest_finalized_first(lite: Harness, qctl: Run) -> None:
+    check_finalized_order(lite, qctl)

@@ -26,11 +26,13 @@ def _targets(rows: list[dict[str, Any]]) -> list[Target]:
 
 
 def _job_page(db: Database, where: Mapping[str, Any], after: str | None, n: int) -> list[Target]:
-    """A keyset page of the jobs a filter matches (``states``, ``queues``, ``workers``)."""
+    """A keyset page of the jobs a filter matches (``states``, ``queues``, ``workers``;
+    ``args``, ``meta``: objects the job's columns contain)."""
     params = {
         "states": list(where["states"]),
         "queues": where.get("queues") or None,
         "workers": where.get("workers") or None,
+        **reads.contained(where.get("args"), where.get("meta")),
         "after": int(after) if after else None,
         "limit": n,
     }

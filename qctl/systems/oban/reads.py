@@ -5,6 +5,7 @@ UTC instants come back marked UTC. Nothing read is executed."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
@@ -200,6 +201,15 @@ def _filters(
     return {"states": states or None, "queues": queues or None, "workers": workers or None}
 
 
+def contained(args: dict[str, Any] | None, meta: dict[str, Any] | None) -> dict[str, Any]:
+    """The parameters of fragments.sql ``contains``: each object as its JSON text (None:
+    any), which the job's column must contain (PostgreSQL's @>)."""
+    return {
+        "args": None if args is None else json.dumps(args),
+        "meta": None if meta is None else json.dumps(meta),
+    }
+
+
 def list_jobs(
     db: Database,
     states: list[str] | None = None,
@@ -207,8 +217,16 @@ def list_jobs(
     workers: list[str] | None = None,
     limit: int = 50,
     after: int | None = None,
+    args: dict[str, Any] | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> list[Job]:
-    params = {**_filters(states, queues, workers), "limit": limit, "after_id": after}
+    """A page newest first; ``args``, ``meta``: JSON objects the job's columns contain."""
+    params = {
+        **_filters(states, queues, workers),
+        **contained(args, meta),
+        "limit": limit,
+        "after_id": after,
+    }
     return [_record(Job, r) for r in db.all(queries("reads.sql").list_jobs, params)]
 
 

@@ -37,13 +37,15 @@ def _job_ids(ids: Sequence[str]) -> list[int]:
 
 def _job_page(db: Database, where: Mapping[str, Any], after: str | None, n: int) -> list[Target]:
     """A keyset page of the jobs a filter matches (``states``, ``queues``, ``kinds``,
-    ``priorities``, ``tags``: every one of them)."""
+    ``priorities``, ``tags``: every one of them; ``args``, ``metadata``: objects the
+    job's columns contain)."""
     params = {
         "states": list(where["states"]),
         "queues": where.get("queues") or None,
         "kinds": where.get("kinds") or None,
         "priorities": where.get("priorities") or None,
         "tags": where.get("tags") or None,
+        **reads.contained(where.get("args"), where.get("metadata")),
         "after_id": int(after) if after else None,
         "limit": n,
     }

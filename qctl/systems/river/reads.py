@@ -7,6 +7,8 @@ and the listings, each one statement of ``queries/reads.sql`` (PostgreSQL) or
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -222,23 +224,78 @@ def parse_id(text: str, what: str = "job id") -> int:
     return value
 
 
-def job_filter(db: Database, statement: str, params: dict[str, Any]) -> str:
+def contained(args: dict[str, Any] | None, metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """The parameters of fragments.sql ``contains``: each object as its JSON text (None:
+    any). PostgreSQL matches its @> (nested values contained); SQLite each top-level key
+    equal (nested values whole)."""
+    import json
+
+    return {
+        "args": None if args is None else json.dumps(args),
+        "metadata": None if metadata is None else json.dumps(metadata),
+    }
+
+
+Position = tuple[datetime | None, int]
+"""Where a job listing's page ends: the last job's finalized_at in ``by_finalized``
+order (None in id order, or typed as an id alone) and its id."""
+
+
+def by_finalized(states: list[str] | None) -> bool:
+    """A listing of finalized states only, which River UI orders newest finalized first
+    (``JobListOrderByTime``: finalized_at, then id), as ``list_jobs`` does."""
+    return bool(states) and all(s in FINALIZED_STATES for s in states or [])
+
+
+def position(job: Job, states: list[str] | None) -> Position:
+    """Where a page ending with ``job`` ends, in the order ``states`` list in."""
+    return (job.finalized_at if by_finalized(states) else None, job.id)
+
+
+def position_text(at: Position) -> str:
+    """``--after``'s text of a position: the id, or ``INSTANT,ID`` (UTC, microseconds)."""
+    if at[0] is None:
+        return str(at[1])
+    return f"{at[0].astimezone(UTC):%Y-%m-%dT%H:%M:%S.%fZ},{at[1]}"
+
+
+def parse_position(text: str) -> Position:
+    """``--after``'s position as ``position_text`` prints it."""
+    instant_text, comma, id_text = text.rpartition(",")
+    if not comma:
+        return (None, parse_id(text, "--after"))
+    try:
+        at = datetime.fromisoformat(instant_text.strip())
+    except ValueError:
+        raise InvalidInput(f"--after {text!r}: not a cursor a job listing printed") from None
+    if at.tzinfo is None:
+        raise InvalidInput(f"--after {text!r}: the instant needs its zone (Z)")
+    return (at.astimezone(UTC), parse_id(id_text, "--after"))
+
+
+def job_filter(
+    db: Database, statement: str, params: dict[str, Any], finalized: bool = False
+) -> str:
     """A job listing's ``statement`` as ``db`` runs it with ``params`` (``states``,
-    ``queues``, ``kinds``, ``priorities``, ``tags``, ``after_id``: None or empty for any):
-    on PostgreSQL as written (its session plans each run for the values given); on SQLite
-    its ``{where}`` made of reads_sqlite.sql's ``job_*`` conditions of the filters given
-    (why there). ``params`` gains ``queue`` for a single queue."""
+    ``queues``, ``kinds``, ``priorities``, ``tags``, ``after_id``: None or empty for any;
+    ``args``, ``metadata``: ``contained``'s, None for any): on PostgreSQL as written (its
+    session plans each run for the values given); on SQLite its ``{where}`` made of
+    reads_sqlite.sql's ``job_*`` conditions of the filters given (why there). ``params``
+    gains ``queue`` for a single queue. ``finalized``: the statement is
+    ``list_finalized_jobs``, which reads one state's range itself, so the states are
+    not written, the queues stay off the indexes and the cursor is (``after_at``,
+    ``after_id``)."""
     if db.postgres:
         return statement
     q = db.statements("reads")
     states, queues = params.get("states"), params.get("queues")
-    live = bool(states and queues and set(states) <= set(LIVE_STATES))
+    live = not finalized and bool(states and queues and set(states) <= set(LIVE_STATES))
     where = []
-    if states:
+    if states and not finalized:
         where.append(q.job_live_states if live else q.job_states)
     if queues and live:
         where.append(q.job_live_queues)
-    elif queues and len(queues) == 1:
+    elif queues and len(queues) == 1 and not finalized:
         where.append(q.job_queue)
         params["queue"] = queues[0]
     elif queues:
@@ -250,8 +307,10 @@ def job_filter(db: Database, statement: str, params: dict[str, Any]) -> str:
     ):
         if params.get(key):
             where.append(condition)
+    if params.get("args") is not None or params.get("metadata") is not None:
+        where.append(q.job_contains)
     if params.get("after_id") is not None:
-        where.append(q.job_after)
+        where.append(q.job_finalized_after if finalized else q.job_after)
     return fill(statement, where="\n  AND ".join(where) or q.job_every)
 
 
@@ -261,22 +320,41 @@ def list_jobs(
     queues: list[str] | None = None,
     kinds: list[str] | None = None,
     limit: int = 50,
-    after: int | None = None,
+    after: Position | None = None,
     priorities: list[int] | None = None,
     tags: list[str] | None = None,
+    args: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> list[Job]:
-    """A page newest first; ``tags``: jobs carrying every one of them."""
-    params = {
-        "states": states or None,
+    """A page newest first, after ``after`` (``position``): finalized states only newest
+    finalized first (``by_finalized``), any other listing by id; ``tags``: jobs
+    carrying every one of them; ``args``, ``metadata``: JSON objects the job's columns
+    contain (``contained``)."""
+    params: dict[str, Any] = {
+        "states": list(dict.fromkeys(states)) if states else None,
         "queues": queues or None,
         "kinds": kinds or None,
         "priorities": priorities or None,
         "tags": tags or None,
+        **contained(args, metadata),
         "limit": limit,
-        "after_id": after,
     }
-    statement = job_filter(db, db.statements("reads").list_jobs, params)
-    return _rows(Job, rows(db, statement, params))
+    q = db.statements("reads")
+    at, params["after_id"] = after or (None, None)
+    if not by_finalized(states):
+        return _rows(Job, rows(db, job_filter(db, q.list_jobs, params), params))
+    if at is None and after is not None:  # an id typed: where that job was finalized
+        at = get_job(db, after[1]).finalized_at
+        if at is None:
+            raise InvalidInput(f"--after {after[1]}: that job is not finalized")
+    params["after_at"] = at
+    pages = []  # one index range per state, merged
+    for state in params["states"]:
+        one = {**params, "state": state, "states": [state]}
+        statement = job_filter(db, q.list_finalized_jobs, one, finalized=True)
+        pages.append(_rows(Job, rows(db, statement, one)))
+    newest = heapq.merge(*pages, key=lambda job: (job.finalized_at, job.id), reverse=True)
+    return list(itertools.islice(newest, limit))
 
 
 def get_job(db: Database, job_id: int) -> Job:

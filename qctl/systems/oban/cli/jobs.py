@@ -10,6 +10,7 @@ from qctl.cli import common
 from qctl.cli.common import Output
 from qctl.cli.output import OutputFormat, emit_detail, page_note, stream_listing
 from qctl.cli.verbs import job_command
+from qctl.core.parse import parse_fragment
 from qctl.core.sqldb import row_record
 from qctl.systems.oban import actions, reads
 from qctl.systems.oban.cli import Many, database, group, writable
@@ -46,6 +47,22 @@ StateOpt = Annotated[
 ]
 QueueOpt = Annotated[Many, typer.Option("--queue", metavar="QUEUE", help="Queue (repeatable).")]
 WorkerOpt = Annotated[Many, typer.Option("--worker", metavar="WORKER", help="Worker (repeatable).")]
+CONTAINS_HELP = (
+    " (PostgreSQL's @>: nested objects and arrays contained; repeatable, merged; KEY=VALUE:"
+    " one key of a string, KEY:=JSON: of any value)."
+)
+ArgsOpt = Annotated[
+    Many,
+    typer.Option(
+        "--args", metavar="JSON", help="Jobs whose args contain this JSON object" + CONTAINS_HELP
+    ),
+]
+MetaOpt = Annotated[
+    Many,
+    typer.Option(
+        "--meta", metavar="JSON", help="Jobs whose meta contain this JSON object" + CONTAINS_HELP
+    ),
+]
 
 
 def _after(text: str | None) -> int | None:
@@ -58,6 +75,8 @@ def list_jobs(
     state: StateOpt = None,
     queue: QueueOpt = None,
     worker: WorkerOpt = None,
+    args: ArgsOpt = None,
+    meta: MetaOpt = None,
     limit: common.PageLimit = 50,
     after: common.After = None,
     output: Output = OutputFormat.TABLE,
@@ -66,10 +85,11 @@ def list_jobs(
     the previous page printed). A table shows the columns above; JSON every column, args
     and meta decoded, instants in UTC (errors: `jobs show`, `jobs errors`)."""
     states = reads.check_states(state)
+    contains = {"args": parse_fragment(args, "--args"), "meta": parse_fragment(meta, "--meta")}
     start = _after(after)
     db = database(ctx)
     shown, position = stream_listing(
-        lambda n, at: reads.list_jobs(db, states, queue, worker, n, at),
+        lambda n, at: reads.list_jobs(db, states, queue, worker, n, at, **contains),
         lambda job: job.id,
         lambda job: {k: v for k, v in row_record(job).items() if k != "errors"},
         LIST_COLUMNS,
@@ -121,9 +141,19 @@ def errors(
 
 
 def _where(
-    state: StateOpt = None, queue: QueueOpt = None, worker: WorkerOpt = None
+    state: StateOpt = None,
+    queue: QueueOpt = None,
+    worker: WorkerOpt = None,
+    args: ArgsOpt = None,
+    meta: MetaOpt = None,
 ) -> dict[str, Any]:
-    return {"states": reads.check_states(state), "queues": queue, "workers": worker}
+    return {
+        "states": reads.check_states(state),
+        "queues": queue,
+        "workers": worker,
+        "args": parse_fragment(args, "--args"),
+        "meta": parse_fragment(meta, "--meta"),
+    }
 
 
 def _resolve(_: Database, id: str) -> str:

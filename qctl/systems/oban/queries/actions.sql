@@ -99,6 +99,7 @@ WHERE state = ANY(ARRAY(SELECT s FROM unnest(enum_range(NULL::oban_job_state)) A
                 WHERE s::text = ANY(%(states)s::text[])))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(workers)s::text[] IS NULL OR worker = ANY(%(workers)s::text[]))
+  AND {contains}
   AND (%(after)s::bigint IS NULL OR id < %(after)s::bigint)
 ORDER BY oban_jobs.id DESC
 LIMIT %(limit)s;

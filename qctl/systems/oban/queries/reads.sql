@@ -8,7 +8,8 @@
 
 -- name: list_jobs
 -- A page of jobs, newest first after a cursor (oban-py's all_jobs.sql orders by id too),
--- without the attempt history: how many failed attempts it holds instead.
+-- without the attempt history: how many failed attempts it holds instead; filtered by
+-- states, queues, workers, args and meta (fragments.sql contains).
 SELECT id, state::text AS state, queue, worker, priority, attempt, max_attempts,
        args, meta, tags, attempted_by, inserted_at, scheduled_at, attempted_at,
        completed_at, cancelled_at, discarded_at,
@@ -20,6 +21,7 @@ WHERE (%(states)s::text[] IS NULL
                   WHERE s::text = ANY(%(states)s::text[]))))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(workers)s::text[] IS NULL OR worker = ANY(%(workers)s::text[]))
+  AND {contains}
   AND (%(after_id)s::bigint IS NULL OR id < %(after_id)s::bigint)
 ORDER BY id DESC
 LIMIT %(limit)s;

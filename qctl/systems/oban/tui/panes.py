@@ -89,7 +89,8 @@ class JobsPane(JobsTab):
     states = reads.STATES
     detail = JobDetailScreen
     kind = "worker"
-    filter_hint = "filter: words (a state, a queue, a worker)"
+    filter_hint = "filter: words (a state, a queue, a worker), args.KEY=VALUE, meta.KEY:=JSON"
+    contains_columns = ("args", "meta")
     table_id = "oban-jobs"
     columns = (
         Column("id", "the job's id", lambda j: j.id),

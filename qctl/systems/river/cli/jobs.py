@@ -12,6 +12,7 @@ from qctl.cli.output import OutputFormat, emit_detail, emit_rows, page_note, str
 from qctl.cli.triage import HELP as ERRORS_HELP
 from qctl.cli.triage import emit_error_groups
 from qctl.cli.verbs import job_command
+from qctl.core.parse import parse_fragment
 from qctl.core.sqldb import row_record
 from qctl.systems.river import actions, reads
 from qctl.systems.river.cli import Many, database, group, writable
@@ -57,6 +58,26 @@ TagOpt = Annotated[
     typer.Option("--tag", metavar="TAG", help="Jobs carrying this tag (repeatable: every one)."),
 ]
 
+CONTAINS_HELP = (
+    " (repeatable, merged; KEY=VALUE: one key of a string, KEY:=JSON: of any value)."
+    " PostgreSQL: River's @>, nested objects and arrays contained; SQLite: each top-level"
+    " key equal, a nested value whole (as JSON text)."
+)
+ArgsOpt = Annotated[
+    Many,
+    typer.Option(
+        "--args", metavar="JSON", help="Jobs whose args contain this JSON object" + CONTAINS_HELP
+    ),
+]
+MetadataOpt = Annotated[
+    Many,
+    typer.Option(
+        "--metadata",
+        metavar="JSON",
+        help="Jobs whose metadata contain this JSON object" + CONTAINS_HELP,
+    ),
+]
+
 
 def _states(states: Many) -> list[str] | None:
     for state in states or []:
@@ -71,6 +92,8 @@ def _where(
     kind: KindOpt = None,
     priority: PriorityOpt = None,
     tag: TagOpt = None,
+    args: ArgsOpt = None,
+    metadata: MetadataOpt = None,
 ) -> dict[str, Any]:
     """A bulk verb's filter (the verb engine's ``where``)."""
     return {
@@ -79,11 +102,9 @@ def _where(
         "kinds": kind,
         "priorities": reads.parse_priorities(priority),
         "tags": tag,
+        "args": parse_fragment(args, "--args"),
+        "metadata": parse_fragment(metadata, "--metadata"),
     }
-
-
-def _after(text: str | None) -> int | None:
-    return None if text is None else reads.parse_id(text, "--after")
 
 
 @app.command("list")
@@ -94,27 +115,39 @@ def list_jobs(
     kind: KindOpt = None,
     priority: PriorityOpt = None,
     tag: TagOpt = None,
+    args: ArgsOpt = None,
+    metadata: MetadataOpt = None,
     limit: common.PageLimit = 50,
     after: common.After = None,
     output: Output = OutputFormat.TABLE,
 ) -> None:
     """Jobs, newest first, one page at a time (keyset on the id: ``--after`` the cursor
-    the previous page printed). A table shows the columns above; JSON every column,
-    args, metadata and unique_states decoded (errors: `jobs show`)."""
+    the previous page printed); of finalized states only (completed, cancelled,
+    discarded), newest finalized first, as River UI lists them (keyset on finalized_at
+    and id). A table shows the columns above; JSON every column, args, metadata and
+    unique_states decoded (errors: `jobs show`)."""
     states = _states(state)
     priorities = reads.parse_priorities(priority)
-    start = _after(after)
+    contains = {
+        "args": parse_fragment(args, "--args"),
+        "metadata": parse_fragment(metadata, "--metadata"),
+    }
+    start: reads.Position | None = None if after is None else reads.parse_position(after)
     db = database(ctx)
+
+    def page(n: int, at: reads.Position | None) -> list[reads.Job]:
+        return reads.list_jobs(db, states, queue, kind, n, at, priorities, tag, **contains)
+
     shown, position = stream_listing(
-        lambda n, at: reads.list_jobs(db, states, queue, kind, n, at, priorities, tag),
-        lambda job: job.id,
+        page,
+        lambda job: reads.position(job, states),
         lambda job: {k: v for k, v in row_record(job).items() if k != "errors"},
         LIST_COLUMNS,
         output,
         limit,
         start,
     )
-    page_note(output, shown, None, str(position) if position else None)
+    page_note(output, shown, None, reads.position_text(position) if position else None)
 
 
 @app.command("show")

@@ -133,6 +133,7 @@ WHERE state::text = ANY(%(states)s::text[])
   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
   AND (%(priorities)s::int[] IS NULL OR priority = ANY(%(priorities)s::int[]))
   AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::varchar(255)[])
+  AND {contains}
   AND (%(after_id)s::bigint IS NULL OR id < %(after_id)s::bigint)
 ORDER BY river_job.id DESC
 LIMIT %(limit)s;

@@ -4,22 +4,29 @@
 -- bigserial primary key, so ids sort by insertion), never an offset.
 
 -- name: list_jobs
--- A page of jobs, newest first, filtered by states, queues, kinds, priorities and tags
--- (every tag given: River's JobList with JobListParams.TagsAll, riverpgxv5
--- internal/dbsqlc/river_job.sql, ordered by id descending). unique_states is
--- read as its bit string (text) so that no bit type reaches the driver.
-SELECT id, state::text AS state, queue, kind, priority, attempt, max_attempts,
-       scheduled_at, attempted_at, attempted_by, created_at, finalized_at, tags,
-       unique_key, unique_states::text AS unique_states, args, metadata,
-       coalesce(array_length(errors, 1), 0) AS error_count
-FROM river_job
-WHERE (%(states)s::text[] IS NULL OR state::text = ANY(%(states)s::text[]))
-  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
-  AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
-  AND (%(priorities)s::int[] IS NULL OR priority = ANY(%(priorities)s::int[]))
-  AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::varchar(255)[])
+-- A page of jobs, newest first (River's JobList ordered by id descending), filtered as
+-- fragments.sql job_rows and contains say.
+{job_rows}
+  AND {contains}
   AND (%(after_id)s::bigint IS NULL OR id < %(after_id)s::bigint)
 ORDER BY id DESC
+LIMIT %(limit)s;
+
+-- name: list_finalized_jobs
+-- A page of the jobs of one finalized state, newest finalized first (River UI's lists of
+-- completed, cancelled and discarded jobs: JobListOrderByTime orders these by
+-- finalized_at, then id, and JobList filters one state by equality so that the index
+-- serves the order, job_list_params.go), after the keyset (%(after_at)s, %(after_id)s),
+-- filtered as job_rows and contains say: one backward range of
+-- river_job_state_and_finalized_at_index (state, finalized_at) WHERE finalized_at IS
+-- NOT NULL. reads.py merges the pages of several states.
+{job_rows}
+  AND {contains}
+  AND state = %(state)s::river_job_state
+  AND finalized_at IS NOT NULL
+  AND (%(after_id)s::bigint IS NULL
+       OR (finalized_at, id) < (%(after_at)s::timestamptz, %(after_id)s::bigint))
+ORDER BY finalized_at DESC, id DESC
 LIMIT %(limit)s;
 
 -- name: get_job

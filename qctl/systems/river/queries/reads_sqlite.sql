@@ -6,7 +6,8 @@
 -- json_valid (SQLite's JSON functions fail a statement on a value nested past 1000
 -- levels, or one changed out of band to text that is not JSON); instants are text in UTC
 -- ('YYYY-MM-DD HH:MM:SS.SSS', riversqlite's timeString), compared as text as River
--- compares them. Every listing is newest first with a keyset cursor on the job id.
+-- compares them. Every listing is newest first with a keyset cursor on the job id (a
+-- listing of finalized states: newest finalized first, list_finalized_jobs).
 
 -- name: now
 -- River's now on SQLite (datetime('now', 'subsec'), written without the subsec modifier
@@ -18,19 +19,26 @@ SELECT strftime('%Y-%m-%d %H:%M:%f', 'now') AS now;
 SELECT count(*) AS n FROM pragma_table_info('river_migration') WHERE name = 'line';
 
 -- name: list_jobs
--- A page of jobs, newest first, filtered by states, queues, kinds, priorities and tags
+-- A page of jobs, newest first, filtered by states, queues, kinds, priorities, tags
 -- (every tag given: River's JobList with JobListParams.TagsAll, riversqlite
--- SQLFragmentColumnContainsAll over json_each): {where} is the job_* conditions below of
--- the filters given, joined by AND (reads.job_filter).
-SELECT id, state, queue, kind, priority, attempt, max_attempts,
-       scheduled_at, attempted_at, json(attempted_by) AS attempted_by, created_at,
-       finalized_at, json(tags) AS tags, unique_key, unique_states, json(args) AS args,
-       json(metadata) AS metadata,
-       coalesce(CASE WHEN json_valid(json(errors)) THEN json_array_length(json(errors)) END, 0)
-           AS error_count
-FROM river_job
-WHERE {where}
+-- SQLFragmentColumnContainsAll over json_each), args and metadata: fragments.sql
+-- job_rows_sqlite, whose {where} is the job_* conditions below of the filters given,
+-- joined by AND (reads.job_filter).
+{job_rows_sqlite}
 ORDER BY id DESC
+LIMIT :limit;
+
+-- name: list_finalized_jobs
+-- A page of the jobs of one finalized state, newest finalized first, after the keyset
+-- (:after_at, :after_id), as reads.sql list_finalized_jobs: one backward range of
+-- river_job_state_and_finalized_at_index (state, finalized_at) WHERE finalized_at IS
+-- NOT NULL, whose entries end with the id (the rowid), so nothing is sorted. {where}
+-- as list_jobs', the state left out and the cursor job_finalized_after
+-- (reads.job_filter, finalized).
+{job_rows_sqlite}
+  AND state = :state
+  AND finalized_at IS NOT NULL
+ORDER BY finalized_at DESC, id DESC
 LIMIT :limit;
 
 -- name: get_job
@@ -53,7 +61,8 @@ WHERE id = :id;
 -- the unary + keeps a condition off the indexes. Two ranges are read instead: one queue
 -- on qctl's (queue, id) index (tune.py), in id order, and live states of given queues on
 -- river_job_prioritized_fetching_index (state, queue, ...), the jobs River fetches from,
--- sorted.
+-- sorted. A finalized listing reads its state's range of
+-- river_job_state_and_finalized_at_index, so its queues are job_queues, off the indexes.
 
 -- name: job_every
 -- No filter.
@@ -94,9 +103,40 @@ NOT EXISTS (
     WHERE wanted.value NOT IN (SELECT value FROM json_each(json(river_job.tags)))
 )
 
+-- name: job_contains
+-- The args containing :args and the metadata containing :metadata (JSON objects, one
+-- of them NULL for any): fragments.sql contains on SQLite, which has no @>
+-- (riversqlite leaves JobListParams.Metadata out): each top-level key of the object
+-- present in the column with an equal value: a number equal as a number, an object or
+-- array as its JSON text (key order kept), so a nested value must be whole, not
+-- contained. A column that is not valid JSON contains nothing. Each column is decoded
+-- (json()) once per row, and only when its object is given.
+NOT EXISTS (
+    SELECT 1
+    FROM (SELECT CASE WHEN :args IS NOT NULL THEN json(river_job.args) END AS doc,
+                 :args AS fragment
+          UNION ALL
+          SELECT CASE WHEN :metadata IS NOT NULL THEN json(river_job.metadata) END,
+                 :metadata) w,
+         json_each(w.fragment) wanted
+    WHERE NOT EXISTS (
+        SELECT 1 FROM json_each(CASE WHEN json_valid(w.doc) THEN w.doc END) have
+        WHERE have.key = wanted.key
+          AND have.value IS wanted.value
+          AND (have.type = wanted.type
+               OR have.type IN ('integer', 'real') AND wanted.type IN ('integer', 'real'))
+    )
+)
+
 -- name: job_after
 -- Past the keyset cursor, newest first.
 id < :after_id
+
+-- name: job_finalized_after
+-- Past the keyset cursor (:after_at, :after_id), newest finalized first: finalized_at
+-- compared in River's timeString form (milliseconds), as the cursor is written,
+-- whatever fraction the row's text holds.
+(strftime('%Y-%m-%d %H:%M:%f', finalized_at), id) < (:after_at, :after_id)
 
 -- name: queues
 -- Every queue River knows (river_queue, River's QueueList) or that holds jobs not yet

@@ -89,7 +89,8 @@ class JobsPane(JobsTab):
     states = reads.STATES
     detail = JobDetailScreen
     tables = (("Errors (g)", ERROR_GROUP_COLUMNS),)
-    filter_hint = "filter: words (a state, a queue, a kind)"
+    filter_hint = "filter: words (a state, a queue, a kind), args.KEY=VALUE, metadata.KEY:=JSON"
+    contains_columns = ("args", "metadata")
     table_id = "river-jobs"
     columns = (
         Column("id", "the job's id", lambda j: j.id),
