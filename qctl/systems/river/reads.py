@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import json
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -228,8 +229,6 @@ def contained(args: dict[str, Any] | None, metadata: dict[str, Any] | None) -> d
     """The parameters of fragments.sql ``contains``: each object as its JSON text (None:
     any). PostgreSQL matches its @> (nested values contained); SQLite each top-level key
     equal (nested values whole)."""
-    import json
-
     return {
         "args": None if args is None else json.dumps(args),
         "metadata": None if metadata is None else json.dumps(metadata),
