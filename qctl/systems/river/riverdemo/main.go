@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -152,11 +153,15 @@ func main() {
 	_, _ = io.Copy(io.Discard, in)
 	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	var stopped sync.WaitGroup
 	for _, client := range clients {
-		if err := client.Stop(stopCtx); err != nil {
-			fmt.Fprintln(os.Stderr, "riverdemo: stop:", err)
-		}
+		stopped.Go(func() {
+			if err := client.Stop(stopCtx); err != nil {
+				fmt.Fprintln(os.Stderr, "riverdemo: stop:", err)
+			}
+		})
 	}
+	stopped.Wait()
 }
 
 func fail(what string, err error) {
