@@ -88,9 +88,8 @@ def test_rivers_clients_cancel_a_running_job_qctl_cancels(
     work on qctl's cancel (River's control topic) and the job ends cancelled."""
     assert demo(fresh_pg_schema, "--duration", "1s").exit_code == 0  # the demo's schema
     work = standin.Workload(
-        PG_DSN, fresh_pg_schema, speed=0.5, lead=True, seed=5,
-        program=river_clients, logs=riverdemo_env.DIR,
-    )  # fmt: skip
+        PG_DSN, fresh_pg_schema, speed=0.5, lead=True, seed=5, program=river_clients
+    )
     work.start()
     args = ["--dsn", PG_DSN, "--schema", fresh_pg_schema]
     try:

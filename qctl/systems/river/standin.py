@@ -159,9 +159,10 @@ class StandIn:
 @dataclass
 class Workload:
     """``start()`` runs a producer and ``clients`` clients until ``stop()``: River's own,
-    run by ``program`` (``riverdemo``, its output in ``logs``), else stand-ins (the first
-    one also elects itself leader and the clients keep their queues' rows when ``lead``,
-    the schema being the demo's; the first schedules the jobs whose time came)."""
+    run by ``program`` (``riverdemo``, its output beside it: ``log``), else stand-ins
+    (the first one also elects itself leader and the clients keep their queues' rows
+    when ``lead``, the schema being the demo's; the first schedules the jobs whose time
+    came)."""
 
     dsn: str
     schema: str
@@ -170,7 +171,6 @@ class Workload:
     lead: bool = False
     seed: int | None = None
     program: Path | None = None
-    logs: Path | None = None
     mark: dict[str, str] = field(default_factory=lambda: {MARK_KEY: uuid.uuid4().hex[:12]})
     errors: list[str] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -185,8 +185,8 @@ class Workload:
 
     @property
     def log(self) -> Path | None:
-        """River's clients' output."""
-        return None if self.logs is None else self.logs / f"{APPLICATION}.log"
+        """River's clients' output, beside their program."""
+        return None if self.program is None else self.program.parent / f"{APPLICATION}.log"
 
     def start(self) -> None:
         """Raises ``RuntimeError`` (one line) when River's clients do not start: none is

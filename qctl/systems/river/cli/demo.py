@@ -68,9 +68,8 @@ def demo(
         raise
     program, why = river_program(place.owned)
     workload = standin.Workload(
-        cli.dsn, schema, speed=speed, lead=place.owned, seed=seed,
-        program=program, logs=riverclients.demo_dir(),
-    )  # fmt: skip
+        cli.dsn, schema, speed=speed, lead=place.owned, seed=seed, program=program
+    )
     if program is not None:
         try:
             workload.start()
