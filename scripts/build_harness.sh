@@ -5,6 +5,8 @@
 #
 # - The Go harness: every program of tests/go/cmd/* into tests/go/bin (the compiler's
 #   output in tests/go/bin/build.log). Without Go it skips, unless QCTL_REQUIRE_GO=1 (CI).
+# - River's clients of the River demo, tests/go/bin/riverdemo (built as the demo's:
+#   qctl/systems/river/riverclients.py), reused while it matches.
 # - oban-py's own environment for the oban-py partner, tests/oban/.venv-obanpy (a Python
 #   3.12+ venv with oban from PyPI, built as the demo's: qctl/systems/oban/obanpy.py),
 #   reused while it matches.
@@ -38,4 +40,5 @@ build_go() {
 }
 
 ( build_go ) || exit 1
+python3 -m tests.river.riverdemo_env || exit 1
 HARNESS_TIMEOUT="$limit" python3 -m tests.oban.obanpy_env

@@ -1,7 +1,8 @@
-"""``qctl demo --system river``: stand-in clients running River's own SQL on River's
-schema (written by the demo in a schema it creates, the same schema River's migrator
-makes), or on a schema it shares with River's clients, where it touches only what it
-made."""
+"""``qctl demo --system river``: River's own clients (the demo's Go program, built as
+the harness builds it: ``tests/river/riverdemo_env.py``) on River's schema written by the
+demo in a schema it creates (the same schema River's migrator makes) where there is Go,
+else labelled stand-in clients running River's own SQL; on a schema it shares with
+River's clients, stand-ins that touch only what the demo made."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -16,14 +18,39 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from qctl.cli.main import app
-from qctl.systems.river import reads, standin
+from qctl.systems.river import reads, riverclients, standin
 from qctl.systems.river.cli.demo import OWNED
 from qctl.systems.river.database import Database
 from qctl.systems.river.reads import STATES
 from tests.conftest import PG_DSN, raw_pg
-from tests.go.harness import Harness, pgx_dsn
+from tests.go.harness import Harness, pgx_dsn, require_go
+from tests.river import riverdemo_env
 
 pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture(autouse=True)
+def harness_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo finds River's clients where the harness builds them, never in the
+    operator's cache."""
+    monkeypatch.setattr(riverclients, "demo_dir", lambda: riverdemo_env.DIR)
+
+
+@pytest.fixture
+def no_go(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Go toolchain on this machine, as far as the demo can tell."""
+    monkeypatch.setenv("QCTL_RIVERDEMO_GO", "")
+
+
+@pytest.fixture
+def river_clients() -> Path:
+    """River's clients of the demo, built if the harness has not (skips without Go,
+    fails under ``QCTL_REQUIRE_GO=1``)."""
+    require_go()
+    try:
+        return riverclients.build(riverdemo_env.DIR)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 def demo(schema: str, *extra: str) -> Result:
@@ -34,12 +61,95 @@ def demo(schema: str, *extra: str) -> Result:
     )  # fmt: skip
 
 
-def test_headless_demo_works_jobs_on_rivers_statements(fresh_pg_schema: str) -> None:
+def test_headless_demo_runs_rivers_own_clients(fresh_pg_schema: str, river_clients: Path) -> None:
+    run = demo(fresh_pg_schema, "--duration", "6s")
+    assert run.exit_code == 0, run.output
+    assert json.loads(run.stdout).get("completed", 0) > 0
+    assert "stand-in" not in run.stderr
+    names = standin.Workload(PG_DSN, fresh_pg_schema, program=river_clients).client_names
+    assert "River 0.51.2 clients " + ", ".join(names) in run.stderr
+    with raw_pg(fresh_pg_schema) as c:
+        by = c.execute(
+            "SELECT DISTINCT attempted_by[1] FROM river_job WHERE state = 'completed'"
+        ).fetchall()
+        assert by and {row[0] for row in by} <= set(names)
+        failed = c.execute(
+            "SELECT count(*) FROM river_job WHERE errors IS NOT NULL AND state <> 'running'"
+        ).fetchone()
+        assert failed is not None and failed[0] > 0  # the args' failures, as River records them
+        queues = c.execute("SELECT array_agg(name ORDER BY name) FROM river_queue")
+        assert queues.fetchone() == (sorted(standin.QUEUES),)
+
+
+def test_rivers_clients_cancel_a_running_job_qctl_cancels(
+    fresh_pg_schema: str, river_clients: Path
+) -> None:
+    """A report takes long enough to cancel while it runs: River's client cancels its
+    work on qctl's cancel (River's control topic) and the job ends cancelled."""
+    assert demo(fresh_pg_schema, "--duration", "1s").exit_code == 0  # the demo's schema
+    work = standin.Workload(
+        PG_DSN, fresh_pg_schema, speed=0.5, lead=True, seed=5, program=river_clients
+    )
+    work.start()
+    args = ["--dsn", PG_DSN, "--schema", fresh_pg_schema]
+    try:
+        running: list[Any] = []
+        for _ in range(300):
+            with raw_pg(fresh_pg_schema) as c:
+                running = c.execute(
+                    "SELECT id FROM river_job WHERE state = 'running' AND queue = 'reports'"
+                    " AND (args->>'seconds')::float > 5"
+                ).fetchall()
+            if running:
+                break
+            time.sleep(0.1)
+        assert running
+        job = running[0][0]
+        cancel = CliRunner().invoke(app, [*args, "jobs", "cancel", str(job), "--yes"])
+        assert cancel.exit_code == 0, cancel.output
+        state = None
+        for _ in range(100):
+            with raw_pg(fresh_pg_schema) as c:
+                row = c.execute("SELECT state FROM river_job WHERE id = %s", [job]).fetchone()
+            state = row and row[0]
+            if state == "cancelled":
+                break
+            time.sleep(0.1)
+        assert state == "cancelled"
+    finally:
+        work.stop()
+    assert work.errors == []
+
+
+def test_without_go_nothing_is_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QCTL_RIVERDEMO_GO", "")
+    assert riverclients.toolchain() is None
+    with pytest.raises(RuntimeError, match="no Go toolchain"):
+        riverclients.build(tmp_path / "build")
+
+
+def test_a_failed_build_falls_back_to_the_stand_ins(
+    fresh_pg_schema: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    go = tmp_path / "go"
+    go.write_text("#!/bin/sh\necho 'go: no network' >&2\nexit 1\n")
+    go.chmod(0o755)
+    monkeypatch.setenv("QCTL_RIVERDEMO_GO", str(go))
+    monkeypatch.setattr(riverclients, "demo_dir", lambda: tmp_path / "build")
+    run = demo(fresh_pg_schema)
+    assert run.exit_code == 0, run.output
+    assert "stand-in River clients: building River's clients failed" in run.stderr
+    assert "go: no network" in run.stderr  # go build's last lines
+    assert json.loads(run.stdout).get("completed", 0) > 0
+
+
+def test_headless_demo_works_jobs_on_rivers_statements(fresh_pg_schema: str, no_go: None) -> None:
     run = demo(fresh_pg_schema)
     assert run.exit_code == 0, run.output
     counts = json.loads(run.stdout)
     assert counts.get("completed", 0) > 0 and set(counts) <= set(STATES)
-    assert "stand-in clients" in run.stderr
+    assert f"stand-in River clients: {riverclients.MISSING}" in run.stderr
+    assert "stand-in clients running River's SQL" in run.stderr
     with raw_pg(fresh_pg_schema) as c:
         comment = c.execute("SELECT obj_description(%s::regnamespace)", [fresh_pg_schema])
         assert comment.fetchone() == (OWNED,)
@@ -189,6 +299,7 @@ def test_a_rivers_schema_is_confirmed_and_its_rows_left_alone(fresh_pg_schema: s
         run = demo(fresh_pg_schema, "--yes")
         assert run.exit_code == 0, run.output
         assert json.loads(run.stdout).get("completed", 0) > 0
+        assert "stand-in River clients: the schema is not the demo's own" in run.stderr
         assert snapshot() == before
     finally:
         h.close()

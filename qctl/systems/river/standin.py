@@ -1,16 +1,19 @@
-"""The labelled stand-in of ``qctl demo --system river``: River's schema and River's own
-statements run from Python, because River's Go runtime does not ship with qctl.
+"""The River demo's workload: a producer of jobs on River's schema, worked by River's own
+clients (the Go program ``riverdemo/``, built by ``riverclients``) or, without them, by
+labelled stand-ins: River's own statements run from Python.
 
 ``install`` writes River's schema (``schema_v0.51.2.sql``: line main at version 8, as
 rivermigrate leaves it) into a schema the demo created. ``Workload`` runs a producer
-that inserts jobs and stand-in clients (ids ``qctl-demo-stand-in-N``) that register
+that inserts jobs, and either River's clients (ids ``qctl-demo-river-N``, in one
+``riverdemo`` process) or stand-in clients (ids ``qctl-demo-stand-in-N``) that register
 their queues, fetch, work and settle jobs, schedule the ones whose time came, and
 elect a leader, each through the statements of ``queries/standin.sql``, which name the
 River query they follow. Every job the demo inserts carries ``MARK_KEY`` with the run's
-id in its metadata. On a schema it created (``lead``) it takes the leadership and its
-clients fetch and schedule every job, whoever inserted it; on one shared with real River
-clients they fetch and schedule only its run's, and it touches no job it did not insert.
-A paused queue is not fetched from.
+id in its metadata, and args that say what River's client does with it
+(``riverdemo/main.go`` demoArgs). On a schema it created (``lead``) it takes the
+leadership and its stand-ins fetch and schedule every job, whoever inserted it; on one
+shared with real River clients they fetch and schedule only its run's, and it touches no
+job it did not insert. A paused queue is not fetched from.
 No typer, no textual: ``cli/demo.py`` runs it.
 """
 
@@ -18,12 +21,15 @@ from __future__ import annotations
 
 import json
 import random
+import select
+import subprocess
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 from qctl.core.demo import claimed
@@ -45,6 +51,13 @@ WORK = (0.2, 2.0)
 client only in the jobs it runs (``attempted_by``), so the clients are seen at work."""
 MAX_WORKERS = 3
 """Jobs a client works at once per queue (River's ``QueueConfig.MaxWorkers``)."""
+LONGEST = 8.0
+"""Seconds the longest of the demo's jobs (reports) takes on River's clients at speed 1:
+long enough to cancel one running or pause its queue."""
+APPLICATION = "qctl-demo-river"
+"""River's clients' connections' application name."""
+START_TIMEOUT = 60.0
+"""Seconds River's clients may take to start (connect, start their producers)."""
 LEADER_TTL = 15.0
 """Seconds a leader's lease lasts unless renewed (elector.go's TTL: its interval, 5s,
 plus its padding, 10s)."""
@@ -145,10 +158,11 @@ class StandIn:
 
 @dataclass
 class Workload:
-    """``start()`` runs a producer and ``clients`` stand-in clients (the first one also
-    elects itself leader and the clients keep their queues' rows when ``lead``, the
-    schema being the demo's; the first schedules the jobs whose time came) until
-    ``stop()``."""
+    """``start()`` runs a producer and ``clients`` clients until ``stop()``: River's own,
+    run by ``program`` (``riverdemo``, its output beside it: ``log``), else stand-ins
+    (the first one also elects itself leader and the clients keep their queues' rows
+    when ``lead``, the schema being the demo's; the first schedules the jobs whose time
+    came)."""
 
     dsn: str
     schema: str
@@ -156,18 +170,42 @@ class Workload:
     clients: int = 2
     lead: bool = False
     seed: int | None = None
+    program: Path | None = None
     mark: dict[str, str] = field(default_factory=lambda: {MARK_KEY: uuid.uuid4().hex[:12]})
     errors: list[str] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
+    _proc: subprocess.Popen[str] | None = None
+
+    @property
+    def client_names(self) -> list[str]:
+        if self.program is None:
+            return [f"qctl-demo-stand-in-{n}" for n in range(self.clients)]
+        return [f"qctl-demo-river-{n + 1}" for n in range(self.clients)]
+
+    @property
+    def log(self) -> Path | None:
+        """River's clients' output, beside their program."""
+        return None if self.program is None else self.program.parent / f"{APPLICATION}.log"
 
     def start(self) -> None:
+        """Raises ``RuntimeError`` (one line) when River's clients do not start: none is
+        left running."""
         rng = random.Random(self.seed)
         self._threads = [threading.Thread(target=self._guard, args=(self._produce, rng))]
-        self._threads += [
-            threading.Thread(target=self._guard, args=(self._work, random.Random(rng.random()), n))
-            for n in range(self.clients)
-        ]
+        if self.program is not None:
+            try:
+                self._start_clients()
+            except RuntimeError:
+                self.stop()
+                raise
+        else:
+            self._threads += [
+                threading.Thread(
+                    target=self._guard, args=(self._work, random.Random(rng.random()), n)
+                )
+                for n in range(self.clients)
+            ]
         for t in self._threads:
             t.daemon = True
             t.start()
@@ -175,7 +213,52 @@ class Workload:
     def stop(self) -> None:
         self._stop.set()
         for t in self._threads:
-            t.join(30)
+            if t.ident is not None:
+                t.join(30)
+        if self._proc is not None:
+            self._end_clients(self._proc)
+            self._proc = None
+
+    def _start_clients(self) -> None:
+        """Starts River's clients and waits for their ``ready``."""
+        assert self.program is not None and self.log is not None
+        with self.log.open("w") as err:
+            proc = subprocess.Popen(
+                [str(self.program)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                start_new_session=True,  # stopped by the demo (stdin), not by a terminal's ^C
+            )
+        self._proc = proc
+        assert proc.stdin is not None and proc.stdout is not None
+        spec = {
+            "dsn": self.dsn,
+            "schema": self.schema,
+            "clients": self.client_names,
+            "queues": dict.fromkeys(QUEUES, MAX_WORKERS),
+            "application": APPLICATION,
+        }
+        proc.stdin.write(json.dumps(spec) + "\n")
+        proc.stdin.flush()
+        readable, _, _ = select.select([proc.stdout], [], [], START_TIMEOUT)
+        if not readable or proc.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"River's clients did not start; see {self.log}")
+
+    def _end_clients(self, proc: subprocess.Popen[str]) -> None:
+        """Closes their stdin: River's clients then stop as on an application's shutdown."""
+        assert proc.stdin is not None
+        try:
+            proc.stdin.close()
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
+        except OSError:
+            code = proc.wait()
+        if code != 0:
+            self.errors.append(f"River's clients exited with {code}; see {self.log}")
 
     def _guard(self, body: Any, *args: Any) -> None:
         """A thread's loop; its failure is kept for the summary, never a traceback."""
@@ -193,7 +276,7 @@ class Workload:
                 later = datetime.now(UTC) + timedelta(seconds=rng.uniform(5, 60))
                 s.insert(
                     rng.choice(KINDS[queue]),
-                    {"n": rng.randrange(1000)},
+                    self._args(queue, rng),
                     queue=queue,
                     priority=rng.choice((1, 2, 2, 2, 3, 4)),
                     max_attempts=rng.choice((1, 2, 3)),
@@ -203,9 +286,27 @@ class Workload:
         finally:
             s.close()
 
+    def _args(self, queue: str, rng: random.Random) -> dict[str, Any]:
+        """What River's client does with the job (``riverdemo/main.go`` demoArgs):
+        reports take long enough to cancel or pause them running; some fail once or
+        twice, some on every attempt, some snooze first, a few cancel themselves. The
+        stand-ins fail at their own rate (``FAIL_RATE``)."""
+        args: dict[str, Any] = {"n": rng.randrange(1000)}
+        slow = LONGEST if queue == "reports" else LONGEST / 4
+        args["seconds"] = round(rng.uniform(0.1, 1.0) * slow / self.speed, 2)
+        fails = rng.choices((0, 1, 2, 99), weights=(80, 10, 5, 5))[0]
+        if fails:
+            args["fails"] = fails
+            args["error"] = rng.choice(ERRORS)
+        if rng.random() < 0.05:
+            args["snooze"] = round(5 / self.speed, 2)
+        elif rng.random() < 0.03:
+            args["cancel"] = "demo: the upload it was for is gone"
+        return args
+
     def _work(self, rng: random.Random, number: int) -> None:
         s = StandIn(self.dsn, self.schema, self.mark, own=self.lead)
-        client = f"qctl-demo-stand-in-{number}"
+        client = self.client_names[number]
         leading = False
         working: dict[str, list[tuple[float, dict[str, Any]]]] = {q: [] for q in QUEUES}
         """Per queue, the jobs being worked and when each is done (monotonic)."""
