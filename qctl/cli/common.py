@@ -373,6 +373,17 @@ def demo_schema(
     return DemoSchema(owned, bool(holds))
 
 
+def demo_built(build: Callable[[], Path], log: Path, failed: str) -> tuple[Path | None, str]:
+    """What a demo builds on first use (``build()``: a system's own runtime), or None and
+    why, after the last lines of the build's ``log``: the demo then runs stand-ins."""
+    try:
+        return build(), ""
+    except RuntimeError as exc:
+        if log.exists():
+            sys.stderr.writelines(f"  {line}\n" for line in log.read_text().splitlines()[-5:])
+        return None, f"{failed}: {exc}"
+
+
 class DemoWorkload(Protocol):
     """A system's demo workload as ``run_demo`` runs it."""
 

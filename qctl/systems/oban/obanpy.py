@@ -22,6 +22,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from qctl.core.paths import demo_cache
+
 VERSION = "0.7.0"
 REQUIREMENT = f"oban=={VERSION}"
 MINIMUM = (3, 12)
@@ -33,8 +35,7 @@ LOG = "install.log"
 
 def demo_venv() -> Path:
     """The demo's environment: ``$XDG_CACHE_HOME/qctl/obanpy-<version>``."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "qctl" / f"obanpy-{VERSION}"
+    return demo_cache(f"obanpy-{VERSION}")
 
 
 def _version(python: str) -> tuple[int, int] | None:

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
 
+from qctl.core.paths import demo_cache
+
 VERSION = "0.51.2"
 SOURCES = ("main.go", "go.mod", "go.sum")
 MISSING = "no Go toolchain (`go` on PATH) to build River's clients with"
@@ -31,8 +33,7 @@ LOG = "build.log"
 
 def demo_dir() -> Path:
     """The demo's build: ``$XDG_CACHE_HOME/qctl/riverdemo-v<version>``."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "qctl" / f"riverdemo-v{VERSION}"
+    return demo_cache(f"riverdemo-v{VERSION}")
 
 
 def toolchain() -> str | None:

@@ -123,10 +123,8 @@ def obanpy_python(schema: str, owned: bool) -> tuple[Path | None, str]:
         )
 
     venv = obanpy.demo_venv()
-    try:
-        return obanpy.build(venv, timeout=BUILD_TIMEOUT, announce=announce), ""
-    except RuntimeError as exc:
-        log = venv / obanpy.LOG
-        if log.exists():
-            sys.stderr.writelines(f"  {line}\n" for line in log.read_text().splitlines()[-5:])
-        return None, f"building oban-py's environment failed: {exc}"
+    return common.demo_built(
+        lambda: obanpy.build(venv, timeout=BUILD_TIMEOUT, announce=announce),
+        venv / obanpy.LOG,
+        "building oban-py's environment failed",
+    )

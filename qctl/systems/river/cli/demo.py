@@ -110,10 +110,8 @@ def river_program(owned: bool) -> tuple[Path | None, str]:
         )
 
     where = riverclients.demo_dir()
-    try:
-        return riverclients.build(where, timeout=BUILD_TIMEOUT, announce=announce), ""
-    except RuntimeError as exc:
-        log = where / riverclients.LOG
-        if log.exists():
-            sys.stderr.writelines(f"  {line}\n" for line in log.read_text().splitlines()[-5:])
-        return None, f"building River's clients failed: {exc}"
+    return common.demo_built(
+        lambda: riverclients.build(where, timeout=BUILD_TIMEOUT, announce=announce),
+        where / riverclients.LOG,
+        "building River's clients failed",
+    )
