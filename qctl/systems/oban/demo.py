@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import random
-import select
 import subprocess
 import threading
 import time
@@ -28,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from qctl.core.demo import claimed
+from qctl.core.demo import claimed, ended, handed
 from qctl.systems.oban import reads
 from qctl.systems.oban.database import payload_text
 
@@ -160,7 +159,6 @@ class Workload:
                 start_new_session=True,  # stopped by the demo (stdin), not by a terminal's ^C
             )
         self._procs[name] = proc
-        assert proc.stdin is not None and proc.stdout is not None
         spec = {
             "dsn": self.dsn,
             "prefix": self.schema,
@@ -172,23 +170,12 @@ class Workload:
             # leader once they have run longer than any of the demo's jobs (``_args``).
             "lifeline": {"interval": 10.0, "rescue_after": 30.0 + LONGEST / self.speed},
         }
-        proc.stdin.write(json.dumps(spec) + "\n")
-        proc.stdin.flush()
-        readable, _, _ = select.select([proc.stdout], [], [], START_TIMEOUT)
-        if not readable or proc.stdout.readline().strip() != "ready":
+        if not handed(proc, spec, START_TIMEOUT):
             raise RuntimeError(f"oban-py node {name} did not start; see {log}")
 
     def _end_node(self, name: str, proc: subprocess.Popen[str]) -> None:
         """Closes its stdin (the node then stops as oban-py does on shutdown)."""
-        assert proc.stdin is not None
-        try:
-            proc.stdin.close()
-            code = proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            code = proc.wait()
-        except OSError:
-            code = proc.wait()
+        code = ended(proc, 15)
         if code != 0:
             where = self.logs / f"{name}.log" if self.logs else "its log"
             self.errors.append(f"oban-py node {name} exited with {code}; see {where}")

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import random
-import select
 import subprocess
 import threading
 import time
@@ -32,7 +31,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from qctl.core.demo import claimed
+from qctl.core.demo import claimed, ended, handed
 from qctl.systems.river.reads import queries
 
 SCHEMA_FILE = "schema_v0.51.2.sql"
@@ -232,7 +231,6 @@ class Workload:
                 start_new_session=True,  # stopped by the demo (stdin), not by a terminal's ^C
             )
         self._proc = proc
-        assert proc.stdin is not None and proc.stdout is not None
         spec = {
             "dsn": self.dsn,
             "schema": self.schema,
@@ -240,23 +238,12 @@ class Workload:
             "queues": dict.fromkeys(QUEUES, MAX_WORKERS),
             "application": APPLICATION,
         }
-        proc.stdin.write(json.dumps(spec) + "\n")
-        proc.stdin.flush()
-        readable, _, _ = select.select([proc.stdout], [], [], START_TIMEOUT)
-        if not readable or proc.stdout.readline().strip() != "ready":
+        if not handed(proc, spec, START_TIMEOUT):
             raise RuntimeError(f"River's clients did not start; see {self.log}")
 
     def _end_clients(self, proc: subprocess.Popen[str]) -> None:
         """Closes their stdin: River's clients then stop as on an application's shutdown."""
-        assert proc.stdin is not None
-        try:
-            proc.stdin.close()
-            code = proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            code = proc.wait()
-        except OSError:
-            code = proc.wait()
+        code = ended(proc, 30)
         if code != 0:
             self.errors.append(f"River's clients exited with {code}; see {self.log}")
 
